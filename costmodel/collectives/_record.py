@@ -1,0 +1,124 @@
+"""The formula record: one collective algorithm as data.
+
+An :class:`Algorithm` keeps the α, β and γ coefficients of its cost apart
+(start-ups, bytes and reduced bytes on the critical path); the cost itself is
+derived, ``latency·α + bandwidth·β + compute·γ``.  Each coefficient is one
+function ``f(p, n, m, **extra)`` evaluated by the backends of
+:mod:`costmodel.collectives._math`.
+
+The model is the one of Thakur, Rabenseifner and Gropp (2005) and Chan et al.
+(2007): a message of m bytes costs α + mβ, reducing m bytes costs mγ; ranks are
+fully connected, one-port and full-duplex, without contention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from costmodel.references import Cited
+
+__all__ = ["Algorithm", "Bound", "Coefficient", "Collective", "Constraint", "Extra", "power_of_two"]
+
+Coefficient = Callable[..., Any]
+"""``f(p, n, m, **extra)``: a coefficient over any backend ``m``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A condition on p an algorithm needs.
+
+    Parameters
+    ----------
+    name : str
+        What the condition asks for, e.g. ``"power-of-two p"``.
+    holds : callable
+        ``holds(p) -> bool``.
+    otherwise : str or None
+        The name of the record that adapts the algorithm when the condition
+        fails, or ``None`` to refuse with :class:`~costmodel.errors.ConstraintError`.
+    """
+
+    name: str
+    holds: Callable[[int], bool]
+    otherwise: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Extra:
+    """An integer parameter of an algorithm beyond p and n (segments, blocks).
+
+    When the user does not fix it, costmodel picks the integer in
+    ``[1, upper(p, n)]`` that minimises the cost; the cost must be convex in it
+    (true for the pipelined forms a + b·k + c/k used here).
+    """
+
+    symbol: str
+    name: str
+    description: str
+    upper: Callable[[int, Any], Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Algorithm:
+    """One algorithm of one collective, with its cost coefficients and provenance."""
+
+    collective: str
+    name: str
+    summary: str
+    latency: Coefficient
+    bandwidth: Coefficient
+    compute: Coefficient
+    rounds: Coefficient
+    bytes_sent: Coefficient
+    source: Cited
+    aliases: tuple[str, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    extra: tuple[Extra, ...] = ()
+    schedule: str | None = None
+    adapts: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.collective, self.name)
+
+    def coefficients(self, p: Any, n: Any, m: Any, **extra: Any) -> tuple[Any, Any, Any]:
+        """(latency, bandwidth, compute) coefficients on backend *m*."""
+        return (
+            self.latency(p, n, m, **extra),
+            self.bandwidth(p, n, m, **extra),
+            self.compute(p, n, m, **extra),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bound:
+    """A lower bound on a collective's cost, term by term (Chan et al. 2007)."""
+
+    latency: Coefficient
+    bandwidth: Coefficient
+    compute: Coefficient
+    source: Cited
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Collective:
+    """A collective operation: its names, the meaning of n and its lower bound."""
+
+    name: str
+    aliases: tuple[str, ...]
+    summary: str
+    meaning_of_n: str
+    reduces: bool
+    bound: Bound
+    algorithms: tuple[Algorithm, ...] = field(default=())
+
+
+def power_of_two(otherwise: str | None) -> Constraint:
+    """The power-of-two guard of the recursive algorithms, adapted by *otherwise*."""
+    from costmodel.intmath import is_power_of_two
+
+    return Constraint("power-of-two p", is_power_of_two, otherwise)

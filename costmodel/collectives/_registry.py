@@ -1,0 +1,129 @@
+"""The registry of collectives and their algorithms, validated once when built.
+
+Names typed by users go through :func:`collective` and :func:`resolve`, which
+accept aliases (``all_reduce``, ``rd``, ``rab``) and suggest the closest name
+on a typo; inside the code only canonical names are used.
+"""
+
+from __future__ import annotations
+
+from costmodel.collectives import (
+    allgather,
+    allreduce,
+    alltoall,
+    broadcast,
+    gather,
+    reduce,
+    reduce_scatter,
+    scatter,
+)
+from costmodel.collectives._record import Algorithm, Collective
+from costmodel.errors import UnknownNameError
+
+__all__ = ["COLLECTIVES", "algorithms", "collective", "record", "resolve"]
+
+_MODULES = (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, gather, scatter)
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _build() -> tuple[dict[str, Collective], dict[str, str], dict[tuple[str, str], Algorithm],
+                      dict[tuple[str, str], str]]:
+    collectives: dict[str, Collective] = {}
+    collective_names: dict[str, str] = {}
+    records: dict[tuple[str, str], Algorithm] = {}
+    algorithm_names: dict[tuple[str, str], str] = {}
+    for module in _MODULES:
+        spec: Collective = module.COLLECTIVE
+        if spec.algorithms != module.ALGORITHMS:
+            raise RuntimeError(f"{module.__name__}: COLLECTIVE.algorithms differs from ALGORITHMS")
+        if spec.name in collectives:
+            raise RuntimeError(f"collective {spec.name!r} registered twice")
+        collectives[spec.name] = spec
+        for alias in (spec.name, *spec.aliases):
+            key = _normalise(alias)
+            if collective_names.get(key, spec.name) != spec.name:
+                raise RuntimeError(f"collective alias {alias!r} is taken by {collective_names[key]!r}")
+            collective_names[key] = spec.name
+        for algo in spec.algorithms:
+            if algo.collective != spec.name:
+                raise RuntimeError(f"{algo.name!r} in {module.__name__} says it is {algo.collective}")
+            if algo.key in records:
+                raise RuntimeError(f"algorithm {algo.key} registered twice")
+            records[algo.key] = algo
+            for alias in (algo.name, *algo.aliases):
+                key = (spec.name, _normalise(alias))
+                if algorithm_names.get(key, algo.name) != algo.name:
+                    raise RuntimeError(f"alias {alias!r} of {algo.key} is taken by {algorithm_names[key]!r}")
+                algorithm_names[key] = algo.name
+    for algo in records.values():
+        if not algo.source.locator:
+            raise RuntimeError(f"{algo.key} cites no place in its source")
+        targets = [c.otherwise for c in algo.constraints if c.otherwise] + [algo.adapts or ""]
+        for target in filter(None, targets):
+            if (algo.collective, target) not in records:
+                raise RuntimeError(f"{algo.key} refers to unknown record {target!r}")
+        if algo.adapts and algo.constraints:
+            raise RuntimeError(f"{algo.key} adapts another record and must hold for every p")
+    return collectives, collective_names, records, algorithm_names
+
+
+COLLECTIVES, _COLLECTIVE_NAMES, _RECORDS, _ALGORITHM_NAMES = _build()
+
+
+def collective(name: str) -> Collective:
+    """The collective called *name* (aliases accepted).
+
+    Raises
+    ------
+    UnknownNameError
+        If no collective has that name; the message suggests the closest one.
+
+    Examples
+    --------
+    >>> collective("all_reduce").name
+    'allreduce'
+    """
+    canonical = _COLLECTIVE_NAMES.get(_normalise(name))
+    if canonical is None:
+        raise UnknownNameError("collective", name, COLLECTIVES)
+    return COLLECTIVES[canonical]
+
+
+def algorithms(name: str, *, adaptations: bool = False) -> tuple[Algorithm, ...]:
+    """The algorithms of a collective; adaptations (``*-folded``) only if asked for.
+
+    >>> [a.name for a in algorithms("reduce-scatter")]
+    ['ring', 'recursive-halving']
+    """
+    spec = collective(name)
+    return tuple(a for a in spec.algorithms if adaptations or a.adapts is None)
+
+
+def resolve(collective_name: str, name: str) -> Algorithm:
+    """The algorithm *name* of a collective (aliases accepted).
+
+    Raises
+    ------
+    UnknownNameError
+        With a did-you-mean hint, e.g. ``unknown algorithm 'rign' for allreduce;
+        did you mean 'ring'?``
+
+    Examples
+    --------
+    >>> resolve("allreduce", "rab").name
+    'rabenseifner'
+    """
+    spec = collective(collective_name)
+    canonical = _ALGORITHM_NAMES.get((spec.name, _normalise(name)))
+    if canonical is None:
+        choices = [a.name for a in spec.algorithms]
+        raise UnknownNameError("algorithm", name, choices, context=f"for {spec.name}")
+    return _RECORDS[(spec.name, canonical)]
+
+
+def record(collective_name: str, name: str) -> Algorithm:
+    """The record with canonical *name*; for code that follows a record's references."""
+    return _RECORDS[(collective(collective_name).name, name)]

@@ -1,0 +1,306 @@
+"""Exact evaluation of the registry: the cost of an algorithm at one point.
+
+Everything here is exact: p is an integer, n and the link parameters are
+:class:`~fractions.Fraction`, and so are the results.  Sympy is not imported.
+
+References
+----------
+.. [1] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
+   Communication Operations in MPICH", IJHPCA 19(1), 2005.
+.. [2] E. Chan et al., "Collective communication: theory, practice, and
+   experience", CCPE 19(13), 2007 (lower bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from costmodel.collectives._math import EXACT, TEXT, Term
+from costmodel.collectives._record import Algorithm, Coefficient
+from costmodel.collectives._registry import algorithms as registered
+from costmodel.collectives._registry import collective as find_collective
+from costmodel.collectives._registry import record, resolve
+from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound
+from costmodel.errors import ConstraintError, InputError
+from costmodel.params import LinkParams
+from costmodel.units import parse_size
+
+__all__ = [
+    "applicable",
+    "bound",
+    "check_ranks",
+    "compare",
+    "cost",
+    "linear_terms",
+    "text_formula",
+    "time_at",
+]
+
+
+def check_ranks(p: Any) -> int:
+    """Validate a rank count: an integer ≥ 2.
+
+    >>> check_ranks(16)
+    16
+    """
+    if isinstance(p, bool) or not isinstance(p, int):
+        raise InputError(f"p={p!r} is not an integer; give the number of ranks, e.g. -p 16")
+    if p < 2:
+        raise InputError(f"p={p} is too small; a collective needs at least 2 ranks")
+    if p > 2**40:
+        raise InputError(f"p={p} is too large; costmodel models at most 2^40 ranks")
+    return p
+
+
+def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
+    """The record that runs at *p*: *algo* itself, or the adaptation its constraints name.
+
+    Raises
+    ------
+    ConstraintError
+        When a constraint fails and names no adaptation.
+    """
+    for constraint in algo.constraints:
+        if constraint.holds(p):
+            continue
+        if constraint.otherwise is None:
+            raise ConstraintError(
+                f"algorithm {algo.name!r} for {algo.collective} needs {constraint.name}, got p={p}",
+                algorithm=algo.name, constraint=constraint.name, value=p,
+            )
+        adapted = record(algo.collective, constraint.otherwise)
+        note = f"p={p} fails '{constraint.name}': costed as {adapted.name}; " + "; ".join(adapted.notes)
+        return adapted, (note,)
+    return algo, ()
+
+
+@lru_cache(maxsize=None)
+def text_formula(algo: Algorithm) -> str:
+    """The cost of *algo* as one readable line, from the same definition as the numbers.
+
+    >>> from costmodel.collectives._registry import resolve
+    >>> text_formula(resolve("allreduce", "ring"))
+    '2(p − 1)·α + 2(p − 1)/p·n·β + (p − 1)/p·n·γ'
+    """
+    p, n = Term("p"), Term("n")
+    extra = {e.symbol: Term(e.symbol) for e in algo.extra}
+    lat, bw, comp = algo.coefficients(p, n, TEXT, **extra)
+    return str(Term.lift(lat) * Term("α") + Term.lift(bw) * Term("β") + Term.lift(comp) * Term("γ"))
+
+
+def _values(algo: Algorithm, p: int, n: Fraction, params: Mapping[str, int]) -> dict[str, Any]:
+    return {e.symbol: Fraction(params[e.name]) for e in algo.extra}
+
+
+def _time(algo: Algorithm, p: int, n: Fraction, link: LinkParams, extra: Mapping[str, Any]) -> Fraction:
+    lat, bw, comp = algo.coefficients(Fraction(p), n, EXACT, **extra)
+    return lat * link.alpha_s + bw * link.beta_s_per_byte + comp * link.gamma_s_per_byte
+
+
+def _tune(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping[str, int]) -> dict[str, int]:
+    """The extra parameters: those given (validated), the rest the best integers."""
+    chosen: dict[str, int] = {}
+    for e in algo.extra:
+        upper = e.upper(p, n)
+        if e.name in given:
+            value = given[e.name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{e.name}={value!r} is not a positive integer")
+            if value > upper:
+                raise InputError(
+                    f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "
+                    f"use at most {upper}"
+                )
+            chosen[e.name] = value
+            continue
+
+        def at(k: int, e: Any = e) -> Fraction:
+            trial = {**{x.symbol: Fraction(chosen.get(x.name, 1)) for x in algo.extra}, e.symbol: Fraction(k)}
+            return _time(algo, p, n, link, trial)
+
+        # the cost is convex in k: binary-search the first k where it stops decreasing
+        lo, hi = 1, upper
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if at(mid + 1) >= at(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        chosen[e.name] = lo
+    return chosen
+
+
+def _coefficient(fn: Coefficient, p: int, n: Fraction, extra: Mapping[str, Any]) -> Fraction:
+    return Fraction(fn(Fraction(p), n, EXACT, **extra))
+
+
+def cost(
+    collective: str,
+    algorithm: str | Algorithm,
+    *,
+    p: int,
+    n: Any,
+    link: LinkParams,
+    extra: Mapping[str, int] | None = None,
+) -> AlgorithmCost:
+    """The modelled time of one algorithm, exactly.
+
+    Parameters
+    ----------
+    collective, algorithm : str
+        Names or aliases (``"allreduce"``, ``"rab"``).
+    p : int
+        Number of ranks, at least 2.
+    n : int, Fraction or str
+        Message size in bytes (a string may carry a unit: ``"64MiB"``); its
+        meaning depends on the collective (see ``Collective.meaning_of_n``).
+    link : LinkParams
+        α, β and γ.
+    extra : mapping, optional
+        Fixed values of extra parameters (``{"segments": 8}``); the others are
+        chosen to minimise the cost.
+
+    Returns
+    -------
+    AlgorithmCost
+
+    Raises
+    ------
+    UnknownNameError, ConstraintError, InputError
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> c = cost("allreduce", "rabenseifner", p=16, n="1MiB", link=link)
+    >>> c.time_s, c.rounds
+    (Fraction(15413, 78125000), 8)
+    """
+    spec = find_collective(collective)
+    algo = algorithm if isinstance(algorithm, Algorithm) else resolve(spec.name, algorithm)
+    return _cost(algo, check_ranks(p), parse_size(n), link, dict(extra or {}), _bound_time(spec.name, p, n, link))
+
+
+def _bound_time(collective: str, p: Any, n: Any, link: LinkParams) -> Fraction:
+    return bound(collective, p=p, n=n, link=link).time_s
+
+
+def _cost(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping[str, int],
+          bound_s: Fraction) -> AlgorithmCost:
+    algo, notes = applicable(algo, p)
+    params = _tune(algo, p, n, link, given)
+    extra = _values(algo, p, n, params)
+    lat, bw, comp = (_coefficient(f, p, n, extra) for f in (algo.latency, algo.bandwidth, algo.compute))
+    rounds = _coefficient(algo.rounds, p, n, extra)
+    for e in algo.extra:
+        how = "given" if e.name in given else "the integer that minimises the cost"
+        notes += (f"{e.symbol} = {params[e.name]} {e.name} ({e.description}; {how})",)
+    return AlgorithmCost(
+        algorithm=algo.name,
+        latency_s=lat * link.alpha_s,
+        bandwidth_s=bw * link.beta_s_per_byte,
+        compute_s=comp * link.gamma_s_per_byte,
+        rounds=int(rounds),
+        bytes_sent_per_rank=_coefficient(algo.bytes_sent, p, n, extra),
+        formula=text_formula(algo),
+        bound_s=bound_s,
+        parameters=params,
+        notes=notes,
+    )
+
+
+def compare(
+    collective: str,
+    algorithms: Iterable[str] | None = None,
+    *,
+    p: int,
+    n: Any,
+    link: LinkParams,
+    extra: Mapping[str, int] | None = None,
+) -> CostTable:
+    """The modelled time of several algorithms of one collective, fastest first.
+
+    With *algorithms* ``None`` (or empty) every registered algorithm is
+    compared; non-power-of-two p uses each algorithm's adaptation.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> table = compare("allreduce", ["ring", "rd", "rab"], p=16, n="8KiB", link=link)
+    >>> table.best
+    'recursive-doubling'
+    """
+    spec = find_collective(collective)
+    p = check_ranks(p)
+    size = parse_size(n)
+    names = list(algorithms or [])
+    chosen = [resolve(spec.name, a) for a in names] if names else list(registered(spec.name))
+    chosen = list(dict.fromkeys(chosen))
+    given = dict(extra or {})
+    known = {e.name for a in chosen for e in a.extra}
+    for name in given:
+        if name not in known:
+            users = sorted({a.name for a in spec.algorithms for e in a.extra if e.name == name})
+            hint = f"it applies to {', '.join(users)}" if users else f"{spec.name} has no such parameter"
+            raise InputError(f"{name!r} is not a parameter of the chosen algorithms; {hint}")
+    lower = bound(spec.name, p=p, n=size, link=link)
+    results = sorted(
+        (_cost(a, p, size, link, given, lower.time_s) for a in chosen),
+        key=lambda r: (r.time_s, r.algorithm),
+    )
+    return CostTable(
+        collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
+        results=tuple(results), bound=lower,
+    )
+
+
+def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
+    """The lower bound of a collective: each of the α, β and γ terms bounded separately.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> b = bound("allreduce", p=16, n="1MiB", link=link)
+    >>> b.latency_s, b.bandwidth_s
+    (Fraction(1, 50000), Fraction(1536, 9765625))
+    """
+    spec = find_collective(collective)
+    p = check_ranks(p)
+    size = parse_size(n)
+    b = spec.bound
+    lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
+    pt, nt = Term("p"), Term("n")
+    text = Term.lift(b.latency(pt, nt, TEXT)) * Term("α") + Term.lift(b.bandwidth(pt, nt, TEXT)) * Term(
+        "β") + Term.lift(b.compute(pt, nt, TEXT)) * Term("γ")
+    return LowerBound(
+        collective=spec.name, p=p, n_bytes=size,
+        latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
+        compute_s=comp * link.gamma_s_per_byte, formula=str(text),
+        meaning_of_n=spec.meaning_of_n, source=b.source, notes=b.notes,
+    )
+
+
+def linear_terms(algo: Algorithm, p: int, link: LinkParams,
+                 extra: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction] | None:
+    """(A, B) with time = A + B·n for every n, or ``None`` if the cost is not linear in n.
+
+    Records without free extra parameters are linear in n (their latency does
+    not depend on n, their β and γ coefficients are proportional to it).
+    """
+    algo, _ = applicable(algo, p)
+    given = dict(extra or {})
+    if any(e.name not in given for e in algo.extra):
+        return None
+    values = {e.symbol: Fraction(given[e.name]) for e in algo.extra}
+    a = _time(algo, p, Fraction(0), link, values)
+    return a, _time(algo, p, Fraction(1), link, values) - a
+
+
+def time_at(algo: Algorithm, p: int, n: Fraction, link: LinkParams,
+            extra: Mapping[str, int] | None = None) -> Fraction:
+    """The exact time of *algo* at (p, n), tuning free extra parameters."""
+    algo, _ = applicable(algo, p)
+    params = _tune(algo, p, n, link, dict(extra or {}))
+    return _time(algo, p, n, link, _values(algo, p, n, params))

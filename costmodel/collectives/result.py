@@ -1,0 +1,124 @@
+"""Result records of the cost model: what ``cost`` and ``bound`` return.
+
+Values are exact (:class:`~fractions.Fraction`) and in SI base units;
+``to_dict`` gives JSON-native values whose keys carry the unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from costmodel._json import real
+from costmodel.params import LinkParams
+from costmodel.references import Cited
+
+__all__ = ["AlgorithmCost", "CostTable", "LowerBound"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LowerBound:
+    """A lower bound on a collective's time, each term bounded on its own (Chan et al. 2007)."""
+
+    collective: str
+    p: int
+    n_bytes: Fraction
+    latency_s: Fraction
+    bandwidth_s: Fraction
+    compute_s: Fraction
+    formula: str
+    meaning_of_n: str
+    source: Cited
+    notes: tuple[str, ...] = ()
+
+    @property
+    def time_s(self) -> Fraction:
+        return self.latency_s + self.bandwidth_s + self.compute_s
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "p": self.p,
+            "n_bytes": real(self.n_bytes),
+            "meaning_of_n": self.meaning_of_n,
+            "time_s": real(self.time_s),
+            "latency_s": real(self.latency_s),
+            "bandwidth_s": real(self.bandwidth_s),
+            "compute_s": real(self.compute_s),
+            "formula": self.formula,
+            "source": self.source.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlgorithmCost:
+    """Modelled time of one algorithm at one point (p, n, link); seconds and bytes."""
+
+    algorithm: str
+    latency_s: Fraction
+    bandwidth_s: Fraction
+    compute_s: Fraction
+    rounds: int
+    bytes_sent_per_rank: Fraction
+    formula: str
+    bound_s: Fraction
+    parameters: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def time_s(self) -> Fraction:
+        return self.latency_s + self.bandwidth_s + self.compute_s
+
+    @property
+    def bound_ratio(self) -> Fraction | None:
+        """time / lower bound (≥ 1), or ``None`` when the bound is 0."""
+        return None if self.bound_s == 0 else self.time_s / self.bound_s
+
+    def to_dict(self) -> dict[str, object]:
+        ratio = self.bound_ratio
+        return {
+            "algorithm": self.algorithm,
+            "time_s": real(self.time_s),
+            "latency_s": real(self.latency_s),
+            "bandwidth_s": real(self.bandwidth_s),
+            "compute_s": real(self.compute_s),
+            "rounds": self.rounds,
+            "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
+            "bound_ratio": None if ratio is None else real(ratio),
+            "parameters": dict(self.parameters),
+            "formula": self.formula,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CostTable:
+    """The costs of several algorithms of one collective at one point, fastest first."""
+
+    collective: str
+    p: int
+    n_bytes: Fraction
+    link: LinkParams
+    meaning_of_n: str
+    results: tuple[AlgorithmCost, ...]
+    bound: LowerBound
+
+    @property
+    def best(self) -> str:
+        return self.results[0].algorithm
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "p": self.p,
+            "n_bytes": real(self.n_bytes),
+            "meaning_of_n": self.meaning_of_n,
+            "alpha_s": real(self.link.alpha_s),
+            "beta_s_per_byte": real(self.link.beta_s_per_byte),
+            "gamma_s_per_byte": real(self.link.gamma_s_per_byte),
+            "link_source": self.link.source,
+            "results": [r.to_dict() for r in self.results],
+            "best": self.best,
+            "bound": self.bound.to_dict(),
+        }

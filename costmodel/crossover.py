@@ -1,0 +1,431 @@
+"""Where one algorithm overtakes another: crossovers in n and in p, best-algorithm ranges.
+
+Two costs that are linear in n, T = A + B·n, cross at n* = (A_b - A_a)/(B_a - B_b):
+solved exactly, in rationals.  Costs with a tuned integer parameter (the
+pipelined chain's segments, the double binary tree's blocks) are piecewise
+linear in n; their crossovers are located by a scan and bisection and marked
+``exact=False``.
+
+References
+----------
+.. [1] Seed text "Distributed SGD and All-Reduce", section 9 ("Find a
+   Crossover"): recursive doubling 4α + 4nβ against Rabenseifner 8α + 1.875nβ at
+   p = 16 cross at n = 4α/(2.125β).
+.. [2] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
+   Communication Operations in MPICH", IJHPCA 19(1), 2005 (switch points).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import real
+from costmodel.collectives._record import Algorithm
+from costmodel.collectives._registry import algorithms as registered
+from costmodel.collectives._registry import collective as find_collective
+from costmodel.collectives._registry import resolve
+from costmodel.collectives.evaluate import applicable, check_ranks, linear_terms, time_at
+from costmodel.errors import InputError
+from costmodel.params import LinkParams
+from costmodel.units import parse_size
+
+__all__ = [
+    "BestRange",
+    "BestRanges",
+    "Crossover",
+    "CrossoverInP",
+    "CrossoverPoint",
+    "PRange",
+    "best",
+    "crossover",
+    "crossover_in_p",
+]
+
+DEFAULT_MAX_BYTES = Fraction(16 * 2**30)
+_SCAN_PER_OCTAVE = 8
+_BISECTIONS = 80
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossoverPoint:
+    """A message size where two costs are equal."""
+
+    n_bytes: Fraction
+    time_s: Fraction
+    exact: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n_bytes": real(self.n_bytes),
+            "n_bytes_exact": f"{self.n_bytes.numerator}/{self.n_bytes.denominator}" if self.exact else None,
+            "time_s": real(self.time_s),
+            "exact": self.exact,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Crossover:
+    """The crossovers in n of two algorithms at fixed p and link.
+
+    ``relation`` is ``"crossover"`` (see ``crossovers``), ``"none"`` (one is
+    never more expensive for n ≥ 0) or ``"identical"`` (equal for every n);
+    ``reason`` says why in words.  ``below`` is the cheaper algorithm for sizes
+    under the first crossover, ``above`` for sizes past the last one (``None``
+    when they tie).
+    """
+
+    collective: str
+    a: str
+    b: str
+    p: int
+    link: LinkParams
+    meaning_of_n: str
+    crossovers: tuple[CrossoverPoint, ...]
+    below: str | None
+    above: str | None
+    relation: str
+    reason: str
+    symbolic: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "a": self.a,
+            "b": self.b,
+            "p": self.p,
+            "meaning_of_n": self.meaning_of_n,
+            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            "crossovers": [c.to_dict() for c in self.crossovers],
+            "below": self.below,
+            "above": self.above,
+            "relation": self.relation,
+            "reason": self.reason,
+            "symbolic": self.symbolic,
+            "notes": list(self.notes),
+        }
+
+
+def _cheaper(a: str, b: str, ta: Fraction, tb: Fraction) -> str | None:
+    return a if ta < tb else b if tb < ta else None
+
+
+def crossover(
+    collective: str,
+    a: str,
+    b: str,
+    *,
+    p: int,
+    link: LinkParams,
+    extra: Mapping[str, int] | None = None,
+    symbolic: bool = False,
+    max_bytes: Any = DEFAULT_MAX_BYTES,
+) -> Crossover:
+    """The message sizes where algorithms *a* and *b* cost the same.
+
+    Parameters
+    ----------
+    collective, a, b : str
+        Names or aliases.
+    p : int
+        Ranks (non-powers of two use each algorithm's adaptation).
+    link : LinkParams
+    extra : mapping, optional
+        Fixed extra parameters; free ones are tuned at every n.
+    symbolic : bool
+        Also solve the crossover in α, β, γ with sympy (slower to import).
+    max_bytes : size
+        Upper end of the scan for costs that are not linear in n.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> x = crossover("allreduce", "rd", "rabenseifner", p=16, link=link)
+    >>> x.crossovers[0].n_bytes, x.below, x.above
+    (Fraction(2000000, 17), 'recursive-doubling', 'rabenseifner')
+    """
+    spec = find_collective(collective)
+    p = check_ranks(p)
+    ra, rb = resolve(spec.name, a), resolve(spec.name, b)
+    if ra is rb:
+        raise InputError(f"{a!r} and {b!r} are the same algorithm ({ra.name}); compare two different ones")
+    (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
+    la, lb = linear_terms(ra, p, link, extra), linear_terms(rb, p, link, extra)
+    if la is not None and lb is not None:
+        points, below, above, relation, reason = _linear(ea.name, eb.name, la, lb)
+    else:
+        points, below, above, relation, reason = _scanned(ra, rb, ea.name, eb.name, p, link, extra,
+                                                          parse_size(max_bytes))
+    text = _symbolic(ea, eb, p) if symbolic else None
+    return Crossover(
+        collective=spec.name, a=ea.name, b=eb.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
+        crossovers=points, below=below, above=above, relation=relation, reason=reason,
+        symbolic=text, notes=notes_a + notes_b,
+    )
+
+
+def _linear(a: str, b: str, la: tuple[Fraction, Fraction], lb: tuple[Fraction, Fraction]) -> tuple[
+        tuple[CrossoverPoint, ...], str | None, str | None, str, str]:
+    (a0, a1), (b0, b1) = la, lb
+    if a1 == b1:
+        if a0 == b0:
+            return (), None, None, "identical", f"{a} and {b} cost the same for every n"
+        cheaper = _cheaper(a, b, a0, b0)
+        gap = abs(a0 - b0)
+        return (), cheaper, cheaper, "none", (
+            f"same cost per byte; {cheaper} is cheaper by a constant {float(gap):.6g} s for every n")
+    n_star = (b0 - a0) / (a1 - b1)
+    # slope decides the winner for large n; the intercept for small n
+    above = a if a1 < b1 else b
+    below = b if above == a else a
+    if n_star <= 0:
+        return (), above, above, "none", (
+            f"{above} is never more expensive for n ≥ 0 (the lines would cross at n = "
+            f"{float(n_star):.6g} B)")
+    point = CrossoverPoint(n_bytes=n_star, time_s=a0 + a1 * n_star, exact=True)
+    return (point,), below, above, "crossover", (
+        f"{below} is cheaper below n*, {above} above: the costs are lines in n that cross once")
+
+
+def _scanned(ra: Algorithm, rb: Algorithm, a: str, b: str, p: int, link: LinkParams,
+             extra: Mapping[str, int] | None, top: Fraction) -> tuple[
+        tuple[CrossoverPoint, ...], str | None, str | None, str, str]:
+    def diff(n: Fraction) -> Fraction:
+        return time_at(ra, p, n, link, extra) - time_at(rb, p, n, link, extra)
+
+    octaves = max(1, math.ceil(math.log2(max(float(top), 2))))
+    grid = [Fraction(0)] + [Fraction(2) ** Fraction(i, _SCAN_PER_OCTAVE) if i % _SCAN_PER_OCTAVE == 0
+                            else Fraction(2 ** (i / _SCAN_PER_OCTAVE)) for i in range(octaves * _SCAN_PER_OCTAVE + 1)]
+    signs = [(n, diff(n)) for n in grid]
+    points: list[CrossoverPoint] = []
+    for (n0, d0), (n1, d1) in zip(signs, signs[1:]):
+        if d0 == 0 and n0 > 0 and (not points or points[-1].n_bytes != n0):
+            points.append(CrossoverPoint(n_bytes=n0, time_s=time_at(ra, p, n0, link, extra), exact=False))
+        if d0 * d1 < 0:
+            lo, hi, dlo = n0, n1, d0
+            for _ in range(_BISECTIONS):
+                mid = Fraction((lo + hi) / 2).limit_denominator(2**20)
+                if mid in (lo, hi):
+                    break
+                dm = diff(mid)
+                if (dm < 0) == (dlo < 0) and dm != 0:
+                    lo, dlo = mid, dm
+                else:
+                    hi = mid
+            points.append(CrossoverPoint(n_bytes=hi, time_s=time_at(ra, p, hi, link, extra), exact=False))
+    nonzero = [d for _, d in signs if d != 0]
+    if not nonzero:
+        return (), None, None, "identical", f"{a} and {b} cost the same at every size scanned"
+    first, last = signs[1][1], signs[-1][1]
+    below = a if first < 0 else b if first > 0 else None
+    above = a if last < 0 else b if last > 0 else None
+    if not points:
+        cheaper = a if nonzero[0] < 0 else b
+        return (), cheaper, cheaper, "none", (
+            f"{cheaper} is cheaper at every size scanned (1 B to {float(top):.6g} B)")
+    return tuple(points), below, above, "crossover", (
+        "located by scanning 1 B to {:.6g} B and bisection: a tuned parameter makes the "
+        "cost piecewise linear in n".format(float(top)))
+
+
+def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
+    """n* as a formula in α, β, γ at this p (sympy), or ``None`` for non-linear costs."""
+    if a.extra or b.extra:
+        return None
+    import sympy
+
+    from costmodel.collectives._math import symbolic as sympy_math
+    from costmodel.symbols import ALPHA, BETA, GAMMA, n
+
+    m = sympy_math()
+    pp = sympy.Integer(p)
+
+    def total(algo: Algorithm) -> Any:
+        lat, bw, comp = algo.coefficients(pp, n, m)
+        return lat * ALPHA + bw * BETA + comp * GAMMA
+
+    solutions = sympy.solve(sympy.Eq(total(a), total(b)), n)
+    if len(solutions) != 1:
+        return None
+    return f"n* = {sympy.simplify(solutions[0])}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PRange:
+    """A range of rank counts over which one algorithm is cheaper (``None``: they tie)."""
+
+    from_p: int
+    to_p: int
+    cheaper: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"from_p": self.from_p, "to_p": self.to_p, "cheaper": self.cheaper}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossoverInP:
+    """Which of two algorithms is cheaper at each p in a range, for a fixed n."""
+
+    collective: str
+    a: str
+    b: str
+    n_bytes: Fraction
+    link: LinkParams
+    meaning_of_n: str
+    ranges: tuple[PRange, ...]
+
+    @property
+    def crossovers(self) -> tuple[int, ...]:
+        """The first p of every range after the first: where the cheaper one changes."""
+        return tuple(r.from_p for r in self.ranges[1:])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "a": self.a,
+            "b": self.b,
+            "n_bytes": real(self.n_bytes),
+            "meaning_of_n": self.meaning_of_n,
+            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            "crossovers_p": list(self.crossovers),
+            "ranges": [r.to_dict() for r in self.ranges],
+        }
+
+
+def crossover_in_p(
+    collective: str,
+    a: str,
+    b: str,
+    *,
+    n: Any,
+    link: LinkParams,
+    p_min: int = 2,
+    p_max: int = 1024,
+    extra: Mapping[str, int] | None = None,
+) -> CrossoverInP:
+    """Ranges of p (every integer from *p_min* to *p_max*) where *a* or *b* is cheaper.
+
+    Non-power-of-two p use the adaptations, so there may be several crossovers.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> x = crossover_in_p("allreduce", "ring", "rab", n="64MiB", link=link, p_max=64)
+    >>> [(r.from_p, r.to_p, r.cheaper) for r in x.ranges][:3]
+    [(2, 2, None), (3, 3, 'ring'), (4, 4, 'rabenseifner')]
+    """
+    spec = find_collective(collective)
+    lo, hi = check_ranks(p_min), check_ranks(p_max)
+    if hi < lo:
+        raise InputError(f"p_max={hi} is below p_min={lo}")
+    if hi - lo > 100_000:
+        raise InputError(f"{hi - lo + 1} rank counts are too many to scan; narrow the range to 100000")
+    ra, rb = resolve(spec.name, a), resolve(spec.name, b)
+    size = parse_size(n)
+    ranges: list[PRange] = []
+    for p in range(lo, hi + 1):
+        ta, tb = time_at(ra, p, size, link, extra), time_at(rb, p, size, link, extra)
+        cheaper = _cheaper(ra.name, rb.name, ta, tb)
+        if ranges and ranges[-1].cheaper == cheaper:
+            ranges[-1] = PRange(from_p=ranges[-1].from_p, to_p=p, cheaper=cheaper)
+        else:
+            ranges.append(PRange(from_p=p, to_p=p, cheaper=cheaper))
+    return CrossoverInP(collective=spec.name, a=ra.name, b=rb.name, n_bytes=size, link=link,
+                        meaning_of_n=spec.meaning_of_n, ranges=tuple(ranges))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BestRange:
+    """A size interval over which one algorithm is cheapest (``tied`` lists equals)."""
+
+    algorithm: str
+    from_bytes: Fraction
+    to_bytes: Fraction
+    tied: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"algorithm": self.algorithm, "from_bytes": real(self.from_bytes),
+                "to_bytes": real(self.to_bytes), "tied": list(self.tied)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BestRanges:
+    """The cheapest algorithm of a collective over a size interval."""
+
+    collective: str
+    p: int
+    link: LinkParams
+    meaning_of_n: str
+    ranges: tuple[BestRange, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "p": self.p,
+            "meaning_of_n": self.meaning_of_n,
+            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            "ranges": [r.to_dict() for r in self.ranges],
+            "notes": list(self.notes),
+        }
+
+
+def best(
+    collective: str,
+    algorithms: Iterable[str] | None = None,
+    *,
+    p: int,
+    link: LinkParams,
+    min_bytes: Any = 1,
+    max_bytes: Any = DEFAULT_MAX_BYTES,
+    extra: Mapping[str, int] | None = None,
+) -> BestRanges:
+    """The cheapest algorithm for every message size in [*min_bytes*, *max_bytes*].
+
+    The interval is cut at every pairwise crossover; each piece is won by the
+    algorithm cheapest at its midpoint.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> r = best("allreduce", ["ring", "rd", "rab"], p=16, link=link, max_bytes="64MiB")
+    >>> [(x.algorithm, x.to_bytes) for x in r.ranges]
+    [('recursive-doubling', Fraction(2000000, 17)), ('rabenseifner', Fraction(67108864, 1))]
+    """
+    spec = find_collective(collective)
+    p = check_ranks(p)
+    lo, hi = parse_size(min_bytes), parse_size(max_bytes)
+    if hi <= lo:
+        raise InputError(f"the size range is empty: --min {float(lo):g} B is not below --max {float(hi):g} B")
+    names = list(algorithms or [])
+    chosen = list(dict.fromkeys(resolve(spec.name, x) for x in names)) if names else list(registered(spec.name))
+    if len(chosen) < 2:
+        raise InputError("best needs at least two algorithms to compare")
+    cuts = {lo, hi}
+    for i, ra in enumerate(chosen):
+        for rb in chosen[i + 1:]:
+            found = crossover(spec.name, ra.name, rb.name, p=p, link=link, extra=extra, max_bytes=hi)
+            cuts.update(c.n_bytes for c in found.crossovers if lo < c.n_bytes < hi)
+    edges = sorted(cuts)
+    ranges: list[BestRange] = []
+    notes: list[str] = []
+    for left, right in zip(edges, edges[1:]):
+        mid = (left + right) / 2
+        times = [(time_at(r, p, mid, link, extra), i, applicable(r, p)[0].name) for i, r in enumerate(chosen)]
+        fastest = min(times)[0]
+        winners = [name for t, _, name in sorted(times, key=lambda x: x[1]) if t == fastest]
+        head, tied = winners[0], tuple(winners[1:])
+        if ranges and ranges[-1].algorithm == head and ranges[-1].tied == tied:
+            ranges[-1] = BestRange(algorithm=head, from_bytes=ranges[-1].from_bytes, to_bytes=right, tied=tied)
+        else:
+            ranges.append(BestRange(algorithm=head, from_bytes=left, to_bytes=right, tied=tied))
+    for r in chosen:
+        adapted, extra_notes = applicable(r, p)
+        if adapted is not r:
+            notes.append(f"{r.name}: p={p} is not a power of two; costed as {adapted.name}")
+    return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
+                      ranges=tuple(ranges), notes=tuple(notes))

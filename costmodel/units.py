@@ -1,0 +1,951 @@
+"""Parse and format quantities with units: sizes, times, rates and inverse rates.
+
+Every parser returns an exact :class:`fractions.Fraction` in SI base units:
+bytes, seconds, bytes per second, or seconds per byte.  Decimal input is
+parsed exactly (``"0.1"`` is one tenth, not the nearest binary float).
+
+Grammar
+-------
+A quantity is a number, optional whitespace, and an optional unit::
+
+    64MiB   1.5e3 B   .5 GB/s   100Gbps   0.08 ns/B   5 µs
+
+* number: optional sign, digits with an optional decimal point, optional
+  exponent (``1``, ``1.5``, ``.5``, ``1e6``, ``5E-6``, ``1.5e+3``); exponents
+  beyond +-60 are refused, as are values above 1e30 in base units;
+* sizes: ``B byte bytes``, decimal ``kB MB GB TB PB`` (powers of 1000) and
+  binary ``KiB MiB GiB TiB PiB`` (powers of 1024).  ``KB`` is refused as
+  ambiguous, and a size in bits (``b bit bits kb Mb Gb ... Kib Mib ...``) is
+  refused with its byte equivalent in the hint;
+* times: ``s ms us µs μs ns ps``;
+* rates: a size unit, ``/`` and a time unit (``GB/s``, ``Mb/ms``, ``bit/s``),
+  or ``bps kbps Mbps Gbps Tbps Pbps``.  Bit rates are converted to bytes per
+  second (divided by 8);
+* inverse rates: a time unit, ``/`` and a size unit (``ns/B``, ``s/GB``,
+  ``ns/b``; per bit is multiplied by 8).
+
+Units are case-sensitive: ``MB`` is megabytes, ``Mb`` megabits, ``mb`` is an
+error.  A bare number is in the base unit.  ``int``, ``Fraction``, finite
+``float`` and ``Decimal`` values are accepted as numbers in the base unit;
+``bool`` is refused.  Every bad input raises :class:`~costmodel.errors.UnitError`.
+
+Examples
+--------
+>>> parse_size("64 MiB")
+Fraction(67108864, 1)
+>>> parse_rate("100 Gb/s") == parse_rate("12.5 GB/s")
+True
+>>> format_size(parse_size("64MiB"))
+'67.11 MB = 64 MiB'
+>>> format_inverse_rate(parse_inverse_rate("0.08 ns/B"))
+'0.08 ns/B'
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+from costmodel.errors import UnitError, did_you_mean
+
+__all__ = [
+    "format_inverse_rate",
+    "format_number",
+    "format_rate",
+    "format_size",
+    "format_time",
+    "parse_inverse_rate",
+    "parse_rate",
+    "parse_size",
+    "parse_time",
+]
+
+# --------------------------------------------------------------------------
+# unit tables
+# --------------------------------------------------------------------------
+
+_SIZE = "size"
+_TIME = "time"
+_RATE = "rate"
+_INVERSE = "inverse rate"
+
+_MAX_EXPONENT = 60
+_MAX_DIGITS = 200
+_MAX_MAGNITUDE = Fraction(10**30)
+
+_DECIMAL_PREFIXES = (
+    ("k", 10**3),
+    ("M", 10**6),
+    ("G", 10**9),
+    ("T", 10**12),
+    ("P", 10**15),
+)
+_BINARY_PREFIXES = (
+    ("Ki", 2**10),
+    ("Mi", 2**20),
+    ("Gi", 2**30),
+    ("Ti", 2**40),
+    ("Pi", 2**50),
+)
+_PREFIXES = _DECIMAL_PREFIXES + _BINARY_PREFIXES
+
+#: byte units -> bytes
+_BYTE_UNITS: dict[str, int] = {"B": 1, "byte": 1, "bytes": 1}
+_BYTE_UNITS.update({p + "B": f for p, f in _PREFIXES})
+#: bit units -> bits
+_BIT_UNITS: dict[str, int] = {"b": 1, "bit": 1, "bits": 1}
+_BIT_UNITS.update({p + "b": f for p, f in _PREFIXES})
+#: bit unit -> the byte unit with the same prefix
+_BYTE_NAME_OF_BIT = {"b": "B", "bit": "B", "bits": "B"}
+_BYTE_NAME_OF_BIT.update({p + "b": p + "B" for p, _ in _PREFIXES})
+#: time units -> seconds
+_TIME_UNITS: dict[str, Fraction] = {
+    "s": Fraction(1),
+    "ms": Fraction(1, 10**3),
+    "us": Fraction(1, 10**6),
+    "\u00b5s": Fraction(1, 10**6),  # MICRO SIGN
+    "\u03bcs": Fraction(1, 10**6),  # GREEK SMALL LETTER MU
+    "ns": Fraction(1, 10**9),
+    "ps": Fraction(1, 10**12),
+}
+#: bits-per-second units -> bits per second
+_BPS_UNITS: dict[str, int] = {"bps": 1}
+_BPS_UNITS.update({p + "bps": f for p, f in _DECIMAL_PREFIXES})
+#: ambiguous size units -> what they would count
+_AMBIGUOUS_SIZES = {"KB": "B", "Kb": "bits"}
+
+#: per dimension: base unit, an example unit for hints, and the noun with its article
+_BASE = {_SIZE: "B", _TIME: "s", _RATE: "B/s", _INVERSE: "s/B"}
+_EXAMPLE_UNIT = {_SIZE: "MB", _TIME: "us", _RATE: "GB/s", _INVERSE: "ns/B"}
+_EXAMPLE = {_SIZE: "64 MiB", _TIME: "5 us", _RATE: "100 Gb/s", _INVERSE: "0.08 ns/B"}
+_ARTICLE = {
+    _SIZE: "a size",
+    _TIME: "a time",
+    _RATE: "a rate",
+    _INVERSE: "an inverse rate",
+}
+_ACCEPTED = {
+    _SIZE: "B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB",
+    _TIME: "s, ms, us (or \u00b5s), ns, ps",
+    _RATE: "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s, b/s, kb/s, Mb/s, "
+    "Gb/s, Tb/s, bps, kbps, Mbps, Gbps, Tbps (any time unit may follow the slash)",
+    _INVERSE: "s/B, ms/B, us/B, ns/B, ps/B (any size unit may follow the slash)",
+}
+#: common spellings that are not accepted, and the unit to suggest instead
+_ALIASES = {
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "msec": "ms",
+    "usec": "us",
+    "nsec": "ns",
+    "psec": "ps",
+}
+
+
+class _Unit:
+    """What a unit token means: its dimension and its factor to base units."""
+
+    __slots__ = ("ambiguous", "bits", "dim", "factor")
+
+    def __init__(
+        self,
+        dim: str,
+        factor: Fraction | None,
+        *,
+        bits: bool = False,
+        ambiguous: bool = False,
+    ) -> None:
+        self.dim = dim
+        self.factor = factor  # None when ambiguous
+        self.bits = bits  # the unit counts bits
+        self.ambiguous = ambiguous
+
+
+def _build_units() -> dict[str, _Unit]:
+    units: dict[str, _Unit] = {}
+    sizes: dict[str, tuple[Fraction, bool]] = {}
+    for name, f in _BYTE_UNITS.items():
+        sizes[name] = (Fraction(f), False)
+    for name, f in _BIT_UNITS.items():
+        sizes[name] = (Fraction(f, 8), True)
+    for name, (f, bits) in sizes.items():
+        units[name] = _Unit(_SIZE, f, bits=bits)
+        for tname, t in _TIME_UNITS.items():
+            units[f"{name}/{tname}"] = _Unit(_RATE, f / t, bits=bits)
+            units[f"{tname}/{name}"] = _Unit(_INVERSE, t / f, bits=bits)
+    for name, t in _TIME_UNITS.items():
+        units[name] = _Unit(_TIME, t)
+    for name, f in _BPS_UNITS.items():
+        units[name] = _Unit(_RATE, Fraction(f, 8), bits=True)
+    for name in _AMBIGUOUS_SIZES:
+        units[name] = _Unit(_SIZE, None, ambiguous=True)
+        for tname in _TIME_UNITS:
+            units[f"{name}/{tname}"] = _Unit(_RATE, None, ambiguous=True)
+            units[f"{tname}/{name}"] = _Unit(_INVERSE, None, ambiguous=True)
+    return units
+
+
+_UNITS = _build_units()
+
+
+def _build_suggestion_keys() -> dict[str, dict[str, list[str]]]:
+    """Per dimension: lower-cased accepted token -> the tokens spelled that way."""
+    keys: dict[str, dict[str, list[str]]] = {d: {} for d in _BASE}
+    for name, unit in _UNITS.items():
+        if unit.ambiguous or (unit.dim == _SIZE and unit.bits):
+            continue  # never suggest a unit that is refused anyway
+        keys[unit.dim].setdefault(name.lower(), []).append(name)
+    return keys
+
+
+_SUGGESTION_KEYS = _build_suggestion_keys()
+
+# --------------------------------------------------------------------------
+# parsing
+# --------------------------------------------------------------------------
+
+_NUMBER_RE = re.compile(
+    r"""
+    (?P<sign>[+-]?)
+    (?:
+        (?P<int>[0-9]+)(?:\.(?P<frac>[0-9]*))?
+      | \.(?P<frac_only>[0-9]+)
+    )
+    (?:[eE](?P<esign>[+-]?)(?P<exp>[0-9]+))?
+    """,
+    re.VERBOSE,
+)
+_NONFINITE_RE = re.compile(r"[+-]?(?:nan|inf(?:inity)?)(?![a-z])", re.IGNORECASE)
+_SLASH_RE = re.compile(r"\s*/\s*")
+_BAD_NUMBER_TAIL_RE = re.compile(r"[0-9._]|[eE][+-]?(?:[0-9.]|$|\s)")
+_BPS_TYPO_RE = re.compile(r"(k|K|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?Bps")
+
+
+def _show(value: object) -> str:
+    """Return ``repr(value)``, shortened when long, for an error message."""
+    text = repr(value)
+    if len(text) <= 80:
+        return text
+    if isinstance(value, str):
+        return repr(value[:60]) + "..."
+    return text[:77] + "..."
+
+
+def _as_number(value: object, dim: str) -> Fraction:
+    """Convert a non-string input to a Fraction or raise UnitError."""
+    what = _ARTICLE[dim]
+    if isinstance(value, bool):
+        raise UnitError(
+            f"{value!r} is a bool, not {what}; give a number or a string such as {_EXAMPLE[dim]!r}"
+        )
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise UnitError(
+                f"{_show(value)} is not a finite number; write {what} such as {_EXAMPLE[dim]}"
+            )
+        return Fraction(value)
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise UnitError(
+                f"{_show(value)} is not a finite number; write {what} such as {_EXAMPLE[dim]}"
+            )
+        return Fraction(x)
+    raise UnitError(
+        f"{_show(value)} is not {what}; give a number or a string such as {_EXAMPLE[dim]!r}"
+    )
+
+
+def _number_from_match(m: re.Match[str], shown: str) -> Fraction:
+    int_part = m.group("int") or ""
+    frac_part = m.group("frac") or m.group("frac_only") or ""
+    exp_text = (m.group("exp") or "0").lstrip("0") or "0"
+    if len(exp_text) > 3 or int(exp_text) > _MAX_EXPONENT:
+        raise UnitError(
+            f"{shown} has an exponent out of range; "
+            f"exponents must be between -{_MAX_EXPONENT} and {_MAX_EXPONENT}"
+        )
+    if len(int_part) + len(frac_part) > _MAX_DIGITS:
+        raise UnitError(
+            f"{shown} has too many digits; use at most {_MAX_DIGITS} digits, "
+            "or an exponent such as 1.5e9"
+        )
+    exp = int(exp_text)
+    if m.group("esign") == "-":
+        exp = -exp
+    exp -= len(frac_part)
+    mantissa = int(int_part + frac_part)
+    value = Fraction(mantissa * 10**exp) if exp >= 0 else Fraction(mantissa, 10**-exp)
+    return -value if m.group("sign") == "-" else value
+
+
+def _suggest(unit: str, dim: str) -> list[str]:
+    """Return accepted tokens of *dim* close to *unit*, best first (maybe none)."""
+    alias = _ALIASES.get(unit)
+    if alias is not None:
+        return [alias] if _UNITS[alias].dim == dim else []
+    if dim == _RATE:
+        bps = _BPS_TYPO_RE.fullmatch(unit)
+        if bps:
+            prefix = bps.group(1) or ""
+            if prefix == "K":
+                return ["kB/s", "KiB/s", "kbps"]
+            if "i" in prefix:
+                return [prefix + "B/s"]
+            return [prefix + "B/s", prefix + "bps"]
+    if dim in (_RATE, _INVERSE) and "/" in unit:
+        # a spelt-out time part, e.g. GB/sec -> GB/s
+        left, _, right = unit.partition("/")
+        if dim == _RATE:
+            fixed = f"{left}/{_ALIASES.get(right, right)}"
+        else:
+            fixed = f"{_ALIASES.get(left, left)}/{right}"
+        known = _UNITS.get(fixed)
+        if known is not None and known.dim == dim and not known.ambiguous:
+            return [fixed]
+    if len(unit) > 40:
+        return []
+    if dim != _RATE and ("/" in unit) != (dim == _INVERSE):
+        return []  # a size or time is not close to a compound unit, nor the reverse
+    keys = _SUGGESTION_KEYS[dim]
+    key = unit.lower()
+    if key in keys:
+        return list(keys[key])  # a case error: offer every spelling
+    close = did_you_mean(unit, keys)
+    if close is None:
+        return []
+    tokens = keys[close]
+    ratios = [difflib.SequenceMatcher(None, unit, t).ratio() for t in tokens]
+    best = max(ratios)
+    return [t for t, r in zip(tokens, ratios) if r == best]
+
+
+def _unknown_unit(shown: str, unit: str, dim: str) -> UnitError:
+    choices = _suggest(unit, dim)
+    if choices:
+        options = " or ".join(repr(c) for c in choices)
+        case = (
+            "units are case-sensitive; " if unit.lower() == choices[0].lower() else ""
+        )
+        hint = f"{case}did you mean {options}?"
+    else:
+        hint = f"{_ARTICLE[dim]} takes one of {_ACCEPTED[dim]}"
+    return UnitError(f"{shown} has an unknown unit {_show(unit)}; {hint}")
+
+
+def _ambiguous(shown: str, number: str, sep: str, unit: str) -> UnitError:
+    if "KB" in unit:
+        dec, binary = unit.replace("KB", "kB"), unit.replace("KB", "KiB")
+    else:
+        dec, binary = unit.replace("Kb", "kb"), unit.replace("Kb", "Kib")
+    if unit in _AMBIGUOUS_SIZES:
+        what = _AMBIGUOUS_SIZES[unit]
+        notes = (f" (1000 {what})", f" (1024 {what})")
+    else:
+        notes = (" (k = 1000)", " (Ki = 1024)")
+    return UnitError(
+        f"{shown} is ambiguous; write {number}{sep}{dec}{notes[0]} "
+        f"or {number}{sep}{binary}{notes[1]}"
+    )
+
+
+def _wrong_dimension(
+    shown: str, number: str, sep: str, value: Fraction | None, got: str, dim: str
+) -> UnitError:
+    hint = f"write {_ARTICLE[dim]} such as {number}{sep}{_EXAMPLE_UNIT[dim]}"
+    if value is not None and value > 0 and {got, dim} == {_RATE, _INVERSE}:
+        reciprocal = 1 / value
+        if dim == _RATE:
+            hint = f"write its reciprocal, {_format_rate_bytes(reciprocal, 4)}"
+        else:
+            hint = f"write its reciprocal, {format_inverse_rate(reciprocal)}"
+    return UnitError(f"{shown} is {_ARTICLE[got]}, not {_ARTICLE[dim]}; {hint}")
+
+
+def _in_bits(shown: str, number: str, num: Fraction, sep: str, unit: str) -> UnitError:
+    byte_unit = _BYTE_NAME_OF_BIT[unit]
+    eighth = format_number(num / 8, digits=15)
+    return UnitError(
+        f"{shown} is in bits; sizes are bytes: write {eighth}{sep}{byte_unit} "
+        f"({number}{sep}{unit} / 8) or, if you meant bytes, {number}{sep}{byte_unit}"
+    )
+
+
+def _parse_text(text: str, dim: str) -> Fraction:
+    """Parse a string quantity of dimension *dim* to base units (no sign checks)."""
+    shown = _show(text)
+    what = _ARTICLE[dim]
+    body = text.strip()
+    if not body:
+        raise UnitError(f"{shown} is empty; write {what} such as {_EXAMPLE[dim]}")
+    if _NONFINITE_RE.match(body):
+        raise UnitError(
+            f"{shown} is not a finite number; write {what} such as {_EXAMPLE[dim]}"
+        )
+    m = _NUMBER_RE.match(body)
+    if m is None:
+        unit = _SLASH_RE.sub("/", body)
+        if unit in _UNITS or body[0].isalpha():
+            example = (
+                f"1 {unit}"
+                if unit in _UNITS and _UNITS[unit].dim == dim
+                else _EXAMPLE[dim]
+            )
+            raise UnitError(
+                f"{shown} has no number; write a number before the unit, e.g. {example}"
+            )
+        raise UnitError(
+            f"{shown} does not start with a number; write {what} such as {_EXAMPLE[dim]}"
+        )
+    number = m.group(0)
+    rest = body[m.end() :]
+    stripped = rest.lstrip()
+    if stripped.startswith(","):
+        fixed = " ".join(body.replace(",", ".", 1).split())
+        example = fixed if len(fixed) <= 40 else _EXAMPLE[dim]
+        raise UnitError(
+            f"{shown} has a comma in the number; use a decimal point: {example} "
+            "(and no thousands separators)"
+        )
+    if _BAD_NUMBER_TAIL_RE.match(rest) or (stripped and stripped[0] in "0123456789._"):
+        raise UnitError(
+            f"{shown} has a malformed number; write one number such as 1.5 or 2e6, "
+            f"then the unit, e.g. {_EXAMPLE[dim]}"
+        )
+    num = _number_from_match(m, shown)
+    if not stripped:
+        return num
+    sep = " " if rest != stripped else ""
+    unit_text = _SLASH_RE.sub("/", stripped)
+    unit = _UNITS.get(unit_text)
+    if unit is None:
+        raise _unknown_unit(shown, unit_text, dim)
+    value = None if unit.factor is None else num * unit.factor
+    if unit.dim != dim:
+        raise _wrong_dimension(shown, number, sep, value, unit.dim, dim)
+    if value is None:
+        raise _ambiguous(shown, number, sep, unit_text)
+    if dim == _SIZE and unit.bits:
+        raise _in_bits(shown, number, num, sep, unit_text)
+    return value
+
+
+def _parse(text: object, dim: str, allow_zero: bool) -> Fraction:
+    if isinstance(text, str):
+        value = _parse_text(text, dim)
+    else:
+        value = _as_number(text, dim)
+    shown = _show(text)
+    what = _ARTICLE[dim]
+    if value < 0:
+        bound = ">= 0" if allow_zero else "positive"
+        raise UnitError(f"{shown} is negative; {what} must be {bound}")
+    if value == 0 and not allow_zero:
+        raise UnitError(
+            f"{shown} is zero; {what} must be positive, e.g. {_EXAMPLE[dim]}"
+        )
+    if value > _MAX_MAGNITUDE:
+        raise UnitError(
+            f"{shown} is too large; {what} must be at most 1e30 {_BASE[dim]}"
+        )
+    return value
+
+
+def parse_size(text: str | float | Fraction, *, allow_zero: bool = True) -> Fraction:
+    """Parse a data size to bytes.
+
+    Parameters
+    ----------
+    text : str, int, Fraction or float
+        A quantity such as ``"64 MiB"``, ``"1.5e3 B"`` or ``"4GB"``; a bare
+        number (string or numeric) is in bytes.
+    allow_zero : bool, default True
+        Whether a size of zero is accepted.
+
+    Returns
+    -------
+    Fraction
+        The size in bytes, exact for exact decimal input.
+
+    Raises
+    ------
+    UnitError
+        If *text* is not a valid size: unknown or ambiguous unit (``KB``), a
+        size in bits (``Mb``), another dimension, negative, not finite, or
+        above 1e30 B.
+
+    Examples
+    --------
+    >>> parse_size("64MiB")
+    Fraction(67108864, 1)
+    >>> parse_size("1.5 kB")
+    Fraction(1500, 1)
+    >>> parse_size(4096)
+    Fraction(4096, 1)
+    >>> parse_size("12 KB")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '12 KB' is ambiguous; write 12 kB (1000 B) or 12 KiB (1024 B)
+    """
+    return _parse(text, _SIZE, allow_zero)
+
+
+def parse_time(text: str | float | Fraction, *, allow_zero: bool = True) -> Fraction:
+    """Parse a duration to seconds.
+
+    Parameters
+    ----------
+    text : str, int, Fraction or float
+        A quantity such as ``"5 us"``, ``"5µs"`` or ``"1.2e-3 s"``; a bare
+        number (string or numeric) is in seconds.
+    allow_zero : bool, default True
+        Whether a duration of zero is accepted.
+
+    Returns
+    -------
+    Fraction
+        The duration in seconds, exact for exact decimal input.
+
+    Raises
+    ------
+    UnitError
+        If *text* is not a valid duration.
+
+    Examples
+    --------
+    >>> parse_time("5us")
+    Fraction(1, 200000)
+    >>> parse_time("20.96 ms")
+    Fraction(131, 6250)
+    >>> parse_time("5MB")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '5MB' is a size, not a time; write a time such as 5us
+    """
+    return _parse(text, _TIME, allow_zero)
+
+
+def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False) -> Fraction:
+    """Parse a bandwidth to bytes per second.
+
+    Bit rates (``Gb/s``, ``Gbps``) are divided by 8.
+
+    Parameters
+    ----------
+    text : str, int, Fraction or float
+        A quantity such as ``"12.5 GB/s"``, ``"100 Gb/s"``, ``"100Gbps"`` or
+        ``"3 MiB/ms"``; a bare number (string or numeric) is in bytes per
+        second.
+    allow_zero : bool, default False
+        Whether a rate of zero is accepted.
+
+    Returns
+    -------
+    Fraction
+        The rate in bytes per second, exact for exact decimal input.
+
+    Raises
+    ------
+    UnitError
+        If *text* is not a valid rate, or is zero and *allow_zero* is false.
+
+    Examples
+    --------
+    >>> parse_rate("100 Gb/s")
+    Fraction(12500000000, 1)
+    >>> parse_rate("100Gbps") == parse_rate("12.5 GB/s")
+    True
+    >>> parse_rate("0")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '0' is zero; a rate must be positive, e.g. 100 Gb/s
+    """
+    return _parse(text, _RATE, allow_zero)
+
+
+def parse_inverse_rate(
+    text: str | float | Fraction, *, allow_zero: bool = True
+) -> Fraction:
+    """Parse an inverse bandwidth (the per-byte cost, β) to seconds per byte.
+
+    Per-bit values (``ns/b``) are multiplied by 8.
+
+    Parameters
+    ----------
+    text : str, int, Fraction or float
+        A quantity such as ``"0.08 ns/B"``, ``"1 s/GB"`` or ``"0.01 ns/b"``;
+        a bare number (string or numeric) is in seconds per byte.
+    allow_zero : bool, default True
+        Whether zero is accepted.
+
+    Returns
+    -------
+    Fraction
+        The inverse rate in seconds per byte, exact for exact decimal input.
+
+    Raises
+    ------
+    UnitError
+        If *text* is not a valid inverse rate.
+
+    Examples
+    --------
+    >>> parse_inverse_rate("0.08ns/B")
+    Fraction(1, 12500000000)
+    >>> parse_inverse_rate("1 ns/b") == parse_inverse_rate("8 ns/B")
+    True
+    >>> parse_inverse_rate("12.5 GB/s")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '12.5 GB/s' is a rate, not an inverse rate; write its reciprocal, 0.08 ns/B
+    """
+    return _parse(text, _INVERSE, allow_zero)
+
+
+# --------------------------------------------------------------------------
+# formatting
+# --------------------------------------------------------------------------
+
+
+def _pow10(e: int) -> Fraction:
+    return Fraction(10**e) if e >= 0 else Fraction(1, 10**-e)
+
+
+def _floor_log10(x: Fraction) -> int:
+    """Return floor(log10(x)) exactly, for x > 0."""
+    e = math.floor(
+        (x.numerator.bit_length() - x.denominator.bit_length()) * 0.30102999566398120
+    )
+    while _pow10(e) > x:
+        e -= 1
+    while _pow10(e + 1) <= x:
+        e += 1
+    return e
+
+
+def _round_sig(x: Fraction, digits: int) -> tuple[int, int]:
+    """Round *x* to *digits* significant digits, half away from zero.
+
+    Returns ``(q, e)`` with ``x ~= q * 10**(e - digits + 1)`` and
+    ``10**(digits-1) <= |q| < 10**digits``; ``(0, 0)`` for zero.
+    """
+    if x == 0:
+        return 0, 0
+    ax = abs(x)
+    e = _floor_log10(ax)
+    q = math.floor(ax * _pow10(digits - 1 - e) + Fraction(1, 2))
+    if q >= 10**digits:  # rounded up to the next power of ten
+        q //= 10
+        e += 1
+    return (q if x > 0 else -q), e
+
+
+def _rounded(x: Fraction, digits: int) -> Fraction:
+    q, e = _round_sig(x, digits)
+    return q * _pow10(e - digits + 1)
+
+
+def _render(q: int, e: int, digits: int) -> str:
+    """Write ``q * 10**(e - digits + 1)`` without trailing zeros."""
+    if q == 0:
+        return "0"
+    sign = "-" if q < 0 else ""
+    s = str(abs(q)).rstrip("0") or "0"
+    if -3 <= e < 7:
+        point = e + 1  # digits before the decimal point
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{s}"
+        if point >= len(s):
+            return f"{sign}{s}{'0' * (point - len(s))}"
+        return f"{sign}{s[:point]}.{s[point:]}"
+    mantissa = s[0] + ("." + s[1:] if len(s) > 1 else "")
+    return f"{sign}{mantissa}e{e}"
+
+
+def _check_digits(digits: object) -> int:
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"{digits!r} is not a valid number of digits; use an int >= 1")
+    return digits
+
+
+def _to_fraction(x: object) -> Fraction:
+    """Convert a number to a Fraction for formatting (internal values)."""
+    if isinstance(x, bool):
+        raise TypeError(
+            f"{x!r} is a bool, not a number; pass an int, Fraction or float"
+        )
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, numbers.Rational):
+        return Fraction(int(x.numerator), int(x.denominator))
+    if isinstance(x, Decimal):
+        if not x.is_finite():
+            raise ValueError(
+                f"{x!r} is not a finite number; only finite values can be formatted"
+            )
+        return Fraction(x)
+    if isinstance(x, numbers.Real):
+        f = float(x)
+        if not math.isfinite(f):
+            raise ValueError(
+                f"{x!r} is not a finite number; only finite values can be formatted"
+            )
+        return Fraction(f)
+    raise TypeError(f"{_show(x)} is not a number; pass an int, Fraction or float")
+
+
+def _scaled(
+    x: Fraction, ladder: tuple[tuple[str, Fraction], ...], digits: int, start: int
+) -> str:
+    """Format *x* in the unit of *ladder* (ascending) that keeps the mantissa in [1, step)."""
+    ax = abs(x)
+    i = start
+    while i + 1 < len(ladder) and ladder[i + 1][1] <= ax:
+        i += 1
+    while True:
+        name, factor = ladder[i]
+        q, e = _round_sig(x / factor, digits)
+        if (
+            i + 1 < len(ladder)
+            and abs(q * _pow10(e - digits + 1)) * factor >= ladder[i + 1][1]
+        ):
+            i += 1
+            continue
+        return f"{_render(q, e, digits)} {name}"
+
+
+def _ladder(
+    names_factors: list[tuple[str, int | Fraction]],
+) -> tuple[tuple[str, Fraction], ...]:
+    return tuple((n, Fraction(f)) for n, f in names_factors)
+
+
+_DECIMAL_BYTES = _ladder([("B", 1)] + [(p + "B", f) for p, f in _DECIMAL_PREFIXES])
+_BINARY_BYTES = _ladder([(p + "B", f) for p, f in _BINARY_PREFIXES])
+_TIMES = _ladder(
+    [
+        ("ps", Fraction(1, 10**12)),
+        ("ns", Fraction(1, 10**9)),
+        ("\u00b5s", Fraction(1, 10**6)),
+        ("ms", Fraction(1, 10**3)),
+        ("s", 1),
+    ]
+)
+_BYTE_RATES = tuple((n + "/s", f) for n, f in _DECIMAL_BYTES)
+_BIT_RATES = tuple((n[:-1] + "b/s", f) for n, f in _DECIMAL_BYTES)
+_INVERSE_RATES = tuple((n + "/B", f) for n, f in _TIMES)
+
+
+def format_number(x: float | Fraction, *, digits: int = 4) -> str:
+    """Write *x* with *digits* significant digits and no trailing zeros.
+
+    Rounds half away from zero.  Values with ``1e-3 <= |x| < 1e7`` (after
+    rounding) are written plainly, others as ``<mantissa>e<exponent>``, which
+    the parsers of this module read back.
+
+    Parameters
+    ----------
+    x : int, Fraction or float
+        A finite number.
+    digits : int, default 4
+        Significant digits to keep.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If *x* is not finite or *digits* is not a positive int.
+
+    Examples
+    --------
+    >>> format_number(117.647)
+    '117.6'
+    >>> format_number(Fraction(2096, 100))
+    '20.96'
+    >>> format_number(8.0)
+    '8'
+    >>> format_number(0)
+    '0'
+    >>> format_number(1.5e8), format_number(0.00025)
+    ('1.5e8', '2.5e-4')
+    """
+    digits = _check_digits(digits)
+    q, e = _round_sig(_to_fraction(x), digits)
+    return _render(q, e, digits)
+
+
+def format_size(n_bytes: float | Fraction, *, digits: int = 4) -> str:
+    """Write a size in bytes with a decimal unit, and its binary form when useful.
+
+    The decimal unit (B, kB, MB, GB, TB, PB) keeps the mantissa in
+    [1, 1000).  From 1000 B up, `` = <binary form>`` (KiB ... PiB) is
+    appended, except when the decimal form is exact and the binary form is
+    not (``1 GB`` stays ``1 GB``).
+
+    Parameters
+    ----------
+    n_bytes : int, Fraction or float
+        The size in bytes.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_size(512)
+    '512 B'
+    >>> format_size(Fraction(1, 2))
+    '0.5 B'
+    >>> format_size(8192)
+    '8.192 kB = 8 KiB'
+    >>> format_size(67108864)
+    '67.11 MB = 64 MiB'
+    >>> format_size(Fraction(2_000_000, 17))
+    '117.6 kB = 114.9 KiB'
+    >>> format_size(10**9)
+    '1 GB'
+    """
+    digits = _check_digits(digits)
+    x = _to_fraction(n_bytes)
+    if x == 0:
+        return "0 B"
+    text = _scaled(x, _DECIMAL_BYTES, digits, 0)
+    if abs(x) < 1000:
+        return text
+    binary = _scaled(x, _BINARY_BYTES, digits, 0)
+    dec_exact = _exact_in(x, _DECIMAL_BYTES, text, digits)
+    bin_exact = _exact_in(x, _BINARY_BYTES, binary, digits)
+    if dec_exact and not bin_exact:
+        return text
+    return f"{text} = {binary}"
+
+
+def _exact_in(
+    x: Fraction, ladder: tuple[tuple[str, Fraction], ...], text: str, digits: int
+) -> bool:
+    """Whether *text* (as made by :func:`_scaled`) states *x* exactly."""
+    name = text.rsplit(" ", 1)[1]
+    factor = dict(ladder)[name]
+    m = x / factor
+    return _rounded(m, digits) == m
+
+
+def format_time(seconds: float | Fraction, *, digits: int = 4) -> str:
+    """Write a duration with the unit (s, ms, µs, ns, ps) that keeps it in [1, 1000).
+
+    Parameters
+    ----------
+    seconds : int, Fraction or float
+        The duration in seconds.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_time(Fraction(2096, 100000))
+    '20.96 ms'
+    >>> format_time(5e-6)
+    '5 µs'
+    >>> format_time(0)
+    '0 s'
+    >>> format_time(3600)
+    '3600 s'
+    """
+    digits = _check_digits(digits)
+    x = _to_fraction(seconds)
+    if x == 0:
+        return "0 s"
+    return _scaled(x, _TIMES, digits, 0)
+
+
+def _format_rate_bytes(x: Fraction, digits: int) -> str:
+    return _scaled(x, _BYTE_RATES, digits, 0)
+
+
+def format_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
+    """Write a bandwidth in decimal bytes per second, with the bit rate in parentheses.
+
+    Parameters
+    ----------
+    bytes_per_s : int, Fraction or float
+        The rate in bytes per second.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_rate(12.5e9)
+    '12.5 GB/s (100 Gb/s)'
+    >>> format_rate(Fraction(1, 8))
+    '0.125 B/s (1 b/s)'
+    >>> format_rate(0)
+    '0 B/s'
+    """
+    digits = _check_digits(digits)
+    x = _to_fraction(bytes_per_s)
+    if x == 0:
+        return "0 B/s"
+    return f"{_format_rate_bytes(x, digits)} ({_scaled(8 * x, _BIT_RATES, digits, 0)})"
+
+
+def format_inverse_rate(s_per_byte: float | Fraction, *, digits: int = 4) -> str:
+    """Write an inverse bandwidth (seconds per byte), preferably in ns/B.
+
+    ns/B is kept while the mantissa is in [0.001, 1000); smaller values use
+    ps/B, larger ones µs/B, ms/B or s/B.
+
+    Parameters
+    ----------
+    s_per_byte : int, Fraction or float
+        The inverse rate in seconds per byte.
+    digits : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_inverse_rate(8e-11)
+    '0.08 ns/B'
+    >>> format_inverse_rate(Fraction(5, 10**13))
+    '0.5 ps/B'
+    >>> format_inverse_rate(Fraction(3, 10**6))
+    '3 µs/B'
+    >>> format_inverse_rate(0)
+    '0 ns/B'
+    """
+    digits = _check_digits(digits)
+    x = _to_fraction(s_per_byte)
+    if x == 0:
+        return "0 ns/B"
+    ns = 1  # index of ns/B in _INVERSE_RATES
+    _, e = _round_sig(x / _INVERSE_RATES[ns][1], digits)
+    if e < -3:  # below 0.001 ns/B
+        return _scaled(x, _INVERSE_RATES, digits, 0)
+    return _scaled(x, _INVERSE_RATES, digits, ns)
