@@ -43,6 +43,7 @@ __all__ = [
     "best",
     "crossover",
     "crossover_in_p",
+    "find_crossover",
 ]
 
 DEFAULT_MAX_BYTES = Fraction(16 * 2**30)
@@ -251,7 +252,9 @@ def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
     solutions = sympy.solve(sympy.Eq(total(a), total(b)), n)
     if len(solutions) != 1:
         return None
-    return f"n* = {sympy.simplify(solutions[0])}"
+    from costmodel.collectives.formula import plain_text
+
+    return f"n* = {plain_text(sympy.simplify(solutions[0]))}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -429,3 +432,30 @@ def best(
             notes.append(f"{r.name}: p={p} is not a power of two; costed as {adapted.name}")
     return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
                       ranges=tuple(ranges), notes=tuple(notes))
+
+
+def find_crossover(
+    collective: str,
+    a: str,
+    b: str,
+    *,
+    p: int | None = None,
+    n: Any = None,
+    link: LinkParams,
+    extra: Mapping[str, int] | None = None,
+    symbolic: bool = False,
+    p_min: int = 2,
+    p_max: int = 1024,
+) -> Crossover | CrossoverInP:
+    """:func:`crossover` in n when *p* is given, :func:`crossover_in_p` when *n* is.
+
+    Raises
+    ------
+    InputError
+        Unless exactly one of *p* and *n* is given.
+    """
+    if (p is None) == (n is None):
+        raise InputError("give either -p (to solve for the size n*) or -n (to scan p), not both or neither")
+    if p is not None:
+        return crossover(collective, a, b, p=p, link=link, extra=extra, symbolic=symbolic)
+    return crossover_in_p(collective, a, b, n=n, link=link, extra=extra, p_min=p_min, p_max=p_max)

@@ -20,10 +20,11 @@ from typing import Any
 
 from costmodel.collectives._math import EXACT, TEXT, Term
 from costmodel.collectives._record import Algorithm, Coefficient
+from costmodel.collectives._registry import COLLECTIVES
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
-from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound
+from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, CostTable, LowerBound
 from costmodel.errors import ConstraintError, InputError
 from costmodel.params import LinkParams
 from costmodel.units import parse_size
@@ -31,6 +32,7 @@ from costmodel.units import parse_size
 __all__ = [
     "applicable",
     "bound",
+    "catalog",
     "check_ranks",
     "compare",
     "cost",
@@ -275,7 +277,7 @@ def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
     text = Term.lift(b.latency(pt, nt, TEXT)) * Term("α") + Term.lift(b.bandwidth(pt, nt, TEXT)) * Term(
         "β") + Term.lift(b.compute(pt, nt, TEXT)) * Term("γ")
     return LowerBound(
-        collective=spec.name, p=p, n_bytes=size,
+        collective=spec.name, p=p, n_bytes=size, link=link,
         latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
         compute_s=comp * link.gamma_s_per_byte, formula=str(text),
         meaning_of_n=spec.meaning_of_n, source=b.source, notes=b.notes,
@@ -304,3 +306,22 @@ def time_at(algo: Algorithm, p: int, n: Fraction, link: LinkParams,
     algo, _ = applicable(algo, p)
     params = _tune(algo, p, n, link, dict(extra or {}))
     return _time(algo, p, n, link, _values(algo, p, n, params))
+
+
+def catalog(collective: str | None = None, *, adaptations: bool = False) -> Catalog:
+    """The registered algorithms (of one collective, or all), with their formulas.
+
+    >>> [e.algorithm for e in catalog("alltoall").entries]
+    ['pairwise', 'bruck']
+    """
+    specs = [find_collective(collective)] if collective else list(COLLECTIVES.values())
+    entries = tuple(
+        CatalogEntry(
+            collective=spec.name, algorithm=a.name, aliases=a.aliases, summary=a.summary,
+            formula=text_formula(a), adapts=a.adapts,
+            constraints=tuple(f"{c.name} (else {c.otherwise or 'refused'})" for c in a.constraints),
+        )
+        for spec in specs
+        for a in registered(spec.name, adaptations=adaptations)
+    )
+    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, entries=entries)

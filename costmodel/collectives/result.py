@@ -13,7 +13,7 @@ from costmodel._json import real
 from costmodel.params import LinkParams
 from costmodel.references import Cited
 
-__all__ = ["AlgorithmCost", "CostTable", "LowerBound"]
+__all__ = ["AlgorithmCost", "Catalog", "CatalogEntry", "CostTable", "LowerBound"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,6 +23,7 @@ class LowerBound:
     collective: str
     p: int
     n_bytes: Fraction
+    link: LinkParams
     latency_s: Fraction
     bandwidth_s: Fraction
     compute_s: Fraction
@@ -41,6 +42,9 @@ class LowerBound:
             "p": self.p,
             "n_bytes": real(self.n_bytes),
             "meaning_of_n": self.meaning_of_n,
+            "alpha_s": real(self.link.alpha_s),
+            "beta_s_per_byte": real(self.link.beta_s_per_byte),
+            "gamma_s_per_byte": real(self.link.gamma_s_per_byte),
             "time_s": real(self.time_s),
             "latency_s": real(self.latency_s),
             "bandwidth_s": real(self.bandwidth_s),
@@ -122,3 +126,38 @@ class CostTable:
             "best": self.best,
             "bound": self.bound.to_dict(),
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogEntry:
+    """One registered algorithm, as listed by ``costmodel algorithms``."""
+
+    collective: str
+    algorithm: str
+    aliases: tuple[str, ...]
+    summary: str
+    formula: str
+    constraints: tuple[str, ...]
+    adapts: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "algorithm": self.algorithm,
+            "aliases": list(self.aliases),
+            "summary": self.summary,
+            "formula": self.formula,
+            "constraints": list(self.constraints),
+            "adapts": self.adapts,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Catalog:
+    """The registered collectives and algorithms, with what n means for each."""
+
+    meanings: dict[str, str]
+    entries: tuple[CatalogEntry, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"meaning_of_n": dict(self.meanings), "algorithms": [e.to_dict() for e in self.entries]}

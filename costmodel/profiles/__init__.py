@@ -36,7 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["Profile", "list_profiles", "load_profile", "parse_profile"]
+__all__ = ["Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
 
 _PROFILE_KEYS = {"name", "title", "source", "locator"}
 _LINK_KEYS = {"alpha", "alpha_estimate", "beta", "bandwidth", "gamma", "notes"}
@@ -66,6 +66,16 @@ class Profile:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileList:
+    """The embedded presets, as listed by ``costmodel profiles``."""
+
+    profiles: tuple[Profile, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"profiles": [p.to_dict() for p in self.profiles]}
+
+
 def _presets() -> dict[str, Any]:
     return {
         entry.name.removesuffix(".toml"): entry
@@ -74,9 +84,9 @@ def _presets() -> dict[str, Any]:
     }
 
 
-def list_profiles() -> tuple[Profile, ...]:
+def list_profiles() -> ProfileList:
     """All embedded presets, sorted by name."""
-    return tuple(load_profile(name) for name in sorted(_presets()))
+    return ProfileList(tuple(load_profile(name) for name in sorted(_presets())))
 
 
 def load_profile(name_or_path: str | Path) -> Profile:

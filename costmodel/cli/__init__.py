@@ -1,0 +1,29 @@
+"""The command-line interface; :func:`main` is the console script and the only error boundary."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from costmodel.errors import CostmodelError
+
+__all__ = ["main"]
+
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; bad input prints one ``error:`` line on stderr and returns 2."""
+    from costmodel.cli.app import app
+
+    try:
+        rc = app(args=argv, prog_name="costmodel", standalone_mode=False)
+    except (CostmodelError, _USAGE_ERROR) as exc:
+        message = exc.format_message() if isinstance(exc, _USAGE_ERROR) else str(exc)
+        if message:  # empty for no arguments: the help is already printed
+            print(f"error: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+    return rc if isinstance(rc, int) else 0

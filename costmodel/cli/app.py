@@ -1,0 +1,20 @@
+"""The Typer application: one module per command group, merged into one flat command set."""
+
+from __future__ import annotations
+
+import typer
+
+from costmodel.cli import cost, profiles
+
+app = typer.Typer(
+    name="costmodel",
+    help="Exact α–β–γ cost models for the collectives of distributed training.\n\n"
+         "Sizes take units (8KiB, 64MiB, 1.5e6), times too (5us, 1µs), and rates (12.5GB/s, 100Gb/s).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+for group in (cost, profiles):
+    app.registered_commands.extend(group.app.registered_commands)

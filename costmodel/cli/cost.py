@@ -1,0 +1,164 @@
+"""Commands of the cost model: cost, bound, crossover, best, formula, algorithms."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated, Optional
+
+import typer
+
+from costmodel.cli.options import (
+    Alpha,
+    Bandwidth,
+    Beta,
+    Blocks,
+    Gamma,
+    Json,
+    MaxSize,
+    MinSize,
+    Profile,
+    Ranks,
+    Segments,
+    Size,
+    extra_parameters,
+)
+from costmodel.cli.output import emit
+
+app = typer.Typer()
+
+Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
+                                                "alltoall, gather or scatter (aliases accepted).",
+                                           show_default=False)]
+Algorithms = Annotated[Optional[list[str]], typer.Argument(help="Algorithms to compare (default: all).",
+                                                           show_default=False)]
+
+
+def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
+          gamma: Fraction | None, profile: str | None) -> object:
+    from costmodel.params import LinkParams
+
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+
+
+@app.command("cost")
+def cost(
+    collective: Collective,
+    ranks: Ranks,
+    size: Size,
+    algorithms: Algorithms = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None, segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
+) -> None:
+    """Modelled time of each algorithm of a collective, fastest first, with the lower bound.
+
+    Example: costmodel cost allreduce -p 16 -n 64MiB --alpha 5us --beta 0.08ns/B
+    """
+    from costmodel.collectives.evaluate import compare
+
+    link = _link(alpha, beta, bandwidth, gamma, profile)
+    extra = extra_parameters(segments=segments, blocks=blocks)
+    emit(compare(collective, algorithms, p=ranks, n=size, link=link, extra=extra), as_json=as_json)
+
+
+@app.command("bound")
+def bound(
+    collective: Collective,
+    ranks: Ranks,
+    size: Size,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None, as_json: Json = False,
+) -> None:
+    """Lower bound on a collective's time (Chan et al. 2007), term by term.
+
+    Example: costmodel bound allreduce -p 16 -n 64MiB --alpha 5us --bandwidth 12.5GB/s
+    """
+    from costmodel.collectives.evaluate import bound as lower_bound
+
+    link = _link(alpha, beta, bandwidth, gamma, profile)
+    emit(lower_bound(collective, p=ranks, n=size, link=link), as_json=as_json)
+
+
+@app.command("crossover")
+def crossover(
+    collective: Collective,
+    a: Annotated[str, typer.Argument(help="First algorithm.", show_default=False)],
+    b: Annotated[str, typer.Argument(help="Second algorithm.", show_default=False)],
+    ranks: Annotated[Optional[int], typer.Option("-p", "--ranks", help="Ranks: find the crossover in n.")] = None,
+    size: Annotated[Optional[Fraction], typer.Option(
+        "-n", "--size", parser=Size.__metadata__[0].parser, metavar="SIZE",
+        help="Message size: find the crossovers in p instead.")] = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
+    p_min: Annotated[int, typer.Option("--p-min", help="Smallest p scanned with -n.")] = 2,
+    p_max: Annotated[int, typer.Option("--p-max", help="Largest p scanned with -n.")] = 1024,
+    symbolic: Annotated[bool, typer.Option("--symbolic", help="Also solve n* in α, β, γ (sympy).")] = False,
+    as_json: Json = False,
+) -> None:
+    """Where two algorithms cost the same: the exact size n* at fixed p, or the p where they swap at fixed n.
+
+    Example: costmodel crossover allreduce recursive-doubling rabenseifner -p 16 --alpha 5us --beta 0.08ns/B
+    """
+    from costmodel.crossover import find_crossover
+
+    link = _link(alpha, beta, bandwidth, gamma, profile)
+    extra = extra_parameters(segments=segments, blocks=blocks)
+    emit(find_crossover(collective, a, b, p=ranks, n=size, link=link, extra=extra, symbolic=symbolic,
+                        p_min=p_min, p_max=p_max), as_json=as_json)
+
+
+@app.command("best")
+def best(
+    collective: Collective,
+    ranks: Ranks,
+    algorithms: Algorithms = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None,
+    min_size: MinSize = Fraction(1),
+    max_size: MaxSize = Fraction(16 * 2**30),
+    segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
+) -> None:
+    """The cheapest algorithm for every message size in [--min, --max] (default 1 B to 16 GiB).
+
+    Example: costmodel best allreduce -p 16 --alpha 5us --beta 0.08ns/B --max 1GiB
+    """
+    from costmodel.crossover import best as best_ranges
+
+    link = _link(alpha, beta, bandwidth, gamma, profile)
+    extra = extra_parameters(segments=segments, blocks=blocks)
+    emit(best_ranges(collective, algorithms, p=ranks, link=link, min_bytes=min_size, max_bytes=max_size,
+                     extra=extra), as_json=as_json)
+
+
+@app.command("formula")
+def formula(
+    collective: Collective,
+    algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
+    latex: Annotated[bool, typer.Option("--latex", help="Print the LaTeX of T(p, n) only.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Symbolic cost of an algorithm: α, β, γ terms, rounds, bytes, constraints and citation.
+
+    Example: costmodel formula allreduce rabenseifner --latex
+    """
+    from costmodel.collectives.formula import formula as symbolic_formula
+
+    result = symbolic_formula(collective, algorithm)
+    if latex and not as_json:
+        typer.echo(result.latex["time"])
+        return
+    emit(result, as_json=as_json)
+
+
+@app.command("algorithms")
+def algorithms(
+    collective: Annotated[Optional[str], typer.Argument(help="Only this collective.", show_default=False)] = None,
+    adaptations: Annotated[bool, typer.Option("--adaptations", help="Also list the -folded records.")] = False,
+    as_json: Json = False,
+) -> None:
+    """List the registered collectives and algorithms with their cost formulas.
+
+    Example: costmodel algorithms allreduce
+    """
+    from costmodel.collectives.evaluate import catalog
+
+    emit(catalog(collective, adaptations=adaptations), as_json=as_json)

@@ -1,0 +1,105 @@
+"""Shared command-line options, spelled once (``-p/--ranks``, ``-n/--size``, ...).
+
+Each option's parser is a :mod:`costmodel.units` function; an
+:class:`~costmodel.errors.InputError` becomes a Typer ``BadParameter``, so the
+message names the option: ``Invalid value for '-n' / '--size': '12 KB' is
+ambiguous; ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Annotated, Optional
+
+import typer
+
+from costmodel.errors import InputError
+from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
+
+__all__ = [
+    "Alpha",
+    "Bandwidth",
+    "Beta",
+    "Blocks",
+    "Gamma",
+    "Json",
+    "MaxSize",
+    "MinSize",
+    "Profile",
+    "Ranks",
+    "Segments",
+    "Size",
+    "extra_parameters",
+]
+
+
+def _parser(parse: Callable[..., Fraction], **kwargs: object) -> Callable[[str], Fraction]:
+    def convert(text: str) -> Fraction:
+        if isinstance(text, Fraction):  # defaults are already parsed
+            return text
+        try:
+            return parse(text, **kwargs)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return convert
+
+
+_LINK = "Link"
+
+Ranks = Annotated[int, typer.Option("-p", "--ranks", help="Number of ranks (≥ 2).", show_default=False)]
+Size = Annotated[
+    Fraction,
+    typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
+                 help="Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective."),
+]
+Alpha = Annotated[
+    Optional[Fraction],
+    typer.Option("--alpha", parser=_parser(parse_time), metavar="TIME", rich_help_panel=_LINK,
+                 help="Start-up latency per message: 5us, 1.5µs, 2e-6."),
+]
+Beta = Annotated[
+    Optional[Fraction],
+    typer.Option("--beta", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
+                 help="Time per byte: 0.08ns/B. Or give --bandwidth."),
+]
+Bandwidth = Annotated[
+    Optional[Fraction],
+    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate), metavar="RATE", rich_help_panel=_LINK,
+                 help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
+]
+Gamma = Annotated[
+    Optional[Fraction],
+    typer.Option("--gamma", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
+                 help="Local reduction time per byte (default 0)."),
+]
+Profile = Annotated[
+    Optional[str],
+    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK,
+                 help="Link preset (see `costmodel profiles`) or a profile TOML file; "
+                      "--alpha/--beta/--bandwidth/--gamma override it."),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object (SI units) instead of a table.")]
+Segments = Annotated[
+    Optional[int],
+    typer.Option("--segments", "-k", metavar="K", help="Segments of the pipelined chain (default: the best)."),
+]
+Blocks = Annotated[
+    Optional[int],
+    typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: the best)."),
+]
+MinSize = Annotated[
+    Fraction,
+    typer.Option("--min", parser=_parser(parse_size), metavar="SIZE", help="Smallest message size."),
+]
+MaxSize = Annotated[
+    Fraction,
+    typer.Option("--max", parser=_parser(parse_size), metavar="SIZE", help="Largest message size."),
+]
+
+
+def extra_parameters(*, segments: int | None = None, blocks: int | None = None) -> dict[str, int]:
+    """The extra-parameter options that were given, keyed by the records' names."""
+    given = {"segments": segments, "blocks": blocks}
+    return {name: value for name, value in given.items() if value is not None}

@@ -1,0 +1,168 @@
+"""The symbolic view of a record: its cost in α, β, γ as text and LaTeX (sympy).
+
+The one-line unicode form comes from the same coefficient functions as the
+numbers (the text backend); sympy supplies LaTeX and, for algorithms with a
+tuned parameter, the continuous optimum k* from dT/dk = 0.
+
+References
+----------
+.. [1] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
+   Communication Operations in MPICH", IJHPCA 19(1), 2005.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.collectives._math import TEXT, Term, symbolic
+from costmodel.collectives._record import Algorithm
+from costmodel.collectives._registry import collective as find_collective
+from costmodel.collectives._registry import record, resolve
+from costmodel.collectives.evaluate import text_formula
+from costmodel.references import Cited
+
+__all__ = ["Formula", "formula", "plain_text"]
+
+_LEGEND = {
+    "p′": "p′ = 2^⌊log₂p⌋, the largest power of two ≤ p",
+    "s(p)": "s(p) = Σ_{i<⌊log₂p⌋} min(p − p′, 2^i), extra blocks on the heaviest rank after folding",
+    "B(p)": "B(p) = Σ_{j<p} popcount(j), blocks each rank forwards (p·log₂p/2 for a power of two)",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Formula:
+    """The symbolic cost of one record, its adaptations and its provenance."""
+
+    collective: str
+    algorithm: str
+    summary: str
+    aliases: tuple[str, ...]
+    meaning_of_n: str
+    time: str
+    latency: str
+    bandwidth: str
+    compute: str
+    rounds: str
+    bytes_sent: str
+    latex: dict[str, str]
+    constraints: tuple[str, ...]
+    adaptations: tuple[Formula, ...]
+    parameters: tuple[dict[str, str], ...]
+    legend: tuple[str, ...]
+    source: Cited
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collective": self.collective,
+            "algorithm": self.algorithm,
+            "summary": self.summary,
+            "aliases": list(self.aliases),
+            "meaning_of_n": self.meaning_of_n,
+            "time": self.time,
+            "latency": self.latency,
+            "bandwidth": self.bandwidth,
+            "compute": self.compute,
+            "rounds": self.rounds,
+            "bytes_sent": self.bytes_sent,
+            "latex": dict(self.latex),
+            "constraints": list(self.constraints),
+            "adaptations": [a.to_dict() for a in self.adaptations],
+            "parameters": list(self.parameters),
+            "legend": list(self.legend),
+            "source": self.source.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+def _text(fn: Any, algo: Algorithm) -> str:
+    extra = {e.symbol: Term(e.symbol) for e in algo.extra}
+    return str(Term.lift(fn(Term("p"), Term("n"), TEXT, **extra)))
+
+
+def _sympy_terms(algo: Algorithm) -> dict[str, Any]:
+    import sympy
+
+    from costmodel.symbols import ALPHA, BETA, EXTRA_SYMBOLS, GAMMA, n, p
+
+    m = symbolic()
+    extra = {e.symbol: EXTRA_SYMBOLS[e.symbol] for e in algo.extra}
+    terms = {
+        name: sympy.factor(sympy.sympify(getattr(algo, name)(p, n, m, **extra)))
+        for name in ("latency", "bandwidth", "compute", "rounds", "bytes_sent")
+    }
+    terms["time"] = terms["latency"] * ALPHA + terms["bandwidth"] * BETA + terms["compute"] * GAMMA
+    return terms
+
+
+def _optimum(algo: Algorithm, terms: dict[str, Any]) -> list[dict[str, str]]:
+    import sympy
+
+    from costmodel.symbols import EXTRA_SYMBOLS
+
+    out = []
+    for e in algo.extra:
+        k = EXTRA_SYMBOLS[e.symbol]
+        roots = [r for r in sympy.solve(sympy.diff(terms["time"], k), k) if r.could_extract_minus_sign() is False]
+        entry = {"symbol": e.symbol, "name": e.name, "description": e.description}
+        if len(roots) == 1:
+            best = sympy.sqrt(sympy.factor(sympy.simplify(roots[0] ** 2)))
+            entry["optimum"] = plain_text(best)
+            entry["optimum_latex"] = sympy.latex(best)
+        out.append(entry)
+    return out
+
+
+def plain_text(expr: Any) -> str:
+    """A sympy expression as one line with α, β, γ, √ and · (for display only)."""
+    text = str(expr)
+    for old, new in (("alpha", "α"), ("beta", "β"), ("gamma", "γ"), ("sqrt", "√"), ("**", "^"), ("*", "·")):
+        text = text.replace(old, new)
+    return text
+
+
+def formula(collective: str, algorithm: str) -> Formula:
+    """The symbolic cost of an algorithm, with its adaptations for non-power-of-two p.
+
+    Examples
+    --------
+    >>> f = formula("allreduce", "rabenseifner")
+    >>> f.time
+    '2·log₂p·α + 2(p − 1)/p·n·β + (p − 1)/p·n·γ'
+    >>> f.latex["bandwidth"]
+    '\\\\frac{2 n \\\\left(p - 1\\\\right)}{p}'
+    >>> [a.algorithm for a in f.adaptations]
+    ['rabenseifner-folded']
+    """
+    import sympy
+
+    spec = find_collective(collective)
+    algo = resolve(spec.name, algorithm)
+    terms = _sympy_terms(algo)
+    texts = {name: _text(getattr(algo, name), algo)
+             for name in ("latency", "bandwidth", "compute", "rounds", "bytes_sent")}
+    time = text_formula(algo)
+    adaptations = tuple(formula(spec.name, c.otherwise) for c in algo.constraints if c.otherwise)
+    constraints = tuple(
+        f"needs {c.name}; otherwise " + (f"costed as {c.otherwise}" if c.otherwise else "refused")
+        for c in algo.constraints
+    )
+    everything = " ".join([time, *texts.values(), *(a.time for a in adaptations)])
+    return Formula(
+        collective=spec.name,
+        algorithm=algo.name,
+        summary=algo.summary,
+        aliases=algo.aliases,
+        meaning_of_n=spec.meaning_of_n,
+        time=time,
+        latex={name: sympy.latex(expr) for name, expr in terms.items()},
+        constraints=constraints,
+        adaptations=adaptations,
+        parameters=tuple(_optimum(algo, terms)),
+        legend=tuple(text for key, text in _LEGEND.items() if key in everything),
+        source=algo.source,
+        notes=algo.notes + ((f"adapts {record(spec.name, algo.adapts).name}",) if algo.adapts else ()),
+        **texts,
+    )
