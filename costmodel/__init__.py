@@ -11,31 +11,46 @@ Fraction(2000000, 17)
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from costmodel.collectives._registry import COLLECTIVES, algorithms, collective, resolve
-from costmodel.collectives.evaluate import bound, compare, cost
-from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound
-from costmodel.crossover import (
-    BestRanges,
-    Crossover,
-    CrossoverInP,
-    best,
-    crossover,
-    crossover_in_p,
-)
-from costmodel.errors import (
-    CalibrationError,
-    ConstraintError,
-    CostmodelError,
-    InputError,
-    MissingDependency,
-    ParseError,
-    UnitError,
-    UnknownNameError,
-)
-from costmodel.params import LinkParams
-from costmodel.profiles import Profile, list_profiles, load_profile
+# name -> module that defines it.  Submodules are imported on first use
+# (PEP 562), so ``costmodel cost`` does not pay for crossover, profiles or
+# sympy, and ``import costmodel`` stays cheap.
+_EXPORTS = {
+    "COLLECTIVES": "costmodel.collectives._registry",
+    "algorithms": "costmodel.collectives._registry",
+    "collective": "costmodel.collectives._registry",
+    "resolve": "costmodel.collectives._registry",
+    "bound": "costmodel.collectives.evaluate",
+    "catalog": "costmodel.collectives.evaluate",
+    "compare": "costmodel.collectives.evaluate",
+    "cost": "costmodel.collectives.evaluate",
+    "AlgorithmCost": "costmodel.collectives.result",
+    "CostTable": "costmodel.collectives.result",
+    "LowerBound": "costmodel.collectives.result",
+    "formula": "costmodel.collectives.formula",
+    "Formula": "costmodel.collectives.formula",
+    "BestRanges": "costmodel.crossover",
+    "Crossover": "costmodel.crossover",
+    "CrossoverInP": "costmodel.crossover",
+    "best": "costmodel.crossover",
+    "crossover": "costmodel.crossover",
+    "crossover_in_p": "costmodel.crossover",
+    "CalibrationError": "costmodel.errors",
+    "ConstraintError": "costmodel.errors",
+    "CostmodelError": "costmodel.errors",
+    "InputError": "costmodel.errors",
+    "MissingDependency": "costmodel.errors",
+    "ParseError": "costmodel.errors",
+    "UnitError": "costmodel.errors",
+    "UnknownNameError": "costmodel.errors",
+    "LinkParams": "costmodel.params",
+    "Profile": "costmodel.profiles",
+    "list_profiles": "costmodel.profiles",
+    "load_profile": "costmodel.profiles",
+    "sweep": "costmodel.sweep",
+}
 
 __all__ = [
     "COLLECTIVES",
@@ -56,9 +71,11 @@ __all__ = [
     "UnitError",
     "UnknownNameError",
     "__version__",
+    "Formula",
     "algorithms",
     "best",
     "bound",
+    "catalog",
     "collective",
     "compare",
     "cost",
@@ -74,15 +91,14 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def sweep(collective: str, **kwargs: Any) -> Any:
-    """Costs over grids of p and n as a pandas DataFrame; see :func:`costmodel.sweep.sweep`."""
-    from costmodel.sweep import sweep as _sweep
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'costmodel' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-    return _sweep(collective, **kwargs)
 
-
-def formula(collective: str, algorithm: str, **kwargs: Any) -> Any:
-    """The symbolic cost of an algorithm; see :func:`costmodel.collectives.formula.formula`."""
-    from costmodel.collectives.formula import formula as _formula
-
-    return _formula(collective, algorithm, **kwargs)
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -427,9 +427,7 @@ def best(
         else:
             ranges.append(BestRange(algorithm=head, from_bytes=left, to_bytes=right, tied=tied))
     for r in chosen:
-        adapted, extra_notes = applicable(r, p)
-        if adapted is not r:
-            notes.append(f"{r.name}: p={p} is not a power of two; costed as {adapted.name}")
+        notes.extend(applicable(r, p)[1])
     return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
                       ranges=tuple(ranges), notes=tuple(notes))
 

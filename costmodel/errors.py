@@ -8,7 +8,6 @@ no final period, and read ``<value!r> <what is wrong>[; <hint>]``.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -102,5 +101,7 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
     >>> did_you_mean("zzz", ["ring"]) is None
     True
     """
+    import difflib  # only on the error path
+
     matches = difflib.get_close_matches(name.lower(), list(choices), n=1, cutoff=0.6)
     return matches[0] if matches else None

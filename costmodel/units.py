@@ -43,7 +43,6 @@ True
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import re
@@ -325,6 +324,8 @@ def _suggest(unit: str, dim: str) -> list[str]:
     if close is None:
         return []
     tokens = keys[close]
+    import difflib  # only on the error path
+
     ratios = [difflib.SequenceMatcher(None, unit, t).ratio() for t in tokens]
     best = max(ratios)
     return [t for t, r in zip(tokens, ratios) if r == best]

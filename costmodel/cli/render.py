@@ -82,7 +82,7 @@ def _(table: CostTable) -> Rendered:
         f"lower bound {format_time(table.bound.time_s)} = {escape(table.bound.formula)}   "
         f"[dim](Chan et al. 2007)[/dim]\nbest: [bold]{table.best}[/bold]"
     )
-    notes = tuple(f"{r.algorithm}: {n}" for r in table.results for n in r.notes)
+    notes = tuple(n for r in table.results for n in r.notes)
     return Group(head, Text.from_markup(_link(table.link)), Text(""), out, Text(""), bound, Text(""),
                  formulas), notes
 
@@ -179,9 +179,12 @@ def _(c: Catalog) -> Rendered:
 
 @render.register
 def _(ps: ProfileList) -> Rendered:
-    out = _table("name", "α", "bandwidth", "title", "source")
+    out = _table("name", "α", "bandwidth", "title")
     for p in ps.profiles:
         rate = p.link.bandwidth_bytes_per_s
         alpha = format_time(p.link.alpha_s) + (" (estimate)" if p.alpha_estimate else "")
-        out.add_row(p.name, alpha, "∞" if rate is None else format_rate(rate), escape(p.title), escape(p.source))
-    return out, ()
+        out.add_row(p.name, alpha, "∞" if rate is None else format_rate(rate), escape(p.title))
+    sources = [f"[bold]{p.name}[/bold]: {escape(p.source)}" for p in ps.profiles]
+    sources += [f"[dim]{p.name}: {escape(note)}[/dim]" for p in ps.profiles for note in p.notes]
+    usage = "[dim]use one with --profile NAME; --alpha/--beta/--bandwidth/--gamma override it[/dim]"
+    return Group(out, Text(""), Text.from_markup("\n".join([*sources, usage]))), ()

@@ -38,11 +38,18 @@ class Constraint:
     otherwise : str or None
         The name of the record that adapts the algorithm when the condition
         fails, or ``None`` to refuse with :class:`~costmodel.errors.ConstraintError`.
+    explain : callable, optional
+        ``explain(p) -> str``: what failing means at this p.
     """
 
     name: str
     holds: Callable[[int], bool]
     otherwise: str | None = None
+    explain: Callable[[int], str] | None = None
+
+    def failure(self, p: int) -> str:
+        """Why *p* fails the condition, in words (for notes and errors)."""
+        return self.explain(p) if self.explain else f"p={p} does not satisfy '{self.name}'"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +126,10 @@ class Collective:
 
 def power_of_two(otherwise: str | None) -> Constraint:
     """The power-of-two guard of the recursive algorithms, adapted by *otherwise*."""
-    from costmodel.intmath import is_power_of_two
+    from costmodel.intmath import floor_log2, is_power_of_two
 
-    return Constraint("power-of-two p", is_power_of_two, otherwise)
+    def explain(p: int) -> str:
+        group = 1 << floor_log2(p)
+        return f"p={p} is not a power of two: {p - group} extra ranks fold into a group of {group}"
+
+    return Constraint("power-of-two p", is_power_of_two, otherwise, explain)

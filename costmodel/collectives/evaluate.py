@@ -70,11 +70,13 @@ def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
             continue
         if constraint.otherwise is None:
             raise ConstraintError(
-                f"algorithm {algo.name!r} for {algo.collective} needs {constraint.name}, got p={p}",
+                f"algorithm {algo.name!r} for {algo.collective} needs {constraint.name}: "
+                f"{constraint.failure(p)}",
                 algorithm=algo.name, constraint=constraint.name, value=p,
             )
         adapted = record(algo.collective, constraint.otherwise)
-        note = f"p={p} fails '{constraint.name}': costed as {adapted.name}; " + "; ".join(adapted.notes)
+        note = (f"{algo.name}: {constraint.failure(p)}; costed as {adapted.name} "
+                f"(costmodel formula {algo.collective} {algo.name})")
         return adapted, (note,)
     return algo, ()
 
@@ -198,7 +200,7 @@ def _cost(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping
     rounds = _coefficient(algo.rounds, p, n, extra)
     for e in algo.extra:
         how = "given" if e.name in given else "the integer that minimises the cost"
-        notes += (f"{e.symbol} = {params[e.name]} {e.name} ({e.description}; {how})",)
+        notes += (f"{algo.name}: {e.symbol} = {params[e.name]} {e.name} ({e.description}; {how})",)
     return AlgorithmCost(
         algorithm=algo.name,
         latency_s=lat * link.alpha_s,

@@ -108,9 +108,10 @@ def _optimum(algo: Algorithm, terms: dict[str, Any]) -> list[dict[str, str]]:
         roots = [r for r in sympy.solve(sympy.diff(terms["time"], k), k) if r.could_extract_minus_sign() is False]
         entry = {"symbol": e.symbol, "name": e.name, "description": e.description}
         if len(roots) == 1:
-            best = sympy.sqrt(sympy.factor(sympy.simplify(roots[0] ** 2)))
-            entry["optimum"] = plain_text(best)
-            entry["optimum_latex"] = sympy.latex(best)
+            # written as √(k*²): sympy would split the root of a product of positive symbols
+            square = sympy.factor(sympy.simplify(roots[0] ** 2))
+            entry["optimum"] = f"√({plain_text(square)})"
+            entry["optimum_latex"] = rf"\sqrt{{{sympy.latex(square)}}}"
         out.append(entry)
     return out
 

@@ -1,0 +1,176 @@
+"""The command-line contract: JSON keys and units, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from costmodel.cli import main
+
+SEED = ["--alpha", "5us", "--beta", "0.08ns/B"]
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    rc = main([*args, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.count("\n") == 1, "exactly one JSON line"
+    return json.loads(out)
+
+
+def test_cost_json_contract(capsys):
+    data = run_json(capsys, "cost", "allreduce", "-p", "16", "-n", "1MiB", *SEED)
+    assert {"collective", "p", "n_bytes", "alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "results",
+            "best", "bound", "meaning_of_n"} <= set(data)
+    assert data["collective"] == "allreduce"
+    assert data["n_bytes"] == 1048576
+    assert data["alpha_s"] == 5e-6
+    assert data["beta_s_per_byte"] == 8e-11
+    first = data["results"][0]
+    assert {"algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
+            "bytes_sent_per_rank", "formula", "notes", "bound_ratio"} <= set(first)
+    # 8 alpha + 1.875 n beta = 40 us + 157.2864 us (the house-style example)
+    assert first["algorithm"] == "rabenseifner"
+    assert math.isclose(first["time_s"], 0.0001972864, rel_tol=1e-15)
+    assert data["best"] == "rabenseifner"
+    times = [r["time_s"] for r in data["results"]]
+    assert times == sorted(times)
+
+
+def test_cost_selected_algorithms_and_aliases(capsys):
+    data = run_json(capsys, "cost", "all_reduce", "rd", "rab", "ring", "-p", "16", "-n", "8KiB", *SEED)
+    assert [r["algorithm"] for r in data["results"]] == ["recursive-doubling", "rabenseifner", "ring"]
+
+
+def test_non_power_of_two_is_adapted_with_a_note(capsys):
+    data = run_json(capsys, "cost", "allreduce", "rab", "-p", "12", "-n", "1MB", *SEED)
+    (result,) = data["results"]
+    assert result["algorithm"] == "rabenseifner-folded"
+    assert any("not" in note or "fails" in note for note in result["notes"])
+
+
+def test_bound_json(capsys):
+    data = run_json(capsys, "bound", "allreduce", "-p", "16", "-n", "1MiB", *SEED)
+    # ceil(log2 16) alpha = 20 us; 2(15/16) n beta = 157.2864 us
+    assert data["latency_s"] == 2e-05
+    assert math.isclose(data["bandwidth_s"], 1.572864e-4, rel_tol=1e-15)
+    assert math.isclose(data["time_s"], data["latency_s"] + data["bandwidth_s"] + data["compute_s"])
+
+
+def test_crossover_json(capsys):
+    data = run_json(capsys, "crossover", "allreduce", "rd", "rab", "-p", "16", *SEED)
+    (point,) = data["crossovers"]
+    assert point["exact"] is True
+    assert point["n_bytes_exact"] == "2000000/17"
+    assert data["below"] == "recursive-doubling"
+    assert data["above"] == "rabenseifner"
+
+
+def test_crossover_in_p_json(capsys):
+    data = run_json(capsys, "crossover", "allreduce", "ring", "rab", "-n", "64MiB", "--p-max", "20", *SEED)
+    assert data["crossovers_p"] == [3, 4, 5, 8, 9, 16, 17]
+
+
+def test_best_json(capsys):
+    data = run_json(capsys, "best", "allreduce", "ring", "rd", "rab", "-p", "16", "--max", "64MiB", *SEED)
+    assert [r["algorithm"] for r in data["ranges"]] == ["recursive-doubling", "rabenseifner"]
+    assert data["ranges"][0]["from_bytes"] == 1
+    assert data["ranges"][-1]["to_bytes"] == 67108864
+
+
+def test_formula_json_and_latex(capsys):
+    data = run_json(capsys, "formula", "allreduce", "rabenseifner")
+    assert data["rounds"] == "2·log₂p"
+    assert data["adaptations"][0]["algorithm"] == "rabenseifner-folded"
+    assert data["source"]["key"] == "thakur2005"
+    assert main(["formula", "allreduce", "ring", "--latex"]) == 0
+    out = capsys.readouterr().out
+    assert "\\alpha" in out and "\\beta" in out
+
+
+def test_profiles_json(capsys):
+    data = run_json(capsys, "profiles")
+    names = {p["name"] for p in data["profiles"]}
+    assert {"seed", "100gbe", "ib-hdr", "ib-ndr", "nvlink4"} <= names
+    assert all(p["source"] for p in data["profiles"])
+
+
+def test_profile_option_feeds_the_models(capsys):
+    with_profile = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--profile", "seed")
+    with_options = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", *SEED)
+    assert with_profile["results"] == with_options["results"]
+
+
+def test_json_is_strict_and_finite(capsys):
+    data = run_json(capsys, "cost", "broadcast", "-p", "7", "-n", "0", *SEED)
+    text = json.dumps(data, allow_nan=False)
+    assert "Infinity" not in text and "NaN" not in text
+
+
+BAD = [
+    (["cost", "allreduce", "-n", "1MiB", *SEED], "Missing option '-p'"),
+    (["cost", "allreduce", "-p", "16", *SEED], "Missing option '-n'"),
+    (["cost", "allreduce", "-p", "16", "-n", "12KB", *SEED], "ambiguous"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5MB", "--beta", "1ns/B"], "not a time"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--beta", "5us"], "--beta"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--bandwidth", "0GB/s"], "--bandwidth"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "-5us", "--beta", "1ns/B"], "negative"),
+    (["cost", "allreduce", "-p", "16", "-n", "inf", *SEED], "finite"),
+    (["cost", "allreduce", "-p", "16", "-n", "1,5MB", *SEED], "comma"),
+    (["cost", "allreduce", "-p", "16", "-n", "800Mb", *SEED], "bits"),
+    (["cost", "allreduce", "-p", "1", "-n", "1MiB", *SEED], "at least 2 ranks"),
+    (["cost", "allreduce", "-p", "-4", "-n", "1MiB", *SEED], "p=-4"),
+    (["cost", "allreduce", "-p", "x", "-n", "1MiB", *SEED], "'-p'"),
+    (["cost", "allredcue", "-p", "16", "-n", "1MiB", *SEED], "did you mean 'allreduce'"),
+    (["cost", "allreduce", "rign", "-p", "16", "-n", "1MiB", *SEED], "did you mean 'ring'"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us"], "no bandwidth"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--beta", "1ns/B"], "no latency"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--beta", "1ns/B",
+      "--bandwidth", "1GB/s"], "only one"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--profile", "nope"], "unknown profile 'nope'"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--profile", "/no/such.toml"], "cannot read"),
+    (["cost", "allreduce", "ring", "-p", "16", "-n", "1MiB", *SEED, "--segments", "4"], "segments"),
+    (["cost", "broadcast", "-p", "16", "-n", "10", *SEED, "--segments", "11"], "at most 10"),
+    (["cost", "broadcast", "-p", "16", "-n", "10", *SEED, "--segments", "0"], "segments=0"),
+    (["crossover", "allreduce", "ring", "ring", "-p", "4", *SEED], "same algorithm"),
+    (["crossover", "allreduce", "ring", "rab", *SEED], "either -p"),
+    (["crossover", "allreduce", "ring", "rab", "-p", "4", "-n", "1MB", *SEED], "either -p"),
+    (["crossover", "allreduce", "ring", "rab", "-n", "1MB", "--p-min", "9", "--p-max", "3", *SEED], "p_max"),
+    (["best", "allreduce", "-p", "8", *SEED, "--min", "1MB", "--max", "1kB"], "empty"),
+    (["best", "allreduce", "ring", "-p", "8", *SEED], "at least two"),
+    (["bound", "allreduce", "-p", "8", "-n", "1 parsec", *SEED], "unknown unit"),
+    (["formula", "allreduce", "nope"], "unknown algorithm 'nope'"),
+    (["profiles", "nope"], "unknown profile"),
+    (["frob"], "No such command 'frob'"),
+    (["cost", "allreduce", "-p", "16", "-n", "1MiB", *SEED, "--frob"], "No such option"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[" ".join(a[:4]) + f" [{n}]" for a, n in BAD])
+def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in err
+
+
+def test_no_arguments_prints_help_and_exits_2(capsys):
+    rc = main([])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert "Usage" in out
+    assert err == ""
+
+
+def test_help_exits_0(capsys):
+    assert main(["--help"]) == 0
+    assert "cost" in capsys.readouterr().out
+    assert main(["cost", "--help"]) == 0
+    assert "Example" in capsys.readouterr().out

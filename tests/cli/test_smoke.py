@@ -1,0 +1,53 @@
+"""The installed entry points, run as a user would, and what they import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+ARGS = ["cost", "allreduce", "-p", "4", "-n", "100MB", "--alpha", "0s", "--bandwidth", "12.5GB/s", "--json"]
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_python_dash_m_runs_a_query():
+    done = _run(sys.executable, "-m", "costmodel", *ARGS)
+    assert done.returncode == 0, done.stderr
+    ring = next(r for r in json.loads(done.stdout)["results"] if r["algorithm"] == "ring")
+    assert ring["bytes_sent_per_rank"] == 150_000_000  # 2 (3/4) 100 MB
+    assert ring["rounds"] == 6
+
+
+def test_bad_input_from_a_real_process():
+    done = _run(sys.executable, "-m", "costmodel", "cost", "allreduce", "-p", "4", "-n", "1KB",
+                "--profile", "seed")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_import_costmodel_stays_light():
+    code = ("import sys, costmodel; costmodel.compare; "
+            "print(sorted(m for m in ('typer', 'rich', 'torch', 'matplotlib', 'sympy', 'numpy', 'pandas') "
+            "if m in sys.modules))")
+    done = _run(sys.executable, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
+    code = (
+        "import sys, io, contextlib\n"
+        "from costmodel.cli import main\n"
+        "for argv in (['cost', 'allreduce', '-p', '16', '-n', '1MiB'], ['crossover', 'allreduce', 'rd', 'rab', "
+        "'-p', '16'], ['best', 'allreduce', '-p', '16'], ['bound', 'allreduce', '-p', '16', '-n', '1MiB']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert main([*argv, '--alpha', '5us', '--beta', '0.08ns/B', '--json']) == 0\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'rich') if m in sys.modules))\n"
+    )
+    done = _run(sys.executable, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
