@@ -83,38 +83,22 @@ class LinkParams:
             When both *beta* and *bandwidth* are given, or α or β is missing.
         """
         if beta is not None and bandwidth is not None:
-            raise InputError("both a beta and a bandwidth were given; pass only one of --beta and --bandwidth")
+            raise InputError("both a beta and a bandwidth were given; pass only one of --beta or --bandwidth")
         base = None
         if profile is not None:
             from costmodel.profiles import Profile, load_profile
 
             base = profile.link if isinstance(profile, Profile) else load_profile(profile).link
-        if alpha is not None:
-            alpha_s = parse_time(alpha)
-        elif base is not None:
-            alpha_s = base.alpha_s
-        else:
-            raise InputError("no latency given; pass --alpha TIME (e.g. 5us) or --profile NAME")
-        if beta is not None:
-            beta_s = parse_inverse_rate(beta)
-        elif bandwidth is not None:
-            beta_s = 1 / parse_rate(bandwidth)
-        elif base is not None:
-            beta_s = base.beta_s_per_byte
-        else:
-            raise InputError(
-                "no bandwidth given; pass --beta TIME/B (e.g. 0.08ns/B), --bandwidth RATE "
-                "(e.g. 12.5GB/s) or --profile NAME"
-            )
-        if gamma is not None:
-            gamma_s = parse_inverse_rate(gamma)
-        else:
-            gamma_s = base.gamma_s_per_byte if base is not None else Fraction(0)
-        explicit = any(v is not None for v in (alpha, beta, bandwidth, gamma))
-        if base is None:
-            source = "options"
-        else:
-            source = base.source + (" with options" if explicit else "")
+        if bandwidth is not None:
+            beta = 1 / parse_rate(bandwidth)
+        alpha_s = _given_or_base(alpha, parse_time, base.alpha_s if base else None,
+                                 missing="no latency given; pass --alpha TIME (e.g. 5us) or --profile NAME")
+        beta_s = _given_or_base(beta, parse_inverse_rate, base.beta_s_per_byte if base else None, missing=(
+            "no bandwidth given; pass --beta TIME/B (e.g. 0.08ns/B), --bandwidth RATE (e.g. 12.5GB/s) "
+            "or --profile NAME"))
+        gamma_s = _given_or_base(gamma, parse_inverse_rate, base.gamma_s_per_byte if base else Fraction(0))
+        explicit = any(v is not None for v in (alpha, beta, gamma))
+        source = "options" if base is None else base.source + (" with options" if explicit else "")
         return cls(alpha_s=alpha_s, beta_s_per_byte=beta_s, gamma_s_per_byte=gamma_s, source=source)
 
     def to_dict(self) -> dict[str, object]:
@@ -128,3 +112,12 @@ class LinkParams:
             "bandwidth_bytes_per_s": None if bandwidth is None else real(bandwidth),
             "source": self.source,
         }
+
+
+def _given_or_base(value: Any, parse: Any, base: Fraction | None, *, missing: str = "") -> Fraction:
+    """*value* parsed if given, else the profile's *base* value, else an error saying what is missing."""
+    if value is not None:
+        return parse(value)
+    if base is not None:
+        return base
+    raise InputError(missing)

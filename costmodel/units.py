@@ -328,7 +328,7 @@ def _suggest(unit: str, dim: str) -> list[str]:
 
     ratios = [difflib.SequenceMatcher(None, unit, t).ratio() for t in tokens]
     best = max(ratios)
-    return [t for t, r in zip(tokens, ratios) if r == best]
+    return [t for t, r in zip(tokens, ratios, strict=True) if r == best]
 
 
 def _unknown_unit(shown: str, unit: str, dim: str) -> UnitError:
@@ -361,7 +361,7 @@ def _ambiguous(shown: str, number: str, sep: str, unit: str) -> UnitError:
 
 
 def _wrong_dimension(
-    shown: str, number: str, sep: str, value: Fraction | None, got: str, dim: str
+    shown: str, number: str, *, sep: str, value: Fraction | None, got: str, dim: str
 ) -> UnitError:
     hint = f"write {_ARTICLE[dim]} such as {number}{sep}{_EXAMPLE_UNIT[dim]}"
     if value is not None and value > 0 and {got, dim} == {_RATE, _INVERSE}:
@@ -433,7 +433,7 @@ def _parse_text(text: str, dim: str) -> Fraction:
         raise _unknown_unit(shown, unit_text, dim)
     value = None if unit.factor is None else num * unit.factor
     if unit.dim != dim:
-        raise _wrong_dimension(shown, number, sep, value, unit.dim, dim)
+        raise _wrong_dimension(shown, number, sep=sep, value=value, got=unit.dim, dim=dim)
     if value is None:
         raise _ambiguous(shown, number, sep, unit_text)
     if dim == _SIZE and unit.bits:
@@ -442,10 +442,7 @@ def _parse_text(text: str, dim: str) -> Fraction:
 
 
 def _parse(text: object, dim: str, allow_zero: bool) -> Fraction:
-    if isinstance(text, str):
-        value = _parse_text(text, dim)
-    else:
-        value = _as_number(text, dim)
+    value = _parse_text(text, dim) if isinstance(text, str) else _as_number(text, dim)
     shown = _show(text)
     what = _ARTICLE[dim]
     if value < 0:

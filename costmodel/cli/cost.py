@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -29,7 +29,7 @@ app = typer.Typer()
 Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
                                                 "alltoall, gather or scatter (aliases accepted).",
                                            show_default=False)]
-Algorithms = Annotated[Optional[list[str]], typer.Argument(help="Algorithms to compare (default: all).",
+Algorithms = Annotated[list[str] | None, typer.Argument(help="Algorithms to compare (default: all).",
                                                            show_default=False)]
 
 
@@ -83,8 +83,8 @@ def crossover(
     collective: Collective,
     a: Annotated[str, typer.Argument(help="First algorithm.", show_default=False)],
     b: Annotated[str, typer.Argument(help="Second algorithm.", show_default=False)],
-    ranks: Annotated[Optional[int], typer.Option("-p", "--ranks", help="Ranks: find the crossover in n.")] = None,
-    size: Annotated[Optional[Fraction], typer.Option(
+    ranks: Annotated[int | None, typer.Option("-p", "--ranks", help="Ranks: solve for the size n*.")] = None,
+    size: Annotated[Fraction | None, typer.Option(
         "-n", "--size", parser=Size.__metadata__[0].parser, metavar="SIZE",
         help="Message size: find the crossovers in p instead.")] = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
@@ -98,7 +98,7 @@ def crossover(
 
     Example: costmodel crossover allreduce recursive-doubling rabenseifner -p 16 --alpha 5us --beta 0.08ns/B
     """
-    from costmodel.crossover import find_crossover
+    from costmodel.crossovers import find_crossover
 
     link = _link(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
@@ -121,7 +121,7 @@ def best(
 
     Example: costmodel best allreduce -p 16 --alpha 5us --beta 0.08ns/B --max 1GiB
     """
-    from costmodel.crossover import best as best_ranges
+    from costmodel.crossovers import best as best_ranges
 
     link = _link(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
@@ -151,8 +151,8 @@ def formula(
 
 @app.command("algorithms")
 def algorithms(
-    collective: Annotated[Optional[str], typer.Argument(help="Only this collective.", show_default=False)] = None,
-    adaptations: Annotated[bool, typer.Option("--adaptations", help="Also list the -folded records.")] = False,
+    collective: Annotated[str | None, typer.Argument(help="Only this collective.")] = None,
+    adaptations: Annotated[bool, typer.Option(help="Also list the -folded records.")] = False,
     as_json: Json = False,
 ) -> None:
     """List the registered collectives and algorithms with their cost formulas.

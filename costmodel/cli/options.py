@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -55,39 +55,39 @@ Size = Annotated[
                  help="Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective."),
 ]
 Alpha = Annotated[
-    Optional[Fraction],
+    Fraction | None,
     typer.Option("--alpha", parser=_parser(parse_time), metavar="TIME", rich_help_panel=_LINK,
                  help="Start-up latency per message: 5us, 1.5µs, 2e-6."),
 ]
 Beta = Annotated[
-    Optional[Fraction],
+    Fraction | None,
     typer.Option("--beta", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
                  help="Time per byte: 0.08ns/B. Or give --bandwidth."),
 ]
 Bandwidth = Annotated[
-    Optional[Fraction],
+    Fraction | None,
     typer.Option("--bandwidth", "-B", parser=_parser(parse_rate), metavar="RATE", rich_help_panel=_LINK,
                  help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
 ]
 Gamma = Annotated[
-    Optional[Fraction],
+    Fraction | None,
     typer.Option("--gamma", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
                  help="Local reduction time per byte (default 0)."),
 ]
 Profile = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK,
                  help="Link preset (see `costmodel profiles`) or a profile TOML file; "
                       "--alpha/--beta/--bandwidth/--gamma override it."),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object (SI units) instead of a table.")]
 Segments = Annotated[
-    Optional[int],
-    typer.Option("--segments", "-k", metavar="K", help="Segments of the pipelined chain (default: the best)."),
+    int | None,
+    typer.Option("--segments", "-k", metavar="K", help="Segments of the pipelined chain (default: best)."),
 ]
 Blocks = Annotated[
-    Optional[int],
-    typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: the best)."),
+    int | None,
+    typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: best)."),
 ]
 MinSize = Annotated[
     Fraction,

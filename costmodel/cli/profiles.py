@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ app = typer.Typer()
 
 @app.command("profiles")
 def profiles(
-    name: Annotated[Optional[str], typer.Argument(help="A preset name or a profile TOML file to show.",
+    name: Annotated[str | None, typer.Argument(help="A preset name or a profile TOML file to show.",
                                                   show_default=False)] = None,
     as_json: Json = False,
 ) -> None:

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from costmodel.collectives.formula import Formula
 from costmodel.collectives.result import Catalog, CostTable, LowerBound
-from costmodel.crossover import BestRanges, Crossover, CrossoverInP
+from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
 from costmodel.params import LinkParams
 from costmodel.profiles import ProfileList
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
@@ -146,7 +146,8 @@ def _formula_lines(f: Formula, *, indent: str = "") -> list[str]:
     ]
     lines += [f"{indent}  {escape(c)}" for c in f.constraints]
     for param in f.parameters:
-        optimum = f"; continuous optimum {param['symbol']}* = {param['optimum']}" if "optimum" in param else ""
+        optimum = (f"; continuous optimum {param['symbol']}* = {param['optimum']}"
+                   if "optimum" in param else "")
         lines.append(f"{indent}  {param['symbol']}: {escape(param['description'])}{escape(optimum)}")
     lines += [f"{indent}  [dim]{escape(note)}[/dim]" for note in f.notes]
     return lines

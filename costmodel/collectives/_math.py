@@ -41,6 +41,8 @@ __all__ = ["EXACT", "NUMPY", "TEXT", "Term", "symbolic"]
 
 
 def _int(p: Any) -> int:
+    if type(p) is int and p >= 1:
+        return p
     value = Fraction(p)
     if value.denominator != 1 or value < 1:
         raise ValueError(f"{p!r} is not a positive integer")

@@ -58,6 +58,12 @@ def _build() -> tuple[dict[str, Collective], dict[str, str], dict[tuple[str, str
                 if algorithm_names.get(key, algo.name) != algo.name:
                     raise RuntimeError(f"alias {alias!r} of {algo.key} is taken by {algorithm_names[key]!r}")
                 algorithm_names[key] = algo.name
+    _check_references(records)
+    return collectives, collective_names, records, algorithm_names
+
+
+def _check_references(records: dict[tuple[str, str], Algorithm]) -> None:
+    """Every record cites a place in its source and refers only to records that exist."""
     for algo in records.values():
         if not algo.source.locator:
             raise RuntimeError(f"{algo.key} cites no place in its source")
@@ -67,7 +73,6 @@ def _build() -> tuple[dict[str, Collective], dict[str, str], dict[tuple[str, str
                 raise RuntimeError(f"{algo.key} refers to unknown record {target!r}")
         if algo.adapts and algo.constraints:
             raise RuntimeError(f"{algo.key} adapts another record and must hold for every p")
-    return collectives, collective_names, records, algorithm_names
 
 
 COLLECTIVES, _COLLECTIVE_NAMES, _RECORDS, _ALGORITHM_NAMES = _build()

@@ -169,7 +169,8 @@ DOUBLE_BINARY_TREE = Algorithm(
     notes=(
         "trees of height h = ⌊log2 p⌋; every rank is inner in one tree and a leaf in the other, "
         "so a block of each tree moves up (or down) one level per 2 steps of α + nβ/(2k): "
-        "T(k) = 4(h + k - 1)(α + nβ/(2k)) + (h + k - 1)nγ/k; with γ = 0 the continuous optimum is k* = √((h-1)nβ/(2α)); costmodel uses the best integer k",
+        "T(k) = 4(h + k - 1)(α + nβ/(2k)) + (h + k - 1)nγ/k; with γ = 0 the continuous optimum "
+        "is k* = √((h-1)nβ/(2α)); costmodel uses the best integer k",
         "NCCL 2.4 and later use this design for their tree all-reduce",
     ),
 )

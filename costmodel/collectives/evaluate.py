@@ -13,17 +13,17 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from costmodel.collectives._math import EXACT, TEXT, Term
 from costmodel.collectives._record import Algorithm, Coefficient
-from costmodel.collectives._registry import COLLECTIVES
+from costmodel.collectives._registry import COLLECTIVES, record, resolve
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
-from costmodel.collectives._registry import record, resolve
 from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, CostTable, LowerBound
 from costmodel.errors import ConstraintError, InputError
 from costmodel.params import LinkParams
@@ -39,6 +39,7 @@ __all__ = [
     "linear_terms",
     "text_formula",
     "time_at",
+    "tuned",
 ]
 
 
@@ -81,7 +82,7 @@ def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
     return algo, ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def text_formula(algo: Algorithm) -> str:
     """The cost of *algo* as one readable line, from the same definition as the numbers.
 
@@ -95,16 +96,46 @@ def text_formula(algo: Algorithm) -> str:
     return str(Term.lift(lat) * Term("α") + Term.lift(bw) * Term("β") + Term.lift(comp) * Term("γ"))
 
 
-def _values(algo: Algorithm, p: int, n: Fraction, params: Mapping[str, int]) -> dict[str, Any]:
+def _values(algo: Algorithm, params: Mapping[str, int]) -> dict[str, Any]:
     return {e.symbol: Fraction(params[e.name]) for e in algo.extra}
 
 
-def _time(algo: Algorithm, p: int, n: Fraction, link: LinkParams, extra: Mapping[str, Any]) -> Fraction:
-    lat, bw, comp = algo.coefficients(Fraction(p), n, EXACT, **extra)
-    return lat * link.alpha_s + bw * link.beta_s_per_byte + comp * link.gamma_s_per_byte
+Rates = tuple[Any, Any, Any]
+"""(α, β, γ): Fractions for exact answers, floats for fast scans."""
 
 
-def _tune(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping[str, int]) -> dict[str, int]:
+@cache
+def _rates(link: LinkParams, *, exact: bool = True) -> Rates:
+    values = (link.alpha_s, link.beta_s_per_byte, link.gamma_s_per_byte)
+    return values if exact else tuple(float(v) for v in values)
+
+
+def _time(algo: Algorithm, p: int, n: Any, rates: Rates, extra: Mapping[str, Any]) -> Any:
+    exact = isinstance(n, Fraction)
+    lat, bw, comp = algo.coefficients(Fraction(p) if exact else p, n, EXACT, **extra)
+    return lat * rates[0] + bw * rates[1] + comp * rates[2]
+
+
+def _best_integer(at: Any, upper: int) -> int:
+    """The smallest integer k in [1, *upper*] minimising ``at(k) = a + b·k + c/k``.
+
+    Three evaluations give a, b and c; the integer optimum is next to √(c/b).
+    Every tuned parameter has this form (a registry test checks it).
+    """
+    t1, t2, t4 = at(1), at(2), at(4)
+    c = 4 * ((t4 - t2) - 2 * (t2 - t1)) / 3
+    b = (t2 - t1) + c / 2
+    if c <= 0:
+        guess = 1.0
+    elif b <= 0:
+        guess = float(upper)
+    else:
+        guess = math.sqrt(float(c) / float(b))
+    near = range(max(1, math.floor(min(guess, upper)) - 1), min(upper, math.ceil(guess) + 1) + 1)
+    return min({1, upper, *near}, key=lambda k: (at(k), k))
+
+
+def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int]) -> dict[str, int]:
     """The extra parameters: those given (validated), the rest the best integers."""
     chosen: dict[str, int] = {}
     for e in algo.extra:
@@ -121,19 +152,13 @@ def _tune(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping
             chosen[e.name] = value
             continue
 
-        def at(k: int, e: Any = e) -> Fraction:
-            trial = {**{x.symbol: Fraction(chosen.get(x.name, 1)) for x in algo.extra}, e.symbol: Fraction(k)}
-            return _time(algo, p, n, link, trial)
+        number = Fraction if isinstance(n, Fraction) else int
 
-        # the cost is convex in k: binary-search the first k where it stops decreasing
-        lo, hi = 1, upper
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if at(mid + 1) >= at(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        chosen[e.name] = lo
+        def at(k: int, e: Any = e, number: Any = number) -> Any:
+            trial = {x.symbol: number(chosen.get(x.name, 1)) for x in algo.extra}
+            return _time(algo, p, n, rates, {**trial, e.symbol: number(k)})
+
+        chosen[e.name] = _best_integer(at, upper)
     return chosen
 
 
@@ -184,18 +209,16 @@ def cost(
     """
     spec = find_collective(collective)
     algo = algorithm if isinstance(algorithm, Algorithm) else resolve(spec.name, algorithm)
-    return _cost(algo, check_ranks(p), parse_size(n), link, dict(extra or {}), _bound_time(spec.name, p, n, link))
+    lower = bound(spec.name, p=p, n=n, link=link)
+    return _cost(algo, check_ranks(p), n=parse_size(n), link=link, given=dict(extra or {}),
+                 bound_s=lower.time_s)
 
 
-def _bound_time(collective: str, p: Any, n: Any, link: LinkParams) -> Fraction:
-    return bound(collective, p=p, n=n, link=link).time_s
-
-
-def _cost(algo: Algorithm, p: int, n: Fraction, link: LinkParams, given: Mapping[str, int],
+def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],
           bound_s: Fraction) -> AlgorithmCost:
     algo, notes = applicable(algo, p)
-    params = _tune(algo, p, n, link, given)
-    extra = _values(algo, p, n, params)
+    params = _tune(algo, p, n, _rates(link), given)
+    extra = _values(algo, params)
     lat, bw, comp = (_coefficient(f, p, n, extra) for f in (algo.latency, algo.bandwidth, algo.compute))
     rounds = _coefficient(algo.rounds, p, n, extra)
     for e in algo.extra:
@@ -251,7 +274,7 @@ def compare(
             raise InputError(f"{name!r} is not a parameter of the chosen algorithms; {hint}")
     lower = bound(spec.name, p=p, n=size, link=link)
     results = sorted(
-        (_cost(a, p, size, link, given, lower.time_s) for a in chosen),
+        (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s) for a in chosen),
         key=lambda r: (r.time_s, r.algorithm),
     )
     return CostTable(
@@ -298,16 +321,29 @@ def linear_terms(algo: Algorithm, p: int, link: LinkParams,
     if any(e.name not in given for e in algo.extra):
         return None
     values = {e.symbol: Fraction(given[e.name]) for e in algo.extra}
-    a = _time(algo, p, Fraction(0), link, values)
-    return a, _time(algo, p, Fraction(1), link, values) - a
+    a = _time(algo, p, Fraction(0), _rates(link), values)
+    return a, _time(algo, p, Fraction(1), _rates(link), values) - a
 
 
-def time_at(algo: Algorithm, p: int, n: Fraction, link: LinkParams,
-            extra: Mapping[str, int] | None = None) -> Fraction:
-    """The exact time of *algo* at (p, n), tuning free extra parameters."""
+def time_at(algo: Algorithm, p: int, n: Any, link: LinkParams,
+            extra: Mapping[str, int] | None = None, *, exact: bool = True) -> Any:
+    """The time of *algo* at (p, n), tuning free extra parameters.
+
+    Exact (a Fraction) by default; with ``exact=False`` *n* and the link are
+    floats, for scans that only need signs and are refined exactly afterwards.
+    """
     algo, _ = applicable(algo, p)
-    params = _tune(algo, p, n, link, dict(extra or {}))
-    return _time(algo, p, n, link, _values(algo, p, n, params))
+    n = Fraction(n) if exact else float(n)
+    rates = _rates(link, exact=exact)
+    params = _tune(algo, p, n, rates, dict(extra or {}))
+    return _time(algo, p, n, rates, _values(algo, params))
+
+
+def tuned(algo: Algorithm, p: int, n: Any, link: LinkParams,
+          extra: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The extra parameters *algo* runs with at (p, n): given ones, else the best integers."""
+    algo, _ = applicable(algo, p)
+    return _tune(algo, p, Fraction(n), _rates(link), dict(extra or {}))
 
 
 def catalog(collective: str | None = None, *, adaptations: bool = False) -> Catalog:

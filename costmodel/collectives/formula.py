@@ -105,7 +105,8 @@ def _optimum(algo: Algorithm, terms: dict[str, Any]) -> list[dict[str, str]]:
     out = []
     for e in algo.extra:
         k = EXTRA_SYMBOLS[e.symbol]
-        roots = [r for r in sympy.solve(sympy.diff(terms["time"], k), k) if r.could_extract_minus_sign() is False]
+        roots = sympy.solve(sympy.diff(terms["time"], k), k)
+        roots = [r for r in roots if r.could_extract_minus_sign() is False]
         entry = {"symbol": e.symbol, "name": e.name, "description": e.description}
         if len(roots) == 1:
             # written as √(k*²): sympy would split the root of a product of positive symbols

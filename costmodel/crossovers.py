@@ -3,8 +3,9 @@
 Two costs that are linear in n, T = A + B·n, cross at n* = (A_b - A_a)/(B_a - B_b):
 solved exactly, in rationals.  Costs with a tuned integer parameter (the
 pipelined chain's segments, the double binary tree's blocks) are piecewise
-linear in n; their crossovers are located by a scan and bisection and marked
-``exact=False``.
+linear in n; their crossovers are bracketed by a scan and bisection, then
+solved exactly on the linear piece (``exact=False`` only when the tuned
+parameter changes inside the final bracket).
 
 References
 ----------
@@ -21,6 +22,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 from typing import Any
 
 from costmodel._json import real
@@ -28,7 +30,7 @@ from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import applicable, check_ranks, linear_terms, time_at
+from costmodel.collectives.evaluate import applicable, check_ranks, linear_terms, time_at, tuned
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.units import parse_size
@@ -48,7 +50,7 @@ __all__ = [
 
 DEFAULT_MAX_BYTES = Fraction(16 * 2**30)
 _SCAN_PER_OCTAVE = 8
-_BISECTIONS = 80
+_BISECTIONS = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,8 +161,8 @@ def crossover(
     if la is not None and lb is not None:
         points, below, above, relation, reason = _linear(ea.name, eb.name, la, lb)
     else:
-        points, below, above, relation, reason = _scanned(ra, rb, ea.name, eb.name, p, link, extra,
-                                                          parse_size(max_bytes))
+        points, below, above, relation, reason = _scanned(ra, rb, p=p, link=link, extra=extra,
+                                                          top=parse_size(max_bytes))
     text = _symbolic(ea, eb, p) if symbolic else None
     return Crossover(
         collective=spec.name, a=ea.name, b=eb.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
@@ -192,45 +194,83 @@ def _linear(a: str, b: str, la: tuple[Fraction, Fraction], lb: tuple[Fraction, F
         f"{below} is cheaper below n*, {above} above: the costs are lines in n that cross once")
 
 
-def _scanned(ra: Algorithm, rb: Algorithm, a: str, b: str, p: int, link: LinkParams,
+def _grid(lo: float, hi: float) -> list[float]:
+    """Scan points: *lo*, *hi* and every ⅛ octave between them."""
+    top = math.ceil(math.log2(max(hi, 2)) * _SCAN_PER_OCTAVE)
+    inner = (2 ** (i / _SCAN_PER_OCTAVE) for i in range(top + 1))
+    return [lo, *(x for x in inner if lo < x < hi), hi]
+
+
+def _sign(ra: Algorithm, rb: Algorithm, n: float, *, p: int, link: LinkParams,
+          extra: Mapping[str, int] | None) -> int:
+    """The sign of T_a(n) - T_b(n): in floats, or exactly when floats cannot tell."""
+    ta = time_at(ra, p, n, link, extra, exact=False)
+    tb = time_at(rb, p, n, link, extra, exact=False)
+    if abs(ta - tb) <= 1e-9 * max(abs(ta), abs(tb)):
+        exact = time_at(ra, p, n, link, extra) - time_at(rb, p, n, link, extra)
+        return (exact > 0) - (exact < 0)
+    return (ta > tb) - (ta < tb)
+
+
+def _bisect(ra: Algorithm, rb: Algorithm, lo: float, hi: float, *, p: int, link: LinkParams,
+            extra: Mapping[str, int] | None) -> CrossoverPoint:
+    """The crossover of *ra* and *rb* bracketed by [lo, hi], solved exactly where possible."""
+    start = _sign(ra, rb, lo, p=p, link=link, extra=extra)
+    for _ in range(_BISECTIONS):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if _sign(ra, rb, mid, p=p, link=link, extra=extra) == start else (lo, mid)
+    return _refine(ra, rb, p=p, link=link, extra=extra, lo=Fraction(lo), hi=Fraction(hi))
+
+
+def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams,
              extra: Mapping[str, int] | None, top: Fraction) -> tuple[
         tuple[CrossoverPoint, ...], str | None, str | None, str, str]:
-    def diff(n: Fraction) -> Fraction:
-        return time_at(ra, p, n, link, extra) - time_at(rb, p, n, link, extra)
+    """Crossovers of costs with a tuned parameter: scan, bisect, then solve exactly.
 
-    octaves = max(1, math.ceil(math.log2(max(float(top), 2))))
-    grid = [Fraction(0)] + [Fraction(2) ** Fraction(i, _SCAN_PER_OCTAVE) if i % _SCAN_PER_OCTAVE == 0
-                            else Fraction(2 ** (i / _SCAN_PER_OCTAVE)) for i in range(octaves * _SCAN_PER_OCTAVE + 1)]
-    signs = [(n, diff(n)) for n in grid]
-    points: list[CrossoverPoint] = []
-    for (n0, d0), (n1, d1) in zip(signs, signs[1:]):
-        if d0 == 0 and n0 > 0 and (not points or points[-1].n_bytes != n0):
-            points.append(CrossoverPoint(n_bytes=n0, time_s=time_at(ra, p, n0, link, extra), exact=False))
-        if d0 * d1 < 0:
-            lo, hi, dlo = n0, n1, d0
-            for _ in range(_BISECTIONS):
-                mid = Fraction((lo + hi) / 2).limit_denominator(2**20)
-                if mid in (lo, hi):
-                    break
-                dm = diff(mid)
-                if (dm < 0) == (dlo < 0) and dm != 0:
-                    lo, dlo = mid, dm
-                else:
-                    hi = mid
-            points.append(CrossoverPoint(n_bytes=hi, time_s=time_at(ra, p, hi, link, extra), exact=False))
-    nonzero = [d for _, d in signs if d != 0]
+    The scan runs in floats; a difference too small to trust in floats is
+    recomputed exactly.  Between two scan points where the tuned parameters
+    do not change, both costs are lines in n, so the bracketed crossover is
+    solved exactly; otherwise it is reported to float precision.
+    """
+    a, b = applicable(ra, p)[0].name, applicable(rb, p)[0].name
+    signs = [(n, _sign(ra, rb, n, p=p, link=link, extra=extra)) for n in _grid(0.0, float(top))]
+    nonzero = [(n, sg) for n, sg in signs if sg]
     if not nonzero:
         return (), None, None, "identical", f"{a} and {b} cost the same at every size scanned"
-    first, last = signs[1][1], signs[-1][1]
-    below = a if first < 0 else b if first > 0 else None
-    above = a if last < 0 else b if last > 0 else None
+    points: list[CrossoverPoint] = []
+    for (n0, s0), (n1, s1) in pairwise(nonzero):
+        if s0 == s1:
+            continue
+        ties = [n for n, sg in signs if n0 < n < n1 and sg == 0]
+        if ties:
+            tie = Fraction(ties[0])
+            points.append(CrossoverPoint(n_bytes=tie, time_s=time_at(ra, p, tie, link, extra), exact=True))
+        else:
+            points.append(_bisect(ra, rb, n0, n1, p=p, link=link, extra=extra))
+    first, last = nonzero[0][1], nonzero[-1][1]
+    below, above = (a if first < 0 else b), (a if last < 0 else b)
     if not points:
-        cheaper = a if nonzero[0] < 0 else b
-        return (), cheaper, cheaper, "none", (
-            f"{cheaper} is cheaper at every size scanned (1 B to {float(top):.6g} B)")
+        reason = f"{below} is cheaper at every size scanned (0 B to {float(top):.6g} B)"
+        return (), below, below, "none", reason
     return tuple(points), below, above, "crossover", (
-        "located by scanning 1 B to {:.6g} B and bisection: a tuned parameter makes the "
-        "cost piecewise linear in n".format(float(top)))
+        f"found by scanning 0 B to {float(top):.6g} B: a tuned parameter makes the cost "
+        "piecewise linear in n")
+
+
+def _refine(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams, extra: Mapping[str, int] | None,
+            lo: Fraction, hi: Fraction) -> CrossoverPoint:
+    """The exact crossover inside [lo, hi] when the tuned parameters hold still there."""
+    fixed_a, fixed_b = tuned(ra, p, lo, link, extra), tuned(rb, p, lo, link, extra)
+    if fixed_a == tuned(ra, p, hi, link, extra) and fixed_b == tuned(rb, p, hi, link, extra):
+        la = linear_terms(ra, p, link, {**(extra or {}), **fixed_a})
+        lb = linear_terms(rb, p, link, {**(extra or {}), **fixed_b})
+        if la is not None and lb is not None and la[1] != lb[1]:
+            n_star = (lb[0] - la[0]) / (la[1] - lb[1])
+            if lo <= n_star <= hi:
+                return CrossoverPoint(n_bytes=n_star, time_s=la[0] + la[1] * n_star, exact=True)
+    return CrossoverPoint(n_bytes=hi, time_s=time_at(ra, p, hi, link, extra), exact=False)
 
 
 def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
@@ -389,8 +429,10 @@ def best(
 ) -> BestRanges:
     """The cheapest algorithm for every message size in [*min_bytes*, *max_bytes*].
 
-    The interval is cut at every pairwise crossover; each piece is won by the
-    algorithm cheapest at its midpoint.
+    The interval is cut at every exact crossover of two costs linear in n; when
+    a cost has a tuned parameter, a scan of the cheapest algorithm adds the
+    crossovers where it changes.  Each piece is won by the algorithm cheapest
+    at its midpoint.
 
     Examples
     --------
@@ -405,31 +447,55 @@ def best(
     if hi <= lo:
         raise InputError(f"the size range is empty: --min {float(lo):g} B is not below --max {float(hi):g} B")
     names = list(algorithms or [])
-    chosen = list(dict.fromkeys(resolve(spec.name, x) for x in names)) if names else list(registered(spec.name))
+    chosen = list(dict.fromkeys(resolve(spec.name, x) for x in names) if names else registered(spec.name))
     if len(chosen) < 2:
         raise InputError("best needs at least two algorithms to compare")
     cuts = {lo, hi}
+    lines = {r: linear_terms(r, p, link, extra) for r in chosen}
     for i, ra in enumerate(chosen):
         for rb in chosen[i + 1:]:
-            found = crossover(spec.name, ra.name, rb.name, p=p, link=link, extra=extra, max_bytes=hi)
-            cuts.update(c.n_bytes for c in found.crossovers if lo < c.n_bytes < hi)
+            la, lb = lines[ra], lines[rb]
+            if la is not None and lb is not None:
+                points = _linear(ra.name, rb.name, la, lb)[0]
+                cuts.update(c.n_bytes for c in points if lo < c.n_bytes < hi)
+    if any(line is None for line in lines.values()):
+        cuts.update(_envelope_cuts(chosen, sorted(cuts), p=p, link=link, extra=extra))
     edges = sorted(cuts)
     ranges: list[BestRange] = []
     notes: list[str] = []
-    for left, right in zip(edges, edges[1:]):
+    for left, right in pairwise(edges):
         mid = (left + right) / 2
         times = [(time_at(r, p, mid, link, extra), i, applicable(r, p)[0].name) for i, r in enumerate(chosen)]
         fastest = min(times)[0]
         winners = [name for t, _, name in sorted(times, key=lambda x: x[1]) if t == fastest]
         head, tied = winners[0], tuple(winners[1:])
         if ranges and ranges[-1].algorithm == head and ranges[-1].tied == tied:
-            ranges[-1] = BestRange(algorithm=head, from_bytes=ranges[-1].from_bytes, to_bytes=right, tied=tied)
+            start = ranges[-1].from_bytes
+            ranges[-1] = BestRange(algorithm=head, from_bytes=start, to_bytes=right, tied=tied)
         else:
             ranges.append(BestRange(algorithm=head, from_bytes=left, to_bytes=right, tied=tied))
     for r in chosen:
         notes.extend(applicable(r, p)[1])
     return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
                       ranges=tuple(ranges), notes=tuple(notes))
+
+
+def _envelope_cuts(chosen: list[Algorithm], cuts: list[Fraction], *, p: int, link: LinkParams,
+                   extra: Mapping[str, int] | None) -> set[Fraction]:
+    """Where the cheapest algorithm changes, found by a scan of all of them at once."""
+    grid = sorted({float(c) for c in cuts} | set(_grid(float(cuts[0]), float(cuts[-1]))))
+
+    def cheapest(n: float) -> Algorithm:
+        return min(chosen, key=lambda r: time_at(r, p, n, link, extra, exact=False))
+
+    winners = [cheapest(n) for n in grid]
+    found = set()
+    for (n0, w0), (n1, w1) in pairwise(zip(grid, winners, strict=True)):
+        if w0 is not w1:
+            point = _bisect(w0, w1, n0, n1, p=p, link=link, extra=extra).n_bytes
+            if cuts[0] < point < cuts[-1]:
+                found.add(point)
+    return found
 
 
 def find_crossover(
