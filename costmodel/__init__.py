@@ -49,7 +49,7 @@ _EXPORTS = {
     "Profile": "costmodel.profiles",
     "list_profiles": "costmodel.profiles",
     "load_profile": "costmodel.profiles",
-    "sweep": "costmodel.sweep",
+    "sweep": "costmodel.sweeps",
 }
 
 __all__ = [

@@ -27,10 +27,17 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.collectives._record import Algorithm
-from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import applicable, check_ranks, linear_terms, time_at, tuned
+from costmodel.collectives.evaluate import (
+    applicable,
+    check_extra,
+    check_ranks,
+    choose,
+    linear_terms,
+    time_at,
+    tuned,
+)
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.units import parse_size
@@ -154,6 +161,7 @@ def crossover(
     spec = find_collective(collective)
     p = check_ranks(p)
     ra, rb = resolve(spec.name, a), resolve(spec.name, b)
+    check_extra(spec.name, [ra, rb], extra)
     if ra is rb:
         raise InputError(f"{a!r} and {b!r} are the same algorithm ({ra.name}); compare two different ones")
     (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
@@ -446,8 +454,8 @@ def best(
     lo, hi = parse_size(min_bytes), parse_size(max_bytes)
     if hi <= lo:
         raise InputError(f"the size range is empty: --min {float(lo):g} B is not below --max {float(hi):g} B")
-    names = list(algorithms or [])
-    chosen = list(dict.fromkeys(resolve(spec.name, x) for x in names) if names else registered(spec.name))
+    chosen, skipped = choose(spec.name, algorithms, p=p)
+    check_extra(spec.name, chosen, extra)
     if len(chosen) < 2:
         raise InputError("best needs at least two algorithms to compare")
     cuts = {lo, hi}
@@ -462,7 +470,7 @@ def best(
         cuts.update(_envelope_cuts(chosen, sorted(cuts), p=p, link=link, extra=extra))
     edges = sorted(cuts)
     ranges: list[BestRange] = []
-    notes: list[str] = []
+    notes = list(skipped)
     for left, right in pairwise(edges):
         mid = (left + right) / 2
         times = [(time_at(r, p, mid, link, extra), i, applicable(r, p)[0].name) for i, r in enumerate(chosen)]

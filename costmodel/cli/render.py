@@ -82,7 +82,7 @@ def _(table: CostTable) -> Rendered:
         f"lower bound {format_time(table.bound.time_s)} = {escape(table.bound.formula)}   "
         f"[dim](Chan et al. 2007)[/dim]\nbest: [bold]{table.best}[/bold]"
     )
-    notes = tuple(n for r in table.results for n in r.notes)
+    notes = table.notes + tuple(n for r in table.results for n in r.notes)
     return Group(head, Text.from_markup(_link(table.link)), Text(""), out, Text(""), bound, Text(""),
                  formulas), notes
 

@@ -18,7 +18,7 @@ References
 
 from __future__ import annotations
 
-from costmodel.collectives._record import Algorithm, Bound, Collective, Extra, power_of_two
+from costmodel.collectives._record import Algorithm, Bound, Collective, Constraint, Extra, power_of_two
 from costmodel.references import (
     CHAN_2007,
     PATARASUK_2009,
@@ -156,6 +156,13 @@ DOUBLE_BINARY_TREE = Algorithm(
     compute=lambda p, n, m, k: (m.flg(p) + k - 1) / k * n,
     rounds=lambda p, n, m, k: 4 * (m.flg(p) + k - 1),
     bytes_sent=lambda p, n, m, k: 2 * n,
+    constraints=(
+        Constraint(
+            "p ≥ 4", lambda p: p >= 4, None,
+            lambda p: f"p={p}: below 4 ranks no rank is inner in one tree and a leaf in the other; "
+                      "try 'ring'",
+        ),
+    ),
     extra=(
         Extra(
             symbol="k",

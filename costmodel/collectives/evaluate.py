@@ -33,7 +33,9 @@ __all__ = [
     "applicable",
     "bound",
     "catalog",
+    "check_extra",
     "check_ranks",
+    "choose",
     "compare",
     "cost",
     "linear_terms",
@@ -209,6 +211,7 @@ def cost(
     """
     spec = find_collective(collective)
     algo = algorithm if isinstance(algorithm, Algorithm) else resolve(spec.name, algorithm)
+    check_extra(spec.name, [algo], extra)
     lower = bound(spec.name, p=p, n=n, link=link)
     return _cost(algo, check_ranks(p), n=parse_size(n), link=link, given=dict(extra or {}),
                  bound_s=lower.time_s)
@@ -262,16 +265,8 @@ def compare(
     spec = find_collective(collective)
     p = check_ranks(p)
     size = parse_size(n)
-    names = list(algorithms or [])
-    chosen = [resolve(spec.name, a) for a in names] if names else list(registered(spec.name))
-    chosen = list(dict.fromkeys(chosen))
-    given = dict(extra or {})
-    known = {e.name for a in chosen for e in a.extra}
-    for name in given:
-        if name not in known:
-            users = sorted({a.name for a in spec.algorithms for e in a.extra if e.name == name})
-            hint = f"it applies to {', '.join(users)}" if users else f"{spec.name} has no such parameter"
-            raise InputError(f"{name!r} is not a parameter of the chosen algorithms; {hint}")
+    chosen, skipped = choose(spec.name, algorithms, p=p)
+    given = check_extra(spec.name, chosen, extra)
     lower = bound(spec.name, p=p, n=size, link=link)
     results = sorted(
         (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s) for a in chosen),
@@ -279,8 +274,43 @@ def compare(
     )
     return CostTable(
         collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
-        results=tuple(results), bound=lower,
+        results=tuple(results), bound=lower, notes=skipped,
     )
+
+
+def choose(collective: str, names: Iterable[str] | None, *,
+           p: int) -> tuple[list[Algorithm], tuple[str, ...]]:
+    """The algorithms to compare: those named, or every registered one that can run at *p*.
+
+    A named algorithm that cannot run at *p* raises :class:`ConstraintError`;
+    from the default list it is left out with a note saying why.
+    """
+    wanted = list(names or [])
+    if wanted:
+        return list(dict.fromkeys(resolve(collective, a) for a in wanted)), ()
+    chosen, skipped = [], []
+    for algo in registered(collective):
+        try:
+            applicable(algo, p)
+        except ConstraintError as exc:
+            skipped.append(f"{algo.name} left out: {exc}")
+        else:
+            chosen.append(algo)
+    return chosen, tuple(skipped)
+
+
+def check_extra(collective: str, chosen: Iterable[Algorithm],
+                extra: Mapping[str, int] | None) -> dict[str, int]:
+    """The extra parameters given, each checked to belong to one of the *chosen* algorithms."""
+    given = dict(extra or {})
+    known = {e.name for a in chosen for e in a.extra}
+    for name in given:
+        if name not in known:
+            spec = find_collective(collective)
+            users = sorted({a.name for a in spec.algorithms for e in a.extra if e.name == name})
+            hint = f"it applies to {', '.join(users)}" if users else f"{spec.name} has no such parameter"
+            raise InputError(f"{name!r} is not a parameter of the chosen algorithms; {hint}")
+    return given
 
 
 def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:

@@ -107,6 +107,7 @@ class CostTable:
     meaning_of_n: str
     results: tuple[AlgorithmCost, ...]
     bound: LowerBound
+    notes: tuple[str, ...] = ()
 
     @property
     def best(self) -> str:
@@ -125,6 +126,7 @@ class CostTable:
             "results": [r.to_dict() for r in self.results],
             "best": self.best,
             "bound": self.bound.to_dict(),
+            "notes": list(self.notes),
         }
 
 

@@ -21,6 +21,7 @@ Calibration writes the same format.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -122,7 +123,12 @@ def load_profile(name_or_path: str | Path) -> Profile:
 
 
 def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
-    return getattr(exc, "lineno", None)
+    """The line of a TOML error: an attribute from Python 3.14, in the message before."""
+    line = getattr(exc, "lineno", None)
+    if line is None:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(found.group(1)) if found else None
+    return line
 
 
 def parse_profile(content: str, *, path: str) -> Profile:
@@ -186,4 +192,5 @@ def _quantity(table: dict[str, Any], key: str) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{key} = {value!r} is not a quantity; write it as a string with a unit")
-    return value
+    # a bare number is read as written (5e-6 is 1/200000), not as its binary float
+    return repr(value)

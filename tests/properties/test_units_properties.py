@@ -224,5 +224,5 @@ def test_format_size_mantissa_in_range(x):
     decimal_part = format_size(x).split(" = ")[0]
     mantissa, unit = decimal_part.split(" ")
     assert unit in SIZE_UNITS
-    if unit != "B" and unit != "PB":
+    if unit not in {"B", "PB"}:
         assert 1 <= Fraction(mantissa) < 1000
