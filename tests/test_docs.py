@@ -1,0 +1,43 @@
+"""Every example in the README and docs runs and prints what the page shows."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from costmodel.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+_BLOCK = re.compile(r"```[a-z]*\n(\$ costmodel .*?)```", re.DOTALL)
+
+
+def _sessions() -> list[tuple[str, str, str]]:
+    found = []
+    for page in PAGES:
+        for block in _BLOCK.findall(page.read_text(encoding="utf-8")):
+            command, _, want = block.partition("\n")
+            found.append((f"{page.name}: {command[2:60]}", command[2:], want))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_python_examples(page):
+    result = doctest.testfile(str(page), module_relative=False, optionflags=FLAGS, verbose=False)
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize(("command", "want"), [s[1:] for s in _sessions()], ids=[s[0] for s in _sessions()])
+def test_shell_examples(command, want, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("NO_COLOR", "1")
+    argv = shlex.split(command)[1:]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    got = "\n".join(line.rstrip() for line in (out + err).splitlines()) + "\n"
+    assert doctest.OutputChecker().check_output(want, got, FLAGS), f"{command}\n--- got:\n{got}"
