@@ -466,8 +466,12 @@ def best(
             if la is not None and lb is not None:
                 points = _linear(ra.name, rb.name, la, lb)[0]
                 cuts.update(c.n_bytes for c in points if lo < c.n_bytes < hi)
-    if any(line is None for line in lines.values()):
-        cuts.update(_envelope_cuts(chosen, sorted(cuts), p=p, link=link, extra=extra))
+    straight = [line for line in lines.values() if line is not None]
+    contenders = [r for r, line in lines.items() if line is None
+                  and _may_win(r, straight, sorted(cuts), p=p, link=link, extra=extra)]
+    if contenders:
+        scanned = [r for r in chosen if lines[r] is not None or r in contenders]
+        cuts.update(_envelope_cuts(scanned, sorted(cuts), p=p, link=link, extra=extra))
     edges = sorted(cuts)
     ranges: list[BestRange] = []
     notes = list(skipped)
@@ -488,13 +492,42 @@ def best(
                       ranges=tuple(ranges), notes=tuple(notes))
 
 
+def _may_win(algo: Algorithm, lines: list[tuple[Fraction, Fraction]], edges: list[Fraction], *,
+             p: int, link: LinkParams, extra: Mapping[str, int] | None) -> bool:
+    """Whether a tuned cost can dip below the cheapest of the linear ones somewhere in the range.
+
+    With T(k, n) = a + b·k + (s + t/k)·n (a registry test checks this form), the
+    line T(1, 0) + s·n lies below T for every k; s = 2·slope(k=2) − slope(k=1).
+    The linear envelope bends only at the *edges*, so comparing there suffices.
+    """
+    free = [e for e in applicable(algo, p)[0].extra if e.name not in (extra or {})]
+    if len(free) != 1 or not lines:
+        return True
+
+    def fixed(k: int) -> tuple[Fraction, Fraction]:
+        line = linear_terms(algo, p, link, {**(extra or {}), free[0].name: k})
+        assert line is not None  # every parameter is fixed
+        return line
+
+    (a, s1), (_, s2) = fixed(1), fixed(2)
+    slope = 2 * s2 - s1
+    return any(a + slope * x < min(l0 + l1 * x for l0, l1 in lines) for x in edges)
+
+
 def _envelope_cuts(chosen: list[Algorithm], cuts: list[Fraction], *, p: int, link: LinkParams,
                    extra: Mapping[str, int] | None) -> set[Fraction]:
     """Where the cheapest algorithm changes, found by a scan of all of them at once."""
     grid = sorted({float(c) for c in cuts} | set(_grid(float(cuts[0]), float(cuts[-1]))))
+    lines = {r: linear_terms(r, p, link, extra) for r in chosen}
+    floats = {r: (float(line[0]), float(line[1])) for r, line in lines.items() if line is not None}
+
+    def at(r: Algorithm, n: float) -> float:
+        if r in floats:
+            return floats[r][0] + floats[r][1] * n
+        return time_at(r, p, n, link, extra, exact=False)
 
     def cheapest(n: float) -> Algorithm:
-        return min(chosen, key=lambda r: time_at(r, p, n, link, extra, exact=False))
+        return min(chosen, key=lambda r: at(r, n))
 
     winners = [cheapest(n) for n in grid]
     found = set()
