@@ -41,3 +41,10 @@ def test_shell_examples(command, want, capsys, monkeypatch):
     out, err = capsys.readouterr()
     got = "\n".join(line.rstrip() for line in (out + err).splitlines()) + "\n"
     assert doctest.OutputChecker().check_output(want, got, FLAGS), f"{command}\n--- got:\n{got}"
+
+
+def test_model_reference_is_generated_from_the_registry(capsys):
+    assert main(["algorithms", "--adaptations", "--markdown"]) == 0
+    generated = capsys.readouterr().out
+    page = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    assert page == generated, "regenerate: costmodel algorithms --adaptations --markdown > docs/models.md"

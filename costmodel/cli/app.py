@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from costmodel.cli import cost, profiles
@@ -18,3 +20,19 @@ app = typer.Typer(
 
 for group in (cost, profiles):
     app.registered_commands.extend(group.app.registered_commands)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from costmodel import __version__
+
+        typer.echo(f"costmodel {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Exact α–β–γ cost models for the collectives of distributed training."""

@@ -153,6 +153,7 @@ def formula(
 def algorithms(
     collective: Annotated[str | None, typer.Argument(help="Only this collective.")] = None,
     adaptations: Annotated[bool, typer.Option(help="Also list the -folded records.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the model reference (Markdown).")] = False,
     as_json: Json = False,
 ) -> None:
     """List the registered collectives and algorithms with their cost formulas.
@@ -161,4 +162,10 @@ def algorithms(
     """
     from costmodel.collectives.evaluate import catalog
 
-    emit(catalog(collective, adaptations=adaptations), as_json=as_json)
+    result = catalog(collective, adaptations=adaptations)
+    if markdown and not as_json:
+        from costmodel.cli.render import markdown as to_markdown
+
+        typer.echo(to_markdown(result), nl=False)
+        return
+    emit(result, as_json=as_json)

@@ -36,6 +36,7 @@ __all__ = [
     "check_extra",
     "check_ranks",
     "choose",
+    "coefficient_text",
     "compare",
     "cost",
     "linear_terms",
@@ -92,10 +93,26 @@ def text_formula(algo: Algorithm) -> str:
     >>> text_formula(resolve("allreduce", "ring"))
     '2(p − 1)·α + 2(p − 1)/p·n·β + (p − 1)/p·n·γ'
     """
-    p, n = Term("p"), Term("n")
     extra = {e.symbol: Term(e.symbol) for e in algo.extra}
-    lat, bw, comp = algo.coefficients(p, n, TEXT, **extra)
-    return str(Term.lift(lat) * Term("α") + Term.lift(bw) * Term("β") + Term.lift(comp) * Term("γ"))
+    return _time_text(algo.latency, algo.bandwidth, algo.compute, **extra)
+
+
+def _time_text(latency: Coefficient, bandwidth: Coefficient, compute: Coefficient, **extra: Any) -> str:
+    p, n = Term("p"), Term("n")
+    terms = (Term.lift(f(p, n, TEXT, **extra)) * Term(s) for f, s in
+             ((latency, "α"), (bandwidth, "β"), (compute, "γ")))
+    return str(sum(terms, Term.lift(0)))
+
+
+def coefficient_text(fn: Coefficient, algo: Algorithm) -> str:
+    """One coefficient of *algo* (rounds, bytes sent, ...) as readable text.
+
+    >>> from costmodel.collectives._registry import resolve
+    >>> coefficient_text(resolve("allreduce", "ring").rounds, resolve("allreduce", "ring"))
+    '2(p − 1)'
+    """
+    extra = {e.symbol: Term(e.symbol) for e in algo.extra}
+    return str(Term.lift(fn(Term("p"), Term("n"), TEXT, **extra)))
 
 
 def _values(algo: Algorithm, params: Mapping[str, int]) -> dict[str, Any]:
@@ -328,9 +345,7 @@ def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
     size = parse_size(n)
     b = spec.bound
     lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
-    pt, nt = Term("p"), Term("n")
-    text = Term.lift(b.latency(pt, nt, TEXT)) * Term("α") + Term.lift(b.bandwidth(pt, nt, TEXT)) * Term(
-        "β") + Term.lift(b.compute(pt, nt, TEXT)) * Term("γ")
+    text = _time_text(b.latency, b.bandwidth, b.compute)
     return LowerBound(
         collective=spec.name, p=p, n_bytes=size, link=link,
         latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
@@ -386,10 +401,12 @@ def catalog(collective: str | None = None, *, adaptations: bool = False) -> Cata
     entries = tuple(
         CatalogEntry(
             collective=spec.name, algorithm=a.name, aliases=a.aliases, summary=a.summary,
-            formula=text_formula(a), adapts=a.adapts,
+            formula=text_formula(a), rounds=coefficient_text(a.rounds, a),
+            bytes_sent=coefficient_text(a.bytes_sent, a), adapts=a.adapts, source=a.source, notes=a.notes,
             constraints=tuple(f"{c.name} (else {c.otherwise or 'refused'})" for c in a.constraints),
         )
         for spec in specs
         for a in registered(spec.name, adaptations=adaptations)
     )
-    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, entries=entries)
+    bounds = {s.name: _time_text(s.bound.latency, s.bound.bandwidth, s.bound.compute) for s in specs}
+    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, bounds=bounds, entries=entries)

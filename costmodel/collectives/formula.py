@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.collectives._math import TEXT, Term, symbolic
+from costmodel.collectives._math import symbolic
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
-from costmodel.collectives.evaluate import text_formula
+from costmodel.collectives.evaluate import coefficient_text, text_formula
 from costmodel.references import Cited
 
 __all__ = ["Formula", "formula", "plain_text"]
@@ -75,11 +75,6 @@ class Formula:
             "source": self.source.to_dict(),
             "notes": list(self.notes),
         }
-
-
-def _text(fn: Any, algo: Algorithm) -> str:
-    extra = {e.symbol: Term(e.symbol) for e in algo.extra}
-    return str(Term.lift(fn(Term("p"), Term("n"), TEXT, **extra)))
 
 
 def _sympy_terms(algo: Algorithm) -> dict[str, Any]:
@@ -143,7 +138,7 @@ def formula(collective: str, algorithm: str) -> Formula:
     spec = find_collective(collective)
     algo = resolve(spec.name, algorithm)
     terms = _sympy_terms(algo)
-    texts = {name: _text(getattr(algo, name), algo)
+    texts = {name: coefficient_text(getattr(algo, name), algo)
              for name in ("latency", "bandwidth", "compute", "rounds", "bytes_sent")}
     time = text_formula(algo)
     adaptations = tuple(formula(spec.name, c.otherwise) for c in algo.constraints if c.otherwise)

@@ -139,8 +139,12 @@ class CatalogEntry:
     aliases: tuple[str, ...]
     summary: str
     formula: str
+    rounds: str
+    bytes_sent: str
     constraints: tuple[str, ...]
     adapts: str | None
+    source: Cited
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -149,8 +153,12 @@ class CatalogEntry:
             "aliases": list(self.aliases),
             "summary": self.summary,
             "formula": self.formula,
+            "rounds": self.rounds,
+            "bytes_sent": self.bytes_sent,
             "constraints": list(self.constraints),
             "adapts": self.adapts,
+            "source": self.source.to_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -159,7 +167,9 @@ class Catalog:
     """The registered collectives and algorithms, with what n means for each."""
 
     meanings: dict[str, str]
+    bounds: dict[str, str]
     entries: tuple[CatalogEntry, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"meaning_of_n": dict(self.meanings), "algorithms": [e.to_dict() for e in self.entries]}
+        return {"meaning_of_n": dict(self.meanings), "lower_bounds": dict(self.bounds),
+                "algorithms": [e.to_dict() for e in self.entries]}
