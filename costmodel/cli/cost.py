@@ -153,7 +153,7 @@ def formula(
 def algorithms(
     collective: Annotated[str | None, typer.Argument(help="Only this collective.")] = None,
     adaptations: Annotated[bool, typer.Option(help="Also list the -folded records.")] = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print the model reference (Markdown).")] = False,
+    markdown: Annotated[bool, typer.Option(help="Print the model reference (Markdown).")] = False,
     as_json: Json = False,
 ) -> None:
     """List the registered collectives and algorithms with their cost formulas.
