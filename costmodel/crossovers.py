@@ -109,7 +109,7 @@ class Crossover:
             "b": self.b,
             "p": self.p,
             "meaning_of_n": self.meaning_of_n,
-            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            **self.link.result_fields(),
             "crossovers": [c.to_dict() for c in self.crossovers],
             "below": self.below,
             "above": self.above,
@@ -341,7 +341,7 @@ class CrossoverInP:
             "b": self.b,
             "n_bytes": real(self.n_bytes),
             "meaning_of_n": self.meaning_of_n,
-            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            **self.link.result_fields(),
             "crossovers_p": list(self.crossovers),
             "ranges": [r.to_dict() for r in self.ranges],
         }
@@ -419,7 +419,7 @@ class BestRanges:
             "collective": self.collective,
             "p": self.p,
             "meaning_of_n": self.meaning_of_n,
-            **{k: v for k, v in self.link.to_dict().items() if k != "bandwidth_bytes_per_s"},
+            **self.link.result_fields(),
             "ranges": [r.to_dict() for r in self.ranges],
             "notes": list(self.notes),
         }

@@ -101,6 +101,17 @@ class LinkParams:
         source = "options" if base is None else base.source + (" with options" if explicit else "")
         return cls(alpha_s=alpha_s, beta_s_per_byte=beta_s, gamma_s_per_byte=gamma_s, source=source)
 
+    def result_fields(self) -> dict[str, object]:
+        """The link as every result's JSON carries it: α, β, γ in SI units and where they came from."""
+        from costmodel._json import real
+
+        return {
+            "alpha_s": real(self.alpha_s),
+            "beta_s_per_byte": real(self.beta_s_per_byte),
+            "gamma_s_per_byte": real(self.gamma_s_per_byte),
+            "link_source": self.source,
+        }
+
     def to_dict(self) -> dict[str, object]:
         from costmodel._json import real
 
