@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from costmodel.collectives._math import EXACT, TEXT, Term
@@ -123,7 +123,7 @@ Rates = tuple[Any, Any, Any]
 """(α, β, γ): Fractions for exact answers, floats for fast scans."""
 
 
-@cache
+@lru_cache(maxsize=64)
 def _rates(link: LinkParams, *, exact: bool = True) -> Rates:
     values = (link.alpha_s, link.beta_s_per_byte, link.gamma_s_per_byte)
     return values if exact else tuple(float(v) for v in values)
