@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import os
 import re
 import shlex
 from pathlib import Path
@@ -34,12 +35,20 @@ def test_python_examples(page):
 
 @pytest.mark.parametrize(("command", "want"), [s[1:] for s in _sessions()], ids=[s[0] for s in _sessions()])
 def test_shell_examples(command, want, capsys, monkeypatch):
+    """Set COSTMODEL_UPDATE_DOCS=1 to rewrite a page's output blocks (those without '...')."""
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     argv = shlex.split(command)[1:]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     got = "\n".join(line.rstrip() for line in (out + err).splitlines()) + "\n"
+    if os.environ.get("COSTMODEL_UPDATE_DOCS") and "..." not in want:
+        for page in PAGES:
+            text = page.read_text(encoding="utf-8")
+            old = f"$ {command}\n{want}"
+            if old in text:
+                page.write_text(text.replace(old, f"$ {command}\n{got}"), encoding="utf-8")
+        return
     assert doctest.OutputChecker().check_output(want, got, FLAGS), f"{command}\n--- got:\n{got}"
 
 

@@ -63,13 +63,15 @@ def render(result: Any) -> Rendered:
 @render.register
 def _(table: CostTable) -> Rendered:
     gamma = bool(table.link.gamma_s_per_byte)
-    numbers = ("time", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
+    numbers = ("time", "× best", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
     columns = [c for c in ("algorithm", *numbers) if gamma or c != "γ part"]
     out = _table(*columns, numeric=numbers)
     for r in table.results:
         ratio = r.bound_ratio
+        best = table.vs_best(r)
         out.add_row(
-            r.algorithm, format_time(r.time_s), format_time(r.latency_s), format_time(r.bandwidth_s),
+            r.algorithm, format_time(r.time_s), "–" if best is None else format_number(best, digits=3),
+            format_time(r.latency_s), format_time(r.bandwidth_s),
             *([format_time(r.compute_s)] if gamma else []),
             str(r.rounds), _size(r.bytes_sent_per_rank),
             "–" if ratio is None else format_number(ratio, digits=3),

@@ -111,14 +111,21 @@ class CostTable:
     def best(self) -> str:
         return self.results[0].algorithm
 
+    def vs_best(self, result: AlgorithmCost) -> Fraction | None:
+        """How many times slower than the fastest *result* is (None when the fastest takes no time)."""
+        fastest = self.results[0].time_s
+        return None if fastest == 0 else result.time_s / fastest
+
     def to_dict(self) -> dict[str, object]:
+        ratios = [self.vs_best(r) for r in self.results]
         return {
             "collective": self.collective,
             "p": self.p,
             "n_bytes": real(self.n_bytes),
             "meaning_of_n": self.meaning_of_n,
             **self.link.result_fields(),
-            "results": [r.to_dict() for r in self.results],
+            "results": [{**r.to_dict(), "vs_best": None if x is None else real(x)}
+                        for r, x in zip(self.results, ratios, strict=True)],
             "best": self.best,
             "bound": self.bound.to_dict(),
             "notes": list(self.notes),

@@ -9,10 +9,10 @@ other.
 
 from __future__ import annotations
 
-from costmodel.schedules.execute import Execution, execute
+from costmodel.schedules.executor import Execution, execute
 from costmodel.schedules.model import Group, Schedule, ScheduleError, Step, Transfer, group, step
 from costmodel.schedules.registry import BUILDERS, build
-from costmodel.schedules.simulate import Simulation, simulate
+from costmodel.schedules.simulator import Simulation, simulate
 
 __all__ = [
     "BUILDERS",

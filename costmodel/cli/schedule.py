@@ -1,0 +1,55 @@
+"""The ``schedule`` command: an algorithm's explicit schedule, step by step."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated
+
+import typer
+
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Blocks, Gamma, Json, Profile, Ranks, Segments
+from costmodel.cli.output import emit
+
+app = typer.Typer()
+
+
+def _size(text: str) -> Fraction:
+    from costmodel.cli.options import Size
+
+    return Size.__metadata__[0].parser(text)
+
+
+@app.command("schedule")
+def schedule(
+    collective: Annotated[str, typer.Argument(help="allreduce, allgather, ... (aliases accepted).",
+                                              show_default=False)],
+    algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
+    ranks: Ranks,
+    size: Annotated[Fraction | None, typer.Option(
+        "-n", "--size", parser=_size, metavar="SIZE", help="Message size (default 1 MiB).")] = None,
+    verify: Annotated[bool, typer.Option(help="Run it on random data; compare with the formula.")] = False,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None, segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
+) -> None:
+    """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
+
+    Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
+    """
+    from costmodel.cli import render_schedule  # noqa: F401 - registers the rendering
+    from costmodel.cli.options import extra_parameters
+    from costmodel.walkthrough import schedule_report
+
+    link = _link(alpha, beta, bandwidth, gamma, profile)
+    extra = extra_parameters(segments=segments, blocks=blocks)
+    emit(schedule_report(collective, algorithm, p=ranks, n=size, link=link, extra=extra, verify=verify),
+         as_json=as_json)
+
+
+def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
+          gamma: Fraction | None, profile: str | None) -> object:
+    """The link if any part of one was given, else None (the schedule needs none)."""
+    if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
+        return None
+    from costmodel.params import LinkParams
+
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)

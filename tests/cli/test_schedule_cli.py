@@ -1,0 +1,67 @@
+"""The schedule command: JSON contract, verification, and what a learner sees."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from costmodel.cli import main
+
+
+def run_json(capsys, *args):
+    assert main([*args, "--json"]) == 0
+    out, _ = capsys.readouterr()
+    return json.loads(out)
+
+
+def test_ring_p4_json_contract(capsys):
+    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify")
+    assert {"collective", "algorithm", "p", "steps", "rounds", "bytes_sent_per_rank", "time_s",
+            "verified"} <= set(data)
+    assert data["rounds"] == len(data["steps"]) == 6
+    first = data["steps"][0][0]
+    assert set(first) >= {"src", "dst", "chunk", "op", "bytes"}
+    assert first["bytes"] == 25_000_000  # 100 MB in 4 chunks
+    # reduce-scatter adds, all-gather copies
+    assert {t["op"] for step in data["steps"][:3] for t in step} == {"reduce"}
+    assert {t["op"] for step in data["steps"][3:] for t in step} == {"copy"}
+    assert data["bytes_sent_per_rank"] == 150_000_000
+    assert data["time_s"] is None  # no link given
+    assert data["verified"] is True
+
+
+def test_time_needs_a_link(capsys):
+    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "100MB",
+                    "--alpha", "0s", "--bandwidth", "12.5GB/s")
+    assert data["time_s"] == 0.012  # 150 MB at 12.5 GB/s
+
+
+def test_non_power_of_two_uses_the_adaptation(capsys):
+    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "6")
+    assert data["algorithm"] == "ring"
+    assert data["rounds"] == 10
+
+
+def test_human_render_shows_partial_sums(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "step 1:" in out and "step 6:" in out
+    assert "0+3" in out  # a partial sum of two ranks after the first step
+    assert "Σ" in out
+    assert "verified" in out and "NOT verified" not in out
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["schedule", "allreduce", "rign", "-p", "4"], "did you mean 'ring'"),
+    (["schedule", "allreduce", "ring", "-p", "1"], "at least 2 ranks"),
+    (["schedule", "allreduce", "ring", "-p", "4", "-n", "5us"], "not a size"),
+    (["schedule", "allreduce", "ring", "-p", "4", "--segments", "3"], "segments"),
+])
+def test_bad_input(capsys, argv, needle):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert needle in err
