@@ -25,11 +25,24 @@ from typing import Literal
 
 import numpy as np
 
-from costmodel.errors import CostmodelError
+from costmodel.errors import CostmodelError, InputError
 
-__all__ = ["Group", "Schedule", "ScheduleError", "Step", "Transfer", "group", "step"]
+__all__ = ["Group", "Schedule", "ScheduleError", "Step", "Transfer", "check_ranks", "group", "step"]
 
 Op = Literal["copy", "reduce"]
+
+
+def check_ranks(p: int, *, root: int = 0) -> None:
+    """Refuse a rank count or root that names no rank (builders call this first).
+
+    Raises
+    ------
+    InputError
+    """
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise InputError(f"p={p!r} is not a number of ranks; use an integer p ≥ 1")
+    if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < p:
+        raise InputError(f"root={root!r} is not one of the {p} ranks; use 0 ≤ root < {p}")
 
 
 class ScheduleError(CostmodelError, RuntimeError):
@@ -135,15 +148,18 @@ class Schedule:
         return [[t for g in s for t in g.transfers()] for s in self.steps()]
 
     def _check(self, index: int, s: Step) -> None:
-        if not s:
-            raise ScheduleError(f"step {index} of {self.algorithm} moves nothing")
-        src = np.concatenate([g.src for g in s])
-        dst = np.concatenate([g.dst for g in s])
+        if not s or any(g.size == 0 for g in s):
+            raise ScheduleError(f"step {index} of {self.algorithm} has an empty group of transfers")
         for g in s:
-            if g.chunks.shape != (g.size, g.chunks.shape[1]) or g.chunks.shape[1] == 0:
+            if g.chunks.ndim != 2 or g.chunks.shape[0] != g.size or g.chunks.shape[1] == 0 or (
+                    g.dst.shape != g.src.shape):
                 raise ScheduleError(f"step {index}: a group's chunks do not match its transfers")
             if g.chunks.min() < 0 or g.chunks.max() >= self.chunk_ids:
                 raise ScheduleError(f"step {index}: chunk ids outside 0..{self.chunk_ids - 1}")
+            if g.chunks.shape[1] > 1 and (np.diff(np.sort(g.chunks, axis=1), axis=1) == 0).any():
+                raise ScheduleError(f"step {index}: a transfer carries the same chunk twice")
+        src = np.concatenate([g.src for g in s])
+        dst = np.concatenate([g.dst for g in s])
         if src.min() < 0 or dst.min() < 0 or max(src.max(), dst.max()) >= self.p or (src == dst).any():
             raise ScheduleError(f"step {index}: a transfer is not between two of the {self.p} ranks")
         for ranks, what in ((src, "sends"), (dst, "receives")):

@@ -48,3 +48,16 @@ def test_a_missing_result_is_reported():
     result = execute(short)
     assert not result.ok
     assert "never received" in result.problems[0]
+
+
+@pytest.mark.parametrize("group", [
+    Group(np.array([], dtype=np.int64), np.array([], dtype=np.int64), np.zeros((0, 1), dtype=np.int64)),
+    Group(np.array([0]), np.array([1]), np.array([0])),  # chunks must be (transfers, m)
+    Group(np.array([0]), np.array([1]), np.array([[7]])),  # no chunk 7 in 4 units
+    Group(np.array([0]), np.array([0]), np.array([[0]])),  # to itself
+    Group(np.array([0]), np.array([1]), np.array([[0, 0]])),  # the same chunk twice
+])
+def test_malformed_steps_are_schedule_errors(group):
+    bad = Schedule(collective="allgather", algorithm="ring", p=4, units=4, generate=lambda: [(group,)])
+    with pytest.raises(ScheduleError):
+        execute(bad)

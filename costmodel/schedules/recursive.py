@@ -1,0 +1,880 @@
+"""Recursive schedules: recursive doubling and halving, Rabenseifner, and the double binary tree.
+
+**Power-of-two groups.**  The step generators here work on any list of q = 2^j
+ranks (``ranks[j]`` is the rank at position j), so that hierarchical schedules
+can run them inside a node or across nodes.  Recursive doubling exchanges with
+the position at distance 1, 2, 4, ... (partner j XOR d); recursive halving
+exchanges with distance q/2, q/4, ..., 1 and keeps the aligned half of its
+window that contains j, so after it position j holds the sum of its own
+blocks; the all-gather retraces the windows in the other direction.
+
+**The fold (non-powers of two).**  With p' = 2^⌊log2 p⌋ and r = p − p', extra
+rank p'+i hands its data to rank i first (MPICH pairs even/odd neighbours
+instead; the cost is the same) and, where the collective needs it, gets its
+result back at the end.  Ranks are relative to the root, (rank − root) mod p,
+so the root is always one of the p' survivors.  Where survivors own unequal
+data (reduce-scatter and all-gather over p blocks), rank i < r owns blocks i
+and p'+i, and an exchange carries every block its window owns: the heaviest
+window of size w holds min(r, w) extra blocks.
+
+**Double binary tree.**  Two binary trees of height h = ⌊log2 p⌋ over all p
+ranks; every rank is an inner node in at most one of them, so each rank sends
+at most once per tree and receives from at most two children in all.  Edges
+are 2-coloured so that a rank's two up-edges, and its two child edges, differ;
+step 2t−1 of a pair runs the colour-0 edges, step 2t the colour-1 edges, and a
+block moves one level per pair (level-synchronous, as the record models it).
+
+References
+----------
+.. [1] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
+   Communication Operations in MPICH", IJHPCA 19(1):49-66, 2005: 'Allreduce',
+   'Reduce-Scatter', 'Allgather', 'Broadcast', 'Reduce', and MPICH
+   ``allreduce_intra_recursive_doubling.c``,
+   ``allreduce_intra_reduce_scatter_allgather.c``,
+   ``reduce_scatter_intra_recursive_halving.c``,
+   ``allgather_intra_recursive_doubling.c``,
+   ``bcast_intra_scatter_recursive_doubling_allgather.c``,
+   ``reduce_intra_reduce_scatter_gather.c``.
+.. [2] R. Rabenseifner, "Optimization of collective reduction operations",
+   ICCS 2004, LNCS 3036, pp. 1-9.
+.. [3] P. Sanders, J. Speck, J. L. Träff, "Two-tree algorithms for full
+   bandwidth broadcast, reduction and scan", Parallel Computing 35(12):581-594,
+   2009, sections 2-4 (in-order trees, mirroring/shifting, edge colouring).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from costmodel.errors import InputError
+from costmodel.intmath import floor_log2, is_power_of_two
+from costmodel.schedules.model import Group, Op, Schedule, Step, check_ranks
+from costmodel.schedules.trees import binomial_scatter_steps
+
+__all__ = [
+    "BUILDERS",
+    "double_binary_tree_allreduce",
+    "rabenseifner_allreduce",
+    "rabenseifner_reduce",
+    "recursive_doubling_allgather",
+    "recursive_doubling_allgather_steps",
+    "recursive_doubling_allreduce",
+    "recursive_doubling_steps",
+    "recursive_gather_steps",
+    "recursive_halving_reduce_scatter",
+    "recursive_halving_steps",
+    "scatter_recursive_doubling_broadcast",
+    "two_trees",
+]
+
+RankList = Sequence[int] | np.ndarray
+ChunkTable = Sequence[Sequence[int]] | np.ndarray
+
+
+# -- checks ------------------------------------------------------------------------------
+
+
+def _group_ranks(ranks: RankList) -> np.ndarray:
+    """*ranks* as an int64 array of distinct ranks whose length is a power of two."""
+    out = np.asarray(ranks, dtype=np.int64).reshape(-1)
+    if not is_power_of_two(out.size):
+        raise InputError(f"{out.size} ranks is not a power-of-two group; fold the extra ranks in first")
+    if np.unique(out).size != out.size:
+        raise InputError(f"ranks {out.tolist()!r} repeat a rank; list each rank of the group once")
+    return out
+
+
+def _block_table(blocks: ChunkTable, q: int) -> np.ndarray:
+    """*blocks* as a (q, b) int64 table, -1 padding allowed, each row owning at least one chunk."""
+    table = np.asarray(blocks, dtype=np.int64)
+    if table.ndim == 1:
+        table = table.reshape(-1, 1)
+    if table.ndim != 2 or table.shape[0] != q:
+        raise InputError(f"blocks of shape {table.shape} do not give one row per rank of the {q}; "
+                         "pass a (q, b) table of chunk ids")
+    if (table < -1).any() or not (table >= 0).any(axis=1).all():
+        raise InputError("a row of blocks owns no chunk (or uses an id below -1); "
+                         "give every rank at least one chunk id, pad with -1")
+    return table
+
+
+def _fold(p: int) -> tuple[int, int]:
+    """(p', r): the power-of-two group size 2^⌊log2 p⌋ and the number of extra ranks."""
+    q = 1 << floor_log2(p)
+    return q, p - q
+
+
+def _absolute(rel: np.ndarray, p: int, root: int) -> np.ndarray:
+    return (rel + root) % p
+
+
+# -- step generators over one power-of-two group -----------------------------------------
+
+
+def _send_windows(ranks: np.ndarray, table: np.ndarray, *, size: int, src: np.ndarray,
+                  dst: np.ndarray, window: np.ndarray, op: Op) -> Step:
+    """Position src[i] sends position dst[i] every chunk owned by window[i] (aligned, *size* wide).
+
+    One group per distinct message length (windows own unequal numbers of chunks
+    when some positions own padded rows).
+    """
+    q, width = table.shape
+    flat = table.reshape(q // size, size * width)
+    valid = flat >= 0
+    per = valid.sum(axis=1)[window]
+    groups = []
+    for count in np.unique(per).tolist():
+        pick = per == count
+        wins, inverse = np.unique(window[pick], return_inverse=True)
+        rows = flat[wins][valid[wins]].reshape(wins.size, count)
+        groups.append(Group(ranks[src[pick]], ranks[dst[pick]], rows[inverse.reshape(-1)], op))
+    return tuple(groups)
+
+
+def recursive_doubling_steps(ranks: RankList, chunks: Sequence[int] | np.ndarray, *,
+                             op: Op = "reduce") -> Iterator[Step]:
+    """log2 q steps in which every rank of the group exchanges *chunks* with its partner.
+
+    In step i (i = 0, 1, ...) position j sends the chunks to position j XOR 2^i, which
+    adds them to its own (``op="reduce"``: an all-reduce of those chunks over the group)
+    or copies them.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The q ranks of the group, q a power of two; ``ranks[j]`` is position j.
+    chunks : sequence of int
+        The chunk ids every rank sends in every step (the full vector: all of them).
+    op : {"reduce", "copy"}
+        What the receiver does with the chunks.
+
+    Yields
+    ------
+    Step
+        One group of q transfers per step.
+
+    Raises
+    ------
+    InputError
+        If q is not a power of two or a rank repeats.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Allreduce'; MPICH ``allreduce_intra_recursive_doubling.c``.
+
+    Examples
+    --------
+    >>> [[(t.src, t.dst) for t in g.transfers()] for (g,) in recursive_doubling_steps([5, 7], [0])]
+    [[(5, 7), (7, 5)]]
+    >>> [g.dst.tolist() for (g,) in recursive_doubling_steps(range(4), [0])]
+    [[1, 0, 3, 2], [2, 3, 0, 1]]
+    """
+    group_ranks = _group_ranks(ranks)
+    ids = np.asarray(chunks, dtype=np.int64).reshape(1, -1)
+    q = group_ranks.size
+    position = np.arange(q, dtype=np.int64)
+    payload = np.repeat(ids, q, axis=0)
+    for i in range(floor_log2(q)):
+        yield (Group(group_ranks, group_ranks[position ^ (1 << i)], payload, op),)
+
+
+def recursive_halving_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step]:
+    """log2 q reduce steps after which position j holds the sum (over the group) of blocks[j].
+
+    In the step with distance d (d = q/2, q/4, ..., 1) position j sends position
+    j XOR d the chunks owned by the aligned window of d positions that contains j XOR d,
+    and keeps the window that contains j.  Rows may own unequal numbers of chunks (pad
+    with -1); a message then carries every chunk its window owns.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The q ranks of the group, q a power of two.
+    blocks : (q, b) table of int
+        ``blocks[j]``: the chunk ids position j ends with, reduced; -1 pads short rows.
+
+    Yields
+    ------
+    Step
+        One group per distinct message length in each step.
+
+    Raises
+    ------
+    InputError
+        If q is not a power of two, a rank repeats, or *blocks* has the wrong shape.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Reduce-Scatter'; MPICH ``reduce_scatter_intra_recursive_halving.c``.
+
+    Examples
+    --------
+    >>> steps = recursive_halving_steps(range(4), [[0], [1], [2], [3]])
+    >>> for (g,) in steps:
+    ...     print([(t.src, t.dst, t.chunks) for t in g.transfers()])
+    [(0, 2, (2, 3)), (1, 3, (2, 3)), (2, 0, (0, 1)), (3, 1, (0, 1))]
+    [(0, 1, (1,)), (1, 0, (0,)), (2, 3, (3,)), (3, 2, (2,))]
+    """
+    group_ranks = _group_ranks(ranks)
+    q = group_ranks.size
+    table = _block_table(blocks, q)
+    position = np.arange(q, dtype=np.int64)
+    for i in reversed(range(floor_log2(q))):
+        d = 1 << i
+        partner = position ^ d
+        yield _send_windows(group_ranks, table, size=d, src=position, dst=partner, window=partner // d,
+                            op="reduce")
+
+
+def recursive_doubling_allgather_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step]:
+    """log2 q copy steps after which every position holds every block of the group.
+
+    Position j starts with the chunks ``blocks[j]``.  In the step with distance d
+    (d = 1, 2, ..., q/2) it sends everything of the aligned window of d positions that
+    contains j to position j XOR d.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The q ranks of the group, q a power of two.
+    blocks : (q, b) table of int
+        ``blocks[j]``: the chunk ids position j holds at the start; -1 pads short rows.
+
+    Yields
+    ------
+    Step
+        One group per distinct message length in each step.
+
+    Raises
+    ------
+    InputError
+        If q is not a power of two, a rank repeats, or *blocks* has the wrong shape.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Allgather'; MPICH ``allgather_intra_recursive_doubling.c``.
+
+    Examples
+    --------
+    >>> steps = recursive_doubling_allgather_steps([3, 1], [[1], [3]])
+    >>> [[(t.src, t.dst, t.chunks) for t in g.transfers()] for (g,) in steps]
+    [[(3, 1, (1,)), (1, 3, (3,))]]
+    """
+    group_ranks = _group_ranks(ranks)
+    q = group_ranks.size
+    table = _block_table(blocks, q)
+    position = np.arange(q, dtype=np.int64)
+    for i in range(floor_log2(q)):
+        d = 1 << i
+        yield _send_windows(group_ranks, table, size=d, src=position, dst=position ^ d, window=position // d,
+                            op="copy")
+
+
+def recursive_gather_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step]:
+    """log2 q copy steps after which ``ranks[0]`` holds every block of the group.
+
+    The gather half of recursive doubling: in the step with distance d (d = 1, 2, ...,
+    q/2) each position j ≡ d (mod 2d) sends the chunks of positions j .. j + d − 1 to
+    position j − d.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The q ranks of the group, q a power of two; ``ranks[0]`` receives everything.
+    blocks : (q, b) table of int
+        ``blocks[j]``: the chunk ids position j holds at the start; -1 pads short rows.
+
+    Yields
+    ------
+    Step
+        One group per distinct message length in each step.
+
+    Raises
+    ------
+    InputError
+        If q is not a power of two, a rank repeats, or *blocks* has the wrong shape.
+
+    References
+    ----------
+    .. [1] Rabenseifner 2004; MPICH ``reduce_intra_reduce_scatter_gather.c``.
+
+    Examples
+    --------
+    >>> steps = recursive_gather_steps(range(4), [[0], [1], [2], [3]])
+    >>> [[(t.src, t.dst, t.chunks) for t in g.transfers()] for (g,) in steps]
+    [[(1, 0, (1,)), (3, 2, (3,))], [(2, 0, (2, 3))]]
+    """
+    group_ranks = _group_ranks(ranks)
+    q = group_ranks.size
+    table = _block_table(blocks, q)
+    for i in range(floor_log2(q)):
+        d = 1 << i
+        src = np.arange(d, q, 2 * d, dtype=np.int64)
+        yield _send_windows(group_ranks, table, size=d, src=src, dst=src - d, window=src // d, op="copy")
+
+
+# -- the fold ----------------------------------------------------------------------------
+
+
+def _whole(src: np.ndarray, dst: np.ndarray, chunks: np.ndarray, op: Op) -> Step:
+    """One group: every src[i] sends the same *chunks* to dst[i]."""
+    return (Group(src, dst, np.repeat(chunks.reshape(1, -1), src.size, axis=0), op),)
+
+
+def _fold_pairs(p: int, root: int) -> tuple[np.ndarray, np.ndarray]:
+    """(extras, partners): absolute ranks of relative p'+i and i, i = 0 .. r−1."""
+    q, r = _fold(p)
+    partners = np.arange(r, dtype=np.int64)
+    return _absolute(partners + q, p, root), _absolute(partners, p, root)
+
+
+def _owner_blocks(p: int, root: int) -> np.ndarray:
+    """(p', 2) table for p blocks over the p' survivors: survivor i owns its block and extra p'+i's.
+
+    Block ids are absolute ranks (rank r's block is chunk r); -1 pads survivors without an
+    extra.
+    """
+    q, r = _fold(p)
+    rel = np.arange(q, dtype=np.int64)
+    table = np.full((q, 2), -1, dtype=np.int64)
+    table[:, 0] = _absolute(rel, p, root)
+    table[:r, 1] = _absolute(rel[:r] + q, p, root)
+    return table
+
+
+def _folded_allgather_steps(p: int, root: int) -> Iterator[Step]:
+    """All-gather of p blocks (rank r holds chunk r) by recursive doubling, folded for any p."""
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, root)
+    if r:
+        yield (Group(extras, partners, extras[:, None], "copy"),)
+    survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
+    yield from recursive_doubling_allgather_steps(survivors, _owner_blocks(p, root))
+    if r:
+        yield _whole(partners, extras, np.arange(p, dtype=np.int64), "copy")
+
+
+# -- builders ----------------------------------------------------------------------------
+
+
+def _name(base: str, p: int) -> str:
+    return base if is_power_of_two(p) else f"{base}-folded"
+
+
+def recursive_doubling_allreduce(p: int, *, root: int = 0) -> Schedule:
+    """Recursive-doubling all-reduce of the full vector: log2 p exchanges of α + nβ + nγ.
+
+    For p not a power of two (``recursive-doubling-folded``) extra rank p'+i first
+    reduces its vector into rank i, the p' = 2^⌊log2 p⌋ survivors run recursive doubling,
+    and rank i sends the result back: ⌊log2 p⌋ + 2 steps.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        Ignored (all-reduce has no root); must name a rank.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = 1: every message is the whole vector.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Allreduce'; MPICH ``allreduce_intra_recursive_doubling.c``.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> s = recursive_doubling_allreduce(6)
+    >>> s.algorithm, [[(t.src, t.dst, t.op) for t in step] for step in s.transfers()][0]
+    ('recursive-doubling-folded', [(4, 0, 'reduce'), (5, 1, 'reduce')])
+    >>> len(s.transfers()), execute(s).ok
+    (4, True)
+    """
+    check_ranks(p, root=root)
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, 0)
+    whole = np.zeros(1, dtype=np.int64)
+
+    def generate() -> Iterator[Step]:
+        if r:
+            yield _whole(extras, partners, whole, "reduce")
+        yield from recursive_doubling_steps(np.arange(q, dtype=np.int64), whole)
+        if r:
+            yield _whole(partners, extras, whole, "copy")
+
+    return Schedule(collective="allreduce", algorithm=_name("recursive-doubling", p), p=p, units=1,
+                    generate=generate)
+
+
+def rabenseifner_allreduce(p: int, *, root: int = 0) -> Schedule:
+    """Rabenseifner all-reduce: recursive-halving reduce-scatter, then recursive-doubling all-gather.
+
+    The vector is cut into p' = 2^⌊log2 p⌋ blocks: 2 log2 p' steps move 2(p'−1)/p'·n on
+    the critical path.  For p not a power of two (``rabenseifner-folded``) extra rank
+    p'+i first reduces its whole vector into rank i and gets the whole result back at
+    the end.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        Ignored (all-reduce has no root); must name a rank.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = p'.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Allreduce'; MPICH ``allreduce_intra_reduce_scatter_allgather.c``.
+    .. [2] Rabenseifner 2004.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> s = rabenseifner_allreduce(8)
+    >>> [max(len(t.chunks) for t in step) for step in s.transfers()]  # blocks of n/8
+    [4, 2, 1, 1, 2, 4]
+    >>> execute(rabenseifner_allreduce(12)).ok
+    True
+    """
+    check_ranks(p, root=root)
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, 0)
+    survivors = np.arange(q, dtype=np.int64)
+
+    def generate() -> Iterator[Step]:
+        if r:
+            yield _whole(extras, partners, survivors, "reduce")
+        yield from recursive_halving_steps(survivors, survivors)
+        yield from recursive_doubling_allgather_steps(survivors, survivors)
+        if r:
+            yield _whole(partners, extras, survivors, "copy")
+
+    return Schedule(collective="allreduce", algorithm=_name("rabenseifner", p), p=p, units=q,
+                    generate=generate)
+
+
+def recursive_halving_reduce_scatter(p: int, *, root: int = 0) -> Schedule:
+    """Recursive-halving reduce-scatter: log2 p steps, (p−1)/p·n on the critical path.
+
+    For p not a power of two (``recursive-halving-folded``) extra rank p'+i first reduces
+    its whole vector into rank i, which then owns blocks i and p'+i; halving splits the
+    blocks by owner, so windows that hold doubled ranks are heavier (min(r, w) extra
+    blocks in a window of w); finally rank i sends block p'+i to rank p'+i.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        Ignored (reduce-scatter has no root); must name a rank.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = p; rank r ends with the sum of chunk r.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Reduce-Scatter'; MPICH ``reduce_scatter_intra_recursive_halving.c``.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> [max(len(t.chunks) for t in step) for step in recursive_halving_reduce_scatter(8).transfers()]
+    [4, 2, 1]
+    >>> s = recursive_halving_reduce_scatter(6)  # p' = 4: ranks 0 and 1 own two blocks each
+    >>> [max(len(t.chunks) for t in step) for step in s.transfers()], execute(s).ok
+    ([6, 4, 2, 1], True)
+    """
+    check_ranks(p, root=root)
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, 0)
+
+    def generate() -> Iterator[Step]:
+        if r:
+            yield _whole(extras, partners, np.arange(p, dtype=np.int64), "reduce")
+        yield from recursive_halving_steps(np.arange(q, dtype=np.int64), _owner_blocks(p, 0))
+        if r:
+            yield (Group(partners, extras, extras[:, None], "copy"),)
+
+    return Schedule(collective="reduce-scatter", algorithm=_name("recursive-halving", p), p=p, units=p,
+                    generate=generate)
+
+
+def recursive_doubling_allgather(p: int, *, root: int = 0) -> Schedule:
+    """Recursive-doubling all-gather: log2 p steps, (p−1)/p·n on the critical path.
+
+    For p not a power of two (``recursive-doubling-folded``) extra rank p'+i first hands
+    its block to rank i; the windows holding doubled ranks are heavier; rank i finally
+    sends the whole result (all p blocks, α + nβ) to rank p'+i.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        Ignored (all-gather has no root); must name a rank.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = p; rank r contributes chunk r.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Allgather'; MPICH ``allgather_intra_recursive_doubling.c``.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> [max(len(t.chunks) for t in step) for step in recursive_doubling_allgather(8).transfers()]
+    [1, 2, 4]
+    >>> s = recursive_doubling_allgather(7)
+    >>> s.algorithm, [max(len(t.chunks) for t in step) for step in s.transfers()], execute(s).ok
+    ('recursive-doubling-folded', [1, 2, 4, 7], True)
+    """
+    check_ranks(p, root=root)
+    return Schedule(collective="allgather", algorithm=_name("recursive-doubling", p), p=p, units=p,
+                    generate=lambda: _folded_allgather_steps(p, 0))
+
+
+def rabenseifner_reduce(p: int, *, root: int = 0) -> Schedule:
+    """Rabenseifner reduce: recursive-halving reduce-scatter, then a gather of the blocks to the root.
+
+    The vector is cut into p' = 2^⌊log2 p⌋ blocks; both phases take log2 p' steps and
+    move (p'−1)/p'·n on the critical path; the busiest rank (relative rank p'/2) sends
+    (p'−1)/p'·n + n/2.  For p not a power of two (``rabenseifner-folded``) extra rank
+    p'+i first reduces its whole vector into rank i; nothing is sent back.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        The rank that ends with the sum; ranks are taken relative to it.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = p'.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Rabenseifner 2004; Thakur et al. 2005, 'Reduce'; MPICH
+       ``reduce_intra_reduce_scatter_gather.c``.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> s = rabenseifner_reduce(4, root=1)
+    >>> [[(t.src, t.dst, t.chunks) for t in step] for step in s.transfers()][2:]
+    [[(2, 1, (1,)), (0, 3, (3,))], [(3, 1, (2, 3))]]
+    >>> execute(s).ok, execute(rabenseifner_reduce(11, root=7)).ok
+    (True, True)
+    """
+    check_ranks(p, root=root)
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, root)
+    survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
+    blocks = np.arange(q, dtype=np.int64)
+
+    def generate() -> Iterator[Step]:
+        if r:
+            yield _whole(extras, partners, blocks, "reduce")
+        yield from recursive_halving_steps(survivors, blocks)
+        yield from recursive_gather_steps(survivors, blocks)
+
+    return Schedule(collective="reduce", algorithm=_name("rabenseifner", p), p=p, units=q, root=root,
+                    generate=generate)
+
+
+def scatter_recursive_doubling_broadcast(p: int, *, root: int = 0) -> Schedule:
+    """Broadcast as a binomial scatter of p blocks, then a recursive-doubling all-gather.
+
+    The scatter takes ⌈log2 p⌉ steps ((p−1)/p·n on the critical path); the all-gather is
+    the folded one for p not a power of two (``scatter-recursive-doubling-folded``):
+    extra ranks hand their block in, the survivors double, the whole result goes back.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, any p ≥ 1.
+    root : int
+        The rank whose vector is broadcast; ranks are taken relative to it.
+
+    Returns
+    -------
+    Schedule
+        ``units`` = p; rank r receives chunk r in the scatter.
+
+    Raises
+    ------
+    InputError
+        If p < 1 or root is not a rank.
+
+    References
+    ----------
+    .. [1] Thakur et al. 2005, 'Broadcast'; MPICH
+       ``bcast_intra_scatter_recursive_doubling_allgather.c``.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> s = scatter_recursive_doubling_broadcast(8)
+    >>> [max(len(t.chunks) for t in step) for step in s.transfers()]
+    [4, 2, 1, 1, 2, 4]
+    >>> execute(scatter_recursive_doubling_broadcast(10, root=3)).ok
+    True
+    """
+    check_ranks(p, root=root)
+
+    def generate() -> Iterator[Step]:
+        yield from binomial_scatter_steps(p, root=root)
+        yield from _folded_allgather_steps(p, root)
+
+    return Schedule(collective="broadcast", algorithm=_name("scatter-recursive-doubling", p), p=p, units=p,
+                    root=root, generate=generate)
+
+
+# -- double binary tree ------------------------------------------------------------------
+
+
+def _natural_parent(x: np.ndarray) -> np.ndarray:
+    """Parent of x in the infinite in-order tree: x − b if bit 2b of x is set, else x + b (b = lowest bit)."""
+    low = x & -x
+    return np.where((x & (2 * low)) != 0, x - low, x + low)
+
+
+def _inorder_parents(p: int) -> np.ndarray:
+    """Parent of each rank in the in-order binary tree on ranks 0 .. p−1 (−1 at the root).
+
+    Rank i sits at x = i + 1 of the infinite in-order tree; an ancestor beyond p is
+    skipped for its own parent.  The root is 2^⌊log2 p⌋ − 1, the even ranks are the
+    leaves, and the height is ⌊log2 p⌋ (the root's left subtree is complete).
+    """
+    x = np.arange(1, p + 1, dtype=np.int64)
+    top = 1 << floor_log2(p)
+    parent = _natural_parent(x)
+    parent[top - 1] = 0  # the root: its ancestors all lie beyond p
+    while (beyond := parent > p).any():
+        parent[beyond] = _natural_parent(parent[beyond])
+    return parent - 1
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    depth = np.zeros(parent.size, dtype=np.int64)
+    node = np.arange(parent.size, dtype=np.int64)
+    while (up := parent[node] >= 0).any():
+        depth += up
+        node = np.where(up, parent[node], node)
+    return depth
+
+
+def _colour(parents: np.ndarray) -> np.ndarray:
+    """Colour 0/1 per edge (tree, child) so that a rank's up-edges differ and its child edges differ.
+
+    The conflicts form paths and even cycles (each edge meets at most one other edge at
+    its sender and one at its receiver), so a walk colours them alternately.  Where both
+    roots have a single child (p a power of two), their two edges get different colours
+    when they lie in different components, so that no step of the last pair of the
+    reduction (or the first of the broadcast) idles.
+    """
+    trees, p = parents.shape
+    edge = np.where(parents >= 0, np.arange(trees * p).reshape(trees, p), -1)
+    at_sender = np.where(parents >= 0, edge[::-1], -1)  # the same rank's edge in the other tree
+    at_receiver = np.full((trees, p), -1, dtype=np.int64)
+    for t in range(trees):
+        kids = np.flatnonzero(parents[t] >= 0)
+        order = kids[np.argsort(parents[t, kids], kind="stable")]
+        same = parents[t, order[1:]] == parents[t, order[:-1]]
+        left, right = order[:-1][same], order[1:][same]
+        at_receiver[t, left], at_receiver[t, right] = edge[t, right], edge[t, left]
+    neighbours = np.stack([at_sender.reshape(-1), at_receiver.reshape(-1)], axis=1).tolist()
+    colour = np.full(trees * p, -1, dtype=np.int64)
+    component = np.full(trees * p, -1, dtype=np.int64)
+    for start in np.flatnonzero(edge.reshape(-1) >= 0).tolist():
+        if colour[start] >= 0:
+            continue
+        colour[start], component[start] = 0, start
+        todo = deque([start])
+        while todo:
+            e = todo.popleft()
+            for f in neighbours[e]:
+                if f >= 0 and colour[f] < 0:
+                    colour[f], component[f] = 1 - colour[e], start
+                    todo.append(f)
+    roots = np.flatnonzero(parents.reshape(-1) < 0) % p
+    only = [np.flatnonzero(parents[t] == roots[t]) for t in range(trees)]
+    if all(kids.size == 1 for kids in only):
+        a, b = int(edge[0, only[0][0]]), int(edge[1, only[1][0]])
+        if colour[a] == colour[b] and component[a] != component[b]:
+            colour[component == component[b]] ^= 1
+    return colour.reshape(trees, p)
+
+
+def two_trees(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two complementary binary trees of the double-binary-tree all-reduce, and their colouring.
+
+    Tree 0 is the in-order tree on ranks 0 .. p−1 (odd ranks inner, height ⌊log2 p⌋).
+    Tree 1 is its mirror image (rank i ↦ p−1−i) for even p and its shift by one
+    (i ↦ i+1 mod p) for odd p, so every rank is inner in at most one tree.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, p ≥ 2.
+
+    Returns
+    -------
+    parents, depths, colours : (2, p) int arrays
+        ``parents[t, v]`` is v's parent in tree t (−1 at the root), ``depths[t, v]`` its
+        depth, ``colours[t, v]`` the colour (0 or 1) of the edge from v to its parent.
+
+    Raises
+    ------
+    InputError
+        If p < 2.
+
+    References
+    ----------
+    .. [1] Sanders, Speck and Träff 2009, sections 2-3.
+
+    Examples
+    --------
+    >>> parents, depths, colours = two_trees(6)
+    >>> parents.tolist()
+    [[1, 3, 1, -1, 5, 3], [2, 0, -1, 4, 2, 4]]
+    >>> depths.max(axis=1).tolist()  # ⌊log2 6⌋
+    [2, 2]
+    """
+    if isinstance(p, bool) or not isinstance(p, int) or p < 2:
+        raise InputError(f"p={p!r} is too few ranks for two trees; use an integer p ≥ 2")
+    first = _inorder_parents(p)
+    image = p - 1 - np.arange(p, dtype=np.int64) if p % 2 == 0 else (np.arange(p, dtype=np.int64) + 1) % p
+    second = np.full(p, -1, dtype=np.int64)
+    second[image] = np.where(first >= 0, image[np.maximum(first, 0)], -1)
+    parents = np.stack([first, second])
+    depths = np.stack([_depths(first), _depths(second)])
+    return parents, depths, _colour(parents)
+
+
+def double_binary_tree_allreduce(p: int, *, root: int = 0, k: int | None = None) -> Schedule:
+    """Double-binary-tree all-reduce: pipelined reduce then broadcast over two trees, n/2 each.
+
+    Tree t carries chunks t·k .. t·k + k − 1 (k blocks of n/(2k)).  Reduce: a rank at
+    depth d sends block b of tree t to its parent in pair h − d + b + 1 (h = ⌊log2 p⌋),
+    in the step of its edge's colour; a parent has both children's block b by then.  The
+    broadcast mirrors it: a rank at depth d receives block b in pair d + b.  Each phase
+    takes h + k − 1 pairs, 2(h + k − 1) steps of one block.
+
+    Parameters
+    ----------
+    p : int
+        Ranks, p ≥ 4.
+    root : int
+        Ignored (all-reduce has no root); must name a rank.
+    k : int
+        Blocks per tree, k ≥ 1 (the record's extra parameter; required, since the best k
+        depends on n and the link).
+
+    Returns
+    -------
+    Schedule
+        ``units`` = 2k.
+
+    Raises
+    ------
+    InputError
+        If p < 4, root is not a rank, or k is missing or below 1.
+
+    References
+    ----------
+    .. [1] Sanders, Speck and Träff 2009, two-tree reduction and broadcast.
+
+    Examples
+    --------
+    >>> from costmodel.schedules import execute
+    >>> s = double_binary_tree_allreduce(8, k=2)
+    >>> len(s.transfers())  # 4(h + k - 1), h = 3
+    16
+    >>> execute(s).ok
+    True
+    """
+    check_ranks(p, root=root)
+    if p < 4:
+        raise InputError(f"p={p}: below 4 ranks no rank is inner in one tree and a leaf in the other; "
+                         "use p ≥ 4")
+    if k is None:
+        raise InputError("k=None: the double binary tree needs its number of blocks per tree; pass k ≥ 1")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k={k!r} is not a number of blocks; use an integer k ≥ 1")
+    parents, depths, colours = two_trees(p)
+    h = floor_log2(p)
+    has = parents >= 0
+    tree = np.broadcast_to(np.arange(2, dtype=np.int64)[:, None], parents.shape)
+    ranks = np.broadcast_to(np.arange(p, dtype=np.int64)[None, :], parents.shape)
+
+    def pairs(first: np.ndarray, op: Op, *, up: bool) -> Iterator[Step]:
+        for t in range(1, h + k):
+            block = t - first
+            for c in (0, 1):
+                on = has & (colours == c) & (block >= 0) & (block < k)
+                if not on.any():
+                    continue
+                child, parent = ranks[on], parents[on]
+                src, dst = (child, parent) if up else (parent, child)
+                yield (Group(src, dst, (tree[on] * k + block[on])[:, None], op),)
+
+    def generate() -> Iterator[Step]:
+        yield from pairs(h - depths + 1, "reduce", up=True)
+        yield from pairs(depths, "copy", up=False)
+
+    return Schedule(collective="allreduce", algorithm="double-binary-tree", p=p, units=2 * k,
+                    generate=generate)
+
+
+BUILDERS = {
+    "recursive_doubling_allreduce": ("allreduce", recursive_doubling_allreduce),
+    "rabenseifner_allreduce": ("allreduce", rabenseifner_allreduce),
+    "recursive_halving_reduce_scatter": ("reduce-scatter", recursive_halving_reduce_scatter),
+    "recursive_doubling_allgather": ("allgather", recursive_doubling_allgather),
+    "rabenseifner_reduce": ("reduce", rabenseifner_reduce),
+    "scatter_recursive_doubling_broadcast": ("broadcast", scatter_recursive_doubling_broadcast),
+    "double_binary_tree_allreduce": ("allreduce", double_binary_tree_allreduce),
+}
+"""Builders by name: the ``schedule`` field of a formula record names one of these."""

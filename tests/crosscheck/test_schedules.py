@@ -1,0 +1,78 @@
+"""Formulas against schedules: every record's schedule runs correctly and costs what the formula says.
+
+For every record with a schedule, at many p (non-powers of two included): the
+schedule is the record the formula uses at that p (or its adaptation); running
+it on random data leaves every rank with the right result; and the simulator's
+rounds, busiest-rank bytes and time equal the formula's, exactly.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from costmodel import LinkParams, cost
+from costmodel.collectives._registry import COLLECTIVES
+from costmodel.collectives.evaluate import applicable
+from costmodel.errors import ConstraintError
+from costmodel.schedules import BUILDERS, build, execute, simulate
+
+LINK = LinkParams(alpha_s=Fraction(5, 10**6), beta_s_per_byte=Fraction(8, 10**11),
+                  gamma_s_per_byte=Fraction(1, 10**11))
+N = Fraction(10**6 + 7)  # not a multiple of anything: exact fractions of a byte must agree too
+RANKS = [*range(2, 34), 48, 63, 64, 100]
+PRIMARY = [a for spec in COLLECTIVES.values() for a in spec.algorithms if a.adapts is None]
+SCHEDULED = [a for a in PRIMARY if a.schedule is not None]
+IDS = [f"{a.collective}/{a.name}" for a in SCHEDULED]
+EXTRA_VALUES = (1, 2, 5)
+
+
+def test_every_record_names_a_schedule_that_exists():
+    records = [a for spec in COLLECTIVES.values() for a in spec.algorithms]
+    missing = [(a.collective, a.name, a.schedule) for a in records
+               if a.schedule is not None and a.schedule not in BUILDERS]
+    assert missing == []
+    unscheduled = [(a.collective, a.name) for a in records if a.schedule is None and not a.notes]
+    assert unscheduled == [], "a record without a schedule must say why in its notes"
+
+
+def _cases(algo, p):
+    try:
+        at_p, _ = applicable(algo, p)
+    except ConstraintError:
+        return []
+    if not algo.extra:
+        return [(at_p, {})]
+    (extra,) = algo.extra
+    return [(at_p, {extra.name: k}) for k in EXTRA_VALUES]
+
+
+@pytest.mark.parametrize("algo", SCHEDULED, ids=IDS)
+@pytest.mark.parametrize("p", RANKS)
+def test_schedule_matches_formula(algo, p):
+    for at_p, extra in _cases(algo, p):
+        if algo.schedule not in BUILDERS:
+            pytest.fail(f"no builder {algo.schedule!r}")
+        options = {"k": extra[next(iter(extra))]} if extra else {}
+        schedule = build(algo.schedule, algo.collective, p=p, **options)
+        assert schedule.algorithm == at_p.name
+        if p <= 64 or algo.collective != "alltoall":
+            run = execute(schedule, seed=p)
+            assert run.ok, run.problems
+        sim = simulate(schedule, n=N, link=LINK)
+        formula = cost(algo.collective, algo.name, p=p, n=N, link=LINK, extra=extra)
+        assert sim.rounds == formula.rounds
+        assert sim.bytes_sent_per_rank == formula.bytes_sent_per_rank
+        assert (sim.latency_s, sim.bandwidth_s, sim.compute_s) == (
+            formula.latency_s, formula.bandwidth_s, formula.compute_s)
+        assert sim.time_s == formula.time_s
+
+
+@pytest.mark.parametrize(("name", "collective"), [("ring_allreduce", "allreduce")])
+def test_large_p(name, collective):
+    schedule = build(name, collective, p=1000)
+    sim = simulate(schedule, n=N, link=LINK)
+    formula = cost(collective, "ring", p=1000, n=N, link=LINK)
+    assert (sim.rounds, sim.bytes_sent_per_rank, sim.time_s) == (
+        formula.rounds, formula.bytes_sent_per_rank, formula.time_s)
