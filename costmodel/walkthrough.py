@@ -132,7 +132,7 @@ def chunk_label(chunks: tuple[int, ...], report: ScheduleReport) -> str:
     ordered = sorted(chunks)
     if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
         return f"{name(ordered[0])}–{name(ordered[-1])}"
-    return "+".join(name(c) for c in ordered)
+    return ",".join(name(c) for c in ordered)
 
 
 def schedule_report(

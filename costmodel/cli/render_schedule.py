@@ -43,7 +43,7 @@ def _grid(masks: np.ndarray, report: ScheduleReport) -> Table:
 
 
 def _transfers(step: tuple[Any, ...], report: ScheduleReport) -> str:
-    marks = {"reduce": "+", "copy": ""}
+    marks = {"reduce": " (+)", "copy": ""}
     return ", ".join(f"{t.src}→{t.dst} {chunk_label(t.chunks, report)}{marks[t.op]}" for t in step)
 
 
@@ -52,7 +52,8 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
     head = [
         f"[bold]{r.collective} {r.algorithm}[/bold] · p = {r.p} · n = {format_size(r.n_bytes)} · "
         f"{r.units} chunks of {format_size(r.chunk_bytes)}",
-        f"[dim]{escape(r.meaning_of_n)}; '+' after a chunk: the receiver adds it to its partial sum[/dim]",
+        f"[dim]{escape(r.meaning_of_n)}; (+): the receiver adds the chunks to its partial sums; "
+        "a cell lists the ranks whose data it holds, Σ all of them[/dim]",
     ]
     if r.parameters:
         head.append(", ".join(f"{k} = {v}" for k, v in r.parameters.items()))

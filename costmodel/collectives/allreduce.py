@@ -179,6 +179,8 @@ DOUBLE_BINARY_TREE = Algorithm(
         "T(k) = 4(h + k - 1)(α + nβ/(2k)) + (h + k - 1)nγ/k; with γ = 0 the continuous optimum "
         "is k* = √((h-1)nβ/(2α)); costmodel uses the best integer k",
         "NCCL 2.4 and later use this design for their tree all-reduce",
+        "the schedule advances one tree level per pair of steps; a greedier two-tree schedule "
+        "can save two rounds at some p, so this is an upper bound for the best one",
     ),
 )
 
