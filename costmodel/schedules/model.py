@@ -158,8 +158,8 @@ class Schedule:
                 raise ScheduleError(f"step {index}: chunk ids outside 0..{self.chunk_ids - 1}")
             if g.chunks.shape[1] > 1 and (np.diff(np.sort(g.chunks, axis=1), axis=1) == 0).any():
                 raise ScheduleError(f"step {index}: a transfer carries the same chunk twice")
-        src = np.concatenate([g.src for g in s])
-        dst = np.concatenate([g.dst for g in s])
+        src = s[0].src if len(s) == 1 else np.concatenate([g.src for g in s])
+        dst = s[0].dst if len(s) == 1 else np.concatenate([g.dst for g in s])
         if src.min() < 0 or dst.min() < 0 or max(src.max(), dst.max()) >= self.p or (src == dst).any():
             raise ScheduleError(f"step {index}: a transfer is not between two of the {self.p} ranks")
         for ranks, what in ((src, "sends"), (dst, "receives")):

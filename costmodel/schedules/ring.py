@@ -27,17 +27,19 @@ __all__ = ["BUILDERS", "ring_allgather_steps", "ring_reduce_scatter_steps"]
 def ring_reduce_scatter_steps(p: int, *, offset: int = 0) -> Iterator[Step]:
     """p-1 steps after which rank r holds the sum of chunk (r + offset) mod p."""
     ranks = np.arange(p, dtype=np.int64)
+    successor = (ranks + 1) % p
     for s in range(p - 1):
         chunk = (ranks + offset - s - 1) % p
-        yield (Group(ranks, (ranks + 1) % p, chunk[:, None], "reduce"),)
+        yield (Group(ranks, successor, chunk[:, None], "reduce"),)
 
 
 def ring_allgather_steps(p: int, *, offset: int = 0) -> Iterator[Step]:
     """p-1 steps; rank r starts with chunk (r + offset) mod p and ends with all of them."""
     ranks = np.arange(p, dtype=np.int64)
+    successor = (ranks + 1) % p
     for s in range(p - 1):
         chunk = (ranks + offset - s) % p
-        yield (Group(ranks, (ranks + 1) % p, chunk[:, None], "copy"),)
+        yield (Group(ranks, successor, chunk[:, None], "copy"),)
 
 
 def ring_allreduce(p: int, *, root: int = 0) -> Schedule:

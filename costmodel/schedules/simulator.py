@@ -85,32 +85,43 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
         raise ValueError("simulate needs a link or levels")
     chunk = size / schedule.units
     p = schedule.p
-    sent = np.zeros(p, dtype=np.int64)
-    received = np.zeros(p, dtype=np.int64)
+    counts = _Counter(p)
     crossing = [0] * len(levels)
     rounds = 0
     time = latency = bandwidth = compute = Fraction(0)
+    priced: dict[tuple[int, int, str], tuple[Fraction, Fraction, Fraction, Fraction]] = {}
+
+    def price(level: int, m: int, op: str) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+        key = (level, m, op)
+        if key not in priced:
+            lp = levels[level]
+            parts = (lp.alpha_s, m * chunk * lp.beta_s_per_byte,
+                     m * chunk * lp.gamma_s_per_byte if op == "reduce" else Fraction(0))
+            priced[key] = (sum(parts, Fraction(0)), *parts)
+        return priced[key]
+
     for s in schedule.steps():
         rounds += 1
         slowest: tuple[Fraction, Fraction, Fraction, Fraction] | None = None
         for g in s:
             m = g.chunks.shape[1]
-            sent += np.bincount(g.src, minlength=p) * m
-            received += np.bincount(g.dst, minlength=p) * m
-            used = np.zeros(g.size, dtype=np.int64) if level_of is None else level_of(g.src, g.dst)
-            for level in np.unique(used).tolist():
-                crossing[level] += m * int((used == level).sum())
-                lp = levels[level]
-                parts = (lp.alpha_s, m * chunk * lp.beta_s_per_byte,
-                         m * chunk * lp.gamma_s_per_byte if g.op == "reduce" else Fraction(0))
-                total = sum(parts, Fraction(0))
-                if slowest is None or total > slowest[0]:
-                    slowest = (total, *parts)
+            counts.add(g.src, g.dst, m)
+            if level_of is None:
+                per_level = {0: g.size}
+            else:
+                tally = np.bincount(level_of(g.src, g.dst), minlength=len(levels))
+                per_level = {lv: int(c) for lv, c in enumerate(tally.tolist()) if c}
+            for level, how_many in per_level.items():
+                crossing[level] += m * how_many
+                candidate = price(level, m, g.op)
+                if slowest is None or candidate[0] > slowest[0]:
+                    slowest = candidate
         assert slowest is not None  # a validated step moves something
         time += slowest[0]
         latency += slowest[1]
         bandwidth += slowest[2]
         compute += slowest[3]
+    sent, received = counts.totals()
     return Simulation(
         collective=schedule.collective, algorithm=schedule.algorithm, p=p, n_bytes=size, rounds=rounds,
         bytes_sent=tuple(int(x) * chunk for x in sent),
@@ -118,3 +129,35 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
         time_s=time, latency_s=latency, bandwidth_s=bandwidth, compute_s=compute,
         bytes_per_level=tuple(c * chunk for c in crossing),
     )
+
+
+class _Counter:
+    """Chunks sent and received per rank, counted in batches (one bincount per batch, not per group)."""
+
+    _BATCH = 1 << 22
+
+    def __init__(self, p: int) -> None:
+        self.p = p
+        self.sent = np.zeros(p, dtype=np.int64)
+        self.received = np.zeros(p, dtype=np.int64)
+        self.pending: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        self.size = 0
+
+    def add(self, src: np.ndarray, dst: np.ndarray, m: int) -> None:
+        sources, targets = self.pending.setdefault(m, ([], []))
+        sources.append(src)
+        targets.append(dst)
+        self.size += src.size
+        if self.size >= self._BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        for m, (sources, targets) in self.pending.items():
+            self.sent += np.bincount(np.concatenate(sources), minlength=self.p) * m
+            self.received += np.bincount(np.concatenate(targets), minlength=self.p) * m
+        self.pending.clear()
+        self.size = 0
+
+    def totals(self) -> tuple[np.ndarray, np.ndarray]:
+        self._flush()
+        return self.sent, self.received
