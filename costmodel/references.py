@@ -127,11 +127,51 @@ NVIDIA_H100 = Citation(
     venue="NVIDIA Corporation",
     year=2023,
 )
+SERGEEV_2018 = Citation(
+    key="sergeev2018",
+    authors="A. Sergeev, M. Del Balso",
+    title="Horovod: fast and easy distributed deep learning in TensorFlow",
+    venue="arXiv:1802.05799",
+    year=2018,
+    url="https://arxiv.org/abs/1802.05799",
+)
+NCCL = Citation(
+    key="nccl",
+    authors="NVIDIA",
+    title="NCCL: the NVIDIA Collective Communications Library, user guide",
+    venue="NVIDIA Corporation, https://github.com/NVIDIA/nccl",
+    year=2023,
+    url="https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/",
+)
+MPICH_SMP = Citation(
+    key="mpich-smp",
+    authors="MPICH developers, Argonne National Laboratory",
+    title="MPICH: SMP-aware all-reduce, MPIR_Allreduce_intra_smp",
+    venue="MPICH 3.3 and later, src/mpi/coll/allreduce/allreduce_intra_smp.c",
+    year=2018,
+    url="https://github.com/pmodels/mpich",
+)
+LEE_2020 = Citation(
+    key="lee2020",
+    authors="J. Lee, I. Hwang, S. Shah, M. Cho",
+    title="FlexReduce: Flexible All-reduce for Distributed Deep Learning on Asymmetric Network Topology",
+    venue="57th ACM/IEEE Design Automation Conference (DAC)",
+    year=2020,
+)
+WAN_2020 = Citation(
+    key="wan2020",
+    authors="X. Wan, H. Zhang, H. Wang, S. Hu, J. Zhang, K. Chen",
+    title="RAT - Resilient Allreduce Tree for Distributed Machine Learning",
+    venue="4th Asia-Pacific Workshop on Networking (APNet '20), 52-57",
+    year=2020,
+    url="https://doi.org/10.1145/3411029.3411037",
+)
 
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
         THAKUR_2005, CHAN_2007, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
-        SEED_DSGD, SEED_PATTERNS, IEEE_8023, IBTA_SPEC, NVIDIA_H100,
+        SEED_DSGD, SEED_PATTERNS, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
+        LEE_2020, WAN_2020,
     )
 }

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from costmodel.cli import cost, profiles, schedule
+from costmodel.cli import cost, profiles, schedule, topology
 
 app = typer.Typer(
     name="costmodel",
@@ -18,7 +18,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for group in (cost, schedule, profiles):
+for group in (cost, schedule, topology, profiles):
     app.registered_commands.extend(group.app.registered_commands)
 
 

@@ -13,9 +13,15 @@ from costmodel.cli.options import (
     Beta,
     Blocks,
     Gamma,
+    Inner,
     Json,
+    Lanes,
+    Levels,
     MaxSize,
     MinSize,
+    OptionalRanks,
+    OptionalSize,
+    Outer,
     Profile,
     Ranks,
     Segments,
@@ -43,21 +49,30 @@ def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | N
 @app.command("cost")
 def cost(
     collective: Collective,
-    ranks: Ranks,
     size: Size,
     algorithms: Algorithms = None,
+    ranks: OptionalRanks = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
-    profile: Profile = None, segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
+    profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
+    level: Levels = None, inner: Inner = None, outer: Outer = None, lanes: Lanes = None,
+    as_json: Json = False,
 ) -> None:
     """Modelled time of each algorithm of a collective, fastest first, with the lower bound.
 
-    Example: costmodel cost allreduce -p 16 -n 64MiB --alpha 5us --beta 0.08ns/B
-    """
-    from costmodel.collectives.evaluate import compare
+    With --level (one per level, innermost first) or a profile with levels: the hierarchical all-reduce
+    algorithms on that topology, the bytes crossing each level, and the flat ring beside them.
 
-    link = _link(alpha, beta, bandwidth, gamma, profile)
+    Example: costmodel cost allreduce -p 16 -n 64MiB --alpha 5us --beta 0.08ns/B
+
+    Example: costmodel cost allreduce hierarchical --level 8:1us:150GB/s --level 4:5us:25GB/s -n 1GiB
+    """
+    from costmodel.collectives.hierarchical import compare_from_options
+
     extra = extra_parameters(segments=segments, blocks=blocks)
-    emit(compare(collective, algorithms, p=ranks, n=size, link=link, extra=extra), as_json=as_json)
+    result = compare_from_options(collective, algorithms, p=ranks, n=size, alpha=alpha, beta=beta,
+                                  bandwidth=bandwidth, gamma=gamma, profile=profile, levels=level,
+                                  inner=inner, outer=outer, lanes=lanes, extra=extra)
+    emit(result, as_json=as_json)
 
 
 @app.command("bound")
@@ -84,9 +99,7 @@ def crossover(
     a: Annotated[str, typer.Argument(help="First algorithm.", show_default=False)],
     b: Annotated[str, typer.Argument(help="Second algorithm.", show_default=False)],
     ranks: Annotated[int | None, typer.Option("-p", "--ranks", help="Ranks: solve for the size n*.")] = None,
-    size: Annotated[Fraction | None, typer.Option(
-        "-n", "--size", parser=Size.__metadata__[0].parser, metavar="SIZE",
-        help="Message size: find the crossovers in p instead.")] = None,
+    size: OptionalSize = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
     p_min: Annotated[int, typer.Option("--p-min", help="Smallest p scanned with -n.")] = 2,

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from costmodel.errors import InputError
+from costmodel.topology import Level, parse_level
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
@@ -23,9 +24,15 @@ __all__ = [
     "Beta",
     "Blocks",
     "Gamma",
+    "Inner",
     "Json",
+    "Lanes",
+    "Levels",
     "MaxSize",
     "MinSize",
+    "OptionalRanks",
+    "OptionalSize",
+    "Outer",
     "Profile",
     "Ranks",
     "Segments",
@@ -34,9 +41,9 @@ __all__ = [
 ]
 
 
-def _parser(parse: Callable[..., Fraction], **kwargs: object) -> Callable[[str], Fraction]:
-    def convert(text: str) -> Fraction:
-        if isinstance(text, Fraction):  # defaults are already parsed
+def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        if isinstance(text, (Fraction, Level)):  # defaults are already parsed
             return text
         try:
             return parse(text, **kwargs)
@@ -47,12 +54,46 @@ def _parser(parse: Callable[..., Fraction], **kwargs: object) -> Callable[[str],
 
 
 _LINK = "Link"
+_TOPOLOGY = "Topology"
 
 Ranks = Annotated[int, typer.Option("-p", "--ranks", help="Number of ranks (≥ 2).", show_default=False)]
+OptionalRanks = Annotated[
+    int | None,
+    typer.Option("-p", "--ranks", show_default=False,
+                 help="Number of ranks (≥ 2). Optional with --level; then it must equal the product of "
+                      "the level sizes."),
+]
+Levels = Annotated[
+    list[Level] | None,
+    typer.Option("--level", parser=_parser(parse_level), metavar="SIZE:ALPHA:RATE[:NAME]",
+                 rich_help_panel=_TOPOLOGY, show_default=False,
+                 help="One level of a topology, innermost first; repeat per level: "
+                      "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank."),
+]
+Inner = Annotated[
+    str | None,
+    typer.Option("--inner", metavar="ALGO", rich_help_panel=_TOPOLOGY, show_default=False,
+                 help="Inner levels' algorithm: ring or recursive (hierarchical), binomial (reduce-bcast)."),
+]
+Outer = Annotated[
+    str | None,
+    typer.Option("--outer", metavar="ALGO", rich_help_panel=_TOPOLOGY, show_default=False,
+                 help="All-reduce across the outermost level: ring (default), tree, rd, rab, naive, dbt."),
+]
+Lanes = Annotated[
+    int | None,
+    typer.Option("--lanes", metavar="K", rich_help_panel=_TOPOLOGY, show_default=False,
+                 help="Parallel lanes out of each outermost unit (default: one per local rank)."),
+]
 Size = Annotated[
     Fraction,
     typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
                  help="Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective."),
+]
+OptionalSize = Annotated[
+    Fraction | None,
+    typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
+                 help="Message size: 8KiB, 64MiB, 1.5e6 (bytes)."),
 ]
 Alpha = Annotated[
     Fraction | None,
@@ -77,8 +118,8 @@ Gamma = Annotated[
 Profile = Annotated[
     str | None,
     typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK,
-                 help="Link preset (see `costmodel profiles`) or a profile TOML file; "
-                      "--alpha/--beta/--bandwidth/--gamma override it."),
+                 help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
+                      "levels, or both); --alpha/--beta/--bandwidth/--gamma override it."),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object (SI units) instead of a table.")]
 Segments = Annotated[

@@ -16,10 +16,17 @@ from rich.table import Table
 from rich.text import Text
 
 from costmodel.collectives.formula import Formula
+from costmodel.collectives.hierarchical import (
+    FlexReduceSplit,
+    HierarchicalTable,
+    MultiLaneTransfer,
+    RackTraffic,
+)
 from costmodel.collectives.result import Catalog, CostTable, LowerBound
 from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
 from costmodel.params import LinkParams
 from costmodel.profiles import ProfileList
+from costmodel.topology import Topology
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
 __all__ = ["render"]
@@ -184,13 +191,122 @@ def _(c: Catalog) -> Rendered:
 def _(ps: ProfileList) -> Rendered:
     out = _table("name", "α", "bandwidth", "title")
     for p in ps.profiles:
+        if p.link is None:  # a profile of [[level]] tables only
+            out.add_row(p.name, "–", "–", escape(p.title))
+            continue
         rate = p.link.bandwidth_bytes_per_s
         alpha = format_time(p.link.alpha_s) + (" (estimate)" if p.alpha_estimate else "")
         out.add_row(p.name, alpha, "∞" if rate is None else format_rate(rate), escape(p.title))
     sources = [f"[bold]{p.name}[/bold]: {escape(p.source)}" for p in ps.profiles]
     sources += [f"[dim]{p.name}: {escape(note)}[/dim]" for p in ps.profiles for note in p.notes]
+    sources += [f"{p.name} levels: {escape(_levels(p.levels))}" for p in ps.profiles if p.levels]
     usage = "[dim]use one with --profile NAME; --alpha/--beta/--bandwidth/--gamma override it[/dim]"
     return Group(out, Text(""), Text.from_markup("\n".join([*sources, usage]))), ()
+
+
+def _levels(levels: Any) -> str:
+    """``8 nvlink (α = 2 µs, 450 GB/s) × 4 ib (α = 5 µs, 50 GB/s)``."""
+    parts = []
+    for lv in levels:
+        rate = lv.link.bandwidth_bytes_per_s
+        parts.append(f"{lv.size} {lv.name} (α = {format_time(lv.link.alpha_s)}, "
+                     f"{'∞' if rate is None else format_rate(rate)})")
+    return " × ".join(parts)
+
+
+def _topology(topology: Topology) -> Table:
+    gamma = any(lv.link.gamma_s_per_byte for lv in topology.levels)
+    columns = ("level", "size", "α", "β", "bandwidth", *(("γ",) if gamma else ()), "source")
+    out = _table(*columns, numeric=("size", "α", "β", "bandwidth", "γ"))
+    for lv in topology.levels:
+        rate = lv.link.bandwidth_bytes_per_s
+        out.add_row(escape(lv.name), str(lv.size), format_time(lv.link.alpha_s),
+                    format_inverse_rate(lv.link.beta_s_per_byte), "∞" if rate is None else format_rate(rate),
+                    *((format_inverse_rate(lv.link.gamma_s_per_byte),) if gamma else ()),
+                    f"[dim]{escape(lv.link.source)}[/dim]")
+    return out
+
+
+def _cite(cited: Any) -> str:
+    """``[dim]Sergeev, Del Balso (2018): locator[/dim]``: who, when and where, for a footer."""
+    c = cited.citation
+    return f"[dim]{escape(c.authors)} ({c.year}), {escape(cited.locator)}[/dim]"
+
+
+def _ratio(x: Any) -> str:
+    return "–" if x is None else format_number(x, digits=3)
+
+
+@render.register
+def _(table: HierarchicalTable) -> Rendered:
+    topo = table.topology
+    named = [(r.algorithm, r) for r in table.results] + [("flat ring", table.flat_ring)]
+    gamma = any(r.compute_s for _, r in named)
+    numbers = ("time", "× flat ring", "α part", "β part", "γ part", "rounds", "sent/rank")
+    out = _table(*(c for c in ("algorithm", *numbers) if gamma or c != "γ part"), numeric=numbers)
+    for name, r in named:
+        out.add_row(name, format_time(r.time_s), _ratio(table.speedup(r)), format_time(r.latency_s),
+                    format_time(r.bandwidth_s), *([format_time(r.compute_s)] if gamma else []), str(r.rounds),
+                    _size(r.bytes_sent_per_rank))
+    names = tuple(name for name, _ in named)
+    crossing = _table("bytes crossing", *names, numeric=names)
+    for i, level in enumerate(topo.names):
+        crossing.add_row(escape(level), *(_size(r.levels[i].bytes_crossing) for _, r in named))
+    phases = _table("algorithm", "phase", "level", "ranks", "groups", "n", "time", "crossing",
+                    numeric=("ranks", "groups", "n", "time", "crossing"))
+    for name, r in named:
+        for i, ph in enumerate(r.phases):
+            phases.add_row(name if i == 0 else "", f"{ph.collective} {ph.cost.algorithm}",
+                           escape(ph.level), str(ph.p), str(ph.groups), _size(ph.n_bytes),
+                           format_time(ph.cost.time_s), _size(ph.bytes_crossing))
+    detail = f"p = {table.p} = {escape(str(topo))} · n = {format_size(table.n_bytes)}"
+    head = _heading(table.collective, detail, table.meaning_of_n)
+    sources = dict.fromkeys(_cite(s) for r in table.results for s in r.sources)
+    footer = Text.from_markup(f"best: [bold]{table.best}[/bold]   [dim](× flat ring: the flat ring's time "
+                              "over this one's; bytes crossing a level: all transfers over its links, "
+                              "summed)[/dim]\n" + "\n".join(sources))
+    notes = table.notes + tuple(dict.fromkeys(n for _, r in named for n in r.notes))
+    return Group(head, Text(""), _topology(topo), Text(""), out, Text(""), crossing, Text(""), phases,
+                 Text(""), footer), notes
+
+
+@render.register
+def _(m: MultiLaneTransfer) -> Rendered:
+    out = _table("lanes", "bytes per lane", "time", numeric=("lanes", "bytes per lane", "time"))
+    out.add_row("1", format_size(m.n_bytes), format_time(m.one_lane_time_s))
+    out.add_row(str(m.lanes), format_size(m.bytes_per_lane), format_time(m.time_s))
+    head = Text.from_markup(f"[bold]multi-lane transfer[/bold] · n = {format_size(m.n_bytes)} over "
+                            f"{m.lanes} lane{'s' if m.lanes > 1 else ''}\n{_link(m.link)}")
+    foot = Text.from_markup(f"{_ratio(m.speedup)}× faster on {m.lanes} lanes\n"
+                            + "\n".join(_cite(s) for s in m.sources))
+    return Group(head, Text(""), out, Text(""), foot), m.notes
+
+
+@render.register
+def _(f: FlexReduceSplit) -> Rendered:
+    out = _table("group", "workers", "reduced/worker", "owned by group", "owned/worker",
+                 numeric=("group", "workers", "reduced/worker", "owned by group", "owned/worker"))
+    for i, g in enumerate(f.groups, start=1):
+        out.add_row(str(i), str(g.workers), str(g.reduced_per_worker), str(g.owned_entries),
+                    str(g.owned_per_worker))
+    head = Text.from_markup(f"[bold]FlexReduce[/bold] · {f.entries} entries over groups of "
+                            f"{', '.join(str(g.workers) for g in f.groups)} workers")
+    foot = Text.from_markup(
+        f"cross-group exchange: {f.exchange_entries_per_direction} partial-sum entries each way per pair of "
+        f"groups, {f.exchange_entries} in all (the final all-gather moves {f.allgather_entries} more)\n"
+        + "\n".join(_cite(s) for s in f.sources))
+    return Group(head, Text(""), out, Text(""), foot), f.notes
+
+
+@render.register
+def _(t: RackTraffic) -> Rendered:
+    out = _table("level", "flat ring", "RAT", numeric=("flat ring", "RAT"))
+    for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):
+        out.add_row(escape(a.name), _size(a.bytes_crossing), _size(b.bytes_crossing))
+    head = Text.from_markup(f"[bold]bytes crossing each level[/bold] · {t.racks} racks × {t.per_rack} "
+                            f"workers · n = {format_size(t.n_bytes)}")
+    foot = Text.from_markup(f"RAT: {escape(t.rat.formula)}\n" + "\n".join(_cite(s) for s in t.sources))
+    return Group(head, Text(""), out, Text(""), foot), t.notes
 
 
 def markdown(c: Catalog) -> str:

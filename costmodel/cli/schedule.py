@@ -7,16 +7,21 @@ from typing import Annotated
 
 import typer
 
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Blocks, Gamma, Json, Profile, Ranks, Segments
+from costmodel.cli.options import (
+    Alpha,
+    Bandwidth,
+    Beta,
+    Blocks,
+    Gamma,
+    Json,
+    OptionalSize,
+    Profile,
+    Ranks,
+    Segments,
+)
 from costmodel.cli.output import emit
 
 app = typer.Typer()
-
-
-def _size(text: str) -> Fraction:
-    from costmodel.cli.options import Size
-
-    return Size.__metadata__[0].parser(text)
 
 
 @app.command("schedule")
@@ -25,13 +30,14 @@ def schedule(
                                               show_default=False)],
     algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
     ranks: Ranks,
-    size: Annotated[Fraction | None, typer.Option(
-        "-n", "--size", parser=_size, metavar="SIZE", help="Message size (default 1 MiB).")] = None,
+    size: OptionalSize = None,
     verify: Annotated[bool, typer.Option(help="Run it on random data; compare with the formula.")] = False,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
 ) -> None:
     """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
+
+    The message size defaults to 1 MiB.
 
     Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
     """

@@ -1,0 +1,67 @@
+"""Calculators of topology-aware all-reduce: multi-lane transfers, FlexReduce splits, RAT core traffic.
+
+The hierarchical all-reduce itself is ``costmodel cost allreduce hierarchical --level ...``
+(see :mod:`costmodel.cli.cost`); these commands answer the seeds' smaller questions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Lanes, Profile, Size
+from costmodel.cli.output import emit
+
+app = typer.Typer()
+
+
+@app.command("multilane")
+def multilane(
+    size: Size,
+    lanes: Lanes = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Transfer time of a payload split over K parallel lanes, against one lane (α defaults to 0).
+
+    Example: costmodel multilane -n 1GB --lanes 4 --bandwidth 12.5GB/s
+    """
+    from costmodel.collectives.hierarchical import multilane as split
+
+    result = split(size, lanes=lanes, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    emit(result, as_json=as_json)
+
+
+@app.command("flexreduce")
+def flexreduce(
+    groups: Annotated[str, typer.Option("--groups", metavar="S,S,...", show_default=False,
+                                        help="Workers in each group, e.g. 2,3.")],
+    entries: Annotated[int, typer.Option("--entries", metavar="E", show_default=False,
+                                         help="Entries of the tensor.")],
+    as_json: Json = False,
+) -> None:
+    """FlexReduce over groups of unequal size: entries each worker reduces and owns, and what crosses.
+
+    Example: costmodel flexreduce --groups 2,3 --entries 12
+    """
+    from costmodel.collectives.hierarchical import flexreduce as split
+
+    emit(split(entries, groups=groups), as_json=as_json)
+
+
+@app.command("rat")
+def rat(
+    size: Size,
+    racks: Annotated[int, typer.Option("--racks", metavar="R", show_default=False, help="Racks (≥ 2).")],
+    per_rack: Annotated[int, typer.Option("--per-rack", metavar="W", show_default=False,
+                                          help="Workers in each rack.")],
+    as_json: Json = False,
+) -> None:
+    """Bytes crossing the shared core: RAT (reduce inside each rack first) against a flat ring.
+
+    Example: costmodel rat --racks 2 --per-rack 4 -n 100MB
+    """
+    from costmodel.collectives.hierarchical import rack_aware
+
+    emit(rack_aware(size, racks=racks, per_rack=per_rack), as_json=as_json)

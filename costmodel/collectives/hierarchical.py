@@ -1,0 +1,1120 @@
+"""Topology-aware all-reduce, composed from the flat records level by level.
+
+Nothing here is a new hand-typed cost formula: every phase of a hierarchical
+algorithm is a flat record of the registry, evaluated by
+:func:`~costmodel.collectives.evaluate.cost` with the p, the n and the link of
+the level it runs on, and the phases add up (they run one after the other;
+within a phase, every group of the level runs it at the same time, which the
+one-port model allows because each rank belongs to exactly one group).
+
+``hierarchical`` (Horovod, NCCL, the seeds' multi-lane version)
+    Reduce-scatter inside each inner level (n, then n/s₀, n/(s₀s₁), ...),
+    all-reduce of the slices across the outermost level (every rank its own
+    slice of n/G, G = ranks per outermost unit, all at the same time), then
+    all-gather back out.  Generalised to any number of levels recursively.
+    ``inner`` is ``ring`` (default) or ``recursive`` (recursive halving and
+    doubling, for power-of-two inner levels); ``outer`` is any all-reduce
+    record (default ``ring``).
+``hierarchical-reduce-bcast`` (MPICH's SMP-aware all-reduce)
+    Binomial reduce of the full vector to a leader at each inner level,
+    all-reduce of the full vector among the outermost leaders, binomial
+    broadcast back.  Only the leaders cross the outer levels.
+
+Levels of size 1 are skipped (nothing crosses them).  With one level of more
+than one unit, both algorithms are the flat ``outer`` all-reduce.
+
+Lanes
+-----
+β of a level is 1/(the rate one rank gets across it): with 8 GPUs per node
+and 8 NICs (one lane per GPU, "rail-optimised"), every local rank's slice
+crosses on its own lane.  ``lanes`` = k < G says the G concurrent slices share
+k lanes: the busiest lane carries ⌈G/k⌉ of them, so the outermost phase runs
+with β·⌈G/k⌉ (α unchanged: the streams start together).  The default is k = G,
+one lane per local rank, which is what β per rank means; k must lie in
+1 ≤ k ≤ G, because a rank has one port.  ``hierarchical-reduce-bcast`` always
+crosses on the leader's one port.
+
+Bytes crossing a level
+----------------------
+Every result reports, per level, the bytes that cross it: the bytes sent by
+all the transfers that use that level's links, summed.  For a phase that is
+(groups) × (bytes all ranks of one group send).  Where every rank of a record
+sends what its busiest rank sends (ring, recursive halving and doubling,
+Rabenseifner at a power of two) that is p × the record's ``bytes_sent``; the
+others are written out in ``_TRAFFIC`` with their derivation (the records
+carry only the busiest rank's bytes).
+
+Flat ring on the topology
+-------------------------
+Every result is compared with the flat ring over all p ranks in rank order,
+placed level by level.  Its steps are synchronous, so each lasts as long as
+its slowest transfer: the reduce-scatter is the flat ``reduce-scatter ring``
+record priced with the slowest link any ring link crosses, and the all-gather
+likewise (two records, no new formula).  Ring link r → r+1 carries what rank
+r sends, so level i carries (its ring links, :meth:`Topology.ring_links`) ×
+(the record's bytes per rank).  A test checks both against the simulated ring
+schedule (``simulate(..., levels=, level_of=)``); the core does not simulate,
+which would cost O(p²) work (a p = 65,536 ring has 131,070 steps).
+
+References
+----------
+.. [1] A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep
+   learning in TensorFlow", arXiv:1802.05799, 2018; its hierarchical
+   all-reduce (``NCCLHierarchicalAllreduce``): NCCL reduce-scatter in the node,
+   MPI all-reduce across nodes, NCCL all-gather.
+.. [2] NVIDIA, NCCL user guide, ``NCCL_CROSS_NIC``: one ring per NIC, each on
+   its own network rail (lanes).
+.. [3] MPICH, ``src/mpi/coll/allreduce/allreduce_intra_smp.c``: reduce to the
+   node's root, all-reduce among the roots, broadcast in the node.
+.. [4] J. Lee, I. Hwang, S. Shah, M. Cho, "FlexReduce: Flexible All-reduce for
+   Distributed Deep Learning on Asymmetric Network Topology", DAC 2020.
+.. [5] X. Wan et al., "RAT - Resilient Allreduce Tree for Distributed Machine
+   Learning", APNet 2020.
+.. [6] Seed text "Distributed SGD and All-Reduce", section 10; seed text
+   "Collective Communication & Distributed Training Patterns", 'Hierarchical
+   All-Reduce'.
+
+Examples
+--------
+>>> from costmodel.topology import Topology
+>>> topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+>>> table = compare_hierarchical("allreduce", n="1GiB", topology=topo)
+>>> [r.algorithm for r in table.results]
+['hierarchical', 'hierarchical-reduce-bcast']
+>>> [(lv.name, lv.bytes_crossing / 2**30) for lv in table.results[0].levels]
+[('intra', Fraction(56, 1)), ('inter', Fraction(6, 1))]
+>>> [(lv.name, lv.bytes_crossing / 2**30) for lv in table.flat_ring.levels]
+[('intra', Fraction(217, 4)), ('inter', Fraction(31, 4))]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import real
+from costmodel.collectives._registry import collective as find_collective
+from costmodel.collectives._registry import resolve
+from costmodel.collectives.evaluate import compare, cost
+from costmodel.collectives.result import AlgorithmCost, CostTable
+from costmodel.errors import InputError, UnknownNameError, did_you_mean
+from costmodel.intmath import floor_log2, is_power_of_two
+from costmodel.params import LinkParams
+from costmodel.references import (
+    LEE_2020,
+    MPICH_SMP,
+    NCCL,
+    PATARASUK_2009,
+    SEED_DSGD,
+    SEED_PATTERNS,
+    SERGEEV_2018,
+    WAN_2020,
+    Cited,
+)
+from costmodel.topology import Level, Topology
+from costmodel.units import parse_size
+
+__all__ = [
+    "ALGORITHMS",
+    "SOURCES",
+    "FlexGroup",
+    "FlexReduceSplit",
+    "HierarchicalCost",
+    "HierarchicalTable",
+    "LevelTraffic",
+    "MultiLaneTransfer",
+    "Phase",
+    "RackTraffic",
+    "compare_from_options",
+    "compare_hierarchical",
+    "flat_ring",
+    "flexreduce",
+    "hierarchical_cost",
+    "is_hierarchical",
+    "multilane",
+    "rack_aware",
+]
+
+# -- where each scheme comes from --------------------------------------------------------------
+
+_HORO = SERGEEV_2018.at(
+    "Horovod's hierarchical all-reduce, NCCLHierarchicalAllreduce in horovod/common/ops/nccl_operations.cc: "
+    "NCCL reduce-scatter in the node, MPI all-reduce across nodes, NCCL all-gather")
+_LANES = NCCL.at("NCCL_CROSS_NIC (user guide, environment variables): one ring per NIC, each on its own rail")
+_SEED_HIER = SEED_DSGD.at("section 10, 'Hierarchical All-Reduce' (the multi-lane version)")
+_PATTERNS = SEED_PATTERNS.at("'Hierarchical All-Reduce'")
+_SMP = MPICH_SMP.at("MPIR_Allreduce_intra_smp: reduce to the node's local root, all-reduce among the "
+                    "node roots, broadcast in the node")
+_FLAT = PATARASUK_2009.at("ring algorithm over all ranks, each step priced at the slowest link it crosses")
+_SEED_LANES = SEED_DSGD.at("section 10, 'Multi-Lane: Parallel Paths'")
+_FLEX = LEE_2020.at("uneven split of the gradient over groups of unequal size")
+_SEED_FLEX = SEED_DSGD.at("section 10, 'FlexReduce: Unequal Groups'")
+_RAT = WAN_2020.at("allreduce trees that aggregate inside each oversubscribed region before crossing it")
+_SEED_RAT = SEED_DSGD.at("section 10, 'RAT: Reduce Before Crossing the Core'")
+
+SOURCES: tuple[Cited, ...] = (
+    _HORO, _LANES, _SEED_HIER, _PATTERNS, _SMP, _FLAT, _SEED_LANES, _FLEX, _SEED_FLEX, _RAT, _SEED_RAT,
+)
+"""Every place this module cites (the registry tests check that each citation is used)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class _Scheme:
+    """A hierarchical algorithm: the flat collectives it runs down the levels and back up."""
+
+    name: str
+    aliases: tuple[str, ...]
+    summary: str
+    down: str
+    up: str
+    inner: Mapping[str, tuple[str, str]]
+    inner_aliases: Mapping[str, str]
+    default_inner: str
+    sources: tuple[Cited, ...]
+
+
+_RS_AR_AG = _Scheme(
+    name="hierarchical",
+    aliases=("hier", "rs-ar-ag", "horovod", "multi-lane", "multilane"),
+    summary="reduce-scatter inside each level, all-reduce of the slices across the outermost, "
+            "all-gather back",
+    down="reduce-scatter",
+    up="allgather",
+    inner={"ring": ("ring", "ring"), "recursive": ("recursive-halving", "recursive-doubling")},
+    inner_aliases={"recursive-halving": "recursive", "recursive-doubling": "recursive", "rh": "recursive",
+                   "rd": "recursive", "halving-doubling": "recursive"},
+    default_inner="ring",
+    sources=(_HORO, _SEED_HIER, _PATTERNS, _LANES),
+)
+_REDUCE_BCAST = _Scheme(
+    name="hierarchical-reduce-bcast",
+    aliases=("smp", "hierarchical-reduce-broadcast", "reduce-bcast-hierarchical", "leader", "leaders"),
+    summary="reduce to a leader inside each level, all-reduce among the outermost leaders, broadcast back",
+    down="reduce",
+    up="broadcast",
+    inner={"binomial": ("binomial", "binomial")},
+    inner_aliases={"tree": "binomial", "binomial-tree": "binomial"},
+    default_inner="binomial",
+    sources=(_SMP, _SEED_HIER),
+)
+_SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
+ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
+"""The hierarchical all-reduce algorithms, by canonical name."""
+
+_OUTER = ("ring", "tree", "recursive-doubling", "rabenseifner", "naive", "double-binary-tree")
+
+# Bytes that all ranks of one group send together, per record, where they are not p × the
+# busiest rank's bytes.  p′ = 2^⌊log2 p⌋, r = p − p′.
+_SYMMETRIC = {
+    ("reduce-scatter", "ring"), ("reduce-scatter", "recursive-halving"),
+    ("allgather", "ring"), ("allgather", "recursive-doubling"),
+    ("allreduce", "ring"), ("allreduce", "recursive-doubling"), ("allreduce", "rabenseifner"),
+}
+_TRAFFIC: dict[tuple[str, str], Callable[[int, Fraction], Fraction]] = {
+    # binomial reduce: every rank but the root sends its (partial) vector once
+    ("reduce", "binomial"): lambda p, n: (p - 1) * n,
+    # binomial broadcast: every rank but the root receives the vector once
+    ("broadcast", "binomial"): lambda p, n: (p - 1) * n,
+    # binomial reduce, then binomial broadcast, of the full vector
+    ("allreduce", "tree"): lambda p, n: 2 * (p - 1) * n,
+    # the root receives p − 1 vectors, then sends p − 1
+    ("allreduce", "naive"): lambda p, n: 2 * (p - 1) * n,
+    # 2 trees, each spanning all p ranks: every non-root sends its n/2 up (in k blocks) once and
+    # receives n/2 down once: 2 · (p − 1) · (n/2 + n/2)
+    ("allreduce", "double-binary-tree"): lambda p, n: 2 * (p - 1) * n,
+    # r vectors fold in, p′·log2 p′ exchanges of n, r results go back
+    ("allreduce", "recursive-doubling-folded"):
+        lambda p, n: (2**floor_log2(p) * floor_log2(p) + 2 * (p - 2**floor_log2(p))) * n,
+    # r vectors fold in, Rabenseifner on p′ moves 2(p′ − 1)n, r results go back: 2(p − 1)n
+    ("allreduce", "rabenseifner-folded"): lambda p, n: 2 * (p - 1) * n,
+}
+
+
+def _traffic(collective: str, c: AlgorithmCost, p: int, n: Fraction) -> Fraction:
+    """Bytes all p ranks of one group send together when they run record *c* on n bytes."""
+    if (collective, c.algorithm) in _SYMMETRIC:
+        return p * c.bytes_sent_per_rank
+    return Fraction(_TRAFFIC[collective, c.algorithm](p, n))
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LevelTraffic:
+    """Bytes that cross one level: all the transfers over that level's links, summed."""
+
+    name: str
+    bytes_crossing: Fraction
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "bytes_crossing": real(self.bytes_crossing)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Phase:
+    """One phase of a composition: a flat record run by ``groups`` groups of ``p`` ranks at once.
+
+    ``cost`` is the record's cost for one group (all groups take the same
+    time); ``n_bytes`` is the record's n, ``fraction_of_n`` that n over the
+    all-reduce's; ``bytes_crossing`` is what all groups together send across
+    ``level``, the level whose link prices the phase.
+    """
+
+    level: str
+    collective: str
+    cost: AlgorithmCost
+    p: int
+    n_bytes: Fraction
+    fraction_of_n: Fraction
+    groups: int
+    link: LinkParams
+    bytes_crossing: Fraction
+
+    @property
+    def text(self) -> str:
+        """``allreduce ring(p=4, n/8) @ inter``."""
+        share = self.fraction_of_n
+        size = "n" if share == 1 else f"n/{1 / share}" if share.numerator == 1 else f"{share}·n"
+        return f"{self.collective} {self.cost.algorithm}(p={self.p}, {size}) @ {self.level}"
+
+    def to_dict(self) -> dict[str, object]:
+        c = self.cost
+        return {
+            "level": self.level, "collective": self.collective, "algorithm": c.algorithm, "p": self.p,
+            "n_bytes": real(self.n_bytes), "fraction_of_n": real(self.fraction_of_n), "groups": self.groups,
+            **self.link.result_fields(),
+            "time_s": real(c.time_s), "latency_s": real(c.latency_s), "bandwidth_s": real(c.bandwidth_s),
+            "compute_s": real(c.compute_s), "rounds": c.rounds,
+            "bytes_sent_per_rank": real(c.bytes_sent_per_rank), "bytes_crossing": real(self.bytes_crossing),
+            "parameters": dict(c.parameters), "formula": c.formula,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HierarchicalCost:
+    """Modelled time of an all-reduce composed over a topology's levels; seconds and bytes.
+
+    The time, its α, β and γ parts, and the rounds are the sums over the
+    phases; ``levels`` gives the bytes crossing each level of the topology.
+    """
+
+    algorithm: str
+    summary: str
+    phases: tuple[Phase, ...]
+    levels: tuple[LevelTraffic, ...]
+    bytes_sent_per_rank: Fraction
+    parameters: dict[str, object] = field(default_factory=dict)
+    sources: tuple[Cited, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def latency_s(self) -> Fraction:
+        return sum((ph.cost.latency_s for ph in self.phases), Fraction(0))
+
+    @property
+    def bandwidth_s(self) -> Fraction:
+        return sum((ph.cost.bandwidth_s for ph in self.phases), Fraction(0))
+
+    @property
+    def compute_s(self) -> Fraction:
+        return sum((ph.cost.compute_s for ph in self.phases), Fraction(0))
+
+    @property
+    def time_s(self) -> Fraction:
+        return self.latency_s + self.bandwidth_s + self.compute_s
+
+    @property
+    def rounds(self) -> int:
+        return sum(ph.cost.rounds for ph in self.phases)
+
+    @property
+    def formula(self) -> str:
+        """The composition, one term per phase: ``reduce-scatter ring(p=8, n) @ intra + ...``."""
+        return " + ".join(ph.text for ph in self.phases)
+
+    def bytes_crossing(self, level: str) -> Fraction:
+        """Bytes crossing the level called *level*."""
+        for lv in self.levels:
+            if lv.name == level:
+                return lv.bytes_crossing
+        raise UnknownNameError("level", level, [lv.name for lv in self.levels])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "algorithm": self.algorithm,
+            "time_s": real(self.time_s),
+            "latency_s": real(self.latency_s),
+            "bandwidth_s": real(self.bandwidth_s),
+            "compute_s": real(self.compute_s),
+            "rounds": self.rounds,
+            "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
+            "levels": [lv.to_dict() for lv in self.levels],
+            "phases": [ph.to_dict() for ph in self.phases],
+            "parameters": dict(self.parameters),
+            "formula": self.formula,
+            "summary": self.summary,
+            "sources": [s.to_dict() for s in self.sources],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HierarchicalTable:
+    """Hierarchical all-reduce algorithms on one topology, fastest first, and the flat ring beside them."""
+
+    collective: str
+    p: int
+    n_bytes: Fraction
+    topology: Topology
+    meaning_of_n: str
+    results: tuple[HierarchicalCost, ...]
+    flat_ring: HierarchicalCost
+    notes: tuple[str, ...] = ()
+
+    @property
+    def best(self) -> str:
+        return self.results[0].algorithm
+
+    def vs_best(self, result: HierarchicalCost) -> Fraction | None:
+        """How many times slower than the fastest *result* is (None when the fastest takes no time)."""
+        fastest = self.results[0].time_s
+        return None if fastest == 0 else result.time_s / fastest
+
+    def speedup(self, result: HierarchicalCost) -> Fraction | None:
+        """The flat ring's time over *result*'s (None when *result* takes no time)."""
+        return None if result.time_s == 0 else self.flat_ring.time_s / result.time_s
+
+    def to_dict(self) -> dict[str, object]:
+        def ratio(x: Fraction | None) -> int | float | None:
+            return None if x is None else real(x)
+
+        return {
+            "collective": self.collective,
+            "p": self.p,
+            "n_bytes": real(self.n_bytes),
+            "meaning_of_n": self.meaning_of_n,
+            "topology": self.topology.to_dict(),
+            "results": [{**r.to_dict(), "vs_best": ratio(self.vs_best(r)),
+                         "speedup_vs_flat_ring": ratio(self.speedup(r))} for r in self.results],
+            "best": self.best,
+            "flat_ring": self.flat_ring.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+# -- name resolution ---------------------------------------------------------------------------
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _scheme(name: str) -> _Scheme:
+    if not isinstance(name, str):
+        raise InputError(f"{name!r} is not an algorithm name; choose {' or '.join(ALGORITHMS)}")
+    key = _normalise(name)
+    for scheme in _SCHEMES:
+        if key == scheme.name or key in scheme.aliases:
+            return scheme
+    try:
+        flat = resolve("allreduce", name)
+    except UnknownNameError:
+        raise UnknownNameError("hierarchical algorithm", name, ALGORITHMS, context="for allreduce") from None
+    raise InputError(
+        f"{flat.name!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
+        "(the flat ring on the same topology is always reported)"
+    )
+
+
+def is_hierarchical(name: str) -> bool:
+    """Whether *name* (or an alias) names a hierarchical algorithm.
+
+    >>> is_hierarchical("hier"), is_hierarchical("ring")
+    (True, False)
+    """
+    key = _normalise(name) if isinstance(name, str) else ""
+    return any(key == s.name or key in s.aliases for s in _SCHEMES)
+
+
+def _inner(scheme: _Scheme, inner: str | None) -> str:
+    if inner is None:
+        return scheme.default_inner
+    key = _normalise(str(inner))
+    key = scheme.inner_aliases.get(key, key)
+    if key not in scheme.inner:
+        choices = sorted(scheme.inner)
+        hint = did_you_mean(key, choices)
+        tail = f"did you mean {hint!r}?" if hint else f"choose {' or '.join(choices)}"
+        raise InputError(f"inner algorithm {inner!r} does not apply to {scheme.name}; {tail}")
+    return key
+
+
+def _outer(outer: str | None) -> str:
+    algo = resolve("allreduce", "ring" if outer is None else outer)
+    if algo.name not in _OUTER:
+        raise InputError(f"outer algorithm {outer!r} is not composed across levels; choose from "
+                         f"{', '.join(_OUTER)}")
+    return algo.name
+
+
+def _whole(value: Any, what: str, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{what}={value!r} is not a positive integer; {hint}")
+    return value
+
+
+# -- the compositions --------------------------------------------------------------------------
+
+
+def _phase(level: Level, collective: str, algorithm: str, *, p: int, n: Fraction, share: Fraction,
+           groups: int, link: LinkParams | None = None,
+           extra: Mapping[str, int] | None = None) -> Phase:
+    """Record *algorithm* of *collective* on one group of *p* ranks of *level*, run by *groups* groups."""
+    used = link or level.link
+    c = cost(collective, algorithm, p=p, n=n, link=used, extra=extra)
+    return Phase(level=level.name, collective=collective, cost=c, p=p, n_bytes=n, fraction_of_n=share,
+                 groups=groups, link=used, bytes_crossing=groups * _traffic(collective, c, p, n))
+
+
+def _crossing(topology: Topology, phases: Iterable[Phase]) -> tuple[LevelTraffic, ...]:
+    totals = dict.fromkeys(topology.names, Fraction(0))
+    for ph in phases:
+        totals[ph.level] += ph.bytes_crossing
+    return tuple(LevelTraffic(name=name, bytes_crossing=b) for name, b in totals.items())
+
+
+def hierarchical_cost(
+    topology: Topology,
+    n: Any,
+    *,
+    algorithm: str = "hierarchical",
+    inner: str | None = None,
+    outer: str | None = None,
+    lanes: int | None = None,
+    extra: Mapping[str, int] | None = None,
+) -> HierarchicalCost:
+    """The cost of a hierarchical all-reduce on *topology*, composed from flat records.
+
+    Parameters
+    ----------
+    topology : Topology
+        Levels innermost first.
+    n : int, Fraction or str
+        The full vector each rank holds, in bytes (a string may carry a unit).
+    algorithm : str
+        ``hierarchical`` (reduce-scatter / all-reduce / all-gather) or
+        ``hierarchical-reduce-bcast`` (reduce / all-reduce / broadcast), or
+        an alias.
+    inner : str, optional
+        The inner levels' algorithm: ``ring`` (default) or ``recursive`` for
+        ``hierarchical``; ``binomial`` for ``hierarchical-reduce-bcast``.
+    outer : str, optional
+        The all-reduce record across the outermost level (default ``ring``).
+    lanes : int, optional
+        Parallel lanes out of each outermost unit, 1 ≤ k ≤ G (ranks per
+        outermost unit); default G, one per local rank.  ``hierarchical``
+        only.
+    extra : mapping, optional
+        Extra parameters of the outer record (``{"blocks": 4}``).
+
+    Returns
+    -------
+    HierarchicalCost
+
+    Raises
+    ------
+    InputError
+        For an unknown or flat algorithm, an inner or outer algorithm that
+        does not apply, ``recursive`` on a level that is not a power of two,
+        or lanes outside 1..G.
+
+    Notes
+    -----
+    Phases add: T = Σ T_record(p_level, n_phase) with each level's α, β, γ.
+    For ``hierarchical`` every rank sends the same in the inner phases, so
+    the busiest rank sends Σ (bytes of each phase's busiest rank).  For
+    ``hierarchical-reduce-bcast`` the busiest rank is an outermost leader: as
+    the root of every binomial reduce it sends nothing, as the root of every
+    binomial broadcast it sends ⌈log2 s⌉·n, and other ranks send at most n +
+    (⌈log2 s⌉ − 1)·n at the level where they stop leading.
+
+    References
+    ----------
+    .. [1] Sergeev & Del Balso 2018 (Horovod), NCCL, MPICH SMP-aware
+       collectives; seed "Distributed SGD and All-Reduce", section 10.
+
+    Examples
+    --------
+    >>> topo = Topology.from_options(levels=["4:1us:100GB/s", "2:10us:10GB/s"])
+    >>> c = hierarchical_cost(topo, 8 * 10**6)
+    >>> print(c.formula)
+    reduce-scatter ring(p=4, n) @ intra + allreduce ring(p=2, n/4) @ inter + allgather ring(p=4, n) @ intra
+    >>> c.time_s  # 2·(3·1 µs + (3/4)·8 MB/(100 GB/s)) + 2·10 µs + 2·(1/2)·2 MB/(10 GB/s) = 346 µs
+    Fraction(173, 500000)
+    """
+    scheme = _scheme(algorithm)
+    _check_topology(topology)
+    size = parse_size(n)
+    inner_name = _inner(scheme, inner)
+    outer_name = _outer(outer)
+    used = [lv for lv in topology.levels if lv.size > 1]
+    top, below = used[-1], used[:-1]
+    if inner_name == "recursive":
+        _check_powers_of_two(below)
+    local = math.prod(lv.size for lv in below)
+    notes = [f"level {lv.name!r} has 1 unit: nothing crosses it" for lv in topology.levels if lv.size == 1]
+    k = _lanes(scheme, lanes, local, notes)
+    down, up, share, groups = _inner_phases(scheme, inner_name, below, p=topology.p, n=size)
+    link = _lane_link(top, local, k, notes) if scheme is _RS_AR_AG else top.link
+    middle = _phase(top, "allreduce", outer_name, p=top.size, n=share * size, share=share,
+                    groups=groups // top.size, link=link, extra=extra)
+    phases = (*down, middle, *reversed(up))
+    # every rank sends the same in the inner phases of reduce-scatter/all-gather; an outermost
+    # leader is the busiest rank of reduce-bcast (see Notes)
+    senders = phases if scheme is _RS_AR_AG else (middle, *up)
+    busiest = sum((ph.cost.bytes_sent_per_rank for ph in senders), Fraction(0))
+    if not below:
+        notes.append(f"only level {top.name!r} has more than one unit: this is the flat {outer_name} "
+                     "all-reduce")
+    notes += [note for ph in phases for note in ph.cost.notes]
+    parameters: dict[str, object] = {"inner": inner_name if below else None, "outer": outer_name}
+    if scheme is _RS_AR_AG:
+        parameters["lanes"] = k
+    parameters.update(middle.cost.parameters)
+    return HierarchicalCost(
+        algorithm=scheme.name, summary=scheme.summary, phases=phases, levels=_crossing(topology, phases),
+        bytes_sent_per_rank=busiest, parameters=parameters, sources=scheme.sources,
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _check_topology(topology: Any) -> None:
+    if not isinstance(topology, Topology):
+        raise InputError(f"{topology!r} is not a Topology; build one with "
+                         "Topology.from_options(levels=[...])")
+
+
+def _check_powers_of_two(levels: Iterable[Level]) -> None:
+    for lv in levels:
+        if not is_power_of_two(lv.size):
+            raise InputError(f"level {lv.name!r} has {lv.size} units; --inner recursive needs a power of "
+                             "two at every inner level, try --inner ring")
+
+
+def _inner_phases(scheme: _Scheme, inner: str, below: Sequence[Level], *, p: int,
+                  n: Fraction) -> tuple[list[Phase], list[Phase], Fraction, int]:
+    """The phases down and back up the inner levels, the share of n left, and the ranks still taking part.
+
+    Reduce-scatter/all-gather: all p ranks take part at every level, and the
+    vector shrinks by each level's size.  Reduce/broadcast: only the leaders
+    of the level below take part, on the full vector.
+    """
+    down_name, up_name = scheme.inner[inner]
+    down: list[Phase] = []
+    up: list[Phase] = []
+    share, ranks = Fraction(1), p
+    for lv in below:
+        groups = ranks // lv.size
+        for phases, collective, name in ((down, scheme.down, down_name), (up, scheme.up, up_name)):
+            phases.append(_phase(lv, collective, name, p=lv.size, n=share * n, share=share, groups=groups))
+        if scheme is _RS_AR_AG:
+            share /= lv.size
+        else:
+            ranks = groups
+    return down, up, share, ranks
+
+
+def _lane_link(top: Level, local: int, k: int, notes: list[str]) -> LinkParams:
+    """The outermost link when *local* concurrent slices share *k* lanes: β·⌈local/k⌉."""
+    streams = -(-local // k)
+    if streams == 1:
+        return top.link
+    notes.append(f"{local} local ranks share {k} lanes out of each {top.name} unit: the busiest lane "
+                 f"carries {streams} slices, so the {top.name} phase runs at 1/{streams} of the lane rate")
+    return replace(top.link, beta_s_per_byte=top.link.beta_s_per_byte * streams,
+                   source=f"{top.link.source}; {streams} streams per lane")
+
+
+def _lanes(scheme: _Scheme, lanes: int | None, local: int, notes: list[str]) -> int:
+    """The lane count: 1 ≤ k ≤ G, default G (one lane per local rank)."""
+    if lanes is None:
+        return local
+    k = _whole(lanes, "lanes", "give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
+    if scheme is not _RS_AR_AG:
+        notes.append(f"{scheme.name} crosses on the leader's one port; lanes={k} does not apply")
+        return 1
+    if k > local:
+        ranks = f"{local} local rank{'s' if local > 1 else ''}"
+        raise InputError(f"lanes={k} is more than the {ranks} that cross at the outermost level; each rank "
+                         f"has one port, so use at most --lanes {local}")
+    return k
+
+
+def flat_ring(topology: Topology, n: Any) -> HierarchicalCost:
+    """The flat ring all-reduce over all ranks of *topology* in rank order, each step at its slowest link.
+
+    Parameters
+    ----------
+    topology : Topology
+    n : int, Fraction or str
+        The full vector each rank holds, in bytes.
+
+    Returns
+    -------
+    HierarchicalCost
+        Two phases (reduce-scatter and all-gather over all p ranks), each
+        priced with the slowest link its steps cross, and the bytes crossing
+        each level.
+
+    Examples
+    --------
+    >>> topo = Topology.from_options(levels=["4:1us:100GB/s", "2:10us:10GB/s"])
+    >>> ring = flat_ring(topo, 8 * 10**6)
+    >>> [(lv.name, lv.bytes_crossing) for lv in ring.levels]  # 6 and 2 links, 2·(7/8)·8 MB each
+    [('intra', Fraction(84000000, 1)), ('inter', Fraction(28000000, 1))]
+    """
+    _check_topology(topology)
+    size = parse_size(n)
+    p = topology.p
+    counts = topology.ring_links()
+    crossed = [lv for lv, c in zip(topology.levels, counts, strict=True) if c]
+    phases = []
+    for collective in ("reduce-scatter", "allgather"):
+        level, c = None, None
+        for lv in crossed:  # the slowest link; on a tie the innermost, as the simulator picks
+            trial = cost(collective, "ring", p=p, n=size, link=lv.link)
+            if c is None or trial.time_s > c.time_s:
+                level, c = lv, trial
+        assert level is not None and c is not None  # a topology has p ≥ 2, so some link is crossed
+        phases.append(Phase(level=level.name, collective=collective, cost=c, p=p, n_bytes=size,
+                            fraction_of_n=Fraction(1), groups=1, link=level.link,
+                            bytes_crossing=p * c.bytes_sent_per_rank))
+    per_link = sum((ph.cost.bytes_sent_per_rank for ph in phases), Fraction(0))
+    levels = tuple(LevelTraffic(name=lv.name, bytes_crossing=count * per_link)
+                   for lv, count in zip(topology.levels, counts, strict=True))
+    used = ", ".join(f"{count} cross {lv.name}" for lv, count in zip(topology.levels, counts, strict=True))
+    notes = (f"flat ring over all {p} ranks in rank order; of its {p} links {used}; every step lasts as long "
+             f"as its slowest transfer: {phases[0].level} prices the reduce-scatter, {phases[1].level} the "
+             "all-gather",)
+    return HierarchicalCost(
+        algorithm="ring", summary="flat ring over all ranks, placed level by level", phases=tuple(phases),
+        levels=levels, bytes_sent_per_rank=per_link, parameters={}, sources=(_FLAT,), notes=notes,
+    )
+
+
+def compare_hierarchical(
+    collective: str,
+    algorithms: Iterable[str] | None = None,
+    *,
+    n: Any,
+    topology: Topology,
+    inner: str | None = None,
+    outer: str | None = None,
+    lanes: int | None = None,
+    extra: Mapping[str, int] | None = None,
+) -> HierarchicalTable:
+    """Hierarchical all-reduce algorithms on *topology*, fastest first, with the flat ring beside them.
+
+    With *algorithms* ``None`` (or empty), every hierarchical algorithm that
+    accepts *inner* is compared.
+
+    Raises
+    ------
+    InputError
+        For a collective other than all-reduce, a flat or unknown algorithm
+        name, and everything :func:`hierarchical_cost` refuses.
+
+    Examples
+    --------
+    >>> topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    >>> table = compare_hierarchical("allreduce", ["hierarchical"], n="1GiB", topology=topo)
+    >>> table.best, round(float(table.speedup(table.results[0])), 2)
+    ('hierarchical', 4.05)
+    """
+    spec = find_collective(collective)
+    if spec.name != "allreduce":
+        raise InputError(f"{collective!r} has no hierarchical algorithms; costmodel composes them for "
+                         "allreduce")
+    _check_topology(topology)
+    size = parse_size(n)
+    wanted = list(algorithms or [])
+    if wanted:
+        schemes = list(dict.fromkeys(_scheme(name) for name in wanted))
+    else:
+        schemes = [s for s in _SCHEMES if inner is None or _accepts(s, inner)] or [_RS_AR_AG]
+    results = sorted(
+        (hierarchical_cost(topology, size, algorithm=s.name, inner=inner, outer=outer, lanes=lanes,
+                           extra=extra) for s in schemes),
+        key=lambda r: (r.time_s, r.algorithm),
+    )
+    return HierarchicalTable(
+        collective=spec.name, p=topology.p, n_bytes=size, topology=topology, meaning_of_n=spec.meaning_of_n,
+        results=tuple(results), flat_ring=flat_ring(topology, size),
+    )
+
+
+def _accepts(scheme: _Scheme, inner: str) -> bool:
+    try:
+        _inner(scheme, inner)
+    except InputError:
+        return False
+    return True
+
+
+def _wants_topology(algorithms: Sequence[str] | None, levels: Sequence[Any] | None, profile: Any,
+                    p: int | None) -> bool:
+    if levels or any(is_hierarchical(a) for a in algorithms or []):
+        return True
+    if p is None and profile is not None:
+        from costmodel.profiles import Profile, load_profile
+
+        loaded = profile if isinstance(profile, Profile) else load_profile(profile)
+        return bool(loaded.levels)
+    return False
+
+
+def compare_from_options(
+    collective: str,
+    algorithms: Sequence[str] | None = None,
+    *,
+    n: Any,
+    p: int | None = None,
+    alpha: Any = None,
+    beta: Any = None,
+    bandwidth: Any = None,
+    gamma: Any = None,
+    profile: Any = None,
+    levels: Sequence[Any] | None = None,
+    inner: str | None = None,
+    outer: str | None = None,
+    lanes: int | None = None,
+    extra: Mapping[str, int] | None = None,
+) -> CostTable | HierarchicalTable:
+    """``costmodel cost``: the flat algorithms on one link, or the hierarchical ones on a topology.
+
+    A topology is meant when levels are given, when an algorithm named is
+    hierarchical, or when p is not given and the profile has ``[[level]]``
+    tables; then p, if given, must equal the product of the level sizes, and
+    the flat-link options are refused.  Otherwise this is
+    :func:`~costmodel.collectives.evaluate.compare` on the link the options
+    describe, and the topology options are refused.
+
+    Raises
+    ------
+    InputError
+        For a combination of options that does not go together, a missing p,
+        and everything the two comparisons refuse.
+
+    Examples
+    --------
+    >>> compare_from_options("allreduce", ["ring"], p=4, n="1MB", alpha="5us", beta="0.08ns/B").best
+    'ring'
+    >>> table = compare_from_options("allreduce", n="1GiB", levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    >>> table.p, table.best
+    (32, 'hierarchical')
+    """
+    if _wants_topology(algorithms, levels, profile, p):
+        topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
+        for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
+            if value is not None:
+                raise InputError(f"{option} sets one flat link; with a topology each level has its own α and "
+                                 "bandwidth: --level SIZE:ALPHA:RATE")
+        return compare_hierarchical(collective, algorithms, n=n, topology=topology, inner=inner, outer=outer,
+                                    lanes=lanes, extra=extra)
+    for option, value in (("--inner", inner), ("--outer", outer), ("--lanes", lanes)):
+        if value is not None:
+            raise InputError(f"{option} {value} applies to hierarchical algorithms; describe the topology "
+                             "with --level SIZE:ALPHA:RATE once per level")
+    if p is None:
+        # Click's wording, which every other missing option gets too
+        raise InputError("Missing option '-p' / '--ranks'; give the number of ranks, or the levels of a "
+                         "topology with --level SIZE:ALPHA:RATE")
+    if profile is not None and (alpha is None or (beta is None and bandwidth is None)):
+        from costmodel.profiles import Profile, load_profile
+
+        profile = profile if isinstance(profile, Profile) else load_profile(profile)
+        if profile.link is None:
+            raise InputError(f"profile {profile.name!r} has levels but no [link] table; drop -p to cost the "
+                             "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
+    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    return compare(collective, algorithms, p=p, n=n, link=link, extra=extra)
+
+
+# -- multi-lane --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MultiLaneTransfer:
+    """One payload split evenly over k parallel lanes, each α + (n/k)β, against one lane."""
+
+    n_bytes: Fraction
+    lanes: int
+    link: LinkParams
+    bytes_per_lane: Fraction
+    one_lane_time_s: Fraction
+    time_s: Fraction
+    sources: tuple[Cited, ...] = (_SEED_LANES, _LANES)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def speedup(self) -> Fraction | None:
+        """One lane's time over k lanes' (None when k lanes take no time)."""
+        return None if self.time_s == 0 else self.one_lane_time_s / self.time_s
+
+    def to_dict(self) -> dict[str, object]:
+        speedup = self.speedup
+        return {
+            "n_bytes": real(self.n_bytes), "lanes": self.lanes, **self.link.result_fields(),
+            "bandwidth_bytes_per_s": None if self.link.bandwidth_bytes_per_s is None
+            else real(self.link.bandwidth_bytes_per_s),
+            "bytes_per_lane": real(self.bytes_per_lane), "one_lane_time_s": real(self.one_lane_time_s),
+            "time_s": real(self.time_s), "speedup": None if speedup is None else real(speedup),
+            "sources": [s.to_dict() for s in self.sources], "notes": list(self.notes),
+        }
+
+
+def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+              profile: Any = None) -> MultiLaneTransfer:
+    """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
+
+    Each lane carries n/k bytes at the per-lane bandwidth, all at once:
+    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the seed's
+    "ideal transfer service time") unless given or taken from *profile*.
+
+    Raises
+    ------
+    InputError
+        For a missing or non-positive lane count, and bad link options.
+
+    References
+    ----------
+    .. [1] Seed "Distributed SGD and All-Reduce", section 10, 'Multi-Lane:
+       Parallel Paths'; NCCL user guide, ``NCCL_CROSS_NIC``.
+
+    Examples
+    --------
+    >>> m = multilane("1GB", lanes=4, bandwidth="12.5GB/s")
+    >>> m.one_lane_time_s, m.time_s  # 1 GB / 12.5 GB/s = 80 ms; 250 MB / 12.5 GB/s = 20 ms
+    (Fraction(2, 25), Fraction(1, 50))
+    """
+    size = parse_size(n)
+    if lanes is None:
+        raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
+    k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
+    given_alpha = alpha if alpha is not None or profile is not None else Fraction(0)
+    link = LinkParams.from_options(alpha=given_alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    per_lane = size / k
+    return MultiLaneTransfer(
+        n_bytes=size, lanes=k, link=link, bytes_per_lane=per_lane,
+        one_lane_time_s=link.alpha_s + size * link.beta_s_per_byte,
+        time_s=link.alpha_s + per_lane * link.beta_s_per_byte,
+        notes=("transfer service time only: an end-to-end all-reduce adds its local collectives, start-ups "
+               "and any contention; the lanes help only if their bandwidth is sustained concurrently",),
+    )
+
+
+# -- FlexReduce --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlexGroup:
+    """One group of a FlexReduce split: its workers and the entries each handles."""
+
+    workers: int
+    reduced_per_worker: int
+    owned_entries: int
+    owned_per_worker: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"workers": self.workers, "reduced_per_worker": self.reduced_per_worker,
+                "owned_entries": self.owned_entries, "owned_per_worker": self.owned_per_worker}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlexReduceSplit:
+    """How FlexReduce splits a tensor over groups of unequal size, and what crosses between groups.
+
+    Phase 1 reduce-scatters inside each group (a worker of a group of s
+    reduces E/s entries); the tensor is then split evenly among the m groups
+    (E/m each, E/(m·s) per worker); each group sends every other group its
+    partial sums for that group's range (E/m entries each way per pair); an
+    all-gather finally rebuilds the result everywhere.
+    """
+
+    entries: int
+    groups: tuple[FlexGroup, ...]
+    exchange_entries_per_direction: int
+    exchange_entries: int
+    allgather_entries: int
+    sources: tuple[Cited, ...] = (_SEED_FLEX, _FLEX)
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "entries": self.entries, "groups": [g.to_dict() for g in self.groups],
+            "exchange_entries_per_direction": self.exchange_entries_per_direction,
+            "exchange_entries": self.exchange_entries, "allgather_entries": self.allgather_entries,
+            "sources": [s.to_dict() for s in self.sources], "notes": list(self.notes),
+        }
+
+
+_COUNTS = re.compile(r"\s*[0-9]+\s*(,\s*[0-9]+\s*)*")
+
+
+def _group_sizes(groups: Any) -> tuple[int, ...]:
+    if isinstance(groups, str):
+        if not _COUNTS.fullmatch(groups):
+            raise InputError(f"{groups!r} is not a list of worker counts; write them with commas, e.g. 2,3")
+        sizes = tuple(int(x) for x in groups.split(","))
+    elif isinstance(groups, Iterable):
+        sizes = tuple(groups)
+    else:
+        raise InputError(f"{groups!r} is not a list of worker counts; write them with commas, e.g. 2,3")
+    if not sizes:
+        raise InputError("no groups given; list the workers of each group, e.g. --groups 2,3")
+    for i, s in enumerate(sizes, start=1):
+        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+            raise InputError(f"group {i} has {s!r} workers; every group needs a whole number of workers >= 1")
+    if len(sizes) < 2:
+        raise InputError(f"one group of {sizes[0]} is a plain all-reduce; FlexReduce needs at least two "
+                         "groups")
+    return sizes
+
+
+def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
+    """FlexReduce over groups of unequal size: entries each worker reduces and owns, and what crosses.
+
+    Parameters
+    ----------
+    entries : int
+        Tensor entries E.
+    groups : str or sequence of int
+        Workers per group (``"2,3"``).
+
+    Raises
+    ------
+    InputError
+        For fewer than two groups, an empty group, or E that the groups
+        cannot split evenly (m·s must divide E for every group of s).
+
+    References
+    ----------
+    .. [1] J. Lee et al., "FlexReduce", DAC 2020; seed "Distributed SGD and
+       All-Reduce", section 10, 'FlexReduce: Unequal Groups'.
+
+    Examples
+    --------
+    >>> split = flexreduce(12, groups="2,3")
+    >>> [(g.reduced_per_worker, g.owned_per_worker) for g in split.groups]
+    [(6, 3), (4, 2)]
+    >>> split.exchange_entries_per_direction
+    6
+    """
+    e = _whole(entries, "entries", "give the number of tensor entries, e.g. --entries 12")
+    sizes = _group_sizes(groups)
+    m = len(sizes)
+    need = math.lcm(*(m * s for s in sizes))
+    if e % need:
+        worst = next(s for s in sizes if e % (m * s))
+        raise InputError(
+            f"{e} entries do not split evenly: each of the {m} groups owns {e}/{m}, and a worker of the "
+            f"{worst}-worker group would own {Fraction(e, m * worst)} entries; use a multiple of {need} "
+            "entries"
+        )
+    share = e // m
+    return FlexReduceSplit(
+        entries=e,
+        groups=tuple(FlexGroup(workers=s, reduced_per_worker=e // s, owned_entries=share,
+                               owned_per_worker=share // s) for s in sizes),
+        exchange_entries_per_direction=share,
+        exchange_entries=m * (m - 1) * share,
+        allgather_entries=m * (m - 1) * share,
+        notes=("the cross-group exchange excludes the final all-gather, reported apart",),
+    )
+
+
+# -- RAT ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RackTraffic:
+    """Bytes crossing each level (rack links, the shared core) for RAT and for the flat ring."""
+
+    racks: int
+    per_rack: int
+    n_bytes: Fraction
+    rat: HierarchicalCost
+    flat_ring: HierarchicalCost
+    sources: tuple[Cited, ...] = (_SEED_RAT, _RAT)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def p(self) -> int:
+        return self.racks * self.per_rack
+
+    @property
+    def core_bytes_rat(self) -> Fraction:
+        return self.rat.bytes_crossing("core")
+
+    @property
+    def core_bytes_flat_ring(self) -> Fraction:
+        return self.flat_ring.bytes_crossing("core")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "racks": self.racks, "per_rack": self.per_rack, "p": self.p, "n_bytes": real(self.n_bytes),
+            "core_bytes_rat": real(self.core_bytes_rat),
+            "core_bytes_flat_ring": real(self.core_bytes_flat_ring),
+            "levels": [{"name": a.name, "rat_bytes": real(a.bytes_crossing),
+                        "flat_ring_bytes": real(b.bytes_crossing)}
+                       for a, b in zip(self.rat.levels, self.flat_ring.levels, strict=True)],
+            "rat_formula": self.rat.formula,
+            "sources": [s.to_dict() for s in self.sources], "notes": list(self.notes),
+        }
+
+
+def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
+    """Bytes crossing the shared core for RAT (reduce inside each rack first) and for a flat ring.
+
+    RAT reduces inside each rack to a leader, runs a tree all-reduce of the
+    full vector among the leaders across the core (a leader's rack aggregate
+    goes up, the result comes back), and broadcasts inside each rack: this is
+    ``hierarchical-reduce-bcast`` with a ``tree`` outer all-reduce on a
+    (per_rack × racks) topology.  The flat ring runs over all ranks placed
+    rack by rack.  Only bytes are reported: they do not depend on the links.
+
+    Raises
+    ------
+    InputError
+        For fewer than 2 racks or fewer than 1 worker per rack.
+
+    References
+    ----------
+    .. [1] X. Wan et al., "RAT", APNet 2020; seed "Distributed SGD and
+       All-Reduce", section 10, 'RAT: Reduce Before Crossing the Core'.
+
+    Examples
+    --------
+    >>> t = rack_aware(1, racks=2, per_rack=4)  # n = 1 byte: counts in units of n
+    >>> t.core_bytes_flat_ring, t.core_bytes_rat
+    (Fraction(7, 2), Fraction(2, 1))
+    """
+    r = _whole(racks, "racks", "give the number of racks, e.g. --racks 2")
+    w = _whole(per_rack, "per_rack", "give the workers in each rack, e.g. --per-rack 4")
+    if r < 2:
+        raise InputError(f"racks={r} leaves nothing to cross the core; give at least 2 racks")
+    size = parse_size(n)
+    free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="bytes only")
+    topology = Topology((Level(size=w, link=free, name="rack"), Level(size=r, link=free, name="core")))
+    return RackTraffic(
+        racks=r, per_rack=w, n_bytes=size,
+        rat=hierarchical_cost(topology, size, algorithm="hierarchical-reduce-bcast", outer="tree"),
+        flat_ring=flat_ring(topology, size),
+        notes=("counts for this layout (workers placed rack by rack), not every deployment; resilience also "
+               "depends on the algorithm's failure handling",),
+    )

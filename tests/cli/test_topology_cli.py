@@ -1,0 +1,212 @@
+"""The command-line contract of the topology commands: JSON keys and units, one-line errors, exit 2.
+
+``costmodel cost allreduce hierarchical --level ...`` lives in ``cli/cost.py``; ``multilane``,
+``flexreduce`` and ``rat`` live in ``cli/topology.py``, whose commands the app merges in (the
+fixture merges them for these tests when the app does not yet).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from costmodel.cli import main
+
+LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
+GiB = 2**30
+
+
+@pytest.fixture(autouse=True)
+def topology_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from costmodel.cli import app as app_module
+    from costmodel.cli import topology
+
+    have = {c.name for c in app_module.app.registered_commands}
+    missing = [c for c in topology.app.registered_commands if c.name not in have]
+    if missing:
+        monkeypatch.setattr(app_module.app, "registered_commands", [*app_module.app.registered_commands, *missing])
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    rc = main([*args, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.count("\n") == 1, "exactly one JSON line"
+    return json.loads(out)
+
+
+def test_cost_hierarchical_json_contract(capsys):
+    data = run_json(capsys, "cost", "allreduce", "hierarchical", *LEVELS, "-n", "1GiB")
+    assert {"collective", "p", "n_bytes", "meaning_of_n", "topology", "results", "best", "flat_ring",
+            "notes"} <= set(data)
+    assert (data["collective"], data["p"], data["n_bytes"], data["best"]) == ("allreduce", 32, GiB, "hierarchical")
+    assert [lv["name"] for lv in data["topology"]["levels"]] == ["intra", "inter"]
+    assert data["topology"]["levels"][1]["bandwidth_bytes_per_s"] == 25 * 10**9
+    (result,) = data["results"]
+    assert {"algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds", "bytes_sent_per_rank",
+            "formula", "notes", "levels", "phases", "parameters", "vs_best", "speedup_vs_flat_ring",
+            "sources"} <= set(result)
+    # RS ring over 8 on n: 7·1 µs + 7/8·n/(150 GB/s); AG the same; AR ring over 4 on n/8:
+    # 6·5 µs + 2·3/4·(n/8)/(25 GB/s)
+    n = Fraction(GiB)
+    time = 2 * (7 * Fraction(1, 10**6) + Fraction(7, 8) * n / (150 * 10**9)) \
+        + 6 * Fraction(5, 10**6) + Fraction(3, 2) * (n / 8) / (25 * 10**9)
+    assert math.isclose(result["time_s"], float(time), rel_tol=1e-12)
+    assert result["rounds"] == 7 + 6 + 7
+    # intra: 4 nodes × 7n, twice; inter: 8 slices × 4 ranks × 2·3/4·n/8
+    assert result["levels"] == [{"name": "intra", "bytes_crossing": 56 * GiB},
+                                {"name": "inter", "bytes_crossing": 6 * GiB}]
+    assert [ph["level"] for ph in result["phases"]] == ["intra", "inter", "intra"]
+    assert {"level", "collective", "algorithm", "p", "n_bytes", "groups", "time_s", "bytes_crossing",
+            "alpha_s", "beta_s_per_byte"} <= set(result["phases"][0])
+    assert result["parameters"] == {"inner": "ring", "outer": "ring", "lanes": 8}
+    # the flat ring: 62 steps of 5 µs + (n/32)/(25 GB/s); 28 intra and 4 inter links of 2·31/32·n
+    flat = data["flat_ring"]
+    assert math.isclose(flat["time_s"], float(62 * (Fraction(5, 10**6) + n / 32 / (25 * 10**9))), rel_tol=1e-12)
+    assert flat["levels"] == [{"name": "intra", "bytes_crossing": 28 * 31 * GiB // 16},
+                              {"name": "inter", "bytes_crossing": 4 * 31 * GiB // 16}]
+    assert math.isclose(result["speedup_vs_flat_ring"], flat["time_s"] / result["time_s"], rel_tol=1e-12)
+    assert json.dumps(data, allow_nan=False)
+
+
+def test_cost_with_levels_compares_both_algorithms(capsys):
+    data = run_json(capsys, "cost", "allreduce", *LEVELS, "-n", "1GiB", "-p", "32")
+    assert [r["algorithm"] for r in data["results"]] == ["hierarchical", "hierarchical-reduce-bcast"]
+    assert data["results"][0]["vs_best"] == 1
+
+
+def test_cost_with_lanes_inner_and_outer(capsys):
+    data = run_json(capsys, "cost", "allreduce", "hier", *LEVELS, "-n", "1GiB", "--lanes", "2", "--inner",
+                    "recursive", "--outer", "rab")
+    (result,) = data["results"]
+    assert result["parameters"] == {"inner": "recursive", "outer": "rabenseifner", "lanes": 2}
+    # 8 slices share 2 lanes: 4 per lane, so the inter phase runs with β·4
+    assert result["phases"][1]["beta_s_per_byte"] == 4 / (25 * 10**9)
+
+
+def test_cost_with_a_profile_of_levels(capsys, tmp_path: Path):
+    path = tmp_path / "cluster.toml"
+    path.write_text('[[level]]\nsize = 8\nalpha = "1 us"\nbandwidth = "150 GB/s"\n'
+                    '[[level]]\nsize = 4\nalpha = "5 us"\nbandwidth = "25 GB/s"\n', encoding="utf-8")
+    from_profile = run_json(capsys, "cost", "allreduce", "-n", "1GiB", "--profile", str(path))
+    from_levels = run_json(capsys, "cost", "allreduce", *LEVELS, "-n", "1GiB")
+    assert [r["time_s"] for r in from_profile["results"]] == [r["time_s"] for r in from_levels["results"]]
+    assert from_profile["flat_ring"]["levels"] == from_levels["flat_ring"]["levels"]
+
+
+def test_flat_cost_still_works(capsys):
+    data = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--alpha", "0s",
+                    "--bandwidth", "12.5GB/s")
+    assert data["results"][0]["bytes_sent_per_rank"] == 150_000_000
+
+
+def test_multilane_json(capsys):
+    data = run_json(capsys, "multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "12.5GB/s")
+    # 1 GB / 12.5 GB/s = 80 ms on one lane; 250 MB per lane: 20 ms
+    assert (data["n_bytes"], data["lanes"], data["bytes_per_lane"]) == (10**9, 4, 250 * 10**6)
+    assert (data["one_lane_time_s"], data["time_s"], data["speedup"]) == (0.08, 0.02, 4)
+    assert (data["alpha_s"], data["bandwidth_bytes_per_s"]) == (0, 12_500_000_000)
+
+
+def test_flexreduce_json(capsys):
+    data = run_json(capsys, "flexreduce", "--groups", "2,3", "--entries", "12")
+    assert data["groups"] == [
+        {"workers": 2, "reduced_per_worker": 6, "owned_entries": 6, "owned_per_worker": 3},
+        {"workers": 3, "reduced_per_worker": 4, "owned_entries": 6, "owned_per_worker": 2},
+    ]
+    assert data["exchange_entries_per_direction"] == 6
+
+
+def test_rat_json(capsys):
+    data = run_json(capsys, "rat", "--racks", "2", "--per-rack", "4", "-n", "100MB")
+    # flat ring: 2 core links × 2·7/8·100 MB; RAT: 100 MB across and back
+    assert (data["core_bytes_flat_ring"], data["core_bytes_rat"]) == (350_000_000, 200_000_000)
+    assert data["levels"][1] == {"name": "core", "rat_bytes": 200_000_000, "flat_ring_bytes": 350_000_000}
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["cost", "allreduce", "hierarchical", *LEVELS, "-n", "1GiB"], ["hierarchical", "flat ring", "intra",
+                                                                       "bytes crossing", "best: hierarchical"]),
+        (["multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "12.5GB/s"], ["80 ms", "20 ms"]),
+        (["flexreduce", "--groups", "2,3", "--entries", "12"], ["reduced/worker", "6 partial-sum entries"]),
+        (["rat", "--racks", "2", "--per-rack", "4", "-n", "100MB"], ["350 MB", "200 MB", "core"]),
+    ],
+)
+def test_tables(capsys, monkeypatch, argv, needles):
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(argv) == 0
+    out, _ = capsys.readouterr()
+    for needle in needles:
+        assert needle in out
+
+
+def test_a_profile_of_levels_lists(capsys, tmp_path: Path):
+    path = tmp_path / "cluster.toml"
+    path.write_text('[[level]]\nname = "nvlink"\nsize = 8\nalpha = "1 us"\nbandwidth = "150 GB/s"\n',
+                    encoding="utf-8")
+    assert main(["profiles", str(path)]) == 0
+    assert "8 nvlink" in capsys.readouterr().out
+    data = run_json(capsys, "profiles", str(path))
+    assert data["profiles"][0]["levels"][0]["size"] == 8
+
+
+HIER = ["cost", "allreduce", "-n", "1GiB"]
+BAD = [
+    ([*HIER, *LEVELS, "-p", "30"], "p=30 does not match the levels: 8 × 4 = 32 ranks"),
+    ([*HIER, "--level", "8:1us"], "Invalid value for '--level': '8:1us' has 2 fields"),
+    ([*HIER, "--level", "8:1us:1GB/s:a:b"], "has 5 fields"),
+    ([*HIER, "--level", "0:1us:1GB/s"], "size 0"),
+    ([*HIER, "--level", "x:1us:1GB/s"], "size 'x', not a whole number"),
+    ([*HIER, "--level", "8:1parsec:1GB/s"], "bad latency"),
+    ([*HIER, "--level", "8:1us:5MB"], "bad bandwidth"),
+    ([*HIER, "--level", "8:1us:1GB/s:"], "empty name"),
+    ([*HIER, "--level", "1:1us:1GB/s"], "p=1 rank"),
+    ([*HIER, "--level", "8:1us:1GB/s:a", "--level", "4:1us:1GB/s:a"], "'a' is used twice"),
+    ([*HIER, *LEVELS, "--lanes", "0"], "lanes=0 is not a positive integer"),
+    ([*HIER, *LEVELS, "--lanes", "9"], "use at most --lanes 8"),
+    ([*HIER, "-p", "8", "--alpha", "5us", "--beta", "1ns/B", "--lanes", "2"], "--lanes 2 applies to hierarchical"),
+    ([*HIER, *LEVELS, "--alpha", "5us"], "--alpha sets one flat link"),
+    (["cost", "allreduce", "hierarchical", "-p", "8", "-n", "1MB", "--alpha", "5us", "--beta", "1ns/B"],
+     "no topology given"),
+    (["cost", "allreduce", "ring", *LEVELS, "-n", "1MB"], "'ring' is a flat algorithm"),
+    (["cost", "broadcast", *LEVELS, "-n", "1MB"], "'broadcast' has no hierarchical algorithms"),
+    (["cost", "allreduce", "hierarchical-reduce-bcast", *LEVELS, "-n", "1MB", "--inner", "ring"],
+     "inner algorithm 'ring' does not apply to hierarchical-reduce-bcast"),
+    ([*HIER, *LEVELS, "--outer", "bruck"], "unknown algorithm 'bruck' for allreduce"),
+    (["cost", "allreduce", "hier", "--level", "6:1us:1GB/s", "--level", "2:1us:1GB/s", "-n", "1MB", "--inner",
+      "recursive"], "needs a power of two"),
+    ([*HIER, *LEVELS, "--outer", "dbt", "--segments", "2"], "'segments' is not a parameter"),
+    (["cost", "allreduce", "-n", "1MiB", "--alpha", "5us", "--beta", "1ns/B"], "Missing option '-p'"),
+    (["multilane", "-n", "1GB", "--lanes", "0", "--bandwidth", "12.5GB/s"], "lanes=0 is not a positive integer"),
+    (["multilane", "-n", "1GB", "--bandwidth", "12.5GB/s"], "no lane count given"),
+    (["multilane", "-n", "1GB", "--lanes", "4"], "no bandwidth given"),
+    (["multilane", "-n", "1KB", "--lanes", "4", "--bandwidth", "1GB/s"], "ambiguous"),
+    (["flexreduce", "--groups", "2,3", "--entries", "10"], "10 entries do not split evenly"),
+    (["flexreduce", "--groups", "2", "--entries", "12"], "at least two groups"),
+    (["flexreduce", "--groups", "2,0", "--entries", "12"], "group 2 has 0 workers"),
+    (["flexreduce", "--groups", "2,x", "--entries", "12"], "not a list of worker counts"),
+    (["flexreduce", "--groups", "2,3", "--entries", "0"], "entries=0"),
+    (["flexreduce", "--groups", "2,3"], "Missing option '--entries'"),
+    (["rat", "--racks", "1", "--per-rack", "4", "-n", "1MB"], "at least 2 racks"),
+    (["rat", "--racks", "2", "--per-rack", "0", "-n", "1MB"], "per_rack=0"),
+    (["rat", "--racks", "2", "--per-rack", "4"], "Missing option '-n'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[f"{a[0]} [{n[:40]}]" for a, n in BAD])
+def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in err
