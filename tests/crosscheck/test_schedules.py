@@ -21,7 +21,7 @@ from costmodel.schedules import BUILDERS, build, execute, simulate
 LINK = LinkParams(alpha_s=Fraction(5, 10**6), beta_s_per_byte=Fraction(8, 10**11),
                   gamma_s_per_byte=Fraction(1, 10**11))
 N = Fraction(10**6 + 7)  # not a multiple of anything: exact fractions of a byte must agree too
-RANKS = [*range(2, 34), 48, 63, 64, 100]
+RANKS = [*range(2, 65), 100, 1000]
 PRIMARY = [a for spec in COLLECTIVES.values() for a in spec.algorithms if a.adapts is None]
 SCHEDULED = [a for a in PRIMARY if a.schedule is not None]
 IDS = [f"{a.collective}/{a.name}" for a in SCHEDULED]
@@ -57,7 +57,7 @@ def test_schedule_matches_formula(algo, p):
         options = {"k": extra[next(iter(extra))]} if extra else {}
         schedule = build(algo.schedule, algo.collective, p=p, **options)
         assert schedule.algorithm == at_p.name
-        if p <= 64 or algo.collective != "alltoall":
+        if p <= 100 and (p <= 64 or algo.collective != "alltoall"):
             run = execute(schedule, seed=p)
             assert run.ok, run.problems
         sim = simulate(schedule, n=N, link=LINK)
