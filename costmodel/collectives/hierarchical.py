@@ -100,7 +100,7 @@ from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import compare, cost
-from costmodel.collectives.result import AlgorithmCost, CostTable
+from costmodel.collectives.result import AlgorithmCost, CostTable, times_slower
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.intmath import floor_log2, is_power_of_two
 from costmodel.params import LinkParams
@@ -382,12 +382,11 @@ class HierarchicalTable:
 
     def vs_best(self, result: HierarchicalCost) -> Fraction | None:
         """How many times slower than the fastest *result* is (None when the fastest takes no time)."""
-        fastest = self.results[0].time_s
-        return None if fastest == 0 else result.time_s / fastest
+        return times_slower(result.time_s, self.results[0].time_s)
 
     def speedup(self, result: HierarchicalCost) -> Fraction | None:
         """The flat ring's time over *result*'s (None when *result* takes no time)."""
-        return None if result.time_s == 0 else self.flat_ring.time_s / result.time_s
+        return times_slower(self.flat_ring.time_s, result.time_s)
 
     def to_dict(self) -> dict[str, object]:
         def ratio(x: Fraction | None) -> int | float | None:

@@ -13,7 +13,12 @@ from costmodel._json import real
 from costmodel.params import LinkParams
 from costmodel.references import Cited
 
-__all__ = ["AlgorithmCost", "Catalog", "CatalogEntry", "CostTable", "LowerBound"]
+__all__ = ["AlgorithmCost", "Catalog", "CatalogEntry", "CostTable", "LowerBound", "times_slower"]
+
+
+def times_slower(time_s: Fraction, fastest_s: Fraction) -> Fraction | None:
+    """*time_s* over *fastest_s*, or None when the fastest takes no time."""
+    return None if fastest_s == 0 else time_s / fastest_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,8 +118,7 @@ class CostTable:
 
     def vs_best(self, result: AlgorithmCost) -> Fraction | None:
         """How many times slower than the fastest *result* is (None when the fastest takes no time)."""
-        fastest = self.results[0].time_s
-        return None if fastest == 0 else result.time_s / fastest
+        return times_slower(result.time_s, self.results[0].time_s)
 
     def to_dict(self) -> dict[str, object]:
         ratios = [self.vs_best(r) for r in self.results]
