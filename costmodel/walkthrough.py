@@ -13,7 +13,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -24,6 +24,7 @@ from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import applicable, check_extra, check_ranks, cost, tuned
+from costmodel.collectives.hierarchical import is_hierarchical
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.schedules import Transfer, build, execute, simulate
@@ -86,6 +87,7 @@ class ScheduleReport:
     time_s: Fraction | None
     link: LinkParams | None
     verification: Verification | None
+    levels: tuple[tuple[str, Fraction], ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -116,6 +118,7 @@ class ScheduleReport:
             "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
             "time_s": None if self.time_s is None else real(self.time_s),
             **({} if self.link is None else self.link.result_fields()),
+            "levels": [{"name": name, "bytes_crossing": real(b)} for name, b in self.levels],
             "verified": self.verified,
             "verification": None if self.verification is None else self.verification.to_dict(),
             "notes": list(self.notes),
@@ -139,9 +142,12 @@ def schedule_report(
     collective: str,
     algorithm: str,
     *,
-    p: int,
+    p: int | None = None,
     n: Any = None,
     link: LinkParams | None = None,
+    levels: Sequence[Any] | None = None,
+    profile: Any = None,
+    outer: str | None = None,
     extra: Mapping[str, int] | None = None,
     verify: bool = False,
     seed: int = 0,
@@ -159,6 +165,10 @@ def schedule_report(
     link : LinkParams, optional
         For the time; without it ``time_s`` is None (verification then uses a
         fixed reference link: the comparison is exact either way).
+    levels, profile, outer : optional
+        For the hierarchical all-reduces: the topology (``--level`` texts or a
+        profile with ``[[level]]`` tables; p is then their product) and the
+        all-reduce across the outermost level (``ring`` or ``tree``).
     extra : mapping, optional
         Segments or blocks; without them (and without a link) they default to 4.
     verify : bool
@@ -170,10 +180,18 @@ def schedule_report(
     >>> r.rounds, r.bytes_sent_per_rank, r.verified
     (6, Fraction(150000000, 1), True)
     """
+    size = DEFAULT_SIZE if n is None else parse_size(n)
+    if is_hierarchical(algorithm):
+        return _hierarchical_report(collective, algorithm, p=p, n=size, levels=levels, profile=profile,
+                                    outer=outer, verify=verify, seed=seed)
+    if levels:
+        raise InputError(f"--level describes a topology for the hierarchical all-reduces, not for "
+                         f"{algorithm!r}; drop --level or choose hierarchical")
+    if p is None:
+        raise InputError("Missing option '-p' / '--ranks'.")
     spec = find_collective(collective)
     record = resolve(spec.name, algorithm)
     p = check_ranks(p)
-    size = DEFAULT_SIZE if n is None else parse_size(n)
     given = check_extra(spec.name, [record], extra)
     at_p, notes = applicable(record, p)
     if at_p.schedule is None:
@@ -212,4 +230,50 @@ def schedule_report(
         reduces=spec.reduces, rounds=priced.rounds, bytes_sent_per_rank=priced.bytes_sent_per_rank,
         time_s=priced.time_s if link is not None else None, link=link, verification=verification,
         notes=notes,
+    )
+
+
+def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: Fraction, levels: Any,
+                         profile: Any, outer: str | None, verify: bool, seed: int) -> ScheduleReport:
+    """The schedule of a hierarchical all-reduce on a topology, priced per level."""
+    from costmodel.collectives.hierarchical import hierarchical_cost
+    from costmodel.schedules.hierarchical import hierarchical_allreduce, reduce_bcast_allreduce
+    from costmodel.topology import Topology
+
+    spec = find_collective(collective)
+    if spec.name != "allreduce":
+        raise InputError(f"{algorithm!r} is an all-reduce; use it with allreduce, not {spec.name}")
+    if not levels and profile is None:
+        raise InputError(f"{algorithm!r} needs a topology; give --level SIZE:ALPHA:RATE once per level")
+    topology = Topology.from_options(levels=levels, profile=profile, p=p)
+    formula = hierarchical_cost(topology, n, algorithm=algorithm, outer=outer)
+    outer_name = str(formula.parameters.get("outer", outer or "ring"))
+    if outer_name not in ("ring", "tree"):
+        raise InputError(f"outer={outer_name!r} has no hierarchical schedule; use --outer ring or tree")
+    build_it = hierarchical_allreduce if formula.algorithm == "hierarchical" else reduce_bcast_allreduce
+    schedule = build_it(topology, outer=outer_name)
+    priced = simulate(schedule, n=n, levels=tuple(topology.links), level_of=topology.level_of)
+    steps = None
+    if priced.rounds * topology.p <= MAX_LISTED_TRANSFERS:
+        steps = tuple(tuple(t) for t in schedule.transfers())
+    holdings = None
+    if topology.p <= min(16, MAX_TRACE_RANKS) and priced.rounds <= 64:
+        holdings = tuple(masks for _, masks in trace(schedule))
+    verification = None
+    if verify:
+        run = execute(schedule, seed=seed)
+        verification = Verification(
+            executed_ok=run.ok, problems=run.problems,
+            simulated={"rounds": priced.rounds, "bytes_sent_per_rank": priced.bytes_sent_per_rank,
+                       "time_s": priced.time_s},
+            formula={"rounds": formula.rounds, "bytes_sent_per_rank": formula.bytes_sent_per_rank,
+                     "time_s": formula.time_s},
+        )
+    names = tuple(topology.names)
+    return ScheduleReport(
+        collective="allreduce", algorithm=formula.algorithm, p=topology.p, n_bytes=n, units=schedule.units,
+        meaning_of_n=spec.meaning_of_n, parameters={"outer": outer_name}, steps=steps, holdings=holdings,
+        reduces=True, rounds=priced.rounds, bytes_sent_per_rank=priced.bytes_sent_per_rank,
+        time_s=priced.time_s, link=None, verification=verification,
+        levels=tuple(zip(names, priced.bytes_per_level, strict=True)), notes=formula.notes,
     )

@@ -72,6 +72,9 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
     time = "" if r.time_s is None else f" · time {format_time(r.time_s)}"
     parts.append(Text.from_markup(
         f"rounds {r.rounds} · busiest rank sends {format_size(r.bytes_sent_per_rank)}{time}"))
+    if r.levels:
+        crossing = " · ".join(f"{name} {format_size(b)}" for name, b in r.levels)
+        parts.append(Text(f"bytes crossing each level: {crossing}"))
     if r.verification is not None:
         v = r.verification
         check = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", collapse_padding=True)

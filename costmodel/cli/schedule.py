@@ -14,9 +14,11 @@ from costmodel.cli.options import (
     Blocks,
     Gamma,
     Json,
+    Levels,
+    OptionalRanks,
     OptionalSize,
+    Outer,
     Profile,
-    Ranks,
     Segments,
 )
 from costmodel.cli.output import emit
@@ -29,25 +31,29 @@ def schedule(
     collective: Annotated[str, typer.Argument(help="allreduce, allgather, ... (aliases accepted).",
                                               show_default=False)],
     algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
-    ranks: Ranks,
+    ranks: OptionalRanks = None,
     size: OptionalSize = None,
     verify: Annotated[bool, typer.Option(help="Run it on random data; compare with the formula.")] = False,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
-    profile: Profile = None, segments: Segments = None, blocks: Blocks = None, as_json: Json = False,
+    profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
+    level: Levels = None, outer: Outer = None, as_json: Json = False,
 ) -> None:
     """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
 
     The message size defaults to 1 MiB.
 
     Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
+
+    Example: costmodel schedule allreduce hierarchical --level 2:1us:100GB/s --level 2:5us:10GB/s --verify
     """
     from costmodel.cli import render_schedule  # noqa: F401 - registers the rendering
     from costmodel.cli.options import extra_parameters
     from costmodel.walkthrough import schedule_report
 
-    link = _link(alpha, beta, bandwidth, gamma, profile)
+    link = None if level else _link(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
-    emit(schedule_report(collective, algorithm, p=ranks, n=size, link=link, extra=extra, verify=verify),
+    emit(schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
+                         profile=profile if level is None else None, extra=extra, verify=verify),
          as_json=as_json)
 
 

@@ -65,3 +65,34 @@ def test_bad_input(capsys, argv, needle):
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert needle in err
+
+
+def test_hierarchical_schedule_on_a_topology(capsys):
+    data = run_json(capsys, "schedule", "allreduce", "hierarchical", "--level", "2:1us:100GB/s",
+                    "--level", "2:5us:10GB/s", "-n", "1MB", "--verify")
+    # p = 2 x 2: ring reduce-scatter inside (1 step), ring all-reduce across on n/2 (2 steps), all-gather (1)
+    assert data["p"] == 4
+    assert data["rounds"] == 4
+    assert data["verified"] is True
+    names = [lv["name"] for lv in data["levels"]]
+    assert names == ["intra", "inter"]
+    # across nodes each rank sends its n/2 slice's ring all-reduce: 2 transfers of n/4 per rank pair,
+    # 4 ranks x 2 x 250 kB = 2 MB cross the inter level in all
+    assert data["levels"][1]["bytes_crossing"] == 2_000_000
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["schedule", "allreduce", "hierarchical", "-p", "4"], "needs a topology"),
+    (["schedule", "allreduce", "ring", "--level", "2:1us:1GB/s", "--level", "2:1us:1GB/s"], "--level"),
+    (["schedule", "allreduce", "hierarchical", "--level", "2:1us:1GB/s", "--level", "2:1us:1GB/s",
+      "--outer", "rab"], "no hierarchical schedule"),
+    (["schedule", "allreduce", "hierarchical", "-p", "5", "--level", "2:1us:1GB/s", "--level", "2:1us:1GB/s"],
+     "p=5"),
+    (["schedule", "allgather", "hierarchical", "--level", "2:1us:1GB/s"], "all-reduce"),
+])
+def test_bad_topology_input(capsys, argv, needle):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert needle in err
