@@ -15,10 +15,11 @@ _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usag
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one ``error:`` line on stderr and returns 2."""
-    from costmodel.cli.app import app
+    from costmodel.cli.app import build
 
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        rc = app(args=argv, prog_name="costmodel", standalone_mode=False)
+        rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:
         message = exc.format_message() if isinstance(exc, _USAGE_ERROR) else str(exc)
         if message:  # empty for no arguments: the help is already printed

@@ -1,25 +1,27 @@
-"""The Typer application: one module per command group, merged into one flat command set."""
+"""The Typer application: one module per command group, merged into one flat command set.
+
+Typer inspects every registered command each time it builds the app, which
+costs milliseconds per command; so :func:`build` registers only the group of
+the command being run (all of them for ``--help`` or an unknown command).
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from costmodel.cli import cost, profiles, schedule, topology
+__all__ = ["GROUPS", "build"]  # and app, built on first use (module __getattr__)
 
-app = typer.Typer(
-    name="costmodel",
-    help="Exact α–β–γ cost models for the collectives of distributed training.\n\n"
-         "Sizes take units (8KiB, 64MiB, 1.5e6), times too (5us, 1µs), and rates (12.5GB/s, 100Gb/s).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-for group in (cost, schedule, topology, profiles):
-    app.registered_commands.extend(group.app.registered_commands)
+GROUPS: dict[str, tuple[str, ...]] = {
+    "cost": ("cost", "bound", "crossover", "best", "formula", "algorithms"),
+    "schedule": ("schedule",),
+    "topology": ("multilane", "flexreduce", "rat"),
+    "profiles": ("profiles",),
+}
+"""Command-group module (in costmodel.cli) -> the commands it defines; a test keeps this in sync."""
 
 
 def _version(value: bool) -> None:
@@ -30,9 +32,35 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
     """Exact α–β–γ cost models for the collectives of distributed training."""
+
+
+def build(argv: Sequence[str] = ()) -> typer.Typer:
+    """The app with the group of the command in *argv* registered (every group if none is named)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    wanted = [m for m, names in GROUPS.items() if command in names] or list(GROUPS)
+    application = typer.Typer(
+        name="costmodel",
+        help="Exact α–β–γ cost models for the collectives of distributed training.\n\n"
+             "Sizes take units (8KiB, 64MiB, 1.5e6), times too (5us, 1µs), and rates (12.5GB/s, 100Gb/s).",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    application.callback()(_main)
+    for module in wanted:
+        group = importlib.import_module(f"costmodel.cli.{module}")
+        application.registered_commands.extend(group.app.registered_commands)
+    return application
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: every command registered, built on first use (for documentation and tests)."""
+    if name == "app":
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,3 +51,16 @@ def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
     done = _run(sys.executable, "-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_group_table_lists_every_command():
+    from costmodel.cli.app import GROUPS, app
+
+    registered = {c.name or c.callback.__name__ for c in app.registered_commands}
+    listed = {name for names in GROUPS.values() for name in names}
+    assert registered == listed
+    for module, names in GROUPS.items():
+        import importlib
+
+        group = importlib.import_module(f"costmodel.cli.{module}").app
+        assert {c.name for c in group.registered_commands} == set(names), module
