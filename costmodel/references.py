@@ -167,11 +167,196 @@ WAN_2020 = Citation(
     url="https://doi.org/10.1145/3411029.3411037",
 )
 
+HUANG_2019 = Citation(
+    key="huang2019",
+    authors="Y. Huang, Y. Cheng, A. Bapna, O. Firat, M. X. Chen, D. Chen, H. Lee, J. Ngiam, Q. V. Le, "
+            "Y. Wu, Z. Chen",
+    title="GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism",
+    venue="Advances in Neural Information Processing Systems 32 (NeurIPS 2019)",
+    year=2019,
+    url="https://arxiv.org/abs/1811.06965",
+)
+
+NARAYANAN_2021_FLUSH = Citation(
+    key="narayanan2021flush",
+    authors="D. Narayanan, A. Phanishayee, K. Shi, X. Chen, M. Zaharia",
+    title="Memory-Efficient Pipeline-Parallel DNN Training",
+    venue="Proceedings of the 38th International Conference on Machine Learning (ICML 2021), "
+          "PMLR 139:7937-7947",
+    year=2021,
+    url="https://arxiv.org/abs/2006.09503",
+)
+
+NARAYANAN_2021_MEGATRON = Citation(
+    key="narayanan2021megatron",
+    authors="D. Narayanan, M. Shoeybi, J. Casper, P. LeGresley, M. Patwary, V. Korthikanti, D. Vainbrand, "
+            "P. Kashinkunti, J. Bernauer, B. Catanzaro, A. Phanishayee, M. Zaharia",
+    title="Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
+    venue="SC '21: International Conference for High Performance Computing, Networking, Storage "
+          "and Analysis",
+    year=2021,
+    url="https://doi.org/10.1145/3458817.3476209",
+)
+
+QI_2024 = Citation(
+    key="qi2024",
+    authors="P. Qi, X. Wan, G. Huang, M. Lin",
+    title="Zero Bubble Pipeline Parallelism",
+    venue="The Twelfth International Conference on Learning Representations (ICLR 2024)",
+    year=2024,
+    url="https://arxiv.org/abs/2401.10241",
+)
+
+GOYAL_2017 = Citation(
+    key="goyal2017",
+    authors="P. Goyal, P. Dollár, R. Girshick, P. Noordhuis, L. Wesolowski, A. Kyrola, A. Tulloch, "
+            "Y. Jia, K. He",
+    title="Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour",
+    venue="arXiv:1706.02677",
+    year=2017,
+    url="https://arxiv.org/abs/1706.02677",
+)
+
+MCMAHAN_2017 = Citation(
+    key="mcmahan2017",
+    authors="H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y Arcas",
+    title="Communication-Efficient Learning of Deep Networks from Decentralized Data",
+    venue="Proceedings of the 20th International Conference on Artificial Intelligence and Statistics "
+          "(AISTATS), PMLR 54:1273-1282",
+    year=2017,
+    url="https://proceedings.mlr.press/v54/mcmahan17a.html",
+)
+
+RAJBHANDARI_2020 = Citation(
+    key="rajbhandari2020",
+    authors="S. Rajbhandari, J. Rasley, O. Ruwase, Y. He",
+    title="ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+    venue="SC20: International Conference for High Performance Computing, Networking, Storage and Analysis",
+    year=2020,
+    url="https://doi.org/10.1109/SC41405.2020.00024",
+)
+
+KORTHIKANTI_2022 = Citation(
+    key="korthikanti2022",
+    authors="V. Korthikanti, J. Casper, S. Lym, L. McAfee, M. Andersch, M. Shoeybi, B. Catanzaro",
+    title="Reducing Activation Recomputation in Large Transformer Models",
+    venue="arXiv:2205.05198 (Proceedings of Machine Learning and Systems 5, 2023)",
+    year=2022,
+    url="https://arxiv.org/abs/2205.05198",
+)
+
+LI_2014 = Citation(
+    key="li2014",
+    authors="M. Li, D. G. Andersen, J. W. Park, A. J. Smola, A. Ahmed, V. Josifovski, J. Long, "
+            "E. J. Shekita, B.-Y. Su",
+    title="Scaling Distributed Machine Learning with the Parameter Server",
+    venue="11th USENIX Symposium on Operating Systems Design and Implementation (OSDI), 583-598",
+    year=2014,
+    url="https://www.usenix.org/conference/osdi14/technical-sessions/presentation/li_mu",
+)
+
+DEAN_2012 = Citation(
+    key="dean2012",
+    authors="J. Dean, G. Corrado, R. Monga, K. Chen, M. Devin, Q. V. Le, M. Mao, M. Ranzato, A. Senior, "
+            "P. Tucker, K. Yang, A. Y. Ng",
+    title="Large Scale Distributed Deep Networks",
+    venue="Advances in Neural Information Processing Systems 25 (NIPS), 1223-1231",
+    year=2012,
+)
+
+SHOEYBI_2019 = Citation(
+    key="shoeybi2019",
+    authors="M. Shoeybi, M. Patwary, R. Puri, P. LeGresley, J. Casper, B. Catanzaro",
+    title="Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism",
+    venue="arXiv:1909.08053",
+    year=2019,
+    url="https://arxiv.org/abs/1909.08053",
+)
+
+FEDUS_2022 = Citation(
+    key="fedus2022",
+    authors="W. Fedus, B. Zoph, N. Shazeer",
+    title="Switch Transformers: Scaling to Trillion Parameter Models with Simple and Efficient Sparsity",
+    venue="Journal of Machine Learning Research 23(120):1-39",
+    year=2022,
+    url="https://jmlr.org/papers/v23/21-0998.html",
+)
+
+LEPIKHIN_2021 = Citation(
+    key="lepikhin2021",
+    authors="D. Lepikhin, H. Lee, Y. Xu, D. Chen, O. Firat, Y. Huang, M. Krikun, N. Shazeer, Z. Chen",
+    title="GShard: Scaling Giant Models with Conditional Computation and Automatic Sharding",
+    venue="International Conference on Learning Representations (ICLR)",
+    year=2021,
+    url="https://arxiv.org/abs/2006.16668",
+)
+
+HO_2013 = Citation(
+    key="ho2013",
+    authors="Q. Ho, J. Cipar, H. Cui, J. K. Kim, S. Lee, P. B. Gibbons, G. A. Gibson, G. R. Ganger, "
+            "E. P. Xing",
+    title="More Effective Distributed ML via a Stale Synchronous Parallel Parameter Server",
+    venue="Advances in Neural Information Processing Systems 26 (NIPS)",
+    year=2013,
+)
+
+MITLIAGKAS_2016 = Citation(
+    key="mitliagkas2016",
+    authors="I. Mitliagkas, C. Zhang, S. Hadjis, C. Ré",
+    title="Asynchrony begets Momentum, with an Application to Deep Learning",
+    venue="54th Annual Allerton Conference on Communication, Control, and Computing, 997-1004",
+    year=2016,
+    url="https://doi.org/10.1109/ALLERTON.2016.7852343",
+)
+
+AJI_2017 = Citation(
+    key="aji2017",
+    authors="A. F. Aji, K. Heafield",
+    title="Sparse Communication for Distributed Gradient Descent",
+    venue="Proceedings of the 2017 Conference on Empirical Methods in Natural Language Processing "
+          "(EMNLP), 440-445",
+    year=2017,
+    url="https://aclanthology.org/D17-1045",
+)
+
+LIN_2018 = Citation(
+    key="lin2018",
+    authors="Y. Lin, S. Han, H. Mao, Y. Wang, W. J. Dally",
+    title="Deep Gradient Compression: Reducing the Communication Bandwidth for Distributed Training",
+    venue="International Conference on Learning Representations (ICLR)",
+    year=2018,
+    url="https://arxiv.org/abs/1712.01887",
+)
+
+SEIDE_2014 = Citation(
+    key="seide2014",
+    authors="F. Seide, H. Fu, J. Droppo, G. Li, D. Yu",
+    title="1-Bit Stochastic Gradient Descent and its Application to Data-Parallel Distributed "
+          "Training of Speech DNNs",
+    venue="Interspeech 2014, 1058-1062",
+    year=2014,
+)
+
+KARIMIREDDY_2019 = Citation(
+    key="karimireddy2019",
+    authors="S. P. Karimireddy, Q. Rebjock, S. U. Stich, M. Jaggi",
+    title="Error Feedback Fixes SignSGD and other Gradient Compression Schemes",
+    venue="Proceedings of the 36th International Conference on Machine Learning (ICML), PMLR 97:3252-3261",
+    year=2019,
+    url="https://proceedings.mlr.press/v97/karimireddy19a.html",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
         THAKUR_2005, CHAN_2007, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
         SEED_DSGD, SEED_PATTERNS, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
+        HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,
+        GOYAL_2017,
+        MCMAHAN_2017,
+        RAJBHANDARI_2020, KORTHIKANTI_2022,
+        LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,
+        AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019,
     )
 }

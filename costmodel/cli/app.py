@@ -19,9 +19,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "cost": ("cost", "bound", "crossover", "best", "formula", "algorithms"),
     "schedule": ("schedule",),
     "topology": ("multilane", "flexreduce", "rat"),
+    "pipeline": ("bubble",),
+    "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
 }
-"""Command-group module (in costmodel.cli) -> the commands it defines; a test keeps this in sync."""
+"""Command-group module (in costmodel.cli) -> the commands (and sub-command groups) it defines;
+a test keeps this in sync."""
 
 
 def _version(value: bool) -> None:
@@ -56,6 +59,7 @@ def build(argv: Sequence[str] = ()) -> typer.Typer:
     for module in wanted:
         group = importlib.import_module(f"costmodel.cli.{module}")
         application.registered_commands.extend(group.app.registered_commands)
+        application.registered_groups.extend(group.app.registered_groups)
     return application
 
 

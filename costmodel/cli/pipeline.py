@@ -1,0 +1,203 @@
+"""The ``bubble`` command: a pipeline schedule simulated, its bubble, in-flight micro-batches and timeline.
+
+The human rendering of :class:`~costmodel.pipeline.Bubble` is registered with
+:func:`costmodel.cli.render.render` by :func:`register_rendering`, which the
+command calls only without ``--json``: JSON output loads neither rich nor the
+other renderings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from costmodel.cli.options import Json
+from costmodel.cli.output import emit
+from costmodel.errors import InputError
+from costmodel.pipeline import Bubble, bubble, format_timeline, parse_slots
+from costmodel.units import format_number
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions
+    from rich.text import Text
+
+    from costmodel.references import Cited
+
+__all__ = ["app", "register_rendering"]
+
+app = typer.Typer()
+
+#: Timelines with more operations than this are left out of the human output (the JSON has them).
+MAX_DRAWN_OPERATIONS = 2000
+
+_TIMES = "Times (slots)"
+
+
+def _slots(text: str | Fraction) -> Fraction:
+    if isinstance(text, Fraction):
+        return text
+    try:
+        return parse_slots(text)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _time_option(*names: str, help: str) -> Any:
+    return typer.Option(*names, parser=_slots, metavar="SLOTS", rich_help_panel=_TIMES, show_default=False,
+                        help=help)
+
+
+Stages = Annotated[int, typer.Option("-P", "--stages", metavar="P", show_default=False,
+                                     help="Pipeline stages, one per device (≥ 1).")]
+Microbatches = Annotated[int, typer.Option("-m", "--microbatches", metavar="M", show_default=False,
+                                           help="Micro-batches per mini-batch (≥ 1).")]
+Schedule = Annotated[str, typer.Option(
+    "--schedule", "-s", metavar="NAME",
+    help="gpipe, 1f1b (pipedream-flush), interleaved (Megatron-LM, needs M a multiple of P), "
+         "zb-h1 (zb, zero-bubble).")]
+Chunks = Annotated[int | None, typer.Option("-v", "--chunks", metavar="V", show_default=False,
+                                            help="Model chunks per device, interleaved only (default 2).")]
+Forward = Annotated[Fraction | None, _time_option("--forward", "-F", help="Forward time per micro-batch "
+                                                  "per stage (default 1: the slot).")]
+Backward = Annotated[Fraction | None, _time_option(
+    "--backward", "-B", help="Backward time (default 2); for zb-h1 its input-gradient half B (default 1).")]
+Weight = Annotated[Fraction | None, _time_option(
+    "--weight", "-W", help="Weight-gradient time W: its own operation in zb-h1 (default 1), added to the "
+                           "backward in the others (default 0).")]
+Comm = Annotated[Fraction | None, _time_option(
+    "--comm", help="Time to pass activations or gradients to the next stage (default 0).")]
+
+
+@app.command("bubble")
+def bubble_command(
+    stages: Stages,
+    microbatches: Microbatches,
+    schedule: Schedule = "1f1b",
+    chunks: Chunks = None,
+    forward: Forward = None, backward: Backward = None, weight: Weight = None, comm: Comm = None,
+    as_json: Json = False,
+) -> None:
+    """Simulate a pipeline schedule: its bubble (idle / total and idle / ideal), peak in-flight micro-batches
+    per stage, and the timeline of every device. Times are in slots, by default one forward.
+
+    Example: costmodel bubble -P 4 -m 8 --schedule 1f1b
+
+    Example: costmodel bubble -P 4 -m 8 --schedule zb-h1 --forward 1 --backward 1 --weight 1
+    """
+    if not as_json:
+        register_rendering()
+    emit(bubble(schedule, stages, microbatches=microbatches, chunks=chunks,
+                forward_slots=1 if forward is None else forward, backward_slots=backward,
+                weight_slots=weight, comm_slots=0 if comm is None else comm),
+         as_json=as_json)
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _exact(x: Fraction) -> str:
+    """``3``, ``28.5`` (a short decimal that is exact), or ``3/11 ≈ 0.2727``."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    decimal = format_number(x)
+    return decimal if Fraction(decimal) == x else f"{x.numerator}/{x.denominator} ≈ {decimal}"
+
+
+_STYLES = ((r"F\d+(:\d+)?─*", "green"), (r"B\d+(:\d+)?─*", "cyan"), (r"W\d+(:\d+)?─*", "magenta"),
+           (r"·", "dim"))
+
+
+class _Timeline:
+    """The per-device timeline: to scale when it fits the console, else in order (not to scale)."""
+
+    def __init__(self, result: Bubble) -> None:
+        self.scaled = format_timeline(result)
+        self.compact = format_timeline(result, to_scale=False)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        from rich.text import Text
+
+        fits = max(map(len, self.scaled)) <= options.max_width
+        if not fits:
+            yield Text("not to scale (too wide for the terminal); · is an idle gap", style="dim")
+        for line in self.scaled if fits else self.compact:
+            text = Text(line)
+            for pattern, style in _STYLES:
+                text.highlight_regex(pattern, style)
+            yield text
+
+
+def _source(cited: Cited) -> str:
+    """``Huang et al. (2019), GPipe: ..., section 2.2``: short, for the heading."""
+    c = cited.citation
+    if c.key.startswith("seed"):
+        return f"seed text, {cited.locator}"
+    names = c.authors.split(", ")
+    surname = names[0].split()[-1] + (" et al." if len(names) > 2 else f" and {names[1].split()[-1]}"
+                                      if len(names) == 2 else "")
+    return f"{surname} ({c.year}), {c.title}, {cited.locator}"
+
+
+def _times(b: Bubble) -> str:
+    parts = [f"F = {_exact(b.forward_slots)}"]
+    if b.schedule == "zb-h1":
+        parts += [f"B = {_exact(b.backward_slots)}", f"W = {_exact(b.weight_slots)}"]
+    elif b.weight_slots:
+        parts.append(f"B = {_exact(b.backward_slots)} + W {_exact(b.weight_slots)}")
+    else:
+        parts.append(f"B = {_exact(b.backward_slots)}")
+    if b.comm_slots:
+        parts.append(f"comm = {_exact(b.comm_slots)}")
+    return ", ".join(parts) + " slots per micro-batch per stage"
+
+
+def register_rendering() -> None:
+    """Register :func:`render_bubble` with :func:`costmodel.cli.render.render` (again is harmless)."""
+    from costmodel.cli.render import render
+
+    render.register(Bubble, render_bubble)
+
+
+def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
+    """The heading, timeline, bubble summary and per-stage table of a simulated schedule."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    chunks = f" · v = {b.chunks} chunks per device" if b.schedule == "interleaved" else ""
+    head = Text.from_markup(
+        f"[bold]{b.schedule}[/bold] · P = {b.stages} stages · M = {b.microbatches} micro-batches{chunks}\n"
+        f"{_times(b)}\n[dim]{escape('; '.join(map(_source, b.sources)))}[/dim]"
+    )
+    summary = Table(box=None, pad_edge=False, show_edge=False, show_header=False, collapse_padding=True)
+    summary.add_column(no_wrap=True)
+    summary.add_column(justify="right", no_wrap=True)
+    summary.add_column()
+    summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) = {_exact(b.ideal_slots)}")
+    summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (the seeds' definition)")
+    summary.add_row("bubble over ideal", _exact(b.bubble_over_ideal), "idle / ideal (idle over busy time)")
+    summary.add_row("peak in flight", _exact(b.max_inflight_microbatches),
+                    "micro-batches whose activations a stage holds")
+    stages = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
+    for column in ("stage", "busy (slots)", "idle (slots)", "peak in flight"):
+        stages.add_column(column, justify="right", no_wrap=True)
+    for s in b.timeline:
+        stages.add_row(str(s.stage), _exact(s.busy_slots), _exact(s.idle_slots),
+                       _exact(s.peak_inflight_microbatches))
+    operations = sum(len(s.ops) for s in b.timeline)
+    notes = b.notes
+    if operations <= MAX_DRAWN_OPERATIONS:
+        legend = "F forward, B backward" + (", W weight gradient" if b.schedule == "zb-h1" else "")
+        legend += ", Fj:c micro-batch j in chunk c" if b.chunks > 1 else ""
+        timeline: list[Any] = [Text(f"{legend}; · idle", style="dim"), _Timeline(b), Text("")]
+    else:
+        timeline = []
+        notes = (*notes, f"timeline left out: {operations} operations; --json lists them")
+    formula = Text(f"textbook: {b.formula}", style="dim")
+    return Group(head, Text(""), *timeline, summary, Text(""), stages, Text(""), formula), notes

@@ -1,0 +1,557 @@
+"""Commands of the training models: loss, gradient, fedavg, memory, traffic ..., compress, error-feedback.
+
+Each command parses its options, makes one call into :mod:`costmodel.training`
+and emits the result.  The renderings are registered with
+:func:`costmodel.cli.render.render` on first human-readable output, so a
+``--json`` run imports no rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from functools import cache
+from typing import Annotated, Any
+
+import typer
+
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile
+from costmodel.cli.output import emit
+from costmodel.errors import InputError
+
+__all__ = ["app", "traffic_app"]
+
+app = typer.Typer()
+traffic_app = typer.Typer(no_args_is_help=True, help="Traffic of training patterns: ps, tp, moe, staleness.")
+app.add_typer(traffic_app, name="traffic")
+
+
+def _parser(parse: Callable[..., object]) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        if not isinstance(text, str):  # a default, already parsed
+            return text
+        try:
+            return parse(text)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return convert
+
+
+def _count(text: str) -> int:
+    from costmodel.training.counts import parse_count
+
+    return parse_count(text)
+
+
+def _size(text: str) -> Fraction:
+    from costmodel.units import parse_size
+
+    return parse_size(text, allow_zero=False)
+
+
+def _opt(*names: str, help: str, metavar: str | None = None, parser: Any = None) -> Any:
+    return typer.Option(*names, help=help, metavar=metavar, parser=parser, show_default=False)
+
+
+_WEIGHTS = "Weights"
+Losses = Annotated[str, _opt("--losses", metavar="L,L,...", help="Each worker's mean loss: 0.2,0.5,0.9.")]
+Gradients = Annotated[str, _opt("--gradients", metavar="G;G;...",
+                                help="Each worker's mean gradient, ';' between workers: 1,0;2,1;4,-1.")]
+Sizes = Annotated[str | None, typer.Option(
+    "--sizes", metavar="N,N,...", rich_help_panel=_WEIGHTS, show_default=False,
+    help="Samples in each worker's shard (weights n_k/N): 600,300,100; 60k is 60000.")]
+Batches = Annotated[str | None, typer.Option(
+    "--batches", metavar="B,B,...", rich_help_panel=_WEIGHTS, show_default=False,
+    help="Samples each worker used in this mini-batch step (weights b_k/Σb).")]
+Weights = Annotated[str | None, typer.Option(
+    "--weights", metavar="W,W,...", rich_help_panel=_WEIGHTS, show_default=False,
+    help="Explicit weights, summing to exactly 1: 0.6,0.3,0.1.")]
+Count = Annotated[int | None, _opt("--params", metavar="N", parser=_parser(_count),
+                                   help="Parameter count: 70B (B = billion, not bytes), 7.5e9, 25M.")]
+Dtype = Annotated[str | None, _opt("--dtype", metavar="DTYPE",
+                                   help="fp32, bf16, fp16, fp8, int8, int32 or fp64 (or float32, half).")]
+Workers = Annotated[int, _opt("--workers", metavar="N", help="Workers (≥ 2).")]
+Hidden = Annotated[str, _opt("--hidden", metavar="H", help="Hidden size h.")]
+Tp = Annotated[int, _opt("--tp", metavar="T", help="Tensor-parallel size t.")]
+Algorithm = Annotated[str, typer.Option("--algorithm", metavar="ALGO",
+                                        help="Collective algorithm for times.")]
+Ranks = Annotated[int | None, _opt("-p", "--ranks", metavar="P",
+                                   help="Workers exchanging the gradient (for bytes and times).")]
+
+
+# -- weighted objective and FedAvg ------------------------------------------------------------------
+
+
+@app.command("loss")
+def loss(losses: Losses, sizes: Sizes = None, batches: Batches = None, weights: Weights = None,
+         as_json: Json = False) -> None:
+    """Sample-weighted global loss against the plain mean of the local losses.
+
+    Give exactly one of --sizes, --batches or --weights.
+
+    Example: costmodel loss --sizes 600,300,100 --losses 0.2,0.5,0.9
+    """
+    from costmodel.training.loss import weighted_loss
+
+    _emit(weighted_loss(losses=losses, sizes=sizes, batches=batches, weights=weights), as_json=as_json)
+
+
+@app.command("gradient")
+def gradient(gradients: Gradients, sizes: Sizes = None, batches: Batches = None, weights: Weights = None,
+             as_json: Json = False) -> None:
+    """Local mean gradients combined by the samples behind each, against their plain mean.
+
+    For a synchronous mini-batch step give --batches: equal mini-batches give equal weights.
+
+    Example: costmodel gradient --gradients "1,0;2,1;4,-1" --batches 32,32,64
+    """
+    from costmodel.training.loss import weighted_gradient
+
+    _emit(weighted_gradient(gradients=gradients, sizes=sizes, batches=batches, weights=weights),
+          as_json=as_json)
+
+
+@app.command("fedavg")
+def fedavg(
+    sizes: Annotated[str, _opt("--sizes", metavar="N,N,...", help="Samples |D_k| of each client.")],
+    models: Annotated[str, _opt("--models", metavar="θ;θ;...",
+                                help="Each client's model, ';' between clients: 1,0;2,1;4,-1.")],
+    dropped: Annotated[str | None, _opt("--dropped", metavar="K,K,...",
+                                        help="0-based indices of clients that did not answer.")] = None,
+    as_json: Json = False,
+) -> None:
+    """FedAvg aggregation θ = Σ |D_k|/|D| θ_k, renormalised over the clients that answered.
+
+    Example: costmodel fedavg --sizes 100,300,600 --models "1,0;2,1;4,-1" --dropped 1
+    """
+    from costmodel.training.federated import fedavg as aggregate
+
+    _emit(aggregate(models, sizes=sizes, dropped=dropped), as_json=as_json)
+
+
+# -- memory ---------------------------------------------------------------------------------------
+
+_ACT = "Activations (Korthikanti et al. 2022)"
+
+
+@app.command("memory")
+def memory(
+    params: Count = None,
+    dtype: Dtype = None,
+    dp: Annotated[int, typer.Option("--dp", metavar="D", help="Data-parallel workers (ZeRO's N_d).")] = 1,
+    zero: Annotated[int | None, _opt("--zero", metavar="STAGE",
+                                     help="ZeRO stage 0-3: model states per GPU (mixed-precision "
+                                          "Adam).")] = None,
+    optimizer_bytes: Annotated[int, typer.Option("--optimizer-bytes", metavar="K",
+                                                 help="Optimizer-state bytes per parameter.")] = 12,
+    tp: Annotated[int, typer.Option("--tp", metavar="T", help="Tensor-parallel size t.")] = 1,
+    seq: Annotated[str | None, typer.Option("--seq", metavar="S", rich_help_panel=_ACT,
+                                            help="Sequence length s.")] = None,
+    batch: Annotated[str | None, typer.Option("--batch", metavar="B", rich_help_panel=_ACT,
+                                              help="Micro-batch size b.")] = None,
+    hidden: Annotated[str | None, typer.Option("--hidden", metavar="H", rich_help_panel=_ACT,
+                                               help="Hidden size h.")] = None,
+    heads: Annotated[str | None, typer.Option("--heads", metavar="A", rich_help_panel=_ACT,
+                                              help="Attention heads a.")] = None,
+    sp: Annotated[bool, typer.Option("--sp", rich_help_panel=_ACT, help="Sequence parallelism.")] = False,
+    recompute: Annotated[str, typer.Option("--recompute", metavar="MODE", rich_help_panel=_ACT,
+                                           help="none, selective or full.")] = "none",
+    layers: Annotated[int | None, typer.Option("--layers", metavar="L", rich_help_panel=_ACT,
+                                               help="Layers, for a total.")] = None,
+    as_json: Json = False,
+) -> None:
+    """Memory of data-parallel training: weights × replicas, ZeRO model states, activations per layer.
+
+    Example: costmodel memory --params 70B --dtype fp32 --dp 4
+
+    Example: costmodel memory --params 7.5B --dp 64 --zero 3
+    """
+    from costmodel.training.memory import training_memory
+
+    _emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
+                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
+                          recompute=recompute, layers=layers), as_json=as_json)
+
+
+# -- traffic --------------------------------------------------------------------------------------
+
+
+@traffic_app.command("ps")
+def traffic_ps(
+    workers: Workers,
+    model: Annotated[Fraction, _opt("--model", metavar="SIZE", parser=_parser(_size),
+                                    help="Model (and gradient) size: 400MB, 1.5GiB.")],
+    servers: Annotated[int, typer.Option("--servers", metavar="S", help="Server shards.")] = 1,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Bytes at a parameter server per step (N pushes, N pulls) against a ring all-reduce.
+
+    Example: costmodel traffic ps --workers 16 --model 400MB
+    """
+    from costmodel.training.traffic import ps_traffic
+
+    _emit(ps_traffic(model, workers=workers, servers=servers, alpha=alpha, beta=beta, bandwidth=bandwidth,
+                     profile=profile), as_json=as_json)
+
+
+@traffic_app.command("tp")
+def traffic_tp(
+    batch: Annotated[str, _opt("--batch", metavar="B", help="Micro-batch size b.")],
+    seq: Annotated[str, _opt("--seq", metavar="S", help="Sequence length s.")],
+    hidden: Hidden,
+    tp: Tp,
+    dtype: Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="Activation dtype.")] = "bf16",
+    layers: Annotated[int, typer.Option("--layers", metavar="L", help="Transformer blocks.")] = 1,
+    algorithm: Algorithm = "ring",
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Megatron tensor parallelism: 2 + 2 all-reduces of b·s·h activations per transformer block.
+
+    Example: costmodel traffic tp --batch 1 --seq 2048 --hidden 12288 --tp 8 --bandwidth 300GB/s
+    """
+    from costmodel.training.traffic import tensor_parallel_traffic
+
+    _emit(tensor_parallel_traffic(batch=batch, seq=seq, hidden=hidden, tp=tp, dtype=dtype, layers=layers,
+                                  algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth,
+                                  profile=profile), as_json=as_json)
+
+
+@traffic_app.command("moe")
+def traffic_moe(
+    tokens: Annotated[str, _opt("--tokens", metavar="T", help="Tokens per GPU entering the layer.")],
+    hidden: Hidden,
+    experts: Annotated[int, _opt("--experts", metavar="E", help="Experts in the layer.")],
+    ep: Annotated[int | None, _opt("--ep", metavar="G",
+                                   help="Expert-parallel GPUs (default: one per expert).")] = None,
+    top_k: Annotated[int, typer.Option("--top-k", metavar="K", help="Experts per token.")] = 1,
+    dtype: Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="Activation dtype.")] = "bf16",
+    algorithm: Algorithm = "pairwise",
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Mixture of experts: dispatch and combine all-to-alls per layer, (G − 1)/G leaving each GPU.
+
+    Example: costmodel traffic moe --tokens 4096 --hidden 4096 --experts 8 --top-k 2
+    """
+    from costmodel.training.traffic import moe_traffic
+
+    _emit(moe_traffic(tokens=tokens, hidden=hidden, experts=experts, ep=ep, top_k=top_k, dtype=dtype,
+                      algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile),
+          as_json=as_json)
+
+
+@traffic_app.command("staleness")
+def traffic_staleness(
+    workers: Annotated[int, _opt("--workers", metavar="N", help="Workers.")],
+    bound: Annotated[int | None, _opt("--bound", metavar="S", help="SSP staleness bound in clocks.")] = None,
+    as_json: Json = False,
+) -> None:
+    """Staleness of reads: BSP 0, SSP at most s clocks, ASP unbounded with N − 1 expected.
+
+    Example: costmodel traffic staleness --workers 16 --bound 3
+    """
+    from costmodel.training.traffic import staleness
+
+    _emit(staleness(workers=workers, bound=bound), as_json=as_json)
+
+
+# -- compression ----------------------------------------------------------------------------------
+
+Method = Annotated[str, _opt("--method", metavar="METHOD", help="topk, fp16, bf16, fp8, int8 or onebit.")]
+Density = Annotated[str | None, _opt("--density", metavar="D", help="Top-k: the kept fraction, 0.01.")]
+
+
+@app.command("compress")
+def compress(
+    elements: Annotated[int, _opt("--elements", metavar="N", parser=_parser(_count),
+                                  help="Gradient elements: 25M, 1.5e9.")],
+    method: Method,
+    density: Density = None,
+    source: Annotated[str, typer.Option("--from", metavar="DTYPE",
+                                        help="The dense gradient's dtype.")] = "fp32",
+    index_bytes: Annotated[int | None, _opt("--index-bytes", metavar="I",
+                                            help="Top-k: bytes per index (default 4).")] = None,
+    ranks: Ranks = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Bytes of a compressed gradient and the ratio to dense; with -p and a link, the time saved.
+
+    Example: costmodel compress --elements 25M --method topk --density 0.01 -p 16 --bandwidth 12.5GB/s
+    """
+    from costmodel.training.compression import compress as run
+
+    _emit(run(elements, method=method, density=density, source=source, index_bytes=index_bytes, p=ranks,
+              alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile), as_json=as_json)
+
+
+@app.command("error-feedback")
+def error_feedback(
+    vector: Annotated[str | None, _opt("--vector", metavar="V,V,...",
+                                       help="The gradient: 0.5,-1.2,0.3.")] = None,
+    random: Annotated[int | None, _opt("--random", metavar="N",
+                                       help="Or a random gradient of N entries.")] = None,
+    seed: Annotated[int | None, _opt("--seed", metavar="S", help="Seed of the random gradient.")] = None,
+    steps: Annotated[int, typer.Option("--steps", metavar="S", help="Steps to simulate.")] = 3,
+    method: Annotated[str, typer.Option("--method", metavar="METHOD", help="onebit or topk.")] = "onebit",
+    density: Density = None,
+    as_json: Json = False,
+) -> None:
+    """Error feedback step by step: g += residual; send C(g); residual = g − C(g).
+
+    Example: costmodel error-feedback --vector 0.5,-1.2,0.3 --steps 3
+    """
+    from costmodel.training.compression import error_feedback as simulate
+
+    _emit(simulate(vector, steps=steps, method=method, density=density, size=random, seed=seed),
+          as_json=as_json)
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+def _emit(result: object, *, as_json: bool) -> None:
+    if not as_json:
+        _register_renderings()
+    emit(result, as_json=as_json)
+
+
+@cache
+def _register_renderings() -> None:
+    """Register the renderings of the training results (imports rich: human output only)."""
+    from costmodel.cli.render import render
+    from costmodel.training import compression, federated, loss, memory, traffic
+
+    for kind, fn in (
+        (loss.WeightedLoss, _render_loss),
+        (loss.WeightedGradient, _render_gradient),
+        (federated.FedAvgRound, _render_fedavg),
+        (memory.MemoryReport, _render_memory),
+        (traffic.PSTraffic, _render_ps),
+        (traffic.TensorParallelTraffic, _render_tp),
+        (traffic.MoETraffic, _render_moe),
+        (traffic.Staleness, _render_staleness),
+        (compression.Compression, _render_compression),
+        (compression.ErrorFeedbackRun, _render_error_feedback),
+    ):
+        render.register(kind)(fn)
+
+
+Rendered = tuple[Any, tuple[str, ...]]
+
+
+def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Any:
+    from rich.table import Table
+
+    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
+    for column in columns:
+        table.add_column(column, justify="right" if column in numeric else "left", no_wrap=column in numeric)
+    return table
+
+
+def _num(x: Any) -> str:
+    from costmodel.units import format_number
+
+    return format_number(x, digits=6)
+
+
+def _exact(x: Any) -> str:
+    """A number, with its exact fraction when that is not a short decimal."""
+    value = Fraction(x)
+    shown = _num(value)
+    if value.denominator == 1 or Fraction(shown) == value:
+        return shown
+    return f"{shown} ({value.numerator}/{value.denominator})"
+
+
+def _vector(xs: Any) -> str:
+    return "(" + ", ".join(_num(x) for x in xs) + ")"
+
+
+def _bytes(x: Any) -> str:
+    from costmodel.units import format_size
+
+    return format_size(x)
+
+
+def _time(x: Any) -> str:
+    from costmodel.units import format_time
+
+    return "–" if x is None else format_time(x)
+
+
+def _group(*parts: Any) -> Any:
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(*(Text.from_markup(p) if isinstance(p, str) else p for p in parts))
+
+
+def _quantities(rows: list[tuple[str, str]]) -> Any:
+    out = _table("quantity", "value", numeric=("value",))
+    for name, value in rows:
+        out.add_row(name, value)
+    return out
+
+
+def _counts_header(basis: str) -> str:
+    return {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[basis]
+
+
+def _render_loss(r: Any) -> Rendered:
+    head = _counts_header(r.basis)
+    out = _table("worker", head, "weight", "loss", numeric=(head, "weight", "loss"))
+    for k, (w, x) in enumerate(zip(r.weights, r.losses, strict=True)):
+        out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _num(x))
+    summary = (f"weighted mean Σ w_k·L_k = [bold]{_exact(r.weighted)}[/bold]\n"
+               f"plain mean (1/m)·Σ L_k = {_exact(r.unweighted)}")
+    return _group("[bold]loss[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+
+
+def _render_gradient(r: Any) -> Rendered:
+    head = _counts_header(r.basis)
+    out = _table("worker", head, "weight", "gradient", numeric=(head, "weight"))
+    for k, (w, g) in enumerate(zip(r.weights, r.gradients, strict=True)):
+        out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _vector(g))
+    summary = (f"weighted Σ w_k·g_k = [bold]{_vector(r.weighted)}[/bold]\n"
+               f"plain mean (1/m)·Σ g_k = {_vector(r.unweighted)}")
+    return _group("[bold]gradient[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+
+
+def _render_fedavg(r: Any) -> Rendered:
+    out = _table("client", "|D_k|", "answered", "weight", "model θ_k", numeric=("|D_k|", "weight"))
+    for k, (n, w, m) in enumerate(zip(r.sizes, r.weights, r.models, strict=True)):
+        out.add_row(str(k), str(n), "no" if k in r.dropped else "yes", _exact(w), _vector(m))
+    summary = (f"global model θ = Σ weight_k·θ_k = [bold]{_vector(r.global_model)}[/bold]\n"
+               f"plain mean of the answering models = {_vector(r.unweighted_mean)}")
+    return _group("[bold]fedavg[/bold] · one aggregation round", "", out, "", summary), r.notes
+
+
+def _render_memory(r: Any) -> Rendered:
+    parts: list[Any] = ["[bold]memory[/bold] · data-parallel training"]
+    if r.params is not None:
+        parts += ["", _quantities([
+            ("parameters Ψ", f"{r.params:,}"),
+            (f"bytes per parameter ({r.dtype.name})", str(r.dtype.bytes_per_element)),
+            ("weights per replica", _bytes(r.weights_bytes_per_replica)),
+            (f"weights over {r.dp} replica{'s' if r.dp > 1 else ''}", _bytes(r.weights_bytes_total)),
+        ])]
+    if r.zero is not None:
+        z = r.zero
+        out = _table("ZeRO stage", "partitioned", "model states per GPU", numeric=("model states per GPU",))
+        for st in z.stages:
+            mark = "[bold]" if st.stage == z.stage else ""
+            end = "[/bold]" if mark else ""
+            out.add_row(f"{mark}{st.stage} {st.name}{end}", _zero_what(st.stage),
+                        f"{mark}{_bytes(st.model_state_bytes_per_gpu)}{end}")
+        parts += ["", f"ZeRO over N = {z.gpus} GPUs, {z.weight_bytes_per_param} + {z.grad_bytes_per_param} + "
+                      f"K = {z.optimizer_bytes_per_param} bytes per parameter; stage {z.stage}: {z.formula}",
+                  out]
+    if r.activations is not None:
+        a = r.activations
+        out = _table("variant", "formula", "bytes per layer", numeric=("bytes per layer",))
+        for v in a.variants:
+            mark, end = ("[bold]", "[/bold]") if v.chosen else ("", "")
+            out.add_row(f"{mark}{v.name}{end}", v.formula, f"{mark}{_bytes(v.bytes_per_layer)}{end}")
+        total = "" if a.bytes_total is None else f" · × {a.layers} layers = {_bytes(a.bytes_total)}"
+        parts += ["", f"activations per layer: s = {a.seq}, b = {a.batch}, h = {a.hidden}, a = {a.heads}, "
+                      f"t = {a.tp}{total}", out]
+    return _group(*parts), r.notes
+
+
+def _zero_what(stage: int) -> str:
+    from costmodel.training.memory import ZERO_STAGES
+
+    return ZERO_STAGES[stage][1]
+
+
+def _render_ps(r: Any) -> Rendered:
+    rows = [
+        ("model n", _bytes(r.model_bytes)),
+        (f"into each of {r.servers} server{'s' if r.servers > 1 else ''} (N·n/S)", _bytes(r.server_bytes_in)),
+        ("out of each server (N·n/S)", _bytes(r.server_bytes_out)),
+        ("ring all-reduce, sent per worker (2(N − 1)/N·n)", _bytes(r.ring_bytes_sent_per_worker)),
+        ("hot spot: server in / ring worker sent", _exact(r.hot_spot_ratio)),
+    ]
+    if r.ps_time_s is not None:
+        rows += [("parameter-server step time", _time(r.ps_time_s)),
+                 ("ring all-reduce time", _time(r.ring.time_s))]
+    return _group(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}", "",
+                  _quantities(rows)), r.notes
+
+
+def _render_tp(r: Any) -> Rendered:
+    d = r.to_dict()
+    rows = [
+        ("all-reduce size b·s·h·bytes", _bytes(r.allreduce_bytes)),
+        ("all-reduces per block (forward + backward)", f"{r.allreduces_forward} + {r.allreduces_backward}"),
+        (f"sent per rank per all-reduce ({r.allreduce.algorithm})", _bytes(r.allreduce.bytes_sent_per_rank)),
+        ("sent per rank per block", _bytes(d["bytes_sent_per_rank_per_block"])),
+    ]
+    if r.layers > 1:
+        rows.append((f"sent per rank per step ({r.layers} blocks)",
+                     _bytes(d["bytes_sent_per_rank_per_step"])))
+    if r.link is not None:
+        rows += [("time per all-reduce", _time(d["allreduce_time_s"])),
+                 ("time per block", _time(d["block_time_s"]))]
+    return _group(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, h = {r.hidden}, "
+                  f"{r.dtype.name}", "", _quantities(rows)), r.notes
+
+
+def _render_moe(r: Any) -> Rendered:
+    d = r.to_dict()
+    rows = [
+        ("send buffer per all-to-all (tokens·k·h·bytes)", _bytes(r.send_buffer_bytes)),
+        ("fraction leaving the GPU (G − 1)/G", _exact(r.fraction_leaving)),
+        ("leaving per all-to-all", _bytes(r.bytes_leaving_per_alltoall)),
+        ("leaving per layer, forward (2 all-to-alls)", _bytes(d["bytes_leaving_per_layer_forward"])),
+        ("leaving per layer, forward + backward (4)", _bytes(d["bytes_leaving_per_layer_step"])),
+    ]
+    if r.link is not None:
+        rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
+                 ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
+    return _group(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, top-{r.top_k}, "
+                  f"{r.dtype.name}", "", _quantities(rows)), r.notes
+
+
+def _render_staleness(r: Any) -> Rendered:
+    out = _table("protocol", "staleness", numeric=("staleness",))
+    out.add_row("BSP", "0")
+    if r.bound is not None:
+        out.add_row(f"SSP, s = {r.bound}",
+                    f"≤ {r.bound} clocks (≤ {r.ssp_max_unseen_updates} updates unseen)")
+    out.add_row("ASP", f"unbounded; expected {r.asp_expected_staleness} updates")
+    return _group(f"[bold]staleness[/bold] · N = {r.workers} workers", "", out), r.notes
+
+
+def _render_compression(r: Any) -> Rendered:
+    rows = [
+        (f"dense ({r.elements:,} × {r.source.name})", _bytes(r.dense_bytes)),
+        (f"{r.method.name}: {r.method.formula}", _bytes(r.bytes)),
+        ("ratio dense / compressed", _exact(r.ratio)),
+    ]
+    if r.k is not None:
+        rows.insert(1, ("k kept", f"{r.k:,}"))
+    if r.dense is not None and r.compressed is not None:
+        rows.append(("dense ring all-reduce, sent per rank", _bytes(r.dense.bytes_sent_per_rank)))
+        rows.append((f"compressed ring {r.method.collective}, sent per rank",
+                     _bytes(r.compressed.bytes_sent_per_rank)))
+    if r.time_saved_s is not None:
+        rows += [("dense time", _time(r.dense.time_s)), ("compressed time", _time(r.compressed.time_s)),
+                 ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0
+                  else "−" + _time(-r.time_saved_s))]
+    p = "" if r.p is None else f" · p = {r.p}"
+    return _group(f"[bold]compress[/bold] · {r.method.summary}{p}", "", _quantities(rows)), r.notes
+
+
+def _render_error_feedback(r: Any) -> Rendered:
+    scaled = r.method == "onebit"
+    columns = ("step", "g + residual", "sent", *(("scale",) if scaled else ()), "residual")
+    out = _table(*columns, numeric=("step", "scale"))
+    for st in r.steps:
+        out.add_row(str(st.step), _vector(st.corrected), _vector(st.transmitted),
+                    *((_num(st.scale),) if scaled else ()), _vector(st.residual))
+    return _group(f"[bold]error feedback[/bold] · {r.method} on g = {_vector(r.vector)}", "", out), r.notes

@@ -1,0 +1,331 @@
+"""Simulation of a pipeline schedule: list scheduling of each device's order against the dependencies."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from decimal import Decimal
+from fractions import Fraction
+from numbers import Rational, Real
+
+from costmodel.errors import InputError
+from costmodel.pipeline.orders import FORMULAS, SEED, SOURCES, SPLIT, Step, order, resolve_schedule
+from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
+
+__all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
+
+#: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
+MAX_OPERATIONS = 1_000_000
+
+_SLOTS_RE = re.compile(r"\s*[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,2})?"
+                       r"(?:\s*/\s*\d{1,30})?\s*")
+
+
+def parse_slots(value: object, *, name: str | None = None) -> Fraction:
+    """A duration in slots, exactly: an int, Fraction or finite float, or text such as ``"2/3"``.
+
+    Parameters
+    ----------
+    value : int, Fraction, float, Decimal or str
+        The duration; text may be a decimal (``"0.5"``, ``"1e-1"``) or a
+        fraction (``"2/3"``).
+    name : str, optional
+        Names the value in error messages (``name=value``).
+
+    Returns
+    -------
+    Fraction
+        The duration, ≥ 0.
+
+    Raises
+    ------
+    InputError
+        If *value* is not a number, is not finite, or is negative.
+
+    Examples
+    --------
+    >>> parse_slots("1.5")
+    Fraction(3, 2)
+    >>> parse_slots("2/3")
+    Fraction(2, 3)
+    >>> parse_slots("one")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: 'one' is not a number of slots; write e.g. 1, 1.5 or 2/3
+    >>> parse_slots(-1, name="backward_slots")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: backward_slots=-1 is negative; times are in slots and must be >= 0
+    """
+    shown = repr(value) if name is None else f"{name}={value!r}"
+    if isinstance(value, bool):
+        raise InputError(f"{shown} is a bool, not a time; give a number of slots such as 1 or 1.5")
+    if isinstance(value, Fraction):
+        x = value
+    elif isinstance(value, Rational):
+        x = Fraction(int(value.numerator), int(value.denominator))
+    elif isinstance(value, (Decimal, Real)):
+        if not (value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)):
+            raise InputError(f"{shown} is not finite; give a number of slots such as 1 or 1.5")
+        x = Fraction(value)
+    elif isinstance(value, str):
+        if not _SLOTS_RE.fullmatch(value):
+            raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
+        try:
+            x = Fraction(re.sub(r"\s+", "", value))
+        except ZeroDivisionError:
+            raise InputError(f"{shown} divides by zero; write e.g. 1, 1.5 or 2/3") from None
+    else:
+        raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
+    if x < 0:
+        raise InputError(f"{shown} is negative; times are in slots and must be >= 0")
+    return x
+
+
+def _count(value: object, name: str, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name}={value!r} is not a positive integer; {hint}")
+    return value
+
+
+def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: dict[str, int],
+              comm: int) -> list[list[tuple[int, int]]]:
+    """Start and end (integer ticks) of every operation, in each device's order.
+
+    Each device runs its list in order; an operation starts when the device is
+    free and every input has arrived (its producer's end, plus ``comm`` when the
+    producer is on another device).  Raises RuntimeError on a deadlock, which a
+    correct order never has.
+    """
+    last = p * v - 1  # the last virtual stage
+    done: dict[tuple[str, int, int], int] = {}  # (op, virtual stage, microbatch) -> end
+    times: list[list[tuple[int, int]]] = [[] for _ in range(p)]
+    free = [0] * p
+    pending = deque(range(p))
+    queued = [True] * p
+
+    def ready(s: int, op: str, j: int, chunk: int) -> int | None:
+        vs = chunk * p + s
+        deps: list[tuple[tuple[str, int, int], int]] = []
+        if op == "F" and vs > 0:
+            deps.append((("F", vs - 1, j), (vs - 1) % p))
+        elif op == "B":
+            deps.append((("F", vs, j), s))
+            if vs < last:
+                deps.append((("B", vs + 1, j), (vs + 1) % p))
+        elif op == "W":
+            deps.append((("B", vs, j), s))
+        start = free[s]
+        for key, where in deps:
+            end = done.get(key)
+            if end is None:
+                return None
+            start = max(start, end + (comm if where != s else 0))
+        return start
+
+    while pending:
+        s = pending.popleft()
+        queued[s] = False
+        order, at = orders[s], times[s]
+        progressed = False
+        while len(at) < len(order):
+            op, j, chunk = order[len(at)]
+            start = ready(s, op, j, chunk)
+            if start is None:
+                break
+            end = start + durations[op]
+            at.append((start, end))
+            free[s] = end
+            done[op, chunk * p + s, j] = end
+            progressed = True
+        if progressed:
+            for t in ((s - 1) % p, (s + 1) % p):
+                if not queued[t] and len(times[t]) < len(orders[t]):
+                    queued[t] = True
+                    pending.append(t)
+    if any(len(at) < len(order) for at, order in zip(times, orders, strict=True)):
+        raise RuntimeError("pipeline schedule deadlocked; its operation order is inconsistent")
+    return times
+
+
+def _peak_inflight(order: list[Step], *, split: bool) -> int:
+    """Most chunk-micro-batches held at once: +1 when F starts, -1 when B (or W) ends."""
+    release = "W" if split else "B"
+    held = peak = 0
+    for op, _, _ in order:
+        if op == "F":
+            held += 1
+            peak = max(peak, held)
+        elif op == release:
+            held -= 1
+    return peak
+
+
+def bubble(
+    schedule: str,
+    stages: int,
+    *,
+    microbatches: int,
+    chunks: int | None = None,
+    forward_slots: object = 1,
+    backward_slots: object = None,
+    weight_slots: object = None,
+    comm_slots: object = 0,
+) -> Bubble:
+    """Simulate a pipeline schedule; return its timeline, makespan, bubble and in-flight micro-batches.
+
+    Parameters
+    ----------
+    schedule : str
+        ``gpipe``, ``1f1b``, ``interleaved`` or ``zb-h1``; aliases
+        ``pipedream-flush``, ``interleaved-1f1b``, ``vpp``, ``zb``,
+        ``zero-bubble``.
+    stages : int
+        Pipeline stages P (one per device), ≥ 1.
+    microbatches : int
+        Micro-batches M per mini-batch, ≥ 1; a multiple of P for
+        ``interleaved``.
+    chunks : int, optional
+        Model chunks v per device, for ``interleaved`` only (default 2); v = 1
+        is plain 1F1B.
+    forward_slots : int, Fraction, float or str, default 1
+        Forward time F of one micro-batch on one stage (all its chunks), > 0.
+    backward_slots : int, Fraction, float or str, optional
+        Backward time B, > 0: the whole backward (default 2), or for ``zb-h1``
+        its input-gradient half (default 1).
+    weight_slots : int, Fraction, float or str, optional
+        Weight-gradient time W, ≥ 0: for ``zb-h1`` a separate operation
+        (default 1); for the other schedules it is added to each backward
+        (default 0), so ``backward_slots=1, weight_slots=1`` compares 1F1B and
+        ZB-H1 on equal work.
+    comm_slots : int, Fraction, float or str, default 0
+        Time to send activations or gradients to the next device, ≥ 0.
+
+    Returns
+    -------
+    Bubble
+        The timeline per stage and the totals, exact for exact inputs.
+
+    Raises
+    ------
+    InputError
+        If a count is not a positive integer, a time is negative (or F or B
+        zero), ``chunks`` is given for a schedule other than ``interleaved``,
+        M is not a multiple of P for ``interleaved``, or the schedule has more
+        than :data:`MAX_OPERATIONS` operations.
+    UnknownNameError
+        If the schedule is not known (with a did-you-mean).
+
+    Notes
+    -----
+    The simulation is exact list scheduling: each device runs the schedule's
+    order, each operation as early as its device and inputs allow.  Busy time
+    per stage is M·(F+B+W); everything else, communication included, is idle.
+
+    References
+    ----------
+    .. [1] Seed text "Collective Communication & Distributed Training
+       Patterns", "Pipeline Parallelism".
+    .. [2] Y. Huang et al., "GPipe", NeurIPS 2019.
+    .. [3] D. Narayanan et al., "Memory-Efficient Pipeline-Parallel DNN
+       Training", ICML 2021 (PipeDream-Flush).
+    .. [4] D. Narayanan et al., "Efficient Large-Scale Language Model
+       Training on GPU Clusters Using Megatron-LM", SC '21.
+    .. [5] P. Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024.
+
+    Examples
+    --------
+    The seeds' 1F1B pipeline, P = 4, M = 4 (F = 1, B = 2): 21 slots, 3/7 idle.
+
+    >>> b = bubble("1f1b", 4, microbatches=4)
+    >>> b.total_slots, b.bubble_fraction, b.bubble_over_ideal
+    (Fraction(21, 1), Fraction(3, 7), Fraction(3, 4))
+    >>> b.peak_inflight_microbatches
+    (Fraction(4, 1), Fraction(3, 1), Fraction(2, 1), Fraction(1, 1))
+    >>> " ".join(op.label for op in b.timeline[1].ops)
+    'F0 F1 F2 B0 F3 B1 B2 B3'
+    >>> bubble("gpipe", 4, microbatches=4).peak_inflight_microbatches
+    (Fraction(4, 1), Fraction(4, 1), Fraction(4, 1), Fraction(4, 1))
+
+    Interleaving v = 2 chunks halves the bubble; ZB-H1 (F = B = W = 1) leaves (P-1)(F+B-W):
+
+    >>> bubble("interleaved", 4, microbatches=8, chunks=2).timeline[0].idle_slots
+    Fraction(9, 2)
+    >>> bubble("zb", 4, microbatches=8).timeline[0].idle_slots
+    Fraction(3, 1)
+    """
+    name = resolve_schedule(schedule)
+    p = _count(stages, "stages", "a pipeline has at least 1 stage")
+    m = _count(microbatches, "microbatches", "a mini-batch has at least 1 micro-batch")
+    split = name in SPLIT
+    notes: list[str] = []
+    if name == "interleaved":
+        v = 2 if chunks is None else _count(chunks, "chunks", "each device holds at least 1 model chunk")
+        if m % p:
+            raise InputError(
+                f"microbatches={m} is not a multiple of stages={p}; interleaved 1F1B needs one, "
+                f"e.g. microbatches={m + p - m % p}, or use 1f1b"
+            )
+        if v == 1:
+            notes.append("interleaved with 1 chunk per device is plain 1F1B")
+    elif chunks is not None and chunks != 1:
+        raise InputError(f"chunks={chunks!r} applies only to the interleaved schedule; "
+                         "drop it or use interleaved")
+    else:
+        v = 1
+    f = parse_slots(forward_slots, name="forward_slots")
+    b = parse_slots((1 if split else 2) if backward_slots is None else backward_slots, name="backward_slots")
+    w = parse_slots((1 if split else 0) if weight_slots is None else weight_slots, name="weight_slots")
+    c = parse_slots(comm_slots, name="comm_slots")
+    for label, x, default in (("forward_slots", f, 1), ("backward_slots", b, 2 - split)):
+        if x == 0:
+            raise InputError(f"{label}=0 is zero; every operation takes time, e.g. {label}={default}")
+    count = p * m * v * (3 if split else 2)
+    if count > MAX_OPERATIONS:
+        raise InputError(
+            f"stages={p}, microbatches={m}, chunks={v} give {count} operations, more than "
+            f"{MAX_OPERATIONS} to simulate; use fewer stages or micro-batches"
+        )
+
+    # Simulate in integer ticks: 1/scale slot, so every duration is an integer.
+    spans = {"F": f / v, "B": (b if split else b + w) / v, "W": w / v}
+    scale = math.lcm(*(x.denominator for x in (*spans.values(), c)))
+    durations = {op: int(x * scale) for op, x in spans.items()}
+    orders = [order(name, s, stages=p, microbatches=m, chunks=v) for s in range(p)]
+    times = _simulate(orders, p=p, v=v, durations=durations, comm=int(c * scale))
+
+    total = Fraction(max(at[-1][1] for at in times), scale)
+    busy = m * (f + b + w)
+    slots: dict[int, Fraction] = {}  # tick -> slot, made once: Fraction() normalizes with a gcd
+
+    def slot(t: int) -> Fraction:
+        x = slots.get(t)
+        if x is None:
+            x = slots[t] = Fraction(t, scale)
+        return x
+
+    timeline = tuple(
+        StageTimeline(
+            stage=s,
+            ops=tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=slot(t0), end=slot(t1))
+                      for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True)),
+            busy_slots=busy,
+            idle_slots=total - busy,
+            peak_inflight_microbatches=Fraction(_peak_inflight(orders[s], split=split), v),
+        )
+        for s in range(p)
+    )
+    if c:
+        notes.append("communication between stages is counted as idle time")
+    if name == "1f1b" and m < p:
+        notes.append(f"fewer micro-batches than stages: stages 0..{p - 1 - m} run every forward "
+                     "before their first backward")
+    if name == "zb-h1" and m < p:
+        notes.append("fewer micro-batches than stages: ZB-H1's (P-1)(F+B-W) assumes M ≥ P")
+    return Bubble(
+        schedule=name, stages=p, microbatches=m, chunks=v, forward_slots=f, backward_slots=b,
+        weight_slots=w, comm_slots=c, total_slots=total, timeline=timeline,
+        sources=(SOURCES[name], SEED) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
+        formula=FORMULAS[name], notes=tuple(notes),
+    )

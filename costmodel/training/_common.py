@@ -1,0 +1,300 @@
+"""Small shared pieces of :mod:`costmodel.training`: exact list parsers, JSON helpers, the link.
+
+The list parsers are deliberately small and restricted (a regular expression
+per number, no ``eval``): ``"0.2,0.5,0.9"`` is a list of numbers,
+``"1,0;2,1;4,-1"`` a list of vectors (``;`` between vectors, ``,`` between
+components).  Every number is exact: decimals (``0.1`` is one tenth), an
+exponent (``2.5e-3``) or a ratio of integers (``1/3``).  Python floats are read
+by their shortest ``repr``, so ``0.2`` is ``Fraction(1, 5)``, the number the
+user typed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import real
+from costmodel.errors import InputError
+
+__all__ = [
+    "exact_text",
+    "optional_link",
+    "parse_counts",
+    "parse_indices",
+    "parse_number",
+    "parse_numbers",
+    "parse_vectors",
+    "plain_text",
+    "positive_int",
+    "reals",
+]
+
+_NUMBER = re.compile(
+    r"\s*(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]{1,3}))?)"
+    r"(?:\s*/\s*(?P<den>[0-9]+))?\s*"
+)
+_MAX_EXPONENT = 60
+_MAX_DIGITS = 200
+_MAX_ITEMS = 100_000
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_number(value: Any, *, what: str = "value") -> Fraction:
+    """One exact number: a decimal string, ``a/b``, an int, a Fraction, a Decimal or a finite float.
+
+    Examples
+    --------
+    >>> parse_number("0.2"), parse_number("1/3"), parse_number(0.1)
+    (Fraction(1, 5), Fraction(1, 3), Fraction(1, 10))
+    >>> parse_number("x", what="loss")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: 'x' is not a number; write a decimal such as 0.25 or a ratio such as 1/4
+    """
+    if isinstance(value, bool):
+        raise InputError(f"{value!r} is a bool, not a number; write the {what} as a number such as 0.25")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, Decimal) and value.is_finite():
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"{value!r} is not a finite number; the {what} must be finite")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        m = _NUMBER.fullmatch(value)
+        if m is not None and len(m.group("num")) <= _MAX_DIGITS:
+            if m.group("exp") is not None and abs(int(m.group("exp"))) > _MAX_EXPONENT:
+                raise InputError(f"{_show(value)} has an exponent out of range; "
+                                 f"exponents must be between -{_MAX_EXPONENT} and {_MAX_EXPONENT}")
+            number = Fraction(m.group("num"))
+            if m.group("den") is None:
+                return number
+            den = int(m.group("den"))
+            if den == 0:
+                raise InputError(f"{_show(value)} divides by zero; write a ratio such as 1/4")
+            return number / den
+    raise InputError(f"{_show(value)} is not a number; write a decimal such as 0.25 or a ratio such as 1/4")
+
+
+def _items(value: Any, sep: str, *, what: str, example: str) -> list[Any]:
+    if isinstance(value, str):
+        if not value.strip():
+            raise InputError(f"{_show(value)} is empty; write the {what} with commas, e.g. {example}")
+        parts = value.split(sep)
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        parts = list(value)
+    else:
+        raise InputError(f"{_show(value)} is not a list; write the {what} with commas, e.g. {example}")
+    if not parts:
+        raise InputError(f"no {what} given; write them with commas, e.g. {example}")
+    if len(parts) > _MAX_ITEMS:
+        raise InputError(f"{len(parts)} {what} given; costmodel takes at most {_MAX_ITEMS}")
+    return parts
+
+
+def parse_numbers(value: Any, *, what: str, example: str = "0.2,0.5,0.9") -> tuple[Fraction, ...]:
+    """A list of exact numbers from ``"0.2,0.5,0.9"`` or a sequence of numbers.
+
+    Examples
+    --------
+    >>> parse_numbers("0.2, 0.5 ,1/2", what="losses")
+    (Fraction(1, 5), Fraction(1, 2), Fraction(1, 2))
+    """
+    parts = _items(value, ",", what=what, example=example)
+    out = []
+    for i, part in enumerate(parts):
+        try:
+            out.append(parse_number(part, what=what))
+        except InputError as exc:
+            raise InputError(f"item {i} of the {what}: {exc}") from None
+    return tuple(out)
+
+
+def parse_vectors(value: Any, *, what: str,
+                  example: str = "1,0;2,1;4,-1") -> tuple[tuple[Fraction, ...], ...]:
+    """A list of equally long vectors from ``"1,0;2,1;4,-1"`` (``;`` between vectors) or nested sequences.
+
+    A single number per vector may be written without commas: ``"0.5;1;2"``.
+
+    Examples
+    --------
+    >>> parse_vectors("1,0; 2,1", what="models")
+    ((Fraction(1, 1), Fraction(0, 1)), (Fraction(2, 1), Fraction(1, 1)))
+    >>> parse_vectors("1,0;2", what="models")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: vector 1 of the models has 1 component, vector 0 has 2; every vector ...
+    """
+    rows = _items(value, ";", what=what, example=example)
+    vectors = []
+    for i, row in enumerate(rows):
+        row_items = row if isinstance(row, (str, Iterable)) else [row]
+        items = _items(row_items, ",", what=f"vector {i} of the {what}", example=example)
+        values = []
+        for j, item in enumerate(items):
+            try:
+                values.append(parse_number(item, what=what))
+            except InputError as exc:
+                raise InputError(f"vector {i}, component {j} of the {what}: {exc}") from None
+        vectors.append(tuple(values))
+    width = len(vectors[0])
+    for i, v in enumerate(vectors):
+        if len(v) != width:
+            noun = "component" if len(v) == 1 else "components"
+            raise InputError(f"vector {i} of the {what} has {len(v)} {noun}, vector 0 has {width}; "
+                             "every vector needs the same length")
+    return tuple(vectors)
+
+
+def positive_int(value: Any, *, what: str, hint: str, allow_zero: bool = False) -> int:
+    """*value* as an int ≥ 1 (or ≥ 0), refusing bools, floats and strings.
+
+    >>> positive_int(4, what="--dp", hint="give the data-parallel degree")
+    4
+    """
+    least = 0 if allow_zero else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        bound = "a whole number >= 0" if allow_zero else "a positive whole number"
+        raise InputError(f"{what}={value!r} is not {bound}; {hint}")
+    if value > 10**18:
+        raise InputError(f"{what}={value!r} is too large; {hint}")
+    return value
+
+
+def parse_counts(value: Any, *, what: str, example: str = "600,300,100",
+                 allow_zero: bool = False) -> tuple[int, ...]:
+    """A list of whole counts (samples, tokens) from ``"600,300,100"``, ``"60k,30k"`` or a sequence.
+
+    Examples
+    --------
+    >>> parse_counts("600, 300,1k", what="sizes")
+    (600, 300, 1000)
+    >>> parse_counts("600,-3", what="sizes")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: item 1 of the sizes: '-3' is negative; a count must be a positive ...
+    """
+    from costmodel.training.counts import parse_count
+
+    parts = _items(value, ",", what=what, example=example)
+    out = []
+    for i, part in enumerate(parts):
+        try:
+            out.append(parse_count(part, allow_zero=allow_zero))
+        except InputError as exc:
+            raise InputError(f"item {i} of the {what}: {exc}") from None
+    return tuple(out)
+
+
+def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
+    """0-based indices into a list of *n*, from ``"1"`` or ``"0,2"`` or a sequence; sorted, no repeats.
+
+    Examples
+    --------
+    >>> parse_indices("2,0", n=3, what="dropped clients")
+    (0, 2)
+    >>> parse_indices("3", n=3, what="dropped clients")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: 3 is out of range for the dropped clients; indices are 0-based: 0 to 2 ...
+    """
+    if value is None:
+        return ()
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    parts = _items(value, ",", what=what, example="1 or 0,2")
+    seen: list[int] = []
+    for part in parts:
+        text = part.strip() if isinstance(part, str) else part
+        if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", text):
+            text = int(text)
+        if isinstance(text, bool) or not isinstance(text, int):
+            raise InputError(f"{_show(part)} is not an index; write 0-based client indices with commas, "
+                             "e.g. 1 or 0,2")
+        if not 0 <= text < n:
+            raise InputError(f"{text} is out of range for the {what}; indices are 0-based: 0 to {n - 1} "
+                             f"for {n} clients")
+        if text in seen:
+            raise InputError(f"{text} is listed twice in the {what}; list each index once")
+        seen.append(text)
+    return tuple(sorted(seen))
+
+
+def exact_text(x: Fraction | int) -> str:
+    """An exact number as text: ``'8/15'``, ``'3'``, ``'-1/7'``.
+
+    >>> exact_text(Fraction(8, 15)), exact_text(Fraction(6, 2))
+    ('8/15', '3')
+    """
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def plain_text(x: Fraction | int) -> str:
+    """An exact number as a decimal when it has a finite one, else as a ratio: ``'0.01'``, ``'1/3'``.
+
+    >>> plain_text(Fraction(1, 100)), plain_text(Fraction(1, 3)), plain_text(Fraction(-5, 2))
+    ('0.01', '1/3', '-2.5')
+    """
+    x = Fraction(x)
+    d = x.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    if d != 1:
+        return exact_text(x)
+    places = max(twos, fives)
+    if places == 0:
+        return str(x.numerator)
+    scaled = abs(x.numerator) * 10**places // x.denominator
+    sign = "-" if x < 0 else ""
+    digits = str(scaled).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+
+
+def reals(values: Sequence[Fraction | int]) -> list[int | float]:
+    """JSON-native numbers of a vector."""
+    return [real(v) for v in values]
+
+
+def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+                  profile: Any = None) -> Any:
+    """The link if any part of one was given, else ``None``; α defaults to 0 when only a rate is given.
+
+    Examples
+    --------
+    >>> optional_link() is None
+    True
+    >>> optional_link(bandwidth="12.5GB/s").alpha_s
+    Fraction(0, 1)
+    """
+    given = [v for v in (alpha, beta, bandwidth, profile) if v is not None]
+    if link is not None:
+        if given:
+            raise InputError("both a link and link options were given; pass either link= or "
+                             "alpha/beta/bandwidth/profile")
+        return link
+    if not given:
+        return None
+    from costmodel.params import LinkParams
+
+    if alpha is None and profile is None:
+        alpha = Fraction(0)
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)

@@ -1,0 +1,520 @@
+"""Memory of data-parallel training: replicated weights, ZeRO model states, transformer activations.
+
+* **Weights.** Data parallelism keeps a full copy of the model on every
+  worker: Ψ parameters × bytes per parameter × D workers in total (the seed:
+  70B × 4 B × 4 = 1.12 TB).
+* **ZeRO model states** (Rajbhandari et al. 2020, section 3 and Figure 1).
+  Mixed-precision Adam keeps, per parameter, 2 bytes of fp16 weights, 2 of
+  fp16 gradients and K = 12 of optimizer state (an fp32 copy of the weights,
+  the momentum and the variance).  Over N_d data-parallel GPUs, stage 1
+  partitions the optimizer states, stage 2 also the gradients, stage 3 also
+  the weights:
+
+      stage 0: (2 + 2 + K)·Ψ      stage 1: (2 + 2)·Ψ + K·Ψ/N_d
+      stage 2: 2Ψ + (2 + K)·Ψ/N_d stage 3: (2 + 2 + K)·Ψ/N_d
+
+* **Activations per transformer layer** (Korthikanti et al. 2022, Table 2),
+  in bytes, for sequence length s, micro-batch b, hidden size h, a attention
+  heads and tensor-parallel size t, with 2-byte activations and 1-byte
+  dropout masks:
+
+      no parallelism                    sbh(34 + 5as/h)
+      tensor parallel                   sbh(10 + 24/t + 5as/(ht))
+      tensor + sequence parallel        sbh(34/t + 5as/(ht))
+      tensor parallel, selective recompute            sbh(10 + 24/t)
+      tensor + sequence parallel, selective recompute sbh(34/t)
+      full recompute                    2sbh
+
+References
+----------
+.. [1] S. Rajbhandari, J. Rasley, O. Ruwase, Y. He, "ZeRO: Memory
+   Optimizations Toward Training Trillion Parameter Models", SC20, 2020,
+   section 3.1 and Figure 1 (Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB,
+   16.6 GB, 1.9 GB).
+.. [2] V. Korthikanti, J. Casper, S. Lym, L. McAfee, M. Andersch, M. Shoeybi,
+   B. Catanzaro, "Reducing Activation Recomputation in Large Transformer
+   Models", arXiv:2205.05198, 2022 (MLSys 2023), section 4 and Table 2.
+.. [3] Seed "Collective Communication & Distributed Training Patterns",
+   'Data Parallelism', memory scaling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import real
+from costmodel.errors import InputError, UnknownNameError
+from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, SEED_PATTERNS, Cited
+from costmodel.training._common import positive_int
+from costmodel.training.counts import Dtype, parse_count, parse_dtype
+
+__all__ = [
+    "CITED",
+    "RECOMPUTE",
+    "ZERO_STAGES",
+    "ActivationMemory",
+    "ActivationVariant",
+    "MemoryReport",
+    "ZeroMemory",
+    "activation_memory",
+    "training_memory",
+    "zero_memory",
+]
+
+CITED = (RAJBHANDARI_2020, KORTHIKANTI_2022)
+
+ZERO_STAGES: dict[int, tuple[str, str]] = {
+    0: ("baseline", "no partitioning: every GPU holds all model states"),
+    1: ("P_os", "optimizer states partitioned over the data-parallel GPUs"),
+    2: ("P_os+g", "optimizer states and gradients partitioned"),
+    3: ("P_os+g+p", "optimizer states, gradients and parameters partitioned"),
+}
+"""ZeRO stage -> (the paper's name, what is partitioned)."""
+
+RECOMPUTE = ("none", "selective", "full")
+"""Activation recomputation choices of Korthikanti et al. 2022."""
+
+_ZERO_SOURCE = RAJBHANDARI_2020.at("section 3.1 and Figure 1")
+_ACT_SOURCE = KORTHIKANTI_2022.at("section 4, Table 2")
+_SEED_SOURCE = SEED_PATTERNS.at("'Data Parallelism', memory scaling")
+
+
+# -- ZeRO ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZeroStage:
+    """One row of the ZeRO comparison: a stage and its model-state bytes per GPU."""
+
+    stage: int
+    name: str
+    model_state_bytes_per_gpu: Fraction
+
+    def to_dict(self) -> dict[str, object]:
+        return {"stage": self.stage, "name": self.name,
+                "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZeroMemory:
+    """Model-state memory per GPU under one ZeRO stage (weights, gradients, optimizer states).
+
+    ``params`` is Ψ on one model-parallel rank (Ψ/t with tensor parallelism t).
+    """
+
+    stage: int
+    gpus: int
+    params: Fraction
+    weight_bytes_per_param: int
+    grad_bytes_per_param: int
+    optimizer_bytes_per_param: int
+    parameters_bytes_per_gpu: Fraction
+    gradients_bytes_per_gpu: Fraction
+    optimizer_states_bytes_per_gpu: Fraction
+    stages: tuple[ZeroStage, ...]
+    source: Cited = _ZERO_SOURCE
+
+    @property
+    def name(self) -> str:
+        return ZERO_STAGES[self.stage][0]
+
+    @property
+    def model_state_bytes_per_gpu(self) -> Fraction:
+        return (self.parameters_bytes_per_gpu + self.gradients_bytes_per_gpu
+                + self.optimizer_states_bytes_per_gpu)
+
+    @property
+    def formula(self) -> str:
+        w, g, k = self.weight_bytes_per_param, self.grad_bytes_per_param, self.optimizer_bytes_per_param
+        terms = [(w, self.stage >= 3), (g, self.stage >= 2), (k, self.stage >= 1)]
+        whole = sum(b for b, split in terms if not split)
+        split = sum(b for b, split in terms if split)
+        parts = ([f"{whole}Ψ"] if whole else []) + ([f"{split}Ψ/N"] if split else [])
+        return " + ".join(parts)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stage": self.stage,
+            "name": self.name,
+            "partitioned": ZERO_STAGES[self.stage][1],
+            "gpus": self.gpus,
+            "params": real(self.params),
+            "weight_bytes_per_param": self.weight_bytes_per_param,
+            "grad_bytes_per_param": self.grad_bytes_per_param,
+            "optimizer_bytes_per_param": self.optimizer_bytes_per_param,
+            "parameters_bytes_per_gpu": real(self.parameters_bytes_per_gpu),
+            "gradients_bytes_per_gpu": real(self.gradients_bytes_per_gpu),
+            "optimizer_states_bytes_per_gpu": real(self.optimizer_states_bytes_per_gpu),
+            "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu),
+            "formula": self.formula,
+            "stages": [s.to_dict() for s in self.stages],
+            "source": self.source.to_dict(),
+        }
+
+
+def _zero_parts(stage: int, psi: Fraction, *, n: int, w: int, g: int, k: int) -> tuple[Fraction, ...]:
+    return (w * psi / (n if stage >= 3 else 1), g * psi / (n if stage >= 2 else 1),
+            k * psi / (n if stage >= 1 else 1))
+
+
+def _stage(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in ZERO_STAGES:
+        raise InputError(f"ZeRO stage {value!r} does not exist; use 0 (none), 1 (optimizer states), "
+                         "2 (+ gradients) or 3 (+ parameters)")
+    return value
+
+
+def zero_memory(params: Any, *, gpus: int, stage: int, weight_bytes: int = 2, grad_bytes: int = 2,
+                optimizer_bytes: int = 12, tp: int = 1) -> ZeroMemory:
+    """Model-state bytes per GPU under ZeRO stage 0-3 (mixed-precision Adam by default).
+
+    Parameters
+    ----------
+    params : int or str
+        Ψ, the model's parameter count (``"7.5B"``).
+    gpus : int
+        N_d, the data-parallel degree over which states are partitioned.
+    stage : int
+        0 (plain data parallelism), 1, 2 or 3.
+    weight_bytes, grad_bytes : int, default 2
+        Bytes per parameter of the working weights and the gradients (fp16).
+    optimizer_bytes : int, default 12
+        K, optimizer-state bytes per parameter: 12 for mixed-precision Adam
+        (fp32 weights, momentum and variance).
+    tp : int, default 1
+        Tensor-parallel size: each GPU's share of the model is Ψ/t.
+
+    Returns
+    -------
+    ZeroMemory
+
+    Raises
+    ------
+    InputError
+        For a stage other than 0-3, or non-positive counts.
+
+    References
+    ----------
+    .. [1] Rajbhandari et al., SC20, section 3.1 and Figure 1.
+
+    Examples
+    --------
+    >>> [zero_memory("7.5B", gpus=64, stage=s).model_state_bytes_per_gpu for s in range(4)]
+    [Fraction(120000000000, 1), Fraction(31406250000, 1), Fraction(16640625000, 1), Fraction(1875000000, 1)]
+    """
+    psi = Fraction(parse_count(params), positive_int(tp, what="tp", hint="give the tensor-parallel size"))
+    n = positive_int(gpus, what="gpus", hint="give the data-parallel degree N_d, e.g. --dp 64")
+    s = _stage(stage)
+    w = positive_int(weight_bytes, what="weight_bytes", hint="bytes per weight, e.g. 2 for fp16")
+    g = positive_int(grad_bytes, what="grad_bytes", hint="bytes per gradient, e.g. 2 for fp16")
+    k = positive_int(optimizer_bytes, what="optimizer_bytes", hint="K, e.g. 12 for mixed-precision Adam",
+                     allow_zero=True)
+    parts = _zero_parts(s, psi, n=n, w=w, g=g, k=k)
+    stages = tuple(ZeroStage(stage=i, name=ZERO_STAGES[i][0], model_state_bytes_per_gpu=sum(
+        _zero_parts(i, psi, n=n, w=w, g=g, k=k), Fraction(0))) for i in ZERO_STAGES)
+    return ZeroMemory(stage=s, gpus=n, params=psi, weight_bytes_per_param=w, grad_bytes_per_param=g,
+                      optimizer_bytes_per_param=k, parameters_bytes_per_gpu=parts[0],
+                      gradients_bytes_per_gpu=parts[1], optimizer_states_bytes_per_gpu=parts[2],
+                      stages=stages)
+
+
+# -- activations ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActivationVariant:
+    """One row of Korthikanti et al.'s Table 2 at the given sizes."""
+
+    name: str
+    formula: str
+    bytes_per_layer: Fraction
+    chosen: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "formula": self.formula, "bytes_per_layer": real(self.bytes_per_layer),
+                "chosen": self.chosen}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActivationMemory:
+    """Activation bytes of one transformer layer (and of *layers* layers), Korthikanti et al. 2022."""
+
+    seq: int
+    batch: int
+    hidden: int
+    heads: int
+    tp: int
+    sequence_parallel: bool
+    recompute: str
+    bytes_per_layer: Fraction
+    formula: str
+    layers: int | None
+    variants: tuple[ActivationVariant, ...]
+    source: Cited = _ACT_SOURCE
+
+    @property
+    def bytes_total(self) -> Fraction | None:
+        return None if self.layers is None else self.layers * self.bytes_per_layer
+
+    def to_dict(self) -> dict[str, object]:
+        total = self.bytes_total
+        return {
+            "seq": self.seq, "batch": self.batch, "hidden": self.hidden, "heads": self.heads, "tp": self.tp,
+            "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
+            "activation_bytes_per_layer": real(self.bytes_per_layer), "formula": self.formula,
+            "layers": self.layers, "activation_bytes_total": None if total is None else real(total),
+            "variants": [v.to_dict() for v in self.variants],
+            "source": self.source.to_dict(),
+        }
+
+
+def _variants(s: int, b: int, h: int, a: int, t: int) -> list[tuple[str, str, Fraction, tuple[bool, str]]]:
+    sbh = Fraction(s * b * h)
+    attn = Fraction(5 * a * s, h * t)
+    return [
+        ("tensor parallel" if t > 1 else "no parallelism",
+         "sbh(10 + 24/t + 5as/(ht))" if t > 1 else "sbh(34 + 5as/h)",
+         sbh * (10 + Fraction(24, t) + attn), (False, "none")),
+        ("tensor + sequence parallel", "sbh(34/t + 5as/(ht))", sbh * (Fraction(34, t) + attn),
+         (True, "none")),
+        ("tensor parallel, selective recompute" if t > 1 else "selective recompute",
+         "sbh(10 + 24/t)" if t > 1 else "34sbh", sbh * (10 + Fraction(24, t)), (False, "selective")),
+        ("tensor + sequence parallel, selective recompute", "34sbh/t", sbh * Fraction(34, t),
+         (True, "selective")),
+        ("full recompute", "2sbh", 2 * sbh, (False, "full")),
+    ]
+
+
+def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int = 1,
+                      sequence_parallel: bool = False, recompute: str = "none",
+                      layers: int | None = None) -> ActivationMemory:
+    """Activation bytes per transformer layer (Korthikanti et al. 2022, Table 2).
+
+    Parameters
+    ----------
+    seq, batch, hidden, heads : int or str
+        s (sequence length), b (micro-batch size), h (hidden size), a
+        (attention heads); counts, so ``"2k"`` is 2000.
+    tp : int, default 1
+        t, the tensor-parallel size; it must divide the heads.
+    sequence_parallel : bool, default False
+        Megatron sequence parallelism (splits layer norm and dropout along
+        the sequence; t must divide s).
+    recompute : {"none", "selective", "full"}
+        Activation recomputation.
+    layers : int, optional
+        Multiply by this many layers (one micro-batch in flight).
+
+    Returns
+    -------
+    ActivationMemory
+
+    Raises
+    ------
+    InputError
+        For non-positive sizes, t not dividing a (or s with sequence
+        parallelism), or an unknown *recompute*.
+
+    Notes
+    -----
+    Activations are 2 bytes (fp16/bf16) and dropout masks 1 byte; the 34
+    and 5 of the formulas count those bytes.  Full recomputation stores only
+    each layer's input, 2sbh (Table 2 lists it without a sequence-parallel
+    split).
+
+    References
+    ----------
+    .. [1] Korthikanti et al., arXiv:2205.05198, section 4 and Table 2.
+
+    Examples
+    --------
+    >>> act = activation_memory(seq=2048, batch=1, hidden=12288, heads=96)
+    >>> act.bytes_per_layer == 2048 * 1 * 12288 * (34 + 5 * 96 * 2048 // 12288)
+    True
+    >>> activation_memory(seq=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True).formula
+    'sbh(34/t + 5as/(ht))'
+    """
+    s = parse_count(seq)
+    b = parse_count(batch)
+    h = parse_count(hidden)
+    a = parse_count(heads)
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+    if a % t:
+        raise InputError(f"tp={t} does not divide the {a} attention heads; tensor parallelism splits the "
+                         "heads, so t must divide a")
+    if sequence_parallel and s % t:
+        raise InputError(f"tp={t} does not divide the sequence length {s}; sequence parallelism splits the "
+                         "sequence, so t must divide s")
+    if recompute not in RECOMPUTE:
+        raise UnknownNameError("recompute mode", str(recompute), RECOMPUTE)
+    split = sequence_parallel and t > 1  # with t = 1 there is nothing to split
+    key = (split and recompute != "full", recompute)
+    rows = [row for row in _variants(s, b, h, a, t) if t > 1 or not row[3][0]]
+    variants = tuple(ActivationVariant(name=name, formula=formula, bytes_per_layer=value, chosen=k == key)
+                     for name, formula, value, k in rows)
+    chosen = next(v for v in variants if v.chosen)
+    if layers is not None:
+        layers = positive_int(layers, what="layers", hint="give the number of transformer layers")
+    return ActivationMemory(seq=s, batch=b, hidden=h, heads=a, tp=t, sequence_parallel=sequence_parallel,
+                            recompute=recompute, bytes_per_layer=chosen.bytes_per_layer,
+                            formula=chosen.formula, layers=layers, variants=variants)
+
+
+# -- the combined report --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryReport:
+    """Weights of a data-parallel model, and optionally ZeRO model states and activation memory."""
+
+    params: int | None
+    dtype: Dtype
+    dp: int
+    tp: int
+    zero: ZeroMemory | None
+    activations: ActivationMemory | None
+    sources: tuple[Cited, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def weights_bytes_per_replica(self) -> int | None:
+        return None if self.params is None else self.params * self.dtype.bytes_per_element
+
+    @property
+    def weights_bytes_total(self) -> int | None:
+        per = self.weights_bytes_per_replica
+        return None if per is None else per * self.dp
+
+    @property
+    def weights_bytes_per_gpu(self) -> Fraction | None:
+        per = self.weights_bytes_per_replica
+        return None if per is None else Fraction(per, self.tp)
+
+    def to_dict(self) -> dict[str, object]:
+        def opt(x: Fraction | int | None) -> int | float | None:
+            return None if x is None else real(x)
+
+        return {
+            "params": self.params,
+            "dtype": self.dtype.name,
+            "bytes_per_param": self.dtype.bytes_per_element,
+            "dp": self.dp,
+            "tp": self.tp,
+            "weights_bytes_per_replica": opt(self.weights_bytes_per_replica),
+            "weights_bytes_per_gpu": opt(self.weights_bytes_per_gpu),
+            "weights_bytes_total": opt(self.weights_bytes_total),
+            "zero_stage": None if self.zero is None else self.zero.stage,
+            "model_state_bytes_per_gpu": None if self.zero is None
+            else real(self.zero.model_state_bytes_per_gpu),
+            "activation_bytes_per_layer": None if self.activations is None
+            else real(self.activations.bytes_per_layer),
+            "activation_bytes_total": None if self.activations is None else opt(self.activations.bytes_total),
+            "zero": None if self.zero is None else self.zero.to_dict(),
+            "activations": None if self.activations is None else self.activations.to_dict(),
+            "sources": [s.to_dict() for s in self.sources],
+            "notes": list(self.notes),
+        }
+
+
+_ACTIVATION_OPTIONS = ("seq", "batch", "hidden", "heads")
+
+
+def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero: int | None = None,
+           optimizer_bytes: int = 12, tp: int = 1, seq: Any = None, batch: Any = None, hidden: Any = None,
+           heads: Any = None, sequence_parallel: bool = False, recompute: str = "none",
+           layers: int | None = None) -> MemoryReport:
+    """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
+
+    Parameters
+    ----------
+    params : int or str, optional
+        Ψ, the parameter count: ``"70B"`` (B is billion), ``"7.5e9"``.
+    dtype : str, optional
+        Bytes per weight (and per gradient under ZeRO): fp32 by default,
+        fp16 when *zero* is given (ZeRO's mixed precision).
+    dp : int, default 1
+        Data-parallel workers (replicas); ZeRO's N_d.
+    zero : {0, 1, 2, 3}, optional
+        Report the model states per GPU under this ZeRO stage.
+    optimizer_bytes : int, default 12
+        K, optimizer-state bytes per parameter (12: mixed-precision Adam).
+    tp : int, default 1
+        Tensor-parallel size: a GPU holds Ψ/t of the weights and model states.
+    seq, batch, hidden, heads : optional
+        Give all four for the activation memory per layer
+        (:func:`activation_memory`); *sequence_parallel*, *recompute* and
+        *layers* go with them.
+
+    Returns
+    -------
+    MemoryReport
+
+    Raises
+    ------
+    InputError
+        When nothing is asked (neither *params* nor the activation sizes),
+        when only some activation sizes are given, or for bad values.
+
+    References
+    ----------
+    .. [1] Seed "Collective Communication & Distributed Training Patterns",
+       'Data Parallelism': 70B × 4 bytes × 4 workers = 1.12 TB.
+    .. [2] Rajbhandari et al., SC20; Korthikanti et al., arXiv:2205.05198.
+
+    Examples
+    --------
+    >>> m = training_memory("70B", dtype="fp32", dp=4)
+    >>> m.weights_bytes_total  # 70e9 × 4 B × 4 replicas = 1.12 TB
+    1120000000000
+    >>> training_memory("7.5B", dp=64, zero=1).zero.model_state_bytes_per_gpu  # 31.4 GB in the ZeRO paper
+    Fraction(31406250000, 1)
+    """
+    given = [name for name, v in zip(_ACTIVATION_OPTIONS, (seq, batch, hidden, heads), strict=True)
+             if v is not None]
+    if zero is not None and params is None:
+        raise InputError("--zero needs the parameter count; give --params N, e.g. --params 7.5B")
+    if params is None and not given:
+        raise InputError("nothing to compute; give --params N for the weights (and --zero STAGE for ZeRO), "
+                         "or --seq, --batch, --hidden and --heads for the activations")
+    if given and len(given) < len(_ACTIVATION_OPTIONS):
+        missing = ", ".join(f"--{n}" for n in _ACTIVATION_OPTIONS if n not in given)
+        raise InputError(f"activation memory needs --seq, --batch, --hidden and --heads; missing {missing}")
+    psi = None if params is None else parse_count(params)
+    replicas = positive_int(dp, what="dp", hint="give the number of data-parallel workers, e.g. --dp 4")
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+    kind = parse_dtype(dtype if dtype is not None else ("fp16" if zero is not None else "fp32"))
+    notes: list[str] = []
+    sources: list[Cited] = []
+    if psi is not None:
+        notes.append("data parallelism: every replica holds the whole model, so weights grow as dp × model")
+        sources.append(_SEED_SOURCE)
+    z = None
+    if zero is not None and psi is not None:
+        s = _stage(zero)
+        w = kind.bytes_per_element
+        z = zero_memory(psi, gpus=replicas, stage=s, weight_bytes=w, grad_bytes=w,
+                        optimizer_bytes=optimizer_bytes, tp=t)
+        sources.append(z.source)
+        if dtype is None:
+            notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
+                         f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
+                         f"N = --dp = {replicas}")
+        elif w != 2:
+            notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
+                         f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
+                         "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
+                         "variance only)")
+        if t > 1:
+            notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{t} of the model "
+                         "before ZeRO partitioning")
+    act = None
+    if given:
+        act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
+                                sequence_parallel=sequence_parallel, recompute=recompute, layers=layers)
+        sources.append(act.source)
+        notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
+                     "Korthikanti et al. Table 2; independent of --dtype")
+    return MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
+                        sources=tuple(sources), notes=tuple(notes))

@@ -1,0 +1,161 @@
+"""The command-line contract of ``costmodel bubble``: JSON keys, the human rendering, one-line errors.
+
+The command lives in ``cli/pipeline.py``; the fixture adds its group to the app's table when the
+app does not list it yet.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from costmodel.cli import main
+
+
+@pytest.fixture(autouse=True)
+def pipeline_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from costmodel.cli import app as app_module
+
+    if not any("bubble" in names for names in app_module.GROUPS.values()):
+        monkeypatch.setitem(app_module.GROUPS, "pipeline", ("bubble",))
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    rc = main(["bubble", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.count("\n") == 1, "exactly one JSON line"
+    return json.loads(out)
+
+
+def run_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str,
+             columns: int = 100) -> tuple[str, str]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("TERM", "dumb")
+    assert main(["bubble", *args]) == 0
+    return capsys.readouterr()
+
+
+def test_json_contract(capsys):
+    data = run_json(capsys, "-P", "4", "-m", "8")
+    assert {"schedule", "stages", "microbatches", "bubble_fraction", "bubble_over_ideal", "total_slots",
+            "peak_inflight_microbatches", "max_inflight_microbatches", "timeline", "definitions",
+            "per_stage", "forward_slots", "backward_slots", "weight_slots", "comm_slots", "notes",
+            "sources"} <= set(data)
+    assert (data["schedule"], data["stages"], data["microbatches"], data["chunks"]) == ("1f1b", 4, 8, 1)
+    # (P−1)/(M+P−1) = 3/11 of the time idle; (P−1)/M = 3/8 of the ideal 8·3 = 24 slots
+    assert data["bubble_fraction"] == pytest.approx(3 / 11, rel=1e-15)
+    assert (data["bubble_fraction_exact"], data["bubble_over_ideal_exact"]) == ("3/11", "3/8")
+    assert data["bubble_over_ideal"] == 0.375
+    assert data["total_slots"] == 33  # (M + P − 1)(F + B)
+    assert data["peak_inflight_microbatches"] == [4, 3, 2, 1]
+    assert data["max_inflight_microbatches"] == 4
+    assert set(data["definitions"]) == {"bubble_fraction", "bubble_over_ideal"}
+    assert len(data["timeline"]) == 4
+    assert all(set(op) == {"op", "microbatch", "chunk", "start", "end"} for ops in data["timeline"] for op in ops)
+    assert [f"{op['op']}{op['microbatch']}" for op in data["timeline"][3][:4]] == ["F0", "B0", "F1", "B1"]
+    assert json.dumps(data, allow_nan=False)
+
+
+def test_gpipe_holds_every_microbatch(capsys):
+    data = run_json(capsys, "-P", "4", "-m", "4", "--schedule", "gpipe")
+    assert data["bubble_fraction_exact"] == "3/7"
+    assert data["peak_inflight_microbatches"] == [4, 4, 4, 4]
+
+
+@pytest.mark.parametrize(("name", "canonical"), [
+    ("pipedream-flush", "1f1b"), ("zb", "zb-h1"), ("zero-bubble", "zb-h1"), ("GPipe", "gpipe"),
+    ("interleaved", "interleaved"),
+])
+def test_schedule_aliases(capsys, name, canonical):
+    assert run_json(capsys, "-P", "2", "-m", "4", "-s", name)["schedule"] == canonical
+
+
+def test_interleaved_chunks(capsys):
+    data = run_json(capsys, "-P", "4", "-m", "8", "--schedule", "interleaved", "-v", "4")
+    # idle (P−1)(F+B)/v = 9/4 per stage over the ideal 24 slots: 3/32
+    assert data["chunks"] == 4
+    assert data["bubble_over_ideal_exact"] == "3/32"
+    assert data["total_slots"] == 24 + 2.25
+
+
+def test_zb_h1_against_1f1b_on_equal_work(capsys):
+    zb = run_json(capsys, "-P", "4", "-m", "8", "--schedule", "zb-h1")
+    flush = run_json(capsys, "-P", "4", "-m", "8", "--backward", "1", "--weight", "1")
+    # (P−1)(F+B−W) = 3 against (P−1)(F+B+W) = 9 idle slots per stage
+    assert [s["idle_slots"] for s in zb["per_stage"]] == [3] * 4
+    assert [s["idle_slots"] for s in flush["per_stage"]] == [9] * 4
+    assert (zb["backward_slots"], zb["weight_slots"]) == (1, 1)
+
+
+def test_times_take_fractions(capsys):
+    data = run_json(capsys, "-P", "2", "-m", "2", "-F", "1/2", "-B", "1.5", "--comm", "0.25")
+    assert (data["forward_slots"], data["backward_slots"], data["comm_slots"]) == (0.5, 1.5, 0.25)
+    # GPipe-like chain: (M + P − 1)(F + B) + 2(P − 1)·comm = 3·2 + 0.5
+    assert data["total_slots"] == 6.5
+    assert data["notes"] == ["communication between stages is counted as idle time"]
+
+
+def test_human_output(capsys, monkeypatch):
+    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--schedule", "gpipe")
+    assert out.startswith("gpipe · P = 4 stages · M = 4 micro-batches\nF = 1, B = 2 slots")
+    assert "Huang et al. (2019), GPipe" in out
+    # to scale: each idle slot a ·, the backward twice as wide as the forward
+    assert "GPU 0: F0 F1 F2 F3 ·  ·  ·  ·  ·  ·  ·  ·  ·  B0─── B1─── B2─── B3───\n" in out
+    assert "GPU 3: ·  ·  ·  F0 F1 F2 F3 B0─── B1─── B2─── B3───" in out
+    assert "3/7 ≈ 0.4286 idle / total (the seeds' definition)" in out
+    assert "0.75 idle / ideal" in out
+    assert "textbook: " in out
+    assert err == ""
+
+
+def test_human_output_falls_back_to_the_order_when_narrow(capsys, monkeypatch):
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", columns=80)
+    assert "not to scale" in out
+    assert "GPU 3: · F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 ·" in out
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", columns=200)
+    assert "not to scale" not in out
+    assert "GPU 3: ·  ·  ·  F0 B0─── F1 B1───" in out
+
+
+def test_human_output_leaves_out_huge_timelines(capsys, monkeypatch):
+    out, err = run_text(capsys, monkeypatch, "-P", "16", "-m", "128")
+    assert "GPU 0:" not in out
+    assert "bubble fraction" in out
+    assert "timeline left out: 4096 operations; --json lists them" in err
+
+
+def test_help(capsys):
+    assert main(["bubble", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--stages" in out and "--microbatches" in out and "zb-h1" in out
+
+
+BAD = [
+    (["-m", "4"], "Missing option '-P' / '--stages'"),
+    (["-P", "4"], "Missing option '-m' / '--microbatches'"),
+    (["-P", "x", "-m", "4"], "Invalid value for '-P' / '--stages'"),
+    (["-P", "0", "-m", "4"], "stages=0 is not a positive integer; a pipeline has at least 1 stage"),
+    (["-P", "4", "-m", "0"], "microbatches=0 is not a positive integer"),
+    (["-P", "4", "-m", "4", "-s", "gpip"], "unknown schedule 'gpip'; did you mean 'gpipe'?"),
+    (["-P", "4", "-m", "6", "-s", "interleaved"], "microbatches=6 is not a multiple of stages=4"),
+    (["-P", "4", "-m", "8", "-s", "interleaved", "-v", "0"], "chunks=0 is not a positive integer"),
+    (["-P", "4", "-m", "8", "-v", "2"], "chunks=2 applies only to the interleaved schedule"),
+    (["-P", "4", "-m", "8", "--forward", "-1"], "Invalid value for '--forward' / '-F': '-1' is negative"),
+    (["-P", "4", "-m", "8", "--backward", "slow"], "'slow' is not a number of slots"),
+    (["-P", "4", "-m", "8", "--weight", "inf"], "Invalid value for '--weight' / '-W'"),
+    (["-P", "4", "-m", "8", "--comm", "-0.5"], "'-0.5' is negative"),
+    (["-P", "4", "-m", "8", "--forward", "0"], "forward_slots=0 is zero"),
+    (["-P", "2000", "-m", "1000"], "more than 1000000 to simulate"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[n[:50] for _, n in BAD])
+def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
+    assert main(["bubble", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert needle in err
