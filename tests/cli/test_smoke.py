@@ -54,9 +54,9 @@ def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
 
 
 def test_the_group_table_lists_every_command():
-    from costmodel.cli.app import GROUPS, app
-
     import importlib
+
+    from costmodel.cli.app import GROUPS, app
 
     def names_of(typer_app):
         return ({c.name or c.callback.__name__ for c in typer_app.registered_commands}
