@@ -346,6 +346,124 @@ KARIMIREDDY_2019 = Citation(
     url="https://proceedings.mlr.press/v97/karimireddy19a.html",
 )
 
+XIAO_2004 = Citation(
+    key="xiao2004",
+    authors="L. Xiao, S. Boyd",
+    title="Fast linear iterations for distributed averaging",
+    venue="Systems & Control Letters 53(1):65-78",
+    year=2004,
+    url="https://doi.org/10.1016/j.sysconle.2004.02.022",
+)
+
+XIAO_2005 = Citation(
+    key="xiao2005",
+    authors="L. Xiao, S. Boyd, S. Lall",
+    title="A scheme for robust distributed sensor fusion based on average consensus",
+    venue="Fourth International Symposium on Information Processing in Sensor Networks (IPSN 2005), 63-70",
+    year=2005,
+    url="https://doi.org/10.1109/IPSN.2005.1440896",
+)
+
+OLSHEVSKY_2017 = Citation(
+    key="olshevsky2017",
+    authors="A. Olshevsky",
+    title="Linear time average consensus and distributed optimization on fixed graphs",
+    venue="SIAM Journal on Control and Optimization 55(6):3990-4014",
+    year=2017,
+    url="https://doi.org/10.1137/16M1076629",
+)
+
+YING_2021 = Citation(
+    key="ying2021",
+    authors="B. Ying, K. Yuan, Y. Chen, H. Hu, P. Pan, W. Yin",
+    title="Exponential Graph is Provably Efficient for Decentralized Deep Training",
+    venue="Advances in Neural Information Processing Systems 34 (NeurIPS 2021); arXiv:2110.13363",
+    year=2021,
+    url="https://arxiv.org/abs/2110.13363",
+)
+
+LIAN_2017 = Citation(
+    key="lian2017",
+    authors="X. Lian, C. Zhang, H. Zhang, C.-J. Hsieh, W. Zhang, J. Liu",
+    title="Can Decentralized Algorithms Outperform Centralized Algorithms? A Case Study for "
+          "Decentralized Parallel Stochastic Gradient Descent",
+    venue="Advances in Neural Information Processing Systems 30 (NIPS 2017); arXiv:1705.09056",
+    year=2017,
+    url="https://arxiv.org/abs/1705.09056",
+)
+
+GRAY_2006 = Citation(
+    key="gray2006",
+    authors="R. M. Gray",
+    title="Toeplitz and Circulant Matrices: A Review",
+    venue="Foundations and Trends in Communications and Information Theory 2(3):155-239",
+    year=2006,
+    url="https://doi.org/10.1561/0100000006",
+)
+
+NIVEN_1956 = Citation(
+    key="niven1956",
+    authors="I. Niven",
+    title="Irrational Numbers (Carus Mathematical Monographs 11)",
+    venue="Mathematical Association of America",
+    year=1956,
+)
+
+STEGER_1999 = Citation(
+    key="steger1999",
+    authors="A. Steger, N. C. Wormald",
+    title="Generating random regular graphs quickly",
+    venue="Combinatorics, Probability and Computing 8(4):377-396",
+    year=1999,
+    url="https://doi.org/10.1017/S0963548399003867",
+)
+
+BATAGELJ_2005 = Citation(
+    key="batagelj2005",
+    authors="V. Batagelj, U. Brandes",
+    title="Efficient generation of large random networks",
+    venue="Physical Review E 71(3):036113",
+    year=2005,
+    url="https://doi.org/10.1103/PhysRevE.71.036113",
+)
+
+PARLETT_1998 = Citation(
+    key="parlett1998",
+    authors="B. N. Parlett",
+    title="The Symmetric Eigenvalue Problem (Classics in Applied Mathematics 20)",
+    venue="SIAM, Philadelphia",
+    year=1998,
+    url="https://doi.org/10.1137/1.9781611971163",
+)
+
+PAIGE_1980 = Citation(
+    key="paige1980",
+    authors="C. C. Paige",
+    title="Accuracy and effectiveness of the Lanczos algorithm for the symmetric eigenproblem",
+    venue="Linear Algebra and its Applications 34:235-258",
+    year=1980,
+    url="https://doi.org/10.1016/0024-3795(80)90167-6",
+)
+
+ERICSSON_1980 = Citation(
+    key="ericsson1980",
+    authors="T. Ericsson, A. Ruhe",
+    title="The spectral transformation Lanczos method for the numerical solution of large sparse "
+          "generalized symmetric eigenvalue problems",
+    venue="Mathematics of Computation 35(152):1251-1268",
+    year=1980,
+    url="https://doi.org/10.1090/S0025-5718-1980-0583502-2",
+)
+
+MOHAR_1991 = Citation(
+    key="mohar1991",
+    authors="B. Mohar",
+    title="Eigenvalues, diameter, and mean distance in graphs",
+    venue="Graphs and Combinatorics 7(1):53-64",
+    year=1991,
+    url="https://doi.org/10.1007/BF01789463",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -358,5 +476,7 @@ CITATIONS: dict[str, Citation] = {
         RAJBHANDARI_2020, KORTHIKANTI_2022,
         LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019,
+        XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, GRAY_2006, NIVEN_1956,
+        STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991,
     )
 }

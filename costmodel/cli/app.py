@@ -19,6 +19,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "cost": ("cost", "bound", "crossover", "best", "formula", "algorithms"),
     "schedule": ("schedule",),
     "topology": ("multilane", "flexreduce", "rat"),
+    "consensus": ("consensus", "gossip-step", "gossip-vs-allreduce"),
     "pipeline": ("bubble",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),

@@ -222,6 +222,7 @@ CITING_MODULES = (
     "costmodel.training.memory",
     "costmodel.training.traffic",
     "costmodel.training.compression",
+    "costmodel.consensus.citations",
 )
 
 

@@ -1,0 +1,243 @@
+"""Gossip and decentralised SGD: ``consensus``, ``gossip-step`` and ``gossip-vs-allreduce``.
+
+The commands parse, make one core call into :mod:`costmodel.consensus`, and emit;
+the renderings of their results are registered here with :func:`costmodel.cli.render.render`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated, Any
+
+import typer
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, Size
+from costmodel.cli.output import emit
+from costmodel.cli.render import render
+from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
+from costmodel.units import format_number, format_size, format_time
+
+app = typer.Typer()
+
+_GRAPH = "Graph"
+_RUN = "Run"
+
+GraphName = Annotated[str, typer.Argument(
+    metavar="GRAPH", show_default=False,
+    help="ring, k-ring, torus, hypercube, complete, star, exponential, random-regular, erdos-renyi, "
+         "edges (with --edges FILE), or matrix (the graph of --weights FILE).")]
+Workers = Annotated[int | None, typer.Option(
+    "-p", "--ranks", "--workers", metavar="P", show_default=False, rich_help_panel=_GRAPH,
+    help="Number of workers (≥ 2); taken from the file for edges and matrix.")]
+Weights = Annotated[str, typer.Option(
+    "--weights", "-w", metavar="SCHEME|FILE",
+    help="uniform (1/(d+1)), metropolis (1/(1+max(d_i,d_j))), lazy (½(I+W)), best-constant "
+         "(Xiao–Boyd α*), or a matrix file (rows of numbers; 1/3 and 0.25 are exact).")]
+Degree = Annotated[int | None, typer.Option(
+    "--degree", "-k", metavar="K", show_default=False, rich_help_panel=_GRAPH,
+    help="Degree: of random-regular; 2k for k-ring; expected degree for erdos-renyi.")]
+Rows = Annotated[int | None, typer.Option(
+    "--rows", metavar="R", show_default=False, rich_help_panel=_GRAPH,
+    help="Rows of the torus (default: the squarest).")]
+Prob = Annotated[str | None, typer.Option(
+    "--prob", metavar="Q", show_default=False, rich_help_panel=_GRAPH,
+    help="Edge probability of erdos-renyi (or give --degree).")]
+Seed = Annotated[int | None, typer.Option(
+    "--seed", metavar="S", show_default=False, rich_help_panel=_GRAPH,
+    help="Seed of random-regular and erdos-renyi (default 0).")]
+Edges = Annotated[str | None, typer.Option(
+    "--edges", metavar="FILE", show_default=False, rich_help_panel=_GRAPH,
+    help="Edge-list file for the edges graph: one 'u v' per line, # comments.")]
+Init = Annotated[str | None, typer.Option(
+    "--init", metavar="V,V,...", show_default=False, rich_help_panel=_RUN,
+    help="Initial values, one per worker (default 0, 1, …, p − 1).")]
+Rounds = Annotated[int | None, typer.Option(
+    "--rounds", "-r", metavar="R", show_default=False, rich_help_panel=_RUN,
+    help="Rounds to simulate (default: the rounds to the target, at most 20).")]
+Target = Annotated[str, typer.Option(
+    "--target", "-e", metavar="EPS",
+    help="Shrink the disagreement by this factor: 0.01, 1e-3, 1/100 or 100x.")]
+
+
+@app.command("consensus")
+def consensus(
+    graph: GraphName,
+    ranks: Workers = None,
+    weights: Weights = "uniform",
+    degree: Degree = None,
+    rows: Rows = None,
+    prob: Prob = None,
+    seed: Seed = None,
+    edges: Edges = None,
+    init: Init = None,
+    rounds: Rounds = None,
+    target: Target = "0.01",
+    as_json: Json = False,
+) -> None:
+    """Neighbour averaging on a graph: ρ, the spectral gap, rounds to a target, and a trajectory.
+
+    Example: costmodel consensus ring -p 4 --init 0,3,6,9
+    """
+    from costmodel.consensus.gossip import consensus as run
+
+    emit(run(graph, ranks, weights=weights, degree=degree, rows=rows, prob=prob, seed=seed, edges=edges,
+             init=init, rounds=rounds, target=target), as_json=as_json)
+
+
+@app.command("gossip-step")
+def gossip_step(
+    value: Annotated[str, typer.Option("--value", "-x", metavar="X", show_default=False,
+                                       help="The worker's own model value.")],
+    neighbours: Annotated[str, typer.Option("--neighbours", "--neighbors", metavar="X,X,...",
+                                            show_default=False, help="Its neighbours' values.")],
+    grad: Annotated[str, typer.Option("--grad", "-g", metavar="G", show_default=False,
+                                      help="Gradient at the worker's own model, before mixing.")],
+    lr: Annotated[str, typer.Option("--lr", metavar="LR", show_default=False, help="Learning rate.")],
+    weights: Annotated[str | None, typer.Option(
+        "--weights", "-w", metavar="W,W,...", show_default=False,
+        help="Mixing weights, the worker's own first; they must sum to 1 (default: equal).")] = None,
+    as_json: Json = False,
+) -> None:
+    """One decentralised SGD step: mix with the neighbours, then step along the old gradient.
+
+    Example: costmodel gossip-step --value 6 --neighbours 3,12 --grad 2 --lr 0.5
+    """
+    from costmodel.consensus.gossip import dsgd_step
+
+    emit(dsgd_step(value, neighbours, grad=grad, lr=lr, weights=weights), as_json=as_json)
+
+
+@app.command("gossip-vs-allreduce")
+def gossip_vs_allreduce(
+    graph: GraphName,
+    size: Size,
+    ranks: Workers = None,
+    target: Target = "0.01",
+    weights: Weights = "uniform",
+    degree: Degree = None,
+    rows: Rows = None,
+    prob: Prob = None,
+    seed: Seed = None,
+    edges: Edges = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None,
+    as_json: Json = False,
+) -> None:
+    """Gossip until the disagreement shrinks by EPS, against one ring all-reduce: rounds, bytes, time.
+
+    Example: costmodel gossip-vs-allreduce ring -p 16 -n 100MB --alpha 5us --bandwidth 12.5GB/s
+    """
+    from costmodel.consensus.gossip import gossip_vs_allreduce as compare
+    from costmodel.params import LinkParams
+
+    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    emit(compare(graph, ranks, n=size, link=link, target=target, weights=weights, degree=degree, rows=rows,
+                 prob=prob, seed=seed, edges=edges), as_json=as_json)
+
+
+# -- renderings -------------------------------------------------------------------------------------------
+
+_SHOWN_VALUES = 8
+
+
+def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Table:
+    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
+    for column in columns:
+        table.add_column(column, justify="right" if column in numeric else "left", no_wrap=column in numeric)
+    return table
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    if isinstance(x, Fraction):
+        shown = str(x)
+        return shown if len(shown) <= 12 else format_number(x, digits=digits)
+    return format_number(x, digits=digits)
+
+
+def _values(values: Any) -> str:
+    if values is None:
+        return "–"
+    shown = ", ".join(_num(v) for v in values[:_SHOWN_VALUES])
+    return shown + (f", … ({len(values)} values)" if len(values) > _SHOWN_VALUES else "")
+
+
+def _exact(value: float, exact: Fraction | None) -> str:
+    if exact is None:
+        return format_number(value, digits=6)
+    approx = "" if exact.denominator == 1 else f" ≈ {format_number(value, digits=6)}"
+    return f"{exact}{approx}"
+
+
+def _target(eps: Any) -> str:
+    if isinstance(eps, Fraction) and eps.numerator == 1:
+        return f"{eps.denominator}×"
+    return f"by ε = {_num(eps)}"
+
+
+@render.register
+def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
+    spec, mix, reach = run.spectrum, run.mixing, run.rounds
+    checks = [("doubly stochastic" if mix.doubly_stochastic else "row- but not column-stochastic"),
+              "symmetric" if mix.symmetric else "not symmetric",
+              "non-negative" if mix.nonnegative else "has negative weights"]
+    if reach.rounds is None:
+        rounds = "never (ρ ≥ 1)"
+    elif reach.low != reach.high:
+        rounds = f"{reach.rounds} (between {reach.low} and {reach.high or '∞'})"
+    else:
+        rounds = str(reach.rounds)
+    head = Text.from_markup(
+        f"[bold]consensus[/bold] · {escape(run.graph.label)} · {escape(run.weights_text)} weights\n"
+        f"ρ = [bold]{_exact(spec.rho, spec.rho_exact)}[/bold] · spectral gap 1 − ρ = "
+        f"{_exact(spec.spectral_gap, spec.spectral_gap_exact)}   [dim]({escape(spec.method)})[/dim]\n"
+        f"W: {', '.join(checks)}\n"
+        f"rounds to shrink the disagreement {_target(reach.target)}: [bold]{rounds}[/bold]")
+    out = _table("round", "values", "mean", "‖x − x̄‖₂", "exact", "ratio",
+                 numeric=("round", "mean", "‖x − x̄‖₂", "ratio"))
+    rates = (None, *run.observed_rates)
+    for r, rate in zip(run.trajectory, rates, strict=True):
+        out.add_row(str(r.round), escape(_values(r.values)), _num(r.mean),
+                    format_number(r.disagreement, digits=4),
+                    r.disagreement_exact or "", "" if rate is None else format_number(rate, digits=4))
+    return Group(head, Text(""), out), run.notes
+
+
+@render.register
+def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
+    pairs = " + ".join(f"{_num(w)}·{_num(x)}" for w, x in zip(step.weights, (step.value, *step.neighbours),
+                                                             strict=True))
+    out = _table("quantity", "value", "how", numeric=("value",))
+    out.add_row("mixed", _num(step.mixed), escape(pairs))
+    out.add_row("next", _num(step.next), f"mixed − lr × grad = {_num(step.mixed)} − {_num(step.lr)} × "
+                f"{_num(step.grad)}")
+    out.add_row("without mixing", _num(step.without_mixing),
+                f"value − lr × grad = {_num(step.value)} − {_num(step.lr)} × {_num(step.grad)}")
+    head = Text.from_markup("[bold]D-SGD step[/bold] · the gradient is taken at the worker's own model, "
+                            "before mixing")
+    return Group(head, Text(""), out), step.notes
+
+
+@render.register
+def _(c: GossipComparison) -> tuple[Any, tuple[str, ...]]:
+    run, ar = c.run, c.allreduce
+    rounds = "never" if run.rounds.rounds is None else str(run.rounds.rounds)
+    out = _table("", "rounds", "sent per worker", "time", numeric=("rounds", "sent per worker", "time"))
+    gossip_bytes = "–" if c.gossip_bytes_per_worker is None else format_size(c.gossip_bytes_per_worker)
+    gossip_time = "never" if c.gossip_time_s is None else format_time(c.gossip_time_s)
+    out.add_row(f"gossip ({c.degree} sends/round)", rounds, gossip_bytes, gossip_time)
+    out.add_row("ring all-reduce", str(ar.rounds), format_size(ar.bytes_sent_per_rank),
+                format_time(ar.time_s))
+    ratio = c.time_ratio
+    verdict = f"faster: [bold]{c.faster}[/bold]"
+    if ratio is not None:
+        verdict += f" · gossip takes {format_number(ratio, digits=3)}× the all-reduce's time"
+    head = Text.from_markup(
+        f"[bold]gossip vs all-reduce[/bold] · {escape(run.graph.label)} · n = {format_size(c.n_bytes)}\n"
+        f"ρ = {_exact(run.spectrum.rho, run.spectrum.rho_exact)} · shrink the disagreement "
+        f"{_target(run.rounds.target)} · gossip round = {format_time(c.gossip_round_time_s)}")
+    model = Text.from_markup(f"[dim]model: {escape(GOSSIP_MODEL)}[/dim]")
+    return Group(head, Text(""), out, Text(""), Text.from_markup(verdict), model), c.notes

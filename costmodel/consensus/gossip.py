@@ -1,0 +1,584 @@
+"""Gossip in action: consensus runs, one D-SGD step, and gossip against a ring all-reduce.
+
+* :func:`consensus` builds a graph and its mixing matrix, finds ρ and the rounds to a
+  target, and simulates x ← Wx from an initial vector, recording the disagreement
+  ‖x − mean(x)‖₂ each round (exactly, in Fractions, when W and x are exact).
+* :func:`dsgd_step` is one decentralised SGD update as the seeds write it:
+  mixed = Σ_j w_j·x_j over the closed neighbourhood, then next = mixed − lr·grad,
+  the gradient evaluated at the worker's own model before mixing (Lian et al. 2017).
+* :func:`gossip_vs_allreduce` prices gossip to a target against one ring all-reduce.
+
+References
+----------
+.. [1] Distributed SGD and All-Reduce (the seeds), sections 3 and 4: the update, the
+   4-worker ring (0, 3, 6, 9) → (4, 3, 6, 5), ρ = 1/3, five rounds for 100×.
+.. [2] X. Lian et al., "Can Decentralized Algorithms Outperform Centralized
+   Algorithms?", NeurIPS 2017, algorithm 1 (D-PSGD).
+.. [3] L. Xiao, S. Boyd, "Fast linear iterations for distributed averaging", 2004.
+
+Examples
+--------
+>>> run = consensus("ring", 4, init="0,3,6,9", rounds=2)
+>>> [str(v) for v in run.trajectory[1].values]
+['4', '3', '6', '5']
+>>> run.spectrum.rho_exact, run.rounds.rounds
+(Fraction(1, 3), 5)
+>>> dsgd_step(6, (3, 12), grad=2, lr="0.5").next
+Fraction(6, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from costmodel._json import real
+from costmodel.consensus._numbers import (
+    Number,
+    exact_sqrt,
+    format_decimal,
+    format_exact,
+    to_number,
+    to_numbers,
+)
+from costmodel.consensus.citations import LIAN_2017
+from costmodel.consensus.graphs import Graph, generate, resolve_graph
+from costmodel.consensus.mixing import Mixing, load_matrix, mixing_matrix, weight_summary
+from costmodel.consensus.spectral import RoundsToTarget, Spectrum, parse_target, rounds_to_target, spectrum
+from costmodel.errors import InputError
+from costmodel.params import LinkParams
+from costmodel.references import SEED_DSGD, Cited
+
+_CONSENSUS_SOURCE = SEED_DSGD.at("section 4, consensus")
+_STEP_SOURCE = SEED_DSGD.at("section 3, worked example: one local update")
+
+__all__ = [
+    "GOSSIP_MODEL",
+    "ConsensusRound",
+    "ConsensusRun",
+    "DSGDStep",
+    "GossipComparison",
+    "consensus",
+    "dsgd_step",
+    "gossip_vs_allreduce",
+    "simulate",
+]
+
+EXACT_MAX_P = 256
+"""Exact (Fraction) simulation up to this many workers and :data:`EXACT_MAX_ROUNDS` rounds."""
+EXACT_MAX_ROUNDS = 200
+VALUES_MAX_P = 1000
+"""Per-round values are kept up to this many workers (or when the initial vector is given)."""
+MAX_ROUNDS = 100_000
+MAX_SIMULATED_WEIGHTS = 50_000_000
+"""Simulation builds W: refused (or skipped by default) beyond this many nonzero weights."""
+DEFAULT_ROUNDS_CAP = 20
+_EXACT_ROOT_MAX = 10**30
+
+
+# -- a trajectory --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsensusRound:
+    """The state after ``round`` mixing rounds (round 0: the initial values).
+
+    ``disagreement`` is ‖x − mean(x)·1‖₂; ``disagreement_squared`` is exact when the
+    run is, and ``disagreement_exact`` is its square root in radical form (``√5/3``).
+    """
+
+    round: int
+    values: tuple[Number, ...] | None
+    mean: Number
+    disagreement: float
+    disagreement_squared: Fraction | None = None
+
+    @property
+    def disagreement_exact(self) -> str | None:
+        sq = self.disagreement_squared
+        if sq is None or sq.numerator * sq.denominator > _EXACT_ROOT_MAX:
+            return None
+        return exact_sqrt(sq)
+
+    def to_dict(self) -> dict[str, object]:
+        exact = isinstance(self.mean, Fraction)
+        return {
+            "round": self.round,
+            "values": None if self.values is None else [real(v) for v in self.values],
+            "values_exact": [format_exact(v) for v in self.values] if exact and self.values is not None
+            else None,
+            "mean": real(self.mean),
+            "mean_exact": format_exact(self.mean) if exact else None,
+            "disagreement": real(self.disagreement),
+            "disagreement_squared_exact": None if self.disagreement_squared is None
+            else format_exact(self.disagreement_squared),
+            "disagreement_exact": self.disagreement_exact,
+        }
+
+
+def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
+             keep_values: bool = True) -> tuple[ConsensusRound, ...]:
+    """Rounds 0 … *rounds* of x ← Wx from *init*, each round using the previous values at once.
+
+    Exact Fractions when W and *init* are exact and the run is small (p ≤ 256, ≤ 200 rounds);
+    float64 with a sparse W otherwise.
+
+    Examples
+    --------
+    >>> from costmodel.consensus.graphs import ring
+    >>> from costmodel.consensus.mixing import mixing_matrix
+    >>> run = simulate(mixing_matrix(ring(4)), [Fraction(v) for v in (0, 3, 6, 9)], rounds=2)
+    >>> [r.disagreement_exact for r in run]
+    ['3√5', '√5', '√5/3']
+    """
+    p = mixing.p
+    if len(init) != p:
+        raise InputError(f"init has {len(init)} values but the graph has p={p} workers; give one per worker")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= MAX_ROUNDS:
+        raise InputError(f"rounds={rounds!r} is not an integer between 0 and {MAX_ROUNDS}")
+    exact = (mixing.exact and p <= EXACT_MAX_P and rounds <= EXACT_MAX_ROUNDS
+             and all(isinstance(v, (Fraction, int)) and not isinstance(v, bool) for v in init))
+    if exact:
+        return _simulate_exact(mixing, tuple(Fraction(v) for v in init), rounds, keep_values)
+    return _simulate_float(mixing, init, rounds, keep_values)
+
+
+def _simulate_exact(mixing: Mixing, x: tuple[Fraction, ...], rounds: int,
+                    keep: bool) -> tuple[ConsensusRound, ...]:
+    rows = mixing.rows()
+    out = [_exact_round(0, x, keep)]
+    for r in range(1, rounds + 1):
+        x = tuple(sum((w * x[j] for j, w in row), Fraction(0)) for row in rows)
+        out.append(_exact_round(r, x, keep))
+    return tuple(out)
+
+
+def _exact_round(r: int, x: tuple[Fraction, ...], keep: bool) -> ConsensusRound:
+    mean = sum(x, Fraction(0)) / len(x)
+    squared = sum(((v - mean) ** 2 for v in x), Fraction(0))
+    return ConsensusRound(round=r, values=x if keep else None, mean=mean,
+                          disagreement=math.sqrt(squared), disagreement_squared=squared)
+
+
+def _simulate_float(mixing: Mixing, init: Sequence[Number], rounds: int,
+                    keep: bool) -> tuple[ConsensusRound, ...]:
+    import numpy as np
+
+    from costmodel.consensus.mixing import sparse_matrix
+
+    w = sparse_matrix(mixing) if rounds else None
+    x = np.fromiter((float(v) for v in init), dtype=float, count=len(init))
+    out = []
+    for r in range(rounds + 1):
+        if r:
+            x = w @ x
+        mean = float(x.mean())
+        out.append(ConsensusRound(round=r, values=tuple(x.tolist()) if keep else None, mean=mean,
+                                  disagreement=float(np.linalg.norm(x - mean))))
+    return tuple(out)
+
+
+# -- the consensus command's result ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsensusRun:
+    """A graph, its mixing matrix, ρ, the rounds to a target, and a simulated trajectory."""
+
+    graph: Graph
+    mixing: Mixing
+    spectrum: Spectrum
+    rounds: RoundsToTarget
+    trajectory: tuple[ConsensusRound, ...]
+    init_default: bool
+    notes: tuple[str, ...] = ()
+    source: Cited = _CONSENSUS_SOURCE
+
+    @property
+    def observed_rates(self) -> tuple[float | None, ...]:
+        """Disagreement ratios of successive rounds (None where the previous one is zero)."""
+        t = self.trajectory
+        return tuple(None if a.disagreement == 0 else b.disagreement / a.disagreement
+                     for a, b in pairwise(t))
+
+    def to_dict(self) -> dict[str, object]:
+        eps = self.rounds.target
+        rates = [r for r in self.observed_rates if r is not None]
+        return {
+            **self.graph.to_dict(),
+            **self.mixing.to_dict(),
+            **self.spectrum.to_dict(),
+            "target": real(eps),
+            "target_exact": format_exact(eps) if isinstance(eps, Fraction) else None,
+            "rounds_to_target": self.rounds.rounds,
+            "rounds_to_target_range": (None if self.rounds.rounds is None
+                                       else [self.rounds.low, self.rounds.high]),
+            "rounds_exact": self.rounds.exact,
+            "init": "default: 0, 1, …, p − 1" if self.init_default else "given",
+            "last_rate": real(rates[-1]) if rates else None,
+            "trajectory": [r.to_dict() for r in self.trajectory],
+            "notes": list(self.notes),
+            "source": self.source.to_dict(),
+        }
+
+    @property
+    def weights_text(self) -> str:
+        return weight_summary(self.mixing)
+
+
+def _build_graph(graph: str | Graph, p: int | None, weights: Any,
+                 options: dict[str, Any]) -> tuple[Graph, Any]:
+    """The graph, and the weights (a loaded Mixing for the pseudo-graph 'matrix')."""
+    if isinstance(graph, Graph):
+        given = [k for k, v in options.items() if v is not None]
+        if given:
+            raise InputError(f"options {', '.join(given)} apply to a graph name, "
+                             "not to a Graph already built")
+        return graph, weights
+    if graph.strip().lower() == "matrix":
+        if not isinstance(weights, (str, Path)) or str(weights).strip().lower() in (
+                "uniform", "metropolis", "lazy", "best-constant"):
+            raise InputError("the graph 'matrix' takes its edges from a matrix file; give weights=FILE")
+        given = [k for k, v in options.items() if v is not None]
+        if given:
+            raise InputError(f"the graph 'matrix' takes no {given[0]}; its edges are W's nonzero weights")
+        mixing = load_matrix(weights)
+        if p is not None and p != mixing.p:
+            raise InputError(f"p={p} does not match the matrix, which has {mixing.p} rows")
+        return mixing.graph, mixing
+    resolve_graph(graph)
+    return generate(graph, p, **options), weights
+
+
+def consensus(
+    graph: str | Graph,
+    p: int | None = None,
+    *,
+    weights: str | Path | Mixing = "uniform",
+    degree: int | None = None,
+    rows: int | None = None,
+    prob: Any = None,
+    seed: int | None = None,
+    edges: str | Path | None = None,
+    init: str | Sequence[object] | None = None,
+    rounds: int | None = None,
+    target: object = Fraction(1, 100),
+) -> ConsensusRun:
+    """Mix on a graph: ρ, the spectral gap, the rounds to shrink disagreement by *target*, a trajectory.
+
+    Parameters
+    ----------
+    graph : str or Graph
+        A generator name (``ring``, ``k-ring``, ``torus``, ``hypercube``, ``complete``, ``star``,
+        ``exponential``, ``random-regular``, ``erdos-renyi``, ``edges``), ``matrix`` (the
+        graph of a matrix file's nonzero weights), or a built :class:`Graph`.
+    p : int, optional
+        Number of workers (from the file for ``edges`` and ``matrix``).
+    weights : str, Path or Mixing
+        ``uniform`` (default), ``metropolis``, ``lazy``, ``best-constant``, or a matrix file.
+    degree, rows, prob, seed, edges
+        The generator's options (see :func:`costmodel.consensus.graphs.generate`).
+    init : str or sequence, optional
+        Initial values, one per worker (``"0,3,6,9"``); default 0, 1, …, p − 1.
+    rounds : int, optional
+        Rounds to simulate; default the rounds to the target, at most 20 (10 if never).
+    target : number or str
+        The factor ε by which the disagreement must shrink (default 0.01, i.e. 100×).
+
+    Returns
+    -------
+    ConsensusRun
+
+    Raises
+    ------
+    InputError, UnknownNameError, ParseError
+        For a bad graph, option, weight scheme, file, initial vector or target.
+
+    Examples
+    --------
+    >>> run = consensus("ring", 4, init="0,3,6,9", rounds=3)
+    >>> [round(r.disagreement, 3) for r in run.trajectory]
+    [6.708, 2.236, 0.745, 0.248]
+    """
+    options = {"degree": degree, "rows": rows, "prob": prob, "seed": seed, "edges": edges}
+    built, weights = _build_graph(graph, p, weights, options)
+    if p is not None and built.p != p:
+        raise InputError(f"p={p} does not match the {built.label}, which has {built.p} workers")
+    mixing = mixing_matrix(built, weights)
+    spec = spectrum(mixing)
+    reach = rounds_to_target(spec, parse_target(target))
+    given = init is not None
+    values = _initial(init, built.p)
+    weights_count = built.p + built.edge_count * (1 if built.directed else 2)
+    notes = [*built.notes, *mixing.notes, *spec.notes, *reach.notes]
+    if weights_count > MAX_SIMULATED_WEIGHTS:
+        if rounds:
+            raise InputError(f"rounds={rounds}: simulating the {built.label} means {weights_count:,} "
+                             f"weights, more than {MAX_SIMULATED_WEIGHTS:,}; give rounds=0 (ρ and the "
+                             "round count need no simulation) or fewer workers")
+        if rounds is None:
+            notes.append(f"no trajectory: W has {weights_count:,} nonzero weights, too many to simulate")
+        rounds = 0
+    if rounds is None:
+        rounds = min(reach.rounds, DEFAULT_ROUNDS_CAP) if reach.rounds is not None else 10
+    keep = given or built.p <= VALUES_MAX_P
+    trajectory = simulate(mixing, values, rounds=rounds, keep_values=keep)
+    if not keep:
+        notes.append(f"values omitted for p > {VALUES_MAX_P} (give an initial vector to keep them); "
+                     "the disagreement is shown every round")
+    if trajectory and trajectory[0].disagreement == 0:
+        notes.append("the initial values already agree: there is no disagreement to shrink")
+    return ConsensusRun(graph=built, mixing=mixing, spectrum=spec, rounds=reach, trajectory=trajectory,
+                        init_default=not given, notes=tuple(dict.fromkeys(notes)))
+
+
+def _initial(init: str | Sequence[object] | None, p: int) -> tuple[Number, ...]:
+    if init is None:
+        return tuple(range(p))
+    values = to_numbers(init, what="initial value")
+    if len(values) != p:
+        raise InputError(f"{len(values)} initial values given for p={p} workers; give one per worker "
+                         "(or leave init out for 0, 1, …, p − 1)")
+    return values
+
+
+# -- one D-SGD step ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DSGDStep:
+    """One decentralised SGD update of one worker: mix, then step along the old gradient."""
+
+    value: Number
+    neighbours: tuple[Number, ...]
+    weights: tuple[Number, ...]
+    grad: Number
+    lr: Number
+    mixed: Number
+    next: Number
+    without_mixing: Number
+    weights_default: bool
+    notes: tuple[str, ...] = ()
+    source: Cited = _STEP_SOURCE
+
+    def to_dict(self) -> dict[str, object]:
+        exact = all(isinstance(v, Fraction) for v in (self.mixed, self.next, self.without_mixing))
+        return {
+            "value": real(self.value),
+            "neighbours": [real(v) for v in self.neighbours],
+            "weights": [real(w) for w in self.weights],
+            "weights_exact": [format_exact(w) for w in self.weights] if exact else None,
+            "weights_default": self.weights_default,
+            "grad": real(self.grad),
+            "lr": real(self.lr),
+            "mixed": real(self.mixed),
+            "next": real(self.next),
+            "without_mixing": real(self.without_mixing),
+            "exact": exact,
+            "formula": "next = Σ_j w_j·x_j − lr·grad, the gradient taken at the worker's own model x_i",
+            "notes": list(self.notes),
+            "source": self.source.to_dict(),
+            "algorithm_source": LIAN_2017.at("algorithm 1, D-PSGD").to_dict(),
+        }
+
+
+def dsgd_step(
+    value: object,
+    neighbours: str | Sequence[object],
+    *,
+    grad: object,
+    lr: object,
+    weights: str | Sequence[object] | None = None,
+) -> DSGDStep:
+    """One D-SGD update: mixed = Σ w·values over the closed neighbourhood, next = mixed − lr × grad.
+
+    Parameters
+    ----------
+    value : number
+        The worker's own model (a scalar).
+    neighbours : sequence of numbers, or ``"3,12"``
+        Its neighbours' models.
+    grad : number
+        The gradient at the worker's own model, before mixing.
+    lr : number
+        Learning rate, ≥ 0.
+    weights : sequence or str, optional
+        Mixing weights, the worker's own first; they must sum to 1.  Default: equal,
+        1/(k + 1) for k neighbours.
+
+    Raises
+    ------
+    InputError
+        When the weights do not match the values, or do not sum to one; when lr < 0.
+
+    Examples
+    --------
+    >>> s = dsgd_step(6, "3,12", grad=2, lr="0.5")
+    >>> s.mixed, s.next, s.without_mixing
+    (Fraction(7, 1), Fraction(6, 1), Fraction(5, 1))
+    >>> dsgd_step(6, "3,12", grad=2, lr="0.5", weights="0.5,0.25,0.25").mixed
+    Fraction(27, 4)
+    """
+    own = to_number(value, what="value")
+    others = to_numbers(neighbours, what="neighbour value")
+    g = to_number(grad, what="gradient")
+    rate = to_number(lr, what="learning rate")
+    if rate < 0:
+        raise InputError(f"lr={format_decimal(rate)} is negative; a learning rate is ≥ 0")
+    count = len(others) + 1
+    notes: list[str] = []
+    if weights is None:
+        w: tuple[Number, ...] = (Fraction(1, count),) * count
+    else:
+        w = to_numbers(weights, what="weight")
+        if len(w) != count:
+            raise InputError(f"{len(w)} weights given for {count} values (the worker's own first, then "
+                             f"{len(others)} neighbours); give one weight per value")
+        total = sum(w, Fraction(0)) if all(isinstance(x, Fraction) for x in w) else math.fsum(w)
+        off = abs(total - 1)
+        if off != 0 and (isinstance(total, Fraction) or off > 1e-12):
+            shown = ", ".join(format_decimal(x) for x in w)
+            raise InputError(f"weights {shown} sum to {format_decimal(total)}, not 1; mixing is a weighted "
+                             f"average, so make them sum to 1 (e.g. {','.join(['1/' + str(count)] * count)})")
+        if any(x < 0 for x in w):
+            notes.append("some weights are negative: the mixed value is not between the values mixed")
+    values = (own, *others)
+    mixed = sum((a * b for a, b in zip(w, values, strict=True)), Fraction(0))
+    if any(isinstance(x, float) for x in (*w, *values)):
+        mixed = float(mixed)
+    return DSGDStep(value=own, neighbours=others, weights=w, grad=g, lr=rate, mixed=mixed,
+                    next=mixed - rate * g, without_mixing=own - rate * g, weights_default=weights is None,
+                    notes=tuple(notes))
+
+
+# -- gossip against a ring all-reduce -------------------------------------------------------------------
+
+GOSSIP_MODEL = ("gossip: each round every worker sends its n-byte model to each of its d out-neighbours, one "
+          "message at a time (one-port): d·(α + nβ) per round, plus d·n·γ to add what it receives; "
+          "all-reduce: one ring all-reduce of n bytes, 2(p − 1)(α + nβ/p) + (p − 1)nγ/p")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GossipComparison:
+    """Gossip until the disagreement shrinks by ε, against one ring all-reduce, per worker."""
+
+    run: ConsensusRun
+    n_bytes: Fraction
+    link: LinkParams
+    degree: int
+    gossip_round_time_s: Fraction
+    gossip_time_s: Fraction | None
+    gossip_bytes_per_worker: Fraction | None
+    allreduce: Any
+    notes: tuple[str, ...] = ()
+
+    @property
+    def time_ratio(self) -> Fraction | None:
+        """Gossip time over all-reduce time (None when gossip never gets there or all-reduce is free)."""
+        if self.gossip_time_s is None or self.allreduce.time_s == 0:
+            return None
+        return self.gossip_time_s / self.allreduce.time_s
+
+    @property
+    def faster(self) -> str:
+        if self.gossip_time_s is None or self.gossip_time_s > self.allreduce.time_s:
+            return "allreduce"
+        return "gossip" if self.gossip_time_s < self.allreduce.time_s else "tie"
+
+    def to_dict(self) -> dict[str, object]:
+        run, ar = self.run, self.allreduce
+        ratio = self.time_ratio
+        bytes_ratio = (None if self.gossip_bytes_per_worker is None or ar.bytes_sent_per_rank == 0
+                       else self.gossip_bytes_per_worker / ar.bytes_sent_per_rank)
+        return {
+            "graph": run.graph.name,
+            "label": run.graph.label,
+            "p": run.graph.p,
+            "n_bytes": real(self.n_bytes),
+            **self.link.result_fields(),
+            "weights": run.mixing.scheme,
+            "rho": real(run.spectrum.rho),
+            "rho_exact": None if run.spectrum.rho_exact is None else format_exact(run.spectrum.rho_exact),
+            "spectral_gap": real(run.spectrum.spectral_gap),
+            "target": real(run.rounds.target),
+            "gossip": {
+                "rounds": run.rounds.rounds,
+                "degree": self.degree,
+                "bytes_per_round": real(self.degree * self.n_bytes),
+                "round_time_s": real(self.gossip_round_time_s),
+                "time_s": None if self.gossip_time_s is None else real(self.gossip_time_s),
+                "bytes_sent_per_worker": None if self.gossip_bytes_per_worker is None
+                else real(self.gossip_bytes_per_worker),
+            },
+            "allreduce": {
+                "algorithm": ar.algorithm,
+                "time_s": real(ar.time_s),
+                "rounds": ar.rounds,
+                "bytes_sent_per_rank": real(ar.bytes_sent_per_rank),
+                "formula": ar.formula,
+            },
+            "time_ratio": None if ratio is None else real(ratio),
+            "bytes_ratio": None if bytes_ratio is None else real(bytes_ratio),
+            "faster": self.faster,
+            "model": GOSSIP_MODEL,
+            "notes": list(self.notes),
+        }
+
+
+def gossip_vs_allreduce(
+    graph: str | Graph,
+    p: int | None = None,
+    *,
+    n: object,
+    link: LinkParams,
+    target: object = Fraction(1, 100),
+    weights: str | Path | Mixing = "uniform",
+    degree: int | None = None,
+    rows: int | None = None,
+    prob: Any = None,
+    seed: int | None = None,
+    edges: str | Path | None = None,
+) -> GossipComparison:
+    """Per worker: rounds, bytes and time of gossip to shrink disagreement by *target*, vs a ring all-reduce.
+
+    Notes
+    -----
+    Gossip, one-port: each round a worker sends its n-byte model to each of its d
+    out-neighbours in turn, d·(α + nβ), and adds the d models it receives, d·n·γ; the
+    rounds are those of :func:`~costmodel.consensus.spectral.rounds_to_target`.  The
+    all-reduce is ``cost("allreduce", "ring", ...)``.  They do not deliver the same thing:
+    gossip leaves the workers within ε of agreement (relative to where they started),
+    the all-reduce gives every worker the exact mean.
+
+    Examples
+    --------
+    >>> link = LinkParams.from_options(alpha="5us", bandwidth="12.5GB/s")
+    >>> c = gossip_vs_allreduce("ring", 4, n="100MB", link=link)
+    >>> c.run.rounds.rounds, c.degree, c.gossip_bytes_per_worker, c.allreduce.bytes_sent_per_rank
+    (5, 2, Fraction(1000000000, 1), Fraction(150000000, 1))
+    """
+    from costmodel.collectives.evaluate import cost
+    from costmodel.units import parse_size
+
+    size = parse_size(n)
+    run = consensus(graph, p, weights=weights, degree=degree, rows=rows, prob=prob, seed=seed, edges=edges,
+                    target=target, rounds=0)
+    d = max(run.graph.out_degrees())
+    round_time = d * (link.alpha_s + size * link.beta_s_per_byte) + d * size * link.gamma_s_per_byte
+    r = run.rounds.rounds
+    allreduce = cost("allreduce", "ring", p=run.graph.p, n=size, link=link)
+    notes = [*(x for x in run.notes if "values omitted" not in x),
+             "gossip leaves the workers within the target of agreement; the all-reduce gives every worker "
+             "the exact mean"]
+    if r is None:
+        notes.append("gossip never reaches the target on this graph and weights; the all-reduce does in one "
+                     "collective")
+    return GossipComparison(run=run, n_bytes=size, link=link, degree=d, gossip_round_time_s=round_time,
+                            gossip_time_s=None if r is None else r * round_time,
+                            gossip_bytes_per_worker=None if r is None else r * d * size,
+                            allreduce=allreduce, notes=tuple(notes))

@@ -1,0 +1,897 @@
+"""How fast mixing reaches agreement: ρ, the spectral gap, and rounds to a target.
+
+For a mixing matrix W with consensus eigenvalue 1, ρ is the largest magnitude of
+the other eigenvalues, and the disagreement ‖x_r − x̄‖₂ shrinks like ρ^r (by at
+least ρ every round when W is symmetric, or normal, and doubly stochastic).  The
+spectral gap is 1 − ρ, and the rounds to shrink the disagreement by a factor ε are
+⌈ln(1/ε)/ln(1/ρ)⌉, computed as ln(1/ε)/(−log1p(−gap)) so that a tiny gap keeps its
+digits.
+
+How ρ is found, fastest first:
+
+* **closed forms** for structured graphs.  Rings, k-rings, tori, hypercubes and
+  complete graphs are Cartesian products of circulant graphs; with uniform,
+  Metropolis, lazy or best-constant weights on these regular graphs W = I − cL, and
+  the Laplacian eigenvalues of a circulant factor C_n(S) are
+  ℓ_k = Σ_{s∈S} 2 sin²(πsk/n), adding across factors (Gray 2006).  The gap at the
+  top, c·min ℓ, and at the bottom, 2 − c·max ℓ = 2(1 − cd) + c·Σ 2cos²(πsk/n), are
+  sums of non-negative terms, so no digits cancel: for the ring with uniform weights
+  1 − ρ = (4/3)·sin²(π/p).  The values are exact Fractions when every cosine involved
+  is rational (Niven: cos 2πt ∈ ℚ only for t ∈ ℤ/6 ∪ ℤ/4), e.g. ρ = 1/3 on the
+  4-ring.  The directed exponential graph is a circulant too: its eigenvalues are one
+  FFT of W's first row.  The star has its own closed forms.  A connected 2-regular
+  graph (however labelled) is recognised as a cycle, and a (p − 1)-regular one as complete.
+* **dense** ``numpy.linalg.eigh`` up to p = 400, with the consensus eigenvector
+  identified by overlap; ρ is then recognised as a small rational when one fits
+  and W − ρI (or W + ρI) is exactly singular (p ≤ 32, exact W).
+* **sparse Lanczos** on K = I − S, where S is W or the symmetric matrix similar to it
+  (uniform weights: D^½WD^−½), with the consensus eigenvector deflated.  Plain Lanczos
+  without restarts or reorthogonalisation: the extreme Ritz value converges all the
+  same, and its residual bound is the stopping test; ARPACK's restarts cost 10–20×
+  more on the clustered spectral edge of a random regular graph.  When Lanczos cannot
+  separate clustered eigenvalues (long thin graphs: the gap is tiny), or the graph is
+  narrow after a reverse Cuthill–McKee ordering, **shift-invert**: a sparse LU of
+  K + δI, δ below the smallest possible nonzero eigenvalue, and Lanczos on its inverse.
+  The bottom of the spectrum is computed only when Gershgorin's bound
+  1 + λ_min ≥ min_i(1 + W_ii − Σ_j≠i |W_ij|) cannot rule it out.
+
+Each result carries an estimate of the absolute error of the gap; a round count that
+it leaves uncertain is given with its range in a note.
+
+References
+----------
+.. [1] L. Xiao, S. Boyd, "Fast linear iterations for distributed averaging", Systems &
+   Control Letters 53(1), 2004: ρ, the convergence factor, and α* = 2/(λ1(L) + λ(n−1)(L)).
+.. [2] R. M. Gray, "Toeplitz and Circulant Matrices: A Review", Foundations and Trends
+   in Communications and Information Theory 2(3), 2006, chapter 3 (circulant eigenvalues).
+.. [3] I. Niven, *Irrational Numbers*, MAA, 1956, chapter 3 (the rational values of cos
+   at rational multiples of π: 0, ±1/2, ±1).
+.. [4] B. Ying et al., "Exponential Graph is Provably Efficient for Decentralized Deep
+   Training", NeurIPS 2021 (the static exponential graph and its spectral gap).
+.. [5] B. N. Parlett, *The Symmetric Eigenvalue Problem*, SIAM, 1998, chapter 13
+   (Lanczos algorithms; the residual bound |λ − θ| ≤ β_j·|s_ji|).
+.. [6] C. C. Paige, "Accuracy and effectiveness of the Lanczos algorithm for the
+   symmetric eigenproblem", Linear Algebra Appl. 34, 1980 (convergence without
+   reorthogonalisation).
+.. [7] T. Ericsson, A. Ruhe, "The spectral transformation Lanczos method ...",
+   Mathematics of Computation 35(152), 1980 (shift-invert).
+.. [8] B. Mohar, "Eigenvalues, diameter, and mean distance in graphs", Graphs and
+   Combinatorics 7(1), 1991 (λ₂(L) ≥ 4/(n·diam), which places the shift δ).
+
+Examples
+--------
+>>> from costmodel.consensus.graphs import complete, ring
+>>> from costmodel.consensus.mixing import mixing_matrix
+>>> s = spectrum(mixing_matrix(ring(4)))
+>>> s.rho_exact, s.spectral_gap_exact
+(Fraction(1, 3), Fraction(2, 3))
+>>> rounds_to_target(s, Fraction(1, 100)).rounds
+5
+>>> spectrum(mixing_matrix(complete(5))).rho_exact
+Fraction(0, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from costmodel._json import real
+from costmodel.consensus._numbers import Number, format_exact, to_number
+from costmodel.consensus.citations import ERICSSON_1980, GRAY_2006, PARLETT_1998, XIAO_2004, YING_2021
+from costmodel.consensus.graphs import Circulant, Graph, Star, recognise
+from costmodel.errors import InputError
+from costmodel.references import Cited
+
+if TYPE_CHECKING:
+    from costmodel.consensus.mixing import Mixing
+
+__all__ = [
+    "DENSE_MAX",
+    "LaplacianExtremes",
+    "RoundsToTarget",
+    "Spectrum",
+    "laplacian_extremes",
+    "parse_target",
+    "rounds_to_target",
+    "spectrum",
+]
+
+DENSE_MAX = 400
+"""Up to this many workers, eigenvalues come from a dense solver."""
+_EXACT_DENSE_MAX = 32
+_EPS = 2.0**-52
+_LANCZOS_TOL = 1e-11
+_LANCZOS_STEPS = 3000
+"""Plain Lanczos gives up after this many steps (then shift-invert)."""
+_NARROW = 64
+_LANCZOS_SOURCE = PARLETT_1998.at("chapter 13, Lanczos algorithms (residual bound β_j·|s_ji|)")
+_SHIFT_SOURCE = ERICSSON_1980.at("the spectral transformation (K + δI)⁻¹")
+"""A graph whose reverse Cuthill–McKee bandwidth is at most this goes straight to shift-invert."""
+
+
+# -- results --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaplacianExtremes:
+    """The algebraic connectivity λ_{p−1}(L) and the largest eigenvalue λ_1(L) of L = D − A."""
+
+    connectivity: float
+    largest: float
+    connectivity_exact: Fraction | None = None
+    largest_exact: Fraction | None = None
+    error: float = 0.0
+    method: str = ""
+
+    @property
+    def exact(self) -> bool:
+        return self.connectivity_exact is not None and self.largest_exact is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Spectrum:
+    """ρ and the spectral gap 1 − ρ of a mixing matrix.
+
+    Parameters
+    ----------
+    rho, spectral_gap : float
+        ρ = max |λ| over the non-consensus eigenvalues, and 1 − ρ (computed directly).
+    rho_exact, spectral_gap_exact : Fraction or None
+        The same, exactly, when they are rational and known so.
+    error : float
+        Estimated absolute error of the gap (0 when exact).
+    method : str
+        How it was computed.
+    source : Cited
+    notes : tuple of str
+    """
+
+    rho: float
+    spectral_gap: float
+    rho_exact: Fraction | None = None
+    spectral_gap_exact: Fraction | None = None
+    error: float = 0.0
+    method: str
+    source: Cited
+    notes: tuple[str, ...] = ()
+
+    @property
+    def converges(self) -> bool:
+        """Whether repeated mixing drives the disagreement to zero (ρ < 1)."""
+        return self.spectral_gap > 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rho": real(self.rho),
+            "rho_exact": None if self.rho_exact is None else format_exact(self.rho_exact),
+            "spectral_gap": real(self.spectral_gap),
+            "spectral_gap_exact": None if self.spectral_gap_exact is None else format_exact(
+                self.spectral_gap_exact),
+            "gap_error": real(self.error),
+            "converges": self.converges,
+            "method": self.method,
+            "spectrum_source": self.source.to_dict(),
+        }
+
+
+def _spectrum(gap: Number, *, method: str, error: float = 0.0, notes: tuple[str, ...] = (),
+              source: Cited | None = None) -> Spectrum:
+    """A Spectrum from the gap: exact when *gap* is a Fraction."""
+    src = source or XIAO_2004.at("section 2, convergence factor ρ = max |λ_i(W − 11ᵀ/n)|")
+    if isinstance(gap, Fraction):
+        rho = 1 - gap
+        return Spectrum(rho=float(rho), spectral_gap=float(gap), rho_exact=rho, spectral_gap_exact=gap,
+                        error=0.0, method=method, source=src, notes=notes)
+    return Spectrum(rho=1.0 - gap, spectral_gap=float(gap), error=error, method=method, source=src,
+                    notes=notes)
+
+
+# -- rational cosines (Niven) ---------------------------------------------------------------------------
+
+_RATIONAL_COS = {
+    Fraction(0): Fraction(1), Fraction(1, 2): Fraction(-1), Fraction(1, 3): Fraction(-1, 2),
+    Fraction(2, 3): Fraction(-1, 2), Fraction(1, 4): Fraction(0), Fraction(3, 4): Fraction(0),
+    Fraction(1, 6): Fraction(1, 2), Fraction(5, 6): Fraction(1, 2),
+}
+
+
+def _cos_turns(t: Fraction) -> Fraction | None:
+    """cos(2πt) when it is rational (Niven's theorem), else None."""
+    return _RATIONAL_COS.get(t - math.floor(t))
+
+
+def _sin_turns(t: Fraction) -> Fraction | None:
+    """sin(2πt) = cos(2π(t − 1/4)) when rational, else None."""
+    return _cos_turns(t - Fraction(1, 4))
+
+
+# -- circulant families ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Extreme:
+    value: float
+    exact: Fraction | None
+
+
+def _factor_extremes(n: int, offs: tuple[int, ...]) -> tuple[_Extreme, _Extreme, _Extreme]:
+    """For the circulant C_n(S): the smallest nonzero ℓ_k, the largest ℓ_k, the smallest h_k.
+
+    ℓ_k = Σ_s (1 − cos 2πsk/n) (Laplacian), h_k = Σ_s (1 + cos 2πsk/n) = d + μ_k (signless).
+    """
+    d = len(offs)
+    if d == n - 1:  # complete: μ_k = −1 for k ≠ 0
+        return (_Extreme(float(n), Fraction(n)), _Extreme(float(n), Fraction(n)),
+                _Extreme(float(n - 2), Fraction(n - 2)))
+    import numpy as np
+
+    k = np.arange(n // 2 + 1, dtype=np.int64)  # symmetric offsets: k and n − k alike
+    ell = np.zeros(k.shape)
+    h = np.zeros(k.shape)
+    for s in offs:
+        m = (s * k) % n
+        m = np.minimum(m, n - m).astype(float)
+        ell += 2 * np.sin(np.pi * m / n) ** 2
+        h += 2 * np.cos(np.pi * m / n) ** 2
+    nonzero = ell[1:]
+    a = _pick(nonzero, 1 + np.arange(nonzero.size), np.min(nonzero), n, offs, exact_of=lambda c: d - c)
+    top = _pick(ell, k, np.max(ell), n, offs, exact_of=lambda c: d - c)
+    low = _pick(h, k, np.min(h), n, offs, exact_of=lambda c: d + c)
+    return a, top, low
+
+
+def _pick(values: Any, ks: Any, best: float, n: int, offs: tuple[int, ...], *, exact_of: Any) -> _Extreme:
+    """The extreme *best*, exact when one of the k attaining it has all-rational cosines."""
+    import numpy as np
+
+    near = ks[np.abs(values - best) <= 1e-12 * max(1.0, abs(best))]
+    for k in near[:16].tolist():
+        cosines = [_cos_turns(Fraction(s * k, n)) for s in offs]
+        if all(c is not None for c in cosines):
+            exact = exact_of(sum(cosines, Fraction(0)))
+            if abs(float(exact) - best) <= 1e-9 * max(1.0, abs(best)):
+                return _Extreme(float(exact), exact)
+    return _Extreme(float(best), None)
+
+
+def _circulant_extremes(family: Circulant) -> tuple[_Extreme, _Extreme, _Extreme]:
+    """(a, ℓ_max, h_min) of the Cartesian product: a is the least factor's, the others add."""
+    parts = [_factor_extremes(n, offs) for n, offs in zip(family.sizes, family.offsets, strict=True)]
+    a = min((part[0] for part in parts), key=lambda e: e.value)
+    return a, _sum_extremes([part[1] for part in parts]), _sum_extremes([part[2] for part in parts])
+
+
+def _sum_extremes(items: Sequence[_Extreme]) -> _Extreme:
+    value = math.fsum(e.value for e in items)
+    exact = None if any(e.exact is None for e in items) else sum((e.exact for e in items), Fraction(0))
+    return _Extreme(float(exact) if exact is not None else value, exact)
+
+
+def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -> Spectrum:
+    """W = I − cL on a product of circulants with uniform/Metropolis/lazy/best-constant weights."""
+    a, top, low = _circulant_extremes(family)
+    d = family.degree
+    scheme = mixing.scheme
+    method = "closed form (circulant: ℓ_k = Σ 2 sin²(πsk/n))"
+    source = GRAY_2006.at("chapter 3, eigenvalues of circulant matrices")
+    if scheme == "best-constant":
+        # α* = 2/(a + ℓmax) equalises both ends: gap = α*·a = 2a/(a + ℓmax)
+        if a.exact is not None and top.exact is not None:
+            gap: Number = 2 * a.exact / (a.exact + top.exact)
+        else:
+            gap = 2 * a.value / (a.value + top.value)
+        return _spectrum(gap, method=method, error=8 * _EPS * float(gap), source=source,
+                         notes=(note,) if note else ())
+    c = Fraction(1, d + 1) if scheme in ("uniform", "metropolis") else Fraction(1, 2 * (d + 1))
+    exact = a.exact is not None and low.exact is not None
+    if exact:
+        gap = min(c * a.exact, 2 * (1 - c * d) + c * low.exact)
+    else:
+        gap = min(float(c) * a.value, 2 * float(1 - c * d) + float(c) * low.value)
+    return _spectrum(gap, method=method, error=8 * _EPS * float(gap), source=source,
+                     notes=(note,) if note else ())
+
+
+def _directed_circulant(mixing: Mixing, family: Circulant) -> Spectrum:
+    """Uniform weights on a directed circulant (the exponential graph): one FFT of W's first row."""
+    import numpy as np
+
+    p = family.p
+    (offs,) = family.offsets
+    w = Fraction(1, len(offs) + 1)
+    row = np.zeros(p)
+    row[0] = float(w)
+    row[list(offs)] = float(w)
+    magnitudes = np.abs(np.fft.fft(row))[1:]
+    rho = float(magnitudes.max())
+    exact = None
+    candidates = np.nonzero(magnitudes >= rho - 1e-12)[0][:16] + 1
+    for k in [*(([p // 2]) if p % 2 == 0 else []), *candidates.tolist()]:
+        value = _exact_modulus(k, p, (0, *offs), w)
+        if value is not None and abs(float(value) - rho) <= 1e-9:
+            exact = value
+            break
+    method = "closed form (circulant: FFT of the first row)"
+    source = YING_2021.at("spectral gap of the static exponential graph")
+    if exact is not None:
+        return _spectrum(1 - exact, method=method, source=source)
+    error = 16 * _EPS * math.log2(p) if p > 1 else _EPS
+    return _spectrum(1.0 - rho, method=method, error=error, source=source)
+
+
+def _exact_modulus(k: int, p: int, offs: tuple[int, ...], w: Fraction) -> Fraction | None:
+    """|Σ_s w·e^{2πisk/p}| when the real and imaginary parts and the modulus are rational."""
+    re = im = Fraction(0)
+    for s in offs:
+        c, sn = _cos_turns(Fraction(s * k, p)), _sin_turns(Fraction(s * k, p))
+        if c is None or sn is None:
+            return None
+        re += w * c
+        im += w * sn
+    return _rational_sqrt(re * re + im * im)
+
+
+def _rational_sqrt(q: Fraction) -> Fraction | None:
+    num, den = math.isqrt(q.numerator), math.isqrt(q.denominator)
+    return Fraction(num, den) if num * num == q.numerator and den * den == q.denominator else None
+
+
+def _star(mixing: Mixing) -> Spectrum:
+    """Closed forms on the star (hub 0, p − 1 leaves); see the notes for the eigenvalues."""
+    p = mixing.p
+    gaps = {
+        # eigenvalues: leaves' differences 1/2 (p − 2 times) and 1/p − 1/2
+        "uniform": Fraction(1) if p == 2 else Fraction(1, 2),
+        # leaves' differences 1 − 1/p, and 0
+        "metropolis": Fraction(1) if p == 2 else Fraction(1, p),
+        # ½(1 + λ): 1 − 1/(2p) and 1/2
+        "lazy": Fraction(1, 2) if p == 2 else Fraction(1, 2 * p),
+        # L has 0, 1 (p − 2 times), p: ρ = (p − 1)/(p + 1)
+        "best-constant": Fraction(1) if p == 2 else Fraction(2, p + 1),
+    }
+    return _spectrum(gaps[mixing.scheme], method="closed form (star)")
+
+
+# -- numeric paths -----------------------------------------------------------------------------------
+
+
+def _symmetric_form(mixing: Mixing) -> tuple[Any, Any] | None:
+    """(S, v): a symmetric sparse matrix similar to W, and its unit consensus eigenvector; else None."""
+    import numpy as np
+    from scipy import sparse
+
+    from costmodel.consensus.mixing import sparse_matrix
+
+    p = mixing.p
+    if mixing.scheme == "matrix":
+        if not mixing.symmetric:
+            return None
+        return sparse_matrix(mixing), np.full(p, 1 / math.sqrt(p))
+    if mixing.graph.directed:
+        return None
+    w = sparse_matrix(mixing)
+    if mixing.scheme != "uniform" or mixing.symmetric:
+        return w, np.full(p, 1 / math.sqrt(p))
+    # uniform W = D⁻¹(I + A), D = diag(d + 1): S = D^½ W D^−½ has entries 1/√((d_i + 1)(d_j + 1))
+    root = np.sqrt(1.0 / w.diagonal())
+    s = sparse.diags_array(root) @ w @ sparse.diags_array(1 / root)
+    s = (s + s.T) / 2  # symmetric up to rounding; make it exactly so
+    return sparse.csr_array(s), root / np.linalg.norm(root)
+
+
+def _gershgorin_bottom(mixing: Mixing) -> float:
+    """A lower bound of 1 + λ_min(W): min_i (1 + W_ii − Σ_{j≠i} |W_ij|)."""
+    import numpy as np
+
+    from costmodel.consensus.mixing import sparse_matrix
+
+    w = sparse_matrix(mixing)
+    diag = w.diagonal()
+    off = np.asarray(abs(w).sum(axis=1)).ravel() - np.abs(diag)
+    return float(np.min(1 + diag - off))
+
+
+def _numeric(mixing: Mixing, notes: tuple[str, ...] = ()) -> Spectrum:
+    form = _symmetric_form(mixing)
+    if form is None:
+        return _nonsymmetric(mixing, notes)
+    s, v = form
+    p = mixing.p
+    if p <= DENSE_MAX:
+        return _dense_symmetric(mixing, s, v, notes)
+    from scipy import sparse
+
+    k = sparse.identity(p, format="csr") - s
+    bottom_bound = _gershgorin_bottom(mixing)
+    low = _low_end(k, v, scale=_smallest_weight(s))
+    gap, error, method = low.value, low.error, low.method
+    if bottom_bound < gap * (1 + 1e-9) + error:
+        h = _low_end(sparse.identity(p, format="csr") + s, None, scale=max(bottom_bound, _EPS))
+        if h.value < gap:
+            gap, error = h.value, max(error, h.error)
+        method += "; bottom of the spectrum too"
+    spec = _spectrum(gap, method=method, error=error, notes=notes,
+                     source=low.source)
+    return _periodicity(mixing, spec)
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    value: float
+    error: float
+    method: str
+    source: Cited
+
+
+def _smallest_weight(s: Any) -> float:
+    import numpy as np
+
+    off = s.copy()
+    off.setdiag(0)
+    off.eliminate_zeros()
+    values = np.abs(off.data)
+    return float(values.min()) if values.size else 1.0
+
+
+def _row_bound(k: Any) -> float:
+    """max_i Σ_j |k_ij| ≥ the spectral radius of *k* (Gershgorin)."""
+    import numpy as np
+
+    return float(np.max(np.asarray(abs(k).sum(axis=1)).ravel()))
+
+
+def _low_end(k: Any, v: Any, *, scale: float) -> _End:
+    """The smallest eigenvalue of the PSD matrix *k* on the complement of its kernel vector *v*.
+
+    Lanczos on −k (v pushed to the bottom) when the graph is wide; shift-invert when it is
+    narrow, or when Lanczos does not converge within its budget (clustered eigenvalues).
+    """
+    p = k.shape[0]
+    bound = _row_bound(k)
+    if not _narrow(k):
+        def flipped(x: Any) -> Any:
+            y = -(k @ x)
+            return y if v is None else y - 2 * bound * v * (v @ x)
+
+        found = _lanczos_top(flipped, p, tol=_LANCZOS_TOL, maxiter=min(p, _LANCZOS_STEPS))
+        if found is not None:
+            theta, residual = found
+            return _End(-theta, residual + 100 * _EPS * bound,
+                        "sparse Lanczos, consensus eigenvector deflated", _LANCZOS_SOURCE)
+    return _shift_invert_low(k, v, scale=scale, bound=bound)
+
+
+def _lanczos_top(matvec: Any, p: int, *, tol: float, maxiter: int) -> tuple[float, float] | None:
+    """The largest eigenvalue of a symmetric operator by plain Lanczos, and its residual bound.
+
+    No reorthogonalisation: the extreme Ritz value still converges (Paige), and |λ − θ| ≤
+    β_m·|s_m|, the last entry of its Ritz vector times the next β, which is the stopping
+    test (relative to |θ|).  Returns None when *maxiter* steps do not meet *tol*.
+    """
+    import numpy as np
+    from scipy.linalg import eigh_tridiagonal
+
+    q = _start(p)
+    q /= np.linalg.norm(q)
+    q_prev = np.zeros(p)
+    beta = 0.0
+    alphas: list[float] = []
+    betas: list[float] = []
+    for step in range(1, maxiter + 1):
+        w = matvec(q)
+        alpha = float(q @ w)
+        w -= alpha * q + beta * q_prev
+        beta = float(np.linalg.norm(w))
+        alphas.append(alpha)
+        betas.append(beta)
+        done = beta <= 1e-300  # an invariant subspace: the Ritz values are exact
+        if done or step % 20 == 0 or step == maxiter:
+            values, vectors = eigh_tridiagonal(np.array(alphas), np.array(betas[:-1]), select="i",
+                                               select_range=(step - 1, step - 1))
+            theta, residual = float(values[0]), abs(beta * float(vectors[-1, 0]))
+            if done or residual <= tol * max(abs(theta), 1e-300):
+                return theta, residual
+        if done:
+            break
+        q_prev, q = q, w / beta
+    return None
+
+
+def _start(p: int) -> Any:
+    import numpy as np
+
+    return np.random.default_rng(0).standard_normal(p)  # fixed start vector: reproducible
+
+
+def _narrow(k: Any) -> bool:
+    """Whether *k*'s reverse Cuthill–McKee bandwidth is small, so that a sparse LU is cheap."""
+    import numpy as np
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    perm = reverse_cuthill_mckee(k.tocsr(), symmetric_mode=True)
+    where = np.empty_like(perm)
+    where[perm] = np.arange(perm.size)
+    coo = k.tocoo()
+    return int(np.max(np.abs(where[coo.row] - where[coo.col]))) <= _NARROW
+
+
+def _shift_invert_low(k: Any, v: Any, *, scale: float, bound: float) -> _End:
+    """Shift-invert: the largest eigenvalue of (K + δI)⁻¹ on v⊥ is 1/(a + δ), well separated."""
+    from scipy import sparse
+    from scipy.sparse import linalg
+
+    p = k.shape[0]
+    # a ≥ 4·w_min/(p·diam) ≥ 4·w_min/p² (Mohar's bound on a weighted Laplacian): δ stays below a/10
+    delta = max(0.4 * scale / p**2, 1e-15)
+    lu = linalg.splu(sparse.csc_array(k + delta * sparse.identity(p, format="csc")))
+
+    def solve(x: Any) -> Any:
+        if v is None:
+            return lu.solve(x)
+        y = lu.solve(x - v * (v @ x))
+        return y - v * (v @ y)
+
+    found = _lanczos_top(solve, p, tol=1e-13, maxiter=min(p, 2000))
+    if found is None:
+        raise InputError(f"the eigenvalue solver did not converge for p={p}; the graph's spectrum is too "
+                         "clustered for double precision")
+    theta, residual = found
+    value = 1 / theta - delta
+    error = residual / theta**2 + 100 * _EPS * bound
+    return _End(max(value, 0.0), error, "shift-invert Lanczos (sparse LU of I − W + δI)", _SHIFT_SOURCE)
+
+
+def _high_end(k: Any) -> _End:
+    """The largest eigenvalue of the symmetric matrix *k*: Lanczos, else shift-invert above it."""
+    from scipy import sparse
+    from scipy.sparse import linalg
+
+    p = k.shape[0]
+    bound = _row_bound(k)
+    if not _narrow(k):
+        found = _lanczos_top(lambda x: k @ x, p, tol=_LANCZOS_TOL, maxiter=min(p, _LANCZOS_STEPS))
+        if found is not None:
+            return _End(found[0], found[1] + 100 * _EPS * bound, "sparse Lanczos", _LANCZOS_SOURCE)
+    sigma = bound * (1 + 1e-9) + 1e-12
+    lu = linalg.splu(sparse.csc_array(sigma * sparse.identity(p, format="csc") - k))
+    found = _lanczos_top(lu.solve, p, tol=1e-13, maxiter=min(p, 2000))
+    if found is None:
+        raise InputError(f"the eigenvalue solver did not converge for p={p}; the graph's spectrum is too "
+                         "clustered for double precision")
+    theta, residual = found  # 1/(σ − ℓ_max)
+    return _End(sigma - 1 / theta, residual / theta**2 + 100 * _EPS * bound, "shift-invert Lanczos",
+                _SHIFT_SOURCE)
+
+
+def _dense_symmetric(mixing: Mixing, s: Any, v: Any, notes: tuple[str, ...]) -> Spectrum:
+    import numpy as np
+
+    values, vectors = np.linalg.eigh(s.toarray())
+    consensus = int(np.argmax(np.abs(vectors.T @ v)))
+    rest = np.delete(values, consensus)
+    gap = min(1 - rest.max(), 1 + rest.min()) if rest.size else 1.0
+    error = 10 * mixing.p * _EPS
+    spec = _spectrum(float(gap), method="dense eigh (numpy.linalg.eigh)", error=error, notes=notes)
+    return _periodicity(mixing, _recognise_rational(mixing, spec))
+
+
+def _nonsymmetric(mixing: Mixing, notes: tuple[str, ...]) -> Spectrum:
+    import numpy as np
+
+    from costmodel.consensus.mixing import sparse_matrix
+
+    w = sparse_matrix(mixing)
+    p = mixing.p
+    if p <= 4 * DENSE_MAX:
+        values = np.linalg.eigvals(w.toarray())
+        method = "dense eigenvalues (numpy.linalg.eigvals)"
+    else:
+        from scipy.sparse import linalg
+
+        values = linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
+                             return_eigenvectors=False)
+        method = "sparse Arnoldi (ARPACK eigs)"
+    consensus = int(np.argmin(np.abs(values - 1)))
+    rho = float(np.abs(np.delete(values, consensus)).max())
+    more = ("W is not symmetric: ρ is the asymptotic rate per round; the disagreement can shrink more "
+            "slowly at first",)
+    spec = _spectrum(1.0 - rho, method=method, error=10 * p * _EPS, notes=(*notes, *more))
+    return _periodicity(mixing, _recognise_rational(mixing, spec))
+
+
+def _recognise_rational(mixing: Mixing, spec: Spectrum) -> Spectrum:
+    """The float ρ as a small rational, kept when det(W ∓ ρI) = 0 exactly (small exact W only)."""
+    if not mixing.exact or mixing.p > _EXACT_DENSE_MAX or not spec.converges:
+        return spec
+    guess = Fraction(spec.rho).limit_denominator(10_000)
+    if abs(float(guess) - spec.rho) > 1e-9 or guess == 1:
+        return spec
+    rows = mixing.rows()
+    if _singular_shift(rows, guess, mixing.p) or _singular_shift(rows, -guess, mixing.p):
+        return _spectrum(1 - guess, method=spec.method + ", recognised as rational (exact check)",
+                         notes=spec.notes, source=spec.source)
+    return spec
+
+
+def _singular_shift(rows: Sequence[Sequence[tuple[int, Number]]], shift: Fraction, p: int) -> bool:
+    """Whether W − shift·I is singular, by exact Gaussian elimination."""
+    a = [[Fraction(0)] * p for _ in range(p)]
+    for i, row in enumerate(rows):
+        for j, w in row:
+            a[i][j] = Fraction(w)
+        a[i][i] -= shift
+    for col in range(p):
+        pivot = next((r for r in range(col, p) if a[r][col] != 0), None)
+        if pivot is None:
+            return True
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(col + 1, p):
+            if a[r][col] != 0:
+                f = a[r][col] / a[col][col]
+                a[r] = [x - f * y for x, y in zip(a[r], a[col], strict=True)]
+    return False
+
+
+def _periodicity(mixing: Mixing, spec: Spectrum) -> Spectrum:
+    """Make ρ = 1 exact (and say why) when W is non-negative and periodic: bipartite, no self-weights."""
+    if spec.spectral_gap > spec.error + 1e-12 or not mixing.nonnegative:
+        return spec
+    if _bipartite_without_loops(mixing):
+        note = ("ρ = 1: W has the eigenvalue −1 (its nonzero weights form a bipartite graph with no "
+                "self-weights), so the values oscillate and never agree; give every worker a self-weight, "
+                "e.g. Metropolis 1/(1 + max(d_i, d_j)) or lazy weights")
+        return _spectrum(Fraction(0), method=spec.method + ", periodicity (exact)",
+                         notes=(*spec.notes, note), source=spec.source)
+    return Spectrum(rho=spec.rho, spectral_gap=spec.spectral_gap, error=spec.error, method=spec.method,
+                    source=spec.source, notes=(*spec.notes, "ρ is within rounding error of 1"))
+
+
+def _bipartite_without_loops(mixing: Mixing) -> bool:
+    rows = mixing.rows() if mixing.matrix is not None else None
+    if rows is None:
+        return False  # the schemes give every worker a positive self-weight (best-constant aside)
+    colour: list[int | None] = [None] * mixing.p
+    for start in range(mixing.p):
+        if colour[start] is not None:
+            continue
+        colour[start] = 0
+        stack = [start]
+        while stack:
+            i = stack.pop()
+            for j, w in rows[i]:
+                if w == 0:
+                    continue
+                if j == i:
+                    return False
+                if colour[j] is None:
+                    colour[j] = 1 - colour[i]
+                    stack.append(j)
+                elif colour[j] == colour[i]:
+                    return False
+    return True
+
+
+# -- public entry points ---------------------------------------------------------------------------------
+
+
+def spectrum(mixing: Mixing) -> Spectrum:
+    """ρ and the spectral gap of a mixing matrix, exactly where a closed form gives them.
+
+    Parameters
+    ----------
+    mixing : Mixing
+        From :func:`~costmodel.consensus.mixing.mixing_matrix` or a matrix file.
+
+    Returns
+    -------
+    Spectrum
+
+    Notes
+    -----
+    ρ is the largest magnitude of W's eigenvalues other than the consensus eigenvalue 1.
+    ρ = 0 means one round reaches exact agreement; ρ = 1 means mixing never agrees
+    (an eigenvalue −1: the values oscillate); ρ > 1 means the disagreement grows.
+
+    References
+    ----------
+    .. [1] L. Xiao, S. Boyd, "Fast linear iterations for distributed averaging", 2004.
+
+    Examples
+    --------
+    >>> from costmodel.consensus.graphs import hypercube, ring
+    >>> from costmodel.consensus.mixing import mixing_matrix
+    >>> spectrum(mixing_matrix(hypercube(16))).rho_exact     # (d − 1)/(d + 1), d = 4
+    Fraction(3, 5)
+    >>> s = spectrum(mixing_matrix(ring(10**6)))
+    >>> s.spectral_gap == 4 / 3 * math.sin(math.pi / 10**6) ** 2
+    True
+    """
+    graph = mixing.graph
+    if mixing.scheme != "matrix":
+        family = graph.family
+        if isinstance(family, Star):
+            return _star(mixing)
+        if isinstance(family, Circulant):
+            if family.directed:
+                return _directed_circulant(mixing, family)
+            return _regular_closed_form(mixing, family)
+        seen = recognise(graph)
+        if seen is not None:
+            shape = "a cycle" if seen.degree == 2 else "a complete graph"
+            note = f"recognised the {graph.label} as {shape} (up to relabelling): closed form"
+            return _regular_closed_form(mixing, seen, note=note)
+        if mixing.scheme == "best-constant" and mixing.laplacian is not None:
+            return _best_constant(mixing.laplacian)
+    return _numeric(mixing)
+
+
+def _best_constant(lap: LaplacianExtremes) -> Spectrum:
+    """W = I − α*L with α* = 2/(a + ℓ_max): both ends of the spectrum give the gap α*·a = 2a/(a + ℓ_max)."""
+    if lap.connectivity_exact is not None and lap.largest_exact is not None:
+        gap: Number = 2 * lap.connectivity_exact / (lap.connectivity_exact + lap.largest_exact)
+        error = 0.0
+    else:
+        total = lap.connectivity + lap.largest
+        gap = 2 * lap.connectivity / total
+        error = 2 * lap.error / total
+    return _spectrum(gap, method=f"best-constant: 2·λ(p−1)(L)/(λ(p−1)(L) + λ1(L)), L by {lap.method}",
+                     error=error, source=XIAO_2004.at("section 4.1, ρ = (λ1 − λ(n−1))/(λ1 + λ(n−1))"))
+
+
+def laplacian_extremes(graph: Graph) -> LaplacianExtremes:
+    """λ_{p−1}(L) (algebraic connectivity) and λ_1(L) of the graph Laplacian L = D − A.
+
+    Exact for structured graphs where every cosine involved is rational, and for the star.
+
+    Examples
+    --------
+    >>> from costmodel.consensus.graphs import ring, star
+    >>> e = laplacian_extremes(ring(4))
+    >>> e.connectivity_exact, e.largest_exact
+    (Fraction(2, 1), Fraction(4, 1))
+    >>> laplacian_extremes(star(5)).largest_exact
+    Fraction(5, 1)
+    """
+    if graph.directed:
+        raise InputError(f"the {graph.label} is directed; the graph Laplacian needs an undirected graph")
+    family = graph.family
+    if isinstance(family, Star):
+        a, top = (Fraction(2), Fraction(2)) if graph.p == 2 else (Fraction(1), Fraction(graph.p))
+        return LaplacianExtremes(connectivity=float(a), largest=float(top), connectivity_exact=a,
+                                 largest_exact=top, method="closed form (star)")
+    family = family if isinstance(family, Circulant) else recognise(graph)
+    if family is not None:
+        a, top, _ = _circulant_extremes(family)
+        return LaplacianExtremes(connectivity=a.value, largest=top.value, connectivity_exact=a.exact,
+                                 largest_exact=top.exact, error=8 * _EPS * top.value,
+                                 method="closed form (circulant)")
+    return _numeric_laplacian(graph)
+
+
+def _numeric_laplacian(graph: Graph) -> LaplacianExtremes:
+    import numpy as np
+    from scipy import sparse
+
+    from costmodel.consensus.mixing import _csr_structure
+
+    p = graph.p
+    indptr, indices = _csr_structure(graph)
+    adjacency = sparse.csr_array((np.ones(indices.size), indices, indptr), shape=(p, p))
+    lap = sparse.csr_array(sparse.diags_array(np.diff(indptr).astype(float)) - adjacency)
+    if p <= DENSE_MAX:
+        values = np.linalg.eigvalsh(lap.toarray())
+        error = 10 * p * _EPS * float(values[-1])
+        a, top = float(values[1]), float(values[-1])
+        exact_a, exact_top = _integer_or_none(a, error), _integer_or_none(top, error)
+        return LaplacianExtremes(connectivity=a, largest=top, connectivity_exact=exact_a,
+                                 largest_exact=exact_top, error=error, method="dense eigvalsh")
+    low = _low_end(lap, np.full(p, 1 / math.sqrt(p)), scale=1.0)
+    high = _high_end(lap)
+    return LaplacianExtremes(connectivity=low.value, largest=high.value, error=max(low.error, high.error),
+                             method=f"{low.method}; {high.method}")
+
+
+def _integer_or_none(x: float, error: float) -> Fraction | None:
+    """Laplacian eigenvalues are algebraic integers: an integer within the error is taken as exact."""
+    n = round(x)
+    return Fraction(n) if abs(x - n) <= max(error, 1e-9) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundsToTarget:
+    """Mixing rounds until ρ^r ≤ ε: the disagreement shrunk by the factor ε.
+
+    ``rounds`` is None when mixing never gets there (ρ ≥ 1).  ``low``/``high`` bound the
+    count when the gap's rounding error leaves it uncertain (else both equal ``rounds``).
+    """
+
+    rounds: int | None
+    target: Number
+    exact: bool
+    low: int | None = None
+    high: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+def parse_target(target: object) -> Number:
+    """The factor ε in (0, 1) by which the disagreement must shrink.
+
+    Accepts a number (``0.01``, ``"1e-2"``, ``"1/100"``) or a reduction (``"100x"``, ``"100×"``).
+
+    Examples
+    --------
+    >>> parse_target("100x"), parse_target("0.01"), parse_target(0.5)
+    (Fraction(1, 100), Fraction(1, 100), 0.5)
+    """
+    if isinstance(target, str) and target.strip().lower().endswith(("x", "×")):
+        factor = to_number(target.strip()[:-1], what="reduction factor")
+        if factor <= 1:
+            raise InputError(f"{target!r} is not a reduction; give a factor above 1, e.g. 100x")
+        return 1 / factor
+    value = to_number(target, what="target")
+    if not 0 < value < 1:
+        raise InputError(f"target={target!r} is not between 0 and 1; give the factor ε by which the "
+                         "disagreement must shrink, e.g. 0.01 (or 100x)")
+    return value
+
+
+def rounds_to_target(spec: Spectrum, target: object = Fraction(1, 100)) -> RoundsToTarget:
+    """The fewest rounds r with ρ^r ≤ ε: ⌈ln(1/ε)/ln(1/ρ)⌉, exactly when ρ and ε are exact.
+
+    Examples
+    --------
+    >>> s = Spectrum(rho=1/3, spectral_gap=2/3, rho_exact=Fraction(1, 3), spectral_gap_exact=Fraction(2, 3),
+    ...              method="by hand", source=XIAO_2004.at("§2"))
+    >>> rounds_to_target(s, "100x").rounds     # 3^4 = 81 < 100 ≤ 243 = 3^5
+    5
+    """
+    eps = parse_target(target)
+    if not spec.converges:
+        why = "ρ = 1" if spec.spectral_gap == 0 else f"ρ = {spec.rho:.6g} > 1"
+        note = f"{why}: mixing never shrinks the disagreement by {_show(eps)}; no round count"
+        return RoundsToTarget(rounds=None, target=eps, exact=spec.rho_exact is not None, notes=(note,))
+    if spec.rho_exact == 0 or spec.rho == 0:
+        return RoundsToTarget(rounds=1, target=eps, exact=spec.rho_exact is not None, low=1, high=1,
+                              notes=("ρ = 0: one round reaches exact agreement",))
+    if spec.rho_exact is not None and isinstance(eps, Fraction):
+        r = _exact_rounds(spec.rho_exact, eps)
+        if r is not None:
+            return RoundsToTarget(rounds=r, target=eps, exact=True, low=r, high=r)
+    gap = spec.spectral_gap
+    r = _float_rounds(gap, eps)
+    low = _float_rounds(min(gap + spec.error, 1.0), eps)
+    high = _float_rounds(gap - spec.error, eps) if gap > spec.error else None
+    notes: tuple[str, ...] = ()
+    if low != high:
+        upper = "an unbounded number" if high is None else str(high)
+        notes = (f"the gap is known to ±{spec.error:.2g} at double precision, so the round count lies "
+                 f"between {low} and {upper}",)
+    return RoundsToTarget(rounds=r, target=eps, exact=False, low=low, high=high, notes=notes)
+
+
+def _show(eps: Number) -> str:
+    return f"{format_exact(1 / eps)}×" if isinstance(eps, Fraction) and eps.numerator == 1 else f"ε = {eps}"
+
+
+def _float_rounds(gap: float, eps: Number) -> int:
+    if gap >= 1:
+        return 1
+    return max(1, math.ceil(math.log(1 / float(eps)) / -math.log1p(-gap)))
+
+
+def _exact_rounds(rho: Fraction, eps: Fraction) -> int | None:
+    """The least r with ρ^r ≤ ε, by exact integer comparison near the float estimate."""
+    rho = abs(rho)
+    guess = math.ceil(math.log(float(eps)) / math.log(float(rho)))
+    if guess > 100_000:
+        return None
+    r = max(1, guess)
+    while r > 1 and rho ** (r - 1) <= eps:
+        r -= 1
+    while rho**r > eps:
+        r += 1
+    return r

@@ -1,0 +1,182 @@
+"""The command-line contract of consensus, gossip-step and gossip-vs-allreduce.
+
+The commands live in ``cli/consensus.py``; the fixture registers the group with the
+app when the app does not list it yet, so ``main`` runs them as it will once merged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from costmodel.cli import main
+
+COMMANDS = ("consensus", "gossip-step", "gossip-vs-allreduce")
+LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
+
+
+@pytest.fixture(autouse=True)
+def consensus_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from costmodel.cli import app as app_module
+
+    if not any(set(COMMANDS) <= set(names) for names in app_module.GROUPS.values()):
+        monkeypatch.setitem(app_module.GROUPS, "consensus", COMMANDS)
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    rc = main([*args, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.count("\n") == 1, "exactly one JSON line"
+    return json.loads(out)
+
+
+def test_consensus_json_contract(capsys):
+    data = run_json(capsys, "consensus", "ring", "-p", "4", "--init", "0,3,6,9")
+    assert {"graph", "p", "rho", "spectral_gap", "doubly_stochastic", "rounds_to_target", "trajectory",
+            "rho_exact", "spectral_gap_exact", "weights", "target", "notes", "method"} <= set(data)
+    assert (data["graph"], data["p"], data["weights"]) == ("ring", 4, "uniform")
+    assert data["rho"] == pytest.approx(1 / 3) and data["rho_exact"] == "1/3"
+    assert data["spectral_gap_exact"] == "2/3"
+    assert data["doubly_stochastic"] is True
+    assert data["rounds_to_target"] == 5 and data["target"] == 0.01
+    first = data["trajectory"][1]
+    assert {"round", "values", "disagreement"} <= set(first)
+    assert first["round"] == 1 and first["values"] == [4, 3, 6, 5]
+    assert [round(r["disagreement"], 3) for r in data["trajectory"][:3]] == [6.708, 2.236, 0.745]
+    assert len(data["trajectory"]) == 6
+
+
+def test_consensus_options(capsys, tmp_path: Path):
+    data = run_json(capsys, "consensus", "star", "-p", "5", "--weights", "metropolis", "--rounds", "2",
+                    "--target", "1000x")
+    assert data["rho_exact"] == "4/5" and data["target"] == 0.001 and len(data["trajectory"]) == 3
+    data = run_json(capsys, "consensus", "random-regular", "-p", "50", "--degree", "4", "--seed", "3")
+    assert data["seed"] == 3 and data["degree"] == 4
+    data = run_json(capsys, "consensus", "erdos-renyi", "-p", "60", "--prob", "0.2", "--rounds", "1")
+    assert data["graph"] == "erdos-renyi"
+    data = run_json(capsys, "consensus", "torus", "-p", "12", "--rows", "2", "--rounds", "0")
+    assert data["label"] == "2-D torus 2 × 6"
+    edges = tmp_path / "g.txt"
+    edges.write_text("# a square\n0 1\n1 2\n2 3\n3 0\n", encoding="utf-8")
+    data = run_json(capsys, "consensus", "edges", "--edges", str(edges))
+    assert data["p"] == 4 and data["rho_exact"] == "1/3"
+    weights = tmp_path / "w.csv"
+    weights.write_text("0,0.5,0,0.5\n0.5,0,0.5,0\n0,0.5,0,0.5\n0.5,0,0.5,0\n", encoding="utf-8")
+    data = run_json(capsys, "consensus", "ring", "-p", "4", "--weights", str(weights))
+    assert data["rho"] == 1 and data["rounds_to_target"] is None
+    assert any("oscillate" in n for n in data["notes"])
+    data = run_json(capsys, "consensus", "matrix", "--weights", str(weights), "--rounds", "1")
+    assert data["graph"] == "matrix" and data["weights_file"] == str(weights)
+
+
+def test_consensus_of_a_million_workers(capsys):
+    data = run_json(capsys, "consensus", "ring", "-p", "1000000", "--rounds", "2")
+    assert data["trajectory"][0]["values"] is None
+    assert data["spectral_gap"] == pytest.approx(4 / 3 * 9.869604401089358e-12, rel=1e-9)  # (4/3)·sin²(π/p)
+
+
+def test_gossip_step_json(capsys):
+    data = run_json(capsys, "gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5")
+    assert {k: data[k] for k in ("mixed", "next", "without_mixing")} == {"mixed": 7, "next": 6, "without_mixing": 5}
+    data = run_json(capsys, "gossip-step", "--value", "6", "--neighbors", "3,12", "--grad", "2", "--lr", "0.5",
+                    "--weights", "0.5,0.25,0.25")
+    assert data["mixed"] == 6.75 and data["weights_default"] is False
+
+
+def test_gossip_vs_allreduce_json(capsys):
+    data = run_json(capsys, "gossip-vs-allreduce", "ring", "-p", "16", "-n", "100MB", *LINK)
+    assert {"graph", "p", "n_bytes", "alpha_s", "beta_s_per_byte", "rho", "target", "gossip", "allreduce",
+            "time_ratio", "faster", "model"} <= set(data)
+    assert {"rounds", "degree", "round_time_s", "time_s", "bytes_sent_per_worker"} <= set(data["gossip"])
+    assert data["allreduce"]["algorithm"] == "ring" and data["allreduce"]["rounds"] == 30
+    # 2 × 15/16 × 100 MB sent by each rank of the ring all-reduce
+    assert data["allreduce"]["bytes_sent_per_rank"] == 187_500_000
+    assert data["gossip"]["degree"] == 2
+    assert data["gossip"]["round_time_s"] == pytest.approx(2 * (5e-6 + 1e8 / 12.5e9), rel=1e-15)
+    data = run_json(capsys, "gossip-vs-allreduce", "exponential", "-p", "16", "-n", "1MB", "--profile", "seed",
+                    "--target", "0.001")
+    assert data["gossip"]["degree"] == 4 and data["rho_exact"] == "3/5"
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["consensus", "ring", "-p", "4", "--init", "0,3,6,9"],
+         ["ρ = 1/3", "100×: 5", "4, 3, 6, 5", "6.708", "√5/3", "doubly stochastic"]),
+        (["consensus", "star", "-p", "4"], ["row- but not column-stochastic", "ρ = 1/2"]),
+        (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5"],
+         ["mixed", "7", "without mixing", "5"]),
+        (["gossip-vs-allreduce", "ring", "-p", "16", "-n", "100MB", *LINK],
+         ["gossip (2 sends/round)", "ring all-reduce", "187.5 MB", "faster: allreduce"]),
+    ],
+)
+def test_tables(capsys, monkeypatch, argv, needles):
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(argv) == 0
+    out, _ = capsys.readouterr()
+    for needle in needles:
+        assert needle in out
+
+
+def test_notes_go_to_stderr(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["consensus", "star", "-p", "4"]) == 0
+    out, err = capsys.readouterr()
+    assert "note:" in err and "mean" in err and "note:" not in out
+
+
+BAD = [
+    (["consensus", "ring", "-p", "1"], "p=1 is too small"),
+    (["consensus", "rign", "-p", "4"], "unknown graph 'rign'; did you mean 'ring'?"),
+    (["consensus", "ring"], "no worker count given"),
+    (["consensus", "ring", "-p", "4", "--weights", "metropolos"], "did you mean 'metropolis'?"),
+    (["consensus", "ring", "-p", "4", "--weights", "nope/w.csv"], "cannot read the weights"),
+    (["consensus", "ring", "-p", "4", "--init", "1,2"], "2 initial values given for p=4"),
+    (["consensus", "ring", "-p", "4", "--init", "1,x,3,4"], "'x' is not a number"),
+    (["consensus", "ring", "-p", "4", "--target", "2"], "is not between 0 and 1"),
+    (["consensus", "ring", "-p", "4", "--rounds", "-3"], "rounds=-3"),
+    (["consensus", "ring", "-p", "4", "--degree", "2"], "the ring graph takes no degree"),
+    (["consensus", "hypercube", "-p", "12"], "p=12 is not a power of two"),
+    (["consensus", "torus", "-p", "13"], "p=13 is prime"),
+    (["consensus", "k-ring", "-p", "8"], "needs a degree"),
+    (["consensus", "erdos-renyi", "-p", "50", "--prob", "0.01"], "disconnected"),
+    (["consensus", "exponential", "-p", "8", "--weights", "lazy"], "need an undirected graph"),
+    (["consensus", "edges"], "needs an edge-list file"),
+    (["consensus", "matrix"], "takes its edges from a matrix file"),
+    (["consensus", "ring", "-p", "x"], "Invalid value for '-p'"),
+    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5", "--weights",
+      "0.3,0.3,0.3"], "weights 0.3, 0.3, 0.3 sum to 0.9, not 1"),
+    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5", "--weights", "1"],
+     "1 weights given for 3 values"),
+    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2"], "Missing option '--lr'"),
+    (["gossip-vs-allreduce", "ring", "-p", "4", "-n", "1MB"], "no latency given"),
+    (["gossip-vs-allreduce", "ring", "-p", "4", "-n", "1KB", *LINK], "ambiguous"),
+    (["gossip-vs-allreduce", "ring", "-p", "4", *LINK], "Missing option '-n'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[f"{a[0]} [{n[:40]}]" for a, n in BAD])
+def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in err
+
+
+def test_bad_files_name_the_line(capsys, tmp_path: Path):
+    edges = tmp_path / "g.txt"
+    edges.write_text("0 1\n1 two\n", encoding="utf-8")
+    assert main(["consensus", "edges", "--edges", str(edges)]) == 2
+    assert f"error: {edges}:2: '1 two' is not an edge" in capsys.readouterr().err
+    weights = tmp_path / "w.txt"
+    weights.write_text("0.5 0.5\n0.5 0.4\n", encoding="utf-8")
+    assert main(["consensus", "ring", "-p", "2", "--weights", str(weights)]) == 2
+    assert f"error: {weights}:2: row 1 sums to 0.9, not 1" in capsys.readouterr().err
