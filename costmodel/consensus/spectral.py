@@ -276,7 +276,7 @@ def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -
     a, top, low = _circulant_extremes(family)
     d = family.degree
     scheme = mixing.scheme
-    method = "closed form (circulant: ℓ_k = Σ 2 sin²(πsk/n))"
+    method = "closed form (product of circulant graphs: ℓ_k = Σ 2 sin²(πsk/n))"
     source = GRAY_2006.at("chapter 3, eigenvalues of circulant matrices")
     if scheme == "best-constant":
         # α* = 2/(a + ℓmax) equalises both ends: gap = α*·a = 2a/(a + ℓmax)
