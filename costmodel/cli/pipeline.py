@@ -80,8 +80,10 @@ def bubble_command(
     forward: Forward = None, backward: Backward = None, weight: Weight = None, comm: Comm = None,
     as_json: Json = False,
 ) -> None:
-    """Simulate a pipeline schedule: its bubble (idle / total and idle / ideal), peak in-flight micro-batches
-    per stage, and the timeline of every device. Times are in slots, by default one forward.
+    """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and every device's timeline.
+
+    The bubble is given both as idle / total (the seeds' definition) and as idle / ideal. Times
+    are in slots, by default one forward.
 
     Example: costmodel bubble -P 4 -m 8 --schedule 1f1b
 
