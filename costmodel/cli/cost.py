@@ -66,7 +66,7 @@ def cost(
 
     Example: costmodel cost allreduce hierarchical --level 8:1us:150GB/s --level 4:5us:25GB/s -n 1GiB
     """
-    from costmodel.collectives.hierarchical import compare_from_options
+    from costmodel.collectives.query import compare_from_options
 
     extra = extra_parameters(segments=segments, blocks=blocks)
     result = compare_from_options(collective, algorithms, p=ranks, n=size, alpha=alpha, beta=beta,

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from costmodel.errors import InputError
-from costmodel.topology import Level, parse_level
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
@@ -41,9 +40,16 @@ __all__ = [
 ]
 
 
+def _parse_level(text: str) -> object:
+    """A topology level (the topology module loads only when --level is used)."""
+    from costmodel.topology import parse_level
+
+    return parse_level(text)
+
+
 def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
     def convert(text: str) -> object:
-        if isinstance(text, (Fraction, Level)):  # defaults are already parsed
+        if not isinstance(text, str):  # defaults are already parsed
             return text
         try:
             return parse(text, **kwargs)
@@ -64,8 +70,8 @@ OptionalRanks = Annotated[
                       "the level sizes."),
 ]
 Levels = Annotated[
-    list[Level] | None,
-    typer.Option("--level", parser=_parser(parse_level), metavar="SIZE:ALPHA:RATE[:NAME]",
+    list[Any] | None,
+    typer.Option("--level", parser=_parser(_parse_level), metavar="SIZE:ALPHA:RATE[:NAME]",
                  rich_help_panel=_TOPOLOGY, show_default=False,
                  help="One level of a topology, innermost first; repeat per level: "
                       "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank."),

@@ -99,8 +99,8 @@ from typing import Any
 from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import compare, cost
-from costmodel.collectives.result import AlgorithmCost, CostTable, times_slower
+from costmodel.collectives.evaluate import cost
+from costmodel.collectives.result import AlgorithmCost, times_slower
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.intmath import floor_log2, is_power_of_two
 from costmodel.params import LinkParams
@@ -129,8 +129,8 @@ __all__ = [
     "MultiLaneTransfer",
     "Phase",
     "RackTraffic",
-    "compare_from_options",
     "compare_hierarchical",
+    "compare_on_topology",
     "flat_ring",
     "flexreduce",
     "hierarchical_cost",
@@ -765,19 +765,7 @@ def _accepts(scheme: _Scheme, inner: str) -> bool:
     return True
 
 
-def _wants_topology(algorithms: Sequence[str] | None, levels: Sequence[Any] | None, profile: Any,
-                    p: int | None) -> bool:
-    if levels or any(is_hierarchical(a) for a in algorithms or []):
-        return True
-    if p is None and profile is not None:
-        from costmodel.profiles import Profile, load_profile
-
-        loaded = profile if isinstance(profile, Profile) else load_profile(profile)
-        return bool(loaded.levels)
-    return False
-
-
-def compare_from_options(
+def compare_on_topology(
     collective: str,
     algorithms: Sequence[str] | None = None,
     *,
@@ -793,55 +781,25 @@ def compare_from_options(
     outer: str | None = None,
     lanes: int | None = None,
     extra: Mapping[str, int] | None = None,
-) -> CostTable | HierarchicalTable:
-    """``costmodel cost``: the flat algorithms on one link, or the hierarchical ones on a topology.
+) -> HierarchicalTable:
+    """The topology branch of :func:`costmodel.collectives.query.compare_from_options`.
 
-    A topology is meant when levels are given, when an algorithm named is
-    hierarchical, or when p is not given and the profile has ``[[level]]``
-    tables; then p, if given, must equal the product of the level sizes, and
-    the flat-link options are refused.  Otherwise this is
-    :func:`~costmodel.collectives.evaluate.compare` on the link the options
-    describe, and the topology options are refused.
-
-    Raises
-    ------
-    InputError
-        For a combination of options that does not go together, a missing p,
-        and everything the two comparisons refuse.
+    p, if given, must equal the product of the level sizes, and the flat-link
+    options are refused.
 
     Examples
     --------
-    >>> compare_from_options("allreduce", ["ring"], p=4, n="1MB", alpha="5us", beta="0.08ns/B").best
-    'ring'
-    >>> table = compare_from_options("allreduce", n="1GiB", levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    >>> table = compare_on_topology("allreduce", n="1GiB", levels=["8:1us:150GB/s", "4:5us:25GB/s"])
     >>> table.p, table.best
     (32, 'hierarchical')
     """
-    if _wants_topology(algorithms, levels, profile, p):
-        topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
-        for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
-            if value is not None:
-                raise InputError(f"{option} sets one flat link; with a topology each level has its own α and "
-                                 "bandwidth: --level SIZE:ALPHA:RATE")
-        return compare_hierarchical(collective, algorithms, n=n, topology=topology, inner=inner, outer=outer,
-                                    lanes=lanes, extra=extra)
-    for option, value in (("--inner", inner), ("--outer", outer), ("--lanes", lanes)):
+    topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
+    for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
         if value is not None:
-            raise InputError(f"{option} {value} applies to hierarchical algorithms; describe the topology "
-                             "with --level SIZE:ALPHA:RATE once per level")
-    if p is None:
-        # Click's wording, which every other missing option gets too
-        raise InputError("Missing option '-p' / '--ranks'; give the number of ranks, or the levels of a "
-                         "topology with --level SIZE:ALPHA:RATE")
-    if profile is not None and (alpha is None or (beta is None and bandwidth is None)):
-        from costmodel.profiles import Profile, load_profile
-
-        profile = profile if isinstance(profile, Profile) else load_profile(profile)
-        if profile.link is None:
-            raise InputError(f"profile {profile.name!r} has levels but no [link] table; drop -p to cost the "
-                             "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
-    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
-    return compare(collective, algorithms, p=p, n=n, link=link, extra=extra)
+            raise InputError(f"{option} sets one flat link; with a topology each level has its own α and "
+                             "bandwidth: --level SIZE:ALPHA:RATE")
+    return compare_hierarchical(collective, algorithms, n=n, topology=topology, inner=inner, outer=outer,
+                                lanes=lanes, extra=extra)
 
 
 # -- multi-lane --------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
         "'-p', '16'], ['best', 'allreduce', '-p', '16'], ['bound', 'allreduce', '-p', '16', '-n', '1MiB']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert main([*argv, '--alpha', '5us', '--beta', '0.08ns/B', '--json']) == 0\n"
-        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'rich') if m in sys.modules))\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'rich', 'costmodel.topology', "
+        "'costmodel.collectives.hierarchical') if m in sys.modules))\n"
     )
     done = _run(sys.executable, "-c", code)
     assert done.returncode == 0, done.stderr

@@ -33,7 +33,8 @@ from costmodel import (
     multilane,
     rack_aware,
 )
-from costmodel.collectives.hierarchical import SOURCES, compare_from_options, is_hierarchical
+from costmodel.collectives.hierarchical import SOURCES, is_hierarchical
+from costmodel.collectives.query import compare_from_options
 from costmodel.references import CITATIONS
 from tests.strategies import links, sizes
 
