@@ -64,9 +64,14 @@ def verdict(ok: bool) -> str:
 # -- (a) cold start ------------------------------------------------------------------------
 
 
+# as after `pip install`: byte-code caches are written (an environment that sets
+# PYTHONDONTWRITEBYTECODE would otherwise recompile every costmodel module on every run)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_once(argv: list[str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, check=False, env=ENV)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
