@@ -1,20 +1,20 @@
-"""Exact numbers from text: decimals and ratios become :class:`~fractions.Fraction` (no eval).
+"""Exact numbers for the consensus package: lists, conversions and exact display.
 
-A number is an optional sign, digits with an optional decimal point, an optional
-exponent, and optionally ``/`` and a positive integer: ``3``, ``-0.5``, ``1e-3``,
-``1/3``, ``2.5/7``.  ``nan`` and ``inf`` are refused.
+Single numbers are parsed by :func:`costmodel.exact.parse_number` (decimals,
+exponents and ratios such as ``1/3`` become Fractions; ``nan`` and ``inf`` are
+refused; no eval).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
 
 from costmodel.errors import InputError
+from costmodel.exact import parse_number
 
 __all__ = [
     "exact_sqrt",
@@ -27,37 +27,7 @@ __all__ = [
     "to_numbers",
 ]
 
-_NUMBER = re.compile(
-    r"\s*(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,2})?)(?:\s*/\s*(?P<den>\d+))?\s*"
-)
-_MAX_TEXT = 200
-
 Number = Fraction | float
-
-
-def parse_number(text: str, *, what: str = "value") -> Fraction:
-    """*text* as an exact Fraction.
-
-    Raises
-    ------
-    InputError
-        When *text* is not a finite decimal number or ratio.
-
-    Examples
-    --------
-    >>> parse_number("0.5"), parse_number("1/3"), parse_number("-2e-1")
-    (Fraction(1, 2), Fraction(1, 3), Fraction(-1, 5))
-    """
-    m = _NUMBER.fullmatch(text) if len(text) <= _MAX_TEXT else None
-    if m is None:
-        raise InputError(f"{text!r} is not a number; write a {what} such as 0.5, 1e-3 or 1/3")
-    value = Fraction(Decimal(m.group("num")))
-    if m.group("den") is not None:
-        den = int(m.group("den"))
-        if den == 0:
-            raise InputError(f"{text!r} divides by zero; write a {what} such as 1/3")
-        value /= den
-    return value
 
 
 def parse_numbers(text: str, *, what: str = "value") -> tuple[Fraction, ...]:

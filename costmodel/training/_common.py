@@ -11,16 +11,16 @@ user typed.
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
+from costmodel.exact import parse_number, show
+
+_MAX_ITEMS = 100_000
 
 __all__ = [
     "exact_text",
@@ -35,69 +35,15 @@ __all__ = [
     "reals",
 ]
 
-_NUMBER = re.compile(
-    r"\s*(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]{1,3}))?)"
-    r"(?:\s*/\s*(?P<den>[0-9]+))?\s*"
-)
-_MAX_EXPONENT = 60
-_MAX_DIGITS = 200
-_MAX_ITEMS = 100_000
-
-
-def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def parse_number(value: Any, *, what: str = "value") -> Fraction:
-    """One exact number: a decimal string, ``a/b``, an int, a Fraction, a Decimal or a finite float.
-
-    Examples
-    --------
-    >>> parse_number("0.2"), parse_number("1/3"), parse_number(0.1)
-    (Fraction(1, 5), Fraction(1, 3), Fraction(1, 10))
-    >>> parse_number("x", what="loss")
-    Traceback (most recent call last):
-        ...
-    costmodel.errors.InputError: 'x' is not a number; write a decimal such as 0.25 or a ratio such as 1/4
-    """
-    if isinstance(value, bool):
-        raise InputError(f"{value!r} is a bool, not a number; write the {what} as a number such as 0.25")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Rational):
-        return Fraction(int(value.numerator), int(value.denominator))
-    if isinstance(value, Decimal) and value.is_finite():
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InputError(f"{value!r} is not a finite number; the {what} must be finite")
-        return Fraction(repr(value))
-    if isinstance(value, str):
-        m = _NUMBER.fullmatch(value)
-        if m is not None and len(m.group("num")) <= _MAX_DIGITS:
-            if m.group("exp") is not None and abs(int(m.group("exp"))) > _MAX_EXPONENT:
-                raise InputError(f"{_show(value)} has an exponent out of range; "
-                                 f"exponents must be between -{_MAX_EXPONENT} and {_MAX_EXPONENT}")
-            number = Fraction(m.group("num"))
-            if m.group("den") is None:
-                return number
-            den = int(m.group("den"))
-            if den == 0:
-                raise InputError(f"{_show(value)} divides by zero; write a ratio such as 1/4")
-            return number / den
-    raise InputError(f"{_show(value)} is not a number; write a decimal such as 0.25 or a ratio such as 1/4")
-
-
 def _items(value: Any, sep: str, *, what: str, example: str) -> list[Any]:
     if isinstance(value, str):
         if not value.strip():
-            raise InputError(f"{_show(value)} is empty; write the {what} with commas, e.g. {example}")
+            raise InputError(f"{show(value)} is empty; write the {what} with commas, e.g. {example}")
         parts = value.split(sep)
     elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
         parts = list(value)
     else:
-        raise InputError(f"{_show(value)} is not a list; write the {what} with commas, e.g. {example}")
+        raise InputError(f"{show(value)} is not a list; write the {what} with commas, e.g. {example}")
     if not parts:
         raise InputError(f"no {what} given; write them with commas, e.g. {example}")
     if len(parts) > _MAX_ITEMS:
@@ -222,7 +168,7 @@ def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
         if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", text):
             text = int(text)
         if isinstance(text, bool) or not isinstance(text, int):
-            raise InputError(f"{_show(part)} is not an index; write 0-based client indices with commas, "
+            raise InputError(f"{show(part)} is not an index; write 0-based client indices with commas, "
                              "e.g. 1 or 0,2")
         if not 0 <= text < n:
             raise InputError(f"{text} is out of range for the {what}; indices are 0-based: 0 to {n - 1} "
