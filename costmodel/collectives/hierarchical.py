@@ -130,7 +130,6 @@ __all__ = [
     "Phase",
     "RackTraffic",
     "compare_hierarchical",
-    "compare_on_topology",
     "flat_ring",
     "flexreduce",
     "hierarchical_cost",
@@ -763,43 +762,6 @@ def _accepts(scheme: _Scheme, inner: str) -> bool:
     except InputError:
         return False
     return True
-
-
-def compare_on_topology(
-    collective: str,
-    algorithms: Sequence[str] | None = None,
-    *,
-    n: Any,
-    p: int | None = None,
-    alpha: Any = None,
-    beta: Any = None,
-    bandwidth: Any = None,
-    gamma: Any = None,
-    profile: Any = None,
-    levels: Sequence[Any] | None = None,
-    inner: str | None = None,
-    outer: str | None = None,
-    lanes: int | None = None,
-    extra: Mapping[str, int] | None = None,
-) -> HierarchicalTable:
-    """The topology branch of :func:`costmodel.collectives.query.compare_from_options`.
-
-    p, if given, must equal the product of the level sizes, and the flat-link
-    options are refused.
-
-    Examples
-    --------
-    >>> table = compare_on_topology("allreduce", n="1GiB", levels=["8:1us:150GB/s", "4:5us:25GB/s"])
-    >>> table.p, table.best
-    (32, 'hierarchical')
-    """
-    topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
-    for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
-        if value is not None:
-            raise InputError(f"{option} sets one flat link; with a topology each level has its own α and "
-                             "bandwidth: --level SIZE:ALPHA:RATE")
-    return compare_hierarchical(collective, algorithms, n=n, topology=topology, inner=inner, outer=outer,
-                                lanes=lanes, extra=extra)
 
 
 # -- multi-lane --------------------------------------------------------------------------------

@@ -60,9 +60,11 @@ def compare_from_options(
 
     A topology is meant when levels are given, when an algorithm named is
     hierarchical, or when p is not given and the profile has ``[[level]]``
-    tables (see :func:`costmodel.collectives.hierarchical.compare_on_topology`).
-    Otherwise this is :func:`~costmodel.collectives.evaluate.compare` on the
-    link the options describe, and the topology options are refused.
+    tables: then p, if given, must equal the product of the level sizes, the
+    flat-link options are refused, and the result is
+    :func:`costmodel.collectives.hierarchical.compare_hierarchical`.  Otherwise
+    this is :func:`~costmodel.collectives.evaluate.compare` on the link the
+    options describe, and the topology options are refused.
 
     Raises
     ------
@@ -78,11 +80,17 @@ def compare_from_options(
     'hierarchical'
     """
     if _wants_topology(collective, algorithms, levels, profile, p):
-        from costmodel.collectives.hierarchical import compare_on_topology
+        from costmodel.collectives.hierarchical import compare_hierarchical
+        from costmodel.topology import Topology
 
-        return compare_on_topology(collective, algorithms, n=n, p=p, alpha=alpha, beta=beta,
-                                   bandwidth=bandwidth, gamma=gamma, profile=profile, levels=levels,
-                                   inner=inner, outer=outer, lanes=lanes, extra=extra)
+        # the topology first: a missing or inconsistent one is the first thing to say
+        topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
+        for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
+            if value is not None:
+                raise InputError(f"{option} sets one flat link; with a topology each level has its own α "
+                                 "and bandwidth: --level SIZE:ALPHA:RATE")
+        return compare_hierarchical(collective, algorithms, n=n, topology=topology, inner=inner,
+                                    outer=outer, lanes=lanes, extra=extra)
     for option, value in (("--inner", inner), ("--outer", outer), ("--lanes", lanes)):
         if value is not None:
             raise InputError(f"{option} {value} applies to hierarchical algorithms; describe the topology "
