@@ -48,19 +48,24 @@ import numbers
 import re
 from decimal import Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 from costmodel.errors import UnitError, did_you_mean
 
 __all__ = [
+    "Quantity",
+    "floor_log10",
     "format_inverse_rate",
     "format_number",
     "format_rate",
     "format_size",
     "format_time",
     "parse_inverse_rate",
+    "parse_quantity",
     "parse_rate",
     "parse_size",
     "parse_time",
+    "unit_of",
 ]
 
 # --------------------------------------------------------------------------
@@ -571,6 +576,88 @@ def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False) -> Fra
     return _parse(text, _RATE, allow_zero)
 
 
+class Quantity(NamedTuple):
+    """A number with the dimension its unit gave it, in base units (see :func:`parse_quantity`)."""
+
+    value: Fraction
+    dimension: str  # "size", "time", "rate", "inverse rate" or "number"
+    unit: str  # the unit as written ("" for a bare number)
+    bits: bool  # the unit counted bits (the value is converted to bytes all the same)
+
+
+_RATIO_RE = re.compile(r"([+-]?[0-9]{1,30})\s*/\s*([1-9][0-9]{0,29})")
+
+NUMBER = "number"
+"""The dimension of a bare number (a count, a ratio, a loss)."""
+
+
+def unit_of(unit: str) -> tuple[str, Fraction]:
+    """The dimension of a unit and its factor to base units; ``""`` is a plain number, ``%`` a hundredth.
+
+    >>> unit_of("MiB"), unit_of("ms"), unit_of("%")
+    (('size', Fraction(1048576, 1)), ('time', Fraction(1, 1000)), ('number', Fraction(1, 100)))
+    """
+    if unit in ("", "1"):
+        return NUMBER, Fraction(1)
+    if unit == "%":
+        return NUMBER, Fraction(1, 100)
+    known = _UNITS.get(_SLASH_RE.sub("/", unit.strip()))
+    if known is None or known.factor is None:
+        raise UnitError(f"{_show(unit)} is not a unit costmodel knows; use e.g. B, MB, MiB, ms, GB/s or ns/B")
+    return known.dim, known.factor
+
+
+def parse_quantity(text: str | float | Fraction) -> Quantity:
+    """Parse a number with any unit (or none), keeping its dimension: for grading typed answers.
+
+    Unlike the other parsers, the dimension is found, not required; sizes in
+    bits are accepted and converted to bytes (``bits`` records that), a
+    trailing ``%`` makes a hundredth, a ratio of integers (``1/3``) is a plain
+    number, and negative values are allowed.
+
+    Examples
+    --------
+    >>> parse_quantity("150 MB")
+    Quantity(value=Fraction(150000000, 1), dimension='size', unit='MB', bits=False)
+    >>> parse_quantity("1200Mb").value, parse_quantity("27%").value, parse_quantity("-0.5").dimension
+    (Fraction(150000000, 1), Fraction(27, 100), 'number')
+    >>> parse_quantity("1/3").value
+    Fraction(1, 3)
+    >>> parse_quantity("12 parsecs")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '12 parsecs' has an unknown unit 'parsecs'; use e.g. MB, MiB, ms or GB/s
+    """
+    if not isinstance(text, str):
+        return Quantity(_as_number(text, _SIZE), NUMBER, "", False)
+    shown = _show(text)
+    body = text.strip()
+    if not body or _NONFINITE_RE.match(body):
+        raise UnitError(f"{shown} is not a number; write a value such as 150 MB, 12 ms or 0.36")
+    ratio = _RATIO_RE.fullmatch(body)
+    if ratio is not None:  # an exact ratio of integers, a plain number: "1/3"
+        return Quantity(Fraction(int(ratio.group(1)), int(ratio.group(2))), NUMBER, "", False)
+    m = _NUMBER_RE.match(body)
+    if m is None:
+        raise UnitError(f"{shown} does not start with a number; write a value such as 150 MB, 12 ms or 0.36")
+    rest = body[m.end():]
+    unit = _SLASH_RE.sub("/", rest.strip())
+    if rest.lstrip().startswith(",") or _BAD_NUMBER_TAIL_RE.match(rest) or unit[:1] in tuple("0123456789._"):
+        raise UnitError(f"{shown} has a malformed number; write one number such as 1.5 or 2e6, then the unit")
+    number = _number_from_match(m, shown)
+    if unit in ("KB", "Kb") or unit.startswith(("KB/", "Kb/")) or unit.endswith(("/KB", "/Kb")):
+        raise UnitError(f"{shown} uses the ambiguous unit {unit}; write kB (1000 B) or KiB (1024 B)")
+    try:
+        dimension, factor = unit_of(unit)
+    except UnitError:
+        raise UnitError(f"{shown} has an unknown unit {unit!r}; use e.g. MB, MiB, ms or GB/s") from None
+    value = number * factor
+    if abs(value) > _MAX_MAGNITUDE:
+        raise UnitError(f"{shown} is too large; values must be at most 1e30 in base units")
+    known = _UNITS.get(unit)
+    return Quantity(value, dimension, unit, bool(known is not None and known.bits))
+
+
 def parse_inverse_rate(
     text: str | float | Fraction, *, allow_zero: bool = True
 ) -> Fraction:
@@ -619,8 +706,12 @@ def _pow10(e: int) -> Fraction:
     return Fraction(10**e) if e >= 0 else Fraction(1, 10**-e)
 
 
-def _floor_log10(x: Fraction) -> int:
-    """Return floor(log10(x)) exactly, for x > 0."""
+def floor_log10(x: Fraction) -> int:
+    """Return floor(log10(x)) exactly, for x > 0.
+
+    >>> floor_log10(Fraction(999, 1000)), floor_log10(Fraction(1000))
+    (-1, 3)
+    """
     e = math.floor(
         (x.numerator.bit_length() - x.denominator.bit_length()) * 0.30102999566398120
     )
@@ -640,7 +731,7 @@ def _round_sig(x: Fraction, digits: int) -> tuple[int, int]:
     if x == 0:
         return 0, 0
     ax = abs(x)
-    e = _floor_log10(ax)
+    e = floor_log10(ax)
     q = math.floor(ax * _pow10(digits - 1 - e) + Fraction(1, 2))
     if q >= 10**digits:  # rounded up to the next power of ten
         q //= 10

@@ -39,8 +39,6 @@ levels.  Calibration writes the same format.
 
 from __future__ import annotations
 
-import re
-import sys
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -49,12 +47,8 @@ from typing import Any
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.params import LinkParams
 from costmodel.references import CITATIONS
+from costmodel.tomlfile import loads
 from costmodel.topology import Level, Topology
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = ["Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
 
@@ -145,23 +139,9 @@ def load_profile(name_or_path: str | Path) -> Profile:
     return parse_profile(presets[text].read_text(encoding="utf-8"), path=f"<preset {text}>")
 
 
-def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
-    """The line of a TOML error: an attribute from Python 3.14, in the message before."""
-    line = getattr(exc, "lineno", None)
-    if line is None:
-        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = int(found.group(1)) if found else None
-    return line
-
-
 def parse_profile(content: str, *, path: str) -> Profile:
     """Parse the text of a profile file (see the module docstring for the format)."""
-    try:
-        data = tomllib.loads(content)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc).split(" (at line")[0]
-        raise ParseError(f"invalid TOML: {message[:1].lower()}{message[1:]}", path=path,
-                         line=_line_of(exc)) from None
+    data = loads(content, path=path)
     unknown = set(data) - {"profile", "link", "level"}
     if unknown:
         raise ParseError(f"unknown table {sorted(unknown)[0]!r}; expected [profile], [link] and [[level]]",
