@@ -345,13 +345,19 @@ def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
     size = parse_size(n)
     b = spec.bound
     lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
-    text = _time_text(b.latency, b.bandwidth, b.compute)
+    text = _bound_text(spec.name)
     return LowerBound(
         collective=spec.name, p=p, n_bytes=size, link=link,
         latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
         compute_s=comp * link.gamma_s_per_byte, formula=str(text),
         meaning_of_n=spec.meaning_of_n, source=b.source, notes=b.notes,
     )
+
+
+@cache
+def _bound_text(collective: str) -> str:
+    b = find_collective(collective).bound
+    return _time_text(b.latency, b.bandwidth, b.compute)
 
 
 def linear_terms(algo: Algorithm, p: int, link: LinkParams,
