@@ -23,6 +23,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "pipeline": ("bubble",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
+    "teaching": ("example", "exercise", "check"),
 }
 """Command-group module (in costmodel.cli) -> the commands (and sub-command groups) it defines;
 a test keeps this in sync."""

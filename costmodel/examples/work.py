@@ -1,0 +1,391 @@
+"""The machinery of worked examples: givens, steps, answers, and the slips students make.
+
+An :class:`Example` is a small function that computes with the library and
+records what it does on a :class:`Work` sheet: the givens with units, each step
+as text, the formula it uses, the numbers substituted and the value, and the
+named answers.  Running it gives a :class:`Worked`, which the command line
+renders (rich, Markdown or JSON) and the grader reads its answers from.
+
+The same function also computes what a student who makes a known mistake would
+get: run with a :class:`Slip`, the sheet's helpers (:meth:`Work.lg`,
+:meth:`Work.link`, :meth:`Work.cost`) apply the mistake to the formula itself
+(log₂ read as ln, the β term forgotten, ...), and examples that model a
+topic-specific mistake (the unweighted mean, the other bubble definition)
+branch on :meth:`Work.slipped`.  That is how the grader diagnoses a wrong answer:
+by re-evaluating the exercise's formula with each mistake applied.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from costmodel._json import real
+from costmodel.errors import InputError, UnknownNameError
+from costmodel.examples import kinds
+from costmodel.examples.kinds import Kind
+from costmodel.units import format_inverse_rate, format_time
+
+__all__ = ["FORMULA_SLIPS", "Answer", "Example", "Given", "Slip", "Step", "Work", "Worked"]
+
+
+FORMULA_SLIPS: dict[str, tuple[str, ...]] = {
+    "log-base": ("ln", "log10"),
+    "p-for-log-p": ("",),
+    "alpha-only": ("",),
+    "beta-only": ("",),
+    "own-chunk": ("",),
+    "unweighted-mean": ("",),
+    "bubble-definition": ("",),
+    "zero-bookkeeping": ("",),
+    "index-overhead": ("",),
+}
+"""Mistakes made in the formula (not in the units), with their variants; an example lists
+those it models in :attr:`Example.slips`."""
+
+
+class Slip(NamedTuple):
+    """One mistake applied while computing: its name and, for some, a variant (``log-base``: ``ln``)."""
+
+    mistake: str
+    variant: str = ""
+
+
+@dataclass(frozen=True)
+class Given:
+    """One input of an example: the name ``--set`` uses, a label, its kind and default."""
+
+    name: str
+    label: str
+    kind: Kind
+    default: Any
+    symbol: str = ""
+
+    def parse(self, value: Any) -> Any:
+        if isinstance(value, (str, int)):  # text read before (variants share "64 MB")
+            return _parse_text(self, value)
+        return _parse(self, value)
+
+
+def _parse(given: Given, value: Any) -> Any:
+    try:
+        return given.kind.parse(value)
+    except InputError as e:
+        raise InputError(f"{given.name}: {e}") from None
+
+
+_parse_text = lru_cache(maxsize=65536)(_parse)
+
+
+class Step(NamedTuple):
+    """One line of a worked solution: what is done, the expression, the value and its kind."""
+
+    text: str
+    expression: str = ""
+    value: Any = None
+    kind: Kind | None = None
+
+
+class Answer(NamedTuple):
+    """A named result of an example (what exercises ask for)."""
+
+    name: str
+    label: str
+    value: Any
+    kind: Kind
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [_json_value(v) for v in value]
+    return real(value)
+
+
+def _show(value: Any, kind: Kind | None) -> str:
+    if value is None:
+        return ""
+    if kind is None:
+        from costmodel.examples.kinds import show_exact
+
+        return value if isinstance(value, str) else show_exact(value)
+    return kind.show(value)
+
+
+@dataclass(frozen=True)
+class Worked:
+    """An example worked with one set of givens: what every renderer and the grader read."""
+
+    name: str
+    title: str
+    source: str
+    givens: tuple[tuple[Given, Any], ...]
+    steps: tuple[Step, ...]
+    answers: Mapping[str, Answer]
+    principal: str
+
+    @property
+    def answer(self) -> Answer:
+        return self.answers[self.principal]
+
+    def to_markdown(self, *, heading: str = "##") -> str:
+        """The worked example as Markdown: givens, numbered steps, answers."""
+        lines = [f"{heading} {self.title}", "", f"*{self.source}*" if self.source else "", "",
+                 "| given | value |", "|---|---|"]
+        lines += [f"| {g.label}{f' ({g.symbol})' if g.symbol else ''} | {_show(v, g.kind)} |"
+                  for g, v in self.givens]
+        lines.append("")
+        for i, s in enumerate(self.steps, 1):
+            shown = _show(s.value, s.kind)
+            expression = f": {s.expression}" if s.expression else ""
+            result = f" = **{shown}**" if shown and s.expression else (f": **{shown}**" if shown else "")
+            lines.append(f"{i}. {s.text}{expression}{result}")
+        lines.append("")
+        lines += [f"**{a.label[:1].upper()}{a.label[1:]}: {_show(a.value, a.kind)}**  "
+                  for a in self.answers.values()]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        def answer(a: Answer) -> dict[str, Any]:
+            return {"name": a.name, "label": a.label, "value": _json_value(a.value), "unit": a.kind.unit,
+                    "text": _show(a.value, a.kind)}
+
+        return {
+            "name": self.name,
+            "title": self.title,
+            "source": self.source,
+            "givens": [{"name": g.name, "label": g.label, "value": _json_value(v), "unit": g.kind.unit,
+                        "text": _show(v, g.kind)} for g, v in self.givens],
+            "steps": [{"text": s.text, "expression": s.expression, "value": _json_value(s.value),
+                       "unit": s.kind.unit if s.kind else "", "shown": _show(s.value, s.kind)}
+                      for s in self.steps],
+            "answer": answer(self.answer),
+            "answers": [answer(a) for a in self.answers.values()],
+        }
+
+
+class Cost(NamedTuple):
+    """The α–β–γ time of one algorithm, as :meth:`Work.cost` computed it."""
+
+    latency_s: Any
+    bandwidth_s: Any
+    compute_s: Any
+    rounds: Any
+    bytes_sent: Any
+
+    @property
+    def time_s(self) -> Any:
+        return self.latency_s + self.bandwidth_s + self.compute_s
+
+
+class Work:
+    """The sheet an example writes on; helpers here apply the active :class:`Slip`, if any."""
+
+    def __init__(self, values: Mapping[str, Any], slip: Slip | None = None, *, quiet: bool = False) -> None:
+        self._values = dict(values)
+        self.slip = slip
+        self.quiet = quiet  # answers only: the grader needs no steps
+        self.steps: list[Step] = []
+        self.answers: dict[str, Answer] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def values(self, *names: str) -> tuple[Any, ...]:
+        return tuple(self._values[n] for n in names)
+
+    @property
+    def checking(self) -> bool:
+        """Whether to cross-check against another library path: when working for a reader, not
+        when grading (quiet) or modelling a slip."""
+        return self.slip is None and not self.quiet
+
+    def slipped(self, mistake: str) -> bool:
+        """Whether the mistake being modelled is *mistake* (for mistakes particular to a topic)."""
+        return self.slip is not None and self.slip.mistake == mistake
+
+    # -- recording -------------------------------------------------------------------------
+
+    def step(self, text: str, expression: str = "", value: Any = None, kind: Kind | None = None) -> Any:
+        if not self.quiet:
+            self.steps.append(Step(text, expression, value, kind))
+        return value
+
+    def answer(self, name: str, label: str, value: Any, kind: Kind, expression: str = "") -> Any:
+        """Record a named answer (and show it as a step)."""
+        if not self.quiet:
+            self.steps.append(Step(f"{label[:1].upper()}{label[1:]}", expression, value, kind))
+        self.answers[name] = Answer(name, label, value, kind)
+        return value
+
+    # -- slip-aware math -------------------------------------------------------------------
+
+    def lg(self, x: Any) -> Any:
+        """log₂ x, exact for a power of two; as the slip reads it (ln, log10, or x itself)."""
+        if self.slipped("log-base"):
+            return math.log(x) if self.slip.variant == "ln" else math.log10(x)  # type: ignore[union-attr]
+        if self.slipped("p-for-log-p"):
+            return x
+        k = int(x).bit_length() - 1
+        return k if x == 2**k else math.log2(x)
+
+    def clg(self, x: Any) -> Any:
+        """⌈log₂ x⌉; under a logarithm slip, the slip's (unrounded) logarithm."""
+        if self.slipped("log-base") or self.slipped("p-for-log-p"):
+            return self.lg(x)
+        return (int(x) - 1).bit_length()
+
+    def link(self, alpha: Any, beta: Any) -> tuple[Any, Any]:
+        """(α, β) as used: the alpha-only slip drops β, the beta-only slip drops α."""
+        if self.slipped("alpha-only"):
+            return alpha, 0
+        if self.slipped("beta-only"):
+            return 0, beta
+        return alpha, beta
+
+    def cost(self, collective: str, algorithm: str, *, p: int, n: Any, alpha: Any, beta: Any,
+             gamma: Any = 0, show: bool = True, label: str = "") -> Cost:
+        """The registry's α–β–γ cost of one algorithm, evaluated with the active slip, with steps.
+
+        The formula is the record's own definition (see ``costmodel formula``):
+        the same coefficient functions, evaluated with a math namespace whose
+        logarithm is the slip's, and with α or β dropped for the one-term slips.
+        """
+        from costmodel.collectives.evaluate import text_formula
+
+        logs = ("log-base", "p-for-log-p")
+        log = self.slip if self.slip is not None and self.slip.mistake in logs else None
+        algo, lat, bw, comp, rounds, sent = _coefficients(collective, algorithm, p, Fraction(n), log)
+        a, b = self.link(alpha, beta)
+        g = 0 if self.slipped("alpha-only") else gamma
+        result = Cost(lat * a, bw * b, comp * g, rounds, sent)
+        if show and not self.quiet:
+            from costmodel.collectives._math import _PRODUCT, TEXT, Term
+
+            name = label or algo.name
+            latency_text = Term.lift(algo.latency(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
+            bandwidth_text = Term.lift(algo.bandwidth(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
+            self.step(f"{name}: the model", text_formula(algo))
+            self.step(f"{name}: start-ups", f"{latency_text}·α = {_num(lat)} × {format_time(alpha)}",
+                      result.latency_s, _kinds().TIME)
+            self.step(f"{name}: payload", f"{bandwidth_text}·β = {_num(bw)} B × {format_inverse_rate(beta)}",
+                      result.bandwidth_s, _kinds().TIME)
+            if comp and gamma:
+                self.step(f"{name}: reduction", "γ term", result.compute_s, _kinds().TIME)
+            self.step(f"{name}: total", "start-ups + payload", result.time_s, _kinds().TIME)
+        return result
+
+
+def _num(x: Any) -> str:
+    from costmodel.examples.kinds import show_exact
+
+    return show_exact(x)
+
+
+def _kinds() -> Any:
+    from costmodel.examples import kinds
+
+    return kinds
+
+
+@lru_cache(maxsize=65536)
+def _coefficients(collective: str, algorithm: str, p: int, n: Fraction, log: Slip | None) -> tuple[Any, ...]:
+    """(record, latency, bandwidth, compute, rounds, bytes sent) coefficients of one algorithm at (p, n).
+
+    They depend on neither α nor β, so variants and slips that share (p, n) share them; *log*
+    is the logarithm slip in force (``None``: exact log₂).
+    """
+    from costmodel.collectives._registry import resolve
+    from costmodel.collectives.evaluate import applicable, check_ranks
+
+    algo, _ = applicable(resolve(collective, algorithm), check_ranks(p))
+    m = _namespace(log)
+    fp = Fraction(p)
+    lat, bw, comp = algo.coefficients(fp, n, m)
+    return algo, lat, bw, comp, algo.rounds(fp, n, m), algo.bytes_sent(fp, n, m)
+
+
+def _namespace(log: Slip | None) -> Any:
+    """The registry's math namespace, with log₂ as the slip *log* reads it (exact without one)."""
+    from types import SimpleNamespace
+
+    from costmodel.collectives._math import EXACT
+
+    if log is None:
+        return EXACT
+    lg = Work({}, log).lg
+    return SimpleNamespace(**{**vars(EXACT), "lg": lg, "clg": lg, "flg": lg})
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example: its name, title, source, givens, the function that works it, and its slips."""
+
+    name: str
+    title: str
+    source: str
+    topic: str
+    givens: tuple[Given, ...]
+    compute: Callable[[Work], None]
+    principal: str
+    slips: tuple[str, ...] = ()
+    _by_name: dict[str, Given] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {g.name: g for g in self.givens})
+        unknown = set(self.slips) - set(FORMULA_SLIPS)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown slips {sorted(unknown)}")
+
+    def given(self, name: str) -> Given:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise UnknownNameError("given", name, self._by_name,
+                                   context=f"of example {self.name!r}") from None
+
+    def values(self, settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The givens' values: defaults, replaced by *settings* (text or values, parsed by kind)."""
+        values = {g.name: g.parse(g.default) for g in self.givens}
+        for name, value in (settings or {}).items():
+            values[name] = self.given(name).parse(value)
+        return values
+
+    def run(self, settings: Mapping[str, Any] | None = None, *, slip: Slip | None = None,
+            values: Mapping[str, Any] | None = None, quiet: bool = False) -> Worked:
+        """Work the example; *values* (already parsed) skips parsing, *slip* models a mistake,
+        *quiet* records the answers only (no steps: what grading needs, faster)."""
+        chosen = dict(values) if values is not None else self.values(settings)
+        work = Work(chosen, slip, quiet=quiet)
+        try:
+            if quiet:
+                with kinds.quiet():
+                    self.compute(work)
+            else:
+                self.compute(work)
+        except ZeroDivisionError:
+            raise InputError(f"example {self.name}: these givens divide by zero") from None
+        if self.principal not in work.answers:
+            raise AssertionError(f"example {self.name} did not record its answer {self.principal!r}")
+        return Worked(self.name, self.title, self.source, tuple((g, chosen[g.name]) for g in self.givens),
+                      tuple(work.steps), work.answers, self.principal)
+
+
+def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
+    """``["p=32", "n=1GiB"]`` → ``{"p": "32", "n": "1GiB"}`` (values stay text for the kinds to parse).
+
+    >>> parse_settings(["p=32", " n = 1GiB "])
+    {'p': '32', 'n': '1GiB'}
+    """
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InputError(f"--set {pair!r} is not NAME=VALUE; write e.g. --set p=32 or --set n=1GiB")
+        settings[name.strip()] = value.strip()
+    return settings

@@ -1,0 +1,272 @@
+"""Exercise files: TOML data, read and checked key by key, never executed.
+
+The bank shipped with costmodel lives in ``costmodel/exercises/bank/`` (also
+reachable as ``exercises/`` at the top of the repository); instructors add
+their own files or folders with ``--exercises PATH``.  One file holds any
+number of exercises::
+
+    [[exercise]]
+    id = "ring-bytes"                 # unique, lower case, digits and dashes
+    topic = "rounds-and-bytes"
+    title = "Bytes each worker sends in ring all-reduce"
+    example = "ring-bytes"            # the worked example that computes it
+    source = "DSGD practice question 5"   # optional
+    statement = "A ring all-reduce runs on {p} workers over {n}. ..."
+
+    [exercise.defaults]               # optional: the exercise's own numbers
+    p = "8"
+    n = "64 MB"
+
+    [exercise.parameters]             # the givens that vary per student
+    p = { choices = [4, 8, 16, 32] }
+    n = { from = "16 MB", to = "512 MB", step = "16 MB" }
+    sizes = { from = 100, to = 900, step = 50, length = 3 }   # a list given
+
+    [[exercise.answer]]
+    name = "sent"                     # an answer of the example
+    unit = "MB"                       # the unit it is graded and shown in
+    rtol = 0.01                       # or atol = "1 MB", sigfigs = 3, exact = true
+    points = 1
+    mistakes = ["factor-two", "own-chunk"]   # optional: only these are diagnosed
+    partial = { binary-prefix = 0.5 }        # optional: credit for a diagnosed slip
+
+``{name}`` in a statement is replaced by the value of that given as the
+student sees it; nothing else in the text is interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from fractions import Fraction
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.exact import parse_number
+from costmodel.examples import get as get_example
+from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
+from costmodel.exercises.mistakes import MISTAKES
+from costmodel.exercises.model import AnswerSpec, Exercise, Parameter, Tolerance
+from costmodel.tomlfile import header_lines, loads
+from costmodel.units import parse_quantity, unit_of
+
+__all__ = ["Bank", "load_bank", "parse_exercises"]
+
+_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+_EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
+                  "answer"}
+_PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
+_ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial"}
+_MAX_CHOICES = 10_000
+_MAX_LENGTH = 64
+
+
+class Bank:
+    """Exercises by id, in file order."""
+
+    def __init__(self, exercises: Iterable[Exercise]) -> None:
+        self._by_id: dict[str, Exercise] = {}
+        for exercise in exercises:
+            if exercise.id in self._by_id:
+                other = self._by_id[exercise.id].path
+                raise ParseError(f"exercise id {exercise.id!r} is also defined in {other}",
+                                 path=exercise.path)
+            self._by_id[exercise.id] = exercise
+
+    def __iter__(self) -> Any:
+        return iter(self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, exercise_id: object) -> bool:
+        return exercise_id in self._by_id
+
+    def get(self, exercise_id: str) -> Exercise:
+        try:
+            return self._by_id[exercise_id]
+        except KeyError:
+            raise UnknownNameError("exercise", exercise_id, self._by_id) from None
+
+    def topics(self) -> list[str]:
+        return sorted({e.topic for e in self})
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(path.glob("*.toml"))
+    if path.is_file():
+        return [path]
+    raise InputError(f"{str(path)!r} is not a file or folder of exercises")
+
+
+@lru_cache(maxsize=8)
+def _load(extra: tuple[str, ...], builtin: bool) -> Bank:
+    exercises: list[Exercise] = []
+    if builtin:
+        folder = resources.files("costmodel.exercises") / "bank"
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                content = entry.read_text(encoding="utf-8")
+                exercises += parse_exercises(content, path=f"exercises/{entry.name}")
+    for name in extra:
+        for file in _files(Path(name)):
+            try:
+                content = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise ParseError(f"cannot read exercises: {e}", path=str(file)) from None
+            exercises += parse_exercises(content, path=str(file))
+    return Bank(exercises)
+
+
+def load_bank(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> Bank:
+    """The shipped exercises (unless *builtin* is false) and those in *paths* (files or folders)."""
+    return _load(tuple(str(p) for p in paths), builtin)
+
+
+def parse_exercises(content: str, *, path: str) -> list[Exercise]:
+    """Read the exercises of one file (see the module docstring for the format)."""
+    data = loads(content, path=path)
+    unknown = set(data) - {"exercise"}
+    if unknown:
+        raise ParseError(f"unknown table {sorted(unknown)[0]!r}; an exercise file holds [[exercise]] tables",
+                         path=path)
+    tables = data.get("exercise", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ParseError("exercises must be [[exercise]] tables", path=path)
+    lines = header_lines(content, "exercise")
+    exercises = []
+    for i, table in enumerate(tables):
+        line = lines[i] if i < len(lines) else None
+        try:
+            exercises.append(_exercise(table, path))
+        except InputError as e:
+            raise ParseError(f"exercise {table.get('id', i + 1)!r}: {e}", path=path, line=line) from None
+    return exercises
+
+
+def _text(table: dict[str, Any], key: str, *, required: bool = True, limit: int = 4000) -> str:
+    value = table.get(key, None if required else "")
+    if value is None:
+        raise InputError(f"{key} is missing")
+    if not isinstance(value, str) or len(value) > limit:
+        raise InputError(f"{key} must be a string of at most {limit} characters")
+    return value
+
+
+def _exercise(table: dict[str, Any], path: str) -> Exercise:
+    unknown = set(table) - _EXERCISE_KEYS
+    if unknown:
+        raise InputError(f"unknown key {sorted(unknown)[0]!r}; expected {', '.join(sorted(_EXERCISE_KEYS))}")
+    ident = _text(table, "id", limit=64)
+    if not _ID.fullmatch(ident):
+        raise InputError(f"id {ident!r} must be lower case letters, digits and dashes")
+    example = get_example(_text(table, "example", limit=64))
+    defaults = table.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise InputError("defaults must be a table of given = value")
+    for name, value in defaults.items():
+        example.given(name).parse(value)
+    parameters = table.get("parameters", {})
+    if not isinstance(parameters, dict):
+        raise InputError("parameters must be a table")
+    answers = table.get("answer")
+    if not isinstance(answers, list) or not answers or not all(isinstance(a, dict) for a in answers):
+        raise InputError("an exercise needs at least one [[exercise.answer]] table")
+    return Exercise(
+        id=ident,
+        topic=_text(table, "topic", limit=64),
+        title=_text(table, "title", limit=200),
+        example=example.name,
+        statement=_text(table, "statement"),
+        parameters=tuple(_parameter(name, spec, example) for name, spec in parameters.items()),
+        answers=tuple(_answer(a) for a in answers),
+        source=_text(table, "source", required=False, limit=200),
+        defaults={k: str(v) for k, v in defaults.items()},
+        path=path,
+    )
+
+
+def _parameter(name: str, spec: Any, example: Any) -> Parameter:
+    given = example.given(name)
+    if not isinstance(spec, dict) or not spec:
+        raise InputError(f"parameter {name}: give choices = [...] or from/to/step")
+    unknown = set(spec) - _PARAMETER_KEYS
+    if unknown:
+        raise InputError(f"parameter {name}: unknown key {sorted(unknown)[0]!r}")
+    length = spec.get("length")
+    listed = given.kind in (NUMBERS, COUNTS)
+    if listed != (length is not None):
+        raise InputError(f"parameter {name}: length is {'required' if listed else 'only'} for a list given")
+    if length is not None and (not isinstance(length, int) or not 1 <= length <= _MAX_LENGTH):
+        raise InputError(f"parameter {name}: length must be an integer from 1 to {_MAX_LENGTH}")
+    element = given.kind if not listed else (COUNT if given.kind is COUNTS else None)
+    parse = element.parse if element is not None else parse_number
+    if "choices" in spec:
+        if set(spec) - {"choices", "length"}:
+            raise InputError(f"parameter {name}: give either choices or from/to/step, not both")
+        choices = spec["choices"]
+        if not isinstance(choices, list) or not choices or len(choices) > _MAX_CHOICES:
+            raise InputError(f"parameter {name}: choices must be a non-empty list")
+        for choice in choices:
+            if isinstance(choice, bool) or not isinstance(choice, (str, int, float)):
+                raise InputError(f"parameter {name}: choice {choice!r} is not a number or a string")
+            parse(choice) if listed else given.parse(choice)
+        return Parameter(name, given.kind, choices=tuple(choices), length=length)
+    if given.kind is NAME:
+        raise InputError(f"parameter {name}: a name given takes choices = [...]")
+    try:
+        start, stop, step = (parse(spec[k]) for k in ("from", "to", "step"))
+    except KeyError as e:
+        raise InputError(f"parameter {name}: {e.args[0]} is missing") from None
+    if not step > 0 or stop < start or (stop - start) / step > 10**6:
+        raise InputError(f"parameter {name}: need from <= to and 0 < step, with at most 10^6 steps")
+    return Parameter(name, given.kind, start=Fraction(start), stop=Fraction(stop), step=Fraction(step),
+                     length=length)
+
+
+def _fraction(value: Any, key: str) -> Fraction:
+    number = parse_number(value, what=key)
+    if number < 0:
+        raise InputError(f"{key} must not be negative")
+    return number
+
+
+def _answer(table: dict[str, Any]) -> AnswerSpec:
+    unknown = set(table) - _ANSWER_KEYS
+    if unknown:
+        expected = ", ".join(sorted(_ANSWER_KEYS))
+        raise InputError(f"answer: unknown key {sorted(unknown)[0]!r}; expected {expected}")
+    name = _text(table, "name", limit=64)
+    unit = _text(table, "unit", required=False, limit=16)
+    if unit:
+        unit_of(unit)
+    if "sigfigs" in table:
+        sigfigs = table["sigfigs"]
+        if isinstance(sigfigs, bool) or not isinstance(sigfigs, int) or not 1 <= sigfigs <= 15:
+            raise InputError("sigfigs must be an integer from 1 to 15")
+        tolerance = Tolerance(rtol=Fraction(0), sigfigs=sigfigs)
+    elif table.get("exact", False) is True:
+        tolerance = Tolerance(exact=True)
+    else:
+        atol = table.get("atol", 0)
+        if isinstance(atol, str) and unit and any(c.isalpha() for c in atol):
+            atol = parse_quantity(atol).value / unit_of(unit)[1]
+        tolerance = Tolerance(rtol=_fraction(table.get("rtol", "0.01"), "rtol"), atol=_fraction(atol, "atol"))
+    mistakes = table.get("mistakes")
+    if mistakes is not None:
+        if not isinstance(mistakes, list) or not all(m in MISTAKES for m in mistakes):
+            raise InputError(f"answer {name}: mistakes must be a list drawn from {', '.join(MISTAKES)}")
+        mistakes = tuple(mistakes)
+    partial = table.get("partial", {})
+    if not isinstance(partial, dict) or not all(k in MISTAKES for k in partial):
+        raise InputError(f"answer {name}: partial must map mistakes ({', '.join(MISTAKES)}) to credit")
+    credit = {k: _fraction(v, f"partial.{k}") for k, v in partial.items()}
+    if any(v > 1 for v in credit.values()):
+        raise InputError(f"answer {name}: partial credit is a fraction from 0 to 1")
+    points = _fraction(table.get("points", 1), "points")
+    return AnswerSpec(name=name, unit=unit, tolerance=tolerance, points=points, mistakes=mistakes,
+                      partial=credit)

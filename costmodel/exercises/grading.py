@@ -1,0 +1,393 @@
+"""Grading: read an answers file, compare each answer in its unit, diagnose the misses.
+
+An answers file is TOML data with one ``[[answer]]`` table per answer::
+
+    student = "s1234"          # optional, for every answer of the file
+
+    [[answer]]
+    exercise = "ring-bytes"
+    seed = 17                  # the student's variant; omit for the exercise's own numbers
+    name = "sent"              # only when the exercise has several answers
+    value = "150 MB"           # a string with its unit, or a number
+    student = "s1234"          # optional, per answer
+
+Units are converted before comparing (``"0.15 GB"`` is 150 MB; a bare number is
+read in the answer's unit); a value of the wrong dimension is reported as
+``wrong-unit``; integer answers (rounds) must be exact.  A miss is re-worked
+with every known slip (:mod:`costmodel.exercises.mistakes`) and each slip that
+reproduces it is reported, with the partial credit configured for it.  One bad
+entry is reported and the others are graded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from costmodel._json import real
+from costmodel.errors import CostmodelError, InputError, ParseError
+from costmodel.examples import get as get_example
+from costmodel.examples.kinds import NAME, Kind
+from costmodel.examples.work import FORMULA_SLIPS, Slip
+from costmodel.exercises.bank import Bank, load_bank
+from costmodel.exercises.mistakes import MISTAKES, Diagnosis, diagnose
+from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
+from costmodel.tomlfile import header_lines, loads
+from costmodel.units import NUMBER, parse_quantity
+
+__all__ = ["Grade", "GradeReport", "Submission", "check", "grade_answer", "read_answers"]
+
+_ANSWER_KEYS = {"exercise", "seed", "name", "value", "student"}
+_MAX_ANSWERS = 200_000
+_MAX_SEED = 2**63
+_DIMENSION = {"size": "size", "time": "time", "rate": "rate", "inverse rate": "inverse rate"}
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One answer as read from a file (or built in Python)."""
+
+    exercise: str
+    value: Any
+    seed: int | None = None
+    name: str | None = None
+    student: str | None = None
+    line: int | None = None
+    error: str | None = None  # set when the entry itself is malformed
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The grade of one answer."""
+
+    submission: Submission
+    correct: bool
+    score: Fraction
+    max_score: Fraction
+    expected: str = ""
+    given: str = ""
+    name: str | None = None
+    diagnosis: tuple[Diagnosis, ...] = ()
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.submission
+        out: dict[str, Any] = {
+            "exercise": s.exercise, "seed": s.seed, "name": self.name, "correct": self.correct,
+            "expected": self.expected, "given": self.given,
+            "diagnosis": [d.to_dict() for d in self.diagnosis],
+            "score": real(self.score), "max_score": real(self.max_score),
+        }
+        if s.student is not None:
+            out["student"] = s.student
+        if s.line is not None:
+            out["line"] = s.line
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    """Every grade of a batch, with the totals."""
+
+    grades: tuple[Grade, ...]
+    path: str = ""
+    students: Mapping[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
+
+    @property
+    def score(self) -> Fraction:
+        return sum((g.score for g in self.grades), Fraction(0))
+
+    @property
+    def max_score(self) -> Fraction:
+        return sum((g.max_score for g in self.grades), Fraction(0))
+
+    @property
+    def errors(self) -> tuple[Grade, ...]:
+        return tuple(g for g in self.grades if g.error is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"score": real(self.score), "max_score": real(self.max_score),
+                               "results": [g.to_dict() for g in self.grades]}
+        if self.students:
+            out["students"] = {k: {"score": real(a), "max_score": real(b)}
+                               for k, (a, b) in self.students.items()}
+        return out
+
+    def to_gradescope(self) -> dict[str, Any]:
+        """Gradescope's ``results.json``: one test per answer, the score, and a summary."""
+        tests = []
+        for number, g in enumerate(self.grades, 1):
+            s = g.submission
+            label = f"{s.exercise}" + (f" (seed {s.seed})" if s.seed is not None else "") + \
+                (f": {g.name}" if g.name else "")
+            lines = [f"expected {g.expected}, given {g.given}" if not g.correct else f"{g.given}: correct"]
+            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis]
+            if g.error:
+                lines = [f"error: {g.error}"]
+            tests.append({"name": label, "number": str(number), "score": real(g.score),
+                          "max_score": real(g.max_score), "status": "passed" if g.correct else "failed",
+                          "output": "\n".join(lines), "visibility": "visible"})
+        right = sum(1 for g in self.grades if g.correct)
+        return {"score": real(self.score),
+                "output": f"{right} of {len(self.grades)} answers correct; "
+                          f"score {_text(self.score)} of {_text(self.max_score)}",
+                "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+
+
+def _text(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+
+def read_answers(content: str, *, path: str) -> list[Submission]:
+    """The answers of one file; a malformed entry becomes a :class:`Submission` with its error."""
+    data = loads(content, path=path)
+    unknown = set(data) - {"answer", "student"}
+    if unknown:
+        raise ParseError(f"unknown key {sorted(unknown)[0]!r}; an answers file holds [[answer]] tables "
+                         "(and optionally student = ...)", path=path)
+    student = data.get("student")
+    if student is not None and not isinstance(student, str):
+        raise ParseError("student must be a string", path=path)
+    entries = data.get("answer", [])
+    if not isinstance(entries, list) or not entries:
+        raise ParseError("no answers: write one [[answer]] table per answer", path=path, line=1)
+    if len(entries) > _MAX_ANSWERS:
+        raise ParseError(f"too many answers ({len(entries)}; at most {_MAX_ANSWERS})", path=path)
+    lines = header_lines(content, "answer")
+    return [_submission(e, student, lines[i] if i < len(lines) else None) for i, e in enumerate(entries)]
+
+
+def _submission(entry: Any, student: str | None, line: int | None) -> Submission:
+    try:
+        return _fields(entry, student, line)
+    except InputError as e:
+        exercise = entry.get("exercise") if isinstance(entry, dict) else None
+        return Submission(exercise=exercise if isinstance(exercise, str) else "?", value=None,
+                          student=student, line=line, error=str(e))
+
+
+def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
+    if not isinstance(entry, dict):
+        raise InputError("an answer must be a table")
+    unknown = set(entry) - _ANSWER_KEYS
+    if unknown:
+        raise InputError(f"unknown key {sorted(unknown)[0]!r}; expected {', '.join(sorted(_ANSWER_KEYS))}")
+    exercise, seed, name = entry.get("exercise"), entry.get("seed"), entry.get("name")
+    who = entry.get("student", student)
+    value = entry.get("value")
+    checks = (
+        (isinstance(exercise, str) and exercise, "exercise is missing (the id of the exercise answered)"),
+        (seed is None or (type(seed) is int and 0 <= seed < _MAX_SEED),
+         f"seed {seed!r} is not a whole number from 0 to 2^63"),
+        (name is None or isinstance(name, str), "name must be a string"),
+        (who is None or isinstance(who, str), "student must be a string"),
+        ("value" in entry, "value is missing (write e.g. value = \"150 MB\")"),
+        (type(value) in (str, int, float), f"value {value!r} is not a number or a string such as \"150 MB\""),
+        (not isinstance(value, str) or len(value) <= 200, "value is too long (at most 200 characters)"),
+        (not isinstance(value, float) or math.isfinite(value), f"value {value!r} is not a finite number"),
+    )
+    for ok, message in checks:
+        if not ok:
+            raise InputError(message)
+    return Submission(exercise=exercise, value=value, seed=seed, name=name, student=who, line=line)
+
+
+# -- grading ---------------------------------------------------------------------------------------
+
+
+def _dimension(kind: Kind) -> str:
+    return _DIMENSION.get(kind.name, NUMBER)
+
+
+def _parse_given(value: Any, spec: AnswerSpec, kind: Kind) -> tuple[Any, str]:
+    """The student's value in base units, and its dimension."""
+    if kind is NAME:
+        return str(value), "name"
+    if not isinstance(value, str):
+        quantity = parse_quantity(value)
+        number = quantity.value
+        return (number * spec.scale if spec.unit else number), _dimension(kind) if spec.unit else NUMBER
+    quantity = parse_quantity(value)
+    if quantity.dimension == NUMBER and quantity.unit != "%" and spec.unit:
+        return quantity.value * spec.scale, _dimension(kind)
+    return quantity.value, quantity.dimension
+
+
+@lru_cache(maxsize=262144)
+def _slipped(key: tuple[str, tuple[tuple[str, str], ...]], slip: Slip) -> Mapping[str, Any] | None:
+    """The answers of the example worked with *slip*, for the givens in *key* (see ``Variant.key``)."""
+    example = get_example(key[0])
+    values, _ = _answers(*key)
+    try:
+        worked = example.run(values=values, slip=slip, quiet=True)
+    except (CostmodelError, ArithmeticError, ValueError):
+        return None
+    return {k: a.value for k, a in worked.answers.items()}
+
+
+def _formula_values(exercise: Exercise, variant: Variant, name: str) -> list[tuple[str, str, Any]]:
+    out = []
+    for mistake in exercise.worked_example.slips:
+        for how_variant in FORMULA_SLIPS[mistake]:
+            answers = _slipped(variant.key, Slip(mistake, how_variant))
+            if answers is not None and name in answers:
+                how = MISTAKES[mistake] + (f" ({how_variant})" if how_variant else "")
+                out.append((mistake, how, answers[name]))
+    return out
+
+
+def grade_answer(exercise: Exercise, submission: Submission, *,
+                 partial: Mapping[str, Fraction] | None = None) -> Grade:
+    """Grade one answer against its variant of *exercise* (``partial`` overrides the exercise's credit)."""
+    spec = exercise.answer(submission.name)
+    variant: Variant = exercise.variant(submission.seed)
+    answer = variant.answers[spec.name]
+    kind, expected = answer.kind, answer.value
+    tolerance = spec.tolerance_for(kind)
+    shown_expected = spec.shown(expected, kind)
+    given_text = submission.value if isinstance(submission.value, str) else real(submission.value)
+    base = {"submission": submission, "max_score": spec.points, "expected": shown_expected,
+            "given": str(given_text), "name": spec.name}
+    try:
+        given, dimension = _parse_given(submission.value, spec, kind)
+    except InputError as e:
+        return Grade(correct=False, score=Fraction(0), error=str(e), **base)
+    want = "name" if kind is NAME else _dimension(kind)
+    if dimension != want:
+        d = Diagnosis(("wrong-unit",), f"{submission.value} is {_article(dimension)}; "
+                                       f"the answer is {_article(want)} ({shown_expected})")
+        return Grade(correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
+                     diagnosis=(d,), **base)
+
+    def accepts(s: Any, t: Any) -> bool:
+        return tolerance.accepts(s, t, scale=spec.scale)
+
+    if accepts(given, expected):
+        return Grade(correct=True, score=spec.points, **base)
+    rtol = _diagnosis_rtol(tolerance)
+
+    def near(s: Any, t: Any) -> bool:
+        if isinstance(t, str) or isinstance(s, str):
+            return accepts(s, t)
+        return abs(s - t) <= rtol * abs(t) if rtol else s == t
+
+    found = diagnose(given, expected, dimension=want, accepts=near, allowed=spec.mistakes,
+                     formula_values=_formula_values(exercise, variant, spec.name))
+    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
+    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+
+
+def _diagnosis_rtol(tolerance: Tolerance) -> float:
+    """How close a slip's value must be: the answer's relative tolerance, kept within 0.2 %–0.5 %.
+
+    Wide enough for a student's rounding, narrow enough that two slips whose
+    factors differ by a few per cent (MiB against GiB) are told apart; 0 for
+    exact answers.
+    """
+    if tolerance.exact:
+        return 0.0
+    rtol = float(tolerance.rtol)
+    if tolerance.sigfigs is not None:
+        rtol = 0.5 * 10.0 ** (1 - tolerance.sigfigs)
+    return min(max(rtol, 0.002), 0.005)
+
+
+def _article(dimension: str) -> str:
+    return {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate",
+            NUMBER: "a plain number", "name": "a word"}.get(dimension, dimension)
+
+
+def _credit(mistakes: Iterable[str], spec: AnswerSpec, partial: Mapping[str, Fraction] | None) -> Fraction:
+    table = {**(spec.partial or {}), **(partial or {})}
+    return min((table.get(m, Fraction(0)) for m in mistakes), default=Fraction(0))
+
+
+PARALLEL_FROM = 2000
+"""Batches at least this large are graded by several processes (where ``fork`` is available)."""
+
+
+def check(submissions: Iterable[Submission], *, bank: Bank | None = None,
+          partial: Mapping[str, Fraction] | None = None, path: str = "",
+          jobs: int | None = None) -> GradeReport:
+    """Grade every submission; an entry that cannot be graded is reported with its error, not raised.
+
+    *jobs* processes grade a large batch (default: one per CPU from :data:`PARALLEL_FROM` answers
+    on, where the ``fork`` start method exists; 1 grades in this process).  The grades, their order
+    and the totals are the same either way.
+    """
+    bank = bank if bank is not None else load_bank()
+    batch = list(submissions)
+    workers = _workers(jobs, len(batch))
+    grades = _grade_parallel(batch, bank, partial, workers) if workers > 1 else \
+        [_grade_one(s, bank, partial) for s in batch]
+    students: dict[str, tuple[Fraction, Fraction]] = {}
+    for s, grade in zip(batch, grades, strict=True):
+        if s.student is not None:
+            got, out_of = students.get(s.student, (Fraction(0), Fraction(0)))
+            students[s.student] = (got + grade.score, out_of + grade.max_score)
+    return GradeReport(tuple(grades), path=path, students=students)
+
+
+def _grade_one(s: Submission, bank: Bank, partial: Mapping[str, Fraction] | None) -> Grade:
+    try:
+        if s.error is not None:
+            raise InputError(s.error)
+        return grade_answer(bank.get(s.exercise), s, partial=partial)
+    except InputError as e:
+        return Grade(submission=s, correct=False, score=Fraction(0), max_score=Fraction(0),
+                     given=str(s.value) if s.value is not None else "", name=s.name, error=str(e))
+
+
+def _workers(jobs: int | None, count: int) -> int:
+    import multiprocessing
+    import os
+
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise InputError(f"jobs={jobs!r} is not a positive whole number")
+    elif count < PARALLEL_FROM:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(jobs or os.cpu_count() or 1, max(1, count // 100))
+
+
+_BATCH: tuple[Bank, Mapping[str, Fraction] | None] | None = None
+
+
+def _grade_chunk(chunk: list[tuple[int, Submission]]) -> list[tuple[int, Grade]]:
+    assert _BATCH is not None
+    bank, partial = _BATCH
+    return [(i, _grade_one(s, bank, partial)) for i, s in chunk]
+
+
+def _grade_parallel(batch: list[Submission], bank: Bank, partial: Mapping[str, Fraction] | None,
+                    workers: int) -> list[Grade]:
+    """Grade in *workers* forked processes; answers to one exercise go to the same process, so that
+    its variants and slips are worked once there."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _BATCH  # noqa: PLW0603 - inherited by the forked workers, never pickled
+    order = sorted(range(len(batch)), key=lambda i: (batch[i].exercise, batch[i].seed or 0))
+    size = -(-len(order) // (workers * 4))
+    chunks = [[(i, batch[i]) for i in order[k:k + size]] for k in range(0, len(order), size)]
+    _BATCH = (bank, partial)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            done = [pair for part in pool.map(_grade_chunk, chunks) for pair in part]
+    finally:
+        _BATCH = None
+    grades: list[Grade | None] = [None] * len(batch)
+    for i, grade in done:
+        grades[i] = grade
+    return grades  # type: ignore[return-value]

@@ -1,0 +1,133 @@
+"""Exercise files: the shipped bank loads and every variant computes; bad files name file and line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from costmodel.errors import ParseError
+from costmodel.examples import all_examples
+from costmodel.exercises import Bank, load_bank, parse_exercises
+
+GOOD = """
+[[exercise]]
+id = "ring"
+topic = "rounds-and-bytes"
+title = "Ring bytes"
+example = "ring-bytes"
+statement = \"\"\"
+Ring all-reduce on {p} workers
+over {n}.
+
+Second paragraph.
+\"\"\"
+[exercise.parameters]
+p = { choices = [4, 8, 16] }
+n = { from = "10 MB", to = "990 MB", step = "10 MB" }
+[[exercise.answer]]
+name = "sent"
+unit = "MB"
+"""
+
+
+def test_statement_placeholders_and_paragraphs():
+    exercise = parse_exercises(GOOD, path="x.toml")[0]
+    # the example's defaults (p = 4, n = 100 MB) without a seed
+    assert exercise.variant().statement == "Ring all-reduce on 4 workers over 100 MB.\n\nSecond paragraph."
+
+
+def test_variants_are_deterministic_and_vary():
+    exercise = parse_exercises(GOOD, path="x.toml")[0]
+    again = parse_exercises(GOOD, path="y.toml")[0]
+    shown = [exercise.variant(s).shown for s in range(40)]
+    assert shown == [again.variant(s).shown for s in range(40)]  # a fresh parse, the same draws
+    assert len({tuple(sorted(d.items())) for d in shown}) > 20
+    assert {d["p"] for d in shown} == {"4", "8", "16"}
+
+
+def test_the_answer_uses_the_rounded_value_the_student_sees():
+    text = GOOD.replace('step = "10 MB"', 'step = "1234567 B"').replace('to = "990 MB"', 'to = "900 MB"')
+    exercise = parse_exercises(text, path="x.toml")[0]
+    for seed in range(30):
+        v = exercise.variant(seed)
+        p, n = v.values["p"], v.values["n"]
+        assert v.expected("sent") == 2 * (p - 1) * n / p
+        assert f"over {v.shown['n']}" in v.statement
+        # n is what the statement shows (four significant figures), not the grid value
+        assert v.values["n"] == exercise.worked_example.given("n").parse(v.shown["n"])
+
+
+BAD = [
+    ("[[exercise]\nid = 1", "x.toml:1: invalid TOML"),
+    ("[[exercise]]\nid = \"Bad Id\"\n", "x.toml:1: exercise 'Bad Id': id 'Bad Id' must be lower case"),
+    (GOOD.replace('example = "ring-bytes"', 'example = "ring-byte"'), "did you mean 'ring-bytes'"),
+    (GOOD.replace("p = { choices", "q = { choices"), "unknown given 'q' of example 'ring-bytes'"),
+    (GOOD.replace('unit = "MB"', 'unit = "parsec"'), "not a unit costmodel knows"),
+    (GOOD.replace('unit = "MB"', 'unit = "KB"'), "not a unit costmodel knows"),
+    (GOOD.replace('name = "sent"\n', ""), "name is missing"),
+    (GOOD.replace('[[exercise.answer]]\nname = "sent"\nunit = "MB"\n', ""), "needs at least one"),
+    (GOOD.replace("choices = [4, 8, 16]", "choices = []"), "choices must be a non-empty list"),
+    (GOOD.replace("choices = [4, 8, 16]", "choices = [4, 1.5]"), "not a whole number"),
+    (GOOD.replace('step = "10 MB"', 'step = "1 B"'), "at most 10^6 steps"),
+    (GOOD.replace('step = "10 MB"', 'step = "-1 MB"'), "is negative"),
+    (GOOD.replace('step = "10 MB"', 'step = "0 MB"'), "0 < step"),
+    ("rogue = 1\n" + GOOD, "unknown table 'rogue'"),
+    (GOOD + "rogue = 1\n", "answer: unknown key 'rogue'"),
+    (GOOD.replace('unit = "MB"', 'unit = "MB"\nmistakes = ["guessing"]'), "mistakes must be a list"),
+    (GOOD.replace('unit = "MB"', 'unit = "MB"\npartial = { factor-two = 2 }'), "fraction from 0 to 1"),
+    ("\x00\x00", "x.toml: the file is binary"),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), BAD)
+def test_bad_exercise_files(content, message):
+    with pytest.raises(ParseError) as info:
+        parse_exercises(content, path="x.toml")
+    assert message in str(info.value) and str(info.value).startswith("x.toml")
+
+
+def test_the_line_is_that_of_the_bad_exercise():
+    two = GOOD + GOOD.replace('id = "ring"', 'id = "ring2"').replace('unit = "MB"', 'unit = "parsec"')
+    line = two.splitlines().index("[[exercise]]", 3) + 1
+    with pytest.raises(ParseError, match=rf"^x\.toml:{line}: exercise 'ring2'"):
+        parse_exercises(two, path="x.toml")
+
+
+def test_duplicate_ids_are_refused():
+    exercises = parse_exercises(GOOD, path="a.toml") + parse_exercises(GOOD, path="b.toml")
+    with pytest.raises(ParseError, match=r"also defined in a\.toml"):
+        Bank(exercises)
+
+
+# -- the shipped bank -----------------------------------------------------------------------------
+
+
+def test_every_example_runs_with_its_defaults():
+    for example in all_examples():
+        worked = example.run()
+        assert worked.answer.name == example.principal
+        assert worked.to_dict()["steps"]
+
+
+def test_the_shipped_bank_has_every_seed_practice_question_and_forty_more():
+    bank = load_bank()
+    covered = set()
+    for e in bank:
+        for found in re.finditer(r"practice questions? ([0-9][0-9, and]*)", e.source):
+            covered |= {int(q) for q in re.findall(r"[0-9]+", found.group(1))}
+    assert covered >= set(range(1, 9))
+    assert len(bank) >= 48
+
+
+@pytest.mark.parametrize("exercise", list(load_bank()), ids=lambda e: e.id)
+def test_every_shipped_exercise_computes_for_many_seeds(exercise):
+    default = exercise.variant()
+    names = set(default.worked.answers)
+    assert {a.name for a in exercise.answers} <= names
+    for seed in range(0, 200, 7):
+        v = exercise.variant(seed)
+        assert "{" not in v.statement, v.statement
+        for a in exercise.answers:
+            assert v.expected(a.name) is not None
+        v.to_dict()
