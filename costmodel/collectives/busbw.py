@@ -14,6 +14,8 @@ allreduce       2(p − 1)/p     every element is added p − 1 times and
 reduce-scatter  (p − 1)/p      only the additions of all-reduce
 allgather       (p − 1)/p      only the assignments of all-reduce
 alltoall        (p − 1)/p      each rank keeps 1/p of its buffer
+gather          (p − 1)/p      the root receives all blocks but its own
+scatter         (p − 1)/p      the root sends all blocks but its own
 broadcast       1              all data leaves the root's one link
 reduce          1              all data enters the root's one link
 ==============  =============  ============================================
@@ -31,6 +33,8 @@ References
 .. [1] NVIDIA, nccl-tests, ``doc/PERFORMANCE.md`` ("Performance reported by NCCL
    tests": algorithm bandwidth, bus bandwidth, and the summary of factors).
    https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md
+.. [2] NVIDIA, nccl-tests, ``src/gather.cu`` and ``src/scatter.cu`` (``GatherGetBw``,
+   ``ScatterGetBw``: the factor (nranks − 1)/nranks, which PERFORMANCE.md does not list).
 
 Examples
 --------
@@ -68,6 +72,8 @@ FACTORS: dict[str, tuple[str, Callable[[Fraction], Fraction]]] = {
     "reduce-scatter": ("(p − 1)/p", lambda p: (p - 1) / p),
     "allgather": ("(p − 1)/p", lambda p: (p - 1) / p),
     "alltoall": ("(p − 1)/p", lambda p: (p - 1) / p),
+    "gather": ("(p − 1)/p", lambda p: (p - 1) / p),
+    "scatter": ("(p − 1)/p", lambda p: (p - 1) / p),
     "broadcast": ("1", lambda p: Fraction(1)),
     "reduce": ("1", lambda p: Fraction(1)),
 }
@@ -93,7 +99,7 @@ def bus_factor(collective: str, p: int) -> Fraction:
     UnknownNameError
         For an unknown collective.
     InputError
-        For a collective nccl-tests gives no factor for (gather, scatter), or a bad p.
+        For a bad p.
     """
     name = _canonical(collective)
     return FACTORS[name][1](Fraction(check_ranks(p)))

@@ -19,6 +19,8 @@ GB = 10**9
     ("allreduce", 1024, Fraction(1023, 512)),
     ("reduce-scatter", 8, Fraction(7, 8)),
     ("allgather", 4, Fraction(3, 4)),
+    ("gather", 4, Fraction(3, 4)),  # nccl-tests src/gather.cu, GatherGetBw
+    ("scatter", 5, Fraction(4, 5)),
     ("alltoall", 16, Fraction(15, 16)),
     ("broadcast", 64, Fraction(1)),
     ("reduce", 3, Fraction(1)),
@@ -73,7 +75,6 @@ def test_the_ring_allreduce_model_approaches_the_link_speed():
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"collective": "gather", "p": 4, "n": 1, "time": 1}, InputError, "no bus bandwidth factor for gather"),
     ({"collective": "allreduse", "p": 4, "n": 1, "time": 1}, UnknownNameError, "allreduce"),
     ({"collective": "allreduce", "p": 1, "n": 1, "time": 1}, InputError, "at least 2 ranks"),
     ({"collective": "allreduce", "p": 4, "n": 0, "time": 1}, InputError, "positive"),
