@@ -1,0 +1,72 @@
+"""Calibration: read measured collective times, fit α and β, write a profile.
+
+The library side of ``costmodel calibrate``: :mod:`costmodel.calibration.logs`
+reads nccl-tests (text and ``-J`` JSON), OSU Micro-Benchmarks and costmodel CSV
+logs into :class:`Measurements`; :mod:`costmodel.calibration.fit` fits the
+model T(n) = a(p)·α + b(p)·n·β of the assumed algorithm, by size segments, and
+writes the result as a profile TOML that ``--profile`` loads.
+
+>>> from costmodel.calibration import fit, read_log
+>>> m = read_log('''# OSU MPI Allreduce Latency Test v5.8
+... # Size       Avg Latency(us)
+... 1024                   14.43
+... 2048                   21.85
+... 4096                   21.35
+... 8192                   23.97
+... ''', p=2)
+>>> f = fit(m, segments=1)
+>>> f.algorithm, f.p, len(f.residuals)
+('ring', 2, 4)
+"""
+
+from costmodel.calibration.fit import (
+    DEFAULT_ALGORITHMS,
+    MAX_SEGMENTS,
+    MIN_POINTS,
+    Fit,
+    Residual,
+    Segment,
+    SegmentCount,
+    coefficients,
+    fit,
+)
+from costmodel.calibration.logs import (
+    CSV_COLUMNS,
+    PT2PT,
+    TOOLS,
+    Measurements,
+    Row,
+    canonical_collective,
+    detect_format,
+    read_csv,
+    read_log,
+    read_nccl_tests,
+    read_nccl_tests_json,
+    read_osu,
+    write_csv,
+)
+
+__all__ = [
+    "CSV_COLUMNS",
+    "DEFAULT_ALGORITHMS",
+    "MAX_SEGMENTS",
+    "MIN_POINTS",
+    "PT2PT",
+    "TOOLS",
+    "Fit",
+    "Measurements",
+    "Residual",
+    "Row",
+    "Segment",
+    "SegmentCount",
+    "canonical_collective",
+    "coefficients",
+    "detect_format",
+    "fit",
+    "read_csv",
+    "read_log",
+    "read_nccl_tests",
+    "read_nccl_tests_json",
+    "read_osu",
+    "write_csv",
+]

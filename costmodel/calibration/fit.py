@@ -1,0 +1,636 @@
+"""Fit α and β to measured collective times, by size segments.
+
+The model of one collective run by one algorithm on p ranks is linear in its
+two link parameters::
+
+    T(n) = a(p)·α + b(p)·n·β
+
+with a(p) and b(p) the latency and bandwidth coefficients of the algorithm's
+record in the costmodel registry (ring all-reduce: a = 2(p − 1), b = 2(p − 1)/p).
+The fit minimises the squared *relative* error, Σ((T(nᵢ) − tᵢ)/tᵢ)², under
+α, β ≥ 0 (weighted non-negative least squares, :func:`scipy.optimize.nnls`),
+so that 10 µs at 8 B weighs as much as 10 ms at 1 GiB.
+
+γ is not separable from these logs: a reduction's γ·n term is proportional to
+n like the β term, so its cost is folded into β and γ is left 0.
+
+Real libraries switch protocols and algorithms with the size (NCCL's LL, LL128
+and Simple; eager and rendezvous in MPI), so one line fits poorly across eight
+decades.  The sizes are split into 1–3 contiguous segments, each with its own α
+and β: every split with at least three sizes per segment is tried, the best
+split of each count is the one with the least squared relative error, and the
+count is chosen by the Bayesian information criterion on the relative
+residuals (≈ log residuals), ``N·ln(RSS/N) + k·ln N`` with k = 3s − 1
+parameters (α, β per segment and s − 1 breakpoints).  Relative residuals below
+10⁻⁶ count as exact (timer resolution), so noise-free data keep one segment.
+The link parameters reported for a profile are those of the segment covering the
+largest sizes, the bandwidth regime.
+
+Default algorithms (override with ``algorithm=``):
+
+=================================  ==================  ===============================================
+collective                         algorithm           why
+=================================  ==================  ===============================================
+allreduce, allgather,              ring                NCCL's large-message algorithm; the bandwidth
+reduce-scatter                                         term matches nccl-tests' busbw factor
+alltoall                           pairwise            p − 1 exchanges, what NCCL and MPI do
+broadcast, reduce                  binomial            linear in n with no free parameter, and the
+                                                       MPI default for the short and medium sizes
+                                                       OSU measures; NCCL pipelines both along a
+                                                       ring (b ≈ 1), so β from an nccl-tests log is
+                                                       ⌈log₂p⌉ times smaller than the link's
+gather, scatter                    binomial            MPI's default
+pt2pt (osu_latency, osu_bw,        —                   a = 1, b = 1: one message, α + nβ
+sendrecv_perf)
+=================================  ==================  ===============================================
+
+Algorithms with a free integer parameter (pipelined-chain segments, the
+double binary tree's blocks) need it fixed: ``extra={"segments": 8}``.
+
+Examples
+--------
+Times generated from α = 5 µs and β = 0.08 ns/B with the ring all-reduce at
+p = 8 give those values back:
+
+>>> from costmodel.calibration.logs import Measurements, Row
+>>> def ring(n): return 14 * Fraction(5, 10**6) + Fraction(7, 4) * n * Fraction(8, 10**11)
+>>> rows = tuple(Row(n_bytes=2**k, time_s=ring(2**k)) for k in range(3, 28))
+>>> f = fit(Measurements(tool="costmodel-csv", collective="allreduce", p=8, rows=rows))
+>>> f.algorithm, len(f.segments), round(f.alpha_s * 1e6, 9), round(f.beta_s_per_byte * 1e9, 12)
+('ring', 1, 5.0, 0.08)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import combinations, pairwise
+from typing import Any
+
+from costmodel._json import real
+from costmodel.calibration.logs import PT2PT, Measurements, Row, canonical_collective
+from costmodel.errors import CalibrationError, InputError
+
+__all__ = [
+    "DEFAULT_ALGORITHMS",
+    "MAX_SEGMENTS",
+    "MIN_POINTS",
+    "Fit",
+    "Residual",
+    "Segment",
+    "SegmentCount",
+    "coefficients",
+    "fit",
+]
+
+DEFAULT_ALGORITHMS = {
+    "allreduce": "ring",
+    "allgather": "ring",
+    "reduce-scatter": "ring",
+    "alltoall": "pairwise",
+    "broadcast": "binomial",
+    "reduce": "binomial",
+    "gather": "binomial",
+    "scatter": "binomial",
+}
+"""The algorithm assumed for each collective when none is given (see the module docstring)."""
+
+MAX_SEGMENTS = 3
+MIN_POINTS = 3
+"""Fewest distinct sizes in a segment of an automatic split (a line through 2 points fits anything)."""
+
+_ONE_MIB = 1 << 20
+_FLOOR = 1e-6
+"""Relative residuals below this are timer resolution: RSS/N is floored at its square."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Segment:
+    """α and β of one contiguous range of sizes.
+
+    ``alpha_ci_s`` and ``beta_ci_s_per_byte`` are 95 % confidence intervals
+    (Student t on the weighted residual variance and (XᵀWX)⁻¹, cut at 0 since
+    neither can be negative), ``None`` when the segment has no residual degrees
+    of freedom.  A parameter at its bound 0 (``alpha_at_bound``) has a one-sided
+    interval [0, t·se].
+    """
+
+    from_bytes: int
+    to_bytes: int
+    alpha_s: float
+    beta_s_per_byte: float
+    alpha_ci_s: tuple[float, float] | None
+    beta_ci_s_per_byte: tuple[float, float] | None
+    alpha_at_bound: bool
+    beta_at_bound: bool
+    median_rel_error: float
+    points: int
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float | None:
+        """1/β, or None when β is 0."""
+        return 1 / self.beta_s_per_byte if self.beta_s_per_byte > 0 else None
+
+    def time_s(self, n_bytes: float, a: Fraction, b: Fraction) -> float:
+        """The model time at *n_bytes* with coefficients a(p), b(p)."""
+        return float(a) * self.alpha_s + float(b) * float(n_bytes) * self.beta_s_per_byte
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "from_bytes": self.from_bytes,
+            "to_bytes": self.to_bytes,
+            "alpha_s": self.alpha_s,
+            "beta_s_per_byte": self.beta_s_per_byte,
+            "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
+            "ci": {
+                "level": 0.95,
+                "alpha_s": None if self.alpha_ci_s is None else list(self.alpha_ci_s),
+                "beta_s_per_byte": None if self.beta_ci_s_per_byte is None else list(self.beta_ci_s_per_byte),
+            },
+            "alpha_at_bound": self.alpha_at_bound,
+            "beta_at_bound": self.beta_at_bound,
+            "median_rel_error": self.median_rel_error,
+            "points": self.points,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Residual:
+    """One measured row against the model: ``rel_error = (model − measured)/measured``."""
+
+    n_bytes: int
+    measured_s: Fraction
+    model_s: float
+    rel_error: float
+    segment: int
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n_bytes": self.n_bytes,
+            "measured_s": real(self.measured_s),
+            "model_s": self.model_s,
+            "rel_error": self.rel_error,
+            "segment": self.segment,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SegmentCount:
+    """The best split with *segments* segments: its squared relative error and BIC."""
+
+    segments: int
+    rss: float
+    bic: float
+    breakpoints: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"segments": self.segments, "rss": self.rss, "bic": self.bic,
+                "breakpoints_bytes": list(self.breakpoints)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fit:
+    """α and β fitted to one log, per size segment, with the residual of every row.
+
+    ``alpha_s`` and ``beta_s_per_byte`` are those of the last segment (the
+    largest sizes: the bandwidth regime); :meth:`predict` uses the segment that
+    covers the size asked for.
+    """
+
+    collective: str
+    p: int
+    algorithm: str
+    alpha_s: float
+    beta_s_per_byte: float
+    segments: tuple[Segment, ...]
+    residuals: tuple[Residual, ...]
+    median_rel_error: float
+    median_rel_error_ge_1mib: float | None
+    notes: tuple[str, ...]
+    latency_coefficient: Fraction
+    bandwidth_coefficient: Fraction
+    formula: str
+    tool: str = ""
+    source: str | None = None
+    path: str = ""
+    in_place: bool = False
+    selection: tuple[SegmentCount, ...] = ()
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float | None:
+        return 1 / self.beta_s_per_byte if self.beta_s_per_byte > 0 else None
+
+    def segment_for(self, n_bytes: float) -> Segment:
+        """The segment covering *n_bytes*; between two ranges the boundary is their geometric mean."""
+        for here, after in pairwise(self.segments):
+            if n_bytes <= math.sqrt(here.to_bytes * after.from_bytes):
+                return here
+        return self.segments[-1]
+
+    def predict(self, n_bytes: Any) -> float:
+        """The modelled time in seconds of one operation on *n_bytes* (a number or a size like ``"1MiB"``).
+
+        Raises
+        ------
+        InputError, UnitError
+            For a negative or malformed size.
+        """
+        from costmodel.units import parse_size
+
+        n = float(parse_size(n_bytes))
+        return self.segment_for(n).time_s(n, self.latency_coefficient, self.bandwidth_coefficient)
+
+    def to_dict(self) -> dict[str, object]:
+        bandwidth = self.bandwidth_bytes_per_s
+        return {
+            "collective": self.collective,
+            "p": self.p,
+            "algorithm": self.algorithm,
+            "formula": self.formula,
+            "latency_coefficient": real(self.latency_coefficient),
+            "bandwidth_coefficient": real(self.bandwidth_coefficient),
+            "alpha_s": self.alpha_s,
+            "beta_s_per_byte": self.beta_s_per_byte,
+            "gamma_s_per_byte": 0,
+            "bandwidth_bytes_per_s": bandwidth,
+            "segments": [s.to_dict() for s in self.segments],
+            "median_rel_error": self.median_rel_error,
+            "median_rel_error_ge_1mib": self.median_rel_error_ge_1mib,
+            "residuals": [r.to_dict() for r in self.residuals],
+            "selection": [c.to_dict() for c in self.selection],
+            "tool": self.tool,
+            "source": self.source,
+            "path": self.path,
+            "in_place": self.in_place,
+            "notes": list(self.notes),
+        }
+
+    def summary_lines(self) -> list[str]:
+        """The fit in words, one line per segment (the profile's notes)."""
+        from costmodel.units import format_inverse_rate, format_size, format_time
+
+        times = "in-place" if self.in_place else "out-of-place"
+        lines = [
+            f"fitted by costmodel: {self.collective} {self.algorithm}, T(n) = {self.formula}, p = {self.p} "
+            f"(a = {self.latency_coefficient}, b = {self.bandwidth_coefficient})",
+            f"{self.tool or 'log'}, {times} times, {len(self.residuals)} rows; median |relative error| "
+            f"{_percent(self.median_rel_error)} over all sizes, "
+            f"{_percent(self.median_rel_error_ge_1mib)} over sizes >= 1 MiB",
+        ]
+        for i, s in enumerate(self.segments, start=1):
+            lines.append(
+                f"segment {i}: {format_size(s.from_bytes)} to {format_size(s.to_bytes)}: "
+                f"alpha = {format_time(s.alpha_s)}, beta = {format_inverse_rate(s.beta_s_per_byte)}, "
+                f"median error {_percent(s.median_rel_error)} ({s.points} rows)"
+            )
+        lines.append("[link] holds the segment of the largest sizes (the bandwidth regime)")
+        return lines
+
+    def to_profile_toml(self, *, name: str, title: str | None = None) -> str:
+        """A profile file (the format of ``costmodel/profiles/seed.toml``) holding this fit.
+
+        ``[link] alpha`` and ``beta`` are the last segment's; ``notes`` hold the
+        fit and every segment.  It loads with :func:`costmodel.profiles.parse_profile`.
+        """
+        from costmodel.units import format_inverse_rate, format_number, format_time
+
+        if not name or not name.strip():
+            raise InputError(f"name={name!r} is empty; give the profile a name, e.g. name='my-cluster'")
+        if title is None:
+            title = (f"{self.collective} {self.algorithm} fit, p = {self.p}: "
+                     f"alpha {format_time(self.alpha_s)}, beta {format_inverse_rate(self.beta_s_per_byte)}")
+        source = self.source or self.path or "calibration"
+        if source.lower().startswith("# source:"):
+            source = source[len("# source:"):].strip()
+        alpha = f"{format_number(self.alpha_s * 1e6, digits=6)} us"
+        beta = f"{format_number(self.beta_s_per_byte * 1e9, digits=6)} ns/B"
+        notes = ",\n".join(f"    {_toml(line)}" for line in [*self.summary_lines(), *self.notes])
+        return (
+            "[profile]\n"
+            f"name = {_toml(name.strip())}\n"
+            f"title = {_toml(title)}\n"
+            f"source = {_toml(source)}\n"
+            "\n"
+            "[link]\n"
+            f"alpha = {_toml(alpha)}\n"
+            "alpha_estimate = false\n"
+            f"beta = {_toml(beta)}\n"
+            f"notes = [\n{notes},\n]\n"
+        )
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _percent(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f} %"
+
+
+# --------------------------------------------------------------------------- coefficients
+
+
+def coefficients(
+    collective: str, algorithm: str | None, p: int, extra: Mapping[str, int] | None = None,
+) -> tuple[str, Fraction, Fraction, str, tuple[str, ...]]:
+    """(algorithm, a(p), b(p), formula, notes): the model T = a·α + b·n·β from the registry.
+
+    >>> coefficients("allreduce", None, 16)[:3]
+    ('ring', Fraction(30, 1), Fraction(15, 8))
+    >>> coefficients("pt2pt", None, 2)[:3]
+    ('pt2pt', Fraction(1, 1), Fraction(1, 1))
+
+    Raises
+    ------
+    UnknownNameError, ConstraintError, InputError
+        For an unknown algorithm, one that cannot run at p, or a free parameter not given.
+    """
+    from costmodel.collectives._math import TEXT, Term
+    from costmodel.collectives._registry import resolve
+    from costmodel.collectives.evaluate import applicable, check_ranks, linear_terms
+    from costmodel.params import LinkParams
+
+    if collective == PT2PT:
+        if algorithm not in {None, "", PT2PT}:
+            raise InputError(f"algorithm {algorithm!r} does not apply to pt2pt; "
+                             "a message costs alpha + n·beta")
+        return PT2PT, Fraction(1), Fraction(1), "α + n·β", ()
+    p = check_ranks(p)
+    algo = resolve(collective, algorithm or DEFAULT_ALGORITHMS[collective])
+    runs, notes = applicable(algo, p)
+    alpha = linear_terms(algo, p, LinkParams(alpha_s=Fraction(1), beta_s_per_byte=Fraction(0)), extra)
+    beta = linear_terms(algo, p, LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(1)), extra)
+    if alpha is None or beta is None:
+        free = ", ".join(f"{e.name!r}" for e in runs.extra if e.name not in (extra or {}))
+        raise InputError(f"algorithm {runs.name!r} has a free parameter ({free}) that makes its cost "
+                         f"nonlinear in n; fix it, e.g. extra={{{free.split(',')[0]}: 8}}")
+    values = ", ".join(f"{k} = {v}" for k, v in (extra or {}).items())
+    symbols = {e.symbol: Term(e.symbol) for e in runs.extra}
+    terms = (Term.lift(f(Term("p"), Term("n"), TEXT, **symbols)) * Term(x)
+             for f, x in ((runs.latency, "α"), (runs.bandwidth, "β")))
+    formula = str(sum(terms, Term.lift(0)))
+    if values:
+        formula += f" with {values}"
+    return runs.name, alpha[0], beta[1], formula, notes
+
+
+# --------------------------------------------------------------------------- least squares
+
+
+@dataclass(frozen=True, slots=True)
+class _Solved:
+    theta: tuple[float, float]
+    rss: float
+    ci: tuple[tuple[float, float] | None, tuple[float, float] | None]
+    at_bound: tuple[bool, bool]
+
+
+def _design(sizes: Sequence[float], a: float, b: float) -> Any:
+    import numpy as np
+
+    n = np.asarray(sizes, dtype=float)
+    return np.column_stack([np.full_like(n, a), b * n])
+
+
+def _nnls(x: Any, t: Any) -> tuple[Any, Any]:
+    """Non-negative least squares of (x/t)·θ ≈ 1, columns scaled to unit max for conditioning."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    xw = x / t[:, None]
+    scale = np.abs(xw).max(axis=0)
+    scale[scale == 0] = 1.0
+    solution, _ = nnls(xw / scale, np.ones(len(t)))
+    return solution / scale, xw
+
+
+def _solve(x: Any, t: Any) -> _Solved:
+    import numpy as np
+    from scipy import stats
+
+    theta, xw = _nnls(x, t)
+    resid = xw @ theta - 1.0
+    rss = float(resid @ resid)
+    m = len(t)
+    bound = (bool(theta[0] == 0), bool(theta[1] == 0))
+    free = [j for j in (0, 1) if not bound[j]]
+    dof = m - len(free)
+    if dof <= 0 or not free:
+        return _Solved((float(theta[0]), float(theta[1])), rss, (None, None), bound)
+    scale = np.abs(xw).max(axis=0)
+    scale[scale == 0] = 1.0
+    xs = xw / scale
+    s2 = rss / dof
+    q = float(stats.t.ppf(0.975, dof))
+    full = np.linalg.pinv(xs.T @ xs) * s2 / np.outer(scale, scale)
+    sub = np.linalg.pinv(xs[:, free].T @ xs[:, free]) * s2 / np.outer(scale[free], scale[free])
+    ci: list[tuple[float, float] | None] = [None, None]
+    for j in (0, 1):
+        if bound[j]:
+            ci[j] = (0.0, q * math.sqrt(max(full[j, j], 0.0)))
+        else:
+            se = math.sqrt(max(sub[free.index(j), free.index(j)], 0.0))
+            ci[j] = (max(0.0, float(theta[j]) - q * se), float(theta[j]) + q * se)
+    return _Solved((float(theta[0]), float(theta[1])), rss, (ci[0], ci[1]), bound)
+
+
+class _Search:
+    """The best split of the sizes into 1–3 contiguous segments, by exhaustive search."""
+
+    def __init__(self, rows: Sequence[Row], a: Fraction, b: Fraction) -> None:
+        import numpy as np
+
+        self.n = np.array([float(r.n_bytes) for r in rows])
+        self.t = np.array([float(r.time_s) for r in rows])
+        self.x = _design(self.n, float(a), float(b))
+        # groups of equal sizes: a breakpoint never splits repeated measurements of one size
+        self.starts = [i for i in range(len(rows)) if i == 0 or rows[i].n_bytes != rows[i - 1].n_bytes]
+        self.starts.append(len(rows))
+        self._rss: dict[tuple[int, int], float] = {}
+
+    @property
+    def sizes(self) -> int:
+        return len(self.starts) - 1
+
+    def rss(self, g0: int, g1: int) -> float:
+        """The squared relative error of one line through size groups [g0, g1)."""
+        key = (g0, g1)
+        if key not in self._rss:
+            lo, hi = self.starts[g0], self.starts[g1]
+            theta, xw = _nnls(self.x[lo:hi], self.t[lo:hi])
+            resid = xw @ theta - 1.0
+            self._rss[key] = float(resid @ resid)
+        return self._rss[key]
+
+    def best(self, segments: int, min_points: int) -> tuple[float, tuple[int, ...]]:
+        """(RSS, group indices where segments 2.. start) of the best split into *segments*."""
+        groups = self.sizes
+        best: tuple[float, tuple[int, ...]] | None = None
+        for cuts in combinations(range(min_points, groups - min_points + 1), segments - 1):
+            bounds = (0, *cuts, groups)
+            if any(hi - lo < min_points for lo, hi in pairwise(bounds)):
+                continue
+            total = sum(self.rss(lo, hi) for lo, hi in pairwise(bounds))
+            if best is None or total < best[0]:
+                best = (total, tuple(cuts))
+        if best is None:
+            raise InputError(f"segments={segments} needs at least {segments * min_points} distinct sizes; "
+                             f"the log has {groups}")
+        return best
+
+
+def _bic(rss: float, rows: int, segments: int) -> float:
+    return rows * math.log(max(rss / rows, _FLOOR**2)) + (3 * segments - 1) * math.log(rows)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    import numpy as np
+
+    return float(np.median(np.abs(values))) if len(values) else None
+
+
+def _resolve_p(measurements: Measurements, p: int | None) -> Measurements:
+    if p is not None:
+        return measurements.with_p(p)
+    if measurements.p is None and measurements.collective != PT2PT:
+        raise InputError(f"p is not in the {measurements.tool} log {measurements.path}; "
+                         "pass p= (the number of ranks the benchmark ran on)")
+    return measurements
+
+
+def _choose(search: _Search, segments: int | None, rows: int) -> tuple[tuple[int, ...], list[SegmentCount]]:
+    if segments is not None:
+        if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= MAX_SEGMENTS:
+            raise InputError(f"segments={segments!r} is not 1, 2 or 3; leave it out to choose automatically")
+        counts = [segments]
+        min_points = MIN_POINTS if segments > 1 else 1
+    else:
+        counts = list(range(1, max(1, min(MAX_SEGMENTS, search.sizes // MIN_POINTS)) + 1))
+        min_points = MIN_POINTS
+    table = []
+    for s in counts:
+        total, cuts = search.best(s, 1 if s == 1 else min_points)
+        starts = tuple(int(search.n[search.starts[c]]) for c in cuts)
+        count = SegmentCount(segments=s, rss=total, bic=_bic(total, rows, s), breakpoints=starts)
+        table.append((count, cuts))
+    chosen = min(table, key=lambda item: (item[0].bic, item[0].segments))
+    return chosen[1], [c for c, _ in table]
+
+
+def fit(
+    measurements: Measurements,
+    *,
+    algorithm: str | None = None,
+    p: int | None = None,
+    segments: int | None = None,
+    in_place: bool = False,
+    extra: Mapping[str, int] | None = None,
+) -> Fit:
+    """Fit α and β of the model T(n) = a(p)·α + b(p)·n·β to measured times.
+
+    Parameters
+    ----------
+    measurements : Measurements
+        From :func:`costmodel.calibration.logs.read_log`.
+    algorithm : str, optional
+        The algorithm assumed to have run (aliases accepted); default per
+        collective in :data:`DEFAULT_ALGORITHMS`.
+    p : int, optional
+        Number of ranks; needed when the log does not state it (OSU), and must
+        agree with it otherwise.
+    segments : int, optional
+        1, 2 or 3 size segments; by default chosen by BIC (see the module docstring).
+    in_place : bool, default False
+        Fit nccl-tests' in-place times instead of the out-of-place ones.
+    extra : mapping, optional
+        Fixed values of an algorithm's free parameters (``{"segments": 8}``).
+
+    Returns
+    -------
+    Fit
+
+    Raises
+    ------
+    InputError
+        For a missing or conflicting p, a bad segment count or algorithm.
+    CalibrationError
+        When the log has too few rows of the kind asked for, or the fit degenerates.
+    """
+    if not isinstance(measurements, Measurements):
+        raise InputError(f"{type(measurements).__name__} is not Measurements; "
+                         "read the log with read_log first")
+    measurements = _resolve_p(measurements, p)
+    collective = canonical_collective(measurements.collective)
+    ranks = measurements.p or 2
+    name, a, b, formula, notes = coefficients(collective, algorithm, ranks, extra)
+    rows = sorted(measurements.select(in_place=in_place), key=lambda r: r.n_bytes)
+    if len({r.n_bytes for r in rows}) < 2:
+        kind = "in-place" if in_place else "out-of-place"
+        raise CalibrationError(f"{measurements.path} has {len(rows)} {kind} rows of distinct sizes; a fit of "
+                               "alpha and beta needs at least 2 sizes")
+    search = _Search(rows, a, b)
+    cuts, table = _choose(search, segments, len(rows))
+    bounds = [0, *cuts, search.sizes]
+    built: list[Segment] = []
+    residuals: list[Residual] = []
+    for k, (g0, g1) in enumerate(pairwise(bounds)):
+        lo, hi = search.starts[g0], search.starts[g1]
+        segment, errors = _segment(search, lo, hi)
+        built.append(segment)
+        residuals += [
+            Residual(n_bytes=r.n_bytes, measured_s=r.time_s, model_s=float(m), rel_error=float(e), segment=k,
+                     line=r.line)
+            for r, m, e in zip(rows[lo:hi], errors[0], errors[1], strict=True)
+        ]
+    if built[-1].alpha_s == 0 and built[-1].beta_s_per_byte == 0:
+        raise CalibrationError(f"the fit of {measurements.path} degenerated to alpha = beta = 0")
+    return Fit(
+        collective=collective, p=ranks, algorithm=name, alpha_s=built[-1].alpha_s,
+        beta_s_per_byte=built[-1].beta_s_per_byte, segments=tuple(built), residuals=tuple(residuals),
+        median_rel_error=_median([r.rel_error for r in residuals]) or 0.0,
+        median_rel_error_ge_1mib=_median([r.rel_error for r in residuals if r.n_bytes >= _ONE_MIB]),
+        notes=_notes(measurements, built, notes, collective, in_place),
+        latency_coefficient=a, bandwidth_coefficient=b, formula=formula, tool=measurements.tool,
+        source=measurements.source, path=measurements.path, in_place=in_place, selection=tuple(table),
+    )
+
+
+def _segment(search: _Search, lo: int, hi: int) -> tuple[Segment, tuple[Any, Any]]:
+    solved = _solve(search.x[lo:hi], search.t[lo:hi])
+    model = search.x[lo:hi] @ solved.theta
+    errors = (model - search.t[lo:hi]) / search.t[lo:hi]
+    segment = Segment(
+        from_bytes=int(search.n[lo]), to_bytes=int(search.n[hi - 1]),
+        alpha_s=solved.theta[0], beta_s_per_byte=solved.theta[1],
+        alpha_ci_s=solved.ci[0], beta_ci_s_per_byte=solved.ci[1],
+        alpha_at_bound=solved.at_bound[0], beta_at_bound=solved.at_bound[1],
+        median_rel_error=_median(errors) or 0.0, points=hi - lo,
+    )
+    return segment, (model, errors)
+
+
+def _notes(measurements: Measurements, built: list[Segment], registry_notes: tuple[str, ...],
+           collective: str, in_place: bool) -> tuple[str, ...]:
+    notes = list(registry_notes)
+    notes.append("gamma is not separable from these logs (a reduction's gamma·n is proportional to n like "
+                 "beta's term): it is left 0 and folded into beta")
+    for k, s in enumerate(built, start=1):
+        for flag, what in ((s.alpha_at_bound, "alpha"), (s.beta_at_bound, "beta")):
+            if flag:
+                notes.append(f"segment {k}: {what} is at its bound 0 (the data do not support a positive "
+                             f"{what} there); its interval is one-sided")
+    if measurements.tool == "nccl-tests" and collective in {"broadcast", "reduce"}:
+        notes.append("nccl runs broadcast and reduce as a pipelined ring (b ≈ 1): with the binomial model "
+                     "beta is ⌈log2 p⌉ times smaller than the link's")
+    streamed = any(r.algbw_bytes_per_s for r in measurements.rows)
+    if measurements.tool == "osu" and collective == PT2PT and streamed:
+        notes.append("osu_bw streams a window of messages: alpha fitted from it is not a start-up latency")
+    if in_place:
+        notes.append("fitted to the in-place times")
+    return tuple(notes)

@@ -1,0 +1,274 @@
+"""The α/β fitter: exact recovery, segments, confidence intervals, the targets on real logs, profiles."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from costmodel.calibration import (
+    DEFAULT_ALGORITHMS,
+    Measurements,
+    Row,
+    coefficients,
+    fit,
+    read_log,
+)
+from costmodel.errors import CalibrationError, InputError, UnknownNameError
+from costmodel.profiles import parse_profile
+
+LOGS = Path(__file__).resolve().parents[2] / "data" / "logs"
+NCCL_LOGS = sorted((LOGS / "nccl-tests").glob("*.txt"))
+MIB = 1 << 20
+
+
+def _measurements(times: dict[int, Fraction | float], *, collective="allreduce", p=8, tool="costmodel-csv"):
+    rows = tuple(Row(n_bytes=n, time_s=Fraction(t), line=i + 2) for i, (n, t) in enumerate(sorted(times.items())))
+    return Measurements(tool=tool, collective=collective, p=p, rows=rows)
+
+
+def _ring(alpha, beta, p=8):
+    return lambda n: 2 * (p - 1) * alpha + Fraction(2 * (p - 1), p) * n * beta
+
+
+# --------------------------------------------------------------------------- the targets on real logs
+
+
+@pytest.mark.parametrize("path", NCCL_LOGS, ids=lambda p: p.name)
+def test_targets_on_real_nccl_tests_logs(path):
+    result = fit(read_log(path))
+    assert 1 <= len(result.segments) <= 3
+    assert result.median_rel_error <= 0.05, result.median_rel_error
+    assert result.median_rel_error_ge_1mib is not None
+    assert result.median_rel_error_ge_1mib <= 0.03, result.median_rel_error_ge_1mib
+    # every out-of-place row has a residual, in order, each in exactly one segment
+    m = read_log(path)
+    assert [r.n_bytes for r in result.residuals] == [r.n_bytes for r in m.select()]
+    assert sum(s.points for s in result.segments) == len(result.residuals)
+    for seg, after in zip(result.segments, result.segments[1:], strict=False):
+        assert seg.to_bytes < after.from_bytes
+    assert result.alpha_s == result.segments[-1].alpha_s > 0
+    assert result.beta_s_per_byte == result.segments[-1].beta_s_per_byte > 0
+    assert result.algorithm == "ring"
+
+
+def test_real_log_values_are_plausible():
+    h100 = fit(read_log(LOGS / "nccl-tests" / "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt"))
+    # ring busbw at 8 GiB is 338.82 GB/s; 1/β of the bandwidth regime is close to it
+    assert 300e9 < h100.bandwidth_bytes_per_s < 400e9
+    h200 = fit(read_log(LOGS / "nccl-tests" / "allreduce_h200x2_2node_1nic_rdma_gke.txt"))
+    assert 30e9 < h200.bandwidth_bytes_per_s < 33e9  # busbw 31.89 GB/s on one 400 Gb/s NIC
+
+
+@pytest.mark.parametrize(("name", "p"), [("osu_allreduce_archer2_2node_256rank_slingshot.txt", 256),
+                                         ("osu_allreduce_kind_2pod_2rank_tcp.txt", 2)])
+def test_osu_logs_fit_with_p_passed_in(name, p):
+    m = read_log(LOGS / "osu" / name)
+    with pytest.raises(InputError, match="pass p="):
+        fit(m)
+    result = fit(m, p=p)
+    assert result.p == p and result.collective == "allreduce" and result.algorithm == "ring"
+    assert result.latency_coefficient == 2 * (p - 1)
+    assert result.bandwidth_coefficient == Fraction(2 * (p - 1), p)
+    assert len(result.residuals) == 19
+    assert result.median_rel_error < 0.1
+    assert fit(read_log(LOGS / "osu" / name, p=p)).to_dict() == result.to_dict()
+
+
+def test_p_must_agree_with_the_log():
+    m = read_log(LOGS / "nccl-tests" / "allreduce_v100x8_nvlink_oldformat.txt")
+    assert fit(m, p=8).p == 8
+    with pytest.raises(InputError, match="differs from the p=8 the log states"):
+        fit(m, p=16)
+
+
+def test_in_place_times():
+    m = read_log(LOGS / "nccl-tests" / "allgather_b200x2_2node_rdma_gke.txt")
+    out, inp = fit(m), fit(m, in_place=True)
+    assert inp.in_place and not out.in_place
+    assert inp.residuals[-1].measured_s == Fraction("11892") / 10**6
+    assert out.residuals[-1].measured_s == Fraction("14640") / 10**6
+    assert "fitted to the in-place times" in inp.notes
+    osu = read_log(LOGS / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt", p=2)
+    with pytest.raises(CalibrationError, match="in-place"):
+        fit(osu, in_place=True)
+
+
+# --------------------------------------------------------------------------- synthetic data
+
+
+def test_exact_ring_data_give_alpha_and_beta_back():
+    alpha, beta = Fraction(23, 10**6), Fraction(412, 10**13)  # 23 µs, 0.0412 ns/B
+    model = _ring(alpha, beta)
+    result = fit(_measurements({2**k: model(2**k) for k in range(34)}))
+    assert len(result.segments) == 1
+    assert result.latency_coefficient == 14 and result.bandwidth_coefficient == Fraction(7, 4)
+    assert result.alpha_s == pytest.approx(float(alpha), rel=1e-9)
+    assert result.beta_s_per_byte == pytest.approx(float(beta), rel=1e-9)
+    assert result.median_rel_error < 1e-12
+    seg = result.segments[0]
+    assert (seg.from_bytes, seg.to_bytes) == (1, 2**33)
+    assert not seg.alpha_at_bound and not seg.beta_at_bound
+    assert seg.alpha_ci_s[0] <= float(alpha) * (1 + 1e-9) and seg.alpha_ci_s[1] >= float(alpha) * (1 - 1e-9)
+    assert result.predict(2**20) == pytest.approx(float(model(2**20)), rel=1e-9)
+    assert result.predict("1MiB") == result.predict(2**20)
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "alltoall", "broadcast", "reduce"])
+def test_exact_data_for_each_default_algorithm(collective):
+    p = 12
+    name, a, b, _, _ = coefficients(collective, None, p)
+    assert name == DEFAULT_ALGORITHMS[collective]
+    alpha, beta = Fraction(7, 10**6), Fraction(1, 10**10)
+    times = {2**k: a * alpha + b * 2**k * beta for k in range(2, 30)}
+    result = fit(_measurements(times, collective=collective, p=p))
+    assert result.alpha_s == pytest.approx(float(alpha), rel=1e-9)
+    assert result.beta_s_per_byte == pytest.approx(float(beta), rel=1e-9)
+
+
+def test_two_regimes_are_split_at_the_breakpoint():
+    small = _ring(Fraction(5, 10**6), Fraction(5, 10**10))  # slow protocol, low start-up
+    large = _ring(Fraction(40, 10**6), Fraction(5, 10**12))  # fast protocol, higher start-up
+    rng = random.Random(7)
+    times = {2**k: (small if k < 17 else large)(2**k) * (1 + rng.uniform(-0.01, 0.01)) for k in range(3, 31)}
+    result = fit(_measurements(times))
+    assert len(result.segments) == 2
+    first, second = result.segments
+    assert (first.from_bytes, first.to_bytes, second.from_bytes, second.to_bytes) == (8, 2**16, 2**17, 2**30)
+    assert second.alpha_s == pytest.approx(40e-6, rel=0.1)
+    assert second.beta_s_per_byte == pytest.approx(5e-12, rel=0.02)
+    assert first.beta_s_per_byte == pytest.approx(5e-10, rel=0.05)
+    assert result.median_rel_error < 0.01
+    counts = {c.segments: c for c in result.selection}
+    assert counts[2].bic < counts[1].bic and counts[2].breakpoints == (2**17,)
+    # predict uses the segment covering the size
+    assert result.predict(2**10) == pytest.approx(float(small(2**10)), rel=0.05)
+    assert result.predict(2**25) == pytest.approx(float(large(2**25)), rel=0.05)
+
+
+def test_confidence_intervals_cover_the_truth_under_noise():
+    alpha, beta = 10e-6, 2e-11
+    rng = random.Random(1)
+    times = {int(2 ** (k / 2)): (14 * alpha + 1.75 * 2 ** (k / 2) * beta) * (1 + rng.gauss(0, 0.02))
+             for k in range(6, 60)}
+    seg = fit(_measurements(times), segments=1).segments[0]
+    assert seg.alpha_ci_s[0] < alpha < seg.alpha_ci_s[1]
+    assert seg.beta_ci_s_per_byte[0] < beta < seg.beta_ci_s_per_byte[1]
+    assert seg.alpha_ci_s[1] - seg.alpha_ci_s[0] < alpha  # informative, not a blanket
+
+
+def test_parameter_at_its_bound_is_flagged():
+    # a time that grows faster than linearly: the best intercept is negative, NNLS holds α at 0
+    times = {2**k: Fraction(2**k * 2**k, 10**12) + Fraction(2**k, 10**9) for k in range(10, 20)}
+    result = fit(_measurements(times), segments=1)
+    seg = result.segments[0]
+    assert seg.alpha_s == 0 and seg.alpha_at_bound
+    assert seg.alpha_ci_s[0] == 0 and seg.alpha_ci_s[1] > 0
+    assert any("segment 1: alpha is at its bound 0" in n for n in result.notes)
+
+
+def test_segment_choice_and_errors():
+    model = _ring(Fraction(5, 10**6), Fraction(8, 10**11))
+    times = {2**k: model(2**k) for k in range(3, 12)}  # 9 sizes
+    assert len(fit(_measurements(times), segments=3).segments) == 3
+    with pytest.raises(InputError, match="segments=4 is not 1, 2 or 3"):
+        fit(_measurements(times), segments=4)
+    with pytest.raises(InputError, match="needs at least 9 distinct sizes"):
+        fit(_measurements(dict(list(times.items())[:8])), segments=3)
+    with pytest.raises(CalibrationError, match="at least 2 sizes"):
+        fit(_measurements({1024: Fraction(1, 10**5)}))
+    two = fit(_measurements({1024: model(1024), 4096: model(4096)}))
+    assert len(two.segments) == 1 and two.segments[0].alpha_ci_s is None
+    assert two.alpha_s == pytest.approx(5e-6, rel=1e-9)
+
+
+def test_repeated_sizes_stay_in_one_segment():
+    model = _ring(Fraction(5, 10**6), Fraction(8, 10**11))
+    rows = tuple(Row(n_bytes=2**k, time_s=model(2**k) * (1 + Fraction(j - 1, 100)))
+                 for k in range(3, 20) for j in range(3))
+    result = fit(Measurements(tool="costmodel-csv", collective="allreduce", p=8, rows=rows))
+    assert len(result.residuals) == len(rows)
+    for seg in result.segments:
+        assert seg.points % 3 == 0
+
+
+def test_algorithm_choice_and_pt2pt():
+    model = _ring(Fraction(5, 10**6), Fraction(8, 10**11))
+    m = _measurements({2**k: model(2**k) for k in range(3, 20)})
+    rd = fit(m, algorithm="rd")
+    assert rd.algorithm == "recursive-doubling" and rd.latency_coefficient == 3
+    folded = fit(_measurements({2**k: model(2**k) for k in range(3, 20)}, p=12), algorithm="rd")
+    assert folded.algorithm == "recursive-doubling-folded"
+    assert any("not a power of two" in n for n in folded.notes)
+    with pytest.raises(UnknownNameError, match="did you mean 'ring'"):
+        fit(m, algorithm="rign")
+    with pytest.raises(InputError, match="free parameter"):
+        fit(_measurements({2**k: model(2**k) for k in range(3, 20)}, collective="broadcast"),
+            algorithm="pipelined-chain")
+    chain = fit(_measurements({2**k: model(2**k) for k in range(3, 20)}, collective="broadcast"),
+                algorithm="pipelined-chain", extra={"segments": 4})
+    assert chain.latency_coefficient == 8 + 4 - 2
+    latency = read_log("# OSU MPI Latency Test v5.8\n# Size          Latency (us)\n"
+                       + "".join(f"{2**k}  {1.5 + 2**k * 1e-4:.2f}\n" for k in range(20)))
+    pt = fit(latency)
+    assert (pt.collective, pt.algorithm, pt.latency_coefficient, pt.bandwidth_coefficient) == ("pt2pt", "pt2pt", 1, 1)
+    assert pt.segments[0].alpha_s == pytest.approx(1.5e-6, rel=0.01)
+    with pytest.raises(InputError, match="does not apply to pt2pt"):
+        fit(latency, algorithm="ring")
+
+
+# --------------------------------------------------------------------------- results and profiles
+
+
+def test_to_dict_has_the_agreed_keys_and_is_json():
+    result = fit(read_log(LOGS / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"))
+    data = result.to_dict()
+    assert {"collective", "p", "alpha_s", "beta_s_per_byte", "segments", "median_rel_error"} <= set(data)
+    for seg in data["segments"]:
+        assert {"from_bytes", "to_bytes", "alpha_s", "beta_s_per_byte", "ci", "median_rel_error"} <= set(seg)
+    assert (data["collective"], data["p"], data["gamma_s_per_byte"]) == ("allreduce", 16, 0)
+    assert data["segments"][-1]["to_bytes"] == 8589934592
+    text = json.dumps(data, allow_nan=False)
+    assert json.loads(text)["residuals"][0]["n_bytes"] == 8
+    assert any("gamma is not separable" in n for n in data["notes"])
+
+
+def test_predict_picks_the_segment_covering_the_size():
+    result = fit(read_log(LOGS / "nccl-tests" / "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt"))
+    for r in result.residuals:
+        assert result.predict(r.n_bytes) == pytest.approx(r.model_s, rel=1e-12)
+    first, *_, last = result.segments
+    assert result.segment_for(1) is first and result.segment_for(2**40) is last
+    with pytest.raises(InputError):
+        result.predict(-5)
+
+
+@pytest.mark.parametrize("path", [*NCCL_LOGS, *sorted((LOGS / "osu").glob("*.txt"))], ids=lambda p: p.name)
+def test_profile_toml_loads(path):
+    m = read_log(path)
+    result = fit(m, p=None if m.p else 16)
+    text = result.to_profile_toml(name="measured")
+    profile = parse_profile(text, path="measured.toml")
+    assert profile.name == "measured" and profile.alpha_estimate is False
+    assert float(profile.link.alpha_s) == pytest.approx(result.alpha_s, rel=1e-5)
+    assert float(profile.link.beta_s_per_byte) == pytest.approx(result.beta_s_per_byte, rel=1e-5)
+    assert profile.link.gamma_s_per_byte == 0
+    assert profile.source == m.source.removeprefix("# source:").strip()
+    assert len([n for n in profile.notes if n.startswith("segment ")]) >= len(result.segments)
+    assert any("median |relative error|" in n for n in profile.notes)
+    with pytest.raises(InputError):
+        result.to_profile_toml(name=" ")
+
+
+def test_profile_without_source_uses_the_path():
+    model = _ring(Fraction(5, 10**6), Fraction(8, 10**11))
+    m = _measurements({2**k: model(2**k) for k in range(3, 20)})
+    text = fit(m).to_profile_toml(name="x", title='quote " and \\ backslash')
+    profile = parse_profile(text, path="x.toml")
+    assert profile.source == "<text>" and profile.title == 'quote " and \\ backslash'
+    assert profile.link.alpha_s == Fraction(5, 10**6)
+    assert math.isclose(float(profile.link.beta_s_per_byte), 8e-11, rel_tol=1e-12)
