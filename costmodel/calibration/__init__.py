@@ -1,6 +1,7 @@
 """Calibration: read measured collective times, fit α and β, write a profile.
 
-The library side of ``costmodel calibrate``: :mod:`costmodel.calibration.logs`
+The library side of ``costmodel calibrate``: :mod:`costmodel.calibration.bench`
+measures collectives over torch.distributed; :mod:`costmodel.calibration.logs`
 reads nccl-tests (text and ``-J`` JSON), OSU Micro-Benchmarks and costmodel CSV
 logs into :class:`Measurements`; :mod:`costmodel.calibration.fit` fits the
 model T(n) = a(p)·α + b(p)·n·β of the assumed algorithm, by size segments, and
@@ -19,6 +20,14 @@ writes the result as a profile TOML that ``--profile`` loads.
 ('ring', 2, 4)
 """
 
+from costmodel.calibration.bench import (
+    BENCH_COLLECTIVES,
+    BenchConfig,
+    Progress,
+    bench_sizes,
+    parse_sizes,
+    run_benchmark,
+)
 from costmodel.calibration.fit import (
     DEFAULT_ALGORITHMS,
     MAX_SEGMENTS,
@@ -45,28 +54,39 @@ from costmodel.calibration.logs import (
     read_osu,
     write_csv,
 )
+from costmodel.calibration.report import CalibrationReport, ReportRow, calibration_report, plot_report
 
 __all__ = [
+    "BENCH_COLLECTIVES",
     "CSV_COLUMNS",
     "DEFAULT_ALGORITHMS",
     "MAX_SEGMENTS",
     "MIN_POINTS",
     "PT2PT",
     "TOOLS",
+    "BenchConfig",
+    "CalibrationReport",
     "Fit",
     "Measurements",
+    "Progress",
+    "ReportRow",
     "Residual",
     "Row",
     "Segment",
     "SegmentCount",
+    "bench_sizes",
+    "calibration_report",
     "canonical_collective",
     "coefficients",
     "detect_format",
     "fit",
+    "parse_sizes",
+    "plot_report",
     "read_csv",
     "read_log",
     "read_nccl_tests",
     "read_nccl_tests_json",
     "read_osu",
+    "run_benchmark",
     "write_csv",
 ]

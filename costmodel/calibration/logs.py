@@ -404,7 +404,8 @@ def _stated_collective(requested: str | None, stated: str | None, *, what: str, 
     want = canonical_collective(requested) if requested else None
     if want and stated and want != stated:
         raise ParseError(f"collective {want!r} was requested but the log measures {stated} ({what}); "
-                         f"pass collective={stated!r} or the right log", path=path, line=line)
+                         f"give --collective {stated} (collective={stated!r}) or the right log",
+                         path=path, line=line)
     return want or stated
 
 
@@ -681,9 +682,9 @@ def read_nccl_tests(path_or_text: str | Path | bytes, *, path: str | None = None
         chosen = _infer_nccl_collective(state, ranks)
         if chosen is None:
             raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
-                             "pass collective=", path=name, line=state.header_line)
+                             "give --collective (collective= in Python)", path=name, line=state.header_line)
         state.warnings.append(f"collective {chosen} inferred from the redop/root columns and busbw/algbw; "
-                              "pass collective= to be explicit")
+                              "give --collective (collective= in Python) to be explicit")
     elif stated is None and chosen not in _nccl_candidates(state):
         raise ParseError(f"collective {chosen!r} was requested but the redop/root columns "
                          f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)
@@ -753,8 +754,8 @@ def read_nccl_tests_json(path_or_text: str | Path | bytes, *, path: str | None =
     stated = _NCCL_PROGRAMS.get(program.group(1)) if program else None
     chosen = _stated_collective(collective, stated, what=str(args[0]) if args else "", path=name, line=1)
     if chosen is None:
-        raise ParseError("cannot tell which collective this JSON measures (no args[0]); pass collective=",
-                         path=name, line=1)
+        raise ParseError("cannot tell which collective this JSON measures (no args[0]); "
+                         "give --collective (collective= in Python)", path=name, line=1)
     ranks = _json_p(doc, p, name)
     rows, warnings = _json_rows(results, name)
     _check_increasing(rows, path=name)
@@ -891,7 +892,7 @@ def read_osu(path_or_text: str | Path | bytes, *, path: str | None = None, colle
                                 path=name, line=title.line if title else 1)
     if chosen is None:
         raise ParseError("cannot tell which OSU test this is (no '# OSU MPI ... Test' line); "
-                         "pass collective=", path=name, line=1)
+                         "give --collective (collective= in Python)", path=name, line=1)
     bandwidth = title.kind == "bandwidth" if title else _osu_bandwidth_header(lines)
     rows, warnings = _osu_rows(lines, name, bandwidth=bandwidth)
     _check_increasing(rows, path=name)
@@ -1057,7 +1058,8 @@ def read_csv(path_or_text: str | Path | bytes, *, path: str | None = None, colle
                          f"the file has {', '.join(have)}", path=name, line=header_line)
     if len(groups) > 1:
         listed = ", ".join(f"{c} {b} p={q}" for c, b, q in groups)
-        raise ParseError(f"the file holds {len(groups)} groups ({listed}); pass collective= and p= to choose",
+        raise ParseError(f"the file holds {len(groups)} groups ({listed}); "
+                         "give --collective and -p (collective= and p=) to choose",
                          path=name, line=header_line)
     group_collective, backend, group_p = groups[0]
     rows = [r for c, b, q, r in chosen if (c, b, q) == groups[0]]

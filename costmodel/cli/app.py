@@ -24,6 +24,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
     "teaching": ("example", "exercise", "check"),
+    "calibrate": ("calibrate",),
 }
 """Command-group module (in costmodel.cli) -> the commands (and sub-command groups) it defines;
 a test keeps this in sync."""

@@ -68,7 +68,7 @@ def test_real_log_values_are_plausible():
                                          ("osu_allreduce_kind_2pod_2rank_tcp.txt", 2)])
 def test_osu_logs_fit_with_p_passed_in(name, p):
     m = read_log(LOGS / "osu" / name)
-    with pytest.raises(InputError, match="pass p="):
+    with pytest.raises(InputError, match="give the number of ranks"):
         fit(m)
     result = fit(m, p=p)
     assert result.p == p and result.collective == "allreduce" and result.algorithm == "ring"

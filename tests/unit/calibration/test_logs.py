@@ -490,7 +490,7 @@ def test_osu_bw_is_time_per_message():
 def test_osu_without_a_title_needs_the_collective():
     body = "\n".join(OSU_FULL.splitlines()[1:])
     assert detect_format(body) == "osu"
-    with pytest.raises(ParseError, match="pass collective="):
+    with pytest.raises(ParseError, match="give --collective"):
         read_log(body)
     assert read_log(body, collective="allreduce").collective == "allreduce"
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Calibrate costmodel's α and β with NCCL over every GPU this machine shows, in under 5 minutes.
+#
+#   benchmarks/gpu_calibrate.sh                 # writes ./calibration/
+#   OUT=/data/run1 benchmarks/gpu_calibrate.sh  # writes $OUT/
+#
+# Writes, in $OUT (default ./calibration):
+#   measurements.csv   every size of every collective, appended as measured (costmodel's CSV)
+#   profile.toml       the fitted profile (load it with --profile $OUT/profile.toml)
+#   report-pt2pt.txt, report-allreduce.txt   measured against modelled; .json the same with --json
+#
+# Environment: OUT, SIZES (default 8B..256MiB), GPUS (default: the GPUs torch sees, which honours
+# CUDA_VISIBLE_DEVICES; else nvidia-smi -L), LIMIT_S (default 300: the run is interrupted after it,
+# keeping the sizes already measured), COSTMODEL (default "costmodel"; e.g. "python -m costmodel"),
+# PYTHON (default python3).  Needs costmodel with PyTorch (pip install 'costmodel[calibrate]') and
+# at least 2 GPUs.  For several nodes use torchrun instead (see costmodel/calibration/bench.py).
+set -euo pipefail
+
+OUT="${OUT:-./calibration}"
+SIZES="${SIZES:-8B..256MiB}"
+LIMIT_S="${LIMIT_S:-300}"
+PYTHON="${PYTHON:-python3}"
+read -r -a COSTMODEL_CMD <<< "${COSTMODEL:-costmodel}"
+
+if [[ -z "${GPUS:-}" ]]; then
+  GPUS="$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || true)"
+  if [[ -z "$GPUS" || "$GPUS" == 0 ]] && command -v nvidia-smi >/dev/null 2>&1; then
+    GPUS="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+  fi
+fi
+GPUS="${GPUS:-0}"
+if ! [[ "$GPUS" =~ ^[0-9]+$ ]] || (( GPUS < 2 )); then
+  echo "error: NCCL calibration needs at least 2 GPUs but ${GPUS} are visible;" \
+       "with fewer, run 'costmodel calibrate run --backend gloo' on the CPUs" >&2
+  exit 2
+fi
+
+mkdir -p "$OUT"
+CSV="$OUT/measurements.csv"
+PROFILE="$OUT/profile.toml"
+echo "calibrating NCCL on $GPUS GPUs, sizes $SIZES, at most ${LIMIT_S} s; writing $OUT/" >&2
+start=$(date +%s)
+
+# SIGINT (not SIGTERM) on the time limit: the benchmark then stops its ranks and keeps the CSV so far.
+status=0
+timeout --signal=INT --kill-after=30 "$LIMIT_S" \
+  "${COSTMODEL_CMD[@]}" calibrate run --backend nccl --ranks "$GPUS" --sizes "$SIZES" \
+  --csv "$CSV" --out "$PROFILE" || status=$?
+echo "benchmark finished in $(( $(date +%s) - start )) s with status $status" >&2
+
+if [[ ! -s "$CSV" ]]; then
+  echo "error: no measurements were written to $CSV" >&2
+  exit "$(( status == 0 ? 1 : status ))"
+fi
+for c in pt2pt allreduce; do  # the ping-pong gives raw α and β; all-reduce is what training runs
+  "${COSTMODEL_CMD[@]}" calibrate report "$CSV" --collective "$c" | tee "$OUT/report-$c.txt"
+  "${COSTMODEL_CMD[@]}" calibrate report "$CSV" --collective "$c" --json > "$OUT/report-$c.json"
+done
+if (( status != 0 )); then
+  echo "warning: the run stopped early (status $status); the report covers the sizes measured" >&2
+fi
+ls -l "$OUT" >&2
+exit "$status"

@@ -1,0 +1,902 @@
+"""Measure collective times over torch.distributed: the benchmark behind ``costmodel calibrate run``.
+
+:func:`run_benchmark` times all-reduce, all-gather, reduce-scatter, broadcast,
+all-to-all and a point-to-point ping-pong over a sweep of sizes and returns one
+:class:`~costmodel.calibration.logs.Measurements` per collective, ready for
+:func:`costmodel.calibration.fit.fit`.  It needs PyTorch (the CPU build is
+enough for the ``gloo`` backend; ``nccl`` needs one GPU per rank).
+
+Sizes
+-----
+n follows costmodel's convention (nccl-tests' size column S): all-reduce and
+broadcast: the vector each rank holds; reduce-scatter: each rank's whole input
+(it ends with n/p); all-gather: the whole gathered output (each rank gives
+n/p); all-to-all: each rank's send buffer (p blocks of n/p); pt2pt: one
+message of n bytes.  The sweep is min, 2·min, 4·min, ... up to max (and max
+itself when it is not on that ladder).  Data are float32, so n is rounded up to
+a multiple of 4 bytes, and of 4·p bytes for all-gather, reduce-scatter and
+all-to-all; the n actually moved is the one recorded (duplicates after
+rounding are measured once).
+
+Method
+------
+* The process group and its communicators are set up, and one all-reduce (and
+  one ping-pong) run, before any timing: set-up is excluded.
+* Per size: the buffers are allocated and ``warmup`` untimed iterations run
+  (each a ``barrier()`` and the operation).  The timed iterations then fill
+  ``budget_s``: a first batch sized to half the budget at the slowest warm-up
+  iteration's pace (at least ``min_iters``), then up to three more batches sized
+  from the pace measured so far, until the budget or ``max_iters`` is reached.
+  Every rank runs the same count, since each decision uses the slowest rank's
+  clock (an all-reduce MAX between batches, outside the timed region).
+* Each timed iteration is ``barrier()``, then the operation alone is timed:
+  ``time.perf_counter`` around the blocking call on CPU (gloo), CUDA events
+  around it on GPUs (nccl), synchronised before reading.
+* After the loop, outside the timed region, one all-reduce MAX of the per-rank
+  times gives each iteration's time as its slowest rank saw it.  For pt2pt,
+  rank 0 sends n bytes to rank 1 and receives them back (the other ranks
+  idle); its round trip halved is the one-way time.
+* Outliers: iterations slower than median + 5·MAD (median absolute deviation,
+  floored at 1 % of the median so that timer-resolution ties do not cut half
+  the sample) are dropped; the reported time is the **median** of the rest.
+  The CSV also records the iteration count, the number dropped, the fastest
+  and slowest kept iteration and the MAD, with nccl-tests' algbw and busbw.
+
+Every size is appended to ``csv_path`` and flushed as soon as it is measured,
+so an interrupted run keeps what it measured (costmodel's CSV, which
+:func:`~costmodel.calibration.logs.read_csv` reads; the extra columns are
+ignored there).
+
+Processes
+---------
+Run as a plain program, :func:`run_benchmark` spawns ``ranks`` processes on
+this machine (``multiprocessing`` "spawn" context, rendezvous on 127.0.0.1 at
+a free port).  Rank 0 sends each result through a queue; the parent writes the
+CSV and reports :class:`Progress`.  A watchdog in the parent ends the run with
+:class:`~costmodel.errors.CalibrationError` when a rank exits with an error or
+no message arrives for ``timeout_s`` (a hung rank; until every rank has joined
+the group, at least 60 s, for slow imports), and terminates every child;
+the process group's own timeout, ``timeout_s`` + 10 s, is the backstop.
+
+Spawning uses the "spawn" start method, which re-imports the calling script:
+a script that calls :func:`run_benchmark` needs the usual
+``if __name__ == "__main__":`` guard (``costmodel`` and ``python -m
+costmodel`` have it).  On Linux a spawned rank also dies with its parent.
+
+Under ``torchrun`` (``RANK``, ``WORLD_SIZE`` and ``MASTER_ADDR`` set) nothing is
+spawned: this process is one rank, ``ranks`` is ignored, rank 0 writes the CSV
+and returns the results and the other ranks return ``()``; the group's timeout
+is ``timeout_s``.  A program that has already initialised the default process
+group is measured on that group in the same way.  On two nodes of 8
+GPUs, run on each node::
+
+    torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
+        -m costmodel calibrate run --backend nccl --out profile.toml
+
+with HOST the first node's address (the rendezvous store listens on port 29500
+there).  With ``--backend auto`` a rank uses nccl when it sees at least
+``LOCAL_WORLD_SIZE`` GPUs, else gloo; every rank must resolve the same backend.
+
+Examples
+--------
+>>> parse_sizes("8B..256MiB")
+(8, 268435456)
+>>> bench_sizes("allgather", 3, 8, 64)
+(12, 24, 36, 72)
+>>> BenchConfig(collectives=("all_reduce", "p2p")).collectives
+('allreduce', 'pt2pt')
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import queue as queue_module
+import socket
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, TextIO
+
+from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, canonical_collective
+from costmodel.collectives.busbw import FACTORS
+from costmodel.errors import CalibrationError, InputError, MissingDependency
+
+__all__ = [
+    "BACKENDS",
+    "BENCH_COLLECTIVES",
+    "BENCH_CSV_COLUMNS",
+    "OUTLIER_MADS",
+    "BenchConfig",
+    "Progress",
+    "bench_sizes",
+    "parse_sizes",
+    "run_benchmark",
+]
+
+BENCH_COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "alltoall", PT2PT)
+"""The collectives the benchmark can time, in the order of a full run."""
+
+BACKENDS = ("auto", "nccl", "gloo")
+"""Accepted values of :attr:`BenchConfig.backend`."""
+
+BENCH_CSV_COLUMNS = (*CSV_COLUMNS, "iterations", "outliers", "min_time_s", "max_time_s", "mad_s",
+                     "algbw_bytes_per_s", "busbw_bytes_per_s")
+"""The columns of the CSV the benchmark writes: costmodel's CSV plus per-size statistics."""
+
+OUTLIER_MADS = 5
+"""Iterations slower than median + OUTLIER_MADS·MAD are dropped before the median is taken."""
+
+_MAD_FLOOR = 0.01
+"""The MAD used for the cut is at least this fraction of the median."""
+
+_DIVISIBLE = frozenset({"allgather", "reduce-scatter", "alltoall"})
+"""Collectives whose n must split into p float32 blocks."""
+
+_FLOAT_BYTES = 4
+_MAX_RANKS = 4096
+_MAX_BYTES = 1 << 40
+_TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR")
+_INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel[calibrate]' "
+                 "(the CPU build is enough for gloo)")
+_FAIL_EXIT_CODE = 3
+_BACKSTOP_S = 10.0
+_MAX_CHUNKS = 4
+_STARTUP_S = 60.0
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What :func:`run_benchmark` measures, and how long it may take.
+
+    Attributes
+    ----------
+    ranks : int
+        Processes to spawn on this machine (ignored under torchrun).
+    backend : str
+        ``"auto"`` (nccl when CUDA is available with at least ``ranks`` GPUs,
+        else gloo), ``"nccl"`` or ``"gloo"``.
+    collectives : tuple of str
+        Any of :data:`BENCH_COLLECTIVES` (aliases accepted, or one comma-separated string).
+    min_bytes, max_bytes : int
+        The sweep: min, 2·min, 4·min, ... up to max (see the module docstring).
+    budget_s : float
+        Time spent timing each size of each collective (after its warm-up).
+    min_iters, max_iters : int
+        Bounds on the timed iterations per size.
+    warmup : int
+        Untimed iterations per size (at least 1: the last one sizes the loop).
+    timeout_s : float
+        A rank that fails, or no result for this long, ends the run with
+        :class:`~costmodel.errors.CalibrationError`.
+    csv_path : Path or None
+        Where every measured size is appended as soon as it is measured.
+
+    The two last fields are test hooks, not part of the API: ``_fail_rank``
+    makes that rank exit at once with code 3, and ``_hang_rank`` makes it sleep
+    forever, when it reaches the second size of the sweep.
+
+    Raises
+    ------
+    InputError
+        At construction, for any value out of range or unknown.
+    """
+
+    ranks: int = 2
+    backend: str = "auto"
+    collectives: tuple[str, ...] = BENCH_COLLECTIVES
+    min_bytes: int = 8
+    max_bytes: int = 256 * 2**20
+    budget_s: float = 0.2
+    min_iters: int = 3
+    max_iters: int = 1000
+    warmup: int = 2
+    timeout_s: float = 120.0
+    csv_path: Path | None = None
+    _fail_rank: int | None = field(default=None, repr=False, compare=False)
+    _hang_rank: int | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _integer(self.ranks, "ranks", low=2, high=_MAX_RANKS, hint="give the number of processes, at least 2")
+        backend = self.backend.strip().lower() if isinstance(self.backend, str) else self.backend
+        if backend not in BACKENDS:
+            raise InputError(f"backend {self.backend!r} is not supported; choose from {', '.join(BACKENDS)}")
+        object.__setattr__(self, "backend", backend)
+        object.__setattr__(self, "collectives", _collectives(self.collectives))
+        _integer(self.min_bytes, "min_bytes", low=1, high=_MAX_BYTES, hint="give a size of at least 1 B")
+        _integer(self.max_bytes, "max_bytes", low=1, high=_MAX_BYTES, hint="give a size of at most 1 TiB")
+        if self.max_bytes < self.min_bytes:
+            raise InputError(f"max_bytes={self.max_bytes} is below min_bytes={self.min_bytes}; "
+                             "give the sizes as MIN..MAX")
+        _positive(self.budget_s, "budget_s")
+        _positive(self.timeout_s, "timeout_s")
+        _integer(self.min_iters, "min_iters", low=1, high=10**7, hint="time at least one iteration")
+        _integer(self.max_iters, "max_iters", low=self.min_iters, high=10**7,
+                 hint=f"give at least min_iters={self.min_iters}")
+        _integer(self.warmup, "warmup", low=1, high=10**6, hint="the last warm-up iteration sizes the loop")
+        if self.csv_path is not None and not isinstance(self.csv_path, Path):
+            if not isinstance(self.csv_path, str) or not self.csv_path:
+                raise InputError(f"csv_path={self.csv_path!r} is not a file path; give a path or None")
+            object.__setattr__(self, "csv_path", Path(self.csv_path))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ranks": self.ranks, "backend": self.backend, "collectives": list(self.collectives),
+            "min_bytes": self.min_bytes, "max_bytes": self.max_bytes, "budget_s": self.budget_s,
+            "min_iters": self.min_iters, "max_iters": self.max_iters, "warmup": self.warmup,
+            "timeout_s": self.timeout_s, "csv_path": None if self.csv_path is None else str(self.csv_path),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Progress:
+    """One measured size, as reported to the ``progress`` callback of :func:`run_benchmark`.
+
+    ``index`` counts the sizes measured so far (1 to ``total``, over all
+    collectives); ``time_s`` is the size's median time (slowest rank),
+    ``iterations`` how many were timed, ``elapsed_s`` the time since the start.
+    """
+
+    collective: str
+    n_bytes: int
+    index: int
+    total: int
+    time_s: float
+    iterations: int
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"collective": self.collective, "n_bytes": self.n_bytes, "index": self.index,
+                "total": self.total, "time_s": self.time_s, "iterations": self.iterations,
+                "elapsed_s": self.elapsed_s}
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """The statistics of one measured size (sent from rank 0 to the parent)."""
+
+    index: int
+    collective: str
+    n_bytes: int
+    time_s: float
+    iterations: int
+    outliers: int
+    min_time_s: float
+    max_time_s: float
+    mad_s: float
+
+
+# --------------------------------------------------------------------------- validation and sizes
+
+
+def _integer(value: Any, name: str, *, low: int, high: int, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{name}={value!r} is not an integer in [{low}, {high}]; {hint}")
+    return value
+
+
+def _positive(value: Any, name: str) -> float:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{name}={value!r} is not a positive number of seconds; give e.g. 0.1")
+    return float(value)
+
+
+def _collectives(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v.strip()]
+    if not isinstance(value, Sequence) or not value or not all(isinstance(v, str) for v in value):
+        raise InputError(f"collectives={value!r} is not a list of names; "
+                         f"choose from {', '.join(BENCH_COLLECTIVES)}")
+    names: list[str] = []
+    for raw in value:
+        name = canonical_collective(raw)
+        if name not in BENCH_COLLECTIVES:
+            raise InputError(f"collective {raw!r} is not measured by the benchmark; "
+                             f"choose from {', '.join(BENCH_COLLECTIVES)}")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def parse_sizes(text: str) -> tuple[int, int]:
+    """The range ``MIN..MAX`` (or one size) as (min_bytes, max_bytes).
+
+    >>> parse_sizes("8B..256MiB"), parse_sizes("1 KiB .. 1 MiB"), parse_sizes("64")
+    ((8, 268435456), (1024, 1048576), (64, 64))
+
+    Raises
+    ------
+    InputError
+        For a malformed size, a fractional or zero size, or MIN above MAX.
+    """
+    from costmodel.units import parse_size
+
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"sizes {text!r} are empty; give MIN..MAX, e.g. 8B..256MiB")
+    parts = text.split("..")
+    if len(parts) > 2:
+        raise InputError(f"sizes {text!r} have more than one '..'; give MIN..MAX, e.g. 8B..256MiB")
+    values = []
+    for part in parts:
+        if not part.strip():
+            raise InputError(f"sizes {text!r} lack a bound; give MIN..MAX, e.g. 8B..256MiB")
+        n = parse_size(part.strip())
+        if n.denominator != 1 or not 1 <= n <= _MAX_BYTES:
+            raise InputError(f"size {part.strip()!r} is not a whole number of bytes in [1 B, 1 TiB]; "
+                             "give e.g. 8B..256MiB")
+        values.append(int(n))
+    low, high = values[0], values[-1]
+    if high < low:
+        raise InputError(f"sizes {text!r} go down; give MIN..MAX with MIN <= MAX")
+    return low, high
+
+
+def bench_sizes(collective: str, p: int, min_bytes: int, max_bytes: int) -> tuple[int, ...]:
+    """The n (bytes) measured for *collective* at *p* ranks: the ×2 ladder, rounded up and deduplicated.
+
+    >>> bench_sizes("allreduce", 2, 8, 64), bench_sizes("alltoall", 8, 8, 64)
+    ((8, 16, 32, 64), (32, 64))
+    >>> bench_sizes("pt2pt", 2, 1, 10)
+    (4, 8, 12)
+    """
+    name = canonical_collective(collective)
+    quantum = _FLOAT_BYTES * p if name in _DIVISIBLE else _FLOAT_BYTES
+    ladder = []
+    n = min_bytes
+    while n <= max_bytes:
+        ladder.append(n)
+        n *= 2
+    if ladder[-1] != max_bytes:
+        ladder.append(max_bytes)
+    sizes: list[int] = []
+    for n in ladder:
+        rounded = -(-n // quantum) * quantum
+        if not sizes or rounded > sizes[-1]:
+            sizes.append(rounded)
+    return tuple(sizes)
+
+
+def _plan(config: BenchConfig, p: int) -> list[tuple[str, int]]:
+    return [(c, n) for c in config.collectives for n in bench_sizes(c, p, config.min_bytes, config.max_bytes)]
+
+
+def _size_text(n: int) -> str:
+    for unit, factor in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:.4g} {unit}"
+    return f"{n} B"
+
+
+def _step_text(plan: Sequence[tuple[str, int]], index: int | None) -> str:
+    if index is None:
+        return "start-up"
+    if index >= len(plan):
+        return "shut-down"
+    collective, n = plan[index]
+    return f"{collective} at {_size_text(n)}"
+
+
+def _summarize(times: Sequence[float]) -> tuple[float, int, float, float, float]:
+    """(median, dropped, min, max, MAD) after dropping iterations above median + 5·MAD."""
+    median = statistics.median(times)
+    mad = statistics.median(abs(t - median) for t in times)
+    cut = median + OUTLIER_MADS * max(mad, _MAD_FLOOR * median)
+    kept = [t for t in times if t <= cut]
+    return statistics.median(kept), len(times) - len(kept), min(kept), max(kept), mad
+
+
+# --------------------------------------------------------------------------- torch
+
+
+def _import_torch() -> tuple[Any, Any]:
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        raise MissingDependency(_INSTALL_HINT) from None
+    if not dist.is_available():
+        raise MissingDependency("this PyTorch build has no torch.distributed; "
+                                "install a build with it: pip install 'costmodel[calibrate]'")
+    return torch, dist
+
+
+def _under_torchrun() -> bool:
+    return all(os.environ.get(k) for k in _TORCHRUN_ENV)
+
+
+def _resolve_backend(torch: Any, dist: Any, backend: str, ranks_per_node: int) -> str:
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    nccl = dist.is_nccl_available() and gpus >= ranks_per_node
+    if backend == "auto":
+        return "nccl" if nccl else "gloo"
+    if backend == "nccl" and not nccl:
+        why = "this PyTorch has no NCCL" if not dist.is_nccl_available() else f"{gpus} are visible"
+        raise InputError(f"backend 'nccl' needs {ranks_per_node} GPUs on this node but {why}; "
+                         "use --backend gloo or fewer ranks")
+    if backend == "gloo" and not dist.is_gloo_available():
+        raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
+    return backend
+
+
+class _Comm:
+    """One rank's view: buffers, the timed operations, barrier and the MAX reduction."""
+
+    def __init__(self, torch: Any, dist: Any, *, backend: str, rank: int, world: int, device: Any) -> None:
+        self.torch, self.dist, self.backend = torch, dist, backend
+        self.rank, self.world, self.device = rank, world, device
+        self.cuda = device.type == "cuda"
+        self._gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        self._scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+
+    def barrier(self) -> None:
+        if self.cuda:
+            self.dist.barrier(device_ids=[self.device.index])
+        else:
+            self.dist.barrier()
+
+    def _zeros(self, n_bytes: int) -> Any:
+        return self.torch.zeros(n_bytes // _FLOAT_BYTES, dtype=self.torch.float32, device=self.device)
+
+    def operation(self, collective: str, n_bytes: int) -> Callable[[], None]:
+        """The blocking call that moves *n_bytes* in *collective* (buffers allocated here, untimed)."""
+        dist, p = self.dist, self.world
+        if collective == PT2PT:
+            return self._ping_pong(self._zeros(n_bytes))
+        if collective == "allreduce":
+            buf = self._zeros(n_bytes)
+            return lambda: dist.all_reduce(buf)
+        if collective == "broadcast":
+            buf = self._zeros(n_bytes)
+            return lambda: dist.broadcast(buf, src=0)
+        # out-of-place: (output, input) with costmodel's n the larger of the two except in all-to-all
+        out = self._zeros(n_bytes // p if collective == "reduce-scatter" else n_bytes)
+        inp = self._zeros(n_bytes // p if collective == "allgather" else n_bytes)
+        call = {"allgather": self._gather, "reduce-scatter": self._scatter,
+                "alltoall": dist.all_to_all_single}[collective]
+        return lambda: call(out, inp)
+
+    def _ping_pong(self, buf: Any) -> Callable[[], None]:
+        """Rank 0 sends *buf* to rank 1 and receives it back; the other ranks idle."""
+        dist = self.dist
+        if self.rank == 0:
+            def ping() -> None:
+                dist.send(buf, dst=1)
+                dist.recv(buf, src=1)
+            return ping
+        if self.rank == 1:
+            def pong() -> None:
+                dist.recv(buf, src=0)
+                dist.send(buf, dst=0)
+            return pong
+        return lambda: None
+
+    def timed(self, op: Callable[[], None]) -> float:
+        """Seconds the operation took on this rank (CUDA events on GPUs)."""
+        if self.cuda:
+            start = self.torch.cuda.Event(enable_timing=True)
+            end = self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            op()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3
+        begin = time.perf_counter()
+        op()
+        return time.perf_counter() - begin
+
+    def max_over_ranks(self, values: Sequence[float]) -> list[float]:
+        t = self.torch.tensor(list(values), dtype=self.torch.float64, device=self.device)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return [float(v) for v in t.cpu().tolist()]
+
+    def setup(self, ping: bool) -> None:
+        """Create the communicators before any timing (NCCL creates them lazily)."""
+        warm = self._zeros(_FLOAT_BYTES * self.world)
+        self.dist.all_reduce(warm)
+        if ping:
+            self.operation(PT2PT, _FLOAT_BYTES)()
+        self.barrier()
+
+
+def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_bytes: int) -> _Step:
+    op = comm.operation(collective, n_bytes)
+    active = collective != PT2PT or comm.rank == 0
+    slowest = 0.0
+    for _ in range(config.warmup):
+        begin = time.perf_counter()
+        comm.barrier()
+        op()
+        if comm.cuda:
+            comm.torch.cuda.synchronize()
+        slowest = max(slowest, time.perf_counter() - begin)
+    (slowest,) = comm.max_over_ranks([slowest])
+    # half the budget at the warm-up's rate, then the rest at the measured rate: every rank runs the
+    # same count because each decision uses the slowest rank's clock (an all-reduce between iterations)
+    chunk = min(config.max_iters, max(config.min_iters, int(config.budget_s / 2 / max(slowest, 1e-9))))
+    times: list[float] = []
+    begin = time.perf_counter()
+    for _ in range(_MAX_CHUNKS):
+        for _ in range(chunk):
+            comm.barrier()
+            t = comm.timed(op)
+            times.append(t if active else 0.0)
+        if len(times) >= config.max_iters:
+            break
+        (spent,) = comm.max_over_ranks([time.perf_counter() - begin])
+        chunk = min(config.max_iters - len(times), int((config.budget_s - spent) / (spent / len(times))))
+        if chunk < 1:
+            break
+    per_iteration = comm.max_over_ranks(times)
+    if collective == PT2PT:
+        per_iteration = [t / 2 for t in per_iteration]
+    median, dropped, low, high, mad = _summarize(per_iteration)
+    return _Step(index, collective, n_bytes, median, len(times), dropped, low, high, mad)
+
+
+def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
+           where: list[int | None]) -> None:
+    """Measure every step of *plan*; rank 0 emits each result.  *where* holds the current step index."""
+    comm.setup(ping=PT2PT in config.collectives)
+    for index, (collective, n_bytes) in enumerate(plan):
+        where[0] = index
+        if index == 1 and comm.rank == config._fail_rank:
+            raise _InjectedExit
+        if index == 1 and comm.rank == config._hang_rank:
+            while True:
+                time.sleep(3600)
+        step = _measure(comm, config, index, collective, n_bytes)
+        if comm.rank == 0:
+            emit(step)
+    where[0] = len(plan)
+    comm.barrier()
+
+
+class _InjectedExit(BaseException):
+    """The ``_fail_rank`` test hook: the rank exits at once with code 3 (after flushing its queue)."""
+
+
+def _device(torch: Any, backend: str, local_rank: int) -> Any:
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        return torch.device("cuda", local_rank)
+    return torch.device("cpu")
+
+
+# --------------------------------------------------------------------------- results
+
+
+class _Recorder:
+    """Collects rank 0's results: rows per collective, the CSV (appended and flushed), progress."""
+
+    def __init__(self, config: BenchConfig, plan: Sequence[tuple[str, int]], *, backend: str, p: int,
+                 torch_version: str, progress: Callable[[Progress], None] | None) -> None:
+        self.config, self.plan, self.backend, self.p, self.progress = config, plan, backend, p, progress
+        self.rows: dict[str, list[Row]] = {c: [] for c in config.collectives}
+        self.count = 0
+        self.start = time.monotonic()
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.source = (f"# source: costmodel calibrate run, torch {torch_version}, {backend}, p={p}, "
+                       f"float32, host {socket.gethostname()}, {stamp}")
+        self.file: TextIO | None = None
+        self.writer: Any = None
+        if config.csv_path is not None:
+            try:
+                self.file = config.csv_path.open("w", encoding="utf-8", newline="")
+            except OSError as exc:
+                reason = (exc.strerror or str(exc)).lower()
+                raise InputError(f"cannot write {str(config.csv_path)!r}: {reason}; "
+                                 "give a writable path") from None
+            self.file.write(self.source + "\n")
+            self.writer = csv.writer(self.file, lineterminator="\n")
+            self.writer.writerow(BENCH_CSV_COLUMNS)
+            self.file.flush()
+
+    def add(self, step: _Step) -> None:
+        time_text = f"{step.time_s:.9g}"
+        algbw = step.n_bytes / step.time_s if step.time_s > 0 else None
+        factor = 1.0 if step.collective == PT2PT else float(FACTORS[step.collective][1](Fraction(self.p)))
+        algbw_text = "" if algbw is None else f"{algbw:.9g}"
+        busbw_text = "" if algbw is None else f"{algbw * factor:.9g}"
+        row = Row(n_bytes=step.n_bytes, time_s=Fraction(time_text),
+                  algbw_bytes_per_s=Fraction(algbw_text) if algbw_text else None,
+                  busbw_bytes_per_s=Fraction(busbw_text) if busbw_text else None)
+        self.rows[step.collective].append(row)
+        self.count += 1
+        if self.writer is not None and self.file is not None:
+            self.writer.writerow([step.collective, self.backend, self.p, step.n_bytes, time_text, "",
+                                  step.iterations, step.outliers, f"{step.min_time_s:.9g}",
+                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text])
+            self.file.flush()
+        if self.progress is not None:
+            self.progress(Progress(collective=step.collective, n_bytes=step.n_bytes, index=self.count,
+                                   total=len(self.plan), time_s=step.time_s, iterations=step.iterations,
+                                   elapsed_s=time.monotonic() - self.start))
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def results(self) -> tuple[Measurements, ...]:
+        path = str(self.config.csv_path) if self.config.csv_path is not None else "<benchmark>"
+        return tuple(
+            Measurements(tool="costmodel-csv", collective=c, p=self.p, rows=tuple(rows), source=self.source,
+                         path=path, backend=self.backend, dtype="float32", command="costmodel calibrate run")
+            for c, rows in self.rows.items() if rows)
+
+
+# --------------------------------------------------------------------------- the entry point
+
+
+def run_benchmark(config: BenchConfig, *,
+                  progress: Callable[[Progress], None] | None = None) -> tuple[Measurements, ...]:
+    """Measure the collectives of *config* (see the module docstring) and return one Measurements each.
+
+    Parameters
+    ----------
+    config : BenchConfig
+    progress : callable, optional
+        Called in this process with a :class:`Progress` after every measured size.
+
+    Returns
+    -------
+    tuple of Measurements
+        In the order of ``config.collectives``, ``tool="costmodel-csv"``,
+        with p and backend set.  Under torchrun, ranks other than 0 return ``()``.
+
+    Raises
+    ------
+    InputError
+        For a bad config, or nccl without a GPU per rank.
+    MissingDependency
+        Without PyTorch (or with a build lacking torch.distributed).
+    CalibrationError
+        When a rank fails or hangs; every spawned process is ended first.
+    """
+    if not isinstance(config, BenchConfig):
+        raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
+    torch, dist = _import_torch()
+    if _under_torchrun() or dist.is_initialized():
+        return _run_in_group(torch, dist, config, progress)
+    backend = _resolve_backend(torch, dist, config.backend, config.ranks)
+    return _run_spawned(torch, config, backend, progress)
+
+
+def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
+                  progress: Callable[[Progress], None] | None) -> tuple[Measurements, ...]:
+    """This process is one rank of a torchrun job (or of a process group already initialised)."""
+    owned = not dist.is_initialized()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    world = dist.get_world_size() if not owned else int(os.environ["WORLD_SIZE"])
+    if world < 2:
+        raise InputError(f"the job has {world} rank; the benchmark needs at least 2 "
+                         "(torchrun --nproc-per-node 2 or more)")
+    if owned:
+        per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        backend = _resolve_backend(torch, dist, config.backend, per_node)
+        device = _device(torch, backend, local_rank)
+        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s))
+    else:
+        backend = dist.get_backend()
+        cuda = backend == "nccl"
+        device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    where: list[int | None] = [None]
+    plan = _plan(config, world)
+    recorder = None
+    if rank == 0:
+        recorder = _Recorder(config, plan, backend=backend, p=world, torch_version=torch.__version__,
+                             progress=progress)
+    try:
+        comm = _Comm(torch, dist, backend=backend, rank=rank, world=world, device=device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where)
+    except _InjectedExit:
+        os._exit(_FAIL_EXIT_CODE)
+    except CalibrationError:
+        raise
+    except Exception as exc:
+        raise CalibrationError(f"rank {rank} failed during {_step_text(plan, where[0])}: "
+                               f"{_first_line(exc)}; see the other ranks' messages") from exc
+    finally:
+        if recorder is not None:
+            recorder.close()
+        if owned and dist.is_initialized():
+            dist.destroy_process_group()
+    return recorder.results() if recorder is not None else ()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel send SIGTERM to this rank if the parent dies (best effort)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _child(rank: int, *, world: int, port: int, backend: str, config: BenchConfig, results: Any,
+           parent: int) -> None:
+    """A spawned rank: report start, set up, sweep, report done; on any error report it and exit 1."""
+    where: list[int | None] = [None]
+    try:
+        _die_with_parent(parent)
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                          WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
+        warnings.simplefilter("ignore", FutureWarning)
+        torch, dist = _import_torch()
+        if backend == "gloo":
+            torch.set_num_threads(1)
+        results.put(("started", rank))
+        device = _device(torch, backend, rank)
+        # the parent's watchdog fires first; the group's own timeout is the backstop
+        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
+                                timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
+        results.put(("ready", rank))
+        comm = _Comm(torch, dist, backend=backend, rank=rank, world=world, device=device)
+        _sweep(comm, config, _plan(config, world), lambda step: results.put(("row", step)), where)
+        dist.destroy_process_group()
+        results.put(("done", rank))
+    except _InjectedExit:
+        results.close()
+        results.join_thread()
+        os._exit(_FAIL_EXIT_CODE)
+    except BaseException as exc:  # reported to the parent, which raises CalibrationError
+        results.put(("error", rank, time.monotonic(), where[0], _first_line(exc)))
+        raise SystemExit(1) from None
+
+
+def _run_spawned(torch: Any, config: BenchConfig, backend: str,
+                 progress: Callable[[Progress], None] | None) -> tuple[Measurements, ...]:
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    port = _free_port()
+    plan = _plan(config, config.ranks)
+    recorder = _Recorder(config, plan, backend=backend, p=config.ranks, torch_version=torch.__version__,
+                         progress=progress)
+    processes = [context.Process(target=_child, args=(rank,), name=f"costmodel-bench-rank{rank}", daemon=True,
+                                 kwargs={"world": config.ranks, "port": port, "backend": backend,
+                                         "config": config, "results": results, "parent": os.getpid()})
+                 for rank in range(config.ranks)]
+    try:
+        for process in processes:
+            process.start()
+        _supervise(processes, results, recorder, plan, config.timeout_s)
+    finally:
+        _stop(processes)
+        results.close()
+        results.cancel_join_thread()
+        recorder.close()
+    return recorder.results()
+
+
+def _supervise(processes: Sequence[Any], results: Any, recorder: _Recorder, plan: Sequence[tuple[str, int]],
+               timeout_s: float) -> None:
+    """Pass rank 0's results to *recorder* until every rank is done; raise CalibrationError on failure."""
+    done: set[int] = set()
+    ready: set[int] = set()
+    errors: dict[int, tuple[float, int | None, str]] = {}
+    last = time.monotonic()
+    all_exited_at: float | None = None
+    while len(done) < len(processes):
+        try:
+            message = results.get(timeout=0.1)
+        except queue_module.Empty:
+            message = None
+        now = time.monotonic()
+        if message is not None:
+            last = now
+            kind = message[0]
+            if kind == "row":
+                recorder.add(message[1])
+            elif kind == "ready":
+                ready.add(message[1])
+            elif kind == "done":
+                done.add(message[1])
+            elif kind == "error":
+                errors[message[1]] = message[2:]
+            continue
+        crashed = [p for p in processes if p.exitcode not in (None, 0)]
+        if errors or crashed:
+            _drain(results, errors, seconds=1.0)
+            raise _failure(processes, errors, recorder, plan, ready)
+        if all(p.exitcode is not None for p in processes):
+            all_exited_at = all_exited_at or now
+            if now - all_exited_at > 2.0:
+                missing = sorted(set(range(len(processes))) - done)
+                raise CalibrationError(f"rank {missing[0]} exited without finishing "
+                                       f"{_step_text(plan, recorder.count)}; see its messages above")
+        limit = timeout_s if len(ready) == len(processes) else max(timeout_s, _STARTUP_S)
+        if now - last > limit:
+            raise CalibrationError(_hang_message(recorder, plan, ready, len(processes), limit))
+
+
+def _drain(results: Any, errors: dict[int, tuple[float, int | None, str]], *, seconds: float) -> None:
+    """Collect the error reports that arrive within *seconds* (the first failure makes the others fail)."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        try:
+            message = results.get(timeout=left)
+        except queue_module.Empty:
+            return
+        if message[0] == "error":
+            errors[message[1]] = message[2:]
+
+
+def _failure(processes: Sequence[Any], errors: dict[int, tuple[float, int | None, str]], recorder: _Recorder,
+             plan: Sequence[tuple[str, int]], ready: set[int]) -> CalibrationError:
+    """The error naming the first rank to fail: one that died without a report, else the earliest report."""
+    current = recorder.count if len(ready) == len(processes) else None
+    silent = [(rank, p.exitcode) for rank, p in enumerate(processes)
+              if p.exitcode not in (None, 0) and rank not in errors]
+    if silent:
+        rank, code = silent[0]
+        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with code {code}"
+        return CalibrationError(f"rank {rank} {how} during {_step_text(plan, current)}; "
+                                "see its messages above")
+    rank = min(errors, key=lambda r: errors[r][0])
+    _, where, text = errors[rank]
+    return CalibrationError(f"rank {rank} failed during {_step_text(plan, where)}: {text}")
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _hang_message(recorder: _Recorder, plan: Sequence[tuple[str, int]], ready: set[int], world: int,
+                  timeout_s: float) -> str:
+    limit = f"{timeout_s:g} s"
+    if len(ready) < world:
+        return (f"the process group did not form within {limit} ({len(ready)} of {world} ranks ready); "
+                "a rank hung at start-up, check that 127.0.0.1 accepts connections")
+    return (f"no rank finished {_step_text(plan, recorder.count)} within {limit}; a rank hung "
+            "(raise timeout_s if one size legitimately takes longer)")
+
+
+def _stop(processes: Sequence[Any]) -> None:
+    """Terminate and reap every child still running (SIGTERM, then SIGKILL)."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 5.0
+    for process in processes:
+        if process.pid is not None:
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5.0)

@@ -1,0 +1,365 @@
+"""``calibrate run|fit|report``: measure or import collective times, fit α and β, write a profile.
+
+The numbers come from :mod:`costmodel.calibration`; this module reads files,
+renders tables and progress, and writes the profile (never over an existing
+file without ``--force``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from costmodel.cli.options import Json
+from costmodel.cli.output import emit
+from costmodel.errors import InputError
+
+__all__ = ["app", "calibrate_app"]
+
+app = typer.Typer()
+calibrate_app = typer.Typer(no_args_is_help=True,
+                            help="Measure α and β (run), or import a log and fit them (fit, report).")
+app.add_typer(calibrate_app, name="calibrate")
+
+_FIT = "Fit"
+LogFile = Annotated[Path, typer.Argument(
+    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
+Collective = Annotated[str | None, typer.Option(
+    "--collective", "-c", show_default=False, rich_help_panel=_FIT,
+    help="The collective the log measured (checked against the log; needed to choose in a CSV of several).")]
+Ranks = Annotated[int | None, typer.Option(
+    "-p", "--ranks", min=2, show_default=False, rich_help_panel=_FIT,
+    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
+Algorithm = Annotated[str | None, typer.Option(
+    "--algorithm", "-a", show_default=False, rich_help_panel=_FIT,
+    help="The algorithm assumed (default: ring for allreduce and the gathers, pairwise for alltoall, "
+         "binomial for broadcast and reduce).")]
+Segments = Annotated[int | None, typer.Option(
+    "--segments", min=1, max=3, show_default=False, rich_help_panel=_FIT,
+    help="Size segments to fit (default: 1 to 3, chosen by BIC; one per NCCL protocol regime).")]
+InPlace = Annotated[bool, typer.Option("--in-place", rich_help_panel=_FIT,
+                                       help="Fit nccl-tests' in-place times (default: out-of-place).")]
+Out = Annotated[Path | None, typer.Option(
+    "--out", "-o", show_default=False,
+    help="Write the fitted profile here (TOML; use it with --profile in every command).")]
+Name = Annotated[str | None, typer.Option("--name", show_default=False,
+                                          help="The profile's name (default: the output file's stem).")]
+ALL = "allreduce,allgather,reduce-scatter,broadcast,alltoall,pt2pt"
+Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing --out or --csv file.")]
+
+
+def _read(log: Path, collective: str | None, p: int | None) -> Any:
+    from costmodel.calibration import read_log
+
+    return read_log(log, path=str(log), collective=collective, p=p)
+
+
+def _fit(log: Path, collective: str | None, p: int | None, algorithm: str | None, segments: int | None,
+         in_place: bool) -> Any:
+    from costmodel.calibration import fit
+
+    return fit(_read(log, collective, p), algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+
+
+def _writable(path: Path | None, force: bool) -> None:
+    if path is None:
+        return
+    if path.exists() and not force:
+        raise InputError(f"{path} exists; pass --force to overwrite it")
+    if path.parent and not path.parent.exists():
+        raise InputError(f"{path.parent} does not exist; create the folder first")
+
+
+def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool) -> None:
+    if out is None:
+        return
+    _writable(out, force)
+    text = fitted.to_profile_toml(name=name or out.stem)
+    from costmodel.profiles import parse_profile
+
+    parse_profile(text, path=str(out))  # what we write must load with --profile
+    out.write_text(text, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    fit: Any
+    warnings: tuple[str, ...]
+    profile: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.fit.to_dict()
+        out["warnings"] = list(self.warnings)
+        out["profile"] = None if self.profile is None else str(self.profile)
+        return out
+
+
+@calibrate_app.command("fit")
+def fit_command(
+    log: LogFile,
+    collective: Collective = None,
+    p: Ranks = None,
+    algorithm: Algorithm = None,
+    segments: Segments = None,
+    in_place: InPlace = False,
+    out: Out = None,
+    name: Name = None,
+    force: Force = False,
+    as_json: Json = False,
+) -> None:
+    """Fit α and β to a measured log, per size segment, and optionally write a profile.
+
+    JSON: {"collective", "p", "alpha_s", "beta_s_per_byte", "segments": [{"from_bytes",
+    "to_bytes", "alpha_s", "beta_s_per_byte", ...}], "median_rel_error", ...}.
+
+    Example: costmodel calibrate fit all_reduce_perf.txt --out cluster.toml
+
+    Example: costmodel calibrate fit osu_allreduce.txt -p 256 --json
+    """
+    measurements = _read(log, collective, p)
+    from costmodel.calibration import fit
+
+    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+    _write_profile(fitted, out, name, force)
+    if not as_json:
+        _register()
+    emit(_Fitted(fitted, tuple(measurements.warnings), out), as_json=as_json)
+
+
+@calibrate_app.command("report")
+def report_command(
+    log: LogFile,
+    collective: Collective = None,
+    p: Ranks = None,
+    algorithm: Algorithm = None,
+    segments: Segments = None,
+    in_place: InPlace = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", show_default=False, help="Also draw the report (PNG, SVG or PDF; needs the plot extra).")]
+    = None,
+    force: Force = False,
+    as_json: Json = False,
+) -> None:
+    """Measured against modelled, size by size: time, relative error, and bus bandwidth.
+
+    Example: costmodel calibrate report all_reduce_perf.txt --plot report.png
+    """
+    from costmodel.calibration.report import calibration_report, plot_report
+
+    report = calibration_report(_fit(log, collective, p, algorithm, segments, in_place))
+    if plot is not None:
+        _writable(plot, force)
+        plot_report(report, plot)
+    if not as_json:
+        _register()
+    emit(report, as_json=as_json)
+
+
+@calibrate_app.command("run")
+def run_command(
+    ranks: Annotated[int, typer.Option("--ranks", "-n", min=2, help="Processes to start on this machine "
+                                       "(ignored under torchrun, which starts them).")] = 2,
+    backend: Annotated[str, typer.Option("--backend", help="auto (nccl with GPUs, else gloo), nccl or gloo.")]
+    = "auto",
+    sizes: Annotated[str, typer.Option("--sizes", help="Message sizes, doubling from the first to the last.")]
+    = "8B..256MiB",
+    collectives: Annotated[str, typer.Option(
+        "--collectives", help="Comma-separated: allreduce, allgather, reduce-scatter, broadcast, alltoall, "
+                              "pt2pt (ping-pong).")] = ALL,
+    budget: Annotated[float, typer.Option("--budget", min=0.001,
+                                          help="Seconds spent timing each size.")] = 0.2,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=1, help="Seconds without progress before the run is declared hung and stopped.",
+    )] = 120.0,
+    csv: Annotated[Path | None, typer.Option(
+        "--csv", show_default=False,
+        help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
+    out: Out = None,
+    name: Name = None,
+    force: Force = False,
+    as_json: Json = False,
+) -> None:
+    """Measure collectives over torch.distributed (NCCL on GPUs, gloo on CPUs), fit α and β, write a profile.
+
+    The profile's α and β come from the ping-pong (pt2pt) when it was measured, else from the
+    all-reduce; every collective's fit is in the output. Multi-node: run the same command under
+    torchrun on every node.
+
+    Example: costmodel calibrate run --ranks 2 --sizes 8B..64MiB --out cpu.toml
+
+    Example (on every node): torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d
+    --rdzv-endpoint HOST:29500 -m costmodel calibrate run --backend nccl --out cluster.toml
+    """
+    import os
+
+    from costmodel.calibration import bench, fit
+
+    lo, hi = bench.parse_sizes(sizes)
+    chosen = tuple(c.strip() for c in collectives.split(",") if c.strip())
+    csv_path = csv or Path(f"calibration-{backend}.csv")
+    lead = os.environ.get("RANK", "0") in ("", "0")  # under torchrun only rank 0 writes and draws
+    if lead:
+        _writable(csv_path, force)
+        _writable(out, force)
+    config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
+                               budget_s=budget, timeout_s=timeout, csv_path=csv_path)
+    results = _run_with_progress(bench, config, show=lead and not as_json)
+    if not results:  # a rank other than 0 under torchrun
+        return
+    fits = tuple(fit(m) for m in results)
+    chosen_fit = next((f for f in fits if f.collective == "pt2pt"), None) or \
+        next((f for f in fits if f.collective == "allreduce"), fits[0])
+    _write_profile(chosen_fit, out, name, force)
+    result = _Run(fits, chosen_fit, csv_path, out, results[0].backend or backend)
+    if not as_json:
+        _register()
+    emit(result, as_json=as_json)
+
+
+def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:
+    if not show:
+        return bench.run_benchmark(config)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), transient=True, console=_stderr()) as bar:
+        task = bar.add_task("starting ranks", total=None)
+
+        def update(step: Any) -> None:
+            from costmodel.units import format_size
+
+            bar.update(task, total=step.total, completed=step.index,
+                       description=f"{step.collective} {format_size(step.n_bytes).split(' = ')[0]}")
+
+        return bench.run_benchmark(config, progress=update)
+
+
+def _stderr() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@dataclass(frozen=True)
+class _Run:
+    fits: tuple[Any, ...]
+    chosen: Any
+    csv: Path
+    profile: Path | None
+    backend: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "csv": str(self.csv),
+                "profile": None if self.profile is None else str(self.profile),
+                "profile_from": self.chosen.collective,
+                "alpha_s": self.chosen.alpha_s, "beta_s_per_byte": self.chosen.beta_s_per_byte,
+                "fits": [f.to_dict() for f in self.fits]}
+
+
+# -- rendering -------------------------------------------------------------------------------------
+
+
+def _register() -> None:
+    from costmodel.calibration.report import CalibrationReport
+    from costmodel.cli.render import render
+
+    render.register(_Fitted, _render_fitted)
+    render.register(CalibrationReport, _render_report)
+    render.register(_Run, _render_run)
+
+
+def _table(*columns: str, right: tuple[str, ...] = ()) -> Any:
+    from rich.table import Table
+
+    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
+    for c in columns:
+        table.add_column(c, justify="right" if c in right else "left", no_wrap=True)
+    return table
+
+
+def _size(n: Any) -> str:
+    from costmodel.units import format_size
+
+    return format_size(n).split(" = ")[0]
+
+
+def _time(s: Any) -> str:
+    from costmodel.units import format_time
+
+    return format_time(s)
+
+
+def _beta(b: Any) -> str:
+    from costmodel.units import format_inverse_rate
+
+    return format_inverse_rate(b)
+
+
+def _rate(b: Any) -> str:
+    from costmodel.units import format_rate
+
+    return format_rate(1 / b).split(" (")[0] if b > 0 else "∞"
+
+
+def _fit_body(f: Any) -> Any:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    head = Text.from_markup(
+        f"[bold]{f.collective}[/bold] · p = {f.p} · assumed {escape(f.algorithm)}: {escape(f.formula)}\n"
+        f"[dim]{escape(f.source or f.path)}[/dim]")
+    table = _table("#", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows",
+                   right=("α", "β", "1/β", "error", "rows"))
+    for i, s in enumerate(f.segments, 1):
+        ci = "" if s.alpha_ci_s is None else f"{_time(s.alpha_ci_s[0])} – {_time(s.alpha_ci_s[1])}"
+        table.add_row(str(i), f"{_size(s.from_bytes)} – {_size(s.to_bytes)}", _time(s.alpha_s), ci,
+                      _beta(s.beta_s_per_byte), _rate(s.beta_s_per_byte), f"{s.median_rel_error:.2%}",
+                      str(s.points))
+    ge = "" if f.median_rel_error_ge_1mib is None else f", {f.median_rel_error_ge_1mib:.2%} from 1 MiB on"
+    summary = Text(f"median |relative error| {f.median_rel_error:.2%} over all sizes{ge}; "
+                   f"the profile's [link] is segment {len(f.segments)} (α {_time(f.alpha_s)}, "
+                   f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)})")
+    return Group(head, Text(""), table, Text(""), summary)
+
+
+def _render_fitted(r: _Fitted) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.text import Text
+
+    parts = [_fit_body(r.fit)]
+    if r.profile is not None:
+        parts += [Text(f"wrote {r.profile} (use it with --profile {r.profile})")]
+    return Group(*parts), tuple(r.warnings) + tuple(n for n in r.fit.notes if n.startswith("note"))
+
+
+def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.text import Text
+
+    table = _table("size", "measured", "model", "error", "busbw measured", "busbw model", "seg",
+                   right=("measured", "model", "error", "busbw measured", "busbw model", "seg"))
+    for r in report.rows:
+        table.add_row(_size(r.n_bytes), _time(r.measured_s), _time(r.model_s), f"{r.rel_error:+.1%}",
+                      f"{r.busbw_measured_bytes_per_s / 1e9:.3g} GB/s",
+                      f"{r.busbw_model_bytes_per_s / 1e9:.3g} GB/s",
+                      str(r.segment))
+    return Group(_fit_body(report.fit), Text(""), table), ()
+
+
+def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for f in run.fits:
+        parts += [_fit_body(f), Text("")]
+    parts.append(Text(f"raw results: {run.csv}"))
+    if run.profile is not None:
+        parts.append(Text(f"wrote {run.profile} from the {run.chosen.collective} fit "
+                          f"(use it with --profile {run.profile})"))
+    return Group(*parts), ()
+

@@ -1,0 +1,105 @@
+"""The command-line contract of calibrate fit and report: JSON keys, the profile written, errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from costmodel.cli import main
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
+A100 = LOGS / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"
+OSU = LOGS / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> tuple[str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert code == rc, err
+    return out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    out, _ = run(capsys, *args, "--json")
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+def test_fit_json_contract(capsys):
+    data = run_json(capsys, "calibrate", "fit", str(A100))
+    assert {"collective", "p", "alpha_s", "beta_s_per_byte", "segments", "median_rel_error"} <= set(data)
+    assert (data["collective"], data["p"]) == ("allreduce", 16)
+    assert 1 <= len(data["segments"]) <= 3
+    assert all({"from_bytes", "to_bytes", "alpha_s", "beta_s_per_byte"} <= set(s) for s in data["segments"])
+    assert data["median_rel_error"] <= 0.05 and data["median_rel_error_ge_1mib"] <= 0.03
+    # the profile's link is the last segment: the bandwidth regime
+    assert data["alpha_s"] == data["segments"][-1]["alpha_s"]
+
+
+def test_fit_writes_a_profile_every_command_loads(capsys, tmp_path: Path):
+    profile = tmp_path / "a100.toml"
+    out, _ = run(capsys, "calibrate", "fit", str(A100), "--out", str(profile))
+    assert profile.exists() and f"wrote {profile}" in out
+    fitted = run_json(capsys, "calibrate", "fit", str(A100))
+    cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "16", "-n", "1GiB", "--profile", str(profile))
+    assert cost["alpha_s"] == pytest.approx(fitted["alpha_s"], rel=1e-5)
+    assert cost["beta_s_per_byte"] == pytest.approx(fitted["beta_s_per_byte"], rel=1e-5)
+    _, err = run(capsys, "calibrate", "fit", str(A100), "--out", str(profile), rc=2)
+    assert "exists; pass --force" in err
+    run(capsys, "calibrate", "fit", str(A100), "--out", str(profile), "--force")
+
+
+def test_report_rows_and_busbw(capsys):
+    data = run_json(capsys, "calibrate", "report", str(OSU), "-p", "2")
+    rows = data["rows"]
+    assert [r["n_bytes"] for r in rows] == sorted(r["n_bytes"] for r in rows)
+    first = rows[0]
+    # allreduce at p = 2: busbw = algbw × 2(p − 1)/p = algbw
+    assert first["busbw_measured_bytes_per_s"] == pytest.approx(first["n_bytes"] / first["measured_s"])
+    assert data["fit"]["p"] == 2 and data["bus_factor"] == 1
+    table, _ = run(capsys, "calibrate", "report", str(OSU), "-p", "2")
+    assert "busbw measured" in table and "1.049 MB" in table
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None, reason="matplotlib is installed")
+def test_report_plot_without_matplotlib_says_how_to_install(capsys, tmp_path: Path):
+    _, err = run(capsys, "calibrate", "report", str(OSU), "-p", "2", "--plot", str(tmp_path / "r.png"), rc=2)
+    assert "pip install 'costmodel[plot]'" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["calibrate", "fit", str(OSU)], "give the number of ranks"),
+    (["calibrate", "fit", str(A100), "--collective", "allgather"], "the log measures allreduce"),
+    (["calibrate", "fit", "/nonexistent.txt"], "/nonexistent.txt"),
+    (["calibrate", "fit", str(A100), "-p", "8"], "16"),
+])
+def test_errors_are_one_line(capsys, args, message):
+    _, err = run(capsys, *args, rc=2)
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\xff\x00 junk", b"# nThread 1 nGpus 1\n#  size count type\n",
+                                     b"       8   2  float sum  -1   nan  0.00  0.00  0\n"])
+def test_bad_logs_name_the_file(capsys, tmp_path: Path, content: bytes):
+    log = tmp_path / "bad.txt"
+    log.write_bytes(content)
+    _, err = run(capsys, "calibrate", "fit", str(log), rc=2)
+    assert err.startswith(f"error: {log}") and err.count("\n") == 1
+
+
+def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch (pip install torch==2.13.0, CPU build)")
+    csv, profile = tmp_path / "raw.csv", tmp_path / "cpu.toml"
+    data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
+                    "--collectives", "allreduce,pt2pt", "--budget", "0.02", "--csv", str(csv), "--out", str(profile))
+    assert data["backend"] == "gloo" and data["profile_from"] == "pt2pt"
+    assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
+    assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0
+    assert csv.exists() and profile.exists()
+    fitted = run_json(capsys, "calibrate", "fit", str(csv), "--collective", "allreduce")
+    assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
+    cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
+    assert cost["results"][0]["time_s"] > 0

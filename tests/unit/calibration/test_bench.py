@@ -1,0 +1,261 @@
+"""The torch.distributed micro-benchmark: real gloo runs on 2 ranks, failures, hangs, torchrun, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch: pip install 'costmodel[calibrate]'")
+dist = pytest.importorskip("torch.distributed", reason="this PyTorch build has no torch.distributed")
+if not dist.is_available() or not dist.is_gloo_available():
+    pytest.skip("this PyTorch build has no gloo backend", allow_module_level=True)
+
+from costmodel.calibration import fit, read_csv  # noqa: E402
+from costmodel.calibration.bench import (  # noqa: E402
+    BENCH_COLLECTIVES,
+    BENCH_CSV_COLUMNS,
+    BenchConfig,
+    Progress,
+    _summarize,
+    bench_sizes,
+    parse_sizes,
+    run_benchmark,
+)
+from costmodel.errors import CalibrationError, InputError, MissingDependency  # noqa: E402
+
+KIB, MIB = 1 << 10, 1 << 20
+SMALL = {"ranks": 2, "backend": "gloo", "min_bytes": 8, "max_bytes": 64 * KIB, "budget_s": 0.01,
+         "min_iters": 3, "max_iters": 20, "warmup": 1, "timeout_s": 60.0}
+
+
+def _no_children() -> bool:
+    return not multiprocessing.active_children()
+
+
+# --------------------------------------------------------------------------- a real gloo run
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    csv_path = tmp_path_factory.mktemp("bench") / "run.csv"
+    seen: list[Progress] = []
+    config = BenchConfig(collectives=("allreduce", "all_gather", "p2p"), csv_path=csv_path, **SMALL)
+    start = time.monotonic()
+    results = run_benchmark(config, progress=seen.append)
+    return config, results, seen, csv_path, time.monotonic() - start
+
+
+def test_run_returns_one_measurements_per_collective(small_run):
+    _, results, _, csv_path, _ = small_run
+    assert [m.collective for m in results] == ["allreduce", "allgather", "pt2pt"]
+    for m in results:
+        assert (m.tool, m.p, m.backend, m.dtype) == ("costmodel-csv", 2, "gloo", "float32")
+        assert [r.n_bytes for r in m.rows] == list(bench_sizes(m.collective, 2, 8, 64 * KIB))
+        assert all(r.time_s > 0 and r.algbw_bytes_per_s > 0 for r in m.rows)
+        assert m.source.startswith("# source: costmodel calibrate run, torch")
+        assert m.path == str(csv_path)
+    assert _no_children()
+
+
+def test_progress_reports_every_size_in_order(small_run):
+    _, results, seen, _, _ = small_run
+    total = sum(len(m.rows) for m in results)
+    assert [p.index for p in seen] == list(range(1, total + 1))
+    assert {p.total for p in seen} == {total}
+    assert [(p.collective, p.n_bytes) for p in seen] == [(m.collective, r.n_bytes) for m in results for r in m.rows]
+    assert all(p.time_s > 0 and 3 <= p.iterations <= 20 and p.elapsed_s > 0 for p in seen)
+    assert set(seen[0].to_dict()) == {"collective", "n_bytes", "index", "total", "time_s", "iterations",
+                                      "elapsed_s"}
+
+
+def test_csv_is_written_and_read_back(small_run):
+    _, results, _, csv_path, _ = small_run
+    lines = csv_path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# source: costmodel calibrate run")
+    assert lines[1] == ",".join(BENCH_CSV_COLUMNS)
+    for m in results:
+        back = read_csv(csv_path, collective=m.collective, p=2)
+        assert back.backend == "gloo"
+        assert [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in back.rows] == \
+            [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in m.rows]
+    header = lines[1].split(",")
+    for line in lines[2:]:
+        cell = dict(zip(header, line.split(","), strict=True))
+        kept = int(cell["iterations"]) - int(cell["outliers"])
+        assert 3 <= int(cell["iterations"]) <= 20 and kept >= 1
+        assert float(cell["min_time_s"]) <= float(cell["time_s"]) <= float(cell["max_time_s"])
+
+
+def test_measurements_fit(small_run):
+    _, results, _, _, _ = small_run
+    for m in results:
+        f = fit(m)
+        assert math.isfinite(f.alpha_s) and f.alpha_s >= 0
+        assert math.isfinite(f.beta_s_per_byte) and f.beta_s_per_byte >= 0
+
+
+def test_pt2pt_is_one_way_and_small_sweep_is_quick(small_run):
+    _, results, _, _, seconds = small_run
+    pt2pt = results[-1]
+    assert pt2pt.collective == "pt2pt" and pt2pt.rows[0].n_bytes == 8
+    assert seconds < 25
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_a_rank_that_dies_ends_the_run(tmp_path):
+    csv_path = tmp_path / "partial.csv"
+    config = BenchConfig(**{**SMALL, "timeout_s": 30.0}, collectives=("allreduce",), csv_path=csv_path,
+                         _fail_rank=1)
+    start = time.monotonic()
+    with pytest.raises(CalibrationError, match=r"^rank 1 exited with code 3 during allreduce at 16 B; "):
+        run_benchmark(config)
+    assert time.monotonic() - start < 20
+    assert _no_children()
+    kept = read_csv(csv_path)  # the size measured before the failure was flushed
+    assert [r.n_bytes for r in kept.rows] == [8]
+
+
+def test_a_rank_that_hangs_ends_the_run_within_the_timeout():
+    config = BenchConfig(**{**SMALL, "timeout_s": 5.0}, collectives=("broadcast",), _hang_rank=0)
+    start = time.monotonic()
+    with pytest.raises(CalibrationError, match=r"^no rank finished broadcast at 16 B within 5 s; a rank hung"):
+        run_benchmark(config)
+    assert time.monotonic() - start < 20
+    assert _no_children()
+
+
+def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, os, sys
+        from costmodel.calibration.bench import BenchConfig, run_benchmark
+        config = BenchConfig(backend="gloo", collectives=("reduce-scatter",), min_bytes=8, max_bytes=1024,
+                             budget_s=0.005, max_iters=10, warmup=1, ranks=5,
+                             csv_path={str(tmp_path / "tr.csv")!r})
+        results = run_benchmark(config)
+        rank = os.environ["RANK"]
+        with open(os.path.join({str(tmp_path)!r}, "rank" + rank + ".json"), "w") as f:
+            json.dump([m.to_dict() for m in results], f)
+        """), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+               str(script)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rank0 = json.loads((tmp_path / "rank0.json").read_text())
+    rank1 = json.loads((tmp_path / "rank1.json").read_text())
+    assert rank1 == []
+    assert [(m["collective"], m["p"], m["backend"]) for m in rank0] == [("reduce-scatter", 2, "gloo")]
+    assert [r["n_bytes"] for r in rank0[0]["rows"]] == list(bench_sizes("reduce-scatter", 2, 8, 1024))
+    assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs for an NCCL run")
+def test_nccl_run_on_two_gpus():
+    config = BenchConfig(**{**SMALL, "backend": "nccl"}, collectives=BENCH_COLLECTIVES)
+    results = run_benchmark(config)
+    assert [m.backend for m in results] == ["nccl"] * len(BENCH_COLLECTIVES)
+    assert all(r.time_s > 0 for m in results for r in m.rows)
+
+
+# --------------------------------------------------------------------------- bad input, no torch
+
+
+@pytest.mark.skipif(torch.cuda.device_count() >= 2, reason="this machine has GPUs for nccl")
+def test_nccl_without_gpus_is_an_input_error():
+    with pytest.raises(InputError, match=r"backend 'nccl' needs 2 GPUs"):
+        run_benchmark(BenchConfig(backend="nccl"))
+    assert _no_children()
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("backend", "mpi", r"backend 'mpi' is not supported; choose from auto, nccl, gloo"),
+    ("ranks", 1, r"ranks=1 is not an integer in \[2, 4096\]"),
+    ("ranks", True, r"ranks=True is not an integer"),
+    ("collectives", ("allreduce", "gather"), r"collective 'gather' is not measured by the benchmark"),
+    ("collectives", ("allredcue",), r"unknown collective 'allredcue'; did you mean 'allreduce'"),
+    ("collectives", (), r"is not a list of names"),
+    ("min_bytes", 0, r"min_bytes=0 is not an integer"),
+    ("max_bytes", 4, r"max_bytes=4 is below min_bytes=8"),
+    ("budget_s", 0, r"budget_s=0 is not a positive number of seconds"),
+    ("timeout_s", float("nan"), r"timeout_s=nan is not a positive number"),
+    ("max_iters", 2, r"max_iters=2 is not an integer in \[3, "),
+    ("warmup", 0, r"warmup=0 is not an integer in \[1, "),
+])
+def test_bad_config_is_an_input_error(field, value, message):
+    with pytest.raises(InputError, match=message):
+        BenchConfig(**{field: value})
+
+
+def test_config_normalises_names():
+    config = BenchConfig(backend=" GLOO ", collectives="all_reduce, rs,allreduce", csv_path="x.csv")
+    assert (config.backend, config.collectives, config.csv_path) == ("gloo", ("allreduce", "reduce-scatter"),
+                                                                      Path("x.csv"))
+    assert config.to_dict()["collectives"] == ["allreduce", "reduce-scatter"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("8B..256MiB", (8, 256 * MIB)),
+    ("8..64", (8, 64)),
+    (" 1 KiB .. 1 MB ", (1024, 10**6)),
+    ("4KiB", (4096, 4096)),
+])
+def test_parse_sizes(text, expected):
+    assert parse_sizes(text) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", r"are empty"),
+    ("8B..", r"lack a bound"),
+    ("1MiB..8B", r"go down"),
+    ("8B..1MiB..2MiB", r"more than one '..'"),
+    ("0..8", r"not a whole number of bytes"),
+    ("1.5B..8B", r"not a whole number of bytes"),
+    ("8KB..1MiB", r"KB"),
+    ("8 bits..1MiB", r"bit"),
+])
+def test_parse_sizes_refuses(text, message):
+    with pytest.raises(InputError, match=message):
+        parse_sizes(text)
+
+
+def test_sizes_round_up_to_whole_blocks():
+    assert bench_sizes("allreduce", 4, 8, 64) == (8, 16, 32, 64)
+    assert bench_sizes("reduce-scatter", 4, 8, 64) == (16, 32, 64)
+    assert bench_sizes("alltoall", 3, 8, 100) == (12, 24, 36, 72, 108)
+    assert bench_sizes("broadcast", 2, 3, 3) == (4,)
+    assert bench_sizes("allgather", 8, 256 * MIB, 256 * MIB) == (256 * MIB,)
+
+
+def test_outlier_rule_drops_slow_tail_and_takes_the_median():
+    # MAD is 0 here, so the cut is median + 5 x (1 % of the median) = 1.05
+    times = [1.0] * 8 + [1.04, 0.9, 1.06, 50.0]
+    median, dropped, low, high, mad = _summarize(times)
+    assert (median, dropped, low, high, mad) == (1.0, 2, 0.9, 1.04, 0.0)
+    spread = [1.0, 2.0, 3.0, 4.0, 5.0, 100.0]  # median 3.5, MAD 1.5: the cut is 11
+    assert _summarize(spread) == (3.0, 1, 1.0, 5.0, 1.5)
+    # identical times (timer resolution): nothing is dropped
+    assert _summarize([2.0, 2.0, 2.0])[:2] == (2.0, 0)
+
+
+def test_without_torch_it_is_a_missing_dependency(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "torch.distributed", None)
+    with pytest.raises(MissingDependency, match=r"^calibrate run needs PyTorch: pip install 'costmodel\[calibrate\]'"):
+        run_benchmark(BenchConfig(backend="gloo"))
+
+
+def test_run_needs_a_config():
+    with pytest.raises(InputError, match=r"dict is not a BenchConfig"):
+        run_benchmark({"ranks": 2})
