@@ -103,3 +103,16 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
+
+
+def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel[plot]'")
+    png = tmp_path / "report.png"
+    run(capsys, "calibrate", "report", str(A100), "--plot", str(png))
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (700, 850)  # 7 × 8.5 inches at 100 dpi
+    assert b"allreduce, p = 16: measured against the fitted" in data  # the title, in the PNG's metadata
+    _, err = run(capsys, "calibrate", "report", str(A100), "--plot", str(tmp_path / "report.gif"), rc=2)
+    assert "no .png, .svg or .pdf suffix" in err
