@@ -17,7 +17,7 @@ from typing import Any
 
 from costmodel.errors import InputError
 
-__all__ = ["parse_number", "show"]
+__all__ = ["decimal_text", "parse_number", "show"]
 
 _NUMBER = re.compile(
     r"\s*(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]{1,3}))?)"
@@ -70,3 +70,29 @@ def parse_number(value: Any, *, what: str = "value") -> Fraction:
                 raise InputError(f"{show(value)} divides by zero; write a ratio such as 1/4")
             return number / den
     raise InputError(f"{show(value)} is not a number; write a decimal such as 0.25 or a ratio such as 1/4")
+
+
+def decimal_text(x: Fraction | int) -> str | None:
+    """*x* as an exact decimal when it has a finite one (its denominator is 2^a·5^b), else ``None``.
+
+    >>> decimal_text(Fraction(1, 100)), decimal_text(Fraction(-5, 2)), decimal_text(7)
+    ('0.01', '-2.5', '7')
+    >>> decimal_text(Fraction(1, 3)) is None
+    True
+    """
+    x = Fraction(x)
+    d = x.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    if d != 1:
+        return None
+    places = max(twos, fives)
+    if places == 0:
+        return str(x.numerator)
+    digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
+    return f"{'-' if x < 0 else ''}{digits[:-places]}.{digits[-places:]}"

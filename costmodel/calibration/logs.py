@@ -79,6 +79,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.exact import decimal_text
 
 __all__ = [
     "CSV_COLUMNS",
@@ -1075,22 +1076,7 @@ def read_csv(path_or_text: str | Path | bytes, *, path: str | None = None, colle
 
 def _exact_text(x: Fraction) -> str:
     """A Fraction as an exact decimal when it has one, else the nearest float."""
-    d = x.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d //= 2
-        twos += 1
-    while d % 5 == 0:
-        d //= 5
-        fives += 1
-    if d != 1:
-        return repr(float(x))
-    places = max(twos, fives)
-    scaled = x * 10**places
-    sign = "-" if scaled < 0 else ""
-    digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-    whole, frac = digits[: len(digits) - places], digits[len(digits) - places:].rstrip("0")
-    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
+    return decimal_text(x) or repr(float(x))
 
 
 def write_csv(measurements: Measurements, path: str | Path | None = None) -> str:

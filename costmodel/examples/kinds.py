@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel.errors import InputError
-from costmodel.exact import parse_number
+from costmodel.exact import decimal_text, parse_number
 from costmodel.units import (
     format_inverse_rate,
     format_number,
@@ -66,14 +66,9 @@ def show_exact(x: Any, *, digits: int = 4) -> str:
     if isinstance(x, int):
         return str(x)
     if isinstance(x, Fraction):
-        if x.denominator == 1:
-            return str(x.numerator)
-        d = x.denominator
-        for p in (2, 5):
-            while d % p == 0:
-                d //= p
-        if d == 1 and len(str(x.denominator)) <= 6:
-            return format_number(x, digits=12)
+        decimal = decimal_text(x) if x.denominator <= 10**6 else None
+        if decimal is not None and len(decimal) <= 14:
+            return decimal
         if x.denominator <= 1000:
             return f"{x.numerator}/{x.denominator}"
     return format_number(x, digits=digits)

@@ -18,7 +18,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.exact import parse_number, show
+from costmodel.exact import decimal_text, parse_number, show
 
 _MAX_ITEMS = 100_000
 
@@ -195,24 +195,7 @@ def plain_text(x: Fraction | int) -> str:
     >>> plain_text(Fraction(1, 100)), plain_text(Fraction(1, 3)), plain_text(Fraction(-5, 2))
     ('0.01', '1/3', '-2.5')
     """
-    x = Fraction(x)
-    d = x.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d //= 2
-        twos += 1
-    while d % 5 == 0:
-        d //= 5
-        fives += 1
-    if d != 1:
-        return exact_text(x)
-    places = max(twos, fives)
-    if places == 0:
-        return str(x.numerator)
-    scaled = abs(x.numerator) * 10**places // x.denominator
-    sign = "-" if x < 0 else ""
-    digits = str(scaled).rjust(places + 1, "0")
-    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+    return decimal_text(x) or exact_text(Fraction(x))
 
 
 def reals(values: Sequence[Fraction | int]) -> list[int | float]:
