@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -18,6 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     from costmodel.cli.app import build
 
     args = sys.argv[1:] if argv is None else list(argv)
+    if os.environ.get("_COSTMODEL_COMPLETE"):  # the completion script asking (see cli/shell.py)
+        from typer._completion_classes import completion_init
+
+        completion_init()
+        build(())(prog_name="costmodel")  # every group; Click answers and exits
     try:
         rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:

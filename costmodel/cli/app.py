@@ -25,6 +25,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "profiles": ("profiles",),
     "teaching": ("example", "exercise", "check"),
     "calibrate": ("calibrate",),
+    "shell": ("completion",),
 }
 """Command-group module (in costmodel.cli) -> the commands (and sub-command groups) it defines;
 a test keeps this in sync."""
