@@ -34,7 +34,7 @@ Method
   around it on GPUs (nccl), synchronised before reading.
 * After the loop, outside the timed region, one all-reduce MAX of the per-rank
   times gives each iteration's time as its slowest rank saw it.  For pt2pt,
-  rank 0 sends n bytes to rank 1 and receives them back (the other ranks
+  rank 0 sends n bytes to the last rank and receives them back (the other ranks
   idle); its round trip halved is the one-way time.
 * Outliers: iterations slower than median + 5·MAD (median absolute deviation,
   floored at 1 % of the median so that timer-resolution ties do not cut half
@@ -465,14 +465,19 @@ class _Comm:
         return lambda: call(out, inp)
 
     def _ping_pong(self, buf: Any) -> Callable[[], None]:
-        """Rank 0 sends *buf* to rank 1 and receives it back; the other ranks idle."""
-        dist = self.dist
+        """Rank 0 sends *buf* to the last rank and receives it back; the other ranks idle.
+
+        The last rank, not rank 1: under torchrun on several nodes it sits on another node, so
+        the ping-pong measures the network between nodes, the link a cluster's collectives
+        are slowest on (on one machine it is just another local rank).
+        """
+        dist, last = self.dist, self.world - 1
         if self.rank == 0:
             def ping() -> None:
-                dist.send(buf, dst=1)
-                dist.recv(buf, src=1)
+                dist.send(buf, dst=last)
+                dist.recv(buf, src=last)
             return ping
-        if self.rank == 1:
+        if self.rank == last:
             def pong() -> None:
                 dist.recv(buf, src=0)
                 dist.send(buf, dst=0)

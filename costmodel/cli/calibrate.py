@@ -160,7 +160,7 @@ def report_command(
 
 @calibrate_app.command("run")
 def run_command(
-    ranks: Annotated[int, typer.Option("--ranks", "-n", min=2, help="Processes to start on this machine "
+    ranks: Annotated[int, typer.Option("--ranks", "-p", min=2, help="Processes to start on this machine "
                                        "(ignored under torchrun, which starts them).")] = 2,
     backend: Annotated[str, typer.Option("--backend", help="auto (nccl with GPUs, else gloo), nccl or gloo.")]
     = "auto",
