@@ -26,6 +26,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "teaching": ("example", "exercise", "check"),
     "calibrate": ("calibrate",),
     "shell": ("completion",),
+    "plot": ("plot",),
 }
 """Command-group module (in costmodel.cli) -> the commands (and sub-command groups) it defines;
 a test keeps this in sync."""

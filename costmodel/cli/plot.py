@@ -1,0 +1,269 @@
+"""``plot time|regions|breakdown|consensus|pipeline|calibration``: the models drawn to PNG or SVG.
+
+Each command computes its data with :mod:`costmodel.plots` (one call), draws it to
+``--out FILE.png|FILE.svg`` (never over an existing file without ``--force``; needs the
+``plot`` extra, matplotlib) and, with ``--json``, prints the plotted data as one JSON
+object in SI units; ``--json`` without ``--out`` prints the data only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, MaxSize, MinSize, Profile, Ranks, Size
+from costmodel.cli.output import emit
+from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
+from costmodel.errors import InputError
+
+__all__ = ["app", "plot_app"]
+
+app = typer.Typer()
+plot_app = typer.Typer(no_args_is_help=True,
+                       help="Draw the models: time against size, best-algorithm regions, α/β/γ "
+                            "breakdown, gossip, pipeline Gantt charts, calibration fits (PNG or SVG; "
+                            "needs the plot extra).")
+app.add_typer(plot_app, name="plot")
+
+_OUTPUT = "Output"
+Out = Annotated[Path | None, typer.Option(
+    "--out", "-o", metavar="FILE.png|FILE.svg", show_default=False, rich_help_panel=_OUTPUT,
+    help="The image to write, PNG or SVG by its suffix (required unless --json).")]
+Force = Annotated[bool, typer.Option("--force", rich_help_panel=_OUTPUT,
+                                     help="Overwrite an existing --out file.")]
+Json = Annotated[bool, typer.Option(
+    "--json", rich_help_panel=_OUTPUT,
+    help="Print the plotted data as one JSON object (SI units); with --out the image is drawn too.")]
+Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
+                                                "alltoall, gather or scatter (aliases accepted).",
+                                           show_default=False)]
+Algorithms = Annotated[list[str] | None, typer.Argument(
+    help="Algorithms to draw (default: every one that can run).", show_default=False)]
+
+_GIB = Fraction(2**30)
+
+_FIT = "Fit"
+LogFile = Annotated[Path, typer.Argument(
+    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
+LogRanks = Annotated[int | None, typer.Option(
+    "-p", "--ranks", min=2, show_default=False, rich_help_panel=_FIT,
+    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
+LogCollective = Annotated[str | None, typer.Option(
+    "--collective", "-c", show_default=False, rich_help_panel=_FIT,
+    help="The collective the log measured (checked against the log; chooses within a CSV of several).")]
+FitAlgorithm = Annotated[str | None, typer.Option(
+    "--algorithm", "-a", show_default=False, rich_help_panel=_FIT,
+    help="The algorithm assumed (default: as `costmodel calibrate fit`).")]
+
+
+@dataclass(frozen=True)
+class _Plotted:
+    """The plotted data, its title, and where the image went (None with --json alone)."""
+
+    kind: str
+    title: str
+    data: Any
+    out: Path | None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plot": self.kind, "title": self.title, **self.data.to_dict(),
+                "out": None if self.out is None else str(self.out)}
+
+
+def _target(out: Path | None, force: bool, as_json: bool) -> Path | None:
+    """The checked output path, before any work; matplotlib is looked for here too."""
+    from costmodel.plots import check_output
+    from costmodel.plots._figure import pyplot
+
+    if out is None:
+        if as_json:
+            return None
+        raise InputError("no --out given; name the image, e.g. --out plot.png or --out plot.svg "
+                         "(or pass --json for the data only)")
+    target = check_output(out, force=force)
+    pyplot()
+    return target
+
+
+def _finish(kind: str, data: Any, draw: Callable[..., Path], target: Path | None, *, force: bool,
+            as_json: bool, title: str | None = None) -> None:
+    if target is not None:
+        draw(data, target, force=force)
+    if not as_json:
+        from costmodel.cli.render import render
+
+        render.register(_Plotted, _render)
+    notes = tuple(getattr(data, "notes", ()))
+    emit(_Plotted(kind, title or data.title, data, target, notes), as_json=as_json)
+
+
+def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None, gamma: Fraction | None,
+          profile: str | None) -> Any:
+    from costmodel.params import LinkParams
+
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+
+
+@plot_app.command("time")
+def time_command(
+    collective: Collective,
+    ranks: Ranks,
+    algorithms: Algorithms = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None,
+    min_size: MinSize = Fraction(1),
+    max_size: MaxSize = _GIB,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """Time against message size (log–log) for each algorithm, every crossover marked and labelled.
+
+    Default sizes 1 B to 1 GiB. The crossovers are exact (as `costmodel crossover`); filled ones are
+    where the cheapest algorithm changes.
+
+    Example: costmodel plot time allreduce -p 16 --alpha 5us --beta 0.08ns/B --out time.png
+    """
+    from costmodel.plots import draw_time_plot, time_plot
+
+    target = _target(out, force, as_json)
+    data = time_plot(collective, algorithms, p=ranks, link=_link(alpha, beta, bandwidth, gamma, profile),
+                     min_bytes=min_size, max_bytes=max_size)
+    _finish("time", data, draw_time_plot, target, force=force, as_json=as_json)
+
+
+@plot_app.command("regions")
+def regions_command(
+    collective: Collective,
+    algorithms: Algorithms = None,
+    p_min: Annotated[int, typer.Option("--p-min", help="Smallest number of ranks.")] = 2,
+    p_max: Annotated[int, typer.Option("--p-max", help="Largest number of ranks (every p between; sampled "
+                                       "beyond 1024 values).")] = 1024,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None,
+    min_size: MinSize = Fraction(1),
+    max_size: MaxSize = _GIB,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """The cheapest algorithm over ranks p and message size n, as a map of coloured, hatched regions.
+
+    The grid: every p from --p-min to --p-max, and 4 sizes per octave (every power of two) from --min to
+    --max (default 1 B to 1 GiB). JSON: "best" is a p × n table of indices into "algorithms".
+
+    Example: costmodel plot regions allreduce --p-max 1024 --alpha 5us --beta 0.08ns/B --out regions.svg
+    """
+    from costmodel.plots import draw_region_map, region_map
+
+    target = _target(out, force, as_json)
+    data = region_map(collective, algorithms, link=_link(alpha, beta, bandwidth, gamma, profile),
+                      p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size)
+    _finish("regions", data, draw_region_map, target, force=force, as_json=as_json)
+
+
+@plot_app.command("breakdown")
+def breakdown_command(
+    collective: Collective,
+    ranks: Ranks,
+    size: Size,
+    algorithms: Algorithms = None,
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
+    profile: Profile = None,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """Each algorithm's time split into its α (latency), β (bandwidth) and γ (compute) terms, as stacked bars.
+
+    Example: costmodel plot breakdown allreduce -p 16 -n 1MiB --profile seed --gamma 0.02ns/B --out bd.png
+    """
+    from costmodel.plots import draw_breakdown, time_breakdown
+
+    target = _target(out, force, as_json)
+    data = time_breakdown(collective, algorithms, p=ranks, n=size,
+                          link=_link(alpha, beta, bandwidth, gamma, profile))
+    _finish("breakdown", data, draw_breakdown, target, force=force, as_json=as_json)
+
+
+@plot_app.command("consensus")
+def consensus_command(
+    graphs: Annotated[str, typer.Argument(
+        metavar="GRAPH[,GRAPH...]", show_default=False,
+        help="Graphs to compare: ring, k-ring, torus, hypercube, complete, star, exponential, "
+             "random-regular, erdos-renyi.")],
+    ranks: Ranks,
+    rounds: Annotated[int, typer.Option("--rounds", "-r", metavar="R", min=1,
+                                        help="Rounds to simulate.")] = 30,
+    weights: Annotated[str, typer.Option(
+        "--weights", "-w", metavar="SCHEME", help="uniform, metropolis, lazy or best-constant.")] = "uniform",
+    degree: Annotated[int | None, typer.Option(
+        "--degree", "-k", metavar="K", show_default=False,
+        help="Degree, for the graphs that take one (k-ring, random-regular, erdos-renyi).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", metavar="S", show_default=False, help="Seed of the random graphs (default 0).")] = None,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """Disagreement against rounds of gossip on several graphs (log axis), each with its ρ^r·d₀ envelope.
+
+    Every graph starts from the same vector x₀ = (0, 1, …, p − 1).
+
+    Example: costmodel plot consensus ring,torus,hypercube,exponential -p 16 --rounds 30 --out gossip.png
+    """
+    from costmodel.plots import consensus_plot, draw_consensus_plot
+
+    target = _target(out, force, as_json)
+    data = consensus_plot(graphs, ranks, rounds=rounds, weights=weights, degree=degree, seed=seed)
+    _finish("consensus", data, draw_consensus_plot, target, force=force, as_json=as_json)
+
+
+@plot_app.command("pipeline")
+def pipeline_command(
+    stages: Stages,
+    microbatches: Microbatches,
+    schedule: Annotated[str, typer.Option(
+        "--schedule", "-s", metavar="NAME",
+        help="gpipe, 1f1b, interleaved, zb-h1, or all (one panel each).")] = "all",
+    chunks: Chunks = None,
+    forward: Forward = None, backward: Backward = None, weight: Weight = None,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """Gantt charts of pipeline schedules: a row per stage, F / B / W bars with their micro-batch, idle grey.
+
+    Example: costmodel plot pipeline -P 4 -m 8 --schedule all --out pipeline.png
+    """
+    from costmodel.plots import draw_pipeline_plot, pipeline_plot
+
+    target = _target(out, force, as_json)
+    data = pipeline_plot(schedule, stages, microbatches=microbatches, chunks=chunks,
+                         forward_slots=1 if forward is None else forward, backward_slots=backward,
+                         weight_slots=weight)
+    _finish("pipeline", data, draw_pipeline_plot, target, force=force, as_json=as_json)
+
+
+@plot_app.command("calibration")
+def calibration_command(
+    log: LogFile,
+    p: LogRanks = None,
+    collective: LogCollective = None,
+    algorithm: FitAlgorithm = None,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """A benchmark log against its fitted α–β model: time, bus bandwidth and residuals by size.
+
+    JSON: the calibration report (as `costmodel calibrate report --json`).
+
+    Example: costmodel plot calibration all_reduce_perf.txt --out fit.png
+    """
+    from costmodel.plots import calibration_plot, calibration_title, draw_calibration_plot
+
+    target = _target(out, force, as_json)
+    data = calibration_plot(log, p=p, collective=collective, algorithm=algorithm)
+    _finish("calibration", data, draw_calibration_plot, target, force=force, as_json=as_json,
+            title=calibration_title(data))
+
+
+def _render(result: _Plotted) -> tuple[Any, tuple[str, ...]]:
+    from rich.text import Text
+
+    return Text(f"wrote {result.out}: {result.title}"), result.notes
