@@ -13,9 +13,13 @@ import pytest
 from costmodel.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 _BLOCK = re.compile(r"```[a-z]*\n(\$ costmodel .*?)```", re.DOTALL)
+
+
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
 
 
 def _sessions() -> list[tuple[str, str, str]]:
@@ -23,11 +27,11 @@ def _sessions() -> list[tuple[str, str, str]]:
     for page in PAGES:
         for block in _BLOCK.findall(page.read_text(encoding="utf-8")):
             command, _, want = block.partition("\n")
-            found.append((f"{page.name}: {command[2:60]}", command[2:], want))
+            found.append((f"{_name(page)}: {command[2:60]}", command[2:], want))
     return found
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES, ids=_name)
 def test_python_examples(page):
     result = doctest.testfile(str(page), module_relative=False, optionflags=FLAGS, verbose=False)
     assert result.failed == 0
@@ -52,8 +56,26 @@ def test_shell_examples(command, want, capsys, monkeypatch):
     assert doctest.OutputChecker().check_output(want, got, FLAGS), f"{command}\n--- got:\n{got}"
 
 
+def _generated(page: Path, generated: str, how: str) -> None:
+    """*page* must equal *generated*; COSTMODEL_UPDATE_DOCS=1 rewrites it instead."""
+    if os.environ.get("COSTMODEL_UPDATE_DOCS"):
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(generated, encoding="utf-8")
+        return
+    current = page.read_text(encoding="utf-8") if page.exists() else ""
+    assert current == generated, f"{_name(page)} is out of date; regenerate: {how}"
+
+
 def test_model_reference_is_generated_from_the_registry(capsys):
     assert main(["algorithms", "--adaptations", "--markdown"]) == 0
     generated = capsys.readouterr().out
-    page = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
-    assert page == generated, "regenerate: costmodel algorithms --adaptations --markdown > docs/models.md"
+    _generated(ROOT / "docs" / "models.md", generated,
+               "costmodel algorithms --adaptations --markdown > docs/models.md")
+
+
+def test_command_reference_is_generated_from_the_cli():
+    from costmodel.cli.reference import command_reference
+
+    _generated(ROOT / "docs" / "reference" / "commands.md", command_reference(),
+               "python -m costmodel.cli.reference > docs/reference/commands.md "
+               "(or COSTMODEL_UPDATE_DOCS=1 pytest tests/test_docs.py)")

@@ -36,3 +36,10 @@ def test_the_table_in_the_docs_is_current():
     assert block, "docs/calibration.md lost its <!-- fits --> block"
     documented = [line for line in block.group(1).splitlines() if line.startswith("| `")]
     assert documented == rows()
+
+
+def test_the_profile_in_the_docs_is_the_fit_of_today():
+    log = LOGS / "nccl-tests" / "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt"
+    page = ROOT / "docs" / "examples" / "a3mega.toml"
+    assert page.read_text(encoding="utf-8") == fit(read_log(log)).to_profile_toml(name="a3mega"), (
+        "regenerate: costmodel calibrate fit " + str(log.relative_to(ROOT)) + " --out docs/examples/a3mega.toml --force")
