@@ -27,6 +27,7 @@ from costmodel.cli.options import (
     Segments,
     Size,
     extra_parameters,
+    link_from_options,
 )
 from costmodel.cli.output import emit
 
@@ -37,13 +38,6 @@ Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allg
                                            show_default=False)]
 Algorithms = Annotated[list[str] | None, typer.Argument(help="Algorithms to compare (default: all).",
                                                            show_default=False)]
-
-
-def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-          gamma: Fraction | None, profile: str | None) -> object:
-    from costmodel.params import LinkParams
-
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
 
 
 @app.command("cost")
@@ -89,7 +83,7 @@ def bound(
     """
     from costmodel.collectives.evaluate import bound as lower_bound
 
-    link = _link(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
     emit(lower_bound(collective, p=ranks, n=size, link=link), as_json=as_json)
 
 
@@ -113,7 +107,7 @@ def crossover(
     """
     from costmodel.crossovers import find_crossover
 
-    link = _link(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(find_crossover(collective, a, b, p=ranks, n=size, link=link, extra=extra, symbolic=symbolic,
                         p_min=p_min, p_max=p_max), as_json=as_json)
@@ -136,7 +130,7 @@ def best(
     """
     from costmodel.crossovers import best as best_ranges
 
-    link = _link(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(best_ranges(collective, algorithms, p=ranks, link=link, min_bytes=min_size, max_bytes=max_size,
                      extra=extra), as_json=as_json)

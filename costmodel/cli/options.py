@@ -146,6 +146,14 @@ MaxSize = Annotated[
 ]
 
 
+def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
+                      gamma: Fraction | None, profile: str | None) -> Any:
+    """The :class:`~costmodel.params.LinkParams` the link options describe (a profile, overridden)."""
+    from costmodel.params import LinkParams
+
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+
+
 def extra_parameters(*, segments: int | None = None, blocks: int | None = None) -> dict[str, int]:
     """The extra-parameter options that were given, keyed by the records' names."""
     given = {"segments": segments, "blocks": blocks}

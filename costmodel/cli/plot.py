@@ -16,7 +16,18 @@ from typing import Annotated, Any
 
 import typer
 
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, MaxSize, MinSize, Profile, Ranks, Size
+from costmodel.cli.options import (
+    Alpha,
+    Bandwidth,
+    Beta,
+    Gamma,
+    MaxSize,
+    MinSize,
+    Profile,
+    Ranks,
+    Size,
+    link_from_options,
+)
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
 from costmodel.errors import InputError
@@ -103,13 +114,6 @@ def _finish(kind: str, data: Any, draw: Callable[..., Path], target: Path | None
     emit(_Plotted(kind, title or data.title, data, target, notes), as_json=as_json)
 
 
-def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None, gamma: Fraction | None,
-          profile: str | None) -> Any:
-    from costmodel.params import LinkParams
-
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
-
-
 @plot_app.command("time")
 def time_command(
     collective: Collective,
@@ -131,8 +135,8 @@ def time_command(
     from costmodel.plots import draw_time_plot, time_plot
 
     target = _target(out, force, as_json)
-    data = time_plot(collective, algorithms, p=ranks, link=_link(alpha, beta, bandwidth, gamma, profile),
-                     min_bytes=min_size, max_bytes=max_size)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
+    data = time_plot(collective, algorithms, p=ranks, link=link, min_bytes=min_size, max_bytes=max_size)
     _finish("time", data, draw_time_plot, target, force=force, as_json=as_json)
 
 
@@ -159,7 +163,7 @@ def regions_command(
     from costmodel.plots import draw_region_map, region_map
 
     target = _target(out, force, as_json)
-    data = region_map(collective, algorithms, link=_link(alpha, beta, bandwidth, gamma, profile),
+    data = region_map(collective, algorithms, link=link_from_options(alpha, beta, bandwidth, gamma, profile),
                       p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size)
     _finish("regions", data, draw_region_map, target, force=force, as_json=as_json)
 
@@ -182,7 +186,7 @@ def breakdown_command(
 
     target = _target(out, force, as_json)
     data = time_breakdown(collective, algorithms, p=ranks, n=size,
-                          link=_link(alpha, beta, bandwidth, gamma, profile))
+                          link=link_from_options(alpha, beta, bandwidth, gamma, profile))
     _finish("breakdown", data, draw_breakdown, target, force=force, as_json=as_json)
 
 

@@ -20,6 +20,7 @@ from costmodel.cli.options import (
     Outer,
     Profile,
     Segments,
+    link_from_options,
 )
 from costmodel.cli.output import emit
 
@@ -62,6 +63,4 @@ def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | N
     """The link if any part of one was given, else None (the schedule needs none)."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
         return None
-    from costmodel.params import LinkParams
-
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    return link_from_options(alpha, beta, bandwidth, gamma, profile)
