@@ -157,6 +157,7 @@ LEE_2020 = Citation(
     title="FlexReduce: Flexible All-reduce for Distributed Deep Learning on Asymmetric Network Topology",
     venue="57th ACM/IEEE Design Automation Conference (DAC)",
     year=2020,
+    url="https://doi.org/10.1109/DAC18072.2020.9218538",
 )
 WAN_2020 = Citation(
     key="wan2020",
