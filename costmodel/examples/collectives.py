@@ -31,6 +31,7 @@ from costmodel.errors import InputError
 from costmodel.examples import example
 from costmodel.examples.kinds import (
     COUNT,
+    FORMULA,
     INVERSE_RATE,
     NAME,
     NUMBER,
@@ -521,3 +522,36 @@ def model_busbw(w: Work) -> None:
                    f"algbw × 2(p − 1)/p = algbw × {show_exact(m.factor)}")
     w.step("Link bandwidth", "1/β", 1 / beta, RATE)
     w.answer("link-fraction", "bus bandwidth over the link bandwidth", bus * beta, NUMBER, "busbw·β")
+
+
+@example("cost-formula", title="An algorithm's α–β cost, rounds and bytes as formulas",
+         source="DSGD §7 (the α–β formulas of ring, tree, recursive doubling and Rabenseifner)",
+         topic="alpha-beta",
+         givens=[Given("algorithm", "algorithm", NAME, "ring"),
+                 Given("collective", "collective", NAME, "allreduce")],
+         answer="time")
+def cost_formula(w: Work) -> None:
+    """The registry record's own coefficients, evaluated symbolically in p and n (γ set aside).
+
+    Source: the record's citation (``costmodel formula COLLECTIVE ALGORITHM``); Thakur,
+    Rabenseifner & Gropp 2005 for the four all-reduce algorithms of the seed.
+    """
+    from costmodel import symbols
+    from costmodel.collectives._math import symbolic
+    from costmodel.collectives._registry import resolve
+    from costmodel.collectives.evaluate import text_formula
+
+    collective, algorithm = w.values("collective", "algorithm")
+    algo = resolve(collective, algorithm)
+    if algo.extra:
+        raise InputError(f"{algo.name} has a free parameter ({algo.extra[0].symbol}); choose an algorithm "
+                         "without one for a formula exercise")
+    m, p, n = symbolic(), symbols.p, symbols.n
+    w.step("The registry's model (with γ, the reduction, per byte)", text_formula(algo))
+    w.step("Start-ups on the critical path (× α)", "", str(algo.latency(p, n, m)))
+    w.step("Bytes on the critical path (× β)", "", str(algo.bandwidth(p, n, m)))
+    time = algo.latency(p, n, m) * symbols.ALPHA + algo.bandwidth(p, n, m) * symbols.BETA
+    w.answer("time", "time, with the reduction cost set aside (γ = 0)", time, FORMULA,
+             "start-ups·α + bytes·β")
+    w.answer("rounds", "rounds", algo.rounds(p, n, m), FORMULA)
+    w.answer("sent", "bytes each rank sends", algo.bytes_sent(p, n, m), FORMULA)

@@ -38,6 +38,7 @@ from costmodel.units import (
 __all__ = [
     "COUNT",
     "COUNTS",
+    "FORMULA",
     "INVERSE_RATE",
     "KINDS",
     "NAME",
@@ -143,5 +144,15 @@ NUMBERS = Kind("numbers", "", lambda v: _items(v, parse_number),
 COUNTS = Kind("counts", "", lambda v: _items(v, _count), lambda xs: ", ".join(str(x) for x in xs))
 NAME = Kind("name", "", _name, str)
 
-KINDS = {k.name: k for k in (COUNT, SIZE, TIME, RATE, INVERSE_RATE, NUMBER, NUMBERS, COUNTS, NAME)}
+
+def _formula(value: Any) -> Any:
+    from costmodel.exercises.symbolic import parse_expression
+
+    return value if hasattr(value, "free_symbols") else parse_expression(value)
+
+
+FORMULA = Kind("formula", "", _formula, str)
+"""A symbolic formula in p, n, α, β, γ (sympy), read by costmodel's restricted grammar."""
+
+KINDS = {k.name: k for k in (COUNT, SIZE, TIME, RATE, INVERSE_RATE, NUMBER, NUMBERS, COUNTS, NAME, FORMULA)}
 """Every kind by name, as exercise files spell them."""

@@ -102,6 +102,8 @@ class Answer(NamedTuple):
 def _json_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
+    if hasattr(value, "free_symbols"):  # a sympy formula
+        return str(value)
     if isinstance(value, (tuple, list)):
         return [_json_value(v) for v in value]
     return real(value)

@@ -257,6 +257,8 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     given_text = submission.value if isinstance(submission.value, str) else real(submission.value)
     base = {"submission": submission, "max_score": spec.points, "expected": shown_expected,
             "given": str(given_text), "name": spec.name}
+    if kind.name == "formula":
+        return _grade_formula(submission, spec, expected, partial, base)
     try:
         given, dimension = _parse_given(submission.value, spec, kind)
     except InputError as e:
@@ -282,6 +284,49 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
 
     found = diagnose(given, expected, dimension=want, accepts=near, allowed=spec.mistakes,
                      formula_values=_formula_values(exercise, variant, spec.name))
+    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
+    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+
+
+def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
+    """The formula a student gets with each slip, applied to the expected formula itself."""
+    import sympy
+
+    from costmodel import symbols as s
+
+    def log_as(f: Any) -> Any:
+        return expected.replace(s.lg, f).replace(s.clg, f).replace(s.flg, f)
+
+    return [
+        (("alpha-only",), MISTAKES["alpha-only"], expected.subs({s.BETA: 0, s.GAMMA: 0})),
+        (("beta-only",), MISTAKES["beta-only"], expected.subs(s.ALPHA, 0)),
+        (("p-for-log-p",), MISTAKES["p-for-log-p"], log_as(lambda x: x)),
+        (("log-base",), MISTAKES["log-base"] + " (ln)", log_as(sympy.log)),
+        (("log-base",), MISTAKES["log-base"] + " (log10)", log_as(lambda x: sympy.log(x, 10))),
+        (("own-chunk",), MISTAKES["own-chunk"], expected * s.p / (s.p - 1)),
+        (("factor-two",), "twice the right formula", 2 * expected),
+        (("factor-two",), "half the right formula", expected / 2),
+    ]
+
+
+def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
+                   partial: Mapping[str, Fraction] | None, base: dict[str, Any]) -> Grade:
+    """A symbolic answer: parsed by the restricted grammar, compared at many points, slips tried."""
+    from costmodel.exercises.symbolic import equivalent, parse_expression
+
+    try:
+        given = parse_expression(str(submission.value))
+    except InputError as e:
+        return Grade(correct=False, score=Fraction(0), error=str(e), **base)
+    if equivalent(given, expected):
+        return Grade(correct=True, score=spec.points, **base)
+    allowed = set(MISTAKES if spec.mistakes is None else spec.mistakes)
+    found, seen = [], set()
+    for mistakes, message, formula in _formula_slips(expected):
+        if set(mistakes) <= allowed and mistakes not in seen and formula != expected \
+                and equivalent(given, formula):
+            seen.add(mistakes)
+            found.append(Diagnosis(mistakes, message[:1].upper() + message[1:]))
     credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
     return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
 

@@ -140,12 +140,13 @@ class AnswerSpec:
 
     def tolerance_for(self, kind: Kind) -> Tolerance:
         """Counts (rounds, steps) and words are graded exactly, whatever the file says."""
-        return Tolerance(exact=True) if kind in (COUNT, COUNTS) or kind.name == "name" else self.tolerance
+        exact = kind in (COUNT, COUNTS) or kind.name in ("name", "formula")
+        return Tolerance(exact=True) if exact else self.tolerance
 
     def shown(self, value: Any, kind: Kind) -> str:
         """*value* (base units) written in this answer's unit."""
-        if isinstance(value, str):
-            return value
+        if isinstance(value, str) or kind.name == "formula":
+            return str(value)
         if kind in (COUNT, COUNTS) or (kind is NUMBER and not self.unit):
             return show_exact(value) if not isinstance(value, float) else format_number(value)
         number = value / self.scale
@@ -190,7 +191,8 @@ class Variant:
         answers = []
         for spec in self.exercise.answers:
             value = self.expected(spec.name)
-            number = value if isinstance(value, str) else _real(value / spec.scale if spec.unit else value)
+            number = value if isinstance(value, str) else str(value) if hasattr(value, "free_symbols") \
+                else _real(value / spec.scale if spec.unit else value)
             answers.append({"name": spec.name, "value": number, "unit": spec.unit,
                             "text": spec.shown(value, self.answers[spec.name].kind),
                             "tolerance": spec.tolerance_for(self.answers[spec.name].kind).describe(),
