@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit
+from costmodel.cli.output import emit, table
 from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
@@ -271,15 +271,6 @@ def _register() -> None:
     render.register(_Run, _render_run)
 
 
-def _table(*columns: str, right: tuple[str, ...] = ()) -> Any:
-    from rich.table import Table
-
-    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for c in columns:
-        table.add_column(c, justify="right" if c in right else "left", no_wrap=True)
-    return table
-
-
 def _size(n: Any) -> str:
     from costmodel.units import format_size
 
@@ -312,18 +303,18 @@ def _fit_body(f: Any) -> Any:
     head = Text.from_markup(
         f"[bold]{f.collective}[/bold] · p = {f.p} · assumed {escape(f.algorithm)}: {escape(f.formula)}\n"
         f"[dim]{escape(f.source or f.path)}[/dim]")
-    table = _table("#", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows",
-                   right=("α", "β", "1/β", "error", "rows"))
+    out = table("#", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows", no_wrap=True,
+                numeric=("α", "β", "1/β", "error", "rows"))
     for i, s in enumerate(f.segments, 1):
         ci = "" if s.alpha_ci_s is None else f"{_time(s.alpha_ci_s[0])} – {_time(s.alpha_ci_s[1])}"
-        table.add_row(str(i), f"{_size(s.from_bytes)} – {_size(s.to_bytes)}", _time(s.alpha_s), ci,
+        out.add_row(str(i), f"{_size(s.from_bytes)} – {_size(s.to_bytes)}", _time(s.alpha_s), ci,
                       _beta(s.beta_s_per_byte), _rate(s.beta_s_per_byte), f"{s.median_rel_error:.2%}",
                       str(s.points))
     ge = "" if f.median_rel_error_ge_1mib is None else f", {f.median_rel_error_ge_1mib:.2%} from 1 MiB on"
     summary = Text(f"median |relative error| {f.median_rel_error:.2%} over all sizes{ge}; "
                    f"the profile's [link] is segment {len(f.segments)} (α {_time(f.alpha_s)}, "
                    f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)})")
-    return Group(head, Text(""), table, Text(""), summary)
+    return Group(head, Text(""), out, Text(""), summary)
 
 
 def _render_fitted(r: _Fitted) -> tuple[Any, tuple[str, ...]]:
@@ -340,14 +331,14 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     from rich.console import Group
     from rich.text import Text
 
-    table = _table("size", "measured", "model", "error", "busbw measured", "busbw model", "seg",
-                   right=("measured", "model", "error", "busbw measured", "busbw model", "seg"))
+    out = table("size", "measured", "model", "error", "busbw measured", "busbw model", "seg", no_wrap=True,
+                numeric=("measured", "model", "error", "busbw measured", "busbw model", "seg"))
     for r in report.rows:
-        table.add_row(_size(r.n_bytes), _time(r.measured_s), _time(r.model_s), f"{r.rel_error:+.1%}",
+        out.add_row(_size(r.n_bytes), _time(r.measured_s), _time(r.model_s), f"{r.rel_error:+.1%}",
                       f"{r.busbw_measured_bytes_per_s / 1e9:.3g} GB/s",
                       f"{r.busbw_model_bytes_per_s / 1e9:.3g} GB/s",
                       str(r.segment))
-    return Group(_fit_body(report.fit), Text(""), table), ()
+    return Group(_fit_body(report.fit), Text(""), out), ()
 
 
 def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:

@@ -12,11 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, Size
-from costmodel.cli.output import emit
+from costmodel.cli.output import emit, table
 from costmodel.cli.render import render
 from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
 from costmodel.units import format_number, format_size, format_time
@@ -144,13 +143,6 @@ def gossip_vs_allreduce(
 _SHOWN_VALUES = 8
 
 
-def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Table:
-    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for column in columns:
-        table.add_column(column, justify="right" if column in numeric else "left", no_wrap=column in numeric)
-    return table
-
-
 def _num(x: Any, digits: int = 4) -> str:
     if isinstance(x, Fraction):
         shown = str(x)
@@ -196,7 +188,7 @@ def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
         f"{_exact(spec.spectral_gap, spec.spectral_gap_exact)}   [dim]({escape(spec.method)})[/dim]\n"
         f"W: {', '.join(checks)}\n"
         f"rounds to shrink the disagreement {_target(reach.target)}: [bold]{rounds}[/bold]")
-    out = _table("round", "values", "mean", "‖x − x̄‖₂", "exact", "ratio",
+    out = table("round", "values", "mean", "‖x − x̄‖₂", "exact", "ratio",
                  numeric=("round", "mean", "‖x − x̄‖₂", "ratio"))
     rates = (None, *run.observed_rates)
     for r, rate in zip(run.trajectory, rates, strict=True):
@@ -210,7 +202,7 @@ def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
 def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
     pairs = " + ".join(f"{_num(w)}·{_num(x)}" for w, x in zip(step.weights, (step.value, *step.neighbours),
                                                              strict=True))
-    out = _table("quantity", "value", "how", numeric=("value",))
+    out = table("quantity", "value", "how", numeric=("value",))
     out.add_row("mixed", _num(step.mixed), escape(pairs))
     out.add_row("next", _num(step.next), f"mixed − lr × grad = {_num(step.mixed)} − {_num(step.lr)} × "
                 f"{_num(step.grad)}")
@@ -225,7 +217,7 @@ def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
 def _(c: GossipComparison) -> tuple[Any, tuple[str, ...]]:
     run, ar = c.run, c.allreduce
     rounds = "never" if run.rounds.rounds is None else str(run.rounds.rounds)
-    out = _table("", "rounds", "sent per worker", "time", numeric=("rounds", "sent per worker", "time"))
+    out = table("", "rounds", "sent per worker", "time", numeric=("rounds", "sent per worker", "time"))
     gossip_bytes = "–" if c.gossip_bytes_per_worker is None else format_size(c.gossip_bytes_per_worker)
     gossip_time = "never" if c.gossip_time_s is None else format_time(c.gossip_time_s)
     out.add_row(f"gossip ({c.degree} sends/round)", rounds, gossip_bytes, gossip_time)

@@ -4,9 +4,27 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["emit"]
+__all__ = ["emit", "table"]
+
+
+def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[str] | None = None) -> Any:
+    """A rich table in the house style: bold headers, no box, no padding at the edges.
+
+    *numeric* columns are right-aligned.  *no_wrap* says which columns stay on one line: the
+    numeric ones (default), all (``True``), none (``False``), or the columns named.
+    """
+    from rich.table import Table
+
+    right = set(numeric)
+    kept = right if no_wrap is None else set(columns) if no_wrap is True else set() if no_wrap is False \
+        else set(no_wrap)
+    out = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
+    for column in columns:
+        out.add_column(column, justify="right" if column in right else "left", no_wrap=column in kept)
+    return out
 
 
 def emit(result: Any, *, as_json: bool) -> None:

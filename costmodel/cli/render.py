@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from costmodel.cli.output import table
 from costmodel.collectives.formula import Formula
 from costmodel.collectives.hierarchical import (
     FlexReduceSplit,
@@ -35,11 +36,8 @@ Rendered = tuple[Any, tuple[str, ...]]
 
 
 def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Table:
-    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for column in columns:
-        right = column in numeric
-        table.add_column(column, justify="right" if right else "left", no_wrap=right or column == columns[0])
-    return table
+    """The house table, the first column kept on one line as well as the numeric ones."""
+    return table(*columns, numeric=numeric, no_wrap=(columns[0], *numeric))
 
 
 def _size(n_bytes: Any) -> str:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit
+from costmodel.cli.output import emit, table
 from costmodel.errors import InputError, ParseError
 
 __all__ = ["app"]
@@ -267,20 +267,11 @@ def _register() -> None:
     render.register(GradeReport, _render_report)
 
 
-def _table(*columns: str) -> Any:
-    from rich.table import Table
-
-    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for column in columns:
-        table.add_column(column)
-    return table
-
-
 def _render_listing(listing: _Listing) -> tuple[Any, tuple[str, ...]]:
-    table = _table(*listing.columns)
+    out = table(*listing.columns, no_wrap=False)
     for row in listing.rows:
-        table.add_row(*(str(row[c]) for c in listing.columns))
-    return table, ()
+        out.add_row(*(str(row[c]) for c in listing.columns))
+    return out, ()
 
 
 def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
@@ -291,12 +282,10 @@ def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
     from costmodel.examples.work import _show
 
     head = Text.from_markup(f"[bold]{escape(worked.title)}[/bold]\n[dim]{escape(worked.source)}[/dim]")
-    givens = _table("given", "value")
+    givens = table("given", "value", no_wrap=False)
     for g, v in worked.givens:
         givens.add_row(f"{g.label}" + (f" ({g.symbol})" if g.symbol else ""), _show(v, g.kind))
-    steps = _table("#", "step", "working", "value")
-    steps.columns[0].justify = "right"
-    steps.columns[3].justify = "right"
+    steps = table("#", "step", "working", "value", numeric=("#", "value"), no_wrap=False)
     for i, s in enumerate(worked.steps, 1):
         steps.add_row(str(i), s.text, s.expression, _show(s.value, s.kind))
     answers = Text.from_markup("\n".join(
@@ -329,20 +318,20 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     from rich.console import Group
     from rich.text import Text
 
-    table = _table("exercise", "seed", "answer", "given", "expected", "score", "diagnosis")
+    out = table("exercise", "seed", "answer", "given", "expected", "score", "diagnosis", no_wrap=False)
     for g in report.grades:
         s = g.submission
         mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
         diagnosis = "; ".join(f"{d.mistake}: {d.message}" for d in g.diagnosis) if not g.error else \
             f"[red]error:[/red] {g.error}"
-        table.add_row(s.exercise, "" if s.seed is None else str(s.seed), g.name or "",
+        out.add_row(s.exercise, "" if s.seed is None else str(s.seed), g.name or "",
                       f"{mark} {g.given}", g.expected, f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
     right = sum(1 for g in report.grades if g.correct)
     summary = Text(f"{right} of {len(report.grades)} correct · score {_score(report.score)} of "
                    f"{_score(report.max_score)}", style="bold")
-    parts: list[Any] = [table, Text(""), summary]
+    parts: list[Any] = [out, Text(""), summary]
     if report.students:
-        students = _table("student", "score")
+        students = table("student", "score", no_wrap=False)
         for name, (got, out_of) in report.students.items():
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]

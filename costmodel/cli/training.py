@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile
-from costmodel.cli.output import emit
+from costmodel.cli.output import emit, table
 from costmodel.errors import InputError
 
 __all__ = ["app", "traffic_app"]
@@ -343,15 +343,6 @@ def _register_renderings() -> None:
 Rendered = tuple[Any, tuple[str, ...]]
 
 
-def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Any:
-    from rich.table import Table
-
-    table = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for column in columns:
-        table.add_column(column, justify="right" if column in numeric else "left", no_wrap=column in numeric)
-    return table
-
-
 def _num(x: Any) -> str:
     from costmodel.units import format_number
 
@@ -391,7 +382,7 @@ def _group(*parts: Any) -> Any:
 
 
 def _quantities(rows: list[tuple[str, str]]) -> Any:
-    out = _table("quantity", "value", numeric=("value",))
+    out = table("quantity", "value", numeric=("value",))
     for name, value in rows:
         out.add_row(name, value)
     return out
@@ -403,7 +394,7 @@ def _counts_header(basis: str) -> str:
 
 def _render_loss(r: Any) -> Rendered:
     head = _counts_header(r.basis)
-    out = _table("worker", head, "weight", "loss", numeric=(head, "weight", "loss"))
+    out = table("worker", head, "weight", "loss", numeric=(head, "weight", "loss"))
     for k, (w, x) in enumerate(zip(r.weights, r.losses, strict=True)):
         out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _num(x))
     summary = (f"weighted mean Σ w_k·L_k = [bold]{_exact(r.weighted)}[/bold]\n"
@@ -413,7 +404,7 @@ def _render_loss(r: Any) -> Rendered:
 
 def _render_gradient(r: Any) -> Rendered:
     head = _counts_header(r.basis)
-    out = _table("worker", head, "weight", "gradient", numeric=(head, "weight"))
+    out = table("worker", head, "weight", "gradient", numeric=(head, "weight"))
     for k, (w, g) in enumerate(zip(r.weights, r.gradients, strict=True)):
         out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _vector(g))
     summary = (f"weighted Σ w_k·g_k = [bold]{_vector(r.weighted)}[/bold]\n"
@@ -422,7 +413,7 @@ def _render_gradient(r: Any) -> Rendered:
 
 
 def _render_fedavg(r: Any) -> Rendered:
-    out = _table("client", "|D_k|", "answered", "weight", "model θ_k", numeric=("|D_k|", "weight"))
+    out = table("client", "|D_k|", "answered", "weight", "model θ_k", numeric=("|D_k|", "weight"))
     for k, (n, w, m) in enumerate(zip(r.sizes, r.weights, r.models, strict=True)):
         out.add_row(str(k), str(n), "no" if k in r.dropped else "yes", _exact(w), _vector(m))
     summary = (f"global model θ = Σ weight_k·θ_k = [bold]{_vector(r.global_model)}[/bold]\n"
@@ -441,7 +432,7 @@ def _render_memory(r: Any) -> Rendered:
         ])]
     if r.zero is not None:
         z = r.zero
-        out = _table("ZeRO stage", "partitioned", "model states per GPU", numeric=("model states per GPU",))
+        out = table("ZeRO stage", "partitioned", "model states per GPU", numeric=("model states per GPU",))
         for st in z.stages:
             mark = "[bold]" if st.stage == z.stage else ""
             end = "[/bold]" if mark else ""
@@ -452,7 +443,7 @@ def _render_memory(r: Any) -> Rendered:
                   out]
     if r.activations is not None:
         a = r.activations
-        out = _table("variant", "formula", "bytes per layer", numeric=("bytes per layer",))
+        out = table("variant", "formula", "bytes per layer", numeric=("bytes per layer",))
         for v in a.variants:
             mark, end = ("[bold]", "[/bold]") if v.chosen else ("", "")
             out.add_row(f"{mark}{v.name}{end}", v.formula, f"{mark}{_bytes(v.bytes_per_layer)}{end}")
@@ -518,7 +509,7 @@ def _render_moe(r: Any) -> Rendered:
 
 
 def _render_staleness(r: Any) -> Rendered:
-    out = _table("protocol", "staleness", numeric=("staleness",))
+    out = table("protocol", "staleness", numeric=("staleness",))
     out.add_row("BSP", "0")
     if r.bound is not None:
         out.add_row(f"SSP, s = {r.bound}",
@@ -550,7 +541,7 @@ def _render_compression(r: Any) -> Rendered:
 def _render_error_feedback(r: Any) -> Rendered:
     scaled = r.method == "onebit"
     columns = ("step", "g + residual", "sent", *(("scale",) if scaled else ()), "residual")
-    out = _table(*columns, numeric=("step", "scale"))
+    out = table(*columns, numeric=("step", "scale"))
     for st in r.steps:
         out.add_row(str(st.step), _vector(st.corrected), _vector(st.transmitted),
                     *((_num(st.scale),) if scaled else ()), _vector(st.residual))
