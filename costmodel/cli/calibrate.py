@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel._files import check_writable
 from costmodel.cli.options import Json
 from costmodel.cli.output import emit, table
-from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
 
@@ -65,12 +65,8 @@ def _fit(log: Path, collective: str | None, p: int | None, algorithm: str | None
 
 
 def _writable(path: Path | None, force: bool) -> None:
-    if path is None:
-        return
-    if path.exists() and not force:
-        raise InputError(f"{path} exists; pass --force to overwrite it")
-    if path.parent and not path.parent.exists():
-        raise InputError(f"{path.parent} does not exist; create the folder first")
+    if path is not None:
+        check_writable(path, force=force)
 
 
 def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool) -> None:

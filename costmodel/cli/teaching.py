@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel._files import check_writable
 from costmodel.cli.options import Json
 from costmodel.cli.output import emit, table
 from costmodel.errors import InputError, ParseError
@@ -167,9 +168,8 @@ def exercise_sheet(
     targets = {out / f"sheet-{label}.md": sheet.problems, out / f"key-{label}.md": sheet.key}
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
-    existing = [str(p) for p in targets if p.exists()]
-    if existing and not force:
-        raise InputError(f"{existing[0]} exists; pass --force to overwrite it")
+    for path in targets:
+        check_writable(path, force=force, folder_must_exist=False)  # --out is made below
     out.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         path.write_text(text, encoding="utf-8")

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from costmodel._files import check_writable
 from costmodel.collectives._record import Algorithm
 from costmodel.errors import InputError, MissingDependency
 from costmodel.units import format_size
@@ -80,11 +81,7 @@ def check_output(path: str | Path, *, force: bool = False) -> Path:
     target = Path(path)
     if target.suffix.lower() not in SUFFIXES:
         raise InputError(f"{str(path)!r} is neither .png nor .svg; name the plot file e.g. plot.png")
-    if target.exists() and not force:
-        raise InputError(f"{target} exists; pass --force to overwrite it")
-    if not target.parent.exists():
-        raise InputError(f"{target.parent} does not exist; create the folder first")
-    return target
+    return check_writable(target, force=force)
 
 
 def pyplot() -> Any:
