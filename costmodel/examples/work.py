@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from costmodel._json import real
@@ -113,9 +114,7 @@ def _show(value: Any, kind: Kind | None) -> str:
     if value is None:
         return ""
     if kind is None:
-        from costmodel.examples.kinds import show_exact
-
-        return value if isinstance(value, str) else show_exact(value)
+        return value if isinstance(value, str) else kinds.show_exact(value)
     return kind.show(value)
 
 
@@ -227,20 +226,17 @@ class Work:
 
     # -- slip-aware math -------------------------------------------------------------------
 
+    @property
+    def _log_slip(self) -> Slip | None:
+        return self.slip if self.slip is not None and self.slip.mistake in _LOG_SLIPS else None
+
     def lg(self, x: Any) -> Any:
         """log₂ x, exact for a power of two; as the slip reads it (ln, log10, or x itself)."""
-        if self.slipped("log-base"):
-            return math.log(x) if self.slip.variant == "ln" else math.log10(x)  # type: ignore[union-attr]
-        if self.slipped("p-for-log-p"):
-            return x
-        k = int(x).bit_length() - 1
-        return k if x == 2**k else math.log2(x)
+        return _log2(x, self._log_slip)
 
     def clg(self, x: Any) -> Any:
         """⌈log₂ x⌉; under a logarithm slip, the slip's (unrounded) logarithm."""
-        if self.slipped("log-base") or self.slipped("p-for-log-p"):
-            return self.lg(x)
-        return (int(x) - 1).bit_length()
+        return self.lg(x) if self._log_slip else (int(x) - 1).bit_length()
 
     def link(self, alpha: Any, beta: Any) -> tuple[Any, Any]:
         """(α, β) as used: the alpha-only slip drops β, the beta-only slip drops α."""
@@ -260,9 +256,8 @@ class Work:
         """
         from costmodel.collectives.evaluate import text_formula
 
-        logs = ("log-base", "p-for-log-p")
-        log = self.slip if self.slip is not None and self.slip.mistake in logs else None
-        algo, lat, bw, comp, rounds, sent = _coefficients(collective, algorithm, p, Fraction(n), log)
+        coefficients = _coefficients(collective, algorithm, p, Fraction(n), self._log_slip)
+        algo, lat, bw, comp, rounds, sent = coefficients
         a, b = self.link(alpha, beta)
         g = 0 if self.slipped("alpha-only") else gamma
         result = Cost(lat * a, bw * b, comp * g, rounds, sent)
@@ -273,26 +268,28 @@ class Work:
             latency_text = Term.lift(algo.latency(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
             bandwidth_text = Term.lift(algo.bandwidth(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
             self.step(f"{name}: the model", text_formula(algo))
-            self.step(f"{name}: start-ups", f"{latency_text}·α = {_num(lat)} × {format_time(alpha)}",
-                      result.latency_s, _kinds().TIME)
-            self.step(f"{name}: payload", f"{bandwidth_text}·β = {_num(bw)} B × {format_inverse_rate(beta)}",
-                      result.bandwidth_s, _kinds().TIME)
+            show = kinds.show_exact
+            self.step(f"{name}: start-ups", f"{latency_text}·α = {show(lat)} × {format_time(alpha)}",
+                      result.latency_s, kinds.TIME)
+            self.step(f"{name}: payload", f"{bandwidth_text}·β = {show(bw)} B × {format_inverse_rate(beta)}",
+                      result.bandwidth_s, kinds.TIME)
             if comp and gamma:
-                self.step(f"{name}: reduction", "γ term", result.compute_s, _kinds().TIME)
-            self.step(f"{name}: total", "start-ups + payload", result.time_s, _kinds().TIME)
+                self.step(f"{name}: reduction", "γ term", result.compute_s, kinds.TIME)
+            self.step(f"{name}: total", "start-ups + payload", result.time_s, kinds.TIME)
         return result
 
 
-def _num(x: Any) -> str:
-    from costmodel.examples.kinds import show_exact
-
-    return show_exact(x)
+_LOG_SLIPS = ("log-base", "p-for-log-p")
 
 
-def _kinds() -> Any:
-    from costmodel.examples import kinds
-
-    return kinds
+def _log2(x: Any, slip: Slip | None) -> Any:
+    """log₂ x, exact for a power of two, or as a logarithm slip reads it (ln, log10, or x itself)."""
+    if slip is None:
+        k = int(x).bit_length() - 1
+        return k if x == 2**k else math.log2(x)
+    if slip.mistake == "p-for-log-p":
+        return x
+    return math.log(x) if slip.variant == "ln" else math.log10(x)
 
 
 @lru_cache(maxsize=65536)
@@ -320,7 +317,7 @@ def _namespace(log: Slip | None) -> Any:
 
     if log is None:
         return EXACT
-    lg = Work({}, log).lg
+    lg = partial(_log2, slip=log)
     return SimpleNamespace(**{**vars(EXACT), "lg": lg, "clg": lg, "flg": lg})
 
 
@@ -365,10 +362,7 @@ class Example:
         chosen = dict(values) if values is not None else self.values(settings)
         work = Work(chosen, slip, quiet=quiet)
         try:
-            if quiet:
-                with kinds.quiet():
-                    self.compute(work)
-            else:
+            with kinds.quiet() if quiet else nullcontext():
                 self.compute(work)
         except ZeroDivisionError:
             raise InputError(f"example {self.name}: these givens divide by zero") from None
