@@ -105,8 +105,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
-from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, canonical_collective
-from costmodel.collectives.busbw import FACTORS
+from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError, MissingDependency
 
 __all__ = [
@@ -608,7 +607,7 @@ class _Recorder:
     def add(self, step: _Step) -> None:
         time_text = f"{step.time_s:.9g}"
         algbw = step.n_bytes / step.time_s if step.time_s > 0 else None
-        factor = 1.0 if step.collective == PT2PT else float(FACTORS[step.collective][1](Fraction(self.p)))
+        factor = float(bus_factor(step.collective, self.p))
         algbw_text = "" if algbw is None else f"{algbw:.9g}"
         busbw_text = "" if algbw is None else f"{algbw * factor:.9g}"
         row = Row(n_bytes=step.n_bytes, time_s=Fraction(time_text),

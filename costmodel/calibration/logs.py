@@ -87,6 +87,7 @@ __all__ = [
     "TOOLS",
     "Measurements",
     "Row",
+    "bus_factor",
     "canonical_collective",
     "detect_format",
     "read_csv",
@@ -113,6 +114,15 @@ _BUS_FACTORS: dict[str, Callable[[Fraction], Fraction]] = {
     PT2PT: lambda p: Fraction(1),
 }
 """busbw/algbw per collective, as nccl-tests computes it (see costmodel.collectives.busbw)."""
+
+
+def bus_factor(collective: str, p: int) -> Fraction:
+    """busbw/algbw of a measured *collective* (a canonical name, or ``pt2pt``: 1) on *p* ranks.
+
+    >>> bus_factor("allreduce", 8), bus_factor(PT2PT, 2)
+    (Fraction(7, 4), Fraction(1, 1))
+    """
+    return _BUS_FACTORS[collective](Fraction(p))
 
 _NCCL_PROGRAMS = {
     "all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
@@ -593,7 +603,7 @@ class _NcclText:
 
 def _check_bandwidths(state: _NcclText, collective: str, p: int | None) -> None:
     """Recompute algbw = S/t and busbw = algbw × factor; a mismatch beyond the rounding is a warning."""
-    factor = _BUS_FACTORS[collective](Fraction(p)) if p else None
+    factor = bus_factor(collective, p) if p else None
     bad: list[str] = []
     for row, t_tok, a_tok, b_tok, number in state.printed:
         time_us = row.time_s * 10**6
@@ -634,7 +644,7 @@ def _infer_nccl_collective(state: _NcclText, p: int | None) -> str | None:
     largest = max((r for r in state.rows if r.algbw_bytes_per_s), key=lambda r: r.n_bytes, default=None)
     if p and largest is not None and largest.algbw_bytes_per_s and largest.busbw_bytes_per_s is not None:
         ratio = largest.busbw_bytes_per_s / largest.algbw_bytes_per_s
-        candidates = {c for c in candidates if abs(_BUS_FACTORS[c](Fraction(p)) - ratio) <= ratio / 50}
+        candidates = {c for c in candidates if abs(bus_factor(c, p) - ratio) <= ratio / 50}
     return candidates.pop() if len(candidates) == 1 else None
 
 

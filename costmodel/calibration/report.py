@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel.calibration.fit import Fit
-from costmodel.calibration.logs import PT2PT
-from costmodel.collectives.busbw import FACTORS
+from costmodel.calibration.logs import bus_factor
 from costmodel.errors import InputError, MissingDependency
 
 __all__ = ["CalibrationReport", "ReportRow", "calibration_report", "plot_report"]
@@ -56,12 +55,6 @@ class CalibrationReport:
                 "rows": [r.to_dict() for r in self.rows]}
 
 
-def _factor(collective: str, p: int) -> Fraction:
-    if collective == PT2PT:
-        return Fraction(1)
-    return FACTORS[collective][1](Fraction(p))
-
-
 def calibration_report(fit: Fit) -> CalibrationReport:
     """Every residual of *fit* with the bus bandwidth, measured and modelled.
 
@@ -72,7 +65,7 @@ def calibration_report(fit: Fit) -> CalibrationReport:
     >>> len(r.rows), r.bus_factor
     (6, Fraction(1, 1))
     """
-    factor = _factor(fit.collective, fit.p)
+    factor = bus_factor(fit.collective, fit.p)
     rows = tuple(
         ReportRow(n_bytes=int(r.n_bytes), measured_s=float(r.measured_s), model_s=float(r.model_s),
                   rel_error=float(r.rel_error),
