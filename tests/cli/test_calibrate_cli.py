@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
 
-from costmodel.cli import main
+from tests.clirun import run, run_json
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 A100 = LOGS / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"
 OSU = LOGS / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> tuple[str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert code == rc, err
-    return out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    out, _ = run(capsys, *args, "--json")
-    assert out.count("\n") == 1
-    return json.loads(out)
 
 
 def test_fit_json_contract(capsys):

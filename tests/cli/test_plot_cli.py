@@ -6,14 +6,13 @@ the app does not list it yet, so ``main`` runs them as it will once merged.
 
 from __future__ import annotations
 
-import json
 import struct
 import sys
 from pathlib import Path
 
 import pytest
 
-from costmodel.cli import main
+from tests.clirun import run, run_json
 
 SEED = ["--alpha", "5us", "--beta", "0.08ns/B"]
 OSU = Path(__file__).resolve().parent.parent / "data" / "logs" / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt"
@@ -33,19 +32,6 @@ def plot_commands(monkeypatch: pytest.MonkeyPatch) -> None:
 
     if not any("plot" in names for names in app_module.GROUPS.values()):
         monkeypatch.setitem(app_module.GROUPS, "plot", ("plot",))
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> tuple[str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert code == rc, err
-    return out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    out, _ = run(capsys, *args, "--json")
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
 
 
 @pytest.mark.parametrize("kind", list(COMMANDS))

@@ -7,20 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> tuple[str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert code == rc, err
-    return out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str, rc: int = 0) -> dict:
-    out, _ = run(capsys, *args, "--json", rc=rc)
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
+from tests.clirun import run, run_json
 
 
 def test_example_list_contract(capsys):
