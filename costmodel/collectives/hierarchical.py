@@ -109,9 +109,8 @@ from costmodel.references import (
     MPICH_SMP,
     NCCL,
     PATARASUK_2009,
-    SEED_DSGD,
-    SEED_PATTERNS,
     SERGEEV_2018,
+    TRAFF_2020,
     WAN_2020,
     Cited,
 )
@@ -144,19 +143,16 @@ _HORO = SERGEEV_2018.at(
     "Horovod's hierarchical all-reduce, NCCLHierarchicalAllreduce in horovod/common/ops/nccl_operations.cc: "
     "NCCL reduce-scatter in the node, MPI all-reduce across nodes, NCCL all-gather")
 _LANES = NCCL.at("NCCL_CROSS_NIC (user guide, environment variables): one ring per NIC, each on its own rail")
-_SEED_HIER = SEED_DSGD.at("section 10, 'Hierarchical All-Reduce' (the multi-lane version)")
-_PATTERNS = SEED_PATTERNS.at("'Hierarchical All-Reduce'")
+_MULTI_LANE = TRAFF_2020.at("multi-lane decomposition: reduce-scatter in the node, one slice per lane "
+                             "across nodes, all-gather in the node")
 _SMP = MPICH_SMP.at("MPIR_Allreduce_intra_smp: reduce to the node's local root, all-reduce among the "
                     "node roots, broadcast in the node")
 _FLAT = PATARASUK_2009.at("ring algorithm over all ranks, each step priced at the slowest link it crosses")
-_SEED_LANES = SEED_DSGD.at("section 10, 'Multi-Lane: Parallel Paths'")
 _FLEX = LEE_2020.at("uneven split of the gradient over groups of unequal size")
-_SEED_FLEX = SEED_DSGD.at("section 10, 'FlexReduce: Unequal Groups'")
 _RAT = WAN_2020.at("allreduce trees that aggregate inside each oversubscribed region before crossing it")
-_SEED_RAT = SEED_DSGD.at("section 10, 'RAT: Reduce Before Crossing the Core'")
 
 SOURCES: tuple[Cited, ...] = (
-    _HORO, _LANES, _SEED_HIER, _PATTERNS, _SMP, _FLAT, _SEED_LANES, _FLEX, _SEED_FLEX, _RAT, _SEED_RAT,
+    _HORO, _LANES, _MULTI_LANE, _SMP, _FLAT, _FLEX, _RAT,
 )
 """Every place this module cites (the registry tests check that each citation is used)."""
 
@@ -187,7 +183,7 @@ _RS_AR_AG = _Scheme(
     inner_aliases={"recursive-halving": "recursive", "recursive-doubling": "recursive", "rh": "recursive",
                    "rd": "recursive", "halving-doubling": "recursive"},
     default_inner="ring",
-    sources=(_HORO, _SEED_HIER, _PATTERNS, _LANES),
+    sources=(_HORO, _MULTI_LANE, _LANES),
 )
 _REDUCE_BCAST = _Scheme(
     name="hierarchical-reduce-bcast",
@@ -198,7 +194,7 @@ _REDUCE_BCAST = _Scheme(
     inner={"binomial": ("binomial", "binomial")},
     inner_aliases={"tree": "binomial", "binomial-tree": "binomial"},
     default_inner="binomial",
-    sources=(_SMP, _SEED_HIER),
+    sources=(_SMP, _MULTI_LANE),
 )
 _SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
 ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
@@ -777,7 +773,7 @@ class MultiLaneTransfer:
     bytes_per_lane: Fraction
     one_lane_time_s: Fraction
     time_s: Fraction
-    sources: tuple[Cited, ...] = (_SEED_LANES, _LANES)
+    sources: tuple[Cited, ...] = (_MULTI_LANE, _LANES)
     notes: tuple[str, ...] = ()
 
     @property
@@ -870,7 +866,7 @@ class FlexReduceSplit:
     exchange_entries_per_direction: int
     exchange_entries: int
     allgather_entries: int
-    sources: tuple[Cited, ...] = (_SEED_FLEX, _FLEX)
+    sources: tuple[Cited, ...] = (_FLEX,)
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
@@ -969,7 +965,7 @@ class RackTraffic:
     n_bytes: Fraction
     rat: HierarchicalCost
     flat_ring: HierarchicalCost
-    sources: tuple[Cited, ...] = (_SEED_RAT, _RAT)
+    sources: tuple[Cited, ...] = (_RAT,)
     notes: tuple[str, ...] = ()
 
     @property

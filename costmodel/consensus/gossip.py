@@ -52,10 +52,12 @@ from costmodel.consensus.mixing import Mixing, load_matrix, mixing_matrix, weigh
 from costmodel.consensus.spectral import RoundsToTarget, Spectrum, parse_target, rounds_to_target, spectrum
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
-from costmodel.references import SEED_DSGD, Cited
+from costmodel.references import XIAO_2004, Cited
 
-_CONSENSUS_SOURCE = SEED_DSGD.at("section 4, consensus")
-_STEP_SOURCE = SEED_DSGD.at("section 3, worked example: one local update")
+_CONSENSUS_SOURCE = XIAO_2004.at("section 1: x(t + 1) = W x(t), the disagreement shrinking by the spectral "
+                                 "radius of W − 11ᵀ/n per round")
+_STEP_SOURCE = LIAN_2017.at("Algorithm 1 (D-PSGD): mix with the neighbours, then subtract the gradient "
+                            "taken at the local model")
 
 __all__ = [
     "GOSSIP_MODEL",

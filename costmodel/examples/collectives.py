@@ -81,7 +81,7 @@ def _power_of_two(p: int) -> bool:
 
 
 @example("allreduce-sum", title="What a sum all-reduce leaves on every worker",
-         source="DSGD §5 (contributions 1, 2 and 3)", topic="rounds-and-bytes",
+         source="Patarasuk & Yuan 2009 (the ring schedule, run on the contributions)", topic="rounds-and-bytes",
          givens=[Given("x", "each worker's contribution", NUMBERS, "1, 2, 3", "x")], answer="sum")
 def allreduce_sum(w: Work) -> None:
     """Run the ring all-reduce schedule on the contributions: every worker ends with their sum.
@@ -124,7 +124,7 @@ def allreduce_sum(w: Work) -> None:
 
 
 @example("ring-bytes", title="Ring all-reduce: rounds and bytes each worker sends",
-         source="DSGD §6 (p = 4, 100 MB) and practice questions 4 and 5", topic="rounds-and-bytes",
+         source="Patarasuk & Yuan 2009 (ring all-reduce: reduce-scatter, then all-gather)", topic="rounds-and-bytes",
          givens=[P, N], answer="sent", slips=("own-chunk",))
 def ring_bytes(w: Work) -> None:
     """Ring all-reduce = reduce-scatter + all-gather, each p − 1 rounds of one n/p chunk.
@@ -147,8 +147,7 @@ def ring_bytes(w: Work) -> None:
 
 
 @example("ring-vs-naive", title="Ring all-reduce against a naive root, and the lower bound",
-         source="DSGD §6 'Ring Versus a Naive Root' (p = 4, 100 MB, 12.5 GB/s, α = 0); "
-                "Patterns, cost analysis",
+         source="Patarasuk & Yuan 2009 (bandwidth-optimal ring); Thakur et al. 2005 (α–β model of a root)",
          topic="alpha-beta",
          givens=[P, N, Given("bandwidth", "usable bandwidth", RATE, "12.5 GB/s", "B"),
                  Given("alpha", "start-up latency", TIME, "0 s", "α")],
@@ -182,7 +181,7 @@ def ring_vs_naive(w: Work) -> None:
 
 
 @example("four-formulas", title="The four all-reduce cost formulas",
-         source="DSGD §7 (ring, tree, recursive doubling, Rabenseifner), with §9's link (16 workers, 8 KiB)",
+         source="Thakur et al. 2005 (ring, binomial tree, recursive doubling, Rabenseifner)",
          topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
@@ -207,7 +206,7 @@ def four_formulas(w: Work) -> None:
 
 
 @example("tree-levels", title="Tree levels against ring rounds",
-         source="DSGD §8 'Tree All-Reduce' (1,024 workers: 20 levels against 2,046 rounds)",
+         source="Thakur et al. 2005 (binomial trees); Patarasuk & Yuan 2009 (ring)",
          topic="rounds-and-bytes", givens=[Given("p", "workers", COUNT, 1024, "p")], answer="tree-rounds",
          slips=("log-base", "p-for-log-p"))
 def tree_levels(w: Work) -> None:
@@ -227,7 +226,7 @@ def tree_levels(w: Work) -> None:
 
 
 @example("recursive-doubling-bytes", title="Recursive doubling: exchanges and bytes sent",
-         source="DSGD §8 'Recursive Doubling' (eight workers send 3n)", topic="rounds-and-bytes",
+         source="Thakur et al. 2005 (recursive doubling)", topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="sent", slips=("log-base", "p-for-log-p"))
 def recursive_doubling_bytes(w: Work) -> None:
@@ -247,7 +246,7 @@ def recursive_doubling_bytes(w: Work) -> None:
 
 
 @example("recursive-halving-bytes", title="Recursive halving reduce-scatter: bytes sent",
-         source="DSGD §8 'Recursive Halving' (eight workers send 7n/8)", topic="rounds-and-bytes",
+         source="Thakur et al. 2005 (recursive halving)", topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="sent", slips=("log-base", "p-for-log-p", "own-chunk"))
 def recursive_halving_bytes(w: Work) -> None:
@@ -271,7 +270,7 @@ def recursive_halving_bytes(w: Work) -> None:
 
 
 @example("rabenseifner-vs-ring", title="Rabenseifner against the ring: same bytes, fewer rounds",
-         source="DSGD §8 'Rabenseifner's Algorithm' (8 workers, 64 MB) and practice question 6",
+         source="Thakur et al. 2005 (Rabenseifner's algorithm); Rabenseifner 2004",
          topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="rab-rounds", slips=("log-base", "p-for-log-p", "own-chunk"))
@@ -306,7 +305,7 @@ def rabenseifner_vs_ring(w: Work) -> None:
 
 
 @example("choose-by-size", title="Choose an all-reduce algorithm by message size",
-         source="DSGD §9 (16 workers, α = 5 µs, β = 0.08 ns/B, 8 KiB and 64 MiB)", topic="alpha-beta",
+         source="Thakur et al. 2005 (choosing the algorithm by message size)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="best", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
@@ -328,7 +327,7 @@ def choose_by_size(w: Work) -> None:
 
 
 @example("ring-calculation", title="The ring's start-ups and payload, term by term",
-         source="DSGD §9 'Show the Ring Calculation' (16 workers, 8 KiB)", topic="alpha-beta",
+         source="Thakur et al. 2005 (α–β model); Patarasuk & Yuan 2009 (ring)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="total", slips=("alpha-only", "beta-only", "own-chunk"))
@@ -355,7 +354,7 @@ def ring_calculation(w: Work) -> None:
 
 
 @example("startups-decide", title="Why recursive doubling wins a small message",
-         source="DSGD §9 (16 workers, 8 KiB) and practice question 7", topic="alpha-beta",
+         source="Thakur et al. 2005 (recursive doubling for short messages)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="dominant", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
@@ -380,7 +379,7 @@ def startups_decide(w: Work) -> None:
 
 
 @example("crossover-rd-rab", title="Crossover of recursive doubling and Rabenseifner",
-         source="DSGD §9 'Find a Crossover' (p = 16: about 118 kB)", topic="crossovers",
+         source="Thakur et al. 2005 (switching algorithms by message size)", topic="crossovers",
          givens=[Given("p", "workers", COUNT, 16, "p"), ALPHA, BETA],
          answer="crossover", slips=("log-base", "p-for-log-p"))
 def crossover_rd_rab(w: Work) -> None:
@@ -402,7 +401,7 @@ def crossover_rd_rab(w: Work) -> None:
 
 
 @example("ring-vs-rabenseifner", title="Ring against Rabenseifner at scale",
-         source="DSGD §9 (1,024 workers, 64 MiB: about 20.96 ms against 10.83 ms)", topic="alpha-beta",
+         source="Thakur et al. 2005; Rabenseifner 2004", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 1024, "p"), Given("n", "message size", SIZE, "64 MiB", "n"),
                  ALPHA, BETA],
          answer="ring", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
@@ -423,7 +422,7 @@ def ring_vs_rabenseifner(w: Work) -> None:
 
 
 @example("crossover-pair", title="Crossover size of two all-reduce algorithms",
-         source="DSGD §9 'Find a Crossover', for any two algorithms", topic="crossovers",
+         source="Thakur et al. 2005 (switching algorithms by message size), for any two algorithms", topic="crossovers",
          givens=[Given("a", "first algorithm", NAME, "recursive-doubling", "A"),
                  Given("b", "second algorithm", NAME, "ring", "B"),
                  Given("p", "workers", COUNT, 16, "p"), ALPHA, BETA],
@@ -469,7 +468,7 @@ def crossover_pair(w: Work) -> None:
 
 
 @example("bus-bandwidth", title="Algorithm and bus bandwidth of a measured collective",
-         source="nccl-tests doc/PERFORMANCE.md (algbw = S/t; busbw = algbw × factor)", topic="bus-bandwidth",
+         source="nccl-tests, 'Performance reported by NCCL tests' (algbw = S/t; busbw = algbw × factor)", topic="bus-bandwidth",
          givens=[Given("collective", "collective", NAME, "allreduce"), Given("p", "ranks", COUNT, 8, "p"),
                  Given("n", "size", SIZE, "1 GB", "S"), Given("t", "measured time", TIME, "10 ms", "t"),
                  Given("peak", "peak link bandwidth", RATE, "200 GB/s", "B")],
@@ -500,7 +499,7 @@ def bus_bandwidth(w: Work) -> None:
 
 
 @example("model-busbw", title="Bus bandwidth the α–β model predicts for ring all-reduce",
-         source="nccl-tests doc/PERFORMANCE.md, with DSGD §9's link (16 workers, 64 MiB)",
+         source="nccl-tests, 'Performance reported by NCCL tests'; Patarasuk & Yuan 2009 (ring)",
          topic="bus-bandwidth",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "64 MiB", "n"),
                  ALPHA, BETA],
@@ -525,7 +524,7 @@ def model_busbw(w: Work) -> None:
 
 
 @example("cost-formula", title="An algorithm's α–β cost, rounds and bytes as formulas",
-         source="DSGD §7 (the α–β formulas of ring, tree, recursive doubling and Rabenseifner)",
+         source="Thakur et al. 2005 (the α–β formulas of ring, tree, recursive doubling and Rabenseifner)",
          topic="alpha-beta",
          givens=[Given("algorithm", "algorithm", NAME, "ring"),
                  Given("collective", "collective", NAME, "allreduce")],

@@ -52,8 +52,7 @@ def _graph(name: str) -> str:
 
 
 @example("dsgd-update", title="One decentralised SGD update: mix, then step",
-         source="DSGD §3 'Worked Example: One Local Update' (6 with neighbours 3 and 12) and practice "
-                "question 3",
+         source="Lian et al. 2017 (D-PSGD, Algorithm 1: mix with the neighbours, then step)",
          topic="dsgd",
          givens=[Given("value", "the worker's own value", NUMBER, 6, "x_k"),
                  Given("neighbours", "its neighbours' values", NUMBERS, "3,12", "x_j"),
@@ -86,8 +85,7 @@ def dsgd_update(w: Work) -> None:
 
 
 @example("consensus-ring", title="Consensus: repeated neighbour averaging on a ring",
-         source="DSGD §4 (four-worker ring from 0, 3, 6, 9: next values 4, 3, 6, 5; ρ = 1/3; 5 rounds "
-                "for a 100-fold reduction)",
+         source="Xiao & Boyd 2004 (average consensus x(t + 1) = W x(t); disagreement shrinks by ρ)",
          topic="consensus",
          givens=[GRAPH, P, INIT, Given("rounds", "rounds to simulate", COUNT, 2, "r"), TARGET],
          answer="rounds-to-target")
@@ -140,7 +138,7 @@ def _rounds(w: Work, rho: Any, target: Any, rounds: int | None) -> None:
 
 
 @example("consensus-rounds", title="Rounds to agreement on a graph, from its spectral gap",
-         source="DSGD §3 'What the Graph Changes' and §4 (ρ and the rounds for a 100-fold reduction)",
+         source="Xiao & Boyd 2004 (rounds from the spectral radius ρ)",
          topic="consensus",
          givens=[GRAPH, P, TARGET], answer="rounds-to-target")
 def consensus_rounds(w: Work) -> None:
@@ -166,8 +164,7 @@ def consensus_rounds(w: Work) -> None:
 
 
 @example("gossip-vs-allreduce", title="Gossip to agreement against one ring all-reduce",
-         source="DSGD §6 'Ring All-Reduce Versus a Gossip Ring' (p = 4, 100 MB) and §3 'What the Graph "
-                "Changes'",
+         source="Lian et al. 2017; Koloskova et al. 2020 (gossip rounds against one all-reduce)",
          topic="consensus",
          givens=[GRAPH, P, Given("n", "model size", SIZE, "100 MB", "n"),
                  Given("alpha", "start-up latency", TIME, "0 s", "α"),
@@ -221,7 +218,7 @@ def _gossip_rounds(graph: str, p: int, target: Any) -> tuple[int, int | None]:
 
 
 @example("gossip-one-round", title="One gossip round against one all-reduce: identical models?",
-         source="DSGD §6 'Ring All-Reduce Versus a Gossip Ring' and practice question 8",
+         source="Lian et al. 2017; Koloskova et al. 2020 (models agree only gradually)",
          topic="consensus",
          givens=[GRAPH, P, INIT], answer="gossip-identical")
 def gossip_one_round(w: Work) -> None:

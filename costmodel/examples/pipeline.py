@@ -36,7 +36,7 @@ def _fraction(w: Work, result: object) -> Fraction:
 
 
 @example("pipeline-bubble", title="Pipeline bubble of GPipe and 1F1B",
-         source="Patterns, 'Pipeline Parallelism' (bubble (P − 1)/(M + P − 1); P = 4, M = 4)",
+         source="Huang et al. 2019 (GPipe); Narayanan et al. 2021 (1F1B, PipeDream-Flush)",
          topic="bubbles",
          givens=[Given("schedule", "schedule", NAME, "gpipe"), STAGES, MICRO],
          answer="bubble", slips=("bubble-definition",))
@@ -62,7 +62,7 @@ def pipeline_bubble(w: Work) -> None:
 
 
 @example("bubble-target", title="Micro-batches for a target bubble",
-         source="Patterns, 'Pipeline Parallelism' (bubble (P − 1)/(M + P − 1))", topic="bubbles",
+         source="Huang et al. 2019 (GPipe: bubble (K − 1)/(M + K − 1))", topic="bubbles",
          givens=[Given("schedule", "schedule", NAME, "1f1b"), STAGES,
                  Given("target", "largest acceptable bubble fraction", NUMBER, "0.1")],
          answer="microbatches", slips=("bubble-definition",))
@@ -100,7 +100,7 @@ def bubble_target(w: Work) -> None:
 
 
 @example("pipeline-inflight", title="GPipe against 1F1B: the same bubble, fewer micro-batches held",
-         source="Patterns, 'Pipeline Parallelism', 1F1B schedule (PipeDream-Flush)", topic="bubbles",
+         source="Narayanan et al. 2021 (PipeDream-Flush: 1F1B)", topic="bubbles",
          givens=[STAGES, Given("microbatches", "micro-batches", COUNT, 8, "M")],
          answer="1f1b-peak", slips=("bubble-definition",))
 def pipeline_inflight(w: Work) -> None:
@@ -125,8 +125,7 @@ def pipeline_inflight(w: Work) -> None:
 
 
 @example("pipeline-schedules", title="Interleaved 1F1B and zero-bubble schedules",
-         source="Patterns, 'Pipeline Parallelism'; Narayanan et al. SC '21 (interleaved); "
-                "Qi et al. ICLR 2024 (ZB-H1)", topic="bubbles",
+         source="Narayanan et al. SC '21 (interleaved 1F1B); Qi et al. ICLR 2024 (ZB-H1)", topic="bubbles",
          givens=[STAGES, Given("microbatches", "micro-batches", COUNT, 8, "M"),
                  Given("chunks", "model chunks per device (interleaved)", COUNT, 2, "v")],
          answer="interleaved", slips=("bubble-definition",))

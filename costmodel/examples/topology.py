@@ -32,7 +32,7 @@ def _rate(rate: Fraction) -> str:
 
 
 @example("multilane-transfer", title="Multi-lane: one payload split over parallel lanes",
-         source="DSGD §10 'Multi-Lane: Parallel Paths' (1 GB, 4 lanes of 12.5 GB/s: 80 ms → 20 ms)",
+         source="Träff & Hunold 2020 (multi-lane collectives); NCCL (one ring per NIC)",
          topic=TOPIC,
          givens=[Given("n", "payload", SIZE, "1 GB", "n"), Given("lanes", "parallel lanes", COUNT, 4, "k"),
                  Given("bandwidth", "bandwidth of one lane", RATE, "12.5 GB/s", "1/β"),
@@ -57,7 +57,7 @@ def multilane_transfer(w: Work) -> None:
 
 
 @example("flexreduce-split", title="FlexReduce: who reduces and owns what in unequal groups",
-         source="DSGD §10 'FlexReduce: Unequal Groups' (12 entries, subtrees of 2 and 3 workers)",
+         source="Lee et al. 2020 (FlexReduce: unequal groups)",
          topic=TOPIC,
          givens=[Given("entries", "tensor entries", COUNT, 12, "E"),
                  Given("groups", "workers in each group", COUNTS, "2,3", "s")],
@@ -89,7 +89,7 @@ def flexreduce_split(w: Work) -> None:
 
 
 @example("rat-core-bytes", title="RAT: bytes crossing the core, reduce-first against a flat ring",
-         source="DSGD §10 'RAT: Reduce Before Crossing the Core' (2 racks × 4 workers: 2n against 3.5n)",
+         source="Wan et al. 2020 (RAT: reduce before crossing the core)",
          topic=TOPIC,
          givens=[Given("racks", "racks", COUNT, 2, "r"), Given("per_rack", "workers per rack", COUNT, 4, "w"),
                  Given("n", "tensor size", SIZE, "100 MB", "n")],
@@ -128,8 +128,7 @@ def rat_core_bytes(w: Work) -> None:
 
 
 @example("hierarchical-allreduce", title="Hierarchical all-reduce against a flat ring",
-         source="Patterns 'Hierarchical All-Reduce' (3 nodes × 4 GPUs, NVLink 900 GB/s, 50 GB/s between) "
-                "and DSGD §10 'Hierarchical All-Reduce'",
+         source="Sergeev & Del Balso 2018 (Horovod hierarchical all-reduce); Träff & Hunold 2020",
          topic=TOPIC,
          givens=[Given("gpus", "GPUs per node", COUNT, 4, "g"), Given("nodes", "nodes", COUNT, 3, "N"),
                  Given("d", "gradient size", SIZE, "12 MB", "D"),

@@ -69,7 +69,7 @@ LOSSES = Given("losses", "mean loss of each shard", NUMBERS, "0.2,0.5,0.9", "L_k
 
 
 @example("weighted-loss", title="Global loss over unequal shards",
-         source="DSGD §1, worked example 'Unequal Shards', and practice question 1", topic="weighted-loss",
+         source="McMahan et al. 2017 (f(w) = Σ_k n_k/n · F_k(w))", topic="weighted-loss",
          givens=[SIZES, LOSSES], answer="weighted", slips=("unweighted-mean",))
 def weighted_loss_example(w: Work) -> None:
     """The full-data mean loss weights each shard's mean loss by its share of the samples.
@@ -93,7 +93,7 @@ def weighted_loss_example(w: Work) -> None:
 
 
 @example("weighted-gradient", title="Combine gradients of unequal mini-batches",
-         source="DSGD §1 (equal local mini-batches take equal weights, unequal ones sample weights)",
+         source="McMahan et al. 2017; Goyal et al. 2017 (normalise by the total batch)",
          topic="weighted-loss",
          givens=[Given("batches", "samples each worker used in this step", COUNTS, "16,16,32", "b_k"),
                  Given("gradients", "local mean gradients, worker after worker", NUMBERS, "1,0,2,1,4,-1",
@@ -154,7 +154,7 @@ def _run_exactly(schedule: Any, data: list[list[int]]) -> int:
 
 
 @example("allreduce-common-update", title="All-reduce gives every worker the same global gradient",
-         source="DSGD §2 and practice question 2", topic="ps-vs-allreduce",
+         source="Goyal et al. 2017; Sergeev & Del Balso 2018 (synchronous SGD over all-reduce)", topic="ps-vs-allreduce",
          givens=[Given("p", "workers", COUNT, 4, "p"),
                  Given("algorithm", "all-reduce algorithm", NAME, "ring"),
                  Given("seed", "seed of the random local gradients", COUNT, 1)],
@@ -204,7 +204,7 @@ def allreduce_common_update(w: Work) -> None:
 
 
 @example("fedavg", title="FedAvg: the server's sample-weighted model average",
-         source="Patterns, 'Federated Learning (FL)' and 'Stragglers and dropouts' (McMahan et al. 2017)",
+         source="McMahan et al. 2017 (FederatedAveraging over the clients that report)",
          topic="fedavg",
          givens=[Given("sizes", "samples per client", COUNTS, "100,300,600", "|D_k|"),
                  Given("models", "client models after local training, client after client", NUMBERS,
@@ -240,7 +240,7 @@ def fedavg_example(w: Work) -> None:
 
 
 @example("dp-memory", title="Data parallelism replicates the weights",
-         source="Patterns, 'Data Parallelism' (70B × 4 bytes × 4 workers = 1.12 TB)", topic="memory",
+         source="Rajbhandari et al. 2020 (data parallelism replicates the model states)", topic="memory",
          givens=[Given("params", "parameters, in billions", NUMBER, "70", "Ψ"),
                  Given("dtype", "weight type", NAME, "fp32"),
                  Given("workers", "data-parallel workers", COUNT, 4, "D"),
@@ -264,7 +264,7 @@ def dp_memory(w: Work) -> None:
 
 
 @example("zero-stages", title="ZeRO stages 0–3: model-state memory per GPU",
-         source="Rajbhandari et al. SC20, Figure 1 (7.5B parameters, 64 GPUs, K = 12)", topic="zero",
+         source="Rajbhandari et al. 2020 (ZeRO), Figure 1", topic="zero",
          givens=[Given("params", "parameters, in billions", NUMBER, "7.5", "Ψ"),
                  Given("gpus", "data-parallel GPUs", COUNT, 64, "N_d"),
                  Given("k", "optimizer-state bytes per parameter", COUNT, 12, "K"),
@@ -304,7 +304,7 @@ ELEMENTS = Given("n", "gradient elements, in millions", NUMBER, "25", "n")
 
 
 @example("cast-ratios", title="Quantisation: bytes and ratios of fp16, int8 and 1-bit",
-         source="Patterns, 'Gradient Compression' (FP32 → FP16 2×; FP16 → INT8, which the seed gives as 4×)",
+         source="Seide et al. 2014 (quantised gradients)",
          topic="compression", givens=[ELEMENTS], answer="fp16-int8")
 def cast_ratios(w: Work) -> None:
     """A cast changes the bytes per element: fp32 4, fp16 2, int8 1; 1-bit sends signs and one scale.
@@ -323,11 +323,11 @@ def cast_ratios(w: Work) -> None:
     w.answer("fp32-fp16", "ratio fp32 → fp16", fp16.ratio, NUMBER, "4 B / 2 B")
     w.answer("fp16-int8", "ratio fp16 → int8", int8.ratio, NUMBER, "2 B / 1 B")
     w.answer("fp32-int8", "ratio fp32 → int8", int8_32.ratio, NUMBER, "4 B / 1 B")
-    w.step("Note", "the seed writes 'FP16 → INT8 (4×)'; one byte against two is 2×, 4× holds from fp32")
+    w.step("Note", "'FP16 → INT8 (4×)' is a common slip: one byte against two is 2×, 4× holds from fp32")
 
 
 @example("topk", title="Top-k sparsification: the indices cost bytes too",
-         source="Patterns, 'Gradient Compression', sparsification (Aji & Heafield 2017; Lin et al. 2018)",
+         source="Aji & Heafield 2017; Lin et al. 2018 (top-k sparsification)",
          topic="compression",
          givens=[ELEMENTS, Given("density", "kept fraction k/n", NUMBER, "0.01", "d"),
                  Given("index", "bytes per index", COUNT, 4), Given("dtype", "gradient type", NAME, "fp32")],
@@ -348,12 +348,12 @@ def topk(w: Work) -> None:
     else:
         size = w.answer("bytes", "compressed payload", c.bytes, SIZE, f"k·(v + i) = {k} × ({v} + {index}) B")
     w.answer("ratio", "compression ratio", dense / size, NUMBER, f"{SIZE.show(dense)} / {SIZE.show(size)}")
-    w.step("Note", "the seed's 10–100× at k/n = 0.01–0.001 ignores the indices: with 4-byte indices it is "
+    w.step("Note", "the usual 10–100× at k/n = 0.01–0.001 ignores the indices: with 4-byte indices it is "
            "50× and 500×, and 10× needs k/n = 0.05")
 
 
 @example("error-feedback", title="1-bit compression with error feedback",
-         source="Patterns, 'Gradient Compression', error-feedback pseudocode (Seide et al. 2014)",
+         source="Seide et al. 2014; Karimireddy et al. 2019 (error feedback)",
          topic="compression",
          givens=[Given("gradient", "gradient (the same every step)", NUMBERS, "0.5,-1.2,0.3", "g"),
                  Given("steps", "steps", COUNT, 3, "T")],
@@ -381,7 +381,7 @@ def error_feedback_example(w: Work) -> None:
 
 
 @example("ps-vs-ring", title="Parameter server hot spot against ring all-reduce",
-         source="Patterns, 'Parameter Server Architecture' (N pushes and N pulls per step)",
+         source="Li et al. 2014 (parameter server); Patarasuk & Yuan 2009 (ring)",
          topic="ps-vs-allreduce",
          givens=[Given("n", "model size", SIZE, "400 MB", "n"), Given("workers", "workers", COUNT, 16, "N"),
                  Given("servers", "server shards", COUNT, 1, "S")],
@@ -408,7 +408,7 @@ def ps_vs_ring(w: Work) -> None:
 
 
 @example("tp-allreduces", title="Tensor parallelism: all-reduces per transformer block",
-         source="Patterns, 'Tensor (Intra-Layer) Parallelism' (attention + MLP = 2 per block); Megatron-LM",
+         source="Shoeybi et al. 2019 (Megatron-LM, section 3)",
          topic="parallelism",
          givens=[Given("batch", "micro-batch", COUNT, 1, "b"),
                  Given("seq", "sequence length", COUNT, 2048, "s"),
@@ -438,7 +438,7 @@ def tp_allreduces(w: Work) -> None:
 
 
 @example("moe-alltoalls", title="Expert parallelism: two all-to-alls per MoE layer",
-         source="Patterns, 'Expert Parallelism (Mixture of Experts)'; Fedus et al. 2022", topic="parallelism",
+         source="Lepikhin et al. 2021 (GShard); Fedus et al. 2022 (Switch Transformers)", topic="parallelism",
          givens=[Given("tokens", "tokens per GPU", COUNT, 4096),
                  Given("hidden", "hidden size", COUNT, 4096, "h"),
                  Given("experts", "experts", COUNT, 8, "E"),

@@ -10,7 +10,7 @@ from fractions import Fraction
 from numbers import Rational, Real
 
 from costmodel.errors import InputError
-from costmodel.pipeline.orders import FORMULAS, SEED, SOURCES, SPLIT, Step, order, resolve_schedule
+from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, order, resolve_schedule
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 
 __all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
@@ -326,6 +326,6 @@ def bubble(
     return Bubble(
         schedule=name, stages=p, microbatches=m, chunks=v, forward_slots=f, backward_slots=b,
         weight_slots=w, comm_slots=c, total_slots=total, timeline=timeline,
-        sources=(SOURCES[name], SEED) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
+        sources=(SOURCES[name], BUBBLE) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
         formula=FORMULAS[name], notes=tuple(notes),
     )

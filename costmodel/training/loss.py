@@ -30,7 +30,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.references import GOYAL_2017, SEED_DSGD, Cited
+from costmodel.references import GOYAL_2017, MCMAHAN_2017, Cited
 from costmodel.training._common import exact_text, parse_counts, parse_numbers, parse_vectors, reals
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
 
 CITED = (GOYAL_2017,)
 
-_SOURCES = (SEED_DSGD.at("section 1, 'One Objective, Distributed Data', worked example 'Unequal Shards'"),
+_SOURCES = (MCMAHAN_2017.at("section 2: f(w) = Σ_k (n_k/n) F_k(w) over shards of unequal size n_k"),
             GOYAL_2017.at("section 3, Remark 3: normalise by the total minibatch size kn"))
 
 _BASES = {

@@ -46,7 +46,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, SEED_PATTERNS, Cited
+from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 
@@ -78,7 +78,8 @@ RECOMPUTE = ("none", "selective", "full")
 
 _ZERO_SOURCE = RAJBHANDARI_2020.at("section 3.1 and Figure 1")
 _ACT_SOURCE = KORTHIKANTI_2022.at("section 4, Table 2")
-_SEED_SOURCE = SEED_PATTERNS.at("'Data Parallelism', memory scaling")
+_REPLICA_SOURCE = RAJBHANDARI_2020.at("section 1: data parallelism replicates the model states on "
+                                         "every device")
 
 
 # -- ZeRO ---------------------------------------------------------------------------------------
@@ -489,7 +490,7 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     sources: list[Cited] = []
     if psi is not None:
         notes.append("data parallelism: every replica holds the whole model, so weights grow as dp × model")
-        sources.append(_SEED_SOURCE)
+        sources.append(_REPLICA_SOURCE)
     z = None
     if zero is not None and psi is not None:
         s = _stage(zero)
