@@ -32,7 +32,8 @@ class DeprecatedName(FutureWarning):
     """An old name was used; the message says which name replaces it."""
 
 
-_COLLECTED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("costmodel_renames", default=None)
+_COLLECTED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("costmodel_renames",
+                                                                             default=None)
 
 
 def resolve(kind: str, name: str, renamed: Mapping[str, str]) -> str:

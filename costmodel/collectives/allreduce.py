@@ -13,7 +13,7 @@ References
    clusters of workstations", JPDC 69(2), 2009 (ring).
 .. [4] P. Sanders, J. Speck, J. L. Träff, "Two-tree algorithms for full
    bandwidth broadcast, reduction and scan", Parallel Computing 35(12), 2009.
-.. [5] Seed text "Distributed SGD and All-Reduce", sections 6-9.
+.. [5] docs/theory/alpha-beta.md: the α–β model and these formulas, side by side.
 """
 
 from __future__ import annotations

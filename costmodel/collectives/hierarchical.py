@@ -7,7 +7,7 @@ the level it runs on, and the phases add up (they run one after the other;
 within a phase, every group of the level runs it at the same time, which the
 one-port model allows because each rank belongs to exactly one group).
 
-``hierarchical`` (Horovod, NCCL, the seeds' multi-lane version)
+``hierarchical`` (Horovod, NCCL, the multi-lane version)
     Reduce-scatter inside each inner level (n, then n/s₀, n/(s₀s₁), ...),
     all-reduce of the slices across the outermost level (every rank its own
     slice of n/G, G = ranks per outermost unit, all at the same time), then
@@ -70,9 +70,8 @@ References
    Distributed Deep Learning on Asymmetric Network Topology", DAC 2020.
 .. [5] X. Wan et al., "RAT - Resilient Allreduce Tree for Distributed Machine
    Learning", APNet 2020.
-.. [6] Seed text "Distributed SGD and All-Reduce", section 10; seed text
-   "Collective Communication & Distributed Training Patterns", 'Hierarchical
-   All-Reduce'.
+.. [6] J. L. Träff, S. Hunold, "Decomposing MPI Collectives for Exploiting
+   Multi-lane Communication", CLUSTER 2020 (the multi-lane version).
 
 Examples
 --------
@@ -540,7 +539,7 @@ def hierarchical_cost(
     References
     ----------
     .. [1] Sergeev & Del Balso 2018 (Horovod), NCCL, MPICH SMP-aware
-       collectives; seed "Distributed SGD and All-Reduce", section 10.
+       collectives; Träff & Hunold 2020 (multi-lane).
 
     Examples
     --------
@@ -798,8 +797,8 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
 
     Each lane carries n/k bytes at the per-lane bandwidth, all at once:
-    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the seed's
-    "ideal transfer service time") unless given or taken from *profile*.
+    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the ideal
+    transfer service time) unless given or taken from *profile*.
 
     Raises
     ------
@@ -808,8 +807,8 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
     References
     ----------
-    .. [1] Seed "Distributed SGD and All-Reduce", section 10, 'Multi-Lane:
-       Parallel Paths'; NCCL user guide, ``NCCL_CROSS_NIC``.
+    .. [1] Träff & Hunold, CLUSTER 2020 (multi-lane collectives); NCCL user
+       guide, ``NCCL_CROSS_NIC``.
 
     Examples
     --------
@@ -919,8 +918,7 @@ def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
 
     References
     ----------
-    .. [1] J. Lee et al., "FlexReduce", DAC 2020; seed "Distributed SGD and
-       All-Reduce", section 10, 'FlexReduce: Unequal Groups'.
+    .. [1] J. Lee et al., "FlexReduce", DAC 2020 (unequal groups).
 
     Examples
     --------
@@ -1010,8 +1008,7 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
 
     References
     ----------
-    .. [1] X. Wan et al., "RAT", APNet 2020; seed "Distributed SGD and
-       All-Reduce", section 10, 'RAT: Reduce Before Crossing the Core'.
+    .. [1] X. Wan et al., "RAT", APNet 2020 (reduce before crossing the core).
 
     Examples
     --------

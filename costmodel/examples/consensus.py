@@ -3,8 +3,8 @@
 The numbers come from ``costmodel.consensus`` (:func:`~costmodel.consensus.dsgd_step`,
 :func:`~costmodel.consensus.consensus`, :func:`~costmodel.consensus.gossip_vs_allreduce`) and,
 for the all-reduce it is compared with, from the ring record of the formula registry.  Sources:
-the seed "Distributed SGD and All-Reduce" (DSGD) sections 3, 4 and 6 and practice questions 3
-and 8; Lian et al. 2017 (D-PSGD); Xiao & Boyd 2004 (ρ and the rounds to agreement).
+Lian et al. 2017 (D-PSGD); Koloskova et al. 2020 (gossip against all-reduce); Xiao & Boyd 2004
+(ρ and the rounds to agreement).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _graph(name: str) -> str:
 def dsgd_update(w: Work) -> None:
     """x_k ← Σ_j w_kj·x_j − η·g_k, the sum over the closed neighbourhood, g_k taken at the old x_k.
 
-    Source: Lian et al. 2017, algorithm 1 (D-PSGD); DSGD §3, the worked example.
+    Source: Lian et al. 2017, algorithm 1 (D-PSGD).
     """
     value, neighbours, grad, lr = w.values("value", "neighbours", "grad", "lr")
     weights = _weights(w["weights"], len(neighbours) + 1)
@@ -93,7 +93,7 @@ def consensus_ring(w: Work) -> None:
     """x ← A·x with equal weights over each closed neighbourhood; ‖x − x̄‖ shrinks by at least ρ a
     round, so ⌈ln(1/ε) / ln(1/ρ)⌉ rounds shrink it by ε.
 
-    Source: Xiao & Boyd 2004 (ρ and the convergence of x ← Wx); DSGD §4.
+    Source: Xiao & Boyd 2004 (ρ and the convergence of x ← Wx).
     """
     graph, p, init, rounds, target = w.values("graph", "p", "init", "rounds", "target")
     if len(init) != p:
@@ -146,7 +146,7 @@ def consensus_rounds(w: Work) -> None:
     neighbours each worker sends to per round.
 
     Source: Xiao & Boyd 2004; closed forms for circulant graphs (Gray 2006); the exponential graph
-    (Ying et al. 2021); DSGD §3 and §4.
+    (Ying et al. 2021).
     """
     graph, p, target = w.values("graph", "p", "target")
     run = consensus(_graph(graph), p, rounds=0, target=target)
@@ -174,7 +174,7 @@ def gossip_against_allreduce(w: Work) -> None:
     """Gossip: each round a worker sends its n-byte model to each of d neighbours, d·(α + nβ), for
     the rounds to shrink disagreement by ε; all-reduce: 2(p − 1)·α + 2(p − 1)/p·n·β, exact mean.
 
-    Source: DSGD §3 and §6; the ring all-reduce of Patarasuk & Yuan 2009; ρ from Xiao & Boyd 2004.
+    Source: the ring all-reduce of Patarasuk & Yuan 2009; ρ from Xiao & Boyd 2004.
     """
     graph, p, n, alpha, bandwidth, target = w.values("graph", "p", "n", "alpha", "bandwidth", "target")
     beta = 1 / bandwidth
@@ -225,7 +225,7 @@ def gossip_one_round(w: Work) -> None:
     """One round of equal-weight neighbour averaging against an averaging all-reduce (sum, then
     divide by p), from the same values: are all the workers' models then the same?
 
-    Source: DSGD §5 (what all-reduce produces), §6 and practice question 8; Xiao & Boyd 2004.
+    Source: Koloskova et al. 2020 (models agree only gradually); Xiao & Boyd 2004.
     """
     graph, p, init = w.values("graph", "p", "init")
     if len(init) != p:

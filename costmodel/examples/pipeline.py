@@ -3,11 +3,11 @@
 Every number comes from :func:`costmodel.pipeline.bubble`, which simulates the
 schedule against its data dependencies (times in slots: a forward is 1 slot, a
 backward 2, so F + B = 3); the closed forms are shown beside it as a check.
-Source: the "Pipeline Parallelism" section of the seed "Collective Communication
-& Distributed Training Patterns" (Patterns) and the papers it builds on.
+Sources: Huang et al. 2019 (GPipe), Narayanan et al. 2021 (1F1B and the interleaved
+schedule), Qi et al. 2024 (zero bubble); docs/theory/pipeline-bubbles.md.
 
 Two bubble definitions are in use: idle over total time, (P − 1)/(M + P − 1),
-the seed's; and idle over busy time, (P − 1)/M.  Confusing them is the slip
+GPipe's; and idle over busy time, (P − 1)/M.  Confusing them is the slip
 ``bubble-definition``.
 """
 
@@ -43,8 +43,8 @@ def _fraction(w: Work, result: object) -> Fraction:
 def pipeline_bubble(w: Work) -> None:
     """Simulate the schedule; the bubble is the share of stage-time spent idle.
 
-    Source: Huang et al., GPipe, NeurIPS 2019; Narayanan et al., ICML 2021 (1F1B); the seed's
-    (P − 1)/(M + P − 1).
+    Source: Huang et al., GPipe, NeurIPS 2019; Narayanan et al., ICML 2021 (1F1B);
+    the bubble (P − 1)/(M + P − 1).
     """
     schedule, p, m = w.values("schedule", "stages", "microbatches")
     r = bubble(schedule, p, microbatches=m)
@@ -69,7 +69,7 @@ def pipeline_bubble(w: Work) -> None:
 def bubble_target(w: Work) -> None:
     """The fewest micro-batches M whose simulated bubble is at most the target.
 
-    Source: the seed's bubble (P − 1)/(M + P − 1), solved for M and checked by simulation
+    Source: GPipe's bubble (P − 1)/(M + P − 1), solved for M and checked by simulation
     (Huang et al. 2019; Narayanan et al. 2021).
     """
     schedule, p, target = w.values("schedule", "stages", "target")

@@ -4,8 +4,8 @@ The numbers come from ``costmodel.collectives.hierarchical`` (:func:`~costmodel.
 :func:`~costmodel.flexreduce`, :func:`~costmodel.rack_aware`, :func:`~costmodel.hierarchical_cost`,
 :func:`~costmodel.flat_ring`); where a slip has to be applied the phases are priced again with
 :meth:`Work.cost`, the same flat records the library composes, and checked against it.  Sources:
-the seed "Distributed SGD and All-Reduce" (DSGD) section 10 and the seed "Collective
-Communication & Distributed Training Patterns" (Patterns), 'Hierarchical All-Reduce'.
+Sergeev & Del Balso 2018 (hierarchical all-reduce), Träff & Hunold 2020 (multi-lane), Lee et al.
+2020 (FlexReduce), Wan et al. 2020 (RAT).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _rate(rate: Fraction) -> str:
 def multilane_transfer(w: Work) -> None:
     """Each of k lanes carries n/k bytes at once: α + (n/k)·β, against α + n·β on one lane.
 
-    Source: DSGD §10, 'Multi-Lane: Parallel Paths'; NCCL's one ring per NIC (NCCL_CROSS_NIC).
+    Source: Träff & Hunold 2020 (multi-lane collectives); NCCL's one ring per NIC (NCCL_CROSS_NIC).
     """
     n, k, bandwidth, alpha = w.values("n", "lanes", "bandwidth", "alpha")
     a, b = w.link(alpha, 1 / bandwidth)
@@ -66,7 +66,7 @@ def flexreduce_split(w: Work) -> None:
     """Reduce-scatter inside each group (E/s per worker), an even split of E over the m groups
     (E/(m·s) per worker), and E/m partial sums sent each way between two groups.
 
-    Source: Lee et al., "FlexReduce", DAC 2020; DSGD §10, 'FlexReduce: Unequal Groups'.
+    Source: Lee et al., "FlexReduce", DAC 2020.
     """
     entries, groups = w.values("entries", "groups")
     split = flexreduce(entries, groups=groups)
@@ -98,7 +98,7 @@ def rat_core_bytes(w: Work) -> None:
     """RAT reduces in each rack, runs a tree among the rack leaders, broadcasts back; a flat ring in
     rack order crosses the core on (r − 1) + 1 of its links, each carrying 2(p − 1)/p·n.
 
-    Source: Wan et al., "RAT - Resilient Allreduce Tree", APNet 2020; DSGD §10.
+    Source: Wan et al., "RAT - Resilient Allreduce Tree", APNet 2020.
     """
     racks, per_rack, n = w.values("racks", "per_rack", "n")
     t = rack_aware(n, racks=racks, per_rack=per_rack)
@@ -141,8 +141,8 @@ def hierarchical_allreduce(w: Work) -> None:
     """Reduce-scatter in the node, ring all-reduce of each GPU's D/g slice across the nodes, all-gather
     in the node; against one flat ring over all g·N GPUs, each step as slow as its slowest link.
 
-    Source: Sergeev & Del Balso 2018 (Horovod's hierarchical all-reduce); Patterns, 'Hierarchical
-    All-Reduce'; DSGD §10.  The ring records are Patarasuk & Yuan 2009.
+    Source: Sergeev & Del Balso 2018 (Horovod's hierarchical all-reduce).  The ring records are
+    Patarasuk & Yuan 2009.
     """
     g, nodes, d = w.values("gpus", "nodes", "d")
     if g < 2 or nodes < 2:

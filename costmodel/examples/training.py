@@ -2,9 +2,9 @@
 
 Each example computes with ``costmodel.training`` (and, for the all-reduce
 semantics question, with the explicit schedules of ``costmodel.schedules``);
-sources are the seed texts "Distributed SGD and All-Reduce" (DSGD) and
-"Collective Communication & Distributed Training Patterns" (Patterns), and the
-papers the library cites.  Parameter counts and gradient lengths are given in
+sources are the papers the library cites (McMahan et al. 2017, Goyal et al.
+2017, Rajbhandari et al. 2020, Seide et al. 2014, Li et al. 2014, Shoeybi et al.
+2019, Lepikhin et al. 2021, ...).  Parameter counts and gradient lengths are given in
 billions and millions, so that ``--set params=13`` reads as 13 billion.
 """
 
@@ -74,7 +74,7 @@ LOSSES = Given("losses", "mean loss of each shard", NUMBERS, "0.2,0.5,0.9", "L_k
 def weighted_loss_example(w: Work) -> None:
     """The full-data mean loss weights each shard's mean loss by its share of the samples.
 
-    Source: DSGD §1 (L = Σ n_k/N · L_k); ``costmodel.weighted_loss``.
+    Source: McMahan et al. 2017, section 2 (L = Σ n_k/N · L_k); ``costmodel.weighted_loss``.
     """
     sizes, losses = w.values("sizes", "losses")
     r = weighted_loss(sizes=sizes, losses=losses)
@@ -102,7 +102,7 @@ def weighted_loss_example(w: Work) -> None:
 def weighted_gradient_example(w: Work) -> None:
     """One synchronous step: local mean gradients weighted by the samples behind each, b_k/Σb.
 
-    Source: DSGD §1; Goyal et al. 2017, section 3 (normalise by the total mini-batch);
+    Source: Goyal et al. 2017, section 3 (normalise by the total mini-batch);
     ``costmodel.weighted_gradient``.
     """
     batches, flat = w.values("batches", "gradients")
@@ -154,7 +154,8 @@ def _run_exactly(schedule: Any, data: list[list[int]]) -> int:
 
 
 @example("allreduce-common-update", title="All-reduce gives every worker the same global gradient",
-         source="Goyal et al. 2017; Sergeev & Del Balso 2018 (synchronous SGD over all-reduce)", topic="ps-vs-allreduce",
+         source="Goyal et al. 2017; Sergeev & Del Balso 2018 (synchronous SGD over all-reduce)",
+         topic="ps-vs-allreduce",
          givens=[Given("p", "workers", COUNT, 4, "p"),
                  Given("algorithm", "all-reduce algorithm", NAME, "ring"),
                  Given("seed", "seed of the random local gradients", COUNT, 1)],
@@ -162,7 +163,7 @@ def _run_exactly(schedule: Any, data: list[list[int]]) -> int:
 def allreduce_common_update(w: Work) -> None:
     """Run an explicit all-reduce schedule on random integer gradients and compare what the workers hold.
 
-    Source: DSGD §2 (all-reduce implements the common update of centralised SGD without a
+    Source: Goyal et al. 2017 (all-reduce implements the common update of centralised SGD without a
     server); the schedules of ``costmodel.schedules`` (Patarasuk & Yuan 2009 for the ring).
     """
     from costmodel.schedules import build, execute
@@ -249,7 +250,7 @@ def fedavg_example(w: Work) -> None:
 def dp_memory(w: Work) -> None:
     """Every data-parallel replica holds the whole model: Ψ × bytes per parameter × D.
 
-    Source: Patterns, 'Data Parallelism'; ``costmodel.training_memory``.
+    Source: Rajbhandari et al. 2020 (ZeRO), section 1; ``costmodel.training_memory``.
     """
     params, dtype, workers, gpu = w.values("params", "dtype", "workers", "gpu")
     psi = _whole(params, _BILLION, "params")
@@ -309,7 +310,7 @@ ELEMENTS = Given("n", "gradient elements, in millions", NUMBER, "25", "n")
 def cast_ratios(w: Work) -> None:
     """A cast changes the bytes per element: fp32 4, fp16 2, int8 1; 1-bit sends signs and one scale.
 
-    Source: Patterns, 'Gradient Compression'; Seide et al. 2014 (1-bit); ``costmodel.compress``.
+    Source: Seide et al. 2014 (1-bit); ``costmodel.compress``.
     """
     n = _whole(w["n"], _MILLION, "n")
     fp16 = compress(n, method="fp16", source="fp32")
@@ -389,7 +390,7 @@ def error_feedback_example(w: Work) -> None:
 def ps_vs_ring(w: Work) -> None:
     """Each server shard receives N·n/S and sends N·n/S per step; a ring worker sends 2(N − 1)/N·n.
 
-    Source: Li et al., OSDI 2014; Patterns; Patarasuk & Yuan 2009; ``costmodel.ps_traffic``.
+    Source: Li et al., OSDI 2014; Patarasuk & Yuan 2009; ``costmodel.ps_traffic``.
     """
     n, workers, servers = w.values("n", "workers", "servers")
     t = ps_traffic(n, workers=workers, servers=servers)

@@ -9,8 +9,9 @@ the example with the variant's givens.
 
 Variants are deterministic: seed *S* of exercise *E* draws from
 ``random.Random("E/S")``, which does not depend on the Python process or
-version (a renamed exercise draws under its former id, so its variants stay).  A drawn value is written as the student sees it (four significant
-digits) and read back, so the answer is computed from the rounded value.
+version (a renamed exercise draws under its former id, so its variants stay).
+A drawn value is written as the student sees it (four significant digits) and
+read back, so the answer is computed from the rounded value.
 """
 
 from __future__ import annotations

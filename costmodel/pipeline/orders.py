@@ -26,7 +26,8 @@ from costmodel.references import (
     Citation,
 )
 
-__all__ = ["BUBBLE", "CITED", "FORMULAS", "SCHEDULES", "SOURCES", "SPLIT", "Step", "order", "resolve_schedule"]
+__all__ = ["BUBBLE", "CITED", "FORMULAS", "SCHEDULES", "SOURCES", "SPLIT", "Step", "order",
+           "resolve_schedule"]
 
 
 #: The citations this module uses (defined in :mod:`costmodel.references`).

@@ -54,7 +54,7 @@ from costmodel.topology import Level, Topology
 __all__ = ["RENAMED", "Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
 
 RENAMED = {"seed": "textbook"}
-"""Old preset names → current ones: still accepted, with a deprecation warning (see :mod:`costmodel.renames`)."""
+"""Old preset names → current ones: still accepted, with a deprecation warning (:mod:`costmodel.renames`)."""
 
 _PROFILE_KEYS = {"name", "title", "source", "locator"}
 _LINK_KEYS = {"alpha", "alpha_estimate", "beta", "bandwidth", "gamma", "notes"}

@@ -36,8 +36,7 @@ References
 .. [4] S. P. Karimireddy, Q. Rebjock, S. U. Stich, M. Jaggi, "Error Feedback
    Fixes SignSGD and other Gradient Compression Schemes", ICML 2019,
    Algorithm 1 (EF-SignSGD, scale ‖p‖₁/d).
-.. [5] Seed "Collective Communication & Distributed Training Patterns",
-   'Gradient Compression'.
+.. [5] docs/theory/alpha-beta.md (what the compressed payload costs on the ring).
 """
 
 from __future__ import annotations
@@ -271,7 +270,7 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     References
     ----------
     .. [1] Aji and Heafield, EMNLP 2017; Lin et al., ICLR 2018; Seide et al.,
-       Interspeech 2014; seed 'Gradient Compression'.
+       Interspeech 2014.
 
     Examples
     --------
@@ -490,7 +489,7 @@ def error_feedback(vector: Any = None, *, steps: int = 3, method: Any = "onebit"
     References
     ----------
     .. [1] Seide et al., Interspeech 2014; Karimireddy et al., ICML 2019,
-       Algorithm 1; seed 'Gradient Compression' (pseudocode).
+       Algorithm 1.
 
     Examples
     --------

@@ -11,8 +11,8 @@ References
 .. [1] H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y Arcas,
    "Communication-Efficient Learning of Deep Networks from Decentralized
    Data", AISTATS 2017, Algorithm 1 (FederatedAveraging).
-.. [2] Seed "Collective Communication & Distributed Training Patterns",
-   'Federated Learning (FL)' and 'Stragglers and dropouts'.
+.. [2] The same paper, section 2: a fraction C of the clients each round;
+   the server averages over the clients that report.
 """
 
 from __future__ import annotations

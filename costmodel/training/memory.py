@@ -1,7 +1,7 @@
 """Memory of data-parallel training: replicated weights, ZeRO model states, transformer activations.
 
 * **Weights.** Data parallelism keeps a full copy of the model on every
-  worker: Ψ parameters × bytes per parameter × D workers in total (the seed:
+  worker: Ψ parameters × bytes per parameter × D workers in total (e.g.
   70B × 4 B × 4 = 1.12 TB).
 * **ZeRO model states** (Rajbhandari et al. 2020, section 3 and Figure 1).
   Mixed-precision Adam keeps, per parameter, 2 bytes of fp16 weights, 2 of
@@ -34,8 +34,8 @@ References
 .. [2] V. Korthikanti, J. Casper, S. Lym, L. McAfee, M. Andersch, M. Shoeybi,
    B. Catanzaro, "Reducing Activation Recomputation in Large Transformer
    Models", arXiv:2205.05198, 2022 (MLSys 2023), section 4 and Table 2.
-.. [3] Seed "Collective Communication & Distributed Training Patterns",
-   'Data Parallelism', memory scaling.
+.. [3] Rajbhandari et al. 2020, section 1: data parallelism replicates the
+   model states on every device.
 """
 
 from __future__ import annotations
@@ -460,8 +460,8 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
 
     References
     ----------
-    .. [1] Seed "Collective Communication & Distributed Training Patterns",
-       'Data Parallelism': 70B × 4 bytes × 4 workers = 1.12 TB.
+    .. [1] Rajbhandari et al. 2020, section 1 (data parallelism replicates the
+       model states): 70B × 4 bytes × 4 workers = 1.12 TB.
     .. [2] Rajbhandari et al., SC20; Korthikanti et al., arXiv:2205.05198.
 
     Examples

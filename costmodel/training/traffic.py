@@ -33,7 +33,7 @@ References
    Parallel Parameter Server", NIPS 2013; I. Mitliagkas, C. Zhang,
    S. Hadjis, C. Ré, "Asynchrony begets Momentum, with an Application to
    Deep Learning", Allerton 2016.
-.. [5] Seed "Collective Communication & Distributed Training Patterns".
+.. [5] J. Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012.
 """
 
 from __future__ import annotations
@@ -185,8 +185,7 @@ def ps_traffic(n: Any, *, workers: int, servers: int = 1, link: LinkParams | Non
 
     References
     ----------
-    .. [1] Li et al., OSDI 2014; seed "Collective Communication & Distributed
-       Training Patterns", 'Parameter Server Architecture'.
+    .. [1] Li et al., OSDI 2014 (parameter server architecture).
 
     Examples
     --------
@@ -447,8 +446,7 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     References
     ----------
     .. [1] Fedus et al., JMLR 2022 (dispatch and combine);
-       Lepikhin et al., ICLR 2021; seed "Collective Communication &
-       Distributed Training Patterns", 'Expert Parallelism'.
+       Lepikhin et al., ICLR 2021.
 
     Examples
     --------
@@ -548,8 +546,7 @@ def staleness(*, workers: int, bound: int | None = None) -> Staleness:
     ----------
     .. [1] Ho et al., NIPS 2013, section 2 (bounded staleness).
     .. [2] Mitliagkas et al., Allerton 2016 (E[τ] = N − 1).
-    .. [3] Seed "Collective Communication & Distributed Training Patterns",
-       'Async vs. Synchronous SGD'.
+    .. [3] Dean et al., NIPS 2012 (Downpour SGD, asynchronous).
 
     Examples
     --------
