@@ -12,7 +12,7 @@
 # Environment: OUT, SIZES (default 8B..256MiB), GPUS (default: the GPUs torch sees, which honours
 # CUDA_VISIBLE_DEVICES; else nvidia-smi -L), LIMIT_S (default 300: the run is interrupted after it,
 # keeping the sizes already measured), COSTMODEL (default "costmodel"; e.g. "python -m costmodel"),
-# PYTHON (default python3).  Needs costmodel with PyTorch (pip install 'costmodel[calibrate]') and
+# PYTHON (default python3).  Needs costmodel with PyTorch (pip install 'costmodel-collectives[calibrate]') and
 # at least 2 GPUs.  For several nodes use torchrun instead (see costmodel/calibration/bench.py).
 set -euo pipefail
 

@@ -9,9 +9,9 @@ parameter changes inside the final bracket).
 
 References
 ----------
-.. [1] Seed text "Distributed SGD and All-Reduce", section 9 ("Find a
-   Crossover"): recursive doubling 4α + 4nβ against Rabenseifner 8α + 1.875nβ at
-   p = 16 cross at n = 4α/(2.125β).
+.. [1] Thakur, Rabenseifner & Gropp 2005 (MPICH switches algorithms by message
+   size): recursive doubling 4α + 4nβ against Rabenseifner 8α + 1.875nβ at
+   p = 16 cross at n = 4α/(2.125β) (docs/howto/find-crossover.md).
 .. [2] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
    Communication Operations in MPICH", IJHPCA 19(1), 2005 (switch points).
 """

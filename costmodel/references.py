@@ -92,19 +92,13 @@ RABENSEIFNER_2004 = Citation(
     year=2004,
     url="https://doi.org/10.1007/978-3-540-24685-5_1",
 )
-SEED_DSGD = Citation(
-    key="seed-dsgd",
-    authors="costmodel seed texts",
-    title="Distributed SGD and All-Reduce",
-    venue="shared/seeds/distributed-sgd-and-allreduce.txt",
-    year=2026,
-)
-SEED_PATTERNS = Citation(
-    key="seed-patterns",
-    authors="costmodel seed texts",
-    title="Collective Communication & Distributed Training Patterns",
-    venue="shared/seeds/collective-communication-patterns.txt",
-    year=2026,
+TRAFF_2020 = Citation(
+    key="traff2020",
+    authors="J. L. Träff, S. Hunold",
+    title="Decomposing MPI Collectives for Exploiting Multi-lane Communication",
+    venue="IEEE International Conference on Cluster Computing (CLUSTER 2020), 270-280",
+    year=2020,
+    url="https://doi.org/10.1109/CLUSTER49012.2020.00037",
 )
 IEEE_8023 = Citation(
     key="ieee802.3",
@@ -393,6 +387,15 @@ LIAN_2017 = Citation(
     url="https://arxiv.org/abs/1705.09056",
 )
 
+KOLOSKOVA_2020 = Citation(
+    key="koloskova2020",
+    authors="A. Koloskova, N. Loizou, S. Boreiri, M. Jaggi, S. U. Stich",
+    title="A Unified Theory of Decentralized SGD with Changing Topology and Local Updates",
+    venue="Proceedings of the 37th International Conference on Machine Learning (ICML), PMLR 119:5381-5393",
+    year=2020,
+    url="https://arxiv.org/abs/2003.10422",
+)
+
 GRAY_2006 = Citation(
     key="gray2006",
     authors="R. M. Gray",
@@ -469,7 +472,7 @@ CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
         THAKUR_2005, CHAN_2007, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
-        SEED_DSGD, SEED_PATTERNS, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
+        TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,
         GOYAL_2017,
@@ -477,7 +480,7 @@ CITATIONS: dict[str, Citation] = {
         RAJBHANDARI_2020, KORTHIKANTI_2022,
         LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019,
-        XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, GRAY_2006, NIVEN_1956,
+        XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991,
     )
 }

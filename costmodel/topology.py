@@ -27,10 +27,10 @@ Profiles describe topologies with ``[[level]]`` tables (see
 
 References
 ----------
-.. [1] Seed text "Distributed SGD and All-Reduce", section 10, 'Match
-   Communication to Physical Topology'.
-.. [2] Seed text "Collective Communication & Distributed Training Patterns",
-   'Hierarchical All-Reduce' (NVLink inside a node, InfiniBand across nodes).
+.. [1] A. Sergeev, M. Del Balso, "Horovod", arXiv:1802.05799, 2018
+   (hierarchical all-reduce).
+.. [2] NVIDIA H100 datasheet (NVLink inside a node); InfiniBand specification
+   (across nodes).
 
 Examples
 --------

@@ -7,8 +7,8 @@ rounds, busiest-rank bytes and time with the formula's.
 
 References
 ----------
-.. [1] Seed text "Distributed SGD and All-Reduce", section 6 (the 4-GPU ring
-   picture) and section 12 ("adding chunks again during all-gather").
+.. [1] P. Patarasuk, X. Yuan, JPDC 2009 (the ring); docs/teaching.md (the
+   mistake of adding chunks again during the all-gather).
 """
 
 from __future__ import annotations

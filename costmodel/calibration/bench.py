@@ -143,8 +143,9 @@ _FLOAT_BYTES = 4
 _MAX_RANKS = 4096
 _MAX_BYTES = 1 << 40
 _TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR")
-_INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel[calibrate]' "
-                 "(the CPU build is enough for gloo)")
+_INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]' "
+                 "(the CPU-only build is enough for gloo: "
+                 "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
 _FAIL_EXIT_CODE = 3
 _BACKSTOP_S = 10.0
 _MAX_CHUNKS = 4
@@ -404,7 +405,7 @@ def _import_torch() -> tuple[Any, Any]:
         raise MissingDependency(_INSTALL_HINT) from None
     if not dist.is_available():
         raise MissingDependency("this PyTorch build has no torch.distributed; "
-                                "install a build with it: pip install 'costmodel[calibrate]'")
+                                "install a build with it: pip install 'costmodel-collectives[calibrate]'")
     return torch, dist
 
 

@@ -292,7 +292,7 @@ class Fit:
         return lines
 
     def to_profile_toml(self, *, name: str, title: str | None = None) -> str:
-        """A profile file (the format of ``costmodel/profiles/seed.toml``) holding this fit.
+        """A profile file (the format of ``costmodel/profiles/textbook.toml``) holding this fit.
 
         ``[link] alpha`` and ``beta`` are the last segment's; ``notes`` hold the
         fit and every segment.  It loads with :func:`costmodel.profiles.parse_profile`.

@@ -92,7 +92,7 @@ def plot_report(report: CalibrationReport, path: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependency("plots need matplotlib: pip install 'costmodel[plot]'") from None
+        raise MissingDependency("plots need matplotlib: pip install 'costmodel-collectives[plot]'") from None
     f, rows = report.fit, report.rows
     sizes = [r.n_bytes for r in rows]
     fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(7, 8.5), sharex=True,

@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
 
         completion_init()
         build(())(prog_name="costmodel")  # every group; Click answers and exits
+    from costmodel.renames import collecting
+
     try:
-        rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
+        with collecting():  # an old name (--profile textbook) warns once on stderr
+            rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:
         message = exc.format_message() if isinstance(exc, _USAGE_ERROR) else str(exc)
         if message:  # empty for no arguments: the help is already printed

@@ -216,12 +216,13 @@ def run_command(
 
 
 def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:
-    if not show:
+    console = _stderr()
+    if not show or not console.is_terminal:  # a bar on a pipe leaves a blank line before any error
         return bench.run_benchmark(config)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), transient=True, console=_stderr()) as bar:
+                  TimeElapsedColumn(), transient=True, console=console) as bar:
         task = bar.add_task("starting ranks", total=None)
 
         def update(step: Any) -> None:

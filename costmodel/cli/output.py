@@ -30,7 +30,12 @@ def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[s
 def emit(result: Any, *, as_json: bool) -> None:
     """Print *result*: ``to_dict()`` as JSON, or its rendering with rich."""
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False, ensure_ascii=False) + "\n")
+        from costmodel.renames import collected
+
+        data = result.to_dict()
+        if collected():  # old names used (already said on stderr)
+            data["deprecations"] = list(collected())
+        sys.stdout.write(json.dumps(data, allow_nan=False, ensure_ascii=False) + "\n")
         return
     from rich.console import Console
 

@@ -82,7 +82,7 @@ def bubble_command(
 ) -> None:
     """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and every device's timeline.
 
-    The bubble is given both as idle / total (the seeds' definition) and as idle / ideal. Times
+    The bubble is given both as idle / total (GPipe's definition) and as idle / ideal. Times
     are in slots, by default one forward.
 
     Example: costmodel bubble -P 4 -m 8 --schedule 1f1b
@@ -137,8 +137,6 @@ class _Timeline:
 def _source(cited: Cited) -> str:
     """``Huang et al. (2019), GPipe: ..., section 2.2``: short, for the heading."""
     c = cited.citation
-    if c.key.startswith("seed"):
-        return f"seed text, {cited.locator}"
     names = c.authors.split(", ")
     surname = names[0].split()[-1] + (" et al." if len(names) > 2 else f" and {names[1].split()[-1]}"
                                       if len(names) == 2 else "")
@@ -182,7 +180,7 @@ def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
     summary.add_column(justify="right", no_wrap=True)
     summary.add_column()
     summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) = {_exact(b.ideal_slots)}")
-    summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (the seeds' definition)")
+    summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (GPipe's definition)")
     summary.add_row("bubble over ideal", _exact(b.bubble_over_ideal), "idle / ideal (idle over busy time)")
     summary.add_row("peak in flight", _exact(b.max_inflight_microbatches),
                     "micro-batches whose activations a stage holds")

@@ -180,7 +180,7 @@ def breakdown_command(
 ) -> None:
     """Each algorithm's time split into its α (latency), β (bandwidth) and γ (compute) terms, as stacked bars.
 
-    Example: costmodel plot breakdown allreduce -p 16 -n 1MiB --profile seed --gamma 0.02ns/B --out bd.png
+    Example: costmodel plot breakdown allreduce -p 16 -n 1MiB --profile textbook --gamma 0.02ns/B --out bd.png
     """
     from costmodel.plots import draw_breakdown, time_breakdown
 

@@ -69,7 +69,7 @@ def example_command(
     markdown: Markdown = False,
     as_json: Json = False,
 ) -> None:
-    """Work an example of the seed texts step by step: givens, formula, substitution, result.
+    """Work an example step by step: givens, formula, substitution, result.
 
     Every number is computed by the library, so --set recomputes the example with new givens.
 

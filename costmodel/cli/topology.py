@@ -1,7 +1,7 @@
 """Calculators of topology-aware all-reduce: multi-lane transfers, FlexReduce splits, RAT core traffic.
 
 The hierarchical all-reduce itself is ``costmodel cost allreduce hierarchical --level ...``
-(see :mod:`costmodel.cli.cost`); these commands answer the seeds' smaller questions.
+(see :mod:`costmodel.cli.cost`); these commands answer the smaller questions of topology-aware all-reduce.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ References
    clusters of workstations", JPDC 69(2), 2009 (ring).
 .. [4] P. Sanders, J. Speck, J. L. Träff, "Two-tree algorithms for full
    bandwidth broadcast, reduction and scan", Parallel Computing 35(12), 2009.
-.. [5] Seed text "Distributed SGD and All-Reduce", sections 6-9.
+.. [5] docs/theory/alpha-beta.md: the α–β model and these formulas, side by side.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from costmodel.references import (
     CHAN_2007,
     PATARASUK_2009,
     SANDERS_2009,
-    SEED_DSGD,
-    SEED_PATTERNS,
     THAKUR_2005,
 )
 
@@ -40,7 +38,7 @@ RING = Algorithm(
     rounds=lambda p, n, m: 2 * (p - 1),
     bytes_sent=lambda p, n, m: 2 * (p - 1) / p * n,
     schedule="ring_allreduce",
-    source=PATARASUK_2009.at("ring algorithm; seed 'Distributed SGD and All-Reduce', section 6"),
+    source=PATARASUK_2009.at("ring algorithm"),
 )
 
 TREE = Algorithm(
@@ -54,9 +52,9 @@ TREE = Algorithm(
     rounds=lambda p, n, m: 2 * m.clg(p),
     bytes_sent=lambda p, n, m: m.clg(p) * n,
     schedule="tree_allreduce",
-    source=SEED_DSGD.at("section 7 (basic unpipelined full-tensor reduce and broadcast)"),
+    source=THAKUR_2005.at("binomial-tree reduce, then binomial-tree broadcast, of the full vector"),
     notes=(
-        "the basic full-vector tree of the seeds; pipelined trees are far cheaper "
+        "the basic full-vector tree; pipelined trees are far cheaper "
         "(see double-binary-tree)",
     ),
 )
@@ -139,10 +137,11 @@ NAIVE = Algorithm(
     rounds=lambda p, n, m: 2 * (p - 1),
     bytes_sent=lambda p, n, m: (p - 1) * n,
     schedule="naive_allreduce",
-    source=SEED_PATTERNS.at("'Ring All-Reduce', cost analysis (naive root)"),
+    source=THAKUR_2005.at("α–β cost model, applied to a root that receives and then sends p − 1 full "
+                           "vectors one at a time"),
     notes=(
         "the root serialises p-1 receipts and p-1 sends of full vectors, exactly p times the "
-        "ring's bandwidth term (the seeds round 2(p-1)nβ up to 2pnβ)",
+        "ring's bandwidth term (2(p-1)nβ, often rounded up to 2pnβ)",
     ),
 )
 

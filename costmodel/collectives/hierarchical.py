@@ -7,7 +7,7 @@ the level it runs on, and the phases add up (they run one after the other;
 within a phase, every group of the level runs it at the same time, which the
 one-port model allows because each rank belongs to exactly one group).
 
-``hierarchical`` (Horovod, NCCL, the seeds' multi-lane version)
+``hierarchical`` (Horovod, NCCL, the multi-lane version)
     Reduce-scatter inside each inner level (n, then n/s₀, n/(s₀s₁), ...),
     all-reduce of the slices across the outermost level (every rank its own
     slice of n/G, G = ranks per outermost unit, all at the same time), then
@@ -70,9 +70,8 @@ References
    Distributed Deep Learning on Asymmetric Network Topology", DAC 2020.
 .. [5] X. Wan et al., "RAT - Resilient Allreduce Tree for Distributed Machine
    Learning", APNet 2020.
-.. [6] Seed text "Distributed SGD and All-Reduce", section 10; seed text
-   "Collective Communication & Distributed Training Patterns", 'Hierarchical
-   All-Reduce'.
+.. [6] J. L. Träff, S. Hunold, "Decomposing MPI Collectives for Exploiting
+   Multi-lane Communication", CLUSTER 2020 (the multi-lane version).
 
 Examples
 --------
@@ -109,9 +108,8 @@ from costmodel.references import (
     MPICH_SMP,
     NCCL,
     PATARASUK_2009,
-    SEED_DSGD,
-    SEED_PATTERNS,
     SERGEEV_2018,
+    TRAFF_2020,
     WAN_2020,
     Cited,
 )
@@ -144,19 +142,16 @@ _HORO = SERGEEV_2018.at(
     "Horovod's hierarchical all-reduce, NCCLHierarchicalAllreduce in horovod/common/ops/nccl_operations.cc: "
     "NCCL reduce-scatter in the node, MPI all-reduce across nodes, NCCL all-gather")
 _LANES = NCCL.at("NCCL_CROSS_NIC (user guide, environment variables): one ring per NIC, each on its own rail")
-_SEED_HIER = SEED_DSGD.at("section 10, 'Hierarchical All-Reduce' (the multi-lane version)")
-_PATTERNS = SEED_PATTERNS.at("'Hierarchical All-Reduce'")
+_MULTI_LANE = TRAFF_2020.at("multi-lane decomposition: reduce-scatter in the node, one slice per lane "
+                             "across nodes, all-gather in the node")
 _SMP = MPICH_SMP.at("MPIR_Allreduce_intra_smp: reduce to the node's local root, all-reduce among the "
                     "node roots, broadcast in the node")
 _FLAT = PATARASUK_2009.at("ring algorithm over all ranks, each step priced at the slowest link it crosses")
-_SEED_LANES = SEED_DSGD.at("section 10, 'Multi-Lane: Parallel Paths'")
 _FLEX = LEE_2020.at("uneven split of the gradient over groups of unequal size")
-_SEED_FLEX = SEED_DSGD.at("section 10, 'FlexReduce: Unequal Groups'")
 _RAT = WAN_2020.at("allreduce trees that aggregate inside each oversubscribed region before crossing it")
-_SEED_RAT = SEED_DSGD.at("section 10, 'RAT: Reduce Before Crossing the Core'")
 
 SOURCES: tuple[Cited, ...] = (
-    _HORO, _LANES, _SEED_HIER, _PATTERNS, _SMP, _FLAT, _SEED_LANES, _FLEX, _SEED_FLEX, _RAT, _SEED_RAT,
+    _HORO, _LANES, _MULTI_LANE, _SMP, _FLAT, _FLEX, _RAT,
 )
 """Every place this module cites (the registry tests check that each citation is used)."""
 
@@ -187,7 +182,7 @@ _RS_AR_AG = _Scheme(
     inner_aliases={"recursive-halving": "recursive", "recursive-doubling": "recursive", "rh": "recursive",
                    "rd": "recursive", "halving-doubling": "recursive"},
     default_inner="ring",
-    sources=(_HORO, _SEED_HIER, _PATTERNS, _LANES),
+    sources=(_HORO, _MULTI_LANE, _LANES),
 )
 _REDUCE_BCAST = _Scheme(
     name="hierarchical-reduce-bcast",
@@ -198,7 +193,7 @@ _REDUCE_BCAST = _Scheme(
     inner={"binomial": ("binomial", "binomial")},
     inner_aliases={"tree": "binomial", "binomial-tree": "binomial"},
     default_inner="binomial",
-    sources=(_SMP, _SEED_HIER),
+    sources=(_SMP, _MULTI_LANE),
 )
 _SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
 ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
@@ -544,7 +539,7 @@ def hierarchical_cost(
     References
     ----------
     .. [1] Sergeev & Del Balso 2018 (Horovod), NCCL, MPICH SMP-aware
-       collectives; seed "Distributed SGD and All-Reduce", section 10.
+       collectives; Träff & Hunold 2020 (multi-lane).
 
     Examples
     --------
@@ -777,7 +772,7 @@ class MultiLaneTransfer:
     bytes_per_lane: Fraction
     one_lane_time_s: Fraction
     time_s: Fraction
-    sources: tuple[Cited, ...] = (_SEED_LANES, _LANES)
+    sources: tuple[Cited, ...] = (_MULTI_LANE, _LANES)
     notes: tuple[str, ...] = ()
 
     @property
@@ -802,8 +797,8 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
 
     Each lane carries n/k bytes at the per-lane bandwidth, all at once:
-    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the seed's
-    "ideal transfer service time") unless given or taken from *profile*.
+    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the ideal
+    transfer service time) unless given or taken from *profile*.
 
     Raises
     ------
@@ -812,8 +807,8 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
     References
     ----------
-    .. [1] Seed "Distributed SGD and All-Reduce", section 10, 'Multi-Lane:
-       Parallel Paths'; NCCL user guide, ``NCCL_CROSS_NIC``.
+    .. [1] Träff & Hunold, CLUSTER 2020 (multi-lane collectives); NCCL user
+       guide, ``NCCL_CROSS_NIC``.
 
     Examples
     --------
@@ -870,7 +865,7 @@ class FlexReduceSplit:
     exchange_entries_per_direction: int
     exchange_entries: int
     allgather_entries: int
-    sources: tuple[Cited, ...] = (_SEED_FLEX, _FLEX)
+    sources: tuple[Cited, ...] = (_FLEX,)
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
@@ -923,8 +918,7 @@ def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
 
     References
     ----------
-    .. [1] J. Lee et al., "FlexReduce", DAC 2020; seed "Distributed SGD and
-       All-Reduce", section 10, 'FlexReduce: Unequal Groups'.
+    .. [1] J. Lee et al., "FlexReduce", DAC 2020 (unequal groups).
 
     Examples
     --------
@@ -969,7 +963,7 @@ class RackTraffic:
     n_bytes: Fraction
     rat: HierarchicalCost
     flat_ring: HierarchicalCost
-    sources: tuple[Cited, ...] = (_SEED_RAT, _RAT)
+    sources: tuple[Cited, ...] = (_RAT,)
     notes: tuple[str, ...] = ()
 
     @property
@@ -1014,8 +1008,7 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
 
     References
     ----------
-    .. [1] X. Wan et al., "RAT", APNet 2020; seed "Distributed SGD and
-       All-Reduce", section 10, 'RAT: Reduce Before Crossing the Core'.
+    .. [1] X. Wan et al., "RAT", APNet 2020 (reduce before crossing the core).
 
     Examples
     --------

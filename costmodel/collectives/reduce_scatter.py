@@ -10,7 +10,7 @@ References
    MPICH ``src/mpi/coll/reduce_scatter/``.
 .. [2] E. Chan et al., "Collective communication: theory, practice, and
    experience", CCPE 19(13), 2007, lower bounds.
-.. [3] Seed text "Distributed SGD and All-Reduce", section 8.
+.. [3] R. Rabenseifner, "Optimization of collective reduction operations", ICCS 2004.
 """
 
 from __future__ import annotations

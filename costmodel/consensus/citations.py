@@ -10,6 +10,7 @@ from costmodel.references import (
     BATAGELJ_2005,
     ERICSSON_1980,
     GRAY_2006,
+    KOLOSKOVA_2020,
     LIAN_2017,
     MOHAR_1991,
     NIVEN_1956,
@@ -28,6 +29,7 @@ __all__ = [
     "CITED",
     "ERICSSON_1980",
     "GRAY_2006",
+    "KOLOSKOVA_2020",
     "LIAN_2017",
     "MOHAR_1991",
     "NIVEN_1956",
@@ -47,6 +49,7 @@ CITED: tuple[Citation, ...] = (
     OLSHEVSKY_2017,
     YING_2021,
     LIAN_2017,
+    KOLOSKOVA_2020,  # gossip against all-reduce (the worked examples)
     GRAY_2006,
     NIVEN_1956,
     STEGER_1999,

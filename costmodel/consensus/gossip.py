@@ -3,15 +3,15 @@
 * :func:`consensus` builds a graph and its mixing matrix, finds ρ and the rounds to a
   target, and simulates x ← Wx from an initial vector, recording the disagreement
   ‖x − mean(x)‖₂ each round (exactly, in Fractions, when W and x are exact).
-* :func:`dsgd_step` is one decentralised SGD update as the seeds write it:
+* :func:`dsgd_step` is one decentralised SGD update as D-PSGD writes it:
   mixed = Σ_j w_j·x_j over the closed neighbourhood, then next = mixed − lr·grad,
   the gradient evaluated at the worker's own model before mixing (Lian et al. 2017).
 * :func:`gossip_vs_allreduce` prices gossip to a target against one ring all-reduce.
 
 References
 ----------
-.. [1] Distributed SGD and All-Reduce (the seeds), sections 3 and 4: the update, the
-   4-worker ring (0, 3, 6, 9) → (4, 3, 6, 5), ρ = 1/3, five rounds for 100×.
+.. [1] L. Xiao, S. Boyd, "Fast linear iterations for distributed averaging", 2004:
+   e.g. the 4-worker ring (0, 3, 6, 9) → (4, 3, 6, 5), ρ = 1/3, five rounds for 100×.
 .. [2] X. Lian et al., "Can Decentralized Algorithms Outperform Centralized
    Algorithms?", NeurIPS 2017, algorithm 1 (D-PSGD).
 .. [3] L. Xiao, S. Boyd, "Fast linear iterations for distributed averaging", 2004.
@@ -52,10 +52,12 @@ from costmodel.consensus.mixing import Mixing, load_matrix, mixing_matrix, weigh
 from costmodel.consensus.spectral import RoundsToTarget, Spectrum, parse_target, rounds_to_target, spectrum
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
-from costmodel.references import SEED_DSGD, Cited
+from costmodel.references import XIAO_2004, Cited
 
-_CONSENSUS_SOURCE = SEED_DSGD.at("section 4, consensus")
-_STEP_SOURCE = SEED_DSGD.at("section 3, worked example: one local update")
+_CONSENSUS_SOURCE = XIAO_2004.at("section 1: x(t + 1) = W x(t), the disagreement shrinking by the spectral "
+                                 "radius of W − 11ᵀ/n per round")
+_STEP_SOURCE = LIAN_2017.at("Algorithm 1 (D-PSGD): mix with the neighbours, then subtract the gradient "
+                            "taken at the local model")
 
 __all__ = [
     "GOSSIP_MODEL",

@@ -6,7 +6,7 @@ neighbourhood).  Weight schemes:
 =================  =====================================================================
 name               W_ij for j a neighbour of i; W_ii takes the rest of the row
 =================  =====================================================================
-``uniform``        1/(d_i + 1) for i and each neighbour: the seeds' one-third rule on a ring
+``uniform``        1/(d_i + 1) for i and each neighbour: the one-third rule on a ring
 ``metropolis``     1/(1 + max(d_i, d_j)) (Metropolis–Hastings; Xiao, Boyd & Lall 2005)
 ``lazy``           ½(I + W_metropolis): eigenvalues in [0, 1], so no oscillation
 ``best-constant``  α* = 2/(λ_1(L) + λ_{p−1}(L)) on every edge, W = I − α*L (Xiao & Boyd 2004)

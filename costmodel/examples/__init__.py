@@ -1,4 +1,4 @@
-"""Worked examples: every calculation of the seed texts, computed by the library, step by step.
+"""Worked examples: textbook calculations of the models, computed by the library, step by step.
 
 Each example is a small function in one of the topic modules below, registered
 with :func:`example`; it records givens, steps and named answers on a

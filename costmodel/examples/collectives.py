@@ -3,21 +3,20 @@
 Every number comes from the library: the formula registry
 (``costmodel.collectives``) through :meth:`Work.cost`, the explicit schedules
 (``costmodel.schedules``), :func:`costmodel.bound`, :func:`costmodel.crossover`
-and :mod:`costmodel.collectives.busbw`.  Sources are the two seed texts,
-"Distributed SGD and All-Reduce" (DSGD) and "Collective Communication &
-Distributed Training Patterns" (Patterns), nccl-tests' ``doc/PERFORMANCE.md``,
-and the references of the records used.
+and :mod:`costmodel.collectives.busbw`.  Sources are Thakur, Rabenseifner &
+Gropp 2005 (the α–β costs of the classic algorithms), Patarasuk & Yuan 2009
+(the ring), nccl-tests' performance notes, and the references of the records used.
 
-The examples, in the order of the seeds:
+The examples:
 
-- ``allreduce-sum``: what a sum all-reduce leaves on every worker (DSGD §5);
-- ``ring-bytes``: rounds and bytes of ring all-reduce (DSGD §6, practice 4 and 5);
-- ``ring-vs-naive``: ring against a naive root, and the bandwidth lower bound (DSGD §6, Patterns);
-- ``four-formulas``: ring, tree, recursive doubling and Rabenseifner times (DSGD §7);
+- ``allreduce-sum``: what a sum all-reduce leaves on every worker;
+- ``ring-bytes``: rounds and bytes of ring all-reduce;
+- ``ring-vs-naive``: ring against a naive root, and the bandwidth lower bound;
+- ``four-formulas``: ring, tree, recursive doubling and Rabenseifner times;
 - ``tree-levels``, ``recursive-doubling-bytes``, ``recursive-halving-bytes``,
-  ``rabenseifner-vs-ring``: the schedules of DSGD §8 (practice 6);
+  ``rabenseifner-vs-ring``: the schedules, round by round;
 - ``choose-by-size``, ``ring-calculation``, ``startups-decide``, ``crossover-rd-rab``,
-  ``ring-vs-rabenseifner``: DSGD §9 (practice 7);
+  ``ring-vs-rabenseifner``: choosing an algorithm by message size;
 - ``crossover-pair``: the crossover of any two all-reduce algorithms;
 - ``bus-bandwidth``, ``model-busbw``: nccl-tests' algbw and busbw, measured and modelled.
 """
@@ -77,17 +76,18 @@ def _power_of_two(p: int) -> bool:
     return p >= 1 and p & (p - 1) == 0
 
 
-# -- DSGD §5 and §6 -----------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 
 
 @example("allreduce-sum", title="What a sum all-reduce leaves on every worker",
-         source="DSGD §5 (contributions 1, 2 and 3)", topic="rounds-and-bytes",
+         source="Patarasuk & Yuan 2009 (the ring schedule, run on the contributions)",
+         topic="rounds-and-bytes",
          givens=[Given("x", "each worker's contribution", NUMBERS, "1, 2, 3", "x")], answer="sum")
 def allreduce_sum(w: Work) -> None:
     """Run the ring all-reduce schedule on the contributions: every worker ends with their sum.
 
-    Source: DSGD §5 (all-reduce is an element-wise reduction left on every
-    participant); the schedule is the ring of Patarasuk & Yuan 2009
+    Source: all-reduce is an element-wise reduction left on every participant;
+    the schedule is the ring of Patarasuk & Yuan 2009
     (``costmodel.schedules.ring``), executed here on exact numbers.
     """
     from costmodel.schedules import build
@@ -124,12 +124,13 @@ def allreduce_sum(w: Work) -> None:
 
 
 @example("ring-bytes", title="Ring all-reduce: rounds and bytes each worker sends",
-         source="DSGD §6 (p = 4, 100 MB) and practice questions 4 and 5", topic="rounds-and-bytes",
+         source="Patarasuk & Yuan 2009 (ring all-reduce: reduce-scatter, then all-gather)",
+         topic="rounds-and-bytes",
          givens=[P, N], answer="sent", slips=("own-chunk",))
 def ring_bytes(w: Work) -> None:
     """Ring all-reduce = reduce-scatter + all-gather, each p − 1 rounds of one n/p chunk.
 
-    Source: Patarasuk & Yuan 2009 (bandwidth-optimal ring); the seed's §6.
+    Source: Patarasuk & Yuan 2009 (bandwidth-optimal ring).
     """
     p, n = w.values("p", "n")
     c = w.cost("allreduce", "ring", p=p, n=n, alpha=0, beta=0, show=False)
@@ -147,8 +148,7 @@ def ring_bytes(w: Work) -> None:
 
 
 @example("ring-vs-naive", title="Ring all-reduce against a naive root, and the lower bound",
-         source="DSGD §6 'Ring Versus a Naive Root' (p = 4, 100 MB, 12.5 GB/s, α = 0); "
-                "Patterns, cost analysis",
+         source="Patarasuk & Yuan 2009 (bandwidth-optimal ring); Thakur et al. 2005 (α–β model of a root)",
          topic="alpha-beta",
          givens=[P, N, Given("bandwidth", "usable bandwidth", RATE, "12.5 GB/s", "B"),
                  Given("alpha", "start-up latency", TIME, "0 s", "α")],
@@ -156,8 +156,8 @@ def ring_bytes(w: Work) -> None:
 def ring_vs_naive(w: Work) -> None:
     """The ring spreads 2(p − 1)/p·n over every link; a naive root receives and resends (p − 1) full tensors.
 
-    Source: DSGD §6 and Patterns ("Naive ... 2ND/B, N× worse"; the ring meets
-    the bandwidth lower bound 2(N − 1)/N·D/B, Chan et al. 2007).
+    Source: Thakur et al. 2005 (α–β model; the root's 2(p − 1)nβ, p times the ring's);
+    the ring meets the bandwidth lower bound 2(p − 1)/p·nβ (Chan et al. 2007).
     """
     from costmodel import LinkParams, bound
 
@@ -178,17 +178,17 @@ def ring_vs_naive(w: Work) -> None:
     w.answer("bound-ratio", "ring time over the lower bound", ring.time_s / lower.time_s, NUMBER)
 
 
-# -- DSGD §7 ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 
 
 @example("four-formulas", title="The four all-reduce cost formulas",
-         source="DSGD §7 (ring, tree, recursive doubling, Rabenseifner), with §9's link (16 workers, 8 KiB)",
+         source="Thakur et al. 2005 (ring, binomial tree, recursive doubling, Rabenseifner)",
          topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="best", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
 def four_formulas(w: Work) -> None:
-    """Evaluate the four α–β costs of DSGD §7 term by term; the smallest wins.
+    """Evaluate the four α–β costs (Thakur et al. 2005) term by term; the smallest wins.
 
     Source: Thakur, Rabenseifner & Gropp 2005 (ring, recursive doubling,
     Rabenseifner); the basic unpipelined binomial tree of reduce + broadcast.
@@ -203,17 +203,17 @@ def four_formulas(w: Work) -> None:
     w.answer("best", "fastest algorithm", min(times, key=lambda k: times[k]), NAME)
 
 
-# -- DSGD §8 ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 
 
 @example("tree-levels", title="Tree levels against ring rounds",
-         source="DSGD §8 'Tree All-Reduce' (1,024 workers: 20 levels against 2,046 rounds)",
+         source="Thakur et al. 2005 (binomial trees); Patarasuk & Yuan 2009 (ring)",
          topic="rounds-and-bytes", givens=[Given("p", "workers", COUNT, 1024, "p")], answer="tree-rounds",
          slips=("log-base", "p-for-log-p"))
 def tree_levels(w: Work) -> None:
     """A binomial tree reduces up ⌈log₂p⌉ levels and broadcasts down as many; a ring takes 2(p − 1) rounds.
 
-    Source: DSGD §8; Thakur, Rabenseifner & Gropp 2005 (binomial tree).
+    Source: Thakur, Rabenseifner & Gropp 2005 (binomial tree).
     """
     (p,) = w.values("p")
     depth = _whole(w.clg(p))
@@ -227,13 +227,13 @@ def tree_levels(w: Work) -> None:
 
 
 @example("recursive-doubling-bytes", title="Recursive doubling: exchanges and bytes sent",
-         source="DSGD §8 'Recursive Doubling' (eight workers send 3n)", topic="rounds-and-bytes",
+         source="Thakur et al. 2005 (recursive doubling)", topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="sent", slips=("log-base", "p-for-log-p"))
 def recursive_doubling_bytes(w: Work) -> None:
     """log₂p exchanges of the whole tensor with the partner rank XOR 2^i.
 
-    Source: DSGD §8; Thakur, Rabenseifner & Gropp 2005 (recursive doubling).
+    Source: Thakur, Rabenseifner & Gropp 2005 (recursive doubling).
     """
     p, n = w.values("p", "n")
     if _power_of_two(p) and w.slip is None:
@@ -247,13 +247,13 @@ def recursive_doubling_bytes(w: Work) -> None:
 
 
 @example("recursive-halving-bytes", title="Recursive halving reduce-scatter: bytes sent",
-         source="DSGD §8 'Recursive Halving' (eight workers send 7n/8)", topic="rounds-and-bytes",
+         source="Thakur et al. 2005 (recursive halving)", topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="sent", slips=("log-base", "p-for-log-p", "own-chunk"))
 def recursive_halving_bytes(w: Work) -> None:
     """The active buffer halves every round: n/2 + n/4 + … + n/p = (p − 1)/p·n in log₂p rounds.
 
-    Source: DSGD §8; Thakur, Rabenseifner & Gropp 2005 (recursive halving).
+    Source: Thakur, Rabenseifner & Gropp 2005 (recursive halving).
     """
     p, n = w.values("p", "n")
     c = w.cost("reduce-scatter", "recursive-halving", p=p, n=n, alpha=0, beta=0, show=False)
@@ -271,14 +271,14 @@ def recursive_halving_bytes(w: Work) -> None:
 
 
 @example("rabenseifner-vs-ring", title="Rabenseifner against the ring: same bytes, fewer rounds",
-         source="DSGD §8 'Rabenseifner's Algorithm' (8 workers, 64 MB) and practice question 6",
+         source="Thakur et al. 2005 (Rabenseifner's algorithm); Rabenseifner 2004",
          topic="rounds-and-bytes",
          givens=[Given("p", "workers", COUNT, 8, "p"), Given("n", "tensor size", SIZE, "64 MB", "n")],
          answer="rab-rounds", slips=("log-base", "p-for-log-p", "own-chunk"))
 def rabenseifner_vs_ring(w: Work) -> None:
     """Recursive-halving reduce-scatter + recursive-doubling all-gather, against the ring's two phases.
 
-    Source: Thakur, Rabenseifner & Gropp 2005 (Rabenseifner's algorithm); DSGD §8.
+    Source: Thakur, Rabenseifner & Gropp 2005 (Rabenseifner's algorithm).
     """
     p, n = w.values("p", "n")
     own = w.slipped("own-chunk")
@@ -302,11 +302,11 @@ def rabenseifner_vs_ring(w: Work) -> None:
              f"{ring_rounds} − {rab_rounds}")
 
 
-# -- DSGD §9 ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 
 
 @example("choose-by-size", title="Choose an all-reduce algorithm by message size",
-         source="DSGD §9 (16 workers, α = 5 µs, β = 0.08 ns/B, 8 KiB and 64 MiB)", topic="alpha-beta",
+         source="Thakur et al. 2005 (choosing the algorithm by message size)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="best", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
@@ -328,14 +328,14 @@ def choose_by_size(w: Work) -> None:
 
 
 @example("ring-calculation", title="The ring's start-ups and payload, term by term",
-         source="DSGD §9 'Show the Ring Calculation' (16 workers, 8 KiB)", topic="alpha-beta",
+         source="Thakur et al. 2005 (α–β model); Patarasuk & Yuan 2009 (ring)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="total", slips=("alpha-only", "beta-only", "own-chunk"))
 def ring_calculation(w: Work) -> None:
     """Ring all-reduce: 2(p − 1) start-ups of α and 2(p − 1)/p·n bytes at β each.
 
-    Source: DSGD §9; Patarasuk & Yuan 2009 (the ring's cost).
+    Source: Patarasuk & Yuan 2009 (the ring's cost).
     """
     p, n, alpha, beta = w.values("p", "n", "alpha", "beta")
     c = w.cost("allreduce", "ring", p=p, n=n, alpha=alpha, beta=beta, show=False)
@@ -355,14 +355,14 @@ def ring_calculation(w: Work) -> None:
 
 
 @example("startups-decide", title="Why recursive doubling wins a small message",
-         source="DSGD §9 (16 workers, 8 KiB) and practice question 7", topic="alpha-beta",
+         source="Thakur et al. 2005 (recursive doubling for short messages)", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "8 KiB", "n"),
                  ALPHA, BETA],
          answer="dominant", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
 def startups_decide(w: Work) -> None:
     """Count the start-ups of recursive doubling (log₂p) and the ring (2(p − 1)); compare α and β terms.
 
-    Source: DSGD §9; Thakur, Rabenseifner & Gropp 2005.
+    Source: Thakur, Rabenseifner & Gropp 2005.
     """
     p, n, alpha, beta = w.values("p", "n", "alpha", "beta")
     rd = w.cost("allreduce", "recursive-doubling", p=p, n=n, alpha=alpha, beta=beta,
@@ -380,7 +380,7 @@ def startups_decide(w: Work) -> None:
 
 
 @example("crossover-rd-rab", title="Crossover of recursive doubling and Rabenseifner",
-         source="DSGD §9 'Find a Crossover' (p = 16: about 118 kB)", topic="crossovers",
+         source="Thakur et al. 2005 (switching algorithms by message size)", topic="crossovers",
          givens=[Given("p", "workers", COUNT, 16, "p"), ALPHA, BETA],
          answer="crossover", slips=("log-base", "p-for-log-p"))
 def crossover_rd_rab(w: Work) -> None:
@@ -402,14 +402,14 @@ def crossover_rd_rab(w: Work) -> None:
 
 
 @example("ring-vs-rabenseifner", title="Ring against Rabenseifner at scale",
-         source="DSGD §9 (1,024 workers, 64 MiB: about 20.96 ms against 10.83 ms)", topic="alpha-beta",
+         source="Thakur et al. 2005; Rabenseifner 2004", topic="alpha-beta",
          givens=[Given("p", "workers", COUNT, 1024, "p"), Given("n", "message size", SIZE, "64 MiB", "n"),
                  ALPHA, BETA],
          answer="ring", slips=("log-base", "p-for-log-p", "alpha-only", "beta-only"))
 def ring_vs_rabenseifner(w: Work) -> None:
     """Both move 2(p − 1)/p·n; the ring pays 2(p − 1) start-ups, Rabenseifner 2 log₂p.
 
-    Source: Thakur, Rabenseifner & Gropp 2005; DSGD §9.
+    Source: Thakur, Rabenseifner & Gropp 2005.
     """
     p, n, alpha, beta = w.values("p", "n", "alpha", "beta")
     ring = w.cost("allreduce", "ring", p=p, n=n, alpha=alpha, beta=beta, label="ring")
@@ -423,7 +423,8 @@ def ring_vs_rabenseifner(w: Work) -> None:
 
 
 @example("crossover-pair", title="Crossover size of two all-reduce algorithms",
-         source="DSGD §9 'Find a Crossover', for any two algorithms", topic="crossovers",
+         source="Thakur et al. 2005 (switching algorithms by message size), for any two algorithms",
+         topic="crossovers",
          givens=[Given("a", "first algorithm", NAME, "recursive-doubling", "A"),
                  Given("b", "second algorithm", NAME, "ring", "B"),
                  Given("p", "workers", COUNT, 16, "p"), ALPHA, BETA],
@@ -469,7 +470,8 @@ def crossover_pair(w: Work) -> None:
 
 
 @example("bus-bandwidth", title="Algorithm and bus bandwidth of a measured collective",
-         source="nccl-tests doc/PERFORMANCE.md (algbw = S/t; busbw = algbw × factor)", topic="bus-bandwidth",
+         source="nccl-tests, 'Performance reported by NCCL tests' (algbw = S/t; busbw = algbw × factor)",
+         topic="bus-bandwidth",
          givens=[Given("collective", "collective", NAME, "allreduce"), Given("p", "ranks", COUNT, 8, "p"),
                  Given("n", "size", SIZE, "1 GB", "S"), Given("t", "measured time", TIME, "10 ms", "t"),
                  Given("peak", "peak link bandwidth", RATE, "200 GB/s", "B")],
@@ -500,7 +502,7 @@ def bus_bandwidth(w: Work) -> None:
 
 
 @example("model-busbw", title="Bus bandwidth the α–β model predicts for ring all-reduce",
-         source="nccl-tests doc/PERFORMANCE.md, with DSGD §9's link (16 workers, 64 MiB)",
+         source="nccl-tests, 'Performance reported by NCCL tests'; Patarasuk & Yuan 2009 (ring)",
          topic="bus-bandwidth",
          givens=[Given("p", "workers", COUNT, 16, "p"), Given("n", "message size", SIZE, "64 MiB", "n"),
                  ALPHA, BETA],
@@ -525,7 +527,7 @@ def model_busbw(w: Work) -> None:
 
 
 @example("cost-formula", title="An algorithm's α–β cost, rounds and bytes as formulas",
-         source="DSGD §7 (the α–β formulas of ring, tree, recursive doubling and Rabenseifner)",
+         source="Thakur et al. 2005 (the α–β formulas of ring, tree, recursive doubling and Rabenseifner)",
          topic="alpha-beta",
          givens=[Given("algorithm", "algorithm", NAME, "ring"),
                  Given("collective", "collective", NAME, "allreduce")],
@@ -534,7 +536,7 @@ def cost_formula(w: Work) -> None:
     """The registry record's own coefficients, evaluated symbolically in p and n (γ set aside).
 
     Source: the record's citation (``costmodel formula COLLECTIVE ALGORITHM``); Thakur,
-    Rabenseifner & Gropp 2005 for the four all-reduce algorithms of the seed.
+    Rabenseifner & Gropp 2005 for the four all-reduce algorithms.
     """
     from costmodel import symbols
     from costmodel.collectives._math import symbolic

@@ -3,8 +3,8 @@
 The numbers come from ``costmodel.consensus`` (:func:`~costmodel.consensus.dsgd_step`,
 :func:`~costmodel.consensus.consensus`, :func:`~costmodel.consensus.gossip_vs_allreduce`) and,
 for the all-reduce it is compared with, from the ring record of the formula registry.  Sources:
-the seed "Distributed SGD and All-Reduce" (DSGD) sections 3, 4 and 6 and practice questions 3
-and 8; Lian et al. 2017 (D-PSGD); Xiao & Boyd 2004 (ρ and the rounds to agreement).
+Lian et al. 2017 (D-PSGD); Koloskova et al. 2020 (gossip against all-reduce); Xiao & Boyd 2004
+(ρ and the rounds to agreement).
 """
 
 from __future__ import annotations
@@ -52,8 +52,7 @@ def _graph(name: str) -> str:
 
 
 @example("dsgd-update", title="One decentralised SGD update: mix, then step",
-         source="DSGD §3 'Worked Example: One Local Update' (6 with neighbours 3 and 12) and practice "
-                "question 3",
+         source="Lian et al. 2017 (D-PSGD, Algorithm 1: mix with the neighbours, then step)",
          topic="dsgd",
          givens=[Given("value", "the worker's own value", NUMBER, 6, "x_k"),
                  Given("neighbours", "its neighbours' values", NUMBERS, "3,12", "x_j"),
@@ -65,7 +64,7 @@ def _graph(name: str) -> str:
 def dsgd_update(w: Work) -> None:
     """x_k ← Σ_j w_kj·x_j − η·g_k, the sum over the closed neighbourhood, g_k taken at the old x_k.
 
-    Source: Lian et al. 2017, algorithm 1 (D-PSGD); DSGD §3, the worked example.
+    Source: Lian et al. 2017, algorithm 1 (D-PSGD).
     """
     value, neighbours, grad, lr = w.values("value", "neighbours", "grad", "lr")
     weights = _weights(w["weights"], len(neighbours) + 1)
@@ -86,8 +85,7 @@ def dsgd_update(w: Work) -> None:
 
 
 @example("consensus-ring", title="Consensus: repeated neighbour averaging on a ring",
-         source="DSGD §4 (four-worker ring from 0, 3, 6, 9: next values 4, 3, 6, 5; ρ = 1/3; 5 rounds "
-                "for a 100-fold reduction)",
+         source="Xiao & Boyd 2004 (average consensus x(t + 1) = W x(t); disagreement shrinks by ρ)",
          topic="consensus",
          givens=[GRAPH, P, INIT, Given("rounds", "rounds to simulate", COUNT, 2, "r"), TARGET],
          answer="rounds-to-target")
@@ -95,7 +93,7 @@ def consensus_ring(w: Work) -> None:
     """x ← A·x with equal weights over each closed neighbourhood; ‖x − x̄‖ shrinks by at least ρ a
     round, so ⌈ln(1/ε) / ln(1/ρ)⌉ rounds shrink it by ε.
 
-    Source: Xiao & Boyd 2004 (ρ and the convergence of x ← Wx); DSGD §4.
+    Source: Xiao & Boyd 2004 (ρ and the convergence of x ← Wx).
     """
     graph, p, init, rounds, target = w.values("graph", "p", "init", "rounds", "target")
     if len(init) != p:
@@ -140,7 +138,7 @@ def _rounds(w: Work, rho: Any, target: Any, rounds: int | None) -> None:
 
 
 @example("consensus-rounds", title="Rounds to agreement on a graph, from its spectral gap",
-         source="DSGD §3 'What the Graph Changes' and §4 (ρ and the rounds for a 100-fold reduction)",
+         source="Xiao & Boyd 2004 (rounds from the spectral radius ρ)",
          topic="consensus",
          givens=[GRAPH, P, TARGET], answer="rounds-to-target")
 def consensus_rounds(w: Work) -> None:
@@ -148,7 +146,7 @@ def consensus_rounds(w: Work) -> None:
     neighbours each worker sends to per round.
 
     Source: Xiao & Boyd 2004; closed forms for circulant graphs (Gray 2006); the exponential graph
-    (Ying et al. 2021); DSGD §3 and §4.
+    (Ying et al. 2021).
     """
     graph, p, target = w.values("graph", "p", "target")
     run = consensus(_graph(graph), p, rounds=0, target=target)
@@ -166,8 +164,7 @@ def consensus_rounds(w: Work) -> None:
 
 
 @example("gossip-vs-allreduce", title="Gossip to agreement against one ring all-reduce",
-         source="DSGD §6 'Ring All-Reduce Versus a Gossip Ring' (p = 4, 100 MB) and §3 'What the Graph "
-                "Changes'",
+         source="Lian et al. 2017; Koloskova et al. 2020 (gossip rounds against one all-reduce)",
          topic="consensus",
          givens=[GRAPH, P, Given("n", "model size", SIZE, "100 MB", "n"),
                  Given("alpha", "start-up latency", TIME, "0 s", "α"),
@@ -177,7 +174,7 @@ def gossip_against_allreduce(w: Work) -> None:
     """Gossip: each round a worker sends its n-byte model to each of d neighbours, d·(α + nβ), for
     the rounds to shrink disagreement by ε; all-reduce: 2(p − 1)·α + 2(p − 1)/p·n·β, exact mean.
 
-    Source: DSGD §3 and §6; the ring all-reduce of Patarasuk & Yuan 2009; ρ from Xiao & Boyd 2004.
+    Source: the ring all-reduce of Patarasuk & Yuan 2009; ρ from Xiao & Boyd 2004.
     """
     graph, p, n, alpha, bandwidth, target = w.values("graph", "p", "n", "alpha", "bandwidth", "target")
     beta = 1 / bandwidth
@@ -221,14 +218,14 @@ def _gossip_rounds(graph: str, p: int, target: Any) -> tuple[int, int | None]:
 
 
 @example("gossip-one-round", title="One gossip round against one all-reduce: identical models?",
-         source="DSGD §6 'Ring All-Reduce Versus a Gossip Ring' and practice question 8",
+         source="Lian et al. 2017; Koloskova et al. 2020 (models agree only gradually)",
          topic="consensus",
          givens=[GRAPH, P, INIT], answer="gossip-identical")
 def gossip_one_round(w: Work) -> None:
     """One round of equal-weight neighbour averaging against an averaging all-reduce (sum, then
     divide by p), from the same values: are all the workers' models then the same?
 
-    Source: DSGD §5 (what all-reduce produces), §6 and practice question 8; Xiao & Boyd 2004.
+    Source: Koloskova et al. 2020 (models agree only gradually); Xiao & Boyd 2004.
     """
     graph, p, init = w.values("graph", "p", "init")
     if len(init) != p:

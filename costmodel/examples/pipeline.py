@@ -3,11 +3,11 @@
 Every number comes from :func:`costmodel.pipeline.bubble`, which simulates the
 schedule against its data dependencies (times in slots: a forward is 1 slot, a
 backward 2, so F + B = 3); the closed forms are shown beside it as a check.
-Source: the "Pipeline Parallelism" section of the seed "Collective Communication
-& Distributed Training Patterns" (Patterns) and the papers it builds on.
+Sources: Huang et al. 2019 (GPipe), Narayanan et al. 2021 (1F1B and the interleaved
+schedule), Qi et al. 2024 (zero bubble); docs/theory/pipeline-bubbles.md.
 
 Two bubble definitions are in use: idle over total time, (P − 1)/(M + P − 1),
-the seed's; and idle over busy time, (P − 1)/M.  Confusing them is the slip
+GPipe's; and idle over busy time, (P − 1)/M.  Confusing them is the slip
 ``bubble-definition``.
 """
 
@@ -36,15 +36,15 @@ def _fraction(w: Work, result: object) -> Fraction:
 
 
 @example("pipeline-bubble", title="Pipeline bubble of GPipe and 1F1B",
-         source="Patterns, 'Pipeline Parallelism' (bubble (P − 1)/(M + P − 1); P = 4, M = 4)",
+         source="Huang et al. 2019 (GPipe); Narayanan et al. 2021 (1F1B, PipeDream-Flush)",
          topic="bubbles",
          givens=[Given("schedule", "schedule", NAME, "gpipe"), STAGES, MICRO],
          answer="bubble", slips=("bubble-definition",))
 def pipeline_bubble(w: Work) -> None:
     """Simulate the schedule; the bubble is the share of stage-time spent idle.
 
-    Source: Huang et al., GPipe, NeurIPS 2019; Narayanan et al., ICML 2021 (1F1B); the seed's
-    (P − 1)/(M + P − 1).
+    Source: Huang et al., GPipe, NeurIPS 2019; Narayanan et al., ICML 2021 (1F1B);
+    the bubble (P − 1)/(M + P − 1).
     """
     schedule, p, m = w.values("schedule", "stages", "microbatches")
     r = bubble(schedule, p, microbatches=m)
@@ -62,14 +62,14 @@ def pipeline_bubble(w: Work) -> None:
 
 
 @example("bubble-target", title="Micro-batches for a target bubble",
-         source="Patterns, 'Pipeline Parallelism' (bubble (P − 1)/(M + P − 1))", topic="bubbles",
+         source="Huang et al. 2019 (GPipe: bubble (K − 1)/(M + K − 1))", topic="bubbles",
          givens=[Given("schedule", "schedule", NAME, "1f1b"), STAGES,
                  Given("target", "largest acceptable bubble fraction", NUMBER, "0.1")],
          answer="microbatches", slips=("bubble-definition",))
 def bubble_target(w: Work) -> None:
     """The fewest micro-batches M whose simulated bubble is at most the target.
 
-    Source: the seed's bubble (P − 1)/(M + P − 1), solved for M and checked by simulation
+    Source: GPipe's bubble (P − 1)/(M + P − 1), solved for M and checked by simulation
     (Huang et al. 2019; Narayanan et al. 2021).
     """
     schedule, p, target = w.values("schedule", "stages", "target")
@@ -100,7 +100,7 @@ def bubble_target(w: Work) -> None:
 
 
 @example("pipeline-inflight", title="GPipe against 1F1B: the same bubble, fewer micro-batches held",
-         source="Patterns, 'Pipeline Parallelism', 1F1B schedule (PipeDream-Flush)", topic="bubbles",
+         source="Narayanan et al. 2021 (PipeDream-Flush: 1F1B)", topic="bubbles",
          givens=[STAGES, Given("microbatches", "micro-batches", COUNT, 8, "M")],
          answer="1f1b-peak", slips=("bubble-definition",))
 def pipeline_inflight(w: Work) -> None:
@@ -125,8 +125,7 @@ def pipeline_inflight(w: Work) -> None:
 
 
 @example("pipeline-schedules", title="Interleaved 1F1B and zero-bubble schedules",
-         source="Patterns, 'Pipeline Parallelism'; Narayanan et al. SC '21 (interleaved); "
-                "Qi et al. ICLR 2024 (ZB-H1)", topic="bubbles",
+         source="Narayanan et al. SC '21 (interleaved 1F1B); Qi et al. ICLR 2024 (ZB-H1)", topic="bubbles",
          givens=[STAGES, Given("microbatches", "micro-batches", COUNT, 8, "M"),
                  Given("chunks", "model chunks per device (interleaved)", COUNT, 2, "v")],
          answer="interleaved", slips=("bubble-definition",))

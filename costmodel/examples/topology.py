@@ -4,8 +4,8 @@ The numbers come from ``costmodel.collectives.hierarchical`` (:func:`~costmodel.
 :func:`~costmodel.flexreduce`, :func:`~costmodel.rack_aware`, :func:`~costmodel.hierarchical_cost`,
 :func:`~costmodel.flat_ring`); where a slip has to be applied the phases are priced again with
 :meth:`Work.cost`, the same flat records the library composes, and checked against it.  Sources:
-the seed "Distributed SGD and All-Reduce" (DSGD) section 10 and the seed "Collective
-Communication & Distributed Training Patterns" (Patterns), 'Hierarchical All-Reduce'.
+Sergeev & Del Balso 2018 (hierarchical all-reduce), Träff & Hunold 2020 (multi-lane), Lee et al.
+2020 (FlexReduce), Wan et al. 2020 (RAT).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _rate(rate: Fraction) -> str:
 
 
 @example("multilane-transfer", title="Multi-lane: one payload split over parallel lanes",
-         source="DSGD §10 'Multi-Lane: Parallel Paths' (1 GB, 4 lanes of 12.5 GB/s: 80 ms → 20 ms)",
+         source="Träff & Hunold 2020 (multi-lane collectives); NCCL (one ring per NIC)",
          topic=TOPIC,
          givens=[Given("n", "payload", SIZE, "1 GB", "n"), Given("lanes", "parallel lanes", COUNT, 4, "k"),
                  Given("bandwidth", "bandwidth of one lane", RATE, "12.5 GB/s", "1/β"),
@@ -41,7 +41,7 @@ def _rate(rate: Fraction) -> str:
 def multilane_transfer(w: Work) -> None:
     """Each of k lanes carries n/k bytes at once: α + (n/k)·β, against α + n·β on one lane.
 
-    Source: DSGD §10, 'Multi-Lane: Parallel Paths'; NCCL's one ring per NIC (NCCL_CROSS_NIC).
+    Source: Träff & Hunold 2020 (multi-lane collectives); NCCL's one ring per NIC (NCCL_CROSS_NIC).
     """
     n, k, bandwidth, alpha = w.values("n", "lanes", "bandwidth", "alpha")
     a, b = w.link(alpha, 1 / bandwidth)
@@ -57,7 +57,7 @@ def multilane_transfer(w: Work) -> None:
 
 
 @example("flexreduce-split", title="FlexReduce: who reduces and owns what in unequal groups",
-         source="DSGD §10 'FlexReduce: Unequal Groups' (12 entries, subtrees of 2 and 3 workers)",
+         source="Lee et al. 2020 (FlexReduce: unequal groups)",
          topic=TOPIC,
          givens=[Given("entries", "tensor entries", COUNT, 12, "E"),
                  Given("groups", "workers in each group", COUNTS, "2,3", "s")],
@@ -66,7 +66,7 @@ def flexreduce_split(w: Work) -> None:
     """Reduce-scatter inside each group (E/s per worker), an even split of E over the m groups
     (E/(m·s) per worker), and E/m partial sums sent each way between two groups.
 
-    Source: Lee et al., "FlexReduce", DAC 2020; DSGD §10, 'FlexReduce: Unequal Groups'.
+    Source: Lee et al., "FlexReduce", DAC 2020.
     """
     entries, groups = w.values("entries", "groups")
     split = flexreduce(entries, groups=groups)
@@ -89,7 +89,7 @@ def flexreduce_split(w: Work) -> None:
 
 
 @example("rat-core-bytes", title="RAT: bytes crossing the core, reduce-first against a flat ring",
-         source="DSGD §10 'RAT: Reduce Before Crossing the Core' (2 racks × 4 workers: 2n against 3.5n)",
+         source="Wan et al. 2020 (RAT: reduce before crossing the core)",
          topic=TOPIC,
          givens=[Given("racks", "racks", COUNT, 2, "r"), Given("per_rack", "workers per rack", COUNT, 4, "w"),
                  Given("n", "tensor size", SIZE, "100 MB", "n")],
@@ -98,7 +98,7 @@ def rat_core_bytes(w: Work) -> None:
     """RAT reduces in each rack, runs a tree among the rack leaders, broadcasts back; a flat ring in
     rack order crosses the core on (r − 1) + 1 of its links, each carrying 2(p − 1)/p·n.
 
-    Source: Wan et al., "RAT - Resilient Allreduce Tree", APNet 2020; DSGD §10.
+    Source: Wan et al., "RAT - Resilient Allreduce Tree", APNet 2020.
     """
     racks, per_rack, n = w.values("racks", "per_rack", "n")
     t = rack_aware(n, racks=racks, per_rack=per_rack)
@@ -128,8 +128,7 @@ def rat_core_bytes(w: Work) -> None:
 
 
 @example("hierarchical-allreduce", title="Hierarchical all-reduce against a flat ring",
-         source="Patterns 'Hierarchical All-Reduce' (3 nodes × 4 GPUs, NVLink 900 GB/s, 50 GB/s between) "
-                "and DSGD §10 'Hierarchical All-Reduce'",
+         source="Sergeev & Del Balso 2018 (Horovod hierarchical all-reduce); Träff & Hunold 2020",
          topic=TOPIC,
          givens=[Given("gpus", "GPUs per node", COUNT, 4, "g"), Given("nodes", "nodes", COUNT, 3, "N"),
                  Given("d", "gradient size", SIZE, "12 MB", "D"),
@@ -142,8 +141,8 @@ def hierarchical_allreduce(w: Work) -> None:
     """Reduce-scatter in the node, ring all-reduce of each GPU's D/g slice across the nodes, all-gather
     in the node; against one flat ring over all g·N GPUs, each step as slow as its slowest link.
 
-    Source: Sergeev & Del Balso 2018 (Horovod's hierarchical all-reduce); Patterns, 'Hierarchical
-    All-Reduce'; DSGD §10.  The ring records are Patarasuk & Yuan 2009.
+    Source: Sergeev & Del Balso 2018 (Horovod's hierarchical all-reduce).  The ring records are
+    Patarasuk & Yuan 2009.
     """
     g, nodes, d = w.values("gpus", "nodes", "d")
     if g < 2 or nodes < 2:

@@ -2,9 +2,9 @@
 
 Each example computes with ``costmodel.training`` (and, for the all-reduce
 semantics question, with the explicit schedules of ``costmodel.schedules``);
-sources are the seed texts "Distributed SGD and All-Reduce" (DSGD) and
-"Collective Communication & Distributed Training Patterns" (Patterns), and the
-papers the library cites.  Parameter counts and gradient lengths are given in
+sources are the papers the library cites (McMahan et al. 2017, Goyal et al.
+2017, Rajbhandari et al. 2020, Seide et al. 2014, Li et al. 2014, Shoeybi et al.
+2019, Lepikhin et al. 2021, ...).  Parameter counts and gradient lengths are given in
 billions and millions, so that ``--set params=13`` reads as 13 billion.
 """
 
@@ -69,12 +69,12 @@ LOSSES = Given("losses", "mean loss of each shard", NUMBERS, "0.2,0.5,0.9", "L_k
 
 
 @example("weighted-loss", title="Global loss over unequal shards",
-         source="DSGD §1, worked example 'Unequal Shards', and practice question 1", topic="weighted-loss",
+         source="McMahan et al. 2017 (f(w) = Σ_k n_k/n · F_k(w))", topic="weighted-loss",
          givens=[SIZES, LOSSES], answer="weighted", slips=("unweighted-mean",))
 def weighted_loss_example(w: Work) -> None:
     """The full-data mean loss weights each shard's mean loss by its share of the samples.
 
-    Source: DSGD §1 (L = Σ n_k/N · L_k); ``costmodel.weighted_loss``.
+    Source: McMahan et al. 2017, section 2 (L = Σ n_k/N · L_k); ``costmodel.weighted_loss``.
     """
     sizes, losses = w.values("sizes", "losses")
     r = weighted_loss(sizes=sizes, losses=losses)
@@ -93,7 +93,7 @@ def weighted_loss_example(w: Work) -> None:
 
 
 @example("weighted-gradient", title="Combine gradients of unequal mini-batches",
-         source="DSGD §1 (equal local mini-batches take equal weights, unequal ones sample weights)",
+         source="McMahan et al. 2017; Goyal et al. 2017 (normalise by the total batch)",
          topic="weighted-loss",
          givens=[Given("batches", "samples each worker used in this step", COUNTS, "16,16,32", "b_k"),
                  Given("gradients", "local mean gradients, worker after worker", NUMBERS, "1,0,2,1,4,-1",
@@ -102,7 +102,7 @@ def weighted_loss_example(w: Work) -> None:
 def weighted_gradient_example(w: Work) -> None:
     """One synchronous step: local mean gradients weighted by the samples behind each, b_k/Σb.
 
-    Source: DSGD §1; Goyal et al. 2017, section 3 (normalise by the total mini-batch);
+    Source: Goyal et al. 2017, section 3 (normalise by the total mini-batch);
     ``costmodel.weighted_gradient``.
     """
     batches, flat = w.values("batches", "gradients")
@@ -154,7 +154,8 @@ def _run_exactly(schedule: Any, data: list[list[int]]) -> int:
 
 
 @example("allreduce-common-update", title="All-reduce gives every worker the same global gradient",
-         source="DSGD §2 and practice question 2", topic="ps-vs-allreduce",
+         source="Goyal et al. 2017; Sergeev & Del Balso 2018 (synchronous SGD over all-reduce)",
+         topic="ps-vs-allreduce",
          givens=[Given("p", "workers", COUNT, 4, "p"),
                  Given("algorithm", "all-reduce algorithm", NAME, "ring"),
                  Given("seed", "seed of the random local gradients", COUNT, 1)],
@@ -162,7 +163,7 @@ def _run_exactly(schedule: Any, data: list[list[int]]) -> int:
 def allreduce_common_update(w: Work) -> None:
     """Run an explicit all-reduce schedule on random integer gradients and compare what the workers hold.
 
-    Source: DSGD §2 (all-reduce implements the common update of centralised SGD without a
+    Source: Goyal et al. 2017 (all-reduce implements the common update of centralised SGD without a
     server); the schedules of ``costmodel.schedules`` (Patarasuk & Yuan 2009 for the ring).
     """
     from costmodel.schedules import build, execute
@@ -204,7 +205,7 @@ def allreduce_common_update(w: Work) -> None:
 
 
 @example("fedavg", title="FedAvg: the server's sample-weighted model average",
-         source="Patterns, 'Federated Learning (FL)' and 'Stragglers and dropouts' (McMahan et al. 2017)",
+         source="McMahan et al. 2017 (FederatedAveraging over the clients that report)",
          topic="fedavg",
          givens=[Given("sizes", "samples per client", COUNTS, "100,300,600", "|D_k|"),
                  Given("models", "client models after local training, client after client", NUMBERS,
@@ -240,7 +241,7 @@ def fedavg_example(w: Work) -> None:
 
 
 @example("dp-memory", title="Data parallelism replicates the weights",
-         source="Patterns, 'Data Parallelism' (70B × 4 bytes × 4 workers = 1.12 TB)", topic="memory",
+         source="Rajbhandari et al. 2020 (data parallelism replicates the model states)", topic="memory",
          givens=[Given("params", "parameters, in billions", NUMBER, "70", "Ψ"),
                  Given("dtype", "weight type", NAME, "fp32"),
                  Given("workers", "data-parallel workers", COUNT, 4, "D"),
@@ -249,7 +250,7 @@ def fedavg_example(w: Work) -> None:
 def dp_memory(w: Work) -> None:
     """Every data-parallel replica holds the whole model: Ψ × bytes per parameter × D.
 
-    Source: Patterns, 'Data Parallelism'; ``costmodel.training_memory``.
+    Source: Rajbhandari et al. 2020 (ZeRO), section 1; ``costmodel.training_memory``.
     """
     params, dtype, workers, gpu = w.values("params", "dtype", "workers", "gpu")
     psi = _whole(params, _BILLION, "params")
@@ -264,7 +265,7 @@ def dp_memory(w: Work) -> None:
 
 
 @example("zero-stages", title="ZeRO stages 0–3: model-state memory per GPU",
-         source="Rajbhandari et al. SC20, Figure 1 (7.5B parameters, 64 GPUs, K = 12)", topic="zero",
+         source="Rajbhandari et al. 2020 (ZeRO), Figure 1", topic="zero",
          givens=[Given("params", "parameters, in billions", NUMBER, "7.5", "Ψ"),
                  Given("gpus", "data-parallel GPUs", COUNT, 64, "N_d"),
                  Given("k", "optimizer-state bytes per parameter", COUNT, 12, "K"),
@@ -304,12 +305,12 @@ ELEMENTS = Given("n", "gradient elements, in millions", NUMBER, "25", "n")
 
 
 @example("cast-ratios", title="Quantisation: bytes and ratios of fp16, int8 and 1-bit",
-         source="Patterns, 'Gradient Compression' (FP32 → FP16 2×; FP16 → INT8, which the seed gives as 4×)",
+         source="Seide et al. 2014 (quantised gradients)",
          topic="compression", givens=[ELEMENTS], answer="fp16-int8")
 def cast_ratios(w: Work) -> None:
     """A cast changes the bytes per element: fp32 4, fp16 2, int8 1; 1-bit sends signs and one scale.
 
-    Source: Patterns, 'Gradient Compression'; Seide et al. 2014 (1-bit); ``costmodel.compress``.
+    Source: Seide et al. 2014 (1-bit); ``costmodel.compress``.
     """
     n = _whole(w["n"], _MILLION, "n")
     fp16 = compress(n, method="fp16", source="fp32")
@@ -323,11 +324,11 @@ def cast_ratios(w: Work) -> None:
     w.answer("fp32-fp16", "ratio fp32 → fp16", fp16.ratio, NUMBER, "4 B / 2 B")
     w.answer("fp16-int8", "ratio fp16 → int8", int8.ratio, NUMBER, "2 B / 1 B")
     w.answer("fp32-int8", "ratio fp32 → int8", int8_32.ratio, NUMBER, "4 B / 1 B")
-    w.step("Note", "the seed writes 'FP16 → INT8 (4×)'; one byte against two is 2×, 4× holds from fp32")
+    w.step("Note", "'FP16 → INT8 (4×)' is a common slip: one byte against two is 2×, 4× holds from fp32")
 
 
 @example("topk", title="Top-k sparsification: the indices cost bytes too",
-         source="Patterns, 'Gradient Compression', sparsification (Aji & Heafield 2017; Lin et al. 2018)",
+         source="Aji & Heafield 2017; Lin et al. 2018 (top-k sparsification)",
          topic="compression",
          givens=[ELEMENTS, Given("density", "kept fraction k/n", NUMBER, "0.01", "d"),
                  Given("index", "bytes per index", COUNT, 4), Given("dtype", "gradient type", NAME, "fp32")],
@@ -348,12 +349,12 @@ def topk(w: Work) -> None:
     else:
         size = w.answer("bytes", "compressed payload", c.bytes, SIZE, f"k·(v + i) = {k} × ({v} + {index}) B")
     w.answer("ratio", "compression ratio", dense / size, NUMBER, f"{SIZE.show(dense)} / {SIZE.show(size)}")
-    w.step("Note", "the seed's 10–100× at k/n = 0.01–0.001 ignores the indices: with 4-byte indices it is "
+    w.step("Note", "the usual 10–100× at k/n = 0.01–0.001 ignores the indices: with 4-byte indices it is "
            "50× and 500×, and 10× needs k/n = 0.05")
 
 
 @example("error-feedback", title="1-bit compression with error feedback",
-         source="Patterns, 'Gradient Compression', error-feedback pseudocode (Seide et al. 2014)",
+         source="Seide et al. 2014; Karimireddy et al. 2019 (error feedback)",
          topic="compression",
          givens=[Given("gradient", "gradient (the same every step)", NUMBERS, "0.5,-1.2,0.3", "g"),
                  Given("steps", "steps", COUNT, 3, "T")],
@@ -381,7 +382,7 @@ def error_feedback_example(w: Work) -> None:
 
 
 @example("ps-vs-ring", title="Parameter server hot spot against ring all-reduce",
-         source="Patterns, 'Parameter Server Architecture' (N pushes and N pulls per step)",
+         source="Li et al. 2014 (parameter server); Patarasuk & Yuan 2009 (ring)",
          topic="ps-vs-allreduce",
          givens=[Given("n", "model size", SIZE, "400 MB", "n"), Given("workers", "workers", COUNT, 16, "N"),
                  Given("servers", "server shards", COUNT, 1, "S")],
@@ -389,7 +390,7 @@ def error_feedback_example(w: Work) -> None:
 def ps_vs_ring(w: Work) -> None:
     """Each server shard receives N·n/S and sends N·n/S per step; a ring worker sends 2(N − 1)/N·n.
 
-    Source: Li et al., OSDI 2014; Patterns; Patarasuk & Yuan 2009; ``costmodel.ps_traffic``.
+    Source: Li et al., OSDI 2014; Patarasuk & Yuan 2009; ``costmodel.ps_traffic``.
     """
     n, workers, servers = w.values("n", "workers", "servers")
     t = ps_traffic(n, workers=workers, servers=servers)
@@ -408,7 +409,7 @@ def ps_vs_ring(w: Work) -> None:
 
 
 @example("tp-allreduces", title="Tensor parallelism: all-reduces per transformer block",
-         source="Patterns, 'Tensor (Intra-Layer) Parallelism' (attention + MLP = 2 per block); Megatron-LM",
+         source="Shoeybi et al. 2019 (Megatron-LM, section 3)",
          topic="parallelism",
          givens=[Given("batch", "micro-batch", COUNT, 1, "b"),
                  Given("seq", "sequence length", COUNT, 2048, "s"),
@@ -438,7 +439,7 @@ def tp_allreduces(w: Work) -> None:
 
 
 @example("moe-alltoalls", title="Expert parallelism: two all-to-alls per MoE layer",
-         source="Patterns, 'Expert Parallelism (Mixture of Experts)'; Fedus et al. 2022", topic="parallelism",
+         source="Lepikhin et al. 2021 (GShard); Fedus et al. 2022 (Switch Transformers)", topic="parallelism",
          givens=[Given("tokens", "tokens per GPU", COUNT, 4096),
                  Given("hidden", "hidden size", COUNT, 4096, "h"),
                  Given("experts", "experts", COUNT, 8, "E"),

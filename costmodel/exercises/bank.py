@@ -10,7 +10,9 @@ number of exercises::
     topic = "rounds-and-bytes"
     title = "Bytes each worker sends in ring all-reduce"
     example = "ring-bytes"            # the worked example that computes it
-    source = "DSGD practice question 5"   # optional
+    source = "Patarasuk & Yuan 2009"  # optional: where its numbers or formulas come from
+    formerly = "old-id"               # optional: the id it had; still accepted, with a warning,
+                                      # and its variants are drawn as before (handouts keep their numbers)
     statement = "A ring all-reduce runs on {p} workers over {n}. ..."
 
     [exercise.defaults]               # optional: the exercise's own numbers
@@ -50,6 +52,7 @@ from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
 from costmodel.exercises.mistakes import MISTAKES
 from costmodel.exercises.model import AnswerSpec, Exercise, Parameter, Tolerance
+from costmodel.renames import resolve
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import parse_quantity, unit_of
 
@@ -57,7 +60,7 @@ __all__ = ["Bank", "load_bank", "parse_exercises"]
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
-                  "answer"}
+                  "answer", "formerly"}
 _PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
 _ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial"}
 _MAX_CHOICES = 10_000
@@ -75,6 +78,11 @@ class Bank:
                 raise ParseError(f"exercise id {exercise.id!r} is also defined in {other}",
                                  path=exercise.path)
             self._by_id[exercise.id] = exercise
+        self._renamed = {e.formerly: e.id for e in self._by_id.values() if e.formerly}
+        for old, new in self._renamed.items():
+            if old in self._by_id:
+                raise ParseError(f"exercise {new!r} was formerly {old!r}, which is also an exercise id",
+                                 path=self._by_id[new].path)
 
     def __iter__(self) -> Any:
         return iter(self._by_id.values())
@@ -85,9 +93,14 @@ class Bank:
     def __contains__(self, exercise_id: object) -> bool:
         return exercise_id in self._by_id
 
+    def resolve(self, exercise_id: str) -> str:
+        """The current id of *exercise_id*: itself, or the new id of a renamed exercise (with a warning)."""
+        return resolve("exercise", exercise_id, self._renamed)
+
     def get(self, exercise_id: str) -> Exercise:
+        """The exercise *exercise_id*; a former id still finds it, with a deprecation warning."""
         try:
-            return self._by_id[exercise_id]
+            return self._by_id[self.resolve(exercise_id)]
         except KeyError:
             raise UnknownNameError("exercise", exercise_id, self._by_id) from None
 
@@ -164,6 +177,9 @@ def _exercise(table: dict[str, Any], path: str) -> Exercise:
     ident = _text(table, "id", limit=64)
     if not _ID.fullmatch(ident):
         raise InputError(f"id {ident!r} must be lower case letters, digits and dashes")
+    formerly = _text(table, "formerly", required=False, limit=64)
+    if formerly and (not _ID.fullmatch(formerly) or formerly == ident):
+        raise InputError(f"formerly {formerly!r} must be another id: lower case letters, digits and dashes")
     example = get_example(_text(table, "example", limit=64))
     defaults = table.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -187,6 +203,7 @@ def _exercise(table: dict[str, Any], path: str) -> Exercise:
         source=_text(table, "source", required=False, limit=200),
         defaults={k: str(v) for k, v in defaults.items()},
         path=path,
+        formerly=formerly,
     )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -370,7 +370,7 @@ def check(submissions: Iterable[Submission], *, bank: Bank | None = None,
     and the totals are the same either way.
     """
     bank = bank if bank is not None else load_bank()
-    batch = list(submissions)
+    batch = [_current_id(s, bank) for s in submissions]  # old ids warn here, once, not in the workers
     workers = _workers(jobs, len(batch))
     grades = _grade_parallel(batch, bank, partial, workers) if workers > 1 else \
         [_grade_one(s, bank, partial) for s in batch]
@@ -380,6 +380,11 @@ def check(submissions: Iterable[Submission], *, bank: Bank | None = None,
             got, out_of = students.get(s.student, (Fraction(0), Fraction(0)))
             students[s.student] = (got + grade.score, out_of + grade.max_score)
     return GradeReport(tuple(grades), path=path, students=students)
+
+
+def _current_id(s: Submission, bank: Bank) -> Submission:
+    current = bank.resolve(s.exercise)
+    return s if current == s.exercise else replace(s, exercise=current)
 
 
 def _grade_one(s: Submission, bank: Bank, partial: Mapping[str, Fraction] | None) -> Grade:

@@ -9,8 +9,9 @@ the example with the variant's givens.
 
 Variants are deterministic: seed *S* of exercise *E* draws from
 ``random.Random("E/S")``, which does not depend on the Python process or
-version.  A drawn value is written as the student sees it (four significant
-digits) and read back, so the answer is computed from the rounded value.
+version (a renamed exercise draws under its former id, so its variants stay).
+A drawn value is written as the student sees it (four significant digits) and
+read back, so the answer is computed from the rounded value.
 """
 
 from __future__ import annotations
@@ -229,6 +230,7 @@ class Exercise:
     source: str = ""
     defaults: Mapping[str, str] | None = None
     path: str = ""
+    formerly: str = ""  # the id it was renamed from: variants are drawn under that id, as before
 
     @property
     def worked_example(self) -> Example:
@@ -270,7 +272,7 @@ class Exercise:
 def _variant(exercise: Exercise, seed: int | None) -> Variant:
     shown = dict(exercise.defaults or {})
     if seed is not None:
-        rng = random.Random(f"{exercise.id}/{seed}")
+        rng = random.Random(f"{exercise.formerly or exercise.id}/{seed}")
         for parameter in exercise.parameters:
             shown[parameter.name] = parameter.draw(rng)
     values, answers = _answers(exercise.example, tuple(sorted(shown.items())))

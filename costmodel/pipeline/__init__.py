@@ -42,15 +42,14 @@ Schedules (canonical names, then the accepted aliases):
 
 Two definitions of "bubble" are in use, and :class:`Bubble` reports both:
 ``bubble_fraction`` is idle / total (idle stage-slots over P x the makespan;
-the seeds' (P-1)/(M+P-1)), ``bubble_over_ideal`` is idle / ideal (idle over
+GPipe's (P-1)/(M+P-1)), ``bubble_over_ideal`` is idle / ideal (idle over
 busy stage-slots; (P-1)/M for GPipe and 1F1B, the Megatron-LM paper's "bubble
 time fraction").
 
 References
 ----------
-.. [1] Seed text "Collective Communication & Distributed Training Patterns",
-   section "Pipeline Parallelism": the GPipe and 1F1B diagrams, bubble
-   (P-1)/(M+P-1).
+.. [1] Y. Huang et al., "GPipe", NeurIPS 2019, section 2.2: bubble
+   (P-1)/(M+P-1); docs/theory/pipeline-bubbles.md.
 .. [2] Y. Huang et al., "GPipe: Efficient Training of Giant Neural Networks
    using Pipeline Parallelism", NeurIPS 2019, section 2.2 and figure 2.
 .. [3] D. Narayanan, A. Phanishayee, K. Shi, X. Chen, M. Zaharia,

@@ -23,14 +23,14 @@ from costmodel.references import (
     NARAYANAN_2021_FLUSH,
     NARAYANAN_2021_MEGATRON,
     QI_2024,
-    SEED_PATTERNS,
     Citation,
 )
 
-__all__ = ["CITED", "FORMULAS", "SCHEDULES", "SEED", "SOURCES", "SPLIT", "Step", "order", "resolve_schedule"]
+__all__ = ["BUBBLE", "CITED", "FORMULAS", "SCHEDULES", "SOURCES", "SPLIT", "Step", "order",
+           "resolve_schedule"]
 
 
-#: The citations this module defines (``SEED_PATTERNS`` lives in :mod:`costmodel.references`).
+#: The citations this module uses (defined in :mod:`costmodel.references`).
 CITED: tuple[Citation, ...] = (HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024)
 
 #: Canonical schedule names, in the order the CLI lists them.
@@ -53,7 +53,7 @@ SOURCES = {
     "interleaved": NARAYANAN_2021_MEGATRON.at("section 2.2.2, schedule with interleaved stages"),
     "zb-h1": QI_2024.at("section 3.1, figure 3 (ZB-H1)"),
 }
-SEED = SEED_PATTERNS.at("Pipeline Parallelism: bubble (P-1)/(M+P-1), the 1F1B diagram")
+BUBBLE = HUANG_2019.at("section 2.2: bubble overhead (K-1)/(M+K-1) for K stages and M micro-batches")
 FORMULAS = {
     "gpipe": "without communication: idle (P-1)(F+B) per stage; bubble fraction (P-1)/(M+P-1)",
     "1f1b": "without communication: idle (P-1)(F+B) per stage; bubble fraction (P-1)/(M+P-1)",

@@ -11,7 +11,7 @@ from costmodel.references import Cited
 __all__ = ["DEFINITIONS", "Bubble", "PipelineOp", "StageTimeline"]
 
 DEFINITIONS = {
-    "bubble_fraction": "idle / total: idle stage-slots over stages × total_slots (the seeds' (P-1)/(M+P-1))",
+    "bubble_fraction": "idle / total: idle stage-slots over stages × total_slots (GPipe's (P-1)/(M+P-1))",
     "bubble_over_ideal": "idle / ideal: idle stage-slots over busy stage-slots ((P-1)/M for GPipe and 1F1B)",
 }
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 from numbers import Rational, Real
 
 from costmodel.errors import InputError
-from costmodel.pipeline.orders import FORMULAS, SEED, SOURCES, SPLIT, Step, order, resolve_schedule
+from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, order, resolve_schedule
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 
 __all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
@@ -225,8 +225,8 @@ def bubble(
 
     References
     ----------
-    .. [1] Seed text "Collective Communication & Distributed Training
-       Patterns", "Pipeline Parallelism".
+    .. [1] D. Narayanan et al., "Memory-Efficient Pipeline-Parallel DNN
+       Training", ICML 2021 (PipeDream-Flush, 1F1B).
     .. [2] Y. Huang et al., "GPipe", NeurIPS 2019.
     .. [3] D. Narayanan et al., "Memory-Efficient Pipeline-Parallel DNN
        Training", ICML 2021 (PipeDream-Flush).
@@ -236,7 +236,7 @@ def bubble(
 
     Examples
     --------
-    The seeds' 1F1B pipeline, P = 4, M = 4 (F = 1, B = 2): 21 slots, 3/7 idle.
+    The textbook 1F1B pipeline, P = 4, M = 4 (F = 1, B = 2): 21 slots, 3/7 idle.
 
     >>> b = bubble("1f1b", 4, microbatches=4)
     >>> b.total_slots, b.bubble_fraction, b.bubble_over_ideal
@@ -326,6 +326,6 @@ def bubble(
     return Bubble(
         schedule=name, stages=p, microbatches=m, chunks=v, forward_slots=f, backward_slots=b,
         weight_slots=w, comm_slots=c, total_slots=total, timeline=timeline,
-        sources=(SOURCES[name], SEED) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
+        sources=(SOURCES[name], BUBBLE) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
         formula=FORMULAS[name], notes=tuple(notes),
     )

@@ -1,4 +1,4 @@
-"""Text timelines of a simulated pipeline, one line per device, like the seeds' diagrams."""
+"""Text timelines of a simulated pipeline, one line per device, like textbook diagrams."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from costmodel.pipeline.result import Bubble, PipelineOp
 __all__ = ["format_timeline"]
 
 def format_timeline(result: Bubble, *, to_scale: bool = True) -> tuple[str, ...]:
-    """The timeline as text, one line per device, like the seeds' diagrams.
+    """The timeline as text, one line per device, like textbook diagrams.
 
     To scale (the default), an operation spans its duration: its label, then
     ``─`` up to its end; each idle tick (the largest time dividing every

@@ -42,7 +42,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 2)), (0, (3, 1, 1, 1)))
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "--", "++", "**", "||")
 
-_MISSING = "plots need matplotlib: pip install 'costmodel[plot]'"
+_MISSING = "plots need matplotlib: pip install 'costmodel-collectives[plot]'"
 
 # Print-readable (≥ 9 pt everywhere) and colour-blind safe (tab10, with markers, line styles and
 # hatches so that every series also reads in grey); SVG text stays text, so it can be searched and edited.

@@ -4,10 +4,10 @@ A profile file is data, read with :mod:`tomllib` and the units parser, never
 evaluated::
 
     [profile]
-    name = "seed"
+    name = "textbook"
     title = "5 µs start-up, 12.5 GB/s (100 Gb/s)"
-    source = "seed-dsgd"            # a key of costmodel.references, or free text
-    locator = "section 9"
+    source = "ieee802.3"            # a key of costmodel.references, or free text
+    locator = "100 Gb/s line rate"
 
     [link]
     alpha = "5 us"
@@ -47,10 +47,14 @@ from typing import Any
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.params import LinkParams
 from costmodel.references import CITATIONS
+from costmodel.renames import resolve
 from costmodel.tomlfile import loads
 from costmodel.topology import Level, Topology
 
-__all__ = ["Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
+__all__ = ["RENAMED", "Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
+
+RENAMED = {"seed": "textbook"}
+"""Old preset names → current ones: still accepted, with a deprecation warning (:mod:`costmodel.renames`)."""
 
 _PROFILE_KEYS = {"name", "title", "source", "locator"}
 _LINK_KEYS = {"alpha", "alpha_estimate", "beta", "bandwidth", "gamma", "notes"}
@@ -121,7 +125,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
 
     Examples
     --------
-    >>> load_profile("seed").link.alpha_s
+    >>> load_profile("textbook").link.alpha_s
     Fraction(1, 200000)
     """
     text = str(name_or_path)
@@ -134,6 +138,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
             raise ParseError(f"cannot read profile: {reason.lower()}", path=text) from None
         return parse_profile(content, path=text)
     presets = _presets()
+    text = resolve("profile", text, RENAMED)
     if text not in presets:
         raise UnknownNameError("profile", text, sorted(presets))
     return parse_profile(presets[text].read_text(encoding="utf-8"), path=f"<preset {text}>")

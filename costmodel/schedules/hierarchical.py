@@ -32,7 +32,8 @@ References
    all-reduce: reduce-scatter in the node, all-reduce across, all-gather).
 .. [2] MPICH ``src/mpi/coll/allreduce/allreduce_intra_smp.c`` (reduce to the
    node root, all-reduce among roots, broadcast).
-.. [3] Seed text "Distributed SGD and All-Reduce", section 10.
+.. [3] J. L. Träff, S. Hunold, "Decomposing MPI Collectives for Exploiting
+   Multi-lane Communication", CLUSTER 2020.
 
 Examples
 --------

@@ -10,7 +10,7 @@ References
 ----------
 .. [1] P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for
    clusters of workstations", JPDC 69(2), 2009.
-.. [2] Seed text "Distributed SGD and All-Reduce", section 6 (the 4-GPU ring).
+.. [2] docs/theory/alpha-beta.md (the ring's rounds and bytes).
 """
 
 from __future__ import annotations

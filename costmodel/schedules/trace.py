@@ -2,7 +2,7 @@
 
 Each (rank, chunk) carries the set of ranks whose data it contains, as a
 bit mask: a reduce ORs the sender's set into the receiver's, a copy replaces
-it.  This shows partial sums growing (the seeds' 4-GPU ring picture); the
+it.  This shows partial sums growing (the textbook 4-GPU ring picture); the
 numeric check of correctness is :func:`costmodel.schedules.execute`.
 """
 

@@ -19,9 +19,8 @@ References
 .. [2] E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
    theory, practice, and experience", CCPE 19(13):1749-1783, 2007 (linear gather and
    scatter; the scatter/collect broadcast).
-.. [3] Seed texts "Distributed SGD and All-Reduce", section 7 (naive root and basic
-   unpipelined tree all-reduce), and "Collective Communication & Distributed Training
-   Patterns", 'Ring All-Reduce' cost analysis (naive root).
+.. [3] Thakur, Rabenseifner & Gropp 2005: the α–β model of the naive root and of
+   the basic unpipelined tree all-reduce (binomial reduce, then broadcast).
 """
 
 from __future__ import annotations
@@ -377,8 +376,8 @@ def tree_allreduce(p: int, *, root: int = 0) -> Schedule:
 
     References
     ----------
-    .. [1] Seed text "Distributed SGD and All-Reduce", section 7 (basic unpipelined
-       full-tensor reduce and broadcast); Thakur et al. 2005, 'Reduce' and 'Broadcast'.
+    .. [1] Thakur et al. 2005, 'Reduce' and 'Broadcast' (basic unpipelined full-tensor
+       reduce and broadcast).
 
     Examples
     --------
@@ -420,8 +419,8 @@ def naive_allreduce(p: int, *, root: int = 0) -> Schedule:
 
     References
     ----------
-    .. [1] Seed text "Collective Communication & Distributed Training Patterns", 'Ring
-       All-Reduce' cost analysis ("root collects all then broadcasts").
+    .. [1] Thakur et al. 2005, α–β model applied to a root that collects every
+       vector, then sends the result to each.
 
     Examples
     --------

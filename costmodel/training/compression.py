@@ -36,8 +36,7 @@ References
 .. [4] S. P. Karimireddy, Q. Rebjock, S. U. Stich, M. Jaggi, "Error Feedback
    Fixes SignSGD and other Gradient Compression Schemes", ICML 2019,
    Algorithm 1 (EF-SignSGD, scale ‖p‖₁/d).
-.. [5] Seed "Collective Communication & Distributed Training Patterns",
-   'Gradient Compression'.
+.. [5] docs/theory/alpha-beta.md (what the compressed payload costs on the ring).
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ from costmodel._json import real
 from costmodel.collectives.result import AlgorithmCost
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.params import LinkParams
-from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEED_PATTERNS, SEIDE_2014, Cited
+from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEIDE_2014, Cited
 from costmodel.training._common import (
     exact_text,
     optional_link,
@@ -76,7 +75,7 @@ __all__ = [
 
 CITED = (AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019)
 
-_SEED = SEED_PATTERNS.at("'Gradient Compression'")
+_CAST = SEIDE_2014.at("quantised gradient exchange: an element cast to a b-byte type sends b bytes")
 _GATHER_NOTE = ("the compressed payloads do not reduce in their own format (sparse supports differ between "
                 "workers; int8, fp8 and sign sums overflow), so the model is a ring all-gather of every "
                 "worker's payload (n = p × payload) followed by a local decompress-and-sum")
@@ -106,15 +105,15 @@ METHODS: dict[str, CompressionMethod] = {
                           source=AJI_2017.at("gradient dropping: exchange only the largest absolute values")),
         CompressionMethod(name="fp16", aliases=("half", "float16"), kind="cast", target="fp16",
                           summary="cast to IEEE half precision", collective="allreduce", formula="2n",
-                          source=_SEED),
+                          source=_CAST),
         CompressionMethod(name="bf16", aliases=("bfloat16",), kind="cast", target="bf16",
-                          summary="cast to bfloat16", collective="allreduce", formula="2n", source=_SEED),
+                          summary="cast to bfloat16", collective="allreduce", formula="2n", source=_CAST),
         CompressionMethod(name="fp8", aliases=("float8", "e4m3", "e5m2"), kind="cast", target="fp8",
                           summary="cast to an 8-bit float", collective="allgather", formula="n",
-                          source=_SEED),
+                          source=_CAST),
         CompressionMethod(name="int8", aliases=("i8", "quantize8"), kind="cast", target="int8",
                           summary="quantise to 8-bit integers", collective="allgather", formula="n",
-                          source=_SEED),
+                          source=_CAST),
         CompressionMethod(name="onebit", aliases=("1bit", "1-bit", "sign", "signsgd"), kind="sign",
                           target=None,
                           summary="one sign bit per element and one fp32 scale per tensor",
@@ -271,7 +270,7 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     References
     ----------
     .. [1] Aji and Heafield, EMNLP 2017; Lin et al., ICLR 2018; Seide et al.,
-       Interspeech 2014; seed 'Gradient Compression'.
+       Interspeech 2014.
 
     Examples
     --------
@@ -305,7 +304,7 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
         notes.append(_REDUCE_NOTE if m.collective == "allreduce" else _GATHER_NOTE)
         if used is not None and compressed_cost.time_s > dense_cost.time_s:
             notes.append("the compressed exchange is slower than the dense all-reduce here")
-    sources = (m.source, _SEED) if m.source is not _SEED else (_SEED,)
+    sources: tuple[Cited, ...] = (m.source,)
     if m.kind == "sparse":
         sources = (*sources, LIN_2018.at("section 3 (Deep Gradient Compression)"))
     return Compression(method=m, elements=n, source=v, density=d, k=k,
@@ -343,9 +342,9 @@ def _payload_notes(m: CompressionMethod, v: Dtype, d: Fraction | None, k: int | 
                      f"{v.bytes_per_element + idx}), not 1/density")
     if m.kind == "sign":
         notes.append("one sign bit per element (⌈n/8⌉ bytes) plus one fp32 scale per tensor (4 bytes); the "
-                     "seed's 'ternary {-1, 0, +1}' needs more than one bit")
+                     "ternary code {-1, 0, +1} needs more than one bit")
     if m.name == "int8":
-        notes.append("the seed's 'FP16 → INT8 (4×)' is 2×: int8 is 1 byte against fp16's 2; 4× is from fp32")
+        notes.append("FP16 → INT8 is 2×: int8 is 1 byte against fp16's 2; 4× is from fp32")
         notes.append("a per-tensor quantisation scale (4 bytes) is not counted")
     return notes
 
@@ -490,7 +489,7 @@ def error_feedback(vector: Any = None, *, steps: int = 3, method: Any = "onebit"
     References
     ----------
     .. [1] Seide et al., Interspeech 2014; Karimireddy et al., ICML 2019,
-       Algorithm 1; seed 'Gradient Compression' (pseudocode).
+       Algorithm 1.
 
     Examples
     --------
@@ -531,6 +530,6 @@ def error_feedback(vector: Any = None, *, steps: int = 3, method: Any = "onebit"
     else:
         notes.append(f"top-k keeps k = {k} of {len(g0)} entries per step; ties go to the lower index")
     sources = (SEIDE_2014.at("error feedback (quantisation error carried to the next minibatch)"),
-               KARIMIREDDY_2019.at("Algorithm 1 (EF-SignSGD)"), _SEED)
+               KARIMIREDDY_2019.at("Algorithm 1 (EF-SignSGD)"))
     return ErrorFeedbackRun(method=m.name, vector=g0, density=d, k=k, seed=seed if vector is None else None,
                             steps=tuple(out), sources=sources, notes=tuple(notes))

@@ -11,8 +11,8 @@ References
 .. [1] H. B. McMahan, E. Moore, D. Ramage, S. Hampson, B. Agüera y Arcas,
    "Communication-Efficient Learning of Deep Networks from Decentralized
    Data", AISTATS 2017, Algorithm 1 (FederatedAveraging).
-.. [2] Seed "Collective Communication & Distributed Training Patterns",
-   'Federated Learning (FL)' and 'Stragglers and dropouts'.
+.. [2] The same paper, section 2: a fraction C of the clients each round;
+   the server averages over the clients that report.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel.errors import InputError
-from costmodel.references import MCMAHAN_2017, SEED_PATTERNS, Cited
+from costmodel.references import MCMAHAN_2017, Cited
 from costmodel.training._common import exact_text, parse_counts, parse_indices, parse_vectors, reals
 
 __all__ = ["CITED", "FedAvgRound", "fedavg"]
@@ -60,8 +60,8 @@ class FedAvgRound:
     full_weights: tuple[Fraction, ...]
     global_model: tuple[Fraction, ...]
     unweighted_mean: tuple[Fraction, ...]
-    sources: tuple[Cited, ...] = (MCMAHAN_2017.at("Algorithm 1 (FederatedAveraging)"),
-                                  SEED_PATTERNS.at("'Federated Learning (FL)'; 'Stragglers and dropouts'"))
+    sources: tuple[Cited, ...] = (MCMAHAN_2017.at("Algorithm 1 (FederatedAveraging): the server averages the "
+                                                  "models of the clients that report, weighted by n_k"),)
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:

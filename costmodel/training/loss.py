@@ -13,9 +13,9 @@ use equal weights, unequal ones need sample weighting.
 
 References
 ----------
-.. [1] Seed "Distributed SGD and All-Reduce", section 1, 'One Objective,
-   Distributed Data' and its worked example 'Unequal Shards' (0.36 against
-   about 0.533).
+.. [1] McMahan et al. 2017, section 2: f(w) = Σ_k (n_k/n) F_k(w); e.g. shards
+   of 600, 300 and 100 with losses 0.2, 0.5, 0.9 give 0.36, against about
+   0.533 for the plain mean.
 .. [2] P. Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in
    1 Hour", arXiv:1706.02677, 2017, section 3, Remark 3 (normalise the
    per-worker loss by the total minibatch size kn, not the per-worker n).
@@ -30,7 +30,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.references import GOYAL_2017, SEED_DSGD, Cited
+from costmodel.references import GOYAL_2017, MCMAHAN_2017, Cited
 from costmodel.training._common import exact_text, parse_counts, parse_numbers, parse_vectors, reals
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
 
 CITED = (GOYAL_2017,)
 
-_SOURCES = (SEED_DSGD.at("section 1, 'One Objective, Distributed Data', worked example 'Unequal Shards'"),
+_SOURCES = (MCMAHAN_2017.at("section 2: f(w) = Σ_k (n_k/n) F_k(w) over shards of unequal size n_k"),
             GOYAL_2017.at("section 3, Remark 3: normalise by the total minibatch size kn"))
 
 _BASES = {
@@ -200,8 +200,7 @@ def weighted_loss(*, losses: Any, sizes: Any = None, batches: Any = None,
 
     References
     ----------
-    .. [1] Seed "Distributed SGD and All-Reduce", section 1, worked example
-       'Unequal Shards'.
+    .. [1] McMahan et al. 2017, section 2 (the sample-weighted objective).
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Memory of data-parallel training: replicated weights, ZeRO model states, transformer activations.
 
 * **Weights.** Data parallelism keeps a full copy of the model on every
-  worker: Ψ parameters × bytes per parameter × D workers in total (the seed:
+  worker: Ψ parameters × bytes per parameter × D workers in total (e.g.
   70B × 4 B × 4 = 1.12 TB).
 * **ZeRO model states** (Rajbhandari et al. 2020, section 3 and Figure 1).
   Mixed-precision Adam keeps, per parameter, 2 bytes of fp16 weights, 2 of
@@ -34,8 +34,8 @@ References
 .. [2] V. Korthikanti, J. Casper, S. Lym, L. McAfee, M. Andersch, M. Shoeybi,
    B. Catanzaro, "Reducing Activation Recomputation in Large Transformer
    Models", arXiv:2205.05198, 2022 (MLSys 2023), section 4 and Table 2.
-.. [3] Seed "Collective Communication & Distributed Training Patterns",
-   'Data Parallelism', memory scaling.
+.. [3] Rajbhandari et al. 2020, section 1: data parallelism replicates the
+   model states on every device.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, SEED_PATTERNS, Cited
+from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 
@@ -78,7 +78,8 @@ RECOMPUTE = ("none", "selective", "full")
 
 _ZERO_SOURCE = RAJBHANDARI_2020.at("section 3.1 and Figure 1")
 _ACT_SOURCE = KORTHIKANTI_2022.at("section 4, Table 2")
-_SEED_SOURCE = SEED_PATTERNS.at("'Data Parallelism', memory scaling")
+_REPLICA_SOURCE = RAJBHANDARI_2020.at("section 1: data parallelism replicates the model states on "
+                                         "every device")
 
 
 # -- ZeRO ---------------------------------------------------------------------------------------
@@ -459,8 +460,8 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
 
     References
     ----------
-    .. [1] Seed "Collective Communication & Distributed Training Patterns",
-       'Data Parallelism': 70B × 4 bytes × 4 workers = 1.12 TB.
+    .. [1] Rajbhandari et al. 2020, section 1 (data parallelism replicates the
+       model states): 70B × 4 bytes × 4 workers = 1.12 TB.
     .. [2] Rajbhandari et al., SC20; Korthikanti et al., arXiv:2205.05198.
 
     Examples
@@ -489,7 +490,7 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     sources: list[Cited] = []
     if psi is not None:
         notes.append("data parallelism: every replica holds the whole model, so weights grow as dp × model")
-        sources.append(_SEED_SOURCE)
+        sources.append(_REPLICA_SOURCE)
     z = None
     if zero is not None and psi is not None:
         s = _stage(zero)

@@ -33,7 +33,7 @@ References
    Parallel Parameter Server", NIPS 2013; I. Mitliagkas, C. Zhang,
    S. Hadjis, C. Ré, "Asynchrony begets Momentum, with an Application to
    Deep Learning", Allerton 2016.
-.. [5] Seed "Collective Communication & Distributed Training Patterns".
+.. [5] J. Dean et al., "Large Scale Distributed Deep Networks", NIPS 2012.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ from costmodel.references import (
     LEPIKHIN_2021,
     LI_2014,
     MITLIAGKAS_2016,
-    SEED_PATTERNS,
     SHOEYBI_2019,
     Cited,
 )
@@ -186,8 +185,7 @@ def ps_traffic(n: Any, *, workers: int, servers: int = 1, link: LinkParams | Non
 
     References
     ----------
-    .. [1] Li et al., OSDI 2014; seed "Collective Communication & Distributed
-       Training Patterns", 'Parameter Server Architecture'.
+    .. [1] Li et al., OSDI 2014 (parameter server architecture).
 
     Examples
     --------
@@ -212,8 +210,7 @@ def ps_traffic(n: Any, *, workers: int, servers: int = 1, link: LinkParams | Non
     if s > 1:
         notes.append(f"sharded over {s} servers: each holds n/{s} of the model and handles N·n/{s} each way")
     notes.append("ring all-reduce: every worker sends and receives 2(N − 1)/N·n, no hot spot")
-    sources = (LI_2014.at("section 3 (architecture: workers push and pull, server groups)"),
-               SEED_PATTERNS.at("'Parameter Server Architecture'"))
+    sources = (LI_2014.at("section 3 (architecture: workers push and pull, server groups)"),)
     return PSTraffic(workers=big_n, servers=s, model_bytes=size, link=used, ring=ring, ps_time_s=ps_time,
                      sources=sources, notes=tuple(notes))
 
@@ -332,11 +329,10 @@ def tensor_parallel_traffic(*, batch: Any, seq: Any, hidden: Any, tp: int, dtype
     c = _ring("allreduce", t, Fraction(n), used, algorithm)
     notes = ("Megatron-LM splits the attention and the MLP so that each needs one all-reduce in the forward "
              "pass (g) and one in the backward pass (f): 2 + 2 per block, each of the b·s·h activations",
-             "the seed counts the forward pass only ('attention + MLP = 2 per block')",
+             "counting the forward pass only gives attention + MLP = 2 per block",
              "with sequence parallelism each all-reduce becomes a reduce-scatter plus an all-gather: the "
              "same bytes (Korthikanti et al. 2022)")
-    sources = (SHOEYBI_2019.at("section 3, Figure 4"),
-               SEED_PATTERNS.at("'Tensor (Intra-Layer) Parallelism'"))
+    sources = (SHOEYBI_2019.at("section 3, Figure 4"),)
     return TensorParallelTraffic(batch=b, seq=s, hidden=h, tp=t, dtype=kind, layers=blocks, allreduce=c,
                                  link=used, sources=sources, notes=notes)
 
@@ -450,8 +446,7 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     References
     ----------
     .. [1] Fedus et al., JMLR 2022 (dispatch and combine);
-       Lepikhin et al., ICLR 2021; seed "Collective Communication &
-       Distributed Training Patterns", 'Expert Parallelism'.
+       Lepikhin et al., ICLR 2021.
 
     Examples
     --------
@@ -481,8 +476,7 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
              "2 all-to-alls per MoE layer in the forward pass (dispatch to the experts, combine back) and 2 "
              "in the backward pass")
     sources = (FEDUS_2022.at("Switch layer, expert parallelism: dispatch and combine"),
-               LEPIKHIN_2021.at("MoE layer: dispatch and combine all-to-alls"),
-               SEED_PATTERNS.at("'Expert Parallelism (Mixture of Experts)'"))
+               LEPIKHIN_2021.at("MoE layer: dispatch and combine all-to-alls"))
     return MoETraffic(tokens=t, hidden=h, experts=e, ep=g, top_k=k, dtype=kind, alltoall=c, link=used,
                       sources=sources, notes=notes)
 
@@ -552,8 +546,7 @@ def staleness(*, workers: int, bound: int | None = None) -> Staleness:
     ----------
     .. [1] Ho et al., NIPS 2013, section 2 (bounded staleness).
     .. [2] Mitliagkas et al., Allerton 2016 (E[τ] = N − 1).
-    .. [3] Seed "Collective Communication & Distributed Training Patterns",
-       'Async vs. Synchronous SGD'.
+    .. [3] Dean et al., NIPS 2012 (Downpour SGD, asynchronous).
 
     Examples
     --------
@@ -573,6 +566,5 @@ def staleness(*, workers: int, bound: int | None = None) -> Staleness:
     notes.append(f"ASP: no bound; with {n} equal-speed workers "
                  f"the expected staleness is N − 1 = {n - 1} updates")
     sources = (HO_2013.at("section 2"), MITLIAGKAS_2016.at("queueing model of staleness, E[τ] = N − 1"),
-               DEAN_2012.at("Downpour SGD"),
-               SEED_PATTERNS.at("'Async vs. Synchronous SGD'"))
+               DEAN_2012.at("Downpour SGD"))
     return Staleness(workers=n, bound=s, sources=sources, notes=tuple(notes))

@@ -53,7 +53,7 @@ def test_report_rows_and_busbw(capsys):
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None, reason="matplotlib is installed")
 def test_report_plot_without_matplotlib_says_how_to_install(capsys, tmp_path: Path):
     _, err = run(capsys, "calibrate", "report", str(OSU), "-p", "2", "--plot", str(tmp_path / "r.png"), rc=2)
-    assert "pip install 'costmodel[plot]'" in err
+    assert "pip install 'costmodel-collectives[plot]'" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -77,7 +77,7 @@ def test_bad_logs_name_the_file(capsys, tmp_path: Path, content: bytes):
 
 
 def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
-    pytest.importorskip("torch", reason="calibrate run needs PyTorch (pip install torch==2.13.0, CPU build)")
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]'")
     csv, profile = tmp_path / "raw.csv", tmp_path / "cpu.toml"
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
                     "--collectives", "allreduce,pt2pt", "--budget", "0.02", "--csv", str(csv), "--out", str(profile))
@@ -92,7 +92,7 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
 
 
 def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
-    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel[plot]'")
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
     png = tmp_path / "report.png"
     run(capsys, "calibrate", "report", str(A100), "--plot", str(png))
     data = png.read_bytes()

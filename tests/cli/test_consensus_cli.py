@@ -96,7 +96,7 @@ def test_gossip_vs_allreduce_json(capsys):
     assert data["allreduce"]["bytes_sent_per_rank"] == 187_500_000
     assert data["gossip"]["degree"] == 2
     assert data["gossip"]["round_time_s"] == pytest.approx(2 * (5e-6 + 1e8 / 12.5e9), rel=1e-15)
-    data = run_json(capsys, "gossip-vs-allreduce", "exponential", "-p", "16", "-n", "1MB", "--profile", "seed",
+    data = run_json(capsys, "gossip-vs-allreduce", "exponential", "-p", "16", "-n", "1MB", "--profile", "textbook",
                     "--target", "0.001")
     assert data["gossip"]["degree"] == 4 and data["rho_exact"] == "3/5"
 

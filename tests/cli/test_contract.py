@@ -93,12 +93,12 @@ def test_formula_json_and_latex(capsys):
 def test_profiles_json(capsys):
     data = run_json(capsys, "profiles")
     names = {p["name"] for p in data["profiles"]}
-    assert {"seed", "100gbe", "ib-hdr", "ib-ndr", "nvlink4"} <= names
+    assert {"textbook", "100gbe", "ib-hdr", "ib-ndr", "nvlink4"} <= names
     assert all(p["source"] for p in data["profiles"])
 
 
 def test_profile_option_feeds_the_models(capsys):
-    with_profile = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--profile", "seed")
+    with_profile = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--profile", "textbook")
     with_options = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", *SEED)
     assert with_profile["results"] == with_options["results"]
 

@@ -10,14 +10,14 @@ import pytest
 from costmodel.cli import main
 
 GOLDEN = Path(__file__).parent / "golden"
-SEED = ["--profile", "seed"]
+TEXTBOOK = ["--profile", "textbook"]
 
 CASES = {
-    "cost_allreduce_p16_64MiB": ["cost", "allreduce", "-p", "16", "-n", "64MiB", *SEED],
-    "cost_allreduce_p12_gamma": ["cost", "allreduce", "-p", "12", "-n", "1MB", *SEED, "--gamma", "0.01ns/B"],
-    "crossover_rd_rab_p16": ["crossover", "allreduce", "rd", "rab", "-p", "16", *SEED],
-    "crossover_in_p": ["crossover", "allreduce", "ring", "rab", "-n", "64MiB", "--p-max", "20", *SEED],
-    "best_broadcast_p12": ["best", "broadcast", "-p", "12", *SEED],
+    "cost_allreduce_p16_64MiB": ["cost", "allreduce", "-p", "16", "-n", "64MiB", *TEXTBOOK],
+    "cost_allreduce_p12_gamma": ["cost", "allreduce", "-p", "12", "-n", "1MB", *TEXTBOOK, "--gamma", "0.01ns/B"],
+    "crossover_rd_rab_p16": ["crossover", "allreduce", "rd", "rab", "-p", "16", *TEXTBOOK],
+    "crossover_in_p": ["crossover", "allreduce", "ring", "rab", "-n", "64MiB", "--p-max", "20", *TEXTBOOK],
+    "best_broadcast_p12": ["best", "broadcast", "-p", "12", *TEXTBOOK],
     "bound_reduce": ["bound", "reduce", "-p", "8", "-n", "1GB", "--profile", "ib-ndr"],
     "formula_rabenseifner": ["formula", "allreduce", "rabenseifner"],
     "algorithms_alltoall": ["algorithms", "alltoall"],

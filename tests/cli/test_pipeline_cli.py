@@ -105,7 +105,7 @@ def test_human_output(capsys, monkeypatch):
     # to scale: each idle slot a ·, the backward twice as wide as the forward
     assert "GPU 0: F0 F1 F2 F3 ·  ·  ·  ·  ·  ·  ·  ·  ·  B0─── B1─── B2─── B3───\n" in out
     assert "GPU 3: ·  ·  ·  F0 F1 F2 F3 B0─── B1─── B2─── B3───" in out
-    assert "3/7 ≈ 0.4286 idle / total (the seeds' definition)" in out
+    assert "3/7 ≈ 0.4286 idle / total (GPipe's definition)" in out
     assert "0.75 idle / ideal" in out
     assert "textbook: " in out
     assert err == ""

@@ -76,7 +76,7 @@ def test_consensus_json_envelope(capsys):
 
 
 def test_the_image_is_written_once_and_only_as_png_or_svg(capsys, tmp_path: Path):
-    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel[plot]'")
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
     png = tmp_path / "pipeline.png"
     out, _ = run(capsys, "plot", *COMMANDS["pipeline"], "--out", str(png))
     said = f"wrote {png}: Pipeline schedules: P = 2 stages, M = 4 micro-batches"
@@ -119,7 +119,7 @@ def test_without_matplotlib_every_plot_says_how_to_install_it(capsys, tmp_path: 
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     _, err = run(capsys, "plot", *COMMANDS[kind], "--out", str(tmp_path / "x.png"), rc=2)
-    assert err == "error: plots need matplotlib: pip install 'costmodel[plot]'\n"
+    assert err == "error: plots need matplotlib: pip install 'costmodel-collectives[plot]'\n"
     assert not (tmp_path / "x.png").exists()
 
 

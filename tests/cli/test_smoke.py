@@ -23,7 +23,7 @@ def test_python_dash_m_runs_a_query():
 
 def test_bad_input_from_a_real_process():
     done = _run(sys.executable, "-m", "costmodel", "cost", "allreduce", "-p", "4", "-n", "1KB",
-                "--profile", "seed")
+                "--profile", "textbook")
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr

@@ -165,9 +165,9 @@ def test_compress_json(capsys):
     assert data["dense_time_s"] == pytest.approx(30 * (5e-6 + 6.25e6 / 12.5e9), rel=1e-12)
     assert data["compressed_time_s"] == pytest.approx(15 * (5e-6 + 2e6 / 12.5e9), rel=1e-12)
     assert data["time_saved_s"] == pytest.approx(data["dense_time_s"] - data["compressed_time_s"], rel=1e-12)
-    data = run_json(capsys, "compress", "--elements", "1000", "--method", "onebit", "-p", "4", "--profile", "seed")
+    data = run_json(capsys, "compress", "--elements", "1000", "--method", "onebit", "-p", "4", "--profile", "textbook")
     assert data["bytes"] == 129
-    assert "seed" in data["link_source"]
+    assert "textbook" in data["link_source"]
 
 
 def test_error_feedback_json(capsys):

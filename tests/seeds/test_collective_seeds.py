@@ -181,7 +181,7 @@ def test_seed_beta_is_100_gbps(section: str) -> None:
 
 @seed("DSGD 9. Worked Example: Choose by Message Size")
 def test_seed_profile_holds_the_example_link(section: str) -> None:
-    profile = costmodel.load_profile("seed")
+    profile = costmodel.load_profile("textbook")
     assert profile.link.alpha_s == ALPHA
     assert profile.link.beta_s_per_byte == BETA
     assert profile.link.gamma_s_per_byte == 0
@@ -263,7 +263,7 @@ def test_crossover_rd_rab_at_p16(section: str) -> None:
 
 @seed("DSGD 9. Find a Crossover")
 def test_crossover_by_aliases_and_profile(section: str) -> None:
-    link = LinkParams.from_options(profile="seed")
+    link = LinkParams.from_options(profile="textbook")
     result = crossover("all-reduce", "rd", "rab", p=16, link=link)
     assert result.crossovers[0].n_bytes == Fraction(2_000_000, 17)
 

@@ -499,7 +499,7 @@ def test_every_source_is_a_defined_citation_with_a_locator():
         assert CITATIONS[cited.citation.key] is cited.citation
         assert cited.locator
     keys = {c.citation.key for c in SOURCES}
-    assert {"sergeev2018", "nccl", "mpich-smp", "lee2020", "wan2020", "seed-dsgd", "seed-patterns"} <= keys
+    assert {"sergeev2018", "nccl", "mpich-smp", "lee2020", "wan2020", "traff2020"} <= keys
 
 
 # -- properties ----------------------------------------------------------------------------------

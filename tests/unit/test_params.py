@@ -55,7 +55,7 @@ def test_beta_and_bandwidth_together_are_refused() -> None:
     assert "--bandwidth" in str(info.value)
     # even when they agree, and even over a profile
     with pytest.raises(InputError):
-        LinkParams.from_options(profile="seed", beta="0.08ns/B", bandwidth="12.5GB/s")
+        LinkParams.from_options(profile="textbook", beta="0.08ns/B", bandwidth="12.5GB/s")
 
 
 def test_missing_alpha_is_refused() -> None:
@@ -104,14 +104,14 @@ def test_profile_alone() -> None:
 
 
 def test_profile_with_overrides() -> None:
-    link = LinkParams.from_options(profile="seed", alpha="1us")
+    link = LinkParams.from_options(profile="textbook", alpha="1us")
     # α from the option, β from the profile
     assert (link.alpha_s, link.beta_s_per_byte) == (F(1, 10**6), F(1, 12_500_000_000))
-    assert link.source == "profile seed with options"
-    link = LinkParams.from_options(profile="seed", bandwidth="25 GB/s", gamma="1 ns/B")
+    assert link.source == "profile textbook with options"
+    link = LinkParams.from_options(profile="textbook", bandwidth="25 GB/s", gamma="1 ns/B")
     assert (link.alpha_s, link.beta_s_per_byte, link.gamma_s_per_byte) == (F(1, 200_000), F(1, 25 * 10**9),
                                                                           F(1, 10**9))
-    link = LinkParams.from_options(profile="seed", beta="1 ns/B")
+    link = LinkParams.from_options(profile="textbook", beta="1 ns/B")
     assert link.beta_s_per_byte == F(1, 10**9)
 
 
@@ -122,8 +122,8 @@ def test_profile_object() -> None:
 
 
 def test_unknown_profile() -> None:
-    with pytest.raises(UnknownNameError, match="did you mean 'seed'"):
-        LinkParams.from_options(profile="sed")
+    with pytest.raises(UnknownNameError, match="did you mean 'textbook'"):
+        LinkParams.from_options(profile="textbok")
 
 
 def test_constructor_checks() -> None:

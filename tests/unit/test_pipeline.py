@@ -261,7 +261,7 @@ def test_to_dict_is_json_native_with_both_definitions():
     assert data["per_stage"][0] == {"stage": 0, "busy_slots": 24, "idle_slots": 9, "peak_inflight_microbatches": 4}
     assert data["timeline"][3][:2] == [{"op": "F", "microbatch": 0, "chunk": 0, "start": 3, "end": 4},
                                        {"op": "B", "microbatch": 0, "chunk": 0, "start": 4, "end": 6}]
-    assert [s["key"] for s in data["sources"]] == ["narayanan2021flush", "seed-patterns"]
+    assert [s["key"] for s in data["sources"]] == ["narayanan2021flush", "huang2019"]
 
 
 def test_interleaved_to_dict_has_fractional_values():

@@ -236,7 +236,7 @@ def test_drawing_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch:
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(MissingDependency, match=r"pip install 'costmodel\[plot\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install 'costmodel-collectives\[plot\]'"):
         draw_pipeline_plot(pipeline_plot("gpipe", 2, microbatches=2), tmp_path / "p.png")
     assert not (tmp_path / "p.png").exists()
 
@@ -262,7 +262,7 @@ def _title(data: object) -> str:
 
 @pytest.mark.parametrize("kind", list(DRAWINGS))
 def test_png_has_its_size_and_title(kind: str, tmp_path: Path):
-    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel[plot]'")
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
     build, draw, size = DRAWINGS[kind]
     data = build()
     png = draw(data, tmp_path / f"{kind}.png")
@@ -276,7 +276,7 @@ def test_png_has_its_size_and_title(kind: str, tmp_path: Path):
 
 @pytest.mark.parametrize("kind", ["breakdown", "calibration"])
 def test_svg_carries_its_title_as_text(kind: str, tmp_path: Path):
-    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel[plot]'")
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
     build, draw, _ = DRAWINGS[kind]
     data = build()
     svg = draw(data, tmp_path / f"{kind}.svg").read_text(encoding="utf-8")

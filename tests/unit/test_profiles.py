@@ -23,7 +23,7 @@ F = Fraction
 
 # name: (α, β, citation key); β = 1/(bytes per second)
 PRESETS = {
-    "seed": (F(5, 10**6), F(8, 10**11), "seed-dsgd"),  # 5 µs, 0.08 ns/B
+    "textbook": (F(5, 10**6), F(8, 10**11), "ieee802.3"),  # 5 µs, 0.08 ns/B = 100 Gb/s
     "100gbe": (F(5, 10**6), F(1, 12_500_000_000), "ieee802.3"),  # 100 Gb/s = 12.5e9 B/s
     "ib-hdr": (F(1, 10**6), F(1, 25 * 10**9), "ibta"),  # 200 Gb/s = 25e9 B/s
     "ib-ndr": (F(1, 10**6), F(1, 50 * 10**9), "ibta"),  # 400 Gb/s = 50e9 B/s
@@ -49,9 +49,9 @@ def test_preset(name: str) -> None:
     assert json.loads(json.dumps(data, allow_nan=False)) == data
 
 
-def test_only_the_seed_preset_is_not_an_estimate() -> None:
+def test_only_the_textbook_preset_is_not_an_estimate() -> None:
     assert {name: load_profile(name).alpha_estimate for name in PRESETS} == {
-        "seed": False, "100gbe": True, "ib-hdr": True, "ib-ndr": True, "nvlink4": True,
+        "textbook": False, "100gbe": True, "ib-hdr": True, "ib-ndr": True, "nvlink4": True,
     }
 
 
@@ -65,8 +65,8 @@ def test_list_profiles() -> None:
 
 
 def test_unknown_preset() -> None:
-    with pytest.raises(UnknownNameError, match="unknown profile 'sed'; did you mean 'seed'"):
-        load_profile("sed")
+    with pytest.raises(UnknownNameError, match="unknown profile 'textbok'; did you mean 'textbook'"):
+        load_profile("textbok")
     with pytest.raises(UnknownNameError, match="choose from"):
         load_profile("zzzzzzzz")
 

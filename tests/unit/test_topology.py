@@ -247,7 +247,7 @@ def test_from_options_levels_and_p():
         ({}, "no topology given; pass --level SIZE:ALPHA:RATE"),
         ({"levels": []}, "no topology given"),
         ({"levels": ["8:1us"]}, "2 fields"),
-        ({"profile": "seed"}, "profile 'seed' has no [[level]] tables"),
+        ({"profile": "textbook"}, "profile 'textbook' has no [[level]] tables"),
     ],
 )
 def test_from_options_errors(kwargs, needle):
@@ -334,7 +334,7 @@ def test_a_level_only_profile_gives_no_flat_link(tmp_path):
 
 
 def test_existing_profiles_have_no_levels():
-    assert load_profile("seed").levels == ()
+    assert load_profile("textbook").levels == ()
 
 
 LEVEL_TABLE = '[[level]]\nsize = 8\nalpha = "1 us"\nbandwidth = "1 GB/s"\n'

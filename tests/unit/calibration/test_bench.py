@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch: pip install 'costmodel[calibrate]'")
+torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]'")
 dist = pytest.importorskip("torch.distributed", reason="this PyTorch build has no torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():
     pytest.skip("this PyTorch build has no gloo backend", allow_module_level=True)
@@ -252,7 +252,7 @@ def test_outlier_rule_drops_slow_tail_and_takes_the_median():
 def test_without_torch_it_is_a_missing_dependency(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "torch.distributed", None)
-    with pytest.raises(MissingDependency, match=r"^calibrate run needs PyTorch: pip install 'costmodel\[calibrate\]'"):
+    with pytest.raises(MissingDependency, match=r"^calibrate run needs PyTorch: pip install 'costmodel-collectives\[calibrate\]'"):
         run_benchmark(BenchConfig(backend="gloo"))
 
 

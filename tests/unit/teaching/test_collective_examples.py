@@ -249,15 +249,15 @@ OURS = [e for e in BANK if e.path.endswith("collectives.toml")]
 # the exercise's own numbers, worked by hand
 DEFAULTS = {
     "ring-bytes": {"sent": 112 * MB, "rounds": 14},
-    "dsgd-practice-4-ring-rounds": {"phase-rounds": 7, "rounds": 14},
-    "dsgd-practice-5-ring-bytes": {"chunk": 8 * MB, "sent": 112 * MB},
-    "dsgd-practice-6-rabenseifner": {"rab-sent": 112 * MB, "rab-rounds": 6, "ring-rounds": 14},
+    "ring-allreduce-rounds": {"phase-rounds": 7, "rounds": 14},
+    "ring-allreduce-bytes": {"chunk": 8 * MB, "sent": 112 * MB},
+    "rabenseifner-bytes-rounds": {"rab-sent": 112 * MB, "rab-rounds": 6, "ring-rounds": 14},
     "allreduce-sum": {"sum": 6, "mean": 2},
     "tree-levels": {"tree-rounds": 20, "ring-rounds": 2046},
     "recursive-doubling-bytes": {"rounds": 3, "sent": 192 * MB},
     "recursive-halving-bytes": {"sent": 56 * MB, "rounds": 3},
     "ring-vs-naive-root": {"ring": 12 * MS, "naive": 48 * MS, "ratio": 4},
-    "patterns-ring-lower-bound": {"bound": 12 * MS, "bound-ratio": 1},
+    "allreduce-lower-bound": {"bound": 12 * MS, "bound-ratio": 1},
     "four-formulas": {"ring": 30 * ALPHA + Fraction(15, 8) * MiB * BETA, "tree": 8 * (ALPHA + MiB * BETA),
                       "recursive-doubling": 4 * (ALPHA + MiB * BETA),
                       "rabenseifner": 8 * ALPHA + Fraction(15, 8) * MiB * BETA},
@@ -266,7 +266,7 @@ DEFAULTS = {
                              "rabenseifner": 8 * ALPHA + Fraction(1006632960, 10**11), "best": "rabenseifner"},
     "ring-calculation": {"startups": 30, "latency": 150 * US, "sent": 15360, "payload": Fraction(12288, 10**10),
                          "total": Fraction(1512288, 10**10)},
-    "dsgd-practice-7-startups": {"rd-startups": 4, "ring-startups": 30, "dominant": "latency"},
+    "small-message-startups": {"rd-startups": 4, "ring-startups": 30, "dominant": "latency"},
     "ring-vs-rabenseifner-at-scale": {"ring": Fraction(2095693248, 10**11), "rabenseifner": Fraction(1082693248, 10**11),
                                       "ring-latency": Fraction(1023, 100_000)},
     "crossover-rd-rab": {"crossover": Fraction(2_000_000, 17)},
@@ -288,8 +288,8 @@ def test_the_file_has_every_topic_and_the_practice_questions():
     assert len(OURS) >= 18
     assert {e.topic for e in OURS} == {"alpha-beta", "crossovers", "rounds-and-bytes", "bus-bandwidth"}
     ids = {e.id for e in OURS}
-    assert {"ring-bytes", "dsgd-practice-4-ring-rounds", "dsgd-practice-5-ring-bytes",
-            "dsgd-practice-6-rabenseifner", "dsgd-practice-7-startups"} <= ids
+    assert {"ring-bytes", "ring-allreduce-rounds", "ring-allreduce-bytes",
+            "rabenseifner-bytes-rounds", "small-message-startups"} <= ids
     assert set(DEFAULTS) == ids
 
 
@@ -332,12 +332,12 @@ WRONG = [
     ("ring-bytes", "sent", "128 MB", "own-chunk"),  # 2n
     ("ring-bytes", "rounds", 16, "own-chunk"),  # 2p
     ("ring-bytes", "sent", "106.8 MB", "binary-prefix"),  # 112 MB written in MiB
-    ("dsgd-practice-4-ring-rounds", "phase-rounds", 8, "own-chunk"),
-    ("dsgd-practice-5-ring-bytes", "sent", "224 MB", "factor-two"),  # sent and received
-    ("dsgd-practice-6-rabenseifner", "rab-sent", "128 MB", "own-chunk"),
-    ("dsgd-practice-6-rabenseifner", "rab-rounds", 16, "p-for-log-p"),  # 2·8
-    ("dsgd-practice-6-rabenseifner", "rab-rounds", 4, "log-base"),  # 2 ln 8 = 4.16, a count: 4
-    ("dsgd-practice-6-rabenseifner", "ring-rounds", 16, "own-chunk"),
+    ("ring-allreduce-rounds", "phase-rounds", 8, "own-chunk"),
+    ("ring-allreduce-bytes", "sent", "224 MB", "factor-two"),  # sent and received
+    ("rabenseifner-bytes-rounds", "rab-sent", "128 MB", "own-chunk"),
+    ("rabenseifner-bytes-rounds", "rab-rounds", 16, "p-for-log-p"),  # 2·8
+    ("rabenseifner-bytes-rounds", "rab-rounds", 4, "log-base"),  # 2 ln 8 = 4.16, a count: 4
+    ("rabenseifner-bytes-rounds", "ring-rounds", 16, "own-chunk"),
     ("allreduce-sum", "mean", 4, "factor-two"),
     ("tree-levels", "tree-rounds", 2048, "p-for-log-p"),
     ("tree-levels", "tree-rounds", 14, "log-base"),  # 2 ln 1024 = 13.86, a count: 14
@@ -348,7 +348,7 @@ WRONG = [
     ("recursive-halving-bytes", "rounds", 8, "p-for-log-p"),
     ("ring-vs-naive-root", "ring", "24 ms", "factor-two"),
     ("ring-vs-naive-root", "naive", "48 s", "power-of-ten"),
-    ("patterns-ring-lower-bound", "bound", "1.2 ms", "power-of-ten"),
+    ("allreduce-lower-bound", "bound", "1.2 ms", "power-of-ten"),
     ("four-formulas", "ring", "0.15 ms", "alpha-only"),  # 30 · 5 µs
     ("four-formulas", "ring", "0.157286 ms", "beta-only"),  # 15/8 · 2^20 · 0.08 ns
     ("four-formulas", "recursive-doubling", "1.422177 ms", "p-for-log-p"),  # 16(α + 2^20·β)
@@ -359,8 +359,8 @@ WRONG = [
     ("ring-calculation", "sent", "16384 B", "own-chunk"),
     ("ring-calculation", "startups", 32, "own-chunk"),
     ("ring-calculation", "payload", "1.31072 us", "own-chunk"),
-    ("dsgd-practice-7-startups", "rd-startups", 16, "p-for-log-p"),
-    ("dsgd-practice-7-startups", "dominant", "bandwidth", "beta-only"),
+    ("small-message-startups", "rd-startups", 16, "p-for-log-p"),
+    ("small-message-startups", "dominant", "bandwidth", "beta-only"),
     ("ring-vs-rabenseifner-at-scale", "ring", "10.72693 ms", "beta-only"),
     ("ring-vs-rabenseifner-at-scale", "rabenseifner", "20.96693 ms", "p-for-log-p"),  # 2048α + payload
     ("crossover-rd-rab", "crossover", "193 kB", "log-base"),  # ln 16 α / ((ln 16 − 1.875)β)
@@ -402,8 +402,8 @@ def test_slips_are_diagnosed_in_students_variants():
                                                                    seed=seed, name="ring"))
             assert "alpha-only" in {d.mistake for d in g.diagnosis}, (seed, g.to_dict())
             checks += 1
-        v = BANK.get("dsgd-practice-6-rabenseifner").variant(seed)
-        g = grade_answer(BANK.get("dsgd-practice-6-rabenseifner"),
-                         Submission("dsgd-practice-6-rabenseifner", 2 * v.values["p"], seed=seed, name="rab-rounds"))
+        v = BANK.get("rabenseifner-bytes-rounds").variant(seed)
+        g = grade_answer(BANK.get("rabenseifner-bytes-rounds"),
+                         Submission("rabenseifner-bytes-rounds", 2 * v.values["p"], seed=seed, name="rab-rounds"))
         assert "p-for-log-p" in {d.mistake for d in g.diagnosis}
     assert checks > 20

@@ -40,9 +40,9 @@ def test_index_bytes():
     assert compress(1000, method="topk", density="0.1", index_bytes=2).bytes == 100 * 6
 
 
-def test_int8_note_corrects_the_seed():
+def test_int8_note_corrects_the_common_slip():
     c = compress(1000, method="int8", source="fp16")
-    assert any("'FP16 → INT8 (4×)' is 2×" in n for n in c.notes)
+    assert any("FP16 → INT8 is 2×" in n for n in c.notes)
 
 
 def test_time_saved_topk():
