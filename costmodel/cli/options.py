@@ -4,6 +4,11 @@ Each option's parser is a :mod:`costmodel.units` function; an
 :class:`~costmodel.errors.InputError` becomes a Typer ``BadParameter``, so the
 message names the option: ``Invalid value for '-n' / '--size': '12 KB' is
 ambiguous; ...``.
+
+On the command line a time, a time per byte or a rate needs its unit (only 0
+may go bare): the parsers are called with ``require_unit=True``, so ``--alpha 5``
+is refused instead of meaning 5 s.  A bare size is bytes.  The Python API
+keeps SI numbers and bare strings.
 """
 
 from __future__ import annotations
@@ -37,14 +42,15 @@ __all__ = [
     "Segments",
     "Size",
     "extra_parameters",
+    "time_parser",
 ]
 
 
-def _parse_level(text: str) -> object:
+def _parse_level(text: str, *, require_unit: bool = False) -> object:
     """A topology level (the topology module loads only when --level is used)."""
     from costmodel.topology import parse_level
 
-    return parse_level(text)
+    return parse_level(text, require_unit=require_unit)
 
 
 def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
@@ -55,6 +61,19 @@ def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], o
             return parse(text, **kwargs)
         except InputError as exc:
             raise typer.BadParameter(str(exc)) from None
+
+    return convert
+
+
+def time_parser(*, at_least: Fraction) -> Callable[[str], object]:
+    """The parser of a duration option (a wall-clock time, with its unit) of at least *at_least* seconds."""
+    def convert(text: str) -> object:
+        value = _parser(parse_time, require_unit=True)(text)
+        if isinstance(text, str) and value < at_least:  # type: ignore[operator]
+            from costmodel.units import format_time
+
+            raise typer.BadParameter(f"{text!r} is less than {format_time(at_least)}")
+        return value
 
     return convert
 
@@ -71,7 +90,7 @@ OptionalRanks = Annotated[
 ]
 Levels = Annotated[
     list[Any] | None,
-    typer.Option("--level", parser=_parser(_parse_level), metavar="SIZE:ALPHA:RATE[:NAME]",
+    typer.Option("--level", parser=_parser(_parse_level, require_unit=True), metavar="SIZE:ALPHA:RATE[:NAME]",
                  rich_help_panel=_TOPOLOGY, show_default=False,
                  help="One level of a topology, innermost first; repeat per level: "
                       "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank."),
@@ -103,23 +122,23 @@ OptionalSize = Annotated[
 ]
 Alpha = Annotated[
     Fraction | None,
-    typer.Option("--alpha", parser=_parser(parse_time), metavar="TIME", rich_help_panel=_LINK,
-                 help="Start-up latency per message: 5us, 1.5µs, 2e-6."),
+    typer.Option("--alpha", parser=_parser(parse_time, require_unit=True), metavar="TIME", rich_help_panel=_LINK,
+                 help="Start-up latency per message, with its unit: 5us, 1.5µs, 2e-6s (0 for none)."),
 ]
 Beta = Annotated[
     Fraction | None,
-    typer.Option("--beta", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
-                 help="Time per byte: 0.08ns/B. Or give --bandwidth."),
+    typer.Option("--beta", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B", rich_help_panel=_LINK,
+                 help="Time per byte, with its unit: 0.08ns/B. Or give --bandwidth."),
 ]
 Bandwidth = Annotated[
     Fraction | None,
-    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate), metavar="RATE", rich_help_panel=_LINK,
+    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate, require_unit=True), metavar="RATE", rich_help_panel=_LINK,
                  help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
 ]
 Gamma = Annotated[
     Fraction | None,
-    typer.Option("--gamma", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
-                 help="Local reduction time per byte (default 0)."),
+    typer.Option("--gamma", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B", rich_help_panel=_LINK,
+                 help="Local reduction time per byte, with its unit: 0.01ns/B (default 0)."),
 ]
 Profile = Annotated[
     str | None,
