@@ -526,7 +526,9 @@ def parse_size(text: str | float | Fraction, *, allow_zero: bool = True) -> Frac
     return _parse(text, _SIZE, allow_zero)
 
 
-def parse_time(text: str | float | Fraction, *, allow_zero: bool = True, require_unit: bool = False) -> Fraction:
+def parse_time(
+    text: str | float | Fraction, *, allow_zero: bool = True, require_unit: bool = False
+) -> Fraction:
     """Parse a duration to seconds.
 
     Parameters
@@ -567,7 +569,9 @@ def parse_time(text: str | float | Fraction, *, allow_zero: bool = True, require
     return _parse(text, _TIME, allow_zero, require_unit)
 
 
-def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False, require_unit: bool = False) -> Fraction:
+def parse_rate(
+    text: str | float | Fraction, *, allow_zero: bool = False, require_unit: bool = False
+) -> Fraction:
     """Parse a bandwidth to bytes per second.
 
     Bit rates (``Gb/s``, ``Gbps``) are divided by 8.

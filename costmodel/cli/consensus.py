@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from costmodel.cli import complete
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, Size
 from costmodel.cli.output import emit, table
 from costmodel.cli.render import render
@@ -26,7 +27,7 @@ _GRAPH = "Graph"
 _RUN = "Run"
 
 GraphName = Annotated[str, typer.Argument(
-    metavar="GRAPH", show_default=False,
+    metavar="GRAPH", show_default=False, autocompletion=complete.graphs,
     help="ring, k-ring, torus, hypercube, complete, star, exponential, random-regular, erdos-renyi, "
          "edges (with --edges FILE), or matrix (the graph of --weights FILE).")]
 Workers = Annotated[int | None, typer.Option(

@@ -7,11 +7,15 @@ from typing import Annotated
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.cli.options import (
+    Algorithm,
+    Algorithms,
     Alpha,
     Bandwidth,
     Beta,
     Blocks,
+    Collective,
     Gamma,
     Inner,
     Json,
@@ -26,6 +30,7 @@ from costmodel.cli.options import (
     Ranks,
     Segments,
     Size,
+    algorithm_argument,
     extra_parameters,
     link_from_options,
 )
@@ -33,18 +38,15 @@ from costmodel.cli.output import emit
 
 app = typer.Typer()
 
-Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
-                                                "alltoall, gather or scatter (aliases accepted).",
-                                           show_default=False)]
-Algorithms = Annotated[list[str] | None, typer.Argument(help="Algorithms to compare (default: all).",
-                                                           show_default=False)]
+TopologyAlgorithms = Annotated[list[str] | None, algorithm_argument(
+    "Algorithms to compare (default: all; hierarchical ones with --level).", topology=True)]
 
 
 @app.command("cost")
 def cost(
     collective: Collective,
     size: Size,
-    algorithms: Algorithms = None,
+    algorithms: TopologyAlgorithms = None,
     ranks: OptionalRanks = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
@@ -90,8 +92,8 @@ def bound(
 @app.command("crossover")
 def crossover(
     collective: Collective,
-    a: Annotated[str, typer.Argument(help="First algorithm.", show_default=False)],
-    b: Annotated[str, typer.Argument(help="Second algorithm.", show_default=False)],
+    a: Annotated[str, algorithm_argument("First algorithm.")],
+    b: Annotated[str, algorithm_argument("Second algorithm.")],
     ranks: Annotated[int | None, typer.Option("-p", "--ranks", help="Ranks: solve for the size n*.")] = None,
     size: OptionalSize = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
@@ -139,7 +141,7 @@ def best(
 @app.command("formula")
 def formula(
     collective: Collective,
-    algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
+    algorithm: Algorithm,
     latex: Annotated[bool, typer.Option("--latex", help="Print the LaTeX of T(p, n) only.")] = False,
     as_json: Json = False,
 ) -> None:
@@ -158,7 +160,8 @@ def formula(
 
 @app.command("algorithms")
 def algorithms(
-    collective: Annotated[str | None, typer.Argument(help="Only this collective.")] = None,
+    collective: Annotated[str | None, typer.Argument(help="Only this collective.",
+                                                     autocompletion=complete.collectives)] = None,
     adaptations: Annotated[bool, typer.Option(help="Also list the -folded records.")] = False,
     markdown: Annotated[bool, typer.Option(help="Print the model reference (Markdown).")] = False,
     as_json: Json = False,

@@ -19,14 +19,18 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
+    "Algorithm",
+    "Algorithms",
     "Alpha",
     "Bandwidth",
     "Beta",
     "Blocks",
+    "Collective",
     "Gamma",
     "Inner",
     "Json",
@@ -41,6 +45,7 @@ __all__ = [
     "Ranks",
     "Segments",
     "Size",
+    "algorithm_argument",
     "extra_parameters",
     "time_parser",
 ]
@@ -77,6 +82,50 @@ def time_parser(*, at_least: Fraction) -> Callable[[str], object]:
 
     return convert
 
+
+def _check_collective(ctx: Any, param: Any, value: str | None) -> str | None:
+    """Names first: a misspelt collective is reported before a missing link or a bad option.
+
+    The name arguments are eager, so Click checks them before any option's value (``--help`` aside).
+    """
+    if value is not None and not ctx.resilient_parsing:
+        from costmodel.collectives._registry import check_names
+
+        check_names(value)
+    return value
+
+
+def _algorithm_check(*, topology: bool) -> Callable[[Any, Any, Any], Any]:
+    """The callback that checks algorithm names against the collective given before them."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        collective = ctx.params.get("collective")
+        if value and collective is not None and not ctx.resilient_parsing:
+            from costmodel.collectives._registry import check_names
+
+            check_names(collective, [value] if isinstance(value, str) else value, topology=topology)
+        return value
+
+    return check
+
+
+Collective = Annotated[str, typer.Argument(
+    help="allreduce, reduce-scatter, allgather, broadcast, reduce, alltoall, gather or scatter "
+         "(aliases accepted).",
+    show_default=False, callback=_check_collective, is_eager=True, autocompletion=complete.collectives)]
+Algorithms = Annotated[list[str] | None, typer.Argument(
+    help="Algorithms to compare (default: all).", show_default=False,
+    callback=_algorithm_check(topology=False), is_eager=True, autocompletion=complete.algorithms)]
+
+
+def algorithm_argument(help: str, *, topology: bool = False) -> Any:
+    """One algorithm argument, checked against the collective and completed from its algorithms;
+    *topology* accepts the hierarchical all-reduces too."""
+    return typer.Argument(help=help, show_default=False, callback=_algorithm_check(topology=topology),
+                          is_eager=True,
+                          autocompletion=complete.algorithms_on_topology if topology else complete.algorithms)
+
+
+Algorithm = Annotated[str, algorithm_argument("Algorithm name or alias.")]
 
 _LINK = "Link"
 _TOPOLOGY = "Topology"
@@ -122,27 +171,31 @@ OptionalSize = Annotated[
 ]
 Alpha = Annotated[
     Fraction | None,
-    typer.Option("--alpha", parser=_parser(parse_time, require_unit=True), metavar="TIME", rich_help_panel=_LINK,
+    typer.Option("--alpha", parser=_parser(parse_time, require_unit=True), metavar="TIME",
+                 rich_help_panel=_LINK,
                  help="Start-up latency per message, with its unit: 5us, 1.5µs, 2e-6s (0 for none)."),
 ]
 Beta = Annotated[
     Fraction | None,
-    typer.Option("--beta", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B", rich_help_panel=_LINK,
+    typer.Option("--beta", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
+                 rich_help_panel=_LINK,
                  help="Time per byte, with its unit: 0.08ns/B. Or give --bandwidth."),
 ]
 Bandwidth = Annotated[
     Fraction | None,
-    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate, require_unit=True), metavar="RATE", rich_help_panel=_LINK,
+    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate, require_unit=True), metavar="RATE",
+                 rich_help_panel=_LINK,
                  help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
 ]
 Gamma = Annotated[
     Fraction | None,
-    typer.Option("--gamma", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B", rich_help_panel=_LINK,
+    typer.Option("--gamma", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
+                 rich_help_panel=_LINK,
                  help="Local reduction time per byte, with its unit: 0.01ns/B (default 0)."),
 ]
 Profile = Annotated[
     str | None,
-    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK,
+    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK, autocompletion=complete.profiles,
                  help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
                       "levels, or both); --alpha/--beta/--bandwidth/--gamma override it."),
 ]

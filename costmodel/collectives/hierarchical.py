@@ -429,6 +429,19 @@ def _scheme(name: str) -> _Scheme:
     )
 
 
+def needs_topology(name: str) -> str:
+    """Why the hierarchical all-reduce *name* has no cost or formula on one link, and what to run instead.
+
+    >>> needs_topology("hier").split(":")[0]
+    "'hier' (hierarchical) is a hierarchical all-reduce"
+    """
+    scheme = _scheme(name)
+    called = "" if _normalise(name) == scheme.name else f" ({scheme.name})"
+    return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
+            f"link, so it has no single formula in p and n; cost it with costmodel cost allreduce "
+            f"{scheme.name} --level SIZE:ALPHA:RATE, once per level")
+
+
 def is_hierarchical(name: str) -> bool:
     """Whether *name* (or an alias) names a hierarchical algorithm.
 
