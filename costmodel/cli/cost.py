@@ -98,6 +98,8 @@ def crossover(
     size: OptionalSize = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
+    min_size: MinSize = None,
+    max_size: MaxSize = None,
     p_min: Annotated[int, typer.Option("--p-min", help="Smallest p scanned with -n.")] = 2,
     p_max: Annotated[int, typer.Option("--p-max", help="Largest p scanned with -n.")] = 1024,
     symbolic: Annotated[bool, typer.Option("--symbolic", help="Also solve n* in α, β, γ (sympy).")] = False,
@@ -105,14 +107,20 @@ def crossover(
 ) -> None:
     """Where two algorithms cost the same: the exact size n* at fixed p, or the p where they swap at fixed n.
 
+    With -p, two closed-form costs (lines in n) are solved exactly for every n ≥ 0, or only between
+    --min and --max when given. A tuned algorithm (pipelined-chain, double-binary-tree) is searched
+    from --min (default 0 B) to --max (default 16 GiB); the output says when that found nothing.
+
     Example: costmodel crossover allreduce recursive-doubling rabenseifner -p 16 --alpha 5us --beta 0.08ns/B
+
+    Example: costmodel crossover allreduce ring dbt -p 65536 --alpha 5us --beta 0.08ns/B --max 4TB
     """
     from costmodel.crossovers import find_crossover
 
     link = link_from_options(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(find_crossover(collective, a, b, p=ranks, n=size, link=link, extra=extra, symbolic=symbolic,
-                        p_min=p_min, p_max=p_max), as_json=as_json)
+                        p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size), as_json=as_json)
 
 
 @app.command("best")

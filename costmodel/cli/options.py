@@ -209,11 +209,11 @@ Blocks = Annotated[
     typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: best)."),
 ]
 MinSize = Annotated[
-    Fraction,
+    Fraction | None,
     typer.Option("--min", parser=_parser(parse_size), metavar="SIZE", help="Smallest message size."),
 ]
 MaxSize = Annotated[
-    Fraction,
+    Fraction | None,
     typer.Option("--max", parser=_parser(parse_size), metavar="SIZE", help="Largest message size."),
 ]
 
