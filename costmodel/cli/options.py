@@ -47,6 +47,7 @@ __all__ = [
     "Size",
     "algorithm_argument",
     "extra_parameters",
+    "size_option",
     "time_parser",
 ]
 
@@ -159,11 +160,13 @@ Lanes = Annotated[
     typer.Option("--lanes", metavar="K", rich_help_panel=_TOPOLOGY, show_default=False,
                  help="Parallel lanes out of each outermost unit (default: one per local rank)."),
 ]
-Size = Annotated[
-    Fraction,
-    typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
-                 help="Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective."),
-]
+def size_option(help: str) -> Any:
+    """``-n/--size`` with a *help* that says what the size is for this command."""
+    return typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE", help=help)
+
+
+Size = Annotated[Fraction, size_option(
+    "Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective.")]
 OptionalSize = Annotated[
     Fraction | None,
     typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",

@@ -30,7 +30,7 @@ from costmodel.profiles import ProfileList
 from costmodel.topology import Topology
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
-__all__ = ["render"]
+__all__ = ["link_line", "render"]
 
 Rendered = tuple[Any, tuple[str, ...]]
 
@@ -53,6 +53,11 @@ def _link(link: LinkParams) -> str:
     if link.gamma_s_per_byte:
         parts.append(f"γ = {format_inverse_rate(link.gamma_s_per_byte)}")
     return " · ".join(parts) + f"   [dim]({escape(link.source)})[/dim]"
+
+
+def link_line(link: LinkParams | None) -> str:
+    """The header line (markup) of the link a result was priced on, and where it came from; "" for none."""
+    return "" if link is None else _link(link)
 
 
 def _heading(collective: str, detail: str, meaning: str) -> Text:

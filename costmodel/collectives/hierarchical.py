@@ -815,8 +815,9 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
 
     Each lane carries n/k bytes at the per-lane bandwidth, all at once:
-    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the seed's
-    "ideal transfer service time") unless given or taken from *profile*.
+    α + (n/k)β, against α + nβ on one lane.  α is needed like everywhere
+    (from *alpha* or *profile*); the seed's "ideal transfer service time" is
+    ``alpha=0``.
 
     Raises
     ------
@@ -830,7 +831,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
     Examples
     --------
-    >>> m = multilane("1GB", lanes=4, bandwidth="12.5GB/s")
+    >>> m = multilane("1GB", lanes=4, alpha=0, bandwidth="12.5GB/s")
     >>> m.one_lane_time_s, m.time_s  # 1 GB / 12.5 GB/s = 80 ms; 250 MB / 12.5 GB/s = 20 ms
     (Fraction(2, 25), Fraction(1, 50))
     """
@@ -838,8 +839,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
     k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
-    given_alpha = alpha if alpha is not None or profile is not None else Fraction(0)
-    link = LinkParams.from_options(alpha=given_alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     per_lane = size / k
     return MultiLaneTransfer(
         n_bytes=size, lanes=k, link=link, bytes_per_lane=per_lane,
