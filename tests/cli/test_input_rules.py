@@ -7,7 +7,6 @@ from fractions import Fraction
 
 import pytest
 
-from costmodel.cli import main
 from costmodel.collectives._registry import COLLECTIVES
 from costmodel.collectives.hierarchical import _SCHEMES
 from costmodel.params import LinkParams
@@ -98,7 +97,7 @@ def _names_cost_accepts():
 
 
 @pytest.mark.parametrize(("collective", "name", "hierarchical"), list(_names_cost_accepts()),
-                         ids=lambda x: str(x))
+                         ids=str)
 def test_formula_knows_every_name_cost_accepts(capsys, collective, name, hierarchical):
     if hierarchical:
         run(capsys, "cost", collective, name, "-n", "1MB", "--level", "2:1us:1GB/s", "--level", "2:5us:1GB/s")
