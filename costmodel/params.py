@@ -95,7 +95,7 @@ class LinkParams:
         if bandwidth is not None:
             beta = 1 / parse_rate(bandwidth)
         alpha_s = _given_or_base(alpha, parse_time, base.alpha_s if base else None,
-                                 missing="no latency given; pass --alpha TIME (e.g. 5us; --alpha 0 leaves "
+                                 missing="no latency given; pass --alpha TIME (e.g. 5us, or 0 to leave "
                                          "start-ups out) or --profile NAME")
         beta_s = _given_or_base(beta, parse_inverse_rate, base.beta_s_per_byte if base else None, missing=(
             "no bandwidth given; pass --beta TIME/B (e.g. 0.08ns/B), --bandwidth RATE (e.g. 12.5GB/s) "

@@ -132,7 +132,7 @@ def test_a_hierarchical_name_for_another_collective_is_explained(capsys):
     ["cost", "allreduce", "-p", "16", "-n", "1MB", "--bandwidth", "12.5GB/s"],
 ])
 def test_a_missing_alpha_is_the_same_error_everywhere(capsys, args):
-    assert "no latency given; pass --alpha TIME (e.g. 5us; --alpha 0 leaves start-ups out)" in \
+    assert "no latency given; pass --alpha TIME (e.g. 5us, or 0 to leave start-ups out)" in \
         one_error(capsys, *args)
 
 
