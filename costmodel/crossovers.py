@@ -1,11 +1,15 @@
 """Where one algorithm overtakes another: crossovers in n and in p, best-algorithm ranges.
 
 Two costs that are linear in n, T = A + B·n, cross at n* = (A_b - A_a)/(B_a - B_b):
-solved exactly, in rationals.  Costs with a tuned integer parameter (the
-pipelined chain's segments, the double binary tree's blocks) are piecewise
-linear in n; their crossovers are bracketed by a scan and bisection, then
-solved exactly on the linear piece (``exact=False`` only when the tuned
-parameter changes inside the final bracket).
+solved exactly, in rationals, wherever it lies.  Costs with a tuned integer
+parameter (the pipelined chain's segments, the double binary tree's blocks)
+are piecewise linear in n; their crossovers are searched for between a
+smallest and a largest size (by default 0 B to 16 GiB): bracketed by a scan
+and a bisection in floats, then solved exactly on the linear pieces of the
+final bracket, whose ends (where the tuned parameter changes) are found
+exactly too.  A crossover is ``exact=False`` only when that fails.  Where the
+two costs are equal over a whole range of sizes, the range is a tie: neither
+is "cheaper" there.
 
 References
 ----------
@@ -40,7 +44,7 @@ from costmodel.collectives.evaluate import (
 )
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
-from costmodel.units import parse_size
+from costmodel.units import format_size, format_time, parse_size
 
 __all__ = [
     "BestRange",
@@ -49,6 +53,7 @@ __all__ = [
     "CrossoverInP",
     "CrossoverPoint",
     "PRange",
+    "SizeRange",
     "best",
     "crossover",
     "crossover_in_p",
@@ -78,14 +83,32 @@ class CrossoverPoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SizeRange:
+    """Sizes over which one algorithm is cheaper, or (``cheaper`` is ``None``) both cost the same."""
+
+    from_bytes: Fraction
+    to_bytes: Fraction | None  # None: no end (a closed-form comparison holds for every larger n)
+    cheaper: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"from_bytes": real(self.from_bytes),
+                "to_bytes": None if self.to_bytes is None else real(self.to_bytes),
+                "cheaper": self.cheaper, "equal": self.cheaper is None}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Crossover:
     """The crossovers in n of two algorithms at fixed p and link.
 
-    ``relation`` is ``"crossover"`` (see ``crossovers``), ``"none"`` (one is
-    never more expensive for n ≥ 0) or ``"identical"`` (equal for every n);
-    ``reason`` says why in words.  ``below`` is the cheaper algorithm for sizes
-    under the first crossover, ``above`` for sizes past the last one (``None``
-    when they tie).
+    ``relation`` is ``"crossover"`` (see ``crossovers``), ``"none"`` (no
+    crossover in the sizes searched) or ``"identical"`` (equal at every size
+    searched); ``reason`` says why in words.  ``ranges`` splits the sizes
+    searched, ``min_bytes`` to ``max_bytes`` (``None``: no upper end, the costs
+    are lines compared exactly), into pieces where one is cheaper or they are
+    equal (a tie).  ``below`` is the cheaper algorithm at the smallest size,
+    ``above`` at the largest (``None`` for a tie).  ``exhausted`` is true when a
+    scan reached ``max_bytes`` without finding a crossover: a larger
+    ``max_bytes`` may find one.
     """
 
     collective: str
@@ -99,6 +122,11 @@ class Crossover:
     above: str | None
     relation: str
     reason: str
+    min_bytes: Fraction = Fraction(0)
+    max_bytes: Fraction | None = None
+    ranges: tuple[SizeRange, ...] = ()
+    scanned: bool = False
+    exhausted: bool = False
     symbolic: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -110,10 +138,15 @@ class Crossover:
             "p": self.p,
             "meaning_of_n": self.meaning_of_n,
             **self.link.result_fields(),
+            "min_bytes": real(self.min_bytes),
+            "max_bytes": None if self.max_bytes is None else real(self.max_bytes),
+            "method": "scan" if self.scanned else "closed form",
             "crossovers": [c.to_dict() for c in self.crossovers],
+            "ranges": [r.to_dict() for r in self.ranges],
             "below": self.below,
             "above": self.above,
             "relation": self.relation,
+            "exhausted": self.exhausted,
             "reason": self.reason,
             "symbolic": self.symbolic,
             "notes": list(self.notes),
@@ -133,7 +166,8 @@ def crossover(
     link: LinkParams,
     extra: Mapping[str, int] | None = None,
     symbolic: bool = False,
-    max_bytes: Any = DEFAULT_MAX_BYTES,
+    min_bytes: Any = None,
+    max_bytes: Any = None,
 ) -> Crossover:
     """The message sizes where algorithms *a* and *b* cost the same.
 
@@ -148,8 +182,11 @@ def crossover(
         Fixed extra parameters; free ones are tuned at every n.
     symbolic : bool
         Also solve the crossover in α, β, γ with sympy (slower to import).
-    max_bytes : size
-        Upper end of the scan for costs that are not linear in n.
+    min_bytes, max_bytes : size, optional
+        The sizes searched.  Two lines are solved exactly: by default for
+        every n ≥ 0, else only crossovers inside the range count.  A tuned
+        cost is scanned from *min_bytes* (default 0 B) to *max_bytes*
+        (default 16 GiB); ``exhausted`` says when the scan found nothing.
 
     Examples
     --------
@@ -157,6 +194,9 @@ def crossover(
     >>> x = crossover("allreduce", "rd", "rabenseifner", p=16, link=link)
     >>> x.crossovers[0].n_bytes, x.below, x.above
     (Fraction(2000000, 17), 'recursive-doubling', 'rabenseifner')
+    >>> x = crossover("broadcast", "chain", "binomial", p=3, link=link)
+    >>> [(r.from_bytes, r.cheaper) for r in x.ranges]  # a tie up to 125 kB, then the chain is cheaper
+    [(Fraction(0, 1), None), (Fraction(125000, 1), 'pipelined-chain')]
     """
     spec = find_collective(collective)
     p = check_ranks(p)
@@ -164,19 +204,85 @@ def crossover(
     check_extra(spec.name, [ra, rb], extra)
     if ra is rb:
         raise InputError(f"{a!r} and {b!r} are the same algorithm ({ra.name}); compare two different ones")
+    lo = Fraction(0) if min_bytes is None else parse_size(min_bytes)
+    bounded = max_bytes is not None
+    hi = parse_size(max_bytes) if bounded else None
+    if hi is not None and hi <= lo:
+        raise InputError(f"the size range is empty: --min {format_size(lo)} is not below --max "
+                         f"{format_size(hi)}")
     (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
     la, lb = linear_terms(ra, p, link, extra), linear_terms(rb, p, link, extra)
     if la is not None and lb is not None:
-        points, below, above, relation, reason = _linear(ea.name, eb.name, la, lb)
+        ranges, inexact = _line_ranges(ea.name, eb.name, la, lb, lo=lo, hi=hi), set()
+        scanned = False
     else:
-        points, below, above, relation, reason = _scanned(ra, rb, p=p, link=link, extra=extra,
-                                                          top=parse_size(max_bytes))
+        hi = DEFAULT_MAX_BYTES if hi is None else hi
+        if hi <= lo:
+            raise InputError(f"the size range is empty: --min {format_size(lo)} is not below the default "
+                             f"--max {format_size(hi)}; give a larger --max")
+        ranges, inexact = _scanned(ra, rb, p=p, link=link, extra=extra, lo=lo, hi=hi)
+        scanned = True
+    points = tuple(CrossoverPoint(n_bytes=r.from_bytes, time_s=time_at(ra, p, r.from_bytes, link, extra),
+                                  exact=r.from_bytes not in inexact) for r in ranges[1:])
+    relation, reason, exhausted = _describe(ea.name, eb.name, ranges, la, lb, scanned=scanned,
+                                            bounded=bounded)
     text = _symbolic(ea, eb, p) if symbolic else None
     return Crossover(
         collective=spec.name, a=ea.name, b=eb.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
-        crossovers=points, below=below, above=above, relation=relation, reason=reason,
+        crossovers=points, below=ranges[0].cheaper, above=ranges[-1].cheaper, relation=relation,
+        reason=reason, min_bytes=lo, max_bytes=hi, ranges=ranges, scanned=scanned, exhausted=exhausted,
         symbolic=text, notes=notes_a + notes_b,
     )
+
+
+def _describe(a: str, b: str, ranges: tuple[SizeRange, ...], la: tuple[Fraction, Fraction] | None,
+              lb: tuple[Fraction, Fraction] | None, *, scanned: bool, bounded: bool) -> tuple[str, str, bool]:
+    """(relation, reason, exhausted) in words."""
+    first, last = ranges[0], ranges[-1]
+    if last.to_bytes is not None:
+        span = f"between {format_size(first.from_bytes)} and {format_size(last.to_bytes)}"
+    else:
+        span = "for n ≥ 0" if first.from_bytes == 0 else f"for n ≥ {format_size(first.from_bytes)}"
+    if len(ranges) > 1:
+        how = ("found by scanning, then solved on the linear pieces: a tuned parameter makes the cost "
+               "piecewise linear in n") if scanned else "the costs are lines in n"
+        return "crossover", how, False
+    if first.cheaper is None:
+        return "identical", f"{a} and {b} cost the same {span}", False
+    if scanned:
+        return "none", f"no crossover {span}: {first.cheaper} is cheaper throughout; widen --max", True
+    assert la is not None and lb is not None
+    crossing = _line_crossing(la, lb)
+    if crossing is None or crossing <= 0:
+        if la[1] == lb[1]:
+            gap = abs(la[0] - lb[0])
+            why = (f"same cost per byte; {first.cheaper} is cheaper by a constant {format_time(gap)} "
+                   "for every n")
+        else:
+            why = f"{first.cheaper} is never more expensive for n ≥ 0"
+        return "none", why if not bounded else f"no crossover {span}: {why}", False
+    return "none", (f"no crossover {span}: {first.cheaper} is cheaper throughout; the lines cross at "
+                    f"n = {format_size(crossing)}, outside the range"), False
+
+
+def _line_crossing(la: tuple[Fraction, Fraction], lb: tuple[Fraction, Fraction]) -> Fraction | None:
+    """Where two lines A + B·n meet (``None`` if parallel)."""
+    (a0, a1), (b0, b1) = la, lb
+    return None if a1 == b1 else (b0 - a0) / (a1 - b1)
+
+
+def _line_ranges(a: str, b: str, la: tuple[Fraction, Fraction], lb: tuple[Fraction, Fraction], *,
+                 lo: Fraction, hi: Fraction | None) -> tuple[SizeRange, ...]:
+    """Who is cheaper over [lo, hi] (hi ``None``: for every larger n) for two lines, exactly."""
+    def cheaper(n: Fraction) -> str | None:
+        return _cheaper(a, b, la[0] + la[1] * n, lb[0] + lb[1] * n)
+
+    crossing = _line_crossing(la, lb)
+    if crossing is not None and lo < crossing and (hi is None or crossing < hi):
+        return (SizeRange(from_bytes=lo, to_bytes=crossing, cheaper=cheaper(lo)),
+                SizeRange(from_bytes=crossing, to_bytes=hi, cheaper=cheaper(crossing + 1)))
+    inside = lo + 1 if hi is None else (lo + hi) / 2  # no crossing inside: one answer for the whole range
+    return (SizeRange(from_bytes=lo, to_bytes=hi, cheaper=cheaper(inside)),)
 
 
 def _linear(a: str, b: str, la: tuple[Fraction, Fraction], lb: tuple[Fraction, Fraction]) -> tuple[
@@ -220,65 +326,139 @@ def _sign(ra: Algorithm, rb: Algorithm, n: float, *, p: int, link: LinkParams,
     return (ta > tb) - (ta < tb)
 
 
-def _bisect(ra: Algorithm, rb: Algorithm, lo: float, hi: float, *, p: int, link: LinkParams,
-            extra: Mapping[str, int] | None) -> CrossoverPoint:
-    """The crossover of *ra* and *rb* bracketed by [lo, hi], solved exactly where possible."""
-    start = _sign(ra, rb, lo, p=p, link=link, extra=extra)
-    for _ in range(_BISECTIONS):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if _sign(ra, rb, mid, p=p, link=link, extra=extra) == start else (lo, mid)
-    return _refine(ra, rb, p=p, link=link, extra=extra, lo=Fraction(lo), hi=Fraction(hi))
-
-
 def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams,
-             extra: Mapping[str, int] | None, top: Fraction) -> tuple[
-        tuple[CrossoverPoint, ...], str | None, str | None, str, str]:
-    """Crossovers of costs with a tuned parameter: scan, bisect, then solve exactly.
+             extra: Mapping[str, int] | None, lo: Fraction, hi: Fraction) -> tuple[
+        tuple[SizeRange, ...], set[Fraction]]:
+    """Who is cheaper over [lo, hi] when a cost has a tuned parameter: scan, bisect, then solve exactly.
 
-    The scan runs in floats; a difference too small to trust in floats is
-    recomputed exactly.  Between two scan points where the tuned parameters
-    do not change, both costs are lines in n, so the bracketed crossover is
-    solved exactly; otherwise it is reported to float precision.
+    Returns the ranges and the range starts only located to float precision.
+
+    The scan runs in floats (a difference too small to trust in floats is
+    recomputed exactly); every change of sign between two scan points is
+    located by :func:`_transition`.  Two crossings between neighbouring scan
+    points (⅛ octave apart) would go unseen.
     """
     a, b = applicable(ra, p)[0].name, applicable(rb, p)[0].name
-    signs = [(n, _sign(ra, rb, n, p=p, link=link, extra=extra)) for n in _grid(0.0, float(top))]
-    nonzero = [(n, sg) for n, sg in signs if sg]
-    if not nonzero:
-        return (), None, None, "identical", f"{a} and {b} cost the same at every size scanned"
-    points: list[CrossoverPoint] = []
-    for (n0, s0), (n1, s1) in pairwise(nonzero):
-        if s0 == s1:
-            continue
-        ties = [n for n, sg in signs if n0 < n < n1 and sg == 0]
-        if ties:
-            tie = Fraction(ties[0])
-            points.append(CrossoverPoint(n_bytes=tie, time_s=time_at(ra, p, tie, link, extra), exact=True))
+    names = {-1: a, 1: b, 0: None}
+    grid = _grid(float(lo), float(hi))
+    grid[0], grid[-1] = lo, hi  # the ends exactly
+    signs = [_sign(ra, rb, n, p=p, link=link, extra=extra) for n in grid]
+    starts: list[tuple[Fraction, int]] = [(Fraction(lo), signs[0])]
+    inexact: set[Fraction] = set()
+    for (n0, s0), (n1, s1) in pairwise(zip(grid, signs, strict=True)):
+        left, sign = Fraction(n0), s0
+        for _ in range(8):  # a change of sign may pass through a tie: at most a few steps
+            if sign == s1:
+                break
+            left, sign, exact = _transition(ra, rb, left, Fraction(n1), sign, p=p, link=link, extra=extra)
+            if not exact:
+                inexact.add(left)
+            if left >= Fraction(n1):
+                sign = s1
+            if starts[-1][0] == left:  # an empty range (a crossing exactly at a scan point)
+                starts[-1] = (left, sign)
+            starts.append((left, sign))
+    merged: list[tuple[Fraction, int]] = []
+    for start, sign in starts:
+        if merged and merged[-1][0] == start:
+            merged[-1] = (start, sign)
+        elif not merged or merged[-1][1] != sign:
+            merged.append((start, sign))
+    ends = [start for start, _ in merged[1:]] + [Fraction(hi)]
+    return tuple(SizeRange(from_bytes=start, to_bytes=end, cheaper=names[sign])
+                 for (start, sign), end in zip(merged, ends, strict=True)), inexact
+
+
+def _transition(ra: Algorithm, rb: Algorithm, lo: Fraction, hi: Fraction, sign: int, *, p: int,
+                link: LinkParams, extra: Mapping[str, int] | None) -> tuple[Fraction, int, bool]:
+    """The first size in (lo, hi] where the sign of T_a - T_b stops being *sign*, the sign after it,
+    and whether that size is exact.
+
+    A bisection in floats narrows [lo, hi]; then both costs are split into
+    their linear pieces there (:func:`_pieces`), and the change is solved
+    exactly: at a root of a piece's difference, or at a piece's end (where a
+    tie ends, or a tuned parameter jumps).  If that fails the bracket's top is
+    returned, not exact.
+    """
+    x0, x1 = float(lo), float(hi)
+    for _ in range(_BISECTIONS):
+        mid = (x0 + x1) / 2
+        if mid in (x0, x1):
+            break
+        if _sign(ra, rb, mid, p=p, link=link, extra=extra) == sign:
+            x0 = mid
         else:
-            points.append(_bisect(ra, rb, n0, n1, p=p, link=link, extra=extra))
-    first, last = nonzero[0][1], nonzero[-1][1]
-    below, above = (a if first < 0 else b), (a if last < 0 else b)
-    if not points:
-        reason = f"{below} is cheaper at every size scanned (0 B to {float(top):.6g} B)"
-        return (), below, below, "none", reason
-    return tuple(points), below, above, "crossover", (
-        f"found by scanning 0 B to {float(top):.6g} B: a tuned parameter makes the cost "
-        "piecewise linear in n")
+            x1 = mid
+    left, right = max(lo, Fraction(x0)), min(hi, Fraction(x1))
+    pieces_a = _pieces(ra, left, right, p=p, link=link, extra=extra)
+    pieces_b = _pieces(rb, left, right, p=p, link=link, extra=extra)
+    cuts = sorted({left, right, *(s for s, _ in pieces_a), *(s for s, _ in pieces_b)})
+    for u, w in pairwise(cuts):
+        (a0, a1), (b0, b1) = _line_at(pieces_a, u), _line_at(pieces_b, u)
+        c, d = a0 - b0, a1 - b1  # T_a - T_b = c + d·n on [u, w]
+        at_u = c + d * u
+        after_u = _signum(at_u) if at_u else _signum(d)
+        if sign == 0:
+            if c or d:
+                return u, after_u, True
+            continue
+        if after_u != sign:
+            return u, after_u, True
+        at_w = c + d * w
+        if _signum(at_w) != sign:
+            root = -c / d
+            return root, _signum(d) if root < w else 0, True
+    return right, _sign(ra, rb, float(right), p=p, link=link, extra=extra), False
 
 
-def _refine(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams, extra: Mapping[str, int] | None,
-            lo: Fraction, hi: Fraction) -> CrossoverPoint:
-    """The exact crossover inside [lo, hi] when the tuned parameters hold still there."""
-    fixed_a, fixed_b = tuned(ra, p, lo, link, extra), tuned(rb, p, lo, link, extra)
-    if fixed_a == tuned(ra, p, hi, link, extra) and fixed_b == tuned(rb, p, hi, link, extra):
-        la = linear_terms(ra, p, link, {**(extra or {}), **fixed_a})
-        lb = linear_terms(rb, p, link, {**(extra or {}), **fixed_b})
-        if la is not None and lb is not None and la[1] != lb[1]:
-            n_star = (lb[0] - la[0]) / (la[1] - lb[1])
-            if lo <= n_star <= hi:
-                return CrossoverPoint(n_bytes=n_star, time_s=la[0] + la[1] * n_star, exact=True)
-    return CrossoverPoint(n_bytes=hi, time_s=time_at(ra, p, hi, link, extra), exact=False)
+def _signum(x: Fraction) -> int:
+    return (x > 0) - (x < 0)
+
+
+_Line = tuple[Fraction, Fraction]
+
+
+def _line_at(pieces: list[tuple[Fraction, _Line]], n: Fraction) -> _Line:
+    """The line of the piece that holds *n* (pieces sorted by their start)."""
+    line = pieces[0][1]
+    for start, piece in pieces:
+        if start <= n:
+            line = piece
+    return line
+
+
+def _pieces(algo: Algorithm, lo: Fraction, hi: Fraction, *, p: int, link: LinkParams,
+            extra: Mapping[str, int] | None, depth: int = 0) -> list[tuple[Fraction, _Line]]:
+    """The cost of *algo* on [lo, hi] as linear pieces: (start, (A, B)) with T = A + B·n from start on.
+
+    A tuned cost is the lower envelope of one line per value of its
+    parameter.  If the lines best at *lo* and at *hi* meet on the envelope,
+    that meeting point is the one break between them; otherwise the interval
+    is split there (or halved) and each half solved the same way.
+    """
+    fixed = dict(extra or {})
+    k_lo = tuned(algo, p, lo, link, extra)
+    line_lo = linear_terms(algo, p, link, {**fixed, **k_lo})
+    assert line_lo is not None  # every parameter is fixed
+    k_hi = tuned(algo, p, hi, link, extra)
+    if k_lo == k_hi:
+        return [(lo, line_lo)]
+    line_hi = linear_terms(algo, p, link, {**fixed, **k_hi})
+    assert line_hi is not None
+    meet = _line_crossing(line_lo, line_hi)
+    if depth >= 48:
+        return [(lo, line_lo), (hi, line_hi)]
+    if meet is not None and lo <= meet <= hi and \
+            time_at(algo, p, meet, link, extra) == line_lo[0] + line_lo[1] * meet:
+        # both lines lie on the envelope at lo, meet and hi: by concavity they are the envelope
+        return [piece for piece in ((lo, line_lo), (meet, line_hi)) if piece[0] < hi and
+                not (piece[1] is line_lo and meet == lo)]
+    split = meet if meet is not None and lo < meet < hi else (lo + hi) / 2
+    left = _pieces(algo, lo, split, p=p, link=link, extra=extra, depth=depth + 1)
+    right = _pieces(algo, split, hi, p=p, link=link, extra=extra, depth=depth + 1)
+    if left[-1][1] == right[0][1]:
+        right = right[1:]
+    return left + right
 
 
 def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
@@ -533,7 +713,9 @@ def _envelope_cuts(chosen: list[Algorithm], cuts: list[Fraction], *, p: int, lin
     found = set()
     for (n0, w0), (n1, w1) in pairwise(zip(grid, winners, strict=True)):
         if w0 is not w1:
-            point = _bisect(w0, w1, n0, n1, p=p, link=link, extra=extra).n_bytes
+            start = Fraction(n0)
+            sign = _sign(w0, w1, n0, p=p, link=link, extra=extra)
+            point = _transition(w0, w1, start, Fraction(n1), sign, p=p, link=link, extra=extra)[0]
             if cuts[0] < point < cuts[-1]:
                 found.add(point)
     return found
@@ -551,6 +733,8 @@ def find_crossover(
     symbolic: bool = False,
     p_min: int = 2,
     p_max: int = 1024,
+    min_bytes: Any = None,
+    max_bytes: Any = None,
 ) -> Crossover | CrossoverInP:
     """:func:`crossover` in n when *p* is given, :func:`crossover_in_p` when *n* is.
 
@@ -562,5 +746,9 @@ def find_crossover(
     if (p is None) == (n is None):
         raise InputError("give either -p (to solve for the size n*) or -n (to scan p), not both or neither")
     if p is not None:
-        return crossover(collective, a, b, p=p, link=link, extra=extra, symbolic=symbolic)
+        return crossover(collective, a, b, p=p, link=link, extra=extra, symbolic=symbolic,
+                         min_bytes=min_bytes, max_bytes=max_bytes)
+    if min_bytes is not None or max_bytes is not None:
+        raise InputError("--min and --max bound the sizes searched with -p; with -n the scan is over p: "
+                         "use --p-min and --p-max")
     return crossover_in_p(collective, a, b, n=n, link=link, extra=extra, p_min=p_min, p_max=p_max)

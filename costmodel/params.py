@@ -74,8 +74,11 @@ class LinkParams:
 
         Strings are parsed with the units parser (``"5us"``, ``"0.08ns/B"``,
         ``"100 Gb/s"``); numbers are in SI base units.  Exactly one of *beta*
-        and *bandwidth* may be given.  *profile* is a preset name, a TOML path
-        or a :class:`~costmodel.profiles.Profile`.
+        and *bandwidth* may be given.  This is the one rule for a link every
+        command prices time with: α and β (or the bandwidth) are both needed,
+        from the options or a profile; α = 0 must be said, never assumed.
+        *profile* is a preset name, a TOML path or a
+        :class:`~costmodel.profiles.Profile`.
 
         Raises
         ------
@@ -92,7 +95,8 @@ class LinkParams:
         if bandwidth is not None:
             beta = 1 / parse_rate(bandwidth)
         alpha_s = _given_or_base(alpha, parse_time, base.alpha_s if base else None,
-                                 missing="no latency given; pass --alpha TIME (e.g. 5us) or --profile NAME")
+                                 missing="no latency given; pass --alpha TIME (e.g. 5us, or 0 to leave "
+                                         "start-ups out) or --profile NAME")
         beta_s = _given_or_base(beta, parse_inverse_rate, base.beta_s_per_byte if base else None, missing=(
             "no bandwidth given; pass --beta TIME/B (e.g. 0.08ns/B), --bandwidth RATE (e.g. 12.5GB/s) "
             "or --profile NAME"))

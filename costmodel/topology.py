@@ -314,7 +314,7 @@ class Topology:
         return " × ".join(f"{lv.size} {lv.name}" for lv in self.levels)
 
 
-def parse_level(text: str | Level) -> Level:
+def parse_level(text: str | Level, *, require_unit: bool = False) -> Level:
     """Parse ``SIZE:ALPHA:RATE[:NAME]`` into a :class:`Level` (unnamed when NAME is left out).
 
     Parameters
@@ -360,22 +360,23 @@ def parse_level(text: str | Level) -> Level:
     if size < 1:
         raise InputError(f"{text!r} has size 0; a level groups at least 1 unit, {_FORMAT}")
     try:
-        alpha = parse_time(alpha_text)
+        alpha = parse_time(alpha_text, require_unit=require_unit)
     except UnitError as exc:
         raise UnitError(f"{text!r} has a bad latency: {exc}") from None
-    link = LinkParams(alpha_s=alpha, beta_s_per_byte=_beta(text, rate_text), source=f"--level {text}")
+    link = LinkParams(alpha_s=alpha, beta_s_per_byte=_beta(text, rate_text, require_unit),
+                      source=f"--level {text}")
     name = fields[3] if len(fields) == 4 else ""
     if len(fields) == 4 and not name:
         raise InputError(f"{text!r} has an empty name; leave out the last colon or write a name, {_FORMAT}")
     return Level(size=size, link=link, name=name)
 
 
-def _beta(text: str, field: str) -> Fraction:
+def _beta(text: str, field: str, require_unit: bool = False) -> Fraction:
     """β from a rate (``150GB/s``) or an inverse rate (``0.04ns/B``)."""
     try:
-        return 1 / parse_rate(field)
+        return 1 / parse_rate(field, require_unit=require_unit)
     except UnitError as rate_error:
         try:
-            return parse_inverse_rate(field)
+            return parse_inverse_rate(field, require_unit=require_unit)
         except UnitError:
             raise UnitError(f"{text!r} has a bad bandwidth: {rate_error}") from None

@@ -293,6 +293,16 @@ def _number_from_match(m: re.Match[str], shown: str) -> Fraction:
     return -value if m.group("sign") == "-" else value
 
 
+_SPELT_RE = re.compile(r"(?<![A-Za-z])(k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?(bits?|[Bb]ytes?)(?![A-Za-z])")
+
+
+def _unspelt(unit: str) -> str:
+    """*unit* with spelt-out bits and bytes and time names abbreviated: ``Gbit/sec`` -> ``Gb/s``."""
+    short = _SPELT_RE.sub(lambda m: (m.group(1) or "") + ("b" if m.group(2).startswith("bit") else "B"), unit)
+    left, slash, right = short.partition("/")
+    return f"{_ALIASES.get(left, left)}{slash}{_ALIASES.get(right, right)}"
+
+
 def _suggest(unit: str, dim: str) -> list[str]:
     """Return accepted tokens of *dim* close to *unit*, best first (maybe none)."""
     alias = _ALIASES.get(unit)
@@ -307,6 +317,9 @@ def _suggest(unit: str, dim: str) -> list[str]:
             if "i" in prefix:
                 return [prefix + "B/s"]
             return [prefix + "B/s", prefix + "bps"]
+    spelt = _unspelt(unit)
+    if spelt != unit and spelt in _UNITS and _UNITS[spelt].dim == dim and not _UNITS[spelt].ambiguous:
+        return [spelt]  # a spelt-out bit or byte, e.g. Gbit/s -> Gb/s, GByte -> GB
     if dim in (_RATE, _INVERSE) and "/" in unit:
         # a spelt-out time part, e.g. GB/sec -> GB/s
         left, _, right = unit.partition("/")
@@ -387,8 +400,15 @@ def _in_bits(shown: str, number: str, num: Fraction, sep: str, unit: str) -> Uni
     )
 
 
-def _parse_text(text: str, dim: str) -> Fraction:
-    """Parse a string quantity of dimension *dim* to base units (no sign checks)."""
+_BARE_HINT = {_TIME: ("us", "s"), _RATE: ("GB/s", "B/s"), _INVERSE: ("ns/B", "s/B")}
+
+
+def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
+    """Parse a string quantity of dimension *dim* to base units (no sign checks).
+
+    With *require_unit*, a bare number other than 0 is refused (the command
+    line's rule for times and rates: a bare ``5`` is too easily 5 µs meant as 5 s).
+    """
     shown = _show(text)
     what = _ARTICLE[dim]
     body = text.strip()
@@ -430,6 +450,9 @@ def _parse_text(text: str, dim: str) -> Fraction:
         )
     num = _number_from_match(m, shown)
     if not stripped:
+        if require_unit and num != 0:
+            small, base = _BARE_HINT[dim]
+            raise UnitError(f"{shown} has no unit: write {number}{small} or {number}{base}")
         return num
     sep = " " if rest != stripped else ""
     unit_text = _SLASH_RE.sub("/", stripped)
@@ -446,8 +469,8 @@ def _parse_text(text: str, dim: str) -> Fraction:
     return value
 
 
-def _parse(text: object, dim: str, allow_zero: bool) -> Fraction:
-    value = _parse_text(text, dim) if isinstance(text, str) else _as_number(text, dim)
+def _parse(text: object, dim: str, allow_zero: bool, require_unit: bool = False) -> Fraction:
+    value = _parse_text(text, dim, require_unit) if isinstance(text, str) else _as_number(text, dim)
     shown = _show(text)
     what = _ARTICLE[dim]
     if value < 0:
@@ -503,7 +526,9 @@ def parse_size(text: str | float | Fraction, *, allow_zero: bool = True) -> Frac
     return _parse(text, _SIZE, allow_zero)
 
 
-def parse_time(text: str | float | Fraction, *, allow_zero: bool = True) -> Fraction:
+def parse_time(
+    text: str | float | Fraction, *, allow_zero: bool = True, require_unit: bool = False
+) -> Fraction:
     """Parse a duration to seconds.
 
     Parameters
@@ -513,6 +538,8 @@ def parse_time(text: str | float | Fraction, *, allow_zero: bool = True) -> Frac
         number (string or numeric) is in seconds.
     allow_zero : bool, default True
         Whether a duration of zero is accepted.
+    require_unit : bool, default False
+        Refuse a bare number string other than ``"0"`` (the command line sets it).
 
     Returns
     -------
@@ -530,15 +557,21 @@ def parse_time(text: str | float | Fraction, *, allow_zero: bool = True) -> Frac
     Fraction(1, 200000)
     >>> parse_time("20.96 ms")
     Fraction(131, 6250)
+    >>> parse_time("5", require_unit=True)
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '5' has no unit: write 5us or 5s
     >>> parse_time("5MB")
     Traceback (most recent call last):
         ...
     costmodel.errors.UnitError: '5MB' is a size, not a time; write a time such as 5us
     """
-    return _parse(text, _TIME, allow_zero)
+    return _parse(text, _TIME, allow_zero, require_unit)
 
 
-def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False) -> Fraction:
+def parse_rate(
+    text: str | float | Fraction, *, allow_zero: bool = False, require_unit: bool = False
+) -> Fraction:
     """Parse a bandwidth to bytes per second.
 
     Bit rates (``Gb/s``, ``Gbps``) are divided by 8.
@@ -551,6 +584,8 @@ def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False) -> Fra
         second.
     allow_zero : bool, default False
         Whether a rate of zero is accepted.
+    require_unit : bool, default False
+        Refuse a bare number string (the command line sets it).
 
     Returns
     -------
@@ -573,7 +608,7 @@ def parse_rate(text: str | float | Fraction, *, allow_zero: bool = False) -> Fra
         ...
     costmodel.errors.UnitError: '0' is zero; a rate must be positive, e.g. 100 Gb/s
     """
-    return _parse(text, _RATE, allow_zero)
+    return _parse(text, _RATE, allow_zero, require_unit)
 
 
 class Quantity(NamedTuple):
@@ -659,7 +694,7 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
 
 
 def parse_inverse_rate(
-    text: str | float | Fraction, *, allow_zero: bool = True
+    text: str | float | Fraction, *, allow_zero: bool = True, require_unit: bool = False
 ) -> Fraction:
     """Parse an inverse bandwidth (the per-byte cost, β) to seconds per byte.
 
@@ -672,6 +707,8 @@ def parse_inverse_rate(
         a bare number (string or numeric) is in seconds per byte.
     allow_zero : bool, default True
         Whether zero is accepted.
+    require_unit : bool, default False
+        Refuse a bare number string other than ``"0"`` (the command line sets it).
 
     Returns
     -------
@@ -694,7 +731,7 @@ def parse_inverse_rate(
         ...
     costmodel.errors.UnitError: '12.5 GB/s' is a rate, not an inverse rate; write its reciprocal, 0.08 ns/B
     """
-    return _parse(text, _INVERSE, allow_zero)
+    return _parse(text, _INVERSE, allow_zero, require_unit)
 
 
 # --------------------------------------------------------------------------

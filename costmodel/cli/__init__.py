@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     from costmodel.cli.app import build
 
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["help"]:  # `costmodel help [COMMAND...]` is `costmodel [COMMAND...] --help`
+        args = [*args[1:], "--help"]
     if os.environ.get("_COSTMODEL_COMPLETE"):  # the completion script asking (see cli/shell.py)
         from typer._completion_classes import completion_init
 

@@ -54,7 +54,9 @@ def build(argv: Sequence[str] = ()) -> typer.Typer:
     application = typer.Typer(
         name="costmodel",
         help="Exact α–β–γ cost models for the collectives of distributed training.\n\n"
-             "Sizes take units (8KiB, 64MiB, 1.5e6), times too (5us, 1µs), and rates (12.5GB/s, 100Gb/s).",
+             "Sizes take units (8KiB, 64MiB; a bare number is bytes). Times and times per byte need one "
+             "(5us, 0.08ns/B; only 0 goes bare), rates too (12.5GB/s, 100Gb/s).\n\n"
+             "costmodel help COMMAND (or costmodel COMMAND --help) shows a command's options.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_show_locals=False,

@@ -8,13 +8,14 @@ file without ``--force``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from costmodel._files import check_writable
-from costmodel.cli.options import Json
+from costmodel.cli.options import Json, time_parser
 from costmodel.cli.output import emit, table
 
 __all__ = ["app", "calibrate_app"]
@@ -165,11 +166,13 @@ def run_command(
     collectives: Annotated[str, typer.Option(
         "--collectives", help="Comma-separated: allreduce, allgather, reduce-scatter, broadcast, alltoall, "
                               "pt2pt (ping-pong).")] = ALL,
-    budget: Annotated[float, typer.Option("--budget", min=0.001,
-                                          help="Seconds spent timing each size.")] = 0.2,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", min=1, help="Seconds without progress before the run is declared hung and stopped.",
-    )] = 120.0,
+    budget: Annotated[Fraction, typer.Option("--budget", metavar="TIME",
+                                             parser=time_parser(at_least=Fraction(1, 1000)),
+                                             help="Time spent timing each size (at least 1ms).")] = "200ms",
+    timeout: Annotated[Fraction, typer.Option(
+        "--timeout", metavar="TIME", parser=time_parser(at_least=Fraction(1)),
+        help="Time without progress before the run is declared hung and stopped (at least 1s).",
+    )] = "120s",
     csv: Annotated[Path | None, typer.Option(
         "--csv", show_default=False,
         help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
@@ -201,7 +204,7 @@ def run_command(
         _writable(csv_path, force)
         _writable(out, force)
     config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
-                               budget_s=budget, timeout_s=timeout, csv_path=csv_path)
+                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path)
     results = _run_with_progress(bench, config, show=lead and not as_json)
     if not results:  # a rank other than 0 under torchrun
         return

@@ -14,9 +14,10 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, Size
+from costmodel.cli import complete
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, size_option
 from costmodel.cli.output import emit, table
-from costmodel.cli.render import render
+from costmodel.cli.render import link_line, render
 from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
 from costmodel.units import format_number, format_size, format_time
 
@@ -26,7 +27,7 @@ _GRAPH = "Graph"
 _RUN = "Run"
 
 GraphName = Annotated[str, typer.Argument(
-    metavar="GRAPH", show_default=False,
+    metavar="GRAPH", show_default=False, autocompletion=complete.graphs,
     help="ring, k-ring, torus, hypercube, complete, star, exponential, random-regular, erdos-renyi, "
          "edges (with --edges FILE), or matrix (the graph of --weights FILE).")]
 Workers = Annotated[int | None, typer.Option(
@@ -113,7 +114,9 @@ def gossip_step(
 @app.command("gossip-vs-allreduce")
 def gossip_vs_allreduce(
     graph: GraphName,
-    size: Size,
+    size: Annotated[Fraction, size_option(
+        "The model each worker holds: 100MB, 1.5GiB (bytes); gossip sends it whole to each neighbour, "
+        "the all-reduce reduces it.")],
     ranks: Workers = None,
     target: Target = "0.01",
     weights: Weights = "uniform",
@@ -230,6 +233,7 @@ def _(c: GossipComparison) -> tuple[Any, tuple[str, ...]]:
     head = Text.from_markup(
         f"[bold]gossip vs all-reduce[/bold] · {escape(run.graph.label)} · n = {format_size(c.n_bytes)}\n"
         f"ρ = {_exact(run.spectrum.rho, run.spectrum.rho_exact)} · shrink the disagreement "
-        f"{_target(run.rounds.target)} · gossip round = {format_time(c.gossip_round_time_s)}")
+        f"{_target(run.rounds.target)} · gossip round = {format_time(c.gossip_round_time_s)}\n"
+        f"{link_line(c.link)}")
     model = Text.from_markup(f"[dim]model: {escape(GOSSIP_MODEL)}[/dim]")
     return Group(head, Text(""), out, Text(""), Text.from_markup(verdict), model), c.notes

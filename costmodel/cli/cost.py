@@ -7,11 +7,15 @@ from typing import Annotated
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.cli.options import (
+    Algorithm,
+    Algorithms,
     Alpha,
     Bandwidth,
     Beta,
     Blocks,
+    Collective,
     Gamma,
     Inner,
     Json,
@@ -26,6 +30,7 @@ from costmodel.cli.options import (
     Ranks,
     Segments,
     Size,
+    algorithm_argument,
     extra_parameters,
     link_from_options,
 )
@@ -33,18 +38,15 @@ from costmodel.cli.output import emit
 
 app = typer.Typer()
 
-Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
-                                                "alltoall, gather or scatter (aliases accepted).",
-                                           show_default=False)]
-Algorithms = Annotated[list[str] | None, typer.Argument(help="Algorithms to compare (default: all).",
-                                                           show_default=False)]
+TopologyAlgorithms = Annotated[list[str] | None, algorithm_argument(
+    "Algorithms to compare (default: all; hierarchical ones with --level).", topology=True)]
 
 
 @app.command("cost")
 def cost(
     collective: Collective,
     size: Size,
-    algorithms: Algorithms = None,
+    algorithms: TopologyAlgorithms = None,
     ranks: OptionalRanks = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
@@ -90,12 +92,14 @@ def bound(
 @app.command("crossover")
 def crossover(
     collective: Collective,
-    a: Annotated[str, typer.Argument(help="First algorithm.", show_default=False)],
-    b: Annotated[str, typer.Argument(help="Second algorithm.", show_default=False)],
+    a: Annotated[str, algorithm_argument("First algorithm.")],
+    b: Annotated[str, algorithm_argument("Second algorithm.")],
     ranks: Annotated[int | None, typer.Option("-p", "--ranks", help="Ranks: solve for the size n*.")] = None,
     size: OptionalSize = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
+    min_size: MinSize = None,
+    max_size: MaxSize = None,
     p_min: Annotated[int, typer.Option("--p-min", help="Smallest p scanned with -n.")] = 2,
     p_max: Annotated[int, typer.Option("--p-max", help="Largest p scanned with -n.")] = 1024,
     symbolic: Annotated[bool, typer.Option("--symbolic", help="Also solve n* in α, β, γ (sympy).")] = False,
@@ -103,14 +107,20 @@ def crossover(
 ) -> None:
     """Where two algorithms cost the same: the exact size n* at fixed p, or the p where they swap at fixed n.
 
+    With -p, two closed-form costs (lines in n) are solved exactly for every n ≥ 0, or only between
+    --min and --max when given. A tuned algorithm (pipelined-chain, double-binary-tree) is searched
+    from --min (default 0 B) to --max (default 16 GiB); the output says when that found nothing.
+
     Example: costmodel crossover allreduce recursive-doubling rabenseifner -p 16 --alpha 5us --beta 0.08ns/B
+
+    Example: costmodel crossover allreduce ring dbt -p 65536 --alpha 5us --beta 0.08ns/B --max 4TB
     """
     from costmodel.crossovers import find_crossover
 
     link = link_from_options(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(find_crossover(collective, a, b, p=ranks, n=size, link=link, extra=extra, symbolic=symbolic,
-                        p_min=p_min, p_max=p_max), as_json=as_json)
+                        p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size), as_json=as_json)
 
 
 @app.command("best")
@@ -139,7 +149,7 @@ def best(
 @app.command("formula")
 def formula(
     collective: Collective,
-    algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
+    algorithm: Algorithm,
     latex: Annotated[bool, typer.Option("--latex", help="Print the LaTeX of T(p, n) only.")] = False,
     as_json: Json = False,
 ) -> None:
@@ -158,7 +168,8 @@ def formula(
 
 @app.command("algorithms")
 def algorithms(
-    collective: Annotated[str | None, typer.Argument(help="Only this collective.")] = None,
+    collective: Annotated[str | None, typer.Argument(help="Only this collective.",
+                                                     autocompletion=complete.collectives)] = None,
     adaptations: Annotated[bool, typer.Option(help="Also list the -folded records.")] = False,
     markdown: Annotated[bool, typer.Option(help="Print the model reference (Markdown).")] = False,
     as_json: Json = False,

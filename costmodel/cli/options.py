@@ -4,6 +4,11 @@ Each option's parser is a :mod:`costmodel.units` function; an
 :class:`~costmodel.errors.InputError` becomes a Typer ``BadParameter``, so the
 message names the option: ``Invalid value for '-n' / '--size': '12 KB' is
 ambiguous; ...``.
+
+On the command line a time, a time per byte or a rate needs its unit (only 0
+may go bare): the parsers are called with ``require_unit=True``, so ``--alpha 5``
+is refused instead of meaning 5 s.  A bare size is bytes.  The Python API
+keeps SI numbers and bare strings.
 """
 
 from __future__ import annotations
@@ -14,14 +19,18 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
+    "Algorithm",
+    "Algorithms",
     "Alpha",
     "Bandwidth",
     "Beta",
     "Blocks",
+    "Collective",
     "Gamma",
     "Inner",
     "Json",
@@ -36,15 +45,18 @@ __all__ = [
     "Ranks",
     "Segments",
     "Size",
+    "algorithm_argument",
     "extra_parameters",
+    "size_option",
+    "time_parser",
 ]
 
 
-def _parse_level(text: str) -> object:
+def _parse_level(text: str, *, require_unit: bool = False) -> object:
     """A topology level (the topology module loads only when --level is used)."""
     from costmodel.topology import parse_level
 
-    return parse_level(text)
+    return parse_level(text, require_unit=require_unit)
 
 
 def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
@@ -59,6 +71,63 @@ def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], o
     return convert
 
 
+def time_parser(*, at_least: Fraction) -> Callable[[str], object]:
+    """The parser of a duration option (a wall-clock time, with its unit) of at least *at_least* seconds."""
+    def convert(text: str) -> object:
+        value = _parser(parse_time, require_unit=True)(text)
+        if isinstance(text, str) and value < at_least:  # type: ignore[operator]
+            from costmodel.units import format_time
+
+            raise typer.BadParameter(f"{text!r} is less than {format_time(at_least)}")
+        return value
+
+    return convert
+
+
+def _check_collective(ctx: Any, param: Any, value: str | None) -> str | None:
+    """Names first: a misspelt collective is reported before a missing link or a bad option.
+
+    The name arguments are eager, so Click checks them before any option's value (``--help`` aside).
+    """
+    if value is not None and not ctx.resilient_parsing:
+        from costmodel.collectives._registry import check_names
+
+        check_names(value)
+    return value
+
+
+def _algorithm_check(*, topology: bool) -> Callable[[Any, Any, Any], Any]:
+    """The callback that checks algorithm names against the collective given before them."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        collective = ctx.params.get("collective")
+        if value and collective is not None and not ctx.resilient_parsing:
+            from costmodel.collectives._registry import check_names
+
+            check_names(collective, [value] if isinstance(value, str) else value, topology=topology)
+        return value
+
+    return check
+
+
+Collective = Annotated[str, typer.Argument(
+    help="allreduce, reduce-scatter, allgather, broadcast, reduce, alltoall, gather or scatter "
+         "(aliases accepted).",
+    show_default=False, callback=_check_collective, is_eager=True, autocompletion=complete.collectives)]
+Algorithms = Annotated[list[str] | None, typer.Argument(
+    help="Algorithms to compare (default: all).", show_default=False,
+    callback=_algorithm_check(topology=False), is_eager=True, autocompletion=complete.algorithms)]
+
+
+def algorithm_argument(help: str, *, topology: bool = False) -> Any:
+    """One algorithm argument, checked against the collective and completed from its algorithms;
+    *topology* accepts the hierarchical all-reduces too."""
+    return typer.Argument(help=help, show_default=False, callback=_algorithm_check(topology=topology),
+                          is_eager=True,
+                          autocompletion=complete.algorithms_on_topology if topology else complete.algorithms)
+
+
+Algorithm = Annotated[str, algorithm_argument("Algorithm name or alias.")]
+
 _LINK = "Link"
 _TOPOLOGY = "Topology"
 
@@ -71,7 +140,7 @@ OptionalRanks = Annotated[
 ]
 Levels = Annotated[
     list[Any] | None,
-    typer.Option("--level", parser=_parser(_parse_level), metavar="SIZE:ALPHA:RATE[:NAME]",
+    typer.Option("--level", parser=_parser(_parse_level, require_unit=True), metavar="SIZE:ALPHA:RATE[:NAME]",
                  rich_help_panel=_TOPOLOGY, show_default=False,
                  help="One level of a topology, innermost first; repeat per level: "
                       "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank."),
@@ -91,11 +160,13 @@ Lanes = Annotated[
     typer.Option("--lanes", metavar="K", rich_help_panel=_TOPOLOGY, show_default=False,
                  help="Parallel lanes out of each outermost unit (default: one per local rank)."),
 ]
-Size = Annotated[
-    Fraction,
-    typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
-                 help="Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective."),
-]
+def size_option(help: str) -> Any:
+    """``-n/--size`` with a *help* that says what the size is for this command."""
+    return typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE", help=help)
+
+
+Size = Annotated[Fraction, size_option(
+    "Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective.")]
 OptionalSize = Annotated[
     Fraction | None,
     typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
@@ -103,27 +174,31 @@ OptionalSize = Annotated[
 ]
 Alpha = Annotated[
     Fraction | None,
-    typer.Option("--alpha", parser=_parser(parse_time), metavar="TIME", rich_help_panel=_LINK,
-                 help="Start-up latency per message: 5us, 1.5µs, 2e-6."),
+    typer.Option("--alpha", parser=_parser(parse_time, require_unit=True), metavar="TIME",
+                 rich_help_panel=_LINK,
+                 help="Start-up latency per message, with its unit: 5us, 1.5µs, 2e-6s (0 for none)."),
 ]
 Beta = Annotated[
     Fraction | None,
-    typer.Option("--beta", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
-                 help="Time per byte: 0.08ns/B. Or give --bandwidth."),
+    typer.Option("--beta", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
+                 rich_help_panel=_LINK,
+                 help="Time per byte, with its unit: 0.08ns/B. Or give --bandwidth."),
 ]
 Bandwidth = Annotated[
     Fraction | None,
-    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate), metavar="RATE", rich_help_panel=_LINK,
+    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate, require_unit=True), metavar="RATE",
+                 rich_help_panel=_LINK,
                  help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
 ]
 Gamma = Annotated[
     Fraction | None,
-    typer.Option("--gamma", parser=_parser(parse_inverse_rate), metavar="TIME/B", rich_help_panel=_LINK,
-                 help="Local reduction time per byte (default 0)."),
+    typer.Option("--gamma", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
+                 rich_help_panel=_LINK,
+                 help="Local reduction time per byte, with its unit: 0.01ns/B (default 0)."),
 ]
 Profile = Annotated[
     str | None,
-    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK,
+    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK, autocompletion=complete.profiles,
                  help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
                       "levels, or both); --alpha/--beta/--bandwidth/--gamma override it."),
 ]
@@ -137,11 +212,11 @@ Blocks = Annotated[
     typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: best)."),
 ]
 MinSize = Annotated[
-    Fraction,
+    Fraction | None,
     typer.Option("--min", parser=_parser(parse_size), metavar="SIZE", help="Smallest message size."),
 ]
 MaxSize = Annotated[
-    Fraction,
+    Fraction | None,
     typer.Option("--max", parser=_parser(parse_size), metavar="SIZE", help="Largest message size."),
 ]
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.cli.options import Json
 from costmodel.cli.output import emit
 from costmodel.errors import InputError
@@ -55,7 +56,7 @@ Stages = Annotated[int, typer.Option("-P", "--stages", metavar="P", show_default
 Microbatches = Annotated[int, typer.Option("-m", "--microbatches", metavar="M", show_default=False,
                                            help="Micro-batches per mini-batch (≥ 1).")]
 Schedule = Annotated[str, typer.Option(
-    "--schedule", "-s", metavar="NAME",
+    "--schedule", "-s", metavar="NAME", autocompletion=complete.schedules,
     help="gpipe, 1f1b (pipedream-flush), interleaved (Megatron-LM, needs M a multiple of P), "
          "zb-h1 (zb, zero-bubble).")]
 Chunks = Annotated[int | None, typer.Option("-v", "--chunks", metavar="V", show_default=False,

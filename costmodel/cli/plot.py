@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli import complete
 from costmodel.cli.options import (
     Alpha,
     Bandwidth,
@@ -52,9 +53,10 @@ Json = Annotated[bool, typer.Option(
     help="Print the plotted data as one JSON object (SI units); with --out the image is drawn too.")]
 Collective = Annotated[str, typer.Argument(help="allreduce, reduce-scatter, allgather, broadcast, reduce, "
                                                 "alltoall, gather or scatter (aliases accepted).",
-                                           show_default=False)]
+                                           show_default=False, autocompletion=complete.collectives)]
 Algorithms = Annotated[list[str] | None, typer.Argument(
-    help="Algorithms to draw (default: every one that can run).", show_default=False)]
+    help="Algorithms to draw (default: every one that can run).", show_default=False,
+    autocompletion=complete.algorithms)]
 
 _GIB = Fraction(2**30)
 
@@ -193,7 +195,7 @@ def breakdown_command(
 @plot_app.command("consensus")
 def consensus_command(
     graphs: Annotated[str, typer.Argument(
-        metavar="GRAPH[,GRAPH...]", show_default=False,
+        metavar="GRAPH[,GRAPH...]", show_default=False, autocompletion=complete.graph_lists,
         help="Graphs to compare: ring, k-ring, torus, hypercube, complete, star, exponential, "
              "random-regular, erdos-renyi.")],
     ranks: Ranks,

@@ -30,7 +30,7 @@ from costmodel.profiles import ProfileList
 from costmodel.topology import Topology
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
-__all__ = ["render"]
+__all__ = ["link_line", "render"]
 
 Rendered = tuple[Any, tuple[str, ...]]
 
@@ -53,6 +53,11 @@ def _link(link: LinkParams) -> str:
     if link.gamma_s_per_byte:
         parts.append(f"γ = {format_inverse_rate(link.gamma_s_per_byte)}")
     return " · ".join(parts) + f"   [dim]({escape(link.source)})[/dim]"
+
+
+def link_line(link: LinkParams | None) -> str:
+    """The header line (markup) of the link a result was priced on, and where it came from; "" for none."""
+    return "" if link is None else _link(link)
 
 
 def _heading(collective: str, detail: str, meaning: str) -> Text:
@@ -109,16 +114,30 @@ def _(b: LowerBound) -> Rendered:
 def _(x: Crossover) -> Rendered:
     head = _heading(x.collective, f"{x.a} vs {x.b} · p = {x.p}", x.meaning_of_n)
     lines = []
-    for point in x.crossovers:
+    for point, before, after in zip(x.crossovers, x.ranges, x.ranges[1:], strict=False):
         exact = (f" = {point.n_bytes.numerator}/{point.n_bytes.denominator} B exactly"
                  if point.exact and point.n_bytes.denominator != 1 else "")
+        size = format_size(point.n_bytes) if point.exact else f"≈ {format_size(point.n_bytes)}"
         approx = "" if point.exact else " (located numerically)"
-        lines.append(f"crossover at n* = [bold]{format_size(point.n_bytes)}[/bold]{exact}{approx}; "
-                     f"both take {format_time(point.time_s)}")
-    if x.relation == "crossover":
+        what = ("the tie ends at n = " if before.cheaper is None else
+                "a tie begins at n = " if after.cheaper is None else "crossover at n* = ")
+        lines.append(f"{what}[bold]{size}[/bold]{exact}{approx}; both take {format_time(point.time_s)}")
+    ties = any(r.cheaper is None for r in x.ranges)
+    if x.relation == "crossover" and ties:
+        for r in x.ranges:
+            end = "any larger size" if r.to_bytes is None else format_size(r.to_bytes)
+            who = "equal (a tie)" if r.cheaper is None else f"[bold]{r.cheaper}[/bold] is cheaper"
+            lines.append(f"{format_size(r.from_bytes)} to {end}: {who}")
+    elif x.relation == "crossover":
         lines.append(f"below: [bold]{x.below}[/bold] is cheaper · above: [bold]{x.above}[/bold] is cheaper")
+    elif x.relation == "identical":
+        lines.append(f"equal: {escape(x.reason)}")
     else:
-        lines.append(f"no crossover: {escape(x.reason)}")
+        reason = x.reason if x.reason.startswith("no crossover") else f"no crossover: {x.reason}"
+        lines.append(escape(reason))
+    if x.scanned and x.max_bytes is not None:
+        lines.append(f"[dim]searched {format_size(x.min_bytes)} to {format_size(x.max_bytes)} "
+                     "(--min, --max)[/dim]")
     if x.symbolic:
         lines.append(f"symbolically: {escape(x.symbolic)}")
     body = Text.from_markup("\n".join(lines))

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from costmodel.cli.render import render
+from costmodel.cli.render import link_line, render
 from costmodel.units import format_size, format_time
 from costmodel.walkthrough import ScheduleReport, chunk_label
 
@@ -69,7 +69,7 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
         parts.append(Text(f"{r.rounds} steps (too many ranks or steps to draw; --json lists them)"))
     else:
         parts.append(Text(f"{r.rounds} steps (too many transfers to list)"))
-    time = "" if r.time_s is None else f" · time {format_time(r.time_s)}"
+    time = "" if r.time_s is None else f" · time {format_time(r.time_s)}\npriced on {link_line(r.link)}"
     parts.append(Text.from_markup(
         f"rounds {r.rounds} · busiest rank sends {format_size(r.bytes_sent_per_rank)}{time}"))
     if r.levels:

@@ -12,6 +12,7 @@ from costmodel.cli.options import (
     Bandwidth,
     Beta,
     Blocks,
+    Collective,
     Gamma,
     Json,
     Levels,
@@ -20,6 +21,7 @@ from costmodel.cli.options import (
     Outer,
     Profile,
     Segments,
+    algorithm_argument,
     link_from_options,
 )
 from costmodel.cli.output import emit
@@ -29,9 +31,9 @@ app = typer.Typer()
 
 @app.command("schedule")
 def schedule(
-    collective: Annotated[str, typer.Argument(help="allreduce, allgather, ... (aliases accepted).",
-                                              show_default=False)],
-    algorithm: Annotated[str, typer.Argument(help="Algorithm name or alias.", show_default=False)],
+    collective: Collective,
+    algorithm: Annotated[str, algorithm_argument("Algorithm name or alias (hierarchical ones with --level).",
+                                                 topology=True)],
     ranks: OptionalRanks = None,
     size: OptionalSize = None,
     verify: Annotated[bool, typer.Option(help="Run it on random data; compare with the formula.")] = False,

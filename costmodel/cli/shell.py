@@ -2,7 +2,9 @@
 
 The script calls ``costmodel`` back with ``_COSTMODEL_COMPLETE`` set;
 :func:`costmodel.cli.main` then builds every command group and lets Click
-answer with the commands, options and choices that fit what was typed.
+answer with the commands, options and choices that fit what was typed, and
+with values from :mod:`costmodel.cli.complete` (collectives, algorithms,
+profiles, examples, exercises, graphs, schedules).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
+from costmodel.cli import complete
 
 __all__ = ["COMPLETE_VAR", "SHELLS", "app"]
 
@@ -21,7 +25,8 @@ SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
 @app.command("completion")
 def completion_command(
-    shell: Annotated[str, typer.Argument(help="bash, zsh, fish, powershell or pwsh.")],
+    shell: Annotated[str, typer.Argument(help="bash, zsh, fish, powershell or pwsh.",
+                                         autocompletion=complete.shells)],
 ) -> None:
     """Print the shell completion script; evaluate it in your shell's start-up file.
 

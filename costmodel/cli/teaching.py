@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel._files import check_writable
+from costmodel.cli import complete
 from costmodel.cli.options import Json
 from costmodel.cli.output import emit, table
 from costmodel.errors import InputError, ParseError
@@ -61,6 +62,7 @@ class _Listing:
 @app.command("example")
 def example_command(
     name: Annotated[str | None, typer.Argument(help="The example's name (see --list).",
+                                               autocompletion=complete.examples,
                                                show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", "-l", help="List the examples.")] = False,
     settings: Annotated[list[str] | None, typer.Option(
@@ -117,7 +119,8 @@ def exercise_list(
 
 @exercise_app.command("show")
 def exercise_show(
-    exercise_id: Annotated[str, typer.Argument(metavar="ID", help="The exercise (see exercise list).")],
+    exercise_id: Annotated[str, typer.Argument(metavar="ID", help="The exercise (see exercise list).",
+                                               autocompletion=complete.exercises)],
     seed: Seed = None,
     solution: Annotated[bool, typer.Option("--solution",
                                             help="Also show the answers and the worked solution.")] = False,

@@ -6,26 +6,33 @@ The hierarchical all-reduce itself is ``costmodel cost allreduce hierarchical --
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Annotated
 
 import typer
 
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Lanes, Profile, Size
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Lanes, Profile, size_option
 from costmodel.cli.output import emit
 
 app = typer.Typer()
 
+Payload = Annotated[Fraction, size_option(
+    "The payload to transfer: 1GB, 64MiB (bytes); split evenly over the lanes.")]
+Vector = Annotated[Fraction, size_option("The vector each worker all-reduces: 100MB, 64MiB (bytes).")]
+
 
 @app.command("multilane")
 def multilane(
-    size: Size,
+    size: Payload,
     lanes: Lanes = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
     as_json: Json = False,
 ) -> None:
-    """Transfer time of a payload split over K parallel lanes, against one lane (α defaults to 0).
+    """Transfer time of a payload split over K parallel lanes, against one lane.
 
-    Example: costmodel multilane -n 1GB --lanes 4 --bandwidth 12.5GB/s
+    --alpha 0 gives the ideal transfer service time (start-ups left out).
+
+    Example: costmodel multilane -n 1GB --lanes 4 --alpha 0 --bandwidth 12.5GB/s
     """
     from costmodel.collectives.hierarchical import multilane as split
 
@@ -52,7 +59,7 @@ def flexreduce(
 
 @app.command("rat")
 def rat(
-    size: Size,
+    size: Vector,
     racks: Annotated[int, typer.Option("--racks", metavar="R", show_default=False, help="Racks (≥ 2).")],
     per_rack: Annotated[int, typer.Option("--per-rack", metavar="W", show_default=False,
                                           help="Workers in each rack.")],

@@ -210,7 +210,7 @@ def traffic_tp(
 ) -> None:
     """Megatron tensor parallelism: 2 + 2 all-reduces of b·s·h activations per transformer block.
 
-    Example: costmodel traffic tp --batch 1 --seq 2048 --hidden 12288 --tp 8 --bandwidth 300GB/s
+    Example: costmodel traffic tp --batch 1 --seq 2048 --hidden 12288 --tp 8 --profile nvlink4
     """
     from costmodel.training.traffic import tensor_parallel_traffic
 
@@ -280,7 +280,7 @@ def compress(
 ) -> None:
     """Bytes of a compressed gradient and the ratio to dense; with -p and a link, the time saved.
 
-    Example: costmodel compress --elements 25M --method topk --density 0.01 -p 16 --bandwidth 12.5GB/s
+    Example: costmodel compress --elements 25M --method topk --density 0.01 -p 16 --profile seed
     """
     from costmodel.training.compression import compress as run
 
@@ -381,6 +381,13 @@ def _group(*parts: Any) -> Any:
     return Group(*(Text.from_markup(p) if isinstance(p, str) else p for p in parts))
 
 
+def _priced(link: Any) -> str:
+    """The link line under a heading, when a time was priced (bytes-only results have none)."""
+    from costmodel.cli.render import link_line
+
+    return f"\n{link_line(link)}" if link is not None else ""
+
+
 def _quantities(rows: list[tuple[str, str]]) -> Any:
     out = table("quantity", "value", numeric=("value",))
     for name, value in rows:
@@ -470,7 +477,7 @@ def _render_ps(r: Any) -> Rendered:
     if r.ps_time_s is not None:
         rows += [("parameter-server step time", _time(r.ps_time_s)),
                  ("ring all-reduce time", _time(r.ring.time_s))]
-    return _group(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}", "",
+    return _group(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}{_priced(r.link)}", "",
                   _quantities(rows)), r.notes
 
 
@@ -489,7 +496,7 @@ def _render_tp(r: Any) -> Rendered:
         rows += [("time per all-reduce", _time(d["allreduce_time_s"])),
                  ("time per block", _time(d["block_time_s"]))]
     return _group(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, h = {r.hidden}, "
-                  f"{r.dtype.name}", "", _quantities(rows)), r.notes
+                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
 
 
 def _render_moe(r: Any) -> Rendered:
@@ -505,7 +512,7 @@ def _render_moe(r: Any) -> Rendered:
         rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
                  ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
     return _group(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, top-{r.top_k}, "
-                  f"{r.dtype.name}", "", _quantities(rows)), r.notes
+                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
 
 
 def _render_staleness(r: Any) -> Rendered:
@@ -535,7 +542,8 @@ def _render_compression(r: Any) -> Rendered:
                  ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0
                   else "−" + _time(-r.time_saved_s))]
     p = "" if r.p is None else f" · p = {r.p}"
-    return _group(f"[bold]compress[/bold] · {r.method.summary}{p}", "", _quantities(rows)), r.notes
+    return _group(f"[bold]compress[/bold] · {r.method.summary}{p}{_priced(r.link)}", "",
+                  _quantities(rows)), r.notes
 
 
 def _render_error_feedback(r: Any) -> Rendered:

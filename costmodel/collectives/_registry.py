@@ -7,6 +7,8 @@ on a typo; inside the code only canonical names are used.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from costmodel.collectives import (
     allgather,
     allreduce,
@@ -18,9 +20,9 @@ from costmodel.collectives import (
     scatter,
 )
 from costmodel.collectives._record import Algorithm, Collective
-from costmodel.errors import UnknownNameError
+from costmodel.errors import InputError, UnknownNameError
 
-__all__ = ["COLLECTIVES", "algorithms", "collective", "record", "resolve"]
+__all__ = ["COLLECTIVES", "algorithms", "check_names", "collective", "record", "resolve"]
 
 _MODULES = (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, gather, scatter)
 
@@ -114,7 +116,12 @@ def resolve(collective_name: str, name: str) -> Algorithm:
     ------
     UnknownNameError
         With a did-you-mean hint, e.g. ``unknown algorithm 'rign' for allreduce;
-        did you mean 'ring'?``
+        did you mean 'ring'?`` (the hierarchical all-reduces count among the
+        names it suggests).
+    InputError
+        For a hierarchical all-reduce (``hierarchical``, ``smp``, ...): a known
+        name, but not a record priced on one link; the message says how to
+        cost it on a topology.
 
     Examples
     --------
@@ -125,8 +132,43 @@ def resolve(collective_name: str, name: str) -> Algorithm:
     canonical = _ALGORITHM_NAMES.get((spec.name, _normalise(name)))
     if canonical is None:
         choices = [a.name for a in spec.algorithms]
+        from costmodel.collectives import hierarchical  # the error path only loads it
+
+        if hierarchical.is_hierarchical(name):
+            if spec.name == "allreduce":
+                raise InputError(hierarchical.needs_topology(name))
+            raise InputError(f"{name!r} is a hierarchical all-reduce; {spec.name} has no hierarchical "
+                             f"algorithm: choose from {', '.join(choices)}")
+        if spec.name == "allreduce":
+            choices += hierarchical.ALGORITHMS
         raise UnknownNameError("algorithm", name, choices, context=f"for {spec.name}")
     return _RECORDS[(spec.name, canonical)]
+
+
+def check_names(collective_name: str, names: Iterable[str] = (), *, topology: bool = False) -> None:
+    """Check a collective's name and its algorithms' before anything else is looked at.
+
+    Commands call it first, so that a typo is reported (with its did-you-mean)
+    before a missing link or a bad option.  With *topology*, the hierarchical
+    all-reduces are accepted too (``cost`` and ``schedule`` price them on
+    ``--level``s).
+
+    Raises
+    ------
+    UnknownNameError, InputError
+        As :func:`collective` and :func:`resolve`.
+    """
+    spec = collective(collective_name)
+    for name in names:
+        try:
+            resolve(spec.name, name)
+        except InputError:
+            if topology and spec.name == "allreduce":
+                from costmodel.collectives.hierarchical import is_hierarchical
+
+                if is_hierarchical(name):
+                    continue
+            raise
 
 
 def record(collective_name: str, name: str) -> Algorithm:

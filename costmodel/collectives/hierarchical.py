@@ -424,6 +424,19 @@ def _scheme(name: str) -> _Scheme:
     )
 
 
+def needs_topology(name: str) -> str:
+    """Why the hierarchical all-reduce *name* has no cost or formula on one link, and what to run instead.
+
+    >>> needs_topology("hier").split(":")[0]
+    "'hier' (hierarchical) is a hierarchical all-reduce"
+    """
+    scheme = _scheme(name)
+    called = "" if _normalise(name) == scheme.name else f" ({scheme.name})"
+    return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
+            f"link, so it has no single formula in p and n; cost it with costmodel cost allreduce "
+            f"{scheme.name} --level SIZE:ALPHA:RATE, once per level")
+
+
 def is_hierarchical(name: str) -> bool:
     """Whether *name* (or an alias) names a hierarchical algorithm.
 
@@ -797,8 +810,9 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
 
     Each lane carries n/k bytes at the per-lane bandwidth, all at once:
-    α + (n/k)β, against α + nβ on one lane.  α defaults to 0 (the ideal
-    transfer service time) unless given or taken from *profile*.
+    α + (n/k)β, against α + nβ on one lane.  α is needed like everywhere
+    (from *alpha* or *profile*); the ideal transfer service time of the
+    multi-lane model (Träff & Hunold 2020) is ``alpha=0``.
 
     Raises
     ------
@@ -812,7 +826,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
     Examples
     --------
-    >>> m = multilane("1GB", lanes=4, bandwidth="12.5GB/s")
+    >>> m = multilane("1GB", lanes=4, alpha=0, bandwidth="12.5GB/s")
     >>> m.one_lane_time_s, m.time_s  # 1 GB / 12.5 GB/s = 80 ms; 250 MB / 12.5 GB/s = 20 ms
     (Fraction(2, 25), Fraction(1, 50))
     """
@@ -820,8 +834,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
     k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
-    given_alpha = alpha if alpha is not None or profile is not None else Fraction(0)
-    link = LinkParams.from_options(alpha=given_alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     per_lane = size / k
     return MultiLaneTransfer(
         n_bytes=size, lanes=k, link=link, bytes_per_lane=per_lane,

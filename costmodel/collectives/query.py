@@ -12,7 +12,7 @@ from typing import Any
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import compare
 from costmodel.collectives.result import CostTable
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
 from costmodel.params import LinkParams
 
 __all__ = ["compare_from_options"]
@@ -25,7 +25,7 @@ def _wants_topology(collective: str, algorithms: Sequence[str] | None, levels: S
     for name in algorithms or []:
         try:
             resolve(collective, name)
-        except UnknownNameError:
+        except InputError:  # unknown, or a hierarchical all-reduce
             from costmodel.collectives.hierarchical import is_hierarchical
 
             if is_hierarchical(name):

@@ -205,14 +205,14 @@ def reals(values: Sequence[Fraction | int]) -> list[int | float]:
 
 def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
                   profile: Any = None) -> Any:
-    """The link if any part of one was given, else ``None``; α defaults to 0 when only a rate is given.
+    """The link if any part of one was given (then α and β are both needed, as everywhere), else ``None``.
 
     Examples
     --------
     >>> optional_link() is None
     True
-    >>> optional_link(bandwidth="12.5GB/s").alpha_s
-    Fraction(0, 1)
+    >>> optional_link(alpha=0, bandwidth="12.5GB/s").beta_s_per_byte
+    Fraction(1, 12500000000)
     """
     given = [v for v in (alpha, beta, bandwidth, profile) if v is not None]
     if link is not None:
@@ -224,6 +224,4 @@ def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, band
         return None
     from costmodel.params import LinkParams
 
-    if alpha is None and profile is None:
-        alpha = Fraction(0)
     return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)

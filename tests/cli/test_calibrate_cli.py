@@ -80,7 +80,7 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     pytest.importorskip("torch", reason="calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]'")
     csv, profile = tmp_path / "raw.csv", tmp_path / "cpu.toml"
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
-                    "--collectives", "allreduce,pt2pt", "--budget", "0.02", "--csv", str(csv), "--out", str(profile))
+                    "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
     assert data["backend"] == "gloo" and data["profile_from"] == "pt2pt"
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
     assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0

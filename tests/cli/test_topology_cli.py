@@ -105,7 +105,7 @@ def test_flat_cost_still_works(capsys):
 
 
 def test_multilane_json(capsys):
-    data = run_json(capsys, "multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "12.5GB/s")
+    data = run_json(capsys, "multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0", "--bandwidth", "12.5GB/s")
     # 1 GB / 12.5 GB/s = 80 ms on one lane; 250 MB per lane: 20 ms
     assert (data["n_bytes"], data["lanes"], data["bytes_per_lane"]) == (10**9, 4, 250 * 10**6)
     assert (data["one_lane_time_s"], data["time_s"], data["speedup"]) == (0.08, 0.02, 4)
@@ -133,7 +133,8 @@ def test_rat_json(capsys):
     [
         (["cost", "allreduce", "hierarchical", *LEVELS, "-n", "1GiB"], ["hierarchical", "flat ring", "intra",
                                                                        "bytes crossing", "best: hierarchical"]),
-        (["multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "12.5GB/s"], ["80 ms", "20 ms"]),
+        (["multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0", "--bandwidth", "12.5GB/s"],
+         ["80 ms", "20 ms", "α = 0 s"]),
         (["flexreduce", "--groups", "2,3", "--entries", "12"], ["reduced/worker", "6 partial-sum entries"]),
         (["rat", "--racks", "2", "--per-rack", "4", "-n", "100MB"], ["350 MB", "200 MB", "core"]),
     ],
@@ -185,7 +186,8 @@ BAD = [
     (["cost", "allreduce", "-n", "1MiB", "--alpha", "5us", "--beta", "1ns/B"], "Missing option '-p'"),
     (["multilane", "-n", "1GB", "--lanes", "0", "--bandwidth", "12.5GB/s"], "lanes=0 is not a positive integer"),
     (["multilane", "-n", "1GB", "--bandwidth", "12.5GB/s"], "no lane count given"),
-    (["multilane", "-n", "1GB", "--lanes", "4"], "no bandwidth given"),
+    (["multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0"], "no bandwidth given"),
+    (["multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "1GB/s"], "no latency given"),
     (["multilane", "-n", "1KB", "--lanes", "4", "--bandwidth", "1GB/s"], "ambiguous"),
     (["flexreduce", "--groups", "2,3", "--entries", "10"], "10 entries do not split evenly"),
     (["flexreduce", "--groups", "2", "--entries", "12"], "at least two groups"),

@@ -122,7 +122,7 @@ def test_traffic_ps_json(capsys):
     assert (data["server_bytes_in"], data["server_bytes_out"]) == (6_400_000_000, 6_400_000_000)
     assert data["ring_bytes_sent_per_worker"] == 750_000_000
     data = run_json(capsys, "traffic", "ps", "--workers", "16", "--model", "400MB", "--servers", "4",
-                    "--bandwidth", "12.5GB/s")
+                    "--alpha", "0", "--bandwidth", "12.5GB/s")
     assert data["server_bytes_in"] == 1_600_000_000
     assert data["ps_time_s"] == pytest.approx(2 * 16 * 100e6 / 12.5e9, rel=1e-15)
     assert data["ring_time_s"] == pytest.approx(2 * 15 * 25e6 / 12.5e9, rel=1e-15)
@@ -187,7 +187,7 @@ def test_error_feedback_json(capsys):
      ["(3.57143, -0.857143)", "0.142857 (1/7)", "did not answer"]),
     (["memory", "--params", "70B", "--dtype", "fp32", "--dp", "4"], ["1.12 TB", "70,000,000,000"]),
     (["memory", "--params", "7.5B", "--dp", "64", "--zero", "2"], ["16.64 GB", "2Ψ + 14Ψ/N", "P_os+g"]),
-    (["traffic", "ps", "--workers", "16", "--model", "400MB", "--bandwidth", "12.5GB/s"],
+    (["traffic", "ps", "--workers", "16", "--model", "400MB", "--alpha", "0", "--bandwidth", "12.5GB/s"],
      ["6.4 GB", "750 MB", "1.024 s", "60 ms"]),
     (["traffic", "tp", "--batch", "1", "--seq", "2048", "--hidden", "12288", "--tp", "8"], ["2 + 2"]),
     (["traffic", "moe", "--tokens", "4096", "--hidden", "4096", "--experts", "8"], ["0.875", "uniform routing"]),
@@ -237,7 +237,10 @@ BAD = [
     (["compress", "--elements", "25M", "--method", "topp", "--density", "0.1"], "did you mean 'topk'?"),
     (["compress", "--elements", "25MB", "--method", "int8"], "write 25M for 25 million"),
     (["compress", "--elements", "25M", "--method", "fp16", "--from", "half"], "saves nothing"),
-    (["compress", "--elements", "25M", "--method", "int8", "--bandwidth", "1GB/s"], "no worker count"),
+    (["compress", "--elements", "25M", "--method", "int8", "--alpha", "0", "--bandwidth", "1GB/s"],
+     "no worker count"),
+    (["compress", "--elements", "25M", "--method", "int8", "-p", "4", "--bandwidth", "1GB/s"],
+     "no latency given"),
     (["error-feedback"], "give exactly one of --vector"),
     (["error-feedback", "--random", "4"], "needs a seed"),
     (["error-feedback", "--vector", "1,2", "--steps", "500"], "too many"),
@@ -275,8 +278,8 @@ def test_json_runs_import_no_rich_numpy_or_sympy():
         "    return a\n"
         "app_module.build = wrapped\n"
         "for argv in (['loss', '--sizes', '1,2', '--losses', '1,2'], ['memory', '--params', '7B', '--zero', '3'],\n"
-        "             ['traffic', 'ps', '--workers', '4', '--model', '1MB', '--bandwidth', '1GB/s'],\n"
-        "             ['compress', '--elements', '1M', '--method', 'onebit', '-p', '4', '--bandwidth', '1GB/s'],\n"
+        "             ['traffic', 'ps', '--workers', '4', '--model', '1MB', '--alpha', '0', '--bandwidth', '1GB/s'],\n"
+        "             ['compress', '--elements', '1M', '--method', 'onebit', '-p', '4', '--alpha', '0', '-B', '1GB/s'],\n"
         "             ['error-feedback', '--vector', '1,-2']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert main([*argv, '--json']) == 0, argv\n"

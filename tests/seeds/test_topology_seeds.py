@@ -44,7 +44,7 @@ def seed(title: str) -> pytest.MarkDecorator:
 
 @seed("DSGD 10. Multi-Lane: Parallel Paths")
 def test_one_gigabyte_over_four_lanes(section: str) -> None:
-    m = multilane(1 * GB, lanes=4, bandwidth="12.5GB/s")
+    m = multilane(1 * GB, lanes=4, alpha=0, bandwidth="12.5GB/s")  # the seed's ideal service time
     # 1 GB splits into 4 × 250 MB
     assert m.bytes_per_lane == 250 * MB
     # one lane: 1 GB / 12.5 GB/s = 80 ms; four lanes at once: 250 MB / 12.5 GB/s = 20 ms

@@ -59,7 +59,7 @@ def test_ring_and_rabenseifner_never_cross() -> None:
     assert x.relation == "none"
     assert x.crossovers == ()
     assert x.below == x.above == "rabenseifner"
-    assert "0.00011" in x.reason
+    assert "110 µs" in x.reason
 
 
 def test_allgather_ring_and_bruck_never_cross() -> None:
@@ -173,6 +173,73 @@ def test_double_binary_tree_and_ring_at_p8() -> None:
     assert point.exact
     assert point.n_bytes == 8 * ALPHA / (17 * BETA) == F(500_000, 17)
     assert (x.below, x.above) == ("double-binary-tree", "ring")
+
+
+def dbt_best(p: int, n: Fraction, link: LinkParams, near: int) -> Fraction:
+    # 4(h + k - 1)(α + nβ/(2k)), h = ⌊log2 p⌋, by brute force over a window around the optimum
+    h = p.bit_length() - 1
+    return min(4 * (h + k - 1) * (link.alpha_s + n * link.beta_s_per_byte / (2 * k))
+               for k in range(max(1, near - 500), near + 500))
+
+
+def test_ring_and_double_binary_tree_at_p65536_cross_near_2_tb() -> None:
+    # ring 2(p-1)α + 2(p-1)/p·nβ against the tree's √n-shaped cost: the tree wins up to ~2.2 TB
+    x = crossover("allreduce", "ring", "dbt", p=65536, link=SEED, max_bytes="4TB")
+    (point,) = x.crossovers
+    assert point.exact
+    assert point.n_bytes == F(366_132_621_312_000_000, 166_547)  # ≈ 2.198 TB
+    assert (x.below, x.above, x.relation, x.exhausted) == ("double-binary-tree", "ring", "crossover", False)
+    n = point.n_bytes
+    ring = 2 * 65535 * ALPHA + 2 * F(65535, 65536) * n * BETA
+    # by hand: k* ≈ √((h - 1)nβ/(2α)) = √(15 · 2.198e12 B · 8e-11 s/B / 1e-5 s) ≈ 16,240
+    k = 16_240
+    assert dbt_best(65536, n, SEED, k) == ring == point.time_s
+    below, above = n * F(999, 1000), n * F(1001, 1000)
+    assert dbt_best(65536, below, SEED, k) < 2 * 65535 * ALPHA + 2 * F(65535, 65536) * below * BETA
+    assert dbt_best(65536, above, SEED, k) > 2 * 65535 * ALPHA + 2 * F(65535, 65536) * above * BETA
+
+
+def test_a_scan_that_finds_nothing_says_so() -> None:
+    x = crossover("allreduce", "ring", "dbt", p=65536, link=SEED)
+    assert (x.relation, x.exhausted, x.crossovers) == ("none", True, ())
+    assert (x.min_bytes, x.max_bytes) == (0, 16 * 2**30)
+    assert x.reason.startswith("no crossover between 0 B and 17.18 GB") and x.reason.endswith("widen --max")
+    assert x.to_dict()["exhausted"] is True
+
+
+def test_chain_and_binomial_tie_at_p3() -> None:
+    # p = 3: binomial 2α + 2nβ; chain with k = 1 is the same 2α + 2nβ, and k = 2 (3α + 3/2·nβ) is
+    # cheaper once α < nβ/2, i.e. n > 2α/β = 125,000 B exactly: a tie, then the chain
+    x = crossover("broadcast", "chain", "binomial", p=3, link=SEED)
+    assert [(r.from_bytes, r.to_bytes, r.cheaper) for r in x.ranges] == [
+        (0, 125_000, None), (125_000, 16 * 2**30, "pipelined-chain")]
+    assert 2 * ALPHA / BETA == 125_000
+    (point,) = x.crossovers
+    assert point.exact and point.n_bytes == 125_000 and point.time_s == 2 * ALPHA + 2 * 125_000 * BETA
+    assert (x.below, x.above) == (None, "pipelined-chain")
+    data = x.to_dict()
+    assert data["ranges"][0] == {"from_bytes": 0, "to_bytes": 125000, "cheaper": None, "equal": True}
+
+
+def test_best_edges_are_exact_at_tuned_breaks() -> None:
+    # p = 3 broadcast: chain's k changes at n = α·k(k+1)/β: 125 kB (1 → 2) and 375 kB (2 → 3); the
+    # scatter-allgather tie ends at 750 kB.  Every edge an exact integer, not 125000.00000000001
+    r = best("broadcast", p=3, link=SEED)
+    edges = [x.from_bytes for x in r.ranges] + [r.ranges[-1].to_bytes]
+    assert edges == [1, 125_000, 375_000, 750_000, 16 * 2**30]
+    assert all(isinstance(e, Fraction) and e.denominator == 1 for e in edges)
+
+
+def test_min_and_max_bound_a_closed_form_crossover() -> None:
+    x = crossover("allreduce", "rd", "rab", p=16, link=SEED, max_bytes="100kB")
+    assert (x.relation, x.crossovers, x.exhausted) == ("none", (), False)
+    assert x.below == x.above == "recursive-doubling"
+    assert "117.6 kB" in x.reason  # the lines do cross, at 2e6/17 B, outside the range
+    x = crossover("allreduce", "rd", "rab", p=16, link=SEED, min_bytes="100kB", max_bytes="1MB")
+    assert [c.n_bytes for c in x.crossovers] == [F(2_000_000, 17)]
+    assert (x.min_bytes, x.max_bytes) == (100_000, 1_000_000)
+    with pytest.raises(InputError, match="size range is empty"):
+        crossover("allreduce", "rd", "rab", p=16, link=SEED, min_bytes="1MB", max_bytes="1kB")
 
 
 # -- errors --------------------------------------------------------------------------------------

@@ -90,8 +90,8 @@ def test_bytes_per_rank_without_a_link():
     ({"method": "fp16", "density": "0.1"}, "applies to top-k only"),
     ({"method": "fp16", "index_bytes": 4}, "applies to top-k only"),
     ({"method": "fp16", "source": "fp16"}, "saves nothing"),
-    ({"method": "int8", "bandwidth": "1GB/s"}, "no worker count"),
-    ({"method": "int8", "p": 1, "bandwidth": "1GB/s"}, "p=1 is too small"),
+    ({"method": "int8", "alpha": "0", "bandwidth": "1GB/s"}, "no worker count"),
+    ({"method": "int8", "p": 1, "alpha": "0", "bandwidth": "1GB/s"}, "p=1 is too small"),
 ])
 def test_bad_compress_input(kwargs, fragment):
     with pytest.raises(InputError, match=fragment):

@@ -143,8 +143,10 @@ def test_text_forms():
 
 def test_optional_link():
     assert optional_link() is None
-    link = optional_link(bandwidth="12.5GB/s")
+    link = optional_link(alpha="0", bandwidth="12.5GB/s")
     assert (link.alpha_s, link.beta_s_per_byte) == (0, Fraction(1, 12_500_000_000))
+    with pytest.raises(InputError, match="no latency given"):  # the one rule: α is said, never assumed
+        optional_link(bandwidth="12.5GB/s")
     assert optional_link(alpha="5us", beta="0.08ns/B").alpha_s == Fraction(1, 200_000)
     with pytest.raises(InputError, match="both a link and link options"):
         optional_link(link=link, alpha="1us")
