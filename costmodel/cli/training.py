@@ -280,7 +280,7 @@ def compress(
 ) -> None:
     """Bytes of a compressed gradient and the ratio to dense; with -p and a link, the time saved.
 
-    Example: costmodel compress --elements 25M --method topk --density 0.01 -p 16 --profile seed
+    Example: costmodel compress --elements 25M --method topk --density 0.01 -p 16 --profile textbook
     """
     from costmodel.training.compression import compress as run
 
