@@ -4,31 +4,17 @@ from __future__ import annotations
 
 import doctest
 import os
-import re
 import shlex
 from pathlib import Path
 
 import pytest
 
 from costmodel.cli import main
+from tests.examples import PAGES, ROOT, doc_sessions
+from tests.examples import page_name as _name
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-_BLOCK = re.compile(r"```[a-z]*\n(\$ costmodel .*?)```", re.DOTALL)
-
-
-def _name(page: Path) -> str:
-    return page.relative_to(ROOT).as_posix()
-
-
-def _sessions() -> list[tuple[str, str, str]]:
-    found = []
-    for page in PAGES:
-        for block in _BLOCK.findall(page.read_text(encoding="utf-8")):
-            command, _, want = block.partition("\n")
-            found.append((f"{_name(page)}: {command[2:60]}", command[2:], want))
-    return found
+_sessions = doc_sessions
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_name)

@@ -159,7 +159,11 @@ class Segment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Residual:
-    """One measured row against the model: ``rel_error = (model − measured)/measured``."""
+    """One measured row against the model: ``rel_error = (model − measured)/measured``.
+
+    ``segment`` is the number of the segment that models the row, counted from 1
+    (``Fit.segments[segment - 1]``), as ``costmodel calibrate fit`` and ``calibrate report`` show it.
+    """
 
     n_bytes: int
     measured_s: Fraction
@@ -579,7 +583,7 @@ def fit(
     bounds = [0, *cuts, search.sizes]
     built: list[Segment] = []
     residuals: list[Residual] = []
-    for k, (g0, g1) in enumerate(pairwise(bounds)):
+    for k, (g0, g1) in enumerate(pairwise(bounds), start=1):
         lo, hi = search.starts[g0], search.starts[g1]
         segment, errors = _segment(search, lo, hi)
         built.append(segment)

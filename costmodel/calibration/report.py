@@ -24,7 +24,8 @@ __all__ = ["CalibrationReport", "ReportRow", "calibration_report", "plot_report"
 
 @dataclass(frozen=True)
 class ReportRow:
-    """One measured size: measured and modelled time and bus bandwidth, and the relative error."""
+    """One measured size: measured and modelled time and bus bandwidth, the relative error, and the
+    segment that models it (counted from 1)."""
 
     n_bytes: int
     measured_s: float

@@ -303,8 +303,9 @@ def _fit_body(f: Any) -> Any:
     head = Text.from_markup(
         f"[bold]{f.collective}[/bold] · p = {f.p} · assumed {escape(f.algorithm)}: {escape(f.formula)}\n"
         f"[dim]{escape(f.source or f.path)}[/dim]")
-    out = table("#", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows", no_wrap=True,
-                numeric=("α", "β", "1/β", "error", "rows"))
+    out = table("segment", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows", no_wrap=True,
+                numeric=("segment", "α", "β", "1/β", "error", "rows"),
+                optional=(("α, 95 % CI", "rows"), "1/β"))
     for i, s in enumerate(f.segments, 1):
         ci = "" if s.alpha_ci_s is None else f"{_time(s.alpha_ci_s[0])} – {_time(s.alpha_ci_s[1])}"
         out.add_row(str(i), f"{_size(s.from_bytes)} – {_size(s.to_bytes)}", _time(s.alpha_s), ci,
@@ -331,8 +332,9 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     from rich.console import Group
     from rich.text import Text
 
-    out = table("size", "measured", "model", "error", "busbw measured", "busbw model", "seg", no_wrap=True,
-                numeric=("measured", "model", "error", "busbw measured", "busbw model", "seg"))
+    busbw = ("busbw measured", "busbw model")
+    out = table("size", "measured", "model", "error", *busbw, "segment", no_wrap=True,
+                numeric=("measured", "model", "error", *busbw, "segment"), optional=(busbw,))
     for r in report.rows:
         out.add_row(_size(r.n_bytes), _time(r.measured_s), _time(r.model_s), f"{r.rel_error:+.1%}",
                       f"{r.busbw_measured_bytes_per_s / 1e9:.3g} GB/s",

@@ -16,7 +16,7 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit
+from costmodel.cli.output import emit, prose, table
 from costmodel.errors import InputError
 from costmodel.pipeline import Bubble, bubble, format_timeline, parse_slots
 from costmodel.units import format_number
@@ -132,7 +132,7 @@ class _Timeline:
             text = Text(line)
             for pattern, style in _STYLES:
                 text.highlight_regex(pattern, style)
-            yield text
+            yield prose(text, hang=line.index(":") + 2)  # under the first slot, past "GPU 0: "
 
 
 def _source(cited: Cited) -> str:
@@ -168,7 +168,6 @@ def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
     """The heading, timeline, bubble summary and per-stage table of a simulated schedule."""
     from rich.console import Group
     from rich.markup import escape
-    from rich.table import Table
     from rich.text import Text
 
     chunks = f" · v = {b.chunks} chunks per device" if b.schedule == "interleaved" else ""
@@ -176,18 +175,15 @@ def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
         f"[bold]{b.schedule}[/bold] · P = {b.stages} stages · M = {b.microbatches} micro-batches{chunks}\n"
         f"{_times(b)}\n[dim]{escape('; '.join(map(_source, b.sources)))}[/dim]"
     )
-    summary = Table(box=None, pad_edge=False, show_edge=False, show_header=False, collapse_padding=True)
-    summary.add_column(no_wrap=True)
-    summary.add_column(justify="right", no_wrap=True)
-    summary.add_column()
+    summary = table("quantity", "value", "meaning", numeric=("value",), no_wrap=("quantity", "value"),
+                    header=False)
     summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) = {_exact(b.ideal_slots)}")
     summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (GPipe's definition)")
     summary.add_row("bubble over ideal", _exact(b.bubble_over_ideal), "idle / ideal (idle over busy time)")
     summary.add_row("peak in flight", _exact(b.max_inflight_microbatches),
                     "micro-batches whose activations a stage holds")
-    stages = Table(header_style="bold", box=None, pad_edge=False, show_edge=False, collapse_padding=True)
-    for column in ("stage", "busy (slots)", "idle (slots)", "peak in flight"):
-        stages.add_column(column, justify="right", no_wrap=True)
+    columns = ("stage", "busy (slots)", "idle (slots)", "peak in flight")
+    stages = table(*columns, numeric=columns)
     for s in b.timeline:
         stages.add_row(str(s.stage), _exact(s.busy_slots), _exact(s.idle_slots),
                        _exact(s.peak_inflight_microbatches))

@@ -1,7 +1,7 @@
 """Human-readable renderings of the core's results (rich tables, units in headers).
 
 ``render(result)`` returns ``(renderable, notes)``; :func:`~costmodel.cli.output.emit`
-prints the renderable on stdout and the notes on stderr.  Nothing here
+prints the renderable and then the notes on stdout, fitted to the width.  Nothing here
 computes: every number shown is a field of the result.
 """
 
@@ -12,10 +12,9 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
-from costmodel.cli.output import table
+from costmodel.cli.output import Table, table
 from costmodel.collectives.formula import Formula
 from costmodel.collectives.hierarchical import (
     FlexReduceSplit,
@@ -35,9 +34,9 @@ __all__ = ["link_line", "render"]
 Rendered = tuple[Any, tuple[str, ...]]
 
 
-def _table(*columns: str, numeric: tuple[str, ...] = ()) -> Table:
+def _table(*columns: str, numeric: tuple[str, ...] = (), optional: tuple[Any, ...] = ()) -> Table:
     """The house table, the first column kept on one line as well as the numeric ones."""
-    return table(*columns, numeric=numeric, no_wrap=(columns[0], *numeric))
+    return table(*columns, numeric=numeric, no_wrap=(columns[0], *numeric), optional=optional)
 
 
 def _size(n_bytes: Any) -> str:
@@ -75,7 +74,7 @@ def _(table: CostTable) -> Rendered:
     gamma = bool(table.link.gamma_s_per_byte)
     numbers = ("time", "× best", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
     columns = [c for c in ("algorithm", *numbers) if gamma or c != "γ part"]
-    out = _table(*columns, numeric=numbers)
+    out = _table(*columns, numeric=numbers, optional=(("α part", "β part", "γ part"), "× bound"))
     for r in table.results:
         ratio = r.bound_ratio
         best = table.vs_best(r)
@@ -260,7 +259,8 @@ def _(table: HierarchicalTable) -> Rendered:
     named = [(r.algorithm, r) for r in table.results] + [("flat ring", table.flat_ring)]
     gamma = any(r.compute_s for _, r in named)
     numbers = ("time", "× flat ring", "α part", "β part", "γ part", "rounds", "sent/rank")
-    out = _table(*(c for c in ("algorithm", *numbers) if gamma or c != "γ part"), numeric=numbers)
+    out = _table(*(c for c in ("algorithm", *numbers) if gamma or c != "γ part"), numeric=numbers,
+                 optional=("α part", "β part", "γ part"))
     for name, r in named:
         out.add_row(name, format_time(r.time_s), _ratio(table.speedup(r)), format_time(r.latency_s),
                     format_time(r.bandwidth_s), *([format_time(r.compute_s)] if gamma else []), str(r.rounds),

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
+from costmodel.cli.output import Table, table
 from costmodel.cli.render import link_line, render
 from costmodel.units import format_size, format_time
 from costmodel.walkthrough import ScheduleReport, chunk_label
@@ -32,14 +32,12 @@ def _cell(mask: int, report: ScheduleReport) -> str:
 
 
 def _grid(masks: np.ndarray, report: ScheduleReport) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", collapse_padding=True)
-    table.add_column("rank", justify="right")
     columns = range(masks.shape[1])
-    for c in columns:
-        table.add_column(chunk_label((c,), report), justify="center")
+    labels = [chunk_label((c,), report) for c in columns]
+    grid = table("rank", *labels, numeric=("rank",), centred=labels)
     for rank in range(report.p):
-        table.add_row(str(rank), *(_cell(int(masks[rank, c]), report) for c in columns))
-    return table
+        grid.add_row(str(rank), *(_cell(int(masks[rank, c]), report) for c in columns))
+    return grid
 
 
 def _transfers(step: tuple[Any, ...], report: ScheduleReport) -> str:
@@ -77,9 +75,7 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
         parts.append(Text(f"bytes crossing each level: {crossing}"))
     if r.verification is not None:
         v = r.verification
-        check = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", collapse_padding=True)
-        for column in ("", "simulated", "formula", ""):
-            check.add_column(column, justify="right")
+        check = table("", "simulated", "formula", "", numeric=("", "simulated", "formula"))
         rows = (("rounds", "rounds", str), ("bytes_sent_per_rank", "busiest rank sends", format_size),
                 ("time_s", "time", format_time))
         for key, label, show in rows:

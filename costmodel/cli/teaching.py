@@ -285,10 +285,10 @@ def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
     from costmodel.examples.work import _show
 
     head = Text.from_markup(f"[bold]{escape(worked.title)}[/bold]\n[dim]{escape(worked.source)}[/dim]")
-    givens = table("given", "value", no_wrap=False)
+    givens = table("given", "value", no_wrap=("value",))
     for g, v in worked.givens:
         givens.add_row(f"{g.label}" + (f" ({g.symbol})" if g.symbol else ""), _show(v, g.kind))
-    steps = table("#", "step", "working", "value", numeric=("#", "value"), no_wrap=False)
+    steps = table("#", "step", "working", "value", numeric=("#", "value"))
     for i, s in enumerate(worked.steps, 1):
         steps.add_row(str(i), s.text, s.expression, _show(s.value, s.kind))
     answers = Text.from_markup("\n".join(
@@ -321,7 +321,8 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     from rich.console import Group
     from rich.text import Text
 
-    out = table("exercise", "seed", "answer", "given", "expected", "score", "diagnosis", no_wrap=False)
+    out = table("exercise", "seed", "answer", "given", "expected", "score", "diagnosis",
+                no_wrap=("exercise", "seed", "answer", "given", "expected", "score"))
     for g in report.grades:
         s = g.submission
         mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
@@ -334,7 +335,7 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
                    f"{_score(report.max_score)}", style="bold")
     parts: list[Any] = [out, Text(""), summary]
     if report.students:
-        students = table("student", "score", no_wrap=False)
+        students = table("student", "score", no_wrap=("score",))
         for name, (got, out_of) in report.students.items():
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]

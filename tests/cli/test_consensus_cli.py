@@ -121,11 +121,12 @@ def test_tables(capsys, monkeypatch, argv, needles):
         assert needle in out
 
 
-def test_notes_go_to_stderr(capsys, monkeypatch):
+def test_notes_follow_the_answer_on_stdout(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["consensus", "star", "-p", "4"]) == 0
     out, err = capsys.readouterr()
-    assert "note:" in err and "mean" in err and "note:" not in out
+    table, _, notes = out.partition("\nnote: ")
+    assert "mean" in notes and "round" in table and err == ""
 
 
 BAD = [

@@ -7,22 +7,12 @@ import subprocess
 import sys
 
 import pytest
-import typer.main
 
 from costmodel.cli import main
-from costmodel.cli.app import build
+from tests.examples import all_leaf_commands
 
 
-def _leaves(command, path=()):
-    subs = getattr(command, "commands", None)
-    if subs:
-        for name, sub in subs.items():
-            yield from _leaves(sub, (*path, name))
-    else:
-        yield path, command
-
-
-@pytest.mark.parametrize(("path", "command"), list(_leaves(typer.main.get_command(build(())))),
+@pytest.mark.parametrize(("path", "command"), all_leaf_commands(),
                          ids=lambda x: " ".join(x) if isinstance(x, tuple) else "")
 def test_every_command_has_a_summary_and_an_example(path, command):
     text = command.help or ""

@@ -1,0 +1,131 @@
+"""Every number and name reaches the reader whole, at every width (the rule of docs/design.md, "Rendering").
+
+Each example command of the docs and of the ``--help`` texts is rendered at COLUMNS = 40 … 200 and
+redirected with COLUMNS unset (not wrapped at all: the reference).  At each width no line is wider
+than the width or ends in a space, no ``…`` appears that the reference lacks, and every token of the
+reference holding a digit (a number with its unit, ``45.33 ms``, is one token) or naming something of
+the ``--json`` result (an algorithm, a collective, an exercise id) appears as often, whole: on a line
+of a table, a stacked block or wrapped prose.  Only the cells of optional columns the table says it
+left out are excused, and words longer than the line (file paths at 40 columns).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from rich.text import Text
+
+from costmodel.cli import main
+from costmodel.cli.output import Table
+from tests.examples import ROOT, doc_sessions, help_examples
+
+WIDTHS = (40, 60, 80, 100, 200)
+
+STAND_INS = {  # files the help examples name, and the repository's files that stand in for them
+    "all_reduce_perf.txt": "tests/data/logs/nccl-tests/allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt",
+    "osu_allreduce.txt": "tests/data/logs/osu/osu_allreduce_archer2_2node_256rank_slingshot.txt",
+    "answers.toml": "docs/examples/answers.toml",
+}
+
+_AS_IS = {"--gradescope", "--latex", "--markdown"}
+"""Formats for other programs (JSON, LaTeX, Markdown with its hard line breaks): printed as they are."""
+
+_DRAWN = re.compile("[\u2500-\u257f]")
+"""Box drawing: a bar of a timeline is no number (drawn to scale only where it fits)."""
+
+_TOKEN = re.compile(r"\S*\d (?:[pnµumkKMGTPE]i?)?[Bbs](?:/[sB])?[),;:.]*(?=\s|$)|\S+")
+
+
+def _commands() -> list[str]:
+    found = [command for _, command, _ in doc_sessions()]
+    for example in help_examples():
+        found.append(" ".join(STAND_INS.get(word, word) for word in example.split(" ")))
+    return list(dict.fromkeys(found))
+
+
+def _run(argv: list[str], columns: int | None, home: Path, monkeypatch, capsys) -> tuple[str, list[Table]]:
+    """stdout of ``costmodel ARGV`` run in a fresh folder beside the docs and tests (files it writes land
+    there), and the tables that left columns out."""
+    here = home / f"run{len(list(home.iterdir()))}"
+    here.mkdir()
+    for linked in ("docs", "tests"):
+        (here / linked).symlink_to(ROOT / linked)
+    monkeypatch.chdir(here)
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(columns))
+    narrowed: list[Table] = []
+    rendering = Table.__rich_console__
+
+    def spy(self, console, options):
+        yield from rendering(self, console, options)
+        if self.left_out:
+            narrowed.append(self)
+
+    monkeypatch.setattr(Table, "__rich_console__", spy)
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 0, f"{shlex.join(argv)} at {columns}: {err}"
+    return out, narrowed
+
+
+def _names(data) -> set[str]:
+    """The one-word strings of a JSON result (algorithms, collectives, exercise ids, ...)."""
+    if isinstance(data, dict):
+        return set().union(*map(_names, data.values()))
+    if isinstance(data, list):
+        return set().union(*map(_names, data))
+    return {data} if isinstance(data, str) and re.fullmatch(r"[\w.+-]{2,}", data) else set()
+
+
+def _tokens(text: str) -> Counter:
+    """The tokens of *text* (a stacked block's ``column:`` label counts as the column's name)."""
+    return Counter(t.removesuffix(":") for t in _TOKEN.findall(text))
+
+
+def _left_out(tables: list[Table]) -> Counter:
+    """How often each token appears in the columns (header included) the tables left out."""
+    found: Counter = Counter()
+    for t in tables:
+        for name in t.left_out:
+            i = t.columns.index(name)
+            for cell in (name, *(row[i] for row in t.rows)):
+                found += _tokens(cell.plain if isinstance(cell, Text) else Text.from_markup(cell).plain)
+    return found
+
+
+@pytest.mark.parametrize("command", _commands(), ids=lambda c: c.removeprefix("costmodel "))
+def test_every_number_survives_every_width(command, tmp_path, monkeypatch, capsys):
+    argv = shlex.split(command)[1:]
+    if argv[:2] == ["calibrate", "run"]:
+        pytest.skip("calibrate run measures: each run prints other numbers (and it needs torch)")
+    if argv[0] == "plot" or "--plot" in argv:  # the figure is not checked here (tests/cli/test_plot_cli.py is): not drawn
+        monkeypatch.setattr("matplotlib.figure.Figure.savefig", lambda _, path, **__: Path(path).touch())
+    monkeypatch.setenv("NO_COLOR", "1")
+    human = [a for a in argv if a != "--json"]
+    data, _ = _run([*human, "--json"], None, tmp_path, monkeypatch, capsys)
+    names = _names(json.loads(data)) if data.startswith("{") else set()
+    reference, _ = _run(human, None, tmp_path, monkeypatch, capsys)
+    want = Counter({t: n for t, n in _tokens(reference).items()
+                    if (re.search(r"\d", t) or t.strip("(),;*") in names) and not _DRAWN.search(t)})
+    assert want, f"{command}: nothing to check"
+    for width in WIDTHS:
+        text, narrowed = _run(human, width, tmp_path, monkeypatch, capsys)
+        where = f"{command} at COLUMNS={width}"
+        for line in text.splitlines():
+            if not _AS_IS & set(human):
+                assert line == line.rstrip(), f"{where}: trailing spaces in {line!r}"
+                assert cell_len(line) <= width, f"{where}: wider than {width}: {line!r}"
+        assert text.count("…") <= reference.count("…"), f"{where}: something was cut\n{text}"
+        excused = _left_out(narrowed)
+        shown = _tokens(text)
+        for token, n in sorted(want.items()):
+            if cell_len(token) <= width // 2:
+                assert shown[token] + excused[token] >= n, f"{where}: {token!r} is not whole\n{text}"
