@@ -436,9 +436,9 @@ _ACTIVATION_OPTIONS = ("seq", "batch", "hidden", "heads")
 
 
 def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = None, zero: int | None = None,
-           optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
-           hidden: Any = None, heads: Any = None, sequence_parallel: bool = False, recompute: str | None = None,
-           layers: int | None = None) -> MemoryReport:
+                    optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
+                    hidden: Any = None, heads: Any = None, sequence_parallel: bool = False,
+                    recompute: str | None = None, layers: int | None = None) -> MemoryReport:
     """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
 
     Parameters
@@ -494,16 +494,7 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     >>> training_memory("7.5B", dp=64, zero=3).weights_bytes_per_gpu  # 2 B × 7.5e9 / 64
     Fraction(234375000, 1)
     """
-    given = [name for name, v in zip(_ACTIVATION_OPTIONS, (seq, batch, hidden, heads), strict=True)
-             if v is not None]
-    if zero is not None and params is None:
-        raise InputError("--zero needs the parameter count; give --params N, e.g. --params 7.5B")
-    if params is None and not given:
-        raise InputError("nothing to compute; give --params N for the weights (and --zero STAGE for ZeRO), "
-                         "or --seq, --batch, --hidden and --heads for the activations")
-    if given and len(given) < len(_ACTIVATION_OPTIONS):
-        missing = ", ".join(f"--{n}" for n in _ACTIVATION_OPTIONS if n not in given)
-        raise InputError(f"activation memory needs --seq, --batch, --hidden and --heads; missing {missing}")
+    given = _activation_sizes_given(params, zero, seq, batch, hidden, heads)
     psi = None if params is None else parse_count(params)
     replicas = 1 if dp is None else positive_int(
         dp, what="dp", hint="give the number of data-parallel workers, e.g. --dp 4")
@@ -516,39 +507,19 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     if layers is not None:
         layers = positive_int(layers, what="layers", hint="give the number of transformer layers")
     kind = parse_dtype(dtype if dtype is not None else ("fp16" if zero is not None else "fp32"))
-    notes: list[str] = []
-    sources: list[Cited] = []
     z = None
     if zero is not None and psi is not None:
-        s = _stage(zero)
         w = kind.bytes_per_element
-        z = zero_memory(psi, gpus=replicas, stage=s, weight_bytes=w, grad_bytes=w, optimizer_bytes=k, tp=t)
+        z = zero_memory(psi, gpus=replicas, stage=_stage(zero), weight_bytes=w, grad_bytes=w,
+                        optimizer_bytes=k, tp=t)
+    notes: list[str] = []
+    sources: list[Cited] = []
     if psi is not None:
-        if z is not None and z.stage >= 3:
-            notes.append(f"ZeRO-3 partitions the weights too: the {replicas} data-parallel GPUs share one copy, "
-                         f"{z.weight_bytes_per_param}Ψ/{'(t·N)' if t > 1 else 'N'} each, the first term of "
-                         f"({z.weight_bytes_per_param} + {z.grad_bytes_per_param} + K)Ψ/N "
-                         "(gathered layer by layer when used)")
-        else:
-            notes.append("data parallelism: every replica holds the whole model, so weights grow as dp × model")
+        notes.append(_weights_note(z, replicas, t))
         sources.append(_SEED_SOURCE)
     if z is not None:
         sources.append(z.source)
-        if dtype is None:
-            notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
-                         f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
-                         f"N = --dp = {replicas}")
-        elif w != 2:
-            notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
-                         f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
-                         "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
-                         "variance only)")
-        if replicas == 1:
-            notes.append("ZeRO over N = 1 GPU partitions nothing: every stage holds the baseline's "
-                         "model states; give the data-parallel degree with --dp")
-        if t > 1:
-            notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{t} of the model "
-                         "before ZeRO partitioning")
+        notes += _zero_notes(z, kind, dtype_given=dtype is not None, tp=t)
     act = None
     if given:
         act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
@@ -568,6 +539,50 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
                       recompute=recompute, layers=layers)
     return MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
                         sources=tuple(sources), notes=tuple(notes))
+
+
+def _activation_sizes_given(params: Any, zero: Any, *sizes: Any) -> bool:
+    """Whether the activation sizes were given (all four); refuses a request with nothing to compute."""
+    given = [name for name, v in zip(_ACTIVATION_OPTIONS, sizes, strict=True) if v is not None]
+    if zero is not None and params is None:
+        raise InputError("--zero needs the parameter count; give --params N, e.g. --params 7.5B")
+    if params is None and not given:
+        raise InputError("nothing to compute; give --params N for the weights (and --zero STAGE for ZeRO), "
+                         "or --seq, --batch, --hidden and --heads for the activations")
+    if given and len(given) < len(_ACTIVATION_OPTIONS):
+        missing = ", ".join(f"--{n}" for n in _ACTIVATION_OPTIONS if n not in given)
+        raise InputError(f"activation memory needs --seq, --batch, --hidden and --heads; missing {missing}")
+    return bool(given)
+
+
+def _weights_note(z: ZeroMemory | None, replicas: int, t: int) -> str:
+    if z is None or z.stage < 3:
+        return "data parallelism: every replica holds the whole model, so weights grow as dp × model"
+    share = "(t·N)" if t > 1 else "N"
+    return (f"ZeRO-3 partitions the weights too: the {replicas} data-parallel GPUs share one copy, "
+            f"{z.weight_bytes_per_param}Ψ/{share} each, the first term of "
+            f"({z.weight_bytes_per_param} + {z.grad_bytes_per_param} + K)Ψ/N "
+            "(gathered layer by layer when used)")
+
+
+def _zero_notes(z: ZeroMemory, kind: Dtype, *, dtype_given: bool, tp: int) -> list[str]:
+    notes = []
+    w = z.weight_bytes_per_param
+    if not dtype_given:
+        notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
+                     f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
+                     f"N = --dp = {z.gpus}")
+    elif w != 2:
+        notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
+                     f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
+                     "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
+                     "variance only)")
+    if z.gpus == 1:
+        notes.append("ZeRO over N = 1 GPU partitions nothing: every stage holds the baseline's "
+                     "model states; give the data-parallel degree with --dp")
+    if tp > 1:
+        notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{tp} of the model before ZeRO partitioning")
+    return notes
 
 
 def _ignored(*, params: int | None, activations: bool, zero: bool, dtype: Any, dp: int | None,
