@@ -78,6 +78,20 @@ def test_consensus_of_a_million_workers(capsys):
     assert data["spectral_gap"] == pytest.approx(4 / 3 * 9.869604401089358e-12, rel=1e-9)  # (4/3)·sin²(π/p)
 
 
+def test_long_exact_trajectories_become_floats(capsys):
+    # 200 exact rounds of a dense random graph made a 4,300-digit integer the JSON could not print
+    data = run_json(capsys, "consensus", "erdos-renyi", "-p", "64", "--prob", "0.5", "--rounds", "200")
+    assert data["trajectory_exact"] is False and len(data["trajectory"]) == 201
+    exact = [r for r in data["trajectory"] if r["values_exact"] is not None]
+    assert exact and [r["round"] for r in exact] == list(range(len(exact)))
+    assert all(len(v) <= 2 * 60 + 2 for r in exact for v in r["values_exact"])
+    assert f"values shown as floats from round {len(exact)} on: exact values would need more than 60 digits" \
+        in data["notes"]
+    assert data["trajectory"][-1]["disagreement"] < 1e-9
+    small = run_json(capsys, "consensus", "ring", "-p", "4", "--init", "0,3,6,9", "--rounds", "5")
+    assert small["trajectory_exact"] is True
+
+
 def test_gossip_step_json(capsys):
     data = run_json(capsys, "gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5")
     assert {k: data[k] for k in ("mixed", "next", "without_mixing")} == {"mixed": 7, "next": 6, "without_mixing": 5}
