@@ -16,6 +16,7 @@ from costmodel.references import (
     OLSHEVSKY_2017,
     PAIGE_1980,
     PARLETT_1998,
+    SENETA_2006,
     STEGER_1999,
     XIAO_2004,
     XIAO_2005,
@@ -34,6 +35,7 @@ __all__ = [
     "OLSHEVSKY_2017",
     "PAIGE_1980",
     "PARLETT_1998",
+    "SENETA_2006",
     "STEGER_1999",
     "XIAO_2004",
     "XIAO_2005",
@@ -55,5 +57,6 @@ CITED: tuple[Citation, ...] = (
     PAIGE_1980,
     ERICSSON_1980,
     MOHAR_1991,
+    SENETA_2006,
 )
 """Every citation of the consensus package (to move into :mod:`costmodel.references`)."""

@@ -81,7 +81,14 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel._json import real
 from costmodel.consensus._numbers import Number, format_exact, to_number
-from costmodel.consensus.citations import ERICSSON_1980, GRAY_2006, PARLETT_1998, XIAO_2004, YING_2021
+from costmodel.consensus.citations import (
+    ERICSSON_1980,
+    GRAY_2006,
+    PARLETT_1998,
+    SENETA_2006,
+    XIAO_2004,
+    YING_2021,
+)
 from costmodel.consensus.graphs import Circulant, Graph, Star, recognise
 from costmodel.errors import InputError
 from costmodel.references import Cited
@@ -637,42 +644,85 @@ def _singular_shift(rows: Sequence[Sequence[tuple[int, Number]]], shift: Fractio
 
 
 def _periodicity(mixing: Mixing, spec: Spectrum) -> Spectrum:
-    """Make ρ = 1 exact (and say why) when W is non-negative and periodic: bipartite, no self-weights."""
-    if spec.spectral_gap > spec.error + 1e-12 or not mixing.nonnegative:
+    """ρ exactly 1 (and why) when a non-negative W never agrees; ρ ≤ 1 clamped when it does.
+
+    A non-negative row-stochastic W has every |λ| ≤ 1, and another eigenvalue of modulus 1
+    exactly when its nonzero weights (read as edges i → j) have more than one closed class
+    (λ = 1 repeated) or a closed class of period d > 1 (the d-th roots of unity); otherwise
+    every other |λ| < 1 (Seneta 2006, chapters 1 and 4).  Both are decided exactly from the
+    pattern of nonzero weights, so a computed ρ of 1 ± a few ulps becomes exactly 1 or stays
+    below it.
+    """
+    if spec.spectral_gap > spec.error + 1e-12 or not mixing.nonnegative or not mixing.row_stochastic:
         return spec
-    if _bipartite_without_loops(mixing):
-        note = ("ρ = 1: W has the eigenvalue −1 (its nonzero weights form a bipartite graph with no "
-                "self-weights), so the values oscillate and never agree; give every worker a self-weight, "
-                "e.g. Metropolis 1/(1 + max(d_i, d_j)) or lazy weights")
+    why = _never_agrees(mixing)
+    source = SENETA_2006.at("chapters 1 and 4: eigenvalues of modulus 1 of a stochastic matrix")
+    if why is not None:
         return _spectrum(Fraction(0), method=spec.method + ", periodicity (exact)",
-                         notes=(*spec.notes, note), source=spec.source)
-    return Spectrum(rho=spec.rho, spectral_gap=spec.spectral_gap, error=spec.error, method=spec.method,
-                    source=spec.source, notes=(*spec.notes, "ρ is within rounding error of 1"))
+                         notes=(*spec.notes, f"ρ = 1: {why}"), source=source)
+    if spec.spectral_gap >= 0:
+        return Spectrum(rho=spec.rho, spectral_gap=spec.spectral_gap, error=spec.error, method=spec.method,
+                        source=spec.source, notes=(*spec.notes, "ρ is within rounding error of 1"))
+    return Spectrum(rho=1.0, spectral_gap=0.0, error=spec.error, method=spec.method + ", ρ ≤ 1 (stochastic)",
+                    source=spec.source,
+                    notes=(*spec.notes, "ρ is within rounding error of 1, below it: W is stochastic and "
+                                        "aperiodic with one closed class, so every other |λ| < 1"))
 
 
-def _bipartite_without_loops(mixing: Mixing) -> bool:
-    rows = mixing.rows() if mixing.matrix is not None else None
-    if rows is None:
-        return False  # the schemes give every worker a positive self-weight (best-constant aside)
-    colour: list[int | None] = [None] * mixing.p
-    for start in range(mixing.p):
-        if colour[start] is not None:
-            continue
-        colour[start] = 0
-        stack = [start]
-        while stack:
-            i = stack.pop()
-            for j, w in rows[i]:
-                if w == 0:
-                    continue
-                if j == i:
-                    return False
-                if colour[j] is None:
-                    colour[j] = 1 - colour[i]
-                    stack.append(j)
-                elif colour[j] == colour[i]:
-                    return False
-    return True
+def _never_agrees(mixing: Mixing) -> str | None:
+    """Why a non-negative row-stochastic W has another eigenvalue of modulus 1, or None if it has not."""
+    if mixing.matrix is None:
+        return None  # the schemes give every worker a positive self-weight (best-constant aside)
+    import numpy as np
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
+    rows = mixing.rows()
+    src = np.fromiter((i for i, row in enumerate(rows) for j, w in row if w != 0), dtype=np.int64)
+    dst = np.fromiter((j for row in rows for j, w in row if w != 0), dtype=np.int64)
+    p = mixing.p
+    graph = sparse.csr_array((np.ones(src.size), (src, dst)), shape=(p, p))
+    _, label = connected_components(graph, directed=True, connection="strong")
+    leaving = np.zeros(label.max() + 1, dtype=bool)
+    leaving[label[src[label[src] != label[dst]]]] = True
+    closed = np.flatnonzero(~leaving)
+    if closed.size > 1:
+        first = [int(np.flatnonzero(label == c)[0]) for c in closed[:2]]
+        return (f"W has {closed.size} closed groups of workers (workers {first[0]} and {first[1]} are in "
+                "different ones): each group averages only within itself, so λ = 1 is repeated and the "
+                "groups never agree; give each group a weight towards the others")
+    # the period of the closed class: the gcd of level(u) + 1 − level(v) over its edges u → v
+    inside = (label[src] == closed[0]) & (label[dst] == closed[0])
+    level = _levels(graph, int(np.flatnonzero(label == closed[0])[0]), p)
+    period = int(np.gcd.reduce(np.abs(level[src[inside]] + 1 - level[dst[inside]])))
+    if period <= 1:
+        return None
+    if period == 2:
+        return ("W has the eigenvalue −1 (its nonzero weights form a bipartite graph with no self-weights), "
+                "so the values oscillate and never agree; give every worker a self-weight, e.g. Metropolis "
+                "1/(1 + max(d_i, d_j)) or lazy weights")
+    return (f"W's nonzero weights are periodic with period {period} (every cycle's length is a multiple of "
+            f"{period}), so W has the {period} eigenvalues e^(2πik/{period}) of modulus 1 and the values "
+            "rotate without agreeing; give every worker a self-weight")
+
+
+def _levels(graph: Any, start: int, p: int) -> Any:
+    """Breadth-first distances from *start* (−1 where unreachable)."""
+    import numpy as np
+
+    level = np.full(p, -1, dtype=np.int64)
+    level[start] = 0
+    frontier = [start]
+    indptr, indices = graph.indptr, graph.indices
+    while frontier:
+        following = []
+        for u in frontier:
+            for v in indices[indptr[u]:indptr[u + 1]]:
+                if level[v] < 0:
+                    level[v] = level[u] + 1
+                    following.append(int(v))
+        frontier = following
+    return level
 
 
 # -- public entry points ---------------------------------------------------------------------------------

@@ -92,6 +92,18 @@ def test_long_exact_trajectories_become_floats(capsys):
     assert small["trajectory_exact"] is True
 
 
+def test_rho_of_a_permutation_is_printed_as_one(capsys, monkeypatch, tmp_path: Path):
+    shift = tmp_path / "shift.txt"  # worker i takes worker i + 3's value: a 7-cycle, |λ| = 1 for all
+    shift.write_text("\n".join(" ".join("1" if j == (i + 3) % 7 else "0" for j in range(7)) for i in range(7)))
+    data = run_json(capsys, "consensus", "matrix", "-w", str(shift))
+    assert (data["rho"], data["rho_exact"], data["spectral_gap"], data["converges"]) == (1, "1", 0, False)
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["consensus", "matrix", "-w", str(shift), "--rounds", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "ρ = 1 · spectral gap 1 − ρ = 0" in out
+    assert "periodic with period 7" in err and "1.0000000000000" not in out + err
+
+
 def test_gossip_step_json(capsys):
     data = run_json(capsys, "gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5")
     assert {k: data[k] for k in ("mixed", "next", "without_mixing")} == {"mixed": 7, "next": 6, "without_mixing": 5}

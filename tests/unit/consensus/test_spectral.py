@@ -171,6 +171,35 @@ def test_max_degree_weights_on_an_odd_ring_converge():
     assert s.rho == pytest.approx(-math.cos(4 * math.pi / 5), abs=1e-12)
 
 
+def _permutation(p: int, shift: int) -> list[list[int]]:
+    return [[1 if j == (i + shift) % p else 0 for j in range(p)] for i in range(p)]
+
+
+@pytest.mark.parametrize(("p", "shift"), [(5, 1), (7, 3), (12, 1), (9, 2), (500, 1)])
+def test_rho_of_a_permutation_matrix_is_exactly_one(p, shift):
+    # a permutation's eigenvalues are roots of unity, all of modulus 1; numerically 1 ± a few ulps
+    s = spectrum(from_matrix(_permutation(p, shift)))
+    assert s.rho_exact == 1 and s.rho == 1.0 and s.spectral_gap == 0 and not s.converges
+    cycle = p  # shift and p coprime: one cycle through every worker
+    assert any(f"period {cycle}" in n for n in s.notes), s.notes
+    assert not any("within rounding error" in n for n in s.notes)
+
+
+def test_several_closed_groups_never_agree():
+    half = Fraction(1, 2)
+    s = spectrum(from_matrix([[1, 0, 0], [half, 0, half], [0, 0, 1]]))  # workers 0 and 2 listen to nobody
+    assert s.rho_exact == 1
+    assert any("2 closed groups" in n for n in s.notes)
+
+
+def test_a_self_weight_makes_a_rotation_converge():
+    # lazy rotation ½(I + P) on 5 workers: eigenvalues ½(1 + e^(2πik/5)), ρ = cos(π/5)
+    half = Fraction(1, 2)
+    rows = [[half * (i == j) + half * (j == (i + 1) % 5) for j in range(5)] for i in range(5)]
+    s = spectrum(from_matrix(rows))
+    assert s.rho == pytest.approx(math.cos(math.pi / 5), abs=1e-12) and s.rho_exact is None
+
+
 def test_a_growing_matrix_reports_rho_above_one():
     s = spectrum(from_matrix([["1.5", "-0.5"], ["-0.5", "1.5"]]))  # eigenvalues 1 and 2
     assert s.rho == pytest.approx(2) and not s.converges
