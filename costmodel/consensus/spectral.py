@@ -98,6 +98,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_MAX",
+    "NONSYMMETRIC_DENSE_MAX",
     "LaplacianExtremes",
     "RoundsToTarget",
     "Spectrum",
@@ -108,7 +109,11 @@ __all__ = [
 ]
 
 DENSE_MAX = 400
-"""Up to this many workers, eigenvalues come from a dense solver."""
+"""Up to this many workers, eigenvalues come from a dense solver (4× as many for a non-symmetric W)."""
+NONSYMMETRIC_DENSE_MAX = 3000
+"""A non-symmetric W of up to this many rows falls back on dense eigenvalues when sparse Arnoldi
+does not converge (eigenvalues clustered near the circle of ρ: seconds at 1,700 rows, half a
+minute at 3,000); beyond, the command stops with an error."""
 _EXACT_DENSE_MAX = 32
 _EPS = 2.0**-52
 _LANCZOS_TOL = 1e-11
@@ -593,21 +598,34 @@ def _nonsymmetric(mixing: Mixing, notes: tuple[str, ...]) -> Spectrum:
 
     w = sparse_matrix(mixing)
     p = mixing.p
-    if p <= 4 * DENSE_MAX:
+    values = None if p <= 4 * DENSE_MAX else _arnoldi(w, p)
+    method = "sparse Arnoldi (ARPACK eigs)"
+    if values is None:
+        if p > NONSYMMETRIC_DENSE_MAX:
+            raise InputError(f"the sparse eigenvalue solver did not converge for this non-symmetric W of "
+                             f"{p} rows (its eigenvalues crowd the circle of the largest), and dense "
+                             f"eigenvalues stop at {NONSYMMETRIC_DENSE_MAX} rows; give a symmetric W (e.g. "
+                             "Metropolis weights on the same graph) or fewer workers")
         values = np.linalg.eigvals(w.toarray())
-        method = "dense eigenvalues (numpy.linalg.eigvals)"
-    else:
-        from scipy.sparse import linalg
-
-        values = linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
-                             return_eigenvectors=False)
-        method = "sparse Arnoldi (ARPACK eigs)"
+        method = ("dense eigenvalues (numpy.linalg.eigvals)" if p <= 4 * DENSE_MAX else
+                  "dense eigenvalues (numpy.linalg.eigvals): sparse Arnoldi did not converge")
     consensus = int(np.argmin(np.abs(values - 1)))
     rho = float(np.abs(np.delete(values, consensus)).max())
     more = ("W is not symmetric: ρ is the asymptotic rate per round; the disagreement can shrink more "
             "slowly at first",)
     spec = _spectrum(1.0 - rho, method=method, error=10 * p * _EPS, notes=(*notes, *more))
     return _periodicity(mixing, _recognise_rational(mixing, spec))
+
+
+def _arnoldi(w: Any, p: int) -> Any:
+    """The 3 eigenvalues of largest modulus by ARPACK, or None when it does not converge."""
+    from scipy.sparse import linalg
+
+    try:
+        return linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
+                           return_eigenvectors=False)
+    except linalg.ArpackNoConvergence:
+        return None
 
 
 def _recognise_rational(mixing: Mixing, spec: Spectrum) -> Spectrum:
@@ -776,7 +794,30 @@ def spectrum(mixing: Mixing) -> Spectrum:
             return _regular_closed_form(mixing, seen, note=note)
         if mixing.scheme == "best-constant" and mixing.laplacian is not None:
             return _best_constant(mixing.laplacian)
-    return _numeric(mixing)
+    with one_blas_thread():
+        return _numeric(mixing)
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS and LAPACK run on one thread (``threadpoolctl``), else a no-op.
+
+    The solvers here multiply a sparse matrix by a vector thousands of times and call
+    LAPACK on small tridiagonal or dense matrices: work too small to share out.  With the
+    default of one BLAS thread per core, the threads spin waiting for each other, and on a
+    machine busy with other work each waits for a core: a random 3-regular graph of 10⁵
+    workers took 2.8 s on a quiet machine and 84 s on a busy one.  One thread is as fast
+    when quiet and stays so when busy (``benchmarks/bench_consensus.py`` measures both).
+    """
+    from contextlib import nullcontext
+
+    import numpy  # noqa: F401  (loads numpy's BLAS: a limit covers only libraries already loaded)
+    import scipy.linalg  # noqa: F401  (and scipy's own copy)
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # an environment installed before it was a dependency
+        return nullcontext()
+    return threadpool_limits(limits=1)
 
 
 def _best_constant(lap: LaplacianExtremes) -> Spectrum:
@@ -819,7 +860,8 @@ def laplacian_extremes(graph: Graph) -> LaplacianExtremes:
         return LaplacianExtremes(connectivity=a.value, largest=top.value, connectivity_exact=a.exact,
                                  largest_exact=top.exact, error=8 * _EPS * top.value,
                                  method="closed form (circulant)")
-    return _numeric_laplacian(graph)
+    with one_blas_thread():
+        return _numeric_laplacian(graph)
 
 
 def _numeric_laplacian(graph: Graph) -> LaplacianExtremes:

@@ -7,6 +7,7 @@ app when the app does not list it yet, so ``main`` runs them as it will once mer
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,22 @@ def test_rho_of_a_permutation_is_printed_as_one(capsys, monkeypatch, tmp_path: P
     out, err = capsys.readouterr()
     assert "ρ = 1 · spectral gap 1 − ρ = 0" in out
     assert "periodic with period 7" in err and "1.0000000000000" not in out + err
+
+
+def test_a_large_non_symmetric_matrix_file(capsys, tmp_path: Path):
+    # 1,700 rows of ½(I + P), P a cyclic shift: ARPACK does not converge (eigenvalues crowd the
+    # unit circle), which crashed; dense eigenvalues give ρ = cos(π/1700)
+    p = 1700
+    path = tmp_path / "rotation.txt"
+    with path.open("w") as f:
+        for i in range(p):
+            row = ["0"] * p
+            row[i] = row[(i + 1) % p] = "1/2"
+            f.write(" ".join(row) + "\n")
+    data = run_json(capsys, "consensus", "matrix", "-w", str(path), "--rounds", "1")
+    assert data["p"] == p and data["symmetric"] is False and data["doubly_stochastic"] is True
+    assert data["method"].endswith("sparse Arnoldi did not converge")
+    assert data["rho"] == pytest.approx(math.cos(math.pi / p), abs=1e-12)
 
 
 def test_gossip_step_json(capsys):

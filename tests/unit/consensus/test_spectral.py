@@ -200,6 +200,32 @@ def test_a_self_weight_makes_a_rotation_converge():
     assert s.rho == pytest.approx(math.cos(math.pi / 5), abs=1e-12) and s.rho_exact is None
 
 
+def _lazy_rotation(p: int) -> list[list[Fraction]]:
+    """½(I + P), P the cyclic shift: eigenvalues ½(1 + e^(2πik/p)), ρ = cos(π/p), crowded near 1."""
+    half = Fraction(1, 2)
+    return [[half if j in (i, (i + 1) % p) else Fraction(0) for j in range(p)] for i in range(p)]
+
+
+def test_a_non_converging_arnoldi_falls_back_on_dense_eigenvalues(monkeypatch):
+    monkeypatch.setattr(spectral_module, "DENSE_MAX", 100)  # 500 rows go to ARPACK, which gives up
+    s = spectrum(from_matrix(_lazy_rotation(500)))
+    assert "sparse Arnoldi did not converge" in s.method
+    assert s.rho == pytest.approx(math.cos(math.pi / 500), abs=1e-12)
+
+
+def test_beyond_the_dense_fallback_a_non_converging_arnoldi_is_an_input_error(monkeypatch):
+    monkeypatch.setattr(spectral_module, "DENSE_MAX", 100)
+    monkeypatch.setattr(spectral_module, "NONSYMMETRIC_DENSE_MAX", 450)
+    with pytest.raises(InputError, match="did not converge for this non-symmetric W of 500 rows"):
+        spectrum(from_matrix(_lazy_rotation(500)))
+
+
+def test_the_solvers_run_on_one_blas_thread():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with spectral_module.one_blas_thread():
+        assert {i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"} <= {1}
+
+
 def test_a_growing_matrix_reports_rho_above_one():
     s = spectrum(from_matrix([["1.5", "-0.5"], ["-0.5", "1.5"]]))  # eigenvalues 1 and 2
     assert s.rho == pytest.approx(2) and not s.converges
