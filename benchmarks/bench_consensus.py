@@ -1,9 +1,9 @@
 """ρ of gossip graphs, timed: closed forms, sparse Lanczos and shift-invert, against dense eigvalsh.
 
 Run as ``python benchmarks/bench_consensus.py`` (``--threads-only`` for (e) alone).  Every
-figure is measured in this run, after numpy and scipy are imported (their import is reported apart); each time covers
-building the graph, its mixing matrix and its spectrum, i.e. what ``costmodel consensus``
-pays, unless the row says otherwise.  Targets:
+figure is measured in this run, after numpy and scipy are imported (their import is reported
+apart); each time covers building the graph, its mixing matrix and its spectrum, i.e. what
+``costmodel consensus`` pays, unless the row says otherwise.  Targets:
 
 (a) ρ of a ring, a 2-D torus, a hypercube and the exponential graph of about a million
     workers (p = 1,000,000; the hypercube 2^20 = 1,048,576): < 0.2 s each, by closed
