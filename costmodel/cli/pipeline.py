@@ -83,8 +83,7 @@ def bubble_command(
         "--timeline", help="Draw every device's timeline (the JSON always lists it).")] = False,
     as_json: Json = False,
 ) -> None:
-    """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and, with --timeline, every
-    device's timeline.
+    """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and (--timeline) timeline.
 
     The bubble is given both as idle / total (the seeds' definition) and as idle / ideal. Times
     are in slots, by default one forward.
