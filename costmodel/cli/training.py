@@ -465,10 +465,11 @@ def _weight_rows(r: Any) -> list[tuple[str, str]]:
         rows.append((f"weights per GPU (Ψ/t{split})" if r.tp > 1 else "weights per GPU (ZeRO-3: 1/N)",
                      _bytes(r.weights_bytes_per_gpu)))
     if r.weights_partitioned:
-        rows.append((f"weights over {r.dp} GPU{'s' if r.dp > 1 else ''} (one copy, partitioned)",
+        rows.append((f"weights over {r.dp:,} GPU{'s' if r.dp > 1 else ''} (one copy, partitioned)",
                      _bytes(r.weights_bytes_total)))
     else:
-        rows.append((f"weights over {r.dp} replica{'s' if r.dp > 1 else ''}", _bytes(r.weights_bytes_total)))
+        rows.append((f"weights over {r.dp:,} replica{'s' if r.dp > 1 else ''}",
+                     _bytes(r.weights_bytes_total)))
     return rows
 
 
