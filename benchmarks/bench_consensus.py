@@ -1,9 +1,9 @@
 """ρ of gossip graphs, timed: closed forms, sparse Lanczos and shift-invert, against dense eigvalsh.
 
-Run as ``python benchmarks/bench_consensus.py``.  Every figure is measured in this run,
-after numpy and scipy are imported (their import is reported apart); each time covers
-building the graph, its mixing matrix and its spectrum, i.e. what ``costmodel consensus``
-pays, unless the row says otherwise.  Targets:
+Run as ``python benchmarks/bench_consensus.py`` (``--threads-only`` for (e) alone).  Every
+figure is measured in this run, after numpy and scipy are imported (their import is reported
+apart); each time covers building the graph, its mixing matrix and its spectrum, i.e. what
+``costmodel consensus`` pays, unless the row says otherwise.  Targets:
 
 (a) ρ of a ring, a 2-D torus, a hypercube and the exponential graph of about a million
     workers (p = 1,000,000; the hypercube 2^20 = 1,048,576): < 0.2 s each, by closed
@@ -16,13 +16,21 @@ pays, unless the row says otherwise.  Targets:
     one chord, which no closed form covers.
 (d) the speed-up over dense ``numpy.linalg.eigvalsh`` of W at p = 2,000, ring and random
     4-regular, with the two answers compared.
+(e) one BLAS thread against the default (one per core), on a quiet machine and on one kept
+    busy by a spinning process per core: ρ of a random 3-regular graph of p = 30,000 and the
+    dense eigenvalues of a non-symmetric W of 1,000 rows.  Ratios only, no target: the
+    solvers' small BLAS calls gain nothing from threads, and lose much when the threads
+    wait for busy cores (2.8 s against 84 s for the 3-regular graph of 10⁵ on a busy machine).
 
 Timing problems print FAIL and never raise; a disagreement between methods raises.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -164,9 +172,74 @@ def against_dense() -> bool:
     return True
 
 
+BUSY_P = 30_000
+BUSY_DENSE_P = 1_000
+
+
+@contextlib.contextmanager
+def busy_cores() -> Any:
+    """A spinning Python process per core for the duration, ended (by its id) afterwards."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(os.cpu_count() or 1)]
+    try:
+        time.sleep(0.5)
+        yield len(spinners)
+    finally:
+        for process in spinners:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def default_threads() -> Any:
+    """The solvers without their one-thread limit: BLAS picks its own thread count."""
+    original = spectral_module.one_blas_thread
+    spectral_module.one_blas_thread = contextlib.nullcontext
+    try:
+        yield
+    finally:
+        spectral_module.one_blas_thread = original
+
+
+def one_thread_against_default() -> bool:
+    print(f"\n(e) one BLAS thread against the default, quiet and busy ({os.cpu_count()} cores; ratios only)")
+    from costmodel.consensus.mixing import from_matrix
+
+    graph = random_regular(BUSY_P, degree=3, seed=0)
+    half = 0.5
+    rotation = from_matrix([[half if j in (i, (i + 1) % BUSY_DENSE_P) else 0.0 for j in range(BUSY_DENSE_P)]
+                            for i in range(BUSY_DENSE_P)])
+    original_dense = spectral_module.DENSE_MAX
+    cases = {
+        f"random 3-regular, p = {BUSY_P:,} (Lanczos)": lambda: spectrum(mixing_matrix(graph)),
+        f"non-symmetric W, {BUSY_DENSE_P:,} rows (dense eigvals)": lambda: spectrum(rotation),
+    }
+    times: dict[tuple[str, str, str], float] = {}
+    try:
+        spectral_module.DENSE_MAX = max(original_dense, BUSY_DENSE_P)
+        for load in ("quiet", "busy"):
+            with busy_cores() if load == "busy" else contextlib.nullcontext():
+                for label, fn in cases.items():
+                    _, times[label, load, "one"] = timed(fn)
+                    with default_threads():
+                        _, times[label, load, "default"] = timed(fn)
+    finally:
+        spectral_module.DENSE_MAX = original_dense
+    for label in cases:
+        q1, qd = times[label, "quiet", "one"], times[label, "quiet", "default"]
+        b1, bd = times[label, "busy", "one"], times[label, "busy", "default"]
+        print(f"    {label:<46} quiet: one {q1:7.2f} s, default {qd:7.2f} s ({qd / q1:5.1f}x);  "
+              f"busy: one {b1:7.2f} s, default {bd:7.2f} s ({bd / b1:5.1f}x)")
+    return True
+
+
 def main() -> int:
     print(f"numpy + scipy imported in {IMPORT_S * 1e3:.0f} ms (not counted below)\n")
-    results = [closed_forms(), random_regular_graph(), ring_edge_list(), against_dense()]
+    if "--threads-only" in sys.argv[1:]:
+        one_thread_against_default()
+        return 0
+    results = [closed_forms(), random_regular_graph(), ring_edge_list(), against_dense(),
+               one_thread_against_default()]
     print("\nall targets met" if all(results) else "\nsome targets missed (FAIL above)")
     return 0
 

@@ -468,6 +468,15 @@ MOHAR_1991 = Citation(
     url="https://doi.org/10.1007/BF01789463",
 )
 
+SENETA_2006 = Citation(
+    key="seneta2006",
+    authors="E. Seneta",
+    title="Non-negative Matrices and Markov Chains",
+    venue="Springer Series in Statistics, revised printing of the 2nd edition",
+    year=2006,
+    url="https://doi.org/10.1007/0-387-32792-4",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -481,6 +490,6 @@ CITATIONS: dict[str, Citation] = {
         LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
-        STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991,
+        STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
     )
 }

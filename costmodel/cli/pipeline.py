@@ -9,6 +9,7 @@ other renderings.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +19,7 @@ from costmodel.cli import complete
 from costmodel.cli.options import Json
 from costmodel.cli.output import emit, prose, table
 from costmodel.errors import InputError
-from costmodel.pipeline import Bubble, bubble, format_timeline, parse_slots
+from costmodel.pipeline import Bubble, bubble, chart_scale, format_timeline, parse_slots
 from costmodel.units import format_number
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from costmodel.references import Cited
 
-__all__ = ["app", "register_rendering"]
+__all__ = ["Drawn", "app", "register_rendering", "render_bubble"]
 
 app = typer.Typer()
 
@@ -79,23 +80,36 @@ def bubble_command(
     schedule: Schedule = "1f1b",
     chunks: Chunks = None,
     forward: Forward = None, backward: Backward = None, weight: Weight = None, comm: Comm = None,
+    timeline: Annotated[bool, typer.Option(
+        "--timeline", help="Draw every device's timeline (the JSON always lists it).")] = False,
     as_json: Json = False,
 ) -> None:
-    """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and every device's timeline.
+    """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and (--timeline) timeline.
 
     The bubble is given both as idle / total (GPipe's definition) and as idle / ideal. Times
     are in slots, by default one forward.
 
     Example: costmodel bubble -P 4 -m 8 --schedule 1f1b
 
-    Example: costmodel bubble -P 4 -m 8 --schedule zb-h1 --forward 1 --backward 1 --weight 1
+    Example: costmodel bubble -P 4 -m 8 --schedule zb-h1 --forward 1 --backward 1 --weight 1 --timeline
     """
     if not as_json:
         register_rendering()
-    emit(bubble(schedule, stages, microbatches=microbatches, chunks=chunks,
-                forward_slots=1 if forward is None else forward, backward_slots=backward,
-                weight_slots=weight, comm_slots=0 if comm is None else comm),
-         as_json=as_json)
+    result = bubble(schedule, stages, microbatches=microbatches, chunks=chunks,
+                    forward_slots=1 if forward is None else forward, backward_slots=backward,
+                    weight_slots=weight, comm_slots=0 if comm is None else comm)
+    emit(Drawn(result, timeline=timeline), as_json=as_json)
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A simulated schedule and whether to draw its timeline; the JSON is the schedule's."""
+
+    bubble: Bubble
+    timeline: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return self.bubble.to_dict()
 
 
 # --------------------------------------------------------------------------
@@ -104,11 +118,28 @@ def bubble_command(
 
 
 def _exact(x: Fraction) -> str:
-    """``3``, ``28.5`` (a short decimal that is exact), or ``3/11 ≈ 0.2727``."""
-    if x.denominator == 1:
+    """``3``, ``28.5``, ``1e99`` (short and exact), ``3/11 ≈ 0.2727``, or ``≈ 21`` when the fraction is long.
+
+    The JSON keeps every value exactly (``*_exact`` keys); a fraction of more than
+    :data:`_SHORT` digits (times of 1e-9 slot and 2 slots together) is shown rounded.
+    """
+    if x.denominator == 1 and x.numerator < 10**_SHORT:
         return str(x.numerator)
     decimal = format_number(x)
-    return decimal if Fraction(decimal) == x else f"{x.numerator}/{x.denominator} ≈ {decimal}"
+    if Fraction(decimal) == x:
+        return decimal
+    if len(str(x.numerator)) + len(str(x.denominator)) <= _SHORT:
+        return f"{x.numerator}/{x.denominator} ≈ {decimal}"
+    return f"≈ {format_number(x, digits=6)}"
+
+
+_SHORT = 12
+
+
+def _equals(x: Fraction) -> str:
+    """``= 24`` or ``≈ 4e99``."""
+    shown = _exact(x)
+    return shown if shown.startswith("≈") else f"= {shown}"
 
 
 _STYLES = ((r"F\d+(:\d+)?─*", "green"), (r"B\d+(:\d+)?─*", "cyan"), (r"W\d+(:\d+)?─*", "magenta"),
@@ -119,16 +150,21 @@ class _Timeline:
     """The per-device timeline: to scale when it fits the console, else in order (not to scale)."""
 
     def __init__(self, result: Bubble) -> None:
-        self.scaled = format_timeline(result)
-        self.compact = format_timeline(result, to_scale=False)
+        self.result = result
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         from rich.text import Text
 
-        fits = max(map(len, self.scaled)) <= options.max_width
-        if not fits:
+        width = options.max_width
+        scale = chart_scale(self.result, width)
+        if scale is None:
             yield Text("not to scale (too wide for the terminal); · is an idle gap", style="dim")
-        for line in self.scaled if fits else self.compact:
+            lines = format_timeline(self.result, to_scale=False)
+        else:
+            if not scale[1]:
+                yield Text(f"to scale: one column is {format_number(scale[0])} slots", style="dim")
+            lines = format_timeline(self.result, width=width)
+        for line in lines:
             text = Text(line)
             for pattern, style in _STYLES:
                 text.highlight_regex(pattern, style)
@@ -158,14 +194,15 @@ def _times(b: Bubble) -> str:
 
 
 def register_rendering() -> None:
-    """Register :func:`render_bubble` with :func:`costmodel.cli.render.render` (again is harmless)."""
+    """Register the renderings with :func:`costmodel.cli.render.render` (again is harmless)."""
     from costmodel.cli.render import render
 
     render.register(Bubble, render_bubble)
+    render.register(Drawn, lambda d: render_bubble(d.bubble, timeline=d.timeline))
 
 
-def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
-    """The heading, timeline, bubble summary and per-stage table of a simulated schedule."""
+def render_bubble(b: Bubble, *, timeline: bool = True) -> tuple[Any, tuple[str, ...]]:
+    """The heading, timeline (when asked), bubble summary and per-stage table of a simulated schedule."""
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -177,11 +214,12 @@ def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
     )
     summary = table("quantity", "value", "meaning", numeric=("value",), no_wrap=("quantity", "value"),
                     header=False)
-    summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) = {_exact(b.ideal_slots)}")
+    summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) {_equals(b.ideal_slots)}")
     summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (GPipe's definition)")
     summary.add_row("bubble over ideal", _exact(b.bubble_over_ideal), "idle / ideal (idle over busy time)")
-    summary.add_row("peak in flight", _exact(b.max_inflight_microbatches),
-                    "micro-batches whose activations a stage holds")
+    held = ("micro-batches whose activations a stage holds" if b.chunks == 1 else
+            f"micro-batches of activations a stage holds (one chunk's: 1/{b.chunks})")
+    summary.add_row("peak in flight", _exact(b.max_inflight_microbatches), held)
     columns = ("stage", "busy (slots)", "idle (slots)", "peak in flight")
     stages = table(*columns, numeric=columns)
     for s in b.timeline:
@@ -189,12 +227,18 @@ def render_bubble(b: Bubble) -> tuple[Any, tuple[str, ...]]:
                        _exact(s.peak_inflight_microbatches))
     operations = sum(len(s.ops) for s in b.timeline)
     notes = b.notes
-    if operations <= MAX_DRAWN_OPERATIONS:
+    peak = b.max_inflight_microbatches
+    if peak.denominator > 1:
+        notes = (*notes, f"a peak in flight of {_exact(peak)} counts activations in micro-batches through a "
+                         f"whole stage: a device holds v = {b.chunks} model chunks of 1/{b.chunks} of its "
+                         f"layers each, so one micro-batch in one chunk counts 1/{b.chunks}; "
+                         f"{peak * b.chunks} chunk activations are {_exact(peak)} micro-batches")
+    drawn: list[Any] = []
+    if timeline and operations <= MAX_DRAWN_OPERATIONS:
         legend = "F forward, B backward" + (", W weight gradient" if b.schedule == "zb-h1" else "")
         legend += ", Fj:c micro-batch j in chunk c" if b.chunks > 1 else ""
-        timeline: list[Any] = [Text(f"{legend}; · idle", style="dim"), _Timeline(b), Text("")]
-    else:
-        timeline = []
+        drawn = [Text(f"{legend}; · idle", style="dim"), _Timeline(b), Text("")]
+    elif timeline:
         notes = (*notes, f"timeline left out: {operations} operations; --json lists them")
     formula = Text(f"textbook: {b.formula}", style="dim")
-    return Group(head, Text(""), *timeline, summary, Text(""), stages, Text(""), formula), notes
+    return Group(head, Text(""), *drawn, summary, Text(""), stages, Text(""), formula), notes

@@ -139,12 +139,14 @@ _ACT = "Activations (Korthikanti et al. 2022)"
 def memory(
     params: Count = None,
     dtype: Dtype = None,
-    dp: Annotated[int, typer.Option("--dp", metavar="D", help="Data-parallel workers (ZeRO's N_d).")] = 1,
+    dp: Annotated[int | None, _opt("--dp", metavar="D",
+                                   help="Data-parallel workers (ZeRO's N_d); default 1.")] = None,
     zero: Annotated[int | None, _opt("--zero", metavar="STAGE",
                                      help="ZeRO stage 0-3: model states per GPU (mixed-precision "
                                           "Adam).")] = None,
-    optimizer_bytes: Annotated[int, typer.Option("--optimizer-bytes", metavar="K",
-                                                 help="Optimizer-state bytes per parameter.")] = 12,
+    optimizer_bytes: Annotated[int | None, _opt("--optimizer-bytes", metavar="K",
+                                                help="ZeRO: optimizer-state bytes per parameter; "
+                                                     "default 12 (mixed-precision Adam).")] = None,
     tp: Annotated[int, typer.Option("--tp", metavar="T", help="Tensor-parallel size t.")] = 1,
     seq: Annotated[str | None, typer.Option("--seq", metavar="S", rich_help_panel=_ACT,
                                             help="Sequence length s.")] = None,
@@ -155,8 +157,9 @@ def memory(
     heads: Annotated[str | None, typer.Option("--heads", metavar="A", rich_help_panel=_ACT,
                                               help="Attention heads a.")] = None,
     sp: Annotated[bool, typer.Option("--sp", rich_help_panel=_ACT, help="Sequence parallelism.")] = False,
-    recompute: Annotated[str, typer.Option("--recompute", metavar="MODE", rich_help_panel=_ACT,
-                                           help="none, selective or full.")] = "none",
+    recompute: Annotated[str | None, typer.Option("--recompute", metavar="MODE", rich_help_panel=_ACT,
+                                                  show_default=False,
+                                                  help="none (default), selective or full.")] = None,
     layers: Annotated[int | None, typer.Option("--layers", metavar="L", rich_help_panel=_ACT,
                                                help="Layers, for a total.")] = None,
     as_json: Json = False,
@@ -435,7 +438,7 @@ def _render_memory(r: Any) -> Rendered:
             ("parameters Ψ", f"{r.params:,}"),
             (f"bytes per parameter ({r.dtype.name})", str(r.dtype.bytes_per_element)),
             ("weights per replica", _bytes(r.weights_bytes_per_replica)),
-            (f"weights over {r.dp} replica{'s' if r.dp > 1 else ''}", _bytes(r.weights_bytes_total)),
+            *_weight_rows(r),
         ])]
     if r.zero is not None:
         z = r.zero
@@ -445,9 +448,10 @@ def _render_memory(r: Any) -> Rendered:
             end = "[/bold]" if mark else ""
             out.add_row(f"{mark}{st.stage} {st.name}{end}", _zero_what(st.stage),
                         f"{mark}{_bytes(st.model_state_bytes_per_gpu)}{end}")
-        parts += ["", f"ZeRO over N = {z.gpus} GPUs, {z.weight_bytes_per_param} + {z.grad_bytes_per_param} + "
-                      f"K = {z.optimizer_bytes_per_param} bytes per parameter; stage {z.stage}: {z.formula}",
-                  out]
+        w, g, k = z.weight_bytes_per_param, z.grad_bytes_per_param, z.optimizer_bytes_per_param
+        gpus = f"{z.gpus} GPU{'s' if z.gpus > 1 else ''}"
+        parts += ["", f"ZeRO over N = {gpus}, {w} + {g} + K = {w + g + k} bytes per parameter (K = {k}); "
+                      f"stage {z.stage}: {z.formula}", out]
     if r.activations is not None:
         a = r.activations
         out = table("variant", "formula", "bytes per layer", numeric=("bytes per layer",))
@@ -458,6 +462,22 @@ def _render_memory(r: Any) -> Rendered:
         parts += ["", f"activations per layer: s = {a.seq}, b = {a.batch}, h = {a.hidden}, a = {a.heads}, "
                       f"t = {a.tp}{total}", out]
     return _group(*parts), r.notes
+
+
+def _weight_rows(r: Any) -> list[tuple[str, str]]:
+    """Weights per GPU (when it differs from a replica's) and over all GPUs."""
+    rows = []
+    if r.weights_bytes_per_gpu != r.weights_bytes_per_replica:
+        split = " and ZeRO-3 over N" if r.weights_partitioned else ""
+        rows.append((f"weights per GPU (Ψ/t{split})" if r.tp > 1 else "weights per GPU (ZeRO-3: 1/N)",
+                     _bytes(r.weights_bytes_per_gpu)))
+    if r.weights_partitioned:
+        rows.append((f"weights over {r.dp:,} GPU{'s' if r.dp > 1 else ''} (one copy, partitioned)",
+                     _bytes(r.weights_bytes_total)))
+    else:
+        rows.append((f"weights over {r.dp:,} replica{'s' if r.dp > 1 else ''}",
+                     _bytes(r.weights_bytes_total)))
+    return rows
 
 
 def _zero_what(stage: int) -> str:

@@ -17,6 +17,7 @@ from costmodel.references import (
     OLSHEVSKY_2017,
     PAIGE_1980,
     PARLETT_1998,
+    SENETA_2006,
     STEGER_1999,
     XIAO_2004,
     XIAO_2005,
@@ -36,6 +37,7 @@ __all__ = [
     "OLSHEVSKY_2017",
     "PAIGE_1980",
     "PARLETT_1998",
+    "SENETA_2006",
     "STEGER_1999",
     "XIAO_2004",
     "XIAO_2005",
@@ -58,5 +60,6 @@ CITED: tuple[Citation, ...] = (
     PAIGE_1980,
     ERICSSON_1980,
     MOHAR_1991,
+    SENETA_2006,
 )
 """Every citation of the consensus package (to move into :mod:`costmodel.references`)."""

@@ -72,8 +72,15 @@ __all__ = [
 ]
 
 EXACT_MAX_P = 256
-"""Exact (Fraction) simulation up to this many workers and :data:`EXACT_MAX_ROUNDS` rounds."""
-EXACT_MAX_ROUNDS = 200
+"""Exact (Fraction) simulation up to this many workers, within the two budgets below."""
+EXACT_MAX_DIGITS = 60
+"""An exact trajectory switches to floats at the first round where a value's numerator or
+denominator has more than this many decimal digits (exact arithmetic grows the digits every
+round; beyond this, printing them says nothing and computing them costs more each round)."""
+EXACT_MAX_WORK = 500_000
+"""…or once the exact rounds so far have taken more than this many weight multiplications
+(nonzero weights × rounds): a run on a dense W with short values stays fast too."""
+_EXACT_MAX_BITS = math.ceil(EXACT_MAX_DIGITS * math.log2(10))
 VALUES_MAX_P = 1000
 """Per-round values are kept up to this many workers (or when the initial vector is given)."""
 MAX_ROUNDS = 100_000
@@ -127,8 +134,10 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
              keep_values: bool = True) -> tuple[ConsensusRound, ...]:
     """Rounds 0 … *rounds* of x ← Wx from *init*, each round using the previous values at once.
 
-    Exact Fractions when W and *init* are exact and the run is small (p ≤ 256, ≤ 200 rounds);
-    float64 with a sparse W otherwise.
+    Exact Fractions when W and *init* are exact and p ≤ :data:`EXACT_MAX_P`, until a round's
+    values would need more than :data:`EXACT_MAX_DIGITS` digits or the exact rounds would cost
+    more than :data:`EXACT_MAX_WORK` multiplications; float64 with a sparse W from there on (a
+    round is exact when its ``mean`` is a Fraction), and for the whole run otherwise.
 
     Examples
     --------
@@ -143,7 +152,7 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
         raise InputError(f"init has {len(init)} values but the graph has p={p} workers; give one per worker")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= MAX_ROUNDS:
         raise InputError(f"rounds={rounds!r} is not an integer between 0 and {MAX_ROUNDS}")
-    exact = (mixing.exact and p <= EXACT_MAX_P and rounds <= EXACT_MAX_ROUNDS
+    exact = (mixing.exact and p <= EXACT_MAX_P
              and all(isinstance(v, (Fraction, int)) and not isinstance(v, bool) for v in init))
     if exact:
         return _simulate_exact(mixing, tuple(Fraction(v) for v in init), rounds, keep_values)
@@ -153,11 +162,28 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
 def _simulate_exact(mixing: Mixing, x: tuple[Fraction, ...], rounds: int,
                     keep: bool) -> tuple[ConsensusRound, ...]:
     rows = mixing.rows()
+    weights = sum(len(row) for row in rows)
     out = [_exact_round(0, x, keep)]
     for r in range(1, rounds + 1):
-        x = tuple(sum((w * x[j] for j, w in row), Fraction(0)) for row in rows)
+        following = None if r * weights > EXACT_MAX_WORK else tuple(
+            sum((w * x[j] for j, w in row), Fraction(0)) for row in rows)
+        if following is None or _too_long(following):  # floats from this round on, from the exact x
+            rest = _simulate_float(mixing, x, rounds - r + 1, keep)[1:]
+            return (*out, *(_renumbered(q, r + k) for k, q in enumerate(rest)))
+        x = following
         out.append(_exact_round(r, x, keep))
     return tuple(out)
+
+
+def _too_long(x: tuple[Fraction, ...]) -> bool:
+    """Whether a value's numerator or denominator has more than :data:`EXACT_MAX_DIGITS` digits."""
+    return any(v.numerator.bit_length() > _EXACT_MAX_BITS or v.denominator.bit_length() > _EXACT_MAX_BITS
+               for v in x)
+
+
+def _renumbered(q: ConsensusRound, r: int) -> ConsensusRound:
+    return ConsensusRound(round=r, values=q.values, mean=q.mean, disagreement=q.disagreement,
+                          disagreement_squared=q.disagreement_squared)
 
 
 def _exact_round(r: int, x: tuple[Fraction, ...], keep: bool) -> ConsensusRound:
@@ -202,6 +228,11 @@ class ConsensusRun:
     source: Cited = _CONSENSUS_SOURCE
 
     @property
+    def trajectory_exact(self) -> bool:
+        """Whether every round of the trajectory is exact (Fractions); see :data:`EXACT_MAX_DIGITS`."""
+        return all(isinstance(q.mean, Fraction) for q in self.trajectory)
+
+    @property
     def observed_rates(self) -> tuple[float | None, ...]:
         """Disagreement ratios of successive rounds (None where the previous one is zero)."""
         t = self.trajectory
@@ -223,6 +254,7 @@ class ConsensusRun:
             "rounds_exact": self.rounds.exact,
             "init": "default: 0, 1, …, p − 1" if self.init_default else "given",
             "last_rate": real(rates[-1]) if rates else None,
+            "trajectory_exact": self.trajectory_exact,
             "trajectory": [r.to_dict() for r in self.trajectory],
             "notes": list(self.notes),
             "source": self.source.to_dict(),
@@ -330,6 +362,7 @@ def consensus(
         rounds = min(reach.rounds, DEFAULT_ROUNDS_CAP) if reach.rounds is not None else 10
     keep = given or built.p <= VALUES_MAX_P
     trajectory = simulate(mixing, values, rounds=rounds, keep_values=keep)
+    notes += _float_note(mixing, values, trajectory)
     if not keep:
         notes.append(f"values omitted for p > {VALUES_MAX_P} (give an initial vector to keep them); "
                      "the disagreement is shown every round")
@@ -337,6 +370,22 @@ def consensus(
         notes.append("the initial values already agree: there is no disagreement to shrink")
     return ConsensusRun(graph=built, mixing=mixing, spectrum=spec, rounds=reach, trajectory=trajectory,
                         init_default=not given, notes=tuple(dict.fromkeys(notes)))
+
+
+def _float_note(mixing: Mixing, init: Sequence[Number], trajectory: Sequence[ConsensusRound]) -> list[str]:
+    """Why rounds of an exact W and an exact start are shown in floating point, if any are."""
+    if not mixing.exact or not all(isinstance(v, (Fraction, int)) for v in init):
+        return []
+    floats = next((q.round for q in trajectory if not isinstance(q.mean, Fraction)), None)
+    if floats is None:
+        return []
+    if floats == 0:
+        return [f"values shown as floats: exact simulation stops at p > {EXACT_MAX_P} workers"]
+    weights = sum(len(row) for row in mixing.rows())
+    why = (f"the exact rounds would take more than {EXACT_MAX_WORK:,} multiplications (weights × rounds)"
+           if floats * weights > EXACT_MAX_WORK else
+           f"exact values would need more than {EXACT_MAX_DIGITS} digits")
+    return [f"values shown as floats from round {floats} on: {why}"]
 
 
 def _initial(init: str | Sequence[object] | None, p: int) -> tuple[Number, ...]:

@@ -39,11 +39,13 @@ Examples
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +109,8 @@ class Mixing:
         λ_{p−1}(L) and λ_1(L), for best-constant weights.
     matrix : tuple of tuple, or None
         A user matrix's dense rows.
+    nonzero : tuple of rows, or None
+        A user matrix's nonzero weights ``((j, W_ij), ...)`` per row.
     exact : bool
         Whether every weight is a Fraction.
     row_stochastic, column_stochastic, symmetric, nonnegative : bool
@@ -131,6 +135,7 @@ class Mixing:
     path: str | None = None
     source: Cited | None = None
     notes: tuple[str, ...] = ()
+    nonzero: tuple[Row, ...] | None = None
 
     @property
     def p(self) -> int:
@@ -147,8 +152,9 @@ class Mixing:
         Builds every row: meant for small p (simulation in exact arithmetic, tests).
         """
         if self.matrix is not None:
-            return tuple(tuple((j, w) for j, w in enumerate(row) if w != 0 or j == i)
-                         for i, row in enumerate(self.matrix))
+            zero = Fraction(0) if self.exact else 0.0
+            return tuple(row if any(j == i for j, _ in row) else tuple(sorted((*row, (i, zero))))
+                         for i, row in enumerate(self.nonzero or _nonzero(self.matrix)))
         neighbours = self.graph.neighbours
         degrees = self.graph.degrees()
         return tuple(self._row(i, neighbours[i], degrees) for i in range(self.p))
@@ -363,14 +369,22 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
     """
     rows: list[tuple[Number, ...]] = []
     lines: list[int] = []
+    cache: dict[str, Number] = {}  # a file repeats few distinct numbers (0, 1/3, ...): parse each once
     for number, line in enumerate(text.splitlines(), start=1):
         body = line.split("#", 1)[0].strip()
         if not body:
             continue
+        tokens = body.split() if "," not in body and ";" not in body else _SPLIT.split(body.strip(",; "))
         try:
-            values = tuple(parse_number(t, what="weight") for t in _SPLIT.split(body.strip(",; ")))
-        except InputError as exc:
-            raise ParseError(str(exc), path=path, line=number) from None
+            values = tuple(map(cache.__getitem__, tokens))
+        except KeyError:
+            try:
+                for t in tokens:
+                    if t not in cache:
+                        cache[t] = parse_number(t, what="weight")
+            except InputError as exc:
+                raise ParseError(str(exc), path=path, line=number) from None
+            values = tuple(map(cache.__getitem__, tokens))
         rows.append(values)
         lines.append(number)
     if not rows:
@@ -380,12 +394,28 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
         if len(values) != p:
             raise ParseError(f"row has {len(values)} entries, expected {p} (the matrix has {p} rows; "
                              "W must be square)", path=path, line=number)
-    for i, (values, number) in enumerate(zip(rows, lines, strict=True)):
-        total = sum(values, Fraction(0))
+    nonzero = _nonzero(rows)
+    for i, (row, number) in enumerate(zip(nonzero, lines, strict=True)):
+        total = sum((w for _, w in row), Fraction(0))
         if abs(total - 1) > _TOLERANCE:
             raise ParseError(f"row {i} sums to {format_decimal(total)}, not 1; each row of W must be a "
                              "weighted average (write 1/3 for a third)", path=path, line=number)
-    return from_matrix(rows, graph=graph, path=path)
+    return _from_rows(rows, nonzero, graph=graph, path=path)
+
+
+def _nonzero(matrix: Sequence[Sequence[Number]]) -> tuple[Row, ...]:
+    """Each row's nonzero weights ``((j, W_ij), ...)``, columns ascending.
+
+    Zero tests run once per distinct value of a row, not once per entry: a file of p rows
+    has p² entries, mostly the same zero.
+    """
+    out = []
+    for row in matrix:
+        objects = dict(zip(map(id, row), row, strict=True))  # distinct objects, by identity: no hashing
+        zero = {key for key, w in objects.items() if w == 0}
+        keep = map(operator.not_, map(zero.__contains__, map(id, row)))
+        out.append(tuple((j, row[j]) for j in compress(range(len(row)), keep)))
+    return tuple(out)
 
 
 def load_matrix(path: str | Path, *, graph: Graph | None = None) -> Mixing:
@@ -425,15 +455,30 @@ def from_matrix(rows: Sequence[Sequence[object]], *, graph: Graph | None = None,
     from costmodel.consensus.graphs import check_p
 
     matrix = [tuple(to_number(v, what="weight") for v in row) for row in rows]
+    check_p(len(matrix), graph="mixing matrix")
+    for i, row in enumerate(matrix):
+        if len(row) != len(matrix):
+            raise InputError(f"row {i} has {len(row)} entries, expected {len(matrix)}; W must be square")
+    return _from_rows(matrix, _nonzero(matrix), graph=graph, path=path)
+
+
+def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *, graph: Graph | None,
+               path: str | None) -> Mixing:
+    """The checks of :func:`from_matrix` on a square *matrix* and its nonzero weights.
+
+    Every check runs over the nonzero weights only, so a file of a few thousand mostly-zero
+    rows is read in seconds.
+    """
+    from costmodel.consensus.graphs import check_p
+
     p = len(matrix)
     check_p(p, graph="mixing matrix")
-    for i, row in enumerate(matrix):
-        if len(row) != p:
-            raise InputError(f"row {i} has {len(row)} entries, expected {p}; W must be square")
     notes: list[str] = []
-    exact = all(isinstance(w, Fraction) for row in matrix for w in row)
-    worst = max(range(p), key=lambda i: abs(sum(matrix[i], Fraction(0)) - 1))
-    total = sum(matrix[worst], Fraction(0))
+    distinct = {w for row in nonzero for _, w in row}
+    exact = all(isinstance(w, Fraction) for w in distinct)
+    sums = [sum((w for _, w in row), Fraction(0)) for row in nonzero]
+    worst = max(range(p), key=lambda i: abs(sums[i] - 1))
+    total = sums[worst]
     if total != 1:
         if abs(total - 1) > _TOLERANCE:
             raise InputError(f"row {worst} of W sums to {format_decimal(total)}, not 1; each row must be a "
@@ -442,27 +487,38 @@ def from_matrix(rows: Sequence[Sequence[object]], *, graph: Graph | None = None,
                      "W is used as written, in floating point")
         exact = False
     if not exact:
-        matrix = [tuple(float(w) for w in row) for row in matrix]
+        floats = {w: float(w) for w in distinct}
+        floats.update({w: 0.0 for row in matrix for w in set(row) if w == 0})
+        matrix = [tuple(map(floats.__getitem__, row)) for row in matrix]
+        nonzero = tuple(tuple((j, floats[w]) for j, w in row) for row in nonzero)
     name = "matrix"
     if graph is None:
-        support = tuple(tuple(j for j, w in enumerate(row) if w != 0 and j != i)
-                        for i, row in enumerate(matrix))
-        directed = any(i not in support[j] for i, nbrs in enumerate(support) for j in nbrs)
+        support = tuple(tuple(j for j, _ in row if j != i) for i, row in enumerate(nonzero))
+        receives = [set(nbrs) for nbrs in support]
+        directed = any(i not in receives[j] for i, nbrs in enumerate(support) for j in nbrs)
         graph = Graph(name=name, p=p, label=f"matrix {Path(path).name if path else ''}".strip(),
                       neighbours=support, directed=directed, path=path)
     else:
         if graph.p != p:
             raise InputError(f"W has {p} rows but the {graph.label} has p={graph.p} workers; "
                              "give a matrix with one row per worker")
-        _check_support(matrix, graph)
-    _check_connected(_undirected_support(matrix), label=f"the nonzero weights of W ({graph.label})",
+        _check_support(nonzero, graph)
+    _check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
                      hint="give every worker a nonzero weight towards some neighbour")
     tol = 0 if exact else _TOLERANCE
-    columns = [sum((matrix[i][j] for i in range(p)), Fraction(0) if exact else 0.0) for j in range(p)]
+    zero: Number = Fraction(0) if exact else 0.0
+    columns = [zero] * p
+    for row in nonzero:
+        for j, w in row:
+            columns[j] += w
     bad = max(range(p), key=lambda j: abs(columns[j] - 1))
     column = abs(columns[bad] - 1) <= tol
-    symmetric = all(abs(matrix[i][j] - matrix[j][i]) <= tol for i in range(p) for j in range(i))
-    lowest = min(w for row in matrix for w in row)
+    symmetric = all(abs(matrix[j][i] - w) <= tol for i, row in enumerate(nonzero) for j, w in row if j > i)
+    symmetric = symmetric and all(matrix[j][i] == 0 or matrix[i][j] != 0
+                                  for i, row in enumerate(nonzero) for j, _ in row)
+    lowest = min((w for row in nonzero for _, w in row), default=zero)
+    if any(len(row) < p for row in nonzero):
+        lowest = min(lowest, zero)
     nonnegative = lowest >= 0
     if not column:
         notes.append(f"W is not doubly stochastic (column {bad} sums to {format_exact(columns[bad])}): "
@@ -475,25 +531,25 @@ def from_matrix(rows: Sequence[Sequence[object]], *, graph: Graph | None = None,
                      "overshoot, and convergence rests on ρ alone")
     return Mixing(graph=graph, scheme="matrix", exact=exact, row_stochastic=True, column_stochastic=column,
                   symmetric=symmetric, nonnegative=nonnegative, matrix=tuple(matrix), path=path,
-                  notes=tuple(notes))
+                  notes=tuple(notes), nonzero=nonzero)
 
 
-def _check_support(matrix: Sequence[Sequence[Number]], graph: Graph) -> None:
-    for i, row in enumerate(matrix):
+def _check_support(nonzero: tuple[Row, ...], graph: Graph) -> None:
+    for i, row in enumerate(nonzero):
         allowed = set(graph.neighbours[i])
-        for j, w in enumerate(row):
-            if w != 0 and j != i and j not in allowed:
+        for j, w in row:
+            if j != i and j not in allowed:
                 raise InputError(f"W[{i}][{j}] = {format_decimal(w)} but worker {i} does not receive from "
                                  f"{j} in the {graph.label}; a weight needs an edge (or use the graph "
                                  "'matrix' to take the edges from W)")
 
 
-def _undirected_support(matrix: Sequence[Sequence[Number]]) -> tuple[tuple[int, ...], ...]:
-    p = len(matrix)
+def _undirected_support(nonzero: tuple[Row, ...]) -> tuple[tuple[int, ...], ...]:
+    p = len(nonzero)
     links: list[set[int]] = [set() for _ in range(p)]
-    for i, row in enumerate(matrix):
-        for j, w in enumerate(row):
-            if w != 0 and i != j:
+    for i, row in enumerate(nonzero):
+        for j, _ in row:
+            if i != j:
                 links[i].add(j)
                 links[j].add(i)
     return tuple(tuple(sorted(s)) for s in links)
@@ -532,7 +588,11 @@ def sparse_matrix(mixing: Mixing) -> Any:
 
     p = mixing.p
     if mixing.matrix is not None:
-        return sparse.csr_array(np.array(mixing.matrix, dtype=float))
+        rows = mixing.rows()
+        at = np.fromiter((i for i, row in enumerate(rows) for _ in row), dtype=np.int64)
+        cols = np.fromiter((j for row in rows for j, _ in row), dtype=np.int64, count=at.size)
+        data = np.fromiter((float(w) for row in rows for _, w in row), dtype=float, count=at.size)
+        return sparse.csr_array((data, (at, cols)), shape=(p, p))
     indptr, indices = _csr_structure(mixing.graph)
     deg = np.diff(indptr)
     rows = np.repeat(np.arange(p), deg)

@@ -81,7 +81,14 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel._json import real
 from costmodel.consensus._numbers import Number, format_exact, to_number
-from costmodel.consensus.citations import ERICSSON_1980, GRAY_2006, PARLETT_1998, XIAO_2004, YING_2021
+from costmodel.consensus.citations import (
+    ERICSSON_1980,
+    GRAY_2006,
+    PARLETT_1998,
+    SENETA_2006,
+    XIAO_2004,
+    YING_2021,
+)
 from costmodel.consensus.graphs import Circulant, Graph, Star, recognise
 from costmodel.errors import InputError
 from costmodel.references import Cited
@@ -91,6 +98,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_MAX",
+    "NONSYMMETRIC_DENSE_MAX",
     "LaplacianExtremes",
     "RoundsToTarget",
     "Spectrum",
@@ -101,7 +109,11 @@ __all__ = [
 ]
 
 DENSE_MAX = 400
-"""Up to this many workers, eigenvalues come from a dense solver."""
+"""Up to this many workers, eigenvalues come from a dense solver (4× as many for a non-symmetric W)."""
+NONSYMMETRIC_DENSE_MAX = 3000
+"""A non-symmetric W of up to this many rows falls back on dense eigenvalues when sparse Arnoldi
+does not converge (eigenvalues clustered near the circle of ρ: seconds at 1,700 rows, half a
+minute at 3,000); beyond, the command stops with an error."""
 _EXACT_DENSE_MAX = 32
 _EPS = 2.0**-52
 _LANCZOS_TOL = 1e-11
@@ -586,21 +598,34 @@ def _nonsymmetric(mixing: Mixing, notes: tuple[str, ...]) -> Spectrum:
 
     w = sparse_matrix(mixing)
     p = mixing.p
-    if p <= 4 * DENSE_MAX:
+    values = None if p <= 4 * DENSE_MAX else _arnoldi(w, p)
+    method = "sparse Arnoldi (ARPACK eigs)"
+    if values is None:
+        if p > NONSYMMETRIC_DENSE_MAX:
+            raise InputError(f"the sparse eigenvalue solver did not converge for this non-symmetric W of "
+                             f"{p} rows (its eigenvalues crowd the circle of the largest), and dense "
+                             f"eigenvalues stop at {NONSYMMETRIC_DENSE_MAX} rows; give a symmetric W (e.g. "
+                             "Metropolis weights on the same graph) or fewer workers")
         values = np.linalg.eigvals(w.toarray())
-        method = "dense eigenvalues (numpy.linalg.eigvals)"
-    else:
-        from scipy.sparse import linalg
-
-        values = linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
-                             return_eigenvectors=False)
-        method = "sparse Arnoldi (ARPACK eigs)"
+        method = ("dense eigenvalues (numpy.linalg.eigvals)" if p <= 4 * DENSE_MAX else
+                  "dense eigenvalues (numpy.linalg.eigvals): sparse Arnoldi did not converge")
     consensus = int(np.argmin(np.abs(values - 1)))
     rho = float(np.abs(np.delete(values, consensus)).max())
     more = ("W is not symmetric: ρ is the asymptotic rate per round; the disagreement can shrink more "
             "slowly at first",)
     spec = _spectrum(1.0 - rho, method=method, error=10 * p * _EPS, notes=(*notes, *more))
     return _periodicity(mixing, _recognise_rational(mixing, spec))
+
+
+def _arnoldi(w: Any, p: int) -> Any:
+    """The 3 eigenvalues of largest modulus by ARPACK, or None when it does not converge."""
+    from scipy.sparse import linalg
+
+    try:
+        return linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
+                           return_eigenvectors=False)
+    except linalg.ArpackNoConvergence:
+        return None
 
 
 def _recognise_rational(mixing: Mixing, spec: Spectrum) -> Spectrum:
@@ -637,42 +662,85 @@ def _singular_shift(rows: Sequence[Sequence[tuple[int, Number]]], shift: Fractio
 
 
 def _periodicity(mixing: Mixing, spec: Spectrum) -> Spectrum:
-    """Make ρ = 1 exact (and say why) when W is non-negative and periodic: bipartite, no self-weights."""
-    if spec.spectral_gap > spec.error + 1e-12 or not mixing.nonnegative:
+    """ρ exactly 1 (and why) when a non-negative W never agrees; ρ ≤ 1 clamped when it does.
+
+    A non-negative row-stochastic W has every |λ| ≤ 1, and another eigenvalue of modulus 1
+    exactly when its nonzero weights (read as edges i → j) have more than one closed class
+    (λ = 1 repeated) or a closed class of period d > 1 (the d-th roots of unity); otherwise
+    every other |λ| < 1 (Seneta 2006, chapters 1 and 4).  Both are decided exactly from the
+    pattern of nonzero weights, so a computed ρ of 1 ± a few ulps becomes exactly 1 or stays
+    below it.
+    """
+    if spec.spectral_gap > spec.error + 1e-12 or not mixing.nonnegative or not mixing.row_stochastic:
         return spec
-    if _bipartite_without_loops(mixing):
-        note = ("ρ = 1: W has the eigenvalue −1 (its nonzero weights form a bipartite graph with no "
-                "self-weights), so the values oscillate and never agree; give every worker a self-weight, "
-                "e.g. Metropolis 1/(1 + max(d_i, d_j)) or lazy weights")
+    why = _never_agrees(mixing)
+    source = SENETA_2006.at("chapters 1 and 4: eigenvalues of modulus 1 of a stochastic matrix")
+    if why is not None:
         return _spectrum(Fraction(0), method=spec.method + ", periodicity (exact)",
-                         notes=(*spec.notes, note), source=spec.source)
-    return Spectrum(rho=spec.rho, spectral_gap=spec.spectral_gap, error=spec.error, method=spec.method,
-                    source=spec.source, notes=(*spec.notes, "ρ is within rounding error of 1"))
+                         notes=(*spec.notes, f"ρ = 1: {why}"), source=source)
+    if spec.spectral_gap >= 0:
+        return Spectrum(rho=spec.rho, spectral_gap=spec.spectral_gap, error=spec.error, method=spec.method,
+                        source=spec.source, notes=(*spec.notes, "ρ is within rounding error of 1"))
+    return Spectrum(rho=1.0, spectral_gap=0.0, error=spec.error, method=spec.method + ", ρ ≤ 1 (stochastic)",
+                    source=spec.source,
+                    notes=(*spec.notes, "ρ is within rounding error of 1, below it: W is stochastic and "
+                                        "aperiodic with one closed class, so every other |λ| < 1"))
 
 
-def _bipartite_without_loops(mixing: Mixing) -> bool:
-    rows = mixing.rows() if mixing.matrix is not None else None
-    if rows is None:
-        return False  # the schemes give every worker a positive self-weight (best-constant aside)
-    colour: list[int | None] = [None] * mixing.p
-    for start in range(mixing.p):
-        if colour[start] is not None:
-            continue
-        colour[start] = 0
-        stack = [start]
-        while stack:
-            i = stack.pop()
-            for j, w in rows[i]:
-                if w == 0:
-                    continue
-                if j == i:
-                    return False
-                if colour[j] is None:
-                    colour[j] = 1 - colour[i]
-                    stack.append(j)
-                elif colour[j] == colour[i]:
-                    return False
-    return True
+def _never_agrees(mixing: Mixing) -> str | None:
+    """Why a non-negative row-stochastic W has another eigenvalue of modulus 1, or None if it has not."""
+    if mixing.matrix is None:
+        return None  # the schemes give every worker a positive self-weight (best-constant aside)
+    import numpy as np
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
+    rows = mixing.rows()
+    src = np.fromiter((i for i, row in enumerate(rows) for j, w in row if w != 0), dtype=np.int64)
+    dst = np.fromiter((j for row in rows for j, w in row if w != 0), dtype=np.int64)
+    p = mixing.p
+    graph = sparse.csr_array((np.ones(src.size), (src, dst)), shape=(p, p))
+    _, label = connected_components(graph, directed=True, connection="strong")
+    leaving = np.zeros(label.max() + 1, dtype=bool)
+    leaving[label[src[label[src] != label[dst]]]] = True
+    closed = np.flatnonzero(~leaving)
+    if closed.size > 1:
+        first = [int(np.flatnonzero(label == c)[0]) for c in closed[:2]]
+        return (f"W has {closed.size} closed groups of workers (workers {first[0]} and {first[1]} are in "
+                "different ones): each group averages only within itself, so λ = 1 is repeated and the "
+                "groups never agree; give each group a weight towards the others")
+    # the period of the closed class: the gcd of level(u) + 1 − level(v) over its edges u → v
+    inside = (label[src] == closed[0]) & (label[dst] == closed[0])
+    level = _levels(graph, int(np.flatnonzero(label == closed[0])[0]), p)
+    period = int(np.gcd.reduce(np.abs(level[src[inside]] + 1 - level[dst[inside]])))
+    if period <= 1:
+        return None
+    if period == 2:
+        return ("W has the eigenvalue −1 (its nonzero weights form a bipartite graph with no self-weights), "
+                "so the values oscillate and never agree; give every worker a self-weight, e.g. Metropolis "
+                "1/(1 + max(d_i, d_j)) or lazy weights")
+    return (f"W's nonzero weights are periodic with period {period} (every cycle's length is a multiple of "
+            f"{period}), so W has the {period} eigenvalues e^(2πik/{period}) of modulus 1 and the values "
+            "rotate without agreeing; give every worker a self-weight")
+
+
+def _levels(graph: Any, start: int, p: int) -> Any:
+    """Breadth-first distances from *start* (−1 where unreachable)."""
+    import numpy as np
+
+    level = np.full(p, -1, dtype=np.int64)
+    level[start] = 0
+    frontier = [start]
+    indptr, indices = graph.indptr, graph.indices
+    while frontier:
+        following = []
+        for u in frontier:
+            for v in indices[indptr[u]:indptr[u + 1]]:
+                if level[v] < 0:
+                    level[v] = level[u] + 1
+                    following.append(int(v))
+        frontier = following
+    return level
 
 
 # -- public entry points ---------------------------------------------------------------------------------
@@ -726,7 +794,30 @@ def spectrum(mixing: Mixing) -> Spectrum:
             return _regular_closed_form(mixing, seen, note=note)
         if mixing.scheme == "best-constant" and mixing.laplacian is not None:
             return _best_constant(mixing.laplacian)
-    return _numeric(mixing)
+    with one_blas_thread():
+        return _numeric(mixing)
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS and LAPACK run on one thread (``threadpoolctl``), else a no-op.
+
+    The solvers here multiply a sparse matrix by a vector thousands of times and call
+    LAPACK on small tridiagonal or dense matrices: work too small to share out.  With the
+    default of one BLAS thread per core, the threads spin waiting for each other, and on a
+    machine busy with other work each waits for a core: a random 3-regular graph of 10⁵
+    workers took 2.8 s on a quiet machine and 84 s on a busy one.  One thread is as fast
+    when quiet and stays so when busy (``benchmarks/bench_consensus.py`` measures both).
+    """
+    from contextlib import nullcontext
+
+    import numpy  # noqa: F401  (loads numpy's BLAS: a limit covers only libraries already loaded)
+    import scipy.linalg  # noqa: F401  (and scipy's own copy)
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # an environment installed before it was a dependency
+        return nullcontext()
+    return threadpool_limits(limits=1)
 
 
 def _best_constant(lap: LaplacianExtremes) -> Spectrum:
@@ -769,7 +860,8 @@ def laplacian_extremes(graph: Graph) -> LaplacianExtremes:
         return LaplacianExtremes(connectivity=a.value, largest=top.value, connectivity_exact=a.exact,
                                  largest_exact=top.exact, error=8 * _EPS * top.value,
                                  method="closed form (circulant)")
-    return _numeric_laplacian(graph)
+    with one_blas_thread():
+        return _numeric_laplacian(graph)
 
 
 def _numeric_laplacian(graph: Graph) -> LaplacianExtremes:

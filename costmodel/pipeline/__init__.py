@@ -67,7 +67,7 @@ from __future__ import annotations
 from costmodel.pipeline.orders import CITED, SCHEDULES
 from costmodel.pipeline.result import DEFINITIONS, Bubble, PipelineOp, StageTimeline
 from costmodel.pipeline.simulate import MAX_OPERATIONS, bubble, parse_slots
-from costmodel.pipeline.text import format_timeline
+from costmodel.pipeline.text import chart_scale, format_timeline
 
 __all__ = [
     "CITED",
@@ -78,6 +78,7 @@ __all__ = [
     "PipelineOp",
     "StageTimeline",
     "bubble",
+    "chart_scale",
     "format_timeline",
     "parse_slots",
 ]

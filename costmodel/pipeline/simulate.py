@@ -18,7 +18,7 @@ __all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
 
-_SLOTS_RE = re.compile(r"\s*[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,2})?"
+_SLOTS_RE = re.compile(r"\s*[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE](?P<exp>[+-]?\d{1,9}))?"
                        r"(?:\s*/\s*\d{1,30})?\s*")
 
 
@@ -36,12 +36,13 @@ def parse_slots(value: object, *, name: str | None = None) -> Fraction:
     Returns
     -------
     Fraction
-        The duration, ≥ 0.
+        The duration, 0 or between 1e-300 and 1e300.
 
     Raises
     ------
     InputError
-        If *value* is not a number, is not finite, or is negative.
+        If *value* is not a number, is not finite, is negative, or is outside
+        1e-300 to 1e300 (a float's range, less a margin).
 
     Examples
     --------
@@ -68,19 +69,38 @@ def parse_slots(value: object, *, name: str | None = None) -> Fraction:
     elif isinstance(value, (Decimal, Real)):
         if not (value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)):
             raise InputError(f"{shown} is not finite; give a number of slots such as 1 or 1.5")
+        if isinstance(value, Decimal) and value and abs(value.adjusted()) > 400:
+            raise InputError(_outside(shown))
         x = Fraction(value)
     elif isinstance(value, str):
-        if not _SLOTS_RE.fullmatch(value):
-            raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
-        try:
-            x = Fraction(re.sub(r"\s+", "", value))
-        except ZeroDivisionError:
-            raise InputError(f"{shown} divides by zero; write e.g. 1, 1.5 or 2/3") from None
+        x = _slots_text(value, shown)
     else:
         raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
     if x < 0:
         raise InputError(f"{shown} is negative; times are in slots and must be >= 0")
+    if x > _LARGEST or 0 < x < 1 / _LARGEST:
+        raise InputError(_outside(shown))
     return x
+
+
+_LARGEST = Fraction(10**300)
+
+
+def _slots_text(value: str, shown: str) -> Fraction:
+    match = _SLOTS_RE.fullmatch(value)
+    if not match:
+        raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
+    if match["exp"] and abs(int(match["exp"])) > 400:  # refused before 10**exp is built
+        raise InputError(_outside(shown))
+    try:
+        return Fraction(re.sub(r"\s+", "", value))
+    except ZeroDivisionError:
+        raise InputError(f"{shown} divides by zero; write e.g. 1, 1.5 or 2/3") from None
+
+
+def _outside(shown: str) -> str:
+    return (f"{shown} is outside the times costmodel takes, 1e-300 to 1e300 slots (or 0); "
+            "choose the slot so that the times are near 1")
 
 
 def _count(value: object, name: str, hint: str) -> int:

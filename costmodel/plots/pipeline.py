@@ -76,9 +76,10 @@ class PipelinePanel:
     def title(self) -> str:
         b = self.bubble
         chunks = f", v = {b.chunks}" if b.schedule == "interleaved" else ""
-        share = float(b.bubble_fraction)
+        share = f"{float(b.bubble_fraction):.1%}"
+        exact = _exact(b.bubble_fraction)
         return (f"{b.schedule}{chunks}: makespan {_slots(b.total_slots)} slots, bubble "
-                f"{_exact(b.bubble_fraction)} = {share:.1%} idle / total")
+                f"{share if exact is None else f'{exact} = {share}'} idle / total")
 
     def to_dict(self) -> dict[str, object]:
         b = self.bubble
@@ -108,12 +109,15 @@ class PipelinePlot:
                 "panels": [p.to_dict() for p in self.panels], "notes": list(self.notes)}
 
 
-def _exact(x: Fraction) -> str:
+def _exact(x: Fraction) -> str | None:
+    """``3/7``, or None for a fraction of more than 12 digits (times far apart: 1e-7 and 2 slots)."""
+    if len(str(x.numerator)) + len(str(x.denominator)) > 12:
+        return None
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
 def _slots(x: Fraction) -> str:
-    return _exact(x) if x.denominator == 1 else f"{float(x):g}"
+    return str(x) if x.denominator == 1 and x < 10**12 else f"{float(x):g}"
 
 
 def pipeline_plot(

@@ -384,14 +384,28 @@ class MemoryReport:
         return None if self.params is None else self.params * self.dtype.bytes_per_element
 
     @property
+    def weights_partitioned(self) -> bool:
+        """ZeRO stage 3: the data-parallel GPUs share one copy of the weights instead of one each."""
+        return self.zero is not None and self.zero.stage >= 3
+
+    @property
     def weights_bytes_total(self) -> int | None:
+        """Weights held by all GPUs together: dp copies, or one copy under ZeRO-3."""
         per = self.weights_bytes_per_replica
-        return None if per is None else per * self.dp
+        return None if per is None else per * (1 if self.weights_partitioned else self.dp)
 
     @property
     def weights_bytes_per_gpu(self) -> Fraction | None:
+        """Weights on one GPU: Ψ/t of the model, and a 1/N_d share of that under ZeRO-3.
+
+        Rajbhandari et al. 2020, Figure 1 (P_os+g+p): with the parameters
+        partitioned each GPU keeps 2Ψ/N_d bytes of fp16 weights, the first
+        term of (2 + 2 + K)Ψ/N_d.
+        """
         per = self.weights_bytes_per_replica
-        return None if per is None else Fraction(per, self.tp)
+        if per is None:
+            return None
+        return Fraction(per, self.tp * (self.dp if self.weights_partitioned else 1))
 
     def to_dict(self) -> dict[str, object]:
         def opt(x: Fraction | int | None) -> int | float | None:
@@ -422,10 +436,10 @@ class MemoryReport:
 _ACTIVATION_OPTIONS = ("seq", "batch", "hidden", "heads")
 
 
-def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero: int | None = None,
-           optimizer_bytes: int = 12, tp: int = 1, seq: Any = None, batch: Any = None, hidden: Any = None,
-           heads: Any = None, sequence_parallel: bool = False, recompute: str = "none",
-           layers: int | None = None) -> MemoryReport:
+def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = None, zero: int | None = None,
+                    optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
+                    hidden: Any = None, heads: Any = None, sequence_parallel: bool = False,
+                    recompute: str | None = None, layers: int | None = None) -> MemoryReport:
     """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
 
     Parameters
@@ -435,12 +449,15 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     dtype : str, optional
         Bytes per weight (and per gradient under ZeRO): fp32 by default,
         fp16 when *zero* is given (ZeRO's mixed precision).
-    dp : int, default 1
-        Data-parallel workers (replicas); ZeRO's N_d.
+    dp : int, optional
+        Data-parallel workers (replicas); ZeRO's N_d.  1 when not given.
     zero : {0, 1, 2, 3}, optional
-        Report the model states per GPU under this ZeRO stage.
-    optimizer_bytes : int, default 12
-        K, optimizer-state bytes per parameter (12: mixed-precision Adam).
+        Report the model states per GPU under this ZeRO stage; stage 3 also
+        partitions the weights, so the weights per GPU become 1/N_d of a
+        replica's.
+    optimizer_bytes : int, optional
+        K, optimizer-state bytes per parameter (12, mixed-precision Adam,
+        when not given); only ZeRO's model states use it.
     tp : int, default 1
         Tensor-parallel size: a GPU holds Ψ/t of the weights and model states.
     seq, batch, hidden, heads : optional
@@ -451,18 +468,22 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     Returns
     -------
     MemoryReport
+        Its notes name every option that was given but has no effect on the
+        numbers asked for (``--sp`` without the activation sizes, say).
 
     Raises
     ------
     InputError
         When nothing is asked (neither *params* nor the activation sizes),
-        when only some activation sizes are given, or for bad values.
+        when only some activation sizes are given, or for bad values (checked
+        whether or not the option takes effect).
 
     References
     ----------
     .. [1] Rajbhandari et al. 2020, section 1 (data parallelism replicates the
        model states): 70B × 4 bytes × 4 workers = 1.12 TB.
-    .. [2] Rajbhandari et al., SC20; Korthikanti et al., arXiv:2205.05198.
+    .. [2] Rajbhandari et al., SC20, Figure 1: (2 + 2 + K)Ψ/N_d under
+       P_os+g+p; Korthikanti et al., arXiv:2205.05198.
 
     Examples
     --------
@@ -471,9 +492,59 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     1120000000000
     >>> training_memory("7.5B", dp=64, zero=1).zero.model_state_bytes_per_gpu  # 31.4 GB in the ZeRO paper
     Fraction(31406250000, 1)
+    >>> training_memory("7.5B", dp=64, zero=3).weights_bytes_per_gpu  # 2 B × 7.5e9 / 64
+    Fraction(234375000, 1)
     """
-    given = [name for name, v in zip(_ACTIVATION_OPTIONS, (seq, batch, hidden, heads), strict=True)
-             if v is not None]
+    given = _activation_sizes_given(params, zero, seq, batch, hidden, heads)
+    psi = None if params is None else parse_count(params)
+    replicas = 1 if dp is None else positive_int(
+        dp, what="dp", hint="give the number of data-parallel workers, e.g. --dp 4")
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+    k = 12 if optimizer_bytes is None else positive_int(
+        optimizer_bytes, what="optimizer_bytes", allow_zero=True,
+        hint="K, optimizer-state bytes per parameter, e.g. 12 for mixed-precision Adam, 0 for plain SGD")
+    if recompute is not None and recompute not in RECOMPUTE:
+        raise UnknownNameError("recompute mode", str(recompute), RECOMPUTE)
+    if layers is not None:
+        layers = positive_int(layers, what="layers", hint="give the number of transformer layers")
+    kind = parse_dtype(dtype if dtype is not None else ("fp16" if zero is not None else "fp32"))
+    z = None
+    if zero is not None and psi is not None:
+        w = kind.bytes_per_element
+        z = zero_memory(psi, gpus=replicas, stage=_stage(zero), weight_bytes=w, grad_bytes=w,
+                        optimizer_bytes=k, tp=t)
+    notes: list[str] = []
+    sources: list[Cited] = []
+    if psi is not None:
+        notes.append(_weights_note(z, replicas, t))
+        sources.append(_REPLICA_SOURCE)
+    if z is not None:
+        sources.append(z.source)
+        notes += _zero_notes(z, kind, dtype_given=dtype is not None, tp=t)
+    act = None
+    if given:
+        act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
+                                sequence_parallel=sequence_parallel, recompute=recompute or "none",
+                                layers=layers)
+        sources.append(act.source)
+        notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
+                     "Korthikanti et al. Table 2; independent of --dtype")
+        if sequence_parallel and t == 1:
+            notes.append("--sp has no effect with --tp 1: sequence parallelism splits along the "
+                         "tensor-parallel group")
+        elif sequence_parallel and recompute == "full":
+            notes.append("--sp has no effect with --recompute full: only each layer's input, 2sbh, is "
+                         "stored (Korthikanti et al. Table 2)")
+    notes += _ignored(params=psi, activations=act is not None, zero=z is not None, dtype=dtype, dp=dp,
+                      optimizer_bytes=optimizer_bytes, sequence_parallel=sequence_parallel,
+                      recompute=recompute, layers=layers)
+    return MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
+                        sources=tuple(sources), notes=tuple(notes))
+
+
+def _activation_sizes_given(params: Any, zero: Any, *sizes: Any) -> bool:
+    """Whether the activation sizes were given (all four); refuses a request with nothing to compute."""
+    given = [name for name, v in zip(_ACTIVATION_OPTIONS, sizes, strict=True) if v is not None]
     if zero is not None and params is None:
         raise InputError("--zero needs the parameter count; give --params N, e.g. --params 7.5B")
     if params is None and not given:
@@ -482,40 +553,52 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int = 1, zero:
     if given and len(given) < len(_ACTIVATION_OPTIONS):
         missing = ", ".join(f"--{n}" for n in _ACTIVATION_OPTIONS if n not in given)
         raise InputError(f"activation memory needs --seq, --batch, --hidden and --heads; missing {missing}")
-    psi = None if params is None else parse_count(params)
-    replicas = positive_int(dp, what="dp", hint="give the number of data-parallel workers, e.g. --dp 4")
-    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
-    kind = parse_dtype(dtype if dtype is not None else ("fp16" if zero is not None else "fp32"))
-    notes: list[str] = []
-    sources: list[Cited] = []
-    if psi is not None:
-        notes.append("data parallelism: every replica holds the whole model, so weights grow as dp × model")
-        sources.append(_REPLICA_SOURCE)
-    z = None
-    if zero is not None and psi is not None:
-        s = _stage(zero)
-        w = kind.bytes_per_element
-        z = zero_memory(psi, gpus=replicas, stage=s, weight_bytes=w, grad_bytes=w,
-                        optimizer_bytes=optimizer_bytes, tp=t)
-        sources.append(z.source)
-        if dtype is None:
-            notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
-                         f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
-                         f"N = --dp = {replicas}")
-        elif w != 2:
-            notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
-                         f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
-                         "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
-                         "variance only)")
-        if t > 1:
-            notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{t} of the model "
-                         "before ZeRO partitioning")
-    act = None
-    if given:
-        act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
-                                sequence_parallel=sequence_parallel, recompute=recompute, layers=layers)
-        sources.append(act.source)
-        notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
-                     "Korthikanti et al. Table 2; independent of --dtype")
-    return MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
-                        sources=tuple(sources), notes=tuple(notes))
+    return bool(given)
+
+
+def _weights_note(z: ZeroMemory | None, replicas: int, t: int) -> str:
+    if z is None or z.stage < 3:
+        return "data parallelism: every replica holds the whole model, so weights grow as dp × model"
+    share = "(t·N)" if t > 1 else "N"
+    return (f"ZeRO-3 partitions the weights too: the {replicas} data-parallel GPUs share one copy, "
+            f"{z.weight_bytes_per_param}Ψ/{share} each, the first term of "
+            f"({z.weight_bytes_per_param} + {z.grad_bytes_per_param} + K)Ψ/N "
+            "(gathered layer by layer when used)")
+
+
+def _zero_notes(z: ZeroMemory, kind: Dtype, *, dtype_given: bool, tp: int) -> list[str]:
+    notes = []
+    w = z.weight_bytes_per_param
+    if not dtype_given:
+        notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
+                     f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
+                     f"N = --dp = {z.gpus}")
+    elif w != 2:
+        notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
+                     f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
+                     "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
+                     "variance only)")
+    if z.gpus == 1:
+        notes.append("ZeRO over N = 1 GPU partitions nothing: every stage holds the baseline's "
+                     "model states; give the data-parallel degree with --dp")
+    if tp > 1:
+        notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{tp} of the model before ZeRO partitioning")
+    return notes
+
+
+def _ignored(*, params: int | None, activations: bool, zero: bool, dtype: Any, dp: int | None,
+             optimizer_bytes: int | None, sequence_parallel: bool, recompute: str | None,
+             layers: int | None) -> list[str]:
+    """Notes for the options given that have no effect on what is computed."""
+    unused = []
+    if params is None:
+        unused += [f"--{name} has no effect without --params: the activation memory does not depend on it"
+                   for name, value in (("dtype", dtype), ("dp", dp)) if value is not None]
+    if optimizer_bytes is not None and not zero:
+        unused.append("--optimizer-bytes has no effect without --zero: only ZeRO's model states count the "
+                      "optimizer state")
+    if not activations:
+        unused += [f"--{name} has no effect without the activation sizes --seq, --batch, --hidden and --heads"
+                   for name, value in (("sp", sequence_parallel or None), ("recompute", recompute),
+                                       ("layers", layers)) if value is not None]
+    return unused

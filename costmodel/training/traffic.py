@@ -563,7 +563,7 @@ def staleness(*, workers: int, bound: int | None = None) -> Staleness:
     if s is not None:
         notes.append(f"SSP with s = {s}: the fastest worker is at most {s} clocks ahead of the slowest; a "
                      f"read at clock c contains every update up to clock c − {s} − 1")
-    notes.append(f"ASP: no bound; with {n} equal-speed workers "
+    notes.append(f"ASP: no bound; with {n} equal-speed worker{'s' if n > 1 else ''} "
                  f"the expected staleness is N − 1 = {n - 1} updates")
     sources = (HO_2013.at("section 2"), MITLIAGKAS_2016.at("queueing model of staleness, E[τ] = N − 1"),
                DEAN_2012.at("Downpour SGD"))

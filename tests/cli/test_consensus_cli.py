@@ -7,6 +7,7 @@ app when the app does not list it yet, so ``main`` runs them as it will once mer
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,48 @@ def test_consensus_of_a_million_workers(capsys):
     data = run_json(capsys, "consensus", "ring", "-p", "1000000", "--rounds", "2")
     assert data["trajectory"][0]["values"] is None
     assert data["spectral_gap"] == pytest.approx(4 / 3 * 9.869604401089358e-12, rel=1e-9)  # (4/3)·sin²(π/p)
+
+
+def test_long_exact_trajectories_become_floats(capsys):
+    # 200 exact rounds of a dense random graph made a 4,300-digit integer the JSON could not print
+    data = run_json(capsys, "consensus", "erdos-renyi", "-p", "64", "--prob", "0.5", "--rounds", "200")
+    assert data["trajectory_exact"] is False and len(data["trajectory"]) == 201
+    exact = [r for r in data["trajectory"] if r["values_exact"] is not None]
+    assert exact and [r["round"] for r in exact] == list(range(len(exact)))
+    assert all(len(v) <= 2 * 60 + 2 for r in exact for v in r["values_exact"])
+    assert f"values shown as floats from round {len(exact)} on: exact values would need more than 60 digits" \
+        in data["notes"]
+    assert data["trajectory"][-1]["disagreement"] < 1e-9
+    small = run_json(capsys, "consensus", "ring", "-p", "4", "--init", "0,3,6,9", "--rounds", "5")
+    assert small["trajectory_exact"] is True
+
+
+def test_rho_of_a_permutation_is_printed_as_one(capsys, monkeypatch, tmp_path: Path):
+    shift = tmp_path / "shift.txt"  # worker i takes worker i + 3's value: a 7-cycle, |λ| = 1 for all
+    shift.write_text("\n".join(" ".join("1" if j == (i + 3) % 7 else "0" for j in range(7)) for i in range(7)))
+    data = run_json(capsys, "consensus", "matrix", "-w", str(shift))
+    assert (data["rho"], data["rho_exact"], data["spectral_gap"], data["converges"]) == (1, "1", 0, False)
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["consensus", "matrix", "-w", str(shift), "--rounds", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "ρ = 1 · spectral gap 1 − ρ = 0" in out
+    assert "periodic with period 7" in err and "1.0000000000000" not in out + err
+
+
+def test_a_large_non_symmetric_matrix_file(capsys, tmp_path: Path):
+    # 1,700 rows of ½(I + P), P a cyclic shift: ARPACK does not converge (eigenvalues crowd the
+    # unit circle), which crashed; dense eigenvalues give ρ = cos(π/1700)
+    p = 1700
+    path = tmp_path / "rotation.txt"
+    with path.open("w") as f:
+        for i in range(p):
+            row = ["0"] * p
+            row[i] = row[(i + 1) % p] = "1/2"
+            f.write(" ".join(row) + "\n")
+    data = run_json(capsys, "consensus", "matrix", "-w", str(path), "--rounds", "1")
+    assert data["p"] == p and data["symmetric"] is False and data["doubly_stochastic"] is True
+    assert data["method"].endswith("sparse Arnoldi did not converge")
+    assert data["rho"] == pytest.approx(math.cos(math.pi / p), abs=1e-12)
 
 
 def test_gossip_step_json(capsys):

@@ -99,7 +99,7 @@ def test_times_take_fractions(capsys):
 
 
 def test_human_output(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--schedule", "gpipe")
+    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--schedule", "gpipe", "--timeline")
     assert out.startswith("gpipe · P = 4 stages · M = 4 micro-batches\nF = 1, B = 2 slots")
     assert "Huang et al. (2019), GPipe" in out
     # to scale: each idle slot a ·, the backward twice as wide as the forward
@@ -112,19 +112,65 @@ def test_human_output(capsys, monkeypatch):
 
 
 def test_human_output_falls_back_to_the_order_when_narrow(capsys, monkeypatch):
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", columns=80)
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "--timeline", columns=80)
     assert "not to scale" in out
     assert "GPU 3: · F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 ·" in out
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", columns=200)
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "--timeline", columns=200)
     assert "not to scale" not in out
     assert "GPU 3: ·  ·  ·  F0 B0─── F1 B1───" in out
 
 
 def test_human_output_leaves_out_huge_timelines(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "16", "-m", "128")
+    out, err = run_text(capsys, monkeypatch, "-P", "16", "-m", "128", "--timeline")
     assert "GPU 0:" not in out
     assert "bubble fraction" in out
     assert "note: timeline left out: 4096 operations; --json lists them" in out and err == ""
+
+
+def test_the_timeline_is_drawn_only_when_asked(capsys, monkeypatch):
+    out, err = run_text(capsys, monkeypatch, "-P", "8", "-m", "32", columns=80)
+    assert "GPU" not in out and "timeline" not in err
+    assert out.count("\n") < 25
+    assert "peak in flight" in out
+    drawn, _ = run_text(capsys, monkeypatch, "-P", "8", "-m", "32", "--timeline", columns=80)
+    assert "GPU 7: · F0 B0 F1 B1" in drawn
+    assert run_json(capsys, "-P", "8", "-m", "32")["timeline"] == run_json(
+        capsys, "-P", "8", "-m", "32", "--timeline")["timeline"]
+
+
+def test_a_fractional_peak_in_flight_is_explained(capsys, monkeypatch):
+    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "-s", "interleaved")
+    assert "peak in flight              5.5 micro-batches of activations a stage holds (one chunk's: 1/2)" in out
+    assert "11 chunk activations are 5.5 micro-batches" in " ".join(err.split())
+    _, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "8")
+    assert "chunk activations" not in err
+
+
+@pytest.mark.parametrize(("argv", "total"), [
+    # (M + P − 1)(F + B) for 1F1B without communication, P = M = 4; exact in the JSON's *_exact keys
+    (["-F", "1e-7"], 7 * (2 + 1e-7)),
+    (["-F", "1e-31"], 14.0),
+    (["-F", "1e99"], 7e99),
+    (["-F", "1e-300", "-B", "1e300"], 7e300),
+])
+def test_extreme_times_are_simulated_and_drawn(capsys, monkeypatch, argv, total):
+    data = run_json(capsys, "-P", "4", "-m", "4", *argv)
+    assert data["total_slots"] == pytest.approx(total, rel=1e-15)
+    assert data["bubble_fraction_exact"] == "3/7"
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", *argv, "--timeline", columns=80)
+    assert "GPU 3:" in out and "3/7 ≈ 0.4286" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_a_tiny_communication_time_is_drawn_in_proportion(capsys, monkeypatch):
+    data = run_json(capsys, "-P", "4", "-m", "4", "--comm", "1e-9")
+    assert data["comm_slots"] == 1e-9
+    assert data["total_slots"] == pytest.approx(21, rel=1e-8) and data["total_slots"] > 21
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--comm", "1e-9", "--timeline", columns=80)
+    assert "to scale: one column is 0.2877 slots" in out
+    assert "GPU 0: F0 F1 F2─ F3 ·····" in out
+    # long exact fractions are shown rounded; the JSON keeps them
+    assert "total             ≈ 21 slots" in out
 
 
 def test_help(capsys):
@@ -149,6 +195,12 @@ BAD = [
     (["-P", "4", "-m", "8", "--comm", "-0.5"], "'-0.5' is negative"),
     (["-P", "4", "-m", "8", "--forward", "0"], "forward_slots=0 is zero"),
     (["-P", "2000", "-m", "1000"], "more than 1000000 to simulate"),
+    (["-P", "4", "-m", "4", "--forward", "nan"], "'nan' is not a number of slots"),
+    (["-P", "4", "-m", "4", "--forward", "inf"], "'inf' is not a number of slots"),
+    (["-P", "4", "-m", "4", "--backward", "0"], "backward_slots=0 is zero"),
+    (["-P", "4", "-m", "4", "--comm", "-1e-9"], "'-1e-9' is negative"),
+    (["-P", "4", "-m", "4", "--forward", "1e301"], "outside the times costmodel takes, 1e-300 to 1e300"),
+    (["-P", "4", "-m", "4", "--comm", "1e-999999"], "outside the times costmodel takes"),
 ]
 
 

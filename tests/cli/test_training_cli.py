@@ -105,6 +105,10 @@ def test_memory_json(capsys):
     assert [s["model_state_bytes_per_gpu"] for s in data["zero"]["stages"]] == [
         120_000_000_000, 31_406_250_000, 16_640_625_000, 1_875_000_000]
     assert data["zero"]["formula"] == "4Ψ + 12Ψ/N"
+    data = run_json(capsys, "memory", "--params", "7.5B", "--dp", "64", "--zero", "3")
+    # ZeRO-3: 2Ψ/N_d of fp16 weights per GPU, one copy over all 64
+    assert (data["weights_bytes_per_gpu"], data["weights_bytes_total"]) == (234_375_000, 15_000_000_000)
+    assert data["weights_bytes_per_gpu"] == data["zero"]["parameters_bytes_per_gpu"]
 
 
 def test_memory_activations_json(capsys):
@@ -187,6 +191,11 @@ def test_error_feedback_json(capsys):
      ["(3.57143, -0.857143)", "0.142857 (1/7)", "did not answer"]),
     (["memory", "--params", "70B", "--dtype", "fp32", "--dp", "4"], ["1.12 TB", "70,000,000,000"]),
     (["memory", "--params", "7.5B", "--dp", "64", "--zero", "2"], ["16.64 GB", "2Ψ + 14Ψ/N", "P_os+g"]),
+    (["memory", "--params", "7.5B", "--dp", "64", "--zero", "3"],
+     ["2 + 2 + K = 16 bytes per parameter (K = 12)", "weights per GPU (ZeRO-3: 1/N)", "234.4 MB",
+      "weights over 64 GPUs (one copy, partitioned)", "15 GB"]),
+    (["memory", "--params", "7B", "--sp", "--recompute", "full", "--layers", "3"],
+     ["note: --sp has no effect without", "note: --recompute has no effect", "note: --layers has no effect"]),
     (["traffic", "ps", "--workers", "16", "--model", "400MB", "--alpha", "0", "--bandwidth", "12.5GB/s"],
      ["6.4 GB", "750 MB", "1.024 s", "60 ms"]),
     (["traffic", "tp", "--batch", "1", "--seq", "2048", "--hidden", "12288", "--tp", "8"], ["2 + 2"]),
@@ -221,6 +230,9 @@ BAD = [
     (["memory", "--params", "70B", "--zero", "5"], "ZeRO stage 5 does not exist"),
     (["memory"], "nothing to compute"),
     (["memory", "--seq", "1", "--batch", "1"], "missing --hidden, --heads"),
+    (["memory", "--params", "7B", "--optimizer-bytes", "-1"], "optimizer_bytes=-1 is not a whole number >= 0"),
+    (["memory", "--params", "7B", "--layers", "-2"], "layers=-2 is not a positive whole number"),
+    (["memory", "--params", "7B", "--recompute", "some"], "unknown recompute mode 'some'"),
     (["traffic", "ps", "--workers", "16", "--model", "400KB"], "is ambiguous"),
     (["traffic", "ps", "--workers", "16", "--model", "-1MB"], "is negative"),
     (["traffic", "ps", "--workers", "1", "--model", "1MB"], "workers=1 is too few"),

@@ -36,10 +36,12 @@ from costmodel.pipeline import (
     SCHEDULES,
     Bubble,
     bubble,
+    chart_scale,
     format_timeline,
     parse_slots,
 )
 from costmodel.pipeline.orders import order, resolve_schedule
+from costmodel.pipeline.text import MAX_CHART_WIDTH
 
 times = st.fractions(min_value=Fraction(1, 4), max_value=4, max_denominator=4)
 small = st.integers(min_value=1, max_value=7)
@@ -308,6 +310,42 @@ def test_format_timeline_with_fractions_and_chunks():
     assert format_timeline(bubble("zb-h1", 2, microbatches=2), to_scale=False)[1] == "GPU 1: · F0 B0 F1 B1 W0 W1"
 
 
+def test_format_timeline_is_the_same_for_times_scaled_by_a_constant():
+    base = bubble("1f1b", 4, microbatches=4)
+    for factor in ("1e-31", "1e99"):
+        k = Fraction(factor)
+        scaled = bubble("1f1b", 4, microbatches=4, forward_slots=k, backward_slots=2 * k)
+        assert scaled.total_slots == 21 * k
+        assert format_timeline(scaled) == format_timeline(base)
+        assert chart_scale(scaled, 80) == (k * chart_scale(base, 80)[0], True)
+
+
+@pytest.mark.parametrize(("kwargs", "width"), [
+    ({"forward_slots": "1e-7"}, 80), ({"forward_slots": "1e-31"}, 60), ({"forward_slots": "1e99"}, 80),
+    ({"comm_slots": "1e-9"}, 80), ({"backward_slots": "1.0001"}, 100), ({"comm_slots": "1e-300"}, 80),
+])
+def test_format_timeline_in_proportion_fits_the_width(kwargs, width):
+    b = bubble("1f1b", 4, microbatches=4, **kwargs)
+    lines = format_timeline(b, width=width)
+    assert max(map(len, lines)) <= width
+    head = len("GPU 0: ")
+    k = Fraction(width - head) / b.total_slots  # columns per slot
+    for line, stage in zip(lines, b.timeline, strict=True):
+        for op in stage.ops:
+            start, end = int(op.start * k), int(op.end * k)
+            if end - start > len(op.label):  # drawn with its label where the simulation put it
+                assert line[head + start:head + start + len(op.label)] == op.label
+    default = format_timeline(b)  # no width: at most MAX_CHART_WIDTH columns, never one per tiny tick
+    assert max(map(len, default)) <= head + MAX_CHART_WIDTH
+
+
+def test_chart_scale_says_when_a_chart_cannot_show_the_labels():
+    b = bubble("1f1b", 4, microbatches=4, forward_slots="1e-7")
+    assert chart_scale(b, 80) is None  # the forwards are narrower than a column
+    slots, on_grid = chart_scale(bubble("1f1b", 4, microbatches=4, comm_slots="1e-9"), 80)
+    assert not on_grid and slots == Fraction(2100000001, 100000000) / 73
+
+
 def test_format_timeline_pads_the_stage_numbers():
     lines = format_timeline(bubble("gpipe", 11, microbatches=1), to_scale=False)
     assert lines[0].startswith("GPU  0: F0")
@@ -348,7 +386,9 @@ BAD = [
     (("1f1b", 4), {"backward_slots": 0}, InputError, "backward_slots=0 is zero"),
     (("1f1b", 4), {"forward_slots": "fast"}, InputError, "forward_slots='fast' is not a number of slots"),
     (("1f1b", 4), {"forward_slots": "1/0"}, InputError, "forward_slots='1/0' divides by zero"),
-    (("1f1b", 4), {"forward_slots": "1e999"}, InputError, "is not a number of slots"),
+    (("1f1b", 4), {"forward_slots": "1e999"}, InputError, "outside the times costmodel takes"),
+    (("1f1b", 4), {"forward_slots": "1e-301"}, InputError, "outside the times costmodel takes"),
+    (("1f1b", 4), {"comm_slots": "1e999999999"}, InputError, "outside the times costmodel takes"),
     (("1f1b", 4), {"forward_slots": float("nan")}, InputError, "forward_slots=nan is not finite"),
     (("1f1b", 4), {"forward_slots": float("inf")}, InputError, "is not finite"),
     (("1f1b", 4), {"forward_slots": Decimal("NaN")}, InputError, "is not finite"),

@@ -217,6 +217,18 @@ def test_pipeline_all_leaves_out_what_cannot_run_but_one_schedule_says_why():
         pipeline_plot("interleaved", 4, microbatches=6)
 
 
+@pytest.mark.parametrize("forward", ["1e-7", "1e-31", "1e99"])
+def test_pipeline_plot_of_extreme_times(tmp_path: Path, forward: str):
+    pytest.importorskip("matplotlib")
+    plot = pipeline_plot("1f1b", 4, microbatches=4, forward_slots=forward)
+    panel = plot.panels[0]
+    f = Fraction(forward)
+    assert panel.bubble.total_slots == 7 * (f + 2)
+    # the title rounds what has no short exact form, and keeps 3/7 exact
+    assert panel.title == f"1f1b: makespan {float(7 * (f + 2)):g} slots, bubble 3/7 = 42.9% idle / total"
+    assert draw_pipeline_plot(plot, tmp_path / "p.png").stat().st_size > 0
+
+
 # -- the output file -------------------------------------------------------------------------------------
 
 

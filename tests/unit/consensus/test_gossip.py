@@ -30,6 +30,32 @@ def test_exact_and_float_simulations_agree():
         assert [float(v) for v in a.values] == pytest.approx(list(b.values), rel=1e-12)
 
 
+def test_exact_values_switch_to_floats_beyond_the_digit_budget():
+    # the ring of 4 with weights 1/3: round r has denominator 3^r, and 3^125 < 10^60 < 3^126
+    run = consensus("ring", 4, init="0,3,6,9", rounds=130)
+    exact = [r for r in run.trajectory if isinstance(r.mean, Fraction)]
+    assert [r.round for r in exact] == list(range(126))
+    last = exact[-1].values
+    assert all(max(abs(v.numerator), v.denominator) < 10**60 for v in last)
+    following = [(last[i - 1] + last[i] + last[(i + 1) % 4]) / 3 for i in range(4)]  # W by hand
+    assert any(max(abs(v.numerator), v.denominator) >= 10**60 for v in following)
+    assert not run.trajectory_exact and run.to_dict()["trajectory_exact"] is False
+    assert "values shown as floats from round 126 on: exact values would need more than 60 digits" in run.notes
+    # the float rounds carry on from the exact ones: the same as floats all the way (independent)
+    floats = simulate(mixing_matrix(ring(4)), [0.0, 3.0, 6.0, 9.0], rounds=130)
+    for a, b in zip(run.trajectory, floats, strict=True):
+        assert a.disagreement == pytest.approx(b.disagreement, rel=1e-9)
+    assert consensus("ring", 4, init="0,3,6,9", rounds=125).trajectory_exact
+
+
+def test_dense_exact_runs_switch_to_floats_beyond_the_work_budget():
+    # complete graph of 256: 256² = 65,536 weights a round, so 7 exact rounds fit in 500,000
+    run = consensus("complete", 256, rounds=12)
+    assert [isinstance(r.mean, Fraction) for r in run.trajectory] == [True] * 8 + [False] * 5
+    assert run.trajectory[7].disagreement_squared == 0  # one round of 1/p averaging agrees exactly
+    assert any("from round 8 on: the exact rounds would take more than 500,000" in n for n in run.notes)
+
+
 def test_the_disagreement_ratio_tends_to_rho():
     run = consensus("ring", 10, rounds=80)
     rates = run.observed_rates

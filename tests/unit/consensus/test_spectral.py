@@ -171,6 +171,61 @@ def test_max_degree_weights_on_an_odd_ring_converge():
     assert s.rho == pytest.approx(-math.cos(4 * math.pi / 5), abs=1e-12)
 
 
+def _permutation(p: int, shift: int) -> list[list[int]]:
+    return [[1 if j == (i + shift) % p else 0 for j in range(p)] for i in range(p)]
+
+
+@pytest.mark.parametrize(("p", "shift"), [(5, 1), (7, 3), (12, 1), (9, 2), (500, 1)])
+def test_rho_of_a_permutation_matrix_is_exactly_one(p, shift):
+    # a permutation's eigenvalues are roots of unity, all of modulus 1; numerically 1 ± a few ulps
+    s = spectrum(from_matrix(_permutation(p, shift)))
+    assert s.rho_exact == 1 and s.rho == 1.0 and s.spectral_gap == 0 and not s.converges
+    cycle = p  # shift and p coprime: one cycle through every worker
+    assert any(f"period {cycle}" in n for n in s.notes), s.notes
+    assert not any("within rounding error" in n for n in s.notes)
+
+
+def test_several_closed_groups_never_agree():
+    half = Fraction(1, 2)
+    s = spectrum(from_matrix([[1, 0, 0], [half, 0, half], [0, 0, 1]]))  # workers 0 and 2 listen to nobody
+    assert s.rho_exact == 1
+    assert any("2 closed groups" in n for n in s.notes)
+
+
+def test_a_self_weight_makes_a_rotation_converge():
+    # lazy rotation ½(I + P) on 5 workers: eigenvalues ½(1 + e^(2πik/5)), ρ = cos(π/5)
+    half = Fraction(1, 2)
+    rows = [[half * (i == j) + half * (j == (i + 1) % 5) for j in range(5)] for i in range(5)]
+    s = spectrum(from_matrix(rows))
+    assert s.rho == pytest.approx(math.cos(math.pi / 5), abs=1e-12) and s.rho_exact is None
+
+
+def _lazy_rotation(p: int) -> list[list[Fraction]]:
+    """½(I + P), P the cyclic shift: eigenvalues ½(1 + e^(2πik/p)), ρ = cos(π/p), crowded near 1."""
+    half = Fraction(1, 2)
+    return [[half if j in (i, (i + 1) % p) else Fraction(0) for j in range(p)] for i in range(p)]
+
+
+def test_a_non_converging_arnoldi_falls_back_on_dense_eigenvalues(monkeypatch):
+    monkeypatch.setattr(spectral_module, "DENSE_MAX", 100)  # 500 rows go to ARPACK, which gives up
+    s = spectrum(from_matrix(_lazy_rotation(500)))
+    assert "sparse Arnoldi did not converge" in s.method
+    assert s.rho == pytest.approx(math.cos(math.pi / 500), abs=1e-12)
+
+
+def test_beyond_the_dense_fallback_a_non_converging_arnoldi_is_an_input_error(monkeypatch):
+    monkeypatch.setattr(spectral_module, "DENSE_MAX", 100)
+    monkeypatch.setattr(spectral_module, "NONSYMMETRIC_DENSE_MAX", 450)
+    with pytest.raises(InputError, match="did not converge for this non-symmetric W of 500 rows"):
+        spectrum(from_matrix(_lazy_rotation(500)))
+
+
+def test_the_solvers_run_on_one_blas_thread():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with spectral_module.one_blas_thread():
+        assert {i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"} <= {1}
+
+
 def test_a_growing_matrix_reports_rho_above_one():
     s = spectrum(from_matrix([["1.5", "-0.5"], ["-0.5", "1.5"]]))  # eigenvalues 1 and 2
     assert s.rho == pytest.approx(2) and not s.converges

@@ -106,3 +106,67 @@ def test_bad_memory_input(kwargs, fragment):
 def test_unknown_recompute():
     with pytest.raises(UnknownNameError, match="recompute mode 'partial'"):
         activation_memory(seq=1, batch=1, hidden=1, heads=1, recompute="partial")
+
+
+def test_zero3_partitions_the_weights():
+    # ZeRO paper, Figure 1, P_os+g+p: (2 + 2 + K)Ψ/N_d, of which 2Ψ/N_d are the fp16 weights
+    m = training_memory("7.5B", dp=64, zero=3)
+    assert m.weights_bytes_per_gpu == 2 * 7_500_000_000 // 64 == 234_375_000
+    assert m.weights_bytes_per_gpu == m.zero.parameters_bytes_per_gpu
+    assert m.weights_bytes_total == 15 * GB  # one copy shared by the 64 GPUs, not 64 copies
+    d = m.to_dict()
+    assert (d["weights_bytes_per_gpu"], d["weights_bytes_total"]) == (234_375_000, 15 * GB)
+    # with t = 2 as well: 2·7.5e9/(2·64)
+    assert training_memory("7.5B", dp=64, zero=3, tp=2).weights_bytes_per_gpu == 117_187_500
+    # stages 0-2 keep a whole replica (Ψ/t) per GPU
+    for stage in (0, 1, 2):
+        m = training_memory("7.5B", dp=64, zero=stage, tp=2)
+        assert (m.weights_bytes_per_gpu, m.weights_bytes_total) == (7_500_000_000, 64 * 15 * GB)
+
+
+def test_memory_defaults_are_the_documented_ones():
+    m = training_memory("7.5B", zero=0)
+    assert (m.dp, m.zero.optimizer_bytes_per_param) == (1, 12)
+    assert any("N = 1 GPU partitions nothing" in n for n in m.notes)
+    act = training_memory(seq=2048, batch=1, hidden=4096, heads=32).activations
+    assert act.recompute == "none"
+
+
+@pytest.mark.parametrize(("kwargs", "note"), [
+    ({"params": "7B", "sequence_parallel": True}, "--sp has no effect without the activation sizes"),
+    ({"params": "7B", "recompute": "full"}, "--recompute has no effect without the activation sizes"),
+    ({"params": "7B", "layers": 3}, "--layers has no effect without the activation sizes"),
+    ({"params": "7B", "optimizer_bytes": 8}, "--optimizer-bytes has no effect without --zero"),
+    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "dp": 4}, "--dp has no effect without --params"),
+    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "dtype": "fp16"},
+     "--dtype has no effect without --params"),
+    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "sequence_parallel": True},
+     "--sp has no effect with --tp 1"),
+    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "tp": 2, "sequence_parallel": True,
+      "recompute": "full"}, "--sp has no effect with --recompute full"),
+])
+def test_options_without_effect_are_noted(kwargs, note):
+    m = training_memory(**kwargs)
+    assert any(n.startswith(note) for n in m.notes), m.notes
+
+
+def test_options_with_effect_are_not_noted():
+    m = training_memory("7B", dp=4, zero=1, optimizer_bytes=8, tp=2, seq=2048, batch=1, hidden=4096, heads=32,
+                        sequence_parallel=True, recompute="selective", layers=4)
+    assert not [n for n in m.notes if "no effect" in n]
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    # refused even where the option would have no effect
+    ({"params": "7B", "optimizer_bytes": -1}, "optimizer_bytes=-1 is not a whole number >= 0"),
+    ({"params": "7B", "zero": 1, "optimizer_bytes": -1}, "optimizer_bytes=-1 is not a whole number >= 0"),
+    ({"params": "7B", "layers": -1}, "layers=-1 is not a positive whole number"),
+    ({"params": "7B", "layers": 0}, "layers=0 is not a positive whole number"),
+    ({"params": "7B", "recompute": "partial"}, "recompute mode 'partial'"),
+    ({"params": "7B", "tp": 0}, "tp=0 is not a positive whole number"),
+    ({"seq": 1, "batch": 1, "hidden": 1, "heads": 1, "dp": -1}, "dp=-1 is not a positive whole number"),
+    ({"seq": 1, "batch": 1, "hidden": 1, "heads": 1, "dtype": "fp33"}, "did you mean 'fp32'"),
+])
+def test_options_that_cannot_apply_are_refused(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        training_memory(**kwargs)
