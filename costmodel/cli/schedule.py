@@ -38,10 +38,11 @@ def schedule(
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
     level: Levels = None, outer: Outer = None, as_json: Json = False,
-) -> None:
+) -> int:
     """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
 
-    The message size defaults to 1 MiB.
+    The message size defaults to 1 MiB. Exit status 1 when --verify finds the schedule wrong or its
+    cost different from the formula's (the output says "NOT verified"; --json has "verified": false).
 
     Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
 
@@ -53,9 +54,10 @@ def schedule(
 
     link = None if level else _link(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
-    emit(schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
-                         profile=profile if level is None else None, extra=extra, verify=verify),
-         as_json=as_json)
+    report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
+                             profile=profile if level is None else None, extra=extra, verify=verify)
+    emit(report, as_json=as_json)
+    return 1 if report.verified is False else 0
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,

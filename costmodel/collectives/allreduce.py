@@ -81,16 +81,18 @@ RECURSIVE_DOUBLING_FOLDED = Algorithm(
     name="recursive-doubling-folded",
     adapts="recursive-doubling",
     summary="r = p - 2^⌊log2 p⌋ extra ranks fold in, recursive doubling, result sent back",
-    latency=lambda p, n, m: m.flg(p) + 2,
-    bandwidth=lambda p, n, m: (m.flg(p) + 2) * n,
-    compute=lambda p, n, m: (m.flg(p) + 1) * n,
-    rounds=lambda p, n, m: m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: (m.flg(p) + 1) * n,
+    latency=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: (m.flg(p) + 2 * m.folds(p)) * n,
+    compute=lambda p, n, m: (m.flg(p) + m.folds(p)) * n,
+    rounds=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (m.flg(p) + m.folds(p)) * n,
     schedule="recursive_doubling_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_recursive_doubling.c"),
     notes=(
         "non-power-of-two p: each of the r = p - 2^⌊log2 p⌋ extra ranks first sends its "
-        "vector to a partner (α + nβ + nγ) and receives the result at the end (α + nβ)",
+        "vector to a partner (α + nβ + nγ) and receives the result at the end (α + nβ); "
+        "[p ≠ p′] switches these two steps off at a power of two, where the record costs "
+        "exactly as recursive-doubling",
     ),
 )
 
@@ -114,17 +116,18 @@ RABENSEIFNER_FOLDED = Algorithm(
     name="rabenseifner-folded",
     adapts="rabenseifner",
     summary="extra ranks fold in, Rabenseifner on 2^⌊log2 p⌋ ranks, result sent back",
-    latency=lambda p, n, m: 2 * m.flg(p) + 2,
-    bandwidth=lambda p, n, m: (2 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    compute=lambda p, n, m: (1 + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    rounds=lambda p, n, m: 2 * m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: (1 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    latency=lambda p, n, m: 2 * m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: (2 * m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    rounds=lambda p, n, m: 2 * m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
     schedule="rabenseifner_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_reduce_scatter_allgather.c"),
     notes=(
         "non-power-of-two p: each of the r = p - p' extra ranks (p' = 2^⌊log2 p⌋) first sends "
         "its vector to a partner (α + nβ + nγ), the p' others run Rabenseifner, and the partner "
-        "sends the result back (α + nβ)",
+        "sends the result back (α + nβ); [p ≠ p′] switches the fold off at a power of two, "
+        "where the record costs exactly as rabenseifner",
     ),
 )
 

@@ -64,11 +64,21 @@ def check_ranks(p: Any) -> int:
 def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
     """The record that runs at *p*: *algo* itself, or the adaptation its constraints name.
 
+    An adaptation asked for where the record it adapts holds (``-folded`` at a
+    power of two) is itself, with a note: its fold steps vanish there, so it
+    costs exactly as that record.
+
     Raises
     ------
     ConstraintError
         When a constraint fails and names no adaptation.
     """
+    if algo.adapts:
+        parent = record(algo.collective, algo.adapts)
+        if all(c.holds(p) for c in parent.constraints):
+            needs = " and ".join(c.name for c in parent.constraints)
+            return algo, (f"{algo.name}: p={p} meets {needs}, so nothing folds and it costs exactly as "
+                          f"{parent.name}",)
     for constraint in algo.constraints:
         if constraint.holds(p):
             continue

@@ -54,17 +54,18 @@ RABENSEIFNER_FOLDED = Algorithm(
     name="rabenseifner-folded",
     adapts="rabenseifner",
     summary="extra ranks fold in, then Rabenseifner's reduce on 2^⌊log2 p⌋ ranks",
-    latency=lambda p, n, m: 2 * m.flg(p) + 1,
-    bandwidth=lambda p, n, m: (1 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    compute=lambda p, n, m: (1 + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    rounds=lambda p, n, m: 2 * m.flg(p) + 1,
+    latency=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
+    bandwidth=lambda p, n, m: (m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    rounds=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
     bytes_sent=lambda p, n, m: (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) * n + n / 2,
     schedule="rabenseifner_reduce",
     source=THAKUR_2005.at("'Reduce'; MPICH reduce_intra_reduce_scatter_gather.c"),
     notes=(
         "non-power-of-two p: each of the r = p - p' extra ranks (p' = 2^⌊log2 p⌋) first sends "
         "its vector to a partner (α + nβ + nγ); only the root needs the result, so nothing is "
-        "sent back",
+        "sent back; [p ≠ p′] switches the fold off at a power of two, where the record costs "
+        "exactly as rabenseifner",
     ),
 )
 

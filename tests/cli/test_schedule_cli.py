@@ -96,3 +96,36 @@ def test_bad_topology_input(capsys, argv, needle):
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert needle in err
+
+
+def test_a_failed_verification_exits_1(capsys, monkeypatch):
+    """rc 1: the check ran and failed (rc 2 is kept for bad input)."""
+    import dataclasses
+
+    from costmodel import walkthrough
+
+    real_cost = walkthrough.cost
+
+    def off_by_one_round(*args, **kwargs):
+        result = real_cost(*args, **kwargs)
+        return dataclasses.replace(result, rounds=result.rounds + 1)
+
+    monkeypatch.setattr(walkthrough, "cost", off_by_one_round)
+    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verified"] is False
+    assert data["verification"]["matches_formula"] is False
+    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify"]) == 1
+    assert "NOT verified" in capsys.readouterr().out
+    assert main(["schedule", "allreduce", "ring", "-p", "4"]) == 0  # nothing checked, nothing failed
+
+
+@pytest.mark.parametrize(("collective", "algorithm"), [
+    ("allreduce", "recursive-doubling-folded"), ("allreduce", "rabenseifner-folded"),
+    ("allgather", "recursive-doubling-folded"), ("broadcast", "scatter-recursive-doubling-folded"),
+    ("reduce", "rabenseifner-folded"), ("reduce-scatter", "recursive-halving-folded"),
+])
+@pytest.mark.parametrize("p", [2, 7, 16])
+def test_folded_records_verify_at_any_p(capsys, collective, algorithm, p):
+    data = run_json(capsys, "schedule", collective, algorithm, "-p", str(p), "-n", "1000", "--verify")
+    assert data["verified"] is True
