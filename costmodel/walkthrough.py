@@ -23,13 +23,12 @@ import numpy as np
 from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import applicable, check_extra, check_ranks, cost, tuned
+from costmodel.collectives.evaluate import applicable, check_extra, check_ranks, check_size, cost, tuned
 from costmodel.collectives.hierarchical import is_hierarchical
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.schedules import Transfer, build, execute, simulate
 from costmodel.schedules.trace import MAX_TRACE_RANKS, trace
-from costmodel.units import parse_size
 
 __all__ = ["ScheduleReport", "Verification", "schedule_report"]
 
@@ -180,7 +179,7 @@ def schedule_report(
     >>> r.rounds, r.bytes_sent_per_rank, r.verified
     (6, Fraction(150000000, 1), True)
     """
-    size = DEFAULT_SIZE if n is None else parse_size(n)
+    size = DEFAULT_SIZE if n is None else check_size(n)
     if is_hierarchical(algorithm):
         return _hierarchical_report(collective, algorithm, p=p, n=size, levels=levels, profile=profile,
                                     outer=outer, verify=verify, seed=seed)

@@ -29,6 +29,7 @@ BINOMIAL = Algorithm(
     compute=lambda p, n, m: 0,
     rounds=lambda p, n, m: m.clg(p),
     bytes_sent=lambda p, n, m: m.clg(p) * n,
+    chunks=lambda p, n, m: 1,
     schedule="binomial_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_binomial.c"),
 )
@@ -76,6 +77,7 @@ SCATTER_RECURSIVE_DOUBLING_FOLDED = Algorithm(
     compute=lambda p, n, m: 0,
     rounds=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
     bytes_sent=lambda p, n, m: (2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) + m.folds(p)) * n,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     schedule="scatter_recursive_doubling_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_scatter_recursive_doubling_allgather.c"),
     notes=(
@@ -101,6 +103,7 @@ PIPELINED_CHAIN = Algorithm(
     compute=lambda p, n, m, k: 0,
     rounds=lambda p, n, m, k: p + k - 2,
     bytes_sent=lambda p, n, m, k: n,
+    chunks=lambda p, n, m, k: k,
     extra=(
         Extra(
             symbol="k",
