@@ -41,8 +41,13 @@ def schedule(
 ) -> int:
     """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
 
-    The message size defaults to 1 MiB. Exit status 1 when --verify finds the schedule wrong or its
-    cost different from the formula's (the output says "NOT verified"; --json has "verified": false).
+    The message size defaults to 1 MiB (at least 1 B). Exit status 1 when --verify finds the schedule
+    wrong or its cost different from the formula's (the output says "NOT verified"; --json has
+    "verified": false).
+
+    Size limits, checked from the formula before anything is built: at most 10^8 chunk sends in all
+    (p × the busiest rank's chunks), and with --verify at most 2 GiB of state (33 B per rank and
+    chunk id; all-to-all has p² chunk ids). --segments and --blocks obey the same rule as in cost.
 
     Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
 

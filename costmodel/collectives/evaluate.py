@@ -34,6 +34,7 @@ __all__ = [
     "bound",
     "catalog",
     "check_extra",
+    "check_given",
     "check_ranks",
     "check_size",
     "choose",
@@ -187,21 +188,11 @@ def _best_integer(at: Any, upper: int) -> int:
 
 def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int]) -> dict[str, int]:
     """The extra parameters: those given (validated), the rest the best integers."""
-    chosen: dict[str, int] = {}
+    chosen: dict[str, int] = check_given(algo, p, n, given)
     for e in algo.extra:
-        upper = e.upper(p, n)
         if e.name in given:
-            value = given[e.name]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{e.name}={value!r} is not a positive integer")
-            if value > upper:
-                raise InputError(
-                    f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "
-                    f"use at most {upper}"
-                )
-            chosen[e.name] = value
             continue
-
+        upper = e.upper(p, n)
         number = Fraction if isinstance(n, Fraction) else int
 
         def at(k: int, e: Any = e, number: Any = number) -> Any:
@@ -209,6 +200,30 @@ def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int
             return _time(algo, p, n, rates, {**trial, e.symbol: number(k)})
 
         chosen[e.name] = _best_integer(at, upper)
+    return chosen
+
+
+def check_given(algo: Algorithm, p: int, n: Any, given: Mapping[str, int]) -> dict[str, int]:
+    """The given values of *algo*'s extra parameters, each a positive integer n allows.
+
+    Raises
+    ------
+    InputError
+        For a value that is not a positive integer, or more segments or blocks
+        than n bytes allow (each at least one byte, or two for the two trees).
+    """
+    chosen: dict[str, int] = {}
+    for e in algo.extra:
+        if e.name not in given:
+            continue
+        value = given[e.name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{e.name}={value!r} is not a positive integer")
+        upper = e.upper(p, n)
+        if value > upper:
+            raise InputError(f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "
+                             f"use at most {upper}")
+        chosen[e.name] = value
     return chosen
 
 
