@@ -335,9 +335,6 @@ def _chunking(algo: Algorithm, p: int, n: Fraction, extra: Mapping[str, Any],
 
 def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple[str, ...]:
     """One note on the chunk sizes behind the numbers, for one result or a whole table."""
-    if n.denominator != 1:
-        return (f"n = {format_size(n)} is not a whole number of bytes; the continuous model prices it as "
-                "given",)
     if not details:
         return ()
     uneven = f"n = {format_size(n)} does not split evenly into chunks ({'; '.join(details)})"
