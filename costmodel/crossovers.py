@@ -37,6 +37,7 @@ from costmodel.collectives.evaluate import (
     applicable,
     check_extra,
     check_ranks,
+    check_size,
     choose,
     linear_terms,
     time_at,
@@ -631,7 +632,7 @@ def best(
     """
     spec = find_collective(collective)
     p = check_ranks(p)
-    lo, hi = parse_size(min_bytes), parse_size(max_bytes)
+    lo, hi = check_size(min_bytes), parse_size(max_bytes)
     if hi <= lo:
         raise InputError(f"the size range is empty: --min {float(lo):g} B is not below --max {float(hi):g} B")
     chosen, skipped = choose(spec.name, algorithms, p=p)

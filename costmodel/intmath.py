@@ -11,7 +11,7 @@ References
 
 from __future__ import annotations
 
-__all__ = ["ceil_log2", "floor_log2", "is_power_of_two", "popsum", "surplus"]
+__all__ = ["ceil_log2", "floor_log2", "folds", "is_power_of_two", "popsum", "surplus"]
 
 
 def is_power_of_two(p: int) -> bool:
@@ -39,6 +39,15 @@ def floor_log2(p: int) -> int:
     (0, 4, 4)
     """
     return p.bit_length() - 1
+
+
+def folds(p: int) -> int:
+    """[p ≠ p′]: 1 if extra ranks fold into the power-of-two group p′ = 2^⌊log2 p⌋, else 0.
+
+    >>> [folds(p) for p in (1, 2, 3, 8, 12)]
+    [0, 0, 1, 0, 1]
+    """
+    return 0 if is_power_of_two(p) else 1
 
 
 def surplus(p: int) -> int:

@@ -19,10 +19,13 @@ from typing import Any
 
 import sympy
 
+from costmodel.intmath import folds as _folds
 from costmodel.intmath import popsum as _popsum
 from costmodel.intmath import surplus as _surplus
 
-__all__ = ["ALPHA", "BETA", "GAMMA", "K", "N", "P", "clg", "flg", "lg", "n", "p", "popsum", "surplus"]
+__all__ = [
+    "ALPHA", "BETA", "GAMMA", "K", "N", "P", "clg", "flg", "folds", "lg", "n", "p", "popsum", "surplus",
+]
 
 p = P = sympy.Symbol("p", positive=True, integer=True)
 n = N = sympy.Symbol("n", nonnegative=True)
@@ -128,3 +131,21 @@ class popsum(sympy.Function):  # noqa: N801
 
     def _sympystr(self, printer: Any) -> str:
         return f"B({printer._print(self.args[0])})"
+
+
+class folds(sympy.Function):  # noqa: N801
+    """[p ≠ p′], see :func:`costmodel.intmath.folds`."""
+
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, arg: Any) -> Any:
+        q = _integer(arg)
+        return None if q is None else sympy.Integer(_folds(q))
+
+    def _latex(self, printer: Any) -> str:
+        return rf"[{printer._print(self.args[0])} \neq p']"
+
+    def _sympystr(self, printer: Any) -> str:
+        return f"[{printer._print(self.args[0])} ≠ p′]"

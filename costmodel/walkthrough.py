@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -21,21 +22,37 @@ from typing import Any
 import numpy as np
 
 from costmodel._json import real
+from costmodel.collectives._math import EXACT
+from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import applicable, check_extra, check_ranks, cost, tuned
+from costmodel.collectives.evaluate import (
+    applicable,
+    check_extra,
+    check_given,
+    check_ranks,
+    check_size,
+    cost,
+    tuned,
+)
 from costmodel.collectives.hierarchical import is_hierarchical
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.schedules import Transfer, build, execute, simulate
 from costmodel.schedules.trace import MAX_TRACE_RANKS, trace
-from costmodel.units import parse_size
+from costmodel.units import format_size
 
-__all__ = ["ScheduleReport", "Verification", "schedule_report"]
+__all__ = ["ScheduleReport", "Verification", "check_work", "schedule_report"]
 
 DEFAULT_SIZE = Fraction(2**20)
 MAX_LISTED_TRANSFERS = 100_000
 """Beyond this many transfers the steps are summarised, not listed."""
+MAX_CHUNK_SENDS = 10**8
+"""Largest schedule built: chunk sends in all, estimated as p × the busiest rank's (a few seconds)."""
+MAX_STATE_BYTES = 2 * 2**30
+"""Largest state ``--verify`` may hold: 2 GiB."""
+STATE_BYTES_PER_CELL = 33
+"""What --verify keeps per (rank, chunk id): two int32 values, a flag and three int64 indices."""
 
 _REFERENCE = LinkParams(alpha_s=Fraction(1, 10**6), beta_s_per_byte=Fraction(1, 10**9),
                         gamma_s_per_byte=Fraction(1, 10**10), source="reference link for verification")
@@ -180,7 +197,7 @@ def schedule_report(
     >>> r.rounds, r.bytes_sent_per_rank, r.verified
     (6, Fraction(150000000, 1), True)
     """
-    size = DEFAULT_SIZE if n is None else parse_size(n)
+    size = DEFAULT_SIZE if n is None else check_size(n)
     if is_hierarchical(algorithm):
         return _hierarchical_report(collective, algorithm, p=p, n=size, levels=levels, profile=profile,
                                     outer=outer, verify=verify, seed=seed)
@@ -194,6 +211,7 @@ def schedule_report(
     p = check_ranks(p)
     given = check_extra(spec.name, [record], extra)
     at_p, notes = applicable(record, p)
+    check_given(at_p, p, size, given)
     if at_p.schedule is None:
         raise InputError(f"{record.name!r} has no explicit schedule; {' '.join(at_p.notes)}")
     if at_p.extra and not all(e.name in given for e in at_p.extra):
@@ -204,6 +222,7 @@ def schedule_report(
             chosen = ", ".join(f"{k} = {v}" for k, v in given.items())
             notes += (f"{chosen} (give a link to choose the best)",)
     options = {"k": given[at_p.extra[0].name]} if at_p.extra else {}
+    check_work(at_p, p, given, verify=verify)
     schedule = build(at_p.schedule, spec.name, p=p, **options)
     priced = simulate(schedule, n=size, link=link or _REFERENCE)
     steps = holdings = None
@@ -231,6 +250,43 @@ def schedule_report(
         time_s=priced.time_s if link is not None else None, link=link, verification=verification,
         notes=notes,
     )
+
+
+def check_work(algo: Algorithm, p: int, extra: Mapping[str, int], *, verify: bool) -> tuple[int, int]:
+    """(chunk sends, bytes of --verify state) of *algo*'s schedule at *p*, refused above the budget.
+
+    Estimated from the record, without building anything: its busiest rank
+    sends C chunks (``bytes_sent`` at n = chunks), so the schedule moves at most
+    p·C chunks in all; --verify holds p × (chunk ids) cells, the chunk ids being
+    the record's chunks (p² blocks for all-to-all).
+
+    Raises
+    ------
+    InputError
+        Above :data:`MAX_CHUNK_SENDS` chunk sends, or with *verify* above
+        :data:`MAX_STATE_BYTES` of state.
+
+    Examples
+    --------
+    >>> from costmodel.collectives._registry import resolve
+    >>> check_work(resolve("allreduce", "ring"), 4, {}, verify=True)  # 4 ranks × 6 chunks; 4 × 4 cells
+    (24, 528)
+    """
+    values = {e.symbol: Fraction(extra[e.name]) for e in algo.extra}
+    units = Fraction(algo.chunks(Fraction(p), Fraction(1), EXACT, **values))
+    busiest = Fraction(algo.bytes_sent(Fraction(p), units, EXACT, **values))
+    sends = p * math.ceil(busiest)
+    if sends > MAX_CHUNK_SENDS:
+        raise InputError(f"the {algo.collective} {algo.name} schedule at p={p} would move about {sends:.3g} "
+                         f"chunks (p × {math.ceil(busiest):,} for the busiest rank), above the limit of "
+                         f"{MAX_CHUNK_SENDS:.0e}; use fewer ranks, segments or blocks")
+    ids = p * p if algo.collective == "alltoall" else int(units)
+    state = p * ids * STATE_BYTES_PER_CELL
+    if verify and state > MAX_STATE_BYTES:
+        raise InputError(f"--verify at p={p} would hold about {format_size(state)} ({p:,} ranks × {ids:,} "
+                         f"chunk ids), above the limit of {format_size(MAX_STATE_BYTES)}; drop --verify "
+                         "or use fewer ranks")
+    return sends, state
 
 
 def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: Fraction, levels: Any,

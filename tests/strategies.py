@@ -2,7 +2,7 @@
 
 * :func:`ranks`: rank counts 2..4096, with powers of two drawn often (they
   switch the recursive algorithms between their plain and folded records);
-* :func:`sizes`: exact message sizes in bytes, as ints or Fractions ≥ 0;
+* :func:`sizes`: exact message sizes in bytes, as ints or Fractions ≥ 1;
 * :func:`links`: :class:`~costmodel.LinkParams` with exact α ∈ [0, 1 ms],
   β ∈ [0, 10 ns/B] and γ ∈ [0, 1 ns/B];
 * :func:`unit_strings`: text shaped like a quantity with a unit, or arbitrary.
@@ -56,11 +56,11 @@ def exact_between(lo: Fraction, hi: Fraction) -> st.SearchStrategy[Fraction]:
 
 
 def sizes(hi: int = 2**36) -> st.SearchStrategy[Fraction | int]:
-    """Exact sizes in bytes in [0, hi]: ints (small ones likely) and Fractions."""
+    """Exact sizes in bytes in [1, hi] (a message is at least 1 B): ints (small ones likely) and Fractions."""
     return st.one_of(
-        st.integers(0, 64),
-        st.integers(0, hi),
-        st.fractions(min_value=0, max_value=hi, max_denominator=1000),
+        st.integers(1, 64),
+        st.integers(1, hi),
+        st.fractions(min_value=1, max_value=hi, max_denominator=1000),
     )
 
 

@@ -51,9 +51,16 @@ def cost(
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
     level: Levels = None, inner: Inner = None, outer: Outer = None, lanes: Lanes = None,
+    whole_bytes: Annotated[bool, typer.Option(
+        "--whole-bytes", help="Price whole-byte chunks: where n does not split evenly into an algorithm's "
+                              "chunks, every chunk costs the largest, ⌈n/chunks⌉ bytes (an upper bound)."),
+    ] = False,
     as_json: Json = False,
 ) -> None:
     """Modelled time of each algorithm of a collective, fastest first, with the lower bound.
+
+    The model is continuous in n (chunks of n/p bytes, even fractional ones); a note says where real
+    schedules send unequal whole-byte chunks, and --whole-bytes prices those. n must be at least 1 B.
 
     With --level (one per level, innermost first) or a profile with levels: the hierarchical all-reduce
     algorithms on that topology, the bytes crossing each level, and the flat ring beside them.
@@ -67,7 +74,8 @@ def cost(
     extra = extra_parameters(segments=segments, blocks=blocks)
     result = compare_from_options(collective, algorithms, p=ranks, n=size, alpha=alpha, beta=beta,
                                   bandwidth=bandwidth, gamma=gamma, profile=profile, levels=level,
-                                  inner=inner, outer=outer, lanes=lanes, extra=extra)
+                                  inner=inner, outer=outer, lanes=lanes, extra=extra,
+                                  whole_bytes=whole_bytes)
     emit(result, as_json=as_json)
 
 

@@ -335,7 +335,8 @@ def markdown(c: Catalog) -> str:
         "a test keeps this page equal to that output.",
         "",
         "Costs are α–β–γ: a message of m bytes costs α + mβ, reducing m bytes costs mγ. "
-        "p′ = 2^⌊log₂p⌋; s(p) = Σ_{i<⌊log₂p⌋} min(p − p′, 2^i); B(p) = Σ_{j<p} popcount(j).",
+        "p′ = 2^⌊log₂p⌋; [p ≠ p′] is 1 when p is not a power of two, else 0; "
+        "s(p) = Σ_{i<⌊log₂p⌋} min(p − p′, 2^i); B(p) = Σ_{j<p} popcount(j).",
     ]
     for collective, meaning in c.meanings.items():
         lines += ["", f"## {collective}", "", f"Meaning of n: {meaning}.", "",

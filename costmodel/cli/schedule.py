@@ -40,10 +40,16 @@ def schedule(
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, gamma: Gamma = None,
     profile: Profile = None, segments: Segments = None, blocks: Blocks = None,
     level: Levels = None, outer: Outer = None, as_json: Json = False,
-) -> None:
+) -> int:
     """Show an algorithm's schedule step by step: who sends which chunk, who holds which partial sum.
 
-    The message size defaults to 1 MiB.
+    The message size defaults to 1 MiB (at least 1 B). Exit status 1 when --verify finds the schedule
+    wrong or its cost different from the formula's (the output says "NOT verified"; --json has
+    "verified": false).
+
+    Size limits, checked from the formula before anything is built: at most 10^8 chunk sends in all
+    (p × the busiest rank's chunks), and with --verify at most 2 GiB of state (33 B per rank and
+    chunk id; all-to-all has p² chunk ids). --segments and --blocks obey the same rule as in cost.
 
     Example: costmodel schedule allreduce ring -p 4 -n 100MB --verify
 
@@ -55,9 +61,10 @@ def schedule(
 
     link = None if level else _link(alpha, beta, bandwidth, gamma, profile)
     extra = extra_parameters(segments=segments, blocks=blocks)
-    emit(schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
-                         profile=profile if level is None else None, extra=extra, verify=verify),
-         as_json=as_json)
+    report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
+                             profile=profile if level is None else None, extra=extra, verify=verify)
+    emit(report, as_json=as_json)
+    return 1 if report.verified is False else 0
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,

@@ -15,6 +15,10 @@ namespace* offering the few non-arithmetic functions the formulas need:
                have folded into a power-of-two group (0 for a power of two)
 ``popsum(p)``  B(p) = Σ_{j=0}^{p-1} popcount(j): blocks Bruck's all-to-all
                moves per rank (p·log2(p)/2 for a power of two)
+``folds(p)``   [p ≠ p′]: 1 when p is not a power of two (extra ranks fold
+               into the group of p′ = 2^⌊log2 p⌋), 0 when it is; the fold
+               steps of the ``-folded`` records are multiplied by it, so at a
+               power of two they cost exactly as the record they adapt
 =============  ==============================================================
 
 Four namespaces evaluate the same definitions:
@@ -32,7 +36,7 @@ from fractions import Fraction
 from types import SimpleNamespace
 from typing import Any
 
-from costmodel.intmath import ceil_log2, floor_log2, is_power_of_two, popsum, surplus
+from costmodel.intmath import ceil_log2, floor_log2, folds, is_power_of_two, popsum, surplus
 
 __all__ = ["EXACT", "NUMPY", "TEXT", "Term", "symbolic"]
 
@@ -63,7 +67,7 @@ def _pow2(e: Any) -> Fraction:
 EXACT = SimpleNamespace(
     name="exact", lg=_lg, clg=lambda p: ceil_log2(_int(p)), flg=lambda p: floor_log2(_int(p)),
     pow2=_pow2, max=max, min=min,
-    surplus=lambda p: surplus(_int(p)), popsum=lambda p: popsum(_int(p)),
+    surplus=lambda p: surplus(_int(p)), popsum=lambda p: popsum(_int(p)), folds=lambda p: folds(_int(p)),
 )
 """Exact backend: integers and Fractions."""
 
@@ -109,6 +113,11 @@ class _NumpyMath:
         for i in range(int(top.max(initial=0))):
             total += np.where(i < top, np.minimum(r, 1 << i), 0)
         return total.astype(float)
+
+    def folds(self, p: Any) -> Any:
+        np = self.np
+        q = np.asarray(p, dtype=np.int64)
+        return ((q & (q - 1)) != 0).astype(float)
 
     def popsum(self, p: Any) -> Any:
         np = self.np
@@ -254,6 +263,7 @@ TEXT = SimpleNamespace(
     min=_call("min({0}, {1})"),
     surplus=_call("s({0})"),
     popsum=_call("B({0})"),
+    folds=lambda p: Term("[p ≠ p′]"),
 )
 """Text backend: evaluates a coefficient into a readable one-line :class:`Term`."""
 
@@ -274,6 +284,6 @@ def symbolic() -> Any:
         _SYMBOLIC = SimpleNamespace(
             name="sympy", lg=symbols.lg, clg=symbols.clg, flg=symbols.flg,
             pow2=lambda e: sympy.Integer(2) ** e, max=sympy.Max, min=sympy.Min,
-            surplus=symbols.surplus, popsum=symbols.popsum,
+            surplus=symbols.surplus, popsum=symbols.popsum, folds=symbols.folds,
         )
     return _SYMBOLIC

@@ -19,7 +19,9 @@ from typing import Any
 
 from costmodel.references import Cited
 
-__all__ = ["Algorithm", "Bound", "Coefficient", "Collective", "Constraint", "Extra", "power_of_two"]
+__all__ = [
+    "Algorithm", "Bound", "Coefficient", "Collective", "Constraint", "Extra", "per_rank", "power_of_two",
+]
 
 Coefficient = Callable[..., Any]
 """``f(p, n, m, **extra)``: a coefficient over any backend ``m``."""
@@ -67,9 +69,21 @@ class Extra:
     upper: Callable[[int, Any], Any]
 
 
+def per_rank(p: Any, n: Any, m: Any, **extra: Any) -> Any:
+    """The chunk count of most algorithms: n is cut into p blocks of n/p."""
+    return p
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Algorithm:
-    """One algorithm of one collective, with its cost coefficients and provenance."""
+    """One algorithm of one collective, with its cost coefficients and provenance.
+
+    ``chunks`` is how many equal pieces the algorithm cuts n into (p blocks for a
+    ring, p′ for Rabenseifner, 2k for the double binary tree, k segments for the
+    chain, 1 for the full-vector algorithms): every message is a whole number of
+    them, and its schedule's ``units``.  When n is not a multiple of it, real
+    schedules send chunks of ⌈n/chunks⌉ and ⌊n/chunks⌋ bytes.
+    """
 
     collective: str
     name: str
@@ -83,6 +97,7 @@ class Algorithm:
     aliases: tuple[str, ...] = ()
     constraints: tuple[Constraint, ...] = ()
     extra: tuple[Extra, ...] = ()
+    chunks: Coefficient = per_rank
     schedule: str | None = None
     adapts: str | None = None
     notes: tuple[str, ...] = ()

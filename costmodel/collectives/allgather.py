@@ -52,19 +52,22 @@ RECURSIVE_DOUBLING_FOLDED = Algorithm(
     collective="allgather",
     name="recursive-doubling-folded",
     adapts="recursive-doubling",
-    summary="extra ranks hand their block in, recursive doubling, full result sent back",
-    latency=lambda p, n, m: m.flg(p) + 2,
-    bandwidth=lambda p, n, m: n + (m.pow2(m.flg(p)) + m.surplus(p)) / p * n,
+    summary="extra ranks hand their block in, recursive doubling, the other blocks sent back",
+    latency=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
     compute=lambda p, n, m: 0,
-    rounds=lambda p, n, m: m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
+    rounds=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (m.pow2(m.flg(p)) - 1 + m.surplus(p) + m.folds(p) * (p - 1)) / p * n,
     schedule="recursive_doubling_allgather",
     source=THAKUR_2005.at("'Allgather' (non-power-of-two recursive doubling)"),
     notes=(
         "non-power-of-two p: each extra rank p'+i (p' = 2^⌊log2 p⌋) sends its block to rank i "
         "(α + nβ/p); in recursive doubling the windows holding doubled ranks are heavier, "
-        "s(p) blocks more in all; rank i sends the full result back (α + nβ). MPICH uses a "
-        "different fix-up of at most 2⌊log2 p⌋ steps; Bruck handles any p in ⌈log2 p⌉ steps",
+        "s(p) blocks more in all ((p' - 1 + s(p))nβ/p); rank i sends back the p - 1 blocks rank "
+        "p'+i lacks (α + (p - 1)nβ/p, not its own block again): the fold adds 2α + nβ in all. "
+        "[p ≠ p′] switches the fold off at a power of two, where the record costs exactly as "
+        "recursive-doubling. MPICH uses a different fix-up of at most 2⌊log2 p⌋ steps; Bruck "
+        "handles any p in ⌈log2 p⌉ steps",
     ),
 )
 

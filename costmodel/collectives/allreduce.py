@@ -51,6 +51,7 @@ TREE = Algorithm(
     compute=lambda p, n, m: m.clg(p) * n,
     rounds=lambda p, n, m: 2 * m.clg(p),
     bytes_sent=lambda p, n, m: m.clg(p) * n,
+    chunks=lambda p, n, m: 1,
     schedule="tree_allreduce",
     source=THAKUR_2005.at("binomial-tree reduce, then binomial-tree broadcast, of the full vector"),
     notes=(
@@ -69,6 +70,7 @@ RECURSIVE_DOUBLING = Algorithm(
     compute=lambda p, n, m: m.lg(p) * n,
     rounds=lambda p, n, m: m.lg(p),
     bytes_sent=lambda p, n, m: m.lg(p) * n,
+    chunks=lambda p, n, m: 1,
     constraints=(power_of_two("recursive-doubling-folded"),),
     schedule="recursive_doubling_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_recursive_doubling.c"),
@@ -79,16 +81,19 @@ RECURSIVE_DOUBLING_FOLDED = Algorithm(
     name="recursive-doubling-folded",
     adapts="recursive-doubling",
     summary="r = p - 2^⌊log2 p⌋ extra ranks fold in, recursive doubling, result sent back",
-    latency=lambda p, n, m: m.flg(p) + 2,
-    bandwidth=lambda p, n, m: (m.flg(p) + 2) * n,
-    compute=lambda p, n, m: (m.flg(p) + 1) * n,
-    rounds=lambda p, n, m: m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: (m.flg(p) + 1) * n,
+    latency=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: (m.flg(p) + 2 * m.folds(p)) * n,
+    compute=lambda p, n, m: (m.flg(p) + m.folds(p)) * n,
+    rounds=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (m.flg(p) + m.folds(p)) * n,
+    chunks=lambda p, n, m: 1,
     schedule="recursive_doubling_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_recursive_doubling.c"),
     notes=(
         "non-power-of-two p: each of the r = p - 2^⌊log2 p⌋ extra ranks first sends its "
-        "vector to a partner (α + nβ + nγ) and receives the result at the end (α + nβ)",
+        "vector to a partner (α + nβ + nγ) and receives the result at the end (α + nβ); "
+        "[p ≠ p′] switches these two steps off at a power of two, where the record costs "
+        "exactly as recursive-doubling",
     ),
 )
 
@@ -102,6 +107,7 @@ RABENSEIFNER = Algorithm(
     compute=lambda p, n, m: (p - 1) / p * n,
     rounds=lambda p, n, m: 2 * m.lg(p),
     bytes_sent=lambda p, n, m: 2 * (p - 1) / p * n,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     constraints=(power_of_two("rabenseifner-folded"),),
     schedule="rabenseifner_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_reduce_scatter_allgather.c"),
@@ -112,17 +118,19 @@ RABENSEIFNER_FOLDED = Algorithm(
     name="rabenseifner-folded",
     adapts="rabenseifner",
     summary="extra ranks fold in, Rabenseifner on 2^⌊log2 p⌋ ranks, result sent back",
-    latency=lambda p, n, m: 2 * m.flg(p) + 2,
-    bandwidth=lambda p, n, m: (2 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    compute=lambda p, n, m: (1 + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    rounds=lambda p, n, m: 2 * m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: (1 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    latency=lambda p, n, m: 2 * m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: (2 * m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    rounds=lambda p, n, m: 2 * m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     schedule="rabenseifner_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_reduce_scatter_allgather.c"),
     notes=(
         "non-power-of-two p: each of the r = p - p' extra ranks (p' = 2^⌊log2 p⌋) first sends "
         "its vector to a partner (α + nβ + nγ), the p' others run Rabenseifner, and the partner "
-        "sends the result back (α + nβ)",
+        "sends the result back (α + nβ); [p ≠ p′] switches the fold off at a power of two, "
+        "where the record costs exactly as rabenseifner",
     ),
 )
 
@@ -136,6 +144,7 @@ NAIVE = Algorithm(
     compute=lambda p, n, m: (p - 1) * n,
     rounds=lambda p, n, m: 2 * (p - 1),
     bytes_sent=lambda p, n, m: (p - 1) * n,
+    chunks=lambda p, n, m: 1,
     schedule="naive_allreduce",
     source=THAKUR_2005.at("α–β cost model, applied to a root that receives and then sends p − 1 full "
                            "vectors one at a time"),
@@ -155,6 +164,7 @@ DOUBLE_BINARY_TREE = Algorithm(
     compute=lambda p, n, m, k: (m.flg(p) + k - 1) / k * n,
     rounds=lambda p, n, m, k: 4 * (m.flg(p) + k - 1),
     bytes_sent=lambda p, n, m, k: 2 * n,
+    chunks=lambda p, n, m, k: 2 * k,
     constraints=(
         Constraint(
             "p ≥ 4", lambda p: p >= 4, None,

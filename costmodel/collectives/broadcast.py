@@ -29,6 +29,7 @@ BINOMIAL = Algorithm(
     compute=lambda p, n, m: 0,
     rounds=lambda p, n, m: m.clg(p),
     bytes_sent=lambda p, n, m: m.clg(p) * n,
+    chunks=lambda p, n, m: 1,
     schedule="binomial_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_binomial.c"),
 )
@@ -70,19 +71,25 @@ SCATTER_RECURSIVE_DOUBLING_FOLDED = Algorithm(
     collective="broadcast",
     name="scatter-recursive-doubling-folded",
     adapts="scatter-recursive-doubling",
-    summary="binomial scatter, then the folded recursive-doubling all-gather",
-    latency=lambda p, n, m: m.clg(p) + m.flg(p) + 2,
-    bandwidth=lambda p, n, m: (p - 1) / p * n + n + (m.pow2(m.flg(p)) + m.surplus(p)) / p * n,
+    summary="scatter n/p′ blocks to p′ = 2^⌊log2 p⌋ ranks, recursive doubling, whole vector to the rest",
+    latency=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
+    bandwidth=lambda p, n, m: (2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) + m.folds(p)) * n,
     compute=lambda p, n, m: 0,
-    rounds=lambda p, n, m: m.clg(p) + m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: (
-        (p - 1) / p * n + n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n
-    ),
+    rounds=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
+    bytes_sent=lambda p, n, m: (2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) + m.folds(p)) * n,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     schedule="scatter_recursive_doubling_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_scatter_recursive_doubling_allgather.c"),
     notes=(
-        "non-power-of-two p: the all-gather is allgather's recursive-doubling-folded; MPICH "
-        "prefers scatter-allgather for such p",
+        "non-power-of-two p: the r = p - p' extra ranks (p' = 2^⌊log2 p⌋) hold no data a "
+        "broadcast needs, so nothing folds in: the root scatters p' blocks of n/p' over the p' "
+        "others (log2 p' steps, (p' - 1)/p'·n), they all-gather by recursive doubling (the same "
+        "again), and rank i sends the whole vector to extra rank p'+i (α + nβ): "
+        "2⌊log2 p⌋ + 1 steps and 2(p' - 1)/p'·n + n. [p ≠ p′] switches the last step off at a "
+        "power of two, where the record costs exactly as scatter-recursive-doubling",
+        "for long vectors at such p MPICH uses scatter-allgather (a ring all-gather, "
+        "2(p - 1)/p·n) instead; this fold trades that bandwidth for ⌈log2 p⌉ + p - 2⌊log2 p⌋ - 2 "
+        "fewer rounds",
     ),
 )
 
@@ -96,6 +103,7 @@ PIPELINED_CHAIN = Algorithm(
     compute=lambda p, n, m, k: 0,
     rounds=lambda p, n, m, k: p + k - 2,
     bytes_sent=lambda p, n, m, k: n,
+    chunks=lambda p, n, m, k: k,
     extra=(
         Extra(
             symbol="k",

@@ -14,7 +14,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import cache, lru_cache
 from typing import Any
@@ -27,19 +27,22 @@ from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, CostTable, LowerBound
 from costmodel.errors import ConstraintError, InputError
 from costmodel.params import LinkParams
-from costmodel.units import parse_size
+from costmodel.units import format_size, parse_size
 
 __all__ = [
     "applicable",
     "bound",
     "catalog",
     "check_extra",
+    "check_given",
     "check_ranks",
+    "check_size",
     "choose",
     "coefficient_text",
     "compare",
     "cost",
     "linear_terms",
+    "price",
     "text_formula",
     "time_at",
     "tuned",
@@ -61,14 +64,43 @@ def check_ranks(p: Any) -> int:
     return p
 
 
+def check_size(n: Any) -> Fraction:
+    """Validate a message size given by a user: at least one byte.
+
+    The model is continuous in n, but a message below one byte (or of none) is
+    no message: ``cost``, ``compare``, ``bound`` and ``schedule`` refuse it.
+
+    >>> check_size("1KiB")
+    Fraction(1024, 1)
+    >>> check_size("0.5B")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: n = 0.5 B is too small: a message size must be at least 1 B
+    """
+    size = parse_size(n)
+    if size < 1:
+        raise InputError(f"n = {format_size(size)} is too small: a message size must be at least 1 B")
+    return size
+
+
 def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
     """The record that runs at *p*: *algo* itself, or the adaptation its constraints name.
+
+    An adaptation asked for where the record it adapts holds (``-folded`` at a
+    power of two) is itself, with a note: its fold steps vanish there, so it
+    costs exactly as that record.
 
     Raises
     ------
     ConstraintError
         When a constraint fails and names no adaptation.
     """
+    if algo.adapts:
+        parent = record(algo.collective, algo.adapts)
+        if all(c.holds(p) for c in parent.constraints):
+            needs = " and ".join(c.name for c in parent.constraints)
+            return algo, (f"{algo.name}: p={p} meets {needs}, so nothing folds and it costs exactly as "
+                          f"{parent.name}",)
     for constraint in algo.constraints:
         if constraint.holds(p):
             continue
@@ -156,21 +188,11 @@ def _best_integer(at: Any, upper: int) -> int:
 
 def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int]) -> dict[str, int]:
     """The extra parameters: those given (validated), the rest the best integers."""
-    chosen: dict[str, int] = {}
+    chosen: dict[str, int] = check_given(algo, p, n, given)
     for e in algo.extra:
-        upper = e.upper(p, n)
         if e.name in given:
-            value = given[e.name]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{e.name}={value!r} is not a positive integer")
-            if value > upper:
-                raise InputError(
-                    f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "
-                    f"use at most {upper}"
-                )
-            chosen[e.name] = value
             continue
-
+        upper = e.upper(p, n)
         number = Fraction if isinstance(n, Fraction) else int
 
         def at(k: int, e: Any = e, number: Any = number) -> Any:
@@ -178,6 +200,30 @@ def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int
             return _time(algo, p, n, rates, {**trial, e.symbol: number(k)})
 
         chosen[e.name] = _best_integer(at, upper)
+    return chosen
+
+
+def check_given(algo: Algorithm, p: int, n: Any, given: Mapping[str, int]) -> dict[str, int]:
+    """The given values of *algo*'s extra parameters, each a positive integer n allows.
+
+    Raises
+    ------
+    InputError
+        For a value that is not a positive integer, or more segments or blocks
+        than n bytes allow (each at least one byte, or two for the two trees).
+    """
+    chosen: dict[str, int] = {}
+    for e in algo.extra:
+        if e.name not in given:
+            continue
+        value = given[e.name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{e.name}={value!r} is not a positive integer")
+        upper = e.upper(p, n)
+        if value > upper:
+            raise InputError(f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "
+                             f"use at most {upper}")
+        chosen[e.name] = value
     return chosen
 
 
@@ -193,6 +239,7 @@ def cost(
     n: Any,
     link: LinkParams,
     extra: Mapping[str, int] | None = None,
+    whole_bytes: bool = False,
 ) -> AlgorithmCost:
     """The modelled time of one algorithm, exactly.
 
@@ -203,13 +250,20 @@ def cost(
     p : int
         Number of ranks, at least 2.
     n : int, Fraction or str
-        Message size in bytes (a string may carry a unit: ``"64MiB"``); its
-        meaning depends on the collective (see ``Collective.meaning_of_n``).
+        Message size in bytes, at least 1 (a string may carry a unit:
+        ``"64MiB"``); its meaning depends on the collective (see
+        ``Collective.meaning_of_n``).
     link : LinkParams
         α, β and γ.
     extra : mapping, optional
         Fixed values of extra parameters (``{"segments": 8}``); the others are
         chosen to minimise the cost.
+    whole_bytes : bool
+        Price whole-byte chunks: when n (a whole number of bytes) is not a
+        multiple of the algorithm's chunk count u, every chunk is priced at
+        ⌈n/u⌉ bytes, the largest one a real schedule sends, so the β and γ terms
+        (and the bytes sent) are upper bounds; the latency is unchanged.  By
+        default the model is the continuous textbook one (chunks of n/u).
 
     Returns
     -------
@@ -225,32 +279,98 @@ def cost(
     >>> c = cost("allreduce", "rabenseifner", p=16, n="1MiB", link=link)
     >>> c.time_s, c.rounds
     (Fraction(15413, 78125000), 8)
+    >>> cost("allreduce", "ring", p=3, n=7, link=link, whole_bytes=True).bytes_sent_per_rank
+    Fraction(12, 1)
+    """
+    return price(collective, algorithm, p=p, n=check_size(n), link=link, extra=extra, whole_bytes=whole_bytes)
+
+
+def price(
+    collective: str,
+    algorithm: str | Algorithm,
+    *,
+    p: int,
+    n: Any,
+    link: LinkParams,
+    extra: Mapping[str, int] | None = None,
+    whole_bytes: bool = False,
+) -> AlgorithmCost:
+    """:func:`cost` at any size n ≥ 0, for the phases of composite algorithms.
+
+    A phase of a hierarchical all-reduce carries a share of the user's n, which
+    may be below one byte; only the user's own size must be at least 1 B.
     """
     spec = find_collective(collective)
     algo = algorithm if isinstance(algorithm, Algorithm) else resolve(spec.name, algorithm)
     check_extra(spec.name, [algo], extra)
-    lower = bound(spec.name, p=p, n=n, link=link)
-    return _cost(algo, check_ranks(p), n=parse_size(n), link=link, given=dict(extra or {}),
-                 bound_s=lower.time_s)
+    size = parse_size(n)
+    lower = _bound(spec.name, check_ranks(p), size, link)
+    return _cost(algo, p, n=size, link=link, given=dict(extra or {}), bound_s=lower.time_s,
+                 whole_bytes=whole_bytes)
+
+
+def _whole(size: Fraction, whole_bytes: bool) -> None:
+    if whole_bytes and size.denominator != 1:
+        raise InputError(f"n = {format_size(size)} is not a whole number of bytes; --whole-bytes prices "
+                         "whole-byte chunks of a whole-byte message")
+
+
+def _chunking(algo: Algorithm, p: int, n: Fraction, extra: Mapping[str, Any],
+              whole_bytes: bool) -> tuple[Fraction, Fraction, str | None]:
+    """(u, the size the β and γ terms are priced at, a note's detail) for n cut into u chunks.
+
+    Continuous model: n itself.  Whole bytes: u·⌈n/u⌉, every chunk priced at the
+    largest one a real schedule sends, ⌈n/u⌉ bytes.  The detail names the
+    algorithm and its chunks when n (whole) is not a multiple of u.
+    """
+    units = _coefficient(algo.chunks, p, n, extra)
+    if n.denominator != 1 or n % units == 0:
+        return units, n, None
+    largest = -(-n // units)
+    u = coefficient_text(algo.chunks, algo)
+    over = u if u.isalpha() or u == "p′" else f"({u})"
+    detail = f"{algo.name}: {u} = {units} chunks of up to ⌈n/{over}⌉ = {format_size(largest)}"
+    return units, units * largest if whole_bytes else n, detail
+
+
+def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple[str, ...]:
+    """One note on the chunk sizes behind the numbers, for one result or a whole table."""
+    if not details:
+        return ()
+    uneven = f"n = {format_size(n)} does not split evenly into chunks ({'; '.join(details)})"
+    if whole_bytes:
+        return (f"whole bytes: {uneven}; every chunk is priced at the largest, so the β and γ terms are "
+                "upper bounds",)
+    return (f"{uneven}: real schedules send such whole-byte chunks, this continuous model equal "
+            "fractional ones; --whole-bytes prices every chunk at the largest",)
 
 
 def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],
-          bound_s: Fraction) -> AlgorithmCost:
+          bound_s: Fraction, whole_bytes: bool = False, chunk_note: bool = True) -> AlgorithmCost:
+    _whole(n, whole_bytes)
     algo, notes = applicable(algo, p)
     params = _tune(algo, p, n, _rates(link), given)
     extra = _values(algo, params)
-    lat, bw, comp = (_coefficient(f, p, n, extra) for f in (algo.latency, algo.bandwidth, algo.compute))
+    units, priced, detail = _chunking(algo, p, n, extra, whole_bytes)
+    lat = _coefficient(algo.latency, p, n, extra)
+    bw, comp = (_coefficient(f, p, priced, extra) for f in (algo.bandwidth, algo.compute))
     rounds = _coefficient(algo.rounds, p, n, extra)
     for e in algo.extra:
         how = "given" if e.name in given else "the integer that minimises the cost"
+        if whole_bytes and e.name not in given:
+            how += " in the continuous model"
         notes += (f"{algo.name}: {e.symbol} = {params[e.name]} {e.name} ({e.description}; {how})",)
+    if chunk_note:
+        notes += _chunk_note(n, [detail] if detail else [], whole_bytes)
     return AlgorithmCost(
         algorithm=algo.name,
         latency_s=lat * link.alpha_s,
         bandwidth_s=bw * link.beta_s_per_byte,
         compute_s=comp * link.gamma_s_per_byte,
         rounds=int(rounds),
-        bytes_sent_per_rank=_coefficient(algo.bytes_sent, p, n, extra),
+        bytes_sent_per_rank=_coefficient(algo.bytes_sent, p, priced, extra),
+        chunks=int(units),
+        chunk_bytes=priced / units,
         formula=text_formula(algo),
         bound_s=bound_s,
         parameters=params,
@@ -266,11 +386,13 @@ def compare(
     n: Any,
     link: LinkParams,
     extra: Mapping[str, int] | None = None,
+    whole_bytes: bool = False,
 ) -> CostTable:
     """The modelled time of several algorithms of one collective, fastest first.
 
     With *algorithms* ``None`` (or empty) every registered algorithm is
-    compared; non-power-of-two p uses each algorithm's adaptation.
+    compared; non-power-of-two p uses each algorithm's adaptation.  n must be
+    at least 1 B; *whole_bytes* as in :func:`cost`.
 
     Examples
     --------
@@ -281,18 +403,29 @@ def compare(
     """
     spec = find_collective(collective)
     p = check_ranks(p)
-    size = parse_size(n)
+    size = check_size(n)
+    _whole(size, whole_bytes)
     chosen, skipped = choose(spec.name, algorithms, p=p)
     given = check_extra(spec.name, chosen, extra)
     lower = bound(spec.name, p=p, n=size, link=link)
     results = sorted(
-        (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s) for a in chosen),
+        (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s, whole_bytes=whole_bytes,
+               chunk_note=False) for a in chosen),
         key=lambda r: (r.time_s, r.algorithm),
     )
+    details = [d for a in chosen if (d := _detail(a, p, size, results)) is not None]
+    skipped += _chunk_note(size, details, whole_bytes)
     return CostTable(
         collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
-        results=tuple(results), bound=lower, notes=skipped,
+        results=tuple(results), bound=lower, notes=skipped, whole_bytes=whole_bytes,
     )
+
+
+def _detail(algo: Algorithm, p: int, n: Fraction, results: Sequence[AlgorithmCost]) -> str | None:
+    """The chunk detail of *algo*'s result among *results* (its parameters as chosen)."""
+    at_p, _ = applicable(algo, p)
+    (result,) = (r for r in results if r.algorithm == at_p.name)
+    return _chunking(at_p, p, n, _values(at_p, result.parameters), False)[2]
 
 
 def choose(collective: str, names: Iterable[str] | None, *,
@@ -331,7 +464,7 @@ def check_extra(collective: str, chosen: Iterable[Algorithm],
 
 
 def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
-    """The lower bound of a collective: each of the α, β and γ terms bounded separately.
+    """The lower bound of a collective: each of the α, β and γ terms bounded separately (n ≥ 1 B).
 
     Examples
     --------
@@ -340,9 +473,11 @@ def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
     >>> b.latency_s, b.bandwidth_s
     (Fraction(1, 50000), Fraction(1536, 9765625))
     """
+    return _bound(collective, check_ranks(p), check_size(n), link)
+
+
+def _bound(collective: str, p: int, size: Fraction, link: LinkParams) -> LowerBound:
     spec = find_collective(collective)
-    p = check_ranks(p)
-    size = parse_size(n)
     b = spec.bound
     lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
     text = _bound_text(spec.name)

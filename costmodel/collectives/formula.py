@@ -28,6 +28,7 @@ _LEGEND = {
     "p′": "p′ = 2^⌊log₂p⌋, the largest power of two ≤ p",
     "s(p)": "s(p) = Σ_{i<⌊log₂p⌋} min(p − p′, 2^i), extra blocks on the heaviest rank after folding",
     "B(p)": "B(p) = Σ_{j<p} popcount(j), blocks each rank forwards (p·log₂p/2 for a power of two)",
+    "[p ≠ p′]": "[p ≠ p′] = 1 when p is not a power of two (extra ranks fold in), 0 when it is",
 }
 
 

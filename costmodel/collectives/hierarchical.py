@@ -98,7 +98,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
-from costmodel.collectives.evaluate import cost
+from costmodel.collectives.evaluate import check_size, price
 from costmodel.collectives.result import AlgorithmCost, times_slower
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.intmath import floor_log2, is_power_of_two
@@ -114,7 +114,6 @@ from costmodel.references import (
     Cited,
 )
 from costmodel.topology import Level, Topology
-from costmodel.units import parse_size
 
 __all__ = [
     "ALGORITHMS",
@@ -482,7 +481,7 @@ def _phase(level: Level, collective: str, algorithm: str, *, p: int, n: Fraction
            extra: Mapping[str, int] | None = None) -> Phase:
     """Record *algorithm* of *collective* on one group of *p* ranks of *level*, run by *groups* groups."""
     used = link or level.link
-    c = cost(collective, algorithm, p=p, n=n, link=used, extra=extra)
+    c = price(collective, algorithm, p=p, n=n, link=used, extra=extra)
     return Phase(level=level.name, collective=collective, cost=c, p=p, n_bytes=n, fraction_of_n=share,
                  groups=groups, link=used, bytes_crossing=groups * _traffic(collective, c, p, n))
 
@@ -565,7 +564,7 @@ def hierarchical_cost(
     """
     scheme = _scheme(algorithm)
     _check_topology(topology)
-    size = parse_size(n)
+    size = check_size(n)
     inner_name = _inner(scheme, inner)
     outer_name = _outer(outer)
     used = [lv for lv in topology.levels if lv.size > 1]
@@ -685,7 +684,7 @@ def flat_ring(topology: Topology, n: Any) -> HierarchicalCost:
     [('intra', Fraction(84000000, 1)), ('inter', Fraction(28000000, 1))]
     """
     _check_topology(topology)
-    size = parse_size(n)
+    size = check_size(n)
     p = topology.p
     counts = topology.ring_links()
     crossed = [lv for lv, c in zip(topology.levels, counts, strict=True) if c]
@@ -693,7 +692,7 @@ def flat_ring(topology: Topology, n: Any) -> HierarchicalCost:
     for collective in ("reduce-scatter", "allgather"):
         level, c = None, None
         for lv in crossed:  # the slowest link; on a tie the innermost, as the simulator picks
-            trial = cost(collective, "ring", p=p, n=size, link=lv.link)
+            trial = price(collective, "ring", p=p, n=size, link=lv.link)
             if c is None or trial.time_s > c.time_s:
                 level, c = lv, trial
         assert level is not None and c is not None  # a topology has p ≥ 2, so some link is crossed
@@ -747,7 +746,7 @@ def compare_hierarchical(
         raise InputError(f"{collective!r} has no hierarchical algorithms; costmodel composes them for "
                          "allreduce")
     _check_topology(topology)
-    size = parse_size(n)
+    size = check_size(n)
     wanted = list(algorithms or [])
     if wanted:
         schemes = list(dict.fromkeys(_scheme(name) for name in wanted))
@@ -830,7 +829,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     >>> m.one_lane_time_s, m.time_s  # 1 GB / 12.5 GB/s = 80 ms; 250 MB / 12.5 GB/s = 20 ms
     (Fraction(2, 25), Fraction(1, 50))
     """
-    size = parse_size(n)
+    size = check_size(n)
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
     k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
@@ -1033,7 +1032,7 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
     w = _whole(per_rack, "per_rack", "give the workers in each rack, e.g. --per-rack 4")
     if r < 2:
         raise InputError(f"racks={r} leaves nothing to cross the core; give at least 2 racks")
-    size = parse_size(n)
+    size = check_size(n)
     free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="bytes only")
     topology = Topology((Level(size=w, link=free, name="rack"), Level(size=r, link=free, name="core")))
     return RackTraffic(

@@ -55,6 +55,7 @@ def compare_from_options(
     outer: str | None = None,
     lanes: int | None = None,
     extra: Mapping[str, int] | None = None,
+    whole_bytes: bool = False,
 ) -> Any:
     """The flat algorithms on one link, or the hierarchical ones on a topology.
 
@@ -85,6 +86,9 @@ def compare_from_options(
 
         # the topology first: a missing or inconsistent one is the first thing to say
         topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
+        if whole_bytes:
+            raise InputError("--whole-bytes prices the flat algorithms' chunks; the hierarchical ones on a "
+                             "topology use the continuous model only")
         for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
             if value is not None:
                 raise InputError(f"{option} sets one flat link; with a topology each level has its own α "
@@ -107,5 +111,6 @@ def compare_from_options(
             raise InputError(f"profile {profile.name!r} has levels but no [link] table; drop -p to cost the "
                              "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
     link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
-    table: CostTable = compare(collective, algorithms, p=p, n=n, link=link, extra=extra)
+    table: CostTable = compare(collective, algorithms, p=p, n=n, link=link, extra=extra,
+                               whole_bytes=whole_bytes)
     return table

@@ -30,6 +30,7 @@ BINOMIAL = Algorithm(
     compute=lambda p, n, m: m.clg(p) * n,
     rounds=lambda p, n, m: m.clg(p),
     bytes_sent=lambda p, n, m: n,
+    chunks=lambda p, n, m: 1,
     schedule="binomial_reduce",
     source=THAKUR_2005.at("'Reduce'; MPICH reduce_intra_binomial.c"),
 )
@@ -44,6 +45,7 @@ RABENSEIFNER = Algorithm(
     compute=lambda p, n, m: (p - 1) / p * n,
     rounds=lambda p, n, m: 2 * m.lg(p),
     bytes_sent=lambda p, n, m: (p - 1) / p * n + n / 2,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     constraints=(power_of_two("rabenseifner-folded"),),
     schedule="rabenseifner_reduce",
     source=RABENSEIFNER_2004.at("reduce-scatter then gather; MPICH reduce_intra_reduce_scatter_gather.c"),
@@ -54,17 +56,19 @@ RABENSEIFNER_FOLDED = Algorithm(
     name="rabenseifner-folded",
     adapts="rabenseifner",
     summary="extra ranks fold in, then Rabenseifner's reduce on 2^⌊log2 p⌋ ranks",
-    latency=lambda p, n, m: 2 * m.flg(p) + 1,
-    bandwidth=lambda p, n, m: (1 + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    compute=lambda p, n, m: (1 + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
-    rounds=lambda p, n, m: 2 * m.flg(p) + 1,
+    latency=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
+    bandwidth=lambda p, n, m: (m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
+    rounds=lambda p, n, m: 2 * m.flg(p) + m.folds(p),
     bytes_sent=lambda p, n, m: (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) * n + n / 2,
+    chunks=lambda p, n, m: m.pow2(m.flg(p)),
     schedule="rabenseifner_reduce",
     source=THAKUR_2005.at("'Reduce'; MPICH reduce_intra_reduce_scatter_gather.c"),
     notes=(
         "non-power-of-two p: each of the r = p - p' extra ranks (p' = 2^⌊log2 p⌋) first sends "
         "its vector to a partner (α + nβ + nγ); only the root needs the result, so nothing is "
-        "sent back",
+        "sent back; [p ≠ p′] switches the fold off at a power of two, where the record costs "
+        "exactly as rabenseifner",
     ),
 )
 

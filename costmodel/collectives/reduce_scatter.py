@@ -55,18 +55,19 @@ RECURSIVE_HALVING_FOLDED = Algorithm(
     name="recursive-halving-folded",
     adapts="recursive-halving",
     summary="extra ranks fold in, recursive halving on 2^⌊log2 p⌋ ranks, blocks sent back",
-    latency=lambda p, n, m: m.flg(p) + 2,
-    bandwidth=lambda p, n, m: n + (m.pow2(m.flg(p)) + m.surplus(p)) / p * n,
-    compute=lambda p, n, m: n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
-    rounds=lambda p, n, m: m.flg(p) + 2,
-    bytes_sent=lambda p, n, m: n,
+    latency=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bandwidth=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p) + m.folds(p)) / p * n,
+    compute=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
+    rounds=lambda p, n, m: m.flg(p) + 2 * m.folds(p),
+    bytes_sent=lambda p, n, m: (p - 1 + m.folds(p)) / p * n,
     schedule="recursive_halving_reduce_scatter",
     source=THAKUR_2005.at("'Reduce-Scatter'; MPICH reduce_scatter_intra_recursive_halving.c"),
     notes=(
         "non-power-of-two p: each extra rank p'+i (p' = 2^⌊log2 p⌋) sends its whole vector to "
         "rank i (α + nβ + nγ); halving then splits blocks by owner, so a surviving rank that "
         "owns two blocks makes halves uneven: the heaviest exchanges carry s(p) blocks more in "
-        "all; finally each extra rank receives its block (α + nβ/p)",
+        "all; finally each extra rank receives its block (α + nβ/p); [p ≠ p′] switches the fold "
+        "off at a power of two, where the record costs exactly as recursive-halving",
     ),
 )
 

@@ -72,6 +72,8 @@ class AlgorithmCost:
     bound_s: Fraction
     parameters: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    chunks: int | None = None
+    chunk_bytes: Fraction | None = None
 
     @property
     def time_s(self) -> Fraction:
@@ -94,6 +96,8 @@ class AlgorithmCost:
             "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
             "bound_ratio": None if ratio is None else real(ratio),
             "parameters": dict(self.parameters),
+            "chunks": self.chunks,
+            "chunk_bytes": None if self.chunk_bytes is None else real(self.chunk_bytes),
             "formula": self.formula,
             "notes": list(self.notes),
         }
@@ -111,6 +115,7 @@ class CostTable:
     results: tuple[AlgorithmCost, ...]
     bound: LowerBound
     notes: tuple[str, ...] = ()
+    whole_bytes: bool = False
 
     @property
     def best(self) -> str:
@@ -132,6 +137,7 @@ class CostTable:
                         for r, x in zip(self.results, ratios, strict=True)],
             "best": self.best,
             "bound": self.bound.to_dict(),
+            "whole_bytes": self.whole_bytes,
             "notes": list(self.notes),
         }
 

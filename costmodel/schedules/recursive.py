@@ -15,7 +15,10 @@ result back at the end.  Ranks are relative to the root, (rank − root) mod p,
 so the root is always one of the p' survivors.  Where survivors own unequal
 data (reduce-scatter and all-gather over p blocks), rank i < r owns blocks i
 and p'+i, and an exchange carries every block its window owns: the heaviest
-window of size w holds min(r, w) extra blocks.
+window of size w holds min(r, w) extra blocks.  A broadcast has nothing to fold in (the
+extra ranks hold no data): its p' survivors scatter and all-gather p' blocks, and the
+extra ranks only receive the whole vector at the end.  At a power of two r = 0 and
+every fold step vanishes, so a ``-folded`` record costs exactly as the one it adapts.
 
 **Double binary tree.**  Two binary trees of height h = ⌊log2 p⌋ over all p
 ranks; every rank is an inner node in at most one of them, so each rank sends
@@ -345,8 +348,18 @@ def _owner_blocks(p: int, root: int) -> np.ndarray:
     return table
 
 
+def _all_but_own(extras: np.ndarray, p: int) -> np.ndarray:
+    """(r, p − 1) table: for each extra rank e (whose block is chunk e), every chunk but e."""
+    others = np.arange(p - 1, dtype=np.int64)[None, :]
+    return others + (others >= extras[:, None])
+
+
 def _folded_allgather_steps(p: int, root: int) -> Iterator[Step]:
-    """All-gather of p blocks (rank r holds chunk r) by recursive doubling, folded for any p."""
+    """All-gather of p blocks (rank r holds chunk r) by recursive doubling, folded for any p.
+
+    The extra ranks hand their block in, the p' survivors double, and each survivor sends
+    its extra rank the p − 1 blocks it lacks (not the extra's own block again).
+    """
     q, r = _fold(p)
     extras, partners = _fold_pairs(p, root)
     if r:
@@ -354,7 +367,7 @@ def _folded_allgather_steps(p: int, root: int) -> Iterator[Step]:
     survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
     yield from recursive_doubling_allgather_steps(survivors, _owner_blocks(p, root))
     if r:
-        yield _whole(partners, extras, np.arange(p, dtype=np.int64), "copy")
+        yield (Group(partners, extras, _all_but_own(extras, p), "copy"),)
 
 
 # -- builders ----------------------------------------------------------------------------
@@ -530,8 +543,10 @@ def recursive_doubling_allgather(p: int, *, root: int = 0) -> Schedule:
     """Recursive-doubling all-gather: log2 p steps, (p−1)/p·n on the critical path.
 
     For p not a power of two (``recursive-doubling-folded``) extra rank p'+i first hands
-    its block to rank i; the windows holding doubled ranks are heavier; rank i finally
-    sends the whole result (all p blocks, α + nβ) to rank p'+i.
+    its block to rank i (α + nβ/p); the windows holding doubled ranks are heavier (the
+    window of w positions holding min(r, w) extra blocks: (p'−1 + s(p))/p·n in all); rank
+    i finally sends rank p'+i the p − 1 blocks it lacks (α + (p−1)/p·n; its own block is
+    not sent back).
 
     Parameters
     ----------
@@ -561,7 +576,7 @@ def recursive_doubling_allgather(p: int, *, root: int = 0) -> Schedule:
     [1, 2, 4]
     >>> s = recursive_doubling_allgather(7)
     >>> s.algorithm, [max(len(t.chunks) for t in step) for step in s.transfers()], execute(s).ok
-    ('recursive-doubling-folded', [1, 2, 4, 7], True)
+    ('recursive-doubling-folded', [1, 2, 4, 6], True)
     """
     check_ranks(p, root=root)
     return Schedule(collective="allgather", algorithm=_name("recursive-doubling", p), p=p, units=p,
@@ -624,11 +639,17 @@ def rabenseifner_reduce(p: int, *, root: int = 0) -> Schedule:
 
 
 def scatter_recursive_doubling_broadcast(p: int, *, root: int = 0) -> Schedule:
-    """Broadcast as a binomial scatter of p blocks, then a recursive-doubling all-gather.
+    """Broadcast as a binomial scatter, then a recursive-doubling all-gather.
 
-    The scatter takes ⌈log2 p⌉ steps ((p−1)/p·n on the critical path); the all-gather is
-    the folded one for p not a power of two (``scatter-recursive-doubling-folded``):
-    extra ranks hand their block in, the survivors double, the whole result goes back.
+    For p a power of two the root scatters p blocks of n/p (log2 p steps, (p−1)/p·n on
+    the critical path) and the ranks all-gather them by recursive doubling (the same
+    again).  For other p (``scatter-recursive-doubling-folded``) the r = p − p' extra
+    ranks have no data to contribute, so nothing folds in: the vector is cut into
+    p' = 2^⌊log2 p⌋ blocks, scattered over the p' survivors (relative ranks 0 .. p'−1)
+    and all-gathered among them, and survivor i then sends the whole vector to extra
+    rank p'+i: 2 log2 p' + 1 steps, 2(p'−1)/p'·n + n.  (Scattering p blocks to every
+    rank and folding the all-gather would cost ⌈log2 p⌉ + ⌊log2 p⌋ + 2 steps and more
+    than 2n; MPICH switches to the ring all-gather for such p.)
 
     Parameters
     ----------
@@ -640,7 +661,8 @@ def scatter_recursive_doubling_broadcast(p: int, *, root: int = 0) -> Schedule:
     Returns
     -------
     Schedule
-        ``units`` = p; rank r receives chunk r in the scatter.
+        ``units`` = p' (= p for a power of two); survivor j (relative) receives chunk
+        (j + root) mod p' in the scatter.
 
     Raises
     ------
@@ -658,16 +680,24 @@ def scatter_recursive_doubling_broadcast(p: int, *, root: int = 0) -> Schedule:
     >>> s = scatter_recursive_doubling_broadcast(8)
     >>> [max(len(t.chunks) for t in step) for step in s.transfers()]
     [4, 2, 1, 1, 2, 4]
-    >>> execute(scatter_recursive_doubling_broadcast(10, root=3)).ok
-    True
+    >>> s = scatter_recursive_doubling_broadcast(10, root=3)  # p' = 8 blocks, then 2 whole vectors
+    >>> s.algorithm, [max(len(t.chunks) for t in step) for step in s.transfers()], execute(s).ok
+    ('scatter-recursive-doubling-folded', [4, 2, 1, 1, 2, 4, 8], True)
     """
     check_ranks(p, root=root)
+    q, r = _fold(p)
+    extras, partners = _fold_pairs(p, root)
+    survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
+    label = (np.arange(q, dtype=np.int64) + root) % q  # survivor j's block
 
     def generate() -> Iterator[Step]:
-        yield from binomial_scatter_steps(p, root=root)
-        yield from _folded_allgather_steps(p, root)
+        for s in binomial_scatter_steps(q):  # relative ranks and blocks over the survivors
+            yield tuple(Group(survivors[g.src], survivors[g.dst], label[g.chunks], g.op) for g in s)
+        yield from recursive_doubling_allgather_steps(survivors, label[:, None])
+        if r:
+            yield _whole(partners, extras, np.arange(q, dtype=np.int64), "copy")
 
-    return Schedule(collective="broadcast", algorithm=_name("scatter-recursive-doubling", p), p=p, units=p,
+    return Schedule(collective="broadcast", algorithm=_name("scatter-recursive-doubling", p), p=p, units=q,
                     root=root, generate=generate)
 
 

@@ -64,11 +64,18 @@ class Simulation:
 
 
 def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
-             levels: tuple[LinkParams, ...] = (), level_of: LevelOf | None = None) -> Simulation:
+             levels: tuple[LinkParams, ...] = (), level_of: LevelOf | None = None,
+             whole_bytes: bool = False) -> Simulation:
     """The cost of *schedule* for an n-byte message, exactly.
 
     Give either one *link* for every transfer, or *levels* (α, β, γ per level)
     with *level_of* to say which level each transfer crosses.
+
+    By default every chunk is n/units bytes (the continuous model).  With
+    *whole_bytes* (n a whole number of bytes, one *link*) the chunks are
+    whole-byte pieces as a real schedule cuts them: chunk c (c mod units for
+    all-to-all blocks) is ⌈n/units⌉ bytes for c < n mod units and ⌊n/units⌋
+    after; each step lasts as long as its largest message.
 
     Examples
     --------
@@ -83,6 +90,10 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
         levels, level_of = (link,), None
     if not levels:
         raise ValueError("simulate needs a link or levels")
+    if whole_bytes:
+        if size.denominator != 1 or link is None:
+            raise ValueError("whole-byte chunks need a whole number of bytes and one link")
+        return _simulate_whole(schedule, int(size), link)
     chunk = size / schedule.units
     p = schedule.p
     counts = _Counter(p)
@@ -161,3 +172,40 @@ class _Counter:
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         self._flush()
         return self.sent, self.received
+
+
+def _simulate_whole(schedule: Schedule, n: int, link: LinkParams) -> Simulation:
+    """:func:`simulate` with whole-byte chunks: the first n mod units chunks are one byte larger."""
+    units, p = schedule.units, schedule.p
+    base, big = divmod(n, units)
+    sent, received = [0] * p, [0] * p
+    chunks_sent, chunks_received = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
+    big_sent, big_received = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
+    rounds = 0
+    latency = bandwidth = compute = Fraction(0)
+    for s in schedule.steps():
+        rounds += 1
+        slowest = (Fraction(-1), Fraction(0), Fraction(0))
+        for g in s:
+            m = g.chunks.shape[1]
+            large = ((g.chunks % units) < big).sum(axis=1)
+            chunks_sent += np.bincount(g.src, minlength=p) * m
+            chunks_received += np.bincount(g.dst, minlength=p) * m
+            big_sent += np.bincount(g.src, weights=large, minlength=p).astype(np.int64)
+            big_received += np.bincount(g.dst, weights=large, minlength=p).astype(np.int64)
+            largest = m * base + int(large.max())
+            parts = (largest * link.beta_s_per_byte,
+                     largest * link.gamma_s_per_byte if g.op == "reduce" else Fraction(0))
+            if link.alpha_s + sum(parts) > slowest[0]:
+                slowest = (link.alpha_s + sum(parts), *parts)
+        latency += link.alpha_s
+        bandwidth += slowest[1]
+        compute += slowest[2]
+    sent = [int(c) * base + int(b) for c, b in zip(chunks_sent.tolist(), big_sent.tolist(), strict=True)]
+    received = [int(c) * base + int(b) for c, b in zip(chunks_received.tolist(), big_received.tolist(),
+                                                       strict=True)]
+    return Simulation(
+        collective=schedule.collective, algorithm=schedule.algorithm, p=p, n_bytes=Fraction(n), rounds=rounds,
+        bytes_sent=tuple(Fraction(x) for x in sent), bytes_received=tuple(Fraction(x) for x in received),
+        time_s=latency + bandwidth + compute, latency_s=latency, bandwidth_s=bandwidth, compute_s=compute,
+    )

@@ -104,7 +104,8 @@ def test_profile_option_feeds_the_models(capsys):
 
 
 def test_json_is_strict_and_finite(capsys):
-    data = run_json(capsys, "cost", "broadcast", "-p", "7", "-n", "0", *SEED)
+    # a free link: every time and the bound are 0, so no ratio may become Infinity or NaN
+    data = run_json(capsys, "cost", "broadcast", "-p", "7", "-n", "1", "--alpha", "0s", "--beta", "0ns/B")
     text = json.dumps(data, allow_nan=False)
     assert "Infinity" not in text and "NaN" not in text
 
@@ -113,6 +114,11 @@ BAD = [
     (["cost", "allreduce", "-n", "1MiB", *SEED], "Missing option '-p'"),
     (["cost", "allreduce", "-p", "16", *SEED], "Missing option '-n'"),
     (["cost", "allreduce", "-p", "16", "-n", "12KB", *SEED], "ambiguous"),
+    (["cost", "allreduce", "-p", "16", "-n", "0", *SEED], "at least 1 B"),
+    (["cost", "allreduce", "-p", "16", "-n", "0.5B", *SEED], "at least 1 B"),
+    (["bound", "allreduce", "-p", "16", "-n", "0", *SEED], "at least 1 B"),
+    (["best", "allreduce", "-p", "16", "--min", "0", *SEED], "at least 1 B"),
+    (["cost", "allreduce", "-p", "3", "-n", "7.5", "--whole-bytes", *SEED], "whole number of bytes"),
     (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5MB", "--beta", "1ns/B"], "not a time"),
     (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--beta", "5us"], "--beta"),
     (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--bandwidth", "0GB/s"], "--bandwidth"),

@@ -96,3 +96,75 @@ def test_bad_topology_input(capsys, argv, needle):
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert needle in err
+
+
+def test_a_failed_verification_exits_1(capsys, monkeypatch):
+    """rc 1: the check ran and failed (rc 2 is kept for bad input)."""
+    import dataclasses
+
+    from costmodel import walkthrough
+
+    real_cost = walkthrough.cost
+
+    def off_by_one_round(*args, **kwargs):
+        result = real_cost(*args, **kwargs)
+        return dataclasses.replace(result, rounds=result.rounds + 1)
+
+    monkeypatch.setattr(walkthrough, "cost", off_by_one_round)
+    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verified"] is False
+    assert data["verification"]["matches_formula"] is False
+    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify"]) == 1
+    assert "NOT verified" in capsys.readouterr().out
+    assert main(["schedule", "allreduce", "ring", "-p", "4"]) == 0  # nothing checked, nothing failed
+
+
+@pytest.mark.parametrize(("collective", "algorithm"), [
+    ("allreduce", "recursive-doubling-folded"), ("allreduce", "rabenseifner-folded"),
+    ("allgather", "recursive-doubling-folded"), ("broadcast", "scatter-recursive-doubling-folded"),
+    ("reduce", "rabenseifner-folded"), ("reduce-scatter", "recursive-halving-folded"),
+])
+@pytest.mark.parametrize("p", [2, 7, 16])
+def test_folded_records_verify_at_any_p(capsys, collective, algorithm, p):
+    data = run_json(capsys, "schedule", collective, algorithm, "-p", str(p), "-n", "1000", "--verify")
+    assert data["verified"] is True
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["schedule", "alltoall", "pairwise", "-p", "3000", "--verify"], "--verify at p=3000 would hold about"),
+    (["schedule", "gather", "binomial", "-p", "100000", "--verify"], "above the limit of 1e+08"),
+    (["schedule", "allreduce", "ring", "-p", "100000000"], "would move about 2e+16 chunks"),
+    (["schedule", "broadcast", "chain", "-p", "8", "--segments", "100000000"], "use at most 1048576"),
+    (["schedule", "broadcast", "chain", "-p", "8", "-n", "1GiB", "--segments", "100000000"],
+     "would move about 8e+08 chunks"),
+    (["schedule", "allreduce", "dbt", "-p", "8", "-n", "7", "--blocks", "4"], "use at most 3"),
+    (["schedule", "allreduce", "ring", "-p", "4", "-n", "0"], "at least 1 B"),
+    (["schedule", "allreduce", "ring", "-p", "4", "-n", "0.5B"], "at least 1 B"),
+])
+def test_too_large_schedules_are_refused_before_building(capsys, monkeypatch, argv, needle):
+    from costmodel import walkthrough
+
+    def never(*args, **kwargs):
+        raise AssertionError("a refused schedule must not be built")
+
+    monkeypatch.setattr(walkthrough, "build", never)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert needle in err
+
+
+def test_the_work_estimate_matches_the_schedules():
+    """p × the busiest rank's chunks bounds the chunk sends; exact for the symmetric ring."""
+    from costmodel.collectives._registry import resolve
+    from costmodel.schedules import build
+    from costmodel.walkthrough import check_work
+
+    ring = build("ring_allreduce", "allreduce", p=5)
+    moved = sum(g.chunks.size for s in ring.steps() for g in s)
+    assert check_work(resolve("allreduce", "ring"), 5, {}, verify=True) == (moved, 5 * 5 * 33)
+    gather = build("binomial_gather", "gather", p=12)
+    moved = sum(g.chunks.size for s in gather.steps() for g in s)
+    assert check_work(resolve("gather", "binomial"), 12, {}, verify=False)[0] >= moved

@@ -80,13 +80,15 @@ def test_rabenseifner_sends_112_mb_in_6_rounds_at_p8():
     # p = 9, r = 1: the window holding rank 0 carries one block more: 4+1, 2+1, 1+1
     (recursive_halving_reduce_scatter, 9, [9, 5, 3, 2, 1]),
     (recursive_doubling_allgather, 8, [1, 2, 4]),
-    (recursive_doubling_allgather, 12, [1, 2, 4, 8, 12]),
-    (recursive_doubling_allgather, 9, [1, 2, 3, 5, 9]),
+    # p = 12: block in, windows of w = 1, 2, 4 carry w + min(4, w), then the 11 blocks the extra lacks
+    (recursive_doubling_allgather, 12, [1, 2, 4, 8, 11]),
+    (recursive_doubling_allgather, 9, [1, 2, 3, 5, 8]),
     (rabenseifner_reduce, 8, [4, 2, 1, 1, 2, 4]),
     (rabenseifner_reduce, 12, [8, 4, 2, 1, 1, 2, 4]),  # nothing goes back
     (scatter_recursive_doubling_broadcast, 8, [4, 2, 1, 1, 2, 4]),
-    # p = 12: scatter 12 − 8, 4, 2, 1 blocks (⌈log2 12⌉ = 4 steps), then the folded all-gather
-    (scatter_recursive_doubling_broadcast, 12, [4, 4, 2, 1, 1, 2, 4, 8, 12]),
+    # p = 12: p' = 8 blocks scattered over ranks 0..7 and doubled among them, then all 8 blocks
+    # (the whole vector) to each of the 4 extra ranks
+    (scatter_recursive_doubling_broadcast, 12, [4, 2, 1, 1, 2, 4, 8]),
 ])
 def test_message_lengths(builder, p, expected):
     assert _longest(builder(p)) == expected
@@ -112,17 +114,18 @@ def test_folded_costs_at_p12():
     assert sims["recursive_doubling_allreduce"].bytes_sent_per_rank == 4 * N  # 3 exchanges + send back
     assert sims["rabenseifner_allreduce"].bytes_sent_per_rank == N + 2 * N * 7 / 8
     assert sims["recursive_halving_reduce_scatter"].bytes_sent_per_rank == N  # the extras' whole vectors
-    # rank 0 sends 7 + 7 blocks of n/12 while doubling, then the whole result
-    assert sims["recursive_doubling_allgather"].bytes_sent_per_rank == N + N * 14 / 12
+    # rank 0 sends 7 + 7 blocks of n/12 while doubling, then the 11 blocks rank 8 lacks
+    assert sims["recursive_doubling_allgather"].bytes_sent_per_rank == N * 11 / 12 + N * 14 / 12
     assert sims["rabenseifner_reduce"].bytes_sent_per_rank == N * 7 / 8 + N / 2
-    assert sims["scatter_recursive_doubling_broadcast"].bytes_sent_per_rank == N * 11 / 12 + N + N * 14 / 12
+    # the root: 7/8 n scattered, 7/8 n while doubling, then the whole vector to rank 8
+    assert sims["scatter_recursive_doubling_broadcast"].bytes_sent_per_rank == N * 7 / 8 + N * 7 / 8 + N
     assert {name: sim.rounds for name, sim in sims.items()} == {
         "recursive_doubling_allreduce": 1 + 3 + 1,
         "rabenseifner_allreduce": 1 + 3 + 3 + 1,
         "recursive_halving_reduce_scatter": 1 + 3 + 1,
         "recursive_doubling_allgather": 1 + 3 + 1,
         "rabenseifner_reduce": 1 + 3 + 3,
-        "scatter_recursive_doubling_broadcast": 4 + 1 + 3 + 1,
+        "scatter_recursive_doubling_broadcast": 3 + 3 + 1,
     }
 
 

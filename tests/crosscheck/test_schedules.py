@@ -25,6 +25,7 @@ RANKS = [*range(2, 65), 100, 1000]
 PRIMARY = [a for spec in COLLECTIVES.values() for a in spec.algorithms if a.adapts is None]
 SCHEDULED = [a for a in PRIMARY if a.schedule is not None]
 IDS = [f"{a.collective}/{a.name}" for a in SCHEDULED]
+FOLDED = [a for spec in COLLECTIVES.values() for a in spec.algorithms if a.adapts is not None]
 EXTRA_VALUES = (1, 2, 5)
 
 
@@ -67,6 +68,28 @@ def test_schedule_matches_formula(algo, p):
         assert (sim.latency_s, sim.bandwidth_s, sim.compute_s) == (
             formula.latency_s, formula.bandwidth_s, formula.compute_s)
         assert sim.time_s == formula.time_s
+
+
+@pytest.mark.parametrize("algo", FOLDED, ids=[f"{a.collective}/{a.name}" for a in FOLDED])
+def test_folded_records_match_their_schedules_at_every_p(algo):
+    """Asked for by name, a -folded record costs what its schedule costs, powers of two included."""
+    for p in [*range(2, 34), 64, 100]:
+        schedule = build(algo.schedule, algo.collective, p=p)
+        run = execute(schedule, seed=p)
+        assert run.ok, (p, run.problems)
+        sim = simulate(schedule, n=N, link=LINK)
+        formula = cost(algo.collective, algo.name, p=p, n=N, link=LINK)
+        assert (sim.rounds, sim.bytes_sent_per_rank) == (formula.rounds, formula.bytes_sent_per_rank), p
+        assert (sim.latency_s, sim.bandwidth_s, sim.compute_s) == (
+            formula.latency_s, formula.bandwidth_s, formula.compute_s), p
+        if p & (p - 1) == 0:  # nothing folds: exactly the parent, and the output says so
+            assert schedule.algorithm == algo.adapts
+            parent = cost(algo.collective, algo.adapts, p=p, n=N, link=LINK)
+            assert (formula.time_s, formula.rounds, formula.bytes_sent_per_rank) == (
+                parent.time_s, parent.rounds, parent.bytes_sent_per_rank)
+            assert any("costs exactly as" in note for note in formula.notes)
+        else:
+            assert schedule.algorithm == algo.name
 
 
 @pytest.mark.parametrize(("name", "collective"), [("ring_allreduce", "allreduce")])

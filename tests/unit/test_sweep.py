@@ -27,7 +27,7 @@ from costmodel.sweeps import _records, sweep
 LINK = LinkParams.from_options(alpha="5us", beta="0.08ns/B", gamma="0.01ns/B")
 LINK_NO_GAMMA = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
 RANKS = list(range(2, 71))
-SIZES = [0, 1, 7, 1000, 2**20, 10**9]
+SIZES = [1, 2, 7, 1000, 2**20, 10**9]
 
 
 def _exact_table(collective: str, names: list[str], *, ranks: list[int], sizes: list[int],

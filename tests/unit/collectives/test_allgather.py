@@ -20,15 +20,15 @@ CASES = [
     ("recursive-doubling", 2, expect(1, F(1, 2) * N, 0, 1, F(1, 2) * N)),
     # folded, p = 12 = 8 + 4: ranks 8..11 hand their block to ranks 0..3 (1 block), doubling
     # moves windows of 1, 2, 4 ranks holding 2, 4, 8 blocks (7 + s(12) = 7 + 7 = 14 blocks),
-    # ranks 0..3 send the full result back (n): n/12 + 14n/12 + n = n + 15n/12 = 9n/4.
-    # Rank 0 sends 14 blocks and n: n + 14n/12 = 13n/6
-    ("recursive-doubling", 12, expect(3 + 2, F(9, 4) * N, 0, 5, F(13, 6) * N)),
+    # ranks 0..3 send back the 11 blocks ranks 8..11 lack: n/12 + 14n/12 + 11n/12 = 26n/12 = 13n/6.
+    # Rank 0 sends 14 blocks and 11: 25n/12
+    ("recursive-doubling", 12, expect(3 + 2, F(13, 6) * N, 0, 5, F(25, 12) * N)),
     # p = 9 = 8 + 1: windows hold 2, 3, 5 blocks = 10 = 7 + s(9) with s(9) = 1+1+1 = 3;
-    # n/9 + 10n/9 + n = 20n/9; rank 0 sends 10 blocks and n: 19n/9
-    ("recursive-doubling", 9, expect(5, F(20, 9) * N, 0, 5, F(19, 9) * N)),
+    # n/9 + 10n/9 + 8n/9 = 19n/9; rank 0 sends 10 blocks and the 8 rank 8 lacks: 18n/9 = 2n
+    ("recursive-doubling", 9, expect(5, F(19, 9) * N, 0, 5, 2 * N)),
     # p = 3 = 2 + 1: rank 2 hands in its block, ranks 0 and 1 swap 2 blocks and 1, rank 0
-    # sends n back: n/3 + 2n/3 + n = 2n
-    ("recursive-doubling", 3, expect(1 + 2, 2 * N, 0, 3, F(5, 3) * N)),
+    # sends back the 2 blocks rank 2 lacks: n/3 + 2n/3 + 2n/3 = 5n/3; rank 0 sends 4n/3
+    ("recursive-doubling", 3, expect(1 + 2, F(5, 3) * N, 0, 3, F(4, 3) * N)),
     # bruck: ⌈log2 p⌉ steps for any p, (p-1)/p·n
     ("bruck", 2, expect(1, F(1, 2) * N, 0, 1, F(1, 2) * N)),
     ("bruck", 5, expect(3, F(4, 5) * N, 0, 3, F(4, 5) * N)),

@@ -41,15 +41,16 @@ def test_bad_sizes_are_input_errors(n: object) -> None:
 
 
 @pytest.mark.parametrize(("n", "size"), [("8KiB", 8192), ("1.5 MB", 1_500_000), (7, 7), (F(7, 2), F(7, 2)),
-                                         ("0", 0)])
+                                         ("1", 1)])
 def test_sizes_may_carry_units(n: object, size: Fraction) -> None:
     # ring: 2(p-1)/p·n bytes; at p = 4: 3n/2
     assert cost("allreduce", "ring", p=4, n=n, link=LINK).bytes_sent_per_rank == F(3, 2) * size
 
 
-def test_zero_size_costs_only_startups() -> None:
-    result = cost("allreduce", "ring", p=4, n=0, link=LINK)
-    assert (result.latency_s, result.bandwidth_s, result.compute_s) == (6 * ALPHA, 0, 0)
+def test_sizes_below_one_byte_are_refused() -> None:
+    for n in (0, "0B", F(1, 2), "0.999B"):
+        with pytest.raises(InputError, match="at least 1 B"):
+            cost("allreduce", "ring", p=4, n=n, link=LINK)
 
 
 def test_unknown_names() -> None:
