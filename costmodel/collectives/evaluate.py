@@ -341,8 +341,8 @@ def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple
     if whole_bytes:
         return (f"whole bytes: {uneven}; every chunk is priced at the largest, so the β and γ terms are "
                 "upper bounds",)
-    return (f"{uneven}: real schedules send such whole-byte chunks, this continuous model equal "
-            "fractional ones; --whole-bytes prices every chunk at the largest",)
+    return (f"{uneven}: real schedules send such whole-byte chunks, while this continuous model prices "
+            "equal fractional ones; --whole-bytes prices every chunk at the largest",)
 
 
 def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],

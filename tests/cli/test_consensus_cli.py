@@ -102,7 +102,7 @@ def test_rho_of_a_permutation_is_printed_as_one(capsys, monkeypatch, tmp_path: P
     assert main(["consensus", "matrix", "-w", str(shift), "--rounds", "1"]) == 0
     out, err = capsys.readouterr()
     assert "ρ = 1 · spectral gap 1 − ρ = 0" in out
-    assert "periodic with period 7" in err and "1.0000000000000" not in out + err
+    assert "periodic with period 7" in out and "1.0000000000000" not in out + err
 
 
 def test_a_large_non_symmetric_matrix_file(capsys, tmp_path: Path):
