@@ -48,7 +48,11 @@ def _main(
 
 
 def build(argv: Sequence[str] = ()) -> typer.Typer:
-    """The app with the group of the command in *argv* registered (every group if none is named)."""
+    """The app with the command named in *argv* registered (every command if none is named).
+
+    Typer builds each registered command's parameters on every run, a few milliseconds a command,
+    so a run registers only the command it runs.
+    """
     command = next((a for a in argv if not a.startswith("-")), None)
     wanted = [m for m, names in GROUPS.items() if command in names] or list(GROUPS)
     application = typer.Typer(
@@ -65,9 +69,15 @@ def build(argv: Sequence[str] = ()) -> typer.Typer:
     application.callback()(_main)
     for module in wanted:
         group = importlib.import_module(f"costmodel.cli.{module}")
-        application.registered_commands.extend(group.app.registered_commands)
-        application.registered_groups.extend(group.app.registered_groups)
+        application.registered_commands.extend(c for c in group.app.registered_commands
+                                               if len(wanted) > 1 or _name(c) == command)
+        application.registered_groups.extend(g for g in group.app.registered_groups
+                                             if len(wanted) > 1 or g.name == command)
     return application
+
+
+def _name(command: typer.models.CommandInfo) -> str:
+    return command.name or command.callback.__name__
 
 
 def __getattr__(name: str) -> typer.Typer:

@@ -7,31 +7,38 @@ computes: every number shown is a field of the result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
 from costmodel.cli.output import Table, table
-from costmodel.collectives.formula import Formula
-from costmodel.collectives.hierarchical import (
-    FlexReduceSplit,
-    HierarchicalTable,
-    MultiLaneTransfer,
-    RackTraffic,
-)
-from costmodel.collectives.result import Catalog, CostTable, LowerBound
-from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
-from costmodel.params import LinkParams
-from costmodel.profiles import ProfileList
-from costmodel.topology import Topology
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
-__all__ = ["link_line", "render"]
+if TYPE_CHECKING:
+    from costmodel.collectives.formula import Formula
+    from costmodel.collectives.hierarchical import (
+        FlexReduceSplit,
+        HierarchicalTable,
+        MultiLaneTransfer,
+        RackTraffic,
+    )
+    from costmodel.collectives.result import Catalog, CostTable, LowerBound
+    from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
+    from costmodel.params import LinkParams
+    from costmodel.profiles import ProfileList
+    from costmodel.topology import Topology
+
+__all__ = ["link_line", "render", "renders"]
 
 Rendered = tuple[Any, tuple[str, ...]]
+Renderer = Callable[[Any], Rendered]
+
+_BY_NAME: dict[str, Renderer] = {}
+"""Renderers of this module by the full name of the type they render (see :func:`renders`)."""
 
 
 def _table(*columns: str, numeric: tuple[str, ...] = (), optional: tuple[Any, ...] = ()) -> Table:
@@ -63,13 +70,33 @@ def _heading(collective: str, detail: str, meaning: str) -> Text:
     return Text.from_markup(f"[bold]{collective}[/bold] · {detail}\n[dim]{escape(meaning)}[/dim]")
 
 
+def renders(name: str) -> Callable[[Renderer], Renderer]:
+    """Register the decorated function as the renderer of the type called *name* (``module.Class``).
+
+    The type is not imported here: it is looked up by name when a result of it is first rendered,
+    so that rendering a cost table does not load the topology, crossover and profile code just to
+    know their types (start-up time, docs/performance.md).  A test checks every name resolves.
+    """
+
+    def register(fn: Renderer) -> Renderer:
+        _BY_NAME[name] = fn
+        return fn
+
+    return register
+
+
 @singledispatch
 def render(result: Any) -> Rendered:
-    """Render a core result; one implementation per result type."""
-    raise TypeError(f"no rendering for {type(result).__name__}")
+    """Render a core result; one implementation per result type (registered, or named with :func:`renders`)."""
+    kind = type(result)
+    found = _BY_NAME.get(f"{kind.__module__}.{kind.__qualname__}")
+    if found is None:
+        raise TypeError(f"no rendering for {kind.__name__}")
+    render.register(kind, found)
+    return found(result)
 
 
-@render.register
+@renders("costmodel.collectives.result.CostTable")
 def _(table: CostTable) -> Rendered:
     gamma = bool(table.link.gamma_s_per_byte)
     numbers = ("time", "× best", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
@@ -98,7 +125,7 @@ def _(table: CostTable) -> Rendered:
                  formulas), notes
 
 
-@render.register
+@renders("costmodel.collectives.result.LowerBound")
 def _(b: LowerBound) -> Rendered:
     out = _table("term", "time", numeric=("time",))
     for name, value in (("latency (α)", b.latency_s), ("bandwidth (β)", b.bandwidth_s),
@@ -109,7 +136,7 @@ def _(b: LowerBound) -> Rendered:
     return Group(head, Text.from_markup(_link(b.link)), Text(""), out, Text(""), cite), b.notes
 
 
-@render.register
+@renders("costmodel.crossovers.Crossover")
 def _(x: Crossover) -> Rendered:
     head = _heading(x.collective, f"{x.a} vs {x.b} · p = {x.p}", x.meaning_of_n)
     lines = []
@@ -143,7 +170,7 @@ def _(x: Crossover) -> Rendered:
     return Group(head, Text.from_markup(_link(x.link)), Text(""), body), x.notes
 
 
-@render.register
+@renders("costmodel.crossovers.CrossoverInP")
 def _(x: CrossoverInP) -> Rendered:
     out = _table("from p", "to p", "cheaper", numeric=("from p", "to p"))
     for r in x.ranges:
@@ -154,7 +181,7 @@ def _(x: CrossoverInP) -> Rendered:
                  Text(f"the cheaper one changes at p = {changes}")), ()
 
 
-@render.register
+@renders("costmodel.crossovers.BestRanges")
 def _(b: BestRanges) -> Rendered:
     out = _table("from", "to", "best", "ties", numeric=("from", "to"))
     for r in b.ranges:
@@ -178,7 +205,7 @@ def _formula_lines(f: Formula, *, indent: str = "") -> list[str]:
     return lines
 
 
-@render.register
+@renders("costmodel.collectives.formula.Formula")
 def _(f: Formula) -> Rendered:
     lines = _formula_lines(f)
     if f.aliases:
@@ -192,7 +219,7 @@ def _(f: Formula) -> Rendered:
     return Text.from_markup("\n".join(lines)), ()
 
 
-@render.register
+@renders("costmodel.collectives.result.Catalog")
 def _(c: Catalog) -> Rendered:
     out = _table("collective", "algorithm", "aliases", "cost")
     for e in c.entries:
@@ -203,7 +230,7 @@ def _(c: Catalog) -> Rendered:
     return Group(out, Text(""), footer), ()
 
 
-@render.register
+@renders("costmodel.profiles.ProfileList")
 def _(ps: ProfileList) -> Rendered:
     out = _table("name", "α", "bandwidth", "title")
     for p in ps.profiles:
@@ -253,7 +280,7 @@ def _ratio(x: Any) -> str:
     return "–" if x is None else format_number(x, digits=3)
 
 
-@render.register
+@renders("costmodel.collectives.hierarchical.HierarchicalTable")
 def _(table: HierarchicalTable) -> Rendered:
     topo = table.topology
     named = [(r.algorithm, r) for r in table.results] + [("flat ring", table.flat_ring)]
@@ -287,7 +314,7 @@ def _(table: HierarchicalTable) -> Rendered:
                  Text(""), footer), notes
 
 
-@render.register
+@renders("costmodel.collectives.hierarchical.MultiLaneTransfer")
 def _(m: MultiLaneTransfer) -> Rendered:
     out = _table("lanes", "bytes per lane", "time", numeric=("lanes", "bytes per lane", "time"))
     out.add_row("1", format_size(m.n_bytes), format_time(m.one_lane_time_s))
@@ -299,7 +326,7 @@ def _(m: MultiLaneTransfer) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), m.notes
 
 
-@render.register
+@renders("costmodel.collectives.hierarchical.FlexReduceSplit")
 def _(f: FlexReduceSplit) -> Rendered:
     out = _table("group", "workers", "reduced/worker", "owned by group", "owned/worker",
                  numeric=("group", "workers", "reduced/worker", "owned by group", "owned/worker"))
@@ -315,7 +342,7 @@ def _(f: FlexReduceSplit) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), f.notes
 
 
-@render.register
+@renders("costmodel.collectives.hierarchical.RackTraffic")
 def _(t: RackTraffic) -> Rendered:
     out = _table("level", "flat ring", "RAT", numeric=("flat ring", "RAT"))
     for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):

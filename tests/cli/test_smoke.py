@@ -54,6 +54,32 @@ def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
     assert done.stdout.strip() == "[]"
 
 
+def test_the_human_cost_table_loads_only_what_it_renders():
+    code = (
+        "import sys, io, contextlib\n"
+        "from costmodel.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['cost', 'allreduce', '-p', '16', '-n', '1MiB', '--alpha', '5us', '--beta', '0.08ns/B']) == 0\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'costmodel.topology', 'costmodel.crossovers', "
+        "'costmodel.profiles', 'costmodel.collectives.formula', 'costmodel.collectives.hierarchical') "
+        "if m in sys.modules))\n"
+    )
+    done = _run(sys.executable, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_renderer_named_by_type_names_a_real_type():
+    import importlib
+
+    from costmodel.cli.render import _BY_NAME
+
+    for name in _BY_NAME:
+        module, _, kind = name.rpartition(".")
+        found = getattr(importlib.import_module(module), kind)
+        assert f"{found.__module__}.{found.__qualname__}" == name
+
+
 def test_the_group_table_lists_every_command():
     import importlib
 
