@@ -225,8 +225,9 @@ def _(c: Catalog) -> Rendered:
     for e in c.entries:
         out.add_row(e.collective, e.algorithm + (" *" if e.constraints else ""), ", ".join(e.aliases),
                     escape(e.formula))
-    footer = Text.from_markup("[dim]* needs a power of two; other p use its -folded adaptation "
-                              "(costmodel formula COLLECTIVE ALGO)[/dim]")
+    footer = Text.from_markup("[dim]* holds for some p only: a power of two (other p use its -folded "
+                              "adaptation) or a smallest p (costmodel formula COLLECTIVE ALGO says "
+                              "which)[/dim]")
     return Group(out, Text(""), footer), ()
 
 
