@@ -120,17 +120,25 @@ class Table:
         return lo, hi
 
     def _grid(self, shown: list[int], widths: list[int], heads: list[Any], cells: list[list[Any]]) -> Any:
-        """The rich table of the *shown* columns at these *widths*: prose cells wrapped here, at spaces."""
-        from rich.table import Table as RichTable
+        """The *shown* columns at these *widths*, one space apart: prose cells wrapped at spaces, every
+        cell justified in its column, the lines of a row's cells side by side."""
+        from rich.console import Group
+        from rich.text import Text
 
-        out = RichTable(box=None, pad_edge=False, show_edge=False, collapse_padding=True,
-                        show_header=self.header)
-        for i, w in zip(shown, widths, strict=True):
-            out.add_column(heads[i], justify=self.justify[i], width=w)
-        for row in cells:
-            out.add_row(*(_one_line(row[i] if self.kept[i] else _paragraph(row[i], w))
-                          for i, w in zip(shown, widths, strict=True)))
-        return out
+        rows = [heads, *cells] if self.header else cells
+        lines = []
+        for row in rows:
+            parts = [[row[i]] if self.kept[i] else _paragraph(row[i], w).split("\n")
+                     for i, w in zip(shown, widths, strict=True)]
+            for k in range(max(map(len, parts))):
+                line = Text()
+                for j, (i, w) in enumerate(zip(shown, widths, strict=True)):
+                    cell = parts[j][k] if k < len(parts[j]) else Text()
+                    room = w - cell.cell_len
+                    left = room if self.justify[i] == "right" else room // 2 if self.justify[i] == "center" else 0
+                    line.append(" " * (left + (j > 0))).append_text(cell).append(" " * (room - left))
+                lines.append(line)
+        return Group(*lines)
 
     def _stacked(self, cells: list[list[Any]], width: int) -> Iterator[Any]:
         """One block per row: its first cell, then a ``column: value`` line per other (non-empty) cell."""
