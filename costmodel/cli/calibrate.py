@@ -16,7 +16,7 @@ import typer
 
 from costmodel._files import check_writable
 from costmodel.cli.options import Json, time_parser
-from costmodel.cli.output import emit, table
+from costmodel.cli.output import emit, markup, table
 
 __all__ = ["app", "calibrate_app"]
 
@@ -300,7 +300,7 @@ def _fit_body(f: Any) -> Any:
     from rich.markup import escape
     from rich.text import Text
 
-    head = Text.from_markup(
+    head = markup(
         f"[bold]{f.collective}[/bold] · p = {f.p} · assumed {escape(f.algorithm)}: {escape(f.formula)}\n"
         f"[dim]{escape(f.source or f.path)}[/dim]")
     out = table("segment", "sizes", "α", "α, 95 % CI", "β", "1/β", "error", "rows", no_wrap=True,

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from costmodel.cli import complete
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, size_option
-from costmodel.cli.output import emit, table
+from costmodel.cli.output import emit, markup, table
 from costmodel.cli.render import link_line, render
 from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
 from costmodel.units import format_number, format_size, format_time
@@ -185,7 +185,7 @@ def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
         rounds = f"{reach.rounds} (between {reach.low} and {reach.high or '∞'})"
     else:
         rounds = str(reach.rounds)
-    head = Text.from_markup(
+    head = markup(
         f"[bold]consensus[/bold] · {escape(run.graph.label)} · {escape(run.weights_text)} weights\n"
         f"ρ = [bold]{_exact(spec.rho, spec.rho_exact)}[/bold] · spectral gap 1 − ρ = "
         f"{_exact(spec.spectral_gap, spec.spectral_gap_exact)}   [dim]({escape(spec.method)})[/dim]\n"
@@ -211,7 +211,7 @@ def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
                 f"{_num(step.grad)}")
     out.add_row("without mixing", _num(step.without_mixing),
                 f"value − lr × grad = {_num(step.value)} − {_num(step.lr)} × {_num(step.grad)}")
-    head = Text.from_markup("[bold]D-SGD step[/bold] · the gradient is taken at the worker's own model, "
+    head = markup("[bold]D-SGD step[/bold] · the gradient is taken at the worker's own model, "
                             "before mixing")
     return Group(head, Text(""), out), step.notes
 
@@ -230,10 +230,10 @@ def _(c: GossipComparison) -> tuple[Any, tuple[str, ...]]:
     verdict = f"faster: [bold]{c.faster}[/bold]"
     if ratio is not None:
         verdict += f" · gossip takes {format_number(ratio, digits=3)}× the all-reduce's time"
-    head = Text.from_markup(
+    head = markup(
         f"[bold]gossip vs all-reduce[/bold] · {escape(run.graph.label)} · n = {format_size(c.n_bytes)}\n"
         f"ρ = {_exact(run.spectrum.rho, run.spectrum.rho_exact)} · shrink the disagreement "
         f"{_target(run.rounds.target)} · gossip round = {format_time(c.gossip_round_time_s)}\n"
         f"{link_line(c.link)}")
-    model = Text.from_markup(f"[dim]model: {escape(GOSSIP_MODEL)}[/dim]")
-    return Group(head, Text(""), out, Text(""), Text.from_markup(verdict), model), c.notes
+    model = markup(f"[dim]model: {escape(GOSSIP_MODEL)}[/dim]")
+    return Group(head, Text(""), out, Text(""), markup(verdict), model), c.notes

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["Table", "emit", "prose", "table"]
+__all__ = ["Table", "emit", "markup", "prose", "table"]
 
 _UNWRAPPED = 1 << 16
 """The width of output that is not a terminal, COLUMNS unset: wide enough that nothing wraps."""
@@ -39,6 +39,15 @@ _HANG = 2
 
 _WORD = re.compile(r"\S*\d (?:[pnµumkKMGTPE]i?)?[Bbs](?:/[sB])?[)\],;:.]*(?=\s|$)|\S+")
 """What a line breaks between: runs of non-spaces, a number and its unit (``400 Gb/s``) kept together."""
+
+
+def markup(text: str) -> Any:
+    """*text* in rich markup (``[bold]…[/bold]``) as a rich ``Text``, emoji codes left alone: a name
+    such as ``:fire:`` (a student id, a log's path) prints as written, and rich's emoji table is not
+    loaded."""
+    from rich.text import Text
+
+    return Text.from_markup(text, emoji=False)
 
 
 def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[str] | None = None,
@@ -86,7 +95,7 @@ class Table:
         from rich.text import Text
 
         width = options.max_width
-        cells = [[c if isinstance(c, Text) else Text.from_markup(c) for c in row] for row in self.rows]
+        cells = [[c if isinstance(c, Text) else markup(c) for c in row] for row in self.rows]
         heads = [Text(c, style="bold") for c in self.columns]
         lo, hi = self._measure(console, options, heads, cells)
         shown = list(range(len(self.columns)))
@@ -135,7 +144,7 @@ class Table:
                 for j, (i, w) in enumerate(zip(shown, widths, strict=True)):
                     cell = parts[j][k] if k < len(parts[j]) else Text()
                     room = w - cell.cell_len
-                    left = room if self.justify[i] == "right" else room // 2 if self.justify[i] == "center" else 0
+                    left = {"right": room, "center": room // 2}.get(self.justify[i], 0)
                     line.append(" " * (left + (j > 0))).append_text(cell).append(" " * (room - left))
                 lines.append(line)
         return Group(*lines)

@@ -17,7 +17,7 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit, prose, table
+from costmodel.cli.output import emit, markup, prose, table
 from costmodel.errors import InputError
 from costmodel.pipeline import Bubble, bubble, chart_scale, format_timeline, parse_slots
 from costmodel.units import format_number
@@ -208,7 +208,7 @@ def render_bubble(b: Bubble, *, timeline: bool = True) -> tuple[Any, tuple[str, 
     from rich.text import Text
 
     chunks = f" · v = {b.chunks} chunks per device" if b.schedule == "interleaved" else ""
-    head = Text.from_markup(
+    head = markup(
         f"[bold]{b.schedule}[/bold] · P = {b.stages} stages · M = {b.microbatches} micro-batches{chunks}\n"
         f"{_times(b)}\n[dim]{escape('; '.join(map(_source, b.sources)))}[/dim]"
     )

@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from costmodel.cli.output import Table, table
+from costmodel.cli.output import Table, markup, table
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def link_line(link: LinkParams | None) -> str:
 
 
 def _heading(collective: str, detail: str, meaning: str) -> Text:
-    return Text.from_markup(f"[bold]{collective}[/bold] · {detail}\n[dim]{escape(meaning)}[/dim]")
+    return markup(f"[bold]{collective}[/bold] · {detail}\n[dim]{escape(meaning)}[/dim]")
 
 
 def renders(name: str) -> Callable[[Renderer], Renderer]:
@@ -87,7 +87,7 @@ def renders(name: str) -> Callable[[Renderer], Renderer]:
 
 @singledispatch
 def render(result: Any) -> Rendered:
-    """Render a core result; one implementation per result type (registered, or named with :func:`renders`)."""
+    """Render a core result: one implementation per type, registered or named with :func:`renders`."""
     kind = type(result)
     found = _BY_NAME.get(f"{kind.__module__}.{kind.__qualname__}")
     if found is None:
@@ -116,12 +116,12 @@ def _(table: CostTable) -> Rendered:
     for r in table.results:
         formulas.add_row(r.algorithm, escape(r.formula))
     head = _heading(table.collective, f"p = {table.p} · n = {format_size(table.n_bytes)}", table.meaning_of_n)
-    bound = Text.from_markup(
+    bound = markup(
         f"lower bound {format_time(table.bound.time_s)} = {escape(table.bound.formula)}   "
         f"[dim](Chan et al. 2007)[/dim]\nbest: [bold]{table.best}[/bold]"
     )
     notes = table.notes + tuple(n for r in table.results for n in r.notes)
-    return Group(head, Text.from_markup(_link(table.link)), Text(""), out, Text(""), bound, Text(""),
+    return Group(head, markup(_link(table.link)), Text(""), out, Text(""), bound, Text(""),
                  formulas), notes
 
 
@@ -132,8 +132,8 @@ def _(b: LowerBound) -> Rendered:
                         ("compute (γ)", b.compute_s), ("total", b.time_s)):
         out.add_row(name, format_time(value))
     head = _heading(b.collective, f"p = {b.p} · n = {format_size(b.n_bytes)}", b.meaning_of_n)
-    cite = Text.from_markup(f"T ≥ {escape(b.formula)}\n[dim]{escape(str(b.source))}[/dim]")
-    return Group(head, Text.from_markup(_link(b.link)), Text(""), out, Text(""), cite), b.notes
+    cite = markup(f"T ≥ {escape(b.formula)}\n[dim]{escape(str(b.source))}[/dim]")
+    return Group(head, markup(_link(b.link)), Text(""), out, Text(""), cite), b.notes
 
 
 @renders("costmodel.crossovers.Crossover")
@@ -166,8 +166,8 @@ def _(x: Crossover) -> Rendered:
                      "(--min, --max)[/dim]")
     if x.symbolic:
         lines.append(f"symbolically: {escape(x.symbolic)}")
-    body = Text.from_markup("\n".join(lines))
-    return Group(head, Text.from_markup(_link(x.link)), Text(""), body), x.notes
+    body = markup("\n".join(lines))
+    return Group(head, markup(_link(x.link)), Text(""), body), x.notes
 
 
 @renders("costmodel.crossovers.CrossoverInP")
@@ -177,7 +177,7 @@ def _(x: CrossoverInP) -> Rendered:
         out.add_row(str(r.from_p), str(r.to_p), r.cheaper or "tie")
     head = _heading(x.collective, f"{x.a} vs {x.b} · n = {format_size(x.n_bytes)}", x.meaning_of_n)
     changes = ", ".join(map(str, x.crossovers)) or "none"
-    return Group(head, Text.from_markup(_link(x.link)), Text(""), out, Text(""),
+    return Group(head, markup(_link(x.link)), Text(""), out, Text(""),
                  Text(f"the cheaper one changes at p = {changes}")), ()
 
 
@@ -187,7 +187,7 @@ def _(b: BestRanges) -> Rendered:
     for r in b.ranges:
         out.add_row(format_size(r.from_bytes), format_size(r.to_bytes), r.algorithm, ", ".join(r.tied))
     head = _heading(b.collective, f"p = {b.p} · best algorithm by message size", b.meaning_of_n)
-    return Group(head, Text.from_markup(_link(b.link)), Text(""), out), b.notes
+    return Group(head, markup(_link(b.link)), Text(""), out), b.notes
 
 
 def _formula_lines(f: Formula, *, indent: str = "") -> list[str]:
@@ -216,7 +216,7 @@ def _(f: Formula) -> Rendered:
         lines += _formula_lines(adaptation, indent="  ")
     lines += [f"  where {escape(x)}" for x in f.legend]
     lines.append(f"  source: {escape(str(f.source))}")
-    return Text.from_markup("\n".join(lines)), ()
+    return markup("\n".join(lines)), ()
 
 
 @renders("costmodel.collectives.result.Catalog")
@@ -225,7 +225,7 @@ def _(c: Catalog) -> Rendered:
     for e in c.entries:
         out.add_row(e.collective, e.algorithm + (" *" if e.constraints else ""), ", ".join(e.aliases),
                     escape(e.formula))
-    footer = Text.from_markup("[dim]* holds for some p only: a power of two (other p use its -folded "
+    footer = markup("[dim]* holds for some p only: a power of two (other p use its -folded "
                               "adaptation) or a smallest p (costmodel formula COLLECTIVE ALGO says "
                               "which)[/dim]")
     return Group(out, Text(""), footer), ()
@@ -245,7 +245,7 @@ def _(ps: ProfileList) -> Rendered:
     sources += [f"[dim]{p.name}: {escape(note)}[/dim]" for p in ps.profiles for note in p.notes]
     sources += [f"{p.name} levels: {escape(_levels(p.levels))}" for p in ps.profiles if p.levels]
     usage = "[dim]use one with --profile NAME; --alpha/--beta/--bandwidth/--gamma override it[/dim]"
-    return Group(out, Text(""), Text.from_markup("\n".join([*sources, usage]))), ()
+    return Group(out, Text(""), markup("\n".join([*sources, usage]))), ()
 
 
 def _levels(levels: Any) -> str:
@@ -307,7 +307,7 @@ def _(table: HierarchicalTable) -> Rendered:
     detail = f"p = {table.p} = {escape(str(topo))} · n = {format_size(table.n_bytes)}"
     head = _heading(table.collective, detail, table.meaning_of_n)
     sources = dict.fromkeys(_cite(s) for r in table.results for s in r.sources)
-    footer = Text.from_markup(f"best: [bold]{table.best}[/bold]   [dim](× flat ring: the flat ring's time "
+    footer = markup(f"best: [bold]{table.best}[/bold]   [dim](× flat ring: the flat ring's time "
                               "over this one's; bytes crossing a level: all transfers over its links, "
                               "summed)[/dim]\n" + "\n".join(sources))
     notes = table.notes + tuple(dict.fromkeys(n for _, r in named for n in r.notes))
@@ -320,9 +320,9 @@ def _(m: MultiLaneTransfer) -> Rendered:
     out = _table("lanes", "bytes per lane", "time", numeric=("lanes", "bytes per lane", "time"))
     out.add_row("1", format_size(m.n_bytes), format_time(m.one_lane_time_s))
     out.add_row(str(m.lanes), format_size(m.bytes_per_lane), format_time(m.time_s))
-    head = Text.from_markup(f"[bold]multi-lane transfer[/bold] · n = {format_size(m.n_bytes)} over "
+    head = markup(f"[bold]multi-lane transfer[/bold] · n = {format_size(m.n_bytes)} over "
                             f"{m.lanes} lane{'s' if m.lanes > 1 else ''}\n{_link(m.link)}")
-    foot = Text.from_markup(f"{_ratio(m.speedup)}× faster on {m.lanes} lanes\n"
+    foot = markup(f"{_ratio(m.speedup)}× faster on {m.lanes} lanes\n"
                             + "\n".join(_cite(s) for s in m.sources))
     return Group(head, Text(""), out, Text(""), foot), m.notes
 
@@ -334,9 +334,9 @@ def _(f: FlexReduceSplit) -> Rendered:
     for i, g in enumerate(f.groups, start=1):
         out.add_row(str(i), str(g.workers), str(g.reduced_per_worker), str(g.owned_entries),
                     str(g.owned_per_worker))
-    head = Text.from_markup(f"[bold]FlexReduce[/bold] · {f.entries} entries over groups of "
+    head = markup(f"[bold]FlexReduce[/bold] · {f.entries} entries over groups of "
                             f"{', '.join(str(g.workers) for g in f.groups)} workers")
-    foot = Text.from_markup(
+    foot = markup(
         f"cross-group exchange: {f.exchange_entries_per_direction} partial-sum entries each way per pair of "
         f"groups, {f.exchange_entries} in all (the final all-gather moves {f.allgather_entries} more)\n"
         + "\n".join(_cite(s) for s in f.sources))
@@ -348,9 +348,9 @@ def _(t: RackTraffic) -> Rendered:
     out = _table("level", "flat ring", "RAT", numeric=("flat ring", "RAT"))
     for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):
         out.add_row(escape(a.name), _size(a.bytes_crossing), _size(b.bytes_crossing))
-    head = Text.from_markup(f"[bold]bytes crossing each level[/bold] · {t.racks} racks × {t.per_rack} "
+    head = markup(f"[bold]bytes crossing each level[/bold] · {t.racks} racks × {t.per_rack} "
                             f"workers · n = {format_size(t.n_bytes)}")
-    foot = Text.from_markup(f"RAT: {escape(t.rat.formula)}\n" + "\n".join(_cite(s) for s in t.sources))
+    foot = markup(f"RAT: {escape(t.rat.formula)}\n" + "\n".join(_cite(s) for s in t.sources))
     return Group(head, Text(""), out, Text(""), foot), t.notes
 
 

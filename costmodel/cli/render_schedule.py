@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from costmodel.cli.output import Table, table
+from costmodel.cli.output import Table, markup, table
 from costmodel.cli.render import link_line, render
 from costmodel.units import format_size, format_time
 from costmodel.walkthrough import ScheduleReport, chunk_label
@@ -55,11 +55,11 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
     ]
     if r.parameters:
         head.append(", ".join(f"{k} = {v}" for k, v in r.parameters.items()))
-    parts: list[Any] = [Text.from_markup("\n".join(head)), Text("")]
+    parts: list[Any] = [markup("\n".join(head)), Text("")]
     if r.steps is not None and r.holdings is not None:
         grid_ok = r.collective != "alltoall"
         for index, (step, masks) in enumerate(zip(r.steps, r.holdings, strict=True), start=1):
-            parts.append(Text.from_markup(f"[bold]step {index}[/bold]: {escape(_transfers(step, r))}"))
+            parts.append(markup(f"[bold]step {index}[/bold]: {escape(_transfers(step, r))}"))
             if grid_ok:
                 parts.append(_grid(masks, r))
             parts.append(Text(""))
@@ -68,7 +68,7 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
     else:
         parts.append(Text(f"{r.rounds} steps (too many transfers to list)"))
     time = "" if r.time_s is None else f" · time {format_time(r.time_s)}\npriced on {link_line(r.link)}"
-    parts.append(Text.from_markup(
+    parts.append(markup(
         f"rounds {r.rounds} · busiest rank sends {format_size(r.bytes_sent_per_rank)}{time}"))
     if r.levels:
         crossing = " · ".join(f"{name} {format_size(b)}" for name, b in r.levels)
@@ -85,6 +85,6 @@ def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
         run = "[green]every rank holds the right result[/green]" if v.executed_ok else (
             "[bold red]wrong result[/bold red]: " + escape("; ".join(v.problems)))
         verdict = "[bold green]verified[/bold green]" if v.verified else "[bold red]NOT verified[/bold red]"
-        parts += [Text(""), Text.from_markup(f"executed on random data: {run}"), check,
-                  Text.from_markup(verdict)]
+        parts += [Text(""), markup(f"executed on random data: {run}"), check,
+                  markup(verdict)]
     return Group(*parts), r.notes

@@ -18,7 +18,7 @@ import typer
 from costmodel._files import check_writable
 from costmodel.cli import complete
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit, table
+from costmodel.cli.output import emit, markup, table
 from costmodel.errors import InputError, ParseError
 
 __all__ = ["app"]
@@ -284,14 +284,14 @@ def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
 
     from costmodel.examples.work import _show
 
-    head = Text.from_markup(f"[bold]{escape(worked.title)}[/bold]\n[dim]{escape(worked.source)}[/dim]")
+    head = markup(f"[bold]{escape(worked.title)}[/bold]\n[dim]{escape(worked.source)}[/dim]")
     givens = table("given", "value", no_wrap=("value",))
     for g, v in worked.givens:
         givens.add_row(f"{g.label}" + (f" ({g.symbol})" if g.symbol else ""), _show(v, g.kind))
     steps = table("#", "step", "working", "value", numeric=("#", "value"))
     for i, s in enumerate(worked.steps, 1):
         steps.add_row(str(i), s.text, s.expression, _show(s.value, s.kind))
-    answers = Text.from_markup("\n".join(
+    answers = markup("\n".join(
         f"[bold]{escape(a.label)}:[/bold] {escape(_show(a.value, a.kind))}" for a in worked.answers.values()))
     return Group(head, Text(""), givens, Text(""), steps, Text(""), answers), ()
 
@@ -303,7 +303,7 @@ def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
 
     v = shown.variant
     seed = "its own numbers" if v.seed is None else f"seed {v.seed}"
-    parts: list[Any] = [Text.from_markup(f"[bold]{escape(v.exercise.title)}[/bold]  "
+    parts: list[Any] = [markup(f"[bold]{escape(v.exercise.title)}[/bold]  "
                                          f"[dim]{escape(v.exercise.id)} · {seed}[/dim]"),
                         Text(""), Text(v.statement), Text("")]
     for spec in v.exercise.answers:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile
-from costmodel.cli.output import emit, table
+from costmodel.cli.output import emit, markup, table
 from costmodel.errors import InputError
 
 __all__ = ["app", "traffic_app"]
@@ -379,9 +379,8 @@ def _time(x: Any) -> str:
 
 def _group(*parts: Any) -> Any:
     from rich.console import Group
-    from rich.text import Text
 
-    return Group(*(Text.from_markup(p) if isinstance(p, str) else p for p in parts))
+    return Group(*(markup(p) if isinstance(p, str) else p for p in parts))
 
 
 def _priced(link: Any) -> str:

@@ -139,7 +139,7 @@ def test_the_timeline_is_drawn_only_when_asked(capsys, monkeypatch):
 
 
 def test_a_fractional_peak_in_flight_is_explained(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "-s", "interleaved")
+    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "-s", "interleaved")
     assert "peak in flight              5.5 micro-batches of activations a stage holds (one chunk's: 1/2)" in out
     assert "11 chunk activations are 5.5 micro-batches" in " ".join(out.split())
     out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8")

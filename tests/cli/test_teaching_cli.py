@@ -127,3 +127,11 @@ def test_check_refuses_unreadable_files(capsys, tmp_path: Path, content: bytes):
     path.write_bytes(content)
     _, err = run(capsys, "check", str(path), rc=2)
     assert err.startswith(f"error: {path}") and err.count("\n") == 1
+
+
+def test_names_print_as_written_never_as_emoji(capsys, tmp_path):
+    answers = tmp_path / "fire.toml"
+    answers.write_text('student = ":fire:"\n[[answer]]\nexercise = "ring-bytes"\nseed = 17\nname = "rounds"\n'
+                       "value = 62\n", encoding="utf-8")
+    out, _ = run(capsys, "check", str(answers))
+    assert ":fire:" in out and "\N{FIRE}" not in out
