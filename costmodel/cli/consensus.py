@@ -212,7 +212,7 @@ def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
     out.add_row("without mixing", _num(step.without_mixing),
                 f"value − lr × grad = {_num(step.value)} − {_num(step.lr)} × {_num(step.grad)}")
     head = markup("[bold]D-SGD step[/bold] · the gradient is taken at the worker's own model, "
-                            "before mixing")
+                  "before mixing")
     return Group(head, Text(""), out), step.notes
 
 

@@ -225,9 +225,10 @@ def _(c: Catalog) -> Rendered:
     for e in c.entries:
         out.add_row(e.collective, e.algorithm + (" *" if e.constraints else ""), ", ".join(e.aliases),
                     escape(e.formula))
-    footer = markup("[dim]* holds for some p only: a power of two (other p use its -folded "
-                              "adaptation) or a smallest p (costmodel formula COLLECTIVE ALGO says "
-                              "which)[/dim]")
+    if not any(e.constraints for e in c.entries):
+        return out, ()
+    footer = markup("[dim]* holds for some p only: a power of two (other p use its -folded adaptation) "
+                    "or a smallest p (costmodel formula COLLECTIVE ALGO says which)[/dim]")
     return Group(out, Text(""), footer), ()
 
 
@@ -308,8 +309,8 @@ def _(table: HierarchicalTable) -> Rendered:
     head = _heading(table.collective, detail, table.meaning_of_n)
     sources = dict.fromkeys(_cite(s) for r in table.results for s in r.sources)
     footer = markup(f"best: [bold]{table.best}[/bold]   [dim](× flat ring: the flat ring's time "
-                              "over this one's; bytes crossing a level: all transfers over its links, "
-                              "summed)[/dim]\n" + "\n".join(sources))
+                    "over this one's; bytes crossing a level: all transfers over its links, "
+                    "summed)[/dim]\n" + "\n".join(sources))
     notes = table.notes + tuple(dict.fromkeys(n for _, r in named for n in r.notes))
     return Group(head, Text(""), _topology(topo), Text(""), out, Text(""), crossing, Text(""), phases,
                  Text(""), footer), notes
@@ -321,9 +322,9 @@ def _(m: MultiLaneTransfer) -> Rendered:
     out.add_row("1", format_size(m.n_bytes), format_time(m.one_lane_time_s))
     out.add_row(str(m.lanes), format_size(m.bytes_per_lane), format_time(m.time_s))
     head = markup(f"[bold]multi-lane transfer[/bold] · n = {format_size(m.n_bytes)} over "
-                            f"{m.lanes} lane{'s' if m.lanes > 1 else ''}\n{_link(m.link)}")
+                  f"{m.lanes} lane{'s' if m.lanes > 1 else ''}\n{_link(m.link)}")
     foot = markup(f"{_ratio(m.speedup)}× faster on {m.lanes} lanes\n"
-                            + "\n".join(_cite(s) for s in m.sources))
+                  + "\n".join(_cite(s) for s in m.sources))
     return Group(head, Text(""), out, Text(""), foot), m.notes
 
 
@@ -335,7 +336,7 @@ def _(f: FlexReduceSplit) -> Rendered:
         out.add_row(str(i), str(g.workers), str(g.reduced_per_worker), str(g.owned_entries),
                     str(g.owned_per_worker))
     head = markup(f"[bold]FlexReduce[/bold] · {f.entries} entries over groups of "
-                            f"{', '.join(str(g.workers) for g in f.groups)} workers")
+                  f"{', '.join(str(g.workers) for g in f.groups)} workers")
     foot = markup(
         f"cross-group exchange: {f.exchange_entries_per_direction} partial-sum entries each way per pair of "
         f"groups, {f.exchange_entries} in all (the final all-gather moves {f.allgather_entries} more)\n"
@@ -349,7 +350,7 @@ def _(t: RackTraffic) -> Rendered:
     for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):
         out.add_row(escape(a.name), _size(a.bytes_crossing), _size(b.bytes_crossing))
     head = markup(f"[bold]bytes crossing each level[/bold] · {t.racks} racks × {t.per_rack} "
-                            f"workers · n = {format_size(t.n_bytes)}")
+                  f"workers · n = {format_size(t.n_bytes)}")
     foot = markup(f"RAT: {escape(t.rat.formula)}\n" + "\n".join(_cite(s) for s in t.sources))
     return Group(head, Text(""), out, Text(""), foot), t.notes
 

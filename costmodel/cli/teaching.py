@@ -304,7 +304,7 @@ def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
     v = shown.variant
     seed = "its own numbers" if v.seed is None else f"seed {v.seed}"
     parts: list[Any] = [markup(f"[bold]{escape(v.exercise.title)}[/bold]  "
-                                         f"[dim]{escape(v.exercise.id)} · {seed}[/dim]"),
+                               f"[dim]{escape(v.exercise.id)} · {seed}[/dim]"),
                         Text(""), Text(v.statement), Text("")]
     for spec in v.exercise.answers:
         answer = v.worked.answers[spec.name]
