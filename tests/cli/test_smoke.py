@@ -38,35 +38,37 @@ def test_import_costmodel_stays_light():
     assert done.stdout.strip() == "[]"
 
 
-def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
+def _loaded_after(runs: list[list[str]], watched: tuple[str, ...]) -> list[str]:
+    """Which *watched* modules a fresh interpreter has loaded after ``costmodel RUN`` for each run."""
     code = (
-        "import sys, io, contextlib\n"
+        "import sys, io, json, contextlib\n"
         "from costmodel.cli import main\n"
-        "for argv in (['cost', 'allreduce', '-p', '16', '-n', '1MiB'], ['crossover', 'allreduce', 'rd', 'rab', "
-        "'-p', '16'], ['best', 'allreduce', '-p', '16'], ['bound', 'allreduce', '-p', '16', '-n', '1MiB']):\n"
+        f"for argv in {runs!r}:\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        assert main([*argv, '--alpha', '5us', '--beta', '0.08ns/B', '--json']) == 0\n"
-        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'rich', 'costmodel.topology', "
-        "'costmodel.collectives.hierarchical') if m in sys.modules))\n"
+        "        assert main(argv) == 0\n"
+        f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n"
     )
     done = _run(sys.executable, "-c", code)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    return json.loads(done.stdout)
+
+
+LINK = ["--alpha", "5us", "--beta", "0.08ns/B"]
+
+
+def test_numeric_commands_do_not_import_sympy_numpy_or_pandas():
+    runs = [[*argv, *LINK, "--json"] for argv in (
+        ["cost", "allreduce", "-p", "16", "-n", "1MiB"], ["crossover", "allreduce", "rd", "rab", "-p", "16"],
+        ["best", "allreduce", "-p", "16"], ["bound", "allreduce", "-p", "16", "-n", "1MiB"])]
+    assert _loaded_after(runs, ("sympy", "numpy", "pandas", "rich", "costmodel.topology",
+                                "costmodel.collectives.hierarchical")) == []
 
 
 def test_the_human_cost_table_loads_only_what_it_renders():
-    code = (
-        "import sys, io, contextlib\n"
-        "from costmodel.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert main(['cost', 'allreduce', '-p', '16', '-n', '1MiB', '--alpha', '5us', '--beta', '0.08ns/B']) == 0\n"
-        "print(sorted(m for m in ('sympy', 'numpy', 'pandas', 'costmodel.topology', 'costmodel.crossovers', "
-        "'costmodel.profiles', 'costmodel.collectives.formula', 'costmodel.collectives.hierarchical') "
-        "if m in sys.modules))\n"
-    )
-    done = _run(sys.executable, "-c", code)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    runs = [["cost", "allreduce", "-p", "16", "-n", "1MiB", *LINK]]
+    assert _loaded_after(runs, ("sympy", "numpy", "pandas", "costmodel.topology", "costmodel.crossovers",
+                                "costmodel.profiles", "costmodel.collectives.formula",
+                                "costmodel.collectives.hierarchical", "rich._emoji_codes")) == []
 
 
 def test_every_renderer_named_by_type_names_a_real_type():
