@@ -22,6 +22,7 @@ from costmodel.collectives.hierarchical import (
     MultiLaneTransfer,
     RackTraffic,
 )
+from costmodel.collectives.hierarchical_formula import HierarchicalFormula
 from costmodel.collectives.result import Catalog, CostTable, LowerBound
 from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
 from costmodel.params import LinkParams
@@ -189,6 +190,27 @@ def _(f: Formula) -> Rendered:
         lines += _formula_lines(adaptation, indent="  ")
     lines += [f"  where {escape(x)}" for x in f.legend]
     lines.append(f"  source: {escape(str(f.source))}")
+    return Text.from_markup("\n".join(lines)), ()
+
+
+@render.register
+def _(f: HierarchicalFormula) -> Rendered:
+    lines = [f"[bold]{f.collective} {f.algorithm}[/bold]: {escape(f.summary)}",
+             f"  inner {f.inner} · outer {f.outer} · levels s₀ (innermost) … s_{{L−1}} (outermost), level i "
+             "with its own αᵢ, βᵢ, γᵢ",
+             f"  T = {escape(f.composition)}"]
+    lines += ["    " + escape(f"T[{r['phase']}](p, n) = {r['time']}") for r in f.records]
+    lines += ["", f"  {len(f.levels)} levels, {escape(f.legend[0])}:", f"  T = {escape(f.time)}"]
+    for lv in f.levels:
+        lines.append(f"    level {lv.level} ({', '.join(lv.phases)} on {escape(lv.n)}): "
+                     f"rounds = {escape(lv.rounds)} "
+                     f"· bytes sent by the busiest rank = {escape(lv.bytes_sent)}")
+    lines += [f"  lanes: {escape(f.lanes)}"] if f.lanes else []
+    lines += [f"  {escape(c)}" for c in f.constraints]
+    lines += [f"  {x['symbol']}: {escape(x['description'])}" for x in f.parameters]
+    lines += [f"  [dim]{escape(x)}[/dim]" for x in (*f.legend[1:], *f.notes)]
+    lines += [f"  aliases: {', '.join(f.aliases)}", f"  [dim]{escape(f.meaning_of_n)}[/dim]"]
+    lines += [f"  source: {escape(str(s))}" for s in f.sources]
     return Text.from_markup("\n".join(lines)), ()
 
 
