@@ -194,7 +194,7 @@ def algorithms(
     """
     from costmodel.collectives.evaluate import catalog
 
-    result = catalog(collective, adaptations=adaptations)
+    result = catalog(collective, adaptations=adaptations, hierarchical=markdown or as_json)
     if markdown and not as_json:
         from costmodel.cli.render import markdown as to_markdown
 

@@ -222,6 +222,10 @@ def _(c: Catalog) -> Rendered:
                     escape(e.formula))
     footer = Text.from_markup("[dim]* needs a power of two; other p use its -folded adaptation "
                               "(costmodel formula COLLECTIVE ALGO)[/dim]")
+    if any(e.collective == "allreduce" for e in c.entries):
+        footer.append_text(Text.from_markup(
+            "\n[dim]allreduce on a topology: hierarchical, hierarchical-reduce-bcast (costmodel formula "
+            "allreduce hierarchical; costmodel cost allreduce hierarchical --level ...)[/dim]"))
     return Group(out, Text(""), footer), ()
 
 
@@ -374,4 +378,26 @@ def markdown(c: Catalog) -> str:
                 lines.append(f"- adapts `{e.adapts}` when p is not a power of two")
             lines += [f"- {note}" for note in e.notes]
             lines += [f"- source: {e.source}", ""]
+        if collective == "allreduce":
+            lines += _markdown_hierarchical(c.hierarchical)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_hierarchical(formulas: Any) -> list[str]:
+    """The hierarchical all-reduces: composition, two-level closed form, per-level rounds and bytes."""
+    lines = []
+    for f in formulas:
+        lines += [f"### {f.algorithm} (on a topology)", "", f"*{f.summary}*", "",
+                  f"- inner {f.inner}, outer {f.outer} (`--inner`, `--outer`); levels s₀ (innermost) … "
+                  "`s_{L−1}` (outermost), level i with its own αᵢ, βᵢ, γᵢ",
+                  f"- `T = {f.composition}`",
+                  *(f"  - `T[{r['phase']}](p, n) = {r['time']}`" for r in f.records),
+                  f"- two levels, {f.legend[0]}:",
+                  f"  - T = {f.time}",
+                  *(f"  - level {lv.level} ({', '.join(lv.phases)} on {lv.n}): rounds {lv.rounds}; bytes "
+                    f"sent by the busiest rank: {lv.bytes_sent}" for lv in f.levels)]
+        lines += [f"- lanes: {f.lanes}"] if f.lanes else []
+        lines += [f"- {x}" for x in (*f.constraints, *f.legend[1:], *f.notes)]
+        lines += [f"- aliases: {', '.join(f.aliases)}"]
+        lines += [f"- source: {s}" for s in f.sources] + [""]
+    return lines

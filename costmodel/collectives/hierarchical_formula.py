@@ -328,8 +328,9 @@ def _legend(depth: int) -> tuple[str, ...]:
     who = _WHO.get(depth) or tuple(f"units of level {i}" for i in range(depth))
     lines = [f"p = {'·'.join(sizes)}: " + "; ".join(
         f"{s} {w} with α{s[1:]}, β{s[1:]}, γ{s[1:]}" for s, w in zip(sizes, who, strict=True))]
-    lines.append("T[c a](p, n) is the flat record's cost at that p, n and level's link; levels of size 1 "
-                 "are skipped, and with one level of more than one unit T is the flat outer all-reduce")
+    lines.append("T[c a] is the cost of the flat record a of collective c at the p, n and link of its level; "
+                 "levels of size 1 are skipped, and with one level of more than one unit T is the flat outer "
+                 "all-reduce")
     return tuple(lines)
 
 
