@@ -15,6 +15,7 @@ Importing this module imports sympy (about 0.3 s); the numeric paths never do.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import sympy
@@ -24,7 +25,22 @@ from costmodel.intmath import popsum as _popsum
 from costmodel.intmath import surplus as _surplus
 
 __all__ = [
-    "ALPHA", "BETA", "GAMMA", "K", "N", "P", "clg", "flg", "folds", "lg", "n", "p", "popsum", "surplus",
+    "ALPHA",
+    "BETA",
+    "GAMMA",
+    "LANES",
+    "K",
+    "N",
+    "P",
+    "clg",
+    "flg",
+    "folds",
+    "level",
+    "lg",
+    "n",
+    "p",
+    "popsum",
+    "surplus",
 ]
 
 p = P = sympy.Symbol("p", positive=True, integer=True)
@@ -35,6 +51,20 @@ BETA = sympy.Symbol("beta", nonnegative=True)
 GAMMA = sympy.Symbol("gamma", nonnegative=True)
 
 EXTRA_SYMBOLS: dict[str, sympy.Symbol] = {"k": k}
+
+LANES = sympy.Symbol("ell", positive=True, integer=True)
+"""ℓ, the lanes out of each outermost unit of a topology (hierarchical all-reduce)."""
+
+
+@cache
+def level(i: int) -> tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol, sympy.Symbol]:
+    """(sᵢ, αᵢ, βᵢ, γᵢ): the size and the link of level *i* of a topology, innermost i = 0.
+
+    >>> level(1)
+    (s1, alpha1, beta1, gamma1)
+    """
+    return (sympy.Symbol(f"s{i}", positive=True, integer=True), sympy.Symbol(f"alpha{i}", nonnegative=True),
+            sympy.Symbol(f"beta{i}", nonnegative=True), sympy.Symbol(f"gamma{i}", nonnegative=True))
 
 
 def _integer(arg: Any) -> int | None:

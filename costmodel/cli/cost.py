@@ -9,7 +9,6 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.options import (
-    Algorithm,
     Algorithms,
     Alpha,
     Bandwidth,
@@ -157,17 +156,24 @@ def best(
 @app.command("formula")
 def formula(
     collective: Collective,
-    algorithm: Algorithm,
+    algorithm: Annotated[str, algorithm_argument("Algorithm name or alias (hierarchical ones too).",
+                                                 topology=True)],
+    inner: Inner = None, outer: Outer = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print the LaTeX of T(p, n) only.")] = False,
     as_json: Json = False,
 ) -> None:
     """Symbolic cost of an algorithm: α, β, γ terms, rounds, bytes, constraints and citation.
 
+    A hierarchical all-reduce gives its composition from flat records over L levels and its closed
+    form for two levels (s₀ ranks per node, s₁ nodes); --inner and --outer choose its phases.
+
     Example: costmodel formula allreduce rabenseifner --latex
+
+    Example: costmodel formula allreduce hierarchical --outer tree
     """
     from costmodel.collectives.formula import formula as symbolic_formula
 
-    result = symbolic_formula(collective, algorithm)
+    result = symbolic_formula(collective, algorithm, inner=inner, outer=outer)
     if latex and not as_json:
         typer.echo(result.latex["time"])
         return
@@ -188,7 +194,7 @@ def algorithms(
     """
     from costmodel.collectives.evaluate import catalog
 
-    result = catalog(collective, adaptations=adaptations)
+    result = catalog(collective, adaptations=adaptations, hierarchical=markdown or as_json)
     if markdown and not as_json:
         from costmodel.cli.render import markdown as to_markdown
 

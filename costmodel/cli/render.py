@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         MultiLaneTransfer,
         RackTraffic,
     )
+    from costmodel.collectives.hierarchical_formula import HierarchicalFormula
     from costmodel.collectives.result import Catalog, CostTable, LowerBound
     from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
     from costmodel.params import LinkParams
@@ -219,16 +220,43 @@ def _(f: Formula) -> Rendered:
     return markup("\n".join(lines)), ()
 
 
+@renders("costmodel.collectives.hierarchical_formula.HierarchicalFormula")
+def _(f: HierarchicalFormula) -> Rendered:
+    lines = [f"[bold]{f.collective} {f.algorithm}[/bold]: {escape(f.summary)}",
+             f"  inner {f.inner} · outer {f.outer} · levels s₀ (innermost) … s_{{L−1}} (outermost), level i "
+             "with its own αᵢ, βᵢ, γᵢ",
+             f"  T = {escape(f.composition)}"]
+    lines += ["    " + escape(f"T[{r['phase']}](p, n) = {r['time']}") for r in f.records]
+    lines += ["", f"  {len(f.levels)} levels, {escape(f.legend[0])}:", f"  T = {escape(f.time)}"]
+    for lv in f.levels:
+        lines.append(f"    level {lv.level} ({', '.join(lv.phases)} on {escape(lv.n)}): "
+                     f"rounds = {escape(lv.rounds)} "
+                     f"· bytes sent by the busiest rank = {escape(lv.bytes_sent)}")
+    lines += [f"  lanes: {escape(f.lanes)}"] if f.lanes else []
+    lines += [f"  {escape(c)}" for c in f.constraints]
+    lines += [f"  {x['symbol']}: {escape(x['description'])}" for x in f.parameters]
+    lines += [f"  [dim]{escape(x)}[/dim]" for x in (*f.legend[1:], *f.notes)]
+    lines += [f"  aliases: {', '.join(f.aliases)}", f"  [dim]{escape(f.meaning_of_n)}[/dim]"]
+    lines += [f"  source: {escape(str(s))}" for s in f.sources]
+    return markup("\n".join(lines)), ()
+
+
 @renders("costmodel.collectives.result.Catalog")
 def _(c: Catalog) -> Rendered:
     out = _table("collective", "algorithm", "aliases", "cost")
     for e in c.entries:
         out.add_row(e.collective, e.algorithm + (" *" if e.constraints else ""), ", ".join(e.aliases),
                     escape(e.formula))
-    if not any(e.constraints for e in c.entries):
+    notes = []
+    if any(e.constraints for e in c.entries):
+        notes.append("* holds for some p only: a power of two (other p use its -folded adaptation) or a "
+                     "smallest p (costmodel formula COLLECTIVE ALGO says which)")
+    if any(e.collective == "allreduce" for e in c.entries):
+        notes.append("allreduce on a topology: hierarchical, hierarchical-reduce-bcast (costmodel formula "
+                     "allreduce hierarchical; costmodel cost allreduce hierarchical --level ...)")
+    if not notes:
         return out, ()
-    footer = markup("[dim]* holds for some p only: a power of two (other p use its -folded adaptation) "
-                    "or a smallest p (costmodel formula COLLECTIVE ALGO says which)[/dim]")
+    footer = markup("[dim]" + escape("\n".join(notes)) + "[/dim]")
     return Group(out, Text(""), footer), ()
 
 
@@ -381,4 +409,26 @@ def markdown(c: Catalog) -> str:
                 lines.append(f"- adapts `{e.adapts}` when p is not a power of two")
             lines += [f"- {note}" for note in e.notes]
             lines += [f"- source: {e.source}", ""]
+        if collective == "allreduce":
+            lines += _markdown_hierarchical(c.hierarchical)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_hierarchical(formulas: Any) -> list[str]:
+    """The hierarchical all-reduces: composition, two-level closed form, per-level rounds and bytes."""
+    lines = []
+    for f in formulas:
+        lines += [f"### {f.algorithm} (on a topology)", "", f"*{f.summary}*", "",
+                  f"- inner {f.inner}, outer {f.outer} (`--inner`, `--outer`); levels s₀ (innermost) … "
+                  "`s_{L−1}` (outermost), level i with its own αᵢ, βᵢ, γᵢ",
+                  f"- `T = {f.composition}`",
+                  *(f"  - `T[{r['phase']}](p, n) = {r['time']}`" for r in f.records),
+                  f"- two levels, {f.legend[0]}:",
+                  f"  - T = {f.time}",
+                  *(f"  - level {lv.level} ({', '.join(lv.phases)} on {lv.n}): rounds {lv.rounds}; bytes "
+                    f"sent by the busiest rank: {lv.bytes_sent}" for lv in f.levels)]
+        lines += [f"- lanes: {f.lanes}"] if f.lanes else []
+        lines += [f"- {x}" for x in (*f.constraints, *f.legend[1:], *f.notes)]
+        lines += [f"- aliases: {', '.join(f.aliases)}"]
+        lines += [f"- source: {s}" for s in f.sources] + [""]
+    return lines

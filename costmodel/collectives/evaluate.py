@@ -532,8 +532,12 @@ def tuned(algo: Algorithm, p: int, n: Any, link: LinkParams,
     return _tune(algo, p, Fraction(n), _rates(link), dict(extra or {}))
 
 
-def catalog(collective: str | None = None, *, adaptations: bool = False) -> Catalog:
+def catalog(collective: str | None = None, *, adaptations: bool = False,
+            hierarchical: bool = False) -> Catalog:
     """The registered algorithms (of one collective, or all), with their formulas.
+
+    With *hierarchical*, the hierarchical all-reduces' compositions and closed
+    forms too (where all-reduce is listed; they take sympy, about 0.4 s).
 
     >>> [e.algorithm for e in catalog("alltoall").entries]
     ['pairwise', 'bruck']
@@ -550,4 +554,11 @@ def catalog(collective: str | None = None, *, adaptations: bool = False) -> Cata
         for a in registered(spec.name, adaptations=adaptations)
     )
     bounds = {s.name: _time_text(s.bound.latency, s.bound.bandwidth, s.bound.compute) for s in specs}
-    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, bounds=bounds, entries=entries)
+    composed: tuple[Any, ...] = ()
+    if hierarchical and any(s.name == "allreduce" for s in specs):
+        from costmodel.collectives.hierarchical import ALGORITHMS
+        from costmodel.collectives.hierarchical_formula import hierarchical_formula
+
+        composed = tuple(hierarchical_formula(name) for name in ALGORITHMS)
+    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, bounds=bounds, entries=entries,
+                   hierarchical=composed)

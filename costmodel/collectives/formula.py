@@ -13,14 +13,19 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel.collectives._math import symbolic
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
 from costmodel.collectives.evaluate import coefficient_text, text_formula
+from costmodel.collectives.hierarchical import is_hierarchical
+from costmodel.errors import InputError
 from costmodel.references import Cited
+
+if TYPE_CHECKING:
+    from costmodel.collectives.hierarchical_formula import HierarchicalFormula
 
 __all__ = ["Formula", "formula", "plain_text"]
 
@@ -121,8 +126,19 @@ def plain_text(expr: Any) -> str:
     return text
 
 
-def formula(collective: str, algorithm: str) -> Formula:
+def formula(collective: str, algorithm: str, *, inner: str | None = None,
+            outer: str | None = None) -> Formula | HierarchicalFormula:
     """The symbolic cost of an algorithm, with its adaptations for non-power-of-two p.
+
+    A hierarchical all-reduce (``hierarchical``, ``smp``, ...) gives its
+    composition over the levels of a topology and its two-level closed form
+    (:func:`~costmodel.collectives.hierarchical_formula.hierarchical_formula`),
+    with *inner* and *outer* choosing its phases.
+
+    Raises
+    ------
+    UnknownNameError, InputError
+        For unknown names, and *inner* or *outer* with a flat algorithm.
 
     Examples
     --------
@@ -134,15 +150,30 @@ def formula(collective: str, algorithm: str) -> Formula:
     >>> [a.algorithm for a in f.adaptations]
     ['rabenseifner-folded']
     """
+    spec = find_collective(collective)
+    if spec.name == "allreduce" and is_hierarchical(algorithm):
+        from costmodel.collectives.hierarchical_formula import hierarchical_formula
+
+        return hierarchical_formula(algorithm, inner=inner, outer=outer)
+    algo = resolve(spec.name, algorithm)
+    for option, value in (("--inner", inner), ("--outer", outer)):
+        if value is not None:
+            raise InputError(f"{option} {value} chooses a phase of a hierarchical all-reduce; {algo.name!r} "
+                             "is flat: drop it, or ask for hierarchical or hierarchical-reduce-bcast")
+    return _record_formula(algo)
+
+
+def _record_formula(algo: Algorithm) -> Formula:
+    """The symbolic cost of one flat record, with its adaptations."""
     import sympy
 
-    spec = find_collective(collective)
-    algo = resolve(spec.name, algorithm)
+    spec = find_collective(algo.collective)
     terms = _sympy_terms(algo)
     texts = {name: coefficient_text(getattr(algo, name), algo)
              for name in ("latency", "bandwidth", "compute", "rounds", "bytes_sent")}
     time = text_formula(algo)
-    adaptations = tuple(formula(spec.name, c.otherwise) for c in algo.constraints if c.otherwise)
+    adaptations = tuple(_record_formula(record(spec.name, c.otherwise))
+                        for c in algo.constraints if c.otherwise)
     constraints = tuple(
         f"needs {c.name}; otherwise " + (f"costed as {c.otherwise}" if c.otherwise else "refused")
         for c in algo.constraints

@@ -424,7 +424,7 @@ def _scheme(name: str) -> _Scheme:
 
 
 def needs_topology(name: str) -> str:
-    """Why the hierarchical all-reduce *name* has no cost or formula on one link, and what to run instead.
+    """Why the hierarchical all-reduce *name* has no cost on one link, and what to run instead.
 
     >>> needs_topology("hier").split(":")[0]
     "'hier' (hierarchical) is a hierarchical all-reduce"
@@ -432,8 +432,8 @@ def needs_topology(name: str) -> str:
     scheme = _scheme(name)
     called = "" if _normalise(name) == scheme.name else f" ({scheme.name})"
     return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
-            f"link, so it has no single formula in p and n; cost it with costmodel cost allreduce "
-            f"{scheme.name} --level SIZE:ALPHA:RATE, once per level")
+            f"link; see its formula with costmodel formula allreduce {scheme.name}, and cost it with "
+            f"costmodel cost allreduce {scheme.name} --level SIZE:ALPHA:RATE, once per level")
 
 
 def is_hierarchical(name: str) -> bool:
@@ -579,10 +579,7 @@ def hierarchical_cost(
     middle = _phase(top, "allreduce", outer_name, p=top.size, n=share * size, share=share,
                     groups=groups // top.size, link=link, extra=extra)
     phases = (*down, middle, *reversed(up))
-    # every rank sends the same in the inner phases of reduce-scatter/all-gather; an outermost
-    # leader is the busiest rank of reduce-bcast (see Notes)
-    senders = phases if scheme is _RS_AR_AG else (middle, *up)
-    busiest = sum((ph.cost.bytes_sent_per_rank for ph in senders), Fraction(0))
+    busiest = sum((ph.cost.bytes_sent_per_rank for ph in _senders(scheme, down, middle, up)), Fraction(0))
     if not below:
         notes.append(f"only level {top.name!r} has more than one unit: this is the flat {outer_name} "
                      "all-reduce")
@@ -596,6 +593,16 @@ def hierarchical_cost(
         bytes_sent_per_rank=busiest, parameters=parameters, sources=scheme.sources,
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _senders(scheme: _Scheme, down: Sequence[Any], middle: Any, up: Sequence[Any]) -> tuple[Any, ...]:
+    """The phases in which the busiest rank sends, each its record's busiest rank's bytes.
+
+    Every rank sends the same in the inner phases of reduce-scatter/all-gather;
+    an outermost leader is the busiest rank of reduce-bcast, and it sends only
+    in the all-reduce and the broadcasts (see :func:`hierarchical_cost`).
+    """
+    return (*down, middle, *up) if scheme is _RS_AR_AG else (middle, *up)
 
 
 def _check_topology(topology: Any) -> None:

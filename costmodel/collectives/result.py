@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from costmodel._json import real
 from costmodel.params import LinkParams
@@ -181,7 +182,11 @@ class Catalog:
     meanings: dict[str, str]
     bounds: dict[str, str]
     entries: tuple[CatalogEntry, ...]
+    hierarchical: tuple[Any, ...] = ()
+    """The hierarchical all-reduces' :class:`~costmodel.collectives.hierarchical_formula.HierarchicalFormula`
+    (asked for with ``catalog(hierarchical=True)``: they need sympy)."""
 
     def to_dict(self) -> dict[str, object]:
         return {"meaning_of_n": dict(self.meanings), "lower_bounds": dict(self.bounds),
-                "algorithms": [e.to_dict() for e in self.entries]}
+                "algorithms": [e.to_dict() for e in self.entries],
+                "hierarchical": [h.to_dict() for h in self.hierarchical]}

@@ -101,11 +101,17 @@ def _names_cost_accepts():
 def test_formula_knows_every_name_cost_accepts(capsys, collective, name, hierarchical):
     if hierarchical:
         run(capsys, "cost", collective, name, "-n", "1MB", "--level", "2:1us:1GB/s", "--level", "2:5us:1GB/s")
-        err = one_error(capsys, "formula", collective, name)
-        assert "is a hierarchical all-reduce: priced level by level on a topology" in err
-        assert f"costmodel cost allreduce {_scheme_name(name)} --level" in err
-        assert "is a hierarchical all-reduce" in one_error(capsys, "crossover", collective, "ring", name,
-                                                             "-p", "8", *LINK)
+        data = run_json(capsys, "formula", collective, name)
+        assert (data["collective"], data["algorithm"]) == (collective, _scheme_name(name))
+        assert "s₀" in run(capsys, "formula", collective, name)[0]
+        assert "s_{1}" in run(capsys, "formula", collective, name, "--latex")[0]
+        # crossover and best price on one link: a clean refusal that says where the model is
+        for args in (["crossover", collective, "ring", name, "-p", "8", *LINK],
+                     ["best", collective, "-p", "8", name, "ring", *LINK]):
+            err = one_error(capsys, *args)
+            assert "is a hierarchical all-reduce: priced level by level on a topology" in err
+            assert f"costmodel formula allreduce {_scheme_name(name)}" in err
+            assert f"costmodel cost allreduce {_scheme_name(name)} --level" in err
     else:
         run(capsys, "cost", collective, name, "-p", "8", "-n", "1MB", *LINK)
         assert run_json(capsys, "formula", collective, name)["collective"] == collective
@@ -113,6 +119,19 @@ def test_formula_knows_every_name_cost_accepts(capsys, collective, name, hierarc
 
 def _scheme_name(name):
     return next(s.name for s in _SCHEMES if name in (s.name, *s.aliases))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["allreduce", "ring", "--inner", "ring"], "--inner ring chooses a phase of a hierarchical all-reduce; "
+                                               "'ring' is flat"),
+    (["allreduce", "rab", "--outer", "tree"], "--outer tree chooses a phase of a hierarchical all-reduce"),
+    (["allreduce", "smp", "--inner", "ring"], "inner algorithm 'ring' does not apply to "
+                                              "hierarchical-reduce-bcast; choose binomial"),
+    (["allreduce", "hier", "--outer", "rign"], "unknown algorithm 'rign' for allreduce; did you mean 'ring'?"),
+    (["allreduce", "hier", "--outer", "rabenseifner-folded"], "is not composed across levels"),
+])
+def test_formula_refuses_inner_and_outer_that_do_not_apply(capsys, args, message):
+    assert message in one_error(capsys, "formula", *args)
 
 
 def test_a_hierarchical_name_for_another_collective_is_explained(capsys):

@@ -63,11 +63,12 @@ def test_completion_answers_values():
 
     assert _complete("costmodel cost all") == ["allreduce", "allgather", "alltoall"]
     assert _complete_next("costmodel formula") == list(COLLECTIVES)
-    # the algorithms of the collective typed; cost takes the hierarchical all-reduces, formula does not
+    # the algorithms of the collective typed; cost and formula take the hierarchical all-reduces, best not
     assert _complete_next("costmodel cost broadcast") == ["binomial", "scatter-allgather",
                                                           "scatter-recursive-doubling", "pipelined-chain"]
     assert _complete("costmodel cost allreduce hi") == ["hierarchical", "hierarchical-reduce-bcast"]
-    assert _complete("costmodel formula allreduce hi") == []
+    assert _complete("costmodel formula allreduce hi") == ["hierarchical", "hierarchical-reduce-bcast"]
+    assert _complete("costmodel best allreduce -p 4 hi") == []
     assert _complete_next("costmodel crossover alltoall pairwise") == ["pairwise", "bruck"]
     assert _complete("costmodel cost allreduce -p 4 -n 1MB --alpha 5us r") == ["ring", "recursive-doubling",
                                                                              "rabenseifner"]
