@@ -322,7 +322,8 @@ def _render(result: Any) -> tuple[Any, tuple[str, ...]]:
 
     rows = result.rows()
     short = [f"q{i}" for i in range(1, len(result.columns()) + 1)]
-    book = table("student", "total", "status", *short, numeric=("total", *short))
+    book = table("student", "total", "status", *short, numeric=("total", *short),
+                 optional=tuple(reversed(short)))
     for student, scores, total, status in rows:
         book.add_row(
             student, f"{_text(total)}/{_text(result.manifest.max_score)}", status, *(_text(s) for s in scores)

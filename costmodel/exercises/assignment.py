@@ -204,6 +204,9 @@ def read_roster(content: str, *, path: str) -> tuple[Student, ...]:
             return row[i].strip() if i is not None and i < len(row) else ""
 
         student = Student(cell("id"), cell("name"), cell("email"))
+        if any(_unprintable(t) or len(t) > 200 for t in (student.name, student.email)):
+            raise ParseError("a name or email holds a line break or control character, or is longer than 200",
+                             path=path, line=line)
         if not student.id:
             raise ParseError("empty student id", path=path, line=line)
         if not _ID.fullmatch(student.id):
@@ -227,6 +230,10 @@ def read_roster(content: str, *, path: str) -> tuple[Student, ...]:
     if not students:
         raise ParseError("no students: one line per student after the header", path=path)
     return tuple(students)
+
+
+def _unprintable(text: str) -> bool:
+    return any(not c.isprintable() for c in text)
 
 
 def bank_fingerprint(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> str:
@@ -343,6 +350,8 @@ def create_assignment(
     """The manifest, and each student's sheet, key and answers template (see the module docstring)."""
     if not _ASSIGNMENT_ID.fullmatch(assignment_id):
         raise InputError(f"assignment id {assignment_id!r}: letters, digits, . _ - only (at most 64)")
+    if _unprintable(title) or len(title) > 200:
+        raise InputError("the title is one line of at most 200 printable characters")
     if not exercise_ids:
         raise InputError("no exercises: name them with --exercises ID[,ID...]")
     ids = [bank.get(i).id for i in exercise_ids]

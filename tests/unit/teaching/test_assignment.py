@@ -223,3 +223,24 @@ def test_metadata_matches_sid_or_email_never_the_name():
             who(users)
     with pytest.raises(ParseError, match="not JSON"):
         read_metadata("{", manifest, path="m.json")
+
+
+def test_every_exercise_of_the_bank_grades_its_own_key_as_right():
+    bank = load_bank()
+    made = create_assignment(bank, [e.id for e in bank], ROSTER[:1], SECRET, assignment_id="all",
+                             fingerprint="sha256:x")
+    key = made.students[0].answers
+    assert len(key) == len(made.manifest.questions) > len(bank)
+    report = grade_assignment(made.manifest, bank, SECRET, "ada",
+                              [Submission(a["exercise"], a["expected"], name=a["name"]) for a in key])
+    assert [g.name for g in report.grades if not g.correct] == []
+    assert report.score == report.max_score == made.manifest.max_score
+
+
+def test_names_and_titles_stay_on_one_line():
+    with pytest.raises(ParseError, match=r"roster\.csv:2: a name or email holds a line break"):
+        read_roster('id,name\nada,"Ada\n[[answer]]"\n', path="roster.csv")
+    with pytest.raises(InputError, match="the title is one line"):
+        _made(title="Homework\nvalue = 1")
+    with pytest.raises(InputError, match="the title is one line"):
+        _made(title="x" * 201)
