@@ -320,18 +320,17 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
             student = read_metadata(_read_text(metadata, "the metadata"), manifest, path=str(metadata))
         assert student is not None
         manifest.student(student)
-        bank = _bank(exercises)
+        submissions, why = read_submission(answers)
+        report = grade_assignment(manifest, _bank(exercises), secret, student, submissions, path=path,
+                                  partial=credit, unreadable=why)
     except CostmodelError:
         if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
             total = manifest.max_score if manifest is not None else Fraction(0)
             print(json.dumps({"score": 0, "max_score": _score_json(total),
                               "output": "This submission could not be graded: the autograder is not set up "
-                                        "right. Your instructor has been told.",
+                                        "right. Your instructor can see why in the autograder's output.",
                               "visibility": "visible", "stdout_visibility": "hidden", "tests": []}))
         raise
-    submissions, why = read_submission(answers)
-    report = grade_assignment(manifest, bank, secret, student, submissions, path=path, partial=credit,
-                              unreadable=why)
     if why is not None and not gradescope:
         raise InputError(why)
     rc = _print_check(report, path, gradescope=gradescope, hide_expected=hide_expected, as_json=as_json)

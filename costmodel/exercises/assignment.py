@@ -627,14 +627,9 @@ def _grade_question(
         )
     try:
         grade = grade_answer(exercise, replace(shown, seed=seed), partial=partial)
-    except (CostmodelError, ArithmeticError, ValueError, RecursionError) as e:
-        return Grade(
-            submission=shown,
-            correct=False,
-            score=Fraction(0),
-            max_score=q.points,
-            given=str(shown.value),
-            name=q.name,
-            error=str(e) or type(e).__name__,
-        )
+    except (CostmodelError, ArithmeticError, ValueError, TypeError, RecursionError) as e:
+        # one answer that cannot be graded scores 0 with its reason; the others are graded
+        message = str(e) if isinstance(e, CostmodelError) else f"cannot be graded ({type(e).__name__})"
+        return Grade(submission=shown, correct=False, score=Fraction(0), max_score=q.points,
+                     given=str(shown.value), name=q.name, error=message)
     return replace(grade, submission=shown)

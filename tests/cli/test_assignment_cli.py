@@ -139,7 +139,7 @@ def test_gradescope_results_for_a_missing_file_and_a_misconfigured_grader(capsys
     (course / "course.key").write_text("another-secret-0123456789")
     out, err = _check(capsys, course, course / "nowhere.toml", "--student", "ada", "--gradescope", rc=2)
     assert json.loads(out) == {"score": 0, "max_score": 4, "output": "This submission could not be graded: the "
-                               "autograder is not set up right. Your instructor has been told.",
+                               "autograder is not set up right. Your instructor can see why in the autograder's output.",
                                "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     assert err == "error: the secret file is not the one assignment hw1 was created with\n"
 
@@ -248,3 +248,13 @@ def test_docs_example_is_what_create_writes(capsys, tmp_path: Path):
     for path in shown:  # the sheets and keys are not kept under docs/ (every page there is in the site)
         assert (tmp_path / "hw1" / path).read_text() == (EXAMPLES / "hw1" / path).read_text(), path
     assert "EXAMPLE-SECRET" in (EXAMPLES / "course.key").read_text()
+
+
+def test_gradescope_results_when_the_manifest_names_an_unknown_exercise(capsys, course: Path):
+    _create(capsys, course)
+    manifest = course / "hw1" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('exercise = "ring-allreduce-bytes"', 'exercise = "gone"'))
+    out, err = _check(capsys, course, course / "hw1" / "answers" / "ada.toml", "--student", "ada", "--gradescope",
+                      rc=2)
+    assert json.loads(out)["max_score"] == 4 and json.loads(out)["score"] == 0
+    assert err.startswith("error: unknown exercise 'gone'")

@@ -244,3 +244,20 @@ def test_names_and_titles_stay_on_one_line():
         _made(title="Homework\nvalue = 1")
     with pytest.raises(InputError, match="the title is one line"):
         _made(title="x" * 201)
+
+
+def test_an_answer_that_breaks_the_grader_scores_zero_and_the_rest_are_graded(monkeypatch):
+    import costmodel.exercises.assignment as module
+
+    key = _key()
+    real_grade = module.grade_answer
+
+    def fragile(exercise, submission, **kw):
+        if submission.name == "rounds":
+            raise TypeError("unsupported operand")
+        return real_grade(exercise, submission, **kw)
+
+    monkeypatch.setattr(module, "grade_answer", fragile)
+    report = _grade([Submission(e, v, name=n) for (e, n), v in key.items()])
+    assert (report.score, report.max_score) == (3, 4)
+    assert report.grades[0].error == "cannot be graded (TypeError)"
