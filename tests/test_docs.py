@@ -24,8 +24,14 @@ def test_python_examples(page):
 
 
 @pytest.mark.parametrize(("command", "want"), [s[1:] for s in _sessions()], ids=[s[0] for s in _sessions()])
-def test_shell_examples(command, want, capsys, monkeypatch):
-    """Set COSTMODEL_UPDATE_DOCS=1 to rewrite a page's output blocks (those without '...')."""
+def test_shell_examples(command, want, capsys, monkeypatch, tmp_path):
+    """Set COSTMODEL_UPDATE_DOCS=1 to rewrite a page's output blocks (those without '...').
+
+    Each runs in a scratch folder beside docs/ and tests/, so that the files it writes stay out of the
+    repository."""
+    for linked in ("docs", "tests"):
+        (tmp_path / linked).symlink_to(ROOT / linked)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     argv = shlex.split(command)[1:]

@@ -24,6 +24,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
     "teaching": ("example", "exercise", "check"),
+    "assignment": ("assignment",),
     "calibrate": ("calibrate",),
     "shell": ("completion",),
     "plot": ("plot",),

@@ -213,6 +213,25 @@ def check_command(
     )] = None,
     gradescope: Annotated[bool, typer.Option("--gradescope",
                                              help="Print Gradescope's results.json.")] = False,
+    assignment: Annotated[Path | None, typer.Option(
+        "--assignment", metavar="ASSIGNMENT.toml", show_default=False,
+        help="Grade against this assignment: every question once, the student's own variant.")] = None,
+    secret_file: Annotated[Path | None, typer.Option(
+        "--secret-file", metavar="FILE", show_default=False,
+        help="The course secret the assignment was created with (with --assignment).")] = None,
+    student: Annotated[str | None, typer.Option(
+        "--student", metavar="ID", show_default=False,
+        help="The roster id of the student whose file this is (with --assignment).")] = None,
+    metadata: Annotated[Path | None, typer.Option(
+        "--metadata", metavar="JSON", show_default=False,
+        help="Gradescope's submission_metadata.json: the student is the submitter (sid or email).")] = None,
+    hide_expected: Annotated[bool, typer.Option(
+        "--hide-expected",
+        help="Keep the expected values out of Gradescope's student-visible output.")] = False,
+    allow_bank_change: Annotated[bool, typer.Option(
+        "--allow-bank-change",
+        help="Grade even though the exercise bank changed since the assignment was made.")]
+    = False,
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, show_default=False,
         help="Processes grading a large file (default: one per CPU from 2000 answers on).")] = None,
@@ -220,6 +239,10 @@ def check_command(
     as_json: Json = False,
 ) -> int:
     """Grade answers: units converted, tolerances applied, and every known mistake diagnosed.
+
+    With --assignment, every question of the assignment is graded once against the student's own
+    variant (the student named by --student or --metadata, never by the file); a missing answer
+    scores 0, and duplicates, other entries and a seed in the file are ignored and reported.
 
     Exit status 0 when every entry could be graded (right or wrong), 1 when some entries were
     malformed (they are reported; the rest are graded), 2 when the file cannot be read.
@@ -230,24 +253,120 @@ def check_command(
 
     credit = _partial(partial)
     path = str(answers)
+    if assignment is not None:
+        return _check_assignment(answers, assignment, secret_file, student, metadata, credit, exercises,
+                                 gradescope=gradescope, hide_expected=hide_expected,
+                                 allow_bank_change=allow_bank_change, as_json=as_json)
+    for name, given in (("--secret-file", secret_file), ("--student", student), ("--metadata", metadata)):
+        if given is not None:
+            raise InputError(f"{name} goes with --assignment")
+    text = _read_answers_text(answers)
+    report = check(read_answers(text, path=path), bank=_bank(exercises), partial=credit, path=path,
+                   jobs=jobs)
+    return _print_check(report, path, gradescope=gradescope, hide_expected=hide_expected, as_json=as_json)
+
+
+def _read_answers_text(answers: Path) -> str:
+    path = str(answers)
     try:
         content = answers.read_bytes()
     except OSError as e:
         raise ParseError(f"cannot read answers: {e.strerror or e}", path=path) from None
     try:
-        text = content.decode("utf-8")
+        return content.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise ParseError("the file is not UTF-8 text", path=path) from None
-    report = check(read_answers(text, path=path), bank=_bank(exercises), partial=credit, path=path,
-                   jobs=jobs)
+
+
+def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
     if gradescope:
-        print(json.dumps(report.to_gradescope(), ensure_ascii=False))
+        print(json.dumps(report.to_gradescope(hide_expected=hide_expected), ensure_ascii=False))
     else:
         _emit(report, as_json=as_json, markdown=False)
     for g in report.errors:
         where = f"{path}:{g.submission.line}" if g.submission.line else path
         print(f"error: {where}: {g.error}", file=sys.stderr)
     return 1 if report.errors else 0
+
+
+def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | None, student: str | None,
+                      metadata: Path | None, credit: dict[str, Fraction], exercises: list[Path] | None, *,
+                      gradescope: bool, hide_expected: bool, allow_bank_change: bool, as_json: bool) -> int:
+    """``check --assignment``: in Gradescope mode a valid results.json is printed whatever goes wrong."""
+    from costmodel.errors import CostmodelError
+    from costmodel.exercises.assignment import (
+        bank_fingerprint,
+        check_bank,
+        check_secret,
+        grade_assignment,
+        read_manifest,
+        read_metadata,
+        read_secret,
+    )
+
+    path = str(answers)
+    manifest = None
+    try:
+        if secret_file is None:
+            raise InputError("--assignment needs --secret-file, the course secret it was created with")
+        if (student is None) == (metadata is None):
+            raise InputError("name the student with --student ID or Gradescope's --metadata "
+                             "submission_metadata.json (one of them)")
+        manifest = read_manifest(_read_text(manifest_path, "the manifest"), path=str(manifest_path))
+        secret = read_secret(secret_file)
+        check_secret(manifest, secret)
+        check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
+        if metadata is not None:
+            student = read_metadata(_read_text(metadata, "the metadata"), manifest, path=str(metadata))
+        assert student is not None
+        manifest.student(student)
+        submissions, why = read_submission(answers)
+        report = grade_assignment(manifest, _bank(exercises), secret, student, submissions, path=path,
+                                  partial=credit, unreadable=why)
+    except CostmodelError:
+        if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
+            total = manifest.max_score if manifest is not None else Fraction(0)
+            print(json.dumps({"score": 0, "max_score": _score_json(total),
+                              "output": "This submission could not be graded: the autograder is not set up "
+                                        "right. Your instructor can see why in the autograder's output.",
+                              "visibility": "visible", "stdout_visibility": "hidden", "tests": []}))
+        raise
+    if why is not None and not gradescope:
+        raise InputError(why)
+    rc = _print_check(report, path, gradescope=gradescope, hide_expected=hide_expected, as_json=as_json)
+    malformed = [s for s in submissions or () if s.error is not None]
+    for s in malformed:
+        where = f"{path}:{s.line}" if s.line else path
+        print(f"error: {where}: {s.error}", file=sys.stderr)
+    if why is not None:
+        print(f"error: {why}", file=sys.stderr)
+        return 1
+    return 1 if malformed else rc
+
+
+def read_submission(answers: Path) -> tuple[list[Any] | None, str | None]:
+    """The entries of a student's answers file, or None and why it cannot be read (never raised)."""
+    from costmodel.exercises import read_answers
+
+    path = str(answers)
+    try:
+        return read_answers(_read_answers_text(answers), path=path), None
+    except ParseError as e:
+        return None, str(e)
+    except RecursionError:
+        return None, f"{path}: the file is nested too deeply to read"
+
+
+def _read_text(path: Path, what: str) -> str:
+    from costmodel.cli.assignment import read_text
+
+    return read_text(path, what)
+
+
+def _score_json(x: Fraction) -> Any:
+    from costmodel._json import real
+
+    return real(x)
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -321,25 +440,31 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     from rich.console import Group
     from rich.text import Text
 
-    out = table("exercise", "seed", "answer", "given", "expected", "score", "diagnosis",
+    seeds = report.assignment is None
+    out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", "expected", "score",
+                "diagnosis",
                 no_wrap=("exercise", "seed", "answer", "given", "expected", "score"))
     for g in report.grades:
         s = g.submission
         mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
         diagnosis = "; ".join(f"{d.mistake}: {d.message}" for d in g.diagnosis) if not g.error else \
             f"[red]error:[/red] {g.error}"
-        out.add_row(s.exercise, "" if s.seed is None else str(s.seed), g.name or "",
-                      f"{mark} {g.given}", g.expected, f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
+        given = f"{mark} {g.given}" if s.value is not None or g.error else "[red]✗[/red] (no answer)"
+        seed = ("" if s.seed is None else str(s.seed),) if seeds else ()
+        out.add_row(s.exercise, *seed, g.name or "", given, g.expected,
+                    f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
     right = sum(1 for g in report.grades if g.correct)
     summary = Text(f"{right} of {len(report.grades)} correct · score {_score(report.score)} of "
                    f"{_score(report.max_score)}", style="bold")
+    if report.student is not None:
+        summary = Text(f"{report.student}: ", style="bold") + summary
     parts: list[Any] = [out, Text(""), summary]
     if report.students:
         students = table("student", "score", no_wrap=("score",))
         for name, (got, out_of) in report.students.items():
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]
-    return Group(*parts), ()
+    return Group(*parts), tuple(report.notes)
 
 
 def _score(x: Fraction) -> str:

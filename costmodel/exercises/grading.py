@@ -93,11 +93,19 @@ class Grade:
 
 @dataclass(frozen=True)
 class GradeReport:
-    """Every grade of a batch, with the totals."""
+    """Every grade of a batch, with the totals.
+
+    Graded against an assignment (:mod:`costmodel.exercises.assignment`), it also names the
+    *assignment* and the *student*, and its *notes* say what was ignored (duplicates, entries
+    outside the assignment, a seed or a student written in the file).
+    """
 
     grades: tuple[Grade, ...]
     path: str = ""
     students: Mapping[str, tuple[Fraction, Fraction]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    student: str | None = None
+    assignment: str | None = None
 
     @property
     def score(self) -> Fraction:
@@ -114,30 +122,47 @@ class GradeReport:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"score": real(self.score), "max_score": real(self.max_score),
                                "results": [g.to_dict() for g in self.grades]}
+        if self.assignment is not None:
+            out = {"assignment": self.assignment, "student": self.student, **out, "notes": list(self.notes)}
         if self.students:
             out["students"] = {k: {"score": real(a), "max_score": real(b)}
                                for k, (a, b) in self.students.items()}
         return out
 
-    def to_gradescope(self) -> dict[str, Any]:
-        """Gradescope's ``results.json``: one test per answer, the score, and a summary."""
+    def to_gradescope(self, *, hide_expected: bool = False) -> dict[str, Any]:
+        """Gradescope's ``results.json``: one test per answer, the score, and a summary.
+
+        *hide_expected* leaves the expected values out of what the student sees (a diagnosis that
+        names the expected value too).
+        """
         tests = []
         for number, g in enumerate(self.grades, 1):
             s = g.submission
             label = f"{s.exercise}" + (f" (seed {s.seed})" if s.seed is not None else "") + \
                 (f": {g.name}" if g.name else "")
-            lines = [f"expected {g.expected}, given {g.given}" if not g.correct else f"{g.given}: correct"]
-            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis]
+            if s.value is None and g.error is None:
+                lines = ["no answer"]
+            elif g.correct:
+                lines = [f"{g.given}: correct"]
+            else:
+                lines = [f"given {g.given}: wrong" if hide_expected else
+                         f"expected {g.expected}, given {g.given}"]
+            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis
+                      if not (hide_expected and g.expected and g.expected in d.message)]
             if g.error:
                 lines = [f"error: {g.error}"]
             tests.append({"name": label, "number": str(number), "score": real(g.score),
                           "max_score": real(g.max_score), "status": "passed" if g.correct else "failed",
                           "output": "\n".join(lines), "visibility": "visible"})
         right = sum(1 for g in self.grades if g.correct)
-        return {"score": real(self.score),
-                "output": f"{right} of {len(self.grades)} answers correct; "
-                          f"score {_text(self.score)} of {_text(self.max_score)}",
-                "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+        summary = f"{right} of {len(self.grades)} answers correct; " \
+                  f"score {_text(self.score)} of {_text(self.max_score)}"
+        out: dict[str, Any] = {"score": real(self.score)}
+        if self.assignment is not None:
+            out["max_score"] = real(self.max_score)
+        out.update({"output": "\n".join([summary, *self.notes]),
+                    "visibility": "visible", "stdout_visibility": "hidden", "tests": tests})
+        return out
 
 
 def _text(x: Fraction) -> str:

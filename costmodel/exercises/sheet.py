@@ -17,10 +17,12 @@ class Sheet:
 
     seed: int | None
     variants: tuple[Variant, ...]
+    title: str | None = None  # a heading of its own (an assignment's sheets never show their seed)
 
     @property
     def problems(self) -> str:
         title = f"# Problem sheet (seed {self.seed})" if self.seed is not None else "# Problem sheet"
+        title = f"# {self.title}" if self.title else title
         parts = [title, ""]
         for i, v in enumerate(self.variants, 1):
             parts += [f"## {i}. {v.exercise.title}", "", v.statement, ""]
@@ -34,6 +36,7 @@ class Sheet:
     @property
     def key(self) -> str:
         title = f"# Answer key (seed {self.seed})" if self.seed is not None else "# Answer key"
+        title = f"# Answer key: {self.title}" if self.title else title
         parts = [title, ""]
         for i, v in enumerate(self.variants, 1):
             parts += [f"## {i}. {v.exercise.title}", ""]

@@ -1,0 +1,138 @@
+"""An assignment for a class, timed: 40 students × 20 questions created, graded and reported.
+
+Run as ``python benchmarks/bench_assignment.py [STUDENTS]``.  Everything goes through the command
+line in this process, as an instructor runs it: ``assignment create`` (manifest, sheets, keys and
+answers templates for every student), ``assignment report`` over the whole class (every answer graded
+for the first time), then each student's file checked once more with ``check --assignment``.  The
+answers are made from the keys (``--json``):
+half right, a quarter wrong (off by a factor 1.048576, MB read as MiB, where the answer has a unit),
+a quarter blank.
+Target: under 10 s in all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from costmodel.cli import main  # noqa: E402 - after the path set-up above
+from costmodel.exercises import load_bank  # noqa: E402
+
+TARGET_S = 10.0
+QUESTIONS = 20
+
+
+def _run(*args: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(list(args))
+    assert rc in (0, 1), (args, rc)
+    return out.getvalue()
+
+
+def _exercises() -> list[str]:
+    """Exercises in bank order until they ask QUESTIONS questions."""
+    chosen, count = [], 0
+    for exercise in load_bank():
+        if count + len(exercise.answers) <= QUESTIONS:
+            chosen.append(exercise.id)
+            count += len(exercise.answers)
+    assert count == QUESTIONS, count
+    return chosen
+
+
+def main_(students: int) -> float:
+    folder = Path(tempfile.mkdtemp(prefix="bench-assignment-"))
+    (folder / "roster.csv").write_text(
+        "id,name\n" + "".join(f"s{i:03d},Student {i}\n" for i in range(students))
+    )
+    (folder / "course.key").write_text("bench-secret-0123456789abcdef\n")
+    common = ("--secret-file", str(folder / "course.key"))
+    t0 = time.perf_counter()
+    made = json.loads(
+        _run(
+            "assignment",
+            "create",
+            "--exercises",
+            ",".join(_exercises()),
+            "--roster",
+            str(folder / "roster.csv"),
+            *common,
+            "--out",
+            str(folder / "hw"),
+            "--json",
+        )
+    )
+    t1 = time.perf_counter()
+    submissions = []
+    for n, (student, keys) in enumerate(sorted(made["keys"].items())):
+        lines = []
+        for k, key in enumerate(keys):
+            value, _, unit = key["expected"].partition(" ")
+            case = (n + k) % 4
+            if case == 3:
+                continue
+            if case == 2:  # MB read as MiB where the answer has a unit, plainly wrong otherwise
+                value = repr(float(value) / 1.048576) if unit else "0"
+            lines += [
+                "[[answer]]",
+                f"exercise = {json.dumps(key['exercise'])}",
+                f"name = {json.dumps(key['name'])}",
+                f"value = {json.dumps(f'{value} {unit}'.strip())}",
+                "",
+            ]
+        path = folder / f"{student}.toml"
+        path.write_text("\n".join(lines))
+        submissions.append((student, path))
+    t2 = time.perf_counter()
+    report = json.loads(
+        _run(
+            "assignment",
+            "report",
+            str(folder / "hw" / "assignment.toml"),
+            *(str(p) for _, p in submissions),
+            *common,
+            "--out",
+            str(folder / "gradebook.csv"),
+            "--json",
+        )
+    )
+    t3 = time.perf_counter()
+    for student, path in submissions:
+        _run(
+            "check",
+            str(path),
+            "--assignment",
+            str(folder / "hw" / "assignment.toml"),
+            *common,
+            "--student",
+            student,
+            "--json",
+        )
+    t4 = time.perf_counter()
+    rates = [q["success_rate"] for q in report["questions"]]
+    total = (t1 - t0) + (t3 - t2) + (t4 - t3)
+    print(f"{students} students × {QUESTIONS} questions ({made['files']} files written)")
+    print(f"create          {t1 - t0:6.2f} s")
+    print(f"report          {t3 - t2:6.2f} s  (gradebook of {len(report['students'])} students)")
+    print(f"check, each     {t4 - t3:6.2f} s  ({students} runs of check --assignment, after report)")
+    print(f"total           {total:6.2f} s  (target {TARGET_S:.0f} s)")
+    print(
+        f"success rates   {min(rates):.2f} to {max(rates):.2f}; mistakes diagnosed: "
+        + ", ".join(f"{m['mistake']} {m['answers']}" for m in report["mistakes"])
+    )
+    return total
+
+
+if __name__ == "__main__":
+    seconds = main_(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
+    sys.exit(0 if seconds < TARGET_S else 1)

@@ -1,0 +1,361 @@
+"""``assignment``: homework bound to a roster (``create``) and the class's grades (``report``).
+
+Grading one submission is ``check --assignment``, in :mod:`costmodel.cli.teaching`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from costmodel._files import check_writable
+from costmodel.cli.options import Json
+from costmodel.cli.output import emit, table
+from costmodel.errors import InputError, ParseError
+
+__all__ = ["app"]
+
+app = typer.Typer()
+assignment_app = typer.Typer(
+    help="Homework bound to students: create it from a roster, report the class's grades.",
+    no_args_is_help=True,
+)
+app.add_typer(assignment_app, name="assignment")
+
+SecretFile = Annotated[
+    Path,
+    typer.Option(
+        "--secret-file",
+        metavar="FILE",
+        show_default=False,
+        help="The course secret (at least 16 bytes; make one with "
+        "head -c 32 /dev/urandom | base64 > course.key).",
+    ),
+]
+ExerciseFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--bank",
+        metavar="PATH",
+        show_default=False,
+        help="More exercise files or folders, added to the shipped ones (repeatable).",
+    ),
+]
+
+
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 file's text (a byte-order mark dropped), or a one-line error naming it."""
+    try:
+        content = path.read_bytes()
+    except OSError as e:
+        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=str(path)) from None
+    try:
+        return content.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise ParseError("the file is not UTF-8 text", path=str(path)) from None
+
+
+@assignment_app.command("create")
+def create_command(
+    exercise_ids: Annotated[
+        str,
+        typer.Option(
+            "--exercises",
+            metavar="ID[,ID...]",
+            show_default=False,
+            help="The exercises, in order (see exercise list).",
+        ),
+    ],
+    roster: Annotated[
+        Path,
+        typer.Option(
+            "--roster",
+            metavar="CSV",
+            show_default=False,
+            help="The students: a CSV with a header naming id (and name, email).",
+        ),
+    ],
+    secret_file: SecretFile,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", show_default=False, help="Folder to write the assignment into.")
+    ],
+    title: Annotated[
+        str | None,
+        typer.Option("--title", show_default=False, help="The title on every sheet (default: the id)."),
+    ] = None,
+    assignment_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id",
+            show_default=False,
+            help="The assignment's id, part of every variant (default: --out's name).",
+        ),
+    ] = None,
+    points: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--points",
+            metavar="ID:NAME=K",
+            show_default=False,
+            help="Points of one question, e.g. ring-bytes:sent=2 (repeatable; default: the bank's).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    bank_paths: ExerciseFiles = None,
+    as_json: Json = False,
+) -> None:
+    """Create an assignment: each student's own variants, drawn with the course secret.
+
+    Writes assignment.toml (the manifest), and for each student sheets/ID.md, keys/ID.md and
+    answers/ID.toml (the answers template to fill in). Hand out the sheets and templates; keep the
+    keys, the manifest and the secret. --json also prints every key.
+
+    Example: costmodel assignment create --exercises ring-bytes --roster class.csv --secret-file hw.key -o hw1
+    """
+    from costmodel.exercises import load_bank
+    from costmodel.exercises.assignment import (
+        bank_fingerprint,
+        create_assignment,
+        parse_points,
+        read_roster,
+        read_secret,
+    )
+
+    secret = read_secret(secret_file)
+    students = read_roster(read_text(roster, "the roster"), path=str(roster))
+    paths = bank_paths or ()
+    ids = [i.strip() for i in exercise_ids.split(",") if i.strip()]
+    name = assignment_id if assignment_id is not None else out.resolve().name
+    made = create_assignment(
+        load_bank(paths),
+        ids,
+        students,
+        secret,
+        assignment_id=name,
+        title=title or "",
+        points=parse_points(points or ()),
+        fingerprint=bank_fingerprint(paths),
+    )
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file, not a folder")
+    files = made.files()
+    for relative in files:
+        check_writable(out / relative, force=force, folder_must_exist=False)
+    for relative, text in files.items():
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    created = _Created(made, str(out), len(files))
+    if not as_json:
+        from costmodel.cli.render import render
+
+        render.register(_Created, _render_created)
+    emit(created, as_json=as_json)
+
+
+@dataclass(frozen=True)
+class _Created:
+    made: Any
+    out: str
+    files: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.made.to_dict(), "out": self.out, "files": self.files}
+
+
+def _render_created(created: _Created) -> tuple[Any, tuple[str, ...]]:
+    m, out = created.made.manifest, Path(created.out)
+    n = len(m.students)
+    written = table("wrote", "holding", no_wrap=False)
+    summary = f"{len(m.questions)} questions, {_text(m.max_score)} points, {n} students"
+    written.add_row(str(out / "assignment.toml"), f"the manifest of {m.id}: {summary}")
+    written.add_row(f"{out / 'sheets'}/", f"{n} problem sheets (hand out)")
+    written.add_row(f"{out / 'answers'}/", f"{n} answers templates (hand out)")
+    written.add_row(f"{out / 'keys'}/", f"{n} answer keys (keep)")
+    return written, ()
+
+
+def _text(x: Any) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
+
+
+@assignment_app.command("report")
+def report_command(
+    manifest_path: Annotated[
+        Path, typer.Argument(metavar="ASSIGNMENT.toml", help="The assignment's manifest.")
+    ],
+    submissions: Annotated[
+        list[Path], typer.Argument(metavar="SUBMISSIONS...", help="The students' answers files.")
+    ],
+    secret_file: SecretFile,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", show_default=False, help="Write the gradebook (CSV) to this file."),
+    ] = None,
+    student_from: Annotated[
+        str,
+        typer.Option(
+            "--student-from",
+            metavar="name|field",
+            help="Whose a submission is: its file name (answers/ID.toml) or the student field written in it "
+            "(trusted: use only for files you collected yourself).",
+        ),
+    ] = "name",
+    partial: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--partial",
+            metavar="MISTAKE=CREDIT",
+            show_default=False,
+            help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 (repeatable).",
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            metavar="FILE.png",
+            show_default=False,
+            help="Also draw the mistakes as a bar chart (needs the plot extra).",
+        ),
+    ] = None,
+    allow_bank_change: Annotated[
+        bool,
+        typer.Option("--allow-bank-change", help="Grade even though the exercise bank changed since create."),
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    bank_paths: ExerciseFiles = None,
+    as_json: Json = False,
+) -> None:
+    """Grade a class's submissions: the gradebook, each question's success rate, the mistakes made.
+
+    Each roster student is one row; a student without a submission scores 0 (status missing), a
+    file that cannot be read scores 0 (status unreadable, with the reason on stderr).
+
+    Example: costmodel assignment report hw1/assignment.toml ada.toml grace.toml --secret-file hw.key
+    """
+    import sys
+
+    from costmodel.cli.teaching import _partial, read_submission
+    from costmodel.exercises import load_bank
+    from costmodel.exercises.assignment import (
+        bank_fingerprint,
+        check_bank,
+        check_secret,
+        grade_assignment,
+        read_manifest,
+        read_secret,
+    )
+    from costmodel.exercises.gradebook import class_report
+
+    if student_from not in ("name", "field"):
+        raise InputError(f"--student-from {student_from!r}: choose name or field")
+    credit = _partial(partial)
+    secret = read_secret(secret_file)
+    manifest = read_manifest(read_text(manifest_path, "the manifest"), path=str(manifest_path))
+    check_secret(manifest, secret)
+    paths = bank_paths or ()
+    check_bank(manifest, bank_fingerprint(paths), allow_change=allow_bank_change)
+    if out is not None:
+        check_writable(out, force=force)
+    if plot is not None:
+        from costmodel.plots._figure import check_output
+
+        check_output(plot, force=force)
+    bank = load_bank(paths)
+    reports: dict[str, Any] = {}
+    seen: dict[str, Path] = {}
+    for path in submissions:
+        answers, why = read_submission(path)
+        student = _owner(path, student_from)
+        manifest.student(student)
+        if student in seen:
+            raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
+        seen[student] = path
+        if why is not None:
+            print(f"error: {why}", file=sys.stderr)
+        reports[student] = grade_assignment(
+            manifest, bank, secret, student, answers, path=str(path), partial=credit, unreadable=why
+        )
+    result = class_report(manifest, reports)
+    if out is not None:
+        out.write_text(result.to_csv(), encoding="utf-8")
+    if plot is not None:
+        _plot(result, plot)
+    if as_json:
+        emit(result, as_json=True)
+        return
+    _print_report(result)
+    for path_written in (out, plot):
+        if path_written is not None:
+            print(f"wrote {path_written}")
+
+
+def _owner(path: Path, student_from: str) -> str:
+    if student_from == "name":
+        return path.stem
+    from costmodel.tomlfile import loads
+
+    try:
+        data = loads(read_text(path, "answers"), path=str(path))
+    except (ParseError, RecursionError):
+        data = {}
+    student = data.get("student")
+    if not isinstance(student, str) or not student:
+        raise InputError(f'{path}: no student = "ID" in the file (--student-from field)')
+    return student
+
+
+def _print_report(result: Any) -> None:
+    from costmodel.cli.render import render
+
+    render.register(type(result), _render)
+    emit(result, as_json=False)
+
+
+def _render(result: Any) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.text import Text
+
+    rows = result.rows()
+    short = [f"q{i}" for i in range(1, len(result.columns()) + 1)]
+    book = table("student", "total", "status", *short, numeric=("total", *short),
+                 optional=tuple(reversed(short)))
+    for student, scores, total, status in rows:
+        book.add_row(
+            student, f"{_text(total)}/{_text(result.manifest.max_score)}", status, *(_text(s) for s in scores)
+        )
+    rates = table("", "question", "points", "right", "success", numeric=("points", "right", "success"))
+    for label, q, (_, right, n) in zip(short, result.manifest.questions, result.success(), strict=True):
+        rates.add_row(
+            label,
+            f"{q.exercise}: {q.name}",
+            _text(q.points),
+            f"{right}/{n}",
+            f"{100 * right / n:.0f} %" if n else "-",
+        )
+    parts: list[Any] = [book, Text(""), rates]
+    mistakes = result.mistakes()
+    if mistakes:
+        histogram = table("mistake", "answers", "", numeric=("answers",))
+        top = mistakes[0][1]
+        for mistake, n in mistakes:
+            histogram.add_row(mistake, str(n), "█" * max(1, round(20 * n / top)))
+        parts += [Text(""), histogram]
+    return Group(*parts), ()
+
+
+def _plot(result: Any, path: Path) -> None:
+    from costmodel.plots._figure import figure_style, save
+
+    mistakes = result.mistakes() or [("(none diagnosed)", 0)]
+    with figure_style() as plt:
+        fig, ax = plt.subplots(figsize=(8, 0.4 * len(mistakes) + 1.5))
+        ax.barh([m for m, _ in mistakes][::-1], [n for _, n in mistakes][::-1], color="tab:blue")
+        ax.set_xlabel("answers diagnosed")
+        ax.set_title(f"{result.manifest.title}: mistakes across the class")
+        fig.tight_layout()
+        save(fig, path, f"{result.manifest.title}: mistakes")

@@ -1,0 +1,635 @@
+"""Assignments: exercises bound to the students of a roster, each variant drawn with a secret.
+
+A student's variant of an exercise is the public variant of a seed that only the instructor can
+compute: the first 63 bits of HMAC-SHA256 (Krawczyk, Bellare & Canetti 1997, RFC 2104) keyed by the
+course secret, of (assignment id, student id, exercise id).  Without the secret nobody can
+reproduce a key, the student never types a seed, and another secret gives other variants.
+
+The manifest (``assignment.toml``) records the assignment id and title, a SHA-256 fingerprint of
+the bank's files, a check value of the secret (an HMAC of the assignment id, which reveals nothing
+of the secret), every question (exercise, answer name, points, tolerance, unit) and the roster.
+Grading against it (:func:`grade_assignment`) grades every question exactly once, so the total is
+always the manifest's total.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from costmodel._json import real
+from costmodel.errors import CostmodelError, InputError, ParseError
+from costmodel.exact import parse_number
+from costmodel.exercises.bank import Bank, _files
+from costmodel.exercises.grading import Grade, GradeReport, Submission, grade_answer
+from costmodel.exercises.model import Exercise
+from costmodel.exercises.sheet import Sheet
+from costmodel.tomlfile import loads
+
+__all__ = [
+    "Assignment",
+    "Manifest",
+    "Question",
+    "Student",
+    "assignment_seed",
+    "bank_fingerprint",
+    "create_assignment",
+    "grade_assignment",
+    "read_manifest",
+    "read_metadata",
+    "read_roster",
+    "read_secret",
+]
+
+MIN_SECRET = 16
+"""Fewest bytes a secret file may hold."""
+_SECRET_HINT = "make one with: head -c 32 /dev/urandom | base64 > course.key"
+_ID = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_@+.-]{0,63}")
+_ASSIGNMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_MAX_STUDENTS = 100_000
+
+
+@dataclass(frozen=True)
+class Student:
+    """One roster line: the id (also the name of the student's files), and optionally name and email."""
+
+    id: str
+    name: str = ""
+    email: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "email": self.email}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One graded answer of the assignment."""
+
+    exercise: str
+    name: str
+    points: Fraction
+    tolerance: str
+    unit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exercise": self.exercise,
+            "name": self.name,
+            "points": real(self.points),
+            "tolerance": self.tolerance,
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What ``assignment.toml`` holds (never the secret, never a seed)."""
+
+    id: str
+    title: str
+    bank: str
+    secret_check: str
+    questions: tuple[Question, ...]
+    students: tuple[Student, ...]
+
+    @property
+    def max_score(self) -> Fraction:
+        return sum((q.points for q in self.questions), Fraction(0))
+
+    def student(self, student_id: str) -> Student:
+        for s in self.students:
+            if s.id == student_id:
+                return s
+        raise InputError(f"student {student_id!r} is not on the roster of assignment {self.id}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "bank": self.bank,
+            "max_score": real(self.max_score),
+            "questions": [q.to_dict() for q in self.questions],
+            "students": [s.to_dict() for s in self.students],
+        }
+
+    def to_toml(self) -> str:
+        lines = [
+            "# A costmodel assignment: grade with costmodel check SUBMISSION --assignment THIS_FILE",
+            "# --secret-file KEY. It holds no key and no secret; students do not need it.",
+            "",
+            "[assignment]",
+            f"id = {_str(self.id)}",
+            f"title = {_str(self.title)}",
+            f"bank = {_str(self.bank)}",
+            f"secret_check = {_str(self.secret_check)}",
+        ]
+        for q in self.questions:
+            lines += [
+                "",
+                "[[question]]",
+                f"exercise = {_str(q.exercise)}",
+                f"name = {_str(q.name)}",
+                f"points = {_number(q.points)}",
+                f"tolerance = {_str(q.tolerance)}",
+                f"unit = {_str(q.unit)}",
+            ]
+        for s in self.students:
+            lines += ["", "[[student]]", f"id = {_str(s.id)}"]
+            lines += [f"name = {_str(s.name)}"] if s.name else []
+            lines += [f"email = {_str(s.email)}"] if s.email else []
+        return "\n".join(lines) + "\n"
+
+
+def _str(text: str) -> str:
+    """A TOML basic string (JSON's escapes, ASCII only, are TOML's too)."""
+    return json.dumps(text, ensure_ascii=True)
+
+
+def _number(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else _str(f"{x.numerator}/{x.denominator}")
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+
+
+def read_secret(path: str | Path) -> bytes:
+    """The course secret: the file's bytes, surrounding white space removed, at least 16 bytes."""
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as e:
+        raise InputError(f"cannot read the secret file {str(path)!r}: {e.strerror or e}") from None
+    if len(secret) < MIN_SECRET:
+        raise InputError(
+            f"the secret file {str(path)!r} holds {len(secret)} bytes, fewer than {MIN_SECRET}; "
+            f"{_SECRET_HINT}"
+        )
+    return secret
+
+
+def read_roster(content: str, *, path: str) -> tuple[Student, ...]:
+    """The students of a roster CSV: a header naming ``id`` (optionally ``name``, ``email``), one line each.
+
+    >>> [s.id for s in read_roster("id,name\\nada,Ada\\nbob,Bob\\n", path="roster.csv")]
+    ['ada', 'bob']
+    """
+    content = content.removeprefix("\ufeff")
+    rows = list(csv.reader(io.StringIO(content)))
+    if not rows or not any(c.strip() for c in rows[0]):
+        raise ParseError("no header: the first line names the columns, at least id", path=path, line=1)
+    header = [c.strip().lower() for c in rows[0]]
+    if "id" not in header:
+        raise ParseError(f"the header {','.join(rows[0])!r} has no id column", path=path, line=1)
+    if len(rows) > _MAX_STUDENTS:
+        raise ParseError(f"too many students ({len(rows) - 1}; at most {_MAX_STUDENTS})", path=path)
+    column = {name: header.index(name) for name in ("id", "name", "email") if name in header}
+    students: list[Student] = []
+    seen: dict[str, int] = {}
+    emails: dict[str, int] = {}
+    for line, row in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in row):
+            continue
+
+        def cell(name: str, row: list[str] = row) -> str:
+            i = column.get(name)
+            return row[i].strip() if i is not None and i < len(row) else ""
+
+        student = Student(cell("id"), cell("name"), cell("email"))
+        if any(_unprintable(t) or len(t) > 200 for t in (student.name, student.email)):
+            raise ParseError("a name or email holds a line break or control character, or is longer than 200",
+                             path=path, line=line)
+        if not student.id:
+            raise ParseError("empty student id", path=path, line=line)
+        if not _ID.fullmatch(student.id):
+            raise ParseError(
+                f"student id {student.id!r} is not safe as a file name (letters, digits and "
+                "_ @ + - . only, not starting with a dot, at most 64)",
+                path=path,
+                line=line,
+            )
+        if student.id in seen:
+            raise ParseError(
+                f"student {student.id!r} is also on line {seen[student.id]}", path=path, line=line
+            )
+        email = student.email.lower()
+        if email and email in emails:
+            raise ParseError(f"email {student.email!r} is also on line {emails[email]}", path=path, line=line)
+        seen[student.id] = line
+        if email:
+            emails[email] = line
+        students.append(student)
+    if not students:
+        raise ParseError("no students: one line per student after the header", path=path)
+    return tuple(students)
+
+
+def _unprintable(text: str) -> bool:
+    return any(not c.isprintable() for c in text)
+
+
+def bank_fingerprint(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> str:
+    """SHA-256 of the bank's files (their names and bytes): the shipped ones and those in *paths*."""
+    digest = hashlib.sha256()
+
+    def add(name: str, content: bytes) -> None:
+        digest.update(f"{name}\0{len(content)}\0".encode())
+        digest.update(content)
+
+    if builtin:
+        folder = resources.files("costmodel.exercises") / "bank"
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                add(f"exercises/{entry.name}", entry.read_bytes())
+    for name in paths:
+        for file in _files(Path(name)):
+            try:
+                add(file.name, file.read_bytes())
+            except OSError as e:
+                raise ParseError(f"cannot read exercises: {e}", path=str(file)) from None
+    return "sha256:" + digest.hexdigest()
+
+
+def assignment_seed(secret: bytes, assignment: str, student: str, exercise: str) -> int:
+    """The seed of *student*'s variant of *exercise*: 63 bits of HMAC-SHA256 (RFC 2104) keyed by *secret*.
+
+    >>> assignment_seed(b"0123456789abcdef", "hw1", "ada", "ring-bytes")
+    3102179881778445194
+    """
+    message = json.dumps(["costmodel-assignment", assignment, student, exercise]).encode()
+    return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def _secret_check(secret: bytes, assignment: str) -> str:
+    message = json.dumps(["costmodel-assignment-check", assignment]).encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
+
+
+def parse_points(values: Iterable[str]) -> dict[tuple[str, str], Fraction]:
+    """``ID:NAME=K`` pairs: the points of one question."""
+    out: dict[tuple[str, str], Fraction] = {}
+    for text in values:
+        target, sep, number = text.partition("=")
+        exercise, colon, name = target.partition(":")
+        if not sep or not colon or not exercise.strip() or not name.strip():
+            raise InputError(f"--points {text!r} is not ID:NAME=K (e.g. ring-bytes:sent=2)")
+        points = parse_number(number.strip(), what="points")
+        if not 0 < points <= 10**6:
+            raise InputError(f"--points {text!r}: points are a positive number (at most 10^6)")
+        out[(exercise.strip(), name.strip())] = points
+    return out
+
+
+# -- create ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudentFiles:
+    """One student's sheet, key and answers template (the key is for the instructor only)."""
+
+    student: Student
+    sheet: str
+    key: str
+    template: str
+    answers: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A created assignment: its manifest and every student's files."""
+
+    manifest: Manifest
+    students: tuple[StudentFiles, ...]
+
+    def files(self) -> dict[str, str]:
+        """Relative path -> text of every file to write."""
+        out = {"assignment.toml": self.manifest.to_toml()}
+        for f in self.students:
+            out[f"sheets/{f.student.id}.md"] = f.sheet
+            out[f"keys/{f.student.id}.md"] = f.key
+            out[f"answers/{f.student.id}.toml"] = f.template
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.manifest.to_dict(), "keys": {f.student.id: list(f.answers) for f in self.students}}
+
+
+def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, Exercise]:
+    """The bank's exercises with the manifest's points (variants drawn as in the bank)."""
+    points: dict[tuple[str, str], Fraction] = {(q.exercise, q.name): q.points for q in manifest_questions}
+    out: dict[str, Exercise] = {}
+    for q in manifest_questions:
+        if q.exercise not in out:
+            exercise = bank.get(q.exercise)
+            answers = tuple(
+                replace(a, points=points.get((q.exercise, a.name), a.points)) for a in exercise.answers
+            )
+            out[q.exercise] = replace(exercise, answers=answers)
+    return out
+
+
+def create_assignment(
+    bank: Bank,
+    exercise_ids: Sequence[str],
+    roster: Sequence[Student],
+    secret: bytes,
+    *,
+    assignment_id: str,
+    title: str = "",
+    points: Mapping[tuple[str, str], Fraction] | None = None,
+    fingerprint: str,
+) -> Assignment:
+    """The manifest, and each student's sheet, key and answers template (see the module docstring)."""
+    if not _ASSIGNMENT_ID.fullmatch(assignment_id):
+        raise InputError(f"assignment id {assignment_id!r}: letters, digits, . _ - only (at most 64)")
+    if _unprintable(title) or len(title) > 200:
+        raise InputError("the title is one line of at most 200 printable characters")
+    if not exercise_ids:
+        raise InputError("no exercises: name them with --exercises ID[,ID...]")
+    ids = [bank.get(i).id for i in exercise_ids]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"exercise {next(i for i in ids if ids.count(i) > 1)!r} is named twice")
+    questions: list[Question] = []
+    for i in ids:
+        exercise = bank.get(i)
+        variant = exercise.variant()
+        for spec in exercise.answers:
+            kind = variant.answers[spec.name].kind
+            questions.append(
+                Question(i, spec.name, spec.points, spec.tolerance_for(kind).describe(), spec.unit)
+            )
+    known = {(q.exercise, q.name) for q in questions}
+    for target in points or {}:
+        if target not in known:
+            raise InputError(
+                f"--points {target[0]}:{target[1]}: not a question of this assignment; choose from "
+                + ", ".join(f"{e}:{n}" for e, n in sorted(known))
+            )
+    questions = [replace(q, points=(points or {}).get((q.exercise, q.name), q.points)) for q in questions]
+    title = title or assignment_id
+    manifest = Manifest(
+        assignment_id,
+        title,
+        fingerprint,
+        _secret_check(secret, assignment_id),
+        tuple(questions),
+        tuple(roster),
+    )
+    exercises = _exercises(bank, questions)
+    files = []
+    for student in roster:
+        variants = tuple(
+            e.variant(assignment_seed(secret, assignment_id, student.id, e.id)) for e in exercises.values()
+        )
+        heading = f"{title}: {student.name or student.id}"
+        sheet = Sheet(None, variants, title=heading)
+        answers = []
+        for v in variants:
+            for spec in v.exercise.answers:
+                answer = v.answers[spec.name]
+                answers.append(
+                    {
+                        "exercise": v.exercise.id,
+                        "name": spec.name,
+                        "expected": spec.shown(answer.value, answer.kind),
+                        "points": real(spec.points),
+                    }
+                )
+        files.append(
+            StudentFiles(
+                student,
+                _sheet_note(sheet.problems, student),
+                sheet.key,
+                _template(manifest, student, variants),
+                tuple(answers),
+            )
+        )
+    return Assignment(manifest, tuple(files))
+
+
+def _sheet_note(text: str, student: Student) -> str:
+    return (
+        text.rstrip("\n") + f"\n\nWrite your answers in `answers/{student.id}.toml` (one `value` per "
+        "question, with its unit) and submit that file.\n"
+    )
+
+
+def _template(manifest: Manifest, student: Student, variants: Sequence[Any]) -> str:
+    lines = [
+        f"# {manifest.title}: answers of {student.name or student.id}",
+        '# Fill in each value with its unit, e.g. value = "150 MB" (a bare number is read in the',
+        "# unit shown). Keep exercise and name as they are.",
+        "",
+        f"student = {_str(student.id)}",
+    ]
+    for v in variants:
+        for spec in v.exercise.answers:
+            label = v.answers[spec.name].label
+            unit = f" (in {spec.unit})" if spec.unit else ""
+            lines += [
+                "",
+                "[[answer]]",
+                f"exercise = {_str(v.exercise.id)}",
+                f"name = {_str(spec.name)}",
+                f'value = ""  # {label}{unit}',
+            ]
+    return "\n".join(lines) + "\n"
+
+
+# -- the manifest, read back -----------------------------------------------------------------------
+
+
+def read_manifest(content: str, *, path: str) -> Manifest:
+    """An ``assignment.toml`` as written by :func:`create_assignment`."""
+    data = loads(content.removeprefix("\ufeff"), path=path)
+    head = data.get("assignment")
+    if not isinstance(head, dict):
+        raise ParseError("not an assignment manifest: no [assignment] table", path=path)
+    fields = {}
+    for key in ("id", "title", "bank", "secret_check"):
+        value = head.get(key)
+        if not isinstance(value, str) or not value:
+            raise ParseError(f"[assignment] {key} is missing", path=path)
+        fields[key] = value
+    questions = []
+    for q in data.get("question", []) if isinstance(data.get("question"), list) else []:
+        try:
+            points = parse_number(str(q["points"]), what="points")
+            questions.append(
+                Question(
+                    str(q["exercise"]),
+                    str(q["name"]),
+                    points,
+                    str(q.get("tolerance", "")),
+                    str(q.get("unit", "")),
+                )
+            )
+        except (KeyError, TypeError, InputError) as e:
+            raise ParseError(f"a [[question]] is malformed: {e}", path=path) from None
+    if not questions:
+        raise ParseError("the manifest has no [[question]]", path=path)
+    students = []
+    for s in data.get("student", []) if isinstance(data.get("student"), list) else []:
+        if not isinstance(s, dict) or not isinstance(s.get("id"), str):
+            raise ParseError("a [[student]] has no id", path=path)
+        students.append(Student(s["id"], str(s.get("name", "")), str(s.get("email", ""))))
+    return Manifest(
+        fields["id"],
+        fields["title"],
+        fields["bank"],
+        fields["secret_check"],
+        tuple(questions),
+        tuple(students),
+    )
+
+
+def check_secret(manifest: Manifest, secret: bytes) -> None:
+    if not hmac.compare_digest(_secret_check(secret, manifest.id), manifest.secret_check):
+        raise InputError(f"the secret file is not the one assignment {manifest.id} was created with")
+
+
+def check_bank(manifest: Manifest, fingerprint: str, *, allow_change: bool) -> None:
+    if fingerprint != manifest.bank and not allow_change:
+        raise InputError(
+            f"the exercise bank changed since assignment {manifest.id} was created, so students' "
+            "numbers may have changed; grade with the bank it was created with, or pass "
+            "--allow-bank-change"
+        )
+
+
+def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
+    """The student of a Gradescope ``submission_metadata.json``: a user's sid (the roster id) or email."""
+    try:
+        data = json.loads(content.removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        raise ParseError("not JSON", path=path) from None
+    users = data.get("users") if isinstance(data, dict) else None
+    if not isinstance(users, list) or not users:
+        raise ParseError("no users: Gradescope's metadata lists the submitters under users", path=path)
+    by_email = {s.email.lower(): s.id for s in manifest.students if s.email}
+    ids = {s.id for s in manifest.students}
+    found = []
+    for user in users:
+        if not isinstance(user, dict):
+            continue
+        sid, email = user.get("sid"), user.get("email")
+        if isinstance(sid, str | int) and str(sid) in ids:
+            found.append(str(sid))
+        elif isinstance(email, str) and email.strip().lower() in by_email:
+            found.append(by_email[email.strip().lower()])
+    if not found:
+        raise ParseError(
+            "no submitter is on the roster (matched by sid against id, by email against email)", path=path
+        )
+    if len(set(found)) > 1:
+        raise ParseError(
+            f"several submitters ({', '.join(sorted(set(found)))}): a group submission is "
+            "graded for one student at a time; pass --student",
+            path=path,
+        )
+    return found[0]
+
+
+# -- grading ---------------------------------------------------------------------------------------
+
+
+def grade_assignment(
+    manifest: Manifest,
+    bank: Bank,
+    secret: bytes,
+    student: str,
+    submissions: Sequence[Submission] | None,
+    *,
+    path: str = "",
+    partial: Mapping[str, Fraction] | None = None,
+    unreadable: str | None = None,
+) -> GradeReport:
+    """Grade every question of *manifest* exactly once for *student* (see the module docstring).
+
+    *submissions* ``None`` (with *unreadable*, why) grades every question 0: the file could not be read.
+    """
+    manifest.student(student)
+    exercises = _exercises(bank, manifest.questions)
+    notes: list[str] = []
+    if unreadable is not None:
+        notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")
+    first: dict[tuple[str, str], Submission] = {}
+    wrote_student = seed_noted = False
+    questions = {(q.exercise, q.name) for q in manifest.questions}
+    for s in submissions or ():
+        where = f"line {s.line}: " if s.line else ""
+        if s.student is not None and s.student != student and not wrote_student:
+            wrote_student = True
+            notes.append(f"the file names student {s.student!r}; it is graded for {student!r}")
+        if s.seed is not None and not seed_noted:
+            seed_noted = True
+            notes.append(f"{where}seed ignored: each student's numbers are fixed by the assignment")
+        if s.error is not None:
+            notes.append(f"{where}entry not graded: {s.error}")
+            continue
+        key = _question_of(s, exercises)
+        if key not in questions:
+            name = f"{s.exercise}" + (f": {s.name}" if s.name else "")
+            notes.append(f"{where}{name} is not a question of this assignment; ignored")
+        elif key in first:
+            at = f" (line {first[key].line})" if first[key].line else ""
+            notes.append(f"{where}second answer to {key[0]}: {key[1]} ignored; the first{at} is graded")
+        else:
+            first[key] = s
+    grades = []
+    secret_seeds = {e: assignment_seed(secret, manifest.id, student, e) for e in exercises}
+    for q in manifest.questions:
+        exercise = exercises[q.exercise]
+        s = first.get((q.exercise, q.name))
+        grades.append(_grade_question(exercise, q, s, secret_seeds[q.exercise], partial))
+    return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id)
+
+
+def _question_of(s: Submission, exercises: Mapping[str, Exercise]) -> tuple[str, str]:
+    exercise = exercises.get(s.exercise)
+    if exercise is None:
+        exercise = next((e for e in exercises.values() if e.formerly and e.formerly == s.exercise), None)
+    if exercise is None:
+        return s.exercise, s.name or ""
+    if s.name is None and len(exercise.answers) == 1:
+        return exercise.id, exercise.answers[0].name
+    return exercise.id, s.name or ""
+
+
+def _grade_question(
+    exercise: Exercise, q: Question, s: Submission | None, seed: int, partial: Mapping[str, Fraction] | None
+) -> Grade:
+    blank = s is None or (isinstance(s.value, str) and not s.value.strip())
+    shown = Submission(
+        exercise=q.exercise,
+        value=None if blank else s.value,
+        name=q.name,  # type: ignore[union-attr]
+        line=None if s is None else s.line,
+    )
+    if blank:
+        variant = exercise.variant(seed)
+        answer = variant.answers[q.name]
+        return Grade(
+            submission=shown,
+            correct=False,
+            score=Fraction(0),
+            max_score=q.points,
+            expected=exercise.answer(q.name).shown(answer.value, answer.kind),
+            name=q.name,
+        )
+    try:
+        grade = grade_answer(exercise, replace(shown, seed=seed), partial=partial)
+    except (CostmodelError, ArithmeticError, ValueError, TypeError, RecursionError) as e:
+        # one answer that cannot be graded scores 0 with its reason; the others are graded
+        message = str(e) if isinstance(e, CostmodelError) else f"cannot be graded ({type(e).__name__})"
+        return Grade(submission=shown, correct=False, score=Fraction(0), max_score=q.points,
+                     given=str(shown.value), name=q.name, error=message)
+    return replace(grade, submission=shown)

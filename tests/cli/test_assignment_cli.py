@@ -1,0 +1,260 @@
+"""The command-line contract of assignment create/report and check --assignment: files, JSON, exit codes,
+and the secret never written anywhere."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.clirun import run, run_json
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+EXAMPLES = ROOT / "docs" / "examples"
+SECRET = "course-secret-for-tests-0123456789"
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    (tmp_path / "roster.csv").write_text("id,name,email\nada,Ada,ada@example.edu\ngrace,Grace,grace@example.edu\n")
+    (tmp_path / "course.key").write_text(SECRET + "\n")
+    return tmp_path
+
+
+def _create(capsys, course: Path, *extra: str, rc: int = 0) -> tuple[str, str]:
+    return run(capsys, "assignment", "create", "--exercises", "ring-bytes,ring-allreduce-bytes",
+               "--roster", str(course / "roster.csv"), "--secret-file", str(course / "course.key"),
+               "--out", str(course / "hw1"), *extra, rc=rc)
+
+
+def _check(capsys, course: Path, answers: Path, *extra: str, rc: int = 0) -> tuple[str, str]:
+    return run(capsys, "check", str(answers), "--assignment", str(course / "hw1" / "assignment.toml"),
+               "--secret-file", str(course / "course.key"), *extra, rc=rc)
+
+
+def test_create_writes_every_file_and_never_the_secret(capsys, course: Path):
+    out, _ = _create(capsys, course, "--title", "Homework 1", "--points", "ring-bytes:sent=2", "--json")
+    data = json.loads(out)
+    assert data["id"] == "hw1" and data["title"] == "Homework 1" and data["max_score"] == 5
+    assert data["bank"].startswith("sha256:") and data["files"] == 7
+    assert [k["expected"] for k in data["keys"]["ada"]][:1] and set(data["keys"]) == {"ada", "grace"}
+    written = sorted(p.relative_to(course / "hw1").as_posix() for p in (course / "hw1").rglob("*") if p.is_file())
+    assert written == ["answers/ada.toml", "answers/grace.toml", "assignment.toml", "keys/ada.md",
+                       "keys/grace.md", "sheets/ada.md", "sheets/grace.md"]
+    texts = [out] + [p.read_text() for p in (course / "hw1").rglob("*") if p.is_file()]
+    for text in texts:
+        assert SECRET not in text and SECRET[:16] not in text
+    template = (course / "hw1" / "answers" / "ada.toml").read_text()
+    assert template.count("[[answer]]") == 4 and 'name = "sent"' in template and 'student = "ada"' in template
+    # the template is a valid answers file: checked as it is, every question scores 0 of its points
+    checked = json.loads(_check(capsys, course, course / "hw1" / "answers" / "ada.toml", "--student", "ada",
+                                "--json")[0])
+    assert (checked["score"], checked["max_score"], len(checked["results"])) == (0, 5, 4)
+
+
+def test_create_refuses_to_overwrite_without_force(capsys, course: Path):
+    _create(capsys, course)
+    _, err = _create(capsys, course, rc=2)
+    assert err.startswith("error: ") and "exists; pass --force" in err and err.count("\n") == 1
+    _create(capsys, course, "--force")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--exercises", "no-such-exercise"), "unknown exercise 'no-such-exercise'"),
+    (("--exercises", "ring-bytes,ring-bytes"), "named twice"),
+    (("--points", "ring-bytes:nope=1"), "not a question of this assignment"),
+    (("--id", "../x"), "assignment id '../x'"),
+])
+def test_create_errors_are_one_line(capsys, course: Path, args, message):
+    argv = ["assignment", "create", "--exercises", "ring-bytes", "--roster", str(course / "roster.csv"),
+            "--secret-file", str(course / "course.key"), "--out", str(course / "hw1")]
+    index = argv.index(args[0]) if args[0] in argv else len(argv)
+    argv[index:index + (2 if args[0] in argv else 0)] = list(args)
+    _, err = run(capsys, *argv, rc=2)
+    assert message in err and err.count("\n") == 1
+    assert not (course / "hw1" / "assignment.toml").exists()
+
+
+def test_create_refuses_a_short_secret_and_a_bad_roster(capsys, course: Path):
+    (course / "course.key").write_text("short\n")
+    _, err = _create(capsys, course, rc=2)
+    assert "fewer than 16" in err and "head -c 32 /dev/urandom | base64 > course.key" in err
+    (course / "course.key").write_text(SECRET)
+    (course / "roster.csv").write_text("id\nada\nada\n")
+    _, err = _create(capsys, course, rc=2)
+    assert err == f"error: {course / 'roster.csv'}:3: student 'ada' is also on line 2\n"
+
+
+def _answers(course: Path, student: str, right: set[str], capsys) -> Path:
+    made = json.loads(_create(capsys, course, "--force", "--json")[0])
+    lines = []
+    for key in made["keys"][student]:
+        value = key["expected"] if key["name"] in right else "1 MB"
+        lines += ["[[answer]]", f'exercise = "{key["exercise"]}"', f'name = "{key["name"]}"', f'value = "{value}"', ""]
+    path = course / f"{student}.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def test_check_grades_the_named_students_variant(capsys, course: Path):
+    path = _answers(course, "ada", {"rounds", "chunk"}, capsys)
+    data = json.loads(_check(capsys, course, path, "--student", "ada", "--json")[0])
+    assert (data["assignment"], data["student"], data["score"], data["max_score"]) == ("hw1", "ada", 2, 4)
+    assert [r["correct"] for r in data["results"]] == [True, False, True, False]
+    assert data["notes"] == [] and all(r["seed"] is None for r in data["results"])
+    other = json.loads(_check(capsys, course, path, "--student", "grace", "--json")[0])
+    assert other["score"] < 2  # a classmate's file does not carry its numbers over
+
+
+def test_check_by_gradescope_metadata_email_and_sid(capsys, course: Path):
+    path = _answers(course, "grace", {"rounds", "chunk"}, capsys)
+    meta = course / "submission_metadata.json"
+    meta.write_text(json.dumps({"users": [{"email": "Grace@Example.edu", "sid": "", "name": "ada"}]}))
+    data = json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])
+    assert (data["score"], data["max_score"]) == (2, 4)
+    meta.write_text(json.dumps({"users": [{"email": "x@y", "sid": "grace"}]}))
+    assert json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])["score"] == 2
+
+
+@pytest.mark.parametrize("content", [b"\xef\xbb\xbf[[answer", b"\xff\xfe binary", b"", b"[[answer]]\nexercise = 3\n",
+                                     b"a = " + b"[" * 5000 + b"]" * 5000])
+def test_gradescope_results_are_always_valid(capsys, course: Path, content: bytes):
+    _create(capsys, course)
+    bad = course / "answers.toml"
+    bad.write_bytes(content)
+    out, err = _check(capsys, course, bad, "--student", "ada", "--gradescope", rc=1)
+    data = json.loads(out)
+    assert data["score"] == 0 and data["max_score"] == 4 and len(data["tests"]) == 4
+    assert all(set(t) >= {"name", "score", "max_score", "output", "visibility"} for t in data["tests"])
+    assert err.startswith("error: ")
+
+
+def test_gradescope_results_for_a_missing_file_and_a_misconfigured_grader(capsys, course: Path):
+    _create(capsys, course)
+    out, _ = _check(capsys, course, course / "nowhere.toml", "--student", "ada", "--gradescope", rc=1)
+    assert json.loads(out)["max_score"] == 4
+    (course / "course.key").write_text("another-secret-0123456789")
+    out, err = _check(capsys, course, course / "nowhere.toml", "--student", "ada", "--gradescope", rc=2)
+    assert json.loads(out) == {"score": 0, "max_score": 4, "output": "This submission could not be graded: the "
+                               "autograder is not set up right. Your instructor can see why in the autograder's output.",
+                               "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    assert err == "error: the secret file is not the one assignment hw1 was created with\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "name the student with --student ID or Gradescope's --metadata"),
+    (("--student", "eve"), "student 'eve' is not on the roster of assignment hw1"),
+])
+def test_check_needs_the_student(capsys, course: Path, args, message):
+    _create(capsys, course)
+    _, err = _check(capsys, course, course / "hw1" / "answers" / "ada.toml", *args, rc=2)
+    assert message in err and err.count("\n") == 1
+
+
+def test_check_options_need_the_assignment(capsys):
+    _, err = run(capsys, "check", str(EXAMPLES / "answers.toml"), "--student", "ada", rc=2)
+    assert err == "error: --student goes with --assignment\n"
+
+
+def test_bank_change_is_an_error_unless_allowed(capsys, course: Path):
+    mine = course / "mine.toml"
+    mine.write_text("# my exercises\n")
+    _create(capsys, course, "--bank", str(mine))
+    answers = course / "hw1" / "answers" / "ada.toml"
+    _check(capsys, course, answers, "--student", "ada", "--exercises", str(mine), "--json")
+    mine.write_text("# my exercises, edited\n")
+    _, err = _check(capsys, course, answers, "--student", "ada", "--exercises", str(mine), rc=2)
+    assert "the exercise bank changed since assignment hw1 was created" in err and "--allow-bank-change" in err
+    _check(capsys, course, answers, "--student", "ada", "--exercises", str(mine), "--allow-bank-change", "--json")
+    _, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(answers),
+                 "--secret-file", str(course / "course.key"), "--bank", str(mine), rc=2)
+    assert "bank changed" in err
+
+
+def test_report_gradebook_rates_and_mistakes(capsys, course: Path):
+    ada = _answers(course, "ada", {"rounds", "sent", "chunk"}, capsys)  # every sent right, chunk right
+    submissions = course / "answers"
+    submissions.mkdir()
+    (submissions / "ada.toml").write_text(ada.read_text())
+    gradebook = course / "gradebook.csv"
+    data = run_json(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"),
+                    str(submissions / "ada.toml"), "--secret-file", str(course / "course.key"),
+                    "--out", str(gradebook))
+    assert data["students"] == [
+        {"student": "ada", "scores": {"ring-bytes:rounds": 1, "ring-bytes:sent": 1, "ring-allreduce-bytes:chunk": 1,
+                                      "ring-allreduce-bytes:sent": 1}, "total": 4, "status": "graded"},
+        {"student": "grace", "scores": {"ring-bytes:rounds": 0, "ring-bytes:sent": 0,
+                                        "ring-allreduce-bytes:chunk": 0, "ring-allreduce-bytes:sent": 0},
+         "total": 0, "status": "missing"}]
+    assert [q["success_rate"] for q in data["questions"]] == [1, 1, 1, 1]
+    rows = list(csv.reader(io.StringIO(gradebook.read_text())))
+    assert rows[0] == ["student", "ring-bytes:rounds", "ring-bytes:sent", "ring-allreduce-bytes:chunk",
+                       "ring-allreduce-bytes:sent", "total", "max_score", "status"]
+    assert rows[1:] == [["ada", "1", "1", "1", "1", "4", "4", "graded"], ["grace", "0", "0", "0", "0", "0", "4", "missing"]]
+    _, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(ada),
+                 str(submissions / "ada.toml"), "--secret-file", str(course / "course.key"), "--student-from", "name",
+                 "--out", str(gradebook), rc=2)
+    assert "exists; pass --force" in err
+
+
+def test_report_by_file_name_or_trusted_field(capsys, course: Path):
+    _create(capsys, course)
+    template = course / "hw1" / "answers" / "ada.toml"
+    renamed = course / "whatever.toml"
+    renamed.write_text(template.read_text())
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"))
+    _, err = run(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), rc=2)
+    assert "student 'whatever' is not on the roster" in err
+    data = run_json(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), "--student-from", "field")
+    assert [s["status"] for s in data["students"]] == ["graded", "missing"]
+    _, err = run(capsys, *args, str(template), str(renamed), "--secret-file", str(course / "course.key"),
+                 "--student-from", "field", rc=2)
+    assert "are both submissions of student 'ada'" in err
+
+
+def test_report_counts_diagnosed_mistakes_and_unreadable_files(capsys, course: Path):
+    made = json.loads(_create(capsys, course, "--json")[0])
+    sent = next(k["expected"] for k in made["keys"]["ada"] if k["exercise"] == "ring-bytes" and k["name"] == "sent")
+    mb = float(sent.removesuffix(" MB"))
+    (course / "ada.toml").write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{2 * mb} MB"\n')
+    (course / "grace.toml").write_bytes(b"\xef\xbb\xbfnot toml")
+    out, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(course / "ada.toml"),
+                   str(course / "grace.toml"), "--secret-file", str(course / "course.key"), "--json")
+    data = json.loads(out)
+    assert SECRET not in out and SECRET not in err
+    assert data["mistakes"] == [{"mistake": "factor-two", "answers": 1}]
+    assert [s["status"] for s in data["students"]] == ["graded", "unreadable"]
+    assert err.startswith("error: ") and "grace.toml" in err
+
+
+def test_report_plot(capsys, course: Path):
+    pytest.importorskip("matplotlib")
+    _create(capsys, course)
+    out, _ = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"),
+                 str(course / "hw1" / "answers" / "ada.toml"), "--secret-file", str(course / "course.key"),
+                 "--plot", str(course / "mistakes.png"))
+    assert (course / "mistakes.png").read_bytes()[:4] == b"\x89PNG" and "wrote" in out
+
+
+def test_docs_example_is_what_create_writes(capsys, tmp_path: Path):
+    run(capsys, "assignment", "create", "--exercises", "ring-bytes,ring-allreduce-bytes", "--roster",
+        str(EXAMPLES / "roster.csv"), "--secret-file", str(EXAMPLES / "course.key"), "--out", str(tmp_path / "hw1"),
+        "--title", "Homework 1")
+    shown = sorted(p.relative_to(EXAMPLES / "hw1").as_posix() for p in (EXAMPLES / "hw1").rglob("*") if p.is_file())
+    assert shown == ["answers/ada.toml", "answers/alan.toml", "answers/grace.toml", "assignment.toml"]
+    for path in shown:  # the sheets and keys are not kept under docs/ (every page there is in the site)
+        assert (tmp_path / "hw1" / path).read_text() == (EXAMPLES / "hw1" / path).read_text(), path
+    assert "EXAMPLE-SECRET" in (EXAMPLES / "course.key").read_text()
+
+
+def test_gradescope_results_when_the_manifest_names_an_unknown_exercise(capsys, course: Path):
+    _create(capsys, course)
+    manifest = course / "hw1" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('exercise = "ring-allreduce-bytes"', 'exercise = "gone"'))
+    out, err = _check(capsys, course, course / "hw1" / "answers" / "ada.toml", "--student", "ada", "--gradescope",
+                      rc=2)
+    assert json.loads(out)["max_score"] == 4 and json.loads(out)["score"] == 0
+    assert err.startswith("error: unknown exercise 'gone'")
