@@ -663,9 +663,12 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
         ...
     costmodel.errors.UnitError: '12 parsecs' has an unknown unit 'parsecs'; use e.g. MB, MiB, ms or GB/s
     """
-    if not isinstance(text, str):
-        return Quantity(_as_number(text, _SIZE), NUMBER, "", False)
     shown = _show(text)
+    if not isinstance(text, str):
+        number = _as_number(text, _SIZE)
+        if abs(number) > _MAX_MAGNITUDE:
+            raise UnitError(f"{shown} is too large; values must be at most 1e30 in base units")
+        return Quantity(number, NUMBER, "", False)
     body = text.strip()
     if not body or _NONFINITE_RE.match(body):
         raise UnitError(f"{shown} is not a number; write a value such as 150 MB, 12 ms or 0.36")

@@ -231,15 +231,14 @@ def check_command(
     credit = _partial(partial)
     path = str(answers)
     try:
-        content = answers.read_bytes()
-    except OSError as e:
-        raise ParseError(f"cannot read answers: {e.strerror or e}", path=path) from None
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ParseError("the file is not UTF-8 text", path=path) from None
-    report = check(read_answers(text, path=path), bank=_bank(exercises), partial=credit, path=path,
-                   jobs=jobs)
+        submissions = read_answers(_read_text(answers), path=path)
+        report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
+    except InputError as e:
+        if gradescope:  # Gradescope needs its results.json even then: score 0 and the reason
+            from costmodel.exercises.grading import unreadable_gradescope
+
+            print(json.dumps(unreadable_gradescope(str(e)), ensure_ascii=False))
+        raise
     if gradescope:
         print(json.dumps(report.to_gradescope(), ensure_ascii=False))
     else:
@@ -248,6 +247,18 @@ def check_command(
         where = f"{path}:{g.submission.line}" if g.submission.line else path
         print(f"error: {where}: {g.error}", file=sys.stderr)
     return 1 if report.errors else 0
+
+
+def _read_text(path: Path) -> str:
+    """A UTF-8 text file (a byte-order mark is skipped when the TOML is read)."""
+    try:
+        content = path.read_bytes()
+    except OSError as e:
+        raise ParseError(f"cannot read answers: {e.strerror or e}", path=str(path)) from None
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError("the file is not UTF-8 text", path=str(path)) from None
 
 
 # -- rendering -------------------------------------------------------------------------------------

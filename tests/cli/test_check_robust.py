@@ -1,0 +1,103 @@
+"""No answer can crash, hang or sink an answers file: each is graded in isolation, in every output mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.clirun import run
+
+ROUNDS_RIGHT = '\n[[answer]]\nexercise = "ring-bytes"\nname = "rounds"\nvalue = 14\n'
+
+
+def _file(tmp_path: Path, exercise: str, name: str, value: str) -> Path:
+    path = tmp_path / "answers.toml"
+    path.write_text(f'[[answer]]\nexercise = "{exercise}"\nname = "{name}"\nvalue = {value}\n' + ROUNDS_RIGHT,
+                    encoding="utf-8")
+    return path
+
+
+BAD_ANSWERS = [  # (exercise, answer, TOML value, the error reported for it)
+    ("ring-bytes", "sent", "1.7e308", "1.7e+308 is too large; values must be at most 1e30 in base units"),
+    ("ring-bytes", "sent", "-1.7e308", "-1.7e+308 is too large; values must be at most 1e30 in base units"),
+    ("cost-formula", "time", '"log2(0)*alpha"', "log2(0) is undefined"),
+    ("cost-formula", "time", '"ln(2 - 2) * n"', "ln(0) is undefined"),
+    ("cost-formula", "time", '"alpha / (p - p)"', "it divides by zero"),
+    ("cost-formula", "time", '"((((n+alpha+beta+p)^64)^64)^64)^64"', "its degree is above 64"),
+    ("cost-formula", "time", '"(p+n)^40 * (alpha+beta)^40"', "its degree is above 64"),
+]
+
+
+@pytest.mark.parametrize("case", BAD_ANSWERS, ids=[c[2] for c in BAD_ANSWERS])
+def test_a_bad_answer_scores_zero_and_the_others_are_graded(capsys, tmp_path, case):
+    exercise, name, value, message = case
+    path = _file(tmp_path, exercise, name, value)
+    out, err = run(capsys, "check", str(path), "--json", rc=1)
+    data = json.loads(out)
+    first, second = data["results"]
+    assert message in first["error"] and first["score"] == 0 and first["max_score"] == 1
+    assert second["correct"] is True and (data["score"], data["max_score"]) == (1, 2)
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}:1: ") and message in err
+    table, _ = run(capsys, "check", str(path), rc=1)
+    assert "1 of 2 correct · score 1 of 2" in table
+    results = json.loads(run(capsys, "check", str(path), "--gradescope", rc=1)[0])
+    assert results["score"] == 1 and [t["score"] for t in results["tests"]] == [0, 1]
+    assert results["tests"][0]["output"].startswith("error: ") and message in results["tests"][0]["output"]
+
+
+def test_a_power_tower_is_refused_well_within_the_time_bound(tmp_path):
+    """It ran for more than 300 s when it was expanded; refused from the parse tree, it takes a start-up."""
+    path = _file(tmp_path, "cost-formula", "time", '"((((n+alpha+beta+p)^64)^64)^64)^64"')
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-m", "costmodel", "check", str(path), "--gradescope"],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 1 and json.loads(done.stdout)["score"] == 1
+
+
+def test_the_largest_allowed_degree_is_graded(capsys, tmp_path):
+    path = _file(tmp_path, "cost-formula", "time", '"(n+alpha+beta+p)^64"')
+    data = json.loads(run(capsys, "check", str(path), "--json")[0])
+    assert [r["correct"] for r in data["results"]] == [False, True] and "error" not in data["results"][0]
+
+
+@pytest.mark.parametrize("value", ['"log2(p - 2) * alpha"', '"alpha / (p - 2)"', '"sqrt(alpha - 1000)"'])
+def test_a_formula_undefined_at_some_points_is_graded_wrong(capsys, tmp_path, value):
+    path = _file(tmp_path, "cost-formula", "time", value)
+    data = json.loads(run(capsys, "check", str(path), "--json")[0])
+    assert [r["correct"] for r in data["results"]] == [False, True] and "error" not in data["results"][0]
+
+
+def test_deep_nesting_is_one_error_naming_the_file_and_gradescope_still_gets_results(capsys, tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text('[[answer]]\nexercise = "ring-bytes"\nvalue = ' + "[" * 5000 + "]" * 5000 + "\n",
+                    encoding="utf-8")
+    for mode in ((), ("--json",)):
+        out, err = run(capsys, "check", str(path), *mode, rc=2)
+        assert out == "" and err == f"error: {path}: the data is nested too deeply (at most 32 levels)\n"
+    out, err = run(capsys, "check", str(path), "--gradescope", rc=2)
+    results = json.loads(out)
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"].startswith(f"error: {path}: the data is nested too deeply")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"[[answer]\n", b"\xff\xfe", b"value = 1\n"])
+def test_gradescope_gets_valid_results_for_any_unreadable_file(capsys, tmp_path, content):
+    path = tmp_path / "bad.toml"
+    path.write_bytes(content)
+    out, err = run(capsys, "check", str(path), "--gradescope", rc=2)
+    assert json.loads(out)["score"] == 0 and err.startswith(f"error: {path}")
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_read(capsys, tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "112 MB"\n'
+                     + ROUNDS_RIGHT.encode())
+    data = json.loads(run(capsys, "check", str(path), "--json")[0])
+    assert (data["score"], data["max_score"]) == (2, 2) and [r["line"] for r in data["results"]] == [1, 6]
+    assert json.loads(run(capsys, "check", str(path), "--gradescope")[0])["score"] == 2
