@@ -184,6 +184,54 @@ def exercise_sheet(
             print(f"wrote {path}")
 
 
+@exercise_app.command("lint")
+def exercise_lint(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Exercise files to check.")],
+    as_json: Json = False,
+) -> int:
+    """Check exercise files as the bank loads them, and list every problem, not only the first.
+
+    Each exercise's answers are computed for its own numbers and for seeds 0 to 19; unknown keys,
+    givens, placeholders and answer names, a non-boolean exact, a unit of the wrong dimension and
+    an id the shipped bank already has are reported, one line each: error: FILE:LINE: message.
+    Exit status 0 when every file is clean, 1 when problems were found, 2 when a file cannot be read.
+
+    Example: costmodel exercise lint my-exercises.toml
+    """
+    from costmodel.exercises import load_bank
+    from costmodel.exercises.bank import lint_exercises
+
+    rows, unreadable, ids = [], False, {e.id: e.path for e in load_bank()}
+    for file in files:
+        try:
+            content = _read_text(file, what="exercises")
+        except ParseError as e:
+            unreadable = True
+            rows.append({"path": str(file), "exercises": 0, "problems": [str(e)]})
+            continue
+        good, found = lint_exercises(content, path=str(file))
+        problems = [str(e) for e in found]
+        clean = 0
+        for exercise in good:
+            if exercise.id in ids:
+                problems.append(f"{file}: exercise id {exercise.id!r} is also defined in {ids[exercise.id]}")
+            else:
+                ids[exercise.id], clean = str(file), clean + 1
+        rows.append({"path": str(file), "exercises": clean, "problems": problems})
+    if as_json:
+        total = sum(len(r["problems"]) for r in rows)
+        print(json.dumps({"files": rows, "problems": total}, ensure_ascii=False))
+    else:
+        for row in rows:
+            count = len(row["problems"])
+            print(f"{row['path']}: {row['exercises']} good exercise{'s' if row['exercises'] != 1 else ''}, "
+                  f"{count or 'no'} problem{'s' if count != 1 else ''}")
+    for row in rows:
+        for problem in row["problems"]:
+            print(f"error: {problem}", file=sys.stderr)
+    return 2 if unreadable else 1 if any(r["problems"] for r in rows) else 0
+
+
 # -- check -----------------------------------------------------------------------------------------
 
 
@@ -249,12 +297,12 @@ def check_command(
     return 1 if report.errors else 0
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, *, what: str = "answers") -> str:
     """A UTF-8 text file (a byte-order mark is skipped when the TOML is read)."""
     try:
         content = path.read_bytes()
     except OSError as e:
-        raise ParseError(f"cannot read answers: {e.strerror or e}", path=str(path)) from None
+        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=str(path)) from None
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError:

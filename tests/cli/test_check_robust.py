@@ -101,3 +101,50 @@ def test_a_file_saved_with_a_byte_order_mark_is_read(capsys, tmp_path):
     data = json.loads(run(capsys, "check", str(path), "--json")[0])
     assert (data["score"], data["max_score"]) == (2, 2) and [r["line"] for r in data["results"]] == [1, 6]
     assert json.loads(run(capsys, "check", str(path), "--gradescope")[0])["score"] == 2
+
+
+# -- exercise lint ---------------------------------------------------------------------------------
+
+EXERCISE = """[[exercise]]
+id = "my-ring"
+topic = "rounds-and-bytes"
+title = "Ring bytes"
+example = "ring-bytes"
+statement = "A ring all-reduce on {p} workers over {n}."
+
+[exercise.parameters]
+p = { choices = [4, 8, 16] }
+
+[[exercise.answer]]
+name = "sent"
+unit = "MB"
+"""
+
+
+def test_lint_passes_a_clean_file(capsys, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(EXERCISE, encoding="utf-8")
+    out, err = run(capsys, "exercise", "lint", str(path))
+    assert out == f"{path}: 1 good exercise, no problems\n" and err == ""
+    data = json.loads(run(capsys, "exercise", "lint", str(path), "--json")[0])
+    assert data == {"files": [{"path": str(path), "exercises": 1, "problems": []}], "problems": 0}
+
+
+def test_lint_lists_every_problem_one_line_each_and_exits_1(capsys, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(EXERCISE.replace("{n}", "{size}").replace('"MB"', '"ms"')
+                    + EXERCISE.replace("my-ring", "ring-bytes"), encoding="utf-8")
+    out, err = run(capsys, "exercise", "lint", str(path), rc=1)
+    assert out == f"{path}: 0 good exercises, 3 problems\n"
+    assert err.splitlines() == [
+        f"error: {path}:1: exercise 'my-ring': the statement's {{size}} is not a given of example "
+        "'ring-bytes' (n, p)",
+        f"error: {path}:11: exercise 'my-ring': answer 'sent': unit 'ms' is a time, but the answer is a size "
+        '(e.g. unit = "MB")',
+        f"error: {path}: exercise id 'ring-bytes' is also defined in exercises/collectives.toml",
+    ]
+
+
+def test_lint_of_a_missing_file_exits_2(capsys, tmp_path):
+    _, err = run(capsys, "exercise", "lint", str(tmp_path / "nope.toml"), rc=2)
+    assert err == f"error: {tmp_path / 'nope.toml'}: cannot read exercises: No such file or directory\n"
