@@ -13,7 +13,7 @@ symbols (:mod:`costmodel.symbols`), accepting only::
              | "⌈" expr "⌉" | "⌊" expr "⌋"
 
 with the names ``p n alpha α beta β gamma γ`` and the functions ``log2`` (or
-``lg``), ``ln``, ``log10``, ``ceil``, ``floor`` and ``sqrt``; ``log`` alone is
+``lg``, ``log₂``, ``log_2``), ``ln``, ``log10``, ``ceil``, ``floor`` and ``sqrt``; ``log`` alone is
 refused as ambiguous.  Text is at most 300 characters, nesting at most 40 deep,
 exponents integers of at most 64 in size, and the formula's degree at most 64
 (counted on the parse tree before anything is expanded or evaluated, so that a
@@ -213,6 +213,12 @@ class _Parser:
         return self._round(name == "ceil", arg)
 
 
+def _as_written(text: str) -> str:
+    """The tool's own notation as students copy it: ``log₂ p`` and ``log_2(p)`` are ``log2``, and
+    the Unicode minus is a minus."""
+    return re.sub(r"log(?:₂|_2|_\{2\})", "log2", text.replace("\u2212", "-"))
+
+
 def _degree(expr: Any) -> int:
     """The degree of *expr* as written, before any expansion: a bound on the work of evaluating it.
 
@@ -249,7 +255,7 @@ def parse_expression(text: str) -> Any:
         raise InputError(f"the formula has {len(text)} characters; at most {MAX_LENGTH} are read")
     if not text.strip():
         raise _bad(text, "it is empty")
-    parser = _Parser(text)
+    parser = _Parser(_as_written(text))
     value = parser.expr()
     if parser.peek() is not None:
         raise _bad(text, f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]
