@@ -264,20 +264,31 @@ def check_command(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, show_default=False,
         help="Processes grading a large file (default: one per CPU from 2000 answers on).")] = None,
+    validate: Annotated[bool, typer.Option(
+        "--validate", help="Only show how each answer reads (nothing graded); exit 2 if any cannot be read.",
+    )] = False,
     exercises: ExerciseFiles = None,
     as_json: Json = False,
 ) -> int:
     """Grade answers: units converted, tolerances applied, and every known mistake diagnosed.
 
     Exit status 0 when every entry could be graded (right or wrong), 1 when some entries were
-    malformed (they are reported; the rest are graded), 2 when the file cannot be read.
+    malformed (they are reported; the rest are graded), 2 when the file cannot be read. With
+    --validate nothing is graded: each answer is shown as read, and the status is 2 when any
+    entry cannot be read (each problem on its own error: line).
 
     Example: costmodel check answers.toml --partial binary-prefix=0.5 --json
+
+    Example: costmodel check answers.toml --validate
     """
     from costmodel.exercises import check, read_answers
 
     credit = _partial(partial)
     path = str(answers)
+    if validate:
+        if gradescope:
+            raise InputError("--validate shows how a file reads; it cannot be combined with --gradescope")
+        return _validate(read_answers(_read_text(answers), path=path), _bank(exercises), path, as_json)
     try:
         submissions = read_answers(_read_text(answers), path=path)
         report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
@@ -295,6 +306,17 @@ def check_command(
         where = f"{path}:{g.submission.line}" if g.submission.line else path
         print(f"error: {where}: {g.error}", file=sys.stderr)
     return 1 if report.errors else 0
+
+
+def _validate(submissions: Any, bank: Any, path: str, as_json: bool) -> int:
+    from costmodel.exercises.validate import read_back
+
+    result = read_back(submissions, bank)
+    _emit(result, as_json=as_json, markdown=False)
+    for r in result.errors:
+        where = f"{path}:{r.submission.line}" if r.submission.line else path
+        print(f"error: {where}: {r.error}", file=sys.stderr)
+    return 0 if result.ok else 2
 
 
 def _read_text(path: Path, *, what: str = "answers") -> str:
@@ -322,11 +344,13 @@ def _register() -> None:
     from costmodel.cli.render import render
     from costmodel.examples.work import Worked
     from costmodel.exercises import GradeReport
+    from costmodel.exercises.validate import ReadBack
 
     render.register(Worked, _render_worked)
     render.register(_Listing, _render_listing)
     render.register(_Shown, _render_shown)
     render.register(GradeReport, _render_report)
+    render.register(ReadBack, _render_read_back)
 
 
 def _render_listing(listing: _Listing) -> tuple[Any, tuple[str, ...]]:
@@ -399,6 +423,24 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]
     return Group(*parts), ()
+
+
+def _render_read_back(result: Any) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    out = table("line", "exercise", "seed", "answer", "given", "read as",
+                numeric=("line",), no_wrap=("line", "exercise", "seed", "answer"))
+    for r in result.readings:
+        s = r.submission
+        read = escape(r.read) if r.error is None else f"[red]error:[/red] {escape(r.error)}"
+        out.add_row("" if s.line is None else str(s.line), s.exercise, "" if s.seed is None else str(s.seed),
+                    r.name or "", escape("" if s.value is None else str(s.value)), read)
+    count = len(result.readings)
+    summary = f"all {count} answers read; nothing was graded" if result.ok else \
+        f"{len(result.errors)} of {count} answers cannot be read; nothing was graded"
+    return Group(out, Text(""), Text(summary, style="bold")), ()
 
 
 def _score(x: Fraction) -> str:

@@ -148,3 +148,61 @@ def test_lint_lists_every_problem_one_line_each_and_exits_1(capsys, tmp_path):
 def test_lint_of_a_missing_file_exits_2(capsys, tmp_path):
     _, err = run(capsys, "exercise", "lint", str(tmp_path / "nope.toml"), rc=2)
     assert err == f"error: {tmp_path / 'nope.toml'}: cannot read exercises: No such file or directory\n"
+
+
+# -- check --validate --------------------------------------------------------------------------------
+
+VALIDATE = """[[answer]]
+exercise = "ring-bytes"
+seed = 17
+name = "rounds"
+value = 62
+
+[[answer]]
+exercise = "ring-bytes"
+name = "sent"
+value = "1,240 megabytes"
+
+[[answer]]
+exercise = "cost-formula"
+name = "time"
+value = "2(p − 1)α"
+
+[[answer]]
+exercise = "ring-bytes"
+name = "sent"
+value = 325.2
+"""
+
+
+def test_validate_shows_how_each_answer_reads_without_grading(capsys, tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text(VALIDATE, encoding="utf-8")
+    data = json.loads(run(capsys, "check", str(path), "--validate", "--json")[0])
+    assert data["valid"] is True and data["problems"] == 0
+    assert [(a["line"], a["name"], a["read"]) for a in data["answers"]] == [
+        (1, "rounds", "62"), (7, "sent", "1240 MB"), (12, "time", "alpha*(2*p - 2)"), (17, "sent", "325.2 MB")]
+    assert all("correct" not in a and "expected" not in a for a in data["answers"])
+    out, err = run(capsys, "check", str(path), "--validate")
+    assert "all 4 answers read; nothing was graded" in out and err == ""
+
+
+def test_validate_lists_every_problem_and_exits_2(capsys, tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text(VALIDATE.replace('"1,240 megabytes"', '"32,5 MB"').replace("325.2", '"5 ms"')
+                    .replace('exercise = "cost-formula"', 'exercise = "cost-formulas"'), encoding="utf-8")
+    out, err = run(capsys, "check", str(path), "--validate", rc=2)
+    assert "3 of 4 answers cannot be read; nothing was graded" in out
+    assert err.splitlines() == [
+        f"error: {path}:7: '32,5 MB' has a decimal comma; write 32.5 MB (a comma only separates thousands, "
+        "as in 1,240 MB)",
+        f"error: {path}:12: unknown exercise 'cost-formulas'; did you mean 'cost-formula'?",
+        f"error: {path}:17: 5 ms is a time; the answer is a size, in MB",
+    ]
+
+
+def test_validate_is_not_for_gradescope(capsys, tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text(VALIDATE, encoding="utf-8")
+    _, err = run(capsys, "check", str(path), "--validate", "--gradescope", rc=2)
+    assert err == "error: --validate shows how a file reads; it cannot be combined with --gradescope\n"
