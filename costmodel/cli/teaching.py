@@ -218,18 +218,21 @@ def exercise_lint(
             else:
                 ids[exercise.id], clean = str(file), clean + 1
         rows.append({"path": str(file), "exercises": clean, "problems": problems})
-    if as_json:
-        total = sum(len(r["problems"]) for r in rows)
-        print(json.dumps({"files": rows, "problems": total}, ensure_ascii=False))
-    else:
-        for row in rows:
-            count = len(row["problems"])
-            print(f"{row['path']}: {row['exercises']} good exercise{'s' if row['exercises'] != 1 else ''}, "
-                  f"{count or 'no'} problem{'s' if count != 1 else ''}")
+    _emit(_Lint(tuple(rows)), as_json=as_json, markdown=False)
     for row in rows:
         for problem in row["problems"]:
             print(f"error: {problem}", file=sys.stderr)
     return 2 if unreadable else 1 if any(r["problems"] for r in rows) else 0
+
+
+@dataclass(frozen=True)
+class _Lint:
+    """What ``exercise lint`` found, file by file."""
+
+    files: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": list(self.files), "problems": sum(len(f["problems"]) for f in self.files)}
 
 
 # -- check -----------------------------------------------------------------------------------------
@@ -351,6 +354,7 @@ def _register() -> None:
     render.register(_Shown, _render_shown)
     render.register(GradeReport, _render_report)
     render.register(ReadBack, _render_read_back)
+    render.register(_Lint, _render_lint)
 
 
 def _render_listing(listing: _Listing) -> tuple[Any, tuple[str, ...]]:
@@ -423,6 +427,13 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]
     return Group(*parts), ()
+
+
+def _render_lint(lint: _Lint) -> tuple[Any, tuple[str, ...]]:
+    out = table("file", "good exercises", "problems", numeric=("good exercises", "problems"), no_wrap=False)
+    for f in lint.files:
+        out.add_row(f["path"], str(f["exercises"]), str(len(f["problems"])))
+    return out, ()
 
 
 def _render_read_back(result: Any) -> tuple[Any, tuple[str, ...]]:

@@ -125,7 +125,7 @@ def test_lint_passes_a_clean_file(capsys, tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(EXERCISE, encoding="utf-8")
     out, err = run(capsys, "exercise", "lint", str(path))
-    assert out == f"{path}: 1 good exercise, no problems\n" and err == ""
+    assert out.splitlines()[1].split() == [str(path), "1", "0"] and err == ""
     data = json.loads(run(capsys, "exercise", "lint", str(path), "--json")[0])
     assert data == {"files": [{"path": str(path), "exercises": 1, "problems": []}], "problems": 0}
 
@@ -135,7 +135,7 @@ def test_lint_lists_every_problem_one_line_each_and_exits_1(capsys, tmp_path):
     path.write_text(EXERCISE.replace("{n}", "{size}").replace('"MB"', '"ms"')
                     + EXERCISE.replace("my-ring", "ring-bytes"), encoding="utf-8")
     out, err = run(capsys, "exercise", "lint", str(path), rc=1)
-    assert out == f"{path}: 0 good exercises, 3 problems\n"
+    assert out.splitlines()[1].split() == [str(path), "0", "3"]
     assert err.splitlines() == [
         f"error: {path}:1: exercise 'my-ring': the statement's {{size}} is not a given of example "
         "'ring-bytes' (n, p)",

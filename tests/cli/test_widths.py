@@ -31,6 +31,7 @@ STAND_INS = {  # files the help examples name, and the repository's files that s
     "all_reduce_perf.txt": "tests/data/logs/nccl-tests/allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt",
     "osu_allreduce.txt": "tests/data/logs/osu/osu_allreduce_archer2_2node_256rank_slingshot.txt",
     "answers.toml": "docs/examples/answers.toml",
+    "my-exercises.toml": "docs/examples/my-exercises.toml",
 }
 
 _AS_IS = {"--gradescope", "--latex", "--markdown"}
