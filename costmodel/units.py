@@ -733,7 +733,7 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
     if not isinstance(text, str):
         number = _as_number(text, _SIZE)
         if abs(number) > _MAX_MAGNITUDE:
-            raise UnitError(f"{shown} is too large; values must be at most 1e30 in base units")
+            raise UnitError(f"{shown} is too large; numbers must be at most 1e30")
         return Quantity(number, NUMBER, "", False)
     body = _SUPERSCRIPT_POWER_RE.sub(lambda p: "10^" + p.group(1).translate(_SUPERSCRIPT),
                                      text.strip().removeprefix("\ufeff").replace("\u2212", "-"))

@@ -286,20 +286,21 @@ def check_command(
     """
     from costmodel.exercises import check, read_answers
 
-    credit = _partial(partial)
     path = str(answers)
     if validate:
         if gradescope:
             raise InputError("--validate shows how a file reads; it cannot be combined with --gradescope")
         return _validate(read_answers(_read_text(answers), path=path), _bank(exercises), path, as_json)
     try:
+        credit = _partial(partial)
         submissions = read_answers(_read_text(answers), path=path)
         report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
-    except InputError as e:
+    except Exception as e:
         if gradescope:  # Gradescope needs its results.json even then: score 0 and the reason
             from costmodel.exercises.grading import unreadable_gradescope
 
-            print(json.dumps(unreadable_gradescope(str(e)), ensure_ascii=False))
+            why = str(e) if isinstance(e, InputError) else f"the grader failed ({type(e).__name__})"
+            print(json.dumps(unreadable_gradescope(why), ensure_ascii=False))
         raise
     if gradescope:
         print(json.dumps(report.to_gradescope(), ensure_ascii=False))

@@ -23,8 +23,8 @@ def _file(tmp_path: Path, exercise: str, name: str, value: str) -> Path:
 
 
 BAD_ANSWERS = [  # (exercise, answer, TOML value, the error reported for it)
-    ("ring-bytes", "sent", "1.7e308", "1.7e+308 is too large; values must be at most 1e30 in base units"),
-    ("ring-bytes", "sent", "-1.7e308", "-1.7e+308 is too large; values must be at most 1e30 in base units"),
+    ("ring-bytes", "sent", "1.7e308", "1.7e+308 is too large; numbers must be at most 1e30"),
+    ("ring-bytes", "sent", "-1.7e308", "-1.7e+308 is too large; numbers must be at most 1e30"),
     ("cost-formula", "time", '"log2(0)*alpha"', "log2(0) is undefined"),
     ("cost-formula", "time", '"ln(2 - 2) * n"', "ln(0) is undefined"),
     ("cost-formula", "time", '"alpha / (p - p)"', "it divides by zero"),
@@ -206,3 +206,9 @@ def test_validate_is_not_for_gradescope(capsys, tmp_path):
     path.write_text(VALIDATE, encoding="utf-8")
     _, err = run(capsys, "check", str(path), "--validate", "--gradescope", rc=2)
     assert err == "error: --validate shows how a file reads; it cannot be combined with --gradescope\n"
+
+
+def test_gradescope_gets_valid_results_for_a_bad_option_too(capsys, tmp_path):
+    path = _file(tmp_path, "ring-bytes", "sent", '"112 MB"')
+    out, err = run(capsys, "check", str(path), "--gradescope", "--partial", "guessing=1", rc=2)
+    assert json.loads(out)["score"] == 0 and err.startswith("error: --partial 'guessing=1' is not MISTAKE=CREDIT")
