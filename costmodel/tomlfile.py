@@ -16,10 +16,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "header_lines", "loads"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "header_lines", "loads"]
 
 MAX_BYTES = 4 * 2**20
 """Data files larger than this are refused before parsing."""
+
+MAX_DEPTH = 32
+"""Arrays and tables nested deeper than this are refused: no data file of costmodel needs more."""
 
 
 def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
@@ -34,6 +37,9 @@ def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
 def loads(content: str, *, path: str) -> dict[str, Any]:
     """Parse TOML text; a syntax error becomes a :class:`ParseError` with the line.
 
+    A leading byte-order mark (as some editors save UTF-8) is skipped, and data
+    nested more than :data:`MAX_DEPTH` arrays or tables deep is refused.
+
     >>> loads("a = 1", path="x.toml")
     {'a': 1}
     >>> loads("a = 1\\nb = ?", path="x.toml")
@@ -45,12 +51,33 @@ def loads(content: str, *, path: str) -> dict[str, Any]:
         raise ParseError(f"the file is too large ({len(content)} characters; at most {MAX_BYTES})", path=path)
     if "\x00" in content:
         raise ParseError("the file is binary, not TOML text", path=path)
+    content = content.removeprefix("\ufeff")
     try:
-        return tomllib.loads(content)
+        data = tomllib.loads(content)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc).split(" (at line")[0]
         raise ParseError(f"invalid TOML: {message[:1].lower()}{message[1:]}", path=path,
                          line=_line_of(exc)) from None
+    except RecursionError:  # the reader recurses once per nested array or inline table
+        raise ParseError(f"the data is nested too deeply (at most {MAX_DEPTH} levels)", path=path) from None
+    if _depth(data) > MAX_DEPTH:
+        raise ParseError(f"the data is nested too deeply (at most {MAX_DEPTH} levels)", path=path)
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How many arrays and tables deep *data* goes (without recursion, stopping past the limit)."""
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return deepest
 
 
 def header_lines(content: str, header: str) -> list[int]:
@@ -60,4 +87,5 @@ def header_lines(content: str, header: str) -> list[int]:
     [1, 4]
     """
     pattern = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
-    return [i for i, line in enumerate(content.splitlines(), 1) if pattern.match(line)]
+    lines = content.removeprefix("\ufeff").splitlines()
+    return [i for i, line in enumerate(lines, 1) if pattern.match(line)]

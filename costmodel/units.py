@@ -621,6 +621,58 @@ class Quantity(NamedTuple):
 
 
 _RATIO_RE = re.compile(r"([+-]?[0-9]{1,30})\s*/\s*([1-9][0-9]{0,29})")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPT_POWER_RE = re.compile("10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})")
+#: a power of ten as written by hand: 3.2×10^-5, 3.2 x 10^-5, 3.2·10⁻⁵, 3.2*10**-5 (the mantissa optional)
+_TIMES_TEN_RE = re.compile(
+    r"(?P<m>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\s*(?(m)[×x·*]\s*)10\s*(?:\^|\*\*)\s*"
+    r"(?P<e>[+-]?[0-9]{1,3})(?![0-9.])")
+_THOUSANDS_RE = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?(?![0-9,])")
+_DECIMAL_COMMA_RE = re.compile(r"([+-]?[0-9]+),([0-9]+)(?![0-9,])")
+_SPELT_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T", "peta": "P",
+                   "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti", "pebi": "Pi"}
+_SPELT_TIMES = {"": "s", "milli": "ms", "micro": "us", "µ": "us", "u": "us", "m": "ms", "nano": "ns",
+                "n": "ns", "pico": "ps", "p": "ps"}
+_WORD_UNIT_RE = re.compile(r"(?P<prefix>[a-zµ]*?)(?P<base>bytes?|bits?|seconds?|secs?)")
+
+
+def _typed_unit(unit: str) -> str:
+    """A unit as students write it, in costmodel's notation: ``megabytes`` -> ``MB``,
+    ``gigabits per second`` -> ``Gb/s``, ``GBps`` -> ``GB/s``, ``usec`` -> ``us``, ``Gbit/s`` -> ``Gb/s``.
+
+    Units not written one of these ways are returned as they are.
+    """
+    if unit in _UNITS:
+        return unit
+    return "/".join(_typed_part(part) for part in re.split(r"\s*/\s*|\s+per\s+", unit, maxsplit=1))
+
+
+def _typed_part(part: str) -> str:
+    word = _WORD_UNIT_RE.fullmatch(part if not part.istitle() else part.lower())  # Megabytes
+    if word is not None:
+        prefix, base = word.group("prefix"), word.group("base")
+        if base.startswith("sec") and prefix in _SPELT_TIMES:
+            return _SPELT_TIMES[prefix]
+        if not base.startswith("sec") and (prefix in _SPELT_PREFIXES or prefix == ""):
+            return _SPELT_PREFIXES.get(prefix, "") + ("B" if base.startswith("byte") else "b")
+    short = _unspelt(part)
+    bps = _BPS_TYPO_RE.fullmatch(short)
+    if bps is not None and bps.group(1) != "K":  # GBps: the capital B says bytes
+        return f"{bps.group(1) or ''}B/s"
+    return short
+
+
+def _typed(body: str) -> tuple[str, str]:
+    """The number of a typed answer made plain, and the rest: the Unicode minus, a power of ten
+    written ×10^-5 or ·10⁻⁵, thousands separators (``1,240``)."""
+    power = _TIMES_TEN_RE.match(body)
+    if power is not None:
+        return f"{power.group('m') or '1'}e{power.group('e')}", body[power.end():]
+    grouped = _THOUSANDS_RE.match(body)
+    if grouped is not None:
+        return grouped.group(0).replace(",", ""), body[grouped.end():]
+    m = _NUMBER_RE.match(body)
+    return (body, "") if m is None else (m.group(0), body[m.end():])
 
 NUMBER = "number"
 """The dimension of a bare number (a count, a ratio, a loss)."""
@@ -650,6 +702,14 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
     trailing ``%`` makes a hundredth, a ratio of integers (``1/3``) is a plain
     number, and negative values are allowed.
 
+    It also reads numbers and units as students write them, which the command
+    line's options do not: thousands separators (``1,240 MB``; a decimal comma
+    such as ``32,5 MB`` is refused with a hint), a power of ten written
+    ``3.2×10^-5``, ``3.2 x 10^-5`` or ``3.2·10⁻⁵``, the Unicode minus, units
+    spelt out (``megabytes``, ``microseconds``, ``gigabits per second``),
+    ``Gbit/s``, ``GBps`` (bytes, the capital B says), ``usec`` and ``GB/sec``.
+    ``KB`` stays refused as ambiguous.
+
     Examples
     --------
     >>> parse_quantity("150 MB")
@@ -658,25 +718,40 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
     (Fraction(150000000, 1), Fraction(27, 100), 'number')
     >>> parse_quantity("1/3").value
     Fraction(1, 3)
+    >>> parse_quantity("1,240 megabytes").value, parse_quantity("3.2×10^-5 s").value
+    (Fraction(1240000000, 1), Fraction(1, 31250))
+    >>> parse_quantity("32,5 MB")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.UnitError: '32,5 MB' has a decimal comma; write 32.5 MB (a comma only separates ...
     >>> parse_quantity("12 parsecs")
     Traceback (most recent call last):
         ...
     costmodel.errors.UnitError: '12 parsecs' has an unknown unit 'parsecs'; use e.g. MB, MiB, ms or GB/s
     """
-    if not isinstance(text, str):
-        return Quantity(_as_number(text, _SIZE), NUMBER, "", False)
     shown = _show(text)
-    body = text.strip()
+    if not isinstance(text, str):
+        number = _as_number(text, _SIZE)
+        if abs(number) > _MAX_MAGNITUDE:
+            raise UnitError(f"{shown} is too large; numbers must be at most 1e30")
+        return Quantity(number, NUMBER, "", False)
+    body = _SUPERSCRIPT_POWER_RE.sub(lambda p: "10^" + p.group(1).translate(_SUPERSCRIPT),
+                                     text.strip().removeprefix("\ufeff").replace("\u2212", "-"))
     if not body or _NONFINITE_RE.match(body):
         raise UnitError(f"{shown} is not a number; write a value such as 150 MB, 12 ms or 0.36")
     ratio = _RATIO_RE.fullmatch(body)
     if ratio is not None:  # an exact ratio of integers, a plain number: "1/3"
         return Quantity(Fraction(int(ratio.group(1)), int(ratio.group(2))), NUMBER, "", False)
-    m = _NUMBER_RE.match(body)
+    written, rest = _typed(body)
+    m = _NUMBER_RE.fullmatch(written)
     if m is None:
         raise UnitError(f"{shown} does not start with a number; write a value such as 150 MB, 12 ms or 0.36")
-    rest = body[m.end():]
-    unit = _SLASH_RE.sub("/", rest.strip())
+    comma = _DECIMAL_COMMA_RE.match(body)
+    if comma is not None and rest.lstrip().startswith(","):
+        fixed = f"{comma.group(1)}.{comma.group(2)}{body[comma.end():]}"
+        raise UnitError(f"{shown} has a decimal comma; write {fixed} (a comma only separates thousands, "
+                        "as in 1,240 MB)")
+    unit = _typed_unit(_SLASH_RE.sub("/", rest.strip()))
     if rest.lstrip().startswith(",") or _BAD_NUMBER_TAIL_RE.match(rest) or unit[:1] in tuple("0123456789._"):
         raise UnitError(f"{shown} has a malformed number; write one number such as 1.5 or 2e6, then the unit")
     number = _number_from_match(m, shown)

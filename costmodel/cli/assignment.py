@@ -48,14 +48,9 @@ ExerciseFiles = Annotated[
 
 def read_text(path: Path, what: str) -> str:
     """A UTF-8 file's text (a byte-order mark dropped), or a one-line error naming it."""
-    try:
-        content = path.read_bytes()
-    except OSError as e:
-        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=str(path)) from None
-    try:
-        return content.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise ParseError("the file is not UTF-8 text", path=str(path)) from None
+    from costmodel._files import read_text as read
+
+    return read(path, what=what)
 
 
 @assignment_app.command("create")

@@ -184,6 +184,57 @@ def exercise_sheet(
             print(f"wrote {path}")
 
 
+@exercise_app.command("lint")
+def exercise_lint(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Exercise files to check.")],
+    as_json: Json = False,
+) -> int:
+    """Check exercise files as the bank loads them, and list every problem, not only the first.
+
+    Each exercise's answers are computed for its own numbers and for seeds 0 to 19; unknown keys,
+    givens, placeholders and answer names, a non-boolean exact, a unit of the wrong dimension and
+    an id the shipped bank already has are reported, one line each: error: FILE:LINE: message.
+    Exit status 0 when every file is clean, 1 when problems were found, 2 when a file cannot be read.
+
+    Example: costmodel exercise lint my-exercises.toml
+    """
+    from costmodel.exercises import load_bank
+    from costmodel.exercises.bank import lint_exercises
+
+    rows, unreadable, ids = [], False, {e.id: e.path for e in load_bank()}
+    for file in files:
+        try:
+            content = _read_text(file, what="exercises")
+        except ParseError as e:
+            unreadable = True
+            rows.append({"path": str(file), "exercises": 0, "problems": [str(e)]})
+            continue
+        good, found = lint_exercises(content, path=str(file))
+        problems = [str(e) for e in found]
+        clean = 0
+        for exercise in good:
+            if exercise.id in ids:
+                problems.append(f"{file}: exercise id {exercise.id!r} is also defined in {ids[exercise.id]}")
+            else:
+                ids[exercise.id], clean = str(file), clean + 1
+        rows.append({"path": str(file), "exercises": clean, "problems": problems})
+    _emit(_Lint(tuple(rows)), as_json=as_json, markdown=False)
+    for row in rows:
+        for problem in row["problems"]:
+            print(f"error: {problem}", file=sys.stderr)
+    return 2 if unreadable else 1 if any(r["problems"] for r in rows) else 0
+
+
+@dataclass(frozen=True)
+class _Lint:
+    """What ``exercise lint`` found, file by file."""
+
+    files: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": list(self.files), "problems": sum(len(f["problems"]) for f in self.files)}
+
+
 # -- check -----------------------------------------------------------------------------------------
 
 
@@ -235,6 +286,9 @@ def check_command(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, show_default=False,
         help="Processes grading a large file (default: one per CPU from 2000 answers on).")] = None,
+    validate: Annotated[bool, typer.Option(
+        "--validate", help="Only show how each answer reads (nothing graded); exit 2 if any cannot be read.",
+    )] = False,
     exercises: ExerciseFiles = None,
     as_json: Json = False,
 ) -> int:
@@ -245,37 +299,40 @@ def check_command(
     scores 0, and duplicates, other entries and a seed in the file are ignored and reported.
 
     Exit status 0 when every entry could be graded (right or wrong), 1 when some entries were
-    malformed (they are reported; the rest are graded), 2 when the file cannot be read.
+    malformed (they are reported; the rest are graded), 2 when the file cannot be read. With
+    --validate nothing is graded: each answer is shown as read, and the status is 2 when any
+    entry cannot be read (each problem on its own error: line).
 
     Example: costmodel check answers.toml --partial binary-prefix=0.5 --json
+
+    Example: costmodel check answers.toml --validate
     """
     from costmodel.exercises import check, read_answers
 
-    credit = _partial(partial)
     path = str(answers)
+    if validate:
+        if gradescope:
+            raise InputError("--validate shows how a file reads; it cannot be combined with --gradescope")
+        return _validate(read_answers(_read_text(answers), path=path), _bank(exercises), path, as_json)
     if assignment is not None:
-        return _check_assignment(answers, assignment, secret_file, student, metadata, credit, exercises,
-                                 gradescope=gradescope, hide_expected=hide_expected,
+        return _check_assignment(answers, assignment, secret_file, student, metadata, _partial(partial),
+                                 exercises, gradescope=gradescope, hide_expected=hide_expected,
                                  allow_bank_change=allow_bank_change, as_json=as_json)
     for name, given in (("--secret-file", secret_file), ("--student", student), ("--metadata", metadata)):
         if given is not None:
             raise InputError(f"{name} goes with --assignment")
-    text = _read_answers_text(answers)
-    report = check(read_answers(text, path=path), bank=_bank(exercises), partial=credit, path=path,
-                   jobs=jobs)
+    try:
+        credit = _partial(partial)
+        submissions = read_answers(_read_text(answers), path=path)
+        report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
+    except Exception as e:
+        if gradescope:  # Gradescope needs its results.json even then: score 0 and the reason
+            from costmodel.exercises.grading import unreadable_gradescope
+
+            why = str(e) if isinstance(e, InputError) else f"the grader failed ({type(e).__name__})"
+            print(json.dumps(unreadable_gradescope(why), ensure_ascii=False))
+        raise
     return _print_check(report, path, gradescope=gradescope, hide_expected=hide_expected, as_json=as_json)
-
-
-def _read_answers_text(answers: Path) -> str:
-    path = str(answers)
-    try:
-        content = answers.read_bytes()
-    except OSError as e:
-        raise ParseError(f"cannot read answers: {e.strerror or e}", path=path) from None
-    try:
-        return content.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise ParseError("the file is not UTF-8 text", path=path) from None
 
 
 def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
@@ -312,12 +369,12 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         if (student is None) == (metadata is None):
             raise InputError("name the student with --student ID or Gradescope's --metadata "
                              "submission_metadata.json (one of them)")
-        manifest = read_manifest(_read_text(manifest_path, "the manifest"), path=str(manifest_path))
+        manifest = read_manifest(_read_text(manifest_path, what="the manifest"), path=str(manifest_path))
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
         if metadata is not None:
-            student = read_metadata(_read_text(metadata, "the metadata"), manifest, path=str(metadata))
+            student = read_metadata(_read_text(metadata, what="the metadata"), manifest, path=str(metadata))
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
@@ -350,23 +407,32 @@ def read_submission(answers: Path) -> tuple[list[Any] | None, str | None]:
 
     path = str(answers)
     try:
-        return read_answers(_read_answers_text(answers), path=path), None
+        return read_answers(_read_text(answers), path=path), None
     except ParseError as e:
         return None, str(e)
     except RecursionError:
         return None, f"{path}: the file is nested too deeply to read"
 
 
-def _read_text(path: Path, what: str) -> str:
-    from costmodel.cli.assignment import read_text
-
-    return read_text(path, what)
-
-
 def _score_json(x: Fraction) -> Any:
     from costmodel._json import real
 
     return real(x)
+def _validate(submissions: Any, bank: Any, path: str, as_json: bool) -> int:
+    from costmodel.exercises.validate import read_back
+
+    result = read_back(submissions, bank)
+    _emit(result, as_json=as_json, markdown=False)
+    for r in result.errors:
+        where = f"{path}:{r.submission.line}" if r.submission.line else path
+        print(f"error: {where}: {r.error}", file=sys.stderr)
+    return 0 if result.ok else 2
+
+
+def _read_text(path: Path, *, what: str = "answers") -> str:
+    from costmodel._files import read_text
+
+    return read_text(path, what=what)
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -382,11 +448,14 @@ def _register() -> None:
     from costmodel.cli.render import render
     from costmodel.examples.work import Worked
     from costmodel.exercises import GradeReport
+    from costmodel.exercises.validate import ReadBack
 
     render.register(Worked, _render_worked)
     render.register(_Listing, _render_listing)
     render.register(_Shown, _render_shown)
     render.register(GradeReport, _render_report)
+    render.register(ReadBack, _render_read_back)
+    render.register(_Lint, _render_lint)
 
 
 def _render_listing(listing: _Listing) -> tuple[Any, tuple[str, ...]]:
@@ -465,6 +534,31 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
             students.add_row(name, f"{_score(got)}/{_score(out_of)}")
         parts += [Text(""), students]
     return Group(*parts), tuple(report.notes)
+
+
+def _render_lint(lint: _Lint) -> tuple[Any, tuple[str, ...]]:
+    out = table("file", "good exercises", "problems", numeric=("good exercises", "problems"), no_wrap=False)
+    for f in lint.files:
+        out.add_row(f["path"], str(f["exercises"]), str(len(f["problems"])))
+    return out, ()
+
+
+def _render_read_back(result: Any) -> tuple[Any, tuple[str, ...]]:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    out = table("line", "exercise", "seed", "answer", "given", "read as",
+                numeric=("line",), no_wrap=("line", "exercise", "seed", "answer"))
+    for r in result.readings:
+        s = r.submission
+        read = escape(r.read) if r.error is None else f"[red]error:[/red] {escape(r.error)}"
+        out.add_row("" if s.line is None else str(s.line), s.exercise, "" if s.seed is None else str(s.seed),
+                    r.name or "", escape("" if s.value is None else str(s.value)), read)
+    count = len(result.readings)
+    summary = f"all {count} answers read; nothing was graded" if result.ok else \
+        f"{len(result.errors)} of {count} answers cannot be read; nothing was graded"
+    return Group(out, Text(""), Text(summary, style="bold")), ()
 
 
 def _score(x: Fraction) -> str:

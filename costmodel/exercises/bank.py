@@ -34,6 +34,13 @@ number of exercises::
 
 ``{name}`` in a statement is replaced by the value of that given as the
 student sees it; nothing else in the text is interpreted.
+
+Authoring mistakes are caught when a file is read, naming file and line: an
+unknown key, given, placeholder or answer name, a non-boolean ``exact``, a unit
+whose dimension is not the answer's, and an exercise whose answers cannot be
+computed for its own numbers or, for files other than the shipped bank (which
+the test suite checks), for seeds :data:`LINT_SEEDS`.  :func:`lint_exercises`
+lists every such problem of a file instead of stopping at the first.
 """
 
 from __future__ import annotations
@@ -51,12 +58,12 @@ from costmodel.exact import parse_number
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
 from costmodel.exercises.mistakes import MISTAKES
-from costmodel.exercises.model import AnswerSpec, Exercise, Parameter, Tolerance
+from costmodel.exercises.model import _PLACEHOLDER, AnswerSpec, Exercise, Parameter, Tolerance
 from costmodel.renames import resolve
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import parse_quantity, unit_of
 
-__all__ = ["Bank", "load_bank", "parse_exercises"]
+__all__ = ["LINT_SEEDS", "Bank", "lint_exercises", "load_bank", "parse_exercises"]
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
@@ -65,6 +72,10 @@ _PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
 _ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial"}
 _MAX_CHOICES = 10_000
 _MAX_LENGTH = 64
+_UNIT_KINDS = ("size", "time", "rate", "inverse rate")
+
+LINT_SEEDS = range(20)
+"""The seeds whose variants are computed when a file is checked (the exercise's own numbers too)."""
 
 
 class Bank:
@@ -124,7 +135,7 @@ def _load(extra: tuple[str, ...], builtin: bool) -> Bank:
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".toml"):
                 content = entry.read_text(encoding="utf-8")
-                exercises += parse_exercises(content, path=f"exercises/{entry.name}")
+                exercises += parse_exercises(content, path=f"exercises/{entry.name}", seeds=None)
     for name in extra:
         for file in _files(Path(name)):
             try:
@@ -140,25 +151,108 @@ def load_bank(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> Bank
     return _load(tuple(str(p) for p in paths), builtin)
 
 
-def parse_exercises(content: str, *, path: str) -> list[Exercise]:
-    """Read the exercises of one file (see the module docstring for the format)."""
-    data = loads(content, path=path)
+def parse_exercises(content: str, *, path: str,
+                    seeds: Iterable[int] | None = LINT_SEEDS) -> list[Exercise]:
+    """Read the exercises of one file (see the module docstring for the format); the first problem
+    found is raised, after the answers of each exercise are computed for its own numbers and *seeds*
+    (``None``: nothing is computed, as for the shipped bank, whose variants the tests compute)."""
+    exercises, problems = _read(content, path, None if seeds is None else tuple(seeds))
+    if problems:
+        raise problems[0]
+    return exercises
+
+
+def lint_exercises(content: str, *, path: str,
+                   seeds: Iterable[int] = LINT_SEEDS) -> tuple[list[Exercise], list[ParseError]]:
+    """The good exercises of one file, and every problem of the others, each naming file and line."""
+    return _read(content, path, tuple(seeds))
+
+
+def _read(content: str, path: str, seeds: tuple[int, ...] | None) -> tuple[list[Exercise], list[ParseError]]:
+    try:
+        data = loads(content, path=path)
+    except ParseError as e:
+        return [], [e]
     unknown = set(data) - {"exercise"}
     if unknown:
-        raise ParseError(f"unknown table {sorted(unknown)[0]!r}; an exercise file holds [[exercise]] tables",
-                         path=path)
+        return [], [ParseError(f"unknown table {sorted(unknown)[0]!r}; an exercise file holds [[exercise]] "
+                               "tables", path=path)]
     tables = data.get("exercise", [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        raise ParseError("exercises must be [[exercise]] tables", path=path)
+        return [], [ParseError("exercises must be [[exercise]] tables", path=path)]
     lines = header_lines(content, "exercise")
-    exercises = []
+    answer_lines = header_lines(content, "exercise.answer")
+    counts = [len(t["answer"]) if isinstance(t.get("answer"), list) else 0 for t in tables]
+    if sum(counts) != len(answer_lines):
+        answer_lines = []  # answers written some other way: name the exercise's line instead
+    exercises, problems = [], []
     for i, table in enumerate(tables):
         line = lines[i] if i < len(lines) else None
+        first = sum(counts[:i])
+        own = answer_lines[first:first + counts[i]] if answer_lines else []
+        name = table.get("id", i + 1)
         try:
-            exercises.append(_exercise(table, path))
+            exercise = _exercise(table, path)
         except InputError as e:
-            raise ParseError(f"exercise {table.get('id', i + 1)!r}: {e}", path=path, line=line) from None
-    return exercises
+            where = own[e.answer] if isinstance(getattr(e, "answer", None), int) and own else line
+            problems.append(ParseError(f"exercise {name!r}: {e}", path=path, line=where))
+            continue
+        found = _verify(exercise, table.get("statement", ""), seeds)
+        problems += [ParseError(f"exercise {name!r}: {message}", path=path,
+                                line=own[k] if k is not None and own else line) for k, message in found]
+        if not found:
+            exercises.append(exercise)
+    return exercises, problems
+
+
+def _verify(exercise: Exercise, statement: str,
+            seeds: tuple[int, ...] | None) -> list[tuple[int | None, str]]:
+    """The problems only the example can reveal, as (answer index or None, message): unknown
+    placeholders and answer names, units of the wrong dimension, variants that cannot be computed."""
+    example = exercise.worked_example
+    givens = {g.name for g in example.givens}
+    problems: list[tuple[int | None, str]] = []
+    for placeholder in dict.fromkeys(_PLACEHOLDER.findall(statement)):
+        if placeholder not in givens:
+            problems.append((None, f"the statement's {{{placeholder}}} is not a given of example "
+                                   f"{example.name!r} ({', '.join(sorted(givens))})"))
+    if seeds is None:
+        return problems
+    try:
+        answers = exercise.variant(None).answers
+    except Exception as e:  # whatever the example raises, the author needs to hear it
+        return [*problems, (None, f"its answers cannot be computed for its own numbers: {_why(e)}")]
+    for k, spec in enumerate(exercise.answers):
+        if spec.name not in answers:
+            problems.append((k, f"answer {spec.name!r} is not an answer of example {example.name!r} "
+                                f"({', '.join(answers)})"))
+            continue
+        kind = answers[spec.name].kind
+        dimension = unit_of(spec.unit)[0] if spec.unit else "number"
+        want = kind.name if kind.name in _UNIT_KINDS else "number"
+        if spec.unit and dimension != want:
+            fix = f'e.g. unit = "{_UNIT_EXAMPLE[want]}"' if want in _UNIT_EXAMPLE else "leave unit out"
+            problems.append((k, f"answer {spec.name!r}: unit {spec.unit!r} is {_article(dimension)}, but the "
+                                f"answer is {_article(want)} ({fix})"))
+    for seed in seeds:
+        try:
+            exercise.variant(seed)
+        except Exception as e:  # as above
+            problems.append((None, f"its answers cannot be computed for seed {seed}: {_why(e)}"))
+            break
+    return problems
+
+
+_UNIT_EXAMPLE = {"size": "MB", "time": "us", "rate": "GB/s", "inverse rate": "ns/B"}
+
+
+def _article(dimension: str) -> str:
+    return {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate"}.get(
+        dimension, "a plain number")
+
+
+def _why(error: Exception) -> str:
+    return str(error) if isinstance(error, InputError) else f"{type(error).__name__}: {error}"
 
 
 def _text(table: dict[str, Any], key: str, *, required: bool = True, limit: int = 4000) -> str:
@@ -199,7 +293,7 @@ def _exercise(table: dict[str, Any], path: str) -> Exercise:
         example=example.name,
         statement=_text(table, "statement"),
         parameters=tuple(_parameter(name, spec, example) for name, spec in parameters.items()),
-        answers=tuple(_answer(a) for a in answers),
+        answers=tuple(_indexed(k, a) for k, a in enumerate(answers)),
         source=_text(table, "source", required=False, limit=200),
         defaults={k: str(v) for k, v in defaults.items()},
         path=path,
@@ -252,6 +346,15 @@ def _fraction(value: Any, key: str) -> Fraction:
     return number
 
 
+def _indexed(k: int, table: dict[str, Any]) -> AnswerSpec:
+    """Answer *k*, an error in it marked with *k* so that it names the answer's own line."""
+    try:
+        return _answer(table)
+    except InputError as e:
+        e.answer = k  # type: ignore[attr-defined]
+        raise
+
+
 def _answer(table: dict[str, Any]) -> AnswerSpec:
     unknown = set(table) - _ANSWER_KEYS
     if unknown:
@@ -266,7 +369,9 @@ def _answer(table: dict[str, Any]) -> AnswerSpec:
         if isinstance(sigfigs, bool) or not isinstance(sigfigs, int) or not 1 <= sigfigs <= 15:
             raise InputError("sigfigs must be an integer from 1 to 15")
         tolerance = Tolerance(rtol=Fraction(0), sigfigs=sigfigs)
-    elif table.get("exact", False) is True:
+    elif not isinstance(table.get("exact", False), bool):
+        raise InputError(f"answer {name}: exact must be true or false, not {table['exact']!r}")
+    elif table.get("exact", False):
         tolerance = Tolerance(exact=True)
     else:
         atol = table.get("atol", 0)

@@ -39,7 +39,8 @@ from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, 
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
 
-__all__ = ["Grade", "GradeReport", "Submission", "check", "grade_answer", "read_answers"]
+__all__ = ["Grade", "GradeReport", "Submission", "check", "grade_answer", "read_answers",
+           "unreadable_gradescope"]
 
 _ANSWER_KEYS = {"exercise", "seed", "name", "value", "student"}
 _MAX_ANSWERS = 200_000
@@ -165,6 +166,12 @@ class GradeReport:
         return out
 
 
+def unreadable_gradescope(message: str) -> dict[str, Any]:
+    """Gradescope's ``results.json`` for a submission that cannot be read or graded: score 0 and why."""
+    return {"score": 0, "output": f"error: {message}\nNothing was graded: fix the file and submit again.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
 def _text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
 
@@ -216,7 +223,8 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
         (name is None or isinstance(name, str), "name must be a string"),
         (who is None or isinstance(who, str), "student must be a string"),
         ("value" in entry, "value is missing (write e.g. value = \"150 MB\")"),
-        (type(value) in (str, int, float), f"value {value!r} is not a number or a string such as \"150 MB\""),
+        (type(value) in (str, int, float),
+         f"value {repr(value)[:60]} is not a number or a string such as \"150 MB\""),
         (not isinstance(value, str) or len(value) <= 200, "value is too long (at most 200 characters)"),
         (not isinstance(value, float) or math.isfinite(value), f"value {value!r} is not a finite number"),
     )
@@ -413,13 +421,28 @@ def _current_id(s: Submission, bank: Bank) -> Submission:
 
 
 def _grade_one(s: Submission, bank: Bank, partial: Mapping[str, Fraction] | None) -> Grade:
+    """Grade one answer in isolation: whatever goes wrong scores this answer 0 with a message,
+    and the other answers are graded."""
     try:
         if s.error is not None:
             raise InputError(s.error)
         return grade_answer(bank.get(s.exercise), s, partial=partial)
     except InputError as e:
-        return Grade(submission=s, correct=False, score=Fraction(0), max_score=Fraction(0),
-                     given=str(s.value) if s.value is not None else "", name=s.name, error=str(e))
+        error = str(e)
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as e:
+        error = f"this answer could not be graded ({type(e).__name__}: {str(e)[:120]}); it scores 0"
+    return Grade(submission=s, correct=False, score=Fraction(0), max_score=_points(s, bank),
+                 given=str(s.value)[:200] if s.value is not None else "", name=s.name, error=error)
+
+
+def _points(s: Submission, bank: Bank) -> Fraction:
+    """What the question *s* answers is worth: 0 when the entry names no question of the bank."""
+    if s.error is not None:
+        return Fraction(0)
+    try:
+        return bank.get(s.exercise).answer(s.name).points
+    except InputError:
+        return Fraction(0)
 
 
 def _workers(jobs: int | None, count: int) -> int:

@@ -13,9 +13,12 @@ symbols (:mod:`costmodel.symbols`), accepting only::
              | "⌈" expr "⌉" | "⌊" expr "⌋"
 
 with the names ``p n alpha α beta β gamma γ`` and the functions ``log2`` (or
-``lg``), ``ln``, ``log10``, ``ceil``, ``floor`` and ``sqrt``; ``log`` alone is
+``lg``, ``log₂``, ``log_2``), ``ln``, ``log10``, ``ceil``, ``floor`` and ``sqrt``; ``log`` alone is
 refused as ambiguous.  Text is at most 300 characters, nesting at most 40 deep,
-exponents integers of at most 64 in size.
+exponents integers of at most 64 in size, and the formula's degree at most 64
+(counted on the parse tree before anything is expanded or evaluated, so that a
+power tower such as ``((p+n)^64)^64`` is refused at once); a logarithm of a
+number that is not positive is refused as undefined.
 
 Two formulas are equal when they agree exactly at a dozen points (p a power of
 two, the other symbols random rationals): the formulas of the registry are
@@ -39,6 +42,7 @@ __all__ = ["MAX_LENGTH", "equivalent", "parse_expression", "show_expression"]
 MAX_LENGTH = 300
 _MAX_DEPTH = 40
 _MAX_EXPONENT = 64
+_MAX_DEGREE = 64
 _TOKEN = re.compile(r"\s*(?:(?P<num>\d+(?:\.\d+)?(?:[eE][-+]?\d{1,2}(?![0-9]))?)"
                     r"|(?P<name>[A-Za-zαβγ_][A-Za-z0-9_]*|[αβγ])"
                     r"|(?P<op>\*\*|[-+*/^()·×⌈⌉⌊⌋]))")
@@ -111,18 +115,24 @@ class _Parser:
         while (token := self.peek()) is not None:
             if token[1] in ("*", "·", "×"):
                 self.take()
-                value = value * self.unary()
+                value = self.bounded(value, self.unary(), lambda a, b: a * b)
             elif token[1] == "/":
                 self.take()
                 divisor = self.unary()
                 if divisor == 0:
                     raise _bad(self.text, "it divides by zero")
-                value = value / divisor
+                value = self.bounded(value, divisor, lambda a, b: a / b)
             elif token[0] in ("num", "name") or token[1] in ("(", "⌈", "⌊"):
-                value = value * self.unary()  # juxtaposition: 2(p - 1)α
+                value = self.bounded(value, self.unary(), lambda a, b: a * b)  # juxtaposition: 2(p - 1)α
             else:
                 break
         return value
+
+    def bounded(self, a: Any, b: Any, combine: Callable[[Any, Any], Any]) -> Any:
+        """*combine(a, b)*, a product or quotient, refused before it is built when its degree is too high."""
+        if _degree(a) + _degree(b) > _MAX_DEGREE:
+            raise _bad(self.text, f"its degree is above {_MAX_DEGREE}")
+        return combine(a, b)
 
     def unary(self) -> Any:
         token = self.peek()
@@ -142,6 +152,10 @@ class _Parser:
             exponent = self.nested(self.unary)
             if not (exponent.is_Integer and abs(int(exponent)) <= _MAX_EXPONENT):
                 raise _bad(self.text, f"exponents must be integers from -{_MAX_EXPONENT} to {_MAX_EXPONENT}")
+            if _degree(base) * abs(int(exponent)) > _MAX_DEGREE:
+                raise _bad(self.text, f"its degree is above {_MAX_DEGREE}")
+            if base == 0 and exponent < 0:
+                raise _bad(self.text, "it divides by zero")
             return sympy.Pow(base, exponent)
         return base
 
@@ -185,6 +199,9 @@ class _Parser:
     def _call(self, name: str, arg: Any) -> Any:
         import sympy
 
+        if name in ("log2", "lg", "ln", "log10", "sqrt") and arg.is_number and not arg.is_positive \
+                and not (name == "sqrt" and arg == 0):
+            raise _bad(self.text, f"{name}({arg}) is undefined")
         if name in ("log2", "lg"):
             return self.sym.lg(arg)
         if name == "ln":
@@ -194,6 +211,30 @@ class _Parser:
         if name == "sqrt":
             return sympy.sqrt(arg)
         return self._round(name == "ceil", arg)
+
+
+def _as_written(text: str) -> str:
+    """The tool's own notation as students copy it: ``log₂ p`` and ``log_2(p)`` are ``log2``, and
+    the Unicode minus is a minus."""
+    return re.sub(r"log(?:₂|_2|_\{2\})", "log2", text.replace("\u2212", "-"))
+
+
+def _degree(expr: Any) -> int:
+    """The degree of *expr* as written, before any expansion: a bound on the work of evaluating it.
+
+    A symbol counts 1, a number 1 for each 64 bits of it, a sum its largest
+    term, a product the sum of its factors, a power its base times the exponent
+    and a function its argument.
+    """
+    if expr.is_Rational:
+        return max(1, (abs(expr.p).bit_length() + expr.q.bit_length()) // 64)
+    if expr.is_Pow and expr.exp.is_Integer:
+        return _degree(expr.base) * abs(int(expr.exp))
+    if expr.is_Mul:
+        return sum(_degree(a) for a in expr.args)
+    if expr.args:
+        return max(_degree(a) for a in expr.args)
+    return 1
 
 
 def parse_expression(text: str) -> Any:
@@ -214,7 +255,7 @@ def parse_expression(text: str) -> Any:
         raise InputError(f"the formula has {len(text)} characters; at most {MAX_LENGTH} are read")
     if not text.strip():
         raise _bad(text, "it is empty")
-    parser = _Parser(text)
+    parser = _Parser(_as_written(text))
     value = parser.expr()
     if parser.peek() is not None:
         raise _bad(text, f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]
@@ -246,10 +287,13 @@ _POINTS: list[dict[Any, Any]] = []
 
 
 def _value(expr: Any, point: dict[Any, Any]) -> Any:
+    """*expr* at *point*; ``None`` where it is undefined there (a logarithm of 0, a division by 0)."""
     import sympy
 
     value = sympy.sympify(expr).subs(point)
-    return value if value.is_number else None
+    if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    return value
 
 
 def equivalent(a: Any, b: Any) -> bool:
@@ -272,6 +316,9 @@ def equivalent(a: Any, b: Any) -> bool:
         if x.is_Rational and y.is_Rational:
             if x != y:
                 return False
-        elif abs(sympy.N(x - y, 30)) > 1e-20 * max(1, abs(sympy.N(y, 30))):
-            return False
+            continue
+        difference, size = abs(sympy.N(x - y, 30)), abs(sympy.N(y, 30))
+        if not (difference.is_Float or difference.is_Integer) or not difference.is_finite \
+                or not size.is_finite or difference > 1e-20 * max(1, size):
+            return False  # not a number at this point (log2(0)), or a different one
     return True

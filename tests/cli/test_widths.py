@@ -36,6 +36,7 @@ STAND_INS = {  # files the help examples name, and the repository's files that s
     "hw1/assignment.toml": "docs/examples/hw1/assignment.toml",
     "ada.toml": "docs/examples/submissions/ada.toml",
     "grace.toml": "docs/examples/submissions/grace.toml",
+    "my-exercises.toml": "docs/examples/my-exercises.toml",
 }
 
 _AS_IS = {"--gradescope", "--latex", "--markdown"}

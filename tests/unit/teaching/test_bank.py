@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from costmodel.errors import ParseError
 from costmodel.examples import all_examples
 from costmodel.exercises import Bank, load_bank, parse_exercises
+from costmodel.exercises.bank import lint_exercises
 
 GOOD = """
 [[exercise]]
@@ -85,9 +88,9 @@ def test_bad_exercise_files(content, message):
     assert message in str(info.value) and str(info.value).startswith("x.toml")
 
 
-def test_the_line_is_that_of_the_bad_exercise():
+def test_the_line_is_that_of_the_bad_answer_of_the_bad_exercise():
     two = GOOD + GOOD.replace('id = "ring"', 'id = "ring2"').replace('unit = "MB"', 'unit = "parsec"')
-    line = two.splitlines().index("[[exercise]]", 3) + 1
+    line = two.splitlines().index("[[exercise.answer]]", two.splitlines().index("[[exercise]]", 3)) + 1
     with pytest.raises(ParseError, match=rf"^x\.toml:{line}: exercise 'ring2'"):
         parse_exercises(two, path="x.toml")
 
@@ -131,3 +134,40 @@ def test_every_shipped_exercise_computes_for_many_seeds(exercise):
         for a in exercise.answers:
             assert v.expected(a.name) is not None
         v.to_dict()
+
+
+# -- authoring mistakes, caught when the file is read ---------------------------------------------
+
+AUTHORING = [  # (the change to GOOD, the line it names, the message)
+    (("{n}.", "{size}."), 2, "the statement's {size} is not a given of example 'ring-bytes' (n, p)"),
+    (('name = "sent"', 'name = "bytes"'), 16, "answer 'bytes' is not an answer of example 'ring-bytes' "
+                                             "(chunk, phase-rounds, rounds, sent, received)"),
+    (('unit = "MB"', 'unit = "ms"'), 16, "answer 'sent': unit 'ms' is a time, but the answer is a size "
+                                        '(e.g. unit = "MB")'),
+    (('unit = "MB"', 'unit = "MB"\nexact = "yes"'), 16, "answer sent: exact must be true or false, not 'yes'"),
+    (("choices = [4, 8, 16]", "choices = [1, 4, 8]"), 2, "its answers cannot be computed for seed "),
+]
+
+
+@pytest.mark.parametrize(("change", "line", "message"), AUTHORING)
+def test_authoring_mistakes_name_file_and_line(change, line, message):
+    content = GOOD.replace(*change)
+    with pytest.raises(ParseError) as info:
+        parse_exercises(content, path="x.toml")
+    assert str(info.value).startswith(f"x.toml:{line}: exercise 'ring': {message}")
+    # the line is that of the exercise, or of the answer at fault
+    assert content.splitlines()[line - 1] in ("[[exercise]]", "[[exercise.answer]]")
+
+
+def test_lint_lists_every_problem_and_keeps_the_good_exercises():
+    bad = GOOD.replace("{n}.", "{size}.").replace('unit = "MB"', 'unit = "ms"')
+    two = bad + GOOD.replace('id = "ring"', 'id = "ring2"')
+    good, problems = lint_exercises(two, path="x.toml")
+    assert [e.id for e in good] == ["ring2"]
+    assert [str(p).split(": exercise")[0] for p in problems] == ["x.toml:2", "x.toml:16"]
+
+
+def test_the_shipped_bank_is_clean_for_every_lint_seed():
+    for file in sorted((Path(__file__).parents[3] / "costmodel" / "exercises" / "bank").glob("*.toml")):
+        good, problems = lint_exercises(file.read_text(encoding="utf-8"), path=file.name)
+        assert problems == [] and good
