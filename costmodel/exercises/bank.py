@@ -29,7 +29,8 @@ number of exercises::
     unit = "MB"                       # the unit it is graded and shown in
     rtol = 0.01                       # or atol = "1 MB", sigfigs = 3, exact = true
     points = 1
-    mistakes = ["factor-two", "own-chunk"]   # optional: only these are diagnosed
+    mistakes = ["factor-two", "own-chunk"]   # optional: the mistakes that can occur (default: the
+                                             # example's formula slips and mistakes.VALUE_SLIPS)
     partial = { binary-prefix = 0.5 }        # optional: credit for a diagnosed slip
 
 ``{name}`` in a statement is replaced by the value of that given as the

@@ -34,7 +34,7 @@ from costmodel.examples import get as get_example
 from costmodel.examples.kinds import NAME, Kind
 from costmodel.examples.work import FORMULA_SLIPS, Slip
 from costmodel.exercises.bank import Bank, load_bank
-from costmodel.exercises.mistakes import MISTAKES, Diagnosis, diagnose
+from costmodel.exercises.mistakes import MISTAKES, Diagnosis, applicable, diagnose, sentence, value_slips
 from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
@@ -245,6 +245,21 @@ def _formula_values(exercise: Exercise, variant: Variant, name: str) -> list[tup
     return out
 
 
+def known_factors(exercise: Exercise, variant: Variant, name: str) -> list[float]:
+    """The factors by which each single known slip scales the right value of answer *name*
+    (value slips of its dimension, and each formula slip's value over the right one)."""
+    spec = exercise.answer(name)
+    answer = variant.answers[name]
+    expected = answer.value
+    if isinstance(expected, str) or not expected:
+        return []
+    allow = _applicable(exercise, spec, answer.kind)
+    out = [float(f) for m, f, _ in value_slips(_dimension(answer.kind), spec.unit) if m in allow]
+    out += [float(v) / float(expected) for m, _, v in _formula_values(exercise, variant, name)
+            if m in allow and isinstance(v, (int, float, Fraction)) and v]
+    return out
+
+
 def grade_answer(exercise: Exercise, submission: Submission, *,
                  partial: Mapping[str, Fraction] | None = None) -> Grade:
     """Grade one answer against its variant of *exercise* (``partial`` overrides the exercise's credit)."""
@@ -282,10 +297,23 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
             return accepts(s, t)
         return abs(s - t) <= rtol * abs(t) if rtol else s == t
 
-    found = diagnose(given, expected, dimension=want, accepts=near, allowed=spec.mistakes,
+    found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
+                     allowed=_applicable(exercise, spec, kind),
                      formula_values=_formula_values(exercise, variant, spec.name))
-    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
-    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                 diagnosis=tuple(found), **base)
+
+
+def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
+    return applicable(_dimension(kind), exercise.worked_example.slips, spec.mistakes)
+
+
+def _diagnosed_credit(found: list[Diagnosis], spec: AnswerSpec,
+                      partial: Mapping[str, Fraction] | None) -> Fraction:
+    """Partial credit for one unambiguous single slip only: never for a guess or a chain of two."""
+    if len(found) != 1 or found[0].ambiguous or len(found[0].mistakes) != 1:
+        return Fraction(0)
+    return _credit(found[0].mistakes, spec, partial)
 
 
 def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
@@ -326,9 +354,11 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
         if set(mistakes) <= allowed and mistakes not in seen and formula != expected \
                 and equivalent(given, formula):
             seen.add(mistakes)
-            found.append(Diagnosis(mistakes, message[:1].upper() + message[1:]))
-    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
-    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+            found.append(Diagnosis(mistakes, sentence(message)))
+    if len({d.mistakes for d in found}) > 1:
+        found = [replace(d, ambiguous=True) for d in found]
+    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                 diagnosis=tuple(found), **base)
 
 
 def _diagnosis_rtol(tolerance: Tolerance) -> float:
