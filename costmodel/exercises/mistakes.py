@@ -36,6 +36,8 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from costmodel.examples.work import sentence
+
 __all__ = ["MISTAKES", "VALUE_SLIPS", "Diagnosis", "applicable", "sentence", "value_slips"]
 
 MISTAKES: dict[str, str] = {
@@ -80,18 +82,6 @@ def applicable(dimension: str, formula_slips: Iterable[str],
     if declared is not None:
         return frozenset(declared)
     return frozenset((*formula_slips, *VALUE_SLIPS.get(dimension, ())))
-
-
-def sentence(text: str) -> str:
-    """*text* with its first word capitalised, unless that word is a symbol (``p``, ``ρ``, ``kB``).
-
-    >>> sentence("twice the value"), sentence("p workers"), sentence("kB and KiB confused")
-    ('Twice the value', 'p workers', 'kB and KiB confused')
-    """
-    word = text.split(" ", 1)[0]
-    if len(word) < 2 or not word.isalpha() or not word.islower():
-        return text
-    return text[:1].upper() + text[1:]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,82 @@
+"""Sheets and keys an instructor can hand out: every answer's name, unit and precision; LaTeX that compiles."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from costmodel.errors import UnknownNameError
+from costmodel.exercises import load_bank, problem_sheet
+from costmodel.exercises.sheet import latex_text
+from tests.clirun import run
+
+BANK = load_bank()
+
+
+def test_every_question_names_its_answer_unit_and_precision():
+    sheet = problem_sheet(BANK, seed=17, ids=["ring-bytes", "crossover-rd-rab", "pipeline-bubble"])
+    lines = [line for line in sheet.problems.splitlines() if line.endswith("______")]
+    assert lines == [
+        "- Rounds in all (answer `rounds`, exact integer): ______",
+        "- Bytes each worker sends (answer `sent`, in MB, ±1 %): ______",
+        "- Crossover size (answer `crossover`, in kB, 3 significant figures): ______",
+        "- Time of one mini-batch, in slots (answer `total-slots`, exact integer): ______",
+        "- Bubble fraction (answer `bubble`, ±1 %): ______",
+    ], lines
+    assert "(`sent`): " in sheet.key and "(±1 %)" in sheet.key
+
+
+def _balanced(tex: str) -> bool:
+    depth = 0
+    for c in re.sub(r"\\[{}]", "", tex):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_latex_sheets_are_standalone_documents(seed):
+    sheet = problem_sheet(BANK, seed=seed, format="latex")
+    for tex in (sheet.problems, sheet.key):
+        assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
+        assert tex.count("\\begin{document}") == 1 and tex.isascii()
+        assert _balanced(tex)
+        text = "\n".join(line for line in tex.splitlines() if not line.endswith("\\\\"))  # not table rows
+        text = text.replace("^{", "").replace("_{", "")  # superscripts and subscripts in math
+        for special in "%#&_^~$":  # every other TeX special is escaped
+            assert not re.search(rf"(?<!\\){re.escape(special)}", text), special
+        assert tex.count("\\begin{itemize}") == tex.count("\\end{itemize}")
+        assert tex.count("\\begin{enumerate}") == tex.count("\\end{enumerate}")
+
+
+def test_latex_escapes_and_symbols():
+    assert latex_text("5 % & $ # _ { } ~ ^ \\") == \
+        r"5 \% \& \$ \# \_ \{ \} \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    assert latex_text("ρ ≤ 0.1, ±1 %") == r"\ensuremath{\rho} \ensuremath{\leq} 0.1, \ensuremath{\pm}1 \%"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_sheet_compiles(tmp_path):
+    sheet = problem_sheet(BANK, seed=3, format="latex")
+    for name, tex in (("sheet.tex", sheet.problems), ("key.tex", sheet.key)):
+        (tmp_path / name).write_text(tex, encoding="utf-8")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
+                              cwd=tmp_path, capture_output=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_sheet_command_writes_latex(capsys, tmp_path):
+    run(capsys, "exercise", "sheet", "--seed", "4", "--id", "ring-bytes", "--format", "latex", "--out", str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key-4.tex", "sheet-4.tex"]
+    assert (tmp_path / "sheet-4.tex").read_text().startswith("\\documentclass")
+
+
+def test_unknown_format_is_refused(capsys, tmp_path):
+    with pytest.raises(UnknownNameError):
+        problem_sheet(BANK, seed=1, format="docx")
+    _, err = run(capsys, "exercise", "sheet", "--format", "docx", "--out", str(tmp_path), rc=2)
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1
