@@ -316,7 +316,9 @@ def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
         value = spec.shown(answer.value, answer.kind) if shown.solution else "______"
         parts.append(Text(f"{spec.blank(answer.label, answer.kind, answer.value)}: {value}"))
     if shown.solution:
-        body, _ = _render_worked(v.worked)
+        from costmodel.exercises.sheet import key_working
+
+        body, _ = _render_worked(key_working(v))
         parts += [Text(""), body]
     return Group(*parts), ()
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from costmodel.examples.work import Worked, _show, sentence
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.model import Exercise, Variant
 
-__all__ = ["FORMATS", "Sheet", "latex_text", "problem_sheet"]
+__all__ = ["FORMATS", "Sheet", "key_working", "latex_text", "problem_sheet"]
 
 FORMATS = {"markdown": "md", "latex": "tex"}
 """The formats a sheet is written in, with their file extensions."""
@@ -57,7 +58,7 @@ class Sheet:
                 answer = v.worked.answers[spec.name]
                 parts.append(f"- **{answer.label}** (`{spec.name}`): {spec.shown(answer.value, answer.kind)} "
                              f"({spec.precision(answer.kind, answer.value)})")
-            parts += ["", "### Worked solution", "", v.worked.to_markdown(heading="####"), ""]
+            parts += ["", "### Worked solution", "", key_working(v).to_markdown(heading="####"), ""]
         return "\n".join(parts)
 
 
@@ -76,6 +77,47 @@ def problem_sheet(bank: Bank, *, seed: int | None, ids: Iterable[str] | None = N
             raise UnknownNameError("topic", topic, bank.topics())
         chosen = [e for e in chosen if e.topic == topic]
     return Sheet(seed, tuple(e.variant(seed) for e in chosen), format)
+
+
+def key_working(v: Variant) -> Worked:
+    """The worked solution as a key shows it: only the givens the exercise states, only the steps
+    that follow from them, and only the answers it asks for.
+
+    A given is *stated* when the statement names it (``{p}``), writes its value, or when the
+    answers asked depend on it; a step whose text or value changes with an unstated given (the
+    GPU memory or the link's peak of the worked example, which the exercise never gives) is left out.
+    """
+    worked = v.worked
+    statement = v.statement
+    placeholders = set(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", v.exercise.statement))
+    asked = {spec.name for spec in v.exercise.answers}
+    hidden: set[str] = set()
+    dropped: set[int] = set()
+    for given, value in worked.givens:
+        if given.name in placeholders or _show(value, given.kind).split(" = ")[0].split(" (")[0] in statement:
+            continue
+        other = _changed(value)
+        if other is None:
+            continue
+        try:
+            moved = v.exercise.worked_example.run(values={**v.values, given.name: other})
+        except (ArithmeticError, ValueError):  # InputError is a ValueError
+            continue
+        if len(moved.steps) != len(worked.steps) or \
+                any(moved.answers[a].value != worked.answers[a].value for a in asked):
+            continue  # the answers depend on it: the statement implies it
+        hidden.add(given.name)
+        dropped |= {i for i, (a, b) in enumerate(zip(worked.steps, moved.steps, strict=True)) if a != b}
+    return replace(worked, givens=tuple((g, x) for g, x in worked.givens if g.name not in hidden),
+                   steps=tuple(s for i, s in enumerate(worked.steps) if i not in dropped),
+                   answers={k: a for k, a in worked.answers.items() if k in asked})
+
+
+def _changed(value: Any) -> Any:
+    """Another value of a numeric given (to see what depends on it); None for a word or a list."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
+        return None
+    return value / 3 if 0 < abs(value) < 1 else value * 3 + 1 if value else 1
 
 
 # -- LaTeX -----------------------------------------------------------------------------------------
@@ -165,7 +207,7 @@ def _latex_key(number: int, v: Variant) -> str:
                      f"(\\texttt{{{latex_text(spec.name)}}}): "
                      f"{latex_text(spec.shown(answer.value, answer.kind))} "
                      f"({latex_text(spec.precision(answer.kind, answer.value))})")
-    lines += [r"\end{itemize}", "", r"\subsection*{Worked solution}", "", _latex_worked(v.worked), ""]
+    lines += [r"\end{itemize}", "", r"\subsection*{Worked solution}", "", _latex_worked(key_working(v)), ""]
     return "\n".join(lines)
 
 

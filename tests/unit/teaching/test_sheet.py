@@ -80,3 +80,23 @@ def test_unknown_format_is_refused(capsys, tmp_path):
         problem_sheet(BANK, seed=1, format="docx")
     _, err = run(capsys, "exercise", "sheet", "--format", "docx", "--out", str(tmp_path), rc=2)
     assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+
+
+def test_keys_show_only_the_givens_the_exercise_states():
+    for exercise_id, unstated in (("zero-stages", "memory of one GPU"), ("busbw-allreduce", "peak link"),
+                                  ("busbw-collectives", "peak link"), ("dp-memory", "memory of one GPU")):
+        key = problem_sheet(BANK, seed=3, ids=[exercise_id]).key
+        assert unstated not in key, exercise_id
+    key = problem_sheet(BANK, seed=None, ids=["zero-stages"]).key
+    assert "32 GB" not in key and "120 GB" in key
+    key = problem_sheet(BANK, seed=None, ids=["busbw-efficiency"]).key
+    assert "peak link bandwidth" in key  # stated there: kept
+
+
+@pytest.mark.parametrize("exercise_id", ["busbw-allreduce", "busbw-collectives", "busbw-efficiency"])
+def test_bus_bandwidth_variants_never_beat_the_link(exercise_id):
+    exercise = BANK.get(exercise_id)
+    for seed in [None, *range(400)]:
+        v = exercise.variant(seed)
+        busbw = v.worked.answers["busbw"].value if "busbw" in v.worked.answers else None
+        assert busbw is not None and busbw <= v.values["peak"], (seed, v.shown)
