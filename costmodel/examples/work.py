@@ -125,11 +125,19 @@ def _json_value(value: Any) -> Any:
 
 
 def _show(value: Any, kind: Kind | None) -> str:
+    """A step's value for a reader; a fraction with no short decimal gets its decimal beside it.
+
+    >>> _show(Fraction(1, 3), kinds.NUMBER), _show(Fraction(3, 4), kinds.NUMBER)
+    ('1/3 ≈ 0.3333', '0.75')
+    """
     if value is None:
         return ""
     if kind is None:
         return value if isinstance(value, str) else kinds.show_exact(value)
-    return kind.show(value)
+    text = kind.show(value)
+    if kind is kinds.NUMBER and isinstance(value, Fraction) and "/" in text:
+        text += f" ≈ {float(value):.4g}"
+    return text
 
 
 @dataclass(frozen=True)

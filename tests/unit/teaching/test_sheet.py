@@ -100,3 +100,36 @@ def test_bus_bandwidth_variants_never_beat_the_link(exercise_id):
         v = exercise.variant(seed)
         busbw = v.worked.answers["busbw"].value if "busbw" in v.worked.answers else None
         assert busbw is not None and busbw <= v.values["peak"], (seed, v.shown)
+
+
+def _steps(exercise_id, seed=None):
+    return [line for line in BANK.get(exercise_id).variant(seed).worked.to_markdown().splitlines()
+            if line[:1].isdigit()]
+
+
+def test_worked_steps_assert_no_false_equalities():
+    # the expression holds one form of each value: 50.33 MB = 48 MiB belongs to n, not to the product
+    assert _steps("tp-allreduces")[3] == ("4. Ring all-reduce: bytes each GPU sends: 2(t − 1)/t·n = 2 × 7/8 × "
+                                          "50.33 MB = **88.08 MB = 84 MiB**")
+    assert _steps("moe-alltoalls")[4] == ("5. Bytes leaving one GPU per layer, forward pass: 2 × 29.36 MB = "
+                                          "**58.72 MB = 56 MiB**")
+    for exercise in BANK:
+        for line in exercise.variant(3).worked.to_markdown().splitlines():
+            if line[:1].isdigit() and "**" in line:
+                expression = line.split("**")[0]
+                assert "MiB" not in expression and "GiB" not in expression, (exercise.id, line)
+
+
+def test_fractions_show_their_decimal_and_logs_their_parentheses():
+    assert _steps("pipeline-bubble")[3].endswith("**3/7 ≈ 0.4286**")
+    assert "ln 100 / ln(5/3)" in "\n".join(_steps("consensus-rounds-graphs"))
+
+
+def test_rho_is_derived_from_the_mixing_matrix_eigenvalues():
+    steps = _steps("consensus-rounds-graphs")  # a 16-worker hypercube: W = (I + A)/5
+    assert steps[2].endswith("1/(d + 1) at d = 4 = **0.2**")
+    assert steps[3] == ("4. Eigenvalues λ of W (the roots of det(W − λI)), largest |λ| first: "
+                        "**1, 0.6 (×4), −0.6, 0.2 (×6), −0.2 (×4)**")
+    assert "closed form" not in "\n".join(steps) and "other than the consensus eigenvalue" in steps[4]
+    ring = _steps("consensus-rounds-ring")  # 4 workers: (1 + 2 cos(2πk/4))/3 = 1, 1/3, 1/3, −1/3
+    assert ring[3].endswith("**1, 0.3333 (×2), −0.3333**")
