@@ -34,7 +34,15 @@ from costmodel.examples import get as get_example
 from costmodel.examples.kinds import NAME, Kind
 from costmodel.examples.work import FORMULA_SLIPS, Slip
 from costmodel.exercises.bank import Bank, load_bank
-from costmodel.exercises.mistakes import MISTAKES, Diagnosis, applicable, diagnose, sentence, value_slips
+from costmodel.exercises.mistakes import (
+    MISTAKES,
+    AuthorSlip,
+    Diagnosis,
+    applicable,
+    diagnose,
+    sentence,
+    value_slips,
+)
 from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
@@ -234,8 +242,16 @@ def _slipped(key: tuple[str, tuple[tuple[str, str], ...]], slip: Slip) -> Mappin
     return {k: a.value for k, a in worked.answers.items()}
 
 
+@lru_cache(maxsize=65536)
+def _author_slip(slip: AuthorSlip, key: tuple[str, tuple[tuple[str, str], ...]], name: str) -> Any:
+    """The value an author's slip gives for the givens in *key* (see ``Variant.key``)."""
+    values, answers = _answers(*key)
+    return slip.wrong(answers[name].value, values)
+
+
 def _formula_values(exercise: Exercise, variant: Variant, name: str) -> list[tuple[str, str, Any]]:
-    out = []
+    out = [(slip.id, slip.message, _author_slip(slip, variant.key, name))
+           for slip in exercise.answer(name).slips]
     for mistake in exercise.worked_example.slips:
         for how_variant in FORMULA_SLIPS[mistake]:
             answers = _slipped(variant.key, Slip(mistake, how_variant))
@@ -305,7 +321,8 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
 
 
 def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
-    return applicable(_dimension(kind), exercise.worked_example.slips, spec.mistakes)
+    own = {slip.id for slip in spec.slips}  # the author's own mistakes always apply
+    return applicable(_dimension(kind), exercise.worked_example.slips, spec.mistakes) | own
 
 
 def _diagnosed_credit(found: list[Diagnosis], spec: AnswerSpec,

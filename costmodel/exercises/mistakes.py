@@ -30,7 +30,8 @@ numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -38,7 +39,7 @@ from typing import Any
 
 from costmodel.examples.work import sentence
 
-__all__ = ["MISTAKES", "VALUE_SLIPS", "Diagnosis", "applicable", "sentence", "value_slips"]
+__all__ = ["MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "sentence", "value_slips"]
 
 MISTAKES: dict[str, str] = {
     "binary-prefix": "decimal and binary prefixes confused (MB and MiB, kB and KiB, GB and GiB)",
@@ -82,6 +83,49 @@ def applicable(dimension: str, formula_slips: Iterable[str],
     if declared is not None:
         return frozenset(declared)
     return frozenset((*formula_slips, *VALUE_SLIPS.get(dimension, ())))
+
+
+@dataclass(frozen=True)
+class AuthorSlip:
+    """A mistake an exercise's author declares for one answer (``[[exercise.answer.slip]]``).
+
+    The wrong value is the right one times *factor*, or *value* itself: each a formula of the
+    example's givens (in base units: bytes, seconds) and ``answer`` (the right value), read by
+    the restricted grammar of :mod:`costmodel.exercises.symbolic`, never evaluated as code.
+    """
+
+    id: str
+    message: str
+    factor: str = ""
+    value: str = ""
+    credit: Fraction | None = None
+
+    def wrong(self, expected: Any, givens: Mapping[str, Any]) -> Fraction | float | None:
+        """The value a student who makes this slip writes (base units), or None where undefined."""
+        import sympy
+
+        from costmodel.exercises.symbolic import parse_expression
+
+        numbers = {k: v for k, v in givens.items()
+                   if isinstance(v, (int, Fraction, float)) and not isinstance(v, bool)}
+        names = {k: sympy.Rational(str(Fraction(v))) if not isinstance(v, float) else sympy.Float(v)
+                 for k, v in {**numbers, "answer": expected}.items()}
+        try:
+            result = sympy.sympify(parse_expression(self.factor or self.value, names))
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        if not result.is_number or not result.is_real or result.has(sympy.zoo, sympy.nan, sympy.oo):
+            return None
+        if result.is_Rational:
+            number: Fraction | float = Fraction(int(result.p), int(result.q))
+        else:
+            number = float(result)
+            if not math.isfinite(number):
+                return None
+        if self.factor:
+            return expected * number if isinstance(number, Fraction) and not isinstance(expected, float) \
+                else float(expected) * float(number)
+        return number
 
 
 @dataclass(frozen=True)

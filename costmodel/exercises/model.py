@@ -29,7 +29,7 @@ from costmodel.examples import Example
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NUMBER, NUMBERS, Kind, show_exact
 from costmodel.examples.work import Answer, Worked
-from costmodel.exercises.mistakes import sentence
+from costmodel.exercises.mistakes import AuthorSlip, sentence
 from costmodel.units import floor_log10, format_number, unit_of
 
 __all__ = ["AnswerSpec", "Exercise", "Parameter", "Tolerance", "Variant", "compact"]
@@ -135,6 +135,7 @@ class AnswerSpec:
     points: Fraction = Fraction(1)
     mistakes: tuple[str, ...] | None = None  # None: every mistake that applies
     partial: Mapping[str, Fraction] | None = None
+    slips: tuple[AuthorSlip, ...] = ()  # the author's own mistakes, diagnosed as well
 
     @property
     def scale(self) -> Fraction:
