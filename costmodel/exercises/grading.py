@@ -40,6 +40,7 @@ from costmodel.exercises.mistakes import (
     Diagnosis,
     applicable,
     diagnose,
+    marked,
     sentence,
     value_slips,
 )
@@ -372,8 +373,7 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                 and equivalent(given, formula):
             seen.add(mistakes)
             found.append(Diagnosis(mistakes, sentence(message)))
-    if len({d.mistakes for d in found}) > 1:
-        found = [replace(d, ambiguous=True) for d in found]
+    found = marked(found)
     return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
                  diagnosis=tuple(found), **base)
 

@@ -39,7 +39,8 @@ from typing import Any
 
 from costmodel.examples.work import sentence
 
-__all__ = ["MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "sentence", "value_slips"]
+__all__ = ["MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "marked", "sentence",
+           "value_slips"]
 
 MISTAKES: dict[str, str] = {
     "binary-prefix": "decimal and binary prefixes confused (MB and MiB, kB and KiB, GB and GiB)",
@@ -218,7 +219,7 @@ def diagnose(
     allow = set(MISTAKES if allowed is None else allowed)
     numeric = not isinstance(expected, str) and not isinstance(given, str)
     if not numeric:
-        return _marked([Diagnosis((m,), sentence(d)) for m, d, v in formula_values
+        return marked([Diagnosis((m,), sentence(d)) for m, d, v in formula_values
                         if m in allow and isinstance(v, str) and accepts(given, v)])
     # closeness, not exactness, is the question here: floats are plenty and fast
     bases: list[tuple[tuple[str, ...], str, float]] = [((), "", float(expected))]
@@ -236,14 +237,15 @@ def diagnose(
                 chain = (*mistakes, mistake)
                 _add(found, seen, chain, f"{description}, then {how}" if description else how)
     single = [d for d in found if len(d.mistakes) == 1]
-    return _marked(single or found)  # the simplest explanations: two slips only when no single one fits
+    return marked(single or found)  # the simplest explanations: two slips only when no single one fits
 
 
-def _marked(found: list[Diagnosis]) -> list[Diagnosis]:
-    """*found*, each marked ambiguous when they name different mistakes."""
+def marked(found: list[Diagnosis]) -> list[Diagnosis]:
+    """*found*, each marked ambiguous (in its message too) when they name different mistakes."""
     if len({d.mistakes for d in found}) < 2:
         return found
-    return [Diagnosis(d.mistakes, d.message, ambiguous=True) for d in found]
+    return [Diagnosis(d.mistakes, f"{d.message} (ambiguous: another mistake gives the same value)",
+                      ambiguous=True) for d in found]
 
 
 def _add(found: list[Diagnosis], seen: set[tuple[str, ...]], mistakes: tuple[str, ...], text: str) -> None:

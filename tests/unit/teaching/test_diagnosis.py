@@ -80,6 +80,7 @@ def test_ambiguous_explanations_are_marked_and_earn_nothing():
     g = grade("topk-ratio", "bytes", "1 MB", partial={"index-overhead": Fraction(1, 2)})
     assert {d.mistake for d in g.diagnosis} == {"index-overhead", "factor-two"}
     assert all(d.ambiguous and d.to_dict()["ambiguous"] for d in g.diagnosis)
+    assert all(d.message.endswith("(ambiguous: another mistake gives the same value)") for d in g.diagnosis)
     assert g.score == 0
 
 
