@@ -155,20 +155,25 @@ def exercise_sheet(
                                                   show_default=False)] = None,
     topic: Topic = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    form: Annotated[str, typer.Option("--format", "-f", metavar="markdown|latex",
+                                      help="Markdown, or a standalone LaTeX document.")] = "markdown",
     exercises: ExerciseFiles = None,
     as_json: Json = False,
 ) -> None:
-    """Write a problem sheet (Markdown) and its answer key with worked solutions, for one seed.
+    """Write a problem sheet and its answer key with worked solutions, for one seed.
 
-    Files: sheet-SEED.md and key-SEED.md in --out (never overwritten without --force).
+    Every question names its answer, unit and precision. Files: sheet-SEED.md and key-SEED.md
+    (sheet-SEED.tex and key-SEED.tex with --format latex) in --out, never overwritten without --force.
 
-    Example: costmodel exercise sheet --seed 17 --out handouts/
+    Example: costmodel exercise sheet --seed 17 --format latex --out handouts/
     """
     from costmodel.exercises import problem_sheet
+    from costmodel.exercises.sheet import FORMATS
 
-    sheet = problem_sheet(_bank(exercises), seed=seed, ids=ids, topic=topic)
+    sheet = problem_sheet(_bank(exercises), seed=seed, ids=ids, topic=topic, format=form)
     label = "default" if seed is None else str(seed)
-    targets = {out / f"sheet-{label}.md": sheet.problems, out / f"key-{label}.md": sheet.key}
+    ext = FORMATS[form]
+    targets = {out / f"sheet-{label}.{ext}": sheet.problems, out / f"key-{label}.{ext}": sheet.key}
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
     for path in targets:
@@ -496,11 +501,12 @@ def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
                         Text(""), Text(v.statement), Text("")]
     for spec in v.exercise.answers:
         answer = v.worked.answers[spec.name]
-        unit = f" (in {spec.unit})" if spec.unit else ""
         value = spec.shown(answer.value, answer.kind) if shown.solution else "______"
-        parts.append(Text(f"{answer.label}{unit}: {value}"))
+        parts.append(Text(f"{spec.blank(answer.label, answer.kind, answer.value)}: {value}"))
     if shown.solution:
-        body, _ = _render_worked(v.worked)
+        from costmodel.exercises.sheet import key_working
+
+        body, _ = _render_worked(key_working(v))
         parts += [Text(""), body]
     return Group(*parts), ()
 

@@ -53,12 +53,12 @@ _NAMES = {"ring": "ring", "recursive-doubling": "recursive doubling", "rabenseif
 
 def _size(x: Any) -> str:
     """A size in its decimal unit only (``66.67 MB``), for use inside an expression."""
-    return SIZE.show(x).split(" = ")[0]
+    return SIZE.term(x).split(" = ")[0]
 
 
 def _rate(x: Any) -> str:
     """A rate in bytes per second only (``12.5 GB/s``), for use inside an expression."""
-    return RATE.show(x).split(" (")[0]
+    return RATE.term(x).split(" (")[0]
 
 
 def _whole(x: Any) -> Any:
@@ -171,7 +171,7 @@ def ring_vs_naive(w: Work) -> None:
     w.answer("ring", "ring all-reduce time", ring.time_s, TIME)
     w.answer("naive", "naive root time", naive.time_s, TIME)
     w.answer("ratio", "naive time over ring time", naive.time_s / ring.time_s, NUMBER,
-             f"{TIME.show(naive.time_s)} / {TIME.show(ring.time_s)}")
+             f"{TIME.term(naive.time_s)} / {TIME.term(ring.time_s)}")
     lower = bound("allreduce", p=p, n=n, link=LinkParams(alpha_s=alpha, beta_s_per_byte=beta))
     w.step("Lower bound of any all-reduce", lower.formula, lower.time_s, TIME)
     w.answer("bound", "lower bound on the all-reduce time", lower.time_s, TIME)
@@ -345,11 +345,11 @@ def ring_calculation(w: Work) -> None:
         startups, sent = _whole(c.rounds), c.bytes_sent
     a, b = w.link(alpha, beta)
     w.answer("startups", "start-ups", startups, COUNT, f"2(p − 1) = 2 × {p - 1}")
-    latency = w.answer("latency", "start-up time", startups * a, TIME, f"{startups} × {TIME.show(alpha)}")
+    latency = w.answer("latency", "start-up time", startups * a, TIME, f"{startups} × {TIME.term(alpha)}")
     w.answer("sent", "bytes each worker sends", sent, SIZE,
              f"2(p − 1)/p·n = 2 × {p - 1}/{p} × {show_exact(n)} B")
     payload = w.answer("payload", "payload time", sent * b, TIME,
-                       f"{_size(sent)} × {INVERSE_RATE.show(beta)}")
+                       f"{_size(sent)} × {INVERSE_RATE.term(beta)}")
     assert w.slip is not None or (latency, payload) == (c.latency_s, c.bandwidth_s)
     w.answer("total", "ring all-reduce time", latency + payload, TIME, "start-ups + payload")
 
@@ -372,11 +372,11 @@ def startups_decide(w: Work) -> None:
     w.answer("ring-startups", "ring start-ups", _whole(ring.rounds), COUNT, f"2(p − 1) = 2 × {p - 1}")
     w.answer("rd-latency-share", "share of recursive doubling's time spent on start-ups",
              rd.latency_s / rd.time_s, NUMBER,
-             f"{TIME.show(rd.latency_s)} / {TIME.show(rd.time_s)}")
+             f"{TIME.term(rd.latency_s)} / {TIME.term(rd.time_s)}")
     w.answer("best", "faster algorithm", "recursive-doubling" if rd.time_s < ring.time_s else "ring", NAME)
     w.answer("dominant", "larger term of recursive doubling's time (latency/bandwidth)",
              "latency" if rd.latency_s > rd.bandwidth_s else "bandwidth", NAME,
-             f"{TIME.show(rd.latency_s)} against {TIME.show(rd.bandwidth_s)}")
+             f"{TIME.term(rd.latency_s)} against {TIME.term(rd.bandwidth_s)}")
 
 
 @example("crossover-rd-rab", title="Crossover of recursive doubling and Rabenseifner",
@@ -487,7 +487,7 @@ def bus_bandwidth(w: Work) -> None:
     collective, p, n, t, peak = w.values("collective", "p", "n", "t", "peak")
     m = busbw(collective, p=p, n=n, time=t)
     w.answer("algbw", "algorithm bandwidth", m.algbw_bytes_per_s, RATE,
-             f"S/t = {_size(n)} / {TIME.show(t)}")
+             f"S/t = {_size(n)} / {TIME.term(t)}")
     factor = m.factor
     if w.slipped("own-chunk") and m.factor_text != "1":  # the slip: (p − 1)/p left out
         factor = factor * p / (p - 1)
@@ -519,7 +519,7 @@ def model_busbw(w: Work) -> None:
     w.answer("time", "ring all-reduce time", ring.time_s, TIME)
     m = busbw("allreduce", p=p, n=n, time=ring.time_s)
     w.answer("algbw", "algorithm bandwidth", m.algbw_bytes_per_s, RATE,
-             f"n/t = {_size(n)} / {TIME.show(ring.time_s)}")
+             f"n/t = {_size(n)} / {TIME.term(ring.time_s)}")
     bus = w.answer("busbw", "bus bandwidth", m.busbw_bytes_per_s, RATE,
                    f"algbw × 2(p − 1)/p = algbw × {show_exact(m.factor)}")
     w.step("Link bandwidth", "1/β", 1 / beta, RATE)

@@ -131,7 +131,7 @@ def _rounds(w: Work, rho: Any, target: Any, rounds: int | None) -> None:
         raise InputError("ρ ≥ 1 here: mixing never shrinks the disagreement; choose a connected graph")
     if rho:
         ratio = math.log(1 / float(target)) / math.log(1 / float(rho))
-        shown = f"ln {show_exact(1 / target)} / ln {show_exact(1 / rho)}"
+        shown = f"ln{_argument(1 / target)} / ln{_argument(1 / rho)}"
         w.step("Rounds, unrounded", f"ln(1/ε) / ln(1/ρ) = {shown}", ratio, NUMBER)
     w.answer("rounds-to-target", "rounds to shrink the disagreement by ε", rounds, COUNT,
              "⌈ln(1/ε) / ln(1/ρ)⌉" if rho else "ρ = 0: one round gives exact agreement")
@@ -155,9 +155,57 @@ def consensus_rounds(w: Work) -> None:
     spec = run.spectrum
     exact = spec.rho_exact is not None
     rho = spec.rho_exact if exact else spec.rho
-    w.answer("rho", "the convergence factor ρ (largest non-consensus |λ|)", rho, NUMBER, spec.method)
+    if not w.quiet:
+        _eigenvalue_steps(w, run.graph)
+    w.answer("rho", "the convergence factor ρ (largest non-consensus |λ|)", rho, NUMBER,
+             "the largest |λ| of W other than the consensus eigenvalue λ = 1")
     w.answer("gap", "spectral gap", spec.spectral_gap_exact if exact else spec.spectral_gap, NUMBER, "1 − ρ")
     _rounds(w, rho, target, run.rounds.rounds)
+
+
+def _eigenvalue_steps(w: Work, graph: Any) -> None:
+    """The mixing matrix W of uniform weights and its eigenvalues, from which ρ is read.
+
+    Eigenvalues of the (small, p ≤ a few hundred) matrix computed numerically; shown to four
+    figures, each distinct value once with its multiplicity.  Source: Xiao & Boyd 2004 (ρ is the
+    largest non-consensus |λ| of W).
+    """
+    import numpy as np
+
+    from costmodel.consensus.mixing import mixing_matrix
+
+    degree = max(graph.degrees())
+    w.step("Mixing matrix W: each worker weights itself and each of its d neighbours equally",
+           f"1/(d + 1) at d = {degree}", Fraction(1, degree + 1), NUMBER)
+    dense = np.zeros((graph.p, graph.p))
+    for i, row in enumerate(mixing_matrix(graph).rows()):
+        for j, weight in row:
+            dense[i, j] = float(weight)
+    values = np.linalg.eigvals(dense)
+    shown: dict[str, int] = {}
+    for value in sorted(values, key=lambda v: (-round(abs(v), 9), -round(v.real, 9))):
+        text = _eigenvalue(value)
+        shown[text] = shown.get(text, 0) + 1
+    listed = [f"{t} (×{k})" if k > 1 else t for t, k in shown.items()]
+    more = len(listed) > _EIGENVALUES_SHOWN
+    w.step("Eigenvalues λ of W (the roots of det(W − λI)), largest |λ| first", "",
+           ", ".join(listed[:_EIGENVALUES_SHOWN]) + (", …" if more else ""))
+
+
+_EIGENVALUES_SHOWN = 6
+
+
+def _argument(x: Any) -> str:
+    """*x* as the argument of ln: in parentheses when it is a fraction (ln(5/3), not ln 5/3)."""
+    text = show_exact(x)
+    return f"({text})" if "/" in text else f" {text}"
+
+
+def _eigenvalue(value: complex) -> str:
+    real, imag = float(value.real), float(value.imag)
+    if abs(imag) < 1e-9:
+        return f"{0.0 if abs(real) < 1e-12 else real:.4g}".replace("-", "−")
+    return f"{real:.4g} {'+' if imag > 0 else '−'} {abs(imag):.4g}i".replace("-", "−")
 
 
 # -- gossip against all-reduce ---------------------------------------------------------------------
@@ -186,15 +234,15 @@ def gossip_against_allreduce(w: Work) -> None:
     w.answer("gossip-rounds", "gossip rounds to the target", rounds, COUNT, "⌈ln(1/ε) / ln(1/ρ)⌉")
     w.answer("gossip-round-bytes", "bytes a worker sends per gossip round", d * n, SIZE, f"d·n = {d} × n")
     w.answer("gossip-bytes", "bytes a worker sends over all gossip rounds", rounds * d * n, SIZE,
-             f"{rounds} × {d} × {SIZE.show(n)}")
+             f"{rounds} × {d} × {SIZE.term(n)}")
     round_time = w.step("Time of one gossip round", "d·(α + n·β)", d * (a + n * b), TIME)
     gossip = w.answer("gossip-time", "time of the gossip rounds", rounds * round_time, TIME,
-                      f"{rounds} × {TIME.show(round_time)}")
+                      f"{rounds} × {TIME.term(round_time)}")
     ar = w.cost("allreduce", "ring", p=p, n=n, alpha=alpha, beta=beta, show=False)
     phase = p if w.slipped("own-chunk") else p - 1  # the own chunk sent as well: p steps a phase
     w.answer("allreduce-rounds", "steps of the ring all-reduce", 2 * phase, COUNT, "2(p − 1)")
     w.answer("allreduce-bytes", "bytes a worker sends in the ring all-reduce", 2 * phase * Fraction(n) / p,
-             SIZE, f"2(p − 1)/p·n = 2·{p - 1}/{p}·{SIZE.show(n)}")
+             SIZE, f"2(p − 1)/p·n = 2·{p - 1}/{p}·{SIZE.term(n)}")
     allreduce = 2 * phase * (a + Fraction(n) / p * b) if w.slipped("own-chunk") else ar.time_s
     w.answer("allreduce-time", "time of the ring all-reduce", allreduce, TIME, "2(p − 1)·α + 2(p − 1)/p·n·β")
     if w.checking:

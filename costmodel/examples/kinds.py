@@ -119,6 +119,11 @@ class Kind:
         """*value* written for a reader; ``""`` while an example is worked quietly (answers only)."""
         return "" if _QUIET.get() else self.format(value)
 
+    def term(self, value: Any) -> str:
+        """*value* in one form only, to stand inside an expression (``50.33 MB``, not
+        ``50.33 MB = 48 MiB``, which would read as an equality of the expression)."""
+        return self.show(value).split(" = ")[0].split(" (")[0]
+
     def __repr__(self) -> str:
         return f"Kind({self.name!r})"
 

@@ -25,7 +25,7 @@ TOPIC = "hierarchical"
 
 def _rate(rate: Fraction) -> str:
     """A rate as a statement writes it (12.5 GB/s, without the bits)."""
-    return RATE.show(rate).split(" (")[0]
+    return RATE.term(rate).split(" (")[0]
 
 
 # -- multi-lane --------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ def multilane_transfer(w: Work) -> None:
     n, k, bandwidth, alpha = w.values("n", "lanes", "bandwidth", "alpha")
     a, b = w.link(alpha, 1 / bandwidth)
     m = multilane(n, lanes=k, alpha=a, beta=b)
-    w.answer("per-lane", "bytes on each lane", m.bytes_per_lane, SIZE, f"n/k = {SIZE.show(n)} / {k}")
+    w.answer("per-lane", "bytes on each lane", m.bytes_per_lane, SIZE, f"n/k = {SIZE.term(n)} / {k}")
     w.answer("one-lane", "time on one lane", m.one_lane_time_s, TIME, "α + n·β")
     w.answer("time", "time over all lanes at once", m.time_s, TIME, "α + (n/k)·β")
     if m.speedup is not None:
@@ -118,7 +118,7 @@ def rat_core_bytes(w: Work) -> None:
     assert w.slip is not None or flat == t.core_bytes_flat_ring
     w.answer("rat", "bytes crossing the core with RAT", rat, SIZE, "2(r − 1)·n")
     w.answer("flat", "bytes crossing the core with a flat ring", flat, SIZE,
-             f"{crossing} × {SIZE.show(per_link)}")
+             f"{crossing} × {SIZE.term(per_link)}")
     w.answer("rat-factor", "RAT's core bytes in units of n", rat / n, NUMBER)
     w.answer("flat-factor", "the flat ring's core bytes in units of n", flat / n, NUMBER)
     w.answer("ratio", "flat ring over RAT", flat / rat, NUMBER)
@@ -159,22 +159,22 @@ def hierarchical_allreduce(w: Work) -> None:
     ar = w.cost("allreduce", "ring", p=nodes, n=chunk, alpha=inter.alpha_s, beta=inter.beta_s_per_byte,
                 show=False)
     ag = w.cost("allgather", "ring", p=g, n=d, alpha=intra.alpha_s, beta=intra.beta_s_per_byte, show=False)
-    shown = f"{g - 1}·{TIME.show(intra.alpha_s)} + {g - 1}/{g}·{SIZE.show(d)} / {_rate(w['intra_bw'])}"
+    shown = f"{g - 1}·{TIME.term(intra.alpha_s)} + {g - 1}/{g}·{SIZE.term(d)} / {_rate(w['intra_bw'])}"
     w.step("Phase 1, reduce-scatter inside each node (a ring of g)", f"(g − 1)·α₁ + (g − 1)/g·D·β₁ = {shown}",
            rs.time_s, TIME)
     w.answer("chunk", "slice each GPU carries across the nodes", chunk, SIZE, "D/g")
-    shown = (f"{2 * (nodes - 1)}·{TIME.show(inter.alpha_s)} + 2·{nodes - 1}/{nodes}·{SIZE.show(chunk)} / "
+    shown = (f"{2 * (nodes - 1)}·{TIME.term(inter.alpha_s)} + 2·{nodes - 1}/{nodes}·{SIZE.term(chunk)} / "
              f"{_rate(w['inter_bw'])}")
     w.step("Phase 2, ring all-reduce of the slices across the nodes (a ring of N)",
            f"2(N − 1)·α₂ + 2(N − 1)/N·(D/g)·β₂ = {shown}", ar.time_s, TIME)
     w.step("Phase 3, all-gather inside each node (a ring of g)", "the same as phase 1", ag.time_s, TIME)
     rounds = nodes if w.slipped("own-chunk") else nodes - 1
     per_gpu = w.answer("inter-per-gpu", "bytes each GPU sends between nodes", 2 * rounds * chunk / nodes,
-                       SIZE, f"2(N − 1)/N·D/g = 2·{nodes - 1}/{nodes}·{SIZE.show(chunk)}")
+                       SIZE, f"2(N − 1)/N·D/g = 2·{nodes - 1}/{nodes}·{SIZE.term(chunk)}")
     w.answer("inter-per-node", "bytes each node sends to other nodes", g * per_gpu, SIZE,
-             f"g × {SIZE.show(per_gpu)}")
+             f"g × {SIZE.term(per_gpu)}")
     hier_inter = w.answer("hier-inter", "bytes crossing between nodes, all GPUs together", p * per_gpu, SIZE,
-                          f"P × {SIZE.show(per_gpu)}")
+                          f"P × {SIZE.term(per_gpu)}")
     hier = rs.time_s + ar.time_s + ag.time_s
     if w.checking:
         library = hierarchical_cost(topology, d)
@@ -190,7 +190,7 @@ def hierarchical_allreduce(w: Work) -> None:
         slowest = max(costs, key=lambda c: c.time_s)
         flat_phases.append(slowest)
         w.step(f"Flat ring {name}, priced at the slower link",
-               f"(P − 1)·α + (P − 1)/P·D·β: {p - 1} steps of {SIZE.show(Fraction(d) / p)}", slowest.time_s,
+               f"(P − 1)·α + (P − 1)/P·D·β: {p - 1} steps of {SIZE.term(Fraction(d) / p)}", slowest.time_s,
                TIME)
     flat = sum((c.time_s for c in flat_phases), Fraction(0))
     ring_rounds = p if w.slipped("own-chunk") else p - 1
@@ -214,4 +214,4 @@ def hierarchical_allreduce(w: Work) -> None:
     w.answer("flat-time", "time of the flat ring", flat, TIME, "reduce-scatter + all-gather")
     if hier:
         w.answer("speedup", "flat ring's time over the hierarchical one's", flat / hier, NUMBER,
-                 f"{TIME.show(flat)} / {TIME.show(hier)}")
+                 f"{TIME.term(flat)} / {TIME.term(hier)}")

@@ -259,9 +259,9 @@ def dp_memory(w: Work) -> None:
     per = w.answer("per-replica", "weights of one replica", m.weights_bytes_per_replica, SIZE,
                    f"Ψ × {b} B = {show_exact(params)}e9 × {b} B")
     w.answer("total", "weights over all replicas", m.weights_bytes_total, SIZE,
-             f"Ψ × {b} B × D = {SIZE.show(per)} × {workers}")
+             f"Ψ × {b} B × D = {SIZE.term(per)} × {workers}")
     w.answer("gpus-per-replica", "GPUs one replica's weights need at least", math.ceil(per / gpu), COUNT,
-             f"⌈{SIZE.show(per)} / {SIZE.show(gpu)}⌉: more than one GPU calls for ZeRO or model parallelism")
+             f"⌈{SIZE.term(per)} / {SIZE.term(gpu)}⌉: more than one GPU calls for ZeRO or model parallelism")
 
 
 @example("zero-stages", title="ZeRO stages 0–3: model-state memory per GPU",
@@ -295,7 +295,7 @@ def zero_stages(w: Work) -> None:
         values.append(w.answer(f"stage{stage}", f"model states per GPU at stage {stage} ({z.name})", value,
                                SIZE, formula))
     fits = next((str(s) for s, v in enumerate(values) if v <= gpu), "none")
-    w.answer("fits", f"smallest stage whose model states fit in {SIZE.show(gpu)}", fits, NAME,
+    w.answer("fits", f"smallest stage whose model states fit in {SIZE.term(gpu)}", fits, NAME,
              "activations and buffers come on top")
 
 
@@ -348,7 +348,7 @@ def topk(w: Work) -> None:
         size = w.answer("bytes", "compressed payload", Fraction(k * v), SIZE, f"k·v = {k} × {v} B")
     else:
         size = w.answer("bytes", "compressed payload", c.bytes, SIZE, f"k·(v + i) = {k} × ({v} + {index}) B")
-    w.answer("ratio", "compression ratio", dense / size, NUMBER, f"{SIZE.show(dense)} / {SIZE.show(size)}")
+    w.answer("ratio", "compression ratio", dense / size, NUMBER, f"{SIZE.term(dense)} / {SIZE.term(size)}")
     w.step("Note", "the usual 10–100× at k/n = 0.01–0.001 ignores the indices: with 4-byte indices it is "
            "50× and 500×, and 10× needs k/n = 0.05")
 
@@ -396,13 +396,13 @@ def ps_vs_ring(w: Work) -> None:
     t = ps_traffic(n, workers=workers, servers=servers)
     w.step("Each worker pushes its gradient and pulls the parameters", "n each way", n, SIZE)
     into = w.answer("server-in", "bytes into one server per step", t.server_bytes_in, SIZE,
-                    f"N·n/S = {workers} × {SIZE.show(n)} / {servers}")
+                    f"N·n/S = {workers} × {SIZE.term(n)} / {servers}")
     w.answer("server-out", "bytes out of one server per step", t.server_bytes_out, SIZE, "N·n/S, the pulls")
     ring = t.ring_bytes_sent_per_worker
     if w.slipped("own-chunk"):
         ring, how = 2 * n, "2·n"
     else:
-        how = f"2(N − 1)/N·n = 2 × {workers - 1}/{workers} × {SIZE.show(n)}"
+        how = f"2(N − 1)/N·n = 2 × {workers - 1}/{workers} × {SIZE.term(n)}"
     ring = w.answer("ring-sent", "bytes each ring worker sends per step", ring, SIZE, how)
     w.answer("ratio", "server inflow over a ring worker's send", into / ring, NUMBER,
              "N²/(2S(N − 1)): the hot spot grows with N")
@@ -432,10 +432,10 @@ def tp_allreduces(w: Work) -> None:
     n = w.answer("bytes", "size of each all-reduce", Fraction(r.allreduce_bytes), SIZE,
                  f"b·s·h·{b} B = {batch} × {seq} × {hidden} × {b} B")
     per = 2 * n if w.slipped("own-chunk") else r.allreduce.bytes_sent_per_rank
-    w.step("Ring all-reduce: bytes each GPU sends", f"2(t − 1)/t·n = 2 × {tp - 1}/{tp} × {SIZE.show(n)}",
+    w.step("Ring all-reduce: bytes each GPU sends", f"2(t − 1)/t·n = 2 × {tp - 1}/{tp} × {SIZE.term(n)}",
            per, SIZE)
     w.answer("sent-per-block", "bytes each GPU sends per block", r.allreduces_per_block * per, SIZE,
-             f"{r.allreduces_per_block} × {SIZE.show(per)}")
+             f"{r.allreduces_per_block} × {SIZE.term(per)}")
 
 
 @example("moe-alltoalls", title="Expert parallelism: two all-to-alls per MoE layer",
@@ -463,4 +463,4 @@ def moe_alltoalls(w: Work) -> None:
                      f"(G − 1)/G = {ep - 1}/{ep}, uniform routing")
     leaving = w.answer("leaving", "bytes leaving one GPU per all-to-all", share * buffer, SIZE)
     w.answer("leaving-layer", "bytes leaving one GPU per layer, forward pass", m.alltoalls_forward * leaving,
-             SIZE, f"{m.alltoalls_forward} × {SIZE.show(leaving)}")
+             SIZE, f"{m.alltoalls_forward} × {SIZE.term(leaving)}")

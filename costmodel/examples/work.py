@@ -31,7 +31,21 @@ from costmodel.examples import kinds
 from costmodel.examples.kinds import Kind
 from costmodel.units import format_inverse_rate, format_time
 
-__all__ = ["FORMULA_SLIPS", "Answer", "Example", "Given", "Slip", "Step", "Work", "Worked"]
+__all__ = ["FORMULA_SLIPS", "Answer", "Example", "Given", "Slip", "Step", "Work", "Worked", "sentence"]
+
+
+def sentence(text: str) -> str:
+    """*text* with its first word capitalised, unless that word is a symbol (``p``, ``ρ``, ``kB``).
+
+    >>> sentence("twice the value"), sentence("p workers"), sentence("kB and KiB confused")
+    ('Twice the value', 'p workers', 'kB and KiB confused')
+    >>> sentence("a rate"), sentence("all-reduce time"), sentence("α term")
+    ('A rate', 'All-reduce time', 'α term')
+    """
+    word = text.split(" ", 1)[0].replace("-", "")
+    if word != "a" and (len(word) < 2 or not word.isascii() or not word.isalpha() or not word.islower()):
+        return text
+    return text[:1].upper() + text[1:]
 
 
 FORMULA_SLIPS: dict[str, tuple[str, ...]] = {
@@ -111,11 +125,19 @@ def _json_value(value: Any) -> Any:
 
 
 def _show(value: Any, kind: Kind | None) -> str:
+    """A step's value for a reader; a fraction with no short decimal gets its decimal beside it.
+
+    >>> _show(Fraction(1, 3), kinds.NUMBER), _show(Fraction(3, 4), kinds.NUMBER)
+    ('1/3 ≈ 0.3333', '0.75')
+    """
     if value is None:
         return ""
     if kind is None:
         return value if isinstance(value, str) else kinds.show_exact(value)
-    return kind.show(value)
+    text = kind.show(value)
+    if kind is kinds.NUMBER and isinstance(value, Fraction) and "/" in text:
+        text += f" ≈ {float(value):.4g}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -147,7 +169,7 @@ class Worked:
             result = f" = **{shown}**" if shown and s.expression else (f": **{shown}**" if shown else "")
             lines.append(f"{i}. {s.text}{expression}{result}")
         lines.append("")
-        lines += [f"**{a.label[:1].upper()}{a.label[1:]}: {_show(a.value, a.kind)}**  "
+        lines += [f"**{sentence(a.label)}: {_show(a.value, a.kind)}**  "
                   for a in self.answers.values()]
         return "\n".join(lines).rstrip() + "\n"
 
@@ -220,7 +242,7 @@ class Work:
     def answer(self, name: str, label: str, value: Any, kind: Kind, expression: str = "") -> Any:
         """Record a named answer (and show it as a step)."""
         if not self.quiet:
-            self.steps.append(Step(f"{label[:1].upper()}{label[1:]}", expression, value, kind))
+            self.steps.append(Step(sentence(label), expression, value, kind))
         self.answers[name] = Answer(name, label, value, kind)
         return value
 

@@ -29,8 +29,15 @@ number of exercises::
     unit = "MB"                       # the unit it is graded and shown in
     rtol = 0.01                       # or atol = "1 MB", sigfigs = 3, exact = true
     points = 1
-    mistakes = ["factor-two", "own-chunk"]   # optional: only these are diagnosed
+    mistakes = ["factor-two", "own-chunk"]   # optional: the mistakes that can occur (default: the
+                                             # example's formula slips and mistakes.VALUE_SLIPS)
     partial = { binary-prefix = 0.5 }        # optional: credit for a diagnosed slip
+
+    [[exercise.answer.slip]]          # optional: a mistake of the author's own
+    id = "all-workers"
+    factor = "p"                      # or value = "n": formulas of the givens and `answer`
+    message = "the bytes of all p workers together"
+    credit = 0.25                     # optional
 
 ``{name}`` in a statement is replaced by the value of that given as the
 student sees it; nothing else in the text is interpreted.
@@ -57,7 +64,7 @@ from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.exact import parse_number
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
-from costmodel.exercises.mistakes import MISTAKES
+from costmodel.exercises.mistakes import MISTAKES, AuthorSlip
 from costmodel.exercises.model import _PLACEHOLDER, AnswerSpec, Exercise, Parameter, Tolerance
 from costmodel.renames import resolve
 from costmodel.tomlfile import header_lines, loads
@@ -69,7 +76,8 @@ _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
                   "answer", "formerly"}
 _PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
-_ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial"}
+_ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial", "slip"}
+_SLIP_KEYS = {"id", "factor", "value", "message", "credit"}
 _MAX_CHOICES = 10_000
 _MAX_LENGTH = 64
 _UNIT_KINDS = ("size", "time", "rate", "inverse rate")
@@ -265,6 +273,30 @@ def _text(table: dict[str, Any], key: str, *, required: bool = True, limit: int 
 
 
 def _exercise(table: dict[str, Any], path: str) -> Exercise:
+    exercise = _read_exercise(table, path)
+    if any(spec.slips for spec in exercise.answers):
+        _check_slips(exercise)
+    return exercise
+
+
+def _check_slips(exercise: Exercise) -> None:
+    """Every author's slip must give a number for the exercise's own numbers."""
+    variant = exercise.variant(None)
+    for k, spec in enumerate(exercise.answers):
+        expected = variant.answers[spec.name].value
+        for slip in spec.slips:
+            problem = None
+            if isinstance(expected, str) or hasattr(expected, "free_symbols"):
+                problem = "a slip needs an answer that is a number"
+            elif slip.wrong(expected, variant.values) is None:
+                problem = f"{slip.factor or slip.value!r} has no finite value for the exercise's own numbers"
+            if problem is not None:
+                error = InputError(f"answer {spec.name}: slip {slip.id}: {problem}")
+                error.answer = k  # type: ignore[attr-defined] - named by the answer's own line
+                raise error
+
+
+def _read_exercise(table: dict[str, Any], path: str) -> Exercise:
     unknown = set(table) - _EXERCISE_KEYS
     if unknown:
         raise InputError(f"unknown key {sorted(unknown)[0]!r}; expected {', '.join(sorted(_EXERCISE_KEYS))}")
@@ -293,7 +325,7 @@ def _exercise(table: dict[str, Any], path: str) -> Exercise:
         example=example.name,
         statement=_text(table, "statement"),
         parameters=tuple(_parameter(name, spec, example) for name, spec in parameters.items()),
-        answers=tuple(_indexed(k, a) for k, a in enumerate(answers)),
+        answers=tuple(_indexed(k, a, example) for k, a in enumerate(answers)),
         source=_text(table, "source", required=False, limit=200),
         defaults={k: str(v) for k, v in defaults.items()},
         path=path,
@@ -346,16 +378,67 @@ def _fraction(value: Any, key: str) -> Fraction:
     return number
 
 
-def _indexed(k: int, table: dict[str, Any]) -> AnswerSpec:
+def _indexed(k: int, table: dict[str, Any], example: Any) -> AnswerSpec:
     """Answer *k*, an error in it marked with *k* so that it names the answer's own line."""
     try:
-        return _answer(table)
+        return _answer(table, example)
     except InputError as e:
         e.answer = k  # type: ignore[attr-defined]
         raise
 
 
-def _answer(table: dict[str, Any]) -> AnswerSpec:
+def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
+    """The author's own mistakes of one answer: ``[[exercise.answer.slip]]`` tables."""
+    from costmodel.exercises.symbolic import parse_expression
+
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables) or len(tables) > 32:
+        raise InputError(f"answer {name}: slips are [[exercise.answer.slip]] tables (at most 32)")
+    numeric = {g.name for g in example.givens if g.kind not in (NAME, NUMBERS, COUNTS)}
+    out = []
+    for table in tables:
+        unknown = set(table) - _SLIP_KEYS
+        if unknown:
+            raise InputError(f"answer {name}: slip: unknown key {sorted(unknown)[0]!r}; "
+                             f"expected {', '.join(sorted(_SLIP_KEYS))}")
+        ident = table.get("id")
+        if not isinstance(ident, str) or not _ID.fullmatch(ident) or ident in MISTAKES:
+            raise InputError(f"answer {name}: slip id {ident!r} must be lower case letters, digits and "
+                             "dashes, and not a built-in mistake")
+        if ident in {s.id for s in out}:
+            raise InputError(f"answer {name}: slip id {ident!r} is given twice")
+        if ("factor" in table) == ("value" in table):
+            raise InputError(f"answer {name}: slip {ident}: give either factor or value (a formula)")
+        key = "factor" if "factor" in table else "value"
+        formula = table[key]
+        if isinstance(formula, (int, float)) and not isinstance(formula, bool):
+            formula = str(formula)
+        if not isinstance(formula, str):
+            raise InputError(f"answer {name}: slip {ident}: {key} must be a formula such as "
+                             "\"2\" or \"p/(p-1)\"")
+        symbols = sorted(numeric | {"answer"})
+        try:
+            parse_expression(formula, {k: _symbol(k) for k in symbols})  # refuses degrees above 64 too
+        except InputError as e:
+            raise InputError(f"answer {name}: slip {ident}: {key}: {e} (names: "
+                             f"{', '.join(symbols)})") from None
+        credit = _fraction(table["credit"], f"slip {ident} credit") if "credit" in table else None
+        if credit is not None and credit > 1:
+            raise InputError(f"answer {name}: slip {ident}: credit is a fraction from 0 to 1")
+        message = table.get("message")
+        if not isinstance(message, str) or not message.strip() or len(message) > 200:
+            raise InputError(f"answer {name}: slip {ident}: message is missing (a sentence for the student, "
+                             "at most 200 characters)")
+        out.append(AuthorSlip(ident, message, credit=credit, **{key: formula}))
+    return tuple(out)
+
+
+def _symbol(name: str) -> Any:
+    import sympy
+
+    return sympy.Symbol(f"given_{name}")
+
+
+def _answer(table: dict[str, Any], example: Any) -> AnswerSpec:
     unknown = set(table) - _ANSWER_KEYS
     if unknown:
         expected = ", ".join(sorted(_ANSWER_KEYS))
@@ -390,5 +473,7 @@ def _answer(table: dict[str, Any]) -> AnswerSpec:
     if any(v > 1 for v in credit.values()):
         raise InputError(f"answer {name}: partial credit is a fraction from 0 to 1")
     points = _fraction(table.get("points", 1), "points")
+    slips = _slips(name, table["slip"], example) if "slip" in table else ()
+    credit |= {slip.id: slip.credit for slip in slips if slip.credit is not None}
     return AnswerSpec(name=name, unit=unit, tolerance=tolerance, points=points, mistakes=mistakes,
-                      partial=credit)
+                      partial=credit, slips=slips)

@@ -34,7 +34,16 @@ from costmodel.examples import get as get_example
 from costmodel.examples.kinds import NAME, Kind
 from costmodel.examples.work import FORMULA_SLIPS, Slip
 from costmodel.exercises.bank import Bank, load_bank
-from costmodel.exercises.mistakes import MISTAKES, Diagnosis, diagnose
+from costmodel.exercises.mistakes import (
+    MISTAKES,
+    AuthorSlip,
+    Diagnosis,
+    applicable,
+    diagnose,
+    marked,
+    sentence,
+    value_slips,
+)
 from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
@@ -267,14 +276,37 @@ def _slipped(key: tuple[str, tuple[tuple[str, str], ...]], slip: Slip) -> Mappin
     return {k: a.value for k, a in worked.answers.items()}
 
 
+@lru_cache(maxsize=65536)
+def _author_slip(slip: AuthorSlip, key: tuple[str, tuple[tuple[str, str], ...]], name: str) -> Any:
+    """The value an author's slip gives for the givens in *key* (see ``Variant.key``)."""
+    values, answers = _answers(*key)
+    return slip.wrong(answers[name].value, values)
+
+
 def _formula_values(exercise: Exercise, variant: Variant, name: str) -> list[tuple[str, str, Any]]:
-    out = []
+    out = [(slip.id, slip.message, _author_slip(slip, variant.key, name))
+           for slip in exercise.answer(name).slips]
     for mistake in exercise.worked_example.slips:
         for how_variant in FORMULA_SLIPS[mistake]:
             answers = _slipped(variant.key, Slip(mistake, how_variant))
             if answers is not None and name in answers:
                 how = MISTAKES[mistake] + (f" ({how_variant})" if how_variant else "")
                 out.append((mistake, how, answers[name]))
+    return out
+
+
+def known_factors(exercise: Exercise, variant: Variant, name: str) -> list[float]:
+    """The factors by which each single known slip scales the right value of answer *name*
+    (value slips of its dimension, and each formula slip's value over the right one)."""
+    spec = exercise.answer(name)
+    answer = variant.answers[name]
+    expected = answer.value
+    if isinstance(expected, str) or not expected:
+        return []
+    allow = _applicable(exercise, spec, answer.kind)
+    out = [float(f) for m, f, _ in value_slips(_dimension(answer.kind), spec.unit) if m in allow]
+    out += [float(v) / float(expected) for m, _, v in _formula_values(exercise, variant, name)
+            if m in allow and isinstance(v, (int, float, Fraction)) and v]
     return out
 
 
@@ -315,10 +347,24 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
             return accepts(s, t)
         return abs(s - t) <= rtol * abs(t) if rtol else s == t
 
-    found = diagnose(given, expected, dimension=want, accepts=near, allowed=spec.mistakes,
+    found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
+                     allowed=_applicable(exercise, spec, kind),
                      formula_values=_formula_values(exercise, variant, spec.name))
-    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
-    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                 diagnosis=tuple(found), **base)
+
+
+def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
+    own = {slip.id for slip in spec.slips}  # the author's own mistakes always apply
+    return applicable(_dimension(kind), exercise.worked_example.slips, spec.mistakes) | own
+
+
+def _diagnosed_credit(found: list[Diagnosis], spec: AnswerSpec,
+                      partial: Mapping[str, Fraction] | None) -> Fraction:
+    """Partial credit for one unambiguous single slip only: never for a guess or a chain of two."""
+    if len(found) != 1 or found[0].ambiguous or len(found[0].mistakes) != 1:
+        return Fraction(0)
+    return _credit(found[0].mistakes, spec, partial)
 
 
 def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
@@ -359,9 +405,10 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
         if set(mistakes) <= allowed and mistakes not in seen and formula != expected \
                 and equivalent(given, formula):
             seen.add(mistakes)
-            found.append(Diagnosis(mistakes, message[:1].upper() + message[1:]))
-    credit = max((_credit(d.mistakes, spec, partial) for d in found), default=Fraction(0))
-    return Grade(correct=False, score=spec.points * credit, diagnosis=tuple(found), **base)
+            found.append(Diagnosis(mistakes, sentence(message)))
+    found = marked(found)
+    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                 diagnosis=tuple(found), **base)
 
 
 def _diagnosis_rtol(tolerance: Tolerance) -> float:

@@ -16,20 +16,31 @@ received counted, or duplex bandwidth).  They are tried on the right value and
 on every formula slip's value, so "forgot the α term *and* wrote MiB" is found
 too.
 
-Every slip that reproduces the student's value within the answer's tolerance
-is reported; a value in the wrong dimension (a time for a size) is reported as
-``wrong-unit`` without comparing numbers.
+Which slips can occur is data, per answer (:func:`applicable`): the formula
+slips its worked example models, and the value slips of its dimension in
+:data:`VALUE_SLIPS` (a ρ, a ratio or a count takes none); an exercise file may
+list an answer's ``mistakes`` instead.  Unit slips stay within the answer's own
+unit: a GB answer is never told "kB and KiB".  A slip that reproduces the
+student's value within a narrow tolerance is reported; when explanations that
+name different mistakes fit equally, each is reported as *ambiguous*, and only
+a single unambiguous slip may earn partial credit.  A value in the wrong
+dimension (a time for a size) is reported as ``wrong-unit`` without comparing
+numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from typing import Any
 
-__all__ = ["MISTAKES", "Diagnosis", "value_slips"]
+from costmodel.examples.work import sentence
+
+__all__ = ["MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "marked", "sentence",
+           "value_slips"]
 
 MISTAKES: dict[str, str] = {
     "binary-prefix": "decimal and binary prefixes confused (MB and MiB, kB and KiB, GB and GiB)",
@@ -49,20 +60,96 @@ MISTAKES: dict[str, str] = {
 }
 """Every mistake the grader can report, with what it means."""
 
+VALUE_SLIPS: dict[str, tuple[str, ...]] = {
+    "size": ("binary-prefix", "bits-bytes", "power-of-ten", "factor-two"),
+    "rate": ("binary-prefix", "bits-bytes", "power-of-ten", "factor-two"),
+    "inverse rate": ("binary-prefix", "bits-bytes", "power-of-ten", "factor-two"),
+    "time": ("bits-bytes", "power-of-ten", "factor-two"),
+}
+"""The value slips an answer of each dimension can show by default.  A plain number (ρ, a
+ratio, a mean) and a count take none; a size that is not traffic (memory) should list its
+``mistakes`` without ``factor-two`` in its exercise file."""
+
+
+def applicable(dimension: str, formula_slips: Iterable[str],
+               declared: Iterable[str] | None) -> frozenset[str]:
+    """The mistakes that can occur in one answer: *declared* (its exercise file's list) when given,
+    else the formula slips of its worked example and the value slips of its dimension.
+
+    >>> sorted(applicable("number", ["own-chunk"], None))
+    ['own-chunk']
+    >>> sorted(applicable("time", [], None))
+    ['bits-bytes', 'factor-two', 'power-of-ten']
+    """
+    if declared is not None:
+        return frozenset(declared)
+    return frozenset((*formula_slips, *VALUE_SLIPS.get(dimension, ())))
+
+
+@dataclass(frozen=True)
+class AuthorSlip:
+    """A mistake an exercise's author declares for one answer (``[[exercise.answer.slip]]``).
+
+    The wrong value is the right one times *factor*, or *value* itself: each a formula of the
+    example's givens (in base units: bytes, seconds) and ``answer`` (the right value), read by
+    the restricted grammar of :mod:`costmodel.exercises.symbolic`, never evaluated as code.
+    """
+
+    id: str
+    message: str
+    factor: str = ""
+    value: str = ""
+    credit: Fraction | None = None
+
+    def wrong(self, expected: Any, givens: Mapping[str, Any]) -> Fraction | float | None:
+        """The value a student who makes this slip writes (base units), or None where undefined."""
+        import sympy
+
+        from costmodel.exercises.symbolic import parse_expression
+
+        numbers = {k: v for k, v in givens.items()
+                   if isinstance(v, (int, Fraction, float)) and not isinstance(v, bool)}
+        names = {k: sympy.Rational(str(Fraction(v))) if not isinstance(v, float) else sympy.Float(v)
+                 for k, v in {**numbers, "answer": expected}.items()}
+        try:
+            result = sympy.sympify(parse_expression(self.factor or self.value, names))
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        if not result.is_number or not result.is_real or result.has(sympy.zoo, sympy.nan, sympy.oo):
+            return None
+        if result.is_Rational:
+            number: Fraction | float = Fraction(int(result.p), int(result.q))
+        else:
+            number = float(result)
+            if not math.isfinite(number):
+                return None
+        if self.factor:
+            return expected * number if isinstance(number, Fraction) and not isinstance(expected, float) \
+                else float(expected) * float(number)
+        return number
+
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """One explanation of a wrong answer: the mistakes that reproduce it and a sentence for the student."""
+    """One explanation of a wrong answer: the mistakes that reproduce it and a sentence for the student.
+
+    *ambiguous*: another explanation, naming other mistakes, fits as well.
+    """
 
     mistakes: tuple[str, ...]
     message: str
+    ambiguous: bool = False
 
     @property
     def mistake(self) -> str:
         return self.mistakes[0] if len(self.mistakes) == 1 else "+".join(self.mistakes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mistake": self.mistake, "mistakes": list(self.mistakes), "message": self.message}
+        out: dict[str, Any] = {"mistake": self.mistake, "mistakes": list(self.mistakes),
+                               "message": self.message}
+        if self.ambiguous:
+            out["ambiguous"] = True
+        return out
 
 
 Transform = tuple[str, Fraction, str]
@@ -72,18 +159,25 @@ _PREFIXES = (("k", "Ki", 1), ("M", "Mi", 2), ("G", "Gi", 3), ("T", "Ti", 4))
 
 
 @cache
-def value_slips(dimension: str) -> tuple[Transform, ...]:
-    """The value slips that make sense for an answer of *dimension* (``size``, ``time``, ...).
+def value_slips(dimension: str, unit: str = "") -> tuple[Transform, ...]:
+    """The value slips of an answer of *dimension* (``size``, ``time``, ...) graded in *unit*.
+
+    Prefixes are confused only within the answer's own unit (``MB`` and ``MiB`` for an answer
+    in MB; none for one in plain bytes).
 
     >>> sorted({m for m, _, _ in value_slips("time")})
     ['bits-bytes', 'factor-two', 'power-of-ten']
+    >>> sorted({d.split(" (")[0] for m, _, d in value_slips("size", "kB") if m == "binary-prefix"})
+    ['kB and KiB confused']
     """
     slips: list[Transform] = []
     if dimension in ("size", "rate", "inverse rate"):
-        unit = {"size": "{}B", "rate": "{}B/s", "inverse rate": "s/{}B"}[dimension]
+        form = {"size": "{}B", "rate": "{}B/s", "inverse rate": "s/{}B"}[dimension]
         for dec, binary, k in _PREFIXES:
+            if unit != form.format(dec):
+                continue
             ratio = Fraction(1024, 1000) ** k
-            pair = f"{unit.format(dec)} and {unit.format(binary)} confused"
+            pair = f"{form.format(dec)} and {form.format(binary)} confused"
             slips.append(("binary-prefix", 1 / ratio, f"{pair} (a factor {float(ratio):.4g} too small)"))
             slips.append(("binary-prefix", ratio, f"{pair} (a factor {float(ratio):.4g} too large)"))
         slips.append(("bits-bytes", Fraction(8), "bits counted where bytes are asked (8 times too large)"))
@@ -94,7 +188,9 @@ def value_slips(dimension: str) -> tuple[Transform, ...]:
     for e in (1, 2, 3, 6, 9, 12):
         slips.append(("power-of-ten", Fraction(10) ** e, f"10^{e} times too large"))
         slips.append(("power-of-ten", Fraction(1, 10**e), f"10^{e} times too small"))
-    slips.append(("factor-two", Fraction(2), "twice the right value (sent and received both counted?)"))
+    traffic = dimension in ("size", "rate", "inverse rate", "time")
+    twice = "twice the right value" + (" (sent and received both counted?)" if traffic else "")
+    slips.append(("factor-two", Fraction(2), twice))
     slips.append(("factor-two", Fraction(1, 2), "half the right value (a factor 2 dropped?)"))
     return tuple(slips)
 
@@ -107,26 +203,29 @@ def diagnose(
     formula_values: Iterable[tuple[str, str, Any]],
     accepts: Callable[[Any, Any], bool],
     allowed: Iterable[str] | None = None,
+    unit: str = "",
 ) -> list[Diagnosis]:
     """Every slip, or formula slip followed by one value slip, that turns the working into *given*.
 
-    Single slips are reported when any fits; pairs only when none does.
+    Single slips are reported when any fits; pairs only when none does.  When the
+    explanations found name different mistakes, each is marked *ambiguous*.
 
     *formula_values* are ``(mistake, description, value)`` from re-running the
     example with each formula slip; *accepts(given, candidate)* says whether
     two values (floats, base units; or words) are close enough to call it that
-    slip; *allowed* restricts the mistakes reported.
+    slip; *allowed* are the mistakes that can occur in this answer (see
+    :func:`applicable`; default all); *unit* is the answer's unit (for prefix slips).
     """
     allow = set(MISTAKES if allowed is None else allowed)
     numeric = not isinstance(expected, str) and not isinstance(given, str)
     if not numeric:
-        return [Diagnosis((m,), f"{d}") for m, d, v in formula_values
-                if m in allow and isinstance(v, str) and accepts(given, v)]
+        return marked([Diagnosis((m,), sentence(d)) for m, d, v in formula_values
+                        if m in allow and isinstance(v, str) and accepts(given, v)])
     # closeness, not exactness, is the question here: floats are plenty and fast
     bases: list[tuple[tuple[str, ...], str, float]] = [((), "", float(expected))]
     bases += [((m,), d, float(v)) for m, d, v in formula_values
               if m in allow and isinstance(v, (int, float, Fraction)) and v != expected]
-    transforms = [(m, float(f), d) for m, f, d in value_slips(dimension) if m in allow]
+    transforms = [(m, float(f), d) for m, f, d in value_slips(dimension, unit) if m in allow]
     s = float(given)
     found: list[Diagnosis] = []
     seen: set[tuple[str, ...]] = set()
@@ -138,10 +237,18 @@ def diagnose(
                 chain = (*mistakes, mistake)
                 _add(found, seen, chain, f"{description}, then {how}" if description else how)
     single = [d for d in found if len(d.mistakes) == 1]
-    return single or found  # the simplest explanations: two slips only when no single one fits
+    return marked(single or found)  # the simplest explanations: two slips only when no single one fits
+
+
+def marked(found: list[Diagnosis]) -> list[Diagnosis]:
+    """*found*, each marked ambiguous (in its message too) when they name different mistakes."""
+    if len({d.mistakes for d in found}) < 2:
+        return found
+    return [Diagnosis(d.mistakes, f"{d.message} (ambiguous: another mistake gives the same value)",
+                      ambiguous=True) for d in found]
 
 
 def _add(found: list[Diagnosis], seen: set[tuple[str, ...]], mistakes: tuple[str, ...], text: str) -> None:
     if mistakes not in seen:
         seen.add(mistakes)
-        found.append(Diagnosis(mistakes, text[:1].upper() + text[1:]))
+        found.append(Diagnosis(mistakes, sentence(text)))

@@ -29,6 +29,7 @@ from costmodel.examples import Example
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NUMBER, NUMBERS, Kind, show_exact
 from costmodel.examples.work import Answer, Worked
+from costmodel.exercises.mistakes import AuthorSlip, sentence
 from costmodel.units import floor_log10, format_number, unit_of
 
 __all__ = ["AnswerSpec", "Exercise", "Parameter", "Tolerance", "Variant", "compact"]
@@ -134,6 +135,7 @@ class AnswerSpec:
     points: Fraction = Fraction(1)
     mistakes: tuple[str, ...] | None = None  # None: every mistake that applies
     partial: Mapping[str, Fraction] | None = None
+    slips: tuple[AuthorSlip, ...] = ()  # the author's own mistakes, diagnosed as well
 
     @property
     def scale(self) -> Fraction:
@@ -143,6 +145,38 @@ class AnswerSpec:
         """Counts (rounds, steps) and words are graded exactly, whatever the file says."""
         exact = kind in (COUNT, COUNTS) or kind.name in ("name", "formula")
         return Tolerance(exact=True) if exact else self.tolerance
+
+    def precision(self, kind: Kind, value: Any = None) -> str:
+        """What counts as right, as a student reads it on a sheet: ``exact integer``, ``±1 %``, ...
+
+        >>> wide = Tolerance(rtol=Fraction(1, 1000), atol=Fraction(1, 100))
+        >>> AnswerSpec("t", "ms", wide).precision(NUMBER)
+        '±(0.1 % + 0.01 ms)'
+        >>> AnswerSpec("r", "", Tolerance()).precision(COUNT)
+        'exact integer'
+        >>> AnswerSpec("c", "kB", Tolerance(sigfigs=3)).precision(NUMBER)
+        '3 significant figures'
+        """
+        tolerance = self.tolerance_for(kind)
+        whole = isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1
+        if kind in (COUNT, COUNTS) or (tolerance.exact and whole and kind is NUMBER):
+            return "exact integer"
+        if tolerance.exact:
+            return "exact"
+        if tolerance.sigfigs is not None:
+            return f"{tolerance.sigfigs} significant figures"
+        parts = [f"{format_number(tolerance.rtol * 100)} %"] if tolerance.rtol else []
+        parts += [f"{format_number(tolerance.atol)} {self.unit}".strip()] if tolerance.atol else []
+        return "exact" if not parts else f"±{parts[0]}" if len(parts) == 1 else f"±({' + '.join(parts)})"
+
+    def blank(self, label: str, kind: Kind, value: Any = None) -> str:
+        """The line a sheet asks this answer with: its label, the name to answer under, unit and precision.
+
+        >>> AnswerSpec("sent", "MB", Tolerance()).blank("bytes each worker sends", NUMBER)
+        'Bytes each worker sends (answer `sent`, in MB, ±1 %)'
+        """
+        unit = f", in {self.unit}" if self.unit else ""
+        return f"{sentence(label)} (answer `{self.name}`{unit}, {self.precision(kind, value)})"
 
     def shown(self, value: Any, kind: Kind) -> str:
         """*value* (base units) written in this answer's unit."""
@@ -196,7 +230,7 @@ class Variant:
                 else _real(value / spec.scale if spec.unit else value)
             answers.append({"name": spec.name, "value": number, "unit": spec.unit,
                             "text": spec.shown(value, self.answers[spec.name].kind),
-                            "tolerance": spec.tolerance_for(self.answers[spec.name].kind).describe(),
+                            "tolerance": spec.precision(self.answers[spec.name].kind, value),
                             "points": _real(spec.points)})
         return {
             "id": self.exercise.id, "seed": self.seed, "topic": self.exercise.topic,

@@ -1,56 +1,77 @@
-"""Problem sheets: the variants of one seed as Markdown, with an answer key and worked solutions."""
+"""Problem sheets: the variants of one seed, with an answer key and worked solutions, as Markdown or LaTeX.
+
+Every question names the answer to write in the answers file, its unit and the precision
+graded (``exact integer``, ``3 significant figures``, ``±1 %``).  The LaTeX form is a
+standalone ``article`` that ``pdflatex`` compiles: TeX's special characters are escaped and
+the symbols of the statements (Greek letters, ×, ≤, subscripts) written as TeX commands.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
 
+from costmodel.examples.work import Worked, _show, sentence
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.model import Exercise, Variant
 
-__all__ = ["Sheet", "problem_sheet"]
+__all__ = ["FORMATS", "Sheet", "key_working", "latex_text", "problem_sheet"]
+
+FORMATS = {"markdown": "md", "latex": "tex"}
+"""The formats a sheet is written in, with their file extensions."""
 
 
 @dataclass(frozen=True)
 class Sheet:
-    """A problem sheet and its answer key, both Markdown."""
+    """A problem sheet and its answer key (Markdown by default, or ``format="latex"``)."""
 
     seed: int | None
     variants: tuple[Variant, ...]
     title: str | None = None  # a heading of its own (an assignment's sheets never show their seed)
+    format: str = "markdown"
 
     @property
     def problems(self) -> str:
-        title = f"# Problem sheet (seed {self.seed})" if self.seed is not None else "# Problem sheet"
-        title = f"# {self.title}" if self.title else title
-        parts = [title, ""]
+        title = f"Problem sheet (seed {self.seed})" if self.seed is not None else "Problem sheet"
+        title = self.title or title
+        if self.format == "latex":
+            return _latex_document(title, [_latex_problem(i, v) for i, v in enumerate(self.variants, 1)])
+        parts = [f"# {title}", ""]
         for i, v in enumerate(self.variants, 1):
             parts += [f"## {i}. {v.exercise.title}", "", v.statement, ""]
             for spec in v.exercise.answers:
-                unit = f" in {spec.unit}" if spec.unit else ""
-                label = v.worked.answers[spec.name].label
-                parts.append(f"- {label[:1].upper()}{label[1:]}{unit}: ______")
+                answer = v.worked.answers[spec.name]
+                parts.append(f"- {spec.blank(answer.label, answer.kind, answer.value)}: ______")
             parts += ["", f"<sub>exercise `{v.exercise.id}`</sub>", ""]
         return "\n".join(parts)
 
     @property
     def key(self) -> str:
-        title = f"# Answer key (seed {self.seed})" if self.seed is not None else "# Answer key"
-        title = f"# Answer key: {self.title}" if self.title else title
-        parts = [title, ""]
+        title = f"Answer key (seed {self.seed})" if self.seed is not None else "Answer key"
+        title = f"Answer key: {self.title}" if self.title else title
+        if self.format == "latex":
+            return _latex_document(title, [_latex_key(i, v) for i, v in enumerate(self.variants, 1)])
+        parts = [f"# {title}", ""]
         for i, v in enumerate(self.variants, 1):
             parts += [f"## {i}. {v.exercise.title}", ""]
             for spec in v.exercise.answers:
                 answer = v.worked.answers[spec.name]
-                parts.append(f"- **{answer.label}**: {spec.shown(answer.value, answer.kind)} "
-                             f"({spec.tolerance_for(answer.kind).describe()})")
-            parts += ["", "### Worked solution", "", v.worked.to_markdown(heading="####"), ""]
+                parts.append(f"- **{answer.label}** (`{spec.name}`): {spec.shown(answer.value, answer.kind)} "
+                             f"({spec.precision(answer.kind, answer.value)})")
+            parts += ["", "### Worked solution", "", key_working(v).to_markdown(heading="####"), ""]
         return "\n".join(parts)
 
 
 def problem_sheet(bank: Bank, *, seed: int | None, ids: Iterable[str] | None = None,
-                  topic: str | None = None) -> Sheet:
+                  topic: str | None = None, format: str = "markdown") -> Sheet:
     """The variants of *seed* of the exercises named (all of them, or those of one topic)."""
+    if format not in FORMATS:
+        from costmodel.errors import UnknownNameError
+
+        raise UnknownNameError("format", format, FORMATS)
     chosen: list[Exercise] = [bank.get(i) for i in ids] if ids else list(bank)
     if topic is not None:
         if topic not in bank.topics():
@@ -58,4 +79,159 @@ def problem_sheet(bank: Bank, *, seed: int | None, ids: Iterable[str] | None = N
 
             raise UnknownNameError("topic", topic, bank.topics())
         chosen = [e for e in chosen if e.topic == topic]
-    return Sheet(seed, tuple(e.variant(seed) for e in chosen))
+    return Sheet(seed, tuple(e.variant(seed) for e in chosen), format)
+
+
+def key_working(v: Variant) -> Worked:
+    """The worked solution as a key shows it: only the givens the exercise states, only the steps
+    that follow from them, and only the answers it asks for.
+
+    A given is *stated* when the statement names it (``{p}``), writes its value, or when the
+    answers asked depend on it; a step whose text or value changes with an unstated given (the
+    GPU memory or the link's peak of the worked example, which the exercise never gives) is left out.
+    """
+    worked = v.worked
+    statement = v.statement
+    placeholders = set(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", v.exercise.statement))
+    asked = {spec.name for spec in v.exercise.answers}
+    hidden: set[str] = set()
+    dropped: set[int] = set()
+    for given, value in worked.givens:
+        if given.name in placeholders or _show(value, given.kind).split(" = ")[0].split(" (")[0] in statement:
+            continue
+        other = _changed(value)
+        if other is None:
+            continue
+        try:
+            moved = v.exercise.worked_example.run(values={**v.values, given.name: other})
+        except (ArithmeticError, ValueError):  # InputError is a ValueError
+            continue
+        if len(moved.steps) != len(worked.steps) or \
+                any(moved.answers[a].value != worked.answers[a].value for a in asked):
+            continue  # the answers depend on it: the statement implies it
+        hidden.add(given.name)
+        dropped |= {i for i, (a, b) in enumerate(zip(worked.steps, moved.steps, strict=True)) if a != b}
+    return replace(worked, givens=tuple((g, x) for g, x in worked.givens if g.name not in hidden),
+                   steps=tuple(s for i, s in enumerate(worked.steps) if i not in dropped),
+                   answers={k: a for k, a in worked.answers.items() if k in asked})
+
+
+def _changed(value: Any) -> Any:
+    """Another value of a numeric given (to see what depends on it); None for a word or a list."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
+        return None
+    return value / 3 if 0 < abs(value) < 1 else value * 3 + 1 if value else 1
+
+
+# -- LaTeX -----------------------------------------------------------------------------------------
+
+_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+            "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
+            "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "ε": r"\varepsilon", "η": r"\eta", "θ": r"\theta",
+         "λ": r"\lambda", "π": r"\pi", "ρ": r"\rho", "τ": r"\tau", "Σ": r"\Sigma", "Ψ": r"\Psi",
+         "×": r"\times", "·": r"\cdot", "−": "-", "≤": r"\leq", "≥": r"\geq", "←": r"\leftarrow",
+         "→": r"\rightarrow", "√": r"\surd", "‖": r"\|", "⌈": r"\lceil", "⌉": r"\rceil", "ℓ": r"\ell",
+         "µ": r"\mu", "²": "^{2}", "⁰": "^{0}", "₀": "_{0}", "₁": "_{1}", "₂": "_{2}", "₃": "_{3}",
+         "∞": r"\infty", "≈": r"\approx", "≠": r"\neq", "∑": r"\sum", "Δ": r"\Delta", "δ": r"\delta",
+         "σ": r"\sigma", "μ": r"\mu", "ν": r"\nu", "φ": r"\varphi", "ω": r"\omega", "κ": r"\kappa",
+         "±": r"\pm"}
+_TEXT = {"–": "--", "—": "---", "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "’": "'", "‘": "`",
+         "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~"}
+_MACRON = "\u0304"
+
+
+def latex_text(text: str) -> str:
+    r"""*text* as LaTeX source: special characters escaped, symbols as math commands.
+
+    >>> print(latex_text("50% of n_1 & α·β ≤ 2 {MB}"))
+    50\% of n\_1 \& \ensuremath{\alpha}\ensuremath{\cdot}\ensuremath{\beta} \ensuremath{\leq} 2 \{MB\}
+    >>> print(latex_text("x̄ = 1/p, answer `rab-sent`"))
+    \ensuremath{\bar{x}} = 1/p, answer \texttt{rab-sent}
+    """
+    out: list[str] = []
+    for i, c in enumerate(text):
+        if c == _MACRON:
+            continue
+        if i + 1 < len(text) and text[i + 1] == _MACRON:
+            out.append(f"\\ensuremath{{\\bar{{{c}}}}}")
+        elif c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif c in _MATH:
+            out.append(f"\\ensuremath{{{_MATH[c]}}}")
+        elif c in _TEXT:
+            out.append(_TEXT[c])
+        elif ord(c) < 128:
+            out.append(c)
+        else:
+            out.append("?")  # a symbol with no TeX form here: never an unknown byte for pdflatex
+    return re.sub(r"`([^`]*)`", r"\\texttt{\1}", "".join(out))  # Markdown code spans
+
+
+def _latex_document(title: str, sections: list[str]) -> str:
+    return "\n".join([
+        r"\documentclass[11pt]{article}",
+        r"\usepackage[T1]{fontenc}",
+        r"\usepackage[margin=2.5cm]{geometry}",
+        r"\usepackage{amsmath}",
+        r"\setlength{\parindent}{0pt}",
+        r"\setlength{\parskip}{0.6em}",
+        f"\\title{{{latex_text(title)}}}",
+        r"\date{}",
+        r"\begin{document}",
+        r"\maketitle",
+        "",
+        *sections,
+        r"\end{document}",
+        "",
+    ])
+
+
+def _paragraphs(text: str) -> str:
+    return "\n\n".join(latex_text(p) for p in re.split(r"\n\s*\n", text))
+
+
+def _latex_problem(number: int, v: Variant) -> str:
+    lines = [f"\\section*{{{number}. {latex_text(v.exercise.title)}}}", "", _paragraphs(v.statement), "",
+             r"\begin{itemize}"]
+    for spec in v.exercise.answers:
+        answer = v.worked.answers[spec.name]
+        blank = latex_text(spec.blank(answer.label, answer.kind, answer.value))
+        lines.append(f"  \\item {blank}: \\rule{{4cm}}{{0.4pt}}")
+    lines += [r"\end{itemize}", f"{{\\footnotesize exercise \\texttt{{{latex_text(v.exercise.id)}}}}}", ""]
+    return "\n".join(lines)
+
+
+def _latex_key(number: int, v: Variant) -> str:
+    lines = [f"\\section*{{{number}. {latex_text(v.exercise.title)}}}", "", r"\begin{itemize}"]
+    for spec in v.exercise.answers:
+        answer = v.worked.answers[spec.name]
+        lines.append(f"  \\item \\textbf{{{latex_text(answer.label)}}} "
+                     f"(\\texttt{{{latex_text(spec.name)}}}): "
+                     f"{latex_text(spec.shown(answer.value, answer.kind))} "
+                     f"({latex_text(spec.precision(answer.kind, answer.value))})")
+    lines += [r"\end{itemize}", "", r"\subsection*{Worked solution}", "", _latex_worked(key_working(v)), ""]
+    return "\n".join(lines)
+
+
+def _latex_worked(worked: Worked) -> str:
+    lines = [f"\\textit{{{latex_text(worked.source)}}}" if worked.source else "", "",
+             r"\begin{tabular}{ll}", r"\textbf{given} & \textbf{value} \\", r"\hline"]
+    for g, value in worked.givens:
+        label = g.label + (f" ({g.symbol})" if g.symbol else "")
+        lines.append(f"{latex_text(label)} & {latex_text(_show(value, g.kind))} \\\\")
+    lines += [r"\end{tabular}", "", r"\begin{enumerate}"]
+    for s in worked.steps:
+        shown = _show(s.value, s.kind)
+        expression = f": {latex_text(s.expression)}" if s.expression else ""
+        result = f" = \\textbf{{{latex_text(shown)}}}" if shown and s.expression else \
+            (f": \\textbf{{{latex_text(shown)}}}" if shown else "")
+        lines.append(f"  \\item {latex_text(s.text)}{expression}{result}")
+    lines += [r"\end{enumerate}", ""]
+    lines += [f"\\textbf{{{latex_text(sentence(a.label))}: {latex_text(_show(a.value, a.kind))}}}\n"
+              for a in worked.answers.values()]
+    return "\n".join(_tidy(lines))
+
+
+def _tidy(lines: list[str]) -> list[Any]:
+    return [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -72,9 +72,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, names: Mapping[str, Any] | None = None) -> None:
         from costmodel import symbols
 
+        self.names = dict(names or {})
         self.text = text
         self.tokens = _tokens(text)
         self.i = 0
@@ -173,6 +174,8 @@ class _Parser:
             self.take(close)
             return inner if value == "(" else self._round(value == "⌈", inner)
         if kind == "name":
+            if value in self.names:
+                return self.names[value]
             if value in _SYMBOLS:
                 return getattr(self.sym, _SYMBOLS[value] if _SYMBOLS[value] in ("p", "n") else
                                _SYMBOLS[value].upper())
@@ -237,8 +240,10 @@ def _degree(expr: Any) -> int:
     return 1
 
 
-def parse_expression(text: str) -> Any:
+def parse_expression(text: str, names: Mapping[str, Any] | None = None) -> Any:
     """A formula from text, as a sympy expression in costmodel's symbols; never ``eval``.
+
+    *names* adds names the formula may use (an exercise's givens), each standing for its value.
 
     >>> parse_expression("2(p-1)·α + 2(p - 1)/p * n * beta")
     alpha*(2*p - 2) + beta*n*(2*p - 2)/p
@@ -255,7 +260,7 @@ def parse_expression(text: str) -> Any:
         raise InputError(f"the formula has {len(text)} characters; at most {MAX_LENGTH} are read")
     if not text.strip():
         raise _bad(text, "it is empty")
-    parser = _Parser(_as_written(text))
+    parser = _Parser(_as_written(text), names)
     value = parser.expr()
     if parser.peek() is not None:
         raise _bad(text, f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]

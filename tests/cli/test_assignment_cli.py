@@ -246,7 +246,8 @@ def test_docs_example_is_what_create_writes(capsys, tmp_path: Path):
     shown = sorted(p.relative_to(EXAMPLES / "hw1").as_posix() for p in (EXAMPLES / "hw1").rglob("*") if p.is_file())
     assert shown == ["answers/ada.toml", "answers/alan.toml", "answers/grace.toml", "assignment.toml"]
     for path in shown:  # the sheets and keys are not kept under docs/ (every page there is in the site)
-        assert (tmp_path / "hw1" / path).read_text() == (EXAMPLES / "hw1" / path).read_text(), path
+        assert (tmp_path / "hw1" / path).read_text() == (EXAMPLES / "hw1" / path).read_text(), (
+            f"docs/examples/hw1/{path} is out of date (the bank changed?): copy it from the same command's --out")
     assert "EXAMPLE-SECRET" in (EXAMPLES / "course.key").read_text()
 
 
