@@ -79,7 +79,7 @@ def problem_sheet(bank: Bank, *, seed: int | None, ids: Iterable[str] | None = N
 
             raise UnknownNameError("topic", topic, bank.topics())
         chosen = [e for e in chosen if e.topic == topic]
-    return Sheet(seed, tuple(e.variant(seed) for e in chosen), format)
+    return Sheet(seed, tuple(e.variant(seed) for e in chosen), format=format)
 
 
 def key_working(v: Variant) -> Worked:
