@@ -133,7 +133,9 @@ class GradeReport:
         out: dict[str, Any] = {"score": real(self.score), "max_score": real(self.max_score),
                                "results": [g.to_dict() for g in self.grades]}
         if self.assignment is not None:
-            out = {"assignment": self.assignment, "student": self.student, **out, "notes": list(self.notes)}
+            out = {"assignment": self.assignment, "student": self.student, **out}
+        if self.assignment is not None or self.notes:
+            out["notes"] = list(self.notes)
         if self.students:
             out["students"] = {k: {"score": real(a), "max_score": real(b)}
                                for k, (a, b) in self.students.items()}
@@ -450,7 +452,7 @@ def check(submissions: Iterable[Submission], *, bank: Bank | None = None,
     and the totals are the same either way.
     """
     bank = bank if bank is not None else load_bank()
-    batch = [_current_id(s, bank) for s in submissions]  # old ids warn here, once, not in the workers
+    batch, notes = _once([_current_id(s, bank) for s in submissions])  # old ids warn here, not in workers
     workers = _workers(jobs, len(batch))
     grades = _grade_parallel(batch, bank, partial, workers) if workers > 1 else \
         [_grade_one(s, bank, partial) for s in batch]
@@ -459,7 +461,29 @@ def check(submissions: Iterable[Submission], *, bank: Bank | None = None,
         if s.student is not None:
             got, out_of = students.get(s.student, (Fraction(0), Fraction(0)))
             students[s.student] = (got + grade.score, out_of + grade.max_score)
-    return GradeReport(tuple(grades), path=path, students=students)
+    return GradeReport(tuple(grades), path=path, students=students, notes=notes)
+
+
+def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
+    """Each question answered once: a student's second answer to the same exercise, seed and answer
+    name is left out (the first is graded), and an answer without a seed is said to be graded against
+    the exercise's own numbers; both are reported in the notes."""
+    first: dict[tuple[Any, ...], Submission] = {}
+    kept, notes = [], []
+    for s in batch:
+        where = f"line {s.line}: " if s.line else ""
+        if s.error is None:
+            key = (s.student, s.exercise, s.seed, s.name)
+            if key in first:
+                at = f" (line {first[key].line})" if first[key].line else ""
+                name = s.exercise + (f": {s.name}" if s.name else "")
+                notes.append(f"{where}second answer to {name} ignored; the first{at} is graded")
+                continue
+            first[key] = s
+            if s.seed is None:
+                notes.append(f"{where}{s.exercise} has no seed: graded against the exercise's own numbers")
+        kept.append(s)
+    return kept, tuple(notes)
 
 
 def _current_id(s: Submission, bank: Bank) -> Submission:

@@ -89,8 +89,9 @@ value = "112 MB"
 
 [[answer]]
 exercise = "ring-bytes"
+seed = 17
 name = "sent"
-value = "224 MB"
+value = "682 MB"
 """
 
 
@@ -118,7 +119,7 @@ def test_check_reports_bad_entries_and_grades_the_rest(capsys, tmp_path: Path):
     out, err = run(capsys, "check", str(path), "--json", rc=1)
     data = json.loads(out)
     assert data["score"] == 1 and len(data["results"]) == 3 and "unknown exercise" in data["results"][2]["error"]
-    assert err == f"error: {path}:12: unknown exercise 'nope'" + err[err.index(";"):]
+    assert err == f"error: {path}:13: unknown exercise 'nope'" + err[err.index(";"):]
 
 
 @pytest.mark.parametrize("content", [b"\xff\xfe junk", b"[[answer]\n", b"", b"\x00" * 100])

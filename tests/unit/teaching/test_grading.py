@@ -235,7 +235,7 @@ value = "112 MB"
 
 [[answer]]
 exercise = "ring"
-name = "sent"
+name = "rounds"
 value = "a lot"
 
 [[answer]]
@@ -264,6 +264,15 @@ def test_a_batch_with_bad_entries_grades_the_rest(bank):
     assert "not a finite number" in infinite.error
     assert [g.submission.line for g in report.grades] == [4, 9, 14, 18, 22]
     assert report.students == {"ada": (1, 2)}  # the malformed entries score 0 of 0; 'a lot' 0 of 1
+
+
+def test_a_question_is_graded_once_and_a_missing_seed_is_said(bank):
+    twice = 'student = "ada"\n' + '[[answer]]\nexercise = "ring"\nname = "sent"\nvalue = "112 MB"\n' * 50
+    report = check(read_answers(twice, path="a.toml"), bank=bank)
+    assert (report.score, report.max_score, len(report.grades)) == (1, 1, 1)
+    assert report.notes[0] == "line 2: ring has no seed: graded against the exercise's own numbers"
+    assert report.notes[1] == "line 6: second answer to ring: sent ignored; the first (line 2) is graded"
+    assert len(report.notes) == 50 and report.to_dict()["notes"] == list(report.notes)
 
 
 @pytest.mark.parametrize(("content", "message"), [
