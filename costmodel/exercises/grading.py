@@ -469,7 +469,7 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
     name is left out (the first is graded), and an answer without a seed is said to be graded against
     the exercise's own numbers; both are reported in the notes."""
     first: dict[tuple[Any, ...], Submission] = {}
-    kept, notes = [], []
+    kept, notes, unseeded = [], [], []
     for s in batch:
         where = f"line {s.line}: " if s.line else ""
         if s.error is None:
@@ -481,8 +481,12 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
                 continue
             first[key] = s
             if s.seed is None:
-                notes.append(f"{where}{s.exercise} has no seed: graded against the exercise's own numbers")
+                unseeded.append(s)
         kept.append(s)
+    if unseeded:
+        lines = [str(s.line) for s in unseeded if s.line]
+        where = (f"line {lines[0]}: " if len(lines) == 1 else f"lines {', '.join(lines)}: ") if lines else ""
+        notes.insert(0, f"{where}no seed: graded against the exercise's own numbers")
     return kept, tuple(notes)
 
 

@@ -270,7 +270,7 @@ def test_a_question_is_graded_once_and_a_missing_seed_is_said(bank):
     twice = 'student = "ada"\n' + '[[answer]]\nexercise = "ring"\nname = "sent"\nvalue = "112 MB"\n' * 50
     report = check(read_answers(twice, path="a.toml"), bank=bank)
     assert (report.score, report.max_score, len(report.grades)) == (1, 1, 1)
-    assert report.notes[0] == "line 2: ring has no seed: graded against the exercise's own numbers"
+    assert report.notes[0] == "line 2: no seed: graded against the exercise's own numbers"
     assert report.notes[1] == "line 6: second answer to ring: sent ignored; the first (line 2) is graded"
     assert len(report.notes) == 50 and report.to_dict()["notes"] == list(report.notes)
 
