@@ -170,7 +170,8 @@ def read_secret(path: str | Path) -> bytes:
         raise InputError(f"cannot read the secret file {str(path)!r}: {e.strerror or e}") from None
     if len(secret) < MIN_SECRET:
         raise InputError(
-            f"the secret file {str(path)!r} holds {len(secret)} bytes, fewer than {MIN_SECRET}; "
+            f"the secret file {str(path)!r} holds {len(secret)} byte{'s' if len(secret) != 1 else ''}, "
+            f"fewer than {MIN_SECRET}; "
             f"{_SECRET_HINT}"
         )
     return secret
