@@ -45,7 +45,17 @@ costmodel CSV
     are read, the rest ignored); leading ``#`` lines are comments (the first may
     be a ``# source:`` line).  :func:`write_csv` writes it.
 
-Bad input (empty or binary files, truncated rows, NaN or infinite values,
+Logs as clusters write them
+    MPI launcher prefixes are removed from each line that carries one: Open
+    MPI ``--tag-output`` (``[1,0]<stdout>:``), SLURM ``srun --label``
+    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``).  OSU rows
+    pasted without their ``#`` lines are read when the layout is clear from
+    the columns (2: Size, Avg; 5: ``-f``'s Size, Avg, Min, Max, Iterations);
+    anything else is refused.
+
+Only regular files are read (a FIFO or a device is refused before it is
+opened), at most 64 MiB and :data:`MAX_ROWS` table rows.  Bad input (empty or
+binary files, truncated rows, NaN or infinite values,
 negative times, sizes that do not increase, a collective other than the one the
 log states) raises :class:`~costmodel.errors.ParseError` naming the file and
 line.  Rows that the benchmark itself marks wrong, and 0-byte rows, are dropped
@@ -84,6 +94,7 @@ from costmodel.exact import decimal_text
 
 __all__ = [
     "CSV_COLUMNS",
+    "MAX_ROWS",
     "PT2PT",
     "TOOLS",
     "Measurements",
