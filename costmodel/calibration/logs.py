@@ -521,6 +521,7 @@ class _NcclText:
     other_series: list[int] = field(default_factory=list)
     unchecked: set[bool] = field(default_factory=set)
     refused_rows: int = 0
+    refusals: list[tuple[bool, int, str]] = field(default_factory=list)
     table_rows: int = 0
     rank_lines: dict[int, int] = field(default_factory=dict)
     nthread_line: int | None = None
@@ -595,6 +596,10 @@ class _NcclText:
 
     def row(self, tokens: list[str], number: int) -> None:
         header = self.header or []
+        if "redop" in header and len(tokens) == len(header) - 1 and header[-1] != "timestamp":
+            at = header.index("redop")
+            if _NUMBER.fullmatch(tokens[at]) and not _INTEGER.fullmatch(tokens[at - 1]):
+                tokens = [*tokens[:at], "none", *tokens[at:]]  # a blank redop (before 2022: no reduction)
         width = len(header) + (1 if header and header[-1] == "timestamp" else 0)
         if len(tokens) < len(header) - (1 if header[-1] == "timestamp" else 0):
             raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
@@ -651,8 +656,8 @@ class _NcclText:
         limit = _WRONG_ERROR if block.wrong_kind == "error" else Fraction(0)
         if value > limit:
             what = "max error" if block.wrong_kind == "error" else "#wrong"
-            self.warnings.append(f"line {number}: {kind} {what} = {token}: nccl-tests found wrong results; "
-                                 "row refused")
+            self.refusals.append((block.in_place, number, f"line {number}: {kind} {what} = {token}: "
+                                                          "nccl-tests found wrong results; row refused"))
             self.refused_rows += 1
             return True
         return False
@@ -684,7 +689,7 @@ def _nccl_candidates(state: _NcclText) -> set[str]:
     everything = set(_BUS_FACTORS)
     if state.redop is None:
         return everything
-    reduces = state.redop.lower() not in {"none", "-", "n/a"}
+    reduces = state.redop.lower() not in {"none", "-", "n/a", ""}
     if reduces:
         found = {"allreduce", "reduce-scatter", "reduce"}
     else:
@@ -775,7 +780,26 @@ def read_nccl_tests(path_or_text: str | Path | bytes, *, path: str | None = None
     )
 
 
+def _refusal_warnings(state: _NcclText, collective: str) -> None:
+    """One warning per refused row, or one for a whole placement that failed (in-place all-to-all)."""
+    lines: list[str] = []
+    for in_place in (False, True):
+        refused = [r for r in state.refusals if r[0] is in_place]
+        if not refused:
+            continue
+        kind = "in-place" if in_place else "out-of-place"
+        if any(r.in_place is in_place for r in state.rows):
+            lines.extend(text for _, _, text in refused)
+            continue
+        why = ("nccl-tests has no valid in-place all-to-all check (older versions print an error of 1)"
+               if in_place and collective == "alltoall" else "nccl-tests found wrong results")
+        state.warnings.append(f"every {kind} row failed validation (lines {refused[0][1]}–{refused[-1][1]}) "
+                              f"and is dropped: {why}")
+    _warn_limited(state.warnings, lines, "rows refused for wrong results")
+
+
 def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> None:
+    _refusal_warnings(state, collective)
     if state.zero_lines:
         lines = ", ".join(map(str, state.zero_lines))
         state.warnings.append(f"0-byte rows skipped (lines {lines}): nothing was communicated")

@@ -258,3 +258,48 @@ def test_too_many_rows_are_refused_with_the_cap(tmp_path, monkeypatch):
 
 def test_a_csv_without_the_columns_names_them(tmp_path):
     _refused("collective,backend,n_bytes\nallreduce,nccl,8\n", tmp_path, "lacks p, time_s")
+
+
+def _old_alltoall(p: int = 2) -> str:
+    """A pre-2022 alltoall_perf table as Open MPI --tag-output prints it: a blank redop, an error column,
+    and an in-place error of 1 on every row (older nccl-tests had no valid in-place all-to-all check)."""
+    head = [
+        "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 "
+        "validation: 1",
+        "#",
+        "# Using devices",
+        *(f"#   Rank {r:2d} Pid {1320 + r:6d} on node{r:02d} device  0 [0x00] Tesla V100-SXM2-16GB"
+          for r in range(p)),
+        "#",
+        "#                                                     out-of-place                       in-place",
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    ]
+    rows = []
+    for k in range(10, 21):
+        n = 2**k
+        t = 20 + n / 1e4
+        algbw = n / 1e3 / t
+        block = f"{t:7.2f}  {algbw:6.2f}  {algbw * (p - 1) / p:6.2f}"
+        rows.append(f"{n:12d}  {n // 4:12d}   float           {block}  0e+00  {block}  1e+00")
+    tail = ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.234 ", "#"]
+    return "\n".join(f"[1,0]<stdout>:{s}" for s in head + rows + tail)
+
+
+def test_old_alltoall_with_a_blank_redop_and_failed_in_place_rows():
+    m = read_log(_old_alltoall(), collective="alltoall")
+    assert (m.collective, m.p) == ("alltoall", 2)
+    assert [r.n_bytes for r in m.select()] == [2**k for k in range(10, 21)]
+    assert m.select(in_place=True) == ()
+    assert len(m.warnings) == 1
+    assert m.warnings[0].startswith("every in-place row failed validation (lines 10–20) and is dropped")
+    assert "in-place all-to-all" in m.warnings[0]
+
+
+def test_a_partly_failed_placement_keeps_one_warning_per_row(tmp_path):
+    lines = _old_alltoall().splitlines()
+    assert lines[9].split()[1] == "1024"
+    lines[9] = lines[9].replace("1e+00", "0e+00")  # the first in-place row passes
+    m = read_log("\n".join(lines), collective="alltoall")
+    assert len(m.select(in_place=True)) == 1
+    assert sum("row refused" in w for w in m.warnings) == 8 and any("2 more" in w for w in m.warnings)
