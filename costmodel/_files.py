@@ -3,11 +3,17 @@ and the one way it reads a user's text file (UTF-8, a byte-order mark dropped, o
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["check_writable", "read_text"]
+__all__ = ["MAX_READ_BYTES", "check_writable", "read_bytes", "read_text"]
+
+MAX_READ_BYTES = 64 * 2**20
+"""The most bytes costmodel reads from one user file (64 MiB): far above any benchmark log, answer
+sheet or profile, and small enough that a wrong file fails at once instead of filling the memory."""
 
 
 def check_writable(path: str | Path, *, force: bool, folder_must_exist: bool = True) -> Path:
@@ -26,18 +32,59 @@ def check_writable(path: str | Path, *, force: bool, folder_must_exist: bool = T
     return target
 
 
+def _size_text(n: int) -> str:
+    return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} B"
+
+
+def read_bytes(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of the regular file *path* (*what* it holds, for the error), at most *limit* of them.
+
+    Only regular files are read: a FIFO (which would wait forever for a writer), a device such as
+    ``/dev/zero`` (endless) or a folder is refused at once, from ``os.stat``, before anything is
+    opened.  A file over *limit* bytes is refused with the cap in the message.
+
+    >>> read_bytes("/dev/null", what="the log")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.ParseError: /dev/null: cannot read the log: a character device, not a regular file
+    """
+    name = str(path)
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=name) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(info.st_mode)
+                else "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)
+                else "a character device" if stat.S_ISCHR(info.st_mode)
+                else "a block device" if stat.S_ISBLK(info.st_mode)
+                else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a file")
+        raise ParseError(f"cannot read {what}: {kind}, not a regular file", path=name)
+    too_big = ParseError(f"cannot read {what}: larger than the {_size_text(limit)} costmodel reads; "
+                         "give a smaller file (split it, or keep the table only)", path=name)
+    if info.st_size > limit:
+        raise too_big
+    try:
+        with open(path, "rb") as f:
+            content = f.read(limit + 1)  # the file may have grown since the stat
+    except OSError as e:
+        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=name) from None
+    if len(content) > limit:
+        raise too_big
+    return content
+
+
 def read_text(path: str | Path, *, what: str) -> str:
     """The text of the UTF-8 file *path* (*what* it holds, for the error), a byte-order mark dropped.
+
+    Read by :func:`read_bytes`: regular files only, at most :data:`MAX_READ_BYTES`.
 
     >>> read_text("/nonexistent.toml", what="answers")
     Traceback (most recent call last):
         ...
     costmodel.errors.ParseError: /nonexistent.toml: cannot read answers: No such file or directory
     """
-    try:
-        content = Path(path).read_bytes()
-    except OSError as e:
-        raise ParseError(f"cannot read {what}: {e.strerror or e}", path=str(path)) from None
+    content = read_bytes(path, what=what)
     try:
         return content.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:

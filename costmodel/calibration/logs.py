@@ -45,7 +45,17 @@ costmodel CSV
     are read, the rest ignored); leading ``#`` lines are comments (the first may
     be a ``# source:`` line).  :func:`write_csv` writes it.
 
-Bad input (empty or binary files, truncated rows, NaN or infinite values,
+Logs as clusters write them
+    MPI launcher prefixes are removed from each line that carries one: Open
+    MPI ``--tag-output`` (``[1,0]<stdout>:``), SLURM ``srun --label``
+    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``).  OSU rows
+    pasted without their ``#`` lines are read when the layout is clear from
+    the columns (2: Size, Avg; 5: ``-f``'s Size, Avg, Min, Max, Iterations);
+    anything else is refused.
+
+Only regular files are read (a FIFO or a device is refused before it is
+opened), at most 64 MiB and :data:`MAX_ROWS` table rows.  Bad input (empty or
+binary files, truncated rows, NaN or infinite values,
 negative times, sizes that do not increase, a collective other than the one the
 log states) raises :class:`~costmodel.errors.ParseError` naming the file and
 line.  Rows that the benchmark itself marks wrong, and 0-byte rows, are dropped
@@ -76,6 +86,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from costmodel._files import MAX_READ_BYTES, read_bytes
 from costmodel._json import real
 from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError, UnknownNameError
@@ -83,6 +94,7 @@ from costmodel.exact import decimal_text
 
 __all__ = [
     "CSV_COLUMNS",
+    "MAX_ROWS",
     "PT2PT",
     "TOOLS",
     "Measurements",
@@ -155,6 +167,8 @@ _OSU_TITLE = re.compile(
     r"(?:\s+v?(\S+))?", re.IGNORECASE)
 _OSU_SIZE_HEADER = re.compile(r"#\s*Size\s+\S", re.IGNORECASE)
 _MAX_WARNINGS = 8
+_BARE_OSU_ROW = re.compile(
+    r"\d+(?:\s+[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)+(?:\s+(?:Pass|Fail|Failed))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -312,17 +326,24 @@ def canonical_collective(name: str) -> str:
 
 
 def _load(path_or_text: str | Path | bytes, path: str | None) -> tuple[str, str]:
-    """(text, path): read a file (a Path, or a str without a newline) or take the text given."""
+    """(text, path): read a file (a Path, or a str without a newline) or take the text given.
+
+    Files are read by :func:`costmodel._files.read_bytes`: regular files only (a FIFO or a device is
+    refused before it is opened), at most :data:`~costmodel._files.MAX_READ_BYTES`; text given
+    directly is held to the same cap.
+    """
     if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and _looks_like_path(path_or_text)):
         name = path or str(path_or_text)
         try:
-            data = Path(path_or_text).read_bytes()
-        except OSError as exc:
-            reason = (exc.strerror or str(exc)).lower()
-            raise ParseError(f"cannot read the log: {reason}; give a file path or the log's text",
-                             path=name) from None
+            data = read_bytes(path_or_text, what="the log")
+        except ParseError as exc:
+            reason = str(exc).removeprefix(f"{exc.path}: ")
+            raise ParseError(reason, path=name) from None
         return _decode(data, name), name
     name = path or "<text>"
+    if isinstance(path_or_text, (bytes, str)) and len(path_or_text) > MAX_READ_BYTES:
+        raise ParseError(f"the log is larger than the {MAX_READ_BYTES // 2**20} MiB costmodel reads; "
+                         "keep the table only", path=name)
     if isinstance(path_or_text, bytes):
         return _decode(path_or_text, name), name
     if not isinstance(path_or_text, str):
@@ -357,12 +378,35 @@ def _check_text(text: str, path: str) -> None:
                          "(binary data?)", path=path, line=line)
 
 
-def _split(text: str) -> list[str]:
-    """The lines of *text*, split at line feeds only (so that line numbers match an editor's)."""
+_LAUNCHER_PREFIX = re.compile(
+    r"^\s*(?:\[\d+,\d+\](?:\[[^\]\n]*\])?<std(?:out|err)>:"  # Open MPI --tag-output: [1,0]<stdout>:
+    r"|\d+(?:\+\d+)?: "  # SLURM srun --label: '0: ', ' 12: ', heterogeneous jobs '0+1: '
+    r"|\[\d+\] )"  # MPICH / Intel MPI -prepend-rank: '[0] '
+)
+MAX_ROWS = 100_000
+"""The most table rows a log may hold (a sweep has tens; a million-row file is not a benchmark log)."""
+_MAX_LINES = 10 * MAX_ROWS
+
+
+def _split(text: str, path: str = "<text>") -> list[str]:
+    """The lines of *text*, split at line feeds only (so that line numbers match an editor's), with
+    any MPI launcher prefix removed from each line (Open MPI ``--tag-output``, SLURM ``srun --label``,
+    MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > _MAX_LINES:
+        raise ParseError(f"the log has {len(lines)} lines, more than the {_MAX_LINES} costmodel reads; "
+                         "keep the table only", path=path, line=_MAX_LINES + 1)
+    lines = [_LAUNCHER_PREFIX.sub("", line, count=1) for line in lines]
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
+
+
+def _check_rows(count: int, *, path: str, line: int) -> None:
+    """Refuse a table once it has more than :data:`MAX_ROWS` rows (called as rows are read)."""
+    if count > MAX_ROWS:
+        raise ParseError(f"the table has more than {MAX_ROWS} rows, the most costmodel reads; "
+                         "give one sweep (thin it, or split the file)", path=path, line=line)
 
 
 def _decimal(token: str, what: str, *, path: str, line: int | None, where: str = "") -> Fraction:
@@ -475,7 +519,12 @@ class _NcclText:
     warnings: list[str] = field(default_factory=list)
     zero_lines: list[int] = field(default_factory=list)
     other_series: list[int] = field(default_factory=list)
-    unchecked: bool = False
+    unchecked: set[bool] = field(default_factory=set)
+    refused_rows: int = 0
+    refusals: list[tuple[bool, int, str]] = field(default_factory=list)
+    table_rows: int = 0
+    rank_lines: dict[int, int] = field(default_factory=dict)
+    nthread_line: int | None = None
 
     def run(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
@@ -489,6 +538,10 @@ class _NcclText:
         if self.header is None:
             raise ParseError("no nccl-tests table header ('#  size  count  type ...') found; "
                              "is the log complete?", path=self.path, line=len(self.lines))
+        if not self.rows and self.refused_rows:
+            raise ParseError(f"every row failed validation ({self.refused_rows} results with #wrong > 0 or "
+                             "an error above the limit); nothing to fit: fix the run or the GPUs, then rerun",
+                             path=self.path, line=len(self.lines))
         if not self.rows:
             raise ParseError("the table has no rows; the log looks truncated", path=self.path,
                              line=len(self.lines))
@@ -496,8 +549,10 @@ class _NcclText:
     def comment(self, s: str, number: int) -> None:
         if m := _RANK.match(s):
             self.ranks.add(int(m.group(1)))
+            self.rank_lines.setdefault(int(m.group(1)), number)
         elif m := _NTHREAD.match(s):
             self.per_process = int(m.group(1)) * int(m.group(2))
+            self.nthread_line = number
         elif m := _STARTING.match(s):
             self.found_program(m.group(1), number, strong=True)
         elif s.lower().startswith("# source:"):
@@ -541,6 +596,10 @@ class _NcclText:
 
     def row(self, tokens: list[str], number: int) -> None:
         header = self.header or []
+        if "redop" in header and len(tokens) == len(header) - 1 and header[-1] != "timestamp":
+            at = header.index("redop")
+            if _NUMBER.fullmatch(tokens[at]) and not _INTEGER.fullmatch(tokens[at - 1]):
+                tokens = [*tokens[:at], "none", *tokens[at:]]  # a blank redop (before 2022: no reduction)
         width = len(header) + (1 if header and header[-1] == "timestamp" else 0)
         if len(tokens) < len(header) - (1 if header[-1] == "timestamp" else 0):
             raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
@@ -549,6 +608,8 @@ class _NcclText:
             raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
                              f"{len(header)}; not an nccl-tests row", path=self.path, line=number)
         size = _integer(tokens[0], "size", path=self.path, line=number)
+        self.table_rows += 1
+        _check_rows(self.table_rows, path=self.path, line=number)
         series = tuple(tokens[header.index(c)] for c in ("type", "redop", "root") if c in header)
         if self.series is None:
             self.series, self.series_line = series, number
@@ -589,14 +650,15 @@ class _NcclText:
     def refused(self, block: _Block, token: str, number: int) -> bool:
         kind = "in-place" if block.in_place else "out-of-place"
         if token.upper() == "N/A":
-            self.unchecked = True
+            self.unchecked.add(block.in_place)
             return False
         value = _decimal(token, block.wrong_kind, path=self.path, line=number, where=f"{kind} ")
         limit = _WRONG_ERROR if block.wrong_kind == "error" else Fraction(0)
         if value > limit:
             what = "max error" if block.wrong_kind == "error" else "#wrong"
-            self.warnings.append(f"line {number}: {kind} {what} = {token}: nccl-tests found wrong results; "
-                                 "row refused")
+            self.refusals.append((block.in_place, number, f"line {number}: {kind} {what} = {token}: "
+                                                          "nccl-tests found wrong results; row refused"))
+            self.refused_rows += 1
             return True
         return False
 
@@ -627,7 +689,7 @@ def _nccl_candidates(state: _NcclText) -> set[str]:
     everything = set(_BUS_FACTORS)
     if state.redop is None:
         return everything
-    reduces = state.redop.lower() not in {"none", "-", "n/a"}
+    reduces = state.redop.lower() not in {"none", "-", "n/a", ""}
     if reduces:
         found = {"allreduce", "reduce-scatter", "reduce"}
     else:
@@ -652,11 +714,18 @@ def _nccl_p(state: _NcclText, requested: int | None) -> int | None:
     p = None
     if state.ranks:
         p = max(state.ranks) + 1
+        if p == 1:
+            raise ParseError("the log lists one rank (p = 1): nothing is communicated, so α and β cannot be "
+                             "fitted; run on at least 2 GPUs", path=state.path, line=state.rank_lines[0])
         if state.ranks != set(range(p)):
             state.warnings.append(f"the '# Rank' lines list {len(state.ranks)} ranks up to {p - 1}; "
                                   f"p = {p} assumed")
     elif state.per_process:
         p = state.per_process
+        if p == 1:
+            raise ParseError("nThread × nGpus = 1 and no '# Rank' lines: one rank (p = 1) communicates "
+                             "nothing, so α and β cannot be fitted; run on at least 2 GPUs",
+                             path=state.path, line=state.nthread_line)
         state.warnings.append(f"no '# Rank' lines; p = nThread × nGpus = {p} assumed (one process)")
     if requested is not None:
         requested = _check_p(requested)
@@ -682,7 +751,7 @@ def read_nccl_tests(path_or_text: str | Path | bytes, *, path: str | None = None
         For a malformed log, with its path and line.
     """
     text, name = _load(path_or_text, path)
-    state = _NcclText(path=name, lines=_split(text))
+    state = _NcclText(path=name, lines=_split(text, name))
     state.run()
     ranks = _nccl_p(state, p)
     stated = _NCCL_PROGRAMS[state.program[0]] if state.program else None
@@ -711,7 +780,26 @@ def read_nccl_tests(path_or_text: str | Path | bytes, *, path: str | None = None
     )
 
 
+def _refusal_warnings(state: _NcclText, collective: str) -> None:
+    """One warning per refused row, or one for a whole placement that failed (in-place all-to-all)."""
+    lines: list[str] = []
+    for in_place in (False, True):
+        refused = [r for r in state.refusals if r[0] is in_place]
+        if not refused:
+            continue
+        kind = "in-place" if in_place else "out-of-place"
+        if any(r.in_place is in_place for r in state.rows):
+            lines.extend(text for _, _, text in refused)
+            continue
+        why = ("nccl-tests has no valid in-place all-to-all check (older versions print an error of 1)"
+               if in_place and collective == "alltoall" else "nccl-tests found wrong results")
+        state.warnings.append(f"every {kind} row failed validation (lines {refused[0][1]}–{refused[-1][1]}) "
+                              f"and is dropped: {why}")
+    _warn_limited(state.warnings, lines, "rows refused for wrong results")
+
+
 def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> None:
+    _refusal_warnings(state, collective)
     if state.zero_lines:
         lines = ", ".join(map(str, state.zero_lines))
         state.warnings.append(f"0-byte rows skipped (lines {lines}): nothing was communicated")
@@ -720,7 +808,9 @@ def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> N
         state.warnings.append(f"only the first series ({series}, line {state.series_line}) is read; "
                               f" {len(state.other_series)} rows of other types/ops skipped "
                               f"(from line {state.other_series[0]})")
-    if state.unchecked:
+    if False in state.unchecked:
+        # Only the out-of-place half tells: nccl-tests prints N/A for the in-place half of tests that
+        # have no in-place check (all-to-all) even when the run validates.
         state.warnings.append("#wrong is N/A: the run did not validate its results (-c 0)")
     if not state.footer:
         state.warnings.append("no '# Avg bus bandwidth' footer: the log may be truncated")
@@ -892,7 +982,7 @@ def read_osu(path_or_text: str | Path | bytes, *, path: str | None = None, colle
         For a malformed log or a collective other than the title's.
     """
     text, name = _load(path_or_text, path)
-    lines = _split(text)
+    lines = _split(text, name)
     title = _osu_title(lines, name)
     stated = title.collective if title else None
     if stated is None:
@@ -905,6 +995,10 @@ def read_osu(path_or_text: str | Path | bytes, *, path: str | None = None, colle
         raise ParseError("cannot tell which OSU test this is (no '# OSU MPI ... Test' line); "
                          "give --collective (collective= in Python)", path=name, line=1)
     bandwidth = title.kind == "bandwidth" if title else _osu_bandwidth_header(lines)
+    if title is None and chosen == PT2PT and not any(_OSU_SIZE_HEADER.match(s.strip()) for s in lines):
+        raise ParseError("a point-to-point table without its '# Size ...' header: costmodel cannot tell "
+                         "osu_latency (us) from osu_bw (MB/s); paste the OSU output with its '#' lines",
+                         path=name, line=1)
     rows, warnings = _osu_rows(lines, name, bandwidth=bandwidth)
     _check_increasing(rows, path=name)
     if title is None:
@@ -936,6 +1030,8 @@ def _osu_rows(lines: list[str], path: str, *, bandwidth: bool) -> tuple[list[Row
     rows: list[Row] = []
     warnings: list[str] = []
     header = None
+    read = failed = 0
+    bare: list[tuple[list[str], int]] = []
     for number, raw in enumerate(lines, start=1):
         s = raw.strip()
         if not s:
@@ -946,14 +1042,57 @@ def _osu_rows(lines: list[str], path: str, *, bandwidth: bool) -> tuple[list[Row
         tokens = s.split()
         if not _INTEGER.fullmatch(tokens[0]):
             continue  # interleaved output (MPI warnings)
+        read += 1
+        _check_rows(read, path=path, line=number)
+        if header is None:
+            bare.append((tokens, number))
+        count = len(warnings)
         row = _osu_row(tokens, number, path, bandwidth=bandwidth, warnings=warnings)
         if row is not None:
             rows.append(row)
-    if header is None and not rows:
+        elif len(warnings) > count and "validation failed" in warnings[-1]:
+            failed += 1
+    if header is None and not rows and not failed:
         raise ParseError("no OSU table ('# Size ...' and rows) found", path=path, line=len(lines))
+    if not rows and failed:
+        raise ParseError(f"every row failed validation ({failed} rows marked Fail by OSU's -c); "
+                         "nothing to fit: fix the run, then rerun", path=path, line=len(lines))
     if not rows:
         raise ParseError("the table has no rows; the log looks truncated", path=path, line=len(lines))
+    if header is None:
+        _check_bare_layout(bare, path)
     return rows, warnings
+
+
+_OSU_LAYOUTS = {2: "Size, Avg Latency(us)",
+                5: "Size, Avg Latency(us), Min Latency(us), Max Latency(us), Iterations"}
+
+
+def _check_bare_layout(rows: list[tuple[list[str], int]], path: str) -> None:
+    """A table pasted without its ``# Size ...`` header: the layout from the column count and values.
+
+    Two columns are OSU's default (Size, Avg latency); five are ``-f`` (Size, Avg, Min, Max,
+    Iterations), accepted only when every row has Min ≤ Avg ≤ Max and a whole number of
+    iterations.  Anything else is ambiguous and refused.
+    """
+    widths = {len([t for t in tokens if t.lower() not in {"pass", "fail", "failed"}]) for tokens, _ in rows}
+    first = rows[0][1]
+    if len(widths) > 1:
+        raise ParseError(f"the rows have {' or '.join(map(str, sorted(widths)))} columns and no '# Size ...' "
+                         "header says which is which; paste the OSU output with its '#' lines", path=path,
+                         line=first)
+    width = widths.pop()
+    if width not in _OSU_LAYOUTS:
+        raise ParseError(f"the rows have {width} columns and no '# Size ...' header; costmodel reads a bare "
+                         f"table only as {_OSU_LAYOUTS[2]} or (-f) {_OSU_LAYOUTS[5]}; paste the OSU output "
+                         "with its '#' lines", path=path, line=first)
+    if width == 5:
+        for tokens, number in rows:
+            avg, low, high = (Fraction(t) for t in tokens[1:4])
+            if not (low <= avg <= high and _INTEGER.fullmatch(tokens[4])):
+                raise ParseError("5 columns without a '# Size ...' header, but not OSU's -f layout "
+                                 f"({_OSU_LAYOUTS[5]}: Min <= Avg <= Max, whole Iterations); paste the OSU "
+                                 "output with its '#' lines", path=path, line=number)
 
 
 def _osu_row(tokens: list[str], number: int, path: str, *, bandwidth: bool,
@@ -1010,13 +1149,16 @@ def _csv_rows(lines: list[str], path: str) -> tuple[list[tuple[str, str, int | N
             header, header_line = [c.lower() for c in cells], number
             if tuple(header[:5]) != CSV_COLUMNS[:5]:
                 want = ",".join(CSV_COLUMNS[:5])
-                raise ParseError(f"the header {raw.strip()!r} does not start with {want}",
+                missing = [c for c in CSV_COLUMNS[:5] if c not in header]
+                lacks = f"lacks {', '.join(missing)} and " if missing else ""
+                raise ParseError(f"the header {raw.strip()[:200]!r} {lacks}does not start with {want}",
                                  path=path, line=number)
             continue
         if len(cells) < len(header):
             raise ParseError(f"the row has {len(cells)} fields but the header has {len(header)}; "
                              "the file looks truncated", path=path, line=number)
         found.append(_csv_row(dict(zip(header, cells, strict=False)), number, path))
+        _check_rows(len(found), path=path, line=number)
     if header is None:
         raise ParseError("no CSV header found", path=path, line=len(lines))
     return found, header_line
@@ -1058,7 +1200,7 @@ def read_csv(path_or_text: str | Path | bytes, *, path: str | None = None, colle
         For a malformed file, or an ambiguous or missing group.
     """
     text, name = _load(path_or_text, path)
-    lines = _split(text)
+    lines = _split(text, name)
     found, header_line = _csv_rows(lines, name)
     want = canonical_collective(collective) if collective else None
     chosen = [f for f in found if (want is None or f[0] == want) and (p is None or f[2] == p)]
@@ -1146,7 +1288,7 @@ def detect_format(text: str) -> str | None:
     data = [s for s in lines if not s.startswith("#")]
     if data and data[0].lower().replace(" ", "").startswith("collective,backend,"):
         return "costmodel-csv"
-    if any(_OSU_SIZE_HEADER.match(s) for s in lines):
+    if any(_OSU_SIZE_HEADER.match(s) for s in lines) or (data and all(map(_BARE_OSU_ROW.fullmatch, data))):
         return "osu"
     return None
 

@@ -1,0 +1,305 @@
+"""Logs as clusters write them: launcher prefixes, OSU tables without '#' lines, all-failed validation,
+p = 1, and files that are not logs at all (FIFOs, devices, folders, huge files)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from costmodel import _files
+from costmodel.calibration import read_log
+from costmodel.errors import ParseError
+
+LOGS = Path(__file__).resolve().parents[2] / "data" / "logs"
+NCCL = LOGS / "nccl-tests"
+OSU = LOGS / "osu"
+ALL_LOGS = sorted(LOGS.glob("*/*.txt"))
+H200 = NCCL / "allreduce_h200x2_2node_1nic_rdma_gke.txt"
+KIND = OSU / "osu_allreduce_kind_2pod_2rank_tcp.txt"
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def _key(m) -> tuple:
+    return (m.tool, m.collective, m.p, [(r.n_bytes, r.time_s, r.in_place, r.line) for r in m.rows])
+
+
+def _refused(text: str, tmp_path: Path, match: str, **kwargs) -> ParseError:
+    target = tmp_path / "log.txt"
+    target.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError, match=match) as info:
+        read_log(target, **kwargs)
+    assert str(info.value).startswith(f"{target}:") and "\n" not in str(info.value)
+    return info.value
+
+
+# --------------------------------------------------------------------------- launcher prefixes
+
+PREFIXES = {
+    "open-mpi --tag-output": lambda i: f"[1,{i % 3}]<stdout>:",
+    "open-mpi --tag-output, stderr": lambda i: "[1,0]<stderr>:",
+    "open-mpi 5 tag-detailed": lambda i: "[1,0][node01:1234]<stdout>: ",
+    "srun --label": lambda i: "0: ",
+    "srun --label, wide": lambda i: f"{i % 16:3d}: ",
+    "srun --label, heterogeneous job": lambda i: "0+1: ",
+    "mpich -prepend-rank": lambda i: "[0] ",
+}
+
+
+@pytest.mark.parametrize("log", ALL_LOGS, ids=lambda p: p.name)
+@pytest.mark.parametrize("prefix", PREFIXES, ids=list(PREFIXES))
+def test_launcher_prefixes_are_stripped_from_every_line(log, prefix):
+    lines = _lines(log)
+    plain = read_log(log)
+    tagged = "\n".join(lines[:1] + [PREFIXES[prefix](i) + s for i, s in enumerate(lines[1:])])
+    assert _key(read_log(tagged)) == _key(plain)
+
+
+@pytest.mark.parametrize("log", ALL_LOGS, ids=lambda p: p.name)
+def test_a_log_where_only_some_lines_carry_a_prefix(log):
+    lines = _lines(log)
+    mixed = [s if i % 2 else f"[1,0]<stdout>:{s}" for i, s in enumerate(lines)]
+    mixed.insert(3, "[1,1]<stderr>:--------------------------------------------------------------------------")
+    mixed.insert(3, "[1,1]<stderr>:WARNING: There was an error initializing an OpenFabrics device.")
+    m = read_log("\n".join(mixed))
+    plain = read_log(log)
+    assert [(r.n_bytes, r.time_s, r.in_place) for r in m.rows] == [(r.n_bytes, r.time_s, r.in_place)
+                                                                   for r in plain.rows]
+
+
+def test_a_prefix_never_eats_a_row():
+    # a bare OSU row and an nccl-tests row do not look like a prefix, and the source line stays
+    m = read_log("\n".join(f"0: {s}" for s in _lines(KIND)))
+    assert m.source is not None and m.source.startswith("# source:")
+    assert m.rows[0].n_bytes == 4 and len(m.rows) == 19
+
+
+# --------------------------------------------------------------------------- OSU without '#' lines
+
+
+def _bare(path: Path) -> list[str]:
+    return [s for s in _lines(path) if s.strip() and not s.lstrip().startswith("#")]
+
+
+@pytest.mark.parametrize("log", sorted(OSU.glob("*.txt")), ids=lambda p: p.name)
+def test_osu_rows_without_their_header_lines(log):
+    plain = read_log(log)
+    bare = "\n".join(_bare(log))
+    m = read_log(bare, collective="allreduce")
+    assert [(r.n_bytes, r.time_s) for r in m.rows] == [(r.n_bytes, r.time_s) for r in plain.rows]
+    assert any("no '# OSU MPI" in w for w in m.warnings)
+    with pytest.raises(ParseError, match="give --collective"):
+        read_log(bare)
+
+
+def _full_layout(path: Path) -> list[str]:
+    """The default layout turned into -f's (Avg, Min, Max, Iterations), Avg kept."""
+    out = []
+    for s in _bare(path):
+        size, avg = s.split()
+        a = float(avg)
+        out.append(f"{size:<10}{avg:>18}{a * 0.5:>18.2f}{a * 2:>18.2f}{1000:>12}")
+    return out
+
+
+def test_osu_full_layout_without_header_lines():
+    plain = read_log(KIND)
+    m = read_log("\n".join(_full_layout(KIND)), collective="allreduce")
+    assert [(r.n_bytes, r.time_s) for r in m.rows] == [(r.n_bytes, r.time_s) for r in plain.rows]
+
+
+def test_osu_full_layout_with_header_lines():
+    lines = _lines(KIND)
+    header = next(i for i, s in enumerate(lines) if s.startswith("# Size"))
+    full = [*lines[:header], "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
+            *_full_layout(KIND)]
+    m = read_log("\n".join(full))
+    assert [r.time_s for r in m.rows] == [r.time_s for r in read_log(KIND).rows]
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    (["4 17.67 3", "8 15.49 3"], "3 columns and no '# Size"),
+    (["4 17.67 1 2", "8 15.49 1 2"], "4 columns"),
+    (["4 17.67", "8 15.49 10.0 20.0 1000"], "2 or 5 columns"),
+    (["4 17.67 20.00 30.00 1000", "8 15.49 10.00 20.00 1000"], "not OSU's -f layout"),
+    (["4 17.67 10.00 30.00 1000.5", "8 15.49 10.00 20.00 1000"], "not OSU's -f layout"),
+])
+def test_ambiguous_bare_osu_tables_are_refused(tmp_path, rows, message):
+    _refused("\n".join(rows), tmp_path, re.escape(message), collective="allreduce")
+
+
+def test_bare_point_to_point_table_is_refused(tmp_path):
+    _refused("4 17.67\n8 15.49\n", tmp_path, "osu_latency .* from osu_bw", collective="pt2pt")
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _with_wrong(path: Path, out_of_place: str | None, in_place: str | None) -> str:
+    """*path* (root, #wrong layout) with the #wrong columns of every row set (None: kept)."""
+    out = []
+    for line in _lines(path):
+        f = line.split()
+        if f and f[0].isdigit():
+            assert len(f) == 13
+            f[8] = out_of_place or f[8]
+            f[12] = in_place or f[12]
+            line = "  ".join(f)  # noqa: PLW2901
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_all_wrong_rows_say_every_row_failed_validation(tmp_path):
+    err = _refused(_with_wrong(H200, "3", "7"), tmp_path, "every row failed validation")
+    assert "truncated" not in str(err)
+
+
+def test_all_failed_osu_rows_say_every_row_failed_validation(tmp_path):
+    lines = [s if s.startswith("#") else f"{s}   Fail" for s in _lines(KIND)]
+    err = _refused("\n".join(lines), tmp_path, "every row failed validation")
+    assert "truncated" not in str(err)
+
+
+def _has_na_warning(text: str) -> bool:
+    return any("N/A" in w for w in read_log(text).warnings)
+
+
+def test_the_na_warning_only_when_validation_was_off():
+    assert _has_na_warning(_with_wrong(H200, "N/A", "N/A"))
+    # all-to-all: the in-place half is N/A even in a validated run; nothing to warn about
+    assert not _has_na_warning(_with_wrong(H200, None, "N/A"))
+    assert not _has_na_warning(H200.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- p = 1
+
+
+def test_one_rank_is_refused_naming_the_file_and_the_rank_line(tmp_path):
+    lines = [s for s in _lines(H200) if "Rank  1" not in s]
+    number = next(i for i, s in enumerate(lines, start=1) if "Rank  0" in s)
+    err = _refused("\n".join(lines), tmp_path, r"one rank \(p = 1\)")
+    assert err.line == number
+
+
+def test_one_thread_one_gpu_without_rank_lines_is_refused(tmp_path):
+    lines = [s for s in _lines(H200) if "Rank " not in s]
+    number = next(i for i, s in enumerate(lines, start=1) if "nThread" in s)
+    err = _refused("\n".join(lines), tmp_path, r"p = 1")
+    assert err.line == number
+
+
+# --------------------------------------------------------------------------- files that are not logs
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+
+    def unblock() -> None:  # if the reader ever opens the FIFO, this makes the test fail, not hang
+        with contextlib.suppress(OSError):
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+
+    timer = threading.Timer(10, unblock)
+    timer.daemon = True
+    timer.start()
+    try:
+        with pytest.raises(ParseError, match="FIFO"):
+            read_log(fifo)
+    finally:
+        timer.cancel()
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_a_device_is_refused_before_it_is_read():
+    with pytest.raises(ParseError, match="character device, not a regular file"):
+        read_log(Path("/dev/zero"))
+
+
+def test_a_folder_is_refused(tmp_path):
+    with pytest.raises(ParseError, match="a folder"):
+        read_log(tmp_path)
+
+
+def test_a_huge_file_is_refused_with_the_cap(tmp_path):
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as f:
+        f.truncate(_files.MAX_READ_BYTES + 1)  # sparse: nothing is written or read
+    with pytest.raises(ParseError, match="larger than the 64 MiB"):
+        read_log(huge)
+    with pytest.raises(ParseError, match="larger than the 64 MiB"):
+        read_log(b"x" * (_files.MAX_READ_BYTES + 1))
+
+
+def test_the_cap_is_in_the_error(tmp_path):
+    target = tmp_path / "log.txt"
+    target.write_bytes(b"#" * 100)
+    with pytest.raises(ParseError, match="larger than the 99 B"):
+        _files.read_bytes(target, what="the log", limit=99)
+
+
+def test_too_many_rows_are_refused_with_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setitem(read_log.__globals__, "MAX_ROWS", 10)  # the reader's module, however imported
+    err = _refused(KIND.read_text(encoding="utf-8"), tmp_path, "more than 10 rows")
+    assert err.line is not None
+    lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")
+    _refused("\n".join(lines), tmp_path, "more than 10 rows")
+    csv = "collective,backend,p,n_bytes,time_s\n" + "".join(f"allreduce,nccl,8,{8 * i},0.001\n"
+                                                              for i in range(1, 13))
+    _refused(csv, tmp_path, "more than 10 rows")
+
+
+def test_a_csv_without_the_columns_names_them(tmp_path):
+    _refused("collective,backend,n_bytes\nallreduce,nccl,8\n", tmp_path, "lacks p, time_s")
+
+
+def _old_alltoall(p: int = 2) -> str:
+    """A pre-2022 alltoall_perf table as Open MPI --tag-output prints it: a blank redop, an error column,
+    and an in-place error of 1 on every row (older nccl-tests had no valid in-place all-to-all check)."""
+    head = [
+        "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 "
+        "validation: 1",
+        "#",
+        "# Using devices",
+        *(f"#   Rank {r:2d} Pid {1320 + r:6d} on node{r:02d} device  0 [0x00] Tesla V100-SXM2-16GB"
+          for r in range(p)),
+        "#",
+        "#                                                     out-of-place                       in-place",
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    ]
+    rows = []
+    for k in range(10, 21):
+        n = 2**k
+        t = 20 + n / 1e4
+        algbw = n / 1e3 / t
+        block = f"{t:7.2f}  {algbw:6.2f}  {algbw * (p - 1) / p:6.2f}"
+        rows.append(f"{n:12d}  {n // 4:12d}   float           {block}  0e+00  {block}  1e+00")
+    tail = ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.234 ", "#"]
+    return "\n".join(f"[1,0]<stdout>:{s}" for s in head + rows + tail)
+
+
+def test_old_alltoall_with_a_blank_redop_and_failed_in_place_rows():
+    m = read_log(_old_alltoall(), collective="alltoall")
+    assert (m.collective, m.p) == ("alltoall", 2)
+    assert [r.n_bytes for r in m.select()] == [2**k for k in range(10, 21)]
+    assert m.select(in_place=True) == ()
+    assert len(m.warnings) == 1
+    assert m.warnings[0].startswith("every in-place row failed validation (lines 10–20) and is dropped")
+    assert "in-place all-to-all" in m.warnings[0]
+
+
+def test_a_partly_failed_placement_keeps_one_warning_per_row(tmp_path):
+    lines = _old_alltoall().splitlines()
+    assert lines[9].split()[1] == "1024"
+    lines[9] = lines[9].replace("1e+00", "0e+00")  # the first in-place row passes
+    m = read_log("\n".join(lines), collective="alltoall")
+    assert len(m.select(in_place=True)) == 1
+    assert sum("row refused" in w for w in m.warnings) == 8 and any("2 more" in w for w in m.warnings)
