@@ -78,7 +78,10 @@ def test_osu_logs_fit_with_p_passed_in(name, p):
     assert result.latency_coefficient == 2 * (p - 1)
     assert result.bandwidth_coefficient == Fraction(2 * (p - 1), p)
     assert len(result.residuals) == 19
-    assert result.median_rel_error < 0.1
+    assert result.median_rel_error <= 0.05
+    # the target from 1 MiB on is met, or the fit says why not: the log has one size there
+    if result.median_rel_error_ge_1mib > 0.03:
+        assert "only 1 size from 1 MiB on" in " ".join(result.warnings)
     assert fit(read_log(LOGS / "osu" / name, p=p)).to_dict() == result.to_dict()
 
 
