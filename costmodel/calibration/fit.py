@@ -7,9 +7,11 @@ two link parameters::
 
 with a(p) and b(p) the latency and bandwidth coefficients of the algorithm's
 record in the costmodel registry (ring all-reduce: a = 2(p − 1), b = 2(p − 1)/p).
-The fit minimises the squared *relative* error, Σ((T(nᵢ) − tᵢ)/tᵢ)², under
-α, β ≥ 0 (weighted non-negative least squares, :func:`scipy.optimize.nnls`),
-so that 10 µs at 8 B weighs as much as 10 ms at 1 GiB.
+The fit minimises the absolute *relative* error, Σ|T(nᵢ) − tᵢ|/tᵢ, under
+α, β ≥ 0, a linear programme solved by HiGHS (:func:`scipy.optimize.linprog`),
+so that 10 µs at 8 B weighs as much as 10 ms at 1 GiB and one or two fast
+outliers cannot pull the line (least squares would: the L1 fit follows the
+majority of the rows) [Bloomfield & Steiger, *Least Absolute Deviations*, 1983].
 
 γ is not separable from these logs: a reduction's γ·n term is proportional to
 n like the β term, so its cost is folded into β and γ is left 0.
@@ -17,14 +19,20 @@ n like the β term, so its cost is folded into β and γ is left 0.
 Real libraries switch protocols and algorithms with the size (NCCL's LL, LL128
 and Simple; eager and rendezvous in MPI), so one line fits poorly across eight
 decades.  The sizes are split into 1–3 contiguous segments, each with its own α
-and β: every split with at least three sizes per segment is tried, the best
-split of each count is the one with the least squared relative error, and the
-count is chosen by the Bayesian information criterion on the relative
-residuals (≈ log residuals), ``N·ln(RSS/N) + k·ln N`` with k = 3s − 1
-parameters (α, β per segment and s − 1 breakpoints).  Relative residuals below
-10⁻⁶ count as exact (timer resolution), so noise-free data keep one segment.
-The link parameters reported for a profile are those of the segment covering the
-largest sizes, the bandwidth regime.
+and β, at least four sizes each (a log with fewer fits one line, with a
+warning).  Breakpoints are searched on a grid of at most 24 candidates spaced
+evenly among the distinct sizes (every size for the usual 20–35-size sweep) and
+over at most 2,000 evenly spaced rows, each candidate segment one cached LP, so
+the search costs O(24²) LP solves however long the log; the best split of each
+count has the least Σ|relative error|.  The count is chosen by the BIC of
+Laplace errors, ``2N·ln(Σ|e|/N) + k·ln N`` with k = 3s − 1 parameters (α, β
+per segment and s − 1 breakpoints), and an extra segment must also cut Σ|e| by
+at least 25 % (a split searched over many positions fits noise by up to ≈ 15 %
+on a clean noisy line).  A mean |error| below 10⁻⁶ counts as exact (timer
+resolution), so noise-free data keep one segment.  A fall of the bandwidth n/T
+by more than 3× between adjacent sizes is a collapse: a warning, not a reason
+for a segment.  The profile's summary link takes α from the first segment
+(the small messages) and β from the last (the bandwidth regime).
 
 Default algorithms (override with ``algorithm=``):
 
@@ -99,23 +107,38 @@ DEFAULT_ALGORITHMS = {
 """The algorithm assumed for each collective when none is given (see the module docstring)."""
 
 MAX_SEGMENTS = 3
-MIN_POINTS = 3
-"""Fewest distinct sizes in a segment of an automatic split (a line through 2 points fits anything)."""
+MIN_POINTS = 4
+"""Fewest distinct sizes in a segment of a split (a line through 2 points fits anything)."""
 
 _ONE_MIB = 1 << 20
 _FLOOR = 1e-6
-"""Relative residuals below this are timer resolution: RSS/N is floored at its square."""
+"""Relative residuals below this are timer resolution: the mean |relative error| is floored at it."""
+_GRID = 24
+"""Most candidate breakpoints of the split search (evenly spaced among the sizes)."""
+_SEARCH_ROWS = 2000
+"""Most rows the split search fits (an evenly spaced subsample above this)."""
+_BOOT = 100
+"""Bootstrap resamples per segment for the confidence intervals (seed 0: the same intervals every run)."""
+_BOOT_ROWS = 1000
+"""Most rows one bootstrap resample draws from (see :func:`_solve`)."""
+_OUTLIER = 3
+"""A row is an outlier when its |relative error| exceeds this many times its segment's median."""
+_OUTLIER_MIN = 0.01
+"""... and exceeds this (1 %: run-to-run noise), so that a near-exact fit flags nothing."""
+_GAIN = 0.25
+"""An extra segment is kept only if it cuts Σ|relative error| by this fraction (and lowers the BIC)."""
+_COLLAPSE = 3
+"""A drop of the bandwidth n/T by more than this factor between adjacent sizes is a collapse."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Segment:
     """α and β of one contiguous range of sizes.
 
-    ``alpha_ci_s`` and ``beta_ci_s_per_byte`` are 95 % confidence intervals
-    (Student t on the weighted residual variance and (XᵀWX)⁻¹, cut at 0 since
-    neither can be negative), ``None`` when the segment has no residual degrees
-    of freedom.  A parameter at its bound 0 (``alpha_at_bound``) has a one-sided
-    interval [0, t·se].
+    ``alpha_ci_s`` and ``beta_ci_s_per_byte`` are 95 % percentile-bootstrap
+    intervals (rows resampled 100 times with seed 0, each resample refitted by
+    the LP; cut at 0 since neither can be negative), ``None`` for a segment of 2
+    rows.  ``alpha_at_bound`` marks a parameter the LP held at its bound 0.
     """
 
     from_bytes: int
@@ -161,6 +184,9 @@ class Segment:
 class Residual:
     """One measured row against the model: ``rel_error = (model − measured)/measured``.
 
+    ``outlier``: |rel_error| is more than 3× its segment's median |rel_error| (and
+    more than 1 %, run-to-run noise).
+
     ``segment`` is the number of the segment that models the row, counted from 1
     (``Fit.segments[segment - 1]``), as ``costmodel calibrate fit`` and ``calibrate report`` show it.
     """
@@ -171,9 +197,11 @@ class Residual:
     rel_error: float
     segment: int
     line: int | None = None
+    outlier: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "outlier": self.outlier,
             "n_bytes": self.n_bytes,
             "measured_s": real(self.measured_s),
             "model_s": self.model_s,
@@ -185,15 +213,15 @@ class Residual:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SegmentCount:
-    """The best split with *segments* segments: its squared relative error and BIC."""
+    """The best split with *segments* segments: its Σ|relative error| (of the searched rows) and BIC."""
 
     segments: int
-    rss: float
+    sae: float
     bic: float
     breakpoints: tuple[int, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"segments": self.segments, "rss": self.rss, "bic": self.bic,
+        return {"segments": self.segments, "sae": self.sae, "bic": self.bic,
                 "breakpoints_bytes": list(self.breakpoints)}
 
 
@@ -201,9 +229,12 @@ class SegmentCount:
 class Fit:
     """α and β fitted to one log, per size segment, with the residual of every row.
 
-    ``alpha_s`` and ``beta_s_per_byte`` are those of the last segment (the
-    largest sizes: the bandwidth regime); :meth:`predict` uses the segment that
-    covers the size asked for.
+    ``alpha_s`` is the first segment's (the small messages: the start-up,
+    capped at the smallest measured time over a(p) and never 0 when the small
+    messages take time) and ``beta_s_per_byte`` the last segment's (the largest
+    sizes: the bandwidth regime); :meth:`predict` uses the segment that covers
+    the size asked for.  ``warnings`` are the sanity warnings: too few sizes,
+    outliers by size, a collapse of the bandwidth.
     """
 
     collective: str
@@ -224,6 +255,7 @@ class Fit:
     path: str = ""
     in_place: bool = False
     selection: tuple[SegmentCount, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def bandwidth_bytes_per_s(self) -> float | None:
@@ -272,6 +304,7 @@ class Fit:
             "path": self.path,
             "in_place": self.in_place,
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
 
     def summary_lines(self) -> list[str]:
@@ -292,13 +325,15 @@ class Fit:
                 f"alpha = {format_time(s.alpha_s)}, beta = {format_inverse_rate(s.beta_s_per_byte)}, "
                 f"median error {_percent(s.median_rel_error)} ({s.points} rows)"
             )
-        lines.append("[link] holds the segment of the largest sizes (the bandwidth regime)")
+        lines.append("[link] holds alpha of the smallest sizes (segment 1) and beta of the largest "
+                     f"(segment {len(self.segments)}, the bandwidth regime)")
+        lines += [f"warning: {w}" for w in self.warnings]
         return lines
 
     def to_profile_toml(self, *, name: str, title: str | None = None) -> str:
         """A profile file (the format of ``costmodel/profiles/textbook.toml``) holding this fit.
 
-        ``[link] alpha`` and ``beta`` are the last segment's; ``notes`` hold the
+        ``[link] alpha`` is the first segment's and ``beta`` the last segment's; ``notes`` hold the
         fit and every segment.  It loads with :func:`costmodel.profiles.parse_profile`.
         """
         from costmodel.units import format_inverse_rate, format_number, format_time
@@ -384,13 +419,13 @@ def coefficients(
     return runs.name, alpha[0], beta[1], formula, notes
 
 
-# --------------------------------------------------------------------------- least squares
+# --------------------------------------------------------------------------- least absolute relative error
 
 
 @dataclass(frozen=True, slots=True)
 class _Solved:
     theta: tuple[float, float]
-    rss: float
+    sae: float
     ci: tuple[tuple[float, float] | None, tuple[float, float] | None]
     at_bound: tuple[bool, bool]
 
@@ -402,50 +437,74 @@ def _design(sizes: Sequence[float], a: float, b: float) -> Any:
     return np.column_stack([np.full_like(n, a), b * n])
 
 
-def _nnls(x: Any, t: Any) -> tuple[Any, Any]:
-    """Non-negative least squares of (x/t)·θ ≈ 1, columns scaled to unit max for conditioning."""
+def _lad(x: Any, t: Any) -> tuple[Any, float]:
+    """(θ ≥ 0, Σ|x·θ/t − 1|): least absolute relative error, as a linear programme.
+
+    The dual of min_{θ≥0} ‖Wθ − 1‖₁ (W = x/t, columns scaled to unit max) is
+    max 1ᵀe subject to Wᵀe ≤ 0, −1 ≤ e ≤ 1: two constraints and one bounded
+    variable per row, which HiGHS solves in milliseconds for thousands of rows.
+    θ is the dual of that programme's two constraints (its marginals, negated),
+    the optimum of the primal by LP duality [Bloomfield & Steiger, *Least Absolute
+    Deviations*, 1983, ch. 2].
+    """
     import numpy as np
-    from scipy.optimize import nnls
+    from scipy.optimize import linprog
 
     xw = x / t[:, None]
     scale = np.abs(xw).max(axis=0)
     scale[scale == 0] = 1.0
-    solution, _ = nnls(xw / scale, np.ones(len(t)))
-    return solution / scale, xw
+    xs = xw / scale
+    res = linprog(-np.ones(len(t)), A_ub=xs.T, b_ub=np.zeros(2), bounds=(-1, 1),
+                  method="highs-ipm" if len(t) > 2000 else "highs")
+    if res.status != 0:
+        raise CalibrationError(f"the least-absolute-error programme failed: {res.message}")
+    theta = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / scale
+    return theta, float(np.abs(xw @ theta - 1.0).sum())
 
 
 def _solve(x: Any, t: Any) -> _Solved:
-    import numpy as np
-    from scipy import stats
+    """The LAD fit of one segment with 95 % percentile-bootstrap intervals (rows resampled, seed 0).
 
-    theta, xw = _nnls(x, t)
-    resid = xw @ theta - 1.0
-    rss = float(resid @ resid)
+    With more than :data:`_BOOT_ROWS` rows the bootstrap resamples an evenly spaced
+    subsample of that many rows and the interval is narrowed about θ by
+    √(subsample/rows), the m-out-of-n rescaling [Bickel, Götze & van Zwet,
+    Statist. Sinica 7, 1997].
+    """
+    import numpy as np
+
+    theta, sae = _lad(x, t)
     m = len(t)
     bound = (bool(theta[0] == 0), bool(theta[1] == 0))
-    free = [j for j in (0, 1) if not bound[j]]
-    dof = m - len(free)
-    if dof <= 0 or not free:
-        return _Solved((float(theta[0]), float(theta[1])), rss, (None, None), bound)
-    scale = np.abs(xw).max(axis=0)
-    scale[scale == 0] = 1.0
-    xs = xw / scale
-    s2 = rss / dof
-    q = float(stats.t.ppf(0.975, dof))
-    full = np.linalg.pinv(xs.T @ xs) * s2 / np.outer(scale, scale)
-    sub = np.linalg.pinv(xs[:, free].T @ xs[:, free]) * s2 / np.outer(scale[free], scale[free])
-    ci: list[tuple[float, float] | None] = [None, None]
+    if m <= 2:
+        return _Solved((float(theta[0]), float(theta[1])), sae, (None, None), bound)
+    rng = np.random.default_rng(0)
+    pick = np.arange(m) if m <= _BOOT_ROWS else np.linspace(0, m - 1, _BOOT_ROWS).round().astype(int)
+    shrink = math.sqrt(len(pick) / m)
+    draws = []
+    for _ in range(_BOOT):
+        idx = pick[rng.integers(0, len(pick), len(pick))]
+        if len(np.unique(x[idx, 1])) < 2 and x[0, 1] != 0:
+            continue
+        draws.append(_lad(x[idx], t[idx])[0])
+    if not draws:
+        return _Solved((float(theta[0]), float(theta[1])), sae, (None, None), bound)
+    sample = np.array(draws)
+    ci: list[tuple[float, float]] = []
     for j in (0, 1):
-        if bound[j]:
-            ci[j] = (0.0, q * math.sqrt(max(full[j, j], 0.0)))
-        else:
-            se = math.sqrt(max(sub[free.index(j), free.index(j)], 0.0))
-            ci[j] = (max(0.0, float(theta[j]) - q * se), float(theta[j]) + q * se)
-    return _Solved((float(theta[0]), float(theta[1])), rss, (ci[0], ci[1]), bound)
+        lo, hi = np.percentile(sample[:, j], [2.5, 97.5])
+        lo, hi = theta[j] + (lo - theta[j]) * shrink, theta[j] + (hi - theta[j]) * shrink
+        ci.append((max(0.0, float(min(lo, theta[j]))), float(max(hi, theta[j]))))
+    return _Solved((float(theta[0]), float(theta[1])), sae, (ci[0], ci[1]), bound)
 
 
 class _Search:
-    """The best split of the sizes into 1–3 contiguous segments, by exhaustive search."""
+    """The best split of the sizes into 1–3 contiguous segments over a coarse grid of breakpoints.
+
+    Breakpoints fall between groups of equal sizes (repeats of a size are never split), at
+    most :data:`_GRID` candidates spaced evenly among them; above :data:`_SEARCH_ROWS` rows
+    the search fits an evenly spaced subsample of the rows.  Every candidate segment is one
+    LP, cached, so the search costs O(_GRID²) LP solves whatever the length of the log.
+    """
 
     def __init__(self, rows: Sequence[Row], a: Fraction, b: Fraction) -> None:
         import numpy as np
@@ -453,35 +512,46 @@ class _Search:
         self.n = np.array([float(r.n_bytes) for r in rows])
         self.t = np.array([float(r.time_s) for r in rows])
         self.x = _design(self.n, float(a), float(b))
-        # groups of equal sizes: a breakpoint never splits repeated measurements of one size
         self.starts = [i for i in range(len(rows)) if i == 0 or rows[i].n_bytes != rows[i - 1].n_bytes]
         self.starts.append(len(rows))
-        self._rss: dict[tuple[int, int], float] = {}
+        groups = len(self.starts) - 1
+        step = max(1, math.ceil(groups / _GRID))
+        self.grid = sorted({*range(0, groups, step), groups})
+        keep = np.arange(len(rows)) if len(rows) <= _SEARCH_ROWS else \
+            np.unique(np.linspace(0, len(rows) - 1, _SEARCH_ROWS).round().astype(int))
+        self._keep = keep
+        self._sae: dict[tuple[int, int], float] = {}
 
     @property
     def sizes(self) -> int:
         return len(self.starts) - 1
 
-    def rss(self, g0: int, g1: int) -> float:
-        """The squared relative error of one line through size groups [g0, g1)."""
+    @property
+    def search_rows(self) -> int:
+        return len(self._keep)
+
+    def sae(self, g0: int, g1: int) -> float:
+        """Σ|relative error| of one LAD line through size groups [g0, g1) (of the searched rows)."""
+        import numpy as np
+
         key = (g0, g1)
-        if key not in self._rss:
+        if key not in self._sae:
             lo, hi = self.starts[g0], self.starts[g1]
-            theta, xw = _nnls(self.x[lo:hi], self.t[lo:hi])
-            resid = xw @ theta - 1.0
-            self._rss[key] = float(resid @ resid)
-        return self._rss[key]
+            idx = self._keep[(self._keep >= lo) & (self._keep < hi)]
+            self._sae[key] = _lad(self.x[idx], self.t[idx])[1] if len(np.unique(self.n[idx])) > 1 else 0.0
+        return self._sae[key]
 
     def best(self, segments: int, min_points: int) -> tuple[float, tuple[int, ...]]:
-        """(RSS, group indices where segments 2.. start) of the best split into *segments*."""
+        """(Σ|error|, group indices where segments 2.. start) of the best split into *segments*."""
         groups = self.sizes
+        inner = [g for g in self.grid if min_points <= g <= groups - min_points]
         best: tuple[float, tuple[int, ...]] | None = None
-        for cuts in combinations(range(min_points, groups - min_points + 1), segments - 1):
+        for cuts in combinations(inner, segments - 1):
             bounds = (0, *cuts, groups)
             if any(hi - lo < min_points for lo, hi in pairwise(bounds)):
                 continue
-            total = sum(self.rss(lo, hi) for lo, hi in pairwise(bounds))
-            if best is None or total < best[0]:
+            total = sum(self.sae(lo, hi) for lo, hi in pairwise(bounds))
+            if best is None or total < best[0] - 1e-12:
                 best = (total, tuple(cuts))
         if best is None:
             raise InputError(f"segments={segments} needs at least {segments * min_points} distinct sizes; "
@@ -489,8 +559,9 @@ class _Search:
         return best
 
 
-def _bic(rss: float, rows: int, segments: int) -> float:
-    return rows * math.log(max(rss / rows, _FLOOR**2)) + (3 * segments - 1) * math.log(rows)
+def _bic(sae: float, rows: int, segments: int) -> float:
+    """2N·ln(Σ|e|/N) + k·ln N: the BIC of Laplace errors, k = 3s − 1 (α, β per segment, s − 1 breakpoints)."""
+    return 2 * rows * math.log(max(sae / rows, _FLOOR)) + (3 * segments - 1) * math.log(rows)
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -513,17 +584,19 @@ def _choose(search: _Search, segments: int | None, rows: int) -> tuple[tuple[int
         if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= MAX_SEGMENTS:
             raise InputError(f"segments={segments!r} is not 1, 2 or 3; leave it out to choose automatically")
         counts = [segments]
-        min_points = MIN_POINTS if segments > 1 else 1
     else:
         counts = list(range(1, max(1, min(MAX_SEGMENTS, search.sizes // MIN_POINTS)) + 1))
-        min_points = MIN_POINTS
     table = []
     for s in counts:
-        total, cuts = search.best(s, 1 if s == 1 else min_points)
+        total, cuts = search.best(s, 1 if s == 1 else MIN_POINTS)
         starts = tuple(int(search.n[search.starts[c]]) for c in cuts)
-        count = SegmentCount(segments=s, rss=total, bic=_bic(total, rows, s), breakpoints=starts)
+        bic = _bic(total, search.search_rows, s)
+        count = SegmentCount(segments=s, sae=total, bic=bic, breakpoints=starts)
         table.append((count, cuts))
-    chosen = min(table, key=lambda item: (item[0].bic, item[0].segments))
+    chosen = table[0]
+    for item in table[1:]:
+        if item[0].bic < chosen[0].bic and item[0].sae <= (1 - _GAIN) * chosen[0].sae:
+            chosen = item
     return chosen[1], [c for c, _ in table]
 
 
@@ -594,12 +667,16 @@ def fit(
         ]
     if built[-1].alpha_s == 0 and built[-1].beta_s_per_byte == 0:
         raise CalibrationError(f"the fit of {measurements.path} degenerated to alpha = beta = 0")
+    residuals = _flag_outliers(residuals)
+    alpha, alpha_note = _link_alpha(built, rows, a)
+    warnings = _warnings(rows, built, residuals, search.sizes)
     return Fit(
-        collective=collective, p=ranks, algorithm=name, alpha_s=built[-1].alpha_s,
+        collective=collective, p=ranks, algorithm=name, alpha_s=alpha,
         beta_s_per_byte=built[-1].beta_s_per_byte, segments=tuple(built), residuals=tuple(residuals),
+        warnings=tuple(warnings),
         median_rel_error=_median([r.rel_error for r in residuals]) or 0.0,
         median_rel_error_ge_1mib=_median([r.rel_error for r in residuals if r.n_bytes >= _ONE_MIB]),
-        notes=_notes(measurements, built, notes, collective, in_place),
+        notes=_notes(measurements, built, notes, collective, in_place) + alpha_note,
         latency_coefficient=a, bandwidth_coefficient=b, formula=formula, tool=measurements.tool,
         source=measurements.source, path=measurements.path, in_place=in_place, selection=tuple(table),
     )
@@ -638,3 +715,63 @@ def _notes(measurements: Measurements, built: list[Segment], registry_notes: tup
     if in_place:
         notes.append("fitted to the in-place times")
     return tuple(notes)
+
+
+def _flag_outliers(residuals: list[Residual]) -> list[Residual]:
+    """Mark rows whose |error| exceeds 3× their segment's median |error| (and 1 %)."""
+    from dataclasses import replace
+
+    medians = {k: _median([r.rel_error for r in residuals if r.segment == k]) or 0.0
+               for k in {r.segment for r in residuals}}
+    return [replace(r, outlier=abs(r.rel_error) > max(_OUTLIER * medians[r.segment], _OUTLIER_MIN))
+            for r in residuals]
+
+
+def _link_alpha(built: list[Segment], rows: list[Row], a: Fraction) -> tuple[float, tuple[str, ...]]:
+    """α of the summary link: the small-message segment's, at most the smallest time / a(p), never 0.
+
+    When the first segment's α is at its bound 0 while its messages take time, the
+    smallest measured time, all start-up, divided by a(p) stands in (noted).
+    """
+    smallest = min(float(r.time_s) for r in rows) / float(a)
+    first = built[0].alpha_s
+    if first <= 0 < smallest:
+        return smallest, ("[link] alpha: the small-message segment's alpha is 0; the smallest measured time "
+                          "divided by the latency coefficient stands in",)
+    if first > smallest:
+        return smallest, ("[link] alpha: capped at the smallest measured time divided by the latency "
+                          "coefficient",)
+    return first, ()
+
+
+def _warnings(rows: list[Row], built: list[Segment], residuals: list[Residual], sizes: int) -> list[str]:
+    """Sanity warnings: too few sizes, outliers by size, a collapse of the bandwidth."""
+    from costmodel.units import format_size
+
+    out = []
+    if sizes == 2:
+        out.append("the log has only 2 sizes: a line passes through both exactly, the error says nothing")
+    elif sizes < MIN_POINTS:
+        out.append(f"the log has only {sizes} sizes; a segment should have at least {MIN_POINTS}")
+    late = {r.n_bytes for r in rows if r.n_bytes >= _ONE_MIB}
+    if 0 < len(late) < MIN_POINTS:
+        which = "1 size" if len(late) == 1 else f"{len(late)} sizes"
+        out.append(f"only {which} from 1 MiB on: the error over sizes >= 1 MiB rests on it alone"
+                   if len(late) == 1 else
+                   f"only {which} from 1 MiB on: the error over sizes >= 1 MiB rests on them alone")
+    flagged = [r for r in residuals if r.outlier]
+    if flagged:
+        listed = ", ".join(f"{format_size(r.n_bytes).split(' = ')[0]} ({r.rel_error:+.1%})"
+                           for r in flagged[:8])
+        more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
+        out.append(f"outliers (|error| > {_OUTLIER}× the segment's median): {listed}{more}")
+    speeds: dict[int, list[float]] = {}
+    for r in rows:
+        speeds.setdefault(r.n_bytes, []).append(r.n_bytes / float(r.time_s))
+    bw = [(n, sorted(v)[len(v) // 2]) for n, v in sorted(speeds.items())]
+    for (n0, b0), (n1, b1) in pairwise(bw):
+        if b1 > 0 and b0 / b1 > _COLLAPSE:
+            out.append(f"collapse: the bandwidth falls {b0 / b1:.3g}× from {format_size(n0).split(' = ')[0]} "
+                       f"to {format_size(n1).split(' = ')[0]}; no line explains it and the fit around it "
+                       "is not to be trusted")
+    return out

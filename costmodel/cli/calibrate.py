@@ -89,7 +89,7 @@ class _Fitted:
 
     def to_dict(self) -> dict[str, Any]:
         out = self.fit.to_dict()
-        out["warnings"] = list(self.warnings)
+        out["warnings"] = list(self.warnings) + out["warnings"]
         out["profile"] = None if self.profile is None else str(self.profile)
         return out
 
@@ -313,8 +313,9 @@ def _fit_body(f: Any) -> Any:
                       str(s.points))
     ge = "" if f.median_rel_error_ge_1mib is None else f", {f.median_rel_error_ge_1mib:.2%} from 1 MiB on"
     summary = Text(f"median |relative error| {f.median_rel_error:.2%} over all sizes{ge}; "
-                   f"the profile's [link] is segment {len(f.segments)} (α {_time(f.alpha_s)}, "
-                   f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)})")
+                   f"the profile's [link]: α {_time(f.alpha_s)} from segment 1, "
+                   f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)} "
+                   f"from segment {len(f.segments)}")
     return Group(head, Text(""), out, Text(""), summary)
 
 
@@ -325,7 +326,8 @@ def _render_fitted(r: _Fitted) -> tuple[Any, tuple[str, ...]]:
     parts = [_fit_body(r.fit)]
     if r.profile is not None:
         parts += [Text(f"wrote {r.profile} (use it with --profile {r.profile})")]
-    return Group(*parts), tuple(r.warnings) + tuple(n for n in r.fit.notes if n.startswith("note"))
+    return Group(*parts), (tuple(r.warnings) + tuple(r.fit.warnings)
+                           + tuple(n for n in r.fit.notes if n.startswith("note")))
 
 
 def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
@@ -340,7 +342,7 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
                       f"{r.busbw_measured_bytes_per_s / 1e9:.3g} GB/s",
                       f"{r.busbw_model_bytes_per_s / 1e9:.3g} GB/s",
                       str(r.segment))
-    return Group(_fit_body(report.fit), Text(""), out), ()
+    return Group(_fit_body(report.fit), Text(""), out), tuple(report.fit.warnings)
 
 
 def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:

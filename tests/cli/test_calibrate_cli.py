@@ -21,8 +21,10 @@ def test_fit_json_contract(capsys):
     assert 1 <= len(data["segments"]) <= 3
     assert all({"from_bytes", "to_bytes", "alpha_s", "beta_s_per_byte"} <= set(s) for s in data["segments"])
     assert data["median_rel_error"] <= 0.05 and data["median_rel_error_ge_1mib"] <= 0.03
-    # the profile's link is the last segment: the bandwidth regime
-    assert data["alpha_s"] == data["segments"][-1]["alpha_s"]
+    # the profile's link: α from the small-message segment, β from the bandwidth regime
+    assert 0 < data["alpha_s"] <= data["segments"][0]["alpha_s"]
+    assert data["beta_s_per_byte"] == data["segments"][-1]["beta_s_per_byte"]
+    assert isinstance(data["warnings"], list)
 
 
 def test_fit_writes_a_profile_every_command_loads(capsys, tmp_path: Path):
