@@ -74,8 +74,11 @@ GPUs, run on each node::
         -m costmodel calibrate run --backend nccl --out profile.toml
 
 with HOST the first node's address (the rendezvous store listens on port 29500
-there).  With ``--backend auto`` a rank uses nccl when it sees at least
-``LOCAL_WORLD_SIZE`` GPUs, else gloo; every rank must resolve the same backend.
+there).  A rank's GPU is ``LOCAL_RANK`` modulo the GPUs it sees, so one GPU per
+process (``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``) and all
+of a node's GPUs visible both work; ``--backend auto`` uses nccl whenever the
+rank sees a GPU, else gloo, with a :class:`BackendWarning` when the machine has
+GPUs (see :func:`choose_backend`).
 
 Examples
 --------
@@ -113,9 +116,12 @@ __all__ = [
     "BENCH_COLLECTIVES",
     "BENCH_CSV_COLUMNS",
     "OUTLIER_MADS",
+    "BackendChoice",
+    "BackendWarning",
     "BenchConfig",
     "Progress",
     "bench_sizes",
+    "choose_backend",
     "parse_sizes",
     "run_benchmark",
 ]
@@ -162,8 +168,8 @@ class BenchConfig:
     ranks : int
         Processes to spawn on this machine (ignored under torchrun).
     backend : str
-        ``"auto"`` (nccl when CUDA is available with at least ``ranks`` GPUs,
-        else gloo), ``"nccl"`` or ``"gloo"``.
+        ``"auto"`` (nccl when each rank gets a GPU, else gloo; see
+        :func:`choose_backend`), ``"nccl"`` or ``"gloo"``.
     collectives : tuple of str
         Any of :data:`BENCH_COLLECTIVES` (aliases accepted, or one comma-separated string).
     min_bytes, max_bytes : int
@@ -413,18 +419,97 @@ def _under_torchrun() -> bool:
     return all(os.environ.get(k) for k in _TORCHRUN_ENV)
 
 
-def _resolve_backend(torch: Any, dist: Any, backend: str, ranks_per_node: int) -> str:
+class BackendWarning(UserWarning):
+    """``auto`` fell back to gloo on a machine that has GPUs (emitted with :mod:`warnings`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendChoice:
+    """What :func:`choose_backend` decided for one rank.
+
+    ``device`` is the CUDA device index this rank uses (None for gloo);
+    ``warning`` is the reason ``auto`` fell back to gloo when GPUs exist, else None.
+    """
+
+    backend: str
+    device: int | None
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"backend": self.backend, "device": self.device, "warning": self.warning}
+
+
+def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_world_size: int,
+                   nccl_available: bool, gloo_available: bool = True, gpus_on_machine: bool = False,
+                   shared_view: bool = False) -> BackendChoice:
+    """The backend and CUDA device of one rank, from what it can see (pure; no torch call).
+
+    A rank uses CUDA device ``local_rank mod visible_gpus``: with one GPU per
+    process (``CUDA_VISIBLE_DEVICES`` isolation under SLURM or Kubernetes)
+    every rank's device is 0, and with all of a node's GPUs visible rank i
+    takes GPU i.  ``auto`` picks nccl whenever NCCL is built in and this rank
+    sees at least one GPU.  With ``shared_view`` (ranks spawned here, which
+    all see the same GPUs) ranks would share a device when ``visible_gpus <
+    local_world_size``, which NCCL refuses, so nccl then needs one GPU per rank.
+
+    >>> choose_backend("auto", visible_gpus=1, local_rank=5, local_world_size=8, nccl_available=True)
+    BackendChoice(backend='nccl', device=0, warning=None)
+    >>> choose_backend("auto", visible_gpus=8, local_rank=5, local_world_size=8, nccl_available=True).device
+    5
+
+    Raises
+    ------
+    InputError
+        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``);
+        ``gloo`` in a build without it.
+    """
+    enough = visible_gpus >= (local_world_size if shared_view else 1)
+    nccl_ok = nccl_available and visible_gpus >= 1 and enough
+    if requested == "gloo":
+        if not gloo_available:
+            raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
+        return BackendChoice("gloo", None)
+    if nccl_ok:
+        return BackendChoice("nccl", local_rank % visible_gpus)
+    if not nccl_available:
+        why = "this PyTorch has no NCCL"
+    elif visible_gpus == 0:
+        why = ("this process sees no GPU (CUDA_VISIBLE_DEVICES hides them)" if gpus_on_machine
+               else "this process sees no GPU")
+    else:
+        why = (f"the {local_world_size} ranks started here would share {visible_gpus} visible GPU"
+               f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
+    if requested == "nccl":
+        hint = ("use --backend gloo, or fewer ranks" if shared_view and visible_gpus
+                else "use --backend gloo, or give each process a GPU")
+        raise InputError(f"backend 'nccl' cannot run: {why}; {hint}")
+    if not gloo_available:
+        raise InputError(f"no backend can run: {why}, and this PyTorch has no gloo")
+    warning = None
+    if visible_gpus or gpus_on_machine:
+        warning = f"using gloo, not nccl: {why}; the profile measures the CPU path, not the GPUs"
+    return BackendChoice("gloo", None, warning)
+
+
+def _machine_has_gpus() -> bool:
+    """Whether NVIDIA or AMD GPU device files exist, whatever this process is allowed to see."""
+    dev = Path("/dev")
+    try:
+        return any(dev.glob("nvidia[0-9]*")) or (dev / "kfd").exists()
+    except OSError:
+        return False
+
+
+def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int, local_world_size: int,
+                     shared_view: bool) -> BackendChoice:
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    nccl = dist.is_nccl_available() and gpus >= ranks_per_node
-    if backend == "auto":
-        return "nccl" if nccl else "gloo"
-    if backend == "nccl" and not nccl:
-        why = "this PyTorch has no NCCL" if not dist.is_nccl_available() else f"{gpus} are visible"
-        raise InputError(f"backend 'nccl' needs {ranks_per_node} GPUs on this node but {why}; "
-                         "use --backend gloo or fewer ranks")
-    if backend == "gloo" and not dist.is_gloo_available():
-        raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
-    return backend
+    choice = choose_backend(backend, visible_gpus=gpus, local_rank=local_rank,
+                            local_world_size=local_world_size, nccl_available=dist.is_nccl_available(),
+                            gloo_available=dist.is_gloo_available(),
+                            gpus_on_machine=gpus > 0 or _machine_has_gpus(), shared_view=shared_view)
+    if choice.warning is not None:
+        warnings.warn(choice.warning, BackendWarning, stacklevel=3)
+    return choice
 
 
 class _Comm:
@@ -569,10 +654,10 @@ class _InjectedExit(BaseException):
     """The ``_fail_rank`` test hook: the rank exits at once with code 3 (after flushing its queue)."""
 
 
-def _device(torch: Any, backend: str, local_rank: int) -> Any:
-    if backend == "nccl":
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
+def _device(torch: Any, index: int | None) -> Any:
+    if index is not None:
+        torch.cuda.set_device(index)
+        return torch.device("cuda", index)
     return torch.device("cpu")
 
 
@@ -672,8 +757,9 @@ def run_benchmark(config: BenchConfig, *,
     torch, dist = _import_torch()
     if _under_torchrun() or dist.is_initialized():
         return _run_in_group(torch, dist, config, progress)
-    backend = _resolve_backend(torch, dist, config.backend, config.ranks)
-    return _run_spawned(torch, config, backend, progress)
+    choice = _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
+                              shared_view=True)
+    return _run_spawned(torch, config, choice.backend, progress)
 
 
 def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
@@ -687,8 +773,10 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
                          "(torchrun --nproc-per-node 2 or more)")
     if owned:
         per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-        backend = _resolve_backend(torch, dist, config.backend, per_node)
-        device = _device(torch, backend, local_rank)
+        choice = _resolve_backend(torch, dist, config.backend, local_rank=local_rank,
+                                  local_world_size=per_node, shared_view=False)
+        backend = choice.backend
+        device = _device(torch, choice.device)
         dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s))
     else:
         backend = dist.get_backend()
@@ -760,7 +848,7 @@ def _child(rank: int, *, world: int, port: int, backend: str, config: BenchConfi
         if backend == "gloo":
             torch.set_num_threads(1)
         results.put(("started", rank))
-        device = _device(torch, backend, rank)
+        device = _device(torch, rank if backend == "nccl" else None)
         # the parent's watchdog fires first; the group's own timeout is the backstop
         dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
                                 timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))

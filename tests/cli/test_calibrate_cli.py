@@ -81,7 +81,8 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     csv, profile = tmp_path / "raw.csv", tmp_path / "cpu.toml"
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
                     "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
-    assert data["backend"] == "gloo" and data["profile_from"] == "pt2pt"
+    assert data["backend"] == "gloo" and data["profile_from"] == "allreduce"
+    assert "fitted on allreduce; the ping-pong (pt2pt) measured too, kept in" in profile.read_text()
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
     assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0
     assert csv.exists() and profile.exists()
@@ -89,6 +90,14 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
+
+
+def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    _, err = run(capsys, "calibrate", "run", "--backend", "nccl", "--csv", str(tmp_path / "x.csv"), rc=2)
+    assert err.startswith("error: backend 'nccl' cannot run: ") and err.count("\n") == 1
 
 
 def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):

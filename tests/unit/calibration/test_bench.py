@@ -23,10 +23,12 @@ from costmodel.calibration import fit, read_csv  # noqa: E402
 from costmodel.calibration.bench import (  # noqa: E402
     BENCH_COLLECTIVES,
     BENCH_CSV_COLUMNS,
+    BackendChoice,
     BenchConfig,
     Progress,
     _summarize,
     bench_sizes,
+    choose_backend,
     parse_sizes,
     run_benchmark,
 )
@@ -174,7 +176,7 @@ def test_nccl_run_on_two_gpus():
 
 @pytest.mark.skipif(torch.cuda.device_count() >= 2, reason="this machine has GPUs for nccl")
 def test_nccl_without_gpus_is_an_input_error():
-    with pytest.raises(InputError, match=r"backend 'nccl' needs 2 GPUs"):
+    with pytest.raises(InputError, match=r"^backend 'nccl' cannot run: "):
         run_benchmark(BenchConfig(backend="nccl"))
     assert _no_children()
 
@@ -259,3 +261,84 @@ def test_without_torch_it_is_a_missing_dependency(monkeypatch):
 def test_run_needs_a_config():
     with pytest.raises(InputError, match=r"dict is not a BenchConfig"):
         run_benchmark({"ranks": 2})
+
+
+# --------------------------------------------------------------------------- backend and device choice
+
+_GLOO_HIDDEN = "using gloo, not nccl: this process sees no GPU (CUDA_VISIBLE_DEVICES hides them); "
+_CPU_PATH = "the profile measures the CPU path, not the GPUs"
+
+
+@pytest.mark.parametrize(("seen", "expected"), [
+    # one GPU per process (SLURM --gpus-per-task=1, Kubernetes): every rank on its device 0
+    (("auto", 1, 5, 8, True, True, False), BackendChoice("nccl", 0)),
+    (("nccl", 1, 7, 8, True, True, False), BackendChoice("nccl", 0)),
+    # all of a node's GPUs visible: rank i on GPU i; more ranks than GPUs wrap round
+    (("auto", 8, 5, 8, True, True, False), BackendChoice("nccl", 5)),
+    (("auto", 4, 6, 8, True, True, False), BackendChoice("nccl", 2)),
+    (("auto", 2, 1, 2, True, True, True), BackendChoice("nccl", 1)),
+    # no GPU anywhere: gloo, silently
+    (("auto", 0, 0, 2, True, False, True), BackendChoice("gloo", None)),
+    (("auto", 0, 0, 2, False, False, False), BackendChoice("gloo", None)),
+    (("gloo", 8, 3, 8, True, True, False), BackendChoice("gloo", None)),
+    # GPUs exist but this process may not use them: gloo, with a warning
+    (("auto", 0, 3, 8, True, True, False), BackendChoice("gloo", None, _GLOO_HIDDEN + _CPU_PATH)),
+    (("auto", 2, 0, 2, False, True, False),
+     BackendChoice("gloo", None, "using gloo, not nccl: this PyTorch has no NCCL; " + _CPU_PATH)),
+    (("auto", 1, 0, 4, True, True, True), BackendChoice("gloo", None, "using gloo, not nccl: the 4 ranks "
+                                                      "started here would share 1 visible GPU, which NCCL "
+                                                      "refuses; " + _CPU_PATH)),
+])
+def test_choose_backend(seen, expected):
+    """(requested, visible GPUs, LOCAL_RANK, LOCAL_WORLD_SIZE, NCCL built in, GPUs on the machine, spawned)."""
+    requested, visible, local_rank, per_node, nccl, machine, shared = seen
+    got = choose_backend(requested, visible_gpus=visible, local_rank=local_rank, local_world_size=per_node,
+                         nccl_available=nccl, gpus_on_machine=machine, shared_view=shared)
+    assert got == expected
+
+
+@pytest.mark.parametrize(("visible", "nccl", "shared", "message"), [
+    (0, True, False, r"^backend 'nccl' cannot run: this process sees no GPU; use --backend gloo, or give"),
+    (2, False, False, r"^backend 'nccl' cannot run: this PyTorch has no NCCL; "),
+    (1, True, True, r"^backend 'nccl' cannot run: the 2 ranks started here would share 1 visible GPU, "
+                    r"which NCCL refuses; use --backend gloo, or fewer ranks$"),
+])
+def test_nccl_that_cannot_run_is_an_input_error(visible, nccl, shared, message):
+    with pytest.raises(InputError, match=message):
+        choose_backend("nccl", visible_gpus=visible, local_rank=0, local_world_size=2, nccl_available=nccl,
+                       shared_view=shared)
+
+
+def test_no_backend_at_all_is_an_input_error():
+    with pytest.raises(InputError, match=r"^backend 'gloo' is not in this PyTorch build"):
+        choose_backend("gloo", visible_gpus=0, local_rank=0, local_world_size=2, nccl_available=False,
+                       gloo_available=False)
+    with pytest.raises(InputError, match=r"^no backend can run: this PyTorch has no NCCL, and this PyTorch"):
+        choose_backend("auto", visible_gpus=0, local_rank=0, local_world_size=2, nccl_available=False,
+                       gloo_available=False)
+
+
+def test_torchrun_rank_takes_local_rank_modulo_visible_gpus(monkeypatch):
+    """The device decision under torchrun with one GPU per process, with CUDA faked (no GPU needed)."""
+    from costmodel.calibration import bench
+
+    chosen: list[int] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: True)
+    choice = bench._resolve_backend(torch, dist, "auto", local_rank=6, local_world_size=8, shared_view=False)
+    assert choice == BackendChoice("nccl", 0)
+    assert bench._device(torch, choice.device) == torch.device("cuda", 0)
+    assert chosen == [0]
+
+
+def test_auto_warns_when_gpus_are_hidden(monkeypatch):
+    from costmodel.calibration import bench
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: True)
+    monkeypatch.setattr(bench, "_machine_has_gpus", lambda: True)
+    with pytest.warns(bench.BackendWarning, match="CUDA_VISIBLE_DEVICES hides them"):
+        choice = bench._resolve_backend(torch, dist, "auto", local_rank=0, local_world_size=2, shared_view=True)
+    assert choice.backend == "gloo"
