@@ -20,6 +20,10 @@ rounding are measured once).
 
 Method
 ------
+* Before anything is timed the ranks all-gather their backend, sizes,
+  collectives, budget and iteration bounds; if any rank differs from rank 0,
+  every rank stops with :class:`~costmodel.errors.CalibrationError` naming the
+  ranks and what differs.
 * The process group and its communicators are set up, and one all-reduce (and
   one ping-pong) run, before any timing: set-up is excluded.
 * Per size: the buffers are allocated and ``warmup`` untimed iterations run
@@ -157,6 +161,7 @@ _BACKSTOP_S = 10.0
 _MAX_CHUNKS = 4
 _STARTUP_S = 60.0
 _PR_SET_PDEATHSIG = 1
+_OWN_ERROR = f"{CalibrationError.__name__}: "
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,8 @@ class BenchConfig:
 
     The two last fields are test hooks, not part of the API: ``_fail_rank``
     makes that rank exit at once with code 3, and ``_hang_rank`` makes it sleep
-    forever, when it reaches the second size of the sweep.
+    forever, when it reaches the second size of the sweep; ``_skew_rank``
+    makes that rank's sizes differ from the others' (the agreement check).
 
     Raises
     ------
@@ -209,6 +215,7 @@ class BenchConfig:
     csv_path: Path | None = None
     _fail_rank: int | None = field(default=None, repr=False, compare=False)
     _hang_rank: int | None = field(default=None, repr=False, compare=False)
+    _skew_rank: int | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _integer(self.ranks, "ranks", low=2, high=_MAX_RANKS, hint="give the number of processes, at least 2")
@@ -635,6 +642,7 @@ def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_by
 def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
            where: list[int | None]) -> None:
     """Measure every step of *plan*; rank 0 emits each result.  *where* holds the current step index."""
+    _agree(comm, _agreement(config, plan, comm.backend, skew=comm.rank == config._skew_rank))
     comm.setup(ping=PT2PT in config.collectives)
     for index, (collective, n_bytes) in enumerate(plan):
         where[0] = index
@@ -648,6 +656,30 @@ def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], em
             emit(step)
     where[0] = len(plan)
     comm.barrier()
+
+
+def _agreement(config: BenchConfig, plan: Sequence[tuple[str, int]], backend: str, *,
+               skew: bool = False) -> dict[str, object]:
+    """What every rank must share before measuring (``skew``: the ``_skew_rank`` test hook)."""
+    sizes = [n * (2 if skew else 1) for _, n in plan]
+    return {"backend": backend, "collectives": list(config.collectives), "sizes": sizes,
+            "budget_s": config.budget_s, "iterations": [config.min_iters, config.max_iters, config.warmup]}
+
+
+def _agree(comm: _Comm, mine: dict[str, object]) -> None:
+    """All-gather every rank's :func:`_agreement`; raise CalibrationError on every rank if any differs."""
+    gathered: list[Any] = [None] * comm.world
+    comm.dist.all_gather_object(gathered, mine)
+    reference = gathered[0]
+    differ = [rank for rank, theirs in enumerate(gathered) if theirs != reference]
+    if not differ:
+        return
+    keys = sorted({k for rank in differ for k in reference if gathered[rank].get(k) != reference.get(k)})
+    more = f" and {len(differ) - 8} more" if len(differ) > 8 else ""
+    ranks = ", ".join(str(r) for r in differ[:8]) + more
+    who = f"ranks {ranks} disagree" if len(differ) > 1 else f"rank {ranks} disagrees"
+    raise CalibrationError(f"{who} with rank 0 on "
+                           f"{', '.join(keys)}; run the same command, costmodel and PyTorch on every rank")
 
 
 class _InjectedExit(BaseException):
@@ -958,6 +990,8 @@ def _failure(processes: Sequence[Any], errors: dict[int, tuple[float, int | None
                                 "see its messages above")
     rank = min(errors, key=lambda r: errors[r][0])
     _, where, text = errors[rank]
+    if text.startswith(_OWN_ERROR):  # the ranks' own check (e.g. they disagree): said the same on every rank
+        return CalibrationError(text[len(_OWN_ERROR):])
     return CalibrationError(f"rank {rank} failed during {_step_text(plan, where)}: {text}")
 
 

@@ -137,6 +137,15 @@ def test_a_rank_that_hangs_ends_the_run_within_the_timeout():
     assert _no_children()
 
 
+def test_ranks_that_disagree_stop_before_measuring(tmp_path):
+    csv_path = tmp_path / "none.csv"
+    config = BenchConfig(**{**SMALL, "ranks": 3}, collectives=("allreduce",), csv_path=csv_path, _skew_rank=2)
+    with pytest.raises(CalibrationError, match=r"^rank 2 disagrees with rank 0 on sizes; run the same command"):
+        run_benchmark(config)
+    assert _no_children()
+    assert len(csv_path.read_text().splitlines()) == 2  # the source line and the header, no size
+
+
 def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(f"""
@@ -342,3 +351,23 @@ def test_auto_warns_when_gpus_are_hidden(monkeypatch):
     with pytest.warns(bench.BackendWarning, match="CUDA_VISIBLE_DEVICES hides them"):
         choice = bench._resolve_backend(torch, dist, "auto", local_rank=0, local_world_size=2, shared_view=True)
     assert choice.backend == "gloo"
+
+
+def test_every_rank_that_differs_is_named():
+    from types import SimpleNamespace
+
+    from costmodel.calibration import bench
+
+    config = BenchConfig(**SMALL, collectives=("allreduce",))
+    plan = bench._plan(config, 4)
+    views = [bench._agreement(config, plan, "nccl"), bench._agreement(config, plan, "gloo"),
+             bench._agreement(config, plan, "nccl"), bench._agreement(config, plan, "gloo", skew=True)]
+
+    def all_gather_object(out, mine):
+        out[:] = views
+
+    comm = SimpleNamespace(world=4, dist=SimpleNamespace(all_gather_object=all_gather_object))
+    with pytest.raises(CalibrationError, match=r"^ranks 1, 3 disagree with rank 0 on backend, sizes; "):
+        bench._agree(comm, views[0])
+    views[1:] = [views[0]] * 3
+    bench._agree(comm, views[0])  # all the same: no error
