@@ -123,6 +123,7 @@ __all__ = [
     "BackendChoice",
     "BackendWarning",
     "BenchConfig",
+    "Interrupted",
     "Progress",
     "bench_sizes",
     "choose_backend",
@@ -424,6 +425,18 @@ def _import_torch() -> tuple[Any, Any]:
 
 def _under_torchrun() -> bool:
     return all(os.environ.get(k) for k in _TORCHRUN_ENV)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_benchmark`: ``kept`` sizes were measured and are in ``csv_path``."""
+
+    def __init__(self, kept: int, csv_path: Path | None) -> None:
+        super().__init__(kept, csv_path)
+        self.kept, self.csv_path = kept, csv_path
+
+    def __str__(self) -> str:
+        where = f" in {self.csv_path}" if self.csv_path is not None else ""
+        return f"interrupted; {self.kept} size{'s' if self.kept != 1 else ''} kept{where}"
 
 
 class BackendWarning(UserWarning):
@@ -783,6 +796,9 @@ def run_benchmark(config: BenchConfig, *,
         Without PyTorch (or with a build lacking torch.distributed).
     CalibrationError
         When a rank fails or hangs; every spawned process is ended first.
+    Interrupted
+        On Ctrl-C (a KeyboardInterrupt), after ending every spawned process,
+        with the number of sizes kept in the CSV.
     """
     if not isinstance(config, BenchConfig):
         raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
@@ -826,6 +842,9 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where)
+    except KeyboardInterrupt:
+        raise Interrupted(recorder.count if recorder is not None else 0,
+                          config.csv_path if recorder is not None else None) from None
     except _InjectedExit:
         os._exit(_FAIL_EXIT_CODE)
     except CalibrationError:
@@ -916,6 +935,8 @@ def _run_spawned(torch: Any, config: BenchConfig, backend: str,
         for process in processes:
             process.start()
         _supervise(processes, results, recorder, plan, config.timeout_s)
+    except KeyboardInterrupt:
+        raise Interrupted(recorder.count, config.csv_path) from None
     finally:
         _stop(processes)
         results.close()

@@ -193,6 +193,7 @@ def run_command(
     --rdzv-endpoint HOST:29500 -m costmodel calibrate run --backend nccl --out cluster.toml
     """
     import os
+    import sys
 
     from costmodel.calibration import bench, fit
 
@@ -205,7 +206,12 @@ def run_command(
         _writable(out, force)
     config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
                                budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path)
-    results = _run_warning(bench, config, show=lead and not as_json)
+    try:
+        results = _run_warning(bench, config, show=lead and not as_json)
+    except bench.Interrupted as stop:
+        if lead:
+            print(str(stop), file=sys.stderr, flush=True)
+        raise typer.Exit(130) from None
     if not results:  # a rank other than 0 under torchrun
         return
     fits = tuple(fit(m) for m in results)

@@ -111,3 +111,17 @@ def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
     assert b"allreduce, p = 16: measured against the fitted" in data  # the title, in the PNG's metadata
     _, err = run(capsys, "calibrate", "report", str(A100), "--plot", str(tmp_path / "report.gif"), rc=2)
     assert "no .png, .svg or .pdf suffix" in err
+
+
+def test_run_interrupted_says_what_was_kept_and_exits_130(capsys, tmp_path: Path, monkeypatch):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    from costmodel.calibration import bench
+
+    csv = tmp_path / "raw.csv"
+
+    def interrupted(config, progress=None):
+        raise bench.Interrupted(72, config.csv_path)
+
+    monkeypatch.setattr(bench, "run_benchmark", interrupted)
+    _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(csv), rc=130)
+    assert err == f"interrupted; 72 sizes kept in {csv}\n"

@@ -371,3 +371,20 @@ def test_every_rank_that_differs_is_named():
         bench._agree(comm, views[0])
     views[1:] = [views[0]] * 3
     bench._agree(comm, views[0])  # all the same: no error
+
+
+def test_ctrl_c_stops_every_rank_and_says_what_was_kept(tmp_path):
+    from costmodel.calibration.bench import Interrupted
+
+    csv_path = tmp_path / "kept.csv"
+
+    def press_ctrl_c(step: Progress) -> None:
+        if step.index == 3:
+            raise KeyboardInterrupt
+
+    config = BenchConfig(**SMALL, collectives=("allreduce",), csv_path=csv_path)
+    with pytest.raises(Interrupted) as caught:
+        run_benchmark(config, progress=press_ctrl_c)
+    assert str(caught.value) == f"interrupted; 3 sizes kept in {csv_path}"
+    assert _no_children()
+    assert [r.n_bytes for r in read_csv(csv_path).rows] == [8, 16, 32]
