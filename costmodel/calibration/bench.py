@@ -33,11 +33,17 @@ Method
   from the pace measured so far, until the budget or ``max_iters`` is reached.
   Every rank runs the same count, since each decision uses the slowest rank's
   clock (an all-reduce MAX between batches, outside the timed region).
-* Each timed iteration is ``barrier()``, then the operation alone is timed:
-  ``time.perf_counter`` around the blocking call on CPU (gloo), CUDA events
-  around it on GPUs (nccl), synchronised before reading.
+* Timing (``timing``; the CSV's ``timing`` column and source line say which):
+  ``per-iteration`` (the default on CPUs, gloo): each timed iteration is
+  ``barrier()``, then the operation alone, timed by ``time.perf_counter``
+  around the blocking call (CUDA events around it on GPUs: the host's launch
+  is included).  ``batched`` (the default on GPUs, nccl; nccl-tests' method):
+  each sample is ``barrier()``, then a batch of iterations enqueued back to
+  back between two CUDA events (``perf_counter`` on CPUs), its time divided by
+  the batch; the batch is sized so that ``min_iters`` samples fill half the
+  budget at the warm-up's pace, and the iteration count is the samples times the batch.
 * After the loop, outside the timed region, one all-reduce MAX of the per-rank
-  times gives each iteration's time as its slowest rank saw it.  For pt2pt,
+  times gives each sample's time as its slowest rank saw it.  For pt2pt,
   rank 0 sends n bytes to the last rank and receives them back (the other ranks
   idle); its round trip halved is the one-way time.
 * Outliers: iterations slower than median + 5·MAD (median absolute deviation,
@@ -120,6 +126,7 @@ __all__ = [
     "BENCH_COLLECTIVES",
     "BENCH_CSV_COLUMNS",
     "OUTLIER_MADS",
+    "TIMINGS",
     "BackendChoice",
     "BackendWarning",
     "BenchConfig",
@@ -128,6 +135,7 @@ __all__ = [
     "bench_sizes",
     "choose_backend",
     "parse_sizes",
+    "resolved_timing",
     "run_benchmark",
 ]
 
@@ -137,8 +145,11 @@ BENCH_COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "a
 BACKENDS = ("auto", "nccl", "gloo")
 """Accepted values of :attr:`BenchConfig.backend`."""
 
+TIMINGS = ("auto", "batched", "per-iteration")
+"""Accepted values of :attr:`BenchConfig.timing` (``auto``: batched on GPUs, per-iteration on CPUs)."""
+
 BENCH_CSV_COLUMNS = (*CSV_COLUMNS, "iterations", "outliers", "min_time_s", "max_time_s", "mad_s",
-                     "algbw_bytes_per_s", "busbw_bytes_per_s")
+                     "algbw_bytes_per_s", "busbw_bytes_per_s", "timing")
 """The columns of the CSV the benchmark writes: costmodel's CSV plus per-size statistics."""
 
 OUTLIER_MADS = 5
@@ -191,6 +202,11 @@ class BenchConfig:
         :class:`~costmodel.errors.CalibrationError`.
     csv_path : Path or None
         Where every measured size is appended as soon as it is measured.
+    timing : str
+        ``"batched"`` (iterations enqueued back to back between two timers,
+        the total divided by their count, as nccl-tests does), ``"per-iteration"``
+        (each iteration timed alone, after a barrier: includes the launch) or
+        ``"auto"``: batched on GPUs, per-iteration on CPUs.
 
     The two last fields are test hooks, not part of the API: ``_fail_rank``
     makes that rank exit at once with code 3, and ``_hang_rank`` makes it sleep
@@ -214,6 +230,7 @@ class BenchConfig:
     warmup: int = 2
     timeout_s: float = 120.0
     csv_path: Path | None = None
+    timing: str = "auto"
     _fail_rank: int | None = field(default=None, repr=False, compare=False)
     _hang_rank: int | None = field(default=None, repr=False, compare=False)
     _skew_rank: int | None = field(default=None, repr=False, compare=False)
@@ -225,6 +242,10 @@ class BenchConfig:
             raise InputError(f"backend {self.backend!r} is not supported; choose from {', '.join(BACKENDS)}")
         object.__setattr__(self, "backend", backend)
         object.__setattr__(self, "collectives", _collectives(self.collectives))
+        timing = self.timing.strip().lower() if isinstance(self.timing, str) else self.timing
+        if timing not in TIMINGS:
+            raise InputError(f"timing {self.timing!r} is not supported; choose from {', '.join(TIMINGS)}")
+        object.__setattr__(self, "timing", timing)
         _integer(self.min_bytes, "min_bytes", low=1, high=_MAX_BYTES, hint="give a size of at least 1 B")
         _integer(self.max_bytes, "max_bytes", low=1, high=_MAX_BYTES, hint="give a size of at most 1 TiB")
         if self.max_bytes < self.min_bytes:
@@ -247,6 +268,7 @@ class BenchConfig:
             "min_bytes": self.min_bytes, "max_bytes": self.max_bytes, "budget_s": self.budget_s,
             "min_iters": self.min_iters, "max_iters": self.max_iters, "warmup": self.warmup,
             "timeout_s": self.timeout_s, "csv_path": None if self.csv_path is None else str(self.csv_path),
+            "timing": self.timing,
         }
 
 
@@ -377,6 +399,17 @@ def bench_sizes(collective: str, p: int, min_bytes: int, max_bytes: int) -> tupl
         if not sizes or rounded > sizes[-1]:
             sizes.append(rounded)
     return tuple(sizes)
+
+
+def resolved_timing(timing: str, backend: str) -> str:
+    """The timing method used: *timing*, or for ``auto`` batched on nccl (GPUs) and per-iteration on gloo.
+
+    >>> resolved_timing("auto", "nccl"), resolved_timing("auto", "gloo"), resolved_timing("batched", "gloo")
+    ('batched', 'per-iteration', 'batched')
+    """
+    if timing != "auto":
+        return timing
+    return "batched" if backend == "nccl" else "per-iteration"
 
 
 def _plan(config: BenchConfig, p: int) -> list[tuple[str, int]]:
@@ -603,6 +636,27 @@ class _Comm:
         op()
         return time.perf_counter() - begin
 
+    def timed_batch(self, op: Callable[[], None], count: int) -> float:
+        """Seconds per operation over *count* operations enqueued back to back (nccl-tests' timing).
+
+        On GPUs the host launches all *count* operations between two CUDA events on the current
+        stream and waits once, so launch overhead overlaps the device's work; on CPUs (gloo, whose
+        calls block) ``perf_counter`` brackets the *count* calls.
+        """
+        if self.cuda:
+            start = self.torch.cuda.Event(enable_timing=True)
+            end = self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(count):
+                op()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3 / count
+        begin = time.perf_counter()
+        for _ in range(count):
+            op()
+        return (time.perf_counter() - begin) / count
+
     def max_over_ranks(self, values: Sequence[float]) -> list[float]:
         t = self.torch.tensor(list(values), dtype=self.torch.float64, device=self.device)
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
@@ -620,6 +674,7 @@ class _Comm:
 def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_bytes: int) -> _Step:
     op = comm.operation(collective, n_bytes)
     active = collective != PT2PT or comm.rank == 0
+    batched = resolved_timing(config.timing, comm.backend) == "batched"
     slowest = 0.0
     for _ in range(config.warmup):
         begin = time.perf_counter()
@@ -629,27 +684,34 @@ def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_by
             comm.torch.cuda.synchronize()
         slowest = max(slowest, time.perf_counter() - begin)
     (slowest,) = comm.max_over_ranks([slowest])
+    # a sample is one iteration (per-iteration) or a batch of them sized so that min_iters batches fill
+    # half the budget at the warm-up's pace (batched)
+    batch = 1
+    if batched:
+        fit_count = int(config.budget_s / 2 / config.min_iters / max(slowest, 1e-9))
+        batch = max(1, min(config.max_iters // config.min_iters, fit_count))
+    most = max(1, config.max_iters // batch)
     # half the budget at the warm-up's rate, then the rest at the measured rate: every rank runs the
-    # same count because each decision uses the slowest rank's clock (an all-reduce between iterations)
-    chunk = min(config.max_iters, max(config.min_iters, int(config.budget_s / 2 / max(slowest, 1e-9))))
+    # same count because each decision uses the slowest rank's clock (an all-reduce between samples)
+    chunk = min(most, max(config.min_iters, int(config.budget_s / 2 / max(slowest * batch, 1e-9))))
     times: list[float] = []
     begin = time.perf_counter()
     for _ in range(_MAX_CHUNKS):
         for _ in range(chunk):
             comm.barrier()
-            t = comm.timed(op)
+            t = comm.timed_batch(op, batch) if batched else comm.timed(op)
             times.append(t if active else 0.0)
-        if len(times) >= config.max_iters:
+        if len(times) >= most:
             break
         (spent,) = comm.max_over_ranks([time.perf_counter() - begin])
-        chunk = min(config.max_iters - len(times), int((config.budget_s - spent) / (spent / len(times))))
+        chunk = min(most - len(times), int((config.budget_s - spent) / (spent / len(times))))
         if chunk < 1:
             break
     per_iteration = comm.max_over_ranks(times)
     if collective == PT2PT:
         per_iteration = [t / 2 for t in per_iteration]
     median, dropped, low, high, mad = _summarize(per_iteration)
-    return _Step(index, collective, n_bytes, median, len(times), dropped, low, high, mad)
+    return _Step(index, collective, n_bytes, median, len(times) * batch, dropped, low, high, mad)
 
 
 def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
@@ -675,7 +737,8 @@ def _agreement(config: BenchConfig, plan: Sequence[tuple[str, int]], backend: st
                skew: bool = False) -> dict[str, object]:
     """What every rank must share before measuring (``skew``: the ``_skew_rank`` test hook)."""
     sizes = [n * (2 if skew else 1) for _, n in plan]
-    return {"backend": backend, "collectives": list(config.collectives), "sizes": sizes,
+    return {"backend": backend, "timing": resolved_timing(config.timing, backend),
+            "collectives": list(config.collectives), "sizes": sizes,
             "budget_s": config.budget_s, "iterations": [config.min_iters, config.max_iters, config.warmup]}
 
 
@@ -719,7 +782,9 @@ class _Recorder:
         self.count = 0
         self.start = time.monotonic()
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.timing = resolved_timing(config.timing, backend)
         self.source = (f"# source: costmodel calibrate run, torch {torch_version}, {backend}, p={p}, "
+                       f"{self.timing} timing, "
                        f"float32, host {socket.gethostname()}, {stamp}")
         self.file: TextIO | None = None
         self.writer: Any = None
@@ -749,7 +814,8 @@ class _Recorder:
         if self.writer is not None and self.file is not None:
             self.writer.writerow([step.collective, self.backend, self.p, step.n_bytes, time_text, "",
                                   step.iterations, step.outliers, f"{step.min_time_s:.9g}",
-                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text])
+                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text,
+                                  self.timing])
             self.file.flush()
         if self.progress is not None:
             self.progress(Progress(collective=step.collective, n_bytes=step.n_bytes, index=self.count,

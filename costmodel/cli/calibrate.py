@@ -176,6 +176,10 @@ def run_command(
     csv: Annotated[Path | None, typer.Option(
         "--csv", show_default=False,
         help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
+    timing: Annotated[str, typer.Option(
+        "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "
+                         "per-iteration (each timed alone, launch included); auto: batched on GPUs, "
+                         "per-iteration on CPUs.")] = "auto",
     out: Out = None,
     name: Name = None,
     force: Force = False,
@@ -205,7 +209,8 @@ def run_command(
         _writable(csv_path, force)
         _writable(out, force)
     config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
-                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path)
+                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path,
+                               timing=timing)
     try:
         results = _run_warning(bench, config, show=lead and not as_json)
     except bench.Interrupted as stop:
@@ -217,7 +222,8 @@ def run_command(
     fits = tuple(fit(m) for m in results)
     chosen_fit = _profile_fit(fits, csv_path)
     _write_profile(chosen_fit, out, name, force)
-    result = _Run(fits, chosen_fit, csv_path, out, results[0].backend or backend)
+    used = results[0].backend or backend
+    result = _Run(fits, chosen_fit, csv_path, out, used, bench.resolved_timing(config.timing, used))
     if not as_json:
         _register()
     emit(result, as_json=as_json)
@@ -291,9 +297,10 @@ class _Run:
     csv: Path
     profile: Path | None
     backend: str
+    timing: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "csv": str(self.csv),
+        return {"backend": self.backend, "timing": self.timing, "csv": str(self.csv),
                 "profile": None if self.profile is None else str(self.profile),
                 "profile_from": self.chosen.collective,
                 "alpha_s": self.chosen.alpha_s, "beta_s_per_byte": self.chosen.beta_s_per_byte,
@@ -391,7 +398,7 @@ def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
     parts: list[Any] = []
     for f in run.fits:
         parts += [_fit_body(f), Text("")]
-    parts.append(Text(f"raw results: {run.csv}"))
+    parts.append(Text(f"raw results: {run.csv} ({run.backend}, {run.timing} timing)"))
     if run.profile is not None:
         parts.append(Text(f"wrote {run.profile} from the {run.chosen.collective} fit "
                           f"(use it with --profile {run.profile})"))

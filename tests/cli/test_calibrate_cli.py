@@ -82,6 +82,7 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
                     "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
     assert data["backend"] == "gloo" and data["profile_from"] == "allreduce"
+    assert data["timing"] == "per-iteration"
     assert "fitted on allreduce; the ping-pong (pt2pt) measured too, kept in" in profile.read_text()
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
     assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0

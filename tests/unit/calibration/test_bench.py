@@ -367,7 +367,7 @@ def test_every_rank_that_differs_is_named():
         out[:] = views
 
     comm = SimpleNamespace(world=4, dist=SimpleNamespace(all_gather_object=all_gather_object))
-    with pytest.raises(CalibrationError, match=r"^ranks 1, 3 disagree with rank 0 on backend, sizes; "):
+    with pytest.raises(CalibrationError, match=r"^ranks 1, 3 disagree with rank 0 on backend, sizes, timing; "):
         bench._agree(comm, views[0])
     views[1:] = [views[0]] * 3
     bench._agree(comm, views[0])  # all the same: no error
@@ -388,3 +388,52 @@ def test_ctrl_c_stops_every_rank_and_says_what_was_kept(tmp_path):
     assert str(caught.value) == f"interrupted; 3 sizes kept in {csv_path}"
     assert _no_children()
     assert [r.n_bytes for r in read_csv(csv_path).rows] == [8, 16, 32]
+
+
+def test_batched_timing_on_gloo_is_recorded_in_the_csv(tmp_path):
+    csv_path = tmp_path / "batched.csv"
+    config = BenchConfig(**SMALL, collectives=("allreduce",), csv_path=csv_path, timing="batched")
+    (m,) = run_benchmark(config)
+    lines = csv_path.read_text().splitlines()
+    assert "gloo, p=2, batched timing" in lines[0]
+    assert lines[1].split(",")[-1] == "timing"
+    assert {line.split(",")[-1] for line in lines[2:]} == {"batched"}
+    assert [r.n_bytes for r in read_csv(csv_path).rows] == [r.n_bytes for r in m.rows]
+    assert all(0 < r.time_s < 1 for r in m.rows)
+    # a CSV from before the timing column reads the same
+    old = tmp_path / "old.csv"
+    old.write_text("\n".join([lines[0], *(line.rsplit(",", 1)[0] for line in lines[1:])]) + "\n")
+    assert read_csv(old).rows == read_csv(csv_path).rows
+    assert fit(read_csv(old)).alpha_s == fit(read_csv(csv_path)).alpha_s
+    # per-iteration is the default on CPUs
+    assert BenchConfig().timing == "auto"
+
+
+def test_batched_sample_is_the_batch_time_divided_by_its_count(monkeypatch):
+    """With a fake clock: one sample of 4 back-to-back operations counts as total / 4."""
+    from types import SimpleNamespace
+
+    from costmodel.calibration import bench
+
+    clock = iter([10.0, 10.8])
+    calls: list[int] = []
+    comm = bench._Comm.__new__(bench._Comm)
+    comm.cuda = False
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    assert comm.timed_batch(lambda: calls.append(1), 4) == pytest.approx(0.2)
+    assert calls == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize(("timing", "backend", "expected"), [
+    ("auto", "nccl", "batched"), ("auto", "gloo", "per-iteration"),
+    ("per-iteration", "nccl", "per-iteration"), ("batched", "gloo", "batched"),
+])
+def test_resolved_timing(timing, backend, expected):
+    from costmodel.calibration.bench import resolved_timing
+
+    assert resolved_timing(timing, backend) == expected
+
+
+def test_unknown_timing_is_an_input_error():
+    with pytest.raises(InputError, match=r"^timing 'single' is not supported; choose from auto, batched, "):
+        BenchConfig(timing="single")
