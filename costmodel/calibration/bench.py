@@ -76,8 +76,12 @@ costmodel`` have it).  On Linux a spawned rank also dies with its parent.
 Under ``torchrun`` (``RANK``, ``WORLD_SIZE`` and ``MASTER_ADDR`` set) nothing is
 spawned: this process is one rank, ``ranks`` is ignored, rank 0 writes the CSV
 and returns the results and the other ranks return ``()``; the group's timeout
-is ``timeout_s``.  A program that has already initialised the default process
-group is measured on that group in the same way.  On two nodes of 8
+is ``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step
+it enters in the group's store: when a rank's step has not changed for
+``timeout_s`` it prints one ``error:`` line naming the ranks behind the others
+(the hung ones) and exits with code 4, and torchrun then ends the job.  A
+program that has already initialised the default process group is measured on
+that group in the same way (without the watchdog: the group is the program's).  On two nodes of 8
 GPUs, run on each node::
 
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
@@ -174,6 +178,7 @@ _MAX_CHUNKS = 4
 _STARTUP_S = 60.0
 _PR_SET_PDEATHSIG = 1
 _OWN_ERROR = f"{CalibrationError.__name__}: "
+_HANG_EXIT_CODE = 4
 
 
 @dataclass(frozen=True)
@@ -715,7 +720,7 @@ def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_by
 
 
 def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
-           where: list[int | None]) -> None:
+           where: list[int | None], *, beat: Callable[[int], None] = lambda index: None) -> None:
     """Measure every step of *plan*; rank 0 emits each result.  *where* holds the current step index."""
     _agree(comm, _agreement(config, plan, comm.backend, skew=comm.rank == config._skew_rank))
     comm.setup(ping=PT2PT in config.collectives)
@@ -726,11 +731,83 @@ def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], em
         if index == 1 and comm.rank == config._hang_rank:
             while True:
                 time.sleep(3600)
+        beat(index)
         step = _measure(comm, config, index, collective, n_bytes)
         if comm.rank == 0:
             emit(step)
     where[0] = len(plan)
+    beat(len(plan))
     comm.barrier()
+
+
+class _Watchdog:
+    """Under torchrun: each rank posts the step it enters in the group's store, and a thread ends
+    the process (an ``error:`` line, exit code 4) when the step has not changed for ``timeout_s``,
+    naming the ranks that are behind the others (the hung ones)."""
+
+    _KEY = "costmodel-bench-step-"
+
+    def __init__(self, store: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+                 timeout_s: float) -> None:
+        import threading
+
+        self.store, self.rank, self.world, self.plan, self.timeout_s = store, rank, world, plan, timeout_s
+        self.changed = time.monotonic()
+        self.limit = max(timeout_s, _STARTUP_S)  # the set-up (agreement, communicators) may be slow
+        self.stopped = threading.Event()
+        self.beat(-1)
+        self.thread = threading.Thread(target=self._watch, name="costmodel-bench-watchdog", daemon=True)
+        self.thread.start()
+
+    def beat(self, index: int) -> None:
+        self.changed = time.monotonic()
+        if index >= 0:
+            self.limit = self.timeout_s
+        self.store.set(f"{self._KEY}{self.rank}", str(index))
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(min(1.0, self.timeout_s / 10)):
+            if time.monotonic() - self.changed > self.limit:
+                print(f"error: {self.message()}", file=sys.stderr, flush=True)
+                os._exit(_HANG_EXIT_CODE)
+
+    def steps(self) -> dict[int, int | None]:
+        """Each rank's last posted step (-1: set-up), None where the store does not answer."""
+        found: dict[int, int | None] = {}
+        for rank in range(self.world):
+            key = f"{self._KEY}{rank}"
+            try:
+                found[rank] = int(self.store.get(key)) if self.store.check([key]) else -1
+            except Exception:  # a store that fails names no rank; the message still goes out
+                found[rank] = None
+        return found
+
+    def message(self) -> str:
+        return _watchdog_message(self.steps(), self.plan, self.limit)
+
+
+def _watchdog_message(steps: dict[int, int | None], plan: Sequence[tuple[str, int]], limit: float) -> str:
+    """Name the ranks behind the furthest one (pure, for the watchdog)."""
+    known = {r: s for r, s in steps.items() if s is not None}
+
+    def where(index: int) -> str:
+        return "start-up" if index < 0 else _step_text(plan, index)
+
+    if not known:
+        return f"no progress within {limit:g} s and the group's store does not answer; a rank hung"
+    ahead = max(known.values())
+    behind = sorted(r for r, s in known.items() if s < ahead)
+    if not behind:
+        return (f"every rank has waited {limit:g} s in {where(ahead)}; a hang inside the collective "
+                "(raise --timeout if one size legitimately takes longer)")
+    more = f" and {len(behind) - 8} more" if len(behind) > 8 else ""
+    names = ", ".join(str(r) for r in behind[:8]) + more
+    who = f"ranks {names} hung" if len(behind) > 1 else f"rank {names} hung"
+    return (f"{who} (last step entered: {where(known[behind[0]])}); the other ranks waited {limit:g} s "
+            f"in {where(ahead)}; the run is stopped")
 
 
 def _agreement(config: BenchConfig, plan: Sequence[tuple[str, int]], backend: str, *,
@@ -891,7 +968,8 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
                                   local_world_size=per_node, shared_view=False)
         backend = choice.backend
         device = _device(torch, choice.device)
-        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s))
+        # the watchdog fires first; the group's own timeout is the backstop
+        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
     else:
         backend = dist.get_backend()
         cuda = backend == "nccl"
@@ -903,11 +981,13 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
     if rank == 0:
         recorder = _Recorder(config, plan, backend=backend, p=world, torch_version=torch.__version__,
                              progress=progress)
+    watchdog = _start_watchdog(dist, rank, world, plan, config.timeout_s) if owned else None
     try:
         comm = _Comm(torch, dist, backend=backend, rank=rank, world=world, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where)
+            _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where,
+                   beat=watchdog.beat if watchdog is not None else lambda index: None)
     except KeyboardInterrupt:
         raise Interrupted(recorder.count if recorder is not None else 0,
                           config.csv_path if recorder is not None else None) from None
@@ -919,11 +999,25 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
         raise CalibrationError(f"rank {rank} failed during {_step_text(plan, where[0])}: "
                                f"{_first_line(exc)}; see the other ranks' messages") from exc
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         if recorder is not None:
             recorder.close()
         if owned and dist.is_initialized():
             dist.destroy_process_group()
     return recorder.results() if recorder is not None else ()
+
+
+def _start_watchdog(dist: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+                    timeout_s: float) -> _Watchdog | None:
+    """The torchrun watchdog, on the default group's store (None where this PyTorch hides it)."""
+    try:
+        from torch.distributed.distributed_c10d import _get_default_store
+
+        store = _get_default_store()
+    except (ImportError, RuntimeError, ValueError):
+        return None
+    return _Watchdog(store, rank, world, plan, timeout_s)
 
 
 def _first_line(exc: BaseException) -> str:

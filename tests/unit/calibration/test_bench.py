@@ -172,6 +172,42 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
 
 
+def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent("""
+        from costmodel.calibration.bench import BenchConfig, run_benchmark
+        config = BenchConfig(backend="gloo", collectives=("allreduce",), min_bytes=8, max_bytes=64,
+                             budget_s=0.005, max_iters=10, warmup=1, timeout_s=3.0, _hang_rank=1)
+        run_benchmark(config)
+        """), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+               str(script)]
+    start = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90, check=False)
+    assert done.returncode != 0
+    assert time.monotonic() - start < 60
+    assert ("error: rank 1 hung (last step entered: allreduce at 8 B); the other ranks waited 3 s in "
+            "allreduce at 16 B; "
+            "the run is stopped") in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("steps", "expected"), [
+    ({0: 4, 1: 3, 2: 4, 3: None}, "rank 1 hung (last step entered: allreduce at 128 B); the other ranks "
+                                  "waited 5 s in allreduce at 256 B; the run is stopped"),
+    ({0: -1, 1: 0, 2: -1}, "ranks 0, 2 hung (last step entered: start-up); the other ranks waited 5 s in "
+                           "allreduce at 16 B; the run is stopped"),
+    ({0: 2, 1: 2}, "every rank has waited 5 s in allreduce at 64 B; a hang inside the collective "
+                   "(raise --timeout if one size legitimately takes longer)"),
+    ({0: None, 1: None}, "no progress within 5 s and the group's store does not answer; a rank hung"),
+])
+def test_watchdog_message(steps, expected):
+    from costmodel.calibration.bench import _watchdog_message
+
+    plan = [("allreduce", 16 << i) for i in range(6)]
+    assert _watchdog_message(steps, plan, 5.0) == expected
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs for an NCCL run")
 def test_nccl_run_on_two_gpus():
     config = BenchConfig(**{**SMALL, "backend": "nccl"}, collectives=BENCH_COLLECTIVES)
