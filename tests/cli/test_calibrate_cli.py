@@ -126,3 +126,19 @@ def test_run_interrupted_says_what_was_kept_and_exits_130(capsys, tmp_path: Path
     monkeypatch.setattr(bench, "run_benchmark", interrupted)
     _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(csv), rc=130)
     assert err == f"interrupted; 72 sizes kept in {csv}\n"
+
+
+def test_run_auto_on_a_gpu_machine_without_nccl_warns_in_one_line(capsys, tmp_path: Path, monkeypatch):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    import torch.distributed as dist
+
+    from costmodel.calibration import bench
+
+    if torch.cuda.is_available() or dist.is_nccl_available():
+        pytest.skip("this PyTorch can run NCCL here")
+    monkeypatch.setattr(bench, "_machine_has_gpus", lambda: True)
+    data_out, err = run(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce",
+                        "--budget", "5ms", "--csv", str(tmp_path / "raw.csv"), "--json")
+    assert err == ("warning: using gloo, not nccl: this PyTorch has no NCCL; "
+                   "the profile measures the CPU path, not the GPUs\n")
+    assert '"backend": "gloo"' in data_out
