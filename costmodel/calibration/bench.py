@@ -20,6 +20,10 @@ rounding are measured once).
 
 Method
 ------
+* Before anything is timed the ranks all-gather their backend, sizes,
+  collectives, budget and iteration bounds; if any rank differs from rank 0,
+  every rank stops with :class:`~costmodel.errors.CalibrationError` naming the
+  ranks and what differs.
 * The process group and its communicators are set up, and one all-reduce (and
   one ping-pong) run, before any timing: set-up is excluded.
 * Per size: the buffers are allocated and ``warmup`` untimed iterations run
@@ -29,11 +33,17 @@ Method
   from the pace measured so far, until the budget or ``max_iters`` is reached.
   Every rank runs the same count, since each decision uses the slowest rank's
   clock (an all-reduce MAX between batches, outside the timed region).
-* Each timed iteration is ``barrier()``, then the operation alone is timed:
-  ``time.perf_counter`` around the blocking call on CPU (gloo), CUDA events
-  around it on GPUs (nccl), synchronised before reading.
+* Timing (``timing``; the CSV's ``timing`` column and source line say which):
+  ``per-iteration`` (the default on CPUs, gloo): each timed iteration is
+  ``barrier()``, then the operation alone, timed by ``time.perf_counter``
+  around the blocking call (CUDA events around it on GPUs: the host's launch
+  is included).  ``batched`` (the default on GPUs, nccl; nccl-tests' method):
+  each sample is ``barrier()``, then a batch of iterations enqueued back to
+  back between two CUDA events (``perf_counter`` on CPUs), its time divided by
+  the batch; the batch is sized so that ``min_iters`` samples fill half the
+  budget at the warm-up's pace, and the iteration count is the samples times the batch.
 * After the loop, outside the timed region, one all-reduce MAX of the per-rank
-  times gives each iteration's time as its slowest rank saw it.  For pt2pt,
+  times gives each sample's time as its slowest rank saw it.  For pt2pt,
   rank 0 sends n bytes to the last rank and receives them back (the other ranks
   idle); its round trip halved is the one-way time.
 * Outliers: iterations slower than median + 5·MAD (median absolute deviation,
@@ -66,16 +76,23 @@ costmodel`` have it).  On Linux a spawned rank also dies with its parent.
 Under ``torchrun`` (``RANK``, ``WORLD_SIZE`` and ``MASTER_ADDR`` set) nothing is
 spawned: this process is one rank, ``ranks`` is ignored, rank 0 writes the CSV
 and returns the results and the other ranks return ``()``; the group's timeout
-is ``timeout_s``.  A program that has already initialised the default process
-group is measured on that group in the same way.  On two nodes of 8
+is ``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step
+it enters in the group's store: when a rank's step has not changed for
+``timeout_s`` it prints one ``error:`` line naming the ranks behind the others
+(the hung ones) and exits with code 4, and torchrun then ends the job.  A
+program that has already initialised the default process group is measured on
+that group in the same way (without the watchdog: the group is the program's).  On two nodes of 8
 GPUs, run on each node::
 
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
         -m costmodel calibrate run --backend nccl --out profile.toml
 
 with HOST the first node's address (the rendezvous store listens on port 29500
-there).  With ``--backend auto`` a rank uses nccl when it sees at least
-``LOCAL_WORLD_SIZE`` GPUs, else gloo; every rank must resolve the same backend.
+there).  A rank's GPU is ``LOCAL_RANK`` modulo the GPUs it sees, so one GPU per
+process (``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``) and all
+of a node's GPUs visible both work; ``--backend auto`` uses nccl whenever the
+rank sees a GPU, else gloo, with a :class:`BackendWarning` when the machine has
+GPUs (see :func:`choose_backend`).
 
 Examples
 --------
@@ -113,10 +130,16 @@ __all__ = [
     "BENCH_COLLECTIVES",
     "BENCH_CSV_COLUMNS",
     "OUTLIER_MADS",
+    "TIMINGS",
+    "BackendChoice",
+    "BackendWarning",
     "BenchConfig",
+    "Interrupted",
     "Progress",
     "bench_sizes",
+    "choose_backend",
     "parse_sizes",
+    "resolved_timing",
     "run_benchmark",
 ]
 
@@ -126,8 +149,11 @@ BENCH_COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "a
 BACKENDS = ("auto", "nccl", "gloo")
 """Accepted values of :attr:`BenchConfig.backend`."""
 
+TIMINGS = ("auto", "batched", "per-iteration")
+"""Accepted values of :attr:`BenchConfig.timing` (``auto``: batched on GPUs, per-iteration on CPUs)."""
+
 BENCH_CSV_COLUMNS = (*CSV_COLUMNS, "iterations", "outliers", "min_time_s", "max_time_s", "mad_s",
-                     "algbw_bytes_per_s", "busbw_bytes_per_s")
+                     "algbw_bytes_per_s", "busbw_bytes_per_s", "timing")
 """The columns of the CSV the benchmark writes: costmodel's CSV plus per-size statistics."""
 
 OUTLIER_MADS = 5
@@ -151,6 +177,8 @@ _BACKSTOP_S = 10.0
 _MAX_CHUNKS = 4
 _STARTUP_S = 60.0
 _PR_SET_PDEATHSIG = 1
+_OWN_ERROR = f"{CalibrationError.__name__}: "
+_HANG_EXIT_CODE = 4
 
 
 @dataclass(frozen=True)
@@ -162,8 +190,8 @@ class BenchConfig:
     ranks : int
         Processes to spawn on this machine (ignored under torchrun).
     backend : str
-        ``"auto"`` (nccl when CUDA is available with at least ``ranks`` GPUs,
-        else gloo), ``"nccl"`` or ``"gloo"``.
+        ``"auto"`` (nccl when each rank gets a GPU, else gloo; see
+        :func:`choose_backend`), ``"nccl"`` or ``"gloo"``.
     collectives : tuple of str
         Any of :data:`BENCH_COLLECTIVES` (aliases accepted, or one comma-separated string).
     min_bytes, max_bytes : int
@@ -179,10 +207,16 @@ class BenchConfig:
         :class:`~costmodel.errors.CalibrationError`.
     csv_path : Path or None
         Where every measured size is appended as soon as it is measured.
+    timing : str
+        ``"batched"`` (iterations enqueued back to back between two timers,
+        the total divided by their count, as nccl-tests does), ``"per-iteration"``
+        (each iteration timed alone, after a barrier: includes the launch) or
+        ``"auto"``: batched on GPUs, per-iteration on CPUs.
 
     The two last fields are test hooks, not part of the API: ``_fail_rank``
     makes that rank exit at once with code 3, and ``_hang_rank`` makes it sleep
-    forever, when it reaches the second size of the sweep.
+    forever, when it reaches the second size of the sweep; ``_skew_rank``
+    makes that rank's sizes differ from the others' (the agreement check).
 
     Raises
     ------
@@ -201,8 +235,10 @@ class BenchConfig:
     warmup: int = 2
     timeout_s: float = 120.0
     csv_path: Path | None = None
+    timing: str = "auto"
     _fail_rank: int | None = field(default=None, repr=False, compare=False)
     _hang_rank: int | None = field(default=None, repr=False, compare=False)
+    _skew_rank: int | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _integer(self.ranks, "ranks", low=2, high=_MAX_RANKS, hint="give the number of processes, at least 2")
@@ -211,6 +247,10 @@ class BenchConfig:
             raise InputError(f"backend {self.backend!r} is not supported; choose from {', '.join(BACKENDS)}")
         object.__setattr__(self, "backend", backend)
         object.__setattr__(self, "collectives", _collectives(self.collectives))
+        timing = self.timing.strip().lower() if isinstance(self.timing, str) else self.timing
+        if timing not in TIMINGS:
+            raise InputError(f"timing {self.timing!r} is not supported; choose from {', '.join(TIMINGS)}")
+        object.__setattr__(self, "timing", timing)
         _integer(self.min_bytes, "min_bytes", low=1, high=_MAX_BYTES, hint="give a size of at least 1 B")
         _integer(self.max_bytes, "max_bytes", low=1, high=_MAX_BYTES, hint="give a size of at most 1 TiB")
         if self.max_bytes < self.min_bytes:
@@ -233,6 +273,7 @@ class BenchConfig:
             "min_bytes": self.min_bytes, "max_bytes": self.max_bytes, "budget_s": self.budget_s,
             "min_iters": self.min_iters, "max_iters": self.max_iters, "warmup": self.warmup,
             "timeout_s": self.timeout_s, "csv_path": None if self.csv_path is None else str(self.csv_path),
+            "timing": self.timing,
         }
 
 
@@ -365,6 +406,17 @@ def bench_sizes(collective: str, p: int, min_bytes: int, max_bytes: int) -> tupl
     return tuple(sizes)
 
 
+def resolved_timing(timing: str, backend: str) -> str:
+    """The timing method used: *timing*, or for ``auto`` batched on nccl (GPUs) and per-iteration on gloo.
+
+    >>> resolved_timing("auto", "nccl"), resolved_timing("auto", "gloo"), resolved_timing("batched", "gloo")
+    ('batched', 'per-iteration', 'batched')
+    """
+    if timing != "auto":
+        return timing
+    return "batched" if backend == "nccl" else "per-iteration"
+
+
 def _plan(config: BenchConfig, p: int) -> list[tuple[str, int]]:
     return [(c, n) for c in config.collectives for n in bench_sizes(c, p, config.min_bytes, config.max_bytes)]
 
@@ -413,18 +465,109 @@ def _under_torchrun() -> bool:
     return all(os.environ.get(k) for k in _TORCHRUN_ENV)
 
 
-def _resolve_backend(torch: Any, dist: Any, backend: str, ranks_per_node: int) -> str:
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_benchmark`: ``kept`` sizes were measured and are in ``csv_path``."""
+
+    def __init__(self, kept: int, csv_path: Path | None) -> None:
+        super().__init__(kept, csv_path)
+        self.kept, self.csv_path = kept, csv_path
+
+    def __str__(self) -> str:
+        where = f" in {self.csv_path}" if self.csv_path is not None else ""
+        return f"interrupted; {self.kept} size{'s' if self.kept != 1 else ''} kept{where}"
+
+
+class BackendWarning(UserWarning):
+    """``auto`` fell back to gloo on a machine that has GPUs (emitted with :mod:`warnings`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendChoice:
+    """What :func:`choose_backend` decided for one rank.
+
+    ``device`` is the CUDA device index this rank uses (None for gloo);
+    ``warning`` is the reason ``auto`` fell back to gloo when GPUs exist, else None.
+    """
+
+    backend: str
+    device: int | None
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"backend": self.backend, "device": self.device, "warning": self.warning}
+
+
+def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_world_size: int,
+                   nccl_available: bool, gloo_available: bool = True, gpus_on_machine: bool = False,
+                   shared_view: bool = False) -> BackendChoice:
+    """The backend and CUDA device of one rank, from what it can see (pure; no torch call).
+
+    A rank uses CUDA device ``local_rank mod visible_gpus``: with one GPU per
+    process (``CUDA_VISIBLE_DEVICES`` isolation under SLURM or Kubernetes)
+    every rank's device is 0, and with all of a node's GPUs visible rank i
+    takes GPU i.  ``auto`` picks nccl whenever NCCL is built in and this rank
+    sees at least one GPU.  With ``shared_view`` (ranks spawned here, which
+    all see the same GPUs) ranks would share a device when ``visible_gpus <
+    local_world_size``, which NCCL refuses, so nccl then needs one GPU per rank.
+
+    >>> choose_backend("auto", visible_gpus=1, local_rank=5, local_world_size=8, nccl_available=True)
+    BackendChoice(backend='nccl', device=0, warning=None)
+    >>> choose_backend("auto", visible_gpus=8, local_rank=5, local_world_size=8, nccl_available=True).device
+    5
+
+    Raises
+    ------
+    InputError
+        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``);
+        ``gloo`` in a build without it.
+    """
+    enough = visible_gpus >= (local_world_size if shared_view else 1)
+    nccl_ok = nccl_available and visible_gpus >= 1 and enough
+    if requested == "gloo":
+        if not gloo_available:
+            raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
+        return BackendChoice("gloo", None)
+    if nccl_ok:
+        return BackendChoice("nccl", local_rank % visible_gpus)
+    if not nccl_available:
+        why = "this PyTorch has no NCCL"
+    elif visible_gpus == 0:
+        why = ("this process sees no GPU (CUDA_VISIBLE_DEVICES hides them)" if gpus_on_machine
+               else "this process sees no GPU")
+    else:
+        why = (f"the {local_world_size} ranks started here would share {visible_gpus} visible GPU"
+               f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
+    if requested == "nccl":
+        hint = ("use --backend gloo, or fewer ranks" if shared_view and visible_gpus
+                else "use --backend gloo, or give each process a GPU")
+        raise InputError(f"backend 'nccl' cannot run: {why}; {hint}")
+    if not gloo_available:
+        raise InputError(f"no backend can run: {why}, and this PyTorch has no gloo")
+    warning = None
+    if visible_gpus or gpus_on_machine:
+        warning = f"using gloo, not nccl: {why}; the profile measures the CPU path, not the GPUs"
+    return BackendChoice("gloo", None, warning)
+
+
+def _machine_has_gpus() -> bool:
+    """Whether NVIDIA or AMD GPU device files exist, whatever this process is allowed to see."""
+    dev = Path("/dev")
+    try:
+        return any(dev.glob("nvidia[0-9]*")) or (dev / "kfd").exists()
+    except OSError:
+        return False
+
+
+def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int, local_world_size: int,
+                     shared_view: bool) -> BackendChoice:
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    nccl = dist.is_nccl_available() and gpus >= ranks_per_node
-    if backend == "auto":
-        return "nccl" if nccl else "gloo"
-    if backend == "nccl" and not nccl:
-        why = "this PyTorch has no NCCL" if not dist.is_nccl_available() else f"{gpus} are visible"
-        raise InputError(f"backend 'nccl' needs {ranks_per_node} GPUs on this node but {why}; "
-                         "use --backend gloo or fewer ranks")
-    if backend == "gloo" and not dist.is_gloo_available():
-        raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
-    return backend
+    choice = choose_backend(backend, visible_gpus=gpus, local_rank=local_rank,
+                            local_world_size=local_world_size, nccl_available=dist.is_nccl_available(),
+                            gloo_available=dist.is_gloo_available(),
+                            gpus_on_machine=gpus > 0 or _machine_has_gpus(), shared_view=shared_view)
+    if choice.warning is not None:
+        warnings.warn(choice.warning, BackendWarning, stacklevel=3)
+    return choice
 
 
 class _Comm:
@@ -498,6 +641,27 @@ class _Comm:
         op()
         return time.perf_counter() - begin
 
+    def timed_batch(self, op: Callable[[], None], count: int) -> float:
+        """Seconds per operation over *count* operations enqueued back to back (nccl-tests' timing).
+
+        On GPUs the host launches all *count* operations between two CUDA events on the current
+        stream and waits once, so launch overhead overlaps the device's work; on CPUs (gloo, whose
+        calls block) ``perf_counter`` brackets the *count* calls.
+        """
+        if self.cuda:
+            start = self.torch.cuda.Event(enable_timing=True)
+            end = self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(count):
+                op()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3 / count
+        begin = time.perf_counter()
+        for _ in range(count):
+            op()
+        return (time.perf_counter() - begin) / count
+
     def max_over_ranks(self, values: Sequence[float]) -> list[float]:
         t = self.torch.tensor(list(values), dtype=self.torch.float64, device=self.device)
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
@@ -515,6 +679,7 @@ class _Comm:
 def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_bytes: int) -> _Step:
     op = comm.operation(collective, n_bytes)
     active = collective != PT2PT or comm.rank == 0
+    batched = resolved_timing(config.timing, comm.backend) == "batched"
     slowest = 0.0
     for _ in range(config.warmup):
         begin = time.perf_counter()
@@ -524,32 +689,40 @@ def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_by
             comm.torch.cuda.synchronize()
         slowest = max(slowest, time.perf_counter() - begin)
     (slowest,) = comm.max_over_ranks([slowest])
+    # a sample is one iteration (per-iteration) or a batch of them sized so that min_iters batches fill
+    # half the budget at the warm-up's pace (batched)
+    batch = 1
+    if batched:
+        fit_count = int(config.budget_s / 2 / config.min_iters / max(slowest, 1e-9))
+        batch = max(1, min(config.max_iters // config.min_iters, fit_count))
+    most = max(1, config.max_iters // batch)
     # half the budget at the warm-up's rate, then the rest at the measured rate: every rank runs the
-    # same count because each decision uses the slowest rank's clock (an all-reduce between iterations)
-    chunk = min(config.max_iters, max(config.min_iters, int(config.budget_s / 2 / max(slowest, 1e-9))))
+    # same count because each decision uses the slowest rank's clock (an all-reduce between samples)
+    chunk = min(most, max(config.min_iters, int(config.budget_s / 2 / max(slowest * batch, 1e-9))))
     times: list[float] = []
     begin = time.perf_counter()
     for _ in range(_MAX_CHUNKS):
         for _ in range(chunk):
             comm.barrier()
-            t = comm.timed(op)
+            t = comm.timed_batch(op, batch) if batched else comm.timed(op)
             times.append(t if active else 0.0)
-        if len(times) >= config.max_iters:
+        if len(times) >= most:
             break
         (spent,) = comm.max_over_ranks([time.perf_counter() - begin])
-        chunk = min(config.max_iters - len(times), int((config.budget_s - spent) / (spent / len(times))))
+        chunk = min(most - len(times), int((config.budget_s - spent) / (spent / len(times))))
         if chunk < 1:
             break
     per_iteration = comm.max_over_ranks(times)
     if collective == PT2PT:
         per_iteration = [t / 2 for t in per_iteration]
     median, dropped, low, high, mad = _summarize(per_iteration)
-    return _Step(index, collective, n_bytes, median, len(times), dropped, low, high, mad)
+    return _Step(index, collective, n_bytes, median, len(times) * batch, dropped, low, high, mad)
 
 
 def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
-           where: list[int | None]) -> None:
+           where: list[int | None], *, beat: Callable[[int], None] = lambda index: None) -> None:
     """Measure every step of *plan*; rank 0 emits each result.  *where* holds the current step index."""
+    _agree(comm, _agreement(config, plan, comm.backend, skew=comm.rank == config._skew_rank))
     comm.setup(ping=PT2PT in config.collectives)
     for index, (collective, n_bytes) in enumerate(plan):
         where[0] = index
@@ -558,21 +731,118 @@ def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], em
         if index == 1 and comm.rank == config._hang_rank:
             while True:
                 time.sleep(3600)
+        beat(index)
         step = _measure(comm, config, index, collective, n_bytes)
         if comm.rank == 0:
             emit(step)
     where[0] = len(plan)
+    beat(len(plan))
     comm.barrier()
+
+
+class _Watchdog:
+    """Under torchrun: each rank posts the step it enters in the group's store, and a thread ends
+    the process (an ``error:`` line, exit code 4) when the step has not changed for ``timeout_s``,
+    naming the ranks that are behind the others (the hung ones)."""
+
+    _KEY = "costmodel-bench-step-"
+
+    def __init__(self, store: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+                 timeout_s: float) -> None:
+        import threading
+
+        self.store, self.rank, self.world, self.plan, self.timeout_s = store, rank, world, plan, timeout_s
+        self.changed = time.monotonic()
+        self.limit = max(timeout_s, _STARTUP_S)  # the set-up (agreement, communicators) may be slow
+        self.stopped = threading.Event()
+        self.beat(-1)
+        self.thread = threading.Thread(target=self._watch, name="costmodel-bench-watchdog", daemon=True)
+        self.thread.start()
+
+    def beat(self, index: int) -> None:
+        self.changed = time.monotonic()
+        if index >= 0:
+            self.limit = self.timeout_s
+        self.store.set(f"{self._KEY}{self.rank}", str(index))
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(min(1.0, self.timeout_s / 10)):
+            if time.monotonic() - self.changed > self.limit:
+                print(f"error: {self.message()}", file=sys.stderr, flush=True)
+                os._exit(_HANG_EXIT_CODE)
+
+    def steps(self) -> dict[int, int | None]:
+        """Each rank's last posted step (-1: set-up), None where the store does not answer."""
+        found: dict[int, int | None] = {}
+        for rank in range(self.world):
+            key = f"{self._KEY}{rank}"
+            try:
+                found[rank] = int(self.store.get(key)) if self.store.check([key]) else -1
+            except Exception:  # a store that fails names no rank; the message still goes out
+                found[rank] = None
+        return found
+
+    def message(self) -> str:
+        return _watchdog_message(self.steps(), self.plan, self.limit)
+
+
+def _watchdog_message(steps: dict[int, int | None], plan: Sequence[tuple[str, int]], limit: float) -> str:
+    """Name the ranks behind the furthest one (pure, for the watchdog)."""
+    known = {r: s for r, s in steps.items() if s is not None}
+
+    def where(index: int) -> str:
+        return "start-up" if index < 0 else _step_text(plan, index)
+
+    if not known:
+        return f"no progress within {limit:g} s and the group's store does not answer; a rank hung"
+    ahead = max(known.values())
+    behind = sorted(r for r, s in known.items() if s < ahead)
+    if not behind:
+        return (f"every rank has waited {limit:g} s in {where(ahead)}; a hang inside the collective "
+                "(raise --timeout if one size legitimately takes longer)")
+    more = f" and {len(behind) - 8} more" if len(behind) > 8 else ""
+    names = ", ".join(str(r) for r in behind[:8]) + more
+    who = f"ranks {names} hung" if len(behind) > 1 else f"rank {names} hung"
+    return (f"{who} (last step entered: {where(known[behind[0]])}); the other ranks waited {limit:g} s "
+            f"in {where(ahead)}; the run is stopped")
+
+
+def _agreement(config: BenchConfig, plan: Sequence[tuple[str, int]], backend: str, *,
+               skew: bool = False) -> dict[str, object]:
+    """What every rank must share before measuring (``skew``: the ``_skew_rank`` test hook)."""
+    sizes = [n * (2 if skew else 1) for _, n in plan]
+    return {"backend": backend, "timing": resolved_timing(config.timing, backend),
+            "collectives": list(config.collectives), "sizes": sizes,
+            "budget_s": config.budget_s, "iterations": [config.min_iters, config.max_iters, config.warmup]}
+
+
+def _agree(comm: _Comm, mine: dict[str, object]) -> None:
+    """All-gather every rank's :func:`_agreement`; raise CalibrationError on every rank if any differs."""
+    gathered: list[Any] = [None] * comm.world
+    comm.dist.all_gather_object(gathered, mine)
+    reference = gathered[0]
+    differ = [rank for rank, theirs in enumerate(gathered) if theirs != reference]
+    if not differ:
+        return
+    keys = sorted({k for rank in differ for k in reference if gathered[rank].get(k) != reference.get(k)})
+    more = f" and {len(differ) - 8} more" if len(differ) > 8 else ""
+    ranks = ", ".join(str(r) for r in differ[:8]) + more
+    who = f"ranks {ranks} disagree" if len(differ) > 1 else f"rank {ranks} disagrees"
+    raise CalibrationError(f"{who} with rank 0 on "
+                           f"{', '.join(keys)}; run the same command, costmodel and PyTorch on every rank")
 
 
 class _InjectedExit(BaseException):
     """The ``_fail_rank`` test hook: the rank exits at once with code 3 (after flushing its queue)."""
 
 
-def _device(torch: Any, backend: str, local_rank: int) -> Any:
-    if backend == "nccl":
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
+def _device(torch: Any, index: int | None) -> Any:
+    if index is not None:
+        torch.cuda.set_device(index)
+        return torch.device("cuda", index)
     return torch.device("cpu")
 
 
@@ -589,7 +859,9 @@ class _Recorder:
         self.count = 0
         self.start = time.monotonic()
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.timing = resolved_timing(config.timing, backend)
         self.source = (f"# source: costmodel calibrate run, torch {torch_version}, {backend}, p={p}, "
+                       f"{self.timing} timing, "
                        f"float32, host {socket.gethostname()}, {stamp}")
         self.file: TextIO | None = None
         self.writer: Any = None
@@ -619,7 +891,8 @@ class _Recorder:
         if self.writer is not None and self.file is not None:
             self.writer.writerow([step.collective, self.backend, self.p, step.n_bytes, time_text, "",
                                   step.iterations, step.outliers, f"{step.min_time_s:.9g}",
-                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text])
+                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text,
+                                  self.timing])
             self.file.flush()
         if self.progress is not None:
             self.progress(Progress(collective=step.collective, n_bytes=step.n_bytes, index=self.count,
@@ -666,14 +939,18 @@ def run_benchmark(config: BenchConfig, *,
         Without PyTorch (or with a build lacking torch.distributed).
     CalibrationError
         When a rank fails or hangs; every spawned process is ended first.
+    Interrupted
+        On Ctrl-C (a KeyboardInterrupt), after ending every spawned process,
+        with the number of sizes kept in the CSV.
     """
     if not isinstance(config, BenchConfig):
         raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
     torch, dist = _import_torch()
     if _under_torchrun() or dist.is_initialized():
         return _run_in_group(torch, dist, config, progress)
-    backend = _resolve_backend(torch, dist, config.backend, config.ranks)
-    return _run_spawned(torch, config, backend, progress)
+    choice = _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
+                              shared_view=True)
+    return _run_spawned(torch, config, choice.backend, progress)
 
 
 def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
@@ -687,9 +964,12 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
                          "(torchrun --nproc-per-node 2 or more)")
     if owned:
         per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-        backend = _resolve_backend(torch, dist, config.backend, per_node)
-        device = _device(torch, backend, local_rank)
-        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s))
+        choice = _resolve_backend(torch, dist, config.backend, local_rank=local_rank,
+                                  local_world_size=per_node, shared_view=False)
+        backend = choice.backend
+        device = _device(torch, choice.device)
+        # the watchdog fires first; the group's own timeout is the backstop
+        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
     else:
         backend = dist.get_backend()
         cuda = backend == "nccl"
@@ -701,11 +981,16 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
     if rank == 0:
         recorder = _Recorder(config, plan, backend=backend, p=world, torch_version=torch.__version__,
                              progress=progress)
+    watchdog = _start_watchdog(dist, rank, world, plan, config.timeout_s) if owned else None
     try:
         comm = _Comm(torch, dist, backend=backend, rank=rank, world=world, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where)
+            _sweep(comm, config, plan, recorder.add if recorder is not None else lambda step: None, where,
+                   beat=watchdog.beat if watchdog is not None else lambda index: None)
+    except KeyboardInterrupt:
+        raise Interrupted(recorder.count if recorder is not None else 0,
+                          config.csv_path if recorder is not None else None) from None
     except _InjectedExit:
         os._exit(_FAIL_EXIT_CODE)
     except CalibrationError:
@@ -714,11 +999,25 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
         raise CalibrationError(f"rank {rank} failed during {_step_text(plan, where[0])}: "
                                f"{_first_line(exc)}; see the other ranks' messages") from exc
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         if recorder is not None:
             recorder.close()
         if owned and dist.is_initialized():
             dist.destroy_process_group()
     return recorder.results() if recorder is not None else ()
+
+
+def _start_watchdog(dist: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+                    timeout_s: float) -> _Watchdog | None:
+    """The torchrun watchdog, on the default group's store (None where this PyTorch hides it)."""
+    try:
+        from torch.distributed.distributed_c10d import _get_default_store
+
+        store = _get_default_store()
+    except (ImportError, RuntimeError, ValueError):
+        return None
+    return _Watchdog(store, rank, world, plan, timeout_s)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -760,7 +1059,7 @@ def _child(rank: int, *, world: int, port: int, backend: str, config: BenchConfi
         if backend == "gloo":
             torch.set_num_threads(1)
         results.put(("started", rank))
-        device = _device(torch, backend, rank)
+        device = _device(torch, rank if backend == "nccl" else None)
         # the parent's watchdog fires first; the group's own timeout is the backstop
         dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
                                 timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
@@ -796,6 +1095,8 @@ def _run_spawned(torch: Any, config: BenchConfig, backend: str,
         for process in processes:
             process.start()
         _supervise(processes, results, recorder, plan, config.timeout_s)
+    except KeyboardInterrupt:
+        raise Interrupted(recorder.count, config.csv_path) from None
     finally:
         _stop(processes)
         results.close()
@@ -870,6 +1171,8 @@ def _failure(processes: Sequence[Any], errors: dict[int, tuple[float, int | None
                                 "see its messages above")
     rank = min(errors, key=lambda r: errors[r][0])
     _, where, text = errors[rank]
+    if text.startswith(_OWN_ERROR):  # the ranks' own check (e.g. they disagree): said the same on every rank
+        return CalibrationError(text[len(_OWN_ERROR):])
     return CalibrationError(f"rank {rank} failed during {_step_text(plan, where)}: {text}")
 
 

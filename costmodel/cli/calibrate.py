@@ -176,6 +176,10 @@ def run_command(
     csv: Annotated[Path | None, typer.Option(
         "--csv", show_default=False,
         help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
+    timing: Annotated[str, typer.Option(
+        "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "
+                         "per-iteration (each timed alone, launch included); auto: batched on GPUs, "
+                         "per-iteration on CPUs.")] = "auto",
     out: Out = None,
     name: Name = None,
     force: Force = False,
@@ -183,9 +187,9 @@ def run_command(
 ) -> None:
     """Measure collectives over torch.distributed (NCCL on GPUs, gloo on CPUs), fit α and β, write a profile.
 
-    The profile's α and β come from the ping-pong (pt2pt) when it was measured, else from the
-    all-reduce; every collective's fit is in the output. Multi-node: run the same command under
-    torchrun on every node.
+    The profile's α and β come from the all-reduce when it was measured (the collective priced most),
+    else from the ping-pong (pt2pt); every collective's fit is in the output and the CSV.
+    Multi-node: run the same command under torchrun on every node.
 
     Example: costmodel calibrate run --ranks 2 --sizes 8B..64MiB --out cpu.toml
 
@@ -193,6 +197,7 @@ def run_command(
     --rdzv-endpoint HOST:29500 -m costmodel calibrate run --backend nccl --out cluster.toml
     """
     import os
+    import sys
 
     from costmodel.calibration import bench, fit
 
@@ -204,18 +209,60 @@ def run_command(
         _writable(csv_path, force)
         _writable(out, force)
     config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
-                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path)
-    results = _run_with_progress(bench, config, show=lead and not as_json)
+                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path,
+                               timing=timing)
+    try:
+        results = _run_warning(bench, config, show=lead and not as_json)
+    except bench.Interrupted as stop:
+        if lead:
+            print(str(stop), file=sys.stderr, flush=True)
+        raise typer.Exit(130) from None
     if not results:  # a rank other than 0 under torchrun
         return
     fits = tuple(fit(m) for m in results)
-    chosen_fit = next((f for f in fits if f.collective == "pt2pt"), None) or \
-        next((f for f in fits if f.collective == "allreduce"), fits[0])
+    chosen_fit = _profile_fit(fits, csv_path)
     _write_profile(chosen_fit, out, name, force)
-    result = _Run(fits, chosen_fit, csv_path, out, results[0].backend or backend)
+    used = results[0].backend or backend
+    result = _Run(fits, chosen_fit, csv_path, out, used, bench.resolved_timing(config.timing, used))
     if not as_json:
         _register()
     emit(result, as_json=as_json)
+
+
+def _profile_fit(fits: tuple[Any, ...], csv_path: Path) -> Any:
+    """The fit the profile is written from: all-reduce (priced most), else the ping-pong, else the first.
+
+    The profile's notes say where the other collectives' measurements are.
+    """
+    import dataclasses
+
+    chosen = next((f for f in fits if f.collective == "allreduce"), None) or \
+        next((f for f in fits if f.collective == "pt2pt"), fits[0])
+    others = [("the ping-pong (pt2pt)" if f.collective == "pt2pt" else f.collective)
+              for f in fits if f is not chosen]
+    if not others:
+        return chosen
+    note = (f"fitted on {chosen.collective}; {', '.join(others)} measured too, kept in {csv_path} "
+            f"(costmodel calibrate fit {csv_path} --collective NAME)")
+    return dataclasses.replace(chosen, notes=(*chosen.notes, note))
+
+
+def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
+    """Run the benchmark, printing a backend fall-back as one ``warning:`` line on stderr."""
+    import sys
+    import warnings
+
+    def show_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, bench.BackendWarning):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        else:
+            original(message, category, *args, **kwargs)
+
+    original = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", bench.BackendWarning)
+        warnings.showwarning = show_warning
+        return _run_with_progress(bench, config, show=show)
 
 
 def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:
@@ -250,9 +297,10 @@ class _Run:
     csv: Path
     profile: Path | None
     backend: str
+    timing: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "csv": str(self.csv),
+        return {"backend": self.backend, "timing": self.timing, "csv": str(self.csv),
                 "profile": None if self.profile is None else str(self.profile),
                 "profile_from": self.chosen.collective,
                 "alpha_s": self.chosen.alpha_s, "beta_s_per_byte": self.chosen.beta_s_per_byte,
@@ -352,7 +400,7 @@ def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
     parts: list[Any] = []
     for f in run.fits:
         parts += [_fit_body(f), Text("")]
-    parts.append(Text(f"raw results: {run.csv}"))
+    parts.append(Text(f"raw results: {run.csv} ({run.backend}, {run.timing} timing)"))
     if run.profile is not None:
         parts.append(Text(f"wrote {run.profile} from the {run.chosen.collective} fit "
                           f"(use it with --profile {run.profile})"))

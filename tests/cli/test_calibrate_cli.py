@@ -83,7 +83,9 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     csv, profile = tmp_path / "raw.csv", tmp_path / "cpu.toml"
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
                     "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
-    assert data["backend"] == "gloo" and data["profile_from"] == "pt2pt"
+    assert data["backend"] == "gloo" and data["profile_from"] == "allreduce"
+    assert data["timing"] == "per-iteration"
+    assert "fitted on allreduce; the ping-pong (pt2pt) measured too, kept in" in profile.read_text()
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
     assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0
     assert csv.exists() and profile.exists()
@@ -91,6 +93,14 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
+
+
+def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    _, err = run(capsys, "calibrate", "run", "--backend", "nccl", "--csv", str(tmp_path / "x.csv"), rc=2)
+    assert err.startswith("error: backend 'nccl' cannot run: ") and err.count("\n") == 1
 
 
 def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
@@ -104,3 +114,33 @@ def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
     assert b"allreduce, p = 16: measured against the fitted" in data  # the title, in the PNG's metadata
     _, err = run(capsys, "calibrate", "report", str(A100), "--plot", str(tmp_path / "report.gif"), rc=2)
     assert "no .png, .svg or .pdf suffix" in err
+
+
+def test_run_interrupted_says_what_was_kept_and_exits_130(capsys, tmp_path: Path, monkeypatch):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    from costmodel.calibration import bench
+
+    csv = tmp_path / "raw.csv"
+
+    def interrupted(config, progress=None):
+        raise bench.Interrupted(72, config.csv_path)
+
+    monkeypatch.setattr(bench, "run_benchmark", interrupted)
+    _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(csv), rc=130)
+    assert err == f"interrupted; 72 sizes kept in {csv}\n"
+
+
+def test_run_auto_on_a_gpu_machine_without_nccl_warns_in_one_line(capsys, tmp_path: Path, monkeypatch):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    import torch.distributed as dist
+
+    from costmodel.calibration import bench
+
+    if torch.cuda.is_available() or dist.is_nccl_available():
+        pytest.skip("this PyTorch can run NCCL here")
+    monkeypatch.setattr(bench, "_machine_has_gpus", lambda: True)
+    data_out, err = run(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce",
+                        "--budget", "5ms", "--csv", str(tmp_path / "raw.csv"), "--json")
+    assert err == ("warning: using gloo, not nccl: this PyTorch has no NCCL; "
+                   "the profile measures the CPU path, not the GPUs\n")
+    assert '"backend": "gloo"' in data_out

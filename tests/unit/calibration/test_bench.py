@@ -23,10 +23,12 @@ from costmodel.calibration import fit, read_csv  # noqa: E402
 from costmodel.calibration.bench import (  # noqa: E402
     BENCH_COLLECTIVES,
     BENCH_CSV_COLUMNS,
+    BackendChoice,
     BenchConfig,
     Progress,
     _summarize,
     bench_sizes,
+    choose_backend,
     parse_sizes,
     run_benchmark,
 )
@@ -135,6 +137,15 @@ def test_a_rank_that_hangs_ends_the_run_within_the_timeout():
     assert _no_children()
 
 
+def test_ranks_that_disagree_stop_before_measuring(tmp_path):
+    csv_path = tmp_path / "none.csv"
+    config = BenchConfig(**{**SMALL, "ranks": 3}, collectives=("allreduce",), csv_path=csv_path, _skew_rank=2)
+    with pytest.raises(CalibrationError, match=r"^rank 2 disagrees with rank 0 on sizes; run the same command"):
+        run_benchmark(config)
+    assert _no_children()
+    assert len(csv_path.read_text().splitlines()) == 2  # the source line and the header, no size
+
+
 def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(f"""
@@ -161,6 +172,42 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
 
 
+def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent("""
+        from costmodel.calibration.bench import BenchConfig, run_benchmark
+        config = BenchConfig(backend="gloo", collectives=("allreduce",), min_bytes=8, max_bytes=64,
+                             budget_s=0.005, max_iters=10, warmup=1, timeout_s=3.0, _hang_rank=1)
+        run_benchmark(config)
+        """), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+               str(script)]
+    start = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90, check=False)
+    assert done.returncode != 0
+    assert time.monotonic() - start < 60
+    assert ("error: rank 1 hung (last step entered: allreduce at 8 B); the other ranks waited 3 s in "
+            "allreduce at 16 B; "
+            "the run is stopped") in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("steps", "expected"), [
+    ({0: 4, 1: 3, 2: 4, 3: None}, "rank 1 hung (last step entered: allreduce at 128 B); the other ranks "
+                                  "waited 5 s in allreduce at 256 B; the run is stopped"),
+    ({0: -1, 1: 0, 2: -1}, "ranks 0, 2 hung (last step entered: start-up); the other ranks waited 5 s in "
+                           "allreduce at 16 B; the run is stopped"),
+    ({0: 2, 1: 2}, "every rank has waited 5 s in allreduce at 64 B; a hang inside the collective "
+                   "(raise --timeout if one size legitimately takes longer)"),
+    ({0: None, 1: None}, "no progress within 5 s and the group's store does not answer; a rank hung"),
+])
+def test_watchdog_message(steps, expected):
+    from costmodel.calibration.bench import _watchdog_message
+
+    plan = [("allreduce", 16 << i) for i in range(6)]
+    assert _watchdog_message(steps, plan, 5.0) == expected
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs for an NCCL run")
 def test_nccl_run_on_two_gpus():
     config = BenchConfig(**{**SMALL, "backend": "nccl"}, collectives=BENCH_COLLECTIVES)
@@ -174,7 +221,7 @@ def test_nccl_run_on_two_gpus():
 
 @pytest.mark.skipif(torch.cuda.device_count() >= 2, reason="this machine has GPUs for nccl")
 def test_nccl_without_gpus_is_an_input_error():
-    with pytest.raises(InputError, match=r"backend 'nccl' needs 2 GPUs"):
+    with pytest.raises(InputError, match=r"^backend 'nccl' cannot run: "):
         run_benchmark(BenchConfig(backend="nccl"))
     assert _no_children()
 
@@ -259,3 +306,170 @@ def test_without_torch_it_is_a_missing_dependency(monkeypatch):
 def test_run_needs_a_config():
     with pytest.raises(InputError, match=r"dict is not a BenchConfig"):
         run_benchmark({"ranks": 2})
+
+
+# --------------------------------------------------------------------------- backend and device choice
+
+_GLOO_HIDDEN = "using gloo, not nccl: this process sees no GPU (CUDA_VISIBLE_DEVICES hides them); "
+_CPU_PATH = "the profile measures the CPU path, not the GPUs"
+
+
+@pytest.mark.parametrize(("seen", "expected"), [
+    # one GPU per process (SLURM --gpus-per-task=1, Kubernetes): every rank on its device 0
+    (("auto", 1, 5, 8, True, True, False), BackendChoice("nccl", 0)),
+    (("nccl", 1, 7, 8, True, True, False), BackendChoice("nccl", 0)),
+    # all of a node's GPUs visible: rank i on GPU i; more ranks than GPUs wrap round
+    (("auto", 8, 5, 8, True, True, False), BackendChoice("nccl", 5)),
+    (("auto", 4, 6, 8, True, True, False), BackendChoice("nccl", 2)),
+    (("auto", 2, 1, 2, True, True, True), BackendChoice("nccl", 1)),
+    # no GPU anywhere: gloo, silently
+    (("auto", 0, 0, 2, True, False, True), BackendChoice("gloo", None)),
+    (("auto", 0, 0, 2, False, False, False), BackendChoice("gloo", None)),
+    (("gloo", 8, 3, 8, True, True, False), BackendChoice("gloo", None)),
+    # GPUs exist but this process may not use them: gloo, with a warning
+    (("auto", 0, 3, 8, True, True, False), BackendChoice("gloo", None, _GLOO_HIDDEN + _CPU_PATH)),
+    (("auto", 2, 0, 2, False, True, False),
+     BackendChoice("gloo", None, "using gloo, not nccl: this PyTorch has no NCCL; " + _CPU_PATH)),
+    (("auto", 1, 0, 4, True, True, True), BackendChoice("gloo", None, "using gloo, not nccl: the 4 ranks "
+                                                      "started here would share 1 visible GPU, which NCCL "
+                                                      "refuses; " + _CPU_PATH)),
+])
+def test_choose_backend(seen, expected):
+    """(requested, visible GPUs, LOCAL_RANK, LOCAL_WORLD_SIZE, NCCL built in, GPUs on the machine, spawned)."""
+    requested, visible, local_rank, per_node, nccl, machine, shared = seen
+    got = choose_backend(requested, visible_gpus=visible, local_rank=local_rank, local_world_size=per_node,
+                         nccl_available=nccl, gpus_on_machine=machine, shared_view=shared)
+    assert got == expected
+
+
+@pytest.mark.parametrize(("visible", "nccl", "shared", "message"), [
+    (0, True, False, r"^backend 'nccl' cannot run: this process sees no GPU; use --backend gloo, or give"),
+    (2, False, False, r"^backend 'nccl' cannot run: this PyTorch has no NCCL; "),
+    (1, True, True, r"^backend 'nccl' cannot run: the 2 ranks started here would share 1 visible GPU, "
+                    r"which NCCL refuses; use --backend gloo, or fewer ranks$"),
+])
+def test_nccl_that_cannot_run_is_an_input_error(visible, nccl, shared, message):
+    with pytest.raises(InputError, match=message):
+        choose_backend("nccl", visible_gpus=visible, local_rank=0, local_world_size=2, nccl_available=nccl,
+                       shared_view=shared)
+
+
+def test_no_backend_at_all_is_an_input_error():
+    with pytest.raises(InputError, match=r"^backend 'gloo' is not in this PyTorch build"):
+        choose_backend("gloo", visible_gpus=0, local_rank=0, local_world_size=2, nccl_available=False,
+                       gloo_available=False)
+    with pytest.raises(InputError, match=r"^no backend can run: this PyTorch has no NCCL, and this PyTorch"):
+        choose_backend("auto", visible_gpus=0, local_rank=0, local_world_size=2, nccl_available=False,
+                       gloo_available=False)
+
+
+def test_torchrun_rank_takes_local_rank_modulo_visible_gpus(monkeypatch):
+    """The device decision under torchrun with one GPU per process, with CUDA faked (no GPU needed)."""
+    from costmodel.calibration import bench
+
+    chosen: list[int] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: True)
+    choice = bench._resolve_backend(torch, dist, "auto", local_rank=6, local_world_size=8, shared_view=False)
+    assert choice == BackendChoice("nccl", 0)
+    assert bench._device(torch, choice.device) == torch.device("cuda", 0)
+    assert chosen == [0]
+
+
+def test_auto_warns_when_gpus_are_hidden(monkeypatch):
+    from costmodel.calibration import bench
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: True)
+    monkeypatch.setattr(bench, "_machine_has_gpus", lambda: True)
+    with pytest.warns(bench.BackendWarning, match="CUDA_VISIBLE_DEVICES hides them"):
+        choice = bench._resolve_backend(torch, dist, "auto", local_rank=0, local_world_size=2, shared_view=True)
+    assert choice.backend == "gloo"
+
+
+def test_every_rank_that_differs_is_named():
+    from types import SimpleNamespace
+
+    from costmodel.calibration import bench
+
+    config = BenchConfig(**SMALL, collectives=("allreduce",))
+    plan = bench._plan(config, 4)
+    views = [bench._agreement(config, plan, "nccl"), bench._agreement(config, plan, "gloo"),
+             bench._agreement(config, plan, "nccl"), bench._agreement(config, plan, "gloo", skew=True)]
+
+    def all_gather_object(out, mine):
+        out[:] = views
+
+    comm = SimpleNamespace(world=4, dist=SimpleNamespace(all_gather_object=all_gather_object))
+    with pytest.raises(CalibrationError, match=r"^ranks 1, 3 disagree with rank 0 on backend, sizes, timing; "):
+        bench._agree(comm, views[0])
+    views[1:] = [views[0]] * 3
+    bench._agree(comm, views[0])  # all the same: no error
+
+
+def test_ctrl_c_stops_every_rank_and_says_what_was_kept(tmp_path):
+    from costmodel.calibration.bench import Interrupted
+
+    csv_path = tmp_path / "kept.csv"
+
+    def press_ctrl_c(step: Progress) -> None:
+        if step.index == 3:
+            raise KeyboardInterrupt
+
+    config = BenchConfig(**SMALL, collectives=("allreduce",), csv_path=csv_path)
+    with pytest.raises(Interrupted) as caught:
+        run_benchmark(config, progress=press_ctrl_c)
+    assert str(caught.value) == f"interrupted; 3 sizes kept in {csv_path}"
+    assert _no_children()
+    assert [r.n_bytes for r in read_csv(csv_path).rows] == [8, 16, 32]
+
+
+def test_batched_timing_on_gloo_is_recorded_in_the_csv(tmp_path):
+    csv_path = tmp_path / "batched.csv"
+    config = BenchConfig(**SMALL, collectives=("allreduce",), csv_path=csv_path, timing="batched")
+    (m,) = run_benchmark(config)
+    lines = csv_path.read_text().splitlines()
+    assert "gloo, p=2, batched timing" in lines[0]
+    assert lines[1].split(",")[-1] == "timing"
+    assert {line.split(",")[-1] for line in lines[2:]} == {"batched"}
+    assert [r.n_bytes for r in read_csv(csv_path).rows] == [r.n_bytes for r in m.rows]
+    assert all(0 < r.time_s < 1 for r in m.rows)
+    # a CSV from before the timing column reads the same
+    old = tmp_path / "old.csv"
+    old.write_text("\n".join([lines[0], *(line.rsplit(",", 1)[0] for line in lines[1:])]) + "\n")
+    assert read_csv(old).rows == read_csv(csv_path).rows
+    assert fit(read_csv(old)).alpha_s == fit(read_csv(csv_path)).alpha_s
+    # per-iteration is the default on CPUs
+    assert BenchConfig().timing == "auto"
+
+
+def test_batched_sample_is_the_batch_time_divided_by_its_count(monkeypatch):
+    """With a fake clock: one sample of 4 back-to-back operations counts as total / 4."""
+    from types import SimpleNamespace
+
+    from costmodel.calibration import bench
+
+    clock = iter([10.0, 10.8])
+    calls: list[int] = []
+    comm = bench._Comm.__new__(bench._Comm)
+    comm.cuda = False
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    assert comm.timed_batch(lambda: calls.append(1), 4) == pytest.approx(0.2)
+    assert calls == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize(("timing", "backend", "expected"), [
+    ("auto", "nccl", "batched"), ("auto", "gloo", "per-iteration"),
+    ("per-iteration", "nccl", "per-iteration"), ("batched", "gloo", "batched"),
+])
+def test_resolved_timing(timing, backend, expected):
+    from costmodel.calibration.bench import resolved_timing
+
+    assert resolved_timing(timing, backend) == expected
+
+
+def test_unknown_timing_is_an_input_error():
+    with pytest.raises(InputError, match=r"^timing 'single' is not supported; choose from auto, batched, "):
+        BenchConfig(timing="single")
