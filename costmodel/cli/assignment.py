@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable
-from costmodel.cli.options import Json
+from costmodel._files import check_writable, read_text
+from costmodel.cli.options import Json, Partial
 from costmodel.cli.output import emit, table
 from costmodel.errors import InputError, ParseError
 
@@ -44,13 +44,6 @@ ExerciseFiles = Annotated[
         help="More exercise files or folders, added to the shipped ones (repeatable).",
     ),
 ]
-
-
-def read_text(path: Path, what: str) -> str:
-    """A UTF-8 file's text (a byte-order mark dropped), or a one-line error naming it."""
-    from costmodel._files import read_text as read
-
-    return read(path, what=what)
 
 
 @assignment_app.command("create")
@@ -120,7 +113,7 @@ def create_command(
     )
 
     secret = read_secret(secret_file)
-    students = read_roster(read_text(roster, "the roster"), path=str(roster))
+    students = read_roster(read_text(roster, what="the roster"), path=str(roster))
     paths = bank_paths or ()
     ids = [i.strip() for i in exercise_ids.split(",") if i.strip()]
     name = assignment_id if assignment_id is not None else out.resolve().name
@@ -199,15 +192,7 @@ def report_command(
             "(trusted: use only for files you collected yourself).",
         ),
     ] = "name",
-    partial: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--partial",
-            metavar="MISTAKE=CREDIT",
-            show_default=False,
-            help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 (repeatable).",
-        ),
-    ] = None,
+    partial: Partial = None,
     plot: Annotated[
         Path | None,
         typer.Option(
@@ -250,7 +235,7 @@ def report_command(
         raise InputError(f"--student-from {student_from!r}: choose name or field")
     credit = _partial(partial)
     secret = read_secret(secret_file)
-    manifest = read_manifest(read_text(manifest_path, "the manifest"), path=str(manifest_path))
+    manifest = read_manifest(read_text(manifest_path, what="the manifest"), path=str(manifest_path))
     check_secret(manifest, secret)
     paths = bank_paths or ()
     check_bank(manifest, bank_fingerprint(paths), allow_change=allow_bank_change)
@@ -295,7 +280,7 @@ def _owner(path: Path, student_from: str) -> str:
     from costmodel.tomlfile import loads
 
     try:
-        data = loads(read_text(path, "answers"), path=str(path))
+        data = loads(read_text(path, what="answers"), path=str(path))
     except (ParseError, RecursionError):
         data = {}
     student = data.get("student")

@@ -41,6 +41,7 @@ __all__ = [
     "OptionalRanks",
     "OptionalSize",
     "Outer",
+    "Partial",
     "Profile",
     "Ranks",
     "Segments",
@@ -201,6 +202,12 @@ Profile = Annotated[
     typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK, autocompletion=complete.profiles,
                  help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
                       "levels, or both); --alpha/--beta/--bandwidth/--gamma override it."),
+]
+Partial = Annotated[
+    list[str] | None,
+    typer.Option("--partial", metavar="MISTAKE=CREDIT", show_default=False,
+                 help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 "
+                      "(repeatable)."),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object (SI units) instead of a table.")]
 Segments = Annotated[

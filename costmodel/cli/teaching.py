@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable
+from costmodel._files import check_writable, read_text
 from costmodel.cli import complete
-from costmodel.cli.options import Json
+from costmodel.cli.options import Json, Partial
 from costmodel.cli.output import emit, markup, table
 from costmodel.errors import InputError, ParseError
 
@@ -209,7 +209,7 @@ def exercise_lint(
     rows, unreadable, ids = [], False, {e.id: e.path for e in load_bank()}
     for file in files:
         try:
-            content = _read_text(file, what="exercises")
+            content = read_text(file, what="exercises")
         except ParseError as e:
             unreadable = True
             rows.append({"path": str(file), "exercises": 0, "problems": [str(e)]})
@@ -263,10 +263,7 @@ def _partial(values: list[str] | None) -> dict[str, Fraction]:
 @app.command("check")
 def check_command(
     answers: Annotated[Path, typer.Argument(metavar="ANSWERS.toml", help="The answers file.")],
-    partial: Annotated[list[str] | None, typer.Option(
-        "--partial", metavar="MISTAKE=CREDIT", show_default=False,
-        help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 (repeatable).",
-    )] = None,
+    partial: Partial = None,
     gradescope: Annotated[bool, typer.Option("--gradescope",
                                              help="Print Gradescope's results.json.")] = False,
     assignment: Annotated[Path | None, typer.Option(
@@ -318,7 +315,8 @@ def check_command(
     if validate:
         if gradescope:
             raise InputError("--validate shows how a file reads; it cannot be combined with --gradescope")
-        return _validate(read_answers(_read_text(answers), path=path), _bank(exercises), path, as_json)
+        submissions = read_answers(read_text(answers, what="answers"), path=path)
+        return _validate(submissions, _bank(exercises), path, as_json)
     if assignment is not None:
         return _check_assignment(answers, assignment, secret_file, student, metadata, _partial(partial),
                                  exercises, gradescope=gradescope, hide_expected=hide_expected,
@@ -328,7 +326,7 @@ def check_command(
             raise InputError(f"{name} goes with --assignment")
     try:
         credit = _partial(partial)
-        submissions = read_answers(_read_text(answers), path=path)
+        submissions = read_answers(read_text(answers, what="answers"), path=path)
         report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
     except Exception as e:
         if gradescope:  # Gradescope needs its results.json even then: score 0 and the reason
@@ -374,12 +372,12 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         if (student is None) == (metadata is None):
             raise InputError("name the student with --student ID or Gradescope's --metadata "
                              "submission_metadata.json (one of them)")
-        manifest = read_manifest(_read_text(manifest_path, what="the manifest"), path=str(manifest_path))
+        manifest = read_manifest(read_text(manifest_path, what="the manifest"), path=str(manifest_path))
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
         if metadata is not None:
-            student = read_metadata(_read_text(metadata, what="the metadata"), manifest, path=str(metadata))
+            student = read_metadata(read_text(metadata, what="the metadata"), manifest, path=str(metadata))
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
@@ -412,7 +410,7 @@ def read_submission(answers: Path) -> tuple[list[Any] | None, str | None]:
 
     path = str(answers)
     try:
-        return read_answers(_read_text(answers), path=path), None
+        return read_answers(read_text(answers, what="answers"), path=path), None
     except ParseError as e:
         return None, str(e)
     except RecursionError:
@@ -434,10 +432,6 @@ def _validate(submissions: Any, bank: Any, path: str, as_json: bool) -> int:
     return 0 if result.ok else 2
 
 
-def _read_text(path: Path, *, what: str = "answers") -> str:
-    from costmodel._files import read_text
-
-    return read_text(path, what=what)
 
 
 # -- rendering -------------------------------------------------------------------------------------
