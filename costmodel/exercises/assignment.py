@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from costmodel._files import read_bytes
 from costmodel._json import real
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
@@ -164,10 +165,7 @@ def _number(x: Fraction) -> str:
 
 def read_secret(path: str | Path) -> bytes:
     """The course secret: the file's bytes, surrounding white space removed, at least 16 bytes."""
-    try:
-        secret = Path(path).read_bytes().strip()
-    except OSError as e:
-        raise InputError(f"cannot read the secret file {str(path)!r}: {e.strerror or e}") from None
+    secret = read_bytes(path, what="the secret file", limit=1 << 16).strip()  # a regular file only
     if len(secret) < MIN_SECRET:
         raise InputError(
             f"the secret file {str(path)!r} holds {len(secret)} byte{'s' if len(secret) != 1 else ''}, "

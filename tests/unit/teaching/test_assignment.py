@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -119,6 +120,10 @@ def test_secret_file(tmp_path: Path):
     assert read_secret(key) == SECRET
     with pytest.raises(InputError, match="cannot read the secret file"):
         read_secret(tmp_path / "missing.key")
+    if hasattr(os, "mkfifo"):  # a named pipe would wait for a writer forever: refused at once
+        os.mkfifo(tmp_path / "pipe.key")
+        with pytest.raises(InputError, match="cannot read the secret file: a FIFO"):
+            read_secret(tmp_path / "pipe.key")
     manifest = _made().manifest
     check_secret(manifest, SECRET)
     with pytest.raises(InputError, match="not the one assignment hw1 was created with"):
