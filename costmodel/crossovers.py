@@ -44,7 +44,7 @@ from costmodel.collectives.evaluate import (
     tuned,
 )
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
 from costmodel.units import format_size, format_time, parse_size
 
 __all__ = [
@@ -68,11 +68,14 @@ _BISECTIONS = 64
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CrossoverPoint:
-    """A message size where two costs are equal."""
+    """A message size where two costs are equal, or (``segment_boundary``) where the cheaper one changes
+    because a piecewise link starts a new segment there: the costs jump past each other, they do not meet.
+    ``time_s`` is then the cost of the first algorithm at that size, on the new segment."""
 
     n_bytes: Fraction
     time_s: Fraction
     exact: bool
+    segment_boundary: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -80,6 +83,7 @@ class CrossoverPoint:
             "n_bytes_exact": f"{self.n_bytes.numerator}/{self.n_bytes.denominator}" if self.exact else None,
             "time_s": real(self.time_s),
             "exact": self.exact,
+            "segment_boundary": self.segment_boundary,
         }
 
 
@@ -116,7 +120,7 @@ class Crossover:
     a: str
     b: str
     p: int
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     crossovers: tuple[CrossoverPoint, ...]
     below: str | None
@@ -164,7 +168,7 @@ def crossover(
     b: str,
     *,
     p: int,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     symbolic: bool = False,
     min_bytes: Any = None,
@@ -178,7 +182,10 @@ def crossover(
         Names or aliases.
     p : int
         Ranks (non-powers of two use each algorithm's adaptation).
-    link : LinkParams
+    link : LinkParams or PiecewiseLink
+        A piecewise link is solved segment by segment, each over the sizes it
+        prices; where a new segment starts, the cheaper one may change without
+        the costs meeting (a ``segment_boundary`` point).
     extra : mapping, optional
         Fixed extra parameters; free ones are tuned at every n.
     symbolic : bool
@@ -211,6 +218,9 @@ def crossover(
     if hi is not None and hi <= lo:
         raise InputError(f"the size range is empty: --min {format_size(lo)} is not below --max "
                          f"{format_size(hi)}")
+    if isinstance(link, PiecewiseLink):
+        return _piecewise_crossover(spec.name, ra, rb, p=p, link=link, extra=extra, symbolic=symbolic,
+                                    lo=lo, hi=hi)
     (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
     la, lb = linear_terms(ra, p, link, extra), linear_terms(rb, p, link, extra)
     if la is not None and lb is not None:
@@ -233,6 +243,51 @@ def crossover(
         crossovers=points, below=ranges[0].cheaper, above=ranges[-1].cheaper, relation=relation,
         reason=reason, min_bytes=lo, max_bytes=hi, ranges=ranges, scanned=scanned, exhausted=exhausted,
         symbolic=text, notes=notes_a + notes_b,
+    )
+
+
+def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: int, link: PiecewiseLink,
+                         extra: Mapping[str, int] | None, symbolic: bool, lo: Fraction,
+                         hi: Fraction | None) -> Crossover:
+    """:func:`crossover` on each segment of *link* over the sizes it prices, joined into one answer."""
+    tuned_cost = linear_terms(ra, p, link.segments[0].link, extra) is None or \
+        linear_terms(rb, p, link.segments[0].link, extra) is None
+    top = DEFAULT_MAX_BYTES if hi is None and tuned_cost else hi
+    parts = [crossover(collective, ra.name, rb.name, p=p, link=piece, extra=extra, min_bytes=start,
+                       max_bytes=end)
+             for start, end, piece in link.pieces(lo, top)]
+    ranges: list[SizeRange] = []
+    points: list[CrossoverPoint] = []
+    for part in parts:
+        for r in part.ranges:
+            if ranges and ranges[-1].cheaper == r.cheaper:
+                ranges[-1] = SizeRange(from_bytes=ranges[-1].from_bytes, to_bytes=r.to_bytes,
+                                       cheaper=r.cheaper)
+                continue
+            if ranges:
+                met = next((c for c in part.crossovers if c.n_bytes == r.from_bytes), None)
+                points.append(met or CrossoverPoint(
+                    n_bytes=r.from_bytes, time_s=time_at(ra, p, r.from_bytes, part.link, extra), exact=True,
+                    segment_boundary=True))
+            ranges.append(r)
+    first = parts[0]
+    if len(ranges) > 1:
+        jumps = any(c.segment_boundary for c in points)
+        relation, reason = "crossover", ("the link changes with the size (the profile's segments): solved on "
+                                         "each segment" + ("; at a segment boundary the cheaper one changes "
+                                                           "without the costs meeting" if jumps else ""))
+    elif ranges[0].cheaper is None:
+        relation, reason = "identical", f"{first.a} and {first.b} cost the same on every segment of the link"
+    else:
+        relation, reason = "none", (f"no crossover: {ranges[0].cheaper} is cheaper on every segment of the "
+                                    "link" + ("; widen --max" if parts[-1].exhausted else ""))
+    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes
+    return Crossover(
+        collective=first.collective, a=first.a, b=first.b, p=p, link=link, meaning_of_n=first.meaning_of_n,
+        crossovers=tuple(points), below=ranges[0].cheaper, above=ranges[-1].cheaper, relation=relation,
+        reason=reason, min_bytes=lo, max_bytes=top, ranges=tuple(ranges),
+        scanned=any(x.scanned for x in parts), exhausted=parts[-1].exhausted and len(ranges) == 1,
+        symbolic=_symbolic(applicable(ra, p)[0], applicable(rb, p)[0], p) if symbolic else None, notes=notes,
     )
 
 
@@ -509,6 +564,7 @@ class CrossoverInP:
     link: LinkParams
     meaning_of_n: str
     ranges: tuple[PRange, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def crossovers(self) -> tuple[int, ...]:
@@ -525,6 +581,7 @@ class CrossoverInP:
             **self.link.result_fields(),
             "crossovers_p": list(self.crossovers),
             "ranges": [r.to_dict() for r in self.ranges],
+            "notes": list(self.notes),
         }
 
 
@@ -534,7 +591,7 @@ def crossover_in_p(
     b: str,
     *,
     n: Any,
-    link: LinkParams,
+    link: Link,
     p_min: int = 2,
     p_max: int = 1024,
     extra: Mapping[str, int] | None = None,
@@ -558,6 +615,7 @@ def crossover_in_p(
         raise InputError(f"{hi - lo + 1} rank counts are too many to scan; narrow the range to 100000")
     ra, rb = resolve(spec.name, a), resolve(spec.name, b)
     size = parse_size(n)
+    link, notes = link_at(link, size)
     ranges: list[PRange] = []
     for p in range(lo, hi + 1):
         ta, tb = time_at(ra, p, size, link, extra), time_at(rb, p, size, link, extra)
@@ -567,7 +625,7 @@ def crossover_in_p(
         else:
             ranges.append(PRange(from_p=p, to_p=p, cheaper=cheaper))
     return CrossoverInP(collective=spec.name, a=ra.name, b=rb.name, n_bytes=size, link=link,
-                        meaning_of_n=spec.meaning_of_n, ranges=tuple(ranges))
+                        meaning_of_n=spec.meaning_of_n, ranges=tuple(ranges), notes=notes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -590,7 +648,7 @@ class BestRanges:
 
     collective: str
     p: int
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     ranges: tuple[BestRange, ...]
     notes: tuple[str, ...] = ()
@@ -611,7 +669,7 @@ def best(
     algorithms: Iterable[str] | None = None,
     *,
     p: int,
-    link: LinkParams,
+    link: Link,
     min_bytes: Any = 1,
     max_bytes: Any = DEFAULT_MAX_BYTES,
     extra: Mapping[str, int] | None = None,
@@ -621,7 +679,8 @@ def best(
     The interval is cut at every exact crossover of two costs linear in n; when
     a cost has a tuned parameter, a scan of the cheapest algorithm adds the
     crossovers where it changes.  Each piece is won by the algorithm cheapest
-    at its midpoint.
+    at its midpoint.  A piecewise link is solved on each of its segments, over
+    the sizes it prices, and the answers joined.
 
     Examples
     --------
@@ -639,6 +698,8 @@ def best(
     check_extra(spec.name, chosen, extra)
     if len(chosen) < 2:
         raise InputError("best needs at least two algorithms to compare")
+    if isinstance(link, PiecewiseLink):
+        return _piecewise_best(spec.name, algorithms, p=p, link=link, lo=lo, hi=hi, extra=extra)
     cuts = {lo, hi}
     lines = {r: linear_terms(r, p, link, extra) for r in chosen}
     for i, ra in enumerate(chosen):
@@ -671,6 +732,23 @@ def best(
         notes.extend(applicable(r, p)[1])
     return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
                       ranges=tuple(ranges), notes=tuple(notes))
+
+
+def _piecewise_best(collective: str, algorithms: Iterable[str] | None, *, p: int, link: PiecewiseLink,
+                    lo: Fraction, hi: Fraction, extra: Mapping[str, int] | None) -> BestRanges:
+    """:func:`best` on each segment of *link* over the sizes it prices, the ranges joined."""
+    parts = [best(collective, algorithms, p=p, link=piece, min_bytes=start, max_bytes=end, extra=extra)
+             for start, end, piece in link.pieces(lo, hi)]
+    joined: list[BestRange] = []
+    for r in (r for part in parts for r in part.ranges):
+        if joined and (joined[-1].algorithm, joined[-1].tied) == (r.algorithm, r.tied):
+            joined[-1] = BestRange(algorithm=r.algorithm, from_bytes=joined[-1].from_bytes,
+                                   to_bytes=r.to_bytes, tied=r.tied)
+        else:
+            joined.append(r)
+    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes
+    return BestRanges(collective=collective, p=p, link=link, meaning_of_n=parts[0].meaning_of_n,
+                      ranges=tuple(joined), notes=notes)
 
 
 def _may_win(algo: Algorithm, lines: list[tuple[Fraction, Fraction]], edges: list[Fraction], *,
@@ -729,7 +807,7 @@ def find_crossover(
     *,
     p: int | None = None,
     n: Any = None,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     symbolic: bool = False,
     p_min: int = 2,

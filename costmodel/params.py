@@ -1,23 +1,29 @@
 """Link parameters (α, β, γ) and where they come from: options, profiles, files.
 
+A link is one :class:`LinkParams`, or a :class:`PiecewiseLink` whose α, β and γ
+depend on the message size: a calibrated profile's segments, one α–β line per
+regime of the library measured (NCCL's protocols, MPI's eager and rendezvous).
+
 References
 ----------
 .. [1] R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective
    Communication Operations in MPICH", IJHPCA 19(1), 2005: the α + nβ + nγ model.
+.. [2] T. Kielmann, H. E. Bal, K. Verstoep, "Fast Measurement of LogP Parameters
+   for Message Passing Platforms", IPDPS Workshops 2000: parameters that are
+   functions of the message size (PLogP), measured piece by piece.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from itertools import pairwise
+from typing import Any, TypeAlias
 
 from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 
-__all__ = ["LinkParams"]
-
-
+__all__ = ["Link", "LinkParams", "LinkSegment", "PiecewiseLink", "link_at", "resolve_link"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkParams:
@@ -136,3 +142,166 @@ def _given_or_base(value: Any, parse: Any, base: Fraction | None, *, missing: st
     if base is not None:
         return base
     raise InputError(missing)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSegment:
+    """One size range of a :class:`PiecewiseLink`: the link there and the sizes it was fitted on.
+
+    ``from_bytes`` and ``to_bytes`` are the smallest and largest measured size of
+    the range; ``points`` the rows fitted and ``median_rel_error`` their median
+    |relative error| (``None`` when unknown).
+    """
+
+    from_bytes: Fraction
+    to_bytes: Fraction
+    link: LinkParams
+    points: int = 0
+    median_rel_error: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        from costmodel._json import real
+
+        return {"from_bytes": real(self.from_bytes), "to_bytes": real(self.to_bytes),
+                **{k: v for k, v in self.link.to_dict().items() if k != "source"},
+                "points": self.points, "median_rel_error": self.median_rel_error}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PiecewiseLink:
+    """α, β and γ by message size: one :class:`LinkParams` per segment of sizes [2]_.
+
+    Segment k prices every size n from its first measured size up to the next
+    segment's first measured size; the first segment also prices every size
+    below its range and the last every size above.  ``summary`` is the
+    one-line link of the profile (``[link]``: α of the small messages, β of the
+    large), for tools that want one; ``notes`` travel with every result priced
+    on this link (e.g. that the profile was fitted on another collective).
+
+    Examples
+    --------
+    >>> small = LinkParams.from_options(alpha="10us", beta="1ns/B")
+    >>> large = LinkParams.from_options(alpha="40us", beta="0.1ns/B")
+    >>> segments = (LinkSegment(from_bytes=Fraction(8), to_bytes=Fraction(4096), link=small),
+    ...             LinkSegment(from_bytes=Fraction(8192), to_bytes=Fraction(2**26), link=large))
+    >>> link = PiecewiseLink(segments=segments, summary=small, source="example")
+    >>> link.at(4096).alpha_s, link.at(8192).alpha_s
+    (Fraction(1, 100000), Fraction(1, 25000))
+    >>> [(lo, hi) for lo, hi, _ in link.pieces(Fraction(0), None)]
+    [(Fraction(0, 1), Fraction(8192, 1)), (Fraction(8192, 1), None)]
+    """
+
+    segments: tuple[LinkSegment, ...]
+    summary: LinkParams
+    source: str
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.segments:
+            raise InputError("a piecewise link needs at least one segment")
+        starts = [s.from_bytes for s in self.segments]
+        if any(b <= a for a, b in pairwise(starts)):
+            raise InputError("the segments of a piecewise link must start at increasing sizes")
+
+    def index(self, n: Any) -> int:
+        """The number (from 0) of the segment that prices size *n*."""
+        size = Fraction(n)
+        k = 0
+        for i, segment in enumerate(self.segments[1:], start=1):
+            if size >= segment.from_bytes:
+                k = i
+        return k
+
+    def at(self, n: Any) -> LinkParams:
+        """The link that prices size *n*, its source naming the segment."""
+        from costmodel.units import format_size
+
+        k = self.index(n)
+        segment = self.segments[k]
+        if len(self.segments) == 1:
+            return segment.link
+        span = " – ".join(format_size(x).split(" = ")[0] for x in (segment.from_bytes, segment.to_bytes))
+        return replace(segment.link, source=f"{segment.link.source}, segment {k + 1} of {len(self.segments)} "
+                                            f"({span})")
+
+    def pieces(self, lo: Fraction, hi: Fraction | None) -> tuple[tuple[Fraction, Fraction | None, LinkParams],
+                                                                  ...]:
+        """(start, end, link) for every segment that prices part of [*lo*, *hi*] (*hi* ``None``: no end)."""
+        out = []
+        for k, segment in enumerate(self.segments):
+            start = lo if k == 0 else max(lo, segment.from_bytes)
+            end = self.segments[k + 1].from_bytes if k + 1 < len(self.segments) else None
+            if end is not None and hi is not None:
+                end = min(end, hi)
+            elif end is None:
+                end = hi
+            if end is None or start < end:
+                out.append((start, end, self.at(start)))
+        return tuple(out)
+
+    def with_options(self, *, alpha: Fraction | None = None, beta: Fraction | None = None,
+                     gamma: Fraction | None = None) -> PiecewiseLink:
+        """Every segment (and the summary) with the values given replacing its own."""
+        if alpha is None and beta is None and gamma is None:
+            return self
+
+        def changed(link: LinkParams) -> LinkParams:
+            return LinkParams(alpha_s=link.alpha_s if alpha is None else alpha,
+                              beta_s_per_byte=link.beta_s_per_byte if beta is None else beta,
+                              gamma_s_per_byte=link.gamma_s_per_byte if gamma is None else gamma,
+                              source=f"{link.source} with options")
+
+        return replace(self, segments=tuple(replace(s, link=changed(s.link)) for s in self.segments),
+                       summary=changed(self.summary), source=f"{self.source} with options")
+
+    def result_fields(self) -> dict[str, object]:
+        """The summary link as every result's JSON carries it, and ``link_segments``: every segment."""
+        return {**self.summary.result_fields(), "link_source": self.source,
+                "link_segments": [s.to_dict() for s in self.segments]}
+
+
+Link: TypeAlias = LinkParams | PiecewiseLink
+"""What prices a collective: one α–β–γ for every size, or one per segment of sizes."""
+
+
+def link_at(link: Link, n: Any) -> tuple[LinkParams, tuple[str, ...]]:
+    """The :class:`LinkParams` that prices size *n*, and the notes of the link it came from.
+
+    >>> link_at(LinkParams.from_options(alpha="5us", beta="0.08ns/B"), 1024)[1]
+    ()
+    """
+    if isinstance(link, PiecewiseLink):
+        return link.at(n), link.notes
+    if isinstance(link, LinkParams):
+        return link, ()
+    raise InputError(f"{type(link).__name__} is not a link; pass LinkParams or PiecewiseLink")
+
+
+def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+                 gamma: Any = None, profile: Any = None) -> Link:
+    """The link that prices *collective*: :meth:`LinkParams.from_options`, or a profile's segments.
+
+    A calibrated profile (one with ``[[segment]]`` tables) gives a
+    :class:`PiecewiseLink`: the collective's own segments when it was measured,
+    else those of the collective the profile was fitted on, with a note.  Options
+    given replace the value in every segment.
+
+    >>> resolve_link("allreduce", profile="textbook").alpha_s
+    Fraction(1, 200000)
+    """
+    if profile is not None:
+        from costmodel.profiles import Profile, load_profile
+
+        loaded = profile if isinstance(profile, Profile) else load_profile(profile)
+        piecewise = loaded.link_for(collective)
+        if piecewise is not None:
+            if beta is not None and bandwidth is not None:
+                raise InputError("both a beta and a bandwidth were given; "
+                                 "pass only one of --beta or --bandwidth")
+            return piecewise.with_options(
+                alpha=None if alpha is None else parse_time(alpha),
+                beta=(None if beta is None else parse_inverse_rate(beta)) if bandwidth is None
+                else 1 / parse_rate(bandwidth),
+                gamma=None if gamma is None else parse_inverse_rate(gamma))
+        profile = loaded
+    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)

@@ -36,7 +36,7 @@ from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
 from costmodel.collectives.evaluate import check_ranks
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.units import parse_size
 
 __all__ = ["sweep"]
@@ -51,7 +51,7 @@ def sweep(
     *,
     p: Any,
     n: Any,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     terms: bool = False,
 ) -> pd.DataFrame:
@@ -69,8 +69,10 @@ def sweep(
     n : size or iterable of sizes
         Message sizes in bytes: numbers, or strings with a unit (``"64MiB"``).
         Their meaning depends on the collective (``df.attrs["meaning_of_n"]``).
-    link : LinkParams
-        α, β and γ; converted to float64 once.
+    link : LinkParams or PiecewiseLink
+        α, β and γ; converted to float64 once (per segment for a piecewise
+        link, each size priced by the segment that covers it; ``df.attrs``
+        then hold the summary link and ``link_segments``).
     extra : mapping of str to int, optional
         Fixed values of extra parameters (``{"blocks": 8}``), checked at every
         grid point as :func:`costmodel.cost` checks them; the others are chosen
@@ -139,10 +141,14 @@ def sweep(
     given = _given(spec, chosen, extra)
     ranks = _ranks(p)
     sizes, exact = _sizes(n)
-    coef = (float(link.alpha_s), float(link.beta_s_per_byte), float(link.gamma_s_per_byte))
+    summary = link.summary if isinstance(link, PiecewiseLink) else link
+    coef = _coef(summary)
 
     grid = _Grid(ranks=ranks, sizes=sizes, exact=exact, coef=coef, given=given)
-    results = [_algorithm(algo, grid, terms=terms) for algo in chosen]
+    if isinstance(link, PiecewiseLink):
+        results = _by_segment(chosen, grid, link, terms=terms)
+    else:
+        results = [_algorithm(algo, grid, terms=terms) for algo in chosen]
     names = [algo.name for algo in chosen]
     if terms:
         frame = _long(spec.name, names, ranks, sizes, results)
@@ -155,7 +161,30 @@ def sweep(
         "beta_s_per_byte": coef[1],
         "gamma_s_per_byte": coef[2],
     }
+    if isinstance(link, PiecewiseLink):
+        frame.attrs["link_segments"] = [seg.to_dict() for seg in link.segments]
     return frame
+
+
+def _coef(link: LinkParams) -> tuple[float, float, float]:
+    return (float(link.alpha_s), float(link.beta_s_per_byte), float(link.gamma_s_per_byte))
+
+
+def _by_segment(chosen: list[Algorithm], grid: _Grid, link: PiecewiseLink, *, terms: bool) -> list[Terms]:
+    """Every algorithm on the grid, each size priced by the segment of *link* that covers it."""
+    which = np.array([link.index(parse_size(x)) for x in grid.exact], dtype=np.int64)
+    out: list[list[np.ndarray | None]] = [
+        [np.full(grid.shape, np.nan) for _ in range(4 if terms else 1)] + [None] * (0 if terms else 3)
+        for _ in chosen]
+    for k in np.unique(which):
+        cols = np.flatnonzero(which == k)
+        part = replace(grid, sizes=grid.sizes[cols], exact=[grid.exact[c] for c in cols],
+                       coef=_coef(link.segments[int(k)].link))
+        for target, algo in zip(out, chosen, strict=True):
+            for j, values in enumerate(_algorithm(algo, part, terms=terms)):
+                if values is not None:
+                    target[j][:, cols] = values  # type: ignore[index]
+    return [(t[0], t[1], t[2], t[3]) for t in out]  # type: ignore[misc]
 
 
 # -- inputs --------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ from itertools import combinations, pairwise
 from typing import Any
 
 from costmodel._json import real
-from costmodel.calibration.logs import PT2PT, Measurements, Row, canonical_collective
+from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError
 
 __all__ = [
@@ -129,6 +129,13 @@ _GAIN = 0.25
 """An extra segment is kept only if it cuts Σ|relative error| by this fraction (and lowers the BIC)."""
 _COLLAPSE = 3
 """A drop of the bandwidth n/T by more than this factor between adjacent sizes is a collapse."""
+_FASTER = 1.25
+"""The last segment's 1/β may exceed the best measured bus bandwidth by this factor before a warning (the α of
+the largest sizes makes the measured one a little lower: 0–7 % on the logs under tests/data)."""
+_SLOWER = 0.1
+"""Segment 1's α·a(p) may exceed the smallest measured time by this fraction (noise) before a warning."""
+_MODE_GAP = 0.05
+"""The least gap between two clusters of relative errors that makes the noise bimodal."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,11 +269,13 @@ class Fit:
         return 1 / self.beta_s_per_byte if self.beta_s_per_byte > 0 else None
 
     def segment_for(self, n_bytes: float) -> Segment:
-        """The segment covering *n_bytes*; between two ranges the boundary is their geometric mean."""
-        for here, after in pairwise(self.segments):
-            if n_bytes <= math.sqrt(here.to_bytes * after.from_bytes):
-                return here
-        return self.segments[-1]
+        """The segment that prices *n_bytes*: the last whose first size is at most *n_bytes* (the first
+        segment below its range), the rule of :class:`costmodel.params.PiecewiseLink`."""
+        chosen = self.segments[0]
+        for segment in self.segments[1:]:
+            if n_bytes >= segment.from_bytes:
+                chosen = segment
+        return chosen
 
     def predict(self, n_bytes: Any) -> float:
         """The modelled time in seconds of one operation on *n_bytes* (a number or a size like ``"1MiB"``).
@@ -294,7 +303,8 @@ class Fit:
             "beta_s_per_byte": self.beta_s_per_byte,
             "gamma_s_per_byte": 0,
             "bandwidth_bytes_per_s": bandwidth,
-            "segments": [s.to_dict() for s in self.segments],
+            "segments": [{**s.to_dict(), "slope": k < len(self.segments) - 1}
+                         for k, s in enumerate(self.segments)],
             "median_rel_error": self.median_rel_error,
             "median_rel_error_ge_1mib": self.median_rel_error_ge_1mib,
             "residuals": [r.to_dict() for r in self.residuals],
@@ -326,41 +336,101 @@ class Fit:
                 f"median error {_percent(s.median_rel_error)} ({s.points} rows)"
             )
         lines.append("[link] holds alpha of the smallest sizes (segment 1) and beta of the largest "
-                     f"(segment {len(self.segments)}, the bandwidth regime)")
-        lines += [f"warning: {w}" for w in self.warnings]
+                     f"(segment {len(self.segments)}, the bandwidth regime); [[segment]] prices each size")
         return lines
 
-    def to_profile_toml(self, *, name: str, title: str | None = None) -> str:
-        """A profile file (the format of ``costmodel/profiles/textbook.toml``) holding this fit.
+    def to_profile_toml(self, *, name: str, title: str | None = None,
+                        others: Sequence[Fit] = ()) -> str:
+        """A profile file holding this fit, and the fits of *others* (other collectives) as their own tables.
 
-        ``[link] alpha`` is the first segment's and ``beta`` the last segment's; ``notes`` hold the
-        fit and every segment.  It loads with :func:`costmodel.profiles.parse_profile`.
+        ``[link]`` is the summary (α of the first segment, capped, and β of the
+        last); ``[fit]`` and ``[[segment]]`` hold this fit, one table per segment;
+        each fit of *others* is a ``[collective.NAME]`` table with its segments
+        (the format is in :mod:`costmodel.profiles`).  It loads with
+        :func:`costmodel.profiles.parse_profile`.
         """
-        from costmodel.units import format_inverse_rate, format_number, format_time
+        from costmodel.units import format_inverse_rate, format_time
 
         if not name or not name.strip():
             raise InputError(f"name={name!r} is empty; give the profile a name, e.g. name='my-cluster'")
+        seen = [self.collective, *(f.collective for f in others)]
+        repeated = next((c for c in seen if seen.count(c) > 1), None)
+        if repeated is not None:
+            raise InputError(f"{repeated} is fitted twice; a profile keeps one table per collective")
         if title is None:
             title = (f"{self.collective} {self.algorithm} fit, p = {self.p}: "
                      f"alpha {format_time(self.alpha_s)}, beta {format_inverse_rate(self.beta_s_per_byte)}")
         source = self.source or self.path or "calibration"
         if source.lower().startswith("# source:"):
             source = source[len("# source:"):].strip()
-        alpha = f"{format_number(self.alpha_s * 1e6, digits=6)} us"
-        beta = f"{format_number(self.beta_s_per_byte * 1e9, digits=6)} ns/B"
         notes = ",\n".join(f"    {_toml(line)}" for line in [*self.summary_lines(), *self.notes])
-        return (
+        parts = [
             "[profile]\n"
             f"name = {_toml(name.strip())}\n"
             f"title = {_toml(title)}\n"
             f"source = {_toml(source)}\n"
             "\n"
             "[link]\n"
-            f"alpha = {_toml(alpha)}\n"
+            f"alpha = {_toml(_us(self.alpha_s))}\n"
             "alpha_estimate = false\n"
-            f"beta = {_toml(beta)}\n"
-            f"notes = [\n{notes},\n]\n"
-        )
+            f"beta = {_toml(_ns(self.beta_s_per_byte))}\n"
+            f"notes = [\n{notes},\n]\n",
+            f"[fit]\ncollective = {_toml(self.collective)}\n{self._fit_keys()}"
+            + self._segment_tables("segment"),
+        ]
+        for other in others:
+            parts.append(f"[collective.{other.collective}]\n" + other._fit_keys()
+                         + other._segment_tables(f"collective.{other.collective}.segment"))
+        return "\n".join(parts)
+
+    def _fit_keys(self) -> str:
+        """The keys of a ``[fit]`` (or ``[collective.NAME]``) table, but the collective."""
+        lines = [
+            f"algorithm = {_toml(self.algorithm)}",
+            f"p = {self.p}",
+            f"formula = {_toml(self.formula)}",
+            f"latency_coefficient = {_toml(str(self.latency_coefficient))}",
+            f"bandwidth_coefficient = {_toml(str(self.bandwidth_coefficient))}",
+            f"tool = {_toml(self.tool or 'log')}",
+            f"rows = {len(self.residuals)}",
+            f"median_error = {_share(self.median_rel_error)}",
+        ]
+        if self.median_rel_error_ge_1mib is not None:
+            lines.append(f"median_error_ge_1mib = {_share(self.median_rel_error_ge_1mib)}")
+        if self.in_place:
+            lines.append("in_place = true")
+        warnings = "".join(f"    {_toml(w)},\n" for w in self.warnings)
+        lines.append(f"warnings = [\n{warnings}]" if warnings else "warnings = []")
+        return "\n".join(lines) + "\n"
+
+    def _segment_tables(self, label: str) -> str:
+        out = []
+        for s in self.segments:
+            rows = [f"\n[[{label}]]", f"from_bytes = {s.from_bytes}", f"to_bytes = {s.to_bytes}",
+                    f"alpha = {_toml(_us(s.alpha_s))}", f"beta = {_toml(_ns(s.beta_s_per_byte))}",
+                    f"points = {s.points}", f"error = {_share(s.median_rel_error)}"]
+            for key, ci, unit in (("alpha_ci", s.alpha_ci_s, _us), ("beta_ci", s.beta_ci_s_per_byte, _ns)):
+                if ci is not None:
+                    rows.append(f"{key} = [{_toml(unit(ci[0]))}, {_toml(unit(ci[1]))}]")
+            out.append("\n".join(rows) + "\n")
+        return "".join(out)
+
+
+def _us(seconds: float) -> str:
+    from costmodel.units import format_number
+
+    return f"{format_number(seconds * 1e6, digits=6)} us"
+
+
+def _ns(seconds_per_byte: float) -> str:
+    from costmodel.units import format_number
+
+    return f"{format_number(seconds_per_byte * 1e9, digits=6)} ns/B"
+
+
+def _share(x: float) -> str:
+    """A relative error as TOML: a float with 4 significant digits (never an integer, never -0)."""
+    return repr(float(f"{abs(x):.4g}"))
 
 
 def _toml(text: str) -> str:
@@ -669,7 +739,8 @@ def fit(
         raise CalibrationError(f"the fit of {measurements.path} degenerated to alpha = beta = 0")
     residuals = _flag_outliers(residuals)
     alpha, alpha_note = _link_alpha(built, rows, a)
-    warnings = _warnings(rows, built, residuals, search.sizes)
+    warnings = _warnings(rows, built, residuals, search.sizes, a=a, b=b,
+                         factor=bus_factor(collective, ranks))
     return Fit(
         collective=collective, p=ranks, algorithm=name, alpha_s=alpha,
         beta_s_per_byte=built[-1].beta_s_per_byte, segments=tuple(built), residuals=tuple(residuals),
@@ -744,34 +815,92 @@ def _link_alpha(built: list[Segment], rows: list[Row], a: Fraction) -> tuple[flo
     return first, ()
 
 
-def _warnings(rows: list[Row], built: list[Segment], residuals: list[Residual], sizes: int) -> list[str]:
-    """Sanity warnings: too few sizes, outliers by size, a collapse of the bandwidth."""
-    from costmodel.units import format_size
+def _warnings(rows: list[Row], built: list[Segment], residuals: list[Residual], sizes: int, *,
+              a: Fraction, b: Fraction, factor: Fraction) -> list[str]:
+    """The sanity warnings of a fit, each a sentence naming the sizes or segment concerned.
+
+    Too few sizes (2 in the log, or fewer than 4 in a segment), too few from
+    1 MiB on, outliers by size, a bandwidth faster than any measured, a start-up
+    longer than the fastest operation, a collapse of the bandwidth, and bimodal
+    noise (see :func:`_bimodal`).
+    """
+    from costmodel.units import format_rate, format_time
 
     out = []
     if sizes == 2:
         out.append("the log has only 2 sizes: a line passes through both exactly, the error says nothing")
     elif sizes < MIN_POINTS:
-        out.append(f"the log has only {sizes} sizes; a segment should have at least {MIN_POINTS}")
+        out.append(f"segment 1 has only {sizes} sizes; a segment should have at least {MIN_POINTS}")
     late = {r.n_bytes for r in rows if r.n_bytes >= _ONE_MIB}
     if 0 < len(late) < MIN_POINTS:
-        which = "1 size" if len(late) == 1 else f"{len(late)} sizes"
-        out.append(f"only {which} from 1 MiB on: the error over sizes >= 1 MiB rests on it alone"
+        out.append("only 1 size from 1 MiB on: the error over sizes >= 1 MiB rests on it alone"
                    if len(late) == 1 else
-                   f"only {which} from 1 MiB on: the error over sizes >= 1 MiB rests on them alone")
+                   f"only {len(late)} sizes from 1 MiB on: the error over sizes >= 1 MiB rests on them alone")
     flagged = [r for r in residuals if r.outlier]
     if flagged:
-        listed = ", ".join(f"{format_size(r.n_bytes).split(' = ')[0]} ({r.rel_error:+.1%})"
-                           for r in flagged[:8])
+        listed = ", ".join(f"{_short(r.n_bytes)} ({r.rel_error:+.1%})" for r in flagged[:8])
         more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
         out.append(f"outliers (|error| > {_OUTLIER}× the segment's median): {listed}{more}")
+    last = built[-1]
+    best = max(float(r.n_bytes * factor / r.time_s) for r in rows)
+    if last.beta_s_per_byte > 0 and b > 0:
+        modelled = float(factor) / (float(b) * last.beta_s_per_byte)
+        if modelled > _FASTER * best:
+            shown, measured = (format_rate(x).split(" (")[0] for x in (modelled, best))
+            out.append(f"segment {len(built)}: 1/β gives a bus bandwidth of {shown}, "
+                       f"{modelled / best:.3g}× the best measured ({measured}); the "
+                       "bandwidth regime was not reached, or the largest sizes are missing")
+    fastest = min(rows, key=lambda r: r.time_s)
+    startup = float(a) * built[0].alpha_s
+    if startup > float(fastest.time_s) * (1 + _SLOWER):
+        out.append(f"segment 1: α·a(p) = {format_time(startup)} exceeds the smallest measured time, "
+                   f"{format_time(float(fastest.time_s))} at {_short(fastest.n_bytes)}, by "
+                   f"{startup / float(fastest.time_s) - 1:.0%}: that α is not a start-up latency")
     speeds: dict[int, list[float]] = {}
     for r in rows:
         speeds.setdefault(r.n_bytes, []).append(r.n_bytes / float(r.time_s))
     bw = [(n, sorted(v)[len(v) // 2]) for n, v in sorted(speeds.items())]
     for (n0, b0), (n1, b1) in pairwise(bw):
         if b1 > 0 and b0 / b1 > _COLLAPSE:
-            out.append(f"collapse: the bandwidth falls {b0 / b1:.3g}× from {format_size(n0).split(' = ')[0]} "
-                       f"to {format_size(n1).split(' = ')[0]}; no line explains it and the fit around it "
-                       "is not to be trusted")
+            out.append(f"collapse: the bandwidth falls {b0 / b1:.3g}× from {_short(n0)} to {_short(n1)}; "
+                       "no line explains it and the fit around it is not to be trusted")
+    modes = _bimodal([r.rel_error for r in residuals])
+    if modes is not None:
+        low, high, gap = modes
+        out.append(f"bimodal noise: {high} rows run {gap:.1%} slower than the model's other {low} with none "
+                   "between; two states of the machine (clocks, placement, contention) are mixed in the log")
     return out
+
+
+def _short(n_bytes: float) -> str:
+    from costmodel.units import format_size
+
+    return format_size(n_bytes).split(" = ")[0]
+
+
+def _bimodal(errors: Sequence[float]) -> tuple[int, int, float] | None:
+    """(rows below, rows above, gap) when the relative errors fall in two separate clusters, else ``None``.
+
+    The widest gap between consecutive sorted errors splits them in two; it is
+    bimodal noise when each side holds at least a fifth of the rows (and 3), the
+    gap is at least :data:`_MODE_GAP` (5 %) and at least 3× the spread (the
+    interquartile range) within each side.  A smooth misfit or one outlier has
+    no such gap.
+    """
+    import numpy as np
+
+    values = np.sort(np.asarray(errors, dtype=float))
+    m = len(values)
+    least = max(3, math.ceil(m / 5))
+    if m < 2 * least:
+        return None
+    gaps = np.diff(values)[least - 1:m - least]
+    if not len(gaps):
+        return None
+    at = int(np.argmax(gaps)) + least
+    gap = float(values[at] - values[at - 1])
+    low, high = values[:at], values[at:]
+    spread = max(float(np.subtract(*np.percentile(side, [75, 25]))) for side in (low, high))
+    if gap < _MODE_GAP or gap < 3 * spread:
+        return None
+    return len(low), len(high), gap

@@ -104,6 +104,7 @@ __all__ = [
     "detect_format",
     "read_csv",
     "read_log",
+    "read_logs",
     "read_nccl_tests",
     "read_nccl_tests_json",
     "read_osu",
@@ -1200,30 +1201,62 @@ def read_csv(path_or_text: str | Path | bytes, *, path: str | None = None, colle
         For a malformed file, or an ambiguous or missing group.
     """
     text, name = _load(path_or_text, path)
+    groups = _csv_groups(text, name, collective, p)
+    if len(groups) > 1:
+        listed = ", ".join(f"{m.collective} {m.backend or ''} p={m.p}".replace("  ", " ") for m in groups)
+        raise ParseError(f"the file holds {len(groups)} groups ({listed}); "
+                         "give --collective and -p (collective= and p=) to choose",
+                         path=name, line=groups[0].rows[0].line)
+    return groups[0]
+
+
+def read_logs(path_or_text: str | Path | bytes, *, path: str | None = None, collective: str | None = None,
+              p: int | None = None) -> tuple[Measurements, ...]:
+    """Every collective of a log: one :class:`Measurements` per collective of a costmodel CSV (as
+    ``calibrate run`` writes it), else the one :func:`read_log` reads.
+
+    Raises
+    ------
+    ParseError
+        As :func:`read_log`, and for a CSV holding one collective at several p (give *p*).
+    """
+    text, name = _load(path_or_text, path)
+    if detect_format(text) != "costmodel-csv":
+        return (read_log(text.encode("utf-8"), path=name, collective=collective, p=p),)
+    groups = _csv_groups(text, name, collective, p)
+    names = [m.collective for m in groups]
+    twice = next((c for c in names if names.count(c) > 1), None)
+    if twice is not None:
+        listed = ", ".join(f"{m.backend or ''} p={m.p}".strip() for m in groups if m.collective == twice)
+        raise ParseError(f"{twice} was measured {names.count(twice)} times ({listed}); "
+                         "give -p (p=) to choose", path=name, line=groups[0].rows[0].line)
+    return tuple(groups)
+
+
+def _csv_groups(text: str, name: str, collective: str | None, p: int | None) -> list[Measurements]:
+    """The (collective, backend, p) groups of a CSV that *collective* and *p* select, in file order."""
     lines = _split(text, name)
     found, header_line = _csv_rows(lines, name)
     want = canonical_collective(collective) if collective else None
     chosen = [f for f in found if (want is None or f[0] == want) and (p is None or f[2] == p)]
-    groups = list(dict.fromkeys((c, b, q) for c, b, q, _ in chosen))
-    if not groups:
+    keys = list(dict.fromkeys((c, b, q) for c, b, q, _ in chosen))
+    if not keys:
         have = sorted({f"{c} p={q}" for c, _, q, _ in found}) or ["no rows"]
         raise ParseError(f"no rows for collective={want or 'any'} p={p or 'any'}; "
                          f"the file has {', '.join(have)}", path=name, line=header_line)
-    if len(groups) > 1:
-        listed = ", ".join(f"{c} {b} p={q}" for c, b, q in groups)
-        raise ParseError(f"the file holds {len(groups)} groups ({listed}); "
-                         "give --collective and -p (collective= and p=) to choose",
-                         path=name, line=header_line)
-    group_collective, backend, group_p = groups[0]
-    rows = [r for c, b, q, r in chosen if (c, b, q) == groups[0]]
-    warnings = [f"line {r.line}: 0-byte row skipped" for r in rows if r.n_bytes == 0]
-    rows = [r for r in rows if r.n_bytes > 0]
-    if not rows:
-        raise ParseError("no rows with n_bytes > 0", path=name, line=header_line)
-    _check_increasing(rows, path=name, strict=False)
-    return Measurements(tool="costmodel-csv", collective=group_collective, p=group_p, rows=tuple(rows),
-                        source=_source_line(lines), warnings=tuple(warnings), path=name,
-                        backend=backend or None)
+    out = []
+    for key in keys:
+        group_collective, backend, group_p = key
+        rows = [r for c, b, q, r in chosen if (c, b, q) == key]
+        warnings = [f"line {r.line}: 0-byte row skipped" for r in rows if r.n_bytes == 0]
+        rows = [r for r in rows if r.n_bytes > 0]
+        if not rows:
+            raise ParseError(f"no {group_collective} rows with n_bytes > 0", path=name, line=header_line)
+        _check_increasing(rows, path=name, strict=False)
+        out.append(Measurements(tool="costmodel-csv", collective=group_collective, p=group_p,
+                                rows=tuple(rows), source=_source_line(lines), warnings=tuple(warnings),
+                                path=name, backend=backend or None))
+    return out
 
 
 def _exact_text(x: Fraction) -> str:

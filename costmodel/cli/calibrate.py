@@ -17,6 +17,7 @@ import typer
 from costmodel._files import check_writable
 from costmodel.cli.options import Json, time_parser
 from costmodel.cli.output import emit, markup, table
+from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
 
@@ -70,11 +71,13 @@ def _writable(path: Path | None, force: bool) -> None:
         check_writable(path, force=force)
 
 
-def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool) -> None:
+def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool,
+                   others: tuple[Any, ...] = ()) -> None:
+    """Write *fitted* (the fit ``[link]`` summarises) and the fits of the *others* as one profile."""
     if out is None:
         return
     _writable(out, force)
-    text = fitted.to_profile_toml(name=name or out.stem)
+    text = fitted.to_profile_toml(name=name or out.stem, others=others)
     from costmodel.profiles import parse_profile
 
     parse_profile(text, path=str(out))  # what we write must load with --profile
@@ -109,6 +112,10 @@ def fit_command(
 ) -> None:
     """Fit α and β to a measured log, per size segment, and optionally write a profile.
 
+    A costmodel CSV of several collectives (as calibrate run writes it) is fitted collective by
+    collective into one profile: all-reduce gives its [link], each collective prices with its own
+    segments. --collective fits one.
+
     JSON: {"collective", "p", "alpha_s", "beta_s_per_byte", "segments": [{"from_bytes",
     "to_bytes", "alpha_s", "beta_s_per_byte", ...}], "median_rel_error", ...}.
 
@@ -116,9 +123,21 @@ def fit_command(
 
     Example: costmodel calibrate fit osu_allreduce.txt -p 256 --json
     """
-    measurements = _read(log, collective, p)
-    from costmodel.calibration import fit
+    from costmodel.calibration import fit, read_logs
 
+    groups = read_logs(log, path=str(log), collective=collective, p=p)
+    if len(groups) > 1:
+        if algorithm is not None:
+            raise InputError(f"--algorithm {algorithm} names the model of one collective and {log} holds "
+                             f"{len(groups)}; give --collective too")
+        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place) for m in groups)
+        chosen, others = _profile_fit(fits)
+        _write_profile(chosen, out, name, force, others)
+        if not as_json:
+            _register()
+        emit(_Run(fits, chosen, out, warnings=tuple(w for m in groups for w in m.warnings)), as_json=as_json)
+        return
+    measurements = groups[0]
     fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place)
     _write_profile(fitted, out, name, force)
     if not as_json:
@@ -220,31 +239,33 @@ def run_command(
     if not results:  # a rank other than 0 under torchrun
         return
     fits = tuple(fit(m) for m in results)
-    chosen_fit = _profile_fit(fits, csv_path)
-    _write_profile(chosen_fit, out, name, force)
+    chosen_fit, others = _profile_fit(fits)
+    _write_profile(chosen_fit, out, name, force, others)
     used = results[0].backend or backend
-    result = _Run(fits, chosen_fit, csv_path, out, used, bench.resolved_timing(config.timing, used))
+    result = _Run(fits, chosen_fit, out, csv=csv_path, backend=used,
+                  timing=bench.resolved_timing(config.timing, used))
     if not as_json:
         _register()
     emit(result, as_json=as_json)
 
 
-def _profile_fit(fits: tuple[Any, ...], csv_path: Path) -> Any:
-    """The fit the profile is written from: all-reduce (priced most), else the ping-pong, else the first.
+def _profile_fit(fits: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """(the fit ``[link]`` summarises, the others): all-reduce (priced most), else the ping-pong, else
+    the first.
 
-    The profile's notes say where the other collectives' measurements are.
+    The others keep their own tables in the profile; the summary's notes say so.
     """
     import dataclasses
 
     chosen = next((f for f in fits if f.collective == "allreduce"), None) or \
         next((f for f in fits if f.collective == "pt2pt"), fits[0])
-    others = [("the ping-pong (pt2pt)" if f.collective == "pt2pt" else f.collective)
-              for f in fits if f is not chosen]
+    others = tuple(f for f in fits if f is not chosen)
     if not others:
-        return chosen
-    note = (f"fitted on {chosen.collective}; {', '.join(others)} measured too, kept in {csv_path} "
-            f"(costmodel calibrate fit {csv_path} --collective NAME)")
-    return dataclasses.replace(chosen, notes=(*chosen.notes, note))
+        return chosen, others
+    listed = ", ".join("the ping-pong (pt2pt)" if f.collective == "pt2pt" else f.collective for f in others)
+    note = (f"[link] and [[segment]] are the {chosen.collective} fit; {listed} price with their own "
+            "[collective.NAME] tables")
+    return dataclasses.replace(chosen, notes=(*chosen.notes, note)), others
 
 
 def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
@@ -292,18 +313,25 @@ def _stderr() -> Any:
 
 @dataclass(frozen=True)
 class _Run:
+    """Several collectives fitted into one profile: by ``calibrate run``, or ``calibrate fit`` of its CSV."""
+
     fits: tuple[Any, ...]
     chosen: Any
-    csv: Path
     profile: Path | None
-    backend: str
-    timing: str
+    csv: Path | None = None
+    backend: str | None = None
+    timing: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "timing": self.timing, "csv": str(self.csv),
-                "profile": None if self.profile is None else str(self.profile),
+        out: dict[str, Any] = {}
+        if self.csv is not None:
+            out.update(backend=self.backend, timing=self.timing, csv=str(self.csv))
+        return {**out, "profile": None if self.profile is None else str(self.profile),
                 "profile_from": self.chosen.collective,
                 "alpha_s": self.chosen.alpha_s, "beta_s_per_byte": self.chosen.beta_s_per_byte,
+                "warnings": [*self.warnings,
+                             *(f"{f.collective}: {w}" for f in self.fits for w in f.warnings)],
                 "fits": [f.to_dict() for f in self.fits]}
 
 
@@ -356,14 +384,17 @@ def _fit_body(f: Any) -> Any:
                 optional=(("α, 95 % CI", "rows"), "1/β"))
     for i, s in enumerate(f.segments, 1):
         ci = "" if s.alpha_ci_s is None else f"{_time(s.alpha_ci_s[0])} – {_time(s.alpha_ci_s[1])}"
+        slope = " (slope)" if i < len(f.segments) else ""
         out.add_row(str(i), f"{_size(s.from_bytes)} – {_size(s.to_bytes)}", _time(s.alpha_s), ci,
-                      _beta(s.beta_s_per_byte), _rate(s.beta_s_per_byte), f"{s.median_rel_error:.2%}",
+                      _beta(s.beta_s_per_byte), _rate(s.beta_s_per_byte) + slope, f"{s.median_rel_error:.2%}",
                       str(s.points))
     ge = "" if f.median_rel_error_ge_1mib is None else f", {f.median_rel_error_ge_1mib:.2%} from 1 MiB on"
+    slope = ("; 1/β of a segment before the last is the slope of its regime, not a bandwidth"
+             if len(f.segments) > 1 else "")
     summary = Text(f"median |relative error| {f.median_rel_error:.2%} over all sizes{ge}; "
                    f"the profile's [link]: α {_time(f.alpha_s)} from segment 1, "
                    f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)} "
-                   f"from segment {len(f.segments)}")
+                   f"from segment {len(f.segments)}; each segment prices the sizes it covers{slope}")
     return Group(head, Text(""), out, Text(""), summary)
 
 
@@ -374,8 +405,13 @@ def _render_fitted(r: _Fitted) -> tuple[Any, tuple[str, ...]]:
     parts = [_fit_body(r.fit)]
     if r.profile is not None:
         parts += [Text(f"wrote {r.profile} (use it with --profile {r.profile})")]
-    return Group(*parts), (tuple(r.warnings) + tuple(r.fit.warnings)
+    return Group(*parts), (tuple(r.warnings) + _warned(r.fit)
                            + tuple(n for n in r.fit.notes if n.startswith("note")))
+
+
+def _warned(f: Any) -> tuple[str, ...]:
+    """The fit's sanity warnings, as ``warning:`` lines."""
+    return tuple(f"warning: {w}" for w in f.warnings)
 
 
 def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
@@ -390,7 +426,7 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
                       f"{r.busbw_measured_bytes_per_s / 1e9:.3g} GB/s",
                       f"{r.busbw_model_bytes_per_s / 1e9:.3g} GB/s",
                       str(r.segment))
-    return Group(_fit_body(report.fit), Text(""), out), tuple(report.fit.warnings)
+    return Group(_fit_body(report.fit), Text(""), out), _warned(report.fit)
 
 
 def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
@@ -400,9 +436,13 @@ def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
     parts: list[Any] = []
     for f in run.fits:
         parts += [_fit_body(f), Text("")]
-    parts.append(Text(f"raw results: {run.csv} ({run.backend}, {run.timing} timing)"))
+    if run.csv is not None:
+        parts.append(Text(f"raw results: {run.csv} ({run.backend}, {run.timing} timing)"))
     if run.profile is not None:
-        parts.append(Text(f"wrote {run.profile} from the {run.chosen.collective} fit "
-                          f"(use it with --profile {run.profile})"))
-    return Group(*parts), ()
+        parts.append(Text(f"wrote {run.profile}: [link] from the {run.chosen.collective} fit, every "
+                          f"collective with its own segments (use it with --profile {run.profile})"))
+    elif run.csv is None:
+        parts.pop()  # the blank line after the last fit
+    notes = tuple(run.warnings) + tuple(f"warning: {f.collective}: {w}" for f in run.fits for w in f.warnings)
+    return Group(*parts), notes
 

@@ -92,7 +92,7 @@ def bound(
     """
     from costmodel.collectives.evaluate import bound as lower_bound
 
-    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
     emit(lower_bound(collective, p=ranks, n=size, link=link), as_json=as_json)
 
 
@@ -124,7 +124,7 @@ def crossover(
     """
     from costmodel.crossovers import find_crossover
 
-    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(find_crossover(collective, a, b, p=ranks, n=size, link=link, extra=extra, symbolic=symbolic,
                         p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size), as_json=as_json)
@@ -147,7 +147,7 @@ def best(
     """
     from costmodel.crossovers import best as best_ranges
 
-    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
     extra = extra_parameters(segments=segments, blocks=blocks)
     emit(best_ranges(collective, algorithms, p=ranks, link=link, min_bytes=min_size, max_bytes=max_size,
                      extra=extra), as_json=as_json)

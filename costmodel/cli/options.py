@@ -229,11 +229,15 @@ MaxSize = Annotated[
 
 
 def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-                      gamma: Fraction | None, profile: str | None) -> Any:
-    """The :class:`~costmodel.params.LinkParams` the link options describe (a profile, overridden)."""
-    from costmodel.params import LinkParams
+                      gamma: Fraction | None, profile: str | None, *, collective: str | None = None,
+                      n: Fraction | None = None) -> Any:
+    """The link the options describe (a profile, overridden) for *collective*: a
+    :class:`~costmodel.params.PiecewiseLink` from a calibrated profile, else
+    :class:`~costmodel.params.LinkParams`; with *n*, the ``LinkParams`` that prices that size."""
+    from costmodel.params import link_at, resolve_link
 
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    return link if n is None else link_at(link, n)[0]
 
 
 def extra_parameters(*, segments: int | None = None, blocks: int | None = None) -> dict[str, int]:

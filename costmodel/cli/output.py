@@ -313,7 +313,8 @@ def _rstrip(line: str) -> str:
 
 def emit(result: Any, *, as_json: bool) -> None:
     """Print *result* on stdout: ``to_dict()`` as JSON, or its rendering fitted to the width followed
-    by its notes and those of the tables that left columns out, each ``note: ...``."""
+    by its notes and those of the tables that left columns out, each ``note: ...`` (``warning: ...`` for
+    a note that starts so)."""
     if as_json:
         from costmodel.renames import collected
 
@@ -332,5 +333,7 @@ def emit(result: Any, *, as_json: bool) -> None:
         console.print(body)
         notes = (*notes, *(t.note() for t in _tables(body) if t.left_out))
         for note in notes:
-            console.print(_Prose(Text.assemble(("note:", "dim"), " ", note), hang=len("note: ")))
+            label, style = ("warning:", "yellow") if note.startswith("warning: ") else ("note:", "dim")
+            text = note.removeprefix("warning: ")
+            console.print(_Prose(Text.assemble((label, style), " ", text), hang=len(label) + 1))
     sys.stdout.write("".join(_rstrip(line) + "\n" for line in captured.get().splitlines()))

@@ -137,7 +137,7 @@ def time_command(
     from costmodel.plots import draw_time_plot, time_plot
 
     target = _target(out, force, as_json)
-    link = link_from_options(alpha, beta, bandwidth, gamma, profile)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
     data = time_plot(collective, algorithms, p=ranks, link=link, min_bytes=min_size, max_bytes=max_size)
     _finish("time", data, draw_time_plot, target, force=force, as_json=as_json)
 
@@ -165,7 +165,8 @@ def regions_command(
     from costmodel.plots import draw_region_map, region_map
 
     target = _target(out, force, as_json)
-    data = region_map(collective, algorithms, link=link_from_options(alpha, beta, bandwidth, gamma, profile),
+    data = region_map(collective, algorithms,
+                      link=link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective),
                       p_min=p_min, p_max=p_max, min_bytes=min_size, max_bytes=max_size)
     _finish("regions", data, draw_region_map, target, force=force, as_json=as_json)
 
@@ -187,8 +188,8 @@ def breakdown_command(
     from costmodel.plots import draw_breakdown, time_breakdown
 
     target = _target(out, force, as_json)
-    data = time_breakdown(collective, algorithms, p=ranks, n=size,
-                          link=link_from_options(alpha, beta, bandwidth, gamma, profile))
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
+    data = time_breakdown(collective, algorithms, p=ranks, n=size, link=link)
     _finish("breakdown", data, draw_breakdown, target, force=force, as_json=as_json)
 
 

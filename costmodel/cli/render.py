@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from costmodel.cli.output import Table, markup, table
+from costmodel.params import PiecewiseLink
 from costmodel.units import format_inverse_rate, format_number, format_rate, format_size, format_time
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ def _size(n_bytes: Any) -> str:
     return format_size(n_bytes).split(" = ")[0]
 
 
-def _link(link: LinkParams) -> str:
+def _link(link: Any) -> str:
+    if isinstance(link, PiecewiseLink):
+        return _piecewise(link)
     rate = link.bandwidth_bytes_per_s
     bandwidth = "∞" if rate is None else format_rate(rate)
     parts = [f"α = {format_time(link.alpha_s)}",
@@ -60,6 +63,25 @@ def _link(link: LinkParams) -> str:
     if link.gamma_s_per_byte:
         parts.append(f"γ = {format_inverse_rate(link.gamma_s_per_byte)}")
     return " · ".join(parts) + f"   [dim]({escape(link.source)})[/dim]"
+
+
+def _piecewise(link: Any) -> str:
+    """One line per segment: the sizes it prices and its α, β (γ)."""
+    lines = [f"α, β by message size   [dim]({escape(link.source)})[/dim]"]
+    pieces = link.pieces(0, None)
+    for k, (start, end, piece) in enumerate(pieces):
+        where = (f"below {_size(end)}" if k == 0 and end is not None else
+                 "every size" if end is None and k == 0 else
+                 f"from {_size(start)}" if end is None else f"{_size(start)} – {_size(end)}")
+        rate = piece.bandwidth_bytes_per_s
+        slope = " (slope)" if k < len(pieces) - 1 else ""
+        bandwidth = "∞" if rate is None else format_rate(rate)
+        parts = [f"α = {format_time(piece.alpha_s)}",
+                 f"β = {format_inverse_rate(piece.beta_s_per_byte)} = {bandwidth}{slope}"]
+        if piece.gamma_s_per_byte:
+            parts.append(f"γ = {format_inverse_rate(piece.gamma_s_per_byte)}")
+        lines.append(f"  {where}: " + " · ".join(parts))
+    return "\n".join(lines)
 
 
 def link_line(link: LinkParams | None) -> str:
@@ -273,8 +295,23 @@ def _(ps: ProfileList) -> Rendered:
     sources = [f"[bold]{p.name}[/bold]: {escape(p.source)}" for p in ps.profiles]
     sources += [f"[dim]{p.name}: {escape(note)}[/dim]" for p in ps.profiles for note in p.notes]
     sources += [f"{p.name} levels: {escape(_levels(p.levels))}" for p in ps.profiles if p.levels]
+    fitted = [line for p in ps.profiles for line in _fits(p)]
     usage = "[dim]use one with --profile NAME; --alpha/--beta/--bandwidth/--gamma override it[/dim]"
-    return Group(out, Text(""), markup("\n".join([*sources, usage]))), ()
+    return Group(out, Text(""), markup("\n".join([*sources, *fitted, usage]))), ()
+
+
+def _fits(profile: Any) -> list[str]:
+    """A calibrated profile's fits: per collective, the model, the segments that price it, its warnings."""
+    lines = []
+    for k, f in enumerate(profile.fits):
+        error = "" if f.median_rel_error is None else f", median |error| {f.median_rel_error:.2%}"
+        role = " ([link] summarises it)" if k == 0 else ""
+        lines.append(f"[bold]{escape(profile.name)} {f.collective}[/bold]: "
+                     f"{escape(f.algorithm or 'model')} model, p = {f.p}{error}{role}")
+        link = PiecewiseLink(segments=f.segments, summary=f.segments[0].link, source=f"{f.collective} fit")
+        lines += _piecewise(link).splitlines()[1:]
+        lines += [f"  [yellow]warning:[/yellow] {escape(w)}" for w in f.warnings]
+    return lines
 
 
 def _levels(levels: Any) -> str:

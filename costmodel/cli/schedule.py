@@ -59,7 +59,7 @@ def schedule(
     from costmodel.cli.options import extra_parameters
     from costmodel.walkthrough import schedule_report
 
-    link = None if level else _link(alpha, beta, bandwidth, gamma, profile)
+    link = None if level else _link(alpha, beta, bandwidth, gamma, profile, collective=collective, n=size)
     extra = extra_parameters(segments=segments, blocks=blocks)
     report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
                              profile=profile if level is None else None, extra=extra, verify=verify)
@@ -68,8 +68,8 @@ def schedule(
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-          gamma: Fraction | None, profile: str | None) -> object:
-    """The link if any part of one was given, else None (the schedule needs none)."""
+          gamma: Fraction | None, profile: str | None, *, collective: str, n: Fraction) -> object:
+    """The link that prices size *n* if any part of one was given, else None (the schedule needs none)."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
         return None
-    return link_from_options(alpha, beta, bandwidth, gamma, profile)
+    return link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective, n=n)

@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -26,7 +27,7 @@ from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, CostTable, LowerBound
 from costmodel.errors import ConstraintError, InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams, link_at
 from costmodel.units import format_size, parse_size
 
 __all__ = [
@@ -237,7 +238,7 @@ def cost(
     *,
     p: int,
     n: Any,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     whole_bytes: bool = False,
 ) -> AlgorithmCost:
@@ -253,8 +254,9 @@ def cost(
         Message size in bytes, at least 1 (a string may carry a unit:
         ``"64MiB"``); its meaning depends on the collective (see
         ``Collective.meaning_of_n``).
-    link : LinkParams
-        α, β and γ.
+    link : LinkParams or PiecewiseLink
+        α, β and γ; a piecewise link prices n with the segment that covers it
+        (its notes join the result's).
     extra : mapping, optional
         Fixed values of extra parameters (``{"segments": 8}``); the others are
         chosen to minimise the cost.
@@ -282,7 +284,10 @@ def cost(
     >>> cost("allreduce", "ring", p=3, n=7, link=link, whole_bytes=True).bytes_sent_per_rank
     Fraction(12, 1)
     """
-    return price(collective, algorithm, p=p, n=check_size(n), link=link, extra=extra, whole_bytes=whole_bytes)
+    size = check_size(n)
+    priced, notes = link_at(link, size)
+    result = price(collective, algorithm, p=p, n=size, link=priced, extra=extra, whole_bytes=whole_bytes)
+    return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
 def price(
@@ -384,7 +389,7 @@ def compare(
     *,
     p: int,
     n: Any,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     whole_bytes: bool = False,
 ) -> CostTable:
@@ -407,6 +412,7 @@ def compare(
     _whole(size, whole_bytes)
     chosen, skipped = choose(spec.name, algorithms, p=p)
     given = check_extra(spec.name, chosen, extra)
+    link, link_notes = link_at(link, size)
     lower = bound(spec.name, p=p, n=size, link=link)
     results = sorted(
         (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s, whole_bytes=whole_bytes,
@@ -414,7 +420,7 @@ def compare(
         key=lambda r: (r.time_s, r.algorithm),
     )
     details = [d for a in chosen if (d := _detail(a, p, size, results)) is not None]
-    skipped += _chunk_note(size, details, whole_bytes)
+    skipped += _chunk_note(size, details, whole_bytes) + link_notes
     return CostTable(
         collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
         results=tuple(results), bound=lower, notes=skipped, whole_bytes=whole_bytes,
@@ -463,7 +469,7 @@ def check_extra(collective: str, chosen: Iterable[Algorithm],
     return given
 
 
-def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
+def bound(collective: str, *, p: int, n: Any, link: Link) -> LowerBound:
     """The lower bound of a collective: each of the α, β and γ terms bounded separately (n ≥ 1 B).
 
     Examples
@@ -473,7 +479,10 @@ def bound(collective: str, *, p: int, n: Any, link: LinkParams) -> LowerBound:
     >>> b.latency_s, b.bandwidth_s
     (Fraction(1, 50000), Fraction(1536, 9765625))
     """
-    return _bound(collective, check_ranks(p), check_size(n), link)
+    size = check_size(n)
+    priced, notes = link_at(link, size)
+    result = _bound(collective, check_ranks(p), size, priced)
+    return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
 def _bound(collective: str, p: int, size: Fraction, link: LinkParams) -> LowerBound:

@@ -13,7 +13,7 @@ from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import compare
 from costmodel.collectives.result import CostTable
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import resolve_link
 
 __all__ = ["compare_from_options"]
 
@@ -110,7 +110,7 @@ def compare_from_options(
         if profile.link is None:
             raise InputError(f"profile {profile.name!r} has levels but no [link] table; drop -p to cost the "
                              "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
-    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
     table: CostTable = compare(collective, algorithms, p=p, n=n, link=link, extra=extra,
                                whole_bytes=whole_bytes)
     return table

@@ -152,8 +152,12 @@ def link_caption(link: Any) -> str:
     >>> link_caption(LinkParams.from_options(alpha="5us", beta="0.08ns/B"))
     'α = 5 µs, β = 0.08 ns/B (12.5 GB/s)'
     """
+    from costmodel.params import PiecewiseLink
     from costmodel.units import format_inverse_rate, format_rate, format_time
 
+    if isinstance(link, PiecewiseLink):
+        return "\n".join(f"from {format_size(s.from_bytes).split(' = ')[0]}: " + link_caption(s.link)
+                         if k else link_caption(s.link) for k, s in enumerate(link.segments))
     rate = link.bandwidth_bytes_per_s
     bandwidth = "" if rate is None else f" ({format_rate(rate).split(' (')[0]})"
     text = f"α = {format_time(link.alpha_s)}, β = {format_inverse_rate(link.beta_s_per_byte)}{bandwidth}"

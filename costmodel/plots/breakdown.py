@@ -15,7 +15,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.collectives.evaluate import compare
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams
 from costmodel.plots._figure import HATCHES, check_output, figure_style, link_caption, save, size_label
 
 __all__ = ["Breakdown", "BreakdownBar", "draw_breakdown", "time_breakdown"]
@@ -72,7 +72,7 @@ class Breakdown:
 
 
 def time_breakdown(collective: str, algorithms: Iterable[str] | None = None, *, p: int, n: Any,
-                   link: LinkParams) -> Breakdown:
+                   link: Link) -> Breakdown:
     """The α, β and γ terms of each algorithm at (*p*, *n*), fastest first (as :func:`costmodel.compare`).
 
     Examples
@@ -86,7 +86,7 @@ def time_breakdown(collective: str, algorithms: Iterable[str] | None = None, *, 
     bars = tuple(BreakdownBar(algorithm=r.algorithm, latency_s=r.latency_s, bandwidth_s=r.bandwidth_s,
                               compute_s=r.compute_s) for r in table.results)
     notes = (*table.notes, *(note for r in table.results for note in r.notes))
-    return Breakdown(collective=table.collective, p=table.p, n_bytes=table.n_bytes, link=link,
+    return Breakdown(collective=table.collective, p=table.p, n_bytes=table.n_bytes, link=table.link,
                      meaning_of_n=table.meaning_of_n, bars=bars, notes=tuple(dict.fromkeys(notes)))
 
 

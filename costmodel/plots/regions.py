@@ -22,7 +22,7 @@ from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link
 from costmodel.plots._figure import HATCHES, check_output, figure_style, link_caption, save, size_grid
 from costmodel.units import parse_size
 
@@ -41,7 +41,7 @@ class RegionMap:
     """
 
     collective: str
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     p: tuple[int, ...]
     n_bytes: tuple[float, ...]
@@ -90,7 +90,7 @@ def region_map(
     collective: str,
     algorithms: Iterable[str] | None = None,
     *,
-    link: LinkParams,
+    link: Link,
     p_min: int = 2,
     p_max: int = 1024,
     min_bytes: Any = 1,
@@ -114,6 +114,7 @@ def region_map(
 
     Examples
     --------
+    >>> from costmodel.params import LinkParams
     >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
     >>> regions = region_map("allreduce", link=link, p_min=2, p_max=64, max_bytes="1GiB")
     >>> regions.best_at(16, "8KiB"), regions.best_at(16, "64MiB")

@@ -25,7 +25,7 @@ from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks, choose, time_at
 from costmodel.crossovers import crossover
-from costmodel.params import LinkParams
+from costmodel.params import Link, link_at
 from costmodel.plots._figure import (
     LINESTYLES,
     MARKERS,
@@ -85,7 +85,7 @@ class TimePlot:
 
     collective: str
     p: int
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     min_bytes: Fraction
     max_bytes: Fraction
@@ -110,7 +110,7 @@ def time_plot(
     algorithms: Iterable[str] | None = None,
     *,
     p: int,
-    link: LinkParams,
+    link: Link,
     min_bytes: Any = 1,
     max_bytes: Any = 2**30,
 ) -> TimePlot:
@@ -124,7 +124,9 @@ def time_plot(
         Names or aliases; default every registered algorithm that can run at *p*.
     p : int
         Ranks (non-powers of two use each algorithm's adaptation).
-    link : LinkParams
+    link : LinkParams or PiecewiseLink
+        A piecewise link prices each size with the segment that covers it (the
+        curves may step where a segment starts).
     min_bytes, max_bytes : size
         The size range in bytes (numbers or ``"64MiB"``), 0 < min < max.
 
@@ -137,6 +139,7 @@ def time_plot(
 
     Examples
     --------
+    >>> from costmodel.params import LinkParams
     >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
     >>> plot = time_plot("allreduce", ["rd", "rab"], p=16, link=link)
     >>> [(c.label, c.n_bytes) for c in plot.crossovers]
@@ -161,7 +164,8 @@ def time_plot(
         for point in found.crossovers:
             if not lo <= point.n_bytes <= hi:
                 continue
-            times = [time_at(c, p, point.n_bytes, link) for c in chosen]
+            at = link_at(link, point.n_bytes)[0]
+            times = [time_at(c, p, point.n_bytes, at) for c in chosen]
             slack = 0 if point.exact else Fraction(1, 10**9) * point.time_s
             marks.append(CrossoverMark(
                 a=a.name, b=b.name, label=f"{short_name(a)} × {short_name(b)}: {'' if point.exact else '≈ '}"

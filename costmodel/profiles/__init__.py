@@ -34,24 +34,67 @@ table per level, innermost first (see :mod:`costmodel.topology`)::
 
 A profile has a ``[link]`` table, ``[[level]]`` tables, or both: ``--profile``
 feeds the flat models from ``[link]`` and the hierarchical ones from the
-levels.  Calibration writes the same format.
+levels.
+
+Calibration (``costmodel calibrate``) writes the same format, and adds what
+was fitted: ``[fit]`` names the collective and the algorithm model the
+``[[segment]]`` tables were fitted under, one table per size segment; every
+other collective measured has its own ``[collective.NAME]`` table with its
+``[[collective.NAME.segment]]`` tables::
+
+    [fit]
+    collective = "allreduce"        # what [link] and [[segment]] were fitted on
+    algorithm = "ring"              # the model: T(n) = a·α + b·n·β
+    p = 8
+    formula = "2(p − 1)·α + 2(p − 1)/p·n·β"
+    latency_coefficient = "14"      # a(p), exact
+    bandwidth_coefficient = "7/4"   # b(p), exact
+    tool = "nccl-tests"
+    rows = 25
+    median_error = 0.012            # median |relative error| over all sizes
+    median_error_ge_1mib = 0.004    # ... over sizes >= 1 MiB
+    warnings = ["..."]              # the fit's sanity warnings
+
+    [[segment]]
+    from_bytes = 8                  # smallest and largest size measured in the segment
+    to_bytes = 65536
+    alpha = "23.1 us"
+    beta = "1.2 ns/B"               # or: bandwidth = "..."
+    points = 14                     # rows fitted
+    error = 0.011                   # their median |relative error|
+
+    [collective.allgather]
+    algorithm = "ring"              # and the other keys of [fit] but collective
+    p = 8
+
+    [[collective.allgather.segment]]
+    from_bytes = 8
+    ...
+
+Segment k prices every size from its ``from_bytes`` up to the next segment's
+(the first every smaller size too, the last every larger one): see
+:class:`costmodel.params.PiecewiseLink`.  ``[link]`` stays the one-line summary:
+α of the small messages, β of the large.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from costmodel.errors import InputError, ParseError, UnknownNameError
-from costmodel.params import LinkParams
+from costmodel.params import LinkParams, LinkSegment, PiecewiseLink
 from costmodel.references import CITATIONS
 from costmodel.renames import resolve
 from costmodel.tomlfile import loads
 from costmodel.topology import Level, Topology
 
-__all__ = ["RENAMED", "Profile", "ProfileList", "list_profiles", "load_profile", "parse_profile"]
+__all__ = ["RENAMED", "Profile", "ProfileFit", "ProfileList", "list_profiles", "load_profile",
+           "parse_profile"]
 
 RENAMED = {"seed": "textbook"}
 """Old preset names → current ones: still accepted, with a deprecation warning (:mod:`costmodel.renames`)."""
@@ -59,7 +102,48 @@ RENAMED = {"seed": "textbook"}
 _PROFILE_KEYS = {"name", "title", "source", "locator"}
 _LINK_KEYS = {"alpha", "alpha_estimate", "beta", "bandwidth", "gamma", "notes"}
 _LEVEL_KEYS = {"name", "size", "alpha", "beta", "bandwidth", "gamma"}
+_FIT_KEYS = {"collective", "algorithm", "p", "formula", "latency_coefficient", "bandwidth_coefficient",
+             "tool", "rows", "median_error", "median_error_ge_1mib", "warnings", "in_place"}
+_SEGMENT_KEYS = {"from_bytes", "to_bytes", "alpha", "beta", "bandwidth", "gamma", "points", "error",
+                 "alpha_ci", "beta_ci"}
 _NO_LINK = dict.fromkeys(("alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "bandwidth_bytes_per_s"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileFit:
+    """What a calibrated profile was fitted on, for one collective: the model and its segments.
+
+    ``latency_coefficient`` and ``bandwidth_coefficient`` are a(p) and b(p) of
+    T(n) = a·α + b·n·β (``None`` when the file does not say); ``warnings`` are
+    the fit's sanity warnings.
+    """
+
+    collective: str
+    algorithm: str
+    p: int | None
+    segments: tuple[LinkSegment, ...]
+    formula: str = ""
+    latency_coefficient: Fraction | None = None
+    bandwidth_coefficient: Fraction | None = None
+    tool: str = ""
+    rows: int | None = None
+    median_rel_error: float | None = None
+    median_rel_error_ge_1mib: float | None = None
+    in_place: bool = False
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        from costmodel._json import real
+
+        return {
+            "collective": self.collective, "algorithm": self.algorithm, "p": self.p, "formula": self.formula,
+            **{key: None if value is None else real(value)
+               for key, value in (("latency_coefficient", self.latency_coefficient),
+                                  ("bandwidth_coefficient", self.bandwidth_coefficient))},
+            "tool": self.tool, "rows": self.rows, "median_rel_error": self.median_rel_error,
+            "median_rel_error_ge_1mib": self.median_rel_error_ge_1mib, "in_place": self.in_place,
+            "warnings": list(self.warnings), "segments": [s.to_dict() for s in self.segments],
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +158,34 @@ class Profile:
     notes: tuple[str, ...] = ()
     path: str = ""
     levels: tuple[Level, ...] = ()
+    fits: tuple[ProfileFit, ...] = ()
+    """Calibrated profiles: the collective ``[link]`` summarises first, then every other one measured."""
+
+    def link_for(self, collective: str | None) -> PiecewiseLink | None:
+        """The segments that price *collective*, or ``None`` for a profile without segments.
+
+        The collective's own table when it was measured; else the first (the one
+        ``[link]`` summarises), with a note that the other collectives are
+        priced approximately.
+        """
+        if not self.fits:
+            return None
+        name = _canonical(collective)
+        own = next((f for f in self.fits if f.collective == name), None)
+        chosen = own or self.fits[0]
+        notes: list[str] = []
+        if own is None and name is not None:
+            notes.append(f"profile {self.name}: fitted on {chosen.collective}; other collectives are priced "
+                         "approximately")
+        if chosen.warnings:
+            count = len(chosen.warnings)
+            where = self.path or self.name
+            notes.append(f"profile {self.name}: its {chosen.collective} fit has {count} warning"
+                         f"{'s' if count > 1 else ''} (costmodel profiles {where} lists them)")
+        summary = self.link if self.link is not None else replace(
+            chosen.segments[0].link, beta_s_per_byte=chosen.segments[-1].link.beta_s_per_byte)
+        return PiecewiseLink(segments=chosen.segments, summary=summary,
+                             source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -85,6 +197,7 @@ class Profile:
             "notes": list(self.notes),
             "path": self.path,
             "levels": [level.to_dict() for level in self.levels],
+            "fits": [f.to_dict() for f in self.fits],
         }
 
 
@@ -147,12 +260,12 @@ def load_profile(name_or_path: str | Path) -> Profile:
 def parse_profile(content: str, *, path: str) -> Profile:
     """Parse the text of a profile file (see the module docstring for the format)."""
     data = loads(content, path=path)
-    unknown = set(data) - {"profile", "link", "level"}
+    unknown = set(data) - {"profile", "link", "level", "fit", "segment", "collective"}
     if unknown:
-        raise ParseError(f"unknown table {sorted(unknown)[0]!r}; expected [profile], [link] and [[level]]",
-                         path=path)
+        raise ParseError(f"unknown table {sorted(unknown)[0]!r}; expected [profile], [link], [[level]], "
+                         "[fit], [[segment]] and [collective.NAME]", path=path)
     head, link, levels = data.get("profile", {}), data.get("link"), data.get("level")
-    if not isinstance(head, dict) or not (isinstance(link, dict) or levels is not None):
+    if not isinstance(head, dict) or not (isinstance(link, dict) or levels is not None or "segment" in data):
         raise ParseError("a profile needs a [link] table or [[level]] tables (and optionally [profile])",
                          path=path)
     if link is not None and not isinstance(link, dict):
@@ -166,6 +279,7 @@ def parse_profile(content: str, *, path: str) -> Profile:
             )
     name = str(head.get("name", Path(path).stem))
     params = None if link is None else _link(link, path=path, where="")
+    fits = _fits(data, name=name, path=path)
     source_key = str(head.get("source", ""))
     citation = CITATIONS.get(source_key)
     source = str(citation) if citation else source_key
@@ -187,7 +301,167 @@ def parse_profile(content: str, *, path: str) -> Profile:
         notes=tuple(notes),
         path="" if path.startswith("<preset") else path,
         levels=_levels(levels, name=name, path=path),
+        fits=fits,
     )
+
+
+def _canonical(collective: str | None) -> str | None:
+    """The registry's name of *collective* (aliases accepted), or *collective* itself if unknown."""
+    if collective is None:
+        return None
+    from costmodel.calibration.logs import canonical_collective
+    from costmodel.errors import CostmodelError
+
+    try:
+        return canonical_collective(collective)
+    except CostmodelError:
+        return collective
+
+
+def _fits(data: dict[str, Any], *, name: str, path: str) -> tuple[ProfileFit, ...]:
+    """[fit] with [[segment]], then every [collective.NAME] with its [[collective.NAME.segment]]."""
+    head, segments, others = data.get("fit"), data.get("segment"), data.get("collective", {})
+    if (head is None) != (segments is None):
+        raise ParseError("[fit] and [[segment]] go together: a calibrated profile has both", path=path)
+    if not isinstance(others, dict):
+        raise ParseError("collective must be a table of tables: write [collective.NAME]", path=path)
+    fits = []
+    if head is not None:
+        if not isinstance(head, dict) or "collective" not in head:
+            raise ParseError("[fit] needs collective = \"NAME\" (the collective the segments were fitted on)",
+                             path=path)
+        fits.append(_fit(str(head["collective"]), head, segments, name=name, path=path, where="[fit]"))
+    elif others:
+        raise ParseError("[collective.NAME] tables need the [fit] table of the profile's own collective",
+                         path=path)
+    for collective, table in others.items():
+        where = f"[collective.{collective}]"
+        if not isinstance(table, dict):
+            raise ParseError(f"{where} must be a table", path=path)
+        body = {k: v for k, v in table.items() if k != "segment"}
+        if "collective" in body:
+            raise ParseError(f"{where}: the collective is the table's name; remove collective =", path=path)
+        fits.append(_fit(collective, body, table.get("segment"), name=name, path=path, where=where))
+    seen = [f.collective for f in fits]
+    for c in seen:
+        if seen.count(c) > 1:
+            raise ParseError(f"{c} is fitted twice; keep one table per collective", path=path)
+    return tuple(fits)
+
+
+def _fit(collective: str, head: dict[str, Any], segments: Any, *, name: str, path: str,
+         where: str) -> ProfileFit:
+    from costmodel.calibration.logs import canonical_collective
+    from costmodel.errors import CostmodelError
+
+    extra = set(head) - _FIT_KEYS
+    if extra:
+        known = ", ".join(sorted(_FIT_KEYS))
+        raise ParseError(f"{where}: unknown key {sorted(extra)[0]!r}; expected {known}", path=path)
+    try:
+        collective = canonical_collective(collective)
+    except CostmodelError as exc:
+        raise ParseError(f"{where}: {exc}", path=path) from None
+    label = "segment" if where == "[fit]" else f"collective.{collective}.segment"
+    if not isinstance(segments, list) or not segments or not all(isinstance(t, dict) for t in segments):
+        raise ParseError(f"{where} needs its segments: write [[{label}]] once per size segment", path=path)
+    built = tuple(_segment(t, name=name, collective=collective, path=path, where=f"[[{label}]] {i}: ")
+                  for i, t in enumerate(segments, start=1))
+    for i, (a, b) in enumerate(pairwise(built), start=2):
+        if b.from_bytes <= a.to_bytes:
+            raise ParseError(f"[[{label}]] {i}: from_bytes = {b.from_bytes} is not above the previous "
+                             f"segment's to_bytes = {a.to_bytes}; list segments smallest first, without "
+                             "overlap", path=path)
+    return ProfileFit(
+        collective=collective,
+        algorithm=_text(head, "algorithm", where, path),
+        p=_whole(head, "p", where, path, at_least=1),
+        segments=built,
+        formula=_text(head, "formula", where, path),
+        latency_coefficient=_ratio(head, "latency_coefficient", where, path),
+        bandwidth_coefficient=_ratio(head, "bandwidth_coefficient", where, path),
+        tool=_text(head, "tool", where, path),
+        rows=_whole(head, "rows", where, path, at_least=0),
+        median_rel_error=_share(head, "median_error", where, path),
+        median_rel_error_ge_1mib=_share(head, "median_error_ge_1mib", where, path),
+        in_place=_flag(head, "in_place", where, path),
+        warnings=_strings(head, "warnings", where, path),
+    )
+
+
+def _segment(table: dict[str, Any], *, name: str, collective: str, path: str, where: str) -> LinkSegment:
+    extra = set(table) - _SEGMENT_KEYS
+    if extra:
+        known = ", ".join(sorted(_SEGMENT_KEYS))
+        raise ParseError(f"{where}unknown key {sorted(extra)[0]!r}; expected {known}", path=path)
+    lo = _whole(table, "from_bytes", where, path, at_least=1, required=True)
+    hi = _whole(table, "to_bytes", where, path, at_least=1, required=True)
+    assert lo is not None and hi is not None
+    if hi < lo:
+        raise ParseError(f"{where}to_bytes = {hi} is below from_bytes = {lo}", path=path)
+    link = replace(_link(table, path=path, where=where), source=f"profile {name}, {collective} fit")
+    return LinkSegment(from_bytes=Fraction(lo), to_bytes=Fraction(hi), link=link,
+                       points=_whole(table, "points", where, path, at_least=0) or 0,
+                       median_rel_error=_share(table, "error", where, path))
+
+
+def _text(table: dict[str, Any], key: str, where: str, path: str) -> str:
+    value = table.get(key, "")
+    if not isinstance(value, str):
+        raise ParseError(f"{where}: {key} = {value!r} is not a string", path=path)
+    return value
+
+
+def _whole(table: dict[str, Any], key: str, where: str, path: str, *, at_least: int,
+           required: bool = False) -> int | None:
+    value = table.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
+        raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a whole number >= {at_least}",
+                         path=path)
+    return value
+
+
+def _ratio(table: dict[str, Any], key: str, where: str, path: str) -> Fraction | None:
+    from costmodel.exact import parse_number
+
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ParseError(f"{where}: {key} = {value!r} is not an exact number; write it as \"7/4\"", path=path)
+    try:
+        number = parse_number(str(value), what=key)
+    except InputError as exc:
+        raise ParseError(f"{where}: {key}: {exc}", path=path) from None
+    if number < 0:
+        raise ParseError(f"{where}: {key} = {value!r} is negative", path=path)
+    return number
+
+
+def _share(table: dict[str, Any], key: str, where: str, path: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e6:
+        raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a relative error >= 0 "
+                         "(0.05 is 5 %)", path=path)
+    return float(value)
+
+
+def _flag(table: dict[str, Any], key: str, where: str, path: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ParseError(f"{where}: {key} = {value!r} is not true or false", path=path)
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, where: str, path: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise ParseError(f"{where}: {key} must be a list of strings", path=path)
+    return tuple(value)
 
 
 def _link(table: dict[str, Any], *, path: str, where: str) -> LinkParams:

@@ -32,9 +32,17 @@ def test_fit_writes_a_profile_every_command_loads(capsys, tmp_path: Path):
     out, _ = run(capsys, "calibrate", "fit", str(A100), "--out", str(profile))
     assert profile.exists() and f"wrote {profile}" in out
     fitted = run_json(capsys, "calibrate", "fit", str(A100))
-    cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "16", "-n", "1GiB", "--profile", str(profile))
-    assert cost["alpha_s"] == pytest.approx(fitted["alpha_s"], rel=1e-5)
-    assert cost["beta_s_per_byte"] == pytest.approx(fitted["beta_s_per_byte"], rel=1e-5)
+    # every size is priced by the segment that covers it: the first below the second's first size, ...
+    for n, k in ((1, 0), (fitted["segments"][1]["from_bytes"] - 1, 0), (fitted["segments"][1]["from_bytes"], 1),
+                 (2**30, len(fitted["segments"]) - 1)):
+        cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "16", "-n", str(n), "--profile", str(profile))
+        assert cost["alpha_s"] == pytest.approx(fitted["segments"][k]["alpha_s"], rel=1e-5)
+        assert cost["beta_s_per_byte"] == pytest.approx(fitted["segments"][k]["beta_s_per_byte"], rel=1e-5)
+        assert f"segment {k + 1} of {len(fitted['segments'])}" in cost["link_source"]
+    # ... and [link] is the summary: α of the small messages, β of the large
+    summary = run_json(capsys, "profiles", str(profile))["profiles"][0]
+    assert summary["alpha_s"] == pytest.approx(fitted["alpha_s"], rel=1e-5)
+    assert summary["beta_s_per_byte"] == pytest.approx(fitted["beta_s_per_byte"], rel=1e-5)
     _, err = run(capsys, "calibrate", "fit", str(A100), "--out", str(profile), rc=2)
     assert "exists; pass --force" in err
     run(capsys, "calibrate", "fit", str(A100), "--out", str(profile), "--force")
@@ -85,7 +93,8 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
                     "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
     assert data["backend"] == "gloo" and data["profile_from"] == "allreduce"
     assert data["timing"] == "per-iteration"
-    assert "fitted on allreduce; the ping-pong (pt2pt) measured too, kept in" in profile.read_text()
+    text = profile.read_text()
+    assert 'collective = "allreduce"' in text and "[collective.pt2pt]" in text and "[[segment]]" in text
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
     assert data["alpha_s"] >= 0 and data["beta_s_per_byte"] >= 0
     assert csv.exists() and profile.exists()

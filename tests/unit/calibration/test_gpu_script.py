@@ -42,4 +42,4 @@ def test_script_records_nccl_tests_next_to_the_fit(tmp_path):
     assert compare[0].split() == ["n", "(B)", "costmodel", "(us)", "nccl-tests", "(us)", "ratio"]
     assert [int(line.split()[0]) for line in compare[1:]] == [8, 16, 32, 64, 128, 256, 512, 1024]
     assert "allreduce · p = 8" in (out / "fit-nccl-tests-allreduce.txt").read_text()
-    assert "fitted on allreduce" in (out / "profile.toml").read_text()
+    assert 'collective = "allreduce"' in (out / "profile.toml").read_text()
