@@ -746,7 +746,14 @@ def _piecewise_best(collective: str, algorithms: Iterable[str] | None, *, p: int
                                    to_bytes=r.to_bytes, tied=r.tied)
         else:
             joined.append(r)
-    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes
+    starts = {segment.from_bytes for segment in link.segments[1:]}
+    jumps = [r.from_bytes for r in joined[1:] if r.from_bytes in starts]
+    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes))
+    if jumps:
+        listed = ", ".join(format_size(n).split(" = ")[0] for n in jumps)
+        notes += (f"the cheapest changes at {listed} because the link does: a new segment of the profile "
+                  "starts there (the costs jump, they do not cross)",)
+    notes += link.notes
     return BestRanges(collective=collective, p=p, link=link, meaning_of_n=parts[0].meaning_of_n,
                       ranges=tuple(joined), notes=notes)
 

@@ -60,6 +60,14 @@ CHAN_2007 = Citation(
     year=2007,
     url="https://doi.org/10.1002/cpe.1206",
 )
+KIELMANN_2000 = Citation(
+    key="kielmann2000",
+    authors="T. Kielmann, H. E. Bal, K. Verstoep",
+    title="Fast measurement of LogP parameters for message passing platforms",
+    venue="IPDPS 2000 Workshops, LNCS 1800:1176-1183",
+    year=2000,
+    url="https://doi.org/10.1007/3-540-45591-4_162",
+)
 PATARASUK_2009 = Citation(
     key="patarasuk2009",
     authors="P. Patarasuk, X. Yuan",
@@ -480,7 +488,7 @@ SENETA_2006 = Citation(
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
-        THAKUR_2005, CHAN_2007, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
+        THAKUR_2005, CHAN_2007, KIELMANN_2000, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
         TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,

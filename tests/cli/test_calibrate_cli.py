@@ -102,6 +102,12 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
+    # the small messages are priced from the small-message segment, whose α is not 0: crossovers exist
+    small = run_json(capsys, "cost", "allreduce", "ring", "-p", "8", "-n", "8", "--profile", str(profile))
+    first = data["fits"][0]["segments"][0]
+    assert small["alpha_s"] == pytest.approx(first["alpha_s"], rel=1e-5) and small["alpha_s"] > 0
+    best = run_json(capsys, "best", "allreduce", "-p", "8", "--profile", str(profile), "--max", "64MiB")
+    assert best["ranges"][0]["algorithm"] == "recursive-doubling" and best["ranges"][0]["to_bytes"] > 8
 
 
 def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
