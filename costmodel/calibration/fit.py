@@ -31,8 +31,11 @@ at least 25 % (a split searched over many positions fits noise by up to ≈ 15 %
 on a clean noisy line).  A mean |error| below 10⁻⁶ counts as exact (timer
 resolution), so noise-free data keep one segment.  A fall of the bandwidth n/T
 by more than 3× between adjacent sizes is a collapse: a warning, not a reason
-for a segment.  The profile's summary link takes α from the first segment
-(the small messages) and β from the last (the bandwidth regime).
+for a segment.  The profile keeps every segment (``[[segment]]`` tables) and
+prices each size with the segment that covers it, parameters measured per range
+of sizes as in PLogP [Kielmann, Bal & Verstoep, IPDPS Workshops 2000]; its
+one-line summary link takes α from the first segment (the small messages) and β
+from the last (the bandwidth regime).
 
 Default algorithms (override with ``algorithm=``):
 
@@ -81,6 +84,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError
+from costmodel.references import KIELMANN_2000
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -93,6 +97,9 @@ __all__ = [
     "coefficients",
     "fit",
 ]
+
+CITED = (KIELMANN_2000,)
+"""Parameters measured per range of message sizes, the segments a profile keeps (PLogP)."""
 
 DEFAULT_ALGORITHMS = {
     "allreduce": "ring",

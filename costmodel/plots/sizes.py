@@ -25,7 +25,7 @@ from costmodel._json import real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks, choose, time_at
 from costmodel.crossovers import crossover
-from costmodel.params import Link, link_at
+from costmodel.params import Link, PiecewiseLink, link_at
 from costmodel.plots._figure import (
     LINESTYLES,
     MARKERS,
@@ -92,6 +92,8 @@ class TimePlot:
     series: tuple[Series, ...]
     crossovers: tuple[CrossoverMark, ...]
     notes: tuple[str, ...] = ()
+    segment_starts: tuple[Fraction, ...] = ()
+    """Where a piecewise link starts a new segment, inside the range: the curves may step there."""
 
     @property
     def title(self) -> str:
@@ -102,7 +104,8 @@ class TimePlot:
                 "meaning_of_n": self.meaning_of_n, **self.link.result_fields(),
                 "min_bytes": real(self.min_bytes), "max_bytes": real(self.max_bytes),
                 "series": [s.to_dict() for s in self.series],
-                "crossovers": [c.to_dict() for c in self.crossovers], "notes": list(self.notes)}
+                "crossovers": [c.to_dict() for c in self.crossovers],
+                "segment_starts_bytes": [real(n) for n in self.segment_starts], "notes": list(self.notes)}
 
 
 def time_plot(
@@ -162,8 +165,8 @@ def time_plot(
         found = crossover(spec.name, a.name, b.name, p=p, link=link, max_bytes=hi)
         notes.extend(found.notes)
         for point in found.crossovers:
-            if not lo <= point.n_bytes <= hi:
-                continue
+            if point.segment_boundary or not lo <= point.n_bytes <= hi:
+                continue  # a step of the link is drawn as the segment's start, not as a crossover
             at = link_at(link, point.n_bytes)[0]
             times = [time_at(c, p, point.n_bytes, at) for c in chosen]
             slack = 0 if point.exact else Fraction(1, 10**9) * point.time_s
@@ -173,8 +176,11 @@ def time_plot(
                 n_bytes=point.n_bytes, time_s=point.time_s, exact=point.exact,
                 best=point.time_s <= min(times) + slack))
     marks.sort(key=lambda m: (m.n_bytes, m.a, m.b))
+    starts = tuple(seg.from_bytes for seg in link.segments[1:] if lo < seg.from_bytes < hi) \
+        if isinstance(link, PiecewiseLink) else ()
     return TimePlot(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n, min_bytes=lo,
-                    max_bytes=hi, series=series, crossovers=tuple(marks), notes=tuple(dict.fromkeys(notes)))
+                    max_bytes=hi, series=series, crossovers=tuple(marks), notes=tuple(dict.fromkeys(notes)),
+                    segment_starts=starts)
 
 
 def _label_place(point: Any, taken: list[Any], chars: int) -> tuple[tuple[int, int], str]:
@@ -217,6 +223,11 @@ def draw_time_plot(plot: TimePlot, path: str | Path, *, force: bool = False) -> 
         ax.set_yscale("log")
         ax.set_xlim(float(plot.min_bytes), float(plot.max_bytes))
         ax.autoscale_view()
+        for k, start in enumerate(plot.segment_starts, 2):
+            ax.axvline(float(start), color="grey", ls=":", lw=1)
+            ax.annotate(f"segment {k}", (float(start), 1), xycoords=("data", "axes fraction"),
+                        xytext=(3, -3), textcoords="offset points", ha="left", va="top", fontsize=8,
+                        color="dimgrey")
         marks = []
         points = [ax.transData.transform((float(c.n_bytes), float(c.time_s))) * 72 / fig.dpi
                   for c in plot.crossovers]

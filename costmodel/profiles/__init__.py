@@ -102,6 +102,8 @@ RENAMED = {"seed": "textbook"}
 _PROFILE_KEYS = {"name", "title", "source", "locator"}
 _LINK_KEYS = {"alpha", "alpha_estimate", "beta", "bandwidth", "gamma", "notes"}
 _LEVEL_KEYS = {"name", "size", "alpha", "beta", "bandwidth", "gamma"}
+MAX_SEGMENTS = 64
+"""Most [[segment]] tables of one collective (a fit writes at most 3; hand-edited ones may split finer)."""
 _FIT_KEYS = {"collective", "algorithm", "p", "formula", "latency_coefficient", "bandwidth_coefficient",
              "tool", "rows", "median_error", "median_error_ge_1mib", "warnings", "in_place"}
 _SEGMENT_KEYS = {"from_bytes", "to_bytes", "alpha", "beta", "bandwidth", "gamma", "points", "error",
@@ -243,12 +245,13 @@ def load_profile(name_or_path: str | Path) -> Profile:
     """
     text = str(name_or_path)
     if "/" in text or "\\" in text or text.endswith(".toml"):
-        path = Path(text)
+        from costmodel._files import read_bytes
+        from costmodel.tomlfile import MAX_BYTES
+
         try:
-            content = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ParseError(f"cannot read profile: {reason.lower()}", path=text) from None
+            content = read_bytes(text, what="profile", limit=MAX_BYTES).decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError:
+            raise ParseError("cannot read profile: the file is not UTF-8 text", path=text) from None
         return parse_profile(content, path=text)
     presets = _presets()
     text = resolve("profile", text, RENAMED)
@@ -365,6 +368,9 @@ def _fit(collective: str, head: dict[str, Any], segments: Any, *, name: str, pat
     label = "segment" if where == "[fit]" else f"collective.{collective}.segment"
     if not isinstance(segments, list) or not segments or not all(isinstance(t, dict) for t in segments):
         raise ParseError(f"{where} needs its segments: write [[{label}]] once per size segment", path=path)
+    if len(segments) > MAX_SEGMENTS:
+        raise ParseError(f"{where} has {len(segments)} segments; a profile keeps at most {MAX_SEGMENTS} per "
+                         "collective", path=path)
     built = tuple(_segment(t, name=name, collective=collective, path=path, where=f"[[{label}]] {i}: ")
                   for i, t in enumerate(segments, start=1))
     for i, (a, b) in enumerate(pairwise(built), start=2):
