@@ -1,0 +1,248 @@
+"""A profile calibrated from a CSV of two collectives, used by every command that prices a link.
+
+The CSV holds exact times generated from known piecewise α and β (ring
+all-reduce and ring all-gather at p = 4, two regimes each), so the fit must give
+them back, and every command's answer can be checked against them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from costmodel.calibration import write_csv
+from costmodel.calibration.logs import Measurements, Row
+from costmodel.cli import main
+from tests.clirun import run, run_json
+
+F = Fraction
+US, NS = F(1, 10**6), F(1, 10**9)
+P = 4
+# (first size of the regime, α, β); ring all-reduce T = 6α + 3/2·nβ, ring all-gather T = 3α + 3/4·nβ at p = 4
+ALLREDUCE = ((8, 10 * US, NS), (131072, 40 * US, NS / 10))
+ALLGATHER = ((8, 5 * US, NS / 2), (32768, 20 * US, NS / 20))
+SIZES = [2**k for k in range(3, 29)]  # 8 B .. 256 MiB: calibrate run's default sweep, 26 sizes
+
+
+def _rows(a: int, b: Fraction, regimes: tuple[tuple[int, Fraction, Fraction], ...]) -> tuple[Row, ...]:
+    out = []
+    for n in SIZES:
+        _, alpha, beta = next(r for r in reversed(regimes) if n >= r[0])
+        out.append(Row(n_bytes=n, time_s=a * alpha + b * n * beta))
+    return tuple(out)
+
+
+def _csv(allreduce: tuple = ALLREDUCE, allgather: tuple = ALLGATHER) -> str:
+    ar = Measurements(tool="costmodel-csv", collective="allreduce", p=P, backend="nccl",
+                      rows=_rows(6, F(3, 2), allreduce))
+    ag = Measurements(tool="costmodel-csv", collective="allgather", p=P, backend="nccl",
+                      rows=_rows(3, F(3, 4), allgather))
+    return write_csv(ar) + write_csv(ag).split("\n", 1)[1]  # one header
+
+
+def _main_json(*args: str) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*args, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """(the profile written by calibrate fit of the two-collective CSV, the command's JSON)."""
+    folder = tmp_path_factory.mktemp("calibrated")
+    log = folder / "cluster.csv"
+    log.write_text(_csv(), encoding="utf-8")
+    profile = folder / "cluster.toml"
+    return profile, _main_json("calibrate", "fit", str(log), "--out", str(profile))
+
+
+def test_calibrate_fit_writes_one_profile_with_both_collectives(calibrated: tuple[Path, dict]) -> None:
+    profile, data = calibrated
+    assert data["profile"] == str(profile) and data["profile_from"] == "allreduce"
+    assert [f["collective"] for f in data["fits"]] == ["allreduce", "allgather"]
+    text = profile.read_text(encoding="utf-8")
+    assert text.count("[fit]") == 1 and 'collective = "allreduce"' in text
+    assert text.count("[collective.allgather]") == 1 and "[collective.allreduce]" not in text
+    assert text.count("\n[[segment]]\n") == 2 and text.count("\n[[collective.allgather.segment]]\n") == 2
+    for f, regimes in zip(data["fits"], (ALLREDUCE, ALLGATHER), strict=True):
+        assert f["p"] == P and f["algorithm"] == "ring"
+        # the breakpoint, and α and β of each regime, given back
+        assert [s["from_bytes"] for s in f["segments"]] == [r[0] for r in regimes]
+        assert [s["to_bytes"] for s in f["segments"]] == [regimes[1][0] // 2, SIZES[-1]]
+        for s, (_, alpha, beta) in zip(f["segments"], regimes, strict=True):
+            assert s["alpha_s"] == pytest.approx(float(alpha), rel=1e-3)
+            assert s["beta_s_per_byte"] == pytest.approx(float(beta), rel=1e-3)
+        assert f["warnings"] == []
+    # [link] is the all-reduce summary: α of its small messages, β of its large ones
+    assert (data["alpha_s"], data["beta_s_per_byte"]) == pytest.approx((1e-5, 1e-10), rel=1e-6)
+
+
+def test_cost_prices_each_collective_with_its_own_segments(capsys: pytest.CaptureFixture[str],
+                                                           calibrated: tuple[Path, dict]) -> None:
+    profile = str(calibrated[0])
+    # all-gather at 16 KiB: its segment 1 (the all-reduce's would give 30 µs + 12.3 µs)
+    data = run_json(capsys, "cost", "allgather", "ring", "-p", "4", "-n", "16KiB", "--profile", profile)
+    assert data["link_source"] == "profile cluster, allgather fit, segment 1 of 2 (8 B – 16.38 kB)"
+    assert data["results"][0]["time_s"] == pytest.approx(float(3 * 5 * US + F(3, 4) * 16384 * NS / 2), rel=1e-9)
+    assert not any("fitted on" in n for n in data["notes"])
+    data = run_json(capsys, "cost", "allgather", "ring", "-p", "4", "-n", "32KiB", "--profile", profile)
+    assert data["link_source"].endswith("segment 2 of 2 (32.77 kB – 268.4 MB)")
+    assert data["results"][0]["time_s"] == pytest.approx(float(3 * 20 * US + F(3, 4) * 32768 * NS / 20), rel=1e-9)
+    # the all-reduce's own segments; broadcast borrows them, with the note
+    data = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "128KiB", "--profile", profile)
+    assert data["link_source"] == "profile cluster, allreduce fit, segment 2 of 2 (131.1 kB – 268.4 MB)"
+    assert data["notes"] == []
+    data = run_json(capsys, "cost", "broadcast", "binomial", "-p", "4", "-n", "1KiB", "--profile", profile)
+    assert data["link_source"].startswith("profile cluster, allreduce fit, segment 1 of 2")
+    assert "profile cluster: fitted on allreduce; other collectives are priced approximately" in data["notes"]
+    assert data["results"][0]["time_s"] == pytest.approx(float(2 * 10 * US + 2 * 1024 * NS), rel=1e-9)
+    out, err = run(capsys, "cost", "broadcast", "binomial", "-p", "4", "-n", "1KiB", "--profile", profile)
+    assert "fitted on allreduce" in out + err
+
+
+def test_best_crossover_plot_carry_the_segments(capsys: pytest.CaptureFixture[str],
+                                                calibrated: tuple[Path, dict]) -> None:
+    profile = str(calibrated[0])
+    segments = [(8, 65536, 1e-5, 1e-9), (131072, 2**28, 4e-5, 1e-10)]
+
+    def check(data: dict) -> None:
+        got = [(s["from_bytes"], s["to_bytes"], s["alpha_s"], s["beta_s_per_byte"]) for s in data["link_segments"]]
+        assert [x[:2] for x in got] == [x[:2] for x in segments]
+        assert [x for g in got for x in g[2:]] == pytest.approx([x for e in segments for x in e[2:]], rel=1e-6)
+        assert data["link_source"] == "profile cluster, allreduce fit"
+
+    # rd 2α + 2nβ against rab 4α + 3/2·nβ at p = 4: they cross at n = 4α/β in each segment
+    x = run_json(capsys, "crossover", "allreduce", "rd", "rab", "-p", "4", "--profile", profile)
+    check(x)
+    assert [(c["n_bytes_exact"], c["segment_boundary"]) for c in x["crossovers"]] == [
+        ("40000/1", False), ("131072/1", True), ("1600000/1", False)]
+    assert [r["cheaper"] for r in x["ranges"]] == ["recursive-doubling", "rabenseifner"] * 2
+    b = run_json(capsys, "best", "allreduce", "rd", "rab", "ring", "-p", "4", "--max", "1GiB", "--profile", profile)
+    check(b)
+    # the ring (6α + 3/2·nβ) sends what rab sends and pays 2α more: never the cheapest
+    assert [(r["algorithm"], r["from_bytes"], r["to_bytes"], r["tied"]) for r in b["ranges"]] == [
+        ("recursive-doubling", 1, 40000, []), ("rabenseifner", 40000, 131072, []),
+        ("recursive-doubling", 131072, 1600000, []), ("rabenseifner", 1600000, 2**30, [])]
+    plot = run_json(capsys, "plot", "time", "allreduce", "rd", "rab", "-p", "4", "--profile", profile)
+    check(plot)
+    assert plot["out"] is None
+    for series in plot["series"]:
+        a, b_ = {"recursive-doubling": (2, 2), "rabenseifner": (4, F(3, 2))}[series["algorithm"]]
+        for n, t in zip(series["n_bytes"], series["time_s"], strict=True):
+            alpha, beta = (10 * US, NS) if n < 131072 else (40 * US, NS / 10)
+            assert t == pytest.approx(float(a * alpha + b_ * F(n) * beta), rel=1e-9), (series["algorithm"], n)
+
+
+def test_bound_and_schedule_use_the_segment(capsys: pytest.CaptureFixture[str],
+                                            calibrated: tuple[Path, dict]) -> None:
+    profile = str(calibrated[0])
+    bound = run_json(capsys, "bound", "allreduce", "-p", "4", "-n", "1MiB", "--profile", profile)
+    assert bound["link_source"].endswith("segment 2 of 2 (131.1 kB – 268.4 MB)")
+    # ⌈log₂p⌉·α + 2(p − 1)/p·n·β on segment 2
+    assert bound["time_s"] == pytest.approx(float(2 * 40 * US + F(3, 2) * 2**20 * NS / 10), rel=1e-9)
+    assert "link_segments" not in bound  # one size: the segment that prices it
+    schedule = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "1MiB", "--profile", profile)
+    assert schedule["link_source"].endswith("segment 2 of 2 (131.1 kB – 268.4 MB)")
+    assert (schedule["alpha_s"], schedule["beta_s_per_byte"]) == pytest.approx((4e-5, 1e-10))
+    assert schedule["time_s"] == pytest.approx(float(6 * 40 * US + F(3, 2) * 2**20 * NS / 10), rel=1e-9)
+    small = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "1KiB", "--profile", profile)
+    assert small["time_s"] == pytest.approx(float(6 * 10 * US + F(3, 2) * 1024 * NS), rel=1e-9)
+
+
+@pytest.mark.xfail(strict=True, reason="schedule prices with link_at(link, n)[0] and drops the link's notes: "
+                   "a collective priced on another one's fit gets no 'fitted on' note")
+def test_schedule_notes_a_borrowed_fit(capsys: pytest.CaptureFixture[str],
+                                       calibrated: tuple[Path, dict]) -> None:
+    data = run_json(capsys, "schedule", "broadcast", "binomial", "-p", "4", "-n", "1KiB",
+                    "--profile", str(calibrated[0]))
+    assert "profile cluster: fitted on allreduce; other collectives are priced approximately" in data["notes"]
+
+
+def test_text_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                              calibrated: tuple[Path, dict]) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    profile = str(calibrated[0])
+    for args in (("cost", "allreduce", "-p", "4", "-n", "64KiB", "--profile", profile),
+                 ("cost", "broadcast", "-p", "4", "-n", "1MiB", "--profile", profile),
+                 ("best", "allreduce", "-p", "4", "--profile", profile),
+                 ("crossover", "allreduce", "rd", "rab", "-p", "4", "--profile", profile),
+                 ("crossover", "broadcast", "binomial", "chain", "-p", "4", "--profile", profile),
+                 ("profiles", profile)):
+        out, err = run(capsys, *args)
+        assert out.strip()
+        wide = [line for line in (out + err).splitlines() if len(line) > 80]
+        assert wide == [], args
+    out, _ = run(capsys, "profiles", profile)
+    assert "segment 2" in out and "allgather" in out
+
+
+@pytest.mark.xfail(strict=True, reason="profiles FILE renders the role ' ([link] summarises it)' as Rich "
+                   "markup: '[link]' is eaten and the line reads '( summarises it)'")
+def test_profiles_names_the_summarised_fit(capsys: pytest.CaptureFixture[str],
+                                           calibrated: tuple[Path, dict]) -> None:
+    out, _ = run(capsys, "profiles", str(calibrated[0]))
+    assert "( summarises it)" not in out
+    assert "([link] summarises it)" in out
+
+
+def test_alpha_zero_sets_every_segment(capsys: pytest.CaptureFixture[str],
+                                       calibrated: tuple[Path, dict]) -> None:
+    profile = str(calibrated[0])
+    data = run_json(capsys, "best", "allreduce", "ring", "rd", "rab", "-p", "4", "--profile", profile,
+                    "--alpha", "0")
+    assert [s["alpha_s"] for s in data["link_segments"]] == [0, 0]
+    assert [s["beta_s_per_byte"] for s in data["link_segments"]] == pytest.approx([1e-9, 1e-10])
+    assert data["alpha_s"] == 0 and data["link_source"] == "profile cluster, allreduce fit with options"
+    # β only: ring and rab both send 2(p − 1)/p·n, rd log₂p·n; ring (listed first) wins everywhere, tied
+    assert [(r["algorithm"], r["tied"]) for r in data["ranges"]] == [("ring", ["rabenseifner"])]
+    cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "1MiB", "--profile", profile,
+                    "--alpha", "0")
+    assert cost["results"][0]["latency_s"] == 0
+    assert cost["results"][0]["time_s"] == pytest.approx(1.5 * 2**20 * 1e-10, rel=1e-12)
+
+
+def test_calibrate_fit_refuses_ambiguous_csvs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    text = _csv()
+    lines = text.splitlines()
+    again = [line.replace("allgather,nccl,4,", "allgather,nccl,8,") for line in lines if line.startswith("allgather")]
+    twice = tmp_path / "twice.csv"
+    twice.write_text("\n".join(lines + again) + "\n", encoding="utf-8")
+    out, err = run(capsys, "calibrate", "fit", str(twice), rc=2)
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: ")
+    assert "allgather was measured 2 times" in err and "p=4" in err and "p=8" in err
+    multi = tmp_path / "multi.csv"
+    multi.write_text(text, encoding="utf-8")
+    out, err = run(capsys, "calibrate", "fit", str(multi), "--algorithm", "ring", rc=2)
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: ")
+    assert "--algorithm ring" in err and "--collective" in err
+    # with --collective it is one fit again
+    data = run_json(capsys, "calibrate", "fit", str(multi), "--algorithm", "ring", "--collective", "allgather")
+    assert data["collective"] == "allgather" and len(data["segments"]) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="the error for a collective measured at two p cites the first data "
+                   "line of the file (an allreduce row), not a row of the repeated collective")
+def test_repeated_collective_error_cites_its_own_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lines = _csv().splitlines()
+    again = [line.replace("allgather,nccl,4,", "allgather,nccl,8,") for line in lines if line.startswith("allgather")]
+    twice = tmp_path / "twice.csv"
+    twice.write_text("\n".join(lines + again) + "\n", encoding="utf-8")
+    first = 1 + next(i for i, line in enumerate(lines) if line.startswith("allgather"))
+    _, err = run(capsys, "calibrate", "fit", str(twice), rc=2)
+    assert f"twice.csv:{first}:" in err
+
+
+@pytest.mark.xfail(strict=True, reason="with 26 sizes (8 B .. 256 MiB, calibrate run's default) the breakpoint "
+                   "search tries only every second size, so a regime starting at 64 KiB (an odd position) is "
+                   "split one size late and 64 KiB is flagged as an outlier")
+def test_breakpoint_at_any_size_is_found(tmp_path: Path) -> None:
+    log = tmp_path / "odd.csv"
+    log.write_text(_csv(allreduce=((8, 10 * US, NS), (65536, 40 * US, NS / 10))), encoding="utf-8")
+    data = _main_json("calibrate", "fit", str(log), "--collective", "allreduce")
+    assert [s["from_bytes"] for s in data["segments"]] == [8, 65536]
