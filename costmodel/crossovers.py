@@ -266,9 +266,9 @@ def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: in
                 continue
             if ranges:
                 met = next((c for c in part.crossovers if c.n_bytes == r.from_bytes), None)
-                points.append(met or CrossoverPoint(
-                    n_bytes=r.from_bytes, time_s=time_at(ra, p, r.from_bytes, part.link, extra), exact=True,
-                    segment_boundary=True))
+                ta, tb = (time_at(x, p, r.from_bytes, part.link, extra) for x in (ra, rb))
+                points.append(met or CrossoverPoint(n_bytes=r.from_bytes, time_s=ta, exact=True,
+                                                    segment_boundary=ta != tb))
             ranges.append(r)
     first = parts[0]
     if len(ranges) > 1:

@@ -20,14 +20,14 @@ Real libraries switch protocols and algorithms with the size (NCCL's LL, LL128
 and Simple; eager and rendezvous in MPI), so one line fits poorly across eight
 decades.  The sizes are split into 1–3 contiguous segments, each with its own α
 and β, at least four sizes each (a log with fewer fits one line, with a
-warning).  Breakpoints are searched on a grid of at most 24 candidates spaced
-evenly among the distinct sizes (every size for the usual 20–35-size sweep) and
-over at most 2,000 evenly spaced rows, each candidate segment one cached LP, so
-the search costs O(24²) LP solves however long the log; the best split of each
+warning).  Breakpoints are searched on a grid of at most 36 candidates spaced
+evenly among the distinct sizes (every size of a sweep of up to 36 sizes, such
+as 8 B to 256 MiB) and over at most 2,000 evenly spaced rows, each candidate segment one cached LP, so
+the search costs O(36²) LP solves however long the log; the best split of each
 count has the least Σ|relative error|.  The count is chosen by the BIC of
 Laplace errors, ``2N·ln(Σ|e|/N) + k·ln N`` with k = 3s − 1 parameters (α, β
 per segment and s − 1 breakpoints), and an extra segment must also cut Σ|e| by
-at least 25 % (a split searched over many positions fits noise by up to ≈ 15 %
+at least 35 % (two splits searched over every position fit noise by up to ≈ 32 %
 on a clean noisy line).  A mean |error| below 10⁻⁶ counts as exact (timer
 resolution), so noise-free data keep one segment.  A fall of the bandwidth n/T
 by more than 3× between adjacent sizes is a collapse: a warning, not a reason
@@ -120,7 +120,7 @@ MIN_POINTS = 4
 _ONE_MIB = 1 << 20
 _FLOOR = 1e-6
 """Relative residuals below this are timer resolution: the mean |relative error| is floored at it."""
-_GRID = 24
+_GRID = 36
 """Most candidate breakpoints of the split search (evenly spaced among the sizes)."""
 _SEARCH_ROWS = 2000
 """Most rows the split search fits (an evenly spaced subsample above this)."""
@@ -132,7 +132,7 @@ _OUTLIER = 3
 """A row is an outlier when its |relative error| exceeds this many times its segment's median."""
 _OUTLIER_MIN = 0.01
 """... and exceeds this (1 %: run-to-run noise), so that a near-exact fit flags nothing."""
-_GAIN = 0.25
+_GAIN = 0.35
 """An extra segment is kept only if it cuts Σ|relative error| by this fraction (and lowers the BIC)."""
 _COLLAPSE = 3
 """A drop of the bandwidth n/T by more than this factor between adjacent sizes is a collapse."""

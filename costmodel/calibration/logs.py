@@ -1229,7 +1229,8 @@ def read_logs(path_or_text: str | Path | bytes, *, path: str | None = None, coll
     if twice is not None:
         listed = ", ".join(f"{m.backend or ''} p={m.p}".strip() for m in groups if m.collective == twice)
         raise ParseError(f"{twice} was measured {names.count(twice)} times ({listed}); "
-                         "give -p (p=) to choose", path=name, line=groups[0].rows[0].line)
+                         "give -p (p=) to choose", path=name,
+                         line=next(m for m in groups if m.collective == twice).rows[0].line)
     return tuple(groups)
 
 

@@ -263,7 +263,8 @@ def _profile_fit(fits: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     if not others:
         return chosen, others
     listed = ", ".join("the ping-pong (pt2pt)" if f.collective == "pt2pt" else f.collective for f in others)
-    note = (f"[link] and [[segment]] are the {chosen.collective} fit; {listed} price with their own "
+    verb = "prices" if len(others) == 1 else "price"
+    note = (f"[link] and [[segment]] are the {chosen.collective} fit; {listed} {verb} with their own "
             "[collective.NAME] tables")
     return dataclasses.replace(chosen, notes=(*chosen.notes, note)), others
 

@@ -307,7 +307,7 @@ def _fits(profile: Any) -> list[str]:
         error = "" if f.median_rel_error is None else f", median |error| {f.median_rel_error:.2%}"
         role = " ([link] summarises it)" if k == 0 else ""
         lines.append(f"[bold]{escape(profile.name)} {f.collective}[/bold]: "
-                     f"{escape(f.algorithm or 'model')} model, p = {f.p}{error}{role}")
+                     f"{escape(f.algorithm or 'model')} model, p = {f.p}{error}{escape(role)}")
         link = PiecewiseLink(segments=f.segments, summary=f.segments[0].link, source=f"{f.collective} fit")
         lines += _piecewise(link).splitlines()[1:]
         lines += [f"  [yellow]warning:[/yellow] {escape(w)}" for w in f.warnings]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,17 +59,24 @@ def schedule(
     from costmodel.cli.options import extra_parameters
     from costmodel.walkthrough import schedule_report
 
-    link = None if level else _link(alpha, beta, bandwidth, gamma, profile, collective=collective, n=size)
+    link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
+                                                       collective=collective, n=size)
     extra = extra_parameters(segments=segments, blocks=blocks)
     report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
                              profile=profile if level is None else None, extra=extra, verify=verify)
+    if link_notes:
+        import dataclasses
+
+        report = dataclasses.replace(report, notes=report.notes + link_notes)
     emit(report, as_json=as_json)
     return 1 if report.verified is False else 0
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-          gamma: Fraction | None, profile: str | None, *, collective: str, n: Fraction) -> object:
-    """The link that prices size *n* if any part of one was given, else None (the schedule needs none)."""
+          gamma: Fraction | None, profile: str | None, *, collective: str, n: Fraction) -> tuple[object, Any]:
+    """(the link that prices size *n*, its notes) if any part of one was given, else (None, ())."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
-        return None
-    return link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective, n=n)
+        return None, ()
+    from costmodel.params import link_at
+
+    return link_at(link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective), n)

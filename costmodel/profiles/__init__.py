@@ -268,7 +268,8 @@ def parse_profile(content: str, *, path: str) -> Profile:
         raise ParseError(f"unknown table {sorted(unknown)[0]!r}; expected [profile], [link], [[level]], "
                          "[fit], [[segment]] and [collective.NAME]", path=path)
     head, link, levels = data.get("profile", {}), data.get("link"), data.get("level")
-    if not isinstance(head, dict) or not (isinstance(link, dict) or levels is not None or "segment" in data):
+    if not isinstance(head, dict) or not (isinstance(link, dict) or levels is not None or "segment" in data
+                                          or "fit" in data):
         raise ParseError("a profile needs a [link] table or [[level]] tables (and optionally [profile])",
                          path=path)
     if link is not None and not isinstance(link, dict):
@@ -423,6 +424,9 @@ def _whole(table: dict[str, Any], key: str, where: str, path: str, *, at_least: 
     value = table.get(key)
     if value is None and not required:
         return None
+    if value is None:
+        raise ParseError(f"{where.rstrip(': ')}: {key} is missing; give it in bytes, e.g. {key} = 8",
+                         path=path)
     if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
         raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a whole number >= {at_least}",
                          path=path)

@@ -155,8 +155,6 @@ def test_bound_and_schedule_use_the_segment(capsys: pytest.CaptureFixture[str],
     assert small["time_s"] == pytest.approx(float(6 * 10 * US + F(3, 2) * 1024 * NS), rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="schedule prices with link_at(link, n)[0] and drops the link's notes: "
-                   "a collective priced on another one's fit gets no 'fitted on' note")
 def test_schedule_notes_a_borrowed_fit(capsys: pytest.CaptureFixture[str],
                                        calibrated: tuple[Path, dict]) -> None:
     data = run_json(capsys, "schedule", "broadcast", "binomial", "-p", "4", "-n", "1KiB",
@@ -182,8 +180,6 @@ def test_text_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: p
     assert "segment 2" in out and "allgather" in out
 
 
-@pytest.mark.xfail(strict=True, reason="profiles FILE renders the role ' ([link] summarises it)' as Rich "
-                   "markup: '[link]' is eaten and the line reads '( summarises it)'")
 def test_profiles_names_the_summarised_fit(capsys: pytest.CaptureFixture[str],
                                            calibrated: tuple[Path, dict]) -> None:
     out, _ = run(capsys, "profiles", str(calibrated[0]))
@@ -226,8 +222,6 @@ def test_calibrate_fit_refuses_ambiguous_csvs(capsys: pytest.CaptureFixture[str]
     assert data["collective"] == "allgather" and len(data["segments"]) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="the error for a collective measured at two p cites the first data "
-                   "line of the file (an allreduce row), not a row of the repeated collective")
 def test_repeated_collective_error_cites_its_own_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     lines = _csv().splitlines()
     again = [line.replace("allgather,nccl,4,", "allgather,nccl,8,") for line in lines if line.startswith("allgather")]
@@ -238,9 +232,6 @@ def test_repeated_collective_error_cites_its_own_line(capsys: pytest.CaptureFixt
     assert f"twice.csv:{first}:" in err
 
 
-@pytest.mark.xfail(strict=True, reason="with 26 sizes (8 B .. 256 MiB, calibrate run's default) the breakpoint "
-                   "search tries only every second size, so a regime starting at 64 KiB (an odd position) is "
-                   "split one size late and 64 KiB is flagged as an outlier")
 def test_breakpoint_at_any_size_is_found(tmp_path: Path) -> None:
     log = tmp_path / "odd.csv"
     log.write_text(_csv(allreduce=((8, 10 * US, NS), (65536, 40 * US, NS / 10))), encoding="utf-8")

@@ -165,8 +165,6 @@ def test_crossover_switch_changes_only_at_the_boundary() -> None:
 MEET = _piecewise("meet", (1, 32768, "10us", "0.001ns/B"), (65536, GIB, "17us", "0.48828125ns/B"))
 
 
-@pytest.mark.xfail(strict=True, reason="a crossover where the costs meet exactly at a segment start is "
-                   "flagged segment_boundary=True, whose meaning is that the costs do not meet")
 def test_crossover_meeting_at_a_segment_start_is_not_a_jump() -> None:
     x = crossover("allreduce", "rd", "rab", p=16, link=MEET)
     assert [r.from_bytes for r in x.ranges] == [0, 65536]

@@ -248,8 +248,6 @@ def test_malformed_profile(case: str) -> None:
     assert "\n" not in message
 
 
-@pytest.mark.xfail(strict=True, reason="a [fit] without [[segment]] and without [link] is refused as a "
-                   "profile without [link] or [[level]], not as a [fit] missing its segments")
 def test_fit_without_segments_and_link_names_the_segments() -> None:
     with pytest.raises(ParseError, match=r"\[fit\] and \[\[segment\]\] go together"):
         _profile(HEAD + FIT)
