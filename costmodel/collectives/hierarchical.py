@@ -114,6 +114,7 @@ from costmodel.references import (
     Cited,
 )
 from costmodel.topology import Level, Topology
+from costmodel.validate import is_whole, positive
 
 __all__ = [
     "ALGORITHMS",
@@ -467,12 +468,6 @@ def _outer(outer: str | None) -> str:
     return algo.name
 
 
-def _whole(value: Any, what: str, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{what}={value!r} is not a positive integer; {hint}")
-    return value
-
-
 # -- the compositions --------------------------------------------------------------------------
 
 
@@ -656,7 +651,8 @@ def _lanes(scheme: _Scheme, lanes: int | None, local: int, notes: list[str]) -> 
     """The lane count: 1 ≤ k ≤ G, default G (one lane per local rank)."""
     if lanes is None:
         return local
-    k = _whole(lanes, "lanes", "give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
+    k = positive(lanes, "lanes",
+                 hint="give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
     if scheme is not _RS_AR_AG:
         notes.append(f"{scheme.name} crosses on the leader's one port; lanes={k} does not apply")
         return 1
@@ -839,7 +835,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     size = check_size(n)
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
-    k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
+    k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. --lanes 4")
     link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     per_lane = size / k
     return MultiLaneTransfer(
@@ -911,7 +907,7 @@ def _group_sizes(groups: Any) -> tuple[int, ...]:
     if not sizes:
         raise InputError("no groups given; list the workers of each group, e.g. --groups 2,3")
     for i, s in enumerate(sizes, start=1):
-        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        if not is_whole(s) or s < 1:
             raise InputError(f"group {i} has {s!r} workers; every group needs a whole number of workers >= 1")
     if len(sizes) < 2:
         raise InputError(f"one group of {sizes[0]} is a plain all-reduce; FlexReduce needs at least two "
@@ -947,7 +943,7 @@ def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
     >>> split.exchange_entries_per_direction
     6
     """
-    e = _whole(entries, "entries", "give the number of tensor entries, e.g. --entries 12")
+    e = positive(entries, "entries", hint="give the number of tensor entries, e.g. --entries 12")
     sizes = _group_sizes(groups)
     m = len(sizes)
     need = math.lcm(*(m * s for s in sizes))
@@ -1035,8 +1031,8 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
     >>> t.core_bytes_flat_ring, t.core_bytes_rat
     (Fraction(7, 2), Fraction(2, 1))
     """
-    r = _whole(racks, "racks", "give the number of racks, e.g. --racks 2")
-    w = _whole(per_rack, "per_rack", "give the workers in each rack, e.g. --per-rack 4")
+    r = positive(racks, "racks", hint="give the number of racks, e.g. --racks 2")
+    w = positive(per_rack, "per_rack", hint="give the workers in each rack, e.g. --per-rack 4")
     if r < 2:
         raise InputError(f"racks={r} leaves nothing to cross the core; give at least 2 racks")
     size = check_size(n)

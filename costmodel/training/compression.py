@@ -61,6 +61,7 @@ from costmodel.training._common import (
     reals,
 )
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
+from costmodel.validate import whole
 
 __all__ = [
     "CITED",
@@ -421,8 +422,7 @@ def _random_vector(size: Any, seed: Any) -> tuple[Fraction, ...]:
     n = positive_int(size, what="size", hint="give the random vector's length, e.g. --random 8")
     if seed is None:
         raise InputError("a random vector needs a seed; add --seed S (costmodel never uses a global RNG)")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InputError(f"seed={seed!r} is not an integer; give --seed S, e.g. 0")
+    whole(seed, "seed", hint="give --seed S, e.g. 0")
     if n > _MAX_EF_ELEMENTS:
         raise InputError(f"size={n} is too long for an exact simulation; "
                          f"use at most {_MAX_EF_ELEMENTS} elements")
