@@ -102,6 +102,7 @@ from costmodel.collectives.evaluate import check_size, price
 from costmodel.collectives.result import AlgorithmCost, times_slower
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.intmath import floor_log2, is_power_of_two
+from costmodel.names import Names, normalise
 from costmodel.params import LinkParams
 from costmodel.references import (
     LEE_2020,
@@ -197,6 +198,7 @@ _REDUCE_BCAST = _Scheme(
 )
 _SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
 ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
+_NAMES = Names("hierarchical algorithm", {s.name: s.aliases for s in _SCHEMES})
 """The hierarchical all-reduce algorithms, by canonical name."""
 
 _OUTER = ("ring", "tree", "recursive-doubling", "rabenseifner", "naive", "double-binary-tree")
@@ -403,23 +405,21 @@ class HierarchicalTable:
 # -- name resolution ---------------------------------------------------------------------------
 
 
-def _normalise(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
-
-
 def _scheme(name: str) -> _Scheme:
     if not isinstance(name, str):
         raise InputError(f"{name!r} is not an algorithm name; choose {' or '.join(ALGORITHMS)}")
-    key = _normalise(name)
+    key = _NAMES.get(name)
     for scheme in _SCHEMES:
-        if key == scheme.name or key in scheme.aliases:
+        if key == scheme.name:
             return scheme
     try:
-        flat = resolve("allreduce", name)
+        flat = resolve("allreduce", name).name
     except UnknownNameError:
-        raise UnknownNameError("hierarchical algorithm", name, ALGORITHMS, context="for allreduce") from None
+        flat = ""
+    if not flat:
+        _NAMES.resolve(name, context="for allreduce")
     raise InputError(
-        f"{flat.name!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
+        f"{flat!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
         "(the flat ring on the same topology is always reported)"
     )
 
@@ -431,7 +431,7 @@ def needs_topology(name: str) -> str:
     "'hier' (hierarchical) is a hierarchical all-reduce"
     """
     scheme = _scheme(name)
-    called = "" if _normalise(name) == scheme.name else f" ({scheme.name})"
+    called = "" if normalise(name) == scheme.name else f" ({scheme.name})"
     return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
             f"link; see its formula with costmodel formula allreduce {scheme.name}, and cost it with "
             f"costmodel cost allreduce {scheme.name} --level SIZE:ALPHA:RATE, once per level")
@@ -443,14 +443,13 @@ def is_hierarchical(name: str) -> bool:
     >>> is_hierarchical("hier"), is_hierarchical("ring")
     (True, False)
     """
-    key = _normalise(name) if isinstance(name, str) else ""
-    return any(key == s.name or key in s.aliases for s in _SCHEMES)
+    return name in _NAMES
 
 
 def _inner(scheme: _Scheme, inner: str | None) -> str:
     if inner is None:
         return scheme.default_inner
-    key = _normalise(str(inner))
+    key = normalise(str(inner))
     key = scheme.inner_aliases.get(key, key)
     if key not in scheme.inner:
         choices = sorted(scheme.inner)

@@ -59,8 +59,9 @@ from pathlib import Path
 from typing import Any, overload
 
 from costmodel.consensus.citations import BATAGELJ_2005, STEGER_1999, YING_2021
-from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.errors import InputError, ParseError
 from costmodel.intmath import ceil_log2, is_power_of_two
+from costmodel.names import Names
 from costmodel.references import Cited
 from costmodel.validate import is_whole, positive, whole
 
@@ -823,17 +824,8 @@ _KINDS = (
 )
 
 
-def _registry(kinds: Iterable[GraphKind]) -> dict[str, GraphKind]:
-    table: dict[str, GraphKind] = {}
-    for kind in kinds:
-        for key in (kind.name, *kind.aliases):
-            if key in table:
-                raise ValueError(f"graph name {key!r} is defined twice")
-            table[key] = kind
-    return table
-
-
-_BY_NAME = _registry(_KINDS)
+_BY_NAME = {kind.name: kind for kind in _KINDS}
+_NAMES = Names("graph", {kind.name: kind.aliases for kind in _KINDS})
 GRAPHS: tuple[str, ...] = tuple(k.name for k in _KINDS)
 """The canonical graph names."""
 
@@ -851,11 +843,7 @@ def resolve_graph(name: str) -> GraphKind:
     >>> resolve_graph("Erdos_Renyi").name
     'erdos-renyi'
     """
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    kind = _BY_NAME.get(key) or _BY_NAME.get(name.strip().lower())
-    if kind is None:
-        raise UnknownNameError("graph", name, GRAPHS)
-    return kind
+    return _BY_NAME[_NAMES.resolve(name)]
 
 
 _OPTION_WORDS = {"degree": "a degree", "rows": "rows", "prob": "an edge probability", "seed": "a seed",

@@ -48,7 +48,8 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.collectives.result import AlgorithmCost
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
+from costmodel.names import Names
 from costmodel.params import LinkParams
 from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEIDE_2014, Cited
 from costmodel.training._common import (
@@ -124,7 +125,7 @@ METHODS: dict[str, CompressionMethod] = {
 }
 """Compression methods by canonical name."""
 
-_ALIASES = {alias: m for m in METHODS.values() for alias in (m.name, *m.aliases)}
+_NAMES = Names("compression method", {m.name: m.aliases for m in METHODS.values()})
 
 _FREE = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="bytes only")
 
@@ -132,11 +133,7 @@ _FREE = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="byt
 def _method(name: Any) -> CompressionMethod:
     if isinstance(name, CompressionMethod):
         return name
-    key = str(name).strip().lower().replace("_", "-")
-    found = _ALIASES.get(key)
-    if found is None:
-        raise UnknownNameError("compression method", str(name), METHODS)
-    return found
+    return METHODS[_NAMES.resolve(str(name))]
 
 
 def _density(value: Any) -> Fraction:
