@@ -99,8 +99,8 @@ def positive(value: Any, name: str = "", **rules: Any) -> int:
 def _expected(low: int | None, high: int | None) -> str:
     if low is None and high is None:
         return "an integer"
-    if high is None:
-        return {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer ≥ {low}")
     if low is None:
         return f"an integer ≤ {high}"
+    if high is None:
+        return {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer ≥ {low}")
     return f"an integer from {low} to {high}"
