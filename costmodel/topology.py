@@ -55,6 +55,7 @@ from typing import Any
 from costmodel.errors import InputError, UnitError
 from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
+from costmodel.validate import positive, whole
 
 __all__ = ["Level", "Topology", "parse_level"]
 
@@ -89,10 +90,8 @@ class Level:
     name: str = ""
 
     def __post_init__(self) -> None:
-        if isinstance(self.size, bool) or not isinstance(self.size, int):
-            raise InputError(f"size={self.size!r} is not an integer; a level groups a whole number of units")
-        if self.size < 1:
-            raise InputError(f"size={self.size} is too small; a level groups at least 1 unit")
+        positive(self.size, "size", expected="an integer", hint="a level groups a whole number of units",
+                 small="a level groups at least 1 unit")
         if not isinstance(self.link, LinkParams):
             raise InputError(f"{self.link!r} is not a LinkParams; give the level's α and β as a LinkParams")
         if not isinstance(self.name, str):
@@ -200,8 +199,8 @@ class Topology:
         >>> Topology.from_options(levels=["4:1us:1GB/s", "3:1us:1GB/s"]).digits(7)
         (3, 1)
         """
-        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.p:
-            raise InputError(f"rank={rank!r} is not a rank of this topology; ranks are 0..{self.p - 1}")
+        whole(rank, "rank", low=0, high=self.p - 1, expected="a rank of this topology",
+              hint=f"ranks are 0..{self.p - 1}")
         return tuple((rank // stride) % size for stride, size in zip(self.strides, self.sizes, strict=True))
 
     def level_of(self, src: Any, dst: Any) -> Any:
@@ -297,8 +296,7 @@ class Topology:
             parsed = [replace(lv, link=replace(lv.link, gamma_s_per_byte=rate)) for lv in parsed]
         topology = cls(tuple(parsed))
         if p is not None:
-            if isinstance(p, bool) or not isinstance(p, int):
-                raise InputError(f"p={p!r} is not an integer; give the number of ranks, e.g. -p 32")
+            whole(p, "p", hint="give the number of ranks, e.g. -p 32")
             if p != topology.p:
                 product = " × ".join(map(str, topology.sizes))
                 raise InputError(

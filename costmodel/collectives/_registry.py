@@ -20,23 +20,17 @@ from costmodel.collectives import (
     scatter,
 )
 from costmodel.collectives._record import Algorithm, Collective
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
+from costmodel.names import Names
 
 __all__ = ["COLLECTIVES", "algorithms", "check_names", "collective", "record", "resolve"]
 
 _MODULES = (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, gather, scatter)
 
 
-def _normalise(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
-
-
-def _build() -> tuple[dict[str, Collective], dict[str, str], dict[tuple[str, str], Algorithm],
-                      dict[tuple[str, str], str]]:
+def _build() -> tuple[dict[str, Collective], Names, dict[tuple[str, str], Algorithm], dict[str, Names]]:
     collectives: dict[str, Collective] = {}
-    collective_names: dict[str, str] = {}
     records: dict[tuple[str, str], Algorithm] = {}
-    algorithm_names: dict[tuple[str, str], str] = {}
     for module in _MODULES:
         spec: Collective = module.COLLECTIVE
         if spec.algorithms != module.ALGORITHMS:
@@ -44,23 +38,16 @@ def _build() -> tuple[dict[str, Collective], dict[str, str], dict[tuple[str, str
         if spec.name in collectives:
             raise RuntimeError(f"collective {spec.name!r} registered twice")
         collectives[spec.name] = spec
-        for alias in (spec.name, *spec.aliases):
-            key = _normalise(alias)
-            if collective_names.get(key, spec.name) != spec.name:
-                raise RuntimeError(f"collective alias {alias!r} is taken by {collective_names[key]!r}")
-            collective_names[key] = spec.name
         for algo in spec.algorithms:
             if algo.collective != spec.name:
                 raise RuntimeError(f"{algo.name!r} in {module.__name__} says it is {algo.collective}")
             if algo.key in records:
                 raise RuntimeError(f"algorithm {algo.key} registered twice")
             records[algo.key] = algo
-            for alias in (algo.name, *algo.aliases):
-                key = (spec.name, _normalise(alias))
-                if algorithm_names.get(key, algo.name) != algo.name:
-                    raise RuntimeError(f"alias {alias!r} of {algo.key} is taken by {algorithm_names[key]!r}")
-                algorithm_names[key] = algo.name
     _check_references(records)
+    collective_names = Names("collective", {c.name: c.aliases for c in collectives.values()})
+    algorithm_names = {c.name: Names("algorithm", {a.name: a.aliases for a in c.algorithms})
+                       for c in collectives.values()}
     return collectives, collective_names, records, algorithm_names
 
 
@@ -93,10 +80,7 @@ def collective(name: str) -> Collective:
     >>> collective("all_reduce").name
     'allreduce'
     """
-    canonical = _COLLECTIVE_NAMES.get(_normalise(name))
-    if canonical is None:
-        raise UnknownNameError("collective", name, COLLECTIVES)
-    return COLLECTIVES[canonical]
+    return COLLECTIVES[_COLLECTIVE_NAMES.resolve(name)]
 
 
 def algorithms(name: str, *, adaptations: bool = False) -> tuple[Algorithm, ...]:
@@ -129,7 +113,7 @@ def resolve(collective_name: str, name: str) -> Algorithm:
     'rabenseifner'
     """
     spec = collective(collective_name)
-    canonical = _ALGORITHM_NAMES.get((spec.name, _normalise(name)))
+    canonical = _ALGORITHM_NAMES[spec.name].get(name)
     if canonical is None:
         choices = [a.name for a in spec.algorithms]
         from costmodel.collectives import hierarchical  # the error path only loads it
@@ -141,7 +125,7 @@ def resolve(collective_name: str, name: str) -> Algorithm:
                              f"algorithm: choose from {', '.join(choices)}")
         if spec.name == "allreduce":
             choices += hierarchical.ALGORITHMS
-        raise UnknownNameError("algorithm", name, choices, context=f"for {spec.name}")
+        canonical = _ALGORITHM_NAMES[spec.name].resolve(name, choices=choices, context=f"for {spec.name}")
     return _RECORDS[(spec.name, canonical)]
 
 

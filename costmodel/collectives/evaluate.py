@@ -29,6 +29,7 @@ from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, C
 from costmodel.errors import ConstraintError, InputError
 from costmodel.params import Link, LinkParams, link_at
 from costmodel.units import format_size, parse_size
+from costmodel.validate import positive, whole
 
 __all__ = [
     "applicable",
@@ -56,13 +57,8 @@ def check_ranks(p: Any) -> int:
     >>> check_ranks(16)
     16
     """
-    if isinstance(p, bool) or not isinstance(p, int):
-        raise InputError(f"p={p!r} is not an integer; give the number of ranks, e.g. -p 16")
-    if p < 2:
-        raise InputError(f"p={p} is too small; a collective needs at least 2 ranks")
-    if p > 2**40:
-        raise InputError(f"p={p} is too large; costmodel models at most 2^40 ranks")
-    return p
+    return whole(p, "p", low=2, high=2**40, hint="give the number of ranks, e.g. -p 16",
+                 small="a collective needs at least 2 ranks", large="costmodel models at most 2^40 ranks")
 
 
 def check_size(n: Any) -> Fraction:
@@ -218,8 +214,7 @@ def check_given(algo: Algorithm, p: int, n: Any, given: Mapping[str, int]) -> di
         if e.name not in given:
             continue
         value = given[e.name]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{e.name}={value!r} is not a positive integer")
+        positive(value, e.name)
         upper = e.upper(p, n)
         if value > upper:
             raise InputError(f"{e.name}={value} is more than n={n} bytes allows for {algo.name}; "

@@ -102,6 +102,7 @@ from costmodel.collectives.evaluate import check_size, price
 from costmodel.collectives.result import AlgorithmCost, times_slower
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.intmath import floor_log2, is_power_of_two
+from costmodel.names import Names, normalise
 from costmodel.params import LinkParams
 from costmodel.references import (
     LEE_2020,
@@ -114,6 +115,7 @@ from costmodel.references import (
     Cited,
 )
 from costmodel.topology import Level, Topology
+from costmodel.validate import is_whole, positive
 
 __all__ = [
     "ALGORITHMS",
@@ -196,6 +198,7 @@ _REDUCE_BCAST = _Scheme(
 )
 _SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
 ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
+_NAMES = Names("hierarchical algorithm", {s.name: s.aliases for s in _SCHEMES})
 """The hierarchical all-reduce algorithms, by canonical name."""
 
 _OUTER = ("ring", "tree", "recursive-doubling", "rabenseifner", "naive", "double-binary-tree")
@@ -402,23 +405,21 @@ class HierarchicalTable:
 # -- name resolution ---------------------------------------------------------------------------
 
 
-def _normalise(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
-
-
 def _scheme(name: str) -> _Scheme:
     if not isinstance(name, str):
         raise InputError(f"{name!r} is not an algorithm name; choose {' or '.join(ALGORITHMS)}")
-    key = _normalise(name)
+    key = _NAMES.get(name)
     for scheme in _SCHEMES:
-        if key == scheme.name or key in scheme.aliases:
+        if key == scheme.name:
             return scheme
     try:
-        flat = resolve("allreduce", name)
+        flat = resolve("allreduce", name).name
     except UnknownNameError:
-        raise UnknownNameError("hierarchical algorithm", name, ALGORITHMS, context="for allreduce") from None
+        flat = ""
+    if not flat:
+        _NAMES.resolve(name, context="for allreduce")
     raise InputError(
-        f"{flat.name!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
+        f"{flat!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
         "(the flat ring on the same topology is always reported)"
     )
 
@@ -430,7 +431,7 @@ def needs_topology(name: str) -> str:
     "'hier' (hierarchical) is a hierarchical all-reduce"
     """
     scheme = _scheme(name)
-    called = "" if _normalise(name) == scheme.name else f" ({scheme.name})"
+    called = "" if normalise(name) == scheme.name else f" ({scheme.name})"
     return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
             f"link; see its formula with costmodel formula allreduce {scheme.name}, and cost it with "
             f"costmodel cost allreduce {scheme.name} --level SIZE:ALPHA:RATE, once per level")
@@ -442,14 +443,13 @@ def is_hierarchical(name: str) -> bool:
     >>> is_hierarchical("hier"), is_hierarchical("ring")
     (True, False)
     """
-    key = _normalise(name) if isinstance(name, str) else ""
-    return any(key == s.name or key in s.aliases for s in _SCHEMES)
+    return name in _NAMES
 
 
 def _inner(scheme: _Scheme, inner: str | None) -> str:
     if inner is None:
         return scheme.default_inner
-    key = _normalise(str(inner))
+    key = normalise(str(inner))
     key = scheme.inner_aliases.get(key, key)
     if key not in scheme.inner:
         choices = sorted(scheme.inner)
@@ -465,12 +465,6 @@ def _outer(outer: str | None) -> str:
         raise InputError(f"outer algorithm {outer!r} is not composed across levels; choose from "
                          f"{', '.join(_OUTER)}")
     return algo.name
-
-
-def _whole(value: Any, what: str, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{what}={value!r} is not a positive integer; {hint}")
-    return value
 
 
 # -- the compositions --------------------------------------------------------------------------
@@ -656,7 +650,8 @@ def _lanes(scheme: _Scheme, lanes: int | None, local: int, notes: list[str]) -> 
     """The lane count: 1 ≤ k ≤ G, default G (one lane per local rank)."""
     if lanes is None:
         return local
-    k = _whole(lanes, "lanes", "give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
+    k = positive(lanes, "lanes",
+                 hint="give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
     if scheme is not _RS_AR_AG:
         notes.append(f"{scheme.name} crosses on the leader's one port; lanes={k} does not apply")
         return 1
@@ -839,7 +834,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     size = check_size(n)
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
-    k = _whole(lanes, "lanes", "give the number of parallel paths, e.g. --lanes 4")
+    k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. --lanes 4")
     link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     per_lane = size / k
     return MultiLaneTransfer(
@@ -911,7 +906,7 @@ def _group_sizes(groups: Any) -> tuple[int, ...]:
     if not sizes:
         raise InputError("no groups given; list the workers of each group, e.g. --groups 2,3")
     for i, s in enumerate(sizes, start=1):
-        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        if not is_whole(s) or s < 1:
             raise InputError(f"group {i} has {s!r} workers; every group needs a whole number of workers >= 1")
     if len(sizes) < 2:
         raise InputError(f"one group of {sizes[0]} is a plain all-reduce; FlexReduce needs at least two "
@@ -947,7 +942,7 @@ def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
     >>> split.exchange_entries_per_direction
     6
     """
-    e = _whole(entries, "entries", "give the number of tensor entries, e.g. --entries 12")
+    e = positive(entries, "entries", hint="give the number of tensor entries, e.g. --entries 12")
     sizes = _group_sizes(groups)
     m = len(sizes)
     need = math.lcm(*(m * s for s in sizes))
@@ -1035,8 +1030,8 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
     >>> t.core_bytes_flat_ring, t.core_bytes_rat
     (Fraction(7, 2), Fraction(2, 1))
     """
-    r = _whole(racks, "racks", "give the number of racks, e.g. --racks 2")
-    w = _whole(per_rack, "per_rack", "give the workers in each rack, e.g. --per-rack 4")
+    r = positive(racks, "racks", hint="give the number of racks, e.g. --racks 2")
+    w = positive(per_rack, "per_rack", hint="give the workers in each rack, e.g. --per-rack 4")
     if r < 2:
         raise InputError(f"racks={r} leaves nothing to cross the core; give at least 2 racks")
     size = check_size(n)

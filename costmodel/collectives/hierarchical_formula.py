@@ -46,8 +46,8 @@ from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import text_formula
 from costmodel.collectives.hierarchical import _RS_AR_AG, _inner, _outer, _Scheme, _scheme, _senders
-from costmodel.errors import InputError
 from costmodel.references import Cited
+from costmodel.validate import whole
 
 __all__ = ["HierarchicalFormula", "LevelFormula", "closed_form", "hierarchical_formula"]
 
@@ -156,10 +156,8 @@ def _phases(scheme: _Scheme, inner: str, outer: str,
 
 
 def _depth(levels: Any) -> int:
-    if isinstance(levels, bool) or not isinstance(levels, int) or not 2 <= levels <= 9:
-        raise InputError(f"levels={levels!r} is not a level count from 2 to 9; the closed form is written "
-                         "for 2 (nodes of ranks) or more levels")
-    return levels
+    return whole(levels, "levels", low=2, high=9, expected="a level count from 2 to 9",
+                 hint="the closed form is written for 2 (nodes of ranks) or more levels")
 
 
 def closed_form(algorithm: str = "hierarchical", *, inner: str | None = None, outer: str | None = None,

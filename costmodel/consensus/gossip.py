@@ -53,6 +53,7 @@ from costmodel.consensus.spectral import RoundsToTarget, Spectrum, parse_target,
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.references import XIAO_2004, Cited
+from costmodel.validate import is_whole, whole
 
 _CONSENSUS_SOURCE = XIAO_2004.at("section 1: x(t + 1) = W x(t), the disagreement shrinking by the spectral "
                                  "radius of W − 11ᵀ/n per round")
@@ -150,10 +151,9 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
     p = mixing.p
     if len(init) != p:
         raise InputError(f"init has {len(init)} values but the graph has p={p} workers; give one per worker")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 0 <= rounds <= MAX_ROUNDS:
-        raise InputError(f"rounds={rounds!r} is not an integer between 0 and {MAX_ROUNDS}")
+    whole(rounds, "rounds", low=0, high=MAX_ROUNDS, expected=f"an integer between 0 and {MAX_ROUNDS}")
     exact = (mixing.exact and p <= EXACT_MAX_P
-             and all(isinstance(v, (Fraction, int)) and not isinstance(v, bool) for v in init))
+             and all(isinstance(v, Fraction) or is_whole(v) for v in init))
     if exact:
         return _simulate_exact(mixing, tuple(Fraction(v) for v in init), rounds, keep_values)
     return _simulate_float(mixing, init, rounds, keep_values)

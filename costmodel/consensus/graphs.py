@@ -59,9 +59,11 @@ from pathlib import Path
 from typing import Any, overload
 
 from costmodel.consensus.citations import BATAGELJ_2005, STEGER_1999, YING_2021
-from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.errors import InputError, ParseError
 from costmodel.intmath import ceil_log2, is_power_of_two
+from costmodel.names import Names
 from costmodel.references import Cited
+from costmodel.validate import is_whole, positive, whole
 
 __all__ = [
     "GRAPHS",
@@ -97,13 +99,9 @@ def check_p(p: object, *, graph: str = "graph") -> int:
     >>> check_p(4)
     4
     """
-    if isinstance(p, bool) or not isinstance(p, int):
-        raise InputError(f"p={p!r} is not an integer; give the number of workers, e.g. -p 16")
-    if p < 2:
-        raise InputError(f"p={p} is too small; a {graph} for consensus needs at least 2 workers")
-    if p > MAX_P:
-        raise InputError(f"p={p} is too large; costmodel builds graphs of at most {MAX_P:,} workers")
-    return p
+    return whole(p, "p", low=2, high=MAX_P, hint="give the number of workers, e.g. -p 16",
+                 small=f"a {graph} for consensus needs at least 2 workers",
+                 large=f"costmodel builds graphs of at most {MAX_P:,} workers")
 
 
 # -- families: the structure closed forms use ------------------------------------------------------
@@ -349,8 +347,7 @@ def k_ring(p: int, *, k: int) -> Graph:
     (1, 2, 6, 7)
     """
     check_p(p, graph="k-ring")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k={k!r} is not a positive integer; a k-ring links each worker to k on each side")
+    positive(k, "k", hint="a k-ring links each worker to k on each side")
     offsets = _symmetric_offsets(p, range(1, min(k, p // 2) + 1))
     notes = ()
     if len(offsets) == p - 1:
@@ -377,7 +374,7 @@ def torus(p: int, *, rows: int | None = None) -> Graph:
         if rows == 1:
             raise InputError(f"p={p} is prime; a 2-D torus needs p = rows × cols with both ≥ 2; "
                              "try the ring, or a p with factors")
-    elif isinstance(rows, bool) or not isinstance(rows, int) or rows < 2 or p % rows or p // rows < 2:
+    elif not is_whole(rows) or rows < 2 or p % rows or p // rows < 2:
         raise InputError(f"rows={rows!r} does not split p={p} into rows × cols with both ≥ 2; "
                          "give a divisor of p, or leave rows out for the squarest torus")
     cols = p // rows
@@ -479,9 +476,8 @@ def random_regular(p: int, *, degree: int, seed: int | None = None) -> Graph:
     """
     check_p(p, graph="random regular graph")
     seed = _check_seed(seed)
-    if isinstance(degree, bool) or not isinstance(degree, int) or not 1 <= degree < p:
-        raise InputError(f"degree={degree!r} is not between 1 and p − 1 = {p - 1}; "
-                         "a random regular graph needs 1 ≤ degree < p")
+    whole(degree, "degree", low=1, high=p - 1, expected=f"between 1 and p − 1 = {p - 1}",
+          hint="a random regular graph needs 1 ≤ degree < p")
     if p * degree % 2:
         raise InputError(f"p × degree = {p} × {degree} is odd; a regular graph needs an even "
                          f"number of edge ends: change p or the degree")
@@ -602,9 +598,7 @@ def _as_float(value: Any, what: str) -> float:
 def _check_seed(seed: object) -> int:
     if seed is None:
         return 0
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} is not a non-negative integer; give e.g. seed=0")
-    return seed
+    return whole(seed, "seed", low=0, hint="give e.g. seed=0")
 
 
 def from_edges(edges: Iterable[tuple[int, int]], *, p: int | None = None, name: str = "edges",
@@ -627,7 +621,7 @@ def from_edges(edges: Iterable[tuple[int, int]], *, p: int | None = None, name: 
     pairs: set[tuple[int, int]] = set()
     for u, v in edges:
         for w in (u, v):
-            if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+            if not is_whole(w) or w < 0:
                 raise InputError(f"worker {w!r} is not a non-negative integer; number workers 0 … p − 1")
         if u == v:
             raise InputError(f"edge ({u}, {v}) is a self-loop; leave it out, every worker mixes with itself")
@@ -790,7 +784,7 @@ class GraphKind:
 def _build_k_ring(p: int, *, degree: int | None) -> Graph:
     if degree is None:
         raise InputError("the k-ring needs a degree (2k, e.g. degree=4 for two neighbours on each side)")
-    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 2 or degree % 2:
+    if not is_whole(degree) or degree < 2 or degree % 2:
         raise InputError(f"degree={degree!r} is not an even number ≥ 2; a k-ring has degree 2k, "
                          "e.g. degree=4 for k=2")
     return k_ring(p, k=degree // 2)
@@ -830,17 +824,8 @@ _KINDS = (
 )
 
 
-def _registry(kinds: Iterable[GraphKind]) -> dict[str, GraphKind]:
-    table: dict[str, GraphKind] = {}
-    for kind in kinds:
-        for key in (kind.name, *kind.aliases):
-            if key in table:
-                raise ValueError(f"graph name {key!r} is defined twice")
-            table[key] = kind
-    return table
-
-
-_BY_NAME = _registry(_KINDS)
+_BY_NAME = {kind.name: kind for kind in _KINDS}
+_NAMES = Names("graph", {kind.name: kind.aliases for kind in _KINDS})
 GRAPHS: tuple[str, ...] = tuple(k.name for k in _KINDS)
 """The canonical graph names."""
 
@@ -858,11 +843,7 @@ def resolve_graph(name: str) -> GraphKind:
     >>> resolve_graph("Erdos_Renyi").name
     'erdos-renyi'
     """
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    kind = _BY_NAME.get(key) or _BY_NAME.get(name.strip().lower())
-    if kind is None:
-        raise UnknownNameError("graph", name, GRAPHS)
-    return kind
+    return _BY_NAME[_NAMES.resolve(name)]
 
 
 _OPTION_WORDS = {"degree": "a degree", "rows": "rows", "prob": "an edge probability", "seed": "a seed",

@@ -53,7 +53,8 @@ from costmodel._json import real
 from costmodel.consensus._numbers import Number, format_decimal, format_exact, parse_number, to_number
 from costmodel.consensus.citations import OLSHEVSKY_2017, XIAO_2004, XIAO_2005
 from costmodel.consensus.graphs import Circulant, Graph, Star, _check_connected
-from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.errors import InputError, ParseError
+from costmodel.names import Names
 from costmodel.references import Cited
 
 if TYPE_CHECKING:
@@ -69,16 +70,14 @@ __all__ = [
     "resolve_weights",
 ]
 
-WEIGHTS = ("uniform", "metropolis", "lazy", "best-constant")
+_NAMES = Names("weights", {
+    "uniform": ("equal", "average", "one-third"),
+    "metropolis": ("metropolis-hastings", "mh", "max-degree-plus-one"),
+    "lazy": ("lazy-metropolis",),
+    "best-constant": ("best", "best-constant-edge", "constant", "xiao-boyd"),
+})
+WEIGHTS: tuple[str, ...] = _NAMES.canonical
 """The weight schemes by name; anything else given as weights is a matrix file."""
-
-_ALIASES = {
-    "equal": "uniform", "average": "uniform", "one-third": "uniform",
-    "metropolis-hastings": "metropolis", "mh": "metropolis", "max-degree-plus-one": "metropolis",
-    "lazy-metropolis": "lazy",
-    "best": "best-constant", "best-constant-edge": "best-constant", "constant": "best-constant",
-    "xiao-boyd": "best-constant",
-}
 _TOLERANCE = 1e-9
 """How far a row sum of a matrix given in decimals may be from 1 (then it is used as floats)."""
 _EXACT_CHECK_MAX = 20_000
@@ -200,19 +199,12 @@ def resolve_weights(name: str) -> str:
     >>> resolve_weights("Metropolis-Hastings")
     'metropolis'
     """
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    if key in WEIGHTS:
-        return key
-    if key in _ALIASES:
-        return _ALIASES[key]
-    raise UnknownNameError("weights", name, WEIGHTS,
-                           context="(nor a matrix file)" if not _looks_like_path(name) else "")
+    return _NAMES.resolve(name, context="(nor a matrix file)" if not _looks_like_path(name) else "")
 
 
 def _is_file_name(text: str) -> bool:
     """Not a scheme name, and an existing file or something shaped like a path."""
-    key = text.strip().lower().replace("_", "-").replace(" ", "-")
-    return key not in WEIGHTS and key not in _ALIASES and (os.path.exists(text) or _looks_like_path(text))
+    return text not in _NAMES and (os.path.exists(text) or _looks_like_path(text))
 
 
 def _looks_like_path(text: str) -> bool:

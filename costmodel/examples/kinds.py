@@ -34,6 +34,7 @@ from costmodel.units import (
     parse_size,
     parse_time,
 )
+from costmodel.validate import is_whole
 
 __all__ = [
     "COUNT",
@@ -76,7 +77,7 @@ def show_exact(x: Any, *, digits: int = 4) -> str:
 
 
 def _count(value: Any) -> int:
-    number = value if isinstance(value, int) and not isinstance(value, bool) else parse_number(value)
+    number = value if is_whole(value) else parse_number(value)
     if isinstance(number, Fraction):
         if number.denominator != 1:
             raise InputError(f"{value!r} is not a whole number; give a count such as 8")

@@ -47,6 +47,7 @@ from costmodel.exercises.mistakes import (
 from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
+from costmodel.validate import positive
 
 __all__ = ["Grade", "GradeReport", "Submission", "check", "grade_answer", "read_answers",
            "unreadable_gradescope"]
@@ -525,8 +526,7 @@ def _workers(jobs: int | None, count: int) -> int:
     import os
 
     if jobs is not None:
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise InputError(f"jobs={jobs!r} is not a positive whole number")
+        positive(jobs, "jobs", expected="a positive whole number")
     elif count < PARALLEL_FROM:
         return 1
     if "fork" not in multiprocessing.get_all_start_methods():

@@ -17,7 +17,8 @@ References
 
 from __future__ import annotations
 
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
+from costmodel.names import Names
 from costmodel.references import (
     HUANG_2019,
     NARAYANAN_2021_FLUSH,
@@ -33,19 +34,14 @@ __all__ = ["BUBBLE", "CITED", "FORMULAS", "SCHEDULES", "SOURCES", "SPLIT", "Step
 #: The citations this module uses (defined in :mod:`costmodel.references`).
 CITED: tuple[Citation, ...] = (HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024)
 
+_NAMES = Names("schedule", {
+    "gpipe": (),
+    "1f1b": ("pipedream-flush", "one-f-one-b"),
+    "interleaved": ("interleaved-1f1b", "1f1b-interleaved", "vpp"),
+    "zb-h1": ("zb", "zbh1", "zero-bubble"),
+})
 #: Canonical schedule names, in the order the CLI lists them.
-SCHEDULES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1")
-
-_ALIASES = {
-    "pipedream-flush": "1f1b",
-    "one-f-one-b": "1f1b",
-    "interleaved-1f1b": "interleaved",
-    "1f1b-interleaved": "interleaved",
-    "vpp": "interleaved",
-    "zb": "zb-h1",
-    "zbh1": "zb-h1",
-    "zero-bubble": "zb-h1",
-}
+SCHEDULES: tuple[str, ...] = _NAMES.canonical
 SPLIT = frozenset({"zb-h1"})  # schedules that split the backward into B and W
 SOURCES = {
     "gpipe": HUANG_2019.at("section 2.2, figure 2(c)"),
@@ -82,12 +78,7 @@ def resolve_schedule(name: object) -> str:
     """
     if not isinstance(name, str):
         raise InputError(f"{name!r} is not a schedule name; choose from {', '.join(SCHEDULES)}")
-    key = name.strip().lower().replace("_", "-")
-    if key in SCHEDULES:
-        return key
-    if key in _ALIASES:
-        return _ALIASES[key]
-    raise UnknownNameError("schedule", name, (*SCHEDULES, *_ALIASES))
+    return _NAMES.resolve(name, choices=(*_NAMES.canonical, *_NAMES.aliases))
 
 
 #: One operation before timing: (op, microbatch, chunk), op one of "F", "B", "W".

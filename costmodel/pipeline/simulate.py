@@ -12,6 +12,7 @@ from numbers import Rational, Real
 from costmodel.errors import InputError
 from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, order, resolve_schedule
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
+from costmodel.validate import positive
 
 __all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
 
@@ -101,12 +102,6 @@ def _slots_text(value: str, shown: str) -> Fraction:
 def _outside(shown: str) -> str:
     return (f"{shown} is outside the times costmodel takes, 1e-300 to 1e300 slots (or 0); "
             "choose the slot so that the times are near 1")
-
-
-def _count(value: object, name: str, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name}={value!r} is not a positive integer; {hint}")
-    return value
 
 
 def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: dict[str, int],
@@ -276,12 +271,13 @@ def bubble(
     Fraction(3, 1)
     """
     name = resolve_schedule(schedule)
-    p = _count(stages, "stages", "a pipeline has at least 1 stage")
-    m = _count(microbatches, "microbatches", "a mini-batch has at least 1 micro-batch")
+    p = positive(stages, "stages", hint="a pipeline has at least 1 stage")
+    m = positive(microbatches, "microbatches", hint="a mini-batch has at least 1 micro-batch")
     split = name in SPLIT
     notes: list[str] = []
     if name == "interleaved":
-        v = 2 if chunks is None else _count(chunks, "chunks", "each device holds at least 1 model chunk")
+        hint = "each device holds at least 1 model chunk"
+        v = 2 if chunks is None else positive(chunks, "chunks", hint=hint)
         if m % p:
             raise InputError(
                 f"microbatches={m} is not a multiple of stages={p}; interleaved 1F1B needs one, "

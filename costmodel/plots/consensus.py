@@ -24,6 +24,7 @@ from costmodel.consensus.gossip import consensus
 from costmodel.consensus.graphs import resolve_graph
 from costmodel.errors import InputError
 from costmodel.plots._figure import LINESTYLES, MARKERS, check_output, figure_style, save
+from costmodel.validate import positive
 
 __all__ = ["ConsensusCurve", "ConsensusPlot", "consensus_plot", "draw_consensus_plot"]
 
@@ -103,8 +104,7 @@ def consensus_plot(
     names = [g.strip() for g in (graphs.split(",") if isinstance(graphs, str) else graphs)]
     if not names or not all(names):
         raise InputError(f"{graphs!r} names no graph; give e.g. ring,torus,hypercube")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise InputError(f"rounds={rounds!r} is not a positive integer; plot at least one round")
+    positive(rounds, "rounds", hint="plot at least one round")
     curves, notes = [], []
     for name in dict.fromkeys(names):
         takes = resolve_graph(name).options

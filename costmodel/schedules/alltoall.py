@@ -30,7 +30,6 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from costmodel.errors import InputError
 from costmodel.schedules.model import Group, Schedule, Step, check_ranks
 
 __all__ = [
@@ -42,14 +41,6 @@ __all__ = [
     "pairwise_alltoall",
     "pairwise_alltoall_steps",
 ]
-
-
-def _check(p: int, root: int) -> None:
-    """Refuse a rank count or root that names no rank (root is accepted and ignored)."""
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-        raise InputError(f"p={p!r} is not a number of ranks; use an integer p ≥ 1")
-    if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < p:
-        raise InputError(f"root={root!r} is not one of the {p} ranks; use 0 ≤ root < {p}")
 
 
 def pairwise_alltoall_steps(p: int) -> Iterator[Step]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from costmodel.errors import InputError
 from costmodel.schedules.model import Group, Schedule, Step, check_ranks
+from costmodel.validate import positive
 
 __all__ = ["BUILDERS", "pipelined_chain_broadcast", "pipelined_chain_steps"]
 
@@ -102,8 +103,7 @@ def pipelined_chain_broadcast(p: int, *, root: int = 0, k: int | None = None) ->
     check_ranks(p, root=root)
     if k is None:
         raise InputError("k=None: the pipelined chain needs its number of segments; pass k ≥ 1")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k={k!r} is not a number of segments; use an integer k ≥ 1")
+    positive(k, "k", expected="a number of segments", hint="use an integer k ≥ 1")
     return Schedule(collective="broadcast", algorithm="pipelined-chain", p=p, units=k, root=root,
                     generate=lambda: pipelined_chain_steps(p, k=k, root=root))
 

@@ -25,7 +25,8 @@ from typing import Literal
 
 import numpy as np
 
-from costmodel.errors import CostmodelError, InputError
+from costmodel.errors import CostmodelError
+from costmodel.validate import positive, whole
 
 __all__ = ["Group", "Schedule", "ScheduleError", "Step", "Transfer", "check_ranks", "group", "step"]
 
@@ -39,10 +40,8 @@ def check_ranks(p: int, *, root: int = 0) -> None:
     ------
     InputError
     """
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-        raise InputError(f"p={p!r} is not a number of ranks; use an integer p ≥ 1")
-    if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < p:
-        raise InputError(f"root={root!r} is not one of the {p} ranks; use 0 ≤ root < {p}")
+    positive(p, "p", expected="a number of ranks", hint="use an integer p ≥ 1")
+    whole(root, "root", low=0, high=p - 1, expected=f"one of the {p} ranks", hint=f"use 0 ≤ root < {p}")
 
 
 class ScheduleError(CostmodelError, RuntimeError):

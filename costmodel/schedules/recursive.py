@@ -56,6 +56,7 @@ from costmodel.errors import InputError
 from costmodel.intmath import floor_log2, is_power_of_two
 from costmodel.schedules.model import Group, Op, Schedule, Step, check_ranks
 from costmodel.schedules.trees import binomial_scatter_steps
+from costmodel.validate import positive, whole
 
 __all__ = [
     "BUILDERS",
@@ -812,8 +813,7 @@ def two_trees(p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> depths.max(axis=1).tolist()  # ⌊log2 6⌋
     [2, 2]
     """
-    if isinstance(p, bool) or not isinstance(p, int) or p < 2:
-        raise InputError(f"p={p!r} is too few ranks for two trees; use an integer p ≥ 2")
+    whole(p, "p", low=2, problem="is too few ranks for two trees", hint="use an integer p ≥ 2")
     first = _inorder_parents(p)
     image = p - 1 - np.arange(p, dtype=np.int64) if p % 2 == 0 else (np.arange(p, dtype=np.int64) + 1) % p
     second = np.full(p, -1, dtype=np.int64)
@@ -871,8 +871,7 @@ def double_binary_tree_allreduce(p: int, *, root: int = 0, k: int | None = None)
                          "use p ≥ 4")
     if k is None:
         raise InputError("k=None: the double binary tree needs its number of blocks per tree; pass k ≥ 1")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k={k!r} is not a number of blocks; use an integer k ≥ 1")
+    positive(k, "k", expected="a number of blocks", hint="use an integer k ≥ 1")
     parents, depths, colours = two_trees(p)
     h = floor_log2(p)
     has = parents >= 0

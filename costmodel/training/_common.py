@@ -19,6 +19,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.errors import InputError
 from costmodel.exact import decimal_text, parse_number, show
+from costmodel.validate import is_whole, whole
 
 _MAX_ITEMS = 100_000
 
@@ -111,13 +112,8 @@ def positive_int(value: Any, *, what: str, hint: str, allow_zero: bool = False) 
     >>> positive_int(4, what="--dp", hint="give the data-parallel degree")
     4
     """
-    least = 0 if allow_zero else 1
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        bound = "a whole number >= 0" if allow_zero else "a positive whole number"
-        raise InputError(f"{what}={value!r} is not {bound}; {hint}")
-    if value > 10**18:
-        raise InputError(f"{what}={value!r} is too large; {hint}")
-    return value
+    return whole(value, what, low=0 if allow_zero else 1, high=10**18, hint=hint, large=hint,
+                 expected="a whole number >= 0" if allow_zero else "a positive whole number")
 
 
 def parse_counts(value: Any, *, what: str, example: str = "600,300,100",
@@ -159,7 +155,7 @@ def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
     """
     if value is None:
         return ()
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_whole(value):
         value = [value]
     parts = _items(value, ",", what=what, example="1 or 0,2")
     seen: list[int] = []
@@ -167,7 +163,7 @@ def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
         text = part.strip() if isinstance(part, str) else part
         if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", text):
             text = int(text)
-        if isinstance(text, bool) or not isinstance(text, int):
+        if not is_whole(text):
             raise InputError(f"{show(part)} is not an index; write 0-based client indices with commas, "
                              "e.g. 1 or 0,2")
         if not 0 <= text < n:

@@ -48,7 +48,8 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.collectives.result import AlgorithmCost
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
+from costmodel.names import Names
 from costmodel.params import LinkParams
 from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEIDE_2014, Cited
 from costmodel.training._common import (
@@ -61,6 +62,7 @@ from costmodel.training._common import (
     reals,
 )
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
+from costmodel.validate import whole
 
 __all__ = [
     "CITED",
@@ -123,7 +125,7 @@ METHODS: dict[str, CompressionMethod] = {
 }
 """Compression methods by canonical name."""
 
-_ALIASES = {alias: m for m in METHODS.values() for alias in (m.name, *m.aliases)}
+_NAMES = Names("compression method", {m.name: m.aliases for m in METHODS.values()})
 
 _FREE = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="bytes only")
 
@@ -131,11 +133,7 @@ _FREE = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0), source="byt
 def _method(name: Any) -> CompressionMethod:
     if isinstance(name, CompressionMethod):
         return name
-    key = str(name).strip().lower().replace("_", "-")
-    found = _ALIASES.get(key)
-    if found is None:
-        raise UnknownNameError("compression method", str(name), METHODS)
-    return found
+    return METHODS[_NAMES.resolve(str(name))]
 
 
 def _density(value: Any) -> Fraction:
@@ -421,8 +419,7 @@ def _random_vector(size: Any, seed: Any) -> tuple[Fraction, ...]:
     n = positive_int(size, what="size", hint="give the random vector's length, e.g. --random 8")
     if seed is None:
         raise InputError("a random vector needs a seed; add --seed S (costmodel never uses a global RNG)")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InputError(f"seed={seed!r} is not an integer; give --seed S, e.g. 0")
+    whole(seed, "seed", hint="give --seed S, e.g. 0")
     if n > _MAX_EF_ELEMENTS:
         raise InputError(f"size={n} is too long for an exact simulation; "
                          f"use at most {_MAX_EF_ELEMENTS} elements")

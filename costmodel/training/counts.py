@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError
+from costmodel.names import Names
 from costmodel.references import Citation
 
 __all__ = ["CITED", "DTYPES", "Dtype", "parse_count", "parse_dtype"]
@@ -152,7 +153,7 @@ DTYPES: dict[str, Dtype] = {
 }
 """The data types costmodel knows, by canonical name."""
 
-_ALIASES = {alias: d for d in DTYPES.values() for alias in (d.name, *d.aliases)}
+_NAMES = Names("dtype", {d.name: d.aliases for d in DTYPES.values()})
 
 
 def parse_dtype(name: Any) -> Dtype:
@@ -176,8 +177,4 @@ def parse_dtype(name: Any) -> Dtype:
         return name
     if not isinstance(name, str):
         raise InputError(f"{name!r} is not a dtype name; use one of {', '.join(DTYPES)}")
-    key = name.strip().lower().replace("_", "-")
-    found = _ALIASES.get(key)
-    if found is None:
-        raise UnknownNameError("dtype", name, DTYPES)
-    return found
+    return DTYPES[_NAMES.resolve(name)]

@@ -49,6 +49,7 @@ from costmodel.errors import InputError, UnknownNameError
 from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
+from costmodel.validate import is_whole
 
 __all__ = [
     "CITED",
@@ -161,7 +162,7 @@ def _zero_parts(stage: int, psi: Fraction, *, n: int, w: int, g: int, k: int) ->
 
 
 def _stage(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value not in ZERO_STAGES:
+    if not is_whole(value) or value not in ZERO_STAGES:
         raise InputError(f"ZeRO stage {value!r} does not exist; use 0 (none), 1 (optimizer states), "
                          "2 (+ gradients) or 3 (+ parameters)")
     return value
