@@ -41,6 +41,7 @@ _NUMBER = re.compile(
 _MAX_EXPONENT = 60
 _MAX_DIGITS = 200
 _MAX_ITEMS = 100_000
+_MAX_DECIMAL_EXPONENT = 400
 
 
 def show(value: object) -> str:
@@ -49,11 +50,13 @@ def show(value: object) -> str:
 
 
 def to_fraction(value: object, *, what: str = "a number", example: str = "0.25",
-                error: type[InputError] = InputError) -> Fraction:
+                error: type[InputError] = InputError, shown: str | None = None) -> Fraction:
     """A Python number (not text) exactly, by the package's one rule (see the module notes).
 
-    *what* and *example* word the error (``"a time"``, ``"5 us"``); *error* is the
-    InputError subclass raised (:class:`~costmodel.errors.UnitError` for units).
+    *what* and *example* word the error (``"a time"``, ``"5 us"``), *shown* names the
+    value in it (default its shortened ``repr``); *error* is the InputError subclass
+    raised (:class:`~costmodel.errors.UnitError` for units).  A Decimal beyond
+    10^±400 is refused before its digits are built.
 
     Examples
     --------
@@ -64,8 +67,9 @@ def to_fraction(value: object, *, what: str = "a number", example: str = "0.25",
         ...
     costmodel.errors.InputError: True is a bool, not a number; give a number or a string such as '0.25'
     """
+    shown = show(value) if shown is None else shown
     if isinstance(value, bool):
-        raise error(f"{value!r} is a bool, not {what}; give a number or a string such as {example!r}")
+        raise error(f"{shown} is a bool, not {what}; give a number or a string such as {example!r}")
     if isinstance(value, Fraction):
         return value
     if isinstance(value, numbers.Rational):
@@ -73,9 +77,14 @@ def to_fraction(value: object, *, what: str = "a number", example: str = "0.25",
     if isinstance(value, (Decimal, numbers.Real)):
         finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(float(value))
         if not finite:
-            raise error(f"{show(value)} is not a finite number; write {what} such as {example}")
-        return Fraction(value) if isinstance(value, Decimal) else Fraction(repr(float(value)))
-    raise error(f"{show(value)} is not {what}; give a number or a string such as {example!r}")
+            raise error(f"{shown} is not a finite number; write {what} such as {example}")
+        if isinstance(value, Decimal):
+            if value and abs(value.adjusted()) > _MAX_DECIMAL_EXPONENT:
+                raise error(f"{shown} is out of range; give {what} between 1e-{_MAX_DECIMAL_EXPONENT} "
+                            f"and 1e{_MAX_DECIMAL_EXPONENT}")
+            return Fraction(value)
+        return Fraction(repr(float(value)))
+    raise error(f"{shown} is not {what}; give a number or a string such as {example!r}")
 
 
 def parse_number(value: Any, *, what: str = "value") -> Fraction:
