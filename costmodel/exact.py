@@ -22,14 +22,15 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
-__all__ = ["Number", "decimal_text", "list_items", "parse_number", "parse_numbers", "show", "to_fraction"]
+__all__ = ["Number", "decimal_text", "list_items", "parse_list", "parse_number", "parse_numbers", "show",
+           "to_fraction"]
 
 #: A computed value: exact, or a float where exact arithmetic was given up (documented where it is).
 Number = Fraction | float
@@ -41,6 +42,7 @@ _NUMBER = re.compile(
 _MAX_EXPONENT = 60
 _MAX_DIGITS = 200
 _MAX_ITEMS = 100_000
+T = TypeVar("T")
 _MAX_DECIMAL_EXPONENT = 400
 
 
@@ -141,11 +143,15 @@ def parse_numbers(value: Any, *, what: str, example: str = "0.2,0.5,0.9") -> tup
     >>> parse_numbers("0.2, 0.5 ,1/2", what="losses")
     (Fraction(1, 5), Fraction(1, 2), Fraction(1, 2))
     """
-    parts = list_items(value, ",", what=what, example=example)
+    return parse_list(value, lambda part: parse_number(part, what=what), what=what, example=example)
+
+
+def parse_list(value: Any, parse: Callable[[Any], T], *, what: str, example: str) -> tuple[T, ...]:
+    """Each item of a comma-separated list (or a sequence) through *parse*; errors name the item."""
     out = []
-    for i, part in enumerate(parts):
+    for i, part in enumerate(list_items(value, ",", what=what, example=example)):
         try:
-            out.append(parse_number(part, what=what))
+            out.append(parse(part))
         except InputError as exc:
             raise InputError(f"item {i} of the {what}: {exc}") from None
     return tuple(out)

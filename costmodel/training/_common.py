@@ -18,7 +18,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.exact import list_items, parse_number, parse_numbers, show
+from costmodel.exact import list_items, parse_list, parse_number, parse_numbers, show
 
 __all__ = [
     "optional_link",
@@ -97,14 +97,8 @@ def parse_counts(value: Any, *, what: str, example: str = "600,300,100",
     """
     from costmodel.training.counts import parse_count
 
-    parts = list_items(value, ",", what=what, example=example)
-    out = []
-    for i, part in enumerate(parts):
-        try:
-            out.append(parse_count(part, allow_zero=allow_zero))
-        except InputError as exc:
-            raise InputError(f"item {i} of the {what}: {exc}") from None
-    return tuple(out)
+    return parse_list(value, lambda part: parse_count(part, allow_zero=allow_zero), what=what,
+                      example=example)
 
 
 def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
