@@ -1,9 +1,20 @@
-"""Exact numbers from text: the one restricted parser behind every list of numbers users type.
+"""Exact numbers from what callers give: the one coercion rule of the package.
 
-No ``eval``: a regular expression per number.  Decimals are exact (``0.1`` is
-one tenth), an exponent is allowed (``2.5e-3``, at most ±60), and so is a
-ratio of integers (``1/3``).  Python floats are read by their shortest
-``repr``, so ``0.2`` is ``Fraction(1, 5)``, the number the user typed.
+Every number a user or a caller hands to costmodel becomes a Fraction by one rule:
+
+* an int, a Fraction (any ``numbers.Rational``) or a finite Decimal is taken exactly;
+* a finite Python float (or another real, such as a NumPy float) is read by its
+  shortest ``repr``, so ``0.1`` is ``Fraction(1, 10)``: the number the user typed,
+  not the binary double nearest to it;
+* a string is read by a restricted grammar (a regular expression, no ``eval``):
+  a decimal (``0.1`` is one tenth), an exponent (``2.5e-3``, at most ±60) or a
+  ratio of integers (``1/3``);
+* bools, NaN and infinities are refused with an :class:`~costmodel.errors.InputError`.
+
+:func:`to_fraction` is the rule for Python numbers, :func:`parse_number` adds the
+text grammar and :func:`parse_numbers` reads lists.  :mod:`costmodel.units` reads
+quantities with units on top of :func:`to_fraction`, and its
+:func:`~costmodel.units.format_exact` is the one way an exact number is shown.
 """
 
 from __future__ import annotations
@@ -11,13 +22,18 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
-__all__ = ["decimal_text", "parse_number", "show"]
+__all__ = ["Number", "decimal_text", "list_items", "parse_list", "parse_number", "parse_numbers", "show",
+           "to_fraction"]
+
+#: A computed value: exact, or a float where exact arithmetic was given up (documented where it is).
+Number = Fraction | float
 
 _NUMBER = re.compile(
     r"\s*(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]{1,3}))?)"
@@ -25,6 +41,9 @@ _NUMBER = re.compile(
 )
 _MAX_EXPONENT = 60
 _MAX_DIGITS = 200
+_MAX_ITEMS = 100_000
+T = TypeVar("T")
+_MAX_DECIMAL_EXPONENT = 400
 
 
 def show(value: object) -> str:
@@ -32,8 +51,46 @@ def show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def to_fraction(value: object, *, what: str = "a number", example: str = "0.25",
+                error: type[InputError] = InputError, shown: str | None = None) -> Fraction:
+    """A Python number (not text) exactly, by the package's one rule (see the module notes).
+
+    *what* and *example* word the error (``"a time"``, ``"5 us"``), *shown* names the
+    value in it (default its shortened ``repr``); *error* is the InputError subclass
+    raised (:class:`~costmodel.errors.UnitError` for units).  A Decimal beyond
+    10^±400 is refused before its digits are built.
+
+    Examples
+    --------
+    >>> to_fraction(0.1), to_fraction(3), to_fraction(Decimal("2.5"))
+    (Fraction(1, 10), Fraction(3, 1), Fraction(5, 2))
+    >>> to_fraction(True)
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: True is a bool, not a number; give a number or a string such as '0.25'
+    """
+    shown = show(value) if shown is None else shown
+    if isinstance(value, bool):
+        raise error(f"{shown} is a bool, not {what}; give a number or a string such as {example!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, (Decimal, numbers.Real)):
+        finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(float(value))
+        if not finite:
+            raise error(f"{shown} is not a finite number; write {what} such as {example}")
+        if isinstance(value, Decimal):
+            if value and abs(value.adjusted()) > _MAX_DECIMAL_EXPONENT:
+                raise error(f"{shown} is out of range; give {what} between 1e-{_MAX_DECIMAL_EXPONENT} "
+                            f"and 1e{_MAX_DECIMAL_EXPONENT}")
+            return Fraction(value)
+        return Fraction(repr(float(value)))
+    raise error(f"{shown} is not {what}; give a number or a string such as {example!r}")
+
+
 def parse_number(value: Any, *, what: str = "value") -> Fraction:
-    """One exact number: a decimal string, ``a/b``, an int, a Fraction, a Decimal or a finite float.
+    """One exact number: a decimal string, ``a/b``, or a Python number by :func:`to_fraction`.
 
     Examples
     --------
@@ -44,32 +101,60 @@ def parse_number(value: Any, *, what: str = "value") -> Fraction:
         ...
     costmodel.errors.InputError: 'x' is not a number; write a decimal such as 0.25 or a ratio such as 1/4
     """
-    if isinstance(value, bool):
-        raise InputError(f"{value!r} is a bool, not a number; write the {what} as a number such as 0.25")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Rational):
-        return Fraction(int(value.numerator), int(value.denominator))
-    if isinstance(value, Decimal) and value.is_finite():
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InputError(f"{value!r} is not a finite number; the {what} must be finite")
-        return Fraction(repr(value))
-    if isinstance(value, str):
-        m = _NUMBER.fullmatch(value)
-        if m is not None and len(m.group("num")) <= _MAX_DIGITS:
-            if m.group("exp") is not None and abs(int(m.group("exp"))) > _MAX_EXPONENT:
-                raise InputError(f"{show(value)} has an exponent out of range; "
-                                 f"exponents must be between -{_MAX_EXPONENT} and {_MAX_EXPONENT}")
-            number = Fraction(m.group("num"))
-            if m.group("den") is None:
-                return number
-            den = int(m.group("den"))
-            if den == 0:
-                raise InputError(f"{show(value)} divides by zero; write a ratio such as 1/4")
-            return number / den
+    if not isinstance(value, str):
+        return to_fraction(value, what=f"the {what}")
+    m = _NUMBER.fullmatch(value)
+    if m is not None and len(m.group("num")) <= _MAX_DIGITS:
+        if m.group("exp") is not None and abs(int(m.group("exp"))) > _MAX_EXPONENT:
+            raise InputError(f"{show(value)} has an exponent out of range; "
+                             f"exponents must be between -{_MAX_EXPONENT} and {_MAX_EXPONENT}")
+        number = Fraction(m.group("num"))
+        if m.group("den") is None:
+            return number
+        den = int(m.group("den"))
+        if den == 0:
+            raise InputError(f"{show(value)} divides by zero; write a ratio such as 1/4")
+        return number / den
     raise InputError(f"{show(value)} is not a number; write a decimal such as 0.25 or a ratio such as 1/4")
+
+
+def list_items(value: Any, sep: str, *, what: str, example: str) -> list[Any]:
+    """The items of a list given as text split at *sep*, or as a sequence; refuses empty and huge lists."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise InputError(f"{show(value)} is empty; write the {what} with commas, e.g. {example}")
+        parts = value.split(sep)
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        parts = list(value)
+    else:
+        raise InputError(f"{show(value)} is not a list; write the {what} with commas, e.g. {example}")
+    if not parts:
+        raise InputError(f"no {what} given; write them with commas, e.g. {example}")
+    if len(parts) > _MAX_ITEMS:
+        raise InputError(f"{len(parts)} {what} given; costmodel takes at most {_MAX_ITEMS}")
+    return parts
+
+
+def parse_numbers(value: Any, *, what: str, example: str = "0.2,0.5,0.9") -> tuple[Fraction, ...]:
+    """A list of exact numbers from ``"0.2,0.5,0.9"`` or a sequence of numbers (*what* is plural).
+
+    Examples
+    --------
+    >>> parse_numbers("0.2, 0.5 ,1/2", what="losses")
+    (Fraction(1, 5), Fraction(1, 2), Fraction(1, 2))
+    """
+    return parse_list(value, lambda part: parse_number(part, what=what), what=what, example=example)
+
+
+def parse_list(value: Any, parse: Callable[[Any], T], *, what: str, example: str) -> tuple[T, ...]:
+    """Each item of a comma-separated list (or a sequence) through *parse*; errors name the item."""
+    out = []
+    for i, part in enumerate(list_items(value, ",", what=what, example=example)):
+        try:
+            out.append(parse(part))
+        except InputError as exc:
+            raise InputError(f"item {i} of the {what}: {exc}") from None
+    return tuple(out)
 
 
 def decimal_text(x: Fraction | int) -> str | None:

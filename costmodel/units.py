@@ -26,7 +26,8 @@ A quantity is a number, optional whitespace, and an optional unit::
 
 Units are case-sensitive: ``MB`` is megabytes, ``Mb`` megabits, ``mb`` is an
 error.  A bare number is in the base unit.  ``int``, ``Fraction``, finite
-``float`` and ``Decimal`` values are accepted as numbers in the base unit;
+``float`` (read by its shortest repr: ``0.1`` is one tenth) and ``Decimal`` values are
+accepted as numbers in the base unit;
 ``bool`` is refused.  Every bad input raises :class:`~costmodel.errors.UnitError`.
 
 Examples
@@ -44,17 +45,17 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 import re
-from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
 from costmodel.errors import UnitError, did_you_mean
+from costmodel.exact import decimal_text, to_fraction
 
 __all__ = [
     "Quantity",
     "floor_log10",
+    "format_exact",
     "format_inverse_rate",
     "format_number",
     "format_rate",
@@ -239,35 +240,6 @@ def _show(value: object) -> str:
     if isinstance(value, str):
         return repr(value[:60]) + "..."
     return text[:77] + "..."
-
-
-def _as_number(value: object, dim: str) -> Fraction:
-    """Convert a non-string input to a Fraction or raise UnitError."""
-    what = _ARTICLE[dim]
-    if isinstance(value, bool):
-        raise UnitError(
-            f"{value!r} is a bool, not {what}; give a number or a string such as {_EXAMPLE[dim]!r}"
-        )
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Rational):
-        return Fraction(int(value.numerator), int(value.denominator))
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            raise UnitError(
-                f"{_show(value)} is not a finite number; write {what} such as {_EXAMPLE[dim]}"
-            )
-        return Fraction(value)
-    if isinstance(value, numbers.Real):
-        x = float(value)
-        if not math.isfinite(x):
-            raise UnitError(
-                f"{_show(value)} is not a finite number; write {what} such as {_EXAMPLE[dim]}"
-            )
-        return Fraction(x)
-    raise UnitError(
-        f"{_show(value)} is not {what}; give a number or a string such as {_EXAMPLE[dim]!r}"
-    )
 
 
 def _number_from_match(m: re.Match[str], shown: str) -> Fraction:
@@ -470,7 +442,8 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
 
 
 def _parse(text: object, dim: str, allow_zero: bool, require_unit: bool = False) -> Fraction:
-    value = _parse_text(text, dim, require_unit) if isinstance(text, str) else _as_number(text, dim)
+    value = (_parse_text(text, dim, require_unit) if isinstance(text, str)
+             else to_fraction(text, what=_ARTICLE[dim], example=_EXAMPLE[dim], error=UnitError))
     shown = _show(text)
     what = _ARTICLE[dim]
     if value < 0:
@@ -731,7 +704,7 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
     """
     shown = _show(text)
     if not isinstance(text, str):
-        number = _as_number(text, _SIZE)
+        number = to_fraction(text, what=_ARTICLE[_SIZE], example=_EXAMPLE[_SIZE], error=UnitError)
         if abs(number) > _MAX_MAGNITUDE:
             raise UnitError(f"{shown} is too large; numbers must be at most 1e30")
         return Quantity(number, NUMBER, "", False)
@@ -879,32 +852,6 @@ def _check_digits(digits: object) -> int:
     return digits
 
 
-def _to_fraction(x: object) -> Fraction:
-    """Convert a number to a Fraction for formatting (internal values)."""
-    if isinstance(x, bool):
-        raise TypeError(
-            f"{x!r} is a bool, not a number; pass an int, Fraction or float"
-        )
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, numbers.Rational):
-        return Fraction(int(x.numerator), int(x.denominator))
-    if isinstance(x, Decimal):
-        if not x.is_finite():
-            raise ValueError(
-                f"{x!r} is not a finite number; only finite values can be formatted"
-            )
-        return Fraction(x)
-    if isinstance(x, numbers.Real):
-        f = float(x)
-        if not math.isfinite(f):
-            raise ValueError(
-                f"{x!r} is not a finite number; only finite values can be formatted"
-            )
-        return Fraction(f)
-    raise TypeError(f"{_show(x)} is not a number; pass an int, Fraction or float")
-
-
 def _scaled(
     x: Fraction, ladder: tuple[tuple[str, Fraction], ...], digits: int, start: int
 ) -> str:
@@ -984,8 +931,36 @@ def format_number(x: float | Fraction, *, digits: int = 4) -> str:
     ('1.5e8', '2.5e-4')
     """
     digits = _check_digits(digits)
-    q, e = _round_sig(_to_fraction(x), digits)
+    q, e = _round_sig(to_fraction(x), digits)
     return _render(q, e, digits)
+
+
+def format_exact(x: float | Fraction, *, approx: bool = False, decimal: bool = False, digits: int = 6) -> str:
+    """Write an exact number exactly: ``4``, ``13/3``, ``-1/7``; the one way costmodel shows a Fraction.
+
+    A float (a value already computed in floating point) is written by its ``repr``.
+    With *decimal*, a fraction with a terminating decimal expansion is written as
+    that decimal (``0.25``; ``1/3`` stays a ratio).  With *approx*, a fraction
+    written as a ratio is followed by ``≈`` and its value to *digits* significant
+    digits (:func:`format_number`).
+
+    Examples
+    --------
+    >>> format_exact(Fraction(13, 3)), format_exact(Fraction(4)), format_exact(7), format_exact(0.5)
+    ('13/3', '4', '7', '0.5')
+    >>> format_exact(Fraction(3, 11), approx=True), format_exact(Fraction(8, 2), approx=True)
+    ('3/11 ≈ 0.272727', '4')
+    >>> format_exact(Fraction(-5, 2), decimal=True), format_exact(Fraction(1, 3), decimal=True)
+    ('-2.5', '1/3')
+    """
+    if isinstance(x, float):
+        return repr(x)
+    q = to_fraction(x)
+    shown = decimal_text(q) if decimal or q.denominator == 1 else None
+    if shown is not None:
+        return shown
+    text = f"{q.numerator}/{q.denominator}"
+    return f"{text} ≈ {format_number(q, digits=digits)}" if approx else text
 
 
 def format_size(n_bytes: float | Fraction, *, digits: int = 4) -> str:
@@ -1023,7 +998,7 @@ def format_size(n_bytes: float | Fraction, *, digits: int = 4) -> str:
     '1 GB'
     """
     digits = _check_digits(digits)
-    x = _to_fraction(n_bytes)
+    x = to_fraction(n_bytes)
     if x == 0:
         return "0 B"
     text = _scaled(x, _DECIMAL_BYTES, digits, 0)
@@ -1073,7 +1048,7 @@ def format_time(seconds: float | Fraction, *, digits: int = 4) -> str:
     '3600 s'
     """
     digits = _check_digits(digits)
-    x = _to_fraction(seconds)
+    x = to_fraction(seconds)
     if x == 0:
         return "0 s"
     return _scaled(x, _TIMES, digits, 0)
@@ -1107,7 +1082,7 @@ def format_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
     '0 B/s'
     """
     digits = _check_digits(digits)
-    x = _to_fraction(bytes_per_s)
+    x = to_fraction(bytes_per_s)
     if x == 0:
         return "0 B/s"
     return f"{_format_rate_bytes(x, digits)} ({_scaled(8 * x, _BIT_RATES, digits, 0)})"
@@ -1142,7 +1117,7 @@ def format_inverse_rate(s_per_byte: float | Fraction, *, digits: int = 4) -> str
     '0 ns/B'
     """
     digits = _check_digits(digits)
-    x = _to_fraction(s_per_byte)
+    x = to_fraction(s_per_byte)
     if x == 0:
         return "0 ns/B"
     ns = 1  # index of ns/B in _INVERSE_RATES

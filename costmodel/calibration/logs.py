@@ -1260,11 +1260,6 @@ def _csv_groups(text: str, name: str, collective: str | None, p: int | None) -> 
     return out
 
 
-def _exact_text(x: Fraction) -> str:
-    """A Fraction as an exact decimal when it has one, else the nearest float."""
-    return decimal_text(x) or repr(float(x))
-
-
 def write_csv(measurements: Measurements, path: str | Path | None = None) -> str:
     """Write *measurements* as costmodel's CSV; return the text (and write it to *path* if given).
 
@@ -1293,7 +1288,7 @@ def write_csv(measurements: Measurements, path: str | Path | None = None) -> str
     for r in measurements.rows:
         flag = "" if r.in_place is None else str(r.in_place).lower()
         writer.writerow([measurements.collective, measurements.backend or "", measurements.p or "",
-                         r.n_bytes, _exact_text(r.time_s), flag])
+                         r.n_bytes, decimal_text(r.time_s) or repr(float(r.time_s)), flag])
     text = out.getvalue()
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")

@@ -19,7 +19,7 @@ from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, 
 from costmodel.cli.output import emit, markup, table
 from costmodel.cli.render import link_line, render
 from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
-from costmodel.units import format_number, format_size, format_time
+from costmodel.units import format_exact, format_number, format_size, format_time
 
 app = typer.Typer()
 
@@ -161,10 +161,7 @@ def _values(values: Any) -> str:
 
 
 def _exact(value: float, exact: Fraction | None) -> str:
-    if exact is None:
-        return format_number(value, digits=6)
-    approx = "" if exact.denominator == 1 else f" ≈ {format_number(value, digits=6)}"
-    return f"{exact}{approx}"
+    return format_number(value, digits=6) if exact is None else format_exact(exact, approx=True)
 
 
 def _target(eps: Any) -> str:

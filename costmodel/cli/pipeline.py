@@ -20,7 +20,7 @@ from costmodel.cli.options import Json
 from costmodel.cli.output import emit, markup, prose, table
 from costmodel.errors import InputError
 from costmodel.pipeline import Bubble, bubble, chart_scale, format_timeline, parse_slots
-from costmodel.units import format_number
+from costmodel.units import format_exact, format_number
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
@@ -129,7 +129,7 @@ def _exact(x: Fraction) -> str:
     if Fraction(decimal) == x:
         return decimal
     if len(str(x.numerator)) + len(str(x.denominator)) <= _SHORT:
-        return f"{x.numerator}/{x.denominator} ≈ {decimal}"
+        return format_exact(x, approx=True, digits=4)
     return f"≈ {format_number(x, digits=6)}"
 
 

@@ -354,11 +354,11 @@ def _num(x: Any) -> str:
 
 def _exact(x: Any) -> str:
     """A number, with its exact fraction when that is not a short decimal."""
+    from costmodel.units import format_exact
+
     value = Fraction(x)
     shown = _num(value)
-    if value.denominator == 1 or Fraction(shown) == value:
-        return shown
-    return f"{shown} ({value.numerator}/{value.denominator})"
+    return shown if Fraction(shown) == value else f"{shown} ({format_exact(value)})"
 
 
 def _vector(xs: Any) -> str:

@@ -38,21 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from costmodel._json import real
-from costmodel.consensus._numbers import (
-    Number,
-    exact_sqrt,
-    format_decimal,
-    format_exact,
-    to_number,
-    to_numbers,
-)
 from costmodel.consensus.citations import LIAN_2017
 from costmodel.consensus.graphs import Graph, generate, resolve_graph
 from costmodel.consensus.mixing import Mixing, load_matrix, mixing_matrix, weight_summary
 from costmodel.consensus.spectral import RoundsToTarget, Spectrum, parse_target, rounds_to_target, spectrum
 from costmodel.errors import InputError
+from costmodel.exact import Number, parse_number, parse_numbers
 from costmodel.params import LinkParams
 from costmodel.references import XIAO_2004, Cited
+from costmodel.units import format_exact
 from costmodel.validate import is_whole, whole
 
 _CONSENSUS_SOURCE = XIAO_2004.at("section 1: x(t + 1) = W x(t), the disagreement shrinking by the spectral "
@@ -113,7 +107,7 @@ class ConsensusRound:
         sq = self.disagreement_squared
         if sq is None or sq.numerator * sq.denominator > _EXACT_ROOT_MAX:
             return None
-        return exact_sqrt(sq)
+        return _exact_sqrt(sq)
 
     def to_dict(self) -> dict[str, object]:
         exact = isinstance(self.mean, Fraction)
@@ -388,10 +382,13 @@ def _float_note(mixing: Mixing, init: Sequence[Number], trajectory: Sequence[Con
     return [f"values shown as floats from round {floats} on: {why}"]
 
 
+_ROUNDED_SUM = Fraction(1, 10**12)  # weights written as rounded decimals (1/3 as 0.3333333333333333)
+
+
 def _initial(init: str | Sequence[object] | None, p: int) -> tuple[Number, ...]:
     if init is None:
         return tuple(range(p))
-    values = to_numbers(init, what="initial value")
+    values = parse_numbers(init, what="initial values", example="0,3,6,9")
     if len(values) != p:
         raise InputError(f"{len(values)} initial values given for p={p} workers; give one per worker "
                          "(or leave init out for 0, 1, …, p − 1)")
@@ -475,27 +472,30 @@ def dsgd_step(
     >>> dsgd_step(6, "3,12", grad=2, lr="0.5", weights="0.5,0.25,0.25").mixed
     Fraction(27, 4)
     """
-    own = to_number(value, what="value")
-    others = to_numbers(neighbours, what="neighbour value")
-    g = to_number(grad, what="gradient")
-    rate = to_number(lr, what="learning rate")
+    own = parse_number(value, what="value")
+    others = () if not isinstance(neighbours, str) and len(neighbours) == 0 else parse_numbers(
+        neighbours, what="neighbour values", example="3,12")  # a worker may have no neighbours
+    g = parse_number(grad, what="gradient")
+    rate = parse_number(lr, what="learning rate")
     if rate < 0:
-        raise InputError(f"lr={format_decimal(rate)} is negative; a learning rate is ≥ 0")
+        raise InputError(f"lr={format_exact(rate, decimal=True)} is negative; a learning rate is ≥ 0")
     count = len(others) + 1
     notes: list[str] = []
     if weights is None:
         w: tuple[Number, ...] = (Fraction(1, count),) * count
     else:
-        w = to_numbers(weights, what="weight")
+        w = parse_numbers(weights, what="weights", example="0.5,0.25,0.25")
         if len(w) != count:
             raise InputError(f"{len(w)} weights given for {count} values (the worker's own first, then "
                              f"{len(others)} neighbours); give one weight per value")
-        total = sum(w, Fraction(0)) if all(isinstance(x, Fraction) for x in w) else math.fsum(w)
-        off = abs(total - 1)
-        if off != 0 and (isinstance(total, Fraction) or off > 1e-12):
-            shown = ", ".join(format_decimal(x) for x in w)
-            raise InputError(f"weights {shown} sum to {format_decimal(total)}, not 1; mixing is a weighted "
-                             f"average, so make them sum to 1 (e.g. {','.join(['1/' + str(count)] * count)})")
+        off = abs(sum(w, Fraction(0)) - 1)
+        if off > _ROUNDED_SUM:
+            shown = ", ".join(format_exact(x, decimal=True) for x in w)
+            total = format_exact(sum(w, Fraction(0)), decimal=True)
+            raise InputError(f"weights {shown} sum to {total}, not 1; mixing is a weighted average, so make "
+                             f"them sum to 1 (e.g. {','.join(['1/' + str(count)] * count)})")
+        if off:
+            notes.append(f"the weights sum to 1 only within {float(off):.2g} (rounded decimals)")
         if any(x < 0 for x in w):
             notes.append("some weights are negative: the mixed value is not between the values mixed")
     values = (own, *others)
@@ -633,3 +633,36 @@ def gossip_vs_allreduce(
                             gossip_time_s=None if r is None else r * round_time,
                             gossip_bytes_per_worker=None if r is None else r * d * size,
                             allreduce=allreduce, notes=tuple(notes))
+
+
+def _exact_sqrt(q: Fraction) -> str:
+    """√q in simplest radical form: ``3√5`` for 45, ``√5/3`` for 5/9, ``2`` for 4.
+
+    >>> [_exact_sqrt(Fraction(q)) for q in ("45", "5/9", "4", "1/2")]
+    ['3√5', '√5/3', '2', '√2/2']
+    """
+    if q < 0:
+        raise ValueError(f"{q} is negative")
+    # √(a/b) = √(a·b)/b
+    radicand, den = q.numerator * q.denominator, q.denominator
+    outside, inside = _split_square(radicand)
+    g = math.gcd(outside, den)
+    outside, den = outside // g, den // g
+    head = str(outside) if inside == 1 else ("" if outside == 1 else str(outside)) + f"√{inside}"
+    return head if den == 1 else f"{head}/{den}"
+
+
+def _split_square(n: int) -> tuple[int, int]:
+    """n = outside² · inside with inside square-free (trial division; n is small in practice)."""
+    if n == 0:
+        return 0, 1
+    root = math.isqrt(n)
+    if root * root == n:
+        return root, 1
+    outside, inside, f = 1, n, 2
+    while f * f <= inside and f < 10**6:
+        while inside % (f * f) == 0:
+            inside //= f * f
+            outside *= f
+        f += 1
+    return outside, inside

@@ -60,6 +60,7 @@ from typing import Any, overload
 
 from costmodel.consensus.citations import BATAGELJ_2005, STEGER_1999, YING_2021
 from costmodel.errors import InputError, ParseError
+from costmodel.exact import parse_number
 from costmodel.intmath import ceil_log2, is_power_of_two
 from costmodel.names import Names
 from costmodel.references import Cited
@@ -590,9 +591,7 @@ def _edge_probability(p: int, prob: Any, degree: Any) -> float:
 
 
 def _as_float(value: Any, what: str) -> float:
-    from costmodel.consensus._numbers import to_number
-
-    return float(to_number(value, what=what))
+    return float(parse_number(value, what=what))
 
 
 def _check_seed(seed: object) -> int:

@@ -50,12 +50,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import real
-from costmodel.consensus._numbers import Number, format_decimal, format_exact, parse_number, to_number
 from costmodel.consensus.citations import OLSHEVSKY_2017, XIAO_2004, XIAO_2005
 from costmodel.consensus.graphs import Circulant, Graph, Star, _check_connected
 from costmodel.errors import InputError, ParseError
+from costmodel.exact import Number, parse_number
 from costmodel.names import Names
 from costmodel.references import Cited
+from costmodel.units import format_exact
 
 if TYPE_CHECKING:
     from costmodel.consensus.spectral import LaplacianExtremes
@@ -390,8 +391,8 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
     for i, (row, number) in enumerate(zip(nonzero, lines, strict=True)):
         total = sum((w for _, w in row), Fraction(0))
         if abs(total - 1) > _TOLERANCE:
-            raise ParseError(f"row {i} sums to {format_decimal(total)}, not 1; each row of W must be a "
-                             "weighted average (write 1/3 for a third)", path=path, line=number)
+            raise ParseError(f"row {i} sums to {format_exact(total, decimal=True)}, not 1; each row of W "
+                             "must be a weighted average (write 1/3 for a third)", path=path, line=number)
     return _from_rows(rows, nonzero, graph=graph, path=path)
 
 
@@ -446,7 +447,7 @@ def from_matrix(rows: Sequence[Sequence[object]], *, graph: Graph | None = None,
     """
     from costmodel.consensus.graphs import check_p
 
-    matrix = [tuple(to_number(v, what="weight") for v in row) for row in rows]
+    matrix = [tuple(parse_number(v, what="weight") for v in row) for row in rows]
     check_p(len(matrix), graph="mixing matrix")
     for i, row in enumerate(matrix):
         if len(row) != len(matrix):
@@ -473,8 +474,8 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
     total = sums[worst]
     if total != 1:
         if abs(total - 1) > _TOLERANCE:
-            raise InputError(f"row {worst} of W sums to {format_decimal(total)}, not 1; each row must be a "
-                             "weighted average (weights summing to 1)")
+            raise InputError(f"row {worst} of W sums to {format_exact(total, decimal=True)}, not 1; each row "
+                             "must be a weighted average (weights summing to 1)")
         notes.append(f"row sums differ from 1 by up to {abs(float(total) - 1):.2g} (rounded decimals); "
                      "W is used as written, in floating point")
         exact = False
@@ -519,8 +520,8 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
         notes.append("W is doubly stochastic but not symmetric; ρ is the asymptotic rate, and a single round "
                      "may shrink the disagreement by less")
     if not nonnegative:
-        notes.append(f"W has negative weights (the smallest is {format_decimal(lowest)}); values may "
-                     "overshoot, and convergence rests on ρ alone")
+        notes.append(f"W has negative weights (the smallest is {format_exact(lowest, decimal=True)}); "
+                     "values may overshoot, and convergence rests on ρ alone")
     return Mixing(graph=graph, scheme="matrix", exact=exact, row_stochastic=True, column_stochastic=column,
                   symmetric=symmetric, nonnegative=nonnegative, matrix=tuple(matrix), path=path,
                   notes=tuple(notes), nonzero=nonzero)
@@ -531,9 +532,9 @@ def _check_support(nonzero: tuple[Row, ...], graph: Graph) -> None:
         allowed = set(graph.neighbours[i])
         for j, w in row:
             if j != i and j not in allowed:
-                raise InputError(f"W[{i}][{j}] = {format_decimal(w)} but worker {i} does not receive from "
-                                 f"{j} in the {graph.label}; a weight needs an edge (or use the graph "
-                                 "'matrix' to take the edges from W)")
+                raise InputError(f"W[{i}][{j}] = {format_exact(w, decimal=True)} but worker {i} does not "
+                                 f"receive from {j} in the {graph.label}; a weight needs an edge (or use the "
+                                 "graph 'matrix' to take the edges from W)")
 
 
 def _undirected_support(nonzero: tuple[Row, ...]) -> tuple[tuple[int, ...], ...]:

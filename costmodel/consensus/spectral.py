@@ -80,7 +80,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import real
-from costmodel.consensus._numbers import Number, format_exact, to_number
 from costmodel.consensus.citations import (
     ERICSSON_1980,
     GRAY_2006,
@@ -91,7 +90,9 @@ from costmodel.consensus.citations import (
 )
 from costmodel.consensus.graphs import Circulant, Graph, Star, recognise
 from costmodel.errors import InputError
+from costmodel.exact import Number, parse_number
 from costmodel.references import Cited
+from costmodel.units import format_exact
 
 if TYPE_CHECKING:
     from costmodel.consensus.mixing import Mixing
@@ -917,14 +918,14 @@ def parse_target(target: object) -> Number:
     Examples
     --------
     >>> parse_target("100x"), parse_target("0.01"), parse_target(0.5)
-    (Fraction(1, 100), Fraction(1, 100), 0.5)
+    (Fraction(1, 100), Fraction(1, 100), Fraction(1, 2))
     """
     if isinstance(target, str) and target.strip().lower().endswith(("x", "×")):
-        factor = to_number(target.strip()[:-1], what="reduction factor")
+        factor = parse_number(target.strip()[:-1], what="reduction factor")
         if factor <= 1:
             raise InputError(f"{target!r} is not a reduction; give a factor above 1, e.g. 100x")
         return 1 / factor
-    value = to_number(target, what="target")
+    value = parse_number(target, what="target")
     if not 0 < value < 1:
         raise InputError(f"target={target!r} is not between 0 and 1; give the factor ε by which the "
                          "disagreement must shrink, e.g. 0.01 (or 100x)")

@@ -114,7 +114,7 @@ def allreduce_sum(w: Work) -> None:
         w.step(f"Worker {k} holds", "every chunk", ", ".join(show_exact(v) for v in row))
     held = {v for row in data for v in row}
     total = sum(x, Fraction(0))
-    assert held == {total}, held  # the schedule's postcondition: the sum everywhere
+    w.check("the ring schedule's postcondition: the sum everywhere", held, {total})
     w.answer("rounds", "steps of the ring schedule", steps, COUNT, "2(p − 1)")
     w.answer("same", "whether every worker holds the same result (yes/no)", "yes" if len(held) == 1 else "no",
              NAME)
@@ -143,7 +143,7 @@ def ring_bytes(w: Work) -> None:
     rounds = w.answer("rounds", "rounds in all", 2 * phase, COUNT, "2(p − 1)")
     sent = w.answer("sent", "bytes each worker sends", rounds * chunk, SIZE,
                     f"2(p − 1)·n/p = {rounds} × {_size(chunk)}")
-    assert w.slip is not None or (rounds, sent) == (c.rounds, c.bytes_sent)
+    w.check("ring all-reduce rounds and bytes", (rounds, sent), (c.rounds, c.bytes_sent))
     w.answer("received", "bytes each worker receives", sent, SIZE, "the same as it sends")
 
 
@@ -261,7 +261,7 @@ def recursive_halving_bytes(w: Work) -> None:
     if _power_of_two(p):
         halves = [Fraction(n) / 2**i for i in range(1, p.bit_length())]
         w.step("Sent per round", " + ".join(_size(h) for h in halves), sum(halves), SIZE)
-        assert sum(halves) == sent
+        w.check("bytes sent, round by round", sum(halves), sent)
     if w.slipped("own-chunk"):  # the chunk the worker keeps counted as sent too: n in all
         sent += Fraction(n) / p
     w.answer("rounds", "rounds", _whole(c.rounds), COUNT, f"log₂ {p}")
@@ -289,8 +289,8 @@ def rabenseifner_vs_ring(w: Work) -> None:
     w.step(f"Reduce-scatter by recursive halving, {sent}: rounds", "log₂p", _whole(rs.rounds), COUNT)
     w.step(f"All-gather by recursive doubling, {sent}: rounds", "log₂p", _whole(ag.rounds), COUNT)
     rab = w.cost("allreduce", "rabenseifner", p=p, n=n, alpha=0, beta=0, show=False)
-    assert rab.rounds == rs.rounds + ag.rounds
-    assert w.slip is not None or rab.bytes_sent == rs.bytes_sent + ag.bytes_sent
+    w.check("Rabenseifner = reduce-scatter + all-gather", (rab.rounds, rab.bytes_sent),
+            (rs.rounds + ag.rounds, rs.bytes_sent + ag.bytes_sent))
     rab_rounds = w.answer("rab-rounds", "Rabenseifner rounds", _whole(rab.rounds), COUNT, "2 log₂p")
     w.answer("rab-sent", "bytes each worker sends (Rabenseifner)", 2 * half, SIZE, "2(p − 1)/p·n")
     ring = w.cost("allreduce", "ring", p=p, n=n, alpha=0, beta=0, show=False)
@@ -350,7 +350,7 @@ def ring_calculation(w: Work) -> None:
              f"2(p − 1)/p·n = 2 × {p - 1}/{p} × {show_exact(n)} B")
     payload = w.answer("payload", "payload time", sent * b, TIME,
                        f"{_size(sent)} × {INVERSE_RATE.term(beta)}")
-    assert w.slip is not None or (latency, payload) == (c.latency_s, c.bandwidth_s)
+    w.check("ring start-ups and payload", (latency, payload), (c.latency_s, c.bandwidth_s))
     w.answer("total", "ring all-reduce time", latency + payload, TIME, "start-ups + payload")
 
 
@@ -458,7 +458,7 @@ def crossover_pair(w: Work) -> None:
     if w.slip is None:
         found = crossover("allreduce", names[0], names[1], p=p,
                           link=LinkParams(alpha_s=alpha, beta_s_per_byte=beta))
-        assert [x.n_bytes for x in found.crossovers] == [n], found
+        w.check("crossover size", [n], [x.n_bytes for x in found.crossovers])
     below, above = (names[0], names[1]) if a1 < a2 else (names[1], names[0])
     w.answer("crossover", "crossover size", n, SIZE, "n* = (A₂ − A₁)/(B₁ − B₂)")
     w.answer("time", "time of both at the crossover", a1 + b1 * n, TIME, "A₁ + B₁·n*")
@@ -494,7 +494,7 @@ def bus_bandwidth(w: Work) -> None:
     w.answer("factor", f"bus factor of {m.collective}", factor, NUMBER,
              f"{m.factor_text} at p = {p}")
     bus = w.answer("busbw", "bus bandwidth", m.algbw_bytes_per_s * factor, RATE, "algbw × factor")
-    assert w.slip is not None or bus == m.busbw_bytes_per_s
+    w.check("bus bandwidth", bus, m.busbw_bytes_per_s)
     w.answer("efficiency", "bus bandwidth over the peak", bus / peak, NUMBER,
              f"{_rate(bus)} / {_rate(peak)}")
     ideal = time_for_busbw(collective, p=p, n=n, busbw=peak) * factor / m.factor

@@ -115,7 +115,7 @@ def rat_core_bytes(w: Work) -> None:
     per_link = Fraction(2 * n) if w.slipped("own-chunk") else ring.bytes_sent
     w.step("Bytes over each ring link", f"2(p − 1)/p·n = 2·{p - 1}/{p}·n", per_link, SIZE)
     flat = crossing * per_link
-    assert w.slip is not None or flat == t.core_bytes_flat_ring
+    w.check("flat ring core bytes", flat, t.core_bytes_flat_ring)
     w.answer("rat", "bytes crossing the core with RAT", rat, SIZE, "2(r − 1)·n")
     w.answer("flat", "bytes crossing the core with a flat ring", flat, SIZE,
              f"{crossing} × {SIZE.term(per_link)}")
@@ -178,7 +178,8 @@ def hierarchical_allreduce(w: Work) -> None:
     hier = rs.time_s + ar.time_s + ag.time_s
     if w.checking:
         library = hierarchical_cost(topology, d)
-        assert (hier, hier_inter) == (library.time_s, library.bytes_crossing("inter"))
+        w.check("hierarchical time and inter-node bytes", (hier, hier_inter),
+                (library.time_s, library.bytes_crossing("inter")))
     # -- the flat ring over all P GPUs --
     links = topology.ring_links()
     w.step("Flat ring in rank order: links between nodes", "(N − 1) + 1 (the wrap-around)", links[1], COUNT)
@@ -197,7 +198,8 @@ def hierarchical_allreduce(w: Work) -> None:
     flat_inter = links[1] * 2 * ring_rounds * Fraction(d) / p
     if w.checking:
         reference = flat_ring(topology, d)
-        assert (flat, flat_inter) == (reference.time_s, reference.bytes_crossing("inter"))
+        w.check("flat ring time and inter-node bytes", (flat, flat_inter),
+                (reference.time_s, reference.bytes_crossing("inter")))
     w.answer("flat-inter", "bytes crossing between nodes with the flat ring", flat_inter, SIZE,
              f"{links[1]} links × 2(P − 1)/P·D")
     w.answer("bytes-ratio", "flat ring's inter-node bytes over the hierarchical one's",

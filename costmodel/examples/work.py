@@ -151,6 +151,9 @@ class Worked:
     steps: tuple[Step, ...]
     answers: Mapping[str, Answer]
     principal: str
+    #: worked steps that disagreed with the library's own computation (:meth:`Work.check`);
+    #: empty unless the example has a bug, which the tests look for in every example they run
+    disagreements: tuple[str, ...] = ()
 
     @property
     def answer(self) -> Answer:
@@ -215,6 +218,7 @@ class Work:
         self.quiet = quiet  # answers only: the grader needs no steps
         self.steps: list[Step] = []
         self.answers: dict[str, Answer] = {}
+        self.disagreements: list[str] = []
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -227,6 +231,15 @@ class Work:
         """Whether to cross-check against another library path: when working for a reader, not
         when grading (quiet) or modelling a slip."""
         return self.slip is None and not self.quiet
+
+    def check(self, what: str, worked: Any, library: Any) -> None:
+        """Cross-check a worked value against the library's; a slip's values are not checked.
+
+        A disagreement is recorded on the :class:`Worked`, not raised at the reader; the tests
+        run every example and fail on any.
+        """
+        if self.slip is None and worked != library:
+            self.disagreements.append(f"{what}: worked {worked!r}, library {library!r}")
 
     def slipped(self, mistake: str) -> bool:
         """Whether the mistake being modelled is *mistake* (for mistakes particular to a topic)."""
@@ -391,7 +404,7 @@ class Example:
         if self.principal not in work.answers:
             raise AssertionError(f"example {self.name} did not record its answer {self.principal!r}")
         return Worked(self.name, self.title, self.source, tuple((g, chosen[g.name]) for g in self.givens),
-                      tuple(work.steps), work.answers, self.principal)
+                      tuple(work.steps), work.answers, self.principal, tuple(work.disagreements))
 
 
 def parse_settings(pairs: Iterable[str]) -> dict[str, str]:

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from costmodel._json import real
 from costmodel.references import Cited
+from costmodel.units import format_exact
 
 __all__ = ["DEFINITIONS", "Bubble", "PipelineOp", "StageTimeline"]
 
@@ -141,9 +142,9 @@ class Bubble:
             "busy_slots": real(self.busy_slots),
             "idle_slots": real(self.idle_slots),
             "bubble_fraction": real(self.bubble_fraction),
-            "bubble_fraction_exact": _exact(self.bubble_fraction),
+            "bubble_fraction_exact": format_exact(self.bubble_fraction),
             "bubble_over_ideal": real(self.bubble_over_ideal),
-            "bubble_over_ideal_exact": _exact(self.bubble_over_ideal),
+            "bubble_over_ideal_exact": format_exact(self.bubble_over_ideal),
             "definitions": dict(DEFINITIONS),
             "formula": self.formula,
             "peak_inflight_microbatches": [real(x) for x in self.peak_inflight_microbatches],
@@ -155,9 +156,3 @@ class Bubble:
         }
 
 
-def _exact(x: Fraction) -> str:
-    return f"{x.numerator}/{x.denominator}"
-
-
-def _exact(x: Fraction) -> str:
-    return f"{x.numerator}/{x.denominator}"

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from decimal import Decimal
 from fractions import Fraction
-from numbers import Rational, Real
 
 from costmodel.errors import InputError
+from costmodel.exact import to_fraction
 from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, order, resolve_schedule
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
@@ -61,22 +60,10 @@ def parse_slots(value: object, *, name: str | None = None) -> Fraction:
     costmodel.errors.InputError: backward_slots=-1 is negative; times are in slots and must be >= 0
     """
     shown = repr(value) if name is None else f"{name}={value!r}"
-    if isinstance(value, bool):
-        raise InputError(f"{shown} is a bool, not a time; give a number of slots such as 1 or 1.5")
-    if isinstance(value, Fraction):
-        x = value
-    elif isinstance(value, Rational):
-        x = Fraction(int(value.numerator), int(value.denominator))
-    elif isinstance(value, (Decimal, Real)):
-        if not (value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)):
-            raise InputError(f"{shown} is not finite; give a number of slots such as 1 or 1.5")
-        if isinstance(value, Decimal) and value and abs(value.adjusted()) > 400:
-            raise InputError(_outside(shown))
-        x = Fraction(value)
-    elif isinstance(value, str):
+    if isinstance(value, str):
         x = _slots_text(value, shown)
     else:
-        raise InputError(f"{shown} is not a number of slots; write e.g. 1, 1.5 or 2/3")
+        x = to_fraction(value, what="a number of slots", example="1.5", shown=shown)
     if x < 0:
         raise InputError(f"{shown} is negative; times are in slots and must be >= 0")
     if x > _LARGEST or 0 < x < 1 / _LARGEST:

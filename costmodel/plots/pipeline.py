@@ -21,6 +21,7 @@ from costmodel._json import real
 from costmodel.errors import InputError
 from costmodel.pipeline import SCHEDULES, Bubble, bubble
 from costmodel.plots._figure import HATCHES, check_output, figure_style, save
+from costmodel.units import format_exact
 
 __all__ = ["GanttBar", "PipelinePanel", "PipelinePlot", "draw_pipeline_plot", "pipeline_plot"]
 
@@ -111,9 +112,7 @@ class PipelinePlot:
 
 def _exact(x: Fraction) -> str | None:
     """``3/7``, or None for a fraction of more than 12 digits (times far apart: 1e-7 and 2 slots)."""
-    if len(str(x.numerator)) + len(str(x.denominator)) > 12:
-        return None
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return None if len(str(x.numerator)) + len(str(x.denominator)) > 12 else format_exact(x)
 
 
 def _slots(x: Fraction) -> str:

@@ -3,10 +3,10 @@
 The list parsers are deliberately small and restricted (a regular expression
 per number, no ``eval``): ``"0.2,0.5,0.9"`` is a list of numbers,
 ``"1,0;2,1;4,-1"`` a list of vectors (``;`` between vectors, ``,`` between
-components).  Every number is exact: decimals (``0.1`` is one tenth), an
-exponent (``2.5e-3``) or a ratio of integers (``1/3``).  Python floats are read
-by their shortest ``repr``, so ``0.2`` is ``Fraction(1, 5)``, the number the
-user typed.
+components).  Every number is exact, by the package's one rule
+(:mod:`costmodel.exact`): decimals (``0.1`` is one tenth), an exponent
+(``2.5e-3``) or a ratio of integers (``1/3``); Python floats by their shortest
+``repr``.
 """
 
 from __future__ import annotations
@@ -18,57 +18,19 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.exact import decimal_text, parse_number, show
+from costmodel.exact import list_items, parse_list, parse_number, parse_numbers, show
 from costmodel.validate import is_whole, whole
 
-_MAX_ITEMS = 100_000
-
 __all__ = [
-    "exact_text",
     "optional_link",
     "parse_counts",
     "parse_indices",
     "parse_number",
     "parse_numbers",
     "parse_vectors",
-    "plain_text",
     "positive_int",
     "reals",
 ]
-
-def _items(value: Any, sep: str, *, what: str, example: str) -> list[Any]:
-    if isinstance(value, str):
-        if not value.strip():
-            raise InputError(f"{show(value)} is empty; write the {what} with commas, e.g. {example}")
-        parts = value.split(sep)
-    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
-        parts = list(value)
-    else:
-        raise InputError(f"{show(value)} is not a list; write the {what} with commas, e.g. {example}")
-    if not parts:
-        raise InputError(f"no {what} given; write them with commas, e.g. {example}")
-    if len(parts) > _MAX_ITEMS:
-        raise InputError(f"{len(parts)} {what} given; costmodel takes at most {_MAX_ITEMS}")
-    return parts
-
-
-def parse_numbers(value: Any, *, what: str, example: str = "0.2,0.5,0.9") -> tuple[Fraction, ...]:
-    """A list of exact numbers from ``"0.2,0.5,0.9"`` or a sequence of numbers.
-
-    Examples
-    --------
-    >>> parse_numbers("0.2, 0.5 ,1/2", what="losses")
-    (Fraction(1, 5), Fraction(1, 2), Fraction(1, 2))
-    """
-    parts = _items(value, ",", what=what, example=example)
-    out = []
-    for i, part in enumerate(parts):
-        try:
-            out.append(parse_number(part, what=what))
-        except InputError as exc:
-            raise InputError(f"item {i} of the {what}: {exc}") from None
-    return tuple(out)
-
 
 def parse_vectors(value: Any, *, what: str,
                   example: str = "1,0;2,1;4,-1") -> tuple[tuple[Fraction, ...], ...]:
@@ -85,11 +47,11 @@ def parse_vectors(value: Any, *, what: str,
         ...
     costmodel.errors.InputError: vector 1 of the models has 1 component, vector 0 has 2; every vector ...
     """
-    rows = _items(value, ";", what=what, example=example)
+    rows = list_items(value, ";", what=what, example=example)
     vectors = []
     for i, row in enumerate(rows):
         row_items = row if isinstance(row, (str, Iterable)) else [row]
-        items = _items(row_items, ",", what=f"vector {i} of the {what}", example=example)
+        items = list_items(row_items, ",", what=f"vector {i} of the {what}", example=example)
         values = []
         for j, item in enumerate(items):
             try:
@@ -131,14 +93,8 @@ def parse_counts(value: Any, *, what: str, example: str = "600,300,100",
     """
     from costmodel.training.counts import parse_count
 
-    parts = _items(value, ",", what=what, example=example)
-    out = []
-    for i, part in enumerate(parts):
-        try:
-            out.append(parse_count(part, allow_zero=allow_zero))
-        except InputError as exc:
-            raise InputError(f"item {i} of the {what}: {exc}") from None
-    return tuple(out)
+    return parse_list(value, lambda part: parse_count(part, allow_zero=allow_zero), what=what,
+                      example=example)
 
 
 def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
@@ -157,7 +113,7 @@ def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
         return ()
     if is_whole(value):
         value = [value]
-    parts = _items(value, ",", what=what, example="1 or 0,2")
+    parts = list_items(value, ",", what=what, example="1 or 0,2")
     seen: list[int] = []
     for part in parts:
         text = part.strip() if isinstance(part, str) else part
@@ -173,25 +129,6 @@ def parse_indices(value: Any, *, n: int, what: str) -> tuple[int, ...]:
             raise InputError(f"{text} is listed twice in the {what}; list each index once")
         seen.append(text)
     return tuple(sorted(seen))
-
-
-def exact_text(x: Fraction | int) -> str:
-    """An exact number as text: ``'8/15'``, ``'3'``, ``'-1/7'``.
-
-    >>> exact_text(Fraction(8, 15)), exact_text(Fraction(6, 2))
-    ('8/15', '3')
-    """
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def plain_text(x: Fraction | int) -> str:
-    """An exact number as a decimal when it has a finite one, else as a ratio: ``'0.01'``, ``'1/3'``.
-
-    >>> plain_text(Fraction(1, 100)), plain_text(Fraction(1, 3)), plain_text(Fraction(-5, 2))
-    ('0.01', '1/3', '-2.5')
-    """
-    return decimal_text(x) or exact_text(Fraction(x))
 
 
 def reals(values: Sequence[Fraction | int]) -> list[int | float]:

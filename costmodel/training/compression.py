@@ -53,15 +53,14 @@ from costmodel.names import Names
 from costmodel.params import LinkParams
 from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEIDE_2014, Cited
 from costmodel.training._common import (
-    exact_text,
     optional_link,
     parse_number,
     parse_numbers,
-    plain_text,
     positive_int,
     reals,
 )
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
+from costmodel.units import format_exact
 from costmodel.validate import whole
 
 __all__ = [
@@ -139,7 +138,7 @@ def _method(name: Any) -> CompressionMethod:
 def _density(value: Any) -> Fraction:
     d = parse_number(value, what="density")
     if not 0 < d <= 1:
-        raise InputError(f"density {plain_text(d)} is outside (0, 1]; "
+        raise InputError(f"density {format_exact(d, decimal=True)} is outside (0, 1]; "
                          "give the kept fraction, e.g. 0.01 for 1 %")
     return d
 
@@ -201,7 +200,7 @@ class Compression:
             "bytes": real(self.bytes),
             "dense_bytes": self.dense_bytes,
             "ratio": real(self.ratio),
-            "ratio_exact": exact_text(self.ratio),
+            "ratio_exact": format_exact(self.ratio),
             "formula": self.method.formula,
             "collective_model": self.method.collective,
             "p": self.p,
@@ -335,8 +334,9 @@ def _options(m: CompressionMethod, v: Dtype, density: Any, index_bytes: Any) -> 
 def _payload_notes(m: CompressionMethod, v: Dtype, d: Fraction | None, k: int | None, idx: int) -> list[str]:
     notes = []
     if d is not None:
-        notes.append(f"top-k keeps k = ⌈{plain_text(d)}·n⌉ = {k} values of {v.bytes_per_element} bytes, each "
-                     f"with a {idx}-byte index: the ratio is {v.bytes_per_element}/({plain_text(d)}·"
+        density = format_exact(d, decimal=True)
+        notes.append(f"top-k keeps k = ⌈{density}·n⌉ = {k} values of {v.bytes_per_element} bytes, each "
+                     f"with a {idx}-byte index: the ratio is {v.bytes_per_element}/({density}·"
                      f"{v.bytes_per_element + idx}), not 1/density")
     if m.kind == "sign":
         notes.append("one sign bit per element (⌈n/8⌉ bytes) plus one fp32 scale per tensor (4 bytes); the "
@@ -396,7 +396,7 @@ class ErrorFeedbackRun:
             "seed": self.seed,
             "steps": [s.to_dict() for s in self.steps],
             "final_residual": reals(final),
-            "final_residual_exact": [exact_text(x) for x in final],
+            "final_residual_exact": [format_exact(x) for x in final],
             "total_gradient": reals(total),
             "total_transmitted": reals(self.total_transmitted),
             "payload_bytes_per_step": (-(-len(self.vector) // 8) + 4 if self.method == "onebit"

@@ -23,7 +23,8 @@ from typing import Any
 
 from costmodel.errors import InputError
 from costmodel.references import MCMAHAN_2017, Cited
-from costmodel.training._common import exact_text, parse_counts, parse_indices, parse_vectors, reals
+from costmodel.training._common import parse_counts, parse_indices, parse_vectors, reals
+from costmodel.units import format_exact
 
 __all__ = ["CITED", "FedAvgRound", "fedavg"]
 
@@ -77,9 +78,9 @@ class FedAvgRound:
             "full_weights": reals(self.full_weights),
             "global_model": reals(self.global_model),
             "unweighted_mean": reals(self.unweighted_mean),
-            "weights_exact": [exact_text(w) for w in self.weights],
-            "global_model_exact": [exact_text(x) for x in self.global_model],
-            "unweighted_mean_exact": [exact_text(x) for x in self.unweighted_mean],
+            "weights_exact": [format_exact(w) for w in self.weights],
+            "global_model_exact": [format_exact(x) for x in self.global_model],
+            "unweighted_mean_exact": [format_exact(x) for x in self.unweighted_mean],
             "formula": "θ = Σ_{k answered} |D_k| / Σ_{j answered} |D_j| · θ_k",
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),

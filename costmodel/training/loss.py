@@ -31,7 +31,8 @@ from typing import Any
 from costmodel._json import real
 from costmodel.errors import InputError
 from costmodel.references import GOYAL_2017, MCMAHAN_2017, Cited
-from costmodel.training._common import exact_text, parse_counts, parse_numbers, parse_vectors, reals
+from costmodel.training._common import parse_counts, parse_numbers, parse_vectors, reals
+from costmodel.units import format_exact
 
 __all__ = [
     "CITED",
@@ -89,12 +90,12 @@ def sample_weights(*, sizes: Any = None, batches: Any = None,
         ws = parse_numbers(value, what="weights", example="0.6,0.3,0.1")
         for i, w in enumerate(ws):
             if w < 0:
-                raise InputError(f"weight {i} is {exact_text(w)}, negative; "
+                raise InputError(f"weight {i} is {format_exact(w)}, negative; "
                                  "weights must be >= 0 and sum to 1")
         total = sum(ws, Fraction(0))
         if total != 1:
-            shown = ", ".join(exact_text(w) for w in ws) if len(ws) <= 8 else f"{len(ws)} weights"
-            raise InputError(f"weights ({shown}) sum to {exact_text(total)}, not 1; give weights that sum "
+            shown = ", ".join(format_exact(w) for w in ws) if len(ws) <= 8 else f"{len(ws)} weights"
+            raise InputError(f"weights ({shown}) sum to {format_exact(total)}, not 1; give weights that sum "
                              "to 1, or give --sizes and let costmodel normalise them")
         return basis, None, ws
     counts = parse_counts(value, what=basis, example="600,300,100" if basis == "sizes" else "32,32,64")
@@ -149,9 +150,9 @@ class WeightedLoss:
             "weighted": real(self.weighted),
             "unweighted": real(self.unweighted),
             "difference": real(self.difference),
-            "weights_exact": [exact_text(w) for w in self.weights],
-            "weighted_exact": exact_text(self.weighted),
-            "unweighted_exact": exact_text(self.unweighted),
+            "weights_exact": [format_exact(w) for w in self.weights],
+            "weighted_exact": format_exact(self.weighted),
+            "unweighted_exact": format_exact(self.unweighted),
             "formula": "L = Σ_k w_k·L_k; plain mean (1/m)·Σ_k L_k",
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),
@@ -240,9 +241,9 @@ class WeightedGradient:
             "weights": reals(self.weights),
             "weighted": reals(self.weighted),
             "unweighted": reals(self.unweighted),
-            "weights_exact": [exact_text(w) for w in self.weights],
-            "weighted_exact": [exact_text(x) for x in self.weighted],
-            "unweighted_exact": [exact_text(x) for x in self.unweighted],
+            "weights_exact": [format_exact(w) for w in self.weights],
+            "weighted_exact": [format_exact(x) for x in self.weighted],
+            "unweighted_exact": [format_exact(x) for x in self.unweighted],
             "formula": "g = Σ_k w_k·g_k; plain mean (1/m)·Σ_k g_k",
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),

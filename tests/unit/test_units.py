@@ -9,6 +9,7 @@ import pytest
 
 from costmodel.errors import UnitError
 from costmodel.units import (
+    format_exact,
     format_inverse_rate,
     format_number,
     format_rate,
@@ -373,3 +374,19 @@ def test_format_refuses_bad_digits(digits):
 def test_format_then_parse(fmt, parse, value):
     text = fmt(value).split(" (")[0].split(" = ")[0]
     assert parse(text) == value
+
+
+def test_format_exact_forms():
+    assert [format_exact(Fraction(8, 15)), format_exact(3), format_exact(Fraction(-1, 7))] == ["8/15", "3", "-1/7"]
+    assert [format_exact(x, decimal=True) for x in (Fraction(1, 100), Fraction(1, 3), Fraction(-5, 2), 7,
+                                                    Fraction(1, 8))] == ["0.01", "1/3", "-2.5", "7", "0.125"]
+    assert format_exact(Fraction(3, 11), approx=True, digits=4) == "3/11 ≈ 0.2727"
+    assert format_exact(Fraction(1, 4), approx=True, decimal=True) == "0.25"
+    assert format_exact(0.1) == "0.1"  # a float computed in floating point keeps its repr
+
+
+def test_float_input_is_the_number_typed():
+    """Floats are read by their shortest repr, as everywhere in costmodel (costmodel.exact)."""
+    assert parse_time(0.1) == Fraction(1, 10)
+    assert parse_size(1e-3) == Fraction(1, 1000)
+    assert format_number(2.675, digits=3) == "2.68"  # 2.675 rounds half away from zero, as typed

@@ -8,6 +8,7 @@ import pytest
 
 from costmodel.errors import ParseError
 from costmodel.examples import all_examples
+from costmodel.examples.work import Slip, Work
 from costmodel.exercises import Bank, load_bank, parse_exercises
 from costmodel.exercises.bank import lint_exercises
 
@@ -109,6 +110,7 @@ def test_every_example_runs_with_its_defaults():
         worked = example.run()
         assert worked.answer.name == example.principal
         assert worked.to_dict()["steps"]
+        assert worked.disagreements == ()  # every worked step the example cross-checks agrees
 
 
 # the eight practice questions the bank was first written for, by the exercise that asks each
@@ -133,6 +135,7 @@ def test_every_shipped_exercise_computes_for_many_seeds(exercise):
         assert "{" not in v.statement, v.statement
         for a in exercise.answers:
             assert v.expected(a.name) is not None
+        assert v.worked.disagreements == ()
         v.to_dict()
 
 
@@ -171,3 +174,13 @@ def test_the_shipped_bank_is_clean_for_every_lint_seed():
     for file in sorted((Path(__file__).parents[3] / "costmodel" / "exercises" / "bank").glob("*.toml")):
         good, problems = lint_exercises(file.read_text(encoding="utf-8"), path=file.name)
         assert problems == [] and good
+
+
+def test_a_worked_step_that_disagrees_with_the_library_is_recorded_not_raised():
+    work = Work({})
+    work.check("rounds", 3, 3)
+    work.check("bytes", 10, 12)
+    assert work.disagreements == ["bytes: worked 10, library 12"]
+    slipped = Work({}, Slip("own-chunk"))
+    slipped.check("bytes", 10, 12)  # a modelled mistake is meant to differ
+    assert slipped.disagreements == []

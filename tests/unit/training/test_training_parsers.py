@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.training import DTYPES, parse_count, parse_dtype
 from costmodel.training._common import (
-    exact_text,
     optional_link,
     parse_counts,
     parse_indices,
     parse_number,
     parse_numbers,
     parse_vectors,
-    plain_text,
 )
 
 
@@ -135,10 +133,6 @@ def test_indices():
     assert parse_indices("2, 0", n=3, what="x") == (0, 2)
 
 
-def test_text_forms():
-    assert [exact_text(Fraction(8, 15)), exact_text(3), exact_text(Fraction(-1, 7))] == ["8/15", "3", "-1/7"]
-    assert [plain_text(Fraction(1, 100)), plain_text(Fraction(1, 3)), plain_text(Fraction(-5, 2)),
-            plain_text(7), plain_text(Fraction(1, 8))] == ["0.01", "1/3", "-2.5", "7", "0.125"]
 
 
 def test_optional_link():
