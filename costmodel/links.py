@@ -3,8 +3,10 @@
 This is the layer above :mod:`costmodel.params`, :mod:`costmodel.topology` and
 :mod:`costmodel.profiles`: it loads a profile by name or path and combines its
 link or levels with the values given, so that none of the three imports another
-upwards.  Messages name the Python parameters (``alpha=TIME``); the command
-line shows its options in their place.
+upwards.  It loads the profile and topology code only when they are asked
+for, so a query priced on ``alpha`` and ``beta`` never imports them.
+Messages name the Python parameters (``alpha=TIME``); the command line shows
+its options in their place.
 
 Examples
 --------
@@ -17,18 +19,23 @@ Fraction(1, 12500000000)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import InputError
 from costmodel.params import BOTH_BETA_AND_BANDWIDTH, Link, LinkParams, combine_link
-from costmodel.profiles import Profile, load_profile
-from costmodel.topology import Level, Topology, topology_of
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
+
+if TYPE_CHECKING:
+    from costmodel.profiles import Profile
+    from costmodel.topology import Level, Topology
 
 __all__ = ["link_from_options", "resolve_link", "topology_from_options"]
 
 
 def _loaded(profile: Any) -> Profile:
+    """*profile* loaded (a name or a path), or itself; profiles load only when one is given."""
+    from costmodel.profiles import Profile, load_profile
+
     return profile if isinstance(profile, Profile) else load_profile(profile)
 
 
@@ -108,6 +115,8 @@ def topology_from_options(*, levels: Sequence[str | Level] | None = None, profil
     >>> topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], p=32).names
     ('intra', 'inter')
     """
+    from costmodel.topology import topology_of  # only commands with a topology load it
+
     given = list(levels or [])
     if not given and profile is not None:
         loaded = _loaded(profile)
