@@ -46,12 +46,8 @@ def link_from_options(*, alpha: Any = None, beta: Any = None, bandwidth: Any = N
     The rule is :func:`~costmodel.params.combine_link`'s (α and β both needed,
     α = 0 said, never assumed); *profile* is a preset name, a TOML path or a
     :class:`~costmodel.profiles.Profile`, whose ``[link]`` gives the values
-    not given.
-
-    Raises
-    ------
-    InputError
-        When both *beta* and *bandwidth* are given, or α or β is missing.
+    not given.  Raises as :func:`~costmodel.params.combine_link` does, the
+    beta-and-bandwidth refusal before any profile is read.
     """
     if beta is not None and bandwidth is not None:
         raise InputError(BOTH_BETA_AND_BANDWIDTH)
