@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402 - after the path set-up above
 
-from costmodel.params import LinkParams  # noqa: E402
+from costmodel.links import link_from_options  # noqa: E402
 from costmodel.sweeps import sweep  # noqa: E402
 
 COLD_RUNS = 15
@@ -242,7 +242,7 @@ def timed(fn: Callable[[], Any]) -> float:
 
 
 def sweep_benchmark() -> bool:
-    link = LinkParams.from_options(alpha="5us", beta="0.08ns/B", gamma="0.01ns/B")
+    link = link_from_options(alpha="5us", beta="0.08ns/B", gamma="0.01ns/B")
     a, b, g = float(link.alpha_s), float(link.beta_s_per_byte), float(link.gamma_s_per_byte)
     ranks = np.arange(2, 1002)
     sizes = np.logspace(0, 30, 1000, base=2)

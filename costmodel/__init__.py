@@ -4,7 +4,7 @@ The public Python API.  Everything here is pure: functions take plain values
 or small frozen dataclasses and return result dataclasses with ``to_dict()``.
 
 >>> import costmodel
->>> link = costmodel.LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+>>> link = costmodel.link_from_options(alpha="5us", beta="0.08ns/B")
 >>> costmodel.crossover("allreduce", "rd", "rab", p=16, link=link).crossovers[0].n_bytes
 Fraction(2000000, 17)
 """
@@ -59,13 +59,17 @@ _EXPORTS = {
     "LinkParams": "costmodel.params",
     "LinkSegment": "costmodel.params",
     "PiecewiseLink": "costmodel.params",
-    "resolve_link": "costmodel.params",
+    "combine_link": "costmodel.params",
+    "link_from_options": "costmodel.links",
+    "resolve_link": "costmodel.links",
+    "topology_from_options": "costmodel.links",
     "Profile": "costmodel.profiles",
     "list_profiles": "costmodel.profiles",
     "load_profile": "costmodel.profiles",
     "sweep": "costmodel.sweeps",
     "Level": "costmodel.topology",
     "Topology": "costmodel.topology",
+    "topology_of": "costmodel.topology",
     "parse_level": "costmodel.topology",
     "Bubble": "costmodel.pipeline",
     "bubble": "costmodel.pipeline",
@@ -179,6 +183,7 @@ __all__ = [
     "bubble",
     "catalog",
     "collective",
+    "combine_link",
     "compare",
     "compare_hierarchical",
     "compress",
@@ -194,6 +199,7 @@ __all__ = [
     "formula",
     "gossip_vs_allreduce",
     "hierarchical_cost",
+    "link_from_options",
     "list_profiles",
     "load_profile",
     "mixing_matrix",
@@ -212,6 +218,8 @@ __all__ = [
     "staleness",
     "sweep",
     "tensor_parallel_traffic",
+    "topology_from_options",
+    "topology_of",
     "training_memory",
     "weighted_gradient",
     "weighted_loss",

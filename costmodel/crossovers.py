@@ -198,7 +198,8 @@ def crossover(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> x = crossover("allreduce", "rd", "rabenseifner", p=16, link=link)
     >>> x.crossovers[0].n_bytes, x.below, x.above
     (Fraction(2000000, 17), 'recursive-doubling', 'rabenseifner')
@@ -602,7 +603,8 @@ def crossover_in_p(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> x = crossover_in_p("allreduce", "ring", "rab", n="64MiB", link=link, p_max=64)
     >>> [(r.from_p, r.to_p, r.cheaper) for r in x.ranges][:3]
     [(2, 2, None), (3, 3, 'ring'), (4, 4, 'rabenseifner')]
@@ -684,7 +686,8 @@ def best(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> r = best("allreduce", ["ring", "rd", "rab"], p=16, link=link, max_bytes="64MiB")
     >>> [(x.algorithm, x.to_bytes) for x in r.ranges]
     [('recursive-doubling', Fraction(2000000, 17)), ('rabenseifner', Fraction(67108864, 1))]

@@ -1,4 +1,4 @@
-"""Link parameters (α, β, γ) and where they come from: options, profiles, files.
+"""Link parameters (α, β, γ): one link, or one per range of message sizes.
 
 A link is one :class:`LinkParams`, or a :class:`PiecewiseLink` whose α, β and γ
 depend on the message size: a calibrated profile's segments, one α–β line per
@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 
-__all__ = ["Link", "LinkParams", "LinkSegment", "PiecewiseLink", "link_at", "resolve_link"]
+__all__ = ["Link", "LinkParams", "LinkSegment", "PiecewiseLink", "combine_link", "link_at"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkParams:
@@ -42,7 +42,7 @@ class LinkParams:
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", bandwidth="12.5 GB/s")
+    >>> link = combine_link(alpha="5us", bandwidth="12.5 GB/s")
     >>> link.beta_s_per_byte
     Fraction(1, 12500000000)
     """
@@ -66,51 +66,6 @@ class LinkParams:
         """1/β, or ``None`` when β is 0 (infinite bandwidth)."""
         return None if self.beta_s_per_byte == 0 else 1 / self.beta_s_per_byte
 
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        alpha: Any = None,
-        beta: Any = None,
-        bandwidth: Any = None,
-        gamma: Any = None,
-        profile: Any = None,
-    ) -> LinkParams:
-        """Combine command-line style options; explicit values override the profile's.
-
-        Strings are parsed with the units parser (``"5us"``, ``"0.08ns/B"``,
-        ``"100 Gb/s"``); numbers are in SI base units.  Exactly one of *beta*
-        and *bandwidth* may be given.  This is the one rule for a link every
-        command prices time with: α and β (or the bandwidth) are both needed,
-        from the options or a profile; α = 0 must be said, never assumed.
-        *profile* is a preset name, a TOML path or a
-        :class:`~costmodel.profiles.Profile`.
-
-        Raises
-        ------
-        InputError
-            When both *beta* and *bandwidth* are given, or α or β is missing.
-        """
-        if beta is not None and bandwidth is not None:
-            raise InputError("both a beta and a bandwidth were given; pass only one of --beta or --bandwidth")
-        base = None
-        if profile is not None:
-            from costmodel.profiles import Profile, load_profile
-
-            base = profile.link if isinstance(profile, Profile) else load_profile(profile).link
-        if bandwidth is not None:
-            beta = 1 / parse_rate(bandwidth)
-        alpha_s = _given_or_base(alpha, parse_time, base.alpha_s if base else None,
-                                 missing="no latency given; pass --alpha TIME (e.g. 5us, or 0 to leave "
-                                         "start-ups out) or --profile NAME")
-        beta_s = _given_or_base(beta, parse_inverse_rate, base.beta_s_per_byte if base else None, missing=(
-            "no bandwidth given; pass --beta TIME/B (e.g. 0.08ns/B), --bandwidth RATE (e.g. 12.5GB/s) "
-            "or --profile NAME"))
-        gamma_s = _given_or_base(gamma, parse_inverse_rate, base.gamma_s_per_byte if base else Fraction(0))
-        explicit = any(v is not None for v in (alpha, beta, gamma))
-        source = "options" if base is None else base.source + (" with options" if explicit else "")
-        return cls(alpha_s=alpha_s, beta_s_per_byte=beta_s, gamma_s_per_byte=gamma_s, source=source)
-
     def result_fields(self) -> dict[str, object]:
         """The link as every result's JSON carries it: α, β, γ in SI units and where they came from."""
         from costmodel._json import real
@@ -133,6 +88,42 @@ class LinkParams:
             "bandwidth_bytes_per_s": None if bandwidth is None else real(bandwidth),
             "source": self.source,
         }
+
+
+def combine_link(*, alpha: Any = None, beta: Any = None, bandwidth: Any = None, gamma: Any = None,
+                 base: LinkParams | None = None) -> LinkParams:
+    """One link from option values; those given replace *base*'s (a profile's link).
+
+    Strings are parsed with the units parser (``"5us"``, ``"0.08ns/B"``,
+    ``"100 Gb/s"``); numbers are in SI base units.  Exactly one of *beta* and
+    *bandwidth* may be given.  This is the one rule for a link every command
+    prices time with: α and β (or the bandwidth) are both needed, from the
+    values or *base*; α = 0 must be said, never assumed.  Messages name the
+    parameters (``alpha=TIME``); the command line names its options instead.
+    Loading a profile by name is :func:`costmodel.links.link_from_options`.
+
+    Raises
+    ------
+    InputError
+        When both *beta* and *bandwidth* are given, or α or β is missing.
+    """
+    if beta is not None and bandwidth is not None:
+        raise InputError(BOTH_BETA_AND_BANDWIDTH)
+    if bandwidth is not None:
+        beta = 1 / parse_rate(bandwidth)
+    alpha_s = _given_or_base(alpha, parse_time, base.alpha_s if base else None,
+                             missing="no latency given; pass alpha=TIME (e.g. 5us, or 0 to leave "
+                                     "start-ups out) or profile=NAME")
+    beta_s = _given_or_base(beta, parse_inverse_rate, base.beta_s_per_byte if base else None, missing=(
+        "no bandwidth given; pass beta=TIME/B (e.g. 0.08ns/B), bandwidth=RATE (e.g. 12.5GB/s) "
+        "or profile=NAME"))
+    gamma_s = _given_or_base(gamma, parse_inverse_rate, base.gamma_s_per_byte if base else Fraction(0))
+    explicit = any(v is not None for v in (alpha, beta, gamma))
+    source = "options" if base is None else base.source + (" with options" if explicit else "")
+    return LinkParams(alpha_s=alpha_s, beta_s_per_byte=beta_s, gamma_s_per_byte=gamma_s, source=source)
+
+
+BOTH_BETA_AND_BANDWIDTH = "both a beta and a bandwidth were given; pass only one of beta= or bandwidth="
 
 
 def _given_or_base(value: Any, parse: Any, base: Fraction | None, *, missing: str = "") -> Fraction:
@@ -180,8 +171,8 @@ class PiecewiseLink:
 
     Examples
     --------
-    >>> small = LinkParams.from_options(alpha="10us", beta="1ns/B")
-    >>> large = LinkParams.from_options(alpha="40us", beta="0.1ns/B")
+    >>> small = combine_link(alpha="10us", beta="1ns/B")
+    >>> large = combine_link(alpha="40us", beta="0.1ns/B")
     >>> segments = (LinkSegment(from_bytes=Fraction(8), to_bytes=Fraction(4096), link=small),
     ...             LinkSegment(from_bytes=Fraction(8192), to_bytes=Fraction(2**26), link=large))
     >>> link = PiecewiseLink(segments=segments, summary=small, source="example")
@@ -267,7 +258,7 @@ Link: TypeAlias = LinkParams | PiecewiseLink
 def link_at(link: Link, n: Any) -> tuple[LinkParams, tuple[str, ...]]:
     """The :class:`LinkParams` that prices size *n*, and the notes of the link it came from.
 
-    >>> link_at(LinkParams.from_options(alpha="5us", beta="0.08ns/B"), 1024)[1]
+    >>> link_at(combine_link(alpha="5us", beta="0.08ns/B"), 1024)[1]
     ()
     """
     if isinstance(link, PiecewiseLink):
@@ -275,33 +266,3 @@ def link_at(link: Link, n: Any) -> tuple[LinkParams, tuple[str, ...]]:
     if isinstance(link, LinkParams):
         return link, ()
     raise InputError(f"{type(link).__name__} is not a link; pass LinkParams or PiecewiseLink")
-
-
-def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
-                 gamma: Any = None, profile: Any = None) -> Link:
-    """The link that prices *collective*: :meth:`LinkParams.from_options`, or a profile's segments.
-
-    A calibrated profile (one with ``[[segment]]`` tables) gives a
-    :class:`PiecewiseLink`: the collective's own segments when it was measured,
-    else those of the collective the profile was fitted on, with a note.  Options
-    given replace the value in every segment.
-
-    >>> resolve_link("allreduce", profile="textbook").alpha_s
-    Fraction(1, 200000)
-    """
-    if profile is not None:
-        from costmodel.profiles import Profile, load_profile
-
-        loaded = profile if isinstance(profile, Profile) else load_profile(profile)
-        piecewise = loaded.link_for(collective)
-        if piecewise is not None:
-            if beta is not None and bandwidth is not None:
-                raise InputError("both a beta and a bandwidth were given; "
-                                 "pass only one of --beta or --bandwidth")
-            return piecewise.with_options(
-                alpha=None if alpha is None else parse_time(alpha),
-                beta=(None if beta is None else parse_inverse_rate(beta)) if bandwidth is None
-                else 1 / parse_rate(bandwidth),
-                gamma=None if gamma is None else parse_inverse_rate(gamma))
-        profile = loaded
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)

@@ -123,7 +123,8 @@ def sweep(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> df = sweep("allreduce", ["ring", "rab"], p=[12, 16], n=["1MiB", 0], link=link)
     >>> df.index.names, list(df.columns)
     (FrozenList(['p', 'n_bytes']), ['ring', 'rabenseifner'])

@@ -34,7 +34,7 @@ References
 
 Examples
 --------
->>> topo = Topology.from_options(levels=["8:1us:150GB/s:nvlink", "4:5us:25GB/s:ib"])
+>>> topo = topology_of(["8:1us:150GB/s:nvlink", "4:5us:25GB/s:ib"])
 >>> topo.p, topo.sizes, topo.names
 (32, (8, 4), ('nvlink', 'ib'))
 >>> topo.digits(13)
@@ -57,7 +57,7 @@ from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["Level", "Topology", "parse_level"]
+__all__ = ["Level", "Topology", "parse_level", "topology_of"]
 
 _MAX_RANKS = 2**40
 _FORMAT = "write SIZE:ALPHA:RATE[:NAME], e.g. 8:1us:150GB/s:nvlink"
@@ -81,7 +81,8 @@ class Level:
 
     Examples
     --------
-    >>> Level(size=8, link=LinkParams.from_options(alpha="1us", bandwidth="150GB/s")).size
+    >>> from costmodel.params import combine_link
+    >>> Level(size=8, link=combine_link(alpha="1us", bandwidth="150GB/s")).size
     8
     """
 
@@ -123,7 +124,8 @@ class Topology:
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="1us", bandwidth="100GB/s")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="1us", bandwidth="100GB/s")
     >>> topo = Topology([Level(size=4, link=link), Level(size=2, link=link)])
     >>> topo.names, topo.p
     (('intra', 'inter'), 8)
@@ -134,7 +136,7 @@ class Topology:
     def __post_init__(self) -> None:
         levels = tuple(self.levels) if isinstance(self.levels, Iterable) else None
         if not levels:
-            raise InputError("a topology needs at least one level; give one --level SIZE:ALPHA:RATE per "
+            raise InputError("a topology needs at least one level; give one levels=SIZE:ALPHA:RATE per "
                              "level")
         for level in levels:
             if not isinstance(level, Level):
@@ -196,7 +198,7 @@ class Topology:
     def digits(self, rank: int) -> tuple[int, ...]:
         """Rank *rank*'s position inside each level, innermost first.
 
-        >>> Topology.from_options(levels=["4:1us:1GB/s", "3:1us:1GB/s"]).digits(7)
+        >>> topology_of(["4:1us:1GB/s", "3:1us:1GB/s"]).digits(7)
         (3, 1)
         """
         whole(rank, "rank", low=0, high=self.p - 1, expected="a rank of this topology",
@@ -210,7 +212,7 @@ class Topology:
         the same shape (the simulator's ``level_of``); the result has their
         shape.  Two equal ranks give level 0.
 
-        >>> topo = Topology.from_options(levels=["2:1us:1GB/s", "2:1us:1GB/s", "2:1us:1GB/s"])
+        >>> topo = topology_of(["2:1us:1GB/s", "2:1us:1GB/s", "2:1us:1GB/s"])
         >>> [int(topo.level_of(0, dst)) for dst in range(1, 8)]
         [0, 1, 1, 2, 2, 2, 2]
         """
@@ -228,7 +230,7 @@ class Topology:
         wrap-around p − 1 → 0 crosses the outermost level with more than one
         unit.  The counts add up to p.
 
-        >>> Topology.from_options(levels=["4:1us:1GB/s", "2:1us:1GB/s"]).ring_links()
+        >>> topology_of(["4:1us:1GB/s", "2:1us:1GB/s"]).ring_links()
         (6, 2)
         """
         sizes = self.sizes
@@ -237,79 +239,27 @@ class Topology:
         counts[top] += 1
         return tuple(counts)
 
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        levels: Sequence[str | Level] | None = None,
-        profile: Any = None,
-        p: int | None = None,
-        gamma: Any = None,
-    ) -> Topology:
-        """A topology from command-line style options: ``--level`` texts or a profile's ``[[level]]``.
-
-        Parameters
-        ----------
-        levels : sequence of str or Level, optional
-            Innermost first, each ``SIZE:ALPHA:RATE[:NAME]`` (see
-            :func:`parse_level`).  Given levels replace the profile's.
-        profile : str, Path or Profile, optional
-            A preset name or a TOML file with ``[[level]]`` tables.
-        p : int, optional
-            The number of ranks, if also given: it must equal the product of
-            the level sizes.
-        gamma : str or number, optional
-            Local reduction time per byte, for every level (overrides the
-            profile's).
-
-        Raises
-        ------
-        InputError
-            When no level is given, a level is malformed, or *p* does not
-            match the levels.
-
-        Examples
-        --------
-        >>> Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], p=32).names
-        ('intra', 'inter')
-        """
-        given = list(levels or [])
-        if given:
-            parsed = [parse_level(text) for text in given]
-        elif profile is not None:
-            from costmodel.profiles import Profile, load_profile
-
-            loaded = profile if isinstance(profile, Profile) else load_profile(profile)
-            if not loaded.levels:
-                raise InputError(
-                    f"profile {loaded.name!r} has no [[level]] tables; add one per level (size, alpha, "
-                    "bandwidth) or pass --level SIZE:ALPHA:RATE once per level"
-                )
-            parsed = list(loaded.levels)
-        else:
-            raise InputError(
-                "no topology given; pass --level SIZE:ALPHA:RATE once per level, innermost first "
-                "(e.g. --level 8:1us:150GB/s --level 4:5us:25GB/s), or --profile FILE with [[level]] tables"
-            )
-        if gamma is not None:
-            rate = parse_inverse_rate(gamma)
-            parsed = [replace(lv, link=replace(lv.link, gamma_s_per_byte=rate)) for lv in parsed]
-        topology = cls(tuple(parsed))
-        if p is not None:
-            whole(p, "p", hint="give the number of ranks, e.g. -p 32")
-            if p != topology.p:
-                product = " × ".join(map(str, topology.sizes))
-                raise InputError(
-                    f"p={p} does not match the levels: {product} = {topology.p} ranks; "
-                    "drop -p or change the level sizes"
-                )
-        return topology
-
     def to_dict(self) -> dict[str, object]:
         return {"p": self.p, "levels": [lv.to_dict() for lv in self.levels]}
 
     def __str__(self) -> str:
         return " × ".join(f"{lv.size} {lv.name}" for lv in self.levels)
+
+
+def topology_of(levels: Sequence[str | Level], *, gamma: Any = None) -> Topology:
+    """The topology of *levels*, innermost first: texts ``SIZE:ALPHA:RATE[:NAME]`` or :class:`Level` s.
+
+    *gamma*, when given, is every level's local reduction time per byte.  Levels
+    from a profile, and a check of p, are :func:`costmodel.links.topology_from_options`.
+
+    >>> topology_of(["8:1us:150GB/s", "4:5us:25GB/s"]).names
+    ('intra', 'inter')
+    """
+    parsed = [parse_level(text) for text in levels]
+    if gamma is not None:
+        rate = parse_inverse_rate(gamma)
+        parsed = [replace(lv, link=replace(lv.link, gamma_s_per_byte=rate)) for lv in parsed]
+    return Topology(tuple(parsed))
 
 
 def parse_level(text: str | Level, *, require_unit: bool = False) -> Level:

@@ -294,14 +294,15 @@ def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: F
     """The schedule of a hierarchical all-reduce on a topology, priced per level."""
     from costmodel.collectives.hierarchical import hierarchical_cost
     from costmodel.schedules.hierarchical import hierarchical_allreduce, reduce_bcast_allreduce
-    from costmodel.topology import Topology
 
     spec = find_collective(collective)
     if spec.name != "allreduce":
         raise InputError(f"{algorithm!r} is an all-reduce; use it with allreduce, not {spec.name}")
     if not levels and profile is None:
         raise InputError(f"{algorithm!r} needs a topology; give --level SIZE:ALPHA:RATE once per level")
-    topology = Topology.from_options(levels=levels, profile=profile, p=p)
+    from costmodel.links import topology_from_options
+
+    topology = topology_from_options(levels=levels, profile=profile, p=p)
     formula = hierarchical_cost(topology, n, algorithm=algorithm, outer=outer)
     outer_name = str(formula.parameters.get("outer", outer or "ring"))
     if outer_name not in ("ring", "tree"):

@@ -32,7 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         with collecting():  # an old name (--profile textbook) warns once on stderr
             rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:
-        message = exc.format_message() if isinstance(exc, _USAGE_ERROR) else str(exc)
+        if isinstance(exc, _USAGE_ERROR):
+            message = exc.format_message()
+        else:
+            from costmodel.cli.flags import cli_message
+
+            message = cli_message(str(exc))
         if message:  # empty for no arguments: the help is already printed
             print(f"error: {message}", file=sys.stderr)
         return 2

@@ -27,6 +27,9 @@ __all__ = [
 Completer = Callable[[Any, str], list[str]]
 
 
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+"""The shells ``completion`` writes a script for (``costmodel completion SHELL``)."""
+
 def _starting(names: Iterable[str], incomplete: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if n.startswith(incomplete)]
 
@@ -111,6 +114,4 @@ def schedules(ctx: Any, incomplete: str) -> list[str]:
 
 def shells(ctx: Any, incomplete: str) -> list[str]:
     """The shells ``completion`` writes a script for."""
-    from costmodel.cli.shell import SHELLS
-
     return _starting(SHELLS, incomplete)

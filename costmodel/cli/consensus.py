@@ -134,9 +134,9 @@ def gossip_vs_allreduce(
     Example: costmodel gossip-vs-allreduce ring -p 16 -n 100MB --alpha 5us --bandwidth 12.5GB/s
     """
     from costmodel.consensus.gossip import gossip_vs_allreduce as compare
-    from costmodel.params import LinkParams
+    from costmodel.links import link_from_options
 
-    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    link = link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
     emit(compare(graph, ranks, n=size, link=link, target=target, weights=weights, degree=degree, rows=rows,
                  prob=prob, seed=seed, edges=edges), as_json=as_json)
 

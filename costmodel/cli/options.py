@@ -234,7 +234,8 @@ def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: 
     """The link the options describe (a profile, overridden) for *collective*: a
     :class:`~costmodel.params.PiecewiseLink` from a calibrated profile, else
     :class:`~costmodel.params.LinkParams`; with *n*, the ``LinkParams`` that prices that size."""
-    from costmodel.params import link_at, resolve_link
+    from costmodel.links import resolve_link
+    from costmodel.params import link_at
 
     link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
     return link if n is None else link_at(link, n)[0]

@@ -20,7 +20,7 @@ __all__ = ["COMPLETE_VAR", "SHELLS", "app"]
 app = typer.Typer()
 
 COMPLETE_VAR = "_COSTMODEL_COMPLETE"
-SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+SHELLS = complete.SHELLS
 
 
 @app.command("completion")

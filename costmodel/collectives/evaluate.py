@@ -272,7 +272,8 @@ def cost(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> c = cost("allreduce", "rabenseifner", p=16, n="1MiB", link=link)
     >>> c.time_s, c.rounds
     (Fraction(15413, 78125000), 8)
@@ -396,7 +397,8 @@ def compare(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> table = compare("allreduce", ["ring", "rd", "rab"], p=16, n="8KiB", link=link)
     >>> table.best
     'recursive-doubling'
@@ -469,7 +471,8 @@ def bound(collective: str, *, p: int, n: Any, link: Link) -> LowerBound:
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> b = bound("allreduce", p=16, n="1MiB", link=link)
     >>> b.latency_s, b.bandwidth_s
     (Fraction(1, 50000), Fraction(1536, 9765625))

@@ -76,7 +76,8 @@ References
 Examples
 --------
 >>> from costmodel.topology import Topology
->>> topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+>>> from costmodel.topology import topology_of
+>>> topo = topology_of(["8:1us:150GB/s", "4:5us:25GB/s"])
 >>> table = compare_hierarchical("allreduce", n="1GiB", topology=topo)
 >>> [r.algorithm for r in table.results]
 ['hierarchical', 'hierarchical-reduce-bcast']
@@ -549,7 +550,8 @@ def hierarchical_cost(
 
     Examples
     --------
-    >>> topo = Topology.from_options(levels=["4:1us:100GB/s", "2:10us:10GB/s"])
+    >>> from costmodel.topology import topology_of
+    >>> topo = topology_of(["4:1us:100GB/s", "2:10us:10GB/s"])
     >>> c = hierarchical_cost(topo, 8 * 10**6)
     >>> print(c.formula)
     reduce-scatter ring(p=4, n) @ intra + allreduce ring(p=2, n/4) @ inter + allgather ring(p=4, n) @ intra
@@ -602,7 +604,7 @@ def _senders(scheme: _Scheme, down: Sequence[Any], middle: Any, up: Sequence[Any
 def _check_topology(topology: Any) -> None:
     if not isinstance(topology, Topology):
         raise InputError(f"{topology!r} is not a Topology; build one with "
-                         "Topology.from_options(levels=[...])")
+                         "topology_of([...])")
 
 
 def _check_powers_of_two(levels: Iterable[Level]) -> None:
@@ -680,7 +682,8 @@ def flat_ring(topology: Topology, n: Any) -> HierarchicalCost:
 
     Examples
     --------
-    >>> topo = Topology.from_options(levels=["4:1us:100GB/s", "2:10us:10GB/s"])
+    >>> from costmodel.topology import topology_of
+    >>> topo = topology_of(["4:1us:100GB/s", "2:10us:10GB/s"])
     >>> ring = flat_ring(topo, 8 * 10**6)
     >>> [(lv.name, lv.bytes_crossing) for lv in ring.levels]  # 6 and 2 links, 2·(7/8)·8 MB each
     [('intra', Fraction(84000000, 1)), ('inter', Fraction(28000000, 1))]
@@ -738,7 +741,8 @@ def compare_hierarchical(
 
     Examples
     --------
-    >>> topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    >>> from costmodel.topology import topology_of
+    >>> topo = topology_of(["8:1us:150GB/s", "4:5us:25GB/s"])
     >>> table = compare_hierarchical("allreduce", ["hierarchical"], n="1GiB", topology=topo)
     >>> table.best, round(float(table.speedup(table.results[0])), 2)
     ('hierarchical', 4.05)
@@ -835,7 +839,9 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     if lanes is None:
         raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
     k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. --lanes 4")
-    link = LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    from costmodel.links import link_from_options
+
+    link = link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     per_lane = size / k
     return MultiLaneTransfer(
         n_bytes=size, lanes=k, link=link, bytes_per_lane=per_lane,

@@ -13,7 +13,7 @@ from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import compare
 from costmodel.collectives.result import CostTable
 from costmodel.errors import InputError
-from costmodel.params import resolve_link
+from costmodel.links import resolve_link
 
 __all__ = ["compare_from_options"]
 
@@ -82,10 +82,11 @@ def compare_from_options(
     """
     if _wants_topology(collective, algorithms, levels, profile, p):
         from costmodel.collectives.hierarchical import compare_hierarchical
-        from costmodel.topology import Topology
 
         # the topology first: a missing or inconsistent one is the first thing to say
-        topology = Topology.from_options(levels=levels, profile=profile, p=p, gamma=gamma)
+        from costmodel.links import topology_from_options
+
+        topology = topology_from_options(levels=levels, profile=profile, p=p, gamma=gamma)
         if whole_bytes:
             raise InputError("--whole-bytes prices the flat algorithms' chunks; the hierarchical ones on a "
                              "topology use the continuous model only")

@@ -608,7 +608,8 @@ def gossip_vs_allreduce(
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", bandwidth="12.5GB/s")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", bandwidth="12.5GB/s")
     >>> c = gossip_vs_allreduce("ring", 4, n="100MB", link=link)
     >>> c.run.rounds.rounds, c.degree, c.gossip_bytes_per_worker, c.allreduce.bytes_sent_per_rank
     (5, 2, Fraction(1000000000, 1), Fraction(150000000, 1))

@@ -20,7 +20,8 @@ matplotlib is imported only by the drawing functions; without it they raise
 :class:`~costmodel.errors.MissingDependency` naming the ``plot`` extra.
 
 >>> from costmodel.params import LinkParams
->>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+>>> from costmodel.params import combine_link
+>>> link = combine_link(alpha="5us", beta="0.08ns/B")
 >>> time_plot("allreduce", ["rd", "rab"], p=16, link=link).crossovers[0].label
 'rd × rab: 117.6 kB'
 """

@@ -149,7 +149,8 @@ def link_caption(link: Any) -> str:
     """α, β (and the bandwidth) and γ when it is not 0, for a subtitle.
 
     >>> from costmodel.params import LinkParams
-    >>> link_caption(LinkParams.from_options(alpha="5us", beta="0.08ns/B"))
+    >>> from costmodel.params import combine_link
+    >>> link_caption(combine_link(alpha="5us", beta="0.08ns/B"))
     'α = 5 µs, β = 0.08 ns/B (12.5 GB/s)'
     """
     from costmodel.params import PiecewiseLink

@@ -77,7 +77,8 @@ def time_breakdown(collective: str, algorithms: Iterable[str] | None = None, *, 
 
     Examples
     --------
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> bars = time_breakdown("allreduce", ["ring"], p=4, n="1MB", link=link).bars
     >>> bars[0].latency_s, bars[0].bandwidth_s  # 6α and 1.5 n β
     (Fraction(3, 100000), Fraction(3, 25000))

@@ -115,7 +115,8 @@ def region_map(
     Examples
     --------
     >>> from costmodel.params import LinkParams
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> regions = region_map("allreduce", link=link, p_min=2, p_max=64, max_bytes="1GiB")
     >>> regions.best_at(16, "8KiB"), regions.best_at(16, "64MiB")
     ('recursive-doubling', 'rabenseifner')

@@ -143,7 +143,8 @@ def time_plot(
     Examples
     --------
     >>> from costmodel.params import LinkParams
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> plot = time_plot("allreduce", ["rd", "rab"], p=16, link=link)
     >>> [(c.label, c.n_bytes) for c in plot.crossovers]
     [('rd × rab: 117.6 kB', Fraction(2000000, 17))]

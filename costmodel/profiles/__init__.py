@@ -79,6 +79,7 @@ Segment k prices every size from its ``from_bytes`` up to the next segment's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from importlib import resources
@@ -87,7 +88,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel.errors import InputError, ParseError, UnknownNameError
-from costmodel.params import LinkParams, LinkSegment, PiecewiseLink
+from costmodel.params import LinkParams, LinkSegment, PiecewiseLink, combine_link
 from costmodel.references import CITATIONS
 from costmodel.renames import resolve
 from costmodel.tomlfile import loads
@@ -477,14 +478,16 @@ def _strings(table: dict[str, Any], key: str, where: str, path: str) -> tuple[st
 def _link(table: dict[str, Any], *, path: str, where: str) -> LinkParams:
     """The α, β (or bandwidth) and γ of a [link] or [[level]] table."""
     try:
-        return LinkParams.from_options(
+        return combine_link(
             alpha=_quantity(table, "alpha"),
             beta=_quantity(table, "beta"),
             bandwidth=_quantity(table, "bandwidth"),
             gamma=_quantity(table, "gamma"),
         )
     except InputError as exc:
-        message = str(exc).replace("pass --", "set ").replace(" or --profile NAME", "")
+        # the parameters are the table's keys: "pass alpha=TIME ... or profile=NAME" -> "set alpha TIME ..."
+        message = str(exc).replace(" or profile=NAME", "").replace("pass ", "set ")
+        message = re.sub(r"\b(\w+)=(?= |$)", r"\1", re.sub(r"\b(\w+)=(?=[A-Z])", r"\1 ", message))
         raise ParseError(f"{where}{message}", path=path) from None
 
 
@@ -514,7 +517,7 @@ def _levels(tables: Any, *, name: str, path: str) -> tuple[Level, ...]:
     try:
         return Topology(tuple(levels)).levels
     except InputError as exc:
-        message = str(exc).replace("give one --level SIZE:ALPHA:RATE per level", "add [[level]] tables")
+        message = str(exc).replace("give one levels=SIZE:ALPHA:RATE per level", "add [[level]] tables")
         raise ParseError(message, path=path) from None
 
 

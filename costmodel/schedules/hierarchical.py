@@ -39,7 +39,8 @@ Examples
 --------
 >>> from costmodel.schedules import execute
 >>> from costmodel.topology import Topology
->>> topo = Topology.from_options(levels=["4:1us:100GB/s", "2:10us:10GB/s"])
+>>> from costmodel.topology import topology_of
+>>> topo = topology_of(["4:1us:100GB/s", "2:10us:10GB/s"])
 >>> s = hierarchical_allreduce(topo)
 >>> s.units, len(s.transfers()), execute(s).ok
 (8, 8, True)
@@ -109,7 +110,7 @@ class _Layout:
     def __init__(self, topology: Topology) -> None:
         if not isinstance(topology, Topology):
             raise InputError(f"{topology!r} is not a Topology; build one with "
-                             "Topology.from_options(levels=[...])")
+                             "topology_of([...])")
         self.sizes = topology.sizes
         self.strides = topology.strides
         self.p = topology.p
@@ -157,7 +158,8 @@ def hierarchical_allreduce(topology: Topology, *, outer: str = "ring") -> Schedu
     Examples
     --------
     >>> from costmodel.topology import Topology
-    >>> topo = Topology.from_options(levels=["2:1us:1GB/s", "2:1us:1GB/s"])
+    >>> from costmodel.topology import topology_of
+    >>> topo = topology_of(["2:1us:1GB/s", "2:1us:1GB/s"])
     >>> [[(t.src, t.dst, t.chunks) for t in step] for step in hierarchical_allreduce(topo).transfers()][0]
     [(0, 1, (2, 3)), (1, 0, (0, 1)), (2, 3, (2, 3)), (3, 2, (0, 1))]
     """
@@ -207,7 +209,8 @@ def reduce_bcast_allreduce(topology: Topology, *, outer: str = "ring") -> Schedu
     --------
     >>> from costmodel.schedules import execute
     >>> from costmodel.topology import Topology
-    >>> topo = Topology.from_options(levels=["3:1us:1GB/s", "2:1us:1GB/s"])
+    >>> from costmodel.topology import topology_of
+    >>> topo = topology_of(["3:1us:1GB/s", "2:1us:1GB/s"])
     >>> s = reduce_bcast_allreduce(topo)
     >>> [[(t.src, t.dst) for t in step] for step in s.transfers()][:3]
     [[(1, 0), (4, 3)], [(2, 0), (5, 3)], [(0, 3), (3, 0)]]

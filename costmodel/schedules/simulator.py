@@ -80,7 +80,8 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
     Examples
     --------
     >>> from costmodel.schedules import build
-    >>> link = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+    >>> from costmodel.params import combine_link
+    >>> link = combine_link(alpha="5us", beta="0.08ns/B")
     >>> sim = simulate(build("ring_allreduce", "allreduce", p=4), n=100_000_000, link=link)
     >>> sim.rounds, sim.bytes_sent_per_rank
     (6, Fraction(150000000, 1))

@@ -155,6 +155,7 @@ def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, band
         return link
     if not given:
         return None
-    from costmodel.params import LinkParams
 
-    return LinkParams.from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    from costmodel.links import link_from_options
+
+    return link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)

@@ -9,7 +9,7 @@ import pytest
 
 from costmodel.collectives._registry import COLLECTIVES
 from costmodel.collectives.hierarchical import _SCHEMES
-from costmodel.params import LinkParams
+from costmodel.links import link_from_options
 from costmodel.units import parse_inverse_rate, parse_time
 from tests.clirun import run, run_json
 
@@ -51,7 +51,7 @@ def test_zero_and_bare_sizes_need_no_unit(capsys):
 
 def test_the_python_api_keeps_si_numbers():
     assert parse_time("5") == 5 and parse_inverse_rate(8e-11) == Fraction(8, 10**11)  # a float as typed
-    assert LinkParams.from_options(alpha="5e-6", beta=8e-11).alpha_s == Fraction(5, 10**6)
+    assert link_from_options(alpha="5e-6", beta=8e-11).alpha_s == Fraction(5, 10**6)
 
 
 def test_a_spelt_out_bit_rate_suggests_its_short_form(capsys):

@@ -21,6 +21,7 @@ from costmodel import bound, compare, cost, sweep
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import applicable, price, time_at
 from costmodel.crossovers import best, crossover
+from costmodel.links import link_from_options
 from costmodel.params import LinkParams, LinkSegment, PiecewiseLink
 
 F = Fraction
@@ -28,7 +29,7 @@ GIB = 2**30
 
 
 def _link(alpha: str, beta: str) -> LinkParams:
-    return LinkParams.from_options(alpha=alpha, beta=beta)
+    return link_from_options(alpha=alpha, beta=beta)
 
 
 def _piecewise(name: str, *segments: tuple[int, int, str, str]) -> PiecewiseLink:

@@ -20,6 +20,7 @@ import pytest
 
 import costmodel
 from costmodel import LinkParams, compare, cost, crossover
+from costmodel.links import link_from_options
 from costmodel.units import format_size, format_time
 
 MB = 10**6  # the seeds use decimal MB and GB in §6 and §8
@@ -172,9 +173,9 @@ THREE = ["ring", "recursive-doubling", "rabenseifner"]
 def test_seed_beta_is_100_gbps(section: str) -> None:
     # 0.08 ns/B = 8e-11 s/B = 1/(12.5e9 B/s), and 12.5 GB/s · 8 bit/B = 100 Gb/s
     assert Fraction(1, 12_500_000_000) == BETA
-    by_beta = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
-    by_bits = LinkParams.from_options(alpha="5 µs", bandwidth="100 Gb/s")
-    by_bytes = LinkParams.from_options(alpha="5us", bandwidth="12.5 GB/s")
+    by_beta = link_from_options(alpha="5us", beta="0.08ns/B")
+    by_bits = link_from_options(alpha="5 µs", bandwidth="100 Gb/s")
+    by_bytes = link_from_options(alpha="5us", bandwidth="12.5 GB/s")
     assert by_beta.alpha_s == by_bits.alpha_s == by_bytes.alpha_s == ALPHA
     assert by_beta.beta_s_per_byte == by_bits.beta_s_per_byte == by_bytes.beta_s_per_byte == BETA
 
@@ -263,7 +264,7 @@ def test_crossover_rd_rab_at_p16(section: str) -> None:
 
 @seed("DSGD 9. Find a Crossover")
 def test_crossover_by_aliases_and_profile(section: str) -> None:
-    link = LinkParams.from_options(profile="textbook")
+    link = link_from_options(profile="textbook")
     result = crossover("all-reduce", "rd", "rab", p=16, link=link)
     assert result.crossovers[0].n_bytes == Fraction(2_000_000, 17)
 

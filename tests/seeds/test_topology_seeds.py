@@ -28,6 +28,7 @@ from costmodel import (
     multilane,
     rack_aware,
 )
+from costmodel.links import topology_from_options
 
 GB = 10**9  # the seed's decimal GB and MB
 MB = 10**6
@@ -108,7 +109,7 @@ def test_rat_two_racks_of_four(section: str) -> None:
 @seed("DSGD 10. Hierarchical All-Reduce")
 def test_network_bytes_do_not_fall_by_gpus_per_node(section: str) -> None:
     n = Fraction(1 * GB)
-    topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    topo = topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
     hier = hierarchical_cost(topo, n).bytes_crossing("inter")
     flat = flat_ring(topo, n).bytes_crossing("inter")
     # hierarchical: 32 GPUs each send 2 · 3/4 · n/8 across nodes: 32 · 3n/16 = 6n
@@ -121,7 +122,7 @@ def test_network_bytes_do_not_fall_by_gpus_per_node(section: str) -> None:
 
 @seed("DSGD 10. Hierarchical All-Reduce")
 def test_fewer_inter_node_participants_means_fewer_start_ups(section: str) -> None:
-    topo = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
+    topo = topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"])
     hier = hierarchical_cost(topo, 1 * MB)
     flat = flat_ring(topo, 1 * MB)
     # hierarchical: 2·7 intra steps of 1 µs + 2·3 inter steps of 5 µs = 44 µs;
@@ -136,7 +137,7 @@ def test_fewer_inter_node_participants_means_fewer_start_ups(section: str) -> No
 @seed("Patterns: Hierarchical All-Reduce")
 def test_three_nodes_of_four_gpus(section: str) -> None:
     d = Fraction(12 * MB)
-    topo = Topology.from_options(levels=["4:0s:900GB/s:nvlink", "3:0s:50GB/s:ib"])
+    topo = topology_from_options(levels=["4:0s:900GB/s:nvlink", "3:0s:50GB/s:ib"])
     c = hierarchical_cost(topo, d)
     # (1) reduce-scatter within each node via NVLink ring, (2) cross-node ring all-reduce of the
     # chunks over InfiniBand, (3) all-gather within each node via NVLink

@@ -16,7 +16,7 @@ import pytest
 
 import costmodel
 from costmodel.errors import InputError, MissingDependency
-from costmodel.params import LinkParams
+from costmodel.links import link_from_options
 from costmodel.plots import (
     calibration_plot,
     calibration_title,
@@ -35,7 +35,7 @@ from costmodel.plots import (
 )
 from costmodel.plots._figure import size_grid
 
-SEED = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+SEED = link_from_options(alpha="5us", beta="0.08ns/B")
 A100 = Path(__file__).resolve().parent.parent / "data" / "logs" / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"
 
 
@@ -148,7 +148,7 @@ def test_region_map_samples_a_wide_range_of_p_keeping_powers_of_two():
 
 
 def test_breakdown_bars_are_the_exact_terms():
-    link = LinkParams.from_options(alpha="5us", beta="0.08ns/B", gamma="0.02ns/B")
+    link = link_from_options(alpha="5us", beta="0.08ns/B", gamma="0.02ns/B")
     breakdown = time_breakdown("allreduce", p=16, n="1MiB", link=link)
     table = costmodel.compare("allreduce", p=16, n="1MiB", link=link)
     assert [(b.algorithm, b.latency_s, b.bandwidth_s, b.compute_s) for b in breakdown.bars] == [
@@ -255,7 +255,7 @@ def test_drawing_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch:
 
 # -- images ----------------------------------------------------------------------------------------------
 
-LINK_G = LinkParams.from_options(alpha="5us", beta="0.08ns/B", gamma="0.02ns/B")
+LINK_G = link_from_options(alpha="5us", beta="0.08ns/B", gamma="0.02ns/B")
 DRAWINGS = {
     "time": (lambda: time_plot("allreduce", p=16, link=SEED), draw_time_plot, (1500, 825)),
     "regions": (lambda: region_map("allreduce", link=SEED, p_max=128), draw_region_map, (1350, 825)),

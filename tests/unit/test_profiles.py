@@ -10,13 +10,13 @@ import pytest
 
 from costmodel import (
     InputError,
-    LinkParams,
     ParseError,
     Profile,
     UnknownNameError,
     list_profiles,
     load_profile,
 )
+from costmodel.links import link_from_options
 from costmodel.references import CITATIONS
 
 F = Fraction
@@ -110,7 +110,7 @@ def test_valid_file(tmp_path: Path) -> None:
     assert profile.path == str(path)
     # the same file through a string path and through from_options
     assert load_profile(str(path)).link == profile.link
-    assert LinkParams.from_options(profile=str(path)).alpha_s == F(25, 10**7)
+    assert link_from_options(profile=str(path)).alpha_s == F(25, 10**7)
 
 
 def test_minimal_file(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_non_existent_file(tmp_path: Path) -> None:
         load_profile(path)
     assert info.value.path == str(path)
     with pytest.raises(ParseError):
-        LinkParams.from_options(profile=str(path))
+        link_from_options(profile=str(path))
 
 
 def test_a_directory_is_not_a_profile(tmp_path: Path) -> None:

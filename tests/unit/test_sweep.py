@@ -21,11 +21,12 @@ from costmodel.collectives._record import power_of_two
 from costmodel.collectives._registry import COLLECTIVES, algorithms, resolve
 from costmodel.collectives.evaluate import cost
 from costmodel.errors import ConstraintError, InputError, UnitError, UnknownNameError
+from costmodel.links import link_from_options
 from costmodel.params import LinkParams
 from costmodel.sweeps import _records, sweep
 
-LINK = LinkParams.from_options(alpha="5us", beta="0.08ns/B", gamma="0.01ns/B")
-LINK_NO_GAMMA = LinkParams.from_options(alpha="5us", beta="0.08ns/B")
+LINK = link_from_options(alpha="5us", beta="0.08ns/B", gamma="0.01ns/B")
+LINK_NO_GAMMA = link_from_options(alpha="5us", beta="0.08ns/B")
 RANKS = list(range(2, 71))
 SIZES = [1, 2, 7, 1000, 2**20, 10**9]
 

@@ -25,6 +25,7 @@ from costmodel import (
     load_profile,
     parse_level,
 )
+from costmodel.links import link_from_options, topology_from_options
 
 F = Fraction
 LINK = LinkParams(alpha_s=F(1), beta_s_per_byte=F(1))
@@ -220,7 +221,7 @@ def test_ring_links(sizes, links):
 
 
 def test_to_dict_is_json_native():
-    data = Topology.from_options(levels=["8:1us:150GB/s:nvlink", "4:5us:25GB/s"]).to_dict()
+    data = topology_from_options(levels=["8:1us:150GB/s:nvlink", "4:5us:25GB/s"]).to_dict()
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     assert data["p"] == 32
     first = data["levels"][0]
@@ -233,7 +234,7 @@ def test_to_dict_is_json_native():
 
 
 def test_from_options_levels_and_p():
-    t = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], p=32)
+    t = topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], p=32)
     assert t.sizes == (8, 4)
     assert t.links[1].beta_s_per_byte == F(1, 25 * 10**9)
 
@@ -242,9 +243,9 @@ def test_from_options_levels_and_p():
     ("kwargs", "needle"),
     [
         ({"levels": ["8:1us:150GB/s", "4:5us:25GB/s"], "p": 30},
-         "p=30 does not match the levels: 8 × 4 = 32 ranks; drop -p"),
+         "p=30 does not match the levels: 8 × 4 = 32 ranks; drop p="),
         ({"levels": ["8:1us:150GB/s"], "p": True}, "not an integer"),
-        ({}, "no topology given; pass --level SIZE:ALPHA:RATE"),
+        ({}, "no topology given; pass levels=SIZE:ALPHA:RATE"),
         ({"levels": []}, "no topology given"),
         ({"levels": ["8:1us"]}, "2 fields"),
         ({"profile": "textbook"}, "profile 'textbook' has no [[level]] tables"),
@@ -252,17 +253,17 @@ def test_from_options_levels_and_p():
 )
 def test_from_options_errors(kwargs, needle):
     with pytest.raises(InputError) as info:
-        Topology.from_options(**kwargs)
+        topology_from_options(**kwargs)
     assert needle in str(info.value)
 
 
 def test_gamma_applies_to_every_level():
-    t = Topology.from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], gamma="0.01ns/B")
+    t = topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], gamma="0.01ns/B")
     assert [link.gamma_s_per_byte for link in t.links] == [F(1, 10**11)] * 2
 
 
 def test_levels_may_be_level_objects():
-    t = Topology.from_options(levels=[Level(size=2, link=LINK), "3:1us:1GB/s"])
+    t = topology_from_options(levels=[Level(size=2, link=LINK), "3:1us:1GB/s"])
     assert t.p == 6
 
 
@@ -321,16 +322,16 @@ def test_profile_with_link_and_levels(tmp_path):
 
 def test_topology_from_a_profile(tmp_path):
     path = write(tmp_path, LEVELS)
-    t = Topology.from_options(profile=str(path), p=32)
+    t = topology_from_options(profile=str(path), p=32)
     assert t.names == ("nvlink", "inter")
-    assert Topology.from_options(profile=load_profile(path)).p == 32
+    assert topology_from_options(profile=load_profile(path)).p == 32
     # given levels replace the profile's
-    assert Topology.from_options(levels=["2:1us:1GB/s"], profile=str(path)).p == 2
+    assert topology_from_options(levels=["2:1us:1GB/s"], profile=str(path)).p == 2
 
 
 def test_a_level_only_profile_gives_no_flat_link(tmp_path):
     with pytest.raises(InputError, match="no latency given"):
-        LinkParams.from_options(profile=str(write(tmp_path, LEVELS)))
+        link_from_options(profile=str(write(tmp_path, LEVELS)))
 
 
 def test_existing_profiles_have_no_levels():

@@ -1,0 +1,140 @@
+"""Links and topologies from options: the values given, over a profile's.
+
+This is the layer above :mod:`costmodel.params`, :mod:`costmodel.topology` and
+:mod:`costmodel.profiles`: it loads a profile by name or path and combines its
+link or levels with the values given, so that none of the three imports another
+upwards.  It loads the profile and topology code only when they are asked
+for, so a query priced on ``alpha`` and ``beta`` never imports them.
+Messages name the Python parameters (``alpha=TIME``); the command line shows
+its options in their place.
+
+Examples
+--------
+>>> link_from_options(alpha="5us", bandwidth="12.5 GB/s").beta_s_per_byte
+Fraction(1, 12500000000)
+>>> link_from_options(profile="textbook", alpha="1us").source
+'profile textbook with options'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from costmodel.errors import InputError
+from costmodel.params import BOTH_BETA_AND_BANDWIDTH, Link, LinkParams, combine_link
+from costmodel.units import parse_inverse_rate, parse_rate, parse_time
+from costmodel.validate import whole
+
+if TYPE_CHECKING:
+    from costmodel.profiles import Profile
+    from costmodel.topology import Level, Topology
+
+__all__ = ["link_from_options", "resolve_link", "topology_from_options"]
+
+
+def _loaded(profile: Any) -> Profile:
+    """*profile* loaded (a name or a path), or itself; profiles load only when one is given."""
+    from costmodel.profiles import Profile, load_profile
+
+    return profile if isinstance(profile, Profile) else load_profile(profile)
+
+
+def link_from_options(*, alpha: Any = None, beta: Any = None, bandwidth: Any = None, gamma: Any = None,
+                      profile: Any = None) -> LinkParams:
+    """Combine command-line style options; explicit values override the profile's.
+
+    The rule is :func:`~costmodel.params.combine_link`'s (α and β both needed,
+    α = 0 said, never assumed); *profile* is a preset name, a TOML path or a
+    :class:`~costmodel.profiles.Profile`, whose ``[link]`` gives the values
+    not given.  Raises as :func:`~costmodel.params.combine_link` does, the
+    beta-and-bandwidth refusal before any profile is read.
+    """
+    if beta is not None and bandwidth is not None:
+        raise InputError(BOTH_BETA_AND_BANDWIDTH)
+    base = None if profile is None else _loaded(profile).link
+    return combine_link(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, base=base)
+
+
+def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+                 gamma: Any = None, profile: Any = None) -> Link:
+    """The link that prices *collective*: :func:`link_from_options`, or a profile's segments.
+
+    A calibrated profile (one with ``[[segment]]`` tables) gives a
+    :class:`~costmodel.params.PiecewiseLink`: the collective's own segments when
+    it was measured, else those of the collective the profile was fitted on,
+    with a note.  Options given replace the value in every segment.
+
+    >>> resolve_link("allreduce", profile="textbook").alpha_s
+    Fraction(1, 200000)
+    """
+    if profile is not None:
+        loaded = _loaded(profile)
+        piecewise = loaded.link_for(collective)
+        if piecewise is not None:
+            if beta is not None and bandwidth is not None:
+                raise InputError(BOTH_BETA_AND_BANDWIDTH)
+            return piecewise.with_options(
+                alpha=None if alpha is None else parse_time(alpha),
+                beta=(None if beta is None else parse_inverse_rate(beta)) if bandwidth is None
+                else 1 / parse_rate(bandwidth),
+                gamma=None if gamma is None else parse_inverse_rate(gamma))
+        profile = loaded
+    return link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+
+
+def topology_from_options(*, levels: Sequence[str | Level] | None = None, profile: Any = None,
+                          p: int | None = None, gamma: Any = None) -> Topology:
+    """A topology from command-line style options: level texts or a profile's ``[[level]]``.
+
+    Parameters
+    ----------
+    levels : sequence of str or Level, optional
+        Innermost first, each ``SIZE:ALPHA:RATE[:NAME]`` (see
+        :func:`~costmodel.topology.parse_level`).  Given levels replace the profile's.
+    profile : str, Path or Profile, optional
+        A preset name or a TOML file with ``[[level]]`` tables.
+    p : int, optional
+        The number of ranks, if also given: it must equal the product of
+        the level sizes.
+    gamma : str or number, optional
+        Local reduction time per byte, for every level (overrides the
+        profile's).
+
+    Raises
+    ------
+    InputError
+        When no level is given, a level is malformed, or *p* does not
+        match the levels.
+
+    Examples
+    --------
+    >>> topology_from_options(levels=["8:1us:150GB/s", "4:5us:25GB/s"], p=32).names
+    ('intra', 'inter')
+    """
+    from costmodel.topology import topology_of  # only commands with a topology load it
+
+    given = list(levels or [])
+    if not given and profile is not None:
+        loaded = _loaded(profile)
+        if not loaded.levels:
+            raise InputError(
+                f"profile {loaded.name!r} has no [[level]] tables; add one per level (size, alpha, "
+                "bandwidth) or pass levels=SIZE:ALPHA:RATE once per level"
+            )
+        given = list(loaded.levels)
+    elif not given:
+        raise InputError(
+            "no topology given; pass levels=SIZE:ALPHA:RATE once per level, innermost first "
+            "(e.g. levels=['8:1us:150GB/s', '4:5us:25GB/s']), or profile=FILE with [[level]] tables"
+        )
+    topology = topology_of(given, gamma=gamma)
+    if p is not None:
+        whole(p, "p", hint="give the number of ranks, e.g. p=32")
+        if p != topology.p:
+            product = " × ".join(map(str, topology.sizes))
+            raise InputError(
+                f"p={p} does not match the levels: {product} = {topology.p} ranks; "
+                "drop p= or change the level sizes"
+            )
+    return topology
