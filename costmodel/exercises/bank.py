@@ -388,9 +388,10 @@ def _indexed(k: int, table: dict[str, Any], example: Any) -> AnswerSpec:
     """Answer *k*, an error in it marked with *k* so that it names the answer's own line."""
     try:
         return _answer(table, example)
-    except InputError as e:
-        e.answer = k  # type: ignore[attr-defined]
+    except _AnswerError:
         raise
+    except InputError as e:
+        raise _AnswerError(str(e), answer=k) from None
 
 
 def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
