@@ -225,7 +225,7 @@ def crossover(
     (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
     la, lb = linear_terms(ra, p, link, extra), linear_terms(rb, p, link, extra)
     if la is not None and lb is not None:
-        ranges, inexact = _line_ranges(ea.name, eb.name, la, lb, lo=lo, hi=hi), set()
+        ranges, inexact = _line_ranges(ea.name, eb.name, la, lb, lo=lo, hi=hi), set[Fraction]()
         scanned = False
     else:
         hi = DEFAULT_MAX_BYTES if hi is None else hi
@@ -267,7 +267,8 @@ def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: in
                 continue
             if ranges:
                 met = next((c for c in part.crossovers if c.n_bytes == r.from_bytes), None)
-                ta, tb = (time_at(x, p, r.from_bytes, part.link, extra) for x in (ra, rb))
+                here = link.at(r.from_bytes)
+                ta, tb = (time_at(x, p, r.from_bytes, here, extra) for x in (ra, rb))
                 points.append(met or CrossoverPoint(n_bytes=r.from_bytes, time_s=ta, exact=True,
                                                     segment_boundary=ta != tb))
             ranges.append(r)
@@ -372,7 +373,7 @@ def _grid(lo: float, hi: float) -> list[float]:
     return [lo, *(x for x in inner if lo < x < hi), hi]
 
 
-def _sign(ra: Algorithm, rb: Algorithm, n: float, *, p: int, link: LinkParams,
+def _sign(ra: Algorithm, rb: Algorithm, n: float | Fraction, *, p: int, link: LinkParams,
           extra: Mapping[str, int] | None) -> int:
     """The sign of T_a(n) - T_b(n): in floats, or exactly when floats cannot tell."""
     ta = time_at(ra, p, n, link, extra, exact=False)
@@ -397,7 +398,7 @@ def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams,
     """
     a, b = applicable(ra, p)[0].name, applicable(rb, p)[0].name
     names = {-1: a, 1: b, 0: None}
-    grid = _grid(float(lo), float(hi))
+    grid: list[float | Fraction] = [*_grid(float(lo), float(hi))]
     grid[0], grid[-1] = lo, hi  # the ends exactly
     signs = [_sign(ra, rb, n, p=p, link=link, extra=extra) for n in grid]
     starts: list[tuple[Fraction, int]] = [(Fraction(lo), signs[0])]

@@ -301,7 +301,9 @@ def _algorithm(algo: Algorithm, grid: _Grid, *, terms: bool) -> Terms:
         parts = _evaluate(rec, replace(grid, ranks=grid.ranks[rows]), terms=terms)
         for target, part in zip(out, parts, strict=False):
             target[rows] = part
-    return (out[0], *out[1:]) if terms else (out[0], None, None, None)
+    if terms:
+        return out[0], out[1], out[2], out[3]
+    return out[0], None, None, None
 
 
 def _records(algo: Algorithm, ranks: np.ndarray) -> list[tuple[Algorithm, np.ndarray]]:

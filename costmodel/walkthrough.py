@@ -95,7 +95,7 @@ class ScheduleReport:
     n_bytes: Fraction
     units: int
     meaning_of_n: str
-    parameters: dict[str, int]
+    parameters: dict[str, int | str]
     steps: tuple[tuple[Transfer, ...], ...] | None
     holdings: tuple[np.ndarray, ...] | None
     reduces: bool

@@ -507,7 +507,7 @@ class _Solved:
     at_bound: tuple[bool, bool]
 
 
-def _design(sizes: Sequence[float], a: float, b: float) -> Any:
+def _design(sizes: Any, a: float, b: float) -> Any:
     import numpy as np
 
     n = np.asarray(sizes, dtype=float)

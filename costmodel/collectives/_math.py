@@ -32,13 +32,46 @@ Four namespaces evaluate the same definitions:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, Protocol
 
 from costmodel.intmath import ceil_log2, floor_log2, folds, is_power_of_two, popsum, surplus
 
-__all__ = ["EXACT", "NUMPY", "TEXT", "Term", "symbolic"]
+__all__ = ["EXACT", "NUMPY", "TEXT", "MathBackend", "Term", "symbolic"]
+
+
+class MathBackend(Protocol):
+    """What a coefficient may call on its ``m``: the table in the module docstring, for one kind of number."""
+
+    @property
+    def name(self) -> str: ...
+    def lg(self, p: Any, /) -> Any: ...
+    def clg(self, p: Any, /) -> Any: ...
+    def flg(self, p: Any, /) -> Any: ...
+    def pow2(self, e: Any, /) -> Any: ...
+    def max(self, a: Any, b: Any, /) -> Any: ...
+    def min(self, a: Any, b: Any, /) -> Any: ...
+    def surplus(self, p: Any, /) -> Any: ...
+    def popsum(self, p: Any, /) -> Any: ...
+    def folds(self, p: Any, /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Functions:
+    """A :class:`MathBackend` made of plain functions (the exact, text and sympy backends)."""
+
+    name: str
+    lg: Callable[[Any], Any]
+    clg: Callable[[Any], Any]
+    flg: Callable[[Any], Any]
+    pow2: Callable[[Any], Any]
+    max: Callable[[Any, Any], Any]
+    min: Callable[[Any, Any], Any]
+    surplus: Callable[[Any], Any]
+    popsum: Callable[[Any], Any]
+    folds: Callable[[Any], Any]
 
 
 # -- exact ---------------------------------------------------------------------------------
@@ -64,7 +97,7 @@ def _pow2(e: Any) -> Fraction:
     return Fraction(2) ** int(e)
 
 
-EXACT = SimpleNamespace(
+EXACT: MathBackend = _Functions(
     name="exact", lg=_lg, clg=lambda p: ceil_log2(_int(p)), flg=lambda p: floor_log2(_int(p)),
     pow2=_pow2, max=max, min=min,
     surplus=lambda p: surplus(_int(p)), popsum=lambda p: popsum(_int(p)), folds=lambda p: folds(_int(p)),
@@ -129,7 +162,7 @@ class _NumpyMath:
         return total.astype(float)
 
 
-NUMPY = _NumpyMath()
+NUMPY: MathBackend = _NumpyMath()
 """Vectorised backend over float64 arrays."""
 
 
@@ -253,7 +286,7 @@ def _text_pow2(e: Any) -> Term:
     return Term.lift(2) ** e
 
 
-TEXT = SimpleNamespace(
+TEXT: MathBackend = _Functions(
     name="text",
     lg=_call("log₂{1}"),
     clg=_call("⌈log₂{1}⌉"),
@@ -270,10 +303,10 @@ TEXT = SimpleNamespace(
 
 # -- sympy ---------------------------------------------------------------------------------
 
-_SYMBOLIC: Any = None
+_SYMBOLIC: MathBackend | None = None
 
 
-def symbolic() -> Any:
+def symbolic() -> MathBackend:
     """The sympy backend (imports sympy on first use)."""
     global _SYMBOLIC  # noqa: PLW0603 - one lazily built namespace, see module docstring
     if _SYMBOLIC is None:
@@ -281,7 +314,7 @@ def symbolic() -> Any:
 
         from costmodel import symbols
 
-        _SYMBOLIC = SimpleNamespace(
+        _SYMBOLIC = _Functions(
             name="sympy", lg=symbols.lg, clg=symbols.clg, flg=symbols.flg,
             pow2=lambda e: sympy.Integer(2) ** e, max=sympy.Max, min=sympy.Min,
             surplus=symbols.surplus, popsum=symbols.popsum, folds=symbols.folds,

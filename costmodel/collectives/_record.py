@@ -15,16 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel.references import Cited
+
+if TYPE_CHECKING:
+    from costmodel.collectives._math import MathBackend
 
 __all__ = [
     "Algorithm", "Bound", "Coefficient", "Collective", "Constraint", "Extra", "per_rank", "power_of_two",
 ]
 
 Coefficient = Callable[..., Any]
-"""``f(p, n, m, **extra)``: a coefficient over any backend ``m``."""
+"""``f(p, n, m, **extra)``: a coefficient over any backend ``m``, a
+:class:`~costmodel.collectives._math.MathBackend`; p and n are what that backend computes with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +73,7 @@ class Extra:
     upper: Callable[[int, Any], Any]
 
 
-def per_rank(p: Any, n: Any, m: Any, **extra: Any) -> Any:
+def per_rank(p: Any, n: Any, m: MathBackend, **extra: Any) -> Any:
     """The chunk count of most algorithms: n is cut into p blocks of n/p."""
     return p
 
@@ -106,7 +110,7 @@ class Algorithm:
     def key(self) -> tuple[str, str]:
         return (self.collective, self.name)
 
-    def coefficients(self, p: Any, n: Any, m: Any, **extra: Any) -> tuple[Any, Any, Any]:
+    def coefficients(self, p: Any, n: Any, m: MathBackend, **extra: Any) -> tuple[Any, Any, Any]:
         """(latency, bandwidth, compute) coefficients on backend *m*."""
         return (
             self.latency(p, n, m, **extra),

@@ -190,7 +190,7 @@ def read_roster(content: str, *, path: str) -> tuple[Student, ...]:
         raise ParseError(f"the header {','.join(rows[0])!r} has no id column", path=path, line=1)
     if len(rows) > _MAX_STUDENTS:
         raise ParseError(f"too many students ({len(rows) - 1}; at most {_MAX_STUDENTS})", path=path)
-    column = {name: header.index(name) for name in ("id", "name", "email") if name in header}
+    column: dict[str, int] = {name: header.index(name) for name in ("id", "name", "email") if name in header}
     students: list[Student] = []
     seen: dict[str, int] = {}
     emails: dict[str, int] = {}
@@ -587,8 +587,8 @@ def grade_assignment(
     secret_seeds = {e: assignment_seed(secret, manifest.id, student, e) for e in exercises}
     for q in manifest.questions:
         exercise = exercises[q.exercise]
-        s = first.get((q.exercise, q.name))
-        grades.append(_grade_question(exercise, q, s, secret_seeds[q.exercise], partial))
+        grades.append(_grade_question(exercise, q, first.get((q.exercise, q.name)), secret_seeds[q.exercise],
+                                      partial))
     return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id)
 
 
@@ -609,8 +609,8 @@ def _grade_question(
     blank = s is None or (isinstance(s.value, str) and not s.value.strip())
     shown = Submission(
         exercise=q.exercise,
-        value=None if blank else s.value,
-        name=q.name,  # type: ignore[union-attr]
+        value=None if s is None or blank else s.value,
+        name=q.name,
         line=None if s is None else s.line,
     )
     if blank:

@@ -86,6 +86,14 @@ LINT_SEEDS = range(20)
 """The seeds whose variants are computed when a file is checked (the exercise's own numbers too)."""
 
 
+class _AnswerError(InputError):
+    """A problem of one answer of an exercise, reported at that answer's own line (*answer*: its index)."""
+
+    def __init__(self, message: str, *, answer: int) -> None:
+        super().__init__(message)
+        self.answer = answer
+
+
 class Bank:
     """Exercises by id, in file order."""
 
@@ -202,7 +210,7 @@ def _read(content: str, path: str, seeds: tuple[int, ...] | None) -> tuple[list[
         try:
             exercise = _exercise(table, path)
         except InputError as e:
-            where = own[e.answer] if isinstance(getattr(e, "answer", None), int) and own else line
+            where = own[e.answer] if isinstance(e, _AnswerError) and own else line
             problems.append(ParseError(f"exercise {name!r}: {e}", path=path, line=where))
             continue
         found = _verify(exercise, table.get("statement", ""), seeds)
@@ -291,9 +299,7 @@ def _check_slips(exercise: Exercise) -> None:
             elif slip.wrong(expected, variant.values) is None:
                 problem = f"{slip.factor or slip.value!r} has no finite value for the exercise's own numbers"
             if problem is not None:
-                error = InputError(f"answer {spec.name}: slip {slip.id}: {problem}")
-                error.answer = k  # type: ignore[attr-defined] - named by the answer's own line
-                raise error
+                raise _AnswerError(f"answer {spec.name}: slip {slip.id}: {problem}", answer=k)
 
 
 def _read_exercise(table: dict[str, Any], path: str) -> Exercise:
@@ -382,9 +388,10 @@ def _indexed(k: int, table: dict[str, Any], example: Any) -> AnswerSpec:
     """Answer *k*, an error in it marked with *k* so that it names the answer's own line."""
     try:
         return _answer(table, example)
-    except InputError as e:
-        e.answer = k  # type: ignore[attr-defined]
+    except _AnswerError:
         raise
+    except InputError as e:
+        raise _AnswerError(str(e), answer=k) from None
 
 
 def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
@@ -394,7 +401,7 @@ def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables) or len(tables) > 32:
         raise InputError(f"answer {name}: slips are [[exercise.answer.slip]] tables (at most 32)")
     numeric = {g.name for g in example.givens if g.kind not in (NAME, NUMBERS, COUNTS)}
-    out = []
+    out: list[AuthorSlip] = []
     for table in tables:
         unknown = set(table) - _SLIP_KEYS
         if unknown:

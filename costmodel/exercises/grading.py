@@ -243,7 +243,7 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
     for ok, message in checks:
         if not ok:
             raise InputError(message)
-    return Submission(exercise=exercise, value=value, seed=seed, name=name, student=who, line=line)
+    return Submission(exercise=str(exercise), value=value, seed=seed, name=name, student=who, line=line)
 
 
 # -- grading ---------------------------------------------------------------------------------------
@@ -323,26 +323,26 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     tolerance = spec.tolerance_for(kind)
     shown_expected = spec.shown(expected, kind)
     given_text = submission.value if isinstance(submission.value, str) else real(submission.value)
-    base = {"submission": submission, "max_score": spec.points, "expected": shown_expected,
-            "given": str(given_text), "name": spec.name}
+    base = Grade(submission=submission, correct=False, score=Fraction(0), max_score=spec.points,
+                 expected=shown_expected, given=str(given_text), name=spec.name)
     if kind.name == "formula":
         return _grade_formula(submission, spec, expected, partial, base)
     try:
         given, dimension = _parse_given(submission.value, spec, kind)
     except InputError as e:
-        return Grade(correct=False, score=Fraction(0), error=str(e), **base)
+        return replace(base, correct=False, score=Fraction(0), error=str(e))
     want = "name" if kind is NAME else _dimension(kind)
     if dimension != want:
         d = Diagnosis(("wrong-unit",), f"{submission.value} is {_article(dimension)}; "
                                        f"the answer is {_article(want)} ({shown_expected})")
-        return Grade(correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
-                     diagnosis=(d,), **base)
+        return replace(base, correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
+                       diagnosis=(d,))
 
     def accepts(s: Any, t: Any) -> bool:
         return tolerance.accepts(s, t, scale=spec.scale)
 
     if accepts(given, expected):
-        return Grade(correct=True, score=spec.points, **base)
+        return replace(base, correct=True, score=spec.points)
     rtol = _diagnosis_rtol(tolerance)
 
     def near(s: Any, t: Any) -> bool:
@@ -353,8 +353,8 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
                      allowed=_applicable(exercise, spec, kind),
                      formula_values=_formula_values(exercise, variant, spec.name))
-    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
-                 diagnosis=tuple(found), **base)
+    return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                   diagnosis=tuple(found))
 
 
 def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
@@ -392,16 +392,16 @@ def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
 
 
 def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
-                   partial: Mapping[str, Fraction] | None, base: dict[str, Any]) -> Grade:
+                   partial: Mapping[str, Fraction] | None, base: Grade) -> Grade:
     """A symbolic answer: parsed by the restricted grammar, compared at many points, slips tried."""
     from costmodel.exercises.symbolic import equivalent, parse_expression
 
     try:
         given = parse_expression(str(submission.value))
     except InputError as e:
-        return Grade(correct=False, score=Fraction(0), error=str(e), **base)
+        return replace(base, correct=False, score=Fraction(0), error=str(e))
     if equivalent(given, expected):
-        return Grade(correct=True, score=spec.points, **base)
+        return replace(base, correct=True, score=spec.points)
     allowed = set(MISTAKES if spec.mistakes is None else spec.mistakes)
     found, seen = [], set()
     for mistakes, message, formula in _formula_slips(expected):
@@ -410,8 +410,8 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
             seen.add(mistakes)
             found.append(Diagnosis(mistakes, sentence(message)))
     found = marked(found)
-    return Grade(correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
-                 diagnosis=tuple(found), **base)
+    return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
+                   diagnosis=tuple(found))
 
 
 def _diagnosis_rtol(tolerance: Tolerance) -> float:

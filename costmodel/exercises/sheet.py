@@ -120,7 +120,8 @@ def _changed(value: Any) -> Any:
     """Another value of a numeric given (to see what depends on it); None for a word or a list."""
     if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
         return None
-    return value / 3 if 0 < abs(value) < 1 else value * 3 + 1 if value else 1
+    size = abs(value) if isinstance(value, float) else abs(Fraction(value))
+    return value / 3 if 0 < size < 1 else value * 3 + 1 if value else 1
 
 
 # -- LaTeX -----------------------------------------------------------------------------------------

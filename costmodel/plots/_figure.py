@@ -103,7 +103,8 @@ def figure_style() -> Iterator[Any]:
     import matplotlib as mpl
     from cycler import cycler
 
-    style = dict(_STYLE, **{"axes.prop_cycle": cycler(color=mpl.colormaps["tab10"].colors)})
+    palette: Any = mpl.colormaps["tab10"]  # a ListedColormap: its colours are a list
+    style: Any = dict(_STYLE, **{"axes.prop_cycle": cycler(color=palette.colors)})
     with mpl.rc_context(style):
         yield plt
 

@@ -44,8 +44,8 @@ class BreakdownBar:
     def to_dict(self) -> dict[str, object]:
         return {"algorithm": self.algorithm, "time_s": real(self.time_s), "latency_s": real(self.latency_s),
                 "bandwidth_s": real(self.bandwidth_s), "compute_s": real(self.compute_s),
-                **{f"{term.removesuffix('_s')}_share": None if self.share(term) is None
-                   else real(self.share(term)) for term, _ in _TERMS}}
+                **{f"{term.removesuffix('_s')}_share": None if (share := self.share(term)) is None
+                   else real(share) for term, _ in _TERMS}}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -105,11 +105,12 @@ def consensus_plot(
     if not names or not all(names):
         raise InputError(f"{graphs!r} names no graph; give e.g. ring,torus,hypercube")
     positive(rounds, "rounds", hint="plot at least one round")
-    curves, notes = [], []
+    curves: list[ConsensusCurve] = []
+    notes: list[str] = []
     for name in dict.fromkeys(names):
         takes = resolve_graph(name).options
-        options = {"degree": degree if "degree" in takes else None, "seed": seed if "seed" in takes else None}
-        run = consensus(name, p, weights=weights, rounds=rounds, **options)
+        run = consensus(name, p, weights=weights, rounds=rounds, degree=degree if "degree" in takes else None,
+                        seed=seed if "seed" in takes else None)
         rho = float(run.spectrum.rho_exact) if run.spectrum.rho_exact is not None else run.spectrum.rho
         d0 = run.trajectory[0].disagreement
         curves.append(ConsensusCurve(graph=run.graph.name, label=run.graph.label, rho=rho,

@@ -224,9 +224,9 @@ def draw_time_plot(plot: TimePlot, path: str | Path, *, force: bool = False) -> 
         ax.set_yscale("log")
         ax.set_xlim(float(plot.min_bytes), float(plot.max_bytes))
         ax.autoscale_view()
-        for k, start in enumerate(plot.segment_starts, 2):
-            ax.axvline(float(start), color="grey", ls=":", lw=1)
-            ax.annotate(f"segment {k}", (float(start), 1), xycoords=("data", "axes fraction"),
+        for k, boundary in enumerate(plot.segment_starts, 2):
+            ax.axvline(float(boundary), color="grey", ls=":", lw=1)
+            ax.annotate(f"segment {k}", (float(boundary), 1), xycoords=("data", "axes fraction"),
                         xytext=(3, -3), textcoords="offset points", ha="left", va="top", fontsize=8,
                         color="dimgrey")
         marks = []

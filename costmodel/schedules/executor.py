@@ -121,7 +121,7 @@ def _compare(values: np.ndarray, held: np.ndarray, wanted: tuple[np.ndarray, np.
             expect = total
         else:
             expect = origin[cs]
-            if summed.any():
+            if summed.any() and total is not None:
                 expect[summed] = total[cs[summed]]
         missing = ~held[rank, cs]
         wrong = ~missing & (values[rank, cs] != expect).any(axis=1)
