@@ -125,11 +125,9 @@ KNOWN = [
     # mixing's best-constant weights need the Laplacian's extremes (spectral), and spectral the
     # mixing's sparse form: the Laplacian and the CSR structure belong below both
     ["costmodel.consensus.mixing", "costmodel.consensus.spectral"],
-    # resolve's error path names the hierarchical all-reduces, catalog lists their formulas, and
-    # multilane assembles its link from a profile (links -> profiles -> calibration.logs -> busbw)
-    ["costmodel.calibration.logs", "costmodel.collectives._registry", "costmodel.collectives.busbw",
-     "costmodel.collectives.evaluate", "costmodel.collectives.hierarchical",
-     "costmodel.collectives.hierarchical_formula", "costmodel.links", "costmodel.profiles"],
+    # resolve's error path names the hierarchical all-reduces and catalog lists their formulas
+    ["costmodel.collectives._registry", "costmodel.collectives.evaluate", "costmodel.collectives.hierarchical",
+     "costmodel.collectives.hierarchical_formula"],
 ]
 """The cycles still to break, each with its cause; the list only shrinks."""
 

@@ -21,13 +21,9 @@ from costmodel.units import format_inverse_rate, format_number, format_rate, for
 
 if TYPE_CHECKING:
     from costmodel.collectives.formula import Formula
-    from costmodel.collectives.hierarchical import (
-        FlexReduceSplit,
-        HierarchicalTable,
-        MultiLaneTransfer,
-        RackTraffic,
-    )
+    from costmodel.collectives.hierarchical import HierarchicalTable
     from costmodel.collectives.hierarchical_formula import HierarchicalFormula
+    from costmodel.collectives.multilane import FlexReduceSplit, MultiLaneTransfer, RackTraffic
     from costmodel.collectives.result import Catalog, CostTable, LowerBound
     from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
     from costmodel.params import LinkParams
@@ -381,7 +377,7 @@ def _(table: HierarchicalTable) -> Rendered:
                  Text(""), footer), notes
 
 
-@renders("costmodel.collectives.hierarchical.MultiLaneTransfer")
+@renders("costmodel.collectives.multilane.MultiLaneTransfer")
 def _(m: MultiLaneTransfer) -> Rendered:
     out = _table("lanes", "bytes per lane", "time", numeric=("lanes", "bytes per lane", "time"))
     out.add_row("1", format_size(m.n_bytes), format_time(m.one_lane_time_s))
@@ -393,7 +389,7 @@ def _(m: MultiLaneTransfer) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), m.notes
 
 
-@renders("costmodel.collectives.hierarchical.FlexReduceSplit")
+@renders("costmodel.collectives.multilane.FlexReduceSplit")
 def _(f: FlexReduceSplit) -> Rendered:
     out = _table("group", "workers", "reduced/worker", "owned by group", "owned/worker",
                  numeric=("group", "workers", "reduced/worker", "owned by group", "owned/worker"))
@@ -409,7 +405,7 @@ def _(f: FlexReduceSplit) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), f.notes
 
 
-@renders("costmodel.collectives.hierarchical.RackTraffic")
+@renders("costmodel.collectives.multilane.RackTraffic")
 def _(t: RackTraffic) -> Rendered:
     out = _table("level", "flat ring", "RAT", numeric=("flat ring", "RAT"))
     for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):

@@ -34,7 +34,7 @@ def multilane(
 
     Example: costmodel multilane -n 1GB --lanes 4 --alpha 0 --bandwidth 12.5GB/s
     """
-    from costmodel.collectives.hierarchical import multilane as split
+    from costmodel.collectives.multilane import multilane as split
 
     result = split(size, lanes=lanes, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     emit(result, as_json=as_json)
@@ -52,7 +52,7 @@ def flexreduce(
 
     Example: costmodel flexreduce --groups 2,3 --entries 12
     """
-    from costmodel.collectives.hierarchical import flexreduce as split
+    from costmodel.collectives.multilane import flexreduce as split
 
     emit(split(entries, groups=groups), as_json=as_json)
 
@@ -69,6 +69,6 @@ def rat(
 
     Example: costmodel rat --racks 2 --per-rack 4 -n 100MB
     """
-    from costmodel.collectives.hierarchical import rack_aware
+    from costmodel.collectives.multilane import rack_aware
 
     emit(rack_aware(size, racks=racks, per_rack=per_rack), as_json=as_json)

@@ -87,6 +87,10 @@ class Algorithm:
     chain, 1 for the full-vector algorithms): every message is a whole number of
     them, and its schedule's ``units``.  When n is not a multiple of it, real
     schedules send chunks of ⌈n/chunks⌉ and ⌊n/chunks⌋ bytes.
+
+    ``rounds`` (communication rounds on the critical path) defaults to the
+    latency coefficient, since each round pays one start-up α; a record writes
+    it only where the two differ.
     """
 
     collective: str
@@ -95,9 +99,9 @@ class Algorithm:
     latency: Coefficient
     bandwidth: Coefficient
     compute: Coefficient
-    rounds: Coefficient
     bytes_sent: Coefficient
     source: Cited
+    rounds: Coefficient | None = None
     aliases: tuple[str, ...] = ()
     constraints: tuple[Constraint, ...] = ()
     extra: tuple[Extra, ...] = ()
@@ -105,6 +109,10 @@ class Algorithm:
     schedule: str | None = None
     adapts: str | None = None
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.rounds is None:
+            object.__setattr__(self, "rounds", self.latency)
 
     @property
     def key(self) -> tuple[str, str]:

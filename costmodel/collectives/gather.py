@@ -26,7 +26,6 @@ BINOMIAL = Algorithm(
     latency=lambda p, n, m: m.clg(p),
     bandwidth=lambda p, n, m: (p - 1) / p * n,
     compute=lambda p, n, m: 0,
-    rounds=lambda p, n, m: m.clg(p),
     bytes_sent=lambda p, n, m: (
         m.max(p - m.pow2(m.clg(p) - 1), m.pow2(m.clg(p) - 2)) / p * n
     ),
@@ -46,7 +45,6 @@ NAIVE = Algorithm(
     latency=lambda p, n, m: p - 1,
     bandwidth=lambda p, n, m: (p - 1) / p * n,
     compute=lambda p, n, m: 0,
-    rounds=lambda p, n, m: p - 1,
     bytes_sent=lambda p, n, m: n / p,
     schedule="naive_gather",
     source=CHAN_2007.at("short-vector (linear) gather"),

@@ -1,9 +1,10 @@
 """Worked examples on topology-aware all-reduce: lanes, FlexReduce, RAT and hierarchical all-reduce.
 
-The numbers come from ``costmodel.collectives.hierarchical`` (:func:`~costmodel.multilane`,
-:func:`~costmodel.flexreduce`, :func:`~costmodel.rack_aware`, :func:`~costmodel.hierarchical_cost`,
-:func:`~costmodel.flat_ring`); where a slip has to be applied the phases are priced again with
-:meth:`Work.cost`, the same flat records the library composes, and checked against it.  Sources:
+The numbers come from ``costmodel.collectives.multilane`` (:func:`~costmodel.multilane`,
+:func:`~costmodel.flexreduce`, :func:`~costmodel.rack_aware`) and ``costmodel.collectives.hierarchical``
+(:func:`~costmodel.hierarchical_cost`, :func:`~costmodel.flat_ring`); where a slip has to be applied
+the phases are priced again with :meth:`Work.cost`, the same flat records the library composes, and
+checked against it.  Sources:
 Sergeev & Del Balso 2018 (hierarchical all-reduce), Träff & Hunold 2020 (multi-lane), Lee et al.
 2020 (FlexReduce), Wan et al. 2020 (RAT).
 """
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from costmodel.collectives.hierarchical import flat_ring, flexreduce, hierarchical_cost, multilane, rack_aware
+from costmodel.collectives.hierarchical import flat_ring, hierarchical_cost
+from costmodel.collectives.multilane import flexreduce, multilane, rack_aware
 from costmodel.errors import InputError
 from costmodel.examples import example
 from costmodel.examples.kinds import COUNT, COUNTS, NUMBER, RATE, SIZE, TIME

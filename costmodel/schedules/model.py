@@ -28,7 +28,10 @@ import numpy as np
 from costmodel.errors import CostmodelError
 from costmodel.validate import positive, whole
 
-__all__ = ["Group", "Schedule", "ScheduleError", "Step", "Transfer", "check_ranks", "group", "step"]
+__all__ = [
+    "Group", "Schedule", "ScheduleError", "Step", "Transfer", "check_ranks", "group", "reversed_steps",
+    "step",
+]
 
 Op = Literal["copy", "reduce"]
 
@@ -81,6 +84,24 @@ class Group:
 
 
 Step = tuple[Group, ...]
+
+
+def reversed_steps(steps: Iterable[Step], op: Op) -> Iterator[Step]:
+    """The mirror of *steps*: last step first, every transfer's source and destination swapped.
+
+    A one-to-all schedule run backwards is its all-to-one dual (broadcast and
+    reduce, scatter and gather): each transfer goes back along its edge, one
+    step earlier, with *op* (``"reduce"`` when the dual adds what it receives).
+
+    Examples
+    --------
+    >>> out = [(Group(np.array([0]), np.array([1]), np.array([[0]])),),
+    ...        (Group(np.array([0, 1]), np.array([2, 3]), np.array([[0], [0]])),)]
+    >>> [[(t.src, t.dst, t.op) for g in s for t in g.transfers()] for s in reversed_steps(out, "reduce")]
+    [[(2, 0, 'reduce'), (3, 1, 'reduce')], [(1, 0, 'reduce')]]
+    """
+    for s in reversed(list(steps)):
+        yield tuple(Group(g.dst, g.src, g.chunks, op) for g in s)
 
 
 def group(src: Iterable[int] | np.ndarray, dst: Iterable[int] | np.ndarray,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costmodel.errors import UnknownNameError
-from costmodel.schedules import alltoall, chain, recursive, ring, trees
+from costmodel.schedules import alltoall, chain, double_tree, recursive, ring, trees
 from costmodel.schedules.model import Schedule
 
 __all__ = ["BUILDERS", "build"]
@@ -21,7 +21,7 @@ Builder = Callable[..., Schedule]
 BUILDERS: dict[str, tuple[str, Builder]] = {}
 """name -> (collective, builder)."""
 
-for _module in (ring, trees, chain, alltoall, recursive):
+for _module in (ring, trees, chain, alltoall, recursive, double_tree):
     for _name, (_collective, _builder) in _module.BUILDERS.items():
         if _name in BUILDERS:
             raise RuntimeError(f"schedule builder {_name!r} defined twice")

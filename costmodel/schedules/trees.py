@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from costmodel.schedules.model import Group, Schedule, Step, check_ranks
+from costmodel.schedules.model import Group, Schedule, Step, check_ranks, reversed_steps
 from costmodel.schedules.ring import ring_allgather_steps
 
 __all__ = [
@@ -105,7 +105,8 @@ def binomial_reduce_steps(p: int, *, root: int = 0) -> Iterator[Step]:
     """The ⌈log2 p⌉ steps of a binomial reduce of chunk 0 to *root* (``units`` = 1).
 
     In the step with mask 2^i (i = 0 up to L−1) each relative rank q ≡ 2^i (mod 2^(i+1))
-    sends its partial vector to q − 2^i, which adds it to its own.
+    sends its partial vector to q − 2^i, which adds it to its own: the binomial broadcast
+    run backwards (:func:`~costmodel.schedules.model.reversed_steps`).
 
     Parameters
     ----------
@@ -128,9 +129,7 @@ def binomial_reduce_steps(p: int, *, root: int = 0) -> Iterator[Step]:
     >>> [[(int(s), int(d)) for s, d in zip(g.src, g.dst)] for (g,) in binomial_reduce_steps(4)]
     [[(1, 0), (3, 2)], [(2, 0)]]
     """
-    for mask in reversed(_masks_down(p)):
-        q = np.arange(mask, p, 2 * mask, dtype=np.int64)
-        yield (Group((q + root) % p, (q - mask + root) % p, np.zeros((q.size, 1), dtype=np.int64), "reduce"),)
+    yield from reversed_steps(binomial_broadcast_steps(p, root=root), "reduce")
 
 
 def binomial_scatter_steps(p: int, *, root: int = 0) -> Iterator[Step]:
@@ -173,7 +172,8 @@ def binomial_gather_steps(p: int, *, root: int = 0) -> Iterator[Step]:
 
     Rank r starts with block r.  In the step with mask 2^i (i = 0 up to L−1) each relative
     rank q ≡ 2^i (mod 2^(i+1)) sends the blocks of its subtree, relative ranks
-    q .. min(q + 2^i, p) − 1, to q − 2^i.
+    q .. min(q + 2^i, p) − 1, to q − 2^i: the binomial scatter run backwards
+    (:func:`~costmodel.schedules.model.reversed_steps`).
 
     Parameters
     ----------
@@ -196,9 +196,7 @@ def binomial_gather_steps(p: int, *, root: int = 0) -> Iterator[Step]:
     >>> [[(t.src, t.dst, t.chunks) for g in s for t in g.transfers()] for s in binomial_gather_steps(3)]
     [[(1, 0, (1,))], [(2, 0, (2,))]]
     """
-    for mask in reversed(_masks_down(p)):
-        q = np.arange(mask, p, 2 * mask, dtype=np.int64)
-        yield _blocks(p, root, src=q, dst=q - mask, first=q, count=np.minimum(mask, p - q))
+    yield from reversed_steps(binomial_scatter_steps(p, root=root), "copy")
 
 
 def binomial_broadcast(p: int, *, root: int = 0) -> Schedule:

@@ -14,9 +14,9 @@ import pytest
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
 from costmodel.schedules import Group, Schedule, build, execute, simulate
+from costmodel.schedules.double_tree import double_binary_tree_allreduce, two_trees
 from costmodel.schedules.recursive import (
     BUILDERS,
-    double_binary_tree_allreduce,
     rabenseifner_allreduce,
     rabenseifner_reduce,
     recursive_doubling_allgather,
@@ -27,7 +27,6 @@ from costmodel.schedules.recursive import (
     recursive_halving_reduce_scatter,
     recursive_halving_steps,
     scatter_recursive_doubling_broadcast,
-    two_trees,
 )
 
 ALPHA, BETA, GAMMA = Fraction(5, 10**6), Fraction(8, 10**11), Fraction(1, 10**11)

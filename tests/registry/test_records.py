@@ -19,7 +19,7 @@ import pytest
 import sympy
 
 from costmodel import LinkParams, UnknownNameError, compare, resolve
-from costmodel.collectives import _math, hierarchical
+from costmodel.collectives import _math, hierarchical, multilane
 from costmodel.collectives._record import Algorithm, Collective
 from costmodel.collectives._registry import COLLECTIVES, algorithms, collective, record
 from costmodel.intmath import is_power_of_two
@@ -231,7 +231,7 @@ def test_every_citation_used_is_defined_and_every_defined_one_is_used() -> None:
     used_by_records = {a.source.citation.key for a in RECORDS}
     used_by_bounds = {s.bound.source.citation.key for s in SPECS}
     used_by_profiles = _profile_sources()
-    used_by_topology = {c.citation.key for c in hierarchical.SOURCES}
+    used_by_topology = {c.citation.key for c in hierarchical.SOURCES + multilane.SOURCES}
     used_by_calculators = {c.key for module in CITING_MODULES for c in importlib.import_module(module).CITED}
     used = used_by_records | used_by_bounds | used_by_profiles | used_by_topology | used_by_calculators
     assert used_by_profiles <= set(CITATIONS), "a profile names a source key that is not defined"

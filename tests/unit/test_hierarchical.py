@@ -34,6 +34,7 @@ from costmodel import (
     rack_aware,
 )
 from costmodel.collectives.hierarchical import SOURCES, is_hierarchical
+from costmodel.collectives.multilane import SOURCES as MULTILANE_SOURCES
 from costmodel.collectives.query import compare_from_options
 from costmodel.references import CITATIONS
 from tests.strategies import links, sizes
@@ -496,10 +497,11 @@ def test_one_worker_per_rack_is_a_tree_across_the_core():
 
 
 def test_every_source_is_a_defined_citation_with_a_locator():
-    for cited in SOURCES:
+    sources = SOURCES + MULTILANE_SOURCES
+    for cited in sources:
         assert CITATIONS[cited.citation.key] is cited.citation
         assert cited.locator
-    keys = {c.citation.key for c in SOURCES}
+    keys = {c.citation.key for c in sources}
     assert {"sergeev2018", "nccl", "mpich-smp", "lee2020", "wan2020", "traff2020"} <= keys
 
 
