@@ -113,13 +113,7 @@ def parse_csv(text: str, *, path: str = "<text>", collective: str | None = None,
 
 def read_csv(path: str | PathLike[str], *, collective: str | None = None,
              p: int | None = None) -> Measurements:
-    """Read a costmodel CSV file from the file *path* (see :func:`parse_csv`).
-
-    Raises
-    ------
-    ParseError
-        For an unreadable file (see :func:`costmodel._files.read_text`) or a malformed log.
-    """
+    """Read a costmodel CSV file from the file *path* (see :func:`parse_csv`)."""
     return parse_csv(read_log_text(path), path=str(path), collective=collective, p=p)
 
 

@@ -19,18 +19,6 @@ from costmodel._json import real
 from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError, UnknownNameError
 
-__all__ = [
-    "CSV_COLUMNS",
-    "MAX_ROWS",
-    "PT2PT",
-    "TOOLS",
-    "Measurements",
-    "Row",
-    "bus_factor",
-    "canonical_collective",
-    "detect_format",
-]
-
 TOOLS = ("nccl-tests", "osu", "costmodel-csv")
 """The values of :attr:`Measurements.tool`."""
 

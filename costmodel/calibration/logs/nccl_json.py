@@ -75,13 +75,7 @@ def parse_nccl_tests_json(text: str, *, path: str = "<text>", collective: str | 
 
 def read_nccl_tests_json(path: str | PathLike[str], *, collective: str | None = None,
                          p: int | None = None) -> Measurements:
-    """Read an ``nccl-tests -J`` JSON file from the file *path* (see :func:`parse_nccl_tests_json`).
-
-    Raises
-    ------
-    ParseError
-        For an unreadable file (see :func:`costmodel._files.read_text`) or a malformed log.
-    """
+    """Read an ``nccl-tests -J`` JSON file from the file *path* (see :func:`parse_nccl_tests_json`)."""
     return parse_nccl_tests_json(read_log_text(path), path=str(path), collective=collective, p=p)
 
 

@@ -356,13 +356,7 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
 
 def read_nccl_tests(path: str | PathLike[str], *, collective: str | None = None,
                     p: int | None = None) -> Measurements:
-    """Read an nccl-tests text log from the file *path* (see :func:`parse_nccl_tests`).
-
-    Raises
-    ------
-    ParseError
-        For an unreadable file (see :func:`costmodel._files.read_text`) or a malformed log.
-    """
+    """Read an nccl-tests text log from the file *path* (see :func:`parse_nccl_tests`)."""
     return parse_nccl_tests(read_log_text(path), path=str(path), collective=collective, p=p)
 
 

@@ -121,13 +121,7 @@ def parse_osu(text: str, *, path: str = "<text>", collective: str | None = None,
 
 def read_osu(path: str | PathLike[str], *, collective: str | None = None,
              p: int | None = None) -> Measurements:
-    """Read an OSU Micro-Benchmark log from the file *path* (see :func:`parse_osu`).
-
-    Raises
-    ------
-    ParseError
-        For an unreadable file (see :func:`costmodel._files.read_text`) or a malformed log.
-    """
+    """Read an OSU Micro-Benchmark log from the file *path* (see :func:`parse_osu`)."""
     return parse_osu(read_log_text(path), path=str(path), collective=collective, p=p)
 
 
