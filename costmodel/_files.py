@@ -9,7 +9,7 @@ from pathlib import Path
 
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["MAX_READ_BYTES", "check_writable", "read_bytes", "read_text"]
+__all__ = ["MAX_READ_BYTES", "check_writable", "decode_text", "read_bytes", "read_text"]
 
 MAX_READ_BYTES = 64 * 2**20
 """The most bytes costmodel reads from one user file (64 MiB): far above any benchmark log, answer
@@ -74,18 +74,45 @@ def read_bytes(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES) -> b
     return content
 
 
-def read_text(path: str | Path, *, what: str) -> str:
+def read_text(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES, hint: str = "") -> str:
     """The text of the UTF-8 file *path* (*what* it holds, for the error), a byte-order mark dropped.
 
-    Read by :func:`read_bytes`: regular files only, at most :data:`MAX_READ_BYTES`.
+    The one way costmodel reads a user's text file: by :func:`read_bytes` (regular files only, at
+    most *limit* bytes), then :func:`decode_text`.  Every failure is a one-line
+    :class:`~costmodel.errors.ParseError` naming the file (and the line of a byte that is not
+    UTF-8), worded ``cannot read WHAT: why``; *hint*, when given, follows as ``; hint``.
 
     >>> read_text("/nonexistent.toml", what="answers")
     Traceback (most recent call last):
         ...
     costmodel.errors.ParseError: /nonexistent.toml: cannot read answers: No such file or directory
     """
-    content = read_bytes(path, what=what)
+    try:
+        return decode_text(read_bytes(path, what=what, limit=limit), path=str(path), what=what)
+    except ParseError as e:
+        if not hint:
+            raise
+        raise ParseError(f"{_reason(e)}; {hint}", path=e.path, line=e.line) from None
+
+
+def _reason(error: ParseError) -> str:
+    """The message of *error* without its ``path:line:`` prefix."""
+    where = error.path if error.line is None else f"{error.path}:{error.line}"
+    return str(error).removeprefix(f"{where}: ")
+
+
+def decode_text(content: bytes, *, path: str, what: str) -> str:
+    """*content* decoded as UTF-8, a byte-order mark dropped; the line of a bad byte in the error.
+
+    >>> decode_text(b"size\\n\\xff\\n", path="x.txt", what="the log")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.ParseError: x.txt:2: cannot read the log: byte 0xff is not UTF-8 text (binary data?)
+    """
     try:
         return content.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        raise ParseError("the file is not UTF-8 text", path=str(path)) from None
+    except UnicodeDecodeError as e:
+        line = content[: e.start].count(b"\n") + 1
+        byte = content[e.start]
+        raise ParseError(f"cannot read {what}: byte 0x{byte:02x} is not UTF-8 text (binary data?)",
+                         path=path, line=line) from None

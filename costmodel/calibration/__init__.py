@@ -7,8 +7,8 @@ logs into :class:`Measurements`; :mod:`costmodel.calibration.fit` fits the
 model T(n) = a(p)·α + b(p)·n·β of the assumed algorithm, by size segments, and
 writes the result as a profile TOML that ``--profile`` loads.
 
->>> from costmodel.calibration import fit, read_log
->>> m = read_log('''# OSU MPI Allreduce Latency Test v5.8
+>>> from costmodel.calibration import fit, parse_log
+>>> m = parse_log('''# OSU MPI Allreduce Latency Test v5.8
 ... # Size       Avg Latency(us)
 ... 1024                   14.43
 ... 2048                   21.85
@@ -47,6 +47,12 @@ from costmodel.calibration.logs import (
     Row,
     canonical_collective,
     detect_format,
+    parse_csv,
+    parse_log,
+    parse_logs,
+    parse_nccl_tests,
+    parse_nccl_tests_json,
+    parse_osu,
     read_csv,
     read_log,
     read_logs,
@@ -81,6 +87,12 @@ __all__ = [
     "coefficients",
     "detect_format",
     "fit",
+    "parse_csv",
+    "parse_log",
+    "parse_logs",
+    "parse_nccl_tests",
+    "parse_nccl_tests_json",
+    "parse_osu",
     "parse_sizes",
     "plot_report",
     "read_csv",

@@ -109,7 +109,6 @@ from __future__ import annotations
 import csv
 import math
 import os
-import queue as queue_module
 import socket
 import statistics
 import sys
@@ -119,10 +118,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
+from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
 
 __all__ = [
@@ -175,9 +176,6 @@ _INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel-collective
 _FAIL_EXIT_CODE = 3
 _BACKSTOP_S = 10.0
 _MAX_CHUNKS = 4
-_STARTUP_S = 60.0
-_PR_SET_PDEATHSIG = 1
-_OWN_ERROR = f"{CalibrationError.__name__}: "
 _HANG_EXIT_CODE = 4
 
 
@@ -753,7 +751,7 @@ class _Watchdog:
 
         self.store, self.rank, self.world, self.plan, self.timeout_s = store, rank, world, plan, timeout_s
         self.changed = time.monotonic()
-        self.limit = max(timeout_s, _STARTUP_S)  # the set-up (agreement, communicators) may be slow
+        self.limit = max(timeout_s, STARTUP_S)  # the set-up (agreement, communicators) may be slow
         self.stopped = threading.Event()
         self.beat(-1)
         self.thread = threading.Thread(target=self._watch, name="costmodel-bench-watchdog", daemon=True)
@@ -1025,33 +1023,12 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _die_with_parent(parent: int) -> None:
-    """On Linux, have the kernel send SIGTERM to this rank if the parent dies (best effort)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl
-        os._exit(1)
-
-
 def _child(rank: int, *, world: int, port: int, backend: str, config: BenchConfig, results: Any,
            parent: int) -> None:
     """A spawned rank: report start, set up, sweep, report done; on any error report it and exit 1."""
     where: list[int | None] = [None]
     try:
-        _die_with_parent(parent)
+        die_with_parent(parent)
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                           WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
         warnings.simplefilter("ignore", FutureWarning)
@@ -1083,7 +1060,7 @@ def _run_spawned(torch: Any, config: BenchConfig, backend: str,
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    port = _free_port()
+    port = free_port()
     plan = _plan(config, config.ranks)
     recorder = _Recorder(config, plan, backend=backend, p=config.ranks, torch_version=torch.__version__,
                          progress=progress)
@@ -1094,117 +1071,12 @@ def _run_spawned(torch: Any, config: BenchConfig, backend: str,
     try:
         for process in processes:
             process.start()
-        _supervise(processes, results, recorder, plan, config.timeout_s)
+        supervise(processes, results, recorder, partial(_step_text, plan), config.timeout_s)
     except KeyboardInterrupt:
         raise Interrupted(recorder.count, config.csv_path) from None
     finally:
-        _stop(processes)
+        stop(processes)
         results.close()
         results.cancel_join_thread()
         recorder.close()
     return recorder.results()
-
-
-def _supervise(processes: Sequence[Any], results: Any, recorder: _Recorder, plan: Sequence[tuple[str, int]],
-               timeout_s: float) -> None:
-    """Pass rank 0's results to *recorder* until every rank is done; raise CalibrationError on failure."""
-    done: set[int] = set()
-    ready: set[int] = set()
-    errors: dict[int, tuple[float, int | None, str]] = {}
-    last = time.monotonic()
-    all_exited_at: float | None = None
-    while len(done) < len(processes):
-        try:
-            message = results.get(timeout=0.1)
-        except queue_module.Empty:
-            message = None
-        now = time.monotonic()
-        if message is not None:
-            last = now
-            kind = message[0]
-            if kind == "row":
-                recorder.add(message[1])
-            elif kind == "ready":
-                ready.add(message[1])
-            elif kind == "done":
-                done.add(message[1])
-            elif kind == "error":
-                errors[message[1]] = message[2:]
-            continue
-        crashed = [p for p in processes if p.exitcode not in (None, 0)]
-        if errors or crashed:
-            _drain(results, errors, seconds=1.0)
-            raise _failure(processes, errors, recorder, plan, ready)
-        if all(p.exitcode is not None for p in processes):
-            all_exited_at = all_exited_at or now
-            if now - all_exited_at > 2.0:
-                missing = sorted(set(range(len(processes))) - done)
-                raise CalibrationError(f"rank {missing[0]} exited without finishing "
-                                       f"{_step_text(plan, recorder.count)}; see its messages above")
-        limit = timeout_s if len(ready) == len(processes) else max(timeout_s, _STARTUP_S)
-        if now - last > limit:
-            raise CalibrationError(_hang_message(recorder, plan, ready, len(processes), limit))
-
-
-def _drain(results: Any, errors: dict[int, tuple[float, int | None, str]], *, seconds: float) -> None:
-    """Collect the error reports that arrive within *seconds* (the first failure makes the others fail)."""
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0:
-        try:
-            message = results.get(timeout=left)
-        except queue_module.Empty:
-            return
-        if message[0] == "error":
-            errors[message[1]] = message[2:]
-
-
-def _failure(processes: Sequence[Any], errors: dict[int, tuple[float, int | None, str]], recorder: _Recorder,
-             plan: Sequence[tuple[str, int]], ready: set[int]) -> CalibrationError:
-    """The error naming the first rank to fail: one that died without a report, else the earliest report."""
-    current = recorder.count if len(ready) == len(processes) else None
-    silent = [(rank, p.exitcode) for rank, p in enumerate(processes)
-              if p.exitcode not in (None, 0) and rank not in errors]
-    if silent:
-        rank, code = silent[0]
-        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with code {code}"
-        return CalibrationError(f"rank {rank} {how} during {_step_text(plan, current)}; "
-                                "see its messages above")
-    rank = min(errors, key=lambda r: errors[r][0])
-    _, where, text = errors[rank]
-    if text.startswith(_OWN_ERROR):  # the ranks' own check (e.g. they disagree): said the same on every rank
-        return CalibrationError(text[len(_OWN_ERROR):])
-    return CalibrationError(f"rank {rank} failed during {_step_text(plan, where)}: {text}")
-
-
-def _signal_name(number: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _hang_message(recorder: _Recorder, plan: Sequence[tuple[str, int]], ready: set[int], world: int,
-                  timeout_s: float) -> str:
-    limit = f"{timeout_s:g} s"
-    if len(ready) < world:
-        return (f"the process group did not form within {limit} ({len(ready)} of {world} ranks ready); "
-                "a rank hung at start-up, check that 127.0.0.1 accepts connections")
-    return (f"no rank finished {_step_text(plan, recorder.count)} within {limit}; a rank hung "
-            "(raise timeout_s if one size legitimately takes longer)")
-
-
-def _stop(processes: Sequence[Any]) -> None:
-    """Terminate and reap every child still running (SIGTERM, then SIGKILL)."""
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    deadline = time.monotonic() + 5.0
-    for process in processes:
-        if process.pid is not None:
-            process.join(timeout=max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join(timeout=5.0)

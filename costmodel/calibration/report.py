@@ -59,10 +59,10 @@ class CalibrationReport:
 def calibration_report(fit: Fit) -> CalibrationReport:
     """Every residual of *fit* with the bus bandwidth, measured and modelled.
 
-    >>> from costmodel.calibration import fit, read_log
+    >>> from costmodel.calibration import fit, parse_log
     >>> text = "# OSU MPI Allreduce Latency Test v5.8\\n# Size  Avg Latency(us)\\n" + "".join(
     ...     f"{2**k} {10 + 2**k / 1000:.3f}\\n" for k in range(10, 16))
-    >>> r = calibration_report(fit(read_log(text, p=2), segments=1))
+    >>> r = calibration_report(fit(parse_log(text, p=2), segments=1))
     >>> len(r.rows), r.bus_factor
     (6, Fraction(1, 1))
     """

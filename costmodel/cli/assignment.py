@@ -107,13 +107,13 @@ def create_command(
     from costmodel.exercises.assignment import (
         bank_fingerprint,
         create_assignment,
+        load_roster,
         parse_points,
-        read_roster,
         read_secret,
     )
 
     secret = read_secret(secret_file)
-    students = read_roster(read_text(roster, what="the roster"), path=str(roster))
+    students = load_roster(roster)
     paths = bank_paths or ()
     ids = [i.strip() for i in exercise_ids.split(",") if i.strip()]
     name = assignment_id if assignment_id is not None else out.resolve().name
@@ -226,7 +226,7 @@ def report_command(
         check_bank,
         check_secret,
         grade_assignment,
-        read_manifest,
+        load_manifest,
         read_secret,
     )
     from costmodel.exercises.gradebook import class_report
@@ -235,7 +235,7 @@ def report_command(
         raise InputError(f"--student-from {student_from!r}: choose name or field")
     credit = _partial(partial)
     secret = read_secret(secret_file)
-    manifest = read_manifest(read_text(manifest_path, what="the manifest"), path=str(manifest_path))
+    manifest = load_manifest(manifest_path)
     check_secret(manifest, secret)
     paths = bank_paths or ()
     check_bank(manifest, bank_fingerprint(paths), allow_change=allow_bank_change)

@@ -56,7 +56,7 @@ Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing --ou
 def _read(log: Path, collective: str | None, p: int | None) -> Any:
     from costmodel.calibration import read_log
 
-    return read_log(log, path=str(log), collective=collective, p=p)
+    return read_log(log, collective=collective, p=p)
 
 
 def _fit(log: Path, collective: str | None, p: int | None, algorithm: str | None, segments: int | None,
@@ -125,7 +125,7 @@ def fit_command(
     """
     from costmodel.calibration import fit, read_logs
 
-    groups = read_logs(log, path=str(log), collective=collective, p=p)
+    groups = read_logs(log, collective=collective, p=p)
     if len(groups) > 1:
         if algorithm is not None:
             raise InputError(f"--algorithm {algorithm} names the model of one collective and {log} holds "

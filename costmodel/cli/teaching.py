@@ -309,13 +309,13 @@ def check_command(
 
     Example: costmodel check answers.toml --validate
     """
-    from costmodel.exercises import check, read_answers
+    from costmodel.exercises import check, load_answers
 
     path = str(answers)
     if validate:
         if gradescope:
             raise InputError("--validate shows how a file reads; it cannot be combined with --gradescope")
-        submissions = read_answers(read_text(answers, what="answers"), path=path)
+        submissions = load_answers(answers)
         return _validate(submissions, _bank(exercises), path, as_json)
     if assignment is not None:
         return _check_assignment(answers, assignment, secret_file, student, metadata, _partial(partial),
@@ -326,7 +326,7 @@ def check_command(
             raise InputError(f"{name} goes with --assignment")
     try:
         credit = _partial(partial)
-        submissions = read_answers(read_text(answers, what="answers"), path=path)
+        submissions = load_answers(answers)
         report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
     except Exception as e:
         if gradescope:  # Gradescope needs its results.json even then: score 0 and the reason
@@ -359,8 +359,8 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         check_bank,
         check_secret,
         grade_assignment,
-        read_manifest,
-        read_metadata,
+        load_manifest,
+        load_metadata,
         read_secret,
     )
 
@@ -372,12 +372,12 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         if (student is None) == (metadata is None):
             raise InputError("name the student with --student ID or Gradescope's --metadata "
                              "submission_metadata.json (one of them)")
-        manifest = read_manifest(read_text(manifest_path, what="the manifest"), path=str(manifest_path))
+        manifest = load_manifest(manifest_path)
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
         if metadata is not None:
-            student = read_metadata(read_text(metadata, what="the metadata"), manifest, path=str(metadata))
+            student = load_metadata(metadata, manifest)
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
@@ -406,15 +406,12 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
 
 def read_submission(answers: Path) -> tuple[list[Any] | None, str | None]:
     """The entries of a student's answers file, or None and why it cannot be read (never raised)."""
-    from costmodel.exercises import read_answers
+    from costmodel.exercises import load_answers
 
-    path = str(answers)
     try:
-        return read_answers(read_text(answers, what="answers"), path=path), None
+        return load_answers(answers), None
     except ParseError as e:
         return None, str(e)
-    except RecursionError:
-        return None, f"{path}: the file is nested too deeply to read"
 
 
 def _score_json(x: Fraction) -> Any:

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from costmodel._files import read_text
 from costmodel.consensus.citations import BATAGELJ_2005, STEGER_1999, YING_2021
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import parse_number
@@ -734,12 +735,7 @@ def load_edge_list(path: str | Path, *, p: int | None = None) -> Graph:
     ParseError
         When the file cannot be read, or a line is not an edge.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise ParseError(f"cannot read the edge list ({reason}); give a text file of 'u v' lines",
-                         path=str(path)) from None
+    text = read_text(path, what="the edge list", hint="give a text file of 'u v' lines")
     return parse_edge_list(text, path=str(path), p=p)
 
 

@@ -49,6 +49,7 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from costmodel._files import read_text
 from costmodel._json import real
 from costmodel.consensus.citations import OLSHEVSKY_2017, XIAO_2004, XIAO_2005
 from costmodel.consensus.graphs import Circulant, Graph, Star, _check_connected
@@ -419,12 +420,8 @@ def load_matrix(path: str | Path, *, graph: Graph | None = None) -> Mixing:
     ParseError
         When the file cannot be read or parsed.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise ParseError(f"cannot read the weights ({reason}); give a weight scheme ({', '.join(WEIGHTS)}) "
-                         "or a matrix file", path=str(path)) from None
+    text = read_text(path, what="the weights",
+                     hint=f"give a weight scheme ({', '.join(WEIGHTS)}) or a matrix file")
     return parse_matrix(text, path=str(path), graph=graph)
 
 

@@ -10,7 +10,15 @@
 from __future__ import annotations
 
 from costmodel.exercises.bank import Bank, load_bank, parse_exercises
-from costmodel.exercises.grading import Grade, GradeReport, Submission, check, grade_answer, read_answers
+from costmodel.exercises.grading import (
+    Grade,
+    GradeReport,
+    Submission,
+    check,
+    grade_answer,
+    load_answers,
+    read_answers,
+)
 from costmodel.exercises.mistakes import MISTAKES, Diagnosis
 from costmodel.exercises.model import AnswerSpec, Exercise, Parameter, Tolerance, Variant
 from costmodel.exercises.sheet import Sheet, problem_sheet
@@ -30,6 +38,7 @@ __all__ = [
     "Variant",
     "check",
     "grade_answer",
+    "load_answers",
     "load_bank",
     "parse_exercises",
     "problem_sheet",

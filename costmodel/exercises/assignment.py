@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from costmodel._files import read_bytes
+from costmodel._files import read_bytes, read_text
 from costmodel._json import real
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
@@ -173,6 +173,11 @@ def read_secret(path: str | Path) -> bytes:
             f"{_SECRET_HINT}"
         )
     return secret
+
+
+def load_roster(path: str | Path) -> tuple[Student, ...]:
+    """The students of the roster file *path* (see :func:`read_roster`)."""
+    return read_roster(read_text(path, what="the roster"), path=str(path))
 
 
 def read_roster(content: str, *, path: str) -> tuple[Student, ...]:
@@ -446,6 +451,11 @@ def _template(manifest: Manifest, student: Student, variants: Sequence[Any]) -> 
 # -- the manifest, read back -----------------------------------------------------------------------
 
 
+def load_manifest(path: str | Path) -> Manifest:
+    """The manifest file *path* (see :func:`read_manifest`)."""
+    return read_manifest(read_text(path, what="the manifest"), path=str(path))
+
+
 def read_manifest(content: str, *, path: str) -> Manifest:
     """An ``assignment.toml`` as written by :func:`create_assignment`."""
     data = loads(content.removeprefix("\ufeff"), path=path)
@@ -502,6 +512,11 @@ def check_bank(manifest: Manifest, fingerprint: str, *, allow_change: bool) -> N
             "numbers may have changed; grade with the bank it was created with, or pass "
             "--allow-bank-change"
         )
+
+
+def load_metadata(path: str | Path, manifest: Manifest) -> str:
+    """The student named by Gradescope's metadata file *path* (see :func:`read_metadata`)."""
+    return read_metadata(read_text(path, what="the metadata"), manifest, path=str(path))
 
 
 def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:

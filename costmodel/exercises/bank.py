@@ -60,6 +60,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from costmodel._files import read_text
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.exact import parse_number
 from costmodel.examples import get as get_example
@@ -154,10 +155,7 @@ def _load(extra: tuple[str, ...], builtin: bool) -> Bank:
                 exercises += parse_exercises(content, path=f"exercises/{entry.name}", seeds=None)
     for name in extra:
         for file in _files(Path(name)):
-            try:
-                content = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise ParseError(f"cannot read exercises: {e}", path=str(file)) from None
+            content = read_text(file, what="exercises")
             exercises += parse_exercises(content, path=str(file))
     return Bank(exercises)
 

@@ -26,8 +26,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from costmodel._files import read_text
 from costmodel._json import real
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.examples import get as get_example
@@ -208,6 +210,27 @@ def read_answers(content: str, *, path: str) -> list[Submission]:
         raise ParseError(f"too many answers ({len(entries)}; at most {_MAX_ANSWERS})", path=path)
     lines = header_lines(content, "answer")
     return [_submission(e, student, lines[i] if i < len(lines) else None) for i, e in enumerate(entries)]
+
+
+def load_answers(path: str | Path) -> list[Submission]:
+    """The answers of the file *path*, read by :func:`costmodel._files.read_text` (see :func:`read_answers`).
+
+    Raises
+    ------
+    ParseError
+        When the file cannot be read (its path in the message) or is not an answers file.
+
+    >>> load_answers("/nonexistent/answers.toml")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.ParseError: /nonexistent/answers.toml: cannot read answers: No such file or directory
+    """
+    name = str(path)
+    content = read_text(path, what="answers")
+    try:
+        return read_answers(content, path=name)
+    except RecursionError:
+        raise ParseError("the file is nested too deeply to read", path=name) from None
 
 
 def _submission(entry: Any, student: str | None, line: int | None) -> Submission:

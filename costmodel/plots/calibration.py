@@ -35,7 +35,7 @@ def calibration_plot(log: str | Path, *, p: int | None = None, collective: str |
     """
     from costmodel.calibration import fit, read_log
 
-    measurements = read_log(Path(log), path=str(log), collective=collective, p=p)
+    measurements = read_log(log, collective=collective, p=p)
     return calibration_report(fit(measurements, algorithm=algorithm, p=p))
 
 

@@ -246,14 +246,10 @@ def load_profile(name_or_path: str | Path) -> Profile:
     """
     text = str(name_or_path)
     if "/" in text or "\\" in text or text.endswith(".toml"):
-        from costmodel._files import read_bytes
+        from costmodel._files import read_text
         from costmodel.tomlfile import MAX_BYTES
 
-        try:
-            content = read_bytes(text, what="profile", limit=MAX_BYTES).decode("utf-8").removeprefix("\ufeff")
-        except UnicodeDecodeError:
-            raise ParseError("cannot read profile: the file is not UTF-8 text", path=text) from None
-        return parse_profile(content, path=text)
+        return parse_profile(read_text(text, what="profile", limit=MAX_BYTES), path=text)
     presets = _presets()
     text = resolve("profile", text, RENAMED)
     if text not in presets:

@@ -16,6 +16,7 @@ from costmodel.calibration import (
     Row,
     coefficients,
     fit,
+    parse_log,
     read_log,
 )
 from costmodel.errors import CalibrationError, InputError, UnknownNameError
@@ -229,7 +230,7 @@ def test_algorithm_choice_and_pt2pt():
     chain = fit(_measurements({2**k: model(2**k) for k in range(3, 20)}, collective="broadcast"),
                 algorithm="pipelined-chain", extra={"segments": 4})
     assert chain.latency_coefficient == 8 + 4 - 2
-    latency = read_log("# OSU MPI Latency Test v5.8\n# Size          Latency (us)\n"
+    latency = parse_log("# OSU MPI Latency Test v5.8\n# Size          Latency (us)\n"
                        + "".join(f"{2**k}  {1.5 + 2**k * 1e-4:.2f}\n" for k in range(20)))
     pt = fit(latency)
     assert (pt.collective, pt.algorithm, pt.latency_coefficient, pt.bandwidth_coefficient) == ("pt2pt", "pt2pt", 1, 1)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from costmodel import _files
-from costmodel.calibration import read_log
+from costmodel.calibration import parse_log, read_log
+from costmodel.calibration.logs import measurements
 from costmodel.errors import ParseError
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "logs"
@@ -59,7 +60,7 @@ def test_launcher_prefixes_are_stripped_from_every_line(log, prefix):
     lines = _lines(log)
     plain = read_log(log)
     tagged = "\n".join(lines[:1] + [PREFIXES[prefix](i) + s for i, s in enumerate(lines[1:])])
-    assert _key(read_log(tagged)) == _key(plain)
+    assert _key(parse_log(tagged)) == _key(plain)
 
 
 @pytest.mark.parametrize("log", ALL_LOGS, ids=lambda p: p.name)
@@ -68,7 +69,7 @@ def test_a_log_where_only_some_lines_carry_a_prefix(log):
     mixed = [s if i % 2 else f"[1,0]<stdout>:{s}" for i, s in enumerate(lines)]
     mixed.insert(3, "[1,1]<stderr>:--------------------------------------------------------------------------")
     mixed.insert(3, "[1,1]<stderr>:WARNING: There was an error initializing an OpenFabrics device.")
-    m = read_log("\n".join(mixed))
+    m = parse_log("\n".join(mixed))
     plain = read_log(log)
     assert [(r.n_bytes, r.time_s, r.in_place) for r in m.rows] == [(r.n_bytes, r.time_s, r.in_place)
                                                                    for r in plain.rows]
@@ -76,7 +77,7 @@ def test_a_log_where_only_some_lines_carry_a_prefix(log):
 
 def test_a_prefix_never_eats_a_row():
     # a bare OSU row and an nccl-tests row do not look like a prefix, and the source line stays
-    m = read_log("\n".join(f"0: {s}" for s in _lines(KIND)))
+    m = parse_log("\n".join(f"0: {s}" for s in _lines(KIND)))
     assert m.source is not None and m.source.startswith("# source:")
     assert m.rows[0].n_bytes == 4 and len(m.rows) == 19
 
@@ -92,11 +93,11 @@ def _bare(path: Path) -> list[str]:
 def test_osu_rows_without_their_header_lines(log):
     plain = read_log(log)
     bare = "\n".join(_bare(log))
-    m = read_log(bare, collective="allreduce")
+    m = parse_log(bare, collective="allreduce")
     assert [(r.n_bytes, r.time_s) for r in m.rows] == [(r.n_bytes, r.time_s) for r in plain.rows]
     assert any("no '# OSU MPI" in w for w in m.warnings)
     with pytest.raises(ParseError, match="give --collective"):
-        read_log(bare)
+        parse_log(bare)
 
 
 def _full_layout(path: Path) -> list[str]:
@@ -111,7 +112,7 @@ def _full_layout(path: Path) -> list[str]:
 
 def test_osu_full_layout_without_header_lines():
     plain = read_log(KIND)
-    m = read_log("\n".join(_full_layout(KIND)), collective="allreduce")
+    m = parse_log("\n".join(_full_layout(KIND)), collective="allreduce")
     assert [(r.n_bytes, r.time_s) for r in m.rows] == [(r.n_bytes, r.time_s) for r in plain.rows]
 
 
@@ -120,7 +121,7 @@ def test_osu_full_layout_with_header_lines():
     header = next(i for i, s in enumerate(lines) if s.startswith("# Size"))
     full = [*lines[:header], "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
             *_full_layout(KIND)]
-    m = read_log("\n".join(full))
+    m = parse_log("\n".join(full))
     assert [r.time_s for r in m.rows] == [r.time_s for r in read_log(KIND).rows]
 
 
@@ -168,7 +169,7 @@ def test_all_failed_osu_rows_say_every_row_failed_validation(tmp_path):
 
 
 def _has_na_warning(text: str) -> bool:
-    return any("N/A" in w for w in read_log(text).warnings)
+    return any("N/A" in w for w in parse_log(text).warnings)
 
 
 def test_the_na_warning_only_when_validation_was_off():
@@ -235,7 +236,7 @@ def test_a_huge_file_is_refused_with_the_cap(tmp_path):
     with pytest.raises(ParseError, match="larger than the 64 MiB"):
         read_log(huge)
     with pytest.raises(ParseError, match="larger than the 64 MiB"):
-        read_log(b"x" * (_files.MAX_READ_BYTES + 1))
+        parse_log("x" * (_files.MAX_READ_BYTES + 1))
 
 
 def test_the_cap_is_in_the_error(tmp_path):
@@ -246,7 +247,7 @@ def test_the_cap_is_in_the_error(tmp_path):
 
 
 def test_too_many_rows_are_refused_with_the_cap(tmp_path, monkeypatch):
-    monkeypatch.setitem(read_log.__globals__, "MAX_ROWS", 10)  # the reader's module, however imported
+    monkeypatch.setattr(measurements, "MAX_ROWS", 10)  # the module that holds the shared checks
     err = _refused(KIND.read_text(encoding="utf-8"), tmp_path, "more than 10 rows")
     assert err.line is not None
     lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")
@@ -287,7 +288,7 @@ def _old_alltoall(p: int = 2) -> str:
 
 
 def test_old_alltoall_with_a_blank_redop_and_failed_in_place_rows():
-    m = read_log(_old_alltoall(), collective="alltoall")
+    m = parse_log(_old_alltoall(), collective="alltoall")
     assert (m.collective, m.p) == ("alltoall", 2)
     assert [r.n_bytes for r in m.select()] == [2**k for k in range(10, 21)]
     assert m.select(in_place=True) == ()
@@ -300,6 +301,6 @@ def test_a_partly_failed_placement_keeps_one_warning_per_row(tmp_path):
     lines = _old_alltoall().splitlines()
     assert lines[9].split()[1] == "1024"
     lines[9] = lines[9].replace("1e+00", "0e+00")  # the first in-place row passes
-    m = read_log("\n".join(lines), collective="alltoall")
+    m = parse_log("\n".join(lines), collective="alltoall")
     assert len(m.select(in_place=True)) == 1
     assert sum("row refused" in w for w in m.warnings) == 8 and any("2 more" in w for w in m.warnings)

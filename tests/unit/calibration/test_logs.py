@@ -16,11 +16,12 @@ from costmodel.calibration import (
     Measurements,
     Row,
     detect_format,
-    read_csv,
+    parse_csv,
+    parse_log,
+    parse_nccl_tests,
+    parse_nccl_tests_json,
+    parse_osu,
     read_log,
-    read_nccl_tests,
-    read_nccl_tests_json,
-    read_osu,
     write_csv,
 )
 from costmodel.errors import CostmodelError, InputError, ParseError
@@ -193,7 +194,7 @@ def test_binary_junk_is_refused(tmp_path):
         read_log(target)
     assert info.value.path == str(target) and info.value.line == 2
     with pytest.raises(ParseError, match="binary"):
-        read_log(b"\x00\x01\x02 size count\n")
+        parse_log("\x00\x01\x02 size count\n")
 
 
 def test_unknown_text_is_refused(tmp_path):
@@ -274,15 +275,15 @@ def test_wrong_p_shows_as_busbw_mismatch(tmp_path):
 
 def test_collective_is_inferred_from_columns_without_a_program_name():
     lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")[1:]  # drop the source line
-    m = read_nccl_tests("\n".join(lines))
+    m = parse_nccl_tests("\n".join(lines))
     assert m.collective == "allreduce" and m.command is None
     assert any("inferred" in w for w in m.warnings)
     gather = _lines(NCCL / "allgather_b200x2_2node_rdma_gke.txt")[1:]
     with pytest.raises(ParseError, match="cannot tell which collective"):
-        read_nccl_tests("\n".join(gather))  # allgather and alltoall print the same columns
-    assert read_nccl_tests("\n".join(gather), collective="allgather").collective == "allgather"
+        parse_nccl_tests("\n".join(gather))  # allgather and alltoall print the same columns
+    assert parse_nccl_tests("\n".join(gather), collective="allgather").collective == "allgather"
     with pytest.raises(ParseError, match="rule it out"):
-        read_nccl_tests("\n".join(lines), collective="allgather")
+        parse_nccl_tests("\n".join(lines), collective="allgather")
 
 
 # --------------------------------------------------------------------------- 2025+ layout, JSON
@@ -353,14 +354,14 @@ def test_2025_layout_with_adaptive_widths():
     text = _nccl_2025()
     algbw = [s.split()[6] for s in text.splitlines() if s.split()[0].isdigit()]
     assert {len(a.partition(".")[2]) for a in algbw} == {1, 2}  # "0.01" ... "3329.6"
-    m = read_log(text)
+    m = parse_log(text)
     assert (m.tool, m.collective, m.p, m.command) == ("nccl-tests", "allreduce", 4, "all_reduce_perf")
     assert len(m.select()) == 16
     assert m.warnings == ()
 
 
 def test_2025_layout_per_iteration_columns_and_na():
-    m = read_log(_nccl_2025(per_iter=True, check=False))
+    m = parse_log(_nccl_2025(per_iter=True, check=False))
     assert len(m.select()) == len(m.select(in_place=True)) == 16
     assert any("N/A" in w for w in m.warnings)
     assert not [w for w in m.warnings if "differs" in w]
@@ -403,17 +404,17 @@ def test_nccl_tests_json(tmp_path):
     first = m.select()[0]
     assert first.n_bytes == 1024 and first.line is None
     assert first.time_s == Fraction(str(doc["results"][0]["out_of_place"]["time"])) / 10**6
-    assert read_nccl_tests_json(json.dumps(doc)).rows == m.rows
+    assert parse_nccl_tests_json(json.dumps(doc)).rows == m.rows
 
 
 def test_nccl_tests_json_bad(tmp_path):
     doc = _json_doc()
     doc["results"][3]["out_of_place"]["time"] = "nan"
     with pytest.raises(ParseError, match=r"results\[3\]\.out_of_place: time 'nan' is not a finite number"):
-        read_log(json.dumps(doc))
+        parse_log(json.dumps(doc))
     doc = _json_doc()
     doc["results"][2]["in_place"]["nwrong"] = 4.0
-    m = read_log(json.dumps(doc))
+    m = parse_log(json.dumps(doc))
     assert any(w.startswith("results[2].in_place: nwrong = 4.0") for w in m.warnings)
     assert len(m.select(in_place=True)) == 9
     text = json.dumps(_json_doc(), indent=1)
@@ -423,7 +424,7 @@ def test_nccl_tests_json_bad(tmp_path):
         read_log(target)
     assert info.value.line is not None and info.value.line > 1
     with pytest.raises(ParseError, match="'allreduce' was requested but the log measures allgather"):
-        read_log(json.dumps(_json_doc()), collective="allreduce")
+        parse_log(json.dumps(_json_doc()), collective="allreduce")
 
 
 # --------------------------------------------------------------------------- OSU variants
@@ -459,20 +460,20 @@ OSU_BW = """# OSU MPI Bandwidth Test v5.8
 
 
 def test_osu_full_format_and_per_rank_sizes():
-    m = read_osu(OSU_FULL)
+    m = parse_osu(OSU_FULL)
     assert (m.collective, m.p, m.size_per_rank) == ("allgather", None, True)
     assert [r.n_bytes for r in m.rows] == [1, 2, 4, 8]
     assert m.rows[0].time_s == _us("2.16")  # the Avg column
     scaled = m.with_p(16)
     assert [r.n_bytes for r in scaled.rows] == [16, 32, 64, 128]
     assert scaled.size_per_rank is False and scaled.p == 16
-    assert [r.n_bytes for r in read_log(OSU_FULL, p=16).rows] == [16, 32, 64, 128]
+    assert [r.n_bytes for r in parse_log(OSU_FULL, p=16).rows] == [16, 32, 64, 128]
     with pytest.raises(InputError):
         m.with_p(1)
 
 
 def test_osu_latency_is_one_way():
-    m = read_log(OSU_LATENCY)
+    m = parse_log(OSU_LATENCY)
     assert (m.collective, m.command) == ("pt2pt", "osu_latency")
     assert m.rows[0].n_bytes == 1 and m.rows[0].time_s == _us("1.62")
     assert any("0-byte" in w for w in m.warnings)
@@ -480,7 +481,7 @@ def test_osu_latency_is_one_way():
 
 
 def test_osu_bw_is_time_per_message():
-    m = read_log(OSU_BW)
+    m = parse_log(OSU_BW)
     assert (m.collective, m.command) == ("pt2pt", "osu_bw")
     last = m.rows[-1]
     assert last.algbw_bytes_per_s == Fraction("12204.85") * 10**6
@@ -491,15 +492,15 @@ def test_osu_without_a_title_needs_the_collective():
     body = "\n".join(OSU_FULL.splitlines()[1:])
     assert detect_format(body) == "osu"
     with pytest.raises(ParseError, match="give --collective"):
-        read_log(body)
-    assert read_log(body, collective="allreduce").collective == "allreduce"
+        parse_log(body)
+    assert parse_log(body, collective="allreduce").collective == "allreduce"
 
 
 def test_osu_unsupported_tests_are_named():
     with pytest.raises(ParseError, match="unsupported OSU test"):
-        read_log("# OSU MPI Bi-Directional Bandwidth Test v5.8\n# Size  Bandwidth (MB/s)\n1  2.0\n")
+        parse_log("# OSU MPI Bi-Directional Bandwidth Test v5.8\n# Size  Bandwidth (MB/s)\n1  2.0\n")
     with pytest.raises(ParseError, match="unsupported OSU test"):
-        read_log("# OSU MPI Non-blocking Allreduce Latency Test v5.8\n# Size  Overall(us)\n4  9.0  1  2  3\n")
+        parse_log("# OSU MPI Non-blocking Allreduce Latency Test v5.8\n# Size  Overall(us)\n4  9.0  1  2  3\n")
 
 
 # --------------------------------------------------------------------------- costmodel CSV
@@ -525,35 +526,48 @@ def test_csv_groups_repeats_and_errors():
             "allreduce,nccl,8,2048,0.00003,,x\n"
             "all_gather,nccl,8,1024,0.00001,false,x\n")
     with pytest.raises(ParseError, match="holds 2 groups"):
-        read_csv(text)
-    m = read_csv(text, collective="allreduce")
+        parse_csv(text)
+    m = parse_csv(text, collective="allreduce")
     assert [r.n_bytes for r in m.rows] == [1024, 1024, 2048] and m.p == 8
-    assert read_csv(text, collective="allgather").rows[0].line == 5
+    assert parse_csv(text, collective="allgather").rows[0].line == 5
     with pytest.raises(ParseError, match="no rows for collective=broadcast"):
-        read_csv(text, collective="broadcast")
+        parse_csv(text, collective="broadcast")
     with pytest.raises(ParseError, match=r"time_s 'nan'") as info:
-        read_csv(text.replace("0.00003", "nan"), collective="allreduce")
+        parse_csv(text.replace("0.00003", "nan"), collective="allreduce")
     assert info.value.line == 4
     with pytest.raises(ParseError, match="does not increase"):
-        read_csv(text.replace("2048", "512"), collective="allreduce")
+        parse_csv(text.replace("2048", "512"), collective="allreduce")
     with pytest.raises(ParseError, match="truncated"):
-        read_csv(text + "allreduce,nccl,8,4096\n", collective="allreduce")
+        parse_csv(text + "allreduce,nccl,8,4096\n", collective="allreduce")
 
 
 def test_write_csv_refuses_unscaled_sizes():
-    m = read_osu(OSU_FULL)
+    m = parse_osu(OSU_FULL)
     with pytest.raises(InputError, match="with_p"):
         write_csv(m)
 
 
-def test_inputs_as_path_text_and_bytes():
+def test_files_are_read_and_text_is_parsed():
     path = OSU / "osu_allreduce_kind_2pod_2rank_tcp.txt"
     by_path = read_log(path)
     by_str = read_log(str(path))
-    by_text = read_log(path.read_text(encoding="utf-8"), path="kind.txt")
-    by_bytes = read_log(path.read_bytes())
-    assert by_path.rows == by_str.rows == by_text.rows == by_bytes.rows
-    assert by_text.path == "kind.txt" and by_bytes.path == "<text>"
+    by_text = parse_log(path.read_text(encoding="utf-8"), path="kind.txt")
+    unnamed = parse_log(path.read_text(encoding="utf-8"))
+    assert by_path.rows == by_str.rows == by_text.rows == unnamed.rows
+    assert by_path.path == str(path) and by_text.path == "kind.txt" and unnamed.path == "<text>"
+    with pytest.raises(ParseError, match="cannot read the log"):  # a str given to read_log is a file name
+        read_log("# OSU MPI Allreduce Latency Test v5.8\n# Size  Avg Latency(us)\n4  17.67\n")
+    with pytest.raises(InputError, match="bytes is not a log's text"):
+        parse_log(path.read_bytes())  # type: ignore[arg-type]
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    path = OSU / "osu_allreduce_kind_2pod_2rank_tcp.txt"
+    marked = tmp_path / "bom.txt"
+    marked.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert read_log(marked).rows == read_log(path).rows
+    csv = "\ufeffcollective,backend,p,n_bytes,time_s\nallreduce,nccl,8,1024,0.00001\n"
+    assert parse_log(csv).tool == "costmodel-csv"
 
 
 def test_measurements_dataclasses():
@@ -571,7 +585,7 @@ def test_measurements_dataclasses():
 @given(st.text(max_size=400))
 def test_arbitrary_text_never_crashes(text):
     with contextlib.suppress(CostmodelError):
-        read_log(text + "\n")
+        parse_log(text + "\n")
 
 
 _REAL_LINES = [line for path in ALL_LOGS for line in _lines(path)]
@@ -583,4 +597,4 @@ def test_spliced_real_lines_never_crash(lines, where, junk):
         k = where % len(lines)
         lines[k] = lines[k][: len(junk)] + junk
     with contextlib.suppress(CostmodelError):
-        read_log("\n".join(lines) + "\n")
+        parse_log("\n".join(lines) + "\n")

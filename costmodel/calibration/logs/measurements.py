@@ -1,0 +1,359 @@
+"""What every log reader shares: :class:`Measurements` and :class:`Row`, the checks of a log's text
+and numbers, launcher-prefix stripping, and :func:`detect_format`.
+
+The formats are read by :mod:`.nccl_text`, :mod:`.nccl_json`, :mod:`.osu` and :mod:`.costmodel_csv`;
+:mod:`costmodel.calibration.logs` describes them and chooses among them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from os import PathLike
+from typing import Any
+
+from costmodel._files import MAX_READ_BYTES, read_text
+from costmodel._json import real
+from costmodel.collectives.busbw import FACTORS
+from costmodel.errors import InputError, ParseError, UnknownNameError
+
+TOOLS = ("nccl-tests", "osu", "costmodel-csv")
+"""The values of :attr:`Measurements.tool`."""
+
+PT2PT = "pt2pt"
+"""The collective name of point-to-point logs (osu_latency, osu_bw, nccl-tests sendrecv_perf)."""
+
+CSV_COLUMNS = ("collective", "backend", "p", "n_bytes", "time_s", "in_place")
+"""The columns :func:`write_csv` writes; the first five are required when reading."""
+
+_PT2PT_ALIASES = {"pt2pt", "p2p", "point-to-point", "pointtopoint", "sendrecv", "send-recv", "pingpong"}
+BUS_FACTORS: dict[str, Callable[[Fraction], Fraction]] = {
+    **{name: factor for name, (_, factor) in FACTORS.items()},
+    PT2PT: lambda p: Fraction(1),
+}
+"""busbw/algbw per collective, as nccl-tests computes it (see costmodel.collectives.busbw)."""
+
+
+def bus_factor(collective: str, p: int) -> Fraction:
+    """busbw/algbw of a measured *collective* (a canonical name, or ``pt2pt``: 1) on *p* ranks.
+
+    >>> bus_factor("allreduce", 8), bus_factor(PT2PT, 2)
+    (Fraction(7, 4), Fraction(1, 1))
+    """
+    return BUS_FACTORS[collective](Fraction(p))
+
+NCCL_PROGRAMS = {
+    "all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce-scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "sendrecv": PT2PT,
+    "gather": "gather", "scatter": "scatter",
+}
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+INTEGER = re.compile(r"\d+")
+PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
+NTHREAD = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+OSU_TITLE = re.compile(
+    r"#\s*OSU\s+(MPI|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|XCCL)(?:[-\s](?:CUDA|ROCm|OpenACC))?\s+(.*?)\s*Test\b"
+    r"(?:\s+v?(\S+))?", re.IGNORECASE)
+OSU_SIZE_HEADER = re.compile(r"#\s*Size\s+\S", re.IGNORECASE)
+BARE_OSU_ROW = re.compile(
+    r"\d+(?:\s+[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)+(?:\s+(?:Pass|Fail|Failed))?", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One timed size of a log.
+
+    Attributes
+    ----------
+    n_bytes : int
+        costmodel's n: the size column of nccl-tests (S), OSU's Size (times p
+        for per-rank sizes), the CSV's ``n_bytes``.
+    time_s : Fraction
+        The measured time of one operation, seconds.
+    algbw_bytes_per_s, busbw_bytes_per_s : Fraction or None
+        The bandwidths the log printed (nccl-tests, or OSU's bandwidth test).
+    in_place : bool or None
+        nccl-tests: in-place (True) or out-of-place (False); None when the
+        tool does not say.
+    line : int or None
+        1-based line of the file the row comes from (None in JSON input).
+    """
+
+    n_bytes: int
+    time_s: Fraction
+    algbw_bytes_per_s: Fraction | None = None
+    busbw_bytes_per_s: Fraction | None = None
+    in_place: bool | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n_bytes": self.n_bytes,
+            "time_s": real(self.time_s),
+            "algbw_bytes_per_s": None if self.algbw_bytes_per_s is None else real(self.algbw_bytes_per_s),
+            "busbw_bytes_per_s": None if self.busbw_bytes_per_s is None else real(self.busbw_bytes_per_s),
+            "in_place": self.in_place,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measurements:
+    """The timed sizes of one benchmark run, as read from its log.
+
+    Attributes
+    ----------
+    tool : str
+        ``"nccl-tests"``, ``"osu"`` or ``"costmodel-csv"``.
+    collective : str
+        Canonical name (``allreduce``, ``reduce-scatter``, ...), or ``"pt2pt"``.
+    p : int or None
+        Number of ranks when the log states it (nccl-tests, CSV), else None.
+    rows : tuple of Row
+        In file order; sizes increase (per in-place flag).
+    source : str or None
+        The file's ``# source:`` line, if any.
+    warnings : tuple of str
+        Rows dropped and checks that failed, each naming its line.
+    path : str
+        The file name, or ``"<text>"``.
+    backend, dtype, command : str or None
+        ``"nccl"``/``"mpi"``/the CSV's backend; the data type; the benchmark
+        binary (``all_reduce_perf``, ``osu_allreduce``) when the log names it.
+    size_per_rank : bool
+        True while the sizes are OSU's per-rank sizes of a log read without p
+        (see :meth:`with_p`).
+    """
+
+    tool: str
+    collective: str
+    p: int | None
+    rows: tuple[Row, ...]
+    source: str | None = None
+    warnings: tuple[str, ...] = ()
+    path: str = "<text>"
+    backend: str | None = None
+    dtype: str | None = None
+    command: str | None = None
+    size_per_rank: bool = False
+
+    def select(self, *, in_place: bool = False) -> tuple[Row, ...]:
+        """The rows of one kind: out-of-place (and unflagged) rows, or the in-place ones."""
+        if in_place:
+            return tuple(r for r in self.rows if r.in_place is True)
+        return tuple(r for r in self.rows if r.in_place is not True)
+
+    def with_p(self, p: int) -> Measurements:
+        """A copy with p set: per-rank OSU sizes become costmodel's n = p × size.
+
+        Raises
+        ------
+        InputError
+            If p is not an integer ≥ 2 or the log states another p.
+
+        >>> m = Measurements(tool="osu", collective="allgather", p=None, size_per_rank=True,
+        ...                  rows=(Row(n_bytes=4, time_s=Fraction(1, 10**5)),))
+        >>> m.with_p(8).rows[0].n_bytes
+        32
+        """
+        ranks = check_p(p)
+        if self.p is not None and self.p != ranks:
+            raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p or pass {self.p}")
+        if not self.size_per_rank:
+            return replace(self, p=ranks)
+        rows = tuple(replace(r, n_bytes=r.n_bytes * ranks) for r in self.rows)
+        note = f"sizes scaled by p = {ranks}: OSU's Size is per rank, costmodel's n is the whole buffer"
+        return replace(self, p=ranks, rows=rows, size_per_rank=False, warnings=(*self.warnings, note))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tool": self.tool,
+            "collective": self.collective,
+            "p": self.p,
+            "backend": self.backend,
+            "dtype": self.dtype,
+            "command": self.command,
+            "source": self.source,
+            "path": self.path,
+            "size_per_rank": self.size_per_rank,
+            "warnings": list(self.warnings),
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def check_p(p: Any) -> int:
+    if isinstance(p, bool) or not isinstance(p, int) or p < 2:
+        raise InputError(f"p={p!r} is not an integer >= 2; give the number of ranks")
+    return p
+
+
+def canonical_collective(name: str) -> str:
+    """The canonical collective name of *name*, accepting aliases and ``pt2pt``.
+
+    >>> canonical_collective("all_reduce"), canonical_collective("p2p")
+    ('allreduce', 'pt2pt')
+
+    Raises
+    ------
+    UnknownNameError
+        With a did-you-mean hint.
+    """
+    from costmodel.collectives._registry import COLLECTIVES
+    from costmodel.collectives._registry import collective as find_collective
+
+    key = name.strip().lower().replace("_", "-")
+    if key in _PT2PT_ALIASES:
+        return PT2PT
+    try:
+        return find_collective(name).name
+    except UnknownNameError:
+        raise UnknownNameError("collective", name, [*COLLECTIVES, PT2PT]) from None
+
+
+def read_log_text(path: str | PathLike[str]) -> str:
+    """The text of the log file *path*, read as every user file is (by :func:`costmodel._files.read_text`:
+    regular files only, at most :data:`~costmodel._files.MAX_READ_BYTES`, UTF-8, a byte-order mark
+    dropped)."""
+    return read_text(path, what="the log")
+
+
+def check_text(text: str, path: str) -> str:
+    """*text*, checked to be the text of a log (held to the file size cap, not empty, no control
+    characters), a byte-order mark dropped; *path* names it in the error."""
+    if not isinstance(text, str):
+        raise InputError(f"a {type(text).__name__} is not a log's text; pass a str (read_log reads a file)")
+    if len(text) > MAX_READ_BYTES:
+        raise ParseError(f"the log is larger than the {MAX_READ_BYTES // 2**20} MiB costmodel reads; "
+                         "keep the table only", path=path)
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise ParseError("the file is empty; give the benchmark's output", path=path, line=1)
+    bad = re.search(r"[\x00-\x08\x0e-\x1f\x7f]", text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise ParseError(f"control character {bad.group()!r} is not text; this is not a benchmark log "
+                         "(binary data?)", path=path, line=line)
+    return text
+
+
+_LAUNCHER_PREFIX = re.compile(
+    r"^\s*(?:\[\d+,\d+\](?:\[[^\]\n]*\])?<std(?:out|err)>:"  # Open MPI --tag-output: [1,0]<stdout>:
+    r"|\d+(?:\+\d+)?: "  # SLURM srun --label: '0: ', ' 12: ', heterogeneous jobs '0+1: '
+    r"|\[\d+\] )"  # MPICH / Intel MPI -prepend-rank: '[0] '
+)
+MAX_ROWS = 100_000
+"""The most table rows a log may hold (a sweep has tens; a million-row file is not a benchmark log)."""
+_MAX_LINES = 10 * MAX_ROWS
+
+
+def split_lines(text: str, path: str = "<text>") -> list[str]:
+    """The lines of *text*, split at line feeds only (so that line numbers match an editor's), with
+    any MPI launcher prefix removed from each line (Open MPI ``--tag-output``, SLURM ``srun --label``,
+    MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > _MAX_LINES:
+        raise ParseError(f"the log has {len(lines)} lines, more than the {_MAX_LINES} costmodel reads; "
+                         "keep the table only", path=path, line=_MAX_LINES + 1)
+    lines = [_LAUNCHER_PREFIX.sub("", line, count=1) for line in lines]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def check_rows(count: int, *, path: str, line: int) -> None:
+    """Refuse a table once it has more than :data:`MAX_ROWS` rows (called as rows are read)."""
+    if count > MAX_ROWS:
+        raise ParseError(f"the table has more than {MAX_ROWS} rows, the most costmodel reads; "
+                         "give one sweep (thin it, or split the file)", path=path, line=line)
+
+
+def decimal(token: str, what: str, *, path: str, line: int | None, where: str = "") -> Fraction:
+    """An exact decimal from a log token; NaN, inf and junk raise ParseError."""
+    if not NUMBER.fullmatch(token):
+        raise ParseError(f"{where}{what} {token!r} is not a finite number", path=path, line=line)
+    return Fraction(token)
+
+
+_TIME_RANGE = (Fraction(1, 10**12), Fraction(10**9))
+"""Times outside 1 ps .. 30 years are typos or junk, and would overflow the fitter's floats."""
+MAX_SIZE = 2**60
+
+
+def checked_time(value: Fraction, token: str, what: str, *, path: str, line: int | None,
+          where: str = "") -> Fraction:
+    """*value* seconds, checked to be a plausible positive time."""
+    if value <= 0:
+        raise ParseError(f"{where}{what} {token} is not positive", path=path, line=line)
+    if not _TIME_RANGE[0] <= value <= _TIME_RANGE[1]:
+        raise ParseError(f"{where}{what} {token} is outside 1 ps .. 1e9 s; a typo?", path=path, line=line)
+    return value
+
+
+def whole_bytes(token: str, what: str, *, path: str, line: int | None, where: str = "") -> int:
+    if not INTEGER.fullmatch(token) or int(token) > MAX_SIZE:
+        raise ParseError(f"{where}{what} {token!r} is not a whole number of bytes up to 2^60",
+                         path=path, line=line)
+    return int(token)
+
+
+def source_line(lines: list[str]) -> str | None:
+    for raw in lines:
+        s = raw.strip()
+        if s.lower().startswith("# source:"):
+            return s
+    return None
+
+
+def stated_collective(requested: str | None, stated: str | None, *, what: str, path: str,
+                       line: int | None) -> str | None:
+    """The caller's collective checked against the one the log states (ParseError if they differ)."""
+    want = canonical_collective(requested) if requested else None
+    if want and stated and want != stated:
+        raise ParseError(f"collective {want!r} was requested but the log measures {stated} ({what}); "
+                         f"give --collective {stated} (collective={stated!r}) or the right log",
+                         path=path, line=line)
+    return want or stated
+
+
+def check_increasing(rows: list[Row], *, path: str, strict: bool = True) -> None:
+    """Sizes increase per in-place flag (strictly in logs; repeats allowed in the CSV)."""
+    last: dict[bool, Row] = {}
+    for r in rows:
+        prev = last.get(r.in_place is True)
+        if prev is not None and (r.n_bytes < prev.n_bytes or (strict and r.n_bytes == prev.n_bytes)):
+            raise ParseError(f"size {r.n_bytes} B does not increase (line {prev.line} has {prev.n_bytes} B); "
+                             "split a file that holds several runs", path=path, line=r.line)
+        last[r.in_place is True] = r
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def detect_format(text: str) -> str | None:
+    """``"nccl-tests-json"``, ``"nccl-tests"``, ``"osu"``, ``"costmodel-csv"``, or None.
+
+    >>> detect_format("collective,backend,p,n_bytes,time_s\\nallreduce,nccl,8,1024,0.00001\\n")
+    'costmodel-csv'
+    """
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        return "nccl-tests-json"
+    lines = [s.strip() for s in split_lines(text) if s.strip()]
+    if any(OSU_TITLE.match(s) for s in lines):
+        return "osu"
+    for s in lines:
+        tokens = s.lstrip("#").split()
+        if s.startswith("#") and (tokens[:2] == ["size", "count"] or NTHREAD.match(s)):
+            return "nccl-tests"
+    data = [s for s in lines if not s.startswith("#")]
+    if data and data[0].lower().replace(" ", "").startswith("collective,backend,"):
+        return "costmodel-csv"
+    if any(OSU_SIZE_HEADER.match(s) for s in lines) or (data and all(map(BARE_OSU_ROW.fullmatch, data))):
+        return "osu"
+    return None
+

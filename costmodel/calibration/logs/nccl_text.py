@@ -1,0 +1,399 @@
+"""nccl-tests' text output (every layout since 2019); see :mod:`costmodel.calibration.logs`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from os import PathLike
+
+from costmodel.calibration.logs.measurements import (
+    BUS_FACTORS,
+    INTEGER,
+    NCCL_PROGRAMS,
+    NTHREAD,
+    NUMBER,
+    PROGRAM,
+    PT2PT,
+    Measurements,
+    Row,
+    bus_factor,
+    check_increasing,
+    check_p,
+    check_rows,
+    check_text,
+    checked_time,
+    decimal,
+    read_log_text,
+    source_line,
+    split_lines,
+    stated_collective,
+    whole_bytes,
+)
+from costmodel.errors import ParseError
+
+_TYPE_BYTES = {
+    "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
+    "half": 2, "float16": 2, "bfloat16": 2, "bf16": 2, "int32": 4, "uint32": 4, "int": 4,
+    "float": 4, "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8,
+}
+_WRONG_ERROR = Fraction(1, 1000)
+"""Old nccl-tests print the max abs error (1e-07 when right); above this the row is refused."""
+
+_RANK = re.compile(r"#\s*Rank\s+(\d+)\s")
+_STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
+_MAX_WARNINGS = 8
+
+
+def _ulp(token: str) -> Fraction:
+    """The unit in the last printed place of a decimal token ('14.18' → 1/100, '1.2e+03' → 100)."""
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return Fraction(10) ** (int(exponent or 0) - decimals)
+
+
+def _warn_limited(warnings: list[str], items: list[str], summary: str) -> None:
+    warnings.extend(items[:_MAX_WARNINGS])
+    if len(items) > _MAX_WARNINGS:
+        warnings.append(f"{len(items) - _MAX_WARNINGS} more {summary}")
+
+
+@dataclass
+class _Block:
+    """The columns of one timing block (out-of-place or in-place) of an nccl-tests table."""
+
+    time: int
+    algbw: int
+    busbw: int
+    wrong: int | None
+    wrong_kind: str
+    in_place: bool
+
+
+@dataclass
+class _NcclText:
+    """The state of one pass over an nccl-tests text log."""
+
+    path: str
+    lines: list[str]
+    header: list[str] | None = None
+    header_line: int | None = None
+    blocks: list[_Block] = field(default_factory=list)
+    ranks: set[int] = field(default_factory=set)
+    per_process: int | None = None
+    program: tuple[str, int] | None = None
+    rows: list[Row] = field(default_factory=list)
+    printed: list[tuple[Row, str, str, str, int]] = field(default_factory=list)
+    series: tuple[str, ...] | None = None
+    series_line: int | None = None
+    dtype: str | None = None
+    redop: str | None = None
+    root: int | None = None
+    footer: bool = False
+    warnings: list[str] = field(default_factory=list)
+    zero_lines: list[int] = field(default_factory=list)
+    other_series: list[int] = field(default_factory=list)
+    unchecked: set[bool] = field(default_factory=set)
+    refused_rows: int = 0
+    refusals: list[tuple[bool, int, str]] = field(default_factory=list)
+    table_rows: int = 0
+    rank_lines: dict[int, int] = field(default_factory=dict)
+    nthread_line: int | None = None
+
+    def run(self) -> None:
+        for number, raw in enumerate(self.lines, start=1):
+            s = raw.strip()
+            if not s:
+                continue
+            if s.startswith("#"):
+                self.comment(s, number)
+            else:
+                self.text(s, number)
+        if self.header is None:
+            raise ParseError("no nccl-tests table header ('#  size  count  type ...') found; "
+                             "is the log complete?", path=self.path, line=len(self.lines))
+        if not self.rows and self.refused_rows:
+            raise ParseError(f"every row failed validation ({self.refused_rows} results with #wrong > 0 or "
+                             "an error above the limit); nothing to fit: fix the run or the GPUs, then rerun",
+                             path=self.path, line=len(self.lines))
+        if not self.rows:
+            raise ParseError("the table has no rows; the log looks truncated", path=self.path,
+                             line=len(self.lines))
+
+    def comment(self, s: str, number: int) -> None:
+        if m := _RANK.match(s):
+            self.ranks.add(int(m.group(1)))
+            self.rank_lines.setdefault(int(m.group(1)), number)
+        elif m := NTHREAD.match(s):
+            self.per_process = int(m.group(1)) * int(m.group(2))
+            self.nthread_line = number
+        elif m := _STARTING.match(s):
+            self.found_program(m.group(1), number, strong=True)
+        elif s.lower().startswith("# source:"):
+            self.found_program(s, number)
+        elif "Avg bus bandwidth" in s:
+            self.footer = True
+        elif "Out of bounds values" in s and "FAILED" in s:
+            self.warnings.append(f"line {number}: nccl-tests reports out-of-bounds values ({s[1:].strip()})")
+        else:
+            tokens = s.lstrip("#").split()
+            if tokens[:2] == ["size", "count"] and {"time", "cputime"} & set(tokens):
+                self.set_header(tokens, number)
+
+    def found_program(self, text: str, number: int, *, strong: bool = False) -> None:
+        m = PROGRAM.search(text)
+        if m and (strong or self.program is None) and m.group(1) in NCCL_PROGRAMS:
+            self.program = (m.group(1), number)
+
+    def set_header(self, tokens: list[str], number: int) -> None:
+        if self.header is not None:
+            raise ParseError(f"a second nccl-tests table starts here (the first at line {self.header_line}); "
+                             "split a file that holds several runs", path=self.path, line=number)
+        self.header, self.header_line = tokens, number
+        starts = [i for i, t in enumerate(tokens) if t in {"time", "cputime"}]
+        for k, i in enumerate(starts[:2]):
+            if tokens[i + 1: i + 3] != ["algbw", "busbw"]:
+                raise ParseError("the table header has no 'algbw busbw' after 'time'; not an nccl-tests "
+                                 "table this reader knows", path=self.path, line=number)
+            kind = tokens[i + 3] if i + 3 < len(tokens) else ""
+            wrong = i + 3 if kind in {"#wrong", "error", "wrong"} else None
+            self.blocks.append(_Block(time=i, algbw=i + 1, busbw=i + 2, wrong=wrong, wrong_kind=kind,
+                                      in_place=k == 1))
+
+    def text(self, s: str, number: int) -> None:
+        tokens = s.split()
+        if self.header is None or not INTEGER.fullmatch(tokens[0]):
+            if self.header is None and self.program is None:
+                self.found_program(s, number)
+            return  # interleaved output: NCCL version, NCCL INFO/WARN, the command line
+        self.row(tokens, number)
+
+    def row(self, tokens: list[str], number: int) -> None:
+        header = self.header or []
+        if "redop" in header and len(tokens) == len(header) - 1 and header[-1] != "timestamp":
+            at = header.index("redop")
+            if NUMBER.fullmatch(tokens[at]) and not INTEGER.fullmatch(tokens[at - 1]):
+                tokens = [*tokens[:at], "none", *tokens[at:]]  # a blank redop (before 2022: no reduction)
+        width = len(header) + (1 if header and header[-1] == "timestamp" else 0)
+        if len(tokens) < len(header) - (1 if header[-1] == "timestamp" else 0):
+            raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
+                             f"{len(header)}; the log looks truncated", path=self.path, line=number)
+        if len(tokens) > width:
+            raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
+                             f"{len(header)}; not an nccl-tests row", path=self.path, line=number)
+        size = whole_bytes(tokens[0], "size", path=self.path, line=number)
+        self.table_rows += 1
+        check_rows(self.table_rows, path=self.path, line=number)
+        series = tuple(tokens[header.index(c)] for c in ("type", "redop", "root") if c in header)
+        if self.series is None:
+            self.series, self.series_line = series, number
+            self.note_series(header, tokens, number)
+        elif series != self.series:
+            self.other_series.append(number)
+            return
+        if size == 0:
+            self.zero_lines.append(number)
+            return
+        for block in self.blocks:
+            self.block_row(block, tokens, size, number)
+
+    def note_series(self, header: list[str], tokens: list[str], number: int) -> None:
+        self.dtype = tokens[header.index("type")] if "type" in header else None
+        self.redop = tokens[header.index("redop")] if "redop" in header else None
+        if "root" in header:
+            root = tokens[header.index("root")]
+            if not re.fullmatch(r"-?\d+", root):
+                raise ParseError(f"root {root!r} is not an integer", path=self.path, line=number)
+            self.root = int(root)
+
+    def block_row(self, block: _Block, tokens: list[str], size: int, number: int) -> None:
+        kind = "in-place" if block.in_place else "out-of-place"
+        where = f"{kind} "
+        t_tok, a_tok, b_tok = tokens[block.time], tokens[block.algbw], tokens[block.busbw]
+        time_us = decimal(t_tok, "time", path=self.path, line=number, where=where)
+        checked_time(time_us / 10**6, f"{t_tok} us", "time", path=self.path, line=number, where=where)
+        algbw = decimal(a_tok, "algbw", path=self.path, line=number, where=where)
+        busbw = decimal(b_tok, "busbw", path=self.path, line=number, where=where)
+        if block.wrong is not None and self.refused(block, tokens[block.wrong], number):
+            return
+        row = Row(n_bytes=size, time_s=time_us / 10**6, algbw_bytes_per_s=algbw * 10**9,
+                  busbw_bytes_per_s=busbw * 10**9, in_place=block.in_place, line=number)
+        self.rows.append(row)
+        self.printed.append((row, t_tok, a_tok, b_tok, number))
+
+    def refused(self, block: _Block, token: str, number: int) -> bool:
+        kind = "in-place" if block.in_place else "out-of-place"
+        if token.upper() == "N/A":
+            self.unchecked.add(block.in_place)
+            return False
+        value = decimal(token, block.wrong_kind, path=self.path, line=number, where=f"{kind} ")
+        limit = _WRONG_ERROR if block.wrong_kind == "error" else Fraction(0)
+        if value > limit:
+            what = "max error" if block.wrong_kind == "error" else "#wrong"
+            self.refusals.append((block.in_place, number, f"line {number}: {kind} {what} = {token}: "
+                                                          "nccl-tests found wrong results; row refused"))
+            self.refused_rows += 1
+            return True
+        return False
+
+
+def _check_bandwidths(state: _NcclText, collective: str, p: int | None) -> None:
+    """Recompute algbw = S/t and busbw = algbw × factor; a mismatch beyond the rounding is a warning."""
+    factor = bus_factor(collective, p) if p else None
+    bad: list[str] = []
+    for row, t_tok, a_tok, b_tok, number in state.printed:
+        time_us = row.time_s * 10**6
+        algbw = Fraction(row.n_bytes, 1000) / time_us  # GB/s
+        slack = algbw * _ulp(t_tok) / 2 / time_us  # from the rounding of the printed time
+        kind = "in-place" if row.in_place else "out-of-place"
+        printed = Fraction(a_tok)
+        if abs(printed - algbw) > (_ulp(a_tok) / 2 + slack) * Fraction(101, 100):
+            bad.append(f"line {number}: {kind} algbw {a_tok} GB/s differs from size/time = "
+                       f"{float(algbw):.4g} GB/s beyond the printed rounding")
+        if factor is not None:
+            bus = algbw * factor
+            if abs(Fraction(b_tok) - bus) > (_ulp(b_tok) / 2 + slack * factor) * Fraction(101, 100):
+                bad.append(f"line {number}: {kind} busbw {b_tok} GB/s differs from algbw × {factor} = "
+                           f"{float(bus):.4g} GB/s beyond the printed rounding (is p = {p} right?)")
+    _warn_limited(state.warnings, bad, "bandwidth mismatches")
+
+
+def _nccl_candidates(state: _NcclText) -> set[str]:
+    """The collectives the redop/root columns allow."""
+    everything = set(BUS_FACTORS)
+    if state.redop is None:
+        return everything
+    reduces = state.redop.lower() not in {"none", "-", "n/a", ""}
+    if reduces:
+        found = {"allreduce", "reduce-scatter", "reduce"}
+    else:
+        found = {"allgather", "alltoall", PT2PT, "broadcast", "gather", "scatter"}
+    if state.root is not None:
+        rooted = {"reduce", "broadcast", "gather", "scatter"}
+        found = found & rooted if state.root >= 0 else found - rooted
+    return found
+
+
+def _infer_nccl_collective(state: _NcclText, p: int | None) -> str | None:
+    """The collective from the columns and busbw/algbw, when only one fits."""
+    candidates = _nccl_candidates(state)
+    largest = max((r for r in state.rows if r.algbw_bytes_per_s), key=lambda r: r.n_bytes, default=None)
+    if p and largest is not None and largest.algbw_bytes_per_s and largest.busbw_bytes_per_s is not None:
+        ratio = largest.busbw_bytes_per_s / largest.algbw_bytes_per_s
+        candidates = {c for c in candidates if abs(bus_factor(c, p) - ratio) <= ratio / 50}
+    return candidates.pop() if len(candidates) == 1 else None
+
+
+def _nccl_p(state: _NcclText, requested: int | None) -> int | None:
+    p = None
+    if state.ranks:
+        p = max(state.ranks) + 1
+        if p == 1:
+            raise ParseError("the log lists one rank (p = 1): nothing is communicated, so α and β cannot be "
+                             "fitted; run on at least 2 GPUs", path=state.path, line=state.rank_lines[0])
+        if state.ranks != set(range(p)):
+            state.warnings.append(f"the '# Rank' lines list {len(state.ranks)} ranks up to {p - 1}; "
+                                  f"p = {p} assumed")
+    elif state.per_process:
+        p = state.per_process
+        if p == 1:
+            raise ParseError("nThread × nGpus = 1 and no '# Rank' lines: one rank (p = 1) communicates "
+                             "nothing, so α and β cannot be fitted; run on at least 2 GPUs",
+                             path=state.path, line=state.nthread_line)
+        state.warnings.append(f"no '# Rank' lines; p = nThread × nGpus = {p} assumed (one process)")
+    if requested is not None:
+        requested = check_p(requested)
+        if p is not None and p != requested:
+            raise ParseError(f"p={requested} was requested but the log lists {p} ranks; drop p or pass {p}",
+                             path=state.path, line=state.header_line)
+        p = requested
+    return p
+
+
+def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None = None,
+                     p: int | None = None) -> Measurements:
+    """Read the text output of an nccl-tests binary (``all_reduce_perf`` and the others).
+
+    The collective comes from the binary's name (``# Collective test starting:``,
+    the ``# source:`` line or a command line in the log), else from the columns
+    (redop, root) and busbw/algbw; *collective* must agree with what the log
+    states.  *p* is the number of ``# Rank`` lines (a given *p* must agree).
+
+    Raises
+    ------
+    ParseError
+        For a malformed log, with its path and line.
+    """
+    name, text = path, check_text(text, path)
+    state = _NcclText(path=name, lines=split_lines(text, name))
+    state.run()
+    ranks = _nccl_p(state, p)
+    stated = NCCL_PROGRAMS[state.program[0]] if state.program else None
+    line = state.program[1] if state.program else state.header_line
+    chosen = stated_collective(collective, stated, what=f"{state.program[0]}_perf" if state.program else "",
+                                path=name, line=line)
+    if chosen is None:
+        chosen = _infer_nccl_collective(state, ranks)
+        if chosen is None:
+            raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
+                             "give --collective (collective= in Python)", path=name, line=state.header_line)
+        state.warnings.append(f"collective {chosen} inferred from the redop/root columns and busbw/algbw; "
+                              "give --collective (collective= in Python) to be explicit")
+    elif stated is None and chosen not in _nccl_candidates(state):
+        raise ParseError(f"collective {chosen!r} was requested but the redop/root columns "
+                         f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)
+    if chosen not in BUS_FACTORS:
+        raise ParseError(f"nccl-tests has no {chosen} test", path=name, line=line)
+    _finish_nccl_warnings(state, chosen, ranks)
+    check_increasing(state.rows, path=name)
+    return Measurements(
+        tool="nccl-tests", collective=chosen, p=ranks, rows=tuple(state.rows),
+        source=source_line(state.lines), warnings=tuple(state.warnings), path=name, backend="nccl",
+        dtype=state.dtype,
+        command=f"{state.program[0]}_perf" if state.program else None,
+    )
+
+
+def read_nccl_tests(path: str | PathLike[str], *, collective: str | None = None,
+                    p: int | None = None) -> Measurements:
+    """Read an nccl-tests text log from the file *path* (see :func:`parse_nccl_tests`)."""
+    return parse_nccl_tests(read_log_text(path), path=str(path), collective=collective, p=p)
+
+
+def _refusal_warnings(state: _NcclText, collective: str) -> None:
+    """One warning per refused row, or one for a whole placement that failed (in-place all-to-all)."""
+    lines: list[str] = []
+    for in_place in (False, True):
+        refused = [r for r in state.refusals if r[0] is in_place]
+        if not refused:
+            continue
+        kind = "in-place" if in_place else "out-of-place"
+        if any(r.in_place is in_place for r in state.rows):
+            lines.extend(text for _, _, text in refused)
+            continue
+        why = ("nccl-tests has no valid in-place all-to-all check (older versions print an error of 1)"
+               if in_place and collective == "alltoall" else "nccl-tests found wrong results")
+        state.warnings.append(f"every {kind} row failed validation (lines {refused[0][1]}–{refused[-1][1]}) "
+                              f"and is dropped: {why}")
+    _warn_limited(state.warnings, lines, "rows refused for wrong results")
+
+
+def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> None:
+    _refusal_warnings(state, collective)
+    if state.zero_lines:
+        lines = ", ".join(map(str, state.zero_lines))
+        state.warnings.append(f"0-byte rows skipped (lines {lines}): nothing was communicated")
+    if state.other_series:
+        series = " ".join(state.series or ())
+        state.warnings.append(f"only the first series ({series}, line {state.series_line}) is read; "
+                              f" {len(state.other_series)} rows of other types/ops skipped "
+                              f"(from line {state.other_series[0]})")
+    if False in state.unchecked:
+        # Only the out-of-place half tells: nccl-tests prints N/A for the in-place half of tests that
+        # have no in-place check (all-to-all) even when the run validates.
+        state.warnings.append("#wrong is N/A: the run did not validate its results (-c 0)")
+    if not state.footer:
+        state.warnings.append("no '# Avg bus bandwidth' footer: the log may be truncated")
+    _check_bandwidths(state, collective, p)
+
+
