@@ -84,8 +84,8 @@ def render(result: Any) -> Rendered:
     one), importing the module that declares it on first use."""
     for kind in type(result).__mro__:
         name = _name(kind)
-        if name not in _BY_NAME:
-            importlib.import_module(RENDERED_IN.get(name, kind.__module__))
+        if name not in _BY_NAME and name in RENDERED_IN:
+            importlib.import_module(RENDERED_IN[name])
         found = _BY_NAME.get(name)
         if found is not None:
             return found(result)
