@@ -110,7 +110,7 @@ def test_the_timeline_is_drawn_only_when_asked(capsys, monkeypatch):
     drawn, _ = run_text(capsys, monkeypatch, "bubble", "-P", "8", "-m", "32", "--timeline", columns=80)
     assert "GPU 7: · F0 B0 F1 B1" in drawn
     assert run_json(capsys, "bubble", "-P", "8", "-m", "32")["timeline"] == run_json(
-        capsys, "-P", "8", "-m", "32", "--timeline")["timeline"]
+        capsys, "bubble", "-P", "8", "-m", "32", "--timeline")["timeline"]
 
 
 def test_a_fractional_peak_in_flight_is_explained(capsys, monkeypatch):
