@@ -12,8 +12,10 @@ from typing import Annotated, Any
 import typer
 
 from costmodel._files import check_writable, read_text
+from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial
-from costmodel.cli.output import emit, table
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
 
 __all__ = ["app"]
@@ -137,10 +139,6 @@ def create_command(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     created = _Created(made, str(out), len(files))
-    if not as_json:
-        from costmodel.cli.render import render
-
-        render.register(_Created, _render_created)
     emit(created, as_json=as_json)
 
 
@@ -154,7 +152,8 @@ class _Created:
         return {**self.made.to_dict(), "out": self.out, "files": self.files}
 
 
-def _render_created(created: _Created) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.assignment._Created")
+def _render_created(created: _Created) -> Rendered:
     m, out = created.made.manifest, Path(created.out)
     n = len(m.students)
     written = table("wrote", "holding", no_wrap=False)
@@ -265,10 +264,9 @@ def report_command(
         out.write_text(result.to_csv(), encoding="utf-8")
     if plot is not None:
         _plot(result, plot)
+    emit(result, as_json=as_json)
     if as_json:
-        emit(result, as_json=True)
         return
-    _print_report(result)
     for path_written in (out, plot):
         if path_written is not None:
             print(f"wrote {path_written}")
@@ -289,14 +287,8 @@ def _owner(path: Path, student_from: str) -> str:
     return student
 
 
-def _print_report(result: Any) -> None:
-    from costmodel.cli.render import render
-
-    render.register(type(result), _render)
-    emit(result, as_json=False)
-
-
-def _render(result: Any) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.exercises.gradebook.ClassReport")
+def _render(result: Any) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 

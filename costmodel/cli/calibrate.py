@@ -15,8 +15,10 @@ from typing import Annotated, Any
 import typer
 
 from costmodel._files import check_writable
+from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, time_parser
-from costmodel.cli.output import emit, markup, table
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
@@ -133,15 +135,11 @@ def fit_command(
         fits = tuple(fit(m, p=p, segments=segments, in_place=in_place) for m in groups)
         chosen, others = _profile_fit(fits)
         _write_profile(chosen, out, name, force, others)
-        if not as_json:
-            _register()
         emit(_Run(fits, chosen, out, warnings=tuple(w for m in groups for w in m.warnings)), as_json=as_json)
         return
     measurements = groups[0]
     fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place)
     _write_profile(fitted, out, name, force)
-    if not as_json:
-        _register()
     emit(_Fitted(fitted, tuple(measurements.warnings), out), as_json=as_json)
 
 
@@ -169,8 +167,6 @@ def report_command(
     if plot is not None:
         _writable(plot, force)
         plot_report(report, plot)
-    if not as_json:
-        _register()
     emit(report, as_json=as_json)
 
 
@@ -244,8 +240,6 @@ def run_command(
     used = results[0].backend or backend
     result = _Run(fits, chosen_fit, out, csv=csv_path, backend=used,
                   timing=bench.resolved_timing(config.timing, used))
-    if not as_json:
-        _register()
     emit(result, as_json=as_json)
 
 
@@ -339,15 +333,6 @@ class _Run:
 # -- rendering -------------------------------------------------------------------------------------
 
 
-def _register() -> None:
-    from costmodel.calibration.report import CalibrationReport
-    from costmodel.cli.render import render
-
-    render.register(_Fitted, _render_fitted)
-    render.register(CalibrationReport, _render_report)
-    render.register(_Run, _render_run)
-
-
 def _size(n: Any) -> str:
     from costmodel.units import format_size
 
@@ -399,7 +384,8 @@ def _fit_body(f: Any) -> Any:
     return Group(head, Text(""), out, Text(""), summary)
 
 
-def _render_fitted(r: _Fitted) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.calibrate._Fitted")
+def _render_fitted(r: _Fitted) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
@@ -415,7 +401,8 @@ def _warned(f: Any) -> tuple[str, ...]:
     return tuple(f"warning: {w}" for w in f.warnings)
 
 
-def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.calibration.report.CalibrationReport")
+def _render_report(report: Any) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
@@ -430,7 +417,8 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     return Group(_fit_body(report.fit), Text(""), out), _warned(report.fit)
 
 
-def _render_run(run: _Run) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.calibrate._Run")
+def _render_run(run: _Run) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 

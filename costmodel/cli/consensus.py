@@ -1,7 +1,7 @@
 """Gossip and decentralised SGD: ``consensus``, ``gossip-step`` and ``gossip-vs-allreduce``.
 
 The commands parse, make one core call into :mod:`costmodel.consensus`, and emit;
-the renderings of their results are registered here with :func:`costmodel.cli.render.render`.
+the renderings of their results are declared here (:func:`costmodel.cli.render.renders`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from rich.markup import escape
 from rich.text import Text
 
 from costmodel.cli import complete
+from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, size_option
-from costmodel.cli.output import emit, markup, table
-from costmodel.cli.render import link_line, render
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
+from costmodel.cli.render_cost import link_line
 from costmodel.consensus.gossip import GOSSIP_MODEL, ConsensusRun, DSGDStep, GossipComparison
 from costmodel.units import format_exact, format_number, format_size, format_time
 
@@ -170,8 +172,8 @@ def _target(eps: Any) -> str:
     return f"by ε = {_num(eps)}"
 
 
-@render.register
-def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.consensus.gossip.ConsensusRun")
+def _(run: ConsensusRun) -> Rendered:
     spec, mix, reach = run.spectrum, run.mixing, run.rounds
     checks = [("doubly stochastic" if mix.doubly_stochastic else "row- but not column-stochastic"),
               "symmetric" if mix.symmetric else "not symmetric",
@@ -198,8 +200,8 @@ def _(run: ConsensusRun) -> tuple[Any, tuple[str, ...]]:
     return Group(head, Text(""), out), run.notes
 
 
-@render.register
-def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.consensus.gossip.DSGDStep")
+def _(step: DSGDStep) -> Rendered:
     pairs = " + ".join(f"{_num(w)}·{_num(x)}" for w, x in zip(step.weights, (step.value, *step.neighbours),
                                                              strict=True))
     out = table("quantity", "value", "how", numeric=("value",))
@@ -213,8 +215,8 @@ def _(step: DSGDStep) -> tuple[Any, tuple[str, ...]]:
     return Group(head, Text(""), out), step.notes
 
 
-@render.register
-def _(c: GossipComparison) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.consensus.gossip.GossipComparison")
+def _(c: GossipComparison) -> Rendered:
     run, ar = c.run, c.allreduce
     rounds = "never" if run.rounds.rounds is None else str(run.rounds.rounds)
     out = table("", "rounds", "sent per worker", "time", numeric=("rounds", "sent per worker", "time"))

@@ -196,7 +196,7 @@ def algorithms(
 
     result = catalog(collective, adaptations=adaptations, hierarchical=markdown or as_json)
     if markdown and not as_json:
-        from costmodel.cli.render import markdown as to_markdown
+        from costmodel.cli.render_cost import markdown as to_markdown
 
         typer.echo(to_markdown(result), nl=False)
         return

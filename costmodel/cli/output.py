@@ -1,14 +1,11 @@
 """Where results go: one JSON object on stdout, or the human rendering, notes included, on stdout.
 
-How a rendering fits the width (docs/design.md, "Rendering"):
+Every command prints its result with :func:`emit`, in one of three forms: JSON (``--json``), Markdown
+(``--markdown``, where a command offers it) or the human rendering, fitted to the width
+(docs/design.md, "Rendering"; the layout rules are :mod:`costmodel.cli.layout`'s):
 
 * The width is the terminal's, or ``COLUMNS`` when set.  Output that is not a terminal (a file, a
   pipe) is not wrapped at all unless ``COLUMNS`` is set.
-* A table never cuts a number or a name: its numeric columns (and those named in ``no_wrap``) stay on
-  one line, the others (prose: formulas, descriptions) wrap at spaces, never inside a word.
-* A table that cannot fit so leaves out its ``optional`` columns, with a note saying which and how to
-  see them; one that still cannot fit is stacked: a block per row, one ``column: value`` line per cell.
-* Prose lines wrap at spaces; a wrapped line keeps its indentation (indented lines hang 2 more).
 * Notes follow the answer on stdout (``note: ...``, hanging indent); no line ends in spaces.
 
 rich is imported only to render, never to print JSON.
@@ -20,274 +17,18 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["Table", "emit", "markup", "prose", "table"]
+from costmodel.cli.layout import fitted, prose, tables_in
+from costmodel.cli.render import render
+
+__all__ = ["emit"]
 
 _UNWRAPPED = 1 << 16
 """The width of output that is not a terminal, COLUMNS unset: wide enough that nothing wraps."""
 
 _NARROWEST = 20
 """The narrowest width rendered (COLUMNS=0 would print nothing)."""
-
-_MIN_PROSE = 16
-"""Narrowest a prose column gets (unless all its text is narrower); narrower, the table is stacked."""
-
-_HANG = 2
-"""Extra indentation of the continuation of a wrapped indented line, and of a stacked row's cells."""
-
-_WORD = re.compile(r"\S*\d (?:[pnµumkKMGTPE]i?)?[Bbs](?:/[sB])?[)\],;:.]*(?=\s|$)|\S+")
-"""What a line breaks between: runs of non-spaces, a number and its unit (``400 Gb/s``) kept together."""
-
-
-def markup(text: str) -> Any:
-    """*text* in rich markup (``[bold]…[/bold]``) as a rich ``Text``, emoji codes left alone: a name
-    such as ``:fire:`` (a student id, a log's path) prints as written, and rich's emoji table is not
-    loaded."""
-    from rich.text import Text
-
-    return Text.from_markup(text, emoji=False)
-
-
-def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[str] | None = None,
-          optional: Iterable[str | tuple[str, ...]] = (), centred: Iterable[str] = (),
-          header: bool = True) -> Table:
-    """A table in the house style: bold headers, no box, one space between columns, fitted to the width.
-
-    *numeric* columns are right-aligned (*centred* ones centred).  *no_wrap* says which columns stay
-    on one line: the numeric ones (default), all (``True``), none (``False``), or the columns named;
-    the others wrap at spaces.  *optional* columns are left out, with a note, when the table does not
-    fit the width otherwise: one entry (a column, or a tuple of columns that go together) after
-    another until it fits.  Names of columns not in *columns* are ignored (a renderer may name a column
-    it shows only sometimes).  Fill it with :meth:`Table.add_row`.
-    """
-    right, centre = set(numeric), set(centred)
-    kept = right if no_wrap is None else set(columns) if no_wrap is True else set() if no_wrap is False \
-        else set(no_wrap)
-    justify = ["right" if c in right else "center" if c in centre else "left" for c in columns]
-    groups = [[columns.index(c) for c in ((o,) if isinstance(o, str) else o) if c in columns]
-              for o in optional]
-    return Table(columns, justify, [c in kept for c in columns], [g for g in groups if g], header=header)
-
-
-class Table:
-    """Rows of cells (rich markup or ``Text``), laid out for the width when rendered.
-
-    After rendering, :attr:`left_out` names the optional columns that were left out to fit.
-    """
-
-    def __init__(self, columns: tuple[str, ...], justify: list[str], kept: list[bool],
-                 optional: list[list[int]], *, header: bool) -> None:
-        self.columns, self.justify, self.kept, self.optional = columns, justify, kept, optional
-        self.header = header
-        self.rows: list[tuple[Any, ...]] = []
-        self.left_out: tuple[str, ...] = ()
-        self.width = 0
-        self.wanted = 0
-
-    def add_row(self, *cells: Any) -> None:
-        if len(cells) != len(self.columns):
-            raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
-        self.rows.append(cells)
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        from rich.text import Text
-
-        width = options.max_width
-        cells = [[c if isinstance(c, Text) else markup(c) for c in row] for row in self.rows]
-        heads = [Text(c, style="bold") for c in self.columns]
-        lo, hi = self._measure(console, options, heads, cells)
-        shown = list(range(len(self.columns)))
-        self.width, self.wanted = width, sum(lo) + len(lo) - 1
-        for group in [[], *self.optional]:
-            shown = [i for i in shown if i not in group]
-            widths = _allot([lo[i] for i in shown], [hi[i] for i in shown], width)
-            if widths is not None:
-                self.left_out = tuple(c for i, c in enumerate(self.columns) if i not in shown)
-                yield self._grid(shown, widths, heads, cells)
-                return
-        yield from self._stacked(cells, width)
-
-    def _measure(self, console: Any, options: Any, heads: list[Any], cells: list[list[Any]]
-                 ) -> tuple[list[int], list[int]]:
-        """Per column, the narrowest width cutting no word (no cell, if kept on one line), and the widest."""
-        from rich.measure import Measurement
-
-        lo, hi = [], []
-        for i, head in enumerate(heads):
-            marks = [Measurement.get(console, options, head) if self.header else Measurement(0, 0)]
-            marks += [Measurement.get(console, options, row[i]) for row in cells]
-            widest = max(m.maximum for m in marks)
-            if self.kept[i]:  # the header too: wrapped, it would leave a lone "×" above the column
-                narrowest = widest
-            else:
-                texts = ([head] if self.header else []) + [row[i] for row in cells]
-                narrowest = max(*(_longest_word(t.plain) for t in texts), min(widest, _MIN_PROSE))
-            lo.append(narrowest)
-            hi.append(widest)
-        return lo, hi
-
-    def _grid(self, shown: list[int], widths: list[int], heads: list[Any], cells: list[list[Any]]) -> Any:
-        """The *shown* columns at these *widths*, one space apart: prose cells wrapped at spaces, every
-        cell justified in its column, the lines of a row's cells side by side."""
-        from rich.console import Group
-        from rich.text import Text
-
-        rows = [heads, *cells] if self.header else cells
-        lines = []
-        for row in rows:
-            parts = [[row[i]] if self.kept[i] else _paragraph(row[i], w).split("\n")
-                     for i, w in zip(shown, widths, strict=True)]
-            for k in range(max(map(len, parts))):
-                line = Text()
-                for j, (i, w) in enumerate(zip(shown, widths, strict=True)):
-                    cell = parts[j][k] if k < len(parts[j]) else Text()
-                    room = w - cell.cell_len
-                    left = {"right": room, "center": room // 2}.get(self.justify[i], 0)
-                    line.append(" " * (left + (j > 0))).append_text(cell).append(" " * (room - left))
-                lines.append(line)
-        return Group(*lines)
-
-    def _stacked(self, cells: list[list[Any]], width: int) -> Iterator[Any]:
-        """One block per row: its first cell, then a ``column: value`` line per other (non-empty) cell."""
-        from rich.text import Text
-
-        labels = [f"{c}: " if self.header and c else "" for c in self.columns]
-        aligned = max(map(len, labels[1:]), default=0)
-        if width - _HANG - aligned < _MIN_PROSE:
-            aligned = 0
-        for r, row in enumerate(cells):
-            if r:
-                yield Text("")
-            if row[0].plain:  # a number is named by its column: "round 3", "stage 0"
-                title = Text(f"{self.columns[0]} ").append_text(row[0]) if self.justify[0] == "right" \
-                    and self.header and self.columns[0] else row[0]
-                yield from _wrap(title, width, _HANG)
-            for i in range(1, len(row)):
-                if not row[i].plain:
-                    continue
-                label = labels[i].ljust(aligned)
-                hang = _HANG + (len(label) if aligned else _HANG)
-                line = Text(" " * _HANG + label, style="bold") if labels[i] else Text(" " * _HANG)
-                if self.kept[i] and _HANG + len(label) + row[i].cell_len > width >= hang + row[i].cell_len:
-                    yield line  # a number that fits only on a line of its own
-                    yield Text(" " * hang).append_text(row[i])
-                    continue
-                yield from _wrap(line.append_text(row[i]), width, hang)
-
-    def note(self) -> str:
-        """The note on the columns left out (after rendering)."""
-        names = " and ".join(", ".join(self.left_out).rsplit(", ", 1))
-        return (f"{names} left out to fit {self.width} columns; they show from {self.wanted} columns "
-                f"(a wider terminal, or COLUMNS={self.wanted}) and in --json")
-
-
-def _allot(lo: list[int], hi: list[int], width: int) -> list[int] | None:
-    """Column widths within *width* (one space between columns), the widest shrunk first; None: no fit."""
-    room = width - (len(lo) - 1)
-    if sum(lo) > room:
-        return None
-    widths = list(hi)
-    while sum(widths) > room:
-        i = max((j for j in range(len(widths)) if widths[j] > lo[j]), key=lambda j: widths[j])
-        widths[i] -= 1
-    return widths
-
-
-def _one_line(text: Any) -> Any:
-    out = text.copy()
-    out.no_wrap = True
-    return out
-
-
-def _longest_word(plain: str) -> int:
-    from rich.cells import cell_len
-
-    return max((cell_len(w.group()) for w in _WORD.finditer(plain)), default=0)
-
-
-def _paragraph(text: Any, width: int) -> Any:
-    """*text* wrapped at *width* (no indentation), its lines joined again."""
-    from rich.text import Text
-
-    return Text("\n").join(piece for line in text.split("\n") for piece in _wrap(line, width, 0))
-
-
-def _wrap(text: Any, width: int, hang: int) -> list[Any]:
-    """*text* (one line) wrapped at spaces into lines of *width*; continuations indented by *hang*.
-
-    A word wider than a line is cut into pieces (only then).
-    """
-    from rich.cells import cell_len
-    from rich.text import Text
-
-    hang = max(0, min(hang, width // 2))
-    plain, pieces = text.plain, []
-    start, end, room = 0, -1, width
-    for word in _WORD.finditer(plain):
-        if end >= 0 and cell_len(plain[start:word.end()]) > room:
-            pieces.append((start, end))
-            start, end, room = word.start(), -1, width - hang
-        while end < 0 and cell_len(plain[start:word.end()]) > room:
-            cut = start + _fitting(plain[start:word.end()], room)
-            pieces.append((start, cut))
-            start, room = cut, width - hang
-        end = word.end()
-    pieces.append((start, max(end, start)))
-    return [text[a:b] if k == 0 else Text(" " * hang).append_text(text[a:b])
-            for k, (a, b) in enumerate(pieces)]
-
-
-def _fitting(s: str, room: int) -> int:
-    """How many characters of *s* fit in *room* cells (at least one)."""
-    from rich.cells import cell_len
-
-    used = 0
-    for k, ch in enumerate(s):
-        used += cell_len(ch)
-        if used > room:
-            return max(k, 1)
-    return len(s)
-
-
-class _Prose:
-    """Lines of text wrapped at spaces, each keeping its indentation (see :func:`prose`)."""
-
-    def __init__(self, text: Any, hang: int | None = None) -> None:
-        self.text, self.hang = text, hang
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        for line in self.text.split("\n"):
-            indent = len(line.plain) - len(line.plain.lstrip(" "))
-            hang = self.hang if self.hang is not None else indent + _HANG if indent else 0
-            yield from _wrap(line, options.max_width, hang)
-
-
-def prose(text: Any, hang: int | None = None) -> Any:
-    """*text* (a rich ``Text``) wrapped at spaces to the width, continuations indented by *hang* (by
-    default: as deep as their line, 2 more if it is indented).  A ``Text`` in a rendering's groups is
-    wrapped so without asking; a custom renderable yields this instead of its lines."""
-    return _Prose(text, hang)
-
-
-def _fitted(renderable: Any) -> Any:
-    """*renderable* with its lines of text made :class:`_Prose` (inside groups too)."""
-    from rich.console import Group
-    from rich.text import Text
-
-    if isinstance(renderable, Text):
-        return _Prose(renderable)
-    if isinstance(renderable, Group):
-        return Group(*map(_fitted, renderable.renderables))
-    return renderable
-
-
-def _tables(renderable: Any) -> Iterator[Table]:
-    if isinstance(renderable, Table):
-        yield renderable
-    for child in getattr(renderable, "renderables", ()):
-        yield from _tables(child)
 
 
 def _console() -> Any:
@@ -311,29 +52,41 @@ def _rstrip(line: str) -> str:
     return line if found is None else line[:found.start()] + "".join(_STYLE.findall(found.group()))
 
 
-def emit(result: Any, *, as_json: bool) -> None:
-    """Print *result* on stdout: ``to_dict()`` as JSON, or its rendering fitted to the width followed
-    by its notes and those of the tables that left columns out, each ``note: ...`` (``warning: ...`` for
-    a note that starts so)."""
-    if as_json:
-        from costmodel.renames import collected
+def _json(result: Any) -> str:
+    """``to_dict()`` as one line of JSON, with the old names used (already said on stderr), if any."""
+    from costmodel.renames import collected
 
-        data = result.to_dict()
-        if collected():  # old names used (already said on stderr)
-            data["deprecations"] = list(collected())
-        sys.stdout.write(json.dumps(data, allow_nan=False, ensure_ascii=False) + "\n")
+    data = result.to_dict()
+    if collected():
+        data["deprecations"] = list(collected())
+    return json.dumps(data, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def emit(result: Any, *, as_json: bool, markdown: bool = False) -> None:
+    """Print *result* on stdout.
+
+    *markdown*: the result's ``to_markdown()`` (even with *as_json*).  *as_json*: ``to_dict()`` as
+    JSON, or the result's own ``to_json()`` where it is a document of another program's format
+    (Gradescope's results.json), printed as that program reads it.  Otherwise its rendering
+    (:func:`~costmodel.cli.render.render`) fitted to the width, followed by its notes and those of
+    the tables that left columns out, each ``note: ...`` (``warning: ...`` for a note that starts so).
+    """
+    if markdown:
+        sys.stdout.write(result.to_markdown())
+        return
+    if as_json:
+        own = getattr(result, "to_json", None)
+        sys.stdout.write(_json(result) if own is None else own() + "\n")
         return
     from rich.text import Text
 
-    from costmodel.cli.render import render
-
     body, notes = render(result)
-    console, body = _console(), _fitted(body)
+    console, body = _console(), fitted(body)
     with console.capture() as captured:
         console.print(body)
-        notes = (*notes, *(t.note() for t in _tables(body) if t.left_out))
+        notes = (*notes, *(t.note() for t in tables_in(body) if t.left_out))
         for note in notes:
             label, style = ("warning:", "yellow") if note.startswith("warning: ") else ("note:", "dim")
             text = note.removeprefix("warning: ")
-            console.print(_Prose(Text.assemble((label, style), " ", text), hang=len(label) + 1))
+            console.print(prose(Text.assemble((label, style), " ", text), hang=len(label) + 1))
     sys.stdout.write("".join(_rstrip(line) + "\n" for line in captured.get().splitlines()))

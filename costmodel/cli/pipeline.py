@@ -1,9 +1,8 @@
 """The ``bubble`` command: a pipeline schedule simulated, its bubble, in-flight micro-batches and timeline.
 
-The human rendering of :class:`~costmodel.pipeline.Bubble` is registered with
-:func:`costmodel.cli.render.render` by :func:`register_rendering`, which the
-command calls only without ``--json``: JSON output loads neither rich nor the
-other renderings.
+The human rendering of :class:`~costmodel.pipeline.Bubble` is declared here with
+:func:`costmodel.cli.render.renders`; it imports rich only when it runs, so JSON
+output loads neither rich nor the other renderings.
 """
 
 from __future__ import annotations
@@ -16,8 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costmodel.cli import complete
+from costmodel.cli.layout import markup, prose, table
 from costmodel.cli.options import Json
-from costmodel.cli.output import emit, markup, prose, table
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 from costmodel.pipeline import Bubble, bubble, chart_scale, format_timeline, parse_slots
 from costmodel.units import format_exact, format_number
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from costmodel.references import Cited
 
-__all__ = ["Drawn", "app", "register_rendering", "render_bubble"]
+__all__ = ["Drawn", "app", "render_bubble"]
 
 app = typer.Typer()
 
@@ -93,8 +94,6 @@ def bubble_command(
 
     Example: costmodel bubble -P 4 -m 8 --schedule zb-h1 --forward 1 --backward 1 --weight 1 --timeline
     """
-    if not as_json:
-        register_rendering()
     result = bubble(schedule, stages, microbatches=microbatches, chunks=chunks,
                     forward_slots=1 if forward is None else forward, backward_slots=backward,
                     weight_slots=weight, comm_slots=0 if comm is None else comm)
@@ -193,15 +192,13 @@ def _times(b: Bubble) -> str:
     return ", ".join(parts) + " slots per micro-batch per stage"
 
 
-def register_rendering() -> None:
-    """Register the renderings with :func:`costmodel.cli.render.render` (again is harmless)."""
-    from costmodel.cli.render import render
-
-    render.register(Bubble, render_bubble)
-    render.register(Drawn, lambda d: render_bubble(d.bubble, timeline=d.timeline))
+@renders("costmodel.cli.pipeline.Drawn")
+def _(d: Drawn) -> Rendered:
+    return render_bubble(d.bubble, timeline=d.timeline)
 
 
-def render_bubble(b: Bubble, *, timeline: bool = True) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.pipeline.result.Bubble")
+def render_bubble(b: Bubble, *, timeline: bool = True) -> Rendered:
     """The heading, timeline (when asked), bubble summary and per-stage table of a simulated schedule."""
     from rich.console import Group
     from rich.markup import escape

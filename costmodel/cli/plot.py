@@ -31,6 +31,7 @@ from costmodel.cli.options import (
 )
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 
 __all__ = ["app", "plot_app"]
@@ -108,10 +109,6 @@ def _finish(kind: str, data: Any, draw: Callable[..., Path], target: Path | None
             as_json: bool, title: str | None = None) -> None:
     if target is not None:
         draw(data, target, force=force)
-    if not as_json:
-        from costmodel.cli.render import render
-
-        render.register(_Plotted, _render)
     notes = tuple(getattr(data, "notes", ()))
     emit(_Plotted(kind, title or data.title, data, target, notes), as_json=as_json)
 
@@ -270,7 +267,8 @@ def calibration_command(
             title=calibration_title(data))
 
 
-def _render(result: _Plotted) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.plot._Plotted")
+def _render(result: _Plotted) -> Rendered:
     from rich.text import Text
 
     return Text(f"wrote {result.out}: {result.title}"), result.notes

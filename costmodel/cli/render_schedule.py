@@ -1,6 +1,6 @@
 """Rendering of a schedule report: the steps, a chunk grid after each, and the check.
 
-Importing this module registers the rendering with :func:`costmodel.cli.render.render`.
+Found by :func:`costmodel.cli.render.render` when a schedule report is shown.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from costmodel.cli.output import Table, markup, table
-from costmodel.cli.render import link_line, render
+from costmodel.cli.layout import Table, markup, table
+from costmodel.cli.render import Rendered, renders
+from costmodel.cli.render_cost import link_line
 from costmodel.units import format_size, format_time
 from costmodel.walkthrough import ScheduleReport, chunk_label
 
@@ -45,8 +46,8 @@ def _transfers(step: tuple[Any, ...], report: ScheduleReport) -> str:
     return ", ".join(f"{t.src}→{t.dst} {chunk_label(t.chunks, report)}{marks[t.op]}" for t in step)
 
 
-@render.register
-def _(r: ScheduleReport) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.walkthrough.ScheduleReport")
+def _(r: ScheduleReport) -> Rendered:
     head = [
         f"[bold]{r.collective} {r.algorithm}[/bold] · p = {r.p} · n = {format_size(r.n_bytes)} · "
         f"{r.units} chunks of {format_size(r.chunk_bytes)}",

@@ -55,7 +55,6 @@ def schedule(
 
     Example: costmodel schedule allreduce hierarchical --level 2:1us:100GB/s --level 2:5us:10GB/s --verify
     """
-    from costmodel.cli import render_schedule  # noqa: F401 - registers the rendering
     from costmodel.cli.options import extra_parameters
     from costmodel.walkthrough import schedule_report
 

@@ -1,7 +1,7 @@
 """Teaching commands: ``example`` (worked examples), ``exercise`` (variants, sheets) and ``check`` (grading).
 
-Rendering lives here too, registered with :func:`costmodel.cli.render.render`
-only when a table is printed; ``--json`` loads no rich.
+Rendering lives here too, declared with :func:`costmodel.cli.render.renders`; rich is
+imported only when a table is printed, so ``--json`` loads no rich.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import typer
 
 from costmodel._files import check_writable, read_text
 from costmodel.cli import complete
+from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, Partial
-from costmodel.cli.output import emit, markup, table
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
 
 __all__ = ["app"]
@@ -85,13 +87,9 @@ def example_command(
     if list_ or name is None:
         rows = tuple({"name": e.name, "title": e.title, "source": e.source, "topic": e.topic}
                      for e in all_examples())
-        _emit(_Listing("examples", rows, ("name", "title", "source")), as_json=as_json, markdown=markdown)
+        emit(_Listing("examples", rows, ("name", "title", "source")), as_json=as_json)
         return
-    worked = get(name).run(parse_settings(settings or ()))
-    if markdown:
-        sys.stdout.write(worked.to_markdown())
-        return
-    _emit(worked, as_json=as_json, markdown=False)
+    emit(get(name).run(parse_settings(settings or ())), as_json=as_json, markdown=markdown)
 
 
 # -- exercise --------------------------------------------------------------------------------------
@@ -114,7 +112,7 @@ def exercise_list(
         raise UnknownNameError("topic", topic, bank.topics())
     rows = tuple({"id": e.id, "topic": e.topic, "title": e.title, "source": e.source}
                  for e in bank if topic is None or e.topic == topic)
-    _emit(_Listing("exercises", rows, ("id", "topic", "title")), as_json=as_json, markdown=False)
+    emit(_Listing("exercises", rows, ("id", "topic", "title")), as_json=as_json)
 
 
 @exercise_app.command("show")
@@ -134,7 +132,7 @@ def exercise_show(
     Example: costmodel exercise show ring-bytes --seed 17 --solution
     """
     variant = _bank(exercises).get(exercise_id).variant(seed)
-    _emit(_Shown(variant, solution), as_json=as_json, markdown=False)
+    emit(_Shown(variant, solution), as_json=as_json)
 
 
 @dataclass(frozen=True)
@@ -181,12 +179,27 @@ def exercise_sheet(
     out.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         path.write_text(text, encoding="utf-8")
-    if as_json:
-        print(json.dumps({"seed": seed, "exercises": [v.exercise.id for v in sheet.variants],
-                          "files": [str(p) for p in targets]}))
-    else:
-        for path in targets:
-            print(f"wrote {path}")
+    emit(_Written(seed, tuple(v.exercise.id for v in sheet.variants), tuple(map(str, targets))),
+         as_json=as_json)
+
+
+@dataclass(frozen=True)
+class _Written:
+    """The files ``exercise sheet`` wrote, for which seed and exercises."""
+
+    seed: int | None
+    exercises: tuple[str, ...]
+    files: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "exercises": list(self.exercises), "files": list(self.files)}
+
+
+@renders("costmodel.cli.teaching._Written")
+def _render_written(written: _Written) -> Rendered:
+    from rich.text import Text
+
+    return Text("\n".join(f"wrote {path}" for path in written.files)), ()
 
 
 @exercise_app.command("lint")
@@ -223,7 +236,7 @@ def exercise_lint(
             else:
                 ids[exercise.id], clean = str(file), clean + 1
         rows.append({"path": str(file), "exercises": clean, "problems": problems})
-    _emit(_Lint(tuple(rows)), as_json=as_json, markdown=False)
+    emit(_Lint(tuple(rows)), as_json=as_json)
     for row in rows:
         for problem in row["problems"]:
             print(f"error: {problem}", file=sys.stderr)
@@ -333,16 +346,29 @@ def check_command(
             from costmodel.exercises.grading import unreadable_gradescope
 
             why = str(e) if isinstance(e, InputError) else f"the grader failed ({type(e).__name__})"
-            print(json.dumps(unreadable_gradescope(why), ensure_ascii=False))
+            emit(_Gradescope(unreadable_gradescope(why)), as_json=True)
         raise
     return _print_check(report, path, gradescope=gradescope, hide_expected=hide_expected, as_json=as_json)
 
 
+@dataclass(frozen=True)
+class _Gradescope:
+    """Gradescope's results.json: printed as Gradescope reads it, whatever else the command says."""
+
+    results: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.results
+
+    def to_json(self) -> str:
+        return json.dumps(self.results, ensure_ascii=False)
+
+
 def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
     if gradescope:
-        print(json.dumps(report.to_gradescope(hide_expected=hide_expected), ensure_ascii=False))
+        emit(_Gradescope(report.to_gradescope(hide_expected=hide_expected)), as_json=True)
     else:
-        _emit(report, as_json=as_json, markdown=False)
+        emit(report, as_json=as_json)
     for g in report.errors:
         where = f"{path}:{g.submission.line}" if g.submission.line else path
         print(f"error: {where}: {g.error}", file=sys.stderr)
@@ -386,10 +412,11 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
     except CostmodelError:
         if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
             total = manifest.max_score if manifest is not None else Fraction(0)
-            print(json.dumps({"score": 0, "max_score": _score_json(total),
+            emit(_Gradescope({"score": 0, "max_score": _score_json(total),
                               "output": "This submission could not be graded: the autograder is not set up "
                                         "right. Your instructor can see why in the autograder's output.",
-                              "visibility": "visible", "stdout_visibility": "hidden", "tests": []}))
+                              "visibility": "visible", "stdout_visibility": "hidden", "tests": []}),
+                 as_json=True)
         raise
     if why is not None and not gradescope:
         raise InputError(why)
@@ -422,7 +449,7 @@ def _validate(submissions: Any, bank: Any, path: str, as_json: bool) -> int:
     from costmodel.exercises.validate import read_back
 
     result = read_back(submissions, bank)
-    _emit(result, as_json=as_json, markdown=False)
+    emit(result, as_json=as_json)
     for r in result.errors:
         where = f"{path}:{r.submission.line}" if r.submission.line else path
         print(f"error: {where}: {r.error}", file=sys.stderr)
@@ -434,34 +461,16 @@ def _validate(submissions: Any, bank: Any, path: str, as_json: bool) -> int:
 # -- rendering -------------------------------------------------------------------------------------
 
 
-def _emit(result: Any, *, as_json: bool, markdown: bool) -> None:
-    if not as_json:
-        _register()
-    emit(result, as_json=as_json)
-
-
-def _register() -> None:
-    from costmodel.cli.render import render
-    from costmodel.examples.work import Worked
-    from costmodel.exercises import GradeReport
-    from costmodel.exercises.validate import ReadBack
-
-    render.register(Worked, _render_worked)
-    render.register(_Listing, _render_listing)
-    render.register(_Shown, _render_shown)
-    render.register(GradeReport, _render_report)
-    render.register(ReadBack, _render_read_back)
-    render.register(_Lint, _render_lint)
-
-
-def _render_listing(listing: _Listing) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.teaching._Listing")
+def _render_listing(listing: _Listing) -> Rendered:
     out = table(*listing.columns, no_wrap=False)
     for row in listing.rows:
         out.add_row(*(str(row[c]) for c in listing.columns))
     return out, ()
 
 
-def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.examples.work.Worked")
+def _render_worked(worked: Any) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -480,7 +489,8 @@ def _render_worked(worked: Any) -> tuple[Any, tuple[str, ...]]:
     return Group(head, Text(""), givens, Text(""), steps, Text(""), answers), ()
 
 
-def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.teaching._Shown")
+def _render_shown(shown: _Shown) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -502,7 +512,8 @@ def _render_shown(shown: _Shown) -> tuple[Any, tuple[str, ...]]:
     return Group(*parts), ()
 
 
-def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.exercises.grading.GradeReport")
+def _render_report(report: Any) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
@@ -533,14 +544,16 @@ def _render_report(report: Any) -> tuple[Any, tuple[str, ...]]:
     return Group(*parts), tuple(report.notes)
 
 
-def _render_lint(lint: _Lint) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.cli.teaching._Lint")
+def _render_lint(lint: _Lint) -> Rendered:
     out = table("file", "good exercises", "problems", numeric=("good exercises", "problems"), no_wrap=False)
     for f in lint.files:
         out.add_row(f["path"], str(f["exercises"]), str(len(f["problems"])))
     return out, ()
 
 
-def _render_read_back(result: Any) -> tuple[Any, tuple[str, ...]]:
+@renders("costmodel.exercises.validate.ReadBack")
+def _render_read_back(result: Any) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text

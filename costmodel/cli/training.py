@@ -1,8 +1,8 @@
 """Commands of the training models: loss, gradient, fedavg, memory, traffic ..., compress, error-feedback.
 
 Each command parses its options, makes one call into :mod:`costmodel.training`
-and emits the result.  The renderings are registered with
-:func:`costmodel.cli.render.render` on first human-readable output, so a
+and emits the result.  The renderings are declared here with
+:func:`costmodel.cli.render.renders`; they import rich only when they run, so a
 ``--json`` run imports no rich.
 """
 
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from functools import cache
 from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile
-from costmodel.cli.output import emit, markup, table
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 
 __all__ = ["app", "traffic_app"]
@@ -94,7 +95,7 @@ def loss(losses: Losses, sizes: Sizes = None, batches: Batches = None, weights: 
     """
     from costmodel.training.loss import weighted_loss
 
-    _emit(weighted_loss(losses=losses, sizes=sizes, batches=batches, weights=weights), as_json=as_json)
+    emit(weighted_loss(losses=losses, sizes=sizes, batches=batches, weights=weights), as_json=as_json)
 
 
 @app.command("gradient")
@@ -108,8 +109,8 @@ def gradient(gradients: Gradients, sizes: Sizes = None, batches: Batches = None,
     """
     from costmodel.training.loss import weighted_gradient
 
-    _emit(weighted_gradient(gradients=gradients, sizes=sizes, batches=batches, weights=weights),
-          as_json=as_json)
+    emit(weighted_gradient(gradients=gradients, sizes=sizes, batches=batches, weights=weights),
+         as_json=as_json)
 
 
 @app.command("fedavg")
@@ -127,7 +128,7 @@ def fedavg(
     """
     from costmodel.training.federated import fedavg as aggregate
 
-    _emit(aggregate(models, sizes=sizes, dropped=dropped), as_json=as_json)
+    emit(aggregate(models, sizes=sizes, dropped=dropped), as_json=as_json)
 
 
 # -- memory ---------------------------------------------------------------------------------------
@@ -172,9 +173,9 @@ def memory(
     """
     from costmodel.training.memory import training_memory
 
-    _emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
-                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
-                          recompute=recompute, layers=layers), as_json=as_json)
+    emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
+                         seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
+                         recompute=recompute, layers=layers), as_json=as_json)
 
 
 # -- traffic --------------------------------------------------------------------------------------
@@ -195,8 +196,8 @@ def traffic_ps(
     """
     from costmodel.training.traffic import ps_traffic
 
-    _emit(ps_traffic(model, workers=workers, servers=servers, alpha=alpha, beta=beta, bandwidth=bandwidth,
-                     profile=profile), as_json=as_json)
+    emit(ps_traffic(model, workers=workers, servers=servers, alpha=alpha, beta=beta, bandwidth=bandwidth,
+                    profile=profile), as_json=as_json)
 
 
 @traffic_app.command("tp")
@@ -217,9 +218,9 @@ def traffic_tp(
     """
     from costmodel.training.traffic import tensor_parallel_traffic
 
-    _emit(tensor_parallel_traffic(batch=batch, seq=seq, hidden=hidden, tp=tp, dtype=dtype, layers=layers,
-                                  algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth,
-                                  profile=profile), as_json=as_json)
+    emit(tensor_parallel_traffic(batch=batch, seq=seq, hidden=hidden, tp=tp, dtype=dtype, layers=layers,
+                                 algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth,
+                                 profile=profile), as_json=as_json)
 
 
 @traffic_app.command("moe")
@@ -241,9 +242,9 @@ def traffic_moe(
     """
     from costmodel.training.traffic import moe_traffic
 
-    _emit(moe_traffic(tokens=tokens, hidden=hidden, experts=experts, ep=ep, top_k=top_k, dtype=dtype,
-                      algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile),
-          as_json=as_json)
+    emit(moe_traffic(tokens=tokens, hidden=hidden, experts=experts, ep=ep, top_k=top_k, dtype=dtype,
+                     algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile),
+         as_json=as_json)
 
 
 @traffic_app.command("staleness")
@@ -258,7 +259,7 @@ def traffic_staleness(
     """
     from costmodel.training.traffic import staleness
 
-    _emit(staleness(workers=workers, bound=bound), as_json=as_json)
+    emit(staleness(workers=workers, bound=bound), as_json=as_json)
 
 
 # -- compression ----------------------------------------------------------------------------------
@@ -287,8 +288,8 @@ def compress(
     """
     from costmodel.training.compression import compress as run
 
-    _emit(run(elements, method=method, density=density, source=source, index_bytes=index_bytes, p=ranks,
-              alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile), as_json=as_json)
+    emit(run(elements, method=method, density=density, source=source, index_bytes=index_bytes, p=ranks,
+             alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile), as_json=as_json)
 
 
 @app.command("error-feedback")
@@ -309,41 +310,11 @@ def error_feedback(
     """
     from costmodel.training.compression import error_feedback as simulate
 
-    _emit(simulate(vector, steps=steps, method=method, density=density, size=random, seed=seed),
-          as_json=as_json)
+    emit(simulate(vector, steps=steps, method=method, density=density, size=random, seed=seed),
+         as_json=as_json)
 
 
 # -- output ---------------------------------------------------------------------------------------
-
-
-def _emit(result: object, *, as_json: bool) -> None:
-    if not as_json:
-        _register_renderings()
-    emit(result, as_json=as_json)
-
-
-@cache
-def _register_renderings() -> None:
-    """Register the renderings of the training results (imports rich: human output only)."""
-    from costmodel.cli.render import render
-    from costmodel.training import compression, federated, loss, memory, traffic
-
-    for kind, fn in (
-        (loss.WeightedLoss, _render_loss),
-        (loss.WeightedGradient, _render_gradient),
-        (federated.FedAvgRound, _render_fedavg),
-        (memory.MemoryReport, _render_memory),
-        (traffic.PSTraffic, _render_ps),
-        (traffic.TensorParallelTraffic, _render_tp),
-        (traffic.MoETraffic, _render_moe),
-        (traffic.Staleness, _render_staleness),
-        (compression.Compression, _render_compression),
-        (compression.ErrorFeedbackRun, _render_error_feedback),
-    ):
-        render.register(kind)(fn)
-
-
-Rendered = tuple[Any, tuple[str, ...]]
 
 
 def _num(x: Any) -> str:
@@ -385,7 +356,7 @@ def _group(*parts: Any) -> Any:
 
 def _priced(link: Any) -> str:
     """The link line under a heading, when a time was priced (bytes-only results have none)."""
-    from costmodel.cli.render import link_line
+    from costmodel.cli.render_cost import link_line
 
     return f"\n{link_line(link)}" if link is not None else ""
 
@@ -401,6 +372,7 @@ def _counts_header(basis: str) -> str:
     return {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[basis]
 
 
+@renders("costmodel.training.loss.WeightedLoss")
 def _render_loss(r: Any) -> Rendered:
     head = _counts_header(r.basis)
     out = table("worker", head, "weight", "loss", numeric=(head, "weight", "loss"))
@@ -411,6 +383,7 @@ def _render_loss(r: Any) -> Rendered:
     return _group("[bold]loss[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
 
 
+@renders("costmodel.training.loss.WeightedGradient")
 def _render_gradient(r: Any) -> Rendered:
     head = _counts_header(r.basis)
     out = table("worker", head, "weight", "gradient", numeric=(head, "weight"))
@@ -421,6 +394,7 @@ def _render_gradient(r: Any) -> Rendered:
     return _group("[bold]gradient[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
 
 
+@renders("costmodel.training.federated.FedAvgRound")
 def _render_fedavg(r: Any) -> Rendered:
     out = table("client", "|D_k|", "answered", "weight", "model θ_k", numeric=("|D_k|", "weight"))
     for k, (n, w, m) in enumerate(zip(r.sizes, r.weights, r.models, strict=True)):
@@ -430,6 +404,7 @@ def _render_fedavg(r: Any) -> Rendered:
     return _group("[bold]fedavg[/bold] · one aggregation round", "", out, "", summary), r.notes
 
 
+@renders("costmodel.training.memory.MemoryReport")
 def _render_memory(r: Any) -> Rendered:
     parts: list[Any] = ["[bold]memory[/bold] · data-parallel training"]
     if r.params is not None:
@@ -485,6 +460,7 @@ def _zero_what(stage: int) -> str:
     return ZERO_STAGES[stage][1]
 
 
+@renders("costmodel.training.traffic.PSTraffic")
 def _render_ps(r: Any) -> Rendered:
     rows = [
         ("model n", _bytes(r.model_bytes)),
@@ -500,6 +476,7 @@ def _render_ps(r: Any) -> Rendered:
                   _quantities(rows)), r.notes
 
 
+@renders("costmodel.training.traffic.TensorParallelTraffic")
 def _render_tp(r: Any) -> Rendered:
     d = r.to_dict()
     rows = [
@@ -518,6 +495,7 @@ def _render_tp(r: Any) -> Rendered:
                   f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
 
 
+@renders("costmodel.training.traffic.MoETraffic")
 def _render_moe(r: Any) -> Rendered:
     d = r.to_dict()
     rows = [
@@ -534,6 +512,7 @@ def _render_moe(r: Any) -> Rendered:
                   f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
 
 
+@renders("costmodel.training.traffic.Staleness")
 def _render_staleness(r: Any) -> Rendered:
     out = table("protocol", "staleness", numeric=("staleness",))
     out.add_row("BSP", "0")
@@ -544,6 +523,7 @@ def _render_staleness(r: Any) -> Rendered:
     return _group(f"[bold]staleness[/bold] · N = {r.workers} workers", "", out), r.notes
 
 
+@renders("costmodel.training.compression.Compression")
 def _render_compression(r: Any) -> Rendered:
     rows = [
         (f"dense ({r.elements:,} × {r.source.name})", _bytes(r.dense_bytes)),
@@ -565,6 +545,7 @@ def _render_compression(r: Any) -> Rendered:
                   _quantities(rows)), r.notes
 
 
+@renders("costmodel.training.compression.ErrorFeedbackRun")
 def _render_error_feedback(r: Any) -> Rendered:
     scaled = r.method == "onebit"
     columns = ("step", "g + residual", "sent", *(("scale",) if scaled else ()), "residual")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from tests.clirun import run, run_json
+from tests.hidden import run_without
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 A100 = LOGS / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"
@@ -60,10 +60,13 @@ def test_report_rows_and_busbw(capsys):
     assert "busbw measured" in table and "1.049 MB" in table
 
 
-@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None, reason="matplotlib is installed")
-def test_report_plot_without_matplotlib_says_how_to_install(capsys, tmp_path: Path):
-    _, err = run(capsys, "calibrate", "report", str(OSU), "-p", "2", "--plot", str(tmp_path / "r.png"), rc=2)
-    assert "pip install 'costmodel-collectives[plot]'" in err
+def test_report_plot_without_matplotlib_says_how_to_install(tmp_path: Path):
+    argv = ["calibrate", "report", str(OSU), "-p", "2", "--plot", str(tmp_path / "r.png")]
+    done = run_without("matplotlib", f"from costmodel.cli import main; sys.exit(main({argv!r}))")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert "pip install 'costmodel-collectives[plot]'" in done.stderr
+    assert not (tmp_path / "r.png").exists()
 
 
 @pytest.mark.parametrize(("args", "message"), [

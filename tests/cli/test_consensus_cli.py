@@ -1,37 +1,20 @@
 """The command-line contract of consensus, gossip-step and gossip-vs-allreduce.
 
-The commands live in ``cli/consensus.py``; the fixture registers the group with the
-app when the app does not list it yet, so ``main`` runs them as it will once merged.
+The commands live in ``cli/consensus.py``; their bad inputs are in ``test_bad_input.py``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
 from costmodel.cli import main
+from tests.clirun import run_json
 
 COMMANDS = ("consensus", "gossip-step", "gossip-vs-allreduce")
 LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
-
-
-@pytest.fixture(autouse=True)
-def consensus_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from costmodel.cli import app as app_module
-
-    if not any(set(COMMANDS) <= set(names) for names in app_module.GROUPS.values()):
-        monkeypatch.setitem(app_module.GROUPS, "consensus", COMMANDS)
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    rc = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
 
 
 def test_consensus_json_contract(capsys):
@@ -170,49 +153,6 @@ def test_notes_follow_the_answer_on_stdout(capsys, monkeypatch):
     out, err = capsys.readouterr()
     table, _, notes = out.partition("\nnote: ")
     assert "mean" in notes and "round" in table and err == ""
-
-
-BAD = [
-    (["consensus", "ring", "-p", "1"], "p=1 is too small"),
-    (["consensus", "rign", "-p", "4"], "unknown graph 'rign'; did you mean 'ring'?"),
-    (["consensus", "ring"], "no worker count given"),
-    (["consensus", "ring", "-p", "4", "--weights", "metropolos"], "did you mean 'metropolis'?"),
-    (["consensus", "ring", "-p", "4", "--weights", "nope/w.csv"], "cannot read the weights"),
-    (["consensus", "ring", "-p", "4", "--init", "1,2"], "2 initial values given for p=4"),
-    (["consensus", "ring", "-p", "4", "--init", "1,x,3,4"], "'x' is not a number"),
-    (["consensus", "ring", "-p", "4", "--target", "2"], "is not between 0 and 1"),
-    (["consensus", "ring", "-p", "4", "--rounds", "-3"], "rounds=-3"),
-    (["consensus", "ring", "-p", "4", "--degree", "2"], "the ring graph takes no degree"),
-    (["consensus", "hypercube", "-p", "12"], "p=12 is not a power of two"),
-    (["consensus", "torus", "-p", "13"], "p=13 is prime"),
-    (["consensus", "k-ring", "-p", "8"], "needs a degree"),
-    (["consensus", "erdos-renyi", "-p", "50", "--prob", "0.01"], "disconnected"),
-    (["consensus", "exponential", "-p", "8", "--weights", "lazy"], "need an undirected graph"),
-    (["consensus", "edges"], "needs an edge-list file"),
-    (["consensus", "matrix"], "takes its edges from a matrix file"),
-    (["consensus", "ring", "-p", "x"], "Invalid value for '-p'"),
-    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5", "--weights",
-      "0.3,0.3,0.3"], "weights 0.3, 0.3, 0.3 sum to 0.9, not 1"),
-    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5", "--weights", "1"],
-     "1 weights given for 3 values"),
-    (["gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2"], "Missing option '--lr'"),
-    (["gossip-vs-allreduce", "ring", "-p", "4", "-n", "1MB"], "no latency given"),
-    (["gossip-vs-allreduce", "ring", "-p", "4", "-n", "1KB", *LINK], "ambiguous"),
-    (["gossip-vs-allreduce", "ring", "-p", "4", *LINK], "Missing option '-n'"),
-]
-
-
-@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[f"{a[0]} [{n[:40]}]" for a, n in BAD])
-def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc == 2
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    assert needle in lines[0]
-    assert "Traceback" not in err
 
 
 def test_bad_files_name_the_line(capsys, tmp_path: Path):

@@ -5,19 +5,10 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from costmodel.cli import main
+from tests.clirun import run_json
 
 SEED = ["--alpha", "5us", "--beta", "0.08ns/B"]
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    rc = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
 
 
 def test_cost_json_contract(capsys):
@@ -108,63 +99,6 @@ def test_json_is_strict_and_finite(capsys):
     data = run_json(capsys, "cost", "broadcast", "-p", "7", "-n", "1", "--alpha", "0s", "--beta", "0ns/B")
     text = json.dumps(data, allow_nan=False)
     assert "Infinity" not in text and "NaN" not in text
-
-
-BAD = [
-    (["cost", "allreduce", "-n", "1MiB", *SEED], "Missing option '-p'"),
-    (["cost", "allreduce", "-p", "16", *SEED], "Missing option '-n'"),
-    (["cost", "allreduce", "-p", "16", "-n", "12KB", *SEED], "ambiguous"),
-    (["cost", "allreduce", "-p", "16", "-n", "0", *SEED], "at least 1 B"),
-    (["cost", "allreduce", "-p", "16", "-n", "0.5B", *SEED], "at least 1 B"),
-    (["bound", "allreduce", "-p", "16", "-n", "0", *SEED], "at least 1 B"),
-    (["best", "allreduce", "-p", "16", "--min", "0", *SEED], "at least 1 B"),
-    (["cost", "allreduce", "-p", "3", "-n", "7.5", "--whole-bytes", *SEED], "whole number of bytes"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5MB", "--beta", "1ns/B"], "not a time"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--beta", "5us"], "--beta"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--bandwidth", "0GB/s"], "--bandwidth"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "-5us", "--beta", "1ns/B"], "negative"),
-    (["cost", "allreduce", "-p", "16", "-n", "inf", *SEED], "finite"),
-    (["cost", "allreduce", "-p", "16", "-n", "1,5MB", *SEED], "comma"),
-    (["cost", "allreduce", "-p", "16", "-n", "800Mb", *SEED], "bits"),
-    (["cost", "allreduce", "-p", "1", "-n", "1MiB", *SEED], "at least 2 ranks"),
-    (["cost", "allreduce", "-p", "-4", "-n", "1MiB", *SEED], "p=-4"),
-    (["cost", "allreduce", "-p", "x", "-n", "1MiB", *SEED], "'-p'"),
-    (["cost", "allredcue", "-p", "16", "-n", "1MiB", *SEED], "did you mean 'allreduce'"),
-    (["cost", "allreduce", "rign", "-p", "16", "-n", "1MiB", *SEED], "did you mean 'ring'"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us"], "no bandwidth"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--beta", "1ns/B"], "no latency"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--alpha", "5us", "--beta", "1ns/B",
-      "--bandwidth", "1GB/s"], "only one"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--profile", "nope"], "unknown profile 'nope'"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", "--profile", "/no/such.toml"], "cannot read"),
-    (["cost", "allreduce", "ring", "-p", "16", "-n", "1MiB", *SEED, "--segments", "4"], "segments"),
-    (["cost", "broadcast", "-p", "16", "-n", "10", *SEED, "--segments", "11"], "at most 10"),
-    (["cost", "broadcast", "-p", "16", "-n", "10", *SEED, "--segments", "0"], "segments=0"),
-    (["crossover", "allreduce", "ring", "ring", "-p", "4", *SEED], "same algorithm"),
-    (["crossover", "allreduce", "ring", "rab", *SEED], "either -p"),
-    (["crossover", "allreduce", "ring", "rab", "-p", "4", "-n", "1MB", *SEED], "either -p"),
-    (["crossover", "allreduce", "ring", "rab", "-n", "1MB", "--p-min", "9", "--p-max", "3", *SEED], "p_max"),
-    (["best", "allreduce", "-p", "8", *SEED, "--min", "1MB", "--max", "1kB"], "empty"),
-    (["best", "allreduce", "ring", "-p", "8", *SEED], "at least two"),
-    (["bound", "allreduce", "-p", "8", "-n", "1 parsec", *SEED], "unknown unit"),
-    (["formula", "allreduce", "nope"], "unknown algorithm 'nope'"),
-    (["profiles", "nope"], "unknown profile"),
-    (["frob"], "No such command 'frob'"),
-    (["cost", "allreduce", "-p", "16", "-n", "1MiB", *SEED, "--frob"], "No such option"),
-]
-
-
-@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[" ".join(a[:4]) + f" [{n}]" for a, n in BAD])
-def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc == 2
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    assert needle in lines[0]
-    assert "Traceback" not in err
 
 
 def test_no_arguments_prints_help_and_exits_2(capsys):

@@ -1,7 +1,6 @@
-"""The command-line contract of ``costmodel bubble``: JSON keys, the human rendering, one-line errors.
+"""The command-line contract of ``costmodel bubble``: JSON keys and the human rendering.
 
-The command lives in ``cli/pipeline.py``; the fixture adds its group to the app's table when the
-app does not list it yet.
+The command lives in ``cli/pipeline.py``; its bad inputs are in ``test_bad_input.py``.
 """
 
 from __future__ import annotations
@@ -11,35 +10,11 @@ import json
 import pytest
 
 from costmodel.cli import main
-
-
-@pytest.fixture(autouse=True)
-def pipeline_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from costmodel.cli import app as app_module
-
-    if not any("bubble" in names for names in app_module.GROUPS.values()):
-        monkeypatch.setitem(app_module.GROUPS, "pipeline", ("bubble",))
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    rc = main(["bubble", *args, "--json"])
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
-
-
-def run_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str,
-             columns: int = 100) -> tuple[str, str]:
-    monkeypatch.setenv("COLUMNS", str(columns))
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setenv("TERM", "dumb")
-    assert main(["bubble", *args]) == 0
-    return capsys.readouterr()
+from tests.clirun import run_json, run_text
 
 
 def test_json_contract(capsys):
-    data = run_json(capsys, "-P", "4", "-m", "8")
+    data = run_json(capsys, "bubble", "-P", "4", "-m", "8")
     assert {"schedule", "stages", "microbatches", "bubble_fraction", "bubble_over_ideal", "total_slots",
             "peak_inflight_microbatches", "max_inflight_microbatches", "timeline", "definitions",
             "per_stage", "forward_slots", "backward_slots", "weight_slots", "comm_slots", "notes",
@@ -60,7 +35,7 @@ def test_json_contract(capsys):
 
 
 def test_gpipe_holds_every_microbatch(capsys):
-    data = run_json(capsys, "-P", "4", "-m", "4", "--schedule", "gpipe")
+    data = run_json(capsys, "bubble", "-P", "4", "-m", "4", "--schedule", "gpipe")
     assert data["bubble_fraction_exact"] == "3/7"
     assert data["peak_inflight_microbatches"] == [4, 4, 4, 4]
 
@@ -70,11 +45,11 @@ def test_gpipe_holds_every_microbatch(capsys):
     ("interleaved", "interleaved"),
 ])
 def test_schedule_aliases(capsys, name, canonical):
-    assert run_json(capsys, "-P", "2", "-m", "4", "-s", name)["schedule"] == canonical
+    assert run_json(capsys, "bubble", "-P", "2", "-m", "4", "-s", name)["schedule"] == canonical
 
 
 def test_interleaved_chunks(capsys):
-    data = run_json(capsys, "-P", "4", "-m", "8", "--schedule", "interleaved", "-v", "4")
+    data = run_json(capsys, "bubble", "-P", "4", "-m", "8", "--schedule", "interleaved", "-v", "4")
     # idle (P−1)(F+B)/v = 9/4 per stage over the ideal 24 slots: 3/32
     assert data["chunks"] == 4
     assert data["bubble_over_ideal_exact"] == "3/32"
@@ -82,8 +57,8 @@ def test_interleaved_chunks(capsys):
 
 
 def test_zb_h1_against_1f1b_on_equal_work(capsys):
-    zb = run_json(capsys, "-P", "4", "-m", "8", "--schedule", "zb-h1")
-    flush = run_json(capsys, "-P", "4", "-m", "8", "--backward", "1", "--weight", "1")
+    zb = run_json(capsys, "bubble", "-P", "4", "-m", "8", "--schedule", "zb-h1")
+    flush = run_json(capsys, "bubble", "-P", "4", "-m", "8", "--backward", "1", "--weight", "1")
     # (P−1)(F+B−W) = 3 against (P−1)(F+B+W) = 9 idle slots per stage
     assert [s["idle_slots"] for s in zb["per_stage"]] == [3] * 4
     assert [s["idle_slots"] for s in flush["per_stage"]] == [9] * 4
@@ -91,7 +66,7 @@ def test_zb_h1_against_1f1b_on_equal_work(capsys):
 
 
 def test_times_take_fractions(capsys):
-    data = run_json(capsys, "-P", "2", "-m", "2", "-F", "1/2", "-B", "1.5", "--comm", "0.25")
+    data = run_json(capsys, "bubble", "-P", "2", "-m", "2", "-F", "1/2", "-B", "1.5", "--comm", "0.25")
     assert (data["forward_slots"], data["backward_slots"], data["comm_slots"]) == (0.5, 1.5, 0.25)
     # GPipe-like chain: (M + P − 1)(F + B) + 2(P − 1)·comm = 3·2 + 0.5
     assert data["total_slots"] == 6.5
@@ -99,7 +74,7 @@ def test_times_take_fractions(capsys):
 
 
 def test_human_output(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--schedule", "gpipe", "--timeline")
+    out, err = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "4", "--schedule", "gpipe", "--timeline")
     assert out.startswith("gpipe · P = 4 stages · M = 4 micro-batches\nF = 1, B = 2 slots")
     assert "Huang et al. (2019), GPipe" in out
     # to scale: each idle slot a ·, the backward twice as wide as the forward
@@ -112,37 +87,37 @@ def test_human_output(capsys, monkeypatch):
 
 
 def test_human_output_falls_back_to_the_order_when_narrow(capsys, monkeypatch):
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "--timeline", columns=80)
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "8", "--timeline", columns=80)
     assert "not to scale" in out
     assert "GPU 3: · F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 ·" in out
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "--timeline", columns=200)
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "8", "--timeline", columns=200)
     assert "not to scale" not in out
     assert "GPU 3: ·  ·  ·  F0 B0─── F1 B1───" in out
 
 
 def test_human_output_leaves_out_huge_timelines(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "16", "-m", "128", "--timeline")
+    out, err = run_text(capsys, monkeypatch, "bubble", "-P", "16", "-m", "128", "--timeline")
     assert "GPU 0:" not in out
     assert "bubble fraction" in out
     assert "note: timeline left out: 4096 operations; --json lists them" in out and err == ""
 
 
 def test_the_timeline_is_drawn_only_when_asked(capsys, monkeypatch):
-    out, err = run_text(capsys, monkeypatch, "-P", "8", "-m", "32", columns=80)
+    out, err = run_text(capsys, monkeypatch, "bubble", "-P", "8", "-m", "32", columns=80)
     assert "GPU" not in out and "timeline" not in out and err == ""
     assert out.count("\n") < 25
     assert "peak in flight" in out
-    drawn, _ = run_text(capsys, monkeypatch, "-P", "8", "-m", "32", "--timeline", columns=80)
+    drawn, _ = run_text(capsys, monkeypatch, "bubble", "-P", "8", "-m", "32", "--timeline", columns=80)
     assert "GPU 7: · F0 B0 F1 B1" in drawn
-    assert run_json(capsys, "-P", "8", "-m", "32")["timeline"] == run_json(
-        capsys, "-P", "8", "-m", "32", "--timeline")["timeline"]
+    assert run_json(capsys, "bubble", "-P", "8", "-m", "32")["timeline"] == run_json(
+        capsys, "bubble", "-P", "8", "-m", "32", "--timeline")["timeline"]
 
 
 def test_a_fractional_peak_in_flight_is_explained(capsys, monkeypatch):
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8", "-s", "interleaved")
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "8", "-s", "interleaved")
     assert "peak in flight              5.5 micro-batches of activations a stage holds (one chunk's: 1/2)" in out
     assert "11 chunk activations are 5.5 micro-batches" in " ".join(out.split())
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "8")
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "8")
     assert "chunk activations" not in out
 
 
@@ -154,19 +129,19 @@ def test_a_fractional_peak_in_flight_is_explained(capsys, monkeypatch):
     (["-F", "1e-300", "-B", "1e300"], 7e300),
 ])
 def test_extreme_times_are_simulated_and_drawn(capsys, monkeypatch, argv, total):
-    data = run_json(capsys, "-P", "4", "-m", "4", *argv)
+    data = run_json(capsys, "bubble", "-P", "4", "-m", "4", *argv)
     assert data["total_slots"] == pytest.approx(total, rel=1e-15)
     assert data["bubble_fraction_exact"] == "3/7"
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", *argv, "--timeline", columns=80)
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "4", *argv, "--timeline", columns=80)
     assert "GPU 3:" in out and "3/7 ≈ 0.4286" in out
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
 def test_a_tiny_communication_time_is_drawn_in_proportion(capsys, monkeypatch):
-    data = run_json(capsys, "-P", "4", "-m", "4", "--comm", "1e-9")
+    data = run_json(capsys, "bubble", "-P", "4", "-m", "4", "--comm", "1e-9")
     assert data["comm_slots"] == 1e-9
     assert data["total_slots"] == pytest.approx(21, rel=1e-8) and data["total_slots"] > 21
-    out, _ = run_text(capsys, monkeypatch, "-P", "4", "-m", "4", "--comm", "1e-9", "--timeline", columns=80)
+    out, _ = run_text(capsys, monkeypatch, "bubble", "-P", "4", "-m", "4", "--comm", "1e-9", "--timeline", columns=80)
     assert "to scale: one column is 0.2877 slots" in out
     assert "GPU 0: F0 F1 F2─ F3 ·····" in out
     # long exact fractions are shown rounded; the JSON keeps them
@@ -177,37 +152,3 @@ def test_help(capsys):
     assert main(["bubble", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--stages" in out and "--microbatches" in out and "zb-h1" in out
-
-
-BAD = [
-    (["-m", "4"], "Missing option '-P' / '--stages'"),
-    (["-P", "4"], "Missing option '-m' / '--microbatches'"),
-    (["-P", "x", "-m", "4"], "Invalid value for '-P' / '--stages'"),
-    (["-P", "0", "-m", "4"], "stages=0 is not a positive integer; a pipeline has at least 1 stage"),
-    (["-P", "4", "-m", "0"], "microbatches=0 is not a positive integer"),
-    (["-P", "4", "-m", "4", "-s", "gpip"], "unknown schedule 'gpip'; did you mean 'gpipe'?"),
-    (["-P", "4", "-m", "6", "-s", "interleaved"], "microbatches=6 is not a multiple of stages=4"),
-    (["-P", "4", "-m", "8", "-s", "interleaved", "-v", "0"], "chunks=0 is not a positive integer"),
-    (["-P", "4", "-m", "8", "-v", "2"], "chunks=2 applies only to the interleaved schedule"),
-    (["-P", "4", "-m", "8", "--forward", "-1"], "Invalid value for '--forward' / '-F': '-1' is negative"),
-    (["-P", "4", "-m", "8", "--backward", "slow"], "'slow' is not a number of slots"),
-    (["-P", "4", "-m", "8", "--weight", "inf"], "Invalid value for '--weight' / '-W'"),
-    (["-P", "4", "-m", "8", "--comm", "-0.5"], "'-0.5' is negative"),
-    (["-P", "4", "-m", "8", "--forward", "0"], "forward_slots=0 is zero"),
-    (["-P", "2000", "-m", "1000"], "more than 1000000 to simulate"),
-    (["-P", "4", "-m", "4", "--forward", "nan"], "'nan' is not a number of slots"),
-    (["-P", "4", "-m", "4", "--forward", "inf"], "'inf' is not a number of slots"),
-    (["-P", "4", "-m", "4", "--backward", "0"], "backward_slots=0 is zero"),
-    (["-P", "4", "-m", "4", "--comm", "-1e-9"], "'-1e-9' is negative"),
-    (["-P", "4", "-m", "4", "--forward", "1e301"], "outside the times costmodel takes, 1e-300 to 1e300"),
-    (["-P", "4", "-m", "4", "--comm", "1e-999999"], "outside the times costmodel takes"),
-]
-
-
-@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[n[:50] for _, n in BAD])
-def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
-    assert main(["bubble", *argv]) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1, err
-    assert needle in err

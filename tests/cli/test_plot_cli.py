@@ -1,7 +1,6 @@
 """The command-line contract of ``costmodel plot ...``: JSON data, the image file, one-line errors.
 
-The commands live in ``cli/plot.py``; the fixture registers the group with the app when
-the app does not list it yet, so ``main`` runs them as it will once merged.
+The commands live in ``cli/plot.py``.
 """
 
 from __future__ import annotations
@@ -24,14 +23,6 @@ COMMANDS = {
     "pipeline": ["pipeline", "-P", "2", "-m", "4"],
     "calibration": ["calibration", str(OSU), "-p", "2"],
 }
-
-
-@pytest.fixture(autouse=True)
-def plot_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from costmodel.cli import app as app_module
-
-    if not any("plot" in names for names in app_module.GROUPS.values()):
-        monkeypatch.setitem(app_module.GROUPS, "plot", ("plot",))
 
 
 @pytest.mark.parametrize("kind", list(COMMANDS))

@@ -7,12 +7,7 @@ import json
 import pytest
 
 from costmodel.cli import main
-
-
-def run_json(capsys, *args):
-    assert main([*args, "--json"]) == 0
-    out, _ = capsys.readouterr()
-    return json.loads(out)
+from tests.clirun import run_json
 
 
 def test_ring_p4_json_contract(capsys):
@@ -51,20 +46,6 @@ def test_human_render_shows_partial_sums(capsys, monkeypatch):
     assert "0+3" in out  # a partial sum of two ranks after the first step
     assert "Σ" in out
     assert "verified" in out and "NOT verified" not in out
-
-
-@pytest.mark.parametrize(("argv", "needle"), [
-    (["schedule", "allreduce", "rign", "-p", "4"], "did you mean 'ring'"),
-    (["schedule", "allreduce", "ring", "-p", "1"], "at least 2 ranks"),
-    (["schedule", "allreduce", "ring", "-p", "4", "-n", "5us"], "not a size"),
-    (["schedule", "allreduce", "ring", "-p", "4", "--segments", "3"], "segments"),
-])
-def test_bad_input(capsys, argv, needle):
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1
-    assert needle in err
 
 
 def test_hierarchical_schedule_on_a_topology(capsys):

@@ -1,8 +1,7 @@
-"""The command-line contract of the topology commands: JSON keys and units, one-line errors, exit 2.
+"""The command-line contract of the topology commands: JSON keys and units.
 
 ``costmodel cost allreduce hierarchical --level ...`` lives in ``cli/cost.py``; ``multilane``,
-``flexreduce`` and ``rat`` live in ``cli/topology.py``, whose commands the app merges in (the
-fixture merges them for these tests when the app does not yet).
+``flexreduce`` and ``rat`` live in ``cli/topology.py``.  Their bad inputs are in ``test_bad_input.py``.
 """
 
 from __future__ import annotations
@@ -15,28 +14,10 @@ from pathlib import Path
 import pytest
 
 from costmodel.cli import main
+from tests.clirun import run_json
 
 LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 GiB = 2**30
-
-
-@pytest.fixture(autouse=True)
-def topology_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from costmodel.cli import app as app_module
-    from costmodel.cli import topology
-
-    have = {c.name for c in app_module.app.registered_commands}
-    missing = [c for c in topology.app.registered_commands if c.name not in have]
-    if missing:
-        monkeypatch.setattr(app_module.app, "registered_commands", [*app_module.app.registered_commands, *missing])
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    rc = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert out.count("\n") == 1, "exactly one JSON line"
-    return json.loads(out)
 
 
 def test_cost_hierarchical_json_contract(capsys):
@@ -155,60 +136,3 @@ def test_a_profile_of_levels_lists(capsys, tmp_path: Path):
     assert "8 nvlink" in capsys.readouterr().out
     data = run_json(capsys, "profiles", str(path))
     assert data["profiles"][0]["levels"][0]["size"] == 8
-
-
-HIER = ["cost", "allreduce", "-n", "1GiB"]
-BAD = [
-    ([*HIER, *LEVELS, "-p", "30"], "p=30 does not match the levels: 8 × 4 = 32 ranks"),
-    ([*HIER, "--level", "8:1us"], "Invalid value for '--level': '8:1us' has 2 fields"),
-    ([*HIER, "--level", "8:1us:1GB/s:a:b"], "has 5 fields"),
-    ([*HIER, "--level", "0:1us:1GB/s"], "size 0"),
-    ([*HIER, "--level", "x:1us:1GB/s"], "size 'x', not a whole number"),
-    ([*HIER, "--level", "8:1parsec:1GB/s"], "bad latency"),
-    ([*HIER, "--level", "8:1us:5MB"], "bad bandwidth"),
-    ([*HIER, "--level", "8:1us:1GB/s:"], "empty name"),
-    ([*HIER, "--level", "1:1us:1GB/s"], "p=1 rank"),
-    ([*HIER, "--level", "8:1us:1GB/s:a", "--level", "4:1us:1GB/s:a"], "'a' is used twice"),
-    ([*HIER, *LEVELS, "--lanes", "0"], "lanes=0 is not a positive integer"),
-    ([*HIER, *LEVELS, "--lanes", "9"], "use at most --lanes 8"),
-    ([*HIER, "-p", "8", "--alpha", "5us", "--beta", "1ns/B", "--lanes", "2"], "--lanes 2 applies to hierarchical"),
-    ([*HIER, *LEVELS, "--alpha", "5us"], "--alpha sets one flat link"),
-    (["cost", "allreduce", "hierarchical", "-p", "8", "-n", "1MB", "--alpha", "5us", "--beta", "1ns/B"],
-     "no topology given"),
-    (["cost", "allreduce", "ring", *LEVELS, "-n", "1MB"], "'ring' is a flat algorithm"),
-    (["cost", "broadcast", *LEVELS, "-n", "1MB"], "'broadcast' has no hierarchical algorithms"),
-    (["cost", "allreduce", "hierarchical-reduce-bcast", *LEVELS, "-n", "1MB", "--inner", "ring"],
-     "inner algorithm 'ring' does not apply to hierarchical-reduce-bcast"),
-    ([*HIER, *LEVELS, "--outer", "bruck"], "unknown algorithm 'bruck' for allreduce"),
-    (["cost", "allreduce", "hier", "--level", "6:1us:1GB/s", "--level", "2:1us:1GB/s", "-n", "1MB", "--inner",
-      "recursive"], "needs a power of two"),
-    ([*HIER, *LEVELS, "--outer", "dbt", "--segments", "2"], "'segments' is not a parameter"),
-    (["cost", "allreduce", "-n", "1MiB", "--alpha", "5us", "--beta", "1ns/B"], "Missing option '-p'"),
-    (["multilane", "-n", "1GB", "--lanes", "0", "--bandwidth", "12.5GB/s"], "lanes=0 is not a positive integer"),
-    (["multilane", "-n", "1GB", "--bandwidth", "12.5GB/s"], "no lane count given"),
-    (["multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0"], "no bandwidth given"),
-    (["multilane", "-n", "1GB", "--lanes", "4", "--bandwidth", "1GB/s"], "no latency given"),
-    (["multilane", "-n", "1KB", "--lanes", "4", "--bandwidth", "1GB/s"], "ambiguous"),
-    (["flexreduce", "--groups", "2,3", "--entries", "10"], "10 entries do not split evenly"),
-    (["flexreduce", "--groups", "2", "--entries", "12"], "at least two groups"),
-    (["flexreduce", "--groups", "2,0", "--entries", "12"], "group 2 has 0 workers"),
-    (["flexreduce", "--groups", "2,x", "--entries", "12"], "not a list of worker counts"),
-    (["flexreduce", "--groups", "2,3", "--entries", "0"], "entries=0"),
-    (["flexreduce", "--groups", "2,3"], "Missing option '--entries'"),
-    (["rat", "--racks", "1", "--per-rack", "4", "-n", "1MB"], "at least 2 racks"),
-    (["rat", "--racks", "2", "--per-rack", "0", "-n", "1MB"], "per_rack=0"),
-    (["rat", "--racks", "2", "--per-rack", "4"], "Missing option '-n'"),
-]
-
-
-@pytest.mark.parametrize(("argv", "needle"), BAD, ids=[f"{a[0]} [{n[:40]}]" for a, n in BAD])
-def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, needle):
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    assert rc == 2
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    assert needle in lines[0]
-    assert "Traceback" not in err

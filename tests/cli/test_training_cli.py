@@ -1,63 +1,21 @@
-"""The command-line contract of the training commands: JSON keys and units, renderings, one-line errors.
+"""The command-line contract of the training commands: JSON keys and units, renderings.
 
 The commands live in ``cli/training.py`` (``loss``, ``gradient``, ``fedavg``, ``memory``,
-``compress``, ``error-feedback`` and the ``traffic`` group); the fixture adds them to the app
-when the app does not list them yet.
+``compress``, ``error-feedback`` and the ``traffic`` group); their bad inputs are in
+``test_bad_input.py``.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import pytest
 
 from costmodel.cli import main
+from tests.clirun import run_json, run_text
 
 SEED_LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
-
-
-def _with_training(build: Callable[..., Any]) -> Callable[..., Any]:
-    """The app builder, with the training commands and the traffic group added if missing."""
-    from costmodel.cli import training
-
-    def wrapped(argv: Sequence[str] = ()) -> Any:
-        application = build(argv)
-        have = {c.name for c in application.registered_commands}
-        application.registered_commands.extend(c for c in training.app.registered_commands if c.name not in have)
-        if not any(g.name == "traffic" for g in application.registered_groups):
-            application.registered_groups.extend(training.app.registered_groups)
-        return application
-
-    return wrapped
-
-
-@pytest.fixture(autouse=True)
-def training_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    from costmodel.cli import app as app_module
-
-    monkeypatch.setattr(app_module, "build", _with_training(app_module.build))
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    rc = main([*args, "--json"])
-    out, err = capsys.readouterr()
-    assert rc == 0, err
-    assert out.count("\n") == 1, "exactly one JSON line"
-    data = json.loads(out)
-    assert json.dumps(data, allow_nan=False)
-    return data
-
-
-def run_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[str, str]:
-    monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setenv("TERM", "dumb")
-    assert main(list(args)) == 0
-    return capsys.readouterr()
 
 
 def test_loss_json(capsys):
@@ -210,62 +168,6 @@ def test_human_output(capsys, monkeypatch, args, want):
     text = out + err
     for fragment in want:
         assert fragment in text, f"{fragment!r} not in\n{text}"
-
-
-BAD = [
-    (["loss", "--sizes", "600,-300,100", "--losses", "0.2,0.5,0.9"], "'-300' is negative"),
-    (["loss", "--sizes", "600,300", "--losses", "0.2,0.5,0.9"], "3 losses but 2 sizes"),
-    (["loss", "--weights", "0.5,0.3,0.1", "--losses", "0.2,0.5,0.9"], "sum to 9/10, not 1"),
-    (["loss", "--losses", "0.2,0.5,0.9"], "no weights given"),
-    (["loss", "--sizes", "1,2", "--batches", "1,2", "--losses", "1,2"], "--sizes and --batches given"),
-    (["loss", "--sizes", "1,2", "--losses", "1,__import__('os')"], "is not a number"),
-    (["gradient", "--gradients", "1,0;2", "--batches", "1,2"], "vector 1 of the gradients has 1 component"),
-    (["fedavg", "--sizes", "100,300,600", "--models", "1,0;2,1;4,-1", "--dropped", "3"], "3 is out of range"),
-    (["fedavg", "--sizes", "100,300,600", "--models", "1,0;2,1;4,-1", "--dropped", "0,1,2"], "every client"),
-    (["fedavg", "--sizes", "100,300,600", "--models", "1,0;2,1,7;4,-1"], "has 3 components"),
-    (["fedavg", "--sizes", "100,300", "--models", "1,0;2,1;4,-1"], "3 models but 2 sizes"),
-    (["memory", "--params", "70GB"], "Invalid value for '--params': '70GB' is a size, not a count"),
-    (["memory", "--params", "-70B"], "is negative"),
-    (["memory", "--params", "70B", "--dtype", "fp33"], "unknown dtype 'fp33'; did you mean 'fp32'?"),
-    (["memory", "--params", "70B", "--zero", "5"], "ZeRO stage 5 does not exist"),
-    (["memory"], "nothing to compute"),
-    (["memory", "--seq", "1", "--batch", "1"], "missing --hidden, --heads"),
-    (["memory", "--params", "7B", "--optimizer-bytes", "-1"], "optimizer_bytes=-1 is not a whole number >= 0"),
-    (["memory", "--params", "7B", "--layers", "-2"], "layers=-2 is not a positive whole number"),
-    (["memory", "--params", "7B", "--recompute", "some"], "unknown recompute mode 'some'"),
-    (["traffic", "ps", "--workers", "16", "--model", "400KB"], "is ambiguous"),
-    (["traffic", "ps", "--workers", "16", "--model", "-1MB"], "is negative"),
-    (["traffic", "ps", "--workers", "1", "--model", "1MB"], "workers=1 is too few"),
-    (["traffic", "ps", "--workers", "4", "--model", "1MB", "--beta", "1ns/B", "--bandwidth", "1GB/s"],
-     "only one of"),
-    (["traffic", "tp", "--batch", "1", "--seq", "1", "--hidden", "1", "--tp", "1"], "tp=1 needs no"),
-    (["traffic", "tp", "--batch", "1", "--seq", "1", "--hidden", "1", "--tp", "2", "--dtype", "fp62"],
-     "unknown dtype"),
-    (["traffic", "moe", "--tokens", "1", "--hidden", "1", "--experts", "8", "--ep", "3"], "does not divide"),
-    (["traffic", "staleness", "--workers", "0"], "workers=0"),
-    (["traffic", "frob"], "No such command 'frob'"),
-    (["compress", "--elements", "25M", "--method", "topk"], "needs a density"),
-    (["compress", "--elements", "25M", "--method", "topk", "--density", "2"], "outside (0, 1]"),
-    (["compress", "--elements", "25M", "--method", "topp", "--density", "0.1"], "did you mean 'topk'?"),
-    (["compress", "--elements", "25MB", "--method", "int8"], "write 25M for 25 million"),
-    (["compress", "--elements", "25M", "--method", "fp16", "--from", "half"], "saves nothing"),
-    (["compress", "--elements", "25M", "--method", "int8", "--alpha", "0", "--bandwidth", "1GB/s"],
-     "no worker count"),
-    (["compress", "--elements", "25M", "--method", "int8", "-p", "4", "--bandwidth", "1GB/s"],
-     "no latency given"),
-    (["error-feedback"], "give exactly one of --vector"),
-    (["error-feedback", "--random", "4"], "needs a seed"),
-    (["error-feedback", "--vector", "1,2", "--steps", "500"], "too many"),
-]
-
-
-@pytest.mark.parametrize(("args", "fragment"), BAD, ids=[" ".join(a)[:60] for a, _ in BAD])
-def test_bad_input_is_one_error_line(capsys, args, fragment):
-    assert main(args) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1, err
-    assert fragment in err
 
 
 def test_traffic_without_a_pattern_prints_help(capsys):

@@ -22,7 +22,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from costmodel.cli import main
-from costmodel.cli.output import Table
+from costmodel.cli.layout import Table
 from tests.examples import ROOT, doc_sessions, help_examples
 
 WIDTHS = (40, 60, 80, 100, 200)

@@ -7,29 +7,11 @@ installed, so the promise holds on a machine that has torch too.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
-
-_NO_TORCH = textwrap.dedent("""
-    import importlib.abc, sys
-
-    class NoTorch(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "torch" or name.startswith("torch."):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
-
-    sys.meta_path.insert(0, NoTorch())
-""")
+from tests.hidden import run_without
 
 
-def _run_without_torch(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _NO_TORCH + code], capture_output=True, text=True,
-                          timeout=300, check=False, cwd=ROOT)
+def _run_without_torch(code: str):
+    return run_without("torch", code)
 
 
 def test_calibration_tests_skip_with_a_reason_without_torch():
