@@ -29,7 +29,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
@@ -542,15 +542,12 @@ def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PRange:
+class PRange(JSONFields):
     """A range of rank counts over which one algorithm is cheaper (``None``: they tie)."""
 
     from_p: int
     to_p: int
     cheaper: str | None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"from_p": self.from_p, "to_p": self.to_p, "cheaper": self.cheaper}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -629,17 +626,13 @@ def crossover_in_p(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BestRange:
+class BestRange(JSONFields):
     """A size interval over which one algorithm is cheapest (``tied`` lists equals)."""
 
     algorithm: str
     from_bytes: Fraction
     to_bytes: Fraction
     tied: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "from_bytes": real(self.from_bytes),
-                "to_bytes": real(self.to_bytes), "tied": list(self.tied)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

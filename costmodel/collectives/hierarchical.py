@@ -95,7 +95,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import check_size, price
@@ -238,14 +238,11 @@ def _traffic(collective: str, c: AlgorithmCost, p: int, n: Fraction) -> Fraction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LevelTraffic:
+class LevelTraffic(JSONFields):
     """Bytes that cross one level: all the transfers over that level's links, summed."""
 
     name: str
     bytes_crossing: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "bytes_crossing": real(self.bytes_crossing)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -855,7 +852,7 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlexGroup:
+class FlexGroup(JSONFields):
     """One group of a FlexReduce split: its workers and the entries each handles."""
 
     workers: int
@@ -863,13 +860,9 @@ class FlexGroup:
     owned_entries: int
     owned_per_worker: int
 
-    def to_dict(self) -> dict[str, object]:
-        return {"workers": self.workers, "reduced_per_worker": self.reduced_per_worker,
-                "owned_entries": self.owned_entries, "owned_per_worker": self.owned_per_worker}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlexReduceSplit:
+class FlexReduceSplit(JSONFields):
     """How FlexReduce splits a tensor over groups of unequal size, and what crosses between groups.
 
     Phase 1 reduce-scatters inside each group (a worker of a group of s
@@ -886,14 +879,6 @@ class FlexReduceSplit:
     allgather_entries: int
     sources: tuple[Cited, ...] = (_FLEX,)
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "entries": self.entries, "groups": [g.to_dict() for g in self.groups],
-            "exchange_entries_per_direction": self.exchange_entries_per_direction,
-            "exchange_entries": self.exchange_entries, "allgather_entries": self.allgather_entries,
-            "sources": [s.to_dict() for s in self.sources], "notes": list(self.notes),
-        }
 
 
 _COUNTS = re.compile(r"\s*[0-9]+\s*(,\s*[0-9]+\s*)*")

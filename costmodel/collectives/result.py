@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.params import LinkParams
 from costmodel.references import Cited
 
@@ -144,7 +144,7 @@ class CostTable:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CatalogEntry:
+class CatalogEntry(JSONFields):
     """One registered algorithm, as listed by ``costmodel algorithms``."""
 
     collective: str
@@ -158,21 +158,6 @@ class CatalogEntry:
     adapts: str | None
     source: Cited
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "algorithm": self.algorithm,
-            "aliases": list(self.aliases),
-            "summary": self.summary,
-            "formula": self.formula,
-            "rounds": self.rounds,
-            "bytes_sent": self.bytes_sent,
-            "constraints": list(self.constraints),
-            "adapts": self.adapts,
-            "source": self.source.to_dict(),
-            "notes": list(self.notes),
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

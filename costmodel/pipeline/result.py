@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.references import Cited
 
 __all__ = ["DEFINITIONS", "Bubble", "PipelineOp", "StageTimeline"]
@@ -17,7 +17,7 @@ DEFINITIONS = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PipelineOp:
+class PipelineOp(JSONFields):
     """One operation of the timeline: ``op`` of ``microbatch`` (in model ``chunk``) on one stage.
 
     ``op`` is ``"F"`` (forward), ``"B"`` (backward; its input-gradient half in
@@ -36,10 +36,6 @@ class PipelineOp:
         """``F3``, or ``F3:1`` (micro-batch 3, chunk 1) in the interleaved schedule."""
         base = f"{self.op}{self.microbatch}"
         return base if self.chunk == 0 else f"{base}:{self.chunk}"
-
-    def to_dict(self) -> dict[str, object]:
-        return {"op": self.op, "microbatch": self.microbatch, "chunk": self.chunk,
-                "start": real(self.start), "end": real(self.end)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.pipeline import SCHEDULES, Bubble, bubble
 from costmodel.plots._figure import HATCHES, check_output, figure_style, save
@@ -29,7 +29,7 @@ _OPS = {"F": ("forward", 0, HATCHES[0]), "B": ("backward", 1, HATCHES[1]),
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GanttBar:
+class GanttBar(JSONFields):
     """One bar of the chart: *op* of *microbatch* (in model *chunk*) on *stage*, or an idle gap (``idle``)."""
 
     stage: int
@@ -38,10 +38,6 @@ class GanttBar:
     chunk: int | None
     start_slots: Fraction
     end_slots: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "op": self.op, "microbatch": self.microbatch, "chunk": self.chunk,
-                "start_slots": real(self.start_slots), "end_slots": real(self.end_slots)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

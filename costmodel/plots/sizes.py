@@ -21,7 +21,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks, choose, time_at
 from costmodel.crossovers import crossover
@@ -57,8 +57,7 @@ class Series:
     time_s: tuple[float, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "short": self.short, "n_bytes": list(self.n_bytes),
-                "time_s": list(self.time_s)}
+        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

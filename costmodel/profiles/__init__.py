@@ -86,6 +86,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from costmodel._json import JSONFields
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.params import LinkParams, LinkSegment, PiecewiseLink
 from costmodel.references import CITATIONS
@@ -204,13 +205,10 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
-class ProfileList:
+class ProfileList(JSONFields):
     """The embedded presets, as listed by ``costmodel profiles``."""
 
     profiles: tuple[Profile, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"profiles": [p.to_dict() for p in self.profiles]}
 
 
 def _presets() -> dict[str, Any]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
@@ -86,16 +86,12 @@ _REPLICA_SOURCE = RAJBHANDARI_2020.at("section 1: data parallelism replicates th
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ZeroStage:
+class ZeroStage(JSONFields):
     """One row of the ZeRO comparison: a stage and its model-state bytes per GPU."""
 
     stage: int
     name: str
     model_state_bytes_per_gpu: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "name": self.name,
-                "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,17 +221,13 @@ def zero_memory(params: Any, *, gpus: int, stage: int, weight_bytes: int = 2, gr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ActivationVariant:
+class ActivationVariant(JSONFields):
     """One row of Korthikanti et al.'s Table 2 at the given sizes."""
 
     name: str
     formula: str
     bytes_per_layer: Fraction
     chosen: bool
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "formula": self.formula, "bytes_per_layer": real(self.bytes_per_layer),
-                "chosen": self.chosen}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
