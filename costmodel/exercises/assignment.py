@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel._files import read_bytes
-from costmodel._json import JSONFields, real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
 from costmodel.exercises.bank import Bank, _files
@@ -102,14 +102,7 @@ class Manifest:
         raise InputError(f"student {student_id!r} is not on the roster of assignment {self.id}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "bank": self.bank,
-            "max_score": real(self.max_score),
-            "questions": [q.to_dict() for q in self.questions],
-            "students": [s.to_dict() for s in self.students],
-        }
+        return to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
 
     def to_toml(self) -> str:
         lines = [

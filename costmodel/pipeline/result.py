@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from costmodel._json import JSONFields, real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.references import Cited
 
 __all__ = ["DEFINITIONS", "Bubble", "PipelineOp", "StageTimeline"]
@@ -55,8 +55,7 @@ class StageTimeline:
     peak_inflight_microbatches: Fraction
 
     def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "busy_slots": real(self.busy_slots), "idle_slots": real(self.idle_slots),
-                "peak_inflight_microbatches": real(self.peak_inflight_microbatches)}
+        return to_json_dict(self, skip=("ops",))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

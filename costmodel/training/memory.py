@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import JSONFields, real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
@@ -132,23 +132,11 @@ class ZeroMemory:
         return " + ".join(parts)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "stage": self.stage,
-            "name": self.name,
-            "partitioned": ZERO_STAGES[self.stage][1],
-            "gpus": self.gpus,
-            "params": real(self.params),
-            "weight_bytes_per_param": self.weight_bytes_per_param,
-            "grad_bytes_per_param": self.grad_bytes_per_param,
-            "optimizer_bytes_per_param": self.optimizer_bytes_per_param,
-            "parameters_bytes_per_gpu": real(self.parameters_bytes_per_gpu),
-            "gradients_bytes_per_gpu": real(self.gradients_bytes_per_gpu),
-            "optimizer_states_bytes_per_gpu": real(self.optimizer_states_bytes_per_gpu),
-            "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu),
-            "formula": self.formula,
-            "stages": [s.to_dict() for s in self.stages],
-            "source": self.source.to_dict(),
-        }
+        return {**to_json_dict(self, ("stage", "name")), "partitioned": ZERO_STAGES[self.stage][1],
+                **to_json_dict(self, ("gpus", "params", "weight_bytes_per_param", "grad_bytes_per_param",
+                                      "optimizer_bytes_per_param", "parameters_bytes_per_gpu",
+                                      "gradients_bytes_per_gpu", "optimizer_states_bytes_per_gpu",
+                                      "model_state_bytes_per_gpu", "formula", "stages", "source"))}
 
 
 def _zero_parts(stage: int, psi: Fraction, *, n: int, w: int, g: int, k: int) -> tuple[Fraction, ...]:
@@ -252,15 +240,11 @@ class ActivationMemory:
         return None if self.layers is None else self.layers * self.bytes_per_layer
 
     def to_dict(self) -> dict[str, object]:
-        total = self.bytes_total
-        return {
-            "seq": self.seq, "batch": self.batch, "hidden": self.hidden, "heads": self.heads, "tp": self.tp,
-            "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
-            "activation_bytes_per_layer": real(self.bytes_per_layer), "formula": self.formula,
-            "layers": self.layers, "activation_bytes_total": None if total is None else real(total),
-            "variants": [v.to_dict() for v in self.variants],
-            "source": self.source.to_dict(),
-        }
+        return to_json_dict(self, ("seq", "batch", "hidden", "heads", "tp", "sequence_parallel", "recompute",
+                                   "bytes_per_layer", "formula", "layers", "bytes_total", "variants",
+                                   "source"),
+                            rename={"bytes_per_layer": "activation_bytes_per_layer",
+                                    "bytes_total": "activation_bytes_total"})
 
 
 def _variants(s: int, b: int, h: int, a: int, t: int) -> list[tuple[str, str, Fraction, tuple[bool, str]]]:
