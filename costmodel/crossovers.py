@@ -29,7 +29,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
@@ -96,9 +96,7 @@ class SizeRange:
     cheaper: str | None
 
     def to_dict(self) -> dict[str, object]:
-        return {"from_bytes": real(self.from_bytes),
-                "to_bytes": None if self.to_bytes is None else real(self.to_bytes),
-                "cheaper": self.cheaper, "equal": self.cheaper is None}
+        return {**to_json_dict(self), "equal": self.cheaper is None}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,26 +134,11 @@ class Crossover:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "a": self.a,
-            "b": self.b,
-            "p": self.p,
-            "meaning_of_n": self.meaning_of_n,
-            **self.link.result_fields(),
-            "min_bytes": real(self.min_bytes),
-            "max_bytes": None if self.max_bytes is None else real(self.max_bytes),
-            "method": "scan" if self.scanned else "closed form",
-            "crossovers": [c.to_dict() for c in self.crossovers],
-            "ranges": [r.to_dict() for r in self.ranges],
-            "below": self.below,
-            "above": self.above,
-            "relation": self.relation,
-            "exhausted": self.exhausted,
-            "reason": self.reason,
-            "symbolic": self.symbolic,
-            "notes": list(self.notes),
-        }
+        return {**to_json_dict(self, ("collective", "a", "b", "p", "meaning_of_n")),
+                **self.link.result_fields(), **to_json_dict(self, ("min_bytes", "max_bytes")),
+                "method": "scan" if self.scanned else "closed form",
+                **to_json_dict(self, ("crossovers", "ranges", "below", "above", "relation", "exhausted",
+                                      "reason", "symbolic", "notes"))}
 
 
 def _cheaper(a: str, b: str, ta: Fraction, tb: Fraction) -> str | None:
@@ -544,15 +527,12 @@ def _symbolic(a: Algorithm, b: Algorithm, p: int) -> str | None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PRange:
+class PRange(JSONFields):
     """A range of rank counts over which one algorithm is cheaper (``None``: they tie)."""
 
     from_p: int
     to_p: int
     cheaper: str | None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"from_p": self.from_p, "to_p": self.to_p, "cheaper": self.cheaper}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -574,17 +554,10 @@ class CrossoverInP:
         return tuple(r.from_p for r in self.ranges[1:])
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "a": self.a,
-            "b": self.b,
-            "n_bytes": real(self.n_bytes),
-            "meaning_of_n": self.meaning_of_n,
-            **self.link.result_fields(),
-            "crossovers_p": list(self.crossovers),
-            "ranges": [r.to_dict() for r in self.ranges],
-            "notes": list(self.notes),
-        }
+        return {**to_json_dict(self, ("collective", "a", "b", "n_bytes", "meaning_of_n")),
+                **self.link.result_fields(),
+                **to_json_dict(self, ("crossovers", "ranges", "notes"),
+                               rename={"crossovers": "crossovers_p"})}
 
 
 def crossover_in_p(
@@ -632,17 +605,13 @@ def crossover_in_p(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BestRange:
+class BestRange(JSONFields):
     """A size interval over which one algorithm is cheapest (``tied`` lists equals)."""
 
     algorithm: str
     from_bytes: Fraction
     to_bytes: Fraction
     tied: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "from_bytes": real(self.from_bytes),
-                "to_bytes": real(self.to_bytes), "tied": list(self.tied)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -657,14 +626,8 @@ class BestRanges:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "p": self.p,
-            "meaning_of_n": self.meaning_of_n,
-            **self.link.result_fields(),
-            "ranges": [r.to_dict() for r in self.ranges],
-            "notes": list(self.notes),
-        }
+        return {**to_json_dict(self, ("collective", "p", "meaning_of_n")), **self.link.result_fields(),
+                **to_json_dict(self, ("ranges", "notes"))}
 
 
 def best(

@@ -78,16 +78,10 @@ class LinkParams:
         }
 
     def to_dict(self) -> dict[str, object]:
-        from costmodel._json import real
+        from costmodel._json import to_json_dict
 
-        bandwidth = self.bandwidth_bytes_per_s
-        return {
-            "alpha_s": real(self.alpha_s),
-            "beta_s_per_byte": real(self.beta_s_per_byte),
-            "gamma_s_per_byte": real(self.gamma_s_per_byte),
-            "bandwidth_bytes_per_s": None if bandwidth is None else real(bandwidth),
-            "source": self.source,
-        }
+        return to_json_dict(self, ("alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "bandwidth_bytes_per_s",
+                                   "source"))
 
 
 def combine_link(*, alpha: Any = None, beta: Any = None, bandwidth: Any = None, gamma: Any = None,

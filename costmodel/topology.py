@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from costmodel._json import to_json_dict
 from costmodel.errors import InputError, UnitError
 from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
@@ -240,7 +241,7 @@ class Topology:
         return tuple(counts)
 
     def to_dict(self) -> dict[str, object]:
-        return {"p": self.p, "levels": [lv.to_dict() for lv in self.levels]}
+        return to_json_dict(self, ("p", "levels"))
 
     def __str__(self) -> str:
         return " × ".join(f"{lv.size} {lv.name}" for lv in self.levels)

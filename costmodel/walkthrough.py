@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.collectives._math import EXACT
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
@@ -76,13 +76,8 @@ class Verification:
         return self.executed_ok and self.matches
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "executed_ok": self.executed_ok,
-            "problems": list(self.problems),
-            "simulated": {k: real(v) for k, v in self.simulated.items()},
-            "formula": {k: real(v) for k, v in self.formula.items()},
-            "matches_formula": self.matches,
-        }
+        return {**to_json_dict(self, ("executed_ok", "problems", "simulated", "formula")),
+                "matches_formula": self.matches}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

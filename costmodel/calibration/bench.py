@@ -122,6 +122,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from costmodel._json import JSONFields, to_json_dict
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
@@ -266,13 +267,7 @@ class BenchConfig:
             object.__setattr__(self, "csv_path", Path(self.csv_path))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "ranks": self.ranks, "backend": self.backend, "collectives": list(self.collectives),
-            "min_bytes": self.min_bytes, "max_bytes": self.max_bytes, "budget_s": self.budget_s,
-            "min_iters": self.min_iters, "max_iters": self.max_iters, "warmup": self.warmup,
-            "timeout_s": self.timeout_s, "csv_path": None if self.csv_path is None else str(self.csv_path),
-            "timing": self.timing,
-        }
+        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,9 +288,7 @@ class Progress:
     elapsed_s: float
 
     def to_dict(self) -> dict[str, object]:
-        return {"collective": self.collective, "n_bytes": self.n_bytes, "index": self.index,
-                "total": self.total, "time_s": self.time_s, "iterations": self.iterations,
-                "elapsed_s": self.elapsed_s}
+        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,7 +473,7 @@ class BackendWarning(UserWarning):
 
 
 @dataclass(frozen=True, slots=True)
-class BackendChoice:
+class BackendChoice(JSONFields):
     """What :func:`choose_backend` decided for one rank.
 
     ``device`` is the CUDA device index this rank uses (None for gloo);
@@ -490,9 +483,6 @@ class BackendChoice:
     backend: str
     device: int | None
     warning: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"backend": self.backend, "device": self.device, "warning": self.warning}
 
 
 def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_world_size: int,

@@ -81,7 +81,7 @@ from fractions import Fraction
 from itertools import combinations, pairwise
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError
 from costmodel.references import KIELMANN_2000
@@ -214,15 +214,8 @@ class Residual:
     outlier: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "outlier": self.outlier,
-            "n_bytes": self.n_bytes,
-            "measured_s": real(self.measured_s),
-            "model_s": self.model_s,
-            "rel_error": self.rel_error,
-            "segment": self.segment,
-            "line": self.line,
-        }
+        return to_json_dict(self, ("outlier", "n_bytes", "measured_s", "model_s", "rel_error", "segment",
+                                   "line"), keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,8 +228,7 @@ class SegmentCount:
     breakpoints: tuple[int, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"segments": self.segments, "sae": self.sae, "bic": self.bic,
-                "breakpoints_bytes": list(self.breakpoints)}
+        return to_json_dict(self, rename={"breakpoints": "breakpoints_bytes"}, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

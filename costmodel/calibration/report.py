@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from costmodel._json import to_json_dict
 from costmodel.calibration.fit import Fit
 from costmodel.calibration.logs import bus_factor
 from costmodel.errors import InputError, MissingDependency
@@ -35,10 +36,8 @@ class ReportRow:
     busbw_model_bytes_per_s: float
     segment: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_bytes": self.n_bytes, "measured_s": self.measured_s, "model_s": self.model_s,
-                "rel_error": self.rel_error, "busbw_measured_bytes_per_s": self.busbw_measured_bytes_per_s,
-                "busbw_model_bytes_per_s": self.busbw_model_bytes_per_s, "segment": self.segment}
+    def to_dict(self) -> dict[str, object]:
+        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from costmodel.intmath import ceil_log2, floor_log2, folds, is_power_of_two, popsum, surplus
 
-__all__ = ["EXACT", "NUMPY", "TEXT", "MathBackend", "Term", "symbolic"]
+__all__ = ["EXACT", "NUMPY", "TEXT", "MathBackend", "Term", "symbolic", "with_logs"]
 
 
 class MathBackend(Protocol):
@@ -95,6 +95,12 @@ def _lg(p: Any) -> int:
 
 def _pow2(e: Any) -> Fraction:
     return Fraction(2) ** int(e)
+
+
+def with_logs(backend: MathBackend, lg: Callable[[Any], Any]) -> MathBackend:
+    """*backend* with lg, clg and flg all replaced by *lg* (how a worked example reads a slip of log₂)."""
+    return _Functions(name=backend.name, lg=lg, clg=lg, flg=lg, pow2=backend.pow2, max=backend.max,
+                      min=backend.min, surplus=backend.surplus, popsum=backend.popsum, folds=backend.folds)
 
 
 EXACT: MathBackend = _Functions(

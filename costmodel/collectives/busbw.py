@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks
 from costmodel.errors import InputError
@@ -106,7 +106,7 @@ def bus_factor(collective: str, p: int) -> Fraction:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BusBandwidth:
+class BusBandwidth(JSONFields):
     """One measurement read the nccl-tests way: size, time, algbw, the factor and busbw."""
 
     collective: str
@@ -117,18 +117,6 @@ class BusBandwidth:
     factor: Fraction
     factor_text: str
     busbw_bytes_per_s: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "p": self.p,
-            "n_bytes": real(self.n_bytes),
-            "time_s": real(self.time_s),
-            "algbw_bytes_per_s": real(self.algbw_bytes_per_s),
-            "factor": real(self.factor),
-            "factor_text": self.factor_text,
-            "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
-        }
 
 
 def busbw(collective: str, *, p: int, n: Any, time: Any) -> BusBandwidth:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from costmodel._json import JSONFields
 from costmodel.collectives._math import symbolic
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
@@ -38,7 +39,7 @@ _LEGEND = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Formula:
+class Formula(JSONFields):
     """The symbolic cost of one record, its adaptations and its provenance."""
 
     collective: str
@@ -59,28 +60,6 @@ class Formula:
     legend: tuple[str, ...]
     source: Cited
     notes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "algorithm": self.algorithm,
-            "summary": self.summary,
-            "aliases": list(self.aliases),
-            "meaning_of_n": self.meaning_of_n,
-            "time": self.time,
-            "latency": self.latency,
-            "bandwidth": self.bandwidth,
-            "compute": self.compute,
-            "rounds": self.rounds,
-            "bytes_sent": self.bytes_sent,
-            "latex": dict(self.latex),
-            "constraints": list(self.constraints),
-            "adaptations": [a.to_dict() for a in self.adaptations],
-            "parameters": list(self.parameters),
-            "legend": list(self.legend),
-            "source": self.source.to_dict(),
-            "notes": list(self.notes),
-        }
 
 
 def _sympy_terms(algo: Algorithm) -> dict[str, Any]:

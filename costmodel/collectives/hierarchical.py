@@ -91,7 +91,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
 from costmodel.collectives.evaluate import check_size, price
@@ -226,14 +226,11 @@ def _traffic(collective: str, c: AlgorithmCost, p: int, n: Fraction) -> Fraction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LevelTraffic:
+class LevelTraffic(JSONFields):
     """Bytes that cross one level: all the transfers over that level's links, summed."""
 
     name: str
     bytes_crossing: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "bytes_crossing": real(self.bytes_crossing)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -326,22 +323,9 @@ class HierarchicalCost:
         raise UnknownNameError("level", level, [lv.name for lv in self.levels])
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "algorithm": self.algorithm,
-            "time_s": real(self.time_s),
-            "latency_s": real(self.latency_s),
-            "bandwidth_s": real(self.bandwidth_s),
-            "compute_s": real(self.compute_s),
-            "rounds": self.rounds,
-            "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
-            "levels": [lv.to_dict() for lv in self.levels],
-            "phases": [ph.to_dict() for ph in self.phases],
-            "parameters": dict(self.parameters),
-            "formula": self.formula,
-            "summary": self.summary,
-            "sources": [s.to_dict() for s in self.sources],
-            "notes": list(self.notes),
-        }
+        return to_json_dict(self, ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
+                                   "bytes_sent_per_rank", "levels", "phases", "parameters", "formula",
+                                   "summary", "sources", "notes"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

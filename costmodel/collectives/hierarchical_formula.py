@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from costmodel._json import JSONFields
 from costmodel.collectives._math import TEXT, Term, symbolic
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
@@ -57,7 +58,7 @@ _WHO = {2: ("ranks per node", "nodes"), 3: ("ranks per node", "nodes per group",
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LevelFormula:
+class LevelFormula(JSONFields):
     """One level's part of the closed form: its phases, α, β, γ terms, rounds and busiest rank's bytes."""
 
     level: int
@@ -68,13 +69,9 @@ class LevelFormula:
     rounds: str
     bytes_sent: str
 
-    def to_dict(self) -> dict[str, object]:
-        return {"level": self.level, "p": self.p, "n": self.n, "phases": list(self.phases), "time": self.time,
-                "rounds": self.rounds, "bytes_sent": self.bytes_sent}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HierarchicalFormula:
+class HierarchicalFormula(JSONFields):
     """The symbolic cost of a hierarchical all-reduce: the L-level composition and its closed form.
 
     ``composition`` is the general sum over L levels in terms of the flat
@@ -102,18 +99,6 @@ class HierarchicalFormula:
     legend: tuple[str, ...]
     sources: tuple[Cited, ...]
     notes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective, "algorithm": self.algorithm, "summary": self.summary,
-            "aliases": list(self.aliases), "meaning_of_n": self.meaning_of_n, "inner": self.inner,
-            "outer": self.outer, "composition": self.composition, "records": [dict(r) for r in self.records],
-            "time": self.time, "latex": dict(self.latex), "levels": [lv.to_dict() for lv in self.levels],
-            "rounds": self.rounds, "bytes_sent": self.bytes_sent, "lanes": self.lanes,
-            "constraints": list(self.constraints), "parameters": [dict(x) for x in self.parameters],
-            "legend": list(self.legend), "sources": [s.to_dict() for s in self.sources],
-            "notes": list(self.notes),
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.params import LinkParams
 from costmodel.references import Cited
 
@@ -43,20 +43,10 @@ class LowerBound:
         return self.latency_s + self.bandwidth_s + self.compute_s
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "p": self.p,
-            "n_bytes": real(self.n_bytes),
-            "meaning_of_n": self.meaning_of_n,
-            **self.link.result_fields(),
-            "time_s": real(self.time_s),
-            "latency_s": real(self.latency_s),
-            "bandwidth_s": real(self.bandwidth_s),
-            "compute_s": real(self.compute_s),
-            "formula": self.formula,
-            "source": self.source.to_dict(),
-            "notes": list(self.notes),
-        }
+        return {**to_json_dict(self, ("collective", "p", "n_bytes", "meaning_of_n")),
+                **self.link.result_fields(),
+                **to_json_dict(self, ("time_s", "latency_s", "bandwidth_s", "compute_s", "formula", "source",
+                                      "notes"))}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,22 +76,9 @@ class AlgorithmCost:
         return None if self.bound_s == 0 else self.time_s / self.bound_s
 
     def to_dict(self) -> dict[str, object]:
-        ratio = self.bound_ratio
-        return {
-            "algorithm": self.algorithm,
-            "time_s": real(self.time_s),
-            "latency_s": real(self.latency_s),
-            "bandwidth_s": real(self.bandwidth_s),
-            "compute_s": real(self.compute_s),
-            "rounds": self.rounds,
-            "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
-            "bound_ratio": None if ratio is None else real(ratio),
-            "parameters": dict(self.parameters),
-            "chunks": self.chunks,
-            "chunk_bytes": None if self.chunk_bytes is None else real(self.chunk_bytes),
-            "formula": self.formula,
-            "notes": list(self.notes),
-        }
+        return to_json_dict(self, ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
+                                   "bytes_sent_per_rank", "bound_ratio", "parameters", "chunks",
+                                   "chunk_bytes", "formula", "notes"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,7 +121,7 @@ class CostTable:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CatalogEntry:
+class CatalogEntry(JSONFields):
     """One registered algorithm, as listed by ``costmodel algorithms``."""
 
     collective: str
@@ -159,21 +136,6 @@ class CatalogEntry:
     source: Cited
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective,
-            "algorithm": self.algorithm,
-            "aliases": list(self.aliases),
-            "summary": self.summary,
-            "formula": self.formula,
-            "rounds": self.rounds,
-            "bytes_sent": self.bytes_sent,
-            "constraints": list(self.constraints),
-            "adapts": self.adapts,
-            "source": self.source.to_dict(),
-            "notes": list(self.notes),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Catalog:
@@ -187,6 +149,5 @@ class Catalog:
     (asked for with ``catalog(hierarchical=True)``: they need sympy)."""
 
     def to_dict(self) -> dict[str, object]:
-        return {"meaning_of_n": dict(self.meanings), "lower_bounds": dict(self.bounds),
-                "algorithms": [e.to_dict() for e in self.entries],
-                "hierarchical": [h.to_dict() for h in self.hierarchical]}
+        return to_json_dict(self, rename={"meanings": "meaning_of_n", "bounds": "lower_bounds",
+                                          "entries": "algorithms"})

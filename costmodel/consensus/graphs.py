@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from costmodel._files import read_text
+from costmodel._json import to_json_dict
 from costmodel.consensus.citations import BATAGELJ_2005, STEGER_1999, YING_2021
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import parse_number
@@ -300,18 +301,10 @@ class Graph:
         return total if self.directed else total // 2
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "graph": self.name,
-            "label": self.label,
-            "p": self.p,
-            "directed": self.directed,
-            "degree": self.degree,
-            "max_degree": self.max_degree,
-            "edges": self.edge_count,
-            "seed": self.seed,
-            "edges_file": self.path,
-            "graph_source": None if self.source is None else self.source.to_dict(),
-        }
+        return to_json_dict(self, ("name", "label", "p", "directed", "degree", "max_degree", "edge_count",
+                                   "seed", "path", "source"),
+                            rename={"name": "graph", "edge_count": "edges", "path": "edges_file",
+                                    "source": "graph_source"})
 
 
 def _structured(name: str, label: str, family: Family, *, source: Cited | None = None,

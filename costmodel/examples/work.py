@@ -23,13 +23,16 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache, partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from costmodel._json import real
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.examples import kinds
 from costmodel.examples.kinds import Kind
 from costmodel.units import format_inverse_rate, format_time
+
+if TYPE_CHECKING:
+    from costmodel.collectives._math import MathBackend
 
 __all__ = ["FORMULA_SLIPS", "Answer", "Example", "Given", "Slip", "Step", "Work", "Worked", "sentence"]
 
@@ -344,16 +347,13 @@ def _coefficients(collective: str, algorithm: str, p: int, n: Fraction, log: Sli
     return algo, lat, bw, comp, algo.rounds(fp, n, m), algo.bytes_sent(fp, n, m)
 
 
-def _namespace(log: Slip | None) -> Any:
+def _namespace(log: Slip | None) -> MathBackend:
     """The registry's math namespace, with log₂ as the slip *log* reads it (exact without one)."""
-    from types import SimpleNamespace
-
-    from costmodel.collectives._math import EXACT
+    from costmodel.collectives._math import EXACT, with_logs
 
     if log is None:
         return EXACT
-    lg = partial(_log2, slip=log)
-    return SimpleNamespace(**{**vars(EXACT), "lg": lg, "clg": lg, "flg": lg})
+    return with_logs(EXACT, partial(_log2, slip=log))
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel._files import read_bytes, read_text
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
 from costmodel.exercises.bank import Bank, _files
@@ -61,19 +61,16 @@ _MAX_STUDENTS = 100_000
 
 
 @dataclass(frozen=True)
-class Student:
+class Student(JSONFields):
     """One roster line: the id (also the name of the student's files), and optionally name and email."""
 
     id: str
     name: str = ""
     email: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "email": self.email}
-
 
 @dataclass(frozen=True)
-class Question:
+class Question(JSONFields):
     """One graded answer of the assignment."""
 
     exercise: str
@@ -81,15 +78,6 @@ class Question:
     points: Fraction
     tolerance: str
     unit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "exercise": self.exercise,
-            "name": self.name,
-            "points": real(self.points),
-            "tolerance": self.tolerance,
-            "unit": self.unit,
-        }
 
 
 @dataclass(frozen=True)
@@ -114,14 +102,7 @@ class Manifest:
         raise InputError(f"student {student_id!r} is not on the roster of assignment {self.id}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "bank": self.bank,
-            "max_score": real(self.max_score),
-            "questions": [q.to_dict() for q in self.questions],
-            "students": [s.to_dict() for s in self.students],
-        }
+        return to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
 
     def to_toml(self) -> str:
         lines = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.references import Cited
 from costmodel.units import format_exact
 
@@ -18,7 +18,7 @@ DEFINITIONS = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PipelineOp:
+class PipelineOp(JSONFields):
     """One operation of the timeline: ``op`` of ``microbatch`` (in model ``chunk``) on one stage.
 
     ``op`` is ``"F"`` (forward), ``"B"`` (backward; its input-gradient half in
@@ -38,10 +38,6 @@ class PipelineOp:
         base = f"{self.op}{self.microbatch}"
         return base if self.chunk == 0 else f"{base}:{self.chunk}"
 
-    def to_dict(self) -> dict[str, object]:
-        return {"op": self.op, "microbatch": self.microbatch, "chunk": self.chunk,
-                "start": real(self.start), "end": real(self.end)}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageTimeline:
@@ -60,8 +56,7 @@ class StageTimeline:
     peak_inflight_microbatches: Fraction
 
     def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "busy_slots": real(self.busy_slots), "idle_slots": real(self.idle_slots),
-                "peak_inflight_microbatches": real(self.peak_inflight_microbatches)}
+        return to_json_dict(self, skip=("ops",))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

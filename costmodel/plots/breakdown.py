@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.collectives.evaluate import compare
 from costmodel.params import Link, LinkParams
 from costmodel.plots._figure import HATCHES, check_output, figure_style, link_caption, save, size_label
@@ -42,8 +42,7 @@ class BreakdownBar:
         return None if self.time_s == 0 else getattr(self, term) / self.time_s
 
     def to_dict(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "time_s": real(self.time_s), "latency_s": real(self.latency_s),
-                "bandwidth_s": real(self.bandwidth_s), "compute_s": real(self.compute_s),
+        return {**to_json_dict(self, ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s")),
                 **{f"{term.removesuffix('_s')}_share": None if (share := self.share(term)) is None
                    else real(share) for term, _ in _TERMS}}
 
@@ -65,10 +64,9 @@ class Breakdown:
         return f"{self.collective}, p = {self.p}, n = {size_label(self.n_bytes)}: where the time goes"
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "breakdown", "title": self.title, "collective": self.collective, "p": self.p,
-                "n_bytes": real(self.n_bytes), "meaning_of_n": self.meaning_of_n,
-                **self.link.result_fields(), "bars": [b.to_dict() for b in self.bars],
-                "notes": list(self.notes)}
+        return {"plot": "breakdown",
+                **to_json_dict(self, ("title", "collective", "p", "n_bytes", "meaning_of_n")),
+                **self.link.result_fields(), **to_json_dict(self, ("bars", "notes"))}
 
 
 def time_breakdown(collective: str, algorithms: Iterable[str] | None = None, *, p: int, n: Any,

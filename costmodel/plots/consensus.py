@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from costmodel._json import real
+from costmodel._json import to_json_dict
 from costmodel.consensus.gossip import consensus
 from costmodel.consensus.graphs import resolve_graph
 from costmodel.errors import InputError
@@ -46,9 +46,7 @@ class ConsensusCurve:
         return tuple(range(len(self.disagreement)))
 
     def to_dict(self) -> dict[str, object]:
-        return {"graph": self.graph, "label": self.label, "rho": real(self.rho), "rounds": list(self.rounds),
-                "disagreement": [real(d) for d in self.disagreement],
-                "envelope": [real(e) for e in self.envelope]}
+        return to_json_dict(self, ("graph", "label", "rho", "rounds", "disagreement", "envelope"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,9 +64,8 @@ class ConsensusPlot:
         return f"Gossip on p = {self.p} workers ({self.weights} weights): disagreement by round"
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "consensus", "title": self.title, "p": self.p, "weights": self.weights,
-                "rounds": self.rounds, "init": INIT, "curves": [c.to_dict() for c in self.curves],
-                "notes": list(self.notes)}
+        return {"plot": "consensus", **to_json_dict(self, ("title", "p", "weights", "rounds")), "init": INIT,
+                **to_json_dict(self, ("curves", "notes"))}
 
 
 def consensus_plot(

@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError
 from costmodel.pipeline import SCHEDULES, Bubble, bubble
 from costmodel.plots._figure import HATCHES, check_output, figure_style, save
@@ -30,7 +30,7 @@ _OPS = {"F": ("forward", 0, HATCHES[0]), "B": ("backward", 1, HATCHES[1]),
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GanttBar:
+class GanttBar(JSONFields):
     """One bar of the chart: *op* of *microbatch* (in model *chunk*) on *stage*, or an idle gap (``idle``)."""
 
     stage: int
@@ -39,10 +39,6 @@ class GanttBar:
     chunk: int | None
     start_slots: Fraction
     end_slots: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "op": self.op, "microbatch": self.microbatch, "chunk": self.chunk,
-                "start_slots": real(self.start_slots), "end_slots": real(self.end_slots)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,11 +79,9 @@ class PipelinePanel:
                 f"{share if exact is None else f'{exact} = {share}'} idle / total")
 
     def to_dict(self) -> dict[str, object]:
-        b = self.bubble
-        return {"schedule": b.schedule, "stages": b.stages, "microbatches": b.microbatches,
-                "chunks": b.chunks, "total_slots": real(b.total_slots),
-                "bubble_fraction": real(b.bubble_fraction),
-                "bars": [x.to_dict() for x in self.bars], "idle": [x.to_dict() for x in self.idle]}
+        return {**to_json_dict(self.bubble, ("schedule", "stages", "microbatches", "chunks", "total_slots",
+                                             "bubble_fraction")),
+                **to_json_dict(self, ("bars", "idle"))}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,10 +98,9 @@ class PipelinePlot:
         return f"Pipeline schedules: P = {self.stages} stages, M = {self.microbatches} micro-batches"
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "pipeline", "title": self.title, "stages": self.stages,
-                "microbatches": self.microbatches,
+        return {"plot": "pipeline", **to_json_dict(self, ("title", "stages", "microbatches")),
                 "time_unit": "slot: one forward of one micro-batch on one stage",
-                "panels": [p.to_dict() for p in self.panels], "notes": list(self.notes)}
+                **to_json_dict(self, ("panels", "notes"))}
 
 
 def _exact(x: Fraction) -> str | None:

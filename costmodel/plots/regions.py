@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks
 from costmodel.errors import InputError
@@ -67,10 +67,9 @@ class RegionMap:
         return self.algorithms[self.best[self.p.index(p)][self.n_bytes.index(size)]]
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "regions", "title": self.title, "collective": self.collective,
-                "meaning_of_n": self.meaning_of_n, **self.link.result_fields(), "p": list(self.p),
-                "n_bytes": [real(n) for n in self.n_bytes], "algorithms": list(self.algorithms),
-                "best": [list(row) for row in self.best], "notes": list(self.notes)}
+        return {"plot": "regions", **to_json_dict(self, ("title", "collective", "meaning_of_n")),
+                **self.link.result_fields(),
+                **to_json_dict(self, ("p", "n_bytes", "algorithms", "best", "notes"))}
 
 
 def _ranks(p_min: int, p_max: int) -> list[int]:

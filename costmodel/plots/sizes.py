@@ -21,7 +21,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks, choose, time_at
 from costmodel.crossovers import crossover
@@ -57,8 +57,7 @@ class Series:
     time_s: tuple[float, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "short": self.short, "n_bytes": list(self.n_bytes),
-                "time_s": list(self.time_s)}
+        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,12 +99,10 @@ class TimePlot:
         return f"{self.collective}, p = {self.p}: modelled time against message size"
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "time", "title": self.title, "collective": self.collective, "p": self.p,
-                "meaning_of_n": self.meaning_of_n, **self.link.result_fields(),
-                "min_bytes": real(self.min_bytes), "max_bytes": real(self.max_bytes),
-                "series": [s.to_dict() for s in self.series],
-                "crossovers": [c.to_dict() for c in self.crossovers],
-                "segment_starts_bytes": [real(n) for n in self.segment_starts], "notes": list(self.notes)}
+        return {"plot": "time", **to_json_dict(self, ("title", "collective", "p", "meaning_of_n")),
+                **self.link.result_fields(),
+                **to_json_dict(self, ("min_bytes", "max_bytes", "series", "crossovers", "segment_starts",
+                                      "notes"), rename={"segment_starts": "segment_starts_bytes"})}
 
 
 def time_plot(

@@ -87,6 +87,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.params import LinkParams, LinkSegment, PiecewiseLink, combine_link
 from costmodel.references import CITATIONS
@@ -136,17 +137,10 @@ class ProfileFit:
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        from costmodel._json import real
-
-        return {
-            "collective": self.collective, "algorithm": self.algorithm, "p": self.p, "formula": self.formula,
-            **{key: None if value is None else real(value)
-               for key, value in (("latency_coefficient", self.latency_coefficient),
-                                  ("bandwidth_coefficient", self.bandwidth_coefficient))},
-            "tool": self.tool, "rows": self.rows, "median_rel_error": self.median_rel_error,
-            "median_rel_error_ge_1mib": self.median_rel_error_ge_1mib, "in_place": self.in_place,
-            "warnings": list(self.warnings), "segments": [s.to_dict() for s in self.segments],
-        }
+        return to_json_dict(self, ("collective", "algorithm", "p", "formula", "latency_coefficient",
+                                   "bandwidth_coefficient", "tool", "rows", "median_rel_error",
+                                   "median_rel_error_ge_1mib", "in_place", "warnings", "segments"),
+                            keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,27 +185,16 @@ class Profile:
                              source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "source": self.source,
-            **(self.link.to_dict() if self.link is not None else _NO_LINK),
-            "alpha_estimate": self.alpha_estimate,
-            "notes": list(self.notes),
-            "path": self.path,
-            "levels": [level.to_dict() for level in self.levels],
-            "fits": [f.to_dict() for f in self.fits],
-        }
+        return {**to_json_dict(self, ("name", "title", "source")),
+                **(self.link.to_dict() if self.link is not None else _NO_LINK),
+                **to_json_dict(self, ("alpha_estimate", "notes", "path", "levels", "fits"))}
 
 
 @dataclass(frozen=True, slots=True)
-class ProfileList:
+class ProfileList(JSONFields):
     """The embedded presets, as listed by ``costmodel profiles``."""
 
     profiles: tuple[Profile, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"profiles": [p.to_dict() for p in self.profiles]}
 
 
 def _presets() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel._json import JSONFields
 from costmodel.schedules.model import Schedule, ScheduleError
 from costmodel.schedules.spec import required, start
 
@@ -22,7 +23,7 @@ __all__ = ["Execution", "execute"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Execution:
+class Execution(JSONFields):
     """The outcome of running a schedule: whether every rank ended right, and the first misses."""
 
     collective: str
@@ -31,10 +32,6 @@ class Execution:
     ok: bool
     checked: int
     problems: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"collective": self.collective, "algorithm": self.algorithm, "p": self.p, "ok": self.ok,
-                "checked": self.checked, "problems": list(self.problems)}
 
 
 def execute(schedule: Schedule, *, seed: int = 0, width: int = 2) -> Execution:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from costmodel._json import real
+from costmodel._json import real, to_json_dict
 from costmodel.params import LinkParams
 from costmodel.schedules.model import Schedule
 
@@ -55,12 +55,9 @@ class Simulation:
         return max(self.bytes_sent)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collective": self.collective, "algorithm": self.algorithm, "p": self.p,
-            "n_bytes": real(self.n_bytes), "rounds": self.rounds, "time_s": real(self.time_s),
-            "bytes_sent_per_rank": real(self.bytes_sent_per_rank),
-            "bytes_received_per_rank": real(max(self.bytes_received)),
-        }
+        return {**to_json_dict(self, ("collective", "algorithm", "p", "n_bytes", "rounds", "time_s",
+                                      "bytes_sent_per_rank")),
+                "bytes_received_per_rank": real(max(self.bytes_received))}
 
 
 def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,

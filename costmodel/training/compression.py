@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.collectives.result import AlgorithmCost
 from costmodel.errors import InputError
 from costmodel.names import Names
@@ -351,7 +351,7 @@ def _payload_notes(m: CompressionMethod, v: Dtype, d: Fraction | None, k: int | 
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EFStep:
+class EFStep(JSONFields):
     """One step of error feedback: the corrected gradient, what was sent, and what is carried over."""
 
     step: int
@@ -359,11 +359,6 @@ class EFStep:
     transmitted: tuple[Fraction, ...]
     scale: Fraction | None
     residual: tuple[Fraction, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"step": self.step, "corrected": reals(self.corrected), "transmitted": reals(self.transmitted),
-                "scale": None if self.scale is None else real(self.scale),
-                "residual": reals(self.residual)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from costmodel._json import to_json_dict
 from costmodel.errors import InputError
 from costmodel.names import Names
 from costmodel.references import Citation
@@ -131,7 +132,7 @@ class Dtype:
     aliases: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "bytes_per_element": self.bytes_per_element, "summary": self.summary}
+        return to_json_dict(self, skip=("aliases",))
 
 
 DTYPES: dict[str, Dtype] = {

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
@@ -87,16 +87,12 @@ _REPLICA_SOURCE = RAJBHANDARI_2020.at("section 1: data parallelism replicates th
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ZeroStage:
+class ZeroStage(JSONFields):
     """One row of the ZeRO comparison: a stage and its model-state bytes per GPU."""
 
     stage: int
     name: str
     model_state_bytes_per_gpu: Fraction
-
-    def to_dict(self) -> dict[str, object]:
-        return {"stage": self.stage, "name": self.name,
-                "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,23 +133,11 @@ class ZeroMemory:
         return " + ".join(parts)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "stage": self.stage,
-            "name": self.name,
-            "partitioned": ZERO_STAGES[self.stage][1],
-            "gpus": self.gpus,
-            "params": real(self.params),
-            "weight_bytes_per_param": self.weight_bytes_per_param,
-            "grad_bytes_per_param": self.grad_bytes_per_param,
-            "optimizer_bytes_per_param": self.optimizer_bytes_per_param,
-            "parameters_bytes_per_gpu": real(self.parameters_bytes_per_gpu),
-            "gradients_bytes_per_gpu": real(self.gradients_bytes_per_gpu),
-            "optimizer_states_bytes_per_gpu": real(self.optimizer_states_bytes_per_gpu),
-            "model_state_bytes_per_gpu": real(self.model_state_bytes_per_gpu),
-            "formula": self.formula,
-            "stages": [s.to_dict() for s in self.stages],
-            "source": self.source.to_dict(),
-        }
+        return {**to_json_dict(self, ("stage", "name")), "partitioned": ZERO_STAGES[self.stage][1],
+                **to_json_dict(self, ("gpus", "params", "weight_bytes_per_param", "grad_bytes_per_param",
+                                      "optimizer_bytes_per_param", "parameters_bytes_per_gpu",
+                                      "gradients_bytes_per_gpu", "optimizer_states_bytes_per_gpu",
+                                      "model_state_bytes_per_gpu", "formula", "stages", "source"))}
 
 
 def _zero_parts(stage: int, psi: Fraction, *, n: int, w: int, g: int, k: int) -> tuple[Fraction, ...]:
@@ -226,17 +210,13 @@ def zero_memory(params: Any, *, gpus: int, stage: int, weight_bytes: int = 2, gr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ActivationVariant:
+class ActivationVariant(JSONFields):
     """One row of Korthikanti et al.'s Table 2 at the given sizes."""
 
     name: str
     formula: str
     bytes_per_layer: Fraction
     chosen: bool
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "formula": self.formula, "bytes_per_layer": real(self.bytes_per_layer),
-                "chosen": self.chosen}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,15 +241,11 @@ class ActivationMemory:
         return None if self.layers is None else self.layers * self.bytes_per_layer
 
     def to_dict(self) -> dict[str, object]:
-        total = self.bytes_total
-        return {
-            "seq": self.seq, "batch": self.batch, "hidden": self.hidden, "heads": self.heads, "tp": self.tp,
-            "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
-            "activation_bytes_per_layer": real(self.bytes_per_layer), "formula": self.formula,
-            "layers": self.layers, "activation_bytes_total": None if total is None else real(total),
-            "variants": [v.to_dict() for v in self.variants],
-            "source": self.source.to_dict(),
-        }
+        return to_json_dict(self, ("seq", "batch", "hidden", "heads", "tp", "sequence_parallel", "recompute",
+                                   "bytes_per_layer", "formula", "layers", "bytes_total", "variants",
+                                   "source"),
+                            rename={"bytes_per_layer": "activation_bytes_per_layer",
+                                    "bytes_total": "activation_bytes_total"})
 
 
 def _variants(s: int, b: int, h: int, a: int, t: int) -> list[tuple[str, str, Fraction, tuple[bool, str]]]:

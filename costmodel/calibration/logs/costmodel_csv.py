@@ -147,6 +147,7 @@ def parse_csv_groups(text: str, *, path: str, collective: str | None,
 def write_csv(measurements: Measurements, path: str | Path | None = None) -> str:
     """Write *measurements* as costmodel's CSV; return the text (and write it to *path* if given).
 
+    >>> from fractions import Fraction
     >>> m = Measurements(tool="osu", collective="allreduce", p=2, backend="mpi",
     ...                  rows=(Row(n_bytes=4, time_s=Fraction(1767, 10**8)),))
     >>> print(write_csv(m), end="")

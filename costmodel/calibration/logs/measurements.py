@@ -15,7 +15,7 @@ from os import PathLike
 from typing import Any
 
 from costmodel._files import MAX_READ_BYTES, read_text
-from costmodel._json import real
+from costmodel._json import JSONFields, to_json_dict
 from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError, UnknownNameError
 
@@ -62,7 +62,7 @@ BARE_OSU_ROW = re.compile(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Row:
+class Row(JSONFields):
     """One timed size of a log.
 
     Attributes
@@ -88,15 +88,6 @@ class Row:
     in_place: bool | None = None
     line: int | None = None
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "n_bytes": self.n_bytes,
-            "time_s": real(self.time_s),
-            "algbw_bytes_per_s": None if self.algbw_bytes_per_s is None else real(self.algbw_bytes_per_s),
-            "busbw_bytes_per_s": None if self.busbw_bytes_per_s is None else real(self.busbw_bytes_per_s),
-            "in_place": self.in_place,
-            "line": self.line,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,19 +159,8 @@ class Measurements:
         return replace(self, p=ranks, rows=rows, size_per_rank=False, warnings=(*self.warnings, note))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "tool": self.tool,
-            "collective": self.collective,
-            "p": self.p,
-            "backend": self.backend,
-            "dtype": self.dtype,
-            "command": self.command,
-            "source": self.source,
-            "path": self.path,
-            "size_per_rank": self.size_per_rank,
-            "warnings": list(self.warnings),
-            "rows": [r.to_dict() for r in self.rows],
-        }
+        return to_json_dict(self, ("tool", "collective", "p", "backend", "dtype", "command", "source", "path",
+                                   "size_per_rank", "warnings", "rows"))
 
 
 # --------------------------------------------------------------------------- shared helpers
