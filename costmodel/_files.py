@@ -36,7 +36,7 @@ def _size_text(n: int) -> str:
     return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} B"
 
 
-def read_bytes(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES) -> bytes:
     """The bytes of the regular file *path* (*what* it holds, for the error), at most *limit* of them.
 
     Only regular files are read: a FIFO (which would wait forever for a writer), a device such as
@@ -74,7 +74,7 @@ def read_bytes(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES) -> b
     return content
 
 
-def read_text(path: str | Path, *, what: str, limit: int = MAX_READ_BYTES, hint: str = "") -> str:
+def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES, hint: str = "") -> str:
     """The text of the UTF-8 file *path* (*what* it holds, for the error), a byte-order mark dropped.
 
     The one way costmodel reads a user's text file: by :func:`read_bytes` (regular files only, at

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -179,11 +180,11 @@ def _build_units() -> dict[str, _Unit]:
         sizes[name] = (Fraction(f), False)
     for name, f in _BIT_UNITS.items():
         sizes[name] = (Fraction(f, 8), True)
-    for name, (f, bits) in sizes.items():
-        units[name] = _Unit(_SIZE, f, bits=bits)
+    for name, (factor, bits) in sizes.items():
+        units[name] = _Unit(_SIZE, factor, bits=bits)
         for tname, t in _TIME_UNITS.items():
-            units[f"{name}/{tname}"] = _Unit(_RATE, f / t, bits=bits)
-            units[f"{tname}/{name}"] = _Unit(_INVERSE, t / f, bits=bits)
+            units[f"{name}/{tname}"] = _Unit(_RATE, factor / t, bits=bits)
+            units[f"{tname}/{name}"] = _Unit(_INVERSE, t / factor, bits=bits)
     for name, t in _TIME_UNITS.items():
         units[name] = _Unit(_TIME, t)
     for name, f in _BPS_UNITS.items():
@@ -428,15 +429,15 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
         return num
     sep = " " if rest != stripped else ""
     unit_text = _SLASH_RE.sub("/", stripped)
-    unit = _UNITS.get(unit_text)
-    if unit is None:
+    known = _UNITS.get(unit_text)
+    if known is None:
         raise _unknown_unit(shown, unit_text, dim)
-    value = None if unit.factor is None else num * unit.factor
-    if unit.dim != dim:
-        raise _wrong_dimension(shown, number, sep=sep, value=value, got=unit.dim, dim=dim)
+    value = None if known.factor is None else num * known.factor
+    if known.dim != dim:
+        raise _wrong_dimension(shown, number, sep=sep, value=value, got=known.dim, dim=dim)
     if value is None:
         raise _ambiguous(shown, number, sep, unit_text)
-    if dim == _SIZE and unit.bits:
+    if dim == _SIZE and known.bits:
         raise _in_bits(shown, number, num, sep, unit_text)
     return value
 
@@ -873,7 +874,7 @@ def _scaled(
 
 
 def _ladder(
-    names_factors: list[tuple[str, int | Fraction]],
+    names_factors: Sequence[tuple[str, int | Fraction]],
 ) -> tuple[tuple[str, Fraction], ...]:
     return tuple((n, Fraction(f)) for n, f in names_factors)
 

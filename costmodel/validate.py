@@ -19,14 +19,14 @@ costmodel.errors.InputError: k=0 is not a positive integer; give the number of s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from costmodel.errors import InputError
 
 __all__ = ["is_whole", "positive", "whole"]
 
 
-def is_whole(value: object) -> bool:
+def is_whole(value: object) -> TypeGuard[int]:
     """Whether *value* is an ``int`` and not a ``bool`` (``True`` is an int to Python, never a count).
 
     >>> is_whole(3), is_whole(True), is_whole(3.0)

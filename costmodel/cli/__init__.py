@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
+import click
 
 from costmodel.errors import CostmodelError
 
 __all__ = ["main"]
 
-_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_USAGE_ERROR: type[click.UsageError] = click.UsageError
 
 
 def main(argv: list[str] | None = None) -> int:

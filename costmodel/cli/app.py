@@ -78,7 +78,7 @@ def build(argv: Sequence[str] = ()) -> typer.Typer:
 
 
 def _name(command: typer.models.CommandInfo) -> str:
-    return command.name or command.callback.__name__
+    return command.name or str(getattr(command.callback, "__name__", ""))
 
 
 def __getattr__(name: str) -> typer.Typer:

@@ -183,11 +183,12 @@ def run_command(
                               "pt2pt (ping-pong).")] = ALL,
     budget: Annotated[Fraction, typer.Option("--budget", metavar="TIME",
                                              parser=time_parser(at_least=Fraction(1, 1000)),
-                                             help="Time spent timing each size (at least 1ms).")] = "200ms",
+                                             help="Time spent timing each size (at least 1ms).")
+                    ] = "200ms",  # type: ignore[assignment]  # Typer parses the default, as it shows it
     timeout: Annotated[Fraction, typer.Option(
         "--timeout", metavar="TIME", parser=time_parser(at_least=Fraction(1)),
         help="Time without progress before the run is declared hung and stopped (at least 1s).",
-    )] = "120s",
+    )] = "120s",  # type: ignore[assignment]  # Typer parses the default, as it shows it
     csv: Annotated[Path | None, typer.Option(
         "--csv", show_default=False,
         help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,

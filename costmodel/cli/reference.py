@@ -108,7 +108,8 @@ def _default(param: Any) -> str:
 
 def _tables(command: Any, ctx: Any) -> list[str]:
     """The arguments, then the options of each help panel, as Markdown tables."""
-    arguments, panels = [], {}
+    arguments: list[Any] = []
+    panels: dict[str, list[Any]] = {}
     for param in command.params:
         if getattr(param, "hidden", False):
             continue

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["RENDERED_IN", "Rendered", "render", "renders"]
 
 Rendered = tuple[Any, tuple[str, ...]]
 Renderer = Callable[[Any], Rendered]
+_R = TypeVar("_R", bound=Callable[..., Rendered])
 
 _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.render_cost": (
@@ -61,14 +62,14 @@ _BY_NAME: dict[str, Renderer] = {}
 """The renderers declared so far, by the full name of the type they render."""
 
 
-def renders(name: str) -> Callable[[Renderer], Renderer]:
+def renders(name: str) -> Callable[[_R], _R]:
     """Declare the decorated function the renderer of the type called *name* (``module.Class``).
 
     A type of the core is also listed in :data:`RENDERED_IN` (a test checks both ways); a type the
     command line defines is rendered by the module defining it.
     """
 
-    def register(fn: Renderer) -> Renderer:
+    def register(fn: _R) -> _R:
         _BY_NAME[name] = fn
         return fn
 

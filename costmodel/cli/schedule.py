@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +25,9 @@ from costmodel.cli.options import (
     link_from_options,
 )
 from costmodel.cli.output import emit
+
+if TYPE_CHECKING:
+    from costmodel.params import LinkParams
 
 app = typer.Typer()
 
@@ -56,10 +59,10 @@ def schedule(
     Example: costmodel schedule allreduce hierarchical --level 2:1us:100GB/s --level 2:5us:10GB/s --verify
     """
     from costmodel.cli.options import extra_parameters
-    from costmodel.walkthrough import schedule_report
+    from costmodel.walkthrough import DEFAULT_SIZE, schedule_report
 
     link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
-                                                       collective=collective, n=size)
+                                                       collective=collective, n=size or DEFAULT_SIZE)
     extra = extra_parameters(segments=segments, blocks=blocks)
     report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
                              profile=profile if level is None else None, extra=extra, verify=verify)
@@ -72,7 +75,8 @@ def schedule(
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-          gamma: Fraction | None, profile: str | None, *, collective: str, n: Fraction) -> tuple[object, Any]:
+          gamma: Fraction | None, profile: str | None, *, collective: str,
+          n: Fraction) -> tuple[LinkParams | None, tuple[str, ...]]:
     """(the link that prices size *n*, its notes) if any part of one was given, else (None, ())."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
         return None, ()

@@ -219,7 +219,8 @@ def exercise_lint(
     from costmodel.exercises import load_bank
     from costmodel.exercises.bank import lint_exercises
 
-    rows, unreadable, ids = [], False, {e.id: e.path for e in load_bank()}
+    rows: list[dict[str, Any]] = []
+    unreadable, ids = False, {e.id: e.path for e in load_bank()}
     for file in files:
         try:
             content = read_text(file, what="exercises")

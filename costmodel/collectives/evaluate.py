@@ -155,7 +155,7 @@ Rates = tuple[Any, Any, Any]
 @lru_cache(maxsize=64)
 def _rates(link: LinkParams, *, exact: bool = True) -> Rates:
     values = (link.alpha_s, link.beta_s_per_byte, link.gamma_s_per_byte)
-    return values if exact else tuple(float(v) for v in values)
+    return values if exact else (float(values[0]), float(values[1]), float(values[2]))
 
 
 def _time(algo: Algorithm, p: int, n: Any, rates: Rates, extra: Mapping[str, Any]) -> Any:
@@ -355,7 +355,7 @@ def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapp
     units, priced, detail = _chunking(algo, p, n, extra, whole_bytes)
     lat = _coefficient(algo.latency, p, n, extra)
     bw, comp = (_coefficient(f, p, priced, extra) for f in (algo.bandwidth, algo.compute))
-    rounds = _coefficient(algo.rounds, p, n, extra)
+    rounds = _coefficient(algo.rounds or algo.latency, p, n, extra)
     for e in algo.extra:
         how = "given" if e.name in given else "the integer that minimises the cost"
         if whole_bytes and e.name not in given:
@@ -553,7 +553,7 @@ def catalog(collective: str | None = None, *, adaptations: bool = False,
     entries = tuple(
         CatalogEntry(
             collective=spec.name, algorithm=a.name, aliases=a.aliases, summary=a.summary,
-            formula=text_formula(a), rounds=coefficient_text(a.rounds, a),
+            formula=text_formula(a), rounds=coefficient_text(a.rounds or a.latency, a),
             bytes_sent=coefficient_text(a.bytes_sent, a), adapts=a.adapts, source=a.source, notes=a.notes,
             constraints=tuple(f"{c.name} (else {c.otherwise or 'refused'})" for c in a.constraints),
         )

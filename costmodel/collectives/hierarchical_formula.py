@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -383,8 +384,9 @@ def _function(expr: Any, names: dict[str, str]) -> Term:
 
     from costmodel import symbols
 
-    functions = {symbols.lg: TEXT.lg, symbols.clg: TEXT.clg, symbols.flg: TEXT.flg, sympy.Max: TEXT.max,
-                 sympy.Min: TEXT.min, sympy.ceiling: lambda x: Term(f"⌈{x}⌉")}
+    functions: dict[Any, Callable[..., Term]] = {
+        symbols.lg: TEXT.lg, symbols.clg: TEXT.clg, symbols.flg: TEXT.flg, sympy.Max: TEXT.max,
+        sympy.Min: TEXT.min, sympy.ceiling: lambda x: Term(f"⌈{x}⌉")}
     for fn, write in functions.items():
         if isinstance(expr, fn):
             return write(*(_term(a, names) for a in expr.args))

@@ -555,5 +555,5 @@ def cost_formula(w: Work) -> None:
     time = algo.latency(p, n, m) * symbols.ALPHA + algo.bandwidth(p, n, m) * symbols.BETA
     w.answer("time", "time, with the reduction cost set aside (γ = 0)", time, FORMULA,
              "start-ups·α + bytes·β")
-    w.answer("rounds", "rounds", algo.rounds(p, n, m), FORMULA)
+    w.answer("rounds", "rounds", (algo.rounds or algo.latency)(p, n, m), FORMULA)
     w.answer("sent", "bytes each rank sends", algo.bytes_sent(p, n, m), FORMULA)

@@ -258,8 +258,8 @@ def gossip_against_allreduce(w: Work) -> None:
 def _gossip_rounds(graph: str, p: int, target: Any) -> tuple[int, int | None]:
     """(neighbours per worker, rounds to shrink the disagreement by *target*): depends on neither
     n nor the link, so the variants and slips that share the graph share it."""
-    c = gossip_vs_allreduce(_graph(graph), p, n=1, link=LinkParams(alpha_s=0, beta_s_per_byte=1),
-                            target=target)
+    free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(1))
+    c = gossip_vs_allreduce(_graph(graph), p, n=1, link=free, target=target)
     return c.degree, c.run.rounds.rounds
 
 

@@ -306,10 +306,10 @@ class Work:
             latency_text = Term.lift(algo.latency(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
             bandwidth_text = Term.lift(algo.bandwidth(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
             self.step(f"{name}: the model", text_formula(algo))
-            show = kinds.show_exact
-            self.step(f"{name}: start-ups", f"{latency_text}·α = {show(lat)} × {format_time(alpha)}",
+            exact = kinds.show_exact
+            self.step(f"{name}: start-ups", f"{latency_text}·α = {exact(lat)} × {format_time(alpha)}",
                       result.latency_s, kinds.TIME)
-            self.step(f"{name}: payload", f"{bandwidth_text}·β = {show(bw)} B × {format_inverse_rate(beta)}",
+            self.step(f"{name}: payload", f"{bandwidth_text}·β = {exact(bw)} B × {format_inverse_rate(beta)}",
                       result.bandwidth_s, kinds.TIME)
             if comp and gamma:
                 self.step(f"{name}: reduction", "γ term", result.compute_s, kinds.TIME)
@@ -344,7 +344,7 @@ def _coefficients(collective: str, algorithm: str, p: int, n: Fraction, log: Sli
     m = _namespace(log)
     fp = Fraction(p)
     lat, bw, comp = algo.coefficients(fp, n, m)
-    return algo, lat, bw, comp, algo.rounds(fp, n, m), algo.bytes_sent(fp, n, m)
+    return algo, lat, bw, comp, (algo.rounds or algo.latency)(fp, n, m), algo.bytes_sent(fp, n, m)
 
 
 def _namespace(log: Slip | None) -> MathBackend:

@@ -151,6 +151,9 @@ def test_bound_and_schedule_use_the_segment(capsys: pytest.CaptureFixture[str],
     assert schedule["link_source"].endswith("segment 2 of 2 (131.1 kB – 268.4 MB)")
     assert (schedule["alpha_s"], schedule["beta_s_per_byte"]) == pytest.approx((4e-5, 1e-10))
     assert schedule["time_s"] == pytest.approx(float(6 * 40 * US + F(3, 2) * 2**20 * NS / 10), rel=1e-9)
+    # without -n the schedule shows its default size, 1 MiB, priced by the segment that covers it
+    default = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "--profile", profile)
+    assert default["link_source"] == schedule["link_source"] and default["time_s"] == schedule["time_s"]
     small = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "1KiB", "--profile", profile)
     assert small["time_s"] == pytest.approx(float(6 * 10 * US + F(3, 2) * 1024 * NS), rel=1e-9)
 

@@ -80,7 +80,8 @@ def read_nccl_tests_json(path: str | PathLike[str], *, collective: str | None = 
 
 
 def _json_p(doc: Mapping[str, Any], requested: int | None, path: str) -> int | None:
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    found = doc.get("config")
+    config: Mapping[str, Any] = found if isinstance(found, dict) else {}
     devices = config.get("devices")
     counts = [config.get(key, 1) for key in ("nthreads", "ngpus")]
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in counts):
