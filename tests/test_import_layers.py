@@ -122,9 +122,6 @@ def test_cycle_finder_names_a_cycle():
 KNOWN = [
     # cli.output's table() is used by cli.render, which output loads: table() moves out of output
     ["costmodel.cli.output", "costmodel.cli.render"],
-    # mixing's best-constant weights need the Laplacian's extremes (spectral), and spectral the
-    # mixing's sparse form: the Laplacian and the CSR structure belong below both
-    ["costmodel.consensus.mixing", "costmodel.consensus.spectral"],
     # resolve's error path names the hierarchical all-reduces, catalog lists their formulas, and
     # multilane assembles its link from a profile (links -> profiles -> calibration.logs -> busbw)
     ["costmodel.calibration.logs", "costmodel.collectives._registry", "costmodel.collectives.busbw",

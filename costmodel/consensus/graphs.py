@@ -766,6 +766,47 @@ def recognise(graph: Graph) -> Circulant | None:
     return None
 
 
+# -- matrices of the graph (numpy/scipy imported here only) --------------------------------------
+
+
+def csr_structure(graph: Graph) -> tuple[Any, Any]:
+    """(indptr, indices) of the neighbour lists in CSR form (numpy int64), vectorised for circulant families.
+
+    Row i's neighbours are ``indices[indptr[i]:indptr[i + 1]]``, as in a ``scipy.sparse.csr_array``
+    of the adjacency matrix.
+    """
+    import numpy as np
+
+    family = graph.family
+    p = graph.p
+    if isinstance(family, Circulant):
+        idx = np.arange(p, dtype=np.int64)
+        columns = []
+        for n, stride, offs in zip(family.sizes, family.strides(), family.offsets, strict=True):
+            a = (idx // stride) % n
+            columns.extend(idx + ((a + s) % n - a) * stride for s in offs)
+        d = len(columns)
+        indices = np.stack(columns, axis=1).reshape(-1) if d else np.zeros(0, dtype=np.int64)
+        return np.arange(0, p * d + 1, d, dtype=np.int64), indices
+    degrees = np.fromiter((len(n) for n in graph.neighbours), dtype=np.int64, count=p)
+    indptr = np.zeros(p + 1, dtype=np.int64)
+    np.cumsum(degrees, out=indptr[1:])
+    flat = (j for nbrs in graph.neighbours for j in nbrs)
+    indices = np.fromiter(flat, dtype=np.int64, count=int(indptr[-1]))
+    return indptr, indices
+
+
+def laplacian_matrix(graph: Graph) -> Any:
+    """The graph Laplacian L = D − A as a ``scipy.sparse.csr_array`` of float64 (undirected graphs)."""
+    import numpy as np
+    from scipy import sparse
+
+    p = graph.p
+    indptr, indices = csr_structure(graph)
+    adjacency = sparse.csr_array((np.ones(indices.size), indices, indptr), shape=(p, p))
+    return sparse.csr_array(sparse.diags_array(np.diff(indptr).astype(float)) - adjacency)
+
+
 # -- the registry of names ---------------------------------------------------------------------------
 
 
