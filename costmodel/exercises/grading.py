@@ -394,7 +394,8 @@ def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
 def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                    partial: Mapping[str, Fraction] | None, base: dict[str, Any]) -> Grade:
     """A symbolic answer: parsed by the restricted grammar, compared at many points, slips tried."""
-    from costmodel.exercises.symbolic import equivalent, parse_expression
+    from costmodel.exercises.symbolic import equivalent
+    from costmodel.expressions import parse_expression
 
     try:
         given = parse_expression(str(submission.value))
