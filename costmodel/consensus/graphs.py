@@ -644,11 +644,12 @@ def _explicit(name: str, p: int, edges: Iterable[tuple[int, int]], *, label: str
         adjacency[u].append(v)
         adjacency[v].append(u)
     neighbours = tuple(tuple(sorted(a)) for a in adjacency)
-    _check_connected(neighbours, label=label, hint=disconnected_hint)
+    check_connected(neighbours, label=label, hint=disconnected_hint)
     return Graph(name=name, p=p, label=label, neighbours=neighbours, seed=seed, source=source, path=path)
 
 
-def _check_connected(neighbours: Sequence[Sequence[int]], *, label: str, hint: str) -> None:
+def check_connected(neighbours: Sequence[Sequence[int]], *, label: str, hint: str) -> None:
+    """Raise InputError naming the components when the worker *neighbours* do not form one; *hint* follows."""
     p = len(neighbours)
     seen = bytearray(p)
     seen[0] = 1

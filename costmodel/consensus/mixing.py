@@ -51,7 +51,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.consensus.citations import OLSHEVSKY_2017, XIAO_2004, XIAO_2005
-from costmodel.consensus.graphs import Circulant, Graph, Star, _check_connected, csr_structure
+from costmodel.consensus.graphs import Circulant, Graph, Star, check_connected, csr_structure
 from costmodel.consensus.laplacian import LaplacianExtremes, laplacian_extremes
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import Number, parse_number
@@ -492,7 +492,7 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
             raise InputError(f"W has {p} rows but the {graph.label} has p={graph.p} workers; "
                              "give a matrix with one row per worker")
         _check_support(nonzero, graph)
-    _check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
+    check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
                      hint="give every worker a nonzero weight towards some neighbour")
     tol = 0 if exact else _TOLERANCE
     zero: Number = Fraction(0) if exact else 0.0

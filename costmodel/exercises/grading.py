@@ -44,7 +44,8 @@ from costmodel.exercises.mistakes import (
     sentence,
     value_slips,
 )
-from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
+from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant
+from costmodel.exercises.model import example_answers as _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
 from costmodel.validate import positive
