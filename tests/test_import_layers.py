@@ -122,9 +122,6 @@ def test_cycle_finder_names_a_cycle():
 KNOWN = [
     # cli.output's table() is used by cli.render, which output loads: table() moves out of output
     ["costmodel.cli.output", "costmodel.cli.render"],
-    # mixing's best-constant weights need the Laplacian's extremes (spectral), and spectral the
-    # mixing's sparse form: the Laplacian and the CSR structure belong below both
-    ["costmodel.consensus.mixing", "costmodel.consensus.spectral"],
     # resolve's error path names the hierarchical all-reduces and catalog lists their formulas
     ["costmodel.collectives._registry", "costmodel.collectives.evaluate", "costmodel.collectives.hierarchical",
      "costmodel.collectives.hierarchical_formula"],
@@ -135,3 +132,50 @@ KNOWN = [
 def test_no_new_import_cycles():
     found = [c for c in cycles(import_graph()) if c not in KNOWN]
     assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def private_imports() -> list[str]:
+    """``module: from costmodel.x import _y`` for each private name one module takes from another.
+
+    A module whose own name starts with ``_`` (``costmodel._json``, ``collectives._registry``) is
+    package-internal and may be imported; a ``__dunder__`` is not private.
+    """
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = _targets(ast.ImportFrom(module=node.module, names=[ast.alias("")], level=node.level),
+                              name, path, modules)[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.endswith("__")
+                if private and source.startswith("costmodel") and f"{source}.{alias.name}" not in modules:
+                    found.append(f"{name}: from {source} import {alias.name}")
+    return sorted(found)
+
+
+KNOWN_PRIVATE = [
+    # the hierarchical formulas read the compositions' private tables: to go when hierarchical.py is split
+    *(f"costmodel.collectives.hierarchical_formula: from costmodel.collectives.hierarchical import {n}"
+      for n in ("_RS_AR_AG", "_Scheme", "_inner", "_outer", "_scheme", "_senders")),
+    # exercise helpers shared inside the package, to be named when its file loading settles
+    "costmodel.exercises.assignment: from costmodel.exercises.bank import _files",
+    "costmodel.exercises.bank: from costmodel.exercises.model import _PLACEHOLDER",
+    "costmodel.exercises.validate: from costmodel.exercises.grading import _article",
+    "costmodel.exercises.validate: from costmodel.exercises.grading import _dimension",
+    "costmodel.exercises.validate: from costmodel.exercises.grading import _parse_given",
+]
+"""Private names still taken across modules, each with its cause; the list only shrinks."""
+
+
+def test_private_import_finder():
+    found = private_imports()
+    assert set(KNOWN_PRIVATE) <= set(found), "fixed: remove from KNOWN_PRIVATE"
+    assert not any(": from costmodel import __version__" in line for line in found)
+    assert not any("import _json" in line or "import _registry" in line for line in found)
+
+
+def test_no_private_names_imported_across_modules():
+    found = [line for line in private_imports() if line not in KNOWN_PRIVATE]
+    assert not found, "private names imported from another module: " + "; ".join(found)

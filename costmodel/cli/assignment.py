@@ -218,7 +218,7 @@ def report_command(
     """
     import sys
 
-    from costmodel.cli.teaching import _partial, read_submission
+    from costmodel.cli.teaching import partial_credit, read_submission
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
         bank_fingerprint,
@@ -232,7 +232,7 @@ def report_command(
 
     if student_from not in ("name", "field"):
         raise InputError(f"--student-from {student_from!r}: choose name or field")
-    credit = _partial(partial)
+    credit = partial_credit(partial)
     secret = read_secret(secret_file)
     manifest = load_manifest(manifest_path)
     check_secret(manifest, secret)

@@ -70,9 +70,9 @@ def algorithms_on_topology(ctx: Any, incomplete: str) -> list[str]:
 
 def profiles(ctx: Any, incomplete: str) -> list[str]:
     """The embedded profile presets (a TOML path is completed by the shell, not here)."""
-    from costmodel.profiles import _presets
+    from costmodel.profiles import preset_names
 
-    return _starting(sorted(_presets()), incomplete)
+    return _starting(preset_names(), incomplete)
 
 
 def examples(ctx: Any, incomplete: str) -> list[str]:

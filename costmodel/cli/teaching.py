@@ -257,7 +257,8 @@ class _Lint:
 # -- check -----------------------------------------------------------------------------------------
 
 
-def _partial(values: list[str] | None) -> dict[str, Fraction]:
+def partial_credit(values: list[str] | None) -> dict[str, Fraction]:
+    """The credits of ``--partial MISTAKE=CREDIT`` options by mistake (``check`` and ``assignment grade``)."""
     from costmodel.exact import parse_number
     from costmodel.exercises import MISTAKES
 
@@ -332,14 +333,14 @@ def check_command(
         submissions = load_answers(answers)
         return _validate(submissions, _bank(exercises), path, as_json)
     if assignment is not None:
-        return _check_assignment(answers, assignment, secret_file, student, metadata, _partial(partial),
+        return _check_assignment(answers, assignment, secret_file, student, metadata, partial_credit(partial),
                                  exercises, gradescope=gradescope, hide_expected=hide_expected,
                                  allow_bank_change=allow_bank_change, as_json=as_json)
     for name, given in (("--secret-file", secret_file), ("--student", student), ("--metadata", metadata)):
         if given is not None:
             raise InputError(f"{name} goes with --assignment")
     try:
-        credit = _partial(partial)
+        credit = partial_credit(partial)
         submissions = load_answers(answers)
         report = check(submissions, bank=_bank(exercises), partial=credit, path=path, jobs=jobs)
     except Exception as e:
@@ -476,17 +477,17 @@ def _render_worked(worked: Any) -> Rendered:
     from rich.markup import escape
     from rich.text import Text
 
-    from costmodel.examples.work import _show
+    from costmodel.examples.work import show_value
 
     head = markup(f"[bold]{escape(worked.title)}[/bold]\n[dim]{escape(worked.source)}[/dim]")
     givens = table("given", "value", no_wrap=("value",))
     for g, v in worked.givens:
-        givens.add_row(f"{g.label}" + (f" ({g.symbol})" if g.symbol else ""), _show(v, g.kind))
+        givens.add_row(f"{g.label}" + (f" ({g.symbol})" if g.symbol else ""), show_value(v, g.kind))
     steps = table("#", "step", "working", "value", numeric=("#", "value"))
     for i, s in enumerate(worked.steps, 1):
-        steps.add_row(str(i), s.text, s.expression, _show(s.value, s.kind))
-    answers = markup("\n".join(
-        f"[bold]{escape(a.label)}:[/bold] {escape(_show(a.value, a.kind))}" for a in worked.answers.values()))
+        steps.add_row(str(i), s.text, s.expression, show_value(s.value, s.kind))
+    answers = markup("\n".join(f"[bold]{escape(a.label)}:[/bold] {escape(show_value(a.value, a.kind))}"
+                                for a in worked.answers.values()))
     return Group(head, Text(""), givens, Text(""), steps, Text(""), answers), ()
 
 

@@ -205,6 +205,10 @@ class Term:
     def _wrap(self, prec: int) -> str:
         return f"({self.text})" if self.prec < prec else self.text
 
+    def as_factor(self) -> str:
+        """The text as a factor of a product: parenthesised when it is a sum, as in ``2·(p − 1)``."""
+        return self._wrap(_PRODUCT)
+
     def __add__(self, other: Any) -> Term:
         a, b = self, Term.lift(other)
         if a.const is not None and b.const is not None:

@@ -52,12 +52,11 @@ from costmodel.consensus.graphs import (
     star,
     torus,
 )
+from costmodel.consensus.laplacian import LaplacianExtremes, laplacian_extremes
 from costmodel.consensus.mixing import WEIGHTS, Mixing, from_matrix, load_matrix, mixing_matrix, parse_matrix
 from costmodel.consensus.spectral import (
-    LaplacianExtremes,
     RoundsToTarget,
     Spectrum,
-    laplacian_extremes,
     parse_target,
     rounds_to_target,
     spectrum,

@@ -638,11 +638,12 @@ def _explicit(name: str, p: int, edges: Iterable[tuple[int, int]], *, label: str
         adjacency[u].append(v)
         adjacency[v].append(u)
     neighbours = tuple(tuple(sorted(a)) for a in adjacency)
-    _check_connected(neighbours, label=label, hint=disconnected_hint)
+    check_connected(neighbours, label=label, hint=disconnected_hint)
     return Graph(name=name, p=p, label=label, neighbours=neighbours, seed=seed, source=source, path=path)
 
 
-def _check_connected(neighbours: Sequence[Sequence[int]], *, label: str, hint: str) -> None:
+def check_connected(neighbours: Sequence[Sequence[int]], *, label: str, hint: str) -> None:
+    """Raise InputError naming the components when the worker *neighbours* do not form one; *hint* follows."""
     p = len(neighbours)
     seen = bytearray(p)
     seen[0] = 1
@@ -753,6 +754,47 @@ def recognise(graph: Graph) -> Circulant | None:
     if degrees == {2} and graph.p >= 3:
         return Circulant((graph.p,), ((1, graph.p - 1),))
     return None
+
+
+# -- matrices of the graph (numpy/scipy imported here only) --------------------------------------
+
+
+def csr_structure(graph: Graph) -> tuple[Any, Any]:
+    """(indptr, indices) of the neighbour lists in CSR form (numpy int64), vectorised for circulant families.
+
+    Row i's neighbours are ``indices[indptr[i]:indptr[i + 1]]``, as in a ``scipy.sparse.csr_array``
+    of the adjacency matrix.
+    """
+    import numpy as np
+
+    family = graph.family
+    p = graph.p
+    if isinstance(family, Circulant):
+        idx = np.arange(p, dtype=np.int64)
+        columns = []
+        for n, stride, offs in zip(family.sizes, family.strides(), family.offsets, strict=True):
+            a = (idx // stride) % n
+            columns.extend(idx + ((a + s) % n - a) * stride for s in offs)
+        d = len(columns)
+        indices = np.stack(columns, axis=1).reshape(-1) if d else np.zeros(0, dtype=np.int64)
+        return np.arange(0, p * d + 1, d, dtype=np.int64), indices
+    degrees = np.fromiter((len(n) for n in graph.neighbours), dtype=np.int64, count=p)
+    indptr = np.zeros(p + 1, dtype=np.int64)
+    np.cumsum(degrees, out=indptr[1:])
+    flat = (j for nbrs in graph.neighbours for j in nbrs)
+    indices = np.fromiter(flat, dtype=np.int64, count=int(indptr[-1]))
+    return indptr, indices
+
+
+def laplacian_matrix(graph: Graph) -> Any:
+    """The graph Laplacian L = D − A as a ``scipy.sparse.csr_array`` of float64 (undirected graphs)."""
+    import numpy as np
+    from scipy import sparse
+
+    p = graph.p
+    indptr, indices = csr_structure(graph)
+    adjacency = sparse.csr_array((np.ones(indices.size), indices, indptr), shape=(p, p))
+    return sparse.csr_array(sparse.diags_array(np.diff(indptr).astype(float)) - adjacency)
 
 
 # -- the registry of names ---------------------------------------------------------------------------

@@ -47,20 +47,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import compress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from costmodel._files import read_text
 from costmodel._json import real
 from costmodel.consensus.citations import OLSHEVSKY_2017, XIAO_2004, XIAO_2005
-from costmodel.consensus.graphs import Circulant, Graph, Star, _check_connected
+from costmodel.consensus.graphs import Circulant, Graph, Star, check_connected, csr_structure
+from costmodel.consensus.laplacian import LaplacianExtremes, laplacian_extremes
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import Number, parse_number
 from costmodel.names import Names
 from costmodel.references import Cited
 from costmodel.units import format_exact
-
-if TYPE_CHECKING:
-    from costmodel.consensus.spectral import LaplacianExtremes
 
 __all__ = [
     "WEIGHTS",
@@ -293,7 +291,7 @@ def _uniform_column_sums(graph: Graph) -> tuple[bool, tuple[int, str]]:
         return sums[j] == 1, (j, format_exact(sums[j]))
     import numpy as np
 
-    indptr, indices = _csr_structure(graph)
+    indptr, indices = csr_structure(graph)
     deg = np.diff(indptr)
     w = 1.0 / (deg + 1)
     sums = w + np.bincount(indices, weights=np.repeat(w, deg), minlength=p)
@@ -312,8 +310,6 @@ def _lazy(graph: Graph) -> Mixing:
 
 
 def _best_constant(graph: Graph) -> Mixing:
-    from costmodel.consensus.spectral import laplacian_extremes
-
     lap = laplacian_extremes(graph)
     if lap.exact:
         alpha: Number = 2 / (lap.connectivity_exact + lap.largest_exact)
@@ -493,7 +489,7 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
             raise InputError(f"W has {p} rows but the {graph.label} has p={graph.p} workers; "
                              "give a matrix with one row per worker")
         _check_support(nonzero, graph)
-    _check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
+    check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
                      hint="give every worker a nonzero weight towards some neighbour")
     tol = 0 if exact else _TOLERANCE
     zero: Number = Fraction(0) if exact else 0.0
@@ -548,29 +544,6 @@ def _undirected_support(nonzero: tuple[Row, ...]) -> tuple[tuple[int, ...], ...]
 # -- floating-point forms for the numeric paths (numpy/scipy imported here only) -----------------------
 
 
-def _csr_structure(graph: Graph) -> tuple[Any, Any]:
-    """(indptr, indices) of the neighbour lists, vectorised for circulant families."""
-    import numpy as np
-
-    family = graph.family
-    p = graph.p
-    if isinstance(family, Circulant):
-        idx = np.arange(p, dtype=np.int64)
-        columns = []
-        for n, stride, offs in zip(family.sizes, family.strides(), family.offsets, strict=True):
-            a = (idx // stride) % n
-            columns.extend(idx + ((a + s) % n - a) * stride for s in offs)
-        d = len(columns)
-        indices = np.stack(columns, axis=1).reshape(-1) if d else np.zeros(0, dtype=np.int64)
-        return np.arange(0, p * d + 1, d, dtype=np.int64), indices
-    degrees = np.fromiter((len(n) for n in graph.neighbours), dtype=np.int64, count=p)
-    indptr = np.zeros(p + 1, dtype=np.int64)
-    np.cumsum(degrees, out=indptr[1:])
-    flat = (j for nbrs in graph.neighbours for j in nbrs)
-    indices = np.fromiter(flat, dtype=np.int64, count=int(indptr[-1]))
-    return indptr, indices
-
-
 def sparse_matrix(mixing: Mixing) -> Any:
     """W as a ``scipy.sparse.csr_array`` of float64 (self-weights included)."""
     import numpy as np
@@ -583,7 +556,7 @@ def sparse_matrix(mixing: Mixing) -> Any:
         cols = np.fromiter((j for row in rows for j, _ in row), dtype=np.int64, count=at.size)
         data = np.fromiter((float(w) for row in rows for _, w in row), dtype=float, count=at.size)
         return sparse.csr_array((data, (at, cols)), shape=(p, p))
-    indptr, indices = _csr_structure(mixing.graph)
+    indptr, indices = csr_structure(mixing.graph)
     deg = np.diff(indptr)
     rows = np.repeat(np.arange(p), deg)
     if mixing.scheme == "uniform":

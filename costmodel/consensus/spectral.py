@@ -80,15 +80,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import real
-from costmodel.consensus.citations import (
-    ERICSSON_1980,
-    GRAY_2006,
-    PARLETT_1998,
-    SENETA_2006,
-    XIAO_2004,
-    YING_2021,
-)
-from costmodel.consensus.graphs import Circulant, Graph, Star, recognise
+from costmodel.consensus.citations import GRAY_2006, SENETA_2006, XIAO_2004, YING_2021
+from costmodel.consensus.eigen import DENSE_MAX, EPS, LANCZOS_TOL, low_end, one_blas_thread, start_vector
+from costmodel.consensus.graphs import Circulant, Star, recognise
+from costmodel.consensus.laplacian import LaplacianExtremes, circulant_extremes, cos_turns, sin_turns
 from costmodel.errors import InputError
 from costmodel.exact import Number, parse_number
 from costmodel.references import Cited
@@ -100,49 +95,22 @@ if TYPE_CHECKING:
 __all__ = [
     "DENSE_MAX",
     "NONSYMMETRIC_DENSE_MAX",
-    "LaplacianExtremes",
     "RoundsToTarget",
     "Spectrum",
-    "laplacian_extremes",
     "parse_target",
     "rounds_to_target",
     "spectrum",
 ]
 
-DENSE_MAX = 400
-"""Up to this many workers, eigenvalues come from a dense solver (4× as many for a non-symmetric W)."""
 NONSYMMETRIC_DENSE_MAX = 3000
 """A non-symmetric W of up to this many rows falls back on dense eigenvalues when sparse Arnoldi
 does not converge (eigenvalues clustered near the circle of ρ: seconds at 1,700 rows, half a
 minute at 3,000); beyond, the command stops with an error."""
 _EXACT_DENSE_MAX = 32
-_EPS = 2.0**-52
-_LANCZOS_TOL = 1e-11
-_LANCZOS_STEPS = 3000
-"""Plain Lanczos gives up after this many steps (then shift-invert)."""
-_NARROW = 64
-_LANCZOS_SOURCE = PARLETT_1998.at("chapter 13, Lanczos algorithms (residual bound β_j·|s_ji|)")
-_SHIFT_SOURCE = ERICSSON_1980.at("the spectral transformation (K + δI)⁻¹")
-"""A graph whose reverse Cuthill–McKee bandwidth is at most this goes straight to shift-invert."""
 
 
 # -- results --------------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LaplacianExtremes:
-    """The algebraic connectivity λ_{p−1}(L) and the largest eigenvalue λ_1(L) of L = D − A."""
-
-    connectivity: float
-    largest: float
-    connectivity_exact: Fraction | None = None
-    largest_exact: Fraction | None = None
-    error: float = 0.0
-    method: str = ""
-
-    @property
-    def exact(self) -> bool:
-        return self.connectivity_exact is not None and self.largest_exact is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,90 +171,10 @@ def _spectrum(gap: Number, *, method: str, error: float = 0.0, notes: tuple[str,
                     notes=notes)
 
 
-# -- rational cosines (Niven) ---------------------------------------------------------------------------
-
-_RATIONAL_COS = {
-    Fraction(0): Fraction(1), Fraction(1, 2): Fraction(-1), Fraction(1, 3): Fraction(-1, 2),
-    Fraction(2, 3): Fraction(-1, 2), Fraction(1, 4): Fraction(0), Fraction(3, 4): Fraction(0),
-    Fraction(1, 6): Fraction(1, 2), Fraction(5, 6): Fraction(1, 2),
-}
-
-
-def _cos_turns(t: Fraction) -> Fraction | None:
-    """cos(2πt) when it is rational (Niven's theorem), else None."""
-    return _RATIONAL_COS.get(t - math.floor(t))
-
-
-def _sin_turns(t: Fraction) -> Fraction | None:
-    """sin(2πt) = cos(2π(t − 1/4)) when rational, else None."""
-    return _cos_turns(t - Fraction(1, 4))
-
-
-# -- circulant families ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Extreme:
-    value: float
-    exact: Fraction | None
-
-
-def _factor_extremes(n: int, offs: tuple[int, ...]) -> tuple[_Extreme, _Extreme, _Extreme]:
-    """For the circulant C_n(S): the smallest nonzero ℓ_k, the largest ℓ_k, the smallest h_k.
-
-    ℓ_k = Σ_s (1 − cos 2πsk/n) (Laplacian), h_k = Σ_s (1 + cos 2πsk/n) = d + μ_k (signless).
-    """
-    d = len(offs)
-    if d == n - 1:  # complete: μ_k = −1 for k ≠ 0
-        return (_Extreme(float(n), Fraction(n)), _Extreme(float(n), Fraction(n)),
-                _Extreme(float(n - 2), Fraction(n - 2)))
-    import numpy as np
-
-    k = np.arange(n // 2 + 1, dtype=np.int64)  # symmetric offsets: k and n − k alike
-    ell = np.zeros(k.shape)
-    h = np.zeros(k.shape)
-    for s in offs:
-        m = (s * k) % n
-        m = np.minimum(m, n - m).astype(float)
-        ell += 2 * np.sin(np.pi * m / n) ** 2
-        h += 2 * np.cos(np.pi * m / n) ** 2
-    nonzero = ell[1:]
-    a = _pick(nonzero, 1 + np.arange(nonzero.size), np.min(nonzero), n, offs, exact_of=lambda c: d - c)
-    top = _pick(ell, k, np.max(ell), n, offs, exact_of=lambda c: d - c)
-    low = _pick(h, k, np.min(h), n, offs, exact_of=lambda c: d + c)
-    return a, top, low
-
-
-def _pick(values: Any, ks: Any, best: float, n: int, offs: tuple[int, ...], *, exact_of: Any) -> _Extreme:
-    """The extreme *best*, exact when one of the k attaining it has all-rational cosines."""
-    import numpy as np
-
-    near = ks[np.abs(values - best) <= 1e-12 * max(1.0, abs(best))]
-    for k in near[:16].tolist():
-        cosines = [_cos_turns(Fraction(s * k, n)) for s in offs]
-        if all(c is not None for c in cosines):
-            exact = exact_of(sum(cosines, Fraction(0)))
-            if abs(float(exact) - best) <= 1e-9 * max(1.0, abs(best)):
-                return _Extreme(float(exact), exact)
-    return _Extreme(float(best), None)
-
-
-def _circulant_extremes(family: Circulant) -> tuple[_Extreme, _Extreme, _Extreme]:
-    """(a, ℓ_max, h_min) of the Cartesian product: a is the least factor's, the others add."""
-    parts = [_factor_extremes(n, offs) for n, offs in zip(family.sizes, family.offsets, strict=True)]
-    a = min((part[0] for part in parts), key=lambda e: e.value)
-    return a, _sum_extremes([part[1] for part in parts]), _sum_extremes([part[2] for part in parts])
-
-
-def _sum_extremes(items: Sequence[_Extreme]) -> _Extreme:
-    value = math.fsum(e.value for e in items)
-    exact = None if any(e.exact is None for e in items) else sum((e.exact for e in items), Fraction(0))
-    return _Extreme(float(exact) if exact is not None else value, exact)
-
 
 def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -> Spectrum:
     """W = I − cL on a product of circulants with uniform/Metropolis/lazy/best-constant weights."""
-    a, top, low = _circulant_extremes(family)
+    a, top, low = circulant_extremes(family)
     d = family.degree
     scheme = mixing.scheme
     method = "closed form (product of circulant graphs: ℓ_k = Σ 2 sin²(πsk/n))"
@@ -297,7 +185,7 @@ def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -
             gap: Number = 2 * a.exact / (a.exact + top.exact)
         else:
             gap = 2 * a.value / (a.value + top.value)
-        return _spectrum(gap, method=method, error=8 * _EPS * float(gap), source=source,
+        return _spectrum(gap, method=method, error=8 * EPS * float(gap), source=source,
                          notes=(note,) if note else ())
     c = Fraction(1, d + 1) if scheme in ("uniform", "metropolis") else Fraction(1, 2 * (d + 1))
     exact = a.exact is not None and low.exact is not None
@@ -305,7 +193,7 @@ def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -
         gap = min(c * a.exact, 2 * (1 - c * d) + c * low.exact)
     else:
         gap = min(float(c) * a.value, 2 * float(1 - c * d) + float(c) * low.value)
-    return _spectrum(gap, method=method, error=8 * _EPS * float(gap), source=source,
+    return _spectrum(gap, method=method, error=8 * EPS * float(gap), source=source,
                      notes=(note,) if note else ())
 
 
@@ -332,7 +220,7 @@ def _directed_circulant(mixing: Mixing, family: Circulant) -> Spectrum:
     source = YING_2021.at("spectral gap of the static exponential graph")
     if exact is not None:
         return _spectrum(1 - exact, method=method, source=source)
-    error = 16 * _EPS * math.log2(p) if p > 1 else _EPS
+    error = 16 * EPS * math.log2(p) if p > 1 else EPS
     return _spectrum(1.0 - rho, method=method, error=error, source=source)
 
 
@@ -340,7 +228,7 @@ def _exact_modulus(k: int, p: int, offs: tuple[int, ...], w: Fraction) -> Fracti
     """|Σ_s w·e^{2πisk/p}| when the real and imaginary parts and the modulus are rational."""
     re = im = Fraction(0)
     for s in offs:
-        c, sn = _cos_turns(Fraction(s * k, p)), _sin_turns(Fraction(s * k, p))
+        c, sn = cos_turns(Fraction(s * k, p)), sin_turns(Fraction(s * k, p))
         if c is None or sn is None:
             return None
         re += w * c
@@ -420,24 +308,16 @@ def _numeric(mixing: Mixing, notes: tuple[str, ...] = ()) -> Spectrum:
 
     k = sparse.identity(p, format="csr") - s
     bottom_bound = _gershgorin_bottom(mixing)
-    low = _low_end(k, v, scale=_smallest_weight(s))
+    low = low_end(k, v, scale=_smallest_weight(s))
     gap, error, method = low.value, low.error, low.method
     if bottom_bound < gap * (1 + 1e-9) + error:
-        h = _low_end(sparse.identity(p, format="csr") + s, None, scale=max(bottom_bound, _EPS))
+        h = low_end(sparse.identity(p, format="csr") + s, None, scale=max(bottom_bound, EPS))
         if h.value < gap:
             gap, error = h.value, max(error, h.error)
         method += "; bottom of the spectrum too"
     spec = _spectrum(gap, method=method, error=error, notes=notes,
                      source=low.source)
     return _periodicity(mixing, spec)
-
-
-@dataclass(frozen=True, slots=True)
-class _End:
-    value: float
-    error: float
-    method: str
-    source: Cited
 
 
 def _smallest_weight(s: Any) -> float:
@@ -450,136 +330,6 @@ def _smallest_weight(s: Any) -> float:
     return float(values.min()) if values.size else 1.0
 
 
-def _row_bound(k: Any) -> float:
-    """max_i Σ_j |k_ij| ≥ the spectral radius of *k* (Gershgorin)."""
-    import numpy as np
-
-    return float(np.max(np.asarray(abs(k).sum(axis=1)).ravel()))
-
-
-def _low_end(k: Any, v: Any, *, scale: float) -> _End:
-    """The smallest eigenvalue of the PSD matrix *k* on the complement of its kernel vector *v*.
-
-    Lanczos on −k (v pushed to the bottom) when the graph is wide; shift-invert when it is
-    narrow, or when Lanczos does not converge within its budget (clustered eigenvalues).
-    """
-    p = k.shape[0]
-    bound = _row_bound(k)
-    if not _narrow(k):
-        def flipped(x: Any) -> Any:
-            y = -(k @ x)
-            return y if v is None else y - 2 * bound * v * (v @ x)
-
-        found = _lanczos_top(flipped, p, tol=_LANCZOS_TOL, maxiter=min(p, _LANCZOS_STEPS))
-        if found is not None:
-            theta, residual = found
-            return _End(-theta, residual + 100 * _EPS * bound,
-                        "sparse Lanczos, consensus eigenvector deflated", _LANCZOS_SOURCE)
-    return _shift_invert_low(k, v, scale=scale, bound=bound)
-
-
-def _lanczos_top(matvec: Any, p: int, *, tol: float, maxiter: int) -> tuple[float, float] | None:
-    """The largest eigenvalue of a symmetric operator by plain Lanczos, and its residual bound.
-
-    No reorthogonalisation: the extreme Ritz value still converges (Paige), and |λ − θ| ≤
-    β_m·|s_m|, the last entry of its Ritz vector times the next β, which is the stopping
-    test (relative to |θ|).  Returns None when *maxiter* steps do not meet *tol*.
-    """
-    import numpy as np
-    from scipy.linalg import eigh_tridiagonal
-
-    q = _start(p)
-    q /= np.linalg.norm(q)
-    q_prev = np.zeros(p)
-    beta = 0.0
-    alphas: list[float] = []
-    betas: list[float] = []
-    for step in range(1, maxiter + 1):
-        w = matvec(q)
-        alpha = float(q @ w)
-        w -= alpha * q + beta * q_prev
-        beta = float(np.linalg.norm(w))
-        alphas.append(alpha)
-        betas.append(beta)
-        done = beta <= 1e-300  # an invariant subspace: the Ritz values are exact
-        if done or step % 20 == 0 or step == maxiter:
-            values, vectors = eigh_tridiagonal(np.array(alphas), np.array(betas[:-1]), select="i",
-                                               select_range=(step - 1, step - 1))
-            theta, residual = float(values[0]), abs(beta * float(vectors[-1, 0]))
-            if done or residual <= tol * max(abs(theta), 1e-300):
-                return theta, residual
-        if done:
-            break
-        q_prev, q = q, w / beta
-    return None
-
-
-def _start(p: int) -> Any:
-    import numpy as np
-
-    return np.random.default_rng(0).standard_normal(p)  # fixed start vector: reproducible
-
-
-def _narrow(k: Any) -> bool:
-    """Whether *k*'s reverse Cuthill–McKee bandwidth is small, so that a sparse LU is cheap."""
-    import numpy as np
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    perm = reverse_cuthill_mckee(k.tocsr(), symmetric_mode=True)
-    where = np.empty_like(perm)
-    where[perm] = np.arange(perm.size)
-    coo = k.tocoo()
-    return int(np.max(np.abs(where[coo.row] - where[coo.col]))) <= _NARROW
-
-
-def _shift_invert_low(k: Any, v: Any, *, scale: float, bound: float) -> _End:
-    """Shift-invert: the largest eigenvalue of (K + δI)⁻¹ on v⊥ is 1/(a + δ), well separated."""
-    from scipy import sparse
-    from scipy.sparse import linalg
-
-    p = k.shape[0]
-    # a ≥ 4·w_min/(p·diam) ≥ 4·w_min/p² (Mohar's bound on a weighted Laplacian): δ stays below a/10
-    delta = max(0.4 * scale / p**2, 1e-15)
-    lu = linalg.splu(sparse.csc_array(k + delta * sparse.identity(p, format="csc")))
-
-    def solve(x: Any) -> Any:
-        if v is None:
-            return lu.solve(x)
-        y = lu.solve(x - v * (v @ x))
-        return y - v * (v @ y)
-
-    found = _lanczos_top(solve, p, tol=1e-13, maxiter=min(p, 2000))
-    if found is None:
-        raise InputError(f"the eigenvalue solver did not converge for p={p}; the graph's spectrum is too "
-                         "clustered for double precision")
-    theta, residual = found
-    value = 1 / theta - delta
-    error = residual / theta**2 + 100 * _EPS * bound
-    return _End(max(value, 0.0), error, "shift-invert Lanczos (sparse LU of I − W + δI)", _SHIFT_SOURCE)
-
-
-def _high_end(k: Any) -> _End:
-    """The largest eigenvalue of the symmetric matrix *k*: Lanczos, else shift-invert above it."""
-    from scipy import sparse
-    from scipy.sparse import linalg
-
-    p = k.shape[0]
-    bound = _row_bound(k)
-    if not _narrow(k):
-        found = _lanczos_top(lambda x: k @ x, p, tol=_LANCZOS_TOL, maxiter=min(p, _LANCZOS_STEPS))
-        if found is not None:
-            return _End(found[0], found[1] + 100 * _EPS * bound, "sparse Lanczos", _LANCZOS_SOURCE)
-    sigma = bound * (1 + 1e-9) + 1e-12
-    lu = linalg.splu(sparse.csc_array(sigma * sparse.identity(p, format="csc") - k))
-    found = _lanczos_top(lu.solve, p, tol=1e-13, maxiter=min(p, 2000))
-    if found is None:
-        raise InputError(f"the eigenvalue solver did not converge for p={p}; the graph's spectrum is too "
-                         "clustered for double precision")
-    theta, residual = found  # 1/(σ − ℓ_max)
-    return _End(sigma - 1 / theta, residual / theta**2 + 100 * _EPS * bound, "shift-invert Lanczos",
-                _SHIFT_SOURCE)
-
-
 def _dense_symmetric(mixing: Mixing, s: Any, v: Any, notes: tuple[str, ...]) -> Spectrum:
     import numpy as np
 
@@ -587,7 +337,7 @@ def _dense_symmetric(mixing: Mixing, s: Any, v: Any, notes: tuple[str, ...]) -> 
     consensus = int(np.argmax(np.abs(vectors.T @ v)))
     rest = np.delete(values, consensus)
     gap = min(1 - rest.max(), 1 + rest.min()) if rest.size else 1.0
-    error = 10 * mixing.p * _EPS
+    error = 10 * mixing.p * EPS
     spec = _spectrum(float(gap), method="dense eigh (numpy.linalg.eigh)", error=error, notes=notes)
     return _periodicity(mixing, _recognise_rational(mixing, spec))
 
@@ -614,7 +364,7 @@ def _nonsymmetric(mixing: Mixing, notes: tuple[str, ...]) -> Spectrum:
     rho = float(np.abs(np.delete(values, consensus)).max())
     more = ("W is not symmetric: ρ is the asymptotic rate per round; the disagreement can shrink more "
             "slowly at first",)
-    spec = _spectrum(1.0 - rho, method=method, error=10 * p * _EPS, notes=(*notes, *more))
+    spec = _spectrum(1.0 - rho, method=method, error=10 * p * EPS, notes=(*notes, *more))
     return _periodicity(mixing, _recognise_rational(mixing, spec))
 
 
@@ -623,7 +373,7 @@ def _arnoldi(w: Any, p: int) -> Any:
     from scipy.sparse import linalg
 
     try:
-        return linalg.eigs(w, k=3, which="LM", tol=_LANCZOS_TOL, maxiter=2000, v0=_start(p),
+        return linalg.eigs(w, k=3, which="LM", tol=LANCZOS_TOL, maxiter=2000, v0=start_vector(p),
                            return_eigenvectors=False)
     except linalg.ArpackNoConvergence:
         return None
@@ -799,28 +549,6 @@ def spectrum(mixing: Mixing) -> Spectrum:
         return _numeric(mixing)
 
 
-def one_blas_thread() -> Any:
-    """A context in which BLAS and LAPACK run on one thread (``threadpoolctl``), else a no-op.
-
-    The solvers here multiply a sparse matrix by a vector thousands of times and call
-    LAPACK on small tridiagonal or dense matrices: work too small to share out.  With the
-    default of one BLAS thread per core, the threads spin waiting for each other, and on a
-    machine busy with other work each waits for a core: a random 3-regular graph of 10⁵
-    workers took 2.8 s on a quiet machine and 84 s on a busy one.  One thread is as fast
-    when quiet and stays so when busy (``benchmarks/bench_consensus.py`` measures both).
-    """
-    from contextlib import nullcontext
-
-    import numpy  # noqa: F401  (loads numpy's BLAS: a limit covers only libraries already loaded)
-    import scipy.linalg  # noqa: F401  (and scipy's own copy)
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # an environment installed before it was a dependency
-        return nullcontext()
-    return threadpool_limits(limits=1)
-
-
 def _best_constant(lap: LaplacianExtremes) -> Spectrum:
     """W = I − α*L with α* = 2/(a + ℓ_max): both ends of the spectrum give the gap α*·a = 2a/(a + ℓ_max)."""
     if lap.connectivity_exact is not None and lap.largest_exact is not None:
@@ -832,66 +560,6 @@ def _best_constant(lap: LaplacianExtremes) -> Spectrum:
         error = 2 * lap.error / total
     return _spectrum(gap, method=f"best-constant: 2·λ(p−1)(L)/(λ(p−1)(L) + λ1(L)), L by {lap.method}",
                      error=error, source=XIAO_2004.at("section 4.1, ρ = (λ1 − λ(n−1))/(λ1 + λ(n−1))"))
-
-
-def laplacian_extremes(graph: Graph) -> LaplacianExtremes:
-    """λ_{p−1}(L) (algebraic connectivity) and λ_1(L) of the graph Laplacian L = D − A.
-
-    Exact for structured graphs where every cosine involved is rational, and for the star.
-
-    Examples
-    --------
-    >>> from costmodel.consensus.graphs import ring, star
-    >>> e = laplacian_extremes(ring(4))
-    >>> e.connectivity_exact, e.largest_exact
-    (Fraction(2, 1), Fraction(4, 1))
-    >>> laplacian_extremes(star(5)).largest_exact
-    Fraction(5, 1)
-    """
-    if graph.directed:
-        raise InputError(f"the {graph.label} is directed; the graph Laplacian needs an undirected graph")
-    family = graph.family
-    if isinstance(family, Star):
-        a, top = (Fraction(2), Fraction(2)) if graph.p == 2 else (Fraction(1), Fraction(graph.p))
-        return LaplacianExtremes(connectivity=float(a), largest=float(top), connectivity_exact=a,
-                                 largest_exact=top, method="closed form (star)")
-    family = family if isinstance(family, Circulant) else recognise(graph)
-    if family is not None:
-        a, top, _ = _circulant_extremes(family)
-        return LaplacianExtremes(connectivity=a.value, largest=top.value, connectivity_exact=a.exact,
-                                 largest_exact=top.exact, error=8 * _EPS * top.value,
-                                 method="closed form (circulant)")
-    with one_blas_thread():
-        return _numeric_laplacian(graph)
-
-
-def _numeric_laplacian(graph: Graph) -> LaplacianExtremes:
-    import numpy as np
-    from scipy import sparse
-
-    from costmodel.consensus.mixing import _csr_structure
-
-    p = graph.p
-    indptr, indices = _csr_structure(graph)
-    adjacency = sparse.csr_array((np.ones(indices.size), indices, indptr), shape=(p, p))
-    lap = sparse.csr_array(sparse.diags_array(np.diff(indptr).astype(float)) - adjacency)
-    if p <= DENSE_MAX:
-        values = np.linalg.eigvalsh(lap.toarray())
-        error = 10 * p * _EPS * float(values[-1])
-        a, top = float(values[1]), float(values[-1])
-        exact_a, exact_top = _integer_or_none(a, error), _integer_or_none(top, error)
-        return LaplacianExtremes(connectivity=a, largest=top, connectivity_exact=exact_a,
-                                 largest_exact=exact_top, error=error, method="dense eigvalsh")
-    low = _low_end(lap, np.full(p, 1 / math.sqrt(p)), scale=1.0)
-    high = _high_end(lap)
-    return LaplacianExtremes(connectivity=low.value, largest=high.value, error=max(low.error, high.error),
-                             method=f"{low.method}; {high.method}")
-
-
-def _integer_or_none(x: float, error: float) -> Fraction | None:
-    """Laplacian eigenvalues are algebraic integers: an integer within the error is taken as exact."""
-    n = round(x)
-    return Fraction(n) if abs(x - n) <= max(error, 1e-9) else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

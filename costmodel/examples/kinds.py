@@ -152,7 +152,7 @@ NAME = Kind("name", "", _name, str)
 
 
 def _formula(value: Any) -> Any:
-    from costmodel.exercises.symbolic import parse_expression
+    from costmodel.expressions import parse_expression
 
     return value if hasattr(value, "free_symbols") else parse_expression(value)
 

@@ -127,10 +127,11 @@ def _json_value(value: Any) -> Any:
     return real(value)
 
 
-def _show(value: Any, kind: Kind | None) -> str:
-    """A step's value for a reader; a fraction with no short decimal gets its decimal beside it.
+def show_value(value: Any, kind: Kind | None) -> str:
+    """A step's value as shown to a reader (tables, sheets, ``exercise show``); a fraction with no
+    short decimal gets its decimal beside it.
 
-    >>> _show(Fraction(1, 3), kinds.NUMBER), _show(Fraction(3, 4), kinds.NUMBER)
+    >>> show_value(Fraction(1, 3), kinds.NUMBER), show_value(Fraction(3, 4), kinds.NUMBER)
     ('1/3 ≈ 0.3333', '0.75')
     """
     if value is None:
@@ -166,32 +167,32 @@ class Worked:
         """The worked example as Markdown: givens, numbered steps, answers."""
         lines = [f"{heading} {self.title}", "", f"*{self.source}*" if self.source else "", "",
                  "| given | value |", "|---|---|"]
-        lines += [f"| {g.label}{f' ({g.symbol})' if g.symbol else ''} | {_show(v, g.kind)} |"
+        lines += [f"| {g.label}{f' ({g.symbol})' if g.symbol else ''} | {show_value(v, g.kind)} |"
                   for g, v in self.givens]
         lines.append("")
         for i, s in enumerate(self.steps, 1):
-            shown = _show(s.value, s.kind)
+            shown = show_value(s.value, s.kind)
             expression = f": {s.expression}" if s.expression else ""
             result = f" = **{shown}**" if shown and s.expression else (f": **{shown}**" if shown else "")
             lines.append(f"{i}. {s.text}{expression}{result}")
         lines.append("")
-        lines += [f"**{sentence(a.label)}: {_show(a.value, a.kind)}**  "
+        lines += [f"**{sentence(a.label)}: {show_value(a.value, a.kind)}**  "
                   for a in self.answers.values()]
         return "\n".join(lines).rstrip() + "\n"
 
     def to_dict(self) -> dict[str, Any]:
         def answer(a: Answer) -> dict[str, Any]:
             return {"name": a.name, "label": a.label, "value": _json_value(a.value), "unit": a.kind.unit,
-                    "text": _show(a.value, a.kind)}
+                    "text": show_value(a.value, a.kind)}
 
         return {
             "name": self.name,
             "title": self.title,
             "source": self.source,
             "givens": [{"name": g.name, "label": g.label, "value": _json_value(v), "unit": g.kind.unit,
-                        "text": _show(v, g.kind)} for g, v in self.givens],
+                        "text": show_value(v, g.kind)} for g, v in self.givens],
             "steps": [{"text": s.text, "expression": s.expression, "value": _json_value(s.value),
-                       "unit": s.kind.unit if s.kind else "", "shown": _show(s.value, s.kind)}
+                       "unit": s.kind.unit if s.kind else "", "shown": show_value(s.value, s.kind)}
                       for s in self.steps],
             "answer": answer(self.answer),
             "answers": [answer(a) for a in self.answers.values()],
@@ -300,11 +301,11 @@ class Work:
         g = 0 if self.slipped("alpha-only") else gamma
         result = Cost(lat * a, bw * b, comp * g, rounds, sent)
         if show and not self.quiet:
-            from costmodel.collectives._math import _PRODUCT, TEXT, Term
+            from costmodel.collectives._math import TEXT, Term
 
             name = label or algo.name
-            latency_text = Term.lift(algo.latency(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
-            bandwidth_text = Term.lift(algo.bandwidth(Term(str(p)), Term("n"), TEXT))._wrap(_PRODUCT)
+            latency_text = Term.lift(algo.latency(Term(str(p)), Term("n"), TEXT)).as_factor()
+            bandwidth_text = Term.lift(algo.bandwidth(Term(str(p)), Term("n"), TEXT)).as_factor()
             self.step(f"{name}: the model", text_formula(algo))
             exact = kinds.show_exact
             self.step(f"{name}: start-ups", f"{latency_text}·α = {exact(lat)} × {format_time(alpha)}",

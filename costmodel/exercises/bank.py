@@ -394,7 +394,7 @@ def _indexed(k: int, table: dict[str, Any], example: Any) -> AnswerSpec:
 
 def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
     """The author's own mistakes of one answer: ``[[exercise.answer.slip]]`` tables."""
-    from costmodel.exercises.symbolic import parse_expression
+    from costmodel.expressions import parse_expression
 
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables) or len(tables) > 32:
         raise InputError(f"answer {name}: slips are [[exercise.answer.slip]] tables (at most 32)")

@@ -46,7 +46,8 @@ from costmodel.exercises.mistakes import (
     sentence,
     value_slips,
 )
-from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, _answers
+from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant
+from costmodel.exercises.model import example_answers as _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
 from costmodel.validate import positive
@@ -417,7 +418,8 @@ def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
 def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                    partial: Mapping[str, Fraction] | None, base: Grade) -> Grade:
     """A symbolic answer: parsed by the restricted grammar, compared at many points, slips tried."""
-    from costmodel.exercises.symbolic import equivalent, parse_expression
+    from costmodel.exercises.symbolic import equivalent
+    from costmodel.expressions import parse_expression
 
     try:
         given = parse_expression(str(submission.value))

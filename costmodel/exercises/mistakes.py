@@ -105,7 +105,7 @@ class AuthorSlip:
         """The value a student who makes this slip writes (base units), or None where undefined."""
         import sympy
 
-        from costmodel.exercises.symbolic import parse_expression
+        from costmodel.expressions import parse_expression
 
         numbers = {k: v for k, v in givens.items()
                    if isinstance(v, (int, Fraction, float)) and not isinstance(v, bool)}

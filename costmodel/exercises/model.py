@@ -309,15 +309,15 @@ def _variant(exercise: Exercise, seed: int | None) -> Variant:
         rng = random.Random(f"{exercise.formerly or exercise.id}/{seed}")
         for parameter in exercise.parameters:
             shown[parameter.name] = parameter.draw(rng)
-    values, answers = _answers(exercise.example, tuple(sorted(shown.items())))
+    values, answers = example_answers(exercise.example, tuple(sorted(shown.items())))
     return Variant(exercise, seed, shown, values, answers)
 
 
 @lru_cache(maxsize=65536)
-def _answers(example_name: str, shown: tuple[tuple[str, str], ...]) -> tuple[Mapping[str, Any],
-                                                                            Mapping[str, Answer]]:
-    """The givens and answers of the example for these shown givens: seeds drawing the same numbers
-    share them, and no step is written (see :meth:`Example.run`'s *quiet*)."""
+def example_answers(example_name: str, shown: tuple[tuple[str, str], ...]) -> tuple[Mapping[str, Any],
+                                                                                 Mapping[str, Answer]]:
+    """The givens and answers of the example for these shown givens (variants and grading): seeds
+    drawing the same numbers share them, and no step is written (see :meth:`Example.run`'s *quiet*)."""
     example = get_example(example_name)
     values = example.values(dict(shown))
     return values, example.run(values=values, quiet=True).answers

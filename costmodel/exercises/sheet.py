@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from costmodel.examples.work import Worked, _show, sentence
+from costmodel.examples.work import Worked, sentence
+from costmodel.examples.work import show_value as _show
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.model import Exercise, Variant
 

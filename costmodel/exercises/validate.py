@@ -82,7 +82,7 @@ def _reading(s: Submission, bank: Bank) -> Reading:
     try:
         kind = exercise.variant(s.seed).answers[spec.name].kind
         if kind.name == "formula":
-            from costmodel.exercises.symbolic import parse_expression, show_expression
+            from costmodel.expressions import parse_expression, show_expression
 
             return Reading(s, spec.name, read=show_expression(parse_expression(str(s.value))))
         value, dimension = _parse_given(s.value, spec, kind)

@@ -198,6 +198,7 @@ class ProfileList(JSONFields):
 
 
 def _presets() -> dict[str, Any]:
+    """The embedded preset files by name."""
     return {
         entry.name.removesuffix(".toml"): entry
         for entry in resources.files(__package__).iterdir()
@@ -205,9 +206,14 @@ def _presets() -> dict[str, Any]:
     }
 
 
+def preset_names() -> list[str]:
+    """The names of the embedded presets, sorted (``load_profile`` takes each)."""
+    return sorted(_presets())
+
+
 def list_profiles() -> ProfileList:
     """All embedded presets, sorted by name."""
-    return ProfileList(tuple(load_profile(name) for name in sorted(_presets())))
+    return ProfileList(tuple(load_profile(name) for name in preset_names()))
 
 
 def load_profile(name_or_path: str | Path) -> Profile:

@@ -25,10 +25,10 @@ from costmodel.consensus.graphs import (
     star,
     torus,
 )
+from costmodel.consensus.laplacian import laplacian_extremes
 from costmodel.consensus.mixing import WEIGHTS, from_matrix, mixing_matrix
 from costmodel.consensus.spectral import (
     Spectrum,
-    laplacian_extremes,
     parse_target,
     rounds_to_target,
     spectrum,

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from costmodel import symbols as s
 from costmodel.errors import InputError
 from costmodel.exercises import Submission, grade_answer, load_bank
-from costmodel.exercises.symbolic import MAX_LENGTH, equivalent, parse_expression
+from costmodel.exercises.symbolic import equivalent
+from costmodel.expressions import MAX_LENGTH, parse_expression
 
 RING = 2 * (s.p - 1) * s.ALPHA + 2 * (s.p - 1) / s.p * s.n * s.BETA
 

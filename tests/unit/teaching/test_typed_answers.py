@@ -8,7 +8,7 @@ import pytest
 
 from costmodel.errors import InputError, UnitError
 from costmodel.exercises import Submission, check
-from costmodel.exercises.symbolic import parse_expression
+from costmodel.expressions import parse_expression
 from costmodel.units import parse_quantity, parse_rate, parse_size, parse_time
 
 ACCEPTED = [  # (typed, value in base units, dimension)
