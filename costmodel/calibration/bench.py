@@ -126,6 +126,7 @@ from costmodel._json import JSONFields, to_json_dict
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
+from costmodel.validate import whole
 
 __all__ = [
     "BACKENDS",
@@ -310,9 +311,7 @@ class _Step:
 
 
 def _integer(value: Any, name: str, *, low: int, high: int, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"{name}={value!r} is not an integer in [{low}, {high}]; {hint}")
-    return value
+    return whole(value, name, low=low, high=high, expected=f"an integer in [{low}, {high}]", hint=hint)
 
 
 def _positive(value: Any, name: str) -> float:

@@ -85,6 +85,7 @@ from costmodel._json import real, to_json_dict
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError
 from costmodel.references import KIELMANN_2000
+from costmodel.validate import whole
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -650,8 +651,8 @@ def _resolve_p(measurements: Measurements, p: int | None) -> Measurements:
 
 def _choose(search: _Search, segments: int | None, rows: int) -> tuple[tuple[int, ...], list[SegmentCount]]:
     if segments is not None:
-        if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= MAX_SEGMENTS:
-            raise InputError(f"segments={segments!r} is not 1, 2 or 3; leave it out to choose automatically")
+        whole(segments, "segments", low=1, high=MAX_SEGMENTS, expected="1, 2 or 3",
+              hint="leave it out to choose automatically")
         counts = [segments]
     else:
         counts = list(range(1, max(1, min(MAX_SEGMENTS, search.sizes // MIN_POINTS)) + 1))

@@ -18,6 +18,8 @@ from costmodel._files import MAX_READ_BYTES, read_text
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.names import Names
+from costmodel.validate import whole
 
 TOOLS = ("nccl-tests", "osu", "costmodel-csv")
 """The values of :attr:`Measurements.tool`."""
@@ -28,7 +30,9 @@ PT2PT = "pt2pt"
 CSV_COLUMNS = ("collective", "backend", "p", "n_bytes", "time_s", "in_place")
 """The columns :func:`write_csv` writes; the first five are required when reading."""
 
-_PT2PT_ALIASES = {"pt2pt", "p2p", "point-to-point", "pointtopoint", "sendrecv", "send-recv", "pingpong"}
+_PT2PT_NAMES = Names("collective", {PT2PT: ("p2p", "point-to-point", "pointtopoint", "sendrecv", "send-recv",
+                                              "pingpong")})
+"""The names of point-to-point logs (the collectives' own names are the registry's)."""
 BUS_FACTORS: dict[str, Callable[[Fraction], Fraction]] = {
     **{name: factor for name, (_, factor) in FACTORS.items()},
     PT2PT: lambda p: Fraction(1),
@@ -167,9 +171,7 @@ class Measurements:
 
 
 def check_p(p: Any) -> int:
-    if isinstance(p, bool) or not isinstance(p, int) or p < 2:
-        raise InputError(f"p={p!r} is not an integer >= 2; give the number of ranks")
-    return p
+    return whole(p, "p", low=2, expected="an integer >= 2", hint="give the number of ranks")
 
 
 def canonical_collective(name: str) -> str:
@@ -186,8 +188,7 @@ def canonical_collective(name: str) -> str:
     from costmodel.collectives._registry import COLLECTIVES
     from costmodel.collectives._registry import collective as find_collective
 
-    key = name.strip().lower().replace("_", "-")
-    if key in _PT2PT_ALIASES:
+    if _PT2PT_NAMES.get(name) is not None:
         return PT2PT
     try:
         return find_collective(name).name

@@ -23,6 +23,7 @@ from costmodel.calibration.logs.measurements import (
     stated_collective,
 )
 from costmodel.errors import ParseError
+from costmodel.validate import is_whole
 
 
 def _json_number(value: Any, what: str, *, path: str, where: str) -> Fraction:
@@ -84,7 +85,7 @@ def _json_p(doc: Mapping[str, Any], requested: int | None, path: str) -> int | N
     config: Mapping[str, Any] = found if isinstance(found, dict) else {}
     devices = config.get("devices")
     counts = [config.get(key, 1) for key in ("nthreads", "ngpus")]
-    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in counts):
+    if any(not is_whole(c) or c < 1 for c in counts):
         raise ParseError(f"config nthreads/ngpus {counts} are not positive integers", path=path, line=1)
     found = len(devices) * counts[0] * counts[1] if isinstance(devices, list) and devices else None
     if requested is not None:
@@ -109,7 +110,7 @@ def _json_rows(results: list[Any], path: str) -> tuple[list[Row], list[str]]:
             warnings.append(f"{where}: another type/op series; skipped (only the first is read)")
             continue
         size = item["size"]
-        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_SIZE:
+        if not is_whole(size) or not 0 <= size <= MAX_SIZE:
             raise ParseError(f"{where}: size {size!r} is not a whole number of bytes", path=path, line=1)
         if size == 0:
             warnings.append(f"{where}: 0-byte row skipped")
