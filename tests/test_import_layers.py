@@ -179,3 +179,35 @@ def test_private_import_finder():
 def test_no_private_names_imported_across_modules():
     found = [line for line in private_imports() if line not in KNOWN_PRIVATE]
     assert not found, "private names imported from another module: " + "; ".join(found)
+
+
+LAYERS = (
+    ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "references", "_json", "_files",
+                     "tomlfile", "symbols", "expressions", "renames")),
+    ("links", ("params", "topology", "profiles", "links")),
+    ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration")),
+    ("questions", ("crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises")),
+    ("command line", ("cli", "__main__", "")),
+)
+"""The layers of docs/design.md, lowest first, by the first name under ``costmodel``; a module may import
+its own layer and those below (within a layer, the cycle test keeps the order one way)."""
+
+UPWARD = {
+    # a profile file names collectives: its [fit] tables are checked against the registry's names
+    ("costmodel.profiles", "costmodel.calibration.logs"),
+}
+"""Imports from a layer to a higher one, each with its reason; the set only shrinks."""
+
+
+def _layer(module: str) -> int:
+    top = module.removeprefix("costmodel").lstrip(".").split(".")[0]
+    found = [i for i, (_, names) in enumerate(LAYERS) if top in names]
+    assert found, f"{module} is in no layer of LAYERS: place it (and in docs/design.md)"
+    return found[0]
+
+
+def test_imports_go_down_the_layers():
+    graph = import_graph()
+    upward = {(m, d) for m, deps in graph.items() for d in deps if _layer(d) > _layer(m)}
+    assert upward <= UPWARD, "imports up the layers: " + "; ".join(f"{m} -> {d}" for m, d in sorted(upward - UPWARD))
+    assert upward >= UPWARD, f"stale UPWARD entries: {sorted(UPWARD - upward)}"

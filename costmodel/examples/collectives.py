@@ -159,7 +159,8 @@ def ring_vs_naive(w: Work) -> None:
     Source: Thakur et al. 2005 (α–β model; the root's 2(p − 1)nβ, p times the ring's);
     the ring meets the bandwidth lower bound 2(p − 1)/p·nβ (Chan et al. 2007).
     """
-    from costmodel import LinkParams, bound
+    from costmodel.collectives.evaluate import bound
+    from costmodel.params import LinkParams
 
     p, n, bandwidth, alpha = w.values("p", "n", "bandwidth", "alpha")
     beta = w.step("Time per byte", f"β = 1/B = 1/({_rate(bandwidth)})", 1 / bandwidth, INVERSE_RATE)
@@ -435,7 +436,9 @@ def crossover_pair(w: Work) -> None:
     Source: the α–β costs of Thakur, Rabenseifner & Gropp 2005; solved exactly by
     :func:`costmodel.crossover` (the example checks its own working against it).
     """
-    from costmodel import LinkParams, crossover, resolve
+    from costmodel.collectives._registry import resolve
+    from costmodel.crossovers import crossover
+    from costmodel.params import LinkParams
 
     a, b, p, alpha, beta = w.values("a", "b", "p", "alpha", "beta")
     names = [resolve("allreduce", x).name for x in (a, b)]
