@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any, cast
 
-import click
+import typer
 
 from costmodel.errors import CostmodelError
 
 __all__ = ["main"]
 
-_USAGE_ERROR: type[click.UsageError] = click.UsageError
+_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+"""Click's UsageError, as the Click that Typer runs on defines it (Typer may carry its own copy)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
             rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:
         if isinstance(exc, _USAGE_ERROR):
-            message = exc.format_message()
+            message = cast(Any, exc).format_message()
         else:
             from costmodel.cli.flags import cli_message
 
