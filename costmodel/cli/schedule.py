@@ -25,6 +25,7 @@ from costmodel.cli.options import (
     link_from_options,
 )
 from costmodel.cli.output import emit
+from costmodel.errors import InputError
 
 app = typer.Typer()
 
@@ -57,10 +58,13 @@ def schedule(
     """
     from costmodel.cli import render_schedule  # noqa: F401 - registers the rendering
     from costmodel.cli.options import extra_parameters
+    from costmodel.collectives.hierarchical import is_hierarchical
     from costmodel.walkthrough import schedule_report
 
     link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
                                                        collective=collective, n=size)
+    if ranks is None and not level and not is_hierarchical(algorithm):  # Click's wording, as for cost
+        raise InputError("Missing option '-p' / '--ranks'.")
     extra = extra_parameters(segments=segments, blocks=blocks)
     report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
                              profile=profile if level is None else None, extra=extra, verify=verify)

@@ -312,7 +312,7 @@ def price(
 
 def _whole(size: Fraction, whole_bytes: bool) -> None:
     if whole_bytes and size.denominator != 1:
-        raise InputError(f"n = {format_size(size)} is not a whole number of bytes; --whole-bytes prices "
+        raise InputError(f"n = {format_size(size)} is not a whole number of bytes; whole_bytes=True prices "
                          "whole-byte chunks of a whole-byte message")
 
 

@@ -182,7 +182,7 @@ def test_lanes(lanes, ar_time):
 
 @pytest.mark.parametrize(("lanes", "needle"), [
     (5, "lanes=5 is more than the 4 local ranks that cross at the outermost level; each rank has one port, "
-        "so use at most --lanes 4"),
+        "so use at most lanes=4"),
     (0, "lanes=0 is not a positive integer"),
     (-1, "lanes=-1"),
     (True, "lanes=True"),
@@ -399,7 +399,7 @@ def test_multilane_with_start_up():
 
 
 @pytest.mark.parametrize(("kwargs", "needle"), [
-    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass --lanes K"),
+    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass lanes=K"),
     ({"lanes": 0, "bandwidth": "1GB/s"}, "lanes=0 is not a positive integer"),
     ({"lanes": 2, "alpha": 0}, "no bandwidth given"),
     ({"lanes": 2, "bandwidth": "1GB/s"}, "no latency given"),
