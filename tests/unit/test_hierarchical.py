@@ -399,7 +399,7 @@ def test_multilane_with_start_up():
 
 
 @pytest.mark.parametrize(("kwargs", "needle"), [
-    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass lanes=K"),
+    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass --lanes K"),
     ({"lanes": 0, "bandwidth": "1GB/s"}, "lanes=0 is not a positive integer"),
     ({"lanes": 2, "alpha": 0}, "no bandwidth given"),
     ({"lanes": 2, "bandwidth": "1GB/s"}, "no latency given"),
