@@ -157,16 +157,6 @@ def test_a_profile_of_levels_lists(capsys, tmp_path: Path):
     assert data["profiles"][0]["levels"][0]["size"] == 8
 
 
-def test_a_profile_of_levels_costs_its_topology_unless_p_is_given(capsys, tmp_path: Path):
-    path = tmp_path / "cluster.toml"
-    path.write_text('[[level]]\nsize = 4\nalpha = "1 s"\nbandwidth = "100 B/s"\n'
-                    '[[level]]\nsize = 2\nalpha = "10 s"\nbandwidth = "10 B/s"\n', encoding="utf-8")
-    data = run_json(capsys, "cost", "allreduce", "-n", "800B", "--profile", str(path))
-    assert data["results"][0]["time_s"] == 58
-    assert main(["cost", "allreduce", "-n", "800B", "-p", "8", "--profile", str(path)]) == 2
-    assert "has levels but no [link] table; drop -p" in capsys.readouterr().err
-
-
 HIER = ["cost", "allreduce", "-n", "1GiB"]
 BAD = [
     ([*HIER, *LEVELS, "-p", "30"], "p=30 does not match the levels: 8 × 4 = 32 ranks"),
@@ -183,10 +173,6 @@ BAD = [
     ([*HIER, *LEVELS, "--lanes", "9"], "use at most --lanes 8"),
     ([*HIER, "-p", "8", "--alpha", "5us", "--beta", "1ns/B", "--lanes", "2"], "--lanes 2 applies to hierarchical"),
     ([*HIER, *LEVELS, "--alpha", "5us"], "--alpha sets one flat link"),
-    ([*HIER, *LEVELS, "--bandwidth", "1GB/s"], "--bandwidth sets one flat link"),
-    ([*HIER, "-p", "8", "--alpha", "5us", "--beta", "1ns/B", "--inner", "ring"],
-     "--inner ring applies to hierarchical"),
-    ([*HIER, *LEVELS, "--whole-bytes"], "--whole-bytes prices the flat algorithms' chunks"),
     (["cost", "allreduce", "hierarchical", "-p", "8", "-n", "1MB", "--alpha", "5us", "--beta", "1ns/B"],
      "no topology given"),
     (["cost", "allreduce", "ring", *LEVELS, "-n", "1MB"], "'ring' is a flat algorithm"),
