@@ -26,7 +26,7 @@ def check_writable(path: str | Path, *, force: bool, folder_must_exist: bool = T
     """
     target = Path(path)
     if target.exists() and not force:
-        raise InputError(f"{target} exists; pass --force to overwrite it")
+        raise InputError(f"{target} exists; pass force=True to overwrite it")
     if folder_must_exist and not target.parent.exists():
         raise InputError(f"{target.parent} does not exist; create the folder first")
     return target

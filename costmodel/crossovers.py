@@ -797,11 +797,11 @@ def find_crossover(
         Unless exactly one of *p* and *n* is given.
     """
     if (p is None) == (n is None):
-        raise InputError("give either -p (to solve for the size n*) or -n (to scan p), not both or neither")
+        raise InputError("give either p= (to solve for the size n*) or n= (to scan p), not both or neither")
     if p is not None:
         return crossover(collective, a, b, p=p, link=link, extra=extra, symbolic=symbolic,
                          min_bytes=min_bytes, max_bytes=max_bytes)
     if min_bytes is not None or max_bytes is not None:
-        raise InputError("--min and --max bound the sizes searched with -p; with -n the scan is over p: "
-                         "use --p-min and --p-max")
+        raise InputError("min_bytes= and max_bytes= bound the sizes searched with p=; with n= the scan is "
+                         "over p: use p_min= and p_max=")
     return crossover_in_p(collective, a, b, n=n, link=link, extra=extra, p_min=p_min, p_max=p_max)

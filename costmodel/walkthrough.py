@@ -197,10 +197,10 @@ def schedule_report(
         return _hierarchical_report(collective, algorithm, p=p, n=size, levels=levels, profile=profile,
                                     outer=outer, verify=verify, seed=seed)
     if levels:
-        raise InputError(f"--level describes a topology for the hierarchical all-reduces, not for "
-                         f"{algorithm!r}; drop --level or choose hierarchical")
+        raise InputError(f"levels= describes a topology for the hierarchical all-reduces, not for "
+                         f"{algorithm!r}; drop levels= or choose hierarchical")
     if p is None:
-        raise InputError("Missing option '-p' / '--ranks'.")
+        raise InputError("no rank count given; pass p=N (a flat algorithm runs on p ranks)")
     spec = find_collective(collective)
     record = resolve(spec.name, algorithm)
     p = check_ranks(p)
@@ -278,8 +278,8 @@ def check_work(algo: Algorithm, p: int, extra: Mapping[str, int], *, verify: boo
     ids = p * p if algo.collective == "alltoall" else int(units)
     state = p * ids * STATE_BYTES_PER_CELL
     if verify and state > MAX_STATE_BYTES:
-        raise InputError(f"--verify at p={p} would hold about {format_size(state)} ({p:,} ranks × {ids:,} "
-                         f"chunk ids), above the limit of {format_size(MAX_STATE_BYTES)}; drop --verify "
+        raise InputError(f"verify=True at p={p} would hold about {format_size(state)} ({p:,} ranks × {ids:,} "
+                         f"chunk ids), above the limit of {format_size(MAX_STATE_BYTES)}; drop verify= "
                          "or use fewer ranks")
     return sends, state
 
@@ -294,14 +294,14 @@ def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: F
     if spec.name != "allreduce":
         raise InputError(f"{algorithm!r} is an all-reduce; use it with allreduce, not {spec.name}")
     if not levels and profile is None:
-        raise InputError(f"{algorithm!r} needs a topology; give --level SIZE:ALPHA:RATE once per level")
+        raise InputError(f"{algorithm!r} needs a topology; give levels=SIZE:ALPHA:RATE once per level")
     from costmodel.links import topology_from_options
 
     topology = topology_from_options(levels=levels, profile=profile, p=p)
     formula = hierarchical_cost(topology, n, algorithm=algorithm, outer=outer)
     outer_name = str(formula.parameters.get("outer", outer or "ring"))
     if outer_name not in ("ring", "tree"):
-        raise InputError(f"outer={outer_name!r} has no hierarchical schedule; use --outer ring or tree")
+        raise InputError(f"outer={outer_name!r} has no hierarchical schedule; use outer=ring or tree")
     build_it = hierarchical_allreduce if formula.algorithm == "hierarchical" else reduce_bcast_allreduce
     schedule = build_it(topology, outer=outer_name)
     priced = simulate(schedule, n=n, levels=tuple(topology.links), level_of=topology.level_of)

@@ -645,7 +645,7 @@ def _resolve_p(measurements: Measurements, p: int | None) -> Measurements:
         return measurements.with_p(p)
     if measurements.p is None and measurements.collective != PT2PT:
         raise InputError(f"p is not in the {measurements.tool} log {measurements.path}; "
-                         "give the number of ranks it ran on (-p N; p=N in Python)")
+                         "give the number of ranks it ran on (p=N)")
     return measurements
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -34,6 +34,10 @@ from costmodel.cli.options import (
     link_from_options,
 )
 from costmodel.cli.output import emit
+from costmodel.errors import InputError
+
+if TYPE_CHECKING:
+    from costmodel.profiles import Profile as ProfileType
 
 app = typer.Typer()
 
@@ -68,14 +72,71 @@ def cost(
 
     Example: costmodel cost allreduce hierarchical --level 8:1us:150GB/s --level 4:5us:25GB/s -n 1GiB
     """
-    from costmodel.collectives.query import compare_from_options
-
     extra = extra_parameters(segments=segments, blocks=blocks)
-    result = compare_from_options(collective, algorithms, p=ranks, n=size, alpha=alpha, beta=beta,
-                                  bandwidth=bandwidth, gamma=gamma, profile=profile, levels=level,
-                                  inner=inner, outer=outer, lanes=lanes, extra=extra,
-                                  whole_bytes=whole_bytes)
-    emit(result, as_json=as_json)
+    if _wants_topology(collective, algorithms, level, profile, ranks):
+        from costmodel.collectives.hierarchical import compare_hierarchical
+        from costmodel.links import topology_from_options
+
+        # the topology first: a missing or inconsistent one is the first thing to say
+        topology = topology_from_options(levels=level, profile=profile, p=ranks, gamma=gamma)
+        if whole_bytes:
+            raise InputError("--whole-bytes prices the flat algorithms' chunks; the hierarchical ones on a "
+                             "topology use the continuous model only")
+        for option, value in (("--alpha", alpha), ("--beta", beta), ("--bandwidth", bandwidth)):
+            if value is not None:
+                raise InputError(f"{option} sets one flat link; with a topology each level has its own α "
+                                 "and bandwidth: --level SIZE:ALPHA:RATE")
+        emit(compare_hierarchical(collective, algorithms, n=size, topology=topology, inner=inner,
+                                  outer=outer, lanes=lanes, extra=extra), as_json=as_json)
+        return
+    from costmodel.collectives.evaluate import compare
+    from costmodel.links import resolve_link
+
+    for option, value in (("--inner", inner), ("--outer", outer), ("--lanes", lanes)):
+        if value is not None:
+            raise InputError(f"{option} {value} applies to hierarchical algorithms; describe the topology "
+                             "with --level SIZE:ALPHA:RATE once per level")
+    if ranks is None:  # Click's wording, which every other missing option gets too
+        raise InputError("Missing option '-p' / '--ranks'; give the number of ranks, or the levels of a "
+                         "topology with --level SIZE:ALPHA:RATE")
+    if profile is not None and (alpha is None or (beta is None and bandwidth is None)):
+        loaded = _profile(profile)
+        if loaded.link is None:
+            raise InputError(f"profile {loaded.name!r} has levels but no [link] table; drop -p to cost the "
+                             "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
+        profile = loaded
+    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+    emit(compare(collective, algorithms, p=ranks, n=size, link=link, extra=extra, whole_bytes=whole_bytes),
+         as_json=as_json)
+
+
+def _profile(profile: str) -> ProfileType:
+    """The profile *profile* names (a preset or a file)."""
+    from costmodel.profiles import load_profile
+
+    return load_profile(profile)
+
+
+def _wants_topology(collective: str, algorithms: list[str] | None, levels: list[str] | None,
+                    profile: str | None, p: int | None) -> bool:
+    """Whether ``cost`` means a topology: levels given, a hierarchical algorithm named, or a profile's levels.
+
+    A profile's levels count only when p is not given; an unknown algorithm raises.
+    """
+    from costmodel.collectives._registry import resolve
+
+    if levels:
+        return True
+    for name in algorithms or []:
+        try:
+            resolve(collective, name)
+        except InputError:  # unknown, or a hierarchical all-reduce
+            from costmodel.collectives.hierarchical import is_hierarchical
+
+            if is_hierarchical(name):
+                return True
+            raise
+    return p is None and profile is not None and bool(_profile(profile).levels)
 
 
 @app.command("bound")

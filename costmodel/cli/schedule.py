@@ -25,6 +25,7 @@ from costmodel.cli.options import (
     link_from_options,
 )
 from costmodel.cli.output import emit
+from costmodel.errors import InputError
 
 if TYPE_CHECKING:
     from costmodel.params import LinkParams
@@ -64,6 +65,8 @@ def schedule(
     link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
                                                        collective=collective, n=size or DEFAULT_SIZE)
     extra = extra_parameters(segments=segments, blocks=blocks)
+    if ranks is None and not level:
+        _needs_ranks(algorithm)
     report = schedule_report(collective, algorithm, p=ranks, n=size, link=link, levels=level, outer=outer,
                              profile=profile if level is None else None, extra=extra, verify=verify)
     if link_notes:
@@ -72,6 +75,14 @@ def schedule(
         report = dataclasses.replace(report, notes=report.notes + link_notes)
     emit(report, as_json=as_json)
     return 1 if report.verified is False else 0
+
+
+def _needs_ranks(algorithm: str) -> None:
+    """Refuse a flat algorithm without -p, in Click's wording as for every other missing option."""
+    from costmodel.collectives.hierarchical import is_hierarchical
+
+    if not is_hierarchical(algorithm):
+        raise InputError("Missing option '-p' / '--ranks'.")
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,

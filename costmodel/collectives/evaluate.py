@@ -312,7 +312,7 @@ def price(
 
 def _whole(size: Fraction, whole_bytes: bool) -> None:
     if whole_bytes and size.denominator != 1:
-        raise InputError(f"n = {format_size(size)} is not a whole number of bytes; --whole-bytes prices "
+        raise InputError(f"n = {format_size(size)} is not a whole number of bytes; whole_bytes=True prices "
                          "whole-byte chunks of a whole-byte message")
 
 
@@ -347,9 +347,11 @@ def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple
 
 
 def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],
-          bound_s: Fraction, whole_bytes: bool = False, chunk_note: bool = True) -> AlgorithmCost:
+          bound_s: Fraction, whole_bytes: bool = False, chunk_note: bool = True,
+          at_p: tuple[Algorithm, tuple[str, ...]] | None = None) -> AlgorithmCost:
+    """*algo*'s cost at validated values; *at_p* is :func:`applicable`'s answer where already known."""
     _whole(n, whole_bytes)
-    algo, notes = applicable(algo, p)
+    algo, notes = applicable(algo, p) if at_p is None else at_p
     params = _tune(algo, p, n, _rates(link), given)
     extra = _values(algo, params)
     units, priced, detail = _chunking(algo, p, n, extra, whole_bytes)
@@ -407,16 +409,17 @@ def compare(
     p = check_ranks(p)
     size = check_size(n)
     _whole(size, whole_bytes)
-    chosen, skipped = choose(spec.name, algorithms, p=p)
+    chosen, known, skipped = _choose(spec.name, algorithms, p=p)
     given = check_extra(spec.name, chosen, extra)
     link, link_notes = link_at(link, size)
-    lower = bound(spec.name, p=p, n=size, link=link)
+    lower = _bound(spec.name, p, size, link)
+    at_p = [known.get(a.name) or applicable(a, p) for a in chosen]
     results = sorted(
         (_cost(a, p, n=size, link=link, given=given, bound_s=lower.time_s, whole_bytes=whole_bytes,
-               chunk_note=False) for a in chosen),
+               chunk_note=False, at_p=at) for a, at in zip(chosen, at_p, strict=True)),
         key=lambda r: (r.time_s, r.algorithm),
     )
-    details = [d for a in chosen if (d := _detail(a, p, size, results)) is not None]
+    details = [d for a, _ in at_p if (d := _detail(a, p, size, results)) is not None]
     skipped += _chunk_note(size, details, whole_bytes) + link_notes
     return CostTable(
         collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
@@ -424,9 +427,8 @@ def compare(
     )
 
 
-def _detail(algo: Algorithm, p: int, n: Fraction, results: Sequence[AlgorithmCost]) -> str | None:
-    """The chunk detail of *algo*'s result among *results* (its parameters as chosen)."""
-    at_p, _ = applicable(algo, p)
+def _detail(at_p: Algorithm, p: int, n: Fraction, results: Sequence[AlgorithmCost]) -> str | None:
+    """The chunk detail of the record *at_p* runs at *p*, among *results* (its parameters as chosen)."""
     (result,) = (r for r in results if r.algorithm == at_p.name)
     return _chunking(at_p, p, n, _values(at_p, result.parameters), False)[2]
 
@@ -438,18 +440,25 @@ def choose(collective: str, names: Iterable[str] | None, *,
     A named algorithm that cannot run at *p* raises :class:`ConstraintError`;
     from the default list it is left out with a note saying why.
     """
+    chosen, _, skipped = _choose(collective, names, p=p)
+    return chosen, skipped
+
+
+def _choose(collective: str, names: Iterable[str] | None, *, p: int) -> tuple[
+        list[Algorithm], dict[str, tuple[Algorithm, tuple[str, ...]]], tuple[str, ...]]:
+    """:func:`choose`'s answer, with :func:`applicable`'s for each algorithm it already ran it on."""
     wanted = list(names or [])
     if wanted:
-        return list(dict.fromkeys(resolve(collective, a) for a in wanted)), ()
-    chosen, skipped = [], []
+        return list(dict.fromkeys(resolve(collective, a) for a in wanted)), {}, ()
+    chosen, known, skipped = [], {}, []
     for algo in registered(collective):
         try:
-            applicable(algo, p)
+            known[algo.name] = applicable(algo, p)
         except ConstraintError as exc:
             skipped.append(f"{algo.name} left out: {exc}")
         else:
             chosen.append(algo)
-    return chosen, tuple(skipped)
+    return chosen, known, tuple(skipped)
 
 
 def check_extra(collective: str, chosen: Iterable[Algorithm],

@@ -621,14 +621,14 @@ def _lanes(scheme: _Scheme, lanes: int | None, local: int, notes: list[str]) -> 
     if lanes is None:
         return local
     k = positive(lanes, "lanes",
-                 hint="give the number of parallel lanes out of each outermost unit, e.g. --lanes 4")
+                 hint="give the number of parallel lanes out of each outermost unit, e.g. lanes=4")
     if scheme is not _RS_AR_AG:
         notes.append(f"{scheme.name} crosses on the leader's one port; lanes={k} does not apply")
         return 1
     if k > local:
         ranks = f"{local} local rank{'s' if local > 1 else ''}"
         raise InputError(f"lanes={k} is more than the {ranks} that cross at the outermost level; each rank "
-                         f"has one port, so use at most --lanes {local}")
+                         f"has one port, so use at most lanes={local}")
     return k
 
 

@@ -122,8 +122,8 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
     """
     size = check_size(n)
     if lanes is None:
-        raise InputError("no lane count given; pass --lanes K, the number of parallel paths (e.g. 4)")
-    k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. --lanes 4")
+        raise InputError("no lane count given; pass lanes=K, the number of parallel paths (e.g. 4)")
+    k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. lanes=4")
     from costmodel.links import link_from_options
 
     link = link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
@@ -195,7 +195,7 @@ def _group_sizes(groups: Any) -> tuple[int, ...]:
     else:
         raise InputError(f"{groups!r} is not a list of worker counts; write them with commas, e.g. 2,3")
     if not sizes:
-        raise InputError("no groups given; list the workers of each group, e.g. --groups 2,3")
+        raise InputError("no groups given; list the workers of each group, e.g. groups=2,3")
     for i, s in enumerate(sizes, start=1):
         if not is_whole(s) or s < 1:
             raise InputError(f"group {i} has {s!r} workers; every group needs a whole number of workers >= 1")
@@ -233,7 +233,7 @@ def flexreduce(entries: int, *, groups: Any) -> FlexReduceSplit:
     >>> split.exchange_entries_per_direction
     6
     """
-    e = positive(entries, "entries", hint="give the number of tensor entries, e.g. --entries 12")
+    e = positive(entries, "entries", hint="give the number of tensor entries, e.g. entries=12")
     sizes = _group_sizes(groups)
     m = len(sizes)
     need = math.lcm(*(m * s for s in sizes))
@@ -321,8 +321,8 @@ def rack_aware(n: Any, *, racks: int, per_rack: int) -> RackTraffic:
     >>> t.core_bytes_flat_ring, t.core_bytes_rat
     (Fraction(7, 2), Fraction(2, 1))
     """
-    r = positive(racks, "racks", hint="give the number of racks, e.g. --racks 2")
-    w = positive(per_rack, "per_rack", hint="give the workers in each rack, e.g. --per-rack 4")
+    r = positive(racks, "racks", hint="give the number of racks, e.g. racks=2")
+    w = positive(per_rack, "per_rack", hint="give the workers in each rack, e.g. per_rack=4")
     if r < 2:
         raise InputError(f"racks={r} leaves nothing to cross the core; give at least 2 racks")
     size = check_size(n)

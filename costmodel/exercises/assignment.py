@@ -338,7 +338,7 @@ def create_assignment(
     if _unprintable(title) or len(title) > 200:
         raise InputError("the title is one line of at most 200 printable characters")
     if not exercise_ids:
-        raise InputError("no exercises: name them with --exercises ID[,ID...]")
+        raise InputError("no exercises: name them with exercises=ID[,ID...]")
     ids = [bank.get(i).id for i in exercise_ids]
     if len(set(ids)) != len(ids):
         raise InputError(f"exercise {next(i for i in ids if ids.count(i) > 1)!r} is named twice")
@@ -491,7 +491,7 @@ def check_bank(manifest: Manifest, fingerprint: str, *, allow_change: bool) -> N
         raise InputError(
             f"the exercise bank changed since assignment {manifest.id} was created, so students' "
             "numbers may have changed; grade with the bank it was created with, or pass "
-            "--allow-bank-change"
+            "allow_bank_change=True"
         )
 
 
@@ -527,7 +527,7 @@ def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
     if len(set(found)) > 1:
         raise ParseError(
             f"several submitters ({', '.join(sorted(set(found)))}): a group submission is "
-            "graded for one student at a time; pass --student",
+            "graded for one student at a time; pass student=",
             path=path,
         )
     return found[0]

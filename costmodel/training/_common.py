@@ -71,7 +71,7 @@ def parse_vectors(value: Any, *, what: str,
 def positive_int(value: Any, *, what: str, hint: str, allow_zero: bool = False) -> int:
     """*value* as an int ≥ 1 (or ≥ 0), refusing bools, floats and strings.
 
-    >>> positive_int(4, what="--dp", hint="give the data-parallel degree")
+    >>> positive_int(4, what="dp", hint="give the data-parallel degree")
     4
     """
     return whole(value, what, low=0 if allow_zero else 1, high=10**18, hint=hint, large=hint,

@@ -324,7 +324,7 @@ def _options(m: CompressionMethod, v: Dtype, density: Any, index_bytes: Any) -> 
             raise InputError(f"index_bytes={index_bytes!r} applies to top-k only; {m.name} sends no indices")
         return None, 0
     if density is None:
-        raise InputError("top-k needs a density; give --density, the kept fraction, e.g. 0.01")
+        raise InputError("top-k needs a density; give density=, the kept fraction, e.g. 0.01")
     if index_bytes is None:
         return _density(density), 4
     return _density(density), positive_int(index_bytes, what="index_bytes",
@@ -411,10 +411,10 @@ _MAX_EF_STEPS = 100
 def _random_vector(size: Any, seed: Any) -> tuple[Fraction, ...]:
     import random
 
-    n = positive_int(size, what="size", hint="give the random vector's length, e.g. --random 8")
+    n = positive_int(size, what="size", hint="give the random vector's length, e.g. size=8")
     if seed is None:
-        raise InputError("a random vector needs a seed; add --seed S (costmodel never uses a global RNG)")
-    whole(seed, "seed", hint="give --seed S, e.g. 0")
+        raise InputError("a random vector needs a seed; add seed=S (costmodel never uses a global RNG)")
+    whole(seed, "seed", hint="give seed=S, e.g. 0")
     if n > _MAX_EF_ELEMENTS:
         raise InputError(f"size={n} is too long for an exact simulation; "
                          f"use at most {_MAX_EF_ELEMENTS} elements")
@@ -424,11 +424,11 @@ def _random_vector(size: Any, seed: Any) -> tuple[Fraction, ...]:
 
 def _ef_vector(vector: Any, size: Any, seed: Any) -> tuple[Fraction, ...]:
     if (vector is None) == (size is None):
-        raise InputError("give exactly one of --vector v,v,... and --random N (with --seed S)")
+        raise InputError("give exactly one of vector=v,v,... and size=N (with seed=S)")
     if vector is None:
         return _random_vector(size, seed)
     if seed is not None:
-        raise InputError("--seed applies to a random vector; drop it, or use --random N instead of --vector")
+        raise InputError("seed= applies to a random vector; drop it, or use size=N instead of vector=")
     g0 = parse_numbers(vector, what="vector", example="0.5,-1.2,0.3")
     if len(g0) > _MAX_EF_ELEMENTS:
         raise InputError(f"{len(g0)} elements are too many for an exact simulation; use at most "
@@ -492,15 +492,15 @@ def error_feedback(vector: Any = None, *, steps: int = 3, method: Any = "onebit"
     m = _method(method)
     if m.name not in ("onebit", "topk"):
         raise InputError(f"error feedback simulates onebit or topk, not {m.name}; "
-                         "use --method onebit or topk")
+                         "use method=onebit or topk")
     g0 = _ef_vector(vector, size, seed)
-    count = positive_int(steps, what="steps", hint="give the number of steps, e.g. --steps 3")
+    count = positive_int(steps, what="steps", hint="give the number of steps, e.g. steps=3")
     if count > _MAX_EF_STEPS:
         raise InputError(f"steps={count} is too many for an exact simulation; use at most {_MAX_EF_STEPS}")
     d = k = None
     if m.name == "topk":
         if density is None:
-            raise InputError("top-k needs a density; give --density, the kept fraction, e.g. 0.25")
+            raise InputError("top-k needs a density; give density=, the kept fraction, e.g. 0.25")
         d = _density(density)
         k = max(1, math.ceil(d * len(g0)))
     elif density is not None:

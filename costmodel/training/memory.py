@@ -191,7 +191,7 @@ def zero_memory(params: Any, *, gpus: int, stage: int, weight_bytes: int = 2, gr
     [Fraction(120000000000, 1), Fraction(31406250000, 1), Fraction(16640625000, 1), Fraction(1875000000, 1)]
     """
     psi = Fraction(parse_count(params), positive_int(tp, what="tp", hint="give the tensor-parallel size"))
-    n = positive_int(gpus, what="gpus", hint="give the data-parallel degree N_d, e.g. --dp 64")
+    n = positive_int(gpus, what="gpus", hint="give the data-parallel degree N_d, e.g. gpus=64")
     s = _stage(stage)
     w = positive_int(weight_bytes, what="weight_bytes", hint="bytes per weight, e.g. 2 for fp16")
     g = positive_int(grad_bytes, what="grad_bytes", hint="bytes per gradient, e.g. 2 for fp16")
@@ -318,7 +318,7 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
     b = parse_count(batch)
     h = parse_count(hidden)
     a = parse_count(heads)
-    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. tp=8")
     if a % t:
         raise InputError(f"tp={t} does not divide the {a} attention heads; tensor parallelism splits the "
                          "heads, so t must divide a")
@@ -475,8 +475,8 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     given = _activation_sizes_given(params, zero, seq, batch, hidden, heads)
     psi = None if params is None else parse_count(params)
     replicas = 1 if dp is None else positive_int(
-        dp, what="dp", hint="give the number of data-parallel workers, e.g. --dp 4")
-    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+        dp, what="dp", hint="give the number of data-parallel workers, e.g. dp=4")
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. tp=8")
     k = 12 if optimizer_bytes is None else positive_int(
         optimizer_bytes, what="optimizer_bytes", allow_zero=True,
         hint="K, optimizer-state bytes per parameter, e.g. 12 for mixed-precision Adam, 0 for plain SGD")
@@ -523,13 +523,13 @@ def _activation_sizes_given(params: Any, zero: Any, *sizes: Any) -> bool:
     """Whether the activation sizes were given (all four); refuses a request with nothing to compute."""
     given = [name for name, v in zip(_ACTIVATION_OPTIONS, sizes, strict=True) if v is not None]
     if zero is not None and params is None:
-        raise InputError("--zero needs the parameter count; give --params N, e.g. --params 7.5B")
+        raise InputError("zero= needs the parameter count; give params=N, e.g. params=7.5B")
     if params is None and not given:
-        raise InputError("nothing to compute; give --params N for the weights (and --zero STAGE for ZeRO), "
-                         "or --seq, --batch, --hidden and --heads for the activations")
+        raise InputError("nothing to compute; give params=N for the weights (and zero=STAGE for ZeRO), "
+                         "or seq=, batch=, hidden= and heads= for the activations")
     if given and len(given) < len(_ACTIVATION_OPTIONS):
-        missing = ", ".join(f"--{n}" for n in _ACTIVATION_OPTIONS if n not in given)
-        raise InputError(f"activation memory needs --seq, --batch, --hidden and --heads; missing {missing}")
+        missing = ", ".join(f"{n}=" for n in _ACTIVATION_OPTIONS if n not in given)
+        raise InputError(f"activation memory needs seq=, batch=, hidden= and heads=; missing {missing}")
     return bool(given)
 
 

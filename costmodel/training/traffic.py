@@ -194,11 +194,11 @@ def ps_traffic(n: Any, *, workers: int, servers: int = 1, link: LinkParams | Non
     (Fraction(6400000000, 1), Fraction(750000000, 1))
     """
     size = parse_size(n, allow_zero=False)
-    big_n = positive_int(workers, what="workers", hint="give the number of workers, e.g. --workers 16")
+    big_n = positive_int(workers, what="workers", hint="give the number of workers, e.g. workers=16")
     if big_n < 2:
         raise InputError(f"workers={big_n} is too few; "
                          "a parameter server and an all-reduce need at least 2 workers")
-    s = positive_int(servers, what="servers", hint="give the number of server shards, e.g. --servers 4")
+    s = positive_int(servers, what="servers", hint="give the number of server shards, e.g. servers=4")
     used = optional_link(link=link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     ring = _ring("allreduce", big_n, size, used)
     ps_time = None
@@ -319,9 +319,9 @@ def tensor_parallel_traffic(*, batch: Any, seq: Any, hidden: Any, tp: int, dtype
     (50331648, Fraction(88080384, 1))
     """
     b, s, h = parse_count(batch), parse_count(seq), parse_count(hidden)
-    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. --tp 8")
+    t = positive_int(tp, what="tp", hint="give the tensor-parallel size, e.g. tp=8")
     if t < 2:
-        raise InputError(f"tp={t} needs no tensor-parallel communication; give --tp 2 or more")
+        raise InputError(f"tp={t} needs no tensor-parallel communication; give tp=2 or more")
     kind = parse_dtype(dtype)
     blocks = positive_int(layers, what="layers", hint="give the number of transformer blocks")
     used = optional_link(link=link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
@@ -456,14 +456,14 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     """
     t = parse_count(tokens)
     h = parse_count(hidden)
-    e = positive_int(experts, what="experts", hint="give the number of experts, e.g. --experts 8")
-    g = e if ep is None else positive_int(ep, what="ep", hint="give the expert-parallel GPUs, e.g. --ep 8")
+    e = positive_int(experts, what="experts", hint="give the number of experts, e.g. experts=8")
+    g = e if ep is None else positive_int(ep, what="ep", hint="give the expert-parallel GPUs, e.g. ep=8")
     if g < 2:
         raise InputError(f"ep={g} keeps every expert on one GPU; expert parallelism needs --ep 2 or more "
                          "(default: one GPU per expert)")
     if e % g:
         raise InputError(f"ep={g} does not divide the {e} experts; spread the experts evenly, E/G per GPU")
-    k = positive_int(top_k, what="top_k", hint="give the experts per token, e.g. --top-k 2")
+    k = positive_int(top_k, what="top_k", hint="give the experts per token, e.g. top_k=2")
     if k > e:
         raise InputError(f"top_k={k} is more than the {e} experts; a token picks at most E experts")
     kind = parse_dtype(dtype)
@@ -554,7 +554,7 @@ def staleness(*, workers: int, bound: int | None = None) -> Staleness:
     >>> s.asp_expected_staleness, s.ssp_max_unseen_updates
     (15, 45)
     """
-    n = positive_int(workers, what="workers", hint="give the number of workers, e.g. --workers 16")
+    n = positive_int(workers, what="workers", hint="give the number of workers, e.g. workers=16")
     s = None if bound is None else positive_int(bound, what="bound", allow_zero=True,
                                                 hint="give the SSP bound in clocks, e.g. 3")
     notes = ["staleness counts the updates (or clocks) applied to the parameters between a worker's read and "

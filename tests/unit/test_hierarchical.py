@@ -33,9 +33,10 @@ from costmodel import (
     multilane,
     rack_aware,
 )
+from costmodel.collectives.evaluate import compare
 from costmodel.collectives.hierarchical import SOURCES, is_hierarchical
 from costmodel.collectives.multilane import SOURCES as MULTILANE_SOURCES
-from costmodel.collectives.query import compare_from_options
+from costmodel.links import resolve_link, topology_from_options
 from costmodel.references import CITATIONS
 from tests.strategies import links, sizes
 
@@ -182,7 +183,7 @@ def test_lanes(lanes, ar_time):
 
 @pytest.mark.parametrize(("lanes", "needle"), [
     (5, "lanes=5 is more than the 4 local ranks that cross at the outermost level; each rank has one port, "
-        "so use at most --lanes 4"),
+        "so use at most lanes=4"),
     (0, "lanes=0 is not a positive integer"),
     (-1, "lanes=-1"),
     (True, "lanes=True"),
@@ -347,55 +348,43 @@ def test_is_hierarchical():
         True, True, True, True, False, False]
 
 
-# -- compare_from_options: which mode, and the option rules --------------------------------------
+# -- the typed calls the cost command chooses between ------------------------------------------
 
 LEVELS = ["4:1s:100B/s", "2:10s:10B/s"]  # the two_level() links in text
 
 
-def test_options_flat_mode():
-    table = compare_from_options("allreduce", ["ring"], p=4, n="1MB", alpha="5us", beta="0.08ns/B")
+def test_flat_compare_on_a_resolved_link():
+    link = resolve_link("allreduce", alpha="5us", beta="0.08ns/B")
+    table = compare("allreduce", ["ring"], p=4, n="1MB", link=link)
     assert isinstance(table, CostTable)
 
 
-def test_options_topology_mode_matches_the_api():
-    table = compare_from_options("allreduce", n=800, levels=LEVELS, p=8)
+def test_topology_from_levels_matches_the_api():
+    table = compare_hierarchical("allreduce", n=800, topology=topology_from_options(levels=LEVELS, p=8))
     assert isinstance(table, HierarchicalTable)
     assert table.results[0].time_s == 58
     assert table.flat_ring.time_s == 280
 
 
-def test_options_hierarchical_name_without_levels_asks_for_them():
+def test_hierarchical_name_without_levels_asks_for_them():
     with pytest.raises(InputError, match="no topology given"):
-        compare_from_options("allreduce", ["hierarchical"], p=8, n=800, alpha="1s", beta="1s/B")
+        topology_from_options(p=8)
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "needle"),
-    [
-        ({"levels": LEVELS, "p": 6}, "p=6 does not match the levels: 4 × 2 = 8 ranks"),
-        ({"levels": LEVELS, "alpha": "5us"}, "--alpha sets one flat link"),
-        ({"levels": LEVELS, "bandwidth": "1GB/s"}, "--bandwidth sets one flat link"),
-        ({"p": 8, "lanes": 2, "alpha": "1s", "beta": "1s/B"}, "--lanes 2 applies to hierarchical algorithms"),
-        ({"p": 8, "inner": "ring", "alpha": "1s", "beta": "1s/B"}, "--inner ring applies to hierarchical"),
-        ({"alpha": "1s", "beta": "1s/B"}, "Missing option '-p' / '--ranks'"),
-        ({"levels": LEVELS, "lanes": 0}, "lanes=0"),
-    ],
-)
-def test_option_rules(kwargs, needle):
-    with pytest.raises(InputError) as info:
-        compare_from_options("allreduce", n=800, **kwargs)
-    assert needle in str(info.value)
+def test_topology_rules():
+    with pytest.raises(InputError, match="p=6 does not match the levels: 4 × 2 = 8 ranks"):
+        topology_from_options(levels=LEVELS, p=6)
+    with pytest.raises(InputError, match="lanes=0"):
+        compare_hierarchical("allreduce", n=800, topology=topology_from_options(levels=LEVELS), lanes=0)
 
 
-def test_options_profile_with_levels(tmp_path):
+def test_topology_from_a_profile_with_levels(tmp_path):
     path = tmp_path / "cluster.toml"
     path.write_text('[[level]]\nsize = 4\nalpha = "1 s"\nbandwidth = "100 B/s"\n'
                     '[[level]]\nsize = 2\nalpha = "10 s"\nbandwidth = "10 B/s"\n', encoding="utf-8")
-    table = compare_from_options("allreduce", n=800, profile=str(path))
+    table = compare_hierarchical("allreduce", n=800, topology=topology_from_options(profile=str(path)))
     assert isinstance(table, HierarchicalTable)
     assert table.results[0].time_s == 58
-    with pytest.raises(InputError, match="has levels but no \\[link\\] table; drop -p"):
-        compare_from_options("allreduce", n=800, p=8, profile=str(path))
 
 
 # -- multi-lane ----------------------------------------------------------------------------------
@@ -411,7 +400,7 @@ def test_multilane_with_start_up():
 
 
 @pytest.mark.parametrize(("kwargs", "needle"), [
-    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass --lanes K"),
+    ({"lanes": None, "bandwidth": "1GB/s"}, "no lane count given; pass lanes=K"),
     ({"lanes": 0, "bandwidth": "1GB/s"}, "lanes=0 is not a positive integer"),
     ({"lanes": 2, "alpha": 0}, "no bandwidth given"),
     ({"lanes": 2, "bandwidth": "1GB/s"}, "no latency given"),

@@ -237,7 +237,7 @@ def test_check_output(tmp_path: Path):
     with pytest.raises(InputError, match=r"neither \.png nor \.svg"):
         check_output(tmp_path / "a.pdf")
     (tmp_path / "b.svg").write_text("x")
-    with pytest.raises(InputError, match="exists; pass --force"):
+    with pytest.raises(InputError, match="exists; pass force=True"):
         check_output(tmp_path / "b.svg")
     assert check_output(tmp_path / "b.svg", force=True)
     with pytest.raises(InputError, match="does not exist"):

@@ -156,10 +156,10 @@ def test_random_vector_is_seeded():
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
-    ({}, "give exactly one of --vector"),
-    ({"vector": "1,2", "size": 3, "seed": 1}, "give exactly one of --vector"),
+    ({}, "give exactly one of vector="),
+    ({"vector": "1,2", "size": 3, "seed": 1}, "give exactly one of vector="),
     ({"size": 3}, "needs a seed"),
-    ({"vector": "1,2", "seed": 1}, "--seed applies to a random vector"),
+    ({"vector": "1,2", "seed": 1}, "seed= applies to a random vector"),
     ({"vector": "1,2", "method": "fp16"}, "simulates onebit or topk"),
     ({"vector": "1,2", "method": "topk"}, "needs a density"),
     ({"vector": "1,2", "density": "0.5"}, "applies to top-k only"),
