@@ -155,7 +155,7 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
 
 def _simulate_exact(mixing: Mixing, x: tuple[Fraction, ...], rounds: int,
                     keep: bool) -> tuple[ConsensusRound, ...]:
-    rows = mixing.rows()
+    rows = mixing.exact_rows()
     weights = sum(len(row) for row in rows)
     out = [_exact_round(0, x, keep)]
     for r in range(1, rounds + 1):
@@ -585,7 +585,7 @@ def gossip_vs_allreduce(
     graph: str | Graph,
     p: int | None = None,
     *,
-    n: object,
+    n: str | float | Fraction,
     link: LinkParams,
     target: object = Fraction(1, 100),
     weights: str | Path | Mixing = "uniform",

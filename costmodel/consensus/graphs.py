@@ -344,7 +344,7 @@ def k_ring(p: int, *, k: int) -> Graph:
     check_p(p, graph="k-ring")
     positive(k, "k", hint="a k-ring links each worker to k on each side")
     offsets = _symmetric_offsets(p, range(1, min(k, p // 2) + 1))
-    notes = ()
+    notes: tuple[str, ...] = ()
     if len(offsets) == p - 1:
         notes = (f"k={k} links every pair of the {p} workers: this k-ring is the complete graph",)
     return _structured("k-ring", f"{k}-neighbour ring of {p}", Circulant((p,), (offsets,)), notes=notes)
@@ -771,7 +771,7 @@ def csr_structure(graph: Graph) -> tuple[Any, Any]:
     p = graph.p
     if isinstance(family, Circulant):
         idx = np.arange(p, dtype=np.int64)
-        columns = []
+        columns: list[np.ndarray] = []
         for n, stride, offs in zip(family.sizes, family.strides(), family.offsets, strict=True):
             a = (idx // stride) % n
             columns.extend(idx + ((a + s) % n - a) * stride for s in offs)

@@ -87,8 +87,8 @@ def _pick(values: Any, ks: Any, best: float, n: int, offs: tuple[int, ...], *, e
 
     near = ks[np.abs(values - best) <= 1e-12 * max(1.0, abs(best))]
     for k in near[:16].tolist():
-        cosines = [cos_turns(Fraction(s * k, n)) for s in offs]
-        if all(c is not None for c in cosines):
+        cosines = [c for s in offs if (c := cos_turns(Fraction(s * k, n))) is not None]
+        if len(cosines) == len(offs):
             exact = exact_of(sum(cosines, Fraction(0)))
             if abs(float(exact) - best) <= 1e-9 * max(1.0, abs(best)):
                 return Extreme(float(exact), exact)
@@ -104,7 +104,8 @@ def circulant_extremes(family: Circulant) -> tuple[Extreme, Extreme, Extreme]:
 
 def _sum_extremes(items: Sequence[Extreme]) -> Extreme:
     value = math.fsum(e.value for e in items)
-    exact = None if any(e.exact is None for e in items) else sum((e.exact for e in items), Fraction(0))
+    exacts = [e.exact for e in items if e.exact is not None]
+    exact = sum(exacts, Fraction(0)) if len(exacts) == len(items) else None
     return Extreme(float(exact) if exact is not None else value, exact)
 
 
@@ -148,9 +149,9 @@ def laplacian_extremes(graph: Graph) -> LaplacianExtremes:
                                  largest_exact=top, method="closed form (star)")
     family = family if isinstance(family, Circulant) else recognise(graph)
     if family is not None:
-        a, top, _ = circulant_extremes(family)
-        return LaplacianExtremes(connectivity=a.value, largest=top.value, connectivity_exact=a.exact,
-                                 largest_exact=top.exact, error=8 * EPS * top.value,
+        least, most, _ = circulant_extremes(family)
+        return LaplacianExtremes(connectivity=least.value, largest=most.value, connectivity_exact=least.exact,
+                                 largest_exact=most.exact, error=8 * EPS * most.value,
                                  method="closed form (circulant)")
     with one_blas_thread():
         return _numeric_laplacian(graph)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import compress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from costmodel._files import read_text
 from costmodel._json import real
@@ -90,6 +90,9 @@ _SOURCES = {
 }
 
 Row = tuple[tuple[int, Number], ...]
+ExactRow = tuple[tuple[int, Fraction], ...]
+_W = TypeVar("_W")
+_N = TypeVar("_N", Fraction, float)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,8 +161,21 @@ class Mixing:
         degrees = self.graph.degrees()
         return tuple(self._row(i, neighbours[i], degrees) for i in range(self.p))
 
+    def edge_weight(self) -> Number:
+        """The best-constant edge weight α* (set for best-constant weights, which are built with it)."""
+        if self.alpha is None:
+            raise InputError(f"{self.scheme} weights have no constant edge weight α*")
+        return self.alpha
+
+    def exact_rows(self) -> tuple[ExactRow, ...]:
+        """:meth:`rows` of an exact W, typed as what they are: every weight a Fraction."""
+        if not self.exact:
+            raise InputError(f"the {self.scheme} weights are floats; exact rows need exact weights")
+        return tuple(tuple((j, w) for j, w in row if isinstance(w, Fraction)) for row in self.rows())
+
     def _row(self, i: int, nbrs: tuple[int, ...], degrees: Sequence[int]) -> Row:
         d = degrees[i]
+        off: dict[int, Number]
         if self.scheme == "uniform":
             w = Fraction(1, d + 1)
             off = dict.fromkeys(nbrs, w)
@@ -167,9 +183,8 @@ class Mixing:
             half = Fraction(1, 2) if self.scheme == "lazy" else Fraction(1)
             off = {j: half * Fraction(1, 1 + max(d, degrees[j])) for j in nbrs}
         else:  # best-constant
-            alpha = self.alpha
-            off = dict.fromkeys(nbrs, alpha)
-        self_weight = 1 - sum(off.values(), Fraction(0))
+            off = dict.fromkeys(nbrs, self.edge_weight())
+        self_weight: Number = 1 - sum(off.values(), Fraction(0))
         if not self.exact:
             self_weight = float(self_weight)
         return tuple(sorted({i: self_weight, **off}.items()))
@@ -311,8 +326,9 @@ def _lazy(graph: Graph) -> Mixing:
 
 def _best_constant(graph: Graph) -> Mixing:
     lap = laplacian_extremes(graph)
-    if lap.exact:
-        alpha: Number = 2 / (lap.connectivity_exact + lap.largest_exact)
+    a, top = lap.connectivity_exact, lap.largest_exact
+    if a is not None and top is not None:
+        alpha: Number = 2 / (a + top)
     else:
         alpha = 2 / (lap.connectivity + lap.largest)
     notes: tuple[str, ...] = ()
@@ -357,9 +373,9 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
     >>> m.graph.label, m.exact, m.doubly_stochastic
     ('matrix <text>', True, False)
     """
-    rows: list[tuple[Number, ...]] = []
+    rows: list[tuple[Fraction, ...]] = []
     lines: list[int] = []
-    cache: dict[str, Number] = {}  # a file repeats few distinct numbers (0, 1/3, ...): parse each once
+    cache: dict[str, Fraction] = {}  # a file repeats few distinct numbers (0, 1/3, ...): parse each once
     for number, line in enumerate(text.splitlines(), start=1):
         body = line.split("#", 1)[0].strip()
         if not body:
@@ -393,7 +409,7 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
     return _from_rows(rows, nonzero, graph=graph, path=path)
 
 
-def _nonzero(matrix: Sequence[Sequence[Number]]) -> tuple[Row, ...]:
+def _nonzero(matrix: Sequence[Sequence[_W]]) -> tuple[tuple[tuple[int, _W], ...], ...]:
     """Each row's nonzero weights ``((j, W_ij), ...)``, columns ascending.
 
     Zero tests run once per distinct value of a row, not once per entry: a file of p rows
@@ -448,7 +464,7 @@ def from_matrix(rows: Sequence[Sequence[object]], *, graph: Graph | None = None,
     return _from_rows(matrix, _nonzero(matrix), graph=graph, path=path)
 
 
-def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *, graph: Graph | None,
+def _from_rows(matrix: Sequence[tuple[Fraction, ...]], nonzero: tuple[ExactRow, ...], *, graph: Graph | None,
                path: str | None) -> Mixing:
     """The checks of :func:`from_matrix` on a square *matrix* and its nonzero weights.
 
@@ -472,14 +488,24 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
         notes.append(f"row sums differ from 1 by up to {abs(float(total) - 1):.2g} (rounded decimals); "
                      "W is used as written, in floating point")
         exact = False
-    if not exact:
+    weights: tuple[tuple[Number, ...], ...]
+    kept: tuple[Row, ...]
+    column_sum: Number
+    lowest: Number
+    if exact:
+        weights, kept = tuple(matrix), nonzero
+        bad, column_sum, column, symmetric, lowest = _column_checks(matrix, nonzero, Fraction(0), Fraction(0))
+    else:
         floats = {w: float(w) for w in distinct}
         floats.update({w: 0.0 for row in matrix for w in set(row) if w == 0})
-        matrix = [tuple(map(floats.__getitem__, row)) for row in matrix]
-        nonzero = tuple(tuple((j, floats[w]) for j, w in row) for row in nonzero)
+        float_rows = tuple(tuple(map(floats.__getitem__, row)) for row in matrix)
+        float_nonzero = tuple(tuple((j, floats[w]) for j, w in row) for row in nonzero)
+        weights, kept = float_rows, float_nonzero
+        bad, column_sum, column, symmetric, lowest = _column_checks(float_rows, float_nonzero, 0.0,
+                                                                    _TOLERANCE)
     name = "matrix"
     if graph is None:
-        support = tuple(tuple(j for j, _ in row if j != i) for i, row in enumerate(nonzero))
+        support = tuple(tuple(j for j, _ in row if j != i) for i, row in enumerate(kept))
         receives = [set(nbrs) for nbrs in support]
         directed = any(i not in receives[j] for i, nbrs in enumerate(support) for j in nbrs)
         graph = Graph(name=name, p=p, label=f"matrix {Path(path).name if path else ''}".strip(),
@@ -488,11 +514,32 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
         if graph.p != p:
             raise InputError(f"W has {p} rows but the {graph.label} has p={graph.p} workers; "
                              "give a matrix with one row per worker")
-        _check_support(nonzero, graph)
-    check_connected(_undirected_support(nonzero), label=f"the nonzero weights of W ({graph.label})",
+        _check_support(kept, graph)
+    check_connected(_undirected_support(kept), label=f"the nonzero weights of W ({graph.label})",
                      hint="give every worker a nonzero weight towards some neighbour")
-    tol = 0 if exact else _TOLERANCE
-    zero: Number = Fraction(0) if exact else 0.0
+    nonnegative = lowest >= 0
+    if not column:
+        notes.append(f"W is not doubly stochastic (column {bad} sums to {format_exact(column_sum)}): "
+                     "mixing does not preserve the mean, which drifts to a weighted average")
+    elif not symmetric:
+        notes.append("W is doubly stochastic but not symmetric; ρ is the asymptotic rate, and a single round "
+                     "may shrink the disagreement by less")
+    if not nonnegative:
+        notes.append(f"W has negative weights (the smallest is {format_exact(lowest, decimal=True)}); "
+                     "values may overshoot, and convergence rests on ρ alone")
+    return Mixing(graph=graph, scheme="matrix", exact=exact, row_stochastic=True, column_stochastic=column,
+                  symmetric=symmetric, nonnegative=nonnegative, matrix=weights, path=path,
+                  notes=tuple(notes), nonzero=kept)
+
+
+def _column_checks(matrix: Sequence[Sequence[_N]], nonzero: Sequence[Sequence[tuple[int, _N]]], zero: _N,
+                   tol: _N) -> tuple[int, _N, bool, bool, _N]:
+    """The column checks of a W held in one arithmetic (all Fractions, or all floats).
+
+    Returns the column whose sum is furthest from 1 and that sum, whether every column sums
+    to 1 and whether W is symmetric (both within *tol*), and the smallest weight.
+    """
+    p = len(matrix)
     columns = [zero] * p
     for row in nonzero:
         for j, w in row:
@@ -505,19 +552,7 @@ def _from_rows(matrix: Sequence[tuple[Number, ...]], nonzero: tuple[Row, ...], *
     lowest = min((w for row in nonzero for _, w in row), default=zero)
     if any(len(row) < p for row in nonzero):
         lowest = min(lowest, zero)
-    nonnegative = lowest >= 0
-    if not column:
-        notes.append(f"W is not doubly stochastic (column {bad} sums to {format_exact(columns[bad])}): "
-                     "mixing does not preserve the mean, which drifts to a weighted average")
-    elif not symmetric:
-        notes.append("W is doubly stochastic but not symmetric; ρ is the asymptotic rate, and a single round "
-                     "may shrink the disagreement by less")
-    if not nonnegative:
-        notes.append(f"W has negative weights (the smallest is {format_exact(lowest, decimal=True)}); "
-                     "values may overshoot, and convergence rests on ρ alone")
-    return Mixing(graph=graph, scheme="matrix", exact=exact, row_stochastic=True, column_stochastic=column,
-                  symmetric=symmetric, nonnegative=nonnegative, matrix=tuple(matrix), path=path,
-                  notes=tuple(notes), nonzero=nonzero)
+    return bad, columns[bad], column, symmetric, lowest
 
 
 def _check_support(nonzero: tuple[Row, ...], graph: Graph) -> None:
@@ -551,10 +586,10 @@ def sparse_matrix(mixing: Mixing) -> Any:
 
     p = mixing.p
     if mixing.matrix is not None:
-        rows = mixing.rows()
-        at = np.fromiter((i for i, row in enumerate(rows) for _ in row), dtype=np.int64)
-        cols = np.fromiter((j for row in rows for j, _ in row), dtype=np.int64, count=at.size)
-        data = np.fromiter((float(w) for row in rows for _, w in row), dtype=float, count=at.size)
+        weights = mixing.rows()
+        at = np.fromiter((i for i, row in enumerate(weights) for _ in row), dtype=np.int64)
+        cols = np.fromiter((j for row in weights for j, _ in row), dtype=np.int64, count=at.size)
+        data = np.fromiter((float(w) for row in weights for _, w in row), dtype=float, count=at.size)
         return sparse.csr_array((data, (at, cols)), shape=(p, p))
     indptr, indices = csr_structure(mixing.graph)
     deg = np.diff(indptr)
@@ -566,7 +601,7 @@ def sparse_matrix(mixing: Mixing) -> Any:
         if mixing.scheme == "lazy":
             off = off / 2
     else:
-        off = np.full(rows.shape, float(mixing.alpha))
+        off = np.full(rows.shape, float(mixing.edge_weight()))
     diag = 1.0 - np.bincount(rows, weights=off, minlength=p)
     if mixing.scheme == "uniform":  # exactly 1/(d + 1), not 1 minus a rounded sum
         diag = 1.0 / (deg + 1)

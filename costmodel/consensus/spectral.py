@@ -188,8 +188,7 @@ def _regular_closed_form(mixing: Mixing, family: Circulant, *, note: str = "") -
         return _spectrum(gap, method=method, error=8 * EPS * float(gap), source=source,
                          notes=(note,) if note else ())
     c = Fraction(1, d + 1) if scheme in ("uniform", "metropolis") else Fraction(1, 2 * (d + 1))
-    exact = a.exact is not None and low.exact is not None
-    if exact:
+    if a.exact is not None and low.exact is not None:
         gap = min(c * a.exact, 2 * (1 - c * d) + c * low.exact)
     else:
         gap = min(float(c) * a.value, 2 * float(1 - c * d) + float(c) * low.value)
