@@ -92,20 +92,23 @@ def cost(
     from costmodel.collectives.evaluate import compare
     from costmodel.links import resolve_link
 
-    for option, value in (("--inner", inner), ("--outer", outer), ("--lanes", lanes)):
-        if value is not None:
-            raise InputError(f"{option} {value} applies to hierarchical algorithms; describe the topology "
+    hierarchical: tuple[tuple[str, object], ...] = (
+        ("--inner", inner), ("--outer", outer), ("--lanes", lanes))
+    for option, given in hierarchical:
+        if given is not None:
+            raise InputError(f"{option} {given} applies to hierarchical algorithms; describe the topology "
                              "with --level SIZE:ALPHA:RATE once per level")
     if ranks is None:  # Click's wording, which every other missing option gets too
         raise InputError("Missing option '-p' / '--ranks'; give the number of ranks, or the levels of a "
                          "topology with --level SIZE:ALPHA:RATE")
+    chosen: str | ProfileType | None = profile
     if profile is not None and (alpha is None or (beta is None and bandwidth is None)):
         loaded = _profile(profile)
         if loaded.link is None:
             raise InputError(f"profile {loaded.name!r} has levels but no [link] table; drop -p to cost the "
                              "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
-        profile = loaded
-    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+        chosen = loaded
+    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=chosen)
     emit(compare(collective, algorithms, p=ranks, n=size, link=link, extra=extra, whole_bytes=whole_bytes),
          as_json=as_json)
 
