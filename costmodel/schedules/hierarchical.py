@@ -127,6 +127,16 @@ class _Layout:
         return _lift(steps(size), bases=bases, stride=self.strides[level], offsets=offsets,
                      width=vector // units(size))
 
+    def in_outer_out(self, phase: Callable[[int, str, str], Iterator[Step]], *, inward: tuple[str, str],
+                     outer: str, outward: tuple[str, str]) -> Iterator[Step]:
+        """The *inward* (collective, algorithm) phase at each inner level, innermost first, the
+        all-reduce *outer* at the top level, then the *outward* phase at each inner level back in."""
+        for level in self.below:
+            yield from phase(level, *inward)
+        yield from phase(self.top, "allreduce", outer)
+        for level in reversed(self.below):
+            yield from phase(level, *outward)
+
 
 def _outer(outer: str) -> str:
     if outer not in _OUTER:
@@ -174,14 +184,9 @@ def hierarchical_allreduce(topology: Topology, *, outer: str = "ring") -> Schedu
         return lay.phase(level, collective, name, bases=bases, offsets=offsets,
                          vector=lay.sizes[level] * weights[level])
 
-    def generate() -> Iterator[Step]:
-        for level in lay.below:
-            yield from phase(level, "reduce-scatter", "ring")
-        yield from phase(lay.top, "allreduce", algorithm)
-        for level in reversed(lay.below):
-            yield from phase(level, "allgather", "ring")
-
-    return Schedule(collective="allreduce", algorithm="hierarchical", p=lay.p, units=lay.p, generate=generate)
+    return Schedule(collective="allreduce", algorithm="hierarchical", p=lay.p, units=lay.p,
+                    generate=lambda: lay.in_outer_out(phase, inward=("reduce-scatter", "ring"),
+                                                      outer=algorithm, outward=("allgather", "ring")))
 
 
 def reduce_bcast_allreduce(topology: Topology, *, outer: str = "ring") -> Schedule:
@@ -227,12 +232,6 @@ def reduce_bcast_allreduce(topology: Topology, *, outer: str = "ring") -> Schedu
         return lay.phase(level, collective, name, bases=bases, offsets=np.zeros(bases.size, dtype=np.int64),
                          vector=units)
 
-    def generate() -> Iterator[Step]:
-        for level in lay.below:
-            yield from phase(level, "reduce", "binomial")
-        yield from phase(lay.top, "allreduce", algorithm)
-        for level in reversed(lay.below):
-            yield from phase(level, "broadcast", "binomial")
-
     return Schedule(collective="allreduce", algorithm="hierarchical-reduce-bcast", p=lay.p, units=units,
-                    generate=generate)
+                    generate=lambda: lay.in_outer_out(phase, inward=("reduce", "binomial"),
+                                                      outer=algorithm, outward=("broadcast", "binomial")))

@@ -91,6 +91,12 @@ def _block_table(blocks: ChunkTable, q: int) -> np.ndarray:
     return table
 
 
+def _group_and_blocks(ranks: RankList, blocks: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
+    """The checked ranks of a power-of-two group and its checked (q, b) table of blocks."""
+    group_ranks = _group_ranks(ranks)
+    return group_ranks, _block_table(blocks, group_ranks.size)
+
+
 def _fold(p: int) -> tuple[int, int]:
     """(p', r): the power-of-two group size 2^⌊log2 p⌋ and the number of extra ranks."""
     q = 1 << floor_log2(p)
@@ -208,9 +214,8 @@ def recursive_halving_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Ste
     [(0, 2, (2, 3)), (1, 3, (2, 3)), (2, 0, (0, 1)), (3, 1, (0, 1))]
     [(0, 1, (1,)), (1, 0, (0,)), (2, 3, (3,)), (3, 2, (2,))]
     """
-    group_ranks = _group_ranks(ranks)
+    group_ranks, table = _group_and_blocks(ranks, blocks)
     q = group_ranks.size
-    table = _block_table(blocks, q)
     position = np.arange(q, dtype=np.int64)
     for i in reversed(range(floor_log2(q))):
         d = 1 << i
@@ -253,9 +258,8 @@ def recursive_doubling_allgather_steps(ranks: RankList, blocks: ChunkTable) -> I
     >>> [[(t.src, t.dst, t.chunks) for t in g.transfers()] for (g,) in steps]
     [[(3, 1, (1,)), (1, 3, (3,))]]
     """
-    group_ranks = _group_ranks(ranks)
+    group_ranks, table = _group_and_blocks(ranks, blocks)
     q = group_ranks.size
-    table = _block_table(blocks, q)
     position = np.arange(q, dtype=np.int64)
     for i in range(floor_log2(q)):
         d = 1 << i
@@ -297,9 +301,8 @@ def recursive_gather_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step
     >>> [[(t.src, t.dst, t.chunks) for t in g.transfers()] for (g,) in steps]
     [[(1, 0, (1,)), (3, 2, (3,))], [(2, 0, (2, 3))]]
     """
-    group_ranks = _group_ranks(ranks)
+    group_ranks, table = _group_and_blocks(ranks, blocks)
     q = group_ranks.size
-    table = _block_table(blocks, q)
     for i in range(floor_log2(q)):
         d = 1 << i
         src = np.arange(d, q, 2 * d, dtype=np.int64)

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from costmodel.schedules.model import Group, Schedule, Step, check_ranks, reversed_steps
+from costmodel.schedules.model import Group, Op, Schedule, Step, check_ranks, reversed_steps
 from costmodel.schedules.ring import ring_allgather_steps
 
 __all__ = [
@@ -67,6 +67,20 @@ def _blocks(p: int, root: int, *, src: np.ndarray, dst: np.ndarray, first: np.nd
         rel = first[pick][:, None] + np.arange(c, dtype=np.int64)[None, :]
         groups.append(Group((src[pick] + root) % p, (dst[pick] + root) % p, (rel + root) % p, "copy"))
     return tuple(groups)
+
+
+def _naive_steps(p: int, root: int, *, to_root: bool, own_block: bool, op: Op) -> Iterator[Step]:
+    """The p − 1 steps of a naive root: in step i rank root + i sends to the root or receives from it.
+
+    Rank root + i sends to the root when *to_root*, else the root sends to it.  The message
+    is that rank's own block (chunk root + i, ``units`` = p) when *own_block*, else the
+    whole vector (chunk 0, ``units`` = 1).
+    """
+    at_root = np.array([root], dtype=np.int64)
+    for i in range(1, p):
+        rank = np.array([(root + i) % p], dtype=np.int64)
+        chunks = rank[:, None] if own_block else np.zeros((1, 1), dtype=np.int64)
+        yield (Group(rank, at_root, chunks, op) if to_root else Group(at_root, rank, chunks, op),)
 
 
 def binomial_broadcast_steps(p: int, *, root: int = 0) -> Iterator[Step]:
@@ -430,14 +444,10 @@ def naive_allreduce(p: int, *, root: int = 0) -> Schedule:
     True
     """
     check_ranks(p, root=root)
-    chunk = np.zeros((1, 1), dtype=np.int64)
-    at_root = np.array([root], dtype=np.int64)
 
     def generate() -> Iterator[Step]:
-        for i in range(1, p):
-            yield (Group(np.array([(root + i) % p], dtype=np.int64), at_root, chunk, "reduce"),)
-        for i in range(1, p):
-            yield (Group(at_root, np.array([(root + i) % p], dtype=np.int64), chunk, "copy"),)
+        yield from _naive_steps(p, root, to_root=True, own_block=False, op="reduce")
+        yield from _naive_steps(p, root, to_root=False, own_block=False, op="copy")
 
     return Schedule(collective="allreduce", algorithm="naive", p=p, units=1, root=root, generate=generate)
 
@@ -476,14 +486,8 @@ def naive_gather(p: int, *, root: int = 0) -> Schedule:
     True
     """
     check_ranks(p, root=root)
-    at_root = np.array([root], dtype=np.int64)
-
-    def generate() -> Iterator[Step]:
-        for i in range(1, p):
-            rank = np.array([(root + i) % p], dtype=np.int64)
-            yield (Group(rank, at_root, rank[:, None], "copy"),)
-
-    return Schedule(collective="gather", algorithm="naive", p=p, units=p, root=root, generate=generate)
+    return Schedule(collective="gather", algorithm="naive", p=p, units=p, root=root,
+                    generate=lambda: _naive_steps(p, root, to_root=True, own_block=True, op="copy"))
 
 
 def naive_scatter(p: int, *, root: int = 0) -> Schedule:
@@ -520,14 +524,8 @@ def naive_scatter(p: int, *, root: int = 0) -> Schedule:
     True
     """
     check_ranks(p, root=root)
-    at_root = np.array([root], dtype=np.int64)
-
-    def generate() -> Iterator[Step]:
-        for i in range(1, p):
-            rank = np.array([(root + i) % p], dtype=np.int64)
-            yield (Group(at_root, rank, rank[:, None], "copy"),)
-
-    return Schedule(collective="scatter", algorithm="naive", p=p, units=p, root=root, generate=generate)
+    return Schedule(collective="scatter", algorithm="naive", p=p, units=p, root=root,
+                    generate=lambda: _naive_steps(p, root, to_root=False, own_block=True, op="copy"))
 
 
 def scatter_allgather_broadcast(p: int, *, root: int = 0) -> Schedule:
