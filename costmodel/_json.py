@@ -15,7 +15,7 @@ from numbers import Real
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["JSONFields", "real", "to_json", "to_json_dict"]
+__all__ = ["JSONFields", "real", "to_json", "to_json_dict", "with_present"]
 
 
 def real(x: Real | Fraction | int | float) -> int | float:
@@ -123,3 +123,13 @@ class JSONFields:
     def to_dict(self) -> dict[str, Any]:
         """The result's fields in order as JSON-native values (see `to_json`)."""
         return to_json_dict(self)
+
+
+def with_present(out: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """*out* with those of *fields* that are not None added, in order.
+
+    >>> with_present({"a": 1}, line=None, error="bad")
+    {'a': 1, 'error': 'bad'}
+    """
+    out.update((k, v) for k, v in fields.items() if v is not None)
+    return out

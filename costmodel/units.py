@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -964,6 +964,14 @@ def format_exact(x: float | Fraction, *, approx: bool = False, decimal: bool = F
     return f"{text} ≈ {format_number(q, digits=digits)}" if approx else text
 
 
+def _format_nonzero(value: float | Fraction, digits: object, zero: str,
+                    write: Callable[[Fraction, int], str]) -> str:
+    """Check *digits*, then write *value* as *zero* when it is 0, else as ``write(x, digits)``."""
+    checked = _check_digits(digits)
+    x = to_fraction(value)
+    return zero if x == 0 else write(x, checked)
+
+
 def format_size(n_bytes: float | Fraction, *, digits: int = 4) -> str:
     """Write a size in bytes with a decimal unit, and its binary form when useful.
 
@@ -998,10 +1006,10 @@ def format_size(n_bytes: float | Fraction, *, digits: int = 4) -> str:
     >>> format_size(10**9)
     '1 GB'
     """
-    digits = _check_digits(digits)
-    x = to_fraction(n_bytes)
-    if x == 0:
-        return "0 B"
+    return _format_nonzero(n_bytes, digits, "0 B", _format_size)
+
+
+def _format_size(x: Fraction, digits: int) -> str:
     text = _scaled(x, _DECIMAL_BYTES, digits, 0)
     if abs(x) < 1000:
         return text
@@ -1048,11 +1056,7 @@ def format_time(seconds: float | Fraction, *, digits: int = 4) -> str:
     >>> format_time(3600)
     '3600 s'
     """
-    digits = _check_digits(digits)
-    x = to_fraction(seconds)
-    if x == 0:
-        return "0 s"
-    return _scaled(x, _TIMES, digits, 0)
+    return _format_nonzero(seconds, digits, "0 s", lambda x, d: _scaled(x, _TIMES, d, 0))
 
 
 def _format_rate_bytes(x: Fraction, digits: int) -> str:
@@ -1082,11 +1086,8 @@ def format_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
     >>> format_rate(0)
     '0 B/s'
     """
-    digits = _check_digits(digits)
-    x = to_fraction(bytes_per_s)
-    if x == 0:
-        return "0 B/s"
-    return f"{_format_rate_bytes(x, digits)} ({_scaled(8 * x, _BIT_RATES, digits, 0)})"
+    return _format_nonzero(bytes_per_s, digits, "0 B/s",
+                           lambda x, d: f"{_format_rate_bytes(x, d)} ({_scaled(8 * x, _BIT_RATES, d, 0)})")
 
 
 def format_inverse_rate(s_per_byte: float | Fraction, *, digits: int = 4) -> str:
@@ -1117,10 +1118,10 @@ def format_inverse_rate(s_per_byte: float | Fraction, *, digits: int = 4) -> str
     >>> format_inverse_rate(0)
     '0 ns/B'
     """
-    digits = _check_digits(digits)
-    x = to_fraction(s_per_byte)
-    if x == 0:
-        return "0 ns/B"
+    return _format_nonzero(s_per_byte, digits, "0 ns/B", _format_inverse_rate)
+
+
+def _format_inverse_rate(x: Fraction, digits: int) -> str:
     ns = 1  # index of ns/B in _INVERSE_RATES
     _, e = _round_sig(x / _INVERSE_RATES[ns][1], digits)
     if e < -3:  # below 0.001 ns/B

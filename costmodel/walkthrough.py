@@ -38,7 +38,7 @@ from costmodel.collectives.evaluate import (
 from costmodel.collectives.hierarchical import is_hierarchical
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
-from costmodel.schedules import Transfer, build, execute, simulate
+from costmodel.schedules import Schedule, Transfer, build, execute, simulate
 from costmodel.schedules.trace import MAX_TRACE_RANKS, trace
 from costmodel.units import format_size
 
@@ -220,24 +220,13 @@ def schedule_report(
     check_work(at_p, p, given, verify=verify)
     schedule = build(at_p.schedule, spec.name, p=p, **options)
     priced = simulate(schedule, n=size, link=link or _REFERENCE)
-    steps = holdings = None
-    if priced.rounds * p <= MAX_LISTED_TRANSFERS:
-        steps = tuple(tuple(t) for t in schedule.transfers())
-    if p <= min(16, MAX_TRACE_RANKS) and priced.rounds <= 64:
-        holdings = tuple(masks for _, masks in trace(schedule))
+    steps, holdings = _listed(schedule, p, priced.rounds)
     verification = None
     if verify:
-        run = execute(schedule, seed=seed)
         reference = link or _REFERENCE
         sim = priced if link is not None else simulate(schedule, n=size, link=reference)
         formula = cost(spec.name, record, p=p, n=size, link=reference, extra=given)
-        verification = Verification(
-            executed_ok=run.ok, problems=run.problems,
-            simulated={"rounds": sim.rounds, "bytes_sent_per_rank": sim.bytes_sent_per_rank,
-                       "time_s": sim.time_s},
-            formula={"rounds": formula.rounds, "bytes_sent_per_rank": formula.bytes_sent_per_rank,
-                     "time_s": formula.time_s},
-        )
+        verification = _verification(schedule, seed, sim, formula)
     return ScheduleReport(
         collective=spec.name, algorithm=at_p.name, p=p, n_bytes=size, units=schedule.units,
         meaning_of_n=spec.meaning_of_n, parameters=dict(given), steps=steps, holdings=holdings,
@@ -284,6 +273,30 @@ def check_work(algo: Algorithm, p: int, extra: Mapping[str, int], *, verify: boo
     return sends, state
 
 
+def _listed(schedule: Schedule, p: int, rounds: int
+            ) -> tuple[tuple[tuple[Transfer, ...], ...] | None, tuple[np.ndarray, ...] | None]:
+    """The transfers and the per-round holdings of *schedule*, each ``None`` when too large to list."""
+    steps = None
+    if rounds * p <= MAX_LISTED_TRANSFERS:
+        steps = tuple(tuple(t) for t in schedule.transfers())
+    holdings = None
+    if p <= min(16, MAX_TRACE_RANKS) and rounds <= 64:
+        holdings = tuple(masks for _, masks in trace(schedule))
+    return steps, holdings
+
+
+def _verification(schedule: Schedule, seed: int, simulated: Any, formula: Any) -> Verification:
+    """Run *schedule* on data and set the rounds, bytes and time of *simulated* against *formula*."""
+    run = execute(schedule, seed=seed)
+    return Verification(executed_ok=run.ok, problems=run.problems,
+                        simulated=_totals(simulated), formula=_totals(formula))
+
+
+def _totals(priced: Any) -> dict[str, Fraction | int]:
+    return {"rounds": priced.rounds, "bytes_sent_per_rank": priced.bytes_sent_per_rank,
+            "time_s": priced.time_s}
+
+
 def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: Fraction, levels: Any,
                          profile: Any, outer: str | None, verify: bool, seed: int) -> ScheduleReport:
     """The schedule of a hierarchical all-reduce on a topology, priced per level."""
@@ -305,22 +318,8 @@ def _hierarchical_report(collective: str, algorithm: str, *, p: int | None, n: F
     build_it = hierarchical_allreduce if formula.algorithm == "hierarchical" else reduce_bcast_allreduce
     schedule = build_it(topology, outer=outer_name)
     priced = simulate(schedule, n=n, levels=tuple(topology.links), level_of=topology.level_of)
-    steps = None
-    if priced.rounds * topology.p <= MAX_LISTED_TRANSFERS:
-        steps = tuple(tuple(t) for t in schedule.transfers())
-    holdings = None
-    if topology.p <= min(16, MAX_TRACE_RANKS) and priced.rounds <= 64:
-        holdings = tuple(masks for _, masks in trace(schedule))
-    verification = None
-    if verify:
-        run = execute(schedule, seed=seed)
-        verification = Verification(
-            executed_ok=run.ok, problems=run.problems,
-            simulated={"rounds": priced.rounds, "bytes_sent_per_rank": priced.bytes_sent_per_rank,
-                       "time_s": priced.time_s},
-            formula={"rounds": formula.rounds, "bytes_sent_per_rank": formula.bytes_sent_per_rank,
-                     "time_s": formula.time_s},
-        )
+    steps, holdings = _listed(schedule, topology.p, priced.rounds)
+    verification = _verification(schedule, seed, priced, formula) if verify else None
     names = tuple(topology.names)
     return ScheduleReport(
         collective="allreduce", algorithm=formula.algorithm, p=topology.p, n_bytes=n, units=schedule.units,

@@ -45,6 +45,16 @@ def _vec(xs: Any) -> str:
     return "(" + ", ".join(show_exact(x) for x in xs) + ")"
 
 
+def _weighted_answer(w: Work, weighted: tuple[Any, str], unweighted: tuple[Any, str], *, title: str,
+                     key: str, what: str) -> None:
+    """Step to the weighted vector (the plain mean under the ``unweighted-mean`` slip), then answer
+    each entry as ``<key>1``, ``<key>2``, … ."""
+    vector, how = unweighted if w.slipped("unweighted-mean") else weighted
+    w.step(title, f"{how} = {_vec(vector)}")
+    for i, x in enumerate(vector, 1):
+        w.answer(f"{key}{i}", f"entry {i} of {what}", x, NUMBER)
+
+
 def _whole(x: Fraction, scale: int, what: str) -> int:
     """*x* × *scale* as a whole count (parameters from billions, elements from millions)."""
     n = Fraction(x) * scale
@@ -112,13 +122,8 @@ def weighted_gradient_example(w: Work) -> None:
         w.step(f"Worker {k}: {batches[k]} samples, mean gradient", _vec(g))
     total = w.step("Samples in this step", "Σ b_k = " + " + ".join(map(str, batches)), sum(batches), COUNT)
     w.step("Weights", f"b_k/Σb = {', '.join(f'{b}/{total}' for b in batches)}", r.weights, NUMBERS)
-    if w.slipped("unweighted-mean"):
-        combined, how = r.unweighted, f"(1/{len(grads)})·Σ g_k"
-    else:
-        combined, how = r.weighted, "Σ (b_k/Σb)·g_k"
-    w.step("Global gradient", f"{how} = {_vec(combined)}")
-    for i, x in enumerate(combined, 1):
-        w.answer(f"g{i}", f"entry {i} of the global gradient", x, NUMBER)
+    _weighted_answer(w, (r.weighted, "Σ (b_k/Σb)·g_k"), (r.unweighted, f"(1/{len(grads)})·Σ g_k"),
+                     title="Global gradient", key="g", what="the global gradient")
     w.step("Plain mean, for comparison", f"(1/{len(grads)})·Σ g_k = {_vec(r.unweighted)}")
 
 
@@ -227,13 +232,9 @@ def fedavg_example(w: Work) -> None:
                       sum(sizes[k] for k in r.participants), COUNT)
     w.step("Weights", ", ".join(f"{sizes[k]}/{answered}" if k in r.participants else "0"
                                 for k in range(len(sizes))), r.weights, NUMBERS)
-    if w.slipped("unweighted-mean"):
-        model, how = r.unweighted_mean, f"(1/{len(r.participants)})·Σ θ_k"
-    else:
-        model, how = r.global_model, "Σ |D_k|/|D|·θ_k"
-    w.step("New global model", f"{how} = {_vec(model)}")
-    for i, x in enumerate(model, 1):
-        w.answer(f"theta{i}", f"entry {i} of the new global model", x, NUMBER)
+    _weighted_answer(w, (r.global_model, "Σ |D_k|/|D|·θ_k"),
+                     (r.unweighted_mean, f"(1/{len(r.participants)})·Σ θ_k"),
+                     title="New global model", key="theta", what="the new global model")
     w.answer("answered", "samples behind the new model", answered, COUNT)
 
 

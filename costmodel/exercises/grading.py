@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodel._files import read_text
-from costmodel._json import real
+from costmodel._json import real, with_present
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import NAME, Kind
@@ -96,13 +96,7 @@ class Grade:
             "diagnosis": [d.to_dict() for d in self.diagnosis],
             "score": real(self.score), "max_score": real(self.max_score),
         }
-        if s.student is not None:
-            out["student"] = s.student
-        if s.line is not None:
-            out["line"] = s.line
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+        return with_present(out, student=s.student, line=s.line, error=self.error)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from costmodel._json import with_present
 from costmodel.errors import InputError
 from costmodel.examples.kinds import NAME
 from costmodel.exercises.bank import Bank
@@ -33,11 +34,7 @@ class Reading:
         s = self.submission
         out: dict[str, Any] = {"exercise": s.exercise, "seed": s.seed, "name": self.name,
                                "given": "" if s.value is None else str(s.value), "read": self.read}
-        if s.line is not None:
-            out["line"] = s.line
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+        return with_present(out, line=s.line, error=self.error)
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,13 @@ def sample_weights(*, sizes: Any = None, batches: Any = None,
     return basis, counts, tuple(Fraction(c, total_count) for c in counts)
 
 
+def _basis_fields(basis: str, counts: tuple[int, ...] | None) -> dict[str, object]:
+    """The JSON fields that say what the weights come from."""
+    return {"basis": basis, "weights_from": _BASES[basis],
+            "counts": None if counts is None else list(counts),
+            "total_count": None if counts is None else sum(counts)}
+
+
 def _check_lengths(n_values: int, n_weights: int, *, values: str, basis: str) -> None:
     if n_values != n_weights:
         raise InputError(f"{n_values} {values} but {n_weights} {basis}; give the same number of each, "
@@ -141,10 +148,7 @@ class WeightedLoss:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "basis": self.basis,
-            "weights_from": _BASES[self.basis],
-            "counts": None if self.counts is None else list(self.counts),
-            "total_count": None if self.counts is None else sum(self.counts),
+            **_basis_fields(self.basis, self.counts),
             "losses": reals(self.losses),
             "weights": reals(self.weights),
             "weighted": real(self.weighted),
@@ -233,10 +237,7 @@ class WeightedGradient:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "basis": self.basis,
-            "weights_from": _BASES[self.basis],
-            "counts": None if self.counts is None else list(self.counts),
-            "total_count": None if self.counts is None else sum(self.counts),
+            **_basis_fields(self.basis, self.counts),
             "gradients": [reals(g) for g in self.gradients],
             "weights": reals(self.weights),
             "weighted": reals(self.weighted),
