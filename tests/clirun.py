@@ -33,3 +33,24 @@ def run_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TERM", "dumb")
     return run(capsys, *args, rc=rc)
+
+
+class Cli:
+    """The helpers above with capsys and monkeypatch bound: the ``cli`` fixture of tests/cli/conftest.py.
+
+    ``cli(ARGS)`` is :func:`run`, ``cli.json(ARGS)`` is :func:`run_json` and ``cli.text(ARGS)`` is
+    :func:`run_text`, with the same keyword arguments.
+    """
+
+    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def __call__(self, *args: str, rc: int = 0) -> tuple[str, str]:
+        return run(self.capsys, *args, rc=rc)
+
+    def json(self, *args: str, rc: int = 0) -> dict:
+        return run_json(self.capsys, *args, rc=rc)
+
+    def text(self, *args: str, columns: int = 100, rc: int = 0) -> tuple[str, str]:
+        return run_text(self.capsys, self.monkeypatch, *args, columns=columns, rc=rc)

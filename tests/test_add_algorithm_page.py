@@ -72,23 +72,23 @@ def test_following_the_page_adds_a_checked_algorithm(tmp_path: Path):
     _follow_the_page(copy)
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "100"}
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def python_in_copy(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True,
                               timeout=600, check=False)
 
-    listed = run("-m", "costmodel", "algorithms", "broadcast", "--json")
+    listed = python_in_copy("-m", "costmodel", "algorithms", "broadcast", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "naive" in listed.stdout and '"linear"' in listed.stdout
-    formula = run("-m", "costmodel", "formula", "broadcast", "linear", "--json")
+    formula = python_in_copy("-m", "costmodel", "formula", "broadcast", "linear", "--json")
     assert formula.returncode == 0, formula.stderr
     assert json.loads(formula.stdout)["algorithm"] == "naive"
-    verify = run("-m", "costmodel", "schedule", "broadcast", "naive", "-p", "4", "-n", "1MB", "--verify",
-                 "--profile", "textbook", "--json")
+    verify = python_in_copy("-m", "costmodel", "schedule", "broadcast", "naive", "-p", "4", "-n", "1MB", "--verify",
+                            "--profile", "textbook", "--json")
     assert verify.returncode == 0, verify.stderr
-    collected = run("-m", "pytest", "-q", "--collect-only", "tests/crosscheck/test_schedules.py",
-                    "-k", "broadcast/naive")
+    collected = python_in_copy("-m", "pytest", "-q", "--collect-only", "tests/crosscheck/test_schedules.py",
+                               "-k", "broadcast/naive")
     assert "broadcast/naive" in collected.stdout, collected.stdout[-2000:]
-    tests = run("-m", "pytest", "-q", "-x", "tests/crosscheck/test_trees_chain_alltoall.py",
-                "tests/crosscheck/test_schedules.py", "tests/registry/test_records.py",
-                "-k", "naive_broadcast or broadcast/naive or covered or citation or record")
+    tests = python_in_copy("-m", "pytest", "-q", "-x", "tests/crosscheck/test_trees_chain_alltoall.py",
+                           "tests/crosscheck/test_schedules.py", "tests/registry/test_records.py",
+                           "-k", "naive_broadcast or broadcast/naive or covered or citation or record")
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]

@@ -10,15 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.cli import main
-from tests.clirun import run_json
-
 COMMANDS = ("consensus", "gossip-step", "gossip-vs-allreduce")
 LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
 
 
-def test_consensus_json_contract(capsys):
-    data = run_json(capsys, "consensus", "ring", "-p", "4", "--init", "0,3,6,9")
+def test_consensus_json_contract(cli):
+    data = cli.json("consensus", "ring", "-p", "4", "--init", "0,3,6,9")
     assert {"graph", "p", "rho", "spectral_gap", "doubly_stochastic", "rounds_to_target", "trajectory",
             "rho_exact", "spectral_gap_exact", "weights", "target", "notes", "method"} <= set(data)
     assert (data["graph"], data["p"], data["weights"]) == ("ring", 4, "uniform")
@@ -33,38 +30,38 @@ def test_consensus_json_contract(capsys):
     assert len(data["trajectory"]) == 6
 
 
-def test_consensus_options(capsys, tmp_path: Path):
-    data = run_json(capsys, "consensus", "star", "-p", "5", "--weights", "metropolis", "--rounds", "2",
+def test_consensus_options(cli, tmp_path: Path):
+    data = cli.json("consensus", "star", "-p", "5", "--weights", "metropolis", "--rounds", "2",
                     "--target", "1000x")
     assert data["rho_exact"] == "4/5" and data["target"] == 0.001 and len(data["trajectory"]) == 3
-    data = run_json(capsys, "consensus", "random-regular", "-p", "50", "--degree", "4", "--seed", "3")
+    data = cli.json("consensus", "random-regular", "-p", "50", "--degree", "4", "--seed", "3")
     assert data["seed"] == 3 and data["degree"] == 4
-    data = run_json(capsys, "consensus", "erdos-renyi", "-p", "60", "--prob", "0.2", "--rounds", "1")
+    data = cli.json("consensus", "erdos-renyi", "-p", "60", "--prob", "0.2", "--rounds", "1")
     assert data["graph"] == "erdos-renyi"
-    data = run_json(capsys, "consensus", "torus", "-p", "12", "--rows", "2", "--rounds", "0")
+    data = cli.json("consensus", "torus", "-p", "12", "--rows", "2", "--rounds", "0")
     assert data["label"] == "2-D torus 2 × 6"
     edges = tmp_path / "g.txt"
     edges.write_text("# a square\n0 1\n1 2\n2 3\n3 0\n", encoding="utf-8")
-    data = run_json(capsys, "consensus", "edges", "--edges", str(edges))
+    data = cli.json("consensus", "edges", "--edges", str(edges))
     assert data["p"] == 4 and data["rho_exact"] == "1/3"
     weights = tmp_path / "w.csv"
     weights.write_text("0,0.5,0,0.5\n0.5,0,0.5,0\n0,0.5,0,0.5\n0.5,0,0.5,0\n", encoding="utf-8")
-    data = run_json(capsys, "consensus", "ring", "-p", "4", "--weights", str(weights))
+    data = cli.json("consensus", "ring", "-p", "4", "--weights", str(weights))
     assert data["rho"] == 1 and data["rounds_to_target"] is None
     assert any("oscillate" in n for n in data["notes"])
-    data = run_json(capsys, "consensus", "matrix", "--weights", str(weights), "--rounds", "1")
+    data = cli.json("consensus", "matrix", "--weights", str(weights), "--rounds", "1")
     assert data["graph"] == "matrix" and data["weights_file"] == str(weights)
 
 
-def test_consensus_of_a_million_workers(capsys):
-    data = run_json(capsys, "consensus", "ring", "-p", "1000000", "--rounds", "2")
+def test_consensus_of_a_million_workers(cli):
+    data = cli.json("consensus", "ring", "-p", "1000000", "--rounds", "2")
     assert data["trajectory"][0]["values"] is None
     assert data["spectral_gap"] == pytest.approx(4 / 3 * 9.869604401089358e-12, rel=1e-9)  # (4/3)·sin²(π/p)
 
 
-def test_long_exact_trajectories_become_floats(capsys):
+def test_long_exact_trajectories_become_floats(cli):
     # 200 exact rounds of a dense random graph made a 4,300-digit integer the JSON could not print
-    data = run_json(capsys, "consensus", "erdos-renyi", "-p", "64", "--prob", "0.5", "--rounds", "200")
+    data = cli.json("consensus", "erdos-renyi", "-p", "64", "--prob", "0.5", "--rounds", "200")
     assert data["trajectory_exact"] is False and len(data["trajectory"]) == 201
     exact = [r for r in data["trajectory"] if r["values_exact"] is not None]
     assert exact and [r["round"] for r in exact] == list(range(len(exact)))
@@ -72,23 +69,21 @@ def test_long_exact_trajectories_become_floats(capsys):
     assert f"values shown as floats from round {len(exact)} on: exact values would need more than 60 digits" \
         in data["notes"]
     assert data["trajectory"][-1]["disagreement"] < 1e-9
-    small = run_json(capsys, "consensus", "ring", "-p", "4", "--init", "0,3,6,9", "--rounds", "5")
+    small = cli.json("consensus", "ring", "-p", "4", "--init", "0,3,6,9", "--rounds", "5")
     assert small["trajectory_exact"] is True
 
 
-def test_rho_of_a_permutation_is_printed_as_one(capsys, monkeypatch, tmp_path: Path):
+def test_rho_of_a_permutation_is_printed_as_one(cli, tmp_path: Path):
     shift = tmp_path / "shift.txt"  # worker i takes worker i + 3's value: a 7-cycle, |λ| = 1 for all
     shift.write_text("\n".join(" ".join("1" if j == (i + 3) % 7 else "0" for j in range(7)) for i in range(7)))
-    data = run_json(capsys, "consensus", "matrix", "-w", str(shift))
+    data = cli.json("consensus", "matrix", "-w", str(shift))
     assert (data["rho"], data["rho_exact"], data["spectral_gap"], data["converges"]) == (1, "1", 0, False)
-    monkeypatch.setenv("COLUMNS", "120")
-    assert main(["consensus", "matrix", "-w", str(shift), "--rounds", "1"]) == 0
-    out, err = capsys.readouterr()
+    out, err = cli.text("consensus", "matrix", "-w", str(shift), "--rounds", "1", columns=120)
     assert "ρ = 1 · spectral gap 1 − ρ = 0" in out
     assert "periodic with period 7" in out and "1.0000000000000" not in out + err
 
 
-def test_a_large_non_symmetric_matrix_file(capsys, tmp_path: Path):
+def test_a_large_non_symmetric_matrix_file(cli, tmp_path: Path):
     # 1,700 rows of ½(I + P), P a cyclic shift: ARPACK does not converge (eigenvalues crowd the
     # unit circle), which crashed; dense eigenvalues give ρ = cos(π/1700)
     p = 1700
@@ -98,22 +93,22 @@ def test_a_large_non_symmetric_matrix_file(capsys, tmp_path: Path):
             row = ["0"] * p
             row[i] = row[(i + 1) % p] = "1/2"
             f.write(" ".join(row) + "\n")
-    data = run_json(capsys, "consensus", "matrix", "-w", str(path), "--rounds", "1")
+    data = cli.json("consensus", "matrix", "-w", str(path), "--rounds", "1")
     assert data["p"] == p and data["symmetric"] is False and data["doubly_stochastic"] is True
     assert data["method"].endswith("sparse Arnoldi did not converge")
     assert data["rho"] == pytest.approx(math.cos(math.pi / p), abs=1e-12)
 
 
-def test_gossip_step_json(capsys):
-    data = run_json(capsys, "gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5")
+def test_gossip_step_json(cli):
+    data = cli.json("gossip-step", "--value", "6", "--neighbours", "3,12", "--grad", "2", "--lr", "0.5")
     assert {k: data[k] for k in ("mixed", "next", "without_mixing")} == {"mixed": 7, "next": 6, "without_mixing": 5}
-    data = run_json(capsys, "gossip-step", "--value", "6", "--neighbors", "3,12", "--grad", "2", "--lr", "0.5",
+    data = cli.json("gossip-step", "--value", "6", "--neighbors", "3,12", "--grad", "2", "--lr", "0.5",
                     "--weights", "0.5,0.25,0.25")
     assert data["mixed"] == 6.75 and data["weights_default"] is False
 
 
-def test_gossip_vs_allreduce_json(capsys):
-    data = run_json(capsys, "gossip-vs-allreduce", "ring", "-p", "16", "-n", "100MB", *LINK)
+def test_gossip_vs_allreduce_json(cli):
+    data = cli.json("gossip-vs-allreduce", "ring", "-p", "16", "-n", "100MB", *LINK)
     assert {"graph", "p", "n_bytes", "alpha_s", "beta_s_per_byte", "rho", "target", "gossip", "allreduce",
             "time_ratio", "faster", "model"} <= set(data)
     assert {"rounds", "degree", "round_time_s", "time_s", "bytes_sent_per_worker"} <= set(data["gossip"])
@@ -122,7 +117,7 @@ def test_gossip_vs_allreduce_json(capsys):
     assert data["allreduce"]["bytes_sent_per_rank"] == 187_500_000
     assert data["gossip"]["degree"] == 2
     assert data["gossip"]["round_time_s"] == pytest.approx(2 * (5e-6 + 1e8 / 12.5e9), rel=1e-15)
-    data = run_json(capsys, "gossip-vs-allreduce", "exponential", "-p", "16", "-n", "1MB", "--profile", "textbook",
+    data = cli.json("gossip-vs-allreduce", "exponential", "-p", "16", "-n", "1MB", "--profile", "textbook",
                     "--target", "0.001")
     assert data["gossip"]["degree"] == 4 and data["rho_exact"] == "3/5"
 
@@ -139,28 +134,23 @@ def test_gossip_vs_allreduce_json(capsys):
          ["gossip (2 sends/round)", "ring all-reduce", "187.5 MB", "faster: allreduce"]),
     ],
 )
-def test_tables(capsys, monkeypatch, argv, needles):
-    monkeypatch.setenv("COLUMNS", "120")
-    assert main(argv) == 0
-    out, _ = capsys.readouterr()
+def test_tables(cli, argv, needles):
+    out, _ = cli.text(*argv, columns=120)
     for needle in needles:
         assert needle in out
 
 
-def test_notes_follow_the_answer_on_stdout(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-    assert main(["consensus", "star", "-p", "4"]) == 0
-    out, err = capsys.readouterr()
+def test_notes_follow_the_answer_on_stdout(cli):
+    out, err = cli.text("consensus", "star", "-p", "4", columns=200)
     table, _, notes = out.partition("\nnote: ")
     assert "mean" in notes and "round" in table and err == ""
 
 
-def test_bad_files_name_the_line(capsys, tmp_path: Path):
+def test_bad_files_name_the_line(cli, tmp_path: Path):
     edges = tmp_path / "g.txt"
     edges.write_text("0 1\n1 two\n", encoding="utf-8")
-    assert main(["consensus", "edges", "--edges", str(edges)]) == 2
-    assert f"error: {edges}:2: '1 two' is not an edge" in capsys.readouterr().err
+    assert f"error: {edges}:2: '1 two' is not an edge" in cli("consensus", "edges", "--edges", str(edges), rc=2)[1]
     weights = tmp_path / "w.txt"
     weights.write_text("0.5 0.5\n0.5 0.4\n", encoding="utf-8")
-    assert main(["consensus", "ring", "-p", "2", "--weights", str(weights)]) == 2
-    assert f"error: {weights}:2: row 1 sums to 0.9, not 1" in capsys.readouterr().err
+    _, err = cli("consensus", "ring", "-p", "2", "--weights", str(weights), rc=2)
+    assert f"error: {weights}:2: row 1 sums to 0.9, not 1" in err

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from costmodel.cli import main
-from tests.clirun import run_json
 
-
-def test_ring_p4_json_contract(capsys):
-    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify")
+def test_ring_p4_json_contract(cli):
+    data = cli.json("schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify")
     assert {"collective", "algorithm", "p", "steps", "rounds", "bytes_sent_per_rank", "time_s",
             "verified"} <= set(data)
     assert data["rounds"] == len(data["steps"]) == 6
@@ -26,30 +21,28 @@ def test_ring_p4_json_contract(capsys):
     assert data["verified"] is True
 
 
-def test_time_needs_a_link(capsys):
-    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "4", "-n", "100MB",
+def test_time_needs_a_link(cli):
+    data = cli.json("schedule", "allreduce", "ring", "-p", "4", "-n", "100MB",
                     "--alpha", "0s", "--bandwidth", "12.5GB/s")
     assert data["time_s"] == 0.012  # 150 MB at 12.5 GB/s
 
 
-def test_non_power_of_two_uses_the_adaptation(capsys):
-    data = run_json(capsys, "schedule", "allreduce", "ring", "-p", "6")
+def test_non_power_of_two_uses_the_adaptation(cli):
+    data = cli.json("schedule", "allreduce", "ring", "-p", "6")
     assert data["algorithm"] == "ring"
     assert data["rounds"] == 10
 
 
-def test_human_render_shows_partial_sums(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "100")
-    assert main(["schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify"]) == 0
-    out = capsys.readouterr().out
+def test_human_render_shows_partial_sums(cli):
+    out, _ = cli.text("schedule", "allreduce", "ring", "-p", "4", "-n", "100MB", "--verify")
     assert "step 1:" in out and "step 6:" in out
     assert "0+3" in out  # a partial sum of two ranks after the first step
     assert "Σ" in out
     assert "verified" in out and "NOT verified" not in out
 
 
-def test_hierarchical_schedule_on_a_topology(capsys):
-    data = run_json(capsys, "schedule", "allreduce", "hierarchical", "--level", "2:1us:100GB/s",
+def test_hierarchical_schedule_on_a_topology(cli):
+    data = cli.json("schedule", "allreduce", "hierarchical", "--level", "2:1us:100GB/s",
                     "--level", "2:5us:10GB/s", "-n", "1MB", "--verify")
     # p = 2 x 2: ring reduce-scatter inside (1 step), ring all-reduce across on n/2 (2 steps), all-gather (1)
     assert data["p"] == 4
@@ -71,15 +64,14 @@ def test_hierarchical_schedule_on_a_topology(capsys):
      "p=5"),
     (["schedule", "allgather", "hierarchical", "--level", "2:1us:1GB/s"], "all-reduce"),
 ])
-def test_bad_topology_input(capsys, argv, needle):
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
+def test_bad_topology_input(cli, argv, needle):
+    out, err = cli(*argv, rc=2)
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert needle in err
 
 
-def test_a_failed_verification_exits_1(capsys, monkeypatch):
+def test_a_failed_verification_exits_1(cli, monkeypatch):
     """rc 1: the check ran and failed (rc 2 is kept for bad input)."""
     import dataclasses
 
@@ -92,13 +84,11 @@ def test_a_failed_verification_exits_1(capsys, monkeypatch):
         return dataclasses.replace(result, rounds=result.rounds + 1)
 
     monkeypatch.setattr(walkthrough, "cost", off_by_one_round)
-    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify", "--json"]) == 1
-    data = json.loads(capsys.readouterr().out)
+    data = cli.json("schedule", "allreduce", "ring", "-p", "4", "--verify", rc=1)
     assert data["verified"] is False
     assert data["verification"]["matches_formula"] is False
-    assert main(["schedule", "allreduce", "ring", "-p", "4", "--verify"]) == 1
-    assert "NOT verified" in capsys.readouterr().out
-    assert main(["schedule", "allreduce", "ring", "-p", "4"]) == 0  # nothing checked, nothing failed
+    assert "NOT verified" in cli("schedule", "allreduce", "ring", "-p", "4", "--verify", rc=1)[0]
+    cli("schedule", "allreduce", "ring", "-p", "4")  # nothing checked, nothing failed: exit 0
 
 
 @pytest.mark.parametrize(("collective", "algorithm"), [
@@ -107,8 +97,8 @@ def test_a_failed_verification_exits_1(capsys, monkeypatch):
     ("reduce", "rabenseifner-folded"), ("reduce-scatter", "recursive-halving-folded"),
 ])
 @pytest.mark.parametrize("p", [2, 7, 16])
-def test_folded_records_verify_at_any_p(capsys, collective, algorithm, p):
-    data = run_json(capsys, "schedule", collective, algorithm, "-p", str(p), "-n", "1000", "--verify")
+def test_folded_records_verify_at_any_p(cli, collective, algorithm, p):
+    data = cli.json("schedule", collective, algorithm, "-p", str(p), "-n", "1000", "--verify")
     assert data["verified"] is True
 
 
@@ -123,15 +113,14 @@ def test_folded_records_verify_at_any_p(capsys, collective, algorithm, p):
     (["schedule", "allreduce", "ring", "-p", "4", "-n", "0"], "at least 1 B"),
     (["schedule", "allreduce", "ring", "-p", "4", "-n", "0.5B"], "at least 1 B"),
 ])
-def test_too_large_schedules_are_refused_before_building(capsys, monkeypatch, argv, needle):
+def test_too_large_schedules_are_refused_before_building(cli, monkeypatch, argv, needle):
     from costmodel import walkthrough
 
     def never(*args, **kwargs):
         raise AssertionError("a refused schedule must not be built")
 
     monkeypatch.setattr(walkthrough, "build", never)
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
+    out, err = cli(*argv, rc=2)
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert needle in err

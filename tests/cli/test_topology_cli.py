@@ -13,15 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.cli import main
-from tests.clirun import run_json
-
 LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 GiB = 2**30
 
 
-def test_cost_hierarchical_json_contract(capsys):
-    data = run_json(capsys, "cost", "allreduce", "hierarchical", *LEVELS, "-n", "1GiB")
+def test_cost_hierarchical_json_contract(cli):
+    data = cli.json("cost", "allreduce", "hierarchical", *LEVELS, "-n", "1GiB")
     assert {"collective", "p", "n_bytes", "meaning_of_n", "topology", "results", "best", "flat_ring",
             "notes"} <= set(data)
     assert (data["collective"], data["p"], data["n_bytes"], data["best"]) == ("allreduce", 32, GiB, "hierarchical")
@@ -54,14 +51,14 @@ def test_cost_hierarchical_json_contract(capsys):
     assert json.dumps(data, allow_nan=False)
 
 
-def test_cost_with_levels_compares_both_algorithms(capsys):
-    data = run_json(capsys, "cost", "allreduce", *LEVELS, "-n", "1GiB", "-p", "32")
+def test_cost_with_levels_compares_both_algorithms(cli):
+    data = cli.json("cost", "allreduce", *LEVELS, "-n", "1GiB", "-p", "32")
     assert [r["algorithm"] for r in data["results"]] == ["hierarchical", "hierarchical-reduce-bcast"]
     assert data["results"][0]["vs_best"] == 1
 
 
-def test_cost_with_lanes_inner_and_outer(capsys):
-    data = run_json(capsys, "cost", "allreduce", "hier", *LEVELS, "-n", "1GiB", "--lanes", "2", "--inner",
+def test_cost_with_lanes_inner_and_outer(cli):
+    data = cli.json("cost", "allreduce", "hier", *LEVELS, "-n", "1GiB", "--lanes", "2", "--inner",
                     "recursive", "--outer", "rab")
     (result,) = data["results"]
     assert result["parameters"] == {"inner": "recursive", "outer": "rabenseifner", "lanes": 2}
@@ -69,32 +66,32 @@ def test_cost_with_lanes_inner_and_outer(capsys):
     assert result["phases"][1]["beta_s_per_byte"] == 4 / (25 * 10**9)
 
 
-def test_cost_with_a_profile_of_levels(capsys, tmp_path: Path):
+def test_cost_with_a_profile_of_levels(cli, tmp_path: Path):
     path = tmp_path / "cluster.toml"
     path.write_text('[[level]]\nsize = 8\nalpha = "1 us"\nbandwidth = "150 GB/s"\n'
                     '[[level]]\nsize = 4\nalpha = "5 us"\nbandwidth = "25 GB/s"\n', encoding="utf-8")
-    from_profile = run_json(capsys, "cost", "allreduce", "-n", "1GiB", "--profile", str(path))
-    from_levels = run_json(capsys, "cost", "allreduce", *LEVELS, "-n", "1GiB")
+    from_profile = cli.json("cost", "allreduce", "-n", "1GiB", "--profile", str(path))
+    from_levels = cli.json("cost", "allreduce", *LEVELS, "-n", "1GiB")
     assert [r["time_s"] for r in from_profile["results"]] == [r["time_s"] for r in from_levels["results"]]
     assert from_profile["flat_ring"]["levels"] == from_levels["flat_ring"]["levels"]
 
 
-def test_flat_cost_still_works(capsys):
-    data = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--alpha", "0s",
+def test_flat_cost_still_works(cli):
+    data = cli.json("cost", "allreduce", "ring", "-p", "4", "-n", "100MB", "--alpha", "0s",
                     "--bandwidth", "12.5GB/s")
     assert data["results"][0]["bytes_sent_per_rank"] == 150_000_000
 
 
-def test_multilane_json(capsys):
-    data = run_json(capsys, "multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0", "--bandwidth", "12.5GB/s")
+def test_multilane_json(cli):
+    data = cli.json("multilane", "-n", "1GB", "--lanes", "4", "--alpha", "0", "--bandwidth", "12.5GB/s")
     # 1 GB / 12.5 GB/s = 80 ms on one lane; 250 MB per lane: 20 ms
     assert (data["n_bytes"], data["lanes"], data["bytes_per_lane"]) == (10**9, 4, 250 * 10**6)
     assert (data["one_lane_time_s"], data["time_s"], data["speedup"]) == (0.08, 0.02, 4)
     assert (data["alpha_s"], data["bandwidth_bytes_per_s"]) == (0, 12_500_000_000)
 
 
-def test_flexreduce_json(capsys):
-    data = run_json(capsys, "flexreduce", "--groups", "2,3", "--entries", "12")
+def test_flexreduce_json(cli):
+    data = cli.json("flexreduce", "--groups", "2,3", "--entries", "12")
     assert data["groups"] == [
         {"workers": 2, "reduced_per_worker": 6, "owned_entries": 6, "owned_per_worker": 3},
         {"workers": 3, "reduced_per_worker": 4, "owned_entries": 6, "owned_per_worker": 2},
@@ -102,8 +99,8 @@ def test_flexreduce_json(capsys):
     assert data["exchange_entries_per_direction"] == 6
 
 
-def test_rat_json(capsys):
-    data = run_json(capsys, "rat", "--racks", "2", "--per-rack", "4", "-n", "100MB")
+def test_rat_json(cli):
+    data = cli.json("rat", "--racks", "2", "--per-rack", "4", "-n", "100MB")
     # flat ring: 2 core links × 2·7/8·100 MB; RAT: 100 MB across and back
     assert (data["core_bytes_flat_ring"], data["core_bytes_rat"]) == (350_000_000, 200_000_000)
     assert data["levels"][1] == {"name": "core", "rat_bytes": 200_000_000, "flat_ring_bytes": 350_000_000}
@@ -120,19 +117,16 @@ def test_rat_json(capsys):
         (["rat", "--racks", "2", "--per-rack", "4", "-n", "100MB"], ["350 MB", "200 MB", "core"]),
     ],
 )
-def test_tables(capsys, monkeypatch, argv, needles):
-    monkeypatch.setenv("COLUMNS", "120")
-    assert main(argv) == 0
-    out, _ = capsys.readouterr()
+def test_tables(cli, argv, needles):
+    out, _ = cli.text(*argv, columns=120)
     for needle in needles:
         assert needle in out
 
 
-def test_a_profile_of_levels_lists(capsys, tmp_path: Path):
+def test_a_profile_of_levels_lists(cli, tmp_path: Path):
     path = tmp_path / "cluster.toml"
     path.write_text('[[level]]\nname = "nvlink"\nsize = 8\nalpha = "1 us"\nbandwidth = "150 GB/s"\n',
                     encoding="utf-8")
-    assert main(["profiles", str(path)]) == 0
-    assert "8 nvlink" in capsys.readouterr().out
-    data = run_json(capsys, "profiles", str(path))
+    assert "8 nvlink" in cli("profiles", str(path))[0]
+    data = cli.json("profiles", str(path))
     assert data["profiles"][0]["levels"][0]["size"] == 8
