@@ -94,6 +94,7 @@ from costmodel.references import CITATIONS
 from costmodel.renames import resolve
 from costmodel.tomlfile import loads
 from costmodel.topology import Level, Topology
+from costmodel.validate import is_whole
 
 __all__ = ["RENAMED", "Profile", "ProfileFit", "ProfileList", "list_profiles", "load_profile",
            "parse_profile"]
@@ -413,7 +414,7 @@ def _whole(table: dict[str, Any], key: str, where: str, path: str, *, at_least: 
     if value is None:
         raise ParseError(f"{where.rstrip(': ')}: {key} is missing; give it in bytes, e.g. {key} = 8",
                          path=path)
-    if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
+    if not is_whole(value) or value < at_least:
         raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a whole number >= {at_least}",
                          path=path)
     return value
@@ -490,7 +491,7 @@ def _levels(tables: Any, *, name: str, path: str) -> tuple[Level, ...]:
             known = ", ".join(sorted(_LEVEL_KEYS))
             raise ParseError(f"{where}unknown key {sorted(extra)[0]!r}; expected {known}", path=path)
         size = table.get("size")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if not is_whole(size) or size < 1:
             raise ParseError(f"{where}size = {size!r} is not a whole number >= 1; set size = 8 (units of the "
                              "level below)", path=path)
         label = table.get("name", "")
