@@ -229,16 +229,13 @@ MaxSize = Annotated[
 
 
 def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-                      gamma: Fraction | None, profile: str | None, *, collective: str | None = None,
-                      n: Fraction | None = None) -> Any:
+                      gamma: Fraction | None, profile: str | None, *, collective: str | None = None) -> Any:
     """The link the options describe (a profile, overridden) for *collective*: a
     :class:`~costmodel.params.PiecewiseLink` from a calibrated profile, else
-    :class:`~costmodel.params.LinkParams`; with *n*, the ``LinkParams`` that prices that size."""
+    :class:`~costmodel.params.LinkParams`."""
     from costmodel.links import resolve_link
-    from costmodel.params import link_at
 
-    link = resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
-    return link if n is None else link_at(link, n)[0]
+    return resolve_link(collective, alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
 
 
 def extra_parameters(*, segments: int | None = None, blocks: int | None = None) -> dict[str, int]:
