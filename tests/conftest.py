@@ -1,4 +1,5 @@
-"""Test-wide configuration: the hypothesis profile, and ``tests`` importable as a package.
+"""Test-wide configuration: the hypothesis profile, ``tests`` importable as a package, and no width
+inherited from the shell.
 
 The suite runs with ``--import-mode=importlib`` (see pyproject.toml), which does
 not put the repository root on ``sys.path``; test modules import shared
@@ -7,6 +8,7 @@ strategies as ``from tests.strategies import ...``, so the root is added here.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,3 +27,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("costmodel")
+
+# Output that is not a terminal is not wrapped unless COLUMNS is set (costmodel/cli/output.py); a width
+# exported by the shell, or by a test runner's worker processes (pytest-xdist sets COLUMNS=80), would
+# wrap every table the tests read.  The tests that check a width set COLUMNS themselves.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)

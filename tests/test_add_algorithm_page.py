@@ -85,10 +85,10 @@ def test_following_the_page_adds_a_checked_algorithm(tmp_path: Path):
     verify = python_in_copy("-m", "costmodel", "schedule", "broadcast", "naive", "-p", "4", "-n", "1MB", "--verify",
                             "--profile", "textbook", "--json")
     assert verify.returncode == 0, verify.stderr
-    collected = python_in_copy("-m", "pytest", "-q", "--collect-only", "tests/crosscheck/test_schedules.py",
+    collected = python_in_copy("-m", "pytest", "-n", "0", "-q", "--collect-only", "tests/crosscheck/test_schedules.py",
                                "-k", "broadcast/naive")
     assert "broadcast/naive" in collected.stdout, collected.stdout[-2000:]
-    tests = python_in_copy("-m", "pytest", "-q", "-x", "tests/crosscheck/test_trees_chain_alltoall.py",
+    tests = python_in_copy("-m", "pytest", "-n", "0", "-q", "-x", "tests/crosscheck/test_trees_chain_alltoall.py",
                            "tests/crosscheck/test_schedules.py", "tests/registry/test_records.py",
                            "-k", "naive_broadcast or broadcast/naive or covered or citation or record")
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]

@@ -133,7 +133,7 @@ def test_a_rank_that_hangs_ends_the_run_within_the_timeout():
     start = time.monotonic()
     with pytest.raises(CalibrationError, match=r"^no rank finished broadcast at 16 B within 5 s; a rank hung"):
         run_benchmark(config)
-    assert time.monotonic() - start < 20
+    assert time.monotonic() - start < 30  # 5 s of timeout, the ranks' start and stop, on a loaded machine
     assert _no_children()
 
 

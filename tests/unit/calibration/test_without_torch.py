@@ -16,7 +16,7 @@ def _run_without_torch(code: str):
 
 def test_calibration_tests_skip_with_a_reason_without_torch():
     files = ["tests/unit/calibration/test_bench.py", "tests/cli/test_calibrate_cli.py"]
-    done = _run_without_torch(f"import pytest; sys.exit(pytest.main(['-q', '-rs', *{files!r}]))")
+    done = _run_without_torch(f"import pytest; sys.exit(pytest.main(['-n', '0', '-q', '-rs', *{files!r}]))")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "error" not in out.lower().replace("test_errors_are_one_line", ""), out
