@@ -15,6 +15,7 @@ Importing this module imports sympy (about 0.3 s); the numeric paths never do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -71,111 +72,75 @@ def _integer(arg: Any) -> int | None:
     return int(arg) if arg.is_Integer and arg > 0 else None
 
 
-class lg(sympy.Function):  # noqa: N801 - reads as the math it is
+class _IntegerFunction(sympy.Function):
+    """A nonnegative integer function of one argument that evaluates exactly at positive integers.
+
+    A subclass gives ``_value`` (the integer for an integer argument, or None to stay unevaluated)
+    and the LaTeX and plain forms, each a ``str.format`` template of the argument ``x``.
+    """
+
+    is_integer = True
+    is_nonnegative = True
+    _value: Callable[[int], int | None]
+    _latex_form: str
+    _text_form: str
+
+    @classmethod
+    def eval(cls, arg: Any) -> Any:
+        q = _integer(arg)
+        r = None if q is None else cls._value(q)
+        return None if r is None else sympy.Integer(r)
+
+    def _latex(self, printer: Any) -> str:
+        return self._latex_form.format(x=printer._print(self.args[0]))
+
+    def _sympystr(self, printer: Any) -> str:
+        return self._text_form.format(x=printer._print(self.args[0]))
+
+
+class lg(_IntegerFunction):  # noqa: N801 - reads as the math it is
     """log2 p for a power of two p."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        if q is not None and q & (q - 1) == 0:
-            return sympy.Integer(q.bit_length() - 1)
-        return None
-
-    def _latex(self, printer: Any) -> str:
-        return rf"\log_2 {printer._print(self.args[0])}"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"log2({printer._print(self.args[0])})"
+    _value = staticmethod(lambda q: q.bit_length() - 1 if q & (q - 1) == 0 else None)
+    _latex_form = r"\log_2 {x}"
+    _text_form = "log2({x})"
 
 
-class clg(sympy.Function):  # noqa: N801
+class clg(_IntegerFunction):  # noqa: N801
     """⌈log2 p⌉."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        return None if q is None else sympy.Integer((q - 1).bit_length())
-
-    def _latex(self, printer: Any) -> str:
-        return rf"\left\lceil{{\log_2 {printer._print(self.args[0])}}}\right\rceil"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"ceil(log2({printer._print(self.args[0])}))"
+    _value = staticmethod(lambda q: (q - 1).bit_length())
+    _latex_form = r"\left\lceil{{\log_2 {x}}}\right\rceil"
+    _text_form = "ceil(log2({x}))"
 
 
-class flg(sympy.Function):  # noqa: N801
+class flg(_IntegerFunction):  # noqa: N801
     """⌊log2 p⌋."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        return None if q is None else sympy.Integer(q.bit_length() - 1)
-
-    def _latex(self, printer: Any) -> str:
-        return rf"\left\lfloor{{\log_2 {printer._print(self.args[0])}}}\right\rfloor"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"floor(log2({printer._print(self.args[0])}))"
+    _value = staticmethod(lambda q: q.bit_length() - 1)
+    _latex_form = r"\left\lfloor{{\log_2 {x}}}\right\rfloor"
+    _text_form = "floor(log2({x}))"
 
 
-class surplus(sympy.Function):  # noqa: N801
+class surplus(_IntegerFunction):  # noqa: N801
     """s(p), see :func:`costmodel.intmath.surplus`."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        return None if q is None else sympy.Integer(_surplus(q))
-
-    def _latex(self, printer: Any) -> str:
-        return rf"s({printer._print(self.args[0])})"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"s({printer._print(self.args[0])})"
+    _value = staticmethod(_surplus)
+    _latex_form = "s({x})"
+    _text_form = "s({x})"
 
 
-class popsum(sympy.Function):  # noqa: N801
+class popsum(_IntegerFunction):  # noqa: N801
     """B(p), see :func:`costmodel.intmath.popsum`."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        return None if q is None else sympy.Integer(_popsum(q))
-
-    def _latex(self, printer: Any) -> str:
-        return rf"B({printer._print(self.args[0])})"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"B({printer._print(self.args[0])})"
+    _value = staticmethod(_popsum)
+    _latex_form = "B({x})"
+    _text_form = "B({x})"
 
 
-class folds(sympy.Function):  # noqa: N801
+class folds(_IntegerFunction):  # noqa: N801
     """[p ≠ p′], see :func:`costmodel.intmath.folds`."""
 
-    is_integer = True
-    is_nonnegative = True
-
-    @classmethod
-    def eval(cls, arg: Any) -> Any:
-        q = _integer(arg)
-        return None if q is None else sympy.Integer(_folds(q))
-
-    def _latex(self, printer: Any) -> str:
-        return rf"[{printer._print(self.args[0])} \neq p']"
-
-    def _sympystr(self, printer: Any) -> str:
-        return f"[{printer._print(self.args[0])} ≠ p′]"
+    _value = staticmethod(_folds)
+    _latex_form = r"[{x} \neq p']"
+    _text_form = "[{x} ≠ p′]"

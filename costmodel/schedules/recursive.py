@@ -37,7 +37,8 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -130,6 +131,25 @@ def _send_windows(ranks: np.ndarray, table: np.ndarray, *, size: int, src: np.nd
     return tuple(groups)
 
 
+def _exchange_windows(ranks: RankList, blocks: ChunkTable, *, halving: bool) -> Iterator[Step]:
+    """Every position j exchanges an aligned window of d positions with j XOR d, one step per d.
+
+    Doubling (d = 1, 2, ..., q/2) copies the window that contains j; halving, the same
+    steps run backwards (d = q/2, ..., 1), reduces into j XOR d the window that contains
+    j XOR d, the one j gives up.
+    """
+    group_ranks, table = _group_and_blocks(ranks, blocks)
+    q = group_ranks.size
+    position = np.arange(q, dtype=np.int64)
+    levels = range(floor_log2(q))
+    for i in reversed(levels) if halving else levels:
+        d = 1 << i
+        partner = position ^ d
+        window = (partner if halving else position) // d
+        yield _send_windows(group_ranks, table, size=d, src=position, dst=partner, window=window,
+                            op="reduce" if halving else "copy")
+
+
 def recursive_doubling_steps(ranks: RankList, chunks: Sequence[int] | np.ndarray, *,
                              op: Op = "reduce") -> Iterator[Step]:
     """log2 q steps in which every rank of the group exchanges *chunks* with its partner.
@@ -214,14 +234,7 @@ def recursive_halving_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Ste
     [(0, 2, (2, 3)), (1, 3, (2, 3)), (2, 0, (0, 1)), (3, 1, (0, 1))]
     [(0, 1, (1,)), (1, 0, (0,)), (2, 3, (3,)), (3, 2, (2,))]
     """
-    group_ranks, table = _group_and_blocks(ranks, blocks)
-    q = group_ranks.size
-    position = np.arange(q, dtype=np.int64)
-    for i in reversed(range(floor_log2(q))):
-        d = 1 << i
-        partner = position ^ d
-        yield _send_windows(group_ranks, table, size=d, src=position, dst=partner, window=partner // d,
-                            op="reduce")
+    yield from _exchange_windows(ranks, blocks, halving=True)
 
 
 def recursive_doubling_allgather_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step]:
@@ -258,13 +271,7 @@ def recursive_doubling_allgather_steps(ranks: RankList, blocks: ChunkTable) -> I
     >>> [[(t.src, t.dst, t.chunks) for t in g.transfers()] for (g,) in steps]
     [[(3, 1, (1,)), (1, 3, (3,))]]
     """
-    group_ranks, table = _group_and_blocks(ranks, blocks)
-    q = group_ranks.size
-    position = np.arange(q, dtype=np.int64)
-    for i in range(floor_log2(q)):
-        d = 1 << i
-        yield _send_windows(group_ranks, table, size=d, src=position, dst=position ^ d, window=position // d,
-                            op="copy")
+    yield from _exchange_windows(ranks, blocks, halving=False)
 
 
 def recursive_gather_steps(ranks: RankList, blocks: ChunkTable) -> Iterator[Step]:
@@ -322,6 +329,24 @@ def _fold_pairs(p: int, root: int) -> tuple[np.ndarray, np.ndarray]:
     q, r = _fold(p)
     partners = np.arange(r, dtype=np.int64)
     return _absolute(partners + q, p, root), _absolute(partners, p, root)
+
+
+def _folded(p: int, root: int, survivors: Iterable[Step], *, into: np.ndarray | None = None,
+            back: np.ndarray | None = None) -> Iterator[Step]:
+    """The steps of the p' survivors wrapped in the fold: nothing more when p is a power of two.
+
+    Extra rank p'+i first reduces the chunks *into* into rank i, and rank i finally copies
+    the chunks *back* to extra rank p'+i: the same chunks to every extra rank when *back*
+    is one row, row i to extra rank p'+i when it is an (r, m) table.
+    """
+    _, r = _fold(p)
+    extras, partners = _fold_pairs(p, root)
+    if r and into is not None:
+        yield _whole(extras, partners, into, "reduce")
+    yield from survivors
+    if r and back is not None:
+        rows = back if back.ndim == 2 else np.repeat(back.reshape(1, -1), r, axis=0)
+        yield (Group(partners, extras, rows, "copy"),)
 
 
 def _owner_blocks(p: int, root: int) -> np.ndarray:
@@ -405,19 +430,11 @@ def recursive_doubling_allreduce(p: int, *, root: int = 0) -> Schedule:
     (4, True)
     """
     check_ranks(p, root=root)
-    q, r = _fold(p)
-    extras, partners = _fold_pairs(p, 0)
+    survivors = np.arange(_fold(p)[0], dtype=np.int64)
     whole = np.zeros(1, dtype=np.int64)
-
-    def generate() -> Iterator[Step]:
-        if r:
-            yield _whole(extras, partners, whole, "reduce")
-        yield from recursive_doubling_steps(np.arange(q, dtype=np.int64), whole)
-        if r:
-            yield _whole(partners, extras, whole, "copy")
-
     return Schedule(collective="allreduce", algorithm=_name("recursive-doubling", p), p=p, units=1,
-                    generate=generate)
+                    generate=lambda: _folded(p, 0, recursive_doubling_steps(survivors, whole), into=whole,
+                                             back=whole))
 
 
 def rabenseifner_allreduce(p: int, *, root: int = 0) -> Schedule:
@@ -460,17 +477,13 @@ def rabenseifner_allreduce(p: int, *, root: int = 0) -> Schedule:
     True
     """
     check_ranks(p, root=root)
-    q, r = _fold(p)
-    extras, partners = _fold_pairs(p, 0)
+    q, _ = _fold(p)
     survivors = np.arange(q, dtype=np.int64)
 
     def generate() -> Iterator[Step]:
-        if r:
-            yield _whole(extras, partners, survivors, "reduce")
-        yield from recursive_halving_steps(survivors, survivors)
-        yield from recursive_doubling_allgather_steps(survivors, survivors)
-        if r:
-            yield _whole(partners, extras, survivors, "copy")
+        halves = chain(recursive_halving_steps(survivors, survivors),
+                       recursive_doubling_allgather_steps(survivors, survivors))
+        yield from _folded(p, 0, halves, into=survivors, back=survivors)
 
     return Schedule(collective="allreduce", algorithm=_name("rabenseifner", p), p=p, units=q,
                     generate=generate)
@@ -515,15 +528,12 @@ def recursive_halving_reduce_scatter(p: int, *, root: int = 0) -> Schedule:
     ([6, 4, 2, 1], True)
     """
     check_ranks(p, root=root)
-    q, r = _fold(p)
-    extras, partners = _fold_pairs(p, 0)
+    q, _ = _fold(p)
+    extras, _ = _fold_pairs(p, 0)
 
     def generate() -> Iterator[Step]:
-        if r:
-            yield _whole(extras, partners, np.arange(p, dtype=np.int64), "reduce")
-        yield from recursive_halving_steps(np.arange(q, dtype=np.int64), _owner_blocks(p, 0))
-        if r:
-            yield (Group(partners, extras, extras[:, None], "copy"),)
+        halving = recursive_halving_steps(np.arange(q, dtype=np.int64), _owner_blocks(p, 0))
+        yield from _folded(p, 0, halving, into=np.arange(p, dtype=np.int64), back=extras[:, None])
 
     return Schedule(collective="reduce-scatter", algorithm=_name("recursive-halving", p), p=p, units=p,
                     generate=generate)
@@ -613,16 +623,13 @@ def rabenseifner_reduce(p: int, *, root: int = 0) -> Schedule:
     (True, True)
     """
     check_ranks(p, root=root)
-    q, r = _fold(p)
-    extras, partners = _fold_pairs(p, root)
+    q, _ = _fold(p)
     survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
     blocks = np.arange(q, dtype=np.int64)
 
     def generate() -> Iterator[Step]:
-        if r:
-            yield _whole(extras, partners, blocks, "reduce")
-        yield from recursive_halving_steps(survivors, blocks)
-        yield from recursive_gather_steps(survivors, blocks)
+        halves = chain(recursive_halving_steps(survivors, blocks), recursive_gather_steps(survivors, blocks))
+        yield from _folded(p, root, halves, into=blocks)
 
     return Schedule(collective="reduce", algorithm=_name("rabenseifner", p), p=p, units=q, root=root,
                     generate=generate)
@@ -675,17 +682,17 @@ def scatter_recursive_doubling_broadcast(p: int, *, root: int = 0) -> Schedule:
     ('scatter-recursive-doubling-folded', [4, 2, 1, 1, 2, 4, 8], True)
     """
     check_ranks(p, root=root)
-    q, r = _fold(p)
-    extras, partners = _fold_pairs(p, root)
+    q, _ = _fold(p)
     survivors = _absolute(np.arange(q, dtype=np.int64), p, root)
     label = (np.arange(q, dtype=np.int64) + root) % q  # survivor j's block
 
-    def generate() -> Iterator[Step]:
+    def scatter_allgather() -> Iterator[Step]:
         for s in binomial_scatter_steps(q):  # relative ranks and blocks over the survivors
             yield tuple(Group(survivors[g.src], survivors[g.dst], label[g.chunks], g.op) for g in s)
         yield from recursive_doubling_allgather_steps(survivors, label[:, None])
-        if r:
-            yield _whole(partners, extras, np.arange(q, dtype=np.int64), "copy")
+
+    def generate() -> Iterator[Step]:
+        yield from _folded(p, root, scatter_allgather(), back=np.arange(q, dtype=np.int64))
 
     return Schedule(collective="broadcast", algorithm=_name("scatter-recursive-doubling", p), p=p, units=q,
                     root=root, generate=generate)
