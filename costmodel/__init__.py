@@ -23,7 +23,7 @@ _EXPORTS = {
     "collective": "costmodel.collectives._registry",
     "resolve": "costmodel.collectives._registry",
     "bound": "costmodel.collectives.evaluate",
-    "catalog": "costmodel.collectives.evaluate",
+    "catalog": "costmodel.collectives.catalog",
     "compare": "costmodel.collectives.evaluate",
     "cost": "costmodel.collectives.evaluate",
     "FlexReduceSplit": "costmodel.collectives.multilane",

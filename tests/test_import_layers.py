@@ -15,10 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "costmodel"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = ROOT) -> dict[str, Path]:
     found = {}
-    for path in ROOT.rglob("*.py"):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         if is_package:
             parts.pop()
@@ -119,28 +119,18 @@ def test_cycle_finder_names_a_cycle():
     assert cycles(graph) == [["a", "b", "c"]]
 
 
-KNOWN = [
-    # cli.output's table() is used by cli.render, which output loads: table() moves out of output
-    ["costmodel.cli.output", "costmodel.cli.render"],
-    # resolve's error path names the hierarchical all-reduces and catalog lists their formulas
-    ["costmodel.collectives._registry", "costmodel.collectives.evaluate", "costmodel.collectives.hierarchical",
-     "costmodel.collectives.hierarchical_formula"],
-]
-"""The cycles still to break, each with its cause; the list only shrinks."""
-
-
-def test_no_new_import_cycles():
-    found = [c for c in cycles(import_graph()) if c not in KNOWN]
+def test_no_import_cycles():
+    found = cycles(import_graph())
     assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
 
 
-def private_imports() -> list[str]:
+def private_imports(root: Path = ROOT) -> list[str]:
     """``module: from costmodel.x import _y`` for each private name one module takes from another.
 
     A module whose own name starts with ``_`` (``costmodel._json``, ``collectives._registry``) is
     package-internal and may be imported; a ``__dunder__`` is not private.
     """
-    modules = _modules()
+    modules = _modules(root)
     found = []
     for name, path in modules.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -155,29 +145,23 @@ def private_imports() -> list[str]:
     return sorted(found)
 
 
-KNOWN_PRIVATE = [
-    # the hierarchical formulas read the compositions' private tables: to go when hierarchical.py is split
-    *(f"costmodel.collectives.hierarchical_formula: from costmodel.collectives.hierarchical import {n}"
-      for n in ("_RS_AR_AG", "_Scheme", "_inner", "_outer", "_scheme", "_senders")),
-    # exercise helpers shared inside the package, to be named when its file loading settles
-    "costmodel.exercises.assignment: from costmodel.exercises.bank import _files",
-    "costmodel.exercises.bank: from costmodel.exercises.model import _PLACEHOLDER",
-    "costmodel.exercises.validate: from costmodel.exercises.grading import _article",
-    "costmodel.exercises.validate: from costmodel.exercises.grading import _dimension",
-    "costmodel.exercises.validate: from costmodel.exercises.grading import _parse_given",
-]
-"""Private names still taken across modules, each with its cause; the list only shrinks."""
-
-
-def test_private_import_finder():
-    found = private_imports()
-    assert set(KNOWN_PRIVATE) <= set(found), "fixed: remove from KNOWN_PRIVATE"
-    assert not any(": from costmodel import __version__" in line for line in found)
-    assert not any("import _json" in line or "import _registry" in line for line in found)
+def test_private_import_finder(tmp_path: Path):
+    sources = {
+        "__init__.py": "__version__ = '1'\n",
+        "_json.py": "def real(): ...\n",
+        "sub/__init__.py": "",
+        "sub/a.py": "_X = 1\n",
+        "sub/b.py": "from costmodel import __version__, _json\nfrom costmodel._json import real\n"
+                    "from . import a\nfrom .a import _X as y\n\ndef f():\n    from costmodel.sub.a import _X\n",
+    }
+    for name, text in sources.items():
+        (tmp_path / "costmodel" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "costmodel" / name).write_text(text, encoding="utf-8")
+    assert private_imports(tmp_path / "costmodel") == ["costmodel.sub.b: from costmodel.sub.a import _X"] * 2
 
 
 def test_no_private_names_imported_across_modules():
-    found = [line for line in private_imports() if line not in KNOWN_PRIVATE]
+    found = private_imports()
     assert not found, "private names imported from another module: " + "; ".join(found)
 
 

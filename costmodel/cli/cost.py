@@ -256,7 +256,7 @@ def algorithms(
 
     Example: costmodel algorithms allreduce
     """
-    from costmodel.collectives.evaluate import catalog
+    from costmodel.collectives.catalog import catalog
 
     result = catalog(collective, adaptations=adaptations, hierarchical=markdown or as_json)
     if markdown and not as_json:

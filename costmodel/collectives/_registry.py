@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from costmodel.collectives import (
+    _schemes,
     allgather,
     allreduce,
     alltoall,
@@ -116,15 +117,13 @@ def resolve(collective_name: str, name: str) -> Algorithm:
     canonical = _ALGORITHM_NAMES[spec.name].get(name)
     if canonical is None:
         choices = [a.name for a in spec.algorithms]
-        from costmodel.collectives import hierarchical  # the error path only loads it
-
-        if hierarchical.is_hierarchical(name):
+        if _schemes.is_hierarchical(name):
             if spec.name == "allreduce":
-                raise InputError(hierarchical.needs_topology(name))
+                raise InputError(_schemes.needs_topology(name))
             raise InputError(f"{name!r} is a hierarchical all-reduce; {spec.name} has no hierarchical "
                              f"algorithm: choose from {', '.join(choices)}")
         if spec.name == "allreduce":
-            choices += hierarchical.ALGORITHMS
+            choices += _schemes.ALGORITHMS
         canonical = _ALGORITHM_NAMES[spec.name].resolve(name, choices=choices, context=f"for {spec.name}")
     return _RECORDS[(spec.name, canonical)]
 
@@ -147,11 +146,8 @@ def check_names(collective_name: str, names: Iterable[str] = (), *, topology: bo
         try:
             resolve(spec.name, name)
         except InputError:
-            if topology and spec.name == "allreduce":
-                from costmodel.collectives.hierarchical import is_hierarchical
-
-                if is_hierarchical(name):
-                    continue
+            if topology and spec.name == "allreduce" and _schemes.is_hierarchical(name):
+                continue
             raise
 
 

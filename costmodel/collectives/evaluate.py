@@ -22,10 +22,10 @@ from typing import Any
 
 from costmodel.collectives._math import EXACT, TEXT, Term
 from costmodel.collectives._record import Algorithm, Coefficient
-from costmodel.collectives._registry import COLLECTIVES, record, resolve
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
-from costmodel.collectives.result import AlgorithmCost, Catalog, CatalogEntry, CostTable, LowerBound
+from costmodel.collectives._registry import record, resolve
+from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound
 from costmodel.errors import ConstraintError, InputError
 from costmodel.params import Link, LinkParams, link_at
 from costmodel.units import format_size, parse_size
@@ -34,7 +34,7 @@ from costmodel.validate import positive, whole
 __all__ = [
     "applicable",
     "bound",
-    "catalog",
+    "bound_text",
     "check_extra",
     "check_given",
     "check_ranks",
@@ -496,7 +496,7 @@ def _bound(collective: str, p: int, size: Fraction, link: LinkParams) -> LowerBo
     spec = find_collective(collective)
     b = spec.bound
     lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
-    text = _bound_text(spec.name)
+    text = bound_text(spec.name)
     return LowerBound(
         collective=spec.name, p=p, n_bytes=size, link=link,
         latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
@@ -506,7 +506,12 @@ def _bound(collective: str, p: int, size: Fraction, link: LinkParams) -> LowerBo
 
 
 @cache
-def _bound_text(collective: str) -> str:
+def bound_text(collective: str) -> str:
+    """The lower bound of *collective* as one readable line, as :func:`text_formula` writes a record.
+
+    >>> bound_text("allgather")
+    '⌈log₂p⌉·α + (p − 1)/p·n·β'
+    """
     b = find_collective(collective).bound
     return _time_text(b.latency, b.bandwidth, b.compute)
 
@@ -547,34 +552,3 @@ def tuned(algo: Algorithm, p: int, n: Any, link: LinkParams,
     algo, _ = applicable(algo, p)
     return _tune(algo, p, Fraction(n), _rates(link), dict(extra or {}))
 
-
-def catalog(collective: str | None = None, *, adaptations: bool = False,
-            hierarchical: bool = False) -> Catalog:
-    """The registered algorithms (of one collective, or all), with their formulas.
-
-    With *hierarchical*, the hierarchical all-reduces' compositions and closed
-    forms too (where all-reduce is listed; they take sympy, about 0.4 s).
-
-    >>> [e.algorithm for e in catalog("alltoall").entries]
-    ['pairwise', 'bruck']
-    """
-    specs = [find_collective(collective)] if collective else list(COLLECTIVES.values())
-    entries = tuple(
-        CatalogEntry(
-            collective=spec.name, algorithm=a.name, aliases=a.aliases, summary=a.summary,
-            formula=text_formula(a), rounds=coefficient_text(a.rounds or a.latency, a),
-            bytes_sent=coefficient_text(a.bytes_sent, a), adapts=a.adapts, source=a.source, notes=a.notes,
-            constraints=tuple(f"{c.name} (else {c.otherwise or 'refused'})" for c in a.constraints),
-        )
-        for spec in specs
-        for a in registered(spec.name, adaptations=adaptations)
-    )
-    bounds = {s.name: _time_text(s.bound.latency, s.bound.bandwidth, s.bound.compute) for s in specs}
-    composed: tuple[Any, ...] = ()
-    if hierarchical and any(s.name == "allreduce" for s in specs):
-        from costmodel.collectives.hierarchical import ALGORITHMS
-        from costmodel.collectives.hierarchical_formula import hierarchical_formula
-
-        composed = tuple(hierarchical_formula(name) for name in ALGORITHMS)
-    return Catalog(meanings={s.name: s.meaning_of_n for s in specs}, bounds=bounds, entries=entries,
-                   hierarchical=composed)

@@ -94,20 +94,28 @@ from typing import Any
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
+from costmodel.collectives._schemes import (
+    ALGORITHMS,
+    HOROVOD,
+    LANES,
+    MULTI_LANE,
+    NAMES,
+    OUTER,
+    RS_AR_AG,
+    SCHEMES,
+    SMP,
+    Scheme,
+    inner_algorithm,
+    is_hierarchical,
+    scheme_named,
+    senders,
+)
 from costmodel.collectives.evaluate import check_size, price
 from costmodel.collectives.result import AlgorithmCost, times_slower
-from costmodel.errors import InputError, UnknownNameError, did_you_mean
+from costmodel.errors import InputError, UnknownNameError
 from costmodel.intmath import floor_log2, is_power_of_two
-from costmodel.names import Names, normalise
 from costmodel.params import LinkParams
-from costmodel.references import (
-    MPICH_SMP,
-    NCCL,
-    PATARASUK_2009,
-    SERGEEV_2018,
-    TRAFF_2020,
-    Cited,
-)
+from costmodel.references import PATARASUK_2009, Cited
 from costmodel.topology import Level, Topology
 from costmodel.validate import positive
 
@@ -121,72 +129,19 @@ __all__ = [
     "LevelTraffic",
     "Phase",
     "compare_hierarchical",
+    "find_scheme",
     "flat_ring",
     "hierarchical_cost",
     "is_hierarchical",
+    "outer_algorithm",
 ]
 
-# -- where each scheme comes from --------------------------------------------------------------
+# -- what this module cites -------------------------------------------------------------------
 
-_HORO = SERGEEV_2018.at(
-    "Horovod's hierarchical all-reduce, NCCLHierarchicalAllreduce in horovod/common/ops/nccl_operations.cc: "
-    "NCCL reduce-scatter in the node, MPI all-reduce across nodes, NCCL all-gather")
-LANES = NCCL.at("NCCL_CROSS_NIC (user guide, environment variables): one ring per NIC, each on its own rail")
-MULTI_LANE = TRAFF_2020.at("multi-lane decomposition: reduce-scatter in the node, one slice per lane "
-                            "across nodes, all-gather in the node")
-_SMP = MPICH_SMP.at("MPIR_Allreduce_intra_smp: reduce to the node's local root, all-reduce among the "
-                    "node roots, broadcast in the node")
 _FLAT = PATARASUK_2009.at("ring algorithm over all ranks, each step priced at the slowest link it crosses")
 
-SOURCES: tuple[Cited, ...] = (_HORO, LANES, MULTI_LANE, _SMP, _FLAT)
+SOURCES: tuple[Cited, ...] = (HOROVOD, LANES, MULTI_LANE, SMP, _FLAT)
 """Every place this module cites (the registry tests check that each citation is used)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class _Scheme:
-    """A hierarchical algorithm: the flat collectives it runs down the levels and back up."""
-
-    name: str
-    aliases: tuple[str, ...]
-    summary: str
-    down: str
-    up: str
-    inner: Mapping[str, tuple[str, str]]
-    inner_aliases: Mapping[str, str]
-    default_inner: str
-    sources: tuple[Cited, ...]
-
-
-_RS_AR_AG = _Scheme(
-    name="hierarchical",
-    aliases=("hier", "rs-ar-ag", "horovod", "multi-lane", "multilane"),
-    summary="reduce-scatter inside each level, all-reduce of the slices across the outermost, "
-            "all-gather back",
-    down="reduce-scatter",
-    up="allgather",
-    inner={"ring": ("ring", "ring"), "recursive": ("recursive-halving", "recursive-doubling")},
-    inner_aliases={"recursive-halving": "recursive", "recursive-doubling": "recursive", "rh": "recursive",
-                   "rd": "recursive", "halving-doubling": "recursive"},
-    default_inner="ring",
-    sources=(_HORO, MULTI_LANE, LANES),
-)
-_REDUCE_BCAST = _Scheme(
-    name="hierarchical-reduce-bcast",
-    aliases=("smp", "hierarchical-reduce-broadcast", "reduce-bcast-hierarchical", "leader", "leaders"),
-    summary="reduce to a leader inside each level, all-reduce among the outermost leaders, broadcast back",
-    down="reduce",
-    up="broadcast",
-    inner={"binomial": ("binomial", "binomial")},
-    inner_aliases={"tree": "binomial", "binomial-tree": "binomial"},
-    default_inner="binomial",
-    sources=(_SMP, MULTI_LANE),
-)
-_SCHEMES = (_RS_AR_AG, _REDUCE_BCAST)
-ALGORITHMS: tuple[str, ...] = tuple(s.name for s in _SCHEMES)
-_NAMES = Names("hierarchical algorithm", {s.name: s.aliases for s in _SCHEMES})
-"""The hierarchical all-reduce algorithms, by canonical name."""
-
-_OUTER = ("ring", "tree", "recursive-doubling", "rabenseifner", "naive", "double-binary-tree")
 
 # Bytes that all ranks of one group send together, per record, where they are not p × the
 # busiest rank's bytes.  p′ = 2^⌊log2 p⌋, r = p − p′.
@@ -374,65 +329,40 @@ class HierarchicalTable:
 # -- name resolution ---------------------------------------------------------------------------
 
 
-def _scheme(name: str) -> _Scheme:
+def find_scheme(name: str) -> Scheme:
+    """The hierarchical all-reduce *name* (or an alias) names.
+
+    Raises
+    ------
+    InputError
+        For a flat all-reduce (priced on a topology only as the flat ring
+        beside the hierarchical ones), with its canonical name.
+    UnknownNameError
+        For any other name, with a did-you-mean hint.
+    """
     if not isinstance(name, str):
         raise InputError(f"{name!r} is not an algorithm name; choose {' or '.join(ALGORITHMS)}")
-    key = _NAMES.get(name)
-    for scheme in _SCHEMES:
-        if key == scheme.name:
-            return scheme
+    scheme = scheme_named(name)
+    if scheme is not None:
+        return scheme
     try:
         flat = resolve("allreduce", name).name
     except UnknownNameError:
         flat = ""
     if not flat:
-        _NAMES.resolve(name, context="for allreduce")
+        NAMES.resolve(name, context="for allreduce")
     raise InputError(
         f"{flat!r} is a flat algorithm; with a topology choose {' or '.join(ALGORITHMS)} "
         "(the flat ring on the same topology is always reported)"
     )
 
 
-def needs_topology(name: str) -> str:
-    """Why the hierarchical all-reduce *name* has no cost on one link, and what to run instead.
-
-    >>> needs_topology("hier").split(":")[0]
-    "'hier' (hierarchical) is a hierarchical all-reduce"
-    """
-    scheme = _scheme(name)
-    called = "" if normalise(name) == scheme.name else f" ({scheme.name})"
-    return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
-            f"link; see its formula with costmodel formula allreduce {scheme.name}, and cost it with "
-            f"costmodel cost allreduce {scheme.name} --level SIZE:ALPHA:RATE, once per level")
-
-
-def is_hierarchical(name: str) -> bool:
-    """Whether *name* (or an alias) names a hierarchical algorithm.
-
-    >>> is_hierarchical("hier"), is_hierarchical("ring")
-    (True, False)
-    """
-    return name in _NAMES
-
-
-def _inner(scheme: _Scheme, inner: str | None) -> str:
-    if inner is None:
-        return scheme.default_inner
-    key = normalise(str(inner))
-    key = scheme.inner_aliases.get(key, key)
-    if key not in scheme.inner:
-        choices = sorted(scheme.inner)
-        hint = did_you_mean(key, choices)
-        tail = f"did you mean {hint!r}?" if hint else f"choose {' or '.join(choices)}"
-        raise InputError(f"inner algorithm {inner!r} does not apply to {scheme.name}; {tail}")
-    return key
-
-
-def _outer(outer: str | None) -> str:
+def outer_algorithm(outer: str | None) -> str:
+    """The canonical all-reduce record run across the outermost level (``ring`` for None)."""
     algo = resolve("allreduce", "ring" if outer is None else outer)
-    if algo.name not in _OUTER:
+    if algo.name not in OUTER:
         raise InputError(f"outer algorithm {outer!r} is not composed across levels; choose from "
-                         f"{', '.join(_OUTER)}")
+                         f"{', '.join(OUTER)}")
     return algo.name
 
 
@@ -526,11 +456,11 @@ def hierarchical_cost(
     >>> c.time_s  # 2·(3·1 µs + (3/4)·8 MB/(100 GB/s)) + 2·10 µs + 2·(1/2)·2 MB/(10 GB/s) = 346 µs
     Fraction(173, 500000)
     """
-    scheme = _scheme(algorithm)
+    scheme = find_scheme(algorithm)
     _check_topology(topology)
     size = check_size(n)
-    inner_name = _inner(scheme, inner)
-    outer_name = _outer(outer)
+    inner_name = inner_algorithm(scheme, inner)
+    outer_name = outer_algorithm(outer)
     used = [lv for lv in topology.levels if lv.size > 1]
     top, below = used[-1], used[:-1]
     if inner_name == "recursive":
@@ -539,17 +469,17 @@ def hierarchical_cost(
     notes = [f"level {lv.name!r} has 1 unit: nothing crosses it" for lv in topology.levels if lv.size == 1]
     k = _lanes(scheme, lanes, local, notes)
     down, up, share, groups = _inner_phases(scheme, inner_name, below, p=topology.p, n=size)
-    link = _lane_link(top, local, k, notes) if scheme is _RS_AR_AG else top.link
+    link = _lane_link(top, local, k, notes) if scheme is RS_AR_AG else top.link
     middle = _phase(top, "allreduce", outer_name, p=top.size, n=share * size, share=share,
                     groups=groups // top.size, link=link, extra=extra)
     phases = (*down, middle, *reversed(up))
-    busiest = sum((ph.cost.bytes_sent_per_rank for ph in _senders(scheme, down, middle, up)), Fraction(0))
+    busiest = sum((ph.cost.bytes_sent_per_rank for ph in senders(scheme, down, middle, up)), Fraction(0))
     if not below:
         notes.append(f"only level {top.name!r} has more than one unit: this is the flat {outer_name} "
                      "all-reduce")
     notes += [note for ph in phases for note in ph.cost.notes]
     parameters: dict[str, object] = {"inner": inner_name if below else None, "outer": outer_name}
-    if scheme is _RS_AR_AG:
+    if scheme is RS_AR_AG:
         parameters["lanes"] = k
     parameters.update(middle.cost.parameters)
     return HierarchicalCost(
@@ -557,16 +487,6 @@ def hierarchical_cost(
         bytes_sent_per_rank=busiest, parameters=parameters, sources=scheme.sources,
         notes=tuple(dict.fromkeys(notes)),
     )
-
-
-def _senders(scheme: _Scheme, down: Sequence[Any], middle: Any, up: Sequence[Any]) -> tuple[Any, ...]:
-    """The phases in which the busiest rank sends, each its record's busiest rank's bytes.
-
-    Every rank sends the same in the inner phases of reduce-scatter/all-gather;
-    an outermost leader is the busiest rank of reduce-bcast, and it sends only
-    in the all-reduce and the broadcasts (see :func:`hierarchical_cost`).
-    """
-    return (*down, middle, *up) if scheme is _RS_AR_AG else (middle, *up)
 
 
 def _check_topology(topology: Any) -> None:
@@ -582,7 +502,7 @@ def _check_powers_of_two(levels: Iterable[Level]) -> None:
                              "two at every inner level, try --inner ring")
 
 
-def _inner_phases(scheme: _Scheme, inner: str, below: Sequence[Level], *, p: int,
+def _inner_phases(scheme: Scheme, inner: str, below: Sequence[Level], *, p: int,
                   n: Fraction) -> tuple[list[Phase], list[Phase], Fraction, int]:
     """The phases down and back up the inner levels, the share of n left, and the ranks still taking part.
 
@@ -598,7 +518,7 @@ def _inner_phases(scheme: _Scheme, inner: str, below: Sequence[Level], *, p: int
         groups = ranks // lv.size
         for phases, collective, name in ((down, scheme.down, down_name), (up, scheme.up, up_name)):
             phases.append(_phase(lv, collective, name, p=lv.size, n=share * n, share=share, groups=groups))
-        if scheme is _RS_AR_AG:
+        if scheme is RS_AR_AG:
             share /= lv.size
         else:
             ranks = groups
@@ -616,13 +536,13 @@ def _lane_link(top: Level, local: int, k: int, notes: list[str]) -> LinkParams:
                    source=f"{top.link.source}; {streams} streams per lane")
 
 
-def _lanes(scheme: _Scheme, lanes: int | None, local: int, notes: list[str]) -> int:
+def _lanes(scheme: Scheme, lanes: int | None, local: int, notes: list[str]) -> int:
     """The lane count: 1 ≤ k ≤ G, default G (one lane per local rank)."""
     if lanes is None:
         return local
     k = positive(lanes, "lanes",
                  hint="give the number of parallel lanes out of each outermost unit, e.g. lanes=4")
-    if scheme is not _RS_AR_AG:
+    if scheme is not RS_AR_AG:
         notes.append(f"{scheme.name} crosses on the leader's one port; lanes={k} does not apply")
         return 1
     if k > local:
@@ -723,9 +643,9 @@ def compare_hierarchical(
     size = check_size(n)
     wanted = list(algorithms or [])
     if wanted:
-        schemes = list(dict.fromkeys(_scheme(name) for name in wanted))
+        schemes = list(dict.fromkeys(find_scheme(name) for name in wanted))
     else:
-        schemes = [s for s in _SCHEMES if inner is None or _accepts(s, inner)] or [_RS_AR_AG]
+        schemes = [s for s in SCHEMES if inner is None or _accepts(s, inner)] or [RS_AR_AG]
     results = sorted(
         (hierarchical_cost(topology, size, algorithm=s.name, inner=inner, outer=outer, lanes=lanes,
                            extra=extra) for s in schemes),
@@ -737,9 +657,9 @@ def compare_hierarchical(
     )
 
 
-def _accepts(scheme: _Scheme, inner: str) -> bool:
+def _accepts(scheme: Scheme, inner: str) -> bool:
     try:
-        _inner(scheme, inner)
+        inner_algorithm(scheme, inner)
     except InputError:
         return False
     return True

@@ -46,8 +46,9 @@ from costmodel.collectives._math import TEXT, Term, symbolic
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import resolve
+from costmodel.collectives._schemes import RS_AR_AG, Scheme, inner_algorithm, senders
 from costmodel.collectives.evaluate import text_formula
-from costmodel.collectives.hierarchical import _RS_AR_AG, _inner, _outer, _Scheme, _scheme, _senders
+from costmodel.collectives.hierarchical import find_scheme, outer_algorithm
 from costmodel.references import Cited
 from costmodel.validate import whole
 
@@ -118,7 +119,7 @@ class _Phase:
                                           **extra)
 
 
-def _phases(scheme: _Scheme, inner: str, outer: str,
+def _phases(scheme: Scheme, inner: str, outer: str,
             depth: int) -> tuple[list[_Phase], _Phase, list[_Phase]]:
     """The phases down the inner levels, across the outermost, and back up, as ``_inner_phases`` runs them.
 
@@ -136,7 +137,7 @@ def _phases(scheme: _Scheme, inner: str, outer: str,
     for i in range(depth - 1):
         down.append(_Phase(i, scheme.down, resolve(scheme.down, down_name), share))
         up.append(_Phase(i, scheme.up, resolve(scheme.up, up_name), share))
-        if scheme is _RS_AR_AG:
+        if scheme is RS_AR_AG:
             share = share / symbols.level(i)[0]
     return down, _Phase(depth - 1, "allreduce", resolve("allreduce", outer), share), up
 
@@ -165,9 +166,9 @@ def closed_form(algorithm: str = "hierarchical", *, inner: str | None = None, ou
     """
     from costmodel import symbols
 
-    scheme = _scheme(algorithm)
+    scheme = find_scheme(algorithm)
     depth = _depth(levels)
-    down, middle, up = _phases(scheme, _inner(scheme, inner), _outer(outer), depth)
+    down, middle, up = _phases(scheme, inner_algorithm(scheme, inner), outer_algorithm(outer), depth)
     total = 0
     for ph in (*down, middle, *up):
         _, alpha, beta, gamma = symbols.level(ph.level)
@@ -213,13 +214,13 @@ def hierarchical_formula(algorithm: str, *, inner: str | None = None, outer: str
 
     from costmodel import symbols
 
-    scheme = _scheme(algorithm)
+    scheme = find_scheme(algorithm)
     depth = _depth(levels)
-    inner_name, outer_name = _inner(scheme, inner), _outer(outer)
+    inner_name, outer_name = inner_algorithm(scheme, inner), outer_algorithm(outer)
     down, middle, up = _phases(scheme, inner_name, outer_name, depth)
     phases = (*down, middle, *up)
-    senders = _senders(scheme, down, middle, up)
-    splits = scheme is _RS_AR_AG
+    busiest = senders(scheme, down, middle, up)
+    splits = scheme is RS_AR_AG
     sizes = [f"s{i}".translate(_SUB) for i in range(depth)]
     parts = []
     for i in range(depth):
@@ -239,7 +240,7 @@ def hierarchical_formula(algorithm: str, *, inner: str | None = None, outer: str
         parts.append(LevelFormula(
             level=i, p=sizes[i], n=n_text, phases=tuple(f"{ph.collective} {ph.record.name}" for ph in mine),
             time=str(time), rounds=str(text(sum(ph.coefficient("rounds") for ph in mine))),
-            bytes_sent=str(text(sum((ph.coefficient("bytes_sent") for ph in senders if ph.level == i),
+            bytes_sent=str(text(sum((ph.coefficient("bytes_sent") for ph in busiest if ph.level == i),
                                     sympy.Integer(0)))),
         ))
     total = closed_form(scheme.name, inner=inner_name, outer=outer_name, levels=depth)
@@ -276,9 +277,9 @@ def _names(depth: int) -> dict[str, str]:
     return names
 
 
-def _composition(scheme: _Scheme, down: _Phase, up: _Phase, middle: _Phase) -> str:
+def _composition(scheme: Scheme, down: _Phase, up: _Phase, middle: _Phase) -> str:
     """T over L levels in terms of the records, written from the phases of the innermost level."""
-    splits = scheme is _RS_AR_AG
+    splits = scheme is RS_AR_AG
     n_i = "n/(s₀⋯s_{i−1})" if splits else "n"
     inner = " + ".join(f"T[{ph.collective} {ph.record.name}](sᵢ, {n_i})" for ph in (down, up))
     beta = "⌈G/ℓ⌉·β_{L−1}" if splits else "β_{L−1}"
@@ -318,10 +319,10 @@ def _legend(depth: int) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _notes(scheme: _Scheme, inner: str, outer: str) -> tuple[str, ...]:
+def _notes(scheme: Scheme, inner: str, outer: str) -> tuple[str, ...]:
     notes = ["composed from the flat records: the phases run one after the other, so their times add; every "
              "group of a level runs its phase at the same time (each rank is in one group, one port each)"]
-    if scheme is not _RS_AR_AG:
+    if scheme is not RS_AR_AG:
         notes.append("the busiest rank is an outermost leader: the root of every reduce (it sends nothing "
                      "there) and of every broadcast")
     options = "".join(f" --{opt} {value}" for opt, value, default in

@@ -31,7 +31,7 @@ from costmodel._files import read_bytes, read_text
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
-from costmodel.exercises.bank import Bank, _files
+from costmodel.exercises.bank import Bank, exercise_files
 from costmodel.exercises.grading import Grade, GradeReport, Submission, grade_answer
 from costmodel.exercises.model import Exercise
 from costmodel.exercises.sheet import Sheet
@@ -235,7 +235,7 @@ def bank_fingerprint(paths: Iterable[str | Path] = (), *, builtin: bool = True) 
             if entry.name.endswith(".toml"):
                 add(f"exercises/{entry.name}", entry.read_bytes())
     for name in paths:
-        for file in _files(Path(name)):
+        for file in exercise_files(Path(name)):
             try:
                 add(file.name, file.read_bytes())
             except OSError as e:

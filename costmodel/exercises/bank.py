@@ -66,12 +66,12 @@ from costmodel.exact import parse_number
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
 from costmodel.exercises.mistakes import MISTAKES, AuthorSlip
-from costmodel.exercises.model import _PLACEHOLDER, AnswerSpec, Exercise, Parameter, Tolerance
+from costmodel.exercises.model import PLACEHOLDER, AnswerSpec, Exercise, Parameter, Tolerance, article
 from costmodel.renames import resolve
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import parse_quantity, unit_of
 
-__all__ = ["LINT_SEEDS", "Bank", "lint_exercises", "load_bank", "parse_exercises"]
+__all__ = ["LINT_SEEDS", "Bank", "exercise_files", "lint_exercises", "load_bank", "parse_exercises"]
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
@@ -136,7 +136,8 @@ class Bank:
         return sorted({e.topic for e in self})
 
 
-def _files(path: Path) -> list[Path]:
+def exercise_files(path: Path) -> list[Path]:
+    """The exercise files *path* names: itself, or the ``*.toml`` files of a folder, sorted."""
     if path.is_dir():
         return sorted(path.glob("*.toml"))
     if path.is_file():
@@ -154,7 +155,7 @@ def _load(extra: tuple[str, ...], builtin: bool) -> Bank:
                 content = entry.read_text(encoding="utf-8")
                 exercises += parse_exercises(content, path=f"exercises/{entry.name}", seeds=None)
     for name in extra:
-        for file in _files(Path(name)):
+        for file in exercise_files(Path(name)):
             content = read_text(file, what="exercises")
             exercises += parse_exercises(content, path=str(file))
     return Bank(exercises)
@@ -226,7 +227,7 @@ def _verify(exercise: Exercise, statement: str,
     example = exercise.worked_example
     givens = {g.name for g in example.givens}
     problems: list[tuple[int | None, str]] = []
-    for placeholder in dict.fromkeys(_PLACEHOLDER.findall(statement)):
+    for placeholder in dict.fromkeys(PLACEHOLDER.findall(statement)):
         if placeholder not in givens:
             problems.append((None, f"the statement's {{{placeholder}}} is not a given of example "
                                    f"{example.name!r} ({', '.join(sorted(givens))})"))
@@ -246,8 +247,8 @@ def _verify(exercise: Exercise, statement: str,
         want = kind.name if kind.name in _UNIT_KINDS else "number"
         if spec.unit and dimension != want:
             fix = f'e.g. unit = "{_UNIT_EXAMPLE[want]}"' if want in _UNIT_EXAMPLE else "leave unit out"
-            problems.append((k, f"answer {spec.name!r}: unit {spec.unit!r} is {_article(dimension)}, but the "
-                                f"answer is {_article(want)} ({fix})"))
+            problems.append((k, f"answer {spec.name!r}: unit {spec.unit!r} is {article(dimension)}, but the "
+                                f"answer is {article(want)} ({fix})"))
     for seed in seeds:
         try:
             exercise.variant(seed)
@@ -258,11 +259,6 @@ def _verify(exercise: Exercise, statement: str,
 
 
 _UNIT_EXAMPLE = {"size": "MB", "time": "us", "rate": "GB/s", "inverse rate": "ns/B"}
-
-
-def _article(dimension: str) -> str:
-    return {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate"}.get(
-        dimension, "a plain number")
 
 
 def _why(error: Exception) -> str:

@@ -46,14 +46,14 @@ from costmodel.exercises.mistakes import (
     sentence,
     value_slips,
 )
-from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant
+from costmodel.exercises.model import AnswerSpec, Exercise, Tolerance, Variant, article
 from costmodel.exercises.model import example_answers as _answers
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import NUMBER, parse_quantity
 from costmodel.validate import positive
 
-__all__ = ["Grade", "GradeReport", "Submission", "check", "grade_answer", "read_answers",
-           "unreadable_gradescope"]
+__all__ = ["Grade", "GradeReport", "Submission", "check", "dimension_of", "grade_answer", "parse_given",
+           "read_answers", "unreadable_gradescope"]
 
 _ANSWER_KEYS = {"exercise", "seed", "name", "value", "student"}
 _MAX_ANSWERS = 200_000
@@ -267,21 +267,22 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
 # -- grading ---------------------------------------------------------------------------------------
 
 
-def _dimension(kind: Kind) -> str:
+def dimension_of(kind: Kind) -> str:
+    """The dimension an answer of *kind* is given in (``number`` for a kind without a unit)."""
     return _DIMENSION.get(kind.name, NUMBER)
 
 
-def _parse_given(value: Any, spec: AnswerSpec, kind: Kind) -> tuple[Any, str]:
+def parse_given(value: Any, spec: AnswerSpec, kind: Kind) -> tuple[Any, str]:
     """The student's value in base units, and its dimension."""
     if kind is NAME:
         return str(value), "name"
     if not isinstance(value, str):
         quantity = parse_quantity(value)
         number = quantity.value
-        return (number * spec.scale if spec.unit else number), _dimension(kind) if spec.unit else NUMBER
+        return (number * spec.scale if spec.unit else number), dimension_of(kind) if spec.unit else NUMBER
     quantity = parse_quantity(value)
     if quantity.dimension == NUMBER and quantity.unit != "%" and spec.unit:
-        return quantity.value * spec.scale, _dimension(kind)
+        return quantity.value * spec.scale, dimension_of(kind)
     return quantity.value, quantity.dimension
 
 
@@ -325,7 +326,7 @@ def known_factors(exercise: Exercise, variant: Variant, name: str) -> list[float
     if isinstance(expected, str) or not expected:
         return []
     allow = _applicable(exercise, spec, answer.kind)
-    out = [float(f) for m, f, _ in value_slips(_dimension(answer.kind), spec.unit) if m in allow]
+    out = [float(f) for m, f, _ in value_slips(dimension_of(answer.kind), spec.unit) if m in allow]
     out += [float(v) / float(expected) for m, _, v in _formula_values(exercise, variant, name)
             if m in allow and isinstance(v, (int, float, Fraction)) and v]
     return out
@@ -346,13 +347,13 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     if kind.name == "formula":
         return _grade_formula(submission, spec, expected, partial, base)
     try:
-        given, dimension = _parse_given(submission.value, spec, kind)
+        given, dimension = parse_given(submission.value, spec, kind)
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
-    want = "name" if kind is NAME else _dimension(kind)
+    want = "name" if kind is NAME else dimension_of(kind)
     if dimension != want:
-        d = Diagnosis(("wrong-unit",), f"{submission.value} is {_article(dimension)}; "
-                                       f"the answer is {_article(want)} ({shown_expected})")
+        d = Diagnosis(("wrong-unit",), f"{submission.value} is {article(dimension)}; "
+                                       f"the answer is {article(want)} ({shown_expected})")
         return replace(base, correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
                        diagnosis=(d,))
 
@@ -377,7 +378,7 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
 
 def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
     own = {slip.id for slip in spec.slips}  # the author's own mistakes always apply
-    return applicable(_dimension(kind), exercise.worked_example.slips, spec.mistakes) | own
+    return applicable(dimension_of(kind), exercise.worked_example.slips, spec.mistakes) | own
 
 
 def _diagnosed_credit(found: list[Diagnosis], spec: AnswerSpec,
@@ -446,11 +447,6 @@ def _diagnosis_rtol(tolerance: Tolerance) -> float:
     if tolerance.sigfigs is not None:
         rtol = 0.5 * 10.0 ** (1 - tolerance.sigfigs)
     return min(max(rtol, 0.002), 0.005)
-
-
-def _article(dimension: str) -> str:
-    return {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate",
-            NUMBER: "a plain number", "name": "a word"}.get(dimension, dimension)
 
 
 def _credit(mistakes: Iterable[str], spec: AnswerSpec, partial: Mapping[str, Fraction] | None) -> Fraction:

@@ -32,10 +32,23 @@ from costmodel.examples.work import Answer, Worked
 from costmodel.exercises.mistakes import AuthorSlip, sentence
 from costmodel.units import floor_log10, format_number, unit_of
 
-__all__ = ["AnswerSpec", "Exercise", "Parameter", "Tolerance", "Variant", "compact"]
+__all__ = ["PLACEHOLDER", "AnswerSpec", "Exercise", "Parameter", "Tolerance", "Variant", "article", "compact"]
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""A given's place in a statement, ``{name}``: the bank checks them, :meth:`Exercise.render` fills them."""
 _MAX_GRID = 10**6
+
+_ARTICLE = {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate",
+            "number": "a plain number", "name": "a word"}
+
+
+def article(dimension: str) -> str:
+    """A dimension of an answer with its article, as messages name it (any other word as it is).
+
+    >>> article("inverse rate"), article("number"), article("name")
+    ('an inverse rate', 'a plain number', 'a word')
+    """
+    return _ARTICLE.get(dimension, dimension)
 
 
 @lru_cache(maxsize=65536)
@@ -298,7 +311,7 @@ class Exercise:
                 return shown[name]
             return _text(values[name], example.given(name).kind)
 
-        text = _PLACEHOLDER.sub(fill, self.statement).strip()
+        text = PLACEHOLDER.sub(fill, self.statement).strip()
         return "\n\n".join(" ".join(part.split()) for part in re.split(r"\n\s*\n", text))
 
 

@@ -16,7 +16,8 @@ from costmodel._json import with_present
 from costmodel.errors import InputError
 from costmodel.examples.kinds import NAME
 from costmodel.exercises.bank import Bank
-from costmodel.exercises.grading import Submission, _article, _dimension, _parse_given
+from costmodel.exercises.grading import Submission, dimension_of, parse_given
+from costmodel.exercises.model import article
 
 __all__ = ["ReadBack", "Reading", "read_back"]
 
@@ -82,12 +83,12 @@ def _reading(s: Submission, bank: Bank) -> Reading:
             from costmodel.expressions import parse_expression, show_expression
 
             return Reading(s, spec.name, read=show_expression(parse_expression(str(s.value))))
-        value, dimension = _parse_given(s.value, spec, kind)
-        want = "name" if kind is NAME else _dimension(kind)
+        value, dimension = parse_given(s.value, spec, kind)
+        want = "name" if kind is NAME else dimension_of(kind)
         if dimension != want:
             unit = f", in {spec.unit}" if spec.unit else ""
-            return Reading(s, spec.name, error=f"{s.value} is {_article(dimension)}; the answer is "
-                                               f"{_article(want)}{unit}")
+            return Reading(s, spec.name, error=f"{s.value} is {article(dimension)}; the answer is "
+                                               f"{article(want)}{unit}")
         return Reading(s, spec.name, read=spec.shown(value, kind))
     except InputError as e:
         return Reading(s, spec.name, error=str(e))

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from costmodel.collectives._registry import COLLECTIVES
-from costmodel.collectives.hierarchical import _SCHEMES
+from costmodel.collectives._schemes import SCHEMES
 from costmodel.links import link_from_options
 from costmodel.units import parse_inverse_rate, parse_time
 from tests.clirun import run, run_json
@@ -91,7 +91,7 @@ def _names_cost_accepts():
         for algo in spec.algorithms:
             for name in (algo.name, *algo.aliases):
                 yield spec.name, name, False
-    for scheme in _SCHEMES:
+    for scheme in SCHEMES:
         for name in (scheme.name, *scheme.aliases):
             yield "allreduce", name, True
 
@@ -118,7 +118,7 @@ def test_formula_knows_every_name_cost_accepts(capsys, collective, name, hierarc
 
 
 def _scheme_name(name):
-    return next(s.name for s in _SCHEMES if name in (s.name, *s.aliases))
+    return next(s.name for s in SCHEMES if name in (s.name, *s.aliases))
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -129,11 +129,13 @@ def test_busiest_rank_bytes_per_level_sum_to_what_cost_reports():
         priced = hierarchical_cost(topology, 2**20, algorithm=algorithm)
         expr = sympy.sympify(0)
         # the per-level texts are derived from the same coefficients; check their sum numerically
-        from costmodel.collectives.hierarchical_formula import _phases, _scheme, _senders
+        from costmodel.collectives._schemes import senders
+        from costmodel.collectives.hierarchical import find_scheme
+        from costmodel.collectives.hierarchical_formula import _phases
 
-        scheme = _scheme(algorithm)
+        scheme = find_scheme(algorithm)
         down, middle, up = _phases(scheme, f.inner, f.outer, 2)
-        for ph in _senders(scheme, down, middle, up):
+        for ph in senders(scheme, down, middle, up):
             expr += ph.coefficient("bytes_sent")
         assert expr.subs({n: 2**20, level(0)[0]: 8, level(1)[0]: 4}) == priced.bytes_sent_per_rank
 
