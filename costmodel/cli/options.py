@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,6 +25,7 @@ from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
+    "FIT",
     "Algorithm",
     "Algorithms",
     "Alpha",
@@ -36,6 +38,8 @@ __all__ = [
     "Json",
     "Lanes",
     "Levels",
+    "LogFile",
+    "LogRanks",
     "MaxSize",
     "MinSize",
     "OptionalRanks",
@@ -213,6 +217,15 @@ MinSize = Annotated[Fraction | None, option(
 MaxSize = Annotated[Fraction | None, option(
     "--max", parser=value_parser(parse_size), metavar="SIZE", show_default=True,
     help="Largest message size.")]
+
+
+# a benchmark log and its fit (calibrate fit|report, plot calibration)
+FIT = "Fit"
+LogFile = Annotated[Path, typer.Argument(
+    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
+LogRanks = Annotated[int | None, option(
+    "-p", "--ranks", min=2, panel=FIT,
+    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
 
 
 def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,

@@ -350,29 +350,28 @@ def _quantities(rows: list[tuple[str, str]]) -> Any:
     return out
 
 
-def _weighted_table(r: Any, column: str, values: Any, show: Any, *, numeric: bool) -> Any:
-    """Each worker's count (samples, batch or none), weight and value (*column*) of a weighted mean."""
+def _weighted_mean(r: Any, what: str, values: Any, show: Any, total: Any, *, numeric: bool,
+                   weighted: str, plain: str) -> Rendered:
+    """A weighted mean of the workers' *values* (a loss or a gradient): each worker's count (samples,
+    batch or none), weight and value, then the *weighted* and *plain* means shown by *total*."""
     head = {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[r.basis]
-    out = table("worker", head, "weight", column, numeric=(head, "weight", *((column,) if numeric else ())))
+    out = table("worker", head, "weight", what, numeric=(head, "weight", *((what,) if numeric else ())))
     for k, (w, x) in enumerate(zip(r.weights, values, strict=True)):
         out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), show(x))
-    return out
+    summary = f"{weighted} = [bold]{total(r.weighted)}[/bold]\n{plain} = {total(r.unweighted)}"
+    return _group(f"[bold]{what}[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
 
 
 @renders("costmodel.training.loss.WeightedLoss")
 def _render_loss(r: Any) -> Rendered:
-    out = _weighted_table(r, "loss", r.losses, _num, numeric=True)
-    summary = (f"weighted mean Σ w_k·L_k = [bold]{_exact(r.weighted)}[/bold]\n"
-               f"plain mean (1/m)·Σ L_k = {_exact(r.unweighted)}")
-    return _group("[bold]loss[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+    return _weighted_mean(r, "loss", r.losses, _num, _exact, numeric=True,
+                          weighted="weighted mean Σ w_k·L_k", plain="plain mean (1/m)·Σ L_k")
 
 
 @renders("costmodel.training.loss.WeightedGradient")
 def _render_gradient(r: Any) -> Rendered:
-    out = _weighted_table(r, "gradient", r.gradients, _vector, numeric=False)
-    summary = (f"weighted Σ w_k·g_k = [bold]{_vector(r.weighted)}[/bold]\n"
-               f"plain mean (1/m)·Σ g_k = {_vector(r.unweighted)}")
-    return _group("[bold]gradient[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+    return _weighted_mean(r, "gradient", r.gradients, _vector, _vector, numeric=False,
+                          weighted="weighted Σ w_k·g_k", plain="plain mean (1/m)·Σ g_k")
 
 
 @renders("costmodel.training.federated.FedAvgRound")
