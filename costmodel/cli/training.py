@@ -336,11 +336,13 @@ def _group(*parts: Any) -> Any:
     return Group(*(markup(p) if isinstance(p, str) else p for p in parts))
 
 
-def _priced(link: Any) -> str:
-    """The link line under a heading, when a time was priced (bytes-only results have none)."""
+def _quantities_under(heading: str, r: Any, rows: list[tuple[str, str]]) -> Rendered:
+    """The quantities *rows* of the result *r* under *heading*, and the link line when a time was priced
+    (bytes-only results have none)."""
     from costmodel.cli.render_cost import link_line
 
-    return f"\n{link_line(link)}" if link is not None else ""
+    priced = f"\n{link_line(r.link)}" if r.link is not None else ""
+    return _group(f"{heading}{priced}", "", _quantities(rows)), r.notes
 
 
 def _quantities(rows: list[tuple[str, str]]) -> Any:
@@ -452,8 +454,7 @@ def _render_ps(r: Any) -> Rendered:
     if r.ps_time_s is not None:
         rows += [("parameter-server step time", _time(r.ps_time_s)),
                  ("ring all-reduce time", _time(r.ring.time_s))]
-    return _group(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}{_priced(r.link)}", "",
-                  _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}", r, rows)
 
 
 @renders("costmodel.training.traffic.TensorParallelTraffic")
@@ -471,8 +472,8 @@ def _render_tp(r: Any) -> Rendered:
     if r.link is not None:
         rows += [("time per all-reduce", _time(d["allreduce_time_s"])),
                  ("time per block", _time(d["block_time_s"]))]
-    return _group(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, h = {r.hidden}, "
-                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, "
+                             f"h = {r.hidden}, {r.dtype.name}", r, rows)
 
 
 @renders("costmodel.training.traffic.MoETraffic")
@@ -488,8 +489,8 @@ def _render_moe(r: Any) -> Rendered:
     if r.link is not None:
         rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
                  ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
-    return _group(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, top-{r.top_k}, "
-                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, "
+                             f"top-{r.top_k}, {r.dtype.name}", r, rows)
 
 
 @renders("costmodel.training.traffic.Staleness")
@@ -521,8 +522,7 @@ def _render_compression(r: Any) -> Rendered:
                  ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0
                   else "−" + _time(-r.time_saved_s))]
     p = "" if r.p is None else f" · p = {r.p}"
-    return _group(f"[bold]compress[/bold] · {r.method.summary}{p}{_priced(r.link)}", "",
-                  _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]compress[/bold] · {r.method.summary}{p}", r, rows)
 
 
 @renders("costmodel.training.compression.ErrorFeedbackRun")
