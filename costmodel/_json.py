@@ -15,7 +15,7 @@ from numbers import Real
 from pathlib import PurePath
 from typing import Any
 
-__all__ = ["JSONFields", "real", "to_json", "to_json_dict", "with_present"]
+__all__ = ["JSONFields", "MeasuredFields", "real", "to_json", "to_json_dict", "with_present"]
 
 
 def real(x: Real | Fraction | int | float) -> int | float:
@@ -123,6 +123,16 @@ class JSONFields:
     def to_dict(self) -> dict[str, Any]:
         """The result's fields in order as JSON-native values (see `to_json`)."""
         return to_json_dict(self)
+
+
+class MeasuredFields(JSONFields):
+    """Mixin: as `JSONFields`, but a ``float`` field is written as it is (a measured 2.0 stays 2.0)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result's fields in order as JSON-native values, floats kept (see `to_json`)."""
+        return to_json_dict(self, keep_floats=True)
 
 
 def with_present(out: dict[str, Any], **fields: Any) -> dict[str, Any]:

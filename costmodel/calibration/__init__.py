@@ -20,6 +20,7 @@ writes the result as a profile TOML that ``--profile`` loads.
 ('ring', 2, 4)
 """
 
+from costmodel.calibration import logs
 from costmodel.calibration.bench import (
     BENCH_COLLECTIVES,
     BenchConfig,
@@ -39,68 +40,28 @@ from costmodel.calibration.fit import (
     coefficients,
     fit,
 )
-from costmodel.calibration.logs import (
-    CSV_COLUMNS,
-    PT2PT,
-    TOOLS,
-    Measurements,
-    Row,
-    canonical_collective,
-    detect_format,
-    parse_csv,
-    parse_log,
-    parse_logs,
-    parse_nccl_tests,
-    parse_nccl_tests_json,
-    parse_osu,
-    read_csv,
-    read_log,
-    read_logs,
-    read_nccl_tests,
-    read_nccl_tests_json,
-    read_osu,
-    write_csv,
-)
+from costmodel.calibration.logs import *  # noqa: F403  (the readers, re-exported whole)
 from costmodel.calibration.report import CalibrationReport, ReportRow, calibration_report, plot_report
 
 __all__ = [
     "BENCH_COLLECTIVES",
-    "CSV_COLUMNS",
     "DEFAULT_ALGORITHMS",
     "MAX_SEGMENTS",
     "MIN_POINTS",
-    "PT2PT",
-    "TOOLS",
     "BenchConfig",
     "CalibrationReport",
     "Fit",
-    "Measurements",
     "Progress",
     "ReportRow",
     "Residual",
-    "Row",
     "Segment",
     "SegmentCount",
     "bench_sizes",
     "calibration_report",
-    "canonical_collective",
     "coefficients",
-    "detect_format",
     "fit",
-    "parse_csv",
-    "parse_log",
-    "parse_logs",
-    "parse_nccl_tests",
-    "parse_nccl_tests_json",
-    "parse_osu",
     "parse_sizes",
     "plot_report",
-    "read_csv",
-    "read_log",
-    "read_logs",
-    "read_nccl_tests",
-    "read_nccl_tests_json",
-    "read_osu",
     "run_benchmark",
-    "write_csv",
 ]
+__all__ += logs.__all__

@@ -122,7 +122,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from costmodel._json import JSONFields, to_json_dict
+from costmodel._json import JSONFields, MeasuredFields
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
@@ -182,7 +182,7 @@ _HANG_EXIT_CODE = 4
 
 
 @dataclass(frozen=True)
-class BenchConfig:
+class BenchConfig(MeasuredFields):
     """What :func:`run_benchmark` measures, and how long it may take.
 
     Attributes
@@ -267,12 +267,9 @@ class BenchConfig:
                 raise InputError(f"csv_path={self.csv_path!r} is not a file path; give a path or None")
             object.__setattr__(self, "csv_path", Path(self.csv_path))
 
-    def to_dict(self) -> dict[str, object]:
-        return to_json_dict(self, keep_floats=True)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Progress:
+class Progress(MeasuredFields):
     """One measured size, as reported to the ``progress`` callback of :func:`run_benchmark`.
 
     ``index`` counts the sizes measured so far (1 to ``total``, over all
@@ -287,9 +284,6 @@ class Progress:
     time_s: float
     iterations: int
     elapsed_s: float
-
-    def to_dict(self) -> dict[str, object]:
-        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True)

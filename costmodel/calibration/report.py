@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import to_json_dict
+from costmodel._json import MeasuredFields
 from costmodel.calibration.fit import Fit
 from costmodel.calibration.logs import bus_factor
 from costmodel.errors import InputError, MissingDependency
@@ -24,7 +24,7 @@ __all__ = ["CalibrationReport", "ReportRow", "calibration_report", "plot_report"
 
 
 @dataclass(frozen=True)
-class ReportRow:
+class ReportRow(MeasuredFields):
     """One measured size: measured and modelled time and bus bandwidth, the relative error, and the
     segment that models it (counted from 1)."""
 
@@ -35,9 +35,6 @@ class ReportRow:
     busbw_measured_bytes_per_s: float
     busbw_model_bytes_per_s: float
     segment: int
-
-    def to_dict(self) -> dict[str, object]:
-        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True)

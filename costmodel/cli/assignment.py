@@ -13,7 +13,7 @@ import typer
 
 from costmodel._files import check_writable, read_text
 from costmodel.cli.layout import table
-from costmodel.cli.options import Json, Partial
+from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
@@ -27,72 +27,29 @@ assignment_app = typer.Typer(
 )
 app.add_typer(assignment_app, name="assignment")
 
-SecretFile = Annotated[
-    Path,
-    typer.Option(
-        "--secret-file",
-        metavar="FILE",
-        show_default=False,
-        help="The course secret (at least 16 bytes; make one with "
-        "head -c 32 /dev/urandom | base64 > course.key).",
-    ),
-]
-ExerciseFiles = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--bank",
-        metavar="PATH",
-        show_default=False,
-        help="More exercise files or folders, added to the shipped ones (repeatable).",
-    ),
-]
+SecretFile = Annotated[Path, option(
+    "--secret-file", metavar="FILE",
+    help="The course secret (at least 16 bytes; make one with "
+         "head -c 32 /dev/urandom | base64 > course.key).")]
+ExerciseFiles = Annotated[list[Path] | None, option(
+    "--bank", metavar="PATH", help="More exercise files or folders, added to the shipped ones (repeatable).")]
 
 
 @assignment_app.command("create")
 def create_command(
-    exercise_ids: Annotated[
-        str,
-        typer.Option(
-            "--exercises",
-            metavar="ID[,ID...]",
-            show_default=False,
-            help="The exercises, in order (see exercise list).",
-        ),
-    ],
-    roster: Annotated[
-        Path,
-        typer.Option(
-            "--roster",
-            metavar="CSV",
-            show_default=False,
-            help="The students: a CSV with a header naming id (and name, email).",
-        ),
-    ],
+    exercise_ids: Annotated[str, option("--exercises", metavar="ID[,ID...]",
+                                        help="The exercises, in order (see exercise list).")],
+    roster: Annotated[Path, option("--roster", metavar="CSV",
+                                   help="The students: a CSV with a header naming id (and name, email).")],
     secret_file: SecretFile,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", show_default=False, help="Folder to write the assignment into.")
-    ],
-    title: Annotated[
-        str | None,
-        typer.Option("--title", show_default=False, help="The title on every sheet (default: the id)."),
-    ] = None,
-    assignment_id: Annotated[
-        str | None,
-        typer.Option(
-            "--id",
-            show_default=False,
-            help="The assignment's id, part of every variant (default: --out's name).",
-        ),
-    ] = None,
-    points: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--points",
-            metavar="ID:NAME=K",
-            show_default=False,
-            help="Points of one question, e.g. ring-bytes:sent=2 (repeatable; default: the bank's).",
-        ),
-    ] = None,
+    out: Annotated[Path, option("--out", "-o", help="Folder to write the assignment into.")],
+    title: Annotated[str | None, option("--title",
+                                        help="The title on every sheet (default: the id).")] = None,
+    assignment_id: Annotated[str | None, option(
+        "--id", help="The assignment's id, part of every variant (default: --out's name).")] = None,
+    points: Annotated[list[str] | None, option(
+        "--points", metavar="ID:NAME=K",
+        help="Points of one question, e.g. ring-bytes:sent=2 (repeatable; default: the bank's).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
@@ -178,10 +135,7 @@ def report_command(
         list[Path], typer.Argument(metavar="SUBMISSIONS...", help="The students' answers files.")
     ],
     secret_file: SecretFile,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", show_default=False, help="Write the gradebook (CSV) to this file."),
-    ] = None,
+    out: Annotated[Path | None, option("--out", "-o", help="Write the gradebook (CSV) to this file.")] = None,
     student_from: Annotated[
         str,
         typer.Option(
@@ -192,15 +146,9 @@ def report_command(
         ),
     ] = "name",
     partial: Partial = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            metavar="FILE.png",
-            show_default=False,
-            help="Also draw the mistakes as a bar chart (needs the plot extra).",
-        ),
-    ] = None,
+    plot: Annotated[Path | None, option(
+        "--plot", metavar="FILE.png",
+        help="Also draw the mistakes as a bar chart (needs the plot extra).")] = None,
     allow_bank_change: Annotated[
         bool,
         typer.Option("--allow-bank-change", help="Grade even though the exercise bank changed since create."),

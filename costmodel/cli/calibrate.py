@@ -16,7 +16,7 @@ import typer
 
 from costmodel._files import check_writable
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Json, time_parser
+from costmodel.cli.options import FIT, Json, LogFile, LogRanks, option, time_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
@@ -28,29 +28,23 @@ calibrate_app = typer.Typer(no_args_is_help=True,
                             help="Measure α and β (run), or import a log and fit them (fit, report).")
 app.add_typer(calibrate_app, name="calibrate")
 
-_FIT = "Fit"
-LogFile = Annotated[Path, typer.Argument(
-    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
-Collective = Annotated[str | None, typer.Option(
-    "--collective", "-c", show_default=False, rich_help_panel=_FIT,
+Collective = Annotated[str | None, option(
+    "--collective", "-c", panel=FIT,
     help="The collective the log measured (checked against the log; needed to choose in a CSV of several).")]
-Ranks = Annotated[int | None, typer.Option(
-    "-p", "--ranks", min=2, show_default=False, rich_help_panel=_FIT,
-    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
-Algorithm = Annotated[str | None, typer.Option(
-    "--algorithm", "-a", show_default=False, rich_help_panel=_FIT,
+Algorithm = Annotated[str | None, option(
+    "--algorithm", "-a", panel=FIT,
     help="The algorithm assumed (default: ring for allreduce and the gathers, pairwise for alltoall, "
          "binomial for broadcast and reduce).")]
-Segments = Annotated[int | None, typer.Option(
-    "--segments", min=1, max=3, show_default=False, rich_help_panel=_FIT,
+Segments = Annotated[int | None, option(
+    "--segments", min=1, max=3, panel=FIT,
     help="Size segments to fit (default: 1 to 3, chosen by BIC; one per NCCL protocol regime).")]
-InPlace = Annotated[bool, typer.Option("--in-place", rich_help_panel=_FIT,
+InPlace = Annotated[bool, typer.Option("--in-place", rich_help_panel=FIT,
                                        help="Fit nccl-tests' in-place times (default: out-of-place).")]
-Out = Annotated[Path | None, typer.Option(
-    "--out", "-o", show_default=False,
+Out = Annotated[Path | None, option(
+    "--out", "-o",
     help="Write the fitted profile here (TOML; use it with --profile in every command).")]
-Name = Annotated[str | None, typer.Option("--name", show_default=False,
-                                          help="The profile's name (default: the output file's stem).")]
+Name = Annotated[str | None, option("--name",
+                                    help="The profile's name (default: the output file's stem).")]
 ALL = "allreduce,allgather,reduce-scatter,broadcast,alltoall,pt2pt"
 Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing --out or --csv file.")]
 
@@ -103,7 +97,7 @@ class _Fitted:
 def fit_command(
     log: LogFile,
     collective: Collective = None,
-    p: Ranks = None,
+    p: LogRanks = None,
     algorithm: Algorithm = None,
     segments: Segments = None,
     in_place: InPlace = False,
@@ -147,12 +141,12 @@ def fit_command(
 def report_command(
     log: LogFile,
     collective: Collective = None,
-    p: Ranks = None,
+    p: LogRanks = None,
     algorithm: Algorithm = None,
     segments: Segments = None,
     in_place: InPlace = False,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", show_default=False, help="Also draw the report (PNG, SVG or PDF; needs the plot extra).")]
+    plot: Annotated[Path | None, option(
+        "--plot", help="Also draw the report (PNG, SVG or PDF; needs the plot extra).")]
     = None,
     force: Force = False,
     as_json: Json = False,
@@ -189,8 +183,8 @@ def run_command(
         "--timeout", metavar="TIME", parser=time_parser(at_least=Fraction(1)),
         help="Time without progress before the run is declared hung and stopped (at least 1s).",
     )] = "120s",  # type: ignore[assignment]  # Typer parses the default, as it shows it
-    csv: Annotated[Path | None, typer.Option(
-        "--csv", show_default=False,
+    csv: Annotated[Path | None, option(
+        "--csv",
         help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
     timing: Annotated[str, typer.Option(
         "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "

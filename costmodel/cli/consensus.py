@@ -16,7 +16,7 @@ from rich.text import Text
 
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, size_option
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Gamma, Json, Profile, option, size_option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.render_cost import link_line
@@ -32,33 +32,33 @@ GraphName = Annotated[str, typer.Argument(
     metavar="GRAPH", show_default=False, autocompletion=complete.graphs,
     help="ring, k-ring, torus, hypercube, complete, star, exponential, random-regular, erdos-renyi, "
          "edges (with --edges FILE), or matrix (the graph of --weights FILE).")]
-Workers = Annotated[int | None, typer.Option(
-    "-p", "--ranks", "--workers", metavar="P", show_default=False, rich_help_panel=_GRAPH,
+Workers = Annotated[int | None, option(
+    "-p", "--ranks", "--workers", metavar="P", panel=_GRAPH,
     help="Number of workers (≥ 2); taken from the file for edges and matrix.")]
 Weights = Annotated[str, typer.Option(
     "--weights", "-w", metavar="SCHEME|FILE",
     help="uniform (1/(d+1)), metropolis (1/(1+max(d_i,d_j))), lazy (½(I+W)), best-constant "
          "(Xiao–Boyd α*), or a matrix file (rows of numbers; 1/3 and 0.25 are exact).")]
-Degree = Annotated[int | None, typer.Option(
-    "--degree", "-k", metavar="K", show_default=False, rich_help_panel=_GRAPH,
+Degree = Annotated[int | None, option(
+    "--degree", "-k", metavar="K", panel=_GRAPH,
     help="Degree: of random-regular; 2k for k-ring; expected degree for erdos-renyi.")]
-Rows = Annotated[int | None, typer.Option(
-    "--rows", metavar="R", show_default=False, rich_help_panel=_GRAPH,
+Rows = Annotated[int | None, option(
+    "--rows", metavar="R", panel=_GRAPH,
     help="Rows of the torus (default: the squarest).")]
-Prob = Annotated[str | None, typer.Option(
-    "--prob", metavar="Q", show_default=False, rich_help_panel=_GRAPH,
+Prob = Annotated[str | None, option(
+    "--prob", metavar="Q", panel=_GRAPH,
     help="Edge probability of erdos-renyi (or give --degree).")]
-Seed = Annotated[int | None, typer.Option(
-    "--seed", metavar="S", show_default=False, rich_help_panel=_GRAPH,
+Seed = Annotated[int | None, option(
+    "--seed", metavar="S", panel=_GRAPH,
     help="Seed of random-regular and erdos-renyi (default 0).")]
-Edges = Annotated[str | None, typer.Option(
-    "--edges", metavar="FILE", show_default=False, rich_help_panel=_GRAPH,
+Edges = Annotated[str | None, option(
+    "--edges", metavar="FILE", panel=_GRAPH,
     help="Edge-list file for the edges graph: one 'u v' per line, # comments.")]
-Init = Annotated[str | None, typer.Option(
-    "--init", metavar="V,V,...", show_default=False, rich_help_panel=_RUN,
+Init = Annotated[str | None, option(
+    "--init", metavar="V,V,...", panel=_RUN,
     help="Initial values, one per worker (default 0, 1, …, p − 1).")]
-Rounds = Annotated[int | None, typer.Option(
-    "--rounds", "-r", metavar="R", show_default=False, rich_help_panel=_RUN,
+Rounds = Annotated[int | None, option(
+    "--rounds", "-r", metavar="R", panel=_RUN,
     help="Rounds to simulate (default: the rounds to the target, at most 20).")]
 Target = Annotated[str, typer.Option(
     "--target", "-e", metavar="EPS",
@@ -92,15 +92,14 @@ def consensus(
 
 @app.command("gossip-step")
 def gossip_step(
-    value: Annotated[str, typer.Option("--value", "-x", metavar="X", show_default=False,
-                                       help="The worker's own model value.")],
-    neighbours: Annotated[str, typer.Option("--neighbours", "--neighbors", metavar="X,X,...",
-                                            show_default=False, help="Its neighbours' values.")],
-    grad: Annotated[str, typer.Option("--grad", "-g", metavar="G", show_default=False,
-                                      help="Gradient at the worker's own model, before mixing.")],
-    lr: Annotated[str, typer.Option("--lr", metavar="LR", show_default=False, help="Learning rate.")],
-    weights: Annotated[str | None, typer.Option(
-        "--weights", "-w", metavar="W,W,...", show_default=False,
+    value: Annotated[str, option("--value", "-x", metavar="X", help="The worker's own model value.")],
+    neighbours: Annotated[str, option("--neighbours", "--neighbors", metavar="X,X,...",
+                                      help="Its neighbours' values.")],
+    grad: Annotated[str, option("--grad", "-g", metavar="G",
+                                help="Gradient at the worker's own model, before mixing.")],
+    lr: Annotated[str, option("--lr", metavar="LR", help="Learning rate.")],
+    weights: Annotated[str | None, option(
+        "--weights", "-w", metavar="W,W,...",
         help="Mixing weights, the worker's own first; they must sum to 1 (default: equal).")] = None,
     as_json: Json = False,
 ) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,6 +25,7 @@ from costmodel.errors import InputError
 from costmodel.units import parse_inverse_rate, parse_rate, parse_size, parse_time
 
 __all__ = [
+    "FIT",
     "Algorithm",
     "Algorithms",
     "Alpha",
@@ -36,6 +38,8 @@ __all__ = [
     "Json",
     "Lanes",
     "Levels",
+    "LogFile",
+    "LogRanks",
     "MaxSize",
     "MinSize",
     "OptionalRanks",
@@ -48,9 +52,19 @@ __all__ = [
     "Size",
     "algorithm_argument",
     "extra_parameters",
+    "option",
     "size_option",
     "time_parser",
+    "value_parser",
 ]
+
+
+def option(*names: str, help: str, metavar: str | None = None, panel: str | None = None,
+           parser: Callable[[str], object] | None = None, show_default: bool = False, **settings: Any) -> Any:
+    """A ``typer.Option`` as the commands declare theirs: no default shown unless asked, in the help
+    panel *panel* (none: the plain Options panel); *settings* are any other ``typer.Option`` settings."""
+    return typer.Option(*names, help=help, metavar=metavar, rich_help_panel=panel, parser=parser,
+                        show_default=show_default, **settings)
 
 
 def _parse_level(text: str, *, require_unit: bool = False) -> object:
@@ -60,7 +74,9 @@ def _parse_level(text: str, *, require_unit: bool = False) -> object:
     return parse_level(text, require_unit=require_unit)
 
 
-def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
+def value_parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], object]:
+    """The option parser that calls ``parse(text, **kwargs)``; its :class:`InputError` becomes Typer's
+    ``BadParameter``, so Click names the option."""
     def convert(text: str) -> object:
         if not isinstance(text, str):  # defaults are already parsed
             return text
@@ -75,7 +91,7 @@ def _parser(parse: Callable[..., object], **kwargs: object) -> Callable[[str], o
 def time_parser(*, at_least: Fraction) -> Callable[[str], object]:
     """The parser of a duration option (a wall-clock time, with its unit) of at least *at_least* seconds."""
     def convert(text: str) -> object:
-        value = _parser(parse_time, require_unit=True)(text)
+        value = value_parser(parse_time, require_unit=True)(text)
         if isinstance(text, str) and value < at_least:  # type: ignore[operator]
             from costmodel.units import format_time
 
@@ -133,99 +149,83 @@ _LINK = "Link"
 _TOPOLOGY = "Topology"
 
 Ranks = Annotated[int, typer.Option("-p", "--ranks", help="Number of ranks (≥ 2).", show_default=False)]
-OptionalRanks = Annotated[
-    int | None,
-    typer.Option("-p", "--ranks", show_default=False,
-                 help="Number of ranks (≥ 2). Optional with --level; then it must equal the product of "
-                      "the level sizes."),
-]
-Levels = Annotated[
-    list[Any] | None,
-    typer.Option("--level", parser=_parser(_parse_level, require_unit=True), metavar="SIZE:ALPHA:RATE[:NAME]",
-                 rich_help_panel=_TOPOLOGY, show_default=False,
-                 help="One level of a topology, innermost first; repeat per level: "
-                      "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank."),
-]
-Inner = Annotated[
-    str | None,
-    typer.Option("--inner", metavar="ALGO", rich_help_panel=_TOPOLOGY, show_default=False,
-                 help="Inner levels' algorithm: ring or recursive (hierarchical), binomial (reduce-bcast)."),
-]
-Outer = Annotated[
-    str | None,
-    typer.Option("--outer", metavar="ALGO", rich_help_panel=_TOPOLOGY, show_default=False,
-                 help="All-reduce across the outermost level: ring (default), tree, rd, rab, naive, dbt."),
-]
-Lanes = Annotated[
-    int | None,
-    typer.Option("--lanes", metavar="K", rich_help_panel=_TOPOLOGY, show_default=False,
-                 help="Parallel lanes out of each outermost unit (default: one per local rank)."),
-]
+OptionalRanks = Annotated[int | None, option(
+    "-p", "--ranks",
+    help="Number of ranks (≥ 2). Optional with --level; then it must equal the product of the level sizes.")]
+Levels = Annotated[list[Any] | None, option(
+    "--level", parser=value_parser(_parse_level, require_unit=True), metavar="SIZE:ALPHA:RATE[:NAME]",
+    panel=_TOPOLOGY,
+    help="One level of a topology, innermost first; repeat per level: "
+         "--level 8:1us:150GB/s:nvlink --level 4:5us:25GB/s:ib. RATE is per rank.")]
+Inner = Annotated[str | None, option(
+    "--inner", metavar="ALGO", panel=_TOPOLOGY,
+    help="Inner levels' algorithm: ring or recursive (hierarchical), binomial (reduce-bcast).")]
+Outer = Annotated[str | None, option(
+    "--outer", metavar="ALGO", panel=_TOPOLOGY,
+    help="All-reduce across the outermost level: ring (default), tree, rd, rab, naive, dbt.")]
+Lanes = Annotated[int | None, option(
+    "--lanes", metavar="K", panel=_TOPOLOGY,
+    help="Parallel lanes out of each outermost unit (default: one per local rank).")]
+
+
 def size_option(help: str) -> Any:
     """``-n/--size`` with a *help* that says what the size is for this command."""
-    return typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE", help=help)
+    return option("-n", "--size", parser=value_parser(parse_size), metavar="SIZE", show_default=True,
+                  help=help)
 
 
 Size = Annotated[Fraction, size_option(
     "Message size: 8KiB, 64MiB, 1.5e6 (bytes). Its meaning depends on the collective.")]
-OptionalSize = Annotated[
-    Fraction | None,
-    typer.Option("-n", "--size", parser=_parser(parse_size), metavar="SIZE",
-                 help="Message size: 8KiB, 64MiB, 1.5e6 (bytes)."),
-]
-Alpha = Annotated[
-    Fraction | None,
-    typer.Option("--alpha", parser=_parser(parse_time, require_unit=True), metavar="TIME",
-                 rich_help_panel=_LINK,
-                 help="Start-up latency per message, with its unit: 5us, 1.5µs, 2e-6s (0 for none)."),
-]
-Beta = Annotated[
-    Fraction | None,
-    typer.Option("--beta", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
-                 rich_help_panel=_LINK,
-                 help="Time per byte, with its unit: 0.08ns/B. Or give --bandwidth."),
-]
-Bandwidth = Annotated[
-    Fraction | None,
-    typer.Option("--bandwidth", "-B", parser=_parser(parse_rate, require_unit=True), metavar="RATE",
-                 rich_help_panel=_LINK,
-                 help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta."),
-]
-Gamma = Annotated[
-    Fraction | None,
-    typer.Option("--gamma", parser=_parser(parse_inverse_rate, require_unit=True), metavar="TIME/B",
-                 rich_help_panel=_LINK,
-                 help="Local reduction time per byte, with its unit: 0.01ns/B (default 0)."),
-]
-Profile = Annotated[
-    str | None,
-    typer.Option("--profile", metavar="NAME|FILE", rich_help_panel=_LINK, autocompletion=complete.profiles,
-                 help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
-                      "levels, or both); --alpha/--beta/--bandwidth/--gamma override it."),
-]
-Partial = Annotated[
-    list[str] | None,
-    typer.Option("--partial", metavar="MISTAKE=CREDIT", show_default=False,
-                 help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 "
-                      "(repeatable)."),
-]
+OptionalSize = Annotated[Fraction | None, size_option("Message size: 8KiB, 64MiB, 1.5e6 (bytes).")]
+
+
+def _link_option(*names: str, parse: Callable[..., object], metavar: str, help: str) -> Any:
+    """A link option (--alpha, --beta, --bandwidth, --gamma): a value with its unit, in the Link panel."""
+    return option(*names, parser=value_parser(parse, require_unit=True), metavar=metavar, panel=_LINK,
+                  show_default=True, help=help)
+
+
+Alpha = Annotated[Fraction | None, _link_option(
+    "--alpha", parse=parse_time, metavar="TIME",
+    help="Start-up latency per message, with its unit: 5us, 1.5µs, 2e-6s (0 for none).")]
+Beta = Annotated[Fraction | None, _link_option(
+    "--beta", parse=parse_inverse_rate, metavar="TIME/B",
+    help="Time per byte, with its unit: 0.08ns/B. Or give --bandwidth.")]
+Bandwidth = Annotated[Fraction | None, _link_option(
+    "--bandwidth", "-B", parse=parse_rate, metavar="RATE",
+    help="Usable bandwidth: 12.5GB/s, 100Gb/s, 100Gbps. Or give --beta.")]
+Gamma = Annotated[Fraction | None, _link_option(
+    "--gamma", parse=parse_inverse_rate, metavar="TIME/B",
+    help="Local reduction time per byte, with its unit: 0.01ns/B (default 0).")]
+Profile = Annotated[str | None, option(
+    "--profile", metavar="NAME|FILE", panel=_LINK, autocompletion=complete.profiles, show_default=True,
+    help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
+         "levels, or both); --alpha/--beta/--bandwidth/--gamma override it.")]
+Partial = Annotated[list[str] | None, option(
+    "--partial", metavar="MISTAKE=CREDIT",
+    help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 (repeatable).")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object (SI units) instead of a table.")]
-Segments = Annotated[
-    int | None,
-    typer.Option("--segments", "-k", metavar="K", help="Segments of the pipelined chain (default: best)."),
-]
-Blocks = Annotated[
-    int | None,
-    typer.Option("--blocks", metavar="K", help="Blocks per tree of the double binary tree (default: best)."),
-]
-MinSize = Annotated[
-    Fraction | None,
-    typer.Option("--min", parser=_parser(parse_size), metavar="SIZE", help="Smallest message size."),
-]
-MaxSize = Annotated[
-    Fraction | None,
-    typer.Option("--max", parser=_parser(parse_size), metavar="SIZE", help="Largest message size."),
-]
+Segments = Annotated[int | None, option(
+    "--segments", "-k", metavar="K", show_default=True,
+    help="Segments of the pipelined chain (default: best).")]
+Blocks = Annotated[int | None, option(
+    "--blocks", metavar="K", show_default=True,
+    help="Blocks per tree of the double binary tree (default: best).")]
+MinSize = Annotated[Fraction | None, option(
+    "--min", parser=value_parser(parse_size), metavar="SIZE", show_default=True,
+    help="Smallest message size.")]
+MaxSize = Annotated[Fraction | None, option(
+    "--max", parser=value_parser(parse_size), metavar="SIZE", show_default=True,
+    help="Largest message size.")]
+
+
+# a benchmark log and its fit (calibrate fit|report, plot calibration)
+FIT = "Fit"
+LogFile = Annotated[Path, typer.Argument(
+    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
+LogRanks = Annotated[int | None, option(
+    "-p", "--ranks", min=2, panel=FIT,
+    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
 
 
 def link_from_options(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,

@@ -16,7 +16,7 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, prose, table
-from costmodel.cli.options import Json
+from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
@@ -49,20 +49,18 @@ def _slots(text: str | Fraction) -> Fraction:
 
 
 def _time_option(*names: str, help: str) -> Any:
-    return typer.Option(*names, parser=_slots, metavar="SLOTS", rich_help_panel=_TIMES, show_default=False,
-                        help=help)
+    return option(*names, parser=_slots, metavar="SLOTS", panel=_TIMES, help=help)
 
 
-Stages = Annotated[int, typer.Option("-P", "--stages", metavar="P", show_default=False,
-                                     help="Pipeline stages, one per device (≥ 1).")]
-Microbatches = Annotated[int, typer.Option("-m", "--microbatches", metavar="M", show_default=False,
-                                           help="Micro-batches per mini-batch (≥ 1).")]
+Stages = Annotated[int, option("-P", "--stages", metavar="P", help="Pipeline stages, one per device (≥ 1).")]
+Microbatches = Annotated[int, option("-m", "--microbatches", metavar="M",
+                                     help="Micro-batches per mini-batch (≥ 1).")]
 Schedule = Annotated[str, typer.Option(
     "--schedule", "-s", metavar="NAME", autocompletion=complete.schedules,
     help="gpipe, 1f1b (pipedream-flush), interleaved (Megatron-LM, needs M a multiple of P), "
          "zb-h1 (zb, zero-bubble).")]
-Chunks = Annotated[int | None, typer.Option("-v", "--chunks", metavar="V", show_default=False,
-                                            help="Model chunks per device, interleaved only (default 2).")]
+Chunks = Annotated[int | None, option("-v", "--chunks", metavar="V",
+                                      help="Model chunks per device, interleaved only (default 2).")]
 Forward = Annotated[Fraction | None, _time_option("--forward", "-F", help="Forward time per micro-batch "
                                                   "per stage (default 1: the slot).")]
 Backward = Annotated[Fraction | None, _time_option(

@@ -18,16 +18,20 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.options import (
+    FIT,
     Alpha,
     Bandwidth,
     Beta,
     Gamma,
+    LogFile,
+    LogRanks,
     MaxSize,
     MinSize,
     Profile,
     Ranks,
     Size,
     link_from_options,
+    option,
 )
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
@@ -44,8 +48,8 @@ plot_app = typer.Typer(no_args_is_help=True,
 app.add_typer(plot_app, name="plot")
 
 _OUTPUT = "Output"
-Out = Annotated[Path | None, typer.Option(
-    "--out", "-o", metavar="FILE.png|FILE.svg", show_default=False, rich_help_panel=_OUTPUT,
+Out = Annotated[Path | None, option(
+    "--out", "-o", metavar="FILE.png|FILE.svg", panel=_OUTPUT,
     help="The image to write, PNG or SVG by its suffix (required unless --json).")]
 Force = Annotated[bool, typer.Option("--force", rich_help_panel=_OUTPUT,
                                      help="Overwrite an existing --out file.")]
@@ -61,17 +65,11 @@ Algorithms = Annotated[list[str] | None, typer.Argument(
 
 _GIB = Fraction(2**30)
 
-_FIT = "Fit"
-LogFile = Annotated[Path, typer.Argument(
-    metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
-LogRanks = Annotated[int | None, typer.Option(
-    "-p", "--ranks", min=2, show_default=False, rich_help_panel=_FIT,
-    help="Ranks, when the log does not say (OSU); checked against it otherwise.")]
-LogCollective = Annotated[str | None, typer.Option(
-    "--collective", "-c", show_default=False, rich_help_panel=_FIT,
+LogCollective = Annotated[str | None, option(
+    "--collective", "-c", panel=FIT,
     help="The collective the log measured (checked against the log; chooses within a CSV of several).")]
-FitAlgorithm = Annotated[str | None, typer.Option(
-    "--algorithm", "-a", show_default=False, rich_help_panel=_FIT,
+FitAlgorithm = Annotated[str | None, option(
+    "--algorithm", "-a", panel=FIT,
     help="The algorithm assumed (default: as `costmodel calibrate fit`).")]
 
 
@@ -201,11 +199,11 @@ def consensus_command(
                                         help="Rounds to simulate.")] = 30,
     weights: Annotated[str, typer.Option(
         "--weights", "-w", metavar="SCHEME", help="uniform, metropolis, lazy or best-constant.")] = "uniform",
-    degree: Annotated[int | None, typer.Option(
-        "--degree", "-k", metavar="K", show_default=False,
+    degree: Annotated[int | None, option(
+        "--degree", "-k", metavar="K",
         help="Degree, for the graphs that take one (k-ring, random-regular, erdos-renyi).")] = None,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", metavar="S", show_default=False, help="Seed of the random graphs (default 0).")] = None,
+    seed: Annotated[int | None, option(
+        "--seed", metavar="S", help="Seed of the random graphs (default 0).")] = None,
     out: Out = None, force: Force = False, as_json: Json = False,
 ) -> None:
     """Disagreement against rounds of gossip on several graphs (log axis), each with its ρ^r·d₀ envelope.

@@ -18,7 +18,7 @@ import typer
 from costmodel._files import check_writable, read_text
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Json, Partial
+from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
@@ -31,12 +31,12 @@ exercise_app = typer.Typer(help="List exercises, show one student's variant, or 
 app.add_typer(exercise_app, name="exercise")
 
 Markdown = Annotated[bool, typer.Option("--markdown", help="Print Markdown instead of a table.")]
-Seed = Annotated[int | None, typer.Option(
-    "--seed", "-s", min=0, max=2**63 - 1, show_default=False,
+Seed = Annotated[int | None, option(
+    "--seed", "-s", min=0, max=2**63 - 1,
     help="The student's variant (any whole number); without it, the exercise's own numbers.")]
-Topic = Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic.", show_default=False)]
-ExerciseFiles = Annotated[list[Path] | None, typer.Option(
-    "--exercises", metavar="PATH", show_default=False,
+Topic = Annotated[str | None, option("--topic", "-t", help="Only this topic.")]
+ExerciseFiles = Annotated[list[Path] | None, option(
+    "--exercises", metavar="PATH",
     help="More exercise files or folders, added to the shipped ones (repeatable).")]
 
 
@@ -67,8 +67,8 @@ def example_command(
                                                autocompletion=complete.examples,
                                                show_default=False)] = None,
     list_: Annotated[bool, typer.Option("--list", "-l", help="List the examples.")] = False,
-    settings: Annotated[list[str] | None, typer.Option(
-        "--set", metavar="NAME=VALUE", show_default=False,
+    settings: Annotated[list[str] | None, option(
+        "--set", metavar="NAME=VALUE",
         help="Change a given, with its unit (repeatable): --set p=32 --set n=1GiB.")] = None,
     markdown: Markdown = False,
     as_json: Json = False,
@@ -149,8 +149,7 @@ def exercise_sheet(
     seed: Seed = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the sheet and its key into.")]
     = Path("."),
-    ids: Annotated[list[str] | None, typer.Option("--id", help="Only these exercises (repeatable).",
-                                                  show_default=False)] = None,
+    ids: Annotated[list[str] | None, option("--id", help="Only these exercises (repeatable).")] = None,
     topic: Topic = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     form: Annotated[str, typer.Option("--format", "-f", metavar="markdown|latex",
@@ -281,17 +280,17 @@ def check_command(
     partial: Partial = None,
     gradescope: Annotated[bool, typer.Option("--gradescope",
                                              help="Print Gradescope's results.json.")] = False,
-    assignment: Annotated[Path | None, typer.Option(
-        "--assignment", metavar="ASSIGNMENT.toml", show_default=False,
+    assignment: Annotated[Path | None, option(
+        "--assignment", metavar="ASSIGNMENT.toml",
         help="Grade against this assignment: every question once, the student's own variant.")] = None,
-    secret_file: Annotated[Path | None, typer.Option(
-        "--secret-file", metavar="FILE", show_default=False,
+    secret_file: Annotated[Path | None, option(
+        "--secret-file", metavar="FILE",
         help="The course secret the assignment was created with (with --assignment).")] = None,
-    student: Annotated[str | None, typer.Option(
-        "--student", metavar="ID", show_default=False,
+    student: Annotated[str | None, option(
+        "--student", metavar="ID",
         help="The roster id of the student whose file this is (with --assignment).")] = None,
-    metadata: Annotated[Path | None, typer.Option(
-        "--metadata", metavar="JSON", show_default=False,
+    metadata: Annotated[Path | None, option(
+        "--metadata", metavar="JSON",
         help="Gradescope's submission_metadata.json: the student is the submitter (sid or email).")] = None,
     hide_expected: Annotated[bool, typer.Option(
         "--hide-expected",
@@ -300,8 +299,8 @@ def check_command(
         "--allow-bank-change",
         help="Grade even though the exercise bank changed since the assignment was made.")]
     = False,
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, show_default=False,
+    jobs: Annotated[int | None, option(
+        "--jobs", "-j", min=1,
         help="Processes grading a large file (default: one per CPU from 2000 answers on).")] = None,
     validate: Annotated[bool, typer.Option(
         "--validate", help="Only show how each answer reads (nothing graded); exit 2 if any cannot be read.",

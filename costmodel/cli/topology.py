@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Lanes, Profile, size_option
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Lanes, Profile, option, size_option
 from costmodel.cli.output import emit
 
 app = typer.Typer()
@@ -42,10 +42,10 @@ def multilane(
 
 @app.command("flexreduce")
 def flexreduce(
-    groups: Annotated[str, typer.Option("--groups", metavar="S,S,...", show_default=False,
-                                        help="Workers in each group, e.g. 2,3.")],
-    entries: Annotated[int, typer.Option("--entries", metavar="E", show_default=False,
-                                         help="Entries of the tensor.")],
+    groups: Annotated[str, option("--groups", metavar="S,S,...",
+                                  help="Workers in each group, e.g. 2,3.")],
+    entries: Annotated[int, option("--entries", metavar="E",
+                                   help="Entries of the tensor.")],
     as_json: Json = False,
 ) -> None:
     """FlexReduce over groups of unequal size: entries each worker reduces and owns, and what crosses.
@@ -60,9 +60,9 @@ def flexreduce(
 @app.command("rat")
 def rat(
     size: Vector,
-    racks: Annotated[int, typer.Option("--racks", metavar="R", show_default=False, help="Racks (≥ 2).")],
-    per_rack: Annotated[int, typer.Option("--per-rack", metavar="W", show_default=False,
-                                          help="Workers in each rack.")],
+    racks: Annotated[int, option("--racks", metavar="R", help="Racks (≥ 2).")],
+    per_rack: Annotated[int, option("--per-rack", metavar="W",
+                                    help="Workers in each rack.")],
     as_json: Json = False,
 ) -> None:
     """Bytes crossing the shared core: RAT (reduce inside each rack first) against a flat ring.

@@ -8,35 +8,21 @@ and emits the result.  The renderings are declared here with
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Annotated, Any
 
 import typer
 
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.errors import InputError
 
 __all__ = ["app", "traffic_app"]
 
 app = typer.Typer()
 traffic_app = typer.Typer(no_args_is_help=True, help="Traffic of training patterns: ps, tp, moe, staleness.")
 app.add_typer(traffic_app, name="traffic")
-
-
-def _parser(parse: Callable[..., object]) -> Callable[[str], object]:
-    def convert(text: str) -> object:
-        if not isinstance(text, str):  # a default, already parsed
-            return text
-        try:
-            return parse(text)
-        except InputError as exc:
-            raise typer.BadParameter(str(exc)) from None
-
-    return convert
 
 
 def _count(text: str) -> int:
@@ -51,33 +37,29 @@ def _size(text: str) -> Fraction:
     return parse_size(text, allow_zero=False)
 
 
-def _opt(*names: str, help: str, metavar: str | None = None, parser: Any = None) -> Any:
-    return typer.Option(*names, help=help, metavar=metavar, parser=parser, show_default=False)
-
-
 _WEIGHTS = "Weights"
-Losses = Annotated[str, _opt("--losses", metavar="L,L,...", help="Each worker's mean loss: 0.2,0.5,0.9.")]
-Gradients = Annotated[str, _opt("--gradients", metavar="G;G;...",
+Losses = Annotated[str, option("--losses", metavar="L,L,...", help="Each worker's mean loss: 0.2,0.5,0.9.")]
+Gradients = Annotated[str, option("--gradients", metavar="G;G;...",
                                 help="Each worker's mean gradient, ';' between workers: 1,0;2,1;4,-1.")]
-Sizes = Annotated[str | None, typer.Option(
-    "--sizes", metavar="N,N,...", rich_help_panel=_WEIGHTS, show_default=False,
+Sizes = Annotated[str | None, option(
+    "--sizes", metavar="N,N,...", panel=_WEIGHTS,
     help="Samples in each worker's shard (weights n_k/N): 600,300,100; 60k is 60000.")]
-Batches = Annotated[str | None, typer.Option(
-    "--batches", metavar="B,B,...", rich_help_panel=_WEIGHTS, show_default=False,
+Batches = Annotated[str | None, option(
+    "--batches", metavar="B,B,...", panel=_WEIGHTS,
     help="Samples each worker used in this mini-batch step (weights b_k/Σb).")]
-Weights = Annotated[str | None, typer.Option(
-    "--weights", metavar="W,W,...", rich_help_panel=_WEIGHTS, show_default=False,
+Weights = Annotated[str | None, option(
+    "--weights", metavar="W,W,...", panel=_WEIGHTS,
     help="Explicit weights, summing to exactly 1: 0.6,0.3,0.1.")]
-Count = Annotated[int | None, _opt("--params", metavar="N", parser=_parser(_count),
+Count = Annotated[int | None, option("--params", metavar="N", parser=value_parser(_count),
                                    help="Parameter count: 70B (B = billion, not bytes), 7.5e9, 25M.")]
-Dtype = Annotated[str | None, _opt("--dtype", metavar="DTYPE",
+Dtype = Annotated[str | None, option("--dtype", metavar="DTYPE",
                                    help="fp32, bf16, fp16, fp8, int8, int32 or fp64 (or float32, half).")]
-Workers = Annotated[int, _opt("--workers", metavar="N", help="Workers (≥ 2).")]
-Hidden = Annotated[str, _opt("--hidden", metavar="H", help="Hidden size h.")]
-Tp = Annotated[int, _opt("--tp", metavar="T", help="Tensor-parallel size t.")]
+Workers = Annotated[int, option("--workers", metavar="N", help="Workers (≥ 2).")]
+Hidden = Annotated[str, option("--hidden", metavar="H", help="Hidden size h.")]
+Tp = Annotated[int, option("--tp", metavar="T", help="Tensor-parallel size t.")]
 Algorithm = Annotated[str, typer.Option("--algorithm", metavar="ALGO",
                                         help="Collective algorithm for times.")]
-Ranks = Annotated[int | None, _opt("-p", "--ranks", metavar="P",
+Ranks = Annotated[int | None, option("-p", "--ranks", metavar="P",
                                    help="Workers exchanging the gradient (for bytes and times).")]
 
 
@@ -115,10 +97,10 @@ def gradient(gradients: Gradients, sizes: Sizes = None, batches: Batches = None,
 
 @app.command("fedavg")
 def fedavg(
-    sizes: Annotated[str, _opt("--sizes", metavar="N,N,...", help="Samples |D_k| of each client.")],
-    models: Annotated[str, _opt("--models", metavar="θ;θ;...",
+    sizes: Annotated[str, option("--sizes", metavar="N,N,...", help="Samples |D_k| of each client.")],
+    models: Annotated[str, option("--models", metavar="θ;θ;...",
                                 help="Each client's model, ';' between clients: 1,0;2,1;4,-1.")],
-    dropped: Annotated[str | None, _opt("--dropped", metavar="K,K,...",
+    dropped: Annotated[str | None, option("--dropped", metavar="K,K,...",
                                         help="0-based indices of clients that did not answer.")] = None,
     as_json: Json = False,
 ) -> None:
@@ -140,12 +122,12 @@ _ACT = "Activations (Korthikanti et al. 2022)"
 def memory(
     params: Count = None,
     dtype: Dtype = None,
-    dp: Annotated[int | None, _opt("--dp", metavar="D",
+    dp: Annotated[int | None, option("--dp", metavar="D",
                                    help="Data-parallel workers (ZeRO's N_d); default 1.")] = None,
-    zero: Annotated[int | None, _opt("--zero", metavar="STAGE",
+    zero: Annotated[int | None, option("--zero", metavar="STAGE",
                                      help="ZeRO stage 0-3: model states per GPU (mixed-precision "
                                           "Adam).")] = None,
-    optimizer_bytes: Annotated[int | None, _opt("--optimizer-bytes", metavar="K",
+    optimizer_bytes: Annotated[int | None, option("--optimizer-bytes", metavar="K",
                                                 help="ZeRO: optimizer-state bytes per parameter; "
                                                      "default 12 (mixed-precision Adam).")] = None,
     tp: Annotated[int, typer.Option("--tp", metavar="T", help="Tensor-parallel size t.")] = 1,
@@ -158,9 +140,8 @@ def memory(
     heads: Annotated[str | None, typer.Option("--heads", metavar="A", rich_help_panel=_ACT,
                                               help="Attention heads a.")] = None,
     sp: Annotated[bool, typer.Option("--sp", rich_help_panel=_ACT, help="Sequence parallelism.")] = False,
-    recompute: Annotated[str | None, typer.Option("--recompute", metavar="MODE", rich_help_panel=_ACT,
-                                                  show_default=False,
-                                                  help="none (default), selective or full.")] = None,
+    recompute: Annotated[str | None, option("--recompute", metavar="MODE", panel=_ACT,
+                                            help="none (default), selective or full.")] = None,
     layers: Annotated[int | None, typer.Option("--layers", metavar="L", rich_help_panel=_ACT,
                                                help="Layers, for a total.")] = None,
     as_json: Json = False,
@@ -184,7 +165,7 @@ def memory(
 @traffic_app.command("ps")
 def traffic_ps(
     workers: Workers,
-    model: Annotated[Fraction, _opt("--model", metavar="SIZE", parser=_parser(_size),
+    model: Annotated[Fraction, option("--model", metavar="SIZE", parser=value_parser(_size),
                                     help="Model (and gradient) size: 400MB, 1.5GiB.")],
     servers: Annotated[int, typer.Option("--servers", metavar="S", help="Server shards.")] = 1,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
@@ -202,8 +183,8 @@ def traffic_ps(
 
 @traffic_app.command("tp")
 def traffic_tp(
-    batch: Annotated[str, _opt("--batch", metavar="B", help="Micro-batch size b.")],
-    seq: Annotated[str, _opt("--seq", metavar="S", help="Sequence length s.")],
+    batch: Annotated[str, option("--batch", metavar="B", help="Micro-batch size b.")],
+    seq: Annotated[str, option("--seq", metavar="S", help="Sequence length s.")],
     hidden: Hidden,
     tp: Tp,
     dtype: Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="Activation dtype.")] = "bf16",
@@ -225,10 +206,10 @@ def traffic_tp(
 
 @traffic_app.command("moe")
 def traffic_moe(
-    tokens: Annotated[str, _opt("--tokens", metavar="T", help="Tokens per GPU entering the layer.")],
+    tokens: Annotated[str, option("--tokens", metavar="T", help="Tokens per GPU entering the layer.")],
     hidden: Hidden,
-    experts: Annotated[int, _opt("--experts", metavar="E", help="Experts in the layer.")],
-    ep: Annotated[int | None, _opt("--ep", metavar="G",
+    experts: Annotated[int, option("--experts", metavar="E", help="Experts in the layer.")],
+    ep: Annotated[int | None, option("--ep", metavar="G",
                                    help="Expert-parallel GPUs (default: one per expert).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", metavar="K", help="Experts per token.")] = 1,
     dtype: Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="Activation dtype.")] = "bf16",
@@ -249,8 +230,9 @@ def traffic_moe(
 
 @traffic_app.command("staleness")
 def traffic_staleness(
-    workers: Annotated[int, _opt("--workers", metavar="N", help="Workers.")],
-    bound: Annotated[int | None, _opt("--bound", metavar="S", help="SSP staleness bound in clocks.")] = None,
+    workers: Annotated[int, option("--workers", metavar="N", help="Workers.")],
+    bound: Annotated[int | None, option("--bound", metavar="S",
+                                        help="SSP staleness bound in clocks.")] = None,
     as_json: Json = False,
 ) -> None:
     """Staleness of reads: BSP 0, SSP at most s clocks, ASP unbounded with N − 1 expected.
@@ -264,19 +246,19 @@ def traffic_staleness(
 
 # -- compression ----------------------------------------------------------------------------------
 
-Method = Annotated[str, _opt("--method", metavar="METHOD", help="topk, fp16, bf16, fp8, int8 or onebit.")]
-Density = Annotated[str | None, _opt("--density", metavar="D", help="Top-k: the kept fraction, 0.01.")]
+Method = Annotated[str, option("--method", metavar="METHOD", help="topk, fp16, bf16, fp8, int8 or onebit.")]
+Density = Annotated[str | None, option("--density", metavar="D", help="Top-k: the kept fraction, 0.01.")]
 
 
 @app.command("compress")
 def compress(
-    elements: Annotated[int, _opt("--elements", metavar="N", parser=_parser(_count),
+    elements: Annotated[int, option("--elements", metavar="N", parser=value_parser(_count),
                                   help="Gradient elements: 25M, 1.5e9.")],
     method: Method,
     density: Density = None,
     source: Annotated[str, typer.Option("--from", metavar="DTYPE",
                                         help="The dense gradient's dtype.")] = "fp32",
-    index_bytes: Annotated[int | None, _opt("--index-bytes", metavar="I",
+    index_bytes: Annotated[int | None, option("--index-bytes", metavar="I",
                                             help="Top-k: bytes per index (default 4).")] = None,
     ranks: Ranks = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
@@ -294,11 +276,11 @@ def compress(
 
 @app.command("error-feedback")
 def error_feedback(
-    vector: Annotated[str | None, _opt("--vector", metavar="V,V,...",
+    vector: Annotated[str | None, option("--vector", metavar="V,V,...",
                                        help="The gradient: 0.5,-1.2,0.3.")] = None,
-    random: Annotated[int | None, _opt("--random", metavar="N",
+    random: Annotated[int | None, option("--random", metavar="N",
                                        help="Or a random gradient of N entries.")] = None,
-    seed: Annotated[int | None, _opt("--seed", metavar="S", help="Seed of the random gradient.")] = None,
+    seed: Annotated[int | None, option("--seed", metavar="S", help="Seed of the random gradient.")] = None,
     steps: Annotated[int, typer.Option("--steps", metavar="S", help="Steps to simulate.")] = 3,
     method: Annotated[str, typer.Option("--method", metavar="METHOD", help="onebit or topk.")] = "onebit",
     density: Density = None,
@@ -354,11 +336,13 @@ def _group(*parts: Any) -> Any:
     return Group(*(markup(p) if isinstance(p, str) else p for p in parts))
 
 
-def _priced(link: Any) -> str:
-    """The link line under a heading, when a time was priced (bytes-only results have none)."""
+def _quantities_under(heading: str, r: Any, rows: list[tuple[str, str]]) -> Rendered:
+    """The quantities *rows* of the result *r* under *heading*, and the link line when a time was priced
+    (bytes-only results have none)."""
     from costmodel.cli.render_cost import link_line
 
-    return f"\n{link_line(link)}" if link is not None else ""
+    priced = f"\n{link_line(r.link)}" if r.link is not None else ""
+    return _group(f"{heading}{priced}", "", _quantities(rows)), r.notes
 
 
 def _quantities(rows: list[tuple[str, str]]) -> Any:
@@ -368,30 +352,28 @@ def _quantities(rows: list[tuple[str, str]]) -> Any:
     return out
 
 
-def _counts_header(basis: str) -> str:
-    return {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[basis]
+def _weighted_mean(r: Any, what: str, values: Any, show: Any, total: Any, *, numeric: bool,
+                   weighted: str, plain: str) -> Rendered:
+    """A weighted mean of the workers' *values* (a loss or a gradient): each worker's count (samples,
+    batch or none), weight and value, then the *weighted* and *plain* means shown by *total*."""
+    head = {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[r.basis]
+    out = table("worker", head, "weight", what, numeric=(head, "weight", *((what,) if numeric else ())))
+    for k, (w, x) in enumerate(zip(r.weights, values, strict=True)):
+        out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), show(x))
+    summary = f"{weighted} = [bold]{total(r.weighted)}[/bold]\n{plain} = {total(r.unweighted)}"
+    return _group(f"[bold]{what}[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
 
 
 @renders("costmodel.training.loss.WeightedLoss")
 def _render_loss(r: Any) -> Rendered:
-    head = _counts_header(r.basis)
-    out = table("worker", head, "weight", "loss", numeric=(head, "weight", "loss"))
-    for k, (w, x) in enumerate(zip(r.weights, r.losses, strict=True)):
-        out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _num(x))
-    summary = (f"weighted mean Σ w_k·L_k = [bold]{_exact(r.weighted)}[/bold]\n"
-               f"plain mean (1/m)·Σ L_k = {_exact(r.unweighted)}")
-    return _group("[bold]loss[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+    return _weighted_mean(r, "loss", r.losses, _num, _exact, numeric=True,
+                          weighted="weighted mean Σ w_k·L_k", plain="plain mean (1/m)·Σ L_k")
 
 
 @renders("costmodel.training.loss.WeightedGradient")
 def _render_gradient(r: Any) -> Rendered:
-    head = _counts_header(r.basis)
-    out = table("worker", head, "weight", "gradient", numeric=(head, "weight"))
-    for k, (w, g) in enumerate(zip(r.weights, r.gradients, strict=True)):
-        out.add_row(str(k), "–" if r.counts is None else str(r.counts[k]), _exact(w), _vector(g))
-    summary = (f"weighted Σ w_k·g_k = [bold]{_vector(r.weighted)}[/bold]\n"
-               f"plain mean (1/m)·Σ g_k = {_vector(r.unweighted)}")
-    return _group("[bold]gradient[/bold] · sample-weighted against plain mean", "", out, "", summary), r.notes
+    return _weighted_mean(r, "gradient", r.gradients, _vector, _vector, numeric=False,
+                          weighted="weighted Σ w_k·g_k", plain="plain mean (1/m)·Σ g_k")
 
 
 @renders("costmodel.training.federated.FedAvgRound")
@@ -472,8 +454,7 @@ def _render_ps(r: Any) -> Rendered:
     if r.ps_time_s is not None:
         rows += [("parameter-server step time", _time(r.ps_time_s)),
                  ("ring all-reduce time", _time(r.ring.time_s))]
-    return _group(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}{_priced(r.link)}", "",
-                  _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic ps[/bold] · N = {r.workers} workers, S = {r.servers}", r, rows)
 
 
 @renders("costmodel.training.traffic.TensorParallelTraffic")
@@ -491,8 +472,8 @@ def _render_tp(r: Any) -> Rendered:
     if r.link is not None:
         rows += [("time per all-reduce", _time(d["allreduce_time_s"])),
                  ("time per block", _time(d["block_time_s"]))]
-    return _group(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, h = {r.hidden}, "
-                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic tp[/bold] · t = {r.tp}, b = {r.batch}, s = {r.seq}, "
+                             f"h = {r.hidden}, {r.dtype.name}", r, rows)
 
 
 @renders("costmodel.training.traffic.MoETraffic")
@@ -508,8 +489,8 @@ def _render_moe(r: Any) -> Rendered:
     if r.link is not None:
         rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
                  ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
-    return _group(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, top-{r.top_k}, "
-                  f"{r.dtype.name}{_priced(r.link)}", "", _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, "
+                             f"top-{r.top_k}, {r.dtype.name}", r, rows)
 
 
 @renders("costmodel.training.traffic.Staleness")
@@ -541,8 +522,7 @@ def _render_compression(r: Any) -> Rendered:
                  ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0
                   else "−" + _time(-r.time_saved_s))]
     p = "" if r.p is None else f" · p = {r.p}"
-    return _group(f"[bold]compress[/bold] · {r.method.summary}{p}{_priced(r.link)}", "",
-                  _quantities(rows)), r.notes
+    return _quantities_under(f"[bold]compress[/bold] · {r.method.summary}{p}", r, rows)
 
 
 @renders("costmodel.training.compression.ErrorFeedbackRun")
