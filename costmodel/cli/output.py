@@ -19,6 +19,7 @@ import re
 import sys
 from typing import Any
 
+from costmodel.cli.flags import cli_message
 from costmodel.cli.layout import fitted, prose, tables_in
 from costmodel.cli.render import render
 
@@ -81,6 +82,7 @@ def emit(result: Any, *, as_json: bool, markdown: bool = False) -> None:
     from rich.text import Text
 
     body, notes = render(result)
+    notes = tuple(map(cli_message, notes))  # the core's notes name parameters; the options here
     console, body = _console(), fitted(body)
     with console.capture() as captured:
         console.print(body)

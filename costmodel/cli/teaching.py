@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -58,6 +59,23 @@ class _Listing:
         return {self.key: list(self.rows)}
 
 
+def _settings(pairs: Iterable[str]) -> dict[str, str]:
+    """The ``--set`` pairs: ``["p=32", "n=1GiB"]`` → ``{"p": "32", "n": "1GiB"}``.
+
+    The values stay text, for the kinds of the example's givens to parse.
+
+    >>> _settings(["p=32", " n = 1GiB "])
+    {'p': '32', 'n': '1GiB'}
+    """
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InputError(f"--set {pair!r} is not NAME=VALUE; write e.g. --set p=32 or --set n=1GiB")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
 # -- example ---------------------------------------------------------------------------------------
 
 
@@ -82,14 +100,13 @@ def example_command(
     Example: costmodel example --list
     """
     from costmodel.examples import all_examples, get
-    from costmodel.examples.work import parse_settings
 
     if list_ or name is None:
         rows = tuple({"name": e.name, "title": e.title, "source": e.source, "topic": e.topic}
                      for e in all_examples())
         emit(_Listing("examples", rows, ("name", "title", "source")), as_json=as_json)
         return
-    emit(get(name).run(parse_settings(settings or ())), as_json=as_json, markdown=markdown)
+    emit(get(name).run(_settings(settings or ())), as_json=as_json, markdown=markdown)
 
 
 # -- exercise --------------------------------------------------------------------------------------

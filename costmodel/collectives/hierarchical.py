@@ -402,8 +402,9 @@ def needs_topology(name: str) -> str:
     scheme = _scheme(name)
     called = "" if normalise(name) == scheme.name else f" ({scheme.name})"
     return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
-            f"link; see its formula with costmodel formula allreduce {scheme.name}, and cost it with "
-            f"costmodel cost allreduce {scheme.name} --level SIZE:ALPHA:RATE, once per level")
+            f"link; see its formula with formula('allreduce', '{scheme.name}'), and cost it with "
+            f"compare_hierarchical('allreduce', ['{scheme.name}'], "
+            "topology=topology_of(['SIZE:ALPHA:RATE', ...]))")
 
 
 def is_hierarchical(name: str) -> bool:
@@ -578,8 +579,8 @@ def _check_topology(topology: Any) -> None:
 def _check_powers_of_two(levels: Iterable[Level]) -> None:
     for lv in levels:
         if not is_power_of_two(lv.size):
-            raise InputError(f"level {lv.name!r} has {lv.size} units; --inner recursive needs a power of "
-                             "two at every inner level, try --inner ring")
+            raise InputError(f"level {lv.name!r} has {lv.size} units; inner=recursive needs a power of "
+                             "two at every inner level, try inner=ring")
 
 
 def _inner_phases(scheme: _Scheme, inner: str, below: Sequence[Level], *, p: int,
