@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from costmodel.profiles import ProfileList
     from costmodel.topology import Topology
 
-__all__ = ["link_line", "markdown"]
+__all__ = ["link_line"]
 
 
 def _table(*columns: str, numeric: tuple[str, ...] = (), optional: tuple[Any, ...] = ()) -> Table:
@@ -205,6 +205,13 @@ def _(f: Formula) -> Rendered:
     lines += [f"  where {escape(x)}" for x in f.legend]
     lines.append(f"  source: {escape(str(f.source))}")
     return markup("\n".join(lines)), ()
+
+
+@renders("costmodel.collectives.formula.Formula", form="latex")
+@renders("costmodel.collectives.hierarchical_formula.HierarchicalFormula", form="latex")
+def _latex(f: Formula | HierarchicalFormula) -> str:
+    """The LaTeX of T(p, n) alone, one line."""
+    return f.latex["time"] + "\n"
 
 
 @renders("costmodel.collectives.hierarchical_formula.HierarchicalFormula")
@@ -385,7 +392,8 @@ def _(t: RackTraffic) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), t.notes
 
 
-def markdown(c: Catalog) -> str:
+@renders("costmodel.collectives.result.Catalog", form="markdown")
+def _markdown(c: Catalog) -> str:
     """The model reference as Markdown: per collective, n, the lower bound and every record."""
     lines = [
         "# Model reference",

@@ -24,7 +24,7 @@ from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["app"]
+__all__ = ["Written", "app"]
 
 app = typer.Typer()
 exercise_app = typer.Typer(help="List exercises, show one student's variant, or write a problem sheet.",
@@ -196,24 +196,24 @@ def exercise_sheet(
     out.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         path.write_text(text, encoding="utf-8")
-    emit(_Written(seed, tuple(v.exercise.id for v in sheet.variants), tuple(map(str, targets))),
+    emit(Written(tuple(map(str, targets)), seed, tuple(v.exercise.id for v in sheet.variants)),
          as_json=as_json)
 
 
 @dataclass(frozen=True)
-class _Written:
-    """The files ``exercise sheet`` wrote, for which seed and exercises."""
+class Written:
+    """The files a command wrote (``exercise sheet``: for which seed and exercises)."""
 
-    seed: int | None
-    exercises: tuple[str, ...]
     files: tuple[str, ...]
+    seed: int | None = None
+    exercises: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "exercises": list(self.exercises), "files": list(self.files)}
 
 
-@renders("costmodel.cli.teaching._Written")
-def _render_written(written: _Written) -> Rendered:
+@renders("costmodel.cli.teaching.Written")
+def _render_written(written: Written) -> Rendered:
     from rich.text import Text
 
     return Text("\n".join(f"wrote {path}" for path in written.files)), ()
@@ -486,6 +486,11 @@ def _render_listing(listing: _Listing) -> Rendered:
     for row in listing.rows:
         out.add_row(*(str(row[c]) for c in listing.columns))
     return out, ()
+
+
+@renders("costmodel.examples.work.Worked", form="markdown")
+def _worked_markdown(worked: Any) -> str:
+    return str(worked.to_markdown())
 
 
 @renders("costmodel.examples.work.Worked")
