@@ -200,8 +200,8 @@ def crossover(
     bounded = max_bytes is not None
     hi = parse_size(max_bytes) if bounded else None
     if hi is not None and hi <= lo:
-        raise InputError(f"the size range is empty: --min {format_size(lo)} is not below --max "
-                         f"{format_size(hi)}")
+        raise InputError(f"the size range is empty: min_bytes={format_size(lo)} is not below "
+                         f"max_bytes={format_size(hi)}")
     if isinstance(link, PiecewiseLink):
         return _piecewise_crossover(spec.name, ra, rb, p=p, link=link, extra=extra, symbolic=symbolic,
                                     lo=lo, hi=hi)
@@ -213,8 +213,8 @@ def crossover(
     else:
         hi = DEFAULT_MAX_BYTES if hi is None else hi
         if hi <= lo:
-            raise InputError(f"the size range is empty: --min {format_size(lo)} is not below the default "
-                             f"--max {format_size(hi)}; give a larger --max")
+            raise InputError(f"the size range is empty: min_bytes={format_size(lo)} is not below the "
+                             f"default max_bytes={format_size(hi)}; give a larger max_bytes=")
         ranges, inexact = _scanned(ra, rb, p=p, link=link, extra=extra, lo=lo, hi=hi)
         scanned = True
     points = tuple(CrossoverPoint(n_bytes=r.from_bytes, time_s=time_at(ra, p, r.from_bytes, link, extra),
@@ -265,7 +265,7 @@ def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: in
         relation, reason = "identical", f"{first.a} and {first.b} cost the same on every segment of the link"
     else:
         relation, reason = "none", (f"no crossover: {ranges[0].cheaper} is cheaper on every segment of the "
-                                    "link" + ("; widen --max" if parts[-1].exhausted else ""))
+                                    "link" + ("; widen max_bytes=" if parts[-1].exhausted else ""))
     notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes
     return Crossover(
         collective=first.collective, a=first.a, b=first.b, p=p, link=link, meaning_of_n=first.meaning_of_n,
@@ -291,7 +291,7 @@ def _describe(a: str, b: str, ranges: tuple[SizeRange, ...], la: tuple[Fraction,
     if first.cheaper is None:
         return "identical", f"{a} and {b} cost the same {span}", False
     if scanned:
-        return "none", f"no crossover {span}: {first.cheaper} is cheaper throughout; widen --max", True
+        return "none", f"no crossover {span}: {first.cheaper} is cheaper throughout; widen max_bytes=", True
     assert la is not None and lb is not None
     crossing = _line_crossing(la, lb)
     if crossing is None or crossing <= 0:
@@ -586,7 +586,7 @@ def crossover_in_p(
     spec = find_collective(collective)
     lo, hi = check_ranks(p_min), check_ranks(p_max)
     if hi < lo:
-        raise InputError(f"p_max={hi} is below p_min={lo}")
+        raise InputError(f"p_max={hi} is below p_min={lo}; give p_min ≤ p_max")
     if hi - lo > 100_000:
         raise InputError(f"{hi - lo + 1} rank counts are too many to scan; narrow the range to 100000")
     ra, rb = resolve(spec.name, a), resolve(spec.name, b)
@@ -660,7 +660,8 @@ def best(
     p = check_ranks(p)
     lo, hi = check_size(min_bytes), parse_size(max_bytes)
     if hi <= lo:
-        raise InputError(f"the size range is empty: --min {float(lo):g} B is not below --max {float(hi):g} B")
+        raise InputError(f"the size range is empty: min_bytes={float(lo):g} B is not below "
+                         f"max_bytes={float(hi):g} B")
     chosen, skipped = choose(spec.name, algorithms, p=p)
     check_extra(spec.name, chosen, extra)
     if len(chosen) < 2:

@@ -506,7 +506,7 @@ def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_
     nccl_ok = nccl_available and visible_gpus >= 1 and enough
     if requested == "gloo":
         if not gloo_available:
-            raise InputError("backend 'gloo' is not in this PyTorch build; use --backend nccl")
+            raise InputError("backend 'gloo' is not in this PyTorch build; use backend=nccl")
         return BackendChoice("gloo", None)
     if nccl_ok:
         return BackendChoice("nccl", local_rank % visible_gpus)
@@ -519,8 +519,8 @@ def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_
         why = (f"the {local_world_size} ranks started here would share {visible_gpus} visible GPU"
                f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
     if requested == "nccl":
-        hint = ("use --backend gloo, or fewer ranks" if shared_view and visible_gpus
-                else "use --backend gloo, or give each process a GPU")
+        hint = ("use backend=gloo, or fewer ranks" if shared_view and visible_gpus
+                else "use backend=gloo, or give each process a GPU")
         raise InputError(f"backend 'nccl' cannot run: {why}; {hint}")
     if not gloo_available:
         raise InputError(f"no backend can run: {why}, and this PyTorch has no gloo")
@@ -783,7 +783,7 @@ def _watchdog_message(steps: dict[int, int | None], plan: Sequence[tuple[str, in
     behind = sorted(r for r, s in known.items() if s < ahead)
     if not behind:
         return (f"every rank has waited {limit:g} s in {where(ahead)}; a hang inside the collective "
-                "(raise --timeout if one size legitimately takes longer)")
+                "(raise the timeout if one size legitimately takes longer)")
     more = f" and {len(behind) - 8} more" if len(behind) > 8 else ""
     names = ", ".join(str(r) for r in behind[:8]) + more
     who = f"ranks {names} hung" if len(behind) > 1 else f"rank {names} hung"

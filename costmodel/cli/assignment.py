@@ -166,7 +166,7 @@ def report_command(
     """
     import sys
 
-    from costmodel.cli.teaching import partial_credit, read_submission
+    from costmodel.cli.teaching import Written, partial_credit, read_submission
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
         bank_fingerprint,
@@ -213,11 +213,9 @@ def report_command(
     if plot is not None:
         _plot(result, plot)
     emit(result, as_json=as_json)
-    if as_json:
-        return
-    for path_written in (out, plot):
-        if path_written is not None:
-            print(f"wrote {path_written}")
+    written = tuple(str(path) for path in (out, plot) if path is not None)
+    if written and not as_json:
+        emit(Written(written), as_json=False)
 
 
 def _owner(path: Path, student_from: str) -> str:

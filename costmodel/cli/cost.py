@@ -238,10 +238,7 @@ def formula(
     from costmodel.collectives.formula import formula as symbolic_formula
 
     result = symbolic_formula(collective, algorithm, inner=inner, outer=outer)
-    if latex and not as_json:
-        typer.echo(result.latex["time"])
-        return
-    emit(result, as_json=as_json)
+    emit(result, as_json=as_json, latex=latex and not as_json)
 
 
 @app.command("algorithms")
@@ -259,9 +256,4 @@ def algorithms(
     from costmodel.collectives.catalog import catalog
 
     result = catalog(collective, adaptations=adaptations, hierarchical=markdown or as_json)
-    if markdown and not as_json:
-        from costmodel.cli.render_cost import markdown as to_markdown
-
-        typer.echo(to_markdown(result), nl=False)
-        return
-    emit(result, as_json=as_json)
+    emit(result, as_json=as_json, markdown=markdown and not as_json)

@@ -9,12 +9,18 @@ where the message tells the user what to pass:
   ``drop p=``);
 - set to ``True``: a switch, its option alone (``verify=True`` is ``--verify``);
 - with a value after a word that asks for it (``e.g. lanes=4``, ``give tp=2 or
-  more``, ``use outer=ring or tree``, ``at most lanes=8``), except the
-  parameters whose Python examples the command line shows as they are (``e.g.
-  p=32`` for a topology, ``e.g. seed=0`` for a graph).
+  more``, ``use outer=ring or tree``, ``at most lanes=8``, ``no effect with
+  tp=1``, ``needs ep=2 or more``), except the parameters whose Python examples
+  the command line shows as they are (``e.g. p=32`` for a topology, ``e.g.
+  seed=0`` for a graph);
+- with any value, for the few parameters whose values the command line states
+  as options (:data:`_STATED`: ``min_bytes=1 MB is not below max_bytes=1 kB``
+  is ``--min 1 MB is not below --max 1 kB``).
 
 A value the message only shows (``p=12 does not match``, ``at p=16``) stays as
-it is.
+it is.  A call of the library that a message suggests (:data:`_COMMANDS`) is the
+command that does the same: ``formula('allreduce', 'hierarchical')`` is
+``costmodel formula allreduce hierarchical``.
 """
 
 from __future__ import annotations
@@ -30,9 +36,13 @@ FLAGS = {
     "backend": "--backend",
     "bandwidth": "--bandwidth",
     "batch": "--batch",
+    "batches": "--batches",
     "beta": "--beta",
+    "blocks": "--blocks",
+    "collective": "--collective",
     "density": "--density",
     "dp": "--dp",
+    "dtype": "--dtype",
     "entries": "--entries",
     "ep": "--ep",
     "exercises": "--exercises",
@@ -45,11 +55,12 @@ FLAGS = {
     "hidden": "--hidden",
     "inner": "--inner",
     "lanes": "--lanes",
+    "layers": "--layers",
     "levels": "--level",
     "max_bytes": "--max",
     "method": "--method",
-    "n": "-n",
     "min_bytes": "--min",
+    "n": "-n",
     "optimizer_bytes": "--optimizer-bytes",
     "outer": "--outer",
     "p": "-p",
@@ -57,18 +68,26 @@ FLAGS = {
     "p_min": "--p-min",
     "params": "--params",
     "per_rack": "--per-rack",
+    "points": "--points",
     "profile": "--profile",
     "racks": "--racks",
+    "recompute": "--recompute",
     "seed": "--seed",
+    "segments": "--segments",
     "seq": "--seq",
+    "sequence_parallel": "--sp",
     "servers": "--servers",
     "size": "--random",
+    "sizes": "--sizes",
+    "source": "--from",
     "steps": "--steps",
     "student": "--student",
+    "timeout_s": "--timeout",
     "top_k": "--top-k",
     "tp": "--tp",
     "vector": "--vector",
     "verify": "--verify",
+    "weights": "--weights",
     "whole_bytes": "--whole-bytes",
     "workers": "--workers",
     "zero": "--zero",
@@ -83,21 +102,54 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
+_STATED = {"inner", "max_bytes", "min_bytes", "outer", "p_max", "p_min", "points"}
+"""Parameters whose values messages state as the command line shows them, as options with a value
+(the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points)."""
+
+
+_COMMANDS = {"formula": "formula", "compare_hierarchical": "cost"}
+"""The library's functions that messages suggest calling, and the command doing the same."""
+
+_CALL = re.compile(r"\b(" + "|".join(_COMMANDS) + r")\(((?:[^()]|\([^()]*\))*)\)")
+_ARGUMENT = re.compile(r"(?:[^,(\[]|\([^()]*\)|\[[^\]]*\])+")
+_EXTRA = re.compile(r"extra=\{'(\w+)': [A-Z]+\}")
+"""An algorithm's extra parameter, ``extra={'blocks': K}``: its own option, ``--blocks``."""
+_LEVELS = re.compile(r"topology=topology_of\(\[(.*)\]\)")
+
+
+def _words(argument: str) -> str:
+    """One argument of a suggested call as the command line writes it."""
+    argument = argument.strip()
+    levels = _LEVELS.fullmatch(argument)
+    if levels:  # each level's text; a trailing ... is "once per level"
+        texts = [t.strip() for t in levels[1].split(",")]
+        shown = " ".join(f"--level {t.strip(chr(39))}" for t in texts if t != "...")
+        return shown + (", once per level" if "..." in texts else "")
+    name, _, value = argument.rpartition("=")
+    value = value.strip("[]'")
+    return f"{FLAGS[name]} {value}" if name else value
+
+
+def _command(m: re.Match[str]) -> str:
+    return " ".join(["costmodel", _COMMANDS[m[1]], *map(_words, _ARGUMENT.findall(m[2]))])
+
 
 def _names(names: Iterable[str]) -> str:
     return r"(?<![\w-])(" + "|".join(sorted(names, key=len, reverse=True)) + r")="
 
 
-_ASKED = r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of ))"
+_ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of )"
+          r"|(?<=with )|(?<=needs ))")
 _PARAMETER = re.compile(
-    _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;)]|$))"  # a METAVAR, True, or nothing
+    _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;:)]|$))"  # a METAVAR, True, or nothing
     r"|" + _ASKED + _names(FLAGS.keys() - _SHOWN)  # a value asked for
+    + r"|" + _names(_STATED)  # a value stated
 )
 
 
 def _option(m: re.Match[str]) -> str:
-    if m[4]:
-        return FLAGS[m[4]] + " "
+    if m[4] or m[5]:
+        return FLAGS[m[4] or m[5]] + " "
     return FLAGS[m[1]] + (" " if m[3] else "")
 
 
@@ -112,7 +164,19 @@ def cli_message(message: str) -> str:
     'give the number of parallel lanes, e.g. --lanes 4'
     >>> cli_message("verify=True at p=16 would hold too much; drop verify=")
     '--verify at p=16 would hold too much; drop --verify'
+    >>> cli_message("sequence_parallel=True has no effect with tp=1")
+    '--sp has no effect with --tp 1'
+    >>> cli_message("the size range is empty: min_bytes=1 MB is not below max_bytes=1 kB")
+    'the size range is empty: --min 1 MB is not below --max 1 kB'
+    >>> cli_message("the integer that minimises it, or extra={'segments': K}")
+    'the integer that minimises it, or --segments'
+    >>> print(cli_message("see formula('allreduce', 'hier');\\ncost it with compare_hierarchical("
+    ...       "'allreduce', ['hier'], outer='tree', topology=topology_of(['SIZE:ALPHA:RATE', ...]))"))
+    see costmodel formula allreduce hier;
+    cost it with costmodel cost allreduce hier --outer tree --level SIZE:ALPHA:RATE, once per level
     """
     for python, options in _EXAMPLES.items():
         message = message.replace(python, options)
+    message = _CALL.sub(_command, message)
+    message = _EXTRA.sub(lambda m: FLAGS[m[1]], message)
     return _PARAMETER.sub(_option, message)

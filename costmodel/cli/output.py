@@ -1,7 +1,8 @@
 """Where results go: one JSON object on stdout, or the human rendering, notes included, on stdout.
 
-Every command prints its result with :func:`emit`, in one of three forms: JSON (``--json``), Markdown
-(``--markdown``, where a command offers it) or the human rendering, fitted to the width
+Every command prints its result with :func:`emit`, in one of four forms: JSON (``--json``), Markdown
+(``--markdown``) or LaTeX (``--latex``), where a command offers them, or the human rendering, fitted
+to the width
 (docs/design.md, "Rendering"; the layout rules are :mod:`costmodel.cli.layout`'s):
 
 * The width is the terminal's, or ``COLUMNS`` when set.  Output that is not a terminal (a file, a
@@ -19,6 +20,7 @@ import re
 import sys
 from typing import Any
 
+from costmodel.cli.flags import cli_message
 from costmodel.cli.layout import fitted, prose, tables_in
 from costmodel.cli.render import render
 
@@ -62,17 +64,18 @@ def _json(result: Any) -> str:
     return json.dumps(data, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-def emit(result: Any, *, as_json: bool, markdown: bool = False) -> None:
+def emit(result: Any, *, as_json: bool, markdown: bool = False, latex: bool = False) -> None:
     """Print *result* on stdout.
 
-    *markdown*: the result's ``to_markdown()`` (even with *as_json*).  *as_json*: ``to_dict()`` as
+    *markdown*, *latex*: the result's document in that form (even with *as_json*), from the renderer
+    declared for it (``@renders(name, form="markdown")``), as it is.  *as_json*: ``to_dict()`` as
     JSON, or the result's own ``to_json()`` where it is a document of another program's format
     (Gradescope's results.json), printed as that program reads it.  Otherwise its rendering
     (:func:`~costmodel.cli.render.render`) fitted to the width, followed by its notes and those of
     the tables that left columns out, each ``note: ...`` (``warning: ...`` for a note that starts so).
     """
-    if markdown:
-        sys.stdout.write(result.to_markdown())
+    if markdown or latex:
+        sys.stdout.write(render(result, "markdown" if markdown else "latex"))
         return
     if as_json:
         own = getattr(result, "to_json", None)
@@ -81,6 +84,7 @@ def emit(result: Any, *, as_json: bool, markdown: bool = False) -> None:
     from rich.text import Text
 
     body, notes = render(result)
+    notes = tuple(map(cli_message, notes))  # the core's notes name parameters; the options here
     console, body = _console(), fitted(body)
     with console.capture() as captured:
         console.print(body)

@@ -7,6 +7,10 @@ only, next to the code that knows the result::
     @renders("costmodel.collectives.result.CostTable")
     def _(table: CostTable) -> Rendered: ...
 
+A result that is also a document of its own (``--markdown``, ``--latex``) declares that form's
+renderer the same way, ``@renders("costmodel.collectives.result.Catalog", form="markdown")``,
+returning the document's text, which ``emit`` prints as it is.
+
 The type is named, not imported, and the module holding its renderer is imported only when a
 result of that type is first shown: :data:`RENDERED_IN` says where the renderers of the core's
 results live; a type the command line defines itself is rendered by its own module, loaded already.
@@ -20,11 +24,14 @@ import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["RENDERED_IN", "Rendered", "render", "renders"]
+__all__ = ["FORMS", "RENDERED_IN", "Rendered", "render", "renders"]
 
 Rendered = tuple[Any, tuple[str, ...]]
-Renderer = Callable[[Any], Rendered]
-_R = TypeVar("_R", bound=Callable[..., Rendered])
+Renderer = Callable[[Any], Any]
+_R = TypeVar("_R", bound=Callable[..., Any])
+
+FORMS = ("text", "markdown", "latex")
+"""The forms a result is rendered in: the human rendering (a :data:`Rendered`), or a document."""
 
 _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.render_cost": (
@@ -58,19 +65,22 @@ _IN: dict[str, tuple[str, ...]] = {
 RENDERED_IN: dict[str, str] = {name: module for module, names in _IN.items() for name in names}
 """The module declaring the renderer of each result type of the core, by the type's full name."""
 
-_BY_NAME: dict[str, Renderer] = {}
-"""The renderers declared so far, by the full name of the type they render."""
+_BY_NAME: dict[str, dict[str, Renderer]] = {}
+"""The renderers declared so far, by the full name of the type they render, then by form."""
 
 
-def renders(name: str) -> Callable[[_R], _R]:
-    """Declare the decorated function the renderer of the type called *name* (``module.Class``).
+def renders(name: str, form: str = "text") -> Callable[[_R], _R]:
+    """Declare the decorated function the renderer of the type called *name* (``module.Class``) in
+    *form* (one of :data:`FORMS`).
 
     A type of the core is also listed in :data:`RENDERED_IN` (a test checks both ways); a type the
     command line defines is rendered by the module defining it.
     """
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}")
 
     def register(fn: _R) -> _R:
-        _BY_NAME[name] = fn
+        _BY_NAME.setdefault(name, {})[form] = fn
         return fn
 
     return register
@@ -80,14 +90,17 @@ def _name(kind: type) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def render(result: Any) -> Rendered:
-    """Render a core result with the renderer declared for its type (or the nearest base type that has
-    one), importing the module that declares it on first use."""
+def render(result: Any, form: str = "text") -> Any:
+    """Render a core result in *form* with the renderer declared for its type (or the nearest base
+    type that has one), importing the module that declares it on first use.
+
+    The human rendering (``"text"``) is a :data:`Rendered`; a document form is its text.
+    """
     for kind in type(result).__mro__:
         name = _name(kind)
         if name not in _BY_NAME and name in RENDERED_IN:
             importlib.import_module(RENDERED_IN[name])
-        found = _BY_NAME.get(name)
+        found = _BY_NAME.get(name, {}).get(form)
         if found is not None:
             return found(result)
-    raise TypeError(f"no rendering for {type(result).__name__}")
+    raise TypeError(f"no rendering for {type(result).__name__}" + ("" if form == "text" else f" as {form}"))

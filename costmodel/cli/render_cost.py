@@ -12,6 +12,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from costmodel.cli.flags import cli_message
 from costmodel.cli.layout import Table, markup, table
 from costmodel.cli.render import Rendered, renders
 from costmodel.params import PiecewiseLink
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from costmodel.profiles import ProfileList
     from costmodel.topology import Topology
 
-__all__ = ["link_line", "markdown"]
+__all__ = ["link_line"]
 
 
 def _table(*columns: str, numeric: tuple[str, ...] = (), optional: tuple[Any, ...] = ()) -> Table:
@@ -144,7 +145,8 @@ def _(x: Crossover) -> Rendered:
     elif x.relation == "identical":
         lines.append(f"equal: {escape(x.reason)}")
     else:
-        reason = x.reason if x.reason.startswith("no crossover") else f"no crossover: {x.reason}"
+        said = cli_message(x.reason)
+        reason = said if said.startswith("no crossover") else f"no crossover: {said}"
         lines.append(escape(reason))
     if x.scanned and x.max_bytes is not None:
         lines.append(f"[dim]searched {format_size(x.min_bytes)} to {format_size(x.max_bytes)} "
@@ -181,12 +183,13 @@ def _formula_lines(f: Formula, *, indent: str = "") -> list[str]:
         f"{indent}  T(p, n) = {escape(f.time)}",
         f"{indent}  rounds = {escape(f.rounds)} · bytes sent by the busiest rank = {escape(f.bytes_sent)}",
     ]
-    lines += [f"{indent}  {escape(c)}" for c in f.constraints]
+    lines += [f"{indent}  {escape(cli_message(c))}" for c in f.constraints]
     for param in f.parameters:
         optimum = (f"; continuous optimum {param['symbol']}* = {param['optimum']}"
                    if "optimum" in param else "")
-        lines.append(f"{indent}  {param['symbol']}: {escape(param['description'])}{escape(optimum)}")
-    lines += [f"{indent}  [dim]{escape(note)}[/dim]" for note in f.notes]
+        said = cli_message(param["description"]) + optimum
+        lines.append(f"{indent}  {param['symbol']}: {escape(said)}")
+    lines += [f"{indent}  [dim]{escape(cli_message(note))}[/dim]" for note in f.notes]
     return lines
 
 
@@ -204,6 +207,13 @@ def _(f: Formula) -> Rendered:
     return markup("\n".join(lines)), ()
 
 
+@renders("costmodel.collectives.formula.Formula", form="latex")
+@renders("costmodel.collectives.hierarchical_formula.HierarchicalFormula", form="latex")
+def _latex(f: Formula | HierarchicalFormula) -> str:
+    """The LaTeX of T(p, n) alone, one line."""
+    return f.latex["time"] + "\n"
+
+
 @renders("costmodel.collectives.hierarchical_formula.HierarchicalFormula")
 def _(f: HierarchicalFormula) -> Rendered:
     lines = [f"[bold]{f.collective} {f.algorithm}[/bold]: {escape(f.summary)}",
@@ -217,9 +227,9 @@ def _(f: HierarchicalFormula) -> Rendered:
                      f"rounds = {escape(lv.rounds)} "
                      f"· bytes sent by the busiest rank = {escape(lv.bytes_sent)}")
     lines += [f"  lanes: {escape(f.lanes)}"] if f.lanes else []
-    lines += [f"  {escape(c)}" for c in f.constraints]
-    lines += [f"  {x['symbol']}: {escape(x['description'])}" for x in f.parameters]
-    lines += [f"  [dim]{escape(x)}[/dim]" for x in (*f.legend[1:], *f.notes)]
+    lines += [f"  {escape(cli_message(c))}" for c in f.constraints]
+    lines += [f"  {x['symbol']}: {escape(cli_message(x['description']))}" for x in f.parameters]
+    lines += [f"  [dim]{escape(cli_message(x))}[/dim]" for x in (*f.legend[1:], *f.notes)]
     lines += [f"  aliases: {', '.join(f.aliases)}", f"  [dim]{escape(f.meaning_of_n)}[/dim]"]
     lines += [f"  source: {escape(str(s))}" for s in f.sources]
     return markup("\n".join(lines)), ()
@@ -382,7 +392,8 @@ def _(t: RackTraffic) -> Rendered:
     return Group(head, Text(""), out, Text(""), foot), t.notes
 
 
-def markdown(c: Catalog) -> str:
+@renders("costmodel.collectives.result.Catalog", form="markdown")
+def _markdown(c: Catalog) -> str:
     """The model reference as Markdown: per collective, n, the lower bound and every record."""
     lines = [
         "# Model reference",
@@ -403,10 +414,10 @@ def markdown(c: Catalog) -> str:
                       f"- rounds: {e.rounds}; bytes sent by the busiest rank: {e.bytes_sent}"]
             if e.aliases:
                 lines.append(f"- aliases: {', '.join(e.aliases)}")
-            lines += [f"- needs {constraint}" for constraint in e.constraints]
+            lines += [f"- needs {cli_message(constraint)}" for constraint in e.constraints]
             if e.adapts:
                 lines.append(f"- adapts `{e.adapts}` when p is not a power of two")
-            lines += [f"- {note}" for note in e.notes]
+            lines += [f"- {cli_message(note)}" for note in e.notes]
             lines += [f"- source: {e.source}", ""]
         if collective == "allreduce":
             lines += _markdown_hierarchical(c.hierarchical)
@@ -427,7 +438,7 @@ def _markdown_hierarchical(formulas: Any) -> list[str]:
                   *(f"  - level {lv.level} ({', '.join(lv.phases)} on {lv.n}): rounds {lv.rounds}; bytes "
                     f"sent by the busiest rank: {lv.bytes_sent}" for lv in f.levels)]
         lines += [f"- lanes: {f.lanes}"] if f.lanes else []
-        lines += [f"- {x}" for x in (*f.constraints, *f.legend[1:], *f.notes)]
+        lines += [f"- {cli_message(x)}" for x in (*f.constraints, *f.legend[1:], *f.notes)]
         lines += [f"- aliases: {', '.join(f.aliases)}"]
         lines += [f"- source: {s}" for s in f.sources] + [""]
     return lines

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -23,7 +24,7 @@ from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["app"]
+__all__ = ["Written", "app"]
 
 app = typer.Typer()
 exercise_app = typer.Typer(help="List exercises, show one student's variant, or write a problem sheet.",
@@ -58,6 +59,23 @@ class _Listing:
         return {self.key: list(self.rows)}
 
 
+def _settings(pairs: Iterable[str]) -> dict[str, str]:
+    """The ``--set`` pairs: ``["p=32", "n=1GiB"]`` → ``{"p": "32", "n": "1GiB"}``.
+
+    The values stay text, for the kinds of the example's givens to parse.
+
+    >>> _settings(["p=32", " n = 1GiB "])
+    {'p': '32', 'n': '1GiB'}
+    """
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InputError(f"--set {pair!r} is not NAME=VALUE; write e.g. --set p=32 or --set n=1GiB")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
 # -- example ---------------------------------------------------------------------------------------
 
 
@@ -82,14 +100,13 @@ def example_command(
     Example: costmodel example --list
     """
     from costmodel.examples import all_examples, get
-    from costmodel.examples.work import parse_settings
 
     if list_ or name is None:
         rows = tuple({"name": e.name, "title": e.title, "source": e.source, "topic": e.topic}
                      for e in all_examples())
         emit(_Listing("examples", rows, ("name", "title", "source")), as_json=as_json)
         return
-    emit(get(name).run(parse_settings(settings or ())), as_json=as_json, markdown=markdown)
+    emit(get(name).run(_settings(settings or ())), as_json=as_json, markdown=markdown)
 
 
 # -- exercise --------------------------------------------------------------------------------------
@@ -178,24 +195,24 @@ def exercise_sheet(
     out.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         path.write_text(text, encoding="utf-8")
-    emit(_Written(seed, tuple(v.exercise.id for v in sheet.variants), tuple(map(str, targets))),
+    emit(Written(tuple(map(str, targets)), seed, tuple(v.exercise.id for v in sheet.variants)),
          as_json=as_json)
 
 
 @dataclass(frozen=True)
-class _Written:
-    """The files ``exercise sheet`` wrote, for which seed and exercises."""
+class Written:
+    """The files a command wrote (``exercise sheet``: for which seed and exercises)."""
 
-    seed: int | None
-    exercises: tuple[str, ...]
     files: tuple[str, ...]
+    seed: int | None = None
+    exercises: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "exercises": list(self.exercises), "files": list(self.files)}
 
 
-@renders("costmodel.cli.teaching._Written")
-def _render_written(written: _Written) -> Rendered:
+@renders("costmodel.cli.teaching.Written")
+def _render_written(written: Written) -> Rendered:
     from rich.text import Text
 
     return Text("\n".join(f"wrote {path}" for path in written.files)), ()
@@ -468,6 +485,11 @@ def _render_listing(listing: _Listing) -> Rendered:
     for row in listing.rows:
         out.add_row(*(str(row[c]) for c in listing.columns))
     return out, ()
+
+
+@renders("costmodel.examples.work.Worked", form="markdown")
+def _worked_markdown(worked: Any) -> str:
+    return str(worked.to_markdown())
 
 
 @renders("costmodel.examples.work.Worked")

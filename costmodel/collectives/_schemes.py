@@ -115,8 +115,9 @@ def needs_topology(name: str) -> str:
     canonical = NAMES.resolve(name, context="for allreduce")
     called = "" if normalise(name) == canonical else f" ({canonical})"
     return (f"{name!r}{called} is a hierarchical all-reduce: priced level by level on a topology, not on one "
-            f"link; see its formula with costmodel formula allreduce {canonical}, and cost it with "
-            f"costmodel cost allreduce {canonical} --level SIZE:ALPHA:RATE, once per level")
+            f"link; see its formula with formula('allreduce', '{canonical}'), and cost it with "
+            f"compare_hierarchical('allreduce', ['{canonical}'], "
+            "topology=topology_of(['SIZE:ALPHA:RATE', ...]))")
 
 
 def inner_algorithm(scheme: Scheme, inner: str | None) -> str:

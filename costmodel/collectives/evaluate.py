@@ -57,7 +57,7 @@ def check_ranks(p: Any) -> int:
     >>> check_ranks(16)
     16
     """
-    return whole(p, "p", low=2, high=2**40, hint="give the number of ranks, e.g. -p 16",
+    return whole(p, "p", low=2, high=2**40, hint="give the number of ranks, e.g. p=16",
                  small="a collective needs at least 2 ranks", large="costmodel models at most 2^40 ranks")
 
 
@@ -343,7 +343,7 @@ def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple
         return (f"whole bytes: {uneven}; every chunk is priced at the largest, so the β and γ terms are "
                 "upper bounds",)
     return (f"{uneven}: real schedules send such whole-byte chunks, while this continuous model prices "
-            "equal fractional ones; --whole-bytes prices every chunk at the largest",)
+            "equal fractional ones; whole_bytes=True prices every chunk at the largest",)
 
 
 def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],

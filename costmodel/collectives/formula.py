@@ -135,9 +135,9 @@ def formula(collective: str, algorithm: str, *, inner: str | None = None,
 
         return hierarchical_formula(algorithm, inner=inner, outer=outer)
     algo = resolve(spec.name, algorithm)
-    for option, value in (("--inner", inner), ("--outer", outer)):
+    for option, value in (("inner", inner), ("outer", outer)):
         if value is not None:
-            raise InputError(f"{option} {value} chooses a phase of a hierarchical all-reduce; {algo.name!r} "
+            raise InputError(f"{option}={value} chooses a phase of a hierarchical all-reduce; {algo.name!r} "
                              "is flat: drop it, or ask for hierarchical or hierarchical-reduce-bcast")
     return _record_formula(algo)
 

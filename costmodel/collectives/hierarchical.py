@@ -498,8 +498,8 @@ def _check_topology(topology: Any) -> None:
 def _check_powers_of_two(levels: Iterable[Level]) -> None:
     for lv in levels:
         if not is_power_of_two(lv.size):
-            raise InputError(f"level {lv.name!r} has {lv.size} units; --inner recursive needs a power of "
-                             "two at every inner level, try --inner ring")
+            raise InputError(f"level {lv.name!r} has {lv.size} units; inner=recursive needs a power of "
+                             "two at every inner level, try inner=ring")
 
 
 def _inner_phases(scheme: Scheme, inner: str, below: Sequence[Level], *, p: int,

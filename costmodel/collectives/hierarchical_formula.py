@@ -261,7 +261,8 @@ def hierarchical_formula(algorithm: str, *, inner: str | None = None, outer: str
         constraints=_constraints(inner_name, middle.record, depth),
         parameters=tuple({"symbol": e.symbol, "name": e.name,
                           "description": f"of the outer {outer_name}, {e.description}; cost takes the "
-                                         f"integer that minimises the outer phase, or --{e.name}"}
+                                         "integer that minimises the outer phase, or "
+                                         f"extra={{'{e.name}': K}}"}
                          for e in middle.record.extra),
         legend=_legend(depth),
         sources=scheme.sources,
@@ -298,8 +299,8 @@ def _lanes_text(depth: int) -> str:
 def _constraints(inner: str, outer: Algorithm, depth: int) -> tuple[str, ...]:
     out = []
     if inner == "recursive":
-        out.append("--inner recursive needs a power of two at every inner level (s₀ … s_{L−2}); otherwise "
-                   "refused (try --inner ring)")
+        out.append("inner=recursive needs a power of two at every inner level (s₀ … s_{L−2}); otherwise "
+                   "refused (try inner=ring)")
     top = f"s{depth - 1}".translate(_SUB)
     for c in outer.constraints:
         then = (f"costed as its adaptation {c.otherwise} (costmodel formula allreduce {outer.name})"
@@ -325,10 +326,10 @@ def _notes(scheme: Scheme, inner: str, outer: str) -> tuple[str, ...]:
     if scheme is not RS_AR_AG:
         notes.append("the busiest rank is an outermost leader: the root of every reduce (it sends nothing "
                      "there) and of every broadcast")
-    options = "".join(f" --{opt} {value}" for opt, value, default in
+    options = "".join(f"{opt}={value!r}, " for opt, value, default in
                       (("inner", inner, scheme.default_inner), ("outer", outer, "ring")) if value != default)
-    notes.append(f"on a concrete topology: costmodel cost allreduce {scheme.name}{options} --level "
-                 "8:1us:150GB/s --level 4:5us:25GB/s -n 1GiB")
+    notes.append(f"on a concrete topology: compare_hierarchical('allreduce', ['{scheme.name}'], {options}"
+                 "topology=topology_of(['8:1us:150GB/s', '4:5us:25GB/s']), n='1GiB')")
     return tuple(notes)
 
 

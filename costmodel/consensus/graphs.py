@@ -102,7 +102,7 @@ def check_p(p: object, *, graph: str = "graph") -> int:
     >>> check_p(4)
     4
     """
-    return whole(p, "p", low=2, high=MAX_P, hint="give the number of workers, e.g. -p 16",
+    return whole(p, "p", low=2, high=MAX_P, hint="give the number of workers, e.g. p=16",
                  small=f"a {graph} for consensus needs at least 2 workers",
                  large=f"costmodel builds graphs of at most {MAX_P:,} workers")
 

@@ -18,7 +18,7 @@ by re-evaluating the exercise's formula with each mistake applied.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -406,18 +406,3 @@ class Example:
             raise AssertionError(f"example {self.name} did not record its answer {self.principal!r}")
         return Worked(self.name, self.title, self.source, tuple((g, chosen[g.name]) for g in self.givens),
                       tuple(work.steps), work.answers, self.principal, tuple(work.disagreements))
-
-
-def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
-    """``["p=32", "n=1GiB"]`` → ``{"p": "32", "n": "1GiB"}`` (values stay text for the kinds to parse).
-
-    >>> parse_settings(["p=32", " n = 1GiB "])
-    {'p': '32', 'n': '1GiB'}
-    """
-    settings: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise InputError(f"--set {pair!r} is not NAME=VALUE; write e.g. --set p=32 or --set n=1GiB")
-        settings[name.strip()] = value.strip()
-    return settings

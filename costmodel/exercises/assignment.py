@@ -265,10 +265,10 @@ def parse_points(values: Iterable[str]) -> dict[tuple[str, str], Fraction]:
         target, sep, number = text.partition("=")
         exercise, colon, name = target.partition(":")
         if not sep or not colon or not exercise.strip() or not name.strip():
-            raise InputError(f"--points {text!r} is not ID:NAME=K (e.g. ring-bytes:sent=2)")
+            raise InputError(f"points={text!r} is not ID:NAME=K (e.g. ring-bytes:sent=2)")
         points = parse_number(number.strip(), what="points")
         if not 0 < points <= 10**6:
-            raise InputError(f"--points {text!r}: points are a positive number (at most 10^6)")
+            raise InputError(f"points={text!r}: points are a positive number (at most 10^6)")
         out[(exercise.strip(), name.strip())] = points
     return out
 
@@ -355,7 +355,7 @@ def create_assignment(
     for target in points or {}:
         if target not in known:
             raise InputError(
-                f"--points {target[0]}:{target[1]}: not a question of this assignment; choose from "
+                f"points={target[0]}:{target[1]}: not a question of this assignment; choose from "
                 + ", ".join(f"{e}:{n}" for e, n in sorted(known))
             )
     questions = [replace(q, points=(points or {}).get((q.exercise, q.name), q.points)) for q in questions]

@@ -192,11 +192,11 @@ def check_size_range(min_bytes: Any, max_bytes: Any) -> None:
     >>> check_size_range(0, 1024)
     Traceback (most recent call last):
         ...
-    costmodel.errors.InputError: --min 0 B is not positive; a log axis starts above 0 (e.g. --min 1B)
+    costmodel.errors.InputError: min_bytes=0 B is not positive; a log axis starts above 0 (e.g. min_bytes=1B)
     """
     if min_bytes <= 0:
-        raise InputError(f"--min {size_label(min_bytes)} is not positive; a log axis starts above 0 "
-                         "(e.g. --min 1B)")
+        raise InputError(f"min_bytes={size_label(min_bytes)} is not positive; a log axis starts "
+                         "above 0 (e.g. min_bytes=1B)")
     if max_bytes <= min_bytes:
-        raise InputError(f"--max {size_label(max_bytes)} is not above --min {size_label(min_bytes)}; "
+        raise InputError(f"max_bytes={size_label(max_bytes)} is not above min_bytes={size_label(min_bytes)}; "
                          "give a wider size range")

@@ -75,7 +75,7 @@ class RegionMap:
 def _ranks(p_min: int, p_max: int) -> list[int]:
     lo, hi = check_ranks(p_min), check_ranks(p_max)
     if hi < lo:
-        raise InputError(f"--p-max {hi} is below --p-min {lo}; give p_min ≤ p_max")
+        raise InputError(f"p_max={hi} is below p_min={lo}; give p_min ≤ p_max")
     if hi - lo + 1 <= MAX_ROWS:
         return list(range(lo, hi + 1))
     import numpy as np

@@ -289,7 +289,7 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     dense_cost = compressed_cost = None
     workers = None
     if used is not None and p is None:
-        raise InputError("a link was given but no worker count; add -p P for the all-reduce time")
+        raise InputError("a link was given but no worker count; add p=P for the all-reduce time")
     if p is not None:
         from costmodel.collectives.evaluate import check_ranks, cost
 
@@ -316,7 +316,7 @@ def _options(m: CompressionMethod, v: Dtype, density: Any, index_bytes: Any) -> 
         target = parse_dtype(m.target)
         if target.bytes_per_element >= v.bytes_per_element:
             raise InputError(f"{m.name} from {v.name} saves nothing ({target.bytes_per_element} bytes "
-                             f"against {v.bytes_per_element}); compress from a wider type, e.g. --from fp32")
+                             f"against {v.bytes_per_element}); compress from a wider type, e.g. source=fp32")
     if m.kind != "sparse":
         if density is not None:
             raise InputError(f"density={density!r} applies to top-k only; {m.name} keeps every element")

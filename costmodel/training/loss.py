@@ -82,9 +82,9 @@ def sample_weights(*, sizes: Any = None, batches: Any = None,
     """
     given = {k: v for k, v in (("sizes", sizes), ("batches", batches), ("weights", weights)) if v is not None}
     if len(given) != 1:
-        which = " and ".join(f"--{k}" for k in given) + " given" if given else "no weights given"
-        raise InputError(f"{which}; give exactly one of --sizes (samples per shard), --batches "
-                         "(samples per worker in this step) or --weights (summing to 1)")
+        which = " and ".join(f"{k}=" for k in given) + " given" if given else "no weights given"
+        raise InputError(f"{which}; give exactly one of sizes= (samples per shard), batches= "
+                         "(samples per worker in this step) or weights= (summing to 1)")
     ((basis, value),) = given.items()
     if basis == "weights":
         ws = parse_numbers(value, what="weights", example="0.6,0.3,0.1")
@@ -96,7 +96,7 @@ def sample_weights(*, sizes: Any = None, batches: Any = None,
         if total != 1:
             shown = ", ".join(format_exact(w) for w in ws) if len(ws) <= 8 else f"{len(ws)} weights"
             raise InputError(f"weights ({shown}) sum to {format_exact(total)}, not 1; give weights that sum "
-                             "to 1, or give --sizes and let costmodel normalise them")
+                             "to 1, or give sizes= and let costmodel normalise them")
         return basis, None, ws
     counts = parse_counts(value, what=basis, example="600,300,100" if basis == "sizes" else "32,32,64")
     total_count = sum(counts)

@@ -505,13 +505,13 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
                                 layers=layers)
         sources.append(act.source)
         notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
-                     "Korthikanti et al. Table 2; independent of --dtype")
+                     "Korthikanti et al. Table 2; independent of dtype=")
         if sequence_parallel and t == 1:
-            notes.append("--sp has no effect with --tp 1: sequence parallelism splits along the "
-                         "tensor-parallel group")
+            notes.append("sequence_parallel=True has no effect with tp=1: sequence parallelism splits "
+                         "along the tensor-parallel group")
         elif sequence_parallel and recompute == "full":
-            notes.append("--sp has no effect with --recompute full: only each layer's input, 2sbh, is "
-                         "stored (Korthikanti et al. Table 2)")
+            notes.append("sequence_parallel=True has no effect with recompute=full: only each layer's "
+                         "input, 2sbh, is stored (Korthikanti et al. Table 2)")
     notes += _ignored(params=psi, activations=act is not None, zero=z is not None, dtype=dtype, dp=dp,
                       optimizer_bytes=optimizer_bytes, sequence_parallel=sequence_parallel,
                       recompute=recompute, layers=layers)
@@ -549,15 +549,15 @@ def _zero_notes(z: ZeroMemory, kind: Dtype, *, dtype_given: bool, tp: int) -> li
     if not dtype_given:
         notes.append("ZeRO's mixed-precision Adam: fp16 weights and gradients (2 + 2 bytes per "
                      f"parameter) and K = {z.optimizer_bytes_per_param} bytes of optimizer state; "
-                     f"N = --dp = {z.gpus}")
+                     f"N = {z.gpus}, the data-parallel degree (dp=)")
     elif w != 2:
         notes.append(f"ZeRO's figures assume 2-byte weights and gradients; with {kind.name} they take "
                      f"{w} bytes each, and K = {z.optimizer_bytes_per_param} still counts an fp32 "
-                     "master copy (pass --optimizer-bytes 8 for plain fp32 Adam: momentum and "
+                     "master copy (pass optimizer_bytes=8 for plain fp32 Adam: momentum and "
                      "variance only)")
     if z.gpus == 1:
         notes.append("ZeRO over N = 1 GPU partitions nothing: every stage holds the baseline's "
-                     "model states; give the data-parallel degree with --dp")
+                     "model states; give the data-parallel degree with dp=")
     if tp > 1:
         notes.append(f"tensor parallelism: each GPU holds Ψ/t = Ψ/{tp} of the model before ZeRO partitioning")
     return notes
@@ -569,13 +569,13 @@ def _ignored(*, params: int | None, activations: bool, zero: bool, dtype: Any, d
     """Notes for the options given that have no effect on what is computed."""
     unused = []
     if params is None:
-        unused += [f"--{name} has no effect without --params: the activation memory does not depend on it"
+        unused += [f"{name}= has no effect without params=: the activation memory does not depend on it"
                    for name, value in (("dtype", dtype), ("dp", dp)) if value is not None]
     if optimizer_bytes is not None and not zero:
-        unused.append("--optimizer-bytes has no effect without --zero: only ZeRO's model states count the "
+        unused.append("optimizer_bytes= has no effect without zero=: only ZeRO's model states count the "
                       "optimizer state")
     if not activations:
-        unused += [f"--{name} has no effect without the activation sizes --seq, --batch, --hidden and --heads"
-                   for name, value in (("sp", sequence_parallel or None), ("recompute", recompute),
-                                       ("layers", layers)) if value is not None]
+        unused += [f"{name} has no effect without the activation sizes seq=, batch=, hidden= and heads="
+                   for name, value in (("sequence_parallel=True", sequence_parallel or None),
+                                       ("recompute=", recompute), ("layers=", layers)) if value is not None]
     return unused

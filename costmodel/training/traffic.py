@@ -459,7 +459,7 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     e = positive_int(experts, what="experts", hint="give the number of experts, e.g. experts=8")
     g = e if ep is None else positive_int(ep, what="ep", hint="give the expert-parallel GPUs, e.g. ep=8")
     if g < 2:
-        raise InputError(f"ep={g} keeps every expert on one GPU; expert parallelism needs --ep 2 or more "
+        raise InputError(f"ep={g} keeps every expert on one GPU; expert parallelism needs ep=2 or more "
                          "(default: one GPU per expert)")
     if e % g:
         raise InputError(f"ep={g} does not divide the {e} experts; spread the experts evenly, E/G per GPU")

@@ -63,7 +63,7 @@ def test_even_sizes_change_nothing():
 def test_uneven_sizes_are_noted():
     result = cost("allreduce", "ring", p=3, n=7, link=LINK)
     (note,) = [x for x in result.notes if "split evenly" in x]
-    assert "⌈n/p⌉ = 3 B" in note and "--whole-bytes" in note
+    assert "⌈n/p⌉ = 3 B" in note and "whole_bytes=True" in note
     chain = cost("broadcast", "pipelined-chain", p=4, n=10, link=LINK, extra={"segments": 4})
     assert any("k = 4 chunks of up to ⌈n/k⌉ = 3 B" in x for x in chain.notes)
     dbt = cost("allreduce", "double-binary-tree", p=8, n=10, link=LINK, extra={"blocks": 2})

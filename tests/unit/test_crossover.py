@@ -203,7 +203,7 @@ def test_a_scan_that_finds_nothing_says_so() -> None:
     x = crossover("allreduce", "ring", "dbt", p=65536, link=SEED)
     assert (x.relation, x.exhausted, x.crossovers) == ("none", True, ())
     assert (x.min_bytes, x.max_bytes) == (0, 16 * 2**30)
-    assert x.reason.startswith("no crossover between 0 B and 17.18 GB") and x.reason.endswith("widen --max")
+    assert x.reason.startswith("no crossover between 0 B and 17.18 GB") and x.reason.endswith("widen max_bytes=")
     assert x.to_dict()["exhausted"] is True
 
 

@@ -121,7 +121,7 @@ def test_hierarchical_recursive_inner():
 
 
 def test_recursive_inner_needs_powers_of_two():
-    with pytest.raises(InputError, match="level 'intra' has 6 units; --inner recursive needs a power of two"):
+    with pytest.raises(InputError, match="level 'intra' has 6 units; inner=recursive needs a power of two"):
         hierarchical_cost(two_level(6), N, inner="recursive")
 
 

@@ -143,9 +143,9 @@ def test_busiest_rank_bytes_per_level_sum_to_what_cost_reports():
 def test_constraints_options_and_refusals():
     f = hierarchical_formula("hierarchical", inner="rh", outer="rd")
     assert f.inner == "recursive" and f.outer == "recursive-doubling"
-    assert f.constraints[0].startswith("--inner recursive needs a power of two at every inner level")
+    assert f.constraints[0].startswith("inner=recursive needs a power of two at every inner level")
     assert "costed as its adaptation recursive-doubling-folded" in f.constraints[1]
-    assert "--inner recursive --outer recursive-doubling --level" in f.notes[-1]
+    assert "['hierarchical'], inner='recursive', outer='recursive-doubling', topology=" in f.notes[-1]
     dbt = hierarchical_formula("hierarchical", outer="dbt")
     assert dbt.parameters[0]["symbol"] == "k" and "refused" in dbt.constraints[0]
     with pytest.raises(InputError, match="does not apply to hierarchical-reduce-bcast"):

@@ -105,7 +105,7 @@ def test_time_plot_leaves_out_what_cannot_run_and_checks_the_range():
     assert any("double-binary-tree left out" in note for note in plot.notes)
     with pytest.raises(InputError, match="is not positive"):
         time_plot("allreduce", p=16, link=SEED, min_bytes=0)
-    with pytest.raises(InputError, match="is not above --min"):
+    with pytest.raises(InputError, match="is not above min_bytes="):
         time_plot("allreduce", p=16, link=SEED, min_bytes="1MiB", max_bytes="1kB")
 
 
@@ -140,7 +140,7 @@ def test_region_map_samples_a_wide_range_of_p_keeping_powers_of_two():
     regions = region_map("allreduce", ["ring", "rab"], link=SEED, p_min=2, p_max=5000, max_bytes="1MiB")
     assert len(regions.p) <= 1024 + 14 and regions.p[0] == 2 and regions.p[-1] == 5000
     assert {2**k for k in range(1, 13)} <= set(regions.p)
-    with pytest.raises(InputError, match="below --p-min"):
+    with pytest.raises(InputError, match="below p_min="):
         region_map("allreduce", link=SEED, p_min=64, p_max=8)
 
 

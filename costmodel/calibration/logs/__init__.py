@@ -201,7 +201,7 @@ def parse_logs(text: str, *, path: str = "<text>", collective: str | None = None
     if twice is not None:
         listed = ", ".join(f"{m.backend or ''} p={m.p}".strip() for m in groups if m.collective == twice)
         raise ParseError(f"{twice} was measured {names.count(twice)} times ({listed}); "
-                         "give -p (p=) to choose", path=path,
+                         "give p= to choose", path=path,
                          line=next(m for m in groups if m.collective == twice).rows[0].line)
     return tuple(groups)
 

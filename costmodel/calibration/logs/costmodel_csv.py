@@ -105,7 +105,7 @@ def parse_csv(text: str, *, path: str = "<text>", collective: str | None = None,
     if len(groups) > 1:
         listed = ", ".join(f"{m.collective} {m.backend or ''} p={m.p}".replace("  ", " ") for m in groups)
         raise ParseError(f"the file holds {len(groups)} groups ({listed}); "
-                         "give --collective and -p (collective= and p=) to choose",
+                         "give collective= and p= to choose",
                          path=name, line=groups[0].rows[0].line)
     return groups[0]
 

@@ -296,7 +296,7 @@ def stated_collective(requested: str | None, stated: str | None, *, what: str, p
     want = canonical_collective(requested) if requested else None
     if want and stated and want != stated:
         raise ParseError(f"collective {want!r} was requested but the log measures {stated} ({what}); "
-                         f"give --collective {stated} (collective={stated!r}) or the right log",
+                         f"give collective={stated} or the right log",
                          path=path, line=line)
     return want or stated
 

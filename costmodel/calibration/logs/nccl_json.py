@@ -62,7 +62,7 @@ def parse_nccl_tests_json(text: str, *, path: str = "<text>", collective: str | 
     chosen = stated_collective(collective, stated, what=str(args[0]) if args else "", path=name, line=1)
     if chosen is None:
         raise ParseError("cannot tell which collective this JSON measures (no args[0]); "
-                         "give --collective (collective= in Python)", path=name, line=1)
+                         "give collective=", path=name, line=1)
     ranks = _json_p(doc, p, name)
     rows, warnings = _json_rows(results, name)
     check_increasing(rows, path=name)

@@ -336,9 +336,9 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
         chosen = _infer_nccl_collective(state, ranks)
         if chosen is None:
             raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
-                             "give --collective (collective= in Python)", path=name, line=state.header_line)
+                             "give collective=", path=name, line=state.header_line)
         state.warnings.append(f"collective {chosen} inferred from the redop/root columns and busbw/algbw; "
-                              "give --collective (collective= in Python) to be explicit")
+                              "give collective= to be explicit")
     elif stated is None and chosen not in _nccl_candidates(state):
         raise ParseError(f"collective {chosen!r} was requested but the redop/root columns "
                          f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)

@@ -96,7 +96,7 @@ def parse_osu(text: str, *, path: str = "<text>", collective: str | None = None,
                                 path=name, line=title.line if title else 1)
     if chosen is None:
         raise ParseError("cannot tell which OSU test this is (no '# OSU MPI ... Test' line); "
-                         "give --collective (collective= in Python)", path=name, line=1)
+                         "give collective=", path=name, line=1)
     bandwidth = title.kind == "bandwidth" if title else _osu_bandwidth_header(lines)
     if title is None and chosen == PT2PT and not any(OSU_SIZE_HEADER.match(s.strip()) for s in lines):
         raise ParseError("a point-to-point table without its '# Size ...' header: costmodel cannot tell "

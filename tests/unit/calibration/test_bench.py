@@ -198,7 +198,7 @@ def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
     ({0: -1, 1: 0, 2: -1}, "ranks 0, 2 hung (last step entered: start-up); the other ranks waited 5 s in "
                            "allreduce at 16 B; the run is stopped"),
     ({0: 2, 1: 2}, "every rank has waited 5 s in allreduce at 64 B; a hang inside the collective "
-                   "(raise --timeout if one size legitimately takes longer)"),
+                   "(raise the timeout if one size legitimately takes longer)"),
     ({0: None, 1: None}, "no progress within 5 s and the group's store does not answer; a rank hung"),
 ])
 def test_watchdog_message(steps, expected):
@@ -343,10 +343,10 @@ def test_choose_backend(seen, expected):
 
 
 @pytest.mark.parametrize(("visible", "nccl", "shared", "message"), [
-    (0, True, False, r"^backend 'nccl' cannot run: this process sees no GPU; use --backend gloo, or give"),
+    (0, True, False, r"^backend 'nccl' cannot run: this process sees no GPU; use backend=gloo, or give"),
     (2, False, False, r"^backend 'nccl' cannot run: this PyTorch has no NCCL; "),
     (1, True, True, r"^backend 'nccl' cannot run: the 2 ranks started here would share 1 visible GPU, "
-                    r"which NCCL refuses; use --backend gloo, or fewer ranks$"),
+                    r"which NCCL refuses; use backend=gloo, or fewer ranks$"),
 ])
 def test_nccl_that_cannot_run_is_an_input_error(visible, nccl, shared, message):
     with pytest.raises(InputError, match=message):

@@ -491,7 +491,7 @@ def test_osu_bw_is_time_per_message():
 def test_osu_without_a_title_needs_the_collective():
     body = "\n".join(OSU_FULL.splitlines()[1:])
     assert detect_format(body) == "osu"
-    with pytest.raises(ParseError, match="give --collective"):
+    with pytest.raises(ParseError, match="give collective="):
         parse_log(body)
     assert parse_log(body, collective="allreduce").collective == "allreduce"
 

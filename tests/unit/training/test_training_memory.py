@@ -133,17 +133,17 @@ def test_memory_defaults_are_the_documented_ones():
 
 
 @pytest.mark.parametrize(("kwargs", "note"), [
-    ({"params": "7B", "sequence_parallel": True}, "--sp has no effect without the activation sizes"),
-    ({"params": "7B", "recompute": "full"}, "--recompute has no effect without the activation sizes"),
-    ({"params": "7B", "layers": 3}, "--layers has no effect without the activation sizes"),
-    ({"params": "7B", "optimizer_bytes": 8}, "--optimizer-bytes has no effect without --zero"),
-    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "dp": 4}, "--dp has no effect without --params"),
+    ({"params": "7B", "sequence_parallel": True}, "sequence_parallel=True has no effect without the activation sizes"),
+    ({"params": "7B", "recompute": "full"}, "recompute= has no effect without the activation sizes"),
+    ({"params": "7B", "layers": 3}, "layers= has no effect without the activation sizes"),
+    ({"params": "7B", "optimizer_bytes": 8}, "optimizer_bytes= has no effect without zero="),
+    ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "dp": 4}, "dp= has no effect without params="),
     ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "dtype": "fp16"},
-     "--dtype has no effect without --params"),
+     "dtype= has no effect without params="),
     ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "sequence_parallel": True},
-     "--sp has no effect with --tp 1"),
+     "sequence_parallel=True has no effect with tp=1"),
     ({"seq": 2048, "batch": 1, "hidden": 4096, "heads": 32, "tp": 2, "sequence_parallel": True,
-      "recompute": "full"}, "--sp has no effect with --recompute full"),
+      "recompute": "full"}, "sequence_parallel=True has no effect with recompute=full"),
 ])
 def test_options_without_effect_are_noted(kwargs, note):
     m = training_memory(**kwargs)

@@ -59,7 +59,7 @@ def test_weighted_gradient_scalars():
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
     ({"losses": "0.2,0.5,0.9"}, "no weights given"),
-    ({"losses": "0.2,0.5,0.9", "sizes": "1,2,3", "batches": "1,2,3"}, "--sizes and --batches given"),
+    ({"losses": "0.2,0.5,0.9", "sizes": "1,2,3", "batches": "1,2,3"}, "sizes= and batches= given"),
     ({"losses": "0.2,0.5,0.9", "sizes": "600,300"}, "3 losses but 2 sizes"),
     ({"losses": "0.2,0.5", "sizes": "600,300,100"}, "2 losses but 3 sizes"),
     ({"losses": "0.2,0.5,0.9", "sizes": "600,-300,100"}, "'-300' is negative"),
