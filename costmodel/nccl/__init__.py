@@ -21,8 +21,24 @@ from costmodel.nccl.sweep import Sweep, SweepRange, sweep
 from costmodel.nccl.system import Graph, System
 from costmodel.nccl.tuning import TuningEntry, TuningTable, tune
 
-__all__ = ["CONSTANTS", "VERSIONS", "EntryTime", "Graph", "NcclConstants", "Prediction", "Step", "Sweep",
-           "SweepRange", "System", "TuningEntry", "TuningTable", "predict", "predict_range", "sweep", "tune"]
+__all__ = [
+    "CONSTANTS",
+    "VERSIONS",
+    "EntryTime",
+    "Graph",
+    "NcclConstants",
+    "Prediction",
+    "Step",
+    "Sweep",
+    "SweepRange",
+    "System",
+    "TuningEntry",
+    "TuningTable",
+    "predict",
+    "predict_range",
+    "sweep",
+    "tune",
+]
 
 predict_range = sweep
 """Another name of :func:`sweep` (the size ranges per chosen algorithm and protocol)."""

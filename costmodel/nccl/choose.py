@@ -59,8 +59,9 @@ def _log_size(n: int, version: str) -> int:
     return log2i(shifted)
 
 
-def time_line(table: TuningTable, entry: TuningEntry, n: int, *, backup: bool = False
-              ) -> tuple[Fraction, Fraction, Fraction | None, Fraction | None]:
+def time_line(
+    table: TuningTable, entry: TuningEntry, n: int, *, backup: bool = False
+) -> tuple[Fraction, Fraction, Fraction | None, Fraction | None]:
     """(latency µs, bandwidth GB/s, tree factor, plateau factor) of *entry* at size *n* bytes.
 
     The time is ``latency + n / (1000 · bandwidth)``; both are constant for n between two
@@ -79,14 +80,24 @@ def time_line(table: TuningTable, entry: TuningEntry, n: int, *, backup: bool = 
     else:
         if entry.algorithm == "Tree" and entry.function == "AllReduce" and 0 <= log_size < 23:
             tree = c.tree_correction_factor[p][log_size]
-        if (entry.algorithm == "NVLSTree" and entry.function == "AllReduce" and 0 <= log_size < min(24, columns)
-                and s.arch >= 100 and s.cpu_arch == "x86"):
+        if (
+            entry.algorithm == "NVLSTree"
+            and entry.function == "AllReduce"
+            and 0 <= log_size < min(24, columns)
+            and s.arch >= 100
+            and s.cpu_arch == "x86"
+        ):
             tree = c.tree_correction_factor[p][log_size]
     if tree is not None:
         bw *= tree
     threshold, slow, fast = c.ring_simple_plateau
-    if (entry.algorithm == "Ring" and entry.protocol == "Simple" and s.nodes > 1 and entry.function == "AllReduce"
-            and n // (table.channels * s.ranks) >= threshold):
+    if (
+        entry.algorithm == "Ring"
+        and entry.protocol == "Simple"
+        and s.nodes > 1
+        and entry.function == "AllReduce"
+        and n // (table.channels * s.ranks) >= threshold
+    ):
         plateau = slow if s.arch < 80 else fast
         lat *= plateau
     return lat, bw, tree, plateau
@@ -100,7 +111,7 @@ def algo_time(table: TuningTable, entry: TuningEntry, n: int, *, backup: bool = 
     return Timed(entry, lat + Fraction(n) / (1000 * bw), lat, bw, "", tree, plateau, backup)
 
 
-def _excluded(table: TuningTable, algorithm: str, function: str) -> str:
+def _excluded(table: TuningTable, algorithm: str, function: str) -> str:  # noqa: PLR0911 - one return per rule of enqueue.cc
     """Why enqueue.cc does not consider *algorithm* for *function* at all ('' if it does)."""
     c, s = table.constants, table.system
     nvls = s.nvls and table.nvls_channels > 0
@@ -116,8 +127,12 @@ def _excluded(table: TuningTable, algorithm: str, function: str) -> str:
             return f"NVLS {function} needs at most {c.max_nvls_arity} GPUs per node"
     if algorithm == "NVLS" and not s.collnet and s.nodes > 1:
         return "NVLS across nodes needs CollNet"
-    if (c.version == "2.21" and algorithm == "NVLS" and function in ("AllGather", "ReduceScatter")
-            and s.nodes > 1):
+    if (
+        c.version == "2.21"
+        and algorithm == "NVLS"
+        and function in ("AllGather", "ReduceScatter")
+        and s.nodes > 1
+    ):
         return "NCCL 2.21 runs NVLS all-gather/reduce-scatter on one node only"
     return ""
 
@@ -132,12 +147,23 @@ def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
     for entry in table.function_entries(function):
         excluded = _excluded(table, entry.algorithm, function)
         if excluded:
-            out.append(Timed(entry, None, entry.latency_us, entry.bandwidth,
-                             "; ".join(filter(None, (entry.reason, excluded)))))
+            out.append(
+                Timed(
+                    entry,
+                    None,
+                    entry.latency_us,
+                    entry.bandwidth,
+                    "; ".join(filter(None, (entry.reason, excluded))),
+                )
+            )
             continue
         timed = algo_time(table, entry, n)
-        if timed.time_us is None and table.constants.version == "2.21" and entry.algorithm == "Ring" \
-                and entry.backup_bandwidth:
+        if (
+            timed.time_us is None
+            and table.constants.version == "2.21"
+            and entry.algorithm == "Ring"
+            and entry.backup_bandwidth
+        ):
             timed = algo_time(table, entry, n, backup=True)
         out.append(timed)
     return tuple(out)
@@ -157,7 +183,7 @@ def pick(timed: tuple[Timed, ...]) -> Timed | None:
     return best
 
 
-def launch(table: TuningTable, algorithm: str, protocol: str, n: int) -> tuple[int, int]:
+def launch(table: TuningTable, algorithm: str, protocol: str, n: int) -> tuple[int, int]:  # noqa: PLR0912 - the port of topoGetAlgoInfo, in its order
     """(channels, threads) NCCL launches for *n* bytes with the chosen entry: the channel and
     thread reduction for small sizes of topoGetAlgoInfo (2.30) / getChannnelThreadInfo (2.21)."""
     c, s = table.constants, table.system
@@ -178,8 +204,11 @@ def launch(table: TuningTable, algorithm: str, protocol: str, n: int) -> tuple[i
                 nc -= 1
             switch //= 2
     elif algorithm in ("NVLS", "NVLSTree"):
-        nc = (min(table.nvls_channels, table.channels) if c.version != "2.21" and s.nodes > 1
-              and algorithm == "NVLS" else table.nvls_channels)
+        nc = (
+            min(table.nvls_channels, table.channels)
+            if c.version != "2.21" and s.nodes > 1 and algorithm == "NVLS"
+            else table.nvls_channels
+        )
     else:
         while n < nc * nt * threshold and nc >= 2:
             nc -= 1

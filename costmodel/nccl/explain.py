@@ -22,7 +22,7 @@ def _n(x: Fraction | int) -> str:
     return text if Fraction(text) == x else f"{float(x):.4g}"
 
 
-def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:
+def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # noqa: PLR0912, PLR0915 - one branch per algorithm, as in tuning.cc
     """Steps deriving ``e.latency_us`` from the constants."""
     from costmodel.nccl.predict import Step
 
@@ -40,17 +40,32 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:
     net_algo = "Tree" if (not v21 and ppn == 1) else a
     inter = c.hw_latency(2, net_algo, p) + g.latency_inter * (2 if p == "Simple" else 1)
     inter_text = f"hw NET {net_algo}/{p} {_n(c.hw_latency(2, net_algo, p))} µs" + (
-        f" + latencyInter {_n(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}" if g.latency_inter else "")
+        f" + latencyInter {_n(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}"
+        if g.latency_inter
+        else ""
+    )
     steps: list[Step] = []
     if a == "Ring":
-        nsteps = 2 * (ranks - 1) if f == "AllReduce" else ranks - 1 if f in ("AllGather", "ReduceScatter") else ranks
+        nsteps = (
+            2 * (ranks - 1)
+            if f == "AllReduce"
+            else ranks - 1
+            if f in ("AllGather", "ReduceScatter")
+            else ranks
+        )
         hw = intra_hw if nodes == 1 else 2
         if f in ("Broadcast", "Reduce"):
             step = c.hw_latency(hw, a if (g.same_channels or p != "Simple") else "Tree", p)
             count = 1 if g.same_channels else nsteps
             value = base + count * step
-            steps.append(Step("latency", f"base {_n(base)} µs + {count} × hw {hw_names[hw]} {_n(step)} µs = "
-                              f"{_n(value)} µs", value, "µs"))
+            steps.append(
+                Step(
+                    "latency",
+                    f"base {_n(base)} µs + {count} × hw {hw_names[hw]} {_n(step)} µs = {_n(value)} µs",
+                    value,
+                    "µs",
+                )
+            )
             return tuple(steps)
         if v21:
             n_inter = (2 * nodes if nodes > 1 else 0) if f == "AllReduce" else nodes - 1
@@ -69,26 +84,61 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:
         steps.append(Step("latency", f"{text} = {_n(value)} µs", value, "µs"))
     elif a == "Tree":
         value = base + 2 * ((ppn - 1) * intra + log2i(nodes) * inter)
-        steps.append(Step("latency", f"base {_n(base)} µs + 2 × (({ppn} − 1) × {_n(intra)} µs + log2({nodes}) × "
-                          f"{_n(inter)} µs) = {_n(value)} µs", value, "µs"))
+        steps.append(
+            Step(
+                "latency",
+                f"base {_n(base)} µs + 2 × (({ppn} − 1) × {_n(intra)} µs + log2({nodes}) × "
+                f"{_n(inter)} µs) = {_n(value)} µs",
+                value,
+                "µs",
+            )
+        )
     elif a == "CollNetDirect":
         value = base + 2 * (min(1, ppn - 1) * intra + (ppn - 1) * Fraction("0.4")) + inter
-        steps.append(Step("latency", f"base {_n(base)} µs + 2 × (min(1, {ppn} − 1) × {_n(intra)} µs + ({ppn} − 1) × "
-                          f"0.4 µs) + {_n(inter)} µs = {_n(value)} µs", value, "µs"))
+        steps.append(
+            Step(
+                "latency",
+                f"base {_n(base)} µs + 2 × (min(1, {ppn} − 1) × {_n(intra)} µs + ({ppn} − 1) × "
+                f"0.4 µs) + {_n(inter)} µs = {_n(value)} µs",
+                value,
+                "µs",
+            )
+        )
     elif a == "CollNetChain":
         value = base + 2 * (ppn - 1) * intra + inter
-        steps.append(Step("latency", f"base {_n(base)} µs + 2 × ({ppn} − 1) × {_n(intra)} µs + {_n(inter)} µs = "
-                          f"{_n(value)} µs", value, "µs"))
+        steps.append(
+            Step(
+                "latency",
+                f"base {_n(base)} µs + 2 × ({ppn} − 1) × {_n(intra)} µs + {_n(inter)} µs = {_n(value)} µs",
+                value,
+                "µs",
+            )
+        )
     elif a == "NVLS":
         value = intra + (inter if nodes > 1 else 0)
         extra = f" + NET {_n(inter)} µs" if nodes > 1 else ""
-        steps.append(Step("latency", f"hw {hw_names[intra_hw]} {_n(intra)} µs{extra} = {_n(value)} µs", value, "µs"))
+        steps.append(
+            Step("latency", f"hw {hw_names[intra_hw]} {_n(intra)} µs{extra} = {_n(value)} µs", value, "µs")
+        )
     elif a == "NVLSTree":
         value = base + intra + 2 * log2i(nodes) * inter
-        steps.append(Step("latency", f"base {_n(base)} µs + {_n(intra)} µs + 2 × log2({nodes}) × {_n(inter)} µs = "
-                          f"{_n(value)} µs", value, "µs"))
+        steps.append(
+            Step(
+                "latency",
+                f"base {_n(base)} µs + {_n(intra)} µs + 2 × log2({nodes}) × {_n(inter)} µs = {_n(value)} µs",
+                value,
+                "µs",
+            )
+        )
     else:  # PAT
         value = base + log2i(nodes) * (inter / Fraction("3.5")) + ranks * Fraction("2.8")
-        steps.append(Step("latency", f"base {_n(base)} µs + log2({nodes}) × {_n(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
-                          f"{_n(value)} µs", value, "µs"))
+        steps.append(
+            Step(
+                "latency",
+                f"base {_n(base)} µs + log2({nodes}) × {_n(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
+                f"{_n(value)} µs",
+                value,
+                "µs",
+            )
+        )
     return tuple(steps)

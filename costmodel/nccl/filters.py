@@ -28,8 +28,14 @@ AUTO = 2
 _MAX_TEXT = 1000
 
 
-def parse_list(text: str, elements: tuple[str, ...], constants: NcclConstants, *, what: str = "NCCL_ALGO",
-               defaults: tuple[int, ...] | None = None) -> tuple[tuple[int, ...], ...]:
+def parse_list(  # noqa: PLR0912 - one branch per rule of parseList
+    text: str,
+    elements: tuple[str, ...],
+    constants: NcclConstants,
+    *,
+    what: str = "NCCL_ALGO",
+    defaults: tuple[int, ...] | None = None,
+) -> tuple[tuple[int, ...], ...]:
     """The enable table ``[function][element]`` that *text* gives, starting from *defaults*.
 
     Parameters
@@ -73,7 +79,9 @@ choose from Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT
     table = [list(start) for _ in constants.functions]
     entries = [e for e in text.split(";") if e.strip()]
     if not entries:
-        raise InputError(f"{what}={text!r} is empty; give names such as {','.join(elements[:2])} or ^{elements[0]}")
+        raise InputError(
+            f"{what}={text!r} is empty; give names such as {','.join(elements[:2])} or ^{elements[0]}"
+        )
     lower_functions = [f.lower() for f in constants.functions]
     for position, entry in enumerate(entries):
         parts = [p.strip() for p in entry.split(":")]
@@ -81,13 +89,17 @@ choose from Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT
             raise InputError(f'{what}: too many ":" in "{entry}" when parsing "{text}"; write function:names')
         prefix, names = (None, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
         if prefix is not None and constants.version == "2.21":
-            raise InputError(f'{what}: NCCL 2.21 reads no function prefix ("{prefix}:") in "{text}"; '
-                             "give one list for every function")
+            raise InputError(
+                f'{what}: NCCL 2.21 reads no function prefix ("{prefix}:") in "{text}"; '
+                "give one list for every function"
+            )
         if prefix is None and position > 0:
             raise InputError(f'{what}: all entries except the first must have a prefix: "{text}"')
         if prefix is not None and prefix.lower() not in lower_functions:
-            raise InputError(f'{what}: unrecognized prefix token "{prefix}" when parsing "{text}"; '
-                             f"choose from {', '.join(constants.functions)}")
+            raise InputError(
+                f'{what}: unrecognized prefix token "{prefix}" when parsing "{text}"; '
+                f"choose from {', '.join(constants.functions)}"
+            )
         unset = names.startswith("^")
         names = names[1:] if unset else names
         tokens = [t.strip() for t in names.split(",") if t.strip()]
@@ -97,8 +109,10 @@ choose from Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT
         for token in tokens:
             matches = [i for i, e in enumerate(elements) if e.lower() == token.lower()]
             if not matches:
-                raise InputError(f'{what}: unrecognized element token "{token}" when parsing "{text}"; '
-                                 f"choose from {', '.join(elements)}")
+                raise InputError(
+                    f'{what}: unrecognized element token "{token}" when parsing "{text}"; '
+                    f"choose from {', '.join(elements)}"
+                )
             picked.append(matches[0])
         rows = range(len(table)) if prefix is None else [lower_functions.index(prefix.lower())]
         for row in rows:

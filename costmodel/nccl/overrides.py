@@ -34,8 +34,15 @@ from costmodel.tomlfile import loads
 
 __all__ = ["HARDWARE", "TABLES", "apply_overrides", "load_overrides", "parse_overrides"]
 
-TABLES = ("base_latencies", "hw_latencies", "ll_max_bws", "per_ch_max_ring_ll128_bws",
-          "per_ch_max_tree_ll128_bws", "per_ch_max_tree_bws", "per_ch_max_nvls_tree_bws")
+TABLES = (
+    "base_latencies",
+    "hw_latencies",
+    "ll_max_bws",
+    "per_ch_max_ring_ll128_bws",
+    "per_ch_max_tree_ll128_bws",
+    "per_ch_max_tree_bws",
+    "per_ch_max_nvls_tree_bws",
+)
 """The tables an override file may change (those of a tuner plugin)."""
 
 HARDWARE = ("nvlink", "pci", "net")
@@ -90,9 +97,9 @@ def apply_overrides(mapping: Mapping[str, Any], constants: NcclConstants) -> Ncc
     >>> apply_overrides({"base_latency": {}}, CONSTANTS["2.30"])
     Traceback (most recent call last):
         ...
-    costmodel.errors.InputError: unknown table 'base_latency' in the overrides; valid tables: base_latencies, \
-hw_latencies, ll_max_bws, per_ch_max_ring_ll128_bws, per_ch_max_tree_ll128_bws, per_ch_max_tree_bws, \
-per_ch_max_nvls_tree_bws
+    costmodel.errors.InputError: unknown table 'base_latency' in the overrides; valid tables: \
+base_latencies, hw_latencies, ll_max_bws, per_ch_max_ring_ll128_bws, per_ch_max_tree_ll128_bws, \
+per_ch_max_tree_bws, per_ch_max_nvls_tree_bws
     """
     changes: dict[str, Any] = {}
     for table, rows in mapping.items():
@@ -105,7 +112,9 @@ per_ch_max_nvls_tree_bws
             hw = list(constants.hw_latencies)
             for kind, sub in rows.items():
                 if kind not in HARDWARE:
-                    raise InputError(f"unknown table {kind!r} in [hw_latencies]; valid tables: {', '.join(HARDWARE)}")
+                    raise InputError(
+                        f"unknown table {kind!r} in [hw_latencies]; valid tables: {', '.join(HARDWARE)}"
+                    )
                 i = HARDWARE.index(kind)
                 hw[i] = _replace_rows(hw[i], sub, names, f"hw_latencies.{kind}")
             changes[table] = tuple(hw)
@@ -131,6 +140,8 @@ def load_overrides(path: str | Path, constants: NcclConstants) -> NcclConstants:
     """*constants* with the overrides of the TOML file at *path* applied."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputError(f"cannot read overrides {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read overrides {str(path)!r}: not UTF-8 text") from None
     return parse_overrides(text, constants, path=str(path))

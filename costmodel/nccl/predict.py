@@ -24,11 +24,26 @@ from costmodel.nccl.constants import CONSTANTS, NcclConstants
 from costmodel.nccl.system import System
 from costmodel.nccl.tuning import TuningTable, tune
 
-__all__ = ["FUNCTIONS", "EntryTime", "Prediction", "Step", "bus_factor", "function_of", "predict",
-           "resolve_version", "size_of", "table_for"]
+__all__ = [
+    "FUNCTIONS",
+    "EntryTime",
+    "Prediction",
+    "Step",
+    "bus_factor",
+    "function_of",
+    "predict",
+    "resolve_version",
+    "size_of",
+    "table_for",
+]
 
-FUNCTIONS = {"broadcast": "Broadcast", "reduce": "Reduce", "allgather": "AllGather",
-             "reduce-scatter": "ReduceScatter", "allreduce": "AllReduce"}
+FUNCTIONS = {
+    "broadcast": "Broadcast",
+    "reduce": "Reduce",
+    "allgather": "AllGather",
+    "reduce-scatter": "ReduceScatter",
+    "allreduce": "AllReduce",
+}
 """costmodel's collective names and NCCL's function names (``ncclFuncStr``)."""
 
 _US = Fraction(1, 10**6)
@@ -61,8 +76,10 @@ pairs; choose from allreduce, allgather, reduce-scatter, broadcast, reduce
         raise InputError(f"collective={collective!r} is not a name")
     name = resolve(collective).name
     if name not in FUNCTIONS:
-        raise InputError(f"{name} is outside NCCL's tuning model: NCCL runs it as send/recv pairs; "
-                         "choose from allreduce, allgather, reduce-scatter, broadcast, reduce")
+        raise InputError(
+            f"{name} is outside NCCL's tuning model: NCCL runs it as send/recv pairs; "
+            "choose from allreduce, allgather, reduce-scatter, broadcast, reduce"
+        )
     return FUNCTIONS[name]
 
 
@@ -99,17 +116,28 @@ def resolve_version(version: str) -> NcclConstants:
     return CONSTANTS[key]
 
 
-def table_for(system: System, *, version: str | NcclConstants = "2.30", algo: str | None = None,
-              proto: str | None = None, overrides: Any = None) -> TuningTable:
+def table_for(
+    system: System,
+    *,
+    version: str | NcclConstants = "2.30",
+    algo: str | None = None,
+    proto: str | None = None,
+    overrides: Any = None,
+) -> TuningTable:
     """The tuning table of *system* for a version, with filters and overrides (a mapping or a TOML path)."""
     constants = version if isinstance(version, NcclConstants) else resolve_version(version)
     if overrides is not None:
         from costmodel.nccl.overrides import apply_overrides, load_overrides
 
-        constants = (apply_overrides(overrides, constants) if isinstance(overrides, dict)
-                     else load_overrides(overrides, constants))
+        constants = (
+            apply_overrides(overrides, constants)
+            if isinstance(overrides, dict)
+            else load_overrides(overrides, constants)
+        )
     if not isinstance(system, System):
-        raise InputError(f"system={system!r} is not a System; build one with System.from_preset or System.explicit")
+        raise InputError(
+            f"system={system!r} is not a System; build one with System.from_preset or System.explicit"
+        )
     return tune(system, constants, algo=algo, proto=proto)
 
 
@@ -127,16 +155,27 @@ class EntryTime:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values; ``time_s`` is null for an entry NCCL does not consider."""
-        return {"algorithm": self.algorithm, "protocol": self.protocol, "enabled": self.enabled,
-                "reason": self.reason, "latency_s": real(self.latency_s),
-                "bandwidth_bytes_per_s": real(self.bandwidth_bytes_per_s),
-                "time_s": None if self.time_s is None else real(self.time_s)}
+        return {
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "enabled": self.enabled,
+            "reason": self.reason,
+            "latency_s": real(self.latency_s),
+            "bandwidth_bytes_per_s": real(self.bandwidth_bytes_per_s),
+            "time_s": None if self.time_s is None else real(self.time_s),
+        }
 
 
 def _entry_time(t: Timed) -> EntryTime:
-    return EntryTime(algorithm=t.entry.algorithm, protocol=t.entry.protocol, enabled=t.time_us is not None,
-                     reason=t.reason, latency_s=t.latency_us * _US, bandwidth_bytes_per_s=t.bandwidth * _GB,
-                     time_s=None if t.time_us is None else t.time_us * _US)
+    return EntryTime(
+        algorithm=t.entry.algorithm,
+        protocol=t.entry.protocol,
+        enabled=t.time_us is not None,
+        reason=t.reason,
+        latency_s=t.latency_us * _US,
+        bandwidth_bytes_per_s=t.bandwidth * _GB,
+        time_s=None if t.time_us is None else t.time_us * _US,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,19 +210,39 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values, SI units in the keys."""
-        return {"collective": self.collective, "function": self.function, "n_bytes": self.n_bytes,
-                "ranks": self.ranks, "nodes": self.nodes, "nccl_version": self.version,
-                "algorithm": self.algorithm, "protocol": self.protocol, "time_s": real(self.time_s),
-                "algbw_bytes_per_s": real(self.algbw_bytes_per_s), "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
-                "channels": self.channels, "threads": self.threads,
-                "entries": [e.to_dict() for e in self.entries],
-                "steps": [{"text": s.text, "expression": s.expression, "value": real(s.value), "unit": s.unit}
-                          for s in self.steps],
-                "notes": list(self.notes)}
+        return {
+            "collective": self.collective,
+            "function": self.function,
+            "n_bytes": self.n_bytes,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "nccl_version": self.version,
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "time_s": real(self.time_s),
+            "algbw_bytes_per_s": real(self.algbw_bytes_per_s),
+            "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
+            "channels": self.channels,
+            "threads": self.threads,
+            "entries": [e.to_dict() for e in self.entries],
+            "steps": [
+                {"text": s.text, "expression": s.expression, "value": real(s.value), "unit": s.unit}
+                for s in self.steps
+            ],
+            "notes": list(self.notes),
+        }
 
 
-def predict(collective: str, n: Any, system: System, *, version: str = "2.30", algo: str | None = None,
-            proto: str | None = None, overrides: Any = None) -> Prediction:
+def predict(
+    collective: str,
+    n: Any,
+    system: System,
+    *,
+    version: str = "2.30",
+    algo: str | None = None,
+    proto: str | None = None,
+    overrides: Any = None,
+) -> Prediction:
     """What NCCL's tuning model chooses for *collective* on *n* bytes, and its predicted time.
 
     Parameters
@@ -223,17 +282,32 @@ def predict(collective: str, n: Any, system: System, *, version: str = "2.30", a
     best = pick(timed)
     if best is None or best.time_us is None:
         filters = "".join(f" {k}={v}" for k, v in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)) if v)
-        raise InputError(f"no algorithm/protocol available for {function}{' with' + filters if filters else ''}; "
-                         "NCCL would fail this call")
+        raise InputError(
+            f"no algorithm/protocol available for {function}{' with' + filters if filters else ''}; "
+            "NCCL would fail this call"
+        )
     channels, threads = launch(table, best.entry.algorithm, best.entry.protocol, size)
     time_s = best.time_us * _US
     algbw = size / time_s
     notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
-    return Prediction(collective=name, function=function, n_bytes=size, ranks=system.ranks, nodes=system.nodes,
-                      version=table.constants.version, algorithm=best.entry.algorithm, protocol=best.entry.protocol,
-                      time_s=time_s, algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * bus_factor(name, system.ranks),
-                      channels=channels, threads=threads, entries=tuple(_entry_time(t) for t in timed),
-                      steps=_steps(table, best, size), notes=notes)
+    return Prediction(
+        collective=name,
+        function=function,
+        n_bytes=size,
+        ranks=system.ranks,
+        nodes=system.nodes,
+        version=table.constants.version,
+        algorithm=best.entry.algorithm,
+        protocol=best.entry.protocol,
+        time_s=time_s,
+        algbw_bytes_per_s=algbw,
+        busbw_bytes_per_s=algbw * bus_factor(name, system.ranks),
+        channels=channels,
+        threads=threads,
+        entries=tuple(_entry_time(t) for t in timed),
+        steps=_steps(table, best, size),
+        notes=notes,
+    )
 
 
 def _num(x: Fraction) -> str:
@@ -250,13 +324,33 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     steps = list(latency_steps(table, e))
     steps.append(Step("bandwidth (tuning table)", f"{_num(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
     if best.tree_factor is not None:
-        steps.append(Step("tree correction", f"{_num(e.bandwidth)} GB/s × {_num(best.tree_factor)} "
-                          f"(log2(n/64) = {max(0, n >> 6).bit_length() - 1}) = {_num(best.bandwidth)} GB/s",
-                          best.bandwidth, "GB/s"))
+        steps.append(
+            Step(
+                "tree correction",
+                f"{_num(e.bandwidth)} GB/s × {_num(best.tree_factor)} "
+                f"(log2(n/64) = {max(0, n >> 6).bit_length() - 1}) = {_num(best.bandwidth)} GB/s",
+                best.bandwidth,
+                "GB/s",
+            )
+        )
     if best.plateau_factor is not None:
-        steps.append(Step("ring plateau", f"{_num(e.latency_us)} µs × {_num(best.plateau_factor)} "
-                          f"(n / (channels × ranks) ≥ 64) = {_num(best.latency_us)} µs", best.latency_us, "µs"))
-    assert best.time_us is not None  # noqa: S101 - a chosen entry has a time
-    steps.append(Step("time", f"{_num(best.latency_us)} µs + {n} B / (1000 × {_num(best.bandwidth)} GB/s) = "
-                      f"{_num(best.time_us)} µs", best.time_us, "µs"))
+        steps.append(
+            Step(
+                "ring plateau",
+                f"{_num(e.latency_us)} µs × {_num(best.plateau_factor)} "
+                f"(n / (channels × ranks) ≥ 64) = {_num(best.latency_us)} µs",
+                best.latency_us,
+                "µs",
+            )
+        )
+    assert best.time_us is not None
+    steps.append(
+        Step(
+            "time",
+            f"{_num(best.latency_us)} µs + {n} B / (1000 × {_num(best.bandwidth)} GB/s) = "
+            f"{_num(best.time_us)} µs",
+            best.time_us,
+            "µs",
+        )
+    )
     return tuple(steps)

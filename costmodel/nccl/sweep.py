@@ -10,7 +10,6 @@ n where another line is below the current one, solved exactly in Fractions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from math import floor
 from typing import Any
 
@@ -34,8 +33,12 @@ class SweepRange:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values."""
-        return {"algorithm": self.algorithm, "protocol": self.protocol, "from_bytes": self.from_bytes,
-                "to_bytes": self.to_bytes}
+        return {
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "from_bytes": self.from_bytes,
+            "to_bytes": self.to_bytes,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,9 +56,16 @@ class Sweep:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values."""
-        return {"collective": self.collective, "function": self.function, "ranks": self.ranks, "nodes": self.nodes,
-                "nccl_version": self.version, "min_bytes": real(self.min_bytes), "max_bytes": real(self.max_bytes),
-                "ranges": [r.to_dict() for r in self.ranges]}
+        return {
+            "collective": self.collective,
+            "function": self.function,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "nccl_version": self.version,
+            "min_bytes": real(self.min_bytes),
+            "max_bytes": real(self.max_bytes),
+            "ranges": [r.to_dict() for r in self.ranges],
+        }
 
 
 def _breakpoints(lo: int, hi: int, plateau: int) -> list[int]:
@@ -63,8 +73,17 @@ def _breakpoints(lo: int, hi: int, plateau: int) -> list[int]:
     return sorted(x for x in points if lo <= x <= hi)
 
 
-def sweep(collective: str, min_bytes: Any, max_bytes: Any, system: System, *, version: str = "2.30",
-          algo: str | None = None, proto: str | None = None, overrides: Any = None) -> Sweep:
+def sweep(
+    collective: str,
+    min_bytes: Any,
+    max_bytes: Any,
+    system: System,
+    *,
+    version: str = "2.30",
+    algo: str | None = None,
+    proto: str | None = None,
+    overrides: Any = None,
+) -> Sweep:
     """NCCL's choice for every whole size from *min_bytes* to *max_bytes*, as exact ranges.
 
     Examples
@@ -109,15 +128,29 @@ def sweep(collective: str, min_bytes: Any, max_bytes: Any, system: System, *, ve
                 nxt = min(nxt, first)
             chosen = best.entry
             if ranges and (ranges[-1].algorithm, ranges[-1].protocol) == (chosen.algorithm, chosen.protocol):
-                ranges[-1] = SweepRange(algorithm=chosen.algorithm, protocol=chosen.protocol,
-                                        from_bytes=ranges[-1].from_bytes, to_bytes=nxt - 1)
+                ranges[-1] = SweepRange(
+                    algorithm=chosen.algorithm,
+                    protocol=chosen.protocol,
+                    from_bytes=ranges[-1].from_bytes,
+                    to_bytes=nxt - 1,
+                )
             else:
-                ranges.append(SweepRange(algorithm=chosen.algorithm, protocol=chosen.protocol, from_bytes=n,
-                                         to_bytes=nxt - 1))
+                ranges.append(
+                    SweepRange(
+                        algorithm=chosen.algorithm, protocol=chosen.protocol, from_bytes=n, to_bytes=nxt - 1
+                    )
+                )
             n = nxt
-    name = collective if function_of(collective) else collective
     from costmodel.nccl.predict import FUNCTIONS
 
     name = next(k for k, v in FUNCTIONS.items() if v == function)
-    return Sweep(collective=name, function=function, ranks=system.ranks, nodes=system.nodes,
-                 version=table.constants.version, min_bytes=lo, max_bytes=hi, ranges=tuple(ranges))
+    return Sweep(
+        collective=name,
+        function=function,
+        ranks=system.ranks,
+        nodes=system.nodes,
+        version=table.constants.version,
+        min_bytes=lo,
+        max_bytes=hi,
+        ranges=tuple(ranges),
+    )

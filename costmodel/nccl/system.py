@@ -105,14 +105,28 @@ class Graph:
         set_(self, "type_inter", _choice(self.type_inter, "type_inter", PATH_TYPES, "path type"))
         if not isinstance(self.same_channels, bool):
             raise InputError(f"same_channels={self.same_channels!r} is not true or false")
-        whole(self.pattern, "pattern", low=1, high=6,
-              hint="NCCL_TOPO_PATTERN_*: 1 balanced tree, 2 split tree, 3 tree, 4 ring, 5 NVLS, 6 CollNet direct")
+        whole(
+            self.pattern,
+            "pattern",
+            low=1,
+            high=6,
+            hint="NCCL_TOPO_PATTERN_*: 1 balanced tree, 2 split tree, 3 tree, 4 ring, 5 NVLS, "
+            "6 CollNet direct",
+        )
 
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], *, where: str = "") -> Graph:
         """A graph from a preset table (keys as in the preset schema); unknown keys are refused."""
-        keys = ("channels", "bw_intra", "bw_inter", "type_intra", "type_inter", "latency_inter",
-                "same_channels", "pattern")
+        keys = (
+            "channels",
+            "bw_intra",
+            "bw_inter",
+            "type_intra",
+            "type_inter",
+            "latency_inter",
+            "same_channels",
+            "pattern",
+        )
         if not isinstance(table, Mapping):
             raise InputError(f"{where or 'graph'} is not a table")
         for key in table:
@@ -166,15 +180,22 @@ class System:
     name: str = ""
 
     def __post_init__(self) -> None:
-        whole(self.arch, "arch", low=60, high=120,
-              hint="the compute capability × 10, e.g. 80 (A100), 90 (H100), 100 (B200)")
+        whole(
+            self.arch,
+            "arch",
+            low=60,
+            high=120,
+            hint="the compute capability × 10, e.g. 80 (A100), 90 (H100), 100 (B200)",
+        )
         whole(self.ranks, "ranks", low=2, hint="NCCL's tuning model needs at least 2 ranks")
         positive(self.nodes, "nodes")
         if self.nodes > self.ranks:
             raise InputError(f"nodes={self.nodes} is more than ranks={self.ranks}; every node holds a rank")
         if self.ranks % self.nodes:
-            raise InputError(f"ranks={self.ranks} is not a multiple of nodes={self.nodes}; "
-                             "give the same number of GPUs on every node")
+            raise InputError(
+                f"ranks={self.ranks} is not a multiple of nodes={self.nodes}; "
+                "give the same number of GPUs on every node"
+            )
         set_ = object.__setattr__
         set_(self, "cpu_arch", _choice(self.cpu_arch, "cpu_arch", CPU_ARCHS, "CPU architecture"))
         set_(self, "cpu_vendor", _choice(self.cpu_vendor, "cpu_vendor", CPU_VENDORS, "CPU vendor"))
@@ -199,9 +220,21 @@ class System:
         set_(self, "graphs", dict(self.graphs))
 
     def __hash__(self) -> int:  # graphs is a dict: hash by content
-        return hash((self.arch, self.ranks, self.nodes, tuple(sorted(self.graphs.items())), self.cpu_arch,
-                     self.cpu_vendor, self.nvswitch, self.nvls, self.collnet, self.collnet_heads,
-                     self.net_device_host))
+        return hash(
+            (
+                self.arch,
+                self.ranks,
+                self.nodes,
+                tuple(sorted(self.graphs.items())),
+                self.cpu_arch,
+                self.cpu_vendor,
+                self.nvswitch,
+                self.nvls,
+                self.collnet,
+                self.collnet_heads,
+                self.net_device_host,
+            )
+        )
 
     @property
     def ranks_per_node(self) -> int:
@@ -222,14 +255,33 @@ class System:
         """The description as JSON-native data (the preset schema's keys)."""
         from costmodel._json import to_json
 
-        graphs = {k: {"channels": g.channels, "bw_intra": to_json(g.bw_intra), "bw_inter": to_json(g.bw_inter),
-                      "type_intra": g.type_intra, "type_inter": g.type_inter,
-                      "latency_inter": to_json(g.latency_inter), "same_channels": g.same_channels,
-                      "pattern": g.pattern} for k, g in self.graphs.items()}
-        return {"name": self.name, "arch": self.arch, "ranks": self.ranks, "nodes": self.nodes,
-                "cpu_arch": self.cpu_arch, "cpu_vendor": self.cpu_vendor, "nvswitch": self.nvswitch,
-                "nvls": self.nvls, "collnet": self.collnet, "collnet_heads": self.collnet_heads,
-                "net_device_host": self.net_device_host, "graphs": graphs}
+        graphs = {
+            k: {
+                "channels": g.channels,
+                "bw_intra": to_json(g.bw_intra),
+                "bw_inter": to_json(g.bw_inter),
+                "type_intra": g.type_intra,
+                "type_inter": g.type_inter,
+                "latency_inter": to_json(g.latency_inter),
+                "same_channels": g.same_channels,
+                "pattern": g.pattern,
+            }
+            for k, g in self.graphs.items()
+        }
+        return {
+            "name": self.name,
+            "arch": self.arch,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "cpu_arch": self.cpu_arch,
+            "cpu_vendor": self.cpu_vendor,
+            "nvswitch": self.nvswitch,
+            "nvls": self.nvls,
+            "collnet": self.collnet,
+            "collnet_heads": self.collnet_heads,
+            "net_device_host": self.net_device_host,
+            "graphs": graphs,
+        }
 
     # -- constructors ------------------------------------------------------------------------------
 
@@ -257,8 +309,22 @@ class System:
             ...
         costmodel.errors.InputError: preset 'box' has no 'multi' graphs; it describes only one node
         """
-        keys = ("name", "description", "sources", "arch", "gpus_per_node", "cpu_arch", "cpu_vendor", "nvswitch",
-                "nvls", "collnet", "collnet_heads", "net_device_host", "single", "multi")
+        keys = (
+            "name",
+            "description",
+            "sources",
+            "arch",
+            "gpus_per_node",
+            "cpu_arch",
+            "cpu_vendor",
+            "nvswitch",
+            "nvls",
+            "collnet",
+            "collnet_heads",
+            "net_device_host",
+            "single",
+            "multi",
+        )
         name = str(mapping.get("name", ""))
         for key in mapping:
             if key not in keys:
@@ -272,7 +338,9 @@ class System:
             raise InputError(f"preset {name!r} has no {half!r} graphs; it describes only {other}")
         gpus = mapping.get("gpus_per_node")
         if gpus is not None and is_whole(ranks) and nodes > 1 and ranks != gpus * nodes:
-            raise InputError(f"ranks={ranks} is not nodes × gpus_per_node = {nodes} × {gpus} of preset {name!r}")
+            raise InputError(
+                f"ranks={ranks} is not nodes × gpus_per_node = {nodes} × {gpus} of preset {name!r}"
+            )
         if gpus is not None and is_whole(ranks) and nodes == 1 and ranks > gpus:
             raise InputError(f"ranks={ranks} is more than the {gpus} GPUs per node of preset {name!r}")
         tables = mapping[half]
@@ -281,10 +349,23 @@ class System:
         graphs = {}
         for key, table in tables.items():
             if key not in GRAPH_NAMES:
-                raise UnknownNameError("graph", str(key), GRAPH_NAMES, context=f"in [{half}] of preset {name!r}")
+                raise UnknownNameError(
+                    "graph", str(key), GRAPH_NAMES, context=f"in [{half}] of preset {name!r}"
+                )
             graphs[key] = Graph.from_mapping(table, where=f"[{half}.{key}] of preset {name!r}")
-        flags = {k: mapping[k] for k in ("cpu_arch", "cpu_vendor", "nvswitch", "nvls", "collnet", "collnet_heads",
-                                         "net_device_host") if k in mapping}
+        flags = {
+            k: mapping[k]
+            for k in (
+                "cpu_arch",
+                "cpu_vendor",
+                "nvswitch",
+                "nvls",
+                "collnet",
+                "collnet_heads",
+                "net_device_host",
+            )
+            if k in mapping
+        }
         if flags.get("nvls") and "nvls" not in graphs:
             flags["nvls"] = False  # the half without an NVLS graph: NCCL turns NVLS off (0 channels)
         if flags.get("collnet") and "collnet_chain" not in graphs and "collnet_direct" not in graphs:
@@ -292,9 +373,21 @@ class System:
         return cls(arch=mapping["arch"], ranks=ranks, nodes=nodes, graphs=graphs, name=name, **flags)
 
     @classmethod
-    def explicit(cls, *, arch: int, ranks: int, nodes: int, channels: int, bw_intra: Any, bw_inter: Any,
-                 intra: str = "nvlink", net_latency: Any = 0, cpu: str = "intel", nvls: bool = False,
-                 collnet: bool = False) -> System:
+    def explicit(
+        cls,
+        *,
+        arch: int,
+        ranks: int,
+        nodes: int,
+        channels: int,
+        bw_intra: Any,
+        bw_inter: Any,
+        intra: str = "nvlink",
+        net_latency: Any = 0,
+        cpu: str = "intel",
+        nvls: bool = False,
+        collnet: bool = False,
+    ) -> System:
         """A system from the few numbers the command line's hardware options give.
 
         Assumptions (what NCCL's search typically finds; state them when you quote a result):
@@ -327,10 +420,17 @@ has at least one channel
         if nodes == 1:
             _rate(bw_inter, "bw_inter")
         nvlink = intra == "nvlink"
-        common = {"bw_intra": intra_bw, "bw_inter": inter_bw, "type_intra": "NVL" if nvlink else "PXB",
-                  "type_inter": "PIX", "latency_inter": _rate(net_latency, "net_latency", allow_zero=True)}
-        graphs = {"ring": Graph(channels=channels, pattern=4, **common),
-                  "tree": Graph(channels=channels, pattern=1 if nodes > 1 else 4, **common)}
+        common: dict[str, Any] = {
+            "bw_intra": intra_bw,
+            "bw_inter": inter_bw,
+            "type_intra": "NVL" if nvlink else "PXB",
+            "type_inter": "PIX",
+            "latency_inter": _rate(net_latency, "net_latency", allow_zero=True),
+        }
+        graphs = {
+            "ring": Graph(channels=channels, pattern=4, **common),
+            "tree": Graph(channels=channels, pattern=1 if nodes > 1 else 4, **common),
+        }
         if nvls:
             if not nvlink:
                 raise InputError("nvls=True needs NVLink (intra='nvlink'): NVLink SHARP runs on NVSwitches")
@@ -338,6 +438,16 @@ has at least one channel
         if collnet:
             graphs["collnet_chain"] = Graph(channels=channels, pattern=4, **common)
             graphs["collnet_direct"] = Graph(channels=channels, pattern=6, **common)
-        return cls(arch=arch, ranks=ranks, nodes=nodes, graphs=graphs, cpu_arch="x86", cpu_vendor=cpu,
-                   nvswitch=nvlink, nvls=nvls, collnet=collnet, collnet_heads=ranks // nodes if collnet else 0,
-                   name="explicit")
+        return cls(
+            arch=arch,
+            ranks=ranks,
+            nodes=nodes,
+            graphs=graphs,
+            cpu_arch="x86",
+            cpu_vendor=cpu,
+            nvswitch=nvlink,
+            nvls=nvls,
+            collnet=collnet,
+            collnet_heads=ranks // nodes if collnet else 0,
+            name="explicit",
+        )

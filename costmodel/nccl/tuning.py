@@ -34,6 +34,7 @@ __all__ = ["TuningEntry", "TuningTable", "algorithm_graph", "log2i", "tune"]
 _NVLINK, _PCI, _NET = 0, 1, 2
 _TREE_PATTERN = 3
 _F = Fraction
+_ZERO = Fraction(0)
 
 
 def log2i(n: int) -> int:
@@ -46,11 +47,11 @@ class _NoGraph:
     """A graph the search did not compute: NCCL's zeroed ``struct ncclTopoGraph``."""
 
     channels: int = 0
-    bw_intra: Fraction = _F(0)
-    bw_inter: Fraction = _F(0)
+    bw_intra: Fraction = Fraction(0)
+    bw_inter: Fraction = Fraction(0)
     type_intra: str = "LOC"
     type_inter: str = "LOC"
-    latency_inter: Fraction = _F(0)
+    latency_inter: Fraction = Fraction(0)
     same_channels: bool = False
     pattern: int = 0
 
@@ -65,10 +66,20 @@ def algorithm_graph(system: System, constants: NcclConstants, algorithm: str) ->
     if algorithm in ("Tree", "Ring", "PAT"):
         graph = system.graphs["tree" if algorithm != "Ring" else "ring"]
         agreed = min(system.graphs["ring"].channels, system.graphs["tree"].channels)
-        return graph if graph.channels == agreed else Graph(
-            channels=agreed, bw_intra=graph.bw_intra, bw_inter=graph.bw_inter, type_intra=graph.type_intra,
-            type_inter=graph.type_inter, latency_inter=graph.latency_inter, same_channels=graph.same_channels,
-            pattern=graph.pattern)
+        return (
+            graph
+            if graph.channels == agreed
+            else Graph(
+                channels=agreed,
+                bw_intra=graph.bw_intra,
+                bw_inter=graph.bw_inter,
+                type_intra=graph.type_intra,
+                type_inter=graph.type_inter,
+                latency_inter=graph.latency_inter,
+                same_channels=graph.same_channels,
+                pattern=graph.pattern,
+            )
+        )
     if algorithm in ("NVLS", "NVLSTree"):
         return system.graphs.get("nvls", _NoGraph())
     if constants.version == "2.21":
@@ -91,7 +102,7 @@ class TuningEntry:
     latency_us: Fraction
     bandwidth: Fraction
     reason: str = ""
-    backup_bandwidth: Fraction = _F(0)
+    backup_bandwidth: Fraction = Fraction(0)
 
     @property
     def enabled(self) -> bool:
@@ -124,8 +135,9 @@ class TuningTable:
     def entry(self, function: str, algorithm: str, protocol: str) -> TuningEntry:
         """The entry of (function, algorithm, protocol), in NCCL's spellings."""
         c = self.constants
-        index = ((c.functions.index(function) * len(c.algorithms) + c.algorithm_index(algorithm))
-                 * len(c.protocols) + c.protocol_index(protocol))
+        index = (c.functions.index(function) * len(c.algorithms) + c.algorithm_index(algorithm)) * len(
+            c.protocols
+        ) + c.protocol_index(protocol)
         return self.entries[index]
 
     def function_entries(self, function: str) -> tuple[TuningEntry, ...]:
@@ -142,11 +154,14 @@ class TuningTable:
         n_algos = len(c.algorithms)
         for block in range((n_algos + 2) // 3):
             algos = [a for a in range(block * 3, block * 3 + 3) if a < n_algos]
-            lines.append("  Algorithm   |" + "".join(f" {'':>14}   {c.algorithms[a]:>14}   {'':>14} |"
-                                                     for a in algos))
+            lines.append(
+                "  Algorithm   |" + "".join(f" {'':>14}   {c.algorithms[a]:>14}   {'':>14} |" for a in algos)
+            )
             lines.append("  Protocol    |" + "".join(f" {p:>14} |" for _ in range(3) for p in c.protocols))
-            lines.append(" Max NThreads |" + "".join(f" {self.max_threads[a][p]:>14d} |"
-                                                     for a in algos for p in range(len(c.protocols))))
+            lines.append(
+                " Max NThreads |"
+                + "".join(f" {self.max_threads[a][p]:>14d} |" for a in algos for p in range(len(c.protocols)))
+            )
             for function in c.functions:
                 cells = []
                 for a in algos:
@@ -173,7 +188,11 @@ def _applies(c: NcclConstants, function: str, algorithm: str) -> str:
     if function in ("Broadcast", "Reduce") and algorithm != "Ring":
         return f"{function} runs only Ring"
     if function in ("AllGather", "ReduceScatter"):
-        allowed = ("PAT", "Ring", "NVLS", "CollNetDirect") if c.version != "2.21" else ("Ring", "NVLS", "CollNetDirect")
+        allowed = (
+            ("PAT", "Ring", "NVLS", "CollNetDirect")
+            if c.version != "2.21"
+            else ("Ring", "NVLS", "CollNetDirect")
+        )
         if algorithm not in allowed:
             return f"{function} runs only {', '.join(a for a in c.algorithms if a in allowed)}"
     if function == "AllReduce" and algorithm == "PAT":
@@ -218,8 +237,8 @@ def _max_threads(system: System, c: NcclConstants) -> tuple[tuple[int, ...], ...
     tree_i, ring_i = c.algorithm_index("Tree"), c.algorithm_index("Ring")
     table[ring_i][simple] = 256 if ring.bw_intra * ring.channels <= c.pci_bw else c.simple_max_nthreads
     table[tree_i][simple] = c.simple_max_nthreads
-    for a in ("CollNetDirect", "CollNetChain", "NVLS", "NVLSTree"):
-        table[c.algorithm_index(a)][simple] = c.max_nthreads
+    for name in ("CollNetDirect", "CollNetChain", "NVLS", "NVLSTree"):
+        table[c.algorithm_index(name)][simple] = c.max_nthreads
     for a in (ring_i, tree_i):
         table[a][ll] = c.ll_max_nthreads
         table[a][ll128] = c.ll128_max_nthreads
@@ -228,7 +247,9 @@ def _max_threads(system: System, c: NcclConstants) -> tuple[tuple[int, ...], ...
 
 def _thread_thresholds(system: System, c: NcclConstants) -> tuple[tuple[int, ...], ...]:
     """``comm->threadThresholds`` set at the end of ncclTopoTuneModel (NCCL_THREAD_THRESHOLDS not set)."""
-    table = [[c.ll_thread_threshold, c.ll128_thread_threshold, c.simple_thread_threshold] for _ in c.algorithms]
+    table = [
+        [c.ll_thread_threshold, c.ll128_thread_threshold, c.simple_thread_threshold] for _ in c.algorithms
+    ]
     table[c.algorithm_index("Ring")][0] *= system.ranks
     for a in ("CollNetDirect", "CollNetChain"):
         table[c.algorithm_index(a)][2] = c.collnet_thread_threshold
@@ -241,12 +262,15 @@ def _ll128_rule(graph: Graph | _NoGraph, system: System, c: NcclConstants) -> st
         inter, intra = c.path_rank(graph.type_inter), c.path_rank(graph.type_intra)
     except ValueError:
         bad = graph.type_inter if graph.type_inter not in c.paths else graph.type_intra
-        raise InputError(f"path type {bad!r} does not exist in NCCL {c.version}; "
-                         f"choose from {', '.join(c.paths)}") from None
+        raise InputError(
+            f"path type {bad!r} does not exist in NCCL {c.version}; choose from {', '.join(c.paths)}"
+        ) from None
     if c.version == "2.21":
         limit = "PXN" if system.arch >= 90 else "PXB"
         if system.arch not in (70, 80, 90):
-            return f"LL128 off by default: NCCL 2.21 enables it only on sm70, sm80 and sm90 (arch {system.arch})"
+            return (
+                f"LL128 off by default: NCCL 2.21 enables it only on sm70, sm80 and sm90 (arch {system.arch})"
+            )
     else:
         if system.arch < 70:
             return "LL128 off by default below sm70"
@@ -258,8 +282,9 @@ def _ll128_rule(graph: Graph | _NoGraph, system: System, c: NcclConstants) -> st
     return ""
 
 
-def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
-         proto: str | None = None) -> TuningTable:
+def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its order
+    system: System, constants: NcclConstants, *, algo: str | None = None, proto: str | None = None
+) -> TuningTable:
     """NCCL's tuning table for *system* under *constants*: the port of ``ncclTopoTuneModel``.
 
     Parameters
@@ -321,10 +346,21 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
     bws: dict[tuple[str, str, str], Fraction] = {}
     why: dict[tuple[str, str, str], list[str]] = {}
     for f in c.functions:
-        nsteps = 2 * (ranks - 1) if f == "AllReduce" else ranks - 1 if f in ("ReduceScatter", "AllGather") else ranks
+        nsteps = (
+            2 * (ranks - 1)
+            if f == "AllReduce"
+            else ranks - 1
+            if f in ("ReduceScatter", "AllGather")
+            else ranks
+        )
         if v21:
-            n_inter = ((2 * nodes if nodes > 1 else 0) if f == "AllReduce"
-                       else nodes - 1 if f in ("ReduceScatter", "AllGather") else nodes)
+            n_inter = (
+                (2 * nodes if nodes > 1 else 0)
+                if f == "AllReduce"
+                else nodes - 1
+                if f in ("ReduceScatter", "AllGather")
+                else nodes
+            )
         else:
             n_inter = 0 if nodes == 1 else 2 * (nodes - 1) if f == "AllReduce" else nodes - 1
         for a in c.algorithms:
@@ -344,13 +380,19 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
                 bw = g.bw_intra if nodes <= 2 or collnet else g.bw_inter
                 if not skip and a in ("NVLS", "NVLSTree"):
                     if v21:
-                        bw = min(g.bw_intra, g.bw_inter) if a == "NVLS" else min(
-                            g.bw_intra, g.bw_inter if nodes <= 2 else g.bw_inter / 2)
+                        bw = (
+                            min(g.bw_intra, g.bw_inter)
+                            if a == "NVLS"
+                            else min(g.bw_intra, g.bw_inter if nodes <= 2 else g.bw_inter / 2)
+                        )
                     elif g.channels < 2:
-                        skip = (f"{a} needs at least 2 channels (the NVLS graph has {g.channels})" if g.channels
-                                else "no NVLS graph (NVLS unsupported)")
+                        skip = (
+                            f"{a} needs at least 2 channels (the NVLS graph has {g.channels})"
+                            if g.channels
+                            else "no NVLS graph (NVLS unsupported)"
+                        )
                     else:
-                        assert c.nvls_efficiency is not None  # noqa: S101 - 2.30 always has it
+                        assert c.nvls_efficiency is not None
                         intra_bw = g.bw_intra * c.nvls_efficiency[cc] * (g.channels - 1) / g.channels
                         intra_bw *= 2 if f == "AllReduce" else (ppn - 1) / ppn
                         inter_bw = g.bw_inter * (2 if nodes <= 2 and a == "NVLSTree" else 1)
@@ -365,27 +407,33 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
                 if a == "Ring" and p == "LL":
                     bus = min(ll_max_bw, bus * _F("0.5"))
                 if a == "Ring" and p == "LL128":
-                    bus = min(bus * (_F("0.7") if v21 and ppn < 2 else _F("0.92")), g.channels * per_ch_ring_ll128)
+                    bus = min(
+                        bus * (_F("0.7") if v21 and ppn < 2 else _F("0.92")), g.channels * per_ch_ring_ll128
+                    )
                 if a == "Tree" and (v21 or f == "AllReduce"):
                     bus = min(bus * _F(".92"), g.channels * per_ch_tree)
                 if a == "Tree" and p == "LL":
                     bus = min(bus / _F("3.8"), ll_max_bw)
                 if a == "Tree" and p == "LL128":
-                    bus = min(bus * (_F(7, 9) if nodes == 1 else _F(120, 128)), g.channels * per_ch_tree_ll128)
+                    bus = min(
+                        bus * (_F(7, 9) if nodes == 1 else _F(120, 128)), g.channels * per_ch_tree_ll128
+                    )
                 if a == "Tree" and tree_pattern == _TREE_PATTERN:
                     bus *= _F(".85")
                 if a == "PAT":
                     bus *= _F(".75")
                 if collnet and p != "Simple":
-                    bus = _F(0)
+                    bus = Fraction(0)
                     why[key].append(f"{a} runs only Simple")
                 if a == "CollNetDirect" and p == "Simple":
                     if f in ("AllGather", "ReduceScatter"):
                         if v21:
                             bus = ppn * bw
                             if nodes > 1 and (not system.collnet or ppn > system.collnet_heads):
-                                bus = _F(0)
-                                why[key].append("CollNet all-gather/reduce-scatter needs one CollNet head per GPU")
+                                bus = Fraction(0)
+                                why[key].append(
+                                    "CollNet all-gather/reduce-scatter needs one CollNet head per GPU"
+                                )
                             w = (ppn - 1) / (8 - 1)
                             bus *= w * _F("0.85") + (1 - w) * _F("0.95")
                         else:
@@ -396,20 +444,32 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
                         bus /= factor
                         if system.arch >= 90:
                             bus *= _F(".85")
-                if (not v21 and a in ("NVLS", "CollNetDirect") and p == "Simple"
-                        and f in ("AllGather", "ReduceScatter") and nodes > 1):
+                if (
+                    not v21
+                    and a in ("NVLS", "CollNetDirect")
+                    and p == "Simple"
+                    and f in ("AllGather", "ReduceScatter")
+                    and nodes > 1
+                ):
                     if not system.collnet:
-                        bus = _F(0)
+                        bus = Fraction(0)
                         why[key].append(f"{a} {f} across nodes needs CollNet")
                     elif system.ranks_per_node > system.collnet_heads:
-                        bus = _F(0)
-                        why[key].append(f"{a} {f} needs a CollNet head per GPU "
-                                        f"({system.ranks_per_node} GPUs, {system.collnet_heads} heads)")
+                        bus = Fraction(0)
+                        why[key].append(
+                            f"{a} {f} needs a CollNet head per GPU "
+                            f"({system.ranks_per_node} GPUs, {system.collnet_heads} heads)"
+                        )
                 # Convert bus bandwidth to algorithm bandwidth
                 if v21:
                     convert = not (a == "CollNetDirect" and f in ("AllGather", "ReduceScatter"))
-                    ratio = (_F(ranks, nsteps) if a == "Ring" else _F(5, 6) if a in ("NVLS", "NVLSTree")
-                             else _F(".5"))
+                    ratio = (
+                        _F(ranks, nsteps)
+                        if a == "Ring"
+                        else _F(5, 6)
+                        if a in ("NVLS", "NVLSTree")
+                        else _F(".5")
+                    )
                 else:
                     convert = not (a != "Ring" and f in ("AllGather", "ReduceScatter"))
                     ratio = _F(ranks, nsteps) if a in ("Ring", "NVLS", "NVLSTree") else _F(".5")
@@ -433,16 +493,21 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
                                 step = hw_lat[hw[a]][c.algorithm_index("Tree")][pi]
                             value += nsteps * step
                     else:
-                        overhead = _F(0)
+                        overhead = Fraction(0)
                         if nodes > 1:
-                            overhead = c.net_overhead(system.cpu_arch, system.cpu_vendor) * (3 if p == "Simple" else 1)
+                            overhead = c.net_overhead(system.cpu_arch, system.cpu_vendor) * (
+                                3 if p == "Simple" else 1
+                            )
                         intra_lat = max(intra_lat, overhead)
                         value += (nsteps - n_inter) * intra_lat + n_inter * inter_lat
                 elif a == "Tree":
                     if v21 or f == "AllReduce":
                         value += 2 * ((ranks // nodes - 1) * intra_lat + log2i(nodes) * inter_lat)
                 elif a == "CollNetDirect":
-                    value += 2 * (min(1, ranks // nodes - 1) * intra_lat + (ranks // nodes - 1) * _F("0.4")) + inter_lat
+                    value += (
+                        2 * (min(1, ranks // nodes - 1) * intra_lat + (ranks // nodes - 1) * _F("0.4"))
+                        + inter_lat
+                    )
                 elif a == "CollNetChain":
                     value += 2 * (ranks // nodes - 1) * intra_lat + inter_lat
                 elif a == "NVLS":
@@ -466,30 +531,73 @@ def tune(system: System, constants: NcclConstants, *, algo: str | None = None,
                     if ring_backup[(f, p)]:
                         why[(f, "Ring", p)] = []
     entries = tuple(
-        TuningEntry(f, a, p, lat[(f, a, p)], bws[(f, a, p)],
-                    "" if bws[(f, a, p)] else "; ".join(why[(f, a, p)]) or "zero bandwidth",
-                    ring_backup[(f, p)] if v21 and a == "Ring" else _F(0))
-        for f in c.functions for a in c.algorithms for p in c.protocols)
-    return TuningTable(constants=c, system=system, entries=entries, max_threads=_max_threads(system, c),
-                       thread_thresholds=_thread_thresholds(system, c), channels=_comm_channels(system, c),
-                       nvls_channels=_nvls_channels(system, c))
+        TuningEntry(
+            f,
+            a,
+            p,
+            lat[(f, a, p)],
+            bws[(f, a, p)],
+            "" if bws[(f, a, p)] else "; ".join(why[(f, a, p)]) or "zero bandwidth",
+            ring_backup[(f, p)] if v21 and a == "Ring" else _F(0),
+        )
+        for f in c.functions
+        for a in c.algorithms
+        for p in c.protocols
+    )
+    return TuningTable(
+        constants=c,
+        system=system,
+        entries=entries,
+        max_threads=_max_threads(system, c),
+        thread_thresholds=_thread_thresholds(system, c),
+        channels=_comm_channels(system, c),
+        nvls_channels=_nvls_channels(system, c),
+    )
 
 
 def _graph_name(algorithm: str) -> str:
-    return {"Tree": "tree", "Ring": "ring", "PAT": "tree", "NVLS": "NVLS", "NVLSTree": "NVLS",
-            "CollNetDirect": "CollNet direct", "CollNetChain": "CollNet chain"}[algorithm]
+    return {
+        "Tree": "tree",
+        "Ring": "ring",
+        "PAT": "tree",
+        "NVLS": "NVLS",
+        "NVLSTree": "NVLS",
+        "CollNetDirect": "CollNet direct",
+        "CollNetChain": "CollNet chain",
+    }[algorithm]
 
 
-def _enable(system: System, c: NcclConstants, graphs: dict[str, Graph | _NoGraph],
-            bws: dict[tuple[str, str, str], Fraction], why: dict[tuple[str, str, str], list[str]], *,
-            algo: str | None, proto: str | None) -> None:
+def _enable(  # noqa: PLR0912 - the enable rules of ncclTopoTuneModel, in its order
+    system: System,
+    c: NcclConstants,
+    graphs: dict[str, Graph | _NoGraph],
+    bws: dict[tuple[str, str, str], Fraction],
+    why: dict[tuple[str, str, str], list[str]],
+    *,
+    algo: str | None,
+    proto: str | None,
+) -> None:
     """The enable/disable pass of ncclTopoTuneModel: user filters, CollNet/NVLS rules, LL128 rules."""
     v21 = c.version == "2.21"
-    proto_on = parse_list(proto, c.protocols, c, what="NCCL_PROTO",
-                          defaults=tuple(AUTO if p == "LL128" else 1 for p in c.protocols)) if proto else \
-        tuple(tuple(AUTO if p == "LL128" else 1 for p in c.protocols) for _ in c.functions)
-    algo_on = [list(row) for row in (parse_list(algo, c.algorithms, c, what="NCCL_ALGO") if algo else
-                                     tuple((1,) * len(c.algorithms) for _ in c.functions))]
+    proto_on = (
+        parse_list(
+            proto,
+            c.protocols,
+            c,
+            what="NCCL_PROTO",
+            defaults=tuple(AUTO if p == "LL128" else 1 for p in c.protocols),
+        )
+        if proto
+        else tuple(tuple(AUTO if p == "LL128" else 1 for p in c.protocols) for _ in c.functions)
+    )
+    algo_on = [
+        list(row)
+        for row in (
+            parse_list(algo, c.algorithms, c, what="NCCL_ALGO")
+            if algo
+            else tuple((1,) * len(c.algorithms) for _ in c.functions)
+        )
+    ]
     by_user = {(fi, ai) for fi, row in enumerate(algo_on) for ai, on in enumerate(row) if not on}
     rules: dict[tuple[int, int], str] = {}
     for fi in range(len(c.functions)):
@@ -497,8 +605,12 @@ def _enable(system: System, c: NcclConstants, graphs: dict[str, Graph | _NoGraph
             reasons = []
             if system.nodes == 1 and a == "NVLSTree":
                 reasons.append("NVLSTree needs more than one node")
-            if not system.collnet and (a in ("CollNetDirect", "CollNetChain") or (a == "NVLS" and system.nodes > 1)):
-                reasons.append("CollNet is off" if a != "NVLS" else "NVLS across nodes needs CollNet, which is off")
+            if not system.collnet and (
+                a in ("CollNetDirect", "CollNetChain") or (a == "NVLS" and system.nodes > 1)
+            ):
+                reasons.append(
+                    "CollNet is off" if a != "NVLS" else "NVLS across nodes needs CollNet, which is off"
+                )
             if system.collnet and a == "CollNetChain" and "collnet_chain" not in system.graphs and not v21:
                 reasons.append("no CollNet chain support")
             if a == "CollNetDirect" and not system.nvswitch and (system.collnet or not v21):
@@ -530,7 +642,7 @@ def _enable(system: System, c: NcclConstants, graphs: dict[str, Graph | _NoGraph
                 if (fi, ai) in rules:
                     reasons.append(rules[(fi, ai)])
                 if reasons and bws[key]:
-                    bws[key] = _F(0)
+                    bws[key] = Fraction(0)
                     why[key].extend(reasons)
                 elif reasons and not why[key]:
                     why[key].extend(reasons)
