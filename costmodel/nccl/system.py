@@ -46,12 +46,12 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     """A finite non-negative (or positive) number as an exact Fraction (a float by its decimal text)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Fraction | str):
         raise InputError(f"{name}={value!r} is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{name}={value!r} is not finite")
     try:
         number = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{name}={value!r} is not a number") from None
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(f"{name}={value!r} is not finite")
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"{name}={value!r} is not {'non-negative' if allow_zero else 'positive'}")
     return number

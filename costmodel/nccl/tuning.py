@@ -644,5 +644,5 @@ def _enable(  # noqa: PLR0912 - the enable rules of ncclTopoTuneModel, in its or
                 if reasons and bws[key]:
                     bws[key] = Fraction(0)
                     why[key].extend(reasons)
-                elif reasons and not why[key]:
-                    why[key].extend(reasons)
+                else:
+                    why[key].extend(r for r in reasons if r not in why[key])
