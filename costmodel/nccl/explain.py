@@ -7,14 +7,20 @@ last step equals the entry's ``latency_us`` (a test checks it for every enabled 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from costmodel.nccl.tuning import TuningEntry, TuningTable, algorithm_graph, log2i
 
-if TYPE_CHECKING:
-    from costmodel.nccl.predict import Step
+__all__ = ["Step", "latency_steps"]
 
-__all__ = ["latency_steps"]
+
+class Step(NamedTuple):
+    """One line of an explanation: what is computed, the formula with numbers, the value and unit."""
+
+    text: str
+    expression: str
+    value: Fraction
+    unit: str
 
 
 def _n(x: Fraction | int) -> str:
@@ -24,8 +30,6 @@ def _n(x: Fraction | int) -> str:
 
 def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # noqa: PLR0912, PLR0915 - one branch per algorithm, as in tuning.cc
     """Steps deriving ``e.latency_us`` from the constants."""
-    from costmodel.nccl.predict import Step
-
     c, s = table.constants, table.system
     v21 = c.version == "2.21"
     f, a, p = e.function, e.algorithm, e.protocol

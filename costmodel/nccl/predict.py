@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.nccl.choose import Timed, candidates, launch, pick
 from costmodel.nccl.constants import CONSTANTS, NcclConstants
+from costmodel.nccl.explain import Step, latency_steps
 from costmodel.nccl.system import System
 from costmodel.nccl.tuning import TuningTable, tune
 
@@ -48,15 +49,6 @@ FUNCTIONS = {
 
 _US = Fraction(1, 10**6)
 _GB = 10**9
-
-
-class Step(NamedTuple):
-    """One line of the explanation: what is computed, the formula with numbers, the value and unit."""
-
-    text: str
-    expression: str
-    value: Fraction
-    unit: str
 
 
 def function_of(collective: str) -> str:
@@ -318,8 +310,6 @@ def _num(x: Fraction) -> str:
 
 def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     """The chosen entry's latency, bandwidth and time with the constants substituted."""
-    from costmodel.nccl.explain import latency_steps
-
     e = best.entry
     steps = list(latency_steps(table, e))
     steps.append(Step("bandwidth (tuning table)", f"{_num(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))

@@ -16,7 +16,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.errors import InputError
 from costmodel.nccl.choose import candidates, pick, time_line
-from costmodel.nccl.predict import function_of, size_of, table_for
+from costmodel.nccl.predict import FUNCTIONS, function_of, size_of, table_for
 from costmodel.nccl.system import System
 
 __all__ = ["Sweep", "SweepRange", "sweep"]
@@ -141,8 +141,6 @@ def sweep(
                     )
                 )
             n = nxt
-    from costmodel.nccl.predict import FUNCTIONS
-
     name = next(k for k, v in FUNCTIONS.items() if v == function)
     return Sweep(
         collective=name,

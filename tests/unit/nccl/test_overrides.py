@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fractions import Fraction as F
+from fractions import Fraction
 
 import pytest
 
@@ -24,8 +24,8 @@ hopper = [30.0, 41.4, 36.0]
 
 def test_overrides_change_the_table_exactly():
     c = parse_overrides(TOML, V30)
-    assert c.base_latency("Ring", "LL") == 6 and c.hw_latency(0, "Ring", "LL") == F(1, 2)
-    assert c.per_ch_max_tree_bws[2][0] == 30 and V30.per_ch_max_tree_bws[2][0] == F("38.7")
+    assert c.base_latency("Ring", "LL") == 6 and c.hw_latency(0, "Ring", "LL") == Fraction(1, 2)
+    assert c.per_ch_max_tree_bws[2][0] == 30 and V30.per_ch_max_tree_bws[2][0] == Fraction("38.7")
     s = System.explicit(arch=90, ranks=8, nodes=1, channels=16, bw_intra=40, bw_inter=40)
     # 6.0 + 14 × 0.5
     assert tune(s, c).entry("AllReduce", "Ring", "LL").latency_us == 13
@@ -36,7 +36,7 @@ def test_overrides_from_a_file_and_predict(tmp_path):
     path.write_text(TOML, encoding="utf-8")
     assert load_overrides(path, V30).base_latency("Ring", "LL") == 6
     s = System.explicit(arch=90, ranks=8, nodes=1, channels=16, bw_intra=40, bw_inter=40)
-    assert predict("allreduce", 1024, s, overrides=str(path)).entries[3].latency_s == F(13, 10**6)
+    assert predict("allreduce", 1024, s, overrides=str(path)).entries[3].latency_s == Fraction(13, 10**6)
 
 
 @pytest.mark.parametrize(("text", "constants", "message"), [

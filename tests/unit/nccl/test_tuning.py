@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from fractions import Fraction as F
+from fractions import Fraction
 
 import pytest
 
@@ -24,37 +24,37 @@ def two_nodes(cpu="intel", arch=90):
 def test_one_node_ring_ll_latency_is_base_plus_14_nvlink_steps(constants):
     # base 6.6 + nsteps 2(8-1) = 14 × hw NVLink Ring/LL 0.6 = 15.0 µs (the example, both versions)
     e = tune(node8(), constants).entry("AllReduce", "Ring", "LL")
-    assert e.latency_us == F("6.6") + 14 * F("0.6") == 15
+    assert e.latency_us == Fraction("6.6") + 14 * Fraction("0.6") == 15
     # busBw = min(llMaxBw[Hopper][N1] = 141, 16 × 40 × 0.5 = 320) = 141; × nRanks/nsteps = 8/14
-    assert e.bandwidth == F(141) * F(8, 14)
+    assert e.bandwidth == Fraction(141) * Fraction(8, 14)
 
 
 def test_two_nodes_intel_ring_simple_latency_2_30():
     # 8.4 + (30 − 2) × max(3.4, 3 × 1.0) + 2 × 14 = 131.6 µs (the number is right for 2.30)
-    assert tune(two_nodes(), V30).entry("AllReduce", "Ring", "Simple").latency_us == F("131.6")
+    assert tune(two_nodes(), V30).entry("AllReduce", "Ring", "Simple").latency_us == Fraction("131.6")
 
 
 def test_two_nodes_intel_ring_simple_latency_2_21_counts_2_nodes_inter_steps():
     # 2.21: nInterSteps = 2 × nNodes = 4: 8.4 + 26 × 3.4 + 4 × 14 = 152.8 µs (not 131.6)
-    assert tune(two_nodes(), V21).entry("AllReduce", "Ring", "Simple").latency_us == F("152.8")
+    assert tune(two_nodes(), V21).entry("AllReduce", "Ring", "Simple").latency_us == Fraction("152.8")
 
 
 def test_amd_net_overhead_dominates_ring_simple_steps():
     # AMD overhead 2.0 × 3 = 6 > 3.4: 8.4 + 28 × 6 + 2 × 14 = 204.4
-    assert tune(two_nodes("amd"), V30).entry("AllReduce", "Ring", "Simple").latency_us == F("204.4")
+    assert tune(two_nodes("amd"), V30).entry("AllReduce", "Ring", "Simple").latency_us == Fraction("204.4")
 
 
 def test_tree_simple_latency_differs_between_versions():
     # 2.30: base 8.4 + 2 × (7 × 4.0 + 1 × 14) = 92.4; 2.21: base 0 + 2 × (7 × 28 + 1 × 28) = 448
-    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "Simple").latency_us == F("92.4")
+    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "Simple").latency_us == Fraction("92.4")
     assert tune(two_nodes(), V21).entry("AllReduce", "Tree", "Simple").latency_us == 448
 
 
 def test_tree_bandwidth_caps_and_ratio():
     # Tree Simple, 2 nodes, Hopper: min(16 × 40 × .92, 16 × 41.4) = 588.8, × 1/2 = 294.4
-    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "Simple").bandwidth == F("294.4")
+    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "Simple").bandwidth == Fraction("294.4")
     # Tree LL: min(588.8 / 3.8, llMaxBw[Intel][N2] = 39.0) = 39, × 1/2
-    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "LL").bandwidth == F("19.5")
+    assert tune(two_nodes(), V30).entry("AllReduce", "Tree", "LL").bandwidth == Fraction("19.5")
 
 
 def test_pat_only_with_one_gpu_per_node():
@@ -63,7 +63,7 @@ def test_pat_only_with_one_gpu_per_node():
     s = System.explicit(arch=90, ranks=4, nodes=4, channels=8, bw_intra=20, bw_inter=20)
     e = tune(s, V30).entry("AllGather", "PAT", "Simple")
     # ppn = 1: NET latency of Tree/Simple 14; 8.0 + log2(4) × 14 / 3.5 + 4 × 2.8 = 27.2
-    assert e.latency_us == F("27.2")
+    assert e.latency_us == Fraction("27.2")
     # nNodes > 2: bwInter; 8 × 20 × .75, no bus-to-algorithm conversion for non-ring all-gather
     assert e.bandwidth == 120
     assert "PAT" not in V21.algorithms
@@ -90,15 +90,15 @@ def test_nvls_needs_two_channels_in_2_30_only():
     e = tune(s, V30).entry("AllReduce", "NVLS", "Simple")
     assert e.bandwidth == 0 and "at least 2 channels" in e.reason
     # 2.21: min(40, 40) × 1 channel × 5/6
-    assert tune(s, V21).entry("AllReduce", "NVLS", "Simple").bandwidth == F(100, 3)
+    assert tune(s, V21).entry("AllReduce", "NVLS", "Simple").bandwidth == Fraction(100, 3)
 
 
 def test_nvls_bandwidth_2_30():
     s = node8(nvls=True)
     # 16 channels: min(intra 40 × .85 × 15/16 × 2 (all-reduce) = 63.75, inter 40) per channel, × 16, × 8/14
-    assert tune(s, V30).entry("AllReduce", "NVLS", "Simple").bandwidth == 40 * 16 * F(8, 14)
+    assert tune(s, V30).entry("AllReduce", "NVLS", "Simple").bandwidth == 40 * 16 * Fraction(8, 14)
     # all-gather: 40 × .85 × 15/16 × (8 − 1)/8 = 27.890625 < 40, × 16; no conversion for non-ring all-gather
-    assert tune(s, V30).entry("AllGather", "NVLS", "Simple").bandwidth == F("27.890625") * 16
+    assert tune(s, V30).entry("AllGather", "NVLS", "Simple").bandwidth == Fraction("27.890625") * 16
     # hw NVLink NVLS/Simple 25 µs, nothing else on one node
     assert tune(s, V30).entry("AllReduce", "NVLS", "Simple").latency_us == 25
 
@@ -116,7 +116,7 @@ def test_ring_ll128_at_one_gpu_per_node_2_21():
     s = System.explicit(arch=90, ranks=2, nodes=2, channels=4, bw_intra=20, bw_inter=20)
     # 2.21: ppn < 2 → × 0.7: min(4 × 20 × 0.7, 4 × 36.7) = 56, × 2/2; 2.30: × 0.92
     assert tune(s, V21).entry("AllReduce", "Ring", "LL128").bandwidth == 56
-    assert tune(s, V30).entry("AllReduce", "Ring", "LL128").bandwidth == F("73.6")
+    assert tune(s, V30).entry("AllReduce", "Ring", "LL128").bandwidth == Fraction("73.6")
 
 
 def test_filters_disable_with_reason_and_force_ll128():
