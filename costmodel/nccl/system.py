@@ -40,6 +40,8 @@ CPU_ARCHS = ("x86", "power", "arm", "mixed")
 CPU_VENDORS = ("intel", "amd", "zhaoxin", "mixed")
 
 _PATTERNS = (1, 2, 3, 4, 5, 6)
+_MAX_NUMBER = 10**9
+_CHANNELS_HINT = "a graph the search found has 1 to 64 (MAXCHANNELS) channels"
 
 
 def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
@@ -52,6 +54,8 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
         number = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{name}={value!r} is not a number") from None
+    if number > _MAX_NUMBER:
+        raise InputError(f"{name}={value!r} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)")
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"{name}={value!r} is not {'non-negative' if allow_zero else 'positive'}")
     return number
@@ -97,7 +101,7 @@ class Graph:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        positive(self.channels, "channels", hint="a graph the search found has at least one channel")
+        positive(self.channels, "channels", high=64, hint=_CHANNELS_HINT)
         set_(self, "bw_intra", _rate(self.bw_intra, "bw_intra"))
         set_(self, "bw_inter", _rate(self.bw_inter, "bw_inter"))
         set_(self, "latency_inter", _rate(self.latency_inter, "latency_inter", allow_zero=True))
@@ -407,12 +411,12 @@ class System:
         >>> System.explicit(arch=90, ranks=8, nodes=1, channels=0, bw_intra=40, bw_inter=40)
         Traceback (most recent call last):
             ...
-        costmodel.errors.InputError: channels=0 is not a positive integer; a graph the search found \
-has at least one channel
+        costmodel.errors.InputError: channels=0 is not an integer from 1 to 64; a graph the search found \
+has 1 to 64 (MAXCHANNELS) channels
         """
         intra = _choice(intra, "intra", ("nvlink", "pci"), "intra-node link")
         cpu = _choice(cpu, "cpu", CPU_VENDORS, "CPU vendor")
-        positive(channels, "channels", hint="a graph the search found has at least one channel")
+        positive(channels, "channels", high=64, hint=_CHANNELS_HINT)
         whole(ranks, "ranks", low=2, hint="NCCL's tuning model needs at least 2 ranks")
         positive(nodes, "nodes")
         intra_bw = _rate(bw_intra, "bw_intra")

@@ -11,7 +11,8 @@ GOOD = {"arch": 90, "ranks": 16, "nodes": 2, "channels": 16, "bw_intra": 40, "bw
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"channels": 0}, "channels=0 is not a positive integer"),
+    ({"channels": 0}, "channels=0 is not an integer from 1 to 64"),
+    ({"channels": 65}, "channels=65 is not an integer from 1 to 64"),
     ({"bw_intra": -1}, "bw_intra=-1 is not positive"),
     ({"bw_inter": float("inf")}, "bw_inter=inf is not finite"),
     ({"arch": 50}, "arch=50 is not an integer from 60 to 120"),
@@ -22,6 +23,7 @@ GOOD = {"arch": 90, "ranks": 16, "nodes": 2, "channels": 16, "bw_intra": 40, "bw
     ({"intra": "infiniband"}, "unknown intra-node link 'infiniband'"),
     ({"cpu": "arm"}, "unknown CPU vendor 'arm'"),
     ({"net_latency": -2}, "net_latency=-2 is not non-negative"),
+    ({"bw_intra": 1e308}, "bw_intra=1e+308 is too large"),
 ])
 def test_bad_descriptions(change, message):
     with pytest.raises(InputError) as info:
