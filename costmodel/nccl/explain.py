@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from costmodel.nccl.tuning import TuningEntry, TuningTable, algorithm_graph, log2i
 
-__all__ = ["Step", "latency_steps"]
+__all__ = ["Step", "latency_steps", "number_text"]
 
 
 class Step(NamedTuple):
@@ -23,7 +23,8 @@ class Step(NamedTuple):
     unit: str
 
 
-def _n(x: Fraction | int) -> str:
+def number_text(x: Fraction | int) -> str:
+    """*x* as the source writes numbers: up to 4 decimals, no trailing zeros (else 4 significant digits)."""
     text = f"{float(x):.4f}".rstrip("0").rstrip(".")
     return text if Fraction(text) == x else f"{float(x):.4g}"
 
@@ -43,8 +44,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         intra = c.hw_latency(1, "Ring", "Simple")
     net_algo = "Tree" if (not v21 and ppn == 1) else a
     inter = c.hw_latency(2, net_algo, p) + g.latency_inter * (2 if p == "Simple" else 1)
-    inter_text = f"hw NET {net_algo}/{p} {_n(c.hw_latency(2, net_algo, p))} µs" + (
-        f" + latencyInter {_n(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}"
+    inter_text = f"hw NET {net_algo}/{p} {number_text(c.hw_latency(2, net_algo, p))} µs" + (
+        f" + latencyInter {number_text(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}"
         if g.latency_inter
         else ""
     )
@@ -65,7 +66,7 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
             steps.append(
                 Step(
                     "latency",
-                    f"base {_n(base)} µs + {count} × hw {hw_names[hw]} {_n(step)} µs = {_n(value)} µs",
+                    f"base {number_text(base)} µs + {count} × hw {hw_names[hw]} {number_text(step)} µs = {number_text(value)} µs",
                     value,
                     "µs",
                 )
@@ -76,23 +77,23 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         else:
             n_inter = 0 if nodes == 1 else 2 * (nodes - 1) if f == "AllReduce" else nodes - 1
         steps.append(Step("steps", f"nsteps = {nsteps}, nInterSteps = {n_inter}", Fraction(nsteps), ""))
-        intra_text = f"{_n(intra)} µs"
+        intra_text = f"{number_text(intra)} µs"
         if nodes > 1:
             overhead = c.net_overhead(s.cpu_arch, s.cpu_vendor) * (3 if p == "Simple" else 1)
-            intra_text = f"max({_n(intra)}, net overhead {_n(overhead)}) µs"
+            intra_text = f"max({number_text(intra)}, net overhead {number_text(overhead)}) µs"
             intra = max(intra, overhead)
         value = base + (nsteps - n_inter) * intra + n_inter * inter
-        text = f"base {_n(base)} µs + (nsteps − nInterSteps) × {intra_text}"
+        text = f"base {number_text(base)} µs + (nsteps − nInterSteps) × {intra_text}"
         if n_inter:
-            text += f" + nInterSteps × {_n(inter)} µs ({inter_text})"
-        steps.append(Step("latency", f"{text} = {_n(value)} µs", value, "µs"))
+            text += f" + nInterSteps × {number_text(inter)} µs ({inter_text})"
+        steps.append(Step("latency", f"{text} = {number_text(value)} µs", value, "µs"))
     elif a == "Tree":
         value = base + 2 * ((ppn - 1) * intra + log2i(nodes) * inter)
         steps.append(
             Step(
                 "latency",
-                f"base {_n(base)} µs + 2 × (({ppn} − 1) × {_n(intra)} µs + log2({nodes}) × "
-                f"{_n(inter)} µs) = {_n(value)} µs",
+                f"base {number_text(base)} µs + 2 × (({ppn} − 1) × {number_text(intra)} µs + log2({nodes}) × "
+                f"{number_text(inter)} µs) = {number_text(value)} µs",
                 value,
                 "µs",
             )
@@ -102,8 +103,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {_n(base)} µs + 2 × (min(1, {ppn} − 1) × {_n(intra)} µs + ({ppn} − 1) × "
-                f"0.4 µs) + {_n(inter)} µs = {_n(value)} µs",
+                f"base {number_text(base)} µs + 2 × (min(1, {ppn} − 1) × {number_text(intra)} µs + ({ppn} − 1) × "
+                f"0.4 µs) + {number_text(inter)} µs = {number_text(value)} µs",
                 value,
                 "µs",
             )
@@ -113,23 +114,28 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {_n(base)} µs + 2 × ({ppn} − 1) × {_n(intra)} µs + {_n(inter)} µs = {_n(value)} µs",
+                f"base {number_text(base)} µs + 2 × ({ppn} − 1) × {number_text(intra)} µs + {number_text(inter)} µs = {number_text(value)} µs",
                 value,
                 "µs",
             )
         )
     elif a == "NVLS":
         value = intra + (inter if nodes > 1 else 0)
-        extra = f" + NET {_n(inter)} µs" if nodes > 1 else ""
+        extra = f" + NET {number_text(inter)} µs" if nodes > 1 else ""
         steps.append(
-            Step("latency", f"hw {hw_names[intra_hw]} {_n(intra)} µs{extra} = {_n(value)} µs", value, "µs")
+            Step(
+                "latency",
+                f"hw {hw_names[intra_hw]} {number_text(intra)} µs{extra} = {number_text(value)} µs",
+                value,
+                "µs",
+            )
         )
     elif a == "NVLSTree":
         value = base + intra + 2 * log2i(nodes) * inter
         steps.append(
             Step(
                 "latency",
-                f"base {_n(base)} µs + {_n(intra)} µs + 2 × log2({nodes}) × {_n(inter)} µs = {_n(value)} µs",
+                f"base {number_text(base)} µs + {number_text(intra)} µs + 2 × log2({nodes}) × {number_text(inter)} µs = {number_text(value)} µs",
                 value,
                 "µs",
             )
@@ -139,8 +145,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {_n(base)} µs + log2({nodes}) × {_n(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
-                f"{_n(value)} µs",
+                f"base {number_text(base)} µs + log2({nodes}) × {number_text(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
+                f"{number_text(value)} µs",
                 value,
                 "µs",
             )

@@ -21,7 +21,7 @@ from costmodel._json import real
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.nccl.choose import Timed, candidates, launch, pick
 from costmodel.nccl.constants import CONSTANTS, NcclConstants
-from costmodel.nccl.explain import Step, _n, latency_steps
+from costmodel.nccl.explain import Step, latency_steps, number_text
 from costmodel.nccl.system import System
 from costmodel.nccl.tuning import TuningTable, tune
 
@@ -306,13 +306,13 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     """The chosen entry's latency, bandwidth and time with the constants substituted."""
     e = best.entry
     steps = list(latency_steps(table, e))
-    steps.append(Step("bandwidth (tuning table)", f"{_n(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
+    steps.append(Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
     if best.tree_factor is not None:
         steps.append(
             Step(
                 "tree correction",
-                f"{_n(e.bandwidth)} GB/s × {_n(best.tree_factor)} "
-                f"(log2(n/64) = {max(0, n >> 6).bit_length() - 1}) = {_n(best.bandwidth)} GB/s",
+                f"{number_text(e.bandwidth)} GB/s × {number_text(best.tree_factor)} "
+                f"(log2(n/64) = {max(0, n >> 6).bit_length() - 1}) = {number_text(best.bandwidth)} GB/s",
                 best.bandwidth,
                 "GB/s",
             )
@@ -321,8 +321,8 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
         steps.append(
             Step(
                 "ring plateau",
-                f"{_n(e.latency_us)} µs × {_n(best.plateau_factor)} "
-                f"(n / (channels × ranks) ≥ 64) = {_n(best.latency_us)} µs",
+                f"{number_text(e.latency_us)} µs × {number_text(best.plateau_factor)} "
+                f"(n / (channels × ranks) ≥ 64) = {number_text(best.latency_us)} µs",
                 best.latency_us,
                 "µs",
             )
@@ -331,8 +331,8 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     steps.append(
         Step(
             "time",
-            f"{_n(best.latency_us)} µs + {n} B / (1000 × {_n(best.bandwidth)} GB/s) = "
-            f"{_n(best.time_us)} µs",
+            f"{number_text(best.latency_us)} µs + {n} B / (1000 × {number_text(best.bandwidth)} GB/s) = "
+            f"{number_text(best.time_us)} µs",
             best.time_us,
             "µs",
         )
