@@ -29,6 +29,9 @@ def number_text(x: Fraction | int) -> str:
     return text if Fraction(text) == x else f"{float(x):.4g}"
 
 
+_t = number_text
+
+
 def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # noqa: PLR0912, PLR0915 - one branch per algorithm, as in tuning.cc
     """Steps deriving ``e.latency_us`` from the constants."""
     c, s = table.constants, table.system
@@ -44,8 +47,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         intra = c.hw_latency(1, "Ring", "Simple")
     net_algo = "Tree" if (not v21 and ppn == 1) else a
     inter = c.hw_latency(2, net_algo, p) + g.latency_inter * (2 if p == "Simple" else 1)
-    inter_text = f"hw NET {net_algo}/{p} {number_text(c.hw_latency(2, net_algo, p))} µs" + (
-        f" + latencyInter {number_text(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}"
+    inter_text = f"hw NET {net_algo}/{p} {_t(c.hw_latency(2, net_algo, p))} µs" + (
+        f" + latencyInter {_t(g.latency_inter)} µs{' × 2' if p == 'Simple' else ''}"
         if g.latency_inter
         else ""
     )
@@ -66,7 +69,7 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
             steps.append(
                 Step(
                     "latency",
-                    f"base {number_text(base)} µs + {count} × hw {hw_names[hw]} {number_text(step)} µs = {number_text(value)} µs",
+                    f"base {_t(base)} µs + {count} × hw {hw_names[hw]} {_t(step)} µs = {_t(value)} µs",
                     value,
                     "µs",
                 )
@@ -77,23 +80,23 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         else:
             n_inter = 0 if nodes == 1 else 2 * (nodes - 1) if f == "AllReduce" else nodes - 1
         steps.append(Step("steps", f"nsteps = {nsteps}, nInterSteps = {n_inter}", Fraction(nsteps), ""))
-        intra_text = f"{number_text(intra)} µs"
+        intra_text = f"{_t(intra)} µs"
         if nodes > 1:
             overhead = c.net_overhead(s.cpu_arch, s.cpu_vendor) * (3 if p == "Simple" else 1)
-            intra_text = f"max({number_text(intra)}, net overhead {number_text(overhead)}) µs"
+            intra_text = f"max({_t(intra)}, net overhead {_t(overhead)}) µs"
             intra = max(intra, overhead)
         value = base + (nsteps - n_inter) * intra + n_inter * inter
-        text = f"base {number_text(base)} µs + (nsteps − nInterSteps) × {intra_text}"
+        text = f"base {_t(base)} µs + (nsteps − nInterSteps) × {intra_text}"
         if n_inter:
-            text += f" + nInterSteps × {number_text(inter)} µs ({inter_text})"
-        steps.append(Step("latency", f"{text} = {number_text(value)} µs", value, "µs"))
+            text += f" + nInterSteps × {_t(inter)} µs ({inter_text})"
+        steps.append(Step("latency", f"{text} = {_t(value)} µs", value, "µs"))
     elif a == "Tree":
         value = base + 2 * ((ppn - 1) * intra + log2i(nodes) * inter)
         steps.append(
             Step(
                 "latency",
-                f"base {number_text(base)} µs + 2 × (({ppn} − 1) × {number_text(intra)} µs + log2({nodes}) × "
-                f"{number_text(inter)} µs) = {number_text(value)} µs",
+                f"base {_t(base)} µs + 2 × (({ppn} − 1) × {_t(intra)} µs + log2({nodes}) × "
+                f"{_t(inter)} µs) = {_t(value)} µs",
                 value,
                 "µs",
             )
@@ -103,8 +106,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {number_text(base)} µs + 2 × (min(1, {ppn} − 1) × {number_text(intra)} µs + ({ppn} − 1) × "
-                f"0.4 µs) + {number_text(inter)} µs = {number_text(value)} µs",
+                f"base {_t(base)} µs + 2 × (min(1, {ppn} − 1) × {_t(intra)} µs + ({ppn} − 1) × "
+                f"0.4 µs) + {_t(inter)} µs = {_t(value)} µs",
                 value,
                 "µs",
             )
@@ -114,18 +117,18 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {number_text(base)} µs + 2 × ({ppn} − 1) × {number_text(intra)} µs + {number_text(inter)} µs = {number_text(value)} µs",
+                f"base {_t(base)} µs + 2 × ({ppn} − 1) × {_t(intra)} µs + {_t(inter)} µs = {_t(value)} µs",
                 value,
                 "µs",
             )
         )
     elif a == "NVLS":
         value = intra + (inter if nodes > 1 else 0)
-        extra = f" + NET {number_text(inter)} µs" if nodes > 1 else ""
+        extra = f" + NET {_t(inter)} µs" if nodes > 1 else ""
         steps.append(
             Step(
                 "latency",
-                f"hw {hw_names[intra_hw]} {number_text(intra)} µs{extra} = {number_text(value)} µs",
+                f"hw {hw_names[intra_hw]} {_t(intra)} µs{extra} = {_t(value)} µs",
                 value,
                 "µs",
             )
@@ -135,7 +138,7 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {number_text(base)} µs + {number_text(intra)} µs + 2 × log2({nodes}) × {number_text(inter)} µs = {number_text(value)} µs",
+                f"base {_t(base)} µs + {_t(intra)} µs + 2 × log2({nodes}) × {_t(inter)} µs = {_t(value)} µs",
                 value,
                 "µs",
             )
@@ -145,8 +148,8 @@ def latency_steps(table: TuningTable, e: TuningEntry) -> tuple[Step, ...]:  # no
         steps.append(
             Step(
                 "latency",
-                f"base {number_text(base)} µs + log2({nodes}) × {number_text(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
-                f"{number_text(value)} µs",
+                f"base {_t(base)} µs + log2({nodes}) × {_t(inter)} µs / 3.5 + {ranks} × 2.8 µs = "
+                f"{_t(value)} µs",
                 value,
                 "µs",
             )
