@@ -1,0 +1,340 @@
+"""What NCCL's own model predicts for one collective call: :func:`predict` and :class:`Prediction`.
+
+Sizes follow costmodel's meaning of n (= nccl-tests' ``S`` and NCCL's ``nBytes``): all-reduce,
+broadcast and reduce the whole vector, all-gather the gathered output, reduce-scatter the whole
+input. Bus bandwidth is nccl-tests' (``busbw = algbw × factor``: all-reduce 2(p−1)/p, all-gather and
+reduce-scatter (p−1)/p, broadcast and reduce 1), with ``algbw = n / time``.
+
+References
+----------
+.. [1] NVIDIA, NCCL ``src/graph/tuning.cc`` and ``src/enqueue.cc``, tags v2.21.5-1 and v2.30.7-1.
+.. [2] NVIDIA, nccl-tests ``doc/PERFORMANCE.md`` (algorithm and bus bandwidth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import real
+from costmodel.errors import InputError, UnknownNameError
+from costmodel.nccl.choose import Timed, candidates, launch, pick
+from costmodel.nccl.constants import CONSTANTS, NcclConstants
+from costmodel.nccl.explain import Step, latency_steps, number_text
+from costmodel.nccl.system import System
+from costmodel.nccl.tuning import TuningTable, tune
+
+__all__ = [
+    "FUNCTIONS",
+    "EntryTime",
+    "Prediction",
+    "Step",
+    "bus_factor",
+    "function_of",
+    "predict",
+    "resolve_version",
+    "size_of",
+    "table_for",
+]
+
+FUNCTIONS = {
+    "broadcast": "Broadcast",
+    "reduce": "Reduce",
+    "allgather": "AllGather",
+    "reduce-scatter": "ReduceScatter",
+    "allreduce": "AllReduce",
+}
+"""costmodel's collective names and NCCL's function names (``ncclFuncStr``)."""
+
+_US = Fraction(1, 10**6)
+_GB = 10**9
+
+
+def function_of(collective: str) -> str:
+    """NCCL's function name for a costmodel collective name (aliases accepted).
+
+    >>> function_of("all-reduce")
+    'AllReduce'
+    >>> function_of("alltoall")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: alltoall is outside NCCL's tuning model: NCCL runs it as send/recv \
+pairs; choose from allreduce, allgather, reduce-scatter, broadcast, reduce
+    """
+    from costmodel.collectives._registry import collective as resolve
+
+    if not isinstance(collective, str):
+        raise InputError(f"collective={collective!r} is not a name")
+    name = resolve(collective).name
+    if name not in FUNCTIONS:
+        raise InputError(
+            f"{name} is outside NCCL's tuning model: NCCL runs it as send/recv pairs; "
+            "choose from allreduce, allgather, reduce-scatter, broadcast, reduce"
+        )
+    return FUNCTIONS[name]
+
+
+def bus_factor(collective: str, p: int) -> Fraction:
+    """nccl-tests' bus-bandwidth factor: busbw = algbw × this."""
+    function = function_of(collective)
+    if function == "AllReduce":
+        return Fraction(2 * (p - 1), p)
+    if function in ("AllGather", "ReduceScatter"):
+        return Fraction(p - 1, p)
+    return Fraction(1)
+
+
+def size_of(n: Any) -> int:
+    """*n* as a whole number of bytes ≥ 1 (text through costmodel's size parser)."""
+    from costmodel.units import parse_size
+
+    value = parse_size(n) if isinstance(n, str) else n
+    if isinstance(value, bool) or not isinstance(value, int | Fraction) or value != int(value):
+        raise InputError(f"n={n!r} is not a whole number of bytes; NCCL sizes are counted in bytes")
+    if value < 1:
+        raise InputError(f"n={n!r} is not positive; NCCL launches nothing for an empty collective")
+    if value > 2**63:
+        raise InputError(f"n={n!r} is too large; NCCL's sizes are 64-bit (at most 2**63 bytes)")
+    return int(value)
+
+
+def resolve_version(version: str) -> NcclConstants:
+    """The constants of a modelled NCCL version (``"2.30"``, ``"2.21"``; ``v2.30.7-1`` style accepted)."""
+    text = str(version).strip().lower().removeprefix("v")
+    key = ".".join(text.split(".")[:2])
+    if key not in CONSTANTS:
+        raise UnknownNameError("NCCL version", str(version), tuple(CONSTANTS))
+    return CONSTANTS[key]
+
+
+def table_for(
+    system: System,
+    *,
+    version: str | NcclConstants = "2.30",
+    algo: str | None = None,
+    proto: str | None = None,
+    overrides: Any = None,
+) -> TuningTable:
+    """The tuning table of *system* for a version, with filters and overrides (a mapping or a TOML path)."""
+    constants = version if isinstance(version, NcclConstants) else resolve_version(version)
+    if overrides is not None:
+        from costmodel.nccl.overrides import apply_overrides, load_overrides
+
+        constants = (
+            apply_overrides(overrides, constants)
+            if isinstance(overrides, dict)
+            else load_overrides(overrides, constants)
+        )
+    if not isinstance(system, System):
+        raise InputError(
+            f"system={system!r} is not a System; build one with System.from_preset or System.explicit"
+        )
+    return tune(system, constants, algo=algo, proto=proto)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryTime:
+    """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s)."""
+
+    algorithm: str
+    protocol: str
+    enabled: bool
+    reason: str
+    latency_s: Fraction
+    bandwidth_bytes_per_s: Fraction
+    time_s: Fraction | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native values; ``time_s`` is null for an entry NCCL does not consider."""
+        return {
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "enabled": self.enabled,
+            "reason": self.reason,
+            "latency_s": real(self.latency_s),
+            "bandwidth_bytes_per_s": real(self.bandwidth_bytes_per_s),
+            "time_s": None if self.time_s is None else real(self.time_s),
+        }
+
+
+def _entry_time(t: Timed) -> EntryTime:
+    return EntryTime(
+        algorithm=t.entry.algorithm,
+        protocol=t.entry.protocol,
+        enabled=t.time_us is not None,
+        reason=t.reason,
+        latency_s=t.latency_us * _US,
+        bandwidth_bytes_per_s=t.bandwidth * _GB,
+        time_s=None if t.time_us is None else t.time_us * _US,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prediction:
+    """NCCL's choice and predicted time for one collective call.
+
+    ``entries`` lists every (algorithm, protocol) of the function in NCCL's order; ``algorithm``
+    and ``protocol`` are the chosen one; ``channels`` and ``threads`` what NCCL launches;
+    ``steps`` the chosen entry's formulas with the constants substituted.
+    """
+
+    collective: str
+    function: str
+    n_bytes: int
+    ranks: int
+    nodes: int
+    version: str
+    algorithm: str
+    protocol: str
+    time_s: Fraction
+    algbw_bytes_per_s: Fraction
+    busbw_bytes_per_s: Fraction
+    channels: int
+    threads: int
+    entries: tuple[EntryTime, ...]
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """The steps as text, one per line."""
+        return "\n".join(f"{s.text}: {s.expression}" for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native values, SI units in the keys."""
+        return {
+            "collective": self.collective,
+            "function": self.function,
+            "n_bytes": self.n_bytes,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "nccl_version": self.version,
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "time_s": real(self.time_s),
+            "algbw_bytes_per_s": real(self.algbw_bytes_per_s),
+            "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
+            "channels": self.channels,
+            "threads": self.threads,
+            "entries": [e.to_dict() for e in self.entries],
+            "steps": [
+                {"text": s.text, "expression": s.expression, "value": real(s.value), "unit": s.unit}
+                for s in self.steps
+            ],
+            "notes": list(self.notes),
+        }
+
+
+def predict(
+    collective: str,
+    n: Any,
+    system: System,
+    *,
+    version: str = "2.30",
+    algo: str | None = None,
+    proto: str | None = None,
+    overrides: Any = None,
+) -> Prediction:
+    """What NCCL's tuning model chooses for *collective* on *n* bytes, and its predicted time.
+
+    Parameters
+    ----------
+    collective : str
+        allreduce, allgather, reduce-scatter, broadcast or reduce (aliases accepted).
+    n : int, Fraction or str
+        Bytes (text such as ``"8MiB"`` is parsed); costmodel's meaning of n, = nccl-tests' size.
+    system : System
+        The hardware as NCCL's topology search sees it.
+    version : str
+        ``"2.30"`` (default) or ``"2.21"``.
+    algo, proto : str, optional
+        NCCL_ALGO / NCCL_PROTO filters in NCCL's syntax (``ring,tree``, ``^LL128``, ``allreduce:tree``).
+    overrides : mapping or path, optional
+        Constant overrides (see :mod:`costmodel.nccl.overrides`).
+
+    Raises
+    ------
+    InputError
+        On an unknown collective or one NCCL runs outside its tuning model (all-to-all, gather,
+        scatter), a size that is not a positive whole number of bytes, a bad filter or override, or
+        when no algorithm/protocol is left (as NCCL reports).
+
+    Examples
+    --------
+    >>> s = System.explicit(arch=90, ranks=8, nodes=1, channels=16, bw_intra=40, bw_inter=40)
+    >>> p = predict("allreduce", "1KiB", s)
+    >>> p.algorithm, p.protocol, p.time_s
+    ('Ring', 'LL', Fraction(264599, 17625000000))
+    """
+    function = function_of(collective)
+    name = next(k for k, v in FUNCTIONS.items() if v == function)
+    size = size_of(n)
+    table = table_for(system, version=version, algo=algo, proto=proto, overrides=overrides)
+    timed = candidates(table, function, size)
+    best = pick(timed)
+    if best is None or best.time_us is None:
+        filters = "".join(f" {k}={v}" for k, v in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)) if v)
+        raise InputError(
+            f"no algorithm/protocol available for {function}{' with' + filters if filters else ''}; "
+            "NCCL would fail this call"
+        )
+    channels, threads = launch(table, best.entry.algorithm, best.entry.protocol, size)
+    time_s = best.time_us * _US
+    algbw = size / time_s
+    notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
+    return Prediction(
+        collective=name,
+        function=function,
+        n_bytes=size,
+        ranks=system.ranks,
+        nodes=system.nodes,
+        version=table.constants.version,
+        algorithm=best.entry.algorithm,
+        protocol=best.entry.protocol,
+        time_s=time_s,
+        algbw_bytes_per_s=algbw,
+        busbw_bytes_per_s=algbw * bus_factor(name, system.ranks),
+        channels=channels,
+        threads=threads,
+        entries=tuple(_entry_time(t) for t in timed),
+        steps=_steps(table, best, size),
+        notes=notes,
+    )
+
+
+def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
+    """The chosen entry's latency, bandwidth and time with the constants substituted."""
+    e = best.entry
+    steps = list(latency_steps(table, e))
+    steps.append(Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
+    if best.tree_factor is not None:
+        steps.append(
+            Step(
+                "tree correction",
+                f"{number_text(e.bandwidth)} GB/s × {number_text(best.tree_factor)} "
+                f"(log2(n/64) = {max(0, n >> 6).bit_length() - 1}) = {number_text(best.bandwidth)} GB/s",
+                best.bandwidth,
+                "GB/s",
+            )
+        )
+    if best.plateau_factor is not None:
+        steps.append(
+            Step(
+                "ring plateau",
+                f"{number_text(e.latency_us)} µs × {number_text(best.plateau_factor)} "
+                f"(n / (channels × ranks) ≥ 64) = {number_text(best.latency_us)} µs",
+                best.latency_us,
+                "µs",
+            )
+        )
+    assert best.time_us is not None
+    steps.append(
+        Step(
+            "time",
+            f"{number_text(best.latency_us)} µs + {n} B / (1000 × {number_text(best.bandwidth)} GB/s) = "
+            f"{number_text(best.time_us)} µs",
+            best.time_us,
+            "µs",
+        )
+    )
+    return tuple(steps)
