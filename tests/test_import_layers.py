@@ -185,7 +185,7 @@ LAYERS = (
     ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "references", "_json", "_files",
                      "tomlfile", "symbols", "expressions", "renames")),
     ("links", ("params", "topology", "profiles", "links")),
-    ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration")),
+    ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl")),
     ("questions", ("crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises")),
     ("command line", ("cli", "__main__", "")),
 )
