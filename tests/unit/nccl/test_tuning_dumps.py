@@ -26,7 +26,7 @@ def test_the_dumps_hold_the_printed_cells():
 def test_the_model_prints_what_nccl_printed(dump):
     if dump["preset"] is None:
         pytest.skip(f"{dump['log']}: {dump['missing']}")
-    from costmodel.nccl import CONSTANTS, System, tuning  # type: ignore[attr-defined]
+    from costmodel.nccl import CONSTANTS, System, tuning
 
     system = System.from_preset(dump["preset"], ranks=dump["ranks"], nodes=dump["nodes"])
     model = tuning.tune(system, CONSTANTS[dump["version"]])
