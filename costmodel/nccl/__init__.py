@@ -16,7 +16,9 @@ choice of ``src/enqueue.cc`` (:func:`predict`, :func:`sweep`). What NCCL's topol
 from __future__ import annotations
 
 from costmodel.nccl.constants import CONSTANTS, VERSIONS, NcclConstants
+from costmodel.nccl.debuglog import DebugLog, parse_debug_log, read_debug_log
 from costmodel.nccl.predict import EntryTime, Prediction, Step, predict
+from costmodel.nccl.presets import load_preset, preset_names
 from costmodel.nccl.sweep import Sweep, SweepRange, sweep
 from costmodel.nccl.system import Graph, System
 from costmodel.nccl.tuning import TuningEntry, TuningTable, tune
@@ -24,6 +26,7 @@ from costmodel.nccl.tuning import TuningEntry, TuningTable, tune
 __all__ = [
     "CONSTANTS",
     "VERSIONS",
+    "DebugLog",
     "EntryTime",
     "Graph",
     "NcclConstants",
@@ -34,8 +37,12 @@ __all__ = [
     "System",
     "TuningEntry",
     "TuningTable",
+    "load_preset",
+    "parse_debug_log",
     "predict",
     "predict_range",
+    "preset_names",
+    "read_debug_log",
     "sweep",
     "tune",
 ]
