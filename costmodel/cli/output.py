@@ -58,10 +58,23 @@ def _json(result: Any) -> str:
     """``to_dict()`` as one line of JSON, with the old names used (already said on stderr), if any."""
     from costmodel.renames import collected
 
-    data = result.to_dict()
+    data = _in_options(result.to_dict())
     if collected():
         data["deprecations"] = list(collected())
     return json.dumps(data, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+_MESSAGES = frozenset({"notes", "note", "warnings", "reason"})
+"""The keys of a result's JSON that hold the core's messages, said in the command line's words here."""
+
+
+def _in_options(data: Any, *, message: bool = False) -> Any:
+    """*data* with the strings under :data:`_MESSAGES` keys naming options instead of parameters."""
+    if isinstance(data, dict):
+        return {k: _in_options(v, message=message or k in _MESSAGES) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_in_options(v, message=message) for v in data]
+    return cli_message(data) if message and isinstance(data, str) else data
 
 
 def emit(result: Any, *, as_json: bool, markdown: bool = False, latex: bool = False) -> None:

@@ -114,3 +114,13 @@ def test_help_exits_0(capsys):
     assert "cost" in capsys.readouterr().out
     assert main(["cost", "--help"]) == 0
     assert "Example" in capsys.readouterr().out
+
+
+def test_json_notes_name_options_as_the_text_does(cli):
+    """The core's notes name Python parameters; the command line says them as options in --json too."""
+    data = cli.json("formula", "allreduce", "hier")
+    assert any(note.startswith("on a concrete topology: costmodel cost allreduce hierarchical --level ")
+               for note in data["notes"])
+    data = cli.json("cost", "allreduce", "ring", "-p", "16", "-n", "1001", "--alpha", "1us", "--bandwidth", "1GB/s")
+    assert any("--whole-bytes prices every chunk" in note for note in data["notes"])
+    assert not any("whole_bytes=" in note for note in data["notes"])
