@@ -42,7 +42,7 @@ def test_pinned_numbers():
                                            "pattern": 4}
     assert (a100["multi"]["ring"]["channels"], a100["multi"]["ring"]["bw_inter"]) == (8, 24.0)
     assert (h100["single"]["ring"]["channels"], h100["single"]["ring"]["bw_intra"]) == (12, 30.0)
-    assert (h100["multi"]["ring"]["channels"], h100["multi"]["ring"]["bw_inter"]) == (8, 45.0)
+    assert (h100["multi"]["ring"]["channels"], h100["multi"]["ring"]["bw_inter"]) == (8, 48.0)
     assert h100["nvls"] and h100["single"]["nvls"]["pattern"] == 5
     four = load_preset("hgx-h100-4nic")
     assert "single" not in four and four["multi"]["ring"]["channels"] * four["multi"]["ring"]["bw_inter"] == 192
