@@ -17,7 +17,6 @@ path type names), ``latency_inter`` (µs, default 0), ``same_channels`` (default
 
 from __future__ import annotations
 
-import math
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -25,31 +24,14 @@ from typing import Any
 
 from costmodel._files import read_text
 from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.nccl.schema import GRAPH_NAMES, HALVES, check_preset
+from costmodel.nccl.system import CPU_ARCHS, CPU_VENDORS, PATH_TYPES, Graph, System  # noqa: F401 - CPU_*
 from costmodel.tomlfile import loads
 
 __all__ = ["GRAPHS", "PATH_TYPES", "load_preset", "preset_names", "validate_preset"]
 
-GRAPHS = ("ring", "tree", "collnet_chain", "collnet_direct", "nvls")
-PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS")
-"""Path type names as NCCL prints them (the union of 2.21's and 2.30's ``topoPathTypeStr``)."""
-CPU_ARCHS = ("x86", "power", "arm")
-CPU_VENDORS = ("intel", "amd", "zhaoxin", "mixed")
+GRAPHS = GRAPH_NAMES
 PATTERNS = (1, 2, 3, 4, 5, 6)
-
-_TOP: dict[str, tuple[type, ...]] = {
-    "name": (str,), "description": (str,), "sources": (list,), "arch": (int,), "gpus_per_node": (int,),
-    "cpu_arch": (str,), "cpu_vendor": (str,), "nvswitch": (bool,), "nvls": (bool,), "collnet": (bool,),
-    "collnet_heads": (int,), "net_device_host": (bool,), "assumptions": (list,),
-}
-_REQUIRED = ("name", "arch", "gpus_per_node", "cpu_arch", "cpu_vendor", "nvswitch", "nvls")
-_DEFAULTS: dict[str, Any] = {"description": "", "sources": [], "collnet": False, "collnet_heads": 0,
-                             "net_device_host": True, "assumptions": []}
-_GRAPH: dict[str, tuple[type, ...]] = {
-    "channels": (int,), "bw_intra": (int, float), "bw_inter": (int, float), "type_intra": (str,),
-    "type_inter": (str,), "latency_inter": (int, float), "same_channels": (bool,), "pattern": (int,),
-}
-_GRAPH_REQUIRED = ("channels", "bw_intra", "bw_inter", "type_intra", "type_inter", "pattern")
-_PATTERN_OF = {"ring": (4,), "tree": (1, 2, 3), "collnet_chain": (3,), "collnet_direct": (3, 6), "nvls": (5,)}
 
 
 def _folder() -> Any:
@@ -90,20 +72,13 @@ def load_preset(name_or_path: str | PathLike[str]) -> dict[str, Any]:
     return validate_preset(loads(content, path=where), path=where)
 
 
-def _fail(path: str, message: str) -> ParseError:
-    return ParseError(message, path=path)
-
-
-def _check_type(value: Any, kinds: tuple[type, ...], key: str, path: str) -> None:
-    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-    if not ok:
-        want = " or ".join({int: "an integer", float: "a number", str: "a string", bool: "true/false",
-                            list: "a list"}[k] for k in kinds)
-        raise _fail(path, f"{key} = {value!r} must be {want}")
-
-
 def validate_preset(data: dict[str, Any], *, path: str = "<preset>") -> dict[str, Any]:
     """*data* checked against the preset schema and completed with its defaults (a new dict).
+
+    The shape is :mod:`costmodel.nccl.schema`'s; the values are checked by building what they
+    describe: each table's :class:`~costmodel.nccl.system.Graph`, and a
+    :class:`~costmodel.nccl.system.System` of two ranks on one node for the host (arch, CPU, flags).
+    Errors are :class:`~costmodel.errors.ParseError` naming *path* (and the table).
 
     >>> validate_preset({"name": "x", "arch": 90, "gpus_per_node": 8, "cpu_arch": "x86",
     ...                  "cpu_vendor": "intel", "nvswitch": True, "nvls": False})
@@ -113,87 +88,20 @@ def validate_preset(data: dict[str, Any], *, path: str = "<preset>") -> dict[str
     """
     if not isinstance(data, dict):
         raise InputError(f"a {type(data).__name__} is not a preset; give a mapping")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in ("single", "multi"):
-            continue
-        if key not in _TOP:
-            raise _fail(path, f"unknown key {key!r}; the keys are {', '.join(_TOP)}, "
-                              "[single.GRAPH], [multi.GRAPH]")
-        _check_type(value, _TOP[key], key, path)
-        if isinstance(value, list) and not all(isinstance(x, str) for x in value):
-            raise _fail(path, f"{key} must be a list of strings")
-        out[key] = value
-    for key in _REQUIRED:
-        if key not in out:
-            raise _fail(path, f"missing key {key!r}")
-    for key, default in _DEFAULTS.items():
-        out.setdefault(key, list(default) if isinstance(default, list) else default)
-    _check_values(out, path)
-    _read_graphs(data, out, path)
+    try:
+        out = check_preset(data)
+        graphs = [
+            Graph.from_mapping(table, where=f"[{half}.{name}]")
+            for half in HALVES
+            for name, table in out.get(half, {}).items()
+        ]
+        System(
+            arch=out["arch"],
+            ranks=2,
+            nodes=1,
+            graphs={"ring": graphs[0], "tree": graphs[0]},
+            **{k: out[k] for k in ("cpu_arch", "cpu_vendor", "nvswitch", "collnet_heads", "net_device_host")},
+        )
+    except InputError as e:
+        raise ParseError(str(e), path=path) from None
     return out
-
-
-def _check_values(out: dict[str, Any], path: str) -> None:
-    if out["arch"] < 30 or out["arch"] > 200:
-        raise _fail(path, f"arch = {out['arch']} is not a compute capability x 10 (70, 80, 90, 100 ...)")
-    if out["gpus_per_node"] < 1:
-        raise _fail(path, f"gpus_per_node = {out['gpus_per_node']} must be at least 1")
-    if out["collnet_heads"] < 0:
-        raise _fail(path, f"collnet_heads = {out['collnet_heads']} must not be negative")
-    if out["cpu_arch"] not in CPU_ARCHS:
-        raise _fail(path, f"cpu_arch = {out['cpu_arch']!r} is not one of {', '.join(CPU_ARCHS)}")
-    if out["cpu_vendor"] not in CPU_VENDORS:
-        raise _fail(path, f"cpu_vendor = {out['cpu_vendor']!r} is not one of {', '.join(CPU_VENDORS)}")
-
-
-def _read_graphs(data: dict[str, Any], out: dict[str, Any], path: str) -> None:
-    found = False
-    for section in ("single", "multi"):
-        if section not in data:
-            continue
-        graphs = data[section]
-        if not isinstance(graphs, dict):
-            raise _fail(path, f"{section} must be a table of graphs ([{section}.ring] ...)")
-        out[section] = {}
-        for graph, keys in graphs.items():
-            where = f"[{section}.{graph}]"
-            if graph not in GRAPHS:
-                raise _fail(path, f"unknown graph {where}; the graphs are {', '.join(GRAPHS)}")
-            if not isinstance(keys, dict):
-                raise _fail(path, f"{where} must be a table")
-            out[section][graph] = _graph(keys, where, path, graph)
-            found = True
-    if not found:
-        raise _fail(path, "no graph: give [single.ring] and/or [multi.ring] (tree, nvls ...)")
-    for section in ("single", "multi"):
-        if section in out and "ring" not in out[section]:
-            raise _fail(path, f"[{section}] has no ring graph; NCCL always has one")
-
-
-def _graph(keys: dict[str, Any], where: str, path: str, graph: str) -> dict[str, Any]:
-    g: dict[str, Any] = {}
-    for key, value in keys.items():
-        if key not in _GRAPH:
-            raise _fail(path, f"unknown key {key!r} in {where}; the keys are {', '.join(_GRAPH)}")
-        _check_type(value, _GRAPH[key], f"{where} {key}", path)
-        g[key] = value
-    for key in _GRAPH_REQUIRED:
-        if key not in g:
-            raise _fail(path, f"missing key {key!r} in {where}")
-    g.setdefault("latency_inter", 0.0)
-    g.setdefault("same_channels", True)
-    if not 1 <= g["channels"] <= 64:
-        raise _fail(path, f"{where} channels = {g['channels']} must be 1 to 64")
-    for key in ("bw_intra", "bw_inter"):
-        if not (math.isfinite(g[key]) and g[key] > 0):
-            raise _fail(path, f"{where} {key} = {g[key]} must be a positive number of GB/s")
-    if not (math.isfinite(g["latency_inter"]) and g["latency_inter"] >= 0):
-        raise _fail(path, f"{where} latency_inter = {g['latency_inter']} must be a non-negative number of µs")
-    for key in ("type_intra", "type_inter"):
-        if g[key] not in PATH_TYPES:
-            raise _fail(path, f"{where} {key} = {g[key]!r} is not one of {', '.join(PATH_TYPES)}")
-    if g["pattern"] not in _PATTERN_OF[graph]:
-        raise _fail(path, f"{where} pattern = {g['pattern']} is not a {graph} pattern "
-                          f"({'/'.join(map(str, _PATTERN_OF[graph]))})")
-    return g

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel.errors import InputError, UnknownNameError
+from costmodel.nccl.schema import GRAPH_NAMES, check_graph, check_preset
 from costmodel.validate import is_whole, positive, whole
 
 __all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System"]
@@ -30,8 +31,6 @@ ARCHS = (70, 80, 90, 100)
 """The compute capabilities (× 10) the tables have a row for: Volta, Ampere, Hopper, Blackwell.
 Others between them (75, 86, 89, 120 …) are accepted and fall in the row below them, as in NCCL."""
 
-GRAPH_NAMES = ("ring", "tree", "collnet_chain", "collnet_direct", "nvls")
-"""The graphs NCCL's search computes, by the name the preset schema gives them."""
 
 PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS")
 """Path type names as NCCL prints them (2.30's order; 2.21 lacks C2C and P2C)."""
@@ -120,26 +119,16 @@ class Graph:
 
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], *, where: str = "") -> Graph:
-        """A graph from a preset table (keys as in the preset schema); unknown keys are refused."""
-        keys = (
-            "channels",
-            "bw_intra",
-            "bw_inter",
-            "type_intra",
-            "type_inter",
-            "latency_inter",
-            "same_channels",
-            "pattern",
-        )
-        if not isinstance(table, Mapping):
-            raise InputError(f"{where or 'graph'} is not a table")
-        for key in table:
-            if key not in keys:
-                raise InputError(f"unknown key {key!r} in {where or 'graph'}; valid keys: {', '.join(keys)}")
-        for key in ("channels", "bw_intra", "bw_inter"):
-            if key not in table:
-                raise InputError(f"{where or 'graph'} lacks {key!r}")
-        return cls(**dict(table))
+        """A graph from a preset table (the preset schema's keys, :mod:`costmodel.nccl.schema`).
+
+        Errors name the table as *where* (``[single.ring] of preset 'box'``).
+        """
+        where = where or "graph"
+        keys = check_graph(table, where)
+        try:
+            return cls(**keys)
+        except InputError as e:
+            raise InputError(f"{where}: {e}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,18 +283,22 @@ class System:
         """The system a preset describes, for *ranks* GPUs on *nodes* nodes.
 
         The preset's ``single`` graphs are used when ``nodes == 1``, its ``multi`` graphs otherwise.
+        *mapping* follows the preset schema (:mod:`costmodel.nccl.schema`), as a file does
+        (:func:`costmodel.nccl.presets.load_preset` returns one).
 
         Raises
         ------
         InputError
-            If the preset lacks that half, has unknown keys or bad values, or if
+            If the preset lacks that half, does not follow the schema, has bad values, or if
             ``ranks / nodes`` differs from its ``gpus_per_node`` on more than one node.
 
         Examples
         --------
-        >>> preset = {"name": "box", "arch": 80, "gpus_per_node": 8, "single": {
-        ...     "ring": {"channels": 12, "bw_intra": 20.0, "bw_inter": 20.0, "type_intra": "NVL"},
-        ...     "tree": {"channels": 12, "bw_intra": 20.0, "bw_inter": 20.0, "pattern": 1}}}
+        >>> graph = {"channels": 12, "bw_intra": 20.0, "bw_inter": 20.0, "type_intra": "NVL",
+        ...          "type_inter": "PIX"}
+        >>> preset = {"name": "box", "arch": 80, "gpus_per_node": 8, "cpu_arch": "x86",
+        ...           "cpu_vendor": "amd", "nvswitch": True, "nvls": False,
+        ...           "single": {"ring": graph | {"pattern": 4}, "tree": graph | {"pattern": 1}}}
         >>> System.from_preset(preset, ranks=8, nodes=1).graphs["ring"].channels
         12
         >>> System.from_preset(preset, ranks=16, nodes=2)
@@ -313,50 +306,27 @@ class System:
             ...
         costmodel.errors.InputError: preset 'box' has no 'multi' graphs; it describes only one node
         """
-        keys = (
-            "name",
-            "description",
-            "sources",
-            "arch",
-            "gpus_per_node",
-            "cpu_arch",
-            "cpu_vendor",
-            "nvswitch",
-            "nvls",
-            "collnet",
-            "collnet_heads",
-            "net_device_host",
-            "single",
-            "multi",
-        )
-        name = str(mapping.get("name", ""))
-        for key in mapping:
-            if key not in keys:
-                raise InputError(f"unknown key {key!r} in preset {name!r}; valid keys: {', '.join(keys)}")
-        if "arch" not in mapping:
-            raise InputError(f"preset {name!r} lacks 'arch'")
+        name = str(mapping.get("name", "")) if isinstance(mapping, Mapping) else ""
+        try:
+            mapping = check_preset(mapping)
+        except InputError as e:
+            raise InputError(f"preset {name!r}: {e}") from None
         positive(nodes, "nodes")
         half = "single" if nodes == 1 else "multi"
         if half not in mapping:
             other = "one node" if half == "multi" else "several nodes"
             raise InputError(f"preset {name!r} has no {half!r} graphs; it describes only {other}")
-        gpus = mapping.get("gpus_per_node")
-        if gpus is not None and is_whole(ranks) and nodes > 1 and ranks != gpus * nodes:
+        gpus = mapping["gpus_per_node"]
+        if is_whole(ranks) and nodes > 1 and ranks != gpus * nodes:
             raise InputError(
                 f"ranks={ranks} is not nodes × gpus_per_node = {nodes} × {gpus} of preset {name!r}"
             )
-        if gpus is not None and is_whole(ranks) and nodes == 1 and ranks > gpus:
+        if is_whole(ranks) and nodes == 1 and ranks > gpus:
             raise InputError(f"ranks={ranks} is more than the {gpus} GPUs per node of preset {name!r}")
-        tables = mapping[half]
-        if not isinstance(tables, Mapping):
-            raise InputError(f"[{half}] of preset {name!r} is not a table")
-        graphs = {}
-        for key, table in tables.items():
-            if key not in GRAPH_NAMES:
-                raise UnknownNameError(
-                    "graph", str(key), GRAPH_NAMES, context=f"in [{half}] of preset {name!r}"
-                )
-            graphs[key] = Graph.from_mapping(table, where=f"[{half}.{key}] of preset {name!r}")
+        graphs = {
+            key: Graph.from_mapping(table, where=f"[{half}.{key}] of preset {name!r}")
+            for key, table in mapping[half].items()
+        }
         flags = {
             k: mapping[k]
             for k in (
@@ -368,11 +338,10 @@ class System:
                 "collnet_heads",
                 "net_device_host",
             )
-            if k in mapping
         }
-        if flags.get("nvls") and "nvls" not in graphs:
+        if flags["nvls"] and "nvls" not in graphs:
             flags["nvls"] = False  # the half without an NVLS graph: NCCL turns NVLS off (0 channels)
-        if flags.get("collnet") and "collnet_chain" not in graphs and "collnet_direct" not in graphs:
+        if flags["collnet"] and "collnet_chain" not in graphs and "collnet_direct" not in graphs:
             flags["collnet"] = False
         return cls(arch=mapping["arch"], ranks=ranks, nodes=nodes, graphs=graphs, name=name, **flags)
 

@@ -4,8 +4,10 @@
 branching on ``constants.version`` where 2.21 and 2.30 differ, and records for every entry
 whose bandwidth is zero *why* (not applicable to the function, NVLS with < 2 channels, LL128
 disabled by the path rules, PAT needing one GPU per node, CollNet off, a NCCL_ALGO/NCCL_PROTO
-filter …). :meth:`TuningTable.format` prints the table in NCCL's own ``%8.1f/%6.1f |`` layout,
-as ``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`` shows it.
+filter …). Each latency is :func:`costmodel.nccl.latency.entry_latency`'s, the computation the
+explanation (:func:`costmodel.nccl.explain.latency_steps`) shows. :meth:`TuningTable.format`
+prints the table in NCCL's own ``%8.1f/%6.1f |`` layout, as ``NCCL_DEBUG=INFO
+NCCL_DEBUG_SUBSYS=TUNING`` shows it.
 
 Latencies are µs, bandwidths GB/s (10⁹ B/s) of *algorithm* bandwidth (NCCL converts its bus
 bandwidth with ``nRanks/nsteps`` for rings, ½ for trees), as NCCL stores them.
@@ -27,19 +29,14 @@ from fractions import Fraction
 from costmodel.errors import InputError
 from costmodel.nccl.constants import NcclConstants
 from costmodel.nccl.filters import AUTO, parse_list
+from costmodel.nccl.latency import entry_latency, log2i, ring_steps
 from costmodel.nccl.system import Graph, System
 
 __all__ = ["TuningEntry", "TuningTable", "algorithm_graph", "log2i", "tune"]
 
-_NVLINK, _PCI, _NET = 0, 1, 2
 _TREE_PATTERN = 3
 _F = Fraction
 _ZERO = Fraction(0)
-
-
-def log2i(n: int) -> int:
-    """NCCL's ``log2i``: ⌊log₂ n⌋ for n ≥ 1 (2.30's ``log2Down`` gives -1 for 0, 2.21's 0)."""
-    return n.bit_length() - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,12 +330,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
     per_ch_ring_ll128 = c.per_ch_max_ring_ll128_bws[cc][bucket]
     per_ch_tree_ll128 = c.per_ch_max_tree_ll128_bws[cc][bucket]
     per_ch_nvls_tree = c.per_ch_max_nvls_tree_bws[cc][bucket] if c.per_ch_max_nvls_tree_bws else None
-    hw_lat = [[list(row) for row in hw] for hw in c.hw_latencies]
-    if system.cpu_arch == "power":  # de-penalize Tree/Simple latency on Power systems
-        hw_lat[_PCI][c.algorithm_index("Tree")][2] = hw_lat[_PCI][c.algorithm_index("Ring")][2]
     graphs = {a: algorithm_graph(system, c, a) for a in c.algorithms}
-    intra_hw = {a: _NVLINK if g.type_intra == "NVL" else _PCI for a, g in graphs.items()}
-    hw = {a: intra_hw[a] if nodes == 1 else _NET for a in c.algorithms}
     pat_rule = _pat_enabled(system) if "PAT" in c.algorithms else ""
     tree_pattern = graphs["Tree"].pattern
 
@@ -346,27 +338,10 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
     bws: dict[tuple[str, str, str], Fraction] = {}
     why: dict[tuple[str, str, str], list[str]] = {}
     for f in c.functions:
-        nsteps = (
-            2 * (ranks - 1)
-            if f == "AllReduce"
-            else ranks - 1
-            if f in ("ReduceScatter", "AllGather")
-            else ranks
-        )
-        if v21:
-            n_inter = (
-                (2 * nodes if nodes > 1 else 0)
-                if f == "AllReduce"
-                else nodes - 1
-                if f in ("ReduceScatter", "AllGather")
-                else nodes
-            )
-        else:
-            n_inter = 0 if nodes == 1 else 2 * (nodes - 1) if f == "AllReduce" else nodes - 1
+        nsteps = ring_steps(c, f, ranks, nodes)[0]
         for a in c.algorithms:
-            ai = c.algorithm_index(a)
             g = graphs[a]
-            for pi, p in enumerate(c.protocols):
+            for p in c.protocols:
                 key = (f, a, p)
                 lat[key], bws[key], why[key] = _F(0), _F(0), []
                 skip = _applies(c, f, a)
@@ -476,47 +451,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
                 if convert:
                     bus *= ratio
                 bws[key] = bus
-                base = c.base_latencies[ai][pi]
-                intra_lat = hw_lat[intra_hw[a]][ai][pi]
-                net_algo = c.algorithm_index("Tree") if (not v21 and ppn == 1) else ai
-                inter_lat = hw_lat[_NET][net_algo][pi] + g.latency_inter
-                if p == "Simple":
-                    inter_lat += g.latency_inter
-                value = base
-                if a == "Ring":
-                    step = hw_lat[hw[a]][ai][pi]
-                    if f in ("Reduce", "Broadcast"):
-                        if g.same_channels:
-                            value += step
-                        else:
-                            if p == "Simple":
-                                step = hw_lat[hw[a]][c.algorithm_index("Tree")][pi]
-                            value += nsteps * step
-                    else:
-                        overhead = Fraction(0)
-                        if nodes > 1:
-                            overhead = c.net_overhead(system.cpu_arch, system.cpu_vendor) * (
-                                3 if p == "Simple" else 1
-                            )
-                        intra_lat = max(intra_lat, overhead)
-                        value += (nsteps - n_inter) * intra_lat + n_inter * inter_lat
-                elif a == "Tree":
-                    if v21 or f == "AllReduce":
-                        value += 2 * ((ranks // nodes - 1) * intra_lat + log2i(nodes) * inter_lat)
-                elif a == "CollNetDirect":
-                    value += (
-                        2 * (min(1, ranks // nodes - 1) * intra_lat + (ranks // nodes - 1) * _F("0.4"))
-                        + inter_lat
-                    )
-                elif a == "CollNetChain":
-                    value += 2 * (ranks // nodes - 1) * intra_lat + inter_lat
-                elif a == "NVLS":
-                    value = intra_lat + (inter_lat if nodes > 1 else 0)
-                elif a == "NVLSTree":
-                    value += intra_lat + 2 * log2i(nodes) * inter_lat
-                elif a == "PAT" and f in ("AllGather", "ReduceScatter"):
-                    value += log2i(nodes) * (inter_lat / _F("3.5")) + ranks * _F("2.8")
-                lat[key] = value
+                lat[key] = entry_latency(system, c, g, key)[-1].value
 
     ring_backup = {(f, p): bws[(f, "Ring", p)] for f in c.functions for p in c.protocols}
     _enable(system, c, graphs, bws, why, algo=algo, proto=proto)

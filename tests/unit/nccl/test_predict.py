@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from costmodel.errors import InputError
-from costmodel.nccl import CONSTANTS, System, predict, sweep, tune
+from costmodel.nccl import CONSTANTS, Graph, System, predict, sweep, tune
 from costmodel.nccl.choose import choose
 from costmodel.nccl.explain import latency_steps
 
@@ -100,7 +100,11 @@ def test_to_dict_is_json_with_every_entry():
 @pytest.mark.parametrize("version", ["2.30", "2.21"])
 @pytest.mark.parametrize("system", [node8(nvls=True), two_nodes(), two_nodes(cpu="amd", collnet=True),
                                     System.explicit(arch=80, ranks=4, nodes=4, channels=4, bw_intra=20,
-                                                    bw_inter=20)])
+                                                    bw_inter=20),
+                                    System(arch=80, ranks=8, nodes=1, cpu_arch="power",
+                                           graphs=dict.fromkeys(("ring", "tree"), Graph(
+                                               channels=6, bw_intra=20, bw_inter=10, type_intra="PXB",
+                                               same_channels=False)))])
 def test_explained_latency_equals_the_table(version, system):
     table = tune(system, CONSTANTS[version])
     for e in table.entries:

@@ -49,12 +49,18 @@ def test_c2c_path_does_not_exist_in_2_21():
 
 
 PRESET = {
-    "name": "h100x8", "arch": 90, "gpus_per_node": 8, "cpu_vendor": "amd", "nvswitch": True, "nvls": True,
-    "single": {"ring": {"channels": 24, "bw_intra": 20.0, "bw_inter": 20.0, "type_intra": "NVL"},
-               "tree": {"channels": 24, "bw_intra": 20.0, "bw_inter": 20.0},
-               "nvls": {"channels": 16, "bw_intra": 40.0, "bw_inter": 40.0, "pattern": 5}},
-    "multi": {"ring": {"channels": 8, "bw_intra": 40.0, "bw_inter": 40.0, "type_inter": "PXB"},
-              "tree": {"channels": 8, "bw_intra": 40.0, "bw_inter": 40.0, "pattern": 1}},
+    "name": "h100x8", "arch": 90, "gpus_per_node": 8, "cpu_arch": "x86", "cpu_vendor": "amd", "nvswitch": True,
+    "nvls": True,
+    "single": {"ring": {"channels": 24, "bw_intra": 20.0, "bw_inter": 20.0, "type_intra": "NVL",
+                        "type_inter": "PIX", "pattern": 4},
+               "tree": {"channels": 24, "bw_intra": 20.0, "bw_inter": 20.0, "type_intra": "NVL",
+                        "type_inter": "PIX", "pattern": 1},
+               "nvls": {"channels": 16, "bw_intra": 40.0, "bw_inter": 40.0, "type_intra": "NVL",
+                        "type_inter": "PIX", "pattern": 5}},
+    "multi": {"ring": {"channels": 8, "bw_intra": 40.0, "bw_inter": 40.0, "type_intra": "NVL",
+                       "type_inter": "PXB", "pattern": 4},
+              "tree": {"channels": 8, "bw_intra": 40.0, "bw_inter": 40.0, "type_intra": "NVL",
+                       "type_inter": "PXB", "pattern": 1}},
 }
 
 
@@ -71,14 +77,25 @@ def test_from_preset_picks_the_half_by_nodes():
     ({k: v for k, v in PRESET.items() if k != "single"}, 8, 1, "has no 'single' graphs"),
     (PRESET, 12, 2, "ranks=12 is not nodes × gpus_per_node = 2 × 8"),
     (PRESET, 16, 1, "ranks=16 is more than the 8 GPUs per node"),
-    ({**PRESET, "colour": 1}, 8, 1, "unknown key 'colour' in preset 'h100x8'"),
+    ({**PRESET, "colour": 1}, 8, 1, "preset 'h100x8': unknown key 'colour'"),
     ({**PRESET, "single": {"rign": {}}}, 8, 1, "unknown graph 'rign'"),
-    ({**PRESET, "single": {"ring": {"channels": 2}}}, 8, 1, "lacks 'bw_intra'"),
+    ({**PRESET, "single": {"ring": {"channels": 2}}}, 8, 1, "preset 'h100x8': missing key 'bw_intra' in [single.ring]"),
     ({**PRESET, "single": {"ring": {"channels": 2, "bw_intra": 1, "bw_inter": 1, "speed": 2}}}, 8, 1,
      "unknown key 'speed'"),
+    ({**PRESET, "single": {"ring": PRESET["single"]["ring"] | {"channels": 65}, "tree": PRESET["single"]["tree"]}},
+     8, 1, "[single.ring] of preset 'h100x8': channels=65 is not an integer from 1 to 64"),
+    ({**PRESET, "arch": 50}, 8, 1, "arch=50 is not an integer from 60 to 120"),
+    ({k: v for k, v in PRESET.items() if k != "cpu_arch"}, 8, 1, "preset 'h100x8': missing key 'cpu_arch'"),
     ({**PRESET, "single": {"ring": PRESET["single"]["ring"]}}, 8, 1, "graphs lacks 'tree'"),
 ])
 def test_bad_presets(preset, ranks, nodes, message):
     with pytest.raises(InputError) as info:
         System.from_preset(preset, ranks=ranks, nodes=nodes)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_loaded_preset_builds_a_system():
+    from costmodel.nccl import load_preset
+
+    preset = load_preset("dgx-h100")  # with the schema's defaults, "assumptions" among them
+    assert System.from_preset(preset, ranks=16, nodes=2).graphs["ring"].channels == 8
