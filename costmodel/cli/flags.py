@@ -107,7 +107,7 @@ _STATED = {"inner", "max_bytes", "min_bytes", "outer", "p_max", "p_min", "points
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points)."""
 
 
-_COMMANDS = {"formula": "formula", "compare_hierarchical": "cost"}
+_COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile": "profiles"}
 """The library's functions that messages suggest calling, and the command doing the same."""
 
 _CALL = re.compile(r"\b(" + "|".join(_COMMANDS) + r")\(((?:[^()]|\([^()]*\))*)\)")

@@ -109,7 +109,7 @@ def applicable(algo: Algorithm, p: int) -> tuple[Algorithm, tuple[str, ...]]:
             )
         adapted = record(algo.collective, constraint.otherwise)
         note = (f"{algo.name}: {constraint.failure(p)}; costed as {adapted.name} "
-                f"(costmodel formula {algo.collective} {algo.name})")
+                f"(formula('{algo.collective}', '{algo.name}'))")
         return adapted, (note,)
     return algo, ()
 

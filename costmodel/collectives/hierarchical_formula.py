@@ -303,7 +303,7 @@ def _constraints(inner: str, outer: Algorithm, depth: int) -> tuple[str, ...]:
                    "refused (try inner=ring)")
     top = f"s{depth - 1}".translate(_SUB)
     for c in outer.constraints:
-        then = (f"costed as its adaptation {c.otherwise} (costmodel formula allreduce {outer.name})"
+        then = (f"costed as its adaptation {c.otherwise} (formula('allreduce', '{outer.name}'))"
                 if c.otherwise else "refused")
         out.append(f"the outer {outer.name} needs {c.name} (p = {top} here); otherwise {then}")
     return tuple(out)

@@ -179,7 +179,7 @@ class Profile:
             count = len(chosen.warnings)
             where = self.path or self.name
             notes.append(f"profile {self.name}: its {chosen.collective} fit has {count} warning"
-                         f"{'s' if count > 1 else ''} (costmodel profiles {where} lists them)")
+                         f"{'s' if count > 1 else ''} (load_profile('{where}') lists them)")
         summary = self.link if self.link is not None else replace(
             chosen.segments[0].link, beta_s_per_byte=chosen.segments[-1].link.beta_s_per_byte)
         return PiecewiseLink(segments=chosen.segments, summary=summary,

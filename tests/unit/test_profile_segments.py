@@ -148,7 +148,7 @@ def test_link_for_another_collective_borrows_the_fitted_one() -> None:
 def test_link_for_names_the_warnings() -> None:
     text = GOOD.replace('p = 4\n', 'p = 4\nwarnings = ["one", "two"]\n', 1)
     link = _profile(text).link_for("allreduce")
-    assert link.notes == ("profile hand: its allreduce fit has 2 warnings (costmodel profiles hand.toml lists "
+    assert link.notes == ("profile hand: its allreduce fit has 2 warnings (load_profile('hand.toml') lists "
                           "them)",)
     assert _profile(text).fits[0].warnings == ("one", "two")
     assert _profile(text).link_for("allgather").notes == ()  # the allgather fit has none
