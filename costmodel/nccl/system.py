@@ -317,6 +317,7 @@ class System:
             "name",
             "description",
             "sources",
+            "assumptions",
             "arch",
             "gpus_per_node",
             "cpu_arch",

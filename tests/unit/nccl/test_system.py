@@ -82,3 +82,15 @@ def test_bad_presets(preset, ranks, nodes, message):
     with pytest.raises(InputError) as info:
         System.from_preset(preset, ranks=ranks, nodes=nodes)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["dgx-a100", "dgx-h100", "hgx-h100-4nic", "pcie-8x-rtx4090"])
+def test_every_shipped_preset_builds_a_system(name):
+    # load_preset completes a preset with its defaults, "assumptions" among them: from_preset takes it
+    from costmodel.nccl import load_preset
+
+    preset = load_preset(name)
+    half = "multi" if "multi" in preset else "single"
+    nodes = 2 if half == "multi" else 1
+    system = System.from_preset(preset, ranks=preset["gpus_per_node"] * nodes, nodes=nodes)
+    assert system.graphs["ring"].channels == preset[half]["ring"]["channels"]
