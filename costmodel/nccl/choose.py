@@ -153,7 +153,7 @@ def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
                     None,
                     entry.latency_us,
                     entry.bandwidth,
-                    "; ".join(filter(None, (entry.reason, excluded))),
+                    "; ".join(dict.fromkeys(filter(None, (*entry.reason.split("; "), excluded)))),
                 )
             )
             continue
