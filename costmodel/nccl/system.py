@@ -16,6 +16,7 @@ References
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -24,7 +25,7 @@ from typing import Any
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System"]
+__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System", "parse_arch"]
 
 ARCHS = (70, 80, 90, 100)
 """The compute capabilities (× 10) the tables have a row for: Volta, Ampere, Hopper, Blackwell.
@@ -68,6 +69,33 @@ def _choice(value: Any, name: str, choices: tuple[str, ...], kind: str) -> str:
         if value.lower() == choice.lower():
             return choice
     raise UnknownNameError(kind, value, choices, context=f"for {name}")
+
+
+_ARCH = re.compile(r"(?:sm_?)?(\d{2,3})", re.IGNORECASE)
+
+
+def parse_arch(text: Any) -> int:
+    """A compute capability × 10 from ``sm90``, ``sm_90``, ``90`` or ``9.0`` (an int passes as it is).
+
+    >>> parse_arch("sm90"), parse_arch("9.0"), parse_arch(100)
+    (90, 90, 100)
+    >>> parse_arch("sm75x")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: arch='sm75x' is not a compute capability; give e.g. arch=sm80, sm90 \
+or sm100 (the capability × 10)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    word = str(text).strip()
+    dotted = re.fullmatch(r"(\d{1,2})\.(\d)", word)
+    found = _ARCH.fullmatch(word)
+    if dotted:
+        return int(dotted[1]) * 10 + int(dotted[2])
+    if found is None:
+        raise InputError(f"arch={text!r} is not a compute capability; give e.g. arch=sm80, sm90 or sm100 "
+                         "(the capability × 10)")
+    return int(found[1])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -163,3 +163,11 @@ def test_a_disabled_entry_gives_each_reason_once():
     for e in predict("allgather", "1MiB", s).entries:
         parts = e.reason.split("; ") if e.reason else []
         assert len(parts) == len(set(parts)), e.reason
+
+
+def test_a_reason_another_one_extends_is_not_repeated():
+    from costmodel.nccl import System, load_preset, predict
+
+    s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+    nvls = next(e for e in predict("allreduce", "8MiB", s).entries if e.algorithm == "NVLS" and e.protocol == "Simple")
+    assert nvls.reason == "NVLS across nodes needs CollNet, which is off"
