@@ -25,7 +25,7 @@ from typing import Any
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System", "parse_arch"]
+__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System", "parse_arch", "value_text"]
 
 ARCHS = (70, 80, 90, 100)
 """The compute capabilities (× 10) the tables have a row for: Volta, Ampere, Hopper, Blackwell.
@@ -45,6 +45,13 @@ _MAX_NUMBER = 10**9
 _CHANNELS_HINT = "a graph the search found has 1 to 64 (MAXCHANNELS) channels"
 
 
+def value_text(value: Any) -> str:
+    """*value* as a message shows it: a Fraction as its number (``-40``, ``1e+308``), else its repr."""
+    if isinstance(value, Fraction):
+        return str(value) if value.denominator == 1 and abs(value) < 10**12 else f"{float(value):g}"
+    return repr(value)
+
+
 def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     """A finite non-negative (or positive) number as an exact Fraction (a float by its decimal text)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Fraction | str):
@@ -56,9 +63,9 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{name}={value!r} is not a number") from None
     if number > _MAX_NUMBER:
-        raise InputError(f"{name}={value!r} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)")
+        raise InputError(f"{name}={value_text(value)} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)")
     if number < 0 or (number == 0 and not allow_zero):
-        raise InputError(f"{name}={value!r} is not {'non-negative' if allow_zero else 'positive'}")
+        raise InputError(f"{name}={value_text(value)} is not {'non-negative' if allow_zero else 'positive'}")
     return number
 
 
