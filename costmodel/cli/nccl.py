@@ -98,7 +98,7 @@ def _complete_collectives(ctx: Any, incomplete: str) -> list[str]:
 
 
 Collective = Annotated[str, typer.Argument(
-    help="allreduce, allgather, reduce-scatter, broadcast or reduce (aliases accepted).", show_default=False,
+    metavar="COLLECTIVE", help="allreduce, allgather, reduce-scatter, broadcast or reduce (aliases accepted).", show_default=False,
     autocompletion=_complete_collectives)]
 Ranks = Annotated[int | None, option("--ranks", "-p", help="nRanks: GPUs in the communicator (≥ 2).")]
 Nodes = Annotated[int | None, option(
@@ -379,9 +379,18 @@ def preset_command(
     label = name or (out.stem if out is not None else "from-log")
     text = debug.to_toml(label)
     preset = validate_preset(loads(text, path=label), path=label)  # what we write must load with --preset
+    notes = tuple(debug.notes) + tuple(
+        f"warning: the log shows no {half} tree graph (NCCL always has one): add [{half}.tree] before using "
+        f"the preset, e.g. [{half}.ring]'s values with pattern = {1 if half == 'multi' else 4}"
+        for half in ("single", "multi") if half in preset and "tree" not in preset[half])
     if out is not None:
         out.write_text(text, encoding="utf-8")
-    emit(PresetText(preset, text, out, tuple(debug.notes)), as_json=as_json)
+    elif not as_json:  # the TOML as it is (not fitted to the width), the notes as its comments
+        import sys
+
+        sys.stdout.write("".join(f"# {n if n.startswith('warning: ') else 'note: ' + n}\n" for n in notes) + text)
+        return
+    emit(PresetText(preset, text, out, notes), as_json=as_json)
 
 
 @dataclass(frozen=True)
@@ -521,8 +530,6 @@ def _render_comparison(c: Any) -> Rendered:
 def _render_preset(r: PresetText) -> Rendered:
     from rich.text import Text
 
-    if r.out is None:
-        return Text(r.toml.rstrip("\n")), tuple(r.notes)
     return Text(f"wrote {r.out} (use it with --preset {r.out})"), tuple(r.notes)
 
 
