@@ -1,7 +1,6 @@
 """NCCL's own model against a measurement: :func:`compare` and :func:`log_shape`.
 
-For every size of an nccl-tests log (its out-of-place rows; nccl-tests' zero-byte rows, printed
-for sizes below one element per rank, are skipped) the model's choice and time
+For every size of an nccl-tests log (its out-of-place rows above 0 bytes) the model's choice and time
 (:func:`~costmodel.nccl.predict.predict`) are set beside the measured time, with both bus
 bandwidths in nccl-tests' terms. A *regime* is a run of consecutive sizes on which the model
 chooses the same (algorithm, protocol); the error is ``(predicted − measured) / measured``, and
@@ -162,7 +161,6 @@ def compare(
     if measurements.p is not None and measurements.p != system.ranks:
         raise InputError(f"the log has {measurements.p} ranks and the system {system.ranks}")
     rows_in = [r for r in measurements.select(in_place=False) if r.n_bytes > 0]
-    skipped = len(measurements.select(in_place=False)) - len(rows_in)
     if not rows_in:
         raise InputError(f"{measurements.path} has no size above 0 bytes to compare")
     factor = bus_factor(measurements.collective, system.ranks)
@@ -188,8 +186,6 @@ def compare(
                               from_bytes=group[0].n_bytes, to_bytes=group[-1].n_bytes, sizes=len(group),
                               median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group))))
     notes = tuple(measurements.warnings)
-    if skipped:
-        notes += (f"{skipped} zero-byte size{'s' if skipped > 1 else ''} skipped (below one element per rank)",)
     return Comparison(
         collective=p.collective, ranks=system.ranks, nodes=system.nodes, version=version_name,
         path=measurements.path, source=measurements.source, rows=tuple(rows), regimes=tuple(regimes),
