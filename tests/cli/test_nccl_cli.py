@@ -158,3 +158,15 @@ def test_a_prediction_loads_no_numpy_sympy_or_matplotlib():
             "print([m for m in ('numpy', 'sympy', 'matplotlib') if m in sys.modules], file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
+
+
+def test_plot_nccl_data_and_image(cli, tmp_path):
+    data = cli.json("plot", "nccl", "allreduce", "--ranks", "16", "--preset", "dgx-h100", "--min", "8B", "--max",
+                    "8GiB")
+    s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+    assert [w["n_bytes"] for w in data["switches"]] == [r.from_bytes for r in sweep("allreduce", 8, 8 * 2**30, s).ranges[1:]]
+    assert {(x["algorithm"], x["protocol"]) for x in data["series"]} >= {("Ring", "LL"), ("NVLSTree", "Simple")}
+    assert all(t is not None for t in data["chosen"]["time_s"])
+    pytest.importorskip("matplotlib")
+    out, _ = cli("plot", "nccl", "allreduce", "--ranks", "8", "--preset", "dgx-a100", "--out", str(tmp_path / "n.svg"))
+    assert out.startswith("wrote ") and (tmp_path / "n.svg").stat().st_size > 1000
