@@ -17,22 +17,6 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli import complete
-from costmodel.cli.options import (
-    FIT,
-    Alpha,
-    Bandwidth,
-    Beta,
-    Gamma,
-    LogFile,
-    LogRanks,
-    MaxSize,
-    MinSize,
-    Profile,
-    Ranks,
-    Size,
-    link_from_options,
-    option,
-)
 from costmodel.cli.nccl import (
     Algo,
     Arch,
@@ -52,6 +36,22 @@ from costmodel.cli.nccl import (
 from costmodel.cli.nccl import Collective as NcclCollective
 from costmodel.cli.nccl import Nodes as NcclNodes
 from costmodel.cli.nccl import Ranks as NcclRanks
+from costmodel.cli.options import (
+    FIT,
+    Alpha,
+    Bandwidth,
+    Beta,
+    Gamma,
+    LogFile,
+    LogRanks,
+    MaxSize,
+    MinSize,
+    Profile,
+    Ranks,
+    Size,
+    link_from_options,
+    option,
+)
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
 from costmodel.cli.render import Rendered, renders
@@ -310,10 +310,10 @@ def nccl_command(
     from costmodel.plots import draw_nccl_plot, nccl_plot
 
     target = _target(out, force, as_json)
-    system = hardware_system(Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls,
-                                      collnet), ranks, nodes)
-    data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version, algo=algo,
-                     proto=proto, overrides=None if overrides is None else str(overrides))
+    hardware = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    system = hardware_system(hardware, ranks, nodes)
+    data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version,
+                     algo=algo, proto=proto, overrides=None if overrides is None else str(overrides))
     _finish("nccl", data, draw_nccl_plot, target, force=force, as_json=as_json)
 
 

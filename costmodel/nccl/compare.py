@@ -38,7 +38,8 @@ _RANK_HOST = re.compile(r"^#\s+Rank\s+\d+\s.*?\bon\s+(\S+)\s+device\s", re.MULTI
 def hosts_of(text: str) -> tuple[str, ...]:
     """The distinct hosts named by an nccl-tests log's ``# Rank`` lines, in order of appearance.
 
-    >>> hosts_of("#  Rank  0 Group  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x0f] X")
+    >>> log = "#  Rank  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x0f] X"
+    >>> hosts_of(log)
     ('a', 'b')
     """
     return tuple(dict.fromkeys(_RANK_HOST.findall(text)))
@@ -168,25 +169,54 @@ def compare(
     version_name = ""
     regime = 0
     for r in rows_in:
-        p = predict(measurements.collective, r.n_bytes, system, version=version, algo=algo, proto=proto,
-                    overrides=overrides)
+        p = predict(
+            measurements.collective,
+            r.n_bytes,
+            system,
+            version=version,
+            algo=algo,
+            proto=proto,
+            overrides=overrides,
+        )
         version_name = p.version
         if rows and (rows[-1].algorithm, rows[-1].protocol) != (p.algorithm, p.protocol):
             regime += 1
-        rows.append(CompareRow(
-            n_bytes=r.n_bytes, measured_s=r.time_s, predicted_s=p.time_s,
-            rel_error=(p.time_s - r.time_s) / r.time_s,
-            measured_busbw_bytes_per_s=r.n_bytes / r.time_s * factor,
-            predicted_busbw_bytes_per_s=p.busbw_bytes_per_s,
-            algorithm=p.algorithm, protocol=p.protocol, regime=regime))
+        rows.append(
+            CompareRow(
+                n_bytes=r.n_bytes,
+                measured_s=r.time_s,
+                predicted_s=p.time_s,
+                rel_error=(p.time_s - r.time_s) / r.time_s,
+                measured_busbw_bytes_per_s=r.n_bytes / r.time_s * factor,
+                predicted_busbw_bytes_per_s=p.busbw_bytes_per_s,
+                algorithm=p.algorithm,
+                protocol=p.protocol,
+                regime=regime,
+            )
+        )
     regimes = []
     for k in range(regime + 1):
         group = [r for r in rows if r.regime == k]
-        regimes.append(Regime(algorithm=group[0].algorithm, protocol=group[0].protocol,
-                              from_bytes=group[0].n_bytes, to_bytes=group[-1].n_bytes, sizes=len(group),
-                              median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group))))
+        regimes.append(
+            Regime(
+                algorithm=group[0].algorithm,
+                protocol=group[0].protocol,
+                from_bytes=group[0].n_bytes,
+                to_bytes=group[-1].n_bytes,
+                sizes=len(group),
+                median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group)),
+            )
+        )
     notes = tuple(measurements.warnings)
     return Comparison(
-        collective=p.collective, ranks=system.ranks, nodes=system.nodes, version=version_name,
-        path=measurements.path, source=measurements.source, rows=tuple(rows), regimes=tuple(regimes),
-        median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in rows)), notes=notes)
+        collective=p.collective,
+        ranks=system.ranks,
+        nodes=system.nodes,
+        version=version_name,
+        path=measurements.path,
+        source=measurements.source,
+        rows=tuple(rows),
+        regimes=tuple(regimes),
+        median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in rows)),
+        notes=notes,
+    )

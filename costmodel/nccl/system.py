@@ -25,7 +25,17 @@ from typing import Any
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System", "parse_arch", "value_text"]
+__all__ = [
+    "ARCHS",
+    "CPU_ARCHS",
+    "CPU_VENDORS",
+    "GRAPH_NAMES",
+    "PATH_TYPES",
+    "Graph",
+    "System",
+    "parse_arch",
+    "value_text",
+]
 
 ARCHS = (70, 80, 90, 100)
 """The compute capabilities (× 10) the tables have a row for: Volta, Ampere, Hopper, Blackwell.
@@ -63,7 +73,9 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{name}={value!r} is not a number") from None
     if number > _MAX_NUMBER:
-        raise InputError(f"{name}={value_text(value)} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)")
+        raise InputError(
+            f"{name}={value_text(value)} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)"
+        )
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"{name}={value_text(value)} is not {'non-negative' if allow_zero else 'positive'}")
     return number

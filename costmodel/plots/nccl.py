@@ -48,8 +48,13 @@ class NcclSwitch:
     label: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_bytes": self.n_bytes, "time_s": self.time_s, "before": self.before, "after": self.after,
-                "label": self.label}
+        return {
+            "n_bytes": self.n_bytes,
+            "time_s": self.time_s,
+            "before": self.before,
+            "after": self.after,
+            "label": self.label,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,11 +80,22 @@ class NcclPlot:
         return f"{self.function}, {self.ranks} ranks on {nodes}: NCCL {self.version}'s model"
 
     def to_dict(self) -> dict[str, object]:
-        return {"plot": "nccl", "title": self.title, "collective": self.collective, "function": self.function,
-                "ranks": self.ranks, "nodes": self.nodes, "nccl_version": self.version, "system": self.system,
-                "min_bytes": real(self.min_bytes), "max_bytes": real(self.max_bytes),
-                "series": [s.to_dict() for s in self.series], "chosen": self.chosen.to_dict(),
-                "switches": [s.to_dict() for s in self.switches], "notes": list(self.notes)}
+        return {
+            "plot": "nccl",
+            "title": self.title,
+            "collective": self.collective,
+            "function": self.function,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "nccl_version": self.version,
+            "system": self.system,
+            "min_bytes": real(self.min_bytes),
+            "max_bytes": real(self.max_bytes),
+            "series": [s.to_dict() for s in self.series],
+            "chosen": self.chosen.to_dict(),
+            "switches": [s.to_dict() for s in self.switches],
+            "notes": list(self.notes),
+        }
 
 
 def nccl_plot(
@@ -113,22 +129,40 @@ def nccl_plot(
     for n in grid:
         p = predict(collective, max(1, round(n)), system, **settings)
         for e in p.entries:
-            times.setdefault((e.algorithm, e.protocol), []).append(None if e.time_s is None else float(e.time_s))
+            times.setdefault((e.algorithm, e.protocol), []).append(
+                None if e.time_s is None else float(e.time_s)
+            )
         chosen.append(float(p.time_s))
-    series = tuple(NcclSeries(algorithm=a, protocol=q, n_bytes=grid, time_s=tuple(t))
-                   for (a, q), t in times.items() if any(x is not None for x in t))
+    series = tuple(
+        NcclSeries(algorithm=a, protocol=q, n_bytes=grid, time_s=tuple(t))
+        for (a, q), t in times.items()
+        if any(x is not None for x in t)
+    )
     switches = []
     for before, after in zip(ranges.ranges, ranges.ranges[1:], strict=False):
         at = predict(collective, after.from_bytes, system, **settings)
-        switches.append(NcclSwitch(
-            n_bytes=after.from_bytes, time_s=float(at.time_s), before=f"{before.algorithm}/{before.protocol}",
-            after=f"{after.algorithm}/{after.protocol}",
-            label=f"{after.algorithm}/{after.protocol} from {size_label(after.from_bytes)}"))
-    return NcclPlot(collective=ranges.collective, function=ranges.function, ranks=system.ranks, nodes=system.nodes,
-                    version=ranges.version, system=system.name, min_bytes=ranges.min_bytes,
-                    max_bytes=ranges.max_bytes, series=series,
-                    chosen=NcclSeries(algorithm="chosen", protocol="", n_bytes=grid, time_s=tuple(chosen)),
-                    switches=tuple(switches))
+        switches.append(
+            NcclSwitch(
+                n_bytes=after.from_bytes,
+                time_s=float(at.time_s),
+                before=f"{before.algorithm}/{before.protocol}",
+                after=f"{after.algorithm}/{after.protocol}",
+                label=f"{after.algorithm}/{after.protocol} from {size_label(after.from_bytes)}",
+            )
+        )
+    return NcclPlot(
+        collective=ranges.collective,
+        function=ranges.function,
+        ranks=system.ranks,
+        nodes=system.nodes,
+        version=ranges.version,
+        system=system.name,
+        min_bytes=ranges.min_bytes,
+        max_bytes=ranges.max_bytes,
+        series=series,
+        chosen=NcclSeries(algorithm="chosen", protocol="", n_bytes=grid, time_s=tuple(chosen)),
+        switches=tuple(switches),
+    )
 
 
 def draw_nccl_plot(plot: NcclPlot, path: str | Path, *, force: bool = False) -> Path:
@@ -147,15 +181,36 @@ def draw_nccl_plot(plot: NcclPlot, path: str | Path, *, force: bool = False) -> 
         for s in plot.series:
             xs = [x for x, t in zip(s.n_bytes, s.time_s, strict=True) if t is not None]
             ys = [t for t in s.time_s if t is not None]
-            ax.plot(xs, ys, lw=1.2, alpha=0.8, color=colours[algorithms.index(s.algorithm) % len(colours)],
-                    ls=LINESTYLES[protocols.index(s.protocol) % len(LINESTYLES)],
-                    label=f"{s.algorithm}/{s.protocol}")
-        ax.plot(plot.chosen.n_bytes, plot.chosen.time_s, lw=3, color="black", alpha=0.45, zorder=4,
-                label="NCCL's choice")
+            ax.plot(
+                xs,
+                ys,
+                lw=1.2,
+                alpha=0.8,
+                color=colours[algorithms.index(s.algorithm) % len(colours)],
+                ls=LINESTYLES[protocols.index(s.protocol) % len(LINESTYLES)],
+                label=f"{s.algorithm}/{s.protocol}",
+            )
+        ax.plot(
+            plot.chosen.n_bytes,
+            plot.chosen.time_s,
+            lw=3,
+            color="black",
+            alpha=0.45,
+            zorder=4,
+            label="NCCL's choice",
+        )
         for k, w in enumerate(plot.switches, 1):
             ax.plot([w.n_bytes], [w.time_s], "o", ms=7, mfc="black", mec="black", zorder=5)
-            ax.annotate(str(k), (w.n_bytes, w.time_s), xytext=(-6, 8), textcoords="offset points", ha="right",
-                        fontsize=9, fontweight="bold", zorder=6)
+            ax.annotate(
+                str(k),
+                (w.n_bytes, w.time_s),
+                xytext=(-6, 8),
+                textcoords="offset points",
+                ha="right",
+                fontsize=9,
+                fontweight="bold",
+                zorder=6,
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(float(plot.min_bytes), float(plot.max_bytes))

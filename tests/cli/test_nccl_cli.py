@@ -9,27 +9,47 @@ import pytest
 from costmodel.nccl import System, load_preset, predict, sweep
 
 LOGS = "tests/data/logs/nccl-tests"
-H100 = ["--ranks", "16", "--nodes", "2", "--arch", "sm90", "--channels", "16", "--bw-intra", "40",
-        "--bw-inter", "12.5"]
+H100 = [
+    "--ranks",
+    "16",
+    "--nodes",
+    "2",
+    "--arch",
+    "sm90",
+    "--channels",
+    "16",
+    "--bw-intra",
+    "40",
+    "--bw-inter",
+    "12.5",
+]
 
 
 def test_one_prediction_matches_the_library(cli):
     data = cli.json("nccl", "allreduce", "-n", "8MiB", *H100)
     s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=Fraction("12.5"))
     p = predict("allreduce", "8MiB", s)
-    assert (data["algorithm"], data["protocol"], data["channels"], data["threads"]) == ("Tree", "LL128", 32, 640)
+    assert (data["algorithm"], data["protocol"], data["channels"], data["threads"]) == (
+        "Tree",
+        "LL128",
+        32,
+        640,
+    )
     assert data["time_s"] == float(p.time_s)
     assert data["busbw_bytes_per_s"] == pytest.approx(float(8 * 2**20 / p.time_s * Fraction(30, 16)))
     assert data["system"]["nodes"] == 2 and len(data["entries"]) == 21
 
 
 def test_the_command_and_predict_are_one(cli):
-    assert cli("nccl", "predict", "allreduce", "-n", "1MiB", *H100) == cli("nccl", "all-reduce", "-n", "1MiB", *H100)
+    assert cli("nccl", "predict", "allreduce", "-n", "1MiB", *H100) == cli(
+        "nccl", "all-reduce", "-n", "1MiB", *H100
+    )
 
 
 def test_the_table_shows_the_choice_the_disabled_entries_and_the_steps(cli):
-    out, _ = cli.text("nccl", "allreduce", "-n", "64KiB", "--ranks", "8", "--preset", "dgx-h100", "--explain",
-                      columns=80)
+    out, _ = cli.text(
+        "nccl", "allreduce", "-n", "64KiB", "--ranks", "8", "--preset", "dgx-h100", "--explain", columns=80
+    )
     chosen = next(line for line in out.splitlines() if "◀ chosen" in line)
     assert chosen.split() == ["Ring", "LL", "15", "µs", "80.57", "GB/s", "15.81", "µs", "◀", "chosen"]
     assert "NCCL chooses Ring/LL: 15.81 µs on 2 channels × 512 threads" in out
@@ -48,8 +68,9 @@ def test_the_ranges_are_the_sweep_with_times_at_both_ends(cli):
     data = cli.json("nccl", "allreduce", "--min", "8B", "--max", "8GiB", *H100)
     s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=Fraction("12.5"))
     expected = sweep("allreduce", 8, 8 * 2**30, s)
-    assert [(r["algorithm"], r["protocol"], r["from_bytes"], r["to_bytes"]) for r in data["ranges"]] == \
-        [(r.algorithm, r.protocol, r.from_bytes, r.to_bytes) for r in expected.ranges]
+    assert [(r["algorithm"], r["protocol"], r["from_bytes"], r["to_bytes"]) for r in data["ranges"]] == [
+        (r.algorithm, r.protocol, r.from_bytes, r.to_bytes) for r in expected.ranges
+    ]
     for r in data["ranges"]:  # either side of a switch the choice is the range's
         for n in (r["from_bytes"], r["to_bytes"]):
             p = predict("allreduce", n, s)
@@ -61,19 +82,33 @@ def test_the_ranges_are_the_sweep_with_times_at_both_ends(cli):
 def test_filters_and_version(cli):
     data = cli.json("nccl", "allreduce", "-n", "8MiB", *H100, "--algo", "ring", "--proto", "^LL128")
     assert (data["algorithm"], data["protocol"]) == ("Ring", "Simple")
-    assert cli.json("nccl", "allreduce", "-n", "8MiB", *H100, "--nccl-version", "2.21")["nccl_version"] == "2.21"
+    assert (
+        cli.json("nccl", "allreduce", "-n", "8MiB", *H100, "--nccl-version", "2.21")["nccl_version"] == "2.21"
+    )
 
 
 def test_overrides_change_the_constants(cli, tmp_path):
     toml = tmp_path / "tuner.toml"
     toml.write_text("[base_latencies]\nring = [100.0, 100.0, 100.0]\n", encoding="utf-8")
     base = cli.json("nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100")
-    over = cli.json("nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100",
-                    "--overrides", str(toml))
+    over = cli.json(
+        "nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100", "--overrides", str(toml)
+    )
     assert base["algorithm"] == "Ring" and over["algorithm"] != "Ring"
     toml.write_text("[base_latency]\n", encoding="utf-8")
-    _, err = cli("nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100", "--overrides",
-                 str(toml), rc=2)
+    _, err = cli(
+        "nccl",
+        "allreduce",
+        "-n",
+        "1KiB",
+        "--ranks",
+        "8",
+        "--preset",
+        "dgx-h100",
+        "--overrides",
+        str(toml),
+        rc=2,
+    )
     assert err.startswith("error: ") and "unknown table 'base_latency'" in err and err.count("\n") == 1
 
 
@@ -95,19 +130,38 @@ def test_compare_takes_ranks_and_nodes_from_the_log(cli):
 
 
 def test_compare_on_one_host_and_zero_byte_rows(cli):
-    data = cli.json("nccl", "compare", f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt", "--arch", "sm100",
-                    "--channels", "2", "--bw-intra", "20", "--bw-inter", "20")
+    data = cli.json(
+        "nccl",
+        "compare",
+        f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt",
+        "--arch",
+        "sm100",
+        "--channels",
+        "2",
+        "--bw-intra",
+        "20",
+        "--bw-inter",
+        "20",
+    )
     assert data["nodes"] == 2 and all(r["n_bytes"] > 0 for r in data["rows"])
     assert any("0-byte rows skipped" in n for n in data["notes"])
-    _, err = cli("nccl", "compare", f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt", "--nodes", "1",
-                 "--preset", "dgx-h100", rc=2)
+    _, err = cli(
+        "nccl",
+        "compare",
+        f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt",
+        "--nodes",
+        "1",
+        "--preset",
+        "dgx-h100",
+        rc=2,
+    )
     assert "differs from the 2 hosts" in err
 
 
 def test_preset_from_a_debug_log(cli, tmp_path):
     log = "tests/data/nccl-debug/rtx4090-8gpu-pcie-interleaved.log"
     out, _ = cli("nccl", "preset", log)
-    assert out.startswith("# note: ") and '[single.ring]' in out
+    assert out.startswith("# note: ") and "[single.ring]" in out
     target = tmp_path / "box.toml"
     cli("nccl", "preset", log, "--out", str(target))
     assert 'name = "box"' in target.read_text(encoding="utf-8")
@@ -120,24 +174,34 @@ def test_preset_from_a_debug_log(cli, tmp_path):
 def test_a_hand_written_preset_with_mistakes(cli, tmp_path):
     bad = tmp_path / "bad.toml"
     text = load_preset("dgx-a100")
-    body = "\n".join(f"{k} = {v!r}".replace("'", '"').replace("True", "true").replace("False", "false")
-                     for k, v in text.items() if not isinstance(v, dict | list))
-    bad.write_text(body + "\n[single.ring]\nchannels = 0\nbw_intra = 20.0\nbw_inter = 20.0\ntype_intra = \"NVL\"\n"
-                   "type_inter = \"PIX\"\npattern = 4\n", encoding="utf-8")
+    body = "\n".join(
+        f"{k} = {v!r}".replace("'", '"').replace("True", "true").replace("False", "false")
+        for k, v in text.items()
+        if not isinstance(v, dict | list)
+    )
+    bad.write_text(
+        body + '\n[single.ring]\nchannels = 0\nbw_intra = 20.0\nbw_inter = 20.0\ntype_intra = "NVL"\n'
+        'type_inter = "PIX"\npattern = 4\n',
+        encoding="utf-8",
+    )
     _, err = cli("nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", str(bad), rc=2)
     assert "channels = 0 must be 1 to 64" in err and err.count("\n") == 1
 
 
 def test_presets_lists_every_shipped_preset(cli):
     data = cli.json("nccl", "presets")
-    assert [p["name"] for p in data["presets"]] == ["dgx-a100", "dgx-h100", "hgx-h100-4nic", "pcie-8x-rtx4090"]
+    assert [p["name"] for p in data["presets"]] == [
+        "dgx-a100",
+        "dgx-h100",
+        "hgx-h100-4nic",
+        "pcie-8x-rtx4090",
+    ]
     assert all(p["sources"] and p["description"] for p in data["presets"])
     out, _ = cli.text("nccl", "presets", columns=80)
     assert "sources:" in out and max(map(len, out.splitlines())) <= 80
 
 
 def test_the_group_completes_collectives_and_commands():
-    from click.testing import CliRunner  # noqa: F401  (click is Typer's)
     import typer.main
 
     from costmodel.cli.nccl import nccl_app
@@ -153,20 +217,30 @@ def test_a_prediction_loads_no_numpy_sympy_or_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys; from costmodel.cli import main; main(['nccl', 'allreduce', '-n', '8MiB', '--ranks', "
-            "'16', '--preset', 'dgx-h100', '--json']); "
-            "print([m for m in ('numpy', 'sympy', 'matplotlib') if m in sys.modules], file=sys.stderr)")
+    code = (
+        "import sys; from costmodel.cli import main; main(['nccl', 'allreduce', '-n', '8MiB', '--ranks', "
+        "'16', '--preset', 'dgx-h100', '--json']); "
+        "print([m for m in ('numpy', 'sympy', 'matplotlib') if m in sys.modules], file=sys.stderr)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
 
 
 def test_plot_nccl_data_and_image(cli, tmp_path):
-    data = cli.json("plot", "nccl", "allreduce", "--ranks", "16", "--preset", "dgx-h100", "--min", "8B", "--max",
-                    "8GiB")
+    data = cli.json(
+        "plot", "nccl", "allreduce", "--ranks", "16", "--preset", "dgx-h100", "--min", "8B", "--max", "8GiB"
+    )
     s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
-    assert [w["n_bytes"] for w in data["switches"]] == [r.from_bytes for r in sweep("allreduce", 8, 8 * 2**30, s).ranges[1:]]
-    assert {(x["algorithm"], x["protocol"]) for x in data["series"]} >= {("Ring", "LL"), ("NVLSTree", "Simple")}
+    assert [w["n_bytes"] for w in data["switches"]] == [
+        r.from_bytes for r in sweep("allreduce", 8, 8 * 2**30, s).ranges[1:]
+    ]
+    assert {(x["algorithm"], x["protocol"]) for x in data["series"]} >= {
+        ("Ring", "LL"),
+        ("NVLSTree", "Simple"),
+    }
     assert all(t is not None for t in data["chosen"]["time_s"])
     pytest.importorskip("matplotlib")
-    out, _ = cli("plot", "nccl", "allreduce", "--ranks", "8", "--preset", "dgx-a100", "--out", str(tmp_path / "n.svg"))
+    out, _ = cli(
+        "plot", "nccl", "allreduce", "--ranks", "8", "--preset", "dgx-a100", "--out", str(tmp_path / "n.svg")
+    )
     assert out.startswith("wrote ") and (tmp_path / "n.svg").stat().st_size > 1000
