@@ -400,8 +400,7 @@ def predict_command(
 
     Example: costmodel nccl allreduce -n 8MiB --ranks 16 --preset dgx-h100
 
-    Example: costmodel nccl allreduce --min 8B --max 8GiB --ranks 16 --nodes 2 --arch sm90 --channels 16
-    --bw-intra 40 --bw-inter 12.5
+    Example: costmodel nccl allreduce --min 8B --max 8GiB --ranks 16 --preset dgx-h100
     """
     from costmodel.nccl import predict, sweep
 
