@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "header_lines", "loads"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "as_keys", "header_lines", "loads"]
 
 MAX_BYTES = 4 * 2**20
 """Data files larger than this are refused before parsing."""
@@ -89,3 +89,15 @@ def header_lines(content: str, header: str) -> list[int]:
     pattern = re.compile(rf"^\s*\[\[\s*{re.escape(header)}\s*\]\]")
     lines = content.removeprefix("\ufeff").splitlines()
     return [i for i, line in enumerate(lines, 1) if pattern.match(line)]
+
+
+def as_keys(message: str) -> str:
+    """A message naming Python parameters (``channels=0``) said with a file's keys (``channels = 0``).
+
+    The library's messages name what is wrong by parameter; where the value came from a TOML table,
+    the table's key is what the reader wrote (and the command line does not rewrite it into an option).
+
+    >>> as_keys("[single.ring]: channels=0 is not an integer from 1 to 64")
+    '[single.ring]: channels = 0 is not an integer from 1 to 64'
+    """
+    return re.sub(r"(?<![\w-])([a-z_]\w*)=(?=\S)", r"\1 = ", message)

@@ -26,6 +26,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "teaching": ("example", "exercise", "check"),
     "assignment": ("assignment",),
     "calibrate": ("calibrate",),
+    "nccl": ("nccl",),
     "shell": ("completion",),
     "plot": ("plot",),
 }

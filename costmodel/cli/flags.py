@@ -31,15 +31,22 @@ from collections.abc import Iterable
 __all__ = ["FLAGS", "cli_message"]
 
 FLAGS = {
+    "algo": "--algo",
     "allow_bank_change": "--allow-bank-change",
     "alpha": "--alpha",
+    "arch": "--arch",
     "backend": "--backend",
     "bandwidth": "--bandwidth",
     "batch": "--batch",
     "batches": "--batches",
     "beta": "--beta",
     "blocks": "--blocks",
+    "bw_inter": "--bw-inter",
+    "bw_intra": "--bw-intra",
+    "channels": "--channels",
     "collective": "--collective",
+    "collnet": "--collnet",
+    "cpu": "--cpu",
     "density": "--density",
     "dp": "--dp",
     "dtype": "--dtype",
@@ -54,6 +61,7 @@ FLAGS = {
     "heads": "--heads",
     "hidden": "--hidden",
     "inner": "--inner",
+    "intra": "--intra",
     "lanes": "--lanes",
     "layers": "--layers",
     "levels": "--level",
@@ -61,8 +69,12 @@ FLAGS = {
     "method": "--method",
     "min_bytes": "--min",
     "n": "-n",
+    "net_latency": "--net-latency",
+    "nodes": "--nodes",
+    "nvls": "--nvls",
     "optimizer_bytes": "--optimizer-bytes",
     "outer": "--outer",
+    "overrides": "--overrides",
     "p": "-p",
     "p_max": "--p-max",
     "p_min": "--p-min",
@@ -70,7 +82,9 @@ FLAGS = {
     "per_rack": "--per-rack",
     "points": "--points",
     "profile": "--profile",
+    "proto": "--proto",
     "racks": "--racks",
+    "ranks": "--ranks",
     "recompute": "--recompute",
     "seed": "--seed",
     "segments": "--segments",
@@ -87,6 +101,7 @@ FLAGS = {
     "tp": "--tp",
     "vector": "--vector",
     "verify": "--verify",
+    "version": "--nccl-version",
     "weights": "--weights",
     "whole_bytes": "--whole-bytes",
     "workers": "--workers",
@@ -102,9 +117,11 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"inner", "max_bytes", "min_bytes", "outer", "p_max", "p_min", "points"}
+_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "inner", "intra", "max_bytes", "min_bytes",
+           "net_latency", "nodes", "outer", "p_max", "p_min", "points", "ranks"}
 """Parameters whose values messages state as the command line shows them, as options with a value
-(the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points)."""
+(the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
+hardware NCCL's model is given)."""
 
 
 _COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile": "profiles"}

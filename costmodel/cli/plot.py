@@ -17,6 +17,25 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.cli import complete
+from costmodel.cli.nccl import (
+    Algo,
+    Arch,
+    BwInter,
+    BwIntra,
+    Channels,
+    CollNet,
+    Cpu,
+    Intra,
+    NetLatency,
+    Nvls,
+    Overrides,
+    Preset,
+    Proto,
+    Version,
+)
+from costmodel.cli.nccl import Collective as NcclCollective
+from costmodel.cli.nccl import Nodes as NcclNodes
+from costmodel.cli.nccl import Ranks as NcclRanks
 from costmodel.cli.options import (
     FIT,
     Alpha,
@@ -263,6 +282,39 @@ def calibration_command(
     data = calibration_plot(log, p=p, collective=collective, algorithm=algorithm)
     _finish("calibration", data, draw_calibration_plot, target, force=force, as_json=as_json,
             title=calibration_title(data))
+
+
+@plot_app.command("nccl")
+def nccl_command(
+    collective: NcclCollective,
+    ranks: NcclRanks = None,
+    nodes: NcclNodes = None,
+    preset: Preset = None,
+    arch: Arch = None, channels: Channels = None, bw_intra: BwIntra = None, bw_inter: BwInter = None,
+    intra: Intra = "nvlink",
+    net_latency: NetLatency = Fraction(0),
+    cpu: Cpu = "intel", nvls: Nvls = False, collnet: CollNet = False,
+    algo: Algo = None, proto: Proto = None, nccl_version: Version = "2.30", overrides: Overrides = None,
+    min_size: MinSize = Fraction(1),
+    max_size: MaxSize = _GIB,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """NCCL's model against message size (log–log): every (algorithm, protocol) it considers, its choice.
+
+    The hardware as `costmodel nccl` takes it. Default sizes 1 B to 1 GiB; the switches of the choice
+    are exact (as `costmodel nccl COLLECTIVE --min --max`).
+
+    Example: costmodel plot nccl allreduce --ranks 16 --preset dgx-h100 --max 8GiB --out nccl.png
+    """
+    from costmodel.cli.nccl import Hardware, hardware_system
+    from costmodel.plots import draw_nccl_plot, nccl_plot
+
+    target = _target(out, force, as_json)
+    hardware = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    system = hardware_system(hardware, ranks, nodes)
+    data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version,
+                     algo=algo, proto=proto, overrides=None if overrides is None else str(overrides))
+    _finish("nccl", data, draw_nccl_plot, target, force=force, as_json=as_json)
 
 
 @renders("costmodel.cli.plot._Plotted")

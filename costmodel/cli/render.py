@@ -60,6 +60,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.exercises.validate.ReadBack"),
     "costmodel.cli.assignment": ("costmodel.exercises.gradebook.ClassReport",),
     "costmodel.cli.calibrate": ("costmodel.calibration.report.CalibrationReport",),
+    "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison",),
 }
 
 RENDERED_IN: dict[str, str] = {name: module for module, names in _IN.items() for name in names}

@@ -15,13 +15,17 @@ choice of ``src/enqueue.cc`` (:func:`predict`, :func:`sweep`). What NCCL's topol
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from costmodel.nccl.constants import CONSTANTS, VERSIONS, NcclConstants
-from costmodel.nccl.debuglog import DebugLog, parse_debug_log, read_debug_log
 from costmodel.nccl.predict import EntryTime, Prediction, Step, predict
 from costmodel.nccl.presets import load_preset, preset_names
 from costmodel.nccl.sweep import Sweep, SweepRange, sweep
 from costmodel.nccl.system import Graph, System
 from costmodel.nccl.tuning import TuningEntry, TuningTable, tune
+
+if TYPE_CHECKING:
+    from costmodel.nccl.debuglog import DebugLog, parse_debug_log, read_debug_log
 
 __all__ = [
     "CONSTANTS",
@@ -46,6 +50,19 @@ __all__ = [
     "sweep",
     "tune",
 ]
+
+_LAZY = {"DebugLog", "parse_debug_log", "read_debug_log"}
+"""Names of :mod:`costmodel.nccl.debuglog`, imported on first use: it reads benchmark logs with
+:mod:`costmodel.calibration`, which a prediction does not need (start-up time)."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from costmodel.nccl import debuglog
+
+        return getattr(debuglog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 predict_range = sweep
 """Another name of :func:`sweep` (the size ranges per chosen algorithm and protocol)."""

@@ -137,6 +137,12 @@ def _excluded(table: TuningTable, algorithm: str, function: str) -> str:  # noqa
     return ""
 
 
+def _reasons(*texts: str) -> str:
+    """The reasons of *texts* ("; "-separated) once each; one that another begins with is dropped."""
+    parts = list(dict.fromkeys(p for t in texts for p in t.split("; ") if p))
+    return "; ".join(p for p in parts if not any(q != p and q.startswith(p) for q in parts))
+
+
 def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
     """Every entry of *function* at *n* bytes with its time, in NCCL's (algorithm, protocol) order.
 
@@ -153,7 +159,7 @@ def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
                     None,
                     entry.latency_us,
                     entry.bandwidth,
-                    "; ".join(filter(None, (entry.reason, excluded))),
+                    _reasons(entry.reason, excluded),
                 )
             )
             continue

@@ -22,7 +22,7 @@ from costmodel.errors import InputError, UnknownNameError
 from costmodel.nccl.choose import Timed, candidates, launch, pick
 from costmodel.nccl.constants import CONSTANTS, NcclConstants
 from costmodel.nccl.explain import Step, latency_steps, number_text
-from costmodel.nccl.system import System
+from costmodel.nccl.system import System, value_text
 from costmodel.nccl.tuning import TuningTable, tune
 
 __all__ = [
@@ -91,11 +91,11 @@ def size_of(n: Any) -> int:
 
     value = parse_size(n) if isinstance(n, str) else n
     if isinstance(value, bool) or not isinstance(value, int | Fraction) or value != int(value):
-        raise InputError(f"n={n!r} is not a whole number of bytes; NCCL sizes are counted in bytes")
+        raise InputError(f"n={value_text(n)} is not a whole number of bytes; NCCL sizes are counted in bytes")
     if value < 1:
-        raise InputError(f"n={n!r} is not positive; NCCL launches nothing for an empty collective")
+        raise InputError(f"n={value_text(n)} is not positive; NCCL launches nothing for an empty collective")
     if value > 2**63:
-        raise InputError(f"n={n!r} is too large; NCCL's sizes are 64-bit (at most 2**63 bytes)")
+        raise InputError(f"n={value_text(n)} is too large; NCCL's sizes are 64-bit (at most 2**63 bytes)")
     return int(value)
 
 

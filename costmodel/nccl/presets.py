@@ -26,7 +26,7 @@ from costmodel._files import read_text
 from costmodel.errors import InputError, ParseError, UnknownNameError
 from costmodel.nccl.schema import GRAPH_NAMES, HALVES, check_preset
 from costmodel.nccl.system import CPU_ARCHS, CPU_VENDORS, PATH_TYPES, Graph, System  # noqa: F401 - CPU_*
-from costmodel.tomlfile import loads
+from costmodel.tomlfile import as_keys, loads
 
 __all__ = ["GRAPHS", "PATH_TYPES", "load_preset", "preset_names", "validate_preset"]
 
@@ -103,5 +103,5 @@ def validate_preset(data: dict[str, Any], *, path: str = "<preset>") -> dict[str
             **{k: out[k] for k in ("cpu_arch", "cpu_vendor", "nvswitch", "collnet_heads", "net_device_host")},
         )
     except InputError as e:
-        raise ParseError(str(e), path=path) from None
+        raise ParseError(as_keys(str(e)), path=path) from None
     return out

@@ -16,6 +16,7 @@ References
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,7 +26,17 @@ from costmodel.errors import InputError, UnknownNameError
 from costmodel.nccl.schema import GRAPH_NAMES, check_graph, check_preset
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ARCHS", "CPU_ARCHS", "CPU_VENDORS", "GRAPH_NAMES", "PATH_TYPES", "Graph", "System"]
+__all__ = [
+    "ARCHS",
+    "CPU_ARCHS",
+    "CPU_VENDORS",
+    "GRAPH_NAMES",
+    "PATH_TYPES",
+    "Graph",
+    "System",
+    "parse_arch",
+    "value_text",
+]
 
 ARCHS = (70, 80, 90, 100)
 """The compute capabilities (× 10) the tables have a row for: Volta, Ampere, Hopper, Blackwell.
@@ -43,6 +54,13 @@ _MAX_NUMBER = 10**9
 _CHANNELS_HINT = "a graph the search found has 1 to 64 (MAXCHANNELS) channels"
 
 
+def value_text(value: Any) -> str:
+    """*value* as a message shows it: a Fraction as its number (``-40``, ``1e+308``), else its repr."""
+    if isinstance(value, Fraction):
+        return str(value) if value.denominator == 1 and abs(value) < 10**12 else f"{float(value):g}"
+    return repr(value)
+
+
 def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     """A finite non-negative (or positive) number as an exact Fraction (a float by its decimal text)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Fraction | str):
@@ -54,9 +72,11 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{name}={value!r} is not a number") from None
     if number > _MAX_NUMBER:
-        raise InputError(f"{name}={value!r} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)")
+        raise InputError(
+            f"{name}={value_text(value)} is too large; at most {_MAX_NUMBER:,} (GB/s per channel or µs)"
+        )
     if number < 0 or (number == 0 and not allow_zero):
-        raise InputError(f"{name}={value!r} is not {'non-negative' if allow_zero else 'positive'}")
+        raise InputError(f"{name}={value_text(value)} is not {'non-negative' if allow_zero else 'positive'}")
     return number
 
 
@@ -67,6 +87,33 @@ def _choice(value: Any, name: str, choices: tuple[str, ...], kind: str) -> str:
         if value.lower() == choice.lower():
             return choice
     raise UnknownNameError(kind, value, choices, context=f"for {name}")
+
+
+_ARCH = re.compile(r"(?:sm_?)?(\d{2,3})", re.IGNORECASE)
+
+
+def parse_arch(text: Any) -> int:
+    """A compute capability × 10 from ``sm90``, ``sm_90``, ``90`` or ``9.0`` (an int passes as it is).
+
+    >>> parse_arch("sm90"), parse_arch("9.0"), parse_arch(100)
+    (90, 90, 100)
+    >>> parse_arch("sm75x")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: arch='sm75x' is not a compute capability; give e.g. arch=sm80, sm90 \
+or sm100 (the capability × 10)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    word = str(text).strip()
+    dotted = re.fullmatch(r"(\d{1,2})\.(\d)", word)
+    found = _ARCH.fullmatch(word)
+    if dotted:
+        return int(dotted[1]) * 10 + int(dotted[2])
+    if found is None:
+        raise InputError(f"arch={text!r} is not a compute capability; give e.g. arch=sm80, sm90 or sm100 "
+                         "(the capability × 10)")
+    return int(found[1])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -472,7 +472,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
             p,
             lat[(f, a, p)],
             bws[(f, a, p)],
-            "" if bws[(f, a, p)] else "; ".join(why[(f, a, p)]) or "zero bandwidth",
+            "" if bws[(f, a, p)] else "; ".join(dict.fromkeys(why[(f, a, p)])) or "zero bandwidth",
             ring_backup[(f, p)] if v21 and a == "Ring" else _F(0),
         )
         for f in c.functions

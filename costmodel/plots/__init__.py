@@ -13,6 +13,7 @@ data                   drawing                    what it shows
 :func:`consensus_plot` :func:`draw_consensus_plot` disagreement by round, with ρ^r·d₀
 :func:`pipeline_plot`  :func:`draw_pipeline_plot` Gantt charts of pipeline schedules
 :func:`calibration_plot` :func:`draw_calibration_plot` a log against its fitted model
+:func:`nccl_plot`      :func:`draw_nccl_plot`     NCCL's model: every entry, its choice
 =====================  =========================  ===========================================
 
 Every data result has ``to_dict()`` (JSON-native, SI units) and ``title``.
@@ -32,6 +33,7 @@ from costmodel.plots._figure import SUFFIXES, check_output
 from costmodel.plots.breakdown import Breakdown, BreakdownBar, draw_breakdown, time_breakdown
 from costmodel.plots.calibration import calibration_plot, calibration_title, draw_calibration_plot
 from costmodel.plots.consensus import ConsensusCurve, ConsensusPlot, consensus_plot, draw_consensus_plot
+from costmodel.plots.nccl import NcclPlot, NcclSeries, NcclSwitch, draw_nccl_plot, nccl_plot
 from costmodel.plots.pipeline import GanttBar, PipelinePanel, PipelinePlot, draw_pipeline_plot, pipeline_plot
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
@@ -44,6 +46,9 @@ __all__ = [
     "ConsensusPlot",
     "CrossoverMark",
     "GanttBar",
+    "NcclPlot",
+    "NcclSeries",
+    "NcclSwitch",
     "PipelinePanel",
     "PipelinePlot",
     "RegionMap",
@@ -56,9 +61,11 @@ __all__ = [
     "draw_breakdown",
     "draw_calibration_plot",
     "draw_consensus_plot",
+    "draw_nccl_plot",
     "draw_pipeline_plot",
     "draw_region_map",
     "draw_time_plot",
+    "nccl_plot",
     "pipeline_plot",
     "region_map",
     "time_breakdown",

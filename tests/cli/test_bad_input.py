@@ -14,6 +14,7 @@ SEED = ["--alpha", "5us", "--beta", "0.08ns/B"]
 LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
 LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 HIER = ["cost", "allreduce", "-n", "1GiB"]
+NCCL = ["--ranks", "8", "--arch", "sm90", "--channels", "16", "--bw-intra", "40"]
 
 BAD = [
     # -- cost, bound, crossover, best, formula, profiles
@@ -190,6 +191,32 @@ BAD = [
     (["bubble", "-P", "4", "-m", "4", "--comm", "-1e-9"], "'-1e-9' is negative"),
     (["bubble", "-P", "4", "-m", "4", "--forward", "1e301"], "outside the times costmodel takes, 1e-300 to 1e300"),
     (["bubble", "-P", "4", "-m", "4", "--comm", "1e-999999"], "outside the times costmodel takes"),
+    # -- nccl
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL[:4], "--channels", "0", "--bw-intra", "40"],
+     "--channels 0 is not an integer from 1 to 64"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL[:4], "--channels", "8", "--bw-intra", "-40"],
+     "--bw-intra -40 is not positive"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--nodes", "2", "--bw-inter", "-1GB/s"], "negative"),
+    (["nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--arch", "sm75x", "--channels", "8", "--bw-intra", "40"],
+     "--arch 'sm75x' is not a compute capability"),
+    (["nccl", "allreduce", "-n", "1MiB", "--ranks", "2", "--nodes", "4", *NCCL[2:], "--bw-inter", "10"],
+     "--nodes 4 is more than --ranks 2"),
+    (["nccl", "allreduce", "-n", "1MiB", "--ranks", "16", "--preset", "dgx-h10"], "did you mean 'dgx-h100'"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--algo", "rign"], 'unrecognized element token "rign"'),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--proto", "^LL129"], 'token "LL129"'),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--algo", "nvls"], "NCCL would fail this call"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--nccl-version", "2.5"], "unknown NCCL version '2.5'"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--overrides", "/no/such.toml"], "cannot read overrides"),
+    (["nccl", "allreduce", "-n", "1MiB", "--ranks", "8"], "no hardware given"),
+    (["nccl", "allreduce", *NCCL], "no size given"),
+    (["nccl", "allreduce", "-n", "1MiB", "--min", "8B", *NCCL], "not both"),
+    (["nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", "dgx-h100", "--channels", "4"], "drop --channels"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL[:6], "--nodes", "2", "--bw-intra", "40"], "need --bw-inter"),
+    (["nccl", "alltoall", "-n", "1MiB", *NCCL], "outside NCCL's tuning model"),
+    (["nccl", "allredcue", "-n", "1MiB", *NCCL], "did you mean 'allreduce'"),
+    (["nccl", "compre", "x.log"], "did you mean 'compare'"),
+    (["nccl", "compare", "/no/such.log", "--preset", "dgx-h100"], "cannot read"),
+    (["nccl", "preset", "/no/such.log"], "cannot read"),
     # -- schedule
     (["schedule", "allreduce", "rign", "-p", "4"], "did you mean 'ring'"),
     (["schedule", "allreduce", "ring", "-p", "1"], "at least 2 ranks"),

@@ -37,6 +37,7 @@ STAND_INS = {  # files the help examples name, and the repository's files that s
     "ada.toml": "docs/examples/submissions/ada.toml",
     "grace.toml": "docs/examples/submissions/grace.toml",
     "my-exercises.toml": "docs/examples/my-exercises.toml",
+    "run.log": "tests/data/nccl-debug/rtx4090-8gpu-pcie-interleaved.log",
 }
 
 _AS_IS = {"--gradescope", "--latex", "--markdown"}

@@ -158,3 +158,20 @@ def test_import_is_light():
                          capture_output=True, text=True, check=True).stderr
     loaded = {line.split("|")[-1].strip() for line in out.splitlines()}
     assert not {m for m in loaded if m.split(".")[0] in ("sympy", "numpy", "matplotlib", "typer", "rich")}
+
+
+def test_a_disabled_entry_gives_each_reason_once():
+    from costmodel.nccl import System, predict
+
+    s = System.explicit(arch=80, ranks=2, nodes=2, channels=2, bw_intra=20, bw_inter=12)
+    for e in predict("allgather", "1MiB", s).entries:
+        parts = e.reason.split("; ") if e.reason else []
+        assert len(parts) == len(set(parts)), e.reason
+
+
+def test_a_reason_another_one_extends_is_not_repeated():
+    from costmodel.nccl import System, load_preset, predict
+
+    s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+    nvls = next(e for e in predict("allreduce", "8MiB", s).entries if e.algorithm == "NVLS" and e.protocol == "Simple")
+    assert nvls.reason == "NVLS across nodes needs CollNet, which is off"

@@ -99,3 +99,15 @@ def test_a_loaded_preset_builds_a_system():
 
     preset = load_preset("dgx-h100")  # with the schema's defaults, "assumptions" among them
     assert System.from_preset(preset, ranks=16, nodes=2).graphs["ring"].channels == 8
+
+
+@pytest.mark.parametrize("name", ["dgx-a100", "dgx-h100", "hgx-h100-4nic", "pcie-8x-rtx4090"])
+def test_every_shipped_preset_builds_a_system(name):
+    # load_preset completes a preset with its defaults, "assumptions" among them: from_preset takes it
+    from costmodel.nccl import load_preset
+
+    preset = load_preset(name)
+    half = "multi" if "multi" in preset else "single"
+    nodes = 2 if half == "multi" else 1
+    system = System.from_preset(preset, ranks=preset["gpus_per_node"] * nodes, nodes=nodes)
+    assert system.graphs["ring"].channels == preset[half]["ring"]["channels"]

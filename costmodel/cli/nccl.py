@@ -1,0 +1,811 @@
+"""``nccl``: what NCCL's own tuning model chooses and predicts, a log compared with it, presets.
+
+``costmodel nccl COLLECTIVE ...`` is ``costmodel nccl predict COLLECTIVE ...``: the group reads an
+unknown first word as the collective (:class:`CollectiveGroup`), so the collective and the
+sub-commands ``compare``, ``preset`` and ``presets`` share one word.  The numbers come from
+:mod:`costmodel.nccl`; this module reads the options into a :class:`~costmodel.nccl.System` and
+renders the results (never over an existing file without ``--force``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from costmodel.cli.layout import markup, prose, table
+from costmodel.cli.options import Json, MaxSize, MinSize, OptionalSize, option, value_parser
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
+from costmodel.errors import InputError
+
+__all__ = ["COLLECTIVES", "CollectiveGroup", "app", "hardware_system", "nccl_app"]
+
+COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce")
+"""The collectives NCCL's tuning model covers, by costmodel's names."""
+
+
+class CollectiveGroup(TyperGroup):
+    """A group whose first word, when it names no sub-command, is the collective of ``predict``."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            from costmodel.collectives._registry import COLLECTIVES as KNOWN
+            from costmodel.collectives._registry import collective
+            from costmodel.errors import UnknownNameError
+
+            try:
+                collective(args[0])
+            except InputError:
+                raise UnknownNameError(
+                    "collective or command", args[0], (*COLLECTIVES, *self.commands, *KNOWN)
+                ) from None
+            args = ["predict", *args]
+        return super().resolve_command(ctx, args)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [
+            *super().shell_complete(ctx, incomplete),
+            *(CompletionItem(c) for c in COLLECTIVES if c.startswith(incomplete)),
+        ]
+
+
+app = typer.Typer()
+nccl_app = typer.Typer(
+    cls=CollectiveGroup,
+    no_args_is_help=True,
+    help="What NCCL's own tuning model (2.30, 2.21) chooses and predicts.\n\n"
+    "costmodel nccl COLLECTIVE ... is costmodel nccl predict COLLECTIVE ...: one size (-n) or the "
+    "size ranges of each choice (--min/--max). compare sets a nccl-tests log beside the model; "
+    "preset builds a hardware description from an NCCL_DEBUG=INFO log; presets lists the shipped "
+    "ones.",
+)
+app.add_typer(nccl_app, name="nccl")
+
+_HARDWARE = "Hardware (what NCCL's topology search finds)"
+_NCCL = "NCCL"
+
+
+def _gb_per_s(text: str) -> Fraction:
+    """GB/s per channel: a bare number, as NCCL prints it, or a rate with its unit."""
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        from costmodel.units import parse_rate
+
+        return Fraction(parse_rate(text, require_unit=True)) / 10**9
+
+
+def _microseconds(text: str) -> Fraction:
+    """µs: a bare number, as NCCL's tables are written, or a time with its unit."""
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        from costmodel.units import parse_time
+
+        return Fraction(parse_time(text, require_unit=True)) * 10**6
+
+
+def _complete_presets(ctx: Any, incomplete: str) -> list[str]:
+    from costmodel.nccl import preset_names
+
+    return [n for n in preset_names() if n.startswith(incomplete)]
+
+
+def _complete_collectives(ctx: Any, incomplete: str) -> list[str]:
+    return [c for c in COLLECTIVES if c.startswith(incomplete)]
+
+
+Collective = Annotated[
+    str,
+    typer.Argument(
+        metavar="COLLECTIVE",
+        help="allreduce, allgather, reduce-scatter, broadcast or reduce (aliases accepted).",
+        show_default=False,
+        autocompletion=_complete_collectives,
+    ),
+]
+Ranks = Annotated[int | None, option("--ranks", "-p", help="nRanks: GPUs in the communicator (≥ 2).")]
+Nodes = Annotated[
+    int | None, option("--nodes", help="nNodes (default: ranks / GPUs per node of the preset, else 1).")
+]
+Preset = Annotated[
+    str | None,
+    option(
+        "--preset",
+        metavar="NAME|FILE",
+        panel=_HARDWARE,
+        autocompletion=_complete_presets,
+        help="A shipped preset (see `costmodel nccl presets`) or a preset TOML file.",
+    ),
+]
+Arch = Annotated[
+    str | None,
+    option(
+        "--arch",
+        metavar="SM",
+        panel=_HARDWARE,
+        help="Compute capability: sm80 (A100), sm90 (H100), sm100 (B200).",
+    ),
+]
+Channels = Annotated[
+    int | None,
+    option(
+        "--channels", metavar="C", panel=_HARDWARE, help="Channels of the ring and tree graphs (1 to 64)."
+    ),
+]
+BwIntra = Annotated[
+    Fraction | None,
+    option(
+        "--bw-intra",
+        metavar="GB/s",
+        panel=_HARDWARE,
+        parser=value_parser(_gb_per_s),
+        help="Bandwidth per channel inside a node, GB/s (bare, as NCCL prints it) or with a unit.",
+    ),
+]
+BwInter = Annotated[
+    Fraction | None,
+    option(
+        "--bw-inter",
+        metavar="GB/s",
+        panel=_HARDWARE,
+        parser=value_parser(_gb_per_s),
+        help="Bandwidth per channel across nodes (needed on several nodes).",
+    ),
+]
+Intra = Annotated[
+    str,
+    option(
+        "--intra", metavar="nvlink|pci", panel=_HARDWARE, show_default=True, help="The link inside a node."
+    ),
+]
+NetLatency = Annotated[
+    Fraction,
+    option(
+        "--net-latency",
+        metavar="US",
+        panel=_HARDWARE,
+        parser=value_parser(_microseconds),
+        show_default=True,
+        help="Extra network latency the search recorded (latencyInter), µs bare or with a unit.",
+    ),
+]
+Cpu = Annotated[
+    str,
+    option(
+        "--cpu",
+        metavar="intel|amd",
+        panel=_HARDWARE,
+        show_default=True,
+        help="Host CPU vendor (NCCL's network overhead depends on it).",
+    ),
+]
+Nvls = Annotated[
+    bool,
+    typer.Option(
+        "--nvls", rich_help_panel=_HARDWARE, help="NVLink SHARP usable (an NVLS graph of 16 channels)."
+    ),
+]
+CollNet = Annotated[
+    bool, typer.Option("--collnet", rich_help_panel=_HARDWARE, help="CollNet (SHARP in the network) enabled.")
+]
+Algo = Annotated[
+    str | None,
+    option(
+        "--algo",
+        metavar="LIST",
+        panel=_NCCL,
+        help="NCCL_ALGO: ring,tree  ^nvls  allreduce:tree;broadcast:ring.",
+    ),
+]
+Proto = Annotated[
+    str | None, option("--proto", metavar="LIST", panel=_NCCL, help="NCCL_PROTO: LL,LL128  ^LL128.")
+]
+Version = Annotated[
+    str,
+    option(
+        "--nccl-version",
+        metavar="V",
+        panel=_NCCL,
+        show_default=True,
+        help="The NCCL release modelled: 2.30 or 2.21.",
+    ),
+]
+Overrides = Annotated[
+    Path | None,
+    option(
+        "--overrides",
+        metavar="TOML",
+        panel=_NCCL,
+        help="Constants a tuner plugin would set (base_latencies, hw_latencies, the bandwidth caps).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The hardware options as given (None: not given)."""
+
+    preset: str | None = None
+    arch: str | None = None
+    channels: int | None = None
+    bw_intra: Fraction | None = None
+    bw_inter: Fraction | None = None
+    intra: str = "nvlink"
+    net_latency: Fraction = Fraction(0)
+    cpu: str = "intel"
+    nvls: bool = False
+    collnet: bool = False
+
+    def explicit_given(self) -> list[str]:
+        """The explicit hardware options given (other than their defaults)."""
+        given = {
+            "--arch": self.arch,
+            "--channels": self.channels,
+            "--bw-intra": self.bw_intra,
+            "--bw-inter": self.bw_inter,
+        }
+        out = [k for k, v in given.items() if v is not None]
+        out += [
+            k
+            for k, v, d in (
+                ("--intra", self.intra, "nvlink"),
+                ("--cpu", self.cpu, "intel"),
+                ("--net-latency", self.net_latency, 0),
+                ("--nvls", self.nvls, False),
+                ("--collnet", self.collnet, False),
+            )
+            if v != d
+        ]
+        return out
+
+
+def hardware_system(hw: Hardware, ranks: int | None, nodes: int | None) -> Any:
+    """The :class:`~costmodel.nccl.System` the options describe (a preset, or the explicit numbers)."""
+    from costmodel.nccl import System, load_preset
+    from costmodel.nccl.system import parse_arch
+
+    if ranks is None:
+        raise InputError("no rank count given; pass --ranks R (GPUs in the communicator)")
+    if hw.preset is not None:
+        if hw.explicit_given():
+            raise InputError(
+                f"--preset describes the hardware; drop {', '.join(hw.explicit_given())} "
+                "(or drop --preset and describe it with the options)"
+            )
+        mapping = load_preset(hw.preset)
+        if nodes is None:
+            gpus = mapping["gpus_per_node"]
+            nodes = ranks // gpus if ranks > gpus and ranks % gpus == 0 else 1
+        return System.from_preset(mapping, ranks=ranks, nodes=nodes)
+    missing = [
+        k
+        for k, v in (("--arch", hw.arch), ("--channels", hw.channels), ("--bw-intra", hw.bw_intra))
+        if v is None
+    ]
+    if missing:
+        raise InputError(
+            "no hardware given: pass --preset NAME (see costmodel nccl presets) or "
+            f"{', '.join(missing)}"
+            + (" (and --bw-inter on several nodes)" if "--bw-intra" in missing else "")
+        )
+    nodes = 1 if nodes is None else nodes
+    assert hw.arch is not None and hw.channels is not None and hw.bw_intra is not None  # none is missing
+    bw_inter = hw.bw_inter
+    if bw_inter is None:
+        if nodes > 1:
+            raise InputError(f"{nodes} nodes need --bw-inter (GB/s per channel across nodes)")
+        bw_inter = hw.bw_intra
+    return System.explicit(
+        arch=parse_arch(hw.arch),
+        ranks=ranks,
+        nodes=nodes,
+        channels=hw.channels,
+        bw_intra=hw.bw_intra,
+        bw_inter=bw_inter,
+        intra=hw.intra,
+        net_latency=hw.net_latency,
+        cpu=hw.cpu,
+        nvls=hw.nvls,
+        collnet=hw.collnet,
+    )
+
+
+def _overrides(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _where(system: Any) -> str:
+    """``16 ranks on 2 nodes × 8 · preset dgx-h100``."""
+    nodes = f"{system.nodes} node" + ("s" if system.nodes > 1 else "")
+    per = f" × {system.ranks_per_node}" if system.nodes > 1 else ""
+    source = "explicit hardware" if system.name == "explicit" else f"preset {system.name}"
+    return f"{system.ranks} ranks on {nodes}{per} · {source}"
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One prediction with the system it was made for."""
+
+    prediction: Any
+    system: Any
+    explain: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.prediction.to_dict(), "system": self.system.to_dict()}
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """A sweep, with the predicted time at each end of each range."""
+
+    sweep: Any
+    system: Any
+    ends: tuple[tuple[Any, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        from costmodel._json import real
+
+        out = self.sweep.to_dict()
+        for r, (a, b) in zip(out["ranges"], self.ends, strict=True):
+            r["from_time_s"], r["to_time_s"] = real(a.time_s), real(b.time_s)
+        return {**out, "system": self.system.to_dict()}
+
+
+@nccl_app.command("predict")
+def predict_command(
+    collective: Collective,
+    size: OptionalSize = None,
+    min_size: MinSize = None,
+    max_size: MaxSize = None,
+    ranks: Ranks = None,
+    nodes: Nodes = None,
+    preset: Preset = None,
+    arch: Arch = None,
+    channels: Channels = None,
+    bw_intra: BwIntra = None,
+    bw_inter: BwInter = None,
+    intra: Intra = "nvlink",
+    net_latency: NetLatency = Fraction(0),
+    cpu: Cpu = "intel",
+    nvls: Nvls = False,
+    collnet: CollNet = False,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: Version = "2.30",
+    overrides: Overrides = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Show the chosen entry's formulas with NCCL's constants substituted."),
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Which algorithm and protocol NCCL's tuning model chooses, and the time it predicts.
+
+    With -n: every (algorithm, protocol) of the collective, enabled or not (and why), its latency,
+    bandwidth and time; the choice, its channels and threads, algbw and busbw as nccl-tests prints
+    them. With --min/--max instead: the size ranges of each choice, with the exact switch sizes.
+    `costmodel nccl COLLECTIVE ...` is the same command.
+
+    JSON: {"algorithm", "protocol", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "channels",
+    "threads", "entries": [...], "steps": [...], "system"}; with --min/--max {"ranges": [{"algorithm",
+    "protocol", "from_bytes", "to_bytes", "from_time_s", "to_time_s"}], ...}.
+
+    Example: costmodel nccl allreduce -n 8MiB --ranks 16 --preset dgx-h100
+
+    Example: costmodel nccl allreduce --min 8B --max 8GiB --ranks 16 --preset dgx-h100
+    """
+    from costmodel.nccl import predict, sweep
+
+    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    ranged = min_size is not None or max_size is not None
+    if size is not None and ranged:
+        raise InputError("give -n SIZE (one prediction) or --min/--max (the size ranges), not both")
+    if size is None and not ranged:
+        raise InputError("no size given; pass -n SIZE, or --min SIZE --max SIZE for the size ranges")
+    if explain and ranged:
+        raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
+    system = hardware_system(hw, ranks, nodes)
+    settings: dict[str, Any] = {
+        "version": nccl_version,
+        "algo": algo,
+        "proto": proto,
+        "overrides": _overrides(overrides),
+    }
+    if size is not None:
+        emit(Predicted(predict(collective, size, system, **settings), system, explain), as_json=as_json)
+        return
+    found = sweep(
+        collective,
+        1 if min_size is None else min_size,
+        2**30 if max_size is None else max_size,
+        system,
+        **settings,
+    )
+    ends = tuple(
+        (
+            predict(collective, r.from_bytes, system, **settings),
+            predict(collective, r.to_bytes, system, **settings),
+        )
+        for r in found.ranges
+    )
+    emit(Ranges(found, system, ends), as_json=as_json)
+
+
+@nccl_app.command("compare")
+def compare_command(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="nccl-tests output (text or -J JSON).")],
+    nodes: Annotated[
+        int | None,
+        option(
+            "--nodes",
+            help="nNodes, when the log's # Rank lines name no host (checked against them otherwise).",
+        ),
+    ] = None,
+    preset: Preset = None,
+    arch: Arch = None,
+    channels: Channels = None,
+    bw_intra: BwIntra = None,
+    bw_inter: BwInter = None,
+    intra: Intra = "nvlink",
+    net_latency: NetLatency = Fraction(0),
+    cpu: Cpu = "intel",
+    nvls: Nvls = False,
+    collnet: CollNet = False,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: Version = "2.30",
+    overrides: Overrides = None,
+    as_json: Json = False,
+) -> None:
+    """A measured nccl-tests log against NCCL's model: time and busbw size by size, and the errors.
+
+    Ranks come from the log, nodes from the distinct hosts of its # Rank lines. Each size shows the
+    model's (algorithm, protocol); a regime is a run of sizes with the same choice, and its median
+    |relative error| is given, as is the whole log's.
+
+    JSON: {"collective", "ranks", "nodes", "median_abs_rel_error", "regimes": [...], "rows": [{"n_bytes",
+    "measured_s", "predicted_s", "rel_error", "measured_busbw_bytes_per_s", "predicted_busbw_bytes_per_s",
+    "algorithm", "protocol", "regime"}]}.
+
+    Example: costmodel nccl compare all_reduce_perf.txt --preset dgx-a100
+    """
+    from costmodel.nccl.compare import compare, log_shape
+
+    measurements, hosts = log_shape(log)
+    if measurements.p is None:
+        raise InputError(
+            f"{log} does not say how many ranks ran; compare reads nccl-tests logs with # Rank lines"
+        )
+    if hosts is not None and nodes is not None and hosts != nodes:
+        raise InputError(
+            f"--nodes {nodes} differs from the {hosts} hosts of the log's # Rank lines; drop --nodes"
+        )
+    if hosts is None and nodes is None:
+        raise InputError(f"{log} names no hosts; pass --nodes N")
+    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    system = hardware_system(hw, measurements.p, hosts or nodes)
+    emit(
+        compare(
+            measurements,
+            system,
+            version=nccl_version,
+            algo=algo,
+            proto=proto,
+            overrides=_overrides(overrides),
+        ),
+        as_json=as_json,
+    )
+
+
+@dataclass(frozen=True)
+class PresetText:
+    """A preset built from a debug log: its TOML, where it went, and what the reader noted."""
+
+    preset: dict[str, Any]
+    toml: str
+    out: Path | None
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset,
+            "toml": self.toml,
+            "out": None if self.out is None else str(self.out),
+            "notes": list(self.notes),
+        }
+
+
+@nccl_app.command("preset")
+def preset_command(
+    log: Annotated[
+        Path,
+        typer.Argument(
+            metavar="LOG", help="A log of a run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING."
+        ),
+    ],
+    out: Annotated[Path | None, option("--out", "-o", help="Write the preset here (TOML).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
+    name: Annotated[
+        str | None,
+        option("--name", help="The preset's name (default: the --out file's stem, else from-log)."),
+    ] = None,
+    as_json: Json = False,
+) -> None:
+    """A hardware preset from an NCCL_DEBUG=INFO log: the graphs NCCL's search printed, the CPU, NVLS.
+
+    Without --out the TOML is printed. Every value the log did not show is named in the preset's
+    assumptions (and in the notes here).
+
+    Example: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING ./all_reduce_perf -b 8 -e 1G > run.log 2>&1
+
+    Example: costmodel nccl preset run.log --out mybox.toml
+    """
+    from costmodel._files import check_writable
+    from costmodel.nccl import read_debug_log
+    from costmodel.nccl.presets import validate_preset
+    from costmodel.tomlfile import loads
+
+    if out is not None:
+        check_writable(out, force=force)
+    debug = read_debug_log(log)
+    label = name or (out.stem if out is not None else "from-log")
+    text = debug.to_toml(label)
+    preset = validate_preset(loads(text, path=label), path=label)  # what we write must load with --preset
+    notes = tuple(debug.notes) + tuple(
+        f"warning: the log shows no {half} tree graph (NCCL always has one): add [{half}.tree] before using "
+        f"the preset, e.g. [{half}.ring]'s values with pattern = {1 if half == 'multi' else 4}"
+        for half in ("single", "multi")
+        if half in preset and "tree" not in preset[half]
+    )
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    elif not as_json:  # the TOML as it is (not fitted to the width), the notes as its comments
+        import sys
+
+        sys.stdout.write(
+            "".join(f"# {n if n.startswith('warning: ') else 'note: ' + n}\n" for n in notes) + text
+        )
+        return
+    emit(PresetText(preset, text, out, notes), as_json=as_json)
+
+
+@dataclass(frozen=True)
+class PresetList:
+    """The shipped presets."""
+
+    presets: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        keys = ("name", "description", "sources", "arch", "gpus_per_node", "nvls")
+        return {
+            "presets": [
+                {**{k: p[k] for k in keys}, "single": "single" in p, "multi": "multi" in p}
+                for p in self.presets
+            ]
+        }
+
+
+@nccl_app.command("presets")
+def presets_command(as_json: Json = False) -> None:
+    """The shipped hardware presets: what each describes and where its numbers come from.
+
+    Example: costmodel nccl presets
+    """
+    from costmodel.nccl import load_preset, preset_names
+
+    emit(PresetList(tuple(load_preset(n) for n in preset_names())), as_json=as_json)
+
+
+# -- rendering -------------------------------------------------------------------------------------
+
+
+def _time(s: Any) -> str:
+    from costmodel.units import format_time
+
+    return format_time(s)
+
+
+def _rate(r: Any) -> str:
+    from costmodel.units import format_rate
+
+    return format_rate(r).split(" (")[0]
+
+
+def _size(n: Any) -> str:
+    from costmodel.units import format_size
+
+    return format_size(n).split(" = ")[-1] if n >= 1024 else format_size(n).split(" = ")[0]
+
+
+def _full_size(n: Any) -> str:
+    from costmodel.units import format_size
+
+    return format_size(n)
+
+
+def _heading(function: str, what: str, system: Any, version: str) -> Any:
+    from rich.markup import escape
+
+    return markup(
+        f"[bold]{function}[/bold] · {escape(what)} · NCCL {version}\n[dim]{escape(_where(system))}[/dim]"
+    )
+
+
+@renders("costmodel.cli.nccl.Predicted")
+def _render_predicted(r: Predicted) -> Rendered:
+    from rich.console import Group
+    from rich.text import Text
+
+    p = r.prediction
+    out = table(
+        "algorithm",
+        "protocol",
+        "latency",
+        "bandwidth",
+        "time",
+        "",
+        no_wrap=True,
+        numeric=("latency", "bandwidth", "time"),
+    )
+    off: dict[tuple[str, str], list[str]] = {}
+    for e in p.entries:
+        if e.time_s is None:
+            off.setdefault((e.algorithm, e.reason), []).append(e.protocol)
+            continue
+        chosen = (e.algorithm, e.protocol) == (p.algorithm, p.protocol)
+        out.add_row(
+            e.algorithm,
+            e.protocol,
+            _time(e.latency_s),
+            _rate(e.bandwidth_bytes_per_s),
+            _time(e.time_s),
+            "◀ chosen" if chosen else "",
+        )
+    disabled = [
+        prose(Text(f"  {algorithm} {', '.join(protocols)}: {reason}"), hang=4)
+        for (algorithm, reason), protocols in off.items()
+    ]
+    factor = {"AllReduce": "2(p−1)/p", "AllGather": "(p−1)/p", "ReduceScatter": "(p−1)/p"}.get(
+        p.function, "1"
+    )
+    choice = Text.assemble(
+        "NCCL chooses ",
+        (f"{p.algorithm}/{p.protocol}", "bold"),
+        f": {_time(p.time_s)} on {p.channels} channels × {p.threads} threads\n"
+        f"algbw {_rate(p.algbw_bytes_per_s)} · busbw {_rate(p.busbw_bytes_per_s)} "
+        f"(nccl-tests' terms: algbw = n / time, busbw = algbw × {factor})",
+    )
+    parts: list[Any] = [
+        _heading(p.function, f"n = {_full_size(p.n_bytes)}", r.system, p.version),
+        Text(""),
+        out,
+        Text(""),
+        choice,
+    ]
+    if disabled:
+        parts += [Text(""), Text("not considered:", style="bold"), *disabled]
+    if r.explain:
+        parts += [Text(""), Text(f"why {p.algorithm}/{p.protocol} takes {_time(p.time_s)}:", style="bold")]
+        parts += [Text(f"  {s.text}: {s.expression}") for s in p.steps]
+    return Group(*parts), tuple(p.notes)
+
+
+@renders("costmodel.cli.nccl.Ranges")
+def _render_ranges(r: Ranges) -> Rendered:
+    from rich.console import Group
+    from rich.text import Text
+
+    s = r.sweep
+    out = table(
+        "from",
+        "to",
+        "algorithm",
+        "protocol",
+        "time at from",
+        "time at to",
+        no_wrap=True,
+        numeric=("from", "to", "time at from", "time at to"),
+    )
+    for rng, (a, b) in zip(s.ranges, r.ends, strict=True):
+        out.add_row(
+            _size(rng.from_bytes),
+            _size(rng.to_bytes),
+            rng.algorithm,
+            rng.protocol,
+            _time(a.time_s),
+            _time(b.time_s),
+        )
+    what = "NCCL's choice by message size"
+    switches = [f"{_size(x.from_bytes)} ({x.from_bytes} B)" for x in s.ranges[1:]]
+    notes = (
+        (f"the choice switches at {', '.join(switches)}: the first size of each range",) if switches else ()
+    )
+    return Group(_heading(s.function, what, r.system, s.version), Text(""), out), notes
+
+
+@renders("costmodel.nccl.compare.Comparison")
+def _render_comparison(c: Any) -> Rendered:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    busbw = ("busbw measured", "busbw model")
+    out = table(
+        "size",
+        "measured",
+        "model",
+        "error",
+        *busbw,
+        "NCCL's choice",
+        no_wrap=True,
+        numeric=("size", "measured", "model", "error", *busbw),
+        optional=(busbw,),
+    )
+    for row in c.rows:
+        out.add_row(
+            _size(row.n_bytes),
+            _time(row.measured_s),
+            _time(row.predicted_s),
+            f"{float(row.rel_error):+.1%}",
+            _rate(row.measured_busbw_bytes_per_s),
+            _rate(row.predicted_busbw_bytes_per_s),
+            f"{row.algorithm}/{row.protocol}",
+        )
+    regimes = table(
+        "regime", "sizes", "choice", "median |error|", no_wrap=True, numeric=("regime", "median |error|")
+    )
+    for k, g in enumerate(c.regimes, 1):
+        regimes.add_row(
+            str(k),
+            f"{_size(g.from_bytes)} – {_size(g.to_bytes)} ({g.sizes})",
+            f"{g.algorithm}/{g.protocol}",
+            f"{float(g.median_abs_rel_error):.1%}",
+        )
+    nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")
+    head = markup(
+        f"[bold]{c.collective}[/bold] · {c.ranks} ranks on {nodes} · measured against NCCL "
+        f"{c.version}'s model\n[dim]{escape(c.source or c.path)}[/dim]"
+    )
+    summary = Text(
+        f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} sizes "
+        "(error = (model − measured) / measured)"
+    )
+    return Group(head, Text(""), out, Text(""), regimes, Text(""), summary), tuple(c.notes)
+
+
+@renders("costmodel.cli.nccl.PresetText")
+def _render_preset(r: PresetText) -> Rendered:
+    from rich.text import Text
+
+    return Text(f"wrote {r.out} (use it with --preset {r.out})"), tuple(r.notes)
+
+
+@renders("costmodel.cli.nccl.PresetList")
+def _render_presets(r: PresetList) -> Rendered:
+    from rich.console import Group
+    from rich.text import Text
+
+    out = table(
+        "preset",
+        "GPUs",
+        "arch",
+        "nodes",
+        "description",
+        no_wrap=("preset", "GPUs", "arch", "nodes"),
+        numeric=("GPUs", "arch"),
+    )
+    for p in r.presets:
+        halves = " and ".join(h for h, key in (("one", "single"), ("several", "multi")) if key in p)
+        out.add_row(p["name"], str(p["gpus_per_node"]), f"sm{p['arch']}", halves, p["description"])
+    sources = [Text(""), Text("sources:", style="bold")]
+    for p in r.presets:
+        sources += [Text(f"  {p['name']}: {s}") for s in p["sources"]]
+    return Group(out, *sources), ()

@@ -1,0 +1,246 @@
+"""``costmodel nccl``: one prediction, the size ranges, a log compared, presets from a debug log."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from costmodel.nccl import System, load_preset, predict, sweep
+
+LOGS = "tests/data/logs/nccl-tests"
+H100 = [
+    "--ranks",
+    "16",
+    "--nodes",
+    "2",
+    "--arch",
+    "sm90",
+    "--channels",
+    "16",
+    "--bw-intra",
+    "40",
+    "--bw-inter",
+    "12.5",
+]
+
+
+def test_one_prediction_matches_the_library(cli):
+    data = cli.json("nccl", "allreduce", "-n", "8MiB", *H100)
+    s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=Fraction("12.5"))
+    p = predict("allreduce", "8MiB", s)
+    assert (data["algorithm"], data["protocol"], data["channels"], data["threads"]) == (
+        "Tree",
+        "LL128",
+        32,
+        640,
+    )
+    assert data["time_s"] == float(p.time_s)
+    assert data["busbw_bytes_per_s"] == pytest.approx(float(8 * 2**20 / p.time_s * Fraction(30, 16)))
+    assert data["system"]["nodes"] == 2 and len(data["entries"]) == 21
+
+
+def test_the_command_and_predict_are_one(cli):
+    assert cli("nccl", "predict", "allreduce", "-n", "1MiB", *H100) == cli(
+        "nccl", "all-reduce", "-n", "1MiB", *H100
+    )
+
+
+def test_the_table_shows_the_choice_the_disabled_entries_and_the_steps(cli):
+    out, _ = cli.text(
+        "nccl", "allreduce", "-n", "64KiB", "--ranks", "8", "--preset", "dgx-h100", "--explain", columns=80
+    )
+    chosen = next(line for line in out.splitlines() if "◀ chosen" in line)
+    assert chosen.split() == ["Ring", "LL", "15", "µs", "80.57", "GB/s", "15.81", "µs", "◀", "chosen"]
+    assert "NCCL chooses Ring/LL: 15.81 µs on 2 channels × 512 threads" in out
+    assert "PAT LL, LL128, Simple: PAT runs only AllGather and ReduceScatter" in out
+    # the hand-derived Ring LL latency of one node of 8 NVLink GPUs: 6.6 + 14 × 0.6 µs
+    assert "latency: base 6.6 µs + (nsteps − nInterSteps) × 0.6 µs = 15 µs" in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_the_preset_sets_the_nodes(cli):
+    data = cli.json("nccl", "allreduce", "-n", "8MiB", "--ranks", "16", "--preset", "dgx-h100")
+    assert data["nodes"] == 2 and (data["algorithm"], data["protocol"]) == ("NVLSTree", "Simple")
+
+
+def test_the_ranges_are_the_sweep_with_times_at_both_ends(cli):
+    data = cli.json("nccl", "allreduce", "--min", "8B", "--max", "8GiB", *H100)
+    s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=Fraction("12.5"))
+    expected = sweep("allreduce", 8, 8 * 2**30, s)
+    assert [(r["algorithm"], r["protocol"], r["from_bytes"], r["to_bytes"]) for r in data["ranges"]] == [
+        (r.algorithm, r.protocol, r.from_bytes, r.to_bytes) for r in expected.ranges
+    ]
+    for r in data["ranges"]:  # either side of a switch the choice is the range's
+        for n in (r["from_bytes"], r["to_bytes"]):
+            p = predict("allreduce", n, s)
+            assert (p.algorithm, p.protocol) == (r["algorithm"], r["protocol"])
+    out, _ = cli.text("nccl", "allreduce", "--min", "8B", "--max", "8GiB", *H100, columns=80)
+    assert "the choice switches at 235.7 KiB (241388 B)" in out
+
+
+def test_filters_and_version(cli):
+    data = cli.json("nccl", "allreduce", "-n", "8MiB", *H100, "--algo", "ring", "--proto", "^LL128")
+    assert (data["algorithm"], data["protocol"]) == ("Ring", "Simple")
+    assert (
+        cli.json("nccl", "allreduce", "-n", "8MiB", *H100, "--nccl-version", "2.21")["nccl_version"] == "2.21"
+    )
+
+
+def test_overrides_change_the_constants(cli, tmp_path):
+    toml = tmp_path / "tuner.toml"
+    toml.write_text("[base_latencies]\nring = [100.0, 100.0, 100.0]\n", encoding="utf-8")
+    base = cli.json("nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100")
+    over = cli.json(
+        "nccl", "allreduce", "-n", "1KiB", "--ranks", "8", "--preset", "dgx-h100", "--overrides", str(toml)
+    )
+    assert base["algorithm"] == "Ring" and over["algorithm"] != "Ring"
+    toml.write_text("[base_latency]\n", encoding="utf-8")
+    _, err = cli(
+        "nccl",
+        "allreduce",
+        "-n",
+        "1KiB",
+        "--ranks",
+        "8",
+        "--preset",
+        "dgx-h100",
+        "--overrides",
+        str(toml),
+        rc=2,
+    )
+    assert err.startswith("error: ") and "unknown table 'base_latency'" in err and err.count("\n") == 1
+
+
+def test_compare_takes_ranks_and_nodes_from_the_log(cli):
+    log = f"{LOGS}/allreduce_a100x16_2node_rdma_oci.txt"
+    data = cli.json("nccl", "compare", log, "--preset", "dgx-a100")
+    assert (data["ranks"], data["nodes"]) == (16, 2)
+    system = System.from_preset(load_preset("dgx-a100"), ranks=16, nodes=2)
+    first = data["rows"][0]
+    p = predict("allreduce", first["n_bytes"], system)
+    assert first["predicted_s"] == float(p.time_s) and first["measured_s"] == pytest.approx(36.47e-6)
+    assert first["rel_error"] == pytest.approx(float(p.time_s) / 36.47e-6 - 1)
+    assert sum(r["sizes"] for r in data["regimes"]) == len(data["rows"]) == 31
+    for k, regime in enumerate(data["regimes"]):  # a regime is a run of sizes with one choice
+        rows = [r for r in data["rows"] if r["regime"] == k]
+        assert {(r["algorithm"], r["protocol"]) for r in rows} == {(regime["algorithm"], regime["protocol"])}
+    out, _ = cli.text("nccl", "compare", log, "--preset", "dgx-a100", columns=80)
+    assert "median |relative error|" in out and max(map(len, out.splitlines())) <= 80
+
+
+def test_compare_on_one_host_and_zero_byte_rows(cli):
+    data = cli.json(
+        "nccl",
+        "compare",
+        f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt",
+        "--arch",
+        "sm100",
+        "--channels",
+        "2",
+        "--bw-intra",
+        "20",
+        "--bw-inter",
+        "20",
+    )
+    assert data["nodes"] == 2 and all(r["n_bytes"] > 0 for r in data["rows"])
+    assert any("0-byte rows skipped" in n for n in data["notes"])
+    _, err = cli(
+        "nccl",
+        "compare",
+        f"{LOGS}/allgather_b200x2_2node_rdma_gke.txt",
+        "--nodes",
+        "1",
+        "--preset",
+        "dgx-h100",
+        rc=2,
+    )
+    assert "differs from the 2 hosts" in err
+
+
+def test_preset_from_a_debug_log(cli, tmp_path):
+    log = "tests/data/nccl-debug/rtx4090-8gpu-pcie-interleaved.log"
+    out, _ = cli("nccl", "preset", log)
+    assert out.startswith("# note: ") and "[single.ring]" in out
+    target = tmp_path / "box.toml"
+    cli("nccl", "preset", log, "--out", str(target))
+    assert 'name = "box"' in target.read_text(encoding="utf-8")
+    _, err = cli("nccl", "preset", log, "--out", str(target), rc=2)
+    assert "exists" in err and "--force" in err
+    cli("nccl", "preset", log, "--out", str(target), "--force", "--name", "mine")
+    assert cli.json("nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", str(target))["nodes"] == 1
+
+
+def test_a_hand_written_preset_with_mistakes(cli, tmp_path):
+    bad = tmp_path / "bad.toml"
+    text = load_preset("dgx-a100")
+    body = "\n".join(
+        f"{k} = {v!r}".replace("'", '"').replace("True", "true").replace("False", "false")
+        for k, v in text.items()
+        if not isinstance(v, dict | list)
+    )
+    bad.write_text(
+        body + '\n[single.ring]\nchannels = 0\nbw_intra = 20.0\nbw_inter = 20.0\ntype_intra = "NVL"\n'
+        'type_inter = "PIX"\npattern = 4\n',
+        encoding="utf-8",
+    )
+    _, err = cli("nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", str(bad), rc=2)
+    assert "[single.ring]: channels = 0 is not an integer from 1 to 64" in err and err.count("\n") == 1
+
+
+def test_presets_lists_every_shipped_preset(cli):
+    data = cli.json("nccl", "presets")
+    assert [p["name"] for p in data["presets"]] == [
+        "dgx-a100",
+        "dgx-h100",
+        "hgx-h100-4nic",
+        "pcie-8x-rtx4090",
+    ]
+    assert all(p["sources"] and p["description"] for p in data["presets"])
+    out, _ = cli.text("nccl", "presets", columns=80)
+    assert "sources:" in out and max(map(len, out.splitlines())) <= 80
+
+
+def test_the_group_completes_collectives_and_commands():
+    import typer.main
+
+    from costmodel.cli.nccl import nccl_app
+
+    group = typer.main.get_command(nccl_app)
+    ctx = group.make_context("nccl", ["presets"], resilient_parsing=True)
+    names = [c.value for c in group.shell_complete(ctx, "p")]
+    assert "predict" in names and "presets" in names and "preset" in names
+    assert [c.value for c in group.shell_complete(ctx, "all")] == ["allreduce", "allgather"]
+
+
+def test_a_prediction_loads_no_numpy_sympy_or_matplotlib():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from costmodel.cli import main; main(['nccl', 'allreduce', '-n', '8MiB', '--ranks', "
+        "'16', '--preset', 'dgx-h100', '--json']); "
+        "print([m for m in ('numpy', 'sympy', 'matplotlib') if m in sys.modules], file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"
+
+
+def test_plot_nccl_data_and_image(cli, tmp_path):
+    data = cli.json(
+        "plot", "nccl", "allreduce", "--ranks", "16", "--preset", "dgx-h100", "--min", "8B", "--max", "8GiB"
+    )
+    s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+    assert [w["n_bytes"] for w in data["switches"]] == [
+        r.from_bytes for r in sweep("allreduce", 8, 8 * 2**30, s).ranges[1:]
+    ]
+    assert {(x["algorithm"], x["protocol"]) for x in data["series"]} >= {
+        ("Ring", "LL"),
+        ("NVLSTree", "Simple"),
+    }
+    assert all(t is not None for t in data["chosen"]["time_s"])
+    pytest.importorskip("matplotlib")
+    out, _ = cli(
+        "plot", "nccl", "allreduce", "--ranks", "8", "--preset", "dgx-a100", "--out", str(tmp_path / "n.svg")
+    )
+    assert out.startswith("wrote ") and (tmp_path / "n.svg").stat().st_size > 1000
