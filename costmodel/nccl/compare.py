@@ -25,7 +25,7 @@ from os import PathLike
 from statistics import median
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.nccl.predict import bus_factor, predict
 from costmodel.nccl.system import System
@@ -59,7 +59,7 @@ def log_shape(path: str | PathLike[str]) -> tuple[Any, int | None]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompareRow:
+class CompareRow(JSONFields):
     """One size: measured and predicted time (s) and bus bandwidth (B/s), the model's choice."""
 
     n_bytes: int
@@ -72,23 +72,10 @@ class CompareRow:
     protocol: str
     regime: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native values."""
-        return {
-            "n_bytes": self.n_bytes,
-            "measured_s": real(self.measured_s),
-            "predicted_s": real(self.predicted_s),
-            "rel_error": real(self.rel_error),
-            "measured_busbw_bytes_per_s": real(self.measured_busbw_bytes_per_s),
-            "predicted_busbw_bytes_per_s": real(self.predicted_busbw_bytes_per_s),
-            "algorithm": self.algorithm,
-            "protocol": self.protocol,
-            "regime": self.regime,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Regime:
+class Regime(JSONFields):
     """Consecutive sizes with the same choice, and the median |relative error| over them."""
 
     algorithm: str
@@ -98,16 +85,6 @@ class Regime:
     sizes: int
     median_abs_rel_error: Fraction
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native values."""
-        return {
-            "algorithm": self.algorithm,
-            "protocol": self.protocol,
-            "from_bytes": self.from_bytes,
-            "to_bytes": self.to_bytes,
-            "sizes": self.sizes,
-            "median_abs_rel_error": real(self.median_abs_rel_error),
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.nccl.choose import Timed, candidates, launch, pick
 from costmodel.nccl.constants import CONSTANTS, NcclConstants
@@ -134,7 +134,7 @@ def table_for(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EntryTime:
+class EntryTime(JSONFields):
     """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s)."""
 
     algorithm: str
@@ -145,17 +145,6 @@ class EntryTime:
     bandwidth_bytes_per_s: Fraction
     time_s: Fraction | None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native values; ``time_s`` is null for an entry NCCL does not consider."""
-        return {
-            "algorithm": self.algorithm,
-            "protocol": self.protocol,
-            "enabled": self.enabled,
-            "reason": self.reason,
-            "latency_s": real(self.latency_s),
-            "bandwidth_bytes_per_s": real(self.bandwidth_bytes_per_s),
-            "time_s": None if self.time_s is None else real(self.time_s),
-        }
 
 
 def _entry_time(t: Timed) -> EntryTime:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from math import floor
 from typing import Any
 
-from costmodel._json import real
+from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.nccl.choose import candidates, pick, time_line
 from costmodel.nccl.predict import FUNCTIONS, function_of, size_of, table_for
@@ -23,7 +23,7 @@ __all__ = ["Sweep", "SweepRange", "sweep"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SweepRange:
+class SweepRange(JSONFields):
     """Sizes ``from_bytes ≤ n ≤ to_bytes`` on which NCCL chooses (algorithm, protocol)."""
 
     algorithm: str
@@ -31,14 +31,6 @@ class SweepRange:
     from_bytes: int
     to_bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native values."""
-        return {
-            "algorithm": self.algorithm,
-            "protocol": self.protocol,
-            "from_bytes": self.from_bytes,
-            "to_bytes": self.to_bytes,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
