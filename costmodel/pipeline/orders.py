@@ -11,7 +11,7 @@ References
 .. [3] D. Narayanan et al., "Efficient Large-Scale Language Model Training on
    GPU Clusters Using Megatron-LM", SC '21, section 2.2.2; Megatron-LM's
    ``forward_backward_pipelining_with_interleaving`` as of commit 4295be1a6c
-   (2024-11-01, first in release 25.04) with the default micro-batch group
+   (2024-11-01, first in Megatron Core 0.10.0) with the default micro-batch group
    of P per virtual stage.
 .. [4] P. Qi, X. Wan, G. Huang, M. Lin, "Zero Bubble Pipeline Parallelism",
    ICLR 2024, section 3.1, figure 3.
@@ -143,7 +143,7 @@ def _zb_h1(p: int, m: int, s: int) -> list[Step]:
 
 def _interleaved(p: int, m: int, s: int, v: int) -> list[Step]:
     # Megatron-LM's forward_backward_pipelining_with_interleaving as of
-    # commit 4295be1a6c (2024-11-01) and still at core_v0.15, with its
+    # commit 4295be1a6c (2024-11-01; Megatron Core 0.10.0 to 0.15), with its
     # default micro-batch group of P per virtual stage
     # (microbatch_group_size_per_vp_stage = P, which makes it require M a
     # multiple of P): the k-th forward on a device is micro-batch
