@@ -34,6 +34,9 @@ Schedules (canonical names, then the accepted aliases):
     Megatron-LM's interleaved 1F1B: each device holds v model chunks (virtual
     stages s, s+P, ..., s+(v-1)P), each taking 1/v of the stage's time; the
     bubble shrinks v-fold to (P-1)(F+B)/v [4]_.  Needs M to be a multiple of P.
+    The order is current Megatron-LM's (since commit 4295be1a6c, 2024-11-01):
+    stage s warms up with 2(P-s-1) + (v-1)P chunk-forwards for every M,
+    M = P included.
 ``zb-h1`` (``zb``, ``zero-bubble``)
     Zero Bubble's handcrafted ZB-H1: the backward split into B (input
     gradient, on the critical path) and W (weight gradient, deferred into the

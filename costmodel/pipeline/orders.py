@@ -10,7 +10,9 @@ References
    ICML 2021 (PipeDream-Flush).
 .. [3] D. Narayanan et al., "Efficient Large-Scale Language Model Training on
    GPU Clusters Using Megatron-LM", SC '21, section 2.2.2; Megatron-LM's
-   ``forward_backward_pipelining_with_interleaving``.
+   ``forward_backward_pipelining_with_interleaving`` as of commit 4295be1a6c
+   (2024-11-01, first in Megatron Core 0.10.0) with the default micro-batch group
+   of P per virtual stage.
 .. [4] P. Qi, X. Wan, G. Huang, M. Lin, "Zero Bubble Pipeline Parallelism",
    ICLR 2024, section 3.1, figure 3.
 """
@@ -140,11 +142,15 @@ def _zb_h1(p: int, m: int, s: int) -> list[Step]:
 
 
 def _interleaved(p: int, m: int, s: int, v: int) -> list[Step]:
-    # Megatron-LM's forward_backward_pipelining_with_interleaving: the k-th
-    # forward on a device is micro-batch (k // pv)·p + k % p in chunk
-    # (k % pv) // p; backwards run the chunks in reverse.  Stage s warms up
-    # with 2(p-s-1) + (v-1)p forwards; with m == p, Megatron-LM runs every
-    # forward first.
+    # Megatron-LM's forward_backward_pipelining_with_interleaving as of
+    # commit 4295be1a6c (2024-11-01; Megatron Core 0.10.0 to 0.15), with its
+    # default micro-batch group of P per virtual stage
+    # (microbatch_group_size_per_vp_stage = P, which makes it require M a
+    # multiple of P): the k-th forward on a device is micro-batch
+    # (k // pv)·p + k % p in chunk (k % pv) // p; backwards run the chunks
+    # in reverse.  Stage s warms up with min(2(p-s-1) + (v-1)p, mv) forwards
+    # (get_pp_rank_microbatches) for every M, M = P included: the rule of
+    # running every forward first when M = P was dropped in that commit.
     if v == 1:
         return _one_f_one_b(p, m, s)
     total = m * v
@@ -156,7 +162,7 @@ def _interleaved(p: int, m: int, s: int, v: int) -> list[Step]:
     def backward(k: int) -> Step:
         return ("B", (k // group) * p + k % p, v - 1 - (k % group) // p)
 
-    warmup = total if m == p else min(total, 2 * (p - s - 1) + (v - 1) * p)
+    warmup = min(total, 2 * (p - s - 1) + (v - 1) * p)
     order = [forward(k) for k in range(warmup)]
     for i in range(total - warmup):
         order += [forward(warmup + i), backward(i)]

@@ -187,7 +187,9 @@ def bubble(
         Pipeline stages P (one per device), ≥ 1.
     microbatches : int
         Micro-batches M per mini-batch, ≥ 1; a multiple of P for
-        ``interleaved``.
+        ``interleaved``, which follows Megatron-LM's order since commit
+        4295be1a6c (2024-11-01) with its default micro-batch group of P
+        (see :mod:`costmodel.pipeline.orders`), and refuses the M it refuses.
     chunks : int, optional
         Model chunks v per device, for ``interleaved`` only (default 2); v = 1
         is plain 1F1B.

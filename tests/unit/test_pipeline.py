@@ -201,8 +201,69 @@ def test_interleaved_holds_more_than_1f1b():
     # before its first backward; a chunk is half a stage: 11/2 micro-batches
     result = bubble("interleaved", 4, microbatches=8, chunks=2)
     assert result.peak_inflight_microbatches == (Fraction(11, 2), Fraction(9, 2), Fraction(7, 2), Fraction(5, 2))
-    # M = P: all forwards first (Megatron-LM's all-warm-up case), M micro-batches on every stage
-    assert bubble("interleaved", 4, microbatches=4).peak_inflight_microbatches == (4, 4, 4, 4)
+    # M = P: the same warm-up count (Megatron-LM since 4295be1a6c), capped at the M·v = 8
+    # chunk-forwards there are: stages 0 and 1 run all 8 first (4 micro-batches), stage 2 warms up
+    # with 6 and runs a 7th before its first backward (7/2), stage 3 with 4 and a 5th (5/2)
+    flat = bubble("interleaved", 4, microbatches=4, chunks=2)
+    assert flat.peak_inflight_microbatches == (4, 4, Fraction(7, 2), Fraction(5, 2))
+    # ... in the same total time as running every forward first did, the closed form's
+    assert flat.total_slots == 4 * 3 + Fraction(3, 2) * 3
+
+
+def megatron_interleaved(p: int, m: int, v: int, rank: int) -> list[tuple[str, int, int]]:
+    """Megatron-LM's forward_backward_pipelining_with_interleaving, transcribed: the schedule table
+    (get_schedule_table), the warm-up count (get_pp_rank_microbatches), the warm-up, 1F1B and
+    cool-down loops, and backwards popping each chunk's oldest input (input_tensors[c].pop(0));
+    microbatch_group_size_per_vp_stage at its default, P."""
+    group = p  # ModelParallelConfig.__post_init__: microbatch_group_size_per_vp_stage = P
+    if group > m or group < p:
+        raise ValueError("The number of contiguous micro-batches in a virtual pipeline stage ...")
+    if 0 < m % group < p:
+        raise RuntimeError("The remainder of M ... should be 0, or larger than or equal to P")
+    table = []
+    for lo in range(0, m, group):
+        hi = m if lo + group >= m else lo + group
+        table += [(j, c) for c in range(v) for j in range(lo, hi)]
+    total = m * v
+    warmup = (p - rank - 1) * 2 + (v - 1) * group
+    warmup = min(warmup, total)  # get_pp_rank_microbatches: all warm-up when it covers every step
+    remaining = total - warmup
+    held: list[list[int]] = [[] for _ in range(v)]
+    steps: list[tuple[str, int, int]] = []
+
+    def forward(k: int) -> None:
+        j, c = table[k]
+        held[c].append(j)
+        steps.append(("F", j, c))
+
+    def backward(k: int) -> None:
+        c = v - table[k % total][1] - 1
+        steps.append(("B", held[c].pop(0), c))
+
+    for k in range(warmup):
+        forward(k)
+    for k in range(remaining):
+        forward(k + warmup)
+        backward(k)
+    for k in range(remaining, total):
+        backward(k)
+    return steps
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 5])
+@pytest.mark.parametrize("v", [2, 3, 4])
+@pytest.mark.parametrize("m", range(1, 16))
+def test_interleaved_is_megatrons_order_and_refuses_what_it_refuses(p, m, v):
+    try:
+        expected = [megatron_interleaved(p, m, v, s) for s in range(p)]
+    except (ValueError, RuntimeError):
+        with pytest.raises(InputError, match="is not a multiple of stages"):
+            bubble("interleaved", p, microbatches=m, chunks=v)
+        return
+    assert [order("interleaved", s, stages=p, microbatches=m, chunks=v) for s in range(p)] == expected
+    result = bubble("interleaved", p, microbatches=m, chunks=v)
+    check_timeline(result)
+    assert [[(o.op, o.microbatch, o.chunk) for o in s.ops] for s in result.timeline] == expected
 
 
 # -- orders ---------------------------------------------------------------------------------------
