@@ -65,9 +65,10 @@ from costmodel.collectives.result import AlgorithmCost
 from costmodel.errors import InputError
 from costmodel.names import Names
 from costmodel.params import Link
-from costmodel.references import BERNSTEIN_2018, DEEPSPEED, TANG_2021, Cited
+from costmodel.references import BERNSTEIN_2018, DEEPSPEED, TANG_2021
 
-__all__ = ["SCHEMES", "Exchange", "ExchangeStep", "default_scheme", "exchange", "onebit_padded", "parse_scheme"]
+__all__ = ["SCHEMES", "Exchange", "ExchangeStep", "default_scheme", "exchange", "onebit_padded",
+           "parse_scheme"]
 
 SCHEMES = Names("compression scheme", {
     "allgather": ("all-gather", "gather", "ag"),

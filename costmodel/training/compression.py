@@ -74,19 +74,19 @@ from costmodel.references import (
     TANG_2021,
     Cited,
 )
-from costmodel.training.compressed_exchange import (
-    DEEPSPEED_AT,
-    SOURCES,
-    Exchange,
-    exchange,
-    parse_scheme,
-)
 from costmodel.training._common import (
     optional_link,
     parse_number,
     parse_numbers,
     positive_int,
     reals,
+)
+from costmodel.training.compressed_exchange import (
+    DEEPSPEED_AT,
+    SOURCES,
+    Exchange,
+    exchange,
+    parse_scheme,
 )
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 from costmodel.units import format_exact
@@ -209,6 +209,12 @@ class Compression:
             return None
         return self.dense.time_s - self.compressed.time_s
 
+    def _bytes_ratio(self) -> int | float | None:
+        """Dense bytes sent per rank / compressed bytes sent per rank, with a worker count."""
+        if self.dense is None or self.compressed is None:
+            return None
+        return real(self.dense.bytes_sent_per_rank / self.compressed.bytes_sent_per_rank)
+
     def to_dict(self) -> dict[str, object]:
         timed = self.link is not None and self.dense is not None and self.compressed is not None
 
@@ -245,8 +251,7 @@ class Compression:
             "compressed_time_s": _time(self.compressed, timed),
             "time_saved_s": None if saved is None else real(saved),
             "speedup": speedup,
-            "bytes_ratio_per_rank": (None if self.dense is None or self.compressed is None else
-                                     real(self.dense.bytes_sent_per_rank / self.compressed.bytes_sent_per_rank)),
+            "bytes_ratio_per_rank": self._bytes_ratio(),
             "dense": cost(self.dense),
             "compressed": None if self.compressed is None else self.compressed.to_dict(timed),
             "sources": [s.to_dict() for s in self.sources],
