@@ -349,6 +349,33 @@ KARIMIREDDY_2019 = Citation(
     url="https://proceedings.mlr.press/v97/karimireddy19a.html",
 )
 
+TANG_2021 = Citation(
+    key="tang2021",
+    authors="H. Tang, S. Gan, A. A. Awan, S. Rajbhandari, C. Li, X. Lian, J. Liu, C. Zhang, Y. He",
+    title="1-bit Adam: Communication Efficient Large-Scale Training with Adam's Convergence Speed",
+    venue="Proceedings of the 38th International Conference on Machine Learning (ICML), PMLR 139:10118-10129",
+    year=2021,
+    url="https://proceedings.mlr.press/v139/tang21a.html",
+)
+
+DEEPSPEED = Citation(
+    key="deepspeed",
+    authors="Microsoft DeepSpeed team",
+    title="DeepSpeed",
+    venue="source code, github.com/microsoft/DeepSpeed",
+    year=2025,
+    url="https://github.com/microsoft/DeepSpeed",
+)
+
+BERNSTEIN_2018 = Citation(
+    key="bernstein2018",
+    authors="J. Bernstein, Y.-X. Wang, K. Azizzadenesheli, A. Anandkumar",
+    title="signSGD: Compressed Optimisation for Non-Convex Problems",
+    venue="Proceedings of the 35th International Conference on Machine Learning (ICML), PMLR 80:560-569",
+    year=2018,
+    url="https://proceedings.mlr.press/v80/bernstein18a.html",
+)
+
 XIAO_2004 = Citation(
     key="xiao2004",
     authors="L. Xiao, S. Boyd",
@@ -496,7 +523,7 @@ CITATIONS: dict[str, Citation] = {
         MCMAHAN_2017,
         RAJBHANDARI_2020, KORTHIKANTI_2022,
         LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,
-        AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019,
+        AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
     )

@@ -248,6 +248,9 @@ def traffic_staleness(
 
 Method = Annotated[str, option("--method", metavar="METHOD", help="topk, fp16, bf16, fp8, int8 or onebit.")]
 Density = Annotated[str | None, option("--density", metavar="D", help="Top-k: the kept fraction, 0.01.")]
+Scheme = Annotated[str | None, option(
+    "--scheme", metavar="SCHEME",
+    help="fp8, int8, onebit: reduce-scatter (DeepSpeed's compressed all-reduce, default) or allgather.")]
 
 
 @app.command("compress")
@@ -261,6 +264,7 @@ def compress(
     index_bytes: Annotated[int | None, option("--index-bytes", metavar="I",
                                             help="Top-k: bytes per index (default 4).")] = None,
     ranks: Ranks = None,
+    scheme: Scheme = None,
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
     as_json: Json = False,
 ) -> None:
@@ -271,7 +275,7 @@ def compress(
     from costmodel.training.compression import compress as run
 
     emit(run(elements, method=method, density=density, source=source, index_bytes=index_bytes, p=ranks,
-             alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile), as_json=as_json)
+             scheme=scheme, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile), as_json=as_json)
 
 
 @app.command("error-feedback")
@@ -507,6 +511,7 @@ def _render_staleness(r: Any) -> Rendered:
 @renders("costmodel.training.compression.Compression")
 def _render_compression(r: Any) -> Rendered:
     rows = [
+        ("exchange scheme", r.scheme),
         (f"dense ({r.elements:,} × {r.source.name})", _bytes(r.dense_bytes)),
         (f"{r.method.name}: {r.method.formula}", _bytes(r.bytes)),
         ("ratio dense / compressed", _exact(r.ratio)),
@@ -515,8 +520,12 @@ def _render_compression(r: Any) -> Rendered:
         rows.insert(1, ("k kept", f"{r.k:,}"))
     if r.dense is not None and r.compressed is not None:
         rows.append(("dense ring all-reduce, sent per rank", _bytes(r.dense.bytes_sent_per_rank)))
-        rows.append((f"compressed ring {r.method.collective}, sent per rank",
-                     _bytes(r.compressed.bytes_sent_per_rank)))
+        rows.append((f"compressed {r.scheme}, sent per rank", _bytes(r.compressed.bytes_sent_per_rank)))
+        if len(r.compressed.steps) > 1:
+            rows += [(f"  {s.collective}: {s.what}", _bytes(s.cost.bytes_sent_per_rank))
+                     for s in r.compressed.steps]
+        rows.append(("ratio of bytes sent per rank",
+                     _exact(r.dense.bytes_sent_per_rank / r.compressed.bytes_sent_per_rank)))
     if r.time_saved_s is not None:
         rows += [("dense time", _time(r.dense.time_s)), ("compressed time", _time(r.compressed.time_s)),
                  ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0

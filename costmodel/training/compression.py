@@ -2,22 +2,30 @@
 
 For a gradient of n elements stored in a *source* type of v bytes (fp32: 4):
 
-=========  ==============================  ===========================================
-method     payload bytes                   collective model
-=========  ==============================  ===========================================
-topk       k·(v + i), k = ⌈density·n⌉      ring all-gather of every worker's payload
-fp16/bf16  2n                              ring all-reduce of the cast payload
-fp8/int8   n                               ring all-gather of every worker's payload
-onebit     ⌈n/8⌉ + 4 (signs, fp32 scale)   ring all-gather of every worker's payload
-=========  ==============================  ===========================================
+=========  ==============================  ==================================================
+method     payload bytes                   exchange scheme (default first)
+=========  ==============================  ==================================================
+topk       k·(v + i), k = ⌈density·n⌉      allgather
+fp16/bf16  2n                              allreduce (ring, of the cast payload)
+fp8/int8   n                               reduce-scatter (DeepSpeed's), or allgather
+onebit     ⌈n/8⌉ + 4 (signs, fp32 scale)   reduce-scatter (DeepSpeed's), or allgather
+=========  ==============================  ==================================================
 
 i is the index width (4 bytes for int32 indices), so top-10 % of fp32 with
 int32 indices is 5× smaller, not 10×: k·(4 + 4) against n·4.  A cast to
 fp16/bf16 can be summed in its own format, so it is all-reduced like the
 dense gradient.  Sparse payloads (each worker keeps different indices) and
-int8/fp8/sign payloads (sums overflow the format) do not reduce in place: the
-model gathers every worker's payload (all-gather, n = p × payload) and each
-worker decompresses and sums locally.
+int8/fp8/sign payloads (sums overflow the format) do not reduce in place.  Two
+exchanges are modelled (:mod:`costmodel.training.compressed_exchange` holds
+them): *allgather*, every worker's payload to every worker, (p − 1)·payload
+sent per rank, each worker decompressing and summing locally; and
+*reduce-scatter*, DeepSpeed's compressed all-reduce (Tang et al. 2021), where
+rank j sums chunk j, compresses it again with server error feedback and the
+compressed chunks are all-gathered, about 2(p − 1)/p·payload per rank.  The
+default for int8, fp8 and onebit is reduce-scatter: it is what DeepSpeed's
+1-bit Adam/LAMB and 0/1 Adam run, and what a practitioner quoting "32× less
+communication" means; the all-gather's bytes grow with p, so at p = 16 1-bit
+saves only 4× and int8 sends more than the dense ring all-reduce.
 
 Error feedback keeps what compression dropped and adds it back next step:
 ``gradient += residual; sent = C(gradient); residual = gradient - sent``.
@@ -36,7 +44,12 @@ References
 .. [4] S. P. Karimireddy, Q. Rebjock, S. U. Stich, M. Jaggi, "Error Feedback
    Fixes SignSGD and other Gradient Compression Schemes", ICML 2019,
    Algorithm 1 (EF-SignSGD, scale ‖p‖₁/d).
-.. [5] docs/theory/alpha-beta.md (what the compressed payload costs on the ring).
+.. [5] H. Tang et al., "1-bit Adam: Communication Efficient Large-Scale
+   Training with Adam's Convergence Speed", ICML 2021, section 4; DeepSpeed
+   ``deepspeed/runtime/comm/nccl.py``, ``NcclBackend.compressed_allreduce``.
+.. [6] J. Bernstein et al., "signSGD: Compressed Optimisation for Non-Convex
+   Problems", ICML 2018 (majority vote, the all-gather scheme).
+.. [7] docs/theory/alpha-beta.md (what the compressed payload costs on the ring).
 """
 
 from __future__ import annotations
@@ -51,13 +64,29 @@ from costmodel.collectives.result import AlgorithmCost
 from costmodel.errors import InputError
 from costmodel.names import Names
 from costmodel.params import LinkParams
-from costmodel.references import AJI_2017, KARIMIREDDY_2019, LIN_2018, SEIDE_2014, Cited
+from costmodel.references import (
+    AJI_2017,
+    BERNSTEIN_2018,
+    DEEPSPEED,
+    KARIMIREDDY_2019,
+    LIN_2018,
+    SEIDE_2014,
+    TANG_2021,
+    Cited,
+)
 from costmodel.training._common import (
     optional_link,
     parse_number,
     parse_numbers,
     positive_int,
     reals,
+)
+from costmodel.training.compressed_exchange import (
+    DEEPSPEED_AT,
+    SOURCES,
+    Exchange,
+    exchange,
+    parse_scheme,
 )
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 from costmodel.units import format_exact
@@ -74,13 +103,20 @@ __all__ = [
     "error_feedback",
 ]
 
-CITED = (AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019)
+CITED = (AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018)
 
 _CAST = SEIDE_2014.at("quantised gradient exchange: an element cast to a b-byte type sends b bytes")
-_GATHER_NOTE = ("the compressed payloads do not reduce in their own format (sparse supports differ between "
-                "workers; int8, fp8 and sign sums overflow), so the model is a ring all-gather of every "
-                "worker's payload (n = p × payload) followed by a local decompress-and-sum")
-_REDUCE_NOTE = "fp16/bf16 payloads are summed in their own format: a ring all-reduce of the cast payload"
+_NOTES = {
+    "allgather": ("scheme allgather: the compressed payloads do not reduce in their own format (sparse "
+                  "supports differ between workers; int8, fp8 and sign sums overflow), so every worker's "
+                  "payload goes to every worker (ring all-gather, n = p × payload) and each decompresses "
+                  "and sums locally; per rank (p − 1) × payload"),
+    "reduce-scatter": ("scheme reduce-scatter (DeepSpeed's compressed all-reduce, 1-bit Adam): all-to-all "
+                       "of the compressed chunks, rank j sums chunk j, adds its server error and compresses "
+                       "it again, then a ring all-gather of the compressed chunks; per rank about "
+                       "2(p − 1)/p × payload; local packing and summing are not charged"),
+    "allreduce": "scheme allreduce: fp16/bf16 payloads are summed in their own format, a ring all-reduce",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,7 +128,6 @@ class CompressionMethod:
     summary: str
     kind: str  # "sparse", "cast" or "sign"
     target: str | None  # the dtype of a cast
-    collective: str  # "allreduce" or "allgather"
     formula: str
     source: Cited
 
@@ -102,23 +137,23 @@ METHODS: dict[str, CompressionMethod] = {
     for m in (
         CompressionMethod(name="topk", aliases=("top-k", "sparse", "sparsify"), kind="sparse", target=None,
                           summary="the k = ⌈density·n⌉ largest-magnitude entries, with their indices",
-                          collective="allgather", formula="k·(value bytes + index bytes)",
+                          formula="k·(value bytes + index bytes)",
                           source=AJI_2017.at("gradient dropping: exchange only the largest absolute values")),
         CompressionMethod(name="fp16", aliases=("half", "float16"), kind="cast", target="fp16",
-                          summary="cast to IEEE half precision", collective="allreduce", formula="2n",
+                          summary="cast to IEEE half precision", formula="2n",
                           source=_CAST),
         CompressionMethod(name="bf16", aliases=("bfloat16",), kind="cast", target="bf16",
-                          summary="cast to bfloat16", collective="allreduce", formula="2n", source=_CAST),
+                          summary="cast to bfloat16", formula="2n", source=_CAST),
         CompressionMethod(name="fp8", aliases=("float8", "e4m3", "e5m2"), kind="cast", target="fp8",
-                          summary="cast to an 8-bit float", collective="allgather", formula="n",
+                          summary="cast to an 8-bit float", formula="n",
                           source=_CAST),
         CompressionMethod(name="int8", aliases=("i8", "quantize8"), kind="cast", target="int8",
-                          summary="quantise to 8-bit integers", collective="allgather", formula="n",
+                          summary="quantise to 8-bit integers", formula="n",
                           source=_CAST),
         CompressionMethod(name="onebit", aliases=("1bit", "1-bit", "sign", "signsgd"), kind="sign",
                           target=None,
                           summary="one sign bit per element and one fp32 scale per tensor",
-                          collective="allgather", formula="⌈n/8⌉ + 4",
+                          formula="⌈n/8⌉ + 4",
                           source=SEIDE_2014.at("1-bit quantisation with error feedback")),
     )
 }
@@ -157,8 +192,9 @@ class Compression:
     dense_bytes: int
     p: int | None
     link: LinkParams | None
+    scheme: str
     dense: AlgorithmCost | None
-    compressed: AlgorithmCost | None
+    compressed: Exchange | None
     sources: tuple[Cited, ...]
     notes: tuple[str, ...] = ()
 
@@ -173,13 +209,19 @@ class Compression:
             return None
         return self.dense.time_s - self.compressed.time_s
 
+    def _bytes_ratio(self) -> int | float | None:
+        """Dense bytes sent per rank / compressed bytes sent per rank, with a worker count."""
+        if self.dense is None or self.compressed is None:
+            return None
+        return real(self.dense.bytes_sent_per_rank / self.compressed.bytes_sent_per_rank)
+
     def to_dict(self) -> dict[str, object]:
         timed = self.link is not None and self.dense is not None and self.compressed is not None
 
-        def cost(c: AlgorithmCost | None, collective: str) -> dict[str, object] | None:
+        def cost(c: AlgorithmCost | None) -> dict[str, object] | None:
             if c is None:
                 return None
-            return {"collective": collective, "algorithm": c.algorithm, "rounds": c.rounds,
+            return {"collective": "allreduce", "algorithm": c.algorithm, "rounds": c.rounds,
                     "bytes_sent_per_rank": real(c.bytes_sent_per_rank), "formula": c.formula,
                     "time_s": real(c.time_s) if timed else None}
 
@@ -202,21 +244,22 @@ class Compression:
             "ratio": real(self.ratio),
             "ratio_exact": format_exact(self.ratio),
             "formula": self.method.formula,
-            "collective_model": self.method.collective,
+            "scheme": self.scheme,
             "p": self.p,
             **link,
             "dense_time_s": _time(self.dense, timed),
             "compressed_time_s": _time(self.compressed, timed),
             "time_saved_s": None if saved is None else real(saved),
             "speedup": speedup,
-            "dense": cost(self.dense, "allreduce"),
-            "compressed": cost(self.compressed, self.method.collective),
+            "bytes_ratio_per_rank": self._bytes_ratio(),
+            "dense": cost(self.dense),
+            "compressed": None if self.compressed is None else self.compressed.to_dict(timed),
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),
         }
 
 
-def _time(c: AlgorithmCost | None, timed: bool) -> int | float | None:
+def _time(c: AlgorithmCost | Exchange | None, timed: bool) -> int | float | None:
     return real(c.time_s) if timed and c is not None else None
 
 
@@ -231,8 +274,9 @@ def _payload(m: CompressionMethod, n: int, v: Dtype, density: Fraction | None,
 
 
 def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "fp32",
-             index_bytes: int | None = None, p: int | None = None, link: LinkParams | None = None,
-             alpha: Any = None, beta: Any = None, bandwidth: Any = None, profile: Any = None) -> Compression:
+             index_bytes: int | None = None, p: int | None = None, scheme: Any = None,
+             link: LinkParams | None = None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+             profile: Any = None) -> Compression:
     """Bytes of a compressed gradient, the ratio to dense, and with a link the all-reduce time saved.
 
     Parameters
@@ -250,6 +294,13 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
         For top-k only: bytes per index (default 4, int32).
     p : int, optional
         Workers, for the collective's bytes and (with a link) its time.
+    scheme : {"reduce-scatter", "allgather"}, optional
+        How fp8, int8 and onebit payloads cross the workers (see
+        :mod:`costmodel.training.compressed_exchange`): ``reduce-scatter``
+        (the default), DeepSpeed's compressed all-reduce with worker and server
+        error feedback, about 2(p − 1)/p·payload per rank; ``allgather``,
+        every worker's payload to every worker, (p − 1)·payload per rank.
+        top-k is always ``allgather`` and fp16/bf16 ``allreduce``.
     link, alpha, beta, bandwidth, profile : optional
         A link for times (α defaults to 0 when only a rate is given); needs *p*.
 
@@ -260,14 +311,17 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     Raises
     ------
     InputError
-        For an unknown method or dtype, a density outside (0, 1] or one given
-        to a method other than top-k, a cast that is not narrower than the
-        source, or a link without *p*.
+        For an unknown method, dtype or scheme, a density outside (0, 1] or
+        one given to a method other than top-k, a cast that is not narrower
+        than the source, a scheme the method cannot use, or a link without *p*.
 
     References
     ----------
     .. [1] Aji and Heafield, EMNLP 2017; Lin et al., ICLR 2018; Seide et al.,
        Interspeech 2014.
+    .. [2] Tang et al., ICML 2021, section 4, and DeepSpeed
+       ``deepspeed/runtime/comm/nccl.py`` (``compressed_allreduce``): the
+       reduce-scatter scheme; Bernstein et al., ICML 2018: the all-gather one.
 
     Examples
     --------
@@ -277,6 +331,8 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     Fraction(129, 1)
     >>> compress(1000, method="int8", source="fp16").ratio
     Fraction(2, 1)
+    >>> compress(1000, method="onebit", p=16).compressed.bytes_sent_per_rank  # N = 1024: 15·(1024/64 + 8)
+    Fraction(360, 1)
     """
     m = _method(method)
     n = parse_count(elements)
@@ -284,6 +340,7 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
     d, idx = _options(m, v, density, index_bytes)
     size, k = _payload(m, n, v, d, idx)
     dense = n * v.bytes_per_element
+    chosen = parse_scheme(scheme, method=m.name, kind=m.kind, target=m.target)
     notes = _payload_notes(m, v, d, k, idx)
     used = optional_link(link=link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
     dense_cost = compressed_cost = None
@@ -295,18 +352,27 @@ def compress(elements: Any, *, method: Any, density: Any = None, source: Any = "
 
         workers = check_ranks(p)
         dense_cost = cost("allreduce", "ring", p=workers, n=Fraction(dense), link=used or _FREE)
-        n_collective = size if m.collective == "allreduce" else workers * size
-        compressed_cost = cost(m.collective, "ring", p=workers, n=n_collective, link=used or _FREE)
+        element_bytes = 0 if m.target is None else parse_dtype(m.target).bytes_per_element
+        compressed_cost = exchange(chosen, kind=m.kind, payload=size, elements=n, element_bytes=element_bytes,
+                                   p=workers, link=used or _FREE)
         notes.append("dense: ring all-reduce of the full gradient")
-        notes.append(_REDUCE_NOTE if m.collective == "allreduce" else _GATHER_NOTE)
+        notes.append(_NOTES[chosen])
+        if compressed_cost.padded_elements is not None and compressed_cost.padded_elements != n:
+            notes.append(f"DeepSpeed pads the tensor to N = {compressed_cost.padded_elements:,} elements, a "
+                         f"multiple of p·lcm(p, 8), so each rank's chunk packs into whole bytes")
         if used is not None and compressed_cost.time_s > dense_cost.time_s:
             notes.append("the compressed exchange is slower than the dense all-reduce here")
     sources: tuple[Cited, ...] = (m.source,)
     if m.kind == "sparse":
         sources = (*sources, LIN_2018.at("section 3 (Deep Gradient Compression)"))
+    if chosen in SOURCES:
+        sources = (*sources, SOURCES[chosen])
+    if chosen == "reduce-scatter":
+        sources = (*sources, DEEPSPEED_AT)
     return Compression(method=m, elements=n, source=v, density=d, k=k,
                        index_bytes=idx if m.kind == "sparse" else None, bytes=size, dense_bytes=dense,
-                       p=workers, link=used, dense=dense_cost, compressed=compressed_cost, sources=sources,
+                       p=workers, link=used, scheme=chosen, dense=dense_cost, compressed=compressed_cost,
+                       sources=sources,
                        notes=tuple(notes))
 
 

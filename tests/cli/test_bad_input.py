@@ -162,6 +162,8 @@ BAD = [
     (["compress", "--elements", "25M", "--method", "topp", "--density", "0.1"], "did you mean 'topk'?"),
     (["compress", "--elements", "25MB", "--method", "int8"], "write 25M for 25 million"),
     (["compress", "--elements", "25M", "--method", "fp16", "--from", "half"], "saves nothing"),
+    (["compress", "--elements", "25M", "--method", "onebit", "--scheme", "allgater"], "did you mean 'allgather'?"),
+    (["compress", "--elements", "25M", "--method", "fp16", "--scheme", "rs"], "sums in its own format"),
     (["compress", "--elements", "25M", "--method", "int8", "--alpha", "0", "--bandwidth", "1GB/s"],
      "no worker count"),
     (["compress", "--elements", "25M", "--method", "int8", "-p", "4", "--bandwidth", "1GB/s"],

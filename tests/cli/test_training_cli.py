@@ -130,6 +130,18 @@ def test_compress_json(capsys):
     data = run_json(capsys, "compress", "--elements", "1000", "--method", "onebit", "-p", "4", "--profile", "textbook")
     assert data["bytes"] == 129
     assert "textbook" in data["link_source"]
+    assert data["scheme"] == "reduce-scatter"
+
+
+def test_compress_scheme(capsys):
+    base = ("compress", "--elements", "25M", "--method", "onebit", "-p", "16", "--alpha", "0", "--beta", "1ns/B")
+    rs = run_json(capsys, *base)
+    ag = run_json(capsys, *base, "--scheme", "allgather")
+    # reduce-scatter: 15·(2·195,314 + 8) B per rank (N = 25,000,192 padded); all-gather: 15 × 3,125,004 B
+    assert (rs["scheme"], rs["compressed"]["bytes_sent_per_rank"]) == ("reduce-scatter", 5_859_540)
+    assert (ag["scheme"], ag["compressed"]["bytes_sent_per_rank"]) == ("allgather", 46_875_060)
+    assert rs["speedup"] == pytest.approx(187_500_000 / 5_859_540, rel=1e-12)  # α = 0: the byte ratio, ~32×
+    assert ag["speedup"] == pytest.approx(187_500_000 / 46_875_060, rel=1e-12)  # ~4×
 
 
 def test_error_feedback_json(capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 
 import pytest
@@ -56,7 +57,7 @@ def test_time_saved_topk():
     assert c.compressed.time_s == (p - 1) * (a + payload * b)
     assert c.time_saved_s == c.dense.time_s - c.compressed.time_s
     d = c.to_dict()
-    assert d["collective_model"] == "allgather"
+    assert d["scheme"] == "allgather"
     assert d["compressed"]["collective"] == "allgather"
     assert d["speedup"] == pytest.approx(float(c.dense.time_s / c.compressed.time_s))
 
@@ -65,7 +66,129 @@ def test_time_saved_fp16_is_an_allreduce_of_half_the_bytes():
     c = compress(1_000_000, method="fp16", p=8, link=LINK)
     a, b = LINK.alpha_s, LINK.beta_s_per_byte
     assert c.compressed.time_s == 2 * 7 * (a + Fraction(2_000_000, 8) * b)
-    assert c.to_dict()["collective_model"] == "allreduce"
+    assert c.to_dict()["scheme"] == "allreduce"
+
+
+# -- the two exchange schemes, priced against an independent count ----------------------------------
+
+P16, N25M = 16, 25_000_000
+
+
+def _deepspeed_tally(n: int, p: int) -> tuple[list[int], int]:
+    """Bytes each rank sends in DeepSpeed's compressed_allreduce (nccl.py), call by call, counted message by
+    message: the padding found by search, the all-to-all as p − 1 chunk messages, each ring all-gather as
+    p − 1 forwarded blocks."""
+    divider = int(p * 8 / math.gcd(p, 8))  # onebit/adam.py
+    padded = n
+    while padded % (p * divider):
+        padded += 1
+    chunk = padded // p // 8  # packed sign bytes of one rank's chunk
+    sent = [0] * p
+    for r in range(p):
+        sent[r] += sum(chunk for j in range(p) if j != r)  # phase 1: all_to_all_single of the signs
+        sent[r] += sum(4 for _ in range(p - 1))  # phase 1: all_gather of the worker scales (ring)
+        sent[r] += sum(chunk for _ in range(p - 1))  # phase 2: all_gather of the server signs (ring)
+        sent[r] += sum(4 for _ in range(p - 1))  # phase 2: all_gather of the server scales (ring)
+    return sent, padded
+
+
+def test_onebit_reduce_scatter_is_about_32x_at_16_ranks():
+    c = compress(N25M, method="onebit", p=P16, link=LINK)
+    assert c.scheme == "reduce-scatter"
+    # N = ⌈25e6/256⌉·256 = 25,000,192; chunk = N/128 = 195,314 B; per rank 15·(2·195,314 + 8) = 5,859,540
+    assert c.compressed.padded_elements == 25_000_192
+    assert c.compressed.bytes_sent_per_rank == 5_859_540
+    assert c.dense.bytes_sent_per_rank == 187_500_000  # 2·15/16·100 MB
+    ratio = c.dense.bytes_sent_per_rank / c.compressed.bytes_sent_per_rank
+    assert ratio == Fraction(3_125_000, 97_659)
+    assert 31 < ratio < 32
+    a, b = LINK.alpha_s, LINK.beta_s_per_byte
+    assert c.compressed.time_s == 4 * 15 * a + 5_859_540 * b  # 4 calls of 15 rounds each
+    sent, padded = _deepspeed_tally(N25M, P16)
+    assert padded == c.compressed.padded_elements
+    assert set(sent) == {c.compressed.bytes_sent_per_rank}
+    d = c.to_dict()
+    assert d["scheme"] == "reduce-scatter" and d["compressed"]["scheme"] == "reduce-scatter"
+    assert [s["collective"] for s in d["compressed"]["steps"]] == ["alltoall", "allgather", "allgather",
+                                                                   "allgather"]
+    assert d["bytes_ratio_per_rank"] == pytest.approx(float(ratio))
+    assert any(s["key"] == "tang2021" for s in d["sources"])
+    assert any(s["key"] == "deepspeed" for s in d["sources"])
+
+
+def test_onebit_allgather_saves_only_4x_at_16_ranks():
+    c = compress(N25M, method="onebit", p=P16, link=LINK, scheme="allgather")
+    assert c.scheme == "allgather"
+    assert c.compressed.bytes_sent_per_rank == 15 * 3_125_004  # (p − 1) × payload
+    assert c.dense.bytes_sent_per_rank / c.compressed.bytes_sent_per_rank == Fraction(3_125_000, 781_251)
+    assert c.compressed.padded_elements is None
+
+
+def test_int8_reduce_scatter_is_no_longer_slower_than_dense():
+    rs = compress(N25M, method="int8", p=P16, link=LINK)
+    ag = compress(N25M, method="int8", p=P16, link=LINK, scheme="gather")
+    a, b = LINK.alpha_s, LINK.beta_s_per_byte
+    assert rs.scheme == "reduce-scatter" and ag.scheme == "allgather"
+    # reduce-scatter: all-to-all + all-gather of 25 MB, 15/16 of it each: 2·15·α + 2·15/16·25e6·β
+    assert rs.compressed.bytes_sent_per_rank == 46_875_000
+    assert rs.compressed.time_s == 30 * a + 46_875_000 * b
+    assert rs.dense.time_s == 30 * a + 187_500_000 * b
+    assert rs.time_saved_s == 140_625_000 * b > 0
+    assert not any("slower" in n for n in rs.notes)
+    # all-gather: 15 × 25 MB per rank, twice the dense ring all-reduce's bytes
+    assert ag.compressed.bytes_sent_per_rank == 375_000_000
+    assert ag.time_saved_s < 0 and any("slower" in n for n in ag.notes)
+
+
+@pytest.mark.parametrize(("method", "scheme"), [("onebit", None), ("onebit", "allgather"), ("int8", None),
+                                                ("fp8", "allgather"), ("topk", None), ("fp16", None)])
+def test_exchange_matches_the_schedule_simulator(method, scheme):
+    from costmodel.schedules import build
+    from costmodel.schedules.simulator import simulate
+
+    schedules = {"alltoall": "pairwise_alltoall", "allgather": "ring_allgather", "allreduce": "ring_allreduce"}
+    c = compress(1_000_003, method=method, p=12, link=LINK, scheme=scheme,
+                 density="0.01" if method == "topk" else None, source="fp32")
+    time = sent = Fraction(0)
+    for s in c.compressed.steps:
+        sim = simulate(build(schedules[s.collective], s.collective, p=12), n=s.n_bytes, link=LINK)
+        time += sim.time_s
+        sent += sim.bytes_sent_per_rank
+        assert set(sim.bytes_sent) == {sim.bytes_sent_per_rank}  # every rank sends the same
+    assert (time, sent) == (c.compressed.time_s, c.compressed.bytes_sent_per_rank)
+
+
+def test_onebit_padding_follows_deepspeed():
+    # p = 12: lcm(12, 8) = 24, so N is a multiple of 288; p = 16: 256; p = 3: 72
+    c12 = compress(1000, method="onebit", p=12)
+    assert c12.compressed.padded_elements == 1152
+    assert c12.compressed.bytes_sent_per_rank == 11 * (Fraction(1152, 48) + 8)
+    assert compress(256, method="onebit", p=16).compressed.padded_elements == 256
+    assert compress(1, method="onebit", p=3).compressed.padded_elements == 72
+    sent, padded = _deepspeed_tally(1000, 12)
+    assert padded == 1152 and set(sent) == {c12.compressed.bytes_sent_per_rank}
+
+
+def test_scheme_without_p_is_named_but_unpriced():
+    c = compress(1000, method="onebit")
+    assert c.scheme == "reduce-scatter" and c.compressed is None
+    assert c.to_dict()["bytes_ratio_per_rank"] is None
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    ({"method": "fp16", "scheme": "allgather"}, "sums in its own format"),
+    ({"method": "bf16", "scheme": "reduce-scatter"}, "sums in its own format"),
+    ({"method": "topk", "density": "0.1", "scheme": "rs"}, "all-gather of every worker's payload only"),
+    ({"method": "int8", "scheme": "allreduce"}, "do not sum in their own format"),
+])
+def test_bad_scheme(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        compress(1000, **kwargs)
+
+
+def test_unknown_scheme():
+    with pytest.raises(UnknownNameError, match="did you mean 'allgather'"):
+        compress(1000, method="onebit", scheme="allgater")
 
 
 def test_compressed_can_be_slower():
