@@ -512,6 +512,41 @@ SENETA_2006 = Citation(
     url="https://doi.org/10.1007/0-387-32792-4",
 )
 
+CHOWDHERY_2022 = Citation(
+    key="chowdhery2022",
+    authors="A. Chowdhery, S. Narang, J. Devlin et al.",
+    title="PaLM: Scaling Language Modeling with Pathways",
+    venue="arXiv:2204.02311 (JMLR 24(240):1-113, 2023)",
+    year=2022,
+    url="https://arxiv.org/abs/2204.02311",
+)
+MEGATRON_LM = Citation(
+    key="megatronlm",
+    authors="NVIDIA",
+    title="Megatron-LM and Megatron-Core (source code)",
+    venue="NVIDIA Corporation, https://github.com/NVIDIA/Megatron-LM",
+    year=2025,
+    url="https://github.com/NVIDIA/Megatron-LM",
+)
+PYTORCH_DDP = Citation(
+    key="li2020ddp",
+    authors="S. Li, Y. Zhao, R. Varma, O. Salpekar, P. Noordhuis, T. Li, A. Paszke, J. Smith, B. Vaughan, "
+            "P. Damania, S. Chintala",
+    title="PyTorch Distributed: Experiences on Accelerating Data Parallel Training (and the PyTorch source "
+          "code, https://github.com/pytorch/pytorch)",
+    venue="Proceedings of the VLDB Endowment 13(12):3005-3018",
+    year=2020,
+    url="https://doi.org/10.14778/3415478.3415530",
+)
+DEEPSPEED = Citation(
+    key="deepspeed",
+    authors="Microsoft",
+    title="DeepSpeed (source code)",
+    venue="Microsoft Corporation, https://github.com/deepspeedai/DeepSpeed",
+    year=2025,
+    url="https://github.com/deepspeedai/DeepSpeed",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -526,5 +561,6 @@ CITATIONS: dict[str, Citation] = {
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
+        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP, DEEPSPEED,
     )
 }
