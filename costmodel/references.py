@@ -358,15 +358,6 @@ TANG_2021 = Citation(
     url="https://proceedings.mlr.press/v139/tang21a.html",
 )
 
-DEEPSPEED = Citation(
-    key="deepspeed",
-    authors="Microsoft DeepSpeed team",
-    title="DeepSpeed",
-    venue="source code, github.com/microsoft/DeepSpeed",
-    year=2025,
-    url="https://github.com/microsoft/DeepSpeed",
-)
-
 BERNSTEIN_2018 = Citation(
     key="bernstein2018",
     authors="J. Bernstein, Y.-X. Wang, K. Azizzadenesheli, A. Anandkumar",
