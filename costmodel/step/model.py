@@ -128,13 +128,14 @@ class _Unit:
 def _times(values: Any, name: str) -> tuple[Fraction, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence) or not values:
         raise InputError(f"{name}={values!r} is not a non-empty list of times; give one per layer")
-    out = []
-    for i, v in enumerate(values):
-        try:
-            out.append(parse_time(v))
-        except InputError as exc:
-            raise InputError(f"{name}[{i}]={v!r}: {exc}") from None
-    return tuple(out)
+    return tuple(_time(v, f"{name}[{i}]") for i, v in enumerate(values))
+
+
+def _time(value: Any, name: str) -> Fraction:
+    try:
+        return parse_time(value)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
 
 
 def _sizes(values: Any, name: str, count: int) -> tuple[Fraction, ...]:
@@ -164,6 +165,7 @@ def _link(given: Link | None, default: Link | None, name: str, why: str) -> Link
     if used is None:
         raise InputError(f"no link for {why}; pass link= or {name}= (LinkParams or PiecewiseLink)")
     if not isinstance(used, (LinkParams, PiecewiseLink)):
+        name = name if given is not None else "link"
         raise InputError(f"{name}={used!r} is not a link; pass LinkParams or PiecewiseLink")
     return used
 
@@ -392,7 +394,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     if buckets not in BUCKET_RULES:
         raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
     element = _positive_number(bytes_per_element, "bytes_per_element", "2")
-    optimizer = parse_time(optimizer_s)
+    optimizer = _time(optimizer_s, "optimizer_s")
     model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
                    causal=causal, forward_s=forward_s, backward_s=backward_s, gradient_bytes=gradient_bytes,
                    activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,

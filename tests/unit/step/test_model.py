@@ -134,3 +134,25 @@ def test_bad_input_is_one_line_naming_the_parameter(kwargs, message):
 def test_zero_layers_are_refused():
     with pytest.raises(InputError, match="layers"):
         TransformerShape(layers=0, hidden=4, heads=2, sequence=4, vocabulary=8)
+
+
+def test_each_stage_reduces_after_its_last_backward():
+    # 1F1B, P = M = 2, F = 1 s, B = 2 s per stage: stage 1 runs F0 1-2, B0 2-4, F1 4-5, B1 5-7 and
+    # stage 0 F0 0-1, F1 1-2, B0 4-6, B1 7-9.  A 3e9-byte ring all-reduce over 2 at 1 ns/B takes 3 s.
+    link = combine_link(alpha=0, beta="1ns/B")
+    both = step(forward_s=[1, 1], backward_s=[2, 2], gradient_bytes=[3 * 10**9] * 2, activation_bytes=0,
+                pp=2, dp=2, microbatches=2, link=link)
+    assert (both.pipeline_s, both.step_s, both.dp_stage, both.dp_exposed_s, both.dp_hidden_s) == (9, 12, 0, 3, 0)
+    last = step(forward_s=[1, 1], backward_s=[2, 2], gradient_bytes=[0, 3 * 10**9], activation_bytes=0,
+                pp=2, dp=2, microbatches=2, link=link)
+    assert (last.step_s, last.dp_stage, last.dp_exposed_s, last.dp_hidden_s) == (10, 1, 1, 2)
+    assert _parts(last) == last.step_s
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"optimizer_s": -1}, "optimizer_s=-1"),
+    ({"link": "fast", "tp": 2, "activation_bytes": 8}, "link='fast' is not a link"),
+])
+def test_messages_name_the_parameter_given(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        step(forward_s=[1], backward_s=[1], **kwargs)
