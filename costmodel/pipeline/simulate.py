@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from costmodel.errors import InputError
@@ -13,7 +14,7 @@ from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, or
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
-__all__ = ["MAX_OPERATIONS", "bubble", "parse_slots"]
+__all__ = ["MAX_OPERATIONS", "bubble", "parse_slots", "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -91,9 +92,11 @@ def _outside(shown: str) -> str:
             "choose the slot so that the times are near 1")
 
 
-def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: dict[str, int],
+def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[Mapping[str, int]],
               comm: int) -> list[list[tuple[int, int]]]:
     """Start and end (integer ticks) of every operation, in each device's order.
+
+    ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device).
 
     Each device runs its list in order; an operation starts when the device is
     free and every input has arrived (its producer's end, plus ``comm`` when the
@@ -136,7 +139,7 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: dict[str, 
             start = ready(s, op, j, chunk)
             if start is None:
                 break
-            end = start + durations[op]
+            end = start + durations[chunk * p + s][op]
             at.append((start, end))
             free[s] = end
             done[op, chunk * p + s, j] = end
@@ -298,7 +301,7 @@ def bubble(
     scale = math.lcm(*(x.denominator for x in (*spans.values(), c)))
     durations = {op: int(x * scale) for op, x in spans.items()}
     orders = [order(name, s, stages=p, microbatches=m, chunks=v) for s in range(p)]
-    times = _simulate(orders, p=p, v=v, durations=durations, comm=int(c * scale))
+    times = _simulate(orders, p=p, v=v, durations=[durations] * (p * v), comm=int(c * scale))
 
     total = Fraction(max(at[-1][1] for at in times), scale)
     busy = m * (f + b + w)
@@ -334,3 +337,32 @@ def bubble(
         sources=(SOURCES[name], BUBBLE) if name in {"gpipe", "1f1b"} else (SOURCES[name],),
         formula=FORMULAS[name], notes=tuple(notes),
     )
+
+
+def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: int,
+                    forward: Sequence[Fraction], backward: Sequence[Fraction], weight: Sequence[Fraction],
+                    comm: Fraction = Fraction(0)) -> tuple[tuple[PipelineOp, ...], ...]:
+    """Each device's operations, simulated with a time per virtual stage (for unequal stages).
+
+    The list scheduling of :func:`bubble` with ``forward[vs]``, ``backward[vs]`` and ``weight[vs]``
+    the F, B and W of one micro-batch on virtual stage vs = chunk·stages + device (each ≥ 0, exact);
+    in the schedules that do not split the backward, one ``B`` takes ``backward[vs] + weight[vs]``.
+    The caller validates the schedule's name and counts (as :func:`bubble` does); with every stage
+    equal the operations are :func:`bubble`'s.
+    """
+    name = resolve_schedule(schedule)
+    p, v = stages, chunks
+    if not len(forward) == len(backward) == len(weight) == p * v:
+        raise InputError(f"forward, backward and weight hold {len(forward)}, {len(backward)} and "
+                         f"{len(weight)} times, not one per virtual stage ({p * v})")
+    split = name in SPLIT
+    spans = [{"F": f, "B": b if split else b + w, "W": w}
+             for f, b, w in zip(forward, backward, weight, strict=True)]
+    scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
+    durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
+    orders = [order(name, s, stages=p, microbatches=microbatches, chunks=v) for s in range(p)]
+    times = _simulate(orders, p=p, v=v, durations=durations, comm=int(comm * scale))
+    return tuple(
+        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0, scale), end=Fraction(t1, scale))
+              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
+        for s in range(p))

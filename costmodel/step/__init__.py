@@ -2,7 +2,9 @@
 
 :mod:`~costmodel.step.flops` counts a transformer's FLOPs from its shape,
 :mod:`~costmodel.step.buckets` forms gradient buckets as PyTorch DDP, Megatron-LM and DeepSpeed
-do, and :mod:`~costmodel.step.overlap` schedules their all-reduces under the backward pass.
+do, :mod:`~costmodel.step.overlap` schedules their all-reduces under the backward pass, and
+:mod:`~costmodel.step.model` puts them together with the pipeline schedule into one step,
+:func:`~costmodel.step.model.step` (also ``costmodel.estimate_step``).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from costmodel.step.buckets import (
     megatron_buckets,
 )
 from costmodel.step.flops import LayerFlops, ModelFlops, TransformerShape, model_flops
+from costmodel.step.model import BUCKET_RULES, StepResult, estimate_step, step
 from costmodel.step.overlap import BucketTiming, OverlapSchedule, overlap_schedule
 
 __all__ = [
+    "BUCKET_RULES",
     "DDP_BUCKET_CAP_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
     "DEEPSPEED_REDUCE_BUCKET_ELEMENTS",
@@ -31,11 +35,14 @@ __all__ = [
     "LayerFlops",
     "ModelFlops",
     "OverlapSchedule",
+    "StepResult",
     "TransformerShape",
     "ddp_buckets",
     "deepspeed_buckets",
+    "estimate_step",
     "megatron_bucket_elements",
     "megatron_buckets",
     "model_flops",
     "overlap_schedule",
+    "step",
 ]

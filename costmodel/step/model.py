@@ -1,0 +1,469 @@
+"""One training step, whole: compute, tensor-, pipeline- and data-parallel communication, overlap.
+
+The model runs on dp × tp × pp devices; each pipeline stage holds layers/pp consecutive layers
+(layers/(pp·v) per model chunk in the interleaved schedule), each layer split over tp ranks.
+Per micro-batch and per rank, layer i takes
+
+    F_i = f_i + 2·A,      B_i = b_i + 2·A  (+ f_i + 2·A with full recomputation)
+
+where f_i, b_i are its compute times (given, or FLOPs / tp / (peak × efficiency), with the FLOPs
+of :func:`~costmodel.step.flops.model_flops`: b = 2f) and A is one all-reduce over the tp ranks of
+the activation tensor, n = micro_batch·sequence·hidden·bytes (Shoeybi et al. 2019, section 3 and
+figure 4: Megatron's f and g operators all-reduce twice in the forward pass of a layer, after the
+attention and after the MLP, and twice in the backward pass).  Tensor-parallel all-reduces sit
+between the layer's matrix products, on the critical path: they are added to F and B, never
+overlapped.  The logits (shape mode) run on the last stage.
+
+The stages' F and B go through the list scheduler behind ``bubble``
+(:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into equal
+input- and weight-gradient halves, Qi et al. 2024, section 2), with a point-to-point send of the
+activation tensor, α + β·n on the pipeline link, between stages.  Each device's gradients become
+ready during the last micro-batch's backward (its W in zb-h1): a unit's gradient when that
+operation has passed it, in reverse layer order.  They are reduced in buckets over the dp
+replicas, priced on the data-parallel link, by :func:`~costmodel.step.overlap.overlap_schedule`.
+The step is
+
+    step = max(pipeline makespan, last bucket's end on any device) + optimizer,
+
+and is split exactly into compute + tensor-parallel communication (the busiest device's),
+bubble (the makespan without pipeline sends less that busy time), exposed pipeline sends (the
+makespan less the one without sends), exposed data-parallel communication and the optimizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import JSONFields
+from costmodel.collectives.evaluate import cost
+from costmodel.errors import InputError, UnknownNameError
+from costmodel.exact import parse_number
+from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
+from costmodel.pipeline.orders import SPLIT, resolve_schedule
+from costmodel.pipeline.result import PipelineOp
+from costmodel.pipeline.simulate import simulate_stages
+from costmodel.references import (
+    CHOWDHERY_2022,
+    NARAYANAN_2021_MEGATRON,
+    QI_2024,
+    SHOEYBI_2019,
+    THAKUR_2005,
+    Cited,
+)
+from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
+from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
+from costmodel.step.overlap import OverlapSchedule, overlap_schedule
+from costmodel.units import parse_size, parse_time
+from costmodel.validate import positive
+
+__all__ = ["BUCKET_RULES", "StepResult", "estimate_step", "step"]
+
+BUCKET_RULES = ("ddp", "megatron", "deepspeed")
+"""The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""
+
+_SOURCES = (
+    SHOEYBI_2019.at("section 3, figure 4: two all-reduces forward and two backward per layer"),
+    NARAYANAN_2021_MEGATRON.at("section 2: PTD-P, data × tensor × pipeline parallelism"),
+    QI_2024.at("section 2: the backward split into B (input gradient) and W (weight gradient)"),
+    THAKUR_2005.at("section 3: a message of n bytes costs α + nβ"),
+    CHOWDHERY_2022.at("appendix B: model FLOPs utilization"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepResult(JSONFields):
+    """One training step: its time, the exact breakdown, the overlap, throughput and utilization.
+
+    ``step_s = compute_s + tp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + optimizer_s``.
+    ``tokens_per_s`` and ``mfu`` are ``None`` when the tokens or the FLOPs are not known (per-layer
+    times without ``tokens`` or a shape).  ``scaling_efficiency`` is the step with dp = 1 over this
+    one (weak scaling: each replica keeps its micro-batches).
+    """
+
+    dp: int
+    tp: int
+    pp: int
+    gpus: int
+    microbatches: int
+    schedule: str
+    chunks: int
+    recompute: str
+    step_s: Fraction
+    compute_s: Fraction
+    tp_comm_s: Fraction
+    bubble_s: Fraction
+    pp_exposed_s: Fraction
+    dp_exposed_s: Fraction
+    optimizer_s: Fraction
+    pipeline_s: Fraction
+    tp_allreduce_s: Fraction
+    pp_send_s: Fraction
+    dp_comm_s: Fraction
+    dp_hidden_s: Fraction
+    dp_stage: int
+    bucket_rule: str
+    tokens_per_s: Fraction | None
+    model_flops: Fraction | None
+    mfu: Fraction | None
+    scaling_efficiency: Fraction
+    overlap: OverlapSchedule
+    timeline: tuple[tuple[PipelineOp, ...], ...]
+    notes: tuple[str, ...] = ()
+    sources: tuple[Cited, ...] = _SOURCES
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """A layer (or the logits) on a device: per micro-batch and rank, its F and B parts and gradient."""
+
+    forward: Fraction
+    backward: Fraction  # the whole backward, TP communication and recomputation included
+    weight: Fraction  # the part of backward that is the weight gradient (zb-h1's W)
+    gradient_bytes: Fraction
+
+
+def _times(values: Any, name: str) -> tuple[Fraction, ...]:
+    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+        raise InputError(f"{name}={values!r} is not a non-empty list of times; give one per layer")
+    return tuple(_time(v, f"{name}[{i}]") for i, v in enumerate(values))
+
+
+def _time(value: Any, name: str) -> Fraction:
+    try:
+        return parse_time(value)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+
+
+def _sizes(values: Any, name: str, count: int) -> tuple[Fraction, ...]:
+    if isinstance(values, str) or not isinstance(values, Sequence) or len(values) != count:
+        raise InputError(f"{name}={values!r} is not a list of {count} sizes, one per layer")
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(parse_size(v))
+        except InputError as exc:
+            raise InputError(f"{name}[{i}]={v!r}: {exc}") from None
+    return tuple(out)
+
+
+def _positive_number(value: Any, name: str, example: str) -> Fraction:
+    try:
+        x = parse_number(value, what=name)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+    if x <= 0:
+        raise InputError(f"{name}={value!r} is not positive; e.g. {name}={example}")
+    return x
+
+
+def _link(given: Link | None, default: Link | None, name: str, why: str) -> Link:
+    used = default if given is None else given
+    if used is None:
+        raise InputError(f"no link for {why}; pass link= or {name}= (LinkParams or PiecewiseLink)")
+    if not isinstance(used, (LinkParams, PiecewiseLink)):
+        name = name if given is not None else "link"
+        raise InputError(f"{name}={used!r} is not a link; pass LinkParams or PiecewiseLink")
+    return used
+
+
+def _send(link: Link, n: Fraction) -> Fraction:
+    params, _ = link_at(link, n)
+    return params.alpha_s + params.beta_s_per_byte * n
+
+
+def _buckets(rule: str, sizes: list[Fraction], *, dp: int, bucket_bytes: Any, bytes_per_element: Fraction
+             ) -> BucketPlan:
+    if rule == "ddp":
+        if bucket_bytes is None:
+            return ddp_buckets(sizes)
+        return ddp_buckets(sizes, bucket_cap_bytes=bucket_bytes)
+    if rule == "megatron":
+        elements = None if bucket_bytes is None else max(1, int(parse_size(bucket_bytes) / bytes_per_element))
+        return megatron_buckets(sizes, dp=dp, bytes_per_element=bytes_per_element, bucket_elements=elements)
+    if bucket_bytes is None:
+        return deepspeed_buckets(sizes, bytes_per_element=bytes_per_element)
+    return deepspeed_buckets(sizes, bytes_per_element=bytes_per_element,
+                             reduce_bucket_size=max(1, int(parse_size(bucket_bytes) / bytes_per_element)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """Per-layer compute times and gradients of one rank, and what throughput needs."""
+
+    forward: tuple[Fraction, ...]
+    backward: tuple[Fraction, ...]
+    gradients: tuple[Fraction, ...]
+    activation_bytes: Fraction
+    micro_tokens: int | None
+    logits: _Unit | None = None
+    flops: Fraction | None = None
+    peak: Fraction | None = None
+
+
+def _parallelism(dp: Any, tp: Any, pp: Any, microbatches: Any, *, schedule: str, chunks: Any
+                 ) -> tuple[int, int, int, int, str, int]:
+    dp, tp, pp = positive(dp, "dp"), positive(tp, "tp"), positive(pp, "pp")
+    m = positive(microbatches, "microbatches")
+    name = resolve_schedule(schedule)
+    if name == "interleaved":
+        v = 2 if chunks is None else positive(chunks, "chunks")
+        if m % pp:
+            raise InputError(f"microbatches={m} is not a multiple of pp={pp}; interleaved 1F1B needs one, "
+                             f"e.g. microbatches={m + pp - m % pp}, or use schedule='1f1b'")
+    elif chunks is not None and chunks != 1:
+        raise InputError(f"chunks={chunks!r} applies only to schedule='interleaved'; drop it")
+    else:
+        v = 1
+    return dp, tp, pp, m, name, v
+
+
+def _from_shape(shape: Any, *, micro_batch: Any, peak_flops: Any, efficiency: Any, causal: bool, tp: int,
+                pp: int, batch: int, element: Fraction) -> _Model:
+    if not isinstance(shape, TransformerShape):
+        raise InputError(f"shape={shape!r} is not a TransformerShape")
+    b = positive(micro_batch, "micro_batch")
+    if shape.heads % tp:
+        raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads")
+    if peak_flops is None:
+        raise InputError("no peak_flops given; shape mode prices compute as "
+                         "FLOPs / (peak_flops × efficiency)")
+    peak = _positive_number(peak_flops, "peak_flops", "989e12")
+    eff = _positive_number(efficiency, "efficiency", "0.5")
+    if eff > 1:
+        raise InputError(f"efficiency={efficiency!r} is above 1; it is the achieved share of peak_flops")
+    per = model_flops(shape, batch=b, causal=causal)
+    rate = peak * eff
+    layers = shape.layers
+    grads = [Fraction(shape.layer_parameters, tp) * element] * layers
+    embedding = Fraction(shape.vocabulary * shape.hidden, tp) * element
+    grads[0] += embedding  # the input embedding's gradient, ready after layer 0's backward
+    logit = Fraction(per.logits_forward, tp) / rate
+    return _Model(
+        forward=(per.layer.forward / tp / rate,) * layers,
+        backward=(per.layer.backward / tp / rate,) * layers,
+        gradients=tuple(grads), activation_bytes=b * shape.sequence * shape.hidden * element,
+        micro_tokens=b * shape.sequence,
+        logits=_Unit(forward=logit, backward=2 * logit, weight=logit,
+                     gradient_bytes=embedding if pp > 1 else Fraction(0)),
+        flops=model_flops(shape, batch=b * batch, causal=causal).total, peak=peak)
+
+
+def _from_times(forward_s: Any, backward_s: Any, gradient_bytes: Any, activation_bytes: Any, tokens: Any, *,
+                dp: int, tp: int, pp: int) -> _Model:
+    if forward_s is None or backward_s is None:
+        raise InputError("no model given; pass shape= (with peak_flops=) or forward_s= and backward_s=")
+    fwd = _times(forward_s, "forward_s")
+    bwd = _times(backward_s, "backward_s")
+    layers = len(fwd)
+    if len(bwd) != layers:
+        raise InputError(f"backward_s has {len(bwd)} times and forward_s {layers}; give one per layer")
+    if gradient_bytes is None:
+        if dp > 1:
+            raise InputError(f"dp={dp} needs gradient_bytes= (each layer's gradient on one rank) to price "
+                             "the data-parallel reduction")
+        grads: tuple[Fraction, ...] = (Fraction(0),) * layers
+    else:
+        grads = _sizes(gradient_bytes, "gradient_bytes", layers)
+    if activation_bytes is None and (tp > 1 or pp > 1):
+        raise InputError("tp or pp above 1 needs activation_bytes= (micro_batch·sequence·hidden·bytes) "
+                         "to price the tensor-parallel all-reduces and pipeline sends")
+    act = Fraction(0) if activation_bytes is None else parse_size(activation_bytes)
+    return _Model(forward=fwd, backward=bwd, gradients=grads, activation_bytes=act,
+                  micro_tokens=None if tokens is None else positive(tokens, "tokens"))
+
+
+def _model(*, shape: Any, micro_batch: Any, peak_flops: Any, efficiency: Any, causal: bool,
+           forward_s: Any, backward_s: Any, gradient_bytes: Any, activation_bytes: Any, tokens: Any,
+           dp: int, tp: int, pp: int, v: int, m: int, element: Fraction) -> _Model:
+    if shape is not None:
+        if forward_s is not None or backward_s is not None or gradient_bytes is not None:
+            raise InputError("shape= and forward_s=/backward_s=/gradient_bytes= were both given; "
+                             "pass a shape or per-layer times, not both")
+        model = _from_shape(shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
+                            causal=causal, tp=tp, pp=pp, batch=m * dp, element=element)
+    else:
+        model = _from_times(forward_s, backward_s, gradient_bytes, activation_bytes, tokens,
+                            dp=dp, tp=tp, pp=pp)
+    layers = len(model.forward)
+    if pp > layers:
+        raise InputError(f"pp={pp} is above the {layers} layers; each pipeline stage needs a layer")
+    if layers % (pp * v):
+        split_by = f"pp={pp} × chunks={v}" if v > 1 else f"pp={pp}"
+        raise InputError(f"{layers} layers do not split evenly over {split_by}; choose pp (and chunks) "
+                         "dividing the layers")
+    return model
+
+
+def _reduction(timeline: tuple[tuple[PipelineOp, ...], ...], stage_units: list[list[_Unit]], *, split: bool,
+               v: int, dp: int, link: Link | None, rule: str, bucket_bytes: Any, element: Fraction,
+               algorithm: str) -> tuple[Fraction, int, OverlapSchedule]:
+    """The data-parallel reduction of each device; the one that ends last (its end, device, schedule)."""
+    pp = len(timeline)
+    last_op = "W" if split else "B"
+    free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0))
+    ends: list[tuple[Fraction, int, OverlapSchedule]] = []
+    for s, ops in enumerate(timeline):
+        ready: list[tuple[Fraction, Fraction]] = []  # (ready time, gradient bytes)
+        for c in range(v):
+            op = [o for o in ops if o.op == last_op and o.chunk == c][-1]
+            clock = op.start
+            for u in reversed(stage_units[c * pp + s]):
+                clock += u.weight if split else u.backward
+                ready.append((clock, u.gradient_bytes))
+        # overlap_schedule's layer i is ready at Σ_{j ≥ i} backward_s[j]: latest first.
+        ready.sort(key=lambda r: r[0], reverse=True)
+        times = [r - (ready[i + 1][0] if i + 1 < len(ready) else 0) for i, (r, _) in enumerate(ready)]
+        plan = _buckets(rule, [g for _, g in ready], dp=dp, bucket_bytes=bucket_bytes,
+                        bytes_per_element=element)
+        sched = overlap_schedule(backward_s=times, buckets=plan, dp=dp, link=free if link is None else link,
+                                 algorithm=algorithm)
+        ends.append((sched.step_s, s, sched))
+    return max(ends, key=lambda e: (e[0], -e[1]))
+
+
+def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stages: int) -> list[list[_Unit]]:
+    """Each virtual stage's units: its layers with their tp all-reduces, the logits on the last."""
+    units = [
+        _Unit(forward=f + 2 * allreduce,
+              backward=bk + 2 * allreduce + ((f + 2 * allreduce) if redo else 0),
+              weight=bk / 2 if split else Fraction(0), gradient_bytes=g)
+        for f, bk, g in zip(model.forward, model.backward, model.gradients, strict=True)]
+    per = len(units) // stages
+    out = [units[vs * per:(vs + 1) * per] for vs in range(stages)]
+    if model.logits is not None:
+        out[-1].append(model.logits)
+    return out
+
+
+def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedule: str = "1f1b",
+         chunks: int | None = None, recompute: str = "none",
+         shape: TransformerShape | None = None, micro_batch: int = 1, peak_flops: Any = None,
+         efficiency: Any = 1, causal: bool = False,
+         forward_s: Sequence[Any] | None = None, backward_s: Sequence[Any] | None = None,
+         gradient_bytes: Sequence[Any] | None = None, activation_bytes: Any = None, tokens: int | None = None,
+         bytes_per_element: Any = 2, link: Link | None = None, tp_link: Link | None = None,
+         pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
+         bucket_bytes: Any = None, optimizer_s: Any = 0, algorithm: str = "ring") -> StepResult:
+    """The time of one training step of dp × tp × pp devices (see the module notes).
+
+    Parameters
+    ----------
+    dp, tp, pp : int
+        Data-, tensor- and pipeline-parallel sizes, each ≥ 1.
+    microbatches : int
+        Micro-batches per replica per step (M), ≥ 1.
+    schedule, chunks : str, int
+        The pipeline schedule as in :func:`costmodel.pipeline.bubble` (gpipe, 1f1b, interleaved,
+        zb-h1) and, for interleaved, the model chunks per device (default 2).
+    recompute : {"none", "full"}
+        Full activation recomputation adds one forward (and its two tp all-reduces) to each backward.
+    shape, micro_batch, peak_flops, efficiency, causal
+        Shape mode: the transformer, sequences per micro-batch, the peak FLOP/s of one device and
+        the fraction of it achieved; compute time = FLOPs / tp / (peak_flops × efficiency).
+    forward_s, backward_s, gradient_bytes, activation_bytes, tokens
+        Time mode (instead of *shape*): each layer's compute times per micro-batch on one tp rank,
+        its gradient bytes on one rank, the bytes of the activation tensor a tp all-reduce and a
+        pipeline send move (needed when tp or pp > 1), and the tokens of one micro-batch (for
+        tokens/s).
+    bytes_per_element : number, default 2
+        Bytes of an activation and of a gradient element in shape mode (bf16).
+    link, tp_link, pp_link, dp_link : LinkParams or PiecewiseLink
+        The link of each kind of communication; *link* for those not given.
+    buckets, bucket_bytes : str, size
+        The gradient-bucket rule (ddp, megatron, deepspeed) and its size, default the framework's.
+    optimizer_s : time
+        The optimizer step after the last reduction.
+    algorithm : str
+        The all-reduce algorithm of tp and dp (default ring).
+
+    Examples
+    --------
+    >>> from costmodel.params import combine_link
+    >>> r = step(forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, gradient_bytes=["1MiB"] * 4, dp=2,
+    ...          link=combine_link(alpha=0, beta="1ns/B"), bucket_bytes="4MiB")
+    >>> [b.layers for b in r.overlap.buckets], float(r.step_s), float(r.dp_exposed_s)
+    ([(3,), (2, 1, 0)], 0.015145728, 0.003145728)
+    """
+    dp, tp, pp, m, name, v = _parallelism(dp, tp, pp, microbatches, schedule=schedule, chunks=chunks)
+    if recompute not in RECOMPUTATION:
+        raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
+    if buckets not in BUCKET_RULES:
+        raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
+    element = _positive_number(bytes_per_element, "bytes_per_element", "2")
+    optimizer = _time(optimizer_s, "optimizer_s")
+    model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
+                   causal=causal, forward_s=forward_s, backward_s=backward_s, gradient_bytes=gradient_bytes,
+                   activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,
+                   element=element)
+    notes: list[str] = []
+    act = model.activation_bytes
+    allreduce = Fraction(0)
+    if tp > 1 and act > 0:
+        priced = cost("allreduce", algorithm, p=tp, n=act,
+                      link=_link(tp_link, link, "tp_link", "the tensor-parallel all-reduces"))
+        allreduce = priced.time_s
+        notes.extend(priced.notes)
+    send = Fraction(0)
+    if pp > 1 and act > 0:
+        send = _send(_link(pp_link, link, "pp_link", "the pipeline sends"), act)
+    reduce_link = _link(dp_link, link, "dp_link", "the data-parallel reduction") if dp > 1 else None
+
+    redo = recompute == "full"
+    split = name in SPLIT
+    stage_units = _stages(model, allreduce=allreduce, redo=redo, split=split, stages=pp * v)
+    forward = [sum((u.forward for u in us), Fraction(0)) for us in stage_units]
+    weight = [sum((u.weight for u in us), Fraction(0)) for us in stage_units]
+    backward = [sum((u.backward for u in us), -w) for us, w in zip(stage_units, weight, strict=True)]
+    timeline = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
+                               weight=weight, comm=send)
+    makespan = max(ops[-1].end for ops in timeline)
+    quiet = makespan if not send else max(ops[-1].end for ops in simulate_stages(
+        name, pp, microbatches=m, chunks=v, forward=forward, backward=backward, weight=weight))
+    dp_end, dp_stage, overlap = _reduction(timeline, stage_units, split=split, v=v, dp=dp, link=reduce_link,
+                                           rule=buckets, bucket_bytes=bucket_bytes, element=element,
+                                           algorithm=algorithm)
+    notes.extend(n for n in overlap.notes if n not in notes)
+    end = max(makespan, dp_end)
+    total = end + optimizer
+
+    def device(s: int) -> list[_Unit]:
+        return [u for c in range(v) for u in stage_units[c * pp + s]]
+
+    busiest = max(range(pp), key=lambda s: sum((u.forward + u.backward for u in device(s)), Fraction(0)))
+    per_layer_tp = (6 if redo else 4) * allreduce
+    tp_comm = m * sum((per_layer_tp for u in device(busiest) if u is not model.logits), Fraction(0))
+    busy = m * sum((u.forward + u.backward for u in device(busiest)), Fraction(0))
+    gpus = dp * tp * pp
+    tokens_per_s = None if model.micro_tokens is None or total == 0 else dp * m * model.micro_tokens / total
+    mfu = None
+    if model.flops is not None and model.peak is not None and total:
+        mfu = model.flops / (total * gpus * model.peak)
+    scaling: Fraction = Fraction(1)
+    if dp > 1:
+        single = step(dp=1, tp=tp, pp=pp, microbatches=m, schedule=name, chunks=chunks, recompute=recompute,
+                      shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
+                      causal=causal, forward_s=forward_s, backward_s=backward_s,
+                      gradient_bytes=gradient_bytes,
+                      activation_bytes=activation_bytes, tokens=tokens, bytes_per_element=bytes_per_element,
+                      link=link, tp_link=tp_link, pp_link=pp_link, dp_link=dp_link, buckets=buckets,
+                      bucket_bytes=bucket_bytes, optimizer_s=optimizer_s, algorithm=algorithm)
+        scaling = single.step_s / total
+    notes.extend(note for note, on in (
+        ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
+        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send))) if on)
+    return StepResult(
+        dp=dp, tp=tp, pp=pp, gpus=gpus, microbatches=m, schedule=name, chunks=v, recompute=recompute,
+        step_s=total, compute_s=busy - tp_comm, tp_comm_s=tp_comm, bubble_s=quiet - busy,
+        pp_exposed_s=makespan - quiet, dp_exposed_s=end - makespan, optimizer_s=optimizer,
+        pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=overlap.communication_s,
+        dp_hidden_s=overlap.communication_s - (end - makespan), dp_stage=dp_stage, bucket_rule=buckets,
+        tokens_per_s=None if tokens_per_s is None else Fraction(tokens_per_s), model_flops=model.flops,
+        mfu=mfu, scaling_efficiency=scaling, overlap=overlap, timeline=timeline, notes=tuple(notes))
+
+
+estimate_step = step
+"""The package-level name of :func:`step` (``costmodel.estimate_step``); ``costmodel.step`` is the package."""
