@@ -125,13 +125,12 @@ def step_command(
     per-layer times (--forward --backward --layers). The DP gradient reduction runs in buckets
     overlapped with the backward pass; the step is split exactly into its parts.
 
-    Example: costmodel step --dp 8 --tp 8 --pp 4 -m 8 --layers 32 --hidden 4096 --heads 32 --seq 2048
-    --vocab 51200 --peak 312T --efficiency 0.5 --profile nvlink4 --dp-link ib-hdr
+    Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
 
-    Example: costmodel step --dp 4 --layers 8 --forward 2ms --backward 4ms --gradient-bytes 50MB
-    --alpha 5us --bandwidth 25GB/s
+    Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
     """
     from costmodel.errors import InputError
+    from costmodel.exact import parse_number
     from costmodel.links import resolve_link
     from costmodel.step import TransformerShape, step
     from costmodel.validate import positive
@@ -160,6 +159,8 @@ def step_command(
                           or kv_groups is not None):
         raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "
                          "shape; with --forward/--backward leave them out")
+    if not 0 < parse_number(efficiency, what="an efficiency") <= 1:
+        raise InputError(f"--efficiency {efficiency} is not a share of --peak; give 0 < E ≤ 1, e.g. 0.5")
     if shape is None and (forward is None or backward is None):
         raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
                          "--forward TIME and --backward TIME")
