@@ -217,8 +217,9 @@ def render_step(r: StepResult) -> Rendered:
     parts.add_row("step", format_time(r.step_s), "100%")
     summary = table("quantity", "value", header=False)
     if r.dp > 1:
-        summary.add_row("DP communication", f"{format_time(r.dp_comm_s)} in {len(r.overlap.buckets)} "
-                                            f"{r.bucket_rule} buckets (stage {r.dp_stage})")
+        count = len(r.overlap.buckets)
+        summary.add_row("DP communication", f"{format_time(r.dp_comm_s)} in {count} {r.bucket_rule} "
+                                            f"bucket{'s' if count > 1 else ''} (stage {r.dp_stage})")
         summary.add_row("  hidden", f"{format_time(r.dp_hidden_s)} ({_share(r.dp_hidden_s, r.dp_comm_s)})")
         summary.add_row("  exposed", f"{format_time(r.dp_exposed_s)} ({_share(r.dp_exposed_s, r.dp_comm_s)})")
     if r.tokens_per_s is not None:
