@@ -21,6 +21,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "topology": ("multilane", "flexreduce", "rat"),
     "consensus": ("consensus", "gossip-step", "gossip-vs-allreduce"),
     "pipeline": ("bubble",),
+    "step": ("step",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
     "teaching": ("example", "exercise", "check"),

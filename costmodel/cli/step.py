@@ -1,0 +1,243 @@
+"""The ``step`` command: one training step of dp × tp × pp devices, its breakdown, overlap and MFU.
+
+It parses the options, makes one call to :func:`costmodel.step.step` and emits the
+:class:`~costmodel.step.StepResult`, whose human rendering is declared here; rich loads only
+when it runs.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from costmodel.cli import complete
+from costmodel.cli.layout import markup, table
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
+from costmodel.units import format_number, format_size, format_time, parse_size, parse_time
+
+if TYPE_CHECKING:
+    from costmodel.step import StepResult
+
+__all__ = ["app", "render_step"]
+
+app = typer.Typer()
+
+_PAR = "Parallelism"
+_SHAPE = "Model: a transformer shape"
+_TIMES = "Model: per-layer times"
+_COMM = "Communication"
+_LINKS = "Link"
+
+#: Buckets tables longer than this are left out of the human output (the JSON has them).
+MAX_BUCKET_ROWS = 12
+
+
+def _count(text: str) -> int:
+    from costmodel.training.counts import parse_count
+
+    return parse_count(text)
+
+
+def _int(*names: str, metavar: str, help: str, panel: str) -> Any:
+    return option(*names, metavar=metavar, panel=panel, help=help)
+
+
+_time = value_parser(parse_time, require_unit=True)
+_size = value_parser(parse_size)
+
+
+@app.command("step")
+def step_command(
+    dp: Annotated[int, _int("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")] = 1,
+    tp: Annotated[int, _int("--tp", metavar="T", panel=_PAR,
+                            help="Tensor-parallel ranks per layer (≥ 1; divides --heads).")] = 1,
+    pp: Annotated[int, _int("--pp", metavar="P", panel=_PAR,
+                            help="Pipeline stages (≥ 1; at most the layers, dividing them).")] = 1,
+    microbatches: Annotated[int, _int("-m", "--microbatches", metavar="M", panel=_PAR,
+                                      help="Micro-batches per replica per step (≥ 1).")] = 1,
+    schedule: Annotated[str, option(
+        "--schedule", "-s", metavar="NAME", panel=_PAR, autocompletion=complete.schedules,
+        help="Pipeline schedule: gpipe, 1f1b (default), interleaved, zb-h1.")] = "1f1b",
+    chunks: Annotated[int | None, _int("-v", "--chunks", metavar="V", panel=_PAR,
+                                       help="Model chunks per device, interleaved only (default 2).")] = None,
+    recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_PAR,
+                                     help="none (default) or full activation recomputation.")] = "none",
+    layers: Annotated[int | None, _int("--layers", metavar="L", panel=_SHAPE,
+                                       help="Transformer layers (both model forms).")] = None,
+    hidden: Annotated[int | None, _int("--hidden", metavar="H", panel=_SHAPE, help="Hidden size h.")] = None,
+    heads: Annotated[int | None, _int("--heads", metavar="A", panel=_SHAPE,
+                                      help="Attention heads a.")] = None,
+    seq: Annotated[int | None, _int("--seq", metavar="S", panel=_SHAPE, help="Sequence length s.")] = None,
+    vocab: Annotated[int | None, option("--vocab", metavar="V", panel=_SHAPE, parser=value_parser(_count),
+                                        help="Vocabulary size: 51200, 50k.")] = None,
+    ffn: Annotated[str | None, option("--ffn", metavar="F", panel=_SHAPE,
+                                      help="FFN width over h (default 4; 8/3 allowed).")] = None,
+    kv_groups: Annotated[int | None, _int("--kv-groups", metavar="G", panel=_SHAPE,
+                                          help="Key-value groups (GQA; default: --heads).")] = None,
+    micro_batch: Annotated[int, _int("--micro-batch", metavar="B", panel=_SHAPE,
+                                     help="Sequences per micro-batch (default 1).")] = 1,
+    peak: Annotated[int | None, option("--peak", metavar="FLOP/S", panel=_SHAPE, parser=value_parser(_count),
+                                       help="Peak FLOP/s of one device: 312T, 989e12.")] = None,
+    efficiency: Annotated[str, option("--efficiency", metavar="E", panel=_SHAPE,
+                                      help="Achieved share of --peak, 0 < E ≤ 1 (default 1).")] = "1",
+    forward: Annotated[Fraction | None, option("--forward", "-F", metavar="TIME", panel=_TIMES, parser=_time,
+                                               help="Forward time of a layer per micro-batch: 2ms.")] = None,
+    backward: Annotated[Fraction | None, option("--backward", "-b", metavar="TIME", panel=_TIMES,
+                                                parser=_time, help="Backward time of a layer: 4ms.")] = None,
+    gradient_bytes: Annotated[Fraction | None, option(
+        "--gradient-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
+        help="Gradient of a layer on one rank (needed with --dp > 1): 50MB.")] = None,
+    activation_bytes: Annotated[Fraction | None, option(
+        "--activation-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
+        help="Activation tensor of a micro-batch (needed with --tp or --pp > 1): 8MiB.")] = None,
+    tokens: Annotated[int | None, option("--tokens", metavar="N", panel=_TIMES, parser=value_parser(_count),
+                                         help="Tokens per micro-batch, for tokens/s.")] = None,
+    buckets: Annotated[str, option("--buckets", metavar="RULE", panel=_COMM,
+                                   help="Gradient buckets: ddp (default), megatron, deepspeed.")] = "ddp",
+    bucket_size: Annotated[Fraction | None, option(
+        "--bucket-size", metavar="SIZE", panel=_COMM, parser=_size,
+        help="Bucket size (default: the framework's; DDP 25MiB).")] = None,
+    optimizer: Annotated[Fraction | None, option("--optimizer", metavar="TIME", panel=_COMM, parser=_time,
+                                                 help="Optimizer step after the last reduction.")] = None,
+    algorithm: Annotated[str, option("--algorithm", metavar="ALGO", panel=_COMM,
+                                     help="All-reduce algorithm of TP and DP (default ring).")] = "ring",
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    tp_link: Annotated[str | None, option("--tp-link", metavar="NAME|FILE", panel=_LINKS,
+                                          autocompletion=complete.profiles,
+                                          help="Profile of the tensor-parallel link (default: the link).")
+                       ] = None,
+    pp_link: Annotated[str | None, option("--pp-link", metavar="NAME|FILE", panel=_LINKS,
+                                          autocompletion=complete.profiles,
+                                          help="Profile of the pipeline link (default: the link).")] = None,
+    dp_link: Annotated[str | None, option("--dp-link", metavar="NAME|FILE", panel=_LINKS,
+                                          autocompletion=complete.profiles,
+                                          help="Profile of the data-parallel link (default: the link).")
+                       ] = None,
+    as_json: Json = False,
+) -> None:
+    """Price one training step: compute, TP all-reduces, pipeline bubble and sends, bucketed DP reduction.
+
+    The model is a transformer shape (--layers --hidden --heads --seq --vocab with --peak) or
+    per-layer times (--forward --backward --layers). The DP gradient reduction runs in buckets
+    overlapped with the backward pass; the step is split exactly into its parts.
+
+    Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
+
+    Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
+    """
+    from costmodel.errors import InputError
+    from costmodel.exact import parse_number
+    from costmodel.links import resolve_link
+    from costmodel.step import TransformerShape, step
+    from costmodel.validate import positive
+
+    shape_given = [hidden, heads, seq, vocab]
+    if layers is None:
+        raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
+                         "--forward TIME")
+    positive(layers, "layers")
+    shape = None
+    if forward is None and backward is None and any(v is not None for v in shape_given):
+        names = ("hidden", "heads", "seq", "vocab")
+        missing = [n for n, v in zip(names, shape_given, strict=True) if v is None]
+        if missing:
+            raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
+        assert hidden is not None and heads is not None and seq is not None and vocab is not None
+        extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
+        shape = TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
+                                 kv_groups=kv_groups, **extra)
+        if peak is None:
+            raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
+    elif any(v is not None for v in shape_given):
+        raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
+                         "pass one model")
+    if shape is None and (peak is not None or efficiency != "1" or micro_batch != 1 or ffn is not None
+                          or kv_groups is not None):
+        raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "
+                         "shape; with --forward/--backward leave them out")
+    if not 0 < parse_number(efficiency, what="an efficiency") <= 1:
+        raise InputError(f"--efficiency {efficiency} is not a share of --peak; give 0 < E ≤ 1, e.g. 0.5")
+    if shape is None and (forward is None or backward is None):
+        raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
+                         "--forward TIME and --backward TIME")
+    link = None
+    if any(v is not None for v in (alpha, beta, bandwidth, profile)):
+        link = resolve_link("allreduce", alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    for size, own, kind in ((tp, tp_link, "tp"), (pp, pp_link, "pp"), (dp, dp_link, "dp")):
+        if size > 1 and own is None and link is None:
+            raise InputError(f"--{kind} {size} communicates but no link was given; pass --alpha TIME with "
+                             f"--beta TIME/B or --bandwidth RATE, or --profile NAME, or --{kind}-link NAME")
+
+    def level(name: str | None) -> Any:
+        return None if name is None else resolve_link("allreduce", profile=name)
+
+    per_layer: dict[str, Any] = {} if shape is not None else {
+        "forward_s": None if forward is None else [forward] * layers,
+        "backward_s": None if backward is None else [backward] * layers,
+        "gradient_bytes": None if gradient_bytes is None else [gradient_bytes] * layers,
+        "activation_bytes": activation_bytes, "tokens": tokens}
+    result = step(dp=dp, tp=tp, pp=pp, microbatches=microbatches, schedule=schedule, chunks=chunks,
+                  recompute=recompute, shape=shape, micro_batch=micro_batch, peak_flops=peak,
+                  efficiency=efficiency, link=link, tp_link=level(tp_link), pp_link=level(pp_link),
+                  dp_link=level(dp_link), buckets=buckets, bucket_bytes=bucket_size,
+                  optimizer_s=0 if optimizer is None else optimizer, algorithm=algorithm, **per_layer)
+    emit(result, as_json=as_json)
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _share(part: Fraction, whole: Fraction) -> str:
+    return "—" if not whole else f"{format_number(100 * part / whole, digits=3)}%"
+
+
+@renders("costmodel.step.model.StepResult")
+def render_step(r: StepResult) -> Rendered:
+    """The heading, the breakdown of the step, DP overlap, throughput and the buckets of a step."""
+    from rich.console import Group
+    from rich.text import Text
+
+    chunks = f" · v = {r.chunks}" if r.chunks > 1 else ""
+    recompute = " · full recomputation" if r.recompute == "full" else ""
+    gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
+    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
+                  f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}\n"
+                  f"[bold]{format_time(r.step_s)}[/bold] per step")
+    parts = table("part", "time", "share", numeric=("time", "share"))
+    for name, value in (("compute", r.compute_s), ("TP communication", r.tp_comm_s),
+                        ("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
+                        ("exposed DP communication", r.dp_exposed_s), ("optimizer", r.optimizer_s)):
+        parts.add_row(name, format_time(value), _share(value, r.step_s))
+    parts.add_row("step", format_time(r.step_s), "100%")
+    summary = table("quantity", "value", header=False)
+    if r.dp > 1:
+        count = len(r.overlap.buckets)
+        summary.add_row("DP communication", f"{format_time(r.dp_comm_s)} in {count} {r.bucket_rule} "
+                                            f"bucket{'s' if count > 1 else ''} (stage {r.dp_stage})")
+        summary.add_row("  hidden", f"{format_time(r.dp_hidden_s)} ({_share(r.dp_hidden_s, r.dp_comm_s)})")
+        summary.add_row("  exposed", f"{format_time(r.dp_exposed_s)} ({_share(r.dp_exposed_s, r.dp_comm_s)})")
+    if r.tokens_per_s is not None:
+        summary.add_row("tokens/s", format_number(r.tokens_per_s))
+    if r.mfu is not None:
+        summary.add_row("MFU", _share(r.mfu, Fraction(1)))
+    summary.add_row("scaling efficiency", f"{_share(r.scaling_efficiency, Fraction(1))} (against dp = 1)")
+    drawn: list[Any] = [head, Text(""), parts, Text(""), summary]
+    notes = list(r.notes)
+    rows = r.overlap.buckets
+    if r.dp > 1 and len(rows) <= MAX_BUCKET_ROWS:
+        columns = ("bucket", "size", "ready", "start", "end", "exposed")
+        buckets = table(*columns, numeric=columns)
+        for b in rows:
+            buckets.add_row(str(b.index), format_size(b.bytes), format_time(b.ready_s),
+                            format_time(b.start_s), format_time(b.end_s), format_time(b.exposed_s))
+        drawn += [Text(""), Text(f"DP buckets of stage {r.dp_stage}, times from the step's start",
+                                 style="dim"), buckets]
+    elif r.dp > 1:
+        notes.append(f"buckets table left out: {len(rows)} buckets; --json lists them")
+    return Group(*drawn), tuple(notes)

@@ -1,0 +1,84 @@
+"""The command-line contract of ``costmodel step``: JSON equal to the library's, and the human rendering.
+
+The command lives in ``cli/step.py``; its bad inputs are in ``test_bad_input.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from costmodel.cli.output import _json
+from costmodel.links import resolve_link
+from costmodel.step import TransformerShape, step
+
+TIMES = ["--dp", "4", "--layers", "8", "-F", "2ms", "-b", "4ms", "--gradient-bytes", "50MB",
+         "--profile", "ib-hdr"]
+SHAPE = ["--dp", "8", "--tp", "8", "--pp", "4", "-m", "8", "--layers", "32", "--hidden", "4096",
+         "--heads", "32", "--seq", "2048", "--vocab", "51200", "--peak", "312T", "--efficiency", "0.5",
+         "--profile", "nvlink4", "--dp-link", "ib-hdr"]
+
+
+def test_per_layer_times_only_the_last_bucket_is_exposed(cli):
+    data = cli.json("step", *TIMES)
+    # ring all-reduce of one 50 MB layer over 4 ranks on 1 µs, 25 GB/s: 6α + (3/2)·n·β = 3.006 ms,
+    # shorter than a layer's 4 ms backward: every bucket but the last hides behind the next layers
+    bucket = 6 * Fraction(1, 10**6) + Fraction(3, 2) * 50 * 10**6 / (25 * 10**9)
+    assert bucket == Fraction(3006, 10**6)
+    assert data["compute_s"] == 8 * 0.006
+    assert data["dp_comm_s"] == pytest.approx(float(8 * bucket), rel=1e-15)
+    assert data["dp_exposed_s"] == pytest.approx(float(bucket), rel=1e-15)
+    assert data["step_s"] == pytest.approx(0.048 + float(bucket), rel=1e-15)
+    assert data["scaling_efficiency"] == pytest.approx(0.048 / (0.048 + float(bucket)), rel=1e-15)
+    assert [b["exposed_s"] for b in data["overlap"]["buckets"]][:-1] == [0] * 7
+    assert data["tokens_per_s"] is None and data["mfu"] is None
+
+
+def test_zero_link_costs_give_the_sum_of_the_compute_and_the_optimizer(cli):
+    data = cli.json("step", "--dp", "4", "--layers", "3", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1GB",
+                    "--alpha", "0", "--beta", "0ns/B", "--optimizer", "5ms")
+    assert data["step_s"] == pytest.approx(3 * 0.003 + 0.005, rel=1e-15)
+    assert data["dp_exposed_s"] == 0 and data["optimizer_s"] == 0.005
+
+
+def test_shape_json_equals_the_library(cli):
+    data = cli.json("step", *SHAPE)
+    shape = TransformerShape(layers=32, hidden=4096, heads=32, sequence=2048, vocabulary=51200)
+    expected = step(dp=8, tp=8, pp=4, microbatches=8, shape=shape, peak_flops=312 * 10**12, efficiency="0.5",
+                    link=resolve_link("allreduce", profile="nvlink4"),
+                    dp_link=resolve_link("allreduce", profile="ib-hdr"))
+    assert data == json.loads(_json(expected))
+    assert data["gpus"] == 256 and 0 < data["mfu"] < 0.5 and data["tokens_per_s"] > 0
+
+
+def test_per_layer_json_equals_the_library(cli):
+    data = cli.json("step", "--pp", "2", "-m", "4", "--layers", "4", "-F", "1ms", "-b", "2ms",
+                    "--activation-bytes", "8MiB", "--tokens", "2048", "--schedule", "zb-h1",
+                    "--alpha", "5us", "--bandwidth", "25GB/s")
+    expected = step(pp=2, microbatches=4, schedule="zb-h1", forward_s=["1ms"] * 4, backward_s=["2ms"] * 4,
+                    activation_bytes="8MiB", tokens=2048,
+                    link=resolve_link("allreduce", alpha="5us", bandwidth="25GB/s"))
+    assert data == json.loads(_json(expected))
+
+
+def test_text_at_80_columns(cli):
+    out, err = cli.text("step", *SHAPE, columns=80)
+    assert not err
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
+    assert lines[0] == "step · dp 8 × tp 8 × pp 4 = 256 GPUs · 1f1b · M = 8"
+    assert lines[1].endswith("per step")
+    for part in ("compute", "TP communication", "pipeline bubble", "exposed PP sends",
+                 "exposed DP communication", "optimizer", "DP communication", "hidden", "exposed",
+                 "tokens/s", "MFU", "scaling efficiency", "note: tensor-parallel all-reduces"):
+        assert part in out, part
+    assert "bucket" in out and "ready" in out and "start" in out
+
+
+def test_text_of_one_device_leaves_the_data_parallel_rows_out(cli):
+    out, _ = cli.text("step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--tokens", "2048", columns=80)
+    assert "12 ms per step" in out and "tokens/s" in out
+    assert "hidden" not in out and "bucket" not in out and "MFU" not in out
+    assert "1 GPU ·" in out
