@@ -41,6 +41,7 @@ from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.exact import to_fraction
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, Cited
+from costmodel.step._values import each
 from costmodel.units import parse_size
 from costmodel.validate import positive
 
@@ -111,13 +112,7 @@ def _sizes(layer_bytes: Sequence[Any]) -> tuple[Fraction, ...]:
     if isinstance(layer_bytes, str) or not isinstance(layer_bytes, Sequence) or not layer_bytes:
         raise InputError(f"layer_bytes={layer_bytes!r} is not a non-empty list of sizes; "
                          "give each layer's gradient bytes, such as [4194304, '4MiB']")
-    sizes = []
-    for i, value in enumerate(layer_bytes):
-        try:
-            sizes.append(parse_size(value))
-        except InputError as exc:
-            raise InputError(f"layer_bytes[{i}]={value!r}: {exc}") from None
-    return tuple(sizes)
+    return each(parse_size, layer_bytes, "layer_bytes")
 
 
 def _limit(value: Any, name: str) -> Fraction:

@@ -53,6 +53,7 @@ from costmodel.references import (
     THAKUR_2005,
     Cited,
 )
+from costmodel.step._values import each, named
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
 from costmodel.step.overlap import OverlapSchedule, overlap_schedule
@@ -128,26 +129,13 @@ class _Unit:
 def _times(values: Any, name: str) -> tuple[Fraction, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence) or not values:
         raise InputError(f"{name}={values!r} is not a non-empty list of times; give one per layer")
-    return tuple(_time(v, f"{name}[{i}]") for i, v in enumerate(values))
-
-
-def _time(value: Any, name: str) -> Fraction:
-    try:
-        return parse_time(value)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+    return each(parse_time, values, name)
 
 
 def _sizes(values: Any, name: str, count: int) -> tuple[Fraction, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence) or len(values) != count:
         raise InputError(f"{name}={values!r} is not a list of {count} sizes, one per layer")
-    out = []
-    for i, v in enumerate(values):
-        try:
-            out.append(parse_size(v))
-        except InputError as exc:
-            raise InputError(f"{name}[{i}]={v!r}: {exc}") from None
-    return tuple(out)
+    return each(parse_size, values, name)
 
 
 def _positive_number(value: Any, name: str, example: str) -> Fraction:
@@ -394,7 +382,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     if buckets not in BUCKET_RULES:
         raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
     element = _positive_number(bytes_per_element, "bytes_per_element", "2")
-    optimizer = _time(optimizer_s, "optimizer_s")
+    optimizer = named(parse_time, optimizer_s, "optimizer_s")
     model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
                    causal=causal, forward_s=forward_s, backward_s=backward_s, gradient_bytes=gradient_bytes,
                    activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,

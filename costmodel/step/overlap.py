@@ -36,6 +36,7 @@ from costmodel.collectives.evaluate import cost
 from costmodel.errors import InputError
 from costmodel.params import Link
 from costmodel.references import PYTORCH_DDP, Cited
+from costmodel.step._values import each, named
 from costmodel.step.buckets import Bucket, BucketPlan
 from costmodel.units import parse_time
 from costmodel.validate import positive
@@ -82,15 +83,8 @@ class OverlapSchedule(JSONFields):
 
 def _times(values: Any, name: str) -> tuple[Fraction, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence):
-        return (_time(values, name),)
-    return tuple(_time(v, f"{name}[{i}]") for i, v in enumerate(values))
-
-
-def _time(value: Any, name: str) -> Fraction:
-    try:
-        return parse_time(value)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+        return (named(parse_time, values, name),)
+    return each(parse_time, values, name)
 
 
 def _check_buckets(buckets: Sequence[Bucket], layers: int) -> None:
@@ -136,7 +130,7 @@ def overlap_schedule(*, backward_s: Sequence[Any], buckets: BucketPlan | Sequenc
     if isinstance(backward_s, str) or not isinstance(backward_s, Sequence) or not backward:
         raise InputError(f"backward_s={backward_s!r} is not a non-empty list of times; give each layer's")
     forward = sum(_times(forward_s, "forward_s"), Fraction(0))
-    optimizer = _time(optimizer_s, "optimizer_s")
+    optimizer = named(parse_time, optimizer_s, "optimizer_s")
     positive(dp, "dp")
     plan = tuple(buckets)
     _check_buckets(plan, len(backward))

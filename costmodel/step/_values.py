@@ -1,0 +1,29 @@
+"""The step model's inputs read once each, an error naming the parameter (and item) it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from costmodel.errors import InputError
+
+__all__ = ["each", "named"]
+
+
+def named(parse: Callable[[Any], Fraction], value: Any, name: str) -> Fraction:
+    """``parse(value)``, its error prefixed with ``name=value``.
+
+    >>> from costmodel.units import parse_time
+    >>> named(parse_time, "2ms", "optimizer_s")
+    Fraction(1, 500)
+    """
+    try:
+        return parse(value)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+
+
+def each(parse: Callable[[Any], Fraction], values: Sequence[Any], name: str) -> tuple[Fraction, ...]:
+    """Every item of *values* parsed, an error naming ``name[i]``."""
+    return tuple(named(parse, v, f"{name}[{i}]") for i, v in enumerate(values))
