@@ -41,8 +41,12 @@ def hosts_of(text: str) -> tuple[str, ...]:
     >>> log = "#  Rank  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Group  0 Pid 2 on b device  0 [0x0f] X"
     >>> hosts_of(log)
     ('a', 'b')
+    >>> hosts_of("0: #  Rank  0 Pid 1 on a device  0 [0x0f] X")  # srun --label, as the log readers strip it
+    ('a',)
     """
-    return tuple(dict.fromkeys(_RANK_HOST.findall(text)))
+    from costmodel.calibration.logs.measurements import split_lines
+
+    return tuple(dict.fromkeys(_RANK_HOST.findall("\n".join(split_lines(text)))))
 
 
 def log_shape(path: str | PathLike[str]) -> tuple[Any, int | None]:

@@ -129,6 +129,17 @@ def test_compare_takes_ranks_and_nodes_from_the_log(cli):
     assert "median |relative error|" in out and max(map(len, out.splitlines())) <= 80
 
 
+def test_compare_finds_the_hosts_behind_a_launcher_prefix(cli, tmp_path):
+    """srun --label puts "0: " before every line; the log readers strip it, and so does the host count."""
+    plain = f"{LOGS}/allreduce_a100x16_2node_rdma_oci.txt"
+    labelled = tmp_path / "labelled.txt"
+    with open(plain, encoding="utf-8") as f:
+        labelled.write_text("".join(f"0: {line}" for line in f), encoding="utf-8")
+    data = cli.json("nccl", "compare", str(labelled), "--preset", "dgx-a100")
+    assert (data["ranks"], data["nodes"]) == (16, 2)
+    assert data["rows"] == cli.json("nccl", "compare", plain, "--preset", "dgx-a100")["rows"]
+
+
 def test_compare_on_one_host_and_zero_byte_rows(cli):
     data = cli.json(
         "nccl",
