@@ -23,7 +23,7 @@ References
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from costmodel.errors import InputError
@@ -63,20 +63,7 @@ def algorithm_graph(system: System, constants: NcclConstants, algorithm: str) ->
     if algorithm in ("Tree", "Ring", "PAT"):
         graph = system.graphs["tree" if algorithm != "Ring" else "ring"]
         agreed = min(system.graphs["ring"].channels, system.graphs["tree"].channels)
-        return (
-            graph
-            if graph.channels == agreed
-            else Graph(
-                channels=agreed,
-                bw_intra=graph.bw_intra,
-                bw_inter=graph.bw_inter,
-                type_intra=graph.type_intra,
-                type_inter=graph.type_inter,
-                latency_inter=graph.latency_inter,
-                same_channels=graph.same_channels,
-                pattern=graph.pattern,
-            )
-        )
+        return graph if graph.channels == agreed else replace(graph, channels=agreed)
     if algorithm in ("NVLS", "NVLSTree"):
         return system.graphs.get("nvls", _NoGraph())
     if constants.version == "2.21":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real, to_json_dict
+from costmodel._json import MeasuredFields, real
 from costmodel.plots._figure import LINESTYLES, check_output, figure_style, save, size_grid, size_label
 from costmodel.units import parse_size
 
@@ -25,7 +25,7 @@ _PER_OCTAVE = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NcclSeries:
+class NcclSeries(MeasuredFields):
     """One (algorithm, protocol): its time (seconds) at each size (bytes); None where NCCL skips it."""
 
     algorithm: str
@@ -33,12 +33,9 @@ class NcclSeries:
     n_bytes: tuple[float, ...]
     time_s: tuple[float | None, ...]
 
-    def to_dict(self) -> dict[str, object]:
-        return to_json_dict(self, keep_floats=True)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NcclSwitch:
+class NcclSwitch(MeasuredFields):
     """Where the choice changes: the first size of the new choice, exact, and its time there."""
 
     n_bytes: int
@@ -46,15 +43,6 @@ class NcclSwitch:
     before: str
     after: str
     label: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "n_bytes": self.n_bytes,
-            "time_s": self.time_s,
-            "before": self.before,
-            "after": self.after,
-            "label": self.label,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,7 +21,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from costmodel._json import real, to_json_dict
+from costmodel._json import MeasuredFields, real, to_json_dict
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives.evaluate import check_ranks, choose, time_at
 from costmodel.crossovers import crossover
@@ -48,16 +48,13 @@ _LABEL_AT = (((-6, 8), "right"), ((6, -9), "left"), ((6, 8), "left"), ((-6, -9),
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Series:
+class Series(MeasuredFields):
     """One algorithm's modelled time (seconds) at each size (bytes)."""
 
     algorithm: str
     short: str
     n_bytes: tuple[float, ...]
     time_s: tuple[float, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return to_json_dict(self, keep_floats=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
