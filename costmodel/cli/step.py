@@ -17,6 +17,20 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
+from costmodel.cli.shape import (
+    SHAPE_PANEL,
+    Ffn,
+    Heads,
+    Hidden,
+    KvGroups,
+    Layers,
+    MicroBatch,
+    Peak,
+    Seq,
+    Vocab,
+    parse_count,
+    transformer_shape,
+)
 from costmodel.units import format_number, format_size, format_time, parse_size, parse_time
 
 if TYPE_CHECKING:
@@ -27,19 +41,12 @@ __all__ = ["app", "render_step"]
 app = typer.Typer()
 
 _PAR = "Parallelism"
-_SHAPE = "Model: a transformer shape"
 _TIMES = "Model: per-layer times"
 _COMM = "Communication"
 _LINKS = "Link"
 
 #: Buckets tables longer than this are left out of the human output (the JSON has them).
 MAX_BUCKET_ROWS = 12
-
-
-def _count(text: str) -> int:
-    from costmodel.training.counts import parse_count
-
-    return parse_count(text)
 
 
 def _int(*names: str, metavar: str, help: str, panel: str) -> Any:
@@ -66,23 +73,9 @@ def step_command(
                                        help="Model chunks per device, interleaved only (default 2).")] = None,
     recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_PAR,
                                      help="none (default) or full activation recomputation.")] = "none",
-    layers: Annotated[int | None, _int("--layers", metavar="L", panel=_SHAPE,
-                                       help="Transformer layers (both model forms).")] = None,
-    hidden: Annotated[int | None, _int("--hidden", metavar="H", panel=_SHAPE, help="Hidden size h.")] = None,
-    heads: Annotated[int | None, _int("--heads", metavar="A", panel=_SHAPE,
-                                      help="Attention heads a.")] = None,
-    seq: Annotated[int | None, _int("--seq", metavar="S", panel=_SHAPE, help="Sequence length s.")] = None,
-    vocab: Annotated[int | None, option("--vocab", metavar="V", panel=_SHAPE, parser=value_parser(_count),
-                                        help="Vocabulary size: 51200, 50k.")] = None,
-    ffn: Annotated[str | None, option("--ffn", metavar="F", panel=_SHAPE,
-                                      help="FFN width over h (default 4; 8/3 allowed).")] = None,
-    kv_groups: Annotated[int | None, _int("--kv-groups", metavar="G", panel=_SHAPE,
-                                          help="Key-value groups (GQA; default: --heads).")] = None,
-    micro_batch: Annotated[int, _int("--micro-batch", metavar="B", panel=_SHAPE,
-                                     help="Sequences per micro-batch (default 1).")] = 1,
-    peak: Annotated[int | None, option("--peak", metavar="FLOP/S", panel=_SHAPE, parser=value_parser(_count),
-                                       help="Peak FLOP/s of one device: 312T, 989e12.")] = None,
-    efficiency: Annotated[str, option("--efficiency", metavar="E", panel=_SHAPE,
+    layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, micro_batch: MicroBatch = 1, peak: Peak = None,
+    efficiency: Annotated[str, option("--efficiency", metavar="E", panel=SHAPE_PANEL,
                                       help="Achieved share of --peak, 0 < E ≤ 1 (default 1).")] = "1",
     forward: Annotated[Fraction | None, option("--forward", "-F", metavar="TIME", panel=_TIMES, parser=_time,
                                                help="Forward time of a layer per micro-batch: 2ms.")] = None,
@@ -94,7 +87,8 @@ def step_command(
     activation_bytes: Annotated[Fraction | None, option(
         "--activation-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
         help="Activation tensor of a micro-batch (needed with --tp or --pp > 1): 8MiB.")] = None,
-    tokens: Annotated[int | None, option("--tokens", metavar="N", panel=_TIMES, parser=value_parser(_count),
+    tokens: Annotated[int | None, option("--tokens", metavar="N", panel=_TIMES,
+                                         parser=value_parser(parse_count),
                                          help="Tokens per micro-batch, for tokens/s.")] = None,
     buckets: Annotated[str, option("--buckets", metavar="RULE", panel=_COMM,
                                    help="Gradient buckets: ddp (default), megatron, deepspeed.")] = "ddp",
@@ -132,29 +126,20 @@ def step_command(
     from costmodel.errors import InputError
     from costmodel.exact import parse_number
     from costmodel.links import resolve_link
-    from costmodel.step import TransformerShape, step
+    from costmodel.step import step
     from costmodel.validate import positive
 
-    shape_given = [hidden, heads, seq, vocab]
     if layers is None:
         raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
                          "--forward TIME")
     positive(layers, "layers")
-    shape = None
-    if forward is None and backward is None and any(v is not None for v in shape_given):
-        names = ("hidden", "heads", "seq", "vocab")
-        missing = [n for n, v in zip(names, shape_given, strict=True) if v is None]
-        if missing:
-            raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
-        assert hidden is not None and heads is not None and seq is not None and vocab is not None
-        extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
-        shape = TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
-                                 kv_groups=kv_groups, **extra)
-        if peak is None:
-            raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
-    elif any(v is not None for v in shape_given):
+    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
+                              kv_groups=kv_groups)
+    if shape is not None and (forward is not None or backward is not None):
         raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
                          "pass one model")
+    if shape is not None and peak is None:
+        raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
     if shape is None and (peak is not None or efficiency != "1" or micro_batch != 1 or ffn is not None
                           or kv_groups is not None):
         raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "

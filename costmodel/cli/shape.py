@@ -1,0 +1,69 @@
+"""The options that describe a transformer's shape, shared by ``step``, ``plot step`` and ``flops``.
+
+Each is declared once here as an ``Annotated`` alias; :func:`transformer_shape` turns the given
+ones into a :class:`~costmodel.step.TransformerShape`, or ``None`` when none was given.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from costmodel.cli.options import option, value_parser
+
+if TYPE_CHECKING:
+    from costmodel.step import TransformerShape
+
+__all__ = ["SHAPE_PANEL", "Ffn", "Heads", "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak", "Seq",
+           "Vocab", "parse_count", "transformer_shape"]
+
+SHAPE_PANEL = "Model: a transformer shape"
+
+
+def parse_count(text: str) -> int:
+    """A count with an SI or B/T suffix: ``51200``, ``50k``, ``312T`` (loads the counts module on use)."""
+    from costmodel.training.counts import parse_count as parse
+
+    return parse(text)
+
+
+def _int(*names: str, metavar: str, help: str) -> Any:
+    return option(*names, metavar=metavar, panel=SHAPE_PANEL, help=help)
+
+
+Layers = Annotated[int | None, _int("--layers", metavar="L", help="Transformer layers (both model forms).")]
+Hidden = Annotated[int | None, _int("--hidden", metavar="H", help="Hidden size h.")]
+Heads = Annotated[int | None, _int("--heads", metavar="A", help="Attention heads a.")]
+Seq = Annotated[int | None, _int("--seq", metavar="S", help="Sequence length s.")]
+_counted = value_parser(parse_count)
+Vocab = Annotated[int | None, option("--vocab", metavar="V", panel=SHAPE_PANEL, parser=_counted,
+                                     help="Vocabulary size: 51200, 50k.")]
+Ffn = Annotated[str | None, option("--ffn", metavar="F", panel=SHAPE_PANEL,
+                                   help="FFN width over h (default 4; 8/3 allowed).")]
+KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
+                                      help="Key-value groups (GQA; default: --heads).")]
+MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
+Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANEL, parser=_counted,
+                                    help="Peak FLOP/s of one device: 312T, 989e12.")]
+
+
+def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
+                      vocab: int | None, ffn: str | None = None, kv_groups: int | None = None
+                      ) -> TransformerShape | None:
+    """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
+
+    Raises :class:`~costmodel.errors.InputError` naming the options still missing when only some were.
+    """
+    from costmodel.errors import InputError
+    from costmodel.step import TransformerShape
+
+    given = {"layers": layers, "hidden": hidden, "heads": heads, "seq": seq, "vocab": vocab}
+    if all(given[n] is None for n in ("hidden", "heads", "seq", "vocab")):
+        return None
+    missing = [n for n, v in given.items() if v is None]
+    if missing:
+        raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
+    extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
+    assert layers is not None and hidden is not None and heads is not None and seq is not None
+    assert vocab is not None
+    return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
+                            kv_groups=kv_groups, **extra)
