@@ -21,7 +21,7 @@ from costmodel.step.buckets import (
     megatron_buckets,
 )
 from costmodel.step.flops import LayerFlops, ModelFlops, TransformerShape, model_flops
-from costmodel.step.model import BUCKET_RULES, StepResult, estimate_step, step
+from costmodel.step.model import BUCKET_RULES, CommInterval, StepResult, estimate_step, step
 from costmodel.step.overlap import BucketTiming, OverlapSchedule, overlap_schedule
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Bucket",
     "BucketPlan",
     "BucketTiming",
+    "CommInterval",
     "LayerFlops",
     "ModelFlops",
     "OverlapSchedule",

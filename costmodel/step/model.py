@@ -60,7 +60,7 @@ from costmodel.step.overlap import OverlapSchedule, overlap_schedule
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive
 
-__all__ = ["BUCKET_RULES", "StepResult", "estimate_step", "step"]
+__all__ = ["BUCKET_RULES", "CommInterval", "StepResult", "estimate_step", "step"]
 
 BUCKET_RULES = ("ddp", "megatron", "deepspeed")
 """The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""
@@ -112,8 +112,26 @@ class StepResult(JSONFields):
     scaling_efficiency: Fraction
     overlap: OverlapSchedule
     timeline: tuple[tuple[PipelineOp, ...], ...]
+    communication: tuple[tuple[CommInterval, ...], ...]
     notes: tuple[str, ...] = ()
     sources: tuple[Cited, ...] = _SOURCES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommInterval(JSONFields):
+    """One collective on a device's data-parallel communication stream, times from the step's start.
+
+    *label* names what it carries (``bucket 3``); *ready_s* is when it could have started, *start_s*
+    and *end_s* when it ran.
+    """
+
+    stage: int
+    collective: str
+    label: str
+    bytes: Fraction
+    ready_s: Fraction
+    start_s: Fraction
+    end_s: Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +306,8 @@ def _model(*, shape: Any, micro_batch: Any, peak_flops: Any, efficiency: Any, ca
 
 def _reduction(timeline: tuple[tuple[PipelineOp, ...], ...], stage_units: list[list[_Unit]], *, split: bool,
                v: int, dp: int, link: Link | None, rule: str, bucket_bytes: Any, element: Fraction,
-               algorithm: str) -> tuple[Fraction, int, OverlapSchedule]:
-    """The data-parallel reduction of each device; the one that ends last (its end, device, schedule)."""
+               algorithm: str) -> list[tuple[Fraction, int, OverlapSchedule]]:
+    """The data-parallel reduction of each device: its end, its stage and its schedule."""
     pp = len(timeline)
     last_op = "W" if split else "B"
     free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0))
@@ -310,7 +328,7 @@ def _reduction(timeline: tuple[tuple[PipelineOp, ...], ...], stage_units: list[l
         sched = overlap_schedule(backward_s=times, buckets=plan, dp=dp, link=free if link is None else link,
                                  algorithm=algorithm)
         ends.append((sched.step_s, s, sched))
-    return max(ends, key=lambda e: (e[0], -e[1]))
+    return ends
 
 
 def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stages: int) -> list[list[_Unit]]:
@@ -411,9 +429,13 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     makespan = max(ops[-1].end for ops in timeline)
     quiet = makespan if not send else max(ops[-1].end for ops in simulate_stages(
         name, pp, microbatches=m, chunks=v, forward=forward, backward=backward, weight=weight))
-    dp_end, dp_stage, overlap = _reduction(timeline, stage_units, split=split, v=v, dp=dp, link=reduce_link,
-                                           rule=buckets, bucket_bytes=bucket_bytes, element=element,
-                                           algorithm=algorithm)
+    reductions = _reduction(timeline, stage_units, split=split, v=v, dp=dp, link=reduce_link, rule=buckets,
+                            bucket_bytes=bucket_bytes, element=element, algorithm=algorithm)
+    dp_end, dp_stage, overlap = max(reductions, key=lambda e: (e[0], -e[1]))
+    communication = tuple(
+        tuple(CommInterval(stage=s, collective=sched.collective, label=f"bucket {b.index}", bytes=b.bytes,
+                           ready_s=b.ready_s, start_s=b.start_s, end_s=b.end_s)
+              for b in sched.buckets if b.communication_s) for _, s, sched in reductions)
     notes.extend(n for n in overlap.notes if n not in notes)
     end = max(makespan, dp_end)
     total = end + optimizer
@@ -450,7 +472,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=overlap.communication_s,
         dp_hidden_s=overlap.communication_s - (end - makespan), dp_stage=dp_stage, bucket_rule=buckets,
         tokens_per_s=None if tokens_per_s is None else Fraction(tokens_per_s), model_flops=model.flops,
-        mfu=mfu, scaling_efficiency=scaling, overlap=overlap, timeline=timeline, notes=tuple(notes))
+        mfu=mfu, scaling_efficiency=scaling, overlap=overlap, timeline=timeline,
+        communication=communication, notes=tuple(notes))
 
 
 estimate_step = step
