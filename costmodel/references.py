@@ -537,6 +537,26 @@ DEEPSPEED = Citation(
     year=2025,
     url="https://github.com/deepspeedai/DeepSpeed",
 )
+ISAEV_2023 = Citation(
+    key="isaev2023calculon",
+    authors="M. Isaev, N. McDonald, L. Dennison, R. Vuduc",
+    title="Calculon: a Methodology and Tool for High-Level Codesign of Systems and Large Language Models "
+          "(and its source code, https://github.com/calculon-ai/calculon)",
+    venue="SC '23: Proceedings of the International Conference for High Performance Computing, Networking, "
+          "Storage and Analysis",
+    year=2023,
+    url="https://doi.org/10.1145/3581784.3607102",
+)
+ZHAO_2023 = Citation(
+    key="zhao2023fsdp",
+    authors="Y. Zhao, A. Gu, R. Varma, L. Luo, C.-C. Huang, M. Xu, L. Wright, H. Shojanazeri, M. Ott, "
+            "S. Shleifer, A. Desmaison, C. Balioglu, P. Damania, B. Nguyen, G. Chauhan, Y. Hao, A. Mathews, "
+            "S. Li",
+    title="PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel (and the PyTorch source code)",
+    venue="Proceedings of the VLDB Endowment 16(12):3848-3860",
+    year=2023,
+    url="https://doi.org/10.14778/3611540.3611569",
+)
 
 CITATIONS: dict[str, Citation] = {
     c.key: c
@@ -552,6 +572,6 @@ CITATIONS: dict[str, Citation] = {
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
-        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP,
+        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023,
     )
 }

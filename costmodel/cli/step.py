@@ -95,6 +95,14 @@ def step_command(
     bucket_size: Annotated[Fraction | None, option(
         "--bucket-size", metavar="SIZE", panel=_COMM, parser=_size,
         help="Bucket size (default: the framework's; DDP 25MiB).")] = None,
+    zero: Annotated[int, option("--zero", metavar="STAGE", panel=_COMM,
+                                help="ZeRO stage 0 (default), 1, 2 or 3 (3: FSDP, needs --pp 1).")] = 0,
+    prefetch: Annotated[int | None, option("--prefetch", metavar="N", panel=_COMM,
+                                           help="ZeRO 3: layers all-gathered ahead of compute (default 1).")
+                        ] = None,
+    slowdown: Annotated[str, option("--slowdown", metavar="U", panel=_COMM,
+                                    help="Share of compute speed lost while DP communication runs "
+                                         "(0 ≤ U < 1; default 0).")] = "0",
     optimizer: Annotated[Fraction | None, option("--optimizer", metavar="TIME", panel=_COMM, parser=_time,
                                                  help="Optimizer step after the last reduction.")] = None,
     algorithm: Annotated[str, option("--algorithm", metavar="ALGO", panel=_COMM,
@@ -169,6 +177,7 @@ def step_command(
                   recompute=recompute, shape=shape, micro_batch=micro_batch, peak_flops=peak,
                   efficiency=efficiency, link=link, tp_link=level(tp_link), pp_link=level(pp_link),
                   dp_link=level(dp_link), buckets=buckets, bucket_bytes=bucket_size,
+                  zero=zero, prefetch=prefetch, slowdown=slowdown,
                   optimizer_s=0 if optimizer is None else optimizer, algorithm=algorithm, **per_layer)
     emit(result, as_json=as_json)
 
@@ -176,6 +185,15 @@ def step_command(
 # --------------------------------------------------------------------------
 # rendering
 # --------------------------------------------------------------------------
+
+
+def _collectives(r: StepResult) -> str:
+    """What the critical device's gradient traffic was: ``8 all-reduces of ddp buckets``."""
+    issued = [x.collective for x in r.communication[r.dp_stage] if not x.label.startswith("params")]
+    words = {"allreduce": "all-reduce", "allgather": "all-gather", "reduce-scatter": "reduce-scatter"}
+    counts = [f"{issued.count(c)} {w}{'s' if issued.count(c) > 1 else ''}"
+              for c, w in words.items() if c in issued]
+    return ", ".join(counts) + (f" of {r.bucket_rule} buckets" if r.zero < 3 else " of layers")
 
 
 def _share(part: Fraction, whole: Fraction) -> str:
@@ -190,38 +208,54 @@ def render_step(r: StepResult) -> Rendered:
 
     chunks = f" · v = {r.chunks}" if r.chunks > 1 else ""
     recompute = " · full recomputation" if r.recompute == "full" else ""
+    zero = f" · ZeRO {r.zero}" if r.zero else ""
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
     head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
-                  f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}\n"
+                  f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{zero}\n"
                   f"[bold]{format_time(r.step_s)}[/bold] per step")
     parts = table("part", "time", "share", numeric=("time", "share"))
-    for name, value in (("compute", r.compute_s), ("TP communication", r.tp_comm_s),
-                        ("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
-                        ("exposed DP communication", r.dp_exposed_s), ("optimizer", r.optimizer_s)):
+    parts_rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s),
+                  ("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
+                  ("exposed DP communication", r.dp_exposed_s)]
+    if r.slowdown:
+        parts_rows.append(("compute slowdown", r.contention_s))
+    parts_rows.append(("optimizer", r.optimizer_s))
+    if r.zero in (1, 2) and r.dp > 1:
+        parts_rows.append(("parameter all-gather", r.param_gather_s))
+    for name, value in parts_rows:
         parts.add_row(name, format_time(value), _share(value, r.step_s))
     parts.add_row("step", format_time(r.step_s), "100%")
     summary = table("quantity", "value", header=False)
     if r.dp > 1:
-        count = len(r.overlap.buckets)
-        summary.add_row("DP communication", f"{format_time(r.dp_comm_s)} in {count} {r.bucket_rule} "
-                                            f"bucket{'s' if count > 1 else ''} (stage {r.dp_stage})")
+        summary.add_row("DP communication",
+                        f"{format_time(r.dp_comm_s)} on stage {r.dp_stage}: {_collectives(r)}")
         summary.add_row("  hidden", f"{format_time(r.dp_hidden_s)} ({_share(r.dp_hidden_s, r.dp_comm_s)})")
         summary.add_row("  exposed", f"{format_time(r.dp_exposed_s)} ({_share(r.dp_exposed_s, r.dp_comm_s)})")
     if r.tokens_per_s is not None:
         summary.add_row("tokens/s", format_number(r.tokens_per_s))
     if r.mfu is not None:
         summary.add_row("MFU", _share(r.mfu, Fraction(1)))
+    if r.memory is not None:
+        top = max(r.memory, key=lambda d: d.total_bytes)
+        unit = f"{'chunk-' if r.chunks > 1 else ''}micro-batch{'es' if top.inflight > 1 else ''}"
+        where = f" (stage {top.stage})" if r.pp > 1 else ""
+        summary.add_row("memory per GPU", format_size(top.total_bytes) + where)
+        summary.add_row("  model states", format_size(top.model_state_bytes))
+        summary.add_row("  activations", f"{format_size(top.activation_bytes)} ({top.inflight} {unit})")
     summary.add_row("scaling efficiency", f"{_share(r.scaling_efficiency, Fraction(1))} (against dp = 1)")
     drawn: list[Any] = [head, Text(""), parts, Text(""), summary]
     notes = list(r.notes)
-    rows = r.overlap.buckets
+    rows = r.buckets
     if r.dp > 1 and len(rows) <= MAX_BUCKET_ROWS:
-        columns = ("bucket", "size", "ready", "start", "end", "exposed")
+        columns = ("bucket" if r.zero < 3 else "layer", "size", "ready", "start", "end", "exposed")
         buckets = table(*columns, numeric=columns)
         for b in rows:
-            buckets.add_row(str(b.index), format_size(b.bytes), format_time(b.ready_s),
-                            format_time(b.start_s), format_time(b.end_s), format_time(b.exposed_s))
-        drawn += [Text(""), Text(f"DP buckets of stage {r.dp_stage}, times from the step's start",
+            buckets.add_row(str(b.index if r.zero < 3 else b.layers[0]), format_size(b.bytes),
+                            format_time(b.ready_s), format_time(b.start_s), format_time(b.end_s),
+                            format_time(b.exposed_s))
+        last = " in the last micro-batch" if r.zero >= 2 and r.microbatches > 1 else ""
+        what = "DP buckets" if r.zero < 3 else "DP reduce-scatters"
+        drawn += [Text(""), Text(f"{what} of stage {r.dp_stage}{last}, times from the step's start",
                                  style="dim"), buckets]
     elif r.dp > 1:
         notes.append(f"buckets table left out: {len(rows)} buckets; --json lists them")

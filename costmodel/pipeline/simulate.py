@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 from costmodel.errors import InputError
 from costmodel.exact import to_fraction
@@ -14,7 +15,8 @@ from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, or
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
-__all__ = ["MAX_OPERATIONS", "bubble", "parse_slots", "simulate_stages"]
+__all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight", "simulate_devices",
+           "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -92,11 +94,17 @@ def _outside(shown: str) -> str:
             "choose the slot so that the times are near 1")
 
 
-def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[Mapping[str, int]],
-              comm: int) -> list[list[tuple[int, int]]]:
-    """Start and end (integer ticks) of every operation, in each device's order.
+Execute = Callable[[int, str, int, int, Any], Any]
+"""``execute(device, op, microbatch, chunk, start) -> end``: runs one operation that starts at *start*."""
 
-    ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device).
+
+def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[Mapping[str, int]] = (),
+              comm: Any, execute: Execute | None = None) -> list[list[tuple[Any, Any]]]:
+    """Start and end of every operation, in each device's order (integer ticks, or any exact numbers).
+
+    ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device); *execute*, when
+    given, replaces them: it is called once per operation, in each device's order and with starts
+    that never decrease on a device, and returns the operation's end.
 
     Each device runs its list in order; an operation starts when the device is
     free and every input has arrived (its producer's end, plus ``comm`` when the
@@ -104,13 +112,13 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
     correct order never has.
     """
     last = p * v - 1  # the last virtual stage
-    done: dict[tuple[str, int, int], int] = {}  # (op, virtual stage, microbatch) -> end
-    times: list[list[tuple[int, int]]] = [[] for _ in range(p)]
-    free = [0] * p
+    done: dict[tuple[str, int, int], Any] = {}  # (op, virtual stage, microbatch) -> end
+    times: list[list[tuple[Any, Any]]] = [[] for _ in range(p)]
+    free: list[Any] = [0] * p
     pending = deque(range(p))
     queued = [True] * p
 
-    def ready(s: int, op: str, j: int, chunk: int) -> int | None:
+    def ready(s: int, op: str, j: int, chunk: int) -> Any:
         vs = chunk * p + s
         deps: list[tuple[tuple[str, int, int], int]] = []
         if op == "F" and vs > 0:
@@ -139,7 +147,7 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
             start = ready(s, op, j, chunk)
             if start is None:
                 break
-            end = start + durations[chunk * p + s][op]
+            end = start + durations[chunk * p + s][op] if execute is None else execute(s, op, j, chunk, start)
             at.append((start, end))
             free[s] = end
             done[op, chunk * p + s, j] = end
@@ -154,11 +162,16 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
     return times
 
 
-def _peak_inflight(order: list[Step], *, split: bool) -> int:
-    """Most chunk-micro-batches held at once: +1 when F starts, -1 when B (or W) ends."""
+def peak_inflight(ops: Iterable[str], *, split: bool) -> int:
+    """Most chunk-micro-batches a device holds at once, its operations' names in order: +1 when F
+    starts, -1 when B (or W, in the split schedules) ends.
+
+    >>> peak_inflight("FFBFBB", split=False)
+    2
+    """
     release = "W" if split else "B"
     held = peak = 0
-    for op, _, _ in order:
+    for op in ops:
         if op == "F":
             held += 1
             peak = max(peak, held)
@@ -320,7 +333,7 @@ def bubble(
                       for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True)),
             busy_slots=busy,
             idle_slots=total - busy,
-            peak_inflight_microbatches=Fraction(_peak_inflight(orders[s], split=split), v),
+            peak_inflight_microbatches=Fraction(peak_inflight((o for o, _, _ in orders[s]), split=split), v),
         )
         for s in range(p)
     )
@@ -366,3 +379,22 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
         tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0, scale), end=Fraction(t1, scale))
               for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
         for s in range(p))
+
+
+def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
+                     comm: Fraction = Fraction(0)) -> tuple[tuple[PipelineOp, ...], ...]:
+    """Each device's operations when each operation's duration is decided as it runs.
+
+    The list scheduling of :func:`bubble`: each device runs its schedule's order, an operation
+    starting when the device is free and its inputs have arrived (plus *comm* across devices);
+    ``execute(device, op, microbatch, chunk, start)`` returns the operation's end (it may depend on
+    the start and on what ran before on that device: a device's communication stream, say).
+    With ``execute`` returning ``start + span`` this is :func:`simulate_stages`.
+    """
+    name = resolve_schedule(schedule)
+    orders = [order(name, s, stages=stages, microbatches=microbatches, chunks=chunks) for s in range(stages)]
+    times = _simulate(orders, p=stages, v=chunks, comm=comm, execute=execute)
+    return tuple(
+        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0), end=Fraction(t1))
+              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
+        for s in range(stages))

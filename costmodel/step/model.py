@@ -32,7 +32,7 @@ makespan less the one without sends), exposed data-parallel communication and th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,9 +42,9 @@ from costmodel.collectives.evaluate import cost
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
 from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
-from costmodel.pipeline.orders import SPLIT, resolve_schedule
+from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import simulate_stages
+from costmodel.pipeline.simulate import simulate_devices, simulate_stages
 from costmodel.references import (
     CHOWDHERY_2022,
     NARAYANAN_2021_MEGATRON,
@@ -55,12 +55,16 @@ from costmodel.references import (
 )
 from costmodel.step._values import each, named
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
+from costmodel.step.device import Device, Issued, Unit
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
-from costmodel.step.overlap import OverlapSchedule, overlap_schedule
+from costmodel.step.memory import DeviceMemory, step_memory
+from costmodel.step.overlap import BucketTiming
+from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive
 
-__all__ = ["BUCKET_RULES", "CommInterval", "StepResult", "estimate_step", "step"]
+__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "ZERO_STAGES", "CommInterval", "StepResult", "estimate_step",
+           "step"]
 
 BUCKET_RULES = ("ddp", "megatron", "deepspeed")
 """The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""
@@ -78,7 +82,11 @@ _SOURCES = (
 class StepResult(JSONFields):
     """One training step: its time, the exact breakdown, the overlap, throughput and utilization.
 
-    ``step_s = compute_s + tp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + optimizer_s``.
+    ``step_s = compute_s + tp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
+    + optimizer_s + param_gather_s``.  *dp_exposed_s* is what the data-parallel collectives add to
+    the pipeline at full compute speed, *contention_s* what the compute slowdown adds on top,
+    *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *buckets* are the
+    gradient reductions of device *dp_stage* (the one that ends last) in its last micro-batch.
     ``tokens_per_s`` and ``mfu`` are ``None`` when the tokens or the FLOPs are not known (per-layer
     times without ``tokens`` or a shape).  ``scaling_efficiency`` is the step with dp = 1 over this
     one (weak scaling: each replica keeps its micro-batches).
@@ -104,13 +112,19 @@ class StepResult(JSONFields):
     pp_send_s: Fraction
     dp_comm_s: Fraction
     dp_hidden_s: Fraction
+    contention_s: Fraction
+    param_gather_s: Fraction
     dp_stage: int
+    zero: int
+    prefetch: int
+    slowdown: Fraction
     bucket_rule: str
     tokens_per_s: Fraction | None
     model_flops: Fraction | None
     mfu: Fraction | None
     scaling_efficiency: Fraction
-    overlap: OverlapSchedule
+    buckets: tuple[BucketTiming, ...]
+    memory: tuple[DeviceMemory, ...] | None
     timeline: tuple[tuple[PipelineOp, ...], ...]
     communication: tuple[tuple[CommInterval, ...], ...]
     notes: tuple[str, ...] = ()
@@ -132,16 +146,6 @@ class CommInterval(JSONFields):
     ready_s: Fraction
     start_s: Fraction
     end_s: Fraction
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    """A layer (or the logits) on a device: per micro-batch and rank, its F and B parts and gradient."""
-
-    forward: Fraction
-    backward: Fraction  # the whole backward, TP communication and recomputation included
-    weight: Fraction  # the part of backward that is the weight gradient (zb-h1's W)
-    gradient_bytes: Fraction
 
 
 def _times(values: Any, name: str) -> tuple[Fraction, ...]:
@@ -205,7 +209,7 @@ class _Model:
     gradients: tuple[Fraction, ...]
     activation_bytes: Fraction
     micro_tokens: int | None
-    logits: _Unit | None = None
+    logits: Unit | None = None
     flops: Fraction | None = None
     peak: Fraction | None = None
 
@@ -253,7 +257,7 @@ def _from_shape(shape: Any, *, micro_batch: Any, peak_flops: Any, efficiency: An
         backward=(per.layer.backward / tp / rate,) * layers,
         gradients=tuple(grads), activation_bytes=b * shape.sequence * shape.hidden * element,
         micro_tokens=b * shape.sequence,
-        logits=_Unit(forward=logit, backward=2 * logit, weight=logit,
+        logits=Unit(forward=logit, backward=2 * logit, weight=logit,
                      gradient_bytes=embedding if pp > 1 else Fraction(0)),
         flops=model_flops(shape, batch=b * batch, causal=causal).total, peak=peak)
 
@@ -304,37 +308,10 @@ def _model(*, shape: Any, micro_batch: Any, peak_flops: Any, efficiency: Any, ca
     return model
 
 
-def _reduction(timeline: tuple[tuple[PipelineOp, ...], ...], stage_units: list[list[_Unit]], *, split: bool,
-               v: int, dp: int, link: Link | None, rule: str, bucket_bytes: Any, element: Fraction,
-               algorithm: str) -> list[tuple[Fraction, int, OverlapSchedule]]:
-    """The data-parallel reduction of each device: its end, its stage and its schedule."""
-    pp = len(timeline)
-    last_op = "W" if split else "B"
-    free = LinkParams(alpha_s=Fraction(0), beta_s_per_byte=Fraction(0))
-    ends: list[tuple[Fraction, int, OverlapSchedule]] = []
-    for s, ops in enumerate(timeline):
-        ready: list[tuple[Fraction, Fraction]] = []  # (ready time, gradient bytes)
-        for c in range(v):
-            op = [o for o in ops if o.op == last_op and o.chunk == c][-1]
-            clock = op.start
-            for u in reversed(stage_units[c * pp + s]):
-                clock += u.weight if split else u.backward
-                ready.append((clock, u.gradient_bytes))
-        # overlap_schedule's layer i is ready at Σ_{j ≥ i} backward_s[j]: latest first.
-        ready.sort(key=lambda r: r[0], reverse=True)
-        times = [r - (ready[i + 1][0] if i + 1 < len(ready) else 0) for i, (r, _) in enumerate(ready)]
-        plan = _buckets(rule, [g for _, g in ready], dp=dp, bucket_bytes=bucket_bytes,
-                        bytes_per_element=element)
-        sched = overlap_schedule(backward_s=times, buckets=plan, dp=dp, link=free if link is None else link,
-                                 algorithm=algorithm)
-        ends.append((sched.step_s, s, sched))
-    return ends
-
-
-def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stages: int) -> list[list[_Unit]]:
+def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stages: int) -> list[list[Unit]]:
     """Each virtual stage's units: its layers with their tp all-reduces, the logits on the last."""
     units = [
-        _Unit(forward=f + 2 * allreduce,
+        Unit(forward=f + 2 * allreduce,
               backward=bk + 2 * allreduce + ((f + 2 * allreduce) if redo else 0),
               weight=bk / 2 if split else Fraction(0), gradient_bytes=g)
         for f, bk, g in zip(model.forward, model.backward, model.gradients, strict=True)]
@@ -345,6 +322,135 @@ def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stag
     return out
 
 
+ZERO_STAGES = (0, 1, 2, 3)
+"""The ZeRO stages :func:`step` models (3 is also PyTorch FSDP's ``FULL_SHARD``)."""
+
+FSDP_PREFETCH = 1
+"""Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
+(``backward_prefetch=BackwardPrefetch.BACKWARD_PRE``, ``limit_all_gathers=True``:
+``torch/distributed/fsdp/fully_sharded_data_parallel.py``)."""
+
+
+def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any) -> tuple[int, int, Fraction]:
+    if isinstance(zero, bool) or zero not in ZERO_STAGES:
+        raise InputError(f"zero={zero!r} is not a ZeRO stage; give 0, 1, 2 or 3 (3 is FSDP's FULL_SHARD)")
+    if zero == 3 and pp > 1:
+        raise InputError(f"zero=3 with pp={pp}: parameter sharding across a pipeline is not modelled "
+                         "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")
+    depth = FSDP_PREFETCH if prefetch is None else positive(prefetch, "prefetch", allow_zero=True)
+    if prefetch is not None and zero != 3:
+        raise InputError(f"prefetch={prefetch!r} applies only to zero=3 (the parameter all-gathers); drop it")
+    try:
+        u = parse_number(slowdown, what="slowdown")
+    except InputError as exc:
+        raise InputError(f"slowdown={slowdown!r}: {exc}") from None
+    if not 0 <= u < 1:
+        raise InputError(f"slowdown={slowdown!r} is not a share of the compute; give 0 ≤ slowdown < 1, "
+                         "e.g. slowdown=0.15")
+    return zero, depth, u
+
+
+def _pricer(link: Link, *, dp: int, algorithm: str, notes: list[str]) -> Callable[[str, Fraction], Fraction]:
+    """The time of a collective of n bytes over the dp ranks; cached, as buckets repeat their sizes."""
+    seen: dict[tuple[str, Fraction], Fraction] = {}
+
+    def price(collective: str, n: Fraction) -> Fraction:
+        key = (collective, n)
+        if key not in seen:
+            try:
+                priced = cost(collective, algorithm, p=dp, n=n, link=link)
+            except UnknownNameError:
+                if collective == "allreduce":
+                    raise
+                priced = cost(collective, "ring", p=dp, n=n, link=link)
+                note = f"the {collective}s are priced as ring: algorithm={algorithm!r} has no {collective}"
+                if note not in notes:
+                    notes.append(note)
+            seen[key] = priced.time_s
+            notes.extend(x for x in priced.notes if x not in notes)
+        return seen[key]
+
+    return price
+
+
+def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, dp: int, zero: int,
+             prefetch: int, slowdown: Fraction, price: Callable[[str, Fraction], Fraction], rule: str,
+             bucket_bytes: Any, element: Fraction) -> list[Device]:
+    def plan(sizes: list[Fraction]) -> BucketPlan:
+        return _buckets(rule, sizes, dp=dp, bucket_bytes=bucket_bytes, bytes_per_element=element)
+
+    return [Device([stage_units[c * pp + s] for c in range(v)],
+                   order=order(name, s, stages=pp, microbatches=m, chunks=v), microbatches=m,
+                   split=name in SPLIT, zero=zero, prefetch=prefetch, dp=dp, price=price, plan=plan,
+                   slowdown=slowdown) for s in range(pp)]
+
+
+def _run(devices: list[Device], *, name: str, pp: int, v: int, m: int, send: Fraction
+         ) -> tuple[tuple[PipelineOp, ...], ...]:
+    return simulate_devices(name, pp, microbatches=m, chunks=v, comm=send,
+                            execute=lambda s, op, j, c, start: devices[s].run(op, j, c, start))
+
+
+def _bucket_rows(device: Device) -> tuple[BucketTiming, ...]:
+    """The gradient reductions of a device's last micro-batch, with the part hidden under its compute."""
+    last = max((x.microbatch for x in device.issued if x.gradient), default=None)
+    rows = [x for x in device.issued if x.gradient and x.microbatch == last]
+    out = []
+    for k, x in enumerate(rows):
+        hidden = max(Fraction(0), min(x.end, device.compute_end) - x.start)
+        out.append(BucketTiming(index=k, layers=x.layers, bytes=x.bytes, ready_s=x.ready, start_s=x.start,
+                                end_s=x.end, communication_s=x.end - x.start, hidden_s=hidden,
+                                exposed_s=x.end - x.start - hidden))
+    return tuple(out)
+
+
+def _intervals(s: int, issued: list[Issued]) -> tuple[CommInterval, ...]:
+    return tuple(CommInterval(stage=s, collective=x.collective, label=x.label, bytes=x.bytes, ready_s=x.ready,
+                              start_s=x.start, end_s=x.end) for x in issued)
+
+
+def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Link | None, tp_link: Link | None,
+                    pp_link: Link | None, algorithm: str, notes: list[str]) -> tuple[Fraction, Fraction]:
+    """One tensor-parallel all-reduce and one pipeline send of the activation tensor."""
+    allreduce = send = Fraction(0)
+    if tp > 1 and act > 0:
+        priced = cost("allreduce", algorithm, p=tp, n=act,
+                      link=_link(tp_link, link, "tp_link", "the tensor-parallel all-reduces"))
+        allreduce = priced.time_s
+        notes.extend(priced.notes)
+    if pp > 1 and act > 0:
+        send = _send(_link(pp_link, link, "pp_link", "the pipeline sends"), act)
+    return allreduce, send
+
+
+def _pipeline(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, send: Fraction
+              ) -> tuple[Fraction, tuple[tuple[PipelineOp, ...], ...]]:
+    """The makespan without pipeline sends, and the timeline with them (no data-parallel traffic)."""
+    forward = [sum((x.forward for x in us), Fraction(0)) for us in stage_units]
+    weight = [sum((x.weight for x in us), Fraction(0)) for us in stage_units]
+    backward = [sum((x.backward for x in us), -w) for us, w in zip(stage_units, weight, strict=True)]
+    quiet = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
+                            weight=weight)
+    if not send:
+        return max(ops[-1].end for ops in quiet), quiet
+    return max(ops[-1].end for ops in quiet), simulate_stages(
+        name, pp, microbatches=m, chunks=v, forward=forward, backward=backward, weight=weight, comm=send)
+
+
+def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int, logits: Unit | None,
+             per_layer_tp: Fraction) -> tuple[Fraction, Fraction]:
+    """The busiest device's compute time over the step, and the tensor-parallel part of it."""
+    def device(s: int) -> list[Unit]:
+        return [x for c in range(v) for x in stage_units[c * pp + s]]
+
+    def busy(s: int) -> Fraction:
+        return sum((x.forward + x.backward for x in device(s)), Fraction(0))
+
+    busiest = device(max(range(pp), key=busy))
+    tp_comm = m * sum((per_layer_tp for x in busiest if x is not logits), Fraction(0))
+    return m * sum((x.forward + x.backward for x in busiest), Fraction(0)), tp_comm
+
+
 def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedule: str = "1f1b",
          chunks: int | None = None, recompute: str = "none",
          shape: TransformerShape | None = None, micro_batch: int = 1, peak_flops: Any = None,
@@ -353,7 +459,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
          gradient_bytes: Sequence[Any] | None = None, activation_bytes: Any = None, tokens: int | None = None,
          bytes_per_element: Any = 2, link: Link | None = None, tp_link: Link | None = None,
          pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
-         bucket_bytes: Any = None, optimizer_s: Any = 0, algorithm: str = "ring") -> StepResult:
+         bucket_bytes: Any = None, zero: int = 0, prefetch: int | None = None, slowdown: Any = 0,
+         optimizer_s: Any = 0, algorithm: str = "ring") -> StepResult:
     """The time of one training step of dp × tp × pp devices (see the module notes).
 
     Parameters
@@ -381,24 +488,37 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         The link of each kind of communication; *link* for those not given.
     buckets, bucket_bytes : str, size
         The gradient-bucket rule (ddp, megatron, deepspeed) and its size, default the framework's.
+    zero : {0, 1, 2, 3}
+        The ZeRO stage of the data-parallel replicas (:mod:`costmodel.step.device`): 0 all-reduces
+        the buckets, 1 and 2 reduce-scatter them (2 in every micro-batch) and all-gather the
+        parameters after the optimizer, 3 (FSDP) all-gathers each layer before it computes and
+        reduce-scatters its gradient; 3 needs pp = 1.
+    prefetch : int, optional
+        ZeRO 3: all-gathers issued this many layers ahead of the compute (default 1, FSDP's).
+    slowdown : number, default 0
+        The share of compute speed lost while a data-parallel collective is in flight (Calculon's
+        ``processor_usage``), 0 ≤ slowdown < 1.
     optimizer_s : time
-        The optimizer step after the last reduction.
+        The optimizer step after the last reduction, as it runs on one GPU (sharded under ZeRO).
     algorithm : str
-        The all-reduce algorithm of tp and dp (default ring).
+        The all-reduce algorithm of tp and dp (default ring); reduce-scatters and all-gathers use
+        it when the registry has it for them, ring otherwise.
 
     Examples
     --------
     >>> from costmodel.params import combine_link
     >>> r = step(forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, gradient_bytes=["1MiB"] * 4, dp=2,
     ...          link=combine_link(alpha=0, beta="1ns/B"), bucket_bytes="4MiB")
-    >>> [b.layers for b in r.overlap.buckets], float(r.step_s), float(r.dp_exposed_s)
+    >>> [b.layers for b in r.buckets], float(r.step_s), float(r.dp_exposed_s)
     ([(3,), (2, 1, 0)], 0.015145728, 0.003145728)
     """
+    given = dict(locals())
     dp, tp, pp, m, name, v = _parallelism(dp, tp, pp, microbatches, schedule=schedule, chunks=chunks)
     if recompute not in RECOMPUTATION:
         raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
     if buckets not in BUCKET_RULES:
         raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
+    zero, depth, u = _zero(zero, prefetch, pp=pp, slowdown=slowdown)
     element = _positive_number(bytes_per_element, "bytes_per_element", "2")
     optimizer = named(parse_time, optimizer_s, "optimizer_s")
     model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
@@ -406,74 +526,60 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
                    activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,
                    element=element)
     notes: list[str] = []
-    act = model.activation_bytes
-    allreduce = Fraction(0)
-    if tp > 1 and act > 0:
-        priced = cost("allreduce", algorithm, p=tp, n=act,
-                      link=_link(tp_link, link, "tp_link", "the tensor-parallel all-reduces"))
-        allreduce = priced.time_s
-        notes.extend(priced.notes)
-    send = Fraction(0)
-    if pp > 1 and act > 0:
-        send = _send(_link(pp_link, link, "pp_link", "the pipeline sends"), act)
-    reduce_link = _link(dp_link, link, "dp_link", "the data-parallel reduction") if dp > 1 else None
-
+    allreduce, send = _model_parallel(model.activation_bytes, tp=tp, pp=pp, link=link, tp_link=tp_link,
+                                      pp_link=pp_link, algorithm=algorithm, notes=notes)
     redo = recompute == "full"
-    split = name in SPLIT
-    stage_units = _stages(model, allreduce=allreduce, redo=redo, split=split, stages=pp * v)
-    forward = [sum((u.forward for u in us), Fraction(0)) for us in stage_units]
-    weight = [sum((u.weight for u in us), Fraction(0)) for us in stage_units]
-    backward = [sum((u.backward for u in us), -w) for us, w in zip(stage_units, weight, strict=True)]
-    timeline = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
-                               weight=weight, comm=send)
+    stage_units = _stages(model, allreduce=allreduce, redo=redo, split=name in SPLIT, stages=pp * v)
+    quiet, timeline = _pipeline(stage_units, name=name, pp=pp, v=v, m=m, send=send)
     makespan = max(ops[-1].end for ops in timeline)
-    quiet = makespan if not send else max(ops[-1].end for ops in simulate_stages(
-        name, pp, microbatches=m, chunks=v, forward=forward, backward=backward, weight=weight))
-    reductions = _reduction(timeline, stage_units, split=split, v=v, dp=dp, link=reduce_link, rule=buckets,
-                            bucket_bytes=bucket_bytes, element=element, algorithm=algorithm)
-    dp_end, dp_stage, overlap = max(reductions, key=lambda e: (e[0], -e[1]))
-    communication = tuple(
-        tuple(CommInterval(stage=s, collective=sched.collective, label=f"bucket {b.index}", bytes=b.bytes,
-                           ready_s=b.ready_s, start_s=b.start_s, end_s=b.end_s)
-              for b in sched.buckets if b.communication_s) for _, s, sched in reductions)
-    notes.extend(n for n in overlap.notes if n not in notes)
-    end = max(makespan, dp_end)
-    total = end + optimizer
+    devices: list[Device] = []
+    end = end_plain = makespan
+    if dp > 1:
+        price = _pricer(_link(dp_link, link, "dp_link", "the data-parallel reduction"), dp=dp,
+                        algorithm=algorithm, notes=notes)
 
-    def device(s: int) -> list[_Unit]:
-        return [u for c in range(v) for u in stage_units[c * pp + s]]
+        def run(slow: Fraction) -> tuple[list[Device], tuple[tuple[PipelineOp, ...], ...]]:
+            run_on = _devices(stage_units, name=name, pp=pp, v=v, m=m, dp=dp, zero=zero, prefetch=depth,
+                              slowdown=slow, price=price, rule=buckets, bucket_bytes=bucket_bytes,
+                              element=element)
+            return run_on, _run(run_on, name=name, pp=pp, v=v, m=m, send=send)
 
-    busiest = max(range(pp), key=lambda s: sum((u.forward + u.backward for u in device(s)), Fraction(0)))
-    per_layer_tp = (6 if redo else 4) * allreduce
-    tp_comm = m * sum((per_layer_tp for u in device(busiest) if u is not model.logits), Fraction(0))
-    busy = m * sum((u.forward + u.backward for u in device(busiest)), Fraction(0))
+        devices, timeline = run(u)
+        end = max(d.end for d in devices)
+        end_plain = max(d.end for d in run(Fraction(0))[0]) if u else end
+    total = max([end + optimizer, *(d.gather_parameters(d.end + optimizer) for d in devices)])
+    critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
+    busy, tp_comm = _busiest(stage_units, pp=pp, v=v, m=m, logits=model.logits,
+                             per_layer_tp=(6 if redo else 4) * allreduce)
     gpus = dp * tp * pp
-    tokens_per_s = None if model.micro_tokens is None or total == 0 else dp * m * model.micro_tokens / total
-    mfu = None
-    if model.flops is not None and model.peak is not None and total:
-        mfu = model.flops / (total * gpus * model.peak)
     scaling: Fraction = Fraction(1)
     if dp > 1:
-        single = step(dp=1, tp=tp, pp=pp, microbatches=m, schedule=name, chunks=chunks, recompute=recompute,
-                      shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
-                      causal=causal, forward_s=forward_s, backward_s=backward_s,
-                      gradient_bytes=gradient_bytes,
-                      activation_bytes=activation_bytes, tokens=tokens, bytes_per_element=bytes_per_element,
-                      link=link, tp_link=tp_link, pp_link=pp_link, dp_link=dp_link, buckets=buckets,
-                      bucket_bytes=bucket_bytes, optimizer_s=optimizer_s, algorithm=algorithm)
-        scaling = single.step_s / total
+        scaling = step(**{**given, "dp": 1}).step_s / total
     notes.extend(note for note, on in (
         ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
-        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send))) if on)
+        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
+        (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
+         "on its own", zero == 3 and dp > 1 and buckets != "ddp"),
+        (f"zero={zero} with dp=1 shards nothing", zero > 0 and dp == 1)) if on)
+    memory = None if shape is None else step_memory(
+        shape, timeline, dp=dp, tp=tp, chunks=v, zero=zero, micro_batch=micro_batch, recompute=recompute,
+        split=name in SPLIT, bytes_per_element=element)
+    comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []
+    dp_comm = sum((x.end - x.start for x in comm), Fraction(0))
     return StepResult(
         dp=dp, tp=tp, pp=pp, gpus=gpus, microbatches=m, schedule=name, chunks=v, recompute=recompute,
         step_s=total, compute_s=busy - tp_comm, tp_comm_s=tp_comm, bubble_s=quiet - busy,
-        pp_exposed_s=makespan - quiet, dp_exposed_s=end - makespan, optimizer_s=optimizer,
-        pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=overlap.communication_s,
-        dp_hidden_s=overlap.communication_s - (end - makespan), dp_stage=dp_stage, bucket_rule=buckets,
-        tokens_per_s=None if tokens_per_s is None else Fraction(tokens_per_s), model_flops=model.flops,
-        mfu=mfu, scaling_efficiency=scaling, overlap=overlap, timeline=timeline,
-        communication=communication, notes=tuple(notes))
+        pp_exposed_s=makespan - quiet, dp_exposed_s=end_plain - makespan, optimizer_s=optimizer,
+        pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=dp_comm,
+        dp_hidden_s=dp_comm - (end_plain - makespan), contention_s=end - end_plain,
+        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=depth, slowdown=u,
+        bucket_rule=buckets,
+        tokens_per_s=None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total,
+        model_flops=model.flops,
+        mfu=None if model.flops is None or model.peak is None else model.flops / (total * gpus * model.peak),
+        scaling_efficiency=scaling, buckets=_bucket_rows(devices[critical]) if devices else (), memory=memory,
+        timeline=timeline, communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
+        notes=tuple(notes), sources=_SOURCES + ((SLOWDOWN_SOURCE,) if u else ()))
 
 
 estimate_step = step

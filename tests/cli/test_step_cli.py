@@ -32,7 +32,7 @@ def test_per_layer_times_only_the_last_bucket_is_exposed(cli):
     assert data["dp_exposed_s"] == pytest.approx(float(bucket), rel=1e-15)
     assert data["step_s"] == pytest.approx(0.048 + float(bucket), rel=1e-15)
     assert data["scaling_efficiency"] == pytest.approx(0.048 / (0.048 + float(bucket)), rel=1e-15)
-    assert [b["exposed_s"] for b in data["overlap"]["buckets"]][:-1] == [0] * 7
+    assert [b["exposed_s"] for b in data["buckets"]][:-1] == [0] * 7
     assert data["tokens_per_s"] is None and data["mfu"] is None
 
 

@@ -39,7 +39,7 @@ def test_free_links_give_the_sum_of_compute_and_the_optimizer():
 def test_one_bucket_exposes_the_whole_allreduce():
     r = step(forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, gradient_bytes=[MIB] * 4, dp=8, link=LINK,
              bucket_bytes="1GiB", buckets="deepspeed")
-    assert len(r.overlap.buckets) == 1
+    assert len(r.buckets) == 1
     whole = _ring(8, 4 * MIB, Fraction(1, 10**5), Fraction(1, 10**9))
     assert r.dp_exposed_s == r.dp_comm_s == whole
     assert r.dp_hidden_s == 0
@@ -50,7 +50,7 @@ def test_one_bucket_exposes_the_whole_allreduce():
 def test_a_long_backward_hides_all_but_the_last_bucket():
     r = step(forward_s=["1s"] * 6, backward_s=["2s"] * 6, gradient_bytes=[4 * MIB] * 6, dp=4, link=LINK,
              buckets="megatron", bucket_bytes="4MiB")
-    assert [b.layers for b in r.overlap.buckets] == [(i,) for i in reversed(range(6))]
+    assert [b.layers for b in r.buckets] == [(i,) for i in reversed(range(6))]
     last = _ring(4, 4 * MIB, Fraction(1, 10**5), Fraction(1, 10**9))
     assert r.dp_exposed_s == last
     assert r.dp_hidden_s == 5 * last

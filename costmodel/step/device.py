@@ -1,0 +1,200 @@
+"""One pipeline device of a step as it runs: its layers' compute and its data-parallel collectives.
+
+:class:`Device` runs the operations the pipeline scheduler hands it (``F``, ``B``, ``W`` of a
+micro-batch and model chunk, :func:`costmodel.pipeline.simulate.simulate_devices`) unit by unit
+(a unit is a layer, or the logits), and issues on its :class:`~costmodel.step.stream.CommStream`
+the collectives of data-parallel training as the frameworks do:
+
+* **ZeRO 0** (PyTorch DDP, Megatron-LM without the distributed optimizer): each gradient bucket is
+  all-reduced once its last gradient of the last micro-batch is ready (earlier micro-batches
+  accumulate locally: DDP's ``no_sync``; Megatron's gradient buffer).
+* **ZeRO 1** (DeepSpeed stage 1, Megatron-LM's distributed optimizer): the buckets are
+  reduce-scattered instead, once, in the last micro-batch; after the optimizer step each rank
+  all-gathers the updated parameters, bucket by bucket (DeepSpeed ``stage_1_and_2.py``,
+  ``step``: ``all_gather_dp_groups``).
+* **ZeRO 2** (DeepSpeed stage 2): as stage 1, but gradients are partitioned, so every micro-batch's
+  buckets are reduce-scattered (``stage_1_and_2.py``, ``reduce_independent_p_g_buckets_and_remove_grads``
+  runs in every backward).
+* **ZeRO 3 / FSDP** (DeepSpeed stage 3, PyTorch FSDP ``FULL_SHARD``): parameters are sharded too.
+  Before a unit computes, its parameters are all-gathered, in the forward and again in the backward
+  pass (FSDP reshards after forward, ``reshard_after_forward=True``); the all-gather of the unit
+  *prefetch* places ahead is issued when the device reaches a unit (FSDP's default
+  ``backward_prefetch=BACKWARD_PRE`` and its rate limiter keep one unit ahead:
+  ``torch/distributed/fsdp/fully_sharded_data_parallel.py``, ``_runtime_utils.py``,
+  ``_prefetch_handle``; Zhao et al. 2023, section 3.3.2), and each unit's gradient is
+  reduce-scattered once its backward is done, in every micro-batch.
+
+Sizes follow costmodel's meaning of n: an all-reduce and a reduce-scatter of a bucket move its
+gradient bytes on one rank, an all-gather gathers a unit's (or bucket's) whole parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from costmodel.step.buckets import Bucket, BucketPlan
+from costmodel.step.stream import CommStream
+
+__all__ = ["Device", "Issued", "Unit"]
+
+Price = Callable[[str, Fraction], Fraction]
+"""``price(collective, n_bytes) -> seconds`` over the data-parallel ranks."""
+Plan = Callable[[list[Fraction]], BucketPlan]
+"""Forms the buckets of gradient sizes given layer 0 first (reduced from the last)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A layer (or the logits) on a device: per micro-batch and rank, its F and B parts and gradient."""
+
+    forward: Fraction
+    backward: Fraction  # the whole backward, TP communication and recomputation included
+    weight: Fraction  # the part of backward that is the weight gradient (zb-h1's W)
+    gradient_bytes: Fraction  # also its parameter bytes on one rank
+
+
+@dataclass(frozen=True, slots=True)
+class Issued:
+    """One collective a device issued: what, for which round (micro-batch), and when it ran."""
+
+    collective: str
+    label: str
+    bytes: Fraction
+    microbatch: int
+    layers: tuple[int, ...]
+    ready: Fraction
+    start: Fraction
+    end: Fraction
+    gradient: bool  # a gradient reduction (not a parameter all-gather)
+
+
+class Device:
+    """A pipeline device's units per model chunk and its communication stream, run op by op.
+
+    *order* is the device's operations ``(op, microbatch, chunk)`` in the order it runs them;
+    the gradient buckets of each reduced micro-batch are formed from the order in which that
+    order makes the gradients ready.  :meth:`run` is the ``execute`` of
+    :func:`~costmodel.pipeline.simulate.simulate_devices`.
+    """
+
+    def __init__(self, units: Sequence[Sequence[Unit]], *, order: Sequence[tuple[str, int, int]],
+                 microbatches: int, split: bool, zero: int, prefetch: int, dp: int, price: Price,
+                 plan: Plan, slowdown: Fraction) -> None:
+        self.units = units
+        self.split = split
+        self.zero = zero
+        self.prefetch = prefetch
+        self.active = dp > 1
+        self.price = price
+        self.stream = CommStream(slowdown)
+        self.issued: list[Issued] = []
+        self.compute_end = Fraction(0)
+        self.plans: dict[int, tuple[list[tuple[int, int]], tuple[Bucket, ...]]] = {}
+        self._closes: dict[tuple[int, int, int], int] = {}  # (microbatch, chunk, unit) -> bucket index
+        self._need: dict[tuple[str, int, int, int], int] = {}  # (op, microbatch, chunk, unit) -> index
+        self._gathers: list[tuple[str, int, int, int]] = []  # (op, chunk, unit, microbatch) by need
+        self._gathered: list[Fraction] = []  # each issued all-gather's end, by need index
+        if not self.active:
+            return
+        if zero >= 3:
+            for op, j, c in order:
+                if op in ("F", "B"):
+                    ids = range(len(units[c])) if op == "F" else reversed(range(len(units[c])))
+                    for i in ids:
+                        self._need[op, j, c, i] = len(self._gathers)
+                        self._gathers.append((op, c, i, j))
+            return
+        produce = "W" if split else "B"
+        rounds = range(microbatches) if zero == 2 else (microbatches - 1,)
+        for j in rounds:
+            ready = [(c, i) for op, jj, c in order if op == produce and jj == j
+                     for i in reversed(range(len(units[c])))]
+            sizes = [units[c][i].gradient_bytes for c, i in reversed(ready)]  # layer 0 first
+            buckets = plan(sizes)
+            for k, bucket in enumerate(buckets):
+                last = len(ready) - 1 - min(bucket.layers)  # the bucket's last gradient to be ready
+                self._closes[j, ready[last][0], ready[last][1]] = k
+            self.plans[j] = (ready, tuple(buckets))
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
+        """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
+        units, stream, t = self.units[c], self.stream, start
+        if op == "F":
+            for i, u in enumerate(units):
+                t = stream.compute(self._wait("F", j, c, i, t), u.forward)
+        elif op == "B":
+            for i in reversed(range(len(units))):
+                u = units[i]
+                work = u.backward - u.weight if self.split else u.backward
+                t = stream.compute(self._wait("B", j, c, i, t), work)
+                if not self.split:
+                    self._produced(j, c, i, t)
+        else:
+            for i in reversed(range(len(units))):
+                t = stream.compute(t, units[i].weight)
+                self._produced(j, c, i, t)
+        self.compute_end = t
+        return t
+
+    def _issue(self, collective: str, label: str, n: Fraction, *, microbatch: int, layers: tuple[int, ...],
+               at: Fraction, gradient: bool) -> Fraction:
+        if not n:
+            return at
+        start, end = self.stream.issue(at, self.price(collective, n))
+        self.issued.append(Issued(collective=collective, label=label, bytes=n, microbatch=microbatch,
+                                  layers=layers, ready=at, start=start, end=end, gradient=gradient))
+        return end
+
+    def _name(self, c: int, i: int) -> str:
+        """Unit i of chunk c: ``3``, or ``1.3`` with model chunks."""
+        return f"{c}.{i}" if len(self.units) > 1 else str(i)
+
+    def _wait(self, op: str, j: int, c: int, i: int, t: Fraction) -> Fraction:
+        """ZeRO 3: issue the all-gathers up to *prefetch* units ahead; when unit i's has arrived."""
+        k = self._need.get((op, j, c, i))
+        if k is None:
+            return t
+        while len(self._gathered) <= min(k + self.prefetch, len(self._gathers) - 1):
+            need, cc, ii, jj = self._gathers[len(self._gathered)]
+            label = f"AG {self._name(cc, ii)} {'fwd' if need == 'F' else 'bwd'}"
+            self._gathered.append(self._issue("allgather", label, self.units[cc][ii].gradient_bytes,
+                                              microbatch=jj, layers=(ii,), at=t, gradient=False))
+        return max(t, self._gathered[k])
+
+    def _produced(self, j: int, c: int, i: int, t: Fraction) -> None:
+        """Unit i of chunk c has its gradient of micro-batch j at t: issue what that completes."""
+        if not self.active:
+            return
+        if self.zero >= 3:
+            self._issue("reduce-scatter", f"RS {self._name(c, i)}", self.units[c][i].gradient_bytes,
+                        microbatch=j, layers=(i,), at=t, gradient=True)
+            return
+        k = self._closes.get((j, c, i))
+        if k is None:
+            return
+        bucket = self.plans[j][1][k]
+        collective = "allreduce" if self.zero == 0 else "reduce-scatter"
+        self._issue(collective, f"bucket {k}", bucket.bytes, microbatch=j, layers=bucket.layers, at=t,
+                    gradient=True)
+
+    # -- after the step ---------------------------------------------------------------------------
+
+    @property
+    def end(self) -> Fraction:
+        """When the device is done: its last compute, or its last collective."""
+        return max(self.compute_end, self.stream.free)
+
+    def gather_parameters(self, at: Fraction) -> Fraction:
+        """ZeRO 1 and 2: all-gather the updated parameters bucket by bucket from *at*; the end."""
+        if not self.active or self.zero not in (1, 2):
+            return at
+        j = max(self.plans)
+        end = at
+        for k, bucket in enumerate(self.plans[j][1]):
+            end = self._issue("allgather", f"params {k}", bucket.bytes, microbatch=j, layers=bucket.layers,
+                              at=end, gradient=False)
+        return end
