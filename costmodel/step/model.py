@@ -61,7 +61,7 @@ from costmodel.step.memory import DeviceMemory, step_memory
 from costmodel.step.overlap import BucketTiming
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
 from costmodel.units import parse_size, parse_time
-from costmodel.validate import positive
+from costmodel.validate import positive, whole
 
 __all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "ZERO_STAGES", "CommInterval", "StepResult", "estimate_step",
            "step"]
@@ -337,7 +337,8 @@ def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any) -> tuple[int, int
     if zero == 3 and pp > 1:
         raise InputError(f"zero=3 with pp={pp}: parameter sharding across a pipeline is not modelled "
                          "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")
-    depth = FSDP_PREFETCH if prefetch is None else positive(prefetch, "prefetch", allow_zero=True)
+    depth = FSDP_PREFETCH if prefetch is None else whole(prefetch, "prefetch", low=0,
+                                                         hint="the layers gathered ahead, e.g. prefetch=1")
     if prefetch is not None and zero != 3:
         raise InputError(f"prefetch={prefetch!r} applies only to zero=3 (the parameter all-gathers); drop it")
     try:

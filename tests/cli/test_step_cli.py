@@ -82,3 +82,26 @@ def test_text_of_one_device_leaves_the_data_parallel_rows_out(cli):
     assert "12 ms per step" in out and "tokens/s" in out
     assert "hidden" not in out and "bucket" not in out and "MFU" not in out
     assert "1 GPU ·" in out
+
+
+@pytest.mark.parametrize("zero", ["1", "2", "3"])
+def test_zero_json_equals_the_library_and_its_text_fits(cli, zero):
+    args = ["--dp", "4", "--layers", "4", "-F", "2ms", "-b", "4ms", "--gradient-bytes", "50MB", "-m", "2",
+            "--profile", "ib-hdr", "--zero", zero, "--slowdown", "0.1", "--optimizer", "1ms"]
+    data = cli.json("step", *args)
+    expected = step(dp=4, microbatches=2, forward_s=["2ms"] * 4, backward_s=["4ms"] * 4,
+                    gradient_bytes=["50MB"] * 4, link=resolve_link("allreduce", profile="ib-hdr"),
+                    zero=int(zero), slowdown="0.1", optimizer_s="1ms")
+    assert data == json.loads(_json(expected))
+    assert data["zero"] == int(zero) and data["slowdown"] == 0.1 and data["contention_s"] > 0
+    out, err = cli.text("step", *args, columns=80)
+    assert not err and max(map(len, out.splitlines())) <= 80
+    assert f"ZeRO {zero}" in out.splitlines()[0] and "compute slowdown" in out
+    assert ("parameter all-gather" in out) == (zero != "3")
+    assert ("all-gathers" in out) == (zero == "3")
+
+
+def test_shape_text_shows_the_memory_per_gpu(cli):
+    out, _ = cli.text("step", *SHAPE, "--zero", "1", columns=80)
+    assert "memory per GPU" in out and "(stage 0)" in out
+    assert "model states" in out and "activations" in out and "(4 micro-batches)" in out

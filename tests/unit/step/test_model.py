@@ -17,7 +17,8 @@ MIB = 2**20
 
 
 def _parts(r):
-    return r.compute_s + r.tp_comm_s + r.bubble_s + r.pp_exposed_s + r.dp_exposed_s + r.optimizer_s
+    return (r.compute_s + r.tp_comm_s + r.bubble_s + r.pp_exposed_s + r.dp_exposed_s + r.contention_s
+            + r.optimizer_s + r.param_gather_s)
 
 
 def _ring(p: int, n: int, alpha: Fraction, beta: Fraction) -> Fraction:
