@@ -21,8 +21,8 @@ MS = Fraction(1, 1000)
 MIB = 2**20
 LINK = combine_link(alpha=0, beta="1ns/B")  # a 1 MiB ring all-reduce over 2 ranks takes 1.048576 ms
 HALF = Fraction(MIB, 10**9) / 2  # a 1 MiB ring reduce-scatter or all-gather over 2 ranks
-TWO = dict(forward_s=["1ms"] * 2, backward_s=["2ms"] * 2, gradient_bytes=[MIB] * 2, dp=2, link=LINK,
-           bucket_bytes="1B")
+TWO = {"forward_s": ["1ms"] * 2, "backward_s": ["2ms"] * 2, "gradient_bytes": [MIB] * 2, "dp": 2,
+       "link": LINK, "bucket_bytes": "1B"}
 
 
 def _parts(r):
@@ -58,7 +58,7 @@ def test_devices_run_as_the_pipeline_scheduler_when_nothing_interferes(schedule,
     forward = [Fraction(k + 1, 7) for k in range(3 * v)]
     backward = [2 * x for x in forward]
     weight = [x / 3 for x in forward]
-    spans = {"F": forward, "B": backward if schedule == "zb-h1" else [b + w for b, w in zip(backward, weight)],
+    spans = {"F": forward, "B": backward if schedule == "zb-h1" else [b + w for b, w in zip(backward, weight, strict=True)],
              "W": weight}
     ref = simulate_stages(schedule, 3, microbatches=6, chunks=v, forward=forward, backward=backward,
                           weight=weight, comm=Fraction(1, 5))
@@ -89,14 +89,14 @@ def test_without_communication_nothing_slows():
 @pytest.mark.parametrize("zero", [0, 1, 2, 3])
 def test_slowdown_only_lengthens_the_step(zero):
     shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
-    kw = dict(shape=shape, dp=8, pp=1 if zero == 3 else 2, microbatches=4, peak_flops="100e12", zero=zero,
-              link=combine_link(alpha="20us", bandwidth="10GB/s"))
+    kw = {"shape": shape, "dp": 8, "pp": 1 if zero == 3 else 2, "microbatches": 4, "peak_flops": "100e12",
+          "zero": zero, "link": combine_link(alpha="20us", bandwidth="10GB/s")}
     plain, slow = step(**kw), step(slowdown="0.2", **kw)
-    assert slow.step_s > plain.step_s if zero < 3 else slow.step_s >= plain.step_s  # ZeRO 3 here waits on links
+    assert slow.step_s > plain.step_s if zero < 3 else slow.step_s >= plain.step_s  # ZeRO 3 waits on links
     assert slow.step_s - plain.step_s == slow.contention_s
     assert _parts(slow) == slow.step_s
-    for a, b in zip(plain.timeline, slow.timeline):
-        assert all(y.end >= x.end for x, y in zip(a, b))
+    for a, b in zip(plain.timeline, slow.timeline, strict=True):
+        assert all(y.end >= x.end for x, y in zip(a, b, strict=True))
 
 
 @given(busy=st.lists(st.tuples(st.integers(0, 20), st.integers(1, 10)), max_size=6),
