@@ -58,7 +58,7 @@ from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["Level", "Topology", "parse_level", "topology_of"]
+__all__ = ["Level", "Topology", "parse_level", "parse_link", "topology_of"]
 
 _MAX_RANKS = 2**40
 _FORMAT = "write SIZE:ALPHA:RATE[:NAME], e.g. 8:1us:150GB/s:nvlink"
@@ -318,6 +318,30 @@ def parse_level(text: str | Level, *, require_unit: bool = False) -> Level:
     if len(fields) == 4 and not name:
         raise InputError(f"{text!r} has an empty name; leave out the last colon or write a name, {_FORMAT}")
     return Level(size=size, link=link, name=name)
+
+
+def parse_link(text: str, *, require_unit: bool = True) -> LinkParams:
+    """Parse ``ALPHA:RATE``, one level's link without its size, into a :class:`LinkParams`.
+
+    RATE is a bandwidth (``300GB/s``) or its inverse β (``0.04ns/B``), as in :func:`parse_level`.
+
+    >>> link = parse_link("2us:300GB/s")
+    >>> link.alpha_s, link.beta_s_per_byte
+    (Fraction(1, 500000), Fraction(1, 300000000000))
+    >>> parse_link("2us")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: '2us' is not a link; write ALPHA:RATE, e.g. 2us:300GB/s
+    """
+    fields = text.split(":") if isinstance(text, str) else []
+    if len(fields) != 2:
+        raise InputError(f"{text!r} is not a link; write ALPHA:RATE, e.g. 2us:300GB/s")
+    alpha_text, rate_text = (f.strip() for f in fields)
+    try:
+        alpha = parse_time(alpha_text, require_unit=require_unit)
+    except UnitError as exc:
+        raise UnitError(f"{text!r} has a bad latency: {exc}") from None
+    return LinkParams(alpha_s=alpha, beta_s_per_byte=_beta(text, rate_text, require_unit), source=text)
 
 
 def _beta(text: str, field: str, require_unit: bool = False) -> Fraction:

@@ -14,7 +14,7 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
+from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Levels, Profile, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
@@ -57,6 +57,84 @@ _time = value_parser(parse_time, require_unit=True)
 _size = value_parser(parse_size)
 
 
+def _per_layer(parse: Any, **kwargs: Any) -> Any:
+    """One value for every layer, or a comma-separated list with one per layer: ``2ms`` or ``1ms,2ms``."""
+    def each(text: str) -> tuple[Fraction, ...]:
+        return tuple(parse(part, **kwargs) for part in text.split(","))
+
+    return value_parser(each)
+
+
+def _link_text(text: str) -> Any:
+    """A link given as ``ALPHA:RATE`` (``2us:300GB/s``), or a profile's name or file."""
+    from costmodel.links import resolve_link
+    from costmodel.topology import parse_link
+
+    if (":" in text or text[:1].isdigit()) and not text.lower().endswith(".toml"):
+        return parse_link(text)
+    return resolve_link("allreduce", profile=text)
+
+
+def _model(layers: int | None, *, forward: tuple[Fraction, ...] | None, backward: tuple[Fraction, ...] | None,
+           gradient_bytes: tuple[Fraction, ...] | None, shape_options: dict[str, Any], peak: int | None,
+           efficiency: str, micro_batch: int) -> tuple[int, Any]:
+    """The layer count and the transformer shape (``None`` with per-layer times), checked."""
+    from costmodel.errors import InputError
+    from costmodel.exact import parse_number
+    from costmodel.validate import positive
+
+    lists = {"--forward": forward, "--backward": backward, "--gradient-bytes": gradient_bytes}
+    counted = {name: len(v) for name, v in lists.items() if v is not None and len(v) > 1}
+    if layers is None and counted:
+        layers = next(iter(counted.values()))
+    if layers is None:
+        raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
+                         "--forward TIME")
+    positive(layers, "layers")
+    for name, count in counted.items():
+        if count != layers:
+            raise InputError(f"{name} lists {count} values for {layers} layers; give one value, or one "
+                             "per layer")
+    shape = transformer_shape(layers=layers, **shape_options)
+    if shape is not None and (forward is not None or backward is not None):
+        raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
+                         "pass one model")
+    if shape is not None and peak is None:
+        raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
+    if shape is None and (peak is not None or efficiency != "1" or micro_batch != 1
+                          or shape_options["ffn"] is not None or shape_options["kv_groups"] is not None):
+        raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "
+                         "shape; with --forward/--backward leave them out")
+    if not 0 < parse_number(efficiency, what="an efficiency") <= 1:
+        raise InputError(f"--efficiency {efficiency} is not a share of --peak; give 0 < E ≤ 1, e.g. 0.5")
+    if shape is None and (forward is None or backward is None):
+        raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
+                         "--forward TIME and --backward TIME")
+    return layers, shape
+
+
+def _machine(*, alpha: Any, beta: Any, bandwidth: Any, profile: Any, levels: list[Any] | None,
+             own: dict[str, tuple[int, Any]]) -> tuple[Any, Any]:
+    """The one link, or the topology of levels, that prices what has no link of its own."""
+    from costmodel.errors import InputError
+    from costmodel.links import resolve_link, topology_from_options
+
+    link = topology = None
+    if any(v is not None for v in (alpha, beta, bandwidth, profile)):
+        if levels:
+            raise InputError("--level and a link (--alpha, --beta, --bandwidth, --profile) were both given; "
+                             "describe the machine by its levels or by one link")
+        link = resolve_link("allreduce", alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    elif levels:
+        topology = topology_from_options(levels=levels)
+    for kind, (size, given) in own.items():
+        if size > 1 and given is None and link is None and topology is None:
+            raise InputError(f"--{kind} {size} communicates but no link was given; pass --alpha TIME with "
+                             f"--beta TIME/B or --bandwidth RATE, --profile NAME, --level SIZE:ALPHA:RATE "
+                             f"per level, or --{kind}-link ALPHA:RATE")
+    return link, topology
+
+
 @app.command("step")
 def step_command(
     dp: Annotated[int, _int("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")] = 1,
@@ -77,13 +155,17 @@ def step_command(
     ffn: Ffn = None, kv_groups: KvGroups = None, micro_batch: MicroBatch = 1, peak: Peak = None,
     efficiency: Annotated[str, option("--efficiency", metavar="E", panel=SHAPE_PANEL,
                                       help="Achieved share of --peak, 0 < E ≤ 1 (default 1).")] = "1",
-    forward: Annotated[Fraction | None, option("--forward", "-F", metavar="TIME", panel=_TIMES, parser=_time,
-                                               help="Forward time of a layer per micro-batch: 2ms.")] = None,
-    backward: Annotated[Fraction | None, option("--backward", "-b", metavar="TIME", panel=_TIMES,
-                                                parser=_time, help="Backward time of a layer: 4ms.")] = None,
-    gradient_bytes: Annotated[Fraction | None, option(
-        "--gradient-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
-        help="Gradient of a layer on one rank (needed with --dp > 1): 50MB.")] = None,
+    forward: Annotated[Any, option(
+        "--forward", "-F", metavar="TIME[,TIME...]", panel=_TIMES,
+        parser=_per_layer(parse_time, require_unit=True),
+        help="Forward time of a layer per micro-batch, or one per layer: 2ms or 1ms,2ms,2ms,1ms.")] = None,
+    backward: Annotated[Any, option(
+        "--backward", "-b", metavar="TIME[,TIME...]", panel=_TIMES,
+        parser=_per_layer(parse_time, require_unit=True),
+        help="Backward time of a layer, or one per layer: 4ms.")] = None,
+    gradient_bytes: Annotated[Any, option(
+        "--gradient-bytes", metavar="SIZE[,SIZE...]", panel=_TIMES, parser=_per_layer(parse_size),
+        help="Gradient of a layer on one rank, or one per layer (needed with --dp > 1): 50MB.")] = None,
     activation_bytes: Annotated[Fraction | None, option(
         "--activation-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
         help="Activation tensor of a micro-batch (needed with --tp or --pp > 1): 8MiB.")] = None,
@@ -108,17 +190,20 @@ def step_command(
     algorithm: Annotated[str, option("--algorithm", metavar="ALGO", panel=_COMM,
                                      help="All-reduce algorithm of TP and DP (default ring).")] = "ring",
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
-    tp_link: Annotated[str | None, option("--tp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the tensor-parallel link (default: the link).")
-                       ] = None,
-    pp_link: Annotated[str | None, option("--pp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the pipeline link (default: the link).")] = None,
-    dp_link: Annotated[str | None, option("--dp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the data-parallel link (default: the link).")
-                       ] = None,
+    tp_link: Annotated[Any, option("--tp-link", metavar="NAME|FILE|ALPHA:RATE", panel=_LINKS,
+                                   autocompletion=complete.profiles, parser=value_parser(_link_text),
+                                   help="Link of the tensor-parallel all-reduces: a profile or 2us:300GB/s "
+                                        "(default: the link).")] = None,
+    pp_link: Annotated[Any, option("--pp-link", metavar="NAME|FILE|ALPHA:RATE", panel=_LINKS,
+                                   autocompletion=complete.profiles, parser=value_parser(_link_text),
+                                   help="Link of the pipeline sends (default: the link).")] = None,
+    dp_link: Annotated[Any, option("--dp-link", metavar="NAME|FILE|ALPHA:RATE", panel=_LINKS,
+                                   autocompletion=complete.profiles, parser=value_parser(_link_text),
+                                   help="Link of the data-parallel collectives (default: the link).")] = None,
+    levels: Levels = None,
+    order: Annotated[str, option("--order", metavar="DIMS", panel=_LINKS,
+                                 help="With --level: the rank order, innermost first (default tp-dp-pp, "
+                                      "Megatron's).")] = "tp-dp-pp",
     as_json: Json = False,
 ) -> None:
     """Price one training step: compute, TP all-reduces, pipeline bubble and sends, bucketed DP reduction.
@@ -131,52 +216,25 @@ def step_command(
 
     Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
     """
-    from costmodel.errors import InputError
-    from costmodel.exact import parse_number
-    from costmodel.links import resolve_link
     from costmodel.step import step
-    from costmodel.validate import positive
 
-    if layers is None:
-        raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
-                         "--forward TIME")
-    positive(layers, "layers")
-    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                              kv_groups=kv_groups)
-    if shape is not None and (forward is not None or backward is not None):
-        raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
-                         "pass one model")
-    if shape is not None and peak is None:
-        raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
-    if shape is None and (peak is not None or efficiency != "1" or micro_batch != 1 or ffn is not None
-                          or kv_groups is not None):
-        raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "
-                         "shape; with --forward/--backward leave them out")
-    if not 0 < parse_number(efficiency, what="an efficiency") <= 1:
-        raise InputError(f"--efficiency {efficiency} is not a share of --peak; give 0 < E ≤ 1, e.g. 0.5")
-    if shape is None and (forward is None or backward is None):
-        raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
-                         "--forward TIME and --backward TIME")
-    link = None
-    if any(v is not None for v in (alpha, beta, bandwidth, profile)):
-        link = resolve_link("allreduce", alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
-    for size, own, kind in ((tp, tp_link, "tp"), (pp, pp_link, "pp"), (dp, dp_link, "dp")):
-        if size > 1 and own is None and link is None:
-            raise InputError(f"--{kind} {size} communicates but no link was given; pass --alpha TIME with "
-                             f"--beta TIME/B or --bandwidth RATE, or --profile NAME, or --{kind}-link NAME")
+    layers, shape = _model(layers, forward=forward, backward=backward, gradient_bytes=gradient_bytes,
+                           shape_options={"hidden": hidden, "heads": heads, "seq": seq, "vocab": vocab,
+                                          "ffn": ffn, "kv_groups": kv_groups},
+                           peak=peak, efficiency=efficiency, micro_batch=micro_batch)
+    link, topology = _machine(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile, levels=levels,
+                              own={"tp": (tp, tp_link), "pp": (pp, pp_link), "dp": (dp, dp_link)})
 
-    def level(name: str | None) -> Any:
-        return None if name is None else resolve_link("allreduce", profile=name)
+    def every(values: tuple[Fraction, ...] | None) -> list[Fraction] | None:
+        return None if values is None else list(values) * (layers if len(values) == 1 else 1)
 
     per_layer: dict[str, Any] = {} if shape is not None else {
-        "forward_s": None if forward is None else [forward] * layers,
-        "backward_s": None if backward is None else [backward] * layers,
-        "gradient_bytes": None if gradient_bytes is None else [gradient_bytes] * layers,
+        "forward_s": every(forward), "backward_s": every(backward), "gradient_bytes": every(gradient_bytes),
         "activation_bytes": activation_bytes, "tokens": tokens}
     result = step(dp=dp, tp=tp, pp=pp, microbatches=microbatches, schedule=schedule, chunks=chunks,
                   recompute=recompute, shape=shape, micro_batch=micro_batch, peak_flops=peak,
-                  efficiency=efficiency, link=link, tp_link=level(tp_link), pp_link=level(pp_link),
-                  dp_link=level(dp_link), buckets=buckets, bucket_bytes=bucket_size,
+                  efficiency=efficiency, link=link, tp_link=tp_link, pp_link=pp_link, dp_link=dp_link,
+                  topology=topology, order=order, buckets=buckets, bucket_bytes=bucket_size,
                   zero=zero, prefetch=prefetch, slowdown=slowdown,
                   optimizer_s=0 if optimizer is None else optimizer, algorithm=algorithm, **per_layer)
     emit(result, as_json=as_json)

@@ -59,7 +59,9 @@ from costmodel.step.device import Device, Issued, Unit
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
 from costmodel.step.memory import DeviceMemory, step_memory
 from costmodel.step.overlap import BucketTiming
+from costmodel.step.placement import MEGATRON_ORDER, place
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
+from costmodel.topology import Topology
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive, whole
 
@@ -461,7 +463,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
          bytes_per_element: Any = 2, link: Link | None = None, tp_link: Link | None = None,
          pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
          bucket_bytes: Any = None, zero: int = 0, prefetch: int | None = None, slowdown: Any = 0,
-         optimizer_s: Any = 0, algorithm: str = "ring") -> StepResult:
+         optimizer_s: Any = 0, algorithm: str = "ring", topology: Topology | None = None,
+         order: str = MEGATRON_ORDER) -> StepResult:
     """The time of one training step of dp × tp × pp devices (see the module notes).
 
     Parameters
@@ -486,7 +489,11 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     bytes_per_element : number, default 2
         Bytes of an activation and of a gradient element in shape mode (bf16).
     link, tp_link, pp_link, dp_link : LinkParams or PiecewiseLink
-        The link of each kind of communication; *link* for those not given.
+        The link of each kind of communication; *link* (or the topology) for those not given.
+    topology, order : Topology, str
+        Instead of *link*: the levels of the machine (:func:`costmodel.topology.topology_of`) and
+        the rank order, innermost first (default ``tp-dp-pp``, Megatron-LM's); each group uses the
+        link of the outermost level it spans (:mod:`costmodel.step.placement`).
     buckets, bucket_bytes : str, size
         The gradient-bucket rule (ddp, megatron, deepspeed) and its size, default the framework's.
     zero : {0, 1, 2, 3}
@@ -527,6 +534,19 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
                    activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,
                    element=element)
     notes: list[str] = []
+    if topology is not None:
+        if link is not None:
+            raise InputError("link= and topology= were both given; pass the machine's levels or one link")
+        if not isinstance(topology, Topology):
+            raise InputError(f"topology={topology!r} is not a Topology; build one with topology_of(levels)")
+        placed = place(topology, order=order, tp=tp, dp=dp, pp=pp)
+        tp_link = placed.links.get("tp") if tp_link is None else tp_link
+        pp_link = placed.links.get("pp") if pp_link is None else pp_link
+        dp_link = placed.links.get("dp") if dp_link is None else dp_link
+        if placed.describe(topology):
+            notes.append("placement: " + placed.describe(topology))
+    elif order != MEGATRON_ORDER:
+        raise InputError(f"order={order!r} places the ranks on a topology; pass topology= too")
     allreduce, send = _model_parallel(model.activation_bytes, tp=tp, pp=pp, link=link, tp_link=tp_link,
                                       pp_link=pp_link, algorithm=algorithm, notes=notes)
     redo = recompute == "full"

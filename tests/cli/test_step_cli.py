@@ -105,3 +105,22 @@ def test_shape_text_shows_the_memory_per_gpu(cli):
     out, _ = cli.text("step", *SHAPE, "--zero", "1", columns=80)
     assert "memory per GPU" in out and "(stage 0)" in out
     assert "model states" in out and "activations" in out and "(4 micro-batches)" in out
+
+
+def test_per_layer_lists_and_link_texts(cli):
+    data = cli.json("step", "-F", "1ms,2ms,2ms,1ms", "-b", "2ms", "--gradient-bytes", "1MB,2MB,2MB,1MB",
+                    "--dp", "2", "--dp-link", "5us:10GB/s")
+    expected = step(forward_s=["1ms", "2ms", "2ms", "1ms"], backward_s=["2ms"] * 4,
+                    gradient_bytes=["1MB", "2MB", "2MB", "1MB"], dp=2,
+                    dp_link=resolve_link("allreduce", alpha="5us", bandwidth="10GB/s"))
+    assert data["step_s"] == float(expected.step_s)
+    assert data["compute_s"] == pytest.approx(0.014, rel=1e-15)
+
+
+def test_levels_place_the_groups(cli):
+    out, err = cli.text("step", *SHAPE[:-4], "--level", "8:2us:300GB/s:nvlink", "--level", "64:5us:25GB/s:ib",
+                        columns=80)
+    assert not err and "note: placement: tp on nvlink, dp on ib, pp on ib (rank order tp-dp-pp)" in out
+    swapped = cli.json("step", *SHAPE[:-4], "--level", "8:2us:300GB/s:nvlink", "--level", "64:5us:25GB/s:ib",
+                       "--order", "dp-tp-pp")
+    assert "placement: dp on nvlink, tp on ib, pp on ib (rank order dp-tp-pp)" in swapped["notes"]

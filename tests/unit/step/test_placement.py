@@ -1,0 +1,83 @@
+"""Where the parallel groups of a step lie on the levels of a machine, against an explicit enumeration."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from costmodel.errors import InputError
+from costmodel.params import combine_link
+from costmodel.step import TransformerShape, step
+from costmodel.step.placement import place
+from costmodel.topology import parse_link, topology_of
+
+TOPO = topology_of(["4:1us:300GB/s:nvlink", "2:2us:100GB/s:rail", "8:5us:25GB/s:ib"])
+
+
+def _by_enumeration(topo, order, sizes):
+    """Each dimension's outermost level, from every group's members listed one by one."""
+    ranks = [dict(zip(order, coords, strict=True)) for coords in itertools.product(*(range(sizes[d]) for d in order))]
+
+    def rank(coords):
+        out, stride = 0, 1
+        for d in order:
+            out += coords[d] * stride
+            stride *= sizes[d]
+        return out
+
+    levels = {}
+    for d in order:
+        worst = None
+        for coords in ranks:
+            if coords[d]:
+                continue
+            members = [rank({**coords, d: k}) for k in range(sizes[d])]
+            for a, b in itertools.combinations(members, 2):
+                lv = int(topo.level_of(a, b))
+                worst = lv if worst is None else max(worst, lv)
+        levels[d] = worst
+    return levels
+
+
+@pytest.mark.parametrize("order", ["tp-dp-pp", "dp-tp-pp", "tp-pp-dp", "pp-dp-tp"])
+@pytest.mark.parametrize("tp,dp,pp", [(4, 2, 8), (2, 4, 2), (8, 1, 8), (1, 16, 4), (3, 5, 2), (6, 2, 1)])
+def test_levels_match_an_enumeration_of_every_group(order, tp, dp, pp):
+    dims = tuple(order.split("-"))
+    got = place(TOPO, order=order, tp=tp, dp=dp, pp=pp)
+    assert got.levels == _by_enumeration(TOPO, dims, {"tp": tp, "dp": dp, "pp": pp})
+
+
+def test_a_step_on_levels_equals_the_step_with_the_levels_links():
+    shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
+    kw = {"shape": shape, "dp": 4, "tp": 4, "pp": 2, "microbatches": 4, "peak_flops": "312e12"}
+    on_levels = step(topology=TOPO, **kw)
+    by_hand = step(tp_link=parse_link("1us:300GB/s"), dp_link=parse_link("5us:25GB/s"),
+                   pp_link=parse_link("5us:25GB/s"), **kw)
+    assert on_levels.step_s == by_hand.step_s
+    assert "placement: tp on nvlink, dp on ib, pp on ib (rank order tp-dp-pp)" in on_levels.notes
+
+
+def test_an_explicit_link_wins_over_the_levels():
+    kw = {"forward_s": ["1ms"] * 2, "backward_s": ["2ms"] * 2, "gradient_bytes": ["1MiB"] * 2, "dp": 64}
+    a = step(topology=TOPO, dp_link=parse_link("1us:300GB/s"), **kw)
+    b = step(link=parse_link("1us:300GB/s"), **kw)
+    assert a.step_s == b.step_s
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"order": "tp-dp"}, "order='tp-dp' is not an order of tp, dp and pp"),
+    ({"order": "tp-tp-pp"}, "is not an order"),
+    ({"dp": 128}, "the topology holds 64 ranks"),
+    ({"link": combine_link(alpha=0, beta=0)}, "link= and topology= were both given"),
+])
+def test_bad_placements(kwargs, message):
+    kw = {"forward_s": ["1ms"] * 2, "backward_s": ["2ms"] * 2, "gradient_bytes": ["1MiB"] * 2, "dp": 2,
+          "topology": TOPO, **kwargs}
+    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+        step(**kw)
+
+
+def test_order_without_levels_is_refused():
+    with pytest.raises(InputError, match="pass topology= too"):
+        step(forward_s=["1ms"], backward_s=["2ms"], order="dp-tp-pp")
