@@ -65,7 +65,7 @@ from costmodel.topology import Topology
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "ZERO_STAGES", "CommInterval", "StepResult", "estimate_step",
+__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "ZERO_STAGES", "CommInterval", "StepResult", "estimate_step",
            "step"]
 
 BUCKET_RULES = ("ddp", "megatron", "deepspeed")
@@ -307,6 +307,10 @@ def _model(*, shape: Any, micro_batch: Any, peak_flops: Any, efficiency: Any, ca
         split_by = f"pp={pp} × chunks={v}" if v > 1 else f"pp={pp}"
         raise InputError(f"{layers} layers do not split evenly over {split_by}; choose pp (and chunks) "
                          "dividing the layers")
+    events = m * layers * 3
+    if events > MAX_LAYER_OPERATIONS:
+        raise InputError(f"microbatches={m} × {layers} layers give {events} layer operations (F, B, W) per "
+                         f"replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer micro-batches")
     return model
 
 
@@ -323,6 +327,9 @@ def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stag
         out[-1].append(model.logits)
     return out
 
+
+MAX_LAYER_OPERATIONS = 3_000_000
+"""Most layer operations (micro-batches × layers × 3) one replica's step simulates (a few seconds)."""
 
 ZERO_STAGES = (0, 1, 2, 3)
 """The ZeRO stages :func:`step` models (3 is also PyTorch FSDP's ``FULL_SHARD``)."""
