@@ -8,7 +8,7 @@ when it runs.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -122,7 +122,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
         counts.add_row("with recomputation (hardware, eq. 3)", _count(r.hardware_flops))
     counts.add_row("model FLOPs (no recomputation)", _count(r.model_flops))
     counts.add_row("6·N·tokens", f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
-    drawn: list[object] = [head, Text(""), parts, Text(""), counts]
+    drawn: list[Any] = [head, Text(""), parts, Text(""), counts]
     per_gpu, total = r.hardware_flops_per_s_per_gpu, r.hardware_flops_per_s
     if r.time_s is not None and per_gpu is not None and total is not None:
         rates = table("quantity", "value", header=False)

@@ -337,26 +337,26 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     if peak_flops is not None and time_s is None:
         raise InputError("peak_flops needs time_s and gpus: MFU and HFU compare the achieved FLOP/s "
                          "with the peak")
-    time = gpu = peak = None
-    rates: dict[str, Fraction | None] = dict.fromkeys(
-        ("model_flops_per_s_per_gpu", "hardware_flops_per_s_per_gpu", "model_flops_per_s",
-         "hardware_flops_per_s", "mfu", "hfu"))
+    time = peak = None
+    gpu: int | None = None
+    model_rate = run_rate = mfu = hfu = None
     if time_s is not None and gpus is not None:
         try:
             time = parse_time(time_s, allow_zero=False)  # type: ignore[arg-type]
         except InputError as exc:
             raise InputError(f"time_s={time_s!r}: {exc}") from None
         gpu = positive(gpus, "gpus")
-        rates.update(model_flops_per_s=model.total / time, hardware_flops_per_s=run.total / time,
-                     model_flops_per_s_per_gpu=model.total / time / gpu,
-                     hardware_flops_per_s_per_gpu=run.total / time / gpu)
+        model_rate, run_rate = model.total / time, run.total / time
         if peak_flops is not None:
             peak = _peak(peak_flops)
-            rates.update(mfu=model.total / time / gpu / peak, hfu=run.total / time / gpu / peak)
+            mfu, hfu = model_rate / gpu / peak, run_rate / gpu / peak
     return AchievedFlops(
         shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=causal, layer=run.layer,
         logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
         hardware_flops=run.total, model_flops_per_token=model.per_token,
         hardware_flops_per_token=run.per_token,
         parameters=run.parameters, six_n_flops=run.six_n_flops, six_n_ratio=run.six_n_flops / model.total,
-        time_s=time, gpus=gpu, peak_flops_per_s=peak, **rates)
+        time_s=time, gpus=gpu, peak_flops_per_s=peak,
+        model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
+        hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
+        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu)
