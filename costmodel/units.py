@@ -57,6 +57,7 @@ __all__ = [
     "Quantity",
     "floor_log10",
     "format_exact",
+    "format_flop_rate",
     "format_inverse_rate",
     "format_number",
     "format_rate",
@@ -1088,6 +1089,23 @@ def format_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
     """
     return _format_nonzero(bytes_per_s, digits, "0 B/s",
                            lambda x, d: f"{_format_rate_bytes(x, d)} ({_scaled(8 * x, _BIT_RATES, d, 0)})")
+
+
+_FLOP_RATES = _ladder([("FLOP/s", 1), *((p + "FLOP/s", f) for p, f in _DECIMAL_PREFIXES),
+                       ("EFLOP/s", 10**18)])
+
+
+def format_flop_rate(flops_per_s: float | Fraction, *, digits: int = 4) -> str:
+    """Write a compute rate in FLOP/s with the decimal prefix (k … E) that keeps it in [1, 1000).
+
+    Examples
+    --------
+    >>> format_flop_rate(312e12), format_flop_rate(502.0075e15), format_flop_rate(Fraction(3, 2) * 10**21)
+    ('312 TFLOP/s', '502 PFLOP/s', '1500 EFLOP/s')
+    >>> format_flop_rate(0)
+    '0 FLOP/s'
+    """
+    return _format_nonzero(flops_per_s, digits, "0 FLOP/s", lambda x, d: _scaled(x, _FLOP_RATES, d, 0))
 
 
 def format_inverse_rate(s_per_byte: float | Fraction, *, digits: int = 4) -> str:

@@ -22,6 +22,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "consensus": ("consensus", "gossip-step", "gossip-vs-allreduce"),
     "pipeline": ("bubble",),
     "step": ("step",),
+    "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
     "teaching": ("example", "exercise", "check"),

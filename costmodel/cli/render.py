@@ -50,6 +50,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.consensus.gossip.GossipComparison"),
     "costmodel.cli.pipeline": ("costmodel.pipeline.result.Bubble",),
     "costmodel.cli.step": ("costmodel.step.model.StepResult",),
+    "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (
         "costmodel.training.loss.WeightedLoss", "costmodel.training.loss.WeightedGradient",
         "costmodel.training.federated.FedAvgRound", "costmodel.training.memory.MemoryReport",

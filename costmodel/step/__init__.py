@@ -1,6 +1,7 @@
 """A training step, whole: model FLOPs, gradient buckets and the overlap of their reduction.
 
-:mod:`~costmodel.step.flops` counts a transformer's FLOPs from its shape,
+:mod:`~costmodel.step.flops` counts a transformer's FLOPs from its shape (and the FLOP/s of a measured
+iteration, :func:`~costmodel.step.flops.achieved_flops`),
 :mod:`~costmodel.step.buckets` forms gradient buckets as PyTorch DDP, Megatron-LM and DeepSpeed
 do, :mod:`~costmodel.step.overlap` schedules their all-reduces under the backward pass, and
 :mod:`~costmodel.step.model` puts them together with the pipeline schedule into one step,
@@ -20,7 +21,14 @@ from costmodel.step.buckets import (
     megatron_bucket_elements,
     megatron_buckets,
 )
-from costmodel.step.flops import LayerFlops, ModelFlops, TransformerShape, model_flops
+from costmodel.step.flops import (
+    AchievedFlops,
+    LayerFlops,
+    ModelFlops,
+    TransformerShape,
+    achieved_flops,
+    model_flops,
+)
 from costmodel.step.model import BUCKET_RULES, CommInterval, StepResult, estimate_step, step
 from costmodel.step.overlap import BucketTiming, OverlapSchedule, overlap_schedule
 
@@ -29,6 +37,7 @@ __all__ = [
     "DDP_BUCKET_CAP_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
     "DEEPSPEED_REDUCE_BUCKET_ELEMENTS",
+    "AchievedFlops",
     "Bucket",
     "BucketPlan",
     "BucketTiming",
@@ -38,6 +47,7 @@ __all__ = [
     "OverlapSchedule",
     "StepResult",
     "TransformerShape",
+    "achieved_flops",
     "ddp_buckets",
     "deepspeed_buckets",
     "estimate_step",

@@ -26,6 +26,11 @@ above.  The PaLM convention (Chowdhery et al. 2022, appendix B) counts 6·N FLOP
 the N weights plus 12·l·h·s per token for attention; without recomputation or the causal
 saving, ``total == six_n_flops + 12·l·h·s·tokens`` holds exactly (N counts the matrices only:
 no biases, norms or position embeddings; the logits share the V·h input embedding).
+
+:func:`achieved_flops` divides these counts by a measured iteration time: the model FLOPs (no
+recomputation) give the model FLOPs utilization (MFU), the FLOPs as run (with the recomputation)
+the hardware FLOPs utilization (HFU) and Narayanan et al.'s "teraFLOP/s per GPU" (Chowdhery et
+al. 2022, appendix B; Korthikanti et al. 2022).
 """
 
 from __future__ import annotations
@@ -35,13 +40,15 @@ from fractions import Fraction
 
 from costmodel._json import JSONFields
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.exact import to_fraction
-from costmodel.references import CHOWDHERY_2022, MEGATRON_LM, NARAYANAN_2021_MEGATRON, Cited
+from costmodel.exact import parse_number
+from costmodel.references import CHOWDHERY_2022, KORTHIKANTI_2022, MEGATRON_LM, NARAYANAN_2021_MEGATRON, Cited
+from costmodel.units import parse_time
 from costmodel.validate import positive
 
-__all__ = ["CITED", "RECOMPUTATION", "LayerFlops", "ModelFlops", "TransformerShape", "model_flops"]
+__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "LayerFlops", "ModelFlops", "TransformerShape",
+           "achieved_flops", "model_flops"]
 
-CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022)
+CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KORTHIKANTI_2022)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
@@ -84,7 +91,10 @@ class TransformerShape(JSONFields):
         if self.hidden % self.heads:
             raise InputError(f"heads={self.heads!r} does not divide hidden={self.hidden!r}; "
                              "each head has hidden/heads channels")
-        factor = to_fraction(self.ffn_factor, what="an FFN factor", example="4")
+        try:
+            factor = parse_number(self.ffn_factor, what="FFN factor")
+        except InputError as exc:
+            raise InputError(f"ffn_factor={self.ffn_factor!r}: {exc}") from None
         if factor <= 0 or (factor * self.hidden).denominator != 1:
             raise InputError(f"ffn_factor={self.ffn_factor!r} is not a positive number with a whole "
                              f"ffn_factor·hidden; give 4, or 8/3 with hidden a multiple of 3")
@@ -209,3 +219,144 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         total=shape.layers * layer.total + 3 * logits,
         parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens)
 
+
+
+_ACHIEVED_SOURCES = (
+    *_SOURCES,
+    NARAYANAN_2021_MEGATRON.at("section 5.1, Table 1: teraFLOP/s per GPU with the equation (3) count"),
+    CHOWDHERY_2022.at("appendix B: model and hardware FLOPs utilization"),
+    KORTHIKANTI_2022.at("model FLOPs utilization (MFU) and hardware FLOPs utilization (HFU)"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AchievedFlops(JSONFields):
+    """The FLOPs of one training iteration and, given its measured time, the FLOP/s achieved.
+
+    Two counts: ``model_flops`` (forward and backward, no recomputation: the model FLOPs of MFU)
+    and ``hardware_flops`` (as run, the recomputation included: the hardware FLOPs of HFU, and
+    with full recomputation Narayanan et al.'s equation (3)).  *layer* is one layer's count as
+    run.  The rates are ``None`` without *time_s* and *gpus*, the utilizations without
+    *peak_flops_per_s* (the peak of one GPU).  ``six_n_ratio`` is 6·N·tokens over
+    ``model_flops``.
+    """
+
+    shape: TransformerShape
+    batch: int
+    tokens: int
+    recompute: str
+    causal: bool
+    layer: LayerFlops
+    logits_forward: int
+    logits_backward: int
+    model_flops: Fraction
+    hardware_flops: Fraction
+    model_flops_per_token: Fraction
+    hardware_flops_per_token: Fraction
+    parameters: int
+    six_n_flops: int
+    six_n_ratio: Fraction
+    time_s: Fraction | None
+    gpus: int | None
+    peak_flops_per_s: Fraction | None
+    model_flops_per_s_per_gpu: Fraction | None
+    hardware_flops_per_s_per_gpu: Fraction | None
+    model_flops_per_s: Fraction | None
+    hardware_flops_per_s: Fraction | None
+    mfu: Fraction | None
+    hfu: Fraction | None
+    sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
+
+
+def _peak(value: object) -> Fraction:
+    try:
+        peak = parse_number(value, what="peak FLOP/s")
+    except InputError as exc:
+        raise InputError(f"peak_flops={value!r}: {exc}") from None
+    if peak <= 0:
+        raise InputError(f"peak_flops={value!r} is not positive; give one GPU's peak, e.g. 312e12")
+    return peak
+
+
+def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None, gpus: int | None = None,
+                   recompute: str = "none", causal: bool = False, peak_flops: object = None) -> AchievedFlops:
+    """FLOPs of one iteration of *shape* on *batch* sequences, and the FLOP/s of a measured run.
+
+    Parameters
+    ----------
+    shape : TransformerShape
+    batch : int
+        The global batch B (sequences per iteration), ≥ 1.
+    time_s : time, optional
+        The measured time of one iteration (seconds, or text such as ``"37.6s"``), > 0.
+    gpus : int, optional
+        The GPUs that ran it, ≥ 1; given with *time_s*.
+    recompute : {"none", "full"}
+        The activation recomputation of the run: it adds to the hardware count, not the model count.
+    causal : bool
+        Count only the unmasked half of the attention products (Megatron-LM's count).
+    peak_flops : number, optional
+        The peak FLOP/s of one GPU (e.g. 312e12 for an A100 in bf16), for MFU and HFU.
+
+    Returns
+    -------
+    AchievedFlops
+        model FLOP/s per GPU = model_flops / (time_s · gpus), hardware FLOP/s per GPU =
+        hardware_flops / (time_s · gpus), mfu and hfu those over *peak_flops*.
+
+    Raises
+    ------
+    InputError
+        A batch, time or GPU count that is not positive, only one of *time_s* and *gpus*, or
+        *peak_flops* without them.
+
+    References
+    ----------
+    .. [1] Narayanan et al. SC'21, section 5.1, equation (3) and Table 1.
+    .. [2] Chowdhery et al. 2022 (PaLM), appendix B: MFU and HFU.
+    .. [3] Korthikanti et al. 2022, model and hardware FLOPs utilization.
+
+    Examples
+    --------
+    Narayanan et al.'s 1-trillion-parameter row (Table 1): 502.0 petaFLOP/s on 3072 GPUs.
+
+    >>> t = TransformerShape(layers=128, hidden=25600, heads=160, sequence=2048, vocabulary=51200)
+    >>> r = achieved_flops(t, batch=3072, time_s="102.37s", gpus=3072, recompute="full",
+    ...                    peak_flops=312e12)
+    >>> per_gpu = float(r.hardware_flops_per_s_per_gpu) / 1e12
+    >>> print(f"{float(r.hardware_flops_per_s) / 1e15:.1f} PFLOP/s, {per_gpu:.0f} TFLOP/s per GPU")
+    502.0 PFLOP/s, 163 TFLOP/s per GPU
+    >>> round(100 * r.hfu), r.hfu > r.mfu
+    (52, True)
+    """
+    model = model_flops(shape, batch=batch, causal=causal)
+    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal)
+    if (time_s is None) != (gpus is None):
+        raise InputError("time_s and gpus go together: the FLOP/s per GPU need the measured time of "
+                         "an iteration and the GPUs that ran it")
+    if peak_flops is not None and time_s is None:
+        raise InputError("peak_flops needs time_s and gpus: MFU and HFU compare the achieved FLOP/s "
+                         "with the peak")
+    time = peak = None
+    gpu: int | None = None
+    model_rate = run_rate = mfu = hfu = None
+    if time_s is not None and gpus is not None:
+        try:
+            time = parse_time(time_s, allow_zero=False)  # type: ignore[arg-type]
+        except InputError as exc:
+            raise InputError(f"time_s={time_s!r}: {exc}") from None
+        gpu = positive(gpus, "gpus")
+        model_rate, run_rate = model.total / time, run.total / time
+        if peak_flops is not None:
+            peak = _peak(peak_flops)
+            mfu, hfu = model_rate / gpu / peak, run_rate / gpu / peak
+    return AchievedFlops(
+        shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=causal, layer=run.layer,
+        logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
+        hardware_flops=run.total, model_flops_per_token=model.per_token,
+        hardware_flops_per_token=run.per_token,
+        parameters=run.parameters, six_n_flops=run.six_n_flops, six_n_ratio=run.six_n_flops / model.total,
+        time_s=time, gpus=gpu, peak_flops_per_s=peak,
+        model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
+        hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
+        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu)

@@ -65,8 +65,8 @@ from costmodel.topology import Topology
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "ZERO_STAGES", "CommInterval", "StepResult", "estimate_step",
-           "step"]
+__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "ZERO_STAGES", "CommInterval",
+           "StepResult", "estimate_step", "step"]
 
 BUCKET_RULES = ("ddp", "megatron", "deepspeed")
 """The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""

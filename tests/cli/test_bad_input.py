@@ -15,6 +15,7 @@ LINK = ["--alpha", "5us", "--bandwidth", "12.5GB/s"]
 LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 HIER = ["cost", "allreduce", "-n", "1GiB"]
 NCCL = ["--ranks", "8", "--arch", "sm90", "--channels", "16", "--bw-intra", "40"]
+GPT = ["flops", "--layers", "24", "--hidden", "2304", "--heads", "24", "--seq", "2048", "--vocab", "51200"]
 
 BAD = [
     # -- cost, bound, crossover, best, formula, profiles
@@ -171,6 +172,25 @@ BAD = [
     (["error-feedback"], "give exactly one of --vector"),
     (["error-feedback", "--random", "4"], "needs a seed"),
     (["error-feedback", "--vector", "1,2", "--steps", "500"], "too many"),
+    # -- flops
+    ([*GPT], "Missing option '--batch'"),
+    ([*GPT, "-B", "0"], "batch=0 is not a positive integer"),
+    ([*GPT, "-B", "x"], "'-B'"),
+    (["flops", "-B", "8"], "no transformer shape given"),
+    (["flops", "--layers", "2", "--hidden", "64", "-B", "8"], "needs --heads N, --seq N, --vocab N"),
+    ([*GPT, "-B", "8", "--heads", "7"], "does not divide hidden"),
+    ([*GPT, "-B", "8", "--ffn", "four"], "is not a number"),
+    ([*GPT, "-B", "8", "--recompute", "fulll"], "did you mean 'full'"),
+    ([*GPT, "-B", "8", "--time", "3s"], "--time and --gpus go together"),
+    ([*GPT, "-B", "8", "--gpus", "32"], "--time and --gpus go together"),
+    ([*GPT, "-B", "8", "--peak", "312T"], "pass --time TIME and --gpus N"),
+    ([*GPT, "-B", "8", "--time", "3", "--gpus", "32"], "has no unit"),
+    ([*GPT, "-B", "8", "--time", "0s", "--gpus", "32"], "'--time'"),
+    ([*GPT, "-B", "8", "--time", "-1s", "--gpus", "32"], "negative"),
+    ([*GPT, "-B", "8", "--time", "1e308s", "--gpus", "32"], "out of range"),
+    ([*GPT, "-B", "8", "--time", "3MB", "--gpus", "32"], "not a time"),
+    ([*GPT, "-B", "8", "--time", "3s", "--gpus", "0"], "gpus=0"),
+    ([*GPT, "-B", "8", "--time", "3s", "--gpus", "32", "--peak", "0"], "'--peak'"),
     # -- step
     (["step", "--layers", "0", "-F", "1ms", "-b", "2ms"], "layers=0 is not a positive integer"),
     (["step", "--layers", "4", "--hidden", "64", "--heads", "8", "--seq", "16", "--vocab", "100", "--peak",

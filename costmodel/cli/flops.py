@@ -1,0 +1,140 @@
+"""The ``flops`` command: the FLOPs of one training iteration of a transformer and, measured, its FLOP/s.
+
+It parses the options, makes one call to :func:`costmodel.step.achieved_flops` and emits the
+:class:`~costmodel.step.AchievedFlops`, whose human rendering is declared here; rich loads only
+when it runs.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from costmodel.cli.layout import markup, table
+from costmodel.cli.options import Json, option, value_parser
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
+from costmodel.cli.shape import Ffn, Heads, Hidden, KvGroups, Layers, Peak, Seq, Vocab, transformer_shape
+from costmodel.units import format_flop_rate, format_number, format_time, parse_time
+
+if TYPE_CHECKING:
+    from costmodel.step import AchievedFlops
+
+__all__ = ["app", "render_flops"]
+
+app = typer.Typer()
+
+_RUN = "Iteration"
+_time = value_parser(parse_time, require_unit=True, allow_zero=False)
+_MEASURED = "Measured"
+
+
+@app.command("flops")
+def flops_command(
+    batch: Annotated[int, option("--batch", "-B", metavar="B", panel=_RUN,
+                                 help="Global batch: sequences per iteration (≥ 1).")],
+    layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None,
+    recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
+                                     help="none (default) or full activation recomputation.")] = "none",
+    causal: Annotated[bool, option("--causal", panel=_RUN,
+                                   help="Count half the attention products (the causal mask), as "
+                                        "Megatron-LM does.")] = False,
+    time: Annotated[Fraction | None, option("--time", "-t", metavar="TIME", panel=_MEASURED,
+                                            parser=_time,
+                                            help="Measured time of one iteration: 37.6s.")] = None,
+    gpus: Annotated[int | None, option("--gpus", metavar="N", panel=_MEASURED,
+                                       help="GPUs that ran the iteration (with --time).")] = None,
+    peak: Peak = None,
+    as_json: Json = False,
+) -> None:
+    """FLOPs of one training iteration of a transformer: per layer, logits, total, per token, 6·N check.
+
+    --time and --gpus give the FLOP/s per GPU: as Narayanan et al. SC'21 count it (eq. 3) and in model FLOPs.
+
+    --peak adds the model and hardware FLOPs utilization (MFU, HFU).
+
+    Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
+
+    Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T to the example.
+    """
+    from costmodel.errors import InputError
+    from costmodel.step import achieved_flops
+
+    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
+                              kv_groups=kv_groups)
+    if shape is None:
+        raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S --vocab V")
+    if peak is not None and time is None:
+        raise InputError("--peak gives MFU and HFU of a measured run; pass --time TIME and --gpus N with it")
+    if (time is None) != (gpus is None):
+        raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
+                         "and the GPUs that ran it")
+    emit(achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
+                        peak_flops=peak), as_json=as_json)
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _count(x: Fraction | int) -> str:
+    return format_number(x)
+
+
+def _share(x: Fraction) -> str:
+    return f"{format_number(100 * x, digits=3)}%"
+
+
+@renders("costmodel.step.flops.AchievedFlops")
+def render_flops(r: AchievedFlops) -> Rendered:
+    """The heading, the FLOPs by part, and the counts and rates of one iteration."""
+    from rich.console import Group
+    from rich.text import Text
+
+    s = r.shape
+    extra = "".join((f", f {format_number(s.ffn_factor)}" if s.ffn_factor != 4 else "",
+                     f", g {s.groups}" if s.kv_groups is not None else ""))
+    redo = r.recompute == "full"
+    how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
+    head = markup(f"[bold]flops[/bold] · l {s.layers}, h {s.hidden}, a {s.heads}, s {s.sequence}, "
+                  f"V {s.vocabulary}{extra} · B {r.batch} · {how}\n"
+                  f"[bold]{_count(r.hardware_flops)}[/bold] FLOPs per iteration, "
+                  f"{_count(r.hardware_flops_per_token)} per token\n"
+                  f"N = {_count(r.parameters)} parameters, {r.tokens} tokens")
+    layer = r.layer
+    parts = table("part", "FLOPs", numeric=("FLOPs",))
+    for name, value in (("one layer: QKV projection", layer.qkv),
+                        ("  attention (QKᵀ and ×V)", layer.attention),
+                        ("  output projection", layer.projection), ("  MLP", layer.mlp),
+                        ("  forward", layer.forward), ("  backward (2 × forward)", layer.backward),
+                        *((("  recomputation (a forward)", layer.recompute),) if redo else ()),
+                        ("  total", layer.total),
+                        (f"{s.layers} layers", s.layers * layer.total),
+                        ("logits (forward + backward)", r.logits_forward + r.logits_backward),
+                        ("iteration", r.hardware_flops)):
+        parts.add_row(name, _count(value))
+    counts = table("quantity", "value", header=False)
+    if redo:
+        counts.add_row("with recomputation (hardware, eq. 3)", _count(r.hardware_flops))
+    counts.add_row("model FLOPs (no recomputation)", _count(r.model_flops))
+    counts.add_row("6·N·tokens", f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
+    drawn: list[Any] = [head, Text(""), parts, Text(""), counts]
+    per_gpu, total = r.hardware_flops_per_s_per_gpu, r.hardware_flops_per_s
+    if r.time_s is not None and per_gpu is not None and total is not None:
+        rates = table("quantity", "value", header=False)
+        label = "with recomputation" if redo else "as run"
+        rates.add_row(f"FLOP/s per GPU, {label}", format_flop_rate(per_gpu))
+        if redo and r.model_flops_per_s_per_gpu is not None:
+            rates.add_row("FLOP/s per GPU, model FLOPs", format_flop_rate(r.model_flops_per_s_per_gpu))
+        rates.add_row(f"FLOP/s of all {r.gpus} GPUs, {label}", format_flop_rate(total))
+        if r.mfu is not None and r.hfu is not None and r.peak_flops_per_s is not None:
+            peak = format_flop_rate(r.peak_flops_per_s)
+            rates.add_row(f"MFU (model FLOPs / {peak})", _share(r.mfu))
+            rates.add_row(f"HFU (hardware FLOPs / {peak})", _share(r.hfu))
+        drawn += [Text(""), Text(f"measured: {format_time(r.time_s)} per iteration on {r.gpus} GPUs",
+                                 style="dim"), rates]
+    return Group(*drawn), ()
