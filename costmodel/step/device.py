@@ -108,15 +108,21 @@ class Device:
             return
         produce = "W" if split else "B"
         rounds = range(microbatches) if zero == 2 else (microbatches - 1,)
+        chunks_of: dict[int, list[int]] = {j: [] for j in rounds}  # each round's chunks, in the order run
+        for op, j, c in order:
+            if op == produce and j in chunks_of:
+                chunks_of[j].append(c)
+        formed: dict[tuple[int, ...], tuple[list[tuple[int, int]], tuple[Bucket, ...]]] = {}
         for j in rounds:
-            ready = [(c, i) for op, jj, c in order if op == produce and jj == j
-                     for i in reversed(range(len(units[c])))]
-            sizes = [units[c][i].gradient_bytes for c, i in reversed(ready)]  # layer 0 first
-            buckets = plan(sizes)
+            key = tuple(chunks_of[j])
+            if key not in formed:  # rounds that ready their chunks in one order share their buckets
+                ready = [(c, i) for c in key for i in reversed(range(len(units[c])))]
+                formed[key] = (ready, tuple(plan([units[c][i].gradient_bytes for c, i in reversed(ready)])))
+            ready, buckets = formed[key]
             for k, bucket in enumerate(buckets):
                 last = len(ready) - 1 - min(bucket.layers)  # the bucket's last gradient to be ready
                 self._closes[j, ready[last][0], ready[last][1]] = k
-            self.plans[j] = (ready, tuple(buckets))
+            self.plans[j] = (ready, buckets)
 
     # -- running ----------------------------------------------------------------------------------
 

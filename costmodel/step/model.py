@@ -328,8 +328,8 @@ def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stag
     return out
 
 
-MAX_LAYER_OPERATIONS = 3_000_000
-"""Most layer operations (micro-batches × layers × 3) one replica's step simulates (a few seconds)."""
+MAX_LAYER_OPERATIONS = 1_000_000
+"""Most layer operations (micro-batches × layers × 3) one replica's step simulates (seconds at most)."""
 
 ZERO_STAGES = (0, 1, 2, 3)
 """The ZeRO stages :func:`step` models (3 is also PyTorch FSDP's ``FULL_SHARD``)."""

@@ -70,7 +70,8 @@ class CommStream:
         while self._cursor < len(busy) and busy[self._cursor][1] <= start:
             self._cursor += 1
         t, left = start, work
-        for a, b in busy[self._cursor:]:
+        for k in range(self._cursor, len(busy)):
+            a, b = busy[k]
             if a > t:
                 if left <= a - t:
                     return t + left
