@@ -177,8 +177,8 @@ def step_command(
     bucket_size: Annotated[Fraction | None, option(
         "--bucket-size", metavar="SIZE", panel=_COMM, parser=_size,
         help="Bucket size (default: the framework's; DDP 25MiB).")] = None,
-    zero: Annotated[int, option("--zero", metavar="STAGE", panel=_COMM,
-                                help="ZeRO stage 0 (default), 1, 2 or 3 (3: FSDP, needs --pp 1).")] = 0,
+    zero: Annotated[str, option("--zero", metavar="STAGE", panel=_COMM,
+                                help="ZeRO stage 0 (default), 1, 2, 3 or fsdp (= 3; needs --pp 1).")] = "0",
     prefetch: Annotated[int | None, option("--prefetch", metavar="N", panel=_COMM,
                                            help="ZeRO 3: layers all-gathered ahead of compute (default 1).")
                         ] = None,

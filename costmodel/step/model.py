@@ -341,8 +341,12 @@ FSDP_PREFETCH = 1
 
 
 def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any) -> tuple[int, int, Fraction]:
+    """The ZeRO stage (``"fsdp"`` is 3), the prefetch depth and the slowdown, checked."""
+    if isinstance(zero, str) and zero.strip().lower() in ("fsdp", *map(str, ZERO_STAGES)):
+        zero = 3 if zero.strip().lower() == "fsdp" else int(zero)
     if isinstance(zero, bool) or zero not in ZERO_STAGES:
-        raise InputError(f"zero={zero!r} is not a ZeRO stage; give 0, 1, 2 or 3 (3 is FSDP's FULL_SHARD)")
+        raise InputError(f"zero={zero!r} is not a ZeRO stage; give 0, 1, 2, 3 or 'fsdp' (ZeRO 3: FSDP's "
+                         "FULL_SHARD)")
     if zero == 3 and pp > 1:
         raise InputError(f"zero=3 with pp={pp}: parameter sharding across a pipeline is not modelled "
                          "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")
@@ -469,7 +473,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
          gradient_bytes: Sequence[Any] | None = None, activation_bytes: Any = None, tokens: int | None = None,
          bytes_per_element: Any = 2, link: Link | None = None, tp_link: Link | None = None,
          pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
-         bucket_bytes: Any = None, zero: int = 0, prefetch: int | None = None, slowdown: Any = 0,
+         bucket_bytes: Any = None, zero: int | str = 0, prefetch: int | None = None, slowdown: Any = 0,
          optimizer_s: Any = 0, algorithm: str = "ring", topology: Topology | None = None,
          order: str = MEGATRON_ORDER) -> StepResult:
     """The time of one training step of dp × tp × pp devices (see the module notes).
@@ -503,7 +507,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         link of the outermost level it spans (:mod:`costmodel.step.placement`).
     buckets, bucket_bytes : str, size
         The gradient-bucket rule (ddp, megatron, deepspeed) and its size, default the framework's.
-    zero : {0, 1, 2, 3}
+    zero : {0, 1, 2, 3, "fsdp"}
         The ZeRO stage of the data-parallel replicas (:mod:`costmodel.step.device`): 0 all-reduces
         the buckets, 1 and 2 reduce-scatter them (2 in every micro-batch) and all-gather the
         parameters after the optimizer, 3 (FSDP) all-gathers each layer before it computes and

@@ -218,7 +218,7 @@ BAD = [
       "--dp-link", "nope"], "unknown profile 'nope'"),
     (["step", "--pp", "2", "-m", "3", "--schedule", "interleaved", "--layers", "4", "-F", "1ms", "-b", "2ms",
       "--activation-bytes", "1MB", *LINK], "e.g. -m 4"),
-    (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "4"], "zero=4 is not a ZeRO stage; give 0, 1, 2 or 3"),
+    (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "4"], "zero='4' is not a ZeRO stage; give 0, 1, 2, 3 or 'fsdp'"),
     (["step", "--pp", "2", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "3", "--activation-bytes",
       "1MB", *LINK], "zero=3 with --pp 2: parameter sharding across a pipeline is not modelled"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--prefetch", "2"], "prefetch=2 applies only to zero=3"),

@@ -149,6 +149,10 @@ def test_fsdp_one_layer_ahead_by_hand():
     assert r.dp_comm_s == 6 * h
 
 
+def test_fsdp_is_zero_3():
+    assert step(zero="fsdp", **TWO) == step(zero=3, **TWO) == step(zero="3", **TWO)
+
+
 def test_fsdp_without_prefetch_waits_for_every_gather():
     r = step(zero=3, prefetch=0, **TWO)
     h = HALF
