@@ -7,6 +7,7 @@ when it runs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,9 +35,9 @@ from costmodel.cli.shape import (
 from costmodel.units import format_number, format_size, format_time, parse_size, parse_time
 
 if TYPE_CHECKING:
-    from costmodel.step import StepResult
+    from costmodel.step import StepResult, StepSweep
 
-__all__ = ["app", "render_step"]
+__all__ = ["StepOptions", "app", "parse_sweep", "render_step", "render_sweep", "sweep_value"]
 
 app = typer.Typer()
 
@@ -44,6 +45,7 @@ _PAR = "Parallelism"
 _TIMES = "Model: per-layer times"
 _COMM = "Communication"
 _LINKS = "Link"
+_SWEEP = "Sweep"
 
 #: Buckets tables longer than this are left out of the human output (the JSON has them).
 MAX_BUCKET_ROWS = 12
@@ -57,120 +59,245 @@ _time = value_parser(parse_time, require_unit=True)
 _size = value_parser(parse_size)
 
 
+def _link_option(name: str, help: str) -> Any:
+    return option(name, metavar="NAME|FILE", panel=_LINKS, autocompletion=complete.profiles, help=help)
+
+
+# The options of a step, declared once: `costmodel step` and `costmodel plot step` take them all.
+Dp = Annotated[int, _int("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")]
+Tp = Annotated[int, _int("--tp", metavar="T", panel=_PAR,
+                         help="Tensor-parallel ranks per layer (≥ 1; divides --heads).")]
+Pp = Annotated[int, _int("--pp", metavar="P", panel=_PAR,
+                         help="Pipeline stages (≥ 1; at most the layers, dividing them).")]
+Microbatches = Annotated[int, _int("-m", "--microbatches", metavar="M", panel=_PAR,
+                                   help="Micro-batches per replica per step (≥ 1).")]
+Schedule = Annotated[str, option("--schedule", "-s", metavar="NAME", panel=_PAR,
+                                 autocompletion=complete.schedules,
+                                 help="Pipeline schedule: gpipe, 1f1b (default), interleaved, zb-h1.")]
+Chunks = Annotated[int | None, _int("-v", "--chunks", metavar="V", panel=_PAR,
+                                    help="Model chunks per device, interleaved only (default 2).")]
+Recompute = Annotated[str, option("--recompute", metavar="MODE", panel=_PAR,
+                                  help="none (default) or full activation recomputation.")]
+Efficiency = Annotated[str, option("--efficiency", metavar="E", panel=SHAPE_PANEL,
+                                   help="Achieved share of --peak, 0 < E ≤ 1 (default 1).")]
+Forward = Annotated[Fraction | None, option("--forward", "-F", metavar="TIME", panel=_TIMES, parser=_time,
+                                            help="Forward time of a layer per micro-batch: 2ms.")]
+Backward = Annotated[Fraction | None, option("--backward", "-b", metavar="TIME", panel=_TIMES, parser=_time,
+                                             help="Backward time of a layer: 4ms.")]
+GradientBytes = Annotated[Fraction | None, option(
+    "--gradient-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
+    help="Gradient of a layer on one rank (needed with --dp > 1): 50MB.")]
+ActivationBytes = Annotated[Fraction | None, option(
+    "--activation-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
+    help="Activation tensor of a micro-batch (needed with --tp or --pp > 1): 8MiB.")]
+Tokens = Annotated[int | None, option("--tokens", metavar="N", panel=_TIMES, parser=value_parser(parse_count),
+                                      help="Tokens per micro-batch, for tokens/s.")]
+Buckets = Annotated[str, option("--buckets", metavar="RULE", panel=_COMM,
+                                help="Gradient buckets: ddp (default), megatron, deepspeed.")]
+BucketSize = Annotated[Fraction | None, option("--bucket-size", metavar="SIZE", panel=_COMM, parser=_size,
+                                               help="Bucket size (default: the framework's; DDP 25MiB).")]
+Optimizer = Annotated[Fraction | None, option("--optimizer", metavar="TIME", panel=_COMM, parser=_time,
+                                              help="Optimizer step after the last reduction.")]
+Algorithm = Annotated[str, option("--algorithm", metavar="ALGO", panel=_COMM,
+                                  help="All-reduce algorithm of TP and DP (default ring).")]
+TpLink = Annotated[str | None, _link_option("--tp-link",
+                                            "Profile of the tensor-parallel link (default: the link).")]
+PpLink = Annotated[str | None, _link_option("--pp-link", "Profile of the pipeline link (default: the link).")]
+DpLink = Annotated[str | None, _link_option("--dp-link",
+                                            "Profile of the data-parallel link (default: the link).")]
+Sweep = Annotated[str | None, option(
+    "--sweep", metavar="KNOB=VALUES", panel=_SWEEP,
+    help="Vary one knob, the rest fixed: bucket-size, dp, tp, pp, microbatches, micro-batch, schedule, "
+         "chunks, efficiency, profile, dp-link, tp-link, pp-link. VALUES: 1,2,4 or ranges 1..64x2 "
+         "(×2 each) and 4..32+4 (+4 each).")]
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    """The options of a step as given (None: not given), read into :func:`costmodel.step.step`'s arguments."""
+
+    dp: int
+    tp: int
+    pp: int
+    microbatches: int
+    schedule: str
+    chunks: int | None
+    recompute: str
+    layers: int | None
+    hidden: int | None
+    heads: int | None
+    seq: int | None
+    vocab: int | None
+    ffn: str | None
+    kv_groups: int | None
+    micro_batch: int
+    peak: int | None
+    efficiency: str
+    forward: Fraction | None
+    backward: Fraction | None
+    gradient_bytes: Fraction | None
+    activation_bytes: Fraction | None
+    tokens: int | None
+    buckets: str
+    bucket_size: Fraction | None
+    optimizer: Fraction | None
+    algorithm: str
+    alpha: Fraction | None
+    beta: Fraction | None
+    bandwidth: Fraction | None
+    profile: str | None
+    tp_link: str | None
+    pp_link: str | None
+    dp_link: str | None
+
+    given: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, arguments: dict[str, Any], ctx: typer.Context) -> StepOptions:
+        """The options among a command's *arguments* (``locals()`` of the command, first thing); *ctx*
+        tells which were given on the command line."""
+        defaults = ("DEFAULT", "DEFAULT_MAP")
+        given = frozenset(n for n in ctx.params
+                          if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in defaults)
+        return cls(**{f.name: arguments[f.name] for f in fields(cls) if f.name != "given"}, given=given)
+
+    def arguments(self, sweep: Any = None) -> dict[str, Any]:
+        """The keyword arguments of :func:`costmodel.step.step`, every option checked.
+
+        *sweep*: the :class:`~costmodel.step.sweep.Knob` and values swept, whose argument is left
+        out (an option that sets it too is an error).
+        """
+        from costmodel.errors import InputError
+        from costmodel.exact import parse_number
+        from costmodel.links import resolve_link
+        from costmodel.validate import positive
+
+        knob, values = sweep if sweep is not None else (None, ())
+        swept = "" if knob is None else knob.name
+        if knob is not None:
+            _not_also_given(knob, self.given)
+        layers = self.layers
+        if layers is None:
+            raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
+                             "--forward TIME")
+        positive(layers, "layers")
+        shape = transformer_shape(layers=layers, hidden=self.hidden, heads=self.heads, seq=self.seq,
+                                  vocab=self.vocab, ffn=self.ffn, kv_groups=self.kv_groups)
+        if shape is not None and (self.forward is not None or self.backward is not None):
+            raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
+                             "pass one model")
+        if shape is not None and self.peak is None:
+            raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
+        if shape is None and (self.peak is not None or self.efficiency != "1" or self.micro_batch != 1
+                              or self.ffn is not None or self.kv_groups is not None
+                              or (knob is not None and knob.shape_only)):
+            also = f" and --sweep {swept}" if knob is not None and knob.shape_only else ""
+            raise InputError(f"--peak, --efficiency, --micro-batch, --ffn and --kv-groups{also} describe a "
+                             "transformer shape; with --forward/--backward leave them out")
+        if not 0 < parse_number(self.efficiency, what="an efficiency") <= 1:
+            raise InputError(f"--efficiency {self.efficiency} is not a share of --peak; give 0 < E ≤ 1, "
+                             "e.g. 0.5")
+        if shape is None and (self.forward is None or self.backward is None):
+            raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
+                             "--forward TIME and --backward TIME")
+        link = None
+        if any(v is not None for v in (self.alpha, self.beta, self.bandwidth, self.profile)):
+            link = resolve_link("allreduce", alpha=self.alpha, beta=self.beta, bandwidth=self.bandwidth,
+                                profile=self.profile)
+        for given, own, kind in ((self.tp, self.tp_link, "tp"), (self.pp, self.pp_link, "pp"),
+                                 (self.dp, self.dp_link, "dp")):
+            size = max(values) if swept == kind else given
+            if size > 1 and own is None and link is None and swept not in (f"{kind}-link", "profile"):
+                raise InputError(f"--{kind} {size} communicates but no link was given; pass --alpha TIME "
+                                 f"with --beta TIME/B or --bandwidth RATE, or --profile NAME, or "
+                                 f"--{kind}-link NAME")
+
+        def level(name: str | None) -> Any:
+            return None if name is None else resolve_link("allreduce", profile=name)
+
+        per_layer: dict[str, Any] = {} if shape is not None else {
+            "forward_s": None if self.forward is None else [self.forward] * layers,
+            "backward_s": None if self.backward is None else [self.backward] * layers,
+            "gradient_bytes": None if self.gradient_bytes is None else [self.gradient_bytes] * layers,
+            "activation_bytes": self.activation_bytes, "tokens": self.tokens}
+        arguments = dict(
+            dp=self.dp, tp=self.tp, pp=self.pp, microbatches=self.microbatches, schedule=self.schedule,
+            chunks=self.chunks, recompute=self.recompute, shape=shape, micro_batch=self.micro_batch,
+            peak_flops=self.peak, efficiency=self.efficiency, link=link, tp_link=level(self.tp_link),
+            pp_link=level(self.pp_link), dp_link=level(self.dp_link), buckets=self.buckets,
+            bucket_bytes=self.bucket_size, optimizer_s=0 if self.optimizer is None else self.optimizer,
+            algorithm=self.algorithm, **per_layer)
+        if knob is not None:
+            del arguments[knob.parameter]
+        return arguments
+
+
+def _not_also_given(knob: Any, given: frozenset[str]) -> None:
+    """An error when an option given sets what *knob* sweeps (``--dp 8 --sweep dp=...``)."""
+    from costmodel.errors import InputError
+
+    own = knob.name.replace("-", "_")
+    for name in ("alpha", "beta", "bandwidth", "profile") if knob.name == "profile" else (own,):
+        if name in given:
+            option = name.replace("_", "-")
+            raise InputError(f"--{option} is given and --sweep {knob.name}=... varies it; "
+                             f"drop --{option} or sweep another knob")
+
+
+def parse_sweep(text: str) -> tuple[Any, tuple[Any, ...]]:
+    """``KNOB=VALUES`` as the knob and its values (:func:`costmodel.step.sweep.parse_values`)."""
+    from costmodel.errors import InputError
+    from costmodel.step.sweep import knob, parse_values
+
+    name, equals, values = text.partition("=")
+    if not equals or not name.strip():
+        raise InputError(f"--sweep {text!r} is not KNOB=VALUES; e.g. --sweep dp=1,2,4,8 or "
+                         "--sweep bucket-size=1MiB..256MiBx4")
+    k = knob(name)
+    return k, parse_values(k.name, values)
+
+
 @app.command("step")
 def step_command(
-    dp: Annotated[int, _int("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")] = 1,
-    tp: Annotated[int, _int("--tp", metavar="T", panel=_PAR,
-                            help="Tensor-parallel ranks per layer (≥ 1; divides --heads).")] = 1,
-    pp: Annotated[int, _int("--pp", metavar="P", panel=_PAR,
-                            help="Pipeline stages (≥ 1; at most the layers, dividing them).")] = 1,
-    microbatches: Annotated[int, _int("-m", "--microbatches", metavar="M", panel=_PAR,
-                                      help="Micro-batches per replica per step (≥ 1).")] = 1,
-    schedule: Annotated[str, option(
-        "--schedule", "-s", metavar="NAME", panel=_PAR, autocompletion=complete.schedules,
-        help="Pipeline schedule: gpipe, 1f1b (default), interleaved, zb-h1.")] = "1f1b",
-    chunks: Annotated[int | None, _int("-v", "--chunks", metavar="V", panel=_PAR,
-                                       help="Model chunks per device, interleaved only (default 2).")] = None,
-    recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_PAR,
-                                     help="none (default) or full activation recomputation.")] = "none",
+    ctx: typer.Context,
+    dp: Dp = 1, tp: Tp = 1, pp: Pp = 1, microbatches: Microbatches = 1, schedule: Schedule = "1f1b",
+    chunks: Chunks = None, recompute: Recompute = "none",
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, micro_batch: MicroBatch = 1, peak: Peak = None,
-    efficiency: Annotated[str, option("--efficiency", metavar="E", panel=SHAPE_PANEL,
-                                      help="Achieved share of --peak, 0 < E ≤ 1 (default 1).")] = "1",
-    forward: Annotated[Fraction | None, option("--forward", "-F", metavar="TIME", panel=_TIMES, parser=_time,
-                                               help="Forward time of a layer per micro-batch: 2ms.")] = None,
-    backward: Annotated[Fraction | None, option("--backward", "-b", metavar="TIME", panel=_TIMES,
-                                                parser=_time, help="Backward time of a layer: 4ms.")] = None,
-    gradient_bytes: Annotated[Fraction | None, option(
-        "--gradient-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
-        help="Gradient of a layer on one rank (needed with --dp > 1): 50MB.")] = None,
-    activation_bytes: Annotated[Fraction | None, option(
-        "--activation-bytes", metavar="SIZE", panel=_TIMES, parser=_size,
-        help="Activation tensor of a micro-batch (needed with --tp or --pp > 1): 8MiB.")] = None,
-    tokens: Annotated[int | None, option("--tokens", metavar="N", panel=_TIMES,
-                                         parser=value_parser(parse_count),
-                                         help="Tokens per micro-batch, for tokens/s.")] = None,
-    buckets: Annotated[str, option("--buckets", metavar="RULE", panel=_COMM,
-                                   help="Gradient buckets: ddp (default), megatron, deepspeed.")] = "ddp",
-    bucket_size: Annotated[Fraction | None, option(
-        "--bucket-size", metavar="SIZE", panel=_COMM, parser=_size,
-        help="Bucket size (default: the framework's; DDP 25MiB).")] = None,
-    optimizer: Annotated[Fraction | None, option("--optimizer", metavar="TIME", panel=_COMM, parser=_time,
-                                                 help="Optimizer step after the last reduction.")] = None,
-    algorithm: Annotated[str, option("--algorithm", metavar="ALGO", panel=_COMM,
-                                     help="All-reduce algorithm of TP and DP (default ring).")] = "ring",
+    efficiency: Efficiency = "1",
+    forward: Forward = None, backward: Backward = None, gradient_bytes: GradientBytes = None,
+    activation_bytes: ActivationBytes = None, tokens: Tokens = None,
+    buckets: Buckets = "ddp", bucket_size: BucketSize = None, optimizer: Optimizer = None,
+    algorithm: Algorithm = "ring",
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
-    tp_link: Annotated[str | None, option("--tp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the tensor-parallel link (default: the link).")
-                       ] = None,
-    pp_link: Annotated[str | None, option("--pp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the pipeline link (default: the link).")] = None,
-    dp_link: Annotated[str | None, option("--dp-link", metavar="NAME|FILE", panel=_LINKS,
-                                          autocompletion=complete.profiles,
-                                          help="Profile of the data-parallel link (default: the link).")
-                       ] = None,
+    tp_link: TpLink = None, pp_link: PpLink = None, dp_link: DpLink = None,
+    sweep: Sweep = None,
     as_json: Json = False,
 ) -> None:
     """Price one training step: compute, TP all-reduces, pipeline bubble and sends, bucketed DP reduction.
 
     The model is a transformer shape (--layers --hidden --heads --seq --vocab with --peak) or
     per-layer times (--forward --backward --layers). The DP gradient reduction runs in buckets
-    overlapped with the backward pass; the step is split exactly into its parts.
+    overlapped with the backward pass; the step is split exactly into its parts. With --sweep
+    KNOB=VALUES, one step per value, as a table with the fastest marked.
 
     Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
 
     Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
+
+    Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
+    --sweep bucket-size=50MB..400MBx2
     """
-    from costmodel.errors import InputError
-    from costmodel.exact import parse_number
-    from costmodel.links import resolve_link
-    from costmodel.step import step
-    from costmodel.validate import positive
+    options = StepOptions.of(locals(), ctx)
+    if sweep is None:
+        from costmodel.step import step
 
-    if layers is None:
-        raise InputError("no --layers given; pass --layers L with a shape (--hidden H ...) or with "
-                         "--forward TIME")
-    positive(layers, "layers")
-    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                              kv_groups=kv_groups)
-    if shape is not None and (forward is not None or backward is not None):
-        raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
-                         "pass one model")
-    if shape is not None and peak is None:
-        raise InputError("a transformer shape needs --peak FLOP/S (e.g. 312T) to price its compute")
-    if shape is None and (peak is not None or efficiency != "1" or micro_batch != 1 or ffn is not None
-                          or kv_groups is not None):
-        raise InputError("--peak, --efficiency, --micro-batch, --ffn and --kv-groups describe a transformer "
-                         "shape; with --forward/--backward leave them out")
-    if not 0 < parse_number(efficiency, what="an efficiency") <= 1:
-        raise InputError(f"--efficiency {efficiency} is not a share of --peak; give 0 < E ≤ 1, e.g. 0.5")
-    if shape is None and (forward is None or backward is None):
-        raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab --peak) or "
-                         "--forward TIME and --backward TIME")
-    link = None
-    if any(v is not None for v in (alpha, beta, bandwidth, profile)):
-        link = resolve_link("allreduce", alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
-    for size, own, kind in ((tp, tp_link, "tp"), (pp, pp_link, "pp"), (dp, dp_link, "dp")):
-        if size > 1 and own is None and link is None:
-            raise InputError(f"--{kind} {size} communicates but no link was given; pass --alpha TIME with "
-                             f"--beta TIME/B or --bandwidth RATE, or --profile NAME, or --{kind}-link NAME")
+        emit(step(**options.arguments()), as_json=as_json)
+        return
+    from costmodel.step import sweep_step
 
-    def level(name: str | None) -> Any:
-        return None if name is None else resolve_link("allreduce", profile=name)
-
-    per_layer: dict[str, Any] = {} if shape is not None else {
-        "forward_s": None if forward is None else [forward] * layers,
-        "backward_s": None if backward is None else [backward] * layers,
-        "gradient_bytes": None if gradient_bytes is None else [gradient_bytes] * layers,
-        "activation_bytes": activation_bytes, "tokens": tokens}
-    result = step(dp=dp, tp=tp, pp=pp, microbatches=microbatches, schedule=schedule, chunks=chunks,
-                  recompute=recompute, shape=shape, micro_batch=micro_batch, peak_flops=peak,
-                  efficiency=efficiency, link=link, tp_link=level(tp_link), pp_link=level(pp_link),
-                  dp_link=level(dp_link), buckets=buckets, bucket_bytes=bucket_size,
-                  optimizer_s=0 if optimizer is None else optimizer, algorithm=algorithm, **per_layer)
-    emit(result, as_json=as_json)
+    knob, values = parse_sweep(sweep)
+    emit(sweep_step(knob.name, values, **options.arguments((knob, values))), as_json=as_json)
 
 
 # --------------------------------------------------------------------------
@@ -226,3 +353,45 @@ def render_step(r: StepResult) -> Rendered:
     elif r.dp > 1:
         notes.append(f"buckets table left out: {len(rows)} buckets; --json lists them")
     return Group(*drawn), tuple(notes)
+
+
+def sweep_value(value: Any, kind: str) -> str:
+    """A swept value as a table or an axis shows it: a size in its shorter form, a share as a number."""
+    if kind == "size":
+        return min(format_size(value).split(" = "), key=len)
+    if kind == "number":
+        return format_number(value)
+    return str(value)
+
+
+@renders("costmodel.step.sweep.StepSweep")
+def render_sweep(r: StepSweep) -> Rendered:
+    """A row per value of the knob (the fastest marked), the configuration of the fastest above."""
+    from rich.console import Group
+    from rich.text import Text
+
+    best = r.best_point
+    b = best.result
+    assert b is not None and best.step_s is not None
+    chunks = f" · v = {b.chunks}" if b.chunks > 1 else ""
+    head = markup(f"[bold]step sweep[/bold] of {r.knob} · {len(r.points)} values\n"
+                  f"fastest: {r.knob} = {sweep_value(best.value, r.kind)}, "
+                  f"[bold]{format_time(best.step_s)}[/bold] per step\n"
+                  f"  dp {b.dp} × tp {b.tp} × pp {b.pp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''} · "
+                  f"{b.schedule}{chunks} · M = {b.microbatches}")
+    columns = (r.knob, "step", "compute", "exposed DP", "bubble", "tokens/s", "MFU", "scaling", "")
+    numeric = columns[1:-1] if r.kind == "name" else columns[:-1]
+    rows = table(*columns, numeric=numeric, no_wrap=True, optional=("compute", "bubble", "tokens/s"))
+    for i, p in enumerate(r.points):
+        value = sweep_value(p.value, r.kind)
+        if p.step_s is None:
+            rows.add_row(value, "skipped", "", "", "", "", "", "", "")
+            continue
+        assert p.compute_s is not None and p.dp_exposed_s is not None and p.bubble_s is not None
+        rows.add_row(value, format_time(p.step_s), format_time(p.compute_s), format_time(p.dp_exposed_s),
+                     format_time(p.bubble_s),
+                     "—" if p.tokens_per_s is None else format_number(p.tokens_per_s),
+                     "—" if p.mfu is None else _share(p.mfu, Fraction(1)),
+                     _share(p.scaling_efficiency or Fraction(0), Fraction(1)), "best" if i == r.best else "")
+    notes = ("scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
+    return Group(head, Text(""), rows), notes

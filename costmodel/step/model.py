@@ -32,7 +32,9 @@ makespan less the one without sends), exposed data-parallel communication and th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -453,15 +455,16 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     if model.flops is not None and model.peak is not None and total:
         mfu = model.flops / (total * gpus * model.peak)
     scaling: Fraction = Fraction(1)
-    if dp > 1:
-        single = step(dp=1, tp=tp, pp=pp, microbatches=m, schedule=name, chunks=chunks, recompute=recompute,
+    if dp > 1:  # the dp = 1 step, unless a caller has priced it (known_baseline)
+        single = _BASELINE.get() or step(
+                      dp=1, tp=tp, pp=pp, microbatches=m, schedule=name, chunks=chunks, recompute=recompute,
                       shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
                       causal=causal, forward_s=forward_s, backward_s=backward_s,
                       gradient_bytes=gradient_bytes,
                       activation_bytes=activation_bytes, tokens=tokens, bytes_per_element=bytes_per_element,
                       link=link, tp_link=tp_link, pp_link=pp_link, dp_link=dp_link, buckets=buckets,
-                      bucket_bytes=bucket_bytes, optimizer_s=optimizer_s, algorithm=algorithm)
-        scaling = single.step_s / total
+                      bucket_bytes=bucket_bytes, optimizer_s=optimizer_s, algorithm=algorithm).step_s
+        scaling = single / total
     notes.extend(note for note, on in (
         ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send))) if on)
@@ -478,3 +481,19 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
 
 estimate_step = step
 """The package-level name of :func:`step` (``costmodel.estimate_step``); ``costmodel.step`` is the package."""
+
+_BASELINE: ContextVar[Fraction | None] = ContextVar("_BASELINE", default=None)
+
+
+@contextmanager
+def known_baseline(step_s: Fraction) -> Iterator[None]:
+    """Within it, :func:`step` with dp > 1 takes *step_s* as its dp = 1 step instead of pricing it.
+
+    For a caller that has priced that step already and knows it is the same for every call inside
+    (:func:`costmodel.step.sweep.sweep_step` over a knob the dp = 1 step does not depend on).
+    """
+    token = _BASELINE.set(step_s)
+    try:
+        yield
+    finally:
+        _BASELINE.reset(token)
