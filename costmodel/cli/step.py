@@ -37,7 +37,7 @@ from costmodel.units import format_number, format_size, format_time, parse_size,
 if TYPE_CHECKING:
     from costmodel.step import StepResult, StepSweep
 
-__all__ = ["StepOptions", "app", "parse_sweep", "render_step", "render_sweep", "sweep_value"]
+__all__ = ["StepOptions", "app", "parse_sweep", "render_step", "render_sweep"]
 
 app = typer.Typer()
 
@@ -355,27 +355,20 @@ def render_step(r: StepResult) -> Rendered:
     return Group(*drawn), tuple(notes)
 
 
-def sweep_value(value: Any, kind: str) -> str:
-    """A swept value as a table or an axis shows it: a size in its shorter form, a share as a number."""
-    if kind == "size":
-        return min(format_size(value).split(" = "), key=len)
-    if kind == "number":
-        return format_number(value)
-    return str(value)
-
-
 @renders("costmodel.step.sweep.StepSweep")
 def render_sweep(r: StepSweep) -> Rendered:
     """A row per value of the knob (the fastest marked), the configuration of the fastest above."""
     from rich.console import Group
     from rich.text import Text
 
+    from costmodel.step.sweep import format_value
+
     best = r.best_point
     b = best.result
     assert b is not None and best.step_s is not None
     chunks = f" · v = {b.chunks}" if b.chunks > 1 else ""
     head = markup(f"[bold]step sweep[/bold] of {r.knob} · {len(r.points)} values\n"
-                  f"fastest: {r.knob} = {sweep_value(best.value, r.kind)}, "
+                  f"fastest: {r.knob} = {format_value(best.value, r.kind)}, "
                   f"[bold]{format_time(best.step_s)}[/bold] per step\n"
                   f"  dp {b.dp} × tp {b.tp} × pp {b.pp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''} · "
                   f"{b.schedule}{chunks} · M = {b.microbatches}")
@@ -383,7 +376,7 @@ def render_sweep(r: StepSweep) -> Rendered:
     numeric = columns[1:-1] if r.kind == "name" else columns[:-1]
     rows = table(*columns, numeric=numeric, no_wrap=True, optional=("compute", "bubble", "tokens/s"))
     for i, p in enumerate(r.points):
-        value = sweep_value(p.value, r.kind)
+        value = format_value(p.value, r.kind)
         if p.step_s is None:
             rows.add_row(value, "skipped", "", "", "", "", "", "", "")
             continue

@@ -36,7 +36,8 @@ from costmodel.step.model import StepResult, known_baseline, step
 from costmodel.units import parse_size
 from costmodel.validate import positive
 
-__all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "parse_values", "sweep_step"]
+__all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
+           "sweep_step"]
 
 MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
@@ -335,13 +336,35 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
     if not priced:
         reasons = list(dict.fromkeys(str(p.skipped) for p in points))
         if len(reasons) > 1:
-            reasons = [f"{k.name}={_shown(p.value)}: {p.skipped}" for p in points]
+            reasons = [f"{k.name}={format_value(p.value, k.kind)}: {p.skipped}" for p in points]
         raise InputError(f"no value of {k.name} gives a step: {'; '.join(reasons)}")
     best = min(priced, key=lambda i: (points[i].step_s, i))
-    notes = tuple(f"{k.name}={_shown(p.value)} skipped: {p.skipped}" for p in points if p.skipped)
     return StepSweep(knob=k.name, parameter=k.parameter, kind=k.kind, points=tuple(points), best=best,
-                     notes=notes)
+                     notes=_skipped(k, points))
 
 
-def _shown(value: Any) -> str:
-    return str(value) if not isinstance(value, Fraction) or value.denominator != 1 else str(value.numerator)
+def _skipped(k: Knob, points: list[SweepPoint]) -> tuple[str, ...]:
+    """A note per reason a value was skipped: the values that share it, their own value elided."""
+    reasons: dict[str, list[str]] = {}
+    for p in points:
+        if p.skipped is not None:
+            shown = format_value(p.value, k.kind)
+            reasons.setdefault(p.skipped.replace(f"={shown}", "=…"), []).append(shown)
+    return tuple(f"{k.name}={', '.join(shown)} skipped: {reason}" if len(shown) > 1 else
+                 f"{k.name}={shown[0]} skipped: {reason.replace('=…', f'={shown[0]}')}"
+                 for reason, shown in reasons.items())
+
+
+def format_value(value: Any, kind: str) -> str:
+    """A swept value as tables and axes show it: a size in its shorter form, a number to 4 digits.
+
+    >>> format_value(Fraction(2**20), "size"), format_value(Fraction(1, 3), "number")
+    ('1 MiB', '0.3333')
+    """
+    from costmodel.units import format_number, format_size
+
+    if kind == "size":
+        return min(format_size(value).split(" = "), key=len)
+    if kind == "number":
+        return format_number(value)
+    return str(value)
