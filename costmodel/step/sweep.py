@@ -344,12 +344,13 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
 
 
 def _skipped(k: Knob, points: list[SweepPoint]) -> tuple[str, ...]:
-    """A note per reason a value was skipped: the values that share it, their own value elided."""
+    """A note per reason a value was skipped (its first clause; the point keeps the whole): the values
+    that share it, their own value elided."""
     reasons: dict[str, list[str]] = {}
     for p in points:
         if p.skipped is not None:
             shown = format_value(p.value, k.kind)
-            reasons.setdefault(p.skipped.replace(f"={shown}", "=…"), []).append(shown)
+            reasons.setdefault(p.skipped.split("; ")[0].replace(f"={shown}", "=…"), []).append(shown)
     return tuple(f"{k.name}={', '.join(shown)} skipped: {reason}" if len(shown) > 1 else
                  f"{k.name}={shown[0]} skipped: {reason.replace('=…', f'={shown[0]}')}"
                  for reason, shown in reasons.items())
