@@ -248,7 +248,7 @@ def draw_step_sweep(sweep: StepSweep, path: str | Path, *, force: bool = False) 
         ax.plot(x, [float(p.step_s or 0) * scale for p in priced], marker=MARKERS[0], color=colours[0],
                 label="step time")
         ax.set_ylabel(f"step time ({unit})", color=colours[0])
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, float(longest) * scale * 1.08)
         best = sweep.best_point
         bx = values[sweep.best]
         ax.plot([bx], [float(best.step_s or 0) * scale], marker="*", markersize=16, color=colours[3],
@@ -259,7 +259,7 @@ def draw_step_sweep(sweep: StepSweep, path: str | Path, *, force: bool = False) 
             right.plot(x, [100 * float(p.mfu or 0) for p in priced], marker=MARKERS[1], linestyle="--",
                        color=colours[1], label="MFU")
             right.set_ylabel("MFU (%)", color=colours[1])
-            right.set_ylim(bottom=0)
+            right.set_ylim(0, 108 * max(float(p.mfu or 0) for p in priced) or 1)
             more = right.get_legend_handles_labels()
             lines = (lines[0] + more[0], lines[1] + more[1])
         if names:
