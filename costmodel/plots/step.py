@@ -22,7 +22,7 @@ from typing import Any
 
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.plots._figure import HATCHES, MARKERS, check_output, figure_style, save
-from costmodel.plots.pipeline import _OPS
+from costmodel.plots.pipeline import OPERATIONS
 from costmodel.step.model import StepResult
 from costmodel.step.sweep import StepSweep, format_value
 from costmodel.units import format_time
@@ -198,7 +198,7 @@ def _draw_bars(ax: Any, chart: StepChart, colours: list[Any], styles: dict[str, 
     for key, spans in groups.items():
         row, kind, later, y, h = key
         if row == "compute":
-            _, k, hatch = _OPS.get(kind, ("", 0, ""))
+            _, k, hatch = OPERATIONS.get(kind, ("", 0, ""))
             face = to_rgba(colours[k], 0.5 if later else 1.0)
         else:
             colour, hatch = styles[kind]
@@ -216,7 +216,7 @@ def _legend(chart: StepChart, colours: list[Any], styles: dict[str, tuple[Any, s
     handles = []
     seen = {(b.kind, bool(b.chunk)) for b in chart.bars if b.row == "compute"}
     for op in ("F", "B", "W"):
-        name, k, hatch = _OPS[op]
+        name, k, hatch = OPERATIONS[op]
         for later in (False, True):
             if (op, later) in seen:
                 suffix = ", second chunk" if later else (", first chunk" if (op, True) in seen else "")
