@@ -367,8 +367,7 @@ def step_command(
     optimizer and the step's end are marked. With --sweep KNOB=VALUES: step time and MFU against
     the knob, the fastest value starred.
 
-    Example: costmodel plot step --pp 4 -m 8 --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB
-    --activation-bytes 8MiB --profile ib-hdr --out step.png
+    Example: costmodel plot step --dp 4 --layers 4 -F 1s -b 2s --gradient-bytes 9GB --profile ib-hdr -o s.png
     """
     from costmodel.plots import draw_step_chart, draw_step_sweep, step_chart
     from costmodel.step import step, sweep_step

@@ -285,8 +285,7 @@ def step_command(
 
     Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
 
-    Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
-    --sweep bucket-size=50MB..400MBx2
+    Example: costmodel step --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr --sweep dp=1..8x2
     """
     options = StepOptions.of(locals(), ctx)
     if sweep is None:
