@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from costmodel.errors import InputError
+from costmodel.errors import InputError, UnknownNameError
 from costmodel.params import BOTH_BETA_AND_BANDWIDTH, Link, LinkParams, combine_link
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 from costmodel.validate import whole
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from costmodel.profiles import Profile
     from costmodel.topology import Level, Topology
 
-__all__ = ["link_from_options", "resolve_link", "topology_from_options"]
+__all__ = ["link_from_options", "link_of", "resolve_link", "topology_from_options"]
 
 
 def _loaded(profile: Any) -> Profile:
@@ -81,6 +81,29 @@ def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None,
                 gamma=None if gamma is None else parse_inverse_rate(gamma))
         profile = loaded
     return link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
+
+
+def link_of(text: str) -> Link:
+    """A link written ``ALPHA:RATE`` (``2us:300GB/s``, see :func:`~costmodel.topology.parse_link`), or
+    a profile's name or TOML file (:func:`resolve_link`): what ``--tp-link`` and the like take.
+
+    >>> link_of("2us:300GB/s").alpha_s, link_of("textbook").alpha_s
+    (Fraction(1, 500000), Fraction(1, 200000))
+    """
+    from costmodel.topology import parse_link
+
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{text!r} is not a link; give a profile's name or ALPHA:RATE, e.g. 2us:300GB/s")
+    text = text.strip()
+    if ":" in text and not text.lower().endswith(".toml"):
+        return parse_link(text)
+    try:
+        return resolve_link("allreduce", profile=text)
+    except UnknownNameError:
+        if text[:1].isdigit():  # a latency without its rate, say
+            raise InputError(f"{text!r} is neither a profile nor a link; write ALPHA:RATE, e.g. 2us:300GB/s, "
+                             "or a profile's name") from None
+        raise
 
 
 def topology_from_options(*, levels: Sequence[str | Level] | None = None, profile: Any = None,

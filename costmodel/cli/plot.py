@@ -1,4 +1,4 @@
-"""``plot time|regions|breakdown|consensus|pipeline|calibration``: the models drawn to PNG or SVG.
+"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step``: the models drawn to PNG or SVG.
 
 Each command computes its data with :mod:`costmodel.plots` (one call), draws it to
 ``--out FILE.png|FILE.svg`` (never over an existing file without ``--force``; needs the
@@ -42,6 +42,7 @@ from costmodel.cli.options import (
     Bandwidth,
     Beta,
     Gamma,
+    Levels,
     LogFile,
     LogRanks,
     MaxSize,
@@ -55,6 +56,36 @@ from costmodel.cli.options import (
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
 from costmodel.cli.render import Rendered, renders
+from costmodel.cli.shape import Ffn, Heads, Hidden, KvGroups, Layers, MicroBatch, Peak, Seq, Vocab
+from costmodel.cli.step import (
+    ActivationBytes,
+    Buckets,
+    BucketSize,
+    Dp,
+    DpLink,
+    Efficiency,
+    GradientBytes,
+    Optimizer,
+    Order,
+    Pp,
+    PpLink,
+    Prefetch,
+    Recompute,
+    Schedule,
+    Slowdown,
+    StepOptions,
+    Sweep,
+    Tokens,
+    Tp,
+    TpLink,
+    Zero,
+    parse_sweep,
+)
+from costmodel.cli.step import Algorithm as StepAlgorithm
+from costmodel.cli.step import Backward as LayerBackward
+from costmodel.cli.step import Chunks as StepChunks
+from costmodel.cli.step import Forward as LayerForward
+from costmodel.cli.step import Microbatches as StepMicrobatches
 from costmodel.errors import InputError
 
 __all__ = ["app", "plot_app"]
@@ -62,8 +93,8 @@ __all__ = ["app", "plot_app"]
 app = typer.Typer()
 plot_app = typer.Typer(no_args_is_help=True,
                        help="Draw the models: time against size, best-algorithm regions, α/β/γ "
-                            "breakdown, gossip, pipeline Gantt charts, calibration fits (PNG or SVG; "
-                            "needs the plot extra).")
+                            "breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, "
+                            "a training step (PNG or SVG; needs the plot extra).")
 app.add_typer(plot_app, name="plot")
 
 _OUTPUT = "Output"
@@ -315,6 +346,47 @@ def nccl_command(
     data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version,
                      algo=algo, proto=proto, overrides=None if overrides is None else str(overrides))
     _finish("nccl", data, draw_nccl_plot, target, force=force, as_json=as_json)
+
+
+@plot_app.command("step")
+def step_command(
+    ctx: typer.Context,
+    dp: Dp = 1, tp: Tp = 1, pp: Pp = 1, microbatches: StepMicrobatches = 1, schedule: Schedule = "1f1b",
+    chunks: StepChunks = None, recompute: Recompute = "none",
+    layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, micro_batch: MicroBatch = 1, peak: Peak = None,
+    efficiency: Efficiency = "1",
+    forward: LayerForward = None, backward: LayerBackward = None, gradient_bytes: GradientBytes = None,
+    activation_bytes: ActivationBytes = None, tokens: Tokens = None,
+    buckets: Buckets = "ddp", bucket_size: BucketSize = None, zero: Zero = "0", prefetch: Prefetch = None,
+    slowdown: Slowdown = "0", optimizer: Optimizer = None, algorithm: StepAlgorithm = "ring",
+    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
+    tp_link: TpLink = None, pp_link: PpLink = None, dp_link: DpLink = None, levels: Levels = None,
+    order: Order = "tp-dp-pp",
+    sweep: Sweep = None,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """A training step as a Gantt chart: per stage a compute row (F / B / W) and a communication row.
+
+    The options are those of `costmodel step`. Each stage's compute row shows its operations with
+    their micro-batch, its communication row the data-parallel collectives with their bucket; the
+    optimizer and the step's end are marked. With --sweep KNOB=VALUES: step time and MFU against
+    the knob, the fastest value starred.
+
+    Example: costmodel plot step --dp 4 --layers 4 -F 1s -b 2s --gradient-bytes 9GB --profile ib-hdr -o s.png
+    """
+    from costmodel.plots import draw_step_chart, draw_step_sweep, step_chart
+    from costmodel.step import step, sweep_step
+
+    target = _target(out, force, as_json)
+    options = StepOptions.of(locals(), ctx)
+    if sweep is None:
+        _finish("step", step_chart(step(**options.arguments())), draw_step_chart, target, force=force,
+                as_json=as_json)
+        return
+    knob, values = parse_sweep(sweep)
+    data = sweep_step(knob.name, values, **options.arguments((knob, values)))
+    _finish("step sweep", data, draw_step_sweep, target, force=force, as_json=as_json)
 
 
 @renders("costmodel.cli.plot._Plotted")

@@ -14,6 +14,8 @@ data                   drawing                    what it shows
 :func:`pipeline_plot`  :func:`draw_pipeline_plot` Gantt charts of pipeline schedules
 :func:`calibration_plot` :func:`draw_calibration_plot` a log against its fitted model
 :func:`nccl_plot`      :func:`draw_nccl_plot`     NCCL's model: every entry, its choice
+:func:`step_chart`     :func:`draw_step_chart`    a training step's compute and communication
+:func:`~costmodel.step.sweep_step` :func:`draw_step_sweep` step time and MFU against one knob
 =====================  =========================  ===========================================
 
 Every data result has ``to_dict()`` (JSON-native, SI units) and ``title``.
@@ -37,6 +39,7 @@ from costmodel.plots.nccl import NcclPlot, NcclSeries, NcclSwitch, draw_nccl_plo
 from costmodel.plots.pipeline import GanttBar, PipelinePanel, PipelinePlot, draw_pipeline_plot, pipeline_plot
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
+from costmodel.plots.step import StepBar, StepChart, draw_step_chart, draw_step_sweep, step_chart
 
 __all__ = [
     "SUFFIXES",
@@ -53,6 +56,8 @@ __all__ = [
     "PipelinePlot",
     "RegionMap",
     "Series",
+    "StepBar",
+    "StepChart",
     "TimePlot",
     "calibration_plot",
     "calibration_title",
@@ -64,10 +69,13 @@ __all__ = [
     "draw_nccl_plot",
     "draw_pipeline_plot",
     "draw_region_map",
+    "draw_step_chart",
+    "draw_step_sweep",
     "draw_time_plot",
     "nccl_plot",
     "pipeline_plot",
     "region_map",
+    "step_chart",
     "time_breakdown",
     "time_plot",
 ]

@@ -23,10 +23,11 @@ from costmodel.pipeline import SCHEDULES, Bubble, bubble
 from costmodel.plots._figure import HATCHES, check_output, figure_style, save
 from costmodel.units import format_exact
 
-__all__ = ["GanttBar", "PipelinePanel", "PipelinePlot", "draw_pipeline_plot", "pipeline_plot"]
+__all__ = ["OPERATIONS", "GanttBar", "PipelinePanel", "PipelinePlot", "draw_pipeline_plot", "pipeline_plot"]
 
-_OPS = {"F": ("forward", 0, HATCHES[0]), "B": ("backward", 1, HATCHES[1]),
-        "W": ("weight gradient", 2, HATCHES[2])}
+OPERATIONS = {"F": ("forward", 0, HATCHES[0]), "B": ("backward", 1, HATCHES[1]),
+              "W": ("weight gradient", 2, HATCHES[2])}
+"""Each pipeline operation's name, colour index and hatch, for the Gantt charts of pipelines and steps."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,7 +183,7 @@ def draw_pipeline_plot(plot: PipelinePlot, path: str | Path, *, force: bool = Fa
                 ax.barh(gap.stage, float(gap.end_slots - gap.start_slots), left=float(gap.start_slots),
                         height=0.8, color="0.86", edgecolor="0.6", linewidth=0.4)
             for bar in panel.bars:
-                name, k, hatch = _OPS[bar.op]
+                name, k, hatch = OPERATIONS[bar.op]
                 later = bool(bar.chunk)
                 face = to_rgba(colours[k], 0.5 if later else 1.0)
                 span = float(bar.end_slots - bar.start_slots)
@@ -203,7 +204,7 @@ def draw_pipeline_plot(plot: PipelinePlot, path: str | Path, *, force: bool = Fa
         axes[-1, 0].set_xlabel("time (slots; one slot = one forward of one micro-batch on one stage)")
         handles = []
         for op in ("F", "B", "W"):
-            name, k, hatch = _OPS[op]
+            name, k, hatch = OPERATIONS[op]
             for later in (False, True):
                 if (op, later) in seen:
                     suffix = ", second chunk" if later else (", first chunk" if (op, True) in seen else "")

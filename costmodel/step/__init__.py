@@ -5,7 +5,8 @@ iteration, :func:`~costmodel.step.flops.achieved_flops`),
 :mod:`~costmodel.step.buckets` forms gradient buckets as PyTorch DDP, Megatron-LM and DeepSpeed
 do, :mod:`~costmodel.step.overlap` schedules their all-reduces under the backward pass, and
 :mod:`~costmodel.step.model` puts them together with the pipeline schedule into one step,
-:func:`~costmodel.step.model.step` (also ``costmodel.estimate_step``).
+:func:`~costmodel.step.model.step` (also ``costmodel.estimate_step``), and
+:mod:`~costmodel.step.sweep` varies one knob of it, :func:`~costmodel.step.sweep.sweep_step`.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from costmodel.step.flops import (
 )
 from costmodel.step.model import BUCKET_RULES, CommInterval, StepResult, estimate_step, step
 from costmodel.step.overlap import BucketTiming, OverlapSchedule, overlap_schedule
+from costmodel.step.sweep import KNOBS, StepSweep, SweepPoint, sweep_step
 
 __all__ = [
     "BUCKET_RULES",
     "DDP_BUCKET_CAP_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
     "DEEPSPEED_REDUCE_BUCKET_ELEMENTS",
+    "KNOBS",
     "AchievedFlops",
     "Bucket",
     "BucketPlan",
@@ -46,6 +49,8 @@ __all__ = [
     "ModelFlops",
     "OverlapSchedule",
     "StepResult",
+    "StepSweep",
+    "SweepPoint",
     "TransformerShape",
     "achieved_flops",
     "ddp_buckets",
@@ -56,4 +61,5 @@ __all__ = [
     "model_flops",
     "overlap_schedule",
     "step",
+    "sweep_step",
 ]

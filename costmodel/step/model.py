@@ -32,7 +32,9 @@ makespan less the one without sends), exposed data-parallel communication and th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -585,8 +587,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
                              per_layer_tp=(6 if redo else 4) * allreduce)
     gpus = dp * tp * pp
     scaling: Fraction = Fraction(1)
-    if dp > 1:
-        scaling = step(**{**given, "dp": 1}).step_s / total
+    if dp > 1:  # the dp = 1 step, unless a caller has priced it (known_baseline)
+        scaling = (_BASELINE.get() or step(**{**given, "dp": 1}).step_s) / total
     notes.extend(note for note, on in (
         ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
@@ -616,3 +618,19 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
 
 estimate_step = step
 """The package-level name of :func:`step` (``costmodel.estimate_step``); ``costmodel.step`` is the package."""
+
+_BASELINE: ContextVar[Fraction | None] = ContextVar("_BASELINE", default=None)
+
+
+@contextmanager
+def known_baseline(step_s: Fraction) -> Iterator[None]:
+    """Within it, :func:`step` with dp > 1 takes *step_s* as its dp = 1 step instead of pricing it.
+
+    For a caller that has priced that step already and knows it is the same for every call inside
+    (:func:`costmodel.step.sweep.sweep_step` over a knob the dp = 1 step does not depend on).
+    """
+    token = _BASELINE.set(step_s)
+    try:
+        yield
+    finally:
+        _BASELINE.reset(token)

@@ -16,6 +16,7 @@ LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 HIER = ["cost", "allreduce", "-n", "1GiB"]
 NCCL = ["--ranks", "8", "--arch", "sm90", "--channels", "16", "--bw-intra", "40"]
 GPT = ["flops", "--layers", "24", "--hidden", "2304", "--heads", "24", "--seq", "2048", "--vocab", "51200"]
+STEP = ["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1MB", "--profile", "ib-hdr"]
 
 BAD = [
     # -- cost, bound, crossover, best, formula, profiles
@@ -228,13 +229,38 @@ BAD = [
     (["step", "-F", "1ms,2ms,2ms", "-b", "2ms", "--layers", "4"], "--forward lists 3 values for 4 layers"),
     (["step", "-F", "1ms,,2ms", "-b", "2ms"], "Invalid value for '--forward'"),
     (["step", "--dp", "2", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--dp-link",
-      "5us"], "'5us' is not a link; write ALPHA:RATE"),
+      "5us"], "'5us' is neither a profile nor a link; write ALPHA:RATE"),
     (["step", "--dp", "2", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--level",
       "8:1us:1GB/s", "--order", "tp-dp"], "is not an order of tp, dp and pp"),
     (["step", "--dp", "16", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--level",
       "8:1us:1GB/s"], "the topology holds 8 ranks"),
     (["step", "--dp", "2", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--level",
       "8:1us:1GB/s", "--profile", "ib-hdr"], "--level and a link"),
+    # -- step --sweep
+    ([*STEP, "--sweep", "dp"], "--sweep 'dp' is not KNOB=VALUES"),
+    ([*STEP, "--sweep", "=1,2"], "is not KNOB=VALUES"),
+    ([*STEP, "--sweep", "dpp=1,2"], "unknown knob 'dpp'"),
+    ([*STEP, "--sweep", "dp=0,2"], "dp='0': '0' is zero"),
+    ([*STEP, "--sweep", "dp=-1"], "negative"),
+    ([*STEP, "--sweep", "dp=x"], "not a count"),
+    ([*STEP, "--sweep", "dp=1e308"], "out of range"),
+    ([*STEP, "--sweep", "dp=1,,4"], "empty value"),
+    ([*STEP, "--sweep", "dp=64..1x2"], "runs downwards"),
+    ([*STEP, "--sweep", "dp=1..64x1"], "not above 1"),
+    ([*STEP, "--sweep", "dp=1..64xx"], "dp='64x'"),
+    ([*STEP, "--sweep", "dp=1..10+0"], "dp='0': '0' is zero"),
+    ([*STEP, "--sweep", "dp=1..99999999"], "more than 1000 values"),
+    ([*STEP, "--sweep", "bucket-size=0B"], "not a positive size"),
+    ([*STEP, "--sweep", "bucket-size=1 parsec"], "unknown unit"),
+    ([*STEP, "--sweep", "schedule=1f1b,nope"], "unknown schedule 'nope'"),
+    ([*STEP, "--sweep", "profile=ib-hdr,nope"], "unknown profile 'nope'"),
+    ([*STEP, "--sweep", "dp-link=a..b"], "a range needs a numeric knob"),
+    ([*STEP, "--sweep", "efficiency=0.5"], "--sweep efficiency describe a transformer shape"),
+    ([*STEP, "--sweep", "pp=3,5"], "no value of pp gives a step"),
+    ([*STEP, "--dp", "2", "--sweep", "dp=1,2"], "--dp is given and --sweep dp=... varies it"),
+    ([*STEP, "--alpha", "1us", "--sweep", "profile=ib-hdr"], "--alpha is given and --sweep profile"),
+    (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1MB", "--sweep", "dp=1,2"],
+     "--dp 2 communicates but no link was given"),
     # -- bubble
     (["bubble", "-m", "4"], "Missing option '-P' / '--stages'"),
     (["bubble", "-P", "4"], "Missing option '-m' / '--microbatches'"),

@@ -22,6 +22,8 @@ COMMANDS = {
     "consensus": ["consensus", "ring,hypercube", "-p", "8", "--rounds", "10"],
     "pipeline": ["pipeline", "-P", "2", "-m", "4"],
     "calibration": ["calibration", str(OSU), "-p", "2"],
+    "step": ["step", "--dp", "2", "--pp", "2", "-m", "4", "--layers", "4", "-F", "1ms", "-b", "2ms",
+             "--gradient-bytes", "4MB", "--activation-bytes", "1MB", "--optimizer", "1ms", *SEED],
 }
 
 
@@ -85,6 +87,64 @@ def test_the_image_is_written_once_and_only_as_png_or_svg(capsys, tmp_path: Path
     assert data["out"] == str(svg) and data["title"] in svg.read_text(encoding="utf-8")
 
 
+def test_step_json_bars_are_the_timeline_and_the_communication(capsys):
+    from costmodel.params import combine_link
+    from costmodel.step import step
+
+    data = run_json(capsys, "plot", *COMMANDS["step"])
+    r = step(dp=2, pp=2, microbatches=4, forward_s=["1ms"] * 4, backward_s=["2ms"] * 4,
+             gradient_bytes=["4MB"] * 4, activation_bytes="1MB", optimizer_s="1ms",
+             link=combine_link(alpha="5us", beta="0.08ns/B"))
+    assert data["step_s"] == float(r.step_s) and data["optimizer_start_s"] == float(r.step_s - r.optimizer_s)
+    assert data["collectives"] == ["allreduce"]
+    for s in range(2):
+        compute = [(b["kind"], b["microbatch"], b["chunk"], b["start_s"], b["end_s"]) for b in data["bars"]
+                   if b["stage"] == s and b["row"] == "compute"]
+        assert compute == [(o.op, o.microbatch, o.chunk, float(o.start), float(o.end)) for o in r.timeline[s]]
+        comm = [(b["kind"], b["label"], b["start_s"], b["end_s"]) for b in data["bars"]
+                if b["stage"] == s and b["row"] == "communication"]
+        assert comm == [(c.collective, c.label, float(c.start_s), float(c.end_s)) for c in r.communication[s]]
+        assert comm  # each stage reduces its own gradients
+
+
+def test_step_sweep_json_is_the_sweep(capsys):
+    args = COMMANDS["step"]
+    at = args.index("-m")
+    data = run_json(capsys, "plot", *args[:at], *args[at + 2:], "--sweep", "microbatches=2..8+2")
+    assert data["plot"] == "step sweep" and data["knob"] == "microbatches"
+    assert [p["value"] for p in data["points"]] == [2, 4, 6, 8]
+    assert data["title"] == "Training step against microbatches: 4 values"
+
+
+def test_step_images_gantt_and_sweep(capsys, tmp_path: Path):
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
+    png, svg = tmp_path / "step.png", tmp_path / "sweep.svg"
+    out, _ = run(capsys, "plot", *COMMANDS["step"], "--out", str(png))
+    assert out.startswith(f"wrote {png}: Training step: dp 2 × tp 1 × pp 2 = 4 GPUs, 1f1b, M = 4: ")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _, err = run(capsys, "plot", *COMMANDS["step"], "--out", str(png), rc=2)
+    assert err == f"error: {png} exists; pass --force to overwrite it\n"
+    run(capsys, "plot", *COMMANDS["step"], "--out", str(png), "--force")
+    run(capsys, "plot", *COMMANDS["step"], "--sweep", "bucket-size=1MB..16MBx2", "--out", str(svg))
+    assert "Training step against bucket-size: 5 values" in svg.read_text(encoding="utf-8")
+
+
+def test_a_large_step_chart_is_drawn(tmp_path: Path):
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
+    from costmodel.params import combine_link
+    from costmodel.plots import draw_step_chart, step_chart
+    from costmodel.step import step
+
+    r = step(dp=2, pp=64, microbatches=64, forward_s=["1ms"] * 64, backward_s=["2ms"] * 64,
+             gradient_bytes=["4MB"] * 64, activation_bytes="1MB", link=combine_link(alpha="5us", beta="1ns/B"))
+    chart = step_chart(r)
+    assert len(chart.bars) == 64 * 128 + sum(map(len, r.communication))
+    svg = draw_step_chart(chart, tmp_path / "big.svg")
+    text = svg.read_text(encoding="utf-8")
+    assert "stage 63" in text and "stage 1<" not in text  # a tick every third stage
+    assert text.count(">63<") == 0  # rows too thin for labels: the micro-batches are not written
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["time", "allreduce", "-p", "16", *SEED], "no --out given; name the image"),
     (["time", "allreduce", "-p", "16", *SEED, "--out", "t.gif"], "'t.gif' is neither .png nor .svg"),
@@ -95,6 +155,11 @@ def test_the_image_is_written_once_and_only_as_png_or_svg(capsys, tmp_path: Path
     (["consensus", "rign", "-p", "8", "--json"], "did you mean 'ring'"),
     (["pipeline", "-P", "4", "-m", "6", "--schedule", "interleaved", "--json"], "multiple"),
     (["breakdown", "allreduce", "-p", "16", *SEED, "--json"], "Missing option '-n'"),
+    ([*COMMANDS["step"], "--sweep", "bucket-size=1MB..4MBx", "--json"], "bucket-size='1MB..4MBx'"),
+    ([*COMMANDS["step"], "--sweep", "nodes=1,2", "--json"], "unknown knob 'nodes'"),
+    ([*COMMANDS["step"], "--sweep", "chunks=2,3", "--json"], "no value of chunks gives a step"),
+    ([*COMMANDS["step"], "--sweep", "pp=1,2", "--json"], "--pp is given and --sweep pp=... varies it"),
+    ([*COMMANDS["step"], "--out", "s.jpg"], "'s.jpg' is neither .png nor .svg"),
 ])
 def test_bad_input_is_one_error_line(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
                                      message: str):

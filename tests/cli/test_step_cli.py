@@ -124,3 +124,59 @@ def test_levels_place_the_groups(cli):
     swapped = cli.json("step", *SHAPE[:-4], "--level", "8:2us:300GB/s:nvlink", "--level", "64:5us:25GB/s:ib",
                        "--order", "dp-tp-pp")
     assert "placement: dp on nvlink, tp on ib, pp on ib (rank order dp-tp-pp)" in swapped["notes"]
+SWEEP = [*SHAPE[2:], "--sweep", "dp=1..64x2"]  # SHAPE without its --dp
+
+
+def test_sweep_json_equals_the_library(cli):
+    from costmodel.step import sweep_step
+
+    data = cli.json("step", *SWEEP)
+    shape = TransformerShape(layers=32, hidden=4096, heads=32, sequence=2048, vocabulary=51200)
+    expected = sweep_step("dp", "1,2,4,8,16,32,64", tp=8, pp=4, microbatches=8, shape=shape,
+                          peak_flops=312 * 10**12, efficiency="0.5",
+                          link=resolve_link("allreduce", profile="nvlink4"),
+                          dp_link=resolve_link("allreduce", profile="ib-hdr"))
+    assert data == json.loads(_json(expected))
+    assert list(data) == ["knob", "parameter", "kind", "points", "best", "notes"]
+    assert list(data["points"][0]) == ["value", "skipped", "step_s", "compute_s", "tp_comm_s", "bubble_s",
+                                       "pp_exposed_s", "dp_exposed_s", "contention_s", "optimizer_s",
+                                       "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu",
+                                       "scaling_efficiency"]
+    assert [p["value"] for p in data["points"]] == [1, 2, 4, 8, 16, 32, 64]
+    steps = [p["step_s"] for p in data["points"]]
+    assert data["best"] == steps.index(min(steps)) == 0
+
+
+def test_sweep_table_at_80_columns(cli):
+    out, err = cli.text("step", *SHAPE[:4], *SHAPE[6:], "--sweep", "pp=1..8", columns=80)
+    assert not err
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
+    assert lines[0] == "step sweep of pp · 8 values"
+    assert lines[1].startswith("fastest: pp = 8, ") and lines[1].endswith(" per step")
+    header = lines[4].split()
+    assert header[:2] == ["pp", "step"] and "MFU" in header and "scaling" in header
+    rows = {line.split()[0]: line for line in lines[5:13]}
+    assert list(rows) == [str(v) for v in range(1, 9)]
+    assert rows["8"].endswith(" best") and sum(line.endswith(" best") for line in lines) == 1
+    assert rows["3"].split()[1] == "skipped" and rows["5"].split()[1] == "skipped"
+    assert "note: pp=3, 5, 6, 7 skipped: 32 layers do not split evenly over pp=…" in " ".join(out.split())
+
+
+def test_sweep_of_names_and_sizes_in_the_table(cli):
+    out, _ = cli.text("step", *TIMES, "--sweep", "bucket-size=25MB..400MBx2", columns=80)
+    assert [line.split()[:2] for line in out.splitlines()[5:10]] == [
+        ["25", "MB"], ["50", "MB"], ["100", "MB"], ["200", "MB"], ["400", "MB"]]
+    out, _ = cli.text("step", "--pp", "2", "-m", "4", "--layers", "4", "-F", "1ms", "-b", "2ms",
+                      "--activation-bytes", "8MiB", "--alpha", "5us", "--bandwidth", "25GB/s",
+                      "--sweep", "schedule=gpipe,zb", columns=80)
+    assert "fastest: schedule = zb-h1" in out and "gpipe " in out
+
+
+def test_an_option_and_a_sweep_of_the_same_knob_are_an_error(cli):
+    _, err = cli("step", *TIMES, "--sweep", "dp=1,2", rc=2)
+    assert err == "error: --dp is given and --sweep dp=... varies it; drop --dp or sweep another knob\n"
+    _, err = cli("step", *TIMES, "--sweep", "profile=ib-hdr,nvlink4", rc=2)
+    assert "--profile is given and --sweep profile=... varies it" in err
+    data = cli.json("step", *TIMES[:-2], "--sweep", "profile=ib-hdr,nvlink4")
+    assert [p["value"] for p in data["points"]] == ["ib-hdr", "nvlink4"]

@@ -1,0 +1,64 @@
+"""A training step of a GPT-3-like model and a 100-point sweep of it, timed against their targets.
+
+Run as ``PYTHONPATH=. python benchmarks/bench_step.py [ROUNDS]``.  (a) One step of the 96-layer shape
+(``--layers 96 --hidden 12288 --heads 96 --seq 2048 --vocab 51200 --peak 312T --efficiency 0.5``)
+with 8 micro-batches per replica on dp × tp × pp = 64 × 8 × 8, target < 1 s; (b) a 100-point sweep
+of it (the bucket size, 1 MiB to 100 MiB by 1 MiB), target < 10 s; (c) a 100-point sweep of the
+efficiency (0.01 to 1 by 0.01), whose dp = 1 step changes with each point, target < 10 s.  Each is
+the median of ROUNDS runs in this process (the library, no command line), printed with its ratio
+to the target.
+
+Timing problems print FAIL; they never raise.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+from costmodel.links import resolve_link
+from costmodel.step import TransformerShape, step, sweep_step
+
+GPT3 = TransformerShape(layers=96, hidden=12288, heads=96, sequence=2048, vocabulary=51200)
+
+
+def _fixed() -> dict:
+    return {"shape": GPT3, "peak_flops": 312 * 10**12, "tp": 8, "pp": 8, "microbatches": 8,
+            "link": resolve_link("allreduce", profile="nvlink4"),
+            "dp_link": resolve_link("allreduce", profile="ib-hdr")}
+
+
+def _timed(run, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(rounds: int = 3) -> bool:
+    cases = {
+        "one step, dp 64 × tp 8 × pp 8, M = 8": (
+            lambda: step(dp=64, efficiency="0.5", **_fixed()), 1.0),
+        "sweep bucket-size=1MiB..100MiB+1MiB (100)": (
+            lambda: sweep_step("bucket-size", "1MiB..100MiB+1MiB", dp=64, efficiency="0.5", **_fixed()),
+            10.0),
+        "sweep efficiency=0.01..1+0.01 (100)": (
+            lambda: sweep_step("efficiency", "0.01..1+0.01", dp=64, **_fixed()), 10.0),
+    }
+    ok = True
+    print(f"{'case':45s} {'median':>9s} {'target':>8s} {'ratio':>7s}")
+    for name, (run, target) in cases.items():
+        seconds = _timed(run, rounds)
+        good = seconds < target
+        ok &= good
+        verdict = "ok" if good else "FAIL"
+        print(f"{name:45s} {seconds:8.3f}s {target:7.1f}s {seconds / target:6.2f}× {verdict}")
+    print(f"targets: {'ok' if ok else 'FAIL'}")
+    return ok
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)

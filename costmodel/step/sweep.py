@@ -1,0 +1,414 @@
+"""One knob of a training step varied over a list of values, everything else fixed.
+
+:func:`sweep_step` calls :func:`~costmodel.step.model.step` once per value of the knob and keeps,
+per point, the step time, its breakdown, tokens/s, MFU and scaling efficiency; the best point has
+the lowest step time (the first of equals).  A value the step refuses with these other arguments
+(pp not dividing the layers, tp not dividing the heads) is skipped with its one-line reason;
+only a sweep with no point left is an error.
+
+The knobs are one table, :data:`KNOBS`: a knob's name, the :func:`step` argument it sets and
+how a value is read.  Values are a list, or text in a small grammar (:func:`parse_values`):
+
+* ``1,2,4,8``: the values listed;
+* ``A..BxF``: A, A·F, A·F², … up to B (F > 1): ``dp=1..64x2`` is 1, 2, 4, …, 64;
+* ``A..B+S``: A, A + S, A + 2S, … up to B (S > 0): ``microbatches=4..32+4``; ``A..B`` steps by 1.
+
+Ranges are for the numeric knobs (counts, sizes, efficiency); items and ranges mix:
+``bucket-size=1MiB,4MiB..64MiBx4``.  The text is split and each piece read by the knob's parser;
+nothing is evaluated.
+
+The dp = 1 step that a point with dp > 1 divides by for its scaling efficiency does not depend
+on dp, the bucket size or the data-parallel link; a sweep of one of those prices it once
+(:func:`~costmodel.step.model.known_baseline`), with results equal to pricing it per point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import JSONFields, to_json_dict
+from costmodel.errors import InputError, UnknownNameError
+from costmodel.exact import parse_number
+from costmodel.step.model import StepResult, known_baseline, step
+from costmodel.units import parse_size
+from costmodel.validate import positive
+
+__all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
+           "sweep_step"]
+
+MAX_POINTS = 1000
+"""The most values one sweep takes (a range that would give more is refused)."""
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, str):
+        from costmodel.training.counts import parse_count
+
+        try:
+            value = parse_count(value.strip())
+        except InputError as exc:
+            raise InputError(f"{name}={value!r}: {exc}") from None
+    return positive(value, name)
+
+
+def _size(value: Any, name: str) -> Fraction:
+    try:
+        size = parse_size(value)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+    if size <= 0:
+        raise InputError(f"{name}={value!r} is not a positive size; e.g. 25MiB")
+    return size
+
+
+def _efficiency(value: Any, name: str) -> Fraction:
+    try:
+        x = parse_number(value.strip() if isinstance(value, str) else value, what=name)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+    if not 0 < x <= 1:
+        raise InputError(f"{name}={value!r} is not a share of the peak; give 0 < E ≤ 1, e.g. 0.5")
+    return x
+
+
+def _schedule(value: Any, name: str) -> str:
+    from costmodel.pipeline.orders import resolve_schedule
+
+    return resolve_schedule(str(value).strip())
+
+
+def _profile(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{name}={value!r} is not a profile name or a link; e.g. ib-hdr or 5us:25GB/s")
+    _link(value.strip())  # refused here, before any step, when it is no link
+    return value.strip()
+
+
+def _link(text: str) -> Any:
+    from costmodel.links import link_of
+
+    return link_of(text)
+
+
+def _zero(value: Any, name: str) -> int | str:
+    text = str(value).strip().lower()
+    if text not in ("0", "1", "2", "3", "fsdp"):
+        raise InputError(f"{name}={value!r} is not a ZeRO stage; give 0, 1, 2, 3 or fsdp")
+    return text if text == "fsdp" else int(text)
+
+
+def _share(value: Any, name: str) -> Fraction:
+    try:
+        x = parse_number(value.strip() if isinstance(value, str) else value, what=name)
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+    if not 0 <= x < 1:
+        raise InputError(f"{name}={value!r} is not a share of the compute; give 0 ≤ U < 1, e.g. 0.15")
+    return x
+
+
+def _depth(value: Any, name: str) -> int:
+    from costmodel.validate import whole
+
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.isdigit():
+            raise InputError(f"{name}={value!r} is not a count of layers; e.g. 1")
+        value = int(value)
+    return whole(value, name, low=0, hint="the layers gathered ahead, e.g. 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """A knob of the step: its *name*, the :func:`step` argument it sets and how a value is read.
+
+    *parse* reads one value (text or a Python value) into what the sweep records; *argument* turns
+    that into the :func:`step` argument (a profile name into its link).  *kind* is ``count``,
+    ``size``, ``number`` or ``name`` (the last three: how results show it; counts, sizes and
+    numbers take ranges).  *keeps_baseline*: the dp = 1 step is the same for every value.
+    *shape_only*: it matters only for a transformer shape (``shape=``).
+    """
+
+    name: str
+    parameter: str
+    parse: Callable[[Any, str], Any]
+    kind: str
+    argument: Callable[[Any], Any] | None = None
+    keeps_baseline: bool = False
+    shape_only: bool = False
+
+
+KNOBS: Mapping[str, Knob] = {k.name: k for k in (
+    Knob("bucket-size", "bucket_bytes", _size, "size", keeps_baseline=True),
+    Knob("dp", "dp", _count, "count", keeps_baseline=True),
+    Knob("tp", "tp", _count, "count"),
+    Knob("pp", "pp", _count, "count"),
+    Knob("microbatches", "microbatches", _count, "count"),
+    Knob("micro-batch", "micro_batch", _count, "count", shape_only=True),
+    Knob("schedule", "schedule", _schedule, "name"),
+    Knob("chunks", "chunks", _count, "count"),
+    Knob("efficiency", "efficiency", _efficiency, "number", shape_only=True),
+    Knob("profile", "link", _profile, "name", argument=_link),
+    Knob("dp-link", "dp_link", _profile, "name", argument=_link, keeps_baseline=True),
+    Knob("tp-link", "tp_link", _profile, "name", argument=_link),
+    Knob("pp-link", "pp_link", _profile, "name", argument=_link),
+    Knob("zero", "zero", _zero, "name", keeps_baseline=True),
+    Knob("prefetch", "prefetch", _depth, "name", keeps_baseline=True),
+    Knob("slowdown", "slowdown", _share, "number", keeps_baseline=True),
+)}
+"""Every knob :func:`sweep_step` varies, by name; a new knob is one more row."""
+
+
+def knob(name: str) -> Knob:
+    """The knob called *name* (``_`` read as ``-``), or an error listing the knobs."""
+    key = str(name).strip().lower().replace("_", "-")
+    if key not in KNOBS:
+        raise UnknownNameError("knob", str(name), tuple(KNOBS))
+    return KNOBS[key]
+
+
+def _range(item: str, k: Knob) -> list[Any]:
+    """The values of ``A..BxF`` or ``A..B+S`` (``A..B``: step 1), read by the knob's parser."""
+    low_text, _, rest = item.partition("..")
+    where = f"{k.name}={item!r}"
+    if ".." in rest:
+        raise InputError(f"{where} has two '..'; a range is A..B, A..BxF or A..B+S")
+    op = "x" if "x" in rest else "+" if "+" in rest else None
+    high_text, _, by_text = rest.rpartition(op) if op else (rest, None, None)
+    low, high = k.parse(low_text, k.name), k.parse(high_text, k.name)
+    if high < low:
+        raise InputError(f"{where} runs downwards; write the smaller end first, e.g. {high_text}..{low_text}")
+    if op == "x":
+        factor = _factor(by_text or "", where)
+        count = 1
+        while low * factor ** count <= high and count <= MAX_POINTS:
+            count += 1
+        values = [low * factor ** i for i in range(min(count, MAX_POINTS + 1))]
+    else:
+        by = Fraction(1) if op is None else Fraction(k.parse(by_text, k.name))
+        if by <= 0:
+            raise InputError(f"{where}: the step {by_text!r} is not positive")
+        count = int((high - low) / by) + 1
+        values = [low + i * by for i in range(min(count, MAX_POINTS + 1))]
+    if k.kind == "count":
+        if any(Fraction(v).denominator != 1 for v in values):
+            raise InputError(f"{where} gives values that are not whole numbers; use a whole step or factor")
+        values = [int(v) for v in values]
+    return [k.parse(v, k.name) for v in values]
+
+
+def _factor(text: str, where: str) -> Fraction:
+    try:
+        factor = parse_number(text.strip(), what="a range factor")
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if factor <= 1:
+        raise InputError(f"{where}: the factor {text!r} is not above 1; e.g. 1..64x2")
+    return factor
+
+
+def parse_values(name: str, values: str | Sequence[Any]) -> tuple[Any, ...]:
+    """The values of knob *name*: a list (each read by the knob's parser) or text (see the module notes).
+
+    >>> parse_values("dp", "1..64x2")
+    (1, 2, 4, 8, 16, 32, 64)
+    >>> parse_values("microbatches", "4..16+4,32")
+    (4, 8, 12, 16, 32)
+    >>> parse_values("schedule", "gpipe,zb")
+    ('gpipe', 'zb-h1')
+    """
+    k = knob(name)
+    if isinstance(values, str):
+        items = [v.strip() for v in values.split(",")]
+        if not values.strip() or not all(items):
+            raise InputError(f"{k.name}={values!r} has an empty value; separate values by single commas, "
+                             f"e.g. {_EXAMPLES[k.kind]}")
+        out: list[Any] = []
+        for item in items:
+            if ".." in item:
+                if k.kind == "name":
+                    raise InputError(f"{k.name}={item!r}: a range needs a numeric knob; list the names")
+                out.extend(_range(item, k))
+            else:
+                out.append(k.parse(item, k.name))
+            if len(out) > MAX_POINTS:
+                raise InputError(f"{k.name}={values!r} gives more than {MAX_POINTS} values; sweep fewer")
+    else:
+        if not isinstance(values, Sequence) or not values:
+            raise InputError(f"values={values!r} is not a non-empty list of {k.name} values")
+        out = [k.parse(v, k.name) for v in values]
+    if len(out) > MAX_POINTS:
+        raise InputError(f"{len(out)} values of {k.name}; a sweep takes at most {MAX_POINTS}")
+    return tuple(out)
+
+
+_EXAMPLES = {"count": "1,2,4", "size": "1MiB,25MiB", "number": "0.4,0.5", "name": "ib-hdr,roce"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepPoint(JSONFields):
+    """One value of the knob and its step, or the reason it was *skipped* (then every time is None).
+
+    The times are :class:`~costmodel.step.StepResult`'s parts; :attr:`data_parallel_s` is all the
+    data-parallel traffic adds to the pipeline (exposed, slowdown, ZeRO's parameter all-gather).
+
+    *result* is the whole :class:`~costmodel.step.StepResult` (left out of ``to_dict``: the sweep's
+    JSON keeps the numbers, ``costmodel step --json`` a point's timeline).
+    """
+
+    value: Any
+    skipped: str | None = None
+    step_s: Fraction | None = None
+    compute_s: Fraction | None = None
+    tp_comm_s: Fraction | None = None
+    bubble_s: Fraction | None = None
+    pp_exposed_s: Fraction | None = None
+    dp_exposed_s: Fraction | None = None
+    contention_s: Fraction | None = None
+    optimizer_s: Fraction | None = None
+    param_gather_s: Fraction | None = None
+    dp_comm_s: Fraction | None = None
+    gpus: int | None = None
+    tokens_per_s: Fraction | None = None
+    mfu: Fraction | None = None
+    scaling_efficiency: Fraction | None = None
+    result: StepResult | None = None
+
+    @property
+    def data_parallel_s(self) -> Fraction | None:
+        if self.dp_exposed_s is None or self.contention_s is None or self.param_gather_s is None:
+            return None
+        return self.dp_exposed_s + self.contention_s + self.param_gather_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_json_dict(self, skip=("result",))
+
+
+_NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
+            "optimizer_s", "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu", "scaling_efficiency")
+
+
+def _point(value: Any, r: StepResult) -> SweepPoint:
+    return SweepPoint(value=value, result=r, **{n: getattr(r, n) for n in _NUMBERS})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepSweep(JSONFields):
+    """The points of a sweep of one *knob* (the :func:`step` argument *parameter*), and the best.
+
+    *best* indexes :attr:`points`: the lowest step time, the first of equals.  *kind* says how a
+    value reads: ``count``, ``size`` (bytes), ``number`` or ``name``.
+    """
+
+    knob: str
+    parameter: str
+    kind: str
+    points: tuple[SweepPoint, ...]
+    best: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def best_point(self) -> SweepPoint:
+        return self.points[self.best]
+
+    @property
+    def skipped(self) -> tuple[SweepPoint, ...]:
+        return tuple(p for p in self.points if p.skipped is not None)
+
+    @property
+    def title(self) -> str:
+        return f"Training step against {self.knob}: {len(self.points)} values"
+
+
+def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSweep:
+    """:func:`~costmodel.step.model.step` at each value of knob *name*, the other arguments *fixed*.
+
+    Parameters
+    ----------
+    name : str
+        A knob of :data:`KNOBS`: ``bucket-size``, ``dp``, ``tp``, ``pp``, ``microbatches``,
+        ``micro-batch``, ``schedule``, ``chunks``, ``efficiency``, ``profile`` (the link),
+        ``dp-link``, ``tp-link``, ``pp-link`` (profile names or ``ALPHA:RATE``), ``zero`` (0–3 or
+        fsdp), ``prefetch`` and ``slowdown``.
+    values : str or sequence
+        The values: ``"1,2,4"``, ``"1..64x2"``, ``"4..32+4"`` (see the module notes), or a list.
+    **fixed
+        Every other argument of :func:`step`; the knob's own argument must not be among them.
+
+    Raises
+    ------
+    InputError
+        An unknown knob, a value its parser refuses, the knob's argument also fixed, or no value
+        that the step accepts (the reasons of each listed).
+
+    Examples
+    --------
+    >>> from costmodel.params import combine_link
+    >>> s = sweep_step("pp", "1,3,2", forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, microbatches=4,
+    ...                activation_bytes="1MB", link=combine_link(alpha="5us", bandwidth="25GB/s"))
+    >>> [(p.value, p.skipped is None) for p in s.points], s.best_point.value
+    ([(1, True), (3, False), (2, True)], 2)
+    """
+    k = knob(name)
+    if k.parameter in fixed:
+        raise InputError(f"{k.parameter}= is swept by knob {k.name}; leave it out of the fixed arguments")
+    if k.shape_only and fixed.get("shape") is None:
+        raise InputError(f"knob {k.name} applies to a transformer shape (shape=); with per-layer times "
+                         "it changes nothing")
+    parsed = parse_values(k.name, values)
+    baseline = None
+    points: list[SweepPoint] = []
+    for value in parsed:
+        arguments = {**fixed, k.parameter: value if k.argument is None else k.argument(value)}
+        try:
+            if baseline is None:
+                r = step(**arguments)
+            else:
+                with known_baseline(baseline):
+                    r = step(**arguments)
+        except InputError as exc:
+            points.append(SweepPoint(value=value, skipped=str(exc)))
+            continue
+        points.append(_point(value, r))
+        if k.keeps_baseline and baseline is None:
+            baseline = r.scaling_efficiency * r.step_s  # the dp = 1 step: efficiency = it / this step
+    priced = [i for i, p in enumerate(points) if p.skipped is None]
+    if not priced:
+        reasons = list(dict.fromkeys(str(p.skipped) for p in points))
+        if len(reasons) > 1:
+            reasons = [f"{k.name}={format_value(p.value, k.kind)}: {p.skipped}" for p in points]
+        raise InputError(f"no value of {k.name} gives a step: {'; '.join(reasons)}")
+    best = min(priced, key=lambda i: (points[i].step_s, i))
+    return StepSweep(knob=k.name, parameter=k.parameter, kind=k.kind, points=tuple(points), best=best,
+                     notes=_skipped(k, points))
+
+
+def _skipped(k: Knob, points: list[SweepPoint]) -> tuple[str, ...]:
+    """A note per reason a value was skipped (its first clause; the point keeps the whole): the values
+    that share it, their own value elided."""
+    reasons: dict[str, list[str]] = {}
+    for p in points:
+        if p.skipped is not None:
+            shown = format_value(p.value, k.kind)
+            reasons.setdefault(p.skipped.split("; ")[0].replace(f"={shown}", "=…"), []).append(shown)
+    return tuple(f"{k.name}={', '.join(shown)} skipped: {reason}" if len(shown) > 1 else
+                 f"{k.name}={shown[0]} skipped: {reason.replace('=…', f'={shown[0]}')}"
+                 for reason, shown in reasons.items())
+
+
+def format_value(value: Any, kind: str) -> str:
+    """A swept value as tables and axes show it: a size in its shorter form, a number to 4 digits.
+
+    >>> format_value(Fraction(2**20), "size"), format_value(Fraction(1, 3), "number")
+    ('1 MiB', '0.3333')
+    """
+    from costmodel.units import format_number, format_size
+
+    if kind == "size":
+        return min(format_size(value).split(" = "), key=len)
+    if kind == "number":
+        return format_number(value)
+    return str(value)
