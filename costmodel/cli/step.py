@@ -339,7 +339,7 @@ def step_command(
     The model is a transformer shape (--layers --hidden --heads --seq --vocab with --peak) or
     per-layer times (--forward --backward --layers). The DP gradient reduction runs in buckets
     overlapped with the backward pass; the step is split exactly into its parts. With --sweep
-    KNOB=VALUES, one step per value, as a table with the fastest marked.
+    KNOB=VALUES, one step per value, as a table with the best marked.
 
     Example: costmodel step --dp 4 --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr
 
@@ -439,9 +439,22 @@ def render_step(r: StepResult) -> Rendered:
     return Group(*drawn), tuple(notes)
 
 
+def _best_by(r: StepSweep) -> str:
+    """What made the best point best, in words: with the same work on the same GPUs, its speed."""
+    priced = [p for p in r.points if p.result is not None and p.step_s is not None]
+    tokens = all(p.tokens_per_s is not None for p in priced)
+
+    def work(p: Any) -> Any:  # tokens (or micro-batches) per step, and the GPUs doing them
+        return (p.tokens_per_s * p.step_s if tokens else p.result.dp * p.result.microbatches), p.gpus
+
+    if len({work(p) for p in priced}) == 1:
+        return "the fastest step"
+    return "the most tokens/s per GPU" if tokens else "the most micro-batches per GPU-second"
+
+
 @renders("costmodel.step.sweep.StepSweep")
 def render_sweep(r: StepSweep) -> Rendered:
-    """A row per value of the knob (the fastest marked), the configuration of the fastest above."""
+    """A row per value of the knob (the best marked), the configuration of the best above."""
     from rich.console import Group
     from rich.text import Text
 
@@ -452,7 +465,7 @@ def render_sweep(r: StepSweep) -> Rendered:
     assert b is not None and best.step_s is not None
     chunks = f" · v = {b.chunks}" if b.chunks > 1 else ""
     head = markup(f"[bold]step sweep[/bold] of {r.knob} · {len(r.points)} values\n"
-                  f"fastest: {r.knob} = {format_value(best.value, r.kind)}, "
+                  f"best: {r.knob} = {format_value(best.value, r.kind)} ({_best_by(r)}), "
                   f"[bold]{format_time(best.step_s)}[/bold] per step\n"
                   f"  dp {b.dp} × tp {b.tp} × pp {b.pp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''} · "
                   f"{b.schedule}{chunks} · M = {b.microbatches}")

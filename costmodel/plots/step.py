@@ -5,7 +5,7 @@
 and its communication row, the collectives of its ``communication`` stream with their labels.
 :func:`draw_step_chart` draws them on one time axis, the optimizer and the step's end marked;
 :func:`draw_step_sweep` draws a :class:`~costmodel.step.StepSweep`: step time and MFU against
-the knob, the fastest point marked.
+the knob, the best point (the most work per GPU-second) marked.
 
 References
 ----------
@@ -241,7 +241,7 @@ def draw_step_sweep(sweep: StepSweep, path: str | Path, *, force: bool = False) 
     """Draw *sweep* to *path* (.png or .svg): step time (left axis) and MFU (right) against the knob.
 
     Counts, sizes and numbers are placed by value (a log axis when they span 16× or more), names
-    one after another; skipped values are left out; the fastest point is starred.  Needs matplotlib.
+    one after another; skipped values are left out; the best point is starred.  Needs matplotlib.
     """
     target = check_output(path, force=force)
     priced = [p for p in sweep.points if p.step_s is not None]
@@ -260,7 +260,7 @@ def draw_step_sweep(sweep: StepSweep, path: str | Path, *, force: bool = False) 
         best = sweep.best_point
         bx = values[sweep.best]
         ax.plot([bx], [float(best.step_s or 0) * scale], marker="*", markersize=16, color=colours[3],
-                linestyle="none", label=f"fastest: {format_value(best.value, sweep.kind)}", zorder=5)
+                linestyle="none", label=f"best: {format_value(best.value, sweep.kind)}", zorder=5)
         lines = ax.get_legend_handles_labels()
         if any(p.mfu is not None for p in priced):
             right = ax.twinx()

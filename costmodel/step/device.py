@@ -96,6 +96,12 @@ class Device:
         self._need: dict[tuple[str, int, int, int], int] = {}  # (op, microbatch, chunk, unit) -> index
         self._gathers: list[tuple[str, int, int, int]] = []  # (op, chunk, unit, microbatch) by need
         self._gathered: list[Fraction] = []  # each issued all-gather's end, by need index
+        self._whole: dict[tuple[int, str], Fraction] = {}  # (chunk, op) -> its layers' work in one piece
+        for c, chunk in enumerate(units):
+            weight = sum((u.weight for u in chunk), Fraction(0))
+            self._whole[c, "F"] = sum((u.forward for u in chunk), Fraction(0))
+            self._whole[c, "B"] = sum((u.backward for u in chunk), Fraction(0)) - (weight if split else 0)
+            self._whole[c, "W"] = weight
         if not self.active:
             return
         if zero >= 3:
@@ -129,6 +135,10 @@ class Device:
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
         units, stream, t = self.units[c], self.stream, start
+        if (c, op) in self._whole and (self.zero < 3 or not self.active) and j not in self.plans:
+            # nothing is issued or awaited inside: the operation's layers run as one piece of work
+            self.compute_end = stream.compute(t, self._whole[c, op])
+            return self.compute_end
         if op == "F":
             for i, u in enumerate(units):
                 t = stream.compute(self._wait("F", j, c, i, t), u.forward)

@@ -1,8 +1,10 @@
 """One knob of a training step varied over a list of values, everything else fixed.
 
 :func:`sweep_step` calls :func:`~costmodel.step.model.step` once per value of the knob and keeps,
-per point, the step time, its breakdown, tokens/s, MFU and scaling efficiency; the best point has
-the lowest step time (the first of equals).  A value the step refuses with these other arguments
+per point, the step time, its breakdown, tokens/s, MFU and scaling efficiency; the best point
+does the most work per GPU-second (:func:`throughput`; the first of equals), which is the
+fastest step when the knob changes neither the work of a step nor the GPUs (bucket size, links,
+ZeRO stage).  A value the step refuses with these other arguments
 (pp not dividing the layers, tp not dividing the heads) is skipped with its one-line reason;
 only a sweep with no point left is an error.
 
@@ -37,7 +39,7 @@ from costmodel.units import parse_size
 from costmodel.validate import positive
 
 __all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
-           "sweep_step"]
+           "sweep_step", "throughput"]
 
 MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
@@ -299,7 +301,8 @@ def _point(value: Any, r: StepResult) -> SweepPoint:
 class StepSweep(JSONFields):
     """The points of a sweep of one *knob* (the :func:`step` argument *parameter*), and the best.
 
-    *best* indexes :attr:`points`: the lowest step time, the first of equals.  *kind* says how a
+    *best* indexes :attr:`points`: the most work per GPU-second (:func:`throughput`), the first of
+    equals.  *kind* says how a
     value reads: ``count``, ``size`` (bytes), ``number`` or ``name``.
     """
 
@@ -381,9 +384,24 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         if len(reasons) > 1:
             reasons = [f"{k.name}={format_value(p.value, k.kind)}: {p.skipped}" for p in points]
         raise InputError(f"no value of {k.name} gives a step: {'; '.join(reasons)}")
-    best = min(priced, key=lambda i: (points[i].step_s, i))
+    best = max(priced, key=lambda i: (throughput(points[i], by_tokens=all(
+        points[j].tokens_per_s is not None for j in priced)), -i))
     return StepSweep(knob=k.name, parameter=k.parameter, kind=k.kind, points=tuple(points), best=best,
                      notes=_skipped(k, points))
+
+
+def throughput(point: SweepPoint, *, by_tokens: bool) -> Fraction:
+    """The work a point does per GPU-second: tokens/s per GPU (*by_tokens*), else micro-batches.
+
+    MFU orders the points of one model the same way; so does the step time, inverted, when every
+    point does the same work on the same GPUs.
+    """
+    r = point.result
+    assert r is not None and point.step_s is not None and point.gpus is not None
+    if by_tokens:
+        assert point.tokens_per_s is not None
+        return point.tokens_per_s / point.gpus
+    return Fraction(r.dp * r.microbatches) / (point.step_s * point.gpus)
 
 
 def _skipped(k: Knob, points: list[SweepPoint]) -> tuple[str, ...]:

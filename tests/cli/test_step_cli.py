@@ -153,12 +153,12 @@ def test_sweep_table_at_80_columns(cli):
     lines = out.splitlines()
     assert max(map(len, lines)) <= 80, [line for line in lines if len(line) > 80]
     assert lines[0] == "step sweep of pp · 8 values"
-    assert lines[1].startswith("fastest: pp = 8, ") and lines[1].endswith(" per step")
+    assert lines[1].startswith("best: pp = 1 (the most tokens/s per GPU), ") and lines[1].endswith(" per step")
     header = lines[4].split()
     assert header[:2] == ["pp", "step"] and "MFU" in header and "scaling" in header
     rows = {line.split()[0]: line for line in lines[5:13]}
     assert list(rows) == [str(v) for v in range(1, 9)]
-    assert rows["8"].endswith(" best") and sum(line.endswith(" best") for line in lines) == 1
+    assert rows["1"].endswith(" best") and sum(line.endswith(" best") for line in lines) == 1
     assert rows["3"].split()[1] == "skipped" and rows["5"].split()[1] == "skipped"
     assert "note: pp=3, 5, 6, 7 skipped: 32 layers do not split evenly over pp=…" in " ".join(out.split())
 
@@ -170,7 +170,7 @@ def test_sweep_of_names_and_sizes_in_the_table(cli):
     out, _ = cli.text("step", "--pp", "2", "-m", "4", "--layers", "4", "-F", "1ms", "-b", "2ms",
                       "--activation-bytes", "8MiB", "--alpha", "5us", "--bandwidth", "25GB/s",
                       "--sweep", "schedule=gpipe,zb", columns=80)
-    assert "fastest: schedule = zb-h1" in out and "gpipe " in out
+    assert "best: schedule = zb-h1 (the fastest step)" in out and "gpipe " in out
 
 
 def test_an_option_and_a_sweep_of_the_same_knob_are_an_error(cli):

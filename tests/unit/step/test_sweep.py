@@ -1,4 +1,5 @@
-"""Sweeps of one knob of a step: each point is the step priced alone, the best is the minimum, bad points skip."""
+"""Sweeps of one knob of a step: each point is the step priced alone, the best does the most work per
+GPU-second, bad points skip."""
 
 from __future__ import annotations
 
@@ -68,10 +69,19 @@ def test_each_point_is_the_step_priced_alone(name, values, fixed):
         assert point.skipped is None
         assert {n: getattr(point, n) for n in _NUMBERS} == {n: getattr(alone, n) for n in _NUMBERS}
         assert point.result == alone  # the whole step, timeline and all, exactly
+    # the best does the most work per GPU-second: tokens (shape mode) or micro-batches of all replicas
+    def rate(p):
+        work = p.tokens_per_s * p.step_s if p.tokens_per_s is not None else p.result.dp * p.result.microbatches
+        return work / (p.step_s * p.result.gpus)
+
     priced = [p for p in sweep.points if p.skipped is None]
-    assert sweep.best_point.step_s == min(p.step_s for p in priced)
-    assert sweep.points.index(sweep.best_point) == min(
-        i for i, p in enumerate(sweep.points) if p.step_s == sweep.best_point.step_s)
+    top = max(rate(p) for p in priced)
+    assert rate(sweep.best_point) == top
+    assert sweep.points.index(sweep.best_point) == min(i for i, p in enumerate(sweep.points)
+                                                       if p.skipped is None and rate(p) == top)
+    if name in ("bucket-size", "schedule", "chunks", "profile", "dp-link", "tp-link", "pp-link", "zero",
+                "prefetch", "slowdown", "efficiency"):  # the same work on the same GPUs: the fastest
+        assert sweep.best_point.step_s == min(p.step_s for p in priced)
 
 
 def test_a_sweep_of_the_bucket_size_prices_the_dp_1_step_once(monkeypatch):
@@ -106,7 +116,7 @@ def test_values_that_the_step_refuses_are_skipped_with_their_reason():
     assert "do not split evenly over pp=3" in sweep.points[1].skipped
     assert "pp=16 is above the 8 layers" in sweep.points[3].skipped
     assert sweep.points[1].step_s is None and sweep.points[1].result is None
-    assert sweep.best_point.value == 2
+    assert sweep.best_point.value == 1  # pp = 2 is faster, but on twice the GPUs and with a bubble
     assert sweep.notes == ("pp=3 skipped: 8 layers do not split evenly over pp=3",
                            "pp=16 skipped: pp=16 is above the 8 layers")
     data = sweep.to_dict()
