@@ -172,7 +172,8 @@ def draw_step_chart(chart: StepChart, path: str | Path, *, force: bool = False) 
         ax.set_axisbelow(True)
         handles = _legend(chart, colours, styles)
         fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4),
-                   title="compute row: the number on a bar is its micro-batch; communication row: its bucket")
+                   title="compute row: the number on a bar is its micro-batch; "
+                         "communication row: its bucket or layer")
         fig.suptitle(chart.title)
         return save(fig, target, chart.title)
 

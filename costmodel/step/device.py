@@ -34,10 +34,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, Cited
 from costmodel.step.buckets import Bucket, BucketPlan
 from costmodel.step.stream import CommStream
 
-__all__ = ["Device", "Issued", "Unit"]
+__all__ = ["CITED", "ZERO_SOURCES", "Device", "Issued", "Unit"]
+
+CITED = (PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, DEEPSPEED, MEGATRON_LM)
+
+ZERO_SOURCES: dict[int, tuple[Cited, ...]] = {
+    1: (RAJBHANDARI_2020.at("section 5.1: P_os, optimizer states partitioned, parameters all-gathered after "
+                            "the update"),
+        DEEPSPEED.at("deepspeed/runtime/zero/stage_1_and_2.py: reduce-scatter of the buckets, "
+                     "all_gather_dp_groups after step")),
+    2: (RAJBHANDARI_2020.at("section 5.2: P_os+g, gradients reduce-scattered as they are produced"),
+        DEEPSPEED.at("deepspeed/runtime/zero/stage_1_and_2.py: "
+                     "reduce_independent_p_g_buckets_and_remove_grads in every backward")),
+    3: (RAJBHANDARI_2020.at("section 5.3: P_os+g+p, parameters all-gathered before each layer's forward and "
+                            "backward"),
+        ZHAO_2023.at("section 3.3.2: backward prefetching; torch/distributed/fsdp, BACKWARD_PRE and "
+                     "limit_all_gathers")),
+}
+"""What each ZeRO stage's schedule follows, cited by the step that uses it."""
 
 Price = Callable[[str, Fraction], Fraction]
 """``price(collective, n_bytes) -> seconds`` over the data-parallel ranks."""

@@ -57,7 +57,7 @@ from costmodel.references import (
 )
 from costmodel.step._values import each, named
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
-from costmodel.step.device import Device, Issued, Unit
+from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
 from costmodel.step.memory import DeviceMemory, step_memory
 from costmodel.step.overlap import BucketTiming
@@ -613,7 +613,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         mfu=None if model.flops is None or model.peak is None else model.flops / (total * gpus * model.peak),
         scaling_efficiency=scaling, buckets=_bucket_rows(devices[critical]) if devices else (), memory=memory,
         timeline=timeline, communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
-        notes=tuple(notes), sources=_SOURCES + ((SLOWDOWN_SOURCE,) if u else ()))
+        notes=tuple(notes),
+        sources=_SOURCES + (ZERO_SOURCES.get(zero, ()) if dp > 1 else ()) + ((SLOWDOWN_SOURCE,) if u else ()))
 
 
 estimate_step = step

@@ -20,7 +20,9 @@ from fractions import Fraction
 
 from costmodel.references import ISAEV_2023, Cited
 
-__all__ = ["SOURCE", "CommStream"]
+__all__ = ["CITED", "SOURCE", "CommStream"]
+
+CITED = (ISAEV_2023,)
 
 SOURCE: Cited = ISAEV_2023.at("calculon/llm/layers.py, compute_processing_time: "
                               "flop_time / (1 - processor_usage)")

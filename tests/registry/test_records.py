@@ -224,6 +224,8 @@ CITING_MODULES = (
     "costmodel.training.traffic",
     "costmodel.training.compression",
     "costmodel.consensus.citations",
+    "costmodel.step.device",
+    "costmodel.step.stream",
     "costmodel.step.flops",
     "costmodel.step.buckets",
 )
