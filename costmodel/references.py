@@ -122,6 +122,13 @@ IBTA_SPEC = Citation(
     venue="InfiniBand Trade Association",
     year=2022,
 )
+NVIDIA_A100 = Citation(
+    key="nvidia-a100",
+    authors="NVIDIA",
+    title="NVIDIA A100 Tensor Core GPU datasheet (third-generation NVLink: 600 GB/s total)",
+    venue="NVIDIA Corporation",
+    year=2021,
+)
 NVIDIA_H100 = Citation(
     key="nvidia-h100",
     authors="NVIDIA",
@@ -562,7 +569,7 @@ CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
         THAKUR_2005, CHAN_2007, KIELMANN_2000, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
-        TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
+        TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_A100, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,
         GOYAL_2017,

@@ -19,11 +19,11 @@ from costmodel.step import TransformerShape, step
 from tests.seeds.test_narayanan_table1 import ROWS, TIMES
 
 PAGE = Path(__file__).parents[2] / "docs" / "theory" / "step-vs-measured.md"
-NVLINK, IB = resolve_link("allreduce", profile="nvlink4"), resolve_link("allreduce", profile="ib-hdr")
+NVLINK, IB = resolve_link("allreduce", profile="nvlink3"), resolve_link("allreduce", profile="ib-hdr")
 
 #: The rows the page prices: parameters (billions) -> (step at efficiency 1 in s, efficiency that matches).
-PRICED = {"1.7": ("1.74", "0.4533"), "18.4": ("5.282", "0.4919"), "39.1": ("7.838", "0.4928"),
-          "145.6": ("14", "0.5341"), "529.6": ("33.47", "0.5981"), "1008.0": ("64.23", "0.612")}
+PRICED = {"1.7": ("1.74", "0.4533"), "18.4": ("5.65", "0.5154"), "39.1": ("8.285", "0.5104"),
+          "145.6": ("14.58", "0.5478"), "529.6": ("34.32", "0.6082"), "1008.0": ("65.56", "0.6204")}
 
 
 def _step(row: dict[str, str], efficiency: Fraction):

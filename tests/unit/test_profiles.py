@@ -27,6 +27,7 @@ PRESETS = {
     "100gbe": (F(5, 10**6), F(1, 12_500_000_000), "ieee802.3"),  # 100 Gb/s = 12.5e9 B/s
     "ib-hdr": (F(1, 10**6), F(1, 25 * 10**9), "ibta"),  # 200 Gb/s = 25e9 B/s
     "ib-ndr": (F(1, 10**6), F(1, 50 * 10**9), "ibta"),  # 400 Gb/s = 50e9 B/s
+    "nvlink3": (F(2, 10**6), F(1, 300 * 10**9), "nvidia-a100"),  # 600 GB/s both ways: 300 GB/s each
     "nvlink4": (F(2, 10**6), F(1, 450 * 10**9), "nvidia-h100"),  # 900 GB/s both ways: 450 GB/s each
 }
 
@@ -51,7 +52,7 @@ def test_preset(name: str) -> None:
 
 def test_only_the_textbook_preset_is_not_an_estimate() -> None:
     assert {name: load_profile(name).alpha_estimate for name in PRESETS} == {
-        "textbook": False, "100gbe": True, "ib-hdr": True, "ib-ndr": True, "nvlink4": True,
+        "textbook": False, "100gbe": True, "ib-hdr": True, "ib-ndr": True, "nvlink3": True, "nvlink4": True,
     }
 
 
