@@ -229,6 +229,7 @@ __all__ = [
     "sample_weights",
     "spectrum",
     "staleness",
+    "step",
     "sweep",
     "sweep_step",
     "tensor_parallel_traffic",
@@ -243,7 +244,14 @@ __all__ = [
 __version__ = "0.1.0"
 
 
+_PACKAGES = frozenset({"step"})
+"""Subpackages exported as they are: ``costmodel.step(...)`` prices a training step (the package is
+callable; see :mod:`costmodel.step`)."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in _PACKAGES:
+        return importlib.import_module(f"costmodel.{name}")  # importing sets the attribute
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'costmodel' has no attribute {name!r}")

@@ -7,9 +7,18 @@ do, :mod:`~costmodel.step.overlap` schedules their all-reduces under the backwar
 :mod:`~costmodel.step.model` puts them together with the pipeline schedule into one step,
 :func:`~costmodel.step.model.step` (also ``costmodel.estimate_step``), and
 :mod:`~costmodel.step.sweep` varies one knob of it, :func:`~costmodel.step.sweep.sweep_step`.
+Each pipeline device runs event by event (:mod:`~costmodel.step.device`, with its communication
+stream in :mod:`~costmodel.step.stream`), placed on a machine's levels by
+:mod:`~costmodel.step.placement`; :mod:`~costmodel.step.memory` gives each device's memory.
+
+The package itself can be called: ``costmodel.step(dp=..., ...)`` is
+:func:`~costmodel.step.model.step`.
 """
 
 from __future__ import annotations
+
+import sys
+import types
 
 from costmodel.step.buckets import (
     DDP_BUCKET_CAP_BYTES,
@@ -63,3 +72,12 @@ __all__ = [
     "step",
     "sweep_step",
 ]
+
+
+class _Callable(types.ModuleType):
+    """The package's type: calling ``costmodel.step(...)`` prices a step, as :func:`step` does."""
+
+    __call__ = staticmethod(step)
+
+
+sys.modules[__name__].__class__ = _Callable

@@ -618,7 +618,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
 
 
 estimate_step = step
-"""The package-level name of :func:`step` (``costmodel.estimate_step``); ``costmodel.step`` is the package."""
+"""Another name of :func:`step` (``costmodel.estimate_step``); calling the package, ``costmodel.step(...)``,
+is the same."""
 
 _BASELINE: ContextVar[Fraction | None] = ContextVar("_BASELINE", default=None)
 
