@@ -8,6 +8,7 @@ the command being run (all of them for ``--help`` or an unknown command).
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -73,11 +74,47 @@ def build(argv: Sequence[str] = ()) -> typer.Typer:
     application.callback()(_main)
     for module in wanted:
         group = importlib.import_module(f"costmodel.cli.{module}")
+        _flow_help(group.app)
         application.registered_commands.extend(c for c in group.app.registered_commands
                                                if len(wanted) > 1 or _name(c) == command)
         application.registered_groups.extend(g for g in group.app.registered_groups
                                              if len(wanted) > 1 or g.name == command)
     return application
+
+
+def flowed(text: str) -> str:
+    """*text* (a docstring) with each paragraph on one line, so the help wraps it to the terminal.
+
+    Typer keeps a docstring's line breaks: a paragraph wrapped at 110 columns in the source would
+    print as short and long lines at 80.  Paragraphs that start with ``\b`` (Click's verbatim
+    mark), or whose lines are list items or indented, keep their breaks.
+
+    >>> flowed("A summary.\n\n    One paragraph\n    on two lines.\n\n    - a\n    - b")
+    'A summary.\n\nOne paragraph on two lines.\n\n- a\n- b'
+    """
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        lines = paragraph.splitlines()
+        listed = any(line.startswith(("- ", "* ", "|")) for line in lines)
+        indented = any(line.startswith(" ") for line in lines[1:])
+        verbatim = paragraph.startswith("\b") or listed or indented
+        out.append(paragraph if verbatim else " ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
+
+
+def _flow_help(app: typer.Typer) -> None:
+    """Flow the help of every command of *app* and of its sub-groups (once per callback)."""
+    for c in app.registered_commands:
+        if c.callback is not None and c.callback.__doc__:
+            c.callback.__doc__ = flowed(c.callback.__doc__)
+        if c.help:
+            c.help = flowed(c.help)
+    for g in app.registered_groups:
+        if g.help and isinstance(g.help, str):
+            g.help = flowed(g.help)
+        if g.typer_instance is not None:
+            _flow_help(g.typer_instance)
 
 
 def _name(command: typer.models.CommandInfo) -> str:

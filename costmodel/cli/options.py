@@ -200,7 +200,7 @@ Gamma = Annotated[Fraction | None, _link_option(
 Profile = Annotated[str | None, option(
     "--profile", metavar="NAME|FILE", panel=_LINK, autocompletion=complete.profiles, show_default=True,
     help="Link preset (see `costmodel profiles`) or a profile TOML file (a link, topology "
-         "levels, or both); --alpha/--beta/--bandwidth/--gamma override it.")]
+         "levels, or both); --alpha, --beta, --bandwidth and --gamma override it.")]
 Partial = Annotated[list[str] | None, option(
     "--partial", metavar="MISTAKE=CREDIT",
     help="Credit for an answer with this diagnosed mistake, e.g. binary-prefix=0.5 (repeatable).")]
