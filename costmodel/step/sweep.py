@@ -353,7 +353,9 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
     >>> s = sweep_step("pp", "1,3,2", forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, microbatches=4,
     ...                activation_bytes="1MB", link=combine_link(alpha="5us", bandwidth="25GB/s"))
     >>> [(p.value, p.skipped is None) for p in s.points], s.best_point.value
-    ([(1, True), (3, False), (2, True)], 2)
+    ([(1, True), (3, False), (2, True)], 1)
+    >>> s.points[2].step_s < s.points[0].step_s  # pp = 2 is faster, on twice the GPUs, with a bubble
+    True
     """
     k = knob(name)
     if k.parameter in fixed:
