@@ -86,11 +86,8 @@ def flowed(text: str) -> str:
     """*text* (a docstring) with each paragraph on one line, so the help wraps it to the terminal.
 
     Typer keeps a docstring's line breaks: a paragraph wrapped at 110 columns in the source would
-    print as short and long lines at 80.  Paragraphs that start with ``\b`` (Click's verbatim
-    mark), or whose lines are list items or indented, keep their breaks.
-
-    >>> flowed("A summary.\n\n    One paragraph\n    on two lines.\n\n    - a\n    - b")
-    'A summary.\n\nOne paragraph on two lines.\n\n- a\n- b'
+    print as short and long lines at 80.  Paragraphs that start with Click's verbatim mark (a
+    backspace character), or whose lines are list items or indented, keep their breaks.
     """
     paragraphs = inspect.cleandoc(text).split("\n\n")
     out = []
