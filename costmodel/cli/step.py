@@ -272,13 +272,19 @@ def _machine(o: StepOptions, *, swept: str, sizes: dict[str, int]) -> tuple[Any,
     """The one link, or the topology of levels, that prices what has no link of its own."""
     from costmodel.errors import InputError
     from costmodel.links import resolve_link, topology_from_options
+    from costmodel.profiles import load_profile
 
     link = topology = None
-    if any(v is not None for v in (o.alpha, o.beta, o.bandwidth, o.profile)):
+    options = (o.alpha, o.beta, o.bandwidth)
+    if any(v is not None for v in (*options, o.profile)):
         if o.levels:
             raise InputError("--level and a link (--alpha, --beta, --bandwidth, --profile) were both given; "
                              "describe the machine by its levels or by one link")
-        link = resolve_link("allreduce", alpha=o.alpha, beta=o.beta, bandwidth=o.bandwidth, profile=o.profile)
+        if o.profile is not None and all(v is None for v in options) and load_profile(o.profile).levels:
+            topology = topology_from_options(profile=o.profile)  # a machine's levels: place the groups
+        else:
+            link = resolve_link("allreduce", alpha=o.alpha, beta=o.beta, bandwidth=o.bandwidth,
+                                profile=o.profile)
     elif o.levels:
         topology = topology_from_options(levels=o.levels)
     for kind, size in sizes.items():

@@ -180,3 +180,17 @@ def test_an_option_and_a_sweep_of_the_same_knob_are_an_error(cli):
     assert "--profile is given and --sweep profile=... varies it" in err
     data = cli.json("step", *TIMES[:-2], "--sweep", "profile=ib-hdr,nvlink4")
     assert [p["value"] for p in data["points"]] == ["ib-hdr", "nvlink4"]
+
+
+def test_a_profile_with_levels_places_the_groups(cli, tmp_path):
+    machine = tmp_path / "machine.toml"
+    machine.write_text('[profile]\nname = "two-level"\ntitle = "8 GPUs a node"\n\n'
+                       '[[level]]\nname = "nvlink"\nsize = 8\nalpha = "2 us"\nbandwidth = "450 GB/s"\n\n'
+                       '[[level]]\nname = "ib"\nsize = 32\nalpha = "5 us"\nbandwidth = "50 GB/s"\n',
+                       encoding="utf-8")
+    model = ["--dp", "8", "--tp", "8", "--layers", "8", "--hidden", "4096", "--heads", "32", "--seq", "2048",
+             "--vocab", "51200", "--peak", "989T", "--efficiency", "0.5"]
+    by_file = cli.json("step", *model, "--profile", str(machine))
+    by_levels = cli.json("step", *model, "--level", "8:2us:450GB/s:nvlink", "--level", "32:5us:50GB/s:ib")
+    assert by_file == by_levels
+    assert "placement: tp on nvlink, dp on ib (rank order tp-dp-pp)" in by_file["notes"]
