@@ -158,7 +158,7 @@ KNOBS: Mapping[str, Knob] = {k.name: k for k in (
     Knob("tp-link", "tp_link", _profile, "name", argument=_link),
     Knob("pp-link", "pp_link", _profile, "name", argument=_link),
     Knob("zero", "zero", _zero, "name", keeps_baseline=True),
-    Knob("prefetch", "prefetch", _depth, "name", keeps_baseline=True),
+    Knob("prefetch", "prefetch", _depth, "count", keeps_baseline=True),
     Knob("slowdown", "slowdown", _share, "number", keeps_baseline=True),
 )}
 """Every knob :func:`sweep_step` varies, by name; a new knob is one more row."""
@@ -184,6 +184,9 @@ def _range(item: str, k: Knob) -> list[Any]:
     if high < low:
         raise InputError(f"{where} runs downwards; write the smaller end first, e.g. {high_text}..{low_text}")
     if op == "x":
+        if low <= 0:
+            raise InputError(f"{where} multiplies from {low_text!r}; a geometric range starts above 0, "
+                             "e.g. 1..8x2 (list 0 apart: 0,1..8x2)")
         factor = _factor(by_text or "", where)
         count = 1
         while low * factor ** count <= high and count <= MAX_POINTS:

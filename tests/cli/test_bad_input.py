@@ -250,6 +250,7 @@ BAD = [
     ([*STEP, "--sweep", "dp=1..64xx"], "dp='64x'"),
     ([*STEP, "--sweep", "dp=1..10+0"], "dp='0': '0' is zero"),
     ([*STEP, "--sweep", "dp=1..99999999"], "more than 1000 values"),
+    ([*STEP, "--dp", "2", "--zero", "3", "--sweep", "prefetch=0..8x2"], "a geometric range starts above 0"),
     ([*STEP, "--sweep", "bucket-size=0B"], "not a positive size"),
     ([*STEP, "--sweep", "bucket-size=1 parsec"], "unknown unit"),
     ([*STEP, "--sweep", "schedule=1f1b,nope"], "unknown schedule 'nope'"),
