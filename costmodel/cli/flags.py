@@ -92,6 +92,7 @@ FLAGS = {
     "p": "-p",
     "p_max": "--p-max",
     "p_min": "--p-min",
+    "param_gather": "--param-gather",
     "params": "--params",
     "peak_flops": "--peak",
     "per_rack": "--per-rack",

@@ -118,6 +118,9 @@ Zero = Annotated[str, option("--zero", metavar="STAGE", panel=_COMM,
                              help="ZeRO stage 0 (default), 1, 2, 3 or fsdp (= 3; needs --pp 1).")]
 Prefetch = Annotated[int | None, option("--prefetch", metavar="N", panel=_COMM,
                                         help="ZeRO 3: layers all-gathered ahead of compute (default 1).")]
+ParamGather = Annotated[str, option("--param-gather", metavar="WHEN", panel=_COMM,
+                                    help="ZeRO 1/2: gather the parameters after the optimizer (default) "
+                                         "or overlap them with the next forward (Megatron's).")]
 Slowdown = Annotated[str, option("--slowdown", metavar="U", panel=_COMM,
                                  help="Share of compute speed lost while DP communication runs "
                                       "(0 ≤ U < 1; default 0).")]
@@ -136,7 +139,8 @@ Order = Annotated[str, option("--order", metavar="DIMS", panel=_LINKS,
 Sweep = Annotated[str | None, option(
     "--sweep", metavar="KNOB=VALUES", panel=_SWEEP,
     help="Vary one knob, the rest fixed: bucket-size, dp, tp, pp, microbatches, micro-batch, schedule, "
-         "chunks, efficiency, profile, dp-link, tp-link, pp-link, zero, prefetch, slowdown. VALUES: 1,2,4 "
+         "chunks, efficiency, profile, dp-link, tp-link, pp-link, zero, prefetch, param-gather, slowdown. "
+         "VALUES: 1,2,4 "
          "or ranges 1..64x2 (×2 each) and 4..32+4 (+4 each).")]
 
 
@@ -170,6 +174,7 @@ class StepOptions:
     bucket_size: Fraction | None
     zero: str
     prefetch: int | None
+    param_gather: str
     slowdown: str
     optimizer: Fraction | None
     algorithm: str
@@ -222,8 +227,9 @@ class StepOptions:
             peak_flops=self.peak, efficiency=self.efficiency, link=link, tp_link=self.tp_link,
             pp_link=self.pp_link, dp_link=self.dp_link, topology=topology, order=self.order,
             buckets=self.buckets, bucket_bytes=self.bucket_size, zero=self.zero, prefetch=self.prefetch,
-            slowdown=self.slowdown, optimizer_s=0 if self.optimizer is None else self.optimizer,
-            algorithm=self.algorithm, **per_layer)
+            param_gather=self.param_gather, slowdown=self.slowdown,
+            optimizer_s=0 if self.optimizer is None else self.optimizer, algorithm=self.algorithm,
+            **per_layer)
         if knob is not None:
             del arguments[knob.parameter]
         return arguments
@@ -333,7 +339,8 @@ def step_command(
     forward: Forward = None, backward: Backward = None, gradient_bytes: GradientBytes = None,
     activation_bytes: ActivationBytes = None, tokens: Tokens = None,
     buckets: Buckets = "ddp", bucket_size: BucketSize = None, zero: Zero = "0", prefetch: Prefetch = None,
-    slowdown: Slowdown = "0", optimizer: Optimizer = None, algorithm: Algorithm = "ring",
+    param_gather: ParamGather = "after", slowdown: Slowdown = "0", optimizer: Optimizer = None,
+    algorithm: Algorithm = "ring",
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
     tp_link: TpLink = None, pp_link: PpLink = None, dp_link: DpLink = None, levels: Levels = None,
     order: Order = "tp-dp-pp",
@@ -372,7 +379,9 @@ def step_command(
 
 def _collectives(r: StepResult) -> str:
     """What the critical device's gradient traffic was: ``8 all-reduces of ddp buckets``."""
-    issued = [x.collective for x in r.communication[r.dp_stage] if not x.label.startswith("params")]
+    after = r.param_gather == "after"  # the parameter all-gathers then follow the optimizer
+    issued = [x.collective for x in r.communication[r.dp_stage]
+              if not (after and x.label.startswith("params"))]
     words = {"allreduce": "all-reduce", "allgather": "all-gather", "reduce-scatter": "reduce-scatter"}
     counts = [f"{issued.count(c)} {w}{'s' if issued.count(c) > 1 else ''}"
               for c, w in words.items() if c in issued]
@@ -392,6 +401,8 @@ def render_step(r: StepResult) -> Rendered:
     chunks = f" · v = {r.chunks}" if r.chunks > 1 else ""
     recompute = " · full recomputation" if r.recompute == "full" else ""
     zero = f" · ZeRO {r.zero}" if r.zero else ""
+    if r.zero in (1, 2) and r.param_gather == "overlap":
+        zero += ", overlapped gather"
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
     head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
                   f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{zero}\n"
@@ -403,7 +414,7 @@ def render_step(r: StepResult) -> Rendered:
     if r.slowdown:
         parts_rows.append(("compute slowdown", r.contention_s))
     parts_rows.append(("optimizer", r.optimizer_s))
-    if r.zero in (1, 2) and r.dp > 1:
+    if r.zero in (1, 2) and r.dp > 1 and r.param_gather == "after":
         parts_rows.append(("parameter all-gather", r.param_gather_s))
     for name, value in parts_rows:
         parts.add_row(name, format_time(value), _share(value, r.step_s))

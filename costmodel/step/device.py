@@ -99,11 +99,12 @@ class Device:
 
     def __init__(self, units: Sequence[Sequence[Unit]], *, order: Sequence[tuple[str, int, int]],
                  microbatches: int, split: bool, zero: int, prefetch: int, dp: int, price: Price,
-                 plan: Plan, slowdown: Fraction) -> None:
+                 plan: Plan, slowdown: Fraction, overlap_param_gather: bool = False) -> None:
         self.units = units
         self.split = split
         self.zero = zero
         self.prefetch = prefetch
+        self.overlap_param_gather = overlap_param_gather
         self.active = dp > 1
         self.price = price
         self.stream = CommStream(slowdown)
@@ -112,7 +113,8 @@ class Device:
         self.plans: dict[int, tuple[list[tuple[int, int]], tuple[Bucket, ...]]] = {}
         self._closes: dict[tuple[int, int, int], int] = {}  # (microbatch, chunk, unit) -> bucket index
         self._need: dict[tuple[str, int, int, int], int] = {}  # (op, microbatch, chunk, unit) -> index
-        self._gathers: list[tuple[str, int, int, int]] = []  # (op, chunk, unit, microbatch) by need
+        # what each all-gather a computation waits for moves: (label, bytes, microbatch, layers), by need
+        self._gathers: list[tuple[str, Fraction, int, tuple[int, ...]]] = []
         self._gathered: list[Fraction] = []  # each issued all-gather's end, by need index
         self._whole: dict[tuple[int, str], Fraction] = {}  # (chunk, op) -> its layers' work in one piece
         for c, chunk in enumerate(units):
@@ -128,7 +130,8 @@ class Device:
                     ids = range(len(units[c])) if op == "F" else reversed(range(len(units[c])))
                     for i in ids:
                         self._need[op, j, c, i] = len(self._gathers)
-                        self._gathers.append((op, c, i, j))
+                        label = f"AG {self._name(c, i)} {'fwd' if op == 'F' else 'bwd'}"
+                        self._gathers.append((label, units[c][i].gradient_bytes, j, (i,)))
             return
         produce = "W" if split else "B"
         rounds = range(microbatches) if zero == 2 else (microbatches - 1,)
@@ -147,13 +150,33 @@ class Device:
                 last = len(ready) - 1 - min(bucket.layers)  # the bucket's last gradient to be ready
                 self._closes[j, ready[last][0], ready[last][1]] = k
             self.plans[j] = (ready, buckets)
+        if overlap_param_gather:
+            self._gather_in_forward(order)
+
+    def _gather_in_forward(self, order: Sequence[tuple[str, int, int]]) -> None:
+        """ZeRO 1 and 2 with Megatron-LM's ``overlap_param_gather``: the parameters the last step updated
+        are all-gathered bucket by bucket as the first micro-batch's forward reaches them, the next
+        bucket's all-gather issued when a bucket's first layer starts (one ahead)."""
+        ready, buckets = self.plans[max(self.plans)]
+        of = {ready[len(ready) - 1 - layer]: k for k, bucket in enumerate(buckets) for layer in bucket.layers}
+        forward = [(c, i) for op, j, c in order if op == "F" and j == 0 for i in range(len(self.units[c]))]
+        index: dict[int, int] = {}  # bucket -> need index, in the order the forward needs them
+        for c, i in forward:
+            k = of[c, i]
+            if k not in index:
+                index[k] = len(self._gathers)
+                bucket = buckets[k]
+                self._gathers.append((f"params {k}", bucket.bytes, 0, bucket.layers))
+            self._need["F", 0, c, i] = index[k]
+        self.prefetch = 1
 
     # -- running ----------------------------------------------------------------------------------
 
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
         units, stream, t = self.units[c], self.stream, start
-        if (c, op) in self._whole and (self.zero < 3 or not self.active) and j not in self.plans:
+        waits = self.zero >= 3 or (self.overlap_param_gather and op == "F" and j == 0)
+        if (c, op) in self._whole and (not waits or not self.active) and j not in self.plans:
             # nothing is issued or awaited inside: the operation's layers run as one piece of work
             self.compute_end = stream.compute(t, self._whole[c, op])
             return self.compute_end
@@ -188,15 +211,15 @@ class Device:
         return f"{c}.{i}" if len(self.units) > 1 else str(i)
 
     def _wait(self, op: str, j: int, c: int, i: int, t: Fraction) -> Fraction:
-        """ZeRO 3: issue the all-gathers up to *prefetch* units ahead; when unit i's has arrived."""
+        """Issue the all-gathers up to *prefetch* ahead of unit i's (ZeRO 3: units; an overlapped
+        parameter gather: buckets); when unit i's parameters have arrived."""
         k = self._need.get((op, j, c, i))
         if k is None:
             return t
         while len(self._gathered) <= min(k + self.prefetch, len(self._gathers) - 1):
-            need, cc, ii, jj = self._gathers[len(self._gathered)]
-            label = f"AG {self._name(cc, ii)} {'fwd' if need == 'F' else 'bwd'}"
-            self._gathered.append(self._issue("allgather", label, self.units[cc][ii].gradient_bytes,
-                                              microbatch=jj, layers=(ii,), at=t, gradient=False))
+            label, n, jj, layers = self._gathers[len(self._gathered)]
+            self._gathered.append(self._issue("allgather", label, n, microbatch=jj, layers=layers, at=t,
+                                              gradient=False))
         return max(t, self._gathered[k])
 
     def _produced(self, j: int, c: int, i: int, t: Fraction) -> None:
@@ -224,7 +247,7 @@ class Device:
 
     def gather_parameters(self, at: Fraction) -> Fraction:
         """ZeRO 1 and 2: all-gather the updated parameters bucket by bucket from *at*; the end."""
-        if not self.active or self.zero not in (1, 2):
+        if not self.active or self.zero not in (1, 2) or self.overlap_param_gather:
             return at
         j = max(self.plans)
         end = at

@@ -67,8 +67,8 @@ from costmodel.topology import Topology
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "ZERO_STAGES", "CommInterval",
-           "StepResult", "estimate_step", "step"]
+__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES",
+           "CommInterval", "StepResult", "estimate_step", "step"]
 
 BUCKET_RULES = ("ddp", "megatron", "deepspeed")
 """The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""
@@ -121,6 +121,7 @@ class StepResult(JSONFields):
     dp_stage: int
     zero: int
     prefetch: int
+    param_gather: str
     slowdown: Fraction
     bucket_rule: str
     tokens_per_s: Fraction | None
@@ -330,6 +331,11 @@ def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stag
     return out
 
 
+PARAM_GATHERS = ("after", "overlap")
+"""When ZeRO 1 and 2 all-gather the updated parameters: after the optimizer (DeepSpeed,
+``stage_1_and_2.py``, ``step``), or overlapped with the next forward (Megatron-LM,
+``megatron/core/distributed/distributed_data_parallel.py``, ``overlap_param_gather``)."""
+
 MAX_LAYER_OPERATIONS = 1_000_000
 """Most layer operations (micro-batches × layers × 3) one replica's step simulates (seconds at most)."""
 
@@ -342,8 +348,9 @@ FSDP_PREFETCH = 1
 ``torch/distributed/fsdp/fully_sharded_data_parallel.py``)."""
 
 
-def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any) -> tuple[int, int, Fraction]:
-    """The ZeRO stage (``"fsdp"`` is 3), the prefetch depth and the slowdown, checked."""
+def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any, param_gather: Any
+          ) -> tuple[int, int, Fraction]:
+    """The ZeRO stage (``"fsdp"`` is 3), the prefetch depth and the slowdown, checked (and param_gather)."""
     if isinstance(zero, str) and zero.strip().lower() in ("fsdp", *map(str, ZERO_STAGES)):
         zero = 3 if zero.strip().lower() == "fsdp" else int(zero)
     if isinstance(zero, bool) or zero not in ZERO_STAGES:
@@ -354,6 +361,11 @@ def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any) -> tuple[int, int
                          "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")
     depth = FSDP_PREFETCH if prefetch is None else whole(prefetch, "prefetch", low=0,
                                                          hint="the layers gathered ahead, e.g. prefetch=1")
+    if param_gather not in PARAM_GATHERS:
+        raise UnknownNameError("parameter gather", str(param_gather), PARAM_GATHERS)
+    if param_gather == "overlap" and zero not in (1, 2):
+        raise InputError(f"param_gather='overlap' applies to zero=1 or 2 (the parameters gathered after the "
+                         f"optimizer); zero={zero} gathers none, drop it")
     if prefetch is not None and zero != 3:
         raise InputError(f"prefetch={prefetch!r} applies only to zero=3 (the parameter all-gathers); drop it")
     try:
@@ -391,14 +403,14 @@ def _pricer(link: Link, *, dp: int, algorithm: str, notes: list[str]) -> Callabl
 
 def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, dp: int, zero: int,
              prefetch: int, slowdown: Fraction, price: Callable[[str, Fraction], Fraction], rule: str,
-             bucket_bytes: Any, element: Fraction) -> list[Device]:
+             bucket_bytes: Any, element: Fraction, overlap: bool) -> list[Device]:
     def plan(sizes: list[Fraction]) -> BucketPlan:
         return _buckets(rule, sizes, dp=dp, bucket_bytes=bucket_bytes, bytes_per_element=element)
 
     return [Device([stage_units[c * pp + s] for c in range(v)],
                    order=order(name, s, stages=pp, microbatches=m, chunks=v), microbatches=m,
                    split=name in SPLIT, zero=zero, prefetch=prefetch, dp=dp, price=price, plan=plan,
-                   slowdown=slowdown) for s in range(pp)]
+                   slowdown=slowdown, overlap_param_gather=overlap) for s in range(pp)]
 
 
 def _run(devices: list[Device], *, name: str, pp: int, v: int, m: int, send: Fraction
@@ -477,7 +489,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
          pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
          bucket_bytes: Any = None, zero: int | str = 0, prefetch: int | None = None, slowdown: Any = 0,
          optimizer_s: Any = 0, algorithm: str = "ring", topology: Topology | None = None,
-         order: str = MEGATRON_ORDER) -> StepResult:
+         order: str = MEGATRON_ORDER, param_gather: str = "after") -> StepResult:
     """The time of one training step of dp × tp × pp devices (see the module notes).
 
     Parameters
@@ -516,6 +528,11 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         reduce-scatters its gradient; 3 needs pp = 1.
     prefetch : int, optional
         ZeRO 3: all-gathers issued this many layers ahead of the compute (default 1, FSDP's).
+    param_gather : {"after", "overlap"}
+        ZeRO 1 and 2: all-gather the updated parameters after the optimizer, exposed (DeepSpeed), or
+        in the next step's first forward, a bucket ahead of the layers that need it (Megatron-LM's
+        ``overlap_param_gather``; the step is then the steady state, its first layers waiting for
+        their bucket).
     slowdown : number, default 0
         The share of compute speed lost while a data-parallel collective is in flight (Calculon's
         ``processor_usage``), 0 ≤ slowdown < 1.
@@ -539,7 +556,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
     if buckets not in BUCKET_RULES:
         raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
-    zero, depth, u = _zero(zero, prefetch, pp=pp, slowdown=slowdown)
+    zero, depth, u = _zero(zero, prefetch, pp=pp, slowdown=slowdown, param_gather=param_gather)
     element = _positive_number(bytes_per_element, "bytes_per_element", "2")
     optimizer = named(parse_time, optimizer_s, "optimizer_s")
     model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
@@ -575,7 +592,7 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         def run(slow: Fraction) -> tuple[list[Device], tuple[tuple[PipelineOp, ...], ...]]:
             run_on = _devices(stage_units, name=name, pp=pp, v=v, m=m, dp=dp, zero=zero, prefetch=depth,
                               slowdown=slow, price=price, rule=buckets, bucket_bytes=bucket_bytes,
-                              element=element)
+                              element=element, overlap=param_gather == "overlap")
             return run_on, _run(run_on, name=name, pp=pp, v=v, m=m, send=send)
 
         devices, timeline = run(u)
@@ -606,7 +623,8 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         pp_exposed_s=makespan - quiet, dp_exposed_s=end_plain - makespan, optimizer_s=optimizer,
         pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=dp_comm,
         dp_hidden_s=dp_comm - (end_plain - makespan), contention_s=end - end_plain,
-        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=depth, slowdown=u,
+        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=depth,
+        param_gather=param_gather, slowdown=u,
         bucket_rule=buckets,
         tokens_per_s=None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total,
         model_flops=model.flops,

@@ -102,6 +102,15 @@ def _zero(value: Any, name: str) -> int | str:
     return text if text == "fsdp" else int(text)
 
 
+def _gather(value: Any, name: str) -> str:
+    from costmodel.step.model import PARAM_GATHERS
+
+    text = str(value).strip().lower()
+    if text not in PARAM_GATHERS:
+        raise InputError(f"{name}={value!r} is not when parameters are gathered; give after or overlap")
+    return text
+
+
 def _share(value: Any, name: str) -> Fraction:
     try:
         x = parse_number(value.strip() if isinstance(value, str) else value, what=name)
@@ -159,6 +168,7 @@ KNOBS: Mapping[str, Knob] = {k.name: k for k in (
     Knob("pp-link", "pp_link", _profile, "name", argument=_link),
     Knob("zero", "zero", _zero, "name", keeps_baseline=True),
     Knob("prefetch", "prefetch", _depth, "count", keeps_baseline=True),
+    Knob("param-gather", "param_gather", _gather, "name", keeps_baseline=True),
     Knob("slowdown", "slowdown", _share, "number", keeps_baseline=True),
 )}
 """Every knob :func:`sweep_step` varies, by name; a new knob is one more row."""
@@ -338,7 +348,7 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         A knob of :data:`KNOBS`: ``bucket-size``, ``dp``, ``tp``, ``pp``, ``microbatches``,
         ``micro-batch``, ``schedule``, ``chunks``, ``efficiency``, ``profile`` (the link),
         ``dp-link``, ``tp-link``, ``pp-link`` (profile names or ``ALPHA:RATE``), ``zero`` (0–3 or
-        fsdp), ``prefetch`` and ``slowdown``.
+        fsdp), ``prefetch``, ``param-gather`` and ``slowdown``.
     values : str or sequence
         The values: ``"1,2,4"``, ``"1..64x2"``, ``"4..32+4"`` (see the module notes), or a list.
     **fixed

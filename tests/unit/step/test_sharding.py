@@ -127,6 +127,20 @@ def test_zero1_reduce_scatters_once_and_gathers_the_parameters_after_the_optimiz
     assert r.step_s == 13 * MS + 3 * HALF == _parts(r)
 
 
+def test_megatron_overlaps_the_parameter_gather_with_the_next_forward():
+    # a bucket per layer; layer 0's bucket (the second formed) is gathered first, at 0–h; layer 0 waits
+    # for it; layer 1's is gathered one bucket ahead, h–2h, hidden under layer 0's forward
+    kw = {**TWO, "buckets": "megatron", "zero": 1, "microbatches": 2}
+    after, overlap = step(**kw), step(param_gather="overlap", **kw)
+    h = HALF
+    assert [(x.label, x.start_s, x.end_s) for x in overlap.communication[0]][:2] == [
+        ("params 1", 0, h), ("params 0", h, 2 * h)]
+    assert overlap.timeline[0][0].end == 2 * MS + h  # the forward waited h for its first bucket
+    assert overlap.param_gather_s == 0 and after.param_gather_s == 2 * h
+    assert overlap.step_s == 12 * MS + 2 * h == after.step_s - h  # the first gather and the last reduce-scatter
+    assert overlap.dp_exposed_s == 2 * h and _parts(overlap) == overlap.step_s
+
+
 def test_zero2_reduce_scatters_every_micro_batch():
     r = step(zero=2, microbatches=2, **TWO)
     assert [(x.collective, x.start_s) for x in r.communication[0]][:4] == [
@@ -177,6 +191,8 @@ def test_fsdp_with_a_long_backward_exposes_the_first_gather_and_the_last_reduce_
     ({"slowdown": 1}, "slowdown=1 is not a share"),
     ({"slowdown": "-0.1"}, "slowdown='-0.1' is not a share"),
     ({"slowdown": "fast"}, "slowdown='fast'"),
+    ({"param_gather": "overlap"}, "param_gather='overlap' applies to zero=1 or 2"),
+    ({"param_gather": "later", "zero": 1}, "unknown parameter gather 'later'"),
 ])
 def test_bad_sharding_input(kwargs, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(")):

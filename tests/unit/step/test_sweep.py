@@ -46,6 +46,7 @@ CASES = [
     ("zero", "0,1,2,3,fsdp", {**TIMES, "dp": 4, "microbatches": 2}),
     ("prefetch", "0,1,2", {**TIMES, "dp": 4, "zero": 3}),
     ("slowdown", "0..0.6+0.2", {**TIMES, "dp": 4, "microbatches": 2}),
+    ("param-gather", "after,overlap", {**TIMES, "dp": 4, "zero": 1, "microbatches": 2}),
 ]
 
 
