@@ -228,7 +228,7 @@ BAD = [
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--param-gather", "overlap"],
      "param_gather='overlap' applies to zero=1 or 2"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "1", "--param-gather", "late"],
-     "unknown parameter gather 'late'; choose from after, overlap"),
+     "unknown parameter gather 'late'; did you mean 'after'?"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--slowdown", "x"], "slowdown='x': 'x' is not a number"),
     (["step", "-F", "1ms,2ms,2ms", "-b", "2ms", "--layers", "4"], "--forward lists 3 values for 4 layers"),
     (["step", "-F", "1ms,,2ms", "-b", "2ms"], "Invalid value for '--forward'"),
