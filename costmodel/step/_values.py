@@ -8,7 +8,7 @@ from typing import Any
 
 from costmodel.errors import InputError
 
-__all__ = ["each", "named"]
+__all__ = ["each", "named", "number"]
 
 
 def named(parse: Callable[[Any], Fraction], value: Any, name: str) -> Fraction:
@@ -27,3 +27,14 @@ def named(parse: Callable[[Any], Fraction], value: Any, name: str) -> Fraction:
 def each(parse: Callable[[Any], Fraction], values: Sequence[Any], name: str) -> tuple[Fraction, ...]:
     """Every item of *values* parsed, an error naming ``name[i]``."""
     return tuple(named(parse, v, f"{name}[{i}]") for i, v in enumerate(values))
+
+
+def number(value: Any, name: str) -> Fraction:
+    """An exact number (``0.15``, ``1/4``, ``312e12``), its error prefixed with ``name=value``.
+
+    >>> number(" 1/4 ", "slowdown")
+    Fraction(1, 4)
+    """
+    from costmodel.exact import parse_number
+
+    return named(lambda v: parse_number(v.strip() if isinstance(v, str) else v, what=name), value, name)

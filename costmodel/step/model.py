@@ -42,7 +42,6 @@ from typing import Any
 from costmodel._json import JSONFields
 from costmodel.collectives.evaluate import cost
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.exact import parse_number
 from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
@@ -55,7 +54,7 @@ from costmodel.references import (
     THAKUR_2005,
     Cited,
 )
-from costmodel.step._values import each, named
+from costmodel.step._values import each, named, number
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
@@ -166,10 +165,7 @@ def _sizes(values: Any, name: str, count: int) -> tuple[Fraction, ...]:
 
 
 def _positive_number(value: Any, name: str, example: str) -> Fraction:
-    try:
-        x = parse_number(value, what=name)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+    x = number(value, name)
     if x <= 0:
         raise InputError(f"{name}={value!r} is not positive; e.g. {name}={example}")
     return x
@@ -368,10 +364,7 @@ def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any, param_gather: Any
                          f"optimizer); zero={zero} gathers none, drop it")
     if prefetch is not None and zero != 3:
         raise InputError(f"prefetch={prefetch!r} applies only to zero=3 (the parameter all-gathers); drop it")
-    try:
-        u = parse_number(slowdown, what="slowdown")
-    except InputError as exc:
-        raise InputError(f"slowdown={slowdown!r}: {exc}") from None
+    u = number(slowdown, "slowdown")
     if not 0 <= u < 1:
         raise InputError(f"slowdown={slowdown!r} is not a share of the compute; give 0 ≤ slowdown < 1, "
                          "e.g. slowdown=0.15")

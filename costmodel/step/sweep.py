@@ -34,6 +34,7 @@ from typing import Any
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
+from costmodel.step._values import number
 from costmodel.step.model import StepResult, known_baseline, step
 from costmodel.units import parse_size
 from costmodel.validate import positive
@@ -67,10 +68,7 @@ def _size(value: Any, name: str) -> Fraction:
 
 
 def _efficiency(value: Any, name: str) -> Fraction:
-    try:
-        x = parse_number(value.strip() if isinstance(value, str) else value, what=name)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+    x = number(value, name)
     if not 0 < x <= 1:
         raise InputError(f"{name}={value!r} is not a share of the peak; give 0 < E ≤ 1, e.g. 0.5")
     return x
@@ -112,10 +110,7 @@ def _gather(value: Any, name: str) -> str:
 
 
 def _share(value: Any, name: str) -> Fraction:
-    try:
-        x = parse_number(value.strip() if isinstance(value, str) else value, what=name)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+    x = number(value, name)
     if not 0 <= x < 1:
         raise InputError(f"{name}={value!r} is not a share of the compute; give 0 ≤ U < 1, e.g. 0.15")
     return x
