@@ -83,11 +83,13 @@ def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None,
     return link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, profile=profile)
 
 
-def link_of(text: str) -> Link:
+def link_of(text: str) -> Link | Profile:
     """A link written ``ALPHA:RATE`` (``2us:300GB/s``, see :func:`~costmodel.topology.parse_link`), or
-    a profile's name or TOML file (:func:`resolve_link`): what ``--tp-link`` and the like take.
+    a profile by name or TOML file, loaded: what ``--tp-link`` and the like take.  A profile stays a
+    :class:`~costmodel.profiles.Profile`, so that a model pricing several collectives on it takes
+    each one's own calibrated segments (:func:`resolve_link`).
 
-    >>> link_of("2us:300GB/s").alpha_s, link_of("textbook").alpha_s
+    >>> link_of("2us:300GB/s").alpha_s, link_of("textbook").link.alpha_s
     (Fraction(1, 500000), Fraction(1, 200000))
     """
     from costmodel.topology import parse_link
@@ -98,7 +100,7 @@ def link_of(text: str) -> Link:
     if ":" in text and not text.lower().endswith(".toml"):
         return parse_link(text)
     try:
-        return resolve_link("allreduce", profile=text)
+        return _loaded(text)
     except UnknownNameError:
         if text[:1].isdigit():  # a latency without its rate, say
             raise InputError(f"{text!r} is neither a profile nor a link; write ALPHA:RATE, e.g. 2us:300GB/s, "

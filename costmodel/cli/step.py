@@ -280,17 +280,21 @@ def _machine(o: StepOptions, *, swept: str, sizes: dict[str, int]) -> tuple[Any,
     from costmodel.links import resolve_link, topology_from_options
     from costmodel.profiles import load_profile
 
-    link = topology = None
+    link: Any = None
+    topology: Any = None
     options = (o.alpha, o.beta, o.bandwidth)
     if any(v is not None for v in (*options, o.profile)):
         if o.levels:
             raise InputError("--level and a link (--alpha, --beta, --bandwidth, --profile) were both given; "
                              "describe the machine by its levels or by one link")
-        if o.profile is not None and all(v is None for v in options) and load_profile(o.profile).levels:
-            topology = topology_from_options(profile=o.profile)  # a machine's levels: place the groups
+        profile = None if o.profile is None else load_profile(o.profile)
+        if profile is not None and all(v is None for v in options) and profile.levels:
+            topology = topology_from_options(profile=profile)  # a machine's levels: place the groups
+        elif profile is not None and all(v is None for v in options):
+            link = profile  # priced per collective, on each one's calibrated segments
         else:
             link = resolve_link("allreduce", alpha=o.alpha, beta=o.beta, bandwidth=o.bandwidth,
-                                profile=o.profile)
+                                profile=profile)
     elif o.levels:
         topology = topology_from_options(levels=o.levels)
     for kind, size in sizes.items():

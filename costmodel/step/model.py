@@ -42,10 +42,12 @@ from typing import Any
 from costmodel._json import JSONFields
 from costmodel.collectives.evaluate import cost
 from costmodel.errors import InputError, UnknownNameError
+from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
 from costmodel.pipeline.simulate import simulate_devices, simulate_stages
+from costmodel.profiles import Profile
 from costmodel.references import (
     CHOWDHERY_2022,
     NARAYANAN_2021_MEGATRON,
@@ -171,14 +173,21 @@ def _positive_number(value: Any, name: str, example: str) -> Fraction:
     return x
 
 
-def _link(given: Link | None, default: Link | None, name: str, why: str) -> Link:
+def _link(given: Any, default: Any, name: str, why: str) -> Link | Profile:
+    """The link given for this traffic, else *default*: a link, or a profile priced per collective."""
     used = default if given is None else given
     if used is None:
-        raise InputError(f"no link for {why}; pass link= or {name}= (LinkParams or PiecewiseLink)")
-    if not isinstance(used, (LinkParams, PiecewiseLink)):
+        raise InputError(f"no link for {why}; pass link= or {name}= (LinkParams, PiecewiseLink or Profile)")
+    if not isinstance(used, (LinkParams, PiecewiseLink, Profile)):
         name = name if given is not None else "link"
-        raise InputError(f"{name}={used!r} is not a link; pass LinkParams or PiecewiseLink")
+        raise InputError(f"{name}={used!r} is not a link; pass LinkParams, PiecewiseLink or Profile")
     return used
+
+
+def _for(source: Link | Profile, collective: str) -> Link:
+    """*source* as it prices *collective*: a profile's own segments for it when it was calibrated on it
+    (:func:`costmodel.links.resolve_link`), a link as it is."""
+    return resolve_link(collective, profile=source) if isinstance(source, Profile) else source
 
 
 def _send(link: Link, n: Fraction) -> Fraction:
@@ -371,13 +380,18 @@ def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any, param_gather: Any
     return zero, depth, u
 
 
-def _pricer(link: Link, *, dp: int, algorithm: str, notes: list[str]) -> Callable[[str, Fraction], Fraction]:
-    """The time of a collective of n bytes over the dp ranks; cached, as buckets repeat their sizes."""
+def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
+            ) -> Callable[[str, Fraction], Fraction]:
+    """The time of a collective of n bytes over the dp ranks; cached, as buckets repeat their sizes.
+
+    A calibrated profile prices each collective on its own segments."""
     seen: dict[tuple[str, Fraction], Fraction] = {}
+    links: dict[str, Link] = {}
 
     def price(collective: str, n: Fraction) -> Fraction:
         key = (collective, n)
         if key not in seen:
+            link = links.get(collective) or links.setdefault(collective, _for(source, collective))
             try:
                 priced = cost(collective, algorithm, p=dp, n=n, link=link)
             except UnknownNameError:
@@ -430,17 +444,18 @@ def _intervals(s: int, issued: list[Issued]) -> tuple[CommInterval, ...]:
                               start_s=x.start, end_s=x.end) for x in issued)
 
 
-def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Link | None, tp_link: Link | None,
-                    pp_link: Link | None, algorithm: str, notes: list[str]) -> tuple[Fraction, Fraction]:
-    """One tensor-parallel all-reduce and one pipeline send of the activation tensor."""
+def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Any, tp_link: Any, pp_link: Any, algorithm: str,
+                    notes: list[str]) -> tuple[Fraction, Fraction]:
+    """One tensor-parallel all-reduce and one pipeline send of the activation tensor (a calibrated
+    profile prices the send with its all-reduce fit's α and β at that size)."""
     allreduce = send = Fraction(0)
     if tp > 1 and act > 0:
-        priced = cost("allreduce", algorithm, p=tp, n=act,
-                      link=_link(tp_link, link, "tp_link", "the tensor-parallel all-reduces"))
+        source = _link(tp_link, link, "tp_link", "the tensor-parallel all-reduces")
+        priced = cost("allreduce", algorithm, p=tp, n=act, link=_for(source, "allreduce"))
         allreduce = priced.time_s
         notes.extend(priced.notes)
     if pp > 1 and act > 0:
-        send = _send(_link(pp_link, link, "pp_link", "the pipeline sends"), act)
+        send = _send(_for(_link(pp_link, link, "pp_link", "the pipeline sends"), "allreduce"), act)
     return allreduce, send
 
 
@@ -506,8 +521,10 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
         tokens/s).
     bytes_per_element : number, default 2
         Bytes of an activation and of a gradient element in shape mode (bf16).
-    link, tp_link, pp_link, dp_link : LinkParams or PiecewiseLink
-        The link of each kind of communication; *link* (or the topology) for those not given.
+    link, tp_link, pp_link, dp_link : LinkParams, PiecewiseLink or Profile
+        The link of each kind of communication; *link* (or the topology) for those not given.  A
+        profile calibrated on several collectives (:mod:`costmodel.profiles`) prices each one on its
+        own segments: the reduce-scatters and all-gathers of ZeRO too.
     topology, order : Topology, str
         Instead of *link*: the levels of the machine (:func:`costmodel.topology.topology_of`) and
         the rank order, innermost first (default ``tp-dp-pp``, Megatron-LM's); each group uses the
