@@ -4,11 +4,12 @@ Run as ``PYTHONPATH=. python benchmarks/bench_step.py [ROUNDS]``.  (a) One step 
 (``--layers 96 --hidden 12288 --heads 96 --seq 2048 --vocab 51200 --peak 312T --efficiency 0.5``)
 with 8 micro-batches per replica on dp × tp × pp = 64 × 8 × 8, target < 1 s; (b) a 100-point sweep
 of it (the bucket size, 1 MiB to 100 MiB by 1 MiB), target < 10 s; (c) a 100-point sweep of the
-efficiency (0.01 to 1 by 0.01), whose dp = 1 step changes with each point, target < 10 s.  Each is
-the median of ROUNDS runs in this process (the library, no command line), printed with its ratio
-to the target.  (d) and (e): the same model without pipeline stages under FSDP (ZeRO 3, a layer
-all-gathered one ahead of its compute) with compute slowed by 15 % while collectives run, one step
-and a sweep of the ZeRO stage, each device simulated event by event.
+efficiency (0.01 to 1 by 0.01), whose dp = 1 step changes with each point, target < 10 s, and of
+the micro-batches per replica (8 to 800 by 8: up to 153,600 layer operations a step), target
+< 10 s.  Each is the median of ROUNDS runs in this process (the library, no command line),
+printed with its ratio to the target.  Then the same model without pipeline stages under FSDP
+(ZeRO 3, a layer all-gathered one ahead of its compute) with compute slowed by 15 % while
+collectives run, one step and a sweep of the ZeRO stage, each device simulated event by event.
 
 Timing problems print FAIL; they never raise.
 """
@@ -49,6 +50,9 @@ def main(rounds: int = 3) -> bool:
             10.0),
         "sweep efficiency=0.01..1+0.01 (100)": (
             lambda: sweep_step("efficiency", "0.01..1+0.01", dp=64, **_fixed()), 10.0),
+        "sweep microbatches=8..800+8 (100)": (
+            lambda: sweep_step("microbatches", "8..800+8", dp=64, efficiency="0.5",
+                               **{k: v for k, v in _fixed().items() if k != "microbatches"}), 10.0),
         "one FSDP step, dp 64 × tp 8, M = 8, slowdown 0.15": (
             lambda: step(dp=64, efficiency="0.5", zero=3, slowdown="0.15", **{**_fixed(), "pp": 1}), 1.0),
         "sweep zero=0,1,2,3 with slowdown 0.15 (4)": (

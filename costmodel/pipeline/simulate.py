@@ -16,7 +16,7 @@ from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
 __all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight", "simulate_devices",
-           "simulate_stages"]
+           "simulate_makespan", "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -363,6 +363,27 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
     The caller validates the schedule's name and counts (as :func:`bubble` does); with every stage
     equal the operations are :func:`bubble`'s.
     """
+    orders, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
+                                  backward=backward, weight=weight, comm=comm)
+    return tuple(
+        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0, scale), end=Fraction(t1, scale))
+              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
+        for s in range(stages))
+
+
+def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: int,
+                      forward: Sequence[Fraction], backward: Sequence[Fraction], weight: Sequence[Fraction],
+                      comm: Fraction = Fraction(0)) -> Fraction:
+    """The end of :func:`simulate_stages`'s last operation, without building the operations."""
+    _, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
+                             backward=backward, weight=weight, comm=comm)
+    return Fraction(max(at[-1][1] for at in times), scale)
+
+
+def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forward: Sequence[Fraction],
+           backward: Sequence[Fraction], weight: Sequence[Fraction], comm: Fraction
+           ) -> tuple[list[list[Step]], list[list[tuple[Any, Any]]], int]:
+    """Each device's order and its operations' (start, end) in ticks of 1/scale, and the scale."""
     name = resolve_schedule(schedule)
     p, v = stages, chunks
     if not len(forward) == len(backward) == len(weight) == p * v:
@@ -374,11 +395,7 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
     scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
     durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
     orders = [order(name, s, stages=p, microbatches=microbatches, chunks=v) for s in range(p)]
-    times = _simulate(orders, p=p, v=v, durations=durations, comm=int(comm * scale))
-    return tuple(
-        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0, scale), end=Fraction(t1, scale))
-              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
-        for s in range(p))
+    return orders, _simulate(orders, p=p, v=v, durations=durations, comm=int(comm * scale)), scale
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,

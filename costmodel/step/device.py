@@ -172,6 +172,10 @@ class Device:
 
     # -- running ----------------------------------------------------------------------------------
 
+    def produces(self, op: str, j: int) -> bool:
+        """Whether *op* of micro-batch *j* makes gradients that a bucket reduces."""
+        return op == ("W" if self.split else "B") and j in self.plans
+
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
         units, stream, t = self.units[c], self.stream, start

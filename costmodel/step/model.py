@@ -46,7 +46,7 @@ from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import simulate_devices, simulate_stages
+from costmodel.pipeline.simulate import simulate_devices, simulate_makespan, simulate_stages
 from costmodel.profiles import Profile
 from costmodel.references import (
     CHOWDHERY_2022,
@@ -426,6 +426,17 @@ def _run(devices: list[Device], *, name: str, pp: int, v: int, m: int, send: Fra
                             execute=lambda s, op, j, c, start: devices[s].run(op, j, c, start))
 
 
+def _replay(devices: list[Device], timeline: tuple[tuple[PipelineOp, ...], ...]) -> None:
+    """Run each device's gradient-making operations at their times in *timeline* (the others issue
+    nothing, and the compute does not wait for the stream): the same collectives as running all."""
+    for device, ops in zip(devices, timeline, strict=True):
+        for o in ops:
+            if device.produces(o.op, o.microbatch):
+                end = device.run(o.op, o.microbatch, o.chunk, o.start)
+                assert end == o.end, "a replayed operation ended apart from its timeline"
+        device.compute_end = ops[-1].end
+
+
 def _bucket_rows(device: Device) -> tuple[BucketTiming, ...]:
     """The gradient reductions of a device's last micro-batch, with the part hidden under its compute."""
     last = max((x.microbatch for x in device.issued if x.gradient), default=None)
@@ -442,6 +453,25 @@ def _bucket_rows(device: Device) -> tuple[BucketTiming, ...]:
 def _intervals(s: int, issued: list[Issued]) -> tuple[CommInterval, ...]:
     return tuple(CommInterval(stage=s, collective=x.collective, label=x.label, bytes=x.bytes, ready_s=x.ready,
                               start_s=x.start, end_s=x.end) for x in issued)
+
+
+def _placed(topology: Any, order: str, *, link: Any, links: tuple[Any, Any, Any], sizes: tuple[int, int, int],
+            notes: list[str]) -> tuple[Any, Any, Any]:
+    """The tp, pp and dp links: those given, else their levels' on *topology* (noted)."""
+    if topology is None:
+        if order != MEGATRON_ORDER:
+            raise InputError(f"order={order!r} places the ranks on a topology; pass topology= too")
+        return links
+    if link is not None:
+        raise InputError("link= and topology= were both given; pass the machine's levels or one link")
+    if not isinstance(topology, Topology):
+        raise InputError(f"topology={topology!r} is not a Topology; build one with topology_of(levels)")
+    tp, pp, dp = sizes
+    placed = place(topology, order=order, tp=tp, dp=dp, pp=pp)
+    if placed.describe(topology):
+        notes.append("placement: " + placed.describe(topology))
+    given = dict(zip(("tp", "pp", "dp"), links, strict=True))
+    return tuple(placed.links.get(k) if given[k] is None else given[k] for k in ("tp", "pp", "dp"))  # type: ignore[return-value]
 
 
 def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Any, tp_link: Any, pp_link: Any, algorithm: str,
@@ -465,12 +495,12 @@ def _pipeline(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: i
     forward = [sum((x.forward for x in us), Fraction(0)) for us in stage_units]
     weight = [sum((x.weight for x in us), Fraction(0)) for us in stage_units]
     backward = [sum((x.backward for x in us), -w) for us, w in zip(stage_units, weight, strict=True)]
-    quiet = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
-                            weight=weight)
+    timeline = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
+                               weight=weight, comm=send)
     if not send:
-        return max(ops[-1].end for ops in quiet), quiet
-    return max(ops[-1].end for ops in quiet), simulate_stages(
-        name, pp, microbatches=m, chunks=v, forward=forward, backward=backward, weight=weight, comm=send)
+        return max(ops[-1].end for ops in timeline), timeline
+    return simulate_makespan(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
+                             weight=weight), timeline
 
 
 def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int, logits: Unit | None,
@@ -574,48 +604,51 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
                    activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,
                    element=element)
     notes: list[str] = []
-    if topology is not None:
-        if link is not None:
-            raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-        if not isinstance(topology, Topology):
-            raise InputError(f"topology={topology!r} is not a Topology; build one with topology_of(levels)")
-        placed = place(topology, order=order, tp=tp, dp=dp, pp=pp)
-        tp_link = placed.links.get("tp") if tp_link is None else tp_link
-        pp_link = placed.links.get("pp") if pp_link is None else pp_link
-        dp_link = placed.links.get("dp") if dp_link is None else dp_link
-        if placed.describe(topology):
-            notes.append("placement: " + placed.describe(topology))
-    elif order != MEGATRON_ORDER:
-        raise InputError(f"order={order!r} places the ranks on a topology; pass topology= too")
+    tp_link, pp_link, dp_link = _placed(topology, order, link=link, links=(tp_link, pp_link, dp_link),
+                                        sizes=(tp, pp, dp), notes=notes)
     allreduce, send = _model_parallel(model.activation_bytes, tp=tp, pp=pp, link=link, tp_link=tp_link,
                                       pp_link=pp_link, algorithm=algorithm, notes=notes)
     redo = recompute == "full"
     stage_units = _stages(model, allreduce=allreduce, redo=redo, split=name in SPLIT, stages=pp * v)
+    # Unless the data-parallel traffic slows or holds up the compute, the devices' compute runs as the
+    # pipeline alone: their timeline is the pipeline's, and only the operations that make gradients
+    # are run again, to issue their buckets.
+    interferes = bool(u) or zero >= 3 or param_gather == "overlap"
     quiet, timeline = _pipeline(stage_units, name=name, pp=pp, v=v, m=m, send=send)
     makespan = max(ops[-1].end for ops in timeline)
     devices: list[Device] = []
-    end = end_plain = makespan
     if dp > 1:
         price = _pricer(_link(dp_link, link, "dp_link", "the data-parallel reduction"), dp=dp,
                         algorithm=algorithm, notes=notes)
 
-        def run(slow: Fraction) -> tuple[list[Device], tuple[tuple[PipelineOp, ...], ...]]:
-            run_on = _devices(stage_units, name=name, pp=pp, v=v, m=m, dp=dp, zero=zero, prefetch=depth,
-                              slowdown=slow, price=price, rule=buckets, bucket_bytes=bucket_bytes,
-                              element=element, overlap=param_gather == "overlap")
-            return run_on, _run(run_on, name=name, pp=pp, v=v, m=m, send=send)
+        def build(slow: Fraction) -> list[Device]:
+            return _devices(stage_units, name=name, pp=pp, v=v, m=m, dp=dp, zero=zero, prefetch=depth,
+                            slowdown=slow, price=price, rule=buckets, bucket_bytes=bucket_bytes,
+                            element=element, overlap=param_gather == "overlap")
 
-        devices, timeline = run(u)
+        devices = build(u)
+        if interferes:
+            timeline = _run(devices, name=name, pp=pp, v=v, m=m, send=send)
+        else:
+            _replay(devices, timeline)
+    end = end_plain = makespan
+    if devices:
         end = max(d.end for d in devices)
-        end_plain = max(d.end for d in run(Fraction(0))[0]) if u else end
+        if u:
+            plain = build(Fraction(0))
+            _run(plain, name=name, pp=pp, v=v, m=m, send=send)
+            end_plain = max(d.end for d in plain)
+        else:
+            end_plain = end
     total = max([end + optimizer, *(d.gather_parameters(d.end + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
     busy, tp_comm = _busiest(stage_units, pp=pp, v=v, m=m, logits=model.logits,
                              per_layer_tp=(6 if redo else 4) * allreduce)
     gpus = dp * tp * pp
     scaling: Fraction = Fraction(1)
-    if dp > 1:  # the dp = 1 step, unless a caller has priced it (known_baseline)
-        scaling = (_BASELINE.get() or step(**{**given, "dp": 1}).step_s) / total
+    if dp > 1:  # the dp = 1 step: with the same links, the pipeline alone (placed anew on a topology)
+        alone = makespan + optimizer if topology is None else None
+        scaling = (_BASELINE.get() or alone or step(**{**given, "dp": 1}).step_s) / total
     notes.extend(note for note, on in (
         ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),

@@ -87,6 +87,7 @@ def test_each_point_is_the_step_priced_alone(name, values, fixed):
 
 def test_a_sweep_of_the_bucket_size_prices_the_dp_1_step_once(monkeypatch):
     from costmodel.step import model
+    from costmodel.topology import topology_of
 
     calls = []
     real = model.step
@@ -97,10 +98,22 @@ def test_a_sweep_of_the_bucket_size_prices_the_dp_1_step_once(monkeypatch):
 
     monkeypatch.setattr(model, "step", counted)
     monkeypatch.setattr("costmodel.step.sweep.step", counted)
+    # with its links given, the dp = 1 step is the pipeline alone: no second step is priced
     sweep = sweep_step("bucket-size", "1MiB..64MiBx2", **TIMES, dp=4)
-    assert len(sweep.points) == 7
-    assert calls.count(1) == 1  # the dp = 1 step of the first point only
+    assert len(sweep.points) == 7 and calls.count(1) == 0
     assert all(p.scaling_efficiency == p.result.scaling_efficiency for p in sweep.points)
+    # on a topology the replica is placed anew: priced once, for the first point only
+    calls.clear()
+    levels = topology_of(["4:1us:100GB/s", "4:5us:10GB/s"])
+    sweep = sweep_step("bucket-size", "1MiB..64MiBx2", **{**_but(TIMES, "link"), "topology": levels}, dp=4)
+    assert len(sweep.points) == 7 and calls.count(1) == 1
+    assert all(p.scaling_efficiency == p.result.scaling_efficiency for p in sweep.points)
+
+
+def test_the_dp_1_step_is_the_pipeline_alone():
+    r = step(**TIMES, dp=4, pp=2, microbatches=4, optimizer_s="1ms")
+    alone = step(**TIMES, dp=1, pp=2, microbatches=4, optimizer_s="1ms")
+    assert r.scaling_efficiency == alone.step_s / r.step_s == (r.pipeline_s + r.optimizer_s) / r.step_s
 
 
 def test_ties_go_to_the_first_value():
