@@ -231,3 +231,37 @@ def test_memory_of_a_pipeline_holds_the_micro_batches_in_flight():
 
 def test_time_mode_has_no_memory():
     assert step(**TWO).memory is None
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("gpipe", 1), ("1f1b", 1), ("interleaved", 2), ("zb-h1", 1)])
+@pytest.mark.parametrize("zero", [0, 1, 2])
+def test_replaying_the_gradient_operations_issues_what_running_every_device_does(schedule, v, zero):
+    # the shortcut a step takes when the data-parallel traffic leaves the compute alone, against the
+    # devices run operation by operation inside the pipeline scheduler
+    from costmodel.pipeline.orders import SPLIT
+    from costmodel.step import model
+    from costmodel.step.device import Unit
+
+    pp, m = 2, 4
+    units = [[Unit(forward=Fraction(k + 1, 1000), backward=Fraction(2 * k + 3, 1000),
+                   weight=Fraction(k + 1, 1000) if schedule in SPLIT else Fraction(0),
+                   gradient_bytes=Fraction((k % 3 + 1) * MIB)) for k in range(vs * 2, vs * 2 + 2)]
+             for vs in range(pp * v)]
+    send = Fraction(1, 1000)
+    price = model._pricer(LINK, dp=4, algorithm="ring", notes=[])
+    kw = {"name": schedule, "pp": pp, "v": v, "m": m, "dp": 4, "zero": zero, "prefetch": 1,
+          "slowdown": Fraction(0), "price": price, "rule": "ddp", "bucket_bytes": "3MiB", "element": Fraction(2),
+          "overlap": False}
+    ran = model._devices(units, **kw)
+    timeline = model._run(ran, name=schedule, pp=pp, v=v, m=m, send=send)
+    replayed = model._devices(units, **kw)
+    forward = [sum((u.forward for u in us), Fraction(0)) for us in units]
+    weight = [sum((u.weight for u in us), Fraction(0)) for us in units]
+    backward = [sum((u.backward for u in us), Fraction(0)) - w for us, w in zip(units, weight, strict=True)]
+    pipeline = simulate_stages(schedule, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
+                               weight=weight, comm=send)
+    assert pipeline == timeline
+    model._replay(replayed, pipeline)
+    assert [d.issued for d in replayed] == [d.issued for d in ran]
+    assert [d.end for d in replayed] == [d.end for d in ran]
+    assert all(d.issued for d in ran)
