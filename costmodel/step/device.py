@@ -38,7 +38,7 @@ from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDAR
 from costmodel.step.buckets import Bucket, BucketPlan
 from costmodel.step.stream import CommStream
 
-__all__ = ["CITED", "ZERO_SOURCES", "Device", "Issued", "Unit"]
+__all__ = ["CITED", "ZERO_SOURCES", "Device", "Issued", "Unit", "totals"]
 
 CITED = (PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, DEEPSPEED, MEGATRON_LM)
 
@@ -71,6 +71,13 @@ class Unit:
     backward: Fraction  # the whole backward, TP communication and recomputation included
     weight: Fraction  # the part of backward that is the weight gradient (zb-h1's W)
     gradient_bytes: Fraction  # also its parameter bytes on one rank
+
+
+def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:
+    """A model chunk's forward, its backward less the weight gradient, and the weight gradient: the
+    F, B and W of one micro-batch in the split schedules (B + W in the others)."""
+    weight = sum((u.weight for u in units), Fraction(0))
+    return (sum((u.forward for u in units), Fraction(0)), sum((u.backward for u in units), -weight), weight)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +125,8 @@ class Device:
         self._gathered: list[Fraction] = []  # each issued all-gather's end, by need index
         self._whole: dict[tuple[int, str], Fraction] = {}  # (chunk, op) -> its layers' work in one piece
         for c, chunk in enumerate(units):
-            weight = sum((u.weight for u in chunk), Fraction(0))
-            self._whole[c, "F"] = sum((u.forward for u in chunk), Fraction(0))
-            self._whole[c, "B"] = sum((u.backward for u in chunk), Fraction(0)) - (weight if split else 0)
-            self._whole[c, "W"] = weight
+            f, b, w = totals(chunk)
+            self._whole[c, "F"], self._whole[c, "B"], self._whole[c, "W"] = f, b if split else b + w, w
         if not self.active:
             return
         if zero >= 3:
@@ -179,8 +184,8 @@ class Device:
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
         units, stream, t = self.units[c], self.stream, start
-        waits = self.zero >= 3 or (self.overlap_param_gather and op == "F" and j == 0)
-        if (c, op) in self._whole and (not waits or not self.active) and j not in self.plans:
+        waits = self.active and (self.zero >= 3 or (self.overlap_param_gather and op == "F" and j == 0))
+        if not waits and not self.produces(op, j):
             # nothing is issued or awaited inside: the operation's layers run as one piece of work
             self.compute_end = stream.compute(t, self._whole[c, op])
             return self.compute_end

@@ -18,16 +18,19 @@ The stages' F and B go through the list scheduler behind ``bubble``
 (:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into equal
 input- and weight-gradient halves, Qi et al. 2024, section 2), with a point-to-point send of the
 activation tensor, α + β·n on the pipeline link, between stages.  Each device's gradients become
-ready during the last micro-batch's backward (its W in zb-h1): a unit's gradient when that
-operation has passed it, in reverse layer order.  They are reduced in buckets over the dp
-replicas, priced on the data-parallel link, by :func:`~costmodel.step.overlap.overlap_schedule`.
-The step is
+ready during the last micro-batch's backward (its W in zb-h1; every micro-batch's under ZeRO 2
+and 3): a unit's gradient when that operation has passed it, in reverse layer order.  Each device
+issues its data-parallel collectives on its own stream as it runs (:mod:`costmodel.step.device`:
+buckets, ZeRO's reduce-scatters and all-gathers, FSDP's prefetch), priced on the data-parallel
+link, and may compute slower while they run (*slowdown*).  The step is
 
-    step = max(pipeline makespan, last bucket's end on any device) + optimizer,
+    step = max(pipeline makespan, last collective's end on any device) + optimizer
+           (+ ZeRO 1 and 2's parameter all-gather after it),
 
 and is split exactly into compute + tensor-parallel communication (the busiest device's),
 bubble (the makespan without pipeline sends less that busy time), exposed pipeline sends (the
-makespan less the one without sends), exposed data-parallel communication and the optimizer.
+makespan less the one without sends), exposed data-parallel communication (at full compute
+speed), the compute slowdown, the optimizer and the parameter all-gather.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from costmodel.references import (
 )
 from costmodel.step._values import each, named, number
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
-from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit
+from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
 from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
 from costmodel.step.memory import DeviceMemory, step_memory
 from costmodel.step.overlap import BucketTiming
@@ -492,9 +495,7 @@ def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Any, tp_link: Any,
 def _pipeline(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, send: Fraction
               ) -> tuple[Fraction, tuple[tuple[PipelineOp, ...], ...]]:
     """The makespan without pipeline sends, and the timeline with them (no data-parallel traffic)."""
-    forward = [sum((x.forward for x in us), Fraction(0)) for us in stage_units]
-    weight = [sum((x.weight for x in us), Fraction(0)) for us in stage_units]
-    backward = [sum((x.backward for x in us), -w) for us, w in zip(stage_units, weight, strict=True)]
+    forward, backward, weight = (list(t) for t in zip(*map(totals, stage_units), strict=True))
     timeline = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
                                weight=weight, comm=send)
     if not send:

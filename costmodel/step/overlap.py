@@ -21,7 +21,8 @@ and lengthens the step:
     step = max(E, end_last) + optimizer,    exposed = max(0, end_last − E).
 
 Compute is assumed not to slow down while communication is in flight (Calculon's
-``processor_usage`` of 0); the model of contention is not part of this schedule yet.
+``processor_usage`` of 0); :func:`costmodel.step.step` models that (``slowdown=``), with the
+pipeline and ZeRO, on each device's stream (:mod:`costmodel.step.device`).
 """
 
 from __future__ import annotations
