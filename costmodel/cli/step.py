@@ -462,15 +462,9 @@ def render_step(r: StepResult) -> Rendered:
 
 def _best_by(r: StepSweep) -> str:
     """What made the best point best, in words: with the same work on the same GPUs, its speed."""
-    priced = [p for p in r.points if p.result is not None and p.step_s is not None]
-    tokens = all(p.tokens_per_s is not None for p in priced)
-
-    def work(p: Any) -> Any:  # tokens (or micro-batches) per step, and the GPUs doing them
-        return (p.tokens_per_s * p.step_s if tokens else p.result.dp * p.result.microbatches), p.gpus
-
-    if len({work(p) for p in priced}) == 1:
+    if r.same_work:
         return "the fastest step"
-    return "the most tokens/s per GPU" if tokens else "the most micro-batches per GPU-second"
+    return "the most tokens/s per GPU" if r.by_tokens else "the most micro-batches per GPU-second"
 
 
 @renders("costmodel.step.sweep.StepSweep")

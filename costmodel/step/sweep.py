@@ -40,7 +40,7 @@ from costmodel.units import parse_size
 from costmodel.validate import positive
 
 __all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
-           "sweep_step", "throughput"]
+           "sweep_step", "throughput", "work"]
 
 MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
@@ -310,8 +310,7 @@ class StepSweep(JSONFields):
     """The points of a sweep of one *knob* (the :func:`step` argument *parameter*), and the best.
 
     *best* indexes :attr:`points`: the most work per GPU-second (:func:`throughput`), the first of
-    equals.  *kind* says how a
-    value reads: ``count``, ``size`` (bytes), ``number`` or ``name``.
+    equals.  *kind* says how a value reads: ``count``, ``size`` (bytes), ``number`` or ``name``.
     """
 
     knob: str
@@ -328,6 +327,17 @@ class StepSweep(JSONFields):
     @property
     def skipped(self) -> tuple[SweepPoint, ...]:
         return tuple(p for p in self.points if p.skipped is not None)
+
+    @property
+    def by_tokens(self) -> bool:
+        """Whether the work is counted in tokens (every priced point knows them), else micro-batches."""
+        return _by_tokens(self.points)
+
+    @property
+    def same_work(self) -> bool:
+        """Whether every priced point does the same work on the same GPUs: the best is then the fastest."""
+        by_tokens = self.by_tokens
+        return len({(work(p, by_tokens=by_tokens), p.gpus) for p in self.points if p.skipped is None}) == 1
 
     @property
     def title(self) -> str:
@@ -394,10 +404,21 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         if len(reasons) > 1:
             reasons = [f"{k.name}={format_value(p.value, k.kind)}: {p.skipped}" for p in points]
         raise InputError(f"no value of {k.name} gives a step: {'; '.join(reasons)}")
-    best = max(priced, key=lambda i: (throughput(points[i], by_tokens=all(
-        points[j].tokens_per_s is not None for j in priced)), -i))
+    by_tokens = _by_tokens(points)
+    best = max(priced, key=lambda i: (throughput(points[i], by_tokens=by_tokens), -i))
     return StepSweep(knob=k.name, parameter=k.parameter, kind=k.kind, points=tuple(points), best=best,
                      notes=_skipped(k, points))
+
+
+def work(point: SweepPoint, *, by_tokens: bool) -> Fraction:
+    """The work of one step of a priced point: its tokens (*by_tokens*), else the micro-batches of all
+    its replicas."""
+    r = point.result
+    assert r is not None and point.step_s is not None
+    if by_tokens:
+        assert point.tokens_per_s is not None
+        return point.tokens_per_s * point.step_s
+    return Fraction(r.dp * r.microbatches)
 
 
 def throughput(point: SweepPoint, *, by_tokens: bool) -> Fraction:
@@ -406,12 +427,12 @@ def throughput(point: SweepPoint, *, by_tokens: bool) -> Fraction:
     MFU orders the points of one model the same way; so does the step time, inverted, when every
     point does the same work on the same GPUs.
     """
-    r = point.result
-    assert r is not None and point.step_s is not None and point.gpus is not None
-    if by_tokens:
-        assert point.tokens_per_s is not None
-        return point.tokens_per_s / point.gpus
-    return Fraction(r.dp * r.microbatches) / (point.step_s * point.gpus)
+    assert point.step_s is not None and point.gpus is not None
+    return work(point, by_tokens=by_tokens) / (point.step_s * point.gpus)
+
+
+def _by_tokens(points: Sequence[SweepPoint]) -> bool:
+    return all(p.tokens_per_s is not None for p in points if p.skipped is None)
 
 
 def _skipped(k: Knob, points: list[SweepPoint]) -> tuple[str, ...]:
