@@ -473,8 +473,10 @@ def _placed(topology: Any, order: str, *, link: Any, links: tuple[Any, Any, Any]
     placed = place(topology, order=order, tp=tp, dp=dp, pp=pp)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
-    given = dict(zip(("tp", "pp", "dp"), links, strict=True))
-    return tuple(placed.links.get(k) if given[k] is None else given[k] for k in ("tp", "pp", "dp"))  # type: ignore[return-value]
+    tp_link, pp_link, dp_link = links
+    return (placed.links.get("tp") if tp_link is None else tp_link,
+            placed.links.get("pp") if pp_link is None else pp_link,
+            placed.links.get("dp") if dp_link is None else dp_link)
 
 
 def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Any, tp_link: Any, pp_link: Any, algorithm: str,
