@@ -83,7 +83,8 @@ class StepChart:
 
     @property
     def optimizer_start_s(self) -> Fraction:
-        return self.step.step_s - self.step.optimizer_s
+        """When the optimizer starts: before ZeRO 1 and 2's parameter all-gather, which ends the step."""
+        return self.step.step_s - self.step.param_gather_s - self.step.optimizer_s
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -157,7 +158,9 @@ def draw_step_chart(chart: StepChart, path: str | Path, *, force: bool = False) 
                    points_per_s=(width - 1.6) * 72 / float(r.step_s or 1))
         end = float(r.step_s) * scale
         if r.optimizer_s:
-            ax.axvspan(float(chart.optimizer_start_s) * scale, end, color="0.85", hatch="++", zorder=0)
+            start = chart.optimizer_start_s
+            ax.axvspan(float(start) * scale, float(start + r.optimizer_s) * scale, color="0.85", hatch="++",
+                       zorder=0)
         ax.axvline(end, color="black", linestyle="--", linewidth=1)
         ax.text(end, 1.0, f"step end {format_time(r.step_s)}", ha="right", va="bottom", fontsize=9,
                 transform=ax.get_xaxis_transform())

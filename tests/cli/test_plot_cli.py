@@ -87,6 +87,20 @@ def test_the_image_is_written_once_and_only_as_png_or_svg(capsys, tmp_path: Path
     assert data["out"] == str(svg) and data["title"] in svg.read_text(encoding="utf-8")
 
 
+def test_step_chart_puts_the_optimizer_before_zeros_parameter_gather():
+    from costmodel.params import combine_link
+    from costmodel.plots.step import step_chart
+    from costmodel.step import step
+
+    r = step(forward_s=["1ms"] * 2, backward_s=["2ms"] * 2, gradient_bytes=["1MB"] * 2, dp=2, zero=1,
+             optimizer_s="1ms", link=combine_link(alpha=0, beta="1ns/B"))
+    gathers = [c for c in r.communication[0] if c.label.startswith("params")]
+    assert r.param_gather_s > 0 and gathers
+    chart = step_chart(r)
+    assert chart.optimizer_start_s + r.optimizer_s == gathers[0].start_s  # the gather follows the optimizer
+    assert chart.optimizer_start_s == r.step_s - r.param_gather_s - r.optimizer_s
+
+
 def test_step_json_bars_are_the_timeline_and_the_communication(capsys):
     from costmodel.params import combine_link
     from costmodel.step import step
