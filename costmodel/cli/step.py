@@ -51,10 +51,6 @@ _SWEEP = "Sweep"
 MAX_BUCKET_ROWS = 12
 
 
-def _int(*names: str, metavar: str, help: str, panel: str) -> Any:
-    return option(*names, metavar=metavar, panel=panel, help=help)
-
-
 _time = value_parser(parse_time, require_unit=True)
 _size = value_parser(parse_size)
 
@@ -79,17 +75,17 @@ def _link_option(name: str, help: str) -> Any:
 
 
 # The options of a step, declared once: `costmodel step` and `costmodel plot step` take them all.
-Dp = Annotated[int, _int("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")]
-Tp = Annotated[int, _int("--tp", metavar="T", panel=_PAR,
+Dp = Annotated[int, option("--dp", metavar="D", panel=_PAR, help="Data-parallel replicas (≥ 1).")]
+Tp = Annotated[int, option("--tp", metavar="T", panel=_PAR,
                          help="Tensor-parallel ranks per layer (≥ 1; divides --heads).")]
-Pp = Annotated[int, _int("--pp", metavar="P", panel=_PAR,
+Pp = Annotated[int, option("--pp", metavar="P", panel=_PAR,
                          help="Pipeline stages (≥ 1; at most the layers, dividing them).")]
-Microbatches = Annotated[int, _int("-m", "--microbatches", metavar="M", panel=_PAR,
+Microbatches = Annotated[int, option("-m", "--microbatches", metavar="M", panel=_PAR,
                                    help="Micro-batches per replica per step (≥ 1).")]
 Schedule = Annotated[str, option("--schedule", "-s", metavar="NAME", panel=_PAR,
                                  autocompletion=complete.schedules,
                                  help="Pipeline schedule: gpipe, 1f1b (default), interleaved, zb-h1.")]
-Chunks = Annotated[int | None, _int("-v", "--chunks", metavar="V", panel=_PAR,
+Chunks = Annotated[int | None, option("-v", "--chunks", metavar="V", panel=_PAR,
                                     help="Model chunks per device, interleaved only (default 2).")]
 Recompute = Annotated[str, option("--recompute", metavar="MODE", panel=_PAR,
                                   help="none (default) or full activation recomputation.")]
