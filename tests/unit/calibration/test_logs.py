@@ -33,11 +33,19 @@ ALL_LOGS = sorted(LOGS.glob("*/*.txt"))
 
 # file -> (tool, collective, p, printed lines of rows, first size, first out-of-place time in us)
 EXPECTED = {
+    "allgather_a100x8_1node_nvswitch_superbench.txt": ("nccl-tests", "allgather", 8, 29, 32, "35.03"),
     "allgather_b200x2_2node_rdma_gke.txt": ("nccl-tests", "allgather", 2, 26, 32, "14.18"),
+    "allreduce_a100x16_2node_4xhdr_abci.txt": ("nccl-tests", "allreduce", 16, 24, 4, "33.50"),
+    "allreduce_a100x16_2node_4xhdr_sharp_abci.txt": ("nccl-tests", "allreduce", 16, 29, 8, "22.54"),
+    "allreduce_a100x8_1node_nvswitch_superbench.txt": ("nccl-tests", "allreduce", 8, 32, 4, "34.73"),
+    "allreduce_h100x16_2node_8xndr_nccltests309.txt": ("nccl-tests", "allreduce", 16, 32, 8, "68.52"),
+    "allreduce_h100x16_2node_8xndr_ring_nccltests309.txt": ("nccl-tests", "allreduce", 16, 14, 1048576, "156.9"),
+    "allreduce_h100x8_1node_nvswitch_dgxc.txt": ("nccl-tests", "allreduce", 8, 32, 8, "13.67"),
     "allreduce_a100x16_2node_rdma_oci.txt": ("nccl-tests", "allreduce", 16, 31, 8, "36.47"),
     "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt": ("nccl-tests", "allreduce", 16, 31, 8, "135.8"),
     "allreduce_h200x2_2node_1nic_rdma_gke.txt": ("nccl-tests", "allreduce", 2, 24, 1024, "35.59"),
     "allreduce_v100x8_nvlink_oldformat.txt": ("nccl-tests", "allreduce", 8, 25, 8, "48.46"),
+    "reducescatter_a100x8_1node_nvswitch_superbench.txt": ("nccl-tests", "reduce-scatter", 8, 29, 32, "35.06"),
     "osu_allreduce_archer2_2node_256rank_slingshot.txt": ("osu", "allreduce", None, 19, 4, "7.93"),
     "osu_allreduce_kind_2pod_2rank_tcp.txt": ("osu", "allreduce", None, 19, 4, "17.67"),
 }
