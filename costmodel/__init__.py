@@ -11,8 +11,7 @@ Fraction(2000000, 17)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from costmodel._lazy import lazy_exports
 
 # name -> module that defines it.  Submodules are imported on first use
 # (PEP 562), so ``costmodel cost`` does not pay for crossover, profiles or
@@ -249,16 +248,4 @@ _PACKAGES = frozenset({"step"})
 callable; see :mod:`costmodel.step`)."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PACKAGES:
-        return importlib.import_module(f"costmodel.{name}")  # importing sets the attribute
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costmodel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, packages=_PACKAGES)

@@ -17,7 +17,6 @@ path type names), ``latency_inter`` (µs, default 0), ``same_channels`` (default
 
 from __future__ import annotations
 
-from importlib import resources
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,9 @@ from costmodel.nccl.schema import GRAPH_NAMES, HALVES, check_preset
 from costmodel.nccl.system import CPU_ARCHS, CPU_VENDORS, PATH_TYPES, Graph, System  # noqa: F401 - CPU_*
 from costmodel.tomlfile import as_keys, loads
 
+_HERE = Path(__file__).parent
+"""This package's folder (its data files beside its modules)."""
+
 __all__ = ["GRAPHS", "PATH_TYPES", "load_preset", "preset_names", "validate_preset"]
 
 GRAPHS = GRAPH_NAMES
@@ -35,7 +37,7 @@ PATTERNS = (1, 2, 3, 4, 5, 6)
 
 
 def _folder() -> Any:
-    return resources.files(__package__).joinpath("presets")
+    return _HERE.joinpath("presets")
 
 
 def preset_names() -> tuple[str, ...]:

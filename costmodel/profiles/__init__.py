@@ -82,7 +82,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from importlib import resources
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -95,6 +94,9 @@ from costmodel.renames import resolve
 from costmodel.tomlfile import loads
 from costmodel.topology import Level, Topology
 from costmodel.validate import is_whole
+
+_HERE = Path(__file__).parent
+"""This package's folder (its data files beside its modules)."""
 
 __all__ = ["RENAMED", "Profile", "ProfileFit", "ProfileList", "list_profiles", "load_profile",
            "parse_profile"]
@@ -202,7 +204,7 @@ def _presets() -> dict[str, Any]:
     """The embedded preset files by name."""
     return {
         entry.name.removesuffix(".toml"): entry
-        for entry in resources.files(__package__).iterdir()
+        for entry in _HERE.iterdir()
         if entry.name.endswith(".toml")
     }
 

@@ -20,44 +20,96 @@ Fraction(9, 25)
 
 from __future__ import annotations
 
-from costmodel.training.compression import (
-    METHODS,
-    Compression,
-    CompressionMethod,
-    EFStep,
-    ErrorFeedbackRun,
-    compress,
-    error_feedback,
-)
-from costmodel.training.counts import DTYPES, Dtype, parse_count, parse_dtype
-from costmodel.training.federated import FedAvgRound, fedavg
-from costmodel.training.loss import (
-    WeightedGradient,
-    WeightedLoss,
-    sample_weights,
-    weighted_gradient,
-    weighted_loss,
-)
-from costmodel.training.memory import (
-    ZERO_STAGES,
-    ActivationMemory,
-    ActivationVariant,
-    MemoryReport,
-    ZeroMemory,
-    activation_memory,
-    training_memory,
-    zero_memory,
-)
-from costmodel.training.traffic import (
-    MoETraffic,
-    PSTraffic,
-    Staleness,
-    TensorParallelTraffic,
-    moe_traffic,
-    ps_traffic,
-    staleness,
-    tensor_parallel_traffic,
-)
+from typing import TYPE_CHECKING
+
+from costmodel._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names as the type checker sees them
+    from costmodel.training.compression import (
+        METHODS,
+        Compression,
+        CompressionMethod,
+        EFStep,
+        ErrorFeedbackRun,
+        compress,
+        error_feedback,
+    )
+    from costmodel.training.counts import (
+        DTYPES,
+        Dtype,
+        parse_count,
+        parse_dtype,
+    )
+    from costmodel.training.federated import (
+        FedAvgRound,
+        fedavg,
+    )
+    from costmodel.training.loss import (
+        WeightedGradient,
+        WeightedLoss,
+        sample_weights,
+        weighted_gradient,
+        weighted_loss,
+    )
+    from costmodel.training.memory import (
+        ZERO_STAGES,
+        ActivationMemory,
+        ActivationVariant,
+        MemoryReport,
+        ZeroMemory,
+        activation_memory,
+        training_memory,
+        zero_memory,
+    )
+    from costmodel.training.traffic import (
+        MoETraffic,
+        PSTraffic,
+        Staleness,
+        TensorParallelTraffic,
+        moe_traffic,
+        ps_traffic,
+        staleness,
+        tensor_parallel_traffic,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "ActivationMemory": "costmodel.training.memory",
+    "ActivationVariant": "costmodel.training.memory",
+    "Compression": "costmodel.training.compression",
+    "CompressionMethod": "costmodel.training.compression",
+    "DTYPES": "costmodel.training.counts",
+    "Dtype": "costmodel.training.counts",
+    "EFStep": "costmodel.training.compression",
+    "ErrorFeedbackRun": "costmodel.training.compression",
+    "FedAvgRound": "costmodel.training.federated",
+    "METHODS": "costmodel.training.compression",
+    "MemoryReport": "costmodel.training.memory",
+    "MoETraffic": "costmodel.training.traffic",
+    "PSTraffic": "costmodel.training.traffic",
+    "Staleness": "costmodel.training.traffic",
+    "TensorParallelTraffic": "costmodel.training.traffic",
+    "WeightedGradient": "costmodel.training.loss",
+    "WeightedLoss": "costmodel.training.loss",
+    "ZERO_STAGES": "costmodel.training.memory",
+    "ZeroMemory": "costmodel.training.memory",
+    "activation_memory": "costmodel.training.memory",
+    "compress": "costmodel.training.compression",
+    "error_feedback": "costmodel.training.compression",
+    "fedavg": "costmodel.training.federated",
+    "moe_traffic": "costmodel.training.traffic",
+    "parse_count": "costmodel.training.counts",
+    "parse_dtype": "costmodel.training.counts",
+    "ps_traffic": "costmodel.training.traffic",
+    "sample_weights": "costmodel.training.loss",
+    "staleness": "costmodel.training.traffic",
+    "tensor_parallel_traffic": "costmodel.training.traffic",
+    "training_memory": "costmodel.training.memory",
+    "weighted_gradient": "costmodel.training.loss",
+    "weighted_loss": "costmodel.training.loss",
+    "zero_memory": "costmodel.training.memory",
+}
+"""Each name the package exports and its module, imported when first used (a command needing one
+module loads no other)."""
 
 __all__ = [
     "DTYPES",
@@ -95,3 +147,6 @@ __all__ = [
     "weighted_loss",
     "zero_memory",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
