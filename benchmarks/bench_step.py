@@ -9,7 +9,11 @@ the micro-batches per replica (8 to 800 by 8: up to 153,600 layer operations a s
 < 10 s.  Each is the median of ROUNDS runs in this process (the library, no command line),
 printed with its ratio to the target.  Then the same model without pipeline stages under FSDP
 (ZeRO 3, a layer all-gathered one ahead of its compute) with compute slowed by 15 % while
-collectives run, one step and a sweep of the ZeRO stage, each device simulated event by event.
+collectives run, one step and a sweep of the ZeRO stage, each device simulated event by event.  And
+Narayanan et al.'s 1T-parameter model priced per operation on the A100 preset (dp 6 × tp 8 × pp 64,
+512 micro-batches), target < 1 s: with the generic schedule, with Megatron-LM's (its reduction after
+the backward), and with every Megatron-LM gather and reduce overlapped (each device then simulated
+event by event from its first forward, once with the compute slowdown and once without).
 
 Timing problems print FAIL; they never raise.
 """
@@ -30,6 +34,13 @@ def _fixed() -> dict:
     return {"shape": GPT3, "peak_flops": 312 * 10**12, "tp": 8, "pp": 8, "microbatches": 8,
             "link": resolve_link("allreduce", profile="nvlink4"),
             "dp_link": resolve_link("allreduce", profile="ib-hdr")}
+
+
+def _one_t() -> dict:
+    """Narayanan et al.'s 1T model as Table 1 runs it, priced per operation on the A100 preset."""
+    shape = TransformerShape(layers=128, hidden=25600, heads=160, sequence=2048, vocabulary=51200)
+    return {"shape": shape, "dp": 6, "tp": 8, "pp": 64, "microbatches": 512, "recompute": "full",
+            "gpu": "a100-80gb", "allow_oom": True}
 
 
 def _timed(run, rounds: int) -> float:
@@ -55,6 +66,13 @@ def main(rounds: int = 3) -> bool:
                                **{k: v for k, v in _fixed().items() if k != "microbatches"}), 10.0),
         "one FSDP step, dp 64 × tp 8, M = 8, slowdown 0.15": (
             lambda: step(dp=64, efficiency="0.5", zero=3, slowdown="0.15", **{**_fixed(), "pp": 1}), 1.0),
+        "1T on a100-80gb, dp 6 × tp 8 × pp 64, M = 512": (
+            lambda: step(**_one_t()), 1.0),
+        "the same, Megatron-LM (Table 1's schedule)": (
+            lambda: step(**_one_t(), framework="megatron"), 1.0),
+        "the same, Megatron-LM, all overlapped": (
+            lambda: step(**_one_t(), framework="megatron", zero=1, overlap_grad_reduce=True,
+                         param_gather="overlap"), 1.0),
         "sweep zero=0,1,2,3 with slowdown 0.15 (4)": (
             lambda: sweep_step("zero", "0,1,2,3", dp=64, efficiency="0.5", slowdown="0.15",
                                **{**_fixed(), "pp": 1}), 10.0),

@@ -136,6 +136,103 @@ NVIDIA_H100 = Citation(
     venue="NVIDIA Corporation",
     year=2023,
 )
+NVIDIA_GEMM_GUIDE = Citation(
+    key="nvidia-gemm-guide",
+    authors="NVIDIA",
+    title="Matrix Multiplication Background User's Guide (DU-09799-001): tile and wave quantization",
+    venue="NVIDIA Deep Learning Performance Documentation",
+    year=2023,
+    url="https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html",
+)
+WILLIAMS_2009 = Citation(
+    key="williams2009",
+    authors="S. Williams, A. Waterman, D. Patterson",
+    title="Roofline: An Insightful Visual Performance Model for Multicore Architectures",
+    venue="Communications of the ACM 52(4)",
+    year=2009,
+    url="https://doi.org/10.1145/1498765.1498785",
+)
+DAO_2023 = Citation(
+    key="dao2023",
+    authors="T. Dao",
+    title="FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning",
+    venue="arXiv:2307.08691 (ICLR 2024)",
+    year=2023,
+    url="https://arxiv.org/abs/2307.08691",
+)
+MICIKEVICIUS_2018 = Citation(
+    key="micikevicius2018",
+    authors="P. Micikevicius, S. Narang, J. Alben, G. Diamos, E. Elsen, D. Garcia, B. Ginsburg, M. Houston, "
+            "O. Kuchaiev, G. Venkatesh, H. Wu",
+    title="Mixed Precision Training",
+    venue="ICLR 2018 (arXiv:1710.03740)",
+    year=2018,
+    url="https://arxiv.org/abs/1710.03740",
+)
+SUPERBENCH = Citation(
+    key="superbench",
+    authors="Microsoft",
+    title="SuperBench: nccl-tests all_reduce_perf, all_gather_perf and reduce_scatter_perf on 8x "
+          "A100-SXM4-40GB "
+          "(NVSwitch), test fixture output",
+    venue="github.com/microsoft/superbenchmark, "
+          "tests/benchmarks/micro_benchmarks/test_nccl_bw_performance.py",
+    year=2021,
+    url="https://github.com/microsoft/superbenchmark",
+)
+ABCI_BENCHMARK = Citation(
+    key="abci-benchmark",
+    authors="AIST ABCI",
+    title="ABCI 2.0 benchmark results: nccl-tests all_reduce_perf on 2 nodes x 8 A100-SXM4-40GB, InfiniBand "
+          "HDR",
+    venue="github.com/aistabci/abci2.0benchmark, allreduce/inter_anode",
+    year=2021,
+    url="https://github.com/aistabci/abci2.0benchmark",
+)
+NCCL_TESTS_119 = Citation(
+    key="nccl-tests-119",
+    authors="NVIDIA/nccl-tests issue 119",
+    title="Evaluation of NCCL test result: 3 nodes x 8 A100 SXM4 40GB, 4 InfiniBand HDR cards per node",
+    venue="github.com/NVIDIA/nccl-tests/issues/119",
+    year=2022,
+    url="https://github.com/NVIDIA/nccl-tests/issues/119",
+)
+NCCL_TESTS_309 = Citation(
+    key="nccl-tests-309",
+    authors="NVIDIA/nccl-tests issue 309",
+    title="Acceptable performance of nccl-test on 2 HGX hosts? (2 nodes x 8 H100, 8x ConnectX-7 NDR per "
+          "node)",
+    venue="github.com/NVIDIA/nccl-tests/issues/309",
+    year=2025,
+    url="https://github.com/NVIDIA/nccl-tests/issues/309",
+)
+DGXC_BENCHMARKING = Citation(
+    key="dgxc-benchmarking",
+    authors="NVIDIA",
+    title="DGX Cloud benchmarking recipes: nccl-tests all_reduce_perf sample output, 8x H100 80GB HBM3 "
+          "(NVSwitch)",
+    venue="github.com/NVIDIA/dgxc-benchmarking, nccl/README.md",
+    year=2025,
+    url="https://github.com/NVIDIA/dgxc-benchmarking",
+)
+TORCH_MATMUL_DATABASE = Citation(
+    key="torch-matmul-database",
+    authors="zzc0721 and contributors",
+    title="torch-performance-test-data: torch.mm TFLOPS of square matrices 1024 to 10240 per GPU (best "
+          "size), "
+          "database.md",
+    venue="github.com/zzc0721/torch-performance-test-data",
+    year=2025,
+    url="https://github.com/zzc0721/torch-performance-test-data",
+)
+SHAH_2024 = Citation(
+    key="shah2024",
+    authors="J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani, T. Dao",
+    title="FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision",
+    venue="arXiv:2407.08608 (NeurIPS 2024)",
+    year=2024,
+    url="https://arxiv.org/abs/2407.08608",
+)
 SERGEEV_2018 = Citation(
     key="sergeev2018",
     authors="A. Sergeev, M. Del Balso",
@@ -565,6 +662,146 @@ ZHAO_2023 = Citation(
     url="https://doi.org/10.14778/3611540.3611569",
 )
 
+# -- GPU presets (costmodel/gpus/presets/*.toml): datasheets, measurements, kernel configurations ------
+NVIDIA_AMPERE_WP = Citation(
+    key="nvidia-ampere-whitepaper",
+    authors="NVIDIA",
+    title="NVIDIA A100 Tensor Core GPU Architecture (whitepaper)",
+    venue="NVIDIA Corporation",
+    year=2020,
+    url="https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf",
+)
+NVIDIA_HOPPER_WP = Citation(
+    key="nvidia-hopper-whitepaper",
+    authors="NVIDIA",
+    title="NVIDIA H100 Tensor Core GPU Architecture (whitepaper)",
+    venue="NVIDIA Corporation",
+    year=2022,
+    url="https://resources.nvidia.com/en-us-hopper-architecture/nvidia-h100-tensor-c",
+)
+NVIDIA_H200 = Citation(
+    key="nvidia-h200",
+    authors="NVIDIA",
+    title="NVIDIA H200 Tensor Core GPU datasheet",
+    venue="NVIDIA Corporation",
+    year=2024,
+    url="https://www.nvidia.com/en-us/data-center/h200/",
+)
+NVIDIA_ADA_WP = Citation(
+    key="nvidia-ada-whitepaper",
+    authors="NVIDIA",
+    title="NVIDIA Ada GPU Architecture (whitepaper), appendix: GeForce RTX 4090 specifications",
+    venue="NVIDIA Corporation",
+    year=2023,
+    url="https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
+)
+NVIDIA_DGX_A100 = Citation(
+    key="nvidia-dgx-a100",
+    authors="NVIDIA",
+    title="NVIDIA DGX A100 datasheet",
+    venue="NVIDIA Corporation",
+    year=2020,
+    url="https://www.nvidia.com/en-us/data-center/dgx-a100/",
+)
+NVIDIA_DGX_H100 = Citation(
+    key="nvidia-dgx-h100",
+    authors="NVIDIA",
+    title="NVIDIA DGX H100 datasheet",
+    venue="NVIDIA Corporation",
+    year=2023,
+    url="https://www.nvidia.com/en-us/data-center/dgx-h100/",
+)
+NVIDIA_DGX_H200 = Citation(
+    key="nvidia-dgx-h200",
+    authors="NVIDIA",
+    title="NVIDIA DGX H200 datasheet",
+    venue="NVIDIA Corporation",
+    year=2024,
+    url="https://www.nvidia.com/en-us/data-center/dgx-h200/",
+)
+NVIDIA_DGX_B200 = Citation(
+    key="nvidia-dgx-b200",
+    authors="NVIDIA",
+    title="NVIDIA DGX B200 datasheet",
+    venue="NVIDIA Corporation",
+    year=2024,
+    url="https://resources.nvidia.com/en-us-dgx-systems/dgx-b200-datasheet",
+)
+NVIDIA_CUTLASS = Citation(
+    key="nvidia-cutlass",
+    authors="NVIDIA",
+    title="CUTLASS: CUDA Templates for Linear Algebra Subroutines (source code: "
+          "python/cutlass_library/generator.py, the kernel configurations of the CUTLASS library)",
+    venue="NVIDIA Corporation, https://github.com/NVIDIA/cutlass",
+    year=2025,
+    url="https://github.com/NVIDIA/cutlass",
+)
+AMD_MI300X = Citation(
+    key="amd-mi300x",
+    authors="AMD",
+    title="AMD Instinct MI300X accelerator data sheet and product specifications",
+    venue="Advanced Micro Devices",
+    year=2023,
+    url="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
+)
+AMD_HIPBLASLT = Citation(
+    key="amd-hipblaslt",
+    authors="AMD",
+    title="hipBLASLt (source code: the Tensile kernel logic files for gfx942, MI300)",
+    venue="Advanced Micro Devices, https://github.com/ROCm/hipBLASLt",
+    year=2025,
+    url="https://github.com/ROCm/hipBLASLt",
+)
+AZURE_ND_MI300X = Citation(
+    key="azure-nd-mi300x-v5",
+    authors="Microsoft",
+    title="ND MI300X v5 size series (Azure virtual machines documentation): 8 MI300X, "
+          "400 Gb/s InfiniBand per GPU",
+    venue="Microsoft Learn",
+    year=2024,
+    url="https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series",
+)
+BEKMAN_MLE = Citation(
+    key="bekman-ml-engineering",
+    authors="S. Bekman",
+    title="Machine Learning Engineering Open Book (compute/accelerator/README.md: the Maximum Achievable "
+          "Matmul FLOPS (MAMF) comparison table, the TFLOPS, memory and clock tables)",
+    venue="https://github.com/stas00/ml-engineering",
+    year=2026,
+    url="https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md",
+)
+ERNST_GPU_BENCHES = Citation(
+    key="rrze-gpu-benches",
+    authors="D. Ernst (NHR@FAU, RRZE-HPC)",
+    title="gpu-benches: GPU micro benchmarks and their result files (gpu-stream, gpu-roofline, "
+          "gpu-small-kernels)",
+    venue="https://github.com/RRZE-HPC/gpu-benches",
+    year=2025,
+    url="https://github.com/RRZE-HPC/gpu-benches",
+)
+NCCL_TESTS_307 = Citation(
+    key="nccl-tests-307",
+    authors="NVIDIA/nccl-tests users",
+    title="NVIDIA/nccl-tests issue 307: NCCL_DEBUG=INFO output of one node of 8 GeForce RTX 4090 on PCIe",
+    venue="GitHub, https://github.com/NVIDIA/nccl-tests/issues/307",
+    year=2025,
+    url="https://github.com/NVIDIA/nccl-tests/issues/307",
+)
+PCI_SIG_4 = Citation(
+    key="pcie4",
+    authors="PCI-SIG",
+    title="PCI Express Base Specification, Revision 4.0 (16 GT/s per lane, 128b/130b encoding)",
+    venue="PCI-SIG",
+    year=2017,
+)
+IEEE_8023AN = Citation(
+    key="ieee802.3an",
+    authors="IEEE",
+    title="IEEE Std 802.3an-2006: physical layer parameters for 10 Gb/s operation, type 10GBASE-T",
+    venue="IEEE Std 802.3an",
+    year=2006,
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -579,6 +816,11 @@ CITATIONS: dict[str, Citation] = {
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
-        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023,
+        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023, NVIDIA_GEMM_GUIDE, WILLIAMS_2009,
+        DAO_2023, MICIKEVICIUS_2018, SUPERBENCH, ABCI_BENCHMARK, NCCL_TESTS_119, NCCL_TESTS_309,
+        DGXC_BENCHMARKING, TORCH_MATMUL_DATABASE, SHAH_2024,
+        NVIDIA_AMPERE_WP, NVIDIA_HOPPER_WP, NVIDIA_H200, NVIDIA_ADA_WP, NVIDIA_DGX_A100, NVIDIA_DGX_H100,
+        NVIDIA_DGX_H200, NVIDIA_DGX_B200, NVIDIA_CUTLASS, AMD_MI300X, AMD_HIPBLASLT, AZURE_ND_MI300X,
+        BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
     )
 }

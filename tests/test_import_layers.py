@@ -166,11 +166,11 @@ def test_no_private_names_imported_across_modules():
 
 
 LAYERS = (
-    ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "references", "_json", "_files",
+    ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "references", "_json", "_files", "_lazy",
                      "tomlfile", "symbols", "expressions", "renames")),
     ("links", ("params", "topology", "profiles", "links")),
-    ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl")),
-    ("questions", ("step", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises")),
+    ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl", "gpus")),
+    ("questions", ("step", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises", "validation")),
     ("command line", ("cli", "__main__", "")),
 )
 """The layers of docs/design.md, lowest first, by the first name under ``costmodel``; a module may import

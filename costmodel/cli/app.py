@@ -26,6 +26,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
+    "gpus": ("gpus",),
+    "validate": ("validate",),
     "teaching": ("example", "exercise", "check"),
     "assignment": ("assignment",),
     "calibrate": ("calibrate",),

@@ -33,9 +33,13 @@ __all__ = ["FLAGS", "cli_message"]
 FLAGS = {
     "activation_bytes": "--activation-bytes",
     "algo": "--algo",
+    "algorithm": "--algorithm",
+    "align_param_gather": "--no-align-param-gather",
     "allow_bank_change": "--allow-bank-change",
+    "allow_oom": "--allow-oom",
     "alpha": "--alpha",
     "arch": "--arch",
+    "attention": "--attention",
     "backend": "--backend",
     "backward_s": "--backward",
     "bandwidth": "--bandwidth",
@@ -44,8 +48,10 @@ FLAGS = {
     "beta": "--beta",
     "blocks": "--blocks",
     "bucket_bytes": "--bucket-size",
+    "buckets": "--buckets",
     "bw_inter": "--bw-inter",
     "bw_intra": "--bw-intra",
+    "causal": "--causal",
     "channels": "--channels",
     "chunks": "--chunks",
     "collective": "--collective",
@@ -63,7 +69,9 @@ FLAGS = {
     "ffn_factor": "--ffn",
     "force": "--force",
     "forward_s": "--forward",
+    "framework": "--framework",
     "gamma": "--gamma",
+    "gpu": "--gpu",
     "gpus": "--dp",
     "gradient_bytes": "--gradient-bytes",
     "groups": "--groups",
@@ -88,6 +96,7 @@ FLAGS = {
     "optimizer_s": "--optimizer",
     "order": "--order",
     "outer": "--outer",
+    "overlap_grad_reduce": "--overlap-grad-reduce",
     "overrides": "--overrides",
     "p": "-p",
     "p_max": "--p-max",
@@ -97,9 +106,9 @@ FLAGS = {
     "peak_flops": "--peak",
     "per_rack": "--per-rack",
     "points": "--points",
-    "prefetch": "--prefetch",
     "pp": "--pp",
     "pp_link": "--pp-link",
+    "prefetch": "--prefetch",
     "profile": "--profile",
     "proto": "--proto",
     "racks": "--racks",
@@ -113,9 +122,10 @@ FLAGS = {
     "sequence_parallel": "--sp",
     "servers": "--servers",
     "size": "--random",
-    "slowdown": "--slowdown",
     "sizes": "--sizes",
+    "slowdown": "--slowdown",
     "source": "--from",
+    "stage_layers": "--stage-layers",
     "steps": "--steps",
     "student": "--student",
     "timeout_s": "--timeout",
@@ -142,11 +152,12 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "inner", "intra", "max_bytes", "min_bytes",
-           "net_latency", "nodes", "outer", "p_max", "p_min", "points", "ranks"}
+_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "efficiency", "inner", "intra", "layers",
+           "max_bytes", "min_bytes", "net_latency", "nodes", "outer", "p_max", "p_min", "param_gather",
+           "peak_flops", "points", "prefetch", "ranks", "slowdown", "stage_layers", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
-hardware NCCL's model is given)."""
+hardware NCCL's model is given, a step's settings read from the command line's text)."""
 
 
 _COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile": "profiles"}

@@ -2,11 +2,14 @@
 
 It parses the options, makes one call to :func:`costmodel.step.achieved_flops` and emits the
 :class:`~costmodel.step.AchievedFlops`, whose human rendering is declared here; rich loads only
-when it runs.
+when it runs.  With ``--gpu`` the peak is the GPU's (:meth:`costmodel.gpus.GPU.peak`), and the result
+travels with it as a :class:`FlopsOnGPU`, so that the output names the GPU, the dtype and the source
+of the peak.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,13 +19,25 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.cli.shape import Ffn, Heads, Hidden, KvGroups, Layers, Peak, Seq, Vocab, transformer_shape
+from costmodel.cli.shape import (
+    Ffn,
+    Gated,
+    Heads,
+    Hidden,
+    KvGroups,
+    Layers,
+    Peak,
+    Seq,
+    Vocab,
+    transformer_shape,
+)
 from costmodel.units import format_flop_rate, format_number, format_time, parse_time
 
 if TYPE_CHECKING:
+    from costmodel.gpus import GPU
     from costmodel.step import AchievedFlops
 
-__all__ = ["app", "render_flops"]
+__all__ = ["FlopsOnGPU", "app", "render_flops"]
 
 app = typer.Typer()
 
@@ -36,7 +51,7 @@ def flops_command(
     batch: Annotated[int, option("--batch", "-B", metavar="B", panel=_RUN,
                                  help="Global batch: sequences per iteration (≥ 1).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None,
     recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
                                      help="none (default) or full activation recomputation.")] = "none",
     causal: Annotated[bool, option("--causal", panel=_RUN,
@@ -48,32 +63,71 @@ def flops_command(
     gpus: Annotated[int | None, option("--gpus", metavar="N", panel=_MEASURED,
                                        help="GPUs that ran the iteration (with --time).")] = None,
     peak: Peak = None,
+    gpu: Annotated[str | None, option(
+        "--gpu", metavar="NAME|FILE", panel=_MEASURED,
+        help="The GPU that ran it (a preset, costmodel gpus, or a GPU file): its dense peak instead of "
+             "--peak.")] = None,
+    dtype: Annotated[str | None, option("--dtype", metavar="DTYPE", panel=_MEASURED,
+                                        help="Which peak of --gpu: bf16 (default), fp16, fp8, tf32, fp32.")
+                     ] = None,
     as_json: Json = False,
 ) -> None:
     """FLOPs of one training iteration of a transformer: per layer, logits, total, per token, 6·N check.
 
     --time and --gpus give the FLOP/s per GPU: as Narayanan et al. SC'21 count it (eq. 3) and in model FLOPs.
 
-    --peak adds the model and hardware FLOPs utilization (MFU, HFU).
+    --peak, or --gpu with its --dtype, adds the model and hardware FLOPs utilization (MFU, HFU).
 
     Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
 
-    Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T to the example.
+    Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
     """
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops
 
     shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                              kv_groups=kv_groups)
+                              kv_groups=kv_groups, gated=gated)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S --vocab V")
-    if peak is not None and time is None:
-        raise InputError("--peak gives MFU and HFU of a measured run; pass --time TIME and --gpus N with it")
+    if peak is not None and gpu is not None:
+        raise InputError("--peak and --gpu both give the peak; pass one of them")
+    if dtype is not None and gpu is None:
+        raise InputError(f"--dtype {dtype} picks a peak of --gpu; pass --gpu NAME with it (or give --peak)")
+    if (peak is not None or gpu is not None) and time is None:
+        what = "--peak" if gpu is None else "--gpu"
+        raise InputError(f"{what} gives MFU and HFU of a measured run; pass --time TIME and --gpus N with it")
     if (time is None) != (gpus is None):
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
-    emit(achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
-                        peak_flops=peak), as_json=as_json)
+    if gpu is None:
+        emit(achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
+                            peak_flops=peak), as_json=as_json)
+        return
+    from costmodel.gpus import load_gpu, resolve_dtype
+
+    device, name = load_gpu(gpu), resolve_dtype(dtype or "bf16")
+    emit(FlopsOnGPU(flops=achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute,
+                                         causal=causal, peak_flops=device.peak(name)),
+                    gpu=device, dtype=name), as_json=as_json)
+
+
+@dataclass(frozen=True, slots=True)
+class FlopsOnGPU:
+    """An :class:`~costmodel.step.AchievedFlops` whose peak is a GPU's dense peak in *dtype*.
+
+    Its JSON is the result's with ``gpu``, ``peak_dtype`` and ``peak_source`` added.
+    """
+
+    flops: AchievedFlops
+    gpu: GPU
+    dtype: str
+
+    def to_dict(self) -> dict[str, Any]:
+        from costmodel.gpus import source_dict
+
+        cited = self.gpu.sources.get(f"peak_flops.{self.dtype}")
+        return {**self.flops.to_dict(), "gpu": self.gpu.name, "peak_dtype": self.dtype,
+                "peak_source": None if cited is None else source_dict(cited)}
 
 
 # --------------------------------------------------------------------------
@@ -138,3 +192,16 @@ def render_flops(r: AchievedFlops) -> Rendered:
         drawn += [Text(""), Text(f"measured: {format_time(r.time_s)} per iteration on {r.gpus} GPUs",
                                  style="dim"), rates]
     return Group(*drawn), ()
+
+
+@renders("costmodel.cli.flops.FlopsOnGPU")
+def render_flops_on_gpu(r: FlopsOnGPU) -> Rendered:
+    """The rendering of the FLOPs, then where the peak comes from."""
+    from rich.markup import escape
+
+    body, notes = render_flops(r.flops)
+    cited = r.gpu.sources.get(f"peak_flops.{r.dtype}")
+    where = "" if cited is None else f" ({cited.citation.key}: {cited.locator})"
+    line = (f"peak: {format_flop_rate(r.gpu.peak(r.dtype))}, the dense {r.dtype} peak of one "
+            f"{r.gpu.title}{where}")
+    return body, (*notes, escape(line))

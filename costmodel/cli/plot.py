@@ -8,6 +8,7 @@ object in SI units; ``--json`` without ``--out`` prints the data only.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,7 +43,6 @@ from costmodel.cli.options import (
     Bandwidth,
     Beta,
     Gamma,
-    Levels,
     LogFile,
     LogRanks,
     MaxSize,
@@ -56,37 +56,8 @@ from costmodel.cli.options import (
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
 from costmodel.cli.render import Rendered, renders
-from costmodel.cli.shape import Ffn, Heads, Hidden, KvGroups, Layers, MicroBatch, Peak, Seq, Vocab
-from costmodel.cli.step import (
-    ActivationBytes,
-    Buckets,
-    BucketSize,
-    Dp,
-    DpLink,
-    Efficiency,
-    GradientBytes,
-    Optimizer,
-    Order,
-    ParamGather,
-    Pp,
-    PpLink,
-    Prefetch,
-    Recompute,
-    Schedule,
-    Slowdown,
-    StepOptions,
-    Sweep,
-    Tokens,
-    Tp,
-    TpLink,
-    Zero,
-    parse_sweep,
-)
-from costmodel.cli.step import Algorithm as StepAlgorithm
-from costmodel.cli.step import Backward as LayerBackward
-from costmodel.cli.step import Chunks as StepChunks
-from costmodel.cli.step import Forward as LayerForward
-from costmodel.cli.step import Microbatches as StepMicrobatches
+from costmodel.cli.step import StepCommand, parse_sweep, step_options
+from costmodel.cli.step import Sweep as StepSweepOption
 from costmodel.errors import InputError
 
 __all__ = ["app", "plot_app"]
@@ -349,25 +320,15 @@ def nccl_command(
     _finish("nccl", data, draw_nccl_plot, target, force=force, as_json=as_json)
 
 
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY
+
+
 @plot_app.command("step")
-def step_command(
-    ctx: typer.Context,
-    dp: Dp = 1, tp: Tp = 1, pp: Pp = 1, microbatches: StepMicrobatches = 1, schedule: Schedule = "1f1b",
-    chunks: StepChunks = None, recompute: Recompute = "none",
-    layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None, micro_batch: MicroBatch = 1, peak: Peak = None,
-    efficiency: Efficiency = "1",
-    forward: LayerForward = None, backward: LayerBackward = None, gradient_bytes: GradientBytes = None,
-    activation_bytes: ActivationBytes = None, tokens: Tokens = None,
-    buckets: Buckets = "ddp", bucket_size: BucketSize = None, zero: Zero = "0", prefetch: Prefetch = None,
-    param_gather: ParamGather = "after", slowdown: Slowdown = "0", optimizer: Optimizer = None,
-    algorithm: StepAlgorithm = "ring",
-    alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
-    tp_link: TpLink = None, pp_link: PpLink = None, dp_link: DpLink = None, levels: Levels = None,
-    order: Order = "tp-dp-pp",
-    sweep: Sweep = None,
-    out: Out = None, force: Force = False, as_json: Json = False,
-) -> None:
+@step_options(inspect.Parameter("sweep", _KEYWORD, default=None, annotation=StepSweepOption),
+              inspect.Parameter("out", _KEYWORD, default=None, annotation=Out),
+              inspect.Parameter("force", _KEYWORD, default=False, annotation=Force),
+              inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
+def step_command(ctx: typer.Context, **values: Any) -> None:
     """A training step as a Gantt chart: per stage a compute row (F / B / W) and a communication row.
 
     The options are those of `costmodel step`. Each stage's compute row shows its operations with
@@ -380,14 +341,15 @@ def step_command(
     from costmodel.plots import draw_step_chart, draw_step_sweep, step_chart
     from costmodel.step import step, sweep_step
 
+    out, force, as_json, sweep = values["out"], values["force"], values["as_json"], values["sweep"]
     target = _target(out, force, as_json)
-    options = StepOptions.of(locals(), ctx)
+    command = StepCommand(values, ctx)
     if sweep is None:
-        _finish("step", step_chart(step(**options.arguments())), draw_step_chart, target, force=force,
+        _finish("step", step_chart(step(**command.arguments())), draw_step_chart, target, force=force,
                 as_json=as_json)
         return
-    knob, values = parse_sweep(sweep)
-    data = sweep_step(knob.name, values, **options.arguments((knob, values)))
+    knob, swept = parse_sweep(sweep)
+    data = sweep_step(knob.name, swept, **command.arguments((knob, swept)))
     _finish("step sweep", data, draw_step_sweep, target, force=force, as_json=as_json)
 
 

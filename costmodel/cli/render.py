@@ -63,6 +63,8 @@ _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.assignment": ("costmodel.exercises.gradebook.ClassReport",),
     "costmodel.cli.calibrate": ("costmodel.calibration.report.CalibrationReport",),
     "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison",),
+    "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU"),
+    "costmodel.cli.validate": ("costmodel.validation.Validation",),
 }
 
 RENDERED_IN: dict[str, str] = {name: module for module, names in _IN.items() for name in names}

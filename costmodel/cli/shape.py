@@ -13,8 +13,8 @@ from costmodel.cli.options import option, value_parser
 if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
-__all__ = ["SHAPE_PANEL", "Ffn", "Heads", "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak", "Seq",
-           "Vocab", "parse_count", "transformer_shape"]
+__all__ = ["SHAPE_PANEL", "Ffn", "Gated", "Heads", "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak",
+           "Seq", "Vocab", "parse_count", "transformer_shape"]
 
 SHAPE_PANEL = "Model: a transformer shape"
 
@@ -39,6 +39,9 @@ Vocab = Annotated[int | None, option("--vocab", metavar="V", panel=SHAPE_PANEL, 
                                      help="Vocabulary size: 51200, 50k.")]
 Ffn = Annotated[str | None, option("--ffn", metavar="F", panel=SHAPE_PANEL,
                                    help="FFN width over h (default 4; 8/3 allowed).")]
+Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
+                                      help="A gated FFN (SwiGLU: three matrices, as Llama's); --ffn is then "
+                                           "its width over h, e.g. 3.25 for Llama 3 405B.")]
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
@@ -47,8 +50,8 @@ Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANE
 
 
 def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
-                      vocab: int | None, ffn: str | None = None, kv_groups: int | None = None
-                      ) -> TransformerShape | None:
+                      vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
+                      gated: bool | None = None) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
     Raises :class:`~costmodel.errors.InputError` naming the options still missing when only some were.
@@ -66,4 +69,4 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
     return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
-                            kv_groups=kv_groups, **extra)
+                            kv_groups=kv_groups, gated=bool(gated), **extra)

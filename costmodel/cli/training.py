@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli.gpus import GpuOption
 from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
 from costmodel.cli.output import emit
@@ -144,19 +145,22 @@ def memory(
                                             help="none (default), selective or full.")] = None,
     layers: Annotated[int | None, typer.Option("--layers", metavar="L", rich_help_panel=_ACT,
                                                help="Layers, for a total.")] = None,
+    gpu: GpuOption = None,
     as_json: Json = False,
 ) -> None:
     """Memory of data-parallel training: weights × replicas, ZeRO model states, activations per layer.
 
+    --gpu says whether the memory per GPU fits that GPU, and by how much it does not.
+
     Example: costmodel memory --params 70B --dtype fp32 --dp 4
 
-    Example: costmodel memory --params 7.5B --dp 64 --zero 3
+    Example: costmodel memory --params 7.5B --dp 64 --zero 3 --gpu a100-40gb
     """
     from costmodel.training.memory import training_memory
 
     emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
-                         recompute=recompute, layers=layers), as_json=as_json)
+                         recompute=recompute, layers=layers, gpu=gpu), as_json=as_json)
 
 
 # -- traffic --------------------------------------------------------------------------------------
@@ -421,7 +425,26 @@ def _render_memory(r: Any) -> Rendered:
         total = "" if a.bytes_total is None else f" · × {a.layers} layers = {_bytes(a.bytes_total)}"
         parts += ["", f"activations per layer: s = {a.seq}, b = {a.batch}, h = {a.hidden}, a = {a.heads}, "
                       f"t = {a.tp}{total}", out]
-    return _group(*parts), r.notes
+    notes = r.notes
+    if r.fit is not None:
+        parts += ["", *_fit_lines(r.fit)]
+        notes = (*notes, *r.fit.notes)
+    return _group(*parts), notes
+
+
+def _fit_lines(fit: Any) -> list[str]:
+    """Whether the memory per GPU fits the GPU, and by how much it does not."""
+    from rich.markup import escape
+
+    counted = " + ".join(fit.counted)
+    where = f"{escape(fit.title)} ({escape(fit.gpu)}, {_bytes(fit.capacity_bytes)})"
+    if fit.fits:
+        verdict = (f"[bold]fits[/bold] one {where}: {_bytes(fit.required_bytes)} per GPU, "
+                   f"{_bytes(fit.free_bytes)} left")
+    else:
+        verdict = (f"[bold]does not fit[/bold] one {where}: {_bytes(fit.required_bytes)} per GPU is "
+                   f"[bold]{_bytes(fit.excess_bytes)}[/bold] over its memory")
+    return [verdict, f"[dim]per GPU: {escape(counted)}[/dim]"]
 
 
 def _weight_rows(r: Any) -> list[tuple[str, str]]:

@@ -236,6 +236,7 @@ def cost(
     link: Link,
     extra: Mapping[str, int] | None = None,
     whole_bytes: bool = False,
+    chunk_note: bool = True,
 ) -> AlgorithmCost:
     """The modelled time of one algorithm, exactly.
 
@@ -261,6 +262,9 @@ def cost(
         ⌈n/u⌉ bytes, the largest one a real schedule sends, so the β and γ terms
         (and the bytes sent) are upper bounds; the latency is unchanged.  By
         default the model is the continuous textbook one (chunks of n/u).
+    chunk_note : bool
+        Note when n does not split evenly into the algorithm's chunks (default); a caller that prices
+        modelled sizes, not messages of whole bytes (a training step's buckets), leaves it out.
 
     Returns
     -------
@@ -282,7 +286,8 @@ def cost(
     """
     size = check_size(n)
     priced, notes = link_at(link, size)
-    result = price(collective, algorithm, p=p, n=size, link=priced, extra=extra, whole_bytes=whole_bytes)
+    result = price(collective, algorithm, p=p, n=size, link=priced, extra=extra, whole_bytes=whole_bytes,
+                   chunk_note=chunk_note)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
@@ -295,6 +300,7 @@ def price(
     link: LinkParams,
     extra: Mapping[str, int] | None = None,
     whole_bytes: bool = False,
+    chunk_note: bool = True,
 ) -> AlgorithmCost:
     """:func:`cost` at any size n ≥ 0, for the phases of composite algorithms.
 
@@ -307,7 +313,7 @@ def price(
     size = parse_size(n)
     lower = _bound(spec.name, check_ranks(p), size, link)
     return _cost(algo, p, n=size, link=link, given=dict(extra or {}), bound_s=lower.time_s,
-                 whole_bytes=whole_bytes)
+                 whole_bytes=whole_bytes, chunk_note=chunk_note)
 
 
 def _whole(size: Fraction, whole_bytes: bool) -> None:

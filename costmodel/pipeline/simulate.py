@@ -15,8 +15,8 @@ from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, or
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
-__all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight", "simulate_devices",
-           "simulate_makespan", "simulate_stages"]
+__all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight", "settled_prefix",
+           "simulate_devices", "simulate_makespan", "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -99,12 +99,15 @@ Execute = Callable[[int, str, int, int, Any], Any]
 
 
 def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[Mapping[str, int]] = (),
-              comm: Any, execute: Execute | None = None) -> list[list[tuple[Any, Any]]]:
+              comm: Any, execute: Execute | None = None,
+              settled: Sequence[Sequence[tuple[Any, Any]]] = ()) -> list[list[tuple[Any, Any]]]:
     """Start and end of every operation, in each device's order (integer ticks, or any exact numbers).
 
     ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device); *execute*, when
     given, replaces them: it is called once per operation, in each device's order and with starts
-    that never decrease on a device, and returns the operation's end.
+    that never decrease on a device, and returns the operation's end.  *settled[s]*, when given, holds
+    the (start, end) of device s's first operations, already known (see :func:`settled_prefix`): they
+    are taken as they are, not run again.
 
     Each device runs its list in order; an operation starts when the device is
     free and every input has arrived (its producer's end, plus ``comm`` when the
@@ -112,29 +115,44 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
     correct order never has.
     """
     last = p * v - 1  # the last virtual stage
-    done: dict[tuple[str, int, int], Any] = {}  # (op, virtual stage, microbatch) -> end
-    times: list[list[tuple[Any, Any]]] = [[] for _ in range(p)]
-    free: list[Any] = [0] * p
+    stages = p * v
+    # (op, virtual stage, microbatch) -> end, keyed by one int: (op · stages + vs) · width + j
+    width = 1 + max((j for order in orders for _, j, _ in order), default=0)
+    done: dict[int, Any] = {}
+    times: list[list[tuple[Any, Any]]] = [list(settled[s]) if settled else [] for s in range(p)]
+    free: list[Any] = [at[-1][1] if at else 0 for at in times]
     pending = deque(range(p))
     queued = [True] * p
+    offset = {"F": 0, "B": stages * width, "W": 2 * stages * width}  # where each op's keys start
+    f_at, b_at = offset["F"], offset["B"]
+    for s, at in enumerate(times):
+        for (op, j, chunk), (_, end) in zip(orders[s], at, strict=False):
+            done[offset[op] + (chunk * p + s) * width + j] = end
+
+    def arrival(key: int, here: bool) -> Any:
+        end = done.get(key)
+        if end is None or here or not comm:
+            return end
+        return end + comm
 
     def ready(s: int, op: str, j: int, chunk: int) -> Any:
         vs = chunk * p + s
-        deps: list[tuple[tuple[str, int, int], int]] = []
-        if op == "F" and vs > 0:
-            deps.append((("F", vs - 1, j), (vs - 1) % p))
-        elif op == "B":
-            deps.append((("F", vs, j), s))
-            if vs < last:
-                deps.append((("B", vs + 1, j), (vs + 1) % p))
-        elif op == "W":
-            deps.append((("B", vs, j), s))
         start = free[s]
-        for key, where in deps:
-            end = done.get(key)
+        deps: tuple[tuple[int, bool], ...]
+        if op == "F":
+            if vs == 0:
+                return start
+            deps = ((f_at + (vs - 1) * width + j, (vs - 1) % p == s),)
+        elif op == "B":
+            deps = ((f_at + vs * width + j, True),) if vs == last else \
+                ((f_at + vs * width + j, True), (b_at + (vs + 1) * width + j, (vs + 1) % p == s))
+        else:
+            deps = ((b_at + vs * width + j, True),)
+        for key, here in deps:
+            end = arrival(key, here)
             if end is None:
                 return None
-            start = max(start, end + (comm if where != s else 0))
+            start = max(start, end)
         return start
 
     while pending:
@@ -150,7 +168,7 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
             end = start + durations[chunk * p + s][op] if execute is None else execute(s, op, j, chunk, start)
             at.append((start, end))
             free[s] = end
-            done[op, chunk * p + s, j] = end
+            done[offset[op] + (chunk * p + s) * width + j] = end
             progressed = True
         if progressed:
             for t in ((s - 1) % p, (s + 1) % p):
@@ -365,8 +383,16 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
     """
     orders, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
                                   backward=backward, weight=weight, comm=comm)
+    seconds: dict[int, Fraction] = {}  # one Fraction per tick value: an operation often starts as one ends
+
+    def at(tick: int) -> Fraction:
+        x = seconds.get(tick)
+        if x is None:
+            x = seconds[tick] = Fraction(tick, scale)
+        return x
+
     return tuple(
-        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0, scale), end=Fraction(t1, scale))
+        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=at(t0), end=at(t1))
               for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
         for s in range(stages))
 
@@ -399,19 +425,65 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
-                     comm: Fraction = Fraction(0)) -> tuple[tuple[PipelineOp, ...], ...]:
+                     comm: Fraction = Fraction(0),
+                     settled: Sequence[Sequence[PipelineOp]] = ()) -> tuple[tuple[PipelineOp, ...], ...]:
     """Each device's operations when each operation's duration is decided as it runs.
 
     The list scheduling of :func:`bubble`: each device runs its schedule's order, an operation
     starting when the device is free and its inputs have arrived (plus *comm* across devices);
     ``execute(device, op, microbatch, chunk, start)`` returns the operation's end (it may depend on
     the start and on what ran before on that device: a device's communication stream, say).
-    With ``execute`` returning ``start + span`` this is :func:`simulate_stages`.
+    With ``execute`` returning ``start + span`` this is :func:`simulate_stages`.  *settled[s]*, when
+    given, are device s's first operations as they are known to run (a prefix of its order, from
+    :func:`settled_prefix`); only the rest are executed.
     """
     name = resolve_schedule(schedule)
     orders = [order(name, s, stages=stages, microbatches=microbatches, chunks=chunks) for s in range(stages)]
-    times = _simulate(orders, p=stages, v=chunks, comm=comm, execute=execute)
-    return tuple(
-        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=Fraction(t0), end=Fraction(t1))
-              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
-        for s in range(stages))
+    known = [[(o.start, o.end) for o in ops] for ops in settled] if settled else ()
+    times = _simulate(orders, p=stages, v=chunks, comm=comm, execute=execute, settled=known)
+    out = []
+    for s in range(stages):
+        kept = tuple(settled[s]) if settled else ()
+        ran = zip(orders[s][len(kept):], times[s][len(kept):], strict=True)
+        out.append((*kept, *(PipelineOp(op=op, microbatch=j, chunk=chunk, start=_exact(t0), end=_exact(t1))
+                             for (op, j, chunk), (t0, t1) in ran)))
+    return tuple(out)
+
+
+def _exact(x: Any) -> Fraction:
+    return x if type(x) is Fraction else Fraction(x)
+
+
+def settled_prefix(timeline: Sequence[Sequence[PipelineOp]], first: Sequence[int], *, chunks: int
+                   ) -> tuple[tuple[PipelineOp, ...], ...]:
+    """The operations of *timeline* that run the same whatever happens from each device's operation
+    *first[s]* on: device s's operations before it whose inputs all come from such operations.
+
+    *timeline* is the schedule run with fixed durations (:func:`simulate_stages`); an operation runs as
+    there when it, and everything it waits for, does: each device's prefix is cut at its first operation
+    that waits for an operation outside another device's prefix, until no cut moves.
+    """
+    p, v = len(timeline), chunks
+    last = p * v - 1
+    cut = [min(f, len(ops)) for f, ops in zip(first, timeline, strict=True)]
+    index = [{(o.op, o.microbatch, o.chunk): i for i, o in enumerate(ops)} for ops in timeline]
+
+    def inside(op: str, j: int, vs: int) -> bool:
+        s, chunk = vs % p, vs // p
+        return index[s].get((op, j, chunk), len(timeline[s])) < cut[s]
+
+    moved = True
+    while moved:
+        moved = False
+        for s, ops in enumerate(timeline):
+            for i in range(cut[s]):
+                o = ops[i]
+                vs = o.chunk * p + s
+                needs = ([("F", vs - 1)] if o.op == "F" and vs > 0 else
+                         [("F", vs)] + ([("B", vs + 1)] if vs < last else []) if o.op == "B" else
+                         [("B", vs)] if o.op == "W" else [])
+                if not all(inside(kind, o.microbatch, u) for kind, u in needs):
+                    cut[s] = i
+                    moved = True
+                    break
+    return tuple(tuple(ops[:c]) for ops, c in zip(timeline, cut, strict=True))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
 __all__ = ["each", "named", "number"]
 
+T = TypeVar("T")
 
-def named(parse: Callable[[Any], Fraction], value: Any, name: str) -> Fraction:
+
+def named(parse: Callable[[Any], T], value: Any, name: str) -> T:
     """``parse(value)``, its error prefixed with ``name=value``.
 
     >>> from costmodel.units import parse_time
@@ -21,7 +23,7 @@ def named(parse: Callable[[Any], Fraction], value: Any, name: str) -> Fraction:
     try:
         return parse(value)
     except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
+        raise InputError(f"{name}={value.strip() if isinstance(value, str) else value!r}: {exc}") from None
 
 
 def each(parse: Callable[[Any], Fraction], values: Sequence[Any], name: str) -> tuple[Fraction, ...]:

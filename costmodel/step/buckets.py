@@ -46,6 +46,7 @@ from costmodel.units import parse_size
 from costmodel.validate import positive
 
 __all__ = [
+    "BUCKET_RULES",
     "CITED",
     "DDP_BUCKET_CAP_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
@@ -59,6 +60,9 @@ __all__ = [
 ]
 
 CITED = (PYTORCH_DDP, MEGATRON_LM, DEEPSPEED)
+
+BUCKET_RULES = ("ddp", "megatron", "deepspeed")
+"""The gradient-bucket rules a step knows: PyTorch DDP's, Megatron-LM's and DeepSpeed's."""
 
 DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 """PyTorch's ``kDefaultFirstBucketBytes`` (``torch/csrc/distributed/c10d/reducer.hpp``), exposed to

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, Cited
 from costmodel.step.buckets import Bucket, BucketPlan
@@ -71,6 +72,8 @@ class Unit:
     backward: Fraction  # the whole backward, TP communication and recomputation included
     weight: Fraction  # the part of backward that is the weight gradient (zb-h1's W)
     gradient_bytes: Fraction  # also its parameter bytes on one rank
+    tp: Fraction = Fraction(0)  # the tensor-parallel communication inside forward and backward
+    recompute: Fraction = Fraction(0)  # the recomputation at the start of backward
 
 
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:
@@ -106,19 +109,24 @@ class Device:
 
     def __init__(self, units: Sequence[Sequence[Unit]], *, order: Sequence[tuple[str, int, int]],
                  microbatches: int, split: bool, zero: int, prefetch: int, dp: int, price: Price,
-                 plan: Plan, slowdown: Fraction, overlap_param_gather: bool = False) -> None:
+                 plan: Plan, slowdown: Fraction, overlap_param_gather: bool = False,
+                 overlap_grad_reduce: bool = True, align_param_gather: bool = True,
+                 regather: bool = False) -> None:
         self.units = units
         self.split = split
         self.zero = zero
         self.prefetch = prefetch
         self.overlap_param_gather = overlap_param_gather
+        self.regather = regather and zero >= 3
         self.active = dp > 1
         self.price = price
         self.stream = CommStream(slowdown)
         self.issued: list[Issued] = []
         self.compute_end = Fraction(0)
         self.plans: dict[int, tuple[list[tuple[int, int]], tuple[Bucket, ...]]] = {}
-        self._closes: dict[tuple[int, int, int], int] = {}  # (microbatch, chunk, unit) -> bucket index
+        # (microbatch, chunk, unit) -> the buckets its gradient completes (all of a round's at its last
+        # gradient when the buckets wait for the whole backward)
+        self._closes: dict[tuple[int, int, int], tuple[int, ...]] = {}
         self._need: dict[tuple[str, int, int, int], int] = {}  # (op, microbatch, chunk, unit) -> index
         # what each all-gather a computation waits for moves: (label, bytes, microbatch, layers), by need
         self._gathers: list[tuple[str, Fraction, int, tuple[int, ...]]] = []
@@ -130,16 +138,42 @@ class Device:
         if not self.active:
             return
         if zero >= 3:
-            for op, j, c in order:
-                if op in ("F", "B"):
-                    ids = range(len(units[c])) if op == "F" else reversed(range(len(units[c])))
-                    for i in ids:
-                        self._need[op, j, c, i] = len(self._gathers)
-                        label = f"AG {self._name(c, i)} {'fwd' if op == 'F' else 'bwd'}"
-                        self._gathers.append((label, units[c][i].gradient_bytes, j, (i,)))
+            self._gather_layers(order)
             return
-        produce = "W" if split else "B"
-        rounds = range(microbatches) if zero == 2 else (microbatches - 1,)
+        self._plan_buckets(order, microbatches=microbatches, plan=plan,
+                           overlap_grad_reduce=overlap_grad_reduce)
+        if overlap_param_gather:
+            self._gather_in_forward(order)
+            if align_param_gather:  # every bucket's gather issued when the step starts
+                for label, n, jj, layers in self._gathers:
+                    self._gathered.append(self._issue("allgather", label, n, microbatch=jj, layers=layers,
+                                                      at=Fraction(0), gradient=False))
+
+    def _gather_layers(self, order: Sequence[tuple[str, int, int]]) -> None:
+        """ZeRO 3: each layer's parameters all-gathered before its forward and its backward (and before its
+        recomputation, when the framework gathers them again for it), in the order the device runs them."""
+        units = self.units
+        for op, j, c in order:
+            if op not in ("F", "B"):
+                continue
+            ids = range(len(units[c])) if op == "F" else reversed(range(len(units[c])))
+            for i in ids:
+                again = self.regather and units[c][i].recompute
+                needs = ("F",) if op == "F" else (("R", "B") if again else ("B",))
+                for need in needs:
+                    self._need[need, j, c, i] = len(self._gathers)
+                    what = {"F": "fwd", "R": "rec", "B": "bwd"}[need]
+                    self._gathers.append((f"AG {self._name(c, i)} "
+                                          f"{what}", units[c][i].gradient_bytes, j, (i,)))
+
+    def _plan_buckets(self, order: Sequence[tuple[str, int, int]], *, microbatches: int, plan: Plan,
+                      overlap_grad_reduce: bool) -> None:
+        """ZeRO 0 to 2: each reduced round's buckets, formed in the order its gradients are made, and the
+        gradient that closes each (the last of the backward for all of them when the reduction waits for
+        it)."""
+        units = self.units
+        produce = "W" if self.split else "B"
+        rounds = range(microbatches) if self.zero == 2 else (microbatches - 1,)
         chunks_of: dict[int, list[int]] = {j: [] for j in rounds}  # each round's chunks, in the order run
         for op, j, c in order:
             if op == produce and j in chunks_of:
@@ -151,12 +185,13 @@ class Device:
                 ready = [(c, i) for c in key for i in reversed(range(len(units[c])))]
                 formed[key] = (ready, tuple(plan([units[c][i].gradient_bytes for c, i in reversed(ready)])))
             ready, buckets = formed[key]
-            for k, bucket in enumerate(buckets):
-                last = len(ready) - 1 - min(bucket.layers)  # the bucket's last gradient to be ready
-                self._closes[j, ready[last][0], ready[last][1]] = k
+            if overlap_grad_reduce:
+                for k, bucket in enumerate(buckets):
+                    last = len(ready) - 1 - min(bucket.layers)  # the bucket's last gradient to be ready
+                    self._closes[j, ready[last][0], ready[last][1]] = (k,)
+            else:
+                self._closes[j, ready[-1][0], ready[-1][1]] = tuple(range(len(buckets)))
             self.plans[j] = (ready, buckets)
-        if overlap_param_gather:
-            self._gather_in_forward(order)
 
     def _gather_in_forward(self, order: Sequence[tuple[str, int, int]]) -> None:
         """ZeRO 1 and 2 with Megatron-LM's ``overlap_param_gather``: the parameters the last step updated
@@ -181,6 +216,19 @@ class Device:
         """Whether *op* of micro-batch *j* makes gradients that a bucket reduces."""
         return op == ("W" if self.split else "B") and j in self.plans
 
+    def first_interaction(self, ops: Sequence[Any]) -> int:
+        """The index of the first of *ops* (the device's operations in order) that issues or waits for a
+        collective, or runs while one is in flight; ``len(ops)`` when none does."""
+        if not self.active:
+            return len(ops)
+        if self.issued or self.zero >= 3:  # gathers issued when the step starts, or before every layer
+            return 0
+        for i, o in enumerate(ops):
+            if self.produces(o.op, o.microbatch) or (self.overlap_param_gather and o.op == "F"
+                                                     and o.microbatch == 0):
+                return i
+        return len(ops)
+
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""
         units, stream, t = self.units[c], self.stream, start
@@ -196,6 +244,9 @@ class Device:
             for i in reversed(range(len(units))):
                 u = units[i]
                 work = u.backward - u.weight if self.split else u.backward
+                if (self.active and self.regather and u.recompute):  # gathered again for the recomputation
+                    t = stream.compute(self._wait("R", j, c, i, t), u.recompute)
+                    work -= u.recompute
                 t = stream.compute(self._wait("B", j, c, i, t), work)
                 if not self.split:
                     self._produced(j, c, i, t)
@@ -239,13 +290,11 @@ class Device:
             self._issue("reduce-scatter", f"RS {self._name(c, i)}", self.units[c][i].gradient_bytes,
                         microbatch=j, layers=(i,), at=t, gradient=True)
             return
-        k = self._closes.get((j, c, i))
-        if k is None:
-            return
-        bucket = self.plans[j][1][k]
         collective = "allreduce" if self.zero == 0 else "reduce-scatter"
-        self._issue(collective, f"bucket {k}", bucket.bytes, microbatch=j, layers=bucket.layers, at=t,
-                    gradient=True)
+        for k in self._closes.get((j, c, i), ()):
+            bucket = self.plans[j][1][k]
+            self._issue(collective, f"bucket {k}", bucket.bytes, microbatch=j, layers=bucket.layers, at=t,
+                        gradient=True)
 
     # -- after the step ---------------------------------------------------------------------------
 

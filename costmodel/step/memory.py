@@ -1,47 +1,81 @@
-"""The memory of each device of a step: model states as ``costmodel memory`` prices them, and the
-activations of the micro-batches the schedule holds at once.
+"""The memory of each device of a step: model states, activations of the micro-batches in flight, and the
+check that they fit.
 
-A device of pipeline stage s holds the parameters of its layers (layers/pp of them) and the
-V·h word embedding on the first stage, plus its copy on the last stage when pp > 1 (Megatron-LM
-keeps the output layer's copy there and all-reduces the two gradients: Narayanan et al. 2021,
-section 2).  Its model states and one layer's activations per micro-batch are
-:func:`costmodel.training.memory.training_memory`'s (Rajbhandari et al. 2020, figure 1:
-(2 + 2 + K)·Ψ/N_d under ZeRO; Korthikanti et al. 2022, table 2: the activations of a layer), with
-K = 12 (mixed-precision Adam).  The activations held are one layer's times the layers of a model
-chunk times the most chunk-micro-batches the device holds at once in the simulated schedule (the
-first stage of 1F1B holds min(pp, M): Narayanan et al. 2021, section 2.2.1).  With pp = 1 and one
-micro-batch this is exactly ``training_memory(params, dp=, zero=, tp=, seq=, batch=, hidden=, heads=,
-recompute=, layers=)``: its model states plus its activations.
+**Model states** of a device's parameters Ψ (its layers' matrices, the input embedding on the first
+stage and the output layer's copy of it on the last when pp > 1, Narayanan et al. 2021, section 2; each
+split over the tp ranks): weights, gradients and Adam's states (Rajbhandari et al. 2020, section 3.1:
+16 bytes a parameter for mixed precision, 2 + 2 + 12),
+
+    weights w·Ψ,   gradients g·Ψ,   optimizer K·Ψ,
+
+with w the bytes of a weight (2 in bf16 or fp16; 4 under PyTorch's automatic mixed precision, whose
+parameters stay fp32 and double as the master weights, so K = 8), g a gradient's (the framework's:
+4 when Megatron-LM accumulates bf16 gradients in fp32) and K = 12 (fp32 master weights, momentum,
+variance).  ZeRO divides the optimizer states by dp (stage 1), the gradients too (2), the weights too
+(3; Rajbhandari et al. 2020, figure 1), and ZeRO 3 holds the gathered weights of the units in flight
+(the one computing and the ones prefetched) and one unit's unsharded gradient.
+
+**Activations** of one layer for one micro-batch of b sequences of s tokens, hidden h, a heads, t
+tensor-parallel ranks, e bytes an activation and one byte a dropout mask (Korthikanti et al. 2022,
+section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelism)::
+
+    norms and inputs of QKV and FFN, two dropout masks   (4e + 2)·sbh       ÷ t with sequence parallelism
+    Q, K, V, the projection's input, the FFN's inside    (e(2 + 2g/a) + e(m + 1)f/h)·sbh / t
+    unfused attention: softmax, its dropout and mask     (2e + 1)·as²b / t  (none with FlashAttention,
+                                                                             which keeps 4·asb/t bytes)
+
+g key-value groups, an FFN of width f, m = 2 for a gated FFN.  Selective recomputation drops the
+attention term; full recomputation keeps only each layer's input, e·sbh (÷ t with sequence
+parallelism), and rebuilds one layer at a time in the backward pass.  A device holds these for the
+most micro-batches (chunk-micro-batches) its schedule has in flight at once, from the simulated
+timeline (1F1B's first stage holds min(pp, M): Narayanan et al. 2021, section 2.2.1); the last stage
+also holds one micro-batch's logits and their fp32 copy for the cross entropy, (e + 4)·sbV/t
+(Korthikanti et al. 2022, section 4.3).
+
+:func:`step_memory` returns each device's :class:`DeviceMemory`; :func:`check_fits` compares the
+largest with a GPU's capacity.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from costmodel._json import JSONFields
 from costmodel.pipeline.result import PipelineOp
 from costmodel.pipeline.simulate import peak_inflight
+from costmodel.references import KORTHIKANTI_2022, NARAYANAN_2021_MEGATRON, RAJBHANDARI_2020
 from costmodel.step.flops import TransformerShape
-from costmodel.training.counts import DTYPES
-from costmodel.training.memory import training_memory
+from costmodel.units import format_size
 
-__all__ = ["OPTIMIZER_BYTES", "DeviceMemory", "step_memory"]
+__all__ = ["OPTIMIZER_BYTES", "SOURCES", "DeviceMemory", "activation_bytes", "check_fits", "step_memory"]
 
 OPTIMIZER_BYTES = 12
 """K, optimizer-state bytes per parameter: fp32 master weights, momentum and variance (Adam)."""
 
+SOURCES = (
+    RAJBHANDARI_2020.at("section 3.1 and figure 1: 2 + 2 + K bytes a parameter, divided by ZeRO's stages"),
+    KORTHIKANTI_2022.at("section 4 and table 2: activation memory per layer with tensor and sequence "
+                        "parallelism and recomputation; section 4.3: the output layer"),
+    NARAYANAN_2021_MEGATRON.at("section 2.2.1: 1F1B holds at most pp micro-batches in flight"),
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceMemory(JSONFields):
-    """One pipeline device's peak memory: model states and activations, in bytes per GPU.
+    """One pipeline device's peak memory, in bytes per GPU.
 
-    *parameters* is Ψ of the device's layers (before tensor parallelism divides it), *layers* its
-    layer count, *inflight* the most chunk-micro-batches it holds at once.
+    *parameters* is Ψ of the device (before tensor parallelism divides it), *layers* its layer count,
+    *inflight* the most chunk-micro-batches it holds at once; ``total_bytes = model_state_bytes +
+    activation_bytes``.
     """
 
     stage: int
     parameters: int
+    weight_bytes: Fraction
+    gradient_bytes: Fraction
+    optimizer_bytes: Fraction
     model_state_bytes: Fraction
     activation_bytes_per_layer: Fraction
     layers: int
@@ -50,30 +84,92 @@ class DeviceMemory(JSONFields):
     total_bytes: Fraction
 
 
-def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...], ...], *, dp: int, tp: int,
-                chunks: int, zero: int, micro_batch: int, recompute: str, split: bool,
-                bytes_per_element: Fraction) -> tuple[DeviceMemory, ...] | None:
-    """Each device's memory (see the module notes); ``None`` when no dtype has *bytes_per_element*."""
-    dtype = next((d for d in DTYPES.values() if d.bytes_per_element == bytes_per_element), None)
-    if dtype is None:
-        return None
+def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequence_parallel: bool,
+                     recompute: str, attention: str, element: Fraction = Fraction(2)) -> Fraction:
+    """One layer's stored activations for one micro-batch on one rank (module notes).
+
+    Examples
+    --------
+    Korthikanti et al.'s sbh(34 + 5as/h) at t = 1, unfused attention, bf16:
+
+    >>> g = TransformerShape(layers=1, hidden=12288, heads=96, sequence=2048, vocabulary=51200)
+    >>> a = activation_bytes(g, micro_batch=1, tp=1, sequence_parallel=False, recompute="none",
+    ...                      attention="unfused")
+    >>> a == 2048 * 12288 * (34 + Fraction(5 * 96 * 2048, 12288))
+    True
+    """
+    b, s, h, t, e = micro_batch, shape.sequence, shape.hidden, tp, element
+    sbh = Fraction(s * b * h)
+    sp = t if sequence_parallel else 1
+    if recompute == "full":
+        return e * sbh / sp
+    gated = 2 if shape.gated else 1
+    shared = (4 * e + 2) * sbh / sp
+    split = (e * (2 + Fraction(2 * shape.groups, shape.heads))
+             + e * (gated + 1) * Fraction(shape.ffn_hidden, h)) * sbh / t
+    if attention == "flash":
+        scores = Fraction(4 * shape.heads * s * b, t)
+    elif recompute == "selective":
+        scores = Fraction(0)
+    else:
+        scores = (2 * e + 1) * shape.heads * s * s * b / t
+    return shared + split + scores
+
+
+def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...], ...], *,
+                layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
+                recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
+                weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
+                prefetch: int) -> tuple[DeviceMemory, ...]:
+    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks."""
     pp = len(timeline)
-    per_chunk = shape.layers // (pp * chunks)
-    embedding = shape.vocabulary * shape.hidden
+    h, vocab = shape.hidden, shape.vocabulary
+    per_layer = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                                 recompute=recompute, attention=attention, element=element)
+    working = Fraction(0)
+    if recompute == "full":  # the layer rebuilt in the backward pass
+        working = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                                   recompute="none", attention=attention, element=element)
+    tokens = micro_batch * shape.sequence
     out = []
     for s, ops in enumerate(timeline):
-        params = shape.layers // pp * shape.layer_parameters
-        params += embedding * ((s == 0) + (pp > 1 and s == pp - 1))
-        report = training_memory(params, dtype=dtype.name, dp=dp, zero=zero, optimizer_bytes=OPTIMIZER_BYTES,
-                                 tp=tp, seq=shape.sequence, batch=micro_batch, hidden=shape.hidden,
-                                 heads=shape.heads, recompute=recompute, layers=per_chunk)
-        assert report.zero is not None and report.activations is not None
+        count = sum(layers[s])
+        params = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
+        psi = Fraction(params, tp)
+        weights, grads, states = weight_element * psi, grad_element * psi, optimizer_element * psi
+        if zero >= 1:
+            states /= dp
+        if zero >= 2:
+            grads /= dp
+        if zero >= 3:
+            unit = Fraction(shape.layer_parameters, tp)
+            weights = weights / dp + weight_element * unit * (1 + prefetch)
+            grads += grad_element * unit
         held = peak_inflight((o.op for o in ops), split=split)
-        per_layer = Fraction(report.activations.bytes_per_layer)
-        states = Fraction(report.zero.model_state_bytes_per_gpu)
-        activations = per_layer * per_chunk * held
-        out.append(DeviceMemory(stage=s, parameters=params, model_state_bytes=states,
-                                activation_bytes_per_layer=per_layer, layers=per_chunk * chunks,
-                                inflight=held, activation_bytes=activations,
-                                total_bytes=states + activations))
+        acts = per_layer * max(layers[s]) * held + (working if count else 0)
+        if s == pp - 1:
+            acts += (element + 4) * tokens * Fraction(vocab, tp)
+        states_total = weights + grads + states
+        out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weights, gradient_bytes=grads,
+                                optimizer_bytes=states, model_state_bytes=states_total,
+                                activation_bytes_per_layer=per_layer, layers=count, inflight=held,
+                                activation_bytes=acts, total_bytes=states_total + acts))
     return tuple(out)
+
+
+def check_fits(memory: Sequence[DeviceMemory], *, capacity: Fraction, gpu: str) -> str | None:
+    """None when every device fits in *capacity* bytes; else a one-line refusal with the largest device's
+    breakdown (what ``allow_oom`` turns into a warning)."""
+    top = max(memory, key=lambda d: d.total_bytes)
+    if top.total_bytes <= capacity:
+        return None
+    where = f" (stage {top.stage})" if len(memory) > 1 else ""
+    return (f"the step needs {_size(top.total_bytes)} per GPU{where}, more than the {_size(capacity)} of "
+            f"{gpu}: weights {_size(top.weight_bytes)}, gradients {_size(top.gradient_bytes)}, optimizer "
+            f"states {_size(top.optimizer_bytes)}, activations {_size(top.activation_bytes)} "
+            f"({top.inflight} micro-batches in flight); shard more (zero, tp, pp), recompute, or "
+            "allow_oom=True to price it anyway")
+
+
+def _size(n: Fraction) -> str:
+    return format_size(n).split(" = ")[0]

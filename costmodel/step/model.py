@@ -1,46 +1,54 @@
-"""One training step, whole: compute, tensor-, pipeline- and data-parallel communication, overlap.
+"""One training step, whole: compute, tensor-, pipeline- and data-parallel communication, overlap, memory.
 
-The model runs on dp × tp × pp devices; each pipeline stage holds layers/pp consecutive layers
-(layers/(pp·v) per model chunk in the interleaved schedule), each layer split over tp ranks.
-Per micro-batch and per rank, layer i takes
+The model runs on dp × tp × pp devices; pipeline stage s holds its layers (layers/pp each, or
+``stage_layers``; layers/(pp·v) per model chunk in the interleaved schedule), each layer split over tp
+ranks.  A prediction has three layers, each replaceable:
 
-    F_i = f_i + 2·A,      B_i = b_i + 2·A  (+ f_i + 2·A with full recomputation)
+* **counts**: a transformer layer's operations with their exact FLOPs and bytes
+  (:mod:`costmodel.step.ops`), the collectives and their sizes;
+* **rates**: what the GPU achieves on each operation (:mod:`costmodel.step.rates`, from a preset or a
+  calibrated compute profile), what the links achieve on each message (the collectives' α–β models,
+  profiles);
+* **the schedule** that overlaps them: the pipeline's list scheduler and each device's communication
+  stream.
 
-where f_i, b_i are its compute times (given, or FLOPs / tp / (peak × efficiency), with the FLOPs
-of :func:`~costmodel.step.flops.model_flops`: b = 2f) and A is one all-reduce over the tp ranks of
-the activation tensor, n = micro_batch·sequence·hidden·bytes (Shoeybi et al. 2019, section 3 and
-figure 4: Megatron's f and g operators all-reduce twice in the forward pass of a layer, after the
-attention and after the MLP, and twice in the backward pass).  Tensor-parallel all-reduces sit
-between the layer's matrix products, on the critical path: they are added to F and B, never
-overlapped.  The logits (shape mode) run on the last stage.
+Per micro-batch and rank, layer i takes
+
+    F_i = f_i + T_f,      B_i = b_i + T_b  (+ T_f again with full recomputation)
+
+where f_i, b_i are its compute (priced per operation on a GPU, or FLOPs / tp / (peak × efficiency) as a
+plain override, or given) and T_f, T_b its tensor-parallel communication: two all-reduces of the
+activation tensor n = micro_batch·sequence·hidden·bytes forward and two backward (Shoeybi et al.
+2019, section 3 and figure 4), or with sequence parallelism an all-gather and a reduce-scatter in their
+place (Korthikanti et al. 2022, section 4.2.2: the same bytes).  They sit between the layer's matrix
+products, on the critical path.  The first stage also runs the input embedding, the last the output
+layer and its cross entropy.
 
 The stages' F and B go through the list scheduler behind ``bubble``
-(:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into equal
-input- and weight-gradient halves, Qi et al. 2024, section 2), with a point-to-point send of the
-activation tensor, α + β·n on the pipeline link, between stages.  Each device's gradients become
-ready during the last micro-batch's backward (its W in zb-h1; every micro-batch's under ZeRO 2
-and 3): a unit's gradient when that operation has passed it, in reverse layer order.  Each device
-issues its data-parallel collectives on its own stream as it runs (:mod:`costmodel.step.device`:
-buckets, ZeRO's reduce-scatters and all-gathers, FSDP's prefetch), priced on the data-parallel
-link, and may compute slower while they run (*slowdown*).  The step is
+(:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into the input
+gradient B and the weight gradient W, Qi et al. 2024, section 2), with a point-to-point send of the
+activation tensor, α + β·n on the pipeline link, between stages.  Each device issues the data-parallel
+collectives of its framework (:mod:`costmodel.step.frameworks`) on its own stream as it runs
+(:mod:`costmodel.step.device`: buckets as the backward makes them or after it, ZeRO's reduce-scatters
+and all-gathers, FSDP's prefetch), priced on the data-parallel link, and may compute slower while they
+run (*slowdown*).  The step is
 
     step = max(pipeline makespan, last collective's end on any device) + optimizer
            (+ ZeRO 1 and 2's parameter all-gather after it),
 
-and is split exactly into compute + tensor-parallel communication (the busiest device's),
-bubble (the makespan without pipeline sends less that busy time), exposed pipeline sends (the
-makespan less the one without sends), exposed data-parallel communication (at full compute
-speed), the compute slowdown, the optimizer and the parameter all-gather.
+and is split exactly into compute + tensor-parallel communication (the busiest device's), bubble
+(the makespan without pipeline sends less that busy time), exposed pipeline sends (the makespan less
+the one without sends), exposed data-parallel communication (what it adds at full compute speed), the
+compute slowdown, the optimizer and the parameter all-gather.  With a GPU, each device's memory is
+checked against its capacity (:mod:`costmodel.step.memory`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields
 from costmodel.collectives.evaluate import cost
@@ -49,55 +57,78 @@ from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import simulate_devices, simulate_makespan, simulate_stages
-from costmodel.profiles import Profile
+from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simulate_makespan, simulate_stages
 from costmodel.references import (
     CHOWDHERY_2022,
+    KORTHIKANTI_2022,
     NARAYANAN_2021_MEGATRON,
     QI_2024,
     SHOEYBI_2019,
     THAKUR_2005,
     Cited,
 )
-from costmodel.step._values import each, named, number
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
+from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
+from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
-from costmodel.step.flops import RECOMPUTATION, TransformerShape, model_flops
-from costmodel.step.memory import DeviceMemory, step_memory
+from costmodel.step.flops import model_flops
+from costmodel.step.frameworks import DataParallel, data_parallel
+from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
+from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
 from costmodel.step.placement import MEGATRON_ORDER, place
+from costmodel.step.rates import SOURCES as RATE_SOURCES
+from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
-from costmodel.topology import Topology
-from costmodel.units import parse_size, parse_time
-from costmodel.validate import positive, whole
+from costmodel.topology import Level, Topology
 
-__all__ = ["BUCKET_RULES", "FSDP_PREFETCH", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES",
-           "CommInterval", "StepResult", "estimate_step", "step"]
+if TYPE_CHECKING:
+    from costmodel.profiles import Profile
 
-BUCKET_RULES = ("ddp", "megatron", "deepspeed")
-"""The gradient-bucket rules :func:`step` knows (see :mod:`costmodel.step.buckets`)."""
+Timeline = tuple[tuple[PipelineOp, ...], ...]
+"""Each device's pipeline operations, in order."""
+
+__all__ = ["MAX_LAYERS", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES", "CommInterval", "StepResult",
+           "estimate_step", "gpu_topology", "price_step", "step"]
 
 _SOURCES = (
     SHOEYBI_2019.at("section 3, figure 4: two all-reduces forward and two backward per layer"),
     NARAYANAN_2021_MEGATRON.at("section 2: PTD-P, data × tensor × pipeline parallelism"),
     QI_2024.at("section 2: the backward split into B (input gradient) and W (weight gradient)"),
     THAKUR_2005.at("section 3: a message of n bytes costs α + nβ"),
-    CHOWDHERY_2022.at("appendix B: model FLOPs utilization"),
+    CHOWDHERY_2022.at("appendix B: model and hardware FLOPs utilization"),
 )
+
+PARAM_GATHERS = ("after", "overlap")
+"""When ZeRO 1 and 2 all-gather the updated parameters: after the optimizer (DeepSpeed,
+``stage_1_and_2.py``, ``step``), or overlapped with the next forward (Megatron-LM,
+``megatron/core/distributed/distributed_data_parallel.py``, ``overlap_param_gather``)."""
+
+MAX_LAYER_OPERATIONS = 1_000_000
+"""Most layer operations (micro-batches × layers × 3) one replica's step simulates (seconds at most)."""
+
+MAX_LAYERS = 10_000
+"""Most layers a step prices one by one (the deepest published transformers have about a thousand)."""
+
+ZERO_STAGES = (0, 1, 2, 3)
+"""The ZeRO stages :func:`step` models (3 is also PyTorch FSDP's ``FULL_SHARD``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepResult(JSONFields):
-    """One training step: its time, the exact breakdown, the overlap, throughput and utilization.
+    """One training step: its time, the exact breakdown, the overlap, throughput, utilization and memory.
 
     ``step_s = compute_s + tp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
     + optimizer_s + param_gather_s``.  *dp_exposed_s* is what the data-parallel collectives add to
     the pipeline at full compute speed, *contention_s* what the compute slowdown adds on top,
-    *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *buckets* are the
-    gradient reductions of device *dp_stage* (the one that ends last) in its last micro-batch.
-    ``tokens_per_s`` and ``mfu`` are ``None`` when the tokens or the FLOPs are not known (per-layer
-    times without ``tokens`` or a shape).  ``scaling_efficiency`` is the step with dp = 1 over this
-    one (weak scaling: each replica keeps its micro-batches).
+    *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *dp_hidden_s* is the part of
+    device *dp_stage*'s collectives that does not lengthen the step (never below 0).  *buckets* are the
+    gradient reductions of that device (the one that ends last) in its last micro-batch.  ``mfu`` counts
+    the model FLOPs (no recomputation), ``hfu`` the hardware FLOPs (with it), both over the peak;
+    ``six_n_flops`` is the 6·N·tokens convention for the same step.  Throughput and utilizations are
+    ``None`` when the tokens or the FLOPs are not known (per-layer times without ``tokens`` or a shape).
+    ``scaling_efficiency`` is the step with dp = 1 over this one (weak scaling: each replica keeps its
+    micro-batches).
     """
 
     dp: int
@@ -108,6 +139,13 @@ class StepResult(JSONFields):
     schedule: str
     chunks: int
     recompute: str
+    sequence_parallel: bool
+    stage_layers: tuple[int, ...]
+    framework: str
+    mode: str
+    gpu: str | None
+    dtype: str
+    compute_model: str
     step_s: Fraction
     compute_s: Fraction
     tp_comm_s: Fraction
@@ -130,13 +168,20 @@ class StepResult(JSONFields):
     bucket_rule: str
     tokens_per_s: Fraction | None
     model_flops: Fraction | None
+    hardware_flops: Fraction | None
+    six_n_flops: Fraction | None
+    peak_flops: Fraction | None
     mfu: Fraction | None
+    hfu: Fraction | None
     scaling_efficiency: Fraction
     buckets: tuple[BucketTiming, ...]
     memory: tuple[DeviceMemory, ...] | None
-    timeline: tuple[tuple[PipelineOp, ...], ...]
+    memory_capacity_bytes: Fraction | None
+    layer_ops: tuple[OpTime, ...]
+    timeline: Timeline
     communication: tuple[tuple[CommInterval, ...], ...]
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
     sources: tuple[Cited, ...] = _SOURCES
 
 
@@ -157,23 +202,7 @@ class CommInterval(JSONFields):
     end_s: Fraction
 
 
-def _times(values: Any, name: str) -> tuple[Fraction, ...]:
-    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
-        raise InputError(f"{name}={values!r} is not a non-empty list of times; give one per layer")
-    return each(parse_time, values, name)
-
-
-def _sizes(values: Any, name: str, count: int) -> tuple[Fraction, ...]:
-    if isinstance(values, str) or not isinstance(values, Sequence) or len(values) != count:
-        raise InputError(f"{name}={values!r} is not a list of {count} sizes, one per layer")
-    return each(parse_size, values, name)
-
-
-def _positive_number(value: Any, name: str, example: str) -> Fraction:
-    x = number(value, name)
-    if x <= 0:
-        raise InputError(f"{name}={value!r} is not positive; e.g. {name}={example}")
-    return x
+# -- links ----------------------------------------------------------------------------------------
 
 
 def _link(given: Any, default: Any, name: str, why: str) -> Link | Profile:
@@ -181,7 +210,11 @@ def _link(given: Any, default: Any, name: str, why: str) -> Link | Profile:
     used = default if given is None else given
     if used is None:
         raise InputError(f"no link for {why}; pass link= or {name}= (LinkParams, PiecewiseLink or Profile)")
-    if not isinstance(used, (LinkParams, PiecewiseLink, Profile)):
+    if isinstance(used, (LinkParams, PiecewiseLink)):
+        return used
+    from costmodel.profiles import Profile  # loaded only when a profile prices the traffic
+
+    if not isinstance(used, Profile):
         name = name if given is not None else "link"
         raise InputError(f"{name}={used!r} is not a link; pass LinkParams, PiecewiseLink or Profile")
     return used
@@ -190,7 +223,9 @@ def _link(given: Any, default: Any, name: str, why: str) -> Link | Profile:
 def _for(source: Link | Profile, collective: str) -> Link:
     """*source* as it prices *collective*: a profile's own segments for it when it was calibrated on it
     (:func:`costmodel.links.resolve_link`), a link as it is."""
-    return resolve_link(collective, profile=source) if isinstance(source, Profile) else source
+    if isinstance(source, (LinkParams, PiecewiseLink)):
+        return source
+    return resolve_link(collective, profile=source)
 
 
 def _send(link: Link, n: Fraction) -> Fraction:
@@ -198,189 +233,273 @@ def _send(link: Link, n: Fraction) -> Fraction:
     return params.alpha_s + params.beta_s_per_byte * n
 
 
-def _buckets(rule: str, sizes: list[Fraction], *, dp: int, bucket_bytes: Any, bytes_per_element: Fraction
-             ) -> BucketPlan:
+def _buckets(rule: str, sizes: list[Fraction], *, dp: int, bucket_bytes: Fraction | None,
+             bytes_per_element: Fraction) -> BucketPlan:
     if rule == "ddp":
         if bucket_bytes is None:
             return ddp_buckets(sizes)
         return ddp_buckets(sizes, bucket_cap_bytes=bucket_bytes)
     if rule == "megatron":
-        elements = None if bucket_bytes is None else max(1, int(parse_size(bucket_bytes) / bytes_per_element))
+        elements = None if bucket_bytes is None else max(1, int(bucket_bytes / bytes_per_element))
         return megatron_buckets(sizes, dp=dp, bytes_per_element=bytes_per_element, bucket_elements=elements)
     if bucket_bytes is None:
         return deepspeed_buckets(sizes, bytes_per_element=bytes_per_element)
     return deepspeed_buckets(sizes, bytes_per_element=bytes_per_element,
-                             reduce_bucket_size=max(1, int(parse_size(bucket_bytes) / bytes_per_element)))
+                             reduce_bucket_size=max(1, int(bucket_bytes / bytes_per_element)))
+
+
+# -- the model's units ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class _Model:
-    """Per-layer compute times and gradients of one rank, and what throughput needs."""
+    """Per-layer compute and gradients of one rank, the first and last stages' extra work, and what
+    throughput, utilization and memory need."""
 
-    forward: tuple[Fraction, ...]
-    backward: tuple[Fraction, ...]
+    layers: tuple[Work, ...]
     gradients: tuple[Fraction, ...]
+    element: Fraction  # bytes of an activation
+    grad_element: Fraction  # bytes of a gradient element reduced
     activation_bytes: Fraction
     micro_tokens: int | None
-    logits: Unit | None = None
-    flops: Fraction | None = None
+    logits: Work | None = None
+    logits_gradient: Fraction = Fraction(0)
+    embedding: Work | None = None
+    model_flops: Fraction | None = None
+    hardware_flops: Fraction | None = None
+    six_n_flops: Fraction | None = None
     peak: Fraction | None = None
+    rates: Rates | None = None
+    ops: tuple[OpTime, ...] = ()
+    extra_tp: bool = False  # the embedding's and output layer's tensor-parallel collectives are priced
 
 
-def _parallelism(dp: Any, tp: Any, pp: Any, microbatches: Any, *, schedule: str, chunks: Any
-                 ) -> tuple[int, int, int, int, str, int]:
-    dp, tp, pp = positive(dp, "dp"), positive(tp, "tp"), positive(pp, "pp")
-    m = positive(microbatches, "microbatches")
-    name = resolve_schedule(schedule)
+def _parallelism(c: StepConfig) -> tuple[str, int]:
+    name = resolve_schedule(c.schedule)
     if name == "interleaved":
-        v = 2 if chunks is None else positive(chunks, "chunks")
-        if m % pp:
-            raise InputError(f"microbatches={m} is not a multiple of pp={pp}; interleaved 1F1B needs one, "
-                             f"e.g. microbatches={m + pp - m % pp}, or use schedule='1f1b'")
-    elif chunks is not None and chunks != 1:
-        raise InputError(f"chunks={chunks!r} applies only to schedule='interleaved'; drop it")
-    else:
-        v = 1
-    return dp, tp, pp, m, name, v
+        v = 2 if c.chunks is None else c.chunks
+        if c.microbatches % c.pp:
+            m = c.microbatches
+            raise InputError(f"microbatches={m} is not a multiple of pp={c.pp}; interleaved 1F1B needs one, "
+                             f"e.g. microbatches={m + c.pp - m % c.pp}, or use schedule='1f1b'")
+        return name, v
+    if c.chunks is not None and c.chunks != 1:
+        raise InputError(f"chunks={c.chunks!r} applies only to schedule='interleaved'; drop it")
+    return name, 1
 
 
-def _from_shape(shape: Any, *, micro_batch: Any, peak_flops: Any, efficiency: Any, causal: bool, tp: int,
-                pp: int, batch: int, element: Fraction) -> _Model:
-    if not isinstance(shape, TransformerShape):
-        raise InputError(f"shape={shape!r} is not a TransformerShape")
-    b = positive(micro_batch, "micro_batch")
+def _rates(c: StepConfig, notes: list[str]) -> Rates:
+    """The rates of a shape's compute: per operation on the GPU, or FLOPs at an efficiency of a peak."""
+    peak = c.peak_flops
+    if c.gpu is not None and peak is None:
+        peak = Fraction(c.gpu.peak(c.dtype))
+    if peak is None:
+        raise InputError("a transformer shape needs gpu= (a preset such as 'a100-80gb', or a compute "
+                         "profile) "
+                         "or peak_flops= with efficiency= to price its compute")
+    if c.efficiency is not None or c.gpu is None:
+        if c.efficiency is None:
+            notes.append("every FLOP at the peak (efficiency=1): give gpu= to price each operation")
+        return Rates.efficiency(peak, Fraction(1) if c.efficiency is None else c.efficiency, c.dtype)
+    if c.peak_flops is not None:
+        raise InputError("peak_flops= and gpu= were both given; the GPU's peak for the dtype is used, or "
+                         "give "
+                         "efficiency= to price every FLOP at a share of peak_flops")
+    return Rates.of(c.gpu, c.dtype)
+
+
+def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[str]) -> _Model:
+    shape, tp, b = c.shape, c.tp, c.micro_batch
     if shape.heads % tp:
         raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads")
-    if peak_flops is None:
-        raise InputError("no peak_flops given; shape mode prices compute as "
-                         "FLOPs / (peak_flops × efficiency)")
-    peak = _positive_number(peak_flops, "peak_flops", "989e12")
-    eff = _positive_number(efficiency, "efficiency", "0.5")
-    if eff > 1:
-        raise InputError(f"efficiency={efficiency!r} is above 1; it is the achieved share of peak_flops")
-    per = model_flops(shape, batch=b, causal=causal)
-    rate = peak * eff
-    layers = shape.layers
-    grads = [Fraction(shape.layer_parameters, tp) * element] * layers
-    embedding = Fraction(shape.vocabulary * shape.hidden, tp) * element
-    grads[0] += embedding  # the input embedding's gradient, ready after layer 0's backward
-    logit = Fraction(per.logits_forward, tp) / rate
-    return _Model(
-        forward=(per.layer.forward / tp / rate,) * layers,
-        backward=(per.layer.backward / tp / rate,) * layers,
-        gradients=tuple(grads), activation_bytes=b * shape.sequence * shape.hidden * element,
-        micro_tokens=b * shape.sequence,
-        logits=Unit(forward=logit, backward=2 * logit, weight=logit,
-                     gradient_bytes=embedding if pp > 1 else Fraction(0)),
-        flops=model_flops(shape, batch=b * batch, causal=causal).total, peak=peak)
+    if c.sequence_parallel and tp > 1 and shape.sequence % tp:
+        raise InputError(f"sequence_parallel=True with tp={tp}: the sequence {shape.sequence} does not split "
+                         "over the tp ranks")
+    rates = _rates(c, notes)
+    element = _activation_element(c)
+    if c.recompute == "selective" and c.attention == "flash" and not rates.flat:
+        notes.append("recompute='selective' with flash attention recomputes nothing more: FlashAttention "
+                     "keeps no attention matrix and rebuilds it in its own backward")
+    layer, logits, embedding, priced = shape_work(
+        shape, micro_batch=b, tp=tp, rates=rates, sequence_parallel=c.sequence_parallel and tp > 1,
+        attention=c.attention, recompute=c.recompute, causal=c.causal, element=element,
+        accumulate=mode.accumulate)
+    grad = _grad_element(c, mode)
+    grads = [Fraction(shape.layer_parameters, tp) * grad] * shape.layers
+    embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
+    grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
+    full = model_flops(shape, batch=b * batch, causal=c.causal)
+    run = full if c.recompute == "none" else model_flops(shape, batch=b * batch, causal=c.causal,
+                                                         recompute="full")
+    hardware = run.total
+    if c.recompute == "selective":  # the attention core once more, not the whole forward
+        hardware = full.total + shape.layers * full.layer.attention
+    return _Model(layers=(layer,) * shape.layers, gradients=tuple(grads), element=element, grad_element=grad,
+                  activation_bytes=b * shape.sequence * shape.hidden * element,
+                  micro_tokens=b * shape.sequence,
+                  logits=logits, logits_gradient=embedding_grad if c.pp > 1 else Fraction(0),
+                  embedding=embedding, model_flops=full.total, hardware_flops=hardware,
+                  six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
+                  extra_tp=not rates.flat)
 
 
-def _from_times(forward_s: Any, backward_s: Any, gradient_bytes: Any, activation_bytes: Any, tokens: Any, *,
-                dp: int, tp: int, pp: int) -> _Model:
-    if forward_s is None or backward_s is None:
-        raise InputError("no model given; pass shape= (with peak_flops=) or forward_s= and backward_s=")
-    fwd = _times(forward_s, "forward_s")
-    bwd = _times(backward_s, "backward_s")
+def _activation_element(c: StepConfig) -> Fraction:
+    """Bytes of an activation: ``bytes_per_element`` when given, else 2 (bf16 and fp16, and fp8 training,
+    whose activations stay bf16) or 4 (fp32 and tf32)."""
+    if c.bytes_per_element is not None:
+        return c.bytes_per_element
+    return Fraction(4) if c.dtype in ("fp32", "tf32") else Fraction(2)
+
+
+def _grad_element(c: StepConfig, mode: DataParallel) -> Fraction:
+    """Bytes of a gradient element reduced: ``bytes_per_element`` when given, else the framework's."""
+    return c.bytes_per_element if c.bytes_per_element is not None else mode.grad_element
+
+
+def _from_times(c: StepConfig) -> _Model:
+    if c.forward_s is None or c.backward_s is None:
+        raise InputError("no model given; pass shape= (with gpu= or peak_flops=) or forward_s= and "
+                         "backward_s=")
+    for name in ("micro_batch", "causal", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
+        if getattr(c, name) != StepConfig.__dataclass_fields__[name].default:
+            raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
+                             "backward_s= "
+                             "leave it out")
+    if c.recompute == "selective":
+        raise InputError("recompute='selective' recomputes the attention core of a transformer shape; with "
+                         "per-layer times give recompute='full' or 'none'")
+    fwd, bwd = c.forward_s, c.backward_s
     layers = len(fwd)
     if len(bwd) != layers:
         raise InputError(f"backward_s has {len(bwd)} times and forward_s {layers}; give one per layer")
-    if gradient_bytes is None:
-        if dp > 1:
-            raise InputError(f"dp={dp} needs gradient_bytes= (each layer's gradient on one rank) to price "
+    if c.gradient_bytes is None:
+        if c.dp > 1:
+            raise InputError(f"dp={c.dp} needs gradient_bytes= (each layer's gradient on one rank) to price "
                              "the data-parallel reduction")
         grads: tuple[Fraction, ...] = (Fraction(0),) * layers
     else:
-        grads = _sizes(gradient_bytes, "gradient_bytes", layers)
-    if activation_bytes is None and (tp > 1 or pp > 1):
+        if len(c.gradient_bytes) != layers:
+            raise InputError(f"gradient_bytes={list(map(str, c.gradient_bytes))!r} is not a list of {layers} "
+                             "sizes, one per layer")
+        grads = c.gradient_bytes
+    if c.activation_bytes is None and (c.tp > 1 or c.pp > 1):
         raise InputError("tp or pp above 1 needs activation_bytes= (micro_batch·sequence·hidden·bytes) "
                          "to price the tensor-parallel all-reduces and pipeline sends")
-    act = Fraction(0) if activation_bytes is None else parse_size(activation_bytes)
-    return _Model(forward=fwd, backward=bwd, gradients=grads, activation_bytes=act,
-                  micro_tokens=None if tokens is None else positive(tokens, "tokens"))
+    redo = c.recompute == "full"
+    works = tuple(Work(forward=f, backward=b + (f if redo else 0), weight=b / 2,
+                       recompute=f if redo else Fraction(0)) for f, b in zip(fwd, bwd, strict=True))
+    element = c.bytes_per_element if c.bytes_per_element is not None else Fraction(2)
+    return _Model(layers=works, gradients=grads, element=element, grad_element=element,
+                  activation_bytes=Fraction(0) if c.activation_bytes is None else c.activation_bytes,
+                  micro_tokens=c.tokens)
 
 
-def _model(*, shape: Any, micro_batch: Any, peak_flops: Any, efficiency: Any, causal: bool,
-           forward_s: Any, backward_s: Any, gradient_bytes: Any, activation_bytes: Any, tokens: Any,
-           dp: int, tp: int, pp: int, v: int, m: int, element: Fraction) -> _Model:
-    if shape is not None:
-        if forward_s is not None or backward_s is not None or gradient_bytes is not None:
+def _model(c: StepConfig, mode: DataParallel, *, notes: list[str]) -> _Model:
+    if c.shape is not None:
+        if c.forward_s is not None or c.backward_s is not None or c.gradient_bytes is not None:
             raise InputError("shape= and forward_s=/backward_s=/gradient_bytes= were both given; "
                              "pass a shape or per-layer times, not both")
-        model = _from_shape(shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
-                            causal=causal, tp=tp, pp=pp, batch=m * dp, element=element)
-    else:
-        model = _from_times(forward_s, backward_s, gradient_bytes, activation_bytes, tokens,
-                            dp=dp, tp=tp, pp=pp)
-    layers = len(model.forward)
-    if pp > layers:
-        raise InputError(f"pp={pp} is above the {layers} layers; each pipeline stage needs a layer")
-    if layers % (pp * v):
-        split_by = f"pp={pp} × chunks={v}" if v > 1 else f"pp={pp}"
+        return _from_shape(c, mode, batch=c.microbatches * c.dp, notes=notes)
+    return _from_times(c)
+
+
+def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
+    """The layers of each virtual stage (chunk·pp + device), checked."""
+    stages = c.pp * v
+    if c.stage_layers is not None:
+        given = c.stage_layers
+        if len(given) != stages:
+            what = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
+            raise InputError(f"stage_layers lists {len(given)} stages for {what} = {stages}; give one count "
+                             "per (virtual) stage")
+        if sum(given) != layers:
+            raise InputError(f"stage_layers={list(given)} holds {sum(given)} layers, not the model's "
+                             f"{layers}")
+        return given
+    if c.pp > layers:
+        raise InputError(f"pp={c.pp} is above the {layers} layers; each pipeline stage needs a layer")
+    if layers % stages:
+        split_by = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
         raise InputError(f"{layers} layers do not split evenly over {split_by}; choose pp (and chunks) "
-                         "dividing the layers")
-    events = m * layers * 3
-    if events > MAX_LAYER_OPERATIONS:
-        raise InputError(f"microbatches={m} × {layers} layers give {events} layer operations (F, B, W) per "
-                         f"replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer micro-batches")
-    return model
+                         "dividing the layers, or give stage_layers=")
+    return (layers // stages,) * stages
 
 
-def _stages(model: _Model, *, allreduce: Fraction, redo: bool, split: bool, stages: int) -> list[list[Unit]]:
-    """Each virtual stage's units: its layers with their tp all-reduces, the logits on the last."""
-    units = [
-        Unit(forward=f + 2 * allreduce,
-              backward=bk + 2 * allreduce + ((f + 2 * allreduce) if redo else 0),
-              weight=bk / 2 if split else Fraction(0), gradient_bytes=g)
-        for f, bk, g in zip(model.forward, model.backward, model.gradients, strict=True)]
-    per = len(units) // stages
-    out = [units[vs * per:(vs + 1) * per] for vs in range(stages)]
+def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]
+             ) -> tuple[Fraction, Fraction]:
+    """One layer's forward tensor-parallel communication (two all-reduces, or with sequence parallelism two
+    all-gathers and two reduce-scatters), and one all-reduce (or reduce-scatter and all-gather) alone."""
+    if c.tp == 1 or not act:
+        return Fraction(0), Fraction(0)
+    source = _link(tp_link, link, "tp_link", "the tensor-parallel collectives")
+
+    def price(collective: str) -> Fraction:
+        priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=c.tp, n=act,
+                      link=_for(source, collective), chunk_note=False)
+        notes.extend(x for x in priced.notes if x not in notes)
+        return priced.time_s
+
+    one = price("reduce-scatter") + price("allgather") if c.sequence_parallel else price("allreduce")
+    return 2 * one, one
+
+
+def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
+           split: bool) -> list[list[Unit]]:
+    """Each virtual stage's units: its layers with their tensor-parallel communication, the embedding's work
+    on the first, the output layer on the last."""
+    units: list[Unit] = []
+    for i, (w, g) in enumerate(zip(model.layers, model.gradients, strict=True)):
+        tp = 2 * tp_layer + (tp_layer if redo else 0)
+        forward, backward = w.forward + tp_layer, w.backward + tp_layer + (tp_layer if redo else 0)
+        if i == 0 and model.embedding is not None:
+            forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
+            backward += model.embedding.backward
+            tp += tp_one if model.extra_tp else 0
+        units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
+                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer if redo else 0)))
+    out: list[list[Unit]] = []
+    start = 0
+    for count in layout:
+        out.append(units[start:start + count])
+        start += count
     if model.logits is not None:
-        out[-1].append(model.logits)
+        lg = model.logits
+        extra = tp_one if model.extra_tp else Fraction(0)
+        out[-1].append(Unit(forward=lg.forward, backward=lg.backward + extra,
+                            weight=lg.weight if split else Fraction(0), gradient_bytes=model.logits_gradient,
+                            tp=extra))
+    if empty := [s for s, stage in enumerate(out) if not stage]:
+        raise InputError(f"stage_layers={','.join(map(str, layout))} leaves stage {empty[0]} with nothing to "
+                         "run; "
+                         "give it a layer")
     return out
 
 
-PARAM_GATHERS = ("after", "overlap")
-"""When ZeRO 1 and 2 all-gather the updated parameters: after the optimizer (DeepSpeed,
-``stage_1_and_2.py``, ``step``), or overlapped with the next forward (Megatron-LM,
-``megatron/core/distributed/distributed_data_parallel.py``, ``overlap_param_gather``)."""
-
-MAX_LAYER_OPERATIONS = 1_000_000
-"""Most layer operations (micro-batches × layers × 3) one replica's step simulates (seconds at most)."""
-
-ZERO_STAGES = (0, 1, 2, 3)
-"""The ZeRO stages :func:`step` models (3 is also PyTorch FSDP's ``FULL_SHARD``)."""
-
-FSDP_PREFETCH = 1
-"""Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
-(``backward_prefetch=BackwardPrefetch.BACKWARD_PRE``, ``limit_all_gathers=True``:
-``torch/distributed/fsdp/fully_sharded_data_parallel.py``)."""
+# -- data parallelism -----------------------------------------------------------------------------
 
 
-def _zero(zero: Any, prefetch: Any, *, pp: int, slowdown: Any, param_gather: Any
-          ) -> tuple[int, int, Fraction]:
-    """The ZeRO stage (``"fsdp"`` is 3), the prefetch depth and the slowdown, checked (and param_gather)."""
-    if isinstance(zero, str) and zero.strip().lower() in ("fsdp", *map(str, ZERO_STAGES)):
-        zero = 3 if zero.strip().lower() == "fsdp" else int(zero)
-    if isinstance(zero, bool) or zero not in ZERO_STAGES:
-        raise InputError(f"zero={zero!r} is not a ZeRO stage; give 0, 1, 2, 3 or 'fsdp' (ZeRO 3: FSDP's "
-                         "FULL_SHARD)")
-    if zero == 3 and pp > 1:
-        raise InputError(f"zero=3 with pp={pp}: parameter sharding across a pipeline is not modelled "
-                         "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")
-    depth = FSDP_PREFETCH if prefetch is None else whole(prefetch, "prefetch", low=0,
-                                                         hint="the layers gathered ahead, e.g. prefetch=1")
-    if param_gather not in PARAM_GATHERS:
-        raise UnknownNameError("parameter gather", str(param_gather), PARAM_GATHERS)
-    if param_gather == "overlap" and zero not in (1, 2):
-        raise InputError(f"param_gather='overlap' applies to zero=1 or 2 (the parameters gathered after the "
-                         f"optimizer); zero={zero} gathers none, drop it")
-    if prefetch is not None and zero != 3:
-        raise InputError(f"prefetch={prefetch!r} applies only to zero=3 (the parameter all-gathers); drop it")
-    u = number(slowdown, "slowdown")
-    if not 0 <= u < 1:
-        raise InputError(f"slowdown={slowdown!r} is not a share of the compute; give 0 ≤ slowdown < 1, "
-                         "e.g. slowdown=0.15")
-    return zero, depth, u
+def _matrices(shape: Any) -> tuple[Fraction, ...]:
+    """A layer's matrices as shares of its parameters (QKV, projection, FFN in, FFN out): the pieces
+    DeepSpeed's ZeRO 3 fetches one collective each, one piece ahead."""
+    if shape is None:
+        return (Fraction(1),)
+    h, f = shape.hidden, shape.ffn_hidden
+    sizes = (h * (h + 2 * h * shape.groups // shape.heads), h * h, (2 if shape.gated else 1) * f * h, f * h)
+    return tuple(Fraction(x, sum(sizes)) for x in sizes)
+
+
+def _by_matrix(units: list[Unit], shares: tuple[Fraction, ...]) -> list[Unit]:
+    """Each unit as the pieces DeepSpeed's ZeRO 3 fetches one at a time (its matrices), its work and
+    parameters shared among them as their parameters are."""
+    return [Unit(forward=u.forward * w, backward=u.backward * w, weight=u.weight * w,
+                 gradient_bytes=u.gradient_bytes * w, tp=u.tp * w, recompute=u.recompute * w)
+            for u in units for w in shares]
+
+
+def _framework(c: StepConfig) -> DataParallel:
+    return data_parallel(framework=c.framework, zero=c.zero, buckets=c.buckets, bucket_bytes=c.bucket_bytes,
+                         overlap_grad_reduce=c.overlap_grad_reduce, param_gather=c.param_gather,
+                         align_param_gather=c.align_param_gather, prefetch=c.prefetch, dtype=c.dtype, pp=c.pp)
 
 
 def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
@@ -396,11 +515,11 @@ def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
         if key not in seen:
             link = links.get(collective) or links.setdefault(collective, _for(source, collective))
             try:
-                priced = cost(collective, algorithm, p=dp, n=n, link=link)
+                priced = cost(collective, algorithm, p=dp, n=n, link=link, chunk_note=False)
             except UnknownNameError:
                 if collective == "allreduce":
                     raise
-                priced = cost(collective, "ring", p=dp, n=n, link=link)
+                priced = cost(collective, "ring", p=dp, n=n, link=link, chunk_note=False)
                 note = f"the {collective}s are priced as ring: algorithm={algorithm!r} has no {collective}"
                 if note not in notes:
                     notes.append(note)
@@ -411,25 +530,21 @@ def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
     return price
 
 
-def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, dp: int, zero: int,
-             prefetch: int, slowdown: Fraction, price: Callable[[str, Fraction], Fraction], rule: str,
-             bucket_bytes: Any, element: Fraction, overlap: bool) -> list[Device]:
+def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, dp: int,
+             mode: DataParallel, slowdown: Fraction, price: Callable[[str, Fraction], Fraction],
+             element: Fraction) -> list[Device]:
     def plan(sizes: list[Fraction]) -> BucketPlan:
-        return _buckets(rule, sizes, dp=dp, bucket_bytes=bucket_bytes, bytes_per_element=element)
+        return _buckets(mode.rule, sizes, dp=dp, bucket_bytes=mode.bucket_bytes, bytes_per_element=element)
 
     return [Device([stage_units[c * pp + s] for c in range(v)],
                    order=order(name, s, stages=pp, microbatches=m, chunks=v), microbatches=m,
-                   split=name in SPLIT, zero=zero, prefetch=prefetch, dp=dp, price=price, plan=plan,
-                   slowdown=slowdown, overlap_param_gather=overlap) for s in range(pp)]
+                   split=name in SPLIT, zero=mode.zero, prefetch=mode.prefetch, dp=dp, price=price, plan=plan,
+                   slowdown=slowdown, overlap_param_gather=mode.param_gather == "overlap",
+                   overlap_grad_reduce=mode.overlap, align_param_gather=mode.align, regather=mode.regather)
+            for s in range(pp)]
 
 
-def _run(devices: list[Device], *, name: str, pp: int, v: int, m: int, send: Fraction
-         ) -> tuple[tuple[PipelineOp, ...], ...]:
-    return simulate_devices(name, pp, microbatches=m, chunks=v, comm=send,
-                            execute=lambda s, op, j, c, start: devices[s].run(op, j, c, start))
-
-
-def _replay(devices: list[Device], timeline: tuple[tuple[PipelineOp, ...], ...]) -> None:
+def _replay(devices: list[Device], timeline: Timeline) -> None:
     """Run each device's gradient-making operations at their times in *timeline* (the others issue
     nothing, and the compute does not wait for the stream): the same collectives as running all."""
     for device, ops in zip(devices, timeline, strict=True):
@@ -458,56 +573,65 @@ def _intervals(s: int, issued: list[Issued]) -> tuple[CommInterval, ...]:
                               start_s=x.start, end_s=x.end) for x in issued)
 
 
-def _placed(topology: Any, order: str, *, link: Any, links: tuple[Any, Any, Any], sizes: tuple[int, int, int],
-            notes: list[str]) -> tuple[Any, Any, Any]:
-    """The tp, pp and dp links: those given, else their levels' on *topology* (noted)."""
+def gpu_topology(gpu: Any, ranks: int) -> Topology:
+    """The machine a GPU preset describes, for *ranks* GPUs: its nodes of ``gpus_per_node`` on the
+    intra-node link, and the nodes on its network (each GPU's own port), innermost first.  Each level's
+    α and rate are what nccl-tests measured on that hardware (the preset's ``*_latency`` and ``*_busbw``,
+    fitted by ``costmodel calibrate fit``): a ring's bus bandwidth is the rate each rank gets."""
+    per_node = gpu.gpus_per_node
+    nodes = max(1, -(-ranks // per_node))
+    measured = {"intra_node_latency": gpu.intra_node_latency_s,
+                "intra_node_busbw": gpu.intra_node_busbw_bytes_per_s,
+                "network_latency": gpu.network_latency_s, "network_busbw": gpu.network_busbw_bytes_per_s}
+    if missing := [key for key, value in measured.items() if value is None]:
+        raise InputError(f"GPU {gpu.name!r} gives no {', '.join(missing)}: add them to its file (costmodel "
+                         "calibrate fit on an nccl-tests log measures them), or pass the links")
+
+    def level(size: int, alpha: Fraction, bandwidth: Fraction, name: str) -> Level:
+        return Level(size=size, link=LinkParams(alpha_s=alpha, beta_s_per_byte=1 / bandwidth), name=name)
+
+    return Topology((level(per_node, gpu.intra_node_latency_s, gpu.intra_node_busbw_bytes_per_s, "intra"),
+                     level(nodes, gpu.network_latency_s, gpu.network_busbw_bytes_per_s, "network")))
+
+
+def _placed(c: StepConfig, *, notes: list[str]) -> tuple[Any, Any, Any, bool]:
+    """The tp, pp and dp links: those given, else their levels' on the topology (noted); with neither a
+    link nor a topology, the machine of the GPU preset (:func:`gpu_topology`); and whether the ranks were
+    placed on a topology (then the dp = 1 step is placed anew)."""
+    topology: Topology | None = c.topology
+    if topology is None and c.link is None and c.gpu is not None:
+        wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link}
+        if any(getattr(c, kind) > 1 and link is None for kind, link in wanted.items()):
+            topology = gpu_topology(c.gpu, c.dp * c.tp * c.pp)
     if topology is None:
-        if order != MEGATRON_ORDER:
-            raise InputError(f"order={order!r} places the ranks on a topology; pass topology= too")
-        return links
-    if link is not None:
+        if c.order != MEGATRON_ORDER:
+            raise InputError(f"order={c.order!r} places the ranks on a topology; pass topology= too")
+        return c.tp_link, c.pp_link, c.dp_link, False
+    if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-    if not isinstance(topology, Topology):
-        raise InputError(f"topology={topology!r} is not a Topology; build one with topology_of(levels)")
-    tp, pp, dp = sizes
-    placed = place(topology, order=order, tp=tp, dp=dp, pp=pp)
+    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
-    tp_link, pp_link, dp_link = links
-    return (placed.links.get("tp") if tp_link is None else tp_link,
-            placed.links.get("pp") if pp_link is None else pp_link,
-            placed.links.get("dp") if dp_link is None else dp_link)
+    return (placed.links.get("tp") if c.tp_link is None else c.tp_link,
+            placed.links.get("pp") if c.pp_link is None else c.pp_link,
+            placed.links.get("dp") if c.dp_link is None else c.dp_link, True)
 
 
-def _model_parallel(act: Fraction, *, tp: int, pp: int, link: Any, tp_link: Any, pp_link: Any, algorithm: str,
-                    notes: list[str]) -> tuple[Fraction, Fraction]:
-    """One tensor-parallel all-reduce and one pipeline send of the activation tensor (a calibrated
-    profile prices the send with its all-reduce fit's α and β at that size)."""
-    allreduce = send = Fraction(0)
-    if tp > 1 and act > 0:
-        source = _link(tp_link, link, "tp_link", "the tensor-parallel all-reduces")
-        priced = cost("allreduce", algorithm, p=tp, n=act, link=_for(source, "allreduce"))
-        allreduce = priced.time_s
-        notes.extend(priced.notes)
-    if pp > 1 and act > 0:
-        send = _send(_for(_link(pp_link, link, "pp_link", "the pipeline sends"), "allreduce"), act)
-    return allreduce, send
+def _slowdown(c: StepConfig, model: _Model) -> Fraction:
+    """The compute lost while a data-parallel collective runs: as given, else with a GPU priced per operation
+    the share of its SMs that NCCL's channels take (one thread block each: ``network_channels`` when the
+    data-parallel group crosses nodes, ``intra_node_channels`` inside one), else 0."""
+    if c.slowdown is not None:
+        return c.slowdown
+    if c.gpu is None or c.dp == 1 or model.rates is None or model.rates.flat:
+        return Fraction(0)
+    gpu = c.gpu
+    placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
+    channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
+    return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
-def _pipeline(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, send: Fraction
-              ) -> tuple[Fraction, tuple[tuple[PipelineOp, ...], ...]]:
-    """The makespan without pipeline sends, and the timeline with them (no data-parallel traffic)."""
-    forward, backward, weight = (list(t) for t in zip(*map(totals, stage_units), strict=True))
-    timeline = simulate_stages(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
-                               weight=weight, comm=send)
-    if not send:
-        return max(ops[-1].end for ops in timeline), timeline
-    return simulate_makespan(name, pp, microbatches=m, chunks=v, forward=forward, backward=backward,
-                             weight=weight), timeline
-
-
-def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int, logits: Unit | None,
-             per_layer_tp: Fraction) -> tuple[Fraction, Fraction]:
+def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int) -> tuple[Fraction, Fraction]:
     """The busiest device's compute time over the step, and the tensor-parallel part of it."""
     def device(s: int) -> list[Unit]:
         return [x for c in range(v) for x in stage_units[c * pp + s]]
@@ -516,74 +640,70 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int, logits: 
         return sum((x.forward + x.backward for x in device(s)), Fraction(0))
 
     busiest = device(max(range(pp), key=busy))
-    tp_comm = m * sum((per_layer_tp for x in busiest if x is not logits), Fraction(0))
-    return m * sum((x.forward + x.backward for x in busiest), Fraction(0)), tp_comm
+    return (m * sum((x.forward + x.backward for x in busiest), Fraction(0)),
+            m * sum((x.tp for x in busiest), Fraction(0)))
 
 
-def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedule: str = "1f1b",
-         chunks: int | None = None, recompute: str = "none",
-         shape: TransformerShape | None = None, micro_batch: int = 1, peak_flops: Any = None,
-         efficiency: Any = 1, causal: bool = False,
-         forward_s: Sequence[Any] | None = None, backward_s: Sequence[Any] | None = None,
-         gradient_bytes: Sequence[Any] | None = None, activation_bytes: Any = None, tokens: int | None = None,
-         bytes_per_element: Any = 2, link: Link | None = None, tp_link: Link | None = None,
-         pp_link: Link | None = None, dp_link: Link | None = None, buckets: str = "ddp",
-         bucket_bytes: Any = None, zero: int | str = 0, prefetch: int | None = None, slowdown: Any = 0,
-         optimizer_s: Any = 0, algorithm: str = "ring", topology: Topology | None = None,
-         order: str = MEGATRON_ORDER, param_gather: str = "after") -> StepResult:
+def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, dp: int,
+               zero: int) -> Fraction:
+    """The optimizer step: given, else an Adam step over the largest device's parameters (after ZeRO) on
+    the GPU's memory, else 0."""
+    if c.optimizer_s is not None:
+        return c.optimizer_s
+    if model.rates is None or c.shape is None:
+        return Fraction(0)
+    shape = c.shape
+    per_device = [sum(layout[ch * c.pp + s] for ch in range(v)) for s in range(c.pp)]
+    params = max(n * shape.layer_parameters + shape.vocabulary * shape.hidden * ((s == 0) + (c.pp > 1 and
+                                                                                      s == c.pp - 1))
+                 for s, n in enumerate(per_device))
+    share = Fraction(params, c.tp) / (dp if zero >= 1 else 1)
+    return optimizer_time(share, model.rates)
+
+
+def step(config: StepConfig | None = None, /, **settings: Any) -> StepResult:
     """The time of one training step of dp × tp × pp devices (see the module notes).
+
+    Every keyword is a setting of :class:`~costmodel.step.config.StepConfig` (its docstring and
+    ``costmodel step --help`` describe each); a :class:`StepConfig` may be passed first, the keywords then
+    changing it.  The main ones:
 
     Parameters
     ----------
-    dp, tp, pp : int
-        Data-, tensor- and pipeline-parallel sizes, each ≥ 1.
-    microbatches : int
-        Micro-batches per replica per step (M), ≥ 1.
-    schedule, chunks : str, int
+    dp, tp, pp, microbatches : int
+        Data-, tensor- and pipeline-parallel sizes, and micro-batches per replica per step (M).
+    schedule, chunks, stage_layers : str, int, list of int
         The pipeline schedule as in :func:`costmodel.pipeline.bubble` (gpipe, 1f1b, interleaved,
-        zb-h1) and, for interleaved, the model chunks per device (default 2).
-    recompute : {"none", "full"}
-        Full activation recomputation adds one forward (and its two tp all-reduces) to each backward.
-    shape, micro_batch, peak_flops, efficiency, causal
-        Shape mode: the transformer, sequences per micro-batch, the peak FLOP/s of one device and
-        the fraction of it achieved; compute time = FLOPs / tp / (peak_flops × efficiency).
+        zb-h1), the model chunks per device (interleaved, default 2) and, optionally, each (virtual)
+        stage's layers.
+    recompute, sequence_parallel : str, bool
+        Activation recomputation (none, selective, full) and Megatron's sequence parallelism.
+    shape, micro_batch, gpu, dtype : TransformerShape, int, GPU or str, str
+        Shape mode: the transformer, sequences per micro-batch, the GPU (a preset's name, a file, or a
+        :class:`costmodel.gpus.GPU`) whose achieved rates price each operation, and the dtype.
+    attention : {"flash", "unfused"}
+        FlashAttention (default) or attention through memory, as Megatron-LM before it.
+    peak_flops, efficiency
+        The plain override: every FLOP at ``peak_flops × efficiency`` (the GPU's peak when only a GPU is
+        given), memory-bound work free.
     forward_s, backward_s, gradient_bytes, activation_bytes, tokens
-        Time mode (instead of *shape*): each layer's compute times per micro-batch on one tp rank,
-        its gradient bytes on one rank, the bytes of the activation tensor a tp all-reduce and a
-        pipeline send move (needed when tp or pp > 1), and the tokens of one micro-batch (for
-        tokens/s).
-    bytes_per_element : number, default 2
-        Bytes of an activation and of a gradient element in shape mode (bf16).
-    link, tp_link, pp_link, dp_link : LinkParams, PiecewiseLink or Profile
-        The link of each kind of communication; *link* (or the topology) for those not given.  A
-        profile calibrated on several collectives (:mod:`costmodel.profiles`) prices each one on its
-        own segments: the reduce-scatters and all-gathers of ZeRO too.
-    topology, order : Topology, str
-        Instead of *link*: the levels of the machine (:func:`costmodel.topology.topology_of`) and
-        the rank order, innermost first (default ``tp-dp-pp``, Megatron-LM's); each group uses the
-        link of the outermost level it spans (:mod:`costmodel.step.placement`).
-    buckets, bucket_bytes : str, size
-        The gradient-bucket rule (ddp, megatron, deepspeed) and its size, default the framework's.
-    zero : {0, 1, 2, 3, "fsdp"}
-        The ZeRO stage of the data-parallel replicas (:mod:`costmodel.step.device`): 0 all-reduces
-        the buckets, 1 and 2 reduce-scatter them (2 in every micro-batch) and all-gather the
-        parameters after the optimizer, 3 (FSDP) all-gathers each layer before it computes and
-        reduce-scatters its gradient; 3 needs pp = 1.
-    prefetch : int, optional
-        ZeRO 3: all-gathers issued this many layers ahead of the compute (default 1, FSDP's).
-    param_gather : {"after", "overlap"}
-        ZeRO 1 and 2: all-gather the updated parameters after the optimizer, exposed (DeepSpeed), or
-        in the next step's first forward, a bucket ahead of the layers that need it (Megatron-LM's
-        ``overlap_param_gather``; the step is then the steady state, its first layers waiting for
-        their bucket).
-    slowdown : number, default 0
-        The share of compute speed lost while a data-parallel collective is in flight (Calculon's
-        ``processor_usage``), 0 ≤ slowdown < 1.
-    optimizer_s : time
-        The optimizer step after the last reduction, as it runs on one GPU (sharded under ZeRO).
-    algorithm : str
-        The all-reduce algorithm of tp and dp (default ring); reduce-scatters and all-gathers use
-        it when the registry has it for them, ring otherwise.
+        Time mode (instead of *shape*): each layer's compute times per micro-batch on one tp rank, its
+        gradient bytes on one rank, the activation tensor a tp all-reduce and a pipeline send move
+        (needed when tp or pp > 1), and the tokens of one micro-batch (for tokens/s).
+    link, tp_link, pp_link, dp_link, topology, order
+        The link of each kind of communication (LinkParams, PiecewiseLink, Profile, or text: a profile's
+        name or ``ALPHA:RATE``), or the machine's levels and the rank order.
+    framework, zero, buckets, bucket_bytes, overlap_grad_reduce, prefetch, param_gather, align_param_gather
+        The data-parallel schedule (:mod:`costmodel.step.frameworks`).
+    slowdown, optimizer_s, algorithm, allow_oom
+        Compute lost while DP communication runs; the optimizer's time (default: priced on the GPU); the
+        collectives' algorithm; price a step that does not fit the GPU's memory (with a warning).
+
+    Raises
+    ------
+    InputError
+        An unknown setting (with a did-you-mean), a value a setting refuses, settings that contradict each
+        other, or, with a GPU, a step whose memory exceeds the GPU's (unless ``allow_oom``).
 
     Examples
     --------
@@ -593,110 +713,259 @@ def step(*, dp: int = 1, tp: int = 1, pp: int = 1, microbatches: int = 1, schedu
     >>> [b.layers for b in r.buckets], float(r.step_s), float(r.dp_exposed_s)
     ([(3,), (2, 1, 0)], 0.015145728, 0.003145728)
     """
-    given = dict(locals())
-    dp, tp, pp, m, name, v = _parallelism(dp, tp, pp, microbatches, schedule=schedule, chunks=chunks)
-    if recompute not in RECOMPUTATION:
-        raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
-    if buckets not in BUCKET_RULES:
-        raise UnknownNameError("bucket rule", str(buckets), BUCKET_RULES)
-    zero, depth, u = _zero(zero, prefetch, pp=pp, slowdown=slowdown, param_gather=param_gather)
-    element = _positive_number(bytes_per_element, "bytes_per_element", "2")
-    optimizer = named(parse_time, optimizer_s, "optimizer_s")
-    model = _model(shape=shape, micro_batch=micro_batch, peak_flops=peak_flops, efficiency=efficiency,
-                   causal=causal, forward_s=forward_s, backward_s=backward_s, gradient_bytes=gradient_bytes,
-                   activation_bytes=activation_bytes, tokens=tokens, dp=dp, tp=tp, pp=pp, v=v, m=m,
-                   element=element)
+    if config is None:
+        return price_step(StepConfig.of(**settings))
+    if not isinstance(config, StepConfig):
+        raise InputError(f"{config!r} is not a StepConfig; pass the settings as keywords")
+    return price_step(config.replace(**settings) if settings else config)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A step's pipeline, ready to simulate: the schedule, the units of each virtual stage, the send time,
+    and the links the data-parallel traffic and the dp = 1 step need."""
+
+    name: str
+    pp: int
+    v: int
+    m: int
+    send: Fraction
+    mode: DataParallel
+    model: _Model
+    layout: tuple[int, ...]
+    stage_units: list[list[Unit]]
+    tp_link: Any
+    pp_link: Any
+    dp_link: Any
+    placed: bool
+    slowdown: Fraction
+    tp_layer: Fraction
+
+    def spans(self) -> dict[str, Any]:
+        forward, backward, weight = (list(x) for x in zip(*map(totals, self.stage_units), strict=True))
+        return {"microbatches": self.m, "chunks": self.v, "forward": forward, "backward": backward,
+                "weight": weight}
+
+    def makespan(self, *, send: bool = True) -> Fraction:
+        """The pipeline's end without data-parallel traffic, with or without the sends between stages."""
+        return simulate_makespan(self.name, self.pp, comm=self.send if send else Fraction(0), **self.spans())
+
+    def timeline(self) -> Timeline:
+        """The pipeline's operations without data-parallel traffic."""
+        return simulate_stages(self.name, self.pp, comm=self.send, **self.spans())
+
+
+def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
+    """Everything before the simulation: the schedule, the framework, the model priced per layer, the
+    stages, the links, the tensor-parallel and pipeline communication."""
+    name, v = _parallelism(c)
+    mode = _framework(c)
+    layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
+    check_layers(layers)
+    events = c.microbatches * layers * 3
+    if events > MAX_LAYER_OPERATIONS:  # before anything is priced per layer
+        raise InputError(f"microbatches={c.microbatches} × {layers} layers give {events} layer operations "
+                         f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "
+                         "micro-batches")
+    model = _model(c, mode, notes=notes)
+    layout = _layout(c, len(model.layers), v)
+    tp_link, pp_link, dp_link, placed = _placed(c, notes=notes)
+    act = model.activation_bytes
+    tp_layer, tp_one = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
+    send = Fraction(0)
+    if c.pp > 1 and act > 0:
+        sent = act / c.tp if c.sequence_parallel and c.tp > 1 else act
+        send = _send(_for(_link(pp_link, c.link, "pp_link", "the pipeline sends"), "allreduce"), sent)
+    stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
+                         split=name in SPLIT)
+    return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, mode=mode, model=model,
+                     layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
+                     dp_link=dp_link, placed=placed,
+                     slowdown=_slowdown(c, model), tp_layer=tp_layer)
+
+
+def check_layers(layers: int) -> None:
+    """Refuse more than :data:`MAX_LAYERS` layers, before anything is built per layer."""
+    if layers > MAX_LAYERS:
+        raise InputError(f"layers={layers} is more than the {MAX_LAYERS} layers a step prices one by one")
+
+
+def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
+    """The step with dp = 1 and the same links: the pipeline alone (*makespan*) and the optimizer over
+    unsharded states; placed anew when the ranks sit on a machine's levels and the tensor- or
+    pipeline-parallel links move."""
+    if run.placed:
+        alone = replace(c, dp=1, allow_oom=True)
+        tp_link, pp_link, _, _ = _placed(alone, notes=[])
+        if (tp_link, pp_link) != (run.tp_link, run.pp_link):
+            run = _prepare(alone, notes=[])
+            makespan = run.makespan()
+    return makespan + _optimizer(c, run.model, run.layout, v=run.v, dp=1, zero=run.mode.zero)
+
+
+def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> StepResult:
+    """The step of *config* (see :func:`step`); *baseline_s*, when known, is its dp = 1 step's time, which
+    the scaling efficiency divides (a sweep over a knob the dp = 1 step does not depend on prices it once).
+    """
+    c = config
+    dp, tp, pp, m = c.dp, c.tp, c.pp, c.microbatches
     notes: list[str] = []
-    tp_link, pp_link, dp_link = _placed(topology, order, link=link, links=(tp_link, pp_link, dp_link),
-                                        sizes=(tp, pp, dp), notes=notes)
-    allreduce, send = _model_parallel(model.activation_bytes, tp=tp, pp=pp, link=link, tp_link=tp_link,
-                                      pp_link=pp_link, algorithm=algorithm, notes=notes)
-    redo = recompute == "full"
-    stage_units = _stages(model, allreduce=allreduce, redo=redo, split=name in SPLIT, stages=pp * v)
-    # Unless the data-parallel traffic slows or holds up the compute, the devices' compute runs as the
-    # pipeline alone: their timeline is the pipeline's, and only the operations that make gradients
-    # are run again, to issue their buckets.
-    interferes = bool(u) or zero >= 3 or param_gather == "overlap"
-    quiet, timeline = _pipeline(stage_units, name=name, pp=pp, v=v, m=m, send=send)
-    makespan = max(ops[-1].end for ops in timeline)
-    devices: list[Device] = []
+    warnings: list[str] = []
+    run = _prepare(c, notes=notes)
+    mode, model, layout, v, u, send = run.mode, run.model, run.layout, run.v, run.slowdown, run.send
+    zero = mode.zero
     if dp > 1:
-        price = _pricer(_link(dp_link, link, "dp_link", "the data-parallel reduction"), dp=dp,
-                        algorithm=algorithm, notes=notes)
-
-        def build(slow: Fraction) -> list[Device]:
-            return _devices(stage_units, name=name, pp=pp, v=v, m=m, dp=dp, zero=zero, prefetch=depth,
-                            slowdown=slow, price=price, rule=buckets, bucket_bytes=bucket_bytes,
-                            element=element, overlap=param_gather == "overlap")
-
-        devices = build(u)
-        if interferes:
-            timeline = _run(devices, name=name, pp=pp, v=v, m=m, send=send)
-        else:
-            _replay(devices, timeline)
-    end = end_plain = makespan
-    if devices:
-        end = max(d.end for d in devices)
-        if u:
-            plain = build(Fraction(0))
-            _run(plain, name=name, pp=pp, v=v, m=m, send=send)
-            end_plain = max(d.end for d in plain)
-        else:
-            end_plain = end
+        devices, timeline, end, end_plain, makespan = _data_parallel(c, run, notes=notes)
+    else:
+        devices, timeline = [], run.timeline()
+        end = end_plain = makespan = max(ops[-1].end for ops in timeline)
+    quiet = run.makespan(send=False) if send else makespan
+    optimizer = _optimizer(c, model, layout, v=v, dp=dp, zero=zero)
     total = max([end + optimizer, *(d.gather_parameters(d.end + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
-    busy, tp_comm = _busiest(stage_units, pp=pp, v=v, m=m, logits=model.logits,
-                             per_layer_tp=(6 if redo else 4) * allreduce)
+    busy, tp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
     gpus = dp * tp * pp
     scaling: Fraction = Fraction(1)
-    if dp > 1:  # the dp = 1 step: with the same links, the pipeline alone (placed anew on a topology)
-        alone = makespan + optimizer if topology is None else None
-        scaling = (_BASELINE.get() or alone or step(**{**given, "dp": 1}).step_s) / total
-    notes.extend(note for note, on in (
-        ("tensor-parallel all-reduces are on the critical path of each layer, not overlapped", tp > 1),
-        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
-        (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
-         "on its own", zero == 3 and dp > 1 and buckets != "ddp"),
-        (f"zero={zero} with dp=1 shards nothing", zero > 0 and dp == 1)) if on)
-    memory = None if shape is None else step_memory(
-        shape, timeline, dp=dp, tp=tp, chunks=v, zero=zero, micro_batch=micro_batch, recompute=recompute,
-        split=name in SPLIT, bytes_per_element=element)
+    if dp > 1:
+        scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
+    notes.extend(_shape_notes(c, zero=zero, send=send))
+    memory, capacity = _memory(c, mode, model, layout, timeline, v=v, split=run.name in SPLIT,
+                               warnings=warnings)
     comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []
     dp_comm = sum((x.end - x.start for x in comm), Fraction(0))
+    exposed = end_plain - makespan
+    if exposed > dp_comm:
+        notes.append("the data-parallel collectives delay the pipeline by more than they take: each stage "
+                     "waits for its first parameter bucket in turn (align_param_gather=True starts every "
+                     "stage's gathers with the step)")
+    peak = model.peak
+    tokens_per_s = None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total
+    per_op = model.rates is not None and not model.rates.flat
+    sp = (KORTHIKANTI_2022.at("section 4.2.2: sequence parallelism"),) if c.sequence_parallel else ()
+    sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if dp > 1 else ()) + ((SLOWDOWN_SOURCE,) if u else ())
+               + (mode.sources if dp > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp)
+
+    def utilization(flops: Fraction | int | None) -> Fraction | None:
+        return None if flops is None or peak is None else flops / (total * gpus * peak)
+
     return StepResult(
-        dp=dp, tp=tp, pp=pp, gpus=gpus, microbatches=m, schedule=name, chunks=v, recompute=recompute,
+        dp=dp, tp=tp, pp=pp, gpus=gpus, microbatches=m, schedule=run.name, chunks=v, recompute=c.recompute,
+        sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
+        mode=mode.mode if dp > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
+        dtype=c.dtype, compute_model=_compute_model(c, model),
         step_s=total, compute_s=busy - tp_comm, tp_comm_s=tp_comm, bubble_s=quiet - busy,
-        pp_exposed_s=makespan - quiet, dp_exposed_s=end_plain - makespan, optimizer_s=optimizer,
-        pipeline_s=makespan, tp_allreduce_s=allreduce, pp_send_s=send, dp_comm_s=dp_comm,
-        dp_hidden_s=dp_comm - (end_plain - makespan), contention_s=end - end_plain,
-        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=depth,
-        param_gather=param_gather, slowdown=u,
-        bucket_rule=buckets,
-        tokens_per_s=None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total,
-        model_flops=model.flops,
-        mfu=None if model.flops is None or model.peak is None else model.flops / (total * gpus * model.peak),
+        pp_exposed_s=makespan - quiet, dp_exposed_s=exposed, optimizer_s=optimizer,
+        pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2, pp_send_s=send, dp_comm_s=dp_comm,
+        dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
+        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=mode.prefetch,
+        param_gather=mode.param_gather, slowdown=u, bucket_rule=mode.rule, tokens_per_s=tokens_per_s,
+        model_flops=model.model_flops, hardware_flops=model.hardware_flops, six_n_flops=model.six_n_flops,
+        peak_flops=peak, mfu=utilization(model.model_flops), hfu=utilization(model.hardware_flops),
         scaling_efficiency=scaling, buckets=_bucket_rows(devices[critical]) if devices else (), memory=memory,
+        memory_capacity_bytes=capacity, layer_ops=model.ops,
         timeline=timeline, communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
-        notes=tuple(notes),
-        sources=_SOURCES + (ZERO_SOURCES.get(zero, ()) if dp > 1 else ()) + ((SLOWDOWN_SOURCE,) if u else ()))
+        notes=tuple(notes), warnings=tuple(warnings), sources=sources)
+
+
+def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
+    """What the step's shape alone says about how it is priced."""
+    return [note for note, on in (
+        ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
+        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
+        (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
+         "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),
+        (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp == 1)) if on]
+
+
+def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
+                   ) -> tuple[list[Device], Timeline, Fraction, Fraction, Fraction]:
+    """The devices with their data-parallel streams, the timeline they run, the step's end, its end
+    without the slowdown (the same when there is none), and the pipeline's end without data-parallel
+    traffic.
+
+    The data-parallel traffic changes the compute only when it overlaps it: buckets reduced as the backward
+    makes them, or after each micro-batch (ZeRO 2), slow the compute while they run; ZeRO 3's gathers and an
+    overlapped parameter gather hold it up.  Otherwise each device's collectives start after its last
+    computation, and the devices' compute runs as the pipeline alone: their timeline is the pipeline's, and
+    only the operations that make gradients are run again, to issue their buckets.
+    """
+    mode = run.mode
+    price = _pricer(_link(run.dp_link, c.link, "dp_link", "the data-parallel reduction"), dp=c.dp,
+                    algorithm=c.algorithm, notes=notes)
+    units = run.stage_units
+    if mode.zero >= 3 and mode.framework == "deepspeed":
+        units = [_by_matrix(us, _matrices(c.shape)) for us in units]
+
+    def build(slow: Fraction) -> list[Device]:
+        return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp, mode=mode,
+                        slowdown=slow, price=price, element=run.model.grad_element)
+
+    pipeline = run.timeline()
+    makespan = max(ops[-1].end for ops in pipeline)
+
+    def simulate(devices: list[Device]) -> Timeline:
+        """The devices run operation by operation from the first that meets a collective; before it
+        (and before what waits for it on other devices) each runs as the pipeline alone."""
+        first = [d.first_interaction(ops) for d, ops in zip(devices, pipeline, strict=True)]
+        return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=run.send,
+                                execute=lambda s, op, j, ch, start: devices[s].run(op, j, ch, start),
+                                settled=settled_prefix(pipeline, first, chunks=run.v))
+
+    waits = mode.zero >= 3 or mode.param_gather == "overlap"
+    slows = bool(run.slowdown) and (mode.overlap or mode.zero == 2 or waits)
+    devices = build(run.slowdown if slows else Fraction(0))
+    timeline = pipeline
+    if slows or waits:
+        timeline = simulate(devices)
+    else:
+        _replay(devices, pipeline)
+    end = max(d.end for d in devices)
+    if not slows:
+        return devices, timeline, end, end, makespan
+    plain = build(Fraction(0))
+    if waits:
+        simulate(plain)
+    else:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
+        _replay(plain, pipeline)
+    return devices, timeline, end, max(d.end for d in plain), makespan
+
+
+def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[int],
+            timeline: Timeline, *, v: int, split: bool,
+            warnings: list[str]) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
+    """The memory of the busiest device (a shape only), and the GPU's capacity; a step that does not fit is
+    refused, or priced with a warning when ``allow_oom``."""
+    if c.shape is None:
+        return None, None
+    pp, tp = c.pp, c.tp
+    per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
+    grad_element = model.grad_element
+    weight_element = grad_element if mode.framework == "ddp" else (
+        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
+    memory = step_memory(
+        c.shape, timeline, layers=per_device, dp=c.dp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch,
+        recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
+        split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
+        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch)
+    if c.gpu is None:
+        return memory, None
+    capacity = Fraction(c.gpu.memory_bytes)
+    refusal = check_fits(memory, capacity=capacity, gpu=c.gpu.name)
+    if refusal is not None:
+        if not c.allow_oom:
+            raise InputError(refusal)
+        warnings.append(refusal.split("; shard more")[0] + " (priced anyway: allow_oom)")
+    return memory, capacity
+
+
+def _compute_model(c: StepConfig, model: _Model) -> str:
+    if model.rates is None:
+        return "per-layer times"
+    if model.rates.flat:
+        return f"FLOPs at {model.rates.plateau / model.rates.peak} of the peak"
+    return f"per operation on {model.rates.name} ({c.dtype}, {c.attention} attention)"
 
 
 estimate_step = step
 """Another name of :func:`step` (``costmodel.estimate_step``); calling the package, ``costmodel.step(...)``,
 is the same."""
-
-_BASELINE: ContextVar[Fraction | None] = ContextVar("_BASELINE", default=None)
-
-
-@contextmanager
-def known_baseline(step_s: Fraction) -> Iterator[None]:
-    """Within it, :func:`step` with dp > 1 takes *step_s* as its dp = 1 step instead of pricing it.
-
-    For a caller that has priced that step already and knows it is the same for every call inside
-    (:func:`costmodel.step.sweep.sweep_step` over a knob the dp = 1 step does not depend on).
-    """
-    token = _BASELINE.set(step_s)
-    try:
-        yield
-    finally:
-        _BASELINE.reset(token)

@@ -8,8 +8,10 @@ ZeRO stage).  A value the step refuses with these other arguments
 (pp not dividing the layers, tp not dividing the heads) is skipped with its one-line reason;
 only a sweep with no point left is an error.
 
-The knobs are one table, :data:`KNOBS`: a knob's name, the :func:`step` argument it sets and
-how a value is read.  Values are a list, or text in a small grammar (:func:`parse_values`):
+The knobs are one table, :data:`KNOBS`, derived from the settings of
+:class:`~costmodel.step.config.StepConfig` that declare a sweep kind: a knob's name, the :func:`step`
+argument it sets and how a value is read.  Values are a list, or text in a small grammar
+(:func:`parse_values`):
 
 * ``1,2,4,8``: the values listed;
 * ``A..BxF``: A, A·F, A·F², … up to B (F > 1): ``dp=1..64x2`` is 1, 2, 4, …, 64;
@@ -20,8 +22,8 @@ Ranges are for the numeric knobs (counts, sizes, efficiency); items and ranges m
 nothing is evaluated.
 
 The dp = 1 step that a point with dp > 1 divides by for its scaling efficiency does not depend
-on dp, the bucket size or the data-parallel link; a sweep of one of those prices it once
-(:func:`~costmodel.step.model.known_baseline`), with results equal to pricing it per point.
+on dp, the bucket size or the data-parallel link; a sweep of one of those prices it once (and passes
+its time to :func:`~costmodel.step.model.price_step`), with results equal to pricing it per point.
 """
 
 from __future__ import annotations
@@ -34,10 +36,8 @@ from typing import Any
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
-from costmodel.step._values import number
-from costmodel.step.model import StepResult, known_baseline, step
-from costmodel.units import parse_size
-from costmodel.validate import positive
+from costmodel.step.config import Setting, StepConfig, settings
+from costmodel.step.model import StepResult, price_step
 
 __all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
            "sweep_step", "throughput", "work"]
@@ -46,96 +46,16 @@ MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
 
 
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, str):
-        from costmodel.training.counts import parse_count
-
-        try:
-            value = parse_count(value.strip())
-        except InputError as exc:
-            raise InputError(f"{name}={value!r}: {exc}") from None
-    return positive(value, name)
-
-
-def _size(value: Any, name: str) -> Fraction:
-    try:
-        size = parse_size(value)
-    except InputError as exc:
-        raise InputError(f"{name}={value!r}: {exc}") from None
-    if size <= 0:
-        raise InputError(f"{name}={value!r} is not a positive size; e.g. 25MiB")
-    return size
-
-
-def _efficiency(value: Any, name: str) -> Fraction:
-    x = number(value, name)
-    if not 0 < x <= 1:
-        raise InputError(f"{name}={value!r} is not a share of the peak; give 0 < E ≤ 1, e.g. 0.5")
-    return x
-
-
-def _schedule(value: Any, name: str) -> str:
-    from costmodel.pipeline.orders import resolve_schedule
-
-    return resolve_schedule(str(value).strip())
-
-
-def _profile(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{name}={value!r} is not a profile name or a link; e.g. ib-hdr or 5us:25GB/s")
-    _link(value.strip())  # refused here, before any step, when it is no link
-    return value.strip()
-
-
-def _link(text: str) -> Any:
-    from costmodel.links import link_of
-
-    return link_of(text)
-
-
-def _zero(value: Any, name: str) -> int | str:
-    text = str(value).strip().lower()
-    if text not in ("0", "1", "2", "3", "fsdp"):
-        raise InputError(f"{name}={value!r} is not a ZeRO stage; give 0, 1, 2, 3 or fsdp")
-    return text if text == "fsdp" else int(text)
-
-
-def _gather(value: Any, name: str) -> str:
-    from costmodel.step.model import PARAM_GATHERS
-
-    text = str(value).strip().lower()
-    if text not in PARAM_GATHERS:
-        raise InputError(f"{name}={value!r} is not when parameters are gathered; give after or overlap")
-    return text
-
-
-def _share(value: Any, name: str) -> Fraction:
-    x = number(value, name)
-    if not 0 <= x < 1:
-        raise InputError(f"{name}={value!r} is not a share of the compute; give 0 ≤ U < 1, e.g. 0.15")
-    return x
-
-
-def _depth(value: Any, name: str) -> int:
-    from costmodel.validate import whole
-
-    if isinstance(value, str):
-        value = value.strip()
-        if not value.isdigit():
-            raise InputError(f"{name}={value!r} is not a count of layers; e.g. 1")
-        value = int(value)
-    return whole(value, name, low=0, hint="the layers gathered ahead, e.g. 1")
-
-
 @dataclass(frozen=True, slots=True)
 class Knob:
     """A knob of the step: its *name*, the :func:`step` argument it sets and how a value is read.
 
     *parse* reads one value (text or a Python value) into what the sweep records; *argument* turns
-    that into the :func:`step` argument (a profile name into its link).  *kind* is ``count``,
-    ``size``, ``number`` or ``name`` (the last three: how results show it; counts, sizes and
-    numbers take ranges).  *keeps_baseline*: the dp = 1 step is the same for every value.
-    *shape_only*: it matters only for a transformer shape (``shape=``).
+    that into the :func:`step` argument (a profile name into its link, a GPU's name into the GPU).
+    *kind* is ``count``, ``size``, ``number`` or ``name`` (the last three: how results show it;
+    counts, sizes and numbers take ranges).  *keeps_baseline*: the dp = 1 step is the same for every
+    value.  *shape_only*: it matters only for a transformer shape (``shape=``).  Each knob is a setting
+    of :class:`~costmodel.step.config.StepConfig` with a sweep kind.
     """
 
     name: str
@@ -147,26 +67,29 @@ class Knob:
     shape_only: bool = False
 
 
-KNOBS: Mapping[str, Knob] = {k.name: k for k in (
-    Knob("bucket-size", "bucket_bytes", _size, "size", keeps_baseline=True),
-    Knob("dp", "dp", _count, "count", keeps_baseline=True),
-    Knob("tp", "tp", _count, "count"),
-    Knob("pp", "pp", _count, "count"),
-    Knob("microbatches", "microbatches", _count, "count"),
-    Knob("micro-batch", "micro_batch", _count, "count", shape_only=True),
-    Knob("schedule", "schedule", _schedule, "name"),
-    Knob("chunks", "chunks", _count, "count"),
-    Knob("efficiency", "efficiency", _efficiency, "number", shape_only=True),
-    Knob("profile", "link", _profile, "name", argument=_link),
-    Knob("dp-link", "dp_link", _profile, "name", argument=_link, keeps_baseline=True),
-    Knob("tp-link", "tp_link", _profile, "name", argument=_link),
-    Knob("pp-link", "pp_link", _profile, "name", argument=_link),
-    Knob("zero", "zero", _zero, "name", keeps_baseline=True),
-    Knob("prefetch", "prefetch", _depth, "count", keeps_baseline=True),
-    Knob("param-gather", "param_gather", _gather, "name", keeps_baseline=True),
-    Knob("slowdown", "slowdown", _share, "number", keeps_baseline=True),
-)}
-"""Every knob :func:`sweep_step` varies, by name; a new knob is one more row."""
+def _knob(parameter: str, setting: Setting) -> Knob:
+    name = setting.knob_name(parameter)
+    assert name is not None and setting.sweep is not None
+    read = setting.read
+    if setting.sweep != "name":
+        return Knob(name, parameter, read, setting.sweep, keeps_baseline=setting.keeps_baseline,
+                    shape_only=setting.shape_only)
+
+    def parse(value: Any, label: str) -> Any:
+        shown = value.strip() if isinstance(value, str) else value
+        read_value = read(shown, label)
+        return read_value if isinstance(read_value, (str, int)) else shown
+
+    def argument(value: Any) -> Any:
+        return read(value, parameter)
+
+    return Knob(name, parameter, parse, "name", argument=argument, keeps_baseline=setting.keeps_baseline,
+                shape_only=setting.shape_only)
+
+
+KNOBS: Mapping[str, Knob] = {k.name: k for k in (_knob(p, st) for p, _, st in settings() if st.sweep)}
+"""Every knob :func:`sweep_step` varies, by name: the settings of
+:class:`~costmodel.step.config.StepConfig` that declare a sweep kind."""
 
 
 def knob(name: str) -> Knob:
@@ -382,16 +305,13 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         raise InputError(f"knob {k.name} applies to a transformer shape (shape=); with per-layer times "
                          "it changes nothing")
     parsed = parse_values(k.name, values)
+    base = StepConfig.of(**fixed)
     baseline = None
     points: list[SweepPoint] = []
     for value in parsed:
-        arguments = {**fixed, k.parameter: value if k.argument is None else k.argument(value)}
         try:
-            if baseline is None:
-                r = step(**arguments)
-            else:
-                with known_baseline(baseline):
-                    r = step(**arguments)
+            config = base.replace(**{k.parameter: value if k.argument is None else k.argument(value)})
+            r = price_step(config, baseline_s=baseline)
         except InputError as exc:
             points.append(SweepPoint(value=value, skipped=str(exc)))
             continue

@@ -40,9 +40,9 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
@@ -51,15 +51,20 @@ from costmodel.training._common import positive_int
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 from costmodel.validate import is_whole
 
+if TYPE_CHECKING:
+    from costmodel.gpus import GPU
+
 __all__ = [
     "CITED",
     "RECOMPUTE",
     "ZERO_STAGES",
     "ActivationMemory",
     "ActivationVariant",
+    "MemoryFit",
     "MemoryReport",
     "ZeroMemory",
     "activation_memory",
+    "memory_fit",
     "training_memory",
     "zero_memory",
 ]
@@ -344,6 +349,26 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFit(JSONFields):
+    """Whether the memory a report counts per GPU fits one GPU's memory, and by how much it misses.
+
+    ``required_bytes`` is the sum of ``counted`` (what the report holds per GPU: the weights, or the
+    ZeRO model states, and the activations); ``excess_bytes`` is what is over the capacity (0 when
+    it fits), ``free_bytes`` what is left (0 when it does not).
+    """
+
+    gpu: str
+    title: str
+    capacity_bytes: Fraction
+    required_bytes: Fraction
+    counted: tuple[str, ...]
+    fits: bool
+    excess_bytes: Fraction
+    free_bytes: Fraction
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryReport:
     """Weights of a data-parallel model, and optionally ZeRO model states and activation memory."""
 
@@ -355,6 +380,8 @@ class MemoryReport:
     activations: ActivationMemory | None
     sources: tuple[Cited, ...]
     notes: tuple[str, ...] = ()
+    fit: MemoryFit | None = None
+    """With a GPU: whether the memory per GPU fits it (:func:`memory_fit`)."""
 
     @property
     def weights_bytes_per_replica(self) -> int | None:
@@ -407,7 +434,56 @@ class MemoryReport:
             "activations": None if self.activations is None else self.activations.to_dict(),
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),
+            "gpu_fit": None if self.fit is None else self.fit.to_dict(),
         }
+
+
+def memory_fit(report: MemoryReport, gpu: GPU | str) -> MemoryFit:
+    """Whether the memory *report* counts per GPU fits the memory of *gpu* (a GPU, a preset or a file).
+
+    The bytes per GPU are the ZeRO model states (which hold the weights) when the report has them,
+    else the weights per GPU, plus the activations: of all layers when the report has a layer count,
+    else of one layer.  Anything the report does not count (gradients and optimizer states without
+    ZeRO, buffers, fragmentation) is not in the sum: the notes say so.
+
+    Examples
+    --------
+    >>> fit = memory_fit(training_memory("7B", dtype="bf16"), "a100-40gb")
+    >>> fit.fits, fit.required_bytes, fit.capacity_bytes - fit.required_bytes == fit.free_bytes
+    (True, Fraction(14000000000, 1), True)
+    >>> memory_fit(training_memory("7.5B", dp=1, zero=0), "a100-80gb").excess_bytes  # 16 × 7.5e9 − 80 GiB
+    Fraction(34100654080, 1)
+    """
+    from costmodel.gpus import GPU, load_gpu
+
+    device = gpu if isinstance(gpu, GPU) else load_gpu(gpu)
+    counted: list[str] = []
+    notes: list[str] = []
+    required = Fraction(0)
+    if report.zero is not None:
+        required += report.zero.model_state_bytes_per_gpu
+        counted.append(f"ZeRO-{report.zero.stage} model states per GPU")
+    elif report.weights_bytes_per_gpu is not None:
+        required += report.weights_bytes_per_gpu
+        counted.append("weights per GPU")
+        notes.append("only the weights are counted: pass zero=0 (or 1-3) for the gradients and the optimizer "
+                     "states of mixed-precision Adam too")
+    act = report.activations
+    if act is not None:
+        if act.bytes_total is not None:
+            required += act.bytes_total
+            counted.append(f"activations of {act.layers} layers")
+        else:
+            required += act.bytes_per_layer
+            counted.append("activations of 1 layer")
+            notes.append("the activations of one layer only: pass layers=L for all of them")
+    notes.append("buffers, workspaces and allocator fragmentation are not counted; a program can allocate a "
+                 "little less than the capacity")
+    capacity = device.memory_bytes
+    return MemoryFit(gpu=device.name, title=device.title, capacity_bytes=capacity, required_bytes=required,
+                     counted=tuple(counted), fits=required <= capacity,
+                     excess_bytes=max(required - capacity, Fraction(0)),
+                     free_bytes=max(capacity - required, Fraction(0)), notes=tuple(notes))
 
 
 _ACTIVATION_OPTIONS = ("seq", "batch", "hidden", "heads")
@@ -416,7 +492,8 @@ _ACTIVATION_OPTIONS = ("seq", "batch", "hidden", "heads")
 def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = None, zero: int | None = None,
                     optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
                     hidden: Any = None, heads: Any = None, sequence_parallel: bool = False,
-                    recompute: str | None = None, layers: int | None = None) -> MemoryReport:
+                    recompute: str | None = None, layers: int | None = None,
+                    gpu: GPU | str | None = None) -> MemoryReport:
     """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
 
     Parameters
@@ -441,6 +518,9 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
         Give all four for the activation memory per layer
         (:func:`activation_memory`); *sequence_parallel*, *recompute* and
         *layers* go with them.
+    gpu : GPU or str, optional
+        A GPU (a preset's name, a GPU file, or a :class:`~costmodel.gpus.GPU`): the report then says
+        whether the memory per GPU fits its memory (:func:`memory_fit`), in ``fit``.
 
     Returns
     -------
@@ -515,8 +595,11 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     notes += _ignored(params=psi, activations=act is not None, zero=z is not None, dtype=dtype, dp=dp,
                       optimizer_bytes=optimizer_bytes, sequence_parallel=sequence_parallel,
                       recompute=recompute, layers=layers)
-    return MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
-                        sources=tuple(sources), notes=tuple(notes))
+    report = MemoryReport(params=psi, dtype=kind, dp=replicas, tp=t, zero=z, activations=act,
+                          sources=tuple(sources), notes=tuple(notes))
+    if gpu is None:
+        return report
+    return replace(report, fit=memory_fit(report, gpu))
 
 
 def _activation_sizes_given(params: Any, zero: Any, *sizes: Any) -> bool:

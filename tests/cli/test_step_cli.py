@@ -72,7 +72,7 @@ def test_text_at_80_columns(cli):
     assert lines[1].endswith("per step")
     for part in ("compute", "TP communication", "pipeline bubble", "exposed PP sends",
                  "exposed DP communication", "optimizer", "DP communication", "hidden", "exposed",
-                 "tokens/s", "MFU", "scaling efficiency", "note: tensor-parallel all-reduces"):
+                 "tokens/s", "MFU", "scaling efficiency", "note: tensor-parallel collectives"):
         assert part in out, part
     assert "bucket" in out and "ready" in out and "start" in out
 
@@ -96,7 +96,7 @@ def test_zero_json_equals_the_library_and_its_text_fits(cli, zero):
     assert data["zero"] == int(zero) and data["slowdown"] == 0.1 and data["contention_s"] > 0
     out, err = cli.text("step", *args, columns=80)
     assert not err and max(map(len, out.splitlines())) <= 80
-    assert f"ZeRO {zero}" in out.splitlines()[0] and "compute slowdown" in out
+    assert f"data parallel: ZeRO {zero}," in out and "compute slowdown" in out
     assert ("parameter all-gather" in out) == (zero != "3")
     assert ("all-gathers" in out) == (zero == "3")
 
@@ -194,3 +194,32 @@ def test_a_profile_with_levels_places_the_groups(cli, tmp_path):
     by_levels = cli.json("step", *model, "--level", "8:2us:450GB/s:nvlink", "--level", "32:5us:50GB/s:ib")
     assert by_file == by_levels
     assert "placement: tp on nvlink, dp on ib (rank order tp-dp-pp)" in by_file["notes"]
+
+
+def test_every_setting_is_an_option_and_messages_name_options_it_has():
+    """One declaration: each setting of StepConfig with an option of its own is an option of the command,
+    and the option a core message is rewritten to (cli/flags.py) is one the command has."""
+    import typer.main
+
+    from costmodel.cli.flags import FLAGS
+    from costmodel.cli.step import app
+    from costmodel.step.config import settings
+
+    command = typer.main.get_command(app)
+    opts = {o for p in command.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
+    names = {p.name for p in command.params}
+    own = [name for name, _, setting in settings() if setting.own_option]
+    for name in own:
+        assert name in names and FLAGS[name] in opts, name
+    assert {"shape", "link", "topology"}.isdisjoint(names)  # built from the groups' options
+
+
+def test_step_notes_do_not_offer_options_it_has_not(cli):
+    """Buckets and activations are modelled sizes: the collectives' note on chunks of whole bytes (and its
+    --whole-bytes) stays out of a step's output."""
+    out, _ = cli.text("step", "--dp", "3", "--tp", "3", "--layers", "4", "--hidden", "96", "--heads", "3",
+                      "--seq", "7", "--vocab", "100", "--gpu", "a100-80gb", columns=80)
+    assert "whole" not in out and "does not split evenly" not in out
+    data = cli.json("step", "--dp", "3", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1000001B",
+                    "--profile", "ib-hdr")
+    assert not [n for n in data["notes"] if "whole" in n]

@@ -228,6 +228,9 @@ CITING_MODULES = (
     "costmodel.step.stream",
     "costmodel.step.flops",
     "costmodel.step.buckets",
+    "costmodel.gpus",
+    "costmodel.step.rates",
+    "costmodel.step.ops",
 )
 
 

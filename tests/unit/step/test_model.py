@@ -122,7 +122,7 @@ def test_a_large_step_is_consistent_and_quick():
     ({"forward_s": [1, -1], "backward_s": [1, 1]}, "forward_s[1]=-1"),
     ({"forward_s": [1, 1], "backward_s": [1, 1], "dp": 2}, "dp=2 needs gradient_bytes="),
     ({"forward_s": [1, 1], "backward_s": [1, 1], "dp": 2, "gradient_bytes": [1, 1]}, "no link for the data"),
-    ({"shape": TINY, "peak_flops": 1, "efficiency": 2}, "efficiency=2 is above 1"),
+    ({"shape": TINY, "peak_flops": 1, "efficiency": 2}, "efficiency=2 is not a share of the peak"),
     ({"forward_s": [1, 1], "backward_s": [1, 1], "schedule": "1f1b", "chunks": 2}, "chunks=2 applies only"),
 ])
 def test_bad_input_is_one_line_naming_the_parameter(kwargs, message):
@@ -152,7 +152,8 @@ def test_each_stage_reduces_after_its_last_backward():
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"optimizer_s": -1}, "optimizer_s=-1"),
-    ({"link": "fast", "tp": 2, "activation_bytes": 8}, "link='fast' is not a link"),
+    ({"link": "fast", "tp": 2, "activation_bytes": 8}, "link='fast': unknown profile 'fast'"),
+    ({"link": 3, "tp": 2, "activation_bytes": 8}, "link=3 is not a link"),
 ])
 def test_messages_name_the_parameter_given(kwargs, message):
     with pytest.raises(InputError, match=message):

@@ -189,9 +189,9 @@ def test_fsdp_with_a_long_backward_exposes_the_first_gather_and_the_last_reduce_
     ({"prefetch": 2}, "prefetch=2 applies only to zero=3"),
     ({"zero": 3, "prefetch": -1}, "prefetch"),
     ({"slowdown": 1}, "slowdown=1 is not a share"),
-    ({"slowdown": "-0.1"}, "slowdown='-0.1' is not a share"),
+    ({"slowdown": "-0.1"}, "slowdown=-0.1 is not a share"),
     ({"slowdown": "fast"}, "slowdown='fast'"),
-    ({"param_gather": "overlap"}, "param_gather='overlap' applies to zero=1 or 2"),
+    ({"param_gather": "overlap"}, "param_gather=overlap applies to zero=1 or 2"),
     ({"param_gather": "later", "zero": 1}, "unknown parameter gather 'later'"),
 ])
 def test_bad_sharding_input(kwargs, message):
@@ -208,18 +208,27 @@ SHAPE = TransformerShape(layers=24, hidden=2048, heads=16, sequence=2048, vocabu
 @pytest.mark.parametrize("zero", [0, 1, 2, 3])
 @pytest.mark.parametrize("recompute", ["none", "full"])
 def test_memory_of_one_stage_is_the_memory_calculators(zero, recompute):
+    # unfused attention stores what Korthikanti et al.'s table 2 counts; the last stage also holds one
+    # micro-batch's logits and their fp32 copy, (2 + 4)·s·b·V/t, and full recomputation rebuilds one whole layer
     r = step(shape=SHAPE, dp=8, tp=2, zero=zero, recompute=recompute, micro_batch=2, peak_flops="312e12",
-             link=LINK)
+             link=LINK, attention="unfused")
     m = training_memory(SHAPE.parameters, dtype="bf16", dp=8, zero=zero, tp=2, seq=2048, batch=2, hidden=2048,
                         heads=16, recompute=recompute, layers=24)
+    whole = training_memory(SHAPE.parameters, dtype="bf16", dp=8, zero=zero, tp=2, seq=2048, batch=2,
+                            hidden=2048, heads=16, layers=1)
+    logits = 6 * 2048 * 2 * Fraction(SHAPE.vocabulary, 2)
+    rebuilt = whole.activations.bytes_total if recompute == "full" else 0
+    # ZeRO 3 also holds the gathered weights of the layer computing and the one prefetched (bf16), and one
+    # layer's unsharded gradient
+    gathered = (2 * 2 + 2) * Fraction(SHAPE.layer_parameters, 2) if zero == 3 else 0
     (device,) = r.memory
-    assert device.model_state_bytes == m.zero.model_state_bytes_per_gpu
-    assert device.activation_bytes == m.activations.bytes_total
-    assert device.total_bytes == m.zero.model_state_bytes_per_gpu + m.activations.bytes_total
+    assert device.model_state_bytes == m.zero.model_state_bytes_per_gpu + gathered
+    assert device.activation_bytes == m.activations.bytes_total + logits + rebuilt
+    assert device.total_bytes == device.model_state_bytes + device.activation_bytes
 
 
 def test_memory_of_a_pipeline_holds_the_micro_batches_in_flight():
-    r = step(shape=SHAPE, dp=2, pp=4, microbatches=8, peak_flops="312e12", link=LINK, zero=1)
+    r = step(shape=SHAPE, dp=2, pp=4, microbatches=8, peak_flops="312e12", link=LINK, zero=1, attention="unfused")
     assert [d.inflight for d in r.memory] == [4, 3, 2, 1]  # 1F1B: stage s holds pp − s (Narayanan et al.)
     per_stage = 6 * SHAPE.layer_parameters
     embedding = SHAPE.vocabulary * SHAPE.hidden
@@ -234,13 +243,19 @@ def test_time_mode_has_no_memory():
 
 
 @pytest.mark.parametrize(("schedule", "v"), [("gpipe", 1), ("1f1b", 1), ("interleaved", 2), ("zb-h1", 1)])
-@pytest.mark.parametrize("zero", [0, 1, 2])
-def test_replaying_the_gradient_operations_issues_what_running_every_device_does(schedule, v, zero):
-    # the shortcut a step takes when the data-parallel traffic leaves the compute alone, against the
+@pytest.mark.parametrize(("zero", "overlap", "slowdown"), [
+    (0, None, Fraction(0)), (1, None, Fraction(0)), (2, None, Fraction(0)),
+    (0, False, Fraction(1, 10)), (1, False, Fraction(1, 10))])
+def test_replaying_the_gradient_operations_issues_what_running_every_device_does(schedule, v, zero, overlap,
+                                                                                   slowdown):
+    # the shortcut a step takes when the data-parallel traffic leaves the compute alone (no slowdown, or
+    # ZeRO 0 and 1 reducing after the backward, when a device has nothing left to compute), against the
     # devices run operation by operation inside the pipeline scheduler
     from costmodel.pipeline.orders import SPLIT
+    from costmodel.pipeline.simulate import simulate_devices
     from costmodel.step import model
     from costmodel.step.device import Unit
+    from costmodel.step.frameworks import data_parallel
 
     pp, m = 2, 4
     units = [[Unit(forward=Fraction(k + 1, 1000), backward=Fraction(2 * k + 3, 1000),
@@ -249,12 +264,15 @@ def test_replaying_the_gradient_operations_issues_what_running_every_device_does
              for vs in range(pp * v)]
     send = Fraction(1, 1000)
     price = model._pricer(LINK, dp=4, algorithm="ring", notes=[])
-    kw = {"name": schedule, "pp": pp, "v": v, "m": m, "dp": 4, "zero": zero, "prefetch": 1,
-          "slowdown": Fraction(0), "price": price, "rule": "ddp", "bucket_bytes": "3MiB", "element": Fraction(2),
-          "overlap": False}
-    ran = model._devices(units, **kw)
-    timeline = model._run(ran, name=schedule, pp=pp, v=v, m=m, send=send)
-    replayed = model._devices(units, **kw)
+    mode = data_parallel(framework=None, zero=zero, buckets="ddp", bucket_bytes=Fraction(3 * MIB),
+                         overlap_grad_reduce=overlap, param_gather="after", align_param_gather=True,
+                         prefetch=None, dtype="bf16", pp=pp)
+    kw = {"name": schedule, "pp": pp, "v": v, "m": m, "dp": 4, "mode": mode, "price": price,
+          "element": Fraction(2)}
+    ran = model._devices(units, **kw, slowdown=slowdown)
+    timeline = simulate_devices(schedule, pp, microbatches=m, chunks=v, comm=send,
+                                execute=lambda s, op, j, c, start: ran[s].run(op, j, c, start))
+    replayed = model._devices(units, **kw, slowdown=Fraction(0))
     forward = [sum((u.forward for u in us), Fraction(0)) for us in units]
     weight = [sum((u.weight for u in us), Fraction(0)) for us in units]
     backward = [sum((u.backward for u in us), Fraction(0)) - w for us, w in zip(units, weight, strict=True)]
@@ -265,3 +283,37 @@ def test_replaying_the_gradient_operations_issues_what_running_every_device_does
     assert [d.issued for d in replayed] == [d.issued for d in ran]
     assert [d.end for d in replayed] == [d.end for d in ran]
     assert all(d.issued for d in ran)
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("zb-h1", 1)])
+@pytest.mark.parametrize("kw", [
+    {"zero": 0, "slowdown": "0.1"},
+    {"zero": 2, "slowdown": "0.2"},
+    {"zero": 1, "param_gather": "overlap", "slowdown": "0.1", "framework": "megatron"},
+    {"zero": 1, "param_gather": "overlap", "align_param_gather": False, "framework": "megatron"},
+], ids=["ddp-slowed", "zero2-slowed", "gather-aligned", "gather-staggered"])
+def test_the_settled_prefix_changes_nothing(schedule, v, kw, monkeypatch):
+    """The devices simulated from their first collective on, against every operation simulated."""
+    from costmodel.step import model
+
+    args = {"forward_s": [f"{k + 1}ms" for k in range(8)], "backward_s": [f"{2 * k + 3}ms" for k in range(8)],
+            "gradient_bytes": ["3MiB", "1MiB"] * 4, "activation_bytes": "1MiB", "dp": 4, "pp": 2,
+            "microbatches": 4, "schedule": schedule, "link": LINK, "bucket_bytes": "2MiB",
+            **({"chunks": v} if v > 1 else {}), **kw}
+    kept = []
+
+    def recorded(timeline, first, chunks):
+        prefix = real(timeline, first, chunks=chunks)
+        kept.append(sum(map(len, prefix)))
+        return prefix
+
+    real = model.settled_prefix
+    monkeypatch.setattr(model, "settled_prefix", recorded)
+    fast = step(**args)
+    # without parameter gathers (each stage's first forward waits for one) the first operations are the
+    # pipeline's and are taken from it
+    assert (kept[0] > 0) == ("param_gather" not in kw)
+    monkeypatch.setattr(model, "settled_prefix", lambda timeline, first, chunks: ())
+    full = step(**args)
+    assert fast.timeline == full.timeline and fast.communication == full.communication
+    assert fast.step_s == full.step_s and fast.contention_s == full.contention_s

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from costmodel.errors import InputError
-from costmodel.links import link_of, resolve_link
+from costmodel.links import resolve_link
 from costmodel.params import combine_link
 from costmodel.step import KNOBS, TransformerShape, step, sweep_step
 from costmodel.step.sweep import parse_values
@@ -47,6 +47,11 @@ CASES = [
     ("prefetch", "0,1,2", {**TIMES, "dp": 4, "zero": 3}),
     ("slowdown", "0..0.6+0.2", {**TIMES, "dp": 4, "microbatches": 2}),
     ("param-gather", "after,overlap", {**TIMES, "dp": 4, "zero": 1, "microbatches": 2}),
+    ("recompute", "none,selective,full", {**SHAPE, "dp": 2}),
+    ("attention", "flash,unfused", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "gpu": "a100-80gb", "dp": 2}),
+    ("gpu", "a100-80gb,h100-sxm,mi300x", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "dp": 2}),
+    ("dtype", "bf16,fp16,fp8", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "gpu": "h100-sxm", "dp": 2}),
+    ("framework", "ddp,fsdp,deepspeed,megatron,megatron-deepspeed", {**TIMES, "dp": 4, "microbatches": 2}),
 ]
 
 
@@ -61,7 +66,7 @@ def test_each_point_is_the_step_priced_alone(name, values, fixed):
     assert sweep.knob == name and sweep.parameter == knob.parameter
     assert len(sweep.points) == len(parse_values(name, values)) >= 2
     for point in sweep.points:
-        argument = point.value if knob.argument is None else link_of(point.value)
+        argument = point.value if knob.argument is None else knob.argument(point.value)
         try:
             alone = step(**fixed, **{knob.parameter: argument})
         except InputError as exc:
@@ -90,23 +95,22 @@ def test_a_sweep_of_the_bucket_size_prices_the_dp_1_step_once(monkeypatch):
     from costmodel.topology import topology_of
 
     calls = []
-    real = model.step
+    real = model._baseline
 
-    def counted(**kw):
-        calls.append(kw.get("dp", 1))
-        return real(**kw)
+    def counted(config, run, makespan):
+        calls.append(run.placed)
+        return real(config, run, makespan)
 
-    monkeypatch.setattr(model, "step", counted)
-    monkeypatch.setattr("costmodel.step.sweep.step", counted)
+    monkeypatch.setattr(model, "_baseline", counted)
     # with its links given, the dp = 1 step is the pipeline alone: no second step is priced
     sweep = sweep_step("bucket-size", "1MiB..64MiBx2", **TIMES, dp=4)
-    assert len(sweep.points) == 7 and calls.count(1) == 0
+    assert len(sweep.points) == 7 and calls == [False]
     assert all(p.scaling_efficiency == p.result.scaling_efficiency for p in sweep.points)
     # on a topology the replica is placed anew: priced once, for the first point only
     calls.clear()
     levels = topology_of(["4:1us:100GB/s", "4:5us:10GB/s"])
     sweep = sweep_step("bucket-size", "1MiB..64MiBx2", **{**_but(TIMES, "link"), "topology": levels}, dp=4)
-    assert len(sweep.points) == 7 and calls.count(1) == 1
+    assert len(sweep.points) == 7 and calls == [True]
     assert all(p.scaling_efficiency == p.result.scaling_efficiency for p in sweep.points)
 
 

@@ -1,0 +1,176 @@
+"""The ``gpus`` command: the GPU presets, or one GPU (a preset or a file) with every number's source.
+
+It makes one call to :func:`costmodel.gpus.list_gpus` or :func:`costmodel.gpus.load_gpu` and emits the
+result, whose human renderings (:class:`~costmodel.gpus.GPUList`, :class:`~costmodel.gpus.GPU`) are
+declared here; rich loads only when they run.  ``GPU`` is also the option type of ``--gpu NAME|FILE``
+(``flops``, ``memory``): :data:`GpuOption`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from costmodel.cli.layout import markup, table
+from costmodel.cli.options import Json, option
+from costmodel.cli.output import emit
+from costmodel.cli.render import Rendered, renders
+from costmodel.units import format_flop_rate, format_number, format_rate, format_size, format_time
+
+if TYPE_CHECKING:
+    from costmodel.gpus import GPU, GPUList
+    from costmodel.references import Cited
+
+__all__ = ["GpuOption", "app", "gpu_names"]
+
+app = typer.Typer()
+
+
+def gpu_names(ctx: Any, incomplete: str) -> list[str]:
+    """The presets, for shell completion (a TOML path is completed by the shell, not here)."""
+    from costmodel.gpus import GPU_NAMES
+
+    return [n for n in GPU_NAMES if n.startswith(incomplete)]
+
+
+GpuOption = Annotated[str | None, option(
+    "--gpu", metavar="NAME|FILE", autocompletion=gpu_names,
+    help="A GPU preset (costmodel gpus lists them) or a GPU TOML file.")]
+
+
+@app.command("gpus")
+def gpus(
+    name: Annotated[str | None, typer.Argument(help="A preset name or a GPU TOML file to show.",
+                                                  metavar="NAME|FILE", show_default=False,
+                                                  autocompletion=gpu_names)] = None,
+    as_json: Json = False,
+) -> None:
+    """List the GPU presets (bf16 peak, measured GEMM rate, memory, bandwidth, SMs), or show one GPU.
+
+    A GPU is shown with every number, its unit and its source; a file may start from a preset
+    (base = "h100-sxm") and change a few numbers: docs/reference/gpus.md describes the format.
+
+    Example: costmodel gpus
+
+    Example: costmodel gpus h100-sxm
+    """
+    from costmodel.gpus import list_gpus, load_gpu
+
+    emit(load_gpu(name) if name else list_gpus(), as_json=as_json)
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _share(x: Any) -> str:
+    return f"{format_number(100 * x, digits=4)}%"
+
+
+def _bytes_rate(x: Any) -> str:
+    """A rate in bytes per second only: ``2.039 TB/s``."""
+    return str(format_rate(x).split(" (")[0])
+
+
+def _capacity(x: Any) -> str:
+    """A memory capacity in its binary form when it has one (``80 GiB``), as the presets give it."""
+    return str(format_size(x).split(" = ")[-1])
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "×".join(map(str, shape))
+
+
+@renders("costmodel.gpus.GPUList")
+def render_list(gl: GPUList) -> Rendered:
+    """One row per preset: name, title, bf16 peak and measured GEMM rate, memory, bandwidth, SMs."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    numbers = ("bf16 peak", "GEMM bf16", "of peak", "memory", "bandwidth", "SMs")
+    out = table("name", "GPU", *numbers, numeric=numbers, no_wrap=("name", *numbers),
+                optional=("GPU",))
+    for g in gl.gpus:
+        peak = g.peak_flops.get("bf16")
+        achieved = g.gemm.achieved_flops.get("bf16")
+        out.add_row(escape(g.name), escape(g.title), "–" if peak is None else format_flop_rate(peak),
+                    "–" if achieved is None else format_flop_rate(achieved),
+                    "–" if peak is None or achieved is None else _share(achieved / peak),
+                    _capacity(g.memory_bytes), _bytes_rate(g.memory_bandwidth_bytes_per_s), str(g.sms))
+    footer = ("[dim]peak: dense (no sparsity); GEMM: a measured large GEMM, or a proxy its source "
+              "names; memory: the datasheet figure read in GiB; SMs: compute units on AMD\n"
+              "costmodel gpus NAME shows every number with its source; use one with --gpu NAME "
+              "(flops, memory, step)[/dim]")
+    return Group(out, Text(""), markup(footer)), ()
+
+
+def _key(cited: Cited) -> str:
+    """The citation key of a source; a value the file itself sets reads ``this file``."""
+    from costmodel.gpus import is_file_source
+
+    return "this file" if is_file_source(cited) else cited.citation.key
+
+
+@renders("costmodel.gpus.GPU")
+def render_gpu(g: GPU) -> Rendered:
+    """The GPU's numbers with their units and source keys, where in each source, the references, notes."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    from costmodel.gpus import is_file_source
+
+    where = [f"{g.vendor}, {g.form}"] + ([f"from the preset {g.base}"] if g.base else []) \
+        + ([escape(g.path)] if g.path else [])
+    head = markup(f"[bold]{escape(g.title)}[/bold] · {escape(g.name)} · {' · '.join(where)}\n"
+                  f"inside a node: {g.gpus_per_node} GPUs on {escape(g.intra_node_link)}; "
+                  f"between nodes: {escape(g.network)}")
+    src = g.sources
+    rows: list[tuple[str, str, str]] = [
+        ("CUs" if g.vendor == "amd" else "SMs", str(g.sms), "sms"),
+        ("memory", format_size(g.memory_bytes), "memory_bytes"),
+        ("memory bandwidth", _bytes_rate(g.memory_bandwidth_bytes_per_s), "memory_bandwidth_bytes_per_s"),
+        ("streaming copy", f"{_share(g.memory_efficiency)} = "
+                           f"{_bytes_rate(g.achieved_memory_bandwidth_bytes_per_s)}", "memory_efficiency"),
+    ]
+    rows += [(f"peak {d}", format_flop_rate(v), f"peak_flops.{d}") for d, v in g.peak_flops.items()]
+    for d, v in g.gemm.achieved_flops.items():
+        rows += [(f"GEMM {d}", f"{format_flop_rate(v)} = {_share(g.gemm_efficiency(d))} of peak",
+                  f"gemm.achieved_flops.{d}"),
+                 ("  at m×n×k", _shape(g.gemm.shapes[d]), "")]
+    rows += [
+        ("GEMM tile", " × ".join(map(str, g.gemm.tile)), "gemm.tile"),
+        ("K0 (k_overhead)", str(g.gemm.k_overhead), "gemm.k_overhead"),
+        ("kernel launch", format_time(g.launch_s), "launch_s"),
+        ("GPUs per node", str(g.gpus_per_node), "gpus_per_node"),
+        ("intra-node", f"{format_rate(g.intra_node_bandwidth_bytes_per_s)} each way",
+         "intra_node_bandwidth_bytes_per_s"),
+        ("network per GPU", f"{format_rate(g.network_bandwidth_bytes_per_s)} each way",
+         "network_bandwidth_bytes_per_s"),
+    ]
+    measured = (("intra-node α", g.intra_node_latency_s, format_time, "intra_node_latency_s"),
+                ("intra-node "
+                 "busbw", g.intra_node_busbw_bytes_per_s, _bytes_rate, "intra_node_busbw_bytes_per_s"),
+                ("network α", g.network_latency_s, format_time, "network_latency_s"),
+                ("network busbw", g.network_busbw_bytes_per_s, _bytes_rate, "network_busbw_bytes_per_s"),
+                ("NCCL channels in", g.intra_node_channels, str, "intra_node_channels"),
+                ("NCCL channels out", g.network_channels, str, "network_channels"))
+    rows += [(label, show(value), key) for label, value, show, key in measured if value is not None]
+    rows += [(f"attention {d}", f"{format_flop_rate(v)} = {_share(v / g.peak_flops[d])} of peak",
+              f"attention_flops.{d}") for d, v in g.attention_flops.items()]
+    out = table("quantity", "value", "source", numeric=("value",), no_wrap=True)
+    lines = ["[bold]where each number comes from[/bold]"]
+    for label, value, key in rows:
+        out.add_row(label, value, escape(_key(src[key])) if key in src else "")
+        if key in src:
+            lines.append(f"  {escape(label.strip())}: {escape(src[key].locator)}")
+    cited = {c.citation.key: c.citation for c in src.values() if not is_file_source(c)}
+    lines += ["", "[bold]references[/bold]"]
+    lines += [f"  {escape(k)}: {escape(str(c))}" + (f" {escape(c.url)}" if c.url not in str(c) else "")
+              for k, c in cited.items()]
+    if any(is_file_source(c) for c in src.values()):
+        lines.append(f"  this file: {escape(g.path)}")
+    return Group(head, Text(""), out, Text(""), markup("\n".join(lines))), g.notes

@@ -1,0 +1,110 @@
+"""The compute of a step's units on one rank: per-operation prices of a transformer, or FLOPs at an
+efficiency.
+
+Two ways to price a transformer layer's forward and backward pass for one micro-batch on one
+tensor-parallel rank:
+
+* **per operation** (a GPU is given): the layer's kernels (:func:`costmodel.step.ops.layer_ops`) each
+  priced by :class:`costmodel.step.rates.Rates`, so a small model's short matrix products, its
+  memory-bound norms, softmax and dropout, and every kernel's launch take the time they take;
+* **at an efficiency** (``efficiency`` given, or a peak without a GPU): every FLOP of
+  :func:`costmodel.step.flops.model_flops` at ``peak × efficiency`` and everything else free, the
+  model's first form, kept as a plain override.
+
+:class:`Work` holds one unit's times; :func:`shape_work` returns a layer's, the output layer's (the
+last stage: final norm, logits, cross entropy) and the input embedding's (the first stage), with the
+priced operations for the breakdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from costmodel._json import JSONFields
+from costmodel.step.flops import TransformerShape, model_flops
+from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, optimizer_bytes
+from costmodel.step.rates import Rates
+
+__all__ = ["OpTime", "Work", "optimizer_time", "shape_work"]
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One unit's compute on one rank for one micro-batch, communication left out.
+
+    *backward* is the whole backward pass (input and weight gradients, and the recomputation);
+    *weight* its weight-gradient part (the W of split schedules), *recompute* its recomputation part.
+    """
+
+    forward: Fraction
+    backward: Fraction
+    weight: Fraction
+    recompute: Fraction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpTime(JSONFields):
+    """One operation of a layer priced: its name, phase, kind, FLOPs, bytes and seconds on one rank."""
+
+    name: str
+    phase: str
+    kind: str
+    flops: Fraction
+    bytes: Fraction
+    time_s: Fraction
+
+
+def _price(op: Op, rates: Rates) -> Fraction:
+    if op.kind == "gemm":
+        return rates.gemm(op.m, op.n, op.k, batch=op.batch, output_bytes=op.output_bytes)
+    if op.kind == "attention":
+        return rates.fused_attention(op.flops, op.bytes)
+    return rates.memory(op.bytes)
+
+
+def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
+    priced = tuple(OpTime(name=o.name, phase=o.phase, kind=o.kind, flops=o.flops, bytes=o.bytes,
+                          time_s=_price(o, rates)) for o in ops)
+    forward = sum((p.time_s for p in priced if p.phase == "forward"), Fraction(0))
+    recompute = sum((p.time_s for p in priced if p.phase == "recompute"), Fraction(0))
+    backward = sum((p.time_s for p in priced if p.phase == "backward"), Fraction(0)) + recompute
+    weight = sum((p.time_s for p, o in zip(priced, ops, strict=True) if o.weight), Fraction(0))
+    return Work(forward=forward, backward=backward, weight=weight, recompute=recompute), priced
+
+
+def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
+               attention: str, recompute: str, causal: bool, element: Fraction,
+               accumulate: Fraction | None = None) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
+    """One layer's, the output layer's and the input embedding's :class:`Work`, and the layer's priced
+    operations (see the module notes).  With flat *rates* (an efficiency) the layer's FLOPs are
+    :func:`~costmodel.step.flops.model_flops`'s, the backward twice the forward, and the weight gradient
+    half of the backward."""
+    if rates.flat:
+        per = model_flops(shape, batch=micro_batch, causal=causal)
+        rate = rates.plateau
+        f = per.layer.forward / tp / rate
+        redo = f if recompute == "full" else Fraction(0)
+        if recompute == "selective":
+            redo = per.layer.attention / tp / rate
+        layer = Work(forward=f, backward=2 * f + redo, weight=f, recompute=redo)
+        lf = Fraction(per.logits_forward, tp) / rate
+        logits = Work(forward=lf, backward=2 * lf, weight=lf, recompute=Fraction(0))
+        return layer, logits, Work(Fraction(0), Fraction(0), Fraction(0), Fraction(0)), ()
+    ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                    attention=attention, recompute=recompute, causal=causal, element=element,
+                    accumulate=accumulate)
+    layer, priced = _work(ops, rates)
+    logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                                 element=element), rates)
+    embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element), rates)
+    return layer, logits, embedding, priced
+
+
+def optimizer_time(parameters: Fraction, rates: Rates) -> Fraction:
+    """An Adam step over *parameters* (on one rank, after ZeRO's sharding) at the achieved memory
+    bandwidth (:func:`costmodel.step.ops.optimizer_bytes` per parameter); 0 under a plain efficiency."""
+    if rates.bandwidth is None or not parameters:
+        return Fraction(0)
+    return rates.memory(parameters * optimizer_bytes(rates.element))

@@ -1,0 +1,248 @@
+"""The operations of one transformer layer on one tensor-parallel rank, counted exactly: the counts layer.
+
+A layer of a decoder-only transformer on a micro-batch of b sequences of s tokens (T = b·s), hidden
+size h, a heads of size d = h/a, g key-value groups, an FFN of width f (``ffn_hidden``, gated: SwiGLU),
+split over t tensor-parallel ranks as Megatron-LM splits it (Shoeybi et al. 2019, section 3: the QKV
+and first FFN matrices by columns, the output projection and second FFN matrix by rows), runs on
+each rank:
+
+=================  ==============================================  ==========================
+operation          forward                                         kind
+=================  ==============================================  ==========================
+input norm         read and write the T·h activations              memory
+QKV                T × (h + 2hg/a)/t × h                           matrix product
+attention          scores b·a/t × [s×d]·[d×s], softmax, dropout,   unfused: two batched
+                   probabilities × values [s×s]·[s×d]              products + memory;
+                                                                   flash: one kernel
+output projection  T × h × h/t                                     matrix product
+dropout + residual bias, dropout, residual add (fused)             memory
+norm               read and write the activations                  memory
+FFN in             T × m·f/t × h  (m = 2 gated, 1 otherwise)        matrix product
+activation         GeLU (bias fused) or SwiGLU                     memory
+FFN out            T × h × f/t                                     matrix product
+dropout + residual                                                 memory
+=================  ==============================================  ==========================
+
+Each matrix product C = A·B has two in the backward pass: the input gradient dA = dC·Bᵀ and the weight
+gradient dB = Aᵀ·dC (accumulated into fp32 main gradients: 8 bytes of C per element); the batched
+products of unfused attention have two each too.  Memory-bound kernels move the bytes counted below
+(e bytes an element; masks one byte) in the forward pass and about twice as much backward (the
+gradient read, the saved input read, the input gradient written).  With sequence parallelism the norms,
+dropouts and residual adds see T/t tokens (Korthikanti et al. 2022, section 4.2.2).  Recomputation
+adds to the backward pass the whole forward (``full``) or the attention core: its two products,
+softmax and dropout (``selective``, Korthikanti et al. 2022, section 5).  FlashAttention's kernel counts
+the two products' FLOPs forward and 2.5 times as many backward (it recomputes the scores; Dao 2023,
+section 3.1), and moves only Q, K, V and the output.
+
+:func:`layer_ops` lists them; :func:`logits_ops` the output layer and its cross entropy (the last
+stage), :func:`embedding_ops` the input embedding (the first stage), :func:`optimizer_bytes` what an
+Adam step moves per parameter.  The FLOPs of the products add up to
+:func:`costmodel.step.flops.model_flops`'s count, which a test checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from costmodel._json import JSONFields
+from costmodel.references import DAO_2023, KORTHIKANTI_2022, MICIKEVICIUS_2018, SHOEYBI_2019
+from costmodel.step.flops import TransformerShape
+
+__all__ = ["CITED", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "optimizer_bytes"]
+
+SOURCES = (
+    SHOEYBI_2019.at("section 3: the column and row splits of the attention and MLP matrices"),
+    KORTHIKANTI_2022.at("sections 4.2.2 and 5: sequence parallelism and selective recomputation"),
+    DAO_2023.at("section 3.1: the backward pass recomputes the scores, 2.5 times the forward's FLOPs"),
+    MICIKEVICIUS_2018.at("section 3: fp32 master weights and the optimizer's reads and writes"),
+)
+CITED = tuple(s.citation for s in SOURCES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Op(JSONFields):
+    """One kernel of a layer's pass on one rank: a matrix product (``m``, ``n``, ``k``, ``batch``) or a
+    memory-bound kernel (``bytes``), or fused attention (both).
+
+    *phase* is ``forward``, ``backward`` or ``recompute``; *weight* marks a weight-gradient product (the
+    W of split schedules); *flops* counts 2 per multiply-add.
+    """
+
+    name: str
+    phase: str
+    kind: str  # "gemm", "memory" or "attention"
+    flops: Fraction = Fraction(0)
+    bytes: Fraction = Fraction(0)
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    batch: int = 1
+    weight: bool = False
+    output_bytes: Fraction | None = None
+
+
+def _gemm(name: str, phase: str, m: int, n: int, k: int, *, batch: int = 1, weight: bool = False,
+          output_bytes: Fraction | None = None) -> Op:
+    return Op(name=name, phase=phase, kind="gemm", flops=Fraction(2 * m * n * k * batch), m=m, n=n, k=k,
+              batch=batch, weight=weight, output_bytes=output_bytes)
+
+
+def _memory(name: str, phase: str, nbytes: Fraction) -> Op:
+    return Op(name=name, phase=phase, kind="memory", bytes=Fraction(nbytes))
+
+
+_MAIN_GRAD = Fraction(8)  # a weight gradient read and written in fp32 main gradients
+
+
+def _product(name: str, m: int, n: int, k: int, batch: int = 1, *, weights: bool = True,
+             fused: bool = True) -> list[Op]:
+    """A product's forward, and its input and weight gradients (batched products: both inputs'); a weight
+    gradient *fused* into fp32 main gradients reads and writes them."""
+    out = [_gemm(name, "forward", m, n, k, batch=batch),
+           _gemm(f"{name} dgrad", "backward", m, k, n, batch=batch)]
+    if weights:
+        out.append(_gemm(f"{name} wgrad", "backward", k, n, m, batch=batch, weight=True,
+                         output_bytes=_MAIN_GRAD if fused else None))
+    else:
+        out.append(_gemm(f"{name} dgrad 2", "backward", k, n, m, batch=batch))
+    return out
+
+
+@dataclass
+class _Passes:
+    """A layer's kernels as they are added: forward, backward, and the attention core (what selective
+    recomputation runs again)."""
+
+    fused: bool
+    forward: list[Op] = field(default_factory=list)
+    backward: list[Op] = field(default_factory=list)
+    core: list[Op] = field(default_factory=list)
+
+    def memory(self, name: str, fwd: Fraction, bwd: Fraction, *, in_core: bool = False) -> None:
+        op = _memory(name, "forward", fwd)
+        self.forward.append(op)
+        self.backward.append(_memory(f"{name} backward", "backward", bwd))
+        if in_core:
+            self.core.append(op)
+
+    def product(self, name: str, m: int, n: int, k: int, *, batch: int = 1, weights: bool = True,
+                in_core: bool = False) -> None:
+        fwd, *bwd = _product(name, m, n, k, batch, weights=weights, fused=self.fused)
+        self.forward.append(fwd)
+        self.backward.extend(bwd)
+        if in_core:
+            self.core.append(fwd)
+
+
+def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads: int, kv: int, causal: bool,
+               e: Fraction) -> None:
+    """The attention core: two batched products with a softmax and a dropout between them through memory
+    (and the context transposed back), or one fused kernel (its backward recomputes the scores: 2.5 times
+    the forward's FLOPs, and twice its traffic)."""
+    tokens = b * s
+    if attention == "unfused":
+        scores = Fraction(b * heads * s * s)  # elements of the attention matrix on this rank
+        passes.product("attention scores", s, s, d, batch=b * heads, weights=False, in_core=True)
+        passes.memory("softmax", 2 * e * scores, 3 * e * scores, in_core=True)
+        passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
+        passes.product("attention context", s, d, s, batch=b * heads, weights=False, in_core=True)
+        passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
+        return
+    flops = Fraction(4 * b * heads * s * s * d, 2 if causal else 1)
+    moved = e * tokens * d * (2 * heads + 2 * kv)  # Q, K, V in, the output out
+    op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved)
+    passes.forward.append(op)
+    passes.backward.append(Op(name="flash attention backward", phase="backward", kind="attention",
+                              flops=flops * Fraction(5, 2), bytes=2 * moved))
+    passes.core.append(op)
+
+
+def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
+              attention: str = "flash", recompute: str = "none", causal: bool = False,
+              element: Fraction = Fraction(2), accumulate: Fraction | None = None) -> tuple[Op, ...]:
+    """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
+
+    The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
+    :func:`costmodel.step.flops.model_flops` divided by *tp*.  *accumulate* is how weight gradients reach
+    the gradient buffer: ``None``, fused into the weight-gradient products (Megatron-LM's
+    ``gradient_accumulation_fusion``: the products read and write fp32 main gradients), or the bytes of a
+    gradient element added by a kernel of its own for each weight (autograd's ``AccumulateGrad``,
+    Megatron-LM's ``main_grad.add_`` hook: the new gradient and the buffer read, the buffer written).
+
+    Examples
+    --------
+    >>> s = TransformerShape(layers=1, hidden=1024, heads=16, sequence=2048, vocabulary=32000)
+    >>> ops = layer_ops(s, micro_batch=1, attention="unfused")
+    >>> [o.name for o in ops if o.phase == "forward" and o.kind == "gemm"]
+    ['QKV', 'attention scores', 'attention context', 'output projection', 'FFN in', 'FFN out']
+    """
+    b, s, h, t = micro_batch, shape.sequence, shape.hidden, tp
+    tokens = b * s
+    d = h // shape.heads
+    heads = shape.heads // t
+    kv = max(1, shape.groups // t)  # key-value heads on this rank (replicated when fewer than t)
+    e = element
+    region = Fraction(tokens * h, t if sequence_parallel and t > 1 else 1)  # norm/dropout/residual elements
+    ffn = shape.ffn_hidden // t
+    gated = 2 if shape.gated else 1
+    layer = _Passes(fused=accumulate is None)
+    # norms backward: the input gradient and the weight gradients each read the gradient and the input (apex's
+    # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
+    layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region)
+    layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
+    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e)
+    layer.product("output projection", tokens, h, h // t)
+    layer.memory("dropout + residual", (3 * e + 1) * region, (3 * e + 1) * region)
+    layer.memory("norm", 2 * e * region, 8 * e * region)
+    layer.product("FFN in", tokens, gated * ffn, h)
+    layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
+                 (2 * gated + 2) * e * tokens * ffn)
+    layer.product("FFN out", tokens, h, ffn)
+    layer.memory("dropout + residual 2", (3 * e + 1) * region, (3 * e + 1) * region)
+    if accumulate is not None:
+        weights = Fraction(shape.layer_parameters, t)
+        layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
+    again: list[Op] = []
+    if recompute == "full":
+        again = layer.forward
+    elif recompute == "selective" and attention == "unfused":
+        again = layer.core
+    recomputed = [Op(name=o.name, phase="recompute", kind=o.kind, flops=o.flops, bytes=o.bytes, m=o.m, n=o.n,
+                     k=o.k, batch=o.batch) for o in again]
+    return (*layer.forward, *layer.backward, *recomputed)
+
+
+def logits_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
+               element: Fraction = Fraction(2)) -> tuple[Op, ...]:
+    """The final norm, the output layer (T × V/t × h, its weight the input embedding's) and a cross
+    entropy in fp32 over the vocabulary, as Megatron-LM's ``vocab_parallel_cross_entropy`` runs it
+    (forward: convert, max, subtract, exp, sum, divide; backward: scale, convert back)."""
+    tokens = micro_batch * shape.sequence
+    e = element
+    region = Fraction(tokens * shape.hidden, tp if sequence_parallel and tp > 1 else 1)
+    vocab = -(-shape.vocabulary // tp)
+    logits = Fraction(tokens * vocab)
+    out = [_memory("final norm", "forward", 2 * e * region),
+           _memory("final norm backward", "backward", 3 * e * region)]
+    out += _product("logits", tokens, vocab, shape.hidden)
+    out += [_memory("cross entropy", "forward", (e + 36) * logits),
+            _memory("cross entropy backward", "backward", (12 + e) * logits)]
+    return tuple(out)
+
+
+def embedding_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1,
+                  element: Fraction = Fraction(2)) -> tuple[Op, ...]:
+    """The input embedding: a lookup and dropout forward, a scatter-add into fp32 gradients backward."""
+    tokens = micro_batch * shape.sequence
+    e = element
+    acts = Fraction(tokens * shape.hidden)
+    return (_memory("embedding", "forward", (2 * e + 1) * acts + e * acts),
+            _memory("embedding backward", "backward", (e + 1) * acts + 8 * acts))
+
+
+def optimizer_bytes(element: Fraction = Fraction(2)) -> Fraction:
+    """Bytes an Adam step moves per parameter with fp32 master weights: the fp32 gradient read twice (its
+    norm, the update), master weight, momentum and variance read and written, the low-precision copy
+    written: 4·2 + 3·8 + e (Micikevicius et al. 2018, section 3; Kingma and Ba 2015, algorithm 1)."""
+    return 8 + 24 + element
