@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Calibrate costmodel's α and β with NCCL over every GPU this machine shows, in under 5 minutes.
+# Calibrate costmodel on this machine's GPUs in about 5 minutes: the compute of one GPU (matrix
+# products, memory bandwidth, kernel launch), then α and β with NCCL over every GPU it shows.
 #
 #   benchmarks/gpu_calibrate.sh                 # writes ./calibration/
 #   OUT=/data/run1 benchmarks/gpu_calibrate.sh  # writes $OUT/
 #
 # Writes, in $OUT (default ./calibration):
+#   compute.toml       the compute profile of GPU 0 (costmodel calibrate compute): use it with
+#                      costmodel step --gpu-profile $OUT/compute.toml
+#   compute.txt        what it measured and fitted, product by product
+#   with 2 GPUs or more (NCCL needs them; with fewer that part is skipped, with a message):
 #   measurements.csv   every size of every collective, appended as measured (costmodel's CSV)
 #   profile.toml       the fitted profile (load it with --profile $OUT/profile.toml)
 #   report-allreduce.txt, report-pt2pt.txt   measured against modelled; .json the same with --json
@@ -13,10 +18,14 @@
 #   compare-allreduce.txt (both times size by size: costmodel's batched timing against nccl-tests')
 #
 # Environment: OUT, SIZES (default 8B..256MiB), GPUS (default: the GPUs torch sees, which honours
-# CUDA_VISIBLE_DEVICES; else nvidia-smi -L), LIMIT_S (default 300: the run is interrupted after it,
-# keeping the sizes already measured), COSTMODEL (default "costmodel"; e.g. "python -m costmodel"),
-# PYTHON (default python3), ALL_REDUCE_PERF (default: all_reduce_perf on PATH; "none" to skip it).  Needs costmodel with PyTorch (pip install 'costmodel-collectives[calibrate]') and
-# at least 2 GPUs.  For several nodes use torchrun instead (see costmodel/calibration/bench.py).
+# CUDA_VISIBLE_DEVICES; else nvidia-smi -L), LIMIT_S (default 300: the time of both measurements; the
+# compute part measures for COMPUTE_LIMIT_S of it (default a fifth), the NCCL run gets what is left and
+# is interrupted after it, keeping the sizes already measured), COMPUTE_ARGS (more options for
+# calibrate compute, e.g. "--base h100-sxm" for a GPU whose name matches no preset, or "--dtype fp16"),
+# COSTMODEL (default "costmodel"; e.g. "python -m costmodel"), PYTHON (default python3), ALL_REDUCE_PERF
+# (default: all_reduce_perf on PATH; "none" to skip it).  Needs costmodel with PyTorch (pip install
+# 'costmodel-collectives[calibrate]').  For several nodes use torchrun instead (see
+# costmodel/calibration/bench.py).  Exit status: the compute part's when it failed, else the NCCL part's.
 set -euo pipefail
 
 OUT="${OUT:-./calibration}"
@@ -24,6 +33,16 @@ SIZES="${SIZES:-8B..256MiB}"
 LIMIT_S="${LIMIT_S:-300}"
 PYTHON="${PYTHON:-python3}"
 read -r -a COSTMODEL_CMD <<< "${COSTMODEL:-costmodel}"
+read -r -a COMPUTE_EXTRA <<< "${COMPUTE_ARGS:-}"
+if ! [[ "$LIMIT_S" =~ ^[0-9]+$ ]] || (( LIMIT_S < 10 )); then
+  echo "error: LIMIT_S=$LIMIT_S is not a whole number of seconds >= 10" >&2
+  exit 2
+fi
+COMPUTE_LIMIT_S="${COMPUTE_LIMIT_S:-$(( LIMIT_S / 5 ))}"
+if ! [[ "$COMPUTE_LIMIT_S" =~ ^[0-9]+$ ]] || (( COMPUTE_LIMIT_S < 1 || COMPUTE_LIMIT_S >= LIMIT_S )); then
+  echo "error: COMPUTE_LIMIT_S=$COMPUTE_LIMIT_S is not a whole number of seconds in [1, LIMIT_S)" >&2
+  exit 2
+fi
 
 if [[ -z "${GPUS:-}" ]]; then
   GPUS="$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || true)"
@@ -32,24 +51,47 @@ if [[ -z "${GPUS:-}" ]]; then
   fi
 fi
 GPUS="${GPUS:-0}"
-if ! [[ "$GPUS" =~ ^[0-9]+$ ]] || (( GPUS < 2 )); then
-  echo "error: NCCL calibration needs at least 2 GPUs but ${GPUS} are visible;" \
-       "with fewer, run 'costmodel calibrate run --backend gloo' on the CPUs" >&2
+if ! [[ "$GPUS" =~ ^[0-9]+$ ]]; then
+  echo "error: GPUS=$GPUS is not a count of GPUs" >&2
   exit 2
 fi
 
 mkdir -p "$OUT"
+start=$(date +%s)
+
+# 1. the compute of one GPU: what step prices each operation with (interrupted with SIGINT as a
+# backstop only: --limit stops it between two products and it fits what it measured)
+echo "measuring the compute of one GPU for at most ${COMPUTE_LIMIT_S} s; writing $OUT/compute.toml" >&2
+compute_status=0
+timeout --signal=INT --kill-after=30 "$(( COMPUTE_LIMIT_S + 60 ))" \
+  "${COSTMODEL_CMD[@]}" calibrate compute --limit "${COMPUTE_LIMIT_S}s" --out "$OUT/compute.toml" \
+  ${COMPUTE_EXTRA[@]+"${COMPUTE_EXTRA[@]}"} > "$OUT/compute.txt" || compute_status=$?
+cat "$OUT/compute.txt"
+echo "compute calibration finished in $(( $(date +%s) - start )) s with status $compute_status" >&2
+if (( compute_status != 0 )); then
+  echo "warning: the compute calibration failed (status $compute_status); see the error above" >&2
+fi
+
+# 2. α and β with NCCL over every GPU, in the time left
+if (( GPUS < 2 )); then
+  echo "skipping the NCCL calibration: it needs at least 2 GPUs and ${GPUS} are visible" \
+       "(on CPUs, run 'costmodel calibrate run --backend gloo')" >&2
+  ls -l "$OUT" >&2
+  exit "$compute_status"
+fi
 CSV="$OUT/measurements.csv"
 PROFILE="$OUT/profile.toml"
-echo "calibrating NCCL on $GPUS GPUs, sizes $SIZES, at most ${LIMIT_S} s; writing $OUT/" >&2
-start=$(date +%s)
+left=$(( LIMIT_S - ($(date +%s) - start) ))
+(( left < 30 )) && left=30
+echo "calibrating NCCL on $GPUS GPUs, sizes $SIZES, at most ${left} s; writing $OUT/" >&2
+nccl_start=$(date +%s)
 
 # SIGINT (not SIGTERM) on the time limit: the benchmark then stops its ranks and keeps the CSV so far.
 status=0
-timeout --signal=INT --kill-after=30 "$LIMIT_S" \
+timeout --signal=INT --kill-after=30 "$left" \
   "${COSTMODEL_CMD[@]}" calibrate run --backend nccl --ranks "$GPUS" --sizes "$SIZES" \
   --csv "$CSV" --out "$PROFILE" || status=$?
-echo "benchmark finished in $(( $(date +%s) - start )) s with status $status" >&2
+echo "benchmark finished in $(( $(date +%s) - nccl_start )) s with status $status" >&2
 
 if [[ ! -s "$CSV" ]]; then
   echo "error: no measurements were written to $CSV" >&2
@@ -87,4 +129,4 @@ if (( status != 0 )); then
   echo "warning: the run stopped early (status $status); the report covers the sizes measured" >&2
 fi
 ls -l "$OUT" >&2
-exit "$status"
+exit "$(( compute_status != 0 ? compute_status : status ))"

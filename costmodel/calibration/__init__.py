@@ -6,6 +6,9 @@ reads nccl-tests (text and ``-J`` JSON), OSU Micro-Benchmarks and costmodel CSV
 logs into :class:`Measurements`; :mod:`costmodel.calibration.fit` fits the
 model T(n) = a(p)·α + b(p)·n·β of the assumed algorithm, by size segments, and
 writes the result as a profile TOML that ``--profile`` loads.
+:mod:`costmodel.calibration.compute` measures one GPU's matrix products, memory
+bandwidth and kernel launch, fits its GEMM curve (K0 and the plateau) and
+describes a GPU file that ``step --gpu-profile`` loads.
 
 >>> from costmodel.calibration import fit, parse_log
 >>> m = parse_log('''# OSU MPI Allreduce Latency Test v5.8
@@ -29,6 +32,18 @@ from costmodel.calibration.bench import (
     parse_sizes,
     run_benchmark,
 )
+from costmodel.calibration.compute import (
+    COMPUTE_DTYPES,
+    ComputeCalibration,
+    ComputeConfig,
+    ComputeMeasurements,
+    GemmFit,
+    GemmShape,
+    calibrate_compute,
+    compute_calibration,
+    fit_gemm,
+    measure_compute,
+)
 from costmodel.calibration.fit import (
     DEFAULT_ALGORITHMS,
     MAX_SEGMENTS,
@@ -45,21 +60,31 @@ from costmodel.calibration.report import CalibrationReport, ReportRow, calibrati
 
 __all__ = [
     "BENCH_COLLECTIVES",
+    "COMPUTE_DTYPES",
     "DEFAULT_ALGORITHMS",
     "MAX_SEGMENTS",
     "MIN_POINTS",
     "BenchConfig",
     "CalibrationReport",
+    "ComputeCalibration",
+    "ComputeConfig",
+    "ComputeMeasurements",
     "Fit",
+    "GemmFit",
+    "GemmShape",
     "Progress",
     "ReportRow",
     "Residual",
     "Segment",
     "SegmentCount",
     "bench_sizes",
+    "calibrate_compute",
     "calibration_report",
     "coefficients",
+    "compute_calibration",
     "fit",
+    "fit_gemm",
+    "measure_compute",
     "parse_sizes",
     "plot_report",
     "run_benchmark",

@@ -1,4 +1,5 @@
-"""``calibrate run|fit|report``: measure or import collective times, fit α and β, write a profile.
+"""``calibrate run|fit|report|compute``: measure or import collective times, fit α and β, write a profile;
+measure the compute of a GPU, fit its GEMM curve, write a GPU file.
 
 The numbers come from :mod:`costmodel.calibration`; this module reads files,
 renders tables and progress, and writes the profile (never over an existing
@@ -19,13 +20,26 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import FIT, Json, LogFile, LogRanks, option, time_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
+from costmodel.cli.shape import (
+    SHAPE_PANEL,
+    Ffn,
+    Gated,
+    Heads,
+    Hidden,
+    KvGroups,
+    Layers,
+    MicroBatch,
+    Seq,
+    Vocab,
+)
 from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
 
 app = typer.Typer()
 calibrate_app = typer.Typer(no_args_is_help=True,
-                            help="Measure α and β (run), or import a log and fit them (fit, report).")
+                            help="Measure α and β (run), or import a log and fit them (fit, report); "
+                                 "measure a GPU's compute (compute).")
 app.add_typer(calibrate_app, name="calibrate")
 
 Collective = Annotated[str | None, option(
@@ -430,3 +444,214 @@ def _render_run(run: _Run) -> Rendered:
     notes = tuple(run.warnings) + tuple(f"warning: {f.collective}: {w}" for f in run.fits for w in f.warnings)
     return Group(*parts), notes
 
+
+
+# -- calibrate compute -----------------------------------------------------------------------------
+
+COMPUTE = "Measurement"
+_GPU_MODEL = {"hidden": 4096, "heads": 32, "seq": 2048, "vocab": 51200}
+"""The products measured on a GPU when no shape is given: a layer of GPT-3 6.7B (h 4096, a 32, s 2048)."""
+_CPU_MODEL = {"hidden": 1024, "heads": 16, "seq": 512, "vocab": 32000}
+"""On a CPU: a small layer, so that a run takes seconds."""
+
+Tp = Annotated[int, option("--tp", metavar="T", min=1, panel=SHAPE_PANEL,
+                           help="Tensor-parallel ranks: the products of one rank (default 1).")]
+ComputeName = Annotated[str | None, option(
+    "--name", help="The GPU's name in the file (default: <base>-calibrated).")]
+GpuForce = Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")]
+GpuOut = Annotated[Path | None, option(
+    "--out", "-o", help="Write the compute profile here (a GPU file; use it with step --gpu-profile FILE).")]
+
+
+def _transformer_gemms(model: dict[str, Any], micro_batch: int, tp: int) -> tuple[Any, ...]:
+    """The matrix products of one layer and of the logits on one tensor-parallel rank, unique, as shapes to
+    measure: ``nn.Linear``'s layouts (forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·x)."""
+    from costmodel.calibration.compute import GemmShape
+    from costmodel.cli.shape import transformer_shape
+    from costmodel.errors import InputError
+    from costmodel.step.ops import layer_ops, logits_ops
+
+    shape = transformer_shape(layers=model.get("layers") or 1, hidden=model["hidden"], heads=model["heads"],
+                              seq=model["seq"], vocab=model["vocab"], ffn=model.get("ffn"),
+                              kv_groups=model.get("kv_groups"), gated=model.get("gated"))
+    assert shape is not None
+    if shape.heads % tp:
+        raise InputError(f"--tp {tp} does not divide --heads {shape.heads}; each tp rank holds whole heads")
+    ops = (*layer_ops(shape, micro_batch=micro_batch, tp=tp, attention="unfused"),
+           *logits_ops(shape, micro_batch=micro_batch, tp=tp))
+    out = []
+    for o in ops:
+        if o.kind != "gemm":
+            continue
+        layout = ("nn" if o.batch > 1 or " dgrad" in o.name else "tn" if o.name.endswith("wgrad") else "nt")
+        out.append(GemmShape(m=o.m, n=o.n, k=o.k, batch=o.batch, layout=layout, label=o.name))
+    return tuple(out)
+
+
+def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
+    """The products of the model the options give, or (none given) a function of the device: the
+    default model of a GPU or of a CPU."""
+    from costmodel.errors import InputError
+
+    if micro_batch < 1:
+        raise InputError(f"--micro-batch {micro_batch} is not a whole number of sequences >= 1")
+    if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
+        return _transformer_gemms(given, micro_batch, tp)  # all four, or an error naming those missing
+    if any(given.get(k) is not None for k in ("ffn", "kv_groups", "gated")):
+        raise InputError("--ffn, --kv-groups and --gated describe a transformer shape; give --hidden --heads "
+                         "--seq --vocab with them")
+    return lambda gpu: _transformer_gemms({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
+
+
+@dataclass(frozen=True)
+class _Compute:
+    """A compute calibration and where its file was written."""
+
+    result: Any
+    profile: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.result.to_dict(), "profile": None if self.profile is None else str(self.profile)}
+
+
+@calibrate_app.command("compute")
+def compute_command(
+    base: Annotated[str | None, option(
+        "--base", metavar="PRESET",
+        help="The preset the file starts from (costmodel gpus); default on a GPU: the preset its name "
+             "matches; required on a CPU.")] = None,
+    dtype: Annotated[str | None, option(
+        "--dtype", metavar="DTYPE", panel=COMPUTE,
+        help="bf16 (the default on a GPU), fp16, fp32 (the default on a CPU) or tf32.")] = None,
+    device: Annotated[str, option("--device", metavar="DEVICE", panel=COMPUTE,
+                                  help="auto (the first GPU, else the CPU), cpu, cuda or cuda:N.")] = "auto",
+    limit: Annotated[Fraction, typer.Option(
+        "--limit", metavar="TIME", parser=time_parser(at_least=Fraction(1)), rich_help_panel=COMPUTE,
+        help="Time the measurement may take (at least 1s); it stops between two products and fits "
+             "what it measured.")] = "120s",  # type: ignore[assignment]  # Typer parses the default
+    quick: Annotated[bool, typer.Option("--quick", rich_help_panel=COMPUTE,
+                                        help="Fewer sweep products, samples and bytes: seconds, for CI.")]
+    = False,
+    layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, micro_batch: MicroBatch = 1, tp: Tp = 1,
+    out: GpuOut = None,
+    name: ComputeName = None,
+    force: GpuForce = False,
+    as_json: Json = False,
+) -> None:
+    """Measure this GPU's matrix products, memory bandwidth and kernel launch; fit K0; write a GPU file.
+
+    Times torch.mm over a transformer's products (the shape options; default a GPT-3 6.7B layer on a
+    GPU, a small one on a CPU), square products and a sweep of k, then a streaming copy and a tiny
+    kernel. The file starts from --base and sets gemm.achieved (the fastest product), gemm.k_overhead
+    (K0, fitted), memory_efficiency and launch: step --gpu-profile FILE prices with them.
+
+    Example (on a GPU): costmodel calibrate compute --out h100.toml
+
+    Example (on a CPU, a dry run): costmodel calibrate compute --base a100-80gb --quick --out cpu.toml
+    """
+    import sys
+
+    from costmodel.calibration.compute import ComputeConfig, ComputeInterrupted
+
+    _writable(out, force)
+    given = {"layers": layers, "hidden": hidden, "heads": heads, "seq": seq, "vocab": vocab, "ffn": ffn,
+             "kv_groups": kv_groups, "gated": gated}
+    config = ComputeConfig(device=device, dtype=dtype, shapes=_model_shapes(given, micro_batch, tp),
+                           quick=quick, limit_s=float(limit))
+    try:
+        result = _compute_with_progress(config, _base(config, base), name, show=not as_json)
+    except ComputeInterrupted as stop:
+        print(str(stop), file=sys.stderr, flush=True)
+        raise typer.Exit(130) from None
+    _write_gpu_file(result, out, force)
+    emit(_Compute(result, out), as_json=as_json)
+    if result.measurements.stopped == "interrupted":
+        raise typer.Exit(130)
+
+
+def _base(config: Any, base: str | None) -> str:
+    """The preset to start from: --base, else the one this GPU's name matches."""
+    if base is not None:
+        return base  # checked by the core before anything is measured
+    from costmodel.calibration.compute import choose_base, compute_device
+
+    return choose_base(*compute_device(config.device), ask="--base PRESET")
+
+
+def _write_gpu_file(result: Any, out: Path | None, force: bool) -> None:
+    """Write the compute profile, checked first: what is written must load with --gpu-profile."""
+    if out is None:
+        return
+    _writable(out, force)
+    text = result.to_gpu_toml()
+    from costmodel.gpus import parse_gpu
+
+    parse_gpu(text, path=str(out))
+    out.write_text(text, encoding="utf-8")
+
+
+def _compute_with_progress(config: Any, base: str | None, name: str | None, *, show: bool) -> Any:
+    from costmodel.calibration.compute import calibrate_compute
+
+    console = _stderr()
+    if not show or not console.is_terminal:
+        return calibrate_compute(config, base=base, name=name)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), transient=True, console=console) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def update(step: Any) -> None:
+            bar.update(task, total=step.total, completed=step.index, description=step.label)
+
+        return calibrate_compute(config, base=base, name=name, progress=update)
+
+
+def _flops(rate: Any) -> str:
+    from costmodel.units import format_flop_rate
+
+    return format_flop_rate(rate)
+
+
+@renders("costmodel.cli.calibrate._Compute")
+def _render_compute(c: _Compute) -> Rendered:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    r = c.result
+    m, f = r.measurements, r.fit
+    default = "" if m.gpu or m.dtype != "fp32" else " (the default on a CPU: what CPUs run fast)"
+    threads = f", {m.threads} threads" if m.threads else ""
+    head = markup(f"[bold]calibrate compute[/bold] · {escape(m.device_name)} ({m.device}{threads}) · "
+                  f"{m.dtype}{default} · base {r.base}\n[dim]{escape(m.software())}, {m.measured_at}[/dim]")
+    rows = table("product", "m×n×k", "measured", "model", "error", "bound", no_wrap=("m×n×k",),
+                 numeric=("measured", "model", "error"), optional=("bound",))
+    for g, row in zip(m.gemms, f.rows, strict=True):
+        s = g.shape
+        batch = f" ×{s.batch}" if s.batch > 1 else ""
+        rows.add_row(escape(s.label), f"{s.m}×{s.n}×{s.k}{batch}", _flops(row.flops_per_s),
+                     _flops(row.model_flops_per_s), f"{row.rel_error:+.1%}", row.bound)
+    best = "×".join(map(str, f.achieved_shape))
+    lines = [
+        f"memory: {_rate_text(m.bandwidth_bytes_per_s)} by out.copy_(x) ({_size(m.copy_bytes)} read and "
+        f"written) = {float(r.memory_efficiency):.2%} of the {_rate_text(r.datasheet_bandwidth_bytes_per_s)} "
+        f"of {r.base} (memory_efficiency)",
+        f"launch: {_time(m.launch_s)} per tiny kernel (x.add_(1), {m.launch_calls} back to back)",
+        f"fit: K0 = {f.k_overhead}, plateau {_flops(f.plateau_flops_per_s)} through the fastest product, "
+        f"{best} at {_flops(f.achieved_flops_per_s)} (gemm.achieved); median |error| "
+        f"{f.median_rel_error:.1%} over {len(f.rows)} products; {f.sms} SMs, tile {f.tile[0]} × {f.tile[1]}",
+    ]
+    if c.profile is not None:
+        flag = "" if m.dtype == "bf16" else f" --dtype {m.dtype}"
+        lines.append(f"wrote {c.profile} (use it with costmodel step --gpu-profile {c.profile}{flag})")
+    notes = tuple(f"warning: {w}" for w in r.warnings) + tuple(r.notes[2:])
+    return Group(head, Text(""), rows, Text(""), *(Text(line) for line in lines)), notes
+
+
+def _rate_text(rate: Any) -> str:
+    from costmodel.units import format_rate
+
+    return format_rate(rate).split(" (")[0]
