@@ -136,8 +136,8 @@ def data_parallel(*, framework: str | None, zero: int, buckets: str | None, buck
         zero = 3  # FSDP's default sharding strategy, FULL_SHARD
     if zero not in _ZERO[framework]:
         stages = ", ".join(map(str, _ZERO[framework]))
-        hint = "; ZeRO 3 in PyTorch is framework='fsdp'" if framework == "ddp" else ""
-        raise InputError(f"zero={zero} is not a stage of framework={framework!r}, which has {stages}{hint}")
+        hint = "; ZeRO 3 in PyTorch is framework=fsdp" if framework == "ddp" else ""
+        raise InputError(f"zero={zero} is not a stage of framework={framework}, which has {stages}{hint}")
     if zero == 3 and pp > 1:
         raise InputError(f"zero=3 with pp={pp}: parameter sharding across a pipeline is not modelled "
                          "(DeepSpeed's pipeline engine refuses ZeRO 2 and 3); use zero=1 with pp > 1")

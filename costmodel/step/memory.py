@@ -164,11 +164,11 @@ def check_fits(memory: Sequence[DeviceMemory], *, capacity: Fraction, gpu: str) 
     if top.total_bytes <= capacity:
         return None
     where = f" (stage {top.stage})" if len(memory) > 1 else ""
+    held = f"{top.inflight} micro-batch{'es' if top.inflight != 1 else ''}"
     return (f"the step needs {_size(top.total_bytes)} per GPU{where}, more than the {_size(capacity)} of "
             f"{gpu}: weights {_size(top.weight_bytes)}, gradients {_size(top.gradient_bytes)}, optimizer "
             f"states {_size(top.optimizer_bytes)}, activations {_size(top.activation_bytes)} "
-            f"({top.inflight} micro-batches in flight); shard more (zero, tp, pp), recompute, or "
-            "allow_oom=True to price it anyway")
+            f"({held} in flight); shard more (zero, tp, pp), recompute, or allow_oom=True to price it anyway")
 
 
 def _size(n: Fraction) -> str:

@@ -413,8 +413,8 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
             raise InputError(f"stage_layers lists {len(given)} stages for {what} = {stages}; give one count "
                              "per (virtual) stage")
         if sum(given) != layers:
-            raise InputError(f"stage_layers={list(given)} holds {sum(given)} layers, not the model's "
-                             f"{layers}")
+            raise InputError(f"stage_layers={','.join(map(str, given))} holds {sum(given)} layers, not the "
+                             f"model's {layers}")
         return given
     if c.pp > layers:
         raise InputError(f"pp={c.pp} is above the {layers} layers; each pipeline stage needs a layer")
@@ -874,7 +874,9 @@ def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
         (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
          "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),
-        (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp == 1)) if on]
+        (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp == 1),
+        ("sequence_parallel=True has no effect with tp=1: it splits the norms and dropouts over the "
+         "tensor-parallel ranks", c.sequence_parallel and c.tp == 1)) if on]
 
 
 def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]

@@ -197,7 +197,7 @@ def test_unequal_stages_put_their_layers_where_they_are_given():
              zero=1, sequence_parallel=True, recompute="full", stage_layers=layout)
     assert r.stage_layers == tuple(layout) and sum(layout) == 126
     assert [d.layers for d in r.memory] == layout
-    with pytest.raises(InputError, match=r"stage_layers=\[7, 8\] holds 15 layers, not the model's 126"):
+    with pytest.raises(InputError, match=r"stage_layers=7,8 holds 15 layers, not the model.s 126"):
         step(shape=LLAMA3_405B, tp=8, pp=2, gpu="h100-sxm", stage_layers=[7, 8], allow_oom=True)
     with pytest.raises(InputError, match=r"leaves stage 1 with nothing to run"):
         step(shape=SMALL, pp=3, stage_layers=[4, 0, 4], gpu="a100-80gb", link=FREE)
@@ -218,3 +218,9 @@ def test_mfu_and_hfu_are_the_two_counts_over_the_step():
     assert r.hfu / r.mfu == Fraction(r.hardware_flops, r.model_flops) > Fraction(4, 3) - Fraction(1, 100)
     plain = step(shape=GPT3, dp=8, tp=8, pp=8, microbatches=32, gpu="a100-80gb", allow_oom=True)
     assert plain.mfu == plain.hfu
+
+
+def test_sequence_parallelism_without_tensor_parallelism_is_noted():
+    r = step(shape=SMALL, gpu="a100-80gb", sequence_parallel=True)
+    assert any("sequence_parallel=True has no effect with tp=1" in n for n in r.notes)
+    assert r.step_s == step(shape=SMALL, gpu="a100-80gb").step_s
