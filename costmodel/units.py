@@ -61,6 +61,7 @@ __all__ = [
     "format_inverse_rate",
     "format_number",
     "format_rate",
+    "format_share",
     "format_size",
     "format_time",
     "parse_inverse_rate",
@@ -894,6 +895,15 @@ _TIMES = _ladder(
 _BYTE_RATES = tuple((n + "/s", f) for n, f in _DECIMAL_BYTES)
 _BIT_RATES = tuple((n[:-1] + "b/s", f) for n, f in _DECIMAL_BYTES)
 _INVERSE_RATES = tuple((n + "/B", f) for n, f in _TIMES)
+
+
+def format_share(x: float | Fraction, *, digits: int = 3) -> str:
+    """A share (0.5 is half) as a percentage with *digits* significant digits: ``50%``.
+
+    >>> format_share(Fraction(1, 3)), format_share(Fraction(1737, 2039), digits=4)
+    ('33.3%', '85.19%')
+    """
+    return f"{format_number(100 * x, digits=digits)}%"
 
 
 def format_number(x: float | Fraction, *, digits: int = 4) -> str:

@@ -31,7 +31,7 @@ from costmodel.cli.shape import (
     Vocab,
     transformer_shape,
 )
-from costmodel.units import format_flop_rate, format_number, format_time, parse_time
+from costmodel.units import format_flop_rate, format_number, format_share, format_time, parse_time
 
 if TYPE_CHECKING:
     from costmodel.gpus import GPU
@@ -139,10 +139,6 @@ def _count(x: Fraction | int) -> str:
     return format_number(x)
 
 
-def _share(x: Fraction) -> str:
-    return f"{format_number(100 * x, digits=3)}%"
-
-
 @renders("costmodel.step.flops.AchievedFlops")
 def render_flops(r: AchievedFlops) -> Rendered:
     """The heading, the FLOPs by part, and the counts and rates of one iteration."""
@@ -187,8 +183,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
         rates.add_row(f"FLOP/s of all {r.gpus} GPUs, {label}", format_flop_rate(total))
         if r.mfu is not None and r.hfu is not None and r.peak_flops_per_s is not None:
             peak = format_flop_rate(r.peak_flops_per_s)
-            rates.add_row(f"MFU (model FLOPs / {peak})", _share(r.mfu))
-            rates.add_row(f"HFU (hardware FLOPs / {peak})", _share(r.hfu))
+            rates.add_row(f"MFU (model FLOPs / {peak})", format_share(r.mfu))
+            rates.add_row(f"HFU (hardware FLOPs / {peak})", format_share(r.hfu))
         drawn += [Text(""), Text(f"measured: {format_time(r.time_s)} per iteration on {r.gpus} GPUs",
                                  style="dim"), rates]
     return Group(*drawn), ()

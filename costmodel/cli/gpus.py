@@ -16,7 +16,7 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.units import format_flop_rate, format_number, format_rate, format_size, format_time
+from costmodel.units import format_flop_rate, format_rate, format_share, format_size, format_time
 
 if TYPE_CHECKING:
     from costmodel.gpus import GPU, GPUList
@@ -65,10 +65,6 @@ def gpus(
 # --------------------------------------------------------------------------
 
 
-def _share(x: Any) -> str:
-    return f"{format_number(100 * x, digits=4)}%"
-
-
 def _bytes_rate(x: Any) -> str:
     """A rate in bytes per second only: ``2.039 TB/s``."""
     return str(format_rate(x).split(" (")[0])
@@ -98,7 +94,7 @@ def render_list(gl: GPUList) -> Rendered:
         achieved = g.gemm.achieved_flops.get("bf16")
         out.add_row(escape(g.name), escape(g.title), "–" if peak is None else format_flop_rate(peak),
                     "–" if achieved is None else format_flop_rate(achieved),
-                    "–" if peak is None or achieved is None else _share(achieved / peak),
+                    "–" if peak is None or achieved is None else format_share(achieved / peak, digits=4),
                     _capacity(g.memory_bytes), _bytes_rate(g.memory_bandwidth_bytes_per_s), str(g.sms))
     footer = ("[dim]peak: dense (no sparsity); GEMM: a measured large GEMM, or a proxy its source "
               "names; memory: the datasheet figure read in GiB; SMs: compute units on AMD\n"
@@ -133,12 +129,13 @@ def render_gpu(g: GPU) -> Rendered:
         ("CUs" if g.vendor == "amd" else "SMs", str(g.sms), "sms"),
         ("memory", format_size(g.memory_bytes), "memory_bytes"),
         ("memory bandwidth", _bytes_rate(g.memory_bandwidth_bytes_per_s), "memory_bandwidth_bytes_per_s"),
-        ("streaming copy", f"{_share(g.memory_efficiency)} = "
+        ("streaming copy", f"{format_share(g.memory_efficiency, digits=4)} = "
                            f"{_bytes_rate(g.achieved_memory_bandwidth_bytes_per_s)}", "memory_efficiency"),
     ]
     rows += [(f"peak {d}", format_flop_rate(v), f"peak_flops.{d}") for d, v in g.peak_flops.items()]
     for d, v in g.gemm.achieved_flops.items():
-        rows += [(f"GEMM {d}", f"{format_flop_rate(v)} = {_share(g.gemm_efficiency(d))} of peak",
+        share = format_share(g.gemm_efficiency(d), digits=4)
+        rows += [(f"GEMM {d}", f"{format_flop_rate(v)} = {share} of peak",
                   f"gemm.achieved_flops.{d}"),
                  ("  at m×n×k", _shape(g.gemm.shapes[d]), "")]
     rows += [
@@ -159,7 +156,8 @@ def render_gpu(g: GPU) -> Rendered:
                 ("NCCL channels in", g.intra_node_channels, str, "intra_node_channels"),
                 ("NCCL channels out", g.network_channels, str, "network_channels"))
     rows += [(label, show(value), key) for label, value, show, key in measured if value is not None]
-    rows += [(f"attention {d}", f"{format_flop_rate(v)} = {_share(v / g.peak_flops[d])} of peak",
+    rows += [(f"attention {d}", f"{format_flop_rate(v)} = {format_share(v / g.peak_flops[d], digits=4)} "
+              "of peak",
               f"attention_flops.{d}") for d, v in g.attention_flops.items()]
     out = table("quantity", "value", "source", numeric=("value",), no_wrap=True)
     lines = ["[bold]where each number comes from[/bold]"]

@@ -36,7 +36,7 @@ from costmodel.cli.shape import (
     parse_count,
     transformer_shape,
 )
-from costmodel.units import format_number, format_size, format_time, parse_size, parse_time
+from costmodel.units import format_number, format_share, format_size, format_time, parse_size, parse_time
 
 if TYPE_CHECKING:
     from costmodel.step import StepResult, StepSweep
@@ -349,7 +349,7 @@ def _collectives(r: StepResult) -> str:
 
 
 def _share(part: Fraction, whole: Fraction) -> str:
-    return "—" if not whole else f"{format_number(100 * part / whole, digits=3)}%"
+    return "—" if not whole else format_share(part / whole)
 
 
 @renders("costmodel.step.model.StepResult")

@@ -15,7 +15,7 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.units import format_number, format_time
+from costmodel.units import format_number, format_share, format_time
 
 if TYPE_CHECKING:
     from costmodel.validation import TableResult, Validation
@@ -70,10 +70,6 @@ def _error(x: Any) -> str:
     return f"{'+' if x > 0 else ''}{format_number(100 * x, digits=3)}%"
 
 
-def _share(x: Any) -> str:
-    return f"{format_number(100 * x, digits=3)}%"
-
-
 def _value(quantity: str, x: Any) -> str:
     return format_time(x) if quantity == "iteration_s" else format_number(x, digits=4)
 
@@ -108,13 +104,13 @@ def render_validation(v: Validation) -> Rendered:
         order = "right" if t.rank_order_right else f"{escape(swapped)} swapped"
         drawn += [markup(f"[bold]{escape(t.title)}[/bold] · {escape(t.table)} · {MEASURES[t.quantity]}"),
                   _rows(t),
-                  markup(f"[dim]mean |error| {_share(t.mean_abs_error)}, largest {_share(t.max_abs_error)}; "
-                         f"rank order {order}[/dim]"), Text("")]
+                  markup(f"[dim]mean |error| {format_share(t.mean_abs_error)}, largest "
+                         f"{format_share(t.max_abs_error)}; rank order {order}[/dim]"), Text("")]
     summary = table("table", "runs", "mean |error|", "max |error|", "rank order",
                     numeric=("runs", "mean |error|", "max |error|"), no_wrap=True)
     for t in v.tables:
-        summary.add_row(escape(t.table), str(len(t.rows)), _share(t.mean_abs_error), _share(t.max_abs_error),
-                        _order(t))
+        summary.add_row(escape(t.table), str(len(t.rows)), format_share(t.mean_abs_error),
+                        format_share(t.max_abs_error), _order(t))
     head = markup(f"[bold]validate[/bold] · each run priced by costmodel step on {escape(v.gpu)}, nothing "
                   "fitted to these tables")
     notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: costmodel gpus {v.gpu}",)

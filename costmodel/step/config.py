@@ -243,8 +243,7 @@ def _link(value: Any, name: str) -> Any:
 
         return named(link_of, value, name)
     raise InputError(f"{name}={_shown(value)} is not a link; pass LinkParams, PiecewiseLink, Profile, a "
-                     "profile's "
-                     "name or ALPHA:RATE")
+                     "profile's name or ALPHA:RATE")
 
 
 def _topology(value: Any, name: str) -> Any:

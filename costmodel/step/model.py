@@ -363,8 +363,7 @@ def _from_times(c: StepConfig) -> _Model:
     for name in ("micro_batch", "causal", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
         if getattr(c, name) != StepConfig.__dataclass_fields__[name].default:
             raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
-                             "backward_s= "
-                             "leave it out")
+                             "backward_s= leave it out")
     if c.recompute == "selective":
         raise InputError("recompute='selective' recomputes the attention core of a transformer shape; with "
                          "per-layer times give recompute='full' or 'none'")
@@ -470,8 +469,7 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
                             tp=extra))
     if empty := [s for s, stage in enumerate(out) if not stage]:
         raise InputError(f"stage_layers={','.join(map(str, layout))} leaves stage {empty[0]} with nothing to "
-                         "run; "
-                         "give it a layer")
+                         "run; give it a layer")
     return out
 
 
