@@ -7,6 +7,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from costmodel.errors import InputError
@@ -98,10 +99,12 @@ Execute = Callable[[int, str, int, int, Any], Any]
 """``execute(device, op, microbatch, chunk, start) -> end``: runs one operation that starts at *start*."""
 
 
-def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[Mapping[str, int]] = (),
+def _simulate(schedule: _Schedule, *, p: int, v: int, durations: Sequence[Mapping[str, int]] = (),
               comm: Any, execute: Execute | None = None,
               settled: Sequence[Sequence[tuple[Any, Any]]] = ()) -> list[list[tuple[Any, Any]]]:
     """Start and end of every operation, in each device's order (integer ticks, or any exact numbers).
+
+    *schedule* is :func:`_schedule`'s: each device's order and the inputs of each of its operations.
 
     ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device); *execute*, when
     given, replaces them: it is called once per operation, in each device's order and with starts
@@ -114,70 +117,88 @@ def _simulate(orders: list[list[Step]], *, p: int, v: int, durations: Sequence[M
     producer is on another device).  Raises RuntimeError on a deadlock, which a
     correct order never has.
     """
-    last = p * v - 1  # the last virtual stage
-    stages = p * v
-    # (op, virtual stage, microbatch) -> end, keyed by one int: (op · stages + vs) · width + j
-    width = 1 + max((j for order in orders for _, j, _ in order), default=0)
-    done: dict[int, Any] = {}
+    orders, plans, width = schedule
+    done: list[Any] = [None] * (3 * p * v * width)  # the end of each (op, virtual stage, micro-batch)
     times: list[list[tuple[Any, Any]]] = [list(settled[s]) if settled else [] for s in range(p)]
-    free: list[Any] = [at[-1][1] if at else 0 for at in times]
+    for plan, at in zip(plans, times, strict=True):
+        for step, (_, end) in zip(plan, at, strict=False):
+            done[step[0]] = end
+    spans = [[durations[vs][op] for op, vs in ((o, c * p + s) for o, _, c in order)] if durations else ()
+             for s, order in enumerate(orders)]
     pending = deque(range(p))
     queued = [True] * p
-    offset = {"F": 0, "B": stages * width, "W": 2 * stages * width}  # where each op's keys start
-    f_at, b_at = offset["F"], offset["B"]
-    for s, at in enumerate(times):
-        for (op, j, chunk), (_, end) in zip(orders[s], at, strict=False):
-            done[offset[op] + (chunk * p + s) * width + j] = end
-
-    def arrival(key: int, here: bool) -> Any:
-        end = done.get(key)
-        if end is None or here or not comm:
-            return end
-        return end + comm
-
-    def ready(s: int, op: str, j: int, chunk: int) -> Any:
-        vs = chunk * p + s
-        start = free[s]
-        deps: tuple[tuple[int, bool], ...]
-        if op == "F":
-            if vs == 0:
-                return start
-            deps = ((f_at + (vs - 1) * width + j, (vs - 1) % p == s),)
-        elif op == "B":
-            deps = ((f_at + vs * width + j, True),) if vs == last else \
-                ((f_at + vs * width + j, True), (b_at + (vs + 1) * width + j, (vs + 1) % p == s))
-        else:
-            deps = ((b_at + vs * width + j, True),)
-        for key, here in deps:
-            end = arrival(key, here)
-            if end is None:
-                return None
-            start = max(start, end)
-        return start
-
     while pending:
         s = pending.popleft()
         queued[s] = False
-        order, at = orders[s], times[s]
-        progressed = False
-        while len(at) < len(order):
-            op, j, chunk = order[len(at)]
-            start = ready(s, op, j, chunk)
-            if start is None:
-                break
-            end = start + durations[chunk * p + s][op] if execute is None else execute(s, op, j, chunk, start)
-            at.append((start, end))
-            free[s] = end
-            done[offset[op] + (chunk * p + s) * width + j] = end
-            progressed = True
-        if progressed:
-            for t in ((s - 1) % p, (s + 1) % p):
-                if not queued[t] and len(times[t]) < len(orders[t]):
-                    queued[t] = True
-                    pending.append(t)
+        if _advance(s, orders[s], plans[s], times[s], spans[s], done=done, comm=comm, execute=execute):
+            for u in ((s - 1) % p, (s + 1) % p):
+                if not queued[u] and len(times[u]) < len(orders[u]):
+                    queued[u] = True
+                    pending.append(u)
     if any(len(at) < len(order) for at, order in zip(times, orders, strict=True)):
         raise RuntimeError("pipeline schedule deadlocked; its operation order is inconsistent")
     return times
+
+
+def _advance(s: int, order: Sequence[Step], plan: _Plan, at: list[tuple[Any, Any]], span: Sequence[Any], *,
+             done: list[Any], comm: Any, execute: Execute | None) -> bool:
+    """Run device s's operations from its first not yet run (appending to *at* and *done*) until one
+    waits for an input that has not ended; whether any ran."""
+    i, first, n = len(at), len(at), len(order)
+    t = at[-1][1] if at else 0
+    while i < n:
+        key, inputs = plan[i]
+        start = t
+        for d, far in inputs:
+            end = done[d]
+            if end is None:
+                return i > first
+            start = max(start, end + comm if far and comm else end)
+        if execute is None:
+            t = start + span[i]
+        else:
+            op, j, chunk = order[i]
+            t = execute(s, op, j, chunk, start)
+        at.append((start, t))
+        done[key] = t
+        i += 1
+    return i > first
+
+
+_Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
+_Schedule = tuple[tuple[tuple[Step, ...], ...], tuple[_Plan, ...], int]
+"""Each device's order, each of its operations' :func:`_plan`, and the micro-batch count the keys use."""
+
+
+@lru_cache(maxsize=8)
+def _schedule(name: str, p: int, m: int, v: int) -> _Schedule:
+    """The orders of *name* on p devices, m micro-batches and v chunks, planned for :func:`_simulate`
+    (a step simulates one schedule several times: with and without its sends and its data-parallel
+    traffic)."""
+    orders = tuple(tuple(order(name, s, stages=p, microbatches=m, chunks=v)) for s in range(p))
+    width = 1 + max((j for o in orders for _, j, _ in o), default=0)
+    return orders, tuple(_plan(o, s, p=p, v=v, width=width) for s, o in enumerate(orders)), width
+
+
+def _plan(order: Sequence[Step], s: int, *, p: int, v: int, width: int) -> _Plan:
+    """Device s's operations as ``(key, inputs)``: each operation's slot in the simulation's table of
+    ends, and the slots of the operations it waits for, each with whether it runs on another device."""
+    last = p * v - 1
+    f_at, b_at = 0, p * v * width
+    offset = {"F": f_at, "B": b_at, "W": 2 * b_at}
+    out = []
+    for op, j, chunk in order:
+        vs = chunk * p + s
+        inputs: tuple[tuple[int, bool], ...]
+        if op == "F":
+            inputs = () if vs == 0 else ((f_at + (vs - 1) * width + j, (vs - 1) % p != s),)
+        elif op == "B":
+            inputs = ((f_at + vs * width + j, False),) if vs == last else \
+                ((f_at + vs * width + j, False), (b_at + (vs + 1) * width + j, (vs + 1) % p != s))
+        else:
+            inputs = ((b_at + vs * width + j, False),)
+        out.append((offset[op] + vs * width + j, inputs))
+    return tuple(out)
 
 
 def peak_inflight(ops: Iterable[str], *, split: bool) -> int:
@@ -331,8 +352,9 @@ def bubble(
     spans = {"F": f / v, "B": (b if split else b + w) / v, "W": w / v}
     scale = math.lcm(*(x.denominator for x in (*spans.values(), c)))
     durations = {op: int(x * scale) for op, x in spans.items()}
-    orders = [order(name, s, stages=p, microbatches=m, chunks=v) for s in range(p)]
-    times = _simulate(orders, p=p, v=v, durations=[durations] * (p * v), comm=int(c * scale))
+    planned = _schedule(name, p, m, v)
+    orders = planned[0]
+    times = _simulate(planned, p=p, v=v, durations=[durations] * (p * v), comm=int(c * scale))
 
     total = Fraction(max(at[-1][1] for at in times), scale)
     busy = m * (f + b + w)
@@ -408,7 +430,7 @@ def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: 
 
 def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forward: Sequence[Fraction],
            backward: Sequence[Fraction], weight: Sequence[Fraction], comm: Fraction
-           ) -> tuple[list[list[Step]], list[list[tuple[Any, Any]]], int]:
+           ) -> tuple[Sequence[Sequence[Step]], list[list[tuple[Any, Any]]], int]:
     """Each device's order and its operations' (start, end) in ticks of 1/scale, and the scale."""
     name = resolve_schedule(schedule)
     p, v = stages, chunks
@@ -420,8 +442,8 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
              for f, b, w in zip(forward, backward, weight, strict=True)]
     scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
     durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
-    orders = [order(name, s, stages=p, microbatches=microbatches, chunks=v) for s in range(p)]
-    return orders, _simulate(orders, p=p, v=v, durations=durations, comm=int(comm * scale)), scale
+    planned = _schedule(name, p, microbatches, v)
+    return planned[0], _simulate(planned, p=p, v=v, durations=durations, comm=int(comm * scale)), scale
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
@@ -438,9 +460,10 @@ def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: i
     :func:`settled_prefix`); only the rest are executed.
     """
     name = resolve_schedule(schedule)
-    orders = [order(name, s, stages=stages, microbatches=microbatches, chunks=chunks) for s in range(stages)]
+    planned = _schedule(name, stages, microbatches, chunks)
+    orders = planned[0]
     known = [[(o.start, o.end) for o in ops] for ops in settled] if settled else ()
-    times = _simulate(orders, p=stages, v=chunks, comm=comm, execute=execute, settled=known)
+    times = _simulate(planned, p=stages, v=chunks, comm=comm, execute=execute, settled=known)
     out = []
     for s in range(stages):
         kept = tuple(settled[s]) if settled else ()
