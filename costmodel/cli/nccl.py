@@ -34,15 +34,14 @@ class CollectiveGroup(TyperGroup):
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
-            from costmodel.collectives._registry import COLLECTIVES as KNOWN
             from costmodel.collectives._registry import collective
             from costmodel.errors import UnknownNameError
 
             try:
                 collective(args[0])
-            except InputError:
+            except InputError:  # what this group accepts: the modelled collectives and its commands
                 raise UnknownNameError(
-                    "collective or command", args[0], (*COLLECTIVES, *self.commands, *KNOWN)
+                    "collective or command", args[0], (*COLLECTIVES, *self.commands)
                 ) from None
             args = ["predict", *args]
         return super().resolve_command(ctx, args)
@@ -446,8 +445,14 @@ def compare_command(
         int | None,
         option(
             "--nodes",
-            help="nNodes, when the log's # Rank lines name no host (checked against them otherwise).",
+            help="nNodes, when the log's # Rank lines do not name every rank (checked against them "
+            "otherwise).",
         ),
+    ] = None,
+    collective: Annotated[
+        str | None,
+        option("--collective", metavar="NAME",
+               help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
     ] = None,
     preset: Preset = None,
     arch: Arch = None,
@@ -461,37 +466,43 @@ def compare_command(
     collnet: CollNet = False,
     algo: Algo = None,
     proto: Proto = None,
-    nccl_version: Version = "2.30",
+    nccl_version: Annotated[
+        str | None,
+        option(
+            "--nccl-version",
+            metavar="V",
+            panel=_NCCL,
+            help="The NCCL release modelled, 2.30 or 2.21 (default: the nearest to the release the log ran, "
+            "else 2.30).",
+        ),
+    ] = None,
     overrides: Overrides = None,
     as_json: Json = False,
 ) -> None:
     """A measured nccl-tests log against NCCL's model: time and busbw size by size, and the errors.
 
-    Ranks come from the log, nodes from the distinct hosts of its # Rank lines. Each size shows the
-    model's (algorithm, protocol); a regime is a run of sizes with the same choice, and its median
-    |relative error| is given, as is the whole log's.
+    Ranks come from the log, nodes from the distinct hosts of its # Rank lines (--nodes when they do not
+    name every rank). The release modelled, NCCL_ALGO and NCCL_PROTO follow the log where it prints them
+    (nccl-library=, "NCCL version", "NCCL_ALGO set by environment to"), each said in a note; an
+    rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
+    protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
+    given, as is the whole log's.
 
-    JSON: {"collective", "ranks", "nodes", "median_abs_rel_error", "regimes": [...], "rows": [{"n_bytes",
-    "measured_s", "predicted_s", "rel_error", "measured_busbw_bytes_per_s", "predicted_busbw_bytes_per_s",
-    "algorithm", "protocol", "regime"}]}.
+    JSON: {"collective", "ranks", "nodes", "nccl_version", "median_abs_rel_error", "regimes": [...], "rows":
+    [{"n_bytes", "measured_s", "predicted_s", "rel_error", "measured_busbw_bytes_per_s",
+    "predicted_busbw_bytes_per_s", "algorithm", "protocol", "regime"}], "notes"}.
 
     Example: costmodel nccl compare all_reduce_perf.txt --preset dgx-a100
     """
-    from costmodel.nccl.compare import compare, log_shape
+    from costmodel.nccl.compare import compare, log_nodes, log_shape
 
-    measurements, hosts = log_shape(log)
+    measurements, facts = log_shape(log, collective=collective)
     if measurements.p is None:
         raise InputError(
             f"{log} does not say how many ranks ran; compare reads nccl-tests logs with # Rank lines"
         )
-    if hosts is not None and nodes is not None and hosts != nodes:
-        raise InputError(
-            f"--nodes {nodes} differs from the {hosts} hosts of the log's # Rank lines; drop --nodes"
-        )
-    if hosts is None and nodes is None:
-        raise InputError(f"{log} names no hosts; pass --nodes N")
     hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    system = hardware_system(hw, measurements.p, hosts or nodes)
+    system = hardware_system(hw, measurements.p, log_nodes(facts, ranks=measurements.p, nodes=nodes))
     emit(
         compare(
             measurements,
@@ -500,6 +511,7 @@ def compare_command(
             algo=algo,
             proto=proto,
             overrides=_overrides(overrides),
+            facts=facts,
         ),
         as_json=as_json,
     )

@@ -8,7 +8,12 @@ each regime, and the whole log, is summarised by the median of its absolute valu
 
 The communicator's shape comes from the log: ranks from its ``# Rank`` lines, nodes from the
 distinct hosts those lines name (``#  Rank  0 Group  0 Pid 43 on HOST device 0 ...``, also the
-older layout without ``Group``).
+older layout without ``Group``) when they name every rank; a log whose ``# Rank`` lines were cut
+(a long job's output often keeps the first few, or the last) says nothing certain about its nodes.
+:func:`log_facts` reads what else the log says about the run: the NCCL release (nccl-tests' header
+``nccl-library=21903``, NCCL's ``NCCL version 2.19.3`` line), the ``NCCL_*`` settings it prints
+(``NCCL INFO NCCL_ALGO set by environment to Ring``, or ``NCCL_ALGO=Ring`` on a command line), and
+whether the library was RCCL, AMD's port, whose tuning is not NCCL's.
 
 References
 ----------
@@ -27,12 +32,97 @@ from typing import Any
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
-from costmodel.nccl.predict import bus_factor, predict
+from costmodel.nccl.predict import bus_factor, predict, resolve_version
 from costmodel.nccl.system import System
 
-__all__ = ["CompareRow", "Comparison", "Regime", "compare", "hosts_of", "log_shape"]
+__all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "compare", "hosts_of", "log_facts",
+           "log_nodes", "log_shape", "modelled_version"]
 
-_RANK_HOST = re.compile(r"^#\s+Rank\s+\d+\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
+_RANK_HOST = re.compile(r"^#\s+Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
+_LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
+_VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
+_ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
+                          r"[\"']?([\w^:;,.+-]+)")
+_RCCL_MARKS = re.compile(r"^rccl-tests|^#.*\bRank\b.*\bAMD Instinct|\bRCCL_\w+=", re.MULTILINE)
+"""rccl-tests' own line (``rccl-tests: Version develop:83d38d9``), an AMD GPU in a ``# Rank`` line, or an
+``RCCL_*`` setting; RCCL's version line (``RCCL version 2.18.3``, ``NCCL version 2.18.3+hip6.0``) too."""
+MODELLED = ("2.21", "2.30")
+"""The NCCL releases whose tuning :mod:`costmodel.nccl` models."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogFacts:
+    """What an nccl-tests log says about its run besides the table (see the module notes)."""
+
+    hosts: tuple[str, ...]
+    """The distinct hosts its ``# Rank`` lines name, in order."""
+    named: frozenset[int]
+    """The ranks its ``# Rank`` lines name (all of them, unless the lines were cut)."""
+    library: str
+    """``"nccl"``, or ``"rccl"`` when the log shows AMD's library (its tests, version line or GPUs)."""
+    version: str | None
+    """The library's release as the log prints it (``"2.19.3"``), if it does."""
+    environment: tuple[tuple[str, str], ...]
+    """The tuning settings it prints, ``(name, value)``, the last of each name."""
+
+    def nodes(self, ranks: int) -> int | None:
+        """The node count of a run of *ranks*, when the ``# Rank`` lines name every rank (else None)."""
+        return len(self.hosts) if self.hosts and self.named == frozenset(range(ranks)) else None
+
+
+def _release(code: str) -> str:
+    """nccl-tests' ``nccl-library=`` code as a release: NCCL_VERSION_CODE is X·10000 + Y·100 + Z from
+    2.9 on, X·1000 + Y·100 + Z before (``src/nccl.h.in``, ``NCCL_VERSION``).
+
+    >>> _release("21903"), _release("2708")
+    ('2.19.3', '2.7.8')
+    """
+    n = int(code)
+    if n >= 20900:
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
+def log_facts(text: str) -> LogFacts:
+    """The facts :class:`LogFacts` holds, read from the text of an nccl-tests (or rccl-tests) log.
+
+    >>> f = log_facts("NCCL INFO NCCL_ALGO set by environment to Ring\\nNCCL version 2.19.3+cuda12.2")
+    >>> f.version, f.library, f.environment
+    ('2.19.3', 'nccl', (('NCCL_ALGO', 'Ring'),))
+    """
+    from costmodel.calibration.logs.measurements import split_lines
+
+    joined = "\n".join(split_lines(text))
+    named = _RANK_HOST.findall(joined)
+    ranks = {int(r) for r, _ in named}
+    hosts = tuple(dict.fromkeys(h for _, h in named))
+    version = None
+    if found := _LIBRARY_CODE.search(joined):
+        version = _release(found.group(1))
+    library = "nccl"
+    for lib, release, suffix in _VERSION_LINE.findall(joined):
+        version = version or release
+        if lib == "RCCL" or "hip" in suffix:
+            library = "rccl"
+    if _RCCL_MARKS.search(joined):
+        library = "rccl"
+    environment = dict(_ENVIRONMENT.findall(joined))
+    return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
+                    environment=tuple(environment.items()))
+
+
+def modelled_version(release: str) -> str:
+    """The modelled release (:data:`MODELLED`) nearest to *release* (``"2.26.2"`` → ``"2.30"``; a tie
+    goes to the later one).
+
+    >>> modelled_version("2.19.3"), modelled_version("2.26.2"), modelled_version("2.30.7")
+    ('2.21', '2.30', '2.30')
+    """
+    def number(version: str) -> int:
+        major, minor = version.split(".")[:2]
+        return 100 * int(major) + int(minor)
+
+    return min(MODELLED, key=lambda m: (abs(number(m) - number(release)), -number(m)))
 
 
 def hosts_of(text: str) -> tuple[str, ...]:
@@ -44,22 +134,58 @@ def hosts_of(text: str) -> tuple[str, ...]:
     >>> hosts_of("0: #  Rank  0 Pid 1 on a device  0 [0x0f] X")  # srun --label, as the log readers strip it
     ('a',)
     """
-    from costmodel.calibration.logs.measurements import split_lines
-
-    return tuple(dict.fromkeys(_RANK_HOST.findall("\n".join(split_lines(text)))))
+    return log_facts(text).hosts
 
 
-def log_shape(path: str | PathLike[str]) -> tuple[Any, int | None]:
-    """The measurements of the nccl-tests log at *path* and its node count (None when its ``# Rank``
-    lines name no host)."""
+def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tuple[Any, LogFacts]:
+    """The measurements of the nccl-tests log at *path* (its *collective*, when the log does not say)
+    and what else it says (:func:`log_facts`).
+
+    Raises
+    ------
+    InputError
+        If the log is not an nccl-tests log, or is an rccl-tests one: RCCL chooses its algorithms by
+        its own tuning, which NCCL's model does not describe.
+    """
     from costmodel.calibration.logs import parse_log, read_log_text
 
     text = read_log_text(path)
-    measurements = parse_log(text, path=str(path))
+    measurements = parse_log(text, path=str(path), collective=collective)
     if measurements.tool != "nccl-tests":
         raise InputError(f"{path} is a {measurements.tool} log; compare reads nccl-tests logs")
-    hosts = hosts_of(text)
-    return measurements, (len(hosts) or None)
+    facts = log_facts(text)
+    if facts.library == "rccl":
+        raise InputError(f"{path} is an rccl-tests log (RCCL, AMD's library): RCCL tunes its own "
+                         "choices, which NCCL's model does not describe, so it is not compared; calibrate "
+                         "fit reads it")
+    return measurements, facts
+
+
+def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None) -> int:
+    """The node count of a log's run: its hosts when its ``# Rank`` lines name every rank, else *nodes*,
+    which must then be given (and be at least the hosts the lines name, and divide the ranks).
+
+    >>> log_nodes(log_facts("#  Rank  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Pid 2 on b device  0"
+    ...                     " [0x0f] X"), ranks=2)
+    2
+    """
+    named, hosts = len(facts.hosts), facts.nodes(ranks)
+    if hosts is not None:
+        if nodes is not None and nodes != hosts:
+            raise InputError(f"nodes={nodes} differs from the {hosts} hosts of the log's # Rank lines, "
+                             "which name every rank; drop nodes=")
+        return hosts
+    if nodes is None:
+        if named:
+            raise InputError(f"the log's # Rank lines were cut: they name {named} host"
+                             f"{'s' if named > 1 else ''} but not all {ranks} ranks, so its node count is "
+                             "not known; pass nodes=N")
+        raise InputError("the log names no hosts (no # Rank lines); pass nodes=N")
+    if nodes < named:
+        raise InputError(f"nodes={nodes} is fewer than the {named} hosts the log's # Rank lines name")
+    if nodes < 1 or ranks % nodes:
+        raise InputError(f"nodes={nodes} does not divide the log's {ranks} ranks")
+    return nodes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,13 +252,18 @@ def compare(
     measurements: Any,
     system: System,
     *,
-    version: str = "2.30",
+    version: str | None = None,
     algo: str | None = None,
     proto: str | None = None,
     overrides: Any = None,
+    facts: LogFacts | None = None,
 ) -> Comparison:
     """Each out-of-place size of *measurements* (an nccl-tests log as read by
     :func:`costmodel.calibration.read_log`) against NCCL's model on *system*.
+
+    *facts* (:func:`log_facts` of the log) choose what is not given: the release modelled (*version*;
+    the modelled release nearest the log's, else 2.30) and the ``NCCL_ALGO`` and ``NCCL_PROTO`` the
+    run set (*algo*, *proto*); each choice is said in the notes, as is a given one the log contradicts.
 
     Raises
     ------
@@ -145,6 +276,7 @@ def compare(
     rows_in = [r for r in measurements.select(in_place=False) if r.n_bytes > 0]
     if not rows_in:
         raise InputError(f"{measurements.path} has no size above 0 bytes to compare")
+    version, algo, proto, said = _as_run(facts, version=version, algo=algo, proto=proto)
     factor = bus_factor(measurements.collective, system.ranks)
     rows: list[CompareRow] = []
     version_name = ""
@@ -188,7 +320,7 @@ def compare(
                 median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group)),
             )
         )
-    notes = tuple(measurements.warnings)
+    notes = (*said, *measurements.warnings)
     return Comparison(
         collective=p.collective,
         ranks=system.ranks,
@@ -201,3 +333,36 @@ def compare(
         median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in rows)),
         notes=notes,
     )
+
+
+def _as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, proto: str | None
+            ) -> tuple[str, str | None, str | None, list[str]]:
+    """The release, NCCL_ALGO and NCCL_PROTO to model (given, else as the log ran), and what to say."""
+    notes: list[str] = []
+    ran = facts.version if facts is not None else None
+    if version is None:
+        version = "2.30" if ran is None else modelled_version(ran)
+        if ran is None:
+            notes.append("the log does not say which NCCL release ran: modelled with NCCL 2.30's tuning "
+                          "(give version= to choose 2.21)")
+        else:
+            notes.append(f"the log ran NCCL {ran}: modelled with NCCL {version}'s tuning, the nearest of the "
+                         f"modelled releases ({', '.join(MODELLED)})")
+    elif ran is not None and modelled_version(ran) != resolve_version(version).version:
+        notes.append(f"the log ran NCCL {ran}; modelled with NCCL {version}'s tuning as given")
+    environment = dict(facts.environment) if facts is not None else {}
+    chosen = {"NCCL_ALGO": algo, "NCCL_PROTO": proto}
+    for name, given in chosen.items():
+        logged = environment.get(name)
+        if logged is None:
+            continue
+        if given is None:
+            chosen[name] = logged
+            notes.append(f"{name}={logged}, as the log ran")
+        elif given != logged:
+            notes.append(f"the log ran with {name}={logged}; modelled with {given} as given")
+    if "NCCL_TREE_THRESHOLD" in environment:
+        notes.append(f"the log sets NCCL_TREE_THRESHOLD={environment['NCCL_TREE_THRESHOLD']}: the models of "
+                     f"NCCL {' and '.join(MODELLED)} have no such setting (they choose by the tuning model "
+                     "alone), so it is ignored")
+    return version, chosen["NCCL_ALGO"], chosen["NCCL_PROTO"], notes

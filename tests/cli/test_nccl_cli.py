@@ -255,3 +255,88 @@ def test_plot_nccl_data_and_image(cli, tmp_path):
         "plot", "nccl", "allreduce", "--ranks", "8", "--preset", "dgx-a100", "--out", str(tmp_path / "n.svg")
     )
     assert out.startswith("wrote ") and (tmp_path / "n.svg").stat().st_size > 1000
+
+
+def test_compare_does_not_guess_nodes_from_cut_rank_lines(cli, tmp_path):
+    """A log whose # Rank lines were cut names some hosts, not all: the node count must be given, and
+    any count that the named hosts and the ranks allow is taken (a GB200 NVL72 rack: 72 ranks on 18)."""
+    rack = f"{LOGS}/allreduce_gb200x72_nvl72_elided_coreweave.txt"
+    gb200 = ("--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--bw-inter", "40")
+    _, err = cli("nccl", "compare", rack, *gb200, rc=2)
+    assert "# Rank lines were cut" in err and "--nodes N" in err and err.count("\n") == 1
+    data = cli.json("nccl", "compare", rack, *gb200, "--nodes", "18")
+    assert (data["ranks"], data["nodes"]) == (72, 18) and len(data["rows"]) == 5
+    _, err = cli("nccl", "compare", rack, *gb200, "--nodes", "5", rc=2)
+    assert "--nodes 5 does not divide the log's 72 ranks" in err
+    # 16 ranks whose # Rank lines keep the first node's 8: not one node of 16, not guessed
+    full = f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt"
+    cut = tmp_path / "cut.txt"
+    with open(full, encoding="utf-8") as f:
+        cut.write_text("".join(line for line in f if "on bm-h100-02 device" not in line), encoding="utf-8")
+    _, err = cli("nccl", "compare", str(cut), "--preset", "dgx-h100", rc=2)
+    assert "name 1 host but not all 16 ranks" in err
+    assert cli.json("nccl", "compare", str(cut), "--preset", "dgx-h100", "--nodes", "2")["rows"] == \
+        cli.json("nccl", "compare", full, "--preset", "dgx-h100")["rows"]
+
+
+def test_compare_refuses_an_rccl_log(cli):
+    _, err = cli("nccl", "compare", "tests/data/excerpts/allreduce_mi300x8_1node_rccl_hpcaienvs.txt", "--preset", "dgx-a100",
+                 rc=2)
+    assert "rccl-tests log" in err and "calibrate fit reads it" in err and err.count("\n") == 1
+
+
+def test_compare_models_the_release_and_the_settings_the_log_ran(cli, tmp_path):
+    log = f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt"  # "NCCL version 2.26.2+cuda12.8"
+    data = cli.json("nccl", "compare", log, "--preset", "dgx-h100")
+    assert data["nccl_version"] == "2.30"
+    assert "the log ran NCCL 2.26.2: modelled with NCCL 2.30's tuning" in " ".join(data["notes"])
+    given = cli.json("nccl", "compare", log, "--preset", "dgx-h100", "--nccl-version", "2.21")
+    assert given["nccl_version"] == "2.21"
+    assert any("the log ran NCCL 2.26.2; modelled with NCCL 2.21's tuning as given" in n for n in given["notes"])
+    old = tmp_path / "old.txt"  # nccl-tests' header names the library by its version code
+    with open(log, encoding="utf-8") as f:
+        text = f.read().replace("NCCL version 2.26.2+cuda12.8\n", "")
+    old.write_text("# nccl-tests version 2.13.8 nccl-headers=21903 nccl-library=21903\n" + text, encoding="utf-8")
+    data = cli.json("nccl", "compare", str(old), "--preset", "dgx-h100")
+    assert data["nccl_version"] == "2.21" and any("NCCL 2.19.3" in n for n in data["notes"])
+    ring = f"{LOGS}/allreduce_h100x16_2node_8xndr_ring_nccltests309.txt"  # run with NCCL_ALGO=Ring
+    data = cli.json("nccl", "compare", ring, "--preset", "dgx-h100")
+    assert {r["algorithm"] for r in data["rows"]} == {"Ring"} and "NCCL_ALGO=Ring, as the log ran" in data["notes"]
+    data = cli.json("nccl", "compare", ring, "--preset", "dgx-h100", "--algo", "tree")
+    assert {r["algorithm"] for r in data["rows"]} == {"Tree"}
+    assert any("the log ran with NCCL_ALGO=Ring; modelled with tree as given" in n for n in data["notes"])
+    info = tmp_path / "info.txt"  # NCCL_DEBUG=INFO prints what the environment set
+    info.write_text("host:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n"
+                    "host:1:1 [0] NCCL INFO NCCL_TREE_THRESHOLD set by environment to 0\n" + text, encoding="utf-8")
+    data = cli.json("nccl", "compare", str(info), "--preset", "dgx-h100")
+    assert {r["protocol"] for r in data["rows"]} == {"Simple"}
+    assert any("NCCL_TREE_THRESHOLD=0" in n and "ignored" in n for n in data["notes"])
+
+
+def test_compare_reads_a_log_behind_kubectl_timestamps(cli, tmp_path):
+    plain = f"{LOGS}/allreduce_h100x8_1node_nvswitch_dgxc.txt"
+    stamped = tmp_path / "kubectl.txt"
+    with open(plain, encoding="utf-8") as f:
+        stamped.write_text("".join(f"2025-03-14T09:26:{k % 60:02d}.{k:09d}Z {line}" for k, line in enumerate(f)),
+                           encoding="utf-8")
+    assert cli.json("nccl", "compare", str(stamped), "--preset", "dgx-h100")["rows"] == \
+        cli.json("nccl", "compare", plain, "--preset", "dgx-h100")["rows"]
+
+
+def test_compare_takes_the_collective_the_note_asks_for(cli, tmp_path):
+    """A log that does not name its test: the collective is inferred, and the note names --collective,
+    which compare takes."""
+    unnamed = tmp_path / "unnamed.txt"
+    with open(f"{LOGS}/allreduce_a100x16_2node_rdma_oci.txt", encoding="utf-8") as f:
+        unnamed.write_text("".join(line for line in f if not line.startswith("# source:")), encoding="utf-8")
+    data = cli.json("nccl", "compare", str(unnamed), "--preset", "dgx-a100")
+    assert any("give --collective to be explicit" in n for n in data["notes"])
+    given = cli.json("nccl", "compare", str(unnamed), "--preset", "dgx-a100", "--collective", "allreduce")
+    assert given["rows"] == data["rows"] and not any("--collective" in n for n in given["notes"])
+
+
+def test_an_unknown_word_offers_what_the_group_takes(cli):
+    _, err = cli("nccl", "xyzzy", rc=2)
+    offered = err.split("choose from ")[1].strip().split(", ")
+    assert len(offered) == len(set(offered)) and "alltoall" not in offered
+    assert {"allreduce", "compare", "predict"} <= set(offered)

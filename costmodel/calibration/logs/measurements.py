@@ -58,9 +58,9 @@ INTEGER = re.compile(r"\d+")
 PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
 NTHREAD = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
 OSU_TITLE = re.compile(
-    r"#\s*OSU\s+(MPI|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|XCCL)(?:[-\s](?:CUDA|ROCm|OpenACC))?\s+(.*?)\s*Test\b"
+    r"#?\s*OSU\s+(MPI|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|XCCL)(?:[-\s](?:CUDA|ROCm|OpenACC))?\s+(.*?)\s*Test\b"
     r"(?:\s+v?(\S+))?", re.IGNORECASE)
-OSU_SIZE_HEADER = re.compile(r"#\s*Size\s+\S", re.IGNORECASE)
+OSU_SIZE_HEADER = re.compile(r"#?\s*Size\s+(?:Avg|Latency|Bandwidth|Min|Max|Iterations)", re.IGNORECASE)
 BARE_OSU_ROW = re.compile(
     r"\d+(?:\s+[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)+(?:\s+(?:Pass|Fail|Failed))?", re.IGNORECASE)
 
@@ -227,6 +227,9 @@ _LAUNCHER_PREFIX = re.compile(
     r"|\d+(?:\+\d+)?: "  # SLURM srun --label: '0: ', ' 12: ', heterogeneous jobs '0+1: '
     r"|\[\d+\] )"  # MPICH / Intel MPI -prepend-rank: '[0] '
 )
+_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
+"""An RFC 3339 time before each line: ``kubectl logs --timestamps`` (``2025-03-14T09:26:53.123456789Z ``),
+``docker logs -t``."""
 MAX_ROWS = 100_000
 """The most table rows a log may hold (a sweep has tens; a million-row file is not a benchmark log)."""
 _MAX_LINES = 10 * MAX_ROWS
@@ -235,12 +238,13 @@ _MAX_LINES = 10 * MAX_ROWS
 def split_lines(text: str, path: str = "<text>") -> list[str]:
     """The lines of *text*, split at line feeds only (so that line numbers match an editor's), with
     any MPI launcher prefix removed from each line (Open MPI ``--tag-output``, SLURM ``srun --label``,
-    MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do."""
+    MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do, and before it any
+    time stamp a log collector put there (``kubectl logs --timestamps``, ``docker logs -t``)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(lines) > _MAX_LINES:
         raise ParseError(f"the log has {len(lines)} lines, more than the {_MAX_LINES} costmodel reads; "
                          "keep the table only", path=path, line=_MAX_LINES + 1)
-    lines = [_LAUNCHER_PREFIX.sub("", line, count=1) for line in lines]
+    lines = [_LAUNCHER_PREFIX.sub("", _TIMESTAMP.sub("", line, count=1), count=1) for line in lines]
     while lines and not lines[-1].strip():
         lines.pop()
     return lines

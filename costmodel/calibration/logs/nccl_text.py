@@ -284,6 +284,41 @@ def _infer_nccl_collective(state: _NcclText, p: int | None) -> str | None:
     return candidates.pop() if len(candidates) == 1 else None
 
 
+_MOST_RANKS = 1 << 24
+"""The most ranks :func:`_table_p` considers."""
+
+
+def _table_p(state: _NcclText, collective: str) -> int | None:
+    """The one rank count that the printed busbw/algbw of the row with the largest algbw allows, within
+    the printing's rounding (nccl-tests computes busbw with the communicator's true size); None when the
+    factor does not depend on p, or the rounding allows more than one."""
+    factor = BUS_FACTORS[collective]
+    if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
+        return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
+    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed if Fraction(a) > 0]
+    if not printed:
+        return None
+    a, b, a_tok, b_tok = max(printed)
+    if a <= _ulp(a_tok) / 2:
+        return None
+    low = (b - _ulp(b_tok) / 2) / (a + _ulp(a_tok) / 2)
+    high = (b + _ulp(b_tok) / 2) / (a - _ulp(a_tok) / 2)
+
+    def first(at_least: Fraction, strict: bool) -> int:  # the least p whose factor is >= (or >) at_least
+        lo, hi = 2, _MOST_RANKS
+        while lo < hi:
+            mid = (lo + hi) // 2
+            f = factor(Fraction(mid))
+            if f > at_least or (f == at_least and not strict):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    least, most = first(low, strict=False), first(high, strict=True) - 1
+    return least if least == most and least < _MOST_RANKS else None
+
+
 def _nccl_p(state: _NcclText, requested: int | None) -> int | None:
     p = None
     if state.ranks:
@@ -344,6 +379,11 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
                          f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)
     if chosen not in BUS_FACTORS:
         raise ParseError(f"nccl-tests has no {chosen} test", path=name, line=line)
+    table = _table_p(state, chosen) if p is None else None
+    if table is not None and ranks is not None and table != ranks:
+        state.warnings.append(f"the log's busbw/algbw says p = {table}, not the {ranks} its '# Rank' lines "
+                              f"(or nThread × nGpus) give: were the lines cut? p = {table} taken")
+        ranks = table
     _finish_nccl_warnings(state, chosen, ranks)
     check_increasing(state.rows, path=name)
     return Measurements(

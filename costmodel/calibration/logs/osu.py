@@ -145,7 +145,7 @@ def _osu_rows(lines: list[str], path: str, *, bandwidth: bool) -> tuple[list[Row
         s = raw.strip()
         if not s:
             continue
-        if s.startswith("#"):
+        if s.startswith("#") or OSU_SIZE_HEADER.match(s) or OSU_TITLE.match(s):  # '#' lost in a paste, too
             header = number if OSU_SIZE_HEADER.match(s) else header
             continue
         tokens = s.split()

@@ -75,6 +75,29 @@ def test_a_log_where_only_some_lines_carry_a_prefix(log):
                                                                    for r in plain.rows]
 
 
+@pytest.mark.parametrize("log", ALL_LOGS, ids=lambda p: p.name)
+def test_kubectl_timestamps_are_stripped_before_any_prefix(log):
+    """kubectl logs --timestamps (and docker logs -t) put an RFC 3339 time before every line, before the
+    launcher's own prefix when there is one."""
+    lines = _lines(log)
+    stamped = [f"2025-03-14T09:{i % 60:02d}:53.{i:09d}Z {s}" for i, s in enumerate(lines)]
+    assert _key(parse_log("\n".join(stamped))) == _key(read_log(log))
+    labelled = [f"2025-03-14T09:26:53+01:00 {i % 4}: {s}" for i, s in enumerate(lines)]
+    assert _key(parse_log("\n".join(labelled))) == _key(read_log(log))
+
+
+def test_the_rank_count_comes_from_busbw_when_the_rank_lines_were_cut():
+    """nccl-tests computes busbw with the communicator's size: a log whose '# Rank' lines lost the second
+    node's (or kept only the last line) still says how many ranks ran, and that count is taken."""
+    full = NCCL / "allreduce_h100x16_2node_8xndr_nccltests309.txt"
+    cut = parse_log("\n".join(s for s in _lines(full) if "on bm-h100-02 device" not in s))
+    assert cut.p == 16 and any("busbw/algbw says p = 16, not the 8" in w for w in cut.warnings)
+    assert [(r.n_bytes, r.time_s) for r in cut.rows] == [(r.n_bytes, r.time_s) for r in read_log(full).rows]
+    rack = read_log(NCCL / "allreduce_gb200x72_nvl72_elided_coreweave.txt")  # one '# Rank 71' line
+    assert rack.p == 72 and not any("busbw/algbw says" in w for w in rack.warnings)
+    assert not any("differs from algbw" in w for w in rack.warnings)
+
+
 def test_a_prefix_never_eats_a_row():
     # a bare OSU row and an nccl-tests row do not look like a prefix, and the source line stays
     m = parse_log("\n".join(f"0: {s}" for s in _lines(KIND)))
@@ -87,6 +110,14 @@ def test_a_prefix_never_eats_a_row():
 
 def _bare(path: Path) -> list[str]:
     return [s for s in _lines(path) if s.strip() and not s.lstrip().startswith("#")]
+
+
+@pytest.mark.parametrize("log", sorted(OSU.glob("*.txt")), ids=lambda p: p.name)
+def test_osu_header_lines_that_lost_their_hash(log):
+    """A paste that drops the leading '#' of OSU's title and column lines reads as the original."""
+    unhashed = [s if s.startswith("# source:") else re.sub(r"^#\s*", "", s) for s in _lines(log)]
+    m = parse_log("\n".join(unhashed))
+    assert _key(m) == _key(read_log(log)) and m.collective == "allreduce"
 
 
 @pytest.mark.parametrize("log", sorted(OSU.glob("*.txt")), ids=lambda p: p.name)

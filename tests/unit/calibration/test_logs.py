@@ -39,6 +39,7 @@ EXPECTED = {
     "allreduce_a100x16_2node_4xhdr_sharp_abci.txt": ("nccl-tests", "allreduce", 16, 29, 8, "22.54"),
     "allreduce_a100x8_1node_nvswitch_superbench.txt": ("nccl-tests", "allreduce", 8, 32, 4, "34.73"),
     "allreduce_h100x16_2node_8xndr_nccltests309.txt": ("nccl-tests", "allreduce", 16, 32, 8, "68.52"),
+    "allreduce_gb200x72_nvl72_elided_coreweave.txt": ("nccl-tests", "allreduce", 72, 5, 536870912, "1806.7"),
     "allreduce_h100x16_2node_8xndr_ring_nccltests309.txt": ("nccl-tests", "allreduce", 16, 14, 1048576, "156.9"),
     "allreduce_h100x8_1node_nvswitch_dgxc.txt": ("nccl-tests", "allreduce", 8, 32, 8, "13.67"),
     "allreduce_a100x16_2node_rdma_oci.txt": ("nccl-tests", "allreduce", 16, 31, 8, "36.47"),
@@ -275,7 +276,9 @@ def test_wrong_p_shows_as_busbw_mismatch(tmp_path):
              if "Rank" not in s or int(s.split()[2]) < 8]
     target = tmp_path / "eight.txt"
     target.write_text("\n".join(lines), encoding="utf-8")
-    m = read_log(target)
+    m = read_log(target)  # the cut '# Rank' lines say 8; busbw/algbw says 16, and is taken
+    assert m.p == 16 and any("busbw/algbw says p = 16" in w for w in m.warnings)
+    m = read_log(target, p=8)  # a p given is kept, and every row's busbw disagrees with it
     assert m.p == 8
     mismatches = [w for w in m.warnings if "busbw" in w and "is p = 8 right?" in w]
     assert len(mismatches) == 8 and m.warnings[-1].endswith("more bandwidth mismatches")
