@@ -99,12 +99,11 @@ Execute = Callable[[int, str, int, int, Any], Any]
 """``execute(device, op, microbatch, chunk, start) -> end``: runs one operation that starts at *start*."""
 
 
-def _simulate(schedule: _Schedule, *, p: int, v: int, durations: Sequence[Mapping[str, int]] = (),
-              comm: Any, execute: Execute | None = None,
-              settled: Sequence[Sequence[tuple[Any, Any]]] = ()) -> list[list[tuple[Any, Any]]]:
-    """Start and end of every operation, in each device's order (integer ticks, or any exact numbers).
-
-    *schedule* is :func:`_schedule`'s: each device's order and the inputs of each of its operations.
+def _simulate(name: str, p: int, m: int, v: int, *, durations: Sequence[Mapping[str, int]] = (),
+              comm: Any, execute: Execute | None = None, settled: Sequence[Sequence[tuple[Any, Any]]] = ()
+              ) -> tuple[tuple[tuple[Step, ...], ...], list[list[tuple[Any, Any]]]]:
+    """Each device's order of schedule *name* (p devices, m micro-batches, v chunks) and the start and end
+    of every operation in it (integer ticks, or any exact numbers).
 
     ``durations[vs][op]`` is the time of *op* on virtual stage vs (chunk·p + device); *execute*, when
     given, replaces them: it is called once per operation, in each device's order and with starts
@@ -117,13 +116,13 @@ def _simulate(schedule: _Schedule, *, p: int, v: int, durations: Sequence[Mappin
     producer is on another device).  Raises RuntimeError on a deadlock, which a
     correct order never has.
     """
-    orders, plans, width = schedule
+    orders, plans, width = _schedule(name, p, m, v)
     done: list[Any] = [None] * (3 * p * v * width)  # the end of each (op, virtual stage, micro-batch)
     times: list[list[tuple[Any, Any]]] = [list(settled[s]) if settled else [] for s in range(p)]
     for plan, at in zip(plans, times, strict=True):
         for step, (_, end) in zip(plan, at, strict=False):
             done[step[0]] = end
-    spans = [[durations[vs][op] for op, vs in ((o, c * p + s) for o, _, c in order)] if durations else ()
+    spans = [[durations[c * p + s][op] for op, _, c in order] if durations else ()
              for s, order in enumerate(orders)]
     pending = deque(range(p))
     queued = [True] * p
@@ -137,7 +136,7 @@ def _simulate(schedule: _Schedule, *, p: int, v: int, durations: Sequence[Mappin
                     pending.append(u)
     if any(len(at) < len(order) for at, order in zip(times, orders, strict=True)):
         raise RuntimeError("pipeline schedule deadlocked; its operation order is inconsistent")
-    return times
+    return orders, times
 
 
 def _advance(s: int, order: Sequence[Step], plan: _Plan, at: list[tuple[Any, Any]], span: Sequence[Any], *,
@@ -352,9 +351,7 @@ def bubble(
     spans = {"F": f / v, "B": (b if split else b + w) / v, "W": w / v}
     scale = math.lcm(*(x.denominator for x in (*spans.values(), c)))
     durations = {op: int(x * scale) for op, x in spans.items()}
-    planned = _schedule(name, p, m, v)
-    orders = planned[0]
-    times = _simulate(planned, p=p, v=v, durations=[durations] * (p * v), comm=int(c * scale))
+    orders, times = _simulate(name, p, m, v, durations=[durations] * (p * v), comm=int(c * scale))
 
     total = Fraction(max(at[-1][1] for at in times), scale)
     busy = m * (f + b + w)
@@ -442,8 +439,8 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
              for f, b, w in zip(forward, backward, weight, strict=True)]
     scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
     durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
-    planned = _schedule(name, p, microbatches, v)
-    return planned[0], _simulate(planned, p=p, v=v, durations=durations, comm=int(comm * scale)), scale
+    orders, times = _simulate(name, p, microbatches, v, durations=durations, comm=int(comm * scale))
+    return orders, times, scale
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
@@ -460,10 +457,8 @@ def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: i
     :func:`settled_prefix`); only the rest are executed.
     """
     name = resolve_schedule(schedule)
-    planned = _schedule(name, stages, microbatches, chunks)
-    orders = planned[0]
     known = [[(o.start, o.end) for o in ops] for ops in settled] if settled else ()
-    times = _simulate(planned, p=stages, v=chunks, comm=comm, execute=execute, settled=known)
+    orders, times = _simulate(name, stages, microbatches, chunks, comm=comm, execute=execute, settled=known)
     out = []
     for s in range(stages):
         kept = tuple(settled[s]) if settled else ()

@@ -295,10 +295,8 @@ def _table_p(state: _NcclText, collective: str) -> int | None:
     factor = BUS_FACTORS[collective]
     if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
         return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
-    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed if Fraction(a) > 0]
-    if not printed:
-        return None
-    a, b, a_tok, b_tok = max(printed)
+    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed]
+    a, b, a_tok, b_tok = max(printed, default=(Fraction(0), Fraction(0), "0", "0"))
     if a <= _ulp(a_tok) / 2:
         return None
     low = (b - _ulp(b_tok) / 2) / (a + _ulp(a_tok) / 2)

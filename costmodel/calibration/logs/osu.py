@@ -145,8 +145,9 @@ def _osu_rows(lines: list[str], path: str, *, bandwidth: bool) -> tuple[list[Row
         s = raw.strip()
         if not s:
             continue
-        if s.startswith("#") or OSU_SIZE_HEADER.match(s) or OSU_TITLE.match(s):  # '#' lost in a paste, too
-            header = number if OSU_SIZE_HEADER.match(s) else header
+        sizes = OSU_SIZE_HEADER.match(s)
+        if sizes or s.startswith("#") or OSU_TITLE.match(s):  # the title and column lines, '#' lost or not
+            header = number if sizes else header
             continue
         tokens = s.split()
         if not INTEGER.fullmatch(tokens[0]):
