@@ -268,7 +268,14 @@ def decimal(token: str, what: str, *, path: str, line: int | None, where: str = 
     """
     if not NUMBER.fullmatch(token):
         raise ParseError(f"{where}{what} {token!r} is not a finite number", path=path, line=line)
+    if ("e" in token or "E" in token) and abs(int(token.lower().partition("e")[2])) > _MAX_EXPONENT:
+        raise ParseError(f"{where}{what} {token!r} is out of range (a power of ten above "
+                         f"{_MAX_EXPONENT}); a typo?", path=path, line=line)
     return _exact_decimal(token, scale)
+
+
+_MAX_EXPONENT = 300
+"""The largest power of ten a token may carry (a float's range; 1e999999999 would take minutes to expand)."""
 
 
 @lru_cache(maxsize=1 << 14)

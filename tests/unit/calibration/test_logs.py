@@ -24,6 +24,7 @@ from costmodel.calibration import (
     read_log,
     write_csv,
 )
+from costmodel.calibration.logs.measurements import NUMBER, decimal
 from costmodel.errors import CostmodelError, InputError, ParseError
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "logs"
@@ -609,3 +610,21 @@ def test_spliced_real_lines_never_crash(lines, where, junk):
         lines[k] = lines[k][: len(junk)] + junk
     with contextlib.suppress(CostmodelError):
         parse_log("\n".join(lines) + "\n")
+
+
+@given(st.from_regex(NUMBER, fullmatch=True), st.sampled_from([-6, 0, 9]))
+def test_a_decimal_token_is_read_exactly(token, scale):
+    exponent = token.lower().partition("e")[2]
+    if exponent and abs(int(exponent)) > 300:
+        with pytest.raises(ParseError, match="out of range"):
+            decimal(token, "value", path="<text>", line=1)
+        return
+    # Fraction parses the text itself: an independent reading of the same token
+    assert decimal(token, "value", path="<text>", line=1, scale=scale) == Fraction(token) * Fraction(10) ** scale
+
+
+def test_a_huge_power_of_ten_is_refused_at_once(tmp_path):
+    log = tmp_path / "huge.txt"
+    log.write_text("# OSU MPI Allreduce Latency Test v5.8\n# Size       Avg Latency(us)\n4 1e999999999\n")
+    with pytest.raises(ParseError, match=r"huge.txt:3: latency '1e999999999' is out of range"):
+        read_log(log, p=2)
