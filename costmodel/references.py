@@ -68,6 +68,13 @@ KIELMANN_2000 = Citation(
     year=2000,
     url="https://doi.org/10.1007/3-540-45591-4_162",
 )
+WESOLOWSKY_1981 = Citation(
+    key="wesolowsky1981",
+    authors="G. O. Wesolowsky",
+    title="A new descent algorithm for the least absolute value regression problem",
+    venue="Communications in Statistics - Simulation and Computation 10(5):479-491",
+    year=1981,
+)
 PATARASUK_2009 = Citation(
     key="patarasuk2009",
     authors="P. Patarasuk, X. Yuan",
@@ -805,7 +812,8 @@ IEEE_8023AN = Citation(
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
-        THAKUR_2005, CHAN_2007, KIELMANN_2000, PATARASUK_2009, SANDERS_2009, BRUCK_1997, RABENSEIFNER_2004,
+        THAKUR_2005, CHAN_2007, KIELMANN_2000, WESOLOWSKY_1981, PATARASUK_2009, SANDERS_2009, BRUCK_1997,
+        RABENSEIFNER_2004,
         TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_A100, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,
