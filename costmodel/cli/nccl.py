@@ -226,6 +226,36 @@ Overrides = Annotated[
         help="Constants a tuner plugin would set (base_latencies, hw_latencies, the bandwidth caps).",
     ),
 ]
+AsMeasured = Annotated[
+    bool,
+    option(
+        "--as-measured",
+        panel=_NCCL,
+        help="Predict what nccl-tests measures: NCCL's choice with a per-call overhead and each protocol's "
+        "achieved share of its bandwidth (calibrated on published logs; see --overheads).",
+    ),
+]
+OverheadsFile = Annotated[
+    Path | None,
+    option(
+        "--overheads",
+        metavar="TOML",
+        panel=_NCCL,
+        help="The overheads of --as-measured from a file `costmodel nccl calibrate` wrote (default: "
+        "the shipped ones).",
+    ),
+]
+
+
+def _measured(as_measured: bool, overheads: Path | None) -> Any:
+    """The overheads to predict with (None: NCCL's estimate alone)."""
+    if overheads is not None and not as_measured:
+        raise InputError("--overheads sets the constants of --as-measured; add --as-measured")
+    if not as_measured:
+        return None
+    from costmodel.nccl.measured import load_overheads
+
+    return load_overheads(overheads)
 
 
 @dataclass(frozen=True)
@@ -380,6 +410,8 @@ def predict_command(
     proto: Proto = None,
     nccl_version: Version = "2.30",
     overrides: Overrides = None,
+    as_measured: AsMeasured = False,
+    overheads: OverheadsFile = None,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Show the chosen entry's formulas with NCCL's constants substituted."),
@@ -391,7 +423,8 @@ def predict_command(
     With -n: every (algorithm, protocol) of the collective, enabled or not (and why), its latency,
     bandwidth and time; the choice, its channels and threads, algbw and busbw as nccl-tests prints
     them. With --min/--max instead: the size ranges of each choice, with the exact switch sizes.
-    `costmodel nccl COLLECTIVE ...` is the same command.
+    With --as-measured, the time is what nccl-tests would measure for that choice (docs/calibration.md,
+    "What nccl-tests will measure"). `costmodel nccl COLLECTIVE ...` is the same command.
 
     JSON: {"algorithm", "protocol", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "channels",
     "threads", "entries": [...], "steps": [...], "system"}; with --min/--max {"ranges": [{"algorithm",
@@ -412,14 +445,23 @@ def predict_command(
     if explain and ranged:
         raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
     system = hardware_system(hw, ranks, nodes)
+    measured = _measured(as_measured, overheads)
     settings: dict[str, Any] = {
         "version": nccl_version,
         "algo": algo,
         "proto": proto,
         "overrides": _overrides(overrides),
     }
+    def priced(n: Any) -> Any:
+        p = predict(collective, n, system, **settings)
+        if measured is None:
+            return p
+        from costmodel.nccl.measured import as_measured as measure
+
+        return measure(p, measured)
+
     if size is not None:
-        emit(Predicted(predict(collective, size, system, **settings), system, explain), as_json=as_json)
+        emit(Predicted(priced(size), system, explain), as_json=as_json)
         return
     found = sweep(
         collective,
@@ -428,13 +470,7 @@ def predict_command(
         system,
         **settings,
     )
-    ends = tuple(
-        (
-            predict(collective, r.from_bytes, system, **settings),
-            predict(collective, r.to_bytes, system, **settings),
-        )
-        for r in found.ranges
-    )
+    ends = tuple((priced(r.from_bytes), priced(r.to_bytes)) for r in found.ranges)
     emit(Ranges(found, system, ends), as_json=as_json)
 
 
@@ -477,6 +513,8 @@ def compare_command(
         ),
     ] = None,
     overrides: Overrides = None,
+    as_measured: AsMeasured = False,
+    overheads: OverheadsFile = None,
     as_json: Json = False,
 ) -> None:
     """A measured nccl-tests log against NCCL's model: time and busbw size by size, and the errors.
@@ -486,9 +524,11 @@ def compare_command(
     (nccl-library=, "NCCL version", "NCCL_ALGO set by environment to"), each said in a note; an
     rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
     protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
-    given, as is the whole log's.
+    given, as is the whole log's, and the median |busbw error| at sizes from 1 MiB and below. With
+    --as-measured the model is what nccl-tests would measure, not NCCL's estimate alone.
 
-    JSON: {"collective", "ranks", "nodes", "nccl_version", "median_abs_rel_error", "regimes": [...], "rows":
+    JSON: {"collective", "ranks", "nodes", "nccl_version", "as_measured", "median_abs_rel_error",
+    "median_abs_busbw_error_from_1mib", "median_abs_busbw_error_below_1mib", "regimes": [...], "rows":
     [{"n_bytes", "measured_s", "predicted_s", "rel_error", "measured_busbw_bytes_per_s",
     "predicted_busbw_bytes_per_s", "algorithm", "protocol", "regime"}], "notes"}.
 
@@ -496,6 +536,7 @@ def compare_command(
     """
     from costmodel.nccl.compare import compare, log_nodes, log_shape
 
+    measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
     if measurements.p is None:
         raise InputError(
@@ -512,9 +553,60 @@ def compare_command(
             proto=proto,
             overrides=_overrides(overrides),
             facts=facts,
+            overheads=measured,
         ),
         as_json=as_json,
     )
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """Overheads calibrated on a manifest's logs, and where they were written."""
+
+    calibration: Any
+    out: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.calibration.to_dict(), "out": None if self.out is None else str(self.out)}
+
+
+@nccl_app.command("calibrate")
+def calibrate_command(
+    manifest: Annotated[
+        Path,
+        typer.Argument(metavar="MANIFEST", help="A TOML file of [[log]] tables: each log and its hardware."),
+    ],
+    out: Annotated[Path | None, option("--out", "-o", help="Write the overheads here (TOML).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Calibrate what --as-measured adds to NCCL's estimate on nccl-tests logs, and each log's error.
+
+    Each [[log]] names a log (path, relative to the manifest) and its hardware as compare takes it
+    (preset, or arch, channels, bw_intra, bw_inter; nodes, algo where the log does not say; why). The
+    per-call overhead and the achieved share of each protocol are medians over the logs; each log's
+    median |busbw error| is shown for NCCL's estimate, with the calibrated overheads, and held out
+    (calibrated on the other logs). --out writes a file --overheads reads.
+
+    JSON: {"overheads": {"call_s", "share_ll", "share_ll128", "share_simple"}, "logs": [{"name",
+    "ranks", "nodes", "hardware", "sizes", "model_large", "model_small", "in_sample_large",
+    "in_sample_small", "held_out_large", "held_out_small"}], "notes", "out"}: *_large at sizes from
+    1 MiB, *_small below.
+
+    Example: costmodel nccl calibrate tests/data/logs/nccl-tests/manifest.toml
+    """
+    from costmodel._files import check_writable
+    from costmodel.nccl.compare import read_manifest
+    from costmodel.nccl.measured import calibrate
+
+    target = None if out is None else check_writable(out, force=force)
+    cases = read_manifest(manifest)
+    source = (f"calibrated by costmodel nccl calibrate on {len(cases)} nccl-tests logs:\n"
+              + "\n".join(f"  {c.name}" for c in cases))
+    result = calibrate(cases, source=source)
+    if target is not None:
+        target.write_text(result.overheads.toml(), encoding="utf-8")
+    emit(Calibrated(result, target), as_json=as_json)
 
 
 @dataclass(frozen=True)
@@ -691,7 +783,9 @@ def _render_predicted(r: Predicted) -> Rendered:
     choice = Text.assemble(
         "NCCL chooses ",
         (f"{p.algorithm}/{p.protocol}", "bold"),
-        f": {_time(p.time_s)} on {p.channels} channels × {p.threads} threads\n"
+        f": {_time(p.time_s)}"
+        + ("" if p.estimate_s is None else f" as nccl-tests measures it (estimate {_time(p.estimate_s)})")
+        + f" on {p.channels} channels × {p.threads} threads\n"
         f"algbw {_rate(p.algbw_bytes_per_s)} · busbw {_rate(p.busbw_bytes_per_s)} "
         f"(nccl-tests' terms: algbw = n / time, busbw = algbw × {factor})",
     )
@@ -784,13 +878,53 @@ def _render_comparison(c: Any) -> Rendered:
     nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")
     head = markup(
         f"[bold]{c.collective}[/bold] · {c.ranks} ranks on {nodes} · measured against NCCL "
-        f"{c.version}'s model\n[dim]{escape(c.source or c.path)}[/dim]"
+        f"{c.version}'s model{', as nccl-tests measures' if c.as_measured else ''}\n"
+        f"[dim]{escape(c.source or c.path)}[/dim]"
     )
+    bands = [f"{float(e[0]):.1%} at {what} ({e[1]} sizes)"
+             for e, what in zip(c.busbw_errors(), ("≥ 1 MiB", "< 1 MiB"), strict=True) if e is not None]
     summary = Text(
         f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} sizes "
-        "(error = (model − measured) / measured)"
+        "(error = (model − measured) / measured)\n"
+        f"median |busbw error| {', '.join(bands)}"
     )
     return Group(head, Text(""), out, Text(""), regimes, Text(""), summary), tuple(c.notes)
+
+
+@renders("costmodel.cli.nccl.Calibrated")
+def _render_calibrated(r: Calibrated) -> Rendered:
+    from rich.console import Group
+    from rich.text import Text
+
+    c, o = r.calibration, r.calibration.overheads
+    pct = lambda x: "–" if x is None else f"{float(x):.1%}"
+    bands = ("NCCL ≥1MiB", "NCCL <1MiB", "fit ≥1MiB", "fit <1MiB", "held out ≥1MiB", "held out <1MiB")
+    out = table("log", "ranks", *bands, numeric=("ranks", *bands), optional=(bands[:2], bands[2:4]))
+    for a in c.logs:
+        errors = (a.model_large, a.model_small, a.in_sample_large, a.in_sample_small, a.held_out_large,
+                  a.held_out_small)
+        out.add_row(a.name, f"{a.ranks} on {a.nodes}", *map(pct, errors))
+    us = o.call_s * 10**6
+    head = Text.assemble(
+        ("overheads of --as-measured", "bold"),
+        f" · {len(c.logs)} logs\nper-call overhead {float(us):.1f} µs · achieved share of the bandwidth: "
+        f"LL {float(o.ll):.3f}, LL128 {float(o.ll128):.3f}, Simple {float(o.simple):.3f}",
+    )
+    large = [a.held_out_large for a in c.logs if a.held_out_large is not None]
+    small = [a.held_out_small for a in c.logs if a.held_out_small is not None]
+    within_large = sum(e <= Fraction(15, 100) for e in large)
+    within_small = sum(e <= Fraction(30, 100) for e in small)
+    meets = Text(
+        f"held out, median |busbw error| ≤ 15 % at ≥ 1 MiB on {within_large} of {len(large)} logs, "
+        f"≤ 30 % below 1 MiB on {within_small} of {len(small)}"
+    )
+    parts: list[Any] = [head, Text(""), out, Text(""), meets]
+    if r.out is not None:
+        parts.append(Text(f"wrote {r.out} (use it with --as-measured --overheads {r.out})"))
+    notes = ("error: median over a log's sizes of |predicted busbw / measured busbw − 1|; NCCL: the tuning "
+             "model's estimate; fit: with the overheads above; held out: with overheads calibrated on the "
+             "other logs", *c.notes)
+    return Group(*parts), notes
 
 
 @renders("costmodel.cli.nccl.PresetText")

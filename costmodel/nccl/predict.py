@@ -184,6 +184,9 @@ class Prediction:
     entries: tuple[EntryTime, ...]
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
+    estimate_s: Fraction | None = None
+    """NCCL's own estimate when ``time_s`` is what nccl-tests would measure
+    (:func:`costmodel.nccl.measured.as_measured`); None when ``time_s`` is that estimate."""
 
     def explain(self) -> str:
         """The steps as text, one per line."""
@@ -201,6 +204,7 @@ class Prediction:
             "algorithm": self.algorithm,
             "protocol": self.protocol,
             "time_s": real(self.time_s),
+            "estimate_s": None if self.estimate_s is None else real(self.estimate_s),
             "algbw_bytes_per_s": real(self.algbw_bytes_per_s),
             "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
             "channels": self.channels,
