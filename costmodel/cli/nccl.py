@@ -394,8 +394,9 @@ def predict_command(
     `costmodel nccl COLLECTIVE ...` is the same command.
 
     JSON: {"algorithm", "protocol", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "channels",
-    "threads", "entries": [...], "steps": [...], "system"}; with --min/--max {"ranges": [{"algorithm",
-    "protocol", "from_bytes", "to_bytes", "from_time_s", "to_time_s"}], ...}.
+    "threads", "entries": [...], "steps": [...], "notes", "system"}; with --min/--max
+    {"ranges": [{"algorithm", "protocol", "from_bytes", "to_bytes", "from_time_s",
+    "to_time_s"}], "notes", ...}.
 
     Example: costmodel nccl allreduce -n 8MiB --ranks 16 --preset dgx-h100
 
@@ -691,7 +692,7 @@ def _render_predicted(r: Predicted) -> Rendered:
     choice = Text.assemble(
         "NCCL chooses ",
         (f"{p.algorithm}/{p.protocol}", "bold"),
-        f": {_time(p.time_s)} on {p.channels} channels × {p.threads} threads\n"
+        f": {_time(p.time_s)} on {p.channels} channel{'s' if p.channels != 1 else ''} × {p.threads} threads\n"
         f"algbw {_rate(p.algbw_bytes_per_s)} · busbw {_rate(p.busbw_bytes_per_s)} "
         f"(nccl-tests' terms: algbw = n / time, busbw = algbw × {factor})",
     )
@@ -737,9 +738,10 @@ def _render_ranges(r: Ranges) -> Rendered:
         )
     what = "NCCL's choice by message size"
     switches = [f"{_size(x.from_bytes)} ({x.from_bytes} B)" for x in s.ranges[1:]]
-    notes = (
+    notes: tuple[str, ...] = (
         (f"the choice switches at {', '.join(switches)}: the first size of each range",) if switches else ()
     )
+    notes += s.notes
     return Group(_heading(s.function, what, r.system, s.version), Text(""), out), notes
 
 

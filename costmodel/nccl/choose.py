@@ -66,6 +66,9 @@ def time_line(
 
     The time is ``latency + n / (1000 · bandwidth)``; both are constant for n between two
     breakpoints (powers of two times 64, and the plateau threshold), which :mod:`costmodel.nccl.sweep` uses.
+    The plateau test is ncclTopoGetAlgoTime's ``nBytes / (comm->nChannels · nRanks) ≥ 64`` with
+    ``table.channels`` as ``comm->nChannels`` (2.21: raised to the NVLS channels, see
+    :func:`costmodel.nccl.tuning.comm_channels`).
     """
     c, s = table.constants, table.system
     bw = entry.backup_bandwidth if backup else entry.bandwidth
@@ -191,10 +194,15 @@ def pick(timed: tuple[Timed, ...]) -> Timed | None:
 
 def launch(table: TuningTable, algorithm: str, protocol: str, n: int) -> tuple[int, int]:  # noqa: PLR0912 - the port of topoGetAlgoInfo, in its order
     """(channels, threads) NCCL launches for *n* bytes with the chosen entry: the channel and
-    thread reduction for small sizes of topoGetAlgoInfo (2.30) / getChannnelThreadInfo (2.21)."""
+    thread reduction for small sizes of topoGetAlgoInfo (2.30) / getChannnelThreadInfo (2.21).
+
+    2.21 starts from ``comm->collChannels`` (not the ``comm->nChannels`` it raised to the NVLS
+    channels, :func:`costmodel.nccl.tuning.comm_channels`), 2.30 from ``comm->nChannels`` (the same
+    number there)."""
     c, s = table.constants, table.system
     a, p = c.algorithm_index(algorithm), c.protocol_index(protocol)
-    nc, nt = table.channels, table.max_threads[a][p]
+    nc = table.coll_channels if c.version == "2.21" else table.channels
+    nt = table.max_threads[a][p]
     threshold = table.thread_thresholds[a][p]
     if algorithm == "CollNetDirect":
         heads = max(1, s.collnet_heads)

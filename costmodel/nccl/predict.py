@@ -31,6 +31,7 @@ __all__ = [
     "Prediction",
     "Step",
     "bus_factor",
+    "channel_notes",
     "function_of",
     "predict",
     "resolve_version",
@@ -270,7 +271,7 @@ def predict(
     channels, threads = launch(table, best.entry.algorithm, best.entry.protocol, size)
     time_s = best.time_us * _US
     algbw = size / time_s
-    notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
+    notes = _notes(table, best, function)
     return Prediction(
         collective=name,
         function=function,
@@ -288,6 +289,32 @@ def predict(
         entries=tuple(_entry_time(t) for t in timed),
         steps=_steps(table, best, size),
         notes=notes,
+    )
+
+
+def _notes(table: TuningTable, best: Timed, function: str) -> tuple[str, ...]:
+    """What changes the meaning of the prediction: a fallback chosen, 2.21's raised channel count."""
+    notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
+    return (*notes, *channel_notes(table, function))
+
+
+def channel_notes(table: TuningTable, function: str) -> tuple[str, ...]:
+    """A note when NCCL 2.21's raised channel count moves the ring/Simple plateau of *function*.
+
+    ncclTopoGetAlgoTime (``src/graph/tuning.cc`` v2.21.5-1) applies the plateau only to multi-node
+    all-reduce, and divides by ``comm->nChannels``, which ncclTopoPostset raised to the NVLS
+    channels (:func:`costmodel.nccl.tuning.comm_channels`).
+    """
+    s = table.system
+    if not (table.nvls_raised and function == "AllReduce" and s.nodes > 1):
+        return ()
+    threshold = table.constants.ring_simple_plateau[0]
+    return (
+        f"NCCL 2.21 raises its channel count from {table.coll_channels} to the {table.nvls_channels} NVLS "
+        f"channels: the ring/Simple plateau starts at n = {threshold} × {table.channels} channels × "
+        f"{s.ranks} ranks = {threshold * table.channels * s.ranks} B instead of "
+        f"{threshold * table.coll_channels * s.ranks} B; ring and tree still launch at most "
+        f"{table.coll_channels} channels",
     )
 
 
@@ -311,7 +338,9 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
             Step(
                 "ring plateau",
                 f"{number_text(e.latency_us)} µs × {number_text(best.plateau_factor)} "
-                f"(n / (channels × ranks) ≥ 64) = {number_text(best.latency_us)} µs",
+                f"(n / ({table.channels} channels × {table.system.ranks} ranks) = "
+                f"{n // (table.channels * table.system.ranks)} ≥ {table.constants.ring_simple_plateau[0]}) "
+                f"= {number_text(best.latency_us)} µs",
                 best.latency_us,
                 "µs",
             )

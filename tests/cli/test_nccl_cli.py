@@ -87,6 +87,18 @@ def test_filters_and_version(cli):
     )
 
 
+def test_2_21_says_where_its_nvls_channels_move_the_ring_plateau(cli):
+    args = ("nccl", "allreduce", "-n", "8KiB", "--ranks", "16", "--nodes", "2", "--arch", "sm90",
+            "--channels", "2", "--bw-intra", "10", "--bw-inter", "10", "--nvls", "--algo", "ring")
+    out, _ = cli.text(*args, "--nccl-version", "2.21", columns=80)
+    simple = next(line.split() for line in out.splitlines() if line.startswith("Ring      Simple"))
+    assert simple[2:4] == ["152.8", "µs"]  # no plateau: 8192 / (16 × 16) < 64
+    assert "starts at n = 64 × 16 channels × 16 ranks = 16384 B" in " ".join(out.split())
+    out, _ = cli.text(*args, columns=80)  # 2.30: 131.6 × 1.4, as 8192 / (4 × 16) ≥ 64
+    simple = next(line.split() for line in out.splitlines() if line.startswith("Ring      Simple"))
+    assert simple[2:4] == ["184.2", "µs"] and "raises" not in out
+
+
 def test_overrides_change_the_constants(cli, tmp_path):
     toml = tmp_path / "tuner.toml"
     toml.write_text("[base_latencies]\nring = [100.0, 100.0, 100.0]\n", encoding="utf-8")
