@@ -136,7 +136,12 @@ def table_for(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EntryTime(JSONFields):
-    """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s)."""
+    """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s).
+
+    ``enabled``: NCCL times the entry for this call. ``fallback``: NCCL 2.21 times it only as a
+    fallback, used when no other entry is enabled (:attr:`costmodel.nccl.choose.Timed.fallback`);
+    ``reason`` then says why the entry itself is disabled.
+    """
 
     algorithm: str
     protocol: str
@@ -145,7 +150,7 @@ class EntryTime(JSONFields):
     latency_s: Fraction
     bandwidth_bytes_per_s: Fraction
     time_s: Fraction | None
-
+    fallback: bool = False
 
 
 def _entry_time(t: Timed) -> EntryTime:
@@ -157,6 +162,7 @@ def _entry_time(t: Timed) -> EntryTime:
         latency_s=t.latency_us * _US,
         bandwidth_bytes_per_s=t.bandwidth * _GB,
         time_s=None if t.time_us is None else t.time_us * _US,
+        fallback=t.time_us is not None and t.fallback,
     )
 
 
@@ -294,7 +300,18 @@ def predict(
 
 def _notes(table: TuningTable, best: Timed, function: str) -> tuple[str, ...]:
     """What changes the meaning of the prediction: a fallback chosen, 2.21's raised channel count."""
-    notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
+    notes = []
+    if best.backup:
+        notes.append(
+            "NCCL 2.21 runs a fallback: no enabled entry is usable for this call, so it takes the disabled "
+            f"{best.entry.algorithm}/{best.entry.protocol} with the ring's bandwidth before disabling "
+            "(ringbdw)"
+        )
+    elif best.entry.fallback:
+        notes.append(
+            f"NCCL 2.21 runs a fallback: every entry of {function} was disabled, so it put the ring's "
+            "bandwidths back in its table"
+        )
     return (*notes, *channel_notes(table, function))
 
 
@@ -322,7 +339,19 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     """The chosen entry's latency, bandwidth and time with the constants substituted."""
     e = best.entry
     steps = list(latency_steps(table, e))
-    steps.append(Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
+    if best.backup:
+        steps.append(
+            Step(
+                "bandwidth (fallback: the ring's before disabling, ringbdw)",
+                f"{number_text(e.backup_bandwidth)} GB/s",
+                e.backup_bandwidth,
+                "GB/s",
+            )
+        )
+    else:
+        steps.append(
+            Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s")
+        )
     if best.tree_factor is not None:
         steps.append(
             Step(

@@ -24,12 +24,17 @@ __all__ = ["Sweep", "SweepRange", "sweep"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SweepRange(JSONFields):
-    """Sizes ``from_bytes ≤ n ≤ to_bytes`` on which NCCL chooses (algorithm, protocol)."""
+    """Sizes ``from_bytes ≤ n ≤ to_bytes`` on which NCCL chooses (algorithm, protocol).
+
+    ``fallback``: the choice is one NCCL 2.21 makes only because no other entry is enabled
+    (:attr:`costmodel.nccl.choose.Timed.fallback`).
+    """
 
     algorithm: str
     protocol: str
     from_bytes: int
     to_bytes: int
+    fallback: bool = False
 
 
 
@@ -130,6 +135,7 @@ def sweep(
                         protocol=chosen.protocol,
                         from_bytes=n,
                         to_bytes=nxt - 1,
+                        fallback=best.fallback,
                     )
                 )
             n = nxt

@@ -78,6 +78,8 @@ class TuningEntry:
 
     ``reason`` says why the bandwidth is zero (empty when the entry is enabled). ``backup_bandwidth``
     is 2.21's ``ringbdw``: the ring's bandwidth before any disabling, which 2.21 falls back to.
+    ``fallback`` marks a ring entry 2.21 put back because every entry of its function was disabled
+    (ncclTopoTuneModel's "at least set ring algo available", ``src/graph/tuning.cc`` v2.21.5-1).
     """
 
     function: str
@@ -87,6 +89,7 @@ class TuningEntry:
     bandwidth: Fraction
     reason: str = ""
     backup_bandwidth: Fraction = Fraction(0)
+    fallback: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -482,6 +485,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
     for (f, a, p), reasons in why.items():
         if not bws[(f, a, p)] and not reasons and graphs[a].channels == 0:
             reasons.append(f"no {_graph_name(a)} graph")
+    restored: set[tuple[str, str, str]] = set()
     if v21:  # at least set ring algo available (tuning.cc 2.21, after the enable loop)
         for f in c.functions:
             if not any(bws[(f, a, p)] for a in c.algorithms for p in c.protocols):
@@ -489,6 +493,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
                     bws[(f, "Ring", p)] = ring_backup[(f, p)]
                     if ring_backup[(f, p)]:
                         why[(f, "Ring", p)] = []
+                        restored.add((f, "Ring", p))
     entries = tuple(
         TuningEntry(
             f,
@@ -498,6 +503,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
             bws[(f, a, p)],
             "" if bws[(f, a, p)] else "; ".join(dict.fromkeys(why[(f, a, p)])) or "zero bandwidth",
             ring_backup[(f, p)] if v21 and a == "Ring" else _F(0),
+            (f, a, p) in restored,
         )
         for f in c.functions
         for a in c.algorithms

@@ -103,4 +103,50 @@ def test_the_prediction_and_the_sweep_say_where_the_plateau_moved():
 
 def test_the_sweep_switches_at_the_moved_plateau():
     ranges = sweep("allreduce", 8192, 65536, h100_two_nodes(), version="2.21", algo="ring", proto="simple").ranges
-    assert [(r.protocol, r.from_bytes) for r in ranges] == [("Simple", 8192)]
+    assert [(r.protocol, r.from_bytes, r.fallback) for r in ranges] == [("Simple", 8192, False)]
+
+
+# -- entries 2.21 uses only as a fallback -------------------------------------------------------------
+
+def node8_h100():
+    preset = {k: v for k, v in load_preset("dgx-h100").items() if k != "assumptions"}
+    return System.from_preset(preset, ranks=8, nodes=1)
+
+
+def test_a_disabled_ring_entry_is_a_fallback_in_2_21_only():
+    """topoGetAlgoInfo (2.21) times a ring entry of bandwidth 0 with ringbdw into backupMinTime."""
+    p = predict("allreduce", "1MiB", node8_h100(), version="2.21", algo="tree")
+    ring = [e for e in p.entries if e.algorithm == "Ring"]
+    assert [(e.protocol, e.enabled, e.fallback) for e in ring] == [
+        ("LL", True, True), ("LL128", True, True), ("Simple", True, True)]
+    assert {e.reason for e in ring} == {"Ring disabled by NCCL_ALGO=tree"}
+    # Ring LL is faster (28.01 µs) than the chosen Tree LL128, but only a fallback
+    assert min(e.time_s for e in ring) < p.time_s and (p.algorithm, p.protocol) == ("Tree", "LL128")
+    assert not any(e.fallback for e in p.entries if e.algorithm != "Ring")
+    assert not any(e.fallback for e in predict("allreduce", "1MiB", node8_h100(), algo="tree").entries)
+
+
+def test_a_chosen_backup_says_so_and_shows_the_ring_bandwidth():
+    # 2 nodes with CollNet: 2.21's table enables NVLS all-gather, but topoGetAlgoInfo runs NVLS
+    # all-gather on one node only, so with NCCL_ALGO=nvls only the Ring backups have a time
+    s = System.explicit(arch=90, ranks=16, nodes=2, channels=8, bw_intra=40, bw_inter=40, nvls=True, collnet=True)
+    p = predict("allgather", "1MiB", s, version="2.21", algo="nvls")
+    assert p.algorithm == "Ring" and p.notes[0].startswith("NCCL 2.21 runs a fallback: no enabled entry")
+    table = tune(s, V21, algo="nvls")
+    entry = table.entry("AllGather", "Ring", p.protocol)
+    assert entry.bandwidth == 0 and entry.backup_bandwidth > 0
+    step = next(st for st in p.steps if st.text.startswith("bandwidth"))
+    assert step.text == "bandwidth (fallback: the ring's before disabling, ringbdw)"
+    assert step.value == entry.backup_bandwidth
+    ranges = sweep("allgather", 1, "1GiB", s, version="2.21", algo="nvls").ranges
+    assert ranges and all(r.algorithm == "Ring" and r.fallback for r in ranges)
+
+
+def test_ring_entries_put_back_when_everything_is_disabled_are_fallbacks():
+    s = System.explicit(arch=80, ranks=16, nodes=2, channels=4, bw_intra=20, bw_inter=20, collnet=True)
+    table = tune(s, V21, algo="CollNetChain", proto="LL")
+    assert [table.entry("AllReduce", "Ring", p).fallback for p in ("LL", "LL128", "Simple")] == [True] * 3
+    p = predict("allreduce", "1MiB", s, version="2.21", algo="CollNetChain", proto="LL")
+    assert p.algorithm == "Ring" and all(e.fallback for e in p.entries if e.enabled)
+    assert p.notes[0] == ("NCCL 2.21 runs a fallback: every entry of AllReduce was disabled, so it put the "
+                          "ring's bandwidths back in its table")
