@@ -426,9 +426,12 @@ def predict_command(
     With --as-measured, the time is what nccl-tests would measure for that choice (docs/calibration.md,
     "What nccl-tests will measure"). `costmodel nccl COLLECTIVE ...` is the same command.
 
+    An entry marked fallback is one NCCL 2.21 times but runs only when no other entry is enabled.
+
     JSON: {"algorithm", "protocol", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "channels",
-    "threads", "entries": [...], "steps": [...], "system"}; with --min/--max {"ranges": [{"algorithm",
-    "protocol", "from_bytes", "to_bytes", "from_time_s", "to_time_s"}], ...}.
+    "threads", "entries": [{..., "fallback"}], "steps": [...], "notes", "system"}; with --min/--max
+    {"ranges": [{"algorithm", "protocol", "from_bytes", "to_bytes", "fallback", "from_time_s",
+    "to_time_s"}], "notes", ...}.
 
     Example: costmodel nccl allreduce -n 8MiB --ranks 16 --preset dgx-h100
 
@@ -760,22 +763,33 @@ def _render_predicted(r: Predicted) -> Rendered:
         numeric=("latency", "bandwidth", "time"),
     )
     off: dict[tuple[str, str], list[str]] = {}
+    fallbacks: dict[tuple[str, str], list[str]] = {}
     for e in p.entries:
         if e.time_s is None:
             off.setdefault((e.algorithm, e.reason), []).append(e.protocol)
             continue
         chosen = (e.algorithm, e.protocol) == (p.algorithm, p.protocol)
+        if e.fallback:
+            why = e.reason or f"every {p.function} entry was disabled; the ring's bandwidths are put back"
+            fallbacks.setdefault((e.algorithm, why), []).append(e.protocol)
+        mark = "◀ chosen" if chosen else ""
+        if e.fallback:
+            mark = f"{mark} (fallback)" if chosen else "fallback"
         out.add_row(
             e.algorithm,
             e.protocol,
             _time(e.latency_s),
             _rate(e.bandwidth_bytes_per_s),
             _time(e.time_s),
-            "◀ chosen" if chosen else "",
+            mark,
         )
     disabled = [
         prose(Text(f"  {algorithm} {', '.join(protocols)}: {reason}"), hang=4)
         for (algorithm, reason), protocols in off.items()
+    ]
+    fallen = [
+        prose(Text(f"  {algorithm} {', '.join(protocols)}: {reason}"), hang=4)
+        for (algorithm, reason), protocols in fallbacks.items()
     ]
     factor = {"AllReduce": "2(p−1)/p", "AllGather": "(p−1)/p", "ReduceScatter": "(p−1)/p"}.get(
         p.function, "1"
@@ -785,7 +799,7 @@ def _render_predicted(r: Predicted) -> Rendered:
         (f"{p.algorithm}/{p.protocol}", "bold"),
         f": {_time(p.time_s)}"
         + ("" if p.estimate_s is None else f" as nccl-tests measures it (estimate {_time(p.estimate_s)})")
-        + f" on {p.channels} channels × {p.threads} threads\n"
+        + f" on {p.channels} channel{'s' if p.channels != 1 else ''} × {p.threads} threads\n"
         f"algbw {_rate(p.algbw_bytes_per_s)} · busbw {_rate(p.busbw_bytes_per_s)} "
         f"(nccl-tests' terms: algbw = n / time, busbw = algbw × {factor})",
     )
@@ -796,6 +810,12 @@ def _render_predicted(r: Predicted) -> Rendered:
         Text(""),
         choice,
     ]
+    if fallen:
+        parts += [
+            Text(""),
+            prose(Text("fallback: NCCL 2.21 uses these only when no other entry is enabled:", style="bold")),
+            *fallen,
+        ]
     if disabled:
         parts += [Text(""), Text("not considered:", style="bold"), *disabled]
     if r.explain:
@@ -825,15 +845,18 @@ def _render_ranges(r: Ranges) -> Rendered:
             _size(rng.from_bytes),
             _size(rng.to_bytes),
             rng.algorithm,
-            rng.protocol,
+            f"{rng.protocol} (fallback)" if rng.fallback else rng.protocol,
             _time(a.time_s),
             _time(b.time_s),
         )
     what = "NCCL's choice by message size"
     switches = [f"{_size(x.from_bytes)} ({x.from_bytes} B)" for x in s.ranges[1:]]
-    notes = (
+    notes: tuple[str, ...] = (
         (f"the choice switches at {', '.join(switches)}: the first size of each range",) if switches else ()
     )
+    if any(rng.fallback for rng in s.ranges):
+        notes += ("(fallback): NCCL 2.21 runs it only because no other entry is enabled",)
+    notes += s.notes
     return Group(_heading(s.function, what, r.system, s.version), Text(""), out), notes
 
 
