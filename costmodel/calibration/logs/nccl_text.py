@@ -47,9 +47,16 @@ _MAX_WARNINGS = 8
 
 def _ulp(token: str) -> Fraction:
     """The unit in the last printed place of a decimal token ('14.18' → 1/100, '1.2e+03' → 100)."""
+    return Fraction(10) ** _ulp_power(token)
+
+
+def _ulp_power(token: str) -> int:
+    """The power of ten of :func:`_ulp` ('14.18' → -2, '1.2e+03' → 2, '34176' → 0)."""
+    if "e" not in token and "E" not in token:
+        point = token.find(".")
+        return 0 if point < 0 else point + 1 - len(token)
     mantissa, _, exponent = token.lower().partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    return Fraction(10) ** (int(exponent or 0) - decimals)
+    return int(exponent or 0) - len(mantissa.partition(".")[2])
 
 
 def _warn_limited(warnings: list[str], items: list[str], summary: str) -> None:
@@ -77,6 +84,7 @@ class _NcclText:
     path: str
     lines: list[str]
     header: list[str] | None = None
+    series_columns: tuple[int, ...] = ()
     header_line: int | None = None
     blocks: list[_Block] = field(default_factory=list)
     ranks: set[int] = field(default_factory=set)
@@ -150,6 +158,7 @@ class _NcclText:
             raise ParseError(f"a second nccl-tests table starts here (the first at line {self.header_line}); "
                              "split a file that holds several runs", path=self.path, line=number)
         self.header, self.header_line = tokens, number
+        self.series_columns = tuple(tokens.index(c) for c in ("type", "redop", "root") if c in tokens)
         starts = [i for i, t in enumerate(tokens) if t in {"time", "cputime"}]
         for k, i in enumerate(starts[:2]):
             if tokens[i + 1: i + 3] != ["algbw", "busbw"]:
@@ -184,7 +193,7 @@ class _NcclText:
         size = whole_bytes(tokens[0], "size", path=self.path, line=number)
         self.table_rows += 1
         check_rows(self.table_rows, path=self.path, line=number)
-        series = tuple(tokens[header.index(c)] for c in ("type", "redop", "root") if c in header)
+        series = tuple(tokens[i] for i in self.series_columns)
         if self.series is None:
             self.series, self.series_line = series, number
             self.note_series(header, tokens, number)
@@ -210,19 +219,21 @@ class _NcclText:
         kind = "in-place" if block.in_place else "out-of-place"
         where = f"{kind} "
         t_tok, a_tok, b_tok = tokens[block.time], tokens[block.algbw], tokens[block.busbw]
-        time_us = decimal(t_tok, "time", path=self.path, line=number, where=where)
-        checked_time(time_us / 10**6, f"{t_tok} us", "time", path=self.path, line=number, where=where)
-        algbw = decimal(a_tok, "algbw", path=self.path, line=number, where=where)
-        busbw = decimal(b_tok, "busbw", path=self.path, line=number, where=where)
+        time_s = decimal(t_tok, "time", path=self.path, line=number, where=where, scale=-6)
+        checked_time(time_s, f"{t_tok} us", "time", path=self.path, line=number, where=where)
+        algbw = decimal(a_tok, "algbw", path=self.path, line=number, where=where, scale=9)
+        busbw = decimal(b_tok, "busbw", path=self.path, line=number, where=where, scale=9)
         if block.wrong is not None and self.refused(block, tokens[block.wrong], number):
             return
-        row = Row(n_bytes=size, time_s=time_us / 10**6, algbw_bytes_per_s=algbw * 10**9,
-                  busbw_bytes_per_s=busbw * 10**9, in_place=block.in_place, line=number)
+        row = Row(n_bytes=size, time_s=time_s, algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw,
+                  in_place=block.in_place, line=number)
         self.rows.append(row)
         self.printed.append((row, t_tok, a_tok, b_tok, number))
 
     def refused(self, block: _Block, token: str, number: int) -> bool:
         kind = "in-place" if block.in_place else "out-of-place"
+        if token == "0":  # what almost every row prints
+            return False
         if token.upper() == "N/A":
             self.unchecked.add(block.in_place)
             return False
@@ -238,23 +249,28 @@ class _NcclText:
 
 
 def _check_bandwidths(state: _NcclText, collective: str, p: int | None) -> None:
-    """Recompute algbw = S/t and busbw = algbw × factor; a mismatch beyond the rounding is a warning."""
+    """Recompute algbw = S/t and busbw = algbw × factor; a mismatch beyond the rounding is a warning.
+
+    In floats: the verdict has a margin of 1 % of the printed rounding, far above a float's error
+    (10⁻¹⁶ of the value), and the numbers it prints have 4 digits.
+    """
     factor = bus_factor(collective, p) if p else None
+    bus_over_alg = float(factor) if factor is not None else 0.0
     bad: list[str] = []
     for row, t_tok, a_tok, b_tok, number in state.printed:
-        time_us = row.time_s * 10**6
-        algbw = Fraction(row.n_bytes, 1000) / time_us  # GB/s
-        slack = algbw * _ulp(t_tok) / 2 / time_us  # from the rounding of the printed time
-        kind = "in-place" if row.in_place else "out-of-place"
-        printed = Fraction(a_tok)
-        if abs(printed - algbw) > (_ulp(a_tok) / 2 + slack) * Fraction(101, 100):
+        time_us = float(t_tok)
+        algbw = row.n_bytes / 1000 / time_us  # GB/s
+        slack = algbw * 10.0 ** _ulp_power(t_tok) / 2 / time_us  # from the rounding of the printed time
+        if abs(float(a_tok) - algbw) > (10.0 ** _ulp_power(a_tok) / 2 + slack) * 1.01:
+            kind = "in-place" if row.in_place else "out-of-place"
             bad.append(f"line {number}: {kind} algbw {a_tok} GB/s differs from size/time = "
-                       f"{float(algbw):.4g} GB/s beyond the printed rounding")
+                       f"{algbw:.4g} GB/s beyond the printed rounding")
         if factor is not None:
-            bus = algbw * factor
-            if abs(Fraction(b_tok) - bus) > (_ulp(b_tok) / 2 + slack * factor) * Fraction(101, 100):
+            bus = algbw * bus_over_alg
+            if abs(float(b_tok) - bus) > (10.0 ** _ulp_power(b_tok) / 2 + slack * bus_over_alg) * 1.01:
+                kind = "in-place" if row.in_place else "out-of-place"
                 bad.append(f"line {number}: {kind} busbw {b_tok} GB/s differs from algbw × {factor} = "
-                           f"{float(bus):.4g} GB/s beyond the printed rounding (is p = {p} right?)")
+                           f"{bus:.4g} GB/s beyond the printed rounding (is p = {p} right?)")
     _warn_limited(state.warnings, bad, "bandwidth mismatches")
 
 
@@ -295,7 +311,10 @@ def _table_p(state: _NcclText, collective: str) -> int | None:
     factor = BUS_FACTORS[collective]
     if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
         return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
-    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed]
+    # the row with the largest (algbw, busbw), exactly: among the rows whose algbw is largest as a float
+    # (a float never orders two decimals the wrong way round, it may only tie them)
+    top = max((float(a) for _, _, a, _, _ in state.printed), default=0.0)
+    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed if float(a) == top]
     a, b, a_tok, b_tok = max(printed, default=(Fraction(0), Fraction(0), "0", "0"))
     if a <= _ulp(a_tok) / 2:
         return None
