@@ -562,6 +562,88 @@ def compare_command(
     )
 
 
+@nccl_app.command("check")
+def check_command(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="nccl-tests output (text or -J JSON).")],
+    nodes: Annotated[
+        int | None,
+        option("--nodes", help="nNodes, when the log's # Rank lines do not name every rank."),
+    ] = None,
+    ranks: Annotated[
+        int | None,
+        option("--ranks", min=2, help="The ranks, when the log has no # Rank lines and no busbw says."),
+    ] = None,
+    collective: Annotated[
+        str | None,
+        option("--collective", metavar="NAME",
+               help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
+    ] = None,
+    preset: Preset = None,
+    arch: Arch = None,
+    channels: Channels = None,
+    bw_intra: BwIntra = None,
+    bw_inter: BwInter = None,
+    intra: Intra = "nvlink",
+    net_latency: NetLatency = Fraction(0),
+    cpu: Cpu = "intel",
+    nvls: Nvls = False,
+    collnet: CollNet = False,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: Annotated[
+        str | None,
+        option("--nccl-version", metavar="V", panel=_NCCL,
+               help="The NCCL release modelled, 2.30 or 2.21 (default: nearest the log's, else 2.30)."),
+    ] = None,
+    overheads: OverheadsFile = None,
+    as_json: Json = False,
+) -> None:
+    """Is this cluster healthy? An nccl-tests log against what it should measure on the hardware given.
+
+    Each size is set beside the prediction of what nccl-tests measures (--as-measured: NCCL's choice
+    with the calibrated overheads). Below 1 MiB and from 1 MiB, the median measured/expected busbw
+    gives a verdict: low when more than twice the prediction's target error (15 % from 1 MiB, 30 %
+    below) under the expected, suspicious when the log shows wrong results, a collapse or an
+    in-place gap, else healthy. Known patterns are named with the public threads their causes come
+    from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), fewer NICs or
+    channels, P2P off or PCIe only, wrong results, a collapse, an in-place gap. The exit status is 0
+    when healthy, 1 when low or suspicious (2 for bad input).
+
+    JSON: {"verdict", "path", "source", "bands": [{"name", "from_bytes", "to_bytes", "sizes",
+    "expected_busbw_bytes_per_s", "measured_busbw_bytes_per_s", "ratio", "verdict", "reason"}],
+    "findings": [{"pattern", "fault", "text", "sources"}], "comparison": {...as compare, or null when no
+    row is valid}, "notes"}.
+
+    Example: costmodel nccl check all_reduce_perf_2x8.txt --preset dgx-h100
+    """
+    from costmodel.errors import WrongResults
+    from costmodel.nccl.check import check, wrong_only
+    from costmodel.nccl.compare import log_nodes, log_shape
+
+    measured = _measured(True, overheads)
+    try:
+        measurements, facts = log_shape(log, collective=collective)
+    except WrongResults as error:
+        from costmodel.calibration.logs.measurements import read_log_text, source_line, split_lines
+
+        source = source_line(split_lines(read_log_text(log)))
+        emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
+        raise typer.Exit(1) from None
+    if measurements.p is None:
+        if ranks is None:
+            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass --ranks R")
+        measurements = measurements.with_p(ranks)
+    elif ranks is not None and ranks != measurements.p:
+        raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
+    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    system = hardware_system(hw, measurements.p, log_nodes(facts, ranks=measurements.p, nodes=nodes))
+    result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
+                   overheads=measured)
+    emit(result, as_json=as_json)
+    if result.verdict != "healthy":
+        raise typer.Exit(1)
+
+
 @dataclass(frozen=True)
 class Calibrated:
     """Overheads calibrated on a manifest's logs, and where they were written."""
@@ -948,6 +1030,43 @@ def _render_calibrated(r: Calibrated) -> Rendered:
              "model's estimate; fit: with the overheads above; held out: with overheads calibrated on the "
              "other logs", *c.notes)
     return Group(*parts), notes
+
+
+@renders("costmodel.nccl.check.Check")
+def _render_check(r: Any) -> Rendered:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    c = r.comparison
+    if c is None:
+        head = markup(f"[bold]check[/bold] · [bold]{r.verdict}[/bold]: no valid row\n"
+                      f"[dim]{escape(r.source or r.path)}[/dim]")
+        found = [prose(Text.assemble("  ", (f.pattern, "bold"), f" (fault): {f.text}"), hang=4)
+                 for f in r.findings]
+        return Group(head, Text(""), Text("findings:", style="bold"), *found), tuple(r.notes)
+    columns = ("expected busbw", "measured busbw", "measured/expected")
+    out = table("sizes", *columns, "verdict", no_wrap=True, numeric=columns)
+    for b in r.bands:
+        out.add_row(f"{_size(b.from_bytes)} – {_size(b.to_bytes)} ({b.sizes})",
+                    _rate(b.expected_busbw_bytes_per_s), _rate(b.measured_busbw_bytes_per_s),
+                    f"{float(b.ratio):.2f}", b.verdict)
+    nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")
+    head = markup(
+        f"[bold]check[/bold] · {c.collective} · {c.ranks} ranks on {nodes} · NCCL {c.version} as nccl-tests "
+        f"measures · [bold]{r.verdict}[/bold]\n[dim]{escape(r.source or r.path)}[/dim]"
+    )
+    parts: list[Any] = [head, Text(""), out, Text("")]
+    parts += [prose(Text(f"{b.name}: {b.verdict}, {b.reason}"), hang=2) for b in r.bands]
+    if r.findings:
+        parts += [Text(""), Text("findings:", style="bold")]
+        for f in r.findings:
+            kind = "fault" if f.fault else "explained"
+            parts.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" ({kind}): {f.text}"), hang=4))
+            parts += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
+    else:
+        parts += [Text(""), Text("findings: none of the known patterns")]
+    return Group(*parts), tuple(r.notes)
 
 
 @renders("costmodel.cli.nccl.PresetText")

@@ -109,7 +109,8 @@ def log_facts(text: str) -> LogFacts:
             library = "rccl"
     if _RCCL_MARKS.search(joined):
         library = "rccl"
-    environment = dict(_ENVIRONMENT.findall(joined))
+    # a setting quoted in a sentence ends at its punctuation ("with NCCL_ALGO=RING.")
+    environment = {name: value.rstrip(".,;:") for name, value in _ENVIRONMENT.findall(joined)}
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()))
 
