@@ -52,8 +52,9 @@ Algorithm = Annotated[str | None, option(
 Segments = Annotated[int | None, option(
     "--segments", min=1, max=3, panel=FIT,
     help="Size segments to fit (default: 1 to 3, chosen by BIC; one per NCCL protocol regime).")]
-InPlace = Annotated[bool, typer.Option("--in-place", rich_help_panel=FIT,
-                                       help="Fit nccl-tests' in-place times (default: out-of-place).")]
+InPlace = Annotated[bool, typer.Option(
+    "--in-place", rich_help_panel=FIT,
+    help="Fit the in-place times (default: out-of-place; in-place where a log has no other).")]
 Out = Annotated[Path | None, option(
     "--out", "-o",
     help="Write the fitted profile here (TOML; use it with --profile in every command).")]
@@ -73,7 +74,8 @@ def _fit(log: Path, collective: str | None, p: int | None, algorithm: str | None
          in_place: bool) -> Any:
     from costmodel.calibration import fit
 
-    return fit(_read(log, collective, p), algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+    return fit(_read(log, collective, p), algorithm=algorithm, p=p, segments=segments,
+               in_place=in_place or None)
 
 
 def _writable(path: Path | None, force: bool) -> None:
@@ -140,13 +142,13 @@ def fit_command(
         if algorithm is not None:
             raise InputError(f"--algorithm {algorithm} names the model of one collective and {log} holds "
                              f"{len(groups)}; give --collective too")
-        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place) for m in groups)
+        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place or None) for m in groups)
         chosen, others = _profile_fit(fits)
         _write_profile(chosen, out, name, force, others)
         emit(_Run(fits, chosen, out, warnings=tuple(w for m in groups for w in m.warnings)), as_json=as_json)
         return
     measurements = groups[0]
-    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place or None)
     _write_profile(fitted, out, name, force)
     emit(_Fitted(fitted, tuple(measurements.warnings), out), as_json=as_json)
 
