@@ -73,26 +73,29 @@ a script that calls :func:`run_benchmark` needs the usual
 ``if __name__ == "__main__":`` guard (``costmodel`` and ``python -m
 costmodel`` have it).  On Linux a spawned rank also dies with its parent.
 
-Under ``torchrun`` (``RANK``, ``WORLD_SIZE`` and ``MASTER_ADDR`` set) nothing is
-spawned: this process is one rank, ``ranks`` is ignored, rank 0 writes the CSV
-and returns the results and the other ranks return ``()``; the group's timeout
-is ``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step
-it enters in the group's store: when a rank's step has not changed for
-``timeout_s`` it prints one ``error:`` line naming the ranks behind the others
-(the hung ones) and exits with code 4, and torchrun then ends the job.  A
-program that has already initialised the default process group is measured on
-that group in the same way (without the watchdog: the group is the program's).  On two nodes of 8
-GPUs, run on each node::
+Started by a launcher as one rank of several (torchrun, ``srun``, ``mpirun`` of Open MPI or
+MVAPICH2, the Hydra ``mpiexec`` of MPICH and Intel MPI, Cray MPICH's ``mpiexec``: the variables are
+read by :func:`~costmodel.calibration.launch.launch_from_env`), nothing is spawned: this process is
+one rank, ``ranks`` is ignored, rank 0 writes the CSV and returns the results and the other ranks
+return ``()``.  torchrun's ranks meet at its own store; the others at ``MASTER_ADDR`` and
+``MASTER_PORT`` (default 29500), which the launcher does not set: a rank without ``MASTER_ADDR``
+stops with one :class:`~costmodel.errors.InputError` saying so.  The group's timeout is
+``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step it enters in the group's
+store: when a rank's step has not changed for ``timeout_s`` it prints one ``error:`` line naming
+the ranks behind the others (the hung ones) and exits with code 4, and the launcher then ends the
+job.  A program that has already initialised the default process group is measured on that group
+in the same way (without the watchdog: the group is the program's).  On two nodes of 8 GPUs, run
+on each node::
 
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
         -m costmodel calibrate run --backend nccl --out profile.toml
 
-with HOST the first node's address (the rendezvous store listens on port 29500
-there).  A rank's GPU is ``LOCAL_RANK`` modulo the GPUs it sees, so one GPU per
-process (``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``) and all
-of a node's GPUs visible both work; ``--backend auto`` uses nccl whenever the
-rank sees a GPU, else gloo, with a :class:`BackendWarning` when the machine has
-GPUs (see :func:`choose_backend`).
+with HOST the first node's address (the rendezvous store listens on port 29500 there).  A
+launched rank's GPU (:func:`choose_backend`): its only visible GPU when it sees one (one GPU per
+task: ``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``), else GPU ``local_rank``
+when the node's ranks are no more than its visible GPUs; more ranks than GPUs are refused before
+anything starts.  ``--backend auto`` uses nccl whenever the rank has a GPU, else gloo, with a
+:class:`BackendWarning` when the machine has GPUs.
 
 Examples
 --------
@@ -123,6 +126,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from costmodel._json import JSONFields, MeasuredFields
+from costmodel.calibration.launch import DEFAULT_PORT, Launch, launch_from_env
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
@@ -171,7 +175,6 @@ _DIVISIBLE = frozenset({"allgather", "reduce-scatter", "alltoall"})
 _FLOAT_BYTES = 4
 _MAX_RANKS = 4096
 _MAX_BYTES = 1 << 40
-_TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR")
 _INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]' "
                  "(the CPU-only build is enough for gloo: "
                  "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
@@ -445,10 +448,6 @@ def _import_torch() -> tuple[Any, Any]:
     return torch, dist
 
 
-def _under_torchrun() -> bool:
-    return all(os.environ.get(k) for k in _TORCHRUN_ENV)
-
-
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run_benchmark`: ``kept`` sizes were measured and are in ``csv_path``."""
 
@@ -478,20 +477,32 @@ class BackendChoice(JSONFields):
     warning: str | None = None
 
 
-def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_world_size: int,
-                   nccl_available: bool, gloo_available: bool = True, gpus_on_machine: bool = False,
-                   shared_view: bool = False) -> BackendChoice:
+def choose_backend(requested: str, *, visible_gpus: int, local_rank: int | None,
+                   local_world_size: int | None, nccl_available: bool, gloo_available: bool = True,
+                   gpus_on_machine: bool = False, shared_view: bool = False) -> BackendChoice:
     """The backend and CUDA device of one rank, from what it can see (pure; no torch call).
 
-    A rank uses CUDA device ``local_rank mod visible_gpus``: with one GPU per
-    process (``CUDA_VISIBLE_DEVICES`` isolation under SLURM or Kubernetes)
-    every rank's device is 0, and with all of a node's GPUs visible rank i
-    takes GPU i.  ``auto`` picks nccl whenever NCCL is built in and this rank
-    sees at least one GPU.  With ``shared_view`` (ranks spawned here, which
-    all see the same GPUs) ranks would share a device when ``visible_gpus <
-    local_world_size``, which NCCL refuses, so nccl then needs one GPU per rank.
+    ``auto`` picks nccl whenever NCCL is built in and the rank can have a GPU of its own; gloo
+    needs none.  Where NCCL cannot run, ``auto`` falls back to gloo only when this rank sees no
+    GPU or when the decision is taken once for every rank (``shared_view``); ``nccl`` stops.
 
-    >>> choose_backend("auto", visible_gpus=1, local_rank=5, local_world_size=8, nccl_available=True)
+    The device, for ranks a launcher started (``local_rank`` among ``local_world_size`` ranks on
+    this node, either None where the launcher does not say):
+
+    - one visible GPU: device 0, whatever the local rank.  That is one GPU per task
+      (``CUDA_VISIBLE_DEVICES`` set per task by SLURM's ``--gpus-per-task 1``, or by Kubernetes):
+      local rank 3 with one visible GPU is the fourth task's own GPU;
+    - as many visible GPUs as ranks on the node, or more: device ``local_rank`` (all of a node's
+      GPUs visible to every rank, rank i on GPU i);
+    - more ranks on the node than visible GPUs, but more than one GPU: refused, for ``auto`` too
+      (the ranks would have to share GPUs, which NCCL refuses, and a fall-back to gloo decided
+      rank by rank could split the job between two backends).  A local rank at or past the
+      visible GPUs shows the ranks outnumber them even where the local size is unknown.
+
+    With ``shared_view`` (ranks spawned here, all seeing the same GPUs) rank i takes GPU i and
+    nccl needs one GPU per rank.
+
+    >>> choose_backend("auto", visible_gpus=1, local_rank=3, local_world_size=8, nccl_available=True)
     BackendChoice(backend='nccl', device=0, warning=None)
     >>> choose_backend("auto", visible_gpus=8, local_rank=5, local_world_size=8, nccl_available=True).device
     5
@@ -499,35 +510,59 @@ def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_
     Raises
     ------
     InputError
-        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``);
-        ``gloo`` in a build without it.
+        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``); any backend but
+        gloo when launched ranks would share GPUs, or several GPUs are visible and the local rank
+        is unknown; ``gloo`` in a build without it.
     """
-    enough = visible_gpus >= (local_world_size if shared_view else 1)
-    nccl_ok = nccl_available and visible_gpus >= 1 and enough
     if requested == "gloo":
         if not gloo_available:
             raise InputError("backend 'gloo' is not in this PyTorch build; use backend=nccl")
         return BackendChoice("gloo", None)
-    if nccl_ok:
-        return BackendChoice("nccl", local_rank % visible_gpus)
+    if shared_view:
+        ranks = local_world_size or 1
+        device = local_rank or 0
+        why = None if visible_gpus >= ranks else (
+            f"the {ranks} ranks started here would share {visible_gpus} visible GPU"
+            f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
+    else:
+        device, why = _launched_device(visible_gpus, local_rank, local_world_size)
     if not nccl_available:
         why = "this PyTorch has no NCCL"
     elif visible_gpus == 0:
         why = ("this process sees no GPU (CUDA_VISIBLE_DEVICES hides them)" if gpus_on_machine
                else "this process sees no GPU")
-    else:
-        why = (f"the {local_world_size} ranks started here would share {visible_gpus} visible GPU"
-               f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
-    if requested == "nccl":
+    if why is None:
+        return BackendChoice("nccl", device)
+    sharing = nccl_available and visible_gpus > 0
+    if requested == "nccl" or (sharing and not shared_view):
         hint = ("use backend=gloo, or fewer ranks" if shared_view and visible_gpus
-                else "use backend=gloo, or give each process a GPU")
-        raise InputError(f"backend 'nccl' cannot run: {why}; {hint}")
+                else _SHARE_HINT if sharing else "use backend=gloo, or give each process a GPU")
+        raise InputError(f"backend '{requested}' cannot run NCCL: {why}; {hint}" if requested == "auto"
+                         else f"backend 'nccl' cannot run: {why}; {hint}")
     if not gloo_available:
         raise InputError(f"no backend can run: {why}, and this PyTorch has no gloo")
     warning = None
     if visible_gpus or gpus_on_machine:
         warning = f"using gloo, not nccl: {why}; the profile measures the CPU path, not the GPUs"
     return BackendChoice("gloo", None, warning)
+
+
+_SHARE_HINT = ("start at most as many ranks per node as GPUs, give each rank its own GPU "
+               "(srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES per rank), or use backend=gloo")
+
+
+def _launched_device(visible: int, local_rank: int | None, local_size: int | None) -> tuple[int, str | None]:
+    """(device, why NCCL cannot run or None) for a rank a launcher started (see :func:`choose_backend`)."""
+    if visible <= 1:
+        return 0, None  # one GPU per task (or none: said by the caller)
+    if local_rank is None:
+        return 0, (f"this process sees {visible} GPUs and its launcher gives no local rank to choose one "
+                   "(LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, ...)")
+    ranks = max(local_size or 0, local_rank + 1)
+    if ranks > visible:
+        known = f"the {ranks} ranks" if local_size else f"at least {ranks} ranks (local rank {local_rank})"
+        return 0, f"{known} on this node would share its {visible} visible GPUs, which NCCL refuses"
+    return local_rank, None
 
 
 def _machine_has_gpus() -> bool:
@@ -539,8 +574,8 @@ def _machine_has_gpus() -> bool:
         return False
 
 
-def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int, local_world_size: int,
-                     shared_view: bool) -> BackendChoice:
+def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int | None,
+                     local_world_size: int | None, shared_view: bool) -> BackendChoice:
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     choice = choose_backend(backend, visible_gpus=gpus, local_rank=local_rank,
                             local_world_size=local_world_size, nccl_available=dist.is_nccl_available(),
@@ -927,31 +962,54 @@ def run_benchmark(config: BenchConfig, *,
     if not isinstance(config, BenchConfig):
         raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
     torch, dist = _import_torch()
-    if _under_torchrun() or dist.is_initialized():
-        return _run_in_group(torch, dist, config, progress)
+    if dist.is_initialized():
+        return _run_in_group(torch, dist, config, progress, None)
+    launch = launch_from_env(os.environ)
+    if launch is not None:
+        return _run_in_group(torch, dist, config, progress, launch)
     choice = _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
                               shared_view=True)
     return _run_spawned(torch, config, choice.backend, progress)
 
 
-def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
-                  progress: Callable[[Progress], None] | None) -> tuple[Measurements, ...]:
-    """This process is one rank of a torchrun job (or of a process group already initialised)."""
-    owned = not dist.is_initialized()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    world = dist.get_world_size() if not owned else int(os.environ["WORLD_SIZE"])
-    if world < 2:
-        raise InputError(f"the job has {world} rank; the benchmark needs at least 2 "
+def _checked_launch(launch: Launch) -> Launch:
+    """The launch, refused before any set-up when it cannot form a group of 2 or more."""
+    if launch.world_size < 2:
+        raise InputError(f"the job has {launch.world_size} rank; the benchmark needs at least 2 "
                          "(torchrun --nproc-per-node 2 or more)")
-    if owned:
-        per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-        choice = _resolve_backend(torch, dist, config.backend, local_rank=local_rank,
-                                  local_world_size=per_node, shared_view=False)
+    if launch.master_addr is None:
+        raise InputError(f"rank {launch.rank} of {launch.world_size} was started by {launch.launcher} "
+                         f"({launch.variables}) but MASTER_ADDR is not set; export MASTER_ADDR=<rank 0's "
+                         f"host> on every rank (and MASTER_PORT, default {DEFAULT_PORT})")
+    return launch
+
+
+def _init_method(launch: Launch) -> dict[str, Any]:
+    """How the group forms: torchrun's own store (env://), else rank 0's address from MASTER_ADDR."""
+    if launch.launcher == "torchrun":
+        return {}
+    host = f"[{launch.master_addr}]" if ":" in (launch.master_addr or "") else launch.master_addr
+    return {"init_method": f"tcp://{host}:{launch.master_port}", "rank": launch.rank,
+            "world_size": launch.world_size}
+
+
+def _run_in_group(torch: Any, dist: Any, config: BenchConfig, progress: Callable[[Progress], None] | None,
+                  launch: Launch | None) -> tuple[Measurements, ...]:
+    """This process is one rank of a launched job, or (*launch* None) of a group already initialised."""
+    owned = launch is not None
+    if launch is not None:
+        launch = _checked_launch(launch)
+        choice = _resolve_backend(torch, dist, config.backend, local_rank=launch.local_rank,
+                                  local_world_size=launch.local_world_size, shared_view=False)
         backend = choice.backend
         device = _device(torch, choice.device)
         # the watchdog fires first; the group's own timeout is the backstop
-        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
+        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S),
+                                **_init_method(launch))
     else:
+        if dist.get_world_size() < 2:
+            raise InputError(f"the process group has {dist.get_world_size()} rank; the benchmark needs at "
+                             "least 2")
         backend = dist.get_backend()
         cuda = backend == "nccl"
         device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")

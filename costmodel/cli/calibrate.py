@@ -226,11 +226,13 @@ def run_command(
     import sys
 
     from costmodel.calibration import bench, fit
+    from costmodel.calibration.launch import launch_from_env
 
     lo, hi = bench.parse_sizes(sizes)
     chosen = tuple(c.strip() for c in collectives.split(",") if c.strip())
     csv_path = csv or Path(f"calibration-{backend}.csv")
-    lead = os.environ.get("RANK", "0") in ("", "0")  # under torchrun only rank 0 writes and draws
+    launch = launch_from_env(os.environ)
+    lead = launch is None or launch.rank == 0  # under a launcher only rank 0 writes and draws
     if lead:
         _writable(csv_path, force)
         _writable(out, force)

@@ -121,6 +121,18 @@ def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
     assert err.startswith("error: backend 'nccl' cannot run: ") and err.count("\n") == 1
 
 
+def test_run_launched_by_mpirun_without_master_addr_is_one_error_line(capsys, tmp_path: Path, monkeypatch):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(tmp_path / "x.csv"), rc=2)
+    assert err == ("error: rank 0 of 4 was started by open-mpi (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) but "
+                   "MASTER_ADDR is not set; export MASTER_ADDR=<rank 0's host> on every rank (and MASTER_PORT, "
+                   "default 29500)\n")
+
+
 def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
     pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
     png = tmp_path / "report.png"
