@@ -145,6 +145,7 @@ __all__ = [
     "Progress",
     "bench_sizes",
     "choose_backend",
+    "chosen_backend",
     "parse_sizes",
     "resolved_timing",
     "run_benchmark",
@@ -970,6 +971,32 @@ def run_benchmark(config: BenchConfig, *,
     choice = _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
                               shared_view=True)
     return _run_spawned(torch, config, choice.backend, progress)
+
+
+def chosen_backend(config: BenchConfig) -> BackendChoice:
+    """The backend (and CUDA device) :func:`run_benchmark` would use in this process for *config*.
+
+    ``auto`` resolved as the run resolves it: for this rank when a launcher started the process,
+    else once for the ``ranks`` spawned here (see :func:`choose_backend`); a
+    :class:`BackendWarning` says when ``auto`` falls back to gloo on a machine with GPUs.  The
+    command line names its default CSV after it (``calibration-nccl.csv``).
+
+    Raises
+    ------
+    InputError, MissingDependency
+        As :func:`run_benchmark` would, before anything is started.
+    """
+    if not isinstance(config, BenchConfig):
+        raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
+    torch, dist = _import_torch()
+    if dist.is_initialized():
+        return BackendChoice(str(dist.get_backend()), None)
+    launch = launch_from_env(os.environ)
+    if launch is not None:
+        return _resolve_backend(torch, dist, config.backend, local_rank=launch.local_rank,
+                                local_world_size=launch.local_world_size, shared_view=False)
+    return _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
+                            shared_view=True)
 
 
 def _checked_launch(launch: Launch) -> Launch:

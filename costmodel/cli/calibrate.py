@@ -201,7 +201,8 @@ def run_command(
     )] = "120s",  # type: ignore[assignment]  # Typer parses the default, as it shows it
     csv: Annotated[Path | None, option(
         "--csv",
-        help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
+        help="Raw results, written as they are measured (default: calibration-nccl.csv or "
+             "calibration-gloo.csv, after the backend used).")] = None,
     timing: Annotated[str, typer.Option(
         "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "
                          "per-iteration (each timed alone, launch included); auto: batched on GPUs, "
@@ -222,6 +223,7 @@ def run_command(
     Example (on every node): torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d
     --rdzv-endpoint HOST:29500 -m costmodel calibrate run --backend nccl --out cluster.toml
     """
+    import dataclasses
     import os
     import sys
 
@@ -230,17 +232,19 @@ def run_command(
 
     lo, hi = bench.parse_sizes(sizes)
     chosen = tuple(c.strip() for c in collectives.split(",") if c.strip())
-    csv_path = csv or Path(f"calibration-{backend}.csv")
+    config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
+                               budget_s=float(budget), timeout_s=float(timeout), timing=timing)
+    # the backend auto chooses names the CSV, and the run then uses that one
+    used = _backend_warnings(bench, lambda: bench.chosen_backend(config)).backend
+    config = dataclasses.replace(config, backend=used, csv_path=csv or Path(f"calibration-{used}.csv"))
     launch = launch_from_env(os.environ)
     lead = launch is None or launch.rank == 0  # under a launcher only rank 0 writes and draws
     if lead:
-        _writable(csv_path, force)
+        _writable(config.csv_path, force)
         _writable(out, force)
-    config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
-                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path,
-                               timing=timing)
+    show = lead and not as_json
     try:
-        results = _run_warning(bench, config, show=lead and not as_json)
+        results = _backend_warnings(bench, lambda: _run_with_progress(bench, config, show=show))
     except bench.Interrupted as stop:
         if lead:
             print(str(stop), file=sys.stderr, flush=True)
@@ -250,8 +254,7 @@ def run_command(
     fits = tuple(fit(m) for m in results)
     chosen_fit, others = _profile_fit(fits)
     _write_profile(chosen_fit, out, name, force, others)
-    used = results[0].backend or backend
-    result = _Run(fits, chosen_fit, out, csv=csv_path, backend=used,
+    result = _Run(fits, chosen_fit, out, csv=config.csv_path, backend=used,
                   timing=bench.resolved_timing(config.timing, used))
     emit(result, as_json=as_json)
 
@@ -276,8 +279,8 @@ def _profile_fit(fits: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     return dataclasses.replace(chosen, notes=(*chosen.notes, note)), others
 
 
-def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
-    """Run the benchmark, printing a backend fall-back as one ``warning:`` line on stderr."""
+def _backend_warnings(bench: Any, call: Any) -> Any:
+    """``call()``, printing a backend fall-back as one ``warning:`` line on stderr."""
     import sys
     import warnings
 
@@ -291,7 +294,7 @@ def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("always", bench.BackendWarning)
         warnings.showwarning = show_warning
-        return _run_with_progress(bench, config, show=show)
+        return call()
 
 
 def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from costmodel.calibration import read_csv
 from tests.clirun import run, run_json
 from tests.hidden import run_without
 
@@ -111,6 +112,21 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert small["alpha_s"] == pytest.approx(first["alpha_s"], rel=1e-5) and small["alpha_s"] > 0
     best = run_json(capsys, "best", "allreduce", "-p", "8", "--profile", str(profile), "--max", "64MiB")
     assert best["ranges"][0]["algorithm"] == "recursive-doubling" and best["ranges"][0]["to_bytes"] > 8
+
+
+def test_run_without_backend_names_the_csv_after_the_backend_chosen(capsys, tmp_path: Path, monkeypatch):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    if torch.cuda.is_available():
+        pytest.skip("auto chooses nccl on this machine")
+    monkeypatch.chdir(tmp_path)
+    data = run_json(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce",
+                    "--budget", "5ms")
+    assert (data["backend"], data["csv"]) == ("gloo", "calibration-gloo.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration-gloo.csv"]
+    assert read_csv(tmp_path / "calibration-gloo.csv").backend == "gloo"
+    # the file is there now: a second run refuses to overwrite it without --force
+    _, err = run(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce", rc=2)
+    assert err == "error: calibration-gloo.csv exists; pass --force to overwrite it\n"
 
 
 def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
