@@ -859,6 +859,24 @@ ALCF_POLARIS_GPUS = Citation(
     url="https://docs.alcf.anl.gov/polaris/running-jobs/using-gpus/",
 )
 
+HYNDMAN_FAN_1996 = Citation(
+    key="hyndman1996",
+    authors="R. J. Hyndman, Y. Fan",
+    title="Sample quantiles in statistical packages",
+    venue="The American Statistician 50(4):361-365",
+    year=1996,
+    url="https://doi.org/10.2307/2684934",
+)
+NCCL_TESTS = Citation(
+    key="nccl-tests",
+    authors="NVIDIA",
+    title="nccl-tests: performance tests for NCCL (README: out-of-place and in-place column groups, "
+          "-N (run_cycles) to run the sweep several times, -w warm-up and -n timed iterations)",
+    venue="github.com/NVIDIA/nccl-tests",
+    year=2024,
+    url="https://github.com/NVIDIA/nccl-tests",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -880,5 +898,6 @@ CITATIONS: dict[str, Citation] = {
         NVIDIA_DGX_H200, NVIDIA_DGX_B200, NVIDIA_CUTLASS, AMD_MI300X, AMD_HIPBLASLT, AZURE_ND_MI300X,
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
         TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
+        HYNDMAN_FAN_1996, NCCL_TESTS,
     )
 }

@@ -218,6 +218,8 @@ def _profile_sources() -> set[str]:
 CITING_MODULES = (
     "costmodel.calibration.fit",
     "costmodel.calibration.launch",
+    "costmodel.calibration.spread",
+    "costmodel.calibration.bench",
     "costmodel.pipeline.orders",
     "costmodel.training.loss",
     "costmodel.training.federated",

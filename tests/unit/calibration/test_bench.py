@@ -23,6 +23,7 @@ from costmodel.calibration import fit, read_csv  # noqa: E402
 from costmodel.calibration.bench import (  # noqa: E402
     BENCH_COLLECTIVES,
     BENCH_CSV_COLUMNS,
+    PLACEMENTS,
     BackendChoice,
     BenchConfig,
     Progress,
@@ -69,7 +70,9 @@ def test_run_returns_one_measurements_per_collective(small_run):
     assert [m.collective for m in results] == ["allreduce", "allgather", "pt2pt"]
     for m in results:
         assert (m.tool, m.p, m.backend, m.dtype) == ("costmodel-csv", 2, "gloo", "float32")
-        assert [r.n_bytes for r in m.rows] == list(bench_sizes(m.collective, 2, 8, 64 * KIB))
+        sizes = bench_sizes(m.collective, 2, 8, 64 * KIB)
+        # each size in each placement torch.distributed has for it, out of place first
+        assert [(r.n_bytes, r.in_place) for r in m.rows] == [(n, q) for n in sizes for q in PLACEMENTS[m.collective]]
         assert all(r.time_s > 0 and r.algbw_bytes_per_s > 0 for r in m.rows)
         assert m.source.startswith("# source: costmodel calibrate run, torch")
         assert m.path == str(csv_path)
@@ -83,8 +86,10 @@ def test_progress_reports_every_size_in_order(small_run):
     assert {p.total for p in seen} == {total}
     assert [(p.collective, p.n_bytes) for p in seen] == [(m.collective, r.n_bytes) for m in results for r in m.rows]
     assert all(p.time_s > 0 and 3 <= p.iterations <= 20 and p.elapsed_s > 0 for p in seen)
-    assert set(seen[0].to_dict()) == {"collective", "n_bytes", "index", "total", "time_s", "iterations",
-                                      "elapsed_s"}
+    assert [p.in_place for p in seen] == [r.in_place for m in results for r in m.rows]
+    assert {p.sweep for p in seen} == {1}
+    assert set(seen[0].to_dict()) == {"collective", "n_bytes", "in_place", "sweep", "index", "total", "time_s",
+                                      "iterations", "elapsed_s"}
 
 
 def test_csv_is_written_and_read_back(small_run):
@@ -95,14 +100,18 @@ def test_csv_is_written_and_read_back(small_run):
     for m in results:
         back = read_csv(csv_path, collective=m.collective, p=2)
         assert back.backend == "gloo"
-        assert [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in back.rows] == \
-            [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in m.rows]
+        assert [(r.n_bytes, r.time_s, r.busbw_bytes_per_s, r.in_place) for r in back.rows] == \
+            [(r.n_bytes, r.time_s, r.busbw_bytes_per_s, r.in_place) for r in m.rows]
     header = lines[1].split(",")
     for line in lines[2:]:
         cell = dict(zip(header, line.split(","), strict=True))
         kept = int(cell["iterations"]) - int(cell["outliers"])
         assert 3 <= int(cell["iterations"]) <= 20 and kept >= 1
         assert float(cell["min_time_s"]) <= float(cell["time_s"]) <= float(cell["max_time_s"])
+        # p50 and p95 of all the samples, outliers in; the median of the kept ones is at most their p50
+        assert float(cell["min_time_s"]) <= float(cell["p50_s"]) <= float(cell["p95_s"])
+        assert float(cell["time_s"]) <= float(cell["p50_s"]) and float(cell["mean_s"]) > 0
+        assert (cell["in_place"], cell["sweep"]) in {("true", "1"), ("false", "1")}
 
 
 def test_measurements_fit(small_run):
@@ -118,6 +127,56 @@ def test_pt2pt_is_one_way_and_small_sweep_is_quick(small_run):
     pt2pt = results[-1]
     assert pt2pt.collective == "pt2pt" and pt2pt.rows[0].n_bytes == 8
     assert seconds < 25
+
+
+def test_repeat_runs_the_whole_sweep_again_and_pools_its_samples(tmp_path):
+    from costmodel.calibration.bench import benchmark
+
+    csv_path = tmp_path / "twice.csv"
+    config = BenchConfig(**{**SMALL, "max_bytes": 256}, collectives=("reduce-scatter", "broadcast"),
+                         csv_path=csv_path, repeat=2)
+    run = benchmark(config)
+    scatter, broadcast = run.measurements
+    sizes = {"reduce-scatter": bench_sizes("reduce-scatter", 2, 8, 256), "broadcast": bench_sizes("broadcast", 2, 8, 256)}
+    one_sweep = [(c, n, q) for c in ("reduce-scatter", "broadcast") for n in sizes[c] for q in PLACEMENTS[c]]
+    assert [(r.n_bytes, r.in_place) for r in scatter.rows] == [(n, q) for c, n, q in one_sweep * 2
+                                                               if c == "reduce-scatter"]
+    assert [r.in_place for r in broadcast.rows] == [True] * 2 * len(sizes["broadcast"])
+    # the CSV: sweep 1 then sweep 2, every row numbered; read back whole, sizes restarting with the sweep
+    lines = csv_path.read_text().splitlines()
+    assert "2 sweeps" in lines[0]
+    cells = [dict(zip(lines[1].split(","), line.split(","), strict=True)) for line in lines[2:]]
+    assert [(c["collective"], int(c["n_bytes"]), c["in_place"] == "true", int(c["sweep"])) for c in cells] == \
+        [(*point, 1) for point in one_sweep] + [(*point, 2) for point in one_sweep]
+    back = read_csv(csv_path, collective="reduce-scatter")
+    assert [(r.n_bytes, r.time_s, r.in_place) for r in back.rows] == \
+        [(r.n_bytes, r.time_s, r.in_place) for r in scatter.rows]
+    # one spread per size and placement, over both sweeps: per-iteration timing, so its samples are the
+    # iterations of its two rows
+    assert [(s.collective, s.n_bytes, s.in_place) for s in run.spreads] == one_sweep
+    for spread in run.spreads:
+        rows = [c for c in cells if (c["collective"], int(c["n_bytes"]), c["in_place"] == "true")
+                == (spread.collective, spread.n_bytes, spread.in_place)]
+        assert spread.sweeps == 2 and spread.samples == sum(int(c["iterations"]) for c in rows)
+        assert 0 < spread.p50_s <= spread.p95_s
+        # the pooled mean is the sweeps' means weighted by their samples (each row's mean_s)
+        pooled = sum(float(c["mean_s"]) * int(c["iterations"]) for c in rows) / spread.samples
+        assert spread.mean_s == pytest.approx(pooled, rel=1e-6)
+    assert (run.backend, run.timing, run.repeat) == ("gloo", "per-iteration", 2)
+    assert _no_children()
+
+
+def test_step_text_names_the_placement_and_the_sweep_where_there_are_several():
+    from costmodel.calibration import bench
+
+    plan = bench._plan(BenchConfig(**{**SMALL, "max_bytes": 16}, collectives=("allgather", "allreduce"), repeat=2), 2)
+    assert [bench._step_text(plan, i) for i in range(len(plan))] == [
+        f"{c} at {n} B{where} (sweep {s} of 2)" for s in (1, 2)
+        for c, n, where in (("allgather", 8, " out of place"), ("allgather", 8, " in place"),
+                            ("allgather", 16, " out of place"), ("allgather", 16, " in place"),
+                            ("allreduce", 8, ""), ("allreduce", 16, ""))]
+    single = bench._plan(BenchConfig(**SMALL, collectives=("alltoall",)), 2)
+    assert bench._step_text(single, 0) == "alltoall at 8 B"
 
 
 # --------------------------------------------------------------------------- failures
@@ -176,7 +235,8 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     rank1 = json.loads((tmp_path / "rank1.json").read_text())
     assert rank1 == []
     assert [(m["collective"], m["p"], m["backend"]) for m in rank0] == [("reduce-scatter", 2, "gloo")]
-    assert [r["n_bytes"] for r in rank0[0]["rows"]] == list(bench_sizes("reduce-scatter", 2, 8, 1024))
+    sizes = bench_sizes("reduce-scatter", 2, 8, 1024)
+    assert [(r["n_bytes"], r["in_place"]) for r in rank0[0]["rows"]] == [(n, q) for n in sizes for q in (False, True)]
     assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
 
 
@@ -249,9 +309,10 @@ def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
     ({0: None, 1: None}, "no progress within 5 s and the group's store does not answer; a rank hung"),
 ])
 def test_watchdog_message(steps, expected):
+    from costmodel.calibration import bench
     from costmodel.calibration.bench import _watchdog_message
 
-    plan = [("allreduce", 16 << i) for i in range(6)]
+    plan = bench._plan(BenchConfig(**{**SMALL, "min_bytes": 16, "max_bytes": 512}, collectives=("allreduce",)), 4)
     assert _watchdog_message(steps, plan, 5.0) == expected
 
 
