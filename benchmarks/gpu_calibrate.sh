@@ -15,7 +15,8 @@
 #   report-allreduce.txt, report-pt2pt.txt   measured against modelled; .json the same with --json
 #   when nccl-tests' all_reduce_perf is on PATH (or ALL_REDUCE_PERF names it), for the same sizes:
 #   nccl-tests-allreduce.txt (its log), fit-nccl-tests-allreduce.txt (costmodel's fit of it) and
-#   compare-allreduce.txt (both times size by size: costmodel's batched timing against nccl-tests')
+#   compare-allreduce.txt (both times size by size: costmodel's batched timing against nccl-tests' in-place
+#   column, since torch.distributed runs all-reduce in place)
 #
 # Environment: OUT, SIZES (default 8B..256MiB), GPUS (default: the GPUs torch sees, which honours
 # CUDA_VISIBLE_DEVICES; else nvidia-smi -L), LIMIT_S (default 300: the time of both measurements; the
@@ -115,7 +116,7 @@ print(*parse_sizes(sys.argv[1]))' "$SIZES")
 import sys
 from costmodel.calibration import read_csv, read_log
 ours = {r.n_bytes: float(r.time_s) for r in read_csv(sys.argv[1], collective="allreduce").rows}
-theirs = {r.n_bytes: float(r.time_s) for r in read_log(sys.argv[2]).rows}
+theirs = {r.n_bytes: float(r.time_s) for r in read_log(sys.argv[2]).select(in_place=True)}
 print(f"{'n (B)':>12} {'costmodel (us)':>15} {'nccl-tests (us)':>16} {'ratio':>7}")
 for n in sorted(set(ours) & set(theirs)):
     print(f"{n:>12} {ours[n] * 1e6:>15.2f} {theirs[n] * 1e6:>16.2f} {ours[n] / theirs[n]:>7.3f}")

@@ -83,6 +83,17 @@ class ParseError(InputError):
         super().__init__(f"{where}: {message}")
 
 
+class WrongResults(ParseError):
+    """Every row of a benchmark log failed its own check of the results (nccl-tests' ``#wrong`` > 0, or an
+    old log's max error above the limit): nothing in it is a valid time.  ``refusals`` lists the rows'
+    reasons."""
+
+    def __init__(self, message: str, *, path: str, line: int | None = None, refusals: tuple[str, ...] = ()
+                 ) -> None:
+        super().__init__(message, path=path, line=line)
+        self.refusals = refusals
+
+
 class CalibrationError(CostmodelError, RuntimeError):
     """A measurement or a fit failed."""
 

@@ -809,6 +809,81 @@ IEEE_8023AN = Citation(
     year=2006,
 )
 
+TORCHRUN = Citation(
+    key="torchrun",
+    authors="PyTorch contributors",
+    title="torchrun (Elastic Launch): environment variables set for each worker (RANK, WORLD_SIZE, "
+          "LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; its master port defaults to 29500)",
+    venue="PyTorch documentation, torch.distributed.run",
+    year=2024,
+    url="https://pytorch.org/docs/stable/elastic/run.html",
+)
+SLURM_SRUN = Citation(
+    key="slurm-srun",
+    authors="SchedMD",
+    title="srun(1), output environment variables: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, "
+          "SLURM_STEP_ID, SLURM_STEP_TASKS_PER_NODE, SLURM_TASKS_PER_NODE, SLURM_NTASKS_PER_NODE",
+    venue="Slurm Workload Manager documentation",
+    year=2024,
+    url="https://slurm.schedmd.com/srun.html",
+)
+OPEN_MPI_ENV = Citation(
+    key="open-mpi-env",
+    authors="The Open MPI Project",
+    title="Environment variables set for MPI applications: OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_RANK, "
+          "OMPI_COMM_WORLD_LOCAL_SIZE, OMPI_COMM_WORLD_LOCAL_RANK",
+    venue="Open MPI 5.0 documentation, section 11.1",
+    year=2024,
+    url="https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html",
+)
+MVAPICH2_GUIDE = Citation(
+    key="mvapich2-guide",
+    authors="MVAPICH Team, Network-Based Computing Laboratory, The Ohio State University",
+    title="MVAPICH2 2.3.7 User Guide (MV2_COMM_WORLD_LOCAL_RANK to choose a GPU before MPI_Init; "
+          "mpirun_rsh's mpispawn, src/pm/mpirun/mpispawn.c, sets MV2_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK and "
+          "_LOCAL_SIZE)",
+    venue="mvapich.cse.ohio-state.edu",
+    year=2022,
+    url="https://mvapich.cse.ohio-state.edu/static/media/mvapich/mvapich2-userguide.html",
+)
+INTEL_MPI_HYDRA_ENV = Citation(
+    key="intel-mpi-hydra-env",
+    authors="Intel",
+    title="Intel MPI Library Developer Reference for Linux OS: Environment Variables Not Propagated by Hydra "
+          "(PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS: Hydra sets them for each process)",
+    venue="Intel MPI Library 2021.16 documentation",
+    year=2025,
+    url="https://www.intel.com/content/www/us/en/docs/mpi-library/developer-reference-linux/2021-16/"
+        "environment-variables-not-propagated-by-hydra.html",
+)
+ALCF_POLARIS_GPUS = Citation(
+    key="alcf-polaris-gpus",
+    authors="Argonne Leadership Computing Facility",
+    title="Using GPUs on Polaris Compute Nodes: binding MPI ranks to GPUs with PMI_LOCAL_RANK and PMI_RANK, "
+          "set by Cray MPICH's mpiexec",
+    venue="ALCF user guides",
+    year=2024,
+    url="https://docs.alcf.anl.gov/polaris/running-jobs/using-gpus/",
+)
+
+HYNDMAN_FAN_1996 = Citation(
+    key="hyndman1996",
+    authors="R. J. Hyndman, Y. Fan",
+    title="Sample quantiles in statistical packages",
+    venue="The American Statistician 50(4):361-365",
+    year=1996,
+    url="https://doi.org/10.2307/2684934",
+)
+NCCL_TESTS = Citation(
+    key="nccl-tests",
+    authors="NVIDIA",
+    title="nccl-tests: performance tests for NCCL (README: out-of-place and in-place column groups, "
+          "-N (run_cycles) to run the sweep several times, -w warm-up and -n timed iterations)",
+    venue="github.com/NVIDIA/nccl-tests",
+    year=2024,
+    url="https://github.com/NVIDIA/nccl-tests",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -830,5 +905,7 @@ CITATIONS: dict[str, Citation] = {
         NVIDIA_AMPERE_WP, NVIDIA_HOPPER_WP, NVIDIA_H200, NVIDIA_ADA_WP, NVIDIA_DGX_A100, NVIDIA_DGX_H100,
         NVIDIA_DGX_H200, NVIDIA_DGX_B200, NVIDIA_CUTLASS, AMD_MI300X, AMD_HIPBLASLT, AZURE_ND_MI300X,
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
+        TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
+        HYNDMAN_FAN_1996, NCCL_TESTS,
     )
 }

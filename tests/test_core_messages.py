@@ -21,6 +21,7 @@ OPTION = re.compile(r"(?<![\w-])--[a-z]")
 ALLOWED = {
     ("calibration/bench.py", "pip install torch --index-url"): "pip's own option, in the command to install",
     ("calibration/bench.py", "torchrun --nproc-per-node"): "torchrun's own option, in the command to launch",
+    ("calibration/bench.py", "srun --gpus-per-task=1"): "srun's own option, in the layout to launch with",
     ("exercises/assignment.py", "--assignment THIS_FILE"):
         "a comment written into the assignment file, telling its reader the command that grades with it",
     ("exercises/assignment.py", "# --secret-file KEY"): "the same comment's second line",

@@ -1,7 +1,9 @@
 """Calibration: read measured collective times, fit α and β, write a profile.
 
 The library side of ``costmodel calibrate``: :mod:`costmodel.calibration.bench`
-measures collectives over torch.distributed; :mod:`costmodel.calibration.logs`
+measures collectives over torch.distributed (:mod:`~costmodel.calibration.launch`
+reads who a launched rank is, :mod:`~costmodel.calibration.spread` how the
+samples of a size spread); :mod:`costmodel.calibration.logs`
 reads nccl-tests (text and ``-J`` JSON), OSU Micro-Benchmarks and costmodel CSV
 logs into :class:`Measurements`; :mod:`costmodel.calibration.fit` fits the
 model T(n) = a(p)·α + b(p)·n·β of the assumed algorithm, by size segments, and
@@ -27,8 +29,10 @@ from costmodel.calibration import logs
 from costmodel.calibration.bench import (
     BENCH_COLLECTIVES,
     BenchConfig,
+    BenchRun,
     Progress,
     bench_sizes,
+    benchmark,
     parse_sizes,
     run_benchmark,
 )
@@ -55,8 +59,10 @@ from costmodel.calibration.fit import (
     coefficients,
     fit,
 )
+from costmodel.calibration.launch import Launch, launch_from_env
 from costmodel.calibration.logs import *  # noqa: F403  (the readers, re-exported whole)
 from costmodel.calibration.report import CalibrationReport, ReportRow, calibration_report, plot_report
+from costmodel.calibration.spread import Spread, quantile
 
 __all__ = [
     "BENCH_COLLECTIVES",
@@ -65,6 +71,7 @@ __all__ = [
     "MAX_SEGMENTS",
     "MIN_POINTS",
     "BenchConfig",
+    "BenchRun",
     "CalibrationReport",
     "ComputeCalibration",
     "ComputeConfig",
@@ -72,21 +79,26 @@ __all__ = [
     "Fit",
     "GemmFit",
     "GemmShape",
+    "Launch",
     "Progress",
     "ReportRow",
     "Residual",
     "Segment",
     "SegmentCount",
+    "Spread",
     "bench_sizes",
+    "benchmark",
     "calibrate_compute",
     "calibration_report",
     "coefficients",
     "compute_calibration",
     "fit",
     "fit_gemm",
+    "launch_from_env",
     "measure_compute",
     "parse_sizes",
     "plot_report",
+    "quantile",
     "run_benchmark",
 ]
 __all__ += logs.__all__

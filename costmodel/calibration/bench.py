@@ -1,10 +1,12 @@
 """Measure collective times over torch.distributed: the benchmark behind ``costmodel calibrate run``.
 
-:func:`run_benchmark` times all-reduce, all-gather, reduce-scatter, broadcast,
+:func:`benchmark` times all-reduce, all-gather, reduce-scatter, broadcast,
 all-to-all and a point-to-point ping-pong over a sweep of sizes and returns one
 :class:`~costmodel.calibration.logs.Measurements` per collective, ready for
-:func:`costmodel.calibration.fit.fit`.  It needs PyTorch (the CPU build is
-enough for the ``gloo`` backend; ``nccl`` needs one GPU per rank).
+:func:`costmodel.calibration.fit.fit`, with the spread of every size
+(:class:`~costmodel.calibration.spread.Spread`); :func:`run_benchmark` returns the
+measurements alone.  It needs PyTorch (the CPU build is enough for the ``gloo``
+backend; ``nccl`` needs one GPU per rank).
 
 Sizes
 -----
@@ -18,15 +20,35 @@ a multiple of 4 bytes, and of 4·p bytes for all-gather, reduce-scatter and
 all-to-all; the n actually moved is the one recorded (duplicates after
 rounding are measured once).
 
+Placement
+---------
+As nccl-tests prints an out-of-place and an in-place column group [1]_, each size is timed
+out of place (output and input separate) and in place (one buffer) wherever torch.distributed
+offers both (:data:`PLACEMENTS`), out-of-place first: all-gather in place gathers into an output
+whose block ``rank`` is the input, reduce-scatter in place reduces into block ``rank`` of its
+input (NCCL's in-place forms, which skip a copy).  ``all_reduce`` and ``broadcast`` work on one
+tensor, so they are timed in place only; all-to-all out of place only (nccl-tests has no valid
+in-place all-to-all check); the ping-pong sends from one buffer and receives into another.
+The CSV's ``in_place`` column says which (``true``, ``false``);
+:func:`~costmodel.calibration.fit.fit` takes the out-of-place rows by default, the in-place ones
+where a collective has no other.
+
+Sweeps
+------
+``repeat`` runs the whole sweep that many times, every collective, size and placement in the
+order of one sweep, then again, as nccl-tests' ``-N`` does [1]_; each row of the CSV carries its
+``sweep`` (1, 2, ...).  Each sweep's row is fitted like any other (the fit sees ``repeat`` points
+per size); the spread of a size is taken over the samples of all its sweeps.
+
 Method
 ------
 * Before anything is timed the ranks all-gather their backend, sizes,
-  collectives, budget and iteration bounds; if any rank differs from rank 0,
+  collectives, placements, sweeps, budget and iteration bounds; if any rank differs from rank 0,
   every rank stops with :class:`~costmodel.errors.CalibrationError` naming the
   ranks and what differs.
 * The process group and its communicators are set up, and one all-reduce (and
   one ping-pong) run, before any timing: set-up is excluded.
-* Per size: the buffers are allocated and ``warmup`` untimed iterations run
+* Per size and placement: the buffers are allocated and ``warmup`` untimed iterations run
   (each a ``barrier()`` and the operation).  The timed iterations then fill
   ``budget_s``: a first batch sized to half the budget at the slowest warm-up
   iteration's pace (at least ``min_iters``), then up to three more batches sized
@@ -46,16 +68,23 @@ Method
   times gives each sample's time as its slowest rank saw it.  For pt2pt,
   rank 0 sends n bytes to the last rank and receives them back (the other ranks
   idle); its round trip halved is the one-way time.
-* Outliers: iterations slower than median + 5·MAD (median absolute deviation,
+* Outliers: samples slower than median + 5·MAD (median absolute deviation,
   floored at 1 % of the median so that timer-resolution ties do not cut half
-  the sample) are dropped; the reported time is the **median** of the rest.
-  The CSV also records the iteration count, the number dropped, the fastest
-  and slowest kept iteration and the MAD, with nccl-tests' algbw and busbw.
+  the sample) are dropped; the reported time, ``time_s``, the one fitted, is the
+  **median** of the rest.  The CSV also records the iteration count, the number
+  dropped, the fastest and slowest kept sample and the MAD, the mean, p50 and
+  p95 of all the samples, outliers included (:mod:`~costmodel.calibration.spread`),
+  with nccl-tests' algbw and busbw.
 
 Every size is appended to ``csv_path`` and flushed as soon as it is measured,
 so an interrupted run keeps what it measured (costmodel's CSV, which
 :func:`~costmodel.calibration.logs.read_csv` reads; the extra columns are
-ignored there).
+ignored there).  The columns, in order (:data:`BENCH_CSV_COLUMNS`): ``collective``,
+``backend``, ``p``, ``n_bytes``, ``time_s`` (the median after outliers), ``in_place``,
+``sweep``, ``iterations`` (timed), ``outliers`` (samples dropped), ``min_time_s`` and
+``max_time_s`` (of the kept samples), ``mad_s``, ``mean_s``, ``p50_s`` and ``p95_s`` (of all the
+samples), ``algbw_bytes_per_s`` (n / time_s), ``busbw_bytes_per_s`` (algbw × nccl-tests' bus
+factor) and ``timing``.
 
 Processes
 ---------
@@ -73,26 +102,34 @@ a script that calls :func:`run_benchmark` needs the usual
 ``if __name__ == "__main__":`` guard (``costmodel`` and ``python -m
 costmodel`` have it).  On Linux a spawned rank also dies with its parent.
 
-Under ``torchrun`` (``RANK``, ``WORLD_SIZE`` and ``MASTER_ADDR`` set) nothing is
-spawned: this process is one rank, ``ranks`` is ignored, rank 0 writes the CSV
-and returns the results and the other ranks return ``()``; the group's timeout
-is ``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step
-it enters in the group's store: when a rank's step has not changed for
-``timeout_s`` it prints one ``error:`` line naming the ranks behind the others
-(the hung ones) and exits with code 4, and torchrun then ends the job.  A
-program that has already initialised the default process group is measured on
-that group in the same way (without the watchdog: the group is the program's).  On two nodes of 8
-GPUs, run on each node::
+Started by a launcher as one rank of several (torchrun, ``srun``, ``mpirun`` of Open MPI or
+MVAPICH2, the Hydra ``mpiexec`` of MPICH and Intel MPI, Cray MPICH's ``mpiexec``: the variables are
+read by :func:`~costmodel.calibration.launch.launch_from_env`), nothing is spawned: this process is
+one rank, ``ranks`` is ignored, rank 0 writes the CSV and returns the results and the other ranks
+return ``()``.  torchrun's ranks meet at its own store; the others at ``MASTER_ADDR`` and
+``MASTER_PORT`` (default 29500), which the launcher does not set: a rank without ``MASTER_ADDR``
+stops with one :class:`~costmodel.errors.InputError` saying so.  The group's timeout is
+``timeout_s`` + 10 s, and a watchdog thread in every rank posts the step it enters in the group's
+store: when a rank's step has not changed for ``timeout_s`` it prints one ``error:`` line naming
+the ranks behind the others (the hung ones) and exits with code 4, and the launcher then ends the
+job.  A program that has already initialised the default process group is measured on that group
+in the same way (without the watchdog: the group is the program's).  On two nodes of 8 GPUs, run
+on each node::
 
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
         -m costmodel calibrate run --backend nccl --out profile.toml
 
-with HOST the first node's address (the rendezvous store listens on port 29500
-there).  A rank's GPU is ``LOCAL_RANK`` modulo the GPUs it sees, so one GPU per
-process (``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``) and all
-of a node's GPUs visible both work; ``--backend auto`` uses nccl whenever the
-rank sees a GPU, else gloo, with a :class:`BackendWarning` when the machine has
-GPUs (see :func:`choose_backend`).
+with HOST the first node's address (the rendezvous store listens on port 29500 there).  A
+launched rank's GPU (:func:`choose_backend`): its only visible GPU when it sees one (one GPU per
+task: ``CUDA_VISIBLE_DEVICES`` isolation, ``srun --gpus-per-task=1``), else GPU ``local_rank``
+when the node's ranks are no more than its visible GPUs; more ranks than GPUs are refused before
+anything starts.  ``--backend auto`` uses nccl whenever the rank has a GPU, else gloo, with a
+:class:`BackendWarning` when the machine has GPUs.
+
+References
+----------
+.. [1] NVIDIA, nccl-tests: out-of-place and in-place column groups, ``-N`` to run the sweep
+   several times.
 
 Examples
 --------
@@ -120,27 +157,35 @@ from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from costmodel._json import JSONFields, MeasuredFields
+from costmodel.calibration.launch import DEFAULT_PORT, Launch, launch_from_env
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
+from costmodel.calibration.spread import Spread, spread_of
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
 from costmodel.errors import CalibrationError, InputError, MissingDependency
+from costmodel.references import NCCL_TESTS, Citation
 from costmodel.validate import whole
 
 __all__ = [
     "BACKENDS",
     "BENCH_COLLECTIVES",
     "BENCH_CSV_COLUMNS",
+    "CITED",
     "OUTLIER_MADS",
+    "PLACEMENTS",
     "TIMINGS",
     "BackendChoice",
     "BackendWarning",
     "BenchConfig",
+    "BenchRun",
     "Interrupted",
     "Progress",
     "bench_sizes",
+    "benchmark",
     "choose_backend",
+    "chosen_backend",
     "parse_sizes",
     "resolved_timing",
     "run_benchmark",
@@ -155,9 +200,24 @@ BACKENDS = ("auto", "nccl", "gloo")
 TIMINGS = ("auto", "batched", "per-iteration")
 """Accepted values of :attr:`BenchConfig.timing` (``auto``: batched on GPUs, per-iteration on CPUs)."""
 
-BENCH_CSV_COLUMNS = (*CSV_COLUMNS, "iterations", "outliers", "min_time_s", "max_time_s", "mad_s",
-                     "algbw_bytes_per_s", "busbw_bytes_per_s", "timing")
+BENCH_CSV_COLUMNS = (*CSV_COLUMNS, "sweep", "iterations", "outliers", "min_time_s", "max_time_s", "mad_s",
+                     "mean_s", "p50_s", "p95_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "timing")
 """The columns of the CSV the benchmark writes: costmodel's CSV plus per-size statistics."""
+
+PLACEMENTS: dict[str, tuple[bool, ...]] = {
+    "allreduce": (True,),  # dist.all_reduce reduces one tensor in place
+    "allgather": (False, True),
+    "reduce-scatter": (False, True),
+    "broadcast": (True,),  # dist.broadcast sends and receives in one tensor
+    "alltoall": (False,),  # nccl-tests has no valid in-place all-to-all check
+    PT2PT: (False,),  # sent from one buffer, received into another
+}
+"""The placements each collective is timed in, in order: False out of place, True in place."""
+
+CITED: tuple[Citation, ...] = (NCCL_TESTS,)
+
+MAX_REPEAT = 1000
+"""The most sweeps :attr:`BenchConfig.repeat` may ask for."""
 
 OUTLIER_MADS = 5
 """Iterations slower than median + OUTLIER_MADS·MAD are dropped before the median is taken."""
@@ -171,7 +231,6 @@ _DIVISIBLE = frozenset({"allgather", "reduce-scatter", "alltoall"})
 _FLOAT_BYTES = 4
 _MAX_RANKS = 4096
 _MAX_BYTES = 1 << 40
-_TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR")
 _INSTALL_HINT = ("calibrate run needs PyTorch: pip install 'costmodel-collectives[calibrate]' "
                  "(the CPU-only build is enough for gloo: "
                  "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
@@ -197,7 +256,7 @@ class BenchConfig(MeasuredFields):
     min_bytes, max_bytes : int
         The sweep: min, 2·min, 4·min, ... up to max (see the module docstring).
     budget_s : float
-        Time spent timing each size of each collective (after its warm-up).
+        Time spent timing each size of each collective, per placement (after its warm-up).
     min_iters, max_iters : int
         Bounds on the timed iterations per size.
     warmup : int
@@ -212,8 +271,10 @@ class BenchConfig(MeasuredFields):
         the total divided by their count, as nccl-tests does), ``"per-iteration"``
         (each iteration timed alone, after a barrier: includes the launch) or
         ``"auto"``: batched on GPUs, per-iteration on CPUs.
+    repeat : int
+        How many times the whole sweep runs (nccl-tests' ``-N``); every sweep's rows are kept.
 
-    The two last fields are test hooks, not part of the API: ``_fail_rank``
+    The three last fields are test hooks, not part of the API: ``_fail_rank``
     makes that rank exit at once with code 3, and ``_hang_rank`` makes it sleep
     forever, when it reaches the second size of the sweep; ``_skew_rank``
     makes that rank's sizes differ from the others' (the agreement check).
@@ -236,6 +297,7 @@ class BenchConfig(MeasuredFields):
     timeout_s: float = 120.0
     csv_path: Path | None = None
     timing: str = "auto"
+    repeat: int = 1
     _fail_rank: int | None = field(default=None, repr=False, compare=False)
     _hang_rank: int | None = field(default=None, repr=False, compare=False)
     _skew_rank: int | None = field(default=None, repr=False, compare=False)
@@ -262,6 +324,7 @@ class BenchConfig(MeasuredFields):
         _integer(self.max_iters, "max_iters", low=self.min_iters, high=10**7,
                  hint=f"give at least min_iters={self.min_iters}")
         _integer(self.warmup, "warmup", low=1, high=10**6, hint="the last warm-up iteration sizes the loop")
+        _integer(self.repeat, "repeat", low=1, high=MAX_REPEAT, hint="run the sweep at least once")
         if self.csv_path is not None and not isinstance(self.csv_path, Path):
             if not isinstance(self.csv_path, str) or not self.csv_path:
                 raise InputError(f"csv_path={self.csv_path!r} is not a file path; give a path or None")
@@ -273,12 +336,15 @@ class Progress(MeasuredFields):
     """One measured size, as reported to the ``progress`` callback of :func:`run_benchmark`.
 
     ``index`` counts the sizes measured so far (1 to ``total``, over all
-    collectives); ``time_s`` is the size's median time (slowest rank),
+    collectives, placements and sweeps); ``in_place`` is the placement, ``sweep`` the sweep
+    (from 1); ``time_s`` is the size's median time (slowest rank),
     ``iterations`` how many were timed, ``elapsed_s`` the time since the start.
     """
 
     collective: str
     n_bytes: int
+    in_place: bool
+    sweep: int
     index: int
     total: int
     time_s: float
@@ -286,19 +352,44 @@ class Progress(MeasuredFields):
     elapsed_s: float
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """The statistics of one measured size (sent from rank 0 to the parent)."""
+class _Point(NamedTuple):
+    """One step of the plan: a collective at a size, in one placement, in one sweep (from 1)."""
 
-    index: int
     collective: str
     n_bytes: int
+    in_place: bool
+    sweep: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """The statistics of one measured step (sent from rank 0 to the parent), its samples with them."""
+
+    index: int
+    point: _Point
     time_s: float
     iterations: int
     outliers: int
     min_time_s: float
     max_time_s: float
     mad_s: float
+    samples: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BenchRun(JSONFields):
+    """What :func:`benchmark` measured: one Measurements per collective and the spread of each size.
+
+    ``spreads`` has one :class:`~costmodel.calibration.spread.Spread` per collective, size and
+    placement, in the order of a sweep, over the samples of every sweep (``repeat`` of them).
+    Under a launcher, ranks other than 0 get an empty run.
+    """
+
+    measurements: tuple[Measurements, ...] = ()
+    spreads: tuple[Spread, ...] = ()
+    backend: str | None = None
+    timing: str | None = None
+    repeat: int = 1
 
 
 # --------------------------------------------------------------------------- validation and sizes
@@ -401,8 +492,10 @@ def resolved_timing(timing: str, backend: str) -> str:
     return "batched" if backend == "nccl" else "per-iteration"
 
 
-def _plan(config: BenchConfig, p: int) -> list[tuple[str, int]]:
-    return [(c, n) for c in config.collectives for n in bench_sizes(c, p, config.min_bytes, config.max_bytes)]
+def _plan(config: BenchConfig, p: int) -> list[_Point]:
+    """Every step of the run: each sweep in turn, each collective, size and placement in order."""
+    return [_Point(c, n, in_place, sweep) for sweep in range(1, config.repeat + 1) for c in config.collectives
+            for n in bench_sizes(c, p, config.min_bytes, config.max_bytes) for in_place in PLACEMENTS[c]]
 
 
 def _size_text(n: int) -> str:
@@ -412,13 +505,19 @@ def _size_text(n: int) -> str:
     return f"{n} B"
 
 
-def _step_text(plan: Sequence[tuple[str, int]], index: int | None) -> str:
+def _step_text(plan: Sequence[_Point], index: int | None) -> str:
+    """``allgather at 16 B in place (sweep 2 of 3)``: the placement where the collective has two,
+    the sweep where there are several."""
     if index is None:
         return "start-up"
     if index >= len(plan):
         return "shut-down"
-    collective, n = plan[index]
-    return f"{collective} at {_size_text(n)}"
+    point = plan[index]
+    both = len(PLACEMENTS[point.collective]) > 1
+    where = (" in place" if point.in_place else " out of place") if both else ""
+    sweeps = plan[-1].sweep
+    sweep = f" (sweep {point.sweep} of {sweeps})" if sweeps > 1 else ""
+    return f"{point.collective} at {_size_text(point.n_bytes)}{where}{sweep}"
 
 
 def _summarize(times: Sequence[float]) -> tuple[float, int, float, float, float]:
@@ -443,10 +542,6 @@ def _import_torch() -> tuple[Any, Any]:
         raise MissingDependency("this PyTorch build has no torch.distributed; "
                                 "install a build with it: pip install 'costmodel-collectives[calibrate]'")
     return torch, dist
-
-
-def _under_torchrun() -> bool:
-    return all(os.environ.get(k) for k in _TORCHRUN_ENV)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -478,20 +573,32 @@ class BackendChoice(JSONFields):
     warning: str | None = None
 
 
-def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_world_size: int,
-                   nccl_available: bool, gloo_available: bool = True, gpus_on_machine: bool = False,
-                   shared_view: bool = False) -> BackendChoice:
+def choose_backend(requested: str, *, visible_gpus: int, local_rank: int | None,
+                   local_world_size: int | None, nccl_available: bool, gloo_available: bool = True,
+                   gpus_on_machine: bool = False, shared_view: bool = False) -> BackendChoice:
     """The backend and CUDA device of one rank, from what it can see (pure; no torch call).
 
-    A rank uses CUDA device ``local_rank mod visible_gpus``: with one GPU per
-    process (``CUDA_VISIBLE_DEVICES`` isolation under SLURM or Kubernetes)
-    every rank's device is 0, and with all of a node's GPUs visible rank i
-    takes GPU i.  ``auto`` picks nccl whenever NCCL is built in and this rank
-    sees at least one GPU.  With ``shared_view`` (ranks spawned here, which
-    all see the same GPUs) ranks would share a device when ``visible_gpus <
-    local_world_size``, which NCCL refuses, so nccl then needs one GPU per rank.
+    ``auto`` picks nccl whenever NCCL is built in and the rank can have a GPU of its own; gloo
+    needs none.  Where NCCL cannot run, ``auto`` falls back to gloo only when this rank sees no
+    GPU or when the decision is taken once for every rank (``shared_view``); ``nccl`` stops.
 
-    >>> choose_backend("auto", visible_gpus=1, local_rank=5, local_world_size=8, nccl_available=True)
+    The device, for ranks a launcher started (``local_rank`` among ``local_world_size`` ranks on
+    this node, either None where the launcher does not say):
+
+    - one visible GPU: device 0, whatever the local rank.  That is one GPU per task
+      (``CUDA_VISIBLE_DEVICES`` set per task by SLURM's ``--gpus-per-task 1``, or by Kubernetes):
+      local rank 3 with one visible GPU is the fourth task's own GPU;
+    - as many visible GPUs as ranks on the node, or more: device ``local_rank`` (all of a node's
+      GPUs visible to every rank, rank i on GPU i);
+    - more ranks on the node than visible GPUs, but more than one GPU: refused, for ``auto`` too
+      (the ranks would have to share GPUs, which NCCL refuses, and a fall-back to gloo decided
+      rank by rank could split the job between two backends).  A local rank at or past the
+      visible GPUs shows the ranks outnumber them even where the local size is unknown.
+
+    With ``shared_view`` (ranks spawned here, all seeing the same GPUs) rank i takes GPU i and
+    nccl needs one GPU per rank.
+
+    >>> choose_backend("auto", visible_gpus=1, local_rank=3, local_world_size=8, nccl_available=True)
     BackendChoice(backend='nccl', device=0, warning=None)
     >>> choose_backend("auto", visible_gpus=8, local_rank=5, local_world_size=8, nccl_available=True).device
     5
@@ -499,35 +606,59 @@ def choose_backend(requested: str, *, visible_gpus: int, local_rank: int, local_
     Raises
     ------
     InputError
-        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``);
-        ``gloo`` in a build without it.
+        ``nccl`` without NCCL or without a GPU (per rank, with ``shared_view``); any backend but
+        gloo when launched ranks would share GPUs, or several GPUs are visible and the local rank
+        is unknown; ``gloo`` in a build without it.
     """
-    enough = visible_gpus >= (local_world_size if shared_view else 1)
-    nccl_ok = nccl_available and visible_gpus >= 1 and enough
     if requested == "gloo":
         if not gloo_available:
             raise InputError("backend 'gloo' is not in this PyTorch build; use backend=nccl")
         return BackendChoice("gloo", None)
-    if nccl_ok:
-        return BackendChoice("nccl", local_rank % visible_gpus)
+    if shared_view:
+        ranks = local_world_size or 1
+        device = local_rank or 0
+        why = None if visible_gpus >= ranks else (
+            f"the {ranks} ranks started here would share {visible_gpus} visible GPU"
+            f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
+    else:
+        device, why = _launched_device(visible_gpus, local_rank, local_world_size)
     if not nccl_available:
         why = "this PyTorch has no NCCL"
     elif visible_gpus == 0:
         why = ("this process sees no GPU (CUDA_VISIBLE_DEVICES hides them)" if gpus_on_machine
                else "this process sees no GPU")
-    else:
-        why = (f"the {local_world_size} ranks started here would share {visible_gpus} visible GPU"
-               f"{'s' if visible_gpus != 1 else ''}, which NCCL refuses")
-    if requested == "nccl":
+    if why is None:
+        return BackendChoice("nccl", device)
+    sharing = nccl_available and visible_gpus > 0
+    if requested == "nccl" or (sharing and not shared_view):
         hint = ("use backend=gloo, or fewer ranks" if shared_view and visible_gpus
-                else "use backend=gloo, or give each process a GPU")
-        raise InputError(f"backend 'nccl' cannot run: {why}; {hint}")
+                else _SHARE_HINT if sharing else "use backend=gloo, or give each process a GPU")
+        raise InputError(f"backend '{requested}' cannot run NCCL: {why}; {hint}" if requested == "auto"
+                         else f"backend 'nccl' cannot run: {why}; {hint}")
     if not gloo_available:
         raise InputError(f"no backend can run: {why}, and this PyTorch has no gloo")
     warning = None
     if visible_gpus or gpus_on_machine:
         warning = f"using gloo, not nccl: {why}; the profile measures the CPU path, not the GPUs"
     return BackendChoice("gloo", None, warning)
+
+
+_SHARE_HINT = ("start at most as many ranks per node as GPUs, give each rank its own GPU "
+               "(srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES per rank), or use backend=gloo")
+
+
+def _launched_device(visible: int, local_rank: int | None, local_size: int | None) -> tuple[int, str | None]:
+    """(device, why NCCL cannot run or None) for a rank a launcher started (see :func:`choose_backend`)."""
+    if visible <= 1:
+        return 0, None  # one GPU per task (or none: said by the caller)
+    if local_rank is None:
+        return 0, (f"this process sees {visible} GPUs and its launcher gives no local rank to choose one "
+                   "(LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, ...)")
+    ranks = max(local_size or 0, local_rank + 1)
+    if ranks > visible:
+        known = f"the {ranks} ranks" if local_size else f"at least {ranks} ranks (local rank {local_rank})"
+        return 0, f"{known} on this node would share its {visible} visible GPUs, which NCCL refuses"
+    return local_rank, None
 
 
 def _machine_has_gpus() -> bool:
@@ -539,8 +670,8 @@ def _machine_has_gpus() -> bool:
         return False
 
 
-def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int, local_world_size: int,
-                     shared_view: bool) -> BackendChoice:
+def _resolve_backend(torch: Any, dist: Any, backend: str, *, local_rank: int | None,
+                     local_world_size: int | None, shared_view: bool) -> BackendChoice:
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     choice = choose_backend(backend, visible_gpus=gpus, local_rank=local_rank,
                             local_world_size=local_world_size, nccl_available=dist.is_nccl_available(),
@@ -570,41 +701,47 @@ class _Comm:
     def _zeros(self, n_bytes: int) -> Any:
         return self.torch.zeros(n_bytes // _FLOAT_BYTES, dtype=self.torch.float32, device=self.device)
 
-    def operation(self, collective: str, n_bytes: int) -> Callable[[], None]:
-        """The blocking call that moves *n_bytes* in *collective* (buffers allocated here, untimed)."""
+    def operation(self, collective: str, n_bytes: int, in_place: bool) -> Callable[[], None]:
+        """The blocking call that moves *n_bytes* in *collective*, in place or out of place (one of
+        :data:`PLACEMENTS`; buffers allocated here, untimed)."""
         dist, p = self.dist, self.world
         if collective == PT2PT:
-            return self._ping_pong(self._zeros(n_bytes))
+            return self._ping_pong(self._zeros(n_bytes), self._zeros(n_bytes))
         if collective == "allreduce":
             buf = self._zeros(n_bytes)
             return lambda: dist.all_reduce(buf)
         if collective == "broadcast":
             buf = self._zeros(n_bytes)
             return lambda: dist.broadcast(buf, src=0)
-        # out-of-place: (output, input) with costmodel's n the larger of the two except in all-to-all
-        out = self._zeros(n_bytes // p if collective == "reduce-scatter" else n_bytes)
-        inp = self._zeros(n_bytes // p if collective == "allgather" else n_bytes)
-        call = {"allgather": self._gather, "reduce-scatter": self._scatter,
-                "alltoall": dist.all_to_all_single}[collective]
-        return lambda: call(out, inp)
+        if collective == "alltoall":
+            out, inp = self._zeros(n_bytes), self._zeros(n_bytes)
+            return lambda: dist.all_to_all_single(out, inp)
+        # (output, input) with costmodel's n the larger of the two; in place, the smaller one is the
+        # block of the larger at this rank's offset (NCCL's in-place all-gather and reduce-scatter)
+        whole, block = self._zeros(n_bytes), n_bytes // p // _FLOAT_BYTES
+        part = whole.narrow(0, self.rank * block, block) if in_place else self._zeros(n_bytes // p)
+        if collective == "allgather":
+            return lambda: self._gather(whole, part)
+        return lambda: self._scatter(part, whole)
 
-    def _ping_pong(self, buf: Any) -> Callable[[], None]:
-        """Rank 0 sends *buf* to the last rank and receives it back; the other ranks idle.
+    def _ping_pong(self, sent: Any, received: Any) -> Callable[[], None]:
+        """Rank 0 sends *sent* to the last rank and receives it back into *received*; the other
+        ranks idle.
 
-        The last rank, not rank 1: under torchrun on several nodes it sits on another node, so
+        The last rank, not rank 1: under a launcher on several nodes it sits on another node, so
         the ping-pong measures the network between nodes, the link a cluster's collectives
         are slowest on (on one machine it is just another local rank).
         """
         dist, last = self.dist, self.world - 1
         if self.rank == 0:
             def ping() -> None:
-                dist.send(buf, dst=last)
-                dist.recv(buf, src=last)
+                dist.send(sent, dst=last)
+                dist.recv(received, src=last)
             return ping
         if self.rank == last:
             def pong() -> None:
-                dist.recv(buf, src=0)
-                dist.send(buf, dst=0)
+                dist.recv(received, src=0)
+                dist.send(received, dst=0)
             return pong
         return lambda: None
 
@@ -653,12 +790,13 @@ class _Comm:
         warm = self._zeros(_FLOAT_BYTES * self.world)
         self.dist.all_reduce(warm)
         if ping:
-            self.operation(PT2PT, _FLOAT_BYTES)()
+            self.operation(PT2PT, _FLOAT_BYTES, in_place=False)()
         self.barrier()
 
 
-def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_bytes: int) -> _Step:
-    op = comm.operation(collective, n_bytes)
+def _measure(comm: _Comm, config: BenchConfig, index: int, point: _Point) -> _Step:
+    collective = point.collective
+    op = comm.operation(collective, point.n_bytes, point.in_place)
     active = collective != PT2PT or comm.rank == 0
     batched = resolved_timing(config.timing, comm.backend) == "batched"
     slowest = 0.0
@@ -697,15 +835,15 @@ def _measure(comm: _Comm, config: BenchConfig, index: int, collective: str, n_by
     if collective == PT2PT:
         per_iteration = [t / 2 for t in per_iteration]
     median, dropped, low, high, mad = _summarize(per_iteration)
-    return _Step(index, collective, n_bytes, median, len(times) * batch, dropped, low, high, mad)
+    return _Step(index, point, median, len(times) * batch, dropped, low, high, mad, tuple(per_iteration))
 
 
-def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], emit: Callable[[_Step], None],
+def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[_Point], emit: Callable[[_Step], None],
            where: list[int | None], *, beat: Callable[[int], None] = lambda index: None) -> None:
     """Measure every step of *plan*; rank 0 emits each result.  *where* holds the current step index."""
     _agree(comm, _agreement(config, plan, comm.backend, skew=comm.rank == config._skew_rank))
     comm.setup(ping=PT2PT in config.collectives)
-    for index, (collective, n_bytes) in enumerate(plan):
+    for index, point in enumerate(plan):
         where[0] = index
         if index == 1 and comm.rank == config._fail_rank:
             raise _InjectedExit
@@ -713,7 +851,7 @@ def _sweep(comm: _Comm, config: BenchConfig, plan: Sequence[tuple[str, int]], em
             while True:
                 time.sleep(3600)
         beat(index)
-        step = _measure(comm, config, index, collective, n_bytes)
+        step = _measure(comm, config, index, point)
         if comm.rank == 0:
             emit(step)
     where[0] = len(plan)
@@ -728,7 +866,7 @@ class _Watchdog:
 
     _KEY = "costmodel-bench-step-"
 
-    def __init__(self, store: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+    def __init__(self, store: Any, rank: int, world: int, plan: Sequence[_Point],
                  timeout_s: float) -> None:
         import threading
 
@@ -770,7 +908,7 @@ class _Watchdog:
         return _watchdog_message(self.steps(), self.plan, self.limit)
 
 
-def _watchdog_message(steps: dict[int, int | None], plan: Sequence[tuple[str, int]], limit: float) -> str:
+def _watchdog_message(steps: dict[int, int | None], plan: Sequence[_Point], limit: float) -> str:
     """Name the ranks behind the furthest one (pure, for the watchdog)."""
     known = {r: s for r, s in steps.items() if s is not None}
 
@@ -791,12 +929,13 @@ def _watchdog_message(steps: dict[int, int | None], plan: Sequence[tuple[str, in
             f"in {where(ahead)}; the run is stopped")
 
 
-def _agreement(config: BenchConfig, plan: Sequence[tuple[str, int]], backend: str, *,
+def _agreement(config: BenchConfig, plan: Sequence[_Point], backend: str, *,
                skew: bool = False) -> dict[str, object]:
     """What every rank must share before measuring (``skew``: the ``_skew_rank`` test hook)."""
-    sizes = [n * (2 if skew else 1) for _, n in plan]
+    sizes = [point.n_bytes * (2 if skew else 1) for point in plan]
     return {"backend": backend, "timing": resolved_timing(config.timing, backend),
-            "collectives": list(config.collectives), "sizes": sizes,
+            "collectives": list(config.collectives), "sizes": sizes, "repeat": config.repeat,
+            "placements": [point.in_place for point in plan],
             "budget_s": config.budget_s, "iterations": [config.min_iters, config.max_iters, config.warmup]}
 
 
@@ -830,19 +969,24 @@ def _device(torch: Any, index: int | None) -> Any:
 # --------------------------------------------------------------------------- results
 
 
+def _sweeps_text(repeat: int) -> str:
+    return f"{repeat} sweeps, " if repeat > 1 else ""
+
+
 class _Recorder:
     """Collects rank 0's results: rows per collective, the CSV (appended and flushed), progress."""
 
-    def __init__(self, config: BenchConfig, plan: Sequence[tuple[str, int]], *, backend: str, p: int,
+    def __init__(self, config: BenchConfig, plan: Sequence[_Point], *, backend: str, p: int,
                  torch_version: str, progress: Callable[[Progress], None] | None) -> None:
         self.config, self.plan, self.backend, self.p, self.progress = config, plan, backend, p, progress
         self.rows: dict[str, list[Row]] = {c: [] for c in config.collectives}
+        self.samples: dict[tuple[str, int, bool], list[tuple[float, ...]]] = {}
         self.count = 0
         self.start = time.monotonic()
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.timing = resolved_timing(config.timing, backend)
         self.source = (f"# source: costmodel calibrate run, torch {torch_version}, {backend}, p={p}, "
-                       f"{self.timing} timing, "
+                       f"{self.timing} timing, {_sweeps_text(config.repeat)}"
                        f"float32, host {socket.gethostname()}, {stamp}")
         self.file: TextIO | None = None
         self.writer: Any = None
@@ -859,24 +1003,29 @@ class _Recorder:
             self.file.flush()
 
     def add(self, step: _Step) -> None:
+        point = step.point
         time_text = f"{step.time_s:.9g}"
-        algbw = step.n_bytes / step.time_s if step.time_s > 0 else None
-        factor = float(bus_factor(step.collective, self.p))
+        algbw = point.n_bytes / step.time_s if step.time_s > 0 else None
+        factor = float(bus_factor(point.collective, self.p))
         algbw_text = "" if algbw is None else f"{algbw:.9g}"
         busbw_text = "" if algbw is None else f"{algbw * factor:.9g}"
-        row = Row(n_bytes=step.n_bytes, time_s=Fraction(time_text),
+        row = Row(n_bytes=point.n_bytes, time_s=Fraction(time_text), in_place=point.in_place,
                   algbw_bytes_per_s=Fraction(algbw_text) if algbw_text else None,
                   busbw_bytes_per_s=Fraction(busbw_text) if busbw_text else None)
-        self.rows[step.collective].append(row)
+        self.rows[point.collective].append(row)
+        self.samples.setdefault((point.collective, point.n_bytes, point.in_place), []).append(step.samples)
         self.count += 1
         if self.writer is not None and self.file is not None:
-            self.writer.writerow([step.collective, self.backend, self.p, step.n_bytes, time_text, "",
-                                  step.iterations, step.outliers, f"{step.min_time_s:.9g}",
-                                  f"{step.max_time_s:.9g}", f"{step.mad_s:.9g}", algbw_text, busbw_text,
-                                  self.timing])
+            spread = spread_of(point.collective, point.n_bytes, point.in_place, step.samples, sweeps=1)
+            self.writer.writerow([point.collective, self.backend, self.p, point.n_bytes, time_text,
+                                  str(point.in_place).lower(), point.sweep, step.iterations, step.outliers,
+                                  *(f"{t:.9g}" for t in (step.min_time_s, step.max_time_s, step.mad_s,
+                                                         spread.mean_s, spread.p50_s, spread.p95_s)),
+                                  algbw_text, busbw_text, self.timing])
             self.file.flush()
         if self.progress is not None:
-            self.progress(Progress(collective=step.collective, n_bytes=step.n_bytes, index=self.count,
+            self.progress(Progress(collective=point.collective, n_bytes=point.n_bytes,
+                                   in_place=point.in_place, sweep=point.sweep, index=self.count,
                                    total=len(self.plan), time_s=step.time_s, iterations=step.iterations,
                                    elapsed_s=time.monotonic() - self.start))
 
@@ -885,12 +1034,16 @@ class _Recorder:
             self.file.close()
             self.file = None
 
-    def results(self) -> tuple[Measurements, ...]:
+    def results(self) -> BenchRun:
         path = str(self.config.csv_path) if self.config.csv_path is not None else "<benchmark>"
-        return tuple(
+        measurements = tuple(
             Measurements(tool="costmodel-csv", collective=c, p=self.p, rows=tuple(rows), source=self.source,
                          path=path, backend=self.backend, dtype="float32", command="costmodel calibrate run")
             for c, rows in self.rows.items() if rows)
+        spreads = tuple(spread_of(c, n, in_place, [t for sweep in sweeps for t in sweep], sweeps=len(sweeps))
+                        for (c, n, in_place), sweeps in self.samples.items())
+        return BenchRun(measurements=measurements, spreads=spreads, backend=self.backend, timing=self.timing,
+                        repeat=self.config.repeat)
 
 
 # --------------------------------------------------------------------------- the entry point
@@ -900,6 +1053,15 @@ def run_benchmark(config: BenchConfig, *,
                   progress: Callable[[Progress], None] | None = None) -> tuple[Measurements, ...]:
     """Measure the collectives of *config* (see the module docstring) and return one Measurements each.
 
+    The measurements of :func:`benchmark`, without the spreads; its parameters, returns (the
+    measurements) and errors.
+    """
+    return benchmark(config, progress=progress).measurements
+
+
+def benchmark(config: BenchConfig, *, progress: Callable[[Progress], None] | None = None) -> BenchRun:
+    """Measure the collectives of *config* (see the module docstring): their times and spreads.
+
     Parameters
     ----------
     config : BenchConfig
@@ -908,14 +1070,17 @@ def run_benchmark(config: BenchConfig, *,
 
     Returns
     -------
-    tuple of Measurements
-        In the order of ``config.collectives``, ``tool="costmodel-csv"``,
-        with p and backend set.  Under torchrun, ranks other than 0 return ``()``.
+    BenchRun
+        ``measurements``: one Measurements per collective in the order of ``config.collectives``,
+        ``tool="costmodel-csv"``, with p and backend set, every sweep's rows flagged in place or
+        not; ``spreads``: the mean, p50 and p95 of every size and placement over all sweeps.
+        Under a launcher, ranks other than 0 return an empty run.
 
     Raises
     ------
     InputError
-        For a bad config, or nccl without a GPU per rank.
+        For a bad config, nccl without a GPU per rank, launched ranks that would share GPUs or
+        lack ``MASTER_ADDR``.
     MissingDependency
         Without PyTorch (or with a build lacking torch.distributed).
     CalibrationError
@@ -927,31 +1092,80 @@ def run_benchmark(config: BenchConfig, *,
     if not isinstance(config, BenchConfig):
         raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
     torch, dist = _import_torch()
-    if _under_torchrun() or dist.is_initialized():
-        return _run_in_group(torch, dist, config, progress)
+    if dist.is_initialized():
+        return _run_in_group(torch, dist, config, progress, None)
+    launch = launch_from_env(os.environ)
+    if launch is not None:
+        return _run_in_group(torch, dist, config, progress, launch)
     choice = _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
                               shared_view=True)
     return _run_spawned(torch, config, choice.backend, progress)
 
 
-def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
-                  progress: Callable[[Progress], None] | None) -> tuple[Measurements, ...]:
-    """This process is one rank of a torchrun job (or of a process group already initialised)."""
-    owned = not dist.is_initialized()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    world = dist.get_world_size() if not owned else int(os.environ["WORLD_SIZE"])
-    if world < 2:
-        raise InputError(f"the job has {world} rank; the benchmark needs at least 2 "
+def chosen_backend(config: BenchConfig) -> BackendChoice:
+    """The backend (and CUDA device) :func:`run_benchmark` would use in this process for *config*.
+
+    ``auto`` resolved as the run resolves it: for this rank when a launcher started the process,
+    else once for the ``ranks`` spawned here (see :func:`choose_backend`); a
+    :class:`BackendWarning` says when ``auto`` falls back to gloo on a machine with GPUs.  The
+    command line names its default CSV after it (``calibration-nccl.csv``).
+
+    Raises
+    ------
+    InputError, MissingDependency
+        As :func:`run_benchmark` would, before anything is started.
+    """
+    if not isinstance(config, BenchConfig):
+        raise InputError(f"{type(config).__name__} is not a BenchConfig; build one with BenchConfig(...)")
+    torch, dist = _import_torch()
+    if dist.is_initialized():
+        return BackendChoice(str(dist.get_backend()), None)
+    launch = launch_from_env(os.environ)
+    if launch is not None:
+        return _resolve_backend(torch, dist, config.backend, local_rank=launch.local_rank,
+                                local_world_size=launch.local_world_size, shared_view=False)
+    return _resolve_backend(torch, dist, config.backend, local_rank=0, local_world_size=config.ranks,
+                            shared_view=True)
+
+
+def _checked_launch(launch: Launch) -> Launch:
+    """The launch, refused before any set-up when it cannot form a group of 2 or more."""
+    if launch.world_size < 2:
+        raise InputError(f"the job has {launch.world_size} rank; the benchmark needs at least 2 "
                          "(torchrun --nproc-per-node 2 or more)")
-    if owned:
-        per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-        choice = _resolve_backend(torch, dist, config.backend, local_rank=local_rank,
-                                  local_world_size=per_node, shared_view=False)
+    if launch.master_addr is None:
+        raise InputError(f"rank {launch.rank} of {launch.world_size} was started by {launch.launcher} "
+                         f"({launch.variables}) but MASTER_ADDR is not set; export MASTER_ADDR=<rank 0's "
+                         f"host> on every rank (and MASTER_PORT, default {DEFAULT_PORT})")
+    return launch
+
+
+def _init_method(launch: Launch) -> dict[str, Any]:
+    """How the group forms: torchrun's own store (env://), else rank 0's address from MASTER_ADDR."""
+    if launch.launcher == "torchrun":
+        return {}
+    host = f"[{launch.master_addr}]" if ":" in (launch.master_addr or "") else launch.master_addr
+    return {"init_method": f"tcp://{host}:{launch.master_port}", "rank": launch.rank,
+            "world_size": launch.world_size}
+
+
+def _run_in_group(torch: Any, dist: Any, config: BenchConfig, progress: Callable[[Progress], None] | None,
+                  launch: Launch | None) -> BenchRun:
+    """This process is one rank of a launched job, or (*launch* None) of a group already initialised."""
+    owned = launch is not None
+    if launch is not None:
+        launch = _checked_launch(launch)
+        choice = _resolve_backend(torch, dist, config.backend, local_rank=launch.local_rank,
+                                  local_world_size=launch.local_world_size, shared_view=False)
         backend = choice.backend
         device = _device(torch, choice.device)
         # the watchdog fires first; the group's own timeout is the backstop
-        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S))
+        dist.init_process_group(backend, timeout=timedelta(seconds=config.timeout_s + _BACKSTOP_S),
+                                **_init_method(launch))
     else:
+        if dist.get_world_size() < 2:
+            raise InputError(f"the process group has {dist.get_world_size()} rank; the benchmark needs at "
+                             "least 2")
         backend = dist.get_backend()
         cuda = backend == "nccl"
         device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
@@ -986,10 +1200,10 @@ def _run_in_group(torch: Any, dist: Any, config: BenchConfig,
             recorder.close()
         if owned and dist.is_initialized():
             dist.destroy_process_group()
-    return recorder.results() if recorder is not None else ()
+    return recorder.results() if recorder is not None else BenchRun(repeat=config.repeat)
 
 
-def _start_watchdog(dist: Any, rank: int, world: int, plan: Sequence[tuple[str, int]],
+def _start_watchdog(dist: Any, rank: int, world: int, plan: Sequence[_Point],
                     timeout_s: float) -> _Watchdog | None:
     """The torchrun watchdog, on the default group's store (None where this PyTorch hides it)."""
     try:
@@ -1038,7 +1252,7 @@ def _child(rank: int, *, world: int, port: int, backend: str, config: BenchConfi
 
 
 def _run_spawned(torch: Any, config: BenchConfig, backend: str,
-                 progress: Callable[[Progress], None] | None) -> tuple[Measurements, ...]:
+                 progress: Callable[[Progress], None] | None) -> BenchRun:
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")

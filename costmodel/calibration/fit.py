@@ -813,7 +813,7 @@ def fit(
     algorithm: str | None = None,
     p: int | None = None,
     segments: int | None = None,
-    in_place: bool = False,
+    in_place: bool | None = None,
     extra: Mapping[str, int] | None = None,
 ) -> Fit:
     """Fit α and β of the model T(n) = a(p)·α + b(p)·n·β to measured times.
@@ -830,8 +830,11 @@ def fit(
         agree with it otherwise.
     segments : int, optional
         1, 2 or 3 size segments; by default chosen by BIC (see the module docstring).
-    in_place : bool, default False
-        Fit nccl-tests' in-place times instead of the out-of-place ones.
+    in_place : bool, optional
+        True: fit the in-place times (nccl-tests' second column group); False: the
+        out-of-place ones; None (the default): the out-of-place times, or the in-place
+        ones of a log that has no other (``calibrate run``'s all-reduce and broadcast,
+        which torch.distributed runs in place only; the notes say so).
     extra : mapping, optional
         Fixed values of an algorithm's free parameters (``{"segments": 8}``).
 
@@ -853,6 +856,8 @@ def fit(
     collective = canonical_collective(measurements.collective)
     ranks = measurements.p or 2
     name, a, b, formula, notes = coefficients(collective, algorithm, ranks, extra)
+    defaulted = in_place is None
+    in_place = measurements.default_in_place if in_place is None else in_place
     rows = sorted(measurements.select(in_place=in_place), key=lambda r: r.n_bytes)
     if len({r.n_bytes for r in rows}) < 2:
         kind = "in-place" if in_place else "out-of-place"
@@ -889,7 +894,7 @@ def fit(
         warnings=tuple(warnings),
         median_rel_error=_median(every) or 0.0,
         median_rel_error_ge_1mib=_median(every[search.n >= _ONE_MIB]),
-        notes=_notes(measurements, built, notes, collective, in_place) + alpha_note,
+        notes=_notes(measurements, built, notes, collective, in_place, defaulted=defaulted) + alpha_note,
         latency_coefficient=a, bandwidth_coefficient=b, formula=formula, tool=measurements.tool,
         source=measurements.source, path=measurements.path, in_place=in_place, selection=tuple(table),
     )
@@ -911,7 +916,7 @@ def _segment(search: _Search, lo: int, hi: int) -> tuple[Segment, tuple[Any, Any
 
 
 def _notes(measurements: Measurements, built: list[Segment], registry_notes: tuple[str, ...],
-           collective: str, in_place: bool) -> tuple[str, ...]:
+           collective: str, in_place: bool, *, defaulted: bool = False) -> tuple[str, ...]:
     notes = list(registry_notes)
     notes.append("gamma is not separable from these logs (a reduction's gamma·n is proportional to n like "
                  "beta's term): it is left 0 and folded into beta")
@@ -926,7 +931,10 @@ def _notes(measurements: Measurements, built: list[Segment], registry_notes: tup
     streamed = any(r.algbw_bytes_per_s for r in measurements.rows)
     if measurements.tool == "osu" and collective == PT2PT and streamed:
         notes.append("osu_bw streams a window of messages: alpha fitted from it is not a start-up latency")
-    if in_place:
+    if in_place and defaulted:
+        notes.append("fitted to the in-place times, the only ones the log has (torch.distributed runs "
+                     "all-reduce and broadcast in place)")
+    elif in_place:
         notes.append("fitted to the in-place times")
     return tuple(notes)
 

@@ -52,8 +52,9 @@ Algorithm = Annotated[str | None, option(
 Segments = Annotated[int | None, option(
     "--segments", min=1, max=3, panel=FIT,
     help="Size segments to fit (default: 1 to 3, chosen by BIC; one per NCCL protocol regime).")]
-InPlace = Annotated[bool, typer.Option("--in-place", rich_help_panel=FIT,
-                                       help="Fit nccl-tests' in-place times (default: out-of-place).")]
+InPlace = Annotated[bool, typer.Option(
+    "--in-place", rich_help_panel=FIT,
+    help="Fit the in-place times (default: out-of-place; in-place where a log has no other).")]
 Out = Annotated[Path | None, option(
     "--out", "-o",
     help="Write the fitted profile here (TOML; use it with --profile in every command).")]
@@ -73,7 +74,8 @@ def _fit(log: Path, collective: str | None, p: int | None, algorithm: str | None
          in_place: bool) -> Any:
     from costmodel.calibration import fit
 
-    return fit(_read(log, collective, p), algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+    return fit(_read(log, collective, p), algorithm=algorithm, p=p, segments=segments,
+               in_place=in_place or None)
 
 
 def _writable(path: Path | None, force: bool) -> None:
@@ -140,13 +142,13 @@ def fit_command(
         if algorithm is not None:
             raise InputError(f"--algorithm {algorithm} names the model of one collective and {log} holds "
                              f"{len(groups)}; give --collective too")
-        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place) for m in groups)
+        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place or None) for m in groups)
         chosen, others = _profile_fit(fits)
         _write_profile(chosen, out, name, force, others)
         emit(_Run(fits, chosen, out, warnings=tuple(w for m in groups for w in m.warnings)), as_json=as_json)
         return
     measurements = groups[0]
-    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place)
+    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place or None)
     _write_profile(fitted, out, name, force)
     emit(_Fitted(fitted, tuple(measurements.warnings), out), as_json=as_json)
 
@@ -181,7 +183,7 @@ def report_command(
 @calibrate_app.command("run")
 def run_command(
     ranks: Annotated[int, typer.Option("--ranks", "-p", min=2, help="Processes to start on this machine "
-                                       "(ignored under torchrun, which starts them).")] = 2,
+                                       "(ignored under a launcher: torchrun, srun, mpirun).")] = 2,
     backend: Annotated[str, typer.Option("--backend", help="auto (nccl with GPUs, else gloo), nccl or gloo.")]
     = "auto",
     sizes: Annotated[str, typer.Option("--sizes", help="Message sizes, doubling from the first to the last.")]
@@ -191,7 +193,7 @@ def run_command(
                               "pt2pt (ping-pong).")] = ALL,
     budget: Annotated[Fraction, typer.Option("--budget", metavar="TIME",
                                              parser=time_parser(at_least=Fraction(1, 1000)),
-                                             help="Time spent timing each size (at least 1ms).")
+                                             help="Time spent timing each size and placement (at least 1ms).")
                     ] = "200ms",  # type: ignore[assignment]  # Typer parses the default, as it shows it
     timeout: Annotated[Fraction, typer.Option(
         "--timeout", metavar="TIME", parser=time_parser(at_least=Fraction(1)),
@@ -199,11 +201,16 @@ def run_command(
     )] = "120s",  # type: ignore[assignment]  # Typer parses the default, as it shows it
     csv: Annotated[Path | None, option(
         "--csv",
-        help="Raw results, written as they are measured (default: calibration-<backend>.csv).")] = None,
+        help="Raw results, written as they are measured (default: calibration-nccl.csv or "
+             "calibration-gloo.csv, after the backend used).")] = None,
     timing: Annotated[str, typer.Option(
         "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "
                          "per-iteration (each timed alone, launch included); auto: batched on GPUs, "
                          "per-iteration on CPUs.")] = "auto",
+    repeat: Annotated[int, typer.Option(
+        "--repeat", metavar="N", min=1, max=1000,
+        help="Run the whole sweep N times (nccl-tests' -N); each size's mean, p50 and p95 are over "
+             "the samples of every sweep.")] = 1,
     out: Out = None,
     name: Name = None,
     force: Force = False,
@@ -211,44 +218,55 @@ def run_command(
 ) -> None:
     """Measure collectives over torch.distributed (NCCL on GPUs, gloo on CPUs), fit α and β, write a profile.
 
+    Each size is timed out of place and in place where torch.distributed has both (all-gather,
+    reduce-scatter; all-reduce and broadcast run in place only), and the output lists each size's
+    mean, p50 and p95 above its collective's fit; --repeat runs the whole sweep again.
     The profile's α and β come from the all-reduce when it was measured (the collective priced most),
     else from the ping-pong (pt2pt); every collective's fit is in the output and the CSV.
-    Multi-node: run the same command under torchrun on every node.
+    Multi-node: run the same command under torchrun, srun or mpirun (with MASTER_ADDR) on every node.
+
+    JSON: {"backend", "timing", "csv", "repeat", "sizes": [{"collective", "n_bytes", "in_place",
+    "samples", "sweeps", "mean_s", "p50_s", "p95_s"}], "profile", "profile_from", "alpha_s",
+    "beta_s_per_byte", "warnings", "fits": [...]}.
 
     Example: costmodel calibrate run --ranks 2 --sizes 8B..64MiB --out cpu.toml
 
     Example (on every node): torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d
     --rdzv-endpoint HOST:29500 -m costmodel calibrate run --backend nccl --out cluster.toml
     """
+    import dataclasses
     import os
     import sys
 
     from costmodel.calibration import bench, fit
+    from costmodel.calibration.launch import launch_from_env
 
     lo, hi = bench.parse_sizes(sizes)
     chosen = tuple(c.strip() for c in collectives.split(",") if c.strip())
-    csv_path = csv or Path(f"calibration-{backend}.csv")
-    lead = os.environ.get("RANK", "0") in ("", "0")  # under torchrun only rank 0 writes and draws
-    if lead:
-        _writable(csv_path, force)
-        _writable(out, force)
     config = bench.BenchConfig(ranks=ranks, backend=backend, collectives=chosen, min_bytes=lo, max_bytes=hi,
-                               budget_s=float(budget), timeout_s=float(timeout), csv_path=csv_path,
-                               timing=timing)
+                               budget_s=float(budget), timeout_s=float(timeout), timing=timing, repeat=repeat)
+    # the backend auto chooses names the CSV, and the run then uses that one
+    used = _backend_warnings(bench, lambda: bench.chosen_backend(config)).backend
+    config = dataclasses.replace(config, backend=used, csv_path=csv or Path(f"calibration-{used}.csv"))
+    launch = launch_from_env(os.environ)
+    lead = launch is None or launch.rank == 0  # under a launcher only rank 0 writes and draws
+    if lead:
+        _writable(config.csv_path, force)
+        _writable(out, force)
+    show = lead and not as_json
     try:
-        results = _run_warning(bench, config, show=lead and not as_json)
+        results = _backend_warnings(bench, lambda: _run_with_progress(bench, config, show=show))
     except bench.Interrupted as stop:
         if lead:
             print(str(stop), file=sys.stderr, flush=True)
         raise typer.Exit(130) from None
-    if not results:  # a rank other than 0 under torchrun
+    if not results.measurements:  # a rank other than 0 under a launcher
         return
-    fits = tuple(fit(m) for m in results)
+    fits = tuple(fit(m) for m in results.measurements)
     chosen_fit, others = _profile_fit(fits)
     _write_profile(chosen_fit, out, name, force, others)
-    used = results[0].backend or backend
-    result = _Run(fits, chosen_fit, out, csv=csv_path, backend=used,
-                  timing=bench.resolved_timing(config.timing, used))
+    result = _Run(fits, chosen_fit, out, csv=config.csv_path, backend=used,
+                  timing=bench.resolved_timing(config.timing, used), spreads=results.spreads, repeat=repeat)
     emit(result, as_json=as_json)
 
 
@@ -272,8 +290,8 @@ def _profile_fit(fits: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     return dataclasses.replace(chosen, notes=(*chosen.notes, note)), others
 
 
-def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
-    """Run the benchmark, printing a backend fall-back as one ``warning:`` line on stderr."""
+def _backend_warnings(bench: Any, call: Any) -> Any:
+    """``call()``, printing a backend fall-back as one ``warning:`` line on stderr."""
     import sys
     import warnings
 
@@ -287,13 +305,13 @@ def _run_warning(bench: Any, config: Any, *, show: bool) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("always", bench.BackendWarning)
         warnings.showwarning = show_warning
-        return _run_with_progress(bench, config, show=show)
+        return call()
 
 
 def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:
     console = _stderr()
     if not show or not console.is_terminal:  # a bar on a pipe leaves a blank line before any error
-        return bench.run_benchmark(config)
+        return bench.benchmark(config)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -303,10 +321,13 @@ def _run_with_progress(bench: Any, config: Any, *, show: bool) -> Any:
         def update(step: Any) -> None:
             from costmodel.units import format_size
 
+            where = " in place" if step.in_place and len(bench.PLACEMENTS[step.collective]) > 1 else ""
+            sweep = f" (sweep {step.sweep}/{config.repeat})" if config.repeat > 1 else ""
+            size = format_size(step.n_bytes).split(" = ")[0]
             bar.update(task, total=step.total, completed=step.index,
-                       description=f"{step.collective} {format_size(step.n_bytes).split(' = ')[0]}")
+                       description=f"{step.collective} {size}{where}{sweep}")
 
-        return bench.run_benchmark(config, progress=update)
+        return bench.benchmark(config, progress=update)
 
 
 def _stderr() -> Any:
@@ -326,11 +347,14 @@ class _Run:
     backend: str | None = None
     timing: str | None = None
     warnings: tuple[str, ...] = ()
+    spreads: tuple[Any, ...] = ()
+    repeat: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.csv is not None:
-            out.update(backend=self.backend, timing=self.timing, csv=str(self.csv))
+            out.update(backend=self.backend, timing=self.timing, csv=str(self.csv), repeat=self.repeat,
+                       sizes=[s.to_dict() for s in self.spreads])
         return {**out, "profile": None if self.profile is None else str(self.profile),
                 "profile_from": self.chosen.collective,
                 "alpha_s": self.chosen.alpha_s, "beta_s_per_byte": self.chosen.beta_s_per_byte,
@@ -426,6 +450,22 @@ def _render_report(report: Any) -> Rendered:
     return Group(_fit_body(report.fit), Text(""), out), _warned(report.fit)
 
 
+def _spread_table(collective: str, spreads: list[Any], repeat: int) -> Any:
+    """What calibrate run measured for one collective: each size's mean, p50 and p95."""
+    from rich.console import Group
+
+    sweeps = f"{repeat} sweeps" if repeat > 1 else "1 sweep"
+    head = markup(f"[bold]{collective}[/bold] · measured, {sweeps}: the mean, p50 and p95 of every timed "
+                  "sample, each at its slowest rank")
+    out = table("size", "placement", "mean", "p50", "p95", "samples", no_wrap=True,
+                numeric=("mean", "p50", "p95", "samples"), optional=("samples",))
+    for s in spreads:
+        placement = "in place" if s.in_place else "out of place"
+        out.add_row(_size(s.n_bytes), placement, *(_time(t) for t in (s.mean_s, s.p50_s, s.p95_s)),
+                    str(s.samples))
+    return Group(head, out)
+
+
 @renders("costmodel.cli.calibrate._Run")
 def _render_run(run: _Run) -> Rendered:
     from rich.console import Group
@@ -433,6 +473,9 @@ def _render_run(run: _Run) -> Rendered:
 
     parts: list[Any] = []
     for f in run.fits:
+        measured = [s for s in run.spreads if s.collective == f.collective]
+        if measured:
+            parts += [_spread_table(f.collective, measured, run.repeat), Text("")]
         parts += [_fit_body(f), Text("")]
     if run.csv is not None:
         parts.append(Text(f"raw results: {run.csv} ({run.backend}, {run.timing} timing)"))

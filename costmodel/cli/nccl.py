@@ -226,6 +226,36 @@ Overrides = Annotated[
         help="Constants a tuner plugin would set (base_latencies, hw_latencies, the bandwidth caps).",
     ),
 ]
+AsMeasured = Annotated[
+    bool,
+    option(
+        "--as-measured",
+        panel=_NCCL,
+        help="Predict what nccl-tests measures: NCCL's choice with a per-call overhead and each protocol's "
+        "achieved share of its bandwidth (calibrated on published logs; see --overheads).",
+    ),
+]
+OverheadsFile = Annotated[
+    Path | None,
+    option(
+        "--overheads",
+        metavar="TOML",
+        panel=_NCCL,
+        help="The overheads of --as-measured from a file `costmodel nccl calibrate` wrote (default: "
+        "the shipped ones).",
+    ),
+]
+
+
+def _measured(as_measured: bool, overheads: Path | None) -> Any:
+    """The overheads to predict with (None: NCCL's estimate alone)."""
+    if overheads is not None and not as_measured:
+        raise InputError("--overheads sets the constants of --as-measured; add --as-measured")
+    if not as_measured:
+        return None
+    from costmodel.nccl.measured import load_overheads
+
+    return load_overheads(overheads)
 
 
 @dataclass(frozen=True)
@@ -380,6 +410,8 @@ def predict_command(
     proto: Proto = None,
     nccl_version: Version = "2.30",
     overrides: Overrides = None,
+    as_measured: AsMeasured = False,
+    overheads: OverheadsFile = None,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Show the chosen entry's formulas with NCCL's constants substituted."),
@@ -391,11 +423,15 @@ def predict_command(
     With -n: every (algorithm, protocol) of the collective, enabled or not (and why), its latency,
     bandwidth and time; the choice, its channels and threads, algbw and busbw as nccl-tests prints
     them. With --min/--max instead: the size ranges of each choice, with the exact switch sizes.
-    `costmodel nccl COLLECTIVE ...` is the same command.
+    With --as-measured, the time is what nccl-tests would measure for that choice (docs/calibration.md,
+    "What nccl-tests will measure"). `costmodel nccl COLLECTIVE ...` is the same command.
+
+    An entry marked fallback is one NCCL 2.21 times but runs only when no other entry is enabled.
 
     JSON: {"algorithm", "protocol", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "channels",
-    "threads", "entries": [...], "steps": [...], "system"}; with --min/--max {"ranges": [{"algorithm",
-    "protocol", "from_bytes", "to_bytes", "from_time_s", "to_time_s"}], ...}.
+    "threads", "entries": [{..., "fallback"}], "steps": [...], "notes", "system"}; with --min/--max
+    {"ranges": [{"algorithm", "protocol", "from_bytes", "to_bytes", "fallback", "from_time_s",
+    "to_time_s"}], "notes", ...}.
 
     Example: costmodel nccl allreduce -n 8MiB --ranks 16 --preset dgx-h100
 
@@ -412,14 +448,23 @@ def predict_command(
     if explain and ranged:
         raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
     system = hardware_system(hw, ranks, nodes)
+    measured = _measured(as_measured, overheads)
     settings: dict[str, Any] = {
         "version": nccl_version,
         "algo": algo,
         "proto": proto,
         "overrides": _overrides(overrides),
     }
+    def priced(n: Any) -> Any:
+        p = predict(collective, n, system, **settings)
+        if measured is None:
+            return p
+        from costmodel.nccl.measured import as_measured as measure
+
+        return measure(p, measured)
+
     if size is not None:
-        emit(Predicted(predict(collective, size, system, **settings), system, explain), as_json=as_json)
+        emit(Predicted(priced(size), system, explain), as_json=as_json)
         return
     found = sweep(
         collective,
@@ -428,13 +473,7 @@ def predict_command(
         system,
         **settings,
     )
-    ends = tuple(
-        (
-            predict(collective, r.from_bytes, system, **settings),
-            predict(collective, r.to_bytes, system, **settings),
-        )
-        for r in found.ranges
-    )
+    ends = tuple((priced(r.from_bytes), priced(r.to_bytes)) for r in found.ranges)
     emit(Ranges(found, system, ends), as_json=as_json)
 
 
@@ -477,6 +516,8 @@ def compare_command(
         ),
     ] = None,
     overrides: Overrides = None,
+    as_measured: AsMeasured = False,
+    overheads: OverheadsFile = None,
     as_json: Json = False,
 ) -> None:
     """A measured nccl-tests log against NCCL's model: time and busbw size by size, and the errors.
@@ -486,9 +527,11 @@ def compare_command(
     (nccl-library=, "NCCL version", "NCCL_ALGO set by environment to"), each said in a note; an
     rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
     protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
-    given, as is the whole log's.
+    given, as is the whole log's, and the median |busbw error| at sizes from 1 MiB and below. With
+    --as-measured the model is what nccl-tests would measure, not NCCL's estimate alone.
 
-    JSON: {"collective", "ranks", "nodes", "nccl_version", "median_abs_rel_error", "regimes": [...], "rows":
+    JSON: {"collective", "ranks", "nodes", "nccl_version", "as_measured", "median_abs_rel_error",
+    "median_abs_busbw_error_from_1mib", "median_abs_busbw_error_below_1mib", "regimes": [...], "rows":
     [{"n_bytes", "measured_s", "predicted_s", "rel_error", "measured_busbw_bytes_per_s",
     "predicted_busbw_bytes_per_s", "algorithm", "protocol", "regime"}], "notes"}.
 
@@ -496,6 +539,7 @@ def compare_command(
     """
     from costmodel.nccl.compare import compare, log_nodes, log_shape
 
+    measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
     if measurements.p is None:
         raise InputError(
@@ -512,9 +556,142 @@ def compare_command(
             proto=proto,
             overrides=_overrides(overrides),
             facts=facts,
+            overheads=measured,
         ),
         as_json=as_json,
     )
+
+
+@nccl_app.command("check")
+def check_command(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="nccl-tests output (text or -J JSON).")],
+    nodes: Annotated[
+        int | None,
+        option("--nodes", help="nNodes, when the log's # Rank lines do not name every rank."),
+    ] = None,
+    ranks: Annotated[
+        int | None,
+        option("--ranks", min=2, help="The ranks, when the log has no # Rank lines and no busbw says."),
+    ] = None,
+    collective: Annotated[
+        str | None,
+        option("--collective", metavar="NAME",
+               help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
+    ] = None,
+    preset: Preset = None,
+    arch: Arch = None,
+    channels: Channels = None,
+    bw_intra: BwIntra = None,
+    bw_inter: BwInter = None,
+    intra: Intra = "nvlink",
+    net_latency: NetLatency = Fraction(0),
+    cpu: Cpu = "intel",
+    nvls: Nvls = False,
+    collnet: CollNet = False,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: Annotated[
+        str | None,
+        option("--nccl-version", metavar="V", panel=_NCCL,
+               help="The NCCL release modelled, 2.30 or 2.21 (default: nearest the log's, else 2.30)."),
+    ] = None,
+    overheads: OverheadsFile = None,
+    as_json: Json = False,
+) -> None:
+    """Is this cluster healthy? An nccl-tests log against what it should measure on the hardware given.
+
+    Each size is set beside the prediction of what nccl-tests measures (--as-measured: NCCL's choice
+    with the calibrated overheads). Below 1 MiB and from 1 MiB, the median measured/expected busbw
+    gives a verdict: low when more than twice the prediction's target error (15 % from 1 MiB, 30 %
+    below) under the expected, suspicious when the log shows wrong results, a collapse or an
+    in-place gap, else healthy. Known patterns are named with the public threads their causes come
+    from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), fewer NICs or
+    channels, P2P off or PCIe only, wrong results, a collapse, an in-place gap. The exit status is 0
+    when healthy, 1 when low or suspicious (2 for bad input).
+
+    JSON: {"verdict", "path", "source", "bands": [{"name", "from_bytes", "to_bytes", "sizes",
+    "expected_busbw_bytes_per_s", "measured_busbw_bytes_per_s", "ratio", "verdict", "reason"}],
+    "findings": [{"pattern", "fault", "text", "sources"}], "comparison": {...as compare, or null when no
+    row is valid}, "notes"}.
+
+    Example: costmodel nccl check all_reduce_perf_2x8.txt --preset dgx-h100
+    """
+    from costmodel.errors import WrongResults
+    from costmodel.nccl.check import check, wrong_only
+    from costmodel.nccl.compare import log_nodes, log_shape
+
+    measured = _measured(True, overheads)
+    try:
+        measurements, facts = log_shape(log, collective=collective)
+    except WrongResults as error:
+        from costmodel.calibration.logs.measurements import read_log_text, source_line, split_lines
+
+        source = source_line(split_lines(read_log_text(log)))
+        emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
+        raise typer.Exit(1) from None
+    if measurements.p is None:
+        if ranks is None:
+            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass --ranks R")
+        measurements = measurements.with_p(ranks)
+    elif ranks is not None and ranks != measurements.p:
+        raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
+    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    system = hardware_system(hw, measurements.p, log_nodes(facts, ranks=measurements.p, nodes=nodes))
+    result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
+                   overheads=measured)
+    emit(result, as_json=as_json)
+    if result.verdict != "healthy":
+        raise typer.Exit(1)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """Overheads calibrated on a manifest's logs, and where they were written."""
+
+    calibration: Any
+    out: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.calibration.to_dict(), "out": None if self.out is None else str(self.out)}
+
+
+@nccl_app.command("calibrate")
+def calibrate_command(
+    manifest: Annotated[
+        Path,
+        typer.Argument(metavar="MANIFEST", help="A TOML file of [[log]] tables: each log and its hardware."),
+    ],
+    out: Annotated[Path | None, option("--out", "-o", help="Write the overheads here (TOML).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Calibrate what --as-measured adds to NCCL's estimate on nccl-tests logs, and each log's error.
+
+    Each [[log]] names a log (path, relative to the manifest) and its hardware as compare takes it
+    (preset, or arch, channels, bw_intra, bw_inter; nodes, algo where the log does not say; why). The
+    per-call overhead and the achieved share of each protocol are medians over the logs; each log's
+    median |busbw error| is shown for NCCL's estimate, with the calibrated overheads, and held out
+    (calibrated on the other logs). --out writes a file --overheads reads.
+
+    JSON: {"overheads": {"call_s", "share_ll", "share_ll128", "share_simple"}, "logs": [{"name",
+    "ranks", "nodes", "hardware", "sizes", "model_large", "model_small", "in_sample_large",
+    "in_sample_small", "held_out_large", "held_out_small"}], "notes", "out"}: *_large at sizes from
+    1 MiB, *_small below.
+
+    Example: costmodel nccl calibrate tests/data/logs/nccl-tests/manifest.toml
+    """
+    from costmodel._files import check_writable
+    from costmodel.nccl.compare import read_manifest
+    from costmodel.nccl.measured import calibrate
+
+    target = None if out is None else check_writable(out, force=force)
+    cases = read_manifest(manifest)
+    source = (f"calibrated by costmodel nccl calibrate on {len(cases)} nccl-tests logs:\n"
+              + "\n".join(f"  {c.name}" for c in cases))
+    result = calibrate(cases, source=source)
+    if target is not None:
+        target.write_text(result.overheads.toml(), encoding="utf-8")
+    emit(Calibrated(result, target), as_json=as_json)
 
 
 @dataclass(frozen=True)
@@ -668,22 +845,33 @@ def _render_predicted(r: Predicted) -> Rendered:
         numeric=("latency", "bandwidth", "time"),
     )
     off: dict[tuple[str, str], list[str]] = {}
+    fallbacks: dict[tuple[str, str], list[str]] = {}
     for e in p.entries:
         if e.time_s is None:
             off.setdefault((e.algorithm, e.reason), []).append(e.protocol)
             continue
         chosen = (e.algorithm, e.protocol) == (p.algorithm, p.protocol)
+        if e.fallback:
+            why = e.reason or f"every {p.function} entry was disabled; the ring's bandwidths are put back"
+            fallbacks.setdefault((e.algorithm, why), []).append(e.protocol)
+        mark = "◀ chosen" if chosen else ""
+        if e.fallback:
+            mark = f"{mark} (fallback)" if chosen else "fallback"
         out.add_row(
             e.algorithm,
             e.protocol,
             _time(e.latency_s),
             _rate(e.bandwidth_bytes_per_s),
             _time(e.time_s),
-            "◀ chosen" if chosen else "",
+            mark,
         )
     disabled = [
         prose(Text(f"  {algorithm} {', '.join(protocols)}: {reason}"), hang=4)
         for (algorithm, reason), protocols in off.items()
+    ]
+    fallen = [
+        prose(Text(f"  {algorithm} {', '.join(protocols)}: {reason}"), hang=4)
+        for (algorithm, reason), protocols in fallbacks.items()
     ]
     factor = {"AllReduce": "2(p−1)/p", "AllGather": "(p−1)/p", "ReduceScatter": "(p−1)/p"}.get(
         p.function, "1"
@@ -691,7 +879,9 @@ def _render_predicted(r: Predicted) -> Rendered:
     choice = Text.assemble(
         "NCCL chooses ",
         (f"{p.algorithm}/{p.protocol}", "bold"),
-        f": {_time(p.time_s)} on {p.channels} channels × {p.threads} threads\n"
+        f": {_time(p.time_s)}"
+        + ("" if p.estimate_s is None else f" as nccl-tests measures it (estimate {_time(p.estimate_s)})")
+        + f" on {p.channels} channel{'s' if p.channels != 1 else ''} × {p.threads} threads\n"
         f"algbw {_rate(p.algbw_bytes_per_s)} · busbw {_rate(p.busbw_bytes_per_s)} "
         f"(nccl-tests' terms: algbw = n / time, busbw = algbw × {factor})",
     )
@@ -702,6 +892,12 @@ def _render_predicted(r: Predicted) -> Rendered:
         Text(""),
         choice,
     ]
+    if fallen:
+        parts += [
+            Text(""),
+            prose(Text("fallback: NCCL 2.21 uses these only when no other entry is enabled:", style="bold")),
+            *fallen,
+        ]
     if disabled:
         parts += [Text(""), Text("not considered:", style="bold"), *disabled]
     if r.explain:
@@ -731,15 +927,18 @@ def _render_ranges(r: Ranges) -> Rendered:
             _size(rng.from_bytes),
             _size(rng.to_bytes),
             rng.algorithm,
-            rng.protocol,
+            f"{rng.protocol} (fallback)" if rng.fallback else rng.protocol,
             _time(a.time_s),
             _time(b.time_s),
         )
     what = "NCCL's choice by message size"
     switches = [f"{_size(x.from_bytes)} ({x.from_bytes} B)" for x in s.ranges[1:]]
-    notes = (
+    notes: tuple[str, ...] = (
         (f"the choice switches at {', '.join(switches)}: the first size of each range",) if switches else ()
     )
+    if any(rng.fallback for rng in s.ranges):
+        notes += ("(fallback): NCCL 2.21 runs it only because no other entry is enabled",)
+    notes += s.notes
     return Group(_heading(s.function, what, r.system, s.version), Text(""), out), notes
 
 
@@ -784,13 +983,90 @@ def _render_comparison(c: Any) -> Rendered:
     nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")
     head = markup(
         f"[bold]{c.collective}[/bold] · {c.ranks} ranks on {nodes} · measured against NCCL "
-        f"{c.version}'s model\n[dim]{escape(c.source or c.path)}[/dim]"
+        f"{c.version}'s model{', as nccl-tests measures' if c.as_measured else ''}\n"
+        f"[dim]{escape(c.source or c.path)}[/dim]"
     )
+    bands = [f"{float(e[0]):.1%} at {what} ({e[1]} sizes)"
+             for e, what in zip(c.busbw_errors(), ("≥ 1 MiB", "< 1 MiB"), strict=True) if e is not None]
     summary = Text(
         f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} sizes "
-        "(error = (model − measured) / measured)"
+        "(error = (model − measured) / measured)\n"
+        f"median |busbw error| {', '.join(bands)}"
     )
     return Group(head, Text(""), out, Text(""), regimes, Text(""), summary), tuple(c.notes)
+
+
+@renders("costmodel.cli.nccl.Calibrated")
+def _render_calibrated(r: Calibrated) -> Rendered:
+    from rich.console import Group
+    from rich.text import Text
+
+    c, o = r.calibration, r.calibration.overheads
+    pct = lambda x: "–" if x is None else f"{float(x):.1%}"
+    bands = ("NCCL ≥1MiB", "NCCL <1MiB", "fit ≥1MiB", "fit <1MiB", "held out ≥1MiB", "held out <1MiB")
+    out = table("log", "ranks", *bands, numeric=("ranks", *bands), optional=(bands[:2], bands[2:4]))
+    for a in c.logs:
+        errors = (a.model_large, a.model_small, a.in_sample_large, a.in_sample_small, a.held_out_large,
+                  a.held_out_small)
+        out.add_row(a.name, f"{a.ranks} on {a.nodes}", *map(pct, errors))
+    us = o.call_s * 10**6
+    head = Text.assemble(
+        ("overheads of --as-measured", "bold"),
+        f" · {len(c.logs)} logs\nper-call overhead {float(us):.1f} µs · achieved share of the bandwidth: "
+        f"LL {float(o.ll):.3f}, LL128 {float(o.ll128):.3f}, Simple {float(o.simple):.3f}",
+    )
+    large = [a.held_out_large for a in c.logs if a.held_out_large is not None]
+    small = [a.held_out_small for a in c.logs if a.held_out_small is not None]
+    within_large = sum(e <= Fraction(15, 100) for e in large)
+    within_small = sum(e <= Fraction(30, 100) for e in small)
+    meets = Text(
+        f"held out, median |busbw error| ≤ 15 % at ≥ 1 MiB on {within_large} of {len(large)} logs, "
+        f"≤ 30 % below 1 MiB on {within_small} of {len(small)}"
+    )
+    parts: list[Any] = [head, Text(""), out, Text(""), meets]
+    if r.out is not None:
+        parts.append(Text(f"wrote {r.out} (use it with --as-measured --overheads {r.out})"))
+    notes = ("error: median over a log's sizes of |predicted busbw / measured busbw − 1|; NCCL: the tuning "
+             "model's estimate; fit: with the overheads above; held out: with overheads calibrated on the "
+             "other logs", *c.notes)
+    return Group(*parts), notes
+
+
+@renders("costmodel.nccl.check.Check")
+def _render_check(r: Any) -> Rendered:
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    c = r.comparison
+    if c is None:
+        head = markup(f"[bold]check[/bold] · [bold]{r.verdict}[/bold]: no valid row\n"
+                      f"[dim]{escape(r.source or r.path)}[/dim]")
+        found = [prose(Text.assemble("  ", (f.pattern, "bold"), f" (fault): {f.text}"), hang=4)
+                 for f in r.findings]
+        return Group(head, Text(""), Text("findings:", style="bold"), *found), tuple(r.notes)
+    columns = ("expected busbw", "measured busbw", "measured/expected")
+    out = table("sizes", *columns, "verdict", no_wrap=True, numeric=columns)
+    for b in r.bands:
+        out.add_row(f"{_size(b.from_bytes)} – {_size(b.to_bytes)} ({b.sizes})",
+                    _rate(b.expected_busbw_bytes_per_s), _rate(b.measured_busbw_bytes_per_s),
+                    f"{float(b.ratio):.2f}", b.verdict)
+    nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")
+    head = markup(
+        f"[bold]check[/bold] · {c.collective} · {c.ranks} ranks on {nodes} · NCCL {c.version} as nccl-tests "
+        f"measures · [bold]{r.verdict}[/bold]\n[dim]{escape(r.source or r.path)}[/dim]"
+    )
+    parts: list[Any] = [head, Text(""), out, Text("")]
+    parts += [prose(Text(f"{b.name}: {b.verdict}, {b.reason}"), hang=2) for b in r.bands]
+    if r.findings:
+        parts += [Text(""), Text("findings:", style="bold")]
+        for f in r.findings:
+            kind = "fault" if f.fault else "explained"
+            parts.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" ({kind}): {f.text}"), hang=4))
+            parts += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
+    else:
+        parts += [Text(""), Text("findings: none of the known patterns")]
+    return Group(*parts), tuple(r.notes)
 
 
 @renders("costmodel.cli.nccl.PresetText")

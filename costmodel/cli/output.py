@@ -101,7 +101,7 @@ def emit(result: Any, *, as_json: bool, markdown: bool = False, latex: bool = Fa
     console, body = _console(), fitted(body)
     with console.capture() as captured:
         console.print(body)
-        notes = (*notes, *(t.note() for t in tables_in(body) if t.left_out))
+        notes = (*notes, *dict.fromkeys(t.note() for t in tables_in(body) if t.left_out))  # said once
         for note in notes:
             label, style = ("warning:", "yellow") if note.startswith("warning: ") else ("note:", "dim")
             text = note.removeprefix("warning: ")

@@ -62,7 +62,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.exercises.validate.ReadBack"),
     "costmodel.cli.assignment": ("costmodel.exercises.gradebook.ClassReport",),
     "costmodel.cli.calibrate": ("costmodel.calibration.report.CalibrationReport",),
-    "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison",),
+    "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison", "costmodel.nccl.check.Check"),
     "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU"),
     "costmodel.cli.validate": ("costmodel.validation.Validation",),
 }

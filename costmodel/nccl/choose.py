@@ -16,7 +16,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from costmodel.nccl.tuning import TuningEntry, TuningTable, log2i
@@ -29,7 +29,8 @@ class Timed:
     """An entry of the table at one size: its time (µs), or ``None`` when NCCL does not consider it.
 
     ``latency_us`` and ``bandwidth`` are the values after the size-dependent corrections;
-    ``backup`` marks 2.21's fallback to the ring bandwidth of a disabled ring entry.
+    ``backup`` marks 2.21's fallback to the ring bandwidth of a disabled ring entry (its ``reason``
+    then says why the entry is disabled).
     """
 
     entry: TuningEntry
@@ -40,6 +41,17 @@ class Timed:
     tree_factor: Fraction | None = None
     plateau_factor: Fraction | None = None
     backup: bool = False
+
+    @property
+    def fallback(self) -> bool:
+        """Whether NCCL 2.21 uses this entry only because no other one is enabled.
+
+        Either a disabled ring entry timed with ``ringbdw`` (``backup``: topoGetAlgoInfo,
+        ``src/enqueue.cc`` v2.21.5-1, keeps it apart in ``backupMinTime`` and takes it only when no
+        other entry has a time), or a ring entry ncclTopoTuneModel put back in the table because
+        every entry of the function was disabled (:attr:`TuningEntry.fallback`).
+        """
+        return self.backup or self.entry.fallback
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +78,9 @@ def time_line(
 
     The time is ``latency + n / (1000 · bandwidth)``; both are constant for n between two
     breakpoints (powers of two times 64, and the plateau threshold), which :mod:`costmodel.nccl.sweep` uses.
+    The plateau test is ncclTopoGetAlgoTime's ``nBytes / (comm->nChannels · nRanks) ≥ 64`` with
+    ``table.channels`` as ``comm->nChannels`` (2.21: raised to the NVLS channels, see
+    :func:`costmodel.nccl.tuning.comm_channels`).
     """
     c, s = table.constants, table.system
     bw = entry.backup_bandwidth if backup else entry.bandwidth
@@ -170,14 +185,15 @@ def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
             and entry.algorithm == "Ring"
             and entry.backup_bandwidth
         ):
-            timed = algo_time(table, entry, n, backup=True)
+            timed = replace(algo_time(table, entry, n, backup=True), reason=entry.reason)
         out.append(timed)
     return tuple(out)
 
 
 def pick(timed: tuple[Timed, ...]) -> Timed | None:
     """The first entry of least time (strictly smaller wins: ties go to NCCL's order); 2.21's
-    backup ring entries only when nothing else is available."""
+    backup ring entries only when nothing else is available (topoGetAlgoInfo's ``backupMinTime``,
+    ``src/enqueue.cc`` v2.21.5-1)."""
     best = None
     for t in timed:
         if t.time_us is not None and not t.backup and (best is None or t.time_us < best.time_us):  # type: ignore[operator]
@@ -191,10 +207,15 @@ def pick(timed: tuple[Timed, ...]) -> Timed | None:
 
 def launch(table: TuningTable, algorithm: str, protocol: str, n: int) -> tuple[int, int]:  # noqa: PLR0912 - the port of topoGetAlgoInfo, in its order
     """(channels, threads) NCCL launches for *n* bytes with the chosen entry: the channel and
-    thread reduction for small sizes of topoGetAlgoInfo (2.30) / getChannnelThreadInfo (2.21)."""
+    thread reduction for small sizes of topoGetAlgoInfo (2.30) / getChannnelThreadInfo (2.21).
+
+    2.21 starts from ``comm->collChannels`` (not the ``comm->nChannels`` it raised to the NVLS
+    channels, :func:`costmodel.nccl.tuning.comm_channels`), 2.30 from ``comm->nChannels`` (the same
+    number there)."""
     c, s = table.constants, table.system
     a, p = c.algorithm_index(algorithm), c.protocol_index(protocol)
-    nc, nt = table.channels, table.max_threads[a][p]
+    nc = table.coll_channels if c.version == "2.21" else table.channels
+    nt = table.max_threads[a][p]
     threshold = table.thread_thresholds[a][p]
     if algorithm == "CollNetDirect":
         heads = max(1, s.collnet_heads)

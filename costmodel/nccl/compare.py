@@ -24,19 +24,22 @@ References
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from os import PathLike
+from pathlib import Path
 from statistics import median
 from typing import Any
 
 from costmodel._json import JSONFields, real
-from costmodel.errors import InputError
+from costmodel.errors import InputError, ParseError
+from costmodel.nccl.measured import Case, as_measured, measured_note
 from costmodel.nccl.predict import bus_factor, predict, resolve_version
 from costmodel.nccl.system import System
 
-__all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "compare", "hosts_of", "log_facts",
-           "log_nodes", "log_shape", "modelled_version"]
+__all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
+           "log_facts", "log_nodes", "log_shape", "modelled_version", "read_manifest"]
 
 _RANK_HOST = re.compile(r"^#\s+Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
 _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
@@ -106,7 +109,8 @@ def log_facts(text: str) -> LogFacts:
             library = "rccl"
     if _RCCL_MARKS.search(joined):
         library = "rccl"
-    environment = dict(_ENVIRONMENT.findall(joined))
+    # a setting quoted in a sentence ends at its punctuation ("with NCCL_ALGO=RING.")
+    environment = {name: value.rstrip(".,;:") for name, value in _ENVIRONMENT.findall(joined)}
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()))
 
@@ -231,11 +235,26 @@ class Comparison:
     regimes: tuple[Regime, ...]
     median_abs_rel_error: Fraction
     notes: tuple[str, ...] = ()
+    as_measured: bool = False
+
+    def busbw_errors(self) -> tuple[tuple[Fraction, int] | None, tuple[Fraction, int] | None]:
+        """The median |busbw error| (predicted busbw / measured − 1) and the count of sizes, at sizes of
+        at least 1 MiB and below (None where the log has none)."""
+        out: list[tuple[Fraction, int] | None] = []
+        for large in (True, False):
+            errors = [abs(r.measured_s / r.predicted_s - 1) for r in self.rows
+                      if (r.n_bytes >= 2**20) == large]
+            out.append((Fraction(median(errors)), len(errors)) if errors else None)
+        return out[0], out[1]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values, SI units in the keys."""
+        large, small = self.busbw_errors()
         return {
             "collective": self.collective,
+            "as_measured": self.as_measured,
+            "median_abs_busbw_error_from_1mib": None if large is None else real(large[0]),
+            "median_abs_busbw_error_below_1mib": None if small is None else real(small[0]),
             "ranks": self.ranks,
             "nodes": self.nodes,
             "nccl_version": self.version,
@@ -257,6 +276,7 @@ def compare(
     proto: str | None = None,
     overrides: Any = None,
     facts: LogFacts | None = None,
+    overheads: Any = None,
 ) -> Comparison:
     """Each out-of-place size of *measurements* (an nccl-tests log as read by
     :func:`costmodel.calibration.read_log`) against NCCL's model on *system*.
@@ -264,6 +284,8 @@ def compare(
     *facts* (:func:`log_facts` of the log) choose what is not given: the release modelled (*version*;
     the modelled release nearest the log's, else 2.30) and the ``NCCL_ALGO`` and ``NCCL_PROTO`` the
     run set (*algo*, *proto*); each choice is said in the notes, as is a given one the log contradicts.
+    *overheads* (:class:`~costmodel.nccl.measured.Overheads`) compares the prediction of what nccl-tests
+    measures (:func:`~costmodel.nccl.measured.as_measured`) instead of NCCL's estimate.
 
     Raises
     ------
@@ -276,7 +298,7 @@ def compare(
     rows_in = [r for r in measurements.select(in_place=False) if r.n_bytes > 0]
     if not rows_in:
         raise InputError(f"{measurements.path} has no size above 0 bytes to compare")
-    version, algo, proto, said = _as_run(facts, version=version, algo=algo, proto=proto)
+    version, algo, proto, said = as_run(facts, version=version, algo=algo, proto=proto)
     factor = bus_factor(measurements.collective, system.ranks)
     rows: list[CompareRow] = []
     version_name = ""
@@ -291,6 +313,8 @@ def compare(
             proto=proto,
             overrides=overrides,
         )
+        if overheads is not None:
+            p = as_measured(p, overheads)
         version_name = p.version
         if rows and (rows[-1].algorithm, rows[-1].protocol) != (p.algorithm, p.protocol):
             regime += 1
@@ -320,6 +344,8 @@ def compare(
                 median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group)),
             )
         )
+    if overheads is not None:
+        said.append(measured_note(overheads).replace("as nccl-tests", "each size predicted as nccl-tests", 1))
     notes = (*said, *measurements.warnings)
     return Comparison(
         collective=p.collective,
@@ -332,10 +358,11 @@ def compare(
         regimes=tuple(regimes),
         median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in rows)),
         notes=notes,
+        as_measured=overheads is not None,
     )
 
 
-def _as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, proto: str | None
+def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, proto: str | None
             ) -> tuple[str, str | None, str | None, list[str]]:
     """The release, NCCL_ALGO and NCCL_PROTO to model (given, else as the log ran), and what to say."""
     notes: list[str] = []
@@ -366,3 +393,71 @@ def _as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, pr
                      f"NCCL {' and '.join(MODELLED)} have no such setting (they choose by the tuning model "
                      "alone), so it is ignored")
     return version, chosen["NCCL_ALGO"], chosen["NCCL_PROTO"], notes
+
+
+_HARDWARE_KEYS = ("preset", "arch", "channels", "bw_intra", "bw_inter", "intra", "net_latency", "cpu", "nvls",
+                  "collnet")
+_MANIFEST_KEYS = frozenset({"path", "nodes", "algo", "proto", "collective", "why", *_HARDWARE_KEYS})
+
+
+def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int, where: str) -> System:
+    from costmodel.nccl.presets import load_preset
+    from costmodel.nccl.system import parse_arch
+
+    if "preset" in entry:
+        extra = sorted(k for k in _HARDWARE_KEYS if k in entry and k != "preset")
+        if extra:
+            raise ParseError(f"{where}: preset describes the hardware; drop {', '.join(extra)}", path=where)
+        return System.from_preset(load_preset(entry["preset"]), ranks=ranks, nodes=nodes)
+    missing = [k for k in ("arch", "channels", "bw_intra") if k not in entry]
+    if missing:
+        raise ParseError(f"give preset, or {', '.join(missing)}", path=where)
+    from costmodel.exact import parse_number
+
+    def number(key: str) -> Fraction:
+        return parse_number(entry[key], what=key)
+
+    bw_intra = number("bw_intra")
+    return System.explicit(arch=parse_arch(str(entry["arch"])), ranks=ranks, nodes=nodes,
+                           channels=int(entry["channels"]), bw_intra=bw_intra,
+                           bw_inter=number("bw_inter") if "bw_inter" in entry else bw_intra,
+                           intra=str(entry.get("intra", "nvlink")),
+                           net_latency=number("net_latency") if "net_latency" in entry else 0,
+                           cpu=str(entry.get("cpu", "intel")), nvls=bool(entry.get("nvls", False)),
+                           collnet=bool(entry.get("collnet", False)))
+
+
+def read_manifest(path: str | PathLike[str]) -> tuple[Case, ...]:
+    """The cases of a manifest: ``[[log]]`` tables, each a ``path`` (relative to the manifest) and the
+    hardware as ``costmodel nccl compare`` takes it (``preset``, or ``arch``, ``channels``, ``bw_intra``,
+    ``bw_inter`` ...; ``nodes``, ``algo``, ``proto``, ``collective`` where the log does not say;
+    ``why``: the reason for the description).  The release modelled, NCCL_ALGO and NCCL_PROTO follow
+    each log as :func:`compare` does.  :func:`costmodel.nccl.measured.calibrate` takes them."""
+    from costmodel._files import read_text
+    from costmodel.tomlfile import loads
+
+    where = str(path)
+    data = loads(read_text(path, what="the manifest"), path=where)
+    entries = data.get("log")
+    if not isinstance(entries, list) or not entries or set(data) != {"log"}:
+        raise ParseError("a manifest holds [[log]] tables and nothing else", path=where)
+    cases = []
+    base = Path(path).parent
+    for k, entry in enumerate(entries, 1):
+        here = f"{where} [[log]] {k}"
+        unknown = sorted(set(entry) - _MANIFEST_KEYS)
+        if unknown or "path" not in entry:
+            what = f"unknown key {unknown[0]!r}" if unknown else "no path"
+            raise ParseError(f"[[log]] {k}: {what}", path=where)
+        log = base / str(entry["path"])
+        measurements, facts = log_shape(log, collective=entry.get("collective"))
+        if measurements.p is None:
+            raise InputError(f"{here}: {log} does not say how many ranks ran")
+        nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"))
+        system = _system(entry, ranks=measurements.p, nodes=nodes, where=here)
+        version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"),
+                                          proto=entry.get("proto"))
+        hardware = str(entry.get("why", entry.get("preset", "explicit")))
+        cases.append(Case(name=str(entry["path"]), measurements=measurements, system=system, version=version,
+                          algo=algo, proto=proto, hardware=hardware))
+    return tuple(cases)

@@ -31,6 +31,7 @@ __all__ = [
     "Prediction",
     "Step",
     "bus_factor",
+    "channel_notes",
     "function_of",
     "predict",
     "resolve_version",
@@ -135,7 +136,12 @@ def table_for(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EntryTime(JSONFields):
-    """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s)."""
+    """One (algorithm, protocol) of the table at the predicted size (seconds, bytes/s).
+
+    ``enabled``: NCCL times the entry for this call. ``fallback``: NCCL 2.21 times it only as a
+    fallback, used when no other entry is enabled (:attr:`costmodel.nccl.choose.Timed.fallback`);
+    ``reason`` then says why the entry itself is disabled.
+    """
 
     algorithm: str
     protocol: str
@@ -144,7 +150,7 @@ class EntryTime(JSONFields):
     latency_s: Fraction
     bandwidth_bytes_per_s: Fraction
     time_s: Fraction | None
-
+    fallback: bool = False
 
 
 def _entry_time(t: Timed) -> EntryTime:
@@ -156,6 +162,7 @@ def _entry_time(t: Timed) -> EntryTime:
         latency_s=t.latency_us * _US,
         bandwidth_bytes_per_s=t.bandwidth * _GB,
         time_s=None if t.time_us is None else t.time_us * _US,
+        fallback=t.time_us is not None and t.fallback,
     )
 
 
@@ -184,6 +191,9 @@ class Prediction:
     entries: tuple[EntryTime, ...]
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
+    estimate_s: Fraction | None = None
+    """NCCL's own estimate when ``time_s`` is what nccl-tests would measure
+    (:func:`costmodel.nccl.measured.as_measured`); None when ``time_s`` is that estimate."""
 
     def explain(self) -> str:
         """The steps as text, one per line."""
@@ -201,6 +211,7 @@ class Prediction:
             "algorithm": self.algorithm,
             "protocol": self.protocol,
             "time_s": real(self.time_s),
+            "estimate_s": None if self.estimate_s is None else real(self.estimate_s),
             "algbw_bytes_per_s": real(self.algbw_bytes_per_s),
             "busbw_bytes_per_s": real(self.busbw_bytes_per_s),
             "channels": self.channels,
@@ -270,7 +281,7 @@ def predict(
     channels, threads = launch(table, best.entry.algorithm, best.entry.protocol, size)
     time_s = best.time_us * _US
     algbw = size / time_s
-    notes = ("2.21 falls back to the ring's bandwidth: every entry was disabled",) if best.backup else ()
+    notes = _notes(table, best, function)
     return Prediction(
         collective=name,
         function=function,
@@ -291,11 +302,60 @@ def predict(
     )
 
 
+def _notes(table: TuningTable, best: Timed, function: str) -> tuple[str, ...]:
+    """What changes the meaning of the prediction: a fallback chosen, 2.21's raised channel count."""
+    notes = []
+    if best.backup:
+        notes.append(
+            "NCCL 2.21 runs a fallback: no enabled entry is usable for this call, so it takes the disabled "
+            f"{best.entry.algorithm}/{best.entry.protocol} with the ring's bandwidth before disabling "
+            "(ringbdw)"
+        )
+    elif best.entry.fallback:
+        notes.append(
+            f"NCCL 2.21 runs a fallback: every entry of {function} was disabled, so it put the ring's "
+            "bandwidths back in its table"
+        )
+    return (*notes, *channel_notes(table, function))
+
+
+def channel_notes(table: TuningTable, function: str) -> tuple[str, ...]:
+    """A note when NCCL 2.21's raised channel count moves the ring/Simple plateau of *function*.
+
+    ncclTopoGetAlgoTime (``src/graph/tuning.cc`` v2.21.5-1) applies the plateau only to multi-node
+    all-reduce, and divides by ``comm->nChannels``, which ncclTopoPostset raised to the NVLS
+    channels (:func:`costmodel.nccl.tuning.comm_channels`).
+    """
+    s = table.system
+    if not (table.nvls_raised and function == "AllReduce" and s.nodes > 1):
+        return ()
+    threshold = table.constants.ring_simple_plateau[0]
+    return (
+        f"NCCL 2.21 raises its channel count from {table.coll_channels} to the {table.nvls_channels} NVLS "
+        f"channels: the ring/Simple plateau starts at n = {threshold} × {table.channels} channels × "
+        f"{s.ranks} ranks = {threshold * table.channels * s.ranks} B instead of "
+        f"{threshold * table.coll_channels * s.ranks} B; ring and tree still launch at most "
+        f"{table.coll_channels} channels",
+    )
+
+
 def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
     """The chosen entry's latency, bandwidth and time with the constants substituted."""
     e = best.entry
     steps = list(latency_steps(table, e))
-    steps.append(Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s"))
+    if best.backup:
+        steps.append(
+            Step(
+                "bandwidth (fallback: the ring's before disabling, ringbdw)",
+                f"{number_text(e.backup_bandwidth)} GB/s",
+                e.backup_bandwidth,
+                "GB/s",
+            )
+        )
+    else:
+        steps.append(
+            Step("bandwidth (tuning table)", f"{number_text(e.bandwidth)} GB/s", e.bandwidth, "GB/s")
+        )
     if best.tree_factor is not None:
         steps.append(
             Step(
@@ -311,7 +371,9 @@ def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:
             Step(
                 "ring plateau",
                 f"{number_text(e.latency_us)} µs × {number_text(best.plateau_factor)} "
-                f"(n / (channels × ranks) ≥ 64) = {number_text(best.latency_us)} µs",
+                f"(n / ({table.channels} channels × {table.system.ranks} ranks) = "
+                f"{n // (table.channels * table.system.ranks)} ≥ {table.constants.ring_simple_plateau[0]}) "
+                f"= {number_text(best.latency_us)} µs",
                 best.latency_us,
                 "µs",
             )

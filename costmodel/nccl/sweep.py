@@ -9,14 +9,14 @@ n where another line is below the current one, solved exactly in Fractions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import floor
 from typing import Any
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.nccl.choose import candidates, pick, time_line
-from costmodel.nccl.predict import FUNCTIONS, function_of, size_of, table_for
+from costmodel.nccl.predict import FUNCTIONS, channel_notes, function_of, size_of, table_for
 from costmodel.nccl.system import System
 
 __all__ = ["Sweep", "SweepRange", "sweep"]
@@ -24,12 +24,17 @@ __all__ = ["Sweep", "SweepRange", "sweep"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SweepRange(JSONFields):
-    """Sizes ``from_bytes ≤ n ≤ to_bytes`` on which NCCL chooses (algorithm, protocol)."""
+    """Sizes ``from_bytes ≤ n ≤ to_bytes`` on which NCCL chooses (algorithm, protocol).
+
+    ``fallback``: the choice is one NCCL 2.21 makes only because no other entry is enabled
+    (:attr:`costmodel.nccl.choose.Timed.fallback`).
+    """
 
     algorithm: str
     protocol: str
     from_bytes: int
     to_bytes: int
+    fallback: bool = False
 
 
 
@@ -45,6 +50,7 @@ class Sweep:
     min_bytes: int
     max_bytes: int
     ranges: tuple[SweepRange, ...]
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values."""
@@ -57,6 +63,7 @@ class Sweep:
             "min_bytes": real(self.min_bytes),
             "max_bytes": real(self.max_bytes),
             "ranges": [r.to_dict() for r in self.ranges],
+            "notes": list(self.notes),
         }
 
 
@@ -120,16 +127,15 @@ def sweep(
                 nxt = min(nxt, first)
             chosen = best.entry
             if ranges and (ranges[-1].algorithm, ranges[-1].protocol) == (chosen.algorithm, chosen.protocol):
-                ranges[-1] = SweepRange(
-                    algorithm=chosen.algorithm,
-                    protocol=chosen.protocol,
-                    from_bytes=ranges[-1].from_bytes,
-                    to_bytes=nxt - 1,
-                )
+                ranges[-1] = replace(ranges[-1], to_bytes=nxt - 1)
             else:
                 ranges.append(
                     SweepRange(
-                        algorithm=chosen.algorithm, protocol=chosen.protocol, from_bytes=n, to_bytes=nxt - 1
+                        algorithm=chosen.algorithm,
+                        protocol=chosen.protocol,
+                        from_bytes=n,
+                        to_bytes=nxt - 1,
+                        fallback=best.fallback,
                     )
                 )
             n = nxt
@@ -143,4 +149,5 @@ def sweep(
         min_bytes=lo,
         max_bytes=hi,
         ranges=tuple(ranges),
+        notes=channel_notes(table, function),
     )

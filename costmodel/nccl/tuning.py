@@ -32,7 +32,7 @@ from costmodel.nccl.filters import AUTO, parse_list
 from costmodel.nccl.latency import entry_latency, log2i, ring_steps
 from costmodel.nccl.system import Graph, System
 
-__all__ = ["TuningEntry", "TuningTable", "algorithm_graph", "log2i", "tune"]
+__all__ = ["TuningEntry", "TuningTable", "algorithm_graph", "comm_channels", "log2i", "tune"]
 
 _TREE_PATTERN = 3
 _F = Fraction
@@ -78,6 +78,8 @@ class TuningEntry:
 
     ``reason`` says why the bandwidth is zero (empty when the entry is enabled). ``backup_bandwidth``
     is 2.21's ``ringbdw``: the ring's bandwidth before any disabling, which 2.21 falls back to.
+    ``fallback`` marks a ring entry 2.21 put back because every entry of its function was disabled
+    (ncclTopoTuneModel's "at least set ring algo available", ``src/graph/tuning.cc`` v2.21.5-1).
     """
 
     function: str
@@ -87,6 +89,7 @@ class TuningEntry:
     bandwidth: Fraction
     reason: str = ""
     backup_bandwidth: Fraction = Fraction(0)
+    fallback: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -103,9 +106,11 @@ def _f32(x: Fraction) -> float:
 class TuningTable:
     """The result of :func:`tune`: every entry, the thread limits and the channel counts.
 
-    ``max_threads`` and ``thread_thresholds`` are ``[algorithm][protocol]``; ``channels`` is
-    ``comm->nChannels`` after ncclTopoPostset (what ring and tree launch at most), ``nvls_channels``
-    ``comm->nvlsChannels``.
+    ``max_threads`` and ``thread_thresholds`` are ``[algorithm][protocol]``. ``coll_channels`` is
+    ``comm->collChannels``, what ring, tree and CollNet launch at most; ``channels`` is
+    ``comm->nChannels`` at the end of ncclTopoPostset, what ncclTopoGetAlgoTime divides by for the
+    ring/Simple plateau: the same number, except that NCCL 2.21 (through 2.27) raises it to the NVLS
+    channels when it is below them (:func:`comm_channels`); ``nvls_channels`` is ``comm->nvlsChannels``.
     """
 
     constants: NcclConstants
@@ -115,6 +120,12 @@ class TuningTable:
     thread_thresholds: tuple[tuple[int, ...], ...]
     channels: int
     nvls_channels: int
+    coll_channels: int
+
+    @property
+    def nvls_raised(self) -> bool:
+        """Whether NCCL 2.21 raised ``comm->nChannels`` to the NVLS channels (see :func:`comm_channels`)."""
+        return self.channels > self.coll_channels
 
     def entry(self, function: str, algorithm: str, protocol: str) -> TuningEntry:
         """The entry of (function, algorithm, protocol), in NCCL's spellings."""
@@ -184,8 +195,9 @@ def _applies(c: NcclConstants, function: str, algorithm: str) -> str:
     return ""
 
 
-def _comm_channels(system: System, c: NcclConstants) -> int:
-    """``comm->nChannels`` after ncclTopoPostset (``src/graph/connect.cc``): what ring/tree launch.
+def _coll_channels(system: System, c: NcclConstants) -> int:
+    """``comm->collChannels`` (``comm->nChannels`` before the NVLS step of ncclTopoPostset,
+    ``src/graph/connect.cc``): what ring, tree and CollNet launch at most.
 
     Twice the agreed ring/tree channels (capped at MAXCHANNELS); with CollNet and a chain graph
     faster inside than across nodes, half as many again; on Hopper (2.21: exactly sm90, 2.30: ≥ sm90)
@@ -201,6 +213,34 @@ def _comm_channels(system: System, c: NcclConstants) -> int:
     if hopper and system.nodes > 1 and ring.bw_intra > 45 and n < 16:
         n = min(c.max_channels, 2 * n)
     return n
+
+
+def comm_channels(coll_channels: int, nvls_channels: int, constants: NcclConstants) -> int:
+    """``comm->nChannels`` at the end of ncclTopoPostset: 2.21 raises it to the NVLS channels.
+
+    NCCL 2.21.5's ``ncclTopoPostset`` (``src/graph/connect.cc``), right after
+    ``comm->collChannels = comm->nChannels``, under ``CUDART_VERSION >= 12010``::
+
+        if (comm->nChannels < comm->nvlsChannels) {
+          nChannels = comm->nChannels = copyChannels(comm, comm->nChannels, comm->nvlsChannels, ...);
+        }
+
+    so with NVLS on (``comm->nvlsChannels``: NCCL_NVLS_NCHANNELS, 16) ``comm->nChannels`` is at least
+    16, while ``collChannels``, what getChannnelThreadInfo (``src/enqueue.cc``) starts ring and tree
+    from, keeps the smaller count. Tuning happens after (ncclTopoTuneModel is called at the end of
+    initTransportsRank, ``src/init.cc``), and ncclTopoGetAlgoTime (``src/graph/tuning.cc``) applies
+    the ring/Simple plateau when ``nBytes / (comm->nChannels · nRanks) ≥ 64``: the penalty starts at
+    a larger size. The copy was removed in 2.28.3; 2.30.7's ncclTopoPostset keeps
+    ``comm->nChannels == collChannels`` (NVLS launches ``nvlsChannels``, capped by
+    ``comm->nChannels`` across nodes, in topoGetAlgoInfo).
+
+    >>> from costmodel.nccl.constants import CONSTANTS
+    >>> comm_channels(4, 16, CONSTANTS["2.21"]), comm_channels(4, 16, CONSTANTS["2.30"])
+    (16, 4)
+    """
+    if constants.version == "2.21":
+        return max(coll_channels, nvls_channels)
+    return coll_channels
 
 
 def _nvls_channels(system: System, c: NcclConstants) -> int:
@@ -445,6 +485,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
     for (f, a, p), reasons in why.items():
         if not bws[(f, a, p)] and not reasons and graphs[a].channels == 0:
             reasons.append(f"no {_graph_name(a)} graph")
+    restored: set[tuple[str, str, str]] = set()
     if v21:  # at least set ring algo available (tuning.cc 2.21, after the enable loop)
         for f in c.functions:
             if not any(bws[(f, a, p)] for a in c.algorithms for p in c.protocols):
@@ -452,6 +493,7 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
                     bws[(f, "Ring", p)] = ring_backup[(f, p)]
                     if ring_backup[(f, p)]:
                         why[(f, "Ring", p)] = []
+                        restored.add((f, "Ring", p))
     entries = tuple(
         TuningEntry(
             f,
@@ -461,19 +503,22 @@ def tune(  # noqa: PLR0912, PLR0915 - the port of ncclTopoTuneModel, kept in its
             bws[(f, a, p)],
             "" if bws[(f, a, p)] else "; ".join(dict.fromkeys(why[(f, a, p)])) or "zero bandwidth",
             ring_backup[(f, p)] if v21 and a == "Ring" else _F(0),
+            (f, a, p) in restored,
         )
         for f in c.functions
         for a in c.algorithms
         for p in c.protocols
     )
+    coll, nvls = _coll_channels(system, c), _nvls_channels(system, c)
     return TuningTable(
         constants=c,
         system=system,
         entries=entries,
         max_threads=_max_threads(system, c),
         thread_thresholds=_thread_thresholds(system, c),
-        channels=_comm_channels(system, c),
-        nvls_channels=_nvls_channels(system, c),
+        channels=comm_channels(coll, nvls, c),
+        nvls_channels=nvls,
+        coll_channels=coll,
     )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from costmodel.calibration import read_csv
 from tests.clirun import run, run_json
 from tests.hidden import run_without
 
@@ -95,7 +96,12 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     data = run_json(capsys, "calibrate", "run", "--ranks", "2", "--backend", "gloo", "--sizes", "8B..64KiB",
                     "--collectives", "allreduce,pt2pt", "--budget", "20ms", "--csv", str(csv), "--out", str(profile))
     assert data["backend"] == "gloo" and data["profile_from"] == "allreduce"
-    assert data["timing"] == "per-iteration"
+    assert data["timing"] == "per-iteration" and data["repeat"] == 1
+    # the spread of each size: all-reduce in place only (torch's), the ping-pong out of place
+    assert {(s["collective"], s["in_place"]) for s in data["sizes"]} == {("allreduce", True), ("pt2pt", False)}
+    assert all(s["sweeps"] == 1 and 0 < s["p50_s"] <= s["p95_s"] for s in data["sizes"])
+    assert set(data["sizes"][0]) == {"collective", "n_bytes", "in_place", "samples", "sweeps", "mean_s", "p50_s",
+                                     "p95_s"}
     text = profile.read_text()
     assert 'collective = "allreduce"' in text and "[collective.pt2pt]" in text and "[[segment]]" in text
     assert [f["collective"] for f in data["fits"]] == ["allreduce", "pt2pt"]
@@ -113,12 +119,54 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert best["ranges"][0]["algorithm"] == "recursive-doubling" and best["ranges"][0]["to_bytes"] > 8
 
 
+def test_run_without_backend_names_the_csv_after_the_backend_chosen(capsys, tmp_path: Path, monkeypatch):
+    torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    if torch.cuda.is_available():
+        pytest.skip("auto chooses nccl on this machine")
+    monkeypatch.chdir(tmp_path)
+    data = run_json(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce",
+                    "--budget", "5ms")
+    assert (data["backend"], data["csv"]) == ("gloo", "calibration-gloo.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration-gloo.csv"]
+    assert read_csv(tmp_path / "calibration-gloo.csv").backend == "gloo"
+    # the file is there now: a second run refuses to overwrite it without --force
+    _, err = run(capsys, "calibrate", "run", "--sizes", "8B..64B", "--collectives", "allreduce", rc=2)
+    assert err == "error: calibration-gloo.csv exists; pass --force to overwrite it\n"
+
+
+def test_run_repeat_prints_each_sizes_spread_over_the_sweeps(capsys, tmp_path: Path, monkeypatch):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    monkeypatch.setenv("COLUMNS", "80")
+    csv = tmp_path / "raw.csv"
+    out, _ = run(capsys, "calibrate", "run", "--backend", "gloo", "--sizes", "8B..64B", "--collectives",
+                 "allgather", "--budget", "5ms", "--repeat", "2", "--csv", str(csv))
+    lines = out.splitlines()
+    assert lines[0].startswith("allgather · measured, 2 sweeps: the mean, p50 and p95 of every timed")
+    assert lines[2].split() == ["size", "placement", "mean", "p50", "p95", "samples"]
+    placements = [" ".join(line.split()[2:-7]) for line in lines[3:11]]  # size, then 3 times and a count
+    assert placements == ["out of place", "in place"] * 4 and lines[11] == ""
+    assert "allgather · p = 2 · assumed ring" in out
+    assert {line.split(",")[6] for line in csv.read_text().splitlines()[2:]} == {"1", "2"}
+
+
 def test_run_nccl_without_a_gpu_is_one_error_line(capsys, tmp_path: Path):
     torch = pytest.importorskip("torch", reason="calibrate run needs PyTorch")
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     _, err = run(capsys, "calibrate", "run", "--backend", "nccl", "--csv", str(tmp_path / "x.csv"), rc=2)
     assert err.startswith("error: backend 'nccl' cannot run: ") and err.count("\n") == 1
+
+
+def test_run_launched_by_mpirun_without_master_addr_is_one_error_line(capsys, tmp_path: Path, monkeypatch):
+    pytest.importorskip("torch", reason="calibrate run needs PyTorch")
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(tmp_path / "x.csv"), rc=2)
+    assert err == ("error: rank 0 of 4 was started by open-mpi (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) but "
+                   "MASTER_ADDR is not set; export MASTER_ADDR=<rank 0's host> on every rank (and MASTER_PORT, "
+                   "default 29500)\n")
 
 
 def test_report_plot_is_a_png_with_its_title(capsys, tmp_path: Path):
@@ -143,7 +191,7 @@ def test_run_interrupted_says_what_was_kept_and_exits_130(capsys, tmp_path: Path
     def interrupted(config, progress=None):
         raise bench.Interrupted(72, config.csv_path)
 
-    monkeypatch.setattr(bench, "run_benchmark", interrupted)
+    monkeypatch.setattr(bench, "benchmark", interrupted)
     _, err = run(capsys, "calibrate", "run", "--backend", "gloo", "--csv", str(csv), rc=130)
     assert err == f"interrupted; 72 sizes kept in {csv}\n"
 

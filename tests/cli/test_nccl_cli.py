@@ -87,6 +87,32 @@ def test_filters_and_version(cli):
     )
 
 
+def test_2_21_marks_its_fallback_entries(cli):
+    args = ("nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", "dgx-h100", "--algo", "tree")
+    out, _ = cli.text(*args, "--nccl-version", "2.21", columns=80)
+    rows = [line.split() for line in out.splitlines() if line.startswith("Ring ")]
+    assert [(r[1], r[-1]) for r in rows] == [("LL", "fallback"), ("LL128", "fallback"), ("Simple", "fallback")]
+    assert "fallback: NCCL 2.21 uses these only when no other entry is enabled:" in out
+    assert "  Ring LL, LL128, Simple: Ring disabled by NCCL_ALGO=tree" in out
+    assert max(map(len, out.splitlines())) <= 80
+    data = cli.json(*args, "--nccl-version", "2.21")
+    assert {(e["algorithm"], e["fallback"]) for e in data["entries"] if e["enabled"]} == {
+        ("Tree", False), ("Ring", True)}
+    assert not any(e["fallback"] for e in cli.json(*args)["entries"])  # 2.30 has no fallback
+
+
+def test_2_21_says_where_its_nvls_channels_move_the_ring_plateau(cli):
+    args = ("nccl", "allreduce", "-n", "8KiB", "--ranks", "16", "--nodes", "2", "--arch", "sm90",
+            "--channels", "2", "--bw-intra", "10", "--bw-inter", "10", "--nvls", "--algo", "ring")
+    out, _ = cli.text(*args, "--nccl-version", "2.21", columns=80)
+    simple = next(line.split() for line in out.splitlines() if line.startswith("Ring      Simple"))
+    assert simple[2:4] == ["152.8", "µs"]  # no plateau: 8192 / (16 × 16) < 64
+    assert "starts at n = 64 × 16 channels × 16 ranks = 16384 B" in " ".join(out.split())
+    out, _ = cli.text(*args, columns=80)  # 2.30: 131.6 × 1.4, as 8192 / (4 × 16) ≥ 64
+    simple = next(line.split() for line in out.splitlines() if line.startswith("Ring      Simple"))
+    assert simple[2:4] == ["184.2", "µs"] and "raises" not in out
+
+
 def test_overrides_change_the_constants(cli, tmp_path):
     toml = tmp_path / "tuner.toml"
     toml.write_text("[base_latencies]\nring = [100.0, 100.0, 100.0]\n", encoding="utf-8")

@@ -29,6 +29,7 @@ WIDTHS = (40, 60, 80, 100, 200)
 
 STAND_INS = {  # files the help examples name, and the repository's files that stand in for them
     "all_reduce_perf.txt": "tests/data/logs/nccl-tests/allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt",
+    "all_reduce_perf_2x8.txt": "tests/data/excerpts/check/allreduce_h100x16_tree-2-nodes_nccltests309.txt",
     "osu_allreduce.txt": "tests/data/logs/osu/osu_allreduce_archer2_2node_256rank_slingshot.txt",
     "answers.toml": "docs/examples/answers.toml",
     "class.csv": "docs/examples/roster.csv",

@@ -217,6 +217,9 @@ def _profile_sources() -> set[str]:
 # modules outside the registry that cite sources, each listing them in a CITED tuple
 CITING_MODULES = (
     "costmodel.calibration.fit",
+    "costmodel.calibration.launch",
+    "costmodel.calibration.spread",
+    "costmodel.calibration.bench",
     "costmodel.pipeline.orders",
     "costmodel.training.loss",
     "costmodel.training.federated",

@@ -38,10 +38,14 @@ def _csv_bool(token: str, *, path: str, line: int) -> bool | None:
     raise ParseError(f"in_place {token!r} is not true or false", path=path, line=line)
 
 
-def _csv_rows(lines: list[str], path: str) -> tuple[list[tuple[str, str, int | None, Row]], int]:
+_Found = tuple[str, str, int | None, Row, int | None]
+"""One row of the file: collective, backend, p, the row, its sweep (None without the column)."""
+
+
+def _csv_rows(lines: list[str], path: str) -> tuple[list[_Found], int]:
     header: list[str] | None = None
     header_line = 0
-    found: list[tuple[str, str, int | None, Row]] = []
+    found: list[_Found] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
@@ -65,7 +69,7 @@ def _csv_rows(lines: list[str], path: str) -> tuple[list[tuple[str, str, int | N
     return found, header_line
 
 
-def _csv_row(cell: dict[str, str], number: int, path: str) -> tuple[str, str, int | None, Row]:
+def _csv_row(cell: dict[str, str], number: int, path: str) -> _Found:
     try:
         collective = canonical_collective(cell["collective"])
     except UnknownNameError as exc:
@@ -84,16 +88,21 @@ def _csv_row(cell: dict[str, str], number: int, path: str) -> tuple[str, str, in
             bandwidths[key] = decimal(cell[key], key, path=path, line=number)
     in_place = _csv_bool(cell.get("in_place", ""), path=path, line=number)
     row = Row(n_bytes=size, time_s=time_s, in_place=in_place, line=number, **bandwidths)
-    return collective, cell["backend"], p, row
+    sweep = cell.get("sweep", "")
+    if sweep and (not INTEGER.fullmatch(sweep) or int(sweep) < 1):
+        raise ParseError(f"sweep {sweep!r} is not an integer >= 1", path=path, line=number)
+    return collective, cell["backend"], p, row, int(sweep) if sweep else None
 
 
 def parse_csv(text: str, *, path: str = "<text>", collective: str | None = None,
              p: int | None = None) -> Measurements:
-    """Read costmodel's CSV (``collective,backend,p,n_bytes,time_s[,in_place,...]``).
+    """Read costmodel's CSV (``collective,backend,p,n_bytes,time_s[,in_place,sweep,...]``).
 
     A file may hold several (collective, backend, p) groups; *collective* and
     *p* choose one, and must when there are several.  Sizes may repeat
-    (repeated measurements) but not decrease.
+    (repeated measurements) but not decrease, within each placement (``in_place``) and
+    each sweep (``sweep``: ``calibrate run --repeat`` runs the whole sweep again, from
+    the smallest size, and numbers the sweeps from 1).
 
     Raises
     ------
@@ -123,20 +132,22 @@ def parse_csv_groups(text: str, *, path: str, collective: str | None,
     found, header_line = _csv_rows(lines, path)
     want = canonical_collective(collective) if collective else None
     chosen = [f for f in found if (want is None or f[0] == want) and (p is None or f[2] == p)]
-    keys = list(dict.fromkeys((c, b, q) for c, b, q, _ in chosen))
+    keys = list(dict.fromkeys((c, b, q) for c, b, q, _, _ in chosen))
     if not keys:
-        have = sorted({f"{c} p={q}" for c, _, q, _ in found}) or ["no rows"]
+        have = sorted({f"{c} p={q}" for c, _, q, _, _ in found}) or ["no rows"]
         raise ParseError(f"no rows for collective={want or 'any'} p={p or 'any'}; "
                          f"the file has {', '.join(have)}", path=path, line=header_line)
     out = []
     for key in keys:
         group_collective, backend, group_p = key
-        rows = [r for c, b, q, r in chosen if (c, b, q) == key]
-        warnings = [f"line {r.line}: 0-byte row skipped" for r in rows if r.n_bytes == 0]
-        rows = [r for r in rows if r.n_bytes > 0]
+        swept = [(r, s) for c, b, q, r, s in chosen if (c, b, q) == key]
+        warnings = [f"line {r.line}: 0-byte row skipped" for r, _ in swept if r.n_bytes == 0]
+        swept = [(r, s) for r, s in swept if r.n_bytes > 0]
+        rows = [r for r, _ in swept]
         if not rows:
             raise ParseError(f"no {group_collective} rows with n_bytes > 0", path=path, line=header_line)
-        check_increasing(rows, path=path, strict=False)
+        for sweep in dict.fromkeys(s for _, s in swept):
+            check_increasing([r for r, s in swept if s == sweep], path=path, strict=False)
         out.append(Measurements(tool="costmodel-csv", collective=group_collective, p=group_p,
                                 rows=tuple(rows), source=source_line(lines), warnings=tuple(warnings),
                                 path=path, backend=backend or None))

@@ -135,11 +135,28 @@ class Measurements:
     command: str | None = None
     size_per_rank: bool = False
 
-    def select(self, *, in_place: bool = False) -> tuple[Row, ...]:
-        """The rows of one kind: out-of-place (and unflagged) rows, or the in-place ones."""
+    def select(self, *, in_place: bool | None = False) -> tuple[Row, ...]:
+        """The rows of one kind: out-of-place (and unflagged) rows, or the in-place ones.
+
+        ``in_place=None`` asks for the default kind, :meth:`default_in_place`: the out-of-place
+        rows, or the in-place ones of a log that has no other (torch.distributed's all-reduce and
+        broadcast work in place only, so ``calibrate run`` times them in place).
+
+        >>> m = Measurements(tool="costmodel-csv", collective="allreduce", p=2,
+        ...                  rows=(Row(n_bytes=8, time_s=Fraction(1), in_place=True),))
+        >>> len(m.select()), len(m.select(in_place=None)), m.default_in_place
+        (0, 1, True)
+        """
+        if in_place is None:
+            in_place = self.default_in_place
         if in_place:
             return tuple(r for r in self.rows if r.in_place is True)
         return tuple(r for r in self.rows if r.in_place is not True)
+
+    @property
+    def default_in_place(self) -> bool:
+        """Whether the default rows are the in-place ones: only when every row is in place."""
+        return bool(self.rows) and all(r.in_place is True for r in self.rows)
 
     def with_p(self, p: int) -> Measurements:
         """A copy with p set: per-rank OSU sizes become costmodel's n = p × size.
@@ -362,7 +379,9 @@ def detect_format(text: str) -> str | None:
         return "osu"
     for s in lines:
         tokens = s.lstrip("#").split()
-        if s.startswith("#") and (tokens[:2] == ["size", "count"] or NTHREAD.match(s)):
+        header = tokens[:2] == ["size", "count"]
+        bare = header and {"algbw", "busbw"} <= set(tokens)  # the column header of a post that lost its '#'
+        if (s.startswith("#") and (header or NTHREAD.match(s))) or bare:
             return "nccl-tests"
     data = [s for s in lines if not s.startswith("#")]
     if data and data[0].lower().replace(" ", "").startswith("collective,backend,"):

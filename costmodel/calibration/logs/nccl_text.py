@@ -30,7 +30,7 @@ from costmodel.calibration.logs.measurements import (
     stated_collective,
     whole_bytes,
 )
-from costmodel.errors import ParseError
+from costmodel.errors import ParseError, WrongResults
 
 _TYPE_BYTES = {
     "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
@@ -77,6 +77,15 @@ class _Block:
     in_place: bool
 
 
+_BARE_FOOTER = re.compile(r"(?:Out of bounds values|Avg bus bandwidth)\s*:")
+"""nccl-tests' summary lines, which a post may keep without their '#'."""
+
+
+def _bare_header(tokens: list[str]) -> bool:
+    """nccl-tests' column header without its '#' (a common paste): size, count, ..., algbw and busbw."""
+    return tokens[:2] == ["size", "count"] and {"algbw", "busbw"} <= set(tokens)
+
+
 @dataclass
 class _NcclText:
     """The state of one pass over an nccl-tests text log."""
@@ -121,8 +130,10 @@ class _NcclText:
             raise ParseError("no nccl-tests table header ('#  size  count  type ...') found; "
                              "is the log complete?", path=self.path, line=len(self.lines))
         if not self.rows and self.refused_rows:
-            raise ParseError(f"every row failed validation ({self.refused_rows} results with #wrong > 0 or "
-                             "an error above the limit); nothing to fit: fix the run or the GPUs, then rerun",
+            raise WrongResults(f"every row failed validation ({self.refused_rows} results with #wrong > 0 or "
+                               "an error above the limit); nothing to fit: fix the run or the GPUs, "
+                               "then rerun",
+                               refusals=tuple(text for _, _, text in self.refusals),
                              path=self.path, line=len(self.lines))
         if not self.rows:
             raise ParseError("the table has no rows; the log looks truncated", path=self.path,
@@ -171,6 +182,9 @@ class _NcclText:
 
     def text(self, s: str, number: int) -> None:
         tokens = s.split()
+        if (self.header is None and _bare_header(tokens)) or _BARE_FOOTER.match(s):
+            self.comment("# " + s, number)  # a post that lost the '#' of nccl-tests' own lines
+            return
         if self.header is None or not INTEGER.fullmatch(tokens[0]):
             if self.header is None and self.program is None:
                 self.found_program(s, number)

@@ -23,6 +23,7 @@ from costmodel.calibration import fit, read_csv  # noqa: E402
 from costmodel.calibration.bench import (  # noqa: E402
     BENCH_COLLECTIVES,
     BENCH_CSV_COLUMNS,
+    PLACEMENTS,
     BackendChoice,
     BenchConfig,
     Progress,
@@ -32,6 +33,7 @@ from costmodel.calibration.bench import (  # noqa: E402
     parse_sizes,
     run_benchmark,
 )
+from costmodel.calibration.supervisor import free_port  # noqa: E402
 from costmodel.errors import CalibrationError, InputError, MissingDependency  # noqa: E402
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -41,6 +43,13 @@ SMALL = {"ranks": 2, "backend": "gloo", "min_bytes": 8, "max_bytes": 64 * KIB, "
 
 def _no_children() -> bool:
     return not multiprocessing.active_children()
+
+
+def _job_env() -> dict[str, str]:
+    """This environment for a job's processes: this checkout's costmodel, no launcher's variables."""
+    launcher = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+    return {**{k: v for k, v in os.environ.items() if k not in launcher},
+            "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
 
 
 # --------------------------------------------------------------------------- a real gloo run
@@ -61,7 +70,9 @@ def test_run_returns_one_measurements_per_collective(small_run):
     assert [m.collective for m in results] == ["allreduce", "allgather", "pt2pt"]
     for m in results:
         assert (m.tool, m.p, m.backend, m.dtype) == ("costmodel-csv", 2, "gloo", "float32")
-        assert [r.n_bytes for r in m.rows] == list(bench_sizes(m.collective, 2, 8, 64 * KIB))
+        sizes = bench_sizes(m.collective, 2, 8, 64 * KIB)
+        # each size in each placement torch.distributed has for it, out of place first
+        assert [(r.n_bytes, r.in_place) for r in m.rows] == [(n, q) for n in sizes for q in PLACEMENTS[m.collective]]
         assert all(r.time_s > 0 and r.algbw_bytes_per_s > 0 for r in m.rows)
         assert m.source.startswith("# source: costmodel calibrate run, torch")
         assert m.path == str(csv_path)
@@ -75,8 +86,10 @@ def test_progress_reports_every_size_in_order(small_run):
     assert {p.total for p in seen} == {total}
     assert [(p.collective, p.n_bytes) for p in seen] == [(m.collective, r.n_bytes) for m in results for r in m.rows]
     assert all(p.time_s > 0 and 3 <= p.iterations <= 20 and p.elapsed_s > 0 for p in seen)
-    assert set(seen[0].to_dict()) == {"collective", "n_bytes", "index", "total", "time_s", "iterations",
-                                      "elapsed_s"}
+    assert [p.in_place for p in seen] == [r.in_place for m in results for r in m.rows]
+    assert {p.sweep for p in seen} == {1}
+    assert set(seen[0].to_dict()) == {"collective", "n_bytes", "in_place", "sweep", "index", "total", "time_s",
+                                      "iterations", "elapsed_s"}
 
 
 def test_csv_is_written_and_read_back(small_run):
@@ -87,14 +100,18 @@ def test_csv_is_written_and_read_back(small_run):
     for m in results:
         back = read_csv(csv_path, collective=m.collective, p=2)
         assert back.backend == "gloo"
-        assert [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in back.rows] == \
-            [(r.n_bytes, r.time_s, r.busbw_bytes_per_s) for r in m.rows]
+        assert [(r.n_bytes, r.time_s, r.busbw_bytes_per_s, r.in_place) for r in back.rows] == \
+            [(r.n_bytes, r.time_s, r.busbw_bytes_per_s, r.in_place) for r in m.rows]
     header = lines[1].split(",")
     for line in lines[2:]:
         cell = dict(zip(header, line.split(","), strict=True))
         kept = int(cell["iterations"]) - int(cell["outliers"])
         assert 3 <= int(cell["iterations"]) <= 20 and kept >= 1
         assert float(cell["min_time_s"]) <= float(cell["time_s"]) <= float(cell["max_time_s"])
+        # p50 and p95 of all the samples, outliers in; the median of the kept ones is at most their p50
+        assert float(cell["min_time_s"]) <= float(cell["p50_s"]) <= float(cell["p95_s"])
+        assert float(cell["time_s"]) <= float(cell["p50_s"]) and float(cell["mean_s"]) > 0
+        assert (cell["in_place"], cell["sweep"]) in {("true", "1"), ("false", "1")}
 
 
 def test_measurements_fit(small_run):
@@ -110,6 +127,56 @@ def test_pt2pt_is_one_way_and_small_sweep_is_quick(small_run):
     pt2pt = results[-1]
     assert pt2pt.collective == "pt2pt" and pt2pt.rows[0].n_bytes == 8
     assert seconds < 25
+
+
+def test_repeat_runs_the_whole_sweep_again_and_pools_its_samples(tmp_path):
+    from costmodel.calibration.bench import benchmark
+
+    csv_path = tmp_path / "twice.csv"
+    config = BenchConfig(**{**SMALL, "max_bytes": 256}, collectives=("reduce-scatter", "broadcast"),
+                         csv_path=csv_path, repeat=2)
+    run = benchmark(config)
+    scatter, broadcast = run.measurements
+    sizes = {"reduce-scatter": bench_sizes("reduce-scatter", 2, 8, 256), "broadcast": bench_sizes("broadcast", 2, 8, 256)}
+    one_sweep = [(c, n, q) for c in ("reduce-scatter", "broadcast") for n in sizes[c] for q in PLACEMENTS[c]]
+    assert [(r.n_bytes, r.in_place) for r in scatter.rows] == [(n, q) for c, n, q in one_sweep * 2
+                                                               if c == "reduce-scatter"]
+    assert [r.in_place for r in broadcast.rows] == [True] * 2 * len(sizes["broadcast"])
+    # the CSV: sweep 1 then sweep 2, every row numbered; read back whole, sizes restarting with the sweep
+    lines = csv_path.read_text().splitlines()
+    assert "2 sweeps" in lines[0]
+    cells = [dict(zip(lines[1].split(","), line.split(","), strict=True)) for line in lines[2:]]
+    assert [(c["collective"], int(c["n_bytes"]), c["in_place"] == "true", int(c["sweep"])) for c in cells] == \
+        [(*point, 1) for point in one_sweep] + [(*point, 2) for point in one_sweep]
+    back = read_csv(csv_path, collective="reduce-scatter")
+    assert [(r.n_bytes, r.time_s, r.in_place) for r in back.rows] == \
+        [(r.n_bytes, r.time_s, r.in_place) for r in scatter.rows]
+    # one spread per size and placement, over both sweeps: per-iteration timing, so its samples are the
+    # iterations of its two rows
+    assert [(s.collective, s.n_bytes, s.in_place) for s in run.spreads] == one_sweep
+    for spread in run.spreads:
+        rows = [c for c in cells if (c["collective"], int(c["n_bytes"]), c["in_place"] == "true")
+                == (spread.collective, spread.n_bytes, spread.in_place)]
+        assert spread.sweeps == 2 and spread.samples == sum(int(c["iterations"]) for c in rows)
+        assert 0 < spread.p50_s <= spread.p95_s
+        # the pooled mean is the sweeps' means weighted by their samples (each row's mean_s)
+        pooled = sum(float(c["mean_s"]) * int(c["iterations"]) for c in rows) / spread.samples
+        assert spread.mean_s == pytest.approx(pooled, rel=1e-6)
+    assert (run.backend, run.timing, run.repeat) == ("gloo", "per-iteration", 2)
+    assert _no_children()
+
+
+def test_step_text_names_the_placement_and_the_sweep_where_there_are_several():
+    from costmodel.calibration import bench
+
+    plan = bench._plan(BenchConfig(**{**SMALL, "max_bytes": 16}, collectives=("allgather", "allreduce"), repeat=2), 2)
+    assert [bench._step_text(plan, i) for i in range(len(plan))] == [
+        f"{c} at {n} B{where} (sweep {s} of 2)" for s in (1, 2)
+        for c, n, where in (("allgather", 8, " out of place"), ("allgather", 8, " in place"),
+                            ("allgather", 16, " out of place"), ("allgather", 16, " in place"),
+                            ("allreduce", 8, ""), ("allreduce", 16, ""))]
+    single = bench._plan(BenchConfig(**SMALL, collectives=("alltoall",)), 2)
+    assert bench._step_text(single, 0) == "alltoall at 8 B"
 
 
 # --------------------------------------------------------------------------- failures
@@ -159,7 +226,7 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
         with open(os.path.join({str(tmp_path)!r}, "rank" + rank + ".json"), "w") as f:
             json.dump([m.to_dict() for m in results], f)
         """), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}}
+    env = _job_env()
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                str(script)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -168,8 +235,48 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     rank1 = json.loads((tmp_path / "rank1.json").read_text())
     assert rank1 == []
     assert [(m["collective"], m["p"], m["backend"]) for m in rank0] == [("reduce-scatter", 2, "gloo")]
-    assert [r["n_bytes"] for r in rank0[0]["rows"]] == list(bench_sizes("reduce-scatter", 2, 8, 1024))
+    sizes = bench_sizes("reduce-scatter", 2, 8, 1024)
+    assert [(r["n_bytes"], r["in_place"]) for r in rank0[0]["rows"]] == [(n, q) for n in sizes for q in (False, True)]
     assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
+
+
+def test_ranks_started_by_srun_without_torchrun_form_the_group_from_master_addr(tmp_path):
+    """Two processes with only SLURM's variables (as srun sets them) and MASTER_ADDR: no torchrun."""
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, os
+        from costmodel.calibration.bench import BenchConfig, run_benchmark
+        config = BenchConfig(backend="gloo", collectives=("allreduce",), min_bytes=8, max_bytes=64,
+                             budget_s=0.005, max_iters=10, warmup=1, csv_path={str(tmp_path / "srun.csv")!r})
+        results = run_benchmark(config)
+        with open(os.path.join({str(tmp_path)!r}, "rank" + os.environ["SLURM_PROCID"] + ".json"), "w") as f:
+            json.dump([m.to_dict() for m in results], f)
+        """), encoding="utf-8")
+    base = _job_env()
+    port = str(free_port())
+    jobs = [subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**base, "SLURM_PROCID": str(rank), "SLURM_NTASKS": "2",
+                                             "SLURM_LOCALID": str(rank), "SLURM_STEP_ID": "0",
+                                             "SLURM_STEP_TASKS_PER_NODE": "2", "MASTER_ADDR": "127.0.0.1",
+                                             "MASTER_PORT": port})
+            for rank in range(2)]
+    outs = [job.communicate(timeout=90) for job in jobs]
+    assert [job.returncode for job in jobs] == [0, 0], [err[-2000:] for _, err in outs]
+    rank0 = json.loads((tmp_path / "rank0.json").read_text())
+    assert json.loads((tmp_path / "rank1.json").read_text()) == []
+    assert [(m["collective"], m["p"]) for m in rank0] == [("allreduce", 2)]
+    assert len(read_csv(tmp_path / "srun.csv").rows) == len(rank0[0]["rows"])
+
+
+def test_a_launched_rank_without_master_addr_says_so_in_one_line(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    with pytest.raises(InputError, match=r"^rank 1 of 4 was started by open-mpi \(OMPI_COMM_WORLD_RANK, "
+                                         r"OMPI_COMM_WORLD_SIZE\) but MASTER_ADDR is not set; export MASTER_ADDR="):
+        run_benchmark(BenchConfig(**SMALL))
+    assert _no_children()
 
 
 def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
@@ -180,7 +287,7 @@ def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
                              budget_s=0.005, max_iters=10, warmup=1, timeout_s=3.0, _hang_rank=1)
         run_benchmark(config)
         """), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}}
+    env = _job_env()
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                str(script)]
     start = time.monotonic()
@@ -202,9 +309,10 @@ def test_torchrun_watchdog_names_the_rank_that_hangs(tmp_path):
     ({0: None, 1: None}, "no progress within 5 s and the group's store does not answer; a rank hung"),
 ])
 def test_watchdog_message(steps, expected):
+    from costmodel.calibration import bench
     from costmodel.calibration.bench import _watchdog_message
 
-    plan = [("allreduce", 16 << i) for i in range(6)]
+    plan = bench._plan(BenchConfig(**{**SMALL, "min_bytes": 16, "max_bytes": 512}, collectives=("allreduce",)), 4)
     assert _watchdog_message(steps, plan, 5.0) == expected
 
 
@@ -318,9 +426,9 @@ _CPU_PATH = "the profile measures the CPU path, not the GPUs"
     # one GPU per process (SLURM --gpus-per-task=1, Kubernetes): every rank on its device 0
     (("auto", 1, 5, 8, True, True, False), BackendChoice("nccl", 0)),
     (("nccl", 1, 7, 8, True, True, False), BackendChoice("nccl", 0)),
-    # all of a node's GPUs visible: rank i on GPU i; more ranks than GPUs wrap round
+    # all of a node's GPUs visible: rank i on GPU i (more ranks than GPUs: refused, see test_launch.py)
     (("auto", 8, 5, 8, True, True, False), BackendChoice("nccl", 5)),
-    (("auto", 4, 6, 8, True, True, False), BackendChoice("nccl", 2)),
+    (("auto", 4, 2, 4, True, True, False), BackendChoice("nccl", 2)),
     (("auto", 2, 1, 2, True, True, True), BackendChoice("nccl", 1)),
     # no GPU anywhere: gloo, silently
     (("auto", 0, 0, 2, True, False, True), BackendChoice("gloo", None)),

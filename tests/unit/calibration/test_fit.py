@@ -124,6 +124,23 @@ def test_in_place_times():
         fit(osu, in_place=True)
 
 
+def test_a_log_of_in_place_times_only_is_fitted_on_them_by_default():
+    """calibrate run's all-reduce: torch.distributed has no out-of-place all-reduce."""
+    from dataclasses import replace
+
+    m = read_log(LOGS / "nccl-tests" / "allgather_b200x2_2node_rdma_gke.txt")
+    only_in = replace(m, rows=m.select(in_place=True))
+    by_default, asked = fit(only_in), fit(only_in, in_place=True)
+    assert by_default.in_place and by_default.residuals == asked.residuals
+    assert by_default.alpha_s == asked.alpha_s and by_default.beta_s_per_byte == asked.beta_s_per_byte
+    assert "fitted to the in-place times, the only ones the log has" in " ".join(by_default.notes)
+    assert "fitted to the in-place times" in asked.notes
+    with pytest.raises(CalibrationError, match="0 out-of-place rows"):
+        fit(only_in, in_place=False)
+    # a log with both kinds keeps the out-of-place times by default
+    assert fit(m).residuals == fit(m, in_place=False).residuals and not fit(m).in_place
+
+
 # --------------------------------------------------------------------------- synthetic data
 
 

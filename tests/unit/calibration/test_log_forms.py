@@ -335,3 +335,32 @@ def test_a_partly_failed_placement_keeps_one_warning_per_row(tmp_path):
     m = parse_log("\n".join(lines), collective="alltoall")
     assert len(m.select(in_place=True)) == 1
     assert sum("row refused" in w for w in m.warnings) == 8 and any("2 more" in w for w in m.warnings)
+
+
+def test_all_wrong_rows_raise_wrong_results_with_each_row(tmp_path):
+    from costmodel.errors import WrongResults
+
+    err = _refused(_with_wrong(H200, "3", "7"), tmp_path, "every row failed validation")
+    assert isinstance(err, WrongResults)
+    assert len(err.refusals) == 2 * sum(1 for s in _lines(H200) if s.split() and s.split()[0].isdigit())
+    assert all("nccl-tests found wrong results" in r for r in err.refusals)
+
+
+# --------------------------------------------------------------------------- nccl-tests lines without '#'
+
+
+@pytest.mark.parametrize("log", sorted(NCCL.glob("*.txt")), ids=lambda p: p.name)
+def test_an_nccl_tests_table_whose_header_lost_its_hash_reads_the_same(log, tmp_path):
+    """A post that drops the '#' of the column header and summary lines (the units line too) reads as
+    the log; the rank lines keep theirs, as posts do."""
+    lines = []
+    for s in _lines(log):
+        bare = s.lstrip("#").lstrip()
+        tokens = bare.split()
+        if tokens[:2] == ["size", "count"] or tokens[:1] == ["(B)"] or bare.startswith(("Out of bounds",
+                                                                                         "Avg bus bandwidth")):
+            s = " " + bare  # noqa: PLW2901
+        lines.append(s)
+    target = tmp_path / log.name
+    target.write_text("\n".join(lines), encoding="utf-8")
+    assert _key(read_log(target)) == _key(read_log(log))

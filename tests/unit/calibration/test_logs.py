@@ -553,6 +553,37 @@ def test_csv_groups_repeats_and_errors():
         parse_csv(text + "allreduce,nccl,8,4096\n", collective="allreduce")
 
 
+def test_csv_sweeps_restart_the_sizes():
+    """calibrate run --repeat: each sweep runs from the smallest size again, in both placements."""
+    text = ("collective,backend,p,n_bytes,time_s,in_place,sweep\n"
+            "allgather,gloo,2,8,0.00002,false,1\n"
+            "allgather,gloo,2,8,0.00001,true,1\n"
+            "allgather,gloo,2,16,0.00003,false,1\n"
+            "allgather,gloo,2,16,0.00002,true,1\n"
+            "allgather,gloo,2,8,0.000021,false,2\n"
+            "allgather,gloo,2,8,0.000011,true,2\n"
+            "allgather,gloo,2,16,0.000031,false,2\n"
+            "allgather,gloo,2,16,0.000021,true,2\n")
+    m = parse_csv(text)
+    assert [(r.n_bytes, r.in_place, r.line) for r in m.rows] == [
+        (8, False, 2), (8, True, 3), (16, False, 4), (16, True, 5),
+        (8, False, 6), (8, True, 7), (16, False, 8), (16, True, 9)]
+    assert [r.time_s for r in m.select()] == [Fraction(2, 10**5), Fraction(3, 10**5), Fraction(21, 10**6),
+                                              Fraction(31, 10**6)]
+    # within a sweep the sizes still may not go down
+    lines = text.splitlines()
+    lines[3], lines[1] = lines[1], lines[3]
+    with pytest.raises(ParseError, match="does not increase") as info:
+        parse_csv("\n".join(lines) + "\n")
+    assert info.value.line == 4
+    # without the column, a restart is a second run in one file, as before
+    with pytest.raises(ParseError, match="does not increase"):
+        parse_csv(text.replace(",sweep", "").replace(",1\n", "\n").replace(",2\n", "\n"))
+    with pytest.raises(ParseError, match=r"sweep '0' is not an integer >= 1") as info:
+        parse_csv(text.replace(",2\n", ",0\n", 1))
+    assert info.value.line == 6
+
+
 def test_write_csv_refuses_unscaled_sizes():
     m = parse_osu(OSU_FULL)
     with pytest.raises(InputError, match="with_p"):

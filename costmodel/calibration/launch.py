@@ -1,0 +1,239 @@
+"""Which rank this process is, of how many, and where rank 0 listens, when a launcher started it.
+
+``calibrate run`` is one program for every launcher: torchrun, ``srun`` without torchrun, Open MPI's
+``mpirun``, MVAPICH2's ``mpirun_rsh``, the Hydra ``mpiexec`` of MPICH and Intel MPI, and HPE Cray
+MPICH's ``mpiexec`` on PALS.  Each tells a process who it is through environment variables of its
+own; :func:`launch_from_env` reads them, a pure function of the environment mapping, so every
+layout is tested without a cluster (and :func:`~costmodel.calibration.bench.choose_backend`
+turns the local rank and the visible GPUs into a device, as purely).
+
+The launchers, in the order they are looked for (the first whose rank and size are both set is
+the one; a launcher started inside another, as ``mpirun`` in a SLURM job or torchrun under
+``srun``, sets its own variables over the outer one's, so the inner one is found first), each as
+rank, size; local rank; local size (the ranks on this node):
+
+- ``torchrun`` [1]_: RANK, WORLD_SIZE; LOCAL_RANK; LOCAL_WORLD_SIZE.
+- ``open-mpi`` [3]_: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE; OMPI_COMM_WORLD_LOCAL_RANK;
+  OMPI_COMM_WORLD_LOCAL_SIZE.
+- ``mvapich2`` [4]_: MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE; MV2_COMM_WORLD_LOCAL_RANK;
+  MV2_COMM_WORLD_LOCAL_SIZE.
+- ``pmi``: PMI_RANK, PMI_SIZE; MPI_LOCALRANKID (Hydra, MPICH and Intel MPI [5]_) or PMI_LOCAL_RANK
+  (Cray MPICH on PALS [6]_); MPI_LOCALNRANKS (Hydra).
+- ``slurm`` [2]_: SLURM_PROCID, SLURM_NTASKS (or its older name SLURM_NPROCS); SLURM_LOCALID;
+  this node's count (SLURM_NODEID) in SLURM_STEP_TASKS_PER_NODE or SLURM_TASKS_PER_NODE
+  (``"4(x2),3"``), else SLURM_NTASKS_PER_NODE.
+
+SLURM counts only inside a job step (``SLURM_STEP_ID`` set, as ``srun`` does): a batch script or an
+``salloc`` shell carries ``SLURM_PROCID=0`` too, and a run started there spawns its own ranks.
+A launch of one rank (``SLURM_NTASKS=1``, ``mpirun -n 1``) is no launch either, except under
+torchrun, whose ``WORLD_SIZE`` is always meant.  ``PALS_RANKID`` and ``PALS_LOCAL_RANKID`` are not
+read: the sources below document ``PMI_RANK`` and ``PMI_LOCAL_RANK`` for Cray MPICH's ``mpiexec``.
+
+Rank 0's address comes from ``MASTER_ADDR`` and ``MASTER_PORT`` (29500, torchrun's default port,
+when only the address is set) whatever the launcher: no launcher but torchrun sets them, and
+:class:`Launch` keeps ``master_addr`` None for the caller to say so.
+
+References
+----------
+.. [1] PyTorch, "torchrun (Elastic Launch)": the environment variables each worker gets.
+.. [2] SchedMD, srun(1): output environment variables.
+.. [3] Open MPI 5.0 documentation, section 11.1, environment variables set for MPI applications.
+.. [4] MVAPICH2 2.3.7 User Guide; ``mpirun_rsh``'s ``mpispawn`` sets all four MV2_COMM_WORLD_* variables.
+.. [5] Intel MPI Library Developer Reference for Linux: variables Hydra sets for each process.
+.. [6] ALCF, "Using GPUs on Polaris": Cray MPICH's ``mpiexec`` sets PMI_RANK and PMI_LOCAL_RANK.
+
+Examples
+--------
+>>> launch_from_env({"SLURM_PROCID": "3", "SLURM_NTASKS": "8", "SLURM_LOCALID": "3", "SLURM_STEP_ID": "0",
+...                  "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_NODEID": "0", "MASTER_ADDR": "n01"})
+Launch(launcher='slurm', rank=3, world_size=8, local_rank=3, local_world_size=4, master_addr='n01', \
+master_port=29500)
+>>> launch_from_env({"SLURM_PROCID": "0", "SLURM_NTASKS": "8"}) is None  # a batch script: no job step
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from costmodel._json import JSONFields
+from costmodel.errors import InputError
+from costmodel.references import (
+    ALCF_POLARIS_GPUS,
+    INTEL_MPI_HYDRA_ENV,
+    MVAPICH2_GUIDE,
+    OPEN_MPI_ENV,
+    SLURM_SRUN,
+    TORCHRUN,
+    Citation,
+)
+
+__all__ = ["CITED", "DEFAULT_PORT", "LAUNCHERS", "Launch", "launch_from_env", "tasks_on_node"]
+
+CITED: tuple[Citation, ...] = (TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV,
+                               ALCF_POLARIS_GPUS)
+
+DEFAULT_PORT = 29500
+"""Rank 0's port when ``MASTER_PORT`` is not set: torchrun's default ``master_port`` [1]_."""
+
+_MAX_RANKS = 1 << 24
+
+
+@dataclass(frozen=True, slots=True)
+class _Launcher:
+    """One launcher's variables (each tuple: the names tried in order)."""
+
+    name: str
+    rank: tuple[str, ...]
+    size: tuple[str, ...]
+    local_rank: tuple[str, ...]
+    local_size: tuple[str, ...] = ()
+    node_lists: tuple[str, ...] = ()  # SLURM's per-node task counts, "4(x2),3", indexed by SLURM_NODEID
+    requires: str | None = None  # a variable that must be set too (SLURM's job step)
+    single_counts: bool = False  # a launch of one rank is one (torchrun), else it is no launch
+
+
+LAUNCHERS: tuple[_Launcher, ...] = (
+    # [1]: torchrun sets these for every worker
+    _Launcher("torchrun", ("RANK",), ("WORLD_SIZE",), ("LOCAL_RANK",), ("LOCAL_WORLD_SIZE",),
+              single_counts=True),
+    # [3]
+    _Launcher("open-mpi", ("OMPI_COMM_WORLD_RANK",), ("OMPI_COMM_WORLD_SIZE",),
+              ("OMPI_COMM_WORLD_LOCAL_RANK",), ("OMPI_COMM_WORLD_LOCAL_SIZE",)),
+    # [4]
+    _Launcher("mvapich2", ("MV2_COMM_WORLD_RANK",), ("MV2_COMM_WORLD_SIZE",), ("MV2_COMM_WORLD_LOCAL_RANK",),
+              ("MV2_COMM_WORLD_LOCAL_SIZE",)),
+    # [5] Hydra (MPICH, Intel MPI): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS; [6] Cray PALS
+    _Launcher("pmi", ("PMI_RANK",), ("PMI_SIZE",), ("MPI_LOCALRANKID", "PMI_LOCAL_RANK"),
+              ("MPI_LOCALNRANKS",)),
+    # [2]: SLURM_NPROCS is the older name of SLURM_NTASKS; the step's task counts before the job's
+    _Launcher("slurm", ("SLURM_PROCID",), ("SLURM_NTASKS", "SLURM_NPROCS"), ("SLURM_LOCALID",),
+              ("SLURM_NTASKS_PER_NODE",), node_lists=("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"),
+              requires="SLURM_STEP_ID"),
+)
+"""The launchers :func:`launch_from_env` knows, in the order it looks for them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Launch(JSONFields):
+    """This process as one rank of a launched job.
+
+    ``local_rank`` and ``local_world_size`` (the ranks on this node) are None where the launcher
+    does not say; ``master_addr`` is None where ``MASTER_ADDR`` is not set.
+    """
+
+    launcher: str
+    rank: int
+    world_size: int
+    local_rank: int | None
+    local_world_size: int | None
+    master_addr: str | None
+    master_port: int
+
+    @property
+    def variables(self) -> str:
+        """The variables that named this launch, for messages (``SLURM_PROCID, SLURM_NTASKS``)."""
+        found = next(launcher for launcher in LAUNCHERS if launcher.name == self.launcher)
+        return f"{found.rank[0]}, {found.size[0]}"
+
+
+def _first(env: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, str] | None:
+    for name in names:
+        value = env.get(name, "").strip()
+        if value:
+            return name, value
+    return None
+
+
+def _whole(found: tuple[str, str], *, low: int) -> int:
+    name, value = found
+    if not re.fullmatch(r"\d{1,9}", value) or int(value) < low:
+        raise InputError(f"the environment variable {name}={value!r} is not a whole number >= {low}; "
+                         "the launcher's variables look wrong, or another program set them")
+    return int(value)
+
+
+_COUNT = re.compile(r"(\d{1,9})(?:\(x(\d{1,9})\))?")
+
+
+def tasks_on_node(value: str, node: int | None) -> int | None:
+    """The task count of node *node* in SLURM's compressed list (``"4(x2),3"``: 4, 4, 3) [2]_.
+
+    Without *node* (or past the list's end) the count is known only when every node has the same.
+    None for a list that does not parse.
+
+    >>> tasks_on_node("4(x2),3", 2), tasks_on_node("8(x16)", None), tasks_on_node("2,1", None)
+    (3, 8, None)
+    """
+    counts: list[int] = []
+    for part in value.strip().split(","):
+        match = _COUNT.fullmatch(part.strip())
+        if match is None:
+            return None
+        repeat = int(match.group(2) or 1)
+        if len(counts) + repeat > _MAX_RANKS:
+            return None
+        counts += [int(match.group(1))] * repeat
+    if node is not None and 0 <= node < len(counts):
+        return counts[node]
+    return counts[0] if counts and len(set(counts)) == 1 else None
+
+
+def _local_size(env: Mapping[str, str], launcher: _Launcher) -> int | None:
+    for name in launcher.node_lists:
+        value = env.get(name, "").strip()
+        if value:
+            node = env.get("SLURM_NODEID", "").strip()
+            count = tasks_on_node(value, int(node) if node.isdigit() else None)
+            if count is not None:
+                return count
+    found = _first(env, launcher.local_size)
+    return None if found is None else _whole(found, low=1)
+
+
+def launch_from_env(env: Mapping[str, str]) -> Launch | None:
+    """This process's rank, world size, local rank and rank 0's address, from its launcher's variables.
+
+    None when no launcher started this process as one rank of several (then the caller spawns
+    its own ranks); see the module docstring for the launchers and the order they are looked for.
+
+    Raises
+    ------
+    InputError
+        For a variable that is not a whole number, a rank at or past the size, a local rank at or
+        past the local size, or a ``MASTER_PORT`` that is not a port.
+    """
+    for launcher in LAUNCHERS:
+        rank_found, size_found = _first(env, launcher.rank), _first(env, launcher.size)
+        if rank_found is None or size_found is None:
+            continue
+        if launcher.requires is not None and not env.get(launcher.requires, "").strip():
+            continue
+        rank, size = _whole(rank_found, low=0), _whole(size_found, low=1)
+        if size == 1 and not launcher.single_counts:
+            return None
+        if rank >= size:
+            raise InputError(f"{rank_found[0]}={rank} is not below {size_found[0]}={size}; "
+                             "the launcher's variables look wrong")
+        local = _first(env, launcher.local_rank)
+        local_rank = None if local is None else _whole(local, low=0)
+        local_size = _local_size(env, launcher)
+        if local_rank is not None and local_size is not None and local_rank >= local_size:
+            raise InputError(f"the local rank {local[0] if local else ''}={local_rank} is not below the "
+                             f"{local_size} ranks the launcher places on this node; its variables look wrong")
+        return Launch(launcher=launcher.name, rank=rank, world_size=size, local_rank=local_rank,
+                      local_world_size=local_size, master_addr=env.get("MASTER_ADDR", "").strip() or None,
+                      master_port=_port(env))
+    return None
+
+
+def _port(env: Mapping[str, str]) -> int:
+    value = env.get("MASTER_PORT", "").strip()
+    if not value:
+        return DEFAULT_PORT
+    if not re.fullmatch(r"\d{1,5}", value) or not 1 <= int(value) <= 65535:
+        raise InputError(f"the environment variable MASTER_PORT={value!r} is not a port (1 to 65535); "
+                         "export rank 0's port, the same on every rank")
+    return int(value)

@@ -1,0 +1,325 @@
+"""What nccl-tests measures, predicted from NCCL's own choice: :func:`as_measured` and :func:`calibrate`.
+
+NCCL's tuning model estimates each (algorithm, protocol) to choose between them; a benchmark measures
+more than that estimate.  nccl-tests times ``iters`` calls enqueued back to back between two CUDA
+events and divides by ``iters`` (``src/common.cu``, ``BenchTime``), so each call's host work (argument
+checks, the plan, the kernel launch) and the kernel's own start are in the measured time, and a
+protocol moves data at the share of the tuning table's bandwidth it reaches on the machine, not at
+that bandwidth.  The prediction keeps NCCL's choice (the entry with the least modelled time) and
+prices it as::
+
+    t = c + L + (T − L) / s_proto
+
+with L the chosen entry's latency and T its modelled time (so T − L = n / bandwidth), c the per-call
+overhead and s_proto the achieved share of the protocol (LL, LL128, Simple) — three shares and one
+overhead in all, the same for every machine.  :class:`Overheads` holds them;
+``costmodel/nccl/overheads.toml`` ships the values :func:`calibrate` gives on the nccl-tests logs of
+the project's test data, each from a different cluster (the file names the logs and the hardware
+each was described with), and a test checks that the file is what that calibration gives.
+
+Calibration (medians throughout, so that one log from an unusual network moves nothing; the overhead
+kept to 0.1 µs and the shares to 0.001)::
+
+    c       = median over logs of ( median over sizes ≤ 64 KiB of (measured − T) )
+    s_proto = median over logs of ( median over that log's sizes NCCL runs with proto whose bandwidth
+              term is at least its latency term of (T − L) / (measured − c − L) )
+
+Each log's error is reported twice: in-sample and held out (the constants calibrated on the other
+logs, the way a new cluster meets them).  The error of a size is that of its bus bandwidth,
+``predicted busbw / measured busbw − 1`` (= measured / predicted time − 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from os import PathLike
+from statistics import median
+from typing import Any
+
+from costmodel._json import JSONFields, real
+from costmodel.errors import InputError, ParseError
+from costmodel.nccl.latency import Step, number_text
+from costmodel.nccl.predict import Prediction, predict
+from costmodel.nccl.system import System
+
+__all__ = ["PROTOCOLS", "Calibration", "Case", "LogAccuracy", "Overheads", "as_measured", "calibrate",
+           "load_overheads", "measured_note", "shipped_overheads"]
+
+PROTOCOLS = ("LL", "LL128", "Simple")
+SMALL = 64 * 1024
+"""Sizes up to this many bytes set the per-call overhead: there every modelled time is mostly latency."""
+LARGE = 2**20
+"""The boundary of the two error regimes reported: sizes of at least 1 MiB, and the sizes below."""
+_US = Fraction(1, 10**6)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overheads(JSONFields):
+    """What nccl-tests measures beyond NCCL's estimate: a per-call overhead (s) and each protocol's
+    achieved share of the tuning table's bandwidth (see the module notes)."""
+
+    call_s: Fraction
+    ll: Fraction
+    ll128: Fraction
+    simple: Fraction
+    source: str = ""
+
+    def share(self, protocol: str) -> Fraction:
+        """The achieved share of *protocol*'s bandwidth."""
+        return {"LL": self.ll, "LL128": self.ll128, "Simple": self.simple}[protocol]
+
+    def text(self) -> str:
+        """The overheads in words, for notes."""
+        us = self.call_s * 10**6
+        return (f"a per-call overhead of {number_text(us)} µs; LL, LL128 and Simple at "
+                f"{number_text(self.ll)}, {number_text(self.ll128)} and {number_text(self.simple)} of the "
+                "tuning bandwidth")
+
+    def toml(self) -> str:
+        """The overheads as a file :func:`load_overheads` reads (exact values as fractions)."""
+        lines = [f"# {line}" for line in self.source.splitlines()] if self.source else []
+        lines += [f'call_us = "{_fraction_text(self.call_s / _US)}"']
+        lines += [f'share_{p.lower()} = "{_fraction_text(self.share(p))}"' for p in PROTOCOLS]
+        return "\n".join(lines) + "\n"
+
+
+def _fraction_text(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def _positive(data: Mapping[str, Any], key: str, *, path: str, most: Fraction | None = None) -> Fraction:
+    from costmodel.exact import parse_number
+
+    if key not in data:
+        raise ParseError(f"missing {key}", path=path)
+    raw = data[key]
+    try:
+        value = parse_number(raw, what=key)
+    except InputError:
+        raise ParseError(f"{key} = {raw!r} is not a number", path=path) from None
+    if isinstance(raw, bool) or value <= 0 or (most is not None and value > most):
+        bound = "" if most is None else f" and at most {most}"
+        raise ParseError(f"{key} = {raw!r} must be above 0{bound}", path=path)
+    return Fraction(value)
+
+
+def load_overheads(path: str | PathLike[str] | None = None) -> Overheads:
+    """The overheads of the file at *path* (``call_us``, ``share_ll``, ``share_ll128``,
+    ``share_simple``: numbers or fractions in quotes), or the shipped ones.
+
+    >>> o = load_overheads()
+    >>> 0 < o.ll <= 1 and 0 < o.simple <= 1 and o.call_s > 0
+    True
+    """
+    from costmodel._files import read_text
+    from costmodel.tomlfile import loads
+
+    if path is None:
+        where = "costmodel/nccl/overheads.toml"
+        text = resources.files("costmodel.nccl").joinpath("overheads.toml").read_text(encoding="utf-8")
+    else:
+        where = str(path)
+        text = read_text(path, what="the overheads file")
+    data = loads(text, path=where)
+    unknown = sorted(set(data) - {"call_us", "share_ll", "share_ll128", "share_simple"})
+    if unknown:
+        raise ParseError(f"unknown key {unknown[0]!r}; the keys are call_us, share_ll, share_ll128, "
+                         "share_simple", path=where)
+    source = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    return Overheads(call_s=_positive(data, "call_us", path=where) * _US,
+                     ll=_positive(data, "share_ll", path=where, most=Fraction(1)),
+                     ll128=_positive(data, "share_ll128", path=where, most=Fraction(1)),
+                     simple=_positive(data, "share_simple", path=where, most=Fraction(1)),
+                     source=source)
+
+
+@cache
+def shipped_overheads() -> Overheads:
+    """The overheads costmodel ships (``costmodel/nccl/overheads.toml``)."""
+    return load_overheads()
+
+
+def _latency(prediction: Prediction) -> Fraction:
+    return next(e.latency_s for e in prediction.entries
+                if (e.algorithm, e.protocol) == (prediction.algorithm, prediction.protocol))
+
+
+def as_measured(prediction: Prediction, overheads: Overheads | None = None) -> Prediction:
+    """*prediction* (NCCL's choice and estimate) priced as nccl-tests measures it: the per-call
+    overhead added and the bandwidth term divided by the protocol's achieved share (module notes).
+
+    The choice, channels and entries are NCCL's; the time, bandwidths and steps are the measured
+    prediction's, and a note says so.
+
+    >>> from costmodel.nccl import System, predict
+    >>> s = System.explicit(arch=90, ranks=8, nodes=1, channels=16, bw_intra=40, bw_inter=40)
+    >>> o = Overheads(call_s=Fraction(5, 10**6), ll=Fraction(1, 2), ll128=Fraction(3, 4), simple=Fraction(1))
+    >>> p = predict("allreduce", "1KiB", s)
+    >>> m = as_measured(p, o)
+    >>> m.time_s == o.call_s + _latency(p) + (p.time_s - _latency(p)) * 2
+    True
+    """
+    o = shipped_overheads() if overheads is None else overheads
+    latency = _latency(prediction)
+    share = o.share(prediction.protocol)
+    wire = prediction.time_s - latency
+    time_s = o.call_s + latency + wire / share
+    us = Fraction(10**6)
+    steps = (
+        *prediction.steps,
+        Step("per-call overhead (nccl-tests)", f"{number_text(o.call_s * us)} µs", o.call_s * us, "µs"),
+        Step(f"achieved share of {prediction.protocol}'s bandwidth", number_text(share), share, ""),
+        Step("time as measured",
+             f"{number_text(o.call_s * us)} µs + {number_text(latency * us)} µs + "
+             f"{number_text(wire * us)} µs / {number_text(share)} = {number_text(time_s * us)} µs",
+             time_s * us, "µs"),
+    )
+    algbw = prediction.n_bytes / time_s
+    return replace(prediction, time_s=time_s, algbw_bytes_per_s=algbw, estimate_s=prediction.time_s,
+                   busbw_bytes_per_s=prediction.busbw_bytes_per_s * prediction.time_s / time_s,
+                   steps=steps, notes=(*prediction.notes, measured_note(o)))
+
+
+def measured_note(overheads: Overheads) -> str:
+    """The note of a prediction as nccl-tests measures it."""
+    source = "the shipped constants, calibrated on published nccl-tests logs"
+    if overheads != shipped_overheads():
+        source = "the overheads given"
+    return f"as nccl-tests measures it: NCCL's choice with {overheads.text()} ({source})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One log with the hardware it ran on: its out-of-place sizes priced by NCCL's model."""
+
+    name: str
+    measurements: Any
+    system: System
+    version: str
+    algo: str | None = None
+    proto: str | None = None
+    hardware: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    n: int
+    measured: Fraction
+    modelled: Fraction
+    latency: Fraction
+    protocol: str
+
+
+def _rows(case: Case) -> tuple[_Row, ...]:
+    out = []
+    for r in case.measurements.select(in_place=False):
+        if r.n_bytes <= 0:
+            continue
+        p = predict(case.measurements.collective, r.n_bytes, case.system, version=case.version,
+                    algo=case.algo, proto=case.proto)
+        out.append(_Row(r.n_bytes, r.time_s, p.time_s, _latency(p), p.protocol))
+    return tuple(out)
+
+
+def _overheads_of(tables: Sequence[tuple[_Row, ...]], source: str = "") -> Overheads:
+    gaps = [median(r.measured - r.modelled for r in rows if r.n <= SMALL)
+            for rows in tables if any(r.n <= SMALL for r in rows)]
+    if not gaps:
+        raise InputError(f"no log has a size of at most {SMALL} bytes to calibrate the per-call overhead on")
+    call = _rounded(Fraction(median(gaps)) / _US, 10) * _US
+    shares = {}
+    for protocol in PROTOCOLS:
+        per_log = []
+        for rows in tables:
+            ratios = [(r.modelled - r.latency) / (r.measured - call - r.latency) for r in rows
+                      if r.protocol == protocol and r.modelled - r.latency >= r.latency
+                      and r.measured - call - r.latency > 0]
+            if ratios:
+                per_log.append(median(ratios))
+        share = _rounded(Fraction(median(per_log)), 1000) if per_log else Fraction(1)
+        shares[protocol] = min(Fraction(1), share)
+    return Overheads(call_s=max(Fraction(0), call), ll=shares["LL"], ll128=shares["LL128"],
+                     simple=shares["Simple"], source=source)
+
+
+_NONE = Overheads(call_s=Fraction(0), ll=Fraction(1), ll128=Fraction(1), simple=Fraction(1))
+"""No overhead and every protocol at its full bandwidth: NCCL's estimate itself."""
+
+
+def _rounded(x: Fraction, per: int) -> Fraction:
+    """*x* to the nearest 1/*per*: a calibrated constant carries no more digits than its data."""
+    return Fraction(round(x * per), per)
+
+
+def _errors(rows: Iterable[_Row], o: Overheads) -> tuple[Fraction | None, Fraction | None]:
+    """Median |busbw error| at sizes ≥ :data:`LARGE` and below, under *o*."""
+    large: list[Fraction] = []
+    small: list[Fraction] = []
+    for r in rows:
+        t = o.call_s + r.latency + (r.modelled - r.latency) / o.share(r.protocol)
+        (large if r.n >= LARGE else small).append(abs(r.measured / t - 1))
+    return (Fraction(median(large)) if large else None, Fraction(median(small)) if small else None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogAccuracy(JSONFields):
+    """One log's median |busbw error| at sizes ≥ 1 MiB and below: NCCL's estimate alone, with the
+    calibrated overheads (in-sample), and with those calibrated on the other logs (held out)."""
+
+    name: str
+    ranks: int
+    nodes: int
+    hardware: str
+    sizes: int
+    model_large: Fraction | None
+    model_small: Fraction | None
+    in_sample_large: Fraction | None
+    in_sample_small: Fraction | None
+    held_out_large: Fraction | None
+    held_out_small: Fraction | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """The overheads calibrated on several logs and each log's accuracy (see the module notes)."""
+
+    overheads: Overheads
+    logs: tuple[LogAccuracy, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native values, SI units in the keys."""
+        o = self.overheads
+        return {"overheads": {"call_s": real(o.call_s), "share_ll": real(o.ll), "share_ll128": real(o.ll128),
+                              "share_simple": real(o.simple)},
+                "logs": [a.to_dict() for a in self.logs], "notes": list(self.notes)}
+
+
+def calibrate(cases: Sequence[Case], *, source: str = "") -> Calibration:
+    """The overheads of the module notes calibrated on *cases*, and each case's errors (in-sample and
+    held out: calibrated on the other cases).
+
+    Raises
+    ------
+    InputError
+        With fewer than two cases (nothing to hold out), or when no case has a size of at most 64 KiB.
+    """
+    if len(cases) < 2:
+        raise InputError(f"{len(cases)} log given; calibrating needs at least two (each is held out in turn)")
+    tables = [_rows(c) for c in cases]
+    overheads = _overheads_of(tables, source)
+    logs = []
+    for k, (case, rows) in enumerate(zip(cases, tables, strict=True)):
+        model = _errors(rows, _NONE)
+        held = _overheads_of(tables[:k] + tables[k + 1:])
+        inside = _errors(rows, overheads)
+        out = _errors(rows, held)
+        logs.append(LogAccuracy(name=case.name, ranks=case.system.ranks, nodes=case.system.nodes,
+                                hardware=case.hardware, sizes=len(rows), model_large=model[0],
+                                model_small=model[1], in_sample_large=inside[0], in_sample_small=inside[1],
+                                held_out_large=out[0], held_out_small=out[1]))
+    return Calibration(overheads=overheads, logs=tuple(logs))

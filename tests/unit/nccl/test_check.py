@@ -1,0 +1,151 @@
+"""``costmodel nccl check``: verdicts and named causes, on public excerpts and on constructed logs."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from costmodel.calibration.logs import Measurements, Row
+from costmodel.nccl import System, load_preset, predict
+from costmodel.nccl.check import LARGE_TARGET, check
+from costmodel.nccl.measured import as_measured, shipped_overheads
+from tests.clirun import run, run_json
+
+ROOT = Path(__file__).resolve().parents[3]
+EXCERPTS = ROOT / "tests" / "data" / "excerpts" / "check"
+H100 = ["--preset", "dgx-h100"]
+# the hardware each excerpt ran on, as its thread describes it (4 x 200 Gb/s NICs on 4-GPU H100 nodes:
+# one channel of 24 GB/s per NIC, doubled to 8 of 12 by NCCL's search, as the hgx-h100-4nic preset derives)
+HARDWARE = {
+    "allreduce_h100x16_tree-2-nodes_nccltests309.txt": H100,
+    "allreduce_h100x16_healthy_nccltests309ring.txt": H100,
+    "allreduce_h100x8_nvls-inflation_dgxc.txt": H100,
+    "allreduce_h100x8_healthy_nccltests252.txt": ["--ranks", "8", "--nodes", "2", "--arch", "sm90", "--channels",
+                                                  "8", "--bw-intra", "12", "--bw-inter", "12"],
+    "allgather_v100x8_wrong-results_nccltests37.txt": ["--arch", "sm70", "--channels", "6", "--bw-intra", "25"],
+}
+
+
+def _pattern(path: Path) -> str:
+    return re.search(r"^# pattern: (\S+)", path.read_text(encoding="utf-8"), re.M)[1]
+
+
+def test_every_parsable_excerpt_is_checked():
+    unreadable = {"allreduce_a100x24_healthy_nccltests119.txt"}  # the thread's copy lost the table's header
+    assert {p.name for p in EXCERPTS.glob("*.txt")} == set(HARDWARE) | unreadable
+
+
+@pytest.mark.parametrize("name", sorted(HARDWARE))
+def test_check_agrees_with_the_maintainers_verdict(name, capsys):
+    pattern = _pattern(EXCERPTS / name)
+    healthy = pattern in ("healthy", "tree-2-nodes", "nvls-inflation")  # the last two: explained, not faults
+    data = run_json(capsys, "nccl", "check", str(EXCERPTS / name), *HARDWARE[name], rc=0 if healthy else 1)
+    found = [f["pattern"] for f in data["findings"]]
+    if pattern == "healthy":
+        assert data["verdict"] == "healthy" and found == []
+    else:
+        assert pattern in found
+        assert data["verdict"] == ("healthy" if healthy else "suspicious")
+    assert all(f["sources"] for f in data["findings"] if f["pattern"] in ("tree-2-nodes", "nvls-inflation",
+                                                                          "wrong-results"))
+
+
+# constructed logs: the times the prediction gives, changed the way each fault changes them
+
+def _log(system, collective, scale, *, in_place=lambda n: 1, sizes=range(3, 34)):
+    rows = []
+    for k in sizes:
+        n = 2**k
+        t = as_measured(predict(collective, n, system)).time_s
+        rows.append(Row(n_bytes=n, time_s=t * scale(n), in_place=False))
+        rows.append(Row(n_bytes=n, time_s=t * scale(n) * in_place(n), in_place=True))
+    return Measurements(tool="nccl-tests", collective=collective, p=system.ranks, rows=tuple(rows), path="made")
+
+
+TWO = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+ONE = System.from_preset(load_preset("dgx-a100"), ranks=8, nodes=1)
+
+
+def test_a_log_as_predicted_is_healthy_with_ratio_one():
+    c = check(_log(ONE, "allreduce", lambda n: 1), ONE)
+    assert c.verdict == "healthy" and c.findings == ()
+    assert [b.ratio for b in c.bands] == [1, 1]
+    assert [b.name for b in c.bands] == ["below 1 MiB", "from 1 MiB"]
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_a_kth_of_the_bandwidth_on_several_nodes_names_fewer_nics(k):
+    def scale(n):
+        p = predict("allreduce", n, TWO)
+        latency = next(e.latency_s for e in p.entries if (e.algorithm, e.protocol) == (p.algorithm, p.protocol))
+        wire = (p.time_s - latency) / shipped_overheads().share(p.protocol)
+        m = as_measured(p)
+        return (m.time_s + (k - 1) * wire) / m.time_s
+
+    c = check(_log(TWO, "allreduce", scale), TWO)
+    assert c.verdict == "low"
+    large = c.bands[-1]
+    assert large.verdict == "low"
+    assert [f.pattern for f in c.findings] == ["fewer-nics"] and f"1/{k}" in c.findings[0].text
+
+
+def test_a_third_of_the_bandwidth_is_low_without_a_named_cause():
+    c = check(_log(TWO, "allreduce", lambda n: 3 if n >= 2**20 else 1), TWO)
+    assert c.verdict == "low" and c.findings == ()
+
+
+def test_a_pcie_rate_on_one_node_names_p2p_off():
+    def through_pcie(n):
+        t = as_measured(predict("allreduce", n, ONE)).time_s
+        floor = Fraction(n) * Fraction(14, 8) / (20 * 10**9)  # busbw held at 20 GB/s
+        return max(1, floor / t) if n >= 2**20 else 1
+
+    c = check(_log(ONE, "allreduce", through_pcie), ONE)
+    assert c.bands[-1].verdict == "low"
+    assert [f.pattern for f in c.findings] == ["p2p-off"]
+
+
+def test_the_band_limits_are_twice_the_targets():
+    edge = 1 / (1 - 2 * LARGE_TARGET)  # measured busbw exactly 0.70 of the expected: still healthy
+    assert check(_log(ONE, "allreduce", lambda n: edge if n >= 2**20 else 1), ONE).verdict == "healthy"
+    assert check(_log(ONE, "allreduce", lambda n: edge * Fraction(101, 100) if n >= 2**20 else 1),
+                 ONE).verdict == "low"
+
+
+def test_a_collapse_at_large_sizes_is_suspicious():
+    c = check(_log(ONE, "allreduce", lambda n: 5 if n == 2**30 else 1), ONE)
+    assert c.verdict == "suspicious" and [f.pattern for f in c.findings] == ["collapse"]
+    assert c.bands[-1].verdict == "suspicious" and c.bands[0].verdict == "healthy"
+
+
+def test_an_in_place_gap_is_suspicious():
+    c = check(_log(ONE, "allreduce", lambda n: 1, in_place=lambda n: Fraction(13, 10)), ONE)
+    assert [f.pattern for f in c.findings] == ["inplace-gap"] and c.verdict == "suspicious"
+    small_gap = check(_log(ONE, "allreduce", lambda n: 1, in_place=lambda n: Fraction(11, 10)), ONE)
+    assert small_gap.findings == ()
+
+
+def test_the_checked_logs_of_the_test_data_are_read_in_one_line_each(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out, _ = run(capsys, "nccl", "check", str(EXCERPTS / "allreduce_h100x16_tree-2-nodes_nccltests309.txt"), *H100)
+    assert "tree-2-nodes (explained)" in out and "source: NVIDIA/nccl-tests#196" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_a_log_without_ranks_needs_ranks(capsys):
+    name = EXCERPTS / "allreduce_h100x8_healthy_nccltests252.txt"
+    _, err = run(capsys, "nccl", "check", str(name), *HARDWARE[name.name][2:], rc=2)
+    assert err.strip().endswith("(no # Rank lines); pass --ranks R")
+    _, err = run(capsys, "nccl", "check", str(EXCERPTS / "allreduce_h100x8_nvls-inflation_dgxc.txt"), *H100,
+                 "--ranks", "4", rc=2)
+    assert "differs from the 8 ranks of the log" in err
+
+
+def test_a_setting_quoted_in_a_sentence_ends_at_its_punctuation():
+    from costmodel.nccl.compare import log_facts
+
+    facts = log_facts("# note: the run forces NCCL_ALGO=RING. Then\nNCCL_PROTO=Simple, LL128 off")
+    assert facts.environment == (("NCCL_ALGO", "RING"), ("NCCL_PROTO", "Simple"))
