@@ -421,6 +421,38 @@ def test_the_descent_finds_the_optimum_of_the_programme(seed):
                 assert theta == pytest.approx(other, rel=1e-7, abs=1e-9 * np.abs(other).max())
 
 
+def test_the_vertex_table_solves_every_range_and_resample_of_a_short_log():
+    # a short log's search and bootstrap read their optima from one table of all its rows' vertices:
+    # against the enumeration of each range's or resample's own vertices, and never worse than HiGHS
+    import numpy as np
+
+    from costmodel.calibration.fit import _lad_highs, _Vertices
+
+    def check(total, theta, x, t):
+        exact = _vertex_lad(x, t)
+        exact_sae = float(np.abs((x @ exact) / t - 1).sum())
+        assert total == pytest.approx(exact_sae, rel=1e-9, abs=1e-12)
+        if exact_sae > 1e-9:  # noisy rows: a unique optimum, the same line
+            assert theta == pytest.approx(exact, rel=1e-7, abs=1e-9 * np.abs(exact).max())
+        assert total <= _lad_highs(x, t)[1] * (1 + 1e-9) + 1e-12
+
+    rng = np.random.default_rng(11)
+    for x, t, _ in _lad_problems(11):
+        if len(t) > 40:
+            continue
+        table = _Vertices(x / t[:, None])
+        lo, hi = sorted(rng.choice(len(t) + 1, 2, replace=False))
+        if len(np.unique(x[lo:hi, 1])) > 1:
+            theta, total = table.best((np.arange(len(t)) >= lo) & (np.arange(len(t)) < hi))
+            assert table.least(lo, hi) == pytest.approx(total, rel=1e-12)
+            check(total, theta, x[lo:hi], t[lo:hi])
+        picks = [p for p in (rng.integers(0, len(t), len(t)) for _ in range(5)) if len(np.unique(x[p, 1])) > 1]
+        if picks:
+            thetas, sums = table.best(np.array([np.bincount(p, minlength=len(t)) for p in picks]))
+            for p, theta, total in zip(picks, thetas, sums, strict=True):
+                check(total, theta, x[p], t[p])
+
+
 def test_highs_takes_over_if_the_descent_does_not_settle(monkeypatch):
     import sys
 
