@@ -68,6 +68,14 @@ KIELMANN_2000 = Citation(
     year=2000,
     url="https://doi.org/10.1007/3-540-45591-4_162",
 )
+MOLKA_2009 = Citation(
+    key="molka2009",
+    authors="D. Molka, D. Hackenberg, R. Schöne, M. S. Müller",
+    title="Memory performance and cache coherency effects on an Intel Nehalem multiprocessor system",
+    venue="PACT 2009, pp. 261-270",
+    year=2009,
+    url="https://doi.org/10.1109/PACT.2009.22",
+)
 WESOLOWSKY_1981 = Citation(
     key="wesolowsky1981",
     authors="G. O. Wesolowsky",
@@ -887,8 +895,8 @@ NCCL_TESTS = Citation(
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
-        THAKUR_2005, CHAN_2007, KIELMANN_2000, WESOLOWSKY_1981, PATARASUK_2009, SANDERS_2009, BRUCK_1997,
-        RABENSEIFNER_2004,
+        THAKUR_2005, CHAN_2007, KIELMANN_2000, WESOLOWSKY_1981, MOLKA_2009, PATARASUK_2009, SANDERS_2009,
+        BRUCK_1997, RABENSEIFNER_2004,
         TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_A100, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,

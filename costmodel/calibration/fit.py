@@ -89,24 +89,30 @@ from typing import Any
 from costmodel._json import real, to_json_dict
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.errors import CalibrationError, InputError
-from costmodel.references import KIELMANN_2000, WESOLOWSKY_1981
+from costmodel.references import KIELMANN_2000, MOLKA_2009, WESOLOWSKY_1981
 from costmodel.validate import whole
 
 __all__ = [
+    "ALPHA_FLOOR_S",
     "DEFAULT_ALGORITHMS",
     "MAX_SEGMENTS",
     "MIN_POINTS",
+    "TARGET_CHANCE",
+    "TARGET_MEDIAN",
+    "TARGET_MEDIAN_GE_1MIB",
     "Fit",
+    "FitTarget",
     "Residual",
     "Segment",
     "SegmentCount",
     "coefficients",
     "fit",
+    "size_limit",
 ]
 
-CITED = (KIELMANN_2000, WESOLOWSKY_1981)
+CITED = (KIELMANN_2000, WESOLOWSKY_1981, MOLKA_2009)
 """Parameters measured per range of message sizes, the segments a profile keeps (PLogP); the descent that
-solves each segment's least-absolute-error programme."""
+solves each segment's least-absolute-error programme; the cache-line transfers under the floor of α."""
 
 DEFAULT_ALGORITHMS = {
     "allreduce": "ring",
@@ -123,6 +129,18 @@ DEFAULT_ALGORITHMS = {
 MAX_SEGMENTS = 3
 MIN_POINTS = 4
 """Fewest distinct sizes in a segment of a split (a line through 2 points fits anything)."""
+
+TARGET_MEDIAN = 0.05
+"""A fit's target: median |relative error| at most this over all sizes (docs/calibration.md)."""
+TARGET_MEDIAN_GE_1MIB = 0.03
+"""... and at most this over the sizes from 1 MiB on, the bandwidth regime."""
+TARGET_CHANCE = 0.05
+"""... and no size further off than a fit at those medians would put one by chance this often (see
+:func:`size_limit`)."""
+ALPHA_FLOOR_S = 50e-9
+"""The least start-up of a message between two ranks: it moves at least two cache lines (data and flag)
+from one core to another, each tens of nanoseconds on a server [Molka et al., PACT 2009]; a network adds
+a PCIe round trip.  A fitted α below it is not a latency."""
 
 _ONE_MIB = 1 << 20
 _FLOOR = 1e-6
@@ -248,6 +266,77 @@ class SegmentCount:
         return to_json_dict(self, rename={"breakpoints": "breakpoints_bytes"}, keep_floats=True)
 
 
+def size_limit(median: float, sizes: int) -> float:
+    """The |relative error| that the worst of *sizes* sizes exceeds with chance :data:`TARGET_CHANCE` when
+    the errors are Laplace with median |error| *median* (the L1 fit's own error model).
+
+    |e| is then exponential, P(|e| > x) = 2^(−x/median), so the worst of N stays below
+    x = median·log₂(1/(1 − 0.95^(1/N))) with chance 95 %.
+
+    >>> round(size_limit(0.03, 14), 4), round(size_limit(0.05, 31), 4), round(size_limit(0.03, 1), 4)
+    (0.2429, 0.462, 0.1297)
+    """
+    return median * math.log2(1 / (1 - (1 - TARGET_CHANCE) ** (1 / sizes)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitTarget:
+    """How a fit stands against its target: median |relative error| at most :data:`TARGET_MEDIAN` over all
+    sizes and :data:`TARGET_MEDIAN_GE_1MIB` from 1 MiB on, and no size beyond its :func:`size_limit` (that
+    of the sizes from 1 MiB on for those, that of all sizes for the others).
+
+    ``worst_n_bytes`` and ``worst_rel_error`` are the size furthest off for its limit and its error;
+    ``misses`` says, in words, each part of the target the fit misses (empty when ``met``).
+    """
+
+    met: bool
+    worst_n_bytes: int
+    worst_rel_error: float
+    size_limit: float
+    size_limit_ge_1mib: float | None
+    misses: tuple[str, ...] = ()
+    median_limit: float = TARGET_MEDIAN
+    median_ge_1mib_limit: float = TARGET_MEDIAN_GE_1MIB
+
+    def line(self) -> str | None:
+        """The one line that says the target is missed, and where; ``None`` when it is met."""
+        return None if self.met else "target missed: " + "; ".join(self.misses)
+
+    def to_dict(self) -> dict[str, object]:
+        return to_json_dict(self, ("met", "worst_n_bytes", "worst_rel_error", "median_limit",
+                                   "median_ge_1mib_limit", "size_limit", "size_limit_ge_1mib", "misses"),
+                            keep_floats=True)
+
+
+def _target(residuals: Sequence[Residual], median: float, median_ge_1mib: float | None) -> FitTarget:
+    """The fit's :class:`FitTarget` from its residuals and medians."""
+    late = [r for r in residuals if r.n_bytes >= _ONE_MIB]
+    everywhere = size_limit(TARGET_MEDIAN, len(residuals))
+    from_1mib = size_limit(TARGET_MEDIAN_GE_1MIB, len(late)) if late else None
+
+    def limit(r: Residual) -> float:
+        return from_1mib if from_1mib is not None and r.n_bytes >= _ONE_MIB else everywhere
+
+    worst = max(residuals, key=lambda r: abs(r.rel_error) / limit(r))
+    beyond = [r for r in residuals if abs(r.rel_error) > limit(r)]
+    misses = []
+    if beyond:
+        where = "from 1 MiB on" if worst.n_bytes >= _ONE_MIB and from_1mib is not None else "at any size"
+        more = f", and {len(beyond) - 1} more size{'s' if len(beyond) > 2 else ''} beyond theirs" \
+            if len(beyond) > 1 else ""
+        misses.append(f"{_short(worst.n_bytes)} is {worst.rel_error:+.1%} off (at most {limit(worst):.1%} "
+                      f"{where}){more}")
+    if median > TARGET_MEDIAN:
+        misses.append(f"median |error| {median:.2%} (at most {TARGET_MEDIAN:.0%})")
+    if median_ge_1mib is not None and median_ge_1mib > TARGET_MEDIAN_GE_1MIB:
+        count = len({r.n_bytes for r in late})
+        rests = f", on {count} size{'s' if count > 1 else ''}" if count < MIN_POINTS else ""
+        misses.append(f"median |error| from 1 MiB on {median_ge_1mib:.2%} (at most "
+                      f"{TARGET_MEDIAN_GE_1MIB:.0%}{rests})")
+    return FitTarget(met=not misses, worst_n_bytes=worst.n_bytes, worst_rel_error=worst.rel_error,
+                     size_limit=everywhere, size_limit_ge_1mib=from_1mib, misses=tuple(misses))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fit:
     """α and β fitted to one log, per size segment, with the residual of every row.
@@ -256,8 +345,10 @@ class Fit:
     capped at the smallest measured time over a(p) and never 0 when the small
     messages take time) and ``beta_s_per_byte`` the last segment's (the largest
     sizes: the bandwidth regime); :meth:`predict` uses the segment that covers
-    the size asked for.  ``warnings`` are the sanity warnings: too few sizes,
-    outliers by size, a collapse of the bandwidth.
+    the size asked for.  ``alpha_from`` and ``beta_from`` say where they come
+    from, in words (with the reason when α is capped).  ``warnings`` are the
+    sanity warnings: the target missed (``target``), too few sizes, outliers by
+    size, a collapse of the bandwidth, an α that is no start-up latency.
     """
 
     collective: str
@@ -279,10 +370,18 @@ class Fit:
     in_place: bool = False
     selection: tuple[SegmentCount, ...] = ()
     warnings: tuple[str, ...] = ()
+    target: FitTarget | None = None
+    alpha_from: str = "segment 1"
+    beta_from: str = ""
 
     @property
     def bandwidth_bytes_per_s(self) -> float | None:
         return 1 / self.beta_s_per_byte if self.beta_s_per_byte > 0 else None
+
+    @property
+    def link_beta_from(self) -> str:
+        """Where ``[link]``'s β comes from, in words (by default the last segment)."""
+        return self.beta_from or f"segment {len(self.segments)}"
 
     def segment_for(self, n_bytes: float) -> Segment:
         """The segment that prices *n_bytes*: the last whose first size is at most *n_bytes* (the first
@@ -331,6 +430,9 @@ class Fit:
             "in_place": self.in_place,
             "notes": list(self.notes),
             "warnings": list(self.warnings),
+            "target": None if self.target is None else self.target.to_dict(),
+            "alpha_from": self.alpha_from,
+            "beta_from": self.link_beta_from,
         }
 
     def summary_lines(self) -> list[str]:
@@ -413,6 +515,10 @@ class Fit:
         ]
         if self.median_rel_error_ge_1mib is not None:
             lines.append(f"median_error_ge_1mib = {_share(self.median_rel_error_ge_1mib)}")
+        if self.target is not None:
+            lines += [f"target_met = {'true' if self.target.met else 'false'}",
+                      f"worst_bytes = {self.target.worst_n_bytes}",
+                      f"worst_error = {_signed(self.target.worst_rel_error)}"]
         if self.in_place:
             lines.append("in_place = true")
         warnings = "".join(f"    {_toml(w)},\n" for w in self.warnings)
@@ -442,6 +548,11 @@ def _ns(seconds_per_byte: float) -> str:
     from costmodel.units import format_number
 
     return f"{format_number(seconds_per_byte * 1e9, digits=6)} ns/B"
+
+
+def _signed(x: float) -> str:
+    """A signed relative error as TOML: a float with 4 significant digits (never -0)."""
+    return repr(float(f"{x:.4g}") + 0.0)
 
 
 def _share(x: float) -> str:
@@ -942,15 +1053,19 @@ def fit(
     if built[-1].alpha_s == 0 and built[-1].beta_s_per_byte == 0:
         raise CalibrationError(f"the fit of {measurements.path} degenerated to alpha = beta = 0")
     every = np.concatenate(errors)
-    alpha, alpha_note = _link_alpha(built, search, a)
-    warnings = _warnings(rows, search, built, residuals, every, a=a, b=b,
-                         factor=bus_factor(collective, ranks))
+    alpha, alpha_note, alpha_from = _link_alpha(built, rows, search, a)
+    median, median_ge_1mib = _median(every) or 0.0, _median(every[search.n >= _ONE_MIB])
+    target = _target(residuals, median, median_ge_1mib)
+    warnings = [*filter(None, [target.line()]),
+                *_warnings(rows, search, built, residuals, every, a=a, b=b,
+                           factor=bus_factor(collective, ranks)),
+                *_alpha_warnings(measurements, alpha, a=a)]
     return Fit(
         collective=collective, p=ranks, algorithm=name, alpha_s=alpha,
         beta_s_per_byte=built[-1].beta_s_per_byte, segments=tuple(built), residuals=tuple(residuals),
-        warnings=tuple(warnings),
-        median_rel_error=_median(every) or 0.0,
-        median_rel_error_ge_1mib=_median(every[search.n >= _ONE_MIB]),
+        warnings=tuple(warnings), target=target, alpha_from=alpha_from,
+        median_rel_error=median,
+        median_rel_error_ge_1mib=median_ge_1mib,
         notes=_notes(measurements, built, notes, collective, in_place, defaulted=defaulted) + alpha_note,
         latency_coefficient=a, bandwidth_coefficient=b, formula=formula, tool=measurements.tool,
         source=measurements.source, path=measurements.path, in_place=in_place, selection=tuple(table),
@@ -985,9 +1100,6 @@ def _notes(measurements: Measurements, built: list[Segment], registry_notes: tup
     if measurements.tool == "nccl-tests" and collective in {"broadcast", "reduce"}:
         notes.append("nccl runs broadcast and reduce as a pipelined ring (b ≈ 1): with the binomial model "
                      "beta is ⌈log2 p⌉ times smaller than the link's")
-    streamed = any(r.algbw_bytes_per_s for r in measurements.rows)
-    if measurements.tool == "osu" and collective == PT2PT and streamed:
-        notes.append("osu_bw streams a window of messages: alpha fitted from it is not a start-up latency")
     if in_place and defaulted:
         notes.append("fitted to the in-place times, the only ones the log has (torch.distributed runs "
                      "all-reduce and broadcast in place)")
@@ -996,21 +1108,51 @@ def _notes(measurements: Measurements, built: list[Segment], registry_notes: tup
     return tuple(notes)
 
 
-def _link_alpha(built: list[Segment], search: _Search, a: Fraction) -> tuple[float, tuple[str, ...]]:
-    """α of the summary link: the small-message segment's, at most the smallest time / a(p), never 0.
+def _link_alpha(built: list[Segment], rows: list[Row], search: _Search,
+                a: Fraction) -> tuple[float, tuple[str, ...], str]:
+    """α of the summary link: the small-message segment's, at most the smallest time / a(p), never 0;
+    the note the profile keeps, and where α comes from in words (with the reason when it is not segment 1's).
 
     When the first segment's α is at its bound 0 while its messages take time, the
     smallest measured time, all start-up, divided by a(p) stands in (noted).
     """
-    smallest = float(search.t.min()) / float(a)
+    from costmodel.units import format_time
+
+    fastest = float(search.t.min())
+    smallest = fastest / float(a)
     first = built[0].alpha_s
+    at = _short(rows[int(search.t.argmin())].n_bytes)
+    measured = f"the fastest run over a(p): {format_time(fastest)} at {at} / {a}"
     if first <= 0 < smallest:
         return smallest, ("[link] alpha: the small-message segment's alpha is 0; the smallest measured time "
-                          "divided by the latency coefficient stands in",)
+                          "divided by the latency coefficient stands in",), f"{measured} (segment 1's α is 0)"
     if first > smallest:
         return smallest, ("[link] alpha: capped at the smallest measured time divided by the latency "
-                          "coefficient",)
-    return first, ()
+                          "coefficient",), f"segment 1 (its {format_time(first)} capped at {measured})"
+    return first, (), "segment 1"
+
+
+def _streamed(measurements: Measurements) -> bool:
+    """Whether *measurements* are osu_bw's: messages streamed in a window, timed as n/bandwidth."""
+    return measurements.tool == "osu" and measurements.collective == PT2PT and (
+        measurements.command == "osu_bw" or any(r.algbw_bytes_per_s for r in measurements.rows))
+
+
+def _alpha_warnings(measurements: Measurements, alpha: float, *, a: Fraction) -> list[str]:
+    """An α that is no start-up latency: fitted to osu_bw's streamed times, or below :data:`ALPHA_FLOOR_S`."""
+    from costmodel.units import format_time
+
+    if _streamed(measurements):
+        return [f"α = {format_time(alpha)} comes from osu_bw, which streams a window of messages back to "
+                "back: its time per message n/bw hides the start-up, so this α is no latency; fit it "
+                "together with osu_latency's log (α from osu_latency, β from osu_bw)"]
+    if 0 < alpha < ALPHA_FLOOR_S:
+        per = "message" if a == 1 else f"step (a(p) = {a} of them)"
+        return [f"α = {format_time(alpha)} per {per} is below {format_time(ALPHA_FLOOR_S)}, less than "
+                "any message between two ranks takes (it moves cache lines between cores, tens of ns "
+                "each): the assumed algorithm's a(p) counts more start-ups than ran; give algorithm=NAME, "
+                "e.g. algorithm=recursive-doubling"]
+    return []
 
 
 def _warnings(rows: list[Row], search: _Search, built: list[Segment], residuals: list[Residual], errors: Any,

@@ -411,9 +411,9 @@ def _fit_body(f: Any) -> Any:
     slope = ("; 1/β of a segment before the last is the slope of its regime, not a bandwidth"
              if len(f.segments) > 1 else "")
     summary = Text(f"median |relative error| {f.median_rel_error:.2%} over all sizes{ge}; "
-                   f"the profile's [link]: α {_time(f.alpha_s)} from segment 1, "
+                   f"the profile's [link]: α {_time(f.alpha_s)} from {f.alpha_from}, "
                    f"β {_beta(f.beta_s_per_byte)} = {_rate(f.beta_s_per_byte)} "
-                   f"from segment {len(f.segments)}; each segment prices the sizes it covers{slope}")
+                   f"from {f.link_beta_from}; each segment prices the sizes it covers{slope}")
     return Group(head, Text(""), out, Text(""), summary)
 
 

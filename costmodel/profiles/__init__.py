@@ -53,7 +53,10 @@ other collective measured has its own ``[collective.NAME]`` table with its
     rows = 25
     median_error = 0.012            # median |relative error| over all sizes
     median_error_ge_1mib = 0.004    # ... over sizes >= 1 MiB
-    warnings = ["..."]              # the fit's sanity warnings
+    target_met = true               # whether the fit meets its accuracy target (costmodel.calibration.fit)
+    worst_bytes = 2097152           # the size furthest off for its limit ...
+    worst_error = -0.067            # ... and its signed relative error (model − measured)/measured
+    warnings = ["..."]              # the fit's sanity warnings, the target missed first
 
     [[segment]]
     from_bytes = 8                  # smallest and largest size measured in the segment
@@ -110,7 +113,8 @@ _LEVEL_KEYS = {"name", "size", "alpha", "beta", "bandwidth", "gamma"}
 MAX_SEGMENTS = 64
 """Most [[segment]] tables of one collective (a fit writes at most 3; hand-edited ones may split finer)."""
 _FIT_KEYS = {"collective", "algorithm", "p", "formula", "latency_coefficient", "bandwidth_coefficient",
-             "tool", "rows", "median_error", "median_error_ge_1mib", "warnings", "in_place"}
+             "tool", "rows", "median_error", "median_error_ge_1mib", "warnings", "in_place", "target_met",
+             "worst_bytes", "worst_error"}
 _SEGMENT_KEYS = {"from_bytes", "to_bytes", "alpha", "beta", "bandwidth", "gamma", "points", "error",
                  "alpha_ci", "beta_ci"}
 _NO_LINK = dict.fromkeys(("alpha_s", "beta_s_per_byte", "gamma_s_per_byte", "bandwidth_bytes_per_s"))
@@ -122,7 +126,9 @@ class ProfileFit:
 
     ``latency_coefficient`` and ``bandwidth_coefficient`` are a(p) and b(p) of
     T(n) = a·α + b·n·β (``None`` when the file does not say); ``warnings`` are
-    the fit's sanity warnings.
+    the fit's sanity warnings; ``target_met`` whether it met its accuracy target,
+    ``worst_n_bytes`` and ``worst_rel_error`` the size furthest off and its error
+    (``None`` when the file does not say).
     """
 
     collective: str
@@ -138,11 +144,15 @@ class ProfileFit:
     median_rel_error_ge_1mib: float | None = None
     in_place: bool = False
     warnings: tuple[str, ...] = ()
+    target_met: bool | None = None
+    worst_n_bytes: int | None = None
+    worst_rel_error: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return to_json_dict(self, ("collective", "algorithm", "p", "formula", "latency_coefficient",
                                    "bandwidth_coefficient", "tool", "rows", "median_rel_error",
-                                   "median_rel_error_ge_1mib", "in_place", "warnings", "segments"),
+                                   "median_rel_error_ge_1mib", "target_met", "worst_n_bytes",
+                                   "worst_rel_error", "in_place", "warnings", "segments"),
                             keep_floats=True)
 
 
@@ -382,6 +392,9 @@ def _fit(collective: str, head: dict[str, Any], segments: Any, *, name: str, pat
         median_rel_error_ge_1mib=_share(head, "median_error_ge_1mib", where, path),
         in_place=_flag(head, "in_place", where, path),
         warnings=_strings(head, "warnings", where, path),
+        target_met=_flag(head, "target_met", where, path) if "target_met" in head else None,
+        worst_n_bytes=_whole(head, "worst_bytes", where, path, at_least=1),
+        worst_rel_error=_signed_share(head, "worst_error", where, path),
     )
 
 
@@ -446,6 +459,16 @@ def _share(table: dict[str, Any], key: str, where: str, path: str) -> float | No
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e6:
         raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a relative error >= 0 "
                          "(0.05 is 5 %)", path=path)
+    return float(value)
+
+
+def _signed_share(table: dict[str, Any], key: str, where: str, path: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1e6 < value < 1e6:
+        raise ParseError(f"{where.rstrip(': ')}: {key} = {value!r} is not a relative error (-0.05 is 5 % "
+                         "below the measured)", path=path)
     return float(value)
 
 

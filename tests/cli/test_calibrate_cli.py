@@ -49,6 +49,31 @@ def test_fit_writes_a_profile_every_command_loads(capsys, tmp_path: Path):
     run(capsys, "calibrate", "fit", str(A100), "--out", str(profile), "--force")
 
 
+def test_fit_says_why_the_link_alpha_is_not_segment_1s_where_it_gives_it(cli):
+    out, _ = cli.text("calibrate", "fit", str(A100), columns=200)
+    (summary,) = [line for line in out.splitlines() if "the profile's [link]" in line]
+    # segment 1's row says 1.355 µs; the link's 1.216 µs is the 8 B run's 36.47 µs over a(p) = 30
+    assert ("α 1.216 µs from segment 1 (its 1.355 µs capped at the fastest run over a(p): 36.47 µs at 8 B / 30)"
+            in summary)
+    data = cli.json("calibrate", "fit", str(A100))
+    assert data["alpha_from"].startswith("segment 1 (its 1.355 µs capped") and data["beta_from"] == "segment 3"
+
+
+def test_a_fit_that_misses_its_target_says_so_in_one_line_and_the_profile_records_it(cli, tmp_path: Path):
+    profile = tmp_path / "kind.toml"
+    out, _ = cli.text("calibrate", "fit", str(OSU), "-p", "2", "--out", str(profile), columns=200)
+    missed = [line for line in out.splitlines() if "target missed" in line]
+    assert missed == ["warning: target missed: median |error| from 1 MiB on 3.08% (at most 3%, on 1 size)"]
+    text = profile.read_text(encoding="utf-8")
+    assert "target_met = false\nworst_bytes = 2048\nworst_error = -0.2772\n" in text
+    data = cli.json("calibrate", "fit", str(OSU), "-p", "2")
+    assert data["target"]["met"] is False and data["target"]["worst_n_bytes"] == 2048
+    assert data["warnings"][0].startswith("target missed: ")
+    shown = cli.json("profiles", str(profile))["profiles"][0]["fits"][0]
+    assert (shown["target_met"], shown["worst_n_bytes"], shown["worst_rel_error"]) == (False, 2048, -0.2772)
+    assert cli.json("calibrate", "fit", str(A100))["target"]["met"] is True
+
+
 def test_report_rows_and_busbw(capsys):
     data = run_json(capsys, "calibrate", "report", str(OSU), "-p", "2")
     rows = data["rows"]
