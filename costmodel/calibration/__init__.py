@@ -53,11 +53,14 @@ from costmodel.calibration.fit import (
     MAX_SEGMENTS,
     MIN_POINTS,
     Fit,
+    FitTarget,
     Residual,
     Segment,
     SegmentCount,
     coefficients,
     fit,
+    fit_latency_and_bandwidth,
+    fit_logs,
 )
 from costmodel.calibration.launch import Launch, launch_from_env
 from costmodel.calibration.logs import *  # noqa: F403  (the readers, re-exported whole)
@@ -77,6 +80,7 @@ __all__ = [
     "ComputeConfig",
     "ComputeMeasurements",
     "Fit",
+    "FitTarget",
     "GemmFit",
     "GemmShape",
     "Launch",
@@ -94,6 +98,8 @@ __all__ = [
     "compute_calibration",
     "fit",
     "fit_gemm",
+    "fit_latency_and_bandwidth",
+    "fit_logs",
     "launch_from_env",
     "measure_compute",
     "parse_sizes",

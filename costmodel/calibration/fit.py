@@ -107,6 +107,8 @@ __all__ = [
     "SegmentCount",
     "coefficients",
     "fit",
+    "fit_latency_and_bandwidth",
+    "fit_logs",
     "size_limit",
 ]
 
@@ -453,8 +455,13 @@ class Fit:
                 f"alpha = {format_time(s.alpha_s)}, beta = {format_inverse_rate(s.beta_s_per_byte)}, "
                 f"median error {_percent(s.median_rel_error)} ({s.points} rows)"
             )
-        lines.append("[link] holds alpha of the smallest sizes (segment 1) and beta of the largest "
-                     f"(segment {len(self.segments)}, the bandwidth regime); [[segment]] prices each size")
+        if self.beta_from:  # fitted from two logs: say which
+            lines.append(f"[link] holds alpha from {self.alpha_from} and beta from {self.beta_from}; "
+                         "[[segment]] prices each size")
+        else:
+            lines.append("[link] holds alpha of the smallest sizes (segment 1) and beta of the largest "
+                         f"(segment {len(self.segments)}, the bandwidth regime); [[segment]] prices each "
+                         "size")
         return lines
 
     def to_profile_toml(self, *, name: str, title: str | None = None,
@@ -1072,6 +1079,98 @@ def fit(
     )
 
 
+def fit_logs(
+    logs: Sequence[Measurements],
+    *,
+    algorithm: str | None = None,
+    p: int | None = None,
+    segments: int | None = None,
+    in_place: bool | None = None,
+    extra: Mapping[str, int] | None = None,
+) -> tuple[Fit, ...]:
+    """Fit every collective of *logs*, read from one file or several: one :class:`Fit` each, in order.
+
+    Each collective comes from one log, with one exception: the logs of ``osu_latency`` and
+    ``osu_bw``, given together, make one point-to-point fit whose α is osu_latency's and β
+    osu_bw's (:func:`fit_latency_and_bandwidth`).  The other parameters are :func:`fit`'s.
+
+    Raises
+    ------
+    InputError
+        For no log, an *algorithm* with several collectives, or a collective that two logs measure.
+    """
+    if not logs:
+        raise InputError("no log to fit; give at least one")
+    by: dict[str, list[Measurements]] = {}
+    for m in logs:
+        by.setdefault(canonical_collective(m.collective), []).append(m)
+    if algorithm is not None and len(by) > 1:
+        raise InputError(f"the logs hold {len(by)} collectives ({', '.join(by)}) and an algorithm names the "
+                         f"model of one; give collective=NAME with algorithm={algorithm}")
+    fits = []
+    for collective, group in by.items():
+        pair = _osu_pair(group)
+        if pair is not None:
+            fits.append(fit_latency_and_bandwidth(*pair, p=p, segments=segments))
+        elif len(group) > 1:
+            raise InputError(f"{collective} is measured by both {group[0].path} and {group[1].path}; give "
+                             "one log per collective (osu_latency's and osu_bw's are the one pair fitted "
+                             "together)")
+        else:
+            fits.append(fit(group[0], algorithm=algorithm, p=p, segments=segments, in_place=in_place,
+                            extra=extra))
+    return tuple(fits)
+
+
+def _osu_pair(group: Sequence[Measurements]) -> tuple[Measurements, Measurements] | None:
+    """(osu_latency's, osu_bw's) when *group* is those two logs, in either order, else ``None``."""
+    if len(group) != 2 or not all(m.tool == "osu" and m.collective == PT2PT for m in group):
+        return None
+    latency = [m for m in group if not _streamed(m)]
+    bandwidth = [m for m in group if _streamed(m)]
+    return (latency[0], bandwidth[0]) if len(latency) == len(bandwidth) == 1 else None
+
+
+def fit_latency_and_bandwidth(latency: Measurements, bandwidth: Measurements, *, p: int | None = None,
+                              segments: int | None = None) -> Fit:
+    """One point-to-point fit from ``osu_latency``'s log and ``osu_bw``'s: α from the first, β from the
+    second.
+
+    osu_latency times one message at a time (half a ping-pong), so its small sizes are the start-up;
+    osu_bw streams a window of messages back to back, so its time per message hides the start-up
+    and its large sizes give the bandwidth the link sustains.  The fit is osu_latency's (its
+    segments price each size: one message at a time) with ``[link]`` β from osu_bw's last segment;
+    osu_bw's own warnings follow osu_latency's, each marked ``osu_bw:``, less the one that its α is
+    no latency (it is not used).
+
+    Raises
+    ------
+    InputError
+        When *latency* is not osu_latency's log or *bandwidth* not osu_bw's.
+    """
+    from dataclasses import replace
+
+    for m, streamed, name in ((latency, False, "osu_latency"), (bandwidth, True, "osu_bw")):
+        if m.tool != "osu" or m.collective != PT2PT or _streamed(m) != streamed:
+            raise InputError(f"{m.path} is not {name}'s log ({m.command or m.tool}); give osu_latency's log "
+                             "first and osu_bw's second")
+    timed = fit(latency, p=p, segments=segments)
+    streamed_fit = fit(bandwidth, p=p, segments=segments)
+    unused = set(_alpha_warnings(bandwidth, streamed_fit.alpha_s, a=streamed_fit.latency_coefficient))
+    last = len(streamed_fit.segments)
+    note = (f"[link] alpha is osu_latency's ({latency.path}), beta osu_bw's ({bandwidth.path}, segment "
+            f"{last}): messages streamed back to back, the bandwidth the link sustains; [[segment]] is "
+            "osu_latency's, each size priced as one message at a time")
+    where = bandwidth.source.removeprefix("# source:").strip() if bandwidth.source else bandwidth.path
+    return replace(
+        timed, beta_s_per_byte=streamed_fit.beta_s_per_byte, alpha_from=f"osu_latency's {timed.alpha_from}",
+        beta_from=f"osu_bw's segment {last} ({_short(streamed_fit.segments[-1].from_bytes)} – "
+                  f"{_short(streamed_fit.segments[-1].to_bytes)})",
+        warnings=(*timed.warnings, *(f"osu_bw: {w}" for w in streamed_fit.warnings if w not in unused)),
+        notes=(*timed.notes, note, f"osu_bw's log: {where}"), path=f"{latency.path} and {bandwidth.path}",
+    )
+
+
 def _segment(search: _Search, lo: int, hi: int) -> tuple[Segment, tuple[Any, Any]]:
     solved = _solve(search.x[lo:hi], search.t[lo:hi])
     model = search.x[lo:hi] @ solved.theta
@@ -1127,8 +1226,10 @@ def _link_alpha(built: list[Segment], rows: list[Row], search: _Search,
         return smallest, ("[link] alpha: the small-message segment's alpha is 0; the smallest measured time "
                           "divided by the latency coefficient stands in",), f"{measured} (segment 1's α is 0)"
     if first > smallest:
+        shown = format_time(first) != format_time(smallest)  # a cap below the printed digits goes unsaid
         return smallest, ("[link] alpha: capped at the smallest measured time divided by the latency "
-                          "coefficient",), f"segment 1 (its {format_time(first)} capped at {measured})"
+                          "coefficient",), \
+            f"segment 1 (its {format_time(first)} capped at {measured})" if shown else "segment 1"
     return first, (), "segment 1"
 
 

@@ -17,7 +17,7 @@ import typer
 
 from costmodel._files import check_writable
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import FIT, Json, LogFile, LogRanks, option, time_parser
+from costmodel.cli.options import FIT, Json, LogFile, LogFiles, LogRanks, option, time_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
@@ -32,7 +32,6 @@ from costmodel.cli.shape import (
     Seq,
     Vocab,
 )
-from costmodel.errors import InputError
 
 __all__ = ["app", "calibrate_app"]
 
@@ -111,7 +110,7 @@ class _Fitted:
 
 @calibrate_app.command("fit")
 def fit_command(
-    log: LogFile,
+    logs: LogFiles,
     collective: Collective = None,
     p: LogRanks = None,
     algorithm: Algorithm = None,
@@ -122,35 +121,30 @@ def fit_command(
     force: Force = False,
     as_json: Json = False,
 ) -> None:
-    """Fit α and β to a measured log, per size segment, and optionally write a profile.
+    """Fit α and β to measured logs, per size segment, and optionally write a profile.
 
-    A costmodel CSV of several collectives (as calibrate run writes it) is fitted collective by
-    collective into one profile: all-reduce gives its [link], each collective prices with its own
-    segments. --collective fits one.
+    Several collectives (a costmodel CSV as calibrate run writes it, or one log per collective) are
+    fitted collective by collective into one profile: all-reduce gives its [link], each collective
+    prices with its own segments. --collective fits one. osu_latency's and osu_bw's logs given
+    together make one point-to-point fit: α from osu_latency, β from osu_bw.
 
     JSON: {"collective", "p", "alpha_s", "beta_s_per_byte", "segments": [{"from_bytes",
-    "to_bytes", "alpha_s", "beta_s_per_byte", ...}], "median_rel_error", ...}.
+    "to_bytes", "alpha_s", "beta_s_per_byte", ...}], "median_rel_error", "target", ...}.
 
     Example: costmodel calibrate fit all_reduce_perf.txt --out cluster.toml
 
     Example: costmodel calibrate fit osu_allreduce.txt -p 256 --json
-    """
-    from costmodel.calibration import fit, read_logs
 
-    groups = read_logs(log, collective=collective, p=p)
-    if len(groups) > 1:
-        if algorithm is not None:
-            raise InputError(f"--algorithm {algorithm} names the model of one collective and {log} holds "
-                             f"{len(groups)}; give --collective too")
-        fits = tuple(fit(m, p=p, segments=segments, in_place=in_place or None) for m in groups)
-        chosen, others = _profile_fit(fits)
-        _write_profile(chosen, out, name, force, others)
-        emit(_Run(fits, chosen, out, warnings=tuple(w for m in groups for w in m.warnings)), as_json=as_json)
-        return
-    measurements = groups[0]
-    fitted = fit(measurements, algorithm=algorithm, p=p, segments=segments, in_place=in_place or None)
-    _write_profile(fitted, out, name, force)
-    emit(_Fitted(fitted, tuple(measurements.warnings), out), as_json=as_json)
+    Example: costmodel calibrate fit osu_latency.txt osu_bw.txt --out link.toml
+    """
+    from costmodel.calibration import fit_logs, read_logs
+
+    groups = tuple(m for log in logs for m in read_logs(log, collective=collective, p=p))
+    fits = fit_logs(groups, algorithm=algorithm, p=p, segments=segments, in_place=in_place or None)
+    read = tuple(w for m in groups for w in m.warnings)
+    chosen, others = _profile_fit(fits)
+    _write_profile(chosen, out, name, force, others)
+    emit(_Run(fits, chosen, out, warnings=read) if others else _Fitted(chosen, read, out), as_json=as_json)
 
 
 @calibrate_app.command("report")

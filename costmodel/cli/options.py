@@ -39,6 +39,7 @@ __all__ = [
     "Lanes",
     "Levels",
     "LogFile",
+    "LogFiles",
     "LogRanks",
     "MaxSize",
     "MinSize",
@@ -223,6 +224,9 @@ MaxSize = Annotated[Fraction | None, option(
 FIT = "Fit"
 LogFile = Annotated[Path, typer.Argument(
     metavar="LOG", help="nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
+LogFiles = Annotated[list[Path], typer.Argument(
+    metavar="LOG...", help="One log or more, one per collective (osu_latency's and osu_bw's go together): "
+                           "nccl-tests output (text or -J JSON), OSU osu_* output, or costmodel's CSV.")]
 LogRanks = Annotated[int | None, option(
     "-p", "--ranks", min=2, panel=FIT,
     help="Ranks, when the log does not say (OSU); checked against it otherwise.")]

@@ -235,3 +235,30 @@ def test_run_auto_on_a_gpu_machine_without_nccl_warns_in_one_line(capsys, tmp_pa
     assert err == ("warning: using gloo, not nccl: this PyTorch has no NCCL; "
                    "the profile measures the CPU path, not the GPUs\n")
     assert '"backend": "gloo"' in data_out
+
+
+def test_fit_osu_latency_with_osu_bw_takes_alpha_from_one_and_beta_from_the_other(cli, tmp_path: Path):
+    pair = LOGS.parent / "osu-pair"
+    latency, bandwidth = pair / "osu_latency_azure_2node_ib.txt", pair / "osu_bw_azure_2node_ib.txt"
+    profile = tmp_path / "link.toml"
+    out, _ = cli.text("calibrate", "fit", str(latency), str(bandwidth), "--out", str(profile), columns=200)
+    (summary,) = [line for line in out.splitlines() if "the profile's [link]" in line]
+    assert "from osu_latency's segment 1, β" in summary and "from osu_bw's segment " in summary
+    assert not any("comes from osu_bw" in line for line in out.splitlines())
+    both = cli.json("calibrate", "fit", str(latency), str(bandwidth))
+    alone = cli.json("calibrate", "fit", str(bandwidth))
+    assert both["beta_s_per_byte"] == alone["beta_s_per_byte"]
+    assert both["alpha_s"] == cli.json("calibrate", "fit", str(latency))["alpha_s"]
+    # the log the issue saw: osu_bw alone puts α at 0.25 µs, and says it is no latency
+    assert alone["alpha_s"] == pytest.approx(0.2478e-6, rel=1e-3)
+    assert any("comes from osu_bw" in w for w in alone["warnings"])
+    assert both["alpha_s"] == pytest.approx(1.607e-6, rel=1e-3)  # osu_latency's 1.61 µs at 1 B
+    link = cli.json("profiles", str(profile))["profiles"][0]
+    assert link["alpha_s"] == pytest.approx(both["alpha_s"], rel=1e-5)
+    assert link["beta_s_per_byte"] == pytest.approx(both["beta_s_per_byte"], rel=1e-5)
+
+
+def test_fit_of_two_logs_of_one_collective_is_one_error_line(cli):
+    out, err = cli("calibrate", "fit", str(A100), str(A100), rc=2)
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("error: allreduce is measured by both ") and "one log per collective" in err

@@ -31,6 +31,8 @@ STAND_INS = {  # files the help examples name, and the repository's files that s
     "all_reduce_perf.txt": "tests/data/logs/nccl-tests/allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt",
     "all_reduce_perf_2x8.txt": "tests/data/excerpts/check/allreduce_h100x16_tree-2-nodes_nccltests309.txt",
     "osu_allreduce.txt": "tests/data/logs/osu/osu_allreduce_archer2_2node_256rank_slingshot.txt",
+    "osu_latency.txt": "tests/data/osu-pair/osu_latency_azure_2node_ib.txt",
+    "osu_bw.txt": "tests/data/osu-pair/osu_bw_azure_2node_ib.txt",
     "answers.toml": "docs/examples/answers.toml",
     "class.csv": "docs/examples/roster.csv",
     "hw.key": "docs/examples/course.key",

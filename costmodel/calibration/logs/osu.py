@@ -108,8 +108,6 @@ def parse_osu(text: str, *, path: str = "<text>", collective: str | None = None,
         warnings.append("no '# OSU MPI ... Test' title line; the collective comes from the caller or source")
     if chosen == PT2PT and not bandwidth:
         warnings.append("osu_latency prints the one-way latency (half the round trip); used as is")
-    if bandwidth:
-        warnings.append("osu_bw streams a window of messages: its time per message n/bw hides most of α")
     result = Measurements(
         tool="osu", collective=chosen, p=None, rows=tuple(rows), source=source_line(lines),
         warnings=tuple(warnings), path=name, backend=title.backend if title else "mpi",
