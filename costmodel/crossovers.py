@@ -266,7 +266,7 @@ def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: in
     else:
         relation, reason = "none", (f"no crossover: {ranges[0].cheaper} is cheaper on every segment of the "
                                     "link" + ("; widen max_bytes=" if parts[-1].exhausted else ""))
-    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes
+    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes_at(p)
     return Crossover(
         collective=first.collective, a=first.a, b=first.b, p=p, link=link, meaning_of_n=first.meaning_of_n,
         crossovers=tuple(points), below=ranges[0].cheaper, above=ranges[-1].cheaper, relation=relation,
@@ -591,7 +591,10 @@ def crossover_in_p(
         raise InputError(f"{hi - lo + 1} rank counts are too many to scan; narrow the range to 100000")
     ra, rb = resolve(spec.name, a), resolve(spec.name, b)
     size = parse_size(n)
+    piecewise = link
     link, notes = link_at(link, size)
+    if isinstance(piecewise, PiecewiseLink):
+        notes = piecewise.notes_at(lo, hi)
     ranges: list[PRange] = []
     for p in range(lo, hi + 1):
         ta, tb = time_at(ra, p, size, link, extra), time_at(rb, p, size, link, extra)
@@ -721,7 +724,7 @@ def _piecewise_best(collective: str, algorithms: Iterable[str] | None, *, p: int
         listed = ", ".join(format_size(n).split(" = ")[0] for n in jumps)
         notes += (f"the cheapest changes at {listed} because the link does: a new segment of the profile "
                   "starts there (the costs jump, they do not cross)",)
-    notes += link.notes
+    notes += link.notes_at(p)
     return BestRanges(collective=collective, p=p, link=link, meaning_of_n=parts[0].meaning_of_n,
                       ranges=tuple(joined), notes=notes)
 

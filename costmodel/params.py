@@ -162,6 +162,8 @@ class PiecewiseLink:
     one-line link of the profile (``[link]``: α of the small messages, β of the
     large), for tools that want one; ``notes`` travel with every result priced
     on this link (e.g. that the profile was fitted on another collective).
+    ``fitted_p`` is the number of ranks the segments were measured at, when
+    known: a result priced at another p says so (:meth:`notes_at`).
 
     Examples
     --------
@@ -180,6 +182,7 @@ class PiecewiseLink:
     summary: LinkParams
     source: str
     notes: tuple[str, ...] = ()
+    fitted_p: int | None = None
 
     def __post_init__(self) -> None:
         if not self.segments:
@@ -224,6 +227,25 @@ class PiecewiseLink:
                 out.append((start, end, self.at(start)))
         return tuple(out)
 
+    def notes_at(self, p: int | None, p_max: int | None = None) -> tuple[str, ...]:
+        """The notes of a result priced at *p* ranks (or over *p* .. *p_max*): :attr:`notes`, and when the
+        segments were measured at another rank count, that α and β are taken to be the link's, the same at
+        any p (the α–β model's assumption [1]_, not a measurement).
+
+        >>> small = combine_link(alpha="10us", beta="1ns/B")
+        >>> one = LinkSegment(from_bytes=Fraction(8), to_bytes=Fraction(8), link=small)
+        >>> link = PiecewiseLink(segments=(one,), summary=small, source="profile lab", fitted_p=8)
+        >>> link.notes_at(8), link.notes_at(64)[0].split(": α")[0]
+        ((), 'profile lab: measured at p = 8, priced here at p = 64')
+        """
+        high = p if p_max is None else p_max
+        if self.fitted_p is None or p is None or p == high == self.fitted_p:
+            return self.notes
+        at = f"p = {p}" if high == p else f"p = {p} to {high}"
+        return (*self.notes, f"{self.source}: measured at p = {self.fitted_p}, priced here at {at}: α and β "
+                             "are taken as the link's own, unchanged with p (contention, topology and the "
+                             f"library's choice of algorithm at {at} were not measured)")
+
     def with_options(self, *, alpha: Fraction | None = None, beta: Fraction | None = None,
                      gamma: Fraction | None = None) -> PiecewiseLink:
         """Every segment (and the summary) with the values given replacing its own."""
@@ -249,14 +271,15 @@ Link: TypeAlias = LinkParams | PiecewiseLink
 """What prices a collective: one α–β–γ for every size, or one per segment of sizes."""
 
 
-def link_at(link: Link, n: Any) -> tuple[LinkParams, tuple[str, ...]]:
-    """The :class:`LinkParams` that prices size *n*, and the notes of the link it came from.
+def link_at(link: Link, n: Any, *, p: int | None = None) -> tuple[LinkParams, tuple[str, ...]]:
+    """The :class:`LinkParams` that prices size *n*, and the notes of the link it came from for a result
+    at *p* ranks (see :meth:`PiecewiseLink.notes_at`).
 
     >>> link_at(combine_link(alpha="5us", beta="0.08ns/B"), 1024)[1]
     ()
     """
     if isinstance(link, PiecewiseLink):
-        return link.at(n), link.notes
+        return link.at(n), link.notes_at(p)
     if isinstance(link, LinkParams):
         return link, ()
     raise InputError(f"{type(link).__name__} is not a link; pass LinkParams or PiecewiseLink")

@@ -165,7 +165,7 @@ def _(x: CrossoverInP) -> Rendered:
     head = _heading(x.collective, f"{x.a} vs {x.b} · n = {format_size(x.n_bytes)}", x.meaning_of_n)
     changes = ", ".join(map(str, x.crossovers)) or "none"
     return Group(head, markup(_link(x.link)), Text(""), out, Text(""),
-                 Text(f"the cheaper one changes at p = {changes}")), ()
+                 Text(f"the cheaper one changes at p = {changes}")), x.notes
 
 
 @renders("costmodel.crossovers.BestRanges")

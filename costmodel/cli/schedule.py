@@ -63,7 +63,7 @@ def schedule(
     from costmodel.walkthrough import DEFAULT_SIZE, schedule_report
 
     link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
-                                                       collective=collective, n=size or DEFAULT_SIZE)
+                                                       collective=collective, n=size or DEFAULT_SIZE, p=ranks)
     extra = extra_parameters(segments=segments, blocks=blocks)
     if ranks is None and not level:
         _needs_ranks(algorithm)
@@ -87,10 +87,10 @@ def _needs_ranks(algorithm: str) -> None:
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
           gamma: Fraction | None, profile: str | None, *, collective: str,
-          n: Fraction) -> tuple[LinkParams | None, tuple[str, ...]]:
+          n: Fraction, p: int | None = None) -> tuple[LinkParams | None, tuple[str, ...]]:
     """(the link that prices size *n*, its notes) if any part of one was given, else (None, ())."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
         return None, ()
     from costmodel.params import link_at
 
-    return link_at(link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective), n)
+    return link_at(link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective), n, p=p)

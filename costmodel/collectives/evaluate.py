@@ -285,7 +285,7 @@ def cost(
     Fraction(12, 1)
     """
     size = check_size(n)
-    priced, notes = link_at(link, size)
+    priced, notes = link_at(link, size, p=p)
     result = price(collective, algorithm, p=p, n=size, link=priced, extra=extra, whole_bytes=whole_bytes,
                    chunk_note=chunk_note)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
@@ -417,7 +417,7 @@ def compare(
     _whole(size, whole_bytes)
     chosen, known, skipped = _choose(spec.name, algorithms, p=p)
     given = check_extra(spec.name, chosen, extra)
-    link, link_notes = link_at(link, size)
+    link, link_notes = link_at(link, size, p=p)
     lower = _bound(spec.name, p, size, link)
     at_p = [known.get(a.name) or applicable(a, p) for a in chosen]
     results = sorted(
@@ -493,7 +493,7 @@ def bound(collective: str, *, p: int, n: Any, link: Link) -> LowerBound:
     (Fraction(1, 50000), Fraction(1536, 9765625))
     """
     size = check_size(n)
-    priced, notes = link_at(link, size)
+    priced, notes = link_at(link, size, p=p)
     result = _bound(collective, check_ranks(p), size, priced)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 

@@ -195,7 +195,8 @@ class Profile:
         summary = self.link if self.link is not None else replace(
             chosen.segments[0].link, beta_s_per_byte=chosen.segments[-1].link.beta_s_per_byte)
         return PiecewiseLink(segments=chosen.segments, summary=summary,
-                             source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes))
+                             source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes),
+                             fitted_p=chosen.p)
 
     def to_dict(self) -> dict[str, object]:
         return {**to_json_dict(self, ("name", "title", "source")),

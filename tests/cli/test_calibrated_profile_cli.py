@@ -240,3 +240,28 @@ def test_breakpoint_at_any_size_is_found(tmp_path: Path) -> None:
     log.write_text(_csv(allreduce=((8, 10 * US, NS), (65536, 40 * US, NS / 10))), encoding="utf-8")
     data = _main_json("calibrate", "fit", str(log), "--collective", "allreduce")
     assert [s["from_bytes"] for s in data["segments"]] == [8, 65536]
+
+
+def test_pricing_at_another_p_than_the_fit_says_so(capsys: pytest.CaptureFixture[str],
+                                                    calibrated: tuple[Path, dict]) -> None:
+    profile = str(calibrated[0])  # fitted at p = 4
+    note = ("profile cluster, allreduce fit: measured at p = 4, priced here at p = 64: α and β are taken as "
+            "the link's own, unchanged with p (contention, topology and the library's choice of algorithm at "
+            "p = 64 were not measured)")
+    at_fit = run_json(capsys, "cost", "allreduce", "ring", "-p", "4", "-n", "1MiB", "--profile", profile)
+    assert not any("measured at p" in n for n in at_fit["notes"])
+    for command in (("cost", "allreduce", "ring", "-n", "1MiB"), ("bound", "allreduce", "-n", "1MiB"),
+                    ("crossover", "allreduce", "rd", "rab"), ("best", "allreduce", "--max", "1GiB"),
+                    ("schedule", "allreduce", "ring", "-n", "1MiB")):
+        data = run_json(capsys, *command, "-p", "64", "--profile", profile)
+        assert note in data["notes"], command
+    # a borrowed fit says both: other collective, other p
+    borrowed = run_json(capsys, "cost", "broadcast", "binomial", "-p", "8", "-n", "1KiB", "--profile", profile)
+    assert any("fitted on allreduce" in n for n in borrowed["notes"])
+    assert any("measured at p = 4, priced here at p = 8" in n for n in borrowed["notes"])
+    # over a range of p: the range; and in the text, where a person reads it
+    over = run_json(capsys, "crossover", "allreduce", "ring", "rab", "-n", "64MiB", "--p-max", "16", "--profile",
+                    profile)
+    assert any("priced here at p = 2 to 16" in n for n in over["notes"])
+    out, _ = run(capsys, "cost", "allreduce", "ring", "-p", "64", "-n", "1MiB", "--profile", profile)
+    assert "measured at p = 4, priced here at p = 64" in " ".join(out.split())
