@@ -323,7 +323,8 @@ def _target(residuals: Sequence[Residual], median: float, median_ge_1mib: float 
     beyond = [r for r in residuals if abs(r.rel_error) > limit(r)]
     misses = []
     if beyond:
-        where = "from 1 MiB on" if worst.n_bytes >= _ONE_MIB and from_1mib is not None else "at any size"
+        where = ("at any size" if from_1mib is None else
+                 "from 1 MiB on" if worst.n_bytes >= _ONE_MIB else "below 1 MiB")
         more = f", and {len(beyond) - 1} more size{'s' if len(beyond) > 2 else ''} beyond theirs" \
             if len(beyond) > 1 else ""
         misses.append(f"{_short(worst.n_bytes)} is {worst.rel_error:+.1%} off (at most {limit(worst):.1%} "
