@@ -42,6 +42,13 @@ of sizes as in PLogP [Kielmann, Bal & Verstoep, IPDPS Workshops 2000]; its
 one-line summary link takes α from the first segment (the small messages) and β
 from the last (the bandwidth regime).
 
+A fit has a target (:class:`FitTarget`): median |relative error| at most 5 % over
+all sizes and 3 % from 1 MiB on, and no size beyond what chance allows a fit at
+those medians (:func:`size_limit`); a miss is its first warning.  An α fitted to
+osu_bw's streamed times, or below :data:`ALPHA_FLOOR_S`, is warned of as no
+latency; :func:`fit_logs` fits several logs, osu_latency's and osu_bw's as one
+link (:func:`fit_latency_and_bandwidth`).
+
 Default algorithms (override with ``algorithm=``):
 
 =================================  ==================  ===============================================
