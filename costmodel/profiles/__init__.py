@@ -71,9 +71,12 @@ other collective measured has its own ``[collective.NAME]`` table with its
     from_bytes = 8
     ...
 
-Segment k prices every size from its ``from_bytes`` up to the next segment's
-(the first every smaller size too, the last every larger one): see
-:class:`costmodel.params.PiecewiseLink`.  ``[link]`` stays the one-line summary:
+Segment k covers every size from its ``from_bytes`` up to the next segment's
+(the first every smaller size too, the last every larger one).  The sizes are
+the fitted algorithm's n; the pricing functions place them by the size of its
+messages (b/a·n, a ring's n/p) and price every algorithm's messages by their
+own sizes: see :class:`costmodel.params.PiecewiseLink` and
+:mod:`costmodel.collectives.piecewise`.  ``[link]`` stays the one-line summary:
 α of the small messages, β of the large.
 """
 
