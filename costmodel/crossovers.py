@@ -39,12 +39,15 @@ from costmodel.collectives.evaluate import (
     check_ranks,
     check_size,
     choose,
+    cost_breaks,
+    line_from,
     linear_terms,
+    placed,
     time_at,
     tuned,
 )
 from costmodel.errors import InputError
-from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
+from costmodel.params import Link, LinkParams, PiecewiseLink, link_notes
 from costmodel.units import format_size, format_time, parse_size
 
 __all__ = [
@@ -68,22 +71,29 @@ _BISECTIONS = 64
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CrossoverPoint:
-    """A message size where two costs are equal, or (``segment_boundary``) where the cheaper one changes
-    because a piecewise link starts a new segment there: the costs jump past each other, they do not meet.
-    ``time_s`` is then the cost of the first algorithm at that size, on the new segment."""
+    """A message size where two costs are equal, or (``segment_boundary``) where the cheaper one switches
+    without the costs meeting: on a piecewise link, one of the algorithms' messages reaches a new segment
+    there and a cost jumps.  ``time_s`` and ``b_time_s`` are the two costs at that size (equal where they
+    meet), ``below_s`` their limits just below it (at a switch; ``None`` where they meet)."""
 
     n_bytes: Fraction
     time_s: Fraction
     exact: bool
     segment_boundary: bool = False
+    b_time_s: Fraction | None = None
+    below_s: tuple[Fraction, Fraction] | None = None
 
     def to_dict(self) -> dict[str, object]:
+        below = self.below_s
         return {
             "n_bytes": real(self.n_bytes),
             "n_bytes_exact": f"{self.n_bytes.numerator}/{self.n_bytes.denominator}" if self.exact else None,
             "time_s": real(self.time_s),
+            "b_time_s": real(self.time_s if self.b_time_s is None else self.b_time_s),
             "exact": self.exact,
             "segment_boundary": self.segment_boundary,
+            "a_below_s": None if below is None else real(below[0]),
+            "b_below_s": None if below is None else real(below[1]),
         }
 
 
@@ -166,9 +176,10 @@ def crossover(
     p : int
         Ranks (non-powers of two use each algorithm's adaptation).
     link : LinkParams or PiecewiseLink
-        A piecewise link is solved segment by segment, each over the sizes it
-        prices; where a new segment starts, the cheaper one may change without
-        the costs meeting (a ``segment_boundary`` point).
+        A piecewise link prices every message by its size, so each cost is a
+        line between the sizes where one of its messages reaches a new segment;
+        it is solved exactly line by line, and where a cost jumps the cheaper
+        one may switch without the costs meeting (a ``segment_boundary`` point).
     extra : mapping, optional
         Fixed extra parameters; free ones are tuned at every n.
     symbolic : bool
@@ -203,8 +214,8 @@ def crossover(
         raise InputError(f"the size range is empty: min_bytes={format_size(lo)} is not below "
                          f"max_bytes={format_size(hi)}")
     if isinstance(link, PiecewiseLink):
-        return _piecewise_crossover(spec.name, ra, rb, p=p, link=link, extra=extra, symbolic=symbolic,
-                                    lo=lo, hi=hi)
+        return _piecewise_crossover(spec.name, ra, rb, p=p, link=placed(link), extra=extra,
+                                    symbolic=symbolic, lo=lo, hi=hi)
     (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
     la, lb = linear_terms(ra, p, link, extra), linear_terms(rb, p, link, extra)
     if la is not None and lb is not None:
@@ -218,6 +229,7 @@ def crossover(
         ranges, inexact = _scanned(ra, rb, p=p, link=link, extra=extra, lo=lo, hi=hi)
         scanned = True
     points = tuple(CrossoverPoint(n_bytes=r.from_bytes, time_s=time_at(ra, p, r.from_bytes, link, extra),
+                                  b_time_s=time_at(rb, p, r.from_bytes, link, extra),
                                   exact=r.from_bytes not in inexact) for r in ranges[1:])
     relation, reason, exhausted = _describe(ea.name, eb.name, ranges, la, lb, scanned=scanned,
                                             bounded=bounded)
@@ -230,50 +242,87 @@ def crossover(
     )
 
 
-def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: int, link: PiecewiseLink,
+def _piecewise_crossover(collective: str, ra: Algorithm, rb: Algorithm, *, p: int, link: Link,
                          extra: Mapping[str, int] | None, symbolic: bool, lo: Fraction,
                          hi: Fraction | None) -> Crossover:
-    """:func:`crossover` on each segment of *link* over the sizes it prices, joined into one answer."""
-    tuned_cost = linear_terms(ra, p, link.segments[0].link, extra) is None or \
-        linear_terms(rb, p, link.segments[0].link, extra) is None
-    top = DEFAULT_MAX_BYTES if hi is None and tuned_cost else hi
-    parts = [crossover(collective, ra.name, rb.name, p=p, link=piece, extra=extra, min_bytes=start,
-                       max_bytes=end)
-             for start, end, piece in link.pieces(lo, top)]
-    ranges: list[SizeRange] = []
-    points: list[CrossoverPoint] = []
-    for part in parts:
-        for r in part.ranges:
-            if ranges and ranges[-1].cheaper == r.cheaper:
-                ranges[-1] = SizeRange(from_bytes=ranges[-1].from_bytes, to_bytes=r.to_bytes,
-                                       cheaper=r.cheaper)
-                continue
-            if ranges:
-                met = next((c for c in part.crossovers if c.n_bytes == r.from_bytes), None)
-                here = link.at(r.from_bytes)
-                ta, tb = (time_at(x, p, r.from_bytes, here, extra) for x in (ra, rb))
-                points.append(met or CrossoverPoint(n_bytes=r.from_bytes, time_s=ta, exact=True,
-                                                    segment_boundary=ta != tb))
-            ranges.append(r)
-    first = parts[0]
-    if len(ranges) > 1:
-        jumps = any(c.segment_boundary for c in points)
-        relation, reason = "crossover", ("the link changes with the size (the profile's segments): solved on "
-                                         "each segment" + ("; at a segment boundary the cheaper one changes "
-                                                           "without the costs meeting" if jumps else ""))
-    elif ranges[0].cheaper is None:
-        relation, reason = "identical", f"{first.a} and {first.b} cost the same on every segment of the link"
+    """:func:`crossover` on a piecewise link: exactly, line by line between the sizes where a message of
+    either algorithm reaches a new segment; by a scan when a parameter is tuned."""
+    spec = find_collective(collective)
+    (ea, notes_a), (eb, notes_b) = applicable(ra, p), applicable(rb, p)
+    _check_priceable(link, [(ra, ea), (rb, eb)])
+    fixed = dict(extra or {})
+    scanned = any(e.name not in fixed for e in (*ea.extra, *eb.extra))
+    inexact: set[Fraction] = set()
+    top: Fraction | None
+    if scanned:
+        top = DEFAULT_MAX_BYTES if hi is None else hi
+        if top <= lo:
+            raise InputError(f"the size range is empty: min_bytes={format_size(lo)} is not below the "
+                             f"default max_bytes={format_size(top)}; give a larger max_bytes=")
+        ranges, inexact = _scanned(ra, rb, p=p, link=link, extra=extra, lo=lo, hi=top)
     else:
-        relation, reason = "none", (f"no crossover: {ranges[0].cheaper} is cheaper on every segment of the "
-                                    "link" + ("; widen max_bytes=" if parts[-1].exhausted else ""))
-    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes)) + link.notes_at(p)
+        top = hi
+        cuts = sorted({*cost_breaks(ra, p, link=link, extra=extra, lo=lo, hi=hi),
+                       *cost_breaks(rb, p, link=link, extra=extra, lo=lo, hi=hi)})
+        pieces = [r for u, w in zip([lo, *cuts], [*cuts, hi], strict=True)
+                  for r in _line_ranges(ea.name, eb.name, line_from(ra, p, u, link, extra),
+                                        line_from(rb, p, u, link, extra), lo=u, hi=w)]
+        ranges = _joined(pieces)
+    points = []
+    for r in ranges[1:]:
+        n = r.from_bytes
+        ta, tb = time_at(ra, p, n, link, extra), time_at(rb, p, n, link, extra)
+        if ta == tb or n in inexact:
+            points.append(CrossoverPoint(n_bytes=n, time_s=ta, b_time_s=tb, exact=n not in inexact))
+        else:  # the cheaper one changes where a cost jumps: no meeting
+            below = (time_at(ra, p, n, link, extra, below=True), time_at(rb, p, n, link, extra, below=True))
+            points.append(CrossoverPoint(n_bytes=n, time_s=ta, b_time_s=tb, exact=True, segment_boundary=True,
+                                         below_s=below))
+    jumps = any(c.segment_boundary for c in points)
+    exhausted = False
+    if len(ranges) > 1:
+        relation, reason = "crossover", (
+            "the link's α and β depend on the message size: each cost is a line between the sizes where one "
+            "of its messages reaches a new segment, solved exactly line by line" + (
+                "; where a cost jumps the cheaper one switches without the costs meeting" if jumps else ""))
+    elif ranges[0].cheaper is None:
+        relation, reason = "identical", f"{ea.name} and {eb.name} cost the same at every size"
+    else:
+        exhausted = scanned
+        relation, reason = "none", (f"no crossover: {ranges[0].cheaper} is cheaper at every size"
+                                    + ("; widen max_bytes=" if scanned else ""))
+    notes = tuple(dict.fromkeys(notes_a + notes_b)) + link_notes(link, p)
     return Crossover(
-        collective=first.collective, a=first.a, b=first.b, p=p, link=link, meaning_of_n=first.meaning_of_n,
+        collective=spec.name, a=ea.name, b=eb.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
         crossovers=tuple(points), below=ranges[0].cheaper, above=ranges[-1].cheaper, relation=relation,
-        reason=reason, min_bytes=lo, max_bytes=top, ranges=tuple(ranges),
-        scanned=any(x.scanned for x in parts), exhausted=parts[-1].exhausted and len(ranges) == 1,
-        symbolic=_symbolic(applicable(ra, p)[0], applicable(rb, p)[0], p) if symbolic else None, notes=notes,
+        reason=reason, min_bytes=lo, max_bytes=top, ranges=ranges, scanned=scanned, exhausted=exhausted,
+        symbolic=_symbolic(ea, eb, p) if symbolic else None, notes=notes,
     )
+
+
+def _check_priceable(link: Link, records: list[tuple[Algorithm, Algorithm]]) -> None:
+    """Refuse algorithms a link of collective sizes cannot price (fitted on another one), then such a link
+    for a range of sizes: it prices one algorithm, one size at a time."""
+    if not isinstance(link, PiecewiseLink):
+        return
+    for asked, at_p in records:
+        reason = link.refuses(asked.name, at_p.name)
+        if reason:
+            raise InputError(reason)
+    if not link.by_message:
+        raise InputError(f"{link.source}: its segments are collective sizes of one algorithm, which it "
+                         "prices one size at a time; compare algorithms on a link of message sizes")
+
+
+def _joined(pieces: Iterable[SizeRange]) -> tuple[SizeRange, ...]:
+    """Neighbouring ranges with the same cheaper algorithm as one."""
+    out: list[SizeRange] = []
+    for r in pieces:
+        if out and out[-1].cheaper == r.cheaper:
+            out[-1] = SizeRange(from_bytes=out[-1].from_bytes, to_bytes=r.to_bytes, cheaper=r.cheaper)
+        else:
+            out.append(r)
+    return tuple(out)
 
 
 def _describe(a: str, b: str, ranges: tuple[SizeRange, ...], la: tuple[Fraction, Fraction] | None,
@@ -356,7 +405,7 @@ def _grid(lo: float, hi: float) -> list[float]:
     return [lo, *(x for x in inner if lo < x < hi), hi]
 
 
-def _sign(ra: Algorithm, rb: Algorithm, n: float | Fraction, *, p: int, link: LinkParams,
+def _sign(ra: Algorithm, rb: Algorithm, n: float | Fraction, *, p: int, link: Link,
           extra: Mapping[str, int] | None) -> int:
     """The sign of T_a(n) - T_b(n): in floats, or exactly when floats cannot tell."""
     ta = time_at(ra, p, n, link, extra, exact=False)
@@ -367,7 +416,7 @@ def _sign(ra: Algorithm, rb: Algorithm, n: float | Fraction, *, p: int, link: Li
     return (ta > tb) - (ta < tb)
 
 
-def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams,
+def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: Link,
              extra: Mapping[str, int] | None, lo: Fraction, hi: Fraction) -> tuple[
         tuple[SizeRange, ...], set[Fraction]]:
     """Who is cheaper over [lo, hi] when a cost has a tuned parameter: scan, bisect, then solve exactly.
@@ -411,7 +460,7 @@ def _scanned(ra: Algorithm, rb: Algorithm, *, p: int, link: LinkParams,
 
 
 def _transition(ra: Algorithm, rb: Algorithm, lo: Fraction, hi: Fraction, sign: int, *, p: int,
-                link: LinkParams, extra: Mapping[str, int] | None) -> tuple[Fraction, int, bool]:
+                link: Link, extra: Mapping[str, int] | None) -> tuple[Fraction, int, bool]:
     """The first size in (lo, hi] where the sign of T_a - T_b stops being *sign*, the sign after it,
     and whether that size is exact.
 
@@ -449,6 +498,9 @@ def _transition(ra: Algorithm, rb: Algorithm, lo: Fraction, hi: Fraction, sign: 
         if _signum(at_w) != sign:
             root = -c / d
             return root, _signum(d) if root < w else 0, True
+    after = _sign(ra, rb, right, p=p, link=link, extra=extra)
+    if isinstance(link, PiecewiseLink) and after != sign:
+        return right, after, True  # no change before *right* on the pieces: a cost jumps at right itself
     return right, _sign(ra, rb, float(right), p=p, link=link, extra=extra), False
 
 
@@ -468,24 +520,33 @@ def _line_at(pieces: list[tuple[Fraction, _Line]], n: Fraction) -> _Line:
     return line
 
 
-def _pieces(algo: Algorithm, lo: Fraction, hi: Fraction, *, p: int, link: LinkParams,
+def _pieces(algo: Algorithm, lo: Fraction, hi: Fraction, *, p: int, link: Link,
             extra: Mapping[str, int] | None, depth: int = 0) -> list[tuple[Fraction, _Line]]:
     """The cost of *algo* on [lo, hi] as linear pieces: (start, (A, B)) with T = A + B·n from start on.
 
     A tuned cost is the lower envelope of one line per value of its
     parameter.  If the lines best at *lo* and at *hi* meet on the envelope,
     that meeting point is the one break between them; otherwise the interval
-    is split there (or halved) and each half solved the same way.
+    is split there (or halved) and each half solved the same way.  On a
+    piecewise link each of those costs is itself a line only between the sizes
+    where a message reaches a new segment: the interval is first cut there.
     """
     fixed = dict(extra or {})
     k_lo = tuned(algo, p, lo, link, extra)
-    line_lo = linear_terms(algo, p, link, {**fixed, **k_lo})
-    assert line_lo is not None  # every parameter is fixed
     k_hi = tuned(algo, p, hi, link, extra)
+    if isinstance(link, PiecewiseLink) and depth < 48:
+        cuts = sorted({*cost_breaks(algo, p, link=link, extra={**fixed, **k_lo}, lo=lo, hi=hi),
+                       *cost_breaks(algo, p, link=link, extra={**fixed, **k_hi}, lo=lo, hi=hi)})
+        if cuts:
+            out: list[tuple[Fraction, _Line]] = []
+            for u, w in pairwise([lo, *cuts, hi]):
+                part = _pieces(algo, u, w, p=p, link=link, extra=extra, depth=depth + 1)
+                out += part[1:] if out and out[-1][1] == part[0][1] else part
+            return out
+    line_lo = line_from(algo, p, lo, link, {**fixed, **k_lo})
     if k_lo == k_hi:
         return [(lo, line_lo)]
-    line_hi = linear_terms(algo, p, link, {**fixed, **k_hi})
-    assert line_hi is not None
+    line_hi = line_from(algo, p, lo, link, {**fixed, **k_hi})
     meet = _line_crossing(line_lo, line_hi)
     if depth >= 48:
         return [(lo, line_lo), (hi, line_hi)]
@@ -543,7 +604,7 @@ class CrossoverInP:
     a: str
     b: str
     n_bytes: Fraction
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     ranges: tuple[PRange, ...]
     notes: tuple[str, ...] = ()
@@ -591,10 +652,8 @@ def crossover_in_p(
         raise InputError(f"{hi - lo + 1} rank counts are too many to scan; narrow the range to 100000")
     ra, rb = resolve(spec.name, a), resolve(spec.name, b)
     size = parse_size(n)
-    piecewise = link
-    link, notes = link_at(link, size)
-    if isinstance(piecewise, PiecewiseLink):
-        notes = piecewise.notes_at(lo, hi)
+    link = placed(link)
+    notes = link_notes(link, lo, hi)
     ranges: list[PRange] = []
     for p in range(lo, hi + 1):
         ta, tb = time_at(ra, p, size, link, extra), time_at(rb, p, size, link, extra)
@@ -648,8 +707,9 @@ def best(
     The interval is cut at every exact crossover of two costs linear in n; when
     a cost has a tuned parameter, a scan of the cheapest algorithm adds the
     crossovers where it changes.  Each piece is won by the algorithm cheapest
-    at its midpoint.  A piecewise link is solved on each of its segments, over
-    the sizes it prices, and the answers joined.
+    at its midpoint.  On a piecewise link the interval is also cut wherever a
+    message of an algorithm reaches a new segment (between those sizes each
+    cost is a line).
 
     Examples
     --------
@@ -665,30 +725,20 @@ def best(
     if hi <= lo:
         raise InputError(f"the size range is empty: min_bytes={float(lo):g} B is not below "
                          f"max_bytes={float(hi):g} B")
+    link = placed(link)
     chosen, skipped = choose(spec.name, algorithms, p=p)
+    if isinstance(link, PiecewiseLink) and not algorithms:
+        chosen, skipped = _priceable(chosen, skipped, p=p, link=link)
     check_extra(spec.name, chosen, extra)
+    if len(chosen) >= 2:
+        _check_priceable(link, [(r, applicable(r, p)[0]) for r in chosen])
     if len(chosen) < 2:
-        raise InputError("best needs at least two algorithms to compare")
-    if isinstance(link, PiecewiseLink):
-        return _piecewise_best(spec.name, algorithms, p=p, link=link, lo=lo, hi=hi, extra=extra)
-    cuts = {lo, hi}
-    lines = {r: linear_terms(r, p, link, extra) for r in chosen}
-    for i, ra in enumerate(chosen):
-        for rb in chosen[i + 1:]:
-            la, lb = lines[ra], lines[rb]
-            if la is not None and lb is not None:
-                points = _linear(ra.name, rb.name, la, lb)[0]
-                cuts.update(c.n_bytes for c in points if lo < c.n_bytes < hi)
-    straight = [line for line in lines.values() if line is not None]
-    contenders = [r for r, line in lines.items() if line is None
-                  and _may_win(r, straight, sorted(cuts), p=p, link=link, extra=extra)]
-    if contenders:
-        scanned = [r for r in chosen if lines[r] is not None or r in contenders]
-        cuts.update(_envelope_cuts(scanned, sorted(cuts), p=p, link=link, extra=extra))
-    edges = sorted(cuts)
+        why = f"; {link.only()}" if isinstance(link, PiecewiseLink) and not link.by_message else ""
+        raise InputError(f"best needs at least two algorithms to compare{why}")
+    cuts = _cuts(chosen, p=p, link=link, extra=extra, lo=lo, hi=hi)
     ranges: list[BestRange] = []
     notes = list(skipped)
-    for left, right in pairwise(edges):
+    for left, right in pairwise(sorted(cuts)):
         mid = (left + right) / 2
         times = [(time_at(r, p, mid, link, extra), i, applicable(r, p)[0].name) for i, r in enumerate(chosen)]
         fastest = min(times)[0]
@@ -701,32 +751,60 @@ def best(
             ranges.append(BestRange(algorithm=head, from_bytes=left, to_bytes=right, tied=tied))
     for r in chosen:
         notes.extend(applicable(r, p)[1])
+    if isinstance(link, PiecewiseLink):
+        notes.extend(_switch_note(ranges, chosen, p=p, link=link, extra=extra))
+        notes.extend(link.notes_at(p))
     return BestRanges(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n,
-                      ranges=tuple(ranges), notes=tuple(notes))
+                      ranges=tuple(ranges), notes=tuple(dict.fromkeys(notes)))
 
 
-def _piecewise_best(collective: str, algorithms: Iterable[str] | None, *, p: int, link: PiecewiseLink,
-                    lo: Fraction, hi: Fraction, extra: Mapping[str, int] | None) -> BestRanges:
-    """:func:`best` on each segment of *link* over the sizes it prices, the ranges joined."""
-    parts = [best(collective, algorithms, p=p, link=piece, min_bytes=start, max_bytes=end, extra=extra)
-             for start, end, piece in link.pieces(lo, hi)]
-    joined: list[BestRange] = []
-    for r in (r for part in parts for r in part.ranges):
-        if joined and (joined[-1].algorithm, joined[-1].tied) == (r.algorithm, r.tied):
-            joined[-1] = BestRange(algorithm=r.algorithm, from_bytes=joined[-1].from_bytes,
-                                   to_bytes=r.to_bytes, tied=r.tied)
-        else:
-            joined.append(r)
-    starts = {segment.from_bytes for segment in link.segments[1:]}
-    jumps = [r.from_bytes for r in joined[1:] if r.from_bytes in starts]
-    notes = tuple(dict.fromkeys(n for part in parts for n in part.notes))
-    if jumps:
-        listed = ", ".join(format_size(n).split(" = ")[0] for n in jumps)
-        notes += (f"the cheapest changes at {listed} because the link does: a new segment of the profile "
-                  "starts there (the costs jump, they do not cross)",)
-    notes += link.notes_at(p)
-    return BestRanges(collective=collective, p=p, link=link, meaning_of_n=parts[0].meaning_of_n,
-                      ranges=tuple(joined), notes=notes)
+def _cuts(chosen: list[Algorithm], *, p: int, link: Link, extra: Mapping[str, int] | None, lo: Fraction,
+          hi: Fraction) -> set[Fraction]:
+    """Sizes that cut [lo, hi] into pieces each won by one algorithm: where two lines cross, where a cost
+    changes line (a message reaching a new segment of a piecewise link), where a tuned cost overtakes."""
+    fixed = dict(extra or {})
+    free = {r: any(e.name not in fixed for e in applicable(r, p)[0].extra) for r in chosen}
+    straight = [r for r in chosen if not free[r]]
+    edges = sorted({lo, hi, *(x for r in straight
+                              for x in cost_breaks(r, p, link=link, extra=extra, lo=lo, hi=hi))})
+    cuts = set(edges)
+    for u, w in pairwise(edges):
+        lines = {r: line_from(r, p, u, link, extra) for r in straight}
+        for i, ra in enumerate(straight):
+            for rb in straight[i + 1:]:
+                points = _linear(ra.name, rb.name, lines[ra], lines[rb])[0]
+                cuts.update(c.n_bytes for c in points if u < c.n_bytes < w)
+    if isinstance(link, PiecewiseLink):
+        contenders = [r for r in chosen if free[r]]
+    else:
+        known = [line_from(r, p, lo, link, extra) for r in straight]
+        contenders = [r for r in chosen
+                      if free[r] and _may_win(r, known, sorted(cuts), p=p, link=link, extra=extra)]
+    if contenders:
+        cuts.update(_envelope_cuts(straight + contenders, sorted(cuts), p=p, link=link, extra=extra))
+    return cuts
+
+
+def _priceable(chosen: list[Algorithm], skipped: tuple[str, ...], *, p: int,
+               link: PiecewiseLink) -> tuple[list[Algorithm], tuple[str, ...]]:
+    """The default list's algorithms *link* can price, and the notes with one naming those left out."""
+    kept = [r for r in chosen if link.refuses(r.name, applicable(r, p)[0].name) is None]
+    out = [r.name for r in chosen if r not in kept]
+    return kept, skipped + ((f"{', '.join(out)} left out: {link.only()}",) if out else ())
+
+
+def _switch_note(ranges: list[BestRange], chosen: list[Algorithm], *, p: int, link: Link,
+                 extra: Mapping[str, int] | None) -> tuple[str, ...]:
+    """A note on the sizes where the cheapest changes without two costs meeting (a cost jumps there)."""
+    by_name = {applicable(r, p)[0].name: r for r in chosen}
+    jumps = [b.from_bytes for a, b in pairwise(ranges)
+             if time_at(by_name[a.algorithm], p, b.from_bytes, link, extra)
+             != time_at(by_name[b.algorithm], p, b.from_bytes, link, extra)]
+    if not jumps:
+        return ()
+    listed = ", ".join(format_size(n).split(" = ")[0] for n in jumps)
+    return (f"the cheapest changes at {listed} without the costs meeting: there a message reaches a new "
+            "segment of the link and a cost jumps",)
 
 
 def _may_win(algo: Algorithm, lines: list[tuple[Fraction, Fraction]], edges: list[Fraction], *,
@@ -751,11 +829,11 @@ def _may_win(algo: Algorithm, lines: list[tuple[Fraction, Fraction]], edges: lis
     return any(a + slope * x < min(l0 + l1 * x for l0, l1 in lines) for x in edges)
 
 
-def _envelope_cuts(chosen: list[Algorithm], cuts: list[Fraction], *, p: int, link: LinkParams,
+def _envelope_cuts(chosen: list[Algorithm], cuts: list[Fraction], *, p: int, link: Link,
                    extra: Mapping[str, int] | None) -> set[Fraction]:
     """Where the cheapest algorithm changes, found by a scan of all of them at once."""
     grid = sorted({float(c) for c in cuts} | set(_grid(float(cuts[0]), float(cuts[-1]))))
-    lines = {r: linear_terms(r, p, link, extra) for r in chosen}
+    lines = {} if isinstance(link, PiecewiseLink) else {r: linear_terms(r, p, link, extra) for r in chosen}
     floats = {r: (float(line[0]), float(line[1])) for r, line in lines.items() if line is not None}
 
     def at(r: Algorithm, n: float) -> float:

@@ -24,18 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from costmodel.collectives import piecewise
 from costmodel.collectives._math import NUMPY
 from costmodel.collectives._record import Algorithm, Extra
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
-from costmodel.collectives.evaluate import check_ranks
-from costmodel.errors import InputError
+from costmodel.collectives.evaluate import applicable, check_ranks, terms_at, time_at
+from costmodel.errors import ConstraintError, InputError
 from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.units import parse_size
 
@@ -70,9 +72,9 @@ def sweep(
         Message sizes in bytes: numbers, or strings with a unit (``"64MiB"``).
         Their meaning depends on the collective (``df.attrs["meaning_of_n"]``).
     link : LinkParams or PiecewiseLink
-        α, β and γ; converted to float64 once (per segment for a piecewise
-        link, each size priced by the segment that covers it; ``df.attrs``
-        then hold the summary link and ``link_segments``).
+        α, β and γ; converted to float64 once.  A piecewise link prices every
+        message by the segment that covers its size, cell by cell (``df.attrs``
+        then hold the summary link and ``link_segments``, in message sizes).
     extra : mapping of str to int, optional
         Fixed values of extra parameters (``{"blocks": 8}``), checked at every
         grid point as :func:`costmodel.cost` checks them; the others are chosen
@@ -147,7 +149,8 @@ def sweep(
 
     grid = _Grid(ranks=ranks, sizes=sizes, exact=exact, coef=coef, given=given)
     if isinstance(link, PiecewiseLink):
-        results = _by_segment(chosen, grid, link, terms=terms)
+        link = piecewise.placed(link)
+        results = _by_message(chosen, grid, link, terms=terms)
     else:
         results = [_algorithm(algo, grid, terms=terms) for algo in chosen]
     names = [algo.name for algo in chosen]
@@ -171,21 +174,30 @@ def _coef(link: LinkParams) -> tuple[float, float, float]:
     return (float(link.alpha_s), float(link.beta_s_per_byte), float(link.gamma_s_per_byte))
 
 
-def _by_segment(chosen: list[Algorithm], grid: _Grid, link: PiecewiseLink, *, terms: bool) -> list[Terms]:
-    """Every algorithm on the grid, each size priced by the segment of *link* that covers it."""
-    which = np.array([link.index(parse_size(x)) for x in grid.exact], dtype=np.int64)
-    out: list[list[np.ndarray | None]] = [
-        [np.full(grid.shape, np.nan) for _ in range(4 if terms else 1)] + [None] * (0 if terms else 3)
-        for _ in chosen]
-    for k in np.unique(which):
-        cols = np.flatnonzero(which == k)
-        part = replace(grid, sizes=grid.sizes[cols], exact=[grid.exact[c] for c in cols],
-                       coef=_coef(link.segments[int(k)].link))
-        for target, algo in zip(out, chosen, strict=True):
-            for j, values in enumerate(_algorithm(algo, part, terms=terms)):
-                if values is not None:
-                    target[j][:, cols] = values  # type: ignore[index]
-    return [(t[0], t[1], t[2], t[3]) for t in out]  # type: ignore[misc]
+def _by_message(chosen: list[Algorithm], grid: _Grid, link: PiecewiseLink, *, terms: bool) -> list[Terms]:
+    """Every algorithm on the grid, each message priced by the segment of the link that covers its size.
+
+    Cell by cell: the time in float64 (:func:`costmodel.collectives.evaluate.time_at`, a tuned
+    parameter searched in float64 too); the terms exactly (:func:`~costmodel.collectives.evaluate.
+    terms_at`), then rounded.  A p where an algorithm cannot run stays NaN.
+    """
+    out = []
+    for algo in chosen:
+        cells = np.full((4, *grid.shape), np.nan)
+        for i, q in enumerate(grid.ranks.tolist()):
+            try:
+                applicable(algo, q)
+            except ConstraintError:
+                continue
+            for j, size in enumerate(grid.exact):
+                if not terms:
+                    cells[0, i, j] = time_at(algo, q, float(parse_size(size)), link, grid.given, exact=False)
+                    continue
+                parts = terms_at(algo, q, parse_size(size), link, grid.given)
+                cells[1:, i, j] = [float(x) for x in parts]
+                cells[0, i, j] = float(sum(parts, Fraction(0)))
+        out.append((cells[0], cells[1], cells[2], cells[3]) if terms else (cells[0], None, None, None))
+    return out
 
 
 # -- inputs --------------------------------------------------------------------------------

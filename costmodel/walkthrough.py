@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from costmodel._json import real, to_json_dict
+from costmodel.collectives import piecewise
 from costmodel.collectives._math import EXACT
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
@@ -33,11 +34,12 @@ from costmodel.collectives.evaluate import (
     check_ranks,
     check_size,
     cost,
+    placed,
     tuned,
 )
 from costmodel.collectives.hierarchical import is_hierarchical
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.schedules import Schedule, Transfer, build, execute, simulate
 from costmodel.schedules.trace import MAX_TRACE_RANKS, trace
 from costmodel.units import format_size
@@ -97,7 +99,7 @@ class ScheduleReport:
     rounds: int
     bytes_sent_per_rank: Fraction
     time_s: Fraction | None
-    link: LinkParams | None
+    link: Link | None
     verification: Verification | None
     levels: tuple[tuple[str, Fraction], ...] = ()
     notes: tuple[str, ...] = ()
@@ -156,7 +158,7 @@ def schedule_report(
     *,
     p: int | None = None,
     n: Any = None,
-    link: LinkParams | None = None,
+    link: Link | None = None,
     levels: Sequence[Any] | None = None,
     profile: Any = None,
     outer: str | None = None,
@@ -174,9 +176,10 @@ def schedule_report(
         Ranks.
     n : size, optional
         Message size in bytes (default 1 MiB), for the byte counts and the time.
-    link : LinkParams, optional
+    link : LinkParams or PiecewiseLink, optional
         For the time; without it ``time_s`` is None (verification then uses a
-        fixed reference link: the comparison is exact either way).
+        fixed reference link: the comparison is exact either way).  A piecewise
+        link prices every transfer by the segment of its message's size.
     levels, profile, outer : optional
         For the hierarchical all-reduces: the topology (``--level`` texts or a
         profile with ``[[level]]`` tables; p is then their product) and the
@@ -219,11 +222,12 @@ def schedule_report(
     options = {"k": given[at_p.extra[0].name]} if at_p.extra else {}
     check_work(at_p, p, given, verify=verify)
     schedule = build(at_p.schedule, spec.name, p=p, **options)
-    priced = simulate(schedule, n=size, link=link or _REFERENCE)
+    transfers = _for_transfers(link, size, record, at_p)
+    priced = simulate(schedule, n=size, link=transfers or _REFERENCE)
     steps, holdings = _listed(schedule, p, priced.rounds)
     verification = None
     if verify:
-        reference = link or _REFERENCE
+        reference = transfers or _REFERENCE
         sim = priced if link is not None else simulate(schedule, n=size, link=reference)
         formula = cost(spec.name, record, p=p, n=size, link=reference, extra=given)
         verification = _verification(schedule, seed, sim, formula)
@@ -231,9 +235,24 @@ def schedule_report(
         collective=spec.name, algorithm=at_p.name, p=p, n_bytes=size, units=schedule.units,
         meaning_of_n=spec.meaning_of_n, parameters=dict(given), steps=steps, holdings=holdings,
         reduces=spec.reduces, rounds=priced.rounds, bytes_sent_per_rank=priced.bytes_sent_per_rank,
-        time_s=priced.time_s if link is not None else None, link=link, verification=verification,
+        time_s=priced.time_s if link is not None else None, link=placed(link) if link else None,
+        verification=verification,
         notes=notes,
     )
+
+
+def _for_transfers(link: Link | None, n: Fraction, record: Algorithm, at_p: Algorithm) -> Link | None:
+    """*link* as the simulator prices transfers: a piecewise one placed by message size, or, fitted on
+    this algorithm in collective sizes, its segment of n."""
+    if not isinstance(link, PiecewiseLink):
+        return link
+    link = piecewise.placed(link)
+    if link.by_message:
+        return link
+    reason = link.refuses(record.name, at_p.name)
+    if reason:
+        raise InputError(reason)
+    return link.at(n)
 
 
 def check_work(algo: Algorithm, p: int, extra: Mapping[str, int], *, verify: bool) -> tuple[int, int]:

@@ -36,11 +36,12 @@ at least 35 % (two splits searched over every position fit noise by up to ≈ 32
 on a clean noisy line).  A mean |error| below 10⁻⁶ counts as exact (timer
 resolution), so noise-free data keep one segment.  A fall of the bandwidth n/T
 by more than 3× between adjacent sizes is a collapse: a warning, not a reason
-for a segment.  The profile keeps every segment (``[[segment]]`` tables) and
-prices each size with the segment that covers it, parameters measured per range
-of sizes as in PLogP [Kielmann, Bal & Verstoep, IPDPS Workshops 2000]; its
-one-line summary link takes α from the first segment (the small messages) and β
-from the last (the bandwidth regime).
+for a segment.  The profile keeps every segment (``[[segment]]`` tables), which
+price every message by the segment of its size (placed by the fitted algorithm's
+messages, a ring's n/p), parameters measured per range of message sizes as in
+PLogP [Kielmann, Bal & Verstoep, IPDPS Workshops 2000]; its one-line summary link
+takes α from the first segment (the small messages) and β from the last (the
+bandwidth regime).
 
 A fit has a target (:class:`FitTarget`): median |relative error| at most 5 % over
 all sizes and 3 % from 1 MiB on, and no size beyond what chance allows a fit at

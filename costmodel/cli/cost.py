@@ -104,7 +104,7 @@ def cost(
     chosen: str | ProfileType | None = profile
     if profile is not None and (alpha is None or (beta is None and bandwidth is None)):
         loaded = _profile(profile)
-        if loaded.link is None:
+        if loaded.link is None and not loaded.fits:
             raise InputError(f"profile {loaded.name!r} has levels but no [link] table; drop -p to cost the "
                              "hierarchical algorithms on its levels, or give --alpha and --bandwidth")
         chosen = loaded

@@ -247,6 +247,43 @@ OverheadsFile = Annotated[
 ]
 
 
+LogNodes = Annotated[
+    int | None,
+    option("--nodes", help="nNodes, when the log's # Rank lines do not name every rank (checked against them "
+           "otherwise)."),
+]
+LogRanks = Annotated[
+    int | None,
+    option("--ranks", min=2, help="The ranks, when the log has no # Rank lines and no busbw says."),
+]
+LogCollective = Annotated[
+    str | None,
+    option("--collective", metavar="NAME",
+           help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
+]
+LogVersion = Annotated[
+    str | None,
+    option("--nccl-version", metavar="V", panel=_NCCL,
+           help="The NCCL release modelled, 2.30 or 2.21 (default: the nearest to the release the log ran, "
+           "else 2.30)."),
+]
+
+
+def _log_system(measurements: Any, facts: Any, hw: Hardware, *, ranks: int | None, nodes: int | None,
+                log: Path) -> tuple[Any, Any]:
+    """The log's measurements with their rank count (*ranks* where the log does not say it), and the
+    system the options describe for its ranks and nodes."""
+    from costmodel.nccl.compare import log_nodes
+
+    if measurements.p is None:
+        if ranks is None:
+            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass --ranks R")
+        measurements = measurements.with_p(ranks)
+    elif ranks is not None and ranks != measurements.p:
+        raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
+    shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
+    return measurements, hardware_system(hw, measurements.p, shape)
+
 def _measured(as_measured: bool, overheads: Path | None) -> Any:
     """The overheads to predict with (None: NCCL's estimate alone)."""
     if overheads is not None and not as_measured:
@@ -480,19 +517,9 @@ def predict_command(
 @nccl_app.command("compare")
 def compare_command(
     log: Annotated[Path, typer.Argument(metavar="LOG", help="nccl-tests output (text or -J JSON).")],
-    nodes: Annotated[
-        int | None,
-        option(
-            "--nodes",
-            help="nNodes, when the log's # Rank lines do not name every rank (checked against them "
-            "otherwise).",
-        ),
-    ] = None,
-    collective: Annotated[
-        str | None,
-        option("--collective", metavar="NAME",
-               help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
-    ] = None,
+    nodes: LogNodes = None,
+    ranks: LogRanks = None,
+    collective: LogCollective = None,
     preset: Preset = None,
     arch: Arch = None,
     channels: Channels = None,
@@ -505,16 +532,7 @@ def compare_command(
     collnet: CollNet = False,
     algo: Algo = None,
     proto: Proto = None,
-    nccl_version: Annotated[
-        str | None,
-        option(
-            "--nccl-version",
-            metavar="V",
-            panel=_NCCL,
-            help="The NCCL release modelled, 2.30 or 2.21 (default: the nearest to the release the log ran, "
-            "else 2.30).",
-        ),
-    ] = None,
+    nccl_version: LogVersion = None,
     overrides: Overrides = None,
     as_measured: AsMeasured = False,
     overheads: OverheadsFile = None,
@@ -522,9 +540,10 @@ def compare_command(
 ) -> None:
     """A measured nccl-tests log against NCCL's model: time and busbw size by size, and the errors.
 
-    Ranks come from the log, nodes from the distinct hosts of its # Rank lines (--nodes when they do not
-    name every rank). The release modelled, NCCL_ALGO and NCCL_PROTO follow the log where it prints them
-    (nccl-library=, "NCCL version", "NCCL_ALGO set by environment to"), each said in a note; an
+    Ranks come from the log (--ranks when it has no # Rank lines), nodes from the distinct hosts of its
+    # Rank lines (--nodes when they do not name every rank). The release modelled, NCCL_ALGO and
+    NCCL_PROTO follow the log where it prints them (nccl-library=, "NCCL version", "NCCL_ALGO set by
+    environment to"), each said in a note; an
     rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
     protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
     given, as is the whole log's, and the median |busbw error| at sizes from 1 MiB and below. With
@@ -537,16 +556,12 @@ def compare_command(
 
     Example: costmodel nccl compare all_reduce_perf.txt --preset dgx-a100
     """
-    from costmodel.nccl.compare import compare, log_nodes, log_shape
+    from costmodel.nccl.compare import compare, log_shape
 
     measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
-    if measurements.p is None:
-        raise InputError(
-            f"{log} does not say how many ranks ran; compare reads nccl-tests logs with # Rank lines"
-        )
     hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    system = hardware_system(hw, measurements.p, log_nodes(facts, ranks=measurements.p, nodes=nodes))
+    measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     emit(
         compare(
             measurements,
@@ -565,19 +580,9 @@ def compare_command(
 @nccl_app.command("check")
 def check_command(
     log: Annotated[Path, typer.Argument(metavar="LOG", help="nccl-tests output (text or -J JSON).")],
-    nodes: Annotated[
-        int | None,
-        option("--nodes", help="nNodes, when the log's # Rank lines do not name every rank."),
-    ] = None,
-    ranks: Annotated[
-        int | None,
-        option("--ranks", min=2, help="The ranks, when the log has no # Rank lines and no busbw says."),
-    ] = None,
-    collective: Annotated[
-        str | None,
-        option("--collective", metavar="NAME",
-               help="The collective, when the log does not name its test (all_reduce_perf, ...)."),
-    ] = None,
+    nodes: LogNodes = None,
+    ranks: LogRanks = None,
+    collective: LogCollective = None,
     preset: Preset = None,
     arch: Arch = None,
     channels: Channels = None,
@@ -590,11 +595,7 @@ def check_command(
     collnet: CollNet = False,
     algo: Algo = None,
     proto: Proto = None,
-    nccl_version: Annotated[
-        str | None,
-        option("--nccl-version", metavar="V", panel=_NCCL,
-               help="The NCCL release modelled, 2.30 or 2.21 (default: nearest the log's, else 2.30)."),
-    ] = None,
+    nccl_version: LogVersion = None,
     overheads: OverheadsFile = None,
     as_json: Json = False,
 ) -> None:
@@ -618,7 +619,7 @@ def check_command(
     """
     from costmodel.errors import WrongResults
     from costmodel.nccl.check import check, wrong_only
-    from costmodel.nccl.compare import log_nodes, log_shape
+    from costmodel.nccl.compare import log_shape
 
     measured = _measured(True, overheads)
     try:
@@ -629,14 +630,8 @@ def check_command(
         source = source_line(split_lines(read_log_text(log)))
         emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
         raise typer.Exit(1) from None
-    if measurements.p is None:
-        if ranks is None:
-            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass --ranks R")
-        measurements = measurements.with_p(ranks)
-    elif ranks is not None and ranks != measurements.p:
-        raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
     hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    system = hardware_system(hw, measurements.p, log_nodes(facts, ranks=measurements.p, nodes=nodes))
+    measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
                    overheads=measured)
     emit(result, as_json=as_json)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from costmodel.collectives.multilane import FlexReduceSplit, MultiLaneTransfer, RackTraffic
     from costmodel.collectives.result import Catalog, CostTable, LowerBound
     from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
-    from costmodel.params import LinkParams
+    from costmodel.params import Link
     from costmodel.profiles import ProfileList
     from costmodel.topology import Topology
 
@@ -55,8 +55,20 @@ def _link(link: Any) -> str:
 
 
 def _piecewise(link: Any) -> str:
-    """One line per segment: the sizes it prices and its α, β (γ)."""
-    lines = [f"α, β by message size   [dim]({escape(link.source)})[/dim]"]
+    """One line per segment: the sizes it prices and its α, β (γ), after what they were fitted on."""
+    f = link.fitted
+    if link.by_message and f is not None and f.message_share is not None:
+        share = f.message_share
+        each = "n" if share == 1 else f"n/{share.denominator}" if share.numerator == 1 else f"{share}·n"
+        placed = f"; placed by {f.collective} {f.algorithm}'s messages of {each}"
+        if f.p is not None:
+            placed += f" at p = {f.p}"
+    elif not link.by_message:
+        placed = f"; collective sizes n of {f.collective} {f.algorithm}: it prices {f.algorithm} only"
+    else:
+        placed = ""
+    what = "α, β by message size" if link.by_message else "α, β by collective size"
+    lines = [f"{what}   [dim]({escape(link.source)}{escape(placed)})[/dim]"]
     pieces = link.pieces(0, None)
     for k, (start, end, piece) in enumerate(pieces):
         where = (f"below {_size(end)}" if k == 0 and end is not None else
@@ -73,7 +85,14 @@ def _piecewise(link: Any) -> str:
     return "\n".join(lines)
 
 
-def link_line(link: LinkParams | None) -> str:
+def _has_gamma(link: Any) -> bool:
+    """Whether *link* (or any segment of it) charges for reductions."""
+    if isinstance(link, PiecewiseLink):
+        return any(s.link.gamma_s_per_byte for s in link.segments)
+    return bool(link.gamma_s_per_byte)
+
+
+def link_line(link: Link | None) -> str:
     """The header line (markup) of the link a result was priced on, and where it came from; "" for none."""
     return "" if link is None else _link(link)
 
@@ -84,7 +103,7 @@ def _heading(collective: str, detail: str, meaning: str) -> Text:
 
 @renders("costmodel.collectives.result.CostTable")
 def _(table: CostTable) -> Rendered:
-    gamma = bool(table.link.gamma_s_per_byte)
+    gamma = _has_gamma(table.link)
     numbers = ("time", "× best", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
     columns = [c for c in ("algorithm", *numbers) if gamma or c != "γ part"]
     out = _table(*columns, numeric=numbers, optional=(("α part", "β part", "γ part"), "× bound"))
@@ -131,11 +150,14 @@ def _(x: Crossover) -> Rendered:
                  if point.exact and point.n_bytes.denominator != 1 else "")
         size = format_size(point.n_bytes) if point.exact else f"≈ {format_size(point.n_bytes)}"
         approx = "" if point.exact else " (located numerically)"
+        if point.segment_boundary:
+            lines.extend(_switch(x, point, size=size + exact))
+            continue
         what = ("the tie ends at n = " if before.cheaper is None else
                 "a tie begins at n = " if after.cheaper is None else "crossover at n* = ")
         lines.append(f"{what}[bold]{size}[/bold]{exact}{approx}; both take {format_time(point.time_s)}")
     ties = any(r.cheaper is None for r in x.ranges)
-    if x.relation == "crossover" and ties:
+    if x.relation == "crossover" and (ties or len(x.ranges) > 2):
         for r in x.ranges:
             end = "any larger size" if r.to_bytes is None else format_size(r.to_bytes)
             who = "equal (a tie)" if r.cheaper is None else f"[bold]{r.cheaper}[/bold] is cheaper"
@@ -155,6 +177,16 @@ def _(x: Crossover) -> Rendered:
         lines.append(f"symbolically: {escape(x.symbolic)}")
     body = markup("\n".join(lines))
     return Group(head, markup(_link(x.link)), Text(""), body), x.notes
+
+
+def _switch(x: Crossover, point: Any, *, size: str) -> list[str]:
+    """A switch without a meeting: the two costs on each side of the size where one of them jumps."""
+    at = _size(point.n_bytes)
+    below_a, below_b = point.below_s
+    return [f"switch at n = [bold]{size}[/bold]: a cost jumps there (a message reaches a new segment), "
+            "the costs do not meet",
+            f"  below {at}: {x.a} {format_time(below_a)}, {x.b} {format_time(below_b)}",
+            f"  from {at}: {x.a} {format_time(point.time_s)}, {x.b} {format_time(point.b_time_s)}"]
 
 
 @renders("costmodel.crossovers.CrossoverInP")

@@ -28,7 +28,7 @@ from costmodel.cli.output import emit
 from costmodel.errors import InputError
 
 if TYPE_CHECKING:
-    from costmodel.params import LinkParams
+    from costmodel.params import Link
 
 app = typer.Typer()
 
@@ -60,10 +60,10 @@ def schedule(
     Example: costmodel schedule allreduce hierarchical --level 2:1us:100GB/s --level 2:5us:10GB/s --verify
     """
     from costmodel.cli.options import extra_parameters
-    from costmodel.walkthrough import DEFAULT_SIZE, schedule_report
+    from costmodel.walkthrough import schedule_report
 
     link, link_notes = (None, ()) if level else _link(alpha, beta, bandwidth, gamma, profile,
-                                                       collective=collective, n=size or DEFAULT_SIZE, p=ranks)
+                                                       collective=collective, p=ranks)
     extra = extra_parameters(segments=segments, blocks=blocks)
     if ranks is None and not level:
         _needs_ranks(algorithm)
@@ -86,11 +86,12 @@ def _needs_ranks(algorithm: str) -> None:
 
 
 def _link(alpha: Fraction | None, beta: Fraction | None, bandwidth: Fraction | None,
-          gamma: Fraction | None, profile: str | None, *, collective: str,
-          n: Fraction, p: int | None = None) -> tuple[LinkParams | None, tuple[str, ...]]:
-    """(the link that prices size *n*, its notes) if any part of one was given, else (None, ())."""
+          gamma: Fraction | None, profile: str | None, *,
+          collective: str, p: int | None = None) -> tuple[Link | None, tuple[str, ...]]:
+    """(the link that prices the transfers, its notes) if any part of one was given, else (None, ())."""
     if all(v is None for v in (alpha, beta, bandwidth, gamma, profile)):
         return None, ()
-    from costmodel.params import link_at
+    from costmodel.params import link_notes
 
-    return link_at(link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective), n, p=p)
+    link = link_from_options(alpha, beta, bandwidth, gamma, profile, collective=collective)
+    return link, link_notes(link, p)

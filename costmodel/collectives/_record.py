@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING, Any
 from costmodel.references import Cited
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from costmodel.collectives._math import MathBackend
+    from costmodel.collectives._messages import Message
 
 __all__ = [
     "Algorithm", "Bound", "Coefficient", "Collective", "Constraint", "Extra", "per_rank", "power_of_two",
@@ -91,6 +94,11 @@ class Algorithm:
     ``rounds`` (communication rounds on the critical path) defaults to the
     latency coefficient, since each round pays one start-up α; a record writes
     it only where the two differ.
+
+    ``messages(p, **extra)`` lists the rounds' messages one size at a time
+    (:mod:`costmodel.collectives._messages`), for links whose α and β depend on
+    the message size; ``None`` when every round carries one size, which the
+    coefficients then give (:func:`costmodel.collectives.piecewise.messages`).
     """
 
     collective: str
@@ -106,6 +114,7 @@ class Algorithm:
     constraints: tuple[Constraint, ...] = ()
     extra: tuple[Extra, ...] = ()
     chunks: Coefficient = per_rank
+    messages: Callable[..., Iterable[Message]] | None = None
     schedule: str | None = None
     adapts: str | None = None
     notes: tuple[str, ...] = ()

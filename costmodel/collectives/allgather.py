@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import doubling, folded_doubling, tree
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import BRUCK_1997, CHAN_2007, THAKUR_2005
 
@@ -42,6 +43,7 @@ RECURSIVE_DOUBLING = Algorithm(
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: (p - 1) / p * n,
     constraints=(power_of_two("recursive-doubling-folded"),),
+    messages=doubling,
     schedule="recursive_doubling_allgather",
     source=THAKUR_2005.at("'Allgather'; MPICH allgather_intra_recursive_doubling.c"),
 )
@@ -55,6 +57,7 @@ RECURSIVE_DOUBLING_FOLDED = Algorithm(
     bandwidth=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: (m.pow2(m.flg(p)) - 1 + m.surplus(p) + m.folds(p) * (p - 1)) / p * n,
+    messages=folded_doubling,
     schedule="recursive_doubling_allgather",
     source=THAKUR_2005.at("'Allgather' (non-power-of-two recursive doubling)"),
     notes=(
@@ -77,6 +80,7 @@ BRUCK = Algorithm(
     bandwidth=lambda p, n, m: (p - 1) / p * n,
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: (p - 1) / p * n,
+    messages=tree,
     schedule="bruck_allgather",
     source=BRUCK_1997.at("concatenation algorithm; Thakur et al. 2005 'Allgather'"),
     notes=("any p; the final local rotation of blocks is not charged",),

@@ -18,6 +18,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import Message, folded, halving, survivors
 from costmodel.collectives._record import Algorithm, Bound, Collective, Constraint, Extra, power_of_two
 from costmodel.references import (
     CHAN_2007,
@@ -27,6 +28,13 @@ from costmodel.references import (
 )
 
 __all__ = ["ALGORITHMS", "COLLECTIVE"]
+
+
+def _rabenseifner_folded(p: int) -> tuple[Message, ...]:
+    """Fold in, halve and double on the p′ survivors, send the result back."""
+    q = survivors(p)
+    return tuple(folded(p, (*halving(q), *halving(q, reduce=False)), into=True, back=True))
+
 
 RING = Algorithm(
     collective="allreduce",
@@ -104,6 +112,7 @@ RABENSEIFNER = Algorithm(
     bytes_sent=lambda p, n, m: 2 * (p - 1) / p * n,
     chunks=lambda p, n, m: m.pow2(m.flg(p)),
     constraints=(power_of_two("rabenseifner-folded"),),
+    messages=lambda p: (*halving(p), *halving(p, reduce=False)),
     schedule="rabenseifner_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_reduce_scatter_allgather.c"),
 )
@@ -118,6 +127,7 @@ RABENSEIFNER_FOLDED = Algorithm(
     compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
     bytes_sent=lambda p, n, m: (m.folds(p) + 2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
     chunks=lambda p, n, m: m.pow2(m.flg(p)),
+    messages=_rabenseifner_folded,
     schedule="rabenseifner_allreduce",
     source=THAKUR_2005.at("'Allreduce'; MPICH allreduce_intra_reduce_scatter_allgather.c"),
     notes=(

@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import bruck_alltoall
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import BRUCK_1997, THAKUR_2005
 
@@ -40,6 +41,7 @@ BRUCK = Algorithm(
     bandwidth=lambda p, n, m: m.popsum(p) / p * n,
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: m.popsum(p) / p * n,
+    messages=bruck_alltoall,
     schedule="bruck_alltoall",
     source=BRUCK_1997.at("index algorithm; MPICH alltoall_intra_brucks.c"),
     notes=(

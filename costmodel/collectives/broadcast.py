@@ -14,10 +14,20 @@ References
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+from costmodel.collectives._messages import Message, doubling, folded, halving, survivors, tree
 from costmodel.collectives._record import Algorithm, Bound, Collective, Extra, power_of_two
 from costmodel.references import CHAN_2007, THAKUR_2005
 
 __all__ = ["ALGORITHMS", "COLLECTIVE"]
+
+
+def _scatter_doubling_folded(p: int) -> tuple[Message, ...]:
+    """Scatter and all-gather on the p′ survivors, then the whole vector to each extra rank."""
+    q = survivors(p)
+    return tuple(folded(p, (*halving(q, reduce=False), *doubling(q)), into=False, back=True))
+
 
 BINOMIAL = Algorithm(
     collective="broadcast",
@@ -42,6 +52,7 @@ SCATTER_ALLGATHER = Algorithm(
     bandwidth=lambda p, n, m: 2 * (p - 1) / p * n,
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: 2 * (p - 1) / p * n,
+    messages=lambda p: (*tree(p), Message(Fraction(p - 1), Fraction(1, p))),
     schedule="scatter_allgather_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_scatter_ring_allgather.c"),
     notes=(
@@ -60,6 +71,7 @@ SCATTER_RECURSIVE_DOUBLING = Algorithm(
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: 2 * (p - 1) / p * n,
     constraints=(power_of_two("scatter-recursive-doubling-folded"),),
+    messages=lambda p: (*halving(p, reduce=False), *doubling(p)),
     schedule="scatter_recursive_doubling_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_scatter_recursive_doubling_allgather.c"),
 )
@@ -74,6 +86,7 @@ SCATTER_RECURSIVE_DOUBLING_FOLDED = Algorithm(
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: (2 * (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) + m.folds(p)) * n,
     chunks=lambda p, n, m: m.pow2(m.flg(p)),
+    messages=_scatter_doubling_folded,
     schedule="scatter_recursive_doubling_broadcast",
     source=THAKUR_2005.at("'Broadcast'; MPICH bcast_intra_scatter_recursive_doubling_allgather.c"),
     notes=(

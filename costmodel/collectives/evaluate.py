@@ -20,15 +20,16 @@ from fractions import Fraction
 from functools import cache, lru_cache
 from typing import Any
 
+from costmodel.collectives import piecewise
 from costmodel.collectives._math import EXACT, TEXT, Term
 from costmodel.collectives._record import Algorithm, Coefficient
 from costmodel.collectives._registry import algorithms as registered
 from costmodel.collectives._registry import collective as find_collective
 from costmodel.collectives._registry import record, resolve
-from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound
+from costmodel.collectives.result import AlgorithmCost, CostTable, LowerBound, PricedMessage
 from costmodel.errors import ConstraintError, InputError
-from costmodel.params import Link, LinkParams, link_at
-from costmodel.units import format_size, parse_size
+from costmodel.params import Link, LinkParams, PiecewiseLink, link_notes
+from costmodel.units import format_size, format_time, parse_size
 from costmodel.validate import positive, whole
 
 __all__ = [
@@ -43,8 +44,12 @@ __all__ = [
     "coefficient_text",
     "compare",
     "cost",
+    "cost_breaks",
+    "line_from",
     "linear_terms",
+    "placed",
     "price",
+    "terms_at",
     "text_formula",
     "time_at",
     "tuned",
@@ -183,6 +188,17 @@ def _best_integer(at: Any, upper: int) -> int:
     return min({1, upper, *near}, key=lambda k: (at(k), k))
 
 
+def _tune_on(algo: Algorithm, p: int, n: Any, link: Link, given: Mapping[str, int], *,
+             below: bool = False) -> dict[str, int]:
+    """:func:`_tune` on either kind of link (a piecewise one prices exactly, message by message)."""
+    if isinstance(link, PiecewiseLink) and link.by_message:
+        size = Fraction(n) if isinstance(n, (int, Fraction)) else n
+        return piecewise.tune(algo, p, size, link, check_given(algo, p, n, given), below=below)
+    if isinstance(link, PiecewiseLink):
+        raise InputError(f"{link.source}: its segments are collective sizes; it prices sizes one at a time")
+    return _tune(algo, p, n, _rates(link, exact=isinstance(n, Fraction)), given)
+
+
 def _tune(algo: Algorithm, p: int, n: Any, rates: Rates, given: Mapping[str, int]) -> dict[str, int]:
     """The extra parameters: those given (validated), the rest the best integers."""
     chosen: dict[str, int] = check_given(algo, p, n, given)
@@ -251,8 +267,10 @@ def cost(
         ``"64MiB"``); its meaning depends on the collective (see
         ``Collective.meaning_of_n``).
     link : LinkParams or PiecewiseLink
-        α, β and γ; a piecewise link prices n with the segment that covers it
-        (its notes join the result's).
+        α, β and γ; a piecewise link prices every message on the critical path
+        with the segment that covers the message's size (see
+        :mod:`costmodel.collectives.piecewise`; its notes join the result's,
+        with one saying which segments priced which messages).
     extra : mapping, optional
         Fixed values of extra parameters (``{"segments": 8}``); the others are
         chosen to minimise the cost.
@@ -285,9 +303,9 @@ def cost(
     Fraction(12, 1)
     """
     size = check_size(n)
-    priced, notes = link_at(link, size, p=p)
-    result = price(collective, algorithm, p=p, n=size, link=priced, extra=extra, whole_bytes=whole_bytes,
+    result = price(collective, algorithm, p=p, n=size, link=link, extra=extra, whole_bytes=whole_bytes,
                    chunk_note=chunk_note)
+    notes = link_notes(link, p)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
@@ -297,12 +315,12 @@ def price(
     *,
     p: int,
     n: Any,
-    link: LinkParams,
+    link: Link,
     extra: Mapping[str, int] | None = None,
     whole_bytes: bool = False,
     chunk_note: bool = True,
 ) -> AlgorithmCost:
-    """:func:`cost` at any size n ≥ 0, for the phases of composite algorithms.
+    """:func:`cost` at any size n ≥ 0, for the phases of composite algorithms (without the link's notes).
 
     A phase of a hierarchical all-reduce carries a share of the user's n, which
     may be below one byte; only the user's own size must be at least 1 B.
@@ -311,6 +329,7 @@ def price(
     algo = algorithm if isinstance(algorithm, Algorithm) else resolve(spec.name, algorithm)
     check_extra(spec.name, [algo], extra)
     size = parse_size(n)
+    link = placed(link)
     lower = _bound(spec.name, check_ranks(p), size, link)
     return _cost(algo, p, n=size, link=link, given=dict(extra or {}), bound_s=lower.time_s,
                  whole_bytes=whole_bytes, chunk_note=chunk_note)
@@ -352,17 +371,30 @@ def _chunk_note(n: Fraction, details: Sequence[str], whole_bytes: bool) -> tuple
             "equal fractional ones; whole_bytes=True prices every chunk at the largest",)
 
 
-def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapping[str, int],
+def _cost(algo: Algorithm, p: int, *, n: Fraction, link: Link, given: Mapping[str, int],
           bound_s: Fraction, whole_bytes: bool = False, chunk_note: bool = True,
           at_p: tuple[Algorithm, tuple[str, ...]] | None = None) -> AlgorithmCost:
     """*algo*'s cost at validated values; *at_p* is :func:`applicable`'s answer where already known."""
     _whole(n, whole_bytes)
+    asked = algo
     algo, notes = applicable(algo, p) if at_p is None else at_p
-    params = _tune(algo, p, n, _rates(link), given)
+    if isinstance(link, PiecewiseLink):
+        piecewise.check(link, asked, algo)
+        if not link.by_message:
+            return _cost_by_n(algo, p, n=n, link=link, given=given, bound_s=bound_s, whole_bytes=whole_bytes,
+                              chunk_note=chunk_note, notes=notes)
+    params = _tune_on(algo, p, n, link, given)
     extra = _values(algo, params)
     units, priced, detail = _chunking(algo, p, n, extra, whole_bytes)
-    lat = _coefficient(algo.latency, p, n, extra)
-    bw, comp = (_coefficient(f, p, priced, extra) for f in (algo.bandwidth, algo.compute))
+    if isinstance(link, PiecewiseLink):
+        latency_s, bandwidth_s, compute_s = piecewise.terms(algo, p, priced, link, extra)
+        used = _priced_messages(algo, p, priced, link, extra)
+    else:
+        lat = _coefficient(algo.latency, p, n, extra)
+        bw, comp = (_coefficient(f, p, priced, extra) for f in (algo.bandwidth, algo.compute))
+        latency_s, bandwidth_s = lat * link.alpha_s, bw * link.beta_s_per_byte
+        compute_s = comp * link.gamma_s_per_byte
+        used = ()
     rounds = _coefficient(algo.rounds or algo.latency, p, n, extra)
     for e in algo.extra:
         how = "given" if e.name in given else "the integer that minimises the cost"
@@ -371,11 +403,15 @@ def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapp
         notes += (f"{algo.name}: {e.symbol} = {params[e.name]} {e.name} ({e.description}; {how})",)
     if chunk_note:
         notes += _chunk_note(n, [detail] if detail else [], whole_bytes)
+    if isinstance(link, PiecewiseLink):
+        notes += (_segments_note(algo.name, used),)
+        total = latency_s + bandwidth_s + compute_s
+        notes += _boundary_note(algo, p, n=n, link=link, given=given, time_s=total, used=used)
     return AlgorithmCost(
         algorithm=algo.name,
-        latency_s=lat * link.alpha_s,
-        bandwidth_s=bw * link.beta_s_per_byte,
-        compute_s=comp * link.gamma_s_per_byte,
+        latency_s=latency_s,
+        bandwidth_s=bandwidth_s,
+        compute_s=compute_s,
         rounds=int(rounds),
         bytes_sent_per_rank=_coefficient(algo.bytes_sent, p, priced, extra),
         chunks=int(units),
@@ -384,7 +420,97 @@ def _cost(algo: Algorithm, p: int, *, n: Fraction, link: LinkParams, given: Mapp
         bound_s=bound_s,
         parameters=params,
         notes=notes,
+        messages=used,
     )
+
+
+def _priced_messages(algo: Algorithm, p: int, n: Fraction, link: PiecewiseLink,
+                     extra: Mapping[str, Any]) -> tuple[PricedMessage, ...]:
+    """Every message of *algo* at n with the segment that priced it (numbered from 1)."""
+    out = []
+    for m in piecewise.messages(algo, p, extra):
+        piece = link.message(m.share * n, reduce=m.reduce)
+        out.append(PricedMessage(count=m.count, message_bytes=m.share * n, reduce=m.reduce,
+                                 segment=piece.segment + 1, padded_bytes=piece.padded_bytes))
+    return tuple(out)
+
+
+def _segments_note(name: str, used: Sequence[PricedMessage]) -> str:
+    """Which segment priced which messages, in words: "ring: 30 messages of 4.096 kB on segment 2"."""
+    groups: dict[tuple[int, Fraction | None], list[PricedMessage]] = {}
+    for m in used:
+        groups.setdefault((m.segment, m.padded_bytes), []).append(m)
+    parts = []
+    for (segment, padded), ms in sorted(groups.items(), key=lambda g: min(m.message_bytes for m in g[1])):
+        count = sum(m.count for m in ms)
+        sizes = sorted({m.message_bytes for m in ms})
+        size = " to ".join(_size_text(x) for x in (sizes[0], sizes[-1])[:len(sizes)])
+        what = f"{count} message{'s' if count != 1 else ''} of {size}"
+        how = (f"on segment {segment}" if padded is None else
+               f"priced as {_size_text(padded)} on segment {segment}, which costs less")
+        parts.append(f"{what} {how}")
+    return f"{name}: " + "; ".join(parts)
+
+
+def _size_text(n: Fraction) -> str:
+    return format_size(n).split(" = ")[0]
+
+
+def _boundary_note(algo: Algorithm, p: int, *, n: Fraction, link: PiecewiseLink, given: Mapping[str, int],
+                   time_s: Fraction, used: Sequence[PricedMessage]) -> tuple[str, ...]:
+    """A note when n puts one of *algo*'s messages on the first size of a segment and the cost jumps there:
+    the cost just below n and at n."""
+    starts = {s.from_bytes: k for k, s in enumerate(link.segments) if k}
+    on = sorted({(m.message_bytes, starts[m.message_bytes]) for m in used if m.message_bytes in starts})
+    if not on:
+        return ()
+    below = time_at(algo, p, n, link, given, below=True)
+    if below == time_s:
+        return ()
+    which = ", ".join(f"{_size_text(b)} start segment {k + 1}" for b, k in on)
+    return (f"{algo.name}: n = {_size_text(n)} sits on a segment boundary (its messages of {which}): just "
+            f"below n it costs {format_time(below)}, at n {format_time(time_s)}",)
+
+
+def _cost_by_n(algo: Algorithm, p: int, *, n: Fraction, link: PiecewiseLink, given: Mapping[str, int],
+               bound_s: Fraction, whole_bytes: bool, chunk_note: bool,
+               notes: tuple[str, ...]) -> AlgorithmCost:
+    """:func:`_cost` on a link of collective sizes: the segment of n, or a later segment's first size when
+    that costs less (a larger collective never costs less)."""
+    segment, size = _by_n(algo, p, n, link, given)
+    own = _cost(algo, p, n=n, link=link.at(n), given=given, bound_s=bound_s, whole_bytes=whole_bytes,
+                chunk_note=chunk_note, at_p=(algo, notes))
+    k = link.index(n)
+    if size != n:
+        larger = _cost(algo, p, n=size, link=link.at(size), given=given, bound_s=bound_s, at_p=(algo, ()))
+        own = dataclasses.replace(
+            own, latency_s=larger.latency_s, bandwidth_s=larger.bandwidth_s, compute_s=larger.compute_s,
+            parameters=larger.parameters,
+            notes=(*own.notes, f"{algo.name}: priced as n = {_size_text(size)} on segment {segment + 1}, "
+                               f"which costs less than segment {k + 1}'s line at n"))
+    notes = (f"{algo.name}: priced by the segment of n: segment {segment + 1}",)
+    if k and n == link.segments[k].from_bytes:
+        below = time_at(algo, p, n, link, given, below=True)
+        if below != own.time_s:
+            notes += (f"{algo.name}: n = {_size_text(n)} sits on a segment boundary (segment {k + 1} starts "
+                      f"there): just below n it costs {format_time(below)}, at n {format_time(own.time_s)}",)
+    return dataclasses.replace(own, notes=own.notes + notes)
+
+
+def _by_n(algo: Algorithm, p: int, n: Fraction, link: PiecewiseLink, given: Mapping[str, int], *,
+          below: bool = False) -> tuple[int, Fraction]:
+    """(segment, size): *algo* at n on a link of collective sizes costs what it costs at that size on
+    that segment: n on its own segment, or the first size of a later one that costs less."""
+    k = link.index(n)
+    if below and k and n == link.segments[k].from_bytes:
+        k -= 1
+    best = (time_at(algo, p, n, link.segments[k].link, given), k, n)
+    for j in range(k + 1, len(link.segments)):
+        start = link.segments[j].from_bytes
+        t = time_at(algo, p, start, link.segments[j].link, given)
+        if t < best[0]:
+            best = (t, j, start)
+    return best[1], best[2]
 
 
 def compare(
@@ -415,9 +541,13 @@ def compare(
     p = check_ranks(p)
     size = check_size(n)
     _whole(size, whole_bytes)
+    link = placed(link)
     chosen, known, skipped = _choose(spec.name, algorithms, p=p)
+    if isinstance(link, PiecewiseLink) and not algorithms:
+        chosen, refused = _priceable(chosen, known, link)
+        skipped += refused
     given = check_extra(spec.name, chosen, extra)
-    link, link_notes = link_at(link, size, p=p)
+    notes_of_link = link_notes(link, p)
     lower = _bound(spec.name, p, size, link)
     at_p = [known.get(a.name) or applicable(a, p) for a in chosen]
     results = sorted(
@@ -426,11 +556,25 @@ def compare(
         key=lambda r: (r.time_s, r.algorithm),
     )
     details = [d for a, _ in at_p if (d := _detail(a, p, size, results)) is not None]
-    skipped += _chunk_note(size, details, whole_bytes) + link_notes
+    skipped += _chunk_note(size, details, whole_bytes) + notes_of_link
     return CostTable(
         collective=spec.name, p=p, n_bytes=size, link=link, meaning_of_n=spec.meaning_of_n,
         results=tuple(results), bound=lower, notes=skipped, whole_bytes=whole_bytes,
     )
+
+
+def placed(link: Link) -> Link:
+    """*link* as the pricing functions use it: a piecewise one with its segments placed by message size
+    (:func:`costmodel.collectives.piecewise.placed`), any other as it is."""
+    return piecewise.placed(link) if isinstance(link, PiecewiseLink) else link
+
+
+def _priceable(chosen: list[Algorithm], known: Mapping[str, tuple[Algorithm, tuple[str, ...]]],
+               link: PiecewiseLink) -> tuple[list[Algorithm], tuple[str, ...]]:
+    """The default list's algorithms *link* can price, and a note naming those left out."""
+    kept = [a for a in chosen if link.refuses(a.name, known[a.name][0].name) is None]
+    out = [a.name for a in chosen if a not in kept]
+    return kept, ((f"{', '.join(out)} left out: {link.only()}",) if out else ())
 
 
 def _detail(at_p: Algorithm, p: int, n: Fraction, results: Sequence[AlgorithmCost]) -> str | None:
@@ -493,21 +637,28 @@ def bound(collective: str, *, p: int, n: Any, link: Link) -> LowerBound:
     (Fraction(1, 50000), Fraction(1536, 9765625))
     """
     size = check_size(n)
-    priced, notes = link_at(link, size, p=p)
-    result = _bound(collective, check_ranks(p), size, priced)
+    result = _bound(collective, check_ranks(p), size, placed(link))
+    notes = link_notes(link, p)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
-def _bound(collective: str, p: int, size: Fraction, link: LinkParams) -> LowerBound:
+def _bound(collective: str, p: int, size: Fraction, link: Link) -> LowerBound:
+    """The bound on *link*; on a piecewise one with the smallest α, β and γ of its segments, since every
+    message costs at least that much whatever its size."""
     spec = find_collective(collective)
     b = spec.bound
+    notes = b.notes
+    if isinstance(link, PiecewiseLink):
+        link = link.lowest()
+        notes += ("the link's α, β and γ depend on the message size: each term is bounded with the smallest "
+                  "of its segments'",)
     lat, bw, comp = (_coefficient(f, p, size, {}) for f in (b.latency, b.bandwidth, b.compute))
     text = bound_text(spec.name)
     return LowerBound(
         collective=spec.name, p=p, n_bytes=size, link=link,
         latency_s=lat * link.alpha_s, bandwidth_s=bw * link.beta_s_per_byte,
         compute_s=comp * link.gamma_s_per_byte, formula=str(text),
-        meaning_of_n=spec.meaning_of_n, source=b.source, notes=b.notes,
+        meaning_of_n=spec.meaning_of_n, source=b.source, notes=notes,
     )
 
 
@@ -538,23 +689,101 @@ def linear_terms(algo: Algorithm, p: int, link: LinkParams,
     return a, _time(algo, p, Fraction(1), _rates(link), values) - a
 
 
-def time_at(algo: Algorithm, p: int, n: Any, link: LinkParams,
-            extra: Mapping[str, int] | None = None, *, exact: bool = True) -> Any:
+def time_at(algo: Algorithm, p: int, n: Any, link: Link,
+            extra: Mapping[str, int] | None = None, *, exact: bool = True, below: bool = False) -> Any:
     """The time of *algo* at (p, n), tuning free extra parameters.
 
     Exact (a Fraction) by default; with ``exact=False`` *n* and the link are
-    floats, for scans that only need signs and are refined exactly afterwards.
+    floats, for scans that only need signs and are refined exactly afterwards
+    (a piecewise link is priced exactly, then rounded).  *below* (piecewise links
+    only) gives the limit of the time as the size rises to *n*: where the cost
+    jumps at n, its value just below.
     """
+    asked = algo
     algo, _ = applicable(algo, p)
+    given = dict(extra or {})
+    if isinstance(link, PiecewiseLink):
+        link = piecewise.placed(link)
+        piecewise.check(link, asked, algo)
+        size = Fraction(n)
+        if not link.by_message:
+            segment, at = _by_n(algo, p, size, link, given, below=below)
+            return time_at(algo, p, at, link.segments[segment].link, given, exact=exact)
+        if not exact:
+            params = _tune_on(algo, p, float(n), link, given, below=below)
+            return piecewise.time_float(algo, p, float(n), link, _values(algo, params), below=below)
+        params = _tune_on(algo, p, size, link, given, below=below)
+        return sum(piecewise.terms(algo, p, size, link, _values(algo, params), below=below), Fraction(0))
     n = Fraction(n) if exact else float(n)
     rates = _rates(link, exact=exact)
-    params = _tune(algo, p, n, rates, dict(extra or {}))
+    params = _tune(algo, p, n, rates, given)
     return _time(algo, p, n, rates, _values(algo, params))
 
 
-def tuned(algo: Algorithm, p: int, n: Any, link: LinkParams,
+def terms_at(algo: Algorithm, p: int, n: Fraction, link: Link,
+             extra: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction, Fraction]:
+    """(latency, bandwidth, compute) of *algo* at (p, n), exactly, tuning free extra parameters."""
+    asked = algo
+    algo, _ = applicable(algo, p)
+    given = dict(extra or {})
+    if isinstance(link, PiecewiseLink):
+        link = piecewise.placed(link)
+        piecewise.check(link, asked, algo)
+        if not link.by_message:
+            segment, size = _by_n(algo, p, n, link, given)
+            return terms_at(algo, p, size, link.segments[segment].link, given)
+        return piecewise.terms(algo, p, n, link, _values(algo, _tune_on(algo, p, n, link, given)))
+    values = _values(algo, _tune(algo, p, n, _rates(link), given))
+    lat, bw, comp = (_coefficient(f, p, n, values) for f in (algo.latency, algo.bandwidth, algo.compute))
+    return lat * link.alpha_s, bw * link.beta_s_per_byte, comp * link.gamma_s_per_byte
+
+
+def tuned(algo: Algorithm, p: int, n: Any, link: Link,
           extra: Mapping[str, int] | None = None) -> dict[str, int]:
     """The extra parameters *algo* runs with at (p, n): given ones, else the best integers."""
     algo, _ = applicable(algo, p)
+    if isinstance(link, PiecewiseLink):
+        return _tune_on(algo, p, Fraction(n), piecewise.placed(link), dict(extra or {}))
     return _tune(algo, p, Fraction(n), _rates(link), dict(extra or {}))
 
+
+def line_from(algo: Algorithm, p: int, n: Any, link: Link,
+              extra: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction]:
+    """(A, B): the time is A + B·x for x from *n* up to the next of :func:`cost_breaks` (on one link, for
+    every x).  Every extra parameter must be given.
+
+    Raises
+    ------
+    InputError
+        When a free parameter is not given (its cost is not one line), or the link's segments are collective
+        sizes (which price one algorithm only, size by size).
+    """
+    asked = algo
+    algo, _ = applicable(algo, p)
+    given = dict(extra or {})
+    missing = [e.name for e in algo.extra if e.name not in given]
+    if missing:
+        raise InputError(f"{algo.name}: its cost is one line in n only for fixed {', '.join(missing)}")
+    if not isinstance(link, PiecewiseLink):
+        terms = linear_terms(algo, p, link, given)
+        assert terms is not None  # every parameter is given
+        return terms
+    link = piecewise.placed(link)
+    piecewise.check(link, asked, algo)
+    if not link.by_message:
+        raise InputError(f"{link.source}: its segments are collective sizes of one algorithm; it prices "
+                         "sizes one at a time")
+    return piecewise.line(algo, p, Fraction(n), link, _values(algo, given))
+
+
+def cost_breaks(algo: Algorithm, p: int, *, link: Link, extra: Mapping[str, int] | None, lo: Fraction,
+                hi: Fraction | None) -> list[Fraction]:
+    """The sizes in (*lo*, *hi*) where *algo*'s cost (every extra given) may change line or jump: none on
+    one link; on a piecewise one, where one of its messages reaches a new piece of the link's prices."""
+    if not isinstance(link, PiecewiseLink):
+        return []
+    algo, _ = applicable(algo, p)
+    link = piecewise.placed(link)
+    if not link.by_message:
+        return []
+    return piecewise.breaks(algo, p, link=link, values=_values(algo, dict(extra or {})), lo=lo, hi=hi)

@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import tree
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import CHAN_2007, THAKUR_2005
 
@@ -29,6 +30,7 @@ BINOMIAL = Algorithm(
     bytes_sent=lambda p, n, m: (
         m.max(p - m.pow2(m.clg(p) - 1), m.pow2(m.clg(p) - 2)) / p * n
     ),
+    messages=tree,
     schedule="binomial_gather",
     source=THAKUR_2005.at("MPICH gather_intra_binomial.c"),
     notes=(

@@ -15,10 +15,18 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import Message, doubling, folded, halving, survivors
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import CHAN_2007, RABENSEIFNER_2004, THAKUR_2005
 
 __all__ = ["ALGORITHMS", "COLLECTIVE"]
+
+
+def _rabenseifner_folded(p: int) -> tuple[Message, ...]:
+    """Fold in, then halve and gather on the p′ survivors."""
+    q = survivors(p)
+    return tuple(folded(p, (*halving(q), *doubling(q)), into=True, back=False))
+
 
 BINOMIAL = Algorithm(
     collective="reduce",
@@ -45,6 +53,7 @@ RABENSEIFNER = Algorithm(
     bytes_sent=lambda p, n, m: (p - 1) / p * n + n / 2,
     chunks=lambda p, n, m: m.pow2(m.flg(p)),
     constraints=(power_of_two("rabenseifner-folded"),),
+    messages=lambda p: (*halving(p), *doubling(p)),
     schedule="rabenseifner_reduce",
     source=RABENSEIFNER_2004.at("reduce-scatter then gather; MPICH reduce_intra_reduce_scatter_gather.c"),
 )
@@ -59,6 +68,7 @@ RABENSEIFNER_FOLDED = Algorithm(
     compute=lambda p, n, m: (m.folds(p) + (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p))) * n,
     bytes_sent=lambda p, n, m: (m.pow2(m.flg(p)) - 1) / m.pow2(m.flg(p)) * n + n / 2,
     chunks=lambda p, n, m: m.pow2(m.flg(p)),
+    messages=_rabenseifner_folded,
     schedule="rabenseifner_reduce",
     source=THAKUR_2005.at("'Reduce'; MPICH reduce_intra_reduce_scatter_gather.c"),
     notes=(

@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import folded_halving, halving
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import CHAN_2007, THAKUR_2005
 
@@ -44,6 +45,7 @@ RECURSIVE_HALVING = Algorithm(
     compute=lambda p, n, m: (p - 1) / p * n,
     bytes_sent=lambda p, n, m: (p - 1) / p * n,
     constraints=(power_of_two("recursive-halving-folded"),),
+    messages=halving,
     schedule="recursive_halving_reduce_scatter",
     source=THAKUR_2005.at("'Reduce-Scatter'; MPICH reduce_scatter_intra_recursive_halving.c"),
 )
@@ -57,6 +59,7 @@ RECURSIVE_HALVING_FOLDED = Algorithm(
     bandwidth=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p) + m.folds(p)) / p * n,
     compute=lambda p, n, m: m.folds(p) * n + (m.pow2(m.flg(p)) - 1 + m.surplus(p)) / p * n,
     bytes_sent=lambda p, n, m: (p - 1 + m.folds(p)) / p * n,
+    messages=folded_halving,
     schedule="recursive_halving_reduce_scatter",
     source=THAKUR_2005.at("'Reduce-Scatter'; MPICH reduce_scatter_intra_recursive_halving.c"),
     notes=(

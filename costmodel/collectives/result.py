@@ -11,10 +11,11 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel._json import JSONFields, real, to_json_dict
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams
 from costmodel.references import Cited
 
-__all__ = ["AlgorithmCost", "Catalog", "CatalogEntry", "CostTable", "LowerBound", "times_slower"]
+__all__ = ["AlgorithmCost", "Catalog", "CatalogEntry", "CostTable", "LowerBound", "PricedMessage",
+           "times_slower"]
 
 
 def times_slower(time_s: Fraction, fastest_s: Fraction) -> Fraction | None:
@@ -50,6 +51,19 @@ class LowerBound:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PricedMessage(JSONFields):
+    """``count`` rounds of one message of ``message_bytes`` on a piecewise link, priced by ``segment``
+    (from 1): by its line at ``padded_bytes`` when that later segment's first size costs less than the
+    message on its own segment (``None``: at its own size)."""
+
+    count: Fraction
+    message_bytes: Fraction
+    reduce: bool
+    segment: int
+    padded_bytes: Fraction | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlgorithmCost:
     """Modelled time of one algorithm at one point (p, n, link); seconds and bytes."""
 
@@ -65,6 +79,8 @@ class AlgorithmCost:
     notes: tuple[str, ...] = ()
     chunks: int | None = None
     chunk_bytes: Fraction | None = None
+    messages: tuple[PricedMessage, ...] = ()
+    """On a piecewise link: every message on the critical path and the segment that priced it."""
 
     @property
     def time_s(self) -> Fraction:
@@ -78,7 +94,7 @@ class AlgorithmCost:
     def to_dict(self) -> dict[str, object]:
         return to_json_dict(self, ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
                                    "bytes_sent_per_rank", "bound_ratio", "parameters", "chunks",
-                                   "chunk_bytes", "formula", "notes"))
+                                   "chunk_bytes", "formula", "messages", "notes"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +104,7 @@ class CostTable:
     collective: str
     p: int
     n_bytes: Fraction
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     results: tuple[AlgorithmCost, ...]
     bound: LowerBound

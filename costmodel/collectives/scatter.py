@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collectives._messages import tree
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import CHAN_2007, THAKUR_2005
 
@@ -27,6 +28,7 @@ BINOMIAL = Algorithm(
     bandwidth=lambda p, n, m: (p - 1) / p * n,
     compute=lambda p, n, m: 0,
     bytes_sent=lambda p, n, m: (p - 1) / p * n,
+    messages=tree,
     schedule="binomial_scatter",
     source=THAKUR_2005.at("MPICH scatter_intra_binomial.c"),
 )

@@ -15,7 +15,7 @@ from typing import Any
 
 from costmodel._json import real, to_json_dict
 from costmodel.collectives.evaluate import compare
-from costmodel.params import Link, LinkParams
+from costmodel.params import Link
 from costmodel.plots._figure import HATCHES, check_output, figure_style, link_caption, save, size_label
 
 __all__ = ["Breakdown", "BreakdownBar", "draw_breakdown", "time_breakdown"]
@@ -54,7 +54,7 @@ class Breakdown:
     collective: str
     p: int
     n_bytes: Fraction
-    link: LinkParams
+    link: Link
     meaning_of_n: str
     bars: tuple[BreakdownBar, ...]
     notes: tuple[str, ...] = ()

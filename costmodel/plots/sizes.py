@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from costmodel._json import MeasuredFields, real, to_json_dict
+from costmodel.collectives import piecewise
 from costmodel.collectives._registry import collective as find_collective
-from costmodel.collectives.evaluate import check_ranks, choose, time_at
+from costmodel.collectives.evaluate import applicable, check_ranks, choose, time_at
 from costmodel.crossovers import crossover
-from costmodel.params import Link, PiecewiseLink, link_at
+from costmodel.params import Link, PiecewiseLink
 from costmodel.plots._figure import (
     LINESTYLES,
     MARKERS,
@@ -89,7 +90,8 @@ class TimePlot:
     crossovers: tuple[CrossoverMark, ...]
     notes: tuple[str, ...] = ()
     segment_starts: tuple[Fraction, ...] = ()
-    """Where a piecewise link starts a new segment, inside the range: the curves may step there."""
+    """Inside the range, the sizes n where the algorithm a calibrated link was fitted on reaches its next
+    segment (the profile's ``from_bytes``); every other curve steps where its own messages do."""
 
     @property
     def title(self) -> str:
@@ -150,6 +152,13 @@ def time_plot(
     lo, hi = parse_size(min_bytes), parse_size(max_bytes)
     grid = size_grid(lo, hi, per_octave=_PER_OCTAVE)
     chosen, skipped = choose(spec.name, algorithms, p=p)
+    if isinstance(link, PiecewiseLink):
+        link = piecewise.placed(link)
+    if isinstance(link, PiecewiseLink) and not algorithms:
+        refused = [a.name for a in chosen if link.refuses(a.name, applicable(a, p)[0].name)]
+        if refused:
+            skipped += (f"{', '.join(refused)} left out: {link.only()}",)
+        chosen = [a for a in chosen if a.name not in refused]
     names = [a.name for a in chosen]
     frame = sweep(spec.name, names, p=[p], n=list(grid), link=link).loc[p]
     series = tuple(Series(algorithm=a.name, short=short_name(a), n_bytes=grid,
@@ -161,9 +170,8 @@ def time_plot(
         notes.extend(found.notes)
         for point in found.crossovers:
             if point.segment_boundary or not lo <= point.n_bytes <= hi:
-                continue  # a step of the link is drawn as the segment's start, not as a crossover
-            at = link_at(link, point.n_bytes)[0]
-            times = [time_at(c, p, point.n_bytes, at) for c in chosen]
+                continue  # a cost jumping past another (a message reaching a new segment) is no crossover
+            times = [time_at(c, p, point.n_bytes, link) for c in chosen]
             slack = 0 if point.exact else Fraction(1, 10**9) * point.time_s
             marks.append(CrossoverMark(
                 a=a.name, b=b.name, label=f"{short_name(a)} × {short_name(b)}: {'' if point.exact else '≈ '}"
@@ -171,11 +179,22 @@ def time_plot(
                 n_bytes=point.n_bytes, time_s=point.time_s, exact=point.exact,
                 best=point.time_s <= min(times) + slack))
     marks.sort(key=lambda m: (m.n_bytes, m.a, m.b))
-    starts = tuple(seg.from_bytes for seg in link.segments[1:] if lo < seg.from_bytes < hi) \
-        if isinstance(link, PiecewiseLink) else ()
+    starts = _fit_starts(link, lo, hi)
     return TimePlot(collective=spec.name, p=p, link=link, meaning_of_n=spec.meaning_of_n, min_bytes=lo,
                     max_bytes=hi, series=series, crossovers=tuple(marks), notes=tuple(dict.fromkeys(notes)),
                     segment_starts=starts)
+
+
+def _fit_starts(link: Link, lo: Fraction, hi: Fraction) -> tuple[Fraction, ...]:
+    """The collective sizes where the fitted algorithm's messages start segment 2, 3, ... (in the range)."""
+    if not isinstance(link, PiecewiseLink):
+        return ()
+    link = piecewise.placed(link)
+    share = link.fitted.message_share if link.fitted is not None else None
+    if link.by_message and share is None:
+        return ()  # segments of message sizes, not fitted on one algorithm
+    starts = (s.from_bytes / share if share is not None else s.from_bytes for s in link.segments[1:])
+    return tuple(n for n in starts if lo < n < hi)
 
 
 def _label_place(point: Any, taken: list[Any], chars: int) -> tuple[tuple[int, int], str]:

@@ -74,9 +74,12 @@ other collective measured has its own ``[collective.NAME]`` table with its
     from_bytes = 8
     ...
 
-Segment k prices every size from its ``from_bytes`` up to the next segment's
-(the first every smaller size too, the last every larger one): see
-:class:`costmodel.params.PiecewiseLink`.  ``[link]`` stays the one-line summary:
+Segment k covers every size from its ``from_bytes`` up to the next segment's
+(the first every smaller size too, the last every larger one).  The sizes are
+the fitted algorithm's n; the pricing functions place them by the size of its
+messages (b/a·n, a ring's n/p) and price every algorithm's messages by their
+own sizes: see :class:`costmodel.params.PiecewiseLink` and
+:mod:`costmodel.collectives.piecewise`.  ``[link]`` stays the one-line summary:
 α of the small messages, β of the large.
 """
 
@@ -91,7 +94,7 @@ from typing import Any
 
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, ParseError, UnknownNameError
-from costmodel.params import LinkParams, LinkSegment, PiecewiseLink, combine_link
+from costmodel.params import FittedOn, LinkParams, LinkSegment, PiecewiseLink, combine_link
 from costmodel.references import CITATIONS
 from costmodel.renames import resolve
 from costmodel.tomlfile import loads
@@ -176,7 +179,9 @@ class Profile:
 
         The collective's own table when it was measured; else the first (the one
         ``[link]`` summarises), with a note that the other collectives are
-        priced approximately.
+        priced approximately.  The segments are the fit's collective sizes
+        (``sizes="n"``) with what they were fitted on; the pricing functions
+        place them by message size (:func:`costmodel.collectives.piecewise.placed`).
         """
         if not self.fits:
             return None
@@ -194,9 +199,11 @@ class Profile:
                          f"{'s' if count > 1 else ''} (load_profile('{where}') lists them)")
         summary = self.link if self.link is not None else replace(
             chosen.segments[0].link, beta_s_per_byte=chosen.segments[-1].link.beta_s_per_byte)
-        return PiecewiseLink(segments=chosen.segments, summary=summary,
-                             source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes),
-                             fitted_p=chosen.p)
+        fitted = FittedOn(collective=chosen.collective, algorithm=chosen.algorithm, p=chosen.p,
+                          latency_coefficient=chosen.latency_coefficient,
+                          bandwidth_coefficient=chosen.bandwidth_coefficient)
+        return PiecewiseLink(segments=chosen.segments, summary=summary, sizes="n", fitted=fitted,
+                             source=f"profile {self.name}, {chosen.collective} fit", notes=tuple(notes))
 
     def to_dict(self) -> dict[str, object]:
         return {**to_json_dict(self, ("name", "title", "source")),

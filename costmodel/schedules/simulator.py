@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from costmodel._json import real, to_json_dict
-from costmodel.params import LinkParams
+from costmodel.params import LinkParams, PiecewiseLink
 from costmodel.schedules.model import Schedule
 
 __all__ = ["Simulation", "simulate"]
@@ -60,13 +60,15 @@ class Simulation:
                 "bytes_received_per_rank": real(max(self.bytes_received))}
 
 
-def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
+def simulate(schedule: Schedule, *, n: Any, link: LinkParams | PiecewiseLink | None = None,
              levels: tuple[LinkParams, ...] = (), level_of: LevelOf | None = None,
              whole_bytes: bool = False) -> Simulation:
     """The cost of *schedule* for an n-byte message, exactly.
 
     Give either one *link* for every transfer, or *levels* (α, β, γ per level)
-    with *level_of* to say which level each transfer crosses.
+    with *level_of* to say which level each transfer crosses.  A piecewise
+    *link* (segments of message sizes) prices every transfer by the size of its
+    message (:meth:`~costmodel.params.PiecewiseLink.for_message`).
 
     By default every chunk is n/units bytes (the continuous model).  With
     *whole_bytes* (n a whole number of bytes, one *link*) the chunks are
@@ -84,14 +86,17 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
     (6, Fraction(150000000, 1))
     """
     size = Fraction(n)
-    if link is not None:
-        levels, level_of = (link,), None
-    if not levels:
-        raise ValueError("simulate needs a link or levels")
+    if isinstance(link, PiecewiseLink) and not link.by_message:
+        raise ValueError("a piecewise link prices transfers by message size: place its segments first")
     if whole_bytes:
         if size.denominator != 1 or link is None:
             raise ValueError("whole-byte chunks need a whole number of bytes and one link")
         return _simulate_whole(schedule, int(size), link)
+    by_size = link if isinstance(link, PiecewiseLink) else None
+    if link is not None:
+        levels, level_of = (link.summary if isinstance(link, PiecewiseLink) else link,), None
+    if not levels:
+        raise ValueError("simulate needs a link or levels")
     chunk = size / schedule.units
     p = schedule.p
     counts = _Counter(p)
@@ -103,7 +108,7 @@ def simulate(schedule: Schedule, *, n: Any, link: LinkParams | None = None,
     def price(level: int, m: int, op: str) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         key = (level, m, op)
         if key not in priced:
-            lp = levels[level]
+            lp = levels[level] if by_size is None else by_size.for_message(m * chunk, reduce=op == "reduce")
             parts = (lp.alpha_s, m * chunk * lp.beta_s_per_byte,
                      m * chunk * lp.gamma_s_per_byte if op == "reduce" else Fraction(0))
             priced[key] = (sum(parts, Fraction(0)), *parts)
@@ -172,7 +177,7 @@ class _Counter:
         return self.sent, self.received
 
 
-def _simulate_whole(schedule: Schedule, n: int, link: LinkParams) -> Simulation:
+def _simulate_whole(schedule: Schedule, n: int, link: LinkParams | PiecewiseLink) -> Simulation:
     """:func:`simulate` with whole-byte chunks: the first n mod units chunks are one byte larger."""
     units, p = schedule.units, schedule.p
     base, big = divmod(n, units)
@@ -183,7 +188,7 @@ def _simulate_whole(schedule: Schedule, n: int, link: LinkParams) -> Simulation:
     latency = bandwidth = compute = Fraction(0)
     for s in schedule.steps():
         rounds += 1
-        slowest = (Fraction(-1), Fraction(0), Fraction(0))
+        slowest = (Fraction(-1), Fraction(0), Fraction(0), Fraction(0))
         for g in s:
             m = g.chunks.shape[1]
             large = ((g.chunks % units) < big).sum(axis=1)
@@ -192,13 +197,15 @@ def _simulate_whole(schedule: Schedule, n: int, link: LinkParams) -> Simulation:
             big_sent += np.bincount(g.src, weights=large, minlength=p).astype(np.int64)
             big_received += np.bincount(g.dst, weights=large, minlength=p).astype(np.int64)
             largest = m * base + int(large.max())
-            parts = (largest * link.beta_s_per_byte,
-                     largest * link.gamma_s_per_byte if g.op == "reduce" else Fraction(0))
-            if link.alpha_s + sum(parts) > slowest[0]:
-                slowest = (link.alpha_s + sum(parts), *parts)
-        latency += link.alpha_s
-        bandwidth += slowest[1]
-        compute += slowest[2]
+            lp = link if isinstance(link, LinkParams) else link.for_message(largest, reduce=g.op == "reduce")
+            parts = (lp.alpha_s, largest * lp.beta_s_per_byte,
+                     largest * lp.gamma_s_per_byte if g.op == "reduce" else Fraction(0))
+            total = parts[0] + parts[1] + parts[2]
+            if total > slowest[0]:
+                slowest = (total, *parts)
+        latency += slowest[1]
+        bandwidth += slowest[2]
+        compute += slowest[3]
     sent = [int(c) * base + int(b) for c, b in zip(chunks_sent.tolist(), big_sent.tolist(), strict=True)]
     received = [int(c) * base + int(b) for c, b in zip(chunks_received.tolist(), big_received.tolist(),
                                                        strict=True)]

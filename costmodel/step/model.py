@@ -51,10 +51,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields
+from costmodel.collectives import piecewise
 from costmodel.collectives.evaluate import cost
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.links import resolve_link
-from costmodel.params import Link, LinkParams, PiecewiseLink, link_at
+from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
 from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simulate_makespan, simulate_stages
@@ -229,8 +230,14 @@ def _for(source: Link | Profile, collective: str) -> Link:
 
 
 def _send(link: Link, n: Fraction) -> Fraction:
-    params, _ = link_at(link, n)
-    return params.alpha_s + params.beta_s_per_byte * n
+    """One message of n bytes: α + nβ, on a piecewise link with the segment of its size."""
+    if isinstance(link, PiecewiseLink):
+        link = piecewise.placed(link)
+        if not link.by_message:
+            raise InputError(str(link.refuses("a point-to-point message")))
+        alpha, beta, _ = link.message(n).terms(n, reduce=False)
+        return alpha + beta
+    return link.alpha_s + link.beta_s_per_byte * n
 
 
 def _buckets(rule: str, sizes: list[Fraction], *, dp: int, bucket_bytes: Fraction | None,

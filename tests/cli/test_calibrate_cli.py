@@ -33,13 +33,27 @@ def test_fit_writes_a_profile_every_command_loads(capsys, tmp_path: Path):
     out, _ = run(capsys, "calibrate", "fit", str(A100), "--out", str(profile))
     assert profile.exists() and f"wrote {profile}" in out
     fitted = run_json(capsys, "calibrate", "fit", str(A100))
-    # every size is priced by the segment that covers it: the first below the second's first size, ...
-    for n, k in ((1, 0), (fitted["segments"][1]["from_bytes"] - 1, 0), (fitted["segments"][1]["from_bytes"], 1),
-                 (2**30, len(fitted["segments"]) - 1)):
+    # the ring it was fitted on (p = 16) is priced by the segment of the size n its messages (n/16)
+    # were measured at (the first below the second's first size, ...), or by a later segment's first
+    # size where that costs less: 30α + 15/8·nβ at the cheapest of them
+    segments = fitted["segments"]
+
+    def ring_at(k: int, n: float) -> float:
+        return 30 * segments[k]["alpha_s"] + 15 / 8 * max(n, segments[k]["from_bytes"]) * segments[k]["beta_s_per_byte"]
+
+    for n, k in ((1, 0), (segments[1]["from_bytes"] - 1, 0), (segments[1]["from_bytes"], 1),
+                 (2**30, len(segments) - 1)):
         cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "16", "-n", str(n), "--profile", str(profile))
-        assert cost["alpha_s"] == pytest.approx(fitted["segments"][k]["alpha_s"], rel=1e-5)
-        assert cost["beta_s_per_byte"] == pytest.approx(fitted["segments"][k]["beta_s_per_byte"], rel=1e-5)
-        assert f"segment {k + 1} of {len(fitted['segments'])}" in cost["link_source"]
+        ring = cost["results"][0]
+        best = min(range(k, len(segments)), key=lambda j: ring_at(j, n))
+        assert {m["segment"] for m in ring["messages"]} == {best + 1}
+        assert {m["message_bytes"] for m in ring["messages"]} == {n / 16}
+        assert ring["time_s"] == pytest.approx(ring_at(best, n), rel=5e-5)  # the profile keeps 6 digits
+        assert ring["latency_s"] == pytest.approx(30 * segments[best]["alpha_s"], rel=5e-5)
+    # below the second segment the first one's line, extrapolated from its last measured size, costs
+    # more than the second's first size here: the ring is priced as n at that size
+    below = segments[1]["from_bytes"] - 1
+    assert ring_at(1, below) < ring_at(0, below)
     # ... and [link] is the summary: α of the small messages, β of the large
     summary = run_json(capsys, "profiles", str(profile))["profiles"][0]
     assert summary["alpha_s"] == pytest.approx(fitted["alpha_s"], rel=1e-5)
@@ -139,7 +153,9 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     # the small messages are priced from the small-message segment, whose α is not 0: crossovers exist
     small = run_json(capsys, "cost", "allreduce", "ring", "-p", "8", "-n", "8", "--profile", str(profile))
     first = data["fits"][0]["segments"][0]
-    assert small["alpha_s"] == pytest.approx(first["alpha_s"], rel=1e-5) and small["alpha_s"] > 0
+    ring = small["results"][0]
+    assert {m["segment"] for m in ring["messages"]} == {1} and first["alpha_s"] > 0
+    assert ring["latency_s"] == pytest.approx(14 * first["alpha_s"], rel=1e-5)
     best = run_json(capsys, "best", "allreduce", "-p", "8", "--profile", str(profile), "--max", "64MiB")
     assert best["ranges"][0]["algorithm"] == "recursive-doubling" and best["ranges"][0]["to_bytes"] > 8
 

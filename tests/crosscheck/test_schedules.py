@@ -16,6 +16,7 @@ from costmodel import LinkParams, cost
 from costmodel.collectives._registry import COLLECTIVES
 from costmodel.collectives.evaluate import applicable
 from costmodel.errors import ConstraintError
+from costmodel.params import LinkSegment, PiecewiseLink, combine_link
 from costmodel.schedules import BUILDERS, build, execute, simulate
 
 LINK = LinkParams(alpha_s=Fraction(5, 10**6), beta_s_per_byte=Fraction(8, 10**11),
@@ -99,3 +100,35 @@ def test_large_p(name, collective):
     formula = cost(collective, "ring", p=1000, n=N, link=LINK)
     assert (sim.rounds, sim.bytes_sent_per_rank, sim.time_s) == (
         formula.rounds, formula.bytes_sent_per_rank, formula.time_s)
+
+
+# -- a link whose α, β and γ depend on the message size ------------------------------------------
+
+def _segment(lo: int, alpha: str, beta: str, gamma: str) -> LinkSegment:
+    return LinkSegment(from_bytes=Fraction(lo), to_bytes=Fraction(lo),
+                       link=combine_link(alpha=alpha, beta=beta, gamma=gamma))
+
+
+# Messages of 1 kB to 1 MB (n ≈ 1 MB over up to 1000 ranks) fall in every segment: a jump up at 4 KiB,
+# a faster regime at 64 KiB that a message of segment 2 is priced as when that is cheaper, and a
+# γ that changes too (the reductions' prices have their own envelope).
+PIECEWISE = PiecewiseLink(
+    segments=(_segment(1, "2us", "1ns/B", "0.1ns/B"), _segment(4096, "9us", "2ns/B", "0.3ns/B"),
+              _segment(65536, "20us", "0.05ns/B", "0.01ns/B"), _segment(262144, "30us", "0.2ns/B", "0")),
+    summary=LINK, source="piecewise")
+
+
+@pytest.mark.parametrize("algo", SCHEDULED + FOLDED, ids=IDS + [f"{a.collective}/{a.name}" for a in FOLDED])
+def test_piecewise_link_prices_each_round_by_its_message(algo):
+    """Every round of the schedule priced by the size of its largest message (the simulator) costs what
+    the record's list of messages does (``messages``), at every p: the lists match the schedules."""
+    for p in [*range(2, 34), 48, 64, 100]:
+        for at_p, extra in _cases(algo, p):
+            if algo.adapts is None and at_p is not algo and at_p.adapts != algo.name:
+                continue
+            options = {"k": extra[next(iter(extra))]} if extra else {}
+            schedule = build(algo.schedule, algo.collective, p=p, **options)
+            sim = simulate(schedule, n=N, link=PIECEWISE)
+            formula = cost(algo.collective, algo.name, p=p, n=N, link=PIECEWISE, extra=extra)
+            assert sim.time_s == formula.time_s, (p, extra)
+            assert sim.rounds == formula.rounds == sum(m.count for m in formula.messages)

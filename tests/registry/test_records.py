@@ -7,6 +7,7 @@ included, so a new record is checked without touching this file.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import re
 import sys
@@ -417,3 +418,39 @@ def test_cost_table_to_dict_round_trips_through_json(spec: Collective, p: int) -
         assert set(r) >= {"algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
                           "bytes_sent_per_rank", "formula", "notes"}
         assert r["bound_ratio"] is None or r["bound_ratio"] >= 1
+
+
+# -- messages: the rounds one size at a time ------------------------------------------------------
+
+MESSAGE_RANKS = [*range(2, 70), 100, 127, 128, 129, 1000, 1024, 4097, 2**20 + 3, 2**40]
+
+
+@pytest.mark.parametrize("algo", RECORDS, ids=RECORD_IDS)
+def test_messages_add_up_to_the_coefficients(algo: Algorithm) -> None:
+    """Σ count = the α coefficient, Σ count·share·n = the β coefficient, the reduced ones' = the γ
+    coefficient: the list is the same cost, round by round (the schedules check each round)."""
+    from costmodel.collectives.piecewise import messages
+
+    for p in (q for q in MESSAGE_RANKS if is_power_of_two(q) or not needs_power_of_two(algo)):
+        for extra in extras(algo):
+            values = {s: Fraction(k) for s, k in extra.items()}
+            listed = messages(algo, p, values)
+            lat, bw, comp = algo.coefficients(Fraction(p), Fraction(1), _math.EXACT, **values)
+            assert sum(m.count for m in listed) == lat, p
+            assert sum(m.count * m.share for m in listed) == bw, p
+            assert sum(m.count * m.share for m in listed if m.reduce) == comp, p
+            assert all(m.count > 0 and 0 < m.share <= 1 for m in listed), p
+
+
+@pytest.mark.parametrize("algo", [a for a in RECORDS if a.extra],
+                         ids=[i for a, i in zip(RECORDS, RECORD_IDS, strict=True) if a.extra])
+def test_a_tuned_record_sends_one_size_that_shrinks_as_k_grows(algo: Algorithm) -> None:
+    """Tuning on a piecewise link finds runs of k whose messages stay on one segment: it needs every message
+    of one size, non-increasing in k."""
+    from costmodel.collectives.piecewise import messages
+
+    (extra,) = algo.extra
+    for p in (4, 5, 16, 1000):
+        shares = [{m.share for m in messages(algo, p, {extra.symbol: Fraction(k)})} for k in range(1, 40)]
+        assert all(len(s) == 1 for s in shares)
+        assert all(a >= b for (a,), (b,) in itertools.pairwise(shares))
