@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
-__all__ = ["Number", "decimal_text", "list_items", "parse_list", "parse_number", "parse_numbers", "show",
-           "to_fraction"]
+__all__ = ["Number", "decimal_text", "list_items", "median", "parse_list", "parse_number", "parse_numbers",
+           "show", "to_fraction"]
 
 #: A computed value: exact, or a float where exact arithmetic was given up (documented where it is).
 Number = Fraction | float
@@ -181,3 +181,20 @@ def decimal_text(x: Fraction | int) -> str | None:
         return str(x.numerator)
     digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
     return f"{'-' if x < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+
+
+def median(values: Iterable[Fraction]) -> Fraction:
+    """The median of exact numbers, exactly (the mean of the middle two for an even count), sorted by
+    their float values first so that a long list is not sorted by Fraction comparisons alone (ties
+    of the floats are ordered exactly).
+
+    >>> median([Fraction(1, 3), Fraction(1, 2), Fraction(1, 10**30)])
+    Fraction(1, 3)
+    >>> median([Fraction(1), Fraction(2)])
+    Fraction(3, 2)
+    """
+    ordered = [x for _, x in sorted((float(x), x) for x in values)]
+    if not ordered:
+        raise ValueError("median of no values")
+    half = len(ordered) // 2
+    return Fraction(ordered[half]) if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2

@@ -37,10 +37,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from statistics import median
 from typing import Any
 
 from costmodel._json import JSONFields
+from costmodel.exact import median
 from costmodel.nccl.compare import Comparison, compare
 from costmodel.nccl.measured import Overheads, as_measured, shipped_overheads
 from costmodel.nccl.predict import predict
@@ -206,7 +206,7 @@ def _low(c: Comparison, system: System) -> list[Finding]:
     """The named causes of a low bandwidth band, read from its plateau: its :data:`PLATEAU` largest sizes,
     where the bandwidth term dominates both the measured and the expected time."""
     top = [r for r in c.rows if r.n_bytes >= _MIB][-PLATEAU:]
-    ratio = Fraction(median(r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in top))
+    ratio = median(r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in top)
     if system.nodes > 1:
         for k in (2, 4, 8):
             if abs(ratio * k - 1) <= LARGE_TARGET:
@@ -228,7 +228,7 @@ def _low(c: Comparison, system: System) -> list[Finding]:
 
 def _band(name: str, rows: list[Any], target: Fraction) -> Band:
     ratios = [r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in rows]
-    ratio = Fraction(median(ratios))
+    ratio = median(ratios)
     floor = 1 - 2 * target
     if ratio < floor:
         verdict = "low"
@@ -237,8 +237,8 @@ def _band(name: str, rows: list[Any], target: Fraction) -> Band:
     else:
         verdict, reason = "healthy", f"measured busbw is {float(ratio):.2f}× the expected"
     return Band(name=name, from_bytes=rows[0].n_bytes, to_bytes=rows[-1].n_bytes, sizes=len(rows),
-                expected_busbw_bytes_per_s=Fraction(median(r.predicted_busbw_bytes_per_s for r in rows)),
-                measured_busbw_bytes_per_s=Fraction(median(r.measured_busbw_bytes_per_s for r in rows)),
+                expected_busbw_bytes_per_s=median(r.predicted_busbw_bytes_per_s for r in rows),
+                measured_busbw_bytes_per_s=median(r.measured_busbw_bytes_per_s for r in rows),
                 ratio=ratio, verdict=verdict, reason=reason)
 
 

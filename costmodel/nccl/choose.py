@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from costmodel.nccl.tuning import TuningEntry, TuningTable, log2i
 
-__all__ = ["Choice", "Timed", "algo_time", "candidates", "choose", "launch", "time_line"]
+__all__ = ["Choice", "Timed", "algo_time", "candidates", "choose", "launch", "plan", "time_line"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,25 +158,28 @@ def _reasons(*texts: str) -> str:
     return "; ".join(p for p in parts if not any(q != p and q.startswith(p) for q in parts))
 
 
-def candidates(table: TuningTable, function: str, n: int) -> tuple[Timed, ...]:
-    """Every entry of *function* at *n* bytes with its time, in NCCL's (algorithm, protocol) order.
-
-    Entries NCCL does not consider get ``time_us=None`` and the reason. In 2.21 a ring entry
-    with no bandwidth but a backup (``ringbdw``) is timed with it and marked ``backup``.
-    """
+def plan(table: TuningTable, function: str) -> tuple[tuple[TuningEntry, str], ...]:
+    """Every entry of *function* in NCCL's order with the reasons enqueue.cc does not consider it ('' when
+    it does): what :func:`candidates` times at each size, which does not depend on the size."""
     out = []
     for entry in table.function_entries(function):
         excluded = _excluded(table, entry.algorithm, function)
+        out.append((entry, _reasons(entry.reason, excluded) if excluded else ""))
+    return tuple(out)
+
+
+def candidates(table: TuningTable, function: str, n: int,
+               planned: tuple[tuple[TuningEntry, str], ...] | None = None) -> tuple[Timed, ...]:
+    """Every entry of *function* at *n* bytes with its time, in NCCL's (algorithm, protocol) order.
+
+    Entries NCCL does not consider get ``time_us=None`` and the reason. In 2.21 a ring entry
+    with no bandwidth but a backup (``ringbdw``) is timed with it and marked ``backup``. *planned* is
+    :func:`plan`'s result for the table and function, when sizes are timed one after another.
+    """
+    out = []
+    for entry, excluded in plan(table, function) if planned is None else planned:
         if excluded:
-            out.append(
-                Timed(
-                    entry,
-                    None,
-                    entry.latency_us,
-                    entry.bandwidth,
-                    _reasons(entry.reason, excluded),
-                )
-            )
+            out.append(Timed(entry, None, entry.latency_us, entry.bandwidth, excluded))
             continue
         timed = algo_time(table, entry, n)
         if (

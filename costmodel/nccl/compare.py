@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from os import PathLike
 from pathlib import Path
-from statistics import median
 from typing import Any
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError
-from costmodel.nccl.measured import Case, as_measured, measured_note
-from costmodel.nccl.predict import bus_factor, predict, resolve_version
+from costmodel.exact import median
+from costmodel.nccl.measured import Case, measured_note, measured_time
+from costmodel.nccl.predict import FUNCTIONS, bus_factor, function_of, resolve_version, timings
 from costmodel.nccl.system import System
 
 __all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
@@ -156,7 +156,9 @@ def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tu
     text = read_log_text(path)
     measurements = parse_log(text, path=str(path), collective=collective)
     if measurements.tool != "nccl-tests":
-        raise InputError(f"{path} is a {measurements.tool} log; compare reads nccl-tests logs")
+        tool = {"osu": "an OSU", "costmodel-csv": "a costmodel CSV"}.get(measurements.tool, measurements.tool)
+        raise InputError(f"{path} is {tool} log: NCCL's model is set beside nccl-tests logs only "
+                         "(calibrate fit reads the others)")
     facts = log_facts(text)
     if facts.library == "rccl":
         raise InputError(f"{path} is an rccl-tests log (RCCL, AMD's library): RCCL tunes its own "
@@ -244,7 +246,7 @@ class Comparison:
         for large in (True, False):
             errors = [abs(r.measured_s / r.predicted_s - 1) for r in self.rows
                       if (r.n_bytes >= 2**20) == large]
-            out.append((Fraction(median(errors)), len(errors)) if errors else None)
+            out.append((median(errors), len(errors)) if errors else None)
         return out[0], out[1]
 
     def to_dict(self) -> dict[str, Any]:
@@ -300,34 +302,27 @@ def compare(
         raise InputError(f"{measurements.path} has no size above 0 bytes to compare")
     version, algo, proto, said = as_run(facts, version=version, algo=algo, proto=proto)
     factor = bus_factor(measurements.collective, system.ranks)
+    function = function_of(measurements.collective)
+    canonical = next(k for k, v in FUNCTIONS.items() if v == function)
+    version_name, estimates = timings(measurements.collective, (r.n_bytes for r in rows_in), system,
+                                      version=version, algo=algo, proto=proto, overrides=overrides)
     rows: list[CompareRow] = []
-    version_name = ""
     regime = 0
-    for r in rows_in:
-        p = predict(
-            measurements.collective,
-            r.n_bytes,
-            system,
-            version=version,
-            algo=algo,
-            proto=proto,
-            overrides=overrides,
-        )
-        if overheads is not None:
-            p = as_measured(p, overheads)
-        version_name = p.version
-        if rows and (rows[-1].algorithm, rows[-1].protocol) != (p.algorithm, p.protocol):
+    for r, t in zip(rows_in, estimates, strict=True):
+        predicted = (t.time_s if overheads is None
+                     else measured_time(t.time_s, t.latency_s, t.protocol, overheads))
+        if rows and (rows[-1].algorithm, rows[-1].protocol) != (t.algorithm, t.protocol):
             regime += 1
         rows.append(
             CompareRow(
                 n_bytes=r.n_bytes,
                 measured_s=r.time_s,
-                predicted_s=p.time_s,
-                rel_error=(p.time_s - r.time_s) / r.time_s,
+                predicted_s=predicted,
+                rel_error=(predicted - r.time_s) / r.time_s,
                 measured_busbw_bytes_per_s=r.n_bytes / r.time_s * factor,
-                predicted_busbw_bytes_per_s=p.busbw_bytes_per_s,
-                algorithm=p.algorithm,
-                protocol=p.protocol,
+                predicted_busbw_bytes_per_s=r.n_bytes / predicted * factor,
+                algorithm=t.algorithm,
+                protocol=t.protocol,
                 regime=regime,
             )
         )
@@ -341,14 +336,14 @@ def compare(
                 from_bytes=group[0].n_bytes,
                 to_bytes=group[-1].n_bytes,
                 sizes=len(group),
-                median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in group)),
+                median_abs_rel_error=median(abs(r.rel_error) for r in group),
             )
         )
     if overheads is not None:
         said.append(measured_note(overheads).replace("as nccl-tests", "each size predicted as nccl-tests", 1))
     notes = (*said, *measurements.warnings)
     return Comparison(
-        collective=p.collective,
+        collective=canonical,
         ranks=system.ranks,
         nodes=system.nodes,
         version=version_name,
@@ -356,7 +351,7 @@ def compare(
         source=measurements.source,
         rows=tuple(rows),
         regimes=tuple(regimes),
-        median_abs_rel_error=Fraction(median(abs(r.rel_error) for r in rows)),
+        median_abs_rel_error=median(abs(r.rel_error) for r in rows),
         notes=notes,
         as_measured=overheads is not None,
     )

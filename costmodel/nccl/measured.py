@@ -37,17 +37,17 @@ from fractions import Fraction
 from functools import cache
 from importlib import resources
 from os import PathLike
-from statistics import median
 from typing import Any
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError
+from costmodel.exact import median
 from costmodel.nccl.latency import Step, number_text
-from costmodel.nccl.predict import Prediction, predict
+from costmodel.nccl.predict import Prediction, timings
 from costmodel.nccl.system import System
 
 __all__ = ["PROTOCOLS", "Calibration", "Case", "LogAccuracy", "Overheads", "as_measured", "calibrate",
-           "load_overheads", "measured_note", "shipped_overheads"]
+           "load_overheads", "measured_note", "measured_time", "shipped_overheads"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 SMALL = 64 * 1024
@@ -167,7 +167,7 @@ def as_measured(prediction: Prediction, overheads: Overheads | None = None) -> P
     latency = _latency(prediction)
     share = o.share(prediction.protocol)
     wire = prediction.time_s - latency
-    time_s = o.call_s + latency + wire / share
+    time_s = measured_time(prediction.time_s, latency, prediction.protocol, o)
     us = Fraction(10**6)
     steps = (
         *prediction.steps,
@@ -182,6 +182,17 @@ def as_measured(prediction: Prediction, overheads: Overheads | None = None) -> P
     return replace(prediction, time_s=time_s, algbw_bytes_per_s=algbw, estimate_s=prediction.time_s,
                    busbw_bytes_per_s=prediction.busbw_bytes_per_s * prediction.time_s / time_s,
                    steps=steps, notes=(*prediction.notes, measured_note(o)))
+
+
+def measured_time(time_s: Fraction, latency_s: Fraction, protocol: str, overheads: Overheads) -> Fraction:
+    """t = c + L + (T − L) / s_proto: NCCL's estimate *time_s* of an entry whose latency is *latency_s*,
+    as nccl-tests measures it (module notes).
+
+    >>> o = Overheads(call_s=Fraction(1), ll=Fraction(1, 2), ll128=Fraction(1), simple=Fraction(1))
+    >>> measured_time(Fraction(5), Fraction(2), "LL", o)
+    Fraction(9, 1)
+    """
+    return overheads.call_s + latency_s + (time_s - latency_s) / overheads.share(protocol)
 
 
 def measured_note(overheads: Overheads) -> str:
@@ -215,14 +226,11 @@ class _Row:
 
 
 def _rows(case: Case) -> tuple[_Row, ...]:
-    out = []
-    for r in case.measurements.select(in_place=False):
-        if r.n_bytes <= 0:
-            continue
-        p = predict(case.measurements.collective, r.n_bytes, case.system, version=case.version,
-                    algo=case.algo, proto=case.proto)
-        out.append(_Row(r.n_bytes, r.time_s, p.time_s, _latency(p), p.protocol))
-    return tuple(out)
+    rows = [r for r in case.measurements.select(in_place=False) if r.n_bytes > 0]
+    _, estimates = timings(case.measurements.collective, (r.n_bytes for r in rows), case.system,
+                           version=case.version, algo=case.algo, proto=case.proto)
+    return tuple(_Row(r.n_bytes, r.time_s, t.time_s, t.latency_s, t.protocol)
+                 for r, t in zip(rows, estimates, strict=True))
 
 
 def _overheads_of(tables: Sequence[tuple[_Row, ...]], source: str = "") -> Overheads:
@@ -230,7 +238,7 @@ def _overheads_of(tables: Sequence[tuple[_Row, ...]], source: str = "") -> Overh
             for rows in tables if any(r.n <= SMALL for r in rows)]
     if not gaps:
         raise InputError(f"no log has a size of at most {SMALL} bytes to calibrate the per-call overhead on")
-    call = _rounded(Fraction(median(gaps)) / _US, 10) * _US
+    call = _rounded(median(gaps) / _US, 10) * _US
     shares = {}
     for protocol in PROTOCOLS:
         per_log = []
@@ -240,7 +248,7 @@ def _overheads_of(tables: Sequence[tuple[_Row, ...]], source: str = "") -> Overh
                       and r.measured - call - r.latency > 0]
             if ratios:
                 per_log.append(median(ratios))
-        share = _rounded(Fraction(median(per_log)), 1000) if per_log else Fraction(1)
+        share = _rounded(median(per_log), 1000) if per_log else Fraction(1)
         shares[protocol] = min(Fraction(1), share)
     return Overheads(call_s=max(Fraction(0), call), ll=shares["LL"], ll128=shares["LL128"],
                      simple=shares["Simple"], source=source)
@@ -260,9 +268,9 @@ def _errors(rows: Iterable[_Row], o: Overheads) -> tuple[Fraction | None, Fracti
     large: list[Fraction] = []
     small: list[Fraction] = []
     for r in rows:
-        t = o.call_s + r.latency + (r.modelled - r.latency) / o.share(r.protocol)
+        t = measured_time(r.modelled, r.latency, r.protocol, o)
         (large if r.n >= LARGE else small).append(abs(r.measured / t - 1))
-    return (Fraction(median(large)) if large else None, Fraction(median(small)) if small else None)
+    return (median(large) if large else None, median(small) if small else None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,13 +13,15 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.nccl.choose import Timed, candidates, launch, pick
+from costmodel.nccl.choose import Timed, candidates, launch, pick, plan
 from costmodel.nccl.constants import CONSTANTS, NcclConstants
 from costmodel.nccl.explain import Step, latency_steps, number_text
 from costmodel.nccl.system import System, value_text
@@ -30,6 +32,7 @@ __all__ = [
     "EntryTime",
     "Prediction",
     "Step",
+    "Timing",
     "bus_factor",
     "channel_notes",
     "function_of",
@@ -37,6 +40,7 @@ __all__ = [
     "resolve_version",
     "size_of",
     "table_for",
+    "timings",
 ]
 
 FUNCTIONS = {
@@ -131,7 +135,16 @@ def table_for(
         raise InputError(
             f"system={system!r} is not a System; build one with System.from_preset or System.explicit"
         )
+    if overrides is None and constants is CONSTANTS.get(constants.version):
+        return _shipped_table(system, constants.version, algo, proto)
     return tune(system, constants, algo=algo, proto=proto)
+
+
+@lru_cache(maxsize=64)
+def _shipped_table(system: System, version: str, algo: str | None, proto: str | None) -> TuningTable:
+    """The table of a shipped release's constants, tuned once per system and filters: a log compared
+    size by size, or a range swept, asks for the same table at every size (tables are immutable)."""
+    return tune(system, CONSTANTS[version], algo=algo, proto=proto)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,11 +286,7 @@ def predict(
     timed = candidates(table, function, size)
     best = pick(timed)
     if best is None or best.time_us is None:
-        filters = "".join(f" {k}={v}" for k, v in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)) if v)
-        raise InputError(
-            f"no algorithm/protocol available for {function}{' with' + filters if filters else ''}; "
-            "NCCL would fail this call"
-        )
+        raise _unavailable(function, algo, proto)
     channels, threads = launch(table, best.entry.algorithm, best.entry.protocol, size)
     time_s = best.time_us * _US
     algbw = size / time_s
@@ -337,6 +346,50 @@ def channel_notes(table: TuningTable, function: str) -> tuple[str, ...]:
         f"{threshold * table.coll_channels * s.ranks} B; ring and tree still launch at most "
         f"{table.coll_channels} channels",
     )
+
+
+class Timing(NamedTuple):
+    """NCCL's choice at one size and its estimate, without the table and the steps of a
+    :class:`Prediction` (what a log compared size by size needs)."""
+
+    n_bytes: int
+    algorithm: str
+    protocol: str
+    time_s: Fraction
+    latency_s: Fraction
+
+
+def timings(collective: str, sizes: Iterable[int], system: System, *, version: str = "2.30",
+            algo: str | None = None, proto: str | None = None, overrides: Any = None
+            ) -> tuple[str, tuple[Timing, ...]]:
+    """The release modelled and NCCL's choice and estimate at each of *sizes*: what :func:`predict` says
+    of each, from one tuning table and one plan of the entries.
+
+    >>> s = System.explicit(arch=90, ranks=8, nodes=1, channels=16, bw_intra=40, bw_inter=40)
+    >>> _, (t,) = timings("allreduce", [1024], s)
+    >>> (t.algorithm, t.protocol, t.time_s) == (lambda p: (p.algorithm, p.protocol, p.time_s))(
+    ...     predict("allreduce", 1024, s))
+    True
+    """
+    function = function_of(collective)
+    table = table_for(system, version=version, algo=algo, proto=proto, overrides=overrides)
+    planned = plan(table, function)
+    out = []
+    for n in sizes:
+        size = size_of(n)
+        best = pick(candidates(table, function, size, planned))
+        if best is None or best.time_us is None:
+            raise _unavailable(function, algo, proto)
+        out.append(Timing(size, best.entry.algorithm, best.entry.protocol, best.time_us * _US,
+                          best.latency_us * _US))
+    return table.constants.version, tuple(out)
+
+
+def _unavailable(function: str, algo: str | None, proto: str | None) -> InputError:
+    filters = "".join(f" {k}={v}" for k, v in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)) if v)
+    with_filters = " with" + filters if filters else ""
+    return InputError(f"no algorithm/protocol available for {function}{with_filters}; "
+                      "NCCL would fail this call")
 
 
 def _steps(table: TuningTable, best: Timed, n: int) -> tuple[Step, ...]:

@@ -149,3 +149,10 @@ def test_a_setting_quoted_in_a_sentence_ends_at_its_punctuation():
 
     facts = log_facts("# note: the run forces NCCL_ALGO=RING. Then\nNCCL_PROTO=Simple, LL128 off")
     assert facts.environment == (("NCCL_ALGO", "RING"), ("NCCL_PROTO", "Simple"))
+
+
+def test_an_osu_log_is_refused_in_one_line(capsys):
+    osu = ROOT / "tests" / "data" / "logs" / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt"
+    for command in ("check", "compare"):
+        _, err = run(capsys, "nccl", command, str(osu), *H100, rc=2)
+        assert err.count("\n") == 1 and "is an OSU log: NCCL's model is set beside nccl-tests logs only" in err
