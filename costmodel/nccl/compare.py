@@ -392,7 +392,6 @@ def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, pro
 
 _HARDWARE_KEYS = ("preset", "arch", "channels", "bw_intra", "bw_inter", "intra", "net_latency", "cpu", "nvls",
                   "collnet")
-_MANIFEST_KEYS = frozenset({"path", "nodes", "algo", "proto", "collective", "why", *_HARDWARE_KEYS})
 
 
 def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int, where: str) -> System:
@@ -422,6 +421,30 @@ def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int, where: str) -> 
                            collnet=bool(entry.get("collnet", False)))
 
 
+_MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "path": (str,), "preset": (str,), "arch": (str, int), "channels": (int,), "bw_intra": (int, float, str),
+    "bw_inter": (int, float, str), "net_latency": (int, float, str), "intra": (str,), "cpu": (str,),
+    "nvls": (bool,), "collnet": (bool,), "nodes": (int,), "algo": (str,), "proto": (str,),
+    "collective": (str,), "why": (str,)}
+"""What each key of a manifest's [[log]] holds."""
+_MANIFEST_KEYS = frozenset(_MANIFEST_TYPES)
+_TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _case(entry: Mapping[str, Any], base: Path) -> Case:
+    """The case of one [[log]] table (its keys checked)."""
+    log = base / entry["path"]
+    measurements, facts = log_shape(log, collective=entry.get("collective"))
+    if measurements.p is None:
+        raise InputError(f"{log} does not say how many ranks ran")
+    nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"))
+    system = _system(entry, ranks=measurements.p, nodes=nodes, where=str(log))
+    version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
+    hardware = str(entry.get("why", entry.get("preset", "explicit")))
+    return Case(name=entry["path"], measurements=measurements, system=system, version=version, algo=algo,
+                proto=proto, hardware=hardware)
+
+
 def read_manifest(path: str | PathLike[str]) -> tuple[Case, ...]:
     """The cases of a manifest: ``[[log]]`` tables, each a ``path`` (relative to the manifest) and the
     hardware as ``costmodel nccl compare`` takes it (``preset``, or ``arch``, ``channels``, ``bw_intra``,
@@ -439,20 +462,19 @@ def read_manifest(path: str | PathLike[str]) -> tuple[Case, ...]:
     cases = []
     base = Path(path).parent
     for k, entry in enumerate(entries, 1):
-        here = f"{where} [[log]] {k}"
+        if not isinstance(entry, dict):
+            raise ParseError(f"[[log]] {k} is not a table", path=where)
         unknown = sorted(set(entry) - _MANIFEST_KEYS)
         if unknown or "path" not in entry:
             what = f"unknown key {unknown[0]!r}" if unknown else "no path"
             raise ParseError(f"[[log]] {k}: {what}", path=where)
-        log = base / str(entry["path"])
-        measurements, facts = log_shape(log, collective=entry.get("collective"))
-        if measurements.p is None:
-            raise InputError(f"{here}: {log} does not say how many ranks ran")
-        nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"))
-        system = _system(entry, ranks=measurements.p, nodes=nodes, where=here)
-        version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"),
-                                          proto=entry.get("proto"))
-        hardware = str(entry.get("why", entry.get("preset", "explicit")))
-        cases.append(Case(name=str(entry["path"]), measurements=measurements, system=system, version=version,
-                          algo=algo, proto=proto, hardware=hardware))
+        for key, value in entry.items():
+            kinds = _MANIFEST_TYPES[key]
+            if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
+                names = " or ".join(_TYPE_WORDS[t] for t in kinds)
+                raise ParseError(f"[[log]] {k}: {key} = {value!r} is not {names}", path=where)
+        try:
+            cases.append(_case(entry, base))
+        except InputError as error:
+            raise ParseError(f"[[log]] {k} ({entry['path']}): {error}", path=where) from None
     return tuple(cases)

@@ -127,6 +127,18 @@ def test_an_overheads_file_round_trips(tmp_path):
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\n', "give preset, or channels, bw_intra"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nchannels = 4\n',
      "preset describes the hardware; drop channels"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = "x"\nbw_intra = 20\n',
+     "[[log]] 1: channels = 'x' is not an integer"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nnodes = "two"\n',
+     "[[log]] 1: nodes = 'two' is not an integer"),
+    ('[[log]]\npath = 5\npreset = "dgx-a100"\n', "[[log]] 1: path = 5 is not a string"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\ncollnet = 1\n',
+     "[[log]] 1: collnet = 1 is not true or false"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nnodes = true\n',
+     "[[log]] 1: nodes = True is not an integer"),
+    ('[[log]]\npath = "nope.txt"\npreset = "dgx-a100"\n', "[[log]] 1 (nope.txt): "),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = 8\nbw_intra = 20\n'
+     'bw_inter = -3\n', "[[log]] 1 (allreduce_a100x16_2node_rdma_oci.txt): bw_inter"),
 ])
 def test_bad_manifests_are_refused_in_one_line(tmp_path, text, message):
     path = tmp_path / "m.toml"
