@@ -18,9 +18,10 @@ Known patterns are then named, each with the public thread its cause comes from:
   10⁻³): the bandwidth of such a run means nothing (NVIDIA/nccl-tests#37).
 * ``tree-2-nodes``, ``nvls-inflation``, ``above-ring``: the busbw at the largest size is more than
   15 % above what a ring carries on the hardware (as nccl-tests measures it).  busbw assumes a ring's
-  traffic; at 2 nodes NCCL's tree sends each byte across the network once (NVIDIA/nccl-tests#309 and
-  #196), and NVLS reduces inside the NVSwitch (NVIDIA/nccl-tests#212), so both show a busbw above the
-  links' rate (``above-ring`` on other shapes).  Explained, not a fault.
+  traffic; at 2 nodes NCCL's tree sends each byte of an all-reduce across the network once
+  (NVIDIA/nccl-tests#309 and #196), and NVLS reduces inside the NVSwitch (NVIDIA/nccl-tests#212), so
+  both show a busbw above the links' rate (``above-ring`` for other collectives and shapes).
+  Explained, not a fault.
 * ``fewer-nics``: on several nodes, a low band whose busbw at its three largest sizes (the plateau)
   sits at about 1/2, 1/4 or 1/8 of the expected one (within 15 %), as when only some of the NICs (or
   channels) carry the traffic (NVIDIA/nccl-tests#128: one usable NIC of several).
@@ -188,7 +189,7 @@ def _above_ring(c: Comparison, system: System, overheads: Overheads) -> list[Fin
     ring = _ring_busbw(c, system, top.n_bytes, overheads, c.version)
     if ring is None or top.measured_busbw_bytes_per_s <= ring * (1 + LARGE_TARGET):
         return []
-    if system.nodes == 2:
+    if system.nodes == 2 and c.collective == "allreduce":
         pattern = "tree-2-nodes"
         why = "at 2 nodes NCCL's tree crosses the network once per byte while busbw counts a ring's traffic"
     elif system.nodes == 1 and system.nvls:

@@ -156,3 +156,14 @@ def test_an_osu_log_is_refused_in_one_line(capsys):
     for command in ("check", "compare"):
         _, err = run(capsys, "nccl", command, str(osu), *H100, rc=2)
         assert err.count("\n") == 1 and "is an OSU log: NCCL's model is set beside nccl-tests logs only" in err
+
+
+def test_a_busbw_above_the_ring_names_the_tree_only_for_an_all_reduce_on_two_nodes():
+    fast = lambda n: Fraction(1, 2) if n >= 2**20 else 1
+    assert [f.pattern for f in check(_log(TWO, "allreduce", fast), TWO).findings] == ["tree-2-nodes"]
+    assert [f.pattern for f in check(_log(TWO, "allgather", fast), TWO).findings] == ["above-ring"]
+    nvls_node = System.from_preset(load_preset("dgx-h100"), ranks=8, nodes=1)
+    assert [f.pattern for f in check(_log(nvls_node, "allreduce", fast), nvls_node).findings] == [
+        "nvls-inflation"]
+    found = check(_log(TWO, "allreduce", fast), TWO).findings[0]
+    assert not found.fault and found.sources[0].startswith("NVIDIA/nccl-tests#309")
