@@ -699,12 +699,9 @@ def time_at(algo: Algorithm, p: int, n: Any, link: Link,
     only) gives the limit of the time as the size rises to *n*: where the cost
     jumps at n, its value just below.
     """
-    asked = algo
-    algo, _ = applicable(algo, p)
+    algo, link = _applied(algo, p, link)
     given = dict(extra or {})
     if isinstance(link, PiecewiseLink):
-        link = piecewise.placed(link)
-        piecewise.check(link, asked, algo)
         size = Fraction(n)
         if not link.by_message:
             segment, at = _by_n(algo, p, size, link, given, below=below)
@@ -720,15 +717,22 @@ def time_at(algo: Algorithm, p: int, n: Any, link: Link,
     return _time(algo, p, n, rates, _values(algo, params))
 
 
+def _applied(algo: Algorithm, p: int, link: Link) -> tuple[Algorithm, Link]:
+    """The algorithm that runs at *p* (:func:`applicable`) and the link, a piecewise one placed by message
+    size and checked to price that algorithm (:func:`piecewise.placed`, :func:`piecewise.check`)."""
+    ran, _ = applicable(algo, p)
+    if isinstance(link, PiecewiseLink):
+        link = piecewise.placed(link)
+        piecewise.check(link, algo, ran)
+    return ran, link
+
+
 def terms_at(algo: Algorithm, p: int, n: Fraction, link: Link,
              extra: Mapping[str, int] | None = None) -> tuple[Fraction, Fraction, Fraction]:
     """(latency, bandwidth, compute) of *algo* at (p, n), exactly, tuning free extra parameters."""
-    asked = algo
-    algo, _ = applicable(algo, p)
+    algo, link = _applied(algo, p, link)
     given = dict(extra or {})
     if isinstance(link, PiecewiseLink):
-        link = piecewise.placed(link)
-        piecewise.check(link, asked, algo)
         if not link.by_message:
             segment, size = _by_n(algo, p, n, link, given)
             return terms_at(algo, p, size, link.segments[segment].link, given)
