@@ -5,7 +5,10 @@
 * :func:`sizes`: exact message sizes in bytes, as ints or Fractions ≥ 1;
 * :func:`links`: :class:`~costmodel.LinkParams` with exact α ∈ [0, 1 ms],
   β ∈ [0, 10 ns/B] and γ ∈ [0, 1 ns/B];
-* :func:`unit_strings`: text shaped like a quantity with a unit, or arbitrary.
+* :func:`unit_strings`: text shaped like a quantity with a unit, or arbitrary;
+
+and what the cost properties share: :data:`PAIRS` (every collective and algorithm), :func:`runs`
+(whether an algorithm runs at p) and :func:`costs_at_two_sizes`.
 """
 
 from __future__ import annotations
@@ -14,17 +17,24 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from costmodel import LinkParams
+from costmodel import LinkParams, algorithms, cost
+from costmodel.collectives._registry import COLLECTIVES, resolve
+from costmodel.collectives.evaluate import applicable
+from costmodel.errors import ConstraintError
 
 __all__ = [
     "ALPHA_MAX",
     "BETA_MAX",
     "GAMMA_MAX",
     "MAX_RANKS",
+    "PAIRS",
+    "PAIR_IDS",
+    "costs_at_two_sizes",
     "exact_between",
     "links",
     "powers_of_two",
     "ranks",
+    "runs",
     "sizes",
     "unit_strings",
 ]
@@ -83,3 +93,32 @@ _UNITS = r"(B|b|bit|kB|MB|GB|KiB|MiB|GiB|KB|s|ms|us|µs|ns|Gb/s|GB/s|ns/B|s/B)?"
 def unit_strings() -> st.SearchStrategy[str]:
     """Strings shaped like ``<number><space?><unit>``, mixed with arbitrary text."""
     return st.one_of(st.from_regex(rf"\A\s?{_NUMBERS}\s?{_UNITS}\s?\Z"), st.text(max_size=20))
+
+
+PAIRS = [(c, a.name) for c in COLLECTIVES for a in algorithms(c)]
+PAIR_IDS = [f"{c}/{a}" for c, a in PAIRS]
+
+
+def runs(collective: str, algorithm: str, p: int) -> bool:
+    """Whether the algorithm can run at p (the double binary tree needs p >= 4)."""
+    try:
+        applicable(resolve(collective, algorithm), p)
+    except ConstraintError:
+        return False
+    return True
+
+
+def costs_at_two_sizes(collective: str, algorithm: str, p: int, sizes: tuple[Fraction, Fraction],
+                       link: object) -> tuple:
+    """The costs at the two *sizes* (small, large) that a monotone model must order: tuned freely, or, where the
+    larger size's tuned block or segment count is more than the smaller size allows (whole bytes per
+    block cap k at the smaller size, so the tuned optimum may dip there: docs/design.md), both at the
+    counts the smaller size allows, for which the cost is monotone."""
+    small, large = sizes
+    t_large = cost(collective, algorithm, p=p, n=large, link=link)
+    spec = next(a for a in algorithms(collective) if a.name == algorithm)
+    if any(t_large.parameters[e.name] > e.upper(p, small) for e in spec.extra):
+        fixed = {e.name: e.upper(p, small) for e in spec.extra}
+        return (cost(collective, algorithm, p=p, n=small, link=link, extra=fixed),
+                cost(collective, algorithm, p=p, n=large, link=link, extra=fixed))
+    return cost(collective, algorithm, p=p, n=small, link=link), t_large

@@ -13,15 +13,12 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from costmodel import LinkParams, algorithms, bound, cost, crossover
-from costmodel.collectives._registry import COLLECTIVES, resolve
-from costmodel.collectives.evaluate import applicable, price
-from costmodel.errors import ConstraintError
-from tests.strategies import links, ranks, sizes
+from costmodel.collectives._registry import COLLECTIVES
+from costmodel.collectives.evaluate import price
+from tests.strategies import PAIR_IDS, PAIRS, costs_at_two_sizes, links, ranks, runs, sizes
 
 F = Fraction
 
-PAIRS = [(c, a.name) for c in COLLECTIVES for a in algorithms(c)]
-PAIR_IDS = [f"{c}/{a}" for c, a in PAIRS]
 LINEAR = {c: [a.name for a in algorithms(c) if not a.extra] for c in COLLECTIVES}
 
 # where a tuned block or segment count is capped by the size, a larger message can be cheaper:
@@ -34,22 +31,13 @@ NO_ALPHA = LinkParams(alpha_s=F(0), beta_s_per_byte=F(1, 10**8))
 PER_ALGORITHM = settings(max_examples=35)
 
 
-def _runs(collective: str, algorithm: str, p: int) -> bool:
-    """Whether the algorithm can run at p (the double binary tree needs p >= 4)."""
-    try:
-        applicable(resolve(collective, algorithm), p)
-    except ConstraintError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize(("collective", "algorithm"), PAIRS, ids=PAIR_IDS)
 @PER_ALGORITHM
 @given(p=ranks(), n=sizes(), link=links())
 def test_terms_are_non_negative_and_above_the_lower_bound(
     collective: str, algorithm: str, p: int, n: Fraction | int, link: LinkParams
 ) -> None:
-    assume(_runs(collective, algorithm, p))
+    assume(runs(collective, algorithm, p))
     result = cost(collective, algorithm, p=p, n=n, link=link)
     lower = bound(collective, p=p, n=n, link=link)
     assert result.latency_s >= 0
@@ -75,18 +63,9 @@ def test_terms_are_non_negative_and_above_the_lower_bound(
 def test_monotone_in_n(
     collective: str, algorithm: str, p: int, ns: tuple[Fraction | int, Fraction | int], link: LinkParams
 ) -> None:
-    assume(_runs(collective, algorithm, p))
+    assume(runs(collective, algorithm, p))
     small, large = sorted(map(F, ns))
-    t_large = cost(collective, algorithm, p=p, n=large, link=link)
-    spec = next(a for a in algorithms(collective) if a.name == algorithm)
-    if any(t_large.parameters[e.name] > e.upper(p, small) for e in spec.extra):
-        # Whole bytes per segment cap k at the smaller size, so the tuned optimum may dip there
-        # (docs/design.md); the cost is still monotone for every fixed k the smaller size allows.
-        fixed = {e.name: e.upper(p, small) for e in spec.extra}
-        t_small = cost(collective, algorithm, p=p, n=small, link=link, extra=fixed)
-        t_large = cost(collective, algorithm, p=p, n=large, link=link, extra=fixed)
-    else:
-        t_small = cost(collective, algorithm, p=p, n=small, link=link)
+    t_small, t_large = costs_at_two_sizes(collective, algorithm, p, (small, large), link)
     assert t_small.time_s <= t_large.time_s, (t_small.parameters, t_large.parameters)
     assert t_small.bytes_sent_per_rank <= t_large.bytes_sent_per_rank
 
@@ -97,7 +76,7 @@ def test_monotone_in_n(
 def test_latency_and_rounds_do_not_depend_on_n_for_fixed_parameters(
     collective: str, algorithm: str, p: int, n: Fraction | int, link: LinkParams
 ) -> None:
-    assume(_runs(collective, algorithm, p))
+    assume(runs(collective, algorithm, p))
     spec = next(a for a in algorithms(collective) if a.name == algorithm)
     extra = {e.name: 1 for e in spec.extra}
     at_n = cost(collective, algorithm, p=p, n=F(n) + 2, link=link, extra=extra)

@@ -15,17 +15,14 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from costmodel import algorithms, bound, cost
-from costmodel.collectives._registry import COLLECTIVES, resolve
-from costmodel.collectives.evaluate import applicable, time_at
-from costmodel.errors import ConstraintError
+from costmodel import bound, cost
+from costmodel.collectives._registry import resolve
+from costmodel.collectives.evaluate import time_at
 from costmodel.params import FittedOn, LinkParams, LinkSegment, PiecewiseLink
-from tests.strategies import links, ranks, sizes
+from tests.strategies import PAIR_IDS, PAIRS, costs_at_two_sizes, links, ranks, runs, sizes
 
 F = Fraction
 
-PAIRS = [(c, a.name) for c in COLLECTIVES for a in algorithms(c)]
-PAIR_IDS = [f"{c}/{a}" for c, a in PAIRS]
 PER_ALGORITHM = settings(max_examples=30)
 
 
@@ -56,14 +53,6 @@ def calibrated_links(draw: st.DrawFn) -> PiecewiseLink:
 
 
 ANY_LINK = st.one_of(piecewise_links(), calibrated_links())
-
-
-def _runs(collective: str, algorithm: str, p: int) -> bool:
-    try:
-        applicable(resolve(collective, algorithm), p)
-    except ConstraintError:
-        return False
-    return True
 
 
 def _brute(link: PiecewiseLink, m: Fraction, reduce: bool) -> Fraction:
@@ -106,18 +95,9 @@ def test_a_message_never_costs_less_when_larger(link: PiecewiseLink, ms: list, r
 def test_a_larger_collective_never_costs_less(
     collective: str, algorithm: str, p: int, ns: tuple, link: PiecewiseLink
 ) -> None:
-    assume(_runs(collective, algorithm, p))
+    assume(runs(collective, algorithm, p))
     small, large = sorted(map(F, ns))
-    t_large = cost(collective, algorithm, p=p, n=large, link=link)
-    spec = next(a for a in algorithms(collective) if a.name == algorithm)
-    if any(t_large.parameters[e.name] > e.upper(p, small) for e in spec.extra):
-        # as on one link: whole bytes per block or segment cap k at the smaller size (docs/design.md);
-        # the cost is monotone for every fixed k the smaller size allows
-        fixed = {e.name: e.upper(p, small) for e in spec.extra}
-        t_small = cost(collective, algorithm, p=p, n=small, link=link, extra=fixed)
-        t_large = cost(collective, algorithm, p=p, n=large, link=link, extra=fixed)
-    else:
-        t_small = cost(collective, algorithm, p=p, n=small, link=link)
+    t_small, t_large = costs_at_two_sizes(collective, algorithm, p, (small, large), link)
     assert t_small.time_s <= t_large.time_s, (t_small.parameters, t_large.parameters)
     # just below the larger size it costs no more than at it (with the same parameters)
     fixed = t_large.parameters
