@@ -996,6 +996,8 @@ def _render_calibrated(r: Calibrated) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
+    from costmodel.nccl.measured import LARGE_TARGET, SMALL_TARGET
+
     c, o = r.calibration, r.calibration.overheads
     pct = lambda x: "–" if x is None else f"{float(x):.1%}"
     bands = ("NCCL ≥1MiB", "NCCL <1MiB", "fit ≥1MiB", "fit <1MiB", "held out ≥1MiB", "held out <1MiB")
@@ -1012,11 +1014,11 @@ def _render_calibrated(r: Calibrated) -> Rendered:
     )
     large = [a.held_out_large for a in c.logs if a.held_out_large is not None]
     small = [a.held_out_small for a in c.logs if a.held_out_small is not None]
-    within_large = sum(e <= Fraction(15, 100) for e in large)
-    within_small = sum(e <= Fraction(30, 100) for e in small)
+    within_large = sum(e <= LARGE_TARGET for e in large)
+    within_small = sum(e <= SMALL_TARGET for e in small)
     meets = Text(
-        f"held out, median |busbw error| ≤ 15 % at ≥ 1 MiB on {within_large} of {len(large)} logs, "
-        f"≤ 30 % below 1 MiB on {within_small} of {len(small)}"
+        f"held out, median |busbw error| ≤ {100 * LARGE_TARGET} % at ≥ 1 MiB on {within_large} of "
+        f"{len(large)} logs, ≤ {100 * SMALL_TARGET} % below 1 MiB on {within_small} of {len(small)}"
     )
     parts: list[Any] = [head, Text(""), out, Text(""), meets]
     if r.out is not None:

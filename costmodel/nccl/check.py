@@ -31,7 +31,7 @@ Known patterns are then named, each with the public thread its cause comes from:
 * ``inplace-gap``: in-place and out-of-place times differ by more than 15 % (median from 1 MiB);
   they run the same kernels, so a gap points to the buffers or to noise; rerun.
 * ``collapse``: a size from 1 MiB reaches less than a third of the best busbw of the smaller sizes
-  (the fall :func:`costmodel.calibration.fit` warns about).
+  (:data:`COLLAPSE`; the fit warns of the same fall between adjacent sizes).
 """
 
 from __future__ import annotations
@@ -42,20 +42,25 @@ from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.exact import median
-from costmodel.nccl.compare import Comparison, compare
-from costmodel.nccl.measured import Overheads, as_measured, shipped_overheads
+from costmodel.nccl.compare import CompareRow, Comparison, compare
+from costmodel.nccl.measured import (
+    LARGE,
+    LARGE_TARGET,
+    SMALL_TARGET,
+    Overheads,
+    as_measured,
+    shipped_overheads,
+)
 from costmodel.nccl.predict import predict
 from costmodel.nccl.system import System
 
-__all__ = ["LARGE_TARGET", "SMALL_TARGET", "Band", "Check", "Finding", "check", "wrong_only"]
+__all__ = ["Band", "Check", "Finding", "check", "wrong_only"]
 
-LARGE_TARGET = Fraction(15, 100)
-"""The prediction's target median |busbw error| at sizes from 1 MiB."""
-SMALL_TARGET = Fraction(30, 100)
-"""Its target below 1 MiB."""
-_MIB = 2**20
 PLATEAU = 3
 """The largest sizes a low band's cause is read from."""
+COLLAPSE = 3
+"""A size whose busbw is below the best of the smaller sizes by more than this factor is a collapse (the
+factor :func:`costmodel.calibration.fit` uses between adjacent sizes)."""
 _PCIE4_X16 = 32 * 10**9
 """PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130 encoding ≈ 31.5 GB/s per direction (PCI-SIG PCIe 4.0
 specification), rounded up."""
@@ -132,13 +137,13 @@ def _size(n: int) -> str:
     return format_size(n)
 
 
-def _ring_busbw(c: Comparison, system: System, n: int, overheads: Overheads, version: str
-                ) -> Fraction | None:
-    """The busbw a ring reaches at *n* bytes as nccl-tests measures it (None when no ring runs)."""
+def _ring_busbw(c: Comparison, system: System, n: int, overheads: Overheads) -> Fraction | None:
+    """The busbw a ring reaches at *n* bytes as nccl-tests measures it, in *c*'s release (None when no
+    ring runs)."""
     from costmodel.errors import InputError
 
     try:
-        p = predict(c.collective, n, system, version=version, algo="ring")
+        p = predict(c.collective, n, system, version=c.version, algo="ring")
     except InputError:
         return None
     return as_measured(p, overheads).busbw_bytes_per_s
@@ -163,7 +168,7 @@ def _wrong(warnings: tuple[str, ...]) -> list[Finding]:
 def _collapse(c: Comparison) -> list[Finding]:
     best = Fraction(0)
     for r in c.rows:
-        if r.n_bytes >= _MIB and best > 0 and r.measured_busbw_bytes_per_s * 3 < best:
+        if r.n_bytes >= LARGE and best > 0 and r.measured_busbw_bytes_per_s * COLLAPSE < best:
             return [Finding(pattern="collapse", fault=True, sources=(), text=(
                 f"busbw falls to {_gbs(r.measured_busbw_bytes_per_s)} at {_size(r.n_bytes)} from "
                 f"{_gbs(best)} at a smaller size: a collapse (network congestion, a memory limit, "
@@ -172,9 +177,9 @@ def _collapse(c: Comparison) -> list[Finding]:
     return []
 
 
-def _gap(c: Comparison, measurements: Any) -> list[Finding]:
+def _gap(large: list[CompareRow], measurements: Any) -> list[Finding]:
     ins = {r.n_bytes: r.time_s for r in measurements.select(in_place=True)}
-    gaps = [abs(ins[r.n_bytes] / r.measured_s - 1) for r in c.rows if r.n_bytes >= _MIB and r.n_bytes in ins]
+    gaps = [abs(ins[r.n_bytes] / r.measured_s - 1) for r in large if r.n_bytes in ins]
     if not gaps or median(gaps) <= LARGE_TARGET:
         return []
     return [Finding(pattern="inplace-gap", fault=True, sources=(), text=(
@@ -182,11 +187,12 @@ def _gap(c: Comparison, measurements: Any) -> list[Finding]:
         "they run the same kernels, so the gap points to the buffers or to noise: rerun"))]
 
 
-def _above_ring(c: Comparison, system: System, overheads: Overheads) -> list[Finding]:
-    top = max((r for r in c.rows if r.n_bytes >= _MIB), key=lambda r: r.n_bytes, default=None)
-    if top is None:
+def _above_ring(c: Comparison, large: list[CompareRow], system: System, overheads: Overheads
+                ) -> list[Finding]:
+    if not large:
         return []
-    ring = _ring_busbw(c, system, top.n_bytes, overheads, c.version)
+    top = large[-1]  # the largest size: a log's sizes increase
+    ring = _ring_busbw(c, system, top.n_bytes, overheads)
     if ring is None or top.measured_busbw_bytes_per_s <= ring * (1 + LARGE_TARGET):
         return []
     if system.nodes == 2 and c.collective == "allreduce":
@@ -203,10 +209,10 @@ def _above_ring(c: Comparison, system: System, overheads: Overheads) -> list[Fin
         f"({_gbs(ring)}): {why}; explained, not a fault"))]
 
 
-def _low(c: Comparison, system: System) -> list[Finding]:
+def _low(large: list[CompareRow], system: System) -> list[Finding]:
     """The named causes of a low bandwidth band, read from its plateau: its :data:`PLATEAU` largest sizes,
     where the bandwidth term dominates both the measured and the expected time."""
-    top = [r for r in c.rows if r.n_bytes >= _MIB][-PLATEAU:]
+    top = large[-PLATEAU:]
     ratio = median(r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in top)
     if system.nodes > 1:
         for k in (2, 4, 8):
@@ -257,17 +263,17 @@ def check(measurements: Any, system: System, *, version: str | None = None, algo
     o = shipped_overheads() if overheads is None else overheads
     c = compare(measurements, system, version=version, algo=algo, proto=proto, facts=facts, overheads=o)
     bands = []
-    small = [r for r in c.rows if r.n_bytes < _MIB]
-    large_rows = [r for r in c.rows if r.n_bytes >= _MIB]
+    small = [r for r in c.rows if r.n_bytes < LARGE]
+    large_rows = [r for r in c.rows if r.n_bytes >= LARGE]
     if small:
         bands.append(_band("below 1 MiB", small, SMALL_TARGET))
     large = _band("from 1 MiB", large_rows, LARGE_TARGET) if large_rows else None
     if large is not None:
         bands.append(large)
-    findings = [*_wrong(measurements.warnings), *_collapse(c), *_gap(c, measurements),
-                *_above_ring(c, system, o)]
+    findings = [*_wrong(measurements.warnings), *_collapse(c), *_gap(large_rows, measurements),
+                *_above_ring(c, large_rows, system, o)]
     if large is not None and large.verdict == "low":
-        findings += _low(c, system)
+        findings += _low(large_rows, system)
     marked = []
     for b in bands:
         where = "large" if b is large else "small"

@@ -34,7 +34,7 @@ from typing import Any
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import median
-from costmodel.nccl.measured import Case, measured_note, measured_time
+from costmodel.nccl.measured import Case, band_medians, measured_note, measured_time
 from costmodel.nccl.predict import FUNCTIONS, bus_factor, function_of, resolve_version, timings
 from costmodel.nccl.system import System
 
@@ -242,12 +242,7 @@ class Comparison:
     def busbw_errors(self) -> tuple[tuple[Fraction, int] | None, tuple[Fraction, int] | None]:
         """The median |busbw error| (predicted busbw / measured − 1) and the count of sizes, at sizes of
         at least 1 MiB and below (None where the log has none)."""
-        out: list[tuple[Fraction, int] | None] = []
-        for large in (True, False):
-            errors = [abs(r.measured_s / r.predicted_s - 1) for r in self.rows
-                      if (r.n_bytes >= 2**20) == large]
-            out.append((median(errors), len(errors)) if errors else None)
-        return out[0], out[1]
+        return band_medians((r.n_bytes, abs(r.measured_s / r.predicted_s - 1)) for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values, SI units in the keys."""

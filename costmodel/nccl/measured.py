@@ -46,14 +46,19 @@ from costmodel.nccl.latency import Step, number_text
 from costmodel.nccl.predict import Prediction, timings
 from costmodel.nccl.system import System
 
-__all__ = ["PROTOCOLS", "Calibration", "Case", "LogAccuracy", "Overheads", "as_measured", "calibrate",
-           "load_overheads", "measured_note", "measured_time", "shipped_overheads"]
+__all__ = ["LARGE", "LARGE_TARGET", "PROTOCOLS", "SMALL_TARGET", "Calibration", "Case", "LogAccuracy",
+           "Overheads", "as_measured", "band_medians", "calibrate", "load_overheads", "measured_note",
+           "measured_time", "shipped_overheads"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 SMALL = 64 * 1024
 """Sizes up to this many bytes set the per-call overhead: there every modelled time is mostly latency."""
 LARGE = 2**20
 """The boundary of the two error regimes reported: sizes of at least 1 MiB, and the sizes below."""
+LARGE_TARGET = Fraction(15, 100)
+"""The prediction's target median |busbw error| at sizes from :data:`LARGE` on."""
+SMALL_TARGET = Fraction(30, 100)
+"""Its target below :data:`LARGE`."""
 _US = Fraction(1, 10**6)
 
 
@@ -263,14 +268,28 @@ def _rounded(x: Fraction, per: int) -> Fraction:
     return Fraction(round(x * per), per)
 
 
-def _errors(rows: Iterable[_Row], o: Overheads) -> tuple[Fraction | None, Fraction | None]:
-    """Median |busbw error| at sizes ≥ :data:`LARGE` and below, under *o*."""
+Band = tuple[Fraction, int] | None
+"""The median of a band's values and their count, or None for a band without sizes."""
+
+
+def band_medians(errors: Iterable[tuple[int, Fraction]]) -> tuple[Band, Band]:
+    """The median and count of (size, value) pairs at sizes from :data:`LARGE` on, and below.
+
+    >>> band_medians([(8, Fraction(1, 2)), (2**20, Fraction(1, 10)), (2**30, Fraction(3, 10))])
+    ((Fraction(1, 5), 2), (Fraction(1, 2), 1))
+    """
     large: list[Fraction] = []
     small: list[Fraction] = []
-    for r in rows:
-        t = measured_time(r.modelled, r.latency, r.protocol, o)
-        (large if r.n >= LARGE else small).append(abs(r.measured / t - 1))
-    return (median(large) if large else None, median(small) if small else None)
+    for n, value in errors:
+        (large if n >= LARGE else small).append(value)
+    return ((median(large), len(large)) if large else None, (median(small), len(small)) if small else None)
+
+
+def _errors(rows: Iterable[_Row], o: Overheads) -> tuple[Fraction | None, Fraction | None]:
+    """Median |busbw error| at sizes ≥ :data:`LARGE` and below, under *o*."""
+    large, small = band_medians(
+        (r.n, abs(r.measured / measured_time(r.modelled, r.latency, r.protocol, o) - 1)) for r in rows)
+    return (None if large is None else large[0], None if small is None else small[0])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,8 @@ import pytest
 
 from costmodel.calibration.logs import Measurements, Row
 from costmodel.nccl import System, load_preset, predict
-from costmodel.nccl.check import LARGE_TARGET, check
-from costmodel.nccl.measured import as_measured, shipped_overheads
+from costmodel.nccl.check import check
+from costmodel.nccl.measured import LARGE_TARGET, as_measured, shipped_overheads
 from tests.clirun import run, run_json
 
 ROOT = Path(__file__).resolve().parents[3]
