@@ -284,6 +284,7 @@ def _log_system(measurements: Any, facts: Any, hw: Hardware, *, ranks: int | Non
     shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
     return measurements, hardware_system(hw, measurements.p, shape)
 
+
 def _measured(as_measured: bool, overheads: Path | None) -> Any:
     """The overheads to predict with (None: NCCL's estimate alone)."""
     if overheads is not None and not as_measured:
