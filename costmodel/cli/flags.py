@@ -109,6 +109,7 @@ FLAGS = {
     "pp": "--pp",
     "pp_link": "--pp-link",
     "prefetch": "--prefetch",
+    "preset": "--preset",
     "profile": "--profile",
     "proto": "--proto",
     "racks": "--racks",

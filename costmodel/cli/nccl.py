@@ -23,7 +23,7 @@ from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 
-__all__ = ["COLLECTIVES", "CollectiveGroup", "app", "hardware_system", "nccl_app"]
+__all__ = ["COLLECTIVES", "CollectiveGroup", "app", "nccl_app"]
 
 COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce")
 """The collectives NCCL's tuning model covers, by costmodel's names."""
@@ -269,7 +269,7 @@ LogVersion = Annotated[
 ]
 
 
-def _log_system(measurements: Any, facts: Any, hw: Hardware, *, ranks: int | None, nodes: int | None,
+def _log_system(measurements: Any, facts: Any, hw: Any, *, ranks: int | None, nodes: int | None,
                 log: Path) -> tuple[Any, Any]:
     """The log's measurements with their rank count (*ranks* where the log does not say it), and the
     system the options describe for its ranks and nodes."""
@@ -282,7 +282,7 @@ def _log_system(measurements: Any, facts: Any, hw: Hardware, *, ranks: int | Non
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
     shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
-    return measurements, hardware_system(hw, measurements.p, shape)
+    return measurements, hw.system(ranks=measurements.p, nodes=shape)
 
 
 def _measured(as_measured: bool, overheads: Path | None) -> Any:
@@ -296,93 +296,11 @@ def _measured(as_measured: bool, overheads: Path | None) -> Any:
     return load_overheads(overheads)
 
 
-@dataclass(frozen=True)
-class Hardware:
-    """The hardware options as given (None: not given)."""
+def _hardware(*given: Any) -> Any:
+    """The :class:`~costmodel.nccl.hardware.Hardware` of the hardware options, in their order."""
+    from costmodel.nccl.hardware import Hardware
 
-    preset: str | None = None
-    arch: str | None = None
-    channels: int | None = None
-    bw_intra: Fraction | None = None
-    bw_inter: Fraction | None = None
-    intra: str = "nvlink"
-    net_latency: Fraction = Fraction(0)
-    cpu: str = "intel"
-    nvls: bool = False
-    collnet: bool = False
-
-    def explicit_given(self) -> list[str]:
-        """The explicit hardware options given (other than their defaults)."""
-        given = {
-            "--arch": self.arch,
-            "--channels": self.channels,
-            "--bw-intra": self.bw_intra,
-            "--bw-inter": self.bw_inter,
-        }
-        out = [k for k, v in given.items() if v is not None]
-        out += [
-            k
-            for k, v, d in (
-                ("--intra", self.intra, "nvlink"),
-                ("--cpu", self.cpu, "intel"),
-                ("--net-latency", self.net_latency, 0),
-                ("--nvls", self.nvls, False),
-                ("--collnet", self.collnet, False),
-            )
-            if v != d
-        ]
-        return out
-
-
-def hardware_system(hw: Hardware, ranks: int | None, nodes: int | None) -> Any:
-    """The :class:`~costmodel.nccl.System` the options describe (a preset, or the explicit numbers)."""
-    from costmodel.nccl import System, load_preset
-    from costmodel.nccl.system import parse_arch
-
-    if ranks is None:
-        raise InputError("no rank count given; pass --ranks R (GPUs in the communicator)")
-    if hw.preset is not None:
-        if hw.explicit_given():
-            raise InputError(
-                f"--preset describes the hardware; drop {', '.join(hw.explicit_given())} "
-                "(or drop --preset and describe it with the options)"
-            )
-        mapping = load_preset(hw.preset)
-        if nodes is None:
-            gpus = mapping["gpus_per_node"]
-            nodes = ranks // gpus if ranks > gpus and ranks % gpus == 0 else 1
-        return System.from_preset(mapping, ranks=ranks, nodes=nodes)
-    missing = [
-        k
-        for k, v in (("--arch", hw.arch), ("--channels", hw.channels), ("--bw-intra", hw.bw_intra))
-        if v is None
-    ]
-    if missing:
-        raise InputError(
-            "no hardware given: pass --preset NAME (see costmodel nccl presets) or "
-            f"{', '.join(missing)}"
-            + (" (and --bw-inter on several nodes)" if "--bw-intra" in missing else "")
-        )
-    nodes = 1 if nodes is None else nodes
-    assert hw.arch is not None and hw.channels is not None and hw.bw_intra is not None  # none is missing
-    bw_inter = hw.bw_inter
-    if bw_inter is None:
-        if nodes > 1:
-            raise InputError(f"{nodes} nodes need --bw-inter (GB/s per channel across nodes)")
-        bw_inter = hw.bw_intra
-    return System.explicit(
-        arch=parse_arch(hw.arch),
-        ranks=ranks,
-        nodes=nodes,
-        channels=hw.channels,
-        bw_intra=hw.bw_intra,
-        bw_inter=bw_inter,
-        intra=hw.intra,
-        net_latency=hw.net_latency,
-        cpu=hw.cpu,
-        nvls=hw.nvls,
-        collnet=hw.collnet,
-    )
+    return Hardware(*given)
 
 
 def _overrides(path: Path | None) -> str | None:
@@ -477,7 +395,7 @@ def predict_command(
     """
     from costmodel.nccl import predict, sweep
 
-    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
     ranged = min_size is not None or max_size is not None
     if size is not None and ranged:
         raise InputError("give -n SIZE (one prediction) or --min/--max (the size ranges), not both")
@@ -485,7 +403,7 @@ def predict_command(
         raise InputError("no size given; pass -n SIZE, or --min SIZE --max SIZE for the size ranges")
     if explain and ranged:
         raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
-    system = hardware_system(hw, ranks, nodes)
+    system = hw.system(ranks=ranks, nodes=nodes)
     measured = _measured(as_measured, overheads)
     settings: dict[str, Any] = {
         "version": nccl_version,
@@ -561,7 +479,7 @@ def compare_command(
 
     measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
-    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
     measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     emit(
         compare(
@@ -631,7 +549,7 @@ def check_command(
         source = source_line(split_lines(read_log_text(log)))
         emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
         raise typer.Exit(1) from None
-    hw = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
     measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
                    overheads=measured)

@@ -309,12 +309,12 @@ def nccl_command(
 
     Example: costmodel plot nccl allreduce --ranks 16 --preset dgx-h100 --max 8GiB --out nccl.png
     """
-    from costmodel.cli.nccl import Hardware, hardware_system
+    from costmodel.nccl.hardware import Hardware
     from costmodel.plots import draw_nccl_plot, nccl_plot
 
     target = _target(out, force, as_json)
     hardware = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    system = hardware_system(hardware, ranks, nodes)
+    system = hardware.system(ranks=ranks, nodes=nodes)
     data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version,
                      algo=algo, proto=proto, overrides=None if overrides is None else str(overrides))
     _finish("nccl", data, draw_nccl_plot, target, force=force, as_json=as_json)

@@ -385,35 +385,18 @@ def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, pro
     return version, chosen["NCCL_ALGO"], chosen["NCCL_PROTO"], notes
 
 
-_HARDWARE_KEYS = ("preset", "arch", "channels", "bw_intra", "bw_inter", "intra", "net_latency", "cpu", "nvls",
-                  "collnet")
+def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int) -> System:
+    """The system a [[log]] table describes, by the rules the command line's hardware options follow."""
+    from costmodel.nccl.hardware import Hardware
+
+    try:
+        return Hardware.of(entry).system(ranks=ranks, nodes=nodes)
+    except InputError as exc:  # its parameters are the table's keys: `pass preset=NAME` is `pass preset`
+        raise InputError(_KEYED.sub(r"\1", str(exc))) from None
 
 
-def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int, where: str) -> System:
-    from costmodel.nccl.presets import load_preset
-    from costmodel.nccl.system import parse_arch
-
-    if "preset" in entry:
-        extra = sorted(k for k in _HARDWARE_KEYS if k in entry and k != "preset")
-        if extra:
-            raise ParseError(f"{where}: preset describes the hardware; drop {', '.join(extra)}", path=where)
-        return System.from_preset(load_preset(entry["preset"]), ranks=ranks, nodes=nodes)
-    missing = [k for k in ("arch", "channels", "bw_intra") if k not in entry]
-    if missing:
-        raise ParseError(f"give preset, or {', '.join(missing)}", path=where)
-    from costmodel.exact import parse_number
-
-    def number(key: str) -> Fraction:
-        return parse_number(entry[key], what=key)
-
-    bw_intra = number("bw_intra")
-    return System.explicit(arch=parse_arch(str(entry["arch"])), ranks=ranks, nodes=nodes,
-                           channels=int(entry["channels"]), bw_intra=bw_intra,
-                           bw_inter=number("bw_inter") if "bw_inter" in entry else bw_intra,
-                           intra=str(entry.get("intra", "nvlink")),
-                           net_latency=number("net_latency") if "net_latency" in entry else 0,
-                           cpu=str(entry.get("cpu", "intel")), nvls=bool(entry.get("nvls", False)),
-                           collnet=bool(entry.get("collnet", False)))
+_KEYED = re.compile(r"\b([a-z_]+)=(?:[A-Z]+\b|(?=[\s,)]|$))")
+"""A parameter named for the user to give (``preset=NAME``, ``drop channels=``), not a value shown."""
 
 
 _MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
@@ -433,7 +416,7 @@ def _case(entry: Mapping[str, Any], base: Path) -> Case:
     if measurements.p is None:
         raise InputError(f"{log} does not say how many ranks ran")
     nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"))
-    system = _system(entry, ranks=measurements.p, nodes=nodes, where=str(log))
+    system = _system(entry, ranks=measurements.p, nodes=nodes)
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))
     return Case(name=entry["path"], measurements=measurements, system=system, version=version, algo=algo,

@@ -124,7 +124,7 @@ def test_an_overheads_file_round_trips(tmp_path):
     ("x = 1\n", "[[log]] tables and nothing else"),
     ('[[log]]\npreset = "dgx-a100"\n', "[[log]] 1: no path"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\ncolour = "red"\n', "unknown key 'colour'"),
-    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\n', "give preset, or channels, bw_intra"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\n', "no hardware given: pass preset (see costmodel nccl presets) or channels, bw_intra"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nchannels = 4\n',
      "preset describes the hardware; drop channels"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = "x"\nbw_intra = 20\n',
@@ -139,6 +139,8 @@ def test_an_overheads_file_round_trips(tmp_path):
     ('[[log]]\npath = "nope.txt"\npreset = "dgx-a100"\n', "[[log]] 1 (nope.txt): "),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = 8\nbw_intra = 20\n'
      'bw_inter = -3\n', "[[log]] 1 (allreduce_a100x16_2node_rdma_oci.txt): bw_inter"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = 8\nbw_intra = 20\n',
+     "[[log]] 1 (allreduce_a100x16_2node_rdma_oci.txt): 2 nodes need bw_inter (GB/s per channel across nodes)"),
 ])
 def test_bad_manifests_are_refused_in_one_line(tmp_path, text, message):
     path = tmp_path / "m.toml"

@@ -1,0 +1,54 @@
+"""One description of the hardware for the command line's options and a manifest's [[log]] tables."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from costmodel.errors import InputError
+from costmodel.nccl import System, load_preset
+from costmodel.nccl.hardware import Hardware
+from tests.clirun import run
+
+EXPLICIT = {"arch": "sm90", "channels": 16, "bw_intra": "20", "bw_inter": 12.5, "net_latency": 2, "nvls": True}
+
+
+def test_a_table_and_the_options_build_the_same_system():
+    from_table = Hardware.of({"path": "x.txt", **EXPLICIT}).system(ranks=16, nodes=2)
+    from_options = Hardware(arch="90", channels=16, bw_intra=Fraction(20), bw_inter=Fraction(25, 2),
+                            net_latency=Fraction(2), nvls=True).system(ranks=16, nodes=2)
+    assert from_table == from_options
+    assert from_table == System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=20,
+                                         bw_inter=Fraction(25, 2), net_latency=2, nvls=True)
+
+
+def test_a_preset_fills_whole_nodes_when_no_node_count_is_given():
+    assert Hardware(preset="dgx-h100").system(ranks=32).nodes == 4
+    assert Hardware(preset="dgx-h100").system(ranks=4).nodes == 1
+    assert (Hardware(preset="dgx-h100").system(ranks=16, nodes=2)
+            == System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2))
+
+
+@pytest.mark.parametrize(("hardware", "ranks", "nodes", "message"), [
+    (Hardware(preset="dgx-h100", channels=4, cpu="amd"), 8, None,
+     "preset= describes the hardware; drop channels=, cpu= (or drop preset="),
+    (Hardware(arch="90"), 8, None, "no hardware given: pass preset=NAME (see costmodel nccl presets) or "
+                                   "channels=, bw_intra= (and bw_inter= on several nodes)"),
+    (Hardware(arch="90", channels=8, bw_intra=Fraction(20)), 16, 2,
+     "2 nodes need bw_inter=GBPS (GB/s per channel across nodes)"),
+    (Hardware(preset="dgx-h100"), None, None, "no rank count given; pass ranks=R"),
+])
+def test_incomplete_or_mixed_hardware_is_refused(hardware, ranks, nodes, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        hardware.system(ranks=ranks, nodes=nodes)
+
+
+def test_the_command_line_names_its_options(capsys):
+    _, err = run(capsys, "nccl", "allreduce", "-n", "1MiB", "--ranks", "16", "--nodes", "2", "--arch", "90",
+                 "--channels", "8", "--bw-intra", "20", rc=2)
+    assert err == "error: 2 nodes need --bw-inter GBPS (GB/s per channel across nodes)\n"
+    _, err = run(capsys, "nccl", "allreduce", "-n", "1MiB", "--ranks", "8", "--preset", "dgx-h100", "--channels",
+                 "8", rc=2)
+    assert err == ("error: --preset describes the hardware; drop --channels (or drop --preset and describe the "
+                   "hardware with them)\n")
