@@ -30,8 +30,12 @@ torchrun, whose ``WORLD_SIZE`` is always meant.  ``PALS_RANKID`` and ``PALS_LOCA
 read: the sources below document ``PMI_RANK`` and ``PMI_LOCAL_RANK`` for Cray MPICH's ``mpiexec``.
 
 Rank 0's address comes from ``MASTER_ADDR`` and ``MASTER_PORT`` (29500, torchrun's default port,
-when only the address is set) whatever the launcher: no launcher but torchrun sets them, and
-:class:`Launch` keeps ``master_addr`` None for the caller to say so.
+when only the address is set) whatever the launcher: no launcher but torchrun sets them.  Under
+``srun`` without ``MASTER_ADDR``, rank 0 runs on the first host of the step's node list
+(SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST or its older name SLURM_NODELIST [2]_; SLURM places
+task 0 on the list's first node), so that host is the address: :func:`first_host` expands the
+hostlist syntax (``gpu[003-010,017],login1`` starts with ``gpu003``).  Otherwise :class:`Launch`
+keeps ``master_addr`` None for the caller to say so.
 
 References
 ----------
@@ -70,7 +74,7 @@ from costmodel.references import (
     Citation,
 )
 
-__all__ = ["CITED", "DEFAULT_PORT", "LAUNCHERS", "Launch", "launch_from_env", "tasks_on_node"]
+__all__ = ["CITED", "DEFAULT_PORT", "LAUNCHERS", "Launch", "first_host", "launch_from_env", "tasks_on_node"]
 
 CITED: tuple[Citation, ...] = (TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV,
                                ALCF_POLARIS_GPUS)
@@ -92,6 +96,7 @@ class _Launcher:
     local_size: tuple[str, ...] = ()
     node_lists: tuple[str, ...] = ()  # SLURM's per-node task counts, "4(x2),3", indexed by SLURM_NODEID
     requires: str | None = None  # a variable that must be set too (SLURM's job step)
+    hosts: tuple[str, ...] = ()  # node lists whose first host runs rank 0 (SLURM's)
     single_counts: bool = False  # a launch of one rank is one (torchrun), else it is no launch
 
 
@@ -111,7 +116,7 @@ LAUNCHERS: tuple[_Launcher, ...] = (
     # [2]: SLURM_NPROCS is the older name of SLURM_NTASKS; the step's task counts before the job's
     _Launcher("slurm", ("SLURM_PROCID",), ("SLURM_NTASKS", "SLURM_NPROCS"), ("SLURM_LOCALID",),
               ("SLURM_NTASKS_PER_NODE",), node_lists=("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"),
-              requires="SLURM_STEP_ID"),
+              requires="SLURM_STEP_ID", hosts=("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")),
 )
 """The launchers :func:`launch_from_env` knows, in the order it looks for them."""
 
@@ -224,9 +229,38 @@ def launch_from_env(env: Mapping[str, str]) -> Launch | None:
             raise InputError(f"the local rank {local[0] if local else ''}={local_rank} is not below the "
                              f"{local_size} ranks the launcher places on this node; its variables look wrong")
         return Launch(launcher=launcher.name, rank=rank, world_size=size, local_rank=local_rank,
-                      local_world_size=local_size, master_addr=env.get("MASTER_ADDR", "").strip() or None,
-                      master_port=_port(env))
+                      local_world_size=local_size, master_addr=_master(env, launcher), master_port=_port(env))
     return None
+
+
+def _master(env: Mapping[str, str], launcher: _Launcher) -> str | None:
+    """``MASTER_ADDR``, else the first host of the launcher's node list, else None."""
+    given = env.get("MASTER_ADDR", "").strip()
+    if given:
+        return given
+    found = _first(env, launcher.hosts)
+    return None if found is None else first_host(found[1])
+
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})")
+_RANGE = re.compile(r"\[([0-9]+)(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*\]")
+
+
+def first_host(nodes: str) -> str | None:
+    """The first host of a SLURM hostlist (``nid[001-004,007],login1``: ``nid001``) [2]_, or None for text
+    that is not one.
+
+    Each bracket holds comma-separated numbers and ranges whose first number, zero padding kept, is
+    the first host's; several brackets in one name (``rack[1-2]-n[01-04]``) each give theirs.
+
+    >>> first_host("gpu[003-010,017],login1"), first_host("rack[1-2]-n[01-04]"), first_host("a100-7")
+    ('gpu003', 'rack1-n01', 'a100-7')
+    >>> first_host("gpu[a-b]") is None, first_host("") is None
+    (True, True)
+    """
+    first = re.split(r",(?![^\[]*\])", nodes.strip(), maxsplit=1)[0]
+    host = _RANGE.sub(lambda m: m.group(1), first)
+    return host if _HOST.fullmatch(host) else None
 
 
 def _port(env: Mapping[str, str]) -> int:

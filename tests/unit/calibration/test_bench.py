@@ -240,8 +240,11 @@ def test_torchrun_ranks_join_the_group_and_rank_0_returns(tmp_path):
     assert len(read_csv(tmp_path / "tr.csv").rows) == len(rank0[0]["rows"])
 
 
-def test_ranks_started_by_srun_without_torchrun_form_the_group_from_master_addr(tmp_path):
-    """Two processes with only SLURM's variables (as srun sets them) and MASTER_ADDR: no torchrun."""
+@pytest.mark.parametrize("address", [{"MASTER_ADDR": "127.0.0.1"}, {"SLURM_STEP_NODELIST": "localhost"}],
+                         ids=["master-addr", "node-list"])
+def test_ranks_started_by_srun_without_torchrun_form_the_group(tmp_path, address):
+    """Two processes with only SLURM's variables (as srun sets them), rank 0's host from MASTER_ADDR or,
+    without it, the step's node list: no torchrun."""
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(f"""
         import json, os
@@ -257,8 +260,7 @@ def test_ranks_started_by_srun_without_torchrun_form_the_group_from_master_addr(
     jobs = [subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env={**base, "SLURM_PROCID": str(rank), "SLURM_NTASKS": "2",
                                              "SLURM_LOCALID": str(rank), "SLURM_STEP_ID": "0",
-                                             "SLURM_STEP_TASKS_PER_NODE": "2", "MASTER_ADDR": "127.0.0.1",
-                                             "MASTER_PORT": port})
+                                             "SLURM_STEP_TASKS_PER_NODE": "2", **address, "MASTER_PORT": port})
             for rank in range(2)]
     outs = [job.communicate(timeout=90) for job in jobs]
     assert [job.returncode for job in jobs] == [0, 0], [err[-2000:] for _, err in outs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from costmodel.calibration.bench import BackendChoice, choose_backend
-from costmodel.calibration.launch import DEFAULT_PORT, Launch, launch_from_env, tasks_on_node
+from costmodel.calibration.launch import DEFAULT_PORT, Launch, first_host, launch_from_env, tasks_on_node
 from costmodel.errors import InputError
 
 ADDR = {"MASTER_ADDR": "node01", "MASTER_PORT": "29400"}
@@ -32,6 +32,24 @@ def _launch(launcher, rank, size, local_rank, local_size, *, addr="node01", port
       "SLURM_TASKS_PER_NODE": "8(x2)"}, _launch("slurm", 9, 16, 1, 8, addr=None, port=DEFAULT_PORT)),
     ({"SLURM_PROCID": "1", "SLURM_NPROCS": "2", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
       "SLURM_NTASKS_PER_NODE": "2", **ADDR}, _launch("slurm", 1, 2, 1, 2)),
+    # srun without MASTER_ADDR: rank 0 runs on the first host of the step's node list (the job's if the
+    # step's is absent); MASTER_ADDR, when exported, wins
+    ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
+      "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_STEP_NODELIST": "gpu[007-008]",
+      "SLURM_JOB_NODELIST": "gpu[001-008]"}, _launch("slurm", 5, 8, 1, 4, addr="gpu007", port=DEFAULT_PORT)),
+    ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
+      "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_JOB_NODELIST": "nid[001-004,007],login1"},
+     _launch("slurm", 5, 8, 1, 4, addr="nid001", port=DEFAULT_PORT)),
+    ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
+      "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_STEP_NODELIST": "gpu[007-008]", **ADDR},
+     _launch("slurm", 5, 8, 1, 4)),
+    # a node list that is not one leaves the address unknown, for the caller to name
+    ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
+      "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_STEP_NODELIST": "gpu[a-b]"},
+     _launch("slurm", 5, 8, 1, 4, addr=None, port=DEFAULT_PORT)),
+    # the MPI launchers have no node list of their own: only MASTER_ADDR names rank 0's host
+    ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "SLURM_JOB_NODELIST": "gpu[001-002]"},
+     _launch("open-mpi", 0, 2, None, None, addr=None, port=DEFAULT_PORT)),
     # Open MPI's mpirun inside a SLURM job: the inner launcher's variables count
     ({"OMPI_COMM_WORLD_RANK": "6", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "2",
       "OMPI_COMM_WORLD_LOCAL_SIZE": "4", "SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "0",
@@ -138,3 +156,13 @@ def test_gloo_and_gpu_less_ranks_need_no_device():
     assert _device(SRUN_TASK_3, 4, "gloo") == BackendChoice("gloo", None)
     assert _device(SRUN_TASK_3, 0) == BackendChoice("gloo", None)  # a node without GPUs
     assert _device(SRUN_TASK_3, 0, nccl=False).backend == "gloo"
+
+
+@pytest.mark.parametrize(("nodes", "host"), [
+    ("gpu001", "gpu001"), ("gpu[001-004]", "gpu001"), ("gpu[010,003-004]", "gpu010"),
+    ("rack[1-2]-n[01-04],login1", "rack1-n01"), ("a100-7.cluster.local,a100-8", "a100-7.cluster.local"),
+    ("x[0009-0012]y", "x0009y"), (" gpu[2-3] ", "gpu2"),
+    ("", None), ("[1-2]", "1"), ("gpu[a-b]", None), ("gpu[1-2", None), ("gpu 1", None), ("-gpu", None),
+])
+def test_the_first_host_of_a_slurm_node_list(nodes, host):
+    assert first_host(nodes) == host
