@@ -116,7 +116,8 @@ LAUNCHERS: tuple[_Launcher, ...] = (
     # [2]: SLURM_NPROCS is the older name of SLURM_NTASKS; the step's task counts before the job's
     _Launcher("slurm", ("SLURM_PROCID",), ("SLURM_NTASKS", "SLURM_NPROCS"), ("SLURM_LOCALID",),
               ("SLURM_NTASKS_PER_NODE",), node_lists=("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"),
-              requires="SLURM_STEP_ID", hosts=("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")),
+              requires="SLURM_STEP_ID",
+              hosts=("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")),
 )
 """The launchers :func:`launch_from_env` knows, in the order it looks for them."""
 
