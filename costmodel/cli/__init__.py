@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with collecting():  # an old name (--profile textbook) warns once on stderr
-            rc = build(args)(args=args, prog_name="costmodel", standalone_mode=False)
+            rc = build(args, listing=True)(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, _USAGE_ERROR) as exc:
         if isinstance(exc, _USAGE_ERROR):
             message = cast(Any, exc).format_message()

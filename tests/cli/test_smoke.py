@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 ARGS = ["cost", "allreduce", "-p", "4", "-n", "100MB", "--alpha", "0s", "--bandwidth", "12.5GB/s", "--json"]
 
 
@@ -96,3 +98,34 @@ def test_the_group_table_lists_every_command():
     for module, names in GROUPS.items():
         group = importlib.import_module(f"costmodel.cli.{module}").app
         assert names_of(group) == set(names), module
+
+
+def test_the_help_screens_listing_is_current():
+    """`costmodel --help` lists the commands from a table, without importing them: the table is what the
+    commands say (regenerate with `python -m costmodel.cli.app > costmodel/cli/summaries.py`)."""
+    from costmodel.cli.app import summaries
+    from costmodel.cli.summaries import SUMMARIES
+
+    assert SUMMARIES == summaries()
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_the_listed_help_screen_is_the_full_apps(monkeypatch, columns):
+    import io
+    from contextlib import redirect_stdout
+
+    from costmodel.cli import main
+    from costmodel.cli.app import build
+
+    monkeypatch.setenv("COLUMNS", columns)
+    listed, full = io.StringIO(), io.StringIO()
+    with redirect_stdout(listed):
+        assert main(["--help"]) == 0
+    with redirect_stdout(full):
+        build()(args=["--help"], prog_name="costmodel", standalone_mode=False)
+    assert listed.getvalue() == full.getvalue()
+
+
+def test_the_help_screen_imports_no_command():
+    assert _loaded_after([["--help"]], ("costmodel.cli.cost", "costmodel.cli.step", "costmodel.cli.nccl",
+                                        "costmodel.cli.plot", "sympy", "numpy")) == []
