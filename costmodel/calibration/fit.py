@@ -96,6 +96,7 @@ from typing import Any
 
 from costmodel._json import real, to_json_dict
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
+from costmodel.calibration.spread import quantile
 from costmodel.errors import CalibrationError, InputError
 from costmodel.references import KIELMANN_2000, MOLKA_2009, WESOLOWSKY_1981
 from costmodel.validate import whole
@@ -795,6 +796,11 @@ class _Lines:
         return point, hit, self.total(point)
 
 
+def _varies(values: Any) -> bool:
+    """Whether an array holds two different values (``np.unique`` would load numpy.ma to say so)."""
+    return bool(len(values) and (values != values[0]).any())
+
+
 def _solve(x: Any, t: Any) -> _Solved:
     """The LAD fit of one segment with 95 % percentile-bootstrap intervals (rows resampled, seed 0).
 
@@ -821,7 +827,7 @@ def _solve(x: Any, t: Any) -> _Solved:
     resamples = []
     for _ in range(_BOOT):
         idx = pick[rng.integers(0, len(pick), len(pick))]
-        if len(np.unique(x[idx, 1])) < 2 and x[0, 1] != 0:
+        if not _varies(x[idx, 1]) and x[0, 1] != 0:
             continue
         resamples.append(idx)
     if not resamples:
@@ -832,7 +838,7 @@ def _solve(x: Any, t: Any) -> _Solved:
         sample = np.array([_lad(x[idx], t[idx], start=theta)[0] for idx in resamples])
     ci: list[tuple[float, float]] = []
     for j in (0, 1):
-        lo, hi = np.percentile(sample[:, j], [2.5, 97.5])
+        lo, hi = quantile(sample[:, j], 0.025), quantile(sample[:, j], 0.975)
         lo, hi = theta[j] + (lo - theta[j]) * shrink, theta[j] + (hi - theta[j]) * shrink
         ci.append((max(0.0, float(min(lo, theta[j]))), float(max(hi, theta[j]))))
     return _Solved((float(theta[0]), float(theta[1])), sae, (ci[0], ci[1]), bound)
@@ -900,8 +906,10 @@ class _Search:
         groups = len(self.starts) - 1
         step = max(1, math.ceil(groups / _GRID))
         self.grid = sorted({*range(0, groups, step), groups})
-        keep = np.arange(len(rows)) if len(rows) <= _SEARCH_ROWS else \
-            np.unique(np.linspace(0, len(rows) - 1, _SEARCH_ROWS).round().astype(int))
+        keep = np.arange(len(rows))
+        if len(rows) > _SEARCH_ROWS:  # evenly spaced, each row once (rounding may repeat one)
+            keep = np.linspace(0, len(rows) - 1, _SEARCH_ROWS).round().astype(int)
+            keep = keep[np.concatenate(([True], keep[1:] != keep[:-1]))]
         self._keep = keep
         self._sae: dict[tuple[int, int], float] = {}
         self._last: Any = None  # the line last fitted, where the next (a neighbouring range) starts
@@ -917,15 +925,14 @@ class _Search:
 
     def sae(self, g0: int, g1: int) -> float:
         """Σ|relative error| of one LAD line through size groups [g0, g1) (of the searched rows)."""
-        import numpy as np
 
         key = (g0, g1)
         if key not in self._sae:
             lo, hi = self.starts[g0], self.starts[g1]
             idx = self._keep[(self._keep >= lo) & (self._keep < hi)]
-            if len(np.unique(self.n[idx])) > 1 and self._table is not None:
+            if _varies(self.n[idx]) and self._table is not None:
                 self._sae[key] = self._table.least(lo, hi)  # every row is searched: idx is lo..hi − 1
-            elif len(np.unique(self.n[idx])) > 1:
+            elif _varies(self.n[idx]):
                 self._last, self._sae[key] = _lad(self.x[idx], self.t[idx], start=self._last)
             else:
                 self._sae[key] = 0.0
@@ -956,9 +963,7 @@ def _bic(sae: float, rows: int, segments: int) -> float:
 
 def _median(values: Any) -> float | None:
     """The median of |values| (a sequence or an array), None for none."""
-    import numpy as np
-
-    return float(np.median(np.abs(values))) if len(values) else None
+    return quantile([abs(float(v)) for v in values], 0.5) if len(values) else None
 
 
 def _resolve_p(measurements: Measurements, p: int | None) -> Measurements:
@@ -1362,7 +1367,7 @@ def _bimodal(errors: Sequence[float]) -> tuple[int, int, float] | None:
     at = int(np.argmax(gaps)) + least
     gap = float(values[at] - values[at - 1])
     low, high = values[:at], values[at:]
-    spread = max(float(np.subtract(*np.percentile(side, [75, 25]))) for side in (low, high))
+    spread = max(quantile(side.tolist(), 0.75) - quantile(side.tolist(), 0.25) for side in (low, high))
     if gap < _MODE_GAP or gap < 3 * spread:
         return None
     return len(low), len(high), gap

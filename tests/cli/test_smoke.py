@@ -106,7 +106,7 @@ def test_the_help_screens_listing_is_current():
     from costmodel.cli.app import summaries
     from costmodel.cli.summaries import SUMMARIES
 
-    assert SUMMARIES == summaries()
+    assert summaries() == SUMMARIES
 
 
 @pytest.mark.parametrize("columns", ["80", "120"])

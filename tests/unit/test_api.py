@@ -22,3 +22,30 @@ def test_the_step_package_prices_a_step_when_called():
     assert costmodel.step(forward_s=["1ms"], backward_s=["2ms"]) == costmodel.estimate_step(
         forward_s=["1ms"], backward_s=["2ms"])
     assert costmodel.step.sweep_step is costmodel.sweep_step
+
+
+def test_the_calibration_package_exports_lazily_and_whole():
+    """Every name resolves to what its module defines, the log readers all re-exported, and `fit` is the
+    function even after its module was imported."""
+    import importlib
+    import subprocess
+    import sys
+
+    from costmodel import calibration
+    from costmodel.calibration import logs
+
+    assert set(logs.__all__) <= set(calibration.__all__)
+    assert set(calibration._EXPORTS) | {"logs"} == set(calibration.__all__)
+    for name in calibration.__all__:
+        module = "costmodel.calibration.logs" if name == "logs" else calibration._EXPORTS[name]
+        expected = importlib.import_module(module) if name == "logs" else getattr(
+            importlib.import_module(module), name)
+        assert getattr(calibration, name) is expected, name
+    assert callable(calibration.fit)
+    code = ("import sys; import costmodel.calibration.fit; from costmodel.calibration import fit; "
+            "assert callable(fit); import costmodel.calibration; "
+            "print(sorted(m for m in ('costmodel.calibration.bench', 'costmodel.calibration.compute', 'torch') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
