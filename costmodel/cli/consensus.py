@@ -59,7 +59,7 @@ Init = Annotated[str | None, option(
     help="Initial values, one per worker (default 0, 1, …, p − 1).")]
 Rounds = Annotated[int | None, option(
     "--rounds", "-r", metavar="R", panel=_RUN,
-    help="Rounds to simulate (default: the rounds to the target, at most 20).")]
+    help="Rounds to simulate (default: the rounds to the target, at most 20; none past 1000 workers).")]
 Target = Annotated[str, typer.Option(
     "--target", "-e", metavar="EPS",
     help="Shrink the disagreement by this factor: 0.01, 1e-3, 1/100 or 100x.")]
@@ -165,6 +165,14 @@ def _exact(value: float, exact: Fraction | None) -> str:
     return format_number(value, digits=6) if exact is None else format_exact(exact, approx=True)
 
 
+def _rho(spec: Any) -> str:
+    """ρ, written as 1 − gap where six digits would round it to 1 (a ring of 10⁶: 1 − 1.316e-11)."""
+    shown = _exact(spec.rho, spec.rho_exact)
+    if spec.rho_exact is None and shown == "1" and spec.spectral_gap > 0:
+        return f"1 − {format_number(spec.spectral_gap, digits=4)}"
+    return shown
+
+
 def _target(eps: Any) -> str:
     if isinstance(eps, Fraction) and eps.numerator == 1:
         return f"{eps.denominator}×"
@@ -185,10 +193,12 @@ def _(run: ConsensusRun) -> Rendered:
         rounds = str(reach.rounds)
     head = markup(
         f"[bold]consensus[/bold] · {escape(run.graph.label)} · {escape(run.weights_text)} weights\n"
-        f"ρ = [bold]{_exact(spec.rho, spec.rho_exact)}[/bold] · spectral gap 1 − ρ = "
+        f"ρ = [bold]{_rho(spec)}[/bold] · spectral gap 1 − ρ = "
         f"{_exact(spec.spectral_gap, spec.spectral_gap_exact)}   [dim]({escape(spec.method)})[/dim]\n"
         f"W: {', '.join(checks)}\n"
         f"rounds to shrink the disagreement {_target(reach.target)}: [bold]{rounds}[/bold]")
+    if not run.trajectory:
+        return head, run.notes
     out = table("round", "values", "mean", "‖x − x̄‖₂", "exact", "ratio",
                  numeric=("round", "mean", "‖x − x̄‖₂", "ratio"))
     rates = (None, *run.observed_rates)

@@ -115,6 +115,7 @@ FLAGS = {
     "racks": "--racks",
     "ranks": "--ranks",
     "recompute": "--recompute",
+    "rounds": "--rounds",
     "schedule": "--schedule",
     "seed": "--seed",
     "segments": "--segments",

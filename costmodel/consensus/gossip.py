@@ -77,7 +77,9 @@ EXACT_MAX_WORK = 500_000
 (nonzero weights × rounds): a run on a dense W with short values stays fast too."""
 _EXACT_MAX_BITS = math.ceil(EXACT_MAX_DIGITS * math.log2(10))
 VALUES_MAX_P = 1000
-"""Per-round values are kept up to this many workers (or when the initial vector is given)."""
+"""Per-round values are kept up to this many workers (or when the initial vector is given); beyond it a
+trajectory is simulated only when asked for (rounds or an initial vector given): ρ, the spectral gap and
+the round count need none."""
 MAX_ROUNDS = 100_000
 MAX_SIMULATED_WEIGHTS = 50_000_000
 """Simulation builds W: refused (or skipped by default) beyond this many nonzero weights."""
@@ -146,8 +148,7 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
     if len(init) != p:
         raise InputError(f"init has {len(init)} values but the graph has p={p} workers; give one per worker")
     whole(rounds, "rounds", low=0, high=MAX_ROUNDS, expected=f"an integer between 0 and {MAX_ROUNDS}")
-    exact = (mixing.exact and p <= EXACT_MAX_P
-             and all(isinstance(v, Fraction) or is_whole(v) for v in init))
+    exact = mixing.exact and p <= EXACT_MAX_P and _exact_values(init)
     if exact:
         return _simulate_exact(mixing, tuple(Fraction(v) for v in init), rounds, keep_values)
     return _simulate_float(mixing, init, rounds, keep_values)
@@ -194,7 +195,8 @@ def _simulate_float(mixing: Mixing, init: Sequence[Number], rounds: int,
     from costmodel.consensus.mixing import sparse_matrix
 
     w = sparse_matrix(mixing) if rounds else None
-    x = np.fromiter((float(v) for v in init), dtype=float, count=len(init))
+    x: Any = (np.arange(init.start, init.stop, init.step, dtype=float) if isinstance(init, range)
+              else np.fromiter((float(v) for v in init), dtype=float, count=len(init)))
     out = []
     for r in range(rounds + 1):
         if r:
@@ -314,7 +316,8 @@ def consensus(
     init : str or sequence, optional
         Initial values, one per worker (``"0,3,6,9"``); default 0, 1, …, p − 1.
     rounds : int, optional
-        Rounds to simulate; default the rounds to the target, at most 20 (10 if never).
+        Rounds to simulate; default the rounds to the target, at most 20 (10 if never), and none for
+        more than :data:`VALUES_MAX_P` workers without *init*.
     target : number or str
         The factor ε by which the disagreement must shrink (default 0.01, i.e. 100×).
 
@@ -352,11 +355,16 @@ def consensus(
         if rounds is None:
             notes.append(f"no trajectory: W has {weights_count:,} nonzero weights, too many to simulate")
         rounds = 0
+    if rounds is None and not given and built.p > VALUES_MAX_P:
+        notes.append(f"no trajectory for p > {VALUES_MAX_P} workers unless asked: give rounds=R (or an "
+                     "initial vector)")
+        return ConsensusRun(graph=built, mixing=mixing, spectrum=spec, rounds=reach, trajectory=(),
+                            init_default=True, notes=tuple(dict.fromkeys(notes)))
     if rounds is None:
         rounds = min(reach.rounds, DEFAULT_ROUNDS_CAP) if reach.rounds is not None else 10
     keep = given or built.p <= VALUES_MAX_P
     trajectory = simulate(mixing, values, rounds=rounds, keep_values=keep)
-    notes += _float_note(mixing, values, trajectory)
+    notes += _float_note(mixing, values, trajectory, exact_init=not given or _exact_values(values))
     if not keep:
         notes.append(f"values omitted for p > {VALUES_MAX_P} (give an initial vector to keep them); "
                      "the disagreement is shown every round")
@@ -366,9 +374,14 @@ def consensus(
                         init_default=not given, notes=tuple(dict.fromkeys(notes)))
 
 
-def _float_note(mixing: Mixing, init: Sequence[Number], trajectory: Sequence[ConsensusRound]) -> list[str]:
-    """Why rounds of an exact W and an exact start are shown in floating point, if any are."""
-    if not mixing.exact or not all(isinstance(v, (Fraction, int)) for v in init):
+def _exact_values(values: Sequence[Number]) -> bool:
+    return all(isinstance(v, Fraction) or is_whole(v) for v in values)
+
+
+def _float_note(mixing: Mixing, init: Sequence[Number], trajectory: Sequence[ConsensusRound], *,
+                exact_init: bool) -> list[str]:
+    """Why rounds of an exact W and an exact start (*exact_init*) are shown in floating point, if any are."""
+    if not mixing.exact or not exact_init:
         return []
     floats = next((q.round for q in trajectory if not isinstance(q.mean, Fraction)), None)
     if floats is None:
@@ -385,9 +398,9 @@ def _float_note(mixing: Mixing, init: Sequence[Number], trajectory: Sequence[Con
 _ROUNDED_SUM = Fraction(1, 10**12)  # weights written as rounded decimals (1/3 as 0.3333333333333333)
 
 
-def _initial(init: str | Sequence[object] | None, p: int) -> tuple[Number, ...]:
+def _initial(init: str | Sequence[object] | None, p: int) -> Sequence[Number]:
     if init is None:
-        return tuple(range(p))
+        return range(p)
     values = parse_numbers(init, what="initial values", example="0,3,6,9")
     if len(values) != p:
         raise InputError(f"{len(values)} initial values given for p={p} workers; give one per worker "

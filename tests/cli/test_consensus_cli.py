@@ -59,6 +59,13 @@ def test_consensus_of_a_million_workers(cli):
     assert data["spectral_gap"] == pytest.approx(4 / 3 * 9.869604401089358e-12, rel=1e-9)  # (4/3)·sin²(π/p)
 
 
+def test_rho_a_hair_below_one_is_not_printed_as_one(cli):
+    out, _ = cli.text("consensus", "ring", "-p", "1000000", "--target", "0.001", columns=80)
+    assert out.splitlines()[1].startswith("ρ = 1 − 1.316e-11 · spectral gap 1 − ρ = 1.31595e-11")
+    assert "‖x − x̄‖₂" not in out  # no trajectory table
+    assert "note: no trajectory for p > 1000 workers unless asked: give --rounds R" in " ".join(out.split())
+
+
 def test_long_exact_trajectories_become_floats(cli):
     # 200 exact rounds of a dense random graph made a 4,300-digit integer the JSON could not print
     data = cli.json("consensus", "erdos-renyi", "-p", "64", "--prob", "0.5", "--rounds", "200")

@@ -86,6 +86,18 @@ def test_defaults():
     assert any("values omitted" in n for n in big.notes)
 
 
+def test_a_trajectory_past_the_shown_values_is_simulated_only_when_asked():
+    run = consensus("ring", 10**6, target="0.001")
+    assert run.trajectory == () and run.rounds.rounds == 524926455882
+    assert any(n.startswith("no trajectory for p > 1000 workers unless asked") for n in run.notes)
+    asked = consensus("ring", 10**6, rounds=2)
+    assert [r.round for r in asked.trajectory] == [0, 1, 2]
+    assert asked.trajectory[0].mean == 499999.5 and asked.trajectory[2].values is None
+    assert any(n.startswith("values shown as floats") for n in asked.notes)
+    small = consensus("ring", 1000)
+    assert len(small.trajectory) == 21 and small.trajectory[0].values[-1] == 999
+
+
 def test_huge_dense_graphs_skip_the_trajectory():
     run = consensus("complete", 10**6)
     assert run.spectrum.rho_exact == 0 and run.rounds.rounds == 1
