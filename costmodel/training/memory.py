@@ -110,6 +110,7 @@ class ZeroMemory:
     stage: int
     gpus: int
     params: Fraction
+    tp: int = 1
     weight_bytes_per_param: int
     grad_bytes_per_param: int
     optimizer_bytes_per_param: int
@@ -134,15 +135,18 @@ class ZeroMemory:
         terms = [(w, self.stage >= 3), (g, self.stage >= 2), (k, self.stage >= 1)]
         whole = sum(b for b, split in terms if not split)
         split = sum(b for b, split in terms if split)
-        parts = ([f"{whole}Ψ"] if whole else []) + ([f"{split}Ψ/N"] if split else [])
+        over = "" if self.tp == 1 else "/t"  # what each GPU holds of Ψ before partitioning
+        parts = (([f"{whole}Ψ{over}"] if whole else [])
+                 + ([f"{split}Ψ/N" if self.tp == 1 else f"{split}Ψ/(t·N)"] if split else []))
         return " + ".join(parts)
 
     def to_dict(self) -> dict[str, object]:
         return {**to_json_dict(self, ("stage", "name")), "partitioned": ZERO_STAGES[self.stage][1],
-                **to_json_dict(self, ("gpus", "params", "weight_bytes_per_param", "grad_bytes_per_param",
-                                      "optimizer_bytes_per_param", "parameters_bytes_per_gpu",
-                                      "gradients_bytes_per_gpu", "optimizer_states_bytes_per_gpu",
-                                      "model_state_bytes_per_gpu", "formula", "stages", "source"))}
+                **to_json_dict(self, ("gpus", "params", "tp", "weight_bytes_per_param",
+                                      "grad_bytes_per_param", "optimizer_bytes_per_param",
+                                      "parameters_bytes_per_gpu", "gradients_bytes_per_gpu",
+                                      "optimizer_states_bytes_per_gpu", "model_state_bytes_per_gpu",
+                                      "formula", "stages", "source"))}
 
 
 def _zero_parts(stage: int, psi: Fraction, *, n: int, w: int, g: int, k: int) -> tuple[Fraction, ...]:
@@ -205,8 +209,8 @@ def zero_memory(params: Any, *, gpus: int, stage: int, weight_bytes: int = 2, gr
     parts = _zero_parts(s, psi, n=n, w=w, g=g, k=k)
     stages = tuple(ZeroStage(stage=i, name=ZERO_STAGES[i][0], model_state_bytes_per_gpu=sum(
         _zero_parts(i, psi, n=n, w=w, g=g, k=k), Fraction(0))) for i in ZERO_STAGES)
-    return ZeroMemory(stage=s, gpus=n, params=psi, weight_bytes_per_param=w, grad_bytes_per_param=g,
-                      optimizer_bytes_per_param=k, parameters_bytes_per_gpu=parts[0],
+    return ZeroMemory(stage=s, gpus=n, params=psi, tp=int(tp), weight_bytes_per_param=w,
+                      grad_bytes_per_param=g, optimizer_bytes_per_param=k, parameters_bytes_per_gpu=parts[0],
                       gradients_bytes_per_gpu=parts[1], optimizer_states_bytes_per_gpu=parts[2],
                       stages=stages)
 

@@ -43,6 +43,16 @@ def test_zero_formula_text():
         "16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ/N", "16Ψ/N"]
 
 
+def test_the_zero_formula_is_the_one_evaluated_under_tensor_parallelism():
+    formulas = ["16Ψ/t", "4Ψ/t + 12Ψ/(t·N)", "2Ψ/t + 14Ψ/(t·N)", "16Ψ/(t·N)"]
+    psi, t, n = 70 * 10**9, 8, 8
+    for stage, (formula, whole, split) in enumerate(zip(formulas, (16, 4, 2, 0), (0, 12, 14, 16),
+                                                        strict=True)):
+        z = zero_memory("70B", gpus=n, stage=stage, tp=t)
+        assert z.formula == formula
+        assert z.model_state_bytes_per_gpu == Fraction(whole * psi, t) + Fraction(split * psi, t * n)
+
+
 def test_zero_with_tensor_parallelism_and_other_precisions():
     # Ψ/t per GPU before partitioning: 16·(8e9/2)/4
     assert zero_memory("8B", gpus=4, stage=3, tp=2).model_state_bytes_per_gpu == 16 * 4 * GB / 4
