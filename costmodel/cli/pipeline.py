@@ -209,7 +209,8 @@ def render_bubble(b: Bubble, *, timeline: bool = True) -> Rendered:
     )
     summary = table("quantity", "value", "meaning", numeric=("value",), no_wrap=("quantity", "value"),
                     header=False)
-    summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal M·(F+B+W) {_equals(b.ideal_slots)}")
+    ideal = "M·(F+B+W)" if b.weight_slots else "M·(F+B)"  # the W of the split schedules only when given
+    summary.add_row("total", f"{_exact(b.total_slots)} slots", f"ideal {ideal} {_equals(b.ideal_slots)}")
     summary.add_row("bubble fraction", _exact(b.bubble_fraction), "idle / total (GPipe's definition)")
     summary.add_row("bubble over ideal", _exact(b.bubble_over_ideal), "idle / ideal (idle over busy time)")
     held = ("micro-batches whose activations a stage holds" if b.chunks == 1 else
