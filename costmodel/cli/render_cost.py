@@ -111,11 +111,11 @@ def _(table: CostTable) -> Rendered:
         ratio = r.bound_ratio
         best = table.vs_best(r)
         out.add_row(
-            r.algorithm, format_time(r.time_s), "–" if best is None else format_number(best, digits=3),
+            r.algorithm, format_time(r.time_s), _ratio(best),
             format_time(r.latency_s), format_time(r.bandwidth_s),
             *([format_time(r.compute_s)] if gamma else []),
             str(r.rounds), _size(r.bytes_sent_per_rank),
-            "–" if ratio is None else format_number(ratio, digits=3),
+            _ratio(ratio),
         )
     formulas = _table("algorithm", "T(p, n)")
     for r in table.results:
@@ -348,7 +348,15 @@ def _cite(cited: Any) -> str:
 
 
 def _ratio(x: Any) -> str:
-    return "–" if x is None else format_number(x, digits=3)
+    """A ratio in three significant digits, or as many more (up to 7) as it takes not to round a ratio
+    that is not 1 to 1: 84.68 ms over 84.57 ms is 1.001, never a tie the times contradict."""
+    if x is None:
+        return "–"
+    for digits in range(3, 8):
+        shown = format_number(x, digits=digits)
+        if shown != "1" or x == 1:
+            break
+    return shown
 
 
 @renders("costmodel.collectives.hierarchical.HierarchicalTable")
