@@ -692,6 +692,11 @@ class BestRanges:
                 **to_json_dict(self, ("ranges", "notes"))}
 
 
+def _typed(given: Any, size: Fraction) -> str:
+    """A size as it was given: text as typed, a number as a size."""
+    return given.strip() if isinstance(given, str) else format_size(size)
+
+
 def best(
     collective: str,
     algorithms: Iterable[str] | None = None,
@@ -723,8 +728,8 @@ def best(
     p = check_ranks(p)
     lo, hi = check_size(min_bytes), parse_size(max_bytes)
     if hi <= lo:
-        raise InputError(f"the size range is empty: min_bytes={float(lo):g} B is not below "
-                         f"max_bytes={float(hi):g} B")
+        raise InputError(f"the size range is empty: min_bytes={_typed(min_bytes, lo)} is not below "
+                         f"max_bytes={_typed(max_bytes, hi)}")
     link = placed(link)
     chosen, skipped = choose(spec.name, algorithms, p=p)
     if isinstance(link, PiecewiseLink) and not algorithms:

@@ -64,6 +64,7 @@ __all__ = [
     "format_share",
     "format_size",
     "format_time",
+    "is_unit",
     "parse_inverse_rate",
     "parse_quantity",
     "parse_rate",
@@ -375,6 +376,10 @@ def _in_bits(shown: str, number: str, num: Fraction, sep: str, unit: str) -> Uni
     )
 
 
+_FULL_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+"""Full-width forms (``１MiB``, as an East Asian input method types them) to their ASCII letters, digits
+and signs; the ideographic space to a space."""
+
 _BARE_HINT = {_TIME: ("us", "s"), _RATE: ("GB/s", "B/s"), _INVERSE: ("ns/B", "s/B")}
 
 
@@ -386,7 +391,7 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
     """
     shown = _show(text)
     what = _ARTICLE[dim]
-    body = text.strip()
+    body = text.translate(_FULL_WIDTH).strip()
     if not body:
         raise UnitError(f"{shown} is empty; write {what} such as {_EXAMPLE[dim]}")
     if _NONFINITE_RE.match(body):
@@ -461,6 +466,16 @@ def _parse(text: object, dim: str, allow_zero: bool, require_unit: bool = False)
             f"{shown} is too large; {what} must be at most 1e30 {_BASE[dim]}"
         )
     return value
+
+
+def is_unit(text: str) -> bool:
+    """Whether *text* is a unit's name alone (``MiB``, ``us``, ``GB/s``): the tail of a quantity whose
+    number and unit a shell split at a space (``-n 64 MiB``).
+
+    >>> is_unit("MiB"), is_unit("GB / s"), is_unit("ring")
+    (True, True, False)
+    """
+    return _SLASH_RE.sub("/", text.strip()) in _UNITS
 
 
 def parse_size(text: str | float | Fraction, *, allow_zero: bool = True) -> Fraction:

@@ -176,8 +176,8 @@ def report_command(
 
 @calibrate_app.command("run")
 def run_command(
-    ranks: Annotated[int, typer.Option("--ranks", "-p", min=2, help="Processes to start on this machine "
-                                       "(ignored under a launcher: torchrun, srun, mpirun).")] = 2,
+    ranks: Annotated[int, option("--ranks", "-p", min=2, show_default=True, help="Processes to start on this "
+                                 "machine (ignored under a launcher: torchrun, srun, mpirun).")] = 2,
     backend: Annotated[str, typer.Option("--backend", help="auto (nccl with GPUs, else gloo), nccl or gloo.")]
     = "auto",
     sizes: Annotated[str, typer.Option("--sizes", help="Message sizes, doubling from the first to the last.")]
@@ -201,8 +201,8 @@ def run_command(
         "--timing", help="batched (nccl-tests' method: iterations back to back between two timers) or "
                          "per-iteration (each timed alone, launch included); auto: batched on GPUs, "
                          "per-iteration on CPUs.")] = "auto",
-    repeat: Annotated[int, typer.Option(
-        "--repeat", metavar="N", min=1, max=1000,
+    repeat: Annotated[int, option(
+        "--repeat", metavar="N", min=1, max=1000, show_default=True,
         help="Run the whole sweep N times (nccl-tests' -N); each size's mean, p50 and p95 are over "
              "the samples of every sweep.")] = 1,
     out: Out = None,

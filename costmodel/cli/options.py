@@ -61,11 +61,37 @@ __all__ = [
 
 
 def option(*names: str, help: str, metavar: str | None = None, panel: str | None = None,
-           parser: Callable[[str], object] | None = None, show_default: bool = False, **settings: Any) -> Any:
+           parser: Callable[[str], object] | None = None, show_default: bool = False,
+           min: int | None = None, max: int | None = None, **settings: Any) -> Any:
     """A ``typer.Option`` as the commands declare theirs: no default shown unless asked, in the help
-    panel *panel* (none: the plain Options panel); *settings* are any other ``typer.Option`` settings."""
+    panel *panel* (none: the plain Options panel); *min* and *max* bound a whole number, refused in the
+    project's words (:func:`whole_parser`); *settings* are any other ``typer.Option`` settings."""
+    if min is not None or max is not None:
+        parser = whole_parser(low=min, high=max)
     return typer.Option(*names, help=help, metavar=metavar, rich_help_panel=panel, parser=parser,
                         show_default=show_default, **settings)
+
+
+def whole_parser(*, low: int | None, high: int | None) -> Callable[[str], object]:
+    """The parser of a whole-number option between *low* and *high* (None: unbounded): ``0`` for a
+    minimum of 2 is "0 is below 2; give 2 or more", not Click's ``0 is not in the range x>=2``."""
+    want = (f"give {low} to {high}" if low is not None and high is not None and high < 10**9 else
+            f"give {low} or more" if low is not None else f"give at most {high}")
+
+    def convert(text: str) -> object:
+        if not isinstance(text, str):  # defaults are already parsed
+            return text
+        body = text.strip()
+        if not body.lstrip("+-").isdigit() or len(body) > 30:
+            raise typer.BadParameter(f"{text!r} is not a whole number; {want}")
+        value = int(body)
+        if low is not None and value < low:
+            raise typer.BadParameter(f"{value} is below {low}; {want}")
+        if high is not None and value > high:
+            raise typer.BadParameter(f"{value} is above {high}; {want}")
+        return value
+
+    return convert
 
 
 def _parse_level(text: str, *, require_unit: bool = False) -> object:
@@ -120,8 +146,14 @@ def _algorithm_check(*, topology: bool) -> Callable[[Any, Any, Any], Any]:
         collective = ctx.params.get("collective")
         if value and collective is not None and not ctx.resilient_parsing:
             from costmodel.collectives._registry import check_names
+            from costmodel.units import is_unit
 
-            check_names(collective, [value] if isinstance(value, str) else value, topology=topology)
+            names = [value] if isinstance(value, str) else value
+            unit = next((name for name in names if is_unit(name)), None)
+            if unit is not None:  # `-n 64 MiB`: the shell split the size at its space
+                raise InputError(f"{unit!r} is a unit, not an algorithm: write sizes and times without a "
+                                 f"space: 64{unit.strip()}, not 64 {unit.strip()}")
+            check_names(collective, names, topology=topology)
         return value
 
     return check

@@ -217,8 +217,8 @@ def consensus_command(
         help="Graphs to compare: ring, k-ring, torus, hypercube, complete, star, exponential, "
              "random-regular, erdos-renyi.")],
     ranks: Ranks,
-    rounds: Annotated[int, typer.Option("--rounds", "-r", metavar="R", min=1,
-                                        help="Rounds to simulate.")] = 30,
+    rounds: Annotated[int, option("--rounds", "-r", metavar="R", min=1, show_default=True,
+                                  help="Rounds to simulate.")] = 30,
     weights: Annotated[str, typer.Option(
         "--weights", "-w", metavar="SCHEME", help="uniform, metropolis, lazy or best-constant.")] = "uniform",
     degree: Annotated[int | None, option(
