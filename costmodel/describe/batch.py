@@ -60,21 +60,23 @@ give global_batch=896 or 1024, or a micro_batch that divides the global batch ov
                      f"global_batch={near}{sizes}")
 
 
-def data_parallel_for(gpus: int, *, tp: int = 1, pp: int = 1, cp: int = 1) -> int:
-    """dp = gpus / (tp · pp · cp), the data-parallel replicas of *gpus* GPUs, as Megatron-LM derives it.
+def data_parallel_for(world_size: int, *, tp: int = 1, pp: int = 1, cp: int = 1) -> int:
+    """dp = world_size / (tp · pp · cp), the data-parallel replicas of *world_size* GPUs, as Megatron-LM
+    derives it.
 
     >>> data_parallel_for(16384, tp=8, pp=16)
     128
     >>> data_parallel_for(100, tp=8)
     Traceback (most recent call last):
         ...
-    costmodel.errors.InputError: gpus=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; give gpus=96 or 104
+    costmodel.errors.InputError: world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; \
+give world_size=96 or 104
     """
-    g = positive(gpus, "gpus")
+    g = positive(world_size, "world_size")
     t, p, c = positive(tp, "tp"), positive(pp, "pp"), positive(cp, "cp")
     ranks = t * p * c
     if g % ranks:
         near = " or ".join(map(str, _nearest(g, ranks)))
-        raise InputError(f"gpus={g} is not a multiple of tp × pp × cp = {t} × {p} × {c} = {ranks}; give "
-                         f"gpus={near}")
+        raise InputError(f"world_size={g} is not a multiple of tp × pp × cp = {t} × {p} × {c} = {ranks}; "
+                         f"give world_size={near}")
     return g // ranks

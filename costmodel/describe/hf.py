@@ -25,6 +25,7 @@ num_experts_per_tok     top_k
 moe_intermediate_size   expert_ffn_factor                    default: intermediate_size (Mixtral)
 n_shared_experts        shared_experts                       default 0
 first_k_dense_replace   dense_layers                         default 0
+attention_dropout, ...  the step's dropout                   off when every dropout rate given is 0
 ======================  ===================================  ==========================================
 
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
@@ -53,6 +54,11 @@ GATED_FAMILIES = ("llama", "mistral", "mixtral", "qwen", "deepseek", "gemma", "p
 """Architectures (``architectures`` or ``model_type``, lower case, by prefix) whose FFN is gated."""
 
 _GATED_ACTIVATIONS = ("silu", "swish", "swiglu")
+
+_DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop", "dropout",
+             "hidden_dropout_prob", "attention_probs_dropout_prob")
+"""The dropout rates a configuration may give: all 0 (Llama's attention_dropout = 0.0) is a model trained
+without dropout."""
 
 
 def _whole(config: dict[str, Any], key: str, where: str, *, low: int = 1, default: Any = ...) -> Any:
@@ -133,7 +139,15 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
                              path=path)
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
     title = f"{names[0]} ({Path(path).name})"
-    settings = {"causal": True} if any(str(n).endswith(("ForCausalLM", "LMHeadModel")) for n in names) else {}
+    settings: dict[str, Any] = {}
+    if any(str(n).endswith(("ForCausalLM", "LMHeadModel")) for n in names):
+        settings["causal"] = True
+    rates = {k: config[k] for k in _DROPOUTS if k in config and config[k] is not None}
+    for key, rate in rates.items():
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ParseError(f"{key} = {json.dumps(rate)} is not a dropout rate from 0 to 1", path=path)
+    if rates:
+        settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE))
 

@@ -21,6 +21,7 @@ use-distributed-optimizer                   zero 1, framework megatron
 overlap-grad-reduce, overlap-param-gather   overlap_grad_reduce, param_gather overlap
 global-batch-size N, micro-batch-size B     the global batch; micro_batch
 bf16, fp16, fp8-format                      dtype
+attention-dropout 0 and hidden-dropout 0    dropout off (Megatron-LM's default is 0.1 each)
 seq-length, num-layers, hidden-size,        sequence, layers, hidden, heads
 num-attention-heads
 group-query-attention, num-query-groups G   kv_groups (Megatron reads G only with the switch)
@@ -69,6 +70,9 @@ _COUNTS = {
     "make-vocab-size-divisible-by": "vocab_divisor",
 }
 """The arguments that take a whole number, by Megatron-LM's name, and the value each sets."""
+
+_RATES = {"attention-dropout": "attention_dropout", "hidden-dropout": "hidden_dropout"}
+"""The arguments that take a rate from 0 to 1 (Megatron-LM's default 0.1 each)."""
 
 _CHOICES = {"recompute-granularity": ("recompute", ("selective", "full")),
             "fp8-format": ("fp8", ("e4m3", "hybrid"))}
@@ -131,7 +135,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
                 raise InputError(f"Megatron-LM's {token} is a switch; it takes no value")
             values[_SWITCHES[name]] = True
             continue
-        if name not in _COUNTS and name not in _CHOICES:
+        if name not in _COUNTS and name not in _CHOICES and name not in _RATES:
             unread.append(token)
             continue
         if equals:
@@ -141,6 +145,15 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             i += 1
         else:
             raise InputError(f"Megatron-LM's {token} needs a value")
+        if name in _RATES:
+            try:
+                rate = float(value)
+            except ValueError:
+                rate = -1.0
+            if not 0 <= rate < 1:
+                raise InputError(f"Megatron-LM's {token} {value!r} is not a dropout rate from 0 to 1")
+            values[_RATES[name]] = rate
+            continue
         if name in _CHOICES:
             key, allowed = _CHOICES[name]
             if value not in allowed:
@@ -234,6 +247,8 @@ def megatron_arguments(text: str) -> MegatronArguments:
         settings["overlap_grad_reduce"] = True
     if values.get("overlap_param_gather"):
         settings["param_gather"] = "overlap"
+    if values.get("attention_dropout", 0.1) == 0 and values.get("hidden_dropout", 0.1) == 0:
+        settings["dropout"] = False
     dtypes = [d for d in ("bf16", "fp16") if values.get(d)] + (["fp8"] if "fp8" in values else [])
     if len([d for d in dtypes if d != "fp8"]) > 1:
         raise InputError("Megatron-LM's bf16 and fp16 were both given; give one")

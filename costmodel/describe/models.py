@@ -31,6 +31,7 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
 
     [step]
     causal = true          # optional: the step settings the model implies
+    dropout = false        # optional: trained without dropout
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
 ``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged; :func:`build_shape` builds the
@@ -82,7 +83,7 @@ SHAPE_KEYS: dict[str, str] = {
 """The keys of a model file's ``[shape]`` table and how each reads."""
 
 _REQUIRED = ("layers", "hidden", "heads", "sequence", "vocabulary")
-_STEP_KEYS = ("causal",)
+_STEP_KEYS = ("causal", "dropout")
 _TOP = ("name", "title", "aliases", "source", "locator", "notes", "base", "shape", "step")
 
 _DENSE: dict[str, Any] = {"experts": None, "top_k": None, "expert_ffn_factor": None, "shared_experts": 0,

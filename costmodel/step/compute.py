@@ -76,7 +76,8 @@ def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
 
 def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
                attention: str, recompute: str, causal: bool, element: Fraction,
-               accumulate: Fraction | None = None, cp: int = 1) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
+               accumulate: Fraction | None = None, cp: int = 1,
+               dropout: bool = True) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
     """One layer's, the output layer's and the input embedding's :class:`Work`, and the layer's priced
     operations (see the module notes).  With flat *rates* (an efficiency) the layer's FLOPs are
     :func:`~costmodel.step.flops.model_flops`'s, the backward twice the forward, and the weight gradient
@@ -95,7 +96,7 @@ def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rat
         return layer, logits, Work(Fraction(0), Fraction(0), Fraction(0), Fraction(0)), ()
     ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                     attention=attention, recompute=recompute, causal=causal, element=element,
-                    accumulate=accumulate, cp=cp)
+                    accumulate=accumulate, cp=cp, dropout=dropout)
     layer, priced = _work(ops, rates)
     logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                                  element=element, cp=cp), rates)

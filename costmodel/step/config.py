@@ -424,6 +424,9 @@ class StepConfig:
                                 sweep="count", shape_only=True)
     causal: bool = _setting(False, _flag, "Causal attention: count half the attention products, as "
                             "Megatron-LM does.", panel="model", boolean=True)
+    dropout: bool = _setting(True, _flag, "Dropout after attention and the FFN (and on the attention "
+                             "probabilities when unfused): its masks and kernels; off for models trained "
+                             "without it (Llama 3).", panel="model", boolean=True, shape_only=True)
     attention: str = _setting("flash", _choice(ATTENTIONS, "attention"),
                               "Attention kernels: flash (default) or unfused (softmax and dropout through "
                               "memory, as Megatron-LM before FlashAttention).", panel="model", metavar="KIND",

@@ -363,7 +363,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     layer, logits, embedding, priced = shape_work(
         shape, micro_batch=b, tp=tp, rates=rates, sequence_parallel=c.sequence_parallel and tp > 1,
         attention=c.attention, recompute=c.recompute, causal=c.causal, element=element,
-        accumulate=mode.accumulate, cp=cp)
+        accumulate=mode.accumulate, cp=cp, dropout=c.dropout)
     grad = _grad_element(c, mode)
     grads = [Fraction(shape.layer_parameters, tp) * grad] * shape.layers
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
@@ -429,7 +429,7 @@ def _from_times(c: StepConfig) -> _Model:
     if c.forward_s is None or c.backward_s is None:
         raise InputError("no model given; pass shape= (with gpu= or peak_flops=) or forward_s= and "
                          "backward_s=")
-    for name in ("micro_batch", "causal", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
+    for name in ("micro_batch", "causal", "dropout", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
         if getattr(c, name) != StepConfig.__dataclass_fields__[name].default:
             raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
                              "backward_s= leave it out")
@@ -1058,7 +1058,7 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
         recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
         split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
-        cp=c.cp)
+        cp=c.cp, dropout=c.dropout)
     if c.gpu is None:
         return memory, None
     capacity = Fraction(c.gpu.memory_bytes)

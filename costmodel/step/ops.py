@@ -136,7 +136,7 @@ class _Passes:
 
 
 def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads: int, kv: int, causal: bool,
-               e: Fraction, cp: int = 1) -> None:
+               e: Fraction, cp: int = 1, dropout: bool = True) -> None:
     """The attention core: two batched products with a softmax and a dropout between them through memory
     (and the context transposed back), or one fused kernel (its backward recomputes the scores: 2.5 times
     the forward's FLOPs, and twice its traffic).  With context parallelism the rank's s/cp queries meet
@@ -147,7 +147,8 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
         scores = Fraction(b * heads * q * s)  # elements of the attention matrix on this rank
         passes.product("attention scores", q, s, d, batch=b * heads, weights=False, in_core=True)
         passes.memory("softmax", 2 * e * scores, 3 * e * scores, in_core=True)
-        passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
+        if dropout:
+            passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
         passes.product("attention context", q, d, s, batch=b * heads, weights=False, in_core=True)
         passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
         return
@@ -162,7 +163,8 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
 
 def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
               attention: str = "flash", recompute: str = "none", causal: bool = False,
-              element: Fraction = Fraction(2), accumulate: Fraction | None = None, cp: int = 1) -> tuple[Op, ...]:
+              element: Fraction = Fraction(2), accumulate: Fraction | None = None, cp: int = 1,
+              dropout: bool = True) -> tuple[Op, ...]:
     """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
 
     The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
@@ -173,6 +175,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     Megatron-LM's ``main_grad.add_`` hook: the new gradient and the buffer read, the buffer written).
     *cp*: context-parallel ranks, each holding s/cp of every sequence (every operation but attention sees
     b·s/cp tokens; attention as :func:`_attention` says), so the forward FLOPs are the count's over tp·cp.
+    Without *dropout* the residual adds write no mask and unfused attention has no dropout kernel.
 
     Examples
     --------
@@ -195,15 +198,17 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
     layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region)
     layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
-    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp)
+    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp,
+               dropout=dropout)
+    mask = 1 if dropout else 0  # the dropout mask's byte per element
     layer.product("output projection", tokens, h, h // t)
-    layer.memory("dropout + residual", (3 * e + 1) * region, (3 * e + 1) * region)
+    layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region)
     layer.memory("norm", 2 * e * region, 8 * e * region)
     layer.product("FFN in", tokens, gated * ffn, h)
     layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
                  (2 * gated + 2) * e * tokens * ffn)
     layer.product("FFN out", tokens, h, ffn)
-    layer.memory("dropout + residual 2", (3 * e + 1) * region, (3 * e + 1) * region)
+    layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region)
     if accumulate is not None:
         weights = Fraction(shape.layer_parameters, t)
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))

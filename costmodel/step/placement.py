@@ -38,17 +38,17 @@ SOURCE: Cited = MEGATRON_LM.at("megatron/core/parallel_state.py, initialize_mode
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Placement:
     """Each dimension's level on the topology (``None`` for a dimension of size 1) and its link; ``dp``'s
-    is the gradient reduction's group, dp × cp ranks."""
+    is the gradient reduction's group, dp × cp ranks.  Without context parallelism (cp = 1) the order
+    and the levels leave cp out."""
 
     order: tuple[str, ...]
     levels: dict[str, int | None]
     links: dict[str, LinkParams]
 
     def describe(self, topology: Topology) -> str:
-        """``tp on nvlink, dp on ib, pp on ib (rank order tp-dp-pp)``; cp only when it has ranks."""
-        shown = [d for d in self.order if d != "cp" or self.levels["cp"] is not None]
-        where = [f"{d} on {topology.names[lv]}" for d in shown if (lv := self.levels[d]) is not None]
-        return f"{', '.join(where)} (rank order {'-'.join(shown)})" if where else ""
+        """``tp on nvlink, dp on ib, pp on ib (rank order tp-dp-pp)``."""
+        where = [f"{d} on {topology.names[lv]}" for d in self.order if (lv := self.levels[d]) is not None]
+        return f"{', '.join(where)} (rank order {'-'.join(self.order)})" if where else ""
 
 
 def _order(order: str) -> tuple[str, ...]:
@@ -94,6 +94,8 @@ def place(topology: Topology, *, order: str = MEGATRON_ORDER, tp: int, dp: int, 
     'tp on nvlink, cp on nvlink, dp on ib (rank order tp-cp-dp-pp)'
     """
     names = _order(order)
+    if cp == 1:  # no context parallelism: the order of tp, dp and pp
+        names = tuple(n for n in names if n != "cp")
     sizes = {"tp": tp, "dp": dp, "pp": pp, "cp": cp}
     ranks = tp * dp * pp * cp
     if ranks > topology.p:
