@@ -453,7 +453,8 @@ def render_step(r: StepResult) -> Rendered:
                          "recomputation", "selective": " · selective recomputation"}.get(r.recompute, "")
     sp = " · sequence parallel" if r.sequence_parallel and r.tp > 1 else ""
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
-    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
+    cp = f" × cp {r.cp}" if r.cp > 1 else ""
+    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp}{cp} = {gpus} · "
                   f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{sp}\n"
                   f"[bold]{format_time(r.step_s)}[/bold] per step\n"
                   f"compute: {escape(r.compute_model)}\n"
@@ -473,8 +474,11 @@ def render_step(r: StepResult) -> Rendered:
 def _parts(r: StepResult) -> Any:
     """The step's time, part by part."""
     parts = table("part", "time", "share", numeric=("time", "share"))
-    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s), ("pipeline bubble", r.bubble_s),
-            ("exposed PP sends", r.pp_exposed_s), ("exposed DP communication", r.dp_exposed_s)]
+    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s)]
+    if r.cp > 1:
+        rows.append(("exposed CP communication", r.cp_comm_s))
+    rows += [("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
+             ("exposed DP communication", r.dp_exposed_s)]
     if r.contention_s:
         rows.append(("compute slowdown", r.contention_s))
     rows.append(("optimizer", r.optimizer_s))
