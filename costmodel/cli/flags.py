@@ -61,6 +61,7 @@ FLAGS = {
     "cp_link": "--cp-link",
     "density": "--density",
     "dp": "--dp",
+    "dropout": "--no-dropout",
     "dp_link": "--dp-link",
     "dtype": "--dtype",
     "efficiency": "--efficiency",

@@ -231,7 +231,7 @@ def parse_model(content: str, *, path: str) -> ModelDescription:
     >>> m = parse_model('name = "tiny"\\n[shape]\\nlayers = 2\\nhidden = 64\\nheads = 4\\n'
     ...                 'sequence = 128\\nvocabulary = 1000\\nffn_hidden = 176\\ngated = true', path="t.toml")
     >>> m.shape["ffn_factor"], m.transformer().parameters
-    (Fraction(11, 4), 150528)
+    (Fraction(11, 4), 164352)
     """
     data, raw = _raw(content, path)
     preset = path.startswith("<preset ")

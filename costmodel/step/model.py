@@ -347,7 +347,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if shape.groups % tp and tp % shape.groups:
         raise InputError(f"tp={tp} does not divide kv_groups={shape.groups}; each tp rank holds whole "
                          f"key-value heads: give tp={_nearest_divisors(shape.groups, tp)}")
-    if shape.sequence % (2 * cp):
+    if cp > 1 and shape.sequence % (2 * cp):
         halves = shape.sequence // 2 if shape.sequence % 2 == 0 else 0
         fits = f"give cp={_nearest_divisors(halves, cp)}" if halves else "give an even sequence"
         raise InputError(f"cp={cp} does not split the sequence {shape.sequence} into 2·cp = {2 * cp} equal "
