@@ -147,8 +147,8 @@ def memory(
                                                help="Layers, for a total.")] = None,
     model: Annotated[str | None, option("--model", metavar="NAME|FILE",
                                         help="A model preset (costmodel models) or model file: its "
-                                             "parameters, sequence, hidden size, heads and layers unless "
-                                             "given.")] = None,
+                                             "parameters, and with --batch its sequence, hidden size, heads "
+                                             "and layers, unless given.")] = None,
     hf_config: Annotated[str | None, option("--hf-config", metavar="FILE",
                                             help="A Hugging Face config.json, read as --model is.")] = None,
     gpu: GpuOption = None,
@@ -174,10 +174,11 @@ def memory(
 
         shape = build_shape(base.shape)
         params = shape.parameters if params is None else params
-        seq = str(shape.sequence) if seq is None else seq
-        hidden = str(shape.hidden) if hidden is None else hidden
-        heads = str(shape.heads) if heads is None else heads
-        layers = shape.layers if layers is None else layers
+        if batch is not None:  # the activations, of every layer
+            seq = str(shape.sequence) if seq is None else seq
+            hidden = str(shape.hidden) if hidden is None else hidden
+            heads = str(shape.heads) if heads is None else heads
+            layers = shape.layers if layers is None else layers
 
     emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,

@@ -406,10 +406,11 @@ def _attention_times(c: StepConfig, shape: Any, layer: Work, priced: Sequence[Op
 
 
 def _nearest_divisors(n: int, near: int) -> str:
-    """The one or two divisors of *n* nearest *near*: ``2 or 4``."""
-    fits = [x for x in range(1, n + 1) if n % x == 0] if n <= 10**6 else [1]
-    best = sorted(sorted(fits, key=lambda x: (abs(x - near), x))[:2])
-    return " or ".join(map(str, best))
+    """The divisors of *n* either side of *near*: the largest below it and the smallest above (``2 or 4``)."""
+    fits = [x for x in range(1, n + 1) if n % x == 0] if n <= 10**7 else [1, n]
+    below = [x for x in fits if x < near]
+    above = [x for x in fits if x > near]
+    return " or ".join(str(x) for x in (below[-1:] + above[:1]))
 
 
 def _activation_element(c: StepConfig) -> Fraction:
