@@ -23,8 +23,8 @@ from costmodel.cli.shape import (
     Ffn,
     Gated,
     Heads,
-    Hidden,
     HfConfig,
+    Hidden,
     KvGroups,
     Layers,
     ModelName,
@@ -95,7 +95,8 @@ def flops_command(
     shape = described_shape(base.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
                             ffn=ffn, kv_groups=kv_groups, gated=gated)
     if shape is None:
-        raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S --vocab V, "
+        raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
+                         "--vocab V, "
                          "or --model NAME")
     if peak is not None and gpu is not None:
         raise InputError("--peak and --gpu both give the peak; pass one of them")

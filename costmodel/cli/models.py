@@ -55,7 +55,7 @@ def models(
 
 
 def _count(n: int) -> str:
-    return format_number(n)
+    return str(n)
 
 
 def _width(factor: Any, hidden: int) -> str:
@@ -85,8 +85,9 @@ def render_models(ml: ModelList) -> Rendered:
 
 _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention heads a"),
            ("kv_groups", "key-value heads"), ("sequence", "sequence s"), ("vocabulary", "vocabulary V"),
-           ("ffn_factor", "FFN width"), ("gated", "gated FFN (SwiGLU)"), ("tied_embeddings", "tied embeddings"),
-           ("experts", "routed experts"), ("top_k", "experts per token"), ("expert_ffn_factor", "expert FFN width"),
+           ("ffn_factor", "FFN width"), ("gated", "gated FFN (SwiGLU)"),
+           ("tied_embeddings", "tied embeddings"), ("experts", "routed experts"),
+           ("top_k", "experts per token"), ("expert_ffn_factor", "expert FFN width"),
            ("shared_experts", "shared experts"), ("dense_layers", "dense FFN layers"))
 
 

@@ -13,9 +13,26 @@ from costmodel.cli.options import option, value_parser
 if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
-__all__ = ["SHAPE_PANEL", "Described", "Ffn", "Gated", "Heads", "Hidden", "HfConfig", "KvGroups", "Layers",
-           "MicroBatch", "ModelName", "Peak", "Seq", "Vocab", "described", "described_shape", "parse_count",
-           "transformer_shape"]
+__all__ = [
+    "SHAPE_PANEL",
+    "Described",
+    "Ffn",
+    "Gated",
+    "Heads",
+    "HfConfig",
+    "Hidden",
+    "KvGroups",
+    "Layers",
+    "MicroBatch",
+    "ModelName",
+    "Peak",
+    "Seq",
+    "Vocab",
+    "described",
+    "described_shape",
+    "parse_count",
+    "transformer_shape",
+]
 
 SHAPE_PANEL = "Model: a transformer shape"
 
@@ -126,4 +143,5 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
     if ffn is not None:
         given["ffn_factor"] = parse_number(ffn, what="FFN factor")
     merged = {**base, **{k: v for k, v in given.items() if v is not None}}
-    return build_shape(merged, notes=notes)  # type: ignore[no-any-return]
+    shape: TransformerShape = build_shape(merged, notes=notes)
+    return shape

@@ -28,8 +28,8 @@ from costmodel.cli.shape import (
     Ffn,
     Gated,
     Heads,
-    Hidden,
     HfConfig,
+    Hidden,
     KvGroups,
     Layers,
     ModelName,
@@ -103,7 +103,8 @@ WorldSize = Annotated[int | None, option(
 
 _GROUPS: dict[str, Any] = {
     "model": ModelName, "hf_config": HfConfig, "megatron": Megatron, "global_batch": GlobalBatch,
-    "gpus": WorldSize, "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab, "ffn": Ffn,
+    "gpus": WorldSize, "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab,
+    "ffn": Ffn,
     "gated": Gated, "kv_groups": KvGroups, "forward": Forward, "backward": Backward,
     "gradient_bytes": GradientBytes, "activation_bytes": ActivationBytes, "tokens": Tokens, "alpha": Alpha,
     "beta": Beta, "bandwidth": Bandwidth, "profile": Profile, "levels": Levels}
@@ -223,7 +224,7 @@ class StepCommand:
         import dataclasses
 
         notes = getattr(self, "notes", [])
-        if not notes or not dataclasses.is_dataclass(result) or not hasattr(result, "notes"):
+        if not notes or not hasattr(result, "notes") or isinstance(result, type):
             return result
         return dataclasses.replace(result, notes=(*notes, *(n for n in result.notes if n not in notes)))
 
@@ -273,10 +274,12 @@ class StepCommand:
         m = microbatches_for(global_batch, micro_batch=int(self.settings.get("micro_batch", 1)),
                              dp=int(self.settings.get("dp", 1)))
         if "microbatches" in self.given and int(self.settings["microbatches"]) != m:
-            raise InputError(f"-m {self.settings['microbatches']} and --global-batch {global_batch} disagree: "
+            given = self.settings["microbatches"]
+            raise InputError(f"-m {given} and --global-batch {global_batch} disagree: "
                              f"the global batch gives m = {m}; pass one of them")
         self.settings["microbatches"] = m
-        self.notes.append(f"global batch {global_batch} = micro-batch {self.settings.get('micro_batch', 1)} × "
+        b = self.settings.get("micro_batch", 1)
+        self.notes.append(f"global batch {global_batch} = micro-batch {b} × "
                           f"dp {self.settings.get('dp', 1)} × m {m}")
 
 
@@ -407,6 +410,11 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
 
     Example: costmodel step --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr --sweep dp=1..8x2
+
+    A model as people describe it: --model NAME (costmodel models), --hf-config config.json or --megatron
+    "ARGS"; --gpus N and --global-batch N derive --dp and -m.
+
+    Example: costmodel step --model llama-3-8b --gpu h100-sxm --tp 8 --cp 2 --gpus 64 --global-batch 256
     """
     command = StepCommand(values, ctx)
     sweep, as_json = values["sweep"], values["as_json"]

@@ -54,7 +54,8 @@ from costmodel.references import MEGATRON_LM, Cited
 __all__ = ["SOURCE", "MegatronArguments", "megatron_arguments"]
 
 SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
-                        "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with swiglu; "
+                        "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
+                        "swiglu; "
                         "megatron/training/tokenizer: vocabulary padded to make_vocab_size_divisible_by × tp")
 
 _COUNTS = {
@@ -145,46 +146,36 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             i += 1
         else:
             raise InputError(f"Megatron-LM's {token} needs a value")
-        if name in _RATES:
-            try:
-                rate = float(value)
-            except ValueError:
-                rate = -1.0
-            if not 0 <= rate < 1:
-                raise InputError(f"Megatron-LM's {token} {value!r} is not a dropout rate from 0 to 1")
-            values[_RATES[name]] = rate
-            continue
-        if name in _CHOICES:
-            key, allowed = _CHOICES[name]
-            if value not in allowed:
-                raise InputError(f"Megatron-LM's {token} {value!r} is not one of {', '.join(allowed)}")
-            values[key] = value
-            continue
-        text = value.strip()
-        if not text.isdigit() or int(text) < 1:
-            raise InputError(f"Megatron-LM's {token} {value!r} is not a whole number ≥ 1")
-        values[_COUNTS[name]] = int(text)
+        key, read = _value(name, token, value)
+        values[key] = read
     return values, unread
 
 
-def megatron_arguments(text: str) -> MegatronArguments:
-    """Read a Megatron-LM argument string (module notes).
+def _value(name: str, token: str, value: str) -> tuple[str, Any]:
+    """The costmodel key and the value of one argument that takes a value."""
+    if name in _RATES:
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = -1.0
+        if not 0 <= rate < 1:
+            raise InputError(f"Megatron-LM's {token} {value!r} is not a dropout rate from 0 to 1")
+        return _RATES[name], rate
+    if name in _CHOICES:
+        key, allowed = _CHOICES[name]
+        if value not in allowed:
+            raise InputError(f"Megatron-LM's {token} {value!r} is not one of {', '.join(allowed)}")
+        return key, value
+    text = value.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"Megatron-LM's {token} {value!r} is not a whole number ≥ 1")
+    return _COUNTS[name], int(text)
 
-    Examples
-    --------
-    >>> m = megatron_arguments("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
-    ...                        "--seq-length 2048 --tensor-model-parallel-size 8 "
-    ...                        "--pipeline-model-parallel-size 16 --global-batch-size 1536 --lr 6.0e-5")
-    >>> m.shape["layers"], m.settings["tp"], m.settings["pp"], m.global_batch, m.unread
-    (96, 8, 16, 1536, ('--lr 6.0e-5',))
-    """
-    values, unread = _read(_tokens(text))
-    notes: list[str] = []
-    shape: dict[str, Any] = {}
-    settings: dict[str, Any] = {}
-    for key in ("layers", "hidden", "heads", "sequence", "experts", "top_k"):
-        if key in values:
-            shape[key] = values[key]
+
+def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The shape keywords the arguments give."""
+    shape: dict[str, Any] = {k: values[k] for k in ("layers", "hidden", "heads", "sequence", "experts",
+                                                     "top_k") if k in values}
     hidden = values.get("hidden")
     if "ffn_hidden" in values or values.get("swiglu"):
         if hidden is None:
@@ -209,30 +200,43 @@ def megatron_arguments(text: str) -> MegatronArguments:
         else:
             notes.append("num-query-groups without group-query-attention: Megatron-LM ignores it, and so "
                          "does this reading")
-    tp = values.get("tp", 1)
+    return {**shape, **_vocabulary(values, notes)}
+
+
+def _vocabulary(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The vocabulary: padded-vocab-size as it is, vocab-size padded as Megatron-LM pads it."""
     if "padded_vocab_size" in values:
-        shape["vocabulary"] = values["padded_vocab_size"]
-    elif "vocab_size" in values:
-        step = values.get("vocab_divisor", 128) * tp
-        padded = -(-values["vocab_size"] // step) * step
-        shape["vocabulary"] = padded
-        if padded != values["vocab_size"]:
-            notes.append(f"vocabulary={padded}: vocab-size {values['vocab_size']} padded to a multiple of "
-                         f"{step} (make-vocab-size-divisible-by × tp), as Megatron-LM pads it")
-    for key in ("tp", "pp", "cp", "ep", "micro_batch"):
-        if key in values:
-            settings[key] = values[key]
+        return {"vocabulary": values["padded_vocab_size"]}
+    if "vocab_size" not in values:
+        return {}
+    step = values.get("vocab_divisor", 128) * values.get("tp", 1)
+    padded = -(-values["vocab_size"] // step) * step
+    if padded != values["vocab_size"]:
+        notes.append(f"vocabulary={padded}: vocab-size {values['vocab_size']} padded to a multiple of "
+                     f"{step} (make-vocab-size-divisible-by × tp), as Megatron-LM pads it")
+    return {"vocabulary": padded}
+
+
+def _chunks(values: dict[str, Any]) -> int:
+    """The model chunks per device the virtual pipeline arguments give."""
+    chunks = values.get("chunks")
+    if chunks is not None:
+        return int(chunks)
+    per, pp, layers = values["layers_per_chunk"], values.get("pp", 1), values.get("layers")
+    if layers is None:
+        raise InputError("Megatron-LM's num-layers-per-virtual-pipeline-stage needs num-layers too, "
+                         "to give the model chunks per device")
+    if layers % (pp * per):
+        raise InputError(f"num-layers {layers} is not a multiple of pipeline-model-parallel-size × "
+                         f"num-layers-per-virtual-pipeline-stage = {pp} × {per}")
+    return int(layers // (pp * per))
+
+
+def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """The step settings the arguments give."""
+    settings: dict[str, Any] = {k: values[k] for k in ("tp", "pp", "cp", "ep", "micro_batch") if k in values}
     if "layers_per_chunk" in values or "chunks" in values:
-        chunks = values.get("chunks")
-        if chunks is None:
-            per, pp, layers = values["layers_per_chunk"], values.get("pp", 1), values.get("layers")
-            if layers is None:
-                raise InputError("Megatron-LM's num-layers-per-virtual-pipeline-stage needs num-layers too, "
-                                 "to give the model chunks per device")
-            if layers % (pp * per):
-                raise InputError(f"num-layers {layers} is not a multiple of pipeline-model-parallel-size × "
-                                 f"num-layers-per-virtual-pipeline-stage = {pp} × {per}")
-            chunks = layers // (pp * per)
+        chunks = _chunks(values)
         if chunks > 1:
             settings.update(schedule="interleaved", chunks=chunks)
     if "recompute" in values:
@@ -241,18 +245,41 @@ def megatron_arguments(text: str) -> MegatronArguments:
         settings["recompute"] = "selective"
     if values.get("distributed_optimizer"):
         settings.update(zero=1, framework="megatron")
-    if values.get("sequence_parallel"):
-        settings["sequence_parallel"] = True
-    if values.get("overlap_grad_reduce"):
-        settings["overlap_grad_reduce"] = True
-    if values.get("overlap_param_gather"):
-        settings["param_gather"] = "overlap"
+    switches = {"sequence_parallel": ("sequence_parallel", True),
+                "overlap_grad_reduce": ("overlap_grad_reduce", True),
+                "overlap_param_gather": ("param_gather", "overlap")}
+    settings.update(dict(v for k, v in switches.items() if values.get(k)))
+    return {**settings, **_precision(values)}
+
+
+def _precision(values: dict[str, Any]) -> dict[str, Any]:
+    """The dtype and dropout the arguments give."""
+    out: dict[str, Any] = {}
     if values.get("attention_dropout", 0.1) == 0 and values.get("hidden_dropout", 0.1) == 0:
-        settings["dropout"] = False
-    dtypes = [d for d in ("bf16", "fp16") if values.get(d)] + (["fp8"] if "fp8" in values else [])
-    if len([d for d in dtypes if d != "fp8"]) > 1:
+        out["dropout"] = False
+    if values.get("bf16") and values.get("fp16"):
         raise InputError("Megatron-LM's bf16 and fp16 were both given; give one")
-    if dtypes:
-        settings["dtype"] = "fp8" if "fp8" in dtypes else dtypes[0]
+    for dtype in ("fp8", "bf16", "fp16"):  # fp8 training keeps bf16 or fp16 for the rest
+        if values.get(dtype):
+            out["dtype"] = dtype
+            break
+    return out
+
+
+def megatron_arguments(text: str) -> MegatronArguments:
+    """Read a Megatron-LM argument string (module notes).
+
+    Examples
+    --------
+    >>> m = megatron_arguments("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+    ...                        "--seq-length 2048 --tensor-model-parallel-size 8 "
+    ...                        "--pipeline-model-parallel-size 16 --global-batch-size 1536 --lr 6.0e-5")
+    >>> m.shape["layers"], m.settings["tp"], m.settings["pp"], m.global_batch, m.unread
+    (96, 8, 16, 1536, ('--lr 6.0e-5',))
+    """
+    values, unread = _read(_tokens(text))
+    notes: list[str] = []
+    shape = _shape(values, notes)
+    settings = _step_settings(values)
     return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
                              unread=tuple(unread), notes=tuple(notes))

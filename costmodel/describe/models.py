@@ -62,8 +62,8 @@ from costmodel.references import (
 )
 from costmodel.tomlfile import as_keys, loads
 
-__all__ = ["CITED", "MODEL_NAMES", "SHAPE_KEYS", "ModelDescription", "ModelList", "build_shape", "list_models",
-           "load_model", "model_preset", "parse_model"]
+__all__ = ["CITED", "MODEL_NAMES", "SHAPE_KEYS", "ModelDescription", "ModelList", "build_shape",
+           "list_models", "load_model", "model_preset", "parse_model"]
 
 CITED: tuple[Citation, ...] = (BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, HF_TRANSFORMERS)
 """The sources the presets cite."""

@@ -138,8 +138,9 @@ class StepResult(JSONFields):
 
     ``step_s = compute_s + tp_comm_s + cp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
     + optimizer_s + param_gather_s``; *cp_comm_s* is the exposed context-parallel communication of the
-    busiest device, *cp_send_s* one send of a K and V block.  *dp_exposed_s* is what the data-parallel collectives add to
-    the pipeline at full compute speed, *contention_s* what the compute slowdown adds on top,
+    busiest device, *cp_send_s* one send of a K and V block.  *dp_exposed_s* is what the data-parallel
+    collectives add to the pipeline at full compute speed, *contention_s* what the compute slowdown adds
+    on top,
     *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *dp_hidden_s* is the part of
     device *dp_stage*'s collectives that does not lengthen the step (never below 0).  *buckets* are the
     gradient reductions of that device (the one that ends last) in its last micro-batch.  ``mfu`` counts
@@ -383,7 +384,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                   logits=logits, logits_gradient=embedding_grad if c.pp > 1 else Fraction(0),
                   embedding=embedding, model_flops=full.total, hardware_flops=hardware,
                   six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
-                  extra_tp=not rates.flat, kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
+                  extra_tp=not rates.flat,
+                  kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
                   attention_forward=attention_f, attention_backward=attention_b)
 
 
@@ -711,7 +713,8 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
-def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int) -> tuple[Fraction, Fraction, Fraction]:
+def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
+             m: int) -> tuple[Fraction, Fraction, Fraction]:
     """The busiest device's compute time over the step, and its tensor-parallel and exposed
     context-parallel parts."""
     def device(s: int) -> list[Unit]:
@@ -1055,7 +1058,8 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
     weight_element = grad_element if mode.framework == "ddp" else (
         Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
     memory = step_memory(
-        c.shape, timeline, layers=per_device, dp=c.dp * c.cp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch,
+        c.shape, timeline, layers=per_device, dp=c.dp * c.cp, tp=tp, zero=mode.zero,
+        micro_batch=c.micro_batch,
         recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
         split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,

@@ -119,7 +119,7 @@ def test_a_user_file_starts_from_a_preset(tmp_path):
      "unknown key 'casual' in [step]; did you mean 'causal'"),
 ])
 def test_a_bad_model_file_is_one_error_naming_it(text, message):
-    with pytest.raises(ParseError, match="^m.toml: ") as err:
+    with pytest.raises(ParseError, match=r"^m\.toml: ") as err:
         parse_model(text, path="m.toml")
     assert message in str(err.value)
 
