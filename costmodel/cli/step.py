@@ -200,7 +200,7 @@ class StepCommand:
         self._describe(knob)
         layers, shape = _model(self, shape_swept=knob is not None and knob.shape_only, swept=swept)
         sizes = {kind: max(values) if knob is not None and knob.parameter == kind else
-                 int(self.settings.get(kind, 1)) for kind in ("tp", "pp", "dp", "cp")}
+                 self.count(kind) for kind in ("tp", "pp", "dp", "cp")}
         link, topology = _machine(self, swept=swept, sizes=sizes)
         v = self.values
 
@@ -218,6 +218,14 @@ class StepCommand:
         if knob is not None:
             arguments.pop(knob.parameter, None)
         return {k: a for k, a in arguments.items() if a is not None}
+
+    def count(self, name: str) -> int:
+        """The count setting *name* as given (read by its setting's reader, so bad text is one error),
+        else 1."""
+        from costmodel.step.config import setting_of
+
+        value = self.settings.get(name)
+        return 1 if value is None else int(setting_of(name).read(value, name))
 
     def noted(self, result: Any) -> Any:
         """*result* with the notes of the model's description first (what was read, what was derived)."""
@@ -259,8 +267,8 @@ class StepCommand:
         if v["gpus"] is not None:
             from costmodel.describe.batch import data_parallel_for
 
-            dp = data_parallel_for(v["gpus"], **{k: int(self.settings.get(k, 1)) for k in ("tp", "pp", "cp")})
-            if "dp" in self.settings and int(self.settings["dp"]) != dp:
+            dp = data_parallel_for(v["gpus"], **{k: self.count(k) for k in ("tp", "pp", "cp")})
+            if "dp" in self.settings and self.count("dp") != dp:
                 raise InputError(f"--dp {self.settings['dp']} and --gpus {v['gpus']} disagree: --gpus gives "
                                  f"dp = {dp}; pass one of them")
             self.settings["dp"] = dp
@@ -271,9 +279,8 @@ class StepCommand:
                              f"{knob.name} would change them: give -m instead")
         from costmodel.describe.batch import microbatches_for
 
-        m = microbatches_for(global_batch, micro_batch=int(self.settings.get("micro_batch", 1)),
-                             dp=int(self.settings.get("dp", 1)))
-        if "microbatches" in self.given and int(self.settings["microbatches"]) != m:
+        m = microbatches_for(global_batch, micro_batch=self.count("micro_batch"), dp=self.count("dp"))
+        if "microbatches" in self.given and self.count("microbatches") != m:
             given = self.settings["microbatches"]
             raise InputError(f"-m {given} and --global-batch {global_batch} disagree: "
                              f"the global batch gives m = {m}; pass one of them")

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from costmodel._json import JSONFields
-from costmodel.references import DAO_2023, KORTHIKANTI_2022, MICIKEVICIUS_2018, SHOEYBI_2019
+from costmodel.references import DAO_2023, KORTHIKANTI_2022, LIU_2023_RING, MICIKEVICIUS_2018, SHOEYBI_2019
 from costmodel.step.flops import TransformerShape
 
 __all__ = ["CITED", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "optimizer_bytes"]
@@ -56,6 +56,7 @@ SOURCES = (
     KORTHIKANTI_2022.at("sections 4.2.2 and 5: sequence parallelism and selective recomputation"),
     DAO_2023.at("section 3.1: the backward pass recomputes the scores, 2.5 times the forward's FLOPs"),
     MICIKEVICIUS_2018.at("section 3: fp32 master weights and the optimizer's reads and writes"),
+    LIU_2023_RING.at("section 3: blockwise attention, a rank's queries meeting every K and V block in turn"),
 )
 CITED = tuple(s.citation for s in SOURCES)
 

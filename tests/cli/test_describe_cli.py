@@ -115,3 +115,10 @@ def test_memory_takes_a_model(cli):
     assert data["params"] == model_preset("llama-3-8b").transformer().parameters
     with_batch = cli.json("memory", "--model", "llama-3-8b", "--dtype", "bf16", "--batch", "1", "--tp", "2")
     assert with_batch["activations"]["layers"] == 32
+
+
+@pytest.mark.parametrize("option", ["--cp", "--tp", "--dp"])
+def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
+    _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
+                 "--gpus", "64", option, "abc", rc=2)
+    assert err.startswith(f"error: {option[2:]}='abc': 'abc' is not a count")
