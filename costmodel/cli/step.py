@@ -98,7 +98,7 @@ GlobalBatch = Annotated[int | None, option(
     "--global-batch", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
     help="Sequences per step over all replicas: -m becomes N / (micro-batch × dp).")]
 WorldSize = Annotated[int | None, option(
-    "--gpus", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
+    "--gpus", "--world-size", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
     help="GPUs in all: --dp becomes N / (tp × pp × cp), as Megatron-LM derives it.")]
 
 _GROUPS: dict[str, Any] = {
