@@ -892,6 +892,56 @@ NCCL_TESTS = Citation(
     url="https://github.com/NVIDIA/nccl-tests",
 )
 
+BROWN_2020 = Citation(
+    key="brown2020",
+    authors="T. B. Brown, B. Mann, N. Ryder et al.",
+    title="Language Models are Few-Shot Learners",
+    venue="NeurIPS 2020 (arXiv:2005.14165)",
+    year=2020,
+    url="https://arxiv.org/abs/2005.14165",
+)
+DUBEY_2024 = Citation(
+    key="dubey2024",
+    authors="A. Dubey, A. Jauhri, A. Pandey et al. (Llama Team, AI @ Meta)",
+    title="The Llama 3 Herd of Models",
+    venue="arXiv:2407.21783",
+    year=2024,
+    url="https://arxiv.org/abs/2407.21783",
+)
+JIANG_2024 = Citation(
+    key="jiang2024",
+    authors="A. Q. Jiang, A. Sablayrolles, A. Roux et al.",
+    title="Mixtral of Experts",
+    venue="arXiv:2401.04088",
+    year=2024,
+    url="https://arxiv.org/abs/2401.04088",
+)
+DAI_2024 = Citation(
+    key="dai2024",
+    authors="D. Dai, C. Deng, C. Zhao et al.",
+    title="DeepSeekMoE: Towards Ultimate Expert Specialization in Mixture-of-Experts Language Models",
+    venue="ACL 2024 (arXiv:2401.06066)",
+    year=2024,
+    url="https://arxiv.org/abs/2401.06066",
+)
+LIU_2023_RING = Citation(
+    key="liu2023ring",
+    authors="H. Liu, M. Zaharia, P. Abbeel",
+    title="Ring Attention with Blockwise Transformers for Near-Infinite Context",
+    venue="arXiv:2310.01889 (ICLR 2024)",
+    year=2023,
+    url="https://arxiv.org/abs/2310.01889",
+)
+HF_TRANSFORMERS = Citation(
+    key="hftransformers",
+    authors="Hugging Face",
+    title="Transformers: model configurations (PretrainedConfig, LlamaConfig, MixtralConfig) and the "
+          "config.json files of the published models",
+    venue="Hugging Face, https://github.com/huggingface/transformers",
+    year=2024,
+    url="https://huggingface.co/docs/transformers/main_classes/configuration",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -915,5 +965,6 @@ CITATIONS: dict[str, Citation] = {
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
         TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
+        BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
     )
 }

@@ -170,7 +170,7 @@ LAYERS = (
                      "tomlfile", "symbols", "expressions", "renames")),
     ("links", ("params", "topology", "profiles", "links")),
     ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl", "gpus")),
-    ("questions", ("step", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises", "validation")),
+    ("questions", ("step", "describe", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises", "validation")),
     ("command line", ("cli", "__main__", "")),
 )
 """The layers of docs/design.md, lowest first, by the first name under ``costmodel``; a module may import

@@ -27,6 +27,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "profiles": ("profiles",),
     "gpus": ("gpus",),
+    "models": ("models",),
     "validate": ("validate",),
     "teaching": ("example", "exercise", "check"),
     "assignment": ("assignment",),

@@ -57,8 +57,11 @@ FLAGS = {
     "collective": "--collective",
     "collnet": "--collnet",
     "cpu": "--cpu",
+    "cp": "--cp",
+    "cp_link": "--cp-link",
     "density": "--density",
     "dp": "--dp",
+    "dropout": "--no-dropout",
     "dp_link": "--dp-link",
     "dtype": "--dtype",
     "efficiency": "--efficiency",
@@ -72,6 +75,7 @@ FLAGS = {
     "framework": "--framework",
     "gamma": "--gamma",
     "gpu": "--gpu",
+    "global_batch": "--global-batch",
     "gpus": "--dp",
     "gradient_bytes": "--gradient-bytes",
     "groups": "--groups",
@@ -142,6 +146,7 @@ FLAGS = {
     "weights": "--weights",
     "whole_bytes": "--whole-bytes",
     "workers": "--workers",
+    "world_size": "--gpus",
     "zero": "--zero",
 }
 """Each parameter a core message may name, and the option that sets it."""

@@ -23,13 +23,16 @@ from costmodel.cli.shape import (
     Ffn,
     Gated,
     Heads,
+    HfConfig,
     Hidden,
     KvGroups,
     Layers,
+    ModelName,
     Peak,
     Seq,
     Vocab,
-    transformer_shape,
+    described,
+    described_shape,
 )
 from costmodel.units import format_flop_rate, format_number, format_share, format_time, parse_time
 
@@ -51,7 +54,8 @@ def flops_command(
     batch: Annotated[int, option("--batch", "-B", metavar="B", panel=_RUN,
                                  help="Global batch: sequences per iteration (≥ 1).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, model: ModelName = None,
+    hf_config: HfConfig = None,
     recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
                                      help="none (default) or full activation recomputation.")] = "none",
     causal: Annotated[bool, option("--causal", panel=_RUN,
@@ -81,14 +85,19 @@ def flops_command(
     Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
 
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
+
+    Example: costmodel flops --model llama-3-8b -B 512
     """
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops
 
-    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                              kv_groups=kv_groups, gated=gated)
+    base = described(model=model, hf_config=hf_config, seq=seq)
+    shape = described_shape(base.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
+                            ffn=ffn, kv_groups=kv_groups, gated=gated)
     if shape is None:
-        raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S --vocab V")
+        raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
+                         "--vocab V, "
+                         "or --model NAME")
     if peak is not None and gpu is not None:
         raise InputError("--peak and --gpu both give the peak; pass one of them")
     if dtype is not None and gpu is None:

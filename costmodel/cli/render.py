@@ -64,6 +64,8 @@ _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.calibrate": ("costmodel.calibration.report.CalibrationReport",),
     "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison", "costmodel.nccl.check.Check"),
     "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU"),
+    "costmodel.cli.models": ("costmodel.describe.models.ModelList",
+                             "costmodel.describe.models.ModelDescription"),
     "costmodel.cli.validate": ("costmodel.validation.Validation",),
 }
 

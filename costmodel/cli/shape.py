@@ -13,8 +13,26 @@ from costmodel.cli.options import option, value_parser
 if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
-__all__ = ["SHAPE_PANEL", "Ffn", "Gated", "Heads", "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak",
-           "Seq", "Vocab", "parse_count", "transformer_shape"]
+__all__ = [
+    "SHAPE_PANEL",
+    "Described",
+    "Ffn",
+    "Gated",
+    "Heads",
+    "HfConfig",
+    "Hidden",
+    "KvGroups",
+    "Layers",
+    "MicroBatch",
+    "ModelName",
+    "Peak",
+    "Seq",
+    "Vocab",
+    "described",
+    "described_shape",
+    "parse_count",
+    "transformer_shape",
+]
 
 SHAPE_PANEL = "Model: a transformer shape"
 
@@ -45,6 +63,14 @@ Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
+ModelName = Annotated[str | None, option(
+    "--model", metavar="NAME|FILE", panel=SHAPE_PANEL,
+    help="A model preset (costmodel models lists them: gpt-3-175b, llama-3-8b, ...) or a model TOML file; "
+         "shape options given too override its values.")]
+HfConfig = Annotated[str | None, option(
+    "--hf-config", metavar="FILE", panel=SHAPE_PANEL,
+    help="A Hugging Face config.json: hidden_size, num_hidden_layers, num_attention_heads, ... (its "
+         "max_position_embeddings is the default --seq).")]
 Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANEL, parser=_counted,
                                     help="Peak FLOP/s of one device: 312T, 989e12.")]
 
@@ -70,3 +96,52 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     assert vocab is not None
     return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
                             kv_groups=kv_groups, gated=bool(gated), **extra)
+
+
+class Described:
+    """What --model, --hf-config (and --megatron) describe: shape keywords, step settings, notes."""
+
+    def __init__(self, shape: dict[str, Any], settings: dict[str, Any], notes: list[str]) -> None:
+        self.shape = shape
+        self.settings = settings
+        self.notes = notes
+
+
+def described(*, model: str | None, hf_config: str | None, seq: int | None = None) -> Described:
+    """The shape keywords and settings of --model or --hf-config (one of them), empty without either."""
+    from costmodel.errors import InputError
+
+    if model is not None and hf_config is not None:
+        raise InputError("--model and --hf-config both describe the model; pass one of them")
+    if model is None and hf_config is None:
+        return Described({}, {}, [])
+    if model is not None:
+        from costmodel.describe.models import load_model
+
+        found = load_model(model)
+    else:
+        from costmodel.describe.hf import read_hf_config
+
+        assert hf_config is not None
+        found = read_hf_config(hf_config, sequence=seq)
+    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}"])
+
+
+def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,
+                    seq: int | None, vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
+                    gated: bool | None = None, notes: list[str] | None = None) -> TransformerShape | None:
+    """The shape of *base* (shape keywords a model description gave) with the options given over it; with
+    no *base*, :func:`transformer_shape` of the options alone."""
+    if not base:
+        return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
+                                 kv_groups=kv_groups, gated=gated)
+    from costmodel.describe.models import build_shape
+    from costmodel.exact import parse_number
+
+    given: dict[str, Any] = {"layers": layers, "hidden": hidden, "heads": heads, "sequence": seq,
+                             "vocabulary": vocab, "kv_groups": kv_groups, "gated": gated}
+    if ffn is not None:
+        given["ffn_factor"] = parse_number(ffn, what="FFN factor")
+    merged = {**base, **{k: v for k, v in given.items() if v is not None}}
+    shape: TransformerShape = build_shape(merged, notes=notes)
+    return shape

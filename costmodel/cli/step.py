@@ -28,13 +28,16 @@ from costmodel.cli.shape import (
     Ffn,
     Gated,
     Heads,
+    HfConfig,
     Hidden,
     KvGroups,
     Layers,
+    ModelName,
     Seq,
     Vocab,
+    described,
+    described_shape,
     parse_count,
-    transformer_shape,
 )
 from costmodel.units import format_number, format_share, format_size, format_time, parse_size, parse_time
 
@@ -85,8 +88,23 @@ Sweep = Annotated[str | None, option(
          "dp-link, tp-link, pp-link, prefetch, param-gather or slowdown. VALUES: 1,2,4 or ranges 1..64x2 "
          "(×2 each) and 4..32+4 (+4 each).")]
 
+_DESCRIBED = "Model: as people describe it"
+Megatron = Annotated[str | None, option(
+    "--megatron", metavar="ARGS", panel=_DESCRIBED,
+    help="Megatron-LM's arguments, quoted: --tensor-model-parallel-size, --pipeline-model-parallel-size, "
+         "--num-layers ..., --global-batch-size; the options of this command override them, and the "
+         "arguments it does not model are listed in a note.")]
+GlobalBatch = Annotated[int | None, option(
+    "--global-batch", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
+    help="Sequences per step over all replicas: -m becomes N / (micro-batch × dp).")]
+WorldSize = Annotated[int | None, option(
+    "--gpus", "--world-size", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
+    help="GPUs in all: --dp becomes N / (tp × pp × cp), as Megatron-LM derives it.")]
+
 _GROUPS: dict[str, Any] = {
-    "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab, "ffn": Ffn,
+    "model": ModelName, "hf_config": HfConfig, "megatron": Megatron, "global_batch": GlobalBatch,
+    "gpus": WorldSize, "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab,
+    "ffn": Ffn,
     "gated": Gated, "kv_groups": KvGroups, "forward": Forward, "backward": Backward,
     "gradient_bytes": GradientBytes, "activation_bytes": ActivationBytes, "tokens": Tokens, "alpha": Alpha,
     "beta": Beta, "bandwidth": Bandwidth, "profile": Profile, "levels": Levels}
@@ -179,9 +197,10 @@ class StepCommand:
         swept = "" if knob is None else knob.name
         if knob is not None:
             _not_also_given(knob, self.given)
+        self._describe(knob)
         layers, shape = _model(self, shape_swept=knob is not None and knob.shape_only, swept=swept)
         sizes = {kind: max(values) if knob is not None and knob.parameter == kind else
-                 int(self.settings.get(kind, 1)) for kind in ("tp", "pp", "dp")}
+                 self.count(kind) for kind in ("tp", "pp", "dp", "cp")}
         link, topology = _machine(self, swept=swept, sizes=sizes)
         v = self.values
 
@@ -200,6 +219,82 @@ class StepCommand:
             arguments.pop(knob.parameter, None)
         return {k: a for k, a in arguments.items() if a is not None}
 
+    def count(self, name: str) -> int:
+        """The count setting *name* as given (read by its setting's reader, so bad text is one error),
+        else 1."""
+        from costmodel.step.config import setting_of
+
+        value = self.settings.get(name)
+        return 1 if value is None else int(setting_of(name).read(value, name))
+
+    def noted(self, result: Any) -> Any:
+        """*result* with the notes of the model's description first (what was read, what was derived)."""
+        import dataclasses
+
+        notes = getattr(self, "notes", [])
+        if not notes or not hasattr(result, "notes") or isinstance(result, type):
+            return result
+        return dataclasses.replace(result, notes=(*notes, *(n for n in result.notes if n not in notes)))
+
+    def _describe(self, knob: Any) -> None:
+        """Merge what --model, --hf-config and --megatron describe under the options given, and derive
+        --dp from --gpus and -m from --global-batch."""
+        from costmodel.errors import InputError
+
+        v = self.values
+        model = described(model=v["model"], hf_config=v["hf_config"], seq=v["seq"])
+        self.notes: list[str] = list(model.notes)
+        shape, settings = dict(model.shape), dict(model.settings)
+        global_batch = v["global_batch"]
+        if v["megatron"] is not None:
+            from costmodel.describe.megatron import megatron_arguments
+
+            args = megatron_arguments(v["megatron"])
+            shape.update(args.shape)
+            settings.update(args.settings)
+            if global_batch is None:
+                global_batch = args.global_batch
+            self.notes.extend(args.notes)
+            if args.unread:
+                self.notes.append("Megatron-LM arguments not modelled: " + " ".join(args.unread))
+        self.shape_base = shape
+        known = {n for n, _, _ in _settings()}
+        for name in [n for n in settings if n not in known]:
+            value = settings.pop(name)
+            if value != 1:
+                raise InputError(f"{name}={value} (from --megatron) is not modelled by this step; drop it")
+        self.settings = {**settings, **self.settings}
+        if v["gpus"] is not None:
+            from costmodel.describe.batch import data_parallel_for
+
+            dp = data_parallel_for(v["gpus"], **{k: self.count(k) for k in ("tp", "pp", "cp")})
+            if "dp" in self.settings and self.count("dp") != dp:
+                raise InputError(f"--dp {self.settings['dp']} and --gpus {v['gpus']} disagree: --gpus gives "
+                                 f"dp = {dp}; pass one of them")
+            self.settings["dp"] = dp
+        if global_batch is None:
+            return
+        if knob is not None and knob.parameter in ("dp", "tp", "pp", "cp", "micro_batch", "microbatches"):
+            raise InputError(f"--global-batch fixes the micro-batches from --dp and --micro-batch; --sweep "
+                             f"{knob.name} would change them: give -m instead")
+        from costmodel.describe.batch import microbatches_for
+
+        m = microbatches_for(global_batch, micro_batch=self.count("micro_batch"), dp=self.count("dp"))
+        if "microbatches" in self.given and self.count("microbatches") != m:
+            given = self.settings["microbatches"]
+            raise InputError(f"-m {given} and --global-batch {global_batch} disagree: "
+                             f"the global batch gives m = {m}; pass one of them")
+        self.settings["microbatches"] = m
+        b = self.settings.get("micro_batch", 1)
+        self.notes.append(f"global batch {global_batch} = micro-batch {b} × "
+                          f"dp {self.settings.get('dp', 1)} × m {m}")
+
+
+def _settings() -> Any:
+    from costmodel.step.config import settings
+
+    return settings()
+
 
 def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
     """The layer count and the transformer shape (``None`` with per-layer times), checked."""
@@ -211,6 +306,9 @@ def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
     lists = {"--forward": v["forward"], "--backward": v["backward"], "--gradient-bytes": v["gradient_bytes"]}
     counted = {name: len(x) for name, x in lists.items() if x is not None and len(x) > 1}
     layers = v["layers"]
+    base = getattr(o, "shape_base", {})
+    if layers is None and base.get("layers") is not None:
+        layers = base["layers"]
     if layers is None and counted:
         layers = next(iter(counted.values()))
     if layers is None:
@@ -222,12 +320,13 @@ def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
         if count != layers:
             raise InputError(f"{name} lists {count} values for {layers} layers; give one value, or one "
                              "per layer")
-    shape = transformer_shape(layers=layers, hidden=v["hidden"], heads=v["heads"], seq=v["seq"],
-                              vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"])
+    shape = described_shape(base, layers=layers, hidden=v["hidden"], heads=v["heads"], seq=v["seq"],
+                            vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"],
+                            notes=getattr(o, "notes", None))
     if shape is not None and (v["forward"] is not None or v["backward"] is not None):
         raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
                          "pass one model")
-    shaped = [n for n in ("micro_batch", "gpu", "peak_flops", "efficiency", "attention", "dtype")
+    shaped = [n for n in ("micro_batch", "gpu", "peak_flops", "efficiency", "attention", "dtype", "dropout")
               if n in o.settings]
     layered = any(v[n] is not None for n in ("ffn", "kv_groups", "gated"))
     if shape is None and (shaped or layered or shape_swept):
@@ -318,18 +417,23 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     Example: costmodel step --pp 4 -m 8 --layers 8 -F 2ms -b 4ms --activation-bytes 8MiB --profile ib-hdr
 
     Example: costmodel step --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr --sweep dp=1..8x2
+
+    A model as people describe it: --model NAME (costmodel models), --hf-config config.json or --megatron
+    "ARGS"; --gpus N and --global-batch N derive --dp and -m.
+
+    Example: costmodel step --model llama-3-8b --gpu h100-sxm --tp 8 --cp 2 --gpus 64 --global-batch 256
     """
     command = StepCommand(values, ctx)
     sweep, as_json = values["sweep"], values["as_json"]
     if sweep is None:
         from costmodel.step import step
 
-        emit(step(**command.arguments()), as_json=as_json)
+        emit(command.noted(step(**command.arguments())), as_json=as_json)
         return
     from costmodel.step import sweep_step
 
     knob, swept = parse_sweep(sweep)
-    emit(sweep_step(knob.name, swept, **command.arguments((knob, swept))), as_json=as_json)
+    emit(command.noted(sweep_step(knob.name, swept, **command.arguments((knob, swept)))), as_json=as_json)
 
 
 # --------------------------------------------------------------------------
@@ -364,7 +468,8 @@ def render_step(r: StepResult) -> Rendered:
                          "recomputation", "selective": " · selective recomputation"}.get(r.recompute, "")
     sp = " · sequence parallel" if r.sequence_parallel and r.tp > 1 else ""
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
-    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
+    cp = f" × cp {r.cp}" if r.cp > 1 else ""
+    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp}{cp} = {gpus} · "
                   f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{sp}\n"
                   f"[bold]{format_time(r.step_s)}[/bold] per step\n"
                   f"compute: {escape(r.compute_model)}\n"
@@ -384,8 +489,11 @@ def render_step(r: StepResult) -> Rendered:
 def _parts(r: StepResult) -> Any:
     """The step's time, part by part."""
     parts = table("part", "time", "share", numeric=("time", "share"))
-    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s), ("pipeline bubble", r.bubble_s),
-            ("exposed PP sends", r.pp_exposed_s), ("exposed DP communication", r.dp_exposed_s)]
+    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s)]
+    if r.cp > 1:
+        rows.append(("exposed CP communication", r.cp_comm_s))
+    rows += [("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
+             ("exposed DP communication", r.dp_exposed_s)]
     if r.contention_s:
         rows.append(("compute slowdown", r.contention_s))
     rows.append(("optimizer", r.optimizer_s))

@@ -31,6 +31,7 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('error-feedback', 'Error feedback step by step: g += residual; send C(g); residual = g − C(g).'),
     ('profiles', 'List the link presets (α, bandwidth, source), or show one preset or profile file.'),
     ('gpus', 'List the GPU presets (bf16 peak, measured GEMM rate, memory, bandwidth, SMs), or show one GPU.'),
+    ('models', 'List the model presets (GPT-3, Llama 3, Mixtral, DeepSeekMoE), or show one model with its source.'),
     ('validate', 'Price published training runs from their configurations and compare with what was measured.'),
     ('example', 'Work an example step by step: givens, formula, substitution, result.'),
     ('check', 'Grade answers: units converted, tolerances applied, and every known mistake diagnosed.'),

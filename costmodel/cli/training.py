@@ -145,6 +145,12 @@ def memory(
                                             help="none (default), selective or full.")] = None,
     layers: Annotated[int | None, typer.Option("--layers", metavar="L", rich_help_panel=_ACT,
                                                help="Layers, for a total.")] = None,
+    model: Annotated[str | None, option("--model", metavar="NAME|FILE",
+                                        help="A model preset (costmodel models) or model file: its "
+                                             "parameters, and with --batch its sequence, hidden size, heads "
+                                             "and layers, unless given.")] = None,
+    hf_config: Annotated[str | None, option("--hf-config", metavar="FILE",
+                                            help="A Hugging Face config.json, read as --model is.")] = None,
     gpu: GpuOption = None,
     as_json: Json = False,
 ) -> None:
@@ -155,8 +161,24 @@ def memory(
     Example: costmodel memory --params 70B --dtype fp32 --dp 4
 
     Example: costmodel memory --params 7.5B --dp 64 --zero 3 --gpu a100-40gb
+
+    Example: costmodel memory --model llama-3-8b --dtype bf16 --dp 8 --zero 3 --batch 1 --tp 2 --sp
     """
     from costmodel.training.memory import training_memory
+
+    if model is not None or hf_config is not None:
+        from costmodel.cli.shape import described
+
+        base = described(model=model, hf_config=hf_config)
+        from costmodel.describe.models import build_shape
+
+        shape = build_shape(base.shape)
+        params = shape.parameters if params is None else params
+        if batch is not None:  # the activations, of every layer
+            seq = str(shape.sequence) if seq is None else seq
+            hidden = str(shape.hidden) if hidden is None else hidden
+            heads = str(shape.heads) if heads is None else heads
+            layers = shape.layers if layers is None else layers
 
     emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,

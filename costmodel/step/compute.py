@@ -76,29 +76,31 @@ def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
 
 def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
                attention: str, recompute: str, causal: bool, element: Fraction,
-               accumulate: Fraction | None = None) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
+               accumulate: Fraction | None = None, cp: int = 1,
+               dropout: bool = True) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
     """One layer's, the output layer's and the input embedding's :class:`Work`, and the layer's priced
     operations (see the module notes).  With flat *rates* (an efficiency) the layer's FLOPs are
     :func:`~costmodel.step.flops.model_flops`'s, the backward twice the forward, and the weight gradient
-    half of the backward."""
+    half of the backward.  *cp* context-parallel ranks share each sequence: each rank's FLOPs are 1/cp of
+    them (:func:`~costmodel.step.ops.layer_ops`)."""
     if rates.flat:
         per = model_flops(shape, batch=micro_batch, causal=causal)
         rate = rates.plateau
-        f = per.layer.forward / tp / rate
+        f = per.layer.forward / (tp * cp) / rate
         redo = f if recompute == "full" else Fraction(0)
         if recompute == "selective":
-            redo = per.layer.attention / tp / rate
+            redo = per.layer.attention / (tp * cp) / rate
         layer = Work(forward=f, backward=2 * f + redo, weight=f, recompute=redo)
-        lf = Fraction(per.logits_forward, tp) / rate
+        lf = Fraction(per.logits_forward, tp * cp) / rate
         logits = Work(forward=lf, backward=2 * lf, weight=lf, recompute=Fraction(0))
         return layer, logits, Work(Fraction(0), Fraction(0), Fraction(0), Fraction(0)), ()
     ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                     attention=attention, recompute=recompute, causal=causal, element=element,
-                    accumulate=accumulate)
+                    accumulate=accumulate, cp=cp, dropout=dropout)
     layer, priced = _work(ops, rates)
     logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                 element=element), rates)
-    embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element), rates)
+                                 element=element, cp=cp), rates)
+    embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element, cp=cp), rates)
     return layer, logits, embedding, priced
 
 

@@ -393,6 +393,9 @@ class StepConfig:
     tp: int = _setting(1, count, "Tensor-parallel ranks per layer (≥ 1; divides the heads).", metavar="T",
                        sweep="count")
     pp: int = _setting(1, count, "Pipeline stages (≥ 1; at most the layers).", metavar="P", sweep="count")
+    cp: int = _setting(1, count, "Context-parallel ranks (≥ 1): each holds s/cp of every sequence, ring "
+                                 "attention passes K and V (Megatron-Core's; 2·cp divides the sequence).",
+                       metavar="C", sweep="count")
     microbatches: int = _setting(1, count, "Micro-batches per replica per step (≥ 1).", metavar="M",
                                  sweep="count")
     schedule: str = _setting("1f1b", _schedule, "Pipeline schedule: gpipe, 1f1b (default), interleaved, "
@@ -421,6 +424,9 @@ class StepConfig:
                                 sweep="count", shape_only=True)
     causal: bool = _setting(False, _flag, "Causal attention: count half the attention products, as "
                             "Megatron-LM does.", panel="model", boolean=True)
+    dropout: bool = _setting(True, _flag, "Dropout after attention and the FFN (and on the attention "
+                             "probabilities when unfused): its masks and kernels; off for models trained "
+                             "without it (Llama 3).", panel="model", boolean=True, shape_only=True)
     attention: str = _setting("flash", _choice(ATTENTIONS, "attention"),
                               "Attention kernels: flash (default) or unfused (softmax and dropout through "
                               "memory, as Megatron-LM before FlashAttention).", panel="model", metavar="KIND",
@@ -507,10 +513,13 @@ class StepConfig:
                             metavar="NAME|FILE|ALPHA:RATE", sweep="name")
     dp_link: Any = _setting(None, _link, "Link of the data-parallel collectives (default: the link).",
                             panel="link", metavar="NAME|FILE|ALPHA:RATE", sweep="name", keeps_baseline=True)
+    cp_link: Any = _setting(None, _link, "Link of the context-parallel sends of K and V (default: the "
+                            "link).", panel="link", metavar="NAME|FILE|ALPHA:RATE", sweep="name")
     topology: Any = _setting(None, _topology, "The machine's levels "
                                               "(Topology).", panel="link", own_option=False)
     order: str = _setting("tp-dp-pp", _order, "With the machine's levels: the rank order, innermost first "
-                          "(default tp-dp-pp, Megatron's).", panel="link", metavar="DIMS")
+                          "(default tp-dp-pp, Megatron's; cp after tp unless placed).", panel="link",
+                          metavar="DIMS")
 
     @classmethod
     def of(cls, **settings: Any) -> StepConfig:

@@ -74,6 +74,7 @@ class Unit:
     gradient_bytes: Fraction  # also its parameter bytes on one rank
     tp: Fraction = Fraction(0)  # the tensor-parallel communication inside forward and backward
     recompute: Fraction = Fraction(0)  # the recomputation at the start of backward
+    cp: Fraction = Fraction(0)  # the exposed context-parallel communication inside forward and backward
 
 
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:

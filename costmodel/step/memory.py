@@ -85,8 +85,12 @@ class DeviceMemory(JSONFields):
 
 
 def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequence_parallel: bool,
-                     recompute: str, attention: str, element: Fraction = Fraction(2)) -> Fraction:
-    """One layer's stored activations for one micro-batch on one rank (module notes).
+                     recompute: str, attention: str, element: Fraction = Fraction(2), cp: int = 1,
+                     dropout: bool = True) -> Fraction:
+    """One layer's stored activations for one micro-batch on one rank (module notes); with *cp*
+    context-parallel ranks each holds s/cp of every sequence, and every term is divided by cp (the
+    attention matrix's rows too: its s/cp queries).  Without *dropout* there are no masks (the two of the
+    residual adds, the attention probabilities'), nor the probabilities' dropped copy.
 
     Examples
     --------
@@ -102,9 +106,10 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
     sbh = Fraction(s * b * h)
     sp = t if sequence_parallel else 1
     if recompute == "full":
-        return e * sbh / sp
+        return e * sbh / sp / cp
     gated = 2 if shape.gated else 1
-    shared = (4 * e + 2) * sbh / sp
+    mask = 1 if dropout else 0
+    shared = (4 * e + 2 * mask) * sbh / sp
     split = (e * (2 + Fraction(2 * shape.groups, shape.heads))
              + e * (gated + 1) * Fraction(shape.ffn_hidden, h)) * sbh / t
     if attention == "flash":
@@ -112,25 +117,29 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
     elif recompute == "selective":
         scores = Fraction(0)
     else:
-        scores = (2 * e + 1) * shape.heads * s * s * b / t
-    return shared + split + scores
+        scores = (e + (e + 1) * mask) * shape.heads * s * s * b / t
+    return (shared + split + scores) / cp
 
 
 def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...], ...], *,
                 layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
                 recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
-                prefetch: int) -> tuple[DeviceMemory, ...]:
-    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks."""
+                prefetch: int, cp: int = 1, dropout: bool = True) -> tuple[DeviceMemory, ...]:
+    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks.  *dp*
+    is the ranks ZeRO shards over (Megatron-LM's distributed optimizer: dp × cp), *cp* the context-parallel
+    ranks that divide the activations."""
     pp = len(timeline)
     h, vocab = shape.hidden, shape.vocabulary
     per_layer = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                 recompute=recompute, attention=attention, element=element)
+                                 recompute=recompute, attention=attention, element=element, cp=cp,
+                                 dropout=dropout)
     working = Fraction(0)
     if recompute == "full":  # the layer rebuilt in the backward pass
         working = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                   recompute="none", attention=attention, element=element)
-    tokens = micro_batch * shape.sequence
+                                   recompute="none", attention=attention, element=element, cp=cp,
+                                   dropout=dropout)
+    tokens = micro_batch * shape.sequence // cp
     out = []
     for s, ops in enumerate(timeline):
         count = sum(layers[s])

@@ -36,7 +36,22 @@ run (*slowdown*).  The step is
     step = max(pipeline makespan, last collective's end on any device) + optimizer
            (+ ZeRO 1 and 2's parameter all-gather after it),
 
-and is split exactly into compute + tensor-parallel communication (the busiest device's), bubble
+With context parallelism (cp ranks, Megatron-Core's ring attention: Liu et al. 2023; Megatron-LM's
+context_parallel guide) each rank holds s/cp of every sequence in 2·cp chunks (the causal load balance),
+so its compute, activations, tensor-parallel collectives and pipeline sends are those of s/cp tokens
+(attention: 1/cp of the products).  Each attention layer passes the K and V blocks of s/cp tokens round
+the cp ranks in cp − 1 steps forward, and K, V and their gradients (twice the bytes) backward, each
+step α + β·n on the context-parallel link and overlapped with one block of the attention compute, so a
+layer's exposed context-parallel time is
+
+    forward (cp − 1)·max(0, send(n_kv) − A_f/cp),   backward (cp − 1)·max(0, send(2·n_kv) − A_b/cp)
+
+(A_f, A_b the rank's attention forward and backward compute, n_kv = 2·b·(s/cp)·(g/t)·d·e).  The
+gradients are reduced over dp × cp ranks (Megatron-LM's data-parallel group with context parallelism),
+on that group's link, and ZeRO shards over them.
+
+The step is split exactly into compute + tensor-parallel communication (the busiest device's), exposed
+context-parallel communication, bubble
 (the makespan without pipeline sends less that busy time), exposed pipeline sends (the makespan less
 the one without sends), exposed data-parallel communication (what it adds at full compute speed), the
 compute slowdown, the optimizer and the parameter all-gather.  With a GPU, each device's memory is
@@ -62,6 +77,8 @@ from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simula
 from costmodel.references import (
     CHOWDHERY_2022,
     KORTHIKANTI_2022,
+    LIU_2023_RING,
+    MEGATRON_LM,
     NARAYANAN_2021_MEGATRON,
     QI_2024,
     SHOEYBI_2019,
@@ -119,9 +136,11 @@ ZERO_STAGES = (0, 1, 2, 3)
 class StepResult(JSONFields):
     """One training step: its time, the exact breakdown, the overlap, throughput, utilization and memory.
 
-    ``step_s = compute_s + tp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
-    + optimizer_s + param_gather_s``.  *dp_exposed_s* is what the data-parallel collectives add to
-    the pipeline at full compute speed, *contention_s* what the compute slowdown adds on top,
+    ``step_s = compute_s + tp_comm_s + cp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
+    + optimizer_s + param_gather_s``; *cp_comm_s* is the exposed context-parallel communication of the
+    busiest device, *cp_send_s* one send of a K and V block.  *dp_exposed_s* is what the data-parallel
+    collectives add to the pipeline at full compute speed, *contention_s* what the compute slowdown adds
+    on top,
     *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *dp_hidden_s* is the part of
     device *dp_stage*'s collectives that does not lengthen the step (never below 0).  *buckets* are the
     gradient reductions of that device (the one that ends last) in its last micro-batch.  ``mfu`` counts
@@ -135,6 +154,7 @@ class StepResult(JSONFields):
     dp: int
     tp: int
     pp: int
+    cp: int
     gpus: int
     microbatches: int
     schedule: str
@@ -150,6 +170,7 @@ class StepResult(JSONFields):
     step_s: Fraction
     compute_s: Fraction
     tp_comm_s: Fraction
+    cp_comm_s: Fraction
     bubble_s: Fraction
     pp_exposed_s: Fraction
     dp_exposed_s: Fraction
@@ -157,6 +178,7 @@ class StepResult(JSONFields):
     pipeline_s: Fraction
     tp_allreduce_s: Fraction
     pp_send_s: Fraction
+    cp_send_s: Fraction
     dp_comm_s: Fraction
     dp_hidden_s: Fraction
     contention_s: Fraction
@@ -279,6 +301,9 @@ class _Model:
     rates: Rates | None = None
     ops: tuple[OpTime, ...] = ()
     extra_tp: bool = False  # the embedding's and output layer's tensor-parallel collectives are priced
+    kv_bytes: Fraction = Fraction(0)  # the K and V block a context-parallel step sends
+    attention_forward: Fraction = Fraction(0)  # one layer's attention compute on a rank, forward
+    attention_backward: Fraction = Fraction(0)  # and backward
 
 
 def _parallelism(c: StepConfig) -> tuple[str, int]:
@@ -316,9 +341,18 @@ def _rates(c: StepConfig, notes: list[str]) -> Rates:
 
 
 def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[str]) -> _Model:
-    shape, tp, b = c.shape, c.tp, c.micro_batch
+    shape, tp, b, cp = c.shape, c.tp, c.micro_batch, c.cp
     if shape.heads % tp:
-        raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads")
+        raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads: "
+                         f"give tp={_nearest_divisors(shape.heads, tp)}")
+    if shape.groups % tp and tp % shape.groups:
+        raise InputError(f"tp={tp} does not divide kv_groups={shape.groups}; each tp rank holds whole "
+                         f"key-value heads: give tp={_nearest_divisors(shape.groups, tp)}")
+    if cp > 1 and shape.sequence % (2 * cp):
+        halves = shape.sequence // 2 if shape.sequence % 2 == 0 else 0
+        fits = f"give cp={_nearest_divisors(halves, cp)}" if halves else "give an even sequence"
+        raise InputError(f"cp={cp} does not split the sequence {shape.sequence} into 2·cp = {2 * cp} equal "
+                         f"chunks (Megatron-Core's load-balanced causal split); {fits}")
     if c.sequence_parallel and tp > 1 and shape.sequence % tp:
         raise InputError(f"sequence_parallel=True with tp={tp}: the sequence {shape.sequence} does not split "
                          "over the tp ranks")
@@ -330,7 +364,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     layer, logits, embedding, priced = shape_work(
         shape, micro_batch=b, tp=tp, rates=rates, sequence_parallel=c.sequence_parallel and tp > 1,
         attention=c.attention, recompute=c.recompute, causal=c.causal, element=element,
-        accumulate=mode.accumulate)
+        accumulate=mode.accumulate, cp=cp, dropout=c.dropout)
     grad = _grad_element(c, mode)
     grads = [Fraction(shape.layer_parameters, tp) * grad] * shape.layers
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
@@ -341,13 +375,44 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     hardware = run.total
     if c.recompute == "selective":  # the attention core once more, not the whole forward
         hardware = full.total + shape.layers * full.layer.attention
+    attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=c.causal)
+    d = shape.hidden // shape.heads
+    kv_heads = max(1, shape.groups // tp)
     return _Model(layers=(layer,) * shape.layers, gradients=tuple(grads), element=element, grad_element=grad,
-                  activation_bytes=b * shape.sequence * shape.hidden * element,
+                  activation_bytes=Fraction(b * shape.sequence * shape.hidden, cp) * element,
                   micro_tokens=b * shape.sequence,
                   logits=logits, logits_gradient=embedding_grad if c.pp > 1 else Fraction(0),
                   embedding=embedding, model_flops=full.total, hardware_flops=hardware,
                   six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
-                  extra_tp=not rates.flat)
+                  extra_tp=not rates.flat,
+                  kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
+                  attention_forward=attention_f, attention_backward=attention_b)
+
+
+_ATTENTION_OPS = ("flash attention", "attention scores", "softmax", "attention dropout", "attention context")
+"""The operations of the attention core (forward, and with ``backward`` or ``dgrad`` their gradients)."""
+
+
+def _attention_times(c: StepConfig, shape: Any, layer: Work, priced: Sequence[OpTime], *, rates: Rates,
+                     causal: bool) -> tuple[Fraction, Fraction]:
+    """One layer's attention compute on a rank, forward and backward: what ring attention overlaps its
+    K and V sends with."""
+    if c.cp == 1:
+        return Fraction(0), Fraction(0)
+    if rates.flat:
+        per = model_flops(shape, batch=c.micro_batch, causal=causal).layer.attention / (c.tp * c.cp)
+        return per / rates.plateau, 2 * per / rates.plateau
+    core = [p for p in priced if p.name.startswith(_ATTENTION_OPS)]
+    return (sum((p.time_s for p in core if p.phase == "forward"), Fraction(0)),
+            sum((p.time_s for p in core if p.phase == "backward"), Fraction(0)))
+
+
+def _nearest_divisors(n: int, near: int) -> str:
+    """The divisors of *n* either side of *near*: the largest below it and the smallest above (``2 or 4``)."""
+    fits = [x for x in range(1, n + 1) if n % x == 0] if n <= 10**7 else [1, n]
+    below = [x for x in fits if x < near]
+    above = [x for x in fits if x > near]
+    return " or ".join(str(x) for x in (below[-1:] + above[:1]))
 
 
 def _activation_element(c: StepConfig) -> Fraction:
@@ -367,7 +432,7 @@ def _from_times(c: StepConfig) -> _Model:
     if c.forward_s is None or c.backward_s is None:
         raise InputError("no model given; pass shape= (with gpu= or peak_flops=) or forward_s= and "
                          "backward_s=")
-    for name in ("micro_batch", "causal", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
+    for name in ("micro_batch", "causal", "dropout", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
         if getattr(c, name) != StepConfig.__dataclass_fields__[name].default:
             raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
                              "backward_s= leave it out")
@@ -406,6 +471,9 @@ def _model(c: StepConfig, mode: DataParallel, *, notes: list[str]) -> _Model:
             raise InputError("shape= and forward_s=/backward_s=/gradient_bytes= were both given; "
                              "pass a shape or per-layer times, not both")
         return _from_shape(c, mode, batch=c.microbatches * c.dp, notes=notes)
+    if c.cp > 1:
+        raise InputError(f"cp={c.cp} splits a transformer's sequence; with forward_s= and backward_s= give "
+                         "shape= instead")
     return _from_times(c)
 
 
@@ -450,19 +518,24 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
 
 
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
-           split: bool) -> list[list[Unit]]:
-    """Each virtual stage's units: its layers with their tensor-parallel communication, the embedding's work
-    on the first, the output layer on the last."""
+           split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0))) -> list[list[Unit]]:
+    """Each virtual stage's units: its layers with their tensor-parallel communication and exposed
+    context-parallel communication (*cp*: forward, backward), the embedding's work on the first, the output
+    layer on the last."""
     units: list[Unit] = []
+    cp_f, cp_b = cp
+    cp_b = cp_b + (cp_f if redo else 0)
     for i, (w, g) in enumerate(zip(model.layers, model.gradients, strict=True)):
         tp = 2 * tp_layer + (tp_layer if redo else 0)
-        forward, backward = w.forward + tp_layer, w.backward + tp_layer + (tp_layer if redo else 0)
+        forward = w.forward + tp_layer + cp_f
+        backward = w.backward + tp_layer + (tp_layer if redo else 0) + cp_b
         if i == 0 and model.embedding is not None:
             forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
             backward += model.embedding.backward
             tp += tp_one if model.extra_tp else 0
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
-                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer if redo else 0)))
+                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer if redo else 0) +
+                          (cp_f if redo else 0), cp=cp_f + cp_b))
     out: list[list[Unit]] = []
     start = 0
     for count in layout:
@@ -497,7 +570,7 @@ def _by_matrix(units: list[Unit], shares: tuple[Fraction, ...]) -> list[Unit]:
     """Each unit as the pieces DeepSpeed's ZeRO 3 fetches one at a time (its matrices), its work and
     parameters shared among them as their parameters are."""
     return [Unit(forward=u.forward * w, backward=u.backward * w, weight=u.weight * w,
-                 gradient_bytes=u.gradient_bytes * w, tp=u.tp * w, recompute=u.recompute * w)
+                 gradient_bytes=u.gradient_bytes * w, tp=u.tp * w, recompute=u.recompute * w, cp=u.cp * w)
             for u in units for w in shares]
 
 
@@ -599,27 +672,30 @@ def gpu_topology(gpu: Any, ranks: int) -> Topology:
                      level(nodes, gpu.network_latency_s, gpu.network_busbw_bytes_per_s, "network")))
 
 
-def _placed(c: StepConfig, *, notes: list[str]) -> tuple[Any, Any, Any, bool]:
-    """The tp, pp and dp links: those given, else their levels' on the topology (noted); with neither a
-    link nor a topology, the machine of the GPU preset (:func:`gpu_topology`); and whether the ranks were
-    placed on a topology (then the dp = 1 step is placed anew)."""
+def _placed(c: StepConfig, *, notes: list[str]) -> tuple[Any, Any, Any, Any, bool]:
+    """The tp, pp, dp and cp links: those given, else their levels' on the topology (noted); with neither
+    a link nor a topology, the machine of the GPU preset (:func:`gpu_topology`); and whether the ranks
+    were placed on a topology (then the dp = 1 step is placed anew).  The dp link is the gradient
+    reduction's, over dp × cp ranks."""
     topology: Topology | None = c.topology
     if topology is None and c.link is None and c.gpu is not None:
-        wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link}
-        if any(getattr(c, kind) > 1 and link is None for kind, link in wanted.items()):
-            topology = gpu_topology(c.gpu, c.dp * c.tp * c.pp)
+        wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link}
+        if any(getattr(c, kind) > 1 and link is None for kind, link in wanted.items()) or (
+                c.cp > 1 and c.dp_link is None):
+            topology = gpu_topology(c.gpu, c.dp * c.tp * c.pp * c.cp)
     if topology is None:
         if c.order != MEGATRON_ORDER:
             raise InputError(f"order={c.order!r} places the ranks on a topology; pass topology= too")
-        return c.tp_link, c.pp_link, c.dp_link, False
+        return c.tp_link, c.pp_link, c.dp_link, c.cp_link, False
     if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
+    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
     return (placed.links.get("tp") if c.tp_link is None else c.tp_link,
             placed.links.get("pp") if c.pp_link is None else c.pp_link,
-            placed.links.get("dp") if c.dp_link is None else c.dp_link, True)
+            placed.links.get("dp") if c.dp_link is None else c.dp_link,
+            placed.links.get("cp") if c.cp_link is None else c.cp_link, True)
 
 
 def _slowdown(c: StepConfig, model: _Model) -> Fraction:
@@ -628,16 +704,19 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
     data-parallel group crosses nodes, ``intra_node_channels`` inside one), else 0."""
     if c.slowdown is not None:
         return c.slowdown
-    if c.gpu is None or c.dp == 1 or model.rates is None or model.rates.flat:
+    if c.gpu is None or c.dp * c.cp == 1 or model.rates is None or model.rates.flat:
         return Fraction(0)
     gpu = c.gpu
-    placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
+    placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp * c.cp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp,
+                   cp=c.cp)
     channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
-def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int) -> tuple[Fraction, Fraction]:
-    """The busiest device's compute time over the step, and the tensor-parallel part of it."""
+def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
+             m: int) -> tuple[Fraction, Fraction, Fraction]:
+    """The busiest device's compute time over the step, and its tensor-parallel and exposed
+    context-parallel parts."""
     def device(s: int) -> list[Unit]:
         return [x for c in range(v) for x in stage_units[c * pp + s]]
 
@@ -646,7 +725,7 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int) -> tuple
 
     busiest = device(max(range(pp), key=busy))
     return (m * sum((x.forward + x.backward for x in busiest), Fraction(0)),
-            m * sum((x.tp for x in busiest), Fraction(0)))
+            m * sum((x.tp for x in busiest), Fraction(0)), m * sum((x.cp for x in busiest), Fraction(0)))
 
 
 def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, dp: int,
@@ -745,6 +824,7 @@ class _Prepared:
     placed: bool
     slowdown: Fraction
     tp_layer: Fraction
+    kv_send: Fraction = Fraction(0)
 
     def spans(self) -> dict[str, Any]:
         forward, backward, weight = (list(x) for x in zip(*map(totals, self.stage_units), strict=True))
@@ -774,19 +854,34 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
                          "micro-batches")
     model = _model(c, mode, notes=notes)
     layout = _layout(c, len(model.layers), v)
-    tp_link, pp_link, dp_link, placed = _placed(c, notes=notes)
+    tp_link, pp_link, dp_link, cp_link, placed = _placed(c, notes=notes)
     act = model.activation_bytes
     tp_layer, tp_one = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
     send = Fraction(0)
     if c.pp > 1 and act > 0:
         sent = act / c.tp if c.sequence_parallel and c.tp > 1 else act
         send = _send(_for(_link(pp_link, c.link, "pp_link", "the pipeline sends"), "allreduce"), sent)
+    kv_send, cp_exposed = _cp_comm(c, model, cp_link)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
-                         split=name in SPLIT)
+                         split=name in SPLIT, cp=cp_exposed)
     return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
-                     slowdown=_slowdown(c, model), tp_layer=tp_layer)
+                     slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send)
+
+
+def _cp_comm(c: StepConfig, model: _Model, cp_link: Any) -> tuple[Fraction, tuple[Fraction, Fraction]]:
+    """One ring-attention send of a K and V block, and one layer's exposed context-parallel time forward
+    and backward: cp − 1 steps, each a send overlapped with one block of the attention compute (module
+    notes)."""
+    if c.cp == 1 or not model.kv_bytes:
+        return Fraction(0), (Fraction(0), Fraction(0))
+    link = _for(_link(cp_link, c.link, "cp_link", "the context-parallel sends"), "allreduce")
+    one, two = _send(link, model.kv_bytes), _send(link, 2 * model.kv_bytes)
+    steps = c.cp - 1
+    forward = steps * max(Fraction(0), one - model.attention_forward / c.cp)
+    backward = steps * max(Fraction(0), two - model.attention_backward / c.cp)
+    return one, (forward, backward)
 
 
 def check_layers(layers: int) -> None:
@@ -801,11 +896,11 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
     pipeline-parallel links move."""
     if run.placed:
         alone = replace(c, dp=1, allow_oom=True)
-        tp_link, pp_link, _, _ = _placed(alone, notes=[])
+        tp_link, pp_link, _, _, _ = _placed(alone, notes=[])
         if (tp_link, pp_link) != (run.tp_link, run.pp_link):
             run = _prepare(alone, notes=[])
             makespan = run.makespan()
-    return makespan + _optimizer(c, run.model, run.layout, v=run.v, dp=1, zero=run.mode.zero)
+    return makespan + _optimizer(c, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.zero)
 
 
 def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> StepResult:
@@ -813,23 +908,24 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     the scaling efficiency divides (a sweep over a knob the dp = 1 step does not depend on prices it once).
     """
     c = config
-    dp, tp, pp, m = c.dp, c.tp, c.pp, c.microbatches
+    dp, tp, pp, cp, m = c.dp, c.tp, c.pp, c.cp, c.microbatches
+    reducers = dp * cp  # the ranks that hold the same weights: the gradients are reduced over them
     notes: list[str] = []
     warnings: list[str] = []
     run = _prepare(c, notes=notes)
     mode, model, layout, v, u, send = run.mode, run.model, run.layout, run.v, run.slowdown, run.send
     zero = mode.zero
-    if dp > 1:
+    if reducers > 1:
         devices, timeline, end, end_plain, makespan = _data_parallel(c, run, notes=notes)
     else:
         devices, timeline = [], run.timeline()
         end = end_plain = makespan = max(ops[-1].end for ops in timeline)
     quiet = run.makespan(send=False) if send else makespan
-    optimizer = _optimizer(c, model, layout, v=v, dp=dp, zero=zero)
+    optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=zero)
     total = max([end + optimizer, *(d.gather_parameters(d.end + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
-    busy, tp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
-    gpus = dp * tp * pp
+    busy, tp_comm, cp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
+    gpus = dp * tp * pp * cp
     scaling: Fraction = Fraction(1)
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
@@ -847,20 +943,30 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     tokens_per_s = None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total
     per_op = model.rates is not None and not model.rates.flat
     sp = (KORTHIKANTI_2022.at("section 4.2.2: sequence parallelism"),) if c.sequence_parallel else ()
-    sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if dp > 1 else ()) + ((SLOWDOWN_SOURCE,) if u else ())
-               + (mode.sources if dp > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp)
+    ring = (LIU_2023_RING.at("section 3: blockwise attention with K and V blocks passed round a ring of "
+                             "hosts, each send overlapped with a block's compute"),
+            MEGATRON_LM.at("docs/user-guide/features/context_parallel.md and "
+                           "megatron/core/parallel_state.py: context parallelism, the dp × cp gradient "
+                           "group")) if cp > 1 else ()
+    sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if reducers > 1 else ())
+               + ((SLOWDOWN_SOURCE,) if u else ())
+               + (mode.sources if reducers > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp
+               + ring)
 
     def utilization(flops: Fraction | int | None) -> Fraction | None:
         return None if flops is None or peak is None else flops / (total * gpus * peak)
 
     return StepResult(
-        dp=dp, tp=tp, pp=pp, gpus=gpus, microbatches=m, schedule=run.name, chunks=v, recompute=c.recompute,
+        dp=dp, tp=tp, pp=pp, cp=cp, gpus=gpus, microbatches=m, schedule=run.name, chunks=v,
+        recompute=c.recompute,
         sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
-        mode=mode.mode if dp > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
+        mode=mode.mode if reducers > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
         dtype=c.dtype, compute_model=_compute_model(c, model),
-        step_s=total, compute_s=busy - tp_comm, tp_comm_s=tp_comm, bubble_s=quiet - busy,
+        step_s=total, compute_s=busy - tp_comm - cp_comm, tp_comm_s=tp_comm, cp_comm_s=cp_comm,
+        bubble_s=quiet - busy,
         pp_exposed_s=makespan - quiet, dp_exposed_s=exposed, optimizer_s=optimizer,
-        pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2, pp_send_s=send, dp_comm_s=dp_comm,
+        pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2, pp_send_s=send, cp_send_s=run.kv_send,
+        dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
         param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=mode.prefetch,
         param_gather=mode.param_gather, slowdown=u, bucket_rule=mode.rule, tokens_per_s=tokens_per_s,
@@ -879,7 +985,9 @@ def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
         (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
          "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),
-        (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp == 1),
+        (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp * c.cp == 1),
+        ("context-parallel sends of K and V overlap each block's attention; only what they take beyond it "
+         "is exposed", c.cp > 1),
         ("sequence_parallel=True has no effect with tp=1: it splits the norms and dropouts over the "
          "tensor-parallel ranks", c.sequence_parallel and c.tp == 1)) if on]
 
@@ -897,14 +1005,14 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     only the operations that make gradients are run again, to issue their buckets.
     """
     mode = run.mode
-    price = _pricer(_link(run.dp_link, c.link, "dp_link", "the data-parallel reduction"), dp=c.dp,
+    price = _pricer(_link(run.dp_link, c.link, "dp_link", "the data-parallel reduction"), dp=c.dp * c.cp,
                     algorithm=c.algorithm, notes=notes)
     units = run.stage_units
     if mode.zero >= 3 and mode.framework == "deepspeed":
         units = [_by_matrix(us, _matrices(c.shape)) for us in units]
 
     def build(slow: Fraction) -> list[Device]:
-        return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp, mode=mode,
+        return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp * c.cp, mode=mode,
                         slowdown=slow, price=price, element=run.model.grad_element)
 
     pipeline = run.timeline()
@@ -950,10 +1058,12 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
     weight_element = grad_element if mode.framework == "ddp" else (
         Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
     memory = step_memory(
-        c.shape, timeline, layers=per_device, dp=c.dp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch,
+        c.shape, timeline, layers=per_device, dp=c.dp * c.cp, tp=tp, zero=mode.zero,
+        micro_batch=c.micro_batch,
         recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
         split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
-        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch)
+        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
+        cp=c.cp, dropout=c.dropout)
     if c.gpu is None:
         return memory, None
     capacity = Fraction(c.gpu.memory_bytes)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from costmodel._json import JSONFields
-from costmodel.references import DAO_2023, KORTHIKANTI_2022, MICIKEVICIUS_2018, SHOEYBI_2019
+from costmodel.references import DAO_2023, KORTHIKANTI_2022, LIU_2023_RING, MICIKEVICIUS_2018, SHOEYBI_2019
 from costmodel.step.flops import TransformerShape
 
 __all__ = ["CITED", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "optimizer_bytes"]
@@ -56,6 +56,7 @@ SOURCES = (
     KORTHIKANTI_2022.at("sections 4.2.2 and 5: sequence parallelism and selective recomputation"),
     DAO_2023.at("section 3.1: the backward pass recomputes the scores, 2.5 times the forward's FLOPs"),
     MICIKEVICIUS_2018.at("section 3: fp32 master weights and the optimizer's reads and writes"),
+    LIU_2023_RING.at("section 3: blockwise attention, a rank's queries meeting every K and V block in turn"),
 )
 CITED = tuple(s.citation for s in SOURCES)
 
@@ -136,21 +137,24 @@ class _Passes:
 
 
 def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads: int, kv: int, causal: bool,
-               e: Fraction) -> None:
+               e: Fraction, cp: int = 1, dropout: bool = True) -> None:
     """The attention core: two batched products with a softmax and a dropout between them through memory
     (and the context transposed back), or one fused kernel (its backward recomputes the scores: 2.5 times
-    the forward's FLOPs, and twice its traffic)."""
-    tokens = b * s
+    the forward's FLOPs, and twice its traffic).  With context parallelism the rank's s/cp queries meet
+    all s keys, block by block (ring attention): 1/cp of the products, K and V of every block read."""
+    q = s // cp  # the queries of this rank
+    tokens = b * q
     if attention == "unfused":
-        scores = Fraction(b * heads * s * s)  # elements of the attention matrix on this rank
-        passes.product("attention scores", s, s, d, batch=b * heads, weights=False, in_core=True)
+        scores = Fraction(b * heads * q * s)  # elements of the attention matrix on this rank
+        passes.product("attention scores", q, s, d, batch=b * heads, weights=False, in_core=True)
         passes.memory("softmax", 2 * e * scores, 3 * e * scores, in_core=True)
-        passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
-        passes.product("attention context", s, d, s, batch=b * heads, weights=False, in_core=True)
+        if dropout:
+            passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
+        passes.product("attention context", q, d, s, batch=b * heads, weights=False, in_core=True)
         passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
         return
-    flops = Fraction(4 * b * heads * s * s * d, 2 if causal else 1)
-    moved = e * tokens * d * (2 * heads + 2 * kv)  # Q, K, V in, the output out
+    flops = Fraction(4 * b * heads * q * s * d, 2 if causal else 1)
+    moved = e * d * b * (2 * heads * q + 2 * kv * s)  # Q in and the output out; K and V of every block
     op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved)
     passes.forward.append(op)
     passes.backward.append(Op(name="flash attention backward", phase="backward", kind="attention",
@@ -160,7 +164,8 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
 
 def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
               attention: str = "flash", recompute: str = "none", causal: bool = False,
-              element: Fraction = Fraction(2), accumulate: Fraction | None = None) -> tuple[Op, ...]:
+              element: Fraction = Fraction(2), accumulate: Fraction | None = None, cp: int = 1,
+              dropout: bool = True) -> tuple[Op, ...]:
     """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
 
     The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
@@ -169,6 +174,9 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     ``gradient_accumulation_fusion``: the products read and write fp32 main gradients), or the bytes of a
     gradient element added by a kernel of its own for each weight (autograd's ``AccumulateGrad``,
     Megatron-LM's ``main_grad.add_`` hook: the new gradient and the buffer read, the buffer written).
+    *cp*: context-parallel ranks, each holding s/cp of every sequence (every operation but attention sees
+    b·s/cp tokens; attention as :func:`_attention` says), so the forward FLOPs are the count's over tp·cp.
+    Without *dropout* the residual adds write no mask and unfused attention has no dropout kernel.
 
     Examples
     --------
@@ -178,7 +186,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     ['QKV', 'attention scores', 'attention context', 'output projection', 'FFN in', 'FFN out']
     """
     b, s, h, t = micro_batch, shape.sequence, shape.hidden, tp
-    tokens = b * s
+    tokens = b * s // cp
     d = h // shape.heads
     heads = shape.heads // t
     kv = max(1, shape.groups // t)  # key-value heads on this rank (replicated when fewer than t)
@@ -191,15 +199,17 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
     layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region)
     layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
-    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e)
+    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp,
+               dropout=dropout)
+    mask = 1 if dropout else 0  # the dropout mask's byte per element
     layer.product("output projection", tokens, h, h // t)
-    layer.memory("dropout + residual", (3 * e + 1) * region, (3 * e + 1) * region)
+    layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region)
     layer.memory("norm", 2 * e * region, 8 * e * region)
     layer.product("FFN in", tokens, gated * ffn, h)
     layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
                  (2 * gated + 2) * e * tokens * ffn)
     layer.product("FFN out", tokens, h, ffn)
-    layer.memory("dropout + residual 2", (3 * e + 1) * region, (3 * e + 1) * region)
+    layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region)
     if accumulate is not None:
         weights = Fraction(shape.layer_parameters, t)
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
@@ -214,11 +224,12 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
 
 
 def logits_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
-               element: Fraction = Fraction(2)) -> tuple[Op, ...]:
+               element: Fraction = Fraction(2), cp: int = 1) -> tuple[Op, ...]:
     """The final norm, the output layer (T × V/t × h, its weight the input embedding's) and a cross
     entropy in fp32 over the vocabulary, as Megatron-LM's ``vocab_parallel_cross_entropy`` runs it
-    (forward: convert, max, subtract, exp, sum, divide; backward: scale, convert back)."""
-    tokens = micro_batch * shape.sequence
+    (forward: convert, max, subtract, exp, sum, divide; backward: scale, convert back); s/cp tokens with
+    context parallelism."""
+    tokens = micro_batch * shape.sequence // cp
     e = element
     region = Fraction(tokens * shape.hidden, tp if sequence_parallel and tp > 1 else 1)
     vocab = -(-shape.vocabulary // tp)
@@ -232,9 +243,10 @@ def logits_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequen
 
 
 def embedding_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1,
-                  element: Fraction = Fraction(2)) -> tuple[Op, ...]:
-    """The input embedding: a lookup and dropout forward, a scatter-add into fp32 gradients backward."""
-    tokens = micro_batch * shape.sequence
+                  element: Fraction = Fraction(2), cp: int = 1) -> tuple[Op, ...]:
+    """The input embedding: a lookup and dropout forward, a scatter-add into fp32 gradients backward (s/cp
+    tokens with context parallelism)."""
+    tokens = micro_batch * shape.sequence // cp
     e = element
     acts = Fraction(tokens * shape.hidden)
     return (_memory("embedding", "forward", (2 * e + 1) * acts + e * acts),

@@ -235,6 +235,7 @@ CITING_MODULES = (
     "costmodel.gpus",
     "costmodel.step.rates",
     "costmodel.step.ops",
+    "costmodel.describe.models",
 )
 
 

@@ -43,6 +43,8 @@ CASES = [
     ("dp-link", "ib-hdr,100gbe", {**_but(SHAPE, "dp_link"), "dp": 8}),
     ("tp-link", "ib-hdr,nvlink4", {**SHAPE, "tp": 4, "dp": 2}),
     ("pp-link", "ib-hdr,nvlink4", {**SHAPE, "pp": 2, "microbatches": 4, "dp": 2}),
+    ("cp", "1,2,4", {**SHAPE, "dp": 2}),
+    ("cp-link", "ib-hdr,nvlink4", {**SHAPE, "cp": 2, "dp": 2}),
     ("zero", "0,1,2,3,fsdp", {**TIMES, "dp": 4, "microbatches": 2}),
     ("prefetch", "0,1,2", {**TIMES, "dp": 4, "zero": 3}),
     ("slowdown", "0..0.6+0.2", {**TIMES, "dp": 4, "microbatches": 2}),

@@ -1,0 +1,285 @@
+"""A Megatron-LM argument string read into a model's shape, a step's settings and a global batch.
+
+The string is split as a shell splits it (:mod:`shlex`, never evaluated), so the arguments of a real
+training script (``pretrain_gpt.py ARGS``, with its ``$VARIABLES`` left as words) can be pasted whole.
+Each argument ``--name VALUE`` (or ``--name=VALUE``) or switch ``--name`` that
+``megatron/training/arguments.py`` defines and the step model knows maps to one value:
+
+==========================================  ===============================================================
+Megatron-LM                                 costmodel
+==========================================  ===============================================================
+tensor-model-parallel-size T                tp
+pipeline-model-parallel-size P              pp
+num-layers-per-virtual-pipeline-stage L     chunks = layers / (pp · L), schedule interleaved
+virtual-pipeline-model-parallel-size V      chunks = V, schedule interleaved
+sequence-parallel                           sequence_parallel
+context-parallel-size C                     cp
+expert-model-parallel-size E                ep
+recompute-granularity selective|full        recompute
+recompute-activations                       recompute selective (Megatron's shorthand)
+use-distributed-optimizer                   zero 1, framework megatron
+overlap-grad-reduce, overlap-param-gather   overlap_grad_reduce, param_gather overlap
+global-batch-size N, micro-batch-size B     the global batch; micro_batch
+bf16, fp16, fp8-format                      dtype
+attention-dropout 0 and hidden-dropout 0    dropout off (Megatron-LM's default is 0.1 each)
+seq-length, num-layers, hidden-size,        sequence, layers, hidden, heads
+num-attention-heads
+group-query-attention, num-query-groups G   kv_groups (Megatron reads G only with the switch)
+ffn-hidden-size F                           ffn_factor = F / hidden (default 4h; with swiglu
+                                            Megatron's int(8h/3 / 64) · 64)
+swiglu                                      gated
+untie-embeddings-and-output-weights         tied_embeddings False
+num-experts, moe-router-topk,               experts, top_k, expert_ffn_factor
+moe-ffn-hidden-size
+vocab-size V, padded-vocab-size V           vocabulary (vocab-size padded as Megatron pads it: to a
+                                            multiple of make-vocab-size-divisible-by (128) × tp)
+==========================================  ===============================================================
+
+Every other argument is kept, by name, in ``unread``: a script's learning rate or data paths are no
+error.  :class:`MegatronArguments` keeps the shape keywords and the settings apart; the caller merges
+them under its own explicit values.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from costmodel._json import JSONFields
+from costmodel.errors import InputError
+from costmodel.references import MEGATRON_LM, Cited
+
+__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments"]
+
+SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
+                        "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
+                        "swiglu; "
+                        "megatron/training/tokenizer: vocabulary padded to make_vocab_size_divisible_by × tp")
+
+_COUNTS = {
+    "tensor-model-parallel-size": "tp", "pipeline-model-parallel-size": "pp",
+    "context-parallel-size": "cp", "expert-model-parallel-size": "ep",
+    "num-layers-per-virtual-pipeline-stage": "layers_per_chunk",
+    "virtual-pipeline-model-parallel-size": "chunks",
+    "global-batch-size": "global_batch", "micro-batch-size": "micro_batch",
+    "seq-length": "sequence", "num-layers": "layers", "hidden-size": "hidden",
+    "num-attention-heads": "heads", "num-query-groups": "query_groups", "ffn-hidden-size": "ffn_hidden",
+    "num-experts": "experts", "moe-router-topk": "top_k", "moe-ffn-hidden-size": "expert_ffn_hidden",
+    "vocab-size": "vocab_size", "padded-vocab-size": "padded_vocab_size",
+    "make-vocab-size-divisible-by": "vocab_divisor",
+}
+"""The arguments that take a whole number, by Megatron-LM's name, and the value each sets."""
+
+_RATES = {"attention-dropout": "attention_dropout", "hidden-dropout": "hidden_dropout"}
+"""The arguments that take a rate from 0 to 1 (Megatron-LM's default 0.1 each)."""
+
+_CHOICES = {"recompute-granularity": ("recompute", ("selective", "full")),
+            "fp8-format": ("fp8", ("e4m3", "hybrid"))}
+
+_SWITCHES = {
+    "sequence-parallel": "sequence_parallel", "recompute-activations": "recompute_activations",
+    "use-distributed-optimizer": "distributed_optimizer", "overlap-grad-reduce": "overlap_grad_reduce",
+    "overlap-param-gather": "overlap_param_gather", "bf16": "bf16", "fp16": "fp16",
+    "swiglu": "swiglu", "untie-embeddings-and-output-weights": "untied",
+    "group-query-attention": "gqa",
+}
+"""The arguments that are on/off switches."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MegatronArguments(JSONFields):
+    """What a Megatron-LM argument string says (module notes).
+
+    *shape*: :class:`~costmodel.step.TransformerShape` keywords it gives; *settings*: step settings
+    (``tp``, ``pp``, ``cp``, ``ep``, ``chunks``, ``schedule``, ``recompute``, ``zero``, ``dtype`` ...);
+    *global_batch*: the global batch in sequences, if given; *unread*: the arguments it does not model,
+    as written; *notes*: how values were derived.
+    """
+
+    shape: dict[str, Any]
+    settings: dict[str, Any]
+    global_batch: int | None
+    unread: tuple[str, ...]
+    notes: tuple[str, ...]
+    source: Cited = SOURCE
+
+
+def _tokens(text: str) -> list[str]:
+    if not isinstance(text, str):
+        raise InputError(f"megatron={text!r} is not text; give Megatron-LM's arguments as one string")
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError as exc:
+        raise InputError(f"megatron={text!r} does not split into arguments: {exc}") from None
+
+
+def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The known arguments' values by their costmodel key, and the others as written."""
+    values: dict[str, Any] = {}
+    unread: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("--"):
+            if unread and unread[-1].startswith("--") and " " not in unread[-1]:
+                unread[-1] += f" {token}"  # the value of an argument not read
+            else:
+                unread.append(token)
+            continue
+        name, equals, inline = token[2:].partition("=")
+        name = name.replace("_", "-")
+        if name in _SWITCHES:
+            if equals:
+                raise InputError(f"Megatron-LM's {token} is a switch; it takes no value")
+            values[_SWITCHES[name]] = True
+            continue
+        if name not in _COUNTS and name not in _CHOICES and name not in _RATES:
+            unread.append(token)
+            continue
+        if equals:
+            value = inline
+        elif i < len(tokens) and not tokens[i].startswith("--"):
+            value = tokens[i]
+            i += 1
+        else:
+            raise InputError(f"Megatron-LM's {token} needs a value")
+        key, read = _value(name, token, value)
+        values[key] = read
+    return values, unread
+
+
+def _value(name: str, token: str, value: str) -> tuple[str, Any]:
+    """The costmodel key and the value of one argument that takes a value."""
+    if name in _RATES:
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = -1.0
+        if not 0 <= rate < 1:
+            raise InputError(f"Megatron-LM's {token} {value!r} is not a dropout rate from 0 to 1")
+        return _RATES[name], rate
+    if name in _CHOICES:
+        key, allowed = _CHOICES[name]
+        if value not in allowed:
+            raise InputError(f"Megatron-LM's {token} {value!r} is not one of {', '.join(allowed)}")
+        return key, value
+    text = value.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"Megatron-LM's {token} {value!r} is not a whole number ≥ 1")
+    return _COUNTS[name], int(text)
+
+
+def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The shape keywords the arguments give."""
+    shape: dict[str, Any] = {k: values[k] for k in ("layers", "hidden", "heads", "sequence", "experts",
+                                                     "top_k") if k in values}
+    hidden = values.get("hidden")
+    if "ffn_hidden" in values or values.get("swiglu"):
+        if hidden is None:
+            raise InputError("Megatron-LM's FFN width (ffn-hidden-size or swiglu) needs hidden-size too: "
+                             "costmodel keeps it as a factor of the hidden size")
+        width = values.get("ffn_hidden")
+        if width is None:  # Megatron-LM's default with swiglu
+            width = int(Fraction(8 * hidden, 3) / 64) * 64
+            notes.append(f"ffn_hidden={width}: Megatron-LM's default with swiglu, int(8h/3 / 64) · 64")
+        shape["ffn_factor"] = Fraction(width, hidden)
+    if "expert_ffn_hidden" in values:
+        if hidden is None:
+            raise InputError("Megatron-LM's moe-ffn-hidden-size needs hidden-size too")
+        shape["expert_ffn_factor"] = Fraction(values["expert_ffn_hidden"], hidden)
+    if values.get("swiglu"):
+        shape["gated"] = True
+    if values.get("untied"):
+        shape["tied_embeddings"] = False
+    if "query_groups" in values:
+        if values.get("gqa"):
+            shape["kv_groups"] = values["query_groups"]
+        else:
+            notes.append("num-query-groups without group-query-attention: Megatron-LM ignores it, and so "
+                         "does this reading")
+    return {**shape, **_vocabulary(values, notes)}
+
+
+def _vocabulary(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The vocabulary: padded-vocab-size as it is, vocab-size padded as Megatron-LM pads it."""
+    if "padded_vocab_size" in values:
+        return {"vocabulary": values["padded_vocab_size"]}
+    if "vocab_size" not in values:
+        return {}
+    step = values.get("vocab_divisor", 128) * values.get("tp", 1)
+    padded = -(-values["vocab_size"] // step) * step
+    if padded != values["vocab_size"]:
+        notes.append(f"vocabulary={padded}: vocab-size {values['vocab_size']} padded to a multiple of "
+                     f"{step} (make-vocab-size-divisible-by × tp), as Megatron-LM pads it")
+    return {"vocabulary": padded}
+
+
+def _chunks(values: dict[str, Any]) -> int:
+    """The model chunks per device the virtual pipeline arguments give."""
+    chunks = values.get("chunks")
+    if chunks is not None:
+        return int(chunks)
+    per, pp, layers = values["layers_per_chunk"], values.get("pp", 1), values.get("layers")
+    if layers is None:
+        raise InputError("Megatron-LM's num-layers-per-virtual-pipeline-stage needs num-layers too, "
+                         "to give the model chunks per device")
+    if layers % (pp * per):
+        raise InputError(f"num-layers {layers} is not a multiple of pipeline-model-parallel-size × "
+                         f"num-layers-per-virtual-pipeline-stage = {pp} × {per}")
+    return int(layers // (pp * per))
+
+
+def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """The step settings the arguments give."""
+    settings: dict[str, Any] = {k: values[k] for k in ("tp", "pp", "cp", "ep", "micro_batch") if k in values}
+    if "layers_per_chunk" in values or "chunks" in values:
+        chunks = _chunks(values)
+        if chunks > 1:
+            settings.update(schedule="interleaved", chunks=chunks)
+    if "recompute" in values:
+        settings["recompute"] = values["recompute"]
+    elif values.get("recompute_activations"):
+        settings["recompute"] = "selective"
+    if values.get("distributed_optimizer"):
+        settings.update(zero=1, framework="megatron")
+    switches = {"sequence_parallel": ("sequence_parallel", True),
+                "overlap_grad_reduce": ("overlap_grad_reduce", True),
+                "overlap_param_gather": ("param_gather", "overlap")}
+    settings.update(dict(v for k, v in switches.items() if values.get(k)))
+    return {**settings, **_precision(values)}
+
+
+def _precision(values: dict[str, Any]) -> dict[str, Any]:
+    """The dtype and dropout the arguments give."""
+    out: dict[str, Any] = {}
+    if values.get("attention_dropout", 0.1) == 0 and values.get("hidden_dropout", 0.1) == 0:
+        out["dropout"] = False
+    if values.get("bf16") and values.get("fp16"):
+        raise InputError("Megatron-LM's bf16 and fp16 were both given; give one")
+    for dtype in ("fp8", "bf16", "fp16"):  # fp8 training keeps bf16 or fp16 for the rest
+        if values.get(dtype):
+            out["dtype"] = dtype
+            break
+    return out
+
+
+def megatron_arguments(text: str) -> MegatronArguments:
+    """Read a Megatron-LM argument string (module notes).
+
+    Examples
+    --------
+    >>> m = megatron_arguments("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+    ...                        "--seq-length 2048 --tensor-model-parallel-size 8 "
+    ...                        "--pipeline-model-parallel-size 16 --global-batch-size 1536 --lr 6.0e-5")
+    >>> m.shape["layers"], m.settings["tp"], m.settings["pp"], m.global_batch, m.unread
+    (96, 8, 16, 1536, ('--lr 6.0e-5',))
+    """
+    values, unread = _read(_tokens(text))
+    notes: list[str] = []
+    shape = _shape(values, notes)
+    settings = _step_settings(values)
+    return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
+                             unread=tuple(unread), notes=tuple(notes))

@@ -1,0 +1,334 @@
+"""Transformers as people name them: presets (GPT-3, Llama 3, Mixtral, DeepSeekMoE) and model files.
+
+A :class:`ModelDescription` is a plain mapping of :class:`~costmodel.step.TransformerShape` keyword
+arguments (``shape``) and the step settings the model implies (``settings``, e.g. ``causal``), with the
+source of its numbers.  The presets are TOML files in ``costmodel/describe/presets/``; a user's model
+file has the same format, read by :func:`costmodel.tomlfile.loads` and checked key by key::
+
+    name = "llama-3-8b"                 # lower case
+    title = "Llama 3 8B"
+    aliases = ["llama3-8b"]             # optional: other names of a preset
+    source = "dubey2024"                # a key of costmodel.references, or free text
+    locator = "Table 3: ..."            # where in the source
+    notes = ["..."]                     # optional
+    base = "llama-3-8b"                 # optional (a user file only): start from a preset
+
+    [shape]
+    layers = 32            # l
+    hidden = 4096          # h
+    heads = 32             # a
+    kv_groups = 8          # optional: key-value heads (GQA); default: heads
+    sequence = 8192        # s
+    vocabulary = 128256    # V
+    ffn_hidden = 14336     # optional: the FFN width (default 4h); ffn_factor = ffn_hidden / h, exact
+    gated = true           # optional: SwiGLU (three matrices)
+    tied_embeddings = false                # optional: the output layer shares the input embedding
+    experts = 8                            # optional, mixture of experts: routed experts
+    top_k = 2                              # routed experts per token
+    expert_ffn_hidden = 14336              # a routed expert's FFN width
+    shared_experts = 0                     # experts every token runs
+    dense_layers = 0                       # leading layers with a dense FFN
+
+    [step]
+    causal = true          # optional: the step settings the model implies
+    dropout = false        # optional: trained without dropout
+
+The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
+``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged; :func:`build_shape` builds the
+shape from those keywords :class:`~costmodel.step.TransformerShape` takes and says what it leaves out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from costmodel._json import JSONFields
+from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_mean
+from costmodel.names import Names, normalise
+from costmodel.references import (
+    BROWN_2020,
+    CITATIONS,
+    DAI_2024,
+    DUBEY_2024,
+    HF_TRANSFORMERS,
+    JIANG_2024,
+    Citation,
+)
+from costmodel.tomlfile import as_keys, loads
+
+__all__ = ["CITED", "MODEL_NAMES", "SHAPE_KEYS", "ModelDescription", "ModelList", "build_shape",
+           "list_models", "load_model", "model_preset", "parse_model"]
+
+CITED: tuple[Citation, ...] = (BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, HF_TRANSFORMERS)
+"""The sources the presets cite."""
+
+_PRESETS = resources.files("costmodel.describe").joinpath("presets")
+
+MODEL_NAMES: tuple[str, ...] = tuple(sorted(e.name.removesuffix(".toml") for e in _PRESETS.iterdir()
+                                            if e.name.endswith(".toml")))
+"""The shipped presets, sorted."""
+
+SHAPE_KEYS: dict[str, str] = {
+    "layers": "count", "hidden": "count", "heads": "count", "kv_groups": "count", "sequence": "count",
+    "vocabulary": "count", "ffn_hidden": "count", "gated": "flag", "tied_embeddings": "flag",
+    "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
+    "dense_layers": "whole",
+}
+"""The keys of a model file's ``[shape]`` table and how each reads."""
+
+_REQUIRED = ("layers", "hidden", "heads", "sequence", "vocabulary")
+_STEP_KEYS = ("causal", "dropout")
+_TOP = ("name", "title", "aliases", "source", "locator", "notes", "base", "shape", "step")
+
+_DENSE: dict[str, Any] = {"experts": None, "top_k": None, "expert_ffn_factor": None, "shared_experts": 0,
+                          "dense_layers": 0}
+"""Values of the mixture-of-experts keywords that describe a dense model (nothing to leave out)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelDescription(JSONFields):
+    """A transformer as a preset, a model file, a Hugging Face ``config.json`` or Megatron-LM's arguments
+    describe it.
+
+    *shape* holds :class:`~costmodel.step.TransformerShape` keyword arguments (``ffn_factor`` and
+    ``expert_ffn_factor`` exact fractions of the hidden size), *settings* the step settings the model
+    implies; *source* and *locator* say where the numbers come from.
+    """
+
+    name: str
+    title: str
+    shape: dict[str, Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    locator: str = ""
+    notes: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    def with_shape(self, **overrides: Any) -> ModelDescription:
+        """A copy whose shape keywords *overrides* replace (``None`` values are ignored)."""
+        shape = {**self.shape, **{k: v for k, v in overrides.items() if v is not None}}
+        return dataclasses.replace(self, shape=shape)
+
+    def transformer(self, notes: list[str] | None = None) -> Any:
+        """The :class:`~costmodel.step.TransformerShape` of the description (:func:`build_shape`)."""
+        return build_shape(self.shape, notes=notes)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelList(JSONFields):
+    """The shipped model presets, as ``costmodel models`` lists them."""
+
+    models: tuple[ModelDescription, ...]
+
+
+def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> Any:
+    """A :class:`~costmodel.step.TransformerShape` from keyword arguments *shape*.
+
+    Keywords the shape class does not take are left out when their value describes a dense model, or
+    ``tied_embeddings=False`` (noted in *notes*: the output layer's own weights are not counted);
+    any other, such as ``experts=8``, is refused: the step would price a different model.
+    """
+    from costmodel.step.flops import TransformerShape
+
+    taken = {f.name for f in dataclasses.fields(TransformerShape)}
+    missing = [k for k in ("layers", "hidden", "heads", "sequence", "vocabulary") if shape.get(k) is None]
+    if missing:
+        raise InputError(f"the model gives no {', '.join(missing)}; give {missing[0]}=N")
+    kwargs: dict[str, Any] = {}
+    for key, value in shape.items():
+        if key in taken:
+            if value is not None:
+                kwargs[key] = value
+        elif key == "tied_embeddings":
+            if value is False and notes is not None:
+                notes.append("tied_embeddings=False: the shape counts one V·h embedding; the output "
+                             "layer's own weights are left out of N (the memory of a last pipeline stage "
+                             "holds them)")
+        elif key in _DENSE:
+            if value != _DENSE[key] and not (key == "experts" and value in (0, 1)):
+                raise InputError(f"{key}={value!r}: a mixture of experts, which this transformer shape does "
+                                 "not describe; price a dense model")
+        else:
+            raise UnknownNameError("shape keyword", key, tuple(taken))
+    return TransformerShape(**kwargs)
+
+
+# -- reading a model file -------------------------------------------------------------------------
+
+
+def _fail(message: str, path: str) -> ParseError:
+    return ParseError(as_keys(message), path=path)
+
+
+def _count(value: Any, key: str, path: str, *, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _fail(f"[shape] {key}={value!r} is not a whole number ≥ {low}", path)
+    return value
+
+
+def _read_shape(table: Any, path: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise _fail("shape is not a table; write [shape] with layers, hidden, heads, sequence, vocabulary",
+                    path)
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        kind = SHAPE_KEYS.get(key)
+        if kind is None:
+            raise _unknown(key, tuple(SHAPE_KEYS), "in [shape]", path)
+        if kind == "flag":
+            if not isinstance(value, bool):
+                raise _fail(f"[shape] {key}={value!r} is not true or false", path)
+            out[key] = value
+        else:
+            out[key] = _count(value, key, path, low=0 if kind == "whole" else 1)
+    return out
+
+
+def _kwargs(raw: dict[str, Any], path: str) -> dict[str, Any]:
+    """A ``[shape]`` table's values as TransformerShape keywords (widths as exact factors of h)."""
+    out = {k: v for k, v in raw.items() if k not in ("ffn_hidden", "expert_ffn_hidden")}
+    hidden = raw.get("hidden")
+    for key, name in (("ffn_hidden", "ffn_factor"), ("expert_ffn_hidden", "expert_ffn_factor")):
+        if key in raw:
+            if hidden is None:
+                raise _fail(f"[shape] {key} needs hidden to give the width as a factor of h", path)
+            out[name] = Fraction(raw[key], hidden)
+    return out
+
+
+def _text(value: Any, key: str, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(f"{key}={value!r} is not text", path)
+    return value
+
+
+def _unknown(key: str, known: tuple[str, ...], where: str, path: str) -> ParseError:
+    hint = did_you_mean(key, known)
+    tail = f"did you mean {hint!r}?" if hint else f"expected {', '.join(known)}"
+    return _fail(f"unknown key {key!r} {where}; {tail}", path)
+
+
+def _raw(content: str, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A model file's top level and its ``[shape]`` table as written (widths, not factors)."""
+    data = loads(content, path=path)
+    for key in data:
+        if key not in _TOP:
+            raise _unknown(key, _TOP, "at the top level", path)
+    return data, _read_shape(data.get("shape", {}), path)
+
+
+def parse_model(content: str, *, path: str) -> ModelDescription:
+    """The description a model file's text holds (module notes); *path* names it in errors.
+
+    A user's file may start from a preset (``base = "llama-3-8b"``) and change its ``[shape]`` key by key.
+
+    >>> m = parse_model('name = "tiny"\\n[shape]\\nlayers = 2\\nhidden = 64\\nheads = 4\\n'
+    ...                 'sequence = 128\\nvocabulary = 1000\\nffn_hidden = 176\\ngated = true', path="t.toml")
+    >>> m.shape["ffn_factor"], m.transformer().parameters
+    (Fraction(11, 4), 164352)
+    """
+    data, raw = _raw(content, path)
+    preset = path.startswith("<preset ")
+    base: ModelDescription | None = None
+    if "base" in data:
+        if preset:
+            raise _fail("base is for a user's file; a preset gives every value", path)
+        name = _text(data["base"], "base", path)
+        base_name = _preset_names().resolve(name)
+        base = model_preset(base_name)
+        raw = {**_raw(_preset_text(base_name), f"<preset {base_name}>")[1], **raw}
+    shape = _kwargs(raw, path)
+    if missing := [k for k in _REQUIRED if k not in shape]:
+        raise _fail(f"[shape] gives no {', '.join(missing)}; a model needs layers, hidden, heads, sequence "
+                    "and vocabulary", path)
+    step = data.get("step", {})
+    if not isinstance(step, dict):
+        raise _fail("step is not a table; write [step] with causal = true or false", path)
+    settings = dict(base.settings) if base is not None else {}
+    for key, value in step.items():
+        if key not in _STEP_KEYS:
+            raise _unknown(key, _STEP_KEYS, "in [step]", path)
+        if not isinstance(value, bool):
+            raise _fail(f"[step] {key}={value!r} is not true or false", path)
+        settings[key] = value
+    notes = _texts(data.get("notes", []), "notes", path)
+    aliases = _texts(data.get("aliases", []), "aliases", path)
+    stem = Path(path).stem if not preset else path.removeprefix("<preset ").removesuffix(">")
+    name = normalise(_text(data.get("name", stem), "name", path))
+    default_title = f"{base.title} ({Path(path).name})" if base is not None else name
+    title = _text(data.get("title", default_title), "title", path)
+    source = _text(data.get("source", base.source if base is not None else path), "source", path)
+    locator = _text(data.get("locator", base.locator if base is not None else ""), "locator", path)
+    if source in CITATIONS:
+        source = str(CITATIONS[source])
+    description = ModelDescription(name=name, title=title, shape=shape, settings=settings, source=source,
+                                   locator=locator, notes=(*(base.notes if base is not None else ()), *notes),
+                                   aliases=aliases if preset else ())
+    try:  # every value checked now, not when a step is priced
+        build_shape({k: v for k, v in shape.items() if k not in _DENSE and k != "tied_embeddings"})
+    except InputError as exc:
+        raise _fail(str(exc), path) from None
+    return description
+
+
+def _texts(value: Any, key: str, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(f"{key} is not a list of text", path)
+    return tuple(value)
+
+
+def _preset_names() -> Names:
+    """The presets' names and aliases."""
+    table: dict[str, tuple[str, ...]] = {}
+    for name in MODEL_NAMES:
+        aliases = loads(_preset_text(name), path=f"<preset {name}>").get("aliases", [])
+        table[name] = tuple(aliases)
+    return Names("model", table)
+
+
+def _preset_text(name: str) -> str:
+    return _PRESETS.joinpath(f"{name}.toml").read_text(encoding="utf-8")
+
+
+def model_preset(name: str) -> ModelDescription:
+    """The shipped preset called *name* (its aliases and any spelling :func:`~costmodel.names.normalise`
+    accepts).
+
+    >>> m = model_preset("Llama-3-8B")
+    >>> m.shape["layers"], m.shape["ffn_factor"], m.source.startswith("A. Dubey")
+    (32, Fraction(7, 2), True)
+    """
+    if not isinstance(name, str):
+        raise InputError(f"{name!r} is not a model's name; e.g. 'llama-3-8b'")
+    canonical = _preset_names().resolve(name)
+    return parse_model(_preset_text(canonical), path=f"<preset {canonical}>")
+
+
+def load_model(name_or_path: str | Path) -> ModelDescription:
+    """A preset by name, or a model file by path (anything with a path separator or ending in ``.toml``).
+
+    Raises :class:`~costmodel.errors.UnknownNameError` for an unknown preset (with a did-you-mean) and
+    :class:`~costmodel.errors.ParseError` for a bad file, naming it.
+    """
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".toml"):
+        from costmodel._files import read_text
+        from costmodel.tomlfile import MAX_BYTES
+
+        return parse_model(read_text(text, what="the model file", limit=MAX_BYTES), path=text)
+    return model_preset(text)
+
+
+def list_models() -> ModelList:
+    """Every shipped preset, sorted by name.
+
+    >>> [m.name for m in list_models().models]
+    ['deepseek-moe-16b', 'gpt-3-175b', 'llama-3-405b', 'llama-3-70b', 'llama-3-8b', 'mixtral-8x7b']
+    """
+    return ModelList(tuple(model_preset(name) for name in MODEL_NAMES))

@@ -1,0 +1,124 @@
+"""Models as people describe them on the command line: ``models``, ``--model``, ``--hf-config``,
+``--megatron``, ``--global-batch``, ``--gpus`` and ``--cp`` on ``step`` (and ``flops``, ``memory``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from costmodel.describe import model_preset
+from costmodel.step import achieved_flops, step
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+LLAMA_8B = str(DATA / "hf" / "llama-3-8b" / "config.json")
+GPT3_ARGS = (DATA / "megatron" / "gpt3-175b.args").read_text()
+LLAMA_405B = ["--model", "llama-3-405b", "--megatron",
+              "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --sequence-parallel "
+              "--use-distributed-optimizer --bf16 --global-batch-size 2048 --micro-batch-size 1 --lr 8e-5",
+              "--gpus", "16384", "--gpu", "h100-sxm", "--stage-layers", ",".join(["7", *["8"] * 14, "7"])]
+
+
+def test_models_lists_the_presets_and_shows_one(cli):
+    data = cli.json("models")
+    assert [m["name"] for m in data["models"]] == ["deepseek-moe-16b", "gpt-3-175b", "llama-3-405b",
+                                                   "llama-3-70b", "llama-3-8b", "mixtral-8x7b"]
+    one = cli.json("models", "mixtral")
+    assert one["shape"]["experts"] == 8 and one["shape"]["top_k"] == 2
+    out, _ = cli.text("models", "llama-3-405b", columns=80)
+    assert "Table 3: 405B, 126 layers" in out and "53248 (3.25 h)" in out
+
+
+def test_step_with_a_preset_is_the_step_of_its_shape(cli):
+    data = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "8", "--dp", "2", "-m", "4")
+    m = model_preset("llama-3-8b")
+    expected = step(shape=m.transformer(), gpu="h100-sxm", tp=8, dp=2, microbatches=4, **m.settings)
+    assert data["step_s"] == pytest.approx(float(expected.step_s), rel=1e-15)
+    assert data["notes"][0] == "model: Llama 3 8B"
+
+
+def test_shape_options_override_the_preset(cli):
+    data = cli.json("step", "--model", "llama-3-8b", "--seq", "4096", "--layers", "2", "--peak", "989T",
+                    "--efficiency", "0.5")
+    m = model_preset("llama-3-8b").with_shape(sequence=4096, layers=2)
+    expected = step(shape=m.transformer(), peak_flops="989T", efficiency="0.5", **m.settings)
+    assert data["step_s"] == pytest.approx(float(expected.step_s), rel=1e-15)
+
+
+def test_hf_config_gives_the_presets_step_and_flops(cli):
+    by_file = cli.json("step", "--hf-config", LLAMA_8B, "--gpu", "h100-sxm", "--tp", "4")
+    by_name = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "4")
+    assert by_file["step_s"] == by_name["step_s"]
+    flops = cli.json("flops", "--hf-config", LLAMA_8B, "-B", "512")
+    assert flops["model_flops"] == achieved_flops(model_preset("llama-3-8b").transformer(), batch=512).model_flops
+
+
+def test_megatron_gpt3_script_with_the_preset(cli):
+    data = cli.json("step", "--model", "gpt-3-175b", "--megatron", GPT3_ARGS, "--gpus", "1536",
+                    "--gpu", "a100-80gb", "--recompute", "full", "--allow-oom")
+    assert (data["tp"], data["pp"], data["dp"], data["microbatches"], data["dtype"]) == (8, 16, 12, 128, "fp16")
+    assert any(n.startswith("Megatron-LM arguments not modelled: --max-position-embeddings 2048")
+               for n in data["notes"])
+    assert "global batch 1536 = micro-batch 1 × dp 12 × m 128" in data["notes"]
+
+
+def test_llama_3_405b_as_published(cli):
+    data = cli.json("step", *LLAMA_405B)
+    assert (data["dp"], data["tp"], data["pp"], data["cp"], data["gpus"], data["microbatches"]) == \
+        (128, 8, 16, 1, 16384, 16)
+    top = max(d["total_bytes"] for d in data["memory"])
+    assert top < data["memory_capacity_bytes"]
+
+
+def test_context_parallel_option(cli):
+    out, _ = cli.text("step", "--model", "llama-3-8b", "--seq", "32768", "--gpu", "h100-sxm", "--tp", "8",
+                      "--cp", "4", columns=80)
+    assert "dp 1 × tp 8 × pp 1 × cp 4 = 32 GPUs" in out
+    assert "exposed CP communication" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--global-batch", "1000", "--dp", "64", "--micro-batch", "2"],
+     "error: global_batch=1000 is not a multiple of micro_batch × dp = 2 × 64 = 128; give "
+     "--global-batch 896 or 1024, or a micro_batch that divides the global batch over the replicas"),
+    (["--global-batch", "64", "--dp", "8", "-m", "4"],
+     "error: -m 4 and --global-batch 64 disagree: the global batch gives m = 8; pass one of them"),
+    (["--gpus", "100", "--tp", "8"],
+     "error: world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; give --gpus 96 or 104"),
+    (["--gpus", "64", "--tp", "8", "--dp", "4"],
+     "error: --dp 4 and --gpus 64 disagree: --gpus gives dp = 8; pass one of them"),
+    (["--cp", "3"], "error: cp=3 does not split the sequence 8192 into 2·cp = 6 equal chunks "
+                    "(Megatron-Core's load-balanced causal split); give --cp 2 or 4"),
+    (["--tp", "3"], "error: tp=3 does not divide heads=32; each tp rank holds whole heads: give --tp 2 or 4"),
+    (["--tp", "16", "--kv-groups", "12", "--heads", "48", "--hidden", "6144"],
+     "error: tp=16 does not divide kv_groups=12; each tp rank holds whole key-value heads: give --tp 12"),
+    (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
+    (["--megatron", "--expert-model-parallel-size 4"],
+     "error: ep=4 (from --megatron) is not modelled by this step; drop it"),
+    (["--global-batch", "64", "--sweep", "dp=1,2"],
+     "error: --global-batch fixes the micro-batches from --dp and --micro-batch; --sweep dp would change "
+     "them: give -m instead"),
+])
+def test_bad_descriptions_are_one_error_line(cli, args, message):
+    _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
+                 *args, rc=2)
+    assert err.strip() == message
+
+
+def test_a_mixture_of_experts_is_refused_until_the_shape_knows_experts(cli):
+    _, err = cli("flops", "--model", "mixtral-8x7b", "-B", "8", rc=2)
+    assert err.startswith("error: experts=8: a mixture of experts")
+
+
+def test_memory_takes_a_model(cli):
+    data = cli.json("memory", "--model", "llama-3-8b", "--dtype", "bf16", "--dp", "8", "--zero", "3")
+    assert data["params"] == model_preset("llama-3-8b").transformer().parameters
+    with_batch = cli.json("memory", "--model", "llama-3-8b", "--dtype", "bf16", "--batch", "1", "--tp", "2")
+    assert with_batch["activations"]["layers"] == 32
+
+
+@pytest.mark.parametrize("option", ["--cp", "--tp", "--dp"])
+def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
+    _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
+                 "--gpus", "64", option, "abc", rc=2)
+    assert err.startswith(f"error: {option[2:]}='abc': 'abc' is not a count")

@@ -1,0 +1,282 @@
+"""Models as people describe them: presets against their papers, Hugging Face config.json, Megatron-LM
+arguments, a global batch and a world size."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from costmodel.describe import (
+    build_shape,
+    data_parallel_for,
+    list_models,
+    load_model,
+    megatron_arguments,
+    microbatches_for,
+    model_preset,
+    read_hf_config,
+)
+from costmodel.describe.hf import parse_hf_config
+from costmodel.describe.models import MODEL_NAMES, parse_model
+from costmodel.errors import InputError, ParseError, UnknownNameError
+from costmodel.step import TransformerShape
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+# the numbers each source publishes (source: the locator of each preset, and the papers' tables)
+PUBLISHED = {
+    # Brown et al. 2020, Table 2.1; Megatron-LM's padded vocabulary at tp 8 (Narayanan et al. 2021: 51200)
+    "gpt-3-175b": {"layers": 96, "hidden": 12288, "heads": 96, "sequence": 2048, "vocabulary": 51200,
+                   "ffn_factor": Fraction(4), "gated": False, "tied_embeddings": True},
+    # Dubey et al. 2024, Table 3; vocab_size of the published config.json
+    "llama-3-8b": {"layers": 32, "hidden": 4096, "heads": 32, "kv_groups": 8, "sequence": 8192,
+                   "vocabulary": 128256, "ffn_factor": Fraction(14336, 4096), "gated": True,
+                   "tied_embeddings": False},
+    "llama-3-70b": {"layers": 80, "hidden": 8192, "heads": 64, "kv_groups": 8, "sequence": 8192,
+                    "vocabulary": 128256, "ffn_factor": Fraction(28672, 8192), "gated": True,
+                    "tied_embeddings": False},
+    "llama-3-405b": {"layers": 126, "hidden": 16384, "heads": 128, "kv_groups": 8, "sequence": 8192,
+                     "vocabulary": 128256, "ffn_factor": Fraction(53248, 16384), "gated": True,
+                     "tied_embeddings": False},
+    # Jiang et al. 2024, Table 1
+    "mixtral-8x7b": {"layers": 32, "hidden": 4096, "heads": 32, "kv_groups": 8, "sequence": 32768,
+                     "vocabulary": 32000, "ffn_factor": Fraction(14336, 4096), "gated": True,
+                     "tied_embeddings": False, "experts": 8, "top_k": 2,
+                     "expert_ffn_factor": Fraction(14336, 4096), "shared_experts": 0, "dense_layers": 0},
+    # Dai et al. 2024, section 5.1, and deepseek-ai/deepseek-moe-16b-base's config.json
+    "deepseek-moe-16b": {"layers": 28, "hidden": 2048, "heads": 16, "sequence": 4096, "vocabulary": 102400,
+                         "ffn_factor": Fraction(10944, 2048), "gated": True, "tied_embeddings": False,
+                         "experts": 64, "top_k": 6, "expert_ffn_factor": Fraction(1408, 2048),
+                         "shared_experts": 2, "dense_layers": 1},
+}
+
+
+def test_every_preset_is_listed_and_matches_its_source():
+    assert set(MODEL_NAMES) == set(PUBLISHED)
+    assert [m.name for m in list_models().models] == sorted(PUBLISHED)
+    for name, shape in PUBLISHED.items():
+        m = model_preset(name)
+        assert m.shape == shape, name
+        assert m.settings["causal"] is True
+        assert m.source and m.locator
+
+
+def test_presets_cite_their_papers():
+    assert model_preset("gpt-3-175b").source.startswith("T. B. Brown")
+    assert model_preset("llama-3-405b").locator.startswith("Table 3: 405B, 126 layers")
+    assert "Mixtral of Experts" in model_preset("mixtral").source
+    assert "DeepSeekMoE" in model_preset("deepseek-moe-16b").source
+
+
+def test_llama_parameters_are_the_published_ones():
+    # 8.03 B (Meta's model card) = the shape's matrices and one embedding + the untied output layer
+    for name, published in (("llama-3-8b", 8.03e9), ("llama-3-70b", 70.6e9), ("llama-3-405b", 405.9e9)):
+        m = model_preset(name)
+        shape = m.transformer()
+        untied = shape.vocabulary * shape.hidden
+        assert f"{(shape.parameters + untied) / 1e9:.3g}" == f"{published / 1e9:.3g}", name
+
+
+def test_aliases_and_spellings_find_a_preset():
+    assert model_preset("Llama3-8B").name == "llama-3-8b"
+    assert model_preset("llama_3.1_405b").name == "llama-3-405b"
+    with pytest.raises(UnknownNameError, match="did you mean 'llama-3-8b'"):
+        model_preset("llama-3-9b")
+
+
+def test_build_shape_passes_dense_keys_and_refuses_experts():
+    notes: list[str] = []
+    shape = build_shape(model_preset("llama-3-8b").shape, notes=notes)
+    assert shape == TransformerShape(layers=32, hidden=4096, heads=32, kv_groups=8, sequence=8192,
+                                     vocabulary=128256, ffn_factor=Fraction(7, 2), gated=True)
+    assert notes and "tied_embeddings=False" in notes[0]
+    with pytest.raises(InputError, match=r"^experts=8: a mixture of experts"):
+        build_shape(model_preset("mixtral-8x7b").shape)
+
+
+def test_a_user_file_starts_from_a_preset(tmp_path):
+    path = tmp_path / "long.toml"
+    path.write_text('base = "llama-3-8b"\nname = "llama-long"\n[shape]\nsequence = 32768\n')
+    m = load_model(str(path))
+    assert m.name == "llama-long"
+    assert m.shape == {**model_preset("llama-3-8b").shape, "sequence": 32768}
+    assert m.settings == {"causal": True, "dropout": False}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[shape]\nlayers = 2\nhidden = 64\nheads = 4\nsequence = 8\n", "gives no vocabulary"),
+    ("[shape]\nlayers = 0\nhidden = 64\nheads = 4\nsequence = 8\nvocabulary = 10\n", "layers = 0 is not"),
+    ("[shape]\nlayer = 2\n", "unknown key 'layer' in [shape]; did you mean 'layers'"),
+    ("[shape]\nlayers = 2\nhidden = 64\nheads = 5\nsequence = 8\nvocabulary = 10\n", "does not divide"),
+    ("[shape]\nlayers = 2\nhidden = 64\nheads = 4\nsequence = 8\nvocabulary = 10\ngated = 1\n",
+     "gated = 1 is not true or false"),
+    ("[shape]\nlayers = 2\nhidden = 64\nheads = 4\nsequence = 8\nvocabulary = 10\n[step]\ncasual = true\n",
+     "unknown key 'casual' in [step]; did you mean 'causal'"),
+])
+def test_a_bad_model_file_is_one_error_naming_it(text, message):
+    with pytest.raises(ParseError, match=r"^m\.toml: ") as err:
+        parse_model(text, path="m.toml")
+    assert message in str(err.value)
+
+
+# -- Hugging Face config.json ---------------------------------------------------------------------
+
+
+def test_llama_3_8b_config_reads_as_the_preset():
+    m = read_hf_config(DATA / "hf" / "llama-3-8b" / "config.json")
+    assert m.shape == model_preset("llama-3-8b").shape
+    assert m.settings == {"causal": True, "dropout": False}
+
+
+def test_mixtral_config_reads_as_the_preset():
+    m = read_hf_config(DATA / "hf" / "mixtral-8x7b" / "config.json")
+    assert m.shape == model_preset("mixtral-8x7b").shape
+
+
+def test_deepseek_moe_keys_map_to_the_shape_keywords():
+    config = {"architectures": ["DeepseekForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 28,
+              "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 10944,
+              "vocab_size": 102400, "max_position_embeddings": 4096, "tie_word_embeddings": False,
+              "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+              "moe_intermediate_size": 1408, "first_k_dense_replace": 1, "hidden_act": "silu"}
+    m = parse_hf_config(json.dumps(config))
+    assert m.shape == {**PUBLISHED["deepseek-moe-16b"], "kv_groups": 16}
+
+
+def test_an_unknown_architecture_is_read_from_its_keys():
+    config = {"architectures": ["NewModelForCausalLM"], "hidden_size": 256, "num_hidden_layers": 4,
+              "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 5000,
+              "max_position_embeddings": 512, "hidden_act": "gelu", "resid_pdrop": 0.1}
+    m = parse_hf_config(json.dumps(config), sequence=128)
+    assert m.shape["gated"] is False and m.shape["sequence"] == 128 and m.shape["tied_embeddings"] is True
+    assert m.settings == {"causal": True, "dropout": True}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"hidden_size": None}, "config.json: hidden_size is missing"),
+    ({"num_attention_heads": "32"}, 'config.json: num_attention_heads = "32" is not a whole number ≥ 1'),
+    ({"num_hidden_layers": True}, "config.json: num_hidden_layers = true is not a whole number ≥ 1"),
+    ({"tie_word_embeddings": "no"}, 'config.json: tie_word_embeddings = "no" is not true or false'),
+    ({"num_local_experts": 8}, "config.json: num_experts_per_tok is missing"),
+    ({"attention_dropout": 2}, "config.json: attention_dropout = 2 is not a dropout rate"),
+])
+def test_a_bad_config_is_one_error_naming_the_key(change, message):
+    config = json.loads((DATA / "hf" / "llama-3-8b" / "config.json").read_text())
+    for key, value in change.items():
+        if value is None:
+            del config[key]
+        else:
+            config[key] = value
+    with pytest.raises(ParseError) as err:
+        parse_hf_config(json.dumps(config))
+    assert str(err.value) == message or str(err.value).startswith(message)
+
+
+def test_config_json_that_is_not_json():
+    with pytest.raises(ParseError, match=r"^config.json:1: invalid JSON"):
+        parse_hf_config("{hidden_size: 1}")
+    with pytest.raises(ParseError, match="not a JSON object"):
+        parse_hf_config("[1, 2]")
+
+
+# -- Megatron-LM arguments ------------------------------------------------------------------------
+
+
+def test_megatron_gpt3_175b_example_script():
+    m = megatron_arguments((DATA / "megatron" / "gpt3-175b.args").read_text())
+    assert m.shape == {"layers": 96, "hidden": 12288, "heads": 96, "sequence": 2048}
+    assert m.settings == {"tp": 8, "pp": 16, "micro_batch": 1, "dtype": "fp16"}
+    assert m.global_batch == 1536
+    assert "--lr 6.0e-5" in m.unread and "--data-path $DATA_PATH" in m.unread
+    assert not any(u.startswith(("--tensor-model", "--num-layers", "--global")) for u in m.unread)
+
+
+def test_megatron_parallelism_recompute_and_optimizer():
+    m = megatron_arguments(
+        "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
+        "--num-query-groups 8 --swiglu --untie-embeddings-and-output-weights --vocab-size 128256 "
+        "--tensor-model-parallel-size=4 --pipeline-model-parallel-size 4 "
+        "--num-layers-per-virtual-pipeline-stage 2 --context-parallel-size 2 --expert-model-parallel-size 1 "
+        "--sequence-parallel --recompute-activations --use-distributed-optimizer --overlap-grad-reduce "
+        "--overlap-param-gather --bf16 --attention-dropout 0.0 --hidden-dropout 0")
+    assert m.shape == {"layers": 32, "hidden": 4096, "heads": 32, "kv_groups": 8, "gated": True,
+                       "tied_embeddings": False, "ffn_factor": Fraction(10880, 4096), "vocabulary": 128512}
+    assert m.settings == {"tp": 4, "pp": 4, "cp": 2, "ep": 1, "schedule": "interleaved", "chunks": 4,
+                          "recompute": "selective", "zero": 1, "framework": "megatron",
+                          "sequence_parallel": True, "overlap_grad_reduce": True, "param_gather": "overlap",
+                          "dropout": False, "dtype": "bf16"}
+    assert any("int(8h/3 / 64) · 64" in n for n in m.notes)  # 10880 = int(4096·8/3 / 64)·64
+    assert any("padded to a multiple of 512" in n for n in m.notes)
+
+
+def test_megatron_moe_arguments_map_to_the_shape_keywords():
+    m = megatron_arguments("--hidden-size 4096 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 "
+                           "--expert-model-parallel-size 8 --recompute-granularity full")
+    assert m.shape == {"hidden": 4096, "experts": 8, "top_k": 2, "expert_ffn_factor": Fraction(7, 2)}
+    assert m.settings == {"ep": 8, "recompute": "full"}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("--tensor-model-parallel-size", "--tensor-model-parallel-size needs a value"),
+    ("--tensor-model-parallel-size x", "'x' is not a whole number"),
+    ("--tensor-model-parallel-size 0", "'0' is not a whole number ≥ 1"),
+    ("--recompute-granularity most", "'most' is not one of selective, full"),
+    ("--bf16 --fp16", "bf16 and fp16 were both given"),
+    ("--swiglu", "needs hidden-size too"),
+    ("--num-layers 10 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2",
+     "is not a multiple of"),
+    ("--lr 'unclosed", "does not split into arguments"),
+])
+def test_bad_megatron_arguments(text, message):
+    with pytest.raises(InputError, match=message):
+        megatron_arguments(text)
+
+
+# -- a global batch and a world size --------------------------------------------------------------
+
+
+def test_global_batch_of_the_published_runs():
+    assert microbatches_for(1536, micro_batch=1, dp=12) == 128  # GPT-3 175B on 1536 GPUs, tp 8, pp 16
+    assert microbatches_for(2048, micro_batch=1, dp=128) == 16  # Llama 3 405B, Dubey et al. Table 4
+    assert data_parallel_for(16384, tp=8, pp=16) == 128
+    assert data_parallel_for(16384, tp=8, pp=16, cp=16) == 8
+
+
+def test_a_global_batch_that_does_not_divide_names_the_nearest():
+    with pytest.raises(InputError, match=r"^global_batch=2000 is not a multiple of micro_batch × dp = 1 × 128 "
+                                         r"= 128; give global_batch=1920 or 2048, or a micro_batch that divides"):
+        microbatches_for(2000, micro_batch=1, dp=128)
+    # 1536 sequences over 12 replicas: 128 each, which micro-batches of 2 or 4 divide
+    with pytest.raises(InputError, match=r"give global_batch=1500 or 1560, or micro_batch=2 or 4$"):
+        microbatches_for(1536, micro_batch=5, dp=12)
+    with pytest.raises(InputError, match=r"^world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; "
+                                         r"give world_size=96 or 104$"):
+        data_parallel_for(100, tp=8)
+
+
+@given(st.integers(1, 10**6), st.integers(1, 64), st.integers(1, 512))
+def test_microbatches_divide_or_the_suggestions_do(n, b, d):
+    try:
+        m = microbatches_for(n, micro_batch=b, dp=d)
+    except InputError as exc:
+        assert n % (b * d)
+        suggested = str(exc).split("give global_batch=")[1].split(",")[0].split(" or ")
+        assert all(int(x) % (b * d) == 0 and int(x) > 0 for x in suggested)
+    else:
+        assert m * b * d == n
+
+
+@given(st.integers(1, 10**5), st.integers(1, 16), st.integers(1, 16), st.integers(1, 8))
+def test_world_size_divides_or_the_suggestions_do(g, t, p, c):
+    try:
+        dp = data_parallel_for(g, tp=t, pp=p, cp=c)
+    except InputError as exc:
+        suggested = str(exc).split("give world_size=")[1].split(" or ")
+        assert all(int(x) % (t * p * c) == 0 for x in suggested)
+    else:
+        assert dp * t * p * c == g
