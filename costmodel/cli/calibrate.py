@@ -183,8 +183,9 @@ def run_command(
     sizes: Annotated[str, typer.Option("--sizes", help="Message sizes, doubling from the first to the last.")]
     = "8B..256MiB",
     collectives: Annotated[str, typer.Option(
-        "--collectives", help="Comma-separated: allreduce, allgather, reduce-scatter, broadcast, alltoall, "
-                              "pt2pt (ping-pong).")] = ALL,
+        "--collectives", show_default=False,
+        help="Comma-separated: allreduce, allgather, reduce-scatter, broadcast, alltoall, pt2pt (ping-pong); "
+             "default: all of them.")] = ALL,
     budget: Annotated[Fraction, typer.Option("--budget", metavar="TIME",
                                              parser=time_parser(at_least=Fraction(1, 1000)),
                                              help="Time spent timing each size and placement (at least 1ms).")
