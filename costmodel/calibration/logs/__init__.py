@@ -81,22 +81,23 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from os import PathLike
 
+from costmodel.calibration.logs import costmodel_csv, nccl_json, nccl_text, osu
 from costmodel.calibration.logs.costmodel_csv import parse_csv, parse_csv_groups, read_csv, write_csv
 from costmodel.calibration.logs.measurements import (
     CSV_COLUMNS,
     MAX_ROWS,
     PT2PT,
     TOOLS,
+    LogFormat,
     Measurements,
     Row,
     bus_factor,
     canonical_collective,
     check_text,
-    detect_format,
     read_log_text,
+    split_lines,
 )
 from costmodel.calibration.logs.nccl_json import parse_nccl_tests_json, read_nccl_tests_json
 from costmodel.calibration.logs.nccl_text import parse_nccl_tests, read_nccl_tests
@@ -105,9 +106,11 @@ from costmodel.errors import ParseError
 
 __all__ = [
     "CSV_COLUMNS",
+    "FORMATS",
     "MAX_ROWS",
     "PT2PT",
     "TOOLS",
+    "LogFormat",
     "Measurements",
     "Row",
     "bus_factor",
@@ -128,12 +131,21 @@ __all__ = [
     "write_csv",
 ]
 
-_PARSERS: dict[str, Callable[..., Measurements]] = {
-    "nccl-tests-json": parse_nccl_tests_json,
-    "nccl-tests": parse_nccl_tests,
-    "osu": parse_osu,
-    "costmodel-csv": parse_csv,
-}
+FORMATS: tuple[LogFormat, ...] = (nccl_json.FORMAT, osu.FORMAT, nccl_text.FORMAT, costmodel_csv.FORMAT)
+"""The formats :func:`parse_log` reads, in the order they are tried (see :class:`LogFormat`)."""
+
+
+def detect_format(text: str) -> str | None:
+    """The name of the first of :data:`FORMATS` sure of *text*, else of the first that may be, else None.
+
+    >>> detect_format("collective,backend,p,n_bytes,time_s\\nallreduce,nccl,8,1024,0.00001\\n")
+    'costmodel-csv'
+    """
+    lines = [s.strip() for s in split_lines(text) if s.strip()]
+    sure = next((f for f in FORMATS if f.detect(text, lines)), None)
+    if sure is None:
+        sure = next((f for f in FORMATS if f.guess is not None and f.guess(lines)), None)
+    return None if sure is None else sure.name
 
 
 def parse_log(text: str, *, path: str = "<text>", collective: str | None = None,
@@ -162,9 +174,10 @@ def parse_log(text: str, *, path: str = "<text>", collective: str | None = None,
     text = check_text(text, path)
     kind = detect_format(text)
     if kind is None:
-        raise ParseError("not an nccl-tests, OSU or costmodel CSV log (no table header found); "
+        raise ParseError(f"not a log costmodel reads ({', '.join(f.title for f in FORMATS)}): no table "
+                         "header found; "
                          "give the benchmark's full output", path=path, line=1)
-    return _PARSERS[kind](text, path=path, collective=collective, p=p)
+    return next(f for f in FORMATS if f.name == kind).parse(text, path=path, collective=collective, p=p)
 
 
 def read_log(path: str | PathLike[str], *, collective: str | None = None,

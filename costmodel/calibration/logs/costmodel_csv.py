@@ -10,6 +10,7 @@ from pathlib import Path
 from costmodel.calibration.logs.measurements import (
     CSV_COLUMNS,
     INTEGER,
+    LogFormat,
     Measurements,
     Row,
     canonical_collective,
@@ -191,3 +192,13 @@ def write_csv(measurements: Measurements, path: str | Path | None = None) -> str
     return text
 
 
+
+
+def _headed(text: str, lines: list[str]) -> bool:
+    """The CSV header ``collective,backend,...`` on the first line that is no comment."""
+    data = [s for s in lines if not s.startswith("#")]
+    return bool(data) and data[0].lower().replace(" ", "").startswith("collective,backend,")
+
+
+FORMAT = LogFormat("costmodel-csv", "costmodel CSV", detect=_headed, parse=parse_csv)
+"""The CSV ``calibrate run`` writes."""

@@ -1,5 +1,5 @@
 """What every log reader shares: :class:`Measurements` and :class:`Row`, the checks of a log's text
-and numbers, launcher-prefix stripping, and :func:`detect_format`.
+and numbers, launcher-prefix stripping, and :class:`LogFormat`, how a reader declares its format.
 
 The formats are read by :mod:`.nccl_text`, :mod:`.nccl_json`, :mod:`.osu` and :mod:`.costmodel_csv`;
 :mod:`costmodel.calibration.logs` describes them and chooses among them.
@@ -362,31 +362,24 @@ def check_increasing(rows: list[Row], *, path: str, strict: bool = True) -> None
         last[r.in_place is True] = r
 
 
-# --------------------------------------------------------------------------- dispatch
+# --------------------------------------------------------------------------- formats
 
 
-def detect_format(text: str) -> str | None:
-    """``"nccl-tests-json"``, ``"nccl-tests"``, ``"osu"``, ``"costmodel-csv"``, or None.
+@dataclass(frozen=True, slots=True)
+class LogFormat:
+    """One format the log readers know, declared by its reader module (``FORMAT``) and listed, in the
+    order they are tried, in :data:`costmodel.calibration.logs.FORMATS`.
 
-    >>> detect_format("collective,backend,p,n_bytes,time_s\\nallreduce,nccl,8,1024,0.00001\\n")
-    'costmodel-csv'
+    *name* is the format's key (``detect_format`` returns it), *title* how messages name it.  *detect*
+    takes the log's text and its non-blank lines, stripped, and says whether the log is surely of this
+    format (a title or a header only it prints); *guess*, tried for every format only when none is
+    sure, whether it may be (rows in its layout without its header).  *parse* is the reader,
+    ``parse(text, *, path, collective, p)``.
     """
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
-        return "nccl-tests-json"
-    lines = [s.strip() for s in split_lines(text) if s.strip()]
-    if any(OSU_TITLE.match(s) for s in lines):
-        return "osu"
-    for s in lines:
-        tokens = s.lstrip("#").split()
-        header = tokens[:2] == ["size", "count"]
-        bare = header and {"algbw", "busbw"} <= set(tokens)  # the column header of a post that lost its '#'
-        if (s.startswith("#") and (header or NTHREAD.match(s))) or bare:
-            return "nccl-tests"
-    data = [s for s in lines if not s.startswith("#")]
-    if data and data[0].lower().replace(" ", "").startswith("collective,backend,"):
-        return "costmodel-csv"
-    if any(OSU_SIZE_HEADER.match(s) for s in lines) or (data and all(map(BARE_OSU_ROW.fullmatch, data))):
-        return "osu"
-    return None
+
+    name: str
+    title: str
+    detect: Callable[[str, list[str]], bool]
+    parse: Callable[..., Measurements]
+    guess: Callable[[list[str]], bool] | None = None
 

@@ -12,6 +12,7 @@ from costmodel.calibration.logs.measurements import (
     MAX_SIZE,
     NCCL_PROGRAMS,
     PROGRAM,
+    LogFormat,
     Measurements,
     Row,
     check_increasing,
@@ -145,3 +146,12 @@ def _json_block(block: Any, size: int, in_place: bool, *, path: str, where: str,
     return Row(n_bytes=size, time_s=time_us / 10**6, in_place=in_place, line=None, **rates)
 
 
+
+
+def _object(text: str, lines: list[str]) -> bool:
+    """A JSON object: what ``-J FILE`` writes (no other format starts with ``{``)."""
+    return text.lstrip().startswith("{")
+
+
+FORMAT = LogFormat("nccl-tests-json", "nccl-tests JSON (-J)", detect=_object, parse=parse_nccl_tests_json)
+"""nccl-tests' JSON output."""

@@ -15,6 +15,7 @@ from costmodel.calibration.logs.measurements import (
     NUMBER,
     PROGRAM,
     PT2PT,
+    LogFormat,
     Measurements,
     Row,
     bus_factor,
@@ -468,3 +469,19 @@ def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> N
     _check_bandwidths(state, collective, p)
 
 
+
+
+def _headed(text: str, lines: list[str]) -> bool:
+    """nccl-tests' ``# nThread`` line or its ``size count`` column header (with its ``#``, or without it
+    where the header names algbw and busbw: a post that lost the ``#``)."""
+    for s in lines:
+        tokens = s.lstrip("#").split()
+        header = tokens[:2] == ["size", "count"]
+        bare = header and {"algbw", "busbw"} <= set(tokens)
+        if (s.startswith("#") and (header or NTHREAD.match(s))) or bare:
+            return True
+    return False
+
+
+FORMAT = LogFormat("nccl-tests", "nccl-tests (text)", detect=_headed, parse=parse_nccl_tests)
+"""nccl-tests' text output."""

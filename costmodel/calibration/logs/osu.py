@@ -9,10 +9,12 @@ from fractions import Fraction
 from os import PathLike
 
 from costmodel.calibration.logs.measurements import (
+    BARE_OSU_ROW,
     INTEGER,
     OSU_SIZE_HEADER,
     OSU_TITLE,
     PT2PT,
+    LogFormat,
     Measurements,
     Row,
     check_increasing,
@@ -231,3 +233,19 @@ def _osu_row(tokens: list[str], number: int, path: str, *, bandwidth: bool,
     return Row(n_bytes=size, time_s=time_s, line=number)
 
 
+
+
+def _titled(text: str, lines: list[str]) -> bool:
+    """OSU's title line (``# OSU MPI Allreduce Latency Test v5.8``)."""
+    return any(OSU_TITLE.match(s) for s in lines)
+
+
+def _untitled(lines: list[str]) -> bool:
+    """OSU's column header without its title, or rows in OSU's layout without any header."""
+    data = [s for s in lines if not s.startswith("#")]
+    rows = bool(data) and all(map(BARE_OSU_ROW.fullmatch, data))
+    return rows or any(OSU_SIZE_HEADER.match(s) for s in lines)
+
+
+FORMAT = LogFormat("osu", "OSU Micro-Benchmarks", detect=_titled, parse=parse_osu, guess=_untitled)
+"""The OSU Micro-Benchmarks' output, by its title, or else by its columns."""

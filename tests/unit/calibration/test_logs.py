@@ -209,7 +209,7 @@ def test_binary_junk_is_refused(tmp_path):
 
 def test_unknown_text_is_refused(tmp_path):
     err = _bad("hello\nworld\n", tmp_path)
-    assert err.line == 1 and "not an nccl-tests, OSU or costmodel CSV log" in str(err)
+    assert err.line == 1 and "not a log costmodel reads (nccl-tests JSON (-J), OSU Micro-Benchmarks, nccl-tests (text), costmodel CSV)" in str(err)
 
 
 def test_sizes_must_increase(tmp_path):
