@@ -1,4 +1,4 @@
-"""Read benchmark logs: nccl-tests (text and ``-J`` JSON), the OSU Micro-Benchmarks, costmodel's CSV.
+"""Read benchmark logs: nccl-tests (text and ``-J`` JSON), the OSU and Intel MPI Benchmarks, costmodel's CSV.
 
 Every reader returns :class:`Measurements`: which tool and collective, the rank
 count p when the log states it, and one :class:`Row` per timed size, in SI units
@@ -39,6 +39,11 @@ OSU Micro-Benchmarks
     rank's contribution or block); costmodel's n is p times it, so those logs
     read without p keep OSU's sizes with ``size_per_rank=True`` until
     :meth:`Measurements.with_p` scales them.
+Intel MPI Benchmarks (IMB-MPI1)
+    Each ``# Benchmarking NAME`` block at its ``# #processes = N``: t_avg (µs) of Allreduce,
+    Reduce, Reduce_scatter, Bcast, Allgather and Alltoall (the last two per rank, as OSU's), and
+    PingPong's one-way t.  A file that runs several process counts is read at *p*, else the
+    largest; several benchmarks need *collective* (:mod:`.imb`).
 costmodel CSV
     A header ``collective,backend,p,n_bytes,time_s`` optionally followed by
     ``in_place`` and other columns (``algbw_bytes_per_s``, ``busbw_bytes_per_s``
@@ -83,7 +88,7 @@ from __future__ import annotations
 
 from os import PathLike
 
-from costmodel.calibration.logs import costmodel_csv, nccl_json, nccl_text, osu
+from costmodel.calibration.logs import costmodel_csv, imb, nccl_json, nccl_text, osu
 from costmodel.calibration.logs.costmodel_csv import parse_csv, parse_csv_groups, read_csv, write_csv
 from costmodel.calibration.logs.measurements import (
     CSV_COLUMNS,
@@ -131,7 +136,8 @@ __all__ = [
     "write_csv",
 ]
 
-FORMATS: tuple[LogFormat, ...] = (nccl_json.FORMAT, osu.FORMAT, nccl_text.FORMAT, costmodel_csv.FORMAT)
+FORMATS: tuple[LogFormat, ...] = (nccl_json.FORMAT, osu.FORMAT, imb.FORMAT, nccl_text.FORMAT,
+                                  costmodel_csv.FORMAT)
 """The formats :func:`parse_log` reads, in the order they are tried (see :class:`LogFormat`)."""
 
 
