@@ -413,6 +413,24 @@ LEPIKHIN_2021 = Citation(
     url="https://arxiv.org/abs/2006.16668",
 )
 
+JIANG_2024 = Citation(
+    key="jiang2024mixtral",
+    authors="A. Q. Jiang, A. Sablayrolles, A. Roux, A. Mensch, B. Savary, C. Bamford et al.",
+    title="Mixtral of Experts",
+    venue="arXiv:2401.04088",
+    year=2024,
+    url="https://arxiv.org/abs/2401.04088",
+)
+
+DAI_2024 = Citation(
+    key="dai2024deepseekmoe",
+    authors="D. Dai, C. Deng, C. Zhao, R. X. Xu, H. Gao, D. Chen, J. Li, W. Zeng, X. Yu, Y. Wu et al.",
+    title="DeepSeekMoE: Towards Ultimate Expert Specialization in Mixture-of-Experts Language Models",
+    venue="Proceedings of the 62nd Annual Meeting of the ACL (Volume 1), 1280-1297 (arXiv:2401.06066)",
+    year=2024,
+    url="https://arxiv.org/abs/2401.06066",
+)
+
 HO_2013 = Citation(
     key="ho2013",
     authors="Q. Ho, J. Cipar, H. Cui, J. K. Kim, S. Lee, P. B. Gibbons, G. A. Gibson, G. R. Ganger, "
@@ -915,5 +933,6 @@ CITATIONS: dict[str, Citation] = {
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
         TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
+        JIANG_2024, DAI_2024,
     )
 }

@@ -74,6 +74,7 @@ class Unit:
     gradient_bytes: Fraction  # also its parameter bytes on one rank
     tp: Fraction = Fraction(0)  # the tensor-parallel communication inside forward and backward
     recompute: Fraction = Fraction(0)  # the recomputation at the start of backward
+    ep: Fraction = Fraction(0)  # the expert-parallel all-to-alls inside forward and backward
 
 
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:

@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.pipeline.result import PipelineOp
@@ -85,8 +86,10 @@ class DeviceMemory(JSONFields):
 
 
 def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequence_parallel: bool,
-                     recompute: str, attention: str, element: Fraction = Fraction(2)) -> Fraction:
-    """One layer's stored activations for one micro-batch on one rank (module notes).
+                     recompute: str, attention: str, element: Fraction = Fraction(2), moe: bool = False,
+                     capacity_factor: Fraction | None = None) -> Fraction:
+    """One layer's stored activations for one micro-batch on one rank (module notes); with *moe* an MoE
+    layer's, whose FFN term is its experts' on the routed rows.
 
     Examples
     --------
@@ -105,8 +108,15 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
         return e * sbh / sp
     gated = 2 if shape.gated else 1
     shared = (4 * e + 2) * sbh / sp
-    split = (e * (2 + Fraction(2 * shape.groups, shape.heads))
-             + e * (gated + 1) * Fraction(shape.ffn_hidden, h)) * sbh / t
+    ffn = e * (gated + 1) * Fraction(shape.ffn_hidden, h)
+    if moe and shape.moe:
+        assert shape.experts is not None and shape.top_k is not None
+        cf = Fraction(1) if capacity_factor is None else capacity_factor
+        rows = cf * shape.top_k  # routed rows per token
+        width = Fraction(shape.expert_ffn_hidden, h)
+        ffn = (e * rows  # the permuted tokens, the experts' input
+               + e * (gated + 1) * width * (rows + shape.shared_experts)) + Fraction(4 * shape.experts, h)
+    split = (e * (2 + Fraction(2 * shape.groups, shape.heads)) + ffn) * sbh / t
     if attention == "flash":
         scores = Fraction(4 * shape.heads * s * b, t)
     elif recompute == "selective":
@@ -120,12 +130,22 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
                 layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
                 recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
-                prefetch: int) -> tuple[DeviceMemory, ...]:
-    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks."""
+                prefetch: int, ep: int = 1, capacity_factor: Fraction | None = None,
+                weights: Sequence[tuple[int, int]] | None = None) -> tuple[DeviceMemory, ...]:
+    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks.
+
+    With a mixture of experts *weights[s]* is device s's (replicated, routed-expert) parameters: the *ep*
+    expert-parallel ranks hold E/ep of the routed experts each, and ZeRO shards those over the dp/ep
+    replicas holding the same experts; the activations are an MoE layer's (the larger when the first
+    layers are dense).
+    """
     pp = len(timeline)
     h, vocab = shape.hidden, shape.vocabulary
-    per_layer = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                 recompute=recompute, attention=attention, element=element)
+    kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel, "recompute": recompute,
+            "attention": attention, "element": element}
+    per_layer = activation_bytes(shape, **kinds)
+    if shape.moe:
+        per_layer = max(per_layer, activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds))
     working = Fraction(0)
     if recompute == "full":  # the layer rebuilt in the backward pass
         working = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
@@ -134,23 +154,33 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
     out = []
     for s, ops in enumerate(timeline):
         count = sum(layers[s])
-        params = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
-        psi = Fraction(params, tp)
-        weights, grads, states = weight_element * psi, grad_element * psi, optimizer_element * psi
+        if weights is None:
+            replicated = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
+            routed = 0
+        else:
+            replicated, routed = weights[s]
+        params = replicated + routed // ep
+        psi, psi_e = Fraction(replicated, tp), Fraction(routed, tp * ep)
+        edp = max(1, dp // ep)
+        weight, grads = weight_element * (psi + psi_e), grad_element * (psi + psi_e)
+        states = optimizer_element * (psi + psi_e)
         if zero >= 1:
-            states /= dp
+            states = optimizer_element * (psi / dp + psi_e / edp)
         if zero >= 2:
-            grads /= dp
+            grads = grad_element * (psi / dp + psi_e / edp)
         if zero >= 3:
             unit = Fraction(shape.layer_parameters, tp)
-            weights = weights / dp + weight_element * unit * (1 + prefetch)
+            if shape.moe:
+                unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
+                           for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
+            weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
             grads += grad_element * unit
         held = peak_inflight((o.op for o in ops), split=split)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)
-        states_total = weights + grads + states
-        out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weights, gradient_bytes=grads,
+        states_total = weight + grads + states
+        out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weight, gradient_bytes=grads,
                                 optimizer_bytes=states, model_state_bytes=states_total,
                                 activation_bytes_per_layer=per_layer, layers=count, inflight=held,
                                 activation_bytes=acts, total_bytes=states_total + acts))
