@@ -13,8 +13,9 @@ from costmodel.cli.options import option, value_parser
 if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
-__all__ = ["SHAPE_PANEL", "Ffn", "Gated", "Heads", "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak",
-           "Seq", "Vocab", "parse_count", "transformer_shape"]
+__all__ = ["MOE_OPTIONS", "SHAPE_PANEL", "DenseLayers", "ExpertFfn", "Experts", "Ffn", "Gated", "Heads", "Hidden",
+           "KvGroups", "Layers", "MicroBatch", "Peak", "Seq", "SharedExperts", "TopK", "UntiedEmbeddings", "Vocab",
+           "parse_count", "transformer_shape"]
 
 SHAPE_PANEL = "Model: a transformer shape"
 
@@ -44,6 +45,22 @@ Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
                                            "its width over h, e.g. 3.25 for Llama 3 405B.")]
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
+Experts = Annotated[int | None, _int("--experts", metavar="E",
+                                    help="Routed experts of each mixture-of-experts layer (default: a dense FFN).")]
+TopK = Annotated[int | None, _int("--top-k", metavar="K", help="Experts each token is routed to (with --experts).")]
+ExpertFfn = Annotated[str | None, option("--expert-ffn", metavar="F", panel=SHAPE_PANEL,
+                                         help="Each expert's FFN width over h (default: --ffn), e.g. 11/16.")]
+SharedExperts = Annotated[int | None, _int("--shared-experts", metavar="S",
+                                           help="Experts every token also passes through (DeepSeekMoE's shared).")]
+DenseLayers = Annotated[int | None, _int("--dense-layers", metavar="N",
+                                         help="The first N layers keep a dense FFN of --ffn (DeepSeekMoE: 1).")]
+UntiedEmbeddings = Annotated[bool | None, option("--untied-embeddings", panel=SHAPE_PANEL,
+                                                 help="The output layer has its own V·h matrix (Llama 3, Mixtral): "
+                                                      "counted in the parameters, no FLOPs.")]
+MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": ExpertFfn,
+                               "shared_experts": SharedExperts, "dense_layers": DenseLayers,
+                               "untied_embeddings": UntiedEmbeddings}
+"""The options of a mixture of experts (and of untied embeddings), by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
 Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANEL, parser=_counted,
                                     help="Peak FLOP/s of one device: 312T, 989e12.")]
@@ -51,7 +68,10 @@ Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANE
 
 def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
                       vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
-                      gated: bool | None = None) -> TransformerShape | None:
+                      gated: bool | None = None, experts: int | None = None, top_k: int | None = None,
+                      expert_ffn: str | None = None, shared_experts: int | None = None,
+                      dense_layers: int | None = None, untied_embeddings: bool | None = None
+                      ) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
     Raises :class:`~costmodel.errors.InputError` naming the options still missing when only some were.
@@ -66,7 +86,11 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     if missing:
         raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
+    moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn, "shared_experts": shared_experts,
+           "dense_layers": dense_layers}
+    extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
     return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
-                            kv_groups=kv_groups, gated=bool(gated), **extra)
+                            kv_groups=kv_groups, gated=bool(gated), tied_embeddings=not untied_embeddings,
+                            **extra)

@@ -25,6 +25,7 @@ from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Levels, Profile,
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    MOE_OPTIONS,
     Ffn,
     Gated,
     Heads,
@@ -87,7 +88,7 @@ Sweep = Annotated[str | None, option(
 
 _GROUPS: dict[str, Any] = {
     "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab, "ffn": Ffn,
-    "gated": Gated, "kv_groups": KvGroups, "forward": Forward, "backward": Backward,
+    "gated": Gated, "kv_groups": KvGroups, **MOE_OPTIONS, "forward": Forward, "backward": Backward,
     "gradient_bytes": GradientBytes, "activation_bytes": ActivationBytes, "tokens": Tokens, "alpha": Alpha,
     "beta": Beta, "bandwidth": Bandwidth, "profile": Profile, "levels": Levels}
 """The options of the groups, by parameter name (each declared once, in cli/shape.py and cli/options.py)."""
@@ -223,18 +224,19 @@ def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
             raise InputError(f"{name} lists {count} values for {layers} layers; give one value, or one "
                              "per layer")
     shape = transformer_shape(layers=layers, hidden=v["hidden"], heads=v["heads"], seq=v["seq"],
-                              vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"])
+                              vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"],
+                              **{name: v[name] for name in MOE_OPTIONS})
     if shape is not None and (v["forward"] is not None or v["backward"] is not None):
         raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
                          "pass one model")
     shaped = [n for n in ("micro_batch", "gpu", "peak_flops", "efficiency", "attention", "dtype")
               if n in o.settings]
-    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "gated"))
+    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "gated", *MOE_OPTIONS))
     if shape is None and (shaped or layered or shape_swept):
         also = f" and --sweep {swept}" if shape_swept else ""
-        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, --gated "
-                         f"and --kv-groups{also} describe a transformer shape; with --forward/--backward "
-                         "leave them out")
+        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, --gated, "
+                         f"--kv-groups and --experts{also} describe a transformer shape; with "
+                         "--forward/--backward leave them out")
     if shape is None and (v["forward"] is None or v["backward"] is None):
         raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab with --gpu or --peak) "
                          "or --forward TIME and --backward TIME")

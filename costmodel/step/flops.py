@@ -509,7 +509,9 @@ class AchievedFlops(JSONFields):
     with full recomputation Narayanan et al.'s equation (3)).  *layer* is one layer's count as
     run.  The rates are ``None`` without *time_s* and *gpus*, the utilizations without
     *peak_flops_per_s* (the peak of one GPU).  ``six_n_ratio`` is 6·N·tokens over
-    ``model_flops``.
+    ``model_flops``.  *total_parameters* and *active_parameters* are :func:`parameters`' counts (the model
+    card's: embeddings and norms included); a *capacity_factor* changes the hardware count only (padded
+    or dropped expert rows), not the model count.
     """
 
     shape: TransformerShape
@@ -527,6 +529,10 @@ class AchievedFlops(JSONFields):
     parameters: int
     six_n_flops: int
     six_n_ratio: Fraction
+    total_parameters: int
+    active_parameters: int
+    capacity_factor: Fraction | None
+    dense_layer: LayerFlops | None
     time_s: Fraction | None
     gpus: int | None
     peak_flops_per_s: Fraction | None
@@ -550,7 +556,8 @@ def _peak(value: object) -> Fraction:
 
 
 def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None, gpus: int | None = None,
-                   recompute: str = "none", causal: bool = False, peak_flops: object = None) -> AchievedFlops:
+                   recompute: str = "none", causal: bool = False, peak_flops: object = None,
+                   capacity_factor: object = None) -> AchievedFlops:
     """FLOPs of one iteration of *shape* on *batch* sequences, and the FLOP/s of a measured run.
 
     Parameters
@@ -568,6 +575,9 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         Count only the unmasked half of the attention products (Megatron-LM's count).
     peak_flops : number, optional
         The peak FLOP/s of one GPU (e.g. 312e12 for an A100 in bf16), for MFU and HFU.
+    capacity_factor : number, optional
+        A mixture of experts' capacity factor: the experts run capacity-sized token blocks (hardware
+        FLOPs), the model FLOPs still count each token's k experts.
 
     Returns
     -------
@@ -601,7 +611,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     (52, True)
     """
     model = model_flops(shape, batch=batch, causal=causal)
-    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal)
+    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal, capacity_factor=capacity_factor)
+    count = parameters(shape)
     if (time_s is None) != (gpus is None):
         raise InputError("time_s and gpus go together: the FLOP/s per GPU need the measured time of "
                          "an iteration and the GPUs that ran it")
@@ -627,7 +638,10 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         hardware_flops=run.total, model_flops_per_token=model.per_token,
         hardware_flops_per_token=run.per_token,
         parameters=run.parameters, six_n_flops=run.six_n_flops, six_n_ratio=run.six_n_flops / model.total,
+        total_parameters=count.total, active_parameters=count.active, capacity_factor=run.capacity_factor,
+        dense_layer=run.dense_layer,
         time_s=time, gpus=gpu, peak_flops_per_s=peak,
         model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
         hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
-        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu)
+        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu,
+        sources=_ACHIEVED_SOURCES + (_MOE_SOURCES if shape.moe else ()))

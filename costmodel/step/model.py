@@ -360,8 +360,10 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
     grad = _grad_element(c, mode)
     split = [shape.layer_weights(i) for i in range(shape.layers)]
-    grads = [Fraction(replicated, tp) * grad for replicated, _ in split]
-    experts = tuple(Fraction(routed_weights, tp * c.ep) * grad for _, routed_weights in split)
+    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same)
+    grads = [Fraction(replicated + (routed_weights if c.ep == 1 else 0), tp) * grad
+             for replicated, routed_weights in split]
+    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad for _, routed_weights in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
