@@ -366,7 +366,8 @@ def render_step(r: StepResult) -> Rendered:
                          "recomputation", "selective": " · selective recomputation"}.get(r.recompute, "")
     sp = " · sequence parallel" if r.sequence_parallel and r.tp > 1 else ""
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
-    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus} · "
+    ep = f" · ep {r.ep}" if r.ep > 1 else ""
+    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp} = {gpus}{ep} · "
                   f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{sp}\n"
                   f"[bold]{format_time(r.step_s)}[/bold] per step\n"
                   f"compute: {escape(r.compute_model)}\n"
@@ -386,10 +387,15 @@ def render_step(r: StepResult) -> Rendered:
 def _parts(r: StepResult) -> Any:
     """The step's time, part by part."""
     parts = table("part", "time", "share", numeric=("time", "share"))
-    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s), ("pipeline bubble", r.bubble_s),
-            ("exposed PP sends", r.pp_exposed_s), ("exposed DP communication", r.dp_exposed_s)]
+    rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s)]
+    if r.ep > 1:
+        rows.append(("EP all-to-alls", r.ep_comm_s))
+    rows += [("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
+             ("exposed DP communication", r.dp_exposed_s)]
     if r.contention_s:
         rows.append(("compute slowdown", r.contention_s))
+    if r.expert_dp_s:
+        rows.append(("expert gradient reduction", r.expert_dp_s))
     rows.append(("optimizer", r.optimizer_s))
     if r.zero in (1, 2) and r.dp > 1 and r.param_gather == "after":
         rows.append(("parameter all-gather", r.param_gather_s))
@@ -408,6 +414,10 @@ def _summary(r: StepResult) -> Any:
                                             f"{_collectives(r)}")
         summary.add_row("  hidden", f"{format_time(r.dp_hidden_s)} ({_share(r.dp_hidden_s, r.dp_comm_s)})")
         summary.add_row("  exposed", f"{format_time(r.dp_exposed_s)} ({_share(r.dp_exposed_s, r.dp_comm_s)})")
+    if r.ep > 1:
+        alltoalls = 6 if r.recompute == "full" else 4
+        summary.add_row("EP all-to-all", f"{format_time(r.ep_alltoall_s)} each, {alltoalls} per MoE layer; "
+                                         f"{format_size(r.ep_alltoall_bytes)} per rank")
     if r.tokens_per_s is not None:
         summary.add_row("tokens/s", format_number(r.tokens_per_s))
     if r.mfu is not None:

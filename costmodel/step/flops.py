@@ -153,8 +153,8 @@ class TransformerShape(JSONFields):
             return
         experts = positive(self.experts, "experts")
         if self.top_k is None:
-            raise InputError(f"experts={experts} needs top_k= (the experts each token is routed to, "
-                             f"1 ≤ top_k ≤ {experts}); e.g. top_k=2 as Mixtral")
+            raise InputError(f"experts={experts} needs top_k= (the experts each token is routed to, 1 to "
+                             f"{experts}); e.g. top_k=2 as Mixtral")
         whole(self.top_k, "top_k", low=1, high=experts,
               hint=f"each token is routed to 1 to {experts} of the experts=, e.g. top_k=2")
         if self.expert_ffn_factor is not None:
@@ -471,8 +471,8 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         raise InputError(f"causal={causal!r} is not True or False")
     factor = capacity(capacity_factor)
     if factor is not None and not shape.moe:
-        raise InputError(f"capacity_factor={capacity_factor} applies to a mixture of experts; give experts= "
-                         "and top_k= in the shape, or leave it out")
+        raise InputError("capacity_factor= applies to a mixture of experts; give experts= and top_k= in the "
+                         "shape, or leave it out")
     h, s = shape.hidden, shape.sequence
     tokens = batch * s
     redo = recompute == "full"

@@ -403,8 +403,8 @@ def _check_experts(c: StepConfig) -> None:
     if not shape.moe:
         for name, default in (("ep", 1), ("capacity_factor", None)):
             if getattr(c, name) != default:
-                raise InputError(f"{name}={getattr(c, name)} applies to a mixture of experts; give experts= "
-                                 "and top_k= in the shape, or leave it out")
+                raise InputError(f"{name}= applies to a mixture of experts; give experts= and top_k= in the "
+                                 "shape, or leave it out")
         return
     experts, ep, dp = shape.experts, c.ep, c.dp
     valid = [v for v in range(1, min(experts, dp) + 1) if experts % v == 0 and dp % v == 0]
