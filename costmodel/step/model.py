@@ -959,6 +959,9 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
     notes.extend(_shape_notes(c, zero=zero, send=send))
+    if c.ep > 1 and dp > 1:
+        notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
+                     "optimizer step and smaller expert products can put it above 100%")
     memory, capacity = _memory(c, mode, model, layout, timeline, v=v, split=run.name in SPLIT,
                                warnings=warnings)
     comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []

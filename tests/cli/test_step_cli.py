@@ -223,3 +223,19 @@ def test_step_notes_do_not_offer_options_it_has_not(cli):
     data = cli.json("step", "--dp", "3", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1000001B",
                     "--profile", "ib-hdr")
     assert not [n for n in data["notes"] if "whole" in n]
+
+
+MOE = ["--layers", "8", "--hidden", "1024", "--heads", "16", "--seq", "2048", "--vocab", "32000", "--gated",
+       "--experts", "8", "--top-k", "2", "--ep", "8", "--dp", "8", "--gpu", "h100-sxm"]
+
+
+def test_expert_parallel_step_at_80_columns(cli):
+    out, err = cli.text("step", *MOE, columns=80)
+    assert not err and max(map(len, out.splitlines())) <= 80
+    assert "ep 8" in out.splitlines()[0]
+    assert "EP all-to-alls" in out and "8.389 MB = 8 MiB per rank" in out
+    data = cli.json("step", *MOE)
+    shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=2048, vocabulary=32000, gated=True, experts=8,
+                             top_k=2)
+    assert data == json.loads(_json(step(shape=shape, ep=8, dp=8, gpu="h100-sxm")))
+    assert data["ep"] == 8 and data["ep_alltoall_bytes"] == 2 * 2048 * 1024 * 2  # k·T·h·bf16
