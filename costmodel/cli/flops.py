@@ -57,7 +57,8 @@ def flops_command(
     batch: Annotated[int, option("--batch", "-B", metavar="B", panel=_RUN,
                                  help="Global batch: sequences per iteration (≥ 1).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, experts: Experts = None, top_k: TopK = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, experts: Experts = None,
+    top_k: TopK = None,
     expert_ffn: ExpertFfn = None, shared_experts: SharedExperts = None, dense_layers: DenseLayers = None,
     untied_embeddings: UntiedEmbeddings = None,
     capacity_factor: Annotated[str | None, option(
@@ -92,7 +93,7 @@ def flops_command(
 
     Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
 
-    Example: costmodel flops --layers 32 --hidden 4096 --heads 32 --kv-groups 8 --seq 4096 --vocab 32000 --gated --ffn 3.5 --experts 8 --top-k 2 --untied-embeddings -B 1
+    A mixture of experts: add --experts 8 --top-k 2 to the example; the parameters read total and active.
 
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
     """

@@ -13,9 +13,9 @@ from costmodel.cli.options import option, value_parser
 if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
-__all__ = ["MOE_OPTIONS", "SHAPE_PANEL", "DenseLayers", "ExpertFfn", "Experts", "Ffn", "Gated", "Heads", "Hidden",
-           "KvGroups", "Layers", "MicroBatch", "Peak", "Seq", "SharedExperts", "TopK", "UntiedEmbeddings", "Vocab",
-           "parse_count", "transformer_shape"]
+__all__ = ["MOE_OPTIONS", "SHAPE_PANEL", "DenseLayers", "ExpertFfn", "Experts", "Ffn", "Gated", "Heads",
+           "Hidden", "KvGroups", "Layers", "MicroBatch", "Peak", "Seq", "SharedExperts", "TopK",
+           "UntiedEmbeddings", "Vocab", "parse_count", "transformer_shape"]
 
 SHAPE_PANEL = "Model: a transformer shape"
 
@@ -46,17 +46,21 @@ Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
 Experts = Annotated[int | None, _int("--experts", metavar="E",
-                                    help="Routed experts of each mixture-of-experts layer (default: a dense FFN).")]
-TopK = Annotated[int | None, _int("--top-k", metavar="K", help="Experts each token is routed to (with --experts).")]
+                                    help="Routed experts of each mixture-of-experts layer (default: a dense "
+                                         "FFN).")]
+TopK = Annotated[int | None, _int("--top-k", metavar="K",
+                                  help="Experts each token is routed to (with --experts).")]
 ExpertFfn = Annotated[str | None, option("--expert-ffn", metavar="F", panel=SHAPE_PANEL,
                                          help="Each expert's FFN width over h (default: --ffn), e.g. 11/16.")]
 SharedExperts = Annotated[int | None, _int("--shared-experts", metavar="S",
-                                           help="Experts every token also passes through (DeepSeekMoE's shared).")]
+                                           help="Experts every token also passes through (DeepSeekMoE's "
+                                                "shared).")]
 DenseLayers = Annotated[int | None, _int("--dense-layers", metavar="N",
-                                         help="The first N layers keep a dense FFN of --ffn (DeepSeekMoE: 1).")]
+                                         help="The first N layers keep a dense FFN of --ffn (DeepSeekMoE: "
+                                              "1).")]
 UntiedEmbeddings = Annotated[bool | None, option("--untied-embeddings", panel=SHAPE_PANEL,
-                                                 help="The output layer has its own V·h matrix (Llama 3, Mixtral): "
-                                                      "counted in the parameters, no FLOPs.")]
+                                                 help="The output layer has its own V·h matrix (Llama 3, "
+                                                      "Mixtral): counted in the parameters, no FLOPs.")]
 MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": ExpertFfn,
                                "shared_experts": SharedExperts, "dense_layers": DenseLayers,
                                "untied_embeddings": UntiedEmbeddings}
@@ -86,8 +90,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     if missing:
         raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
-    moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn, "shared_experts": shared_experts,
-           "dense_layers": dense_layers}
+    moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn,
+           "shared_experts": shared_experts, "dense_layers": dense_layers}
     extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None

@@ -321,7 +321,8 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
 
     Example: costmodel step --layers 8 -F 2ms -b 4ms --gradient-bytes 50MB --profile ib-hdr --sweep dp=1..8x2
 
-    Example: costmodel step --layers 8 --hidden 1024 --heads 16 --seq 2048 --vocab 32000 --gated --experts 8 --top-k 2 --ep 8 --dp 8 --gpu h100-sxm
+    A mixture of experts: --experts E --top-k K with the shape, and --ep to spread the experts over the DP
+    replicas (docs/howto/estimate-step.md, "Mixture of experts").
     """
     command = StepCommand(values, ctx)
     sweep, as_json = values["sweep"], values["as_json"]

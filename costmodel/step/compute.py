@@ -98,7 +98,8 @@ def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rat
         return layer, logits, Work(Fraction(0), Fraction(0), Fraction(0), Fraction(0)), ()
     ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                     attention=attention, recompute=recompute, causal=causal, element=element,
-                    accumulate=accumulate, moe=shape.moe and not dense, ep=ep, capacity_factor=capacity_factor)
+                    accumulate=accumulate, moe=shape.moe and not dense, ep=ep,
+                    capacity_factor=capacity_factor)
     layer, priced = _work(ops, rates)
     logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                                  element=element), rates)

@@ -522,8 +522,8 @@ class StepConfig:
     topology: Any = _setting(None, _topology, "The machine's levels "
                                               "(Topology).", panel="link", own_option=False)
     order: str = _setting("tp-ep-dp-pp", _order, "With the machine's levels: the rank order, innermost "
-                          "first (default tp-ep-dp-pp, Megatron's; ep inside dp when left out).", panel="link",
-                          metavar="DIMS")
+                          "first (default tp-ep-dp-pp, Megatron's; ep inside dp when left out).",
+                          panel="link", metavar="DIMS")
 
     @classmethod
     def of(cls, **settings: Any) -> StepConfig:

@@ -313,16 +313,16 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     """
     if not isinstance(shape, TransformerShape):
         raise InputError(f"shape={shape!r} is not a TransformerShape")
-    h, l, moe = shape.hidden, shape.layers, shape.moe_layers
+    h, layers, moe = shape.hidden, shape.layers, shape.moe_layers
     experts, top_k = shape.experts or 0, shape.top_k or 0
     parts = {
         "embeddings": shape.vocabulary * h * (1 if shape.tied_embeddings else 2),
-        "attention": l * shape.attention_parameters,
-        "dense_ffn": (l - moe) * shape.matrices * h * shape.ffn_hidden,
+        "attention": layers * shape.attention_parameters,
+        "dense_ffn": (layers - moe) * shape.matrices * h * shape.ffn_hidden,
         "routed_experts": moe * experts * shape.expert_parameters,
         "shared_experts": moe * shape.shared_experts * shape.expert_parameters,
         "router": moe * h * experts,
-        "norms": (2 * l + 1) * h,
+        "norms": (2 * layers + 1) * h,
     }
     active_routed = moe * top_k * shape.expert_parameters
     total = sum(parts.values())
@@ -413,7 +413,9 @@ def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causa
         assert shape.experts is not None and shape.top_k is not None
         router = 2 * tokens * h * shape.experts
         expert = 2 * h * shape.expert_ffn_hidden * shape.matrices  # one token through one expert
-        experts = Fraction(tokens * shape.top_k * expert) * (1 if capacity_factor is None else capacity_factor)
+        experts = Fraction(tokens * shape.top_k * expert)
+        if capacity_factor is not None:
+            experts *= capacity_factor
         shared = tokens * shape.shared_experts * expert
         mlp = router + experts + shared
     else:

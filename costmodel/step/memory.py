@@ -141,15 +141,20 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
     """
     pp = len(timeline)
     h, vocab = shape.hidden, shape.vocabulary
-    kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel, "recompute": recompute,
-            "attention": attention, "element": element}
+    kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel,
+                             "recompute": recompute, "attention": attention, "element": element}
     per_layer = activation_bytes(shape, **kinds)
     if shape.moe:
-        per_layer = max(per_layer, activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds))
+        moe_layer = activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds)
+        per_layer = max(per_layer, moe_layer)
     working = Fraction(0)
     if recompute == "full":  # the layer rebuilt in the backward pass
         working = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                                    recompute="none", attention=attention, element=element)
+        if shape.moe:
+            working = max(working, activation_bytes(
+                shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel, recompute="none",
+                attention=attention, element=element, moe=True, capacity_factor=capacity_factor))
     tokens = micro_batch * shape.sequence
     out = []
     for s, ops in enumerate(timeline):

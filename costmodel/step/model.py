@@ -134,7 +134,8 @@ class StepResult(JSONFields):
     ``step_s = compute_s + tp_comm_s + ep_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
     + expert_dp_s + optimizer_s + param_gather_s``.  *ep_comm_s* is the busiest device's expert-parallel
     all-to-alls (each *ep_alltoall_s*, of *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of
-    the experts' gradients over the dp/ep replicas holding the same experts after the backward.  *dp_exposed_s* is what the data-parallel collectives add to
+    the experts' gradients over the dp/ep replicas holding the same experts after the backward.
+    *dp_exposed_s* is what the data-parallel collectives add to
     the pipeline at full compute speed, *contention_s* what the compute slowdown adds on top,
     *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *dp_hidden_s* is the part of
     device *dp_stage*'s collectives that does not lengthen the step (never below 0).  *buckets* are the
@@ -350,9 +351,10 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.recompute == "selective" and c.attention == "flash" and not rates.flat:
         notes.append("recompute='selective' with flash attention recomputes nothing more: FlashAttention "
                      "keeps no attention matrix and rebuilds it in its own backward")
-    work = {"micro_batch": b, "tp": tp, "rates": rates, "sequence_parallel": c.sequence_parallel and tp > 1,
-            "attention": c.attention, "recompute": c.recompute, "causal": c.causal, "element": element,
-            "accumulate": mode.accumulate, "ep": c.ep, "capacity_factor": c.capacity_factor}
+    work: dict[str, Any] = {
+        "micro_batch": b, "tp": tp, "rates": rates, "sequence_parallel": c.sequence_parallel and tp > 1,
+        "attention": c.attention, "recompute": c.recompute, "causal": c.causal, "element": element,
+        "accumulate": mode.accumulate, "ep": c.ep, "capacity_factor": c.capacity_factor}
     layer, logits, embedding, priced = shape_work(shape, **work)
     dense = layer
     if shape.moe and shape.dense_layers:
@@ -363,7 +365,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     # without expert parallelism the experts' gradients join the others' buckets (the groups are the same)
     grads = [Fraction(replicated + (routed_weights if c.ep == 1 else 0), tp) * grad
              for replicated, routed_weights in split]
-    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad for _, routed_weights in split)
+    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad
+                    for _, routed_weights in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
@@ -379,8 +382,9 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         assert shape.top_k is not None
         cf = Fraction(1) if c.capacity_factor is None else c.capacity_factor
         dispatch = cf * shape.top_k * tokens * shape.hidden * element
-    return _Model(layers=tuple(layer if r else dense for r in routed), gradients=tuple(grads), element=element,
-                  grad_element=grad, activation_bytes=b * shape.sequence * shape.hidden * element,
+    return _Model(layers=tuple(layer if r else dense for r in routed), gradients=tuple(grads),
+                  element=element, grad_element=grad,
+                  activation_bytes=b * shape.sequence * shape.hidden * element,
                   micro_tokens=b * shape.sequence,
                   logits=logits, logits_gradient=embedding_grad if output else Fraction(0),
                   embedding=embedding, model_flops=full.total, hardware_flops=hardware,
@@ -411,8 +415,8 @@ def _check_experts(c: StepConfig) -> None:
     if experts % ep:
         raise InputError(f"ep={ep} does not divide experts={experts}; give {_nearest(ep, valid)}")
     if dp % ep:
-        raise InputError(f"ep={ep} does not divide dp={dp}: the expert-parallel ranks split the data-parallel "
-                         f"replicas; give {_nearest(ep, valid)}, or more dp")
+        raise InputError(f"ep={ep} does not divide dp={dp}: the expert-parallel ranks split the "
+                         f"data-parallel replicas; give {_nearest(ep, valid)}, or more dp")
 
 
 def _activation_element(c: StepConfig) -> Fraction:
@@ -711,7 +715,8 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
-def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int) -> tuple[Fraction, Fraction, Fraction]:
+def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int, m: int
+             ) -> tuple[Fraction, Fraction, Fraction]:
     """The busiest device's compute time over the step, and its tensor- and expert-parallel parts."""
     def device(s: int) -> list[Unit]:
         return [x for c in range(v) for x in stage_units[c * pp + s]]
@@ -739,7 +744,7 @@ def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, d
 def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> list[int]:
     """The layers (indices) of pipeline device *s*: its chunks' layers."""
     starts = [sum(layout[:k]) for k in range(len(layout))]
-    return [i for ch in range(v) for i in range(starts[ch * c.pp + s], starts[ch * c.pp + s] + layout[ch * c.pp + s])]
+    return [i for ch in range(v) for k in (ch * c.pp + s,) for i in range(starts[k], starts[k] + layout[k])]
 
 
 def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> list[tuple[int, int]]:
@@ -757,7 +762,8 @@ def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> list[tup
     return out
 
 
-def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int, zero: int) -> Fraction:
+def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int,
+                       zero: int) -> Fraction:
     """The parameters device *s* updates on one rank: its layers' replicated weights and its E/ep experts
     over tp, and the embedding (and the output layer's matrix) on the first (last) stage; ZeRO shards the
     replicated ones over the dp replicas and the experts over the dp/ep holding the same experts."""
@@ -951,7 +957,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     quiet = run.makespan(send=False) if send else makespan
     optimizer = _optimizer(c, model, layout, v=v, dp=dp, zero=zero)
     experts = _expert_reduction(c, run, notes=notes)
-    total = max([end + experts + optimizer, *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
+    total = max([end + experts + optimizer,
+                 *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
     busy, tp_comm, ep_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
     gpus = dp * tp * pp
@@ -983,7 +990,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         return None if flops is None or peak is None else flops / (total * gpus * peak)
 
     return StepResult(
-        dp=dp, tp=tp, pp=pp, gpus=gpus, ep=c.ep, microbatches=m, schedule=run.name, chunks=v, recompute=c.recompute,
+        dp=dp, tp=tp, pp=pp, gpus=gpus, ep=c.ep, microbatches=m, schedule=run.name, chunks=v,
+        recompute=c.recompute,
         sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
         mode=mode.mode if dp > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
         dtype=c.dtype, compute_model=_compute_model(c, model),
@@ -993,7 +1001,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
         pp_send_s=send, dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
-        param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero, prefetch=mode.prefetch,
+        param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero,
+        prefetch=mode.prefetch,
         param_gather=mode.param_gather, slowdown=u, bucket_rule=mode.rule, tokens_per_s=tokens_per_s,
         model_flops=model.model_flops, hardware_flops=model.hardware_flops, six_n_flops=model.six_n_flops,
         peak_flops=peak, mfu=utilization(model.model_flops), hfu=utilization(model.hardware_flops),
@@ -1041,8 +1050,8 @@ def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
         ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
-        ("expert parallelism: 2 all-to-alls per MoE layer forward (dispatch, combine) and 2 backward over the "
-         f"ep={c.ep} ranks, on the critical path, tokens spread evenly over the experts", c.ep > 1),
+        ("expert parallelism: 2 all-to-alls per MoE layer forward (dispatch, combine) and 2 backward "
+         f"over the ep={c.ep} ranks, on the critical path, tokens spread evenly over the experts", c.ep > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
         (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
          "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),

@@ -250,7 +250,8 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
         layer.product("FFN out", tokens, h, ffn)
     layer.memory("dropout + residual 2", (3 * e + 1) * region, (3 * e + 1) * region)
     if accumulate is not None:
-        replicated, experts = shape.layer_weights(shape.dense_layers) if routed else (shape.layer_parameters, 0)
+        replicated, experts = (shape.layer_weights(shape.dense_layers) if routed
+                               else (shape.layer_parameters, 0))
         weights = Fraction(replicated, t) + Fraction(experts, t * ep)
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
     again: list[Op] = []

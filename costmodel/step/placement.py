@@ -66,11 +66,11 @@ def canonical_order(order: str) -> tuple[str, ...]:
         i = names.index("dp")
         names = (*names[:i], "ep", *names[i:])
     if sorted(names) != sorted(DIMENSIONS):
-        raise InputError(f"order={order!r} is not an order of tp, dp and pp (and ep); give each once, innermost "
-                         f"first, e.g. order={MEGATRON_ORDER}")
+        raise InputError(f"order={order!r} is not an order of tp, dp and pp (and ep); give each once, "
+                         f"innermost first, e.g. order={MEGATRON_ORDER}")
     if abs(names.index("ep") - names.index("dp")) != 1:
-        raise InputError(f"order={order!r} parts ep from dp; the expert-parallel ranks split the data-parallel "
-                         f"replicas, so ep sits next to dp, e.g. order={MEGATRON_ORDER}")
+        raise InputError(f"order={order!r} parts ep from dp; the expert-parallel ranks split the "
+                         f"data-parallel replicas, so ep sits next to dp, e.g. order={MEGATRON_ORDER}")
     return names
 
 
@@ -99,8 +99,8 @@ def place(topology: Topology, *, order: str = MEGATRON_ORDER, tp: int, dp: int, 
     """
     names = canonical_order(order)
     if ep < 1 or dp % ep:
-        raise InputError(f"ep={ep} does not divide dp={dp}; the expert-parallel ranks split the data-parallel "
-                         "replicas")
+        raise InputError(f"ep={ep} does not divide dp={dp}; the expert-parallel ranks split the "
+                         "data-parallel replicas")
     sizes = {"tp": tp, "ep": ep, "dp": dp // ep, "pp": pp}
     ranks = tp * dp * pp
     if ranks > topology.p:

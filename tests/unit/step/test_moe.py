@@ -4,11 +4,11 @@ expert parallelism in a step (all-to-alls, experts divided in memory, their grad
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import tomllib
 from hypothesis import given
 from hypothesis import strategies as st
 
