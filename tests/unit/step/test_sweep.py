@@ -29,7 +29,8 @@ def _but(fixed: dict, name: str) -> dict:
 
 
 _NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
-            "optimizer_s", "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu", "scaling_efficiency")
+            "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus", "tokens_per_s", "mfu",
+            "scaling_efficiency")
 
 # (knob, values, fixed arguments): every knob of the table, each point compared with step() alone
 CASES = [
