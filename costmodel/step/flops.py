@@ -27,6 +27,17 @@ the N weights plus 12·l·h·s per token for attention; without recomputation or
 saving, ``total == six_n_flops + 12·l·h·s·tokens`` holds exactly (N counts the matrices only:
 no biases, norms or position embeddings; the logits share the V·h input embedding).
 
+A mixture-of-experts (MoE) layer replaces the MLP by a router, a T × E × h product
+(2·B·s·h·E; Lepikhin et al. 2021, section 2.1), the k experts each token is routed to
+(2·B·s·k·m·h·f_e: the active experts, not the E of the parameters; Fedus et al. 2022, section 2;
+Jiang et al. 2024, section 2) and the S shared experts every token passes through
+(2·B·s·S·m·h·f_e; Dai et al. 2024, section 3.2); the first ``dense_layers`` keep the dense MLP.  With
+a capacity factor c each expert runs a block of c·k·T/E tokens (Fedus et al. 2022, equation (3)):
+the routed experts' products count c times as much, hardware work and not model work.  N of the
+6·N convention is then the active weights (router, k routed and the shared experts, attention, the
+output layer), which keeps the identity above exact.  :func:`parameters` counts the parameters as
+model cards publish them (embeddings, norms, every expert), total and active.
+
 :func:`achieved_flops` divides these counts by a measured iteration time: the model FLOPs (no
 recomputation) give the model FLOPs utilization (MFU), the FLOPs as run (with the recomputation)
 the hardware FLOPs utilization (HFU) and Narayanan et al.'s "teraFLOP/s per GPU" (Chowdhery et

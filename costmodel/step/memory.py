@@ -15,6 +15,13 @@ variance).  ZeRO divides the optimizer states by dp (stage 1), the gradients too
 (3; Rajbhandari et al. 2020, figure 1), and ZeRO 3 holds the gathered weights of the units in flight
 (the one computing and the ones prefetched) and one unit's unsharded gradient.
 
+With a mixture of experts each rank holds the replicated weights and E/ep of the routed experts (ep
+expert-parallel ranks); ZeRO shards the replicated states over the dp replicas and the experts' over
+the dp/ep replicas holding the same experts.  An MoE layer's FFN term is its experts' on the routed
+rows, (e·c·k + e(m + 1)·(f_e/h)·(c·k + S) + 4E/h)·sbh/t: the permuted tokens, the experts' insides
+on c·k rows a token (capacity factor c or 1) and the S shared experts', the router's fp32
+probabilities; a device holds the larger of a dense and an MoE layer's for each layer.
+
 **Activations** of one layer for one micro-batch of b sequences of s tokens, hidden h, a heads, t
 tensor-parallel ranks, e bytes an activation and one byte a dropout mask (Korthikanti et al. 2022,
 section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelism)::

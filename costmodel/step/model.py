@@ -24,6 +24,17 @@ place (Korthikanti et al. 2022, section 4.2.2: the same bytes).  They sit betwee
 products, on the critical path.  The first stage also runs the input embedding, the last the output
 layer and its cross entropy.
 
+An MoE layer with expert parallelism (ep > 1: the dp replicas split into ep ranks holding E/ep
+experts each, Megatron-Core's expert grid) adds four all-to-alls, the dispatch and combine forward
+and their gradients backward (six with full recomputation), each of each rank's send buffer of
+n = c·k·T·h·e bytes (its tokens' k copies, T/tp tokens with sequence parallelism, capacity factor c
+or 1), priced as a pairwise all-to-all over the ep ranks on the ep group's link (Lepikhin et al. 2021,
+section 3.2; Megatron-Core's ``MoEAlltoAllTokenDispatcher``), on the critical path like the
+tensor-parallel collectives.  The experts' gradients are reduced over the dp/ep replicas holding the
+same experts (Megatron-Core's expert-data-parallel group, world/(ep·tp·pp) ranks with the expert
+tensor parallelism equal to tp) after the backward, before the optimizer, not overlapped; the other
+weights' over all dp replicas as before (with ep = 1 the experts' join them).
+
 The stages' F and B go through the list scheduler behind ``bubble``
 (:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into the input
 gradient B and the weight gradient W, Qi et al. 2024, section 2), with a point-to-point send of the

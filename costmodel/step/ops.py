@@ -23,6 +23,15 @@ FFN out            T × h × f/t                                     matrix prod
 dropout + residual                                                 memory
 =================  ==============================================  ==========================
 
+An MoE layer (a shape with experts, after its dense first layers) runs in place of the FFN a router
+(T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism), its softmax and top-k, the
+permutation of each token's k copies into expert order, the products of the E/ep experts this rank
+holds on the routed rows from every rank of the expert-parallel group (c·k·T·ep/E rows each, a
+capacity factor c or 1, as one batched product of T × m·f_e/t × h and T × h × f_e/t, Megatron-Core's
+grouped GEMM; the rows rounded up to a whole one for the kernel, the FLOPs exact), the activation on
+those rows, the unpermutation weighted by the router's probabilities, and the shared experts as one
+FFN of width S·f_e (Megatron-Core's ``SharedExpertMLP``).  The expert tensor parallelism is t.
+
 Each matrix product C = A·B has two in the backward pass: the input gradient dA = dC·Bᵀ and the weight
 gradient dB = Aᵀ·dC (accumulated into fp32 main gradients: 8 bytes of C per element); the batched
 products of unfused attention have two each too.  Memory-bound kernels move the bytes counted below
