@@ -500,5 +500,6 @@ def render_sweep(r: StepSweep) -> Rendered:
                      "—" if p.mfu is None else _share(p.mfu, Fraction(1)),
                      _share(p.scaling_efficiency or Fraction(0), Fraction(1)), "best" if i == r.best else "")
     notes = ("DP added: exposed data-parallel communication, compute slowdown, ZeRO's parameter "
-             "all-gather and the experts' gradient reduction", "scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
+             "all-gather and the experts' gradient reduction",
+             "scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
     return Group(head, Text(""), rows), notes
