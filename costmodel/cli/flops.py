@@ -169,6 +169,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
                      f", E {s.experts} k {s.top_k}" if s.moe else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
+    if r.capacity_factor is not None:
+        how += f", capacity factor {format_number(r.capacity_factor)}"
     head = markup(f"[bold]flops[/bold] · l {s.layers}, h {s.hidden}, a {s.heads}, s {s.sequence}, "
                   f"V {s.vocabulary}{extra} · B {r.batch} · {how}\n"
                   f"[bold]{_count(r.hardware_flops)}[/bold] FLOPs per iteration, "
@@ -201,6 +203,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
     counts = table("quantity", "value", header=False)
     if redo:
         counts.add_row("with recomputation (hardware, eq. 3)", _count(r.hardware_flops))
+    elif r.capacity_factor is not None:
+        counts.add_row("hardware FLOPs (expert capacity)", _count(r.hardware_flops))
     counts.add_row("model FLOPs (no recomputation)", _count(r.model_flops))
     counts.add_row("6·N·tokens" + (" (N active)" if s.moe else ""),
                    f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
