@@ -1061,6 +1061,9 @@ def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
         ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
+        ("Megatron-LM runs a mixture of experts with tensor parallelism only with sequence_parallel=True; "
+         "without it each tensor-parallel rank routes and dispatches all the micro-batch's tokens",
+         c.shape is not None and c.shape.moe and c.tp > 1 and not c.sequence_parallel),
         ("expert parallelism: 2 all-to-alls per MoE layer forward (dispatch, combine) and 2 backward "
          f"over the ep={c.ep} ranks, on the critical path, tokens spread evenly over the experts", c.ep > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
