@@ -81,3 +81,45 @@ def test_bad_placements(kwargs, message):
 def test_order_without_levels_is_refused():
     with pytest.raises(InputError, match="pass topology= too"):
         step(forward_s=["1ms"], backward_s=["2ms"], order="dp-tp-pp")
+
+
+def _dense_dp_by_enumeration(topo, order, sizes):
+    """The outermost level of the data-parallel groups: the ranks varying in both ep and (expert) dp."""
+    ranks = [dict(zip(order, coords, strict=True)) for coords in itertools.product(*(range(sizes[d]) for d in order))]
+
+    def rank(coords):
+        out, stride = 0, 1
+        for d in order:
+            out += coords[d] * stride
+            stride *= sizes[d]
+        return out
+
+    worst = None
+    for coords in ranks:
+        if coords["ep"] or coords["dp"]:
+            continue
+        members = [rank({**coords, "ep": e, "dp": d}) for e in range(sizes["ep"]) for d in range(sizes["dp"])]
+        for a, b in itertools.combinations(members, 2):
+            lv = int(topo.level_of(a, b))
+            worst = lv if worst is None else max(worst, lv)
+    return worst
+
+
+@pytest.mark.parametrize("order", ["tp-ep-dp-pp", "tp-dp-ep-pp", "ep-dp-tp-pp", "pp-tp-ep-dp"])
+@pytest.mark.parametrize("tp,dp,ep,pp", [(2, 8, 2, 2), (1, 16, 8, 4), (4, 4, 4, 2), (2, 8, 4, 1)])
+def test_expert_groups_match_an_enumeration(order, tp, dp, ep, pp):
+    dims = tuple(order.split("-"))
+    sizes = {"tp": tp, "ep": ep, "dp": dp // ep, "pp": pp}
+    got = place(TOPO, order=order, tp=tp, dp=dp, pp=pp, ep=ep)
+    by_hand = _by_enumeration(TOPO, dims, sizes)
+    assert got.levels["tp"] == by_hand["tp"] and got.levels["pp"] == by_hand["pp"]
+    assert got.levels["ep"] == by_hand["ep"] and got.levels["edp"] == by_hand["dp"]
+    assert got.levels["dp"] == _dense_dp_by_enumeration(TOPO, dims, sizes)
+
+
+def test_an_order_without_ep_puts_it_inside_dp():
+    a = place(TOPO, order="tp-dp-pp", tp=2, dp=8, pp=2, ep=4)
+    b = place(TOPO, order="tp-ep-dp-pp", tp=2, dp=8, pp=2, ep=4)
+    assert a.levels == b.levels and a.order == b.order == ("tp", "ep", "dp", "pp")
+    with pytest.raises(InputError, match="parts ep from dp"):
+        place(TOPO, order="ep-tp-dp-pp", tp=2, dp=8, pp=2, ep=4)
