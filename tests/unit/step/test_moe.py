@@ -254,3 +254,67 @@ def test_the_ep_group_sits_on_its_level():
     assert "placement: ep on nvlink, dp on ib (rank order tp-ep-dp-pp)" in r.notes
     n = 2 * 16 * 64 * 2
     assert r.ep_alltoall_s == 7 * (Fraction(1, 10**6) + Fraction(n, 8) / (300 * 10**9))
+
+
+# -- expert parallelism with context parallelism ---------------------------------------------------
+
+_PARTS = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s",
+          "contention_s", "expert_dp_s", "optimizer_s", "param_gather_s")
+
+
+def test_ep_divides_dp_times_cp():
+    # Megatron-Core carves the expert grid out of the tp × cp × dp ranks: expert-dp = dp·cp/ep
+    r = step(shape=MOE, dp=2, cp=2, ep=4, peak_flops=10**12, efficiency=1, link=LINK)
+    assert r.ep == 4 and r.cp == 2 and r.gpus == 4
+    with pytest.raises(InputError, match=r"^ep=8 does not divide dp·cp = 2·2 = 4: .*; give ep=4, or more dp"):
+        step(shape=MOE, dp=2, cp=2, ep=8, peak_flops=10**12, efficiency=1, link=LINK)
+
+
+def test_cp_divides_the_dispatch_and_the_expert_reduction():
+    r = step(shape=MOE, dp=2, cp=2, ep=2, microbatches=2, peak_flops=10**12, efficiency=1, link=LINK,
+             bytes_per_element=2)
+    n = 2 * (16 // 2) * 64 * 2  # k · T · h · 2 bytes with T = s/cp tokens on a rank
+    assert r.ep_alltoall_bytes == n
+    assert r.ep_alltoall_s == 1 * (Fraction(1, 10**6) + Fraction(n, 2) / 10**9)
+    # each rank holds 4 of the 8 experts; dp·cp/ep = 2 ranks hold the same ones and all-reduce them
+    grads = Fraction(4 * 4 * 2 * 64 * 256 * 2)
+    assert r.expert_dp_s == 2 * 1 * (Fraction(1, 10**6) + grads / 2 / 10**9)
+    assert r.step_s == sum(getattr(r, p) for p in _PARTS)
+
+
+@given(dp=st.sampled_from([1, 2, 4]), cp=st.sampled_from([1, 2, 4]), ep=st.sampled_from([1, 2, 4, 8]),
+       zero=st.sampled_from([0, 1, 3]))
+def test_a_step_with_cp_and_ep_sums_exactly(dp, cp, ep, zero):
+    if (dp * cp) % ep:
+        return
+    r = step(shape=MOE, dp=dp, cp=cp, ep=ep, zero=zero, microbatches=2, peak_flops=10**12, efficiency=1,
+             link=LINK, bytes_per_element=2)
+    assert r.step_s == sum(getattr(r, p) for p in _PARTS)
+    assert r.gpus == dp * cp
+
+
+def test_a_mixtral_step_with_cp_2_and_ep_4():
+    shape = _shape("mixtral_8x7b", sequence=4096)
+    kw = {"shape": shape, "gpu": "h100-sxm", "tp": 2, "dp": 4, "microbatches": 2, "sequence_parallel": True,
+          "allow_oom": True}
+    r = step(cp=2, ep=4, zero=1, **kw)
+    assert r.step_s == sum(getattr(r, p) for p in _PARTS)
+    assert r.ep_comm_s > 0 and r.expert_dp_s > 0 and r.gpus == 16
+    where = "tp on intra, cp on intra, ep on intra, dp on network (rank order tp-cp-ep-dp-pp)"
+    assert f"placement: {where}" in r.notes
+    # a rank sends k·(s/cp/tp)·h·2 bytes per all-to-all
+    assert r.ep_alltoall_bytes == 2 * (4096 // 2 // 2) * 4096 * 2
+    # memory: the replicated weights over tp, the experts over tp·ep; ZeRO 1 shards the replicated states
+    # over the dp·cp = 8 ranks holding them and the experts' over the dp·cp/ep = 2 holding the same experts
+    replicated = sum(shape.layer_weights(i)[0] for i in range(shape.layers)) + 2 * shape.vocabulary * shape.hidden
+    routed = sum(shape.layer_weights(i)[1] for i in range(shape.layers))
+    assert parameters(shape).total == replicated + routed + (2 * shape.layers + 1) * shape.hidden  # + norms
+    mem, plain = r.memory[0], step(cp=2, ep=4, zero=0, **kw).memory[0]
+    assert mem.parameters == replicated + routed // 4
+    held = Fraction(replicated, 2) + Fraction(routed, 2 * 4)
+    assert mem.weight_bytes == plain.weight_bytes == 2 * held  # bf16 weights
+    assert mem.optimizer_bytes / plain.optimizer_bytes == (Fraction(replicated, 2 * 8)
+                                                           + Fraction(routed, 2 * 4 * 2)) / held
+    # the activations: each cp rank holds s/cp of every sequence
+    whole = step(cp=1, ep=4, zero=1, **kw).memory[0]
+    assert whole.activation_bytes_per_layer == 2 * mem.activation_bytes_per_layer
