@@ -35,7 +35,7 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
 ``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged; :func:`build_shape` builds the
-shape from those keywords :class:`~costmodel.step.TransformerShape` takes and says what it leaves out.
+shape from them, a mixture of experts and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> 
 
     The mixture-of-experts keywords (``experts``, ``top_k``, ``expert_ffn_factor``, ``shared_experts``,
     ``dense_layers``) and ``tied_embeddings`` pass to the shape as they are; ``experts`` of 0 or 1 (a
-    single FFN) describes a dense model, and its other expert keywords are then left out.  *notes* is
-    kept for callers that collect what a description leaves out (nothing, now).
+    single FFN) describes a dense model, and its other expert keywords are then left out.  *notes* (a
+    description's notes, which callers collect) gets nothing from the keywords: the shape holds them all.
     """
     from costmodel.step.flops import TransformerShape
 

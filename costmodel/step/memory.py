@@ -16,8 +16,8 @@ variance).  ZeRO divides the optimizer states by dp (stage 1), the gradients too
 (the one computing and the ones prefetched) and one unit's unsharded gradient.
 
 With a mixture of experts each rank holds the replicated weights and E/ep of the routed experts (ep
-expert-parallel ranks); ZeRO shards the replicated states over the dp replicas and the experts' over
-the dp/ep replicas holding the same experts.  An MoE layer's FFN term is its experts' on the routed
+expert-parallel ranks); ZeRO shards the replicated states over the dp × cp ranks and the experts' over
+the dp·cp/ep ranks holding the same experts.  An MoE layer's FFN term is its experts' on the routed
 rows, (e·c·k + e(m + 1)·(f_e/h)·(c·k + S) + 4E/h)·sbh/t: the permuted tokens, the experts' insides
 on c·k rows a token (capacity factor c or 1) and the S shared experts', the router's fp32
 probabilities; a device holds the larger of a dense and an MoE layer's for each layer.

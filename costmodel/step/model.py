@@ -863,8 +863,8 @@ def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, 
                        zero: int) -> Fraction:
     """The parameters device *s* updates on one rank: its layers' replicated weights and its E/ep experts
     over tp, and the embedding (and the output layer's matrix) on the first (last) stage; ZeRO shards the
-    replicated ones over the *dp* ranks holding them (dp × cp) and the experts over the dp/ep holding the
-    same experts."""
+    replicated ones over the *dp* ranks holding them (dp × cp) and the experts over the *dp*/ep holding
+    the same experts."""
     replicated, routed = _device_weights(c, layout, v=v)[s]
     ep = c.ep if dp > 1 else 1
     own = Fraction(replicated, c.tp) / (dp if zero >= 1 else 1)
