@@ -586,10 +586,12 @@ def render_sweep(r: StepSweep) -> Rendered:
     b = best.result
     assert b is not None and best.step_s is not None
     chunks = f" · v = {b.chunks}" if b.chunks > 1 else ""
+    cp = f" × cp {b.cp}" if b.cp > 1 else ""
+    ep = f" · ep {b.ep}" if b.ep > 1 else ""
     head = markup(f"[bold]step sweep[/bold] of {r.knob} · {len(r.points)} values\n"
                   f"best: {r.knob} = {format_value(best.value, r.kind)} ({_best_by(r)}), "
                   f"[bold]{format_time(best.step_s)}[/bold] per step\n"
-                  f"  dp {b.dp} × tp {b.tp} × pp {b.pp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''} · "
+                  f"  dp {b.dp} × tp {b.tp} × pp {b.pp}{cp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''}{ep} · "
                   f"{b.schedule}{chunks} · M = {b.microbatches}")
     columns = (r.knob, "step", "compute", "DP added", "bubble", "tokens/s", "MFU", "scaling", "")
     numeric = columns[1:-1] if r.kind == "name" else columns[:-1]

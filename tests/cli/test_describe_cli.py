@@ -170,3 +170,9 @@ def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
                  "--gpus", "64", option, "abc", rc=2)
     assert err.startswith(f"error: {option[2:]}='abc': 'abc' is not a count")
+
+
+def test_a_sweep_of_ep_with_cp_names_both_in_its_head(cli):
+    out, _ = cli.text("step", "--model", "mixtral-8x7b", "--seq", "4096", "--gpu", "h100-sxm", "--tp", "2",
+                      "--cp", "2", "--dp", "4", "-m", "4", "--sp", "--zero", "1", "--sweep", "ep=4,8", columns=80)
+    assert "dp 4 × tp 2 × pp 1 × cp 2 = 16 GPUs · ep 8 · 1f1b" in out
