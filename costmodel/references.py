@@ -413,6 +413,24 @@ LEPIKHIN_2021 = Citation(
     url="https://arxiv.org/abs/2006.16668",
 )
 
+JIANG_2024 = Citation(
+    key="jiang2024",
+    authors="A. Q. Jiang, A. Sablayrolles, A. Roux, A. Mensch, B. Savary, C. Bamford et al.",
+    title="Mixtral of Experts",
+    venue="arXiv:2401.04088",
+    year=2024,
+    url="https://arxiv.org/abs/2401.04088",
+)
+
+DAI_2024 = Citation(
+    key="dai2024",
+    authors="D. Dai, C. Deng, C. Zhao, R. X. Xu, H. Gao, D. Chen, J. Li, W. Zeng, X. Yu, Y. Wu et al.",
+    title="DeepSeekMoE: Towards Ultimate Expert Specialization in Mixture-of-Experts Language Models",
+    venue="Proceedings of the 62nd Annual Meeting of the ACL (Volume 1), 1280-1297 (arXiv:2401.06066)",
+    year=2024,
+    url="https://arxiv.org/abs/2401.06066",
+)
+
 HO_2013 = Citation(
     key="ho2013",
     authors="Q. Ho, J. Cipar, H. Cui, J. K. Kim, S. Lee, P. B. Gibbons, G. A. Gibson, G. R. Ganger, "
@@ -907,22 +925,6 @@ DUBEY_2024 = Citation(
     venue="arXiv:2407.21783",
     year=2024,
     url="https://arxiv.org/abs/2407.21783",
-)
-JIANG_2024 = Citation(
-    key="jiang2024",
-    authors="A. Q. Jiang, A. Sablayrolles, A. Roux et al.",
-    title="Mixtral of Experts",
-    venue="arXiv:2401.04088",
-    year=2024,
-    url="https://arxiv.org/abs/2401.04088",
-)
-DAI_2024 = Citation(
-    key="dai2024",
-    authors="D. Dai, C. Deng, C. Zhao et al.",
-    title="DeepSeekMoE: Towards Ultimate Expert Specialization in Mixture-of-Experts Language Models",
-    venue="ACL 2024 (arXiv:2401.06066)",
-    year=2024,
-    url="https://arxiv.org/abs/2401.06066",
 )
 LIU_2023_RING = Citation(
     key="liu2023ring",

@@ -10,7 +10,7 @@ where the message tells the user what to pass:
 - set to ``True``: a switch, its option alone (``verify=True`` is ``--verify``);
 - with a value after a word that asks for it (``e.g. lanes=4``, ``give tp=2 or
   more``, ``use outer=ring or tree``, ``at most lanes=8``, ``no effect with
-  tp=1``, ``needs ep=2 or more``), except the parameters whose Python examples
+  tp=1``, ``needs ep=2 or more``, ``give ep=2 or ep=4``), except the parameters whose Python examples
   the command line shows as they are (``e.g. p=32`` for a topology, ``e.g.
   seed=0`` for a graph);
 - with any value, for the few parameters whose values the command line states
@@ -51,6 +51,7 @@ FLAGS = {
     "buckets": "--buckets",
     "bw_inter": "--bw-inter",
     "bw_intra": "--bw-intra",
+    "capacity_factor": "--capacity-factor",
     "causal": "--causal",
     "channels": "--channels",
     "chunks": "--chunks",
@@ -59,6 +60,7 @@ FLAGS = {
     "cpu": "--cpu",
     "cp": "--cp",
     "cp_link": "--cp-link",
+    "dense_layers": "--dense-layers",
     "density": "--density",
     "dp": "--dp",
     "dropout": "--no-dropout",
@@ -68,6 +70,7 @@ FLAGS = {
     "entries": "--entries",
     "ep": "--ep",
     "exercises": "--exercises",
+    "expert_ffn_factor": "--expert-ffn",
     "experts": "--experts",
     "ffn_factor": "--ffn",
     "force": "--force",
@@ -127,6 +130,7 @@ FLAGS = {
     "sequence": "--seq",
     "sequence_parallel": "--sp",
     "servers": "--servers",
+    "shared_experts": "--shared-experts",
     "size": "--random",
     "sizes": "--sizes",
     "slowdown": "--slowdown",
@@ -134,6 +138,7 @@ FLAGS = {
     "stage_layers": "--stage-layers",
     "steps": "--steps",
     "student": "--student",
+    "tied_embeddings": "--untied-embeddings",
     "timeout_s": "--timeout",
     "tokens": "--tokens",
     "top_k": "--top-k",
@@ -159,9 +164,10 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "efficiency", "framework", "inner", "intra",
-           "layers", "max_bytes", "min_bytes", "net_latency", "nodes", "outer", "p_max", "p_min",
-           "param_gather", "peak_flops", "points", "prefetch", "ranks", "slowdown", "stage_layers", "zero"}
+_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "efficiency", "ep", "experts",
+           "framework", "inner", "intra", "layers", "max_bytes", "min_bytes", "net_latency", "nodes", "outer",
+           "p_max", "p_min", "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts",
+           "slowdown", "stage_layers", "top_k", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""
@@ -199,7 +205,7 @@ def _names(names: Iterable[str]) -> str:
 
 
 _ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of )"
-          r"|(?<=with )|(?<=needs ))")
+          r"|(?<=with )|(?<=needs )|(?<= or ))")
 _PARAMETER = re.compile(
     _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;:)]|$))"  # a METAVAR, True, or nothing
     r"|" + _ASKED + _names(FLAGS.keys() - _SHOWN)  # a value asked for

@@ -20,6 +20,9 @@ from costmodel.cli.options import Json, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    DenseLayers,
+    ExpertFfn,
+    Experts,
     Ffn,
     Gated,
     Heads,
@@ -30,6 +33,9 @@ from costmodel.cli.shape import (
     ModelName,
     Peak,
     Seq,
+    SharedExperts,
+    TopK,
+    UntiedEmbeddings,
     Vocab,
     described,
     described_shape,
@@ -55,7 +61,13 @@ def flops_command(
                                  help="Global batch: sequences per iteration (≥ 1).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, model: ModelName = None,
-    hf_config: HfConfig = None,
+    hf_config: HfConfig = None, experts: Experts = None, top_k: TopK = None,
+    expert_ffn: ExpertFfn = None, shared_experts: SharedExperts = None, dense_layers: DenseLayers = None,
+    untied_embeddings: UntiedEmbeddings = None,
+    capacity_factor: Annotated[str | None, option(
+        "--capacity-factor", metavar="C", panel=_RUN,
+        help="Experts run token blocks of C times their fair share (padding counts in the hardware "
+             "FLOPs).")] = None,
     recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
                                      help="none (default) or full activation recomputation.")] = "none",
     causal: Annotated[bool, option("--causal", panel=_RUN,
@@ -84,6 +96,8 @@ def flops_command(
 
     Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
 
+    A mixture of experts: add --experts 8 --top-k 2 to the example; the parameters read total and active.
+
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
 
     Example: costmodel flops --model llama-3-8b -B 512
@@ -93,7 +107,9 @@ def flops_command(
 
     base = described(model=model, hf_config=hf_config, seq=seq)
     shape = described_shape(base.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
-                            ffn=ffn, kv_groups=kv_groups, gated=gated)
+                            ffn=ffn, kv_groups=kv_groups, gated=gated, experts=experts, top_k=top_k,
+                            expert_ffn=expert_ffn, shared_experts=shared_experts, dense_layers=dense_layers,
+                            untied_embeddings=untied_embeddings)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "
@@ -110,13 +126,14 @@ def flops_command(
                          "and the GPUs that ran it")
     if gpu is None:
         emit(achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
-                            peak_flops=peak), as_json=as_json)
+                            peak_flops=peak, capacity_factor=capacity_factor), as_json=as_json)
         return
     from costmodel.gpus import load_gpu, resolve_dtype
 
     device, name = load_gpu(gpu), resolve_dtype(dtype or "bf16")
     emit(FlopsOnGPU(flops=achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute,
-                                         causal=causal, peak_flops=device.peak(name)),
+                                         causal=causal, peak_flops=device.peak(name),
+                                         capacity_factor=capacity_factor),
                     gpu=device, dtype=name), as_json=as_json)
 
 
@@ -156,31 +173,50 @@ def render_flops(r: AchievedFlops) -> Rendered:
 
     s = r.shape
     extra = "".join((f", f {format_number(s.ffn_factor)}" if s.ffn_factor != 4 else "",
-                     f", g {s.groups}" if s.kv_groups is not None else ""))
+                     f", g {s.groups}" if s.kv_groups is not None else "",
+                     f", E {s.experts} k {s.top_k}" if s.moe else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
+    if r.capacity_factor is not None:
+        how += f", capacity factor {format_number(r.capacity_factor)}"
     head = markup(f"[bold]flops[/bold] · l {s.layers}, h {s.hidden}, a {s.heads}, s {s.sequence}, "
                   f"V {s.vocabulary}{extra} · B {r.batch} · {how}\n"
                   f"[bold]{_count(r.hardware_flops)}[/bold] FLOPs per iteration, "
                   f"{_count(r.hardware_flops_per_token)} per token\n"
-                  f"N = {_count(r.parameters)} parameters, {r.tokens} tokens")
+                  f"{_count(r.total_parameters)} parameters"
+                  f"{f' ({_count(r.active_parameters)} active)' if s.moe else ''}, {r.tokens} tokens")
     layer = r.layer
     parts = table("part", "FLOPs", numeric=("FLOPs",))
-    for name, value in (("one layer: QKV projection", layer.qkv),
+    moe = s.moe_layers
+    what = "one MoE layer" if s.moe else "one layer"
+    mlp: tuple[tuple[str, Fraction | int], ...] = (("  MLP", layer.mlp),)
+    if s.moe:
+        mlp = (("  router", layer.router), ("  routed experts" + (" (capacity)" if r.capacity_factor else ""),
+                                           layer.experts),
+               *((("  shared experts", layer.shared),) if s.shared_experts else ()))
+    dense = r.dense_layer
+    for name, value in ((f"{what}: QKV projection", layer.qkv),
                         ("  attention (QKᵀ and ×V)", layer.attention),
-                        ("  output projection", layer.projection), ("  MLP", layer.mlp),
+                        ("  output projection", layer.projection), *mlp,
                         ("  forward", layer.forward), ("  backward (2 × forward)", layer.backward),
                         *((("  recomputation (a forward)", layer.recompute),) if redo else ()),
                         ("  total", layer.total),
-                        (f"{s.layers} layers", s.layers * layer.total),
+                        *(((f"{s.dense_layers} dense layer{'s' if s.dense_layers > 1 else ''}",
+                            s.dense_layers * dense.total),) if dense is not None else ()),
+                        (f"{moe if s.moe else s.layers} {'MoE ' if s.moe else ''}layers",
+                         (moe if s.moe else s.layers) * layer.total),
                         ("logits (forward + backward)", r.logits_forward + r.logits_backward),
                         ("iteration", r.hardware_flops)):
         parts.add_row(name, _count(value))
     counts = table("quantity", "value", header=False)
     if redo:
         counts.add_row("with recomputation (hardware, eq. 3)", _count(r.hardware_flops))
+    elif r.capacity_factor is not None:
+        counts.add_row("hardware FLOPs (expert capacity)", _count(r.hardware_flops))
     counts.add_row("model FLOPs (no recomputation)", _count(r.model_flops))
-    counts.add_row("6·N·tokens", f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
+    counts.add_row("6·N·tokens" + (" (N active)" if s.moe else ""),
+                   f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
+    counts.add_row("N of 6·N (matrices" + (", active)" if s.moe else ")"), _count(r.parameters))
     drawn: list[Any] = [head, Text(""), parts, Text(""), counts]
     per_gpu, total = r.hardware_flops_per_s_per_gpu, r.hardware_flops_per_s
     if r.time_s is not None and per_gpu is not None and total is not None:

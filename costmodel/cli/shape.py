@@ -14,8 +14,12 @@ if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
 __all__ = [
+    "MOE_OPTIONS",
     "SHAPE_PANEL",
+    "DenseLayers",
     "Described",
+    "ExpertFfn",
+    "Experts",
     "Ffn",
     "Gated",
     "Heads",
@@ -27,6 +31,9 @@ __all__ = [
     "ModelName",
     "Peak",
     "Seq",
+    "SharedExperts",
+    "TopK",
+    "UntiedEmbeddings",
     "Vocab",
     "described",
     "described_shape",
@@ -62,6 +69,26 @@ Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
                                            "its width over h, e.g. 3.25 for Llama 3 405B.")]
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
+Experts = Annotated[int | None, _int("--experts", metavar="E",
+                                    help="Routed experts of each mixture-of-experts layer (default: a dense "
+                                         "FFN).")]
+TopK = Annotated[int | None, _int("--top-k", metavar="K",
+                                  help="Experts each token is routed to (with --experts).")]
+ExpertFfn = Annotated[str | None, option("--expert-ffn", metavar="F", panel=SHAPE_PANEL,
+                                         help="Each expert's FFN width over h (default: --ffn), e.g. 11/16.")]
+SharedExperts = Annotated[int | None, _int("--shared-experts", metavar="S",
+                                           help="Experts every token also passes through (DeepSeekMoE's "
+                                                "shared).")]
+DenseLayers = Annotated[int | None, _int("--dense-layers", metavar="N",
+                                         help="The first N layers keep a dense FFN of --ffn (DeepSeekMoE: "
+                                              "1).")]
+UntiedEmbeddings = Annotated[bool | None, option("--untied-embeddings", panel=SHAPE_PANEL,
+                                                 help="The output layer has its own V·h matrix (Llama 3, "
+                                                      "Mixtral): counted in the parameters, no FLOPs.")]
+MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": ExpertFfn,
+                               "shared_experts": SharedExperts, "dense_layers": DenseLayers,
+                               "untied_embeddings": UntiedEmbeddings}
+"""The options of a mixture of experts (and of untied embeddings), by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
 ModelName = Annotated[str | None, option(
     "--model", metavar="NAME|FILE", panel=SHAPE_PANEL,
@@ -77,7 +104,10 @@ Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANE
 
 def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
                       vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
-                      gated: bool | None = None) -> TransformerShape | None:
+                      gated: bool | None = None, experts: int | None = None, top_k: int | None = None,
+                      expert_ffn: str | None = None, shared_experts: int | None = None,
+                      dense_layers: int | None = None, untied_embeddings: bool | None = None
+                      ) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
     Raises :class:`~costmodel.errors.InputError` naming the options still missing when only some were.
@@ -92,10 +122,14 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     if missing:
         raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
+    moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn,
+           "shared_experts": shared_experts, "dense_layers": dense_layers}
+    extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
     return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
-                            kv_groups=kv_groups, gated=bool(gated), **extra)
+                            kv_groups=kv_groups, gated=bool(gated), tied_embeddings=not untied_embeddings,
+                            **extra)
 
 
 class Described:
@@ -129,19 +163,29 @@ def described(*, model: str | None, hf_config: str | None, seq: int | None = Non
 
 def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,
                     seq: int | None, vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
-                    gated: bool | None = None, notes: list[str] | None = None) -> TransformerShape | None:
+                    gated: bool | None = None, notes: list[str] | None = None, experts: int | None = None,
+                    top_k: int | None = None, expert_ffn: str | None = None,
+                    shared_experts: int | None = None,
+                    dense_layers: int | None = None, untied_embeddings: bool | None = None
+                    ) -> TransformerShape | None:
     """The shape of *base* (shape keywords a model description gave) with the options given over it; with
     no *base*, :func:`transformer_shape` of the options alone."""
     if not base:
         return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                                 kv_groups=kv_groups, gated=gated)
+                                 kv_groups=kv_groups, gated=gated, experts=experts, top_k=top_k,
+                                 expert_ffn=expert_ffn, shared_experts=shared_experts,
+                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings)
     from costmodel.describe.models import build_shape
     from costmodel.exact import parse_number
 
     given: dict[str, Any] = {"layers": layers, "hidden": hidden, "heads": heads, "sequence": seq,
-                             "vocabulary": vocab, "kv_groups": kv_groups, "gated": gated}
+                             "vocabulary": vocab, "kv_groups": kv_groups, "gated": gated, "experts": experts,
+                             "top_k": top_k, "shared_experts": shared_experts, "dense_layers": dense_layers,
+                             "tied_embeddings": False if untied_embeddings else None}
     if ffn is not None:
         given["ffn_factor"] = parse_number(ffn, what="FFN factor")
+    if expert_ffn is not None:
+        given["expert_ffn_factor"] = parse_number(expert_ffn, what="expert FFN factor")
     merged = {**base, **{k: v for k, v in given.items() if v is not None}}
     shape: TransformerShape = build_shape(merged, notes=notes)
     return shape

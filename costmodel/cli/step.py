@@ -25,6 +25,7 @@ from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Levels, Profile,
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    MOE_OPTIONS,
     Ffn,
     Gated,
     Heads,
@@ -105,7 +106,7 @@ _GROUPS: dict[str, Any] = {
     "model": ModelName, "hf_config": HfConfig, "megatron": Megatron, "global_batch": GlobalBatch,
     "gpus": WorldSize, "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab,
     "ffn": Ffn,
-    "gated": Gated, "kv_groups": KvGroups, "forward": Forward, "backward": Backward,
+    "gated": Gated, "kv_groups": KvGroups, **MOE_OPTIONS, "forward": Forward, "backward": Backward,
     "gradient_bytes": GradientBytes, "activation_bytes": ActivationBytes, "tokens": Tokens, "alpha": Alpha,
     "beta": Beta, "bandwidth": Bandwidth, "profile": Profile, "levels": Levels}
 """The options of the groups, by parameter name (each declared once, in cli/shape.py and cli/options.py)."""
@@ -322,18 +323,18 @@ def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
                              "per layer")
     shape = described_shape(base, layers=layers, hidden=v["hidden"], heads=v["heads"], seq=v["seq"],
                             vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"],
-                            notes=getattr(o, "notes", None))
+                            notes=getattr(o, "notes", None), **{name: v[name] for name in MOE_OPTIONS})
     if shape is not None and (v["forward"] is not None or v["backward"] is not None):
         raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
                          "pass one model")
     shaped = [n for n in ("micro_batch", "gpu", "peak_flops", "efficiency", "attention", "dtype", "dropout")
               if n in o.settings]
-    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "gated"))
+    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "gated", *MOE_OPTIONS))
     if shape is None and (shaped or layered or shape_swept):
         also = f" and --sweep {swept}" if shape_swept else ""
-        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, --gated "
-                         f"and --kv-groups{also} describe a transformer shape; with --forward/--backward "
-                         "leave them out")
+        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, --gated, "
+                         f"--kv-groups and --experts{also} describe a transformer shape; with "
+                         "--forward/--backward leave them out")
     if shape is None and (v["forward"] is None or v["backward"] is None):
         raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab with --gpu or --peak) "
                          "or --forward TIME and --backward TIME")
@@ -422,6 +423,9 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     "ARGS"; --gpus N and --global-batch N derive --dp and -m.
 
     Example: costmodel step --model llama-3-8b --gpu h100-sxm --tp 8 --cp 2 --gpus 64 --global-batch 256
+
+    A mixture of experts: --experts E --top-k K with the shape, and --ep to spread the experts over the
+    dp × cp ranks (docs/howto/estimate-step.md, "Mixture of experts").
     """
     command = StepCommand(values, ctx)
     sweep, as_json = values["sweep"], values["as_json"]
@@ -469,7 +473,8 @@ def render_step(r: StepResult) -> Rendered:
     sp = " · sequence parallel" if r.sequence_parallel and r.tp > 1 else ""
     gpus = f"{r.gpus} GPU{'s' if r.gpus > 1 else ''}"
     cp = f" × cp {r.cp}" if r.cp > 1 else ""
-    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp}{cp} = {gpus} · "
+    ep = f" · ep {r.ep}" if r.ep > 1 else ""
+    head = markup(f"[bold]step[/bold] · dp {r.dp} × tp {r.tp} × pp {r.pp}{cp} = {gpus}{ep} · "
                   f"{r.schedule}{chunks} · M = {r.microbatches}{recompute}{sp}\n"
                   f"[bold]{format_time(r.step_s)}[/bold] per step\n"
                   f"compute: {escape(r.compute_model)}\n"
@@ -492,10 +497,14 @@ def _parts(r: StepResult) -> Any:
     rows = [("compute", r.compute_s), ("TP communication", r.tp_comm_s)]
     if r.cp > 1:
         rows.append(("exposed CP communication", r.cp_comm_s))
+    if r.ep > 1:
+        rows.append(("EP all-to-alls", r.ep_comm_s))
     rows += [("pipeline bubble", r.bubble_s), ("exposed PP sends", r.pp_exposed_s),
              ("exposed DP communication", r.dp_exposed_s)]
     if r.contention_s:
         rows.append(("compute slowdown", r.contention_s))
+    if r.expert_dp_s:
+        rows.append(("expert gradient reduction", r.expert_dp_s))
     rows.append(("optimizer", r.optimizer_s))
     if r.zero in (1, 2) and r.dp > 1 and r.param_gather == "after":
         rows.append(("parameter all-gather", r.param_gather_s))
@@ -514,6 +523,10 @@ def _summary(r: StepResult) -> Any:
                                             f"{_collectives(r)}")
         summary.add_row("  hidden", f"{format_time(r.dp_hidden_s)} ({_share(r.dp_hidden_s, r.dp_comm_s)})")
         summary.add_row("  exposed", f"{format_time(r.dp_exposed_s)} ({_share(r.dp_exposed_s, r.dp_comm_s)})")
+    if r.ep > 1:
+        alltoalls = 6 if r.recompute == "full" else 4
+        summary.add_row("EP all-to-all", f"{format_time(r.ep_alltoall_s)} each, {alltoalls} per MoE layer; "
+                                         f"{format_size(r.ep_alltoall_bytes)} per rank")
     if r.tokens_per_s is not None:
         summary.add_row("tokens/s", format_number(r.tokens_per_s))
     if r.mfu is not None:
@@ -573,10 +586,12 @@ def render_sweep(r: StepSweep) -> Rendered:
     b = best.result
     assert b is not None and best.step_s is not None
     chunks = f" · v = {b.chunks}" if b.chunks > 1 else ""
+    cp = f" × cp {b.cp}" if b.cp > 1 else ""
+    ep = f" · ep {b.ep}" if b.ep > 1 else ""
     head = markup(f"[bold]step sweep[/bold] of {r.knob} · {len(r.points)} values\n"
                   f"best: {r.knob} = {format_value(best.value, r.kind)} ({_best_by(r)}), "
                   f"[bold]{format_time(best.step_s)}[/bold] per step\n"
-                  f"  dp {b.dp} × tp {b.tp} × pp {b.pp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''} · "
+                  f"  dp {b.dp} × tp {b.tp} × pp {b.pp}{cp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''}{ep} · "
                   f"{b.schedule}{chunks} · M = {b.microbatches}")
     columns = (r.knob, "step", "compute", "DP added", "bubble", "tokens/s", "MFU", "scaling", "")
     numeric = columns[1:-1] if r.kind == "name" else columns[:-1]
@@ -592,6 +607,7 @@ def render_sweep(r: StepSweep) -> Rendered:
                      "—" if p.tokens_per_s is None else format_number(p.tokens_per_s),
                      "—" if p.mfu is None else _share(p.mfu, Fraction(1)),
                      _share(p.scaling_efficiency or Fraction(0), Fraction(1)), "best" if i == r.best else "")
-    notes = ("DP added: exposed data-parallel communication, compute slowdown and ZeRO's parameter "
-             "all-gather", "scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
+    notes = ("DP added: exposed data-parallel communication, compute slowdown, ZeRO's parameter "
+             "all-gather and the experts' gradient reduction",
+             "scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
     return Group(head, Text(""), rows), notes

@@ -35,7 +35,7 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
 ``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged; :func:`build_shape` builds the
-shape from those keywords :class:`~costmodel.step.TransformerShape` takes and says what it leaves out.
+shape from them, a mixture of experts and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ _TOP = ("name", "title", "aliases", "source", "locator", "notes", "base", "shape
 
 _DENSE: dict[str, Any] = {"experts": None, "top_k": None, "expert_ffn_factor": None, "shared_experts": 0,
                           "dense_layers": 0}
-"""Values of the mixture-of-experts keywords that describe a dense model (nothing to leave out)."""
+"""Values of the mixture-of-experts keywords that describe a dense model."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,9 +130,10 @@ class ModelList(JSONFields):
 def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> Any:
     """A :class:`~costmodel.step.TransformerShape` from keyword arguments *shape*.
 
-    Keywords the shape class does not take are left out when their value describes a dense model, or
-    ``tied_embeddings=False`` (noted in *notes*: the output layer's own weights are not counted);
-    any other, such as ``experts=8``, is refused: the step would price a different model.
+    The mixture-of-experts keywords (``experts``, ``top_k``, ``expert_ffn_factor``, ``shared_experts``,
+    ``dense_layers``) and ``tied_embeddings`` pass to the shape as they are; ``experts`` of 0 or 1 (a
+    single FFN) describes a dense model, and its other expert keywords are then left out.  *notes* (a
+    description's notes, which callers collect) gets nothing from the keywords: the shape holds them all.
     """
     from costmodel.step.flops import TransformerShape
 
@@ -140,22 +141,18 @@ def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> 
     missing = [k for k in ("layers", "hidden", "heads", "sequence", "vocabulary") if shape.get(k) is None]
     if missing:
         raise InputError(f"the model gives no {', '.join(missing)}; give {missing[0]}=N")
+    dense = shape.get("experts") in (None, 0, 1)
     kwargs: dict[str, Any] = {}
     for key, value in shape.items():
-        if key in taken:
-            if value is not None:
-                kwargs[key] = value
-        elif key == "tied_embeddings":
-            if value is False and notes is not None:
-                notes.append("tied_embeddings=False: the shape counts one V·h embedding; the output "
-                             "layer's own weights are left out of N (the memory of a last pipeline stage "
-                             "holds them)")
-        elif key in _DENSE:
-            if value != _DENSE[key] and not (key == "experts" and value in (0, 1)):
-                raise InputError(f"{key}={value!r}: a mixture of experts, which this transformer shape does "
-                                 "not describe; price a dense model")
-        else:
+        if key not in taken:
             raise UnknownNameError("shape keyword", key, tuple(taken))
+        if dense and key in _DENSE:
+            if value != _DENSE[key] and key not in ("experts", "top_k"):
+                raise InputError(f"{key}={value!r} describes a mixture of experts; give experts= and top_k= "
+                                 "too")
+            continue
+        if value is not None:
+            kwargs[key] = value
     return TransformerShape(**kwargs)
 
 
@@ -271,7 +268,7 @@ def parse_model(content: str, *, path: str) -> ModelDescription:
                                    locator=locator, notes=(*(base.notes if base is not None else ()), *notes),
                                    aliases=aliases if preset else ())
     try:  # every value checked now, not when a step is priced
-        build_shape({k: v for k, v in shape.items() if k not in _DENSE and k != "tied_embeddings"})
+        build_shape(shape)
     except InputError as exc:
         raise _fail(str(exc), path) from None
     return description

@@ -178,6 +178,12 @@ def _peak(value: Any, name: str) -> Fraction | None:
     return x
 
 
+def _capacity(value: Any, name: str) -> Fraction | None:
+    from costmodel.step.flops import capacity
+
+    return capacity(value, name)
+
+
 def _flag(value: Any, name: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -359,7 +365,7 @@ def _algorithm(value: Any, name: str) -> str:
 
 def _order(value: Any, name: str) -> str:
     if not isinstance(value, str):
-        raise InputError(f"{name}={_shown(value)} is not a rank order; e.g. {name}='tp-dp-pp'")
+        raise InputError(f"{name}={_shown(value)} is not a rank order; e.g. {name}='tp-cp-ep-dp-pp'")
     return value.strip()
 
 
@@ -396,6 +402,8 @@ class StepConfig:
     cp: int = _setting(1, count, "Context-parallel ranks (≥ 1): each holds s/cp of every sequence, ring "
                                  "attention passes K and V (Megatron-Core's; 2·cp divides the sequence).",
                        metavar="C", sweep="count")
+    ep: int = _setting(1, count, "Expert-parallel ranks (≥ 1; divides the experts and dp·cp, the "
+                                 "ranks that hold the experts).", metavar="EP", sweep="count")
     microbatches: int = _setting(1, count, "Micro-batches per replica per step (≥ 1).", metavar="M",
                                  sweep="count")
     schedule: str = _setting("1f1b", _schedule, "Pipeline schedule: gpipe, 1f1b (default), interleaved, "
@@ -422,6 +430,10 @@ class StepConfig:
     micro_batch: int = _setting(1, count, "Sequences per micro-batch (default "
                                           "1).", panel="model", metavar="B",
                                 sweep="count", shape_only=True)
+    capacity_factor: Fraction | None = _setting(
+        None, _capacity, "Tokens an expert takes over its fair share k·T/E: its token blocks are padded "
+        "or cut to that (default: none dropped, tokens spread evenly).", panel="model", metavar="C",
+        shape_only=True)
     causal: bool = _setting(False, _flag, "Causal attention: count half the attention products, as "
                             "Megatron-LM does.", panel="model", boolean=True)
     dropout: bool = _setting(True, _flag, "Dropout after attention and the FFN (and on the attention "
@@ -517,9 +529,9 @@ class StepConfig:
                             "link).", panel="link", metavar="NAME|FILE|ALPHA:RATE", sweep="name")
     topology: Any = _setting(None, _topology, "The machine's levels "
                                               "(Topology).", panel="link", own_option=False)
-    order: str = _setting("tp-dp-pp", _order, "With the machine's levels: the rank order, innermost first "
-                          "(default tp-dp-pp, Megatron's; cp after tp unless placed).", panel="link",
-                          metavar="DIMS")
+    order: str = _setting("tp-cp-ep-dp-pp", _order, "With the machine's levels: the rank order, innermost "
+                          "first (default tp-cp-ep-dp-pp, Megatron-Core's; cp after tp and ep inside dp when "
+                          "left out).", panel="link", metavar="DIMS")
 
     @classmethod
     def of(cls, **settings: Any) -> StepConfig:

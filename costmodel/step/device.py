@@ -75,6 +75,7 @@ class Unit:
     tp: Fraction = Fraction(0)  # the tensor-parallel communication inside forward and backward
     recompute: Fraction = Fraction(0)  # the recomputation at the start of backward
     cp: Fraction = Fraction(0)  # the exposed context-parallel communication inside forward and backward
+    ep: Fraction = Fraction(0)  # the expert-parallel all-to-alls inside forward and backward
 
 
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:

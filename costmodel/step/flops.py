@@ -27,6 +27,17 @@ the N weights plus 12·l·h·s per token for attention; without recomputation or
 saving, ``total == six_n_flops + 12·l·h·s·tokens`` holds exactly (N counts the matrices only:
 no biases, norms or position embeddings; the logits share the V·h input embedding).
 
+A mixture-of-experts (MoE) layer replaces the MLP by a router, a T × E × h product
+(2·B·s·h·E; Lepikhin et al. 2021, section 2.1), the k experts each token is routed to
+(2·B·s·k·m·h·f_e: the active experts, not the E of the parameters; Fedus et al. 2022, section 2;
+Jiang et al. 2024, section 2) and the S shared experts every token passes through
+(2·B·s·S·m·h·f_e; Dai et al. 2024, section 3.2); the first ``dense_layers`` keep the dense MLP.  With
+a capacity factor c each expert runs a block of c·k·T/E tokens (Fedus et al. 2022, equation (3)):
+the routed experts' products count c times as much, hardware work and not model work.  N of the
+6·N convention is then the active weights (router, k routed and the shared experts, attention, the
+output layer), which keeps the identity above exact.  :func:`parameters` counts the parameters as
+model cards publish them (embeddings, norms, every expert), total and active.
+
 :func:`achieved_flops` divides these counts by a measured iteration time: the model FLOPs (no
 recomputation) give the model FLOPs utilization (MFU), the FLOPs as run (with the recomputation)
 the hardware FLOPs utilization (HFU) and Narayanan et al.'s "teraFLOP/s per GPU" (Chowdhery et
@@ -41,14 +52,25 @@ from fractions import Fraction
 from costmodel._json import JSONFields
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
-from costmodel.references import CHOWDHERY_2022, KORTHIKANTI_2022, MEGATRON_LM, NARAYANAN_2021_MEGATRON, Cited
+from costmodel.references import (
+    CHOWDHERY_2022,
+    DAI_2024,
+    FEDUS_2022,
+    JIANG_2024,
+    KORTHIKANTI_2022,
+    LEPIKHIN_2021,
+    MEGATRON_LM,
+    NARAYANAN_2021_MEGATRON,
+    Cited,
+)
 from costmodel.units import parse_time
-from costmodel.validate import positive
+from costmodel.validate import positive, whole
 
-__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "LayerFlops", "ModelFlops", "TransformerShape",
-           "achieved_flops", "model_flops"]
+__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "LayerFlops", "ModelFlops", "ParameterCount",
+           "TransformerShape", "achieved_flops", "capacity", "model_flops", "parameters"]
 
-CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KORTHIKANTI_2022)
+CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KORTHIKANTI_2022, FEDUS_2022, LEPIKHIN_2021,
+         JIANG_2024, DAI_2024)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
@@ -73,7 +95,21 @@ class TransformerShape(JSONFields):
     kv_groups : int, optional
         Key-value groups g of grouped-query attention, dividing *heads*; default *heads* (MHA).
     gated : bool, default False
-        A gated FFN (SwiGLU: three matrices instead of two).
+        A gated FFN (SwiGLU: three matrices instead of two); the experts' FFNs too.
+    experts : int, optional
+        E, the routed experts of each mixture-of-experts (MoE) layer; ``None``: a dense FFN.
+    top_k : int, optional
+        k, the experts each token is routed to, 1 ≤ k ≤ E; required with *experts*.
+    expert_ffn_factor : number, optional
+        Each expert's FFN width over h (default *ffn_factor*): 11/16 for DeepSeekMoE's 1408 of 2048.
+    shared_experts : int, default 0
+        Experts every token passes through besides its k routed ones (DeepSeekMoE's shared experts),
+        each of the experts' width.
+    dense_layers : int, default 0
+        The first layers keep a dense FFN of width ffn_factor·h (DeepSeekMoE's first layer).
+    tied_embeddings : bool, default True
+        The input embedding is the output layer's matrix; ``False`` counts V·h twice in
+        :func:`parameters` and changes no FLOPs.
     """
 
     layers: int
@@ -84,6 +120,12 @@ class TransformerShape(JSONFields):
     ffn_factor: Fraction = Fraction(4)
     kv_groups: int | None = None
     gated: bool = False
+    experts: int | None = None
+    top_k: int | None = None
+    expert_ffn_factor: Fraction | None = None
+    shared_experts: int = 0
+    dense_layers: int = 0
+    tied_embeddings: bool = True
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "sequence", "vocabulary"):
@@ -106,6 +148,40 @@ class TransformerShape(JSONFields):
                                  "each key-value group serves heads/kv_groups query heads")
         if not isinstance(self.gated, bool):
             raise InputError(f"gated={self.gated!r} is not True or False")
+        if not isinstance(self.tied_embeddings, bool):
+            raise InputError(f"tied_embeddings={self.tied_embeddings!r} is not True or False")
+        self._check_experts()
+
+    def _check_experts(self) -> None:
+        """The mixture-of-experts fields: all at their defaults for a dense FFN, else consistent."""
+        if self.experts is None:
+            given = [f"{name}={getattr(self, name)!r}" for name, default in (
+                ("top_k", None), ("expert_ffn_factor", None), ("shared_experts", 0), ("dense_layers", 0))
+                if getattr(self, name) != default]
+            if given:
+                raise InputError(f"{given[0]} describes a mixture of experts; give experts= (the routed "
+                                 "experts per MoE layer) with it, or leave it out for a dense FFN")
+            return
+        experts = positive(self.experts, "experts")
+        if self.top_k is None:
+            raise InputError(f"experts={experts} needs top_k= (the experts each token is routed to, 1 to "
+                             f"{experts}); e.g. top_k=2 as Mixtral")
+        whole(self.top_k, "top_k", low=1, high=experts,
+              hint=f"each token is routed to 1 to {experts} of the experts=, e.g. top_k=2")
+        if self.expert_ffn_factor is not None:
+            try:
+                factor = parse_number(self.expert_ffn_factor, what="expert FFN factor")
+            except InputError as exc:
+                raise InputError(f"expert_ffn_factor={self.expert_ffn_factor!r}: {exc}") from None
+            if factor <= 0 or (factor * self.hidden).denominator != 1:
+                raise InputError(f"expert_ffn_factor={self.expert_ffn_factor!r} is not a positive number "
+                                 "with a whole expert_ffn_factor·hidden; e.g. 11/16 for 1408 of hidden 2048")
+            object.__setattr__(self, "expert_ffn_factor", factor)
+        whole(self.shared_experts, "shared_experts", low=0,
+              hint="give the always-active experts of each MoE layer, e.g. shared_experts=2")
+        whole(self.dense_layers, "dense_layers", low=0, high=self.layers - 1,
+              hint=f"the first layers keep a dense FFN and at least one of the {self.layers} layers is a "
+                   "mixture of experts; e.g. dense_layers=1")
 
     @property
     def groups(self) -> int:
@@ -118,30 +194,173 @@ class TransformerShape(JSONFields):
         return int(self.ffn_factor * self.hidden)
 
     @property
-    def layer_parameters(self) -> int:
-        """Weights of one layer's matrices: h·(h + 2h·g/a) + h² + m·h·f·h."""
+    def matrices(self) -> int:
+        """m: the matrices of an FFN (and of each expert), 3 gated (SwiGLU), else 2."""
+        return 3 if self.gated else 2
+
+    @property
+    def attention_parameters(self) -> int:
+        """Weights of one layer's attention matrices: h·(h + 2h·g/a) + h²."""
         h = self.hidden
         kv = h * self.groups // self.heads
-        return h * (h + 2 * kv) + h * h + (3 if self.gated else 2) * h * self.ffn_hidden
+        return h * (h + 2 * kv) + h * h
+
+    @property
+    def layer_parameters(self) -> int:
+        """Weights of one dense layer's matrices: h·(h + 2h·g/a) + h² + m·h·f·h."""
+        return self.attention_parameters + self.matrices * self.hidden * self.ffn_hidden
+
+    @property
+    def moe(self) -> bool:
+        """Whether the FFN of (some) layers is a mixture of experts."""
+        return self.experts is not None
+
+    @property
+    def moe_layers(self) -> int:
+        """The layers with a mixture of experts (0 for a dense shape)."""
+        return self.layers - self.dense_layers if self.moe else 0
+
+    @property
+    def expert_ffn_hidden(self) -> int:
+        """The FFN width of one routed or shared expert (the dense FFN's when no factor is given)."""
+        factor = self.ffn_factor if self.expert_ffn_factor is None else self.expert_ffn_factor
+        return int(factor * self.hidden)
+
+    @property
+    def expert_parameters(self) -> int:
+        """Weights of one expert's matrices: m·h·f_e."""
+        return self.matrices * self.hidden * self.expert_ffn_hidden
+
+    def is_moe_layer(self, index: int) -> bool:
+        """Whether layer *index* (from 0) has a mixture of experts: every layer after the dense ones."""
+        return self.moe and index >= self.dense_layers
+
+    def layer_weights(self, index: int) -> tuple[int, int]:
+        """Layer *index*'s matrices as (replicated, routed-expert) weights: the attention and the dense FFN,
+        or the attention, router and shared experts, and the E routed experts (which expert parallelism
+        divides)."""
+        if not self.is_moe_layer(index):
+            return self.layer_parameters, 0
+        assert self.experts is not None
+        replicated = (self.attention_parameters + self.hidden * self.experts
+                      + self.shared_experts * self.expert_parameters)
+        return replicated, self.experts * self.expert_parameters
+
+    @property
+    def active_layer_parameters(self) -> int:
+        """Weights of one MoE layer's matrices a token uses: attention, router, k routed and the shared
+        experts (a dense layer's for a dense shape)."""
+        if not self.moe:
+            return self.layer_parameters
+        assert self.experts is not None and self.top_k is not None
+        return (self.attention_parameters + self.hidden * self.experts
+                + (self.top_k + self.shared_experts) * self.expert_parameters)
 
     @property
     def parameters(self) -> int:
-        """N: every layer's matrices and the V·h embedding (shared with the logits)."""
-        return self.layers * self.layer_parameters + self.vocabulary * self.hidden
+        """N of the 6·N convention: the matrices each token multiplies, every layer's (for a mixture of
+        experts the active ones: router, k routed and the shared experts) and the V·h output layer (the
+        input embedding is a lookup).  :func:`parameters` counts the parameters as model cards do."""
+        return (self.moe_layers * self.active_layer_parameters
+                + (self.layers - self.moe_layers) * self.layer_parameters + self.vocabulary * self.hidden)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParameterCount(JSONFields):
+    """The parameters of a transformer as model cards count them, by part (see :func:`parameters`).
+
+    *routed_experts* holds every routed expert (E per MoE layer), *active_routed_experts* the k a token
+    uses; ``total`` is the sum of the parts, ``active`` the same with the k routed experts in place of E.
+    """
+
+    embeddings: int
+    attention: int
+    dense_ffn: int
+    routed_experts: int
+    shared_experts: int
+    router: int
+    norms: int
+    active_routed_experts: int
+    total: int
+    active: int
+    sources: tuple[Cited, ...] = ()
+
+
+_MOE_SOURCES = (
+    FEDUS_2022.at("section 2.1, equation (3) and figure 3: the router and the expert capacity"),
+    LEPIKHIN_2021.at("section 2.1 and algorithm 1: top-2 gating over E experts, the router's h × E weights"),
+    JIANG_2024.at("section 2 and table 1: 8 experts of a SwiGLU FFN, top-2, 46.7B and 12.9B parameters"),
+    DAI_2024.at("sections 3 and 5.1: shared and fine-grained routed experts, the first layer dense; 16.4B "
+                "total and 2.8B activated parameters"),
+)
+
+
+def parameters(shape: TransformerShape) -> ParameterCount:
+    """The parameters of *shape* as model cards publish them: total, and active (what one token uses).
+
+    Counted: the input embedding V·h and the output layer's V·h unless they are tied; each layer's
+    attention h·(h + 2h·g/a) + h²; a dense layer's FFN m·h·f; an MoE layer's router h·E (Lepikhin et
+    al. 2021), its E routed experts and S shared experts of m·h·f_e each (Dai et al. 2024); and the
+    RMSNorm weights, h for each of the 2·l + 1 norms.  No biases (the published models have none).  The
+    active count replaces the E routed experts by the k a token is routed to (Fedus et al. 2022; Jiang
+    et al. 2024).
+
+    References
+    ----------
+    .. [1] Jiang et al. 2024 (Mixtral of Experts), section 2 and table 1.
+    .. [2] Dai et al. 2024 (DeepSeekMoE), section 5.1: 16.4B total, 2.8B activated parameters.
+    .. [3] Lepikhin et al. 2021 (GShard), section 2.1; Fedus et al. 2022 (Switch Transformers), section 2.1.
+
+    Examples
+    --------
+    Mixtral 8×7B (Jiang et al. 2024): 46.7B parameters, 12.9B active.
+
+    >>> mixtral = TransformerShape(layers=32, hidden=4096, heads=32, kv_groups=8, sequence=4096,
+    ...                            vocabulary=32000, ffn_factor=Fraction(7, 2), gated=True, experts=8,
+    ...                            top_k=2, tied_embeddings=False)
+    >>> count = parameters(mixtral)
+    >>> count.total, count.active
+    (46702792704, 12879925248)
+    """
+    if not isinstance(shape, TransformerShape):
+        raise InputError(f"shape={shape!r} is not a TransformerShape")
+    h, layers, moe = shape.hidden, shape.layers, shape.moe_layers
+    experts, top_k = shape.experts or 0, shape.top_k or 0
+    parts = {
+        "embeddings": shape.vocabulary * h * (1 if shape.tied_embeddings else 2),
+        "attention": layers * shape.attention_parameters,
+        "dense_ffn": (layers - moe) * shape.matrices * h * shape.ffn_hidden,
+        "routed_experts": moe * experts * shape.expert_parameters,
+        "shared_experts": moe * shape.shared_experts * shape.expert_parameters,
+        "router": moe * h * experts,
+        "norms": (2 * layers + 1) * h,
+    }
+    active_routed = moe * top_k * shape.expert_parameters
+    total = sum(parts.values())
+    return ParameterCount(**parts, active_routed_experts=active_routed, total=total,
+                          active=total - parts["routed_experts"] + active_routed,
+                          sources=_MOE_SOURCES if shape.moe else ())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LayerFlops(JSONFields):
-    """Forward FLOPs of one transformer layer on one batch, by part, and its training total."""
+    """Forward FLOPs of one transformer layer on one batch, by part, and its training total.
+
+    In an MoE layer *mlp* is the sum of the *router*, the routed *experts* (as run: with a capacity
+    factor, capacity-sized blocks) and the *shared* experts; in a dense layer those three are 0.
+    """
 
     qkv: int
     attention: Fraction
     projection: int
-    mlp: int
+    mlp: Fraction
     forward: Fraction
     backward: Fraction
     recompute: Fraction
     total: Fraction
+    router: int = 0
+    experts: Fraction = Fraction(0)
+    shared: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +368,12 @@ class ModelFlops(JSONFields):
     """Model FLOPs of one iteration (forward, backward, recomputation) on *batch* sequences.
 
     ``total = layers·layer.total + logits_forward + logits_backward``; ``six_n_flops`` is the
-    PaLM convention's 6·N·tokens, without the attention term.
+    PaLM convention's 6·N·tokens, without the attention term, with N the active weights
+    (:attr:`TransformerShape.parameters`).  With a mixture of experts *layer* is an MoE layer and
+    *dense_layer* the first ``shape.dense_layers`` layers' (when there are any):
+    ``total = (layers − dense_layers)·layer.total + dense_layers·dense_layer.total + logits``.
+    *capacity_factor* is the experts' capacity the count runs with (``None``: each token's k experts,
+    nothing padded or dropped).
     """
 
     shape: TransformerShape
@@ -163,6 +387,8 @@ class ModelFlops(JSONFields):
     total: Fraction
     parameters: int
     six_n_flops: int
+    dense_layer: LayerFlops | None = None
+    capacity_factor: Fraction | None = None
     sources: tuple[Cited, ...] = _SOURCES
 
     @property
@@ -171,8 +397,49 @@ class ModelFlops(JSONFields):
         return self.total / self.tokens
 
 
+def capacity(value: object, name: str = "capacity_factor") -> Fraction | None:
+    """A capacity factor read: ``None``, or a number > 0 (the tokens an expert takes over its fair share)."""
+    if value is None:
+        return None
+    try:
+        factor = parse_number(value, what="capacity factor")
+    except InputError as exc:
+        raise InputError(f"{name}={value!r}: {exc}") from None
+    if factor <= 0:
+        shown = value.strip() if isinstance(value, str) else repr(value)
+        raise InputError(f"{name}={shown} is not positive; give the tokens an expert takes over its fair "
+                         f"share k·T/E, e.g. {name}=1.25 (Switch Transformers), or none for no dropping")
+    return factor
+
+
+def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causal: bool, redo: bool,
+           capacity_factor: Fraction | None) -> LayerFlops:
+    h, s = shape.hidden, shape.sequence
+    kv = h * shape.groups // shape.heads
+    qkv = 2 * tokens * h * (h + 2 * kv)
+    attention = Fraction(2 * 2 * batch * s * s * h, 2 if causal else 1)
+    projection = 2 * tokens * h * h
+    router, experts, shared = 0, Fraction(0), 0
+    if moe:
+        assert shape.experts is not None and shape.top_k is not None
+        router = 2 * tokens * h * shape.experts
+        expert = 2 * h * shape.expert_ffn_hidden * shape.matrices  # one token through one expert
+        experts = Fraction(tokens * shape.top_k * expert)
+        if capacity_factor is not None:
+            experts *= capacity_factor
+        shared = tokens * shape.shared_experts * expert
+        mlp = router + experts + shared
+    else:
+        mlp = Fraction(2 * tokens * h * shape.ffn_hidden * shape.matrices)
+    forward = qkv + attention + projection + mlp
+    again = forward if redo else Fraction(0)
+    return LayerFlops(qkv=qkv, attention=attention, projection=projection, mlp=mlp, forward=forward,
+                      backward=2 * forward, recompute=again, total=3 * forward + again, router=router,
+                      experts=experts, shared=shared)
+
+
 def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
-                causal: bool = False) -> ModelFlops:
+                causal: bool = False, capacity_factor: object = None) -> ModelFlops:
     """FLOPs of one training iteration of *shape* on *batch* sequences (see the module notes).
 
     Parameters
@@ -185,6 +452,20 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         ``"full"`` adds one forward pass of every layer (not of the logits).
     causal : bool
         Count only the unmasked half of the two attention products, as Megatron-LM does.
+    capacity_factor : number, optional
+        A mixture of experts' capacity factor c > 0: each expert runs a block of c·k·T/E tokens
+        (Fedus et al. 2022, equation (3)), padded or with tokens dropped, so the routed experts' products
+        count c times each token's k; ``None`` (default) counts the k experts of every token, the model
+        FLOPs.
+
+    Notes
+    -----
+    An MoE layer's FFN is its router, a T × E × h product (2·T·h·E; Lepikhin et al. 2021, section 2.1),
+    the k routed experts of every token, 2·T·k·m·h·f_e (not the E of the parameters: Fedus et al. 2022,
+    section 2), and the S shared experts, 2·T·S·m·h·f_e (Dai et al. 2024, section 3.2).  With dense
+    shapes the count is unchanged (Narayanan et al.'s equation (3) exactly), and 6·N·tokens with N the
+    active weights keeps ``total == six_n_flops + 12·l·h·s·tokens`` without recomputation, causal
+    saving or capacity factor.
 
     Examples
     --------
@@ -201,24 +482,27 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
     if not isinstance(causal, bool):
         raise InputError(f"causal={causal!r} is not True or False")
+    factor = capacity(capacity_factor)
+    if factor is not None and not shape.moe:
+        raise InputError("capacity_factor= applies to a mixture of experts; give experts= and top_k= in the "
+                         "shape, or leave it out")
     h, s = shape.hidden, shape.sequence
     tokens = batch * s
-    kv = h * shape.groups // shape.heads
-    qkv = 2 * tokens * h * (h + 2 * kv)
-    attention = Fraction(2 * 2 * batch * s * s * h, 2 if causal else 1)
-    projection = 2 * tokens * h * h
-    mlp = 2 * tokens * h * shape.ffn_hidden * (3 if shape.gated else 2)
-    forward = qkv + attention + projection + mlp
-    redo = forward if recompute == "full" else Fraction(0)
-    layer = LayerFlops(qkv=qkv, attention=attention, projection=projection, mlp=mlp, forward=forward,
-                       backward=2 * forward, recompute=redo, total=3 * forward + redo)
+    redo = recompute == "full"
+    layer = _layer(shape, batch=batch, tokens=tokens, moe=shape.moe, causal=causal, redo=redo,
+                   capacity_factor=factor)
+    dense = None
+    if shape.moe and shape.dense_layers:
+        dense = _layer(shape, batch=batch, tokens=tokens, moe=False, causal=causal, redo=redo,
+                       capacity_factor=None)
+    total = ((shape.layers - shape.dense_layers) * layer.total
+             + (shape.dense_layers * dense.total if dense is not None else 0))
     logits = 2 * tokens * h * shape.vocabulary
     return ModelFlops(
         shape=shape, batch=batch, recompute=recompute, causal=causal, tokens=tokens, layer=layer,
-        logits_forward=logits, logits_backward=2 * logits,
-        total=shape.layers * layer.total + 3 * logits,
-        parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens)
-
+        logits_forward=logits, logits_backward=2 * logits, total=total + 3 * logits,
+        parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens, dense_layer=dense,
+        capacity_factor=factor, sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()))
 
 
 _ACHIEVED_SOURCES = (
@@ -238,7 +522,9 @@ class AchievedFlops(JSONFields):
     with full recomputation Narayanan et al.'s equation (3)).  *layer* is one layer's count as
     run.  The rates are ``None`` without *time_s* and *gpus*, the utilizations without
     *peak_flops_per_s* (the peak of one GPU).  ``six_n_ratio`` is 6·N·tokens over
-    ``model_flops``.
+    ``model_flops``.  *total_parameters* and *active_parameters* are :func:`parameters`' counts (the model
+    card's: embeddings and norms included); a *capacity_factor* changes the hardware count only (padded
+    or dropped expert rows), not the model count.
     """
 
     shape: TransformerShape
@@ -256,6 +542,10 @@ class AchievedFlops(JSONFields):
     parameters: int
     six_n_flops: int
     six_n_ratio: Fraction
+    total_parameters: int
+    active_parameters: int
+    capacity_factor: Fraction | None
+    dense_layer: LayerFlops | None
     time_s: Fraction | None
     gpus: int | None
     peak_flops_per_s: Fraction | None
@@ -279,7 +569,8 @@ def _peak(value: object) -> Fraction:
 
 
 def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None, gpus: int | None = None,
-                   recompute: str = "none", causal: bool = False, peak_flops: object = None) -> AchievedFlops:
+                   recompute: str = "none", causal: bool = False, peak_flops: object = None,
+                   capacity_factor: object = None) -> AchievedFlops:
     """FLOPs of one iteration of *shape* on *batch* sequences, and the FLOP/s of a measured run.
 
     Parameters
@@ -297,6 +588,9 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         Count only the unmasked half of the attention products (Megatron-LM's count).
     peak_flops : number, optional
         The peak FLOP/s of one GPU (e.g. 312e12 for an A100 in bf16), for MFU and HFU.
+    capacity_factor : number, optional
+        A mixture of experts' capacity factor: the experts run capacity-sized token blocks (hardware
+        FLOPs), the model FLOPs still count each token's k experts.
 
     Returns
     -------
@@ -330,7 +624,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     (52, True)
     """
     model = model_flops(shape, batch=batch, causal=causal)
-    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal)
+    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal, capacity_factor=capacity_factor)
+    count = parameters(shape)
     if (time_s is None) != (gpus is None):
         raise InputError("time_s and gpus go together: the FLOP/s per GPU need the measured time of "
                          "an iteration and the GPUs that ran it")
@@ -356,7 +651,10 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         hardware_flops=run.total, model_flops_per_token=model.per_token,
         hardware_flops_per_token=run.per_token,
         parameters=run.parameters, six_n_flops=run.six_n_flops, six_n_ratio=run.six_n_flops / model.total,
+        total_parameters=count.total, active_parameters=count.active, capacity_factor=run.capacity_factor,
+        dense_layer=run.dense_layer,
         time_s=time, gpus=gpu, peak_flops_per_s=peak,
         model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
         hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
-        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu)
+        model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu,
+        sources=_ACHIEVED_SOURCES + (_MOE_SOURCES if shape.moe else ()))

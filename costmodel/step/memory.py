@@ -15,6 +15,13 @@ variance).  ZeRO divides the optimizer states by dp (stage 1), the gradients too
 (3; Rajbhandari et al. 2020, figure 1), and ZeRO 3 holds the gathered weights of the units in flight
 (the one computing and the ones prefetched) and one unit's unsharded gradient.
 
+With a mixture of experts each rank holds the replicated weights and E/ep of the routed experts (ep
+expert-parallel ranks); ZeRO shards the replicated states over the dp × cp ranks and the experts' over
+the dp·cp/ep ranks holding the same experts.  An MoE layer's FFN term is its experts' on the routed
+rows, (e·c·k + e(m + 1)·(f_e/h)·(c·k + S) + 4E/h)·sbh/t: the permuted tokens, the experts' insides
+on c·k rows a token (capacity factor c or 1) and the S shared experts', the router's fp32
+probabilities; a device holds the larger of a dense and an MoE layer's for each layer.
+
 **Activations** of one layer for one micro-batch of b sequences of s tokens, hidden h, a heads, t
 tensor-parallel ranks, e bytes an activation and one byte a dropout mask (Korthikanti et al. 2022,
 section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelism)::
@@ -41,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.pipeline.result import PipelineOp
@@ -86,11 +94,13 @@ class DeviceMemory(JSONFields):
 
 def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequence_parallel: bool,
                      recompute: str, attention: str, element: Fraction = Fraction(2), cp: int = 1,
-                     dropout: bool = True) -> Fraction:
+                     dropout: bool = True, moe: bool = False,
+                     capacity_factor: Fraction | None = None) -> Fraction:
     """One layer's stored activations for one micro-batch on one rank (module notes); with *cp*
     context-parallel ranks each holds s/cp of every sequence, and every term is divided by cp (the
     attention matrix's rows too: its s/cp queries).  Without *dropout* there are no masks (the two of the
-    residual adds, the attention probabilities'), nor the probabilities' dropped copy.
+    residual adds, the attention probabilities'), nor the probabilities' dropped copy.  With *moe* an MoE
+    layer's, whose FFN term is its experts' on the routed rows.
 
     Examples
     --------
@@ -110,8 +120,15 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
     gated = 2 if shape.gated else 1
     mask = 1 if dropout else 0
     shared = (4 * e + 2 * mask) * sbh / sp
-    split = (e * (2 + Fraction(2 * shape.groups, shape.heads))
-             + e * (gated + 1) * Fraction(shape.ffn_hidden, h)) * sbh / t
+    ffn = e * (gated + 1) * Fraction(shape.ffn_hidden, h)
+    if moe and shape.moe:
+        assert shape.experts is not None and shape.top_k is not None
+        cf = Fraction(1) if capacity_factor is None else capacity_factor
+        rows = cf * shape.top_k  # routed rows per token
+        width = Fraction(shape.expert_ffn_hidden, h)
+        ffn = (e * rows  # the permuted tokens, the experts' input
+               + e * (gated + 1) * width * (rows + shape.shared_experts)) + Fraction(4 * shape.experts, h)
+    split = (e * (2 + Fraction(2 * shape.groups, shape.heads)) + ffn) * sbh / t
     if attention == "flash":
         scores = Fraction(4 * shape.heads * s * b, t)
     elif recompute == "selective":
@@ -125,41 +142,65 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
                 layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
                 recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
-                prefetch: int, cp: int = 1, dropout: bool = True) -> tuple[DeviceMemory, ...]:
+                prefetch: int, cp: int = 1, dropout: bool = True, ep: int = 1,
+                capacity_factor: Fraction | None = None,
+                weights: Sequence[tuple[int, int]] | None = None) -> tuple[DeviceMemory, ...]:
     """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks.  *dp*
     is the ranks ZeRO shards over (Megatron-LM's distributed optimizer: dp × cp), *cp* the context-parallel
-    ranks that divide the activations."""
+    ranks that divide the activations.
+
+    With a mixture of experts *weights[s]* is device s's (replicated, routed-expert) parameters: the *ep*
+    expert-parallel ranks hold E/ep of the routed experts each, and ZeRO shards those over the dp/ep
+    ranks holding the same experts (dp·cp/ep, as *dp* counts the cp ranks); the activations are an MoE
+    layer's (the larger when the first layers are dense).
+    """
     pp = len(timeline)
     h, vocab = shape.hidden, shape.vocabulary
-    per_layer = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                 recompute=recompute, attention=attention, element=element, cp=cp,
-                                 dropout=dropout)
+    kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel,
+                             "recompute": recompute, "attention": attention, "element": element, "cp": cp,
+                             "dropout": dropout}
+    per_layer = activation_bytes(shape, **kinds)
+    if shape.moe:
+        moe_layer = activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds)
+        per_layer = max(per_layer, moe_layer)
     working = Fraction(0)
     if recompute == "full":  # the layer rebuilt in the backward pass
-        working = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                   recompute="none", attention=attention, element=element, cp=cp,
-                                   dropout=dropout)
+        rebuilt = {**kinds, "recompute": "none"}
+        working = activation_bytes(shape, **rebuilt)
+        if shape.moe:
+            working = max(working,
+                          activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **rebuilt))
     tokens = micro_batch * shape.sequence // cp
     out = []
     for s, ops in enumerate(timeline):
         count = sum(layers[s])
-        params = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
-        psi = Fraction(params, tp)
-        weights, grads, states = weight_element * psi, grad_element * psi, optimizer_element * psi
+        if weights is None:
+            replicated = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
+            routed = 0
+        else:
+            replicated, routed = weights[s]
+        params = replicated + routed // ep
+        psi, psi_e = Fraction(replicated, tp), Fraction(routed, tp * ep)
+        edp = max(1, dp // ep)
+        weight, grads = weight_element * (psi + psi_e), grad_element * (psi + psi_e)
+        states = optimizer_element * (psi + psi_e)
         if zero >= 1:
-            states /= dp
+            states = optimizer_element * (psi / dp + psi_e / edp)
         if zero >= 2:
-            grads /= dp
+            grads = grad_element * (psi / dp + psi_e / edp)
         if zero >= 3:
             unit = Fraction(shape.layer_parameters, tp)
-            weights = weights / dp + weight_element * unit * (1 + prefetch)
+            if shape.moe:
+                unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
+                           for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
+            weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
             grads += grad_element * unit
         held = peak_inflight((o.op for o in ops), split=split)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)
-        states_total = weights + grads + states
-        out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weights, gradient_bytes=grads,
+        states_total = weight + grads + states
+        out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weight, gradient_bytes=grads,
                                 optimizer_bytes=states, model_state_bytes=states_total,
                                 activation_bytes_per_layer=per_layer, layers=count, inflight=held,
                                 activation_bytes=acts, total_bytes=states_total + acts))

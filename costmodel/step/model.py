@@ -24,6 +24,20 @@ place (Korthikanti et al. 2022, section 4.2.2: the same bytes).  They sit betwee
 products, on the critical path.  The first stage also runs the input embedding, the last the output
 layer and its cross entropy.
 
+An MoE layer with expert parallelism (ep > 1: the dp replicas split into ep ranks holding E/ep
+experts each, Megatron-Core's expert grid) adds four all-to-alls, the dispatch and combine forward
+and their gradients backward (six with full recomputation), each of each rank's send buffer of
+n = c·k·T·h·e bytes (its tokens' k copies, T/tp tokens with sequence parallelism, capacity factor c
+or 1), priced as a pairwise all-to-all over the ep ranks on the ep group's link (Lepikhin et al. 2021,
+section 3.2; Megatron-Core's ``MoEAlltoAllTokenDispatcher``), on the critical path like the
+tensor-parallel collectives.  With context parallelism a rank holds s/cp of each sequence, so T is
+b·s/cp (over tp with sequence parallelism).  The ep ranks are carved out of the dp × cp ranks, as
+Megatron-Core's expert grid over the same world is (``megatron/core/parallel_state.py``), so ep
+divides dp·cp.  The experts' gradients are reduced over the dp·cp/ep ranks holding the same experts
+(Megatron-Core's expert-data-parallel group, world/(ep·tp·pp) ranks with the expert tensor
+parallelism equal to tp) after the backward, before the optimizer, not overlapped; the other
+weights' over all dp × cp ranks as before (with ep = 1 the experts' join them).
+
 The stages' F and B go through the list scheduler behind ``bubble``
 (:func:`costmodel.pipeline.simulate.simulate_stages`; for zb-h1 the backward splits into the input
 gradient B and the weight gradient W, Qi et al. 2024, section 2), with a point-to-point send of the
@@ -76,7 +90,9 @@ from costmodel.pipeline.result import PipelineOp
 from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simulate_makespan, simulate_stages
 from costmodel.references import (
     CHOWDHERY_2022,
+    FEDUS_2022,
     KORTHIKANTI_2022,
+    LEPIKHIN_2021,
     LIU_2023_RING,
     MEGATRON_LM,
     NARAYANAN_2021_MEGATRON,
@@ -94,7 +110,7 @@ from costmodel.step.frameworks import DataParallel, data_parallel
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
-from costmodel.step.placement import MEGATRON_ORDER, place
+from costmodel.step.placement import MEGATRON_ORDER, canonical_order, place
 from costmodel.step.rates import SOURCES as RATE_SOURCES
 from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
@@ -117,6 +133,15 @@ _SOURCES = (
     CHOWDHERY_2022.at("appendix B: model and hardware FLOPs utilization"),
 )
 
+_EXPERT_SOURCES = (
+    LEPIKHIN_2021.at("section 3.2: the dispatch and combine all-to-alls of an MoE layer over the expert-"
+                     "parallel devices"),
+    FEDUS_2022.at("section 2.1 and figure 3: expert capacity = capacity factor × tokens per expert"),
+    MEGATRON_LM.at("megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher; "
+                   "megatron/core/parallel_state.py: the expert-data-parallel group of world/(ep·tp·pp) "
+                   "ranks"),
+)
+
 PARAM_GATHERS = ("after", "overlap")
 """When ZeRO 1 and 2 all-gather the updated parameters: after the optimizer (DeepSpeed,
 ``stage_1_and_2.py``, ``step``), or overlapped with the next forward (Megatron-LM,
@@ -136,9 +161,12 @@ ZERO_STAGES = (0, 1, 2, 3)
 class StepResult(JSONFields):
     """One training step: its time, the exact breakdown, the overlap, throughput, utilization and memory.
 
-    ``step_s = compute_s + tp_comm_s + cp_comm_s + bubble_s + pp_exposed_s + dp_exposed_s + contention_s
-    + optimizer_s + param_gather_s``; *cp_comm_s* is the exposed context-parallel communication of the
-    busiest device, *cp_send_s* one send of a K and V block.  *dp_exposed_s* is what the data-parallel
+    ``step_s = compute_s + tp_comm_s + cp_comm_s + ep_comm_s + bubble_s + pp_exposed_s + dp_exposed_s
+    + contention_s + expert_dp_s + optimizer_s + param_gather_s``; *cp_comm_s* is the exposed
+    context-parallel communication of the busiest device, *cp_send_s* one send of a K and V block.
+    *ep_comm_s* is the busiest device's expert-parallel all-to-alls (each *ep_alltoall_s*, of
+    *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of the experts' gradients over the
+    dp·cp/ep ranks holding the same experts after the backward.  *dp_exposed_s* is what the data-parallel
     collectives add to the pipeline at full compute speed, *contention_s* what the compute slowdown adds
     on top,
     *param_gather_s* the ZeRO-1/2 parameter all-gather after the optimizer.  *dp_hidden_s* is the part of
@@ -156,6 +184,7 @@ class StepResult(JSONFields):
     pp: int
     cp: int
     gpus: int
+    ep: int
     microbatches: int
     schedule: str
     chunks: int
@@ -171,12 +200,16 @@ class StepResult(JSONFields):
     compute_s: Fraction
     tp_comm_s: Fraction
     cp_comm_s: Fraction
+    ep_comm_s: Fraction
     bubble_s: Fraction
     pp_exposed_s: Fraction
     dp_exposed_s: Fraction
+    expert_dp_s: Fraction
     optimizer_s: Fraction
     pipeline_s: Fraction
     tp_allreduce_s: Fraction
+    ep_alltoall_s: Fraction
+    ep_alltoall_bytes: Fraction
     pp_send_s: Fraction
     cp_send_s: Fraction
     dp_comm_s: Fraction
@@ -304,6 +337,9 @@ class _Model:
     kv_bytes: Fraction = Fraction(0)  # the K and V block a context-parallel step sends
     attention_forward: Fraction = Fraction(0)  # one layer's attention compute on a rank, forward
     attention_backward: Fraction = Fraction(0)  # and backward
+    routed: tuple[bool, ...] = ()  # each layer: a mixture of experts (its all-to-alls priced)
+    expert_gradients: tuple[Fraction, ...] = ()  # each layer's routed experts' gradient on one rank
+    dispatch_bytes: Fraction = Fraction(0)  # n of one dispatch (or combine) all-to-all on one rank
 
 
 def _parallelism(c: StepConfig) -> tuple[str, int]:
@@ -356,37 +392,59 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.sequence_parallel and tp > 1 and shape.sequence % tp:
         raise InputError(f"sequence_parallel=True with tp={tp}: the sequence {shape.sequence} does not split "
                          "over the tp ranks")
+    _check_experts(c)
     rates = _rates(c, notes)
     element = _activation_element(c)
     if c.recompute == "selective" and c.attention == "flash" and not rates.flat:
         notes.append("recompute='selective' with flash attention recomputes nothing more: FlashAttention "
                      "keeps no attention matrix and rebuilds it in its own backward")
-    layer, logits, embedding, priced = shape_work(
-        shape, micro_batch=b, tp=tp, rates=rates, sequence_parallel=c.sequence_parallel and tp > 1,
-        attention=c.attention, recompute=c.recompute, causal=c.causal, element=element,
-        accumulate=mode.accumulate, cp=cp, dropout=c.dropout)
+    work: dict[str, Any] = {
+        "micro_batch": b, "tp": tp, "rates": rates, "sequence_parallel": c.sequence_parallel and tp > 1,
+        "attention": c.attention, "recompute": c.recompute, "causal": c.causal, "element": element,
+        "accumulate": mode.accumulate, "cp": cp, "dropout": c.dropout, "ep": c.ep,
+        "capacity_factor": c.capacity_factor}
+    layer, logits, embedding, priced = shape_work(shape, **work)
+    dense = layer
+    if shape.moe and shape.dense_layers:
+        dense = shape_work(shape, dense=True, **work)[0]
+    routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
     grad = _grad_element(c, mode)
-    grads = [Fraction(shape.layer_parameters, tp) * grad] * shape.layers
+    split = [shape.layer_weights(i) for i in range(shape.layers)]
+    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same)
+    grads = [Fraction(replicated + (routed_weights if c.ep == 1 else 0), tp) * grad
+             for replicated, routed_weights in split]
+    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad
+                    for _, routed_weights in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
+    output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
     full = model_flops(shape, batch=b * batch, causal=c.causal)
-    run = full if c.recompute == "none" else model_flops(shape, batch=b * batch, causal=c.causal,
-                                                         recompute="full")
+    run = model_flops(shape, batch=b * batch, causal=c.causal, capacity_factor=c.capacity_factor,
+                      recompute="full" if c.recompute == "full" else "none")
     hardware = run.total
     if c.recompute == "selective":  # the attention core once more, not the whole forward
-        hardware = full.total + shape.layers * full.layer.attention
+        hardware = run.total + shape.layers * run.layer.attention
     attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=c.causal)
     d = shape.hidden // shape.heads
     kv_heads = max(1, shape.groups // tp)
-    return _Model(layers=(layer,) * shape.layers, gradients=tuple(grads), element=element, grad_element=grad,
+    # a rank's tokens: s/cp of each sequence (context parallelism), 1/tp of those with sequence parallelism
+    tokens = Fraction(b * shape.sequence, cp * (tp if c.sequence_parallel and tp > 1 else 1))
+    dispatch = Fraction(0)
+    if shape.moe:
+        assert shape.top_k is not None
+        cf = Fraction(1) if c.capacity_factor is None else c.capacity_factor
+        dispatch = cf * shape.top_k * tokens * shape.hidden * element
+    return _Model(layers=tuple(layer if r else dense for r in routed), gradients=tuple(grads),
+                  element=element, grad_element=grad,
                   activation_bytes=Fraction(b * shape.sequence * shape.hidden, cp) * element,
                   micro_tokens=b * shape.sequence,
-                  logits=logits, logits_gradient=embedding_grad if c.pp > 1 else Fraction(0),
+                  logits=logits, logits_gradient=embedding_grad if output else Fraction(0),
                   embedding=embedding, model_flops=full.total, hardware_flops=hardware,
                   six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
                   extra_tp=not rates.flat,
                   kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
-                  attention_forward=attention_f, attention_backward=attention_b)
+                  attention_forward=attention_f, attention_backward=attention_b,
+                  routed=routed, expert_gradients=experts, dispatch_bytes=dispatch)
 
 
 _ATTENTION_OPS = ("flash attention", "attention scores", "softmax", "attention dropout", "attention context")
@@ -415,6 +473,37 @@ def _nearest_divisors(n: int, near: int) -> str:
     return " or ".join(str(x) for x in (below[-1:] + above[:1]))
 
 
+
+def _nearest(value: int, valid: Sequence[int]) -> str:
+    """The valid values nearest *value*: the largest below and the smallest above (``ep=2 or ep=4``)."""
+    below = [v for v in valid if v < value]
+    above = [v for v in valid if v > value]
+    near = ([max(below)] if below else []) + ([min(above)] if above else [])
+    return " or ".join(f"ep={v}" for v in near)
+
+
+def _check_experts(c: StepConfig) -> None:
+    """Expert parallelism and the capacity factor against the shape: ep divides the experts and the dp·cp
+    ranks (Megatron-Core carves its expert grid, expert-tp × ep × expert-dp × pp, out of the same ranks
+    as tp × cp × dp × pp, so expert-dp = dp·cp/ep)."""
+    shape = c.shape
+    if not shape.moe:
+        for name, default in (("ep", 1), ("capacity_factor", None)):
+            if getattr(c, name) != default:
+                raise InputError(f"{name}= applies to a mixture of experts; give experts= and top_k= in the "
+                                 "shape, or leave it out")
+        return
+    experts, ep, ranks = shape.experts, c.ep, c.dp * c.cp
+    valid = [v for v in range(1, min(experts, ranks) + 1) if experts % v == 0 and ranks % v == 0]
+    if experts % ep:
+        raise InputError(f"ep={ep} does not divide experts={experts}; give {_nearest(ep, valid)}")
+    if ranks % ep:
+        held = f"dp·cp = {c.dp}·{c.cp} = {ranks}" if c.cp > 1 else f"dp={c.dp}"
+        raise InputError(f"ep={ep} does not divide {held}: the expert-parallel ranks split the "
+                         f"data-parallel{' and context-parallel' if c.cp > 1 else ''} ranks; give "
+                         f"{_nearest(ep, valid)}, or more dp")
+
+
 def _activation_element(c: StepConfig) -> Fraction:
     """Bytes of an activation: ``bytes_per_element`` when given, else 2 (bf16 and fp16, and fp8 training,
     whose activations stay bf16) or 4 (fp32 and tf32)."""
@@ -432,7 +521,8 @@ def _from_times(c: StepConfig) -> _Model:
     if c.forward_s is None or c.backward_s is None:
         raise InputError("no model given; pass shape= (with gpu= or peak_flops=) or forward_s= and "
                          "backward_s=")
-    for name in ("micro_batch", "causal", "dropout", "attention", "gpu", "dtype", "peak_flops", "efficiency"):
+    for name in ("micro_batch", "causal", "dropout", "attention", "gpu", "dtype", "peak_flops", "efficiency",
+                 "ep", "capacity_factor"):
         if getattr(c, name) != StepConfig.__dataclass_fields__[name].default:
             raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
                              "backward_s= leave it out")
@@ -518,24 +608,28 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
 
 
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
-           split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0))) -> list[list[Unit]]:
-    """Each virtual stage's units: its layers with their tensor-parallel communication and exposed
-    context-parallel communication (*cp*: forward, backward), the embedding's work on the first, the output
-    layer on the last."""
+           split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0)),
+           alltoall: Fraction = Fraction(0)) -> list[list[Unit]]:
+    """Each virtual stage's units: its layers with their tensor-parallel communication, exposed
+    context-parallel communication (*cp*: forward, backward) and an MoE layer's all-to-alls (dispatch and
+    combine forward, their gradients backward, again with full recomputation), the embedding's work on
+    the first, the output layer on the last."""
     units: list[Unit] = []
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
-    for i, (w, g) in enumerate(zip(model.layers, model.gradients, strict=True)):
+    routed = model.routed or (False,) * len(model.layers)
+    for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
         tp = 2 * tp_layer + (tp_layer if redo else 0)
-        forward = w.forward + tp_layer + cp_f
-        backward = w.backward + tp_layer + (tp_layer if redo else 0) + cp_b
+        a2a = 2 * alltoall if moe else Fraction(0)
+        forward = w.forward + tp_layer + cp_f + a2a
+        backward = w.backward + tp_layer + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
         if i == 0 and model.embedding is not None:
             forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
             backward += model.embedding.backward
             tp += tp_one if model.extra_tp else 0
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
-                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer if redo else 0) +
-                          (cp_f if redo else 0), cp=cp_f + cp_b))
+                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
+                          (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
     out: list[list[Unit]] = []
     start = 0
     for count in layout:
@@ -570,7 +664,8 @@ def _by_matrix(units: list[Unit], shares: tuple[Fraction, ...]) -> list[Unit]:
     """Each unit as the pieces DeepSpeed's ZeRO 3 fetches one at a time (its matrices), its work and
     parameters shared among them as their parameters are."""
     return [Unit(forward=u.forward * w, backward=u.backward * w, weight=u.weight * w,
-                 gradient_bytes=u.gradient_bytes * w, tp=u.tp * w, recompute=u.recompute * w, cp=u.cp * w)
+                 gradient_bytes=u.gradient_bytes * w, tp=u.tp * w, recompute=u.recompute * w, cp=u.cp * w,
+                 ep=u.ep * w)
             for u in units for w in shares]
 
 
@@ -672,30 +767,32 @@ def gpu_topology(gpu: Any, ranks: int) -> Topology:
                      level(nodes, gpu.network_latency_s, gpu.network_busbw_bytes_per_s, "network")))
 
 
-def _placed(c: StepConfig, *, notes: list[str]) -> tuple[Any, Any, Any, Any, bool]:
-    """The tp, pp, dp and cp links: those given, else their levels' on the topology (noted); with neither
-    a link nor a topology, the machine of the GPU preset (:func:`gpu_topology`); and whether the ranks
-    were placed on a topology (then the dp = 1 step is placed anew).  The dp link is the gradient
-    reduction's, over dp × cp ranks."""
+def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
+    """The tp, pp, dp and cp links (and ep's and the expert-data-parallel group's, edp): those given, else
+    their levels' on the topology (noted); with neither a link nor a topology, the machine of the GPU
+    preset (:func:`gpu_topology`); and under ``placed`` whether the ranks were placed on a topology (then
+    the dp = 1 step is placed anew).  The dp link is the gradient reduction's, over dp × cp ranks.  Without
+    a topology the expert groups, carved out of the dp × cp ranks, use the dp link."""
     topology: Topology | None = c.topology
     if topology is None and c.link is None and c.gpu is not None:
-        wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link}
+        wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": c.dp_link}
         if any(getattr(c, kind) > 1 and link is None for kind, link in wanted.items()) or (
                 c.cp > 1 and c.dp_link is None):
             topology = gpu_topology(c.gpu, c.dp * c.tp * c.pp * c.cp)
     if topology is None:
-        if c.order != MEGATRON_ORDER:
+        if canonical_order(c.order) != canonical_order(MEGATRON_ORDER):
             raise InputError(f"order={c.order!r} places the ranks on a topology; pass topology= too")
-        return c.tp_link, c.pp_link, c.dp_link, c.cp_link, False
+        return {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": c.dp_link,
+                "edp": c.dp_link, "placed": False}
     if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp)
+    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp, ep=c.ep)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
-    return (placed.links.get("tp") if c.tp_link is None else c.tp_link,
-            placed.links.get("pp") if c.pp_link is None else c.pp_link,
-            placed.links.get("dp") if c.dp_link is None else c.dp_link,
-            placed.links.get("cp") if c.cp_link is None else c.cp_link, True)
+    given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
+    out: dict[str, Any] = {kind: placed.links.get(kind if kind in placed.levels else "dp") if link is None
+                           else link for kind, link in given.items()}
+    return {**out, "placed": True}
 
 
 def _slowdown(c: StepConfig, model: _Model) -> Fraction:
@@ -708,15 +805,15 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
         return Fraction(0)
     gpu = c.gpu
     placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp * c.cp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp,
-                   cp=c.cp)
+                   cp=c.cp, ep=c.ep)
     channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
 def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
-             m: int) -> tuple[Fraction, Fraction, Fraction]:
-    """The busiest device's compute time over the step, and its tensor-parallel and exposed
-    context-parallel parts."""
+             m: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+    """The busiest device's compute time over the step, and its tensor-parallel, exposed context-parallel
+    and expert-parallel parts."""
     def device(s: int) -> list[Unit]:
         return [x for c in range(v) for x in stage_units[c * pp + s]]
 
@@ -725,7 +822,8 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
 
     busiest = device(max(range(pp), key=busy))
     return (m * sum((x.forward + x.backward for x in busiest), Fraction(0)),
-            m * sum((x.tp for x in busiest), Fraction(0)), m * sum((x.cp for x in busiest), Fraction(0)))
+            m * sum((x.tp for x in busiest), Fraction(0)), m * sum((x.cp for x in busiest), Fraction(0)),
+            m * sum((x.ep for x in busiest), Fraction(0)))
 
 
 def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, dp: int,
@@ -736,13 +834,41 @@ def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, d
         return c.optimizer_s
     if model.rates is None or c.shape is None:
         return Fraction(0)
-    shape = c.shape
-    per_device = [sum(layout[ch * c.pp + s] for ch in range(v)) for s in range(c.pp)]
-    params = max(n * shape.layer_parameters + shape.vocabulary * shape.hidden * ((s == 0) + (c.pp > 1 and
-                                                                                      s == c.pp - 1))
-                 for s, n in enumerate(per_device))
-    share = Fraction(params, c.tp) / (dp if zero >= 1 else 1)
+    share = max(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero) for s in range(c.pp))
     return optimizer_time(share, model.rates)
+
+
+def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> list[int]:
+    """The layers (indices) of pipeline device *s*: its chunks' layers."""
+    starts = [sum(layout[:k]) for k in range(len(layout))]
+    return [i for ch in range(v) for k in (ch * c.pp + s,) for i in range(starts[k], starts[k] + layout[k])]
+
+
+def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> list[tuple[int, int]]:
+    """Each pipeline device's (replicated, routed-expert) parameters before tensor and expert parallelism:
+    its layers', and the embedding (and the output layer's matrix) on the first (last) stage."""
+    shape = c.shape
+    out = []
+    for s in range(c.pp):
+        replicated = routed = 0
+        for i in _device_layers(c, layout, s, v=v):
+            a, b = shape.layer_weights(i)
+            replicated, routed = replicated + a, routed + b
+        heads = (s == 0) + (s == c.pp - 1 and (c.pp > 1 or not shape.tied_embeddings))
+        out.append((replicated + shape.vocabulary * shape.hidden * heads, routed))
+    return out
+
+
+def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int,
+                       zero: int) -> Fraction:
+    """The parameters device *s* updates on one rank: its layers' replicated weights and its E/ep experts
+    over tp, and the embedding (and the output layer's matrix) on the first (last) stage; ZeRO shards the
+    replicated ones over the *dp* ranks holding them (dp × cp) and the experts over the *dp*/ep holding
+    the same experts."""
+    replicated, routed = _device_weights(c, layout, v=v)[s]
+    ep = c.ep if dp > 1 else 1
+    own = Fraction(replicated, c.tp) / (dp if zero >= 1 else 1)
+    return own + Fraction(routed, c.tp * ep) / (dp // ep if zero >= 1 else 1)
 
 
 def step(config: StepConfig | None = None, /, **settings: Any) -> StepResult:
@@ -825,6 +951,9 @@ class _Prepared:
     slowdown: Fraction
     tp_layer: Fraction
     kv_send: Fraction = Fraction(0)
+    ep_link: Any = None
+    edp_link: Any = None
+    alltoall: Fraction = Fraction(0)
 
     def spans(self) -> dict[str, Any]:
         forward, backward, weight = (list(x) for x in zip(*map(totals, self.stage_units), strict=True))
@@ -854,20 +983,23 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
                          "micro-batches")
     model = _model(c, mode, notes=notes)
     layout = _layout(c, len(model.layers), v)
-    tp_link, pp_link, dp_link, cp_link, placed = _placed(c, notes=notes)
+    links = _placed(c, notes=notes)
+    tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
     tp_layer, tp_one = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
     send = Fraction(0)
     if c.pp > 1 and act > 0:
         sent = act / c.tp if c.sequence_parallel and c.tp > 1 else act
         send = _send(_for(_link(pp_link, c.link, "pp_link", "the pipeline sends"), "allreduce"), sent)
-    kv_send, cp_exposed = _cp_comm(c, model, cp_link)
+    kv_send, cp_exposed = _cp_comm(c, model, links["cp"])
+    alltoall = _alltoall(c, model, link=links["ep"], notes=notes)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
-                         split=name in SPLIT, cp=cp_exposed)
+                         split=name in SPLIT, cp=cp_exposed, alltoall=alltoall)
     return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
-                     slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send)
+                     slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send, ep_link=links["ep"],
+                     edp_link=links["edp"], alltoall=alltoall)
 
 
 def _cp_comm(c: StepConfig, model: _Model, cp_link: Any) -> tuple[Fraction, tuple[Fraction, Fraction]]:
@@ -884,6 +1016,21 @@ def _cp_comm(c: StepConfig, model: _Model, cp_link: Any) -> tuple[Fraction, tupl
     return one, (forward, backward)
 
 
+
+def _alltoall(c: StepConfig, model: _Model, *, link: Any, notes: list[str]) -> Fraction:
+    """One dispatch (or combine) all-to-all of an MoE layer over the ep ranks: each rank's send buffer of
+    n = c·k·T·h·e bytes (its tokens' k copies, to capacity; T its tokens, 1/tp of them with sequence
+    parallelism), of which (ep − 1)/ep leaves it (Lepikhin et al. 2021, section 3.2; Megatron-Core's
+    ``MoEAlltoAllTokenDispatcher``); 0 without expert parallelism."""
+    if c.ep == 1 or not model.dispatch_bytes:
+        return Fraction(0)
+    source = _link(link, c.link, "dp_link", "the expert-parallel all-to-alls")
+    priced = cost("alltoall", "pairwise", p=c.ep, n=model.dispatch_bytes, link=_for(source, "alltoall"),
+                  chunk_note=False)
+    notes.extend(x for x in priced.notes if x not in notes)
+    return priced.time_s
+
+
 def check_layers(layers: int) -> None:
     """Refuse more than :data:`MAX_LAYERS` layers, before anything is built per layer."""
     if layers > MAX_LAYERS:
@@ -894,13 +1041,16 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
     """The step with dp = 1 and the same links: the pipeline alone (*makespan*) and the optimizer over
     unsharded states; placed anew when the ranks sit on a machine's levels and the tensor- or
     pipeline-parallel links move."""
-    if run.placed:
-        alone = replace(c, dp=1, allow_oom=True)
-        tp_link, pp_link, _, _, _ = _placed(alone, notes=[])
-        if (tp_link, pp_link) != (run.tp_link, run.pp_link):
+    alone = replace(c, dp=1, ep=1, allow_oom=True)
+    if c.ep > 1:  # one replica holds every expert: no all-to-alls
+        run = _prepare(alone, notes=[])
+        makespan = run.makespan()
+    elif run.placed:
+        links = _placed(alone, notes=[])
+        if (links["tp"], links["pp"]) != (run.tp_link, run.pp_link):
             run = _prepare(alone, notes=[])
             makespan = run.makespan()
-    return makespan + _optimizer(c, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.zero)
+    return makespan + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.zero)
 
 
 def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> StepResult:
@@ -922,14 +1072,19 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         end = end_plain = makespan = max(ops[-1].end for ops in timeline)
     quiet = run.makespan(send=False) if send else makespan
     optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=zero)
-    total = max([end + optimizer, *(d.gather_parameters(d.end + optimizer) for d in devices)])
+    experts = _expert_reduction(c, run, notes=notes)
+    total = max([end + experts + optimizer,
+                 *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
-    busy, tp_comm, cp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
+    busy, tp_comm, cp_comm, ep_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
     gpus = dp * tp * pp * cp
     scaling: Fraction = Fraction(1)
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
     notes.extend(_shape_notes(c, zero=zero, send=send))
+    if c.ep > 1 and dp > 1:
+        notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
+                     "optimizer step and smaller expert products can put it above 100%")
     memory, capacity = _memory(c, mode, model, layout, timeline, v=v, split=run.name in SPLIT,
                                warnings=warnings)
     comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []
@@ -943,6 +1098,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     tokens_per_s = None if model.micro_tokens is None else Fraction(dp * m * model.micro_tokens) / total
     per_op = model.rates is not None and not model.rates.flat
     sp = (KORTHIKANTI_2022.at("section 4.2.2: sequence parallelism"),) if c.sequence_parallel else ()
+    moe = _EXPERT_SOURCES if c.shape is not None and c.shape.moe else ()
     ring = (LIU_2023_RING.at("section 3: blockwise attention with K and V blocks passed round a ring of "
                              "hosts, each send overlapped with a block's compute"),
             MEGATRON_LM.at("docs/user-guide/features/context_parallel.md and "
@@ -951,24 +1107,25 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if reducers > 1 else ())
                + ((SLOWDOWN_SOURCE,) if u else ())
                + (mode.sources if reducers > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp
-               + ring)
+               + ring + moe)
 
     def utilization(flops: Fraction | int | None) -> Fraction | None:
         return None if flops is None or peak is None else flops / (total * gpus * peak)
 
     return StepResult(
-        dp=dp, tp=tp, pp=pp, cp=cp, gpus=gpus, microbatches=m, schedule=run.name, chunks=v,
+        dp=dp, tp=tp, pp=pp, cp=cp, gpus=gpus, ep=c.ep, microbatches=m, schedule=run.name, chunks=v,
         recompute=c.recompute,
         sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
         mode=mode.mode if reducers > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
         dtype=c.dtype, compute_model=_compute_model(c, model),
-        step_s=total, compute_s=busy - tp_comm - cp_comm, tp_comm_s=tp_comm, cp_comm_s=cp_comm,
-        bubble_s=quiet - busy,
-        pp_exposed_s=makespan - quiet, dp_exposed_s=exposed, optimizer_s=optimizer,
-        pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2, pp_send_s=send, cp_send_s=run.kv_send,
-        dp_comm_s=dp_comm,
+        step_s=total, compute_s=busy - tp_comm - cp_comm - ep_comm, tp_comm_s=tp_comm, cp_comm_s=cp_comm,
+        ep_comm_s=ep_comm, bubble_s=quiet - busy, pp_exposed_s=makespan - quiet, dp_exposed_s=exposed,
+        expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2,
+        ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
+        pp_send_s=send, cp_send_s=run.kv_send, dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
-        param_gather_s=total - end - optimizer, dp_stage=critical, zero=zero, prefetch=mode.prefetch,
+        param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero,
+        prefetch=mode.prefetch,
         param_gather=mode.param_gather, slowdown=u, bucket_rule=mode.rule, tokens_per_s=tokens_per_s,
         model_flops=model.model_flops, hardware_flops=model.hardware_flops, six_n_flops=model.six_n_flops,
         peak_flops=peak, mfu=utilization(model.model_flops), hfu=utilization(model.hardware_flops),
@@ -978,10 +1135,50 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         notes=tuple(notes), warnings=tuple(warnings), sources=sources)
 
 
+def _expert_reduction(c: StepConfig, run: _Prepared, *, notes: list[str]) -> Fraction:
+    """The routed experts' gradients reduced over the dp·cp/ep ranks that hold the same experts
+    (Megatron-Core's expert-data-parallel group, world/(ep·tp·pp) ranks), after the backward and before
+    the optimizer, the slowest device's: one all-reduce of its experts' gradients (ZeRO 1 and up: a
+    reduce-scatter, and for ZeRO 1 and 2 the all-gather of the updated experts after it)."""
+    model = run.model
+    replicas = c.dp * c.cp // c.ep
+    if replicas == 1 or not any(model.expert_gradients):
+        return Fraction(0)
+    source = _link(run.edp_link, c.link, "dp_link", "the experts' gradient reduction")
+    zero = run.mode.zero
+
+    def price(collective: str, n: Fraction) -> Fraction:
+        priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=replicas, n=n,
+                      link=_for(source, collective), chunk_note=False)
+        notes.extend(x for x in priced.notes if x not in notes)
+        return priced.time_s
+
+    slowest = Fraction(0)
+    for s in range(c.pp):
+        n = sum((model.expert_gradients[i] for i in _device_layers(c, run.layout, s, v=run.v)), Fraction(0))
+        if not n:
+            continue
+        if zero == 0:
+            t = price("allreduce", n)
+        else:
+            t = price("reduce-scatter", n) + (price("allgather", n) if zero < 3 else 0)
+        slowest = max(slowest, t)
+    over = "dp·cp/ep" if c.cp > 1 else "dp/ep"
+    notes.append(f"the experts' gradients are reduced over the {over} = {replicas} ranks holding the same "
+                 "experts after the backward, not overlapped with it (Megatron-Core's expert-data-parallel "
+                 "group)")
+    return slowest
+
+
 def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
         ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
+        ("Megatron-LM runs a mixture of experts with tensor parallelism only with sequence_parallel=True; "
+         "without it each tensor-parallel rank routes and dispatches all the micro-batch's tokens",
+         c.shape is not None and c.shape.moe and c.tp > 1 and not c.sequence_parallel),
+        ("expert parallelism: 2 all-to-alls per MoE layer forward (dispatch, combine) and 2 backward "
+         f"over the ep={c.ep} ranks, on the critical path, tokens spread evenly over the experts", c.ep > 1),
         ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
         (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
          "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),
@@ -1063,7 +1260,8 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
         recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
         split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
-        cp=c.cp, dropout=c.dropout)
+        cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
+        weights=_device_weights(c, layout, v=v))
     if c.gpu is None:
         return memory, None
     capacity = Fraction(c.gpu.memory_bytes)

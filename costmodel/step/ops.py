@@ -23,6 +23,15 @@ FFN out            T × h × f/t                                     matrix prod
 dropout + residual                                                 memory
 =================  ==============================================  ==========================
 
+An MoE layer (a shape with experts, after its dense first layers) runs in place of the FFN a router
+(T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism), its softmax and top-k, the
+permutation of each token's k copies into expert order, the products of the E/ep experts this rank
+holds on the routed rows from every rank of the expert-parallel group (c·k·T·ep/E rows each, a
+capacity factor c or 1, as one batched product of T × m·f_e/t × h and T × h × f_e/t, Megatron-Core's
+grouped GEMM; the rows rounded up to a whole one for the kernel, the FLOPs exact), the activation on
+those rows, the unpermutation weighted by the router's probabilities, and the shared experts as one
+FFN of width S·f_e (Megatron-Core's ``SharedExpertMLP``).  The expert tensor parallelism is t.
+
 Each matrix product C = A·B has two in the backward pass: the input gradient dA = dC·Bᵀ and the weight
 gradient dB = Aᵀ·dC (accumulated into fp32 main gradients: 8 bytes of C per element); the batched
 products of unfused attention have two each too.  Memory-bound kernels move the bytes counted below
@@ -42,7 +51,7 @@ Adam step moves per parameter.  The FLOPs of the products add up to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from costmodel._json import JSONFields
@@ -162,10 +171,54 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
     passes.core.append(op)
 
 
+def _exact(ops: list[Op], flops: Fraction) -> list[Op]:
+    """A product's passes with their FLOPs set to *flops* (each pass does as many): its m rounded up to a
+    whole row prices the kernel, the count stays exact."""
+    return [replace(o, flops=flops) for o in ops]
+
+
+def _experts(passes: _Passes, shape: TransformerShape, *, tokens: int, region: int, tp: int, ep: int,
+             capacity_factor: Fraction | None, e: Fraction) -> None:
+    """An MoE layer's FFN on one rank: the router, the permutation of the routed tokens, the local experts'
+    products, the unpermutation, and the shared experts (module notes)."""
+    assert shape.experts is not None and shape.top_k is not None
+    experts, k, h = shape.experts, shape.top_k, shape.hidden
+    cf = Fraction(1) if capacity_factor is None else capacity_factor
+    gated = 2 if shape.gated else 1
+    width = shape.expert_ffn_hidden // tp
+    routed_here = cf * k * region  # the routed rows this rank sends (its tokens' k copies, to capacity)
+    passes.product("router", region, experts, h)
+    passes.memory("router softmax + top-k", (e + 4) * region * experts, 2 * (e + 4) * region * experts)
+    passes.memory("permute", e * h * (region + routed_here), e * h * (region + routed_here))
+    rows = cf * k * tokens  # the rows this rank's E/ep experts run, from every rank of the ep group
+    local = experts // ep
+    per_expert = rows / local
+    m = -(-per_expert.numerator // per_expert.denominator)
+    fwd, *bwd = _product("expert FFN in", m, gated * width, h, local, fused=passes.fused)
+    exact = 2 * rows * gated * width * h
+    passes.forward.append(replace(fwd, flops=exact))
+    passes.backward.extend(_exact(bwd, exact))
+    passes.memory("expert SwiGLU" if shape.gated else "expert GeLU", (gated + 1) * e * rows * width,
+                  (2 * gated + 2) * e * rows * width)
+    fwd, *bwd = _product("expert FFN out", m, h, width, local, fused=passes.fused)
+    exact = 2 * rows * h * width
+    passes.forward.append(replace(fwd, flops=exact))
+    passes.backward.extend(_exact(bwd, exact))
+    passes.memory("unpermute", e * h * (region + routed_here) + 4 * k * region,
+                  e * h * (region + routed_here) + 4 * k * region)
+    if shape.shared_experts:
+        shared = shape.shared_experts * width
+        passes.product("shared FFN in", tokens, gated * shared, h)
+        passes.memory("shared SwiGLU" if shape.gated else "shared GeLU", (gated + 1) * e * tokens * shared,
+                      (2 * gated + 2) * e * tokens * shared)
+        passes.product("shared FFN out", tokens, h, shared)
+
+
 def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
               attention: str = "flash", recompute: str = "none", causal: bool = False,
               element: Fraction = Fraction(2), accumulate: Fraction | None = None, cp: int = 1,
-              dropout: bool = True) -> tuple[Op, ...]:
+              dropout: bool = True, moe: bool | None = None, ep: int = 1,
+              capacity_factor: Fraction | None = None) -> tuple[Op, ...]:
     """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
 
     The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
@@ -205,13 +258,20 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     layer.product("output projection", tokens, h, h // t)
     layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region)
     layer.memory("norm", 2 * e * region, 8 * e * region)
-    layer.product("FFN in", tokens, gated * ffn, h)
-    layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
-                 (2 * gated + 2) * e * tokens * ffn)
-    layer.product("FFN out", tokens, h, ffn)
+    routed = shape.moe if moe is None else moe and shape.moe
+    if routed:
+        _experts(layer, shape, tokens=tokens, region=tokens // t if sequence_parallel and t > 1 else tokens,
+                 tp=t, ep=ep, capacity_factor=capacity_factor, e=e)
+    else:
+        layer.product("FFN in", tokens, gated * ffn, h)
+        layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
+                     (2 * gated + 2) * e * tokens * ffn)
+        layer.product("FFN out", tokens, h, ffn)
     layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region)
     if accumulate is not None:
-        weights = Fraction(shape.layer_parameters, t)
+        replicated, experts = (shape.layer_weights(shape.dense_layers) if routed
+                               else (shape.layer_parameters, 0))
+        weights = Fraction(replicated, t) + Fraction(experts, t * ep)
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
     again: list[Op] = []
     if recompute == "full":

@@ -186,7 +186,8 @@ class SweepPoint(JSONFields):
     """One value of the knob and its step, or the reason it was *skipped* (then every time is None).
 
     The times are :class:`~costmodel.step.StepResult`'s parts; :attr:`data_parallel_s` is all the
-    data-parallel traffic adds to the pipeline (exposed, slowdown, ZeRO's parameter all-gather).
+    data-parallel traffic adds to the pipeline (exposed, slowdown, ZeRO's parameter all-gather, the
+    experts' gradient reduction).
 
     *result* is the whole :class:`~costmodel.step.StepResult` (left out of ``to_dict``: the sweep's
     JSON keeps the numbers, ``costmodel step --json`` a point's timeline).
@@ -204,6 +205,8 @@ class SweepPoint(JSONFields):
     optimizer_s: Fraction | None = None
     param_gather_s: Fraction | None = None
     dp_comm_s: Fraction | None = None
+    ep_comm_s: Fraction | None = None
+    expert_dp_s: Fraction | None = None
     gpus: int | None = None
     tokens_per_s: Fraction | None = None
     mfu: Fraction | None = None
@@ -214,14 +217,15 @@ class SweepPoint(JSONFields):
     def data_parallel_s(self) -> Fraction | None:
         if self.dp_exposed_s is None or self.contention_s is None or self.param_gather_s is None:
             return None
-        return self.dp_exposed_s + self.contention_s + self.param_gather_s
+        return self.dp_exposed_s + self.contention_s + self.param_gather_s + (self.expert_dp_s or 0)
 
     def to_dict(self) -> dict[str, Any]:
         return to_json_dict(self, skip=("result",))
 
 
 _NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
-            "optimizer_s", "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu", "scaling_efficiency")
+            "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus", "tokens_per_s",
+            "mfu", "scaling_efficiency")
 
 
 def _point(value: Any, r: StepResult) -> SweepPoint:

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from costmodel.describe import model_preset
-from costmodel.step import achieved_flops, step
+from costmodel.step import achieved_flops, parameters, step
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 LLAMA_8B = str(DATA / "hf" / "llama-3-8b" / "config.json")
@@ -94,7 +95,7 @@ def test_context_parallel_option(cli):
      "error: tp=16 does not divide kv_groups=12; each tp rank holds whole key-value heads: give --tp 12"),
     (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
     (["--megatron", "--expert-model-parallel-size 4"],
-     "error: ep=4 (from --megatron) is not modelled by this step; drop it"),
+     "error: --ep applies to a mixture of experts; give --experts and --top-k in the shape, or leave it out"),
     (["--global-batch", "64", "--sweep", "dp=1,2"],
      "error: --global-batch fixes the micro-batches from --dp and --micro-batch; --sweep dp would change "
      "them: give -m instead"),
@@ -105,9 +106,56 @@ def test_bad_descriptions_are_one_error_line(cli, args, message):
     assert err.strip() == message
 
 
-def test_a_mixture_of_experts_is_refused_until_the_shape_knows_experts(cli):
-    _, err = cli("flops", "--model", "mixtral-8x7b", "-B", "8", rc=2)
-    assert err.startswith("error: experts=8: a mixture of experts")
+MIXTRAL = str(DATA / "hf" / "mixtral-8x7b" / "config.json")
+
+
+@pytest.mark.parametrize("args,total,active", [
+    (["--hf-config", MIXTRAL], "46.7", "12.9"),  # Jiang et al. 2024, section 2
+    (["--model", "mixtral-8x7b"], "46.7", "12.9"),
+    (["--model", "deepseek-moe-16b"], "16.4", "2.83"),  # Dai et al. 2024, section 5.1: 16.4B, 2.8B
+    (["--model", "llama-3-8b"], "8.03", "8.03"),  # Meta's model card: 8.03B
+    (["--hf-config", LLAMA_8B], "8.03", "8.03"),
+])
+def test_flops_counts_the_published_parameters(cli, args, total, active):
+    data = cli.json("flops", *args, "-B", "8")
+    assert f"{data['total_parameters'] / 1e9:.3g}" == total
+    assert f"{data['active_parameters'] / 1e9:.3g}" == active
+
+
+def test_flops_of_a_described_moe_is_the_api_count(cli):
+    shape = model_preset("mixtral-8x7b").transformer()
+    data = cli.json("flops", "--model", "mixtral-8x7b", "-B", "8")
+    count = parameters(shape)
+    assert (data["total_parameters"], data["active_parameters"]) == (count.total, count.active)
+    assert data["parameters"] == shape.parameters
+
+
+def test_megatron_moe_arguments_build_the_moe_shape(cli):
+    args = ("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
+            "--num-query-groups 8 --seq-length 4096 --ffn-hidden-size 14336 --swiglu --padded-vocab-size 32000 "
+            "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 "
+            "--untie-embeddings-and-output-weights --expert-model-parallel-size 4 "
+            "--tensor-model-parallel-size 2 --context-parallel-size 2 --sequence-parallel --bf16")
+    data = cli.json("step", "--megatron", args, "--gpu", "h100-sxm", "--dp", "4", "-m", "2", "--allow-oom")
+    assert (data["ep"], data["cp"], data["tp"], data["dp"]) == (4, 2, 2, 4)
+    mixtral = model_preset("mixtral-8x7b").transformer()
+    expected = step(shape=dataclasses.replace(mixtral, sequence=4096), gpu="h100-sxm", tp=2, cp=2, ep=4, dp=4,
+                    microbatches=2, sequence_parallel=True, dtype="bf16", allow_oom=True)
+    assert data["step_s"] == pytest.approx(float(expected.step_s), rel=1e-15)
+
+
+def test_a_mixtral_step_with_cp_and_ep(cli):
+    data = cli.json("step", "--model", "mixtral-8x7b", "--seq", "4096", "--gpu", "h100-sxm", "--tp", "2",
+                    "--cp", "2", "--ep", "4", "--dp", "4", "-m", "2", "--sequence-parallel", "--allow-oom")
+    parts = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s",
+             "contention_s", "expert_dp_s", "optimizer_s", "param_gather_s")
+    assert data["step_s"] == pytest.approx(sum(data[p] for p in parts), rel=1e-12)
+    assert data["ep_comm_s"] > 0 and data["expert_dp_s"] > 0 and data["gpus"] == 16
+    out, _ = cli.text("step", "--model", "mixtral-8x7b", "--seq", "4096", "--gpu", "h100-sxm", "--tp", "2",
+                      "--cp", "2", "--ep", "4", "--dp", "4", "-m", "2", "--sequence-parallel", "--allow-oom",
+                      columns=80)
+    assert "dp 4 × tp 2 × pp 1 × cp 2 = 16 GPUs · ep 4" in out
+    assert "EP all-to-alls" in out and "expert gradient reduction" in out
 
 
 def test_memory_takes_a_model(cli):
@@ -122,3 +170,9 @@ def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
                  "--gpus", "64", option, "abc", rc=2)
     assert err.startswith(f"error: {option[2:]}='abc': 'abc' is not a count")
+
+
+def test_a_sweep_of_ep_with_cp_names_both_in_its_head(cli):
+    out, _ = cli.text("step", "--model", "mixtral-8x7b", "--seq", "4096", "--gpu", "h100-sxm", "--tp", "2",
+                      "--cp", "2", "--dp", "4", "-m", "4", "--sp", "--zero", "1", "--sweep", "ep=4,8", columns=80)
+    assert "dp 4 × tp 2 × pp 1 × cp 2 = 16 GPUs · ep 8 · 1f1b" in out

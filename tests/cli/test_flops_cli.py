@@ -14,7 +14,8 @@ ROW = ["--layers", "80", "--hidden", "12288", "--heads", "96", "--seq", "2048", 
 MEASURED = ["--time", "24.84s", "--gpus", "1536", "--peak", "312T"]
 KEYS = {"shape", "batch", "tokens", "recompute", "causal", "layer", "logits_forward", "logits_backward",
         "model_flops", "hardware_flops", "model_flops_per_token", "hardware_flops_per_token", "parameters",
-        "six_n_flops", "six_n_ratio", "time_s", "gpus", "peak_flops_per_s", "model_flops_per_s_per_gpu",
+        "six_n_flops", "six_n_ratio", "total_parameters", "active_parameters", "capacity_factor", "dense_layer",
+        "time_s", "gpus", "peak_flops_per_s", "model_flops_per_s_per_gpu",
         "hardware_flops_per_s_per_gpu", "model_flops_per_s", "hardware_flops_per_s", "mfu", "hfu", "sources"}
 
 
@@ -56,3 +57,19 @@ def test_human_output_without_recomputation_says_which_count(cli):
     assert "no recomputation" in out.splitlines()[0]
     assert "recomputation (a forward)" not in out
     assert "FLOP/s per GPU, as run" in out and "MFU" not in out
+
+
+MIXTRAL = ["--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-groups", "8", "--seq", "4096",
+           "--vocab", "32000", "--gated", "--ffn", "3.5", "--experts", "8", "--top-k", "2", "--untied-embeddings",
+           "--batch", "1"]
+
+
+def test_a_mixture_of_experts_prints_total_and_active_parameters(cli):
+    data = cli.json("flops", *MIXTRAL, "--capacity-factor", "1.25")
+    shape = TransformerShape(layers=32, hidden=4096, heads=32, kv_groups=8, sequence=4096, vocabulary=32000,
+                             gated=True, ffn_factor="3.5", experts=8, top_k=2, tied_embeddings=False)
+    assert data == json.loads(_json(achieved_flops(shape, batch=1, capacity_factor="1.25")))
+    assert (data["total_parameters"], data["active_parameters"]) == (46_702_792_704, 12_879_925_248)
+    assert data["hardware_flops"] > data["model_flops"] and data["capacity_factor"] == 1.25
+    out, err = cli.text("flops", *MIXTRAL, columns=80)
+    assert not err and "4.67e10 parameters (1.288e10 active)" in out and "routed experts" in out

@@ -140,8 +140,8 @@ def test_sweep_json_equals_the_library(cli):
     assert list(data) == ["knob", "parameter", "kind", "points", "best", "notes"]
     assert list(data["points"][0]) == ["value", "skipped", "step_s", "compute_s", "tp_comm_s", "bubble_s",
                                        "pp_exposed_s", "dp_exposed_s", "contention_s", "optimizer_s",
-                                       "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu",
-                                       "scaling_efficiency"]
+                                       "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus",
+                                       "tokens_per_s", "mfu", "scaling_efficiency"]
     assert [p["value"] for p in data["points"]] == [1, 2, 4, 8, 16, 32, 64]
     steps = [p["step_s"] for p in data["points"]]
     assert data["best"] == steps.index(min(steps)) == 0
@@ -223,3 +223,19 @@ def test_step_notes_do_not_offer_options_it_has_not(cli):
     data = cli.json("step", "--dp", "3", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1000001B",
                     "--profile", "ib-hdr")
     assert not [n for n in data["notes"] if "whole" in n]
+
+
+MOE = ["--layers", "8", "--hidden", "1024", "--heads", "16", "--seq", "2048", "--vocab", "32000", "--gated",
+       "--experts", "8", "--top-k", "2", "--ep", "8", "--dp", "8", "--gpu", "h100-sxm"]
+
+
+def test_expert_parallel_step_at_80_columns(cli):
+    out, err = cli.text("step", *MOE, columns=80)
+    assert not err and max(map(len, out.splitlines())) <= 80
+    assert "ep 8" in out.splitlines()[0]
+    assert "EP all-to-alls" in out and "8.389 MB = 8 MiB per rank" in out
+    data = cli.json("step", *MOE)
+    shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=2048, vocabulary=32000, gated=True, experts=8,
+                             top_k=2)
+    assert data == json.loads(_json(step(shape=shape, ep=8, dp=8, gpu="h100-sxm")))
+    assert data["ep"] == 8 and data["ep_alltoall_bytes"] == 2 * 2048 * 1024 * 2  # k·T·h·bf16

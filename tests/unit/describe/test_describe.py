@@ -24,7 +24,7 @@ from costmodel.describe import (
 from costmodel.describe.hf import parse_hf_config
 from costmodel.describe.models import MODEL_NAMES, parse_model
 from costmodel.errors import InputError, ParseError, UnknownNameError
-from costmodel.step import TransformerShape
+from costmodel.step import TransformerShape, parameters
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -74,12 +74,38 @@ def test_presets_cite_their_papers():
 
 
 def test_llama_parameters_are_the_published_ones():
-    # 8.03 B (Meta's model card) = the shape's matrices and one embedding + the untied output layer
+    # 8.03 B (Meta's model card): the shape counts the untied output layer itself now
     for name, published in (("llama-3-8b", 8.03e9), ("llama-3-70b", 70.6e9), ("llama-3-405b", 405.9e9)):
-        m = model_preset(name)
-        shape = m.transformer()
-        untied = shape.vocabulary * shape.hidden
-        assert f"{(shape.parameters + untied) / 1e9:.3g}" == f"{published / 1e9:.3g}", name
+        shape = model_preset(name).transformer()
+        assert shape.tied_embeddings is False
+        count = parameters(shape)
+        assert count.total == count.active
+        assert f"{count.total / 1e9:.3g}" == f"{published / 1e9:.3g}", name
+    # by hand: 2·V·h embeddings, 32 layers of attention h·(h + 2·h·8/32) + h² and SwiGLU 3·h·14336, 65 norms
+    h, v = 4096, 128256
+    by_hand = 2 * v * h + 32 * (h * (h + 2 * h * 8 // 32) + h * h + 3 * h * 14336) + 65 * h
+    assert parameters(model_preset("llama-3-8b").transformer()).total == by_hand == 8_030_261_248
+
+
+@pytest.mark.parametrize("name,total,active", [
+    ("mixtral-8x7b", "46.7", "12.9"),  # Jiang et al. 2024, section 2: 46.7B total, 12.9B active
+    ("deepseek-moe-16b", "16.4", "2.83"),  # Dai et al. 2024, section 5.1: 16.4B total, 2.8B activated
+])
+def test_moe_presets_have_the_published_parameters(name, total, active):
+    count = parameters(model_preset(name).transformer())
+    assert f"{count.total / 1e9:.3g}" == total
+    assert f"{count.active / 1e9:.3g}" == active
+
+
+def test_mixtral_parameters_by_hand():
+    # V·h twice (untied), 32 layers of attention, 8 SwiGLU experts of 3·h·14336 and an h × 8 router, 65 norms
+    h, v, f = 4096, 32000, 14336
+    attention = h * (h + 2 * h * 8 // 32) + h * h
+    total = 2 * v * h + 32 * (attention + 8 * 3 * h * f + h * 8) + 65 * h
+    active = 2 * v * h + 32 * (attention + 2 * 3 * h * f + h * 8) + 65 * h
+    for m in (model_preset("mixtral-8x7b"), read_hf_config(DATA / "hf" / "mixtral-8x7b" / "config.json")):
+        count = parameters(m.transformer())
+        assert (count.total, count.active) == (total, active) == (46_702_792_704, 12_879_925_248)
 
 
 def test_aliases_and_spellings_find_a_preset():
@@ -89,14 +115,21 @@ def test_aliases_and_spellings_find_a_preset():
         model_preset("llama-3-9b")
 
 
-def test_build_shape_passes_dense_keys_and_refuses_experts():
+def test_build_shape_builds_dense_and_moe_shapes():
     notes: list[str] = []
     shape = build_shape(model_preset("llama-3-8b").shape, notes=notes)
     assert shape == TransformerShape(layers=32, hidden=4096, heads=32, kv_groups=8, sequence=8192,
-                                     vocabulary=128256, ffn_factor=Fraction(7, 2), gated=True)
-    assert notes and "tied_embeddings=False" in notes[0]
-    with pytest.raises(InputError, match=r"^experts=8: a mixture of experts"):
-        build_shape(model_preset("mixtral-8x7b").shape)
+                                     vocabulary=128256, ffn_factor=Fraction(7, 2), gated=True,
+                                     tied_embeddings=False)
+    assert notes == []
+    mixtral = build_shape(model_preset("mixtral-8x7b").shape)
+    assert (mixtral.experts, mixtral.top_k, mixtral.expert_ffn_factor) == (8, 2, Fraction(7, 2))
+    deepseek = build_shape(model_preset("deepseek-moe-16b").shape)
+    assert (deepseek.experts, deepseek.top_k, deepseek.shared_experts, deepseek.dense_layers) == (64, 6, 2, 1)
+    dense = {"layers": 2, "hidden": 64, "heads": 4, "sequence": 8, "vocabulary": 10}
+    assert build_shape({**dense, "experts": 1, "top_k": 1}) == build_shape(dense)
+    with pytest.raises(InputError, match=r"^shared_experts=2 describes a mixture of experts"):
+        build_shape({**dense, "shared_experts": 2})
 
 
 def test_a_user_file_starts_from_a_preset(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from costmodel.errors import InputError
 from costmodel.params import combine_link
 from costmodel.step import TransformerShape, step
-from costmodel.step.placement import place
+from costmodel.step.placement import canonical_order, place
 from costmodel.topology import parse_link, topology_of
 
 TOPO = topology_of(["4:1us:300GB/s:nvlink", "2:2us:100GB/s:rail", "8:5us:25GB/s:ib"])
@@ -81,3 +81,83 @@ def test_bad_placements(kwargs, message):
 def test_order_without_levels_is_refused():
     with pytest.raises(InputError, match="pass topology= too"):
         step(forward_s=["1ms"], backward_s=["2ms"], order="dp-tp-pp")
+
+
+def _dense_dp_by_enumeration(topo, order, sizes):
+    """The outermost level of the data-parallel groups: the ranks varying in both ep and (expert) dp."""
+    ranks = [dict(zip(order, coords, strict=True)) for coords in itertools.product(*(range(sizes[d]) for d in order))]
+
+    def rank(coords):
+        out, stride = 0, 1
+        for d in order:
+            out += coords[d] * stride
+            stride *= sizes[d]
+        return out
+
+    worst = None
+    for coords in ranks:
+        if coords["ep"] or coords["dp"]:
+            continue
+        members = [rank({**coords, "ep": e, "dp": d}) for e in range(sizes["ep"]) for d in range(sizes["dp"])]
+        for a, b in itertools.combinations(members, 2):
+            lv = int(topo.level_of(a, b))
+            worst = lv if worst is None else max(worst, lv)
+    return worst
+
+
+@pytest.mark.parametrize("order", ["tp-ep-dp-pp", "tp-dp-ep-pp", "ep-dp-tp-pp", "pp-tp-ep-dp"])
+@pytest.mark.parametrize("tp,dp,ep,pp", [(2, 8, 2, 2), (1, 16, 8, 4), (4, 4, 4, 2), (2, 8, 4, 1)])
+def test_expert_groups_match_an_enumeration(order, tp, dp, ep, pp):
+    dims = tuple(order.split("-"))
+    sizes = {"tp": tp, "ep": ep, "dp": dp // ep, "pp": pp}
+    got = place(TOPO, order=order, tp=tp, dp=dp, pp=pp, ep=ep)
+    by_hand = _by_enumeration(TOPO, dims, sizes)
+    assert got.levels["tp"] == by_hand["tp"] and got.levels["pp"] == by_hand["pp"]
+    assert got.levels["ep"] == by_hand["ep"] and got.levels["edp"] == by_hand["dp"]
+    assert got.levels["dp"] == _dense_dp_by_enumeration(TOPO, dims, sizes)
+
+
+def test_an_order_without_ep_puts_it_inside_dp():
+    a = place(TOPO, order="tp-dp-pp", tp=2, dp=8, pp=2, ep=4)
+    b = place(TOPO, order="tp-ep-dp-pp", tp=2, dp=8, pp=2, ep=4)
+    assert a.levels == b.levels and a.order == b.order == ("tp", "ep", "dp", "pp")
+    with pytest.raises(InputError, match="parts ep from dp"):
+        place(TOPO, order="ep-tp-dp-pp", tp=2, dp=8, pp=2, ep=4)
+
+
+@pytest.mark.parametrize("order", ["tp-cp-ep-dp-pp", "tp-dp-pp", "pp-tp-cp-ep-dp", "tp-cp-dp-ep-pp"])
+@pytest.mark.parametrize("sizes", [(2, 2, 4, 4, 2), (1, 2, 8, 8, 2), (2, 4, 2, 2, 1), (1, 4, 4, 8, 4)])
+def test_cp_and_ep_groups_match_megatron_cores_two_grids(order, sizes):
+    tp, cp, dp, ep, pp = sizes
+    # megatron/core/parallel_state.py: the dense grid tp × cp × dp × pp and, over the same ranks, the expert
+    # grid tp × ep × expert-dp × pp with cp = 1 and expert-dp = world / (tp·ep·pp), both in *order*
+    full = canonical_order(order)
+    dense = tuple(d for d in full if d != "ep")
+    expert = tuple(d for d in full if d != "cp")
+    got = place(TOPO, order=order, tp=tp, cp=cp, dp=dp, pp=pp, ep=ep)
+    by_dense = _by_enumeration(TOPO, dense, {"tp": tp, "cp": cp, "dp": dp, "pp": pp})
+    by_expert = _by_enumeration(TOPO, expert, {"tp": tp, "ep": ep, "dp": dp * cp // ep, "pp": pp})
+    assert (got.levels["tp"], got.levels["cp"], got.levels["pp"]) == (by_dense["tp"], by_dense["cp"], by_dense["pp"])
+    assert got.levels["ep"] == by_expert["ep"] and got.levels["edp"] == by_expert["dp"]
+    # the gradient reduction's group: the dp × cp ranks (the helper's two inner dimensions renamed)
+    renamed = tuple({"cp": "ep"}.get(d, d) for d in dense)
+    assert got.levels["dp"] == _dense_dp_by_enumeration(TOPO, renamed, {"tp": tp, "ep": cp, "dp": dp, "pp": pp})
+    assert got.order == tuple(d for d in full)
+
+
+def test_an_expert_group_lies_inside_a_dp_cp_group():
+    # rank = t + tp·(c + cp·(d + dp·p)) and = t + tp·(e + ep·(f + edp·p)): the ep ranks of one expert group
+    # share t and p, so they are among the dp × cp ranks of one gradient-reduction group
+    tp, cp, dp, ep, pp = 2, 2, 4, 4, 2
+    edp = dp * cp // ep
+    for t, f, p in itertools.product(range(tp), range(edp), range(pp)):
+        members = {t + tp * (e + ep * (f + edp * p)) for e in range(ep)}
+        dense = {t + tp * (c + cp * (d + dp * p)) for c in range(cp) for d in range(dp)}
+        assert members <= dense
+
+
+def test_an_order_that_parts_ep_from_dp_and_cp_is_refused():
+    with pytest.raises(InputError, match="parts ep from dp and cp"):
+        place(TOPO, order="cp-tp-ep-dp-pp", tp=2, cp=2, dp=4, pp=1, ep=4)
+    with pytest.raises(InputError, match=r"^ep=3 does not divide dp·cp = 8"):
+        place(TOPO, tp=1, cp=2, dp=4, pp=1, ep=3)

@@ -20,18 +20,23 @@ SHAPE = {"shape": TransformerShape(layers=8, hidden=1024, heads=16, sequence=512
          "peak_flops": 312 * 10**12, "efficiency": "0.5", "link": resolve_link("allreduce", profile="nvlink4"),
          "dp_link": resolve_link("allreduce", profile="ib-hdr")}
 
+MOE = {**SHAPE, "shape": TransformerShape(layers=8, hidden=1024, heads=16, sequence=512, vocabulary=32000, experts=8,
+                                          top_k=2)}
+
 
 def _but(fixed: dict, name: str) -> dict:
     return {k: v for k, v in fixed.items() if k != name}
 
 
 _NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
-            "optimizer_s", "param_gather_s", "dp_comm_s", "gpus", "tokens_per_s", "mfu", "scaling_efficiency")
+            "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus", "tokens_per_s", "mfu",
+            "scaling_efficiency")
 
 # (knob, values, fixed arguments): every knob of the table, each point compared with step() alone
 CASES = [
     ("bucket-size", "1MiB..64MiBx4", {**TIMES, "dp": 4}),
     ("dp", "1..16x2", {**TIMES, "microbatches": 2}),
+    ("ep", "1..8x2", {**MOE, "dp": 4}),
     ("tp", "1,2,4", {**SHAPE, "dp": 2}),
     ("pp", "1..8", {**TIMES, "dp": 2, "microbatches": 8}),
     ("microbatches", "2..8+2", {**TIMES, "pp": 2, "dp": 2}),
