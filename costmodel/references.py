@@ -648,6 +648,23 @@ CHOWDHERY_2022 = Citation(
     year=2022,
     url="https://arxiv.org/abs/2204.02311",
 )
+KAPLAN_2020 = Citation(
+    key="kaplan2020",
+    authors="J. Kaplan, S. McCandlish, T. Henighan et al.",
+    title="Scaling Laws for Neural Language Models",
+    venue="arXiv:2001.08361",
+    year=2020,
+    url="https://arxiv.org/abs/2001.08361",
+)
+SMITH_2022 = Citation(
+    key="smith2022",
+    authors="S. Smith, M. Patwary, B. Norick et al.",
+    title="Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B, A Large-Scale Generative "
+          "Language Model",
+    venue="arXiv:2201.11990",
+    year=2022,
+    url="https://arxiv.org/abs/2201.11990",
+)
 MEGATRON_LM = Citation(
     key="megatronlm",
     authors="NVIDIA",
@@ -959,7 +976,8 @@ CITATIONS: dict[str, Citation] = {
         AJI_2017, LIN_2018, SEIDE_2014, KARIMIREDDY_2019, TANG_2021, DEEPSPEED, BERNSTEIN_2018,
         XIAO_2004, XIAO_2005, OLSHEVSKY_2017, YING_2021, LIAN_2017, KOLOSKOVA_2020, GRAY_2006, NIVEN_1956,
         STEGER_1999, BATAGELJ_2005, PARLETT_1998, PAIGE_1980, ERICSSON_1980, MOHAR_1991, SENETA_2006,
-        CHOWDHERY_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023, NVIDIA_GEMM_GUIDE, WILLIAMS_2009,
+        CHOWDHERY_2022, KAPLAN_2020, SMITH_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023,
+        NVIDIA_GEMM_GUIDE, WILLIAMS_2009,
         DAO_2023, MICIKEVICIUS_2018, SUPERBENCH, ABCI_BENCHMARK, NCCL_TESTS_119, NCCL_TESTS_309,
         DGXC_BENCHMARKING, TORCH_MATMUL_DATABASE, SHAH_2024,
         NVIDIA_AMPERE_WP, NVIDIA_HOPPER_WP, NVIDIA_H200, NVIDIA_ADA_WP, NVIDIA_DGX_A100, NVIDIA_DGX_H100,

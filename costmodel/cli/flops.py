@@ -217,6 +217,9 @@ def render_flops(r: AchievedFlops) -> Rendered:
     counts.add_row("6·N·tokens" + (" (N active)" if s.moe else ""),
                    f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
     counts.add_row("N of 6·N (matrices" + (", active)" if s.moe else ")"), _count(r.parameters))
+    if r.time_s is None:  # measured, the conventions' table below shows these with their rates
+        for c in r.conventions[-2:]:  # with attention (PaLM), and with the model card's N
+            counts.add_row(c.name, f"{_count(c.flops)} ({format_number(c.flops / r.model_flops)} × model)")
     drawn: list[Any] = [head, Text(""), parts, Text(""), counts]
     per_gpu, total = r.hardware_flops_per_s_per_gpu, r.hardware_flops_per_s
     if r.time_s is not None and per_gpu is not None and total is not None:
@@ -232,7 +235,21 @@ def render_flops(r: AchievedFlops) -> Rendered:
             rates.add_row(f"HFU (hardware FLOPs / {peak})", format_share(r.hfu))
         drawn += [Text(""), Text(f"measured: {format_time(r.time_s)} per iteration on {r.gpus} GPUs",
                                  style="dim"), rates]
+        drawn += [Text(""), Text("the same run as each convention counts it", style="dim"), _conventions(r)]
     return Group(*drawn), ()
+
+
+def _conventions(r: AchievedFlops) -> Any:
+    """The counts papers use, side by side, and what each makes of the measured run (papers disagree
+    about one run when they count differently)."""
+    peak = r.peak_flops_per_s is not None
+    columns = ["convention", "FLOPs", "per GPU", *(["of peak"] if peak else [])]
+    out = table(*columns, numeric=columns[1:])
+    for c in r.conventions:
+        assert c.flops_per_s_per_gpu is not None  # shown only for a measured run
+        out.add_row(c.name, _count(c.flops), format_flop_rate(c.flops_per_s_per_gpu),
+                    *([format_share(c.utilization)] if c.utilization is not None else []))
+    return out
 
 
 @renders("costmodel.cli.flops.FlopsOnGPU")

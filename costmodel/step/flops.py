@@ -57,6 +57,7 @@ from costmodel.references import (
     DAI_2024,
     FEDUS_2022,
     JIANG_2024,
+    KAPLAN_2020,
     KORTHIKANTI_2022,
     LEPIKHIN_2021,
     MEGATRON_LM,
@@ -66,11 +67,11 @@ from costmodel.references import (
 from costmodel.units import parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "LayerFlops", "ModelFlops", "ParameterCount",
-           "TransformerShape", "achieved_flops", "capacity", "model_flops", "parameters"]
+__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops", "ModelFlops",
+           "ParameterCount", "TransformerShape", "achieved_flops", "capacity", "model_flops", "parameters"]
 
-CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KORTHIKANTI_2022, FEDUS_2022, LEPIKHIN_2021,
-         JIANG_2024, DAI_2024)
+CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
+         LEPIKHIN_2021, JIANG_2024, DAI_2024)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
@@ -514,6 +515,21 @@ _ACHIEVED_SOURCES = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FlopConvention(JSONFields):
+    """One way of counting an iteration's FLOPs, and what it implies for a measured run.
+
+    *flops* is the count; *flops_per_s_per_gpu* (given a time and the GPUs) and *utilization* (given a
+    peak too) are what a paper using this convention would print for the same run.
+    """
+
+    name: str
+    flops: Fraction
+    flops_per_s_per_gpu: Fraction | None
+    utilization: Fraction | None
+    source: Cited
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AchievedFlops(JSONFields):
     """The FLOPs of one training iteration and, given its measured time, the FLOP/s achieved.
 
@@ -555,6 +571,7 @@ class AchievedFlops(JSONFields):
     hardware_flops_per_s: Fraction | None
     mfu: Fraction | None
     hfu: Fraction | None
+    conventions: tuple[FlopConvention, ...] = ()
     sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
 
 
@@ -645,6 +662,10 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         if peak_flops is not None:
             peak = _peak(peak_flops)
             mfu, hfu = model_rate / gpu / peak, run_rate / gpu / peak
+    gpu_seconds = None if time is None or gpu is None else time * gpu
+    conventions = _conventions(shape, run=run.total, model=model.total, six_n=run.six_n_flops,
+                               card=count.total, tokens=run.tokens, recompute=recompute,
+                               capacity=capacity_factor is not None, gpu_seconds=gpu_seconds, peak=peak)
     return AchievedFlops(
         shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=causal, layer=run.layer,
         logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
@@ -657,4 +678,31 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
         hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
         model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu,
-        sources=_ACHIEVED_SOURCES + (_MOE_SOURCES if shape.moe else ()))
+        conventions=conventions, sources=_ACHIEVED_SOURCES + (_MOE_SOURCES if shape.moe else ()))
+
+
+def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six_n: int, card: int,
+                 tokens: int, recompute: str, capacity: bool, gpu_seconds: Fraction | None,
+                 peak: Fraction | None) -> tuple[FlopConvention, ...]:
+    """The counts papers use for one iteration, side by side (Narayanan et al. 2021 eq. 3; Chowdhery et al.
+    2022 appendix B; Kaplan et al. 2020's 6·N), each with the rate it implies for the run."""
+    attention = 12 * shape.layers * shape.hidden * shape.sequence * tokens  # PaLM: 12·L·H·Q·T per token
+    counts: list[tuple[str, Fraction, Cited]] = []
+    if recompute == "full" or capacity:
+        redo = ", recomputation included (eq. 3)" if recompute == "full" else ""
+        counts.append((f"hardware: as run{redo}", run,
+                       NARAYANAN_2021_MEGATRON.at("section 5.1, equation (3)")))
+    counts += [
+        ("model: forward and backward, no recomputation", model,
+         CHOWDHERY_2022.at("appendix B: model FLOPs utilization")),
+        ("6·N·tokens, N the weight matrices" + (" (active)" if shape.moe else ""), Fraction(six_n),
+         KAPLAN_2020.at("section 2.1: C ≈ 6NBS")),
+        ("6·N·tokens + 12·l·h·s·tokens (attention)", Fraction(six_n + attention),
+         CHOWDHERY_2022.at("appendix B: 6N + 12·L·H·Q·T FLOPs per token")),
+        ("6·N·tokens, N the model card's count" + (" (every expert)" if shape.moe else ""),
+         Fraction(6 * card * tokens), KAPLAN_2020.at("section 2.1: C ≈ 6NBS, with N as published")),
+    ]
+    return tuple(FlopConvention(
+        name=name, flops=flops, flops_per_s_per_gpu=None if gpu_seconds is None else flops / gpu_seconds,
+        utilization=None if gpu_seconds is None or peak is None else flops / gpu_seconds / peak,
+        source=source) for name, flops, source in counts)
