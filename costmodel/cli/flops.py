@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Json, option, value_parser
+from costmodel.cli.options import Json, option, retired, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
@@ -57,7 +57,7 @@ _MEASURED = "Measured"
 
 @app.command("flops")
 def flops_command(
-    batch: Annotated[int, option("--batch", "-B", metavar="B", panel=_RUN,
+    batch: Annotated[int, option("--global-batch", "--batch", metavar="B", panel=_RUN,
                                  help="Global batch: sequences per iteration (≥ 1).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, model: ModelName = None,
@@ -87,6 +87,7 @@ def flops_command(
                                         help="Which peak of --gpu: bf16 (default), fp16, fp8, tf32, fp32.")
                      ] = None,
     as_json: Json = False,
+    _b: Annotated[str | None, retired("-B", now="--global-batch", means="the bandwidth (cost, step)")] = None,
 ) -> None:
     """FLOPs of one training iteration of a transformer: per layer, logits, total, per token, 6·N check.
 
@@ -94,13 +95,13 @@ def flops_command(
 
     --peak, or --gpu with its --dtype, adds the model and hardware FLOPs utilization (MFU, HFU).
 
-    Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 -B 512
+    Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 --global-batch 512
 
     A mixture of experts: add --experts 8 --top-k 2 to the example; the parameters read total and active.
 
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
 
-    Example: costmodel flops --model llama-3-8b -B 512
+    Example: costmodel flops --model llama-3-8b --global-batch 512
     """
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops

@@ -72,6 +72,18 @@ def option(*names: str, help: str, metavar: str | None = None, panel: str | None
                         show_default=show_default, **settings)
 
 
+def retired(short: str, *, now: str, means: str) -> Any:
+    """A hidden short option that only says where its meaning went: a short option means one thing in
+    every command (``-B`` is the bandwidth), so a command that once used it for something else refuses it
+    with the option to use instead.  Declare it as a parameter of type ``str | None`` defaulting to None."""
+    def refuse(ctx: Any, param: Any, value: Any) -> Any:
+        if value is not None and not ctx.resilient_parsing:
+            raise typer.BadParameter(f"{short} is {means}; use {now}")
+        return value
+
+    return typer.Option(short, hidden=True, callback=refuse, show_default=False)
+
+
 def whole_parser(*, low: int | None, high: int | None) -> Callable[[str], object]:
     """The parser of a whole-number option between *low* and *high* (None: unbounded): ``0`` for a
     minimum of 2 is "0 is below 2; give 2 or more", not Click's ``0 is not in the range x>=2``."""

@@ -16,7 +16,7 @@ import typer
 
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, prose, table
-from costmodel.cli.options import Json, option
+from costmodel.cli.options import Json, option, retired
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
@@ -64,7 +64,7 @@ Chunks = Annotated[int | None, option("-v", "--chunks", metavar="V",
 Forward = Annotated[Fraction | None, _time_option("--forward", "-F", help="Forward time per micro-batch "
                                                   "per stage (default 1: the slot).")]
 Backward = Annotated[Fraction | None, _time_option(
-    "--backward", "-B", help="Backward time (default 2); for zb-h1 its input-gradient half B (default 1).")]
+    "--backward", "-b", help="Backward time (default 2); for zb-h1 its input-gradient half B (default 1).")]
 Weight = Annotated[Fraction | None, _time_option(
     "--weight", "-W", help="Weight-gradient time W: its own operation in zb-h1 (default 1), added to the "
                            "backward in the others (default 0).")]
@@ -82,6 +82,8 @@ def bubble_command(
     timeline: Annotated[bool, typer.Option(
         "--timeline", help="Draw every device's timeline (the JSON always lists it).")] = False,
     as_json: Json = False,
+    _b: Annotated[str | None, retired("-B", now="-b or --backward",
+                                      means="the bandwidth (cost, step)")] = None,
 ) -> None:
     """Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and (--timeline) timeline.
 

@@ -50,7 +50,7 @@ def test_hf_config_gives_the_presets_step_and_flops(cli):
     by_file = cli.json("step", "--hf-config", LLAMA_8B, "--gpu", "h100-sxm", "--tp", "4")
     by_name = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "4")
     assert by_file["step_s"] == by_name["step_s"]
-    flops = cli.json("flops", "--hf-config", LLAMA_8B, "-B", "512")
+    flops = cli.json("flops", "--hf-config", LLAMA_8B, "--global-batch", "512")
     assert flops["model_flops"] == achieved_flops(model_preset("llama-3-8b").transformer(), batch=512).model_flops
 
 
@@ -117,14 +117,14 @@ MIXTRAL = str(DATA / "hf" / "mixtral-8x7b" / "config.json")
     (["--hf-config", LLAMA_8B], "8.03", "8.03"),
 ])
 def test_flops_counts_the_published_parameters(cli, args, total, active):
-    data = cli.json("flops", *args, "-B", "8")
+    data = cli.json("flops", *args, "--global-batch", "8")
     assert f"{data['total_parameters'] / 1e9:.3g}" == total
     assert f"{data['active_parameters'] / 1e9:.3g}" == active
 
 
 def test_flops_of_a_described_moe_is_the_api_count(cli):
     shape = model_preset("mixtral-8x7b").transformer()
-    data = cli.json("flops", "--model", "mixtral-8x7b", "-B", "8")
+    data = cli.json("flops", "--model", "mixtral-8x7b", "--global-batch", "8")
     count = parameters(shape)
     assert (data["total_parameters"], data["active_parameters"]) == (count.total, count.active)
     assert data["parameters"] == shape.parameters

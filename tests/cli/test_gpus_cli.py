@@ -29,7 +29,7 @@ ROWS = {
     "rtx-4090": ("165.2 TFLOP/s", "133.9 TFLOP/s", "81.05%", "24 GiB", "1.008 TB/s", "128"),
 }
 GPT = ["flops", "--layers", "24", "--hidden", "2304", "--heads", "24", "--seq", "2048", "--vocab", "51200",
-       "-B", "512", "--recompute", "full", "--time", "3.528s", "--gpus", "32"]
+       "--global-batch", "512", "--recompute", "full", "--time", "3.528s", "--gpus", "32"]
 
 
 def test_the_list_fits_80_columns_with_every_number_whole(capsys, monkeypatch):

@@ -63,7 +63,7 @@ def test_zb_h1_against_1f1b_on_equal_work(cli):
 
 
 def test_times_take_fractions(cli):
-    data = cli.json("bubble", "-P", "2", "-m", "2", "-F", "1/2", "-B", "1.5", "--comm", "0.25")
+    data = cli.json("bubble", "-P", "2", "-m", "2", "-F", "1/2", "-b", "1.5", "--comm", "0.25")
     assert (data["forward_slots"], data["backward_slots"], data["comm_slots"]) == (0.5, 1.5, 0.25)
     # GPipe-like chain: (M + P − 1)(F + B) + 2(P − 1)·comm = 3·2 + 0.5
     assert data["total_slots"] == 6.5
@@ -122,7 +122,7 @@ def test_a_fractional_peak_in_flight_is_explained(cli):
     (["-F", "1e-7"], 7 * (2 + 1e-7)),
     (["-F", "1e-31"], 14.0),
     (["-F", "1e99"], 7e99),
-    (["-F", "1e-300", "-B", "1e300"], 7e300),
+    (["-F", "1e-300", "-b", "1e300"], 7e300),
 ])
 def test_extreme_times_are_simulated_and_drawn(cli, argv, total):
     data = cli.json("bubble", "-P", "4", "-m", "4", *argv)

@@ -30,7 +30,7 @@ def test_mt_nlg_throughput_per_gpu_to_one_percent(nodes, time, published):
 
 def test_mt_nlg_from_the_command_line(capsys):
     data = run_json(capsys, "flops", "--layers", "105", "--hidden", "20480", "--heads", "128", "--seq", "2048",
-                    "--vocab", "51200", "-B", "1920", "--recompute", "full", "--time", "60.1s", "--gpus",
+                    "--vocab", "51200", "--global-batch", "1920", "--recompute", "full", "--time", "60.1s", "--gpus",
                     "2240", "--gpu", "a100-80gb")
     assert round(data["hardware_flops_per_s_per_gpu"] / 1e12) == 126
     names = [c["name"] for c in data["conventions"]]
