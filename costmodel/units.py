@@ -56,6 +56,7 @@ from costmodel.exact import decimal_text, to_fraction
 __all__ = [
     "Quantity",
     "floor_log10",
+    "format_count",
     "format_exact",
     "format_flop_rate",
     "format_inverse_rate",
@@ -919,6 +920,20 @@ def format_share(x: float | Fraction, *, digits: int = 3) -> str:
     ('33.3%', '85.19%')
     """
     return f"{format_number(100 * x, digits=digits)}%"
+
+
+def format_count(x: float | Fraction, *, digits: int = 4) -> str:
+    """A count (tokens/s, parameters) to *digits* significant digits, its thousands grouped as the
+    tables of counts group them: ``505,700``; below 1000, or 10¹⁵ and up, as :func:`format_number`.
+
+    >>> format_count(505712.4), format_count(Fraction(2019437, 1)), format_count(812.25)
+    ('505,700', '2,019,000', '812.3')
+    """
+    exact = Fraction(x)
+    if not 1000 <= abs(exact) < 10**15:
+        return format_number(x, digits=digits)
+    rounded = _rounded(exact, digits)
+    return f"{int(rounded):,}" if rounded.denominator == 1 else format_number(x, digits=digits)
 
 
 def format_number(x: float | Fraction, *, digits: int = 4) -> str:

@@ -40,7 +40,14 @@ from costmodel.cli.shape import (
     described_shape,
     parse_count,
 )
-from costmodel.units import format_number, format_share, format_size, format_time, parse_size, parse_time
+from costmodel.units import (
+    format_count,
+    format_share,
+    format_size,
+    format_time,
+    parse_size,
+    parse_time,
+)
 
 if TYPE_CHECKING:
     from costmodel.step import StepResult, StepSweep
@@ -528,7 +535,7 @@ def _summary(r: StepResult) -> Any:
         summary.add_row("EP all-to-all", f"{format_time(r.ep_alltoall_s)} each, {alltoalls} per MoE layer; "
                                          f"{format_size(r.ep_alltoall_bytes)} per rank")
     if r.tokens_per_s is not None:
-        summary.add_row("tokens/s", format_number(r.tokens_per_s))
+        summary.add_row("tokens/s", format_count(r.tokens_per_s))
     if r.mfu is not None:
         summary.add_row("MFU", f"{_share(r.mfu, one)} (model FLOPs, no recomputation)")
     if r.hfu is not None and r.recompute != "none":
@@ -604,7 +611,7 @@ def render_sweep(r: StepSweep) -> Rendered:
         assert p.compute_s is not None and p.data_parallel_s is not None and p.bubble_s is not None
         rows.add_row(value, format_time(p.step_s), format_time(p.compute_s), format_time(p.data_parallel_s),
                      format_time(p.bubble_s),
-                     "—" if p.tokens_per_s is None else format_number(p.tokens_per_s),
+                     "—" if p.tokens_per_s is None else format_count(p.tokens_per_s),
                      "—" if p.mfu is None else _share(p.mfu, Fraction(1)),
                      _share(p.scaling_efficiency or Fraction(0), Fraction(1)), "best" if i == r.best else "")
     notes = ("DP added: exposed data-parallel communication, compute slowdown, ZeRO's parameter "
