@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from costmodel._frames import frame
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.params import Link, LinkParams
 from costmodel.references import Cited
@@ -134,6 +135,18 @@ class CostTable:
             "whole_bytes": self.whole_bytes,
             "notes": list(self.notes),
         }
+
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame``, one row per algorithm, fastest first: the columns of ``to_dict()``'s
+        ``results`` (``time_s``, ``latency_s``, ..., ``vs_best``); ``df.attrs`` hold ``collective``,
+        ``p``, ``n_bytes``, ``meaning_of_n`` and the link (``alpha_s``, ...)."""
+        data = self.to_dict()
+        attrs = {k: v for k, v in data.items() if k not in ("results", "bound", "notes", "best")}
+        return frame(data["results"], _COST_COLUMNS, attrs={**attrs, "best": self.best})
+
+
+_COST_COLUMNS = ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
+                 "bytes_sent_per_rank", "bound_ratio", "vs_best", "formula")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
