@@ -34,7 +34,8 @@ _REGISTERED: weakref.WeakSet[Any] = weakref.WeakSet()
 def _console(*, colour: bool) -> Any:
     from rich.console import Console
 
-    return Console(record=True, width=WIDTH, file=io.StringIO(), highlight=False,
+    # force_jupyter=False: in a kernel, rich would otherwise display what it prints itself
+    return Console(record=True, width=WIDTH, file=io.StringIO(), highlight=False, force_jupyter=False,
                    color_system="truecolor" if colour else None, force_terminal=colour)
 
 
