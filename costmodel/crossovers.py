@@ -698,7 +698,8 @@ class BestRanges:
         ``collective``, ``p``, ``meaning_of_n`` and the link."""
         data = self.to_dict()
         attrs = {k: v for k, v in data.items() if k not in ("ranges", "notes")}
-        return frame(data["ranges"], ("algorithm", "from_bytes", "to_bytes", "tied"), attrs=attrs)
+        return frame((r.to_dict() for r in self.ranges), ("algorithm", "from_bytes", "to_bytes", "tied"),
+                     attrs=attrs)
 
 
 def _typed(given: Any, size: Fraction) -> str:
