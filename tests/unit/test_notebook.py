@@ -79,6 +79,15 @@ def test_a_hierarchical_formula_has_its_closed_form():
     assert h._repr_latex_().startswith("$T = ")
 
 
+def test_a_worked_example_shows_as_markdown():
+    from costmodel.examples import get
+
+    worked = get("ring-bytes").run({"p": "8", "n": "64 MB"})
+    shown = worked._repr_markdown_()
+    assert shown == worked.to_markdown()
+    assert shown.startswith("## Ring all-reduce") and "**Bytes each worker sends: 112 MB**" in shown  # 2(p − 1)·n/p = 14 × 8 MB
+
+
 # -- to_frame --------------------------------------------------------------------------------------
 
 def test_a_cost_table_is_a_frame_of_one_row_per_algorithm():
