@@ -11,6 +11,9 @@ Fraction(2000000, 17)
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 from costmodel._lazy import lazy_exports
 
 # name -> module that defines it.  Submodules are imported on first use
@@ -263,3 +266,22 @@ callable; see :mod:`costmodel.step`)."""
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, packages=_PACKAGES)
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext costmodel``: results display as the command line shows them
+    (:func:`costmodel.notebook.register`)."""
+    from costmodel.notebook import register
+
+    register(shell)
+
+
+def _in_ipython() -> None:
+    """In a notebook or the IPython shell, results display as the command line shows them."""
+    from costmodel.notebook import register
+
+    register()
+
+
+if "IPython" in sys.modules:
+    _in_ipython()

@@ -29,6 +29,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
+from costmodel._frames import frame
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.collectives._record import Algorithm
 from costmodel.collectives._registry import collective as find_collective
@@ -690,6 +691,15 @@ class BestRanges:
     def to_dict(self) -> dict[str, object]:
         return {**to_json_dict(self, ("collective", "p", "meaning_of_n")), **self.link.result_fields(),
                 **to_json_dict(self, ("ranges", "notes"))}
+
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame``, one row per size range, smallest first: ``algorithm``,
+        ``from_bytes``, ``to_bytes`` and ``tied`` (names joined by ", "); ``df.attrs`` hold
+        ``collective``, ``p``, ``meaning_of_n`` and the link."""
+        data = self.to_dict()
+        attrs = {k: v for k, v in data.items() if k not in ("ranges", "notes")}
+        return frame((r.to_dict() for r in self.ranges), ("algorithm", "from_bytes", "to_bytes", "tied"),
+                     attrs=attrs)
 
 
 def _typed(given: Any, size: Fraction) -> str:

@@ -167,11 +167,11 @@ def test_no_private_names_imported_across_modules():
 
 LAYERS = (
     ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "references", "_json", "_files", "_lazy",
-                     "tomlfile", "symbols", "expressions", "renames")),
+                     "_frames", "tomlfile", "symbols", "expressions", "renames")),
     ("links", ("params", "topology", "profiles", "links")),
     ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl", "gpus")),
     ("questions", ("step", "describe", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises", "validation")),
-    ("command line", ("cli", "__main__", "")),
+    ("command line", ("cli", "notebook", "__main__", "")),
 )
 """The layers of docs/design.md, lowest first, by the first name under ``costmodel``; a module may import
 its own layer and those below (within a layer, the cycle test keeps the order one way)."""

@@ -94,6 +94,7 @@ from fractions import Fraction
 from itertools import combinations, pairwise
 from typing import Any
 
+from costmodel._frames import frame
 from costmodel._json import real, to_json_dict
 from costmodel.calibration.logs import PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.spread import quantile
@@ -446,6 +447,16 @@ class Fit:
             "alpha_from": self.alpha_from,
             "beta_from": self.link_beta_from,
         }
+
+    def to_frame(self) -> Any:
+        """The residuals as a ``pandas.DataFrame``, one row per measured row in the log's order:
+        ``n_bytes``, ``measured_s``, ``model_s``, ``rel_error``, ``segment``, ``line``, ``outlier``;
+        ``df.attrs`` hold the collective, p, algorithm, ``alpha_s`` and ``beta_s_per_byte``."""
+        attrs = {"collective": self.collective, "p": self.p, "algorithm": self.algorithm,
+                 "alpha_s": self.alpha_s, "beta_s_per_byte": self.beta_s_per_byte}
+        return frame((r.to_dict() for r in self.residuals),
+                     ("n_bytes", "measured_s", "model_s", "rel_error", "segment", "line", "outlier"),
+                     attrs=attrs)
 
     def summary_lines(self) -> list[str]:
         """The fit in words, one line per segment (the profile's notes)."""

@@ -10,11 +10,12 @@ installed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from costmodel._frames import frame
 from costmodel._json import MeasuredFields
 from costmodel.calibration.fit import Fit
 from costmodel.calibration.logs import bus_factor
@@ -50,6 +51,15 @@ class CalibrationReport:
         summary.pop("residuals", None)
         return {"fit": summary, "bus_factor": float(self.bus_factor),
                 "rows": [r.to_dict() for r in self.rows]}
+
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame``, one row per measured size, smallest first: the columns of
+        :class:`ReportRow` (``n_bytes``, ``measured_s``, ``model_s``, ...); ``df.attrs`` hold the
+        collective, p, algorithm, the fitted ``alpha_s`` and ``beta_s_per_byte`` and ``bus_factor``."""
+        fit = self.fit
+        attrs = {"collective": fit.collective, "p": fit.p, "algorithm": fit.algorithm, "alpha_s": fit.alpha_s,
+                 "beta_s_per_byte": fit.beta_s_per_byte, "bus_factor": float(self.bus_factor)}
+        return frame((r.to_dict() for r in self.rows), [f.name for f in fields(ReportRow)], attrs=attrs)
 
 
 def calibration_report(fit: Fit) -> CalibrationReport:

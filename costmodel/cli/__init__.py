@@ -6,19 +6,26 @@ import os
 import sys
 from typing import Any, cast
 
-import typer
-
 from costmodel.errors import CostmodelError
 
 __all__ = ["main"]
 
-_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-"""Click's UsageError, as the Click that Typer runs on defines it (Typer may carry its own copy)."""
+
+def _usage_error() -> type[Exception]:
+    """Click's UsageError, as the Click that Typer runs on defines it (Typer may carry its own copy).
+
+    Looked up when the command line runs, so that importing a module of this package (the renderers'
+    registry, for a notebook) loads no typer."""
+    import typer
+
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one ``error:`` line on stderr and returns 2."""
     from costmodel.cli.app import build
+
+    usage_error = _usage_error()
 
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["help"]:  # `costmodel help [COMMAND...]` is `costmodel [COMMAND...] --help`
@@ -33,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with collecting():  # an old name (--profile textbook) warns once on stderr
             rc = build(args, listing=True)(args=args, prog_name="costmodel", standalone_mode=False)
-    except (CostmodelError, _USAGE_ERROR) as exc:
-        if isinstance(exc, _USAGE_ERROR):
+    except (CostmodelError, usage_error) as exc:
+        if isinstance(exc, usage_error):
             message = cast(Any, exc).format_message()
         else:
             from costmodel.cli.flags import cli_message

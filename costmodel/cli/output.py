@@ -24,7 +24,7 @@ from costmodel.cli.flags import cli_message
 from costmodel.cli.layout import fitted, prose, tables_in
 from costmodel.cli.render import render
 
-__all__ = ["emit"]
+__all__ = ["emit", "show"]
 
 _UNWRAPPED = 1 << 16
 """The width of output that is not a terminal, COLUMNS unset: wide enough that nothing wraps."""
@@ -94,16 +94,24 @@ def emit(result: Any, *, as_json: bool, markdown: bool = False, latex: bool = Fa
         own = getattr(result, "to_json", None)
         sys.stdout.write(_json(result) if own is None else own() + "\n")
         return
+    console = _console()
+    with console.capture() as captured:
+        show(result, console)
+    sys.stdout.write("".join(_rstrip(line) + "\n" for line in captured.get().splitlines()))
+
+
+def show(result: Any, console: Any) -> None:
+    """Print the human rendering of *result* on the rich *console*, fitted to its width, followed by
+    its notes and those of the tables that left columns out, each ``note: ...`` (``warning: ...``);
+    what :func:`emit` prints, and what a notebook shows (:mod:`costmodel.notebook`)."""
     from rich.text import Text
 
     body, notes = render(result)
     notes = tuple(map(cli_message, notes))  # the core's notes name parameters; the options here
-    console, body = _console(), fitted(body)
-    with console.capture() as captured:
-        console.print(body)
-        notes = (*notes, *dict.fromkeys(t.note() for t in tables_in(body) if t.left_out))  # said once
-        for note in notes:
-            label, style = ("warning:", "yellow") if note.startswith("warning: ") else ("note:", "dim")
-            text = note.removeprefix("warning: ")
-            console.print(prose(Text.assemble((label, style), " ", text), hang=len(label) + 1))
-    sys.stdout.write("".join(_rstrip(line) + "\n" for line in captured.get().splitlines()))
+    body = fitted(body)
+    console.print(body)
+    notes = (*notes, *dict.fromkeys(t.note() for t in tables_in(body) if t.left_out))  # said once
+    for note in notes:
+        label, style = ("warning:", "yellow") if note.startswith("warning: ") else ("note:", "dim")
+        text = note.removeprefix("warning: ")
+        console.print(prose(Text.assemble((label, style), " ", text), hang=len(label) + 1))

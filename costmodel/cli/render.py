@@ -24,7 +24,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["FORMS", "RENDERED_IN", "Rendered", "render", "renders"]
+__all__ = ["FORMS", "RENDERED_IN", "Rendered", "render", "renders", "watch"]
 
 Rendered = tuple[Any, tuple[str, ...]]
 Renderer = Callable[[Any], Any]
@@ -35,7 +35,8 @@ FORMS = ("text", "markdown", "latex")
 
 _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.render_cost": (
-        "costmodel.collectives.result.CostTable", "costmodel.collectives.result.LowerBound",
+        "costmodel.collectives.result.CostTable", "costmodel.collectives.result.AlgorithmCost",
+        "costmodel.collectives.result.LowerBound",
         "costmodel.collectives.result.Catalog", "costmodel.collectives.formula.Formula",
         "costmodel.collectives.hierarchical_formula.HierarchicalFormula",
         "costmodel.collectives.hierarchical.HierarchicalTable",
@@ -87,10 +88,27 @@ def renders(name: str, form: str = "text") -> Callable[[_R], _R]:
         raise ValueError(f"unknown form {form!r}")
 
     def register(fn: _R) -> _R:
+        new = name not in _BY_NAME and name not in RENDERED_IN
         _BY_NAME.setdefault(name, {})[form] = fn
+        for watcher in _WATCHERS if new else ():
+            watcher(name)
         return fn
 
     return register
+
+
+_WATCHERS: list[Callable[[str], None]] = []
+
+
+def watch(watcher: Callable[[str], None]) -> None:
+    """Call *watcher* with the full name of every type that has a renderer: now for those of
+    :data:`RENDERED_IN` and those declared so far, later for each type a module declares a renderer
+    for when it is imported (a type the command line defines).  A notebook registers its display
+    formatters so (:mod:`costmodel.notebook`), without importing a renderer.
+    """
+    _WATCHERS.append(watcher)
+    for name in dict.fromkeys([*RENDERED_IN, *_BY_NAME]):
+        watcher(name)
 
 
 def _name(kind: type) -> str:

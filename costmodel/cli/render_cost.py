@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from costmodel.collectives.hierarchical import HierarchicalTable
     from costmodel.collectives.hierarchical_formula import HierarchicalFormula
     from costmodel.collectives.multilane import FlexReduceSplit, MultiLaneTransfer, RackTraffic
-    from costmodel.collectives.result import Catalog, CostTable, LowerBound
+    from costmodel.collectives.result import AlgorithmCost, Catalog, CostTable, LowerBound
     from costmodel.crossovers import BestRanges, Crossover, CrossoverInP
     from costmodel.params import Link
     from costmodel.profiles import ProfileList
@@ -128,6 +128,21 @@ def _(table: CostTable) -> Rendered:
     notes = table.notes + tuple(n for r in table.results for n in r.notes)
     return Group(head, markup(_link(table.link)), Text(""), out, Text(""), bound, Text(""),
                  formulas), notes
+
+
+@renders("costmodel.collectives.result.AlgorithmCost")
+def _(r: AlgorithmCost) -> Rendered:
+    """One algorithm's cost (what :func:`costmodel.cost` returns): the cost table's row and formula."""
+    gamma = bool(r.compute_s)
+    numbers = ("time", "α part", "β part", "γ part", "rounds", "sent/rank", "× bound")
+    columns = [c for c in ("algorithm", *numbers) if gamma or c != "γ part"]
+    out = _table(*columns, numeric=numbers, optional=(("α part", "β part", "γ part"), "× bound"))
+    out.add_row(r.algorithm, format_time(r.time_s), format_time(r.latency_s), format_time(r.bandwidth_s),
+                *([format_time(r.compute_s)] if gamma else []), str(r.rounds), _size(r.bytes_sent_per_rank),
+                _ratio(r.bound_ratio))
+    chosen = ", ".join(f"{k} = {v}" for k, v in r.parameters.items())
+    formula = f"T(p, n) = {escape(r.formula)}" + (f"   [dim]({escape(chosen)})[/dim]" if chosen else "")
+    return Group(out, Text(""), markup(formula)), r.notes
 
 
 @renders("costmodel.collectives.result.LowerBound")

@@ -12,7 +12,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields
@@ -40,7 +40,25 @@ _LEGEND = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Formula(JSONFields):
-    """The symbolic cost of one record, its adaptations and its provenance."""
+    """The symbolic cost of one record, its adaptations and its provenance.
+
+    The text fields (``time``, ``latency``, ...) and ``latex`` are for reading; :attr:`expr` and
+    :attr:`terms` are the same costs as sympy expressions in the symbols of :mod:`costmodel.symbols`
+    (``p``, ``n``, ``ALPHA``, ``BETA``, ``GAMMA``, and ``K`` for a tuned parameter), to
+    differentiate, substitute into or solve.  In a notebook the formula shows as LaTeX.
+
+    Examples
+    --------
+    >>> from costmodel.symbols import ALPHA, BETA, GAMMA, n, p
+    >>> f = formula("allreduce", "ring")
+    >>> f.expr == f.terms["latency"] * ALPHA + f.terms["bandwidth"] * BETA + f.terms["compute"] * GAMMA
+    True
+    >>> import sympy
+    >>> sympy.diff(f.expr, n)  # seconds per byte more
+    2*beta*(p - 1)/p + gamma*(p - 1)/p
+    >>> f.expr.subs({p: 4, n: 1000, ALPHA: 0, BETA: sympy.Rational(1, 10**9), GAMMA: 0})
+    3/2000000
+    """
 
     collective: str
     algorithm: str
@@ -60,6 +78,23 @@ class Formula(JSONFields):
     legend: tuple[str, ...]
     source: Cited
     notes: tuple[str, ...]
+    _terms: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The sympy expressions behind ``latex`` (not written by ``to_dict``)."""
+
+    @property
+    def expr(self) -> Any:
+        """The time as a sympy expression: ``latency·α + bandwidth·β + compute·γ``."""
+        return self._terms["time"]
+
+    @property
+    def terms(self) -> dict[str, Any]:
+        """Each part as a sympy expression, keyed as ``latex``: ``time``, and the coefficients of α
+        (``latency``), β (``bandwidth``) and γ (``compute``), the ``rounds`` and the ``bytes_sent``."""
+        return dict(self._terms)
+
+    def _repr_latex_(self) -> str:
+        """The time in LaTeX, as a notebook shows it."""
+        return f"$T = {self.latex['time']}$"
 
 
 def _sympy_terms(algo: Algorithm) -> dict[str, Any]:
@@ -172,5 +207,6 @@ def _record_formula(algo: Algorithm) -> Formula:
         legend=tuple(text for key, text in _LEGEND.items() if key in everything),
         source=algo.source,
         notes=algo.notes + ((f"adapts {record(spec.name, algo.adapts).name}",) if algo.adapts else ()),
+        _terms=terms,
         **texts,
     )

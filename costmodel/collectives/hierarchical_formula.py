@@ -37,7 +37,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -101,6 +101,18 @@ class HierarchicalFormula(JSONFields):
     legend: tuple[str, ...]
     sources: tuple[Cited, ...]
     notes: tuple[str, ...]
+    _expr: Any = field(default=None, repr=False, compare=False)
+    """The closed form as a sympy expression (not written by ``to_dict``)."""
+
+    @property
+    def expr(self) -> Any:
+        """The closed form of the time as a sympy expression, in the sizes ``s0, s1, ...`` and links
+        ``alpha0, beta0, gamma0, ...`` of the levels (:func:`costmodel.symbols.level`) and ``n``."""
+        return self._expr
+
+    def _repr_latex_(self) -> str:
+        """The closed form in LaTeX, as a notebook shows it."""
+        return f"$T = {self.latex['time']}$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +279,7 @@ def hierarchical_formula(algorithm: str, *, inner: str | None = None, outer: str
         legend=_legend(depth),
         sources=scheme.sources,
         notes=_notes(scheme, inner_name, outer_name),
+        _expr=total,
     )
 
 

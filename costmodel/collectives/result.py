@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from costmodel._frames import frame
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.params import Link, LinkParams
 from costmodel.references import Cited
@@ -119,21 +120,37 @@ class CostTable:
         """How many times slower than the fastest *result* is (None when the fastest takes no time)."""
         return times_slower(result.time_s, self.results[0].time_s)
 
-    def to_dict(self) -> dict[str, object]:
+    def _rows(self) -> list[dict[str, object]]:
+        """Each result's ``to_dict()`` with its ``vs_best``."""
         ratios = [self.vs_best(r) for r in self.results]
+        return [{**r.to_dict(), "vs_best": None if x is None else real(x)}
+                for r, x in zip(self.results, ratios, strict=True)]
+
+    def to_dict(self) -> dict[str, object]:
         return {
             "collective": self.collective,
             "p": self.p,
             "n_bytes": real(self.n_bytes),
             "meaning_of_n": self.meaning_of_n,
             **self.link.result_fields(),
-            "results": [{**r.to_dict(), "vs_best": None if x is None else real(x)}
-                        for r, x in zip(self.results, ratios, strict=True)],
+            "results": self._rows(),
             "best": self.best,
             "bound": self.bound.to_dict(),
             "whole_bytes": self.whole_bytes,
             "notes": list(self.notes),
         }
+
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame``, one row per algorithm, fastest first: the columns of ``to_dict()``'s
+        ``results`` (``time_s``, ``latency_s``, ..., ``vs_best``); ``df.attrs`` hold ``collective``,
+        ``p``, ``n_bytes``, ``meaning_of_n`` and the link (``alpha_s``, ...)."""
+        data = self.to_dict()
+        attrs = {k: v for k, v in data.items() if k not in ("results", "bound", "notes", "best")}
+        return frame(self._rows(), _COST_COLUMNS, attrs={**attrs, "best": self.best})
+
+
+_COST_COLUMNS = ("algorithm", "time_s", "latency_s", "bandwidth_s", "compute_s", "rounds",
+                 "bytes_sent_per_rank", "bound_ratio", "vs_best", "formula")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

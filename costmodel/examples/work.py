@@ -180,6 +180,10 @@ class Worked:
                   for a in self.answers.values()]
         return "\n".join(lines).rstrip() + "\n"
 
+    def _repr_markdown_(self) -> str:
+        """The worked example as a notebook shows it: :meth:`to_markdown`."""
+        return self.to_markdown()
+
     def to_dict(self) -> dict[str, Any]:
         def answer(a: Answer) -> dict[str, Any]:
             return {"name": a.name, "label": a.label, "value": _json_value(a.value), "unit": a.kind.unit,
