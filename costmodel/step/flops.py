@@ -62,6 +62,7 @@ from costmodel.references import (
     LEPIKHIN_2021,
     MEGATRON_LM,
     NARAYANAN_2021_MEGATRON,
+    SMITH_2022,
     Cited,
 )
 from costmodel.units import parse_time
@@ -71,7 +72,7 @@ __all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFl
            "ParameterCount", "TransformerShape", "achieved_flops", "capacity", "model_flops", "parameters"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
-         LEPIKHIN_2021, JIANG_2024, DAI_2024)
+         LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
@@ -626,6 +627,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     .. [1] Narayanan et al. SC'21, section 5.1, equation (3) and Table 1.
     .. [2] Chowdhery et al. 2022 (PaLM), appendix B: MFU and HFU.
     .. [3] Korthikanti et al. 2022, model and hardware FLOPs utilization.
+    .. [4] Smith et al. 2022 (MT-NLG 530B): the 126, 121 and 113 teraFLOP/s per GPU of their 60.1 s,
+       50.2 s and 44.4 s iterations on 2240, 2800 and 3360 GPUs are this hardware count.
 
     Examples
     --------
