@@ -25,6 +25,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "step": ("step",),
     "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
+    "privacy": ("privacy",),
     "profiles": ("profiles",),
     "gpus": ("gpus",),
     "models": ("models",),

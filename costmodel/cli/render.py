@@ -49,6 +49,9 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.consensus.gossip.ConsensusRun", "costmodel.consensus.gossip.DSGDStep",
         "costmodel.consensus.gossip.GossipComparison"),
     "costmodel.cli.pipeline": ("costmodel.pipeline.result.Bubble",),
+    "costmodel.cli.privacy": (
+        "costmodel.training.privacy.PrivacyAccount", "costmodel.training.privacy.NoiseSolution",
+        "costmodel.training.privacy.ClientNoiseTable"),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (
