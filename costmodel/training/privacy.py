@@ -273,24 +273,29 @@ def _finite(value: Any, name: str) -> Fraction:
     try:
         return parse_number(value, what=name)
     except InputError as exc:
-        raise InputError(f"{name}={_shown(value)}: {exc}") from None
+        raise InputError(f"{_named(name, value)}: {exc}") from None
 
 
 def _rate(value: Any, name: str = "q") -> float:
     q = _finite(value, name)
     if not 0 < q <= 1:
-        raise InputError(f"{name}={_shown(value)} is outside (0, 1]; the sampling rate is a probability, "
+        raise InputError(f"{_named(name, value)} is outside (0, 1]; the sampling rate is a probability, "
                          "e.g. batch/dataset = 256/60000")
     return float(q)
+
+
+def _named(name: str, value: Any) -> str:
+    """``name=value`` for a parameter; a phase's part (a name with a space) reads ``its q 0``."""
+    return f"{name} {_shown(value)}" if " " in name else f"{name}={_shown(value)}"
 
 
 def _noise(value: Any, name: str = "noise_multiplier") -> float:
     sigma = _finite(value, name)
     if sigma <= 0:
-        raise InputError(f"{name}={_shown(value)} is not positive; the noise multiplier σ is the noise's "
+        raise InputError(f"{_named(name, value)} is not positive; the noise multiplier σ is the noise's "
                          "standard deviation over the clipping norm, e.g. 1.1")
     if sigma > 10**6:
-        raise InputError(f"{name}={_shown(value)} is above 1e6; give a noise multiplier of at most 1e6")
+        raise InputError(f"{_named(name, value)} is above 1e6; give a noise multiplier of at most 1e6")
     return float(sigma)
 
 
@@ -302,13 +307,14 @@ def _delta(value: Any) -> float:
     return float(d)
 
 
-def _steps(value: Any, name: str = "steps") -> int:
+def _steps(value: Any, name: str = "steps", *, what: str = "steps") -> int:
+    """A whole count from 1 to 1e12 (*what* names it in the hint: steps, clients, examples)."""
     if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value.strip()) < 20:
         value = int(value.strip())
     if not is_whole(value) or isinstance(value, bool):
-        raise InputError(f"{name}={_shown(value)} is not a whole number; give the number of steps, e.g. 1000")
+        raise InputError(f"{_named(name, value)} is not a whole number; give the number of {what}, e.g. 1000")
     if not 1 <= int(value) <= _MAX_STEPS:
-        raise InputError(f"{name}={int(value)} is outside 1 to 1e12; give at least one step")
+        raise InputError(f"{_named(name, int(value))} is outside 1 to 1e12; give at least one of the {what}")
     return int(value)
 
 
@@ -375,10 +381,10 @@ class Phase(JSONFields):
     @classmethod
     def of(cls, q: Any, noise_multiplier: Any, steps: Any) -> Phase:
         """A checked phase: 0 < q ≤ 1, σ > 0, at least one step."""
-        _rate(q)
-        _noise(noise_multiplier)
-        return cls(q=_finite(q, "q"), noise_multiplier=_finite(noise_multiplier, "noise_multiplier"),
-                   steps=_steps(steps))
+        _rate(q, "its q")
+        _noise(noise_multiplier, "its σ")
+        return cls(q=_finite(q, "its q"), noise_multiplier=_finite(noise_multiplier, "its σ"),
+                   steps=_steps(steps, "its steps"))
 
 
 def parse_phases(value: Any) -> tuple[Phase, ...]:
@@ -536,7 +542,7 @@ def account(phases: Any, *, delta: Any, orders: Any = None, conversion: str = "i
     notes = []
     std = None
     c = None if clip is None else _finite(clip, "clip")
-    b = None if batch is None else _steps(batch, "batch")
+    b = None if batch is None else _steps(batch, "batch", what="examples in a batch")
     if c is not None and c <= 0:
         raise InputError(f"clip={_shown(clip)} is not positive; the clipping norm C is, e.g. 1.0")
     if (c is None) != (b is None):
@@ -650,7 +656,7 @@ def solve_noise(target_epsilon: Any, *, q: Any, steps: Any, delta: Any, orders: 
         else:
             lo = mid
     c = None if clip is None else _finite(clip, "clip")
-    b = None if batch is None else _steps(batch, "batch")
+    b = None if batch is None else _steps(batch, "batch", what="examples in a batch")
     if (c is None) != (b is None):
         raise InputError("the noise on the averaged gradient needs both clip= and batch= (σ·C/B)")
     if c is not None and c <= 0:
@@ -719,11 +725,11 @@ def client_noise(target_epsilon: Any, *, clients_per_round: Any, population: Any
     >>> t.rows[0].noise_std > t.rows[1].noise_std
     True
     """
-    n = _steps(population, "population")
+    n = _steps(population, "population", what="clients")
     counts = []
     for i, item in enumerate(list_items(clients_per_round, ",", what="clients per round", example="10,100,1000")):
         try:
-            m = _steps(item.strip() if isinstance(item, str) else item, "clients_per_round")
+            m = _steps(item.strip() if isinstance(item, str) else item, "clients_per_round", what="clients")
         except InputError as exc:
             raise InputError(f"item {i} of the clients per round: {exc}") from None
         if m > n:
@@ -769,8 +775,8 @@ def privacy(*, q: Any = None, noise_multiplier: Any = None, steps: Any = None, e
     >>> a.phases[0].steps, round(a.epsilon, 3), a.best_order
     (14063, 2.597, 8.0)
     """
-    b = None if batch is None else _steps(batch, "batch")
-    n = None if dataset is None else _steps(dataset, "dataset")
+    b = None if batch is None else _steps(batch, "batch", what="examples in a batch")
+    n = None if dataset is None else _steps(dataset, "dataset", what="examples")
     if clients_per_round is not None:
         if population is None or steps is None or target_epsilon is None:
             raise InputError("the clients-per-round table needs population=, steps= (the rounds) and "
