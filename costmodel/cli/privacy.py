@@ -1,4 +1,4 @@
-"""The ``privacy`` command: DP-SGD's (ε, δ) by RDP accounting, the noise for a target ε, DP-FedAvg's trade-off.
+"""The ``privacy`` command: DP-SGD's (ε, δ) by RDP accounting, σ for a target ε, DP-FedAvg's trade-off.
 
 It makes one call to :func:`costmodel.training.privacy.privacy` and emits the result; the renderings
 of its three results are declared here and import rich only when they run.  The accounting is pure
@@ -33,9 +33,11 @@ _FED = "DP-FedAvg: noise per update against clients per round"
 def privacy(
     delta: Annotated[str, option("--delta", metavar="δ", help="δ of (ε, δ)-DP, 0 < δ < 1: 1e-5.")],
     q: Annotated[str | None, option("-q", "--sampling-rate", metavar="Q", panel=_RATE,
-                                    help="Probability an example is in a step's batch: 0.01 or 256/60000.")] = None,
+                                    help="Probability an example is in a step's batch: 0.01 or "
+                                         "256/60000.")] = None,
     batch: Annotated[str | None, option("--batch", metavar="B", panel=_RATE,
-                                        help="Batch (lot) size B: q = B/dataset; with --clip, the noise σC/B.")] = None,
+                                        help="Batch (lot) size B: q = B/dataset; with --clip, the noise "
+                                             "σC/B.")] = None,
     dataset: Annotated[str | None, option("--dataset", metavar="N", panel=_RATE,
                                           help="Examples in the dataset N.")] = None,
     noise: Annotated[str | None, option("--noise", metavar="σ",
@@ -46,8 +48,8 @@ def privacy(
     epochs: Annotated[str | None, option("--epochs", metavar="E", panel=_LENGTH,
                                          help="Epochs: ⌈E·N/B⌉ steps.")] = None,
     phases: Annotated[str | None, option("--phases", metavar="q,σ,T;...",
-                                         help="Heterogeneous phases, ';' between them: 1e-5,1.0,10;1e-4,3.0,4.")
-                      ] = None,
+                                         help="Heterogeneous phases, ';' between them: "
+                                              "1e-5,1.0,10;1e-4,3.0,4.")] = None,
     target_epsilon: Annotated[str | None, option("--target-epsilon", metavar="ε",
                                                  help="Find the noise multiplier σ for this ε (bisection).")
                               ] = None,
@@ -55,8 +57,8 @@ def privacy(
                                        help="Clipping norm C: with --batch, the noise std σC/B on the "
                                             "averaged gradient.")] = None,
     clients_per_round: Annotated[str | None, option("--clients-per-round", metavar="M,M,...", panel=_FED,
-                                                    help="Clients per round m (q = m/population): 10,100,1000."
-                                                    )] = None,
+                                                    help="Clients per round m (q = m/population): "
+                                                         "10,100,1000.")] = None,
     population: Annotated[str | None, option("--population", metavar="N", panel=_FED,
                                              help="Clients in the population.")] = None,
     orders: Annotated[str | None, option("--orders", metavar="LIST",
@@ -79,7 +81,8 @@ def privacy(
 
     Example: costmodel privacy -q 0.01 --steps 10000 --target-epsilon 2 --delta 1e-5 --orders 2-64
 
-    Example: costmodel privacy --clients-per-round 100,1000 --population 1000000 --steps 2000 --target-epsilon 2 --delta 1e-6 --orders 2-64
+    DP-FedAvg's table: --clients-per-round 10,100 --population 10000 --steps 500 --target-epsilon 2
+    --delta 1e-6 (docs/howto/dp-accounting.md).
     """
     from costmodel.training.privacy import privacy as ask
 
@@ -150,9 +153,10 @@ def render_account(a: PrivacyAccount) -> Rendered:
              f"(the least ε over {len(a.rows)} orders; {len(shown)} shown, --json lists them all)"]
     if a.noise_std is not None:
         p = a.phases[0]
-        lines.append(f"noise on the averaged gradient: σ·C/B = {_exact(p.noise_multiplier)} × {_exact(a.clip)}"
-                     f" / {a.batch} = {_g(a.noise_std)} per coordinate")
-    return Group(head, RichText(""), phases, RichText(""), orders, RichText(""), markup("\n".join(lines))), a.notes
+        lines.append(f"noise on the averaged gradient: σ·C/B = {_exact(p.noise_multiplier)} × "
+                     f"{_exact(a.clip)} / {a.batch} = {_g(a.noise_std)} per coordinate")
+    blank = RichText("")
+    return Group(head, blank, phases, blank, orders, blank, markup("\n".join(lines))), a.notes
 
 
 @renders("costmodel.training.privacy.NoiseSolution")

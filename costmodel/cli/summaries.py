@@ -29,6 +29,7 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('memory', 'Memory of data-parallel training: weights × replicas, ZeRO model states, activations per layer.'),
     ('compress', 'Bytes of a compressed gradient and the ratio to dense; with -p and a link, the time saved.'),
     ('error-feedback', 'Error feedback step by step: g += residual; send C(g); residual = g − C(g).'),
+    ('privacy', "DP-SGD's ε for a δ by Rényi DP accounting of the sampled Gaussian mechanism (Mironov et al. 2019)."),
     ('profiles', 'List the link presets (α, bandwidth, source), or show one preset or profile file.'),
     ('gpus', 'List the GPU presets (bf16 peak, measured GEMM rate, memory, bandwidth, SMs), or show one GPU.'),
     ('models', 'List the model presets (GPT-3, Llama 3, Mixtral, DeepSeekMoE), or show one model with its source.'),

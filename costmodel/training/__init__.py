@@ -11,7 +11,9 @@ the inputs are exact).
 * :mod:`~costmodel.training.traffic`: parameter servers, tensor and expert
   parallelism, staleness;
 * :mod:`~costmodel.training.compression`: compressed payloads, time saved,
-  error feedback.
+  error feedback;
+* :mod:`~costmodel.training.privacy`: DP-SGD's (ε, δ) by RDP accounting, the
+  noise for a target ε, DP-FedAvg's noise per client count.
 
 >>> from costmodel.training import weighted_loss
 >>> weighted_loss(sizes="600,300,100", losses="0.2,0.5,0.9").weighted
@@ -61,6 +63,15 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         training_memory,
         zero_memory,
     )
+    from costmodel.training.privacy import (
+        ClientNoiseTable,
+        NoiseSolution,
+        PrivacyAccount,
+        client_noise,
+        privacy_account,
+        rdp_sampled_gaussian,
+        solve_noise,
+    )
     from costmodel.training.traffic import (
         MoETraffic,
         PSTraffic,
@@ -75,6 +86,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
 _EXPORTS: dict[str, str] = {
     "ActivationMemory": "costmodel.training.memory",
     "ActivationVariant": "costmodel.training.memory",
+    "ClientNoiseTable": "costmodel.training.privacy",
     "Compression": "costmodel.training.compression",
     "CompressionMethod": "costmodel.training.compression",
     "DTYPES": "costmodel.training.counts",
@@ -85,7 +97,9 @@ _EXPORTS: dict[str, str] = {
     "METHODS": "costmodel.training.compression",
     "MemoryReport": "costmodel.training.memory",
     "MoETraffic": "costmodel.training.traffic",
+    "NoiseSolution": "costmodel.training.privacy",
     "PSTraffic": "costmodel.training.traffic",
+    "PrivacyAccount": "costmodel.training.privacy",
     "Staleness": "costmodel.training.traffic",
     "TensorParallelTraffic": "costmodel.training.traffic",
     "WeightedGradient": "costmodel.training.loss",
@@ -93,14 +107,18 @@ _EXPORTS: dict[str, str] = {
     "ZERO_STAGES": "costmodel.training.memory",
     "ZeroMemory": "costmodel.training.memory",
     "activation_memory": "costmodel.training.memory",
+    "client_noise": "costmodel.training.privacy",
     "compress": "costmodel.training.compression",
     "error_feedback": "costmodel.training.compression",
     "fedavg": "costmodel.training.federated",
     "moe_traffic": "costmodel.training.traffic",
     "parse_count": "costmodel.training.counts",
     "parse_dtype": "costmodel.training.counts",
+    "privacy_account": "costmodel.training.privacy",
     "ps_traffic": "costmodel.training.traffic",
+    "rdp_sampled_gaussian": "costmodel.training.privacy",
     "sample_weights": "costmodel.training.loss",
+    "solve_noise": "costmodel.training.privacy",
     "staleness": "costmodel.training.traffic",
     "tensor_parallel_traffic": "costmodel.training.traffic",
     "training_memory": "costmodel.training.memory",
@@ -117,6 +135,7 @@ __all__ = [
     "ZERO_STAGES",
     "ActivationMemory",
     "ActivationVariant",
+    "ClientNoiseTable",
     "Compression",
     "CompressionMethod",
     "Dtype",
@@ -125,21 +144,27 @@ __all__ = [
     "FedAvgRound",
     "MemoryReport",
     "MoETraffic",
+    "NoiseSolution",
     "PSTraffic",
+    "PrivacyAccount",
     "Staleness",
     "TensorParallelTraffic",
     "WeightedGradient",
     "WeightedLoss",
     "ZeroMemory",
     "activation_memory",
+    "client_noise",
     "compress",
     "error_feedback",
     "fedavg",
     "moe_traffic",
     "parse_count",
     "parse_dtype",
+    "privacy_account",
     "ps_traffic",
+    "rdp_sampled_gaussian",
     "sample_weights",
+    "solve_noise",
     "staleness",
     "tensor_parallel_traffic",
     "training_memory",

@@ -76,12 +76,12 @@ __all__ = [
     "OrderRow",
     "Phase",
     "PrivacyAccount",
-    "account",
     "client_noise",
     "epsilon_from_rdp",
     "parse_orders",
     "parse_phases",
     "privacy",
+    "privacy_account",
     "rdp_sampled_gaussian",
     "solve_noise",
 ]
@@ -89,7 +89,8 @@ __all__ = [
 CITED = (MIRONOV_2017, MIRONOV_2019, BALLE_2020, DP_ACCOUNTING, ABADI_2016, MCMAHAN_2018)
 
 DEFAULT_ORDERS: tuple[float, ...] = (
-    tuple(1 + x / 10 for x in range(1, 100)) + tuple(float(a) for a in range(11, 64)) + (128.0, 256.0, 512.0, 1024.0)
+    tuple(1 + x / 10 for x in range(1, 100)) + tuple(float(a) for a in range(11, 64))
+    + (128.0, 256.0, 512.0, 1024.0)
 )
 """dp_accounting's ``DEFAULT_RDP_ORDERS``: 1.1 to 10.9 by tenths, 11 to 63, 128, 256, 512, 1024."""
 
@@ -221,10 +222,8 @@ def rdp_sampled_gaussian(q: Any, noise_multiplier: Any, order: Any) -> float:
 def _rdp(q: float, sigma: float, alpha: float) -> float:
     if q == 1.0:
         return alpha / (2 * sigma**2)
-    if float(alpha).is_integer():
-        log_a = _log_a_int(q, sigma, int(alpha))
-    else:
-        log_a = _log_a_frac(q, sigma, alpha)
+    integer = float(alpha).is_integer()
+    log_a = _log_a_int(q, sigma, int(alpha)) if integer else _log_a_frac(q, sigma, alpha)
     return log_a / (alpha - 1)
 
 
@@ -405,8 +404,8 @@ def parse_phases(value: Any) -> tuple[Phase, ...]:
             continue
         parts = item.split(",") if isinstance(item, str) else list(item)
         if len(parts) != 3:
-            raise InputError(f"phase {i} ({show(item)}) has {len(parts)} parts; write each phase as q,σ,steps, "
-                             "e.g. 0.01,1.1,1000")
+            raise InputError(f"phase {i} ({show(item)}) has {len(parts)} parts; write each phase as "
+                             "q,σ,steps, e.g. 0.01,1.1,1000")
         try:
             phases.append(Phase.of(*(p.strip() if isinstance(p, str) else p for p in parts)))
         except InputError as exc:
@@ -498,7 +497,7 @@ def _compose(phases: Sequence[Phase], orders: Sequence[float], delta: float,
     return tuple(rows), best.order, best.epsilon
 
 
-def account(phases: Any, *, delta: Any, orders: Any = None, conversion: str = "improved",
+def privacy_account(phases: Any, *, delta: Any, orders: Any = None, conversion: str = "improved",
             clip: Any = None, batch: Any = None) -> PrivacyAccount:
     """ε for δ after DP-SGD's phases (each (q, σ, steps)), by RDP composition and the best order.
 
@@ -528,7 +527,7 @@ def account(phases: Any, *, delta: Any, orders: Any = None, conversion: str = "i
 
     Examples
     --------
-    >>> a = account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32")
+    >>> a = privacy_account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32")
     >>> round(a.epsilon, 4), a.best_order
     (0.3363, 23.0)
     """
@@ -595,7 +594,7 @@ class NoiseSolution:
                 "notes": list(self.notes)}
 
 
-def _epsilon_of(q: float, sigma: float, steps: int, delta: float, orders: Sequence[float],
+def _epsilon_of(q: float, sigma: float, *, steps: int, delta: float, orders: Sequence[float],
                 conversion: str) -> tuple[float, float]:
     best, best_order = math.inf, orders[0]
     for a in orders:
@@ -622,7 +621,7 @@ def solve_noise(target_epsilon: Any, *, q: Any, steps: Any, delta: Any, orders: 
     Examples
     --------
     >>> s = solve_noise(1.0, q=0.01, steps=1000, delta=1e-5, orders="2-64")
-    >>> s.epsilon <= 1.0 < account(f"0.01,{s.lower},1000", delta=1e-5, orders="2-64").epsilon
+    >>> s.epsilon <= 1.0 < privacy_account(f"0.01,{s.lower},1000", delta=1e-5, orders="2-64").epsilon
     True
     """
     target = float(_finite(target_epsilon, "target_epsilon"))
@@ -633,23 +632,24 @@ def solve_noise(target_epsilon: Any, *, q: Any, steps: Any, delta: Any, orders: 
     alphas = parse_orders(orders)
     if not 0 < tolerance < 1:
         raise InputError(f"tolerance={tolerance!r} is outside (0, 1); e.g. 1e-6")
+    setting: dict[str, Any] = {"steps": t, "delta": d, "orders": alphas, "conversion": kind}
     hi, iterations = 1.0, 0
-    eps, order = _epsilon_of(qf, hi, t, d, alphas, kind)
+    eps, order = _epsilon_of(qf, hi, **setting)
     while eps > target:
         hi *= 2
         iterations += 1
         if hi > 1e6:
             raise InputError(f"no noise multiplier up to 1e6 reaches target_epsilon={target:g} at "
                              f"delta={d:g}; raise the target or δ")
-        eps, order = _epsilon_of(qf, hi, t, d, alphas, kind)
+        eps, order = _epsilon_of(qf, hi, **setting)
     lo = hi / 2
-    while _epsilon_of(qf, lo, t, d, alphas, kind)[0] <= target and lo > 1e-6:
+    while _epsilon_of(qf, lo, **setting)[0] <= target and lo > 1e-6:
         hi, lo = lo, lo / 2
         iterations += 1
-    eps, order = _epsilon_of(qf, hi, t, d, alphas, kind)
+    eps, order = _epsilon_of(qf, hi, **setting)
     while hi - lo > tolerance * hi:
         mid = (lo + hi) / 2
-        e, o = _epsilon_of(qf, mid, t, d, alphas, kind)
+        e, o = _epsilon_of(qf, mid, **setting)
         iterations += 1
         if e <= target:
             hi, eps, order = mid, e, o
@@ -727,7 +727,8 @@ def client_noise(target_epsilon: Any, *, clients_per_round: Any, population: Any
     """
     n = _steps(population, "population", what="clients")
     counts = []
-    for i, item in enumerate(list_items(clients_per_round, ",", what="clients per round", example="10,100,1000")):
+    items = list_items(clients_per_round, ",", what="clients per round", example="10,100,1000")
+    for i, item in enumerate(items):
         try:
             m = _steps(item.strip() if isinstance(item, str) else item, "clients_per_round", what="clients")
         except InputError as exc:
@@ -760,7 +761,8 @@ def client_noise(target_epsilon: Any, *, clients_per_round: Any, population: Any
 def privacy(*, q: Any = None, noise_multiplier: Any = None, steps: Any = None, epochs: Any = None,
             dataset: Any = None, batch: Any = None, phases: Any = None, delta: Any,
             target_epsilon: Any = None, clip: Any = None, clients_per_round: Any = None,
-            population: Any = None, orders: Any = None, conversion: str = "improved") -> PrivacyAccount | NoiseSolution | ClientNoiseTable:
+            population: Any = None, orders: Any = None,
+            conversion: str = "improved") -> PrivacyAccount | NoiseSolution | ClientNoiseTable:
     """The privacy question the options ask: ε of a run, σ for a target ε, or DP-FedAvg's client table.
 
     * ε of a run: *phases*, or one phase from q (or batch/dataset), *noise_multiplier* and *steps*
@@ -777,6 +779,7 @@ def privacy(*, q: Any = None, noise_multiplier: Any = None, steps: Any = None, e
     """
     b = None if batch is None else _steps(batch, "batch", what="examples in a batch")
     n = None if dataset is None else _steps(dataset, "dataset", what="examples")
+    converting = {"orders": orders, "conversion": conversion}
     if clients_per_round is not None:
         if population is None or steps is None or target_epsilon is None:
             raise InputError("the clients-per-round table needs population=, steps= (the rounds) and "
@@ -785,43 +788,51 @@ def privacy(*, q: Any = None, noise_multiplier: Any = None, steps: Any = None, e
             raise InputError("the clients-per-round table sets q = m/population and solves σ; drop q=, "
                              "noise_multiplier=, epochs=, phases=, batch= and dataset=")
         return client_noise(target_epsilon, clients_per_round=clients_per_round, population=population,
-                            rounds=steps,
-                            delta=delta, clip=1 if clip is None else clip, orders=orders, conversion=conversion)
+                            rounds=steps, delta=delta, clip=1 if clip is None else clip, **converting)
     if phases is not None:
         if any(x is not None for x in (q, noise_multiplier, steps, epochs, target_epsilon)):
-            raise InputError("phases= already gives every q, σ and steps; drop q=, noise_multiplier=, steps=, "
-                             "epochs= and target_epsilon=")
-        return account(phases, delta=delta, orders=orders, conversion=conversion, clip=clip, batch=b)
-    if q is not None and b is not None and n is not None:
-        raise InputError("give the sampling rate once: q= or batch= with dataset=")
-    if q is None:
-        if b is None or n is None:
-            raise InputError("the sampling rate needs q= or both batch= and dataset= (q = batch/dataset)")
-        if b > n:
-            raise InputError(f"batch={b} is above dataset={n}; a batch samples from the dataset")
-        rate = Fraction(b, n)
-    else:
-        _rate(q)
-        rate = _finite(q, "q")
+            raise InputError("phases= already gives every q, σ and steps; drop q=, noise_multiplier=, "
+                             "steps=, epochs= and target_epsilon=")
+        return privacy_account(phases, delta=delta, clip=clip, batch=b, **converting)
+    rate = _sampling_rate(q, b, n)
     if noise_multiplier is not None:
         _noise(noise_multiplier)
-    if steps is not None:
-        _steps(steps)
-    if (steps is None) == (epochs is None):
-        raise InputError("give exactly one of steps= and epochs=")
-    if epochs is not None:
-        if b is None or n is None:
-            raise InputError("epochs= needs batch= and dataset= (steps = ⌈epochs·dataset/batch⌉)")
-        e = _finite(epochs, "epochs")
-        if e <= 0:
-            raise InputError(f"epochs={_shown(epochs)} is not positive; e.g. 60")
-        steps = math.ceil(e * n / b)
+    length = _length(steps, epochs, b, n)
+    kept = b if clip is not None else None
     if noise_multiplier is None:
         if target_epsilon is None:
             raise InputError("give noise_multiplier= (for ε) or target_epsilon= (for σ)")
-        return solve_noise(target_epsilon, q=rate, steps=steps, delta=delta, orders=orders,
-                           conversion=conversion, clip=clip, batch=b if clip is not None else None)
+        return solve_noise(target_epsilon, q=rate, steps=length, delta=delta, clip=clip, batch=kept,
+                           **converting)
     if target_epsilon is not None:
         raise InputError("give noise_multiplier= (for ε) or target_epsilon= (for σ), not both")
-    return account([(rate, noise_multiplier, steps)], delta=delta, orders=orders, conversion=conversion,
-                   clip=clip, batch=b if clip is not None else None)
+    return privacy_account([(rate, noise_multiplier, length)], delta=delta, clip=clip, batch=kept,
+                           **converting)
+
+
+def _sampling_rate(q: Any, batch: int | None, dataset: int | None) -> Fraction:
+    """q as given, or batch/dataset."""
+    if q is not None:
+        if batch is not None and dataset is not None:
+            raise InputError("give the sampling rate once: q= or batch= with dataset=")
+        _rate(q)
+        return _finite(q, "q")
+    if batch is None or dataset is None:
+        raise InputError("the sampling rate needs q= or both batch= and dataset= (q = batch/dataset)")
+    if batch > dataset:
+        raise InputError(f"batch={batch} is above dataset={dataset}; a batch samples from the dataset")
+    return Fraction(batch, dataset)
+
+
+def _length(steps: Any, epochs: Any, batch: int | None, dataset: int | None) -> int:
+    """The steps as given, or ⌈epochs·dataset/batch⌉."""
+    if (steps is None) == (epochs is None):
+        raise InputError("give exactly one of steps= and epochs=")
+    if steps is not None:
+        return _steps(steps)
+    if batch is None or dataset is None:
+        raise InputError("epochs= needs batch= and dataset= (steps = ⌈epochs·dataset/batch⌉)")
+    e = _finite(epochs, "epochs")
+    if e <= 0:
+        raise InputError(f"epochs={_shown(epochs)} is not positive; e.g. 60")
+    return _steps(math.ceil(e * dataset / batch))

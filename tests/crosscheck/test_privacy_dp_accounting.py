@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from costmodel.training.privacy import account
+from costmodel.training.privacy import privacy_account
 
 dp_accounting = pytest.importorskip(
     "dp_accounting", reason="the cross-check needs Google's dp-accounting: pip install 'costmodel[privacy-test]'")
@@ -46,7 +46,7 @@ def _google(q: float, sigma: float, steps: int, delta: float) -> tuple[float, fl
                          ids=lambda v: f"{v:.3g}" if isinstance(v, float) else str(v))
 def test_epsilon_agrees_with_dp_accounting(q, sigma, steps, delta):
     theirs, order = _google(q, sigma, steps, delta)
-    ours = account([(q, sigma, steps)], delta=delta)
+    ours = privacy_account([(q, sigma, steps)], delta=delta)
     if math.isinf(theirs):
         pytest.fail(f"dp-accounting gives an infinite ε at {(q, sigma, steps, delta)}")
     assert ours.epsilon == pytest.approx(theirs, rel=1e-6, abs=1e-12)
@@ -64,4 +64,4 @@ def test_heterogeneous_phases_agree_with_dp_accounting():
         accountant.compose(dp_event.SelfComposedDpEvent(
             dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps))
     theirs = accountant.get_epsilon(1e-6)
-    assert account(phases, delta=1e-6, orders="2-64").epsilon == pytest.approx(theirs, rel=1e-6)
+    assert privacy_account(phases, delta=1e-6, orders="2-64").epsilon == pytest.approx(theirs, rel=1e-6)

@@ -227,6 +227,7 @@ CITING_MODULES = (
     "costmodel.training.memory",
     "costmodel.training.traffic",
     "costmodel.training.compression",
+    "costmodel.training.privacy",
     "costmodel.consensus.citations",
     "costmodel.step.device",
     "costmodel.step.stream",

@@ -18,11 +18,11 @@ import pytest
 from costmodel.errors import InputError
 from costmodel.training.privacy import (
     DEFAULT_ORDERS,
-    account,
     client_noise,
     epsilon_from_rdp,
     parse_orders,
     privacy,
+    privacy_account,
     rdp_sampled_gaussian,
     solve_noise,
 )
@@ -37,16 +37,16 @@ def _vectors() -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("row", _vectors(), ids=lambda r: r["name"])
 def test_published_vectors(row):
-    a = account(row["phases"], delta=row["delta"], orders=row["orders"], conversion=row["conversion"])
+    a = privacy_account(row["phases"], delta=row["delta"], orders=row["orders"], conversion=row["conversion"])
     assert round(a.epsilon, int(row["digits"])) == float(row["epsilon"])
     assert a.best_order == float(row["best_order"])
 
 
 def test_opacus_composition_to_more_digits_and_the_classic_bound():
     # dp-accounting 0.6.0 (compute_rdp + compute_epsilon) gives 0.33634406339259515 at order 23
-    a = account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32")
+    a = privacy_account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32")
     assert a.epsilon == pytest.approx(0.33634406339259515, rel=1e-12)
-    classic = account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32", conversion="classic")
+    classic = privacy_account("1e-5,1.0,10;1e-4,3.0,4", delta=1e-5, orders="2-32", conversion="classic")
     # classic at the same composed rdp: rdp − log δ/(α − 1) at α = 23
     assert classic.best_order == 23
     assert classic.epsilon == pytest.approx(classic.best.rdp + math.log(1e5) / 22, rel=1e-14)
@@ -96,15 +96,15 @@ def test_default_orders_are_dp_accountings():
 
 
 def test_every_order_is_reported_and_the_best_is_the_least():
-    a = account("0.01,1.1,1000", delta=1e-5)
+    a = privacy_account("0.01,1.1,1000", delta=1e-5)
     assert len(a.rows) == 156
     assert a.epsilon == min(r.epsilon for r in a.rows)
     assert a.best.rdp == pytest.approx(1000 * a.best.rdp_per_step[0], rel=1e-15)
 
 
 def test_composition_adds_phases():
-    one = account("0.01,1.1,300", delta=1e-5, orders="2-64")
-    two = account("0.01,1.1,100;0.01,1.1,200", delta=1e-5, orders="2-64")
+    one = privacy_account("0.01,1.1,300", delta=1e-5, orders="2-64")
+    two = privacy_account("0.01,1.1,100;0.01,1.1,200", delta=1e-5, orders="2-64")
     assert two.epsilon == pytest.approx(one.epsilon, rel=1e-12)
 
 
@@ -118,8 +118,8 @@ def test_solve_noise_brackets_the_target():
     s = solve_noise(2, q=0.01, steps=10000, delta=1e-5, orders="2-64")
     assert s.epsilon <= 2
     assert s.noise_multiplier - s.lower <= 1e-6 * s.noise_multiplier
-    below = account([(0.01, s.lower, 10000)], delta=1e-5, orders="2-64").epsilon
-    above = account([(0.01, s.noise_multiplier, 10000)], delta=1e-5, orders="2-64").epsilon
+    below = privacy_account([(0.01, s.lower, 10000)], delta=1e-5, orders="2-64").epsilon
+    above = privacy_account([(0.01, s.noise_multiplier, 10000)], delta=1e-5, orders="2-64").epsilon
     assert above <= 2 < below
     assert above == pytest.approx(s.epsilon, rel=1e-15)
 
@@ -137,31 +137,31 @@ def test_dp_fedavg_more_clients_per_round_less_noise_per_update():
 def test_results_are_json():
     import json
 
-    for result in (account("0.01,1.1,10", delta=1e-5, orders="2-4"),
+    for result in (privacy_account("0.01,1.1,10", delta=1e-5, orders="2-4"),
                    solve_noise(1, q=0.01, steps=100, delta=1e-5, orders="2-8"),
                    client_noise(1, clients_per_round="10", population=1000, rounds=10, delta=1e-5, orders="2-8")):
         json.dumps(result.to_dict(), allow_nan=False)
 
 
 BAD = [
-    (dict(q=0, noise_multiplier=1, steps=10, delta=1e-5), "q=0 is outside (0, 1]"),
-    (dict(q="1.5", noise_multiplier=1, steps=10, delta=1e-5), "q=1.5 is outside (0, 1]"),
-    (dict(q=-0.1, noise_multiplier=1, steps=10, delta=1e-5), "q=-0.1 is outside (0, 1]"),
-    (dict(q=0.01, noise_multiplier=0, steps=10, delta=1e-5), "noise_multiplier=0 is not positive"),
-    (dict(q=0.01, noise_multiplier=-2, steps=10, delta=1e-5), "noise_multiplier=-2 is not positive"),
-    (dict(q=0.01, noise_multiplier=1, steps=10, delta=1), "delta=1 is outside (0, 1)"),
-    (dict(q=0.01, noise_multiplier=1, steps=10, delta=0), "delta=0 is outside (0, 1)"),
-    (dict(q=0.01, noise_multiplier=1, steps=10, delta=2), "delta=2 is outside (0, 1)"),
-    (dict(q=0.01, noise_multiplier=1, steps=0, delta=1e-5), "steps=0 is outside 1 to 1e12"),
-    (dict(q=0.01, noise_multiplier=1, steps="2.5", delta=1e-5), "steps=2.5 is not a whole number"),
-    (dict(q="x", noise_multiplier=1, steps=10, delta=1e-5), "'x' is not a number"),
-    (dict(q=0.01, noise_multiplier=1, delta=1e-5), "exactly one of steps= and epochs="),
-    (dict(q=0.01, noise_multiplier=1, steps=10, delta=1e-5, orders="1-4"), "order=1 is outside"),
-    (dict(q=0.01, noise_multiplier=1, steps=10, delta=1e-5, conversion="fast"), "unknown conversion 'fast'"),
-    (dict(phases="0,1,10", delta=1e-5), "phase 0: its q 0 is outside (0, 1]"),
-    (dict(phases="0.1,1", delta=1e-5), "has 2 parts"),
-    (dict(q=0.01, target_epsilon=0, steps=10, delta=1e-5), "target_epsilon=0 is not positive"),
-    (dict(batch=600, dataset=60, noise_multiplier=1, steps=1, delta=1e-5), "batch=600 is above dataset=60"),
+    ({"q": 0, "noise_multiplier": 1, "steps": 10, "delta": 1e-5}, "q=0 is outside (0, 1]"),
+    ({"q": "1.5", "noise_multiplier": 1, "steps": 10, "delta": 1e-5}, "q=1.5 is outside (0, 1]"),
+    ({"q": -0.1, "noise_multiplier": 1, "steps": 10, "delta": 1e-5}, "q=-0.1 is outside (0, 1]"),
+    ({"q": 0.01, "noise_multiplier": 0, "steps": 10, "delta": 1e-5}, "noise_multiplier=0 is not positive"),
+    ({"q": 0.01, "noise_multiplier": -2, "steps": 10, "delta": 1e-5}, "noise_multiplier=-2 is not positive"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 10, "delta": 1}, "delta=1 is outside (0, 1)"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 10, "delta": 0}, "delta=0 is outside (0, 1)"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 10, "delta": 2}, "delta=2 is outside (0, 1)"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 0, "delta": 1e-5}, "steps=0 is outside 1 to 1e12"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": "2.5", "delta": 1e-5}, "steps=2.5 is not a whole number"),
+    ({"q": "x", "noise_multiplier": 1, "steps": 10, "delta": 1e-5}, "'x' is not a number"),
+    ({"q": 0.01, "noise_multiplier": 1, "delta": 1e-5}, "exactly one of steps= and epochs="),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 10, "delta": 1e-5, "orders": "1-4"}, "order=1 is outside"),
+    ({"q": 0.01, "noise_multiplier": 1, "steps": 10, "delta": 1e-5, "conversion": "fast"}, "unknown conversion 'fast'"),
+    ({"phases": "0,1,10", "delta": 1e-5}, "phase 0: its q 0 is outside (0, 1]"),
+    ({"phases": "0.1,1", "delta": 1e-5}, "has 2 parts"),
+    ({"q": 0.01, "target_epsilon": 0, "steps": 10, "delta": 1e-5}, "target_epsilon=0 is not positive"),
+    ({"batch": 600, "dataset": 60, "noise_multiplier": 1, "steps": 1, "delta": 1e-5}, "batch=600 is above dataset=60"),
 ]
 
 
