@@ -48,8 +48,8 @@ def main(rounds: int = 9) -> bool:
         "python -c 'import numpy' (reference)": ([python, "-c", "import numpy"], 0.0),
         "privacy MNIST, 156 orders --json": ([*privacy, *MNIST, "--json"], 1.5),
         "privacy MNIST, 156 orders (table)": ([*privacy, *MNIST], 1.5),
-        "privacy two phases, orders 2-32": ([*privacy, "--phases", "1e-5,1.0,10;1e-4,3.0,4", "--delta", "1e-5",
-                                             "--orders", "2-32"], 1.5),
+        "privacy two phases, orders 2-32": ([*privacy, "--phases", "1e-5,1.0,10;1e-4,3.0,4", "--delta",
+                                             "1e-5", "--orders", "2-32"], 1.5),
         "privacy σ for ε = 2, orders 2-64": ([*privacy, "-q", "0.01", "--steps", "10000", "--target-epsilon",
                                               "2", "--delta", "1e-5", "--orders", "2-64"], 0.0),
     }

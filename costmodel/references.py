@@ -1014,6 +1014,49 @@ DP_ACCOUNTING = Citation(
         "rdp_privacy_accountant.py",
 )
 
+KARIMIREDDY_2020 = Citation(
+    key="karimireddy2020",
+    authors="S. P. Karimireddy, S. Kale, M. Mohri, S. J. Reddi, S. U. Stich, A. T. Suresh",
+    title="SCAFFOLD: Stochastic Controlled Averaging for Federated Learning",
+    venue="Proceedings of the 37th International Conference on Machine Learning (ICML), PMLR 119:5132-5143",
+    year=2020,
+    url="https://proceedings.mlr.press/v119/karimireddy20a.html",
+)
+LI_2020_FEDPROX = Citation(
+    key="li2020fedprox",
+    authors="T. Li, A. K. Sahu, M. Zaheer, M. Sanjabi, A. Talwalkar, V. Smith",
+    title="Federated Optimization in Heterogeneous Networks",
+    venue="Proceedings of Machine Learning and Systems (MLSys) 2:429-450",
+    year=2020,
+    url="https://arxiv.org/abs/1812.06127",
+)
+WANG_2020_FEDNOVA = Citation(
+    key="wang2020fednova",
+    authors="J. Wang, Q. Liu, H. Liang, G. Joshi, H. V. Poor",
+    title="Tackling the Objective Inconsistency Problem in Heterogeneous Federated Optimization",
+    venue="Advances in Neural Information Processing Systems 33 (NeurIPS)",
+    year=2020,
+    url="https://arxiv.org/abs/2007.07481",
+)
+REISIZADEH_2020 = Citation(
+    key="reisizadeh2020",
+    authors="A. Reisizadeh, A. Mokhtari, H. Hassani, A. Jadbabaie, R. Pedarsani",
+    title="FedPAQ: A Communication-Efficient Federated Learning Method with Periodic Averaging and "
+          "Quantization",
+    venue="Proceedings of the 23rd International Conference on Artificial Intelligence and Statistics "
+          "(AISTATS), PMLR 108:2021-2031",
+    year=2020,
+    url="https://proceedings.mlr.press/v108/reisizadeh20a.html",
+)
+ARNOLD_2008 = Citation(
+    key="arnold2008",
+    authors="B. C. Arnold, N. Balakrishnan, H. N. Nagaraja",
+    title="A First Course in Order Statistics",
+    venue="SIAM Classics in Applied Mathematics 54",
+    year=2008,
+    url="https://doi.org/10.1137/1.9780898719062",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -1040,5 +1083,6 @@ CITATIONS: dict[str, Citation] = {
         HYNDMAN_FAN_1996, NCCL_TESTS,
         BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
         ABADI_2016, MIRONOV_2017, MIRONOV_2019, BALLE_2020, MCMAHAN_2018, DP_ACCOUNTING,
+        KARIMIREDDY_2020, LI_2020_FEDPROX, WANG_2020_FEDNOVA, REISIZADEH_2020, ARNOLD_2008,
     )
 }

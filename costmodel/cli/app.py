@@ -26,6 +26,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "privacy": ("privacy",),
+    "federated": ("federated",),
     "profiles": ("profiles",),
     "gpus": ("gpus",),
     "models": ("models",),

@@ -166,6 +166,15 @@ FLAGS = {
     "orders": "--orders",
     "conversion": "--conversion",
     "population": "--population",
+    # federated round
+    "client_times": "--compute",
+    "uplink": "--uplink",
+    "downlink": "--downlink",
+    "sampled": "--sampled",
+    "fastest": "--fastest",
+    "deadline": "--deadline",
+    "bits": "--bits",
+    "draws": "--draws",
 }
 """Each parameter a core message may name, and the option that sets it."""
 
@@ -182,7 +191,7 @@ _STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "e
            "p_max", "p_min", "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts",
            "slowdown", "stage_layers", "top_k", "zero",
            "q", "noise_multiplier", "delta", "target_epsilon", "clip", "epochs", "population",
-           "clients_per_round", "dataset"}
+           "clients_per_round", "dataset", "sampled", "fastest", "bits", "draws", "deadline"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

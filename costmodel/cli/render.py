@@ -52,6 +52,7 @@ _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.privacy": (
         "costmodel.training.privacy.PrivacyAccount", "costmodel.training.privacy.NoiseSolution",
         "costmodel.training.privacy.ClientNoiseTable"),
+    "costmodel.cli.federated": ("costmodel.training.federated_pricing.FederatedRound",),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (

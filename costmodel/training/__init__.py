@@ -12,6 +12,8 @@ the inputs are exact).
   parallelism, staleness;
 * :mod:`~costmodel.training.compression`: compressed payloads, time saved,
   error feedback;
+* :mod:`~costmodel.training.federated_pricing`: a federated round priced (bytes,
+  participants, the expected round time exact and simulated);
 * :mod:`~costmodel.training.privacy`: DP-SGD's (ε, δ) by RDP accounting, the
   noise for a target ε, DP-FedAvg's noise per client count.
 
@@ -45,6 +47,12 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from costmodel.training.federated import (
         FedAvgRound,
         fedavg,
+    )
+    from costmodel.training.federated_pricing import (
+        ClientTimes,
+        FederatedRound,
+        federated_round,
+        parse_client_times,
     )
     from costmodel.training.loss import (
         WeightedGradient,
@@ -87,6 +95,7 @@ _EXPORTS: dict[str, str] = {
     "ActivationMemory": "costmodel.training.memory",
     "ActivationVariant": "costmodel.training.memory",
     "ClientNoiseTable": "costmodel.training.privacy",
+    "ClientTimes": "costmodel.training.federated_pricing",
     "Compression": "costmodel.training.compression",
     "CompressionMethod": "costmodel.training.compression",
     "DTYPES": "costmodel.training.counts",
@@ -94,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     "EFStep": "costmodel.training.compression",
     "ErrorFeedbackRun": "costmodel.training.compression",
     "FedAvgRound": "costmodel.training.federated",
+    "FederatedRound": "costmodel.training.federated_pricing",
     "METHODS": "costmodel.training.compression",
     "MemoryReport": "costmodel.training.memory",
     "MoETraffic": "costmodel.training.traffic",
@@ -111,7 +121,9 @@ _EXPORTS: dict[str, str] = {
     "compress": "costmodel.training.compression",
     "error_feedback": "costmodel.training.compression",
     "fedavg": "costmodel.training.federated",
+    "federated_round": "costmodel.training.federated_pricing",
     "moe_traffic": "costmodel.training.traffic",
+    "parse_client_times": "costmodel.training.federated_pricing",
     "parse_count": "costmodel.training.counts",
     "parse_dtype": "costmodel.training.counts",
     "privacy_account": "costmodel.training.privacy",
@@ -136,12 +148,14 @@ __all__ = [
     "ActivationMemory",
     "ActivationVariant",
     "ClientNoiseTable",
+    "ClientTimes",
     "Compression",
     "CompressionMethod",
     "Dtype",
     "EFStep",
     "ErrorFeedbackRun",
     "FedAvgRound",
+    "FederatedRound",
     "MemoryReport",
     "MoETraffic",
     "NoiseSolution",
@@ -157,7 +171,9 @@ __all__ = [
     "compress",
     "error_feedback",
     "fedavg",
+    "federated_round",
     "moe_traffic",
+    "parse_client_times",
     "parse_count",
     "parse_dtype",
     "privacy_account",

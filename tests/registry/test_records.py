@@ -228,6 +228,7 @@ CITING_MODULES = (
     "costmodel.training.traffic",
     "costmodel.training.compression",
     "costmodel.training.privacy",
+    "costmodel.training.federated_pricing",
     "costmodel.consensus.citations",
     "costmodel.step.device",
     "costmodel.step.stream",
