@@ -1,7 +1,9 @@
-"""The ``federated`` commands: a federated round priced (``federated round``).
+"""The ``federated`` commands: a round priced (``round``) and the optimisers' arithmetic (``prox-step``,
+``scaffold``, ``fednova``).
 
-Each command makes one call into :mod:`costmodel.training.federated_pricing` and emits the result; the
-rendering is declared here and imports rich only when it runs.
+Each command makes one call into :mod:`costmodel.training.federated_pricing` or
+:mod:`costmodel.training.federated_steps` and emits the result; the renderings are declared here and
+import rich only when they run.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from costmodel.cli.render import Rendered, renders
 
 if TYPE_CHECKING:
     from costmodel.training.federated_pricing import FederatedRound
+    from costmodel.training.federated_steps import FedNovaRound, FedProxStep, ScaffoldRound
 
 __all__ = ["app", "federated_app"]
 
 app = typer.Typer()
-federated_app = typer.Typer(no_args_is_help=True, help="Federated learning priced: round.")
+federated_app = typer.Typer(no_args_is_help=True,
+                            help="Federated learning: round, prox-step, scaffold, fednova.")
 app.add_typer(federated_app, name="federated")
 
 _WAIT = "When the round ends (default: every sampled client)"
@@ -79,6 +83,76 @@ def federated_round(
                seed=seed), as_json=as_json)
 
 
+Vec = Annotated[str, option("--x", metavar="V", help="The server model x: 0 or 1,0.")]
+Lr = Annotated[str, option("--lr", metavar="η", help="The local learning rate η.")]
+
+
+@federated_app.command("prox-step")
+def prox_step(
+    w: Annotated[str, option("--w", metavar="V", help="The client's current w: 1 or 1,0.")],
+    anchor: Annotated[str, option("--anchor", metavar="V", help="The global model wᵗ of the round.")],
+    gradient: Annotated[str, option("--gradient", metavar="V", help="∇f(w), the local gradient.")],
+    lr: Lr,
+    mu: Annotated[str, option("--mu", metavar="μ", help="The proximal weight μ.")],
+    as_json: Json = False,
+) -> None:
+    """One FedProx local step w ← w − η(∇f(w) + μ(w − wᵗ)), exactly, beside plain SGD's.
+
+    Example: costmodel federated prox-step --w 1 --anchor 0 --gradient 2 --lr 0.1 --mu 0.5
+    """
+    from costmodel.training.federated_steps import fedprox_step
+
+    emit(fedprox_step(w, anchor=anchor, gradient=gradient, lr=lr, mu=mu), as_json=as_json)
+
+
+@federated_app.command("scaffold")
+def scaffold(
+    x: Vec,
+    curvatures: Annotated[str, option("--curvatures", metavar="A,A,...",
+                                      help="Each client's a_i in f_i(y) = (a_i/2)‖y − b_i‖².")],
+    optima: Annotated[str, option("--optima", metavar="B;B;...", help="Each client's b_i, ';' between.")],
+    lr_local: Annotated[str, option("--lr-local", metavar="η_l", help="The local learning rate η_l.")],
+    controls: Annotated[str | None, option("--controls", metavar="C;C;...",
+                                           help="Each client's control variate c_i (default 0).")] = None,
+    c: Annotated[str | None, option("--c", metavar="V", help="The server's control variate (default 0).")
+                 ] = None,
+    steps: Annotated[str, option("--steps", metavar="K", show_default=True, help="Local steps K.")] = "1",
+    lr_global: Annotated[str, option("--lr-global", metavar="η_g", show_default=True,
+                                     help="The server's learning rate η_g.")] = "1",
+    population: Annotated[str | None, option("--population", metavar="N",
+                                              help="Clients in all (default: those given).")] = None,
+    as_json: Json = False,
+) -> None:
+    """One SCAFFOLD round (option II control variates) on quadratic clients, exactly.
+
+    Example: costmodel federated scaffold --x 0 --curvatures 1,1 --optima "1;3" --steps 2 --lr-local 0.5
+    """
+    from costmodel.training.federated_steps import scaffold_round
+
+    emit(scaffold_round(x, curvatures=curvatures, optima=optima, controls=controls, c=c, steps=steps,
+                        lr_local=lr_local, lr_global=lr_global, population=population), as_json=as_json)
+
+
+@federated_app.command("fednova")
+def fednova(
+    x: Vec,
+    gradients: Annotated[str, option("--gradients", metavar="G;G;...",
+                                     help="Each client's (constant) local gradient, ';' between.")],
+    steps: Annotated[str, option("--steps", metavar="τ,τ,...", help="Each client's local steps τ_i.")],
+    lr: Lr,
+    sizes: Annotated[str | None, option("--sizes", metavar="N,N,...",
+                                        help="Samples per client: weights p_i (default equal).")] = None,
+    as_json: Json = False,
+) -> None:
+    """FedNova's normalised averaging beside FedAvg's for unequal local steps (objective inconsistency).
+
+    Example: costmodel federated fednova --x 0 --gradients "1;-1" --steps 1,3 --lr 1
+    """
+    from costmodel.training.federated_steps import fednova_round
+
+    emit(fednova_round(x, gradients=gradients, steps=steps, sizes=sizes, lr=lr), as_json=as_json)
+
+
 # --------------------------------------------------------------------------
 # rendering
 # --------------------------------------------------------------------------
@@ -134,3 +208,70 @@ def render_round(r: FederatedRound) -> Rendered:
         out.add_row("work share done", f"{_num(r.work_share)} (simulated {_num(r.simulated_work_share)})")
     text = f"expected: {escape(r.method)}\nsimulated: {r.draws} rounds, seed {r.seed}, mean ± standard error"
     return Group(head, Text(""), out, Text(""), markup(text)), r.notes
+
+
+def _vec(v: tuple[object, ...]) -> str:
+    from costmodel.units import format_exact
+
+    return "(" + ", ".join(str(format_exact(x, decimal=True)) for x in v) + ")"  # type: ignore[arg-type]
+
+
+def _q(x: object) -> str:
+    from costmodel.units import format_exact
+
+    return str(format_exact(x, decimal=True))  # type: ignore[arg-type]
+
+
+@renders("costmodel.training.federated_steps.FedProxStep")
+def render_prox(s: FedProxStep) -> Rendered:
+    """The step term by term."""
+    lines = [
+        "[bold]FedProx local step[/bold] · w ← w − η(∇f(w) + μ(w − wᵗ)) (Li et al. 2020, eq. 2)",
+        "",
+        f"proximal term  μ(w − wᵗ) = {_q(s.mu)} × ({_vec(s.w)} − {_vec(s.anchor)}) = {_vec(s.proximal)}",
+        f"total gradient ∇f(w) + μ(w − wᵗ) = {_vec(s.gradient)} + {_vec(s.proximal)} = {_vec(s.total)}",
+        f"new w = {_vec(s.w)} − {_q(s.lr)} × {_vec(s.total)} = [bold]{_vec(s.new_w)}[/bold]",
+        f"plain SGD (μ = 0) would give {_vec(s.plain_sgd)}: the proximal term pulls w back towards wᵗ",
+    ]
+    return markup("\n".join(lines)), ()
+
+
+@renders("costmodel.training.federated_steps.ScaffoldRound")
+def render_scaffold(r: ScaffoldRound) -> Rendered:
+    """Each client's local run and control variate, then the server's update."""
+    from rich.console import Group
+    from rich.text import Text
+
+    head = markup(f"[bold]SCAFFOLD round[/bold] (option II) · x = {_vec(r.x)}, c = {_vec(r.c)} · "
+                  f"K = {r.steps}, η_l = {_q(r.lr_local)}, η_g = {_q(r.lr_global)} · "
+                  f"{len(r.clients)} of {r.population} clients\n"
+                  "client i: f_i(y) = (a_i/2)‖y − b_i‖², y ← y − η_l(a_i(y − b_i) − c_i + c)")
+    out = table("client", "a_i", "b_i", "c_i", "y after K", "c_i⁺", "Δy", "Δc",
+                numeric=("client",), optional=("b_i", "c_i"))
+    for i, cl in enumerate(r.clients):
+        out.add_row(str(i), _q(cl.curvature), _vec(cl.optimum), _vec(cl.control), _vec(cl.iterates[-1]),
+                    _vec(cl.new_control), _vec(cl.delta_y), _vec(cl.delta_c))
+    share = f"{len(r.clients)}/{r.population}"
+    text = ("c_i⁺ = c_i − c + (x − y)/(K·η_l): the mean gradient along the client's path\n"
+            f"server: x ← x + η_g·mean Δy = [bold]{_vec(r.new_x)}[/bold]; "
+            f"c ← c + {share}·mean Δc = [bold]{_vec(r.new_c)}[/bold]")
+    return Group(head, Text(""), out, Text(""), markup(text)), ()
+
+
+@renders("costmodel.training.federated_steps.FedNovaRound")
+def render_fednova(r: FedNovaRound) -> Rendered:
+    """Per client: weight, steps, FedAvg's effective weight; then both new models."""
+    from rich.console import Group
+    from rich.text import Text
+
+    head = markup(f"[bold]FedNova vs FedAvg[/bold] · x = {_vec(r.x)} · η = {_q(r.lr)} · "
+                  f"τ_eff = Σ p_i τ_i = {_q(r.tau_eff)}")
+    numbers = ("client", "p_i", "τ_i", "FedAvg's weight")
+    out = table("client", "p_i", "τ_i", "g_i", "FedAvg's weight", numeric=numbers)
+    for i, (p, t, g, w) in enumerate(zip(r.weights, r.steps, r.gradients, r.fedavg_weights, strict=True)):
+        out.add_row(str(i), _q(p), str(t), _vec(g), _q(w))
+    text = (f"FedAvg: x − η Σ p_i τ_i g_i = [bold]{_vec(r.fedavg_x)}[/bold]: it weighs client i by "
+            "p_i τ_i / Σ p_j τ_j and so optimises a different objective (Wang et al. 2020, Theorem 1)\n"
+            f"FedNova: x − η τ_eff Σ p_i g_i = [bold]{_vec(r.fednova_x)}[/bold]: each update normalised by "
+            "its steps, the weights p_i kept")
+    return Group(head, Text(""), out, Text(""), markup(text)), ()

@@ -175,6 +175,10 @@ FLAGS = {
     "deadline": "--deadline",
     "bits": "--bits",
     "draws": "--draws",
+    "lr": "--lr",
+    "lr_local": "--lr-local",
+    "lr_global": "--lr-global",
+    "mu": "--mu",
 }
 """Each parameter a core message may name, and the option that sets it."""
 
@@ -191,7 +195,8 @@ _STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "e
            "p_max", "p_min", "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts",
            "slowdown", "stage_layers", "top_k", "zero",
            "q", "noise_multiplier", "delta", "target_epsilon", "clip", "epochs", "population",
-           "clients_per_round", "dataset", "sampled", "fastest", "bits", "draws", "deadline"}
+           "clients_per_round", "dataset", "sampled", "fastest", "bits", "draws", "deadline",
+           "lr", "lr_local", "lr_global", "mu"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

@@ -38,7 +38,7 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('check', 'Grade answers: units converted, tolerances applied, and every known mistake diagnosed.'),
     ('completion', "Print the shell completion script; evaluate it in your shell's start-up file."),
     ('traffic', 'Traffic of training patterns: ps, tp, moe, staleness.'),
-    ('federated', 'Federated learning priced: round.'),
+    ('federated', 'Federated learning: round, prox-step, scaffold, fednova.'),
     ('exercise', "List exercises, show one student's variant, or write a problem sheet."),
     ('assignment', "Homework bound to students: create it from a roster, report the class's grades."),
     ('calibrate', "Measure α and β (run), or import a log and fit them (fit, report); measure a GPU's compute (compute)."),

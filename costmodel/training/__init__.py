@@ -14,6 +14,8 @@ the inputs are exact).
   error feedback;
 * :mod:`~costmodel.training.federated_pricing`: a federated round priced (bytes,
   participants, the expected round time exact and simulated);
+* :mod:`~costmodel.training.federated_steps`: FedProx's local step, a SCAFFOLD
+  round, FedNova's normalised average, exact;
 * :mod:`~costmodel.training.privacy`: DP-SGD's (ε, δ) by RDP accounting, the
   noise for a target ε, DP-FedAvg's noise per client count.
 
@@ -53,6 +55,14 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         FederatedRound,
         federated_round,
         parse_client_times,
+    )
+    from costmodel.training.federated_steps import (
+        FedNovaRound,
+        FedProxStep,
+        ScaffoldRound,
+        fednova_round,
+        fedprox_step,
+        scaffold_round,
     )
     from costmodel.training.loss import (
         WeightedGradient,
@@ -103,6 +113,8 @@ _EXPORTS: dict[str, str] = {
     "EFStep": "costmodel.training.compression",
     "ErrorFeedbackRun": "costmodel.training.compression",
     "FedAvgRound": "costmodel.training.federated",
+    "FedNovaRound": "costmodel.training.federated_steps",
+    "FedProxStep": "costmodel.training.federated_steps",
     "FederatedRound": "costmodel.training.federated_pricing",
     "METHODS": "costmodel.training.compression",
     "MemoryReport": "costmodel.training.memory",
@@ -110,6 +122,7 @@ _EXPORTS: dict[str, str] = {
     "NoiseSolution": "costmodel.training.privacy",
     "PSTraffic": "costmodel.training.traffic",
     "PrivacyAccount": "costmodel.training.privacy",
+    "ScaffoldRound": "costmodel.training.federated_steps",
     "Staleness": "costmodel.training.traffic",
     "TensorParallelTraffic": "costmodel.training.traffic",
     "WeightedGradient": "costmodel.training.loss",
@@ -122,6 +135,8 @@ _EXPORTS: dict[str, str] = {
     "error_feedback": "costmodel.training.compression",
     "fedavg": "costmodel.training.federated",
     "federated_round": "costmodel.training.federated_pricing",
+    "fednova_round": "costmodel.training.federated_steps",
+    "fedprox_step": "costmodel.training.federated_steps",
     "moe_traffic": "costmodel.training.traffic",
     "parse_client_times": "costmodel.training.federated_pricing",
     "parse_count": "costmodel.training.counts",
@@ -130,6 +145,7 @@ _EXPORTS: dict[str, str] = {
     "ps_traffic": "costmodel.training.traffic",
     "rdp_sampled_gaussian": "costmodel.training.privacy",
     "sample_weights": "costmodel.training.loss",
+    "scaffold_round": "costmodel.training.federated_steps",
     "solve_noise": "costmodel.training.privacy",
     "staleness": "costmodel.training.traffic",
     "tensor_parallel_traffic": "costmodel.training.traffic",
@@ -155,12 +171,15 @@ __all__ = [
     "EFStep",
     "ErrorFeedbackRun",
     "FedAvgRound",
+    "FedNovaRound",
+    "FedProxStep",
     "FederatedRound",
     "MemoryReport",
     "MoETraffic",
     "NoiseSolution",
     "PSTraffic",
     "PrivacyAccount",
+    "ScaffoldRound",
     "Staleness",
     "TensorParallelTraffic",
     "WeightedGradient",
@@ -172,6 +191,8 @@ __all__ = [
     "error_feedback",
     "fedavg",
     "federated_round",
+    "fednova_round",
+    "fedprox_step",
     "moe_traffic",
     "parse_client_times",
     "parse_count",
@@ -180,6 +201,7 @@ __all__ = [
     "ps_traffic",
     "rdp_sampled_gaussian",
     "sample_weights",
+    "scaffold_round",
     "solve_noise",
     "staleness",
     "tensor_parallel_traffic",

@@ -53,3 +53,23 @@ BAD = [
 def test_bad_input_is_one_error_line(capsys, args, message):
     out, err = run(capsys, *ROUND, *args, rc=2)
     assert out == "" and err.startswith(message) and err.count("\n") == 1
+
+
+def test_prox_step_json(capsys):
+    data = run_json(capsys, "federated", "prox-step", "--w", "1", "--anchor", "0", "--gradient", "2", "--lr", "0.1",
+                    "--mu", "0.5")
+    assert data["new_w"] == [0.75] and data["new_w_exact"] == ["3/4"]
+
+
+def test_scaffold_and_fednova_json(capsys):
+    s = run_json(capsys, "federated", "scaffold", "--x", "0", "--curvatures", "1,1", "--optima", "1;3", "--steps",
+                 "2", "--lr-local", "0.5")
+    assert (s["new_x"], s["new_c"]) == ([1.5], [-1.5])
+    n = run_json(capsys, "federated", "fednova", "--x", "0", "--gradients", "1;-1", "--steps", "1,3", "--lr", "1")
+    assert (n["fedavg_x"], n["fednova_x"], n["fedavg_weights"]) == ([1], [0], [0.25, 0.75])
+
+
+def test_steps_bad_input(capsys):
+    _, err = run(capsys, "federated", "prox-step", "--w", "1", "--anchor", "0", "--gradient", "2", "--lr", "0",
+                 "--mu", "0.5", rc=2)
+    assert err == "error: --lr 0 is zero; give a positive number, e.g. 0.1\n"

@@ -229,6 +229,7 @@ CITING_MODULES = (
     "costmodel.training.compression",
     "costmodel.training.privacy",
     "costmodel.training.federated_pricing",
+    "costmodel.training.federated_steps",
     "costmodel.consensus.citations",
     "costmodel.step.device",
     "costmodel.step.stream",
