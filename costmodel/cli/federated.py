@@ -189,7 +189,8 @@ def render_round(r: FederatedRound) -> Rendered:
 
     rule = (f"deadline {_time(r.deadline_s)}" if r.deadline_s is not None
             else "wait for all" if r.rule == "all" else f"wait for the {r.k} fastest")
-    head = markup(f"[bold]federated round[/bold] · {_NAMES[r.algorithm]} · {r.sampled} clients sampled · "
+    head = markup(f"[bold]federated round[/bold] · {_NAMES[r.algorithm]} · {r.sampled} "
+                  f"client{'s' if r.sampled != 1 else ''} sampled · "
                   f"{rule}\nclient compute: {escape(r.clients.describe())}")
     out = table("quantity", "value", numeric=("value",), no_wrap=("value",))
     model = f"{r.params} × {r.bytes_per_element} B" + (f", up {r.bits} bits/element" if r.bits else "")

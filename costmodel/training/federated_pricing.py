@@ -156,6 +156,8 @@ class ClientTimes:
 
         if self.kind == "list":
             low, high = format_time(min(self.times)), format_time(max(self.times))
+            if len(self.times) == 1:
+                return f"one client's time, {low}"
             return f"{len(self.times)} clients' times, {low} to {high}"
         if self.kind == "lognormal":
             return f"log-normal, median {format_time(self.a)}, shape σ = {float(self.b):g}"
@@ -336,6 +338,15 @@ def _expected_work(dist: ClientTimes, room: Fraction | float) -> tuple[Fraction 
 # --------------------------------------------------------------------------------------------------
 
 
+_MAX_SIMULATED = 2 * 10**8
+"""At most this many random numbers a simulation draws (a few seconds)."""
+
+
+def _draw_width(dist: ClientTimes, m: int) -> int:
+    """Random numbers drawn per simulated round: one per sampled client, or one per client of a list."""
+    return len(dist.times) if dist.kind == "list" else m
+
+
 def _simulate(dist: ClientTimes, *, m: int, k: int | None, room: float | None, deadline: float | None,
               draws: int, seed: int) -> dict[str, tuple[float, float]]:
     """Seeded rounds: the mean and standard error of the compute part of the round time, the
@@ -343,7 +354,7 @@ def _simulate(dist: ClientTimes, *, m: int, k: int | None, room: float | None, d
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    chunk = max(1, 2_000_000 // m)
+    chunk = max(1, 2_000_000 // _draw_width(dist, m))
     sums: dict[str, list[float]] = {"time": [0.0, 0.0], "participants": [0.0, 0.0], "work": [0.0, 0.0]}
     population = None if dist.kind != "list" else np.array([float(t) for t in dist.times])
     done = 0
@@ -609,6 +620,9 @@ def federated_round(algorithm: str = "fedavg", *, params: Any, client_times: Any
     up_s = up_link.alpha_s + up_bytes * up_link.beta_s_per_byte
     n_draws = _whole(draws, "draws", low=100, high=_MAX_DRAWS)
     n_seed = _whole(seed, "seed", low=0, high=2**63 - 1)
+    if n_draws * _draw_width(dist, m) > _MAX_SIMULATED:
+        raise InputError(f"draws={n_draws} rounds of {_draw_width(dist, m)} random times is more than "
+                         f"{_MAX_SIMULATED:.0e} to simulate; give fewer draws, e.g. draws=100000")
     if fastest is not None and deadline is not None:
         raise InputError("give fastest= (wait for the K fastest) or deadline=, not both")
     d = None if deadline is None else _time(deadline, "deadline", allow_zero=False)

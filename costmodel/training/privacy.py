@@ -332,7 +332,7 @@ def _conversion(name: Any) -> str:
     return _CONVERSION_ALIASES[key]
 
 
-_RANGE = re.compile(r"\s*(\d{1,5})\s*-\s*(\d{1,5})\s*")
+_RANGE = re.compile(r"\s*(\d{1,30})\s*-\s*(\d{1,30})\s*")
 
 
 def parse_orders(value: Any = None) -> tuple[float, ...]:
@@ -358,10 +358,11 @@ def parse_orders(value: Any = None) -> tuple[float, ...]:
             lo, hi = int(m.group(1)), int(m.group(2))
             if lo > hi:
                 raise InputError(f"{item.strip()!r} runs backwards; write the smaller order first, e.g. 2-32")
-            for a in range(lo, hi + 1):
-                found.add(_order(a))
-                if len(found) > _MAX_ORDERS:
-                    break
+            _order(lo)
+            _order(hi)
+            if hi - lo >= _MAX_ORDERS:
+                raise InputError(f"{item.strip()!r} is {hi - lo + 1} orders; a few dozen suffice, e.g. 2-64")
+            found.update(float(a) for a in range(lo, hi + 1))
         except InputError as exc:
             raise InputError(f"item {i} of the orders: {exc}") from None
         if len(found) > _MAX_ORDERS:
