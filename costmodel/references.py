@@ -961,6 +961,102 @@ HF_TRANSFORMERS = Citation(
     url="https://huggingface.co/docs/transformers/main_classes/configuration",
 )
 
+ABADI_2016 = Citation(
+    key="abadi2016",
+    authors="M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang",
+    title="Deep Learning with Differential Privacy",
+    venue="Proceedings of the 2016 ACM SIGSAC Conference on Computer and Communications Security (CCS), "
+          "pp. 308-318",
+    year=2016,
+    url="https://doi.org/10.1145/2976749.2978318",
+)
+MIRONOV_2017 = Citation(
+    key="mironov2017",
+    authors="I. Mironov",
+    title="Rényi Differential Privacy",
+    venue="IEEE 30th Computer Security Foundations Symposium (CSF), pp. 263-275",
+    year=2017,
+    url="https://arxiv.org/abs/1702.07476",
+)
+MIRONOV_2019 = Citation(
+    key="mironov2019",
+    authors="I. Mironov, K. Talwar, L. Zhang",
+    title="Rényi Differential Privacy of the Sampled Gaussian Mechanism",
+    venue="arXiv:1908.10530",
+    year=2019,
+    url="https://arxiv.org/abs/1908.10530",
+)
+BALLE_2020 = Citation(
+    key="balle2020",
+    authors="B. Balle, G. Barthe, M. Gaboardi, J. Hsu, T. Sato",
+    title="Hypothesis Testing Interpretations and Rényi Differential Privacy",
+    venue="Proceedings of the 23rd International Conference on Artificial Intelligence and Statistics "
+          "(AISTATS), PMLR 108:2496-2506",
+    year=2020,
+    url="https://arxiv.org/abs/1905.09982",
+)
+MCMAHAN_2018 = Citation(
+    key="mcmahan2018",
+    authors="H. B. McMahan, D. Ramage, K. Talwar, L. Zhang",
+    title="Learning Differentially Private Recurrent Language Models",
+    venue="International Conference on Learning Representations (ICLR)",
+    year=2018,
+    url="https://arxiv.org/abs/1710.06963",
+)
+DP_ACCOUNTING = Citation(
+    key="dp-accounting",
+    authors="Google",
+    title="dp_accounting: the RDP privacy accountant (python/dp_accounting/dp_accounting/rdp/"
+          "rdp_privacy_accountant.py)",
+    venue="github.com/google/differential-privacy, commit b5b0286e",
+    year=2026,
+    url="https://github.com/google/differential-privacy/blob/main/python/dp_accounting/dp_accounting/rdp/"
+        "rdp_privacy_accountant.py",
+)
+
+KARIMIREDDY_2020 = Citation(
+    key="karimireddy2020",
+    authors="S. P. Karimireddy, S. Kale, M. Mohri, S. J. Reddi, S. U. Stich, A. T. Suresh",
+    title="SCAFFOLD: Stochastic Controlled Averaging for Federated Learning",
+    venue="Proceedings of the 37th International Conference on Machine Learning (ICML), PMLR 119:5132-5143",
+    year=2020,
+    url="https://proceedings.mlr.press/v119/karimireddy20a.html",
+)
+LI_2020_FEDPROX = Citation(
+    key="li2020fedprox",
+    authors="T. Li, A. K. Sahu, M. Zaheer, M. Sanjabi, A. Talwalkar, V. Smith",
+    title="Federated Optimization in Heterogeneous Networks",
+    venue="Proceedings of Machine Learning and Systems (MLSys) 2:429-450",
+    year=2020,
+    url="https://arxiv.org/abs/1812.06127",
+)
+WANG_2020_FEDNOVA = Citation(
+    key="wang2020fednova",
+    authors="J. Wang, Q. Liu, H. Liang, G. Joshi, H. V. Poor",
+    title="Tackling the Objective Inconsistency Problem in Heterogeneous Federated Optimization",
+    venue="Advances in Neural Information Processing Systems 33 (NeurIPS)",
+    year=2020,
+    url="https://arxiv.org/abs/2007.07481",
+)
+REISIZADEH_2020 = Citation(
+    key="reisizadeh2020",
+    authors="A. Reisizadeh, A. Mokhtari, H. Hassani, A. Jadbabaie, R. Pedarsani",
+    title="FedPAQ: A Communication-Efficient Federated Learning Method with Periodic Averaging and "
+          "Quantization",
+    venue="Proceedings of the 23rd International Conference on Artificial Intelligence and Statistics "
+          "(AISTATS), PMLR 108:2021-2031",
+    year=2020,
+    url="https://proceedings.mlr.press/v108/reisizadeh20a.html",
+)
+ARNOLD_2008 = Citation(
+    key="arnold2008",
+    authors="B. C. Arnold, N. Balakrishnan, H. N. Nagaraja",
+    title="A First Course in Order Statistics",
+    venue="SIAM Classics in Applied Mathematics 54",
+    year=2008,
+    url="https://doi.org/10.1137/1.9780898719062",
+)
+
 CITATIONS: dict[str, Citation] = {
     c.key: c
     for c in (
@@ -986,5 +1082,7 @@ CITATIONS: dict[str, Citation] = {
         TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
         BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
+        ABADI_2016, MIRONOV_2017, MIRONOV_2019, BALLE_2020, MCMAHAN_2018, DP_ACCOUNTING,
+        KARIMIREDDY_2020, LI_2020_FEDPROX, WANG_2020_FEDNOVA, REISIZADEH_2020, ARNOLD_2008,
     )
 }

@@ -25,6 +25,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "step": ("step",),
     "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
+    "privacy": ("privacy",),
+    "federated": ("federated",),
     "profiles": ("profiles",),
     "gpus": ("gpus",),
     "models": ("models",),

@@ -153,6 +153,32 @@ FLAGS = {
     "workers": "--workers",
     "world_size": "--gpus",
     "zero": "--zero",
+    # privacy (DP-SGD accounting)
+    "q": "-q",
+    "noise_multiplier": "--noise",
+    "epochs": "--epochs",
+    "dataset": "--dataset",
+    "phases": "--phases",
+    "delta": "--delta",
+    "target_epsilon": "--target-epsilon",
+    "clip": "--clip",
+    "clients_per_round": "--clients-per-round",
+    "orders": "--orders",
+    "conversion": "--conversion",
+    "population": "--population",
+    # federated round
+    "client_times": "--compute",
+    "uplink": "--uplink",
+    "downlink": "--downlink",
+    "sampled": "--sampled",
+    "fastest": "--fastest",
+    "deadline": "--deadline",
+    "bits": "--bits",
+    "draws": "--draws",
+    "lr": "--lr",
+    "lr_local": "--lr-local",
+    "lr_global": "--lr-global",
+    "mu": "--mu",
 }
 """Each parameter a core message may name, and the option that sets it."""
 
@@ -167,7 +193,10 @@ _SHOWN = {"p", "seed"}
 _STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "efficiency", "ep", "experts",
            "framework", "inner", "intra", "layers", "max_bytes", "min_bytes", "net_latency", "nodes", "outer",
            "p_max", "p_min", "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts",
-           "slowdown", "stage_layers", "top_k", "zero"}
+           "slowdown", "stage_layers", "top_k", "zero",
+           "q", "noise_multiplier", "delta", "target_epsilon", "clip", "epochs", "population",
+           "clients_per_round", "dataset", "sampled", "fastest", "bits", "draws", "deadline",
+           "lr", "lr_local", "lr_global", "mu"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

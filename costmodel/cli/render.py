@@ -50,6 +50,13 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.consensus.gossip.ConsensusRun", "costmodel.consensus.gossip.DSGDStep",
         "costmodel.consensus.gossip.GossipComparison"),
     "costmodel.cli.pipeline": ("costmodel.pipeline.result.Bubble",),
+    "costmodel.cli.privacy": (
+        "costmodel.training.privacy.PrivacyAccount", "costmodel.training.privacy.NoiseSolution",
+        "costmodel.training.privacy.ClientNoiseTable"),
+    "costmodel.cli.federated": (
+        "costmodel.training.federated_pricing.FederatedRound",
+        "costmodel.training.federated_steps.FedProxStep", "costmodel.training.federated_steps.ScaffoldRound",
+        "costmodel.training.federated_steps.FedNovaRound"),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (

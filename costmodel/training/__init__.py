@@ -11,7 +11,13 @@ the inputs are exact).
 * :mod:`~costmodel.training.traffic`: parameter servers, tensor and expert
   parallelism, staleness;
 * :mod:`~costmodel.training.compression`: compressed payloads, time saved,
-  error feedback.
+  error feedback;
+* :mod:`~costmodel.training.federated_pricing`: a federated round priced (bytes,
+  participants, the expected round time exact and simulated);
+* :mod:`~costmodel.training.federated_steps`: FedProx's local step, a SCAFFOLD
+  round, FedNova's normalised average, exact;
+* :mod:`~costmodel.training.privacy`: DP-SGD's (ε, δ) by RDP accounting, the
+  noise for a target ε, DP-FedAvg's noise per client count.
 
 >>> from costmodel.training import weighted_loss
 >>> weighted_loss(sizes="600,300,100", losses="0.2,0.5,0.9").weighted
@@ -44,6 +50,20 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         FedAvgRound,
         fedavg,
     )
+    from costmodel.training.federated_pricing import (
+        ClientTimes,
+        FederatedRound,
+        federated_round,
+        parse_client_times,
+    )
+    from costmodel.training.federated_steps import (
+        FedNovaRound,
+        FedProxStep,
+        ScaffoldRound,
+        fednova_round,
+        fedprox_step,
+        scaffold_round,
+    )
     from costmodel.training.loss import (
         WeightedGradient,
         WeightedLoss,
@@ -61,6 +81,15 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         training_memory,
         zero_memory,
     )
+    from costmodel.training.privacy import (
+        ClientNoiseTable,
+        NoiseSolution,
+        PrivacyAccount,
+        client_noise,
+        privacy_account,
+        rdp_sampled_gaussian,
+        solve_noise,
+    )
     from costmodel.training.traffic import (
         MoETraffic,
         PSTraffic,
@@ -75,6 +104,8 @@ if TYPE_CHECKING:  # the names as the type checker sees them
 _EXPORTS: dict[str, str] = {
     "ActivationMemory": "costmodel.training.memory",
     "ActivationVariant": "costmodel.training.memory",
+    "ClientNoiseTable": "costmodel.training.privacy",
+    "ClientTimes": "costmodel.training.federated_pricing",
     "Compression": "costmodel.training.compression",
     "CompressionMethod": "costmodel.training.compression",
     "DTYPES": "costmodel.training.counts",
@@ -82,10 +113,16 @@ _EXPORTS: dict[str, str] = {
     "EFStep": "costmodel.training.compression",
     "ErrorFeedbackRun": "costmodel.training.compression",
     "FedAvgRound": "costmodel.training.federated",
+    "FedNovaRound": "costmodel.training.federated_steps",
+    "FedProxStep": "costmodel.training.federated_steps",
+    "FederatedRound": "costmodel.training.federated_pricing",
     "METHODS": "costmodel.training.compression",
     "MemoryReport": "costmodel.training.memory",
     "MoETraffic": "costmodel.training.traffic",
+    "NoiseSolution": "costmodel.training.privacy",
     "PSTraffic": "costmodel.training.traffic",
+    "PrivacyAccount": "costmodel.training.privacy",
+    "ScaffoldRound": "costmodel.training.federated_steps",
     "Staleness": "costmodel.training.traffic",
     "TensorParallelTraffic": "costmodel.training.traffic",
     "WeightedGradient": "costmodel.training.loss",
@@ -93,14 +130,23 @@ _EXPORTS: dict[str, str] = {
     "ZERO_STAGES": "costmodel.training.memory",
     "ZeroMemory": "costmodel.training.memory",
     "activation_memory": "costmodel.training.memory",
+    "client_noise": "costmodel.training.privacy",
     "compress": "costmodel.training.compression",
     "error_feedback": "costmodel.training.compression",
     "fedavg": "costmodel.training.federated",
+    "federated_round": "costmodel.training.federated_pricing",
+    "fednova_round": "costmodel.training.federated_steps",
+    "fedprox_step": "costmodel.training.federated_steps",
     "moe_traffic": "costmodel.training.traffic",
+    "parse_client_times": "costmodel.training.federated_pricing",
     "parse_count": "costmodel.training.counts",
     "parse_dtype": "costmodel.training.counts",
+    "privacy_account": "costmodel.training.privacy",
     "ps_traffic": "costmodel.training.traffic",
+    "rdp_sampled_gaussian": "costmodel.training.privacy",
     "sample_weights": "costmodel.training.loss",
+    "scaffold_round": "costmodel.training.federated_steps",
+    "solve_noise": "costmodel.training.privacy",
     "staleness": "costmodel.training.traffic",
     "tensor_parallel_traffic": "costmodel.training.traffic",
     "training_memory": "costmodel.training.memory",
@@ -117,29 +163,46 @@ __all__ = [
     "ZERO_STAGES",
     "ActivationMemory",
     "ActivationVariant",
+    "ClientNoiseTable",
+    "ClientTimes",
     "Compression",
     "CompressionMethod",
     "Dtype",
     "EFStep",
     "ErrorFeedbackRun",
     "FedAvgRound",
+    "FedNovaRound",
+    "FedProxStep",
+    "FederatedRound",
     "MemoryReport",
     "MoETraffic",
+    "NoiseSolution",
     "PSTraffic",
+    "PrivacyAccount",
+    "ScaffoldRound",
     "Staleness",
     "TensorParallelTraffic",
     "WeightedGradient",
     "WeightedLoss",
     "ZeroMemory",
     "activation_memory",
+    "client_noise",
     "compress",
     "error_feedback",
     "fedavg",
+    "federated_round",
+    "fednova_round",
+    "fedprox_step",
     "moe_traffic",
+    "parse_client_times",
     "parse_count",
     "parse_dtype",
+    "privacy_account",
     "ps_traffic",
+    "rdp_sampled_gaussian",
     "sample_weights",
+    "scaffold_round",
+    "solve_noise",
     "staleness",
     "tensor_parallel_traffic",
     "training_memory",
