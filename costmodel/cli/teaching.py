@@ -311,7 +311,8 @@ def check_command(
         help="Gradescope's submission_metadata.json: the student is the submitter (sid or email).")] = None,
     hide_expected: Annotated[bool, typer.Option(
         "--hide-expected",
-        help="Keep the expected values out of Gradescope's student-visible output.")] = False,
+        help="Show what a student may see: no expected value, and each diagnosis names the kind of "
+             "slip without its factor (text, --json and --gradescope).")] = False,
     allow_bank_change: Annotated[bool, typer.Option(
         "--allow-bank-change",
         help="Grade even though the exercise bank changed since the assignment was made.")]
@@ -383,8 +384,10 @@ class _Gradescope:
 
 
 def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
+    if hide_expected:
+        report = report.hide_expected()
     if gradescope:
-        emit(_Gradescope(report.to_gradescope(hide_expected=hide_expected)), as_json=True)
+        emit(_Gradescope(report.to_gradescope()), as_json=True)
     else:
         emit(report, as_json=as_json)
     for g in report.errors:
@@ -541,7 +544,8 @@ def _render_report(report: Any) -> Rendered:
     from rich.text import Text
 
     seeds = report.assignment is None
-    out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", "expected", "score",
+    expected = () if report.hidden else ("expected",)
+    out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", *expected, "score",
                 "diagnosis",
                 no_wrap=("exercise", "seed", "answer", "given", "expected", "score"))
     for g in report.grades:
@@ -551,7 +555,7 @@ def _render_report(report: Any) -> Rendered:
             f"[red]error:[/red] {g.error}"
         given = f"{mark} {g.given}" if s.value is not None or g.error else "[red]✗[/red] (no answer)"
         seed = ("" if s.seed is None else str(s.seed),) if seeds else ()
-        out.add_row(s.exercise, *seed, g.name or "", given, g.expected,
+        out.add_row(s.exercise, *seed, g.name or "", given, *((g.expected,) if expected else ()),
                     f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
     right = sum(1 for g in report.grades if g.correct)
     summary = Text(f"{right} of {len(report.grades)} correct · score {_score(report.score)} of "

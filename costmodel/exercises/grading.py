@@ -42,6 +42,7 @@ from costmodel.exercises.mistakes import (
     Diagnosis,
     applicable,
     diagnose,
+    hint,
     marked,
     sentence,
     value_slips,
@@ -98,6 +99,11 @@ class Grade:
         }
         return with_present(out, student=s.student, line=s.line, error=self.error)
 
+    def hidden(self) -> Grade:
+        """This grade as a student sees it when the expected values are hidden: no expected value,
+        and each diagnosis names the kind of slip without its factor, ratio or value."""
+        return replace(self, expected="", diagnosis=tuple(d.hidden() for d in self.diagnosis))
+
 
 @dataclass(frozen=True)
 class GradeReport:
@@ -114,6 +120,13 @@ class GradeReport:
     notes: tuple[str, ...] = ()
     student: str | None = None
     assignment: str | None = None
+    hidden: bool = False  # the expected values left out (see :meth:`hide_expected`)
+
+    def hide_expected(self) -> GradeReport:
+        """The report as a student sees it under ``--hide-expected``: no expected value anywhere,
+        and each diagnosis names the kind of slip, never the factor, ratio or value that would
+        turn the answer given into the expected one (the instructor's report keeps both)."""
+        return replace(self, grades=tuple(g.hidden() for g in self.grades), hidden=True)
 
     @property
     def score(self) -> Fraction:
@@ -128,8 +141,14 @@ class GradeReport:
         return tuple(g for g in self.grades if g.error is not None)
 
     def to_dict(self) -> dict[str, Any]:
+        results = [g.to_dict() for g in self.grades]
+        if self.hidden:
+            for r in results:
+                del r["expected"]
         out: dict[str, Any] = {"score": real(self.score), "max_score": real(self.max_score),
-                               "results": [g.to_dict() for g in self.grades]}
+                               "results": results}
+        if self.hidden:
+            out["expected_hidden"] = True
         if self.assignment is not None:
             out = {"assignment": self.assignment, "student": self.student, **out}
         if self.assignment is not None or self.notes:
@@ -142,9 +161,12 @@ class GradeReport:
     def to_gradescope(self, *, hide_expected: bool = False) -> dict[str, Any]:
         """Gradescope's ``results.json``: one test per answer, the score, and a summary.
 
-        *hide_expected* leaves the expected values out of what the student sees (a diagnosis that
-        names the expected value too).
+        *hide_expected* leaves the expected values out of what the student sees, and each
+        diagnosis names the kind of slip without its factor (see :meth:`hide_expected`).
         """
+        if hide_expected and not self.hidden:
+            return self.hide_expected().to_gradescope(hide_expected=True)
+        hide_expected = hide_expected or self.hidden
         tests = []
         for number, g in enumerate(self.grades, 1):
             s = g.submission
@@ -157,8 +179,7 @@ class GradeReport:
             else:
                 lines = [f"given {g.given}: wrong" if hide_expected else
                          f"expected {g.expected}, given {g.given}"]
-            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis
-                      if not (hide_expected and g.expected and g.expected in d.message)]
+            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis]
             if g.error:
                 lines = [f"error: {g.error}"]
             tests.append({"name": label, "number": str(number), "score": real(g.score),
@@ -352,8 +373,8 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
         return replace(base, correct=False, score=Fraction(0), error=str(e))
     want = "name" if kind is NAME else dimension_of(kind)
     if dimension != want:
-        d = Diagnosis(("wrong-unit",), f"{submission.value} is {article(dimension)}; "
-                                       f"the answer is {article(want)} ({shown_expected})")
+        kinds = f"{submission.value} is {article(dimension)}; the answer is {article(want)}"
+        d = Diagnosis(("wrong-unit",), f"{kinds} ({shown_expected})", hint=kinds)
         return replace(base, correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
                        diagnosis=(d,))
 
@@ -372,8 +393,15 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
                      allowed=_applicable(exercise, spec, kind),
                      formula_values=_formula_values(exercise, variant, spec.name))
+    found = _hinted(found, spec)
     return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
                    diagnosis=tuple(found))
+
+
+def _hinted(found: list[Diagnosis], spec: AnswerSpec) -> list[Diagnosis]:
+    """Each diagnosis with its hint: the kinds of its slips, without a factor or a value."""
+    hints = {slip.id: slip.hint for slip in spec.slips if slip.hint}
+    return [replace(d, hint=hint(d.mistakes, hints)) for d in found]
 
 
 def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
@@ -429,7 +457,7 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                 and equivalent(given, formula):
             seen.add(mistakes)
             found.append(Diagnosis(mistakes, sentence(message)))
-    found = marked(found)
+    found = marked(_hinted(found, spec))
     return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
                    diagnosis=tuple(found))
 
