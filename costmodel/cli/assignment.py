@@ -11,12 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable, read_text
+from costmodel._files import check_writable
 from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.errors import InputError, ParseError
+from costmodel.errors import InputError
 
 __all__ = ["app"]
 
@@ -153,6 +153,11 @@ def report_command(
         bool,
         typer.Option("--allow-bank-change", help="Grade even though the exercise bank changed since create."),
     ] = False,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete",
+                     help="Exit 0 even when some files could not be read or attributed (still listed)."),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
@@ -160,7 +165,9 @@ def report_command(
     """Grade a class's submissions: the gradebook, each question's success rate, the mistakes made.
 
     Each roster student is one row; a student without a submission scores 0 (status missing), a
-    file that cannot be read scores 0 (status unreadable, with the reason on stderr).
+    file that cannot be read scores 0 (status unreadable). Every file that cannot be read or
+    attributed (its name or student = names no roster student, or the two disagree) is listed,
+    with the reason on stderr, and the exit status is 1 unless --allow-incomplete.
 
     Example: costmodel assignment report hw1/assignment.toml ada.toml grace.toml --secret-file hw.key
     """
@@ -169,6 +176,8 @@ def report_command(
     from costmodel.cli.teaching import Written, partial_credit, read_submission
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
+        STUDENT_FROM,
+        attribute,
         bank_fingerprint,
         check_bank,
         check_secret,
@@ -178,7 +187,7 @@ def report_command(
     )
     from costmodel.exercises.gradebook import class_report
 
-    if student_from not in ("name", "field"):
+    if student_from not in STUDENT_FROM:
         raise InputError(f"--student-from {student_from!r}: choose name or field")
     credit = partial_credit(partial)
     secret = read_secret(secret_file)
@@ -195,19 +204,23 @@ def report_command(
     bank = load_bank(paths)
     reports: dict[str, Any] = {}
     seen: dict[str, Path] = {}
+    problems: list[tuple[str, str]] = []
     for path in submissions:
         answers, why = read_submission(path)
-        student = _owner(path, student_from)
-        manifest.student(student)
+        student, problem = attribute(path.stem, answers, manifest, student_from)
+        if student is None:
+            problems.append((str(path), problem or ""))
+            continue
         if student in seen:
             raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
         seen[student] = path
         if why is not None:
-            print(f"error: {why}", file=sys.stderr)
+            problems.append((str(path), _unreadable(str(path), why)))
         reports[student] = grade_assignment(
-            manifest, bank, secret, student, answers, path=str(path), partial=credit, unreadable=why
+            manifest, bank, secret, student, answers, path=str(path), partial=credit, unreadable=why,
+            source=STUDENT_FROM[student_from],
         )
-    result = class_report(manifest, reports)
+    result = class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from])
     if out is not None:
         out.write_text(result.to_csv(), encoding="utf-8")
     if plot is not None:
@@ -216,21 +229,25 @@ def report_command(
     written = tuple(str(path) for path in (out, plot) if path is not None)
     if written and not as_json:
         emit(Written(written), as_json=False)
+    label = "warning" if allow_incomplete else "error"
+    for file, problem in problems:
+        print(f"{label}: {file}: {problem}", file=sys.stderr)
+    if problems and not allow_incomplete:
+        print(f"error: {len(problems)} file{'s' if len(problems) != 1 else ''} could not be read or "
+              "attributed (listed above); fix them, or pass --allow-incomplete to accept the report",
+              file=sys.stderr)
+        raise typer.Exit(1)
 
 
-def _owner(path: Path, student_from: str) -> str:
-    if student_from == "name":
-        return path.stem
-    from costmodel.tomlfile import loads
+def _unreadable(path: str, why: str) -> str:
+    """Why a file cannot be read, without its path (the problem is listed under it): ``line N: ...``."""
+    import re
 
-    try:
-        data = loads(read_text(path, what="answers"), path=str(path))
-    except (ParseError, RecursionError):
-        data = {}
-    student = data.get("student")
-    if not isinstance(student, str) or not student:
-        raise InputError(f'{path}: no student = "ID" in the file (--student-from field)')
-    return student
+    found = re.match(re.escape(path) + r":(?:(\d+):)? ?", why)
+    if found is None:
+        return f"cannot be read: {why}"
+    return f"cannot be read: line {found[1]}: {why[found.end():]}" if found[1] else \
+        f"cannot be read: {why[found.end():]}"
 
 
 @renders("costmodel.exercises.gradebook.ClassReport")
@@ -256,6 +273,11 @@ def _render(result: Any) -> Rendered:
             f"{100 * right / n:.0f} %" if n else "-",
         )
     parts: list[Any] = [book, Text(""), rates]
+    if result.problems:
+        unread = table("file", "problem", no_wrap=False)
+        for file, why in result.problems:
+            unread.add_row(file, why)
+        parts += [Text(""), unread]
     mistakes = result.mistakes()
     if mistakes:
         histogram = table("mistake", "answers", "", numeric=("answers",))
@@ -263,7 +285,7 @@ def _render(result: Any) -> Rendered:
         for mistake, n in mistakes:
             histogram.add_row(mistake, str(n), "█" * max(1, round(20 * n / top)))
         parts += [Text(""), histogram]
-    return Group(*parts), ()
+    return Group(*parts), (f"each file's student: {result.student_from}",) if result.student_from else ()
 
 
 def _plot(result: Any, path: Path) -> None:

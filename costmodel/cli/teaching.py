@@ -406,8 +406,8 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         check_bank,
         check_secret,
         grade_assignment,
+        load_identity,
         load_manifest,
-        load_metadata,
         read_secret,
     )
 
@@ -423,19 +423,25 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
+        source = "student= on the command line"
         if metadata is not None:
-            student = load_metadata(metadata, manifest)
+            identity = load_identity(metadata, manifest)
+            student, source = identity.student, f"{identity.source}, {metadata}"
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
         report = grade_assignment(manifest, _bank(exercises), secret, student, submissions, path=path,
-                                  partial=credit, unreadable=why)
-    except CostmodelError:
+                                  partial=credit, unreadable=why, source=source)
+    except CostmodelError as e:
         if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
+            from costmodel.exercises.assignment import IdentityError
+
             total = manifest.max_score if manifest is not None else Fraction(0)
+            why = "the submitter could not be matched to one student of the roster (by id and email)" \
+                if isinstance(e, IdentityError) else "the autograder is not set up right"
             emit(_Gradescope({"score": 0, "max_score": _score_json(total),
-                              "output": "This submission could not be graded: the autograder is not set up "
-                                        "right. Your instructor can see why in the autograder's output.",
+                              "output": f"This submission could not be graded: {why}. "
+                                        "Your instructor can see why in the autograder's output.",
                               "visibility": "visible", "stdout_visibility": "hidden", "tests": []}),
                  as_json=True)
         raise

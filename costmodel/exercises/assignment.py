@@ -39,13 +39,17 @@ from costmodel.tomlfile import loads
 
 __all__ = [
     "Assignment",
+    "Identity",
+    "IdentityError",
     "Manifest",
     "Question",
     "Student",
     "assignment_seed",
+    "attribute",
     "bank_fingerprint",
     "create_assignment",
     "grade_assignment",
+    "identify",
     "read_manifest",
     "read_metadata",
     "read_roster",
@@ -497,11 +501,40 @@ def check_bank(manifest: Manifest, fingerprint: str, *, allow_change: bool) -> N
 
 def load_metadata(path: str | Path, manifest: Manifest) -> str:
     """The student named by Gradescope's metadata file *path* (see :func:`read_metadata`)."""
-    return read_metadata(read_text(path, what="the metadata"), manifest, path=str(path))
+    return identify(read_text(path, what="the metadata"), manifest, path=str(path)).student
+
+
+def load_identity(path: str | Path, manifest: Manifest) -> Identity:
+    """Who submitted, by Gradescope's metadata file *path*, and how that was found (see :func:`identify`)."""
+    return identify(read_text(path, what="the metadata"), manifest, path=str(path))
+
+
+class IdentityError(ParseError):
+    """Gradescope's metadata names no roster student, or names two: the submission is not graded."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The student a submission is graded for, and the one source that says so (stated in the output)."""
+
+    student: str
+    source: str
 
 
 def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
-    """The student of a Gradescope ``submission_metadata.json``: a user's sid (the roster id) or email."""
+    """The student of a Gradescope ``submission_metadata.json`` (see :func:`identify`)."""
+    return identify(content, manifest, path=path).student
+
+
+def identify(content: str, manifest: Manifest, *, path: str) -> Identity:
+    """The student of a Gradescope ``submission_metadata.json``, matched on the roster by id and email.
+
+    Each submitter's ``sid`` is looked up among the roster ids and its ``email`` among the roster
+    emails.  When both name roster students they must name the same one, and a student found by
+    sid whose roster line has an email must have submitted with that email: a student can edit
+    their sid on Gradescope, not the email it verified, so an sid and an email that disagree are
+    refused rather than trusted.  A submitter found by email alone is that email's student.
+    """
     try:
         data = json.loads(content.removeprefix("\ufeff"))
     except (ValueError, RecursionError):
@@ -509,28 +542,83 @@ def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
     users = data.get("users") if isinstance(data, dict) else None
     if not isinstance(users, list) or not users:
         raise ParseError("no users: Gradescope's metadata lists the submitters under users", path=path)
-    by_email = {s.email.lower(): s.id for s in manifest.students if s.email}
-    ids = {s.id for s in manifest.students}
-    found = []
+    by_email = {s.email.lower(): s for s in manifest.students if s.email}
+    by_id = {s.id: s for s in manifest.students}
+    found: dict[str, str] = {}
     for user in users:
         if not isinstance(user, dict):
             continue
         sid, email = user.get("sid"), user.get("email")
-        if isinstance(sid, str | int) and str(sid) in ids:
-            found.append(str(sid))
-        elif isinstance(email, str) and email.strip().lower() in by_email:
-            found.append(by_email[email.strip().lower()])
+        sid_text = str(sid).strip() if isinstance(sid, str | int) and not isinstance(sid, bool) else ""
+        email_text = email.strip().lower() if isinstance(email, str) else ""
+        by_sid, by_mail = by_id.get(sid_text), by_email.get(email_text)
+        if by_sid is not None and by_mail is not None and by_sid.id != by_mail.id:
+            raise IdentityError(
+                f"the submitter's sid {sid_text!r} names student {by_sid.id!r} but their email "
+                f"{email_text!r} names student {by_mail.id!r}; not graded: check the roster or "
+                "the student's Gradescope profile",
+                path=path,
+            )
+        if by_sid is not None and by_mail is None and by_sid.email and email_text:
+            raise IdentityError(
+                f"the submitter's sid {sid_text!r} names student {by_sid.id!r}, whose roster email is "
+                f"not the submitter's email {email_text!r}; not graded: check the roster or the "
+                "student's Gradescope profile",
+                path=path,
+            )
+        if by_mail is not None:
+            found.setdefault(by_mail.id, "Gradescope's metadata (email" + (" and sid)" if by_sid else ")"))
+        elif by_sid is not None:
+            found.setdefault(by_sid.id, "Gradescope's metadata (sid; the roster has no email for them)")
     if not found:
-        raise ParseError(
-            "no submitter is on the roster (matched by sid against id, by email against email)", path=path
+        raise IdentityError(
+            "no submitter is on the roster (matched by sid against id and by email against email)", path=path
         )
-    if len(set(found)) > 1:
-        raise ParseError(
-            f"several submitters ({', '.join(sorted(set(found)))}): a group submission is "
+    if len(found) > 1:
+        raise IdentityError(
+            f"several submitters ({', '.join(sorted(found))}): a group submission is "
             "graded for one student at a time; pass student=",
             path=path,
         )
-    return found[0]
+    student, source = next(iter(found.items()))
+    return Identity(student, source)
+
+
+STUDENT_FROM = {
+    "name": "the file's name (answers/ID.toml)",
+    "field": "the student = written in the file (trusted: files the instructor collected)",
+}
+"""Where ``assignment report`` takes each file's student from: the one source, stated in the report."""
+
+
+def attribute(name: str, submissions: Sequence[Submission] | None, manifest: Manifest,
+              student_from: str) -> tuple[str | None, str | None]:
+    """Whose file this is: ``(student, None)``, or ``(None, why not)`` when it cannot be attributed.
+
+    *name* is the file's name without its extension, *submissions* its entries (``None``: it
+    could not be read).  With *student_from* ``name`` the name is the student, and a file whose
+    ``student =`` names someone else is not attributed to either; with ``field`` the file's
+    ``student =`` is (a file that cannot be read then belongs to no one).
+    """
+    if student_from not in STUDENT_FROM:
+        raise InputError(f"student_from={student_from!r}: choose name or field")
+    ids = {s.id for s in manifest.students}
+    written = sorted({s.student for s in submissions or () if s.student is not None})
+    if len(written) > 1:
+        return None, f"the file names several students ({', '.join(map(repr, written))})"
+    if student_from == "field":
+        if submissions is None:
+            return None, "it cannot be read, so the student it names is unknown"
+        if not written:
+            return None, 'no student = "ID" in the file'
+        student = written[0]
+    else:
+        student = name
+        if written and written[0] != name:
+            return None, f"its name says {name!r} but the file names student {written[0]!r}; not graded"
+    if student not in ids:
+        return None, f"student {student!r} is not on the roster of assignment {manifest.id}"
+    return student, None
 
 
 # -- grading ---------------------------------------------------------------------------------------
@@ -546,14 +634,17 @@ def grade_assignment(
     path: str = "",
     partial: Mapping[str, Fraction] | None = None,
     unreadable: str | None = None,
+    source: str = "",
 ) -> GradeReport:
     """Grade every question of *manifest* exactly once for *student* (see the module docstring).
 
     *submissions* ``None`` (with *unreadable*, why) grades every question 0: the file could not be read.
+    *source* says where *student* came from (the one source of the submission's identity; stated in
+    the report, never the ``student =`` written in the file).
     """
     manifest.student(student)
     exercises = _exercises(bank, manifest.questions)
-    notes: list[str] = []
+    notes: list[str] = [f"graded for {student!r}, named by {source}"] if source else []
     if unreadable is not None:
         notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")
     first: dict[tuple[str, str], Submission] = {}
@@ -574,6 +665,10 @@ def grade_assignment(
         if key not in questions:
             name = f"{s.exercise}" + (f": {s.name}" if s.name else "")
             notes.append(f"{where}{name} is not a question of this assignment; ignored")
+        elif key in first and _blank(first[key]) and not _blank(s):
+            at = f"line {first[key].line}" if first[key].line else "the first entry"
+            notes.append(f"{where}{key[0]}: {key[1]} graded here; the blank entry at {at} is ignored")
+            first[key] = s
         elif key in first:
             at = f" (line {first[key].line})" if first[key].line else ""
             notes.append(f"{where}second answer to {key[0]}: {key[1]} ignored; the first{at} is graded")
@@ -585,7 +680,13 @@ def grade_assignment(
         exercise = exercises[q.exercise]
         grades.append(_grade_question(exercise, q, first.get((q.exercise, q.name)), secret_seeds[q.exercise],
                                       partial))
-    return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id)
+    return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id,
+                       student_from=source or None)
+
+
+def _blank(s: Submission) -> bool:
+    """An entry left as the template wrote it: no value, or an empty string."""
+    return s.value is None or (isinstance(s.value, str) and not s.value.strip())
 
 
 def _question_of(s: Submission, exercises: Mapping[str, Exercise]) -> tuple[str, str]:
@@ -602,7 +703,7 @@ def _question_of(s: Submission, exercises: Mapping[str, Exercise]) -> tuple[str,
 def _grade_question(
     exercise: Exercise, q: Question, s: Submission | None, seed: int, partial: Mapping[str, Fraction] | None
 ) -> Grade:
-    blank = s is None or (isinstance(s.value, str) and not s.value.strip())
+    blank = s is None or _blank(s)
     shown = Submission(
         exercise=q.exercise,
         value=None if s is None or blank else s.value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -23,6 +23,13 @@ class ClassReport:
 
     manifest: Manifest
     reports: Mapping[str, GradeReport | None]
+    problems: tuple[tuple[str, str], ...] = ()  # (file, why) for each file not read or not attributed
+    student_from: str = ""  # where each file's student came from (one source for all)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every file was read and attributed to a roster student."""
+        return not self.problems
 
     def columns(self) -> list[str]:
         return [f"{q.exercise}:{q.name}" for q in self.manifest.questions]
@@ -89,6 +96,9 @@ class ClassReport:
                 for c, right, n in self.success()
             ],
             "mistakes": [{"mistake": m, "answers": n} for m, n in self.mistakes()],
+            "student_from": self.student_from,
+            "problems": [{"file": f, "problem": why} for f, why in self.problems],
+            "complete": self.complete,
         }
 
 
@@ -96,6 +106,8 @@ def _text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
 
 
-def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None]) -> ClassReport:
-    """The class report of *reports* (student id -> the grades of their submission, or None)."""
-    return ClassReport(manifest, dict(reports))
+def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None], *,
+                 problems: Iterable[tuple[str, str]] = (), student_from: str = "") -> ClassReport:
+    """The class report of *reports* (student id -> the grades of their submission, or None);
+    *problems* are the files that could not be read or attributed, each with why."""
+    return ClassReport(manifest, dict(reports), tuple(problems), student_from)

@@ -121,6 +121,7 @@ class GradeReport:
     student: str | None = None
     assignment: str | None = None
     hidden: bool = False  # the expected values left out (see :meth:`hide_expected`)
+    student_from: str | None = None  # where the student's identity came from (one source)
 
     def hide_expected(self) -> GradeReport:
         """The report as a student sees it under ``--hide-expected``: no expected value anywhere,
@@ -151,6 +152,8 @@ class GradeReport:
             out["expected_hidden"] = True
         if self.assignment is not None:
             out = {"assignment": self.assignment, "student": self.student, **out}
+            if self.student_from is not None:
+                out["student_from"] = self.student_from
         if self.assignment is not None or self.notes:
             out["notes"] = list(self.notes)
         if self.students:
@@ -518,6 +521,14 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
         where = f"line {s.line}: " if s.line else ""
         if s.error is None:
             key = (s.student, s.exercise, s.seed, s.name)
+            if key in first and _blank(first[key]) and not _blank(s):
+                at = f"line {first[key].line}" if first[key].line else "the first entry"
+                name = s.exercise + (f": {s.name}" if s.name else "")
+                notes.append(f"{where}{name} graded here; the blank entry at {at} is ignored")
+                kept[next(i for i, k in enumerate(kept) if k is first[key])] = s
+                unseeded = [s if u is first[key] else u for u in unseeded]
+                first[key] = s
+                continue
             if key in first:
                 at = f" (line {first[key].line})" if first[key].line else ""
                 name = s.exercise + (f": {s.name}" if s.name else "")
@@ -532,6 +543,11 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
         where = (f"line {lines[0]}: " if len(lines) == 1 else f"lines {', '.join(lines)}: ") if lines else ""
         notes.insert(0, f"{where}no seed: graded against the exercise's own numbers")
     return kept, tuple(notes)
+
+
+def _blank(s: Submission) -> bool:
+    """An entry left as a template wrote it: an empty string for its value."""
+    return isinstance(s.value, str) and not s.value.strip()
 
 
 def _current_id(s: Submission, bank: Bank) -> Submission:

@@ -104,7 +104,9 @@ def test_check_grades_the_named_students_variant(capsys, course: Path):
     data = json.loads(_check(capsys, course, path, "--student", "ada", "--json")[0])
     assert (data["assignment"], data["student"], data["score"], data["max_score"]) == ("hw1", "ada", 2, 4)
     assert [r["correct"] for r in data["results"]] == [True, False, True, False]
-    assert data["notes"] == [] and all(r["seed"] is None for r in data["results"])
+    assert data["notes"] == ["graded for 'ada', named by --student on the command line"]
+    assert data["student_from"] == "student= on the command line"
+    assert all(r["seed"] is None for r in data["results"])
     other = json.loads(_check(capsys, course, path, "--student", "grace", "--json")[0])
     assert other["score"] < 2  # a classmate's file does not carry its numbers over
 
@@ -115,8 +117,29 @@ def test_check_by_gradescope_metadata_email_and_sid(capsys, course: Path):
     meta.write_text(json.dumps({"users": [{"email": "Grace@Example.edu", "sid": "", "name": "ada"}]}))
     data = json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])
     assert (data["score"], data["max_score"]) == (2, 4)
-    meta.write_text(json.dumps({"users": [{"email": "x@y", "sid": "grace"}]}))
-    assert json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])["score"] == 2
+    meta.write_text(json.dumps({"users": [{"sid": "grace"}]}))  # no email: the sid alone
+    data = json.loads(_check(capsys, course, path, "--metadata", str(meta), "--json")[0])
+    assert data["score"] == 2 and data["student_from"].startswith("Gradescope's metadata (sid")
+
+
+@pytest.mark.parametrize(("user", "message"), [
+    ({"email": "grace@example.edu", "sid": "ada"},
+     "the submitter's sid 'ada' names student 'ada' but their email 'grace@example.edu' names student 'grace'"),
+    ({"email": "x@y", "sid": "ada"},
+     "the submitter's sid 'ada' names student 'ada', whose roster email is not the submitter's email 'x@y'"),
+    ({"email": "x@y", "sid": "nobody"}, "no submitter is on the roster"),
+])
+def test_forged_gradescope_identity_is_refused(capsys, course: Path, user, message):
+    """A student can edit their sid on Gradescope, not the email it verified: a forged sid and a
+    classmate's file score nothing, with one error: line saying why."""
+    path = _answers(course, "ada", {"rounds", "sent", "chunk"}, capsys)
+    meta = course / "submission_metadata.json"
+    meta.write_text(json.dumps({"users": [user]}))
+    _, err = _check(capsys, course, path, "--metadata", str(meta), rc=2)
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+    out, err = _check(capsys, course, path, "--metadata", str(meta), "--gradescope", rc=2)
+    data = json.loads(out)
+    assert data["score"] == 0 and "matched to one student of the roster" in data["output"]
 
 
 @pytest.mark.parametrize("content", [b"\xef\xbb\xbf[[answer", b"\xff\xfe binary", b"", b"[[answer]]\nexercise = 3\n",
@@ -206,8 +229,9 @@ def test_report_by_file_name_or_trusted_field(capsys, course: Path):
     renamed = course / "whatever.toml"
     renamed.write_text(template.read_text())
     args = ("assignment", "report", str(course / "hw1" / "assignment.toml"))
-    _, err = run(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), rc=2)
-    assert "student 'whatever' is not on the roster" in err
+    _, err = run(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), rc=1)
+    assert "whatever.toml: its name says 'whatever' but the file names student 'ada'; not graded" in err
+    assert "1 file could not be read or attributed" in err
     data = run_json(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), "--student-from", "field")
     assert [s["status"] for s in data["students"]] == ["graded", "missing"]
     _, err = run(capsys, *args, str(template), str(renamed), "--secret-file", str(course / "course.key"),
@@ -222,8 +246,12 @@ def test_report_counts_diagnosed_mistakes_and_unreadable_files(capsys, course: P
     (course / "ada.toml").write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{2 * mb} MB"\n')
     (course / "grace.toml").write_bytes(b"\xef\xbb\xbfnot toml")
     out, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(course / "ada.toml"),
-                   str(course / "grace.toml"), "--secret-file", str(course / "course.key"), "--json")
+                   str(course / "grace.toml"), "--secret-file", str(course / "course.key"), "--json", rc=1)
     data = json.loads(out)
+    assert data["problems"] == [{"file": str(course / "grace.toml"),
+                                 "problem": "cannot be read: line 1: invalid TOML: expected '=' after a key in a "
+                                            "key/value pair"}]
+    assert data["complete"] is False
     assert SECRET not in out and SECRET not in err
     assert data["mistakes"] == [{"mistake": "factor-two", "answers": 1}]
     assert [s["status"] for s in data["students"]] == ["graded", "unreadable"]
@@ -259,3 +287,27 @@ def test_gradescope_results_when_the_manifest_names_an_unknown_exercise(capsys, 
                       rc=2)
     assert json.loads(out)["max_score"] == 4 and json.loads(out)["score"] == 0
     assert err.startswith("error: unknown exercise 'gone'")
+
+
+def test_report_lists_every_file_it_cannot_read_or_attribute(capsys, course: Path):
+    """An unreadable file scores 0 and is listed; a file whose student = names someone else is listed
+    and graded for no one; a file of no roster student is listed; the status is 1 unless
+    --allow-incomplete."""
+    _create(capsys, course)
+    folder = course / "in"
+    folder.mkdir()
+    (folder / "ada.toml").write_text("[[answer\n")
+    (folder / "grace.toml").write_text((course / "hw1" / "answers" / "ada.toml").read_text())
+    (folder / "zoe.toml").write_text('[[answer]]\nexercise = "ring-bytes"\nname = "rounds"\nvalue = "3"\n')
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"), *sorted(map(str, folder.iterdir())),
+            "--secret-file", str(course / "course.key"))
+    out, err = run(capsys, *args, "--json", rc=1)
+    data = json.loads(out)
+    assert [(Path(p["file"]).name, p["problem"].split(";")[0].split(":")[0]) for p in data["problems"]] == [
+        ("ada.toml", "cannot be read"), ("grace.toml", "its name says 'grace' but the file names student 'ada'"),
+        ("zoe.toml", "student 'zoe' is not on the roster of assignment hw1")]
+    assert [s["status"] for s in data["students"]] == ["unreadable", "missing"]
+    assert data["student_from"] == "the file's name (answers/ID.toml)"
+    assert err.count("error: ") == 4 and "pass --allow-incomplete" in err
+    out, err = run(capsys, *args, "--allow-incomplete", rc=0)
+    assert "its name says 'grace'" in out and "error:" not in err and err.count("warning: ") == 3
