@@ -22,6 +22,7 @@ entry is reported and the others are graded.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -296,18 +297,66 @@ def dimension_of(kind: Kind) -> str:
     return _DIMENSION.get(kind.name, NUMBER)
 
 
-def parse_given(value: Any, spec: AnswerSpec, kind: Kind) -> tuple[Any, str]:
-    """The student's value in base units, and its dimension."""
+def parse_given(value: Any, spec: AnswerSpec, kind: Kind, label: str = "") -> tuple[Any, str]:
+    """The student's value in base units, and its dimension.
+
+    An answer without a unit (a count, a plain number) may carry a word of its own *label*, as
+    the sheet prints it: ``"93 slots"`` for "time of one mini-batch, in slots", ``"14 rounds"``
+    (see :func:`label_words`).
+    """
     if kind is NAME:
         return str(value), "name"
     if not isinstance(value, str):
         quantity = parse_quantity(value)
         number = quantity.value
         return (number * spec.scale if spec.unit else number), dimension_of(kind) if spec.unit else NUMBER
+    if not spec.unit and label:
+        value = _without_label_word(value, label)
     quantity = parse_quantity(value)
     if quantity.dimension == NUMBER and quantity.unit != "%" and spec.unit:
         return quantity.value * spec.scale, dimension_of(kind)
     return quantity.value, quantity.dimension
+
+
+_TRAILING_WORD = re.compile(r"\s*(?P<number>.*?[0-9.)])\s*(?P<word>[^\W\d_][\w-]*)\s*")
+_LABEL_WORD = re.compile(r"[^\W\d_][\w-]*")
+_NOT_UNITS = frozenset({"a", "an", "and", "or", "of", "the", "in", "on", "to", "by", "per", "each", "one",
+                        "all", "over", "with", "after", "what", "which", "its", "it", "is", "at", "least",
+                        "most", "first", "new"})
+
+
+def _forms(word: str) -> set[str]:
+    """*word* and its singular forms (rounds, entries, exchanges): a plural and its singular match."""
+    w = word.lower()
+    forms = {w}
+    if w.endswith("ies"):
+        forms.add(w[:-3] + "y")
+    if w.endswith("es"):
+        forms.add(w[:-2])
+    if w.endswith("s"):
+        forms.add(w[:-1])
+    return forms
+
+
+def label_words(label: str) -> frozenset[str]:
+    """The words of an answer's label that a student may write after the number, singular forms too.
+
+    >>> sorted(label_words("time of one mini-batch, in slots"))
+    ['mini-batch', 'slot', 'slots', 'time']
+    """
+    out: set[str] = set()
+    for word in _LABEL_WORD.findall(label):
+        if len(word) > 1 and word.lower() not in _NOT_UNITS:
+            out |= _forms(word)
+    return frozenset(out)
+
+
+def _without_label_word(value: str, label: str) -> str:
+    """*value* without a trailing word of *label* (``"93 slots"`` -> ``"93"``); as it is otherwise."""
+    found = _TRAILING_WORD.fullmatch(value)
+    if found is None or not _forms(found["word"]) & label_words(label):
+        return value
+    return found["number"]
 
 
 @lru_cache(maxsize=262144)
@@ -371,7 +420,7 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     if kind.name == "formula":
         return _grade_formula(submission, spec, expected, partial, base)
     try:
-        given, dimension = parse_given(submission.value, spec, kind)
+        given, dimension = parse_given(submission.value, spec, kind, answer.label)
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
     want = "name" if kind is NAME else dimension_of(kind)
