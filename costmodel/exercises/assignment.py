@@ -33,7 +33,7 @@ from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
 from costmodel.exercises.bank import Bank, exercise_files
 from costmodel.exercises.grading import Grade, GradeReport, Submission, grade_answer
-from costmodel.exercises.model import Exercise
+from costmodel.exercises.model import Exercise, Tolerance
 from costmodel.exercises.sheet import Sheet
 from costmodel.tomlfile import loads
 
@@ -312,16 +312,40 @@ class Assignment:
 
 
 def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, Exercise]:
-    """The bank's exercises with the manifest's points (variants drawn as in the bank)."""
-    points: dict[tuple[str, str], Fraction] = {(q.exercise, q.name): q.points for q in manifest_questions}
+    """The bank's exercises with the manifest's points and tolerances (variants drawn as in the bank).
+
+    The manifest is the one source of both: an edited tolerance applies.  A tolerance that cannot
+    apply (a count, a word or a formula is graded exactly; a unit other than the exercise's) is
+    refused with the reason, never ignored.
+    """
+    by_question = {(q.exercise, q.name): q for q in manifest_questions}
     out: dict[str, Exercise] = {}
     for q in manifest_questions:
-        if q.exercise not in out:
-            exercise = bank.get(q.exercise)
-            answers = tuple(
-                replace(a, points=points.get((q.exercise, a.name), a.points)) for a in exercise.answers
-            )
-            out[q.exercise] = replace(exercise, answers=answers)
+        if q.exercise in out:
+            continue
+        exercise = bank.get(q.exercise)
+        variant = exercise.variant()
+        answers = []
+        for a in exercise.answers:
+            mine = by_question.get((q.exercise, a.name))
+            if mine is None:
+                answers.append(a)
+                continue
+            where = f"question {q.exercise}: {a.name}"
+            if mine.unit != a.unit:
+                raise InputError(f"{where}: the manifest's unit {mine.unit!r} is not the exercise's "
+                                 f"{a.unit!r}; the unit is fixed by the exercise (its sheets say it)")
+            try:
+                tolerance = Tolerance.parse(mine.tolerance)
+            except InputError as e:
+                raise InputError(f"{where}: {e}") from None
+            kind = variant.answers[a.name].kind
+            if a.tolerance_for(kind).exact and not tolerance.exact:
+                raise InputError(f"{where}: tolerance {mine.tolerance!r} cannot apply: "
+                                 f"{'a count' if kind.name.startswith('count') else 'a ' + kind.name} is "
+                                 "graded exactly; write tolerance = \"exact\"")
+            answers.append(replace(a, points=mine.points, tolerance=tolerance))
+        out[q.exercise] = replace(exercise, answers=tuple(answers))
     return out
 
 
@@ -353,7 +377,7 @@ def create_assignment(
         for spec in exercise.answers:
             kind = variant.answers[spec.name].kind
             questions.append(
-                Question(i, spec.name, spec.points, spec.tolerance_for(kind).describe(), spec.unit)
+                Question(i, spec.name, spec.points, spec.tolerance_for(kind).text(), spec.unit)
             )
     known = {(q.exercise, q.name) for q in questions}
     for target in points or {}:
@@ -468,6 +492,11 @@ def read_manifest(content: str, *, path: str) -> Manifest:
             )
         except (KeyError, TypeError, InputError) as e:
             raise ParseError(f"a [[question]] is malformed: {e}", path=path) from None
+        try:
+            Tolerance.parse(questions[-1].tolerance)
+        except InputError as e:
+            last = questions[-1]
+            raise ParseError(f"question {last.exercise}: {last.name}: {e}", path=path) from None
     if not questions:
         raise ParseError("the manifest has no [[question]]", path=path)
     students = []

@@ -311,3 +311,36 @@ def test_report_lists_every_file_it_cannot_read_or_attribute(capsys, course: Pat
     assert err.count("error: ") == 4 and "pass --allow-incomplete" in err
     out, err = run(capsys, *args, "--allow-incomplete", rc=0)
     assert "its name says 'grace'" in out and "error:" not in err and err.count("warning: ") == 3
+
+
+def test_a_tolerance_edited_in_the_manifest_applies(capsys, course: Path):
+    """The manifest is the one source of tolerances and points: an edit applies, or is refused with why."""
+    made = json.loads(_create(capsys, course, "--json")[0])
+    sent = next(k["expected"] for k in made["keys"]["ada"] if k["exercise"] == "ring-bytes" and k["name"] == "sent")
+    off = float(sent.removesuffix(" MB")) * 1.05  # 5 % off: wrong at the bank's 1 %
+    answers = course / "ada.toml"
+    answers.write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{off} MB"\n')
+    manifest = course / "hw1" / "assignment.toml"
+    text = manifest.read_text()
+    assert text.count('tolerance = "rtol 0.01"') == 3 and text.count('tolerance = "exact"') == 1
+
+    def sent_right() -> bool:
+        data = json.loads(_check(capsys, course, answers, "--student", "ada", "--json")[0])
+        return next(r for r in data["results"] if r["exercise"] == "ring-bytes" and r["name"] == "sent")["correct"]
+
+    assert not sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "rtol 0.1"', 2))
+    assert sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "rtol 0.01, atol 200"', 2))
+    assert sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "3 significant figures"', 2))
+    assert not sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "about right"', 2))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "question ring-bytes: sent: tolerance 'about right' is not exact" in err
+    manifest.write_text(text.replace('tolerance = "exact"', 'tolerance = "rtol 0.5"', 1))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "question ring-bytes: rounds: tolerance 'rtol 0.5' cannot apply: a count is graded exactly" in err
+    manifest.write_text(text.replace('unit = "MB"', 'unit = "GB"', 1))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "the manifest's unit 'GB' is not the exercise's 'MB'" in err
