@@ -426,7 +426,7 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         source = "student= on the command line"
         if metadata is not None:
             identity = load_identity(metadata, manifest)
-            student, source = identity.student, f"{identity.source}, {metadata}"
+            student, source = identity.student, identity.source
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
