@@ -53,7 +53,8 @@ MISTAKES: dict[str, str] = {
     "alpha-only": "only the start-up (α) term counted",
     "beta-only": "only the bandwidth (β) term counted",
     "unweighted-mean": "a plain mean where a weighted one is needed (unequal shards or weights)",
-    "bubble-definition": "the other bubble definition: idle time over busy time, (P−1)/M",
+    "bubble-definition": "the other bubble definition: idle over busy time, (P−1)/M (Narayanan et al. "
+                         "2021's), where the question asks for idle over total time",
     "zero-bookkeeping": "a ZeRO bookkeeping slip (a state not partitioned, or in the wrong precision)",
     "index-overhead": "the compressed size without the bytes of the indices",
     "wrong-unit": "a value of the wrong dimension (a time for a size, ...)",
@@ -64,7 +65,8 @@ HINTS: dict[str, str] = {
     "binary-prefix": "decimal and binary unit prefixes confused",
     "bits-bytes": "bits and bytes confused",
     "power-of-ten": "a unit prefix slipped",
-    "factor-two": "sent and received both counted, duplex bandwidth, or a constant factor dropped",
+    "factor-two": "sent and received both counted, duplex bandwidth, one phase of two counted, or a "
+                  "constant factor dropped",
     "own-chunk": "the own chunk counted as well",
     "log-base": "a logarithm in the wrong base",
     "p-for-log-p": "p used where the formula has a logarithm",
@@ -239,7 +241,9 @@ def value_slips(dimension: str, unit: str = "") -> tuple[Transform, ...]:
     traffic = dimension in ("size", "rate", "inverse rate", "time")
     twice = "twice the right value" + (" (sent and received both counted?)" if traffic else "")
     slips.append(("factor-two", Fraction(2), twice))
-    slips.append(("factor-two", Fraction(1, 2), "half the right value (a factor 2 dropped?)"))
+    half = "half the right value (a factor 2 dropped" + \
+        (", or one phase of two counted?)" if traffic else "?)")
+    slips.append(("factor-two", Fraction(1, 2), half))
     return tuple(slips)
 
 
@@ -255,8 +259,8 @@ def diagnose(
 ) -> list[Diagnosis]:
     """Every slip, or formula slip followed by one value slip, that turns the working into *given*.
 
-    Single slips are reported when any fits; pairs only when none does.  When the
-    explanations found name different mistakes, each is marked *ambiguous*.
+    Single slips are reported when any fits; pairs only when none does.  When the explanations found name
+    different mistakes, each is marked *ambiguous*.
 
     *formula_values* are ``(mistake, description, value)`` from re-running the
     example with each formula slip; *accepts(given, candidate)* says whether
