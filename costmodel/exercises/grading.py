@@ -565,7 +565,9 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
     name is left out (the first is graded), and an answer without a seed is said to be graded against
     the exercise's own numbers; both are reported in the notes."""
     first: dict[tuple[Any, ...], Submission] = {}
-    kept, notes, unseeded = [], [], []
+    kept: list[Submission] = []
+    notes: list[str] = []
+    unseeded: list[Submission] = []
     for s in batch:
         where = f"line {s.line}: " if s.line else ""
         if s.error is None:
