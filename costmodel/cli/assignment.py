@@ -136,6 +136,10 @@ def report_command(
     ],
     secret_file: SecretFile,
     out: Annotated[Path | None, option("--out", "-o", help="Write the gradebook (CSV) to this file.")] = None,
+    out_format: Annotated[str, option(
+        "--out-format", metavar="plain|canvas|moodle",
+        help="The gradebook's CSV form: plain (id, name, email, points per question, total), or "
+             "Canvas's or Moodle's grade import.")] = "plain",
     student_from: Annotated[
         str,
         typer.Option(
@@ -177,18 +181,18 @@ def report_command(
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
         STUDENT_FROM,
-        attribute,
         bank_fingerprint,
         check_bank,
         check_secret,
-        grade_assignment,
         load_manifest,
         read_secret,
     )
-    from costmodel.exercises.gradebook import class_report
+    from costmodel.exercises.gradebook import GRADEBOOK_FORMATS, grade_class
 
     if student_from not in STUDENT_FROM:
         raise InputError(f"--student-from {student_from!r}: choose name or field")
+    if out_format not in GRADEBOOK_FORMATS:
+        raise InputError(f"--out-format {out_format!r}: choose {', '.join(GRADEBOOK_FORMATS)}")
     credit = partial_credit(partial)
     secret = read_secret(secret_file)
     manifest = load_manifest(manifest_path)
@@ -201,28 +205,11 @@ def report_command(
         from costmodel.plots._figure import check_output
 
         check_output(plot, force=force)
-    bank = load_bank(paths)
-    reports: dict[str, Any] = {}
-    seen: dict[str, Path] = {}
-    problems: list[tuple[str, str]] = []
-    for path in submissions:
-        answers, why = read_submission(path)
-        student, problem = attribute(path.stem, answers, manifest, student_from)
-        if student is None:
-            problems.append((str(path), problem or ""))
-            continue
-        if student in seen:
-            raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
-        seen[student] = path
-        if why is not None:
-            problems.append((str(path), _unreadable(str(path), why)))
-        reports[student] = grade_assignment(
-            manifest, bank, secret, student, answers, path=str(path), partial=credit, unreadable=why,
-            source=STUDENT_FROM[student_from],
-        )
-    result = class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from])
+    files = [(str(path), *read_submission(path)) for path in submissions]
+    result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit)
+    problems = result.problems
     if out is not None:
-        out.write_text(result.to_csv(), encoding="utf-8")
+        out.write_text(result.to_csv(out_format), encoding="utf-8")
     if plot is not None:
         _plot(result, plot)
     emit(result, as_json=as_json)
@@ -237,17 +224,6 @@ def report_command(
               "attributed (listed above); fix them, or pass --allow-incomplete to accept the report",
               file=sys.stderr)
         raise typer.Exit(1)
-
-
-def _unreadable(path: str, why: str) -> str:
-    """Why a file cannot be read, without its path (the problem is listed under it): ``line N: ...``."""
-    import re
-
-    found = re.match(re.escape(path) + r":(?:(\d+):)? ?", why)
-    if found is None:
-        return f"cannot be read: {why}"
-    return f"cannot be read: line {found[1]}: {why[found.end():]}" if found[1] else \
-        f"cannot be read: {why[found.end():]}"
 
 
 @renders("costmodel.exercises.gradebook.ClassReport")

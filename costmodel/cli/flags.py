@@ -36,6 +36,7 @@ FLAGS = {
     "algorithm": "--algorithm",
     "align_param_gather": "--no-align-param-gather",
     "allow_bank_change": "--allow-bank-change",
+    "out_format": "--out-format",
     "allow_oom": "--allow-oom",
     "alpha": "--alpha",
     "arch": "--arch",

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
 
 from costmodel._json import real
-from costmodel.exercises.assignment import Manifest
-from costmodel.exercises.grading import GradeReport
+from costmodel.errors import InputError
+from costmodel.exercises.assignment import STUDENT_FROM, Manifest, attribute, grade_assignment
+from costmodel.exercises.bank import Bank
+from costmodel.exercises.grading import GradeReport, Submission
 
-__all__ = ["ClassReport", "class_report"]
+__all__ = ["GRADEBOOK_FORMATS", "ClassReport", "class_report", "grade_class"]
 
 
 @dataclass(frozen=True)
@@ -67,14 +71,46 @@ class ClassReport:
                     counts[d.mistake] += 1
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    def to_csv(self) -> str:
+    def to_csv(self, out_format: str = "plain") -> str:
+        """The gradebook as CSV, one row per roster student, for a spreadsheet or an LMS import.
+
+        *out_format* ``plain``: id, name, email, each question's points, total, max_score, status.
+        ``canvas``: Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, then
+        one column per question and the total, each named after the assignment, and a Points
+        Possible row); the roster id is the SIS User ID and the email the SIS Login ID.
+        ``moodle``: Moodle's grade import (ID number, Email address, First name, Last name, then one
+        column per question and the total); map ID number or Email address to the user at import.
+        """
+        if out_format not in GRADEBOOK_FORMATS:
+            raise InputError(f"out_format={out_format!r}: choose {', '.join(GRADEBOOK_FORMATS)}")
+        roster = {s.id: s for s in self.manifest.students}
+        columns = self.columns()
+        maxima = [_text(q.points) for q in self.manifest.questions]
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["student", *self.columns(), "total", "max_score", "status"])
-        for student, scores, total, status in self.rows():
-            writer.writerow(
-                [student, *(_text(s) for s in scores), _text(total), _text(self.manifest.max_score), status]
-            )
+        title = self.manifest.title
+        named = [f"{title}: {c}" for c in columns] + [f"{title}: total"]
+        rows = self.rows()
+        if out_format == "plain":
+            writer.writerow(["student", "name", "email", *columns, "total", "max_score", "status"])
+            for student, scores, total, status in rows:
+                s = roster[student]
+                writer.writerow([student, _cell(s.name), _cell(s.email), *(_text(x) for x in scores),
+                                 _text(total), _text(self.manifest.max_score), status])
+        elif out_format == "canvas":
+            writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *named])
+            writer.writerow(["Points Possible", "", "", "", "", *maxima, _text(self.manifest.max_score)])
+            for student, scores, total, _ in rows:
+                s = roster[student]
+                writer.writerow([_cell(s.name or s.id), "", student, _cell(s.email), "",
+                                 *(_text(x) for x in scores), _text(total)])
+        else:
+            writer.writerow(["ID number", "Email address", "First name", "Last name", *named])
+            for student, scores, total, _ in rows:
+                s = roster[student]
+                first, last = _split_name(s.name)
+                writer.writerow([student, _cell(s.email), _cell(first), _cell(last),
+                                 *(_text(x) for x in scores), _text(total)])
         return buffer.getvalue()
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +138,24 @@ class ClassReport:
         }
 
 
+GRADEBOOK_FORMATS = ("plain", "canvas", "moodle")
+"""The gradebook CSV forms :meth:`ClassReport.to_csv` writes."""
+
+
+def _cell(text: str) -> str:
+    """*text* safe in a spreadsheet: a cell starting with = + - @ would be read as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """First and last name: ``"Last, First"`` or ``"First Last"`` (the last word); one word is a last name."""
+    if "," in name:
+        last, _, first = name.partition(",")
+        return first.strip(), last.strip()
+    first, _, last = name.strip().rpartition(" ")
+    return first.strip(), last.strip()
+
+
 def _text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
 
@@ -111,3 +165,43 @@ def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None], 
     """The class report of *reports* (student id -> the grades of their submission, or None);
     *problems* are the files that could not be read or attributed, each with why."""
     return ClassReport(manifest, dict(reports), tuple(problems), student_from)
+
+
+def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
+                files: Iterable[tuple[str, Sequence[Submission] | None, str | None]], *,
+                student_from: str = "name", partial: Mapping[str, Fraction] | None = None) -> ClassReport:
+    """Grade a class's files: each ``(path, its entries or None, why it cannot be read or None)``.
+
+    Each file's student comes from one source, *student_from* (see
+    :data:`costmodel.exercises.assignment.STUDENT_FROM`).  A file that cannot be attributed to a
+    roster student is graded for no one; it and every file that cannot be read are the report's
+    *problems*, each with why.  Two files of one student are refused.
+    """
+    if student_from not in STUDENT_FROM:
+        raise InputError(f"student_from={student_from!r}: choose {' or '.join(STUDENT_FROM)}")
+    reports: dict[str, GradeReport | None] = {}
+    seen: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for path, answers, why in files:
+        student, problem = attribute(PurePath(path).stem, answers, manifest, student_from)
+        if student is None:
+            problems.append((path, problem or ""))
+            continue
+        if student in seen:
+            raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
+        seen[student] = path
+        if why is not None:
+            problems.append((path, _unreadable(path, why)))
+        source = STUDENT_FROM[student_from]
+        reports[student] = grade_assignment(manifest, bank, secret, student, answers, path=path,
+                                            partial=partial, unreadable=why, source=source)
+    return class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from])
+
+
+def _unreadable(path: str, why: str) -> str:
+    """Why a file cannot be read, without its path (the problem is listed under it): ``line N: ...``."""
+    found = re.match(re.escape(path) + r":(?:(\d+):)? ?", why)
+    if found is None:
+        return f"cannot be read: {why}"
+    return f"cannot be read: line {found[1]}: {why[found.end():]}" if found[1] else \
+        f"cannot be read: {why[found.end():]}"

@@ -214,9 +214,10 @@ def test_report_gradebook_rates_and_mistakes(capsys, course: Path):
          "total": 0, "status": "missing"}]
     assert [q["success_rate"] for q in data["questions"]] == [1, 1, 1, 1]
     rows = list(csv.reader(io.StringIO(gradebook.read_text())))
-    assert rows[0] == ["student", "ring-bytes:rounds", "ring-bytes:sent", "ring-allreduce-bytes:chunk",
-                       "ring-allreduce-bytes:sent", "total", "max_score", "status"]
-    assert rows[1:] == [["ada", "1", "1", "1", "1", "4", "4", "graded"], ["grace", "0", "0", "0", "0", "0", "4", "missing"]]
+    assert rows[0] == ["student", "name", "email", "ring-bytes:rounds", "ring-bytes:sent",
+                       "ring-allreduce-bytes:chunk", "ring-allreduce-bytes:sent", "total", "max_score", "status"]
+    assert rows[1:] == [["ada", "Ada", "ada@example.edu", "1", "1", "1", "1", "4", "4", "graded"],
+                        ["grace", "Grace", "grace@example.edu", "0", "0", "0", "0", "0", "4", "missing"]]
     _, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(ada),
                  str(submissions / "ada.toml"), "--secret-file", str(course / "course.key"), "--student-from", "name",
                  "--out", str(gradebook), rc=2)
@@ -344,3 +345,35 @@ def test_a_tolerance_edited_in_the_manifest_applies(capsys, course: Path):
     manifest.write_text(text.replace('unit = "MB"', 'unit = "GB"', 1))
     _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
     assert "the manifest's unit 'GB' is not the exercise's 'MB'" in err
+
+
+def test_gradebook_exports_for_canvas_and_moodle(capsys, course: Path):
+    """One row per roster student, one column per question and the total, with names, ids and emails."""
+    (course / "roster.csv").write_text("id,name,email\nada,\"Lovelace, Ada\",ada@example.edu\n"
+                                       "grace,Grace Hopper,grace@example.edu\nmallory,=HYPERLINK(1),\n")
+    made = json.loads(_create(capsys, course, "--title", "HW 1", "--points", "ring-bytes:sent=2", "--json")[0])
+    key = {k["name"]: k["expected"] for k in made["keys"]["ada"] if k["exercise"] == "ring-bytes"}
+    (course / "ada.toml").write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{key["sent"]}"\n')
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"), str(course / "ada.toml"),
+            "--secret-file", str(course / "course.key"), "--force")
+
+    def export(form: str) -> list[list[str]]:
+        run(capsys, *args, "--out", str(course / f"{form}.csv"), "--out-format", form)
+        return list(csv.reader(io.StringIO((course / f"{form}.csv").read_text())))
+
+    questions = ["ring-bytes:rounds", "ring-bytes:sent", "ring-allreduce-bytes:chunk", "ring-allreduce-bytes:sent"]
+    canvas = export("canvas")
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                         *(f"HW 1: {q}" for q in questions), "HW 1: total"]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "1", "2", "1", "1", "5"]
+    assert canvas[2:] == [["Lovelace, Ada", "", "ada", "ada@example.edu", "", "0", "2", "0", "0", "2"],
+                          ["Grace Hopper", "", "grace", "grace@example.edu", "", "0", "0", "0", "0", "0"],
+                          ["'=HYPERLINK(1)", "", "mallory", "", "", "0", "0", "0", "0", "0"]]
+    moodle = export("moodle")
+    assert moodle[0] == ["ID number", "Email address", "First name", "Last name",
+                         *(f"HW 1: {q}" for q in questions), "HW 1: total"]
+    assert moodle[1:3] == [["ada", "ada@example.edu", "Ada", "Lovelace", "0", "2", "0", "0", "2"],
+                           ["grace", "grace@example.edu", "Grace", "Hopper", "0", "0", "0", "0", "0"]]
+    assert len(export("plain")) == 4
+    _, err = run(capsys, *args, "--out", str(course / "x.csv"), "--out-format", "excel", rc=2)
+    assert err == "error: --out-format 'excel': choose plain, canvas, moodle\n"
