@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable
+from costmodel._files import check_writable, read_text
 from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
@@ -157,6 +157,9 @@ def report_command(
         bool,
         typer.Option("--allow-bank-change", help="Grade even though the exercise bank changed since create."),
     ] = False,
+    overrides_path: Annotated[Path | None, option(
+        "--overrides", metavar="FILE",
+        help="Manual grades to apply (default: overrides.toml beside the manifest, if it exists).")] = None,
     allow_incomplete: Annotated[
         bool,
         typer.Option("--allow-incomplete",
@@ -180,11 +183,13 @@ def report_command(
     from costmodel.cli.teaching import Written, partial_credit, read_submission
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
+        OVERRIDES,
         STUDENT_FROM,
         bank_fingerprint,
         check_bank,
         check_secret,
         load_manifest,
+        load_overrides,
         read_secret,
     )
     from costmodel.exercises.gradebook import GRADEBOOK_FORMATS, grade_class
@@ -205,8 +210,10 @@ def report_command(
         from costmodel.plots._figure import check_output
 
         check_output(plot, force=force)
+    overrides = load_overrides(overrides_path or manifest_path.parent / OVERRIDES, manifest)
     files = [(str(path), *read_submission(path)) for path in submissions]
-    result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit)
+    result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit,
+                         overrides=overrides)
     problems = result.problems
     if out is not None:
         out.write_text(result.to_csv(out_format), encoding="utf-8")
@@ -224,6 +231,71 @@ def report_command(
               "attributed (listed above); fix them, or pass --allow-incomplete to accept the report",
               file=sys.stderr)
         raise typer.Exit(1)
+
+
+@assignment_app.command("override")
+def override_command(
+    manifest_path: Annotated[
+        Path, typer.Argument(metavar="ASSIGNMENT.toml", help="The assignment's manifest.")
+    ],
+    student: Annotated[str, option("--student", metavar="ID", help="The roster id of the student.")],
+    question: Annotated[str, option("--question", metavar="ID:NAME",
+                                    help="The question, e.g. ring-bytes:sent (see the manifest).")],
+    score: Annotated[str, option("--score", metavar="K", help="The points given, from 0 to the question's.")],
+    reason: Annotated[str, option("--reason", metavar="TEXT", help="Why (shown in the report).")],
+    overrides_path: Annotated[Path | None, option(
+        "--overrides", metavar="FILE",
+        help="Where manual grades are recorded (default: overrides.toml beside the manifest).")] = None,
+    as_json: Json = False,
+) -> None:
+    """Record a manual grade of one question for one student, with the reason.
+
+    The grade is appended to overrides.toml beside the manifest (a later one for the same student
+    and question replaces it); assignment report applies it, marks the student's status
+    overridden, and lists every override with its reason.
+
+    Example: costmodel assignment override hw1/assignment.toml --student ada --question ring-bytes:sent --score 1 --reason regraded --overrides fixes.toml
+    """  # noqa: E501 - an example is one line
+    from costmodel.exercises.assignment import OVERRIDES, load_manifest, load_overrides, make_override
+
+    manifest = load_manifest(manifest_path)
+    target = overrides_path or manifest_path.parent / OVERRIDES
+    before = load_overrides(target, manifest)  # refuse to append to a file that is not one
+    made = make_override(manifest, student, question, score, reason)
+    text = read_text(target, what="the overrides") if target.exists() else \
+        f"# Manual grades of assignment {manifest.id}, applied by costmodel assignment report.\n"
+    target.write_text(text.rstrip("\n") + "\n\n" + made.to_toml(), encoding="utf-8")
+    emit(_Overridden(made, str(target), len(before) + 1), as_json=as_json)
+
+
+@dataclass(frozen=True)
+class _Overridden:
+    override: Any
+    file: str
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.override
+        return {"student": o.student, "question": o.question, "score": _real(o.score), "why": o.reason,
+                "file": self.file, "overrides": self.count}
+
+
+def _real(x: Any) -> Any:
+    from costmodel._json import real
+
+    return real(x)
+
+
+@renders("costmodel.cli.assignment._Overridden")
+def _render_overridden(done: _Overridden) -> Rendered:
+    o = done.override
+    out = table("recorded", "", no_wrap=False)
+    out.add_row("student", o.student)
+    out.add_row("question", o.question)
+    out.add_row("score", _text(o.score))
+    out.add_row("reason", o.reason)
+    out.add_row("in", f"{done.file} ({done.count} override{'s' if done.count != 1 else ''})")
+    return out, ()
 
 
 @renders("costmodel.exercises.gradebook.ClassReport")
@@ -249,6 +321,11 @@ def _render(result: Any) -> Rendered:
             f"{100 * right / n:.0f} %" if n else "-",
         )
     parts: list[Any] = [book, Text(""), rates]
+    if result.overrides:
+        manual = table("student", "question", "score", "reason", numeric=("score",), no_wrap=False)
+        for o in result.overrides:
+            manual.add_row(o.student, o.question, _text(o.score), o.reason)
+        parts += [Text(""), manual]
     if result.problems:
         unread = table("file", "problem", no_wrap=False)
         for file, why in result.problems:

@@ -38,10 +38,12 @@ from costmodel.exercises.sheet import Sheet
 from costmodel.tomlfile import loads
 
 __all__ = [
+    "OVERRIDES",
     "Assignment",
     "Identity",
     "IdentityError",
     "Manifest",
+    "Override",
     "Question",
     "Student",
     "assignment_seed",
@@ -50,8 +52,11 @@ __all__ = [
     "create_assignment",
     "grade_assignment",
     "identify",
+    "load_overrides",
+    "make_override",
     "read_manifest",
     "read_metadata",
+    "read_overrides",
     "read_roster",
     "read_secret",
 ]
@@ -648,6 +653,79 @@ def attribute(name: str, submissions: Sequence[Submission] | None, manifest: Man
     if student not in ids:
         return None, f"student {student!r} is not on the roster of assignment {manifest.id}"
     return student, None
+
+
+# -- overrides -------------------------------------------------------------------------------------
+
+_OVERRIDE_KEYS = {"student", "exercise", "name", "score", "reason"}
+OVERRIDES = "overrides.toml"
+"""The file beside the manifest that records manual grades (see :func:`read_overrides`)."""
+
+
+@dataclass(frozen=True)
+class Override(JSONFields):
+    """A manual grade of one question for one student, with the reason (what the report shows)."""
+
+    student: str
+    exercise: str
+    name: str
+    score: Fraction
+    reason: str
+
+    @property
+    def question(self) -> str:
+        return f"{self.exercise}:{self.name}"
+
+    def to_toml(self) -> str:
+        return "\n".join(["[[override]]", f"student = {_str(self.student)}",
+                          f"exercise = {_str(self.exercise)}", f"name = {_str(self.name)}",
+                          f"score = {_number(self.score)}", f"reason = {_str(self.reason)}", ""])
+
+
+def make_override(manifest: Manifest, student: str, question: str, score: Any, reason: str) -> Override:
+    """A manual grade, checked against *manifest*: a roster student, a question ``ID:NAME`` of the
+    assignment, a score from 0 to its points, and a reason (one line, at most 200 characters)."""
+    manifest.student(student)
+    exercise, colon, name = str(question).partition(":")
+    points = {(q.exercise, q.name): q.points for q in manifest.questions}
+    if not colon or (exercise, name) not in points:
+        raise InputError(f"question={question!r} is not a question of assignment {manifest.id}; choose from "
+                         + ", ".join(f"{e}:{n}" for e, n in points))
+    value = parse_number(score, what="score") if not isinstance(score, Fraction) else score
+    if not 0 <= value <= points[(exercise, name)]:
+        raise InputError(f"score={score} is not from 0 to the question's {_number(points[(exercise, name)])} "
+                         "points")
+    reason = str(reason).strip()
+    if not reason or _unprintable(reason) or len(reason) > 200:
+        raise InputError("reason= is missing: say why, in one line of at most 200 characters")
+    return Override(student, exercise, name, value, reason)
+
+
+def read_overrides(content: str, manifest: Manifest, *, path: str) -> tuple[Override, ...]:
+    """The manual grades of an ``overrides.toml`` (``[[override]]`` tables, later ones replacing
+    earlier ones of the same student and question), each checked as :func:`make_override` does."""
+    data = loads(content.removeprefix("\ufeff"), path=path) if content.strip() else {}
+    unknown = set(data) - {"override"}
+    entries = data.get("override", [])
+    if unknown or not isinstance(entries, list):
+        raise ParseError("an overrides file holds [[override]] tables only", path=path)
+    out: list[Override] = []
+    for i, entry in enumerate(entries, 1):
+        try:
+            if not isinstance(entry, dict) or set(entry) != _OVERRIDE_KEYS:
+                raise InputError("an [[override]] has student, exercise, name, score and reason")
+            out.append(make_override(manifest, str(entry["student"]), f"{entry['exercise']}:{entry['name']}",
+                                     entry["score"], str(entry["reason"])))
+        except InputError as e:
+            raise ParseError(f"override {i}: {e}", path=path) from None
+    return tuple(out)
+
+
+def load_overrides(path: str | Path, manifest: Manifest) -> tuple[Override, ...]:
+    """The manual grades of the file *path*, none when it does not exist (see :func:`read_overrides`)."""
+    if not Path(path).exists():
+        return ()
+    return read_overrides(read_text(path, what="the overrides"), manifest, path=str(path))
 
 
 # -- grading ---------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.exercises.assignment import STUDENT_FROM, Manifest, attribute, grade_assignment
+from costmodel.exercises.assignment import STUDENT_FROM, Manifest, Override, attribute, grade_assignment
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.grading import GradeReport, Submission
 
@@ -29,6 +29,7 @@ class ClassReport:
     reports: Mapping[str, GradeReport | None]
     problems: tuple[tuple[str, str], ...] = ()  # (file, why) for each file not read or not attributed
     student_from: str = ""  # where each file's student came from (one source for all)
+    overrides: tuple[Override, ...] = ()  # manual grades, each replacing one question's score
 
     @property
     def complete(self) -> bool:
@@ -39,19 +40,26 @@ class ClassReport:
         return [f"{q.exercise}:{q.name}" for q in self.manifest.questions]
 
     def rows(self) -> list[tuple[str, list[Fraction], Fraction, str]]:
-        """(student, each question's score, total, status) in roster order."""
+        """(student, each question's score, total, status) in roster order; a manual grade replaces
+        the score of its question (status ``..., overridden``)."""
+        manual = {(o.student, o.exercise, o.name): o.score for o in self.overrides}
         out = []
         for student in self.manifest.students:
             report = self.reports.get(student.id)
             if report is None:
-                out.append((student.id, [Fraction(0)] * len(self.manifest.questions), Fraction(0), "missing"))
+                scores, status = [Fraction(0)] * len(self.manifest.questions), "missing"
             else:
                 status = (
                     "unreadable"
                     if any(n.startswith("the file could not be read") for n in report.notes)
                     else "graded"
                 )
-                out.append((student.id, [g.score for g in report.grades], report.score, status))
+                scores = [g.score for g in report.grades]
+            mine = [manual.get((student.id, q.exercise, q.name)) for q in self.manifest.questions]
+            if any(m is not None for m in mine):
+                scores = [s if m is None else m for s, m in zip(scores, mine, strict=True)]
+                status += ", overridden"
+            out.append((student.id, scores, sum(scores, Fraction(0)), status))
         return out
 
     def success(self) -> list[tuple[str, int, int]]:
@@ -134,6 +142,8 @@ class ClassReport:
             "mistakes": [{"mistake": m, "answers": n} for m, n in self.mistakes()],
             "student_from": self.student_from,
             "problems": [{"file": f, "problem": why} for f, why in self.problems],
+            "overrides": [{"student": o.student, "question": o.question, "score": real(o.score),
+                           "why": o.reason} for o in self.overrides],
             "complete": self.complete,
         }
 
@@ -161,21 +171,26 @@ def _text(x: Fraction) -> str:
 
 
 def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None], *,
-                 problems: Iterable[tuple[str, str]] = (), student_from: str = "") -> ClassReport:
+                 problems: Iterable[tuple[str, str]] = (), student_from: str = "",
+                 overrides: Iterable[Override] = ()) -> ClassReport:
     """The class report of *reports* (student id -> the grades of their submission, or None);
-    *problems* are the files that could not be read or attributed, each with why."""
-    return ClassReport(manifest, dict(reports), tuple(problems), student_from)
+    *problems* are the files that could not be read or attributed, each with why; *overrides* the
+    manual grades (the last of a student and question counts)."""
+    last = {(o.student, o.exercise, o.name): o for o in overrides}
+    return ClassReport(manifest, dict(reports), tuple(problems), student_from, tuple(last.values()))
 
 
 def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
                 files: Iterable[tuple[str, Sequence[Submission] | None, str | None]], *,
-                student_from: str = "name", partial: Mapping[str, Fraction] | None = None) -> ClassReport:
+                student_from: str = "name", partial: Mapping[str, Fraction] | None = None,
+                overrides: Iterable[Override] = ()) -> ClassReport:
     """Grade a class's files: each ``(path, its entries or None, why it cannot be read or None)``.
 
     Each file's student comes from one source, *student_from* (see
     :data:`costmodel.exercises.assignment.STUDENT_FROM`).  A file that cannot be attributed to a
     roster student is graded for no one; it and every file that cannot be read are the report's
-    *problems*, each with why.  Two files of one student are refused.
+    *problems*, each with why.  Two files of one student are refused.  *overrides* (manual grades)
+    replace the scores of their questions.
     """
     if student_from not in STUDENT_FROM:
         raise InputError(f"student_from={student_from!r}: choose {' or '.join(STUDENT_FROM)}")
@@ -195,7 +210,8 @@ def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
         source = STUDENT_FROM[student_from]
         reports[student] = grade_assignment(manifest, bank, secret, student, answers, path=path,
                                             partial=partial, unreadable=why, source=source)
-    return class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from])
+    return class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from],
+                        overrides=overrides)
 
 
 def _unreadable(path: str, why: str) -> str:

@@ -377,3 +377,46 @@ def test_gradebook_exports_for_canvas_and_moodle(capsys, course: Path):
     assert len(export("plain")) == 4
     _, err = run(capsys, *args, "--out", str(course / "x.csv"), "--out-format", "excel", rc=2)
     assert err == "error: --out-format 'excel': choose plain, canvas, moodle\n"
+
+
+def test_override_records_a_manual_grade_and_the_report_shows_it(capsys, course: Path):
+    _create(capsys, course)
+    manifest = course / "hw1" / "assignment.toml"
+    (course / "grace.toml").write_text('[[answer]]\nexercise = "ring-bytes"\nname = "rounds"\nvalue = "1"\n')
+    base = ("assignment", "override", str(manifest))
+    data = run_json(capsys, *base, "--student", "grace", "--question", "ring-bytes:sent", "--score", "1/2",
+                    "--reason", "regraded: right method, arithmetic slip")
+    assert data == {"student": "grace", "question": "ring-bytes:sent", "score": 0.5,
+                    "why": "regraded: right method, arithmetic slip",
+                    "file": str(course / "hw1" / "overrides.toml"), "overrides": 1}
+    run(capsys, *base, "--student", "grace", "--question", "ring-bytes:sent", "--score", "1", "--reason", "appeal")
+    run(capsys, *base, "--student", "ada", "--question", "ring-bytes:rounds", "--score", "1", "--reason", "ill")
+    report = run_json(capsys, "assignment", "report", str(manifest), str(course / "grace.toml"),
+                      "--secret-file", str(course / "course.key"))
+    rows = {s["student"]: s for s in report["students"]}
+    assert rows["grace"]["scores"]["ring-bytes:sent"] == 1 and rows["grace"]["total"] == 1  # the last one counts
+    assert rows["grace"]["status"] == "graded, overridden"
+    assert rows["ada"]["status"] == "missing, overridden" and rows["ada"]["total"] == 1
+    assert report["overrides"] == [
+        {"student": "grace", "question": "ring-bytes:sent", "score": 1, "why": "appeal"},
+        {"student": "ada", "question": "ring-bytes:rounds", "score": 1, "why": "ill"}]
+    out, _ = run(capsys, "assignment", "report", str(manifest), str(course / "grace.toml"),
+                 "--secret-file", str(course / "course.key"))
+    assert "appeal" in out and "graded, overridden" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--student", "zoe", "--question", "ring-bytes:sent", "--score", "1", "--reason", "x"),
+     "student 'zoe' is not on the roster"),
+    (("--student", "ada", "--question", "ring-bytes:nope", "--score", "1", "--reason", "x"),
+     "question='ring-bytes:nope' is not a question of assignment hw1"),
+    (("--student", "ada", "--question", "ring-bytes:sent", "--score", "3", "--reason", "x"),
+     "score=3 is not from 0 to the question's 1 points"),
+    (("--student", "ada", "--question", "ring-bytes:sent", "--score", "1", "--reason", " "),
+     "--reason is missing"),
+])
+def test_override_refuses_what_cannot_apply(capsys, course: Path, args, message):
+    _create(capsys, course)
+    _, err = run(capsys, "assignment", "override", str(course / "hw1" / "assignment.toml"), *args, rc=2)
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (course / "hw1" / "overrides.toml").exists()
