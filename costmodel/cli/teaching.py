@@ -544,6 +544,10 @@ def _render_shown(shown: _Shown) -> Rendered:
     return Group(*parts), ()
 
 
+_LONG_CELL = 24
+"""A given or expected value longer than this (a formula) may fold in the check table."""
+
+
 @renders("costmodel.exercises.grading.GradeReport")
 def _render_report(report: Any) -> Rendered:
     from rich.console import Group
@@ -551,9 +555,12 @@ def _render_report(report: Any) -> Rendered:
 
     seeds = report.assignment is None
     expected = () if report.hidden else ("expected",)
+    # a formula (a long given or expected) folds at its spaces, so the diagnosis keeps its room;
+    # a number with its unit is short and stays on one line
+    long = any(len(str(g.given)) > _LONG_CELL or len(g.expected) > _LONG_CELL for g in report.grades)
     out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", *expected, "score",
                 "diagnosis",
-                no_wrap=("exercise", "seed", "answer", "given", "expected", "score"))
+                no_wrap=("exercise", "seed", "answer", "score", *(() if long else ("given", "expected"))))
     for g in report.grades:
         s = g.submission
         mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
