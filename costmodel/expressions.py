@@ -213,9 +213,10 @@ class _Parser:
 
 
 def _as_written(text: str) -> str:
-    """The tool's own notation as students copy it: ``log₂ p`` and ``log_2(p)`` are ``log2``, and
-    the Unicode minus is a minus."""
-    return re.sub(r"log(?:₂|_2|_\{2\})", "log2", text.replace("\u2212", "-"))
+    """The tool's own notation as students copy it: ``log₂ p`` and ``log_2(p)`` are ``log2``,
+    ``log₂p`` is ``log2 p`` (a sheet prints it so), and the Unicode minus is a minus."""
+    text = re.sub(r"log(?:₂|_2|_\{2\})", "log2", text.replace("\u2212", "-"))
+    return re.sub(r"\b(log2|log10|lg|ln)(?=[pPnN](?![A-Za-z0-9_]))", r"\1 ", text)
 
 
 def _degree(expr: Any) -> int:

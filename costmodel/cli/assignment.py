@@ -16,7 +16,7 @@ from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.errors import InputError, ParseError
+from costmodel.errors import InputError
 
 __all__ = ["app"]
 
@@ -136,6 +136,10 @@ def report_command(
     ],
     secret_file: SecretFile,
     out: Annotated[Path | None, option("--out", "-o", help="Write the gradebook (CSV) to this file.")] = None,
+    out_format: Annotated[str, option(
+        "--out-format", metavar="plain|canvas|moodle",
+        help="The gradebook's CSV form: plain (id, name, email, points per question, total), or "
+             "Canvas's or Moodle's grade import.")] = "plain",
     student_from: Annotated[
         str,
         typer.Option(
@@ -153,6 +157,14 @@ def report_command(
         bool,
         typer.Option("--allow-bank-change", help="Grade even though the exercise bank changed since create."),
     ] = False,
+    overrides_path: Annotated[Path | None, option(
+        "--overrides", metavar="FILE",
+        help="Manual grades to apply (default: overrides.toml beside the manifest, if it exists).")] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete",
+                     help="Exit 0 even when some files could not be read or attributed (still listed)."),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
@@ -160,7 +172,9 @@ def report_command(
     """Grade a class's submissions: the gradebook, each question's success rate, the mistakes made.
 
     Each roster student is one row; a student without a submission scores 0 (status missing), a
-    file that cannot be read scores 0 (status unreadable, with the reason on stderr).
+    file that cannot be read scores 0 (status unreadable). Every file that cannot be read or
+    attributed (its name or student = names no roster student, or the two disagree) is listed,
+    with the reason on stderr, and the exit status is 1 unless --allow-incomplete.
 
     Example: costmodel assignment report hw1/assignment.toml ada.toml grace.toml --secret-file hw.key
     """
@@ -169,17 +183,21 @@ def report_command(
     from costmodel.cli.teaching import Written, partial_credit, read_submission
     from costmodel.exercises import load_bank
     from costmodel.exercises.assignment import (
+        OVERRIDES,
+        STUDENT_FROM,
         bank_fingerprint,
         check_bank,
         check_secret,
-        grade_assignment,
         load_manifest,
+        load_overrides,
         read_secret,
     )
-    from costmodel.exercises.gradebook import class_report
+    from costmodel.exercises.gradebook import GRADEBOOK_FORMATS, grade_class
 
-    if student_from not in ("name", "field"):
+    if student_from not in STUDENT_FROM:
         raise InputError(f"--student-from {student_from!r}: choose name or field")
+    if out_format not in GRADEBOOK_FORMATS:
+        raise InputError(f"--out-format {out_format!r}: choose {', '.join(GRADEBOOK_FORMATS)}")
     credit = partial_credit(partial)
     secret = read_secret(secret_file)
     manifest = load_manifest(manifest_path)
@@ -192,45 +210,92 @@ def report_command(
         from costmodel.plots._figure import check_output
 
         check_output(plot, force=force)
-    bank = load_bank(paths)
-    reports: dict[str, Any] = {}
-    seen: dict[str, Path] = {}
-    for path in submissions:
-        answers, why = read_submission(path)
-        student = _owner(path, student_from)
-        manifest.student(student)
-        if student in seen:
-            raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
-        seen[student] = path
-        if why is not None:
-            print(f"error: {why}", file=sys.stderr)
-        reports[student] = grade_assignment(
-            manifest, bank, secret, student, answers, path=str(path), partial=credit, unreadable=why
-        )
-    result = class_report(manifest, reports)
+    overrides = load_overrides(overrides_path or manifest_path.parent / OVERRIDES, manifest)
+    files = [(str(path), *read_submission(path)) for path in submissions]
+    result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit,
+                         overrides=overrides)
+    problems = result.problems
     if out is not None:
-        out.write_text(result.to_csv(), encoding="utf-8")
+        out.write_text(result.to_csv(out_format), encoding="utf-8")
     if plot is not None:
         _plot(result, plot)
     emit(result, as_json=as_json)
     written = tuple(str(path) for path in (out, plot) if path is not None)
     if written and not as_json:
         emit(Written(written), as_json=False)
+    label = "warning" if allow_incomplete else "error"
+    for file, problem in problems:
+        print(f"{label}: {file}: {problem}", file=sys.stderr)
+    if problems and not allow_incomplete:
+        print(f"error: {len(problems)} file{'s' if len(problems) != 1 else ''} could not be read or "
+              "attributed (listed above); fix them, or pass --allow-incomplete to accept the report",
+              file=sys.stderr)
+        raise typer.Exit(1)
 
 
-def _owner(path: Path, student_from: str) -> str:
-    if student_from == "name":
-        return path.stem
-    from costmodel.tomlfile import loads
+@assignment_app.command("override")
+def override_command(
+    manifest_path: Annotated[
+        Path, typer.Argument(metavar="ASSIGNMENT.toml", help="The assignment's manifest.")
+    ],
+    student: Annotated[str, option("--student", metavar="ID", help="The roster id of the student.")],
+    question: Annotated[str, option("--question", metavar="ID:NAME",
+                                    help="The question, e.g. ring-bytes:sent (see the manifest).")],
+    score: Annotated[str, option("--score", metavar="K", help="The points given, from 0 to the question's.")],
+    reason: Annotated[str, option("--reason", metavar="TEXT", help="Why (shown in the report).")],
+    overrides_path: Annotated[Path | None, option(
+        "--overrides", metavar="FILE",
+        help="Where manual grades are recorded (default: overrides.toml beside the manifest).")] = None,
+    as_json: Json = False,
+) -> None:
+    """Record a manual grade of one question for one student, with the reason.
 
-    try:
-        data = loads(read_text(path, what="answers"), path=str(path))
-    except (ParseError, RecursionError):
-        data = {}
-    student = data.get("student")
-    if not isinstance(student, str) or not student:
-        raise InputError(f'{path}: no student = "ID" in the file (--student-from field)')
-    return student
+    The grade is appended to overrides.toml beside the manifest (a later one for the same student
+    and question replaces it); assignment report applies it, marks the student's status
+    overridden, and lists every override with its reason.
+
+    Example: costmodel assignment override hw1/assignment.toml --student ada --question ring-bytes:sent --score 1 --reason regraded --overrides fixes.toml
+    """  # noqa: E501 - an example is one line
+    from costmodel.exercises.assignment import OVERRIDES, load_manifest, load_overrides, make_override
+
+    manifest = load_manifest(manifest_path)
+    target = overrides_path or manifest_path.parent / OVERRIDES
+    before = load_overrides(target, manifest)  # refuse to append to a file that is not one
+    made = make_override(manifest, student, question, score, reason)
+    text = read_text(target, what="the overrides") if target.exists() else \
+        f"# Manual grades of assignment {manifest.id}, applied by costmodel assignment report.\n"
+    target.write_text(text.rstrip("\n") + "\n\n" + made.to_toml(), encoding="utf-8")
+    emit(_Overridden(made, str(target), len(before) + 1), as_json=as_json)
+
+
+@dataclass(frozen=True)
+class _Overridden:
+    override: Any
+    file: str
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.override
+        return {"student": o.student, "question": o.question, "score": _real(o.score), "why": o.reason,
+                "file": self.file, "overrides": self.count}
+
+
+def _real(x: Any) -> Any:
+    from costmodel._json import real
+
+    return real(x)
+
+
+@renders("costmodel.cli.assignment._Overridden")
+def _render_overridden(done: _Overridden) -> Rendered:
+    o = done.override
+    out = table("recorded", "", no_wrap=False)
+    out.add_row("student", o.student)
+    out.add_row("question", o.question)
+    out.add_row("score", _text(o.score))
+    out.add_row("reason", o.reason)
+    out.add_row("in", f"{done.file} ({done.count} override{'s' if done.count != 1 else ''})")
+    return out, ()
 
 
 @renders("costmodel.exercises.gradebook.ClassReport")
@@ -256,6 +321,16 @@ def _render(result: Any) -> Rendered:
             f"{100 * right / n:.0f} %" if n else "-",
         )
     parts: list[Any] = [book, Text(""), rates]
+    if result.overrides:
+        manual = table("student", "question", "score", "reason", numeric=("score",), no_wrap=False)
+        for o in result.overrides:
+            manual.add_row(o.student, o.question, _text(o.score), o.reason)
+        parts += [Text(""), manual]
+    if result.problems:
+        unread = table("file", "problem", no_wrap=False)
+        for file, why in result.problems:
+            unread.add_row(file, why)
+        parts += [Text(""), unread]
     mistakes = result.mistakes()
     if mistakes:
         histogram = table("mistake", "answers", "", numeric=("answers",))
@@ -263,7 +338,7 @@ def _render(result: Any) -> Rendered:
         for mistake, n in mistakes:
             histogram.add_row(mistake, str(n), "█" * max(1, round(20 * n / top)))
         parts += [Text(""), histogram]
-    return Group(*parts), ()
+    return Group(*parts), (f"each file's student: {result.student_from}",) if result.student_from else ()
 
 
 def _plot(result: Any, path: Path) -> None:

@@ -311,7 +311,8 @@ def check_command(
         help="Gradescope's submission_metadata.json: the student is the submitter (sid or email).")] = None,
     hide_expected: Annotated[bool, typer.Option(
         "--hide-expected",
-        help="Keep the expected values out of Gradescope's student-visible output.")] = False,
+        help="Show what a student may see: no expected value, and each diagnosis names the kind of "
+             "slip without its factor (text, --json and --gradescope).")] = False,
     allow_bank_change: Annotated[bool, typer.Option(
         "--allow-bank-change",
         help="Grade even though the exercise bank changed since the assignment was made.")]
@@ -383,8 +384,10 @@ class _Gradescope:
 
 
 def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
+    if hide_expected:
+        report = report.hide_expected()
     if gradescope:
-        emit(_Gradescope(report.to_gradescope(hide_expected=hide_expected)), as_json=True)
+        emit(_Gradescope(report.to_gradescope()), as_json=True)
     else:
         emit(report, as_json=as_json)
     for g in report.errors:
@@ -403,8 +406,8 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         check_bank,
         check_secret,
         grade_assignment,
+        load_identity,
         load_manifest,
-        load_metadata,
         read_secret,
     )
 
@@ -420,19 +423,25 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
+        source = "student= on the command line"
         if metadata is not None:
-            student = load_metadata(metadata, manifest)
+            identity = load_identity(metadata, manifest)
+            student, source = identity.student, identity.source
         assert student is not None
         manifest.student(student)
         submissions, why = read_submission(answers)
         report = grade_assignment(manifest, _bank(exercises), secret, student, submissions, path=path,
-                                  partial=credit, unreadable=why)
-    except CostmodelError:
+                                  partial=credit, unreadable=why, source=source)
+    except CostmodelError as e:
         if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
+            from costmodel.exercises.assignment import IdentityError
+
             total = manifest.max_score if manifest is not None else Fraction(0)
+            why = "the submitter could not be matched to one student of the roster (by id and email)" \
+                if isinstance(e, IdentityError) else "the autograder is not set up right"
             emit(_Gradescope({"score": 0, "max_score": _score_json(total),
-                              "output": "This submission could not be graded: the autograder is not set up "
-                                        "right. Your instructor can see why in the autograder's output.",
+                              "output": f"This submission could not be graded: {why}. "
+                                        "Your instructor can see why in the autograder's output.",
                               "visibility": "visible", "stdout_visibility": "hidden", "tests": []}),
                  as_json=True)
         raise
@@ -535,15 +544,23 @@ def _render_shown(shown: _Shown) -> Rendered:
     return Group(*parts), ()
 
 
+_LONG_CELL = 24
+"""A given or expected value longer than this (a formula) may fold in the check table."""
+
+
 @renders("costmodel.exercises.grading.GradeReport")
 def _render_report(report: Any) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
     seeds = report.assignment is None
-    out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", "expected", "score",
+    expected = () if report.hidden else ("expected",)
+    # a formula (a long given or expected) folds at its spaces, so the diagnosis keeps its room;
+    # a number with its unit is short and stays on one line
+    long = any(len(str(g.given)) > _LONG_CELL or len(g.expected) > _LONG_CELL for g in report.grades)
+    out = table("exercise", *(("seed",) if seeds else ()), "answer", "given", *expected, "score",
                 "diagnosis",
-                no_wrap=("exercise", "seed", "answer", "given", "expected", "score"))
+                no_wrap=("exercise", "seed", "answer", "score", *(() if long else ("given", "expected"))))
     for g in report.grades:
         s = g.submission
         mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
@@ -551,7 +568,7 @@ def _render_report(report: Any) -> Rendered:
             f"[red]error:[/red] {g.error}"
         given = f"{mark} {g.given}" if s.value is not None or g.error else "[red]✗[/red] (no answer)"
         seed = ("" if s.seed is None else str(s.seed),) if seeds else ()
-        out.add_row(s.exercise, *seed, g.name or "", given, g.expected,
+        out.add_row(s.exercise, *seed, g.name or "", given, *((g.expected,) if expected else ()),
                     f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
     right = sum(1 for g in report.grades if g.correct)
     summary = Text(f"{right} of {len(report.grades)} correct · score {_score(report.score)} of "

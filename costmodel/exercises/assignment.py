@@ -33,21 +33,30 @@ from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.exact import parse_number
 from costmodel.exercises.bank import Bank, exercise_files
 from costmodel.exercises.grading import Grade, GradeReport, Submission, grade_answer
-from costmodel.exercises.model import Exercise
+from costmodel.exercises.model import Exercise, Tolerance
 from costmodel.exercises.sheet import Sheet
 from costmodel.tomlfile import loads
 
 __all__ = [
+    "OVERRIDES",
     "Assignment",
+    "Identity",
+    "IdentityError",
     "Manifest",
+    "Override",
     "Question",
     "Student",
     "assignment_seed",
+    "attribute",
     "bank_fingerprint",
     "create_assignment",
     "grade_assignment",
+    "identify",
+    "load_overrides",
+    "make_override",
     "read_manifest",
     "read_metadata",
+    "read_overrides",
     "read_roster",
     "read_secret",
 ]
@@ -308,16 +317,40 @@ class Assignment:
 
 
 def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, Exercise]:
-    """The bank's exercises with the manifest's points (variants drawn as in the bank)."""
-    points: dict[tuple[str, str], Fraction] = {(q.exercise, q.name): q.points for q in manifest_questions}
+    """The bank's exercises with the manifest's points and tolerances (variants drawn as in the bank).
+
+    The manifest is the one source of both: an edited tolerance applies.  A tolerance that cannot
+    apply (a count, a word or a formula is graded exactly; a unit other than the exercise's) is
+    refused with the reason, never ignored.
+    """
+    by_question = {(q.exercise, q.name): q for q in manifest_questions}
     out: dict[str, Exercise] = {}
     for q in manifest_questions:
-        if q.exercise not in out:
-            exercise = bank.get(q.exercise)
-            answers = tuple(
-                replace(a, points=points.get((q.exercise, a.name), a.points)) for a in exercise.answers
-            )
-            out[q.exercise] = replace(exercise, answers=answers)
+        if q.exercise in out:
+            continue
+        exercise = bank.get(q.exercise)
+        variant = exercise.variant()
+        answers = []
+        for a in exercise.answers:
+            mine = by_question.get((q.exercise, a.name))
+            if mine is None:
+                answers.append(a)
+                continue
+            where = f"question {q.exercise}: {a.name}"
+            if mine.unit != a.unit:
+                raise InputError(f"{where}: the manifest's unit {mine.unit!r} is not the exercise's "
+                                 f"{a.unit!r}; the unit is fixed by the exercise (its sheets say it)")
+            try:
+                tolerance = Tolerance.parse(mine.tolerance)
+            except InputError as e:
+                raise InputError(f"{where}: {e}") from None
+            kind = variant.answers[a.name].kind
+            if a.tolerance_for(kind).exact and not tolerance.exact:
+                raise InputError(f"{where}: tolerance {mine.tolerance!r} cannot apply: "
+                                 f"{'a count' if kind.name.startswith('count') else 'a ' + kind.name} is "
+                                 "graded exactly; write tolerance = \"exact\"")
+            answers.append(replace(a, points=mine.points, tolerance=tolerance))
+        out[q.exercise] = replace(exercise, answers=tuple(answers))
     return out
 
 
@@ -349,7 +382,7 @@ def create_assignment(
         for spec in exercise.answers:
             kind = variant.answers[spec.name].kind
             questions.append(
-                Question(i, spec.name, spec.points, spec.tolerance_for(kind).describe(), spec.unit)
+                Question(i, spec.name, spec.points, spec.tolerance_for(kind).text(), spec.unit)
             )
     known = {(q.exercise, q.name) for q in questions}
     for target in points or {}:
@@ -464,6 +497,11 @@ def read_manifest(content: str, *, path: str) -> Manifest:
             )
         except (KeyError, TypeError, InputError) as e:
             raise ParseError(f"a [[question]] is malformed: {e}", path=path) from None
+        try:
+            Tolerance.parse(questions[-1].tolerance)
+        except InputError as e:
+            last = questions[-1]
+            raise ParseError(f"question {last.exercise}: {last.name}: {e}", path=path) from None
     if not questions:
         raise ParseError("the manifest has no [[question]]", path=path)
     students = []
@@ -497,11 +535,40 @@ def check_bank(manifest: Manifest, fingerprint: str, *, allow_change: bool) -> N
 
 def load_metadata(path: str | Path, manifest: Manifest) -> str:
     """The student named by Gradescope's metadata file *path* (see :func:`read_metadata`)."""
-    return read_metadata(read_text(path, what="the metadata"), manifest, path=str(path))
+    return identify(read_text(path, what="the metadata"), manifest, path=str(path)).student
+
+
+def load_identity(path: str | Path, manifest: Manifest) -> Identity:
+    """Who submitted, by Gradescope's metadata file *path*, and how that was found (see :func:`identify`)."""
+    return identify(read_text(path, what="the metadata"), manifest, path=str(path))
+
+
+class IdentityError(ParseError):
+    """Gradescope's metadata names no roster student, or names two: the submission is not graded."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The student a submission is graded for, and the one source that says so (stated in the output)."""
+
+    student: str
+    source: str
 
 
 def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
-    """The student of a Gradescope ``submission_metadata.json``: a user's sid (the roster id) or email."""
+    """The student of a Gradescope ``submission_metadata.json`` (see :func:`identify`)."""
+    return identify(content, manifest, path=path).student
+
+
+def identify(content: str, manifest: Manifest, *, path: str) -> Identity:
+    """The student of a Gradescope ``submission_metadata.json``, matched on the roster by id and email.
+
+    Each submitter's ``sid`` is looked up among the roster ids and its ``email`` among the roster
+    emails.  When both name roster students they must name the same one, and a student found by
+    sid whose roster line has an email must have submitted with that email: a student can edit
+    their sid on Gradescope, not the email it verified, so an sid and an email that disagree are
+    refused rather than trusted.  A submitter found by email alone is that email's student.
+    """
     try:
         data = json.loads(content.removeprefix("\ufeff"))
     except (ValueError, RecursionError):
@@ -509,28 +576,156 @@ def read_metadata(content: str, manifest: Manifest, *, path: str) -> str:
     users = data.get("users") if isinstance(data, dict) else None
     if not isinstance(users, list) or not users:
         raise ParseError("no users: Gradescope's metadata lists the submitters under users", path=path)
-    by_email = {s.email.lower(): s.id for s in manifest.students if s.email}
-    ids = {s.id for s in manifest.students}
-    found = []
+    by_email = {s.email.lower(): s for s in manifest.students if s.email}
+    by_id = {s.id: s for s in manifest.students}
+    found: dict[str, str] = {}
     for user in users:
         if not isinstance(user, dict):
             continue
         sid, email = user.get("sid"), user.get("email")
-        if isinstance(sid, str | int) and str(sid) in ids:
-            found.append(str(sid))
-        elif isinstance(email, str) and email.strip().lower() in by_email:
-            found.append(by_email[email.strip().lower()])
+        sid_text = str(sid).strip() if isinstance(sid, str | int) and not isinstance(sid, bool) else ""
+        email_text = email.strip().lower() if isinstance(email, str) else ""
+        by_sid, by_mail = by_id.get(sid_text), by_email.get(email_text)
+        if by_sid is not None and by_mail is not None and by_sid.id != by_mail.id:
+            raise IdentityError(
+                f"the submitter's sid {sid_text!r} names student {by_sid.id!r} but their email "
+                f"{email_text!r} names student {by_mail.id!r}; not graded: check the roster or "
+                "the student's Gradescope profile",
+                path=path,
+            )
+        if by_sid is not None and by_mail is None and by_sid.email and email_text:
+            raise IdentityError(
+                f"the submitter's sid {sid_text!r} names student {by_sid.id!r}, whose roster email is "
+                f"not the submitter's email {email_text!r}; not graded: check the roster or the "
+                "student's Gradescope profile",
+                path=path,
+            )
+        if by_mail is not None:
+            found.setdefault(by_mail.id, "Gradescope's metadata (email" + (" and sid)" if by_sid else ")"))
+        elif by_sid is not None:
+            found.setdefault(by_sid.id, "Gradescope's metadata (sid; the roster has no email for them)")
     if not found:
-        raise ParseError(
-            "no submitter is on the roster (matched by sid against id, by email against email)", path=path
+        raise IdentityError(
+            "no submitter is on the roster (matched by sid against id and by email against email)", path=path
         )
-    if len(set(found)) > 1:
-        raise ParseError(
-            f"several submitters ({', '.join(sorted(set(found)))}): a group submission is "
+    if len(found) > 1:
+        raise IdentityError(
+            f"several submitters ({', '.join(sorted(found))}): a group submission is "
             "graded for one student at a time; pass student=",
             path=path,
         )
-    return found[0]
+    student, source = next(iter(found.items()))
+    return Identity(student, source)
+
+
+STUDENT_FROM = {
+    "name": "the file's name (answers/ID.toml)",
+    "field": "the student = written in the file (trusted: files the instructor collected)",
+}
+"""Where ``assignment report`` takes each file's student from: the one source, stated in the report."""
+
+
+def attribute(name: str, submissions: Sequence[Submission] | None, manifest: Manifest,
+              student_from: str) -> tuple[str | None, str | None]:
+    """Whose file this is: ``(student, None)``, or ``(None, why not)`` when it cannot be attributed.
+
+    *name* is the file's name without its extension, *submissions* its entries (``None``: it
+    could not be read).  With *student_from* ``name`` the name is the student, and a file whose
+    ``student =`` names someone else is not attributed to either; with ``field`` the file's
+    ``student =`` is (a file that cannot be read then belongs to no one).
+    """
+    if student_from not in STUDENT_FROM:
+        raise InputError(f"student_from={student_from!r}: choose name or field")
+    ids = {s.id for s in manifest.students}
+    written = sorted({s.student for s in submissions or () if s.student is not None})
+    if len(written) > 1:
+        return None, f"the file names several students ({', '.join(map(repr, written))})"
+    if student_from == "field":
+        if submissions is None:
+            return None, "it cannot be read, so the student it names is unknown"
+        if not written:
+            return None, 'no student = "ID" in the file'
+        student = written[0]
+    else:
+        student = name
+        if written and written[0] != name:
+            return None, f"its name says {name!r} but the file names student {written[0]!r}; not graded"
+    if student not in ids:
+        return None, f"student {student!r} is not on the roster of assignment {manifest.id}"
+    return student, None
+
+
+# -- overrides -------------------------------------------------------------------------------------
+
+_OVERRIDE_KEYS = {"student", "exercise", "name", "score", "reason"}
+OVERRIDES = "overrides.toml"
+"""The file beside the manifest that records manual grades (see :func:`read_overrides`)."""
+
+
+@dataclass(frozen=True)
+class Override(JSONFields):
+    """A manual grade of one question for one student, with the reason (what the report shows)."""
+
+    student: str
+    exercise: str
+    name: str
+    score: Fraction
+    reason: str
+
+    @property
+    def question(self) -> str:
+        return f"{self.exercise}:{self.name}"
+
+    def to_toml(self) -> str:
+        return "\n".join(["[[override]]", f"student = {_str(self.student)}",
+                          f"exercise = {_str(self.exercise)}", f"name = {_str(self.name)}",
+                          f"score = {_number(self.score)}", f"reason = {_str(self.reason)}", ""])
+
+
+def make_override(manifest: Manifest, student: str, question: str, score: Any, reason: str) -> Override:
+    """A manual grade, checked against *manifest*: a roster student, a question ``ID:NAME`` of the
+    assignment, a score from 0 to its points, and a reason (one line, at most 200 characters)."""
+    manifest.student(student)
+    exercise, colon, name = str(question).partition(":")
+    points = {(q.exercise, q.name): q.points for q in manifest.questions}
+    if not colon or (exercise, name) not in points:
+        raise InputError(f"question={question!r} is not a question of assignment {manifest.id}; choose from "
+                         + ", ".join(f"{e}:{n}" for e, n in points))
+    value = parse_number(score, what="score") if not isinstance(score, Fraction) else score
+    if not 0 <= value <= points[(exercise, name)]:
+        raise InputError(f"score={score} is not from 0 to the question's {_number(points[(exercise, name)])} "
+                         "points")
+    reason = str(reason).strip()
+    if not reason or _unprintable(reason) or len(reason) > 200:
+        raise InputError("reason= is missing: say why, in one line of at most 200 characters")
+    return Override(student, exercise, name, value, reason)
+
+
+def read_overrides(content: str, manifest: Manifest, *, path: str) -> tuple[Override, ...]:
+    """The manual grades of an ``overrides.toml`` (``[[override]]`` tables, later ones replacing
+    earlier ones of the same student and question), each checked as :func:`make_override` does."""
+    data = loads(content.removeprefix("\ufeff"), path=path) if content.strip() else {}
+    unknown = set(data) - {"override"}
+    entries = data.get("override", [])
+    if unknown or not isinstance(entries, list):
+        raise ParseError("an overrides file holds [[override]] tables only", path=path)
+    out: list[Override] = []
+    for i, entry in enumerate(entries, 1):
+        try:
+            if not isinstance(entry, dict) or set(entry) != _OVERRIDE_KEYS:
+                raise InputError("an [[override]] has student, exercise, name, score and reason")
+            out.append(make_override(manifest, str(entry["student"]), f"{entry['exercise']}:{entry['name']}",
+                                     entry["score"], str(entry["reason"])))
+        except InputError as e:
+            raise ParseError(f"override {i}: {e}", path=path) from None
+    return tuple(out)
+
+
+def load_overrides(path: str | Path, manifest: Manifest) -> tuple[Override, ...]:
+    """The manual grades of the file *path*, none when it does not exist (see :func:`read_overrides`)."""
+    if not Path(path).exists():
+        return ()
+    return read_overrides(read_text(path, what="the overrides"), manifest, path=str(path))
 
 
 # -- grading ---------------------------------------------------------------------------------------
@@ -546,14 +741,17 @@ def grade_assignment(
     path: str = "",
     partial: Mapping[str, Fraction] | None = None,
     unreadable: str | None = None,
+    source: str = "",
 ) -> GradeReport:
     """Grade every question of *manifest* exactly once for *student* (see the module docstring).
 
     *submissions* ``None`` (with *unreadable*, why) grades every question 0: the file could not be read.
+    *source* says where *student* came from (the one source of the submission's identity; stated in
+    the report, never the ``student =`` written in the file).
     """
     manifest.student(student)
     exercises = _exercises(bank, manifest.questions)
-    notes: list[str] = []
+    notes: list[str] = [f"graded for {student!r}, named by {source}"] if source else []
     if unreadable is not None:
         notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")
     first: dict[tuple[str, str], Submission] = {}
@@ -574,6 +772,10 @@ def grade_assignment(
         if key not in questions:
             name = f"{s.exercise}" + (f": {s.name}" if s.name else "")
             notes.append(f"{where}{name} is not a question of this assignment; ignored")
+        elif key in first and _blank(first[key]) and not _blank(s):
+            at = f"line {first[key].line}" if first[key].line else "the first entry"
+            notes.append(f"{where}{key[0]}: {key[1]} graded here; the blank entry at {at} is ignored")
+            first[key] = s
         elif key in first:
             at = f" (line {first[key].line})" if first[key].line else ""
             notes.append(f"{where}second answer to {key[0]}: {key[1]} ignored; the first{at} is graded")
@@ -585,7 +787,13 @@ def grade_assignment(
         exercise = exercises[q.exercise]
         grades.append(_grade_question(exercise, q, first.get((q.exercise, q.name)), secret_seeds[q.exercise],
                                       partial))
-    return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id)
+    return GradeReport(tuple(grades), path=path, notes=tuple(notes), student=student, assignment=manifest.id,
+                       student_from=source or None)
+
+
+def _blank(s: Submission) -> bool:
+    """An entry left as the template wrote it: no value, or an empty string."""
+    return s.value is None or (isinstance(s.value, str) and not s.value.strip())
 
 
 def _question_of(s: Submission, exercises: Mapping[str, Exercise]) -> tuple[str, str]:
@@ -602,7 +810,7 @@ def _question_of(s: Submission, exercises: Mapping[str, Exercise]) -> tuple[str,
 def _grade_question(
     exercise: Exercise, q: Question, s: Submission | None, seed: int, partial: Mapping[str, Fraction] | None
 ) -> Grade:
-    blank = s is None or (isinstance(s.value, str) and not s.value.strip())
+    blank = s is None or _blank(s)
     shown = Submission(
         exercise=q.exercise,
         value=None if s is None or blank else s.value,

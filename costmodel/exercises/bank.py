@@ -37,6 +37,8 @@ number of exercises::
     id = "all-workers"
     factor = "p"                      # or value = "n": formulas of the givens and `answer`
     message = "the bytes of all p workers together"
+    hint = "the bytes of every worker counted"   # optional: what a student is told when expected
+                                      # values are hidden (no digit: the kind of slip, not its factor)
     credit = 0.25                     # optional
 
 ``{name}`` in a statement is replaced by the value of that given as the
@@ -78,7 +80,7 @@ _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "def
                   "answer", "formerly"}
 _PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
 _ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial", "slip"}
-_SLIP_KEYS = {"id", "factor", "value", "message", "credit"}
+_SLIP_KEYS = {"id", "factor", "value", "message", "hint", "credit"}
 _MAX_CHOICES = 10_000
 _MAX_LENGTH = 64
 _UNIT_KINDS = ("size", "time", "rate", "inverse rate")
@@ -429,7 +431,11 @@ def _slips(name: str, tables: Any, example: Any) -> tuple[AuthorSlip, ...]:
         if not isinstance(message, str) or not message.strip() or len(message) > 200:
             raise InputError(f"answer {name}: slip {ident}: message is missing (a sentence for the student, "
                              "at most 200 characters)")
-        out.append(AuthorSlip(ident, message, credit=credit, **{key: formula}))
+        hint = table.get("hint", "")
+        if not isinstance(hint, str) or len(hint) > 200 or any(c.isdigit() for c in hint):
+            raise InputError(f"answer {name}: slip {ident}: hint is the kind of slip in words, without a "
+                             "digit (a factor or a value would tell the answer), at most 200 characters")
+        out.append(AuthorSlip(ident, message, credit=credit, hint=hint.strip(), **{key: formula}))
     return tuple(out)
 
 

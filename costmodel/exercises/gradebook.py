@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
 
 from costmodel._json import real
-from costmodel.exercises.assignment import Manifest
-from costmodel.exercises.grading import GradeReport
+from costmodel.errors import InputError
+from costmodel.exercises.assignment import STUDENT_FROM, Manifest, Override, attribute, grade_assignment
+from costmodel.exercises.bank import Bank
+from costmodel.exercises.grading import GradeReport, Submission
 
-__all__ = ["ClassReport", "class_report"]
+__all__ = ["GRADEBOOK_FORMATS", "ClassReport", "class_report", "grade_class"]
 
 
 @dataclass(frozen=True)
@@ -23,24 +27,39 @@ class ClassReport:
 
     manifest: Manifest
     reports: Mapping[str, GradeReport | None]
+    problems: tuple[tuple[str, str], ...] = ()  # (file, why) for each file not read or not attributed
+    student_from: str = ""  # where each file's student came from (one source for all)
+    overrides: tuple[Override, ...] = ()  # manual grades, each replacing one question's score
+
+    @property
+    def complete(self) -> bool:
+        """Whether every file was read and attributed to a roster student."""
+        return not self.problems
 
     def columns(self) -> list[str]:
         return [f"{q.exercise}:{q.name}" for q in self.manifest.questions]
 
     def rows(self) -> list[tuple[str, list[Fraction], Fraction, str]]:
-        """(student, each question's score, total, status) in roster order."""
+        """(student, each question's score, total, status) in roster order; a manual grade replaces
+        the score of its question (status ``..., overridden``)."""
+        manual = {(o.student, o.exercise, o.name): o.score for o in self.overrides}
         out = []
         for student in self.manifest.students:
             report = self.reports.get(student.id)
             if report is None:
-                out.append((student.id, [Fraction(0)] * len(self.manifest.questions), Fraction(0), "missing"))
+                scores, status = [Fraction(0)] * len(self.manifest.questions), "missing"
             else:
                 status = (
                     "unreadable"
                     if any(n.startswith("the file could not be read") for n in report.notes)
                     else "graded"
                 )
-                out.append((student.id, [g.score for g in report.grades], report.score, status))
+                scores = [g.score for g in report.grades]
+            mine = [manual.get((student.id, q.exercise, q.name)) for q in self.manifest.questions]
+            if any(m is not None for m in mine):
+                scores = [s if m is None else m for s, m in zip(scores, mine, strict=True)]
+                status += ", overridden"
+            out.append((student.id, scores, sum(scores, Fraction(0)), status))
         return out
 
     def success(self) -> list[tuple[str, int, int]]:
@@ -60,14 +79,46 @@ class ClassReport:
                     counts[d.mistake] += 1
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    def to_csv(self) -> str:
+    def to_csv(self, out_format: str = "plain") -> str:
+        """The gradebook as CSV, one row per roster student, for a spreadsheet or an LMS import.
+
+        *out_format* ``plain``: id, name, email, each question's points, total, max_score, status.
+        ``canvas``: Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, then
+        one column per question and the total, each named after the assignment, and a Points
+        Possible row); the roster id is the SIS User ID and the email the SIS Login ID.
+        ``moodle``: Moodle's grade import (ID number, Email address, First name, Last name, then one
+        column per question and the total); map ID number or Email address to the user at import.
+        """
+        if out_format not in GRADEBOOK_FORMATS:
+            raise InputError(f"out_format={out_format!r}: choose {', '.join(GRADEBOOK_FORMATS)}")
+        roster = {s.id: s for s in self.manifest.students}
+        columns = self.columns()
+        maxima = [_text(q.points) for q in self.manifest.questions]
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["student", *self.columns(), "total", "max_score", "status"])
-        for student, scores, total, status in self.rows():
-            writer.writerow(
-                [student, *(_text(s) for s in scores), _text(total), _text(self.manifest.max_score), status]
-            )
+        title = self.manifest.title
+        named = [f"{title}: {c}" for c in columns] + [f"{title}: total"]
+        rows = self.rows()
+        if out_format == "plain":
+            writer.writerow(["student", "name", "email", *columns, "total", "max_score", "status"])
+            for student, scores, total, status in rows:
+                s = roster[student]
+                writer.writerow([student, _cell(s.name), _cell(s.email), *(_text(x) for x in scores),
+                                 _text(total), _text(self.manifest.max_score), status])
+        elif out_format == "canvas":
+            writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *named])
+            writer.writerow(["Points Possible", "", "", "", "", *maxima, _text(self.manifest.max_score)])
+            for student, scores, total, _ in rows:
+                s = roster[student]
+                writer.writerow([_cell(s.name or s.id), "", student, _cell(s.email), "",
+                                 *(_text(x) for x in scores), _text(total)])
+        else:
+            writer.writerow(["ID number", "Email address", "First name", "Last name", *named])
+            for student, scores, total, _ in rows:
+                s = roster[student]
+                first, last = _split_name(s.name)
+                writer.writerow([student, _cell(s.email), _cell(first), _cell(last),
+                                 *(_text(x) for x in scores), _text(total)])
         return buffer.getvalue()
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,13 +140,84 @@ class ClassReport:
                 for c, right, n in self.success()
             ],
             "mistakes": [{"mistake": m, "answers": n} for m, n in self.mistakes()],
+            "student_from": self.student_from,
+            "problems": [{"file": f, "problem": why} for f, why in self.problems],
+            "overrides": [{"student": o.student, "question": o.question, "score": real(o.score),
+                           "why": o.reason} for o in self.overrides],
+            "complete": self.complete,
         }
+
+
+GRADEBOOK_FORMATS = ("plain", "canvas", "moodle")
+"""The gradebook CSV forms :meth:`ClassReport.to_csv` writes."""
+
+
+def _cell(text: str) -> str:
+    """*text* safe in a spreadsheet: a cell starting with = + - @ would be read as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """First and last name: ``"Last, First"`` or ``"First Last"`` (the last word); one word is a last name."""
+    if "," in name:
+        last, _, first = name.partition(",")
+        return first.strip(), last.strip()
+    first, _, last = name.strip().rpartition(" ")
+    return first.strip(), last.strip()
 
 
 def _text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.4g}"
 
 
-def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None]) -> ClassReport:
-    """The class report of *reports* (student id -> the grades of their submission, or None)."""
-    return ClassReport(manifest, dict(reports))
+def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None], *,
+                 problems: Iterable[tuple[str, str]] = (), student_from: str = "",
+                 overrides: Iterable[Override] = ()) -> ClassReport:
+    """The class report of *reports* (student id -> the grades of their submission, or None);
+    *problems* are the files that could not be read or attributed, each with why; *overrides* the
+    manual grades (the last of a student and question counts)."""
+    last = {(o.student, o.exercise, o.name): o for o in overrides}
+    return ClassReport(manifest, dict(reports), tuple(problems), student_from, tuple(last.values()))
+
+
+def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
+                files: Iterable[tuple[str, Sequence[Submission] | None, str | None]], *,
+                student_from: str = "name", partial: Mapping[str, Fraction] | None = None,
+                overrides: Iterable[Override] = ()) -> ClassReport:
+    """Grade a class's files: each ``(path, its entries or None, why it cannot be read or None)``.
+
+    Each file's student comes from one source, *student_from* (see
+    :data:`costmodel.exercises.assignment.STUDENT_FROM`).  A file that cannot be attributed to a
+    roster student is graded for no one; it and every file that cannot be read are the report's
+    *problems*, each with why.  Two files of one student are refused.  *overrides* (manual grades)
+    replace the scores of their questions.
+    """
+    if student_from not in STUDENT_FROM:
+        raise InputError(f"student_from={student_from!r}: choose {' or '.join(STUDENT_FROM)}")
+    reports: dict[str, GradeReport | None] = {}
+    seen: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for path, answers, why in files:
+        student, problem = attribute(PurePath(path).stem, answers, manifest, student_from)
+        if student is None:
+            problems.append((path, problem or ""))
+            continue
+        if student in seen:
+            raise InputError(f"{path} and {seen[student]} are both submissions of student {student!r}")
+        seen[student] = path
+        if why is not None:
+            problems.append((path, _unreadable(path, why)))
+        source = STUDENT_FROM[student_from]
+        reports[student] = grade_assignment(manifest, bank, secret, student, answers, path=path,
+                                            partial=partial, unreadable=why, source=source)
+    return class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from],
+                        overrides=overrides)
+
+
+def _unreadable(path: str, why: str) -> str:
+    """Why a file cannot be read, without its path (the problem is listed under it): ``line N: ...``."""
+    found = re.match(re.escape(path) + r":(?:(\d+):)? ?", why)
+    if found is None:
+        return f"cannot be read: {why}"
+    return f"cannot be read: line {found[1]}: {why[found.end():]}" if found[1] else \
+        f"cannot be read: {why[found.end():]}"

@@ -22,6 +22,7 @@ entry is reported and the others are graded.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -42,6 +43,7 @@ from costmodel.exercises.mistakes import (
     Diagnosis,
     applicable,
     diagnose,
+    hint,
     marked,
     sentence,
     value_slips,
@@ -98,6 +100,11 @@ class Grade:
         }
         return with_present(out, student=s.student, line=s.line, error=self.error)
 
+    def hidden(self) -> Grade:
+        """This grade as a student sees it when the expected values are hidden: no expected value,
+        and each diagnosis names the kind of slip without its factor, ratio or value."""
+        return replace(self, expected="", diagnosis=tuple(d.hidden() for d in self.diagnosis))
+
 
 @dataclass(frozen=True)
 class GradeReport:
@@ -114,6 +121,14 @@ class GradeReport:
     notes: tuple[str, ...] = ()
     student: str | None = None
     assignment: str | None = None
+    hidden: bool = False  # the expected values left out (see :meth:`hide_expected`)
+    student_from: str | None = None  # where the student's identity came from (one source)
+
+    def hide_expected(self) -> GradeReport:
+        """The report as a student sees it under ``--hide-expected``: no expected value anywhere,
+        and each diagnosis names the kind of slip, never the factor, ratio or value that would
+        turn the answer given into the expected one (the instructor's report keeps both)."""
+        return replace(self, grades=tuple(g.hidden() for g in self.grades), hidden=True)
 
     @property
     def score(self) -> Fraction:
@@ -128,10 +143,18 @@ class GradeReport:
         return tuple(g for g in self.grades if g.error is not None)
 
     def to_dict(self) -> dict[str, Any]:
+        results = [g.to_dict() for g in self.grades]
+        if self.hidden:
+            for r in results:
+                del r["expected"]
         out: dict[str, Any] = {"score": real(self.score), "max_score": real(self.max_score),
-                               "results": [g.to_dict() for g in self.grades]}
+                               "results": results}
+        if self.hidden:
+            out["expected_hidden"] = True
         if self.assignment is not None:
             out = {"assignment": self.assignment, "student": self.student, **out}
+            if self.student_from is not None:
+                out["student_from"] = self.student_from
         if self.assignment is not None or self.notes:
             out["notes"] = list(self.notes)
         if self.students:
@@ -142,9 +165,12 @@ class GradeReport:
     def to_gradescope(self, *, hide_expected: bool = False) -> dict[str, Any]:
         """Gradescope's ``results.json``: one test per answer, the score, and a summary.
 
-        *hide_expected* leaves the expected values out of what the student sees (a diagnosis that
-        names the expected value too).
+        *hide_expected* leaves the expected values out of what the student sees, and each
+        diagnosis names the kind of slip without its factor (see :meth:`hide_expected`).
         """
+        if hide_expected and not self.hidden:
+            return self.hide_expected().to_gradescope(hide_expected=True)
+        hide_expected = hide_expected or self.hidden
         tests = []
         for number, g in enumerate(self.grades, 1):
             s = g.submission
@@ -157,8 +183,7 @@ class GradeReport:
             else:
                 lines = [f"given {g.given}: wrong" if hide_expected else
                          f"expected {g.expected}, given {g.given}"]
-            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis
-                      if not (hide_expected and g.expected and g.expected in d.message)]
+            lines += [f"{d.mistake}: {d.message}" for d in g.diagnosis]
             if g.error:
                 lines = [f"error: {g.error}"]
             tests.append({"name": label, "number": str(number), "score": real(g.score),
@@ -272,18 +297,66 @@ def dimension_of(kind: Kind) -> str:
     return _DIMENSION.get(kind.name, NUMBER)
 
 
-def parse_given(value: Any, spec: AnswerSpec, kind: Kind) -> tuple[Any, str]:
-    """The student's value in base units, and its dimension."""
+def parse_given(value: Any, spec: AnswerSpec, kind: Kind, label: str = "") -> tuple[Any, str]:
+    """The student's value in base units, and its dimension.
+
+    An answer without a unit (a count, a plain number) may carry a word of its own *label*, as
+    the sheet prints it: ``"93 slots"`` for "time of one mini-batch, in slots", ``"14 rounds"``
+    (see :func:`label_words`).
+    """
     if kind is NAME:
         return str(value), "name"
     if not isinstance(value, str):
         quantity = parse_quantity(value)
         number = quantity.value
         return (number * spec.scale if spec.unit else number), dimension_of(kind) if spec.unit else NUMBER
+    if not spec.unit and label:
+        value = _without_label_word(value, label)
     quantity = parse_quantity(value)
     if quantity.dimension == NUMBER and quantity.unit != "%" and spec.unit:
         return quantity.value * spec.scale, dimension_of(kind)
     return quantity.value, quantity.dimension
+
+
+_TRAILING_WORD = re.compile(r"\s*(?P<number>.*?[0-9.)])\s*(?P<word>[^\W\d_][\w-]*)\s*")
+_LABEL_WORD = re.compile(r"[^\W\d_][\w-]*")
+_NOT_UNITS = frozenset({"a", "an", "and", "or", "of", "the", "in", "on", "to", "by", "per", "each", "one",
+                        "all", "over", "with", "after", "what", "which", "its", "it", "is", "at", "least",
+                        "most", "first", "new"})
+
+
+def _forms(word: str) -> set[str]:
+    """*word* and its singular forms (rounds, entries, exchanges): a plural and its singular match."""
+    w = word.lower()
+    forms = {w}
+    if w.endswith("ies"):
+        forms.add(w[:-3] + "y")
+    if w.endswith("es"):
+        forms.add(w[:-2])
+    if w.endswith("s"):
+        forms.add(w[:-1])
+    return forms
+
+
+def label_words(label: str) -> frozenset[str]:
+    """The words of an answer's label that a student may write after the number, singular forms too.
+
+    >>> sorted(label_words("time of one mini-batch, in slots"))
+    ['mini-batch', 'slot', 'slots', 'time']
+    """
+    out: set[str] = set()
+    for word in _LABEL_WORD.findall(label):
+        if len(word) > 1 and word.lower() not in _NOT_UNITS:
+            out |= _forms(word)
+    return frozenset(out)
+
+
+def _without_label_word(value: str, label: str) -> str:
+    """*value* without a trailing word of *label* (``"93 slots"`` -> ``"93"``); as it is otherwise."""
+    found = _TRAILING_WORD.fullmatch(value)
+    if found is None or not _forms(found["word"]) & label_words(label):
+        return value
+    return found["number"]
 
 
 @lru_cache(maxsize=262144)
@@ -347,13 +420,13 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     if kind.name == "formula":
         return _grade_formula(submission, spec, expected, partial, base)
     try:
-        given, dimension = parse_given(submission.value, spec, kind)
+        given, dimension = parse_given(submission.value, spec, kind, answer.label)
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
     want = "name" if kind is NAME else dimension_of(kind)
     if dimension != want:
-        d = Diagnosis(("wrong-unit",), f"{submission.value} is {article(dimension)}; "
-                                       f"the answer is {article(want)} ({shown_expected})")
+        kinds = f"{submission.value} is {article(dimension)}; the answer is {article(want)}"
+        d = Diagnosis(("wrong-unit",), f"{kinds} ({shown_expected})", hint=kinds)
         return replace(base, correct=False, score=spec.points * _credit(("wrong-unit",), spec, partial),
                        diagnosis=(d,))
 
@@ -372,8 +445,15 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
                      allowed=_applicable(exercise, spec, kind),
                      formula_values=_formula_values(exercise, variant, spec.name))
+    found = _hinted(found, spec)
     return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
                    diagnosis=tuple(found))
+
+
+def _hinted(found: list[Diagnosis], spec: AnswerSpec) -> list[Diagnosis]:
+    """Each diagnosis with its hint: the kinds of its slips, without a factor or a value."""
+    hints = {slip.id: slip.hint for slip in spec.slips if slip.hint}
+    return [replace(d, hint=hint(d.mistakes, hints)) for d in found]
 
 
 def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
@@ -429,7 +509,7 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                 and equivalent(given, formula):
             seen.add(mistakes)
             found.append(Diagnosis(mistakes, sentence(message)))
-    found = marked(found)
+    found = marked(_hinted(found, spec))
     return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
                    diagnosis=tuple(found))
 
@@ -485,11 +565,21 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
     name is left out (the first is graded), and an answer without a seed is said to be graded against
     the exercise's own numbers; both are reported in the notes."""
     first: dict[tuple[Any, ...], Submission] = {}
-    kept, notes, unseeded = [], [], []
+    kept: list[Submission] = []
+    notes: list[str] = []
+    unseeded: list[Submission] = []
     for s in batch:
         where = f"line {s.line}: " if s.line else ""
         if s.error is None:
             key = (s.student, s.exercise, s.seed, s.name)
+            if key in first and _blank(first[key]) and not _blank(s):
+                at = f"line {first[key].line}" if first[key].line else "the first entry"
+                name = s.exercise + (f": {s.name}" if s.name else "")
+                notes.append(f"{where}{name} graded here; the blank entry at {at} is ignored")
+                kept[next(i for i, k in enumerate(kept) if k is first[key])] = s
+                unseeded = [s if u is first[key] else u for u in unseeded]
+                first[key] = s
+                continue
             if key in first:
                 at = f" (line {first[key].line})" if first[key].line else ""
                 name = s.exercise + (f": {s.name}" if s.name else "")
@@ -504,6 +594,11 @@ def _once(batch: list[Submission]) -> tuple[list[Submission], tuple[str, ...]]:
         where = (f"line {lines[0]}: " if len(lines) == 1 else f"lines {', '.join(lines)}: ") if lines else ""
         notes.insert(0, f"{where}no seed: graded against the exercise's own numbers")
     return kept, tuple(notes)
+
+
+def _blank(s: Submission) -> bool:
+    """An entry left as a template wrote it: an empty string for its value."""
+    return isinstance(s.value, str) and not s.value.strip()
 
 
 def _current_id(s: Submission, bank: Bank) -> Submission:

@@ -39,8 +39,8 @@ from typing import Any
 
 from costmodel.examples.work import sentence
 
-__all__ = ["MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "marked", "sentence",
-           "value_slips"]
+__all__ = ["HINTS", "MISTAKES", "VALUE_SLIPS", "AuthorSlip", "Diagnosis", "applicable", "hint", "marked",
+           "sentence", "value_slips"]
 
 MISTAKES: dict[str, str] = {
     "binary-prefix": "decimal and binary prefixes confused (MB and MiB, kB and KiB, GB and GiB)",
@@ -53,12 +53,33 @@ MISTAKES: dict[str, str] = {
     "alpha-only": "only the start-up (α) term counted",
     "beta-only": "only the bandwidth (β) term counted",
     "unweighted-mean": "a plain mean where a weighted one is needed (unequal shards or weights)",
-    "bubble-definition": "the other bubble definition: idle time over busy time, (P−1)/M",
+    "bubble-definition": "the other bubble definition: idle over busy time, (P−1)/M (Narayanan et al. "
+                         "2021's), where the question asks for idle over total time",
     "zero-bookkeeping": "a ZeRO bookkeeping slip (a state not partitioned, or in the wrong precision)",
     "index-overhead": "the compressed size without the bytes of the indices",
     "wrong-unit": "a value of the wrong dimension (a time for a size, ...)",
 }
 """Every mistake the grader can report, with what it means."""
+
+HINTS: dict[str, str] = {
+    "binary-prefix": "decimal and binary unit prefixes confused",
+    "bits-bytes": "bits and bytes confused",
+    "power-of-ten": "a unit prefix slipped",
+    "factor-two": "sent and received both counted, duplex bandwidth, one phase of two counted, or a "
+                  "constant factor dropped",
+    "own-chunk": "the own chunk counted as well",
+    "log-base": "a logarithm in the wrong base",
+    "p-for-log-p": "p used where the formula has a logarithm",
+    "alpha-only": "only the start-up term counted",
+    "beta-only": "only the bandwidth term counted",
+    "unweighted-mean": "a plain mean where a weighted one is needed",
+    "bubble-definition": "the other bubble definition",
+    "zero-bookkeeping": "a ZeRO bookkeeping slip",
+    "index-overhead": "the compressed size without the bytes of the indices",
+    "wrong-unit": "a value of the wrong dimension",
+}
+"""What a student is told of each mistake when the expected values are hidden: the kind of slip,
+never a factor, a ratio or a value (``check --hide-expected``); see :func:`hint`."""
 
 VALUE_SLIPS: dict[str, tuple[str, ...]] = {
     "size": ("binary-prefix", "bits-bytes", "power-of-ten", "factor-two"),
@@ -100,6 +121,7 @@ class AuthorSlip:
     factor: str = ""
     value: str = ""
     credit: Fraction | None = None
+    hint: str = ""  # the kind of slip without its factor or value (hidden expected values)
 
     def wrong(self, expected: Any, givens: Mapping[str, Any]) -> Fraction | float | None:
         """The value a student who makes this slip writes (base units), or None where undefined."""
@@ -139,6 +161,7 @@ class Diagnosis:
     mistakes: tuple[str, ...]
     message: str
     ambiguous: bool = False
+    hint: str = ""  # the message without any factor, ratio or value (see :func:`hint`)
 
     @property
     def mistake(self) -> str:
@@ -150,6 +173,33 @@ class Diagnosis:
         if self.ambiguous:
             out["ambiguous"] = True
         return out
+
+    def hidden(self, hints: Mapping[str, str] | None = None) -> Diagnosis:
+        """This diagnosis as a student sees it when the expected values are hidden: the kinds of
+        its slips, never a factor or a value (*hints*: the author's slips' own, by id)."""
+        text = self.hint or hint(self.mistakes, hints)
+        if self.ambiguous:
+            text += " (ambiguous: another mistake fits as well)"
+        ids = tuple("slip" if _digits(m) else m for m in self.mistakes)  # an author's id may say "x8"
+        return Diagnosis(ids, text, self.ambiguous, text)
+
+
+def hint(mistakes: Iterable[str], hints: Mapping[str, str] | None = None) -> str:
+    """The kinds of *mistakes*, in order, without a factor or a value; an author's slip without a
+    hint of its own is named by its id.
+
+    >>> hint(("own-chunk", "power-of-ten"))
+    'The own chunk counted as well, then a unit prefix slipped'
+    >>> hint(("half-rounds",))
+    'A known slip (half-rounds)'
+    """
+    table = {**HINTS, **(hints or {})}
+    return sentence(", then ".join(table.get(m) or ("a known slip" if _digits(m) else f"a known slip ({m})")
+                                   for m in mistakes))
+
+
+def _digits(text: str) -> bool:
+    return any(c.isdigit() for c in text)
 
 
 Transform = tuple[str, Fraction, str]
@@ -191,7 +241,9 @@ def value_slips(dimension: str, unit: str = "") -> tuple[Transform, ...]:
     traffic = dimension in ("size", "rate", "inverse rate", "time")
     twice = "twice the right value" + (" (sent and received both counted?)" if traffic else "")
     slips.append(("factor-two", Fraction(2), twice))
-    slips.append(("factor-two", Fraction(1, 2), "half the right value (a factor 2 dropped?)"))
+    half = "half the right value (a factor 2 dropped" + \
+        (", or one phase of two counted?)" if traffic else "?)")
+    slips.append(("factor-two", Fraction(1, 2), half))
     return tuple(slips)
 
 
@@ -207,8 +259,8 @@ def diagnose(
 ) -> list[Diagnosis]:
     """Every slip, or formula slip followed by one value slip, that turns the working into *given*.
 
-    Single slips are reported when any fits; pairs only when none does.  When the
-    explanations found name different mistakes, each is marked *ambiguous*.
+    Single slips are reported when any fits; pairs only when none does.  When the explanations found name
+    different mistakes, each is marked *ambiguous*.
 
     *formula_values* are ``(mistake, description, value)`` from re-running the
     example with each formula slip; *accepts(given, candidate)* says whether
@@ -245,7 +297,7 @@ def marked(found: list[Diagnosis]) -> list[Diagnosis]:
     if len({d.mistakes for d in found}) < 2:
         return found
     return [Diagnosis(d.mistakes, f"{d.message} (ambiguous: another mistake gives the same value)",
-                      ambiguous=True) for d in found]
+                      ambiguous=True, hint=d.hint) for d in found]
 
 
 def _add(found: list[Diagnosis], seen: set[tuple[str, ...]], mistakes: tuple[str, ...], text: str) -> None:

@@ -94,6 +94,51 @@ class Tolerance:
             return abs(Fraction(s) - Fraction(t)) <= unit / 2
         return abs(s - t) <= self.atol + self.rtol * abs(t)
 
+    def text(self) -> str:
+        """The tolerance exactly, as a manifest records it and :meth:`parse` reads it back.
+
+        >>> Tolerance(rtol=Fraction(1, 100), atol=Fraction(1, 3)).text()
+        'rtol 0.01, atol 1/3'
+        >>> Tolerance.parse("rtol 0.01, atol 1/3") == Tolerance(rtol=Fraction(1, 100), atol=Fraction(1, 3))
+        True
+        """
+        if self.exact:
+            return "exact"
+        if self.sigfigs is not None:
+            return f"{self.sigfigs} significant figures"
+        parts = [f"rtol {_exact_text(self.rtol)}"] if self.rtol else []
+        parts += [f"atol {_exact_text(self.atol)}"] if self.atol else []
+        return ", ".join(parts) or "exact"
+
+    @classmethod
+    def parse(cls, text: str) -> Tolerance:
+        """A tolerance written as :meth:`text` writes it: ``exact``, ``3 significant figures``, or
+        ``rtol R``, ``atol A`` or both, comma-separated (A in the answer's unit).
+
+        >>> Tolerance.parse("3 significant figures").sigfigs, Tolerance.parse("exact").exact
+        (3, True)
+        """
+        from costmodel.exact import parse_number
+
+        words = " ".join(str(text).split()).lower()
+        if words == "exact":
+            return cls(exact=True)
+        figures = re.fullmatch(r"(\d{1,2}) significant figures?", words)
+        if figures is not None and 1 <= int(figures[1]) <= 15:
+            return cls(sigfigs=int(figures[1]))
+        found: dict[str, Fraction] = {}
+        for part in words.split(","):
+            name, _, number = part.strip().partition(" ")
+            if name not in ("rtol", "atol") or name in found or not number.strip():
+                raise InputError(f"tolerance {text!r} is not exact, N significant figures, or rtol R and/or "
+                                 "atol A (e.g. rtol 0.01, atol 0.5)")
+            value = parse_number(number.strip(), what=name)
+            if value < 0 or (name == "rtol" and value >= 1):
+                bound = "from 0 to below 1" if name == "rtol" else "at least 0"
+                raise InputError(f"tolerance {text!r}: {name} must be {bound}")
+            found[name] = value
+        return cls(rtol=found.get("rtol", Fraction(0)), atol=found.get("atol", Fraction(0)))
+
     def describe(self) -> str:
         if self.exact:
             return "exact"
@@ -251,6 +296,21 @@ class Variant:
             "parameters": self.parameters(), "answers": answers,
             "solution": self.worked.to_dict(),
         }
+
+
+def _exact_text(x: Fraction) -> str:
+    """*x* as a decimal where it ends, else as a ratio: read back exactly by ``parse_number``."""
+    q = x.denominator
+    while q % 2 == 0:
+        q //= 2
+    while q % 5 == 0:
+        q //= 5
+    if q != 1:
+        return f"{x.numerator}/{x.denominator}"
+    from decimal import Decimal
+
+    text = format(Decimal(x.numerator) / Decimal(x.denominator), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _text(value: Any, kind: Kind) -> str:

@@ -78,12 +78,13 @@ def _reading(s: Submission, bank: Bank) -> Reading:
     except InputError as e:
         return Reading(s, s.name, error=str(e))
     try:
-        kind = exercise.variant(s.seed).answers[spec.name].kind
+        answer = exercise.variant(s.seed).answers[spec.name]
+        kind = answer.kind
         if kind.name == "formula":
             from costmodel.expressions import parse_expression, show_expression
 
             return Reading(s, spec.name, read=show_expression(parse_expression(str(s.value))))
-        value, dimension = parse_given(s.value, spec, kind)
+        value, dimension = parse_given(s.value, spec, kind, answer.label)
         want = "name" if kind is NAME else dimension_of(kind)
         if dimension != want:
             unit = f", in {spec.unit}" if spec.unit else ""

@@ -104,7 +104,9 @@ def test_check_grades_the_named_students_variant(capsys, course: Path):
     data = json.loads(_check(capsys, course, path, "--student", "ada", "--json")[0])
     assert (data["assignment"], data["student"], data["score"], data["max_score"]) == ("hw1", "ada", 2, 4)
     assert [r["correct"] for r in data["results"]] == [True, False, True, False]
-    assert data["notes"] == [] and all(r["seed"] is None for r in data["results"])
+    assert data["notes"] == ["graded for 'ada', named by --student on the command line"]
+    assert data["student_from"] == "student= on the command line"
+    assert all(r["seed"] is None for r in data["results"])
     other = json.loads(_check(capsys, course, path, "--student", "grace", "--json")[0])
     assert other["score"] < 2  # a classmate's file does not carry its numbers over
 
@@ -115,8 +117,29 @@ def test_check_by_gradescope_metadata_email_and_sid(capsys, course: Path):
     meta.write_text(json.dumps({"users": [{"email": "Grace@Example.edu", "sid": "", "name": "ada"}]}))
     data = json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])
     assert (data["score"], data["max_score"]) == (2, 4)
-    meta.write_text(json.dumps({"users": [{"email": "x@y", "sid": "grace"}]}))
-    assert json.loads(_check(capsys, course, path, "--metadata", str(meta), "--gradescope")[0])["score"] == 2
+    meta.write_text(json.dumps({"users": [{"sid": "grace"}]}))  # no email: the sid alone
+    data = json.loads(_check(capsys, course, path, "--metadata", str(meta), "--json")[0])
+    assert data["score"] == 2 and data["student_from"].startswith("Gradescope's metadata (sid")
+
+
+@pytest.mark.parametrize(("user", "message"), [
+    ({"email": "grace@example.edu", "sid": "ada"},
+     "the submitter's sid 'ada' names student 'ada' but their email 'grace@example.edu' names student 'grace'"),
+    ({"email": "x@y", "sid": "ada"},
+     "the submitter's sid 'ada' names student 'ada', whose roster email is not the submitter's email 'x@y'"),
+    ({"email": "x@y", "sid": "nobody"}, "no submitter is on the roster"),
+])
+def test_forged_gradescope_identity_is_refused(capsys, course: Path, user, message):
+    """A student can edit their sid on Gradescope, not the email it verified: a forged sid and a
+    classmate's file score nothing, with one error: line saying why."""
+    path = _answers(course, "ada", {"rounds", "sent", "chunk"}, capsys)
+    meta = course / "submission_metadata.json"
+    meta.write_text(json.dumps({"users": [user]}))
+    _, err = _check(capsys, course, path, "--metadata", str(meta), rc=2)
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+    out, err = _check(capsys, course, path, "--metadata", str(meta), "--gradescope", rc=2)
+    data = json.loads(out)
+    assert data["score"] == 0 and "matched to one student of the roster" in data["output"]
 
 
 @pytest.mark.parametrize("content", [b"\xef\xbb\xbf[[answer", b"\xff\xfe binary", b"", b"[[answer]]\nexercise = 3\n",
@@ -191,9 +214,10 @@ def test_report_gradebook_rates_and_mistakes(capsys, course: Path):
          "total": 0, "status": "missing"}]
     assert [q["success_rate"] for q in data["questions"]] == [1, 1, 1, 1]
     rows = list(csv.reader(io.StringIO(gradebook.read_text())))
-    assert rows[0] == ["student", "ring-bytes:rounds", "ring-bytes:sent", "ring-allreduce-bytes:chunk",
-                       "ring-allreduce-bytes:sent", "total", "max_score", "status"]
-    assert rows[1:] == [["ada", "1", "1", "1", "1", "4", "4", "graded"], ["grace", "0", "0", "0", "0", "0", "4", "missing"]]
+    assert rows[0] == ["student", "name", "email", "ring-bytes:rounds", "ring-bytes:sent",
+                       "ring-allreduce-bytes:chunk", "ring-allreduce-bytes:sent", "total", "max_score", "status"]
+    assert rows[1:] == [["ada", "Ada", "ada@example.edu", "1", "1", "1", "1", "4", "4", "graded"],
+                        ["grace", "Grace", "grace@example.edu", "0", "0", "0", "0", "0", "4", "missing"]]
     _, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(ada),
                  str(submissions / "ada.toml"), "--secret-file", str(course / "course.key"), "--student-from", "name",
                  "--out", str(gradebook), rc=2)
@@ -206,8 +230,9 @@ def test_report_by_file_name_or_trusted_field(capsys, course: Path):
     renamed = course / "whatever.toml"
     renamed.write_text(template.read_text())
     args = ("assignment", "report", str(course / "hw1" / "assignment.toml"))
-    _, err = run(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), rc=2)
-    assert "student 'whatever' is not on the roster" in err
+    _, err = run(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), rc=1)
+    assert "whatever.toml: its name says 'whatever' but the file names student 'ada'; not graded" in err
+    assert "1 file could not be read or attributed" in err
     data = run_json(capsys, *args, str(renamed), "--secret-file", str(course / "course.key"), "--student-from", "field")
     assert [s["status"] for s in data["students"]] == ["graded", "missing"]
     _, err = run(capsys, *args, str(template), str(renamed), "--secret-file", str(course / "course.key"),
@@ -222,8 +247,12 @@ def test_report_counts_diagnosed_mistakes_and_unreadable_files(capsys, course: P
     (course / "ada.toml").write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{2 * mb} MB"\n')
     (course / "grace.toml").write_bytes(b"\xef\xbb\xbfnot toml")
     out, err = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), str(course / "ada.toml"),
-                   str(course / "grace.toml"), "--secret-file", str(course / "course.key"), "--json")
+                   str(course / "grace.toml"), "--secret-file", str(course / "course.key"), "--json", rc=1)
     data = json.loads(out)
+    assert data["problems"] == [{"file": str(course / "grace.toml"),
+                                 "problem": "cannot be read: line 1: invalid TOML: expected '=' after a key in a "
+                                            "key/value pair"}]
+    assert data["complete"] is False
     assert SECRET not in out and SECRET not in err
     assert data["mistakes"] == [{"mistake": "factor-two", "answers": 1}]
     assert [s["status"] for s in data["students"]] == ["graded", "unreadable"]
@@ -259,3 +288,135 @@ def test_gradescope_results_when_the_manifest_names_an_unknown_exercise(capsys, 
                       rc=2)
     assert json.loads(out)["max_score"] == 4 and json.loads(out)["score"] == 0
     assert err.startswith("error: unknown exercise 'gone'")
+
+
+def test_report_lists_every_file_it_cannot_read_or_attribute(capsys, course: Path):
+    """An unreadable file scores 0 and is listed; a file whose student = names someone else is listed
+    and graded for no one; a file of no roster student is listed; the status is 1 unless
+    --allow-incomplete."""
+    _create(capsys, course)
+    folder = course / "in"
+    folder.mkdir()
+    (folder / "ada.toml").write_text("[[answer\n")
+    (folder / "grace.toml").write_text((course / "hw1" / "answers" / "ada.toml").read_text())
+    (folder / "zoe.toml").write_text('[[answer]]\nexercise = "ring-bytes"\nname = "rounds"\nvalue = "3"\n')
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"), *sorted(map(str, folder.iterdir())),
+            "--secret-file", str(course / "course.key"))
+    out, err = run(capsys, *args, "--json", rc=1)
+    data = json.loads(out)
+    assert [(Path(p["file"]).name, p["problem"].split(";")[0].split(":")[0]) for p in data["problems"]] == [
+        ("ada.toml", "cannot be read"), ("grace.toml", "its name says 'grace' but the file names student 'ada'"),
+        ("zoe.toml", "student 'zoe' is not on the roster of assignment hw1")]
+    assert [s["status"] for s in data["students"]] == ["unreadable", "missing"]
+    assert data["student_from"] == "the file's name (answers/ID.toml)"
+    assert err.count("error: ") == 4 and "pass --allow-incomplete" in err
+    out, err = run(capsys, *args, "--allow-incomplete", rc=0)
+    assert "its name says 'grace'" in out and "error:" not in err and err.count("warning: ") == 3
+
+
+def test_a_tolerance_edited_in_the_manifest_applies(capsys, course: Path):
+    """The manifest is the one source of tolerances and points: an edit applies, or is refused with why."""
+    made = json.loads(_create(capsys, course, "--json")[0])
+    sent = next(k["expected"] for k in made["keys"]["ada"] if k["exercise"] == "ring-bytes" and k["name"] == "sent")
+    off = float(sent.removesuffix(" MB")) * 1.05  # 5 % off: wrong at the bank's 1 %
+    answers = course / "ada.toml"
+    answers.write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{off} MB"\n')
+    manifest = course / "hw1" / "assignment.toml"
+    text = manifest.read_text()
+    assert text.count('tolerance = "rtol 0.01"') == 3 and text.count('tolerance = "exact"') == 1
+
+    def sent_right() -> bool:
+        data = json.loads(_check(capsys, course, answers, "--student", "ada", "--json")[0])
+        return next(r for r in data["results"] if r["exercise"] == "ring-bytes" and r["name"] == "sent")["correct"]
+
+    assert not sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "rtol 0.1"', 2))
+    assert sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "rtol 0.01, atol 200"', 2))
+    assert sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "3 significant figures"', 2))
+    assert not sent_right()
+    manifest.write_text(text.replace('tolerance = "rtol 0.01"', 'tolerance = "about right"', 2))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "question ring-bytes: sent: tolerance 'about right' is not exact" in err
+    manifest.write_text(text.replace('tolerance = "exact"', 'tolerance = "rtol 0.5"', 1))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "question ring-bytes: rounds: tolerance 'rtol 0.5' cannot apply: a count is graded exactly" in err
+    manifest.write_text(text.replace('unit = "MB"', 'unit = "GB"', 1))
+    _, err = _check(capsys, course, answers, "--student", "ada", rc=2)
+    assert "the manifest's unit 'GB' is not the exercise's 'MB'" in err
+
+
+def test_gradebook_exports_for_canvas_and_moodle(capsys, course: Path):
+    """One row per roster student, one column per question and the total, with names, ids and emails."""
+    (course / "roster.csv").write_text("id,name,email\nada,\"Lovelace, Ada\",ada@example.edu\n"
+                                       "grace,Grace Hopper,grace@example.edu\nmallory,=HYPERLINK(1),\n")
+    made = json.loads(_create(capsys, course, "--title", "HW 1", "--points", "ring-bytes:sent=2", "--json")[0])
+    key = {k["name"]: k["expected"] for k in made["keys"]["ada"] if k["exercise"] == "ring-bytes"}
+    (course / "ada.toml").write_text(f'[[answer]]\nexercise = "ring-bytes"\nname = "sent"\nvalue = "{key["sent"]}"\n')
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"), str(course / "ada.toml"),
+            "--secret-file", str(course / "course.key"), "--force")
+
+    def export(form: str) -> list[list[str]]:
+        run(capsys, *args, "--out", str(course / f"{form}.csv"), "--out-format", form)
+        return list(csv.reader(io.StringIO((course / f"{form}.csv").read_text())))
+
+    questions = ["ring-bytes:rounds", "ring-bytes:sent", "ring-allreduce-bytes:chunk", "ring-allreduce-bytes:sent"]
+    canvas = export("canvas")
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                         *(f"HW 1: {q}" for q in questions), "HW 1: total"]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "1", "2", "1", "1", "5"]
+    assert canvas[2:] == [["Lovelace, Ada", "", "ada", "ada@example.edu", "", "0", "2", "0", "0", "2"],
+                          ["Grace Hopper", "", "grace", "grace@example.edu", "", "0", "0", "0", "0", "0"],
+                          ["'=HYPERLINK(1)", "", "mallory", "", "", "0", "0", "0", "0", "0"]]
+    moodle = export("moodle")
+    assert moodle[0] == ["ID number", "Email address", "First name", "Last name",
+                         *(f"HW 1: {q}" for q in questions), "HW 1: total"]
+    assert moodle[1:3] == [["ada", "ada@example.edu", "Ada", "Lovelace", "0", "2", "0", "0", "2"],
+                           ["grace", "grace@example.edu", "Grace", "Hopper", "0", "0", "0", "0", "0"]]
+    assert len(export("plain")) == 4
+    _, err = run(capsys, *args, "--out", str(course / "x.csv"), "--out-format", "excel", rc=2)
+    assert err == "error: --out-format 'excel': choose plain, canvas, moodle\n"
+
+
+def test_override_records_a_manual_grade_and_the_report_shows_it(capsys, course: Path):
+    _create(capsys, course)
+    manifest = course / "hw1" / "assignment.toml"
+    (course / "grace.toml").write_text('[[answer]]\nexercise = "ring-bytes"\nname = "rounds"\nvalue = "1"\n')
+    base = ("assignment", "override", str(manifest))
+    data = run_json(capsys, *base, "--student", "grace", "--question", "ring-bytes:sent", "--score", "1/2",
+                    "--reason", "regraded: right method, arithmetic slip")
+    assert data == {"student": "grace", "question": "ring-bytes:sent", "score": 0.5,
+                    "why": "regraded: right method, arithmetic slip",
+                    "file": str(course / "hw1" / "overrides.toml"), "overrides": 1}
+    run(capsys, *base, "--student", "grace", "--question", "ring-bytes:sent", "--score", "1", "--reason", "appeal")
+    run(capsys, *base, "--student", "ada", "--question", "ring-bytes:rounds", "--score", "1", "--reason", "ill")
+    report = run_json(capsys, "assignment", "report", str(manifest), str(course / "grace.toml"),
+                      "--secret-file", str(course / "course.key"))
+    rows = {s["student"]: s for s in report["students"]}
+    assert rows["grace"]["scores"]["ring-bytes:sent"] == 1 and rows["grace"]["total"] == 1  # the last one counts
+    assert rows["grace"]["status"] == "graded, overridden"
+    assert rows["ada"]["status"] == "missing, overridden" and rows["ada"]["total"] == 1
+    assert report["overrides"] == [
+        {"student": "grace", "question": "ring-bytes:sent", "score": 1, "why": "appeal"},
+        {"student": "ada", "question": "ring-bytes:rounds", "score": 1, "why": "ill"}]
+    out, _ = run(capsys, "assignment", "report", str(manifest), str(course / "grace.toml"),
+                 "--secret-file", str(course / "course.key"))
+    assert "appeal" in out and "graded, overridden" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--student", "zoe", "--question", "ring-bytes:sent", "--score", "1", "--reason", "x"),
+     "student 'zoe' is not on the roster"),
+    (("--student", "ada", "--question", "ring-bytes:nope", "--score", "1", "--reason", "x"),
+     "question='ring-bytes:nope' is not a question of assignment hw1"),
+    (("--student", "ada", "--question", "ring-bytes:sent", "--score", "3", "--reason", "x"),
+     "score=3 is not from 0 to the question's 1 points"),
+    (("--student", "ada", "--question", "ring-bytes:sent", "--score", "1", "--reason", " "),
+     "--reason is missing"),
+])
+def test_override_refuses_what_cannot_apply(capsys, course: Path, args, message):
+    _create(capsys, course)
+    _, err = run(capsys, "assignment", "override", str(course / "hw1" / "assignment.toml"), *args, rc=2)
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (course / "hw1" / "overrides.toml").exists()

@@ -220,8 +220,10 @@ def test_metadata_matches_sid_or_email_never_the_name():
 
     assert who([{"email": "ADA@example.edu ", "sid": "", "name": "bob"}]) == "ada"
     assert who([{"email": "bob@example.edu"}]) == "bob"
-    assert who([{"email": "nobody@x", "sid": "bob"}]) == "bob"
+    assert who([{"sid": "bob"}]) == "bob"
     for users, message in (([{"name": "ada"}], "no submitter is on the roster"),
+                           ([{"email": "nobody@x", "sid": "bob"}], "whose roster email is not"),
+                           ([{"email": "bob@example.edu", "sid": "ada"}], "names student 'ada' but their email"),
                            ([{"sid": "ada"}, {"sid": "bob"}], "several submitters"),
                            ([], "no users")):
         with pytest.raises(ParseError, match=message):
@@ -266,3 +268,26 @@ def test_an_answer_that_breaks_the_grader_scores_zero_and_the_rest_are_graded(mo
     report = _grade([Submission(e, v, name=n) for (e, n), v in key.items()])
     assert (report.score, report.max_score) == (3, 4)
     assert report.grades[0].error == "cannot be graded (TypeError)"
+
+
+def test_blank_template_entries_never_shadow_a_later_answer():
+    """Answers appended below the unedited template are graded, and the note says which entry was."""
+    key = _key()
+    report = _grade([Submission("ring-bytes", "", name="sent", line=8),
+                     Submission("ring-bytes", "  ", name="rounds", line=12),
+                     Submission("ring-bytes", key[("ring-bytes", "sent")], name="sent", line=30),
+                     Submission("ring-bytes", key[("ring-bytes", "rounds")], name="rounds", line=34),
+                     Submission("ring-bytes", "1 MB", name="rounds", line=38)])
+    assert [g.correct for g in report.grades[:2]] == [True, True]
+    assert [g.submission.line for g in report.grades[:2]] == [34, 30]
+    assert "line 30: ring-bytes: sent graded here; the blank entry at line 8 is ignored" in report.notes
+    assert "line 38: second answer to ring-bytes: rounds ignored; the first (line 34) is graded" in report.notes
+
+
+def test_blank_entries_never_shadow_a_later_answer_in_plain_check():
+    from costmodel.exercises import check
+
+    report = check([Submission("ring-bytes", "", seed=3, name="rounds", line=1),
+                    Submission("ring-bytes", "10", seed=3, name="rounds", line=6)])
+    assert len(report.grades) == 1 and report.grades[0].correct and report.grades[0].submission.line == 6
+    assert report.notes == ("line 6: ring-bytes: rounds graded here; the blank entry at line 1 is ignored",)
