@@ -74,7 +74,7 @@ from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
 from costmodel.step.flops import model_flops
 from costmodel.step.frameworks import DataParallel, data_parallel
-from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
+from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, inflight, step_memory
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
 from costmodel.step.placement import MEGATRON_ORDER, place
@@ -89,8 +89,8 @@ if TYPE_CHECKING:
 Timeline = tuple[tuple[PipelineOp, ...], ...]
 """Each device's pipeline operations, in order."""
 
-__all__ = ["MAX_LAYERS", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES", "CommInterval", "StepResult",
-           "estimate_step", "gpu_topology", "price_step", "step"]
+__all__ = ["MAX_LAYERS", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES", "CommInterval", "StepBound",
+           "StepResult", "estimate_step", "gpu_topology", "lower_bound", "memory_of", "price_step", "step"]
 
 _SOURCES = (
     SHOEYBI_2019.at("section 3, figure 4: two all-reduces forward and two backward per layer"),
@@ -834,7 +834,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
     notes.extend(_shape_notes(c, zero=zero, send=send))
-    memory, capacity = _memory(c, mode, model, layout, timeline, v=v, split=run.name in SPLIT,
+    memory, capacity = _memory(c, mode, model.element, model.grad_element, layout, name=run.name, v=v,
                                warnings=warnings)
     comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []
     dp_comm = sum((x.end - x.start for x in comm), Fraction(0))
@@ -870,6 +870,85 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         memory_capacity_bytes=capacity, layer_ops=model.ops,
         timeline=timeline, communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
         notes=tuple(notes), warnings=tuple(warnings), sources=sources)
+
+
+def memory_of(config: StepConfig) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
+    """Each device's memory of *config*'s step and the GPU's capacity (``None`` without a GPU), exactly as
+    :func:`price_step` reports them in ``memory`` and ``memory_capacity_bytes``, without pricing the step:
+    the memory needs the layers of each stage and the micro-batches in flight, which the schedule's order
+    fixes (:func:`costmodel.step.memory.inflight`).  ``(None, None)`` with per-layer times.  A step that does
+    not fit is not refused here; compare the largest ``total_bytes`` with the capacity.
+
+    Raises :class:`~costmodel.errors.InputError` for settings that contradict each other (as
+    :func:`price_step` would for the same reasons).
+    """
+    c = config
+    if c.shape is None:
+        return None, None
+    name, v = _parallelism(c)
+    mode = _framework(c)
+    check_layers(c.shape.layers)
+    layout = _layout(c, c.shape.layers, v)
+    memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v)
+    return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepBound(JSONFields):
+    """Proven lower bounds of a step's time (:func:`lower_bound`): ``work_s ≤ pipeline_s ≤ step_s − optimizer_s``.
+
+    *work_s* is the busiest device's compute and tensor-parallel communication over the step
+    (``compute_s + tp_comm_s`` of :class:`StepResult`), which neither the schedule nor the ZeRO stage
+    changes; *pipeline_s* adds the time the first micro-batch needs to reach each device and the last
+    backward to leave it; *optimizer_s* is the step's optimizer, which follows everything.
+    """
+
+    work_s: Fraction
+    pipeline_s: Fraction
+    optimizer_s: Fraction
+
+    @property
+    def step_s(self) -> Fraction:
+        """The bound of the step: the pipeline's, then the optimizer."""
+        return self.pipeline_s + self.optimizer_s
+
+
+def lower_bound(config: StepConfig) -> StepBound:
+    """Proven lower bounds of ``price_step(config).step_s``, from the pipeline's compute alone: no
+    simulation, no data-parallel traffic.
+
+    Device s's first operation is micro-batch 0's forward of its first model chunk, which waits for that
+    forward on the stages before it, each sent on: it starts no earlier than Σ_{k<s} (F_k + send).  It then
+    runs its whole work, m · Σ_chunks (F + B), one operation at a time (tensor-parallel communication
+    included, on the critical path).  In the schedules that do not split the backward its last operation is
+    the backward of some micro-batch on its first chunk (a backward on a later chunk is followed, on the same
+    device, by that micro-batch's backward on the chunk before), after which the stages before it each run
+    that backward in turn: Σ_{k<s} (send + B_k).  So the pipeline ends no earlier than
+
+        max_s  Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s + Σ_{k<s} (B_k + send)
+
+    (the exact makespan of 1F1B with equal stages and no sends, (m + pp − 1)(F + B)).  Data-parallel
+    traffic only delays the compute (every start is a maximum of ends, which a longer operation only
+    moves later) or ends after it, and the optimizer follows, so the step is at least this plus the
+    optimizer.  Raises :class:`~costmodel.errors.InputError` where :func:`price_step` would refuse the
+    settings (memory apart).
+    """
+    c = config
+    run = _prepare(c, notes=[])
+    p, v, m = run.pp, run.v, run.m
+    split = run.name in SPLIT
+    forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
+    op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
+    works, ends = [], []
+    for s in range(p):
+        work = m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
+                       Fraction(0))
+        head = sum((forward[k] + run.send for k in range(s)), Fraction(0))
+        tail = Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0))
+        works.append(work)
+        ends.append(head + work + tail)
+    return StepBound(work_s=max(works), pipeline_s=max(ends),
+                     optimizer_s=_optimizer(c, run.model, run.layout, v=v, dp=c.dp, zero=run.mode.zero))
 
 
 def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
@@ -937,24 +1016,14 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     return devices, timeline, end, max(d.end for d in plain), makespan
 
 
-def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[int],
-            timeline: Timeline, *, v: int, split: bool,
+def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
+            layout: Sequence[int], *, name: str, v: int,
             warnings: list[str]) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
-    """The memory of the busiest device (a shape only), and the GPU's capacity; a step that does not fit is
-    refused, or priced with a warning when ``allow_oom``."""
-    if c.shape is None:
-        return None, None
-    pp, tp = c.pp, c.tp
-    per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
-    grad_element = model.grad_element
-    weight_element = grad_element if mode.framework == "ddp" else (
-        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
-    memory = step_memory(
-        c.shape, timeline, layers=per_device, dp=c.dp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch,
-        recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
-        split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
-        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch)
-    if c.gpu is None:
+    """The memory of each device (a shape only), and the GPU's capacity; a step that does not fit is
+    refused, or priced with a warning when ``allow_oom``.  *element* and *grad_element* are the bytes of an
+    activation and of a gradient element; the micro-batches in flight follow from the schedule's order."""
+    memory = _device_memory(c, mode, element, grad_element, layout, name=name, v=v)
+    if memory is None or c.gpu is None:
         return memory, None
     capacity = Fraction(c.gpu.memory_bytes)
     refusal = check_fits(memory, capacity=capacity, gpu=c.gpu.name)
@@ -963,6 +1032,23 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
             raise InputError(refusal)
         warnings.append(refusal.split("; shard more")[0] + " (priced anyway: allow_oom)")
     return memory, capacity
+
+
+def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
+                   layout: Sequence[int], *, name: str, v: int) -> tuple[DeviceMemory, ...] | None:
+    """Each device's memory (a shape only; see :func:`_memory`)."""
+    if c.shape is None:
+        return None
+    pp, tp = c.pp, c.tp
+    per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
+    weight_element = grad_element if mode.framework == "ddp" else (
+        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
+    return step_memory(
+        c.shape, inflight(name, pp, microbatches=c.microbatches, chunks=v), layers=per_device, dp=c.dp, tp=tp,
+        zero=mode.zero, micro_batch=c.micro_batch, recompute=c.recompute,
+        sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
+        weight_element=weight_element, grad_element=grad_element,
+        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch)
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:
