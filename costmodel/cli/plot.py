@@ -1,4 +1,5 @@
-"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step``: the models drawn to PNG or SVG.
+"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step|plan``: the models drawn to PNG or
+SVG.
 
 Each command computes its data with :mod:`costmodel.plots` (one call), draws it to
 ``--out FILE.png|FILE.svg`` (never over an existing file without ``--force``; needs the
@@ -54,6 +55,7 @@ from costmodel.cli.options import (
     option,
 )
 from costmodel.cli.output import emit
+from costmodel.cli.plan import plan_arguments, plan_from_options, plan_options
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.step import StepCommand, parse_sweep, step_options
@@ -66,7 +68,7 @@ app = typer.Typer()
 plot_app = typer.Typer(no_args_is_help=True,
                        help="Draw the models: time against size, best-algorithm regions, α/β/γ "
                             "breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, "
-                            "a training step (PNG or SVG; needs the plot extra).")
+                            "a training step, a plan's frontier (PNG or SVG; needs the plot extra).")
 app.add_typer(plot_app, name="plot")
 
 _OUTPUT = "Output"
@@ -351,6 +353,27 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     knob, swept = parse_sweep(sweep)
     data = sweep_step(knob.name, swept, **command.arguments((knob, swept)))
     _finish("step sweep", data, draw_step_sweep, target, force=force, as_json=as_json)
+
+
+@plot_app.command("plan")
+@plan_options(inspect.Parameter("out", _KEYWORD, default=None, annotation=Out),
+              inspect.Parameter("force", _KEYWORD, default=False, annotation=Force),
+              inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
+def plan_command(**values: Any) -> None:
+    """A plan's frontier: every configuration it priced, step time against memory per GPU, Pareto front.
+
+    The options are those of `costmodel plan`. The ranked rows are filled, the best starred, the front of
+    the priced configurations joined and the GPU's memory drawn; configurations the bound pruned are slower
+    than the last row and are not drawn.
+
+    Example: costmodel plot plan --layers 8 --hidden 1024 --heads 16 --seq 1024 --vocab 32000 --gpu a100-80gb --nodes 1 --global-batch 32 -o plan.png
+    """
+    from costmodel.plots import draw_plan_frontier
+
+    out, force, as_json = values["out"], values["force"], values["as_json"]
+    target = _target(out, force, as_json)
+    data = plan_from_options(**plan_arguments(values))
+    _finish("plan", data, draw_plan_frontier, target, force=force, as_json=as_json)
 
 
 @renders("costmodel.cli.plot._Plotted")
