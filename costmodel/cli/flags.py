@@ -156,9 +156,10 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "efficiency", "framework", "inner", "intra",
-           "layers", "max_bytes", "min_bytes", "net_latency", "nodes", "outer", "p_max", "p_min",
-           "param_gather", "peak_flops", "points", "prefetch", "ranks", "slowdown", "stage_layers", "zero"}
+_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "efficiency", "framework", "global_batch",
+           "gpus_per_node", "inner", "intra", "layers", "max_bytes", "micro_batch_sizes", "min_bytes",
+           "net_latency", "nodes", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
+           "prefetch", "ranks", "slowdown", "stage_layers", "top", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

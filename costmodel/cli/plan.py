@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from costmodel.cli.layout import markup, table
-from costmodel.cli.options import Json, option, value_parser
+from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import Ffn, Gated, Heads, Hidden, KvGroups, Layers, Seq, Vocab, transformer_shape
@@ -26,7 +26,8 @@ from costmodel.units import format_share, format_size, format_time
 if TYPE_CHECKING:
     from costmodel.step.planner import Plan, PlanRow
 
-__all__ = ["PLAN_OPTIONS", "app", "plan_arguments", "plan_from_options", "plan_options", "render_plan", "schedule_text"]
+__all__ = ["EXAMPLE", "PLAN_OPTIONS", "app", "plan_arguments", "plan_from_options", "plan_options",
+           "render_plan", "schedule_text"]
 
 app = typer.Typer()
 
@@ -40,7 +41,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
     items = [t.strip() for t in text.split(",")]
     if not all(t.isdigit() and int(t) > 0 for t in items):
-        raise InputError(f"{text!r} is not a list of micro-batch sizes ≥ 1; e.g. 1,2,4")
+        raise InputError(f"--micro-batch-sizes {text} is not a list of sizes ≥ 1; e.g. 1,2,4")
     return tuple(int(t) for t in items)
 
 
@@ -64,8 +65,8 @@ GpusPerNode = Annotated[int | None, option("--gpus-per-node", metavar="G", panel
                                            help="GPUs per node (default: the GPU preset's node, 8).")]
 GlobalBatch = Annotated[int, option("--global-batch", metavar="B", panel=_MACHINE,
                                     help="Sequences per step: dp × micro-batch × micro-batches.")]
-MicroBatchSizes = Annotated[tuple[int, ...] | None, option(
-    "--micro-batch-sizes", metavar="B,B,...", panel=_SEARCH, parser=value_parser(_sizes),
+MicroBatchSizes = Annotated[str | None, option(
+    "--micro-batch-sizes", metavar="B,B,...", panel=_SEARCH,
     help="Micro-batch sizes to try (default 1,2,4).")]
 Framework = Annotated[str, option("--framework", metavar="NAME", panel=_SEARCH,
                                   help="Data-parallel schedule: megatron (default; ZeRO 0 or its "
@@ -81,7 +82,7 @@ Top = Annotated[int, option("--top", metavar="N", panel=_SEARCH, help="Configura
 def plan_from_options(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
                       vocab: int | None, ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str,
                       nodes: int, gpus_per_node: int | None, global_batch: int,
-                      micro_batch_sizes: tuple[int, ...] | None, framework: str,
+                      micro_batch_sizes: str | None, framework: str,
                       fix: list[str] | None, top: int) -> Plan:
     """The plan the options describe (one call of :func:`costmodel.step.planner.plan`)."""
     from costmodel.errors import InputError
@@ -100,19 +101,22 @@ def plan_from_options(*, layers: int | None, hidden: int | None, heads: int | No
             raise InputError(f"--fix {name.replace('_', '-')} is given twice; give each setting once")
         fixed[name] = value
     if "framework" in fixed:
-        raise InputError("--fix framework=... is --framework NAME; give it there")
+        raise InputError("the framework is an option of its own, --framework NAME; drop it from --fix")
+    sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
     return plan(shape, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node, global_batch=global_batch,
-                micro_batch_sizes=micro_batch_sizes, top=top, framework=framework, **fixed)
+                micro_batch_sizes=sizes, top=top, framework=framework, **fixed)
 
 
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
-    inspect.Parameter(name, _KEYWORD, default=default, annotation=annotation) for name, annotation, default in (
+    inspect.Parameter(name, _KEYWORD, default=default, annotation=annotation)
+    for name, annotation, default in (
         ("layers", Layers, None), ("hidden", Hidden, None), ("heads", Heads, None), ("seq", Seq, None),
         ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None), ("gated", Gated, None),
         ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, inspect.Parameter.empty),
         ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),
-        ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"), ("fix", Fix, None),
+        ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"),
+        ("fix", Fix, None),
         ("top", Top, 10)))
 """The options of ``plan`` and ``plot plan``, declared once."""
 
@@ -133,18 +137,24 @@ def plan_arguments(values: dict[str, Any]) -> dict[str, Any]:
     return {p.name: values[p.name] for p in PLAN_OPTIONS}
 
 
-@app.command("plan")
+EXAMPLE = "--layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1k --gpu a100-80gb --nodes 1 --global-batch 16"
+"""A small model on one node, as the help examples of ``plan`` and ``plot plan`` give it."""
+
+_HELP = f"""Rank every parallel configuration of a model on a machine: the fastest that fit, searched exactly.
+
+Every configuration that uses all the GPUs (tp, pp, dp, micro-batch size, 1F1B or interleaved with its
+chunks, recomputation, sequence parallelism, the framework's ZeRO stages) is checked against the GPU's
+memory and, by branch and bound on a proven lower bound of its step, priced as `costmodel step` prices it
+only when it could still make the top N: the ranking is exact.
+
+Example: costmodel plan {EXAMPLE} --top 5
+"""
+
+
+@app.command("plan", help=_HELP)
 @plan_options(inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
 def plan_command(**values: Any) -> None:
-    """Rank every parallel configuration of a model on a machine: the fastest that fit, searched exactly.
-
-    Every configuration that uses all the GPUs (tp, pp, dp, micro-batch size, 1F1B or interleaved with
-    its chunks, recomputation, sequence parallelism, the framework's ZeRO stages) is checked against
-    the GPU's memory and, by branch and bound on a proven lower bound of its step, priced as `costmodel
-    step` prices it only when it could still make the top N: the ranking is exact.
-
-    Example: costmodel plan --layers 8 --hidden 1024 --heads 16 --seq 1024 --vocab 32000 --gpu a100-80gb --nodes 1 --global-batch 32 --top 5
-    """
+    """The ``plan`` command (its help: :data:`_HELP`)."""
     emit(plan_from_options(**plan_arguments(values)), as_json=values["as_json"])
 
 
@@ -183,8 +193,8 @@ def render_plan(p: Plan) -> Rendered:
         f"{r.mode}")
     columns = ("#", "tp", "pp", "dp", "b", "M", "schedule", "recompute", "sp", "ZeRO", "step", "memory",
                "MFU", "behind", "%")
-    rows = table(*columns, numeric=("#", "tp", "pp", "dp", "b", "M", "ZeRO", "step", "memory", "MFU", "behind",
-                                    "%"), no_wrap=True, optional=(("M",), ("recompute",), ("%",)))
+    rows = table(*columns, numeric=("#", "tp", "pp", "dp", "b", "M", "ZeRO", "step", "memory", "MFU",
+                                    "behind", "%"), no_wrap=True, optional=(("M",), ("recompute",), ("%",)))
     for row in p.rows:
         c = row.config
         rows.add_row(str(row.rank), str(c.tp), str(c.pp), str(c.dp), str(c.micro_batch), str(c.microbatches),
@@ -194,7 +204,8 @@ def render_plan(p: Plan) -> Rendered:
                      "—" if not row.behind_s else "+" + format_time(row.behind_s),
                      "—" if not row.behind_s else format_share(row.behind))
     parts = table("part of the best step", "time", "share", numeric=("time", "share"))
-    for name, value in (("compute", r.compute_s), ("TP communication", r.tp_comm_s), ("pipeline bubble", r.bubble_s),
+    for name, value in (("compute", r.compute_s), ("TP communication", r.tp_comm_s),
+                        ("pipeline bubble", r.bubble_s),
                         ("exposed PP sends", r.pp_exposed_s), ("exposed DP communication", r.dp_exposed_s),
                         ("compute slowdown", r.contention_s), ("optimizer", r.optimizer_s),
                         ("parameter all-gather", r.param_gather_s)):

@@ -55,8 +55,9 @@ from costmodel.cli.options import (
     option,
 )
 from costmodel.cli.output import emit
-from costmodel.cli.plan import plan_arguments, plan_from_options, plan_options
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
+from costmodel.cli.plan import EXAMPLE as PLAN_EXAMPLE
+from costmodel.cli.plan import plan_arguments, plan_from_options, plan_options
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.step import StepCommand, parse_sweep, step_options
 from costmodel.cli.step import Sweep as StepSweepOption
@@ -355,19 +356,22 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     _finish("step sweep", data, draw_step_sweep, target, force=force, as_json=as_json)
 
 
-@plot_app.command("plan")
+_PLAN_HELP = f"""A plan's frontier: each configuration it priced, step time against memory per GPU, the front.
+
+The options are those of `costmodel plan`. The ranked rows are filled, the best starred, the front of the
+priced configurations joined and the GPU's memory drawn; configurations the bound pruned are slower than
+the last row and are not drawn.
+
+Example: costmodel plot plan {PLAN_EXAMPLE} -o plan.png
+"""
+
+
+@plot_app.command("plan", help=_PLAN_HELP)
 @plan_options(inspect.Parameter("out", _KEYWORD, default=None, annotation=Out),
               inspect.Parameter("force", _KEYWORD, default=False, annotation=Force),
               inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
 def plan_command(**values: Any) -> None:
-    """A plan's frontier: every configuration it priced, step time against memory per GPU, Pareto front.
-
-    The options are those of `costmodel plan`. The ranked rows are filled, the best starred, the front of
-    the priced configurations joined and the GPU's memory drawn; configurations the bound pruned are slower
-    than the last row and are not drawn.
-
-    Example: costmodel plot plan --layers 8 --hidden 1024 --heads 16 --seq 1024 --vocab 32000 --gpu a100-80gb --nodes 1 --global-batch 32 -o plan.png
-    """
+    """The ``plot plan`` command (its help: :data:`_PLAN_HELP`)."""
     from costmodel.plots import draw_plan_frontier
 
     out, force, as_json = values["out"], values["force"], values["as_json"]

@@ -37,8 +37,8 @@ from costmodel.plots.breakdown import Breakdown, BreakdownBar, draw_breakdown, t
 from costmodel.plots.calibration import calibration_plot, calibration_title, draw_calibration_plot
 from costmodel.plots.consensus import ConsensusCurve, ConsensusPlot, consensus_plot, draw_consensus_plot
 from costmodel.plots.nccl import NcclPlot, NcclSeries, NcclSwitch, draw_nccl_plot, nccl_plot
-from costmodel.plots.plan import draw_plan_frontier
 from costmodel.plots.pipeline import GanttBar, PipelinePanel, PipelinePlot, draw_pipeline_plot, pipeline_plot
+from costmodel.plots.plan import draw_plan_frontier
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
 from costmodel.plots.step import StepBar, StepChart, draw_step_chart, draw_step_sweep, step_chart

@@ -37,13 +37,13 @@ def draw_plan_frontier(plan: Plan, path: str | Path, *, force: bool = False) -> 
         ax.plot([float(p.memory_bytes) / gib for p in ranked], [float(p.step_s) * scale for p in ranked],
                 marker=MARKERS[0], linestyle="none", color=colours[1], label=f"top {len(plan.rows)}")
         front = sorted((p for p in points if p.pareto), key=lambda p: p.memory_bytes)
-        ax.step([float(p.memory_bytes) / gib for p in front], [float(p.step_s) * scale for p in front], where="post",
-                color=colours[2], label="Pareto front")
+        ax.step([float(p.memory_bytes) / gib for p in front], [float(p.step_s) * scale for p in front],
+                where="post", color=colours[2], label="Pareto front")
         best = plan.best
         ax.plot([float(best.memory_bytes) / gib], [float(best.step_s) * scale], marker="*", markersize=16,
                 color=colours[3], linestyle="none", label=f"best: {_label(plan)}", zorder=5)
         capacity = float(best.config.gpu.memory_bytes) / gib
-        if max(float(p.memory_bytes) / gib for p in points) > capacity / 2:  # else it would squeeze the points
+        if max(float(p.memory_bytes) / gib for p in points) > capacity / 2:  # else it squeezes the points
             ax.axvline(capacity, color="grey", linestyle=":", label=f"{plan.gpu} memory")
         ax.set_xlabel("memory per GPU (GiB)")
         ax.set_ylabel(f"step time ({unit})")

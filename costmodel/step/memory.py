@@ -41,8 +41,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 from costmodel._json import JSONFields
 from costmodel.pipeline.orders import SPLIT, order
@@ -171,8 +171,9 @@ def inflight(schedule: str, stages: int, *, microbatches: int, chunks: int) -> t
     (4, 3, 2, 1)
     """
     split = schedule in SPLIT
-    return tuple(peak_inflight((op for op, _, _ in order(schedule, s, stages=stages, microbatches=microbatches,
-                                                          chunks=chunks)), split=split)
+    return tuple(peak_inflight((op for op, _, _ in order(schedule, s, stages=stages,
+                                                          microbatches=microbatches, chunks=chunks)),
+                               split=split)
                  for s in range(stages))
 
 

@@ -895,7 +895,8 @@ def memory_of(config: StepConfig) -> tuple[tuple[DeviceMemory, ...] | None, Frac
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepBound(JSONFields):
-    """Proven lower bounds of a step's time (:func:`lower_bound`): ``work_s ≤ pipeline_s ≤ step_s − optimizer_s``.
+    """Proven lower bounds of a step's time (:func:`lower_bound`):
+    ``work_s ≤ pipeline_s ≤ step_s − optimizer_s``.
 
     *work_s* is the busiest device's compute and tensor-parallel communication over the step
     (``compute_s + tp_comm_s`` of :class:`StepResult`), which neither the schedule nor the ZeRO stage

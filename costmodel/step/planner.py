@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -61,6 +62,9 @@ BOUND = ("each configuration's step is at least its busiest device's compute and
          "communication, plus the first micro-batch's way into the pipeline and the last backward's way out, "
          "plus the optimizer (no data-parallel traffic, nothing simulated)")
 """The lower bound the search prunes with, in words (:func:`costmodel.step.model.lower_bound`)."""
+
+
+_BATCH = "the global batch is not a multiple of dp × micro-batch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,8 @@ class Dimension:
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _split(chosen: Chosen) -> int:
@@ -131,7 +136,7 @@ DIMENSIONS: tuple[Dimension, ...] = (
               "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
     Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived=True),
     Dimension("micro_batch", lambda sp, ch: sp.micro_batch_sizes,
-              check=lambda sp, ch: "the global batch is not a multiple of dp × micro-batch"
+              check=lambda sp, ch: _BATCH
               if sp.global_batch % (ch["dp"] * ch["micro_batch"]) else None),
     Dimension("microbatches", lambda sp, ch: (sp.global_batch // (ch["dp"] * ch["micro_batch"]),),
               derived=True),
@@ -146,8 +151,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
               check=lambda sp, ch: "sequence parallelism: the sequence does not split over tp"
               if ch["sequence_parallel"] and sp.shape.sequence % ch["tp"] else None),
     Dimension("zero", lambda sp, ch: zero_stages(sp.base.framework),
-              check=lambda sp, ch: "ZeRO 3 with a pipeline is not modelled" if ch["zero"] == 3 and ch["pp"] > 1
-              else None),
+              check=lambda sp, ch: "ZeRO 3 with a pipeline is not modelled"
+              if ch["zero"] == 3 and ch["pp"] > 1 else None),
 )
 """The settings :func:`plan` varies, in the order it chooses them (see the module notes)."""
 
@@ -261,7 +266,8 @@ def _enumerate(space: Space, refused: dict[tuple[str, str], int]) -> Iterator[di
             yield dict(chosen)
             return
         d = DIMENSIONS[i]
-        values = (getattr(space.base, d.name),) if d.name in space.fixed else tuple(d.candidates(space, chosen))
+        values = ((getattr(space.base, d.name),) if d.name in space.fixed
+                  else tuple(d.candidates(space, chosen)))
         if not values:
             key = ("invalid", d.empty or f"no value of {d.name} to try")
             refused[key] = refused.get(key, 0) + 1
@@ -281,7 +287,8 @@ def _enumerate(space: Space, refused: dict[tuple[str, str], int]) -> Iterator[di
 def _label(c: StepConfig) -> str:
     """A configuration in a few words: ``tp8 pp8 dp8 b1 int2 sel sp z1``."""
     schedule = f"int{c.chunks}" if c.schedule == "interleaved" else c.schedule
-    extra = [x for x, on in (({"selective": "sel", "full": "full"}.get(c.recompute, ""), c.recompute != "none"),
+    recompute = {"selective": "sel", "full": "full"}.get(c.recompute, "")
+    extra = [x for x, on in ((recompute, c.recompute != "none"),
                              ("sp", c.sequence_parallel), (f"z{c.zero}", c.zero > 0)) if on]
     return " ".join([f"tp{c.tp}", f"pp{c.pp}", f"dp{c.dp}", f"b{c.micro_batch}", schedule, *extra])
 
@@ -293,7 +300,7 @@ def _reason(exc: InputError) -> str:
 
 def _nearest_batches(space: Space) -> str:
     """The global batches nearest to the one given that some configuration's dp × micro-batch divides."""
-    steps = set()
+    steps: set[int] = set()
     for tp in _divisors(space.gpus):
         if space.shape.heads % tp:
             continue
@@ -310,7 +317,7 @@ def _nearest_batches(space: Space) -> str:
 
 
 def _pareto(points: Sequence[tuple[Fraction, Fraction]]) -> list[bool]:
-    """Whether each (step, memory) point has no other point at most as slow and as large, and better in one."""
+    """Whether each (step, memory) point has no other at most as slow and as large and better in one."""
     order = sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0]))
     front = [False] * len(points)
     fastest: Fraction | None = None
@@ -319,6 +326,71 @@ def _pareto(points: Sequence[tuple[Fraction, Fraction]]) -> list[bool]:
             front[i] = True
             fastest = points[i][0]
     return front
+
+
+_DERIVED = {"dp": "follows from the GPUs over tp × pp",
+            "microbatches": "follows from the global batch over dp × micro-batch",
+            "shape": "is an argument of its own", "gpu": "is an argument of its own",
+            "allow_oom": "would rank configurations that do not fit"}
+"""The settings :func:`plan` does not take among the fixed ones, and why."""
+
+
+def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None,
+           micro_batch_sizes: Sequence[int] | None, top: int, fixed: dict[str, Any]) -> Space:
+    """The search space of :func:`plan`'s arguments, each checked."""
+    positive(nodes, "nodes")
+    positive(global_batch, "global_batch")
+    positive(top, "top")
+    for name, why in _DERIVED.items():
+        if name in fixed:
+            raise InputError(f"{name}= {why}; it cannot be held for the search, drop it")
+    sizes = tuple(MICRO_BATCH_SIZES if micro_batch_sizes is None else micro_batch_sizes)
+    if not sizes:
+        raise InputError("micro_batch_sizes=() is empty; give the micro-batch sizes to try, e.g. (1, 2, 4)")
+    for b in sizes:
+        positive(b, "micro_batch_sizes")
+    base = StepConfig.of(shape=shape, gpu=gpu, **{"framework": "megatron", **fixed})
+    if base.shape is None:
+        raise InputError("plan() needs shape= (a TransformerShape)")
+    if gpus_per_node is not None:
+        positive(gpus_per_node, "gpus_per_node")
+        if gpus_per_node != base.gpu.gpus_per_node:
+            base = dataclasses.replace(base, gpu=dataclasses.replace(base.gpu, gpus_per_node=gpus_per_node))
+    return Space(base=base, gpus=nodes * base.gpu.gpus_per_node, global_batch=global_batch,
+                 micro_batch_sizes=tuple(sorted(set(sizes))), fixed=frozenset(fixed) - {"framework"})
+
+
+def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str, str], int]
+             ) -> list[tuple[StepConfig, Fraction]]:
+    """The configurations of *leaves* that fit the GPU's memory, each with its busiest device's memory (as
+    :func:`~costmodel.step.model.price_step` computes it); the others counted in *refused*."""
+    base = space.base
+    capacity = Fraction(base.gpu.memory_bytes)
+    fitting: list[tuple[StepConfig, Fraction]] = []
+    smallest: Fraction | None = None
+    no_fit = ("memory", f"does not fit the {base.gpu.name}'s memory")
+    for chosen in leaves:
+        config = dataclasses.replace(base, **chosen)
+        try:
+            memory, _ = memory_of(config)
+        except InputError as exc:
+            key = ("invalid", _reason(exc))
+            refused[key] = refused.get(key, 0) + 1
+            continue
+        assert memory is not None
+        peak = max(d.total_bytes for d in memory)
+        if peak > capacity:
+            refused[no_fit] = refused.get(no_fit, 0) + 1
+            smallest = peak if smallest is None else min(smallest, peak)
+            continue
+        fitting.append((config, peak))
+    if not fitting:
+        from costmodel.units import format_size
+
+        least = "" if smallest is None else f"; the smallest needs {format_size(smallest).split(' = ')[0]}"
+        raise InputError(f"no configuration of {space.gpus} GPUs is valid and fits: "
+                         f"{_refusals_text(refused)}{least}")
+    return fitting
 
 
 def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None = None,
@@ -360,64 +432,16 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
     >>> len(p.rows), p.exact, p.rows[0].behind_s
     (3, True, Fraction(0, 1))
     """
-    positive(nodes, "nodes")
-    positive(global_batch, "global_batch")
-    positive(top, "top")
-    for name in ("dp", "microbatches", "shape", "gpu", "allow_oom"):
-        if name in fixed:
-            hint = ("follows from the GPUs over tp × pp" if name == "dp" else
-                    "follows from the global batch over dp × micro-batch" if name == "microbatches" else
-                    "is an argument of its own" if name in ("shape", "gpu") else
-                    "would rank configurations that do not fit")
-            raise InputError(f"{name}= {hint}; leave it out of plan()'s settings")
-    sizes = tuple(MICRO_BATCH_SIZES if micro_batch_sizes is None else micro_batch_sizes)
-    if not sizes:
-        raise InputError("micro_batch_sizes=() is empty; give the micro-batch sizes to try, e.g. (1, 2, 4)")
-    for b in sizes:
-        positive(b, "micro_batch_sizes")
-    fixed.setdefault("framework", "megatron")
-    base = StepConfig.of(shape=shape, gpu=gpu, **fixed)
-    if base.shape is None:
-        raise InputError("plan() needs shape= (a TransformerShape)")
-    g = base.gpu
-    if gpus_per_node is not None:
-        positive(gpus_per_node, "gpus_per_node")
-        if gpus_per_node != g.gpus_per_node:
-            base = dataclasses.replace(base, gpu=dataclasses.replace(g, gpus_per_node=gpus_per_node))
-    per_node = base.gpu.gpus_per_node
-    space = Space(base=base, gpus=nodes * per_node, global_batch=global_batch,
-                  micro_batch_sizes=tuple(sorted(set(sizes))), fixed=frozenset(fixed) - {"framework"})
+    space = _space(shape, gpu=gpu, nodes=nodes, global_batch=global_batch, gpus_per_node=gpus_per_node,
+                   micro_batch_sizes=micro_batch_sizes, top=top, fixed=fixed)
+    base = space.base
     refused: dict[tuple[str, str], int] = {}
     leaves = list(_enumerate(space, refused))
     considered = len(leaves) + sum(refused.values())
-    batch_reason = "the global batch is not a multiple of dp × micro-batch"
-    if not leaves and refused.get(("invalid", batch_reason)):
+    if not leaves and refused.get(("invalid", _BATCH)):
         raise InputError(f"global_batch={global_batch} is not a multiple of dp × micro-batch for any "
                          f"configuration of {space.gpus} GPUs{_nearest_batches(space)}")
-    capacity = Fraction(base.gpu.memory_bytes)
-    fitting: list[tuple[StepConfig, Fraction]] = []
-    smallest: Fraction | None = None
-    for chosen in leaves:
-        config = dataclasses.replace(base, **chosen)
-        try:
-            memory, _ = memory_of(config)
-        except InputError as exc:
-            key = ("invalid", _reason(exc))
-            refused[key] = refused.get(key, 0) + 1
-            continue
-        assert memory is not None
-        peak = max(d.total_bytes for d in memory)
-        if peak > capacity:
-            refused[("memory", f"does not fit the {base.gpu.name}'s memory")] = \
-                refused.get(("memory", f"does not fit the {base.gpu.name}'s memory"), 0) + 1
-            smallest = peak if smallest is None else min(smallest, peak)
-            continue
-        fitting.append((config, peak))
-    if not fitting:
-        from costmodel.units import format_size
-
-        least = "" if smallest is None else f"; the smallest needs {format_size(smallest).split(' = ')[0]} per GPU"
-        raise InputError(f"no configuration of {space.gpus} GPUs fits: {_refusals_text(refused)}{least}")
+    fitting = _fitting(space, leaves, refused)
     rows, points, counts = _search(fitting, top=top)
     for kind, count in (("pruned", counts["pruned"]),):
         if count:
@@ -429,15 +453,16 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
                      sorted(refused.items(), key=lambda kv: (order[kv[0][0]], -kv[1], kv[0][1])))
     notes = ("exact: every configuration not priced has a lower bound no less than the last row's step, so "
              "the rows are the fastest of all that fit (one tied with the last may be left out)",)
-    return Plan(gpu=base.gpu.name, nodes=nodes, gpus_per_node=per_node, gpus=space.gpus,
-                global_batch=global_batch, sequence=base.shape.sequence, micro_batch_sizes=space.micro_batch_sizes,
+    return Plan(gpu=base.gpu.name, nodes=nodes, gpus_per_node=base.gpu.gpus_per_node, gpus=space.gpus,
+                global_batch=global_batch, sequence=base.shape.sequence,
+                micro_batch_sizes=space.micro_batch_sizes,
                 framework=base.framework or "generic", top=top, rows=rows, considered=considered,
                 fitting=len(fitting), bounded=counts["bounded"], priced=counts["priced"], refused=refusals,
                 bound=BOUND, exact=True, points=points, notes=notes)
 
 
 def _refusals_text(refused: Mapping[tuple[str, str], int]) -> str:
-    return ", ".join(f"{count} {reason}" for (_, reason), count in
+    return ", ".join(f"{reason} ({count})" for (_, reason), count in
                      sorted(refused.items(), key=lambda kv: -kv[1]))
 
 
