@@ -34,7 +34,8 @@ also holds one micro-batch's logits and their fp32 copy for the cross entropy, (
 
 :func:`step_memory` returns each device's :class:`DeviceMemory`; :func:`check_fits` compares the
 largest with a GPU's capacity.  The micro-batches in flight follow from each device's order of operations
-alone (:func:`inflight`), so the memory of a step is known before its schedule is simulated.
+alone (:func:`costmodel.step.model.order_facts`), so the memory of a step is known before its schedule
+is simulated.
 """
 
 from __future__ import annotations
@@ -42,17 +43,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 from costmodel._json import JSONFields
-from costmodel.pipeline.orders import SPLIT, order
-from costmodel.pipeline.simulate import peak_inflight
 from costmodel.references import KORTHIKANTI_2022, NARAYANAN_2021_MEGATRON, RAJBHANDARI_2020
 from costmodel.step.flops import TransformerShape
 from costmodel.units import format_size
 
-__all__ = ["OPTIMIZER_BYTES", "SOURCES", "DeviceMemory", "activation_bytes", "check_fits", "inflight",
-           "step_memory"]
+__all__ = ["OPTIMIZER_BYTES", "SOURCES", "DeviceMemory", "activation_bytes", "check_fits", "step_memory"]
 
 OPTIMIZER_BYTES = 12
 """K, optimizer-state bytes per parameter: fp32 master weights, momentum and variance (Adam)."""
@@ -125,7 +122,8 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
                 prefetch: int) -> tuple[DeviceMemory, ...]:
     """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks and
-    *inflight[s]* the most chunk-micro-batches it holds at once (:func:`inflight`)."""
+    *inflight[s]* the most chunk-micro-batches it holds at once (from its order of operations:
+    :func:`costmodel.step.model.order_facts`)."""
     pp = len(inflight)
     h, vocab = shape.hidden, shape.vocabulary
     per_layer = activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
@@ -158,23 +156,6 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                                 activation_bytes_per_layer=per_layer, layers=count, inflight=held,
                                 activation_bytes=acts, total_bytes=states_total + acts))
     return tuple(out)
-
-
-@lru_cache(maxsize=256)
-def inflight(schedule: str, stages: int, *, microbatches: int, chunks: int) -> tuple[int, ...]:
-    """The most chunk-micro-batches each device holds at once under *schedule* (a canonical name): from
-    its order of operations alone (:func:`costmodel.pipeline.orders.order`), which fixes when each
-    micro-batch's forward starts and its backward (W in the split schedules) ends on that device, whatever
-    the operations' times.
-
-    >>> inflight("1f1b", 4, microbatches=8, chunks=1)
-    (4, 3, 2, 1)
-    """
-    split = schedule in SPLIT
-    return tuple(peak_inflight((op for op, _, _ in order(schedule, s, stages=stages,
-                                                          microbatches=microbatches, chunks=chunks)),
-                               split=split)
-                 for s in range(stages))
 
 
 def check_fits(memory: Sequence[DeviceMemory], *, capacity: Fraction, gpu: str) -> str | None:

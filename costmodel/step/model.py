@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields
@@ -58,7 +59,13 @@ from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simulate_makespan, simulate_stages
+from costmodel.pipeline.simulate import (
+    peak_inflight,
+    settled_prefix,
+    simulate_devices,
+    simulate_makespan,
+    simulate_stages,
+)
 from costmodel.references import (
     CHOWDHERY_2022,
     KORTHIKANTI_2022,
@@ -74,7 +81,7 @@ from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
 from costmodel.step.flops import model_flops
 from costmodel.step.frameworks import DataParallel, data_parallel
-from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, inflight, step_memory
+from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
 from costmodel.step.placement import MEGATRON_ORDER, place
@@ -86,11 +93,31 @@ from costmodel.topology import Level, Topology
 if TYPE_CHECKING:
     from costmodel.profiles import Profile
 
+_shape_work = lru_cache(maxsize=1024)(shape_work)
+_place = lru_cache(maxsize=1024)(place)
+"""A layer's work and the ranks' placement, each pure and remembered: the configurations a plan or a sweep
+prices share their layers and their machine."""
+
 Timeline = tuple[tuple[PipelineOp, ...], ...]
 """Each device's pipeline operations, in order."""
 
-__all__ = ["MAX_LAYERS", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES", "CommInterval", "StepBound",
-           "StepResult", "estimate_step", "gpu_topology", "lower_bound", "memory_of", "price_step", "step"]
+__all__ = [
+    "MAX_LAYERS",
+    "MAX_LAYER_OPERATIONS",
+    "PARAM_GATHERS",
+    "ZERO_STAGES",
+    "CommInterval",
+    "OrderFacts",
+    "StepBound",
+    "StepResult",
+    "estimate_step",
+    "gpu_topology",
+    "lower_bound",
+    "memory_of",
+    "order_facts",
+    "price_step",
+    "step",
+]
 
 _SOURCES = (
     SHOEYBI_2019.at("section 3, figure 4: two all-reduces forward and two backward per layer"),
@@ -327,7 +354,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.recompute == "selective" and c.attention == "flash" and not rates.flat:
         notes.append("recompute='selective' with flash attention recomputes nothing more: FlashAttention "
                      "keeps no attention matrix and rebuilds it in its own backward")
-    layer, logits, embedding, priced = shape_work(
+    layer, logits, embedding, priced = _shape_work(
         shape, micro_batch=b, tp=tp, rates=rates, sequence_parallel=c.sequence_parallel and tp > 1,
         attention=c.attention, recompute=c.recompute, causal=c.causal, element=element,
         accumulate=mode.accumulate)
@@ -614,7 +641,7 @@ def _placed(c: StepConfig, *, notes: list[str]) -> tuple[Any, Any, Any, bool]:
         return c.tp_link, c.pp_link, c.dp_link, False
     if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
+    placed = _place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
     return (placed.links.get("tp") if c.tp_link is None else c.tp_link,
@@ -631,7 +658,7 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
     if c.gpu is None or c.dp == 1 or model.rates is None or model.rates.flat:
         return Fraction(0)
     gpu = c.gpu
-    placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
+    placed = _place(gpu_topology(gpu, c.dp * c.tp * c.pp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp)
     channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
@@ -893,6 +920,31 @@ def memory_of(config: StepConfig) -> tuple[tuple[DeviceMemory, ...] | None, Frac
     return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)
 
 
+@dataclass(frozen=True, slots=True)
+class OrderFacts:
+    """What a schedule's order of operations alone fixes, per device: the most chunk-micro-batches it holds
+    at once (+1 when a forward starts, −1 when its backward, or W in the split schedules, ends), and its
+    last operation ``(op, microbatch, chunk)``."""
+
+    inflight: tuple[int, ...]
+    last: tuple[tuple[str, int, int], ...]
+
+
+@lru_cache(maxsize=256)
+def order_facts(schedule: str, stages: int, *, microbatches: int, chunks: int) -> OrderFacts:
+    """The :class:`OrderFacts` of *schedule* (a canonical name) on *stages* devices, from each device's order
+    (:func:`costmodel.pipeline.orders.order`), whatever the operations' times.
+
+    >>> order_facts("1f1b", 4, microbatches=8, chunks=1).inflight
+    (4, 3, 2, 1)
+    """
+    orders = [order(schedule, s, stages=stages, microbatches=microbatches, chunks=chunks)
+              for s in range(stages)]
+    return OrderFacts(inflight=tuple(peak_inflight((op for op, _, _ in o), split=schedule in SPLIT)
+                                     for o in orders),
+                      last=tuple(o[-1] for o in orders))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepBound(JSONFields):
     """Proven lower bounds of a step's time (:func:`lower_bound`):
@@ -931,8 +983,17 @@ def lower_bound(config: StepConfig) -> StepBound:
     (the exact makespan of 1F1B with equal stages and no sends, (m + pp − 1)(F + B)).  Data-parallel
     traffic only delays the compute (every start is a maximum of ends, which a longer operation only
     moves later) or ends after it, and the optimizer follows, so the step is at least this plus the
-    optimizer.  Raises :class:`~costmodel.errors.InputError` where :func:`price_step` would refuse the
-    settings (memory apart).
+    optimizer.
+
+    When the gradients are reduced after the backward (ZeRO 0 or 1, no overlap, a schedule that does not
+    split the backward) on a plain α–β link with ring collectives, and device s's last operation is a
+    backward of the last micro-batch, the device issues all its buckets when its compute ends, one after
+    another on its stream, and with ZeRO 1 gathers the parameters bucket by bucket after the optimizer.
+    A ring collective's time is affine in its bytes with a non-negative constant, so the buckets take at
+    least one collective of all of them: the device's end is at least its pipeline bound plus R_s, the
+    reduction of all its gradient bytes, and the step at least that plus the optimizer plus G_s, their
+    all-gather (the data-parallel part of *pipeline_s*).  Raises :class:`~costmodel.errors.InputError`
+    where :func:`price_step` would refuse the settings (memory apart).
     """
     c = config
     run = _prepare(c, notes=[])
@@ -948,8 +1009,35 @@ def lower_bound(config: StepConfig) -> StepBound:
         tail = Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0))
         works.append(work)
         ends.append(head + work + tail)
-    return StepBound(work_s=max(works), pipeline_s=max(ends),
-                     optimizer_s=_optimizer(c, run.model, run.layout, v=v, dp=c.dp, zero=run.mode.zero))
+    optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp, zero=run.mode.zero)
+    after = _after_backward(c, run)
+    if after is not None:
+        reduce, gather = after
+        last = order_facts(run.name, p, microbatches=m, chunks=v).last
+        for s in range(p):
+            if last[s][0] == "B" and last[s][1] == m - 1:
+                grads = sum((u.gradient_bytes for ch in range(v) for u in run.stage_units[ch * p + s]),
+                            Fraction(0))
+                if grads:
+                    ends[s] += reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
+    return StepBound(work_s=max(works), pipeline_s=max(ends), optimizer_s=optimizer)
+
+
+def _after_backward(c: StepConfig, run: _Prepared
+                    ) -> tuple[Callable[[Fraction], Fraction], Callable[[Fraction], Fraction]] | None:
+    """The time of one reduction, and of one all-gather, of n gradient bytes over the dp ranks, when the
+    gradients are reduced after the backward on a plain α–β link with ring collectives (see
+    :func:`lower_bound`); else None."""
+    mode = run.mode
+    if (c.dp == 1 or mode.zero not in (0, 1) or mode.overlap or run.name in SPLIT
+            or mode.param_gather != "after" or c.algorithm != "ring"):
+        return None
+    source = _link(run.dp_link, c.link, "dp_link", "the data-parallel reduction")
+    collective = "allreduce" if mode.zero == 0 else "reduce-scatter"
+    if not all(isinstance(_for(source, x), LinkParams) for x in (collective, "allgather")):
+        return None
+    price = _pricer(source, dp=c.dp, algorithm="ring", notes=[])
+    return (lambda n: price(collective, n)), (lambda n: price("allgather", n))
 
 
 def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
@@ -1045,8 +1133,8 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
     weight_element = grad_element if mode.framework == "ddp" else (
         Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
     return step_memory(
-        c.shape, inflight(name, pp, microbatches=c.microbatches, chunks=v), layers=per_device, dp=c.dp, tp=tp,
-        zero=mode.zero, micro_batch=c.micro_batch, recompute=c.recompute,
+        c.shape, order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight, layers=per_device,
+        dp=c.dp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch, recompute=c.recompute,
         sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
         weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch)

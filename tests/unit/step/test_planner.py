@@ -15,8 +15,7 @@ import costmodel
 from costmodel.cli import main
 from costmodel.errors import InputError
 from costmodel.step import StepConfig, TransformerShape, price_step
-from costmodel.step.memory import inflight
-from costmodel.step.model import lower_bound, memory_of
+from costmodel.step.model import lower_bound, memory_of, order_facts
 from costmodel.step.planner import DIMENSIONS, plan
 
 SMALL = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024)
@@ -127,7 +126,7 @@ def test_inflight_is_the_simulated_timelines():
                           ("interleaved", 2, 6, 3)]:
         ones = [Fraction(1)] * (p * v)
         timeline = simulate_stages(name, p, microbatches=m, chunks=v, forward=ones, backward=ones, weight=ones)
-        assert inflight(name, p, microbatches=m, chunks=v) == tuple(
+        assert order_facts(name, p, microbatches=m, chunks=v).inflight == tuple(
             peak_inflight((o.op for o in ops), split=name == "zb-h1") for ops in timeline)
 
 
