@@ -14,7 +14,8 @@ Each configuration the table accepts is checked against the GPU's memory exactly
 function, without pricing), and those that fit are searched by branch and bound (Land and Doig 1960):
 each has a proven lower bound of its step time (:func:`~costmodel.step.model.lower_bound`: the busiest
 device's compute and tensor-parallel communication, then the first micro-batch's way in and the last
-backward's way out of the pipeline, then the optimizer; no data-parallel traffic, nothing simulated),
+backward's way out of the pipeline, then, when the gradients are reduced after the backward, one
+collective of all of them, then the optimizer; nothing simulated),
 the configurations are taken in increasing order of their bound, and each taken is priced by
 :func:`~costmodel.step.model.price_step`, until the next bound is no less than the N-th best step found.
 Every configuration left unpriced then has a step at least as long as the N-th best, so **the pruning
@@ -60,7 +61,8 @@ MICRO_BATCH_SIZES = (1, 2, 4)
 
 BOUND = ("each configuration's step is at least its busiest device's compute and tensor-parallel "
          "communication, plus the first micro-batch's way into the pipeline and the last backward's way out, "
-         "plus the optimizer (no data-parallel traffic, nothing simulated)")
+         "plus (gradients reduced after the backward) one reduction and one gather of all its gradients, "
+         "plus the optimizer; nothing simulated")
 """The lower bound the search prunes with, in words (:func:`costmodel.step.model.lower_bound`)."""
 
 
