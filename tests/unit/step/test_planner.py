@@ -44,6 +44,17 @@ def test_pruning_is_exact_against_pricing_every_configuration():
         assert p.considered == every.considered and p.exact
 
 
+def test_pruning_is_exact_across_nodes():
+    """Two nodes: data and pipeline parallelism on the network, whose reduction the bound counts."""
+    machine = {"gpu": "a100-80gb", "nodes": 2, "global_batch": 16, "micro_batch_sizes": (1,)}
+    every = plan(SMALL, top=10_000, **machine)
+    exhaustive = sorted(price_step(r.config).step_s for r in every.rows)
+    p = plan(SMALL, top=5, **machine)
+    assert [r.step_s for r in p.rows] == exhaustive[:5] and p.priced < every.priced
+    for r in every.rows:
+        assert lower_bound(r.config).step_s <= r.step_s
+
+
 def test_fifty_random_rows_are_priced_as_step_and_the_command_line_price_them(capsys):
     p = plan(SMALL, top=10_000, **MACHINE)
     assert len(p.rows) >= 50
