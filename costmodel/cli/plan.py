@@ -151,11 +151,13 @@ Example: costmodel plan {EXAMPLE} --top 5
 """
 
 
-@app.command("plan", help=_HELP)
+@app.command("plan")
 @plan_options(inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
 def plan_command(**values: Any) -> None:
-    """The ``plan`` command (its help: :data:`_HELP`)."""
     emit(plan_from_options(**plan_arguments(values)), as_json=values["as_json"])
+
+
+plan_command.__doc__ = _HELP  # the example's shape is declared once, EXAMPLE
 
 
 # --------------------------------------------------------------------------

@@ -366,18 +366,20 @@ Example: costmodel plot plan {PLAN_EXAMPLE} -o plan.png
 """
 
 
-@plot_app.command("plan", help=_PLAN_HELP)
+@plot_app.command("plan")
 @plan_options(inspect.Parameter("out", _KEYWORD, default=None, annotation=Out),
               inspect.Parameter("force", _KEYWORD, default=False, annotation=Force),
               inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
 def plan_command(**values: Any) -> None:
-    """The ``plot plan`` command (its help: :data:`_PLAN_HELP`)."""
     from costmodel.plots import draw_plan_frontier
 
     out, force, as_json = values["out"], values["force"], values["as_json"]
     target = _target(out, force, as_json)
     data = plan_from_options(**plan_arguments(values))
     _finish("plan", data, draw_plan_frontier, target, force=force, as_json=as_json)
+
+
+plan_command.__doc__ = _PLAN_HELP  # its example names the shape of costmodel plan's help
 
 
 @renders("costmodel.cli.plot._Plotted")
