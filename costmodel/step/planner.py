@@ -95,16 +95,16 @@ class Dimension:
 
     *candidates* gives the values to try, from the search space and the settings chosen before it (a
     derived setting gives one); *check* returns why the value just chosen is refused, or ``None``.
-    *ranks*: the setting splits the GPUs (the data-parallel size is the GPUs over the product of these);
-    *derived*: its value follows from the others and cannot be fixed by hand; *empty* is the reason when
-    no value is left to try.
+    *ranks*: the setting splits the GPUs (the data-parallel size is the GPUs over the product of these,
+    and a value that leaves no whole share of them is refused); *derived* says how its value follows from
+    the others (such a setting cannot be held); *empty* is the reason when no value is left to try.
     """
 
     name: str
     candidates: Callable[[Space, Chosen], Iterable[Any]]
     check: Callable[[Space, Chosen], str | None] = lambda space, chosen: None
     ranks: bool = False
-    derived: bool = False
+    derived: str = ""
     empty: str = ""
 
 
@@ -136,12 +136,12 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("pp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True,
               check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else
               "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
-    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived=True),
+    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived="follows from the GPUs over tp × pp"),
     Dimension("micro_batch", lambda sp, ch: sp.micro_batch_sizes,
               check=lambda sp, ch: _BATCH
               if sp.global_batch % (ch["dp"] * ch["micro_batch"]) else None),
     Dimension("microbatches", lambda sp, ch: (sp.global_batch // (ch["dp"] * ch["micro_batch"]),),
-              derived=True),
+              derived="follows from the global batch over dp × micro-batch"),
     Dimension("schedule", lambda sp, ch: ("1f1b", "interleaved") if ch["pp"] > 1 else ("1f1b",),
               check=lambda sp, ch: "interleaved: the micro-batches are not a multiple of pp"
               if ch["schedule"] == "interleaved" and ch["microbatches"] % ch["pp"] else None),
@@ -276,7 +276,8 @@ def _enumerate(space: Space, refused: dict[tuple[str, str], int]) -> Iterator[di
             return
         for value in values:
             chosen[d.name] = value
-            reason = d.check(space, chosen)
+            reason = (f"{d.name} does not divide the GPUs" if d.ranks and space.gpus % _split(chosen)
+                      else d.check(space, chosen))
             if reason is not None:
                 refused[("invalid", reason)] = refused.get(("invalid", reason), 0) + 1
                 continue
@@ -330,11 +331,9 @@ def _pareto(points: Sequence[tuple[Fraction, Fraction]]) -> list[bool]:
     return front
 
 
-_DERIVED = {"dp": "follows from the GPUs over tp × pp",
-            "microbatches": "follows from the global batch over dp × micro-batch",
-            "shape": "is an argument of its own", "gpu": "is an argument of its own",
-            "allow_oom": "would rank configurations that do not fit"}
-"""The settings :func:`plan` does not take among the fixed ones, and why."""
+_NOT_HELD = {"shape": "is an argument of its own", "gpu": "is an argument of its own",
+             "allow_oom": "would rank configurations that do not fit"}
+"""The settings :func:`plan` does not hold besides the derived dimensions, and why."""
 
 
 def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None,
@@ -343,7 +342,7 @@ def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node
     positive(nodes, "nodes")
     positive(global_batch, "global_batch")
     positive(top, "top")
-    for name, why in _DERIVED.items():
+    for name, why in {**{d.name: d.derived for d in DIMENSIONS if d.derived}, **_NOT_HELD}.items():
         if name in fixed:
             raise InputError(f"{name}= {why}; it cannot be held for the search, drop it")
     sizes = tuple(MICRO_BATCH_SIZES if micro_batch_sizes is None else micro_batch_sizes)
