@@ -260,14 +260,15 @@ class Plan(JSONFields):
         return sum(r.count for r in self.refused if r.kind == kind)
 
 
-def _enumerate(space: Space, refused: dict[tuple[str, str], int]) -> Iterator[dict[str, Any]]:
-    """Every complete choice of the :data:`DIMENSIONS` (depth first, in table order); a refused value is
-    counted under its reason and not expanded."""
+def _enumerate(space: Space, refused: dict[tuple[str, str], int],
+               dimensions: Sequence[Dimension] = DIMENSIONS) -> Iterator[dict[str, Any]]:
+    """Every complete choice of *dimensions* (depth first, in table order); a refused value is counted under
+    its reason and not expanded."""
     def walk(i: int, chosen: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        if i == len(DIMENSIONS):
+        if i == len(dimensions):
             yield dict(chosen)
             return
-        d = DIMENSIONS[i]
+        d = dimensions[i]
         values = ((getattr(space.base, d.name),) if d.name in space.fixed
                   else tuple(d.candidates(space, chosen)))
         if not values:
@@ -303,13 +304,9 @@ def _reason(exc: InputError) -> str:
 
 def _nearest_batches(space: Space) -> str:
     """The global batches nearest to the one given that some configuration's dp × micro-batch divides."""
-    steps: set[int] = set()
-    for tp in _divisors(space.gpus):
-        if space.shape.heads % tp:
-            continue
-        for pp in _divisors(space.gpus // tp):
-            if pp <= space.shape.layers and not space.shape.layers % pp:
-                steps.update(space.gpus // (tp * pp) * b for b in space.micro_batch_sizes)
+    upto = next(i for i, d in enumerate(DIMENSIONS) if d.name == "dp") + 1  # the dimensions dp follows from
+    steps = {chosen["dp"] * b for chosen in _enumerate(space, {}, DIMENSIONS[:upto])
+             for b in space.micro_batch_sizes}
     if not steps:
         return ""
     b = space.global_batch
