@@ -502,6 +502,9 @@ def _search(fitting: list[tuple[StepConfig, Fraction]], *, top: int
         heapq.heappush(best, (-result.step_s, -i))
         if len(best) > top:
             heapq.heappop(best)
+    if not priced:
+        raise InputError("no configuration that fits could be priced: "
+                         + ", ".join(f"{reason} ({count})" for reason, count in invalid.items()))
     ranked = sorted(priced, key=lambda k: (priced[k].step_s, k))[:top]
     first = priced[ranked[0]].step_s
     rows = tuple(PlanRow(rank=n + 1, config=fitting[k][0], result=priced[k], step_s=priced[k].step_s,
