@@ -50,6 +50,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.consensus.gossip.GossipComparison"),
     "costmodel.cli.pipeline": ("costmodel.pipeline.result.Bubble",),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
+    "costmodel.cli.plan": ("costmodel.step.planner.Plan",),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (
         "costmodel.training.loss.WeightedLoss", "costmodel.training.loss.WeightedGradient",

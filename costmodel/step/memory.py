@@ -40,7 +40,9 @@ also holds one micro-batch's logits and their fp32 copy for the cross entropy, (
 (Korthikanti et al. 2022, section 4.3).
 
 :func:`step_memory` returns each device's :class:`DeviceMemory`; :func:`check_fits` compares the
-largest with a GPU's capacity.
+largest with a GPU's capacity.  The micro-batches in flight follow from each device's order of operations
+alone (:func:`costmodel.step.model.order_facts`), so the memory of a step is known before its schedule
+is simulated.
 """
 
 from __future__ import annotations
@@ -51,8 +53,6 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel._json import JSONFields
-from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import peak_inflight
 from costmodel.references import KORTHIKANTI_2022, NARAYANAN_2021_MEGATRON, RAJBHANDARI_2020
 from costmodel.step.flops import TransformerShape
 from costmodel.units import format_size
@@ -138,14 +138,16 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
     return (shared + split + scores) / cp
 
 
-def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...], ...], *,
+def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                 layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
-                recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
+                recompute: str, sequence_parallel: bool, attention: str, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
                 prefetch: int, cp: int = 1, dropout: bool = True, ep: int = 1,
                 capacity_factor: Fraction | None = None,
                 weights: Sequence[tuple[int, int]] | None = None) -> tuple[DeviceMemory, ...]:
-    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks.  *dp*
+    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks and
+    *inflight[s]* the most chunk-micro-batches it holds at once (from its order of operations:
+    :func:`costmodel.step.model.order_facts`).  *dp*
     is the ranks ZeRO shards over (Megatron-LM's distributed optimizer: dp × cp), *cp* the context-parallel
     ranks that divide the activations.
 
@@ -154,7 +156,7 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
     ranks holding the same experts (dp·cp/ep, as *dp* counts the cp ranks); the activations are an MoE
     layer's (the larger when the first layers are dense).
     """
-    pp = len(timeline)
+    pp = len(inflight)
     h, vocab = shape.hidden, shape.vocabulary
     kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel,
                              "recompute": recompute, "attention": attention, "element": element, "cp": cp,
@@ -172,7 +174,7 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
                           activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **rebuilt))
     tokens = micro_batch * shape.sequence // cp
     out = []
-    for s, ops in enumerate(timeline):
+    for s, held in enumerate(inflight):
         count = sum(layers[s])
         if weights is None:
             replicated = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
@@ -195,7 +197,6 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
                            for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
             weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
             grads += grad_element * unit
-        held = peak_inflight((o.op for o in ops), split=split)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)

@@ -16,6 +16,8 @@ LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 HIER = ["cost", "allreduce", "-n", "1GiB"]
 NCCL = ["--ranks", "8", "--arch", "sm90", "--channels", "16", "--bw-intra", "40"]
 GPT = ["flops", "--layers", "24", "--hidden", "2304", "--heads", "24", "--seq", "2048", "--vocab", "51200"]
+PLAN = ["plan", "--layers", "2", "--hidden", "512", "--heads", "2", "--seq", "256", "--vocab", "1k", "--gpu",
+        "a100-80gb"]
 STEP = ["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1MB", "--profile", "ib-hdr"]
 
 BAD = [
@@ -244,6 +246,20 @@ BAD = [
       "8:1us:1GB/s"], "the topology holds 8 ranks"),
     (["step", "--dp", "2", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--level",
       "8:1us:1GB/s", "--profile", "ib-hdr"], "--level and a link"),
+    # -- plan
+    ([*PLAN, "--nodes", "0", "--global-batch", "16"], "--nodes 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "0"], "--global-batch 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--top", "0"], "--top 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--micro-batch-sizes", "0,1"], "not a list of sizes"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "dp=2"], "--dp follows from the GPUs"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp"], "is not SETTING=VALUE"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tq=2"], "unknown step setting 'tq'"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp=4"], "tp does not divide the heads (1)"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp=3"], "tp does not divide the GPUs (1)"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--framework", "nope"], "unknown framework 'nope'"),
+    ([*PLAN, "--nodes", "2", "--global-batch", "18", "--micro-batch-sizes", "1"],
+     "nearest valid: --global-batch 16 or --global-batch 20"),
+    (["plan", "--layers", "2", "--gpu", "a100-80gb", "--nodes", "1", "--global-batch", "8"], "a transformer shape"),
     # -- step --sweep
     ([*STEP, "--sweep", "dp"], "--sweep 'dp' is not KNOB=VALUES"),
     ([*STEP, "--sweep", "=1,2"], "is not KNOB=VALUES"),

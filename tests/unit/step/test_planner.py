@@ -1,0 +1,183 @@
+"""The planner: its pruning is exact (the same top rows as pricing every configuration), each row is priced
+as ``step`` prices it, the bounds it prunes with hold, and its memory is the step's."""
+
+from __future__ import annotations
+
+import json
+import random
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import costmodel
+from costmodel.cli import main
+from costmodel.errors import InputError
+from costmodel.step import StepConfig, TransformerShape, price_step
+from costmodel.step.model import lower_bound, memory_of, order_facts
+from costmodel.step.planner import DIMENSIONS, plan
+
+SMALL = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024)
+"""A small model: each step prices in milliseconds."""
+
+MACHINE = {"gpu": "a100-80gb", "nodes": 1, "global_batch": 16, "micro_batch_sizes": (1, 2)}
+"""One node of 8 A100s."""
+
+
+def _every(shape: TransformerShape, **machine) -> list[StepConfig]:
+    """Every configuration the planner's table leads to, the ones it refuses left out."""
+    p = plan(shape, top=10_000, **machine)
+    return [r.config for r in p.rows]
+
+
+def test_pruning_is_exact_against_pricing_every_configuration():
+    every = plan(SMALL, top=10_000, **MACHINE)
+    assert every.refused_count("pruned") == 0 and every.priced == every.fitting
+    exhaustive = sorted(price_step(r.config).step_s for r in every.rows)
+    for top in (1, 3, 10):
+        p = plan(SMALL, top=top, **MACHINE)
+        assert [r.step_s for r in p.rows] == exhaustive[:top]
+        assert p.priced < p.fitting  # something was pruned
+        assert p.refused_count("pruned") + p.priced + p.refused_count("invalid") - every.refused_count(
+            "invalid") == p.fitting
+        assert p.considered == every.considered and p.exact
+
+
+def test_pruning_is_exact_across_nodes():
+    """Two nodes: data and pipeline parallelism on the network, whose reduction the bound counts."""
+    machine = {"gpu": "a100-80gb", "nodes": 2, "global_batch": 16, "micro_batch_sizes": (1,)}
+    every = plan(SMALL, top=10_000, **machine)
+    exhaustive = sorted(price_step(r.config).step_s for r in every.rows)
+    p = plan(SMALL, top=5, **machine)
+    assert [r.step_s for r in p.rows] == exhaustive[:5] and p.priced < every.priced
+    for r in every.rows:
+        assert lower_bound(r.config).step_s <= r.step_s
+
+
+def test_fifty_random_rows_are_priced_as_step_and_the_command_line_price_them(capsys):
+    p = plan(SMALL, top=10_000, **MACHINE)
+    assert len(p.rows) >= 50
+    rng = random.Random(24)
+    shape = ["--layers", "4", "--hidden", "512", "--heads", "8", "--seq", "256", "--vocab", "1024"]
+    for row in rng.sample(p.rows, 50):
+        c = row.config
+        assert costmodel.step(c).step_s == row.step_s
+        settings = {d.name: getattr(c, d.name) for d in DIMENSIONS}
+        assert costmodel.step(shape=SMALL, gpu=c.gpu, framework="megatron", **settings).step_s == row.step_s
+        options = [f"--{k.replace('_', '-')}" if k not in ("microbatches", "chunks") else
+                   {"microbatches": "-m", "chunks": "-v"}[k] for k in settings]
+        argv = ["step", *shape, "--gpu", "a100-80gb", "--framework", "megatron", "--json"]
+        for option, (name, value) in zip(options, settings.items(), strict=True):
+            if name == "sequence_parallel":
+                argv += [option] if value else []
+            elif value is not None:
+                argv += [option, str(value)]
+        assert main(argv) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["step_s"] == float(row.step_s)  # the JSON's float of the same exact time
+        assert max(d["total_bytes"] for d in out["memory"]) == float(row.memory_bytes)
+
+
+def test_rows_rank_and_lose_to_the_best():
+    p = plan(SMALL, top=5, **MACHINE)
+    assert [r.rank for r in p.rows] == [1, 2, 3, 4, 5]
+    best = p.rows[0].step_s
+    for r in p.rows:
+        assert r.behind_s == r.step_s - best and r.behind == (r.step_s - best) / best
+        assert r.memory_bytes <= r.config.gpu.memory_bytes
+        assert r.mfu == r.result.mfu
+    assert all(a.step_s <= b.step_s for a, b in zip(p.rows, p.rows[1:], strict=False))
+    data = p.to_dict()
+    assert data["rows"][0]["behind_s"] == 0 and data["exact"] is True
+    assert {"invalid", "pruned"} <= {r["kind"] for r in data["refused"]}
+
+
+def test_the_bounds_hold_and_the_memory_is_the_steps():
+    for c in _every(SMALL, **MACHINE):
+        r = price_step(c)
+        b = lower_bound(c)
+        assert b.work_s == r.compute_s + r.tp_comm_s
+        assert b.work_s <= b.pipeline_s and b.step_s <= r.step_s
+        assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
+
+
+SCHEDULES = st.sampled_from([("1f1b", None), ("gpipe", None), ("zb-h1", None), ("interleaved", 2),
+                             ("interleaved", 4)])
+
+
+CONFIGS = st.fixed_dictionaries({
+    "tp": st.sampled_from([1, 2, 4]), "pp": st.sampled_from([1, 2, 4]), "dp": st.sampled_from([1, 2, 4]),
+    "microbatches": st.sampled_from([4, 8]), "recompute": st.sampled_from(["none", "full"]),
+    "zero": st.sampled_from([0, 1, 2]), "framework": st.sampled_from([None, "megatron", "deepspeed", "ddp"]),
+    "sequence_parallel": st.booleans()})
+
+
+@settings(max_examples=25, deadline=None)
+@given(chosen=CONFIGS, schedule=SCHEDULES)
+def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule):
+    name, chunks = schedule
+    shape = TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024)
+    if (chosen["framework"] == "megatron" and chosen["zero"] == 2) or chosen["framework"] == "ddp":
+        chosen = {**chosen, "zero": 0}  # the stages each has
+    try:
+        c = StepConfig.of(shape=shape, gpu="a100-80gb", schedule=name, chunks=chunks, allow_oom=True, **chosen)
+        r = price_step(c)
+    except InputError:
+        return
+    b = lower_bound(c)
+    assert b.work_s <= b.pipeline_s and b.step_s <= r.step_s
+    assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
+
+
+def test_inflight_is_the_simulated_timelines():
+    from costmodel.pipeline.simulate import peak_inflight, simulate_stages
+
+    for name, p, m, v in [("1f1b", 4, 8, 1), ("gpipe", 3, 5, 1), ("zb-h1", 4, 6, 1), ("interleaved", 4, 8, 2),
+                          ("interleaved", 2, 6, 3)]:
+        ones = [Fraction(1)] * (p * v)
+        timeline = simulate_stages(name, p, microbatches=m, chunks=v, forward=ones, backward=ones, weight=ones)
+        assert order_facts(name, p, microbatches=m, chunks=v).inflight == tuple(
+            peak_inflight((o.op for o in ops), split=name == "zb-h1") for ops in timeline)
+
+
+def test_memory_refusals_are_counted():
+    big = TransformerShape(layers=8, hidden=8192, heads=64, sequence=2048, vocabulary=51200)
+    p = plan(big, gpu="a100-80gb", nodes=1, global_batch=16, top=3)
+    assert p.refused_count("memory") > 0
+    assert all(r.memory_bytes <= r.config.gpu.memory_bytes for r in p.rows)
+
+
+def test_fixed_settings_hold():
+    p = plan(SMALL, top=3, tp=2, recompute="full", **MACHINE)
+    assert {(r.config.tp, r.config.recompute) for r in p.rows} == {(2, "full")}
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"nodes": 0}, "nodes=0"),
+    ({"global_batch": 0}, "global_batch=0"),
+    ({"top": 0}, "top=0"),
+    ({"micro_batch_sizes": ()}, "micro_batch_sizes=() is empty"),
+    ({"dp": 2}, "dp= follows from the GPUs"),
+    ({"microbatches": 2}, "microbatches= follows from the global batch"),
+    ({"gpu": "a100"}, "a100"),
+])
+def test_bad_input(arguments, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        plan(SMALL, **{**MACHINE, **arguments})
+
+
+def test_a_batch_no_configuration_divides_names_the_nearest():
+    shape = TransformerShape(layers=2, hidden=512, heads=2, sequence=256, vocabulary=1024)
+    # 16 GPUs, tp ≤ 2 and pp ≤ 2: dp is at least 4, so 18 divides by no dp × micro-batch
+    with pytest.raises(InputError) as e:
+        plan(shape, gpu="a100-80gb", nodes=2, global_batch=18, micro_batch_sizes=(1,))
+    assert str(e.value) == ("global_batch=18 is not a multiple of dp × micro-batch for any configuration of 16 "
+                            "GPUs; nearest valid: global_batch=16 or global_batch=20")
+
+
+def test_no_configuration_that_can_be_priced_is_one_error():
+    deep = TransformerShape(layers=1000, hidden=128, heads=2, sequence=64, vocabulary=1024)
+    with pytest.raises(InputError, match=r"^no configuration that fits could be priced: microbatches=1024 × "
+                                         r"1000 layers give 3072000 layer operations"):
+        plan(deep, gpu="a100-80gb", nodes=1, gpus_per_node=1, global_batch=1024, micro_batch_sizes=(1,))
