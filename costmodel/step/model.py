@@ -1293,9 +1293,11 @@ def lower_bound(config: StepConfig) -> StepBound:
     backward of the last micro-batch, the device issues all its buckets when its compute ends, one after
     another on its stream, and with ZeRO 1 gathers the parameters bucket by bucket after the optimizer.
     A ring collective's time is affine in its bytes with a non-negative constant, so the buckets take at
-    least one collective of all of them: the device's end is at least its pipeline bound plus R_s, the
-    reduction of all its gradient bytes, and the step at least that plus the optimizer plus G_s, their
-    all-gather (the data-parallel part of *pipeline_s*).  Raises :class:`~costmodel.errors.InputError`
+    least one collective of all of them: the device's end is at least its own compute's end,
+    Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s, plus R_s, the reduction of all its gradient bytes, and
+    the step at least that plus the optimizer plus G_s, their all-gather (the data-parallel part of
+    *pipeline_s*, which takes the larger of R_s + G_s and the backward's way out, Σ_{k<s} (B_k + send):
+    the stages before s are not waited for by s's own reduction).  Raises :class:`~costmodel.errors.InputError`
     where :func:`price_step` would refuse the settings (memory apart).
     """
     c = config
@@ -1304,14 +1306,15 @@ def lower_bound(config: StepConfig) -> StepBound:
     split = run.name in SPLIT
     forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
     op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
-    works, ends = [], []
+    works, own, tails = [], [], []
     for s in range(p):
         work = m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
                        Fraction(0))
         head = sum((forward[k] + run.send for k in range(s)), Fraction(0))
-        tail = Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0))
         works.append(work)
-        ends.append(head + work + tail)
+        own.append(head + work)  # device s's compute ends no earlier
+        tails.append(Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0)))
+    after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
     optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.zero)
     experts = _expert_reduction(c, run, notes=[])
     after = _after_backward(c, run)
@@ -1323,7 +1326,8 @@ def lower_bound(config: StepConfig) -> StepBound:
                 grads = sum((u.gradient_bytes for ch in range(v) for u in run.stage_units[ch * p + s]),
                             Fraction(0))
                 if grads:
-                    ends[s] += reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
+                    after_s[s] = reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
+    ends = [own[s] + max(tails[s], after_s[s]) for s in range(p)]
     return StepBound(work_s=max(works), pipeline_s=max(ends), expert_dp_s=experts, optimizer_s=optimizer)
 
 
