@@ -1,6 +1,7 @@
 """The ``plan`` command: every parallel configuration of a model on a machine, the fastest ranked.
 
-It reads a transformer shape (the options of ``step``, cli/shape.py), a GPU, the nodes and a global
+It reads a transformer shape (the options of ``step``, cli/shape.py: a preset with ``--model``, a Hugging
+Face ``config.json`` with ``--hf-config``, or the shape's options, a mixture of experts' included), a GPU, the nodes and a global
 batch, makes one call to :func:`costmodel.step.planner.plan` and emits the
 :class:`~costmodel.step.planner.Plan`, whose human rendering is declared here: the best configuration,
 the ranked table, what was refused and why, and the bound the search pruned with.
@@ -20,7 +21,21 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.cli.shape import Ffn, Gated, Heads, Hidden, KvGroups, Layers, Seq, Vocab, transformer_shape
+from costmodel.cli.shape import (
+    MOE_OPTIONS,
+    Ffn,
+    Gated,
+    Heads,
+    HfConfig,
+    Hidden,
+    KvGroups,
+    Layers,
+    ModelName,
+    Seq,
+    Vocab,
+    described,
+    described_shape,
+)
 from costmodel.units import format_share, format_size, format_time
 
 if TYPE_CHECKING:
@@ -79,22 +94,31 @@ Fix = Annotated[list[str] | None, option(
 Top = Annotated[int, option("--top", metavar="N", panel=_SEARCH, help="Configurations to rank (default 10).")]
 
 
-def plan_from_options(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
-                      vocab: int | None, ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str,
-                      nodes: int, gpus_per_node: int | None, global_batch: int,
-                      micro_batch_sizes: str | None, framework: str,
-                      fix: list[str] | None, top: int) -> Plan:
-    """The plan the options describe (one call of :func:`costmodel.step.planner.plan`)."""
+def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
+                      hidden: int | None, heads: int | None, seq: int | None, vocab: int | None, ffn: str | None,
+                      kv_groups: int | None, gated: bool | None, gpu: str, nodes: int, gpus_per_node: int | None,
+                      global_batch: int, micro_batch_sizes: str | None, framework: str,
+                      fix: list[str] | None, top: int, **moe: Any) -> Plan:
+    """The plan the options describe (one call of :func:`costmodel.step.planner.plan`); *moe* holds the
+    options of a mixture of experts (:data:`costmodel.cli.shape.MOE_OPTIONS`)."""
+    import dataclasses
+
     from costmodel.errors import InputError
     from costmodel.step.planner import plan
     from costmodel.validate import positive
 
     if layers is not None:
         positive(layers, "layers")
-    shape = transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                              kv_groups=kv_groups, gated=gated)
+    if unknown := set(moe) - set(MOE_OPTIONS):
+        raise TypeError(f"unknown options {sorted(unknown)}")
+    description = described(model=model, hf_config=hf_config, seq=seq)
+    notes = list(description.notes)
+    shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
+                            ffn=ffn, kv_groups=kv_groups, gated=gated, notes=notes,
+                            **{name: moe.get(name) for name in MOE_OPTIONS})
     if shape is None:
-        raise InputError("plan needs a transformer shape: --layers --hidden --heads --seq --vocab")
+        raise InputError("plan needs a transformer shape: --model NAME, --hf-config FILE, or --layers "
+                         "--hidden --heads --seq --vocab")
     fixed: dict[str, Any] = {}
     for name, value in map(_fix, fix or ()):
         if name in fixed:
@@ -103,16 +127,20 @@ def plan_from_options(*, layers: int | None, hidden: int | None, heads: int | No
     if "framework" in fixed:
         raise InputError("the framework is an option of its own, --framework NAME; drop it from --fix")
     sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
-    return plan(shape, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node, global_batch=global_batch,
-                micro_batch_sizes=sizes, top=top, framework=framework, **fixed)
+    held = {**description.settings, **fixed}  # the model's own settings (Mixtral: no dropout), --fix over them
+    found = plan(shape, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node, global_batch=global_batch,
+                 micro_batch_sizes=sizes, top=top, framework=framework, **held)
+    return dataclasses.replace(found, notes=(*notes, *found.notes)) if notes else found
 
 
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
     inspect.Parameter(name, _KEYWORD, default=default, annotation=annotation)
     for name, annotation, default in (
+        ("model", ModelName, None), ("hf_config", HfConfig, None),
         ("layers", Layers, None), ("hidden", Hidden, None), ("heads", Heads, None), ("seq", Seq, None),
         ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None), ("gated", Gated, None),
+        *((name, annotation, None) for name, annotation in MOE_OPTIONS.items()),
         ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, inspect.Parameter.empty),
         ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),
         ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"),
@@ -142,12 +170,15 @@ EXAMPLE = "--layers 4 --hidden 512 --heads 8 --seq 256 --vocab 1k --gpu a100-80g
 
 _HELP = f"""Rank every parallel configuration of a model on a machine: the fastest that fit, searched exactly.
 
-Every configuration that uses all the GPUs (tp, pp, dp, micro-batch size, 1F1B or interleaved with its
-chunks, recomputation, sequence parallelism, the framework's ZeRO stages) is checked against the GPU's
+Every configuration that uses all the GPUs (tp, pp, cp, dp, ep for a mixture of experts, micro-batch size,
+1F1B or interleaved with its chunks, recomputation, sequence parallelism, the framework's ZeRO stages) is
+checked against the GPU's
 memory and, by branch and bound on a proven lower bound of its step, priced as `costmodel step` prices it
 only when it could still make the top N: the ranking is exact.
 
 Example: costmodel plan {EXAMPLE} --top 5
+
+Example: costmodel plan --model gpt-3-175b --gpu a100-80gb --nodes 64 --global-batch 1536 --top 3
 """
 
 
@@ -183,23 +214,28 @@ def render_plan(p: Plan) -> Rendered:
 
     best = p.best
     b, r = best.config, best.result
+    cp = f" × cp {b.cp}" if b.cp > 1 else ""
+    ep = f" · ep {b.ep}" if b.ep > 1 else ""
     sp = " · sequence parallel" if b.sequence_parallel else ""
     recompute = "" if b.recompute == "none" else f" · {b.recompute} recomputation"
     mfu = "" if best.mfu is None else f" · MFU {format_share(best.mfu)}"
     head = markup(
         f"[bold]plan[/bold] · {p.gpus} × {p.gpu} ({p.nodes} node{'s' if p.nodes > 1 else ''} × "
         f"{p.gpus_per_node}) · global batch {p.global_batch} · {p.framework}\n"
-        f"best: dp {b.dp} × tp {b.tp} × pp {b.pp} · {schedule_text(best)} · micro-batch {b.micro_batch} × "
+        f"best: dp {b.dp} × tp {b.tp} × pp {b.pp}{cp}{ep} · {schedule_text(best)} · micro-batch {b.micro_batch} × "
         f"{b.microbatches}{recompute}{sp} · ZeRO {b.zero}\n"
         f"  [bold]{format_time(best.step_s)}[/bold] per step{mfu} · {_short(best.memory_bytes)} per GPU · "
         f"{r.mode}")
-    columns = ("#", "tp", "pp", "dp", "b", "M", "schedule", "recompute", "sp", "ZeRO", "step", "memory",
-               "MFU", "behind", "%")
-    rows = table(*columns, numeric=("#", "tp", "pp", "dp", "b", "M", "ZeRO", "step", "memory", "MFU",
-                                    "behind", "%"), no_wrap=True, optional=(("M",), ("recompute",), ("%",)))
+    # cp and ep get a column when some row has them
+    ranks = [k for k in ("cp", "ep") if any(getattr(row.config, k) > 1 for row in p.rows)]
+    dims = ("tp", *ranks[:1 if "cp" in ranks else 0], "pp", "dp", *(["ep"] if "ep" in ranks else []))
+    columns = ("#", *dims, "b", "M", "schedule", "recompute", "sp", "ZeRO", "step", "memory", "MFU", "behind",
+               "%")
+    rows = table(*columns, numeric=("#", *dims, "b", "M", "ZeRO", "step", "memory", "MFU", "behind", "%"),
+                 no_wrap=True, optional=(("M",), ("recompute",), ("%",)))
     for row in p.rows:
         c = row.config
-        rows.add_row(str(row.rank), str(c.tp), str(c.pp), str(c.dp), str(c.micro_batch), str(c.microbatches),
+        rows.add_row(str(row.rank), *(str(getattr(c, d)) for d in dims), str(c.micro_batch), str(c.microbatches),
                      schedule_text(row), c.recompute, "yes" if c.sequence_parallel else "no", str(c.zero),
                      format_time(row.step_s), _short(row.memory_bytes),
                      "—" if row.mfu is None else format_share(row.mfu),
@@ -207,9 +243,11 @@ def render_plan(p: Plan) -> Rendered:
                      "—" if not row.behind_s else format_share(row.behind))
     parts = table("part of the best step", "time", "share", numeric=("time", "share"))
     for name, value in (("compute", r.compute_s), ("TP communication", r.tp_comm_s),
+                        ("exposed CP communication", r.cp_comm_s), ("EP all-to-alls", r.ep_comm_s),
                         ("pipeline bubble", r.bubble_s),
                         ("exposed PP sends", r.pp_exposed_s), ("exposed DP communication", r.dp_exposed_s),
-                        ("compute slowdown", r.contention_s), ("optimizer", r.optimizer_s),
+                        ("compute slowdown", r.contention_s), ("expert gradient reduction", r.expert_dp_s),
+                        ("optimizer", r.optimizer_s),
                         ("parameter all-gather", r.param_gather_s)):
         if value:
             parts.add_row(name, format_time(value), format_share(value / r.step_s))

@@ -1,7 +1,8 @@
 """Every parallel configuration of a training step on a machine, searched exactly, the best ranked.
 
 :func:`plan` takes a model (a transformer shape), a GPU, the nodes and their GPUs, and a global batch, and
-enumerates every configuration that uses all the GPUs: tensor, pipeline and data parallelism, the
+enumerates every configuration that uses all the GPUs: tensor, pipeline, context and data parallelism,
+expert parallelism for a mixture of experts (Megatron-Core's: ep splits the dp × cp ranks), the
 micro-batch size (the micro-batches follow from the global batch), the schedule (1F1B, or interleaved
 1F1B with its model chunks), activation recomputation, sequence parallelism and the ZeRO stages of the
 framework (ZeRO 1 is Megatron-LM's distributed optimizer).  The settings it varies are one table,
@@ -13,15 +14,18 @@ Each configuration the table accepts is checked against the GPU's memory exactly
 :func:`~costmodel.step.model.price_step` checks it (:func:`~costmodel.step.model.memory_of`: the same
 function, without pricing), and those that fit are searched by branch and bound (Land and Doig 1960):
 each has a proven lower bound of its step time (:func:`~costmodel.step.model.lower_bound`: the busiest
-device's compute and tensor-parallel communication, then the first micro-batch's way in and the last
-backward's way out of the pipeline, then, when the gradients are reduced after the backward, one
-collective of all of them, then the optimizer; nothing simulated),
+device's compute and the communication on its critical path (tensor-parallel collectives, ring
+attention's sends beyond the attention they overlap, the experts' all-to-alls), then the first
+micro-batch's way in and the last backward's way out of the pipeline, then, when the gradients are
+reduced after the backward, one collective of all of them, then the experts' gradient reduction and the
+optimizer; nothing simulated),
 the configurations are taken in increasing order of their bound, and each taken is priced by
 :func:`~costmodel.step.model.price_step`, until the next bound is no less than the N-th best step found.
 Every configuration left unpriced then has a step at least as long as the N-th best, so **the pruning
 is exact: the N rows are the true N fastest configurations** of the table (one tied with the N-th may
 be left out).  The bounds come in two levels: the busiest device's work, the same for every schedule and
-ZeRO stage (computed once for them all), and the pipeline's, computed only for the configurations
+ZeRO stage (computed once for them all; cp and ep change it, through ring attention's sends and the
+all-to-alls, so they are part of what it is computed for), and the pipeline's, computed only for the configurations
 whose work bound did not stop the search.
 
 Every configuration uses the same GPUs for the same global batch, so the fastest step is also the most
@@ -59,10 +63,11 @@ CITED = (
 MICRO_BATCH_SIZES = (1, 2, 4)
 """The micro-batch sizes tried unless others are given."""
 
-BOUND = ("each configuration's step is at least its busiest device's compute and tensor-parallel "
-         "communication, plus the first micro-batch's way into the pipeline and the last backward's way out, "
-         "plus (gradients reduced after the backward) one reduction and one gather of all its gradients, "
-         "plus the optimizer; nothing simulated")
+BOUND = ("each configuration's step is at least its busiest device's compute and the communication on "
+         "its critical path (TP collectives, exposed CP sends, EP all-to-alls), plus the first "
+         "micro-batch's way into the pipeline and the last backward's way out, plus (gradients reduced "
+         "after the backward) one reduction and one gather of all its gradients, plus the experts' "
+         "reduction and the optimizer; nothing simulated")
 """The lower bound the search prunes with, in words (:func:`costmodel.step.model.lower_bound`)."""
 
 
@@ -130,13 +135,44 @@ def _recompute(space: Space, chosen: Chosen) -> str | None:
     return None
 
 
+def _cp_check(space: Space, chosen: Chosen) -> str | None:
+    cp = chosen["cp"]
+    if cp > 1 and space.shape.sequence % (2 * cp):
+        return "cp does not split the sequence into 2·cp equal chunks"
+    return None
+
+
+def _experts(space: Space, chosen: Chosen) -> list[int]:
+    """The expert-parallel sizes: 1 for a dense model, else the common divisors of the experts and dp·cp
+    (Megatron-Core's expert grid carves ep out of the dp × cp ranks)."""
+    shape = space.shape
+    if not shape.moe:
+        return [1]
+    return _divisors(math.gcd(shape.experts, chosen["dp"] * chosen["cp"]))
+
+
+def _ep_check(space: Space, chosen: Chosen) -> str | None:
+    ep, shape = chosen["ep"], space.shape
+    if ep == 1:
+        return None
+    if not shape.moe:
+        return "ep applies to a mixture of experts"
+    if shape.experts % ep:
+        return "ep does not divide the experts"
+    if (chosen["dp"] * chosen["cp"]) % ep:
+        return "ep does not divide dp·cp"
+    return None
+
+
 DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("tp", lambda sp, ch: _divisors(sp.gpus), ranks=True,
               check=lambda sp, ch: "tp does not divide the heads" if sp.shape.heads % ch["tp"] else None),
     Dimension("pp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True,
               check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else
               "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
-    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived="follows from the GPUs over tp × pp"),
+    Dimension("cp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True, check=_cp_check),
+    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived="follows from the GPUs over tp × pp × cp"),
+    Dimension("ep", _experts, check=_ep_check),
     Dimension("micro_batch", lambda sp, ch: sp.micro_batch_sizes,
               check=lambda sp, ch: _BATCH
               if sp.global_batch % (ch["dp"] * ch["micro_batch"]) else None),
@@ -194,8 +230,8 @@ class PlanRow(JSONFields):
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result
-        parts = ("compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
-                 "optimizer_s", "param_gather_s")
+        parts = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s", "pp_exposed_s",
+                 "dp_exposed_s", "contention_s", "expert_dp_s", "optimizer_s", "param_gather_s")
         return {"rank": self.rank, **self.settings(), "framework": r.framework, "step_s": real(self.step_s),
                 "memory_bytes": real(self.memory_bytes), "mfu": None if self.mfu is None else real(self.mfu),
                 "behind_s": real(self.behind_s), "behind": real(self.behind),
@@ -294,7 +330,9 @@ def _label(c: StepConfig) -> str:
     recompute = {"selective": "sel", "full": "full"}.get(c.recompute, "")
     extra = [x for x, on in ((recompute, c.recompute != "none"),
                              ("sp", c.sequence_parallel), (f"z{c.zero}", c.zero > 0)) if on]
-    return " ".join([f"tp{c.tp}", f"pp{c.pp}", f"dp{c.dp}", f"b{c.micro_batch}", schedule, *extra])
+    ranks = [x for x, on in ((f"tp{c.tp}", True), (f"cp{c.cp}", c.cp > 1), (f"pp{c.pp}", True),
+                             (f"dp{c.dp}", True), (f"ep{c.ep}", c.ep > 1)) if on]
+    return " ".join([*ranks, f"b{c.micro_batch}", schedule, *extra])
 
 
 def _reason(exc: InputError) -> str:
@@ -336,6 +374,9 @@ _NOT_HELD = {"shape": "is an argument of its own", "gpu": "is an argument of its
 def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None,
            micro_batch_sizes: Sequence[int] | None, top: int, fixed: dict[str, Any]) -> Space:
     """The search space of :func:`plan`'s arguments, each checked."""
+    if hasattr(shape, "transformer") and hasattr(shape, "settings"):  # a model's description (describe/)
+        fixed = {**shape.settings, **fixed}
+        shape = shape.transformer()
     positive(nodes, "nodes")
     positive(global_batch, "global_batch")
     positive(top, "top")
@@ -397,8 +438,10 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
 
     Parameters
     ----------
-    shape : TransformerShape
-        The model.
+    shape : TransformerShape or ModelDescription
+        The model: a shape, or a model's description (:func:`costmodel.describe.load_model`: a preset such
+        as ``"gpt-3-175b"``, a model file, or :func:`costmodel.describe.read_hf_config`), whose step
+        settings (``dropout=False`` for Mixtral) are held unless *fixed* gives them.
     gpu : str or GPU
         A GPU preset's name (``costmodel gpus``) or a GPU: it prices each operation and its node network
         prices the communication (:func:`~costmodel.step.model.gpu_topology`), its memory bounds each

@@ -21,6 +21,9 @@ from costmodel.step.planner import DIMENSIONS, plan
 SMALL = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024)
 """A small model: each step prices in milliseconds."""
 
+SMALL_MOE = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024, experts=4, top_k=2)
+"""A small mixture of experts: four routed experts, two per token."""
+
 MACHINE = {"gpu": "a100-80gb", "nodes": 1, "global_batch": 16, "micro_batch_sizes": (1, 2)}
 """One node of 8 A100s."""
 
@@ -97,7 +100,7 @@ def test_the_bounds_hold_and_the_memory_is_the_steps():
     for c in _every(SMALL, **MACHINE):
         r = price_step(c)
         b = lower_bound(c)
-        assert b.work_s == r.compute_s + r.tp_comm_s
+        assert b.work_s == r.compute_s + r.tp_comm_s + r.cp_comm_s + r.ep_comm_s
         assert b.work_s <= b.pipeline_s and b.step_s <= r.step_s
         assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
 
@@ -110,14 +113,24 @@ CONFIGS = st.fixed_dictionaries({
     "tp": st.sampled_from([1, 2, 4]), "pp": st.sampled_from([1, 2, 4]), "dp": st.sampled_from([1, 2, 4]),
     "microbatches": st.sampled_from([4, 8]), "recompute": st.sampled_from(["none", "full"]),
     "zero": st.sampled_from([0, 1, 2]), "framework": st.sampled_from([None, "megatron", "deepspeed", "ddp"]),
-    "sequence_parallel": st.booleans()})
+    "sequence_parallel": st.booleans(), "cp": st.sampled_from([1, 2, 4]), "ep": st.sampled_from([1, 2, 4])})
+
+SHAPES = st.sampled_from([
+    TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024),
+    TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024, experts=4, top_k=2),
+    TransformerShape(layers=8, hidden=512, heads=8, kv_groups=2, sequence=256, vocabulary=1024, gated=True,
+                     ffn_factor=Fraction(7, 2), experts=8, top_k=2, shared_experts=1, dense_layers=1,
+                     tied_embeddings=False)])
+"""A dense model, a plain mixture of experts, and one with shared experts and a dense first layer."""
 
 
-@settings(max_examples=25, deadline=None)
-@given(chosen=CONFIGS, schedule=SCHEDULES)
-def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule):
+@settings(max_examples=60, deadline=None)
+@given(chosen=CONFIGS, schedule=SCHEDULES, shape=SHAPES)
+def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule, shape):
+    """With cp's ring-attention sends and ep's all-to-alls and expert reduction too."""
     name, chunks = schedule
-    shape = TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024)
+    if not shape.moe:
+        chosen = {**chosen, "ep": 1}
     if (chosen["framework"] == "megatron" and chosen["zero"] == 2) or chosen["framework"] == "ddp":
         chosen = {**chosen, "zero": 0}  # the stages each has
     try:
@@ -126,8 +139,65 @@ def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule):
     except InputError:
         return
     b = lower_bound(c)
+    assert b.work_s == r.compute_s + r.tp_comm_s + r.cp_comm_s + r.ep_comm_s
     assert b.work_s <= b.pipeline_s and b.step_s <= r.step_s
+    assert b.expert_dp_s == r.expert_dp_s and b.optimizer_s == r.optimizer_s
     assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
+
+
+@pytest.mark.parametrize("shape", [
+    TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024, experts=8, top_k=2,
+                     dense_layers=1),
+    TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024)])
+@pytest.mark.parametrize("zero", [0, 1])
+def test_a_later_stage_reducing_more_gradients_does_not_wait_for_the_backward_way_out(shape, zero):
+    """The first stage's dense layer (or a short first stage) leaves a later stage the most gradients: its
+    reduction starts when its own compute ends, before the backward has left the stages before it."""
+    layers = {} if shape.moe else {"stage_layers": (1, 7)}
+    c = StepConfig.of(shape=shape, gpu="h100-sxm", pp=2, dp=4, microbatches=8, framework="megatron", zero=zero,
+                      allow_oom=True, **layers)
+    r, b = price_step(c), lower_bound(c)
+    assert r.dp_exposed_s > 0 and b.step_s <= r.step_s
+
+
+def test_pruning_is_exact_for_a_mixture_of_experts_with_cp_and_ep():
+    """Expert parallelism over dp·cp, context parallelism and their communication, pruned exactly."""
+    every = plan(SMALL_MOE, top=10_000, **MACHINE)
+    assert every.refused_count("pruned") == 0
+    assert {r.config.ep for r in every.rows} == {1, 2, 4} and {r.config.cp for r in every.rows} >= {1, 2, 4}
+    exhaustive = sorted(price_step(r.config).step_s for r in every.rows)
+    for top in (1, 5):
+        p = plan(SMALL_MOE, top=top, **MACHINE)
+        assert [r.step_s for r in p.rows] == exhaustive[:top] and p.priced < p.fitting
+    for r in every.rows:
+        c = r.config
+        assert c.dp * c.cp % c.ep == 0 and SMALL_MOE.experts % c.ep == 0
+        assert c.tp * c.cp * c.pp * c.dp == 8
+        b = lower_bound(c)
+        assert b.step_s <= r.step_s and memory_of(c) == (r.result.memory, r.result.memory_capacity_bytes)
+
+
+def test_cp_and_ep_are_refused_where_they_do_not_apply():
+    odd = TransformerShape(layers=4, hidden=512, heads=8, sequence=250, vocabulary=1024)  # 250 = 2·125
+    p = plan(odd, top=10_000, **MACHINE)
+    assert {r.config.cp for r in p.rows} == {1}  # 2·cp = 4 and 8 do not divide 250
+    assert {r.config.ep for r in p.rows} == {1}  # a dense model
+    reasons = {r.reason for r in p.refused}
+    assert "cp does not split the sequence into 2·cp equal chunks" in reasons
+    with pytest.raises(InputError, match="ep= applies to a mixture of experts|no configuration"):
+        plan(SMALL, ep=2, **MACHINE)
+    held = plan(SMALL_MOE, top=3, ep=4, cp=2, **MACHINE)
+    assert {(r.config.ep, r.config.cp) for r in held.rows} == {(4, 2)}
+
+
+def test_a_model_description_is_planned_with_its_settings():
+    from costmodel.describe import load_model
+
+    mixtral = load_model("mixtral-8x7b").with_shape(layers=4, sequence=256)
+    p = plan(mixtral, gpu="h100-sxm", nodes=1, global_batch=16, micro_batch_sizes=(1,), top=2)
+    assert p.rows[0].config.dropout is False and p.rows[0].config.shape.experts == 8
+    assert plan(mixtral, gpu="h100-sxm", nodes=1, global_batch=16, micro_batch_sizes=(1,), top=2,
+                dropout=True).rows[0].config.dropout is True
 
 
 def test_inflight_is_the_simulated_timelines():
@@ -168,8 +238,9 @@ def test_bad_input(arguments, message):
 
 
 def test_a_batch_no_configuration_divides_names_the_nearest():
-    shape = TransformerShape(layers=2, hidden=512, heads=2, sequence=256, vocabulary=1024)
-    # 16 GPUs, tp ≤ 2 and pp ≤ 2: dp is at least 4, so 18 divides by no dp × micro-batch
+    shape = TransformerShape(layers=2, hidden=512, heads=2, sequence=250, vocabulary=1024)
+    # 16 GPUs, tp ≤ 2, pp ≤ 2 and cp = 1 (2·cp does not divide 250 for cp > 1): dp is at least 4, so 18
+    # divides by no dp × micro-batch
     with pytest.raises(InputError) as e:
         plan(shape, gpu="a100-80gb", nodes=2, global_batch=18, micro_batch_sizes=(1,))
     assert str(e.value) == ("global_batch=18 is not a multiple of dp × micro-batch for any configuration of 16 "
