@@ -46,7 +46,8 @@ def _report(name: str, seconds: float, cpu: float, p: object) -> bool:
     for row in p.rows[:3]:  # type: ignore[attr-defined]
         c = row.config
         schedule = f"interleaved ×{c.chunks}" if c.schedule == "interleaved" else c.schedule
-        print(f"  #{row.rank}: tp {c.tp} × pp {c.pp} × dp {c.dp}, "
+        ranks = "".join(f" × {k} {getattr(c, k)}" for k in ("cp", "ep") if getattr(c, k) > 1)
+        print(f"  #{row.rank}: tp {c.tp} × pp {c.pp} × dp {c.dp}{ranks}, "
               f"micro-batch {c.micro_batch} × "
               f"{c.microbatches}, {schedule}, recompute {c.recompute}, sp {c.sequence_parallel}, "
               f"ZeRO {c.zero}: "

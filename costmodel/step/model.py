@@ -111,7 +111,7 @@ from costmodel.references import (
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
 from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
-from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
+from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops
 from costmodel.step.frameworks import DataParallel, data_parallel
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
@@ -150,6 +150,7 @@ __all__ = [
     "order_facts",
     "price_step",
     "step",
+    "work_bound",
 ]
 
 _SOURCES = (
@@ -436,12 +437,13 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         dense = _shape_work(shape, dense=True, **work)[0]
     routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
     grad = _grad_element(c, mode)
-    split = [shape.layer_weights(i) for i in range(shape.layers)]
-    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same)
-    grads = [Fraction(replicated + (routed_weights if c.ep == 1 else 0), tp) * grad
-             for replicated, routed_weights in split]
-    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad
-                    for _, routed_weights in split)
+    split = _layer_weights(shape)
+    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
+    # each distinct layer's gradients computed once (the layers are alike but for dense first ones)
+    kinds = {pair: (Fraction(pair[0] + (pair[1] if c.ep == 1 else 0), tp) * grad,
+                    Fraction(0 if c.ep == 1 else pair[1], tp * c.ep) * grad) for pair in set(split)}
+    grads = [kinds[pair][0] for pair in split]
+    experts = tuple(kinds[pair][1] for pair in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
@@ -645,7 +647,11 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
     routed = model.routed or (False,) * len(model.layers)
+    previous: tuple[Any, Any, bool, Unit] | None = None
     for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
+        if previous is not None and previous[0] is w and previous[1] == g and previous[2] == moe:
+            units.append(previous[3])  # a layer like the one before: the same unit (most layers are)
+            continue
         tp = 2 * tp_layer + (tp_layer if redo else 0)
         a2a = 2 * alltoall if moe else Fraction(0)
         forward = w.forward + tp_layer + cp_f + a2a
@@ -657,6 +663,7 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
                           gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
                           (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
+        previous = None if i == 0 else (w, g, moe, units[-1])  # layer 0's unit holds the embedding too
     out: list[list[Unit]] = []
     start = 0
     for count in layout:
@@ -871,19 +878,34 @@ def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> l
     return [i for ch in range(v) for k in (ch * c.pp + s,) for i in range(starts[k], starts[k] + layout[k])]
 
 
-def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> list[tuple[int, int]]:
+def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> tuple[tuple[int, int], ...]:
     """Each pipeline device's (replicated, routed-expert) parameters before tensor and expert parallelism:
     its layers', and the embedding (and the output layer's matrix) on the first (last) stage."""
-    shape = c.shape
+    return _stage_weights(c.shape, tuple(layout), c.pp, v)
+
+
+@lru_cache(maxsize=64)
+def _layer_weights(shape: Any) -> tuple[tuple[int, int], ...]:
+    """Each layer's (replicated, routed-expert) parameters (:meth:`TransformerShape.layer_weights`),
+    remembered per shape."""
+    return tuple(shape.layer_weights(i) for i in range(shape.layers))
+
+
+@lru_cache(maxsize=1024)
+def _stage_weights(shape: Any, layout: tuple[int, ...], pp: int, v: int) -> tuple[tuple[int, int], ...]:
+    """:func:`_device_weights` of *shape* cut into *layout*'s virtual stages on *pp* devices, remembered:
+    the configurations a plan prices share their shape and their cuts."""
+    weights = _layer_weights(shape)
+    starts = [sum(layout[:k]) for k in range(len(layout))]
     out = []
-    for s in range(c.pp):
+    for s in range(pp):
         replicated = routed = 0
-        for i in _device_layers(c, layout, s, v=v):
-            a, b = shape.layer_weights(i)
-            replicated, routed = replicated + a, routed + b
-        heads = (s == 0) + (s == c.pp - 1 and (c.pp > 1 or not shape.tied_embeddings))
+        for k in range(s, pp * v, pp):
+            for a, b in weights[starts[k]:starts[k] + layout[k]]:
+                replicated, routed = replicated + a, routed + b
+        heads = (s == 0) + (s == pp - 1 and (pp > 1 or not shape.tied_embeddings))
         out.append((replicated + shape.vocabulary * shape.hidden * heads, routed))
-    return out
+    return tuple(out)
 
 
 def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int,
@@ -1197,12 +1219,14 @@ def _expert_reduction(c: StepConfig, run: _Prepared, *, notes: list[str]) -> Fra
     return slowest
 
 
-def memory_of(config: StepConfig) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
+def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
+              ) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
     """Each device's memory of *config*'s step and the GPU's capacity (``None`` without a GPU), exactly as
     :func:`price_step` reports them in ``memory`` and ``memory_capacity_bytes``, without pricing the step:
     the memory needs the layers of each stage and the micro-batches in flight, which the schedule's order
-    fixes (:func:`costmodel.step.memory.inflight`).  ``(None, None)`` with per-layer times.  A step that does
-    not fit is not refused here; compare the largest ``total_bytes`` with the capacity.
+    fixes (:func:`order_facts`).  ``(None, None)`` with per-layer times.  A step that does not fit is not
+    refused here; compare the largest ``total_bytes`` with the capacity.  *stages*: only those pipeline
+    devices' (in order; one over the capacity is enough to know a step does not fit).
 
     Raises :class:`~costmodel.errors.InputError` for settings that contradict each other (as
     :func:`price_step` would for the same reasons).
@@ -1215,7 +1239,8 @@ def memory_of(config: StepConfig) -> tuple[tuple[DeviceMemory, ...] | None, Frac
     check_layers(c.shape.layers)
     _check_experts(c)
     layout = _layout(c, c.shape.layers, v)
-    memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v)
+    memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v,
+                            stages=stages)
     return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)
 
 
@@ -1236,7 +1261,18 @@ def order_facts(schedule: str, stages: int, *, microbatches: int, chunks: int) -
 
     >>> order_facts("1f1b", 4, microbatches=8, chunks=1).inflight
     (4, 3, 2, 1)
+
+    1F1B, and interleaved 1F1B with the micro-batches a multiple of the stages, are counted in closed
+    form: device s runs min(pp − s, m) forwards (1F1B), or min(2(pp − s − 1) + (v − 1)·pp + 1, m·v)
+    chunk-forwards (interleaved: Megatron-LM's warm-up, then one more), before its first backward
+    (Narayanan et al. 2021, sections 2.2.1 and 2.2.2), and ends with the last micro-batch's backward of its
+    first chunk; a test checks both against the orders.
     """
+    if schedule == "1f1b" or (schedule == "interleaved" and stages > 1 and microbatches % stages == 0):
+        v = chunks if schedule == "interleaved" else 1
+        warm = ([min(stages - s, microbatches) for s in range(stages)] if v == 1 else
+                [min(2 * (stages - s - 1) + (v - 1) * stages + 1, microbatches * v) for s in range(stages)])
+        return OrderFacts(inflight=tuple(warm), last=(("B", microbatches - 1, 0),) * stages)
     orders = [order(schedule, s, stages=stages, microbatches=microbatches, chunks=chunks)
               for s in range(stages)]
     return OrderFacts(inflight=tuple(peak_inflight((op for op, _, _ in o), split=schedule in SPLIT)
@@ -1276,10 +1312,11 @@ def lower_bound(config: StepConfig) -> StepBound:
     forward on the stages before it, each sent on: it starts no earlier than Σ_{k<s} (F_k + send).  It then
     runs its whole work, m · Σ_chunks (F + B), one operation at a time (the communication on the critical
     path included: the tensor-parallel collectives, ring attention's sends beyond the attention they
-    overlap, an MoE layer's all-to-alls, each priced as :func:`price_step` prices it).  In the schedules that do not split the backward its last operation is
-    the backward of some micro-batch on its first chunk (a backward on a later chunk is followed, on the same
-    device, by that micro-batch's backward on the chunk before), after which the stages before it each run
-    that backward in turn: Σ_{k<s} (send + B_k).  So the pipeline ends no earlier than
+    overlap, an MoE layer's all-to-alls, each priced as :func:`price_step` prices it).  In the schedules
+    that do not split the backward its last operation is the backward of some micro-batch on its first
+    chunk (a backward on a later chunk is followed, on the same device, by that micro-batch's backward on
+    the chunk before), after which the stages before it each run that backward in turn:
+    Σ_{k<s} (send + B_k).  So the pipeline ends no earlier than
 
         max_s  Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s + Σ_{k<s} (B_k + send)
 
@@ -1304,15 +1341,12 @@ def lower_bound(config: StepConfig) -> StepBound:
     run = _prepare(c, notes=[])
     p, v, m = run.pp, run.v, run.m
     split = run.name in SPLIT
-    forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
+    forward, backward, weight = _stage_totals(run)
     op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
-    works, own, tails = [], [], []
+    works, own, tails = _works(run), [], []
     for s in range(p):
-        work = m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
-                       Fraction(0))
         head = sum((forward[k] + run.send for k in range(s)), Fraction(0))
-        works.append(work)
-        own.append(head + work)  # device s's compute ends no earlier
+        own.append(head + works[s])  # device s's compute ends no earlier
         tails.append(Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0)))
     after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
     optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.zero)
@@ -1323,12 +1357,32 @@ def lower_bound(config: StepConfig) -> StepBound:
         last = order_facts(run.name, p, microbatches=m, chunks=v).last
         for s in range(p):
             if last[s][0] == "B" and last[s][1] == m - 1:
-                grads = sum((u.gradient_bytes for ch in range(v) for u in run.stage_units[ch * p + s]),
-                            Fraction(0))
+                grads = sum((n * u.gradient_bytes for ch in range(v)
+                             for u, n in runs(run.stage_units[ch * p + s])), Fraction(0))
                 if grads:
                     after_s[s] = reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
     ends = [own[s] + max(tails[s], after_s[s]) for s in range(p)]
     return StepBound(work_s=max(works), pipeline_s=max(ends), expert_dp_s=experts, optimizer_s=optimizer)
+
+
+def work_bound(config: StepConfig) -> Fraction:
+    """``lower_bound(config).work_s`` alone: the busiest device's work over the step (its compute and the
+    communication on its critical path), the same for every schedule and ZeRO stage."""
+    return max(_works(_prepare(config, notes=[])))
+
+
+def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
+    """Each virtual stage's F, B and W of one micro-batch (:func:`~costmodel.step.device.totals`)."""
+    forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
+    return forward, backward, weight
+
+
+def _works(run: _Prepared) -> list[Fraction]:
+    """Each device's work over the step, m · Σ_chunks (F + B + W)."""
+    p, v = run.pp, run.v
+    forward, backward, weight = _stage_totals(run)
+    return [run.m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
+                        Fraction(0)) for s in range(p)]
 
 
 def _after_backward(c: StepConfig, run: _Prepared
@@ -1439,8 +1493,9 @@ def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: 
 
 
 def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
-                   layout: Sequence[int], *, name: str, v: int) -> tuple[DeviceMemory, ...] | None:
-    """Each device's memory (a shape only; see :func:`_memory`)."""
+                   layout: Sequence[int], *, name: str, v: int,
+                   stages: Sequence[int] | None = None) -> tuple[DeviceMemory, ...] | None:
+    """Each device's memory (a shape only; see :func:`_memory`), or *stages*' only."""
     if c.shape is None:
         return None
     pp, tp = c.pp, c.tp
@@ -1454,7 +1509,7 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
         cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
-        weights=_device_weights(c, layout, v=v))
+        weights=_device_weights(c, layout, v=v), stages=stages)
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:

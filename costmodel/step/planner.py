@@ -47,7 +47,7 @@ from costmodel.errors import InputError
 from costmodel.references import LAND_1960, NARAYANAN_2021_MEGATRON
 from costmodel.step.config import StepConfig
 from costmodel.step.frameworks import zero_stages
-from costmodel.step.model import StepResult, lower_bound, memory_of, price_step
+from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, work_bound
 from costmodel.validate import positive
 
 __all__ = ["CITED", "DIMENSIONS", "MICRO_BATCH_SIZES", "Dimension", "Plan", "PlanPoint", "PlanRow", "Refusal",
@@ -411,7 +411,12 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     for chosen in leaves:
         config = dataclasses.replace(base, **chosen)
         try:
-            memory, _ = memory_of(config)
+            # the first device (the most micro-batches in flight) and the last (the logits) first: most
+            # that do not fit are known from them
+            memory, _ = memory_of(config, stages=sorted({0, config.pp - 1}))
+            assert memory is not None
+            if max(d.total_bytes for d in memory) <= capacity and config.pp > 2:
+                memory, _ = memory_of(config)
         except InputError as exc:
             key = ("invalid", _reason(exc))
             refused[key] = refused.get(key, 0) + 1
@@ -518,7 +523,7 @@ def _search(fitting: list[tuple[StepConfig, Fraction]], *, top: int
         key = tuple(getattr(config, d.name) for d in DIMENSIONS if d.name not in _LEVEL0_VARIES)
         if key not in work:
             try:
-                work[key] = lower_bound(dataclasses.replace(config, schedule="1f1b", chunks=None)).work_s
+                work[key] = work_bound(dataclasses.replace(config, schedule="1f1b", chunks=None))
             except InputError:
                 work[key] = Fraction(0)  # refused when its own bound is computed
         heap.append((work[key], i, 0))

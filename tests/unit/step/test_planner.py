@@ -200,6 +200,20 @@ def test_a_model_description_is_planned_with_its_settings():
                 dropout=True).rows[0].config.dropout is True
 
 
+def test_the_closed_forms_of_1f1b_and_interleaved_are_the_orders():
+    from costmodel.pipeline.orders import order
+    from costmodel.pipeline.simulate import peak_inflight
+
+    for p in (2, 3, 4, 8, 16):
+        for v in (1, 2, 3, 4):
+            name = "interleaved" if v > 1 else "1f1b"
+            for m in [*range(p, 5 * p + 1, p), *((1, 2, 3, 5) if v == 1 else ())]:
+                orders = [order(name, s, stages=p, microbatches=m, chunks=v) for s in range(p)]
+                facts = order_facts(name, p, microbatches=m, chunks=v)
+                assert facts.inflight == tuple(peak_inflight((op for op, _, _ in o), split=False) for o in orders)
+                assert facts.last == tuple(o[-1] for o in orders)
+
+
 def test_inflight_is_the_simulated_timelines():
     from costmodel.pipeline.simulate import peak_inflight, simulate_stages
 
