@@ -169,9 +169,9 @@ _SHOWN = {"p", "seed"}
 
 _STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "efficiency", "ep", "experts",
            "framework", "global_batch", "gpus_per_node", "inner", "intra", "layers", "max_bytes",
-           "micro_batch_sizes", "min_bytes", "net_latency", "nodes", "outer", "p_max", "p_min", "param_gather",
-           "peak_flops", "points", "prefetch", "ranks", "shared_experts", "slowdown", "stage_layers", "top",
-           "top_k", "zero"}
+           "micro_batch_sizes", "min_bytes", "net_latency", "nodes", "outer", "p_max", "p_min",
+           "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts", "slowdown",
+           "stage_layers", "top", "top_k", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

@@ -1,8 +1,8 @@
 """The ``plan`` command: every parallel configuration of a model on a machine, the fastest ranked.
 
 It reads a transformer shape (the options of ``step``, cli/shape.py: a preset with ``--model``, a Hugging
-Face ``config.json`` with ``--hf-config``, or the shape's options, a mixture of experts' included), a GPU, the nodes and a global
-batch, makes one call to :func:`costmodel.step.planner.plan` and emits the
+Face ``config.json`` with ``--hf-config``, or the shape's options, a mixture of experts' included), a GPU,
+the nodes and a global batch, makes one call to :func:`costmodel.step.planner.plan` and emits the
 :class:`~costmodel.step.planner.Plan`, whose human rendering is declared here: the best configuration,
 the ranked table, what was refused and why, and the bound the search pruned with.
 ``costmodel plot plan`` takes the same options (:data:`PLAN_OPTIONS`).
@@ -95,10 +95,10 @@ Top = Annotated[int, option("--top", metavar="N", panel=_SEARCH, help="Configura
 
 
 def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
-                      hidden: int | None, heads: int | None, seq: int | None, vocab: int | None, ffn: str | None,
-                      kv_groups: int | None, gated: bool | None, gpu: str, nodes: int, gpus_per_node: int | None,
-                      global_batch: int, micro_batch_sizes: str | None, framework: str,
-                      fix: list[str] | None, top: int, **moe: Any) -> Plan:
+                      hidden: int | None, heads: int | None, seq: int | None, vocab: int | None,
+                      ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int,
+                      gpus_per_node: int | None, global_batch: int, micro_batch_sizes: str | None,
+                      framework: str, fix: list[str] | None, top: int, **moe: Any) -> Plan:
     """The plan the options describe (one call of :func:`costmodel.step.planner.plan`); *moe* holds the
     options of a mixture of experts (:data:`costmodel.cli.shape.MOE_OPTIONS`)."""
     import dataclasses
@@ -113,8 +113,8 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
         raise TypeError(f"unknown options {sorted(unknown)}")
     description = described(model=model, hf_config=hf_config, seq=seq)
     notes = list(description.notes)
-    shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
-                            ffn=ffn, kv_groups=kv_groups, gated=gated, notes=notes,
+    shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq,
+                            vocab=vocab, ffn=ffn, kv_groups=kv_groups, gated=gated, notes=notes,
                             **{name: moe.get(name) for name in MOE_OPTIONS})
     if shape is None:
         raise InputError("plan needs a transformer shape: --model NAME, --hf-config FILE, or --layers "
@@ -127,7 +127,7 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
     if "framework" in fixed:
         raise InputError("the framework is an option of its own, --framework NAME; drop it from --fix")
     sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
-    held = {**description.settings, **fixed}  # the model's own settings (Mixtral: no dropout), --fix over them
+    held = {**description.settings, **fixed}  # the model's settings (Mixtral: no dropout), --fix over them
     found = plan(shape, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node, global_batch=global_batch,
                  micro_batch_sizes=sizes, top=top, framework=framework, **held)
     return dataclasses.replace(found, notes=(*notes, *found.notes)) if notes else found
@@ -178,7 +178,7 @@ only when it could still make the top N: the ranking is exact.
 
 Example: costmodel plan {EXAMPLE} --top 5
 
-Example: costmodel plan --model gpt-3-175b --gpu a100-80gb --nodes 64 --global-batch 1536 --top 3
+Example: costmodel plan --model mixtral --layers 4 --seq 4096 --gpu h100-sxm --nodes 1 --global-batch 64
 """
 
 
@@ -222,7 +222,8 @@ def render_plan(p: Plan) -> Rendered:
     head = markup(
         f"[bold]plan[/bold] · {p.gpus} × {p.gpu} ({p.nodes} node{'s' if p.nodes > 1 else ''} × "
         f"{p.gpus_per_node}) · global batch {p.global_batch} · {p.framework}\n"
-        f"best: dp {b.dp} × tp {b.tp} × pp {b.pp}{cp}{ep} · {schedule_text(best)} · micro-batch {b.micro_batch} × "
+        f"best: dp {b.dp} × tp {b.tp} × pp {b.pp}{cp}{ep} · {schedule_text(best)} · "
+        f"micro-batch {b.micro_batch} × "
         f"{b.microbatches}{recompute}{sp} · ZeRO {b.zero}\n"
         f"  [bold]{format_time(best.step_s)}[/bold] per step{mfu} · {_short(best.memory_bytes)} per GPU · "
         f"{r.mode}")
@@ -235,7 +236,8 @@ def render_plan(p: Plan) -> Rendered:
                  no_wrap=True, optional=(("M",), ("recompute",), ("%",)))
     for row in p.rows:
         c = row.config
-        rows.add_row(str(row.rank), *(str(getattr(c, d)) for d in dims), str(c.micro_batch), str(c.microbatches),
+        rows.add_row(str(row.rank), *(str(getattr(c, d)) for d in dims), str(c.micro_batch),
+                     str(c.microbatches),
                      schedule_text(row), c.recompute, "yes" if c.sequence_parallel else "no", str(c.zero),
                      format_time(row.step_s), _short(row.memory_bytes),
                      "—" if row.mfu is None else format_share(row.mfu),

@@ -144,8 +144,8 @@ _activation_bytes = lru_cache(maxsize=1024)(activation_bytes)
 
 
 @lru_cache(maxsize=4096)
-def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: int, ep: int, dp: int, zero: int,
-                  prefetch: int, weight_element: Fraction, grad_element: Fraction,
+def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: int, ep: int, dp: int,
+                  zero: int, prefetch: int, weight_element: Fraction, grad_element: Fraction,
                   optimizer_element: Fraction) -> tuple[Fraction, Fraction, Fraction]:
     """A device's weights, gradients and optimizer states in bytes (module notes: ZeRO shards the replicated
     ones over the *dp* ranks, the routed experts over the dp/ep holding the same experts), remembered: the

@@ -1334,8 +1334,9 @@ def lower_bound(config: StepConfig) -> StepBound:
     Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s, plus R_s, the reduction of all its gradient bytes, and
     the step at least that plus the optimizer plus G_s, their all-gather (the data-parallel part of
     *pipeline_s*, which takes the larger of R_s + G_s and the backward's way out, Σ_{k<s} (B_k + send):
-    the stages before s are not waited for by s's own reduction).  Raises :class:`~costmodel.errors.InputError`
-    where :func:`price_step` would refuse the settings (memory apart).
+    the stages before s are not waited for by s's own reduction).  Raises
+    :class:`~costmodel.errors.InputError` where :func:`price_step` would refuse the settings (memory
+    apart).
     """
     c = config
     run = _prepare(c, notes=[])

@@ -25,8 +25,8 @@ Every configuration left unpriced then has a step at least as long as the N-th b
 is exact: the N rows are the true N fastest configurations** of the table (one tied with the N-th may
 be left out).  The bounds come in two levels: the busiest device's work, the same for every schedule and
 ZeRO stage (computed once for them all; cp and ep change it, through ring attention's sends and the
-all-to-alls, so they are part of what it is computed for), and the pipeline's, computed only for the configurations
-whose work bound did not stop the search.
+all-to-alls, so they are among the settings it is computed for), and the pipeline's, computed only for
+the configurations whose work bound did not stop the search.
 
 Every configuration uses the same GPUs for the same global batch, so the fastest step is also the most
 tokens per GPU-second and the highest MFU.
@@ -171,7 +171,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
               check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else
               "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
     Dimension("cp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True, check=_cp_check),
-    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),), derived="follows from the GPUs over tp × pp × cp"),
+    Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),),
+              derived="follows from the GPUs over tp × pp × cp"),
     Dimension("ep", _experts, check=_ep_check),
     Dimension("micro_batch", lambda sp, ch: sp.micro_batch_sizes,
               check=lambda sp, ch: _BATCH

@@ -184,7 +184,7 @@ def test_cp_and_ep_are_refused_where_they_do_not_apply():
     assert {r.config.ep for r in p.rows} == {1}  # a dense model
     reasons = {r.reason for r in p.refused}
     assert "cp does not split the sequence into 2·cp equal chunks" in reasons
-    with pytest.raises(InputError, match="ep= applies to a mixture of experts|no configuration"):
+    with pytest.raises(InputError, match=r"ep= applies to a mixture of experts|no configuration"):
         plan(SMALL, ep=2, **MACHINE)
     held = plan(SMALL_MOE, top=3, ep=4, cp=2, **MACHINE)
     assert {(r.config.ep, r.config.cp) for r in held.rows} == {(4, 2)}
