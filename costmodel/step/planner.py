@@ -196,7 +196,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
 """The settings :func:`plan` varies, in the order it chooses them (see the module notes)."""
 
 _LEVEL0_VARIES = ("schedule", "chunks", "zero")
-"""The settings the first bound (the busiest device's work) does not depend on."""
+"""The settings the first bound (the busiest device's work) does not depend on.  cp and ep are not among
+them: ring attention's exposed sends and the all-to-alls are part of that work."""
 
 
 @dataclass(frozen=True, slots=True)

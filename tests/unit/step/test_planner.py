@@ -177,6 +177,26 @@ def test_pruning_is_exact_for_a_mixture_of_experts_with_cp_and_ep():
         assert b.step_s <= r.step_s and memory_of(c) == (r.result.memory, r.result.memory_capacity_bytes)
 
 
+def test_the_first_bound_level_groups_only_what_it_does_not_depend_on():
+    """The busiest device's work is the same across schedules, chunks and ZeRO stages (_LEVEL0_VARIES), and
+    cp and ep change it (ring attention's sends, the all-to-alls), so they stay in its key."""
+    import dataclasses
+
+    from costmodel.step.model import work_bound
+
+    rows = plan(SMALL_MOE, top=10_000, **MACHINE).rows
+    for r in rows:
+        once = work_bound(dataclasses.replace(r.config, schedule="1f1b", chunks=None))
+        assert lower_bound(r.config).work_s == once == work_bound(r.config)
+    by_rest: dict[tuple, set] = {}
+    for r in rows:
+        c = r.config
+        rest = (c.tp, c.pp, c.dp * c.cp, c.micro_batch * c.cp, c.recompute, c.sequence_parallel)
+        by_rest.setdefault(rest, set()).add((c.cp, c.ep, work_bound(c)))
+    varies = [works for works in by_rest.values() if len({w for _, _, w in works}) > 1]
+    assert varies  # the same GPUs and tokens per rank, another cp or ep: another work
+
+
 def test_cp_and_ep_are_refused_where_they_do_not_apply():
     odd = TransformerShape(layers=4, hidden=512, heads=8, sequence=250, vocabulary=1024)  # 250 = 2·125
     p = plan(odd, top=10_000, **MACHINE)
