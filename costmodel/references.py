@@ -320,6 +320,15 @@ NARAYANAN_2021_MEGATRON = Citation(
     url="https://doi.org/10.1145/3458817.3476209",
 )
 
+LAND_1960 = Citation(
+    key="land1960",
+    authors="A. H. Land, A. G. Doig",
+    title="An Automatic Method of Solving Discrete Programming Problems",
+    venue="Econometrica 28(3), 497-520",
+    year=1960,
+    url="https://doi.org/10.2307/1910129",
+)
+
 QI_2024 = Citation(
     key="qi2024",
     authors="P. Qi, X. Wan, G. Huang, M. Lin",
@@ -1065,7 +1074,7 @@ CITATIONS: dict[str, Citation] = {
         TRAFF_2020, IEEE_8023, IBTA_SPEC, NVIDIA_A100, NVIDIA_H100, SERGEEV_2018, NCCL, MPICH_SMP,
         LEE_2020, WAN_2020,
         HUANG_2019, NARAYANAN_2021_FLUSH, NARAYANAN_2021_MEGATRON, QI_2024,
-        GOYAL_2017,
+        LAND_1960, GOYAL_2017,
         MCMAHAN_2017,
         RAJBHANDARI_2020, KORTHIKANTI_2022,
         LI_2014, DEAN_2012, SHOEYBI_2019, FEDUS_2022, LEPIKHIN_2021, HO_2013, MITLIAGKAS_2016,

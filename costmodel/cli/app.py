@@ -23,6 +23,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "consensus": ("consensus", "gossip-step", "gossip-vs-allreduce"),
     "pipeline": ("bubble",),
     "step": ("step",),
+    "plan": ("plan",),
     "flops": ("flops",),
     "training": ("loss", "gradient", "fedavg", "memory", "compress", "error-feedback", "traffic"),
     "privacy": ("privacy",),

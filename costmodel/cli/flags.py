@@ -81,6 +81,7 @@ FLAGS = {
     "gpu": "--gpu",
     "global_batch": "--global-batch",
     "gpus": "--dp",
+    "gpus_per_node": "--gpus-per-node",
     "gradient_bytes": "--gradient-bytes",
     "groups": "--groups",
     "heads": "--heads",
@@ -94,6 +95,7 @@ FLAGS = {
     "max_bytes": "--max",
     "method": "--method",
     "micro_batch": "--micro-batch",
+    "micro_batch_sizes": "--micro-batch-sizes",
     "microbatches": "-m",
     "min_bytes": "--min",
     "n": "-n",
@@ -146,6 +148,7 @@ FLAGS = {
     "timeout_s": "--timeout",
     "tokens": "--tokens",
     "top_k": "--top-k",
+    "top": "--top",
     "tp": "--tp",
     "tp_link": "--tp-link",
     "vector": "--vector",
@@ -194,13 +197,13 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bw_inter", "bw_intra", "channels", "cpu", "dense_layers", "efficiency", "ep", "experts",
-           "framework", "inner", "intra", "layers", "max_bytes", "min_bytes", "net_latency", "nodes", "outer",
-           "p_max", "p_min", "param_gather", "peak_flops", "points", "prefetch", "ranks", "shared_experts",
-           "slowdown", "stage_layers", "top_k", "zero",
-           "q", "noise_multiplier", "delta", "target_epsilon", "clip", "epochs", "population",
-           "clients_per_round", "dataset", "sampled", "fastest", "bits", "draws", "deadline",
-           "lr", "lr_local", "lr_global", "mu"}
+_STATED = {"arch", "bits", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip", "cpu", "dataset",
+           "deadline", "delta", "dense_layers", "draws", "efficiency", "ep", "epochs", "experts", "fastest",
+           "framework", "global_batch", "gpus_per_node", "inner", "intra", "layers", "lr", "lr_global",
+           "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency", "nodes",
+           "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
+           "population", "prefetch", "q", "ranks", "sampled", "shared_experts", "slowdown", "stage_layers",
+           "target_epsilon", "top", "top_k", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

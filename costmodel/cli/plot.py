@@ -1,4 +1,5 @@
-"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step``: the models drawn to PNG or SVG.
+"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step|plan``: the models drawn to PNG or
+SVG.
 
 Each command computes its data with :mod:`costmodel.plots` (one call), draws it to
 ``--out FILE.png|FILE.svg`` (never over an existing file without ``--force``; needs the
@@ -55,6 +56,8 @@ from costmodel.cli.options import (
 )
 from costmodel.cli.output import emit
 from costmodel.cli.pipeline import Backward, Chunks, Forward, Microbatches, Stages, Weight
+from costmodel.cli.plan import EXAMPLE as PLAN_EXAMPLE
+from costmodel.cli.plan import plan_arguments, plan_from_options, plan_options
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.step import StepCommand, parse_sweep, step_options
 from costmodel.cli.step import Sweep as StepSweepOption
@@ -66,7 +69,7 @@ app = typer.Typer()
 plot_app = typer.Typer(no_args_is_help=True,
                        help="Draw the models: time against size, best-algorithm regions, α/β/γ "
                             "breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, "
-                            "a training step (PNG or SVG; needs the plot extra).")
+                            "a training step, a plan's frontier (PNG or SVG; needs the plot extra).")
 app.add_typer(plot_app, name="plot")
 
 _OUTPUT = "Output"
@@ -351,6 +354,32 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     knob, swept = parse_sweep(sweep)
     data = sweep_step(knob.name, swept, **command.arguments((knob, swept)))
     _finish("step sweep", data, draw_step_sweep, target, force=force, as_json=as_json)
+
+
+_PLAN_HELP = f"""A plan's frontier: each configuration it priced, step time against memory per GPU, the front.
+
+The options are those of `costmodel plan`. The ranked rows are filled, the best starred, the front of the
+priced configurations joined and the GPU's memory drawn; configurations the bound pruned are slower than
+the last row and are not drawn.
+
+Example: costmodel plot plan {PLAN_EXAMPLE} -o plan.png
+"""
+
+
+@plot_app.command("plan")
+@plan_options(inspect.Parameter("out", _KEYWORD, default=None, annotation=Out),
+              inspect.Parameter("force", _KEYWORD, default=False, annotation=Force),
+              inspect.Parameter("as_json", _KEYWORD, default=False, annotation=Json))
+def plan_command(**values: Any) -> None:
+    from costmodel.plots import draw_plan_frontier
+
+    out, force, as_json = values["out"], values["force"], values["as_json"]
+    target = _target(out, force, as_json)
+    data = plan_from_options(**plan_arguments(values))
+    _finish("plan", data, draw_plan_frontier, target, force=force, as_json=as_json)
+
+
+plan_command.__doc__ = _PLAN_HELP  # its example names the shape of costmodel plan's help
 
 
 @renders("costmodel.cli.plot._Plotted")

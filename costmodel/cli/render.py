@@ -58,6 +58,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.training.federated_steps.FedProxStep", "costmodel.training.federated_steps.ScaffoldRound",
         "costmodel.training.federated_steps.FedNovaRound"),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
+    "costmodel.cli.plan": ("costmodel.step.planner.Plan",),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),
     "costmodel.cli.training": (
         "costmodel.training.loss.WeightedLoss", "costmodel.training.loss.WeightedGradient",

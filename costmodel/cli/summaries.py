@@ -22,6 +22,7 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('gossip-vs-allreduce', 'Gossip until the disagreement shrinks by EPS, against one ring all-reduce: rounds, bytes, time.'),
     ('bubble', 'Simulate a pipeline schedule: its bubble, peak in-flight micro-batches and (--timeline) timeline.'),
     ('step', 'Price one training step: compute per operation on a GPU, TP, pipeline and DP communication, memory.'),
+    ('plan', 'Rank every parallel configuration of a model on a machine: the fastest that fit, searched exactly.'),
     ('flops', 'FLOPs of one training iteration of a transformer: per layer, logits, total, per token, 6·N check.'),
     ('loss', 'Sample-weighted global loss against the plain mean of the local losses.'),
     ('gradient', 'Local mean gradients combined by the samples behind each, against their plain mean.'),
@@ -43,5 +44,5 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('assignment', "Homework bound to students: create it from a roster, report the class's grades."),
     ('calibrate', "Measure α and β (run), or import a log and fit them (fit, report); measure a GPU's compute (compute)."),
     ('nccl', "What NCCL's own tuning model (2.30, 2.21) chooses and predicts."),
-    ('plot', "Draw the models: time against size, best-algorithm regions, α/β/γ breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, a training step (PNG or SVG; needs the plot extra)."),
+    ('plot', "Draw the models: time against size, best-algorithm regions, α/β/γ breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, a training step, a plan's frontier (PNG or SVG; needs the plot extra)."),
 )

@@ -16,6 +16,7 @@ data                   drawing                    what it shows
 :func:`nccl_plot`      :func:`draw_nccl_plot`     NCCL's model: every entry, its choice
 :func:`step_chart`     :func:`draw_step_chart`    a training step's compute and communication
 :func:`~costmodel.step.sweep_step` :func:`draw_step_sweep` step time and MFU against one knob
+:func:`~costmodel.step.planner.plan` :func:`draw_plan_frontier` step time against memory per GPU, the front
 =====================  =========================  ===========================================
 
 Every data result has ``to_dict()`` (JSON-native, SI units) and ``title``.
@@ -37,6 +38,7 @@ from costmodel.plots.calibration import calibration_plot, calibration_title, dra
 from costmodel.plots.consensus import ConsensusCurve, ConsensusPlot, consensus_plot, draw_consensus_plot
 from costmodel.plots.nccl import NcclPlot, NcclSeries, NcclSwitch, draw_nccl_plot, nccl_plot
 from costmodel.plots.pipeline import GanttBar, PipelinePanel, PipelinePlot, draw_pipeline_plot, pipeline_plot
+from costmodel.plots.plan import draw_plan_frontier
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
 from costmodel.plots.step import StepBar, StepChart, draw_step_chart, draw_step_sweep, step_chart
@@ -68,6 +70,7 @@ __all__ = [
     "draw_consensus_plot",
     "draw_nccl_plot",
     "draw_pipeline_plot",
+    "draw_plan_frontier",
     "draw_region_map",
     "draw_step_chart",
     "draw_step_sweep",

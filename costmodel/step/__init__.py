@@ -7,7 +7,9 @@ do, :mod:`~costmodel.step.overlap` schedules their all-reduces under the backwar
 :mod:`~costmodel.step.model` puts them together with the pipeline schedule into one step,
 :func:`~costmodel.step.model.step` (also ``costmodel.estimate_step``), whose settings
 :class:`~costmodel.step.config.StepConfig` declares once, and
-:mod:`~costmodel.step.sweep` varies one knob of it, :func:`~costmodel.step.sweep.sweep_step`.
+:mod:`~costmodel.step.sweep` varies one knob of it, :func:`~costmodel.step.sweep.sweep_step`, and
+:mod:`~costmodel.step.planner` searches every parallel configuration of a model on a machine for the
+fastest, :func:`~costmodel.step.planner.plan`.
 Each pipeline device runs event by event (:mod:`~costmodel.step.device`, with its communication
 stream in :mod:`~costmodel.step.stream`), placed on a machine's levels by
 :mod:`~costmodel.step.placement`, with the data-parallel schedule of its framework
@@ -66,6 +68,11 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         OverlapSchedule,
         overlap_schedule,
     )
+    from costmodel.step.planner import (
+        Plan,
+        PlanRow,
+        plan,
+    )
     from costmodel.step.sweep import (
         KNOBS,
         StepSweep,
@@ -88,6 +95,8 @@ _EXPORTS: dict[str, str] = {
     "ModelFlops": "costmodel.step.flops",
     "OverlapSchedule": "costmodel.step.overlap",
     "ParameterCount": "costmodel.step.flops",
+    "Plan": "costmodel.step.planner",
+    "PlanRow": "costmodel.step.planner",
     "StepConfig": "costmodel.step.config",
     "StepResult": "costmodel.step.model",
     "StepSweep": "costmodel.step.sweep",
@@ -102,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "model_flops": "costmodel.step.flops",
     "overlap_schedule": "costmodel.step.overlap",
     "parameters": "costmodel.step.flops",
+    "plan": "costmodel.step.planner",
     "price_step": "costmodel.step.model",
     "step": "costmodel.step.model",
     "sweep_step": "costmodel.step.sweep",
@@ -124,6 +134,8 @@ __all__ = [
     "ModelFlops",
     "OverlapSchedule",
     "ParameterCount",
+    "Plan",
+    "PlanRow",
     "StepConfig",
     "StepResult",
     "StepSweep",
@@ -138,6 +150,7 @@ __all__ = [
     "model_flops",
     "overlap_schedule",
     "parameters",
+    "plan",
     "price_step",
     "step",
     "sweep_step",

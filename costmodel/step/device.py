@@ -39,7 +39,7 @@ from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDAR
 from costmodel.step.buckets import Bucket, BucketPlan
 from costmodel.step.stream import CommStream
 
-__all__ = ["CITED", "ZERO_SOURCES", "Device", "Issued", "Unit", "totals"]
+__all__ = ["CITED", "ZERO_SOURCES", "Device", "Issued", "Unit", "runs", "totals"]
 
 CITED = (PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, DEEPSPEED, MEGATRON_LM)
 
@@ -81,8 +81,23 @@ class Unit:
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:
     """A model chunk's forward, its backward less the weight gradient, and the weight gradient: the
     F, B and W of one micro-batch in the split schedules (B + W in the others)."""
-    weight = sum((u.weight for u in units), Fraction(0))
-    return (sum((u.forward for u in units), Fraction(0)), sum((u.backward for u in units), -weight), weight)
+    forward = backward = weight = Fraction(0)
+    for unit, run in runs(units):  # a run of one unit, as most layers are, summed as a product
+        forward += run * unit.forward
+        backward += run * unit.backward
+        weight += run * unit.weight
+    return forward, backward - weight, weight
+
+
+def runs(units: Sequence[Unit]) -> list[tuple[Unit, int]]:
+    """*units* as (unit, how many times in a row)."""
+    out: list[tuple[Unit, int]] = []
+    for u in units:
+        if out and out[-1][0] is u:
+            out[-1] = (u, out[-1][1] + 1)
+        else:
+            out.append((u, 1))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

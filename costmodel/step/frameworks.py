@@ -43,7 +43,7 @@ from fractions import Fraction
 from costmodel.errors import InputError
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023, Cited
 
-__all__ = ["FSDP_PREFETCH", "DataParallel", "data_parallel"]
+__all__ = ["FSDP_PREFETCH", "DataParallel", "data_parallel", "zero_stages"]
 
 FSDP_PREFETCH = 1
 """Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
@@ -121,6 +121,16 @@ class DataParallel:
                 gather = "in the next forward" + ("" if self.align else ", each stage at its first forward")
             parts.append(f"parameters gathered {gather}")
         return ", ".join(parts)
+
+
+def zero_stages(framework: str | None) -> tuple[int, ...]:
+    """The ZeRO stages *framework* has (``None``: the generic schedule's, 0 to 3); ZeRO 1 is Megatron-LM's
+    distributed optimizer.
+
+    >>> zero_stages("megatron")
+    (0, 1)
+    """
+    return _ZERO[framework or "generic"]
 
 
 def data_parallel(*, framework: str | None, zero: int, buckets: str | None, bucket_bytes: Fraction | None,

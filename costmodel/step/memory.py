@@ -40,7 +40,9 @@ also holds one micro-batch's logits and their fp32 copy for the cross entropy, (
 (Korthikanti et al. 2022, section 4.3).
 
 :func:`step_memory` returns each device's :class:`DeviceMemory`; :func:`check_fits` compares the
-largest with a GPU's capacity.
+largest with a GPU's capacity.  The micro-batches in flight follow from each device's order of operations
+alone (:func:`costmodel.step.model.order_facts`), so the memory of a step is known before its schedule
+is simulated.
 """
 
 from __future__ import annotations
@@ -48,11 +50,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from costmodel._json import JSONFields
-from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import peak_inflight
 from costmodel.references import KORTHIKANTI_2022, NARAYANAN_2021_MEGATRON, RAJBHANDARI_2020
 from costmodel.step.flops import TransformerShape
 from costmodel.units import format_size
@@ -138,41 +139,74 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
     return (shared + split + scores) / cp
 
 
-def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...], ...], *,
+_activation_bytes = lru_cache(maxsize=1024)(activation_bytes)
+""":func:`activation_bytes`, remembered: a plan's many configurations share a few micro-batch shapes."""
+
+
+@lru_cache(maxsize=4096)
+def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: int, ep: int, dp: int,
+                  zero: int, prefetch: int, weight_element: Fraction, grad_element: Fraction,
+                  optimizer_element: Fraction) -> tuple[Fraction, Fraction, Fraction]:
+    """A device's weights, gradients and optimizer states in bytes (module notes: ZeRO shards the replicated
+    ones over the *dp* ranks, the routed experts over the dp/ep holding the same experts), remembered: the
+    schedules and micro-batch sizes of a plan share them."""
+    psi, psi_e = Fraction(replicated, tp), Fraction(routed, tp * ep)
+    edp = max(1, dp // ep)
+    weight, grads = weight_element * (psi + psi_e), grad_element * (psi + psi_e)
+    states = optimizer_element * (psi + psi_e)
+    if zero >= 1:
+        states = optimizer_element * (psi / dp + psi_e / edp)
+    if zero >= 2:
+        grads = grad_element * (psi / dp + psi_e / edp)
+    if zero >= 3:
+        unit = Fraction(shape.layer_parameters, tp)
+        if shape.moe:
+            unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
+                       for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
+        weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
+        grads += grad_element * unit
+    return weight, grads, states
+
+
+def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                 layers: Sequence[Sequence[int]], dp: int, tp: int, zero: int, micro_batch: int,
-                recompute: str, sequence_parallel: bool, attention: str, split: bool, element: Fraction,
+                recompute: str, sequence_parallel: bool, attention: str, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
                 prefetch: int, cp: int = 1, dropout: bool = True, ep: int = 1,
                 capacity_factor: Fraction | None = None,
-                weights: Sequence[tuple[int, int]] | None = None) -> tuple[DeviceMemory, ...]:
-    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks.  *dp*
-    is the ranks ZeRO shards over (Megatron-LM's distributed optimizer: dp × cp), *cp* the context-parallel
-    ranks that divide the activations.
+                weights: Sequence[tuple[int, int]] | None = None,
+                stages: Sequence[int] | None = None) -> tuple[DeviceMemory, ...]:
+    """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks and
+    *inflight[s]* the most chunk-micro-batches it holds at once (from its order of operations:
+    :func:`costmodel.step.model.order_facts`).  *dp* is the ranks ZeRO shards over (Megatron-LM's
+    distributed optimizer: dp × cp), *cp* the context-parallel ranks that divide the activations.
 
     With a mixture of experts *weights[s]* is device s's (replicated, routed-expert) parameters: the *ep*
     expert-parallel ranks hold E/ep of the routed experts each, and ZeRO shards those over the dp/ep
     ranks holding the same experts (dp·cp/ep, as *dp* counts the cp ranks); the activations are an MoE
-    layer's (the larger when the first layers are dense).
+    layer's (the larger when the first layers are dense).  *stages*: only those devices' memory, in order
+    (default: every device's).
     """
-    pp = len(timeline)
+    pp = len(inflight)
     h, vocab = shape.hidden, shape.vocabulary
     kinds: dict[str, Any] = {"micro_batch": micro_batch, "tp": tp, "sequence_parallel": sequence_parallel,
                              "recompute": recompute, "attention": attention, "element": element, "cp": cp,
                              "dropout": dropout}
-    per_layer = activation_bytes(shape, **kinds)
+    per_layer = _activation_bytes(shape, **kinds)
     if shape.moe:
-        moe_layer = activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds)
+        moe_layer = _activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **kinds)
         per_layer = max(per_layer, moe_layer)
     working = Fraction(0)
     if recompute == "full":  # the layer rebuilt in the backward pass
         rebuilt = {**kinds, "recompute": "none"}
-        working = activation_bytes(shape, **rebuilt)
+        working = _activation_bytes(shape, **rebuilt)
         if shape.moe:
             working = max(working,
-                          activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **rebuilt))
+                          _activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **rebuilt))
     tokens = micro_batch * shape.sequence // cp
     out = []
-    for s, ops in enumerate(timeline):
+    for s in range(pp) if stages is None else stages:
+        held = inflight[s]
         count = sum(layers[s])
         if weights is None:
             replicated = count * shape.layer_parameters + vocab * h * ((s == 0) + (pp > 1 and s == pp - 1))
@@ -180,22 +214,9 @@ def step_memory(shape: TransformerShape, timeline: tuple[tuple[PipelineOp, ...],
         else:
             replicated, routed = weights[s]
         params = replicated + routed // ep
-        psi, psi_e = Fraction(replicated, tp), Fraction(routed, tp * ep)
-        edp = max(1, dp // ep)
-        weight, grads = weight_element * (psi + psi_e), grad_element * (psi + psi_e)
-        states = optimizer_element * (psi + psi_e)
-        if zero >= 1:
-            states = optimizer_element * (psi / dp + psi_e / edp)
-        if zero >= 2:
-            grads = grad_element * (psi / dp + psi_e / edp)
-        if zero >= 3:
-            unit = Fraction(shape.layer_parameters, tp)
-            if shape.moe:
-                unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
-                           for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
-            weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
-            grads += grad_element * unit
-        held = peak_inflight((o.op for o in ops), split=split)
+        weight, grads, states = _model_states(shape, replicated, routed, tp=tp, ep=ep, dp=dp, zero=zero,
+                                              prefetch=prefetch, weight_element=weight_element,
+                                              grad_element=grad_element, optimizer_element=optimizer_element)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)

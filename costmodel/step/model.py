@@ -77,6 +77,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields
@@ -87,7 +88,13 @@ from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
-from costmodel.pipeline.simulate import settled_prefix, simulate_devices, simulate_makespan, simulate_stages
+from costmodel.pipeline.simulate import (
+    peak_inflight,
+    settled_prefix,
+    simulate_devices,
+    simulate_makespan,
+    simulate_stages,
+)
 from costmodel.references import (
     CHOWDHERY_2022,
     FEDUS_2022,
@@ -104,7 +111,7 @@ from costmodel.references import (
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
 from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
-from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, totals
+from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops
 from costmodel.step.frameworks import DataParallel, data_parallel
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
@@ -119,11 +126,32 @@ from costmodel.topology import Level, Topology
 if TYPE_CHECKING:
     from costmodel.profiles import Profile
 
+_shape_work = lru_cache(maxsize=1024)(shape_work)
+_place = lru_cache(maxsize=1024)(place)
+"""A layer's work and the ranks' placement, each pure and remembered: the configurations a plan or a sweep
+prices share their layers and their machine."""
+
 Timeline = tuple[tuple[PipelineOp, ...], ...]
 """Each device's pipeline operations, in order."""
 
-__all__ = ["MAX_LAYERS", "MAX_LAYER_OPERATIONS", "PARAM_GATHERS", "ZERO_STAGES", "CommInterval", "StepResult",
-           "estimate_step", "gpu_topology", "price_step", "step"]
+__all__ = [
+    "MAX_LAYERS",
+    "MAX_LAYER_OPERATIONS",
+    "PARAM_GATHERS",
+    "ZERO_STAGES",
+    "CommInterval",
+    "OrderFacts",
+    "StepBound",
+    "StepResult",
+    "estimate_step",
+    "gpu_topology",
+    "lower_bound",
+    "memory_of",
+    "order_facts",
+    "price_step",
+    "step",
+    "work_bound",
+]
 
 _SOURCES = (
     SHOEYBI_2019.at("section 3, figure 4: two all-reduces forward and two backward per layer"),
@@ -403,18 +431,19 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         "attention": c.attention, "recompute": c.recompute, "causal": c.causal, "element": element,
         "accumulate": mode.accumulate, "cp": cp, "dropout": c.dropout, "ep": c.ep,
         "capacity_factor": c.capacity_factor}
-    layer, logits, embedding, priced = shape_work(shape, **work)
+    layer, logits, embedding, priced = _shape_work(shape, **work)
     dense = layer
     if shape.moe and shape.dense_layers:
-        dense = shape_work(shape, dense=True, **work)[0]
+        dense = _shape_work(shape, dense=True, **work)[0]
     routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
     grad = _grad_element(c, mode)
-    split = [shape.layer_weights(i) for i in range(shape.layers)]
-    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same)
-    grads = [Fraction(replicated + (routed_weights if c.ep == 1 else 0), tp) * grad
-             for replicated, routed_weights in split]
-    experts = tuple(Fraction(0 if c.ep == 1 else routed_weights, tp * c.ep) * grad
-                    for _, routed_weights in split)
+    split = _layer_weights(shape)
+    # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
+    # each distinct layer's gradients computed once (the layers are alike but for dense first ones)
+    kinds = {pair: (Fraction(pair[0] + (pair[1] if c.ep == 1 else 0), tp) * grad,
+                    Fraction(0 if c.ep == 1 else pair[1], tp * c.ep) * grad) for pair in set(split)}
+    grads = [kinds[pair][0] for pair in split]
+    experts = tuple(kinds[pair][1] for pair in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
@@ -618,7 +647,11 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
     routed = model.routed or (False,) * len(model.layers)
+    previous: tuple[Any, Any, bool, Unit] | None = None
     for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
+        if previous is not None and previous[0] is w and previous[1] == g and previous[2] == moe:
+            units.append(previous[3])  # a layer like the one before: the same unit (most layers are)
+            continue
         tp = 2 * tp_layer + (tp_layer if redo else 0)
         a2a = 2 * alltoall if moe else Fraction(0)
         forward = w.forward + tp_layer + cp_f + a2a
@@ -630,6 +663,7 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
                           gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
                           (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
+        previous = None if i == 0 else (w, g, moe, units[-1])  # layer 0's unit holds the embedding too
     out: list[list[Unit]] = []
     start = 0
     for count in layout:
@@ -786,7 +820,7 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
                 "edp": c.dp_link, "placed": False}
     if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
-    placed = place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp, ep=c.ep)
+    placed = _place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp, ep=c.ep)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
     given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
@@ -804,8 +838,8 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
     if c.gpu is None or c.dp * c.cp == 1 or model.rates is None or model.rates.flat:
         return Fraction(0)
     gpu = c.gpu
-    placed = place(gpu_topology(gpu, c.dp * c.tp * c.pp * c.cp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp,
-                   cp=c.cp, ep=c.ep)
+    placed = _place(gpu_topology(gpu, c.dp * c.tp * c.pp * c.cp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp,
+                    cp=c.cp, ep=c.ep)
     channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
@@ -844,19 +878,34 @@ def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> l
     return [i for ch in range(v) for k in (ch * c.pp + s,) for i in range(starts[k], starts[k] + layout[k])]
 
 
-def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> list[tuple[int, int]]:
+def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> tuple[tuple[int, int], ...]:
     """Each pipeline device's (replicated, routed-expert) parameters before tensor and expert parallelism:
     its layers', and the embedding (and the output layer's matrix) on the first (last) stage."""
-    shape = c.shape
+    return _stage_weights(c.shape, tuple(layout), c.pp, v)
+
+
+@lru_cache(maxsize=64)
+def _layer_weights(shape: Any) -> tuple[tuple[int, int], ...]:
+    """Each layer's (replicated, routed-expert) parameters (:meth:`TransformerShape.layer_weights`),
+    remembered per shape."""
+    return tuple(shape.layer_weights(i) for i in range(shape.layers))
+
+
+@lru_cache(maxsize=1024)
+def _stage_weights(shape: Any, layout: tuple[int, ...], pp: int, v: int) -> tuple[tuple[int, int], ...]:
+    """:func:`_device_weights` of *shape* cut into *layout*'s virtual stages on *pp* devices, remembered:
+    the configurations a plan prices share their shape and their cuts."""
+    weights = _layer_weights(shape)
+    starts = [sum(layout[:k]) for k in range(len(layout))]
     out = []
-    for s in range(c.pp):
+    for s in range(pp):
         replicated = routed = 0
-        for i in _device_layers(c, layout, s, v=v):
-            a, b = shape.layer_weights(i)
-            replicated, routed = replicated + a, routed + b
-        heads = (s == 0) + (s == c.pp - 1 and (c.pp > 1 or not shape.tied_embeddings))
+        for k in range(s, pp * v, pp):
+            for a, b in weights[starts[k]:starts[k] + layout[k]]:
+                replicated, routed = replicated + a, routed + b
+        heads = (s == 0) + (s == pp - 1 and (pp > 1 or not shape.tied_embeddings))
         out.append((replicated + shape.vocabulary * shape.hidden * heads, routed))
-    return out
+    return tuple(out)
 
 
 def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int,
@@ -1085,7 +1134,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     if c.ep > 1 and dp > 1:
         notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
                      "optimizer step and smaller expert products can put it above 100%")
-    memory, capacity = _memory(c, mode, model, layout, timeline, v=v, split=run.name in SPLIT,
+    memory, capacity = _memory(c, mode, model.element, model.grad_element, layout, name=run.name, v=v,
                                warnings=warnings)
     comm = [x for x in devices[critical].issued if x.end <= devices[critical].end] if devices else []
     dp_comm = sum((x.end - x.start for x in comm), Fraction(0))
@@ -1170,6 +1219,190 @@ def _expert_reduction(c: StepConfig, run: _Prepared, *, notes: list[str]) -> Fra
     return slowest
 
 
+def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
+              ) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
+    """Each device's memory of *config*'s step and the GPU's capacity (``None`` without a GPU), exactly as
+    :func:`price_step` reports them in ``memory`` and ``memory_capacity_bytes``, without pricing the step:
+    the memory needs the layers of each stage and the micro-batches in flight, which the schedule's order
+    fixes (:func:`order_facts`).  ``(None, None)`` with per-layer times.  A step that does not fit is not
+    refused here; compare the largest ``total_bytes`` with the capacity.  *stages*: only those pipeline
+    devices' (in order; one over the capacity is enough to know a step does not fit).
+
+    Raises :class:`~costmodel.errors.InputError` for settings that contradict each other (as
+    :func:`price_step` would for the same reasons).
+    """
+    c = config
+    if c.shape is None:
+        return None, None
+    name, v = _parallelism(c)
+    mode = _framework(c)
+    check_layers(c.shape.layers)
+    _check_experts(c)
+    layout = _layout(c, c.shape.layers, v)
+    memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v,
+                            stages=stages)
+    return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class OrderFacts:
+    """What a schedule's order of operations alone fixes, per device: the most chunk-micro-batches it holds
+    at once (+1 when a forward starts, −1 when its backward, or W in the split schedules, ends), and its
+    last operation ``(op, microbatch, chunk)``."""
+
+    inflight: tuple[int, ...]
+    last: tuple[tuple[str, int, int], ...]
+
+
+@lru_cache(maxsize=256)
+def order_facts(schedule: str, stages: int, *, microbatches: int, chunks: int) -> OrderFacts:
+    """The :class:`OrderFacts` of *schedule* (a canonical name) on *stages* devices, from each device's order
+    (:func:`costmodel.pipeline.orders.order`), whatever the operations' times.
+
+    >>> order_facts("1f1b", 4, microbatches=8, chunks=1).inflight
+    (4, 3, 2, 1)
+
+    1F1B, and interleaved 1F1B with the micro-batches a multiple of the stages, are counted in closed
+    form: device s runs min(pp − s, m) forwards (1F1B), or min(2(pp − s − 1) + (v − 1)·pp + 1, m·v)
+    chunk-forwards (interleaved: Megatron-LM's warm-up, then one more), before its first backward
+    (Narayanan et al. 2021, sections 2.2.1 and 2.2.2), and ends with the last micro-batch's backward of its
+    first chunk; a test checks both against the orders.
+    """
+    if schedule == "1f1b" or (schedule == "interleaved" and stages > 1 and microbatches % stages == 0):
+        v = chunks if schedule == "interleaved" else 1
+        warm = ([min(stages - s, microbatches) for s in range(stages)] if v == 1 else
+                [min(2 * (stages - s - 1) + (v - 1) * stages + 1, microbatches * v) for s in range(stages)])
+        return OrderFacts(inflight=tuple(warm), last=(("B", microbatches - 1, 0),) * stages)
+    orders = [order(schedule, s, stages=stages, microbatches=microbatches, chunks=chunks)
+              for s in range(stages)]
+    return OrderFacts(inflight=tuple(peak_inflight((op for op, _, _ in o), split=schedule in SPLIT)
+                                     for o in orders),
+                      last=tuple(o[-1] for o in orders))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepBound(JSONFields):
+    """Proven lower bounds of a step's time (:func:`lower_bound`):
+    ``work_s ≤ pipeline_s ≤ step_s − optimizer_s``.
+
+    *work_s* is the busiest device's compute and the communication on its critical path over the step
+    (``compute_s + tp_comm_s + cp_comm_s + ep_comm_s`` of :class:`StepResult`: the tensor-parallel
+    collectives, ring attention's exposed sends, the experts' all-to-alls), which neither the schedule nor
+    the ZeRO stage changes; *pipeline_s* adds the time the first micro-batch needs to reach each device and
+    the last backward to leave it; *expert_dp_s* is the experts' gradient reduction after the backward
+    (``expert_dp_s`` of :class:`StepResult`) and *optimizer_s* the step's optimizer, which follow everything.
+    """
+
+    work_s: Fraction
+    pipeline_s: Fraction
+    expert_dp_s: Fraction = Fraction(0)
+    optimizer_s: Fraction
+
+    @property
+    def step_s(self) -> Fraction:
+        """The bound of the step: the pipeline's, then the experts' reduction and the optimizer."""
+        return self.pipeline_s + self.expert_dp_s + self.optimizer_s
+
+
+def lower_bound(config: StepConfig) -> StepBound:
+    """Proven lower bounds of ``price_step(config).step_s``, from the pipeline's compute alone: no
+    simulation, no data-parallel traffic.
+
+    Device s's first operation is micro-batch 0's forward of its first model chunk, which waits for that
+    forward on the stages before it, each sent on: it starts no earlier than Σ_{k<s} (F_k + send).  It then
+    runs its whole work, m · Σ_chunks (F + B), one operation at a time (the communication on the critical
+    path included: the tensor-parallel collectives, ring attention's sends beyond the attention they
+    overlap, an MoE layer's all-to-alls, each priced as :func:`price_step` prices it).  In the schedules
+    that do not split the backward its last operation is the backward of some micro-batch on its first
+    chunk (a backward on a later chunk is followed, on the same device, by that micro-batch's backward on
+    the chunk before), after which the stages before it each run that backward in turn:
+    Σ_{k<s} (send + B_k).  So the pipeline ends no earlier than
+
+        max_s  Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s + Σ_{k<s} (B_k + send)
+
+    (the exact makespan of 1F1B with equal stages and no sends, (m + pp − 1)(F + B)).  Data-parallel
+    traffic (over the dp × cp ranks) only delays the compute (every start is a maximum of ends, which a
+    longer operation only moves later) or ends after it, and the experts' reduction over the dp·cp/ep ranks
+    holding the same experts and the optimizer follow it, so the step is at least this plus those two.
+
+    When the gradients are reduced after the backward (ZeRO 0 or 1, no overlap, a schedule that does not
+    split the backward) on a plain α–β link with ring collectives, and device s's last operation is a
+    backward of the last micro-batch, the device issues all its buckets when its compute ends, one after
+    another on its stream, and with ZeRO 1 gathers the parameters bucket by bucket after the optimizer.
+    A ring collective's time is affine in its bytes with a non-negative constant, so the buckets take at
+    least one collective of all of them: the device's end is at least its own compute's end,
+    Σ_{k<s} (F_k + send) + m · Σ_chunks (F + B)_s, plus R_s, the reduction of all its gradient bytes, and
+    the step at least that plus the optimizer plus G_s, their all-gather (the data-parallel part of
+    *pipeline_s*, which takes the larger of R_s + G_s and the backward's way out, Σ_{k<s} (B_k + send):
+    the stages before s are not waited for by s's own reduction).  Raises
+    :class:`~costmodel.errors.InputError` where :func:`price_step` would refuse the settings (memory
+    apart).
+    """
+    c = config
+    run = _prepare(c, notes=[])
+    p, v, m = run.pp, run.v, run.m
+    split = run.name in SPLIT
+    forward, backward, weight = _stage_totals(run)
+    op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
+    works, own, tails = _works(run), [], []
+    for s in range(p):
+        head = sum((forward[k] + run.send for k in range(s)), Fraction(0))
+        own.append(head + works[s])  # device s's compute ends no earlier
+        tails.append(Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0)))
+    after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
+    optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.zero)
+    experts = _expert_reduction(c, run, notes=[])
+    after = _after_backward(c, run)
+    if after is not None:
+        reduce, gather = after
+        last = order_facts(run.name, p, microbatches=m, chunks=v).last
+        for s in range(p):
+            if last[s][0] == "B" and last[s][1] == m - 1:
+                grads = sum((n * u.gradient_bytes for ch in range(v)
+                             for u, n in runs(run.stage_units[ch * p + s])), Fraction(0))
+                if grads:
+                    after_s[s] = reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
+    ends = [own[s] + max(tails[s], after_s[s]) for s in range(p)]
+    return StepBound(work_s=max(works), pipeline_s=max(ends), expert_dp_s=experts, optimizer_s=optimizer)
+
+
+def work_bound(config: StepConfig) -> Fraction:
+    """``lower_bound(config).work_s`` alone: the busiest device's work over the step (its compute and the
+    communication on its critical path), the same for every schedule and ZeRO stage."""
+    return max(_works(_prepare(config, notes=[])))
+
+
+def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
+    """Each virtual stage's F, B and W of one micro-batch (:func:`~costmodel.step.device.totals`)."""
+    forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
+    return forward, backward, weight
+
+
+def _works(run: _Prepared) -> list[Fraction]:
+    """Each device's work over the step, m · Σ_chunks (F + B + W)."""
+    p, v = run.pp, run.v
+    forward, backward, weight = _stage_totals(run)
+    return [run.m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
+                        Fraction(0)) for s in range(p)]
+
+
+def _after_backward(c: StepConfig, run: _Prepared
+                    ) -> tuple[Callable[[Fraction], Fraction], Callable[[Fraction], Fraction]] | None:
+    """The time of one reduction, and of one all-gather, of n gradient bytes over the dp × cp ranks, when
+    the gradients are reduced after the backward on a plain α–β link with ring collectives (see
+    :func:`lower_bound`); else None."""
+    mode = run.mode
+    if (c.dp * c.cp == 1 or mode.zero not in (0, 1) or mode.overlap or run.name in SPLIT
+            or mode.param_gather != "after" or c.algorithm != "ring"):
+        return None
+    source = _link(run.dp_link, c.link, "dp_link", "the data-parallel reduction")
+    collective = "allreduce" if mode.zero == 0 else "reduce-scatter"
+    if not all(isinstance(_for(source, x), LinkParams) for x in (collective, "allgather")):
+        return None
+    price = _pricer(source, dp=c.dp * c.cp, algorithm="ring", notes=[])
+    return (lambda n: price(collective, n)), (lambda n: price("allgather", n))
+
+
 def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
@@ -1242,27 +1475,14 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     return devices, timeline, end, max(d.end for d in plain), makespan
 
 
-def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[int],
-            timeline: Timeline, *, v: int, split: bool,
+def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
+            layout: Sequence[int], *, name: str, v: int,
             warnings: list[str]) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
-    """The memory of the busiest device (a shape only), and the GPU's capacity; a step that does not fit is
-    refused, or priced with a warning when ``allow_oom``."""
-    if c.shape is None:
-        return None, None
-    pp, tp = c.pp, c.tp
-    per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
-    grad_element = model.grad_element
-    weight_element = grad_element if mode.framework == "ddp" else (
-        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
-    memory = step_memory(
-        c.shape, timeline, layers=per_device, dp=c.dp * c.cp, tp=tp, zero=mode.zero,
-        micro_batch=c.micro_batch,
-        recompute=c.recompute, sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention,
-        split=split, element=model.element, weight_element=weight_element, grad_element=grad_element,
-        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
-        cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
-        weights=_device_weights(c, layout, v=v))
-    if c.gpu is None:
+    """The memory of each device (a shape only), and the GPU's capacity; a step that does not fit is
+    refused, or priced with a warning when ``allow_oom``.  *element* and *grad_element* are the bytes of an
+    activation and of a gradient element; the micro-batches in flight follow from the schedule's order."""
+    memory = _device_memory(c, mode, element, grad_element, layout, name=name, v=v)
+    if memory is None or c.gpu is None:
         return memory, None
     capacity = Fraction(c.gpu.memory_bytes)
     refusal = check_fits(memory, capacity=capacity, gpu=c.gpu.name)
@@ -1271,6 +1491,26 @@ def _memory(c: StepConfig, mode: DataParallel, model: _Model, layout: Sequence[i
             raise InputError(refusal)
         warnings.append(refusal.split("; shard more")[0] + " (priced anyway: allow_oom)")
     return memory, capacity
+
+
+def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
+                   layout: Sequence[int], *, name: str, v: int,
+                   stages: Sequence[int] | None = None) -> tuple[DeviceMemory, ...] | None:
+    """Each device's memory (a shape only; see :func:`_memory`), or *stages*' only."""
+    if c.shape is None:
+        return None
+    pp, tp = c.pp, c.tp
+    per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
+    weight_element = grad_element if mode.framework == "ddp" else (
+        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
+    return step_memory(
+        c.shape, order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight, layers=per_device,
+        dp=c.dp * c.cp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch, recompute=c.recompute,
+        sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
+        weight_element=weight_element, grad_element=grad_element,
+        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
+        cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
+        weights=_device_weights(c, layout, v=v), stages=stages)
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:

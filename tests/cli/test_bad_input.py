@@ -16,6 +16,8 @@ LEVELS = ["--level", "8:1us:150GB/s", "--level", "4:5us:25GB/s"]
 HIER = ["cost", "allreduce", "-n", "1GiB"]
 NCCL = ["--ranks", "8", "--arch", "sm90", "--channels", "16", "--bw-intra", "40"]
 GPT = ["flops", "--layers", "24", "--hidden", "2304", "--heads", "24", "--seq", "2048", "--vocab", "51200"]
+PLAN = ["plan", "--layers", "2", "--hidden", "512", "--heads", "2", "--seq", "250", "--vocab", "1k", "--gpu",
+        "a100-80gb"]  # 2·cp divides no sequence of 250 for cp > 1
 STEP = ["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1MB", "--profile", "ib-hdr"]
 
 BAD = [
@@ -245,6 +247,29 @@ BAD = [
       "8:1us:1GB/s"], "the topology holds 8 ranks"),
     (["step", "--dp", "2", "-F", "1ms", "-b", "2ms", "--layers", "2", "--gradient-bytes", "1MB", "--level",
       "8:1us:1GB/s", "--profile", "ib-hdr"], "--level and a link"),
+    # -- plan
+    ([*PLAN, "--nodes", "0", "--global-batch", "16"], "--nodes 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "0"], "--global-batch 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--top", "0"], "--top 0 is not a positive integer"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--micro-batch-sizes", "0,1"], "not a list of sizes"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "dp=2"], "--dp follows from the GPUs"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp"], "is not SETTING=VALUE"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tq=2"], "unknown step setting 'tq'"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp=4"], "tp does not divide the heads (1)"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "tp=3"], "tp does not divide the GPUs (1)"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--framework", "nope"], "unknown framework 'nope'"),
+    ([*PLAN, "--nodes", "2", "--global-batch", "18", "--micro-batch-sizes", "1"],
+     "nearest valid: --global-batch 16 or --global-batch 20"),
+    (["plan", "--layers", "2", "--gpu", "a100-80gb", "--nodes", "1", "--global-batch", "8"], "a transformer shape"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "cp=2"],
+     "cp does not split the sequence into 2·cp equal chunks (4)"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "ep=2"], "ep applies to a mixture of experts"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--experts", "4", "--top-k", "2", "--fix", "ep=3"],
+     "ep does not divide the experts"),
+    (["plan", "--model", "gpt-4", "--gpu", "a100-80gb", "--nodes", "1", "--global-batch", "8"],
+     "unknown model 'gpt-4'"),
+    (["plan", "--model", "gpt-3-175b", "--hf-config", "config.json", "--gpu", "a100-80gb", "--nodes", "1",
+      "--global-batch", "8"], "--model and --hf-config both describe the model"),
     # -- step --sweep
     ([*STEP, "--sweep", "dp"], "--sweep 'dp' is not KNOB=VALUES"),
     ([*STEP, "--sweep", "=1,2"], "is not KNOB=VALUES"),

@@ -24,6 +24,8 @@ COMMANDS = {
     "calibration": ["calibration", str(OSU), "-p", "2"],
     "step": ["step", "--dp", "2", "--pp", "2", "-m", "4", "--layers", "4", "-F", "1ms", "-b", "2ms",
              "--gradient-bytes", "4MB", "--activation-bytes", "1MB", "--optimizer", "1ms", *SEED],
+    "plan": ["plan", "--layers", "2", "--hidden", "256", "--heads", "4", "--seq", "128", "--vocab", "1k", "--gpu",
+             "a100-80gb", "--nodes", "1", "--global-batch", "8", "--top", "2"],
 }
 
 

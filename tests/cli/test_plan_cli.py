@@ -1,0 +1,83 @@
+"""``costmodel plan`` and ``plot plan``: the command line's plan is the library's, its JSON carries every row's
+settings and breakdown, and the frontier is drawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from costmodel.step import TransformerShape
+from costmodel.step.planner import plan
+
+SHAPE = ["--layers", "4", "--hidden", "512", "--heads", "8", "--seq", "256", "--vocab", "1024"]
+MACHINE = ["--gpu", "a100-80gb", "--nodes", "1", "--global-batch", "16"]
+
+
+def test_the_json_is_the_librarys_plan(cli):
+    data = cli.json("plan", *SHAPE, *MACHINE, "--top", "4", "--micro-batch-sizes", "1,2", "--fix", "recompute=full")
+    p = plan(TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024), gpu="a100-80gb",
+             nodes=1, global_batch=16, top=4, micro_batch_sizes=(1, 2), recompute="full")
+    assert [r["step_s"] for r in data["rows"]] == [float(r.step_s) for r in p.rows]
+    assert data["considered"] == p.considered and data["priced"] == p.priced and data["exact"] is True
+    first = data["rows"][0]
+    assert first["rank"] == 1 and first["behind_s"] == 0 and first["recompute"] == "full"
+    assert set(first["breakdown"]) >= {"compute_s", "tp_comm_s", "bubble_s", "dp_exposed_s", "optimizer_s"}
+    assert sum(first["breakdown"].values()) == pytest.approx(first["step_s"], rel=1e-12)
+    assert {r["kind"] for r in data["refused"]} <= {"invalid", "memory", "pruned"}
+
+
+def test_the_table_names_the_best_and_the_counts(cli):
+    out, _ = cli.text("plan", *SHAPE, *MACHINE, "--top", "3", columns=80)
+    assert out.startswith("plan · 8 × a100-80gb (1 node × 8) · global batch 16 · megatron\nbest: dp ")
+    words = " ".join(out.split())
+    assert "configurations considered:" in words and "pruned by the bound" in words
+    assert "note: exact: every configuration not priced" in words
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_plot_plan_draws_the_frontier(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "plan.png"
+    out, _ = cli("plot", "plan", *SHAPE, *MACHINE, "--out", str(target))
+    assert out.startswith(f"wrote {target}: Plan: 8 × a100-80gb, global batch 16:")
+    assert Path(target).stat().st_size > 10_000
+    data = cli.json("plot", "plan", *SHAPE, *MACHINE, "--top", "3")
+    assert data["plot"] == "plan" and any(p["pareto"] for p in data["points"])
+    assert sum(p["ranked"] for p in data["points"]) == 3
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MIXTRAL = str(DATA / "hf" / "mixtral-8x7b" / "config.json")
+
+
+def test_a_model_preset_and_a_hugging_face_config_are_planned_as_step_takes_them(cli):
+    """--model and --hf-config with the shape's options over them; the preset's settings held (Mixtral: no
+    dropout, causal) and ep searched for its experts."""
+    from costmodel.describe import load_model, read_hf_config
+
+    small = ["--layers", "4", "--seq", "256"]
+    machine = ["--gpu", "h100-sxm", "--nodes", "1", "--global-batch", "16", "--micro-batch-sizes", "1"]
+    by_name = cli.json("plan", "--model", "mixtral-8x7b", *small, *machine, "--top", "3")
+    described = load_model("mixtral-8x7b").with_shape(layers=4, sequence=256)
+    p = plan(described, gpu="h100-sxm", nodes=1, global_batch=16, micro_batch_sizes=(1,), top=3)
+    assert [r["step_s"] for r in by_name["rows"]] == [float(r.step_s) for r in p.rows]
+    assert p.rows[0].config.dropout is False and p.rows[0].config.causal is True
+    assert any(r["ep"] > 1 for r in by_name["rows"]) and "model: Mixtral 8x7B" in by_name["notes"]
+    by_file = cli.json("plan", "--hf-config", MIXTRAL, *small, *machine, "--top", "3")
+    from_file = plan(read_hf_config(MIXTRAL).with_shape(layers=4, sequence=256), gpu="h100-sxm", nodes=1,
+                     global_batch=16, micro_batch_sizes=(1,), top=3)
+    assert [r["step_s"] for r in by_file["rows"]] == [float(r.step_s) for r in from_file.rows]
+    held = cli.json("plan", "--model", "mixtral-8x7b", *small, *machine, "--top", "1", "--fix", "dropout=true")
+    assert held["rows"][0]["step_s"] != by_name["rows"][0]["step_s"]  # --fix over the preset's setting
+
+
+def test_moe_options_plan_expert_parallelism_and_the_table_shows_cp_and_ep(cli):
+    moe = [*SHAPE, "--experts", "4", "--top-k", "2"]
+    data = cli.json("plan", *moe, *MACHINE, "--top", "200")
+    assert {r["ep"] for r in data["rows"]} == {1, 2, 4} and {r["cp"] for r in data["rows"]} >= {1, 2}
+    assert all((r["dp"] * r["cp"]) % r["ep"] == 0 for r in data["rows"])
+    assert {"cp_comm_s", "ep_comm_s", "expert_dp_s"} <= set(data["rows"][0]["breakdown"])
+    out, _ = cli.text("plan", *moe, *MACHINE, "--top", "200", columns=120)
+    head = next(line for line in out.splitlines() if line.lstrip().startswith("# "))
+    assert head.split()[:6] == ["#", "tp", "cp", "pp", "dp", "ep"]
