@@ -53,7 +53,9 @@ from costmodel.validate import positive
 __all__ = ["CITED", "DIMENSIONS", "MICRO_BATCH_SIZES", "Dimension", "Plan", "PlanPoint", "PlanRow", "Refusal",
            "Space", "plan"]
 
-CITED = (
+CITED = (LAND_1960, NARAYANAN_2021_MEGATRON)
+
+_SOURCES = (
     LAND_1960.at("section 2: branch and bound, each branch dropped when its bound cannot beat the best "
                  "found"),
     NARAYANAN_2021_MEGATRON.at("section 3: the trade-offs of tensor, pipeline and data parallelism, the "
@@ -282,7 +284,7 @@ class Plan(JSONFields):
     exact: bool
     points: tuple[PlanPoint, ...]
     notes: tuple[str, ...] = ()
-    sources: tuple[Any, ...] = CITED
+    sources: tuple[Any, ...] = _SOURCES
 
     @property
     def best(self) -> PlanRow:

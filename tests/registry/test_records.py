@@ -239,6 +239,7 @@ CITING_MODULES = (
     "costmodel.step.rates",
     "costmodel.step.ops",
     "costmodel.describe.models",
+    "costmodel.step.planner",
 )
 
 
