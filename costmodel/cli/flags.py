@@ -197,11 +197,11 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bits", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip", "cpu", "dataset",
-           "deadline", "delta", "dense_layers", "draws", "efficiency", "ep", "epochs", "experts", "fastest",
-           "framework", "global_batch", "gpus_per_node", "inner", "intra", "layers", "lr", "lr_global",
-           "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency", "nodes",
-           "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
+_STATED = {"arch", "bits", "bucket_bytes", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip",
+           "cpu", "dataset", "deadline", "delta", "dense_layers", "draws", "efficiency", "ep", "epochs",
+           "experts", "fastest", "framework", "global_batch", "gpus_per_node", "inner", "intra", "layers",
+           "lr", "lr_global", "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency",
+           "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
            "population", "prefetch", "q", "ranks", "sampled", "shared_experts", "slowdown", "stage_layers",
            "target_epsilon", "top", "top_k", "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value

@@ -486,7 +486,8 @@ class StepConfig:
                                    "(default: the "
                                    "framework's).", panel="comm", metavar="RULE", keeps_baseline=True)
     bucket_bytes: Fraction | None = _setting(None, _size, "Bucket size (default: the framework's; DDP "
-                                                          "25MiB).",
+                                                          "25MiB); a bucket holds whole layers, so a size "
+                                                          "below one layer's gradients changes nothing.",
                                              panel="comm", metavar="SIZE", sweep="size", knob="bucket-size",
                                              keeps_baseline=True)
     overlap_grad_reduce: bool | None = _setting(

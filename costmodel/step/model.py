@@ -122,6 +122,7 @@ from costmodel.step.rates import SOURCES as RATE_SOURCES
 from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
 from costmodel.topology import Level, Topology
+from costmodel.units import format_size
 
 if TYPE_CHECKING:
     from costmodel.profiles import Profile
@@ -1131,6 +1132,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
     notes.extend(_shape_notes(c, zero=zero, send=send))
+    notes.extend(_bucket_note(c, model, zero=zero))
     if c.ep > 1 and dp > 1:
         notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
                      "optimizer step and smaller expert products can put it above 100%")
@@ -1401,6 +1403,19 @@ def _after_backward(c: StepConfig, run: _Prepared
         return None
     price = _pricer(source, dp=c.dp * c.cp, algorithm="ring", notes=[])
     return (lambda n: price(collective, n)), (lambda n: price("allgather", n))
+
+
+def _bucket_note(c: StepConfig, model: _Model, *, zero: int) -> list[str]:
+    """Why a bucket size below one layer's gradients changes nothing: buckets hold whole layers (PyTorch
+    DDP's Reducer, Megatron-LM's and DeepSpeed's buckets alike never split a parameter)."""
+    if c.bucket_bytes is None or c.dp * c.cp == 1 or zero == 3 or not model.gradients:
+        return []
+    largest = max(model.gradients)
+    if largest < c.bucket_bytes:
+        return []
+    return [f"bucket_bytes={format_size(c.bucket_bytes)} is not above a layer's gradients (up to "
+            f"{format_size(largest)} on a rank): a bucket never splits a layer, so such layers are buckets "
+            "of their own and no smaller size changes them"]
 
 
 def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
