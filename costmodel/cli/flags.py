@@ -186,6 +186,24 @@ FLAGS = {
     "lr_local": "--lr-local",
     "lr_global": "--lr-global",
     "mu": "--mu",
+    # consensus graphs
+    "degree": "--degree",
+    "edges": "--edges",
+    "prob": "--prob",
+    "rows": "--rows",
+    "target": "--target",
+    # the rest, each set by the option of its name
+    "collectives": "--collectives",
+    "csv_path": "--csv",
+    "gated": "--gated",
+    "index_bytes": "--index-bytes",
+    "limit_s": "--limit",
+    "megatron": "--megatron",
+    "name": "--name",
+    "scheme": "--scheme",
+    "stages": "--stages",
+    "student_from": "--student-from",
+    "time_s": "--time",
 }
 """Each parameter a core message may name, and the option that sets it."""
 
