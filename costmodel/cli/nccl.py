@@ -3,16 +3,16 @@
 ``costmodel nccl COLLECTIVE ...`` is ``costmodel nccl predict COLLECTIVE ...``: the group reads an
 unknown first word as the collective (:class:`CollectiveGroup`), so the collective and the
 sub-commands ``compare``, ``preset`` and ``presets`` share one word.  The numbers come from
-:mod:`costmodel.nccl`; this module reads the options into a :class:`~costmodel.nccl.System` and
-renders the results (never over an existing file without ``--force``).
+:mod:`costmodel.nccl`, the results each command shows from :mod:`costmodel.nccl.reports`; this
+module reads the options into a :class:`~costmodel.nccl.System` and renders the results (never
+over an existing file without ``--force``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -22,6 +22,9 @@ from costmodel.cli.options import Json, MaxSize, MinSize, OptionalSize, option, 
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
+
+if TYPE_CHECKING:
+    from costmodel.nccl.reports import Calibrated, Predicted, PresetList, PresetText, Ranges
 
 __all__ = ["COLLECTIVES", "CollectiveGroup", "app", "nccl_app"]
 
@@ -269,22 +272,6 @@ LogVersion = Annotated[
 ]
 
 
-def _log_system(measurements: Any, facts: Any, hw: Any, *, ranks: int | None, nodes: int | None,
-                log: Path) -> tuple[Any, Any]:
-    """The log's measurements with their rank count (*ranks* where the log does not say it), and the
-    system the options describe for its ranks and nodes."""
-    from costmodel.nccl.compare import log_nodes
-
-    if measurements.p is None:
-        if ranks is None:
-            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass --ranks R")
-        measurements = measurements.with_p(ranks)
-    elif ranks is not None and ranks != measurements.p:
-        raise InputError(f"--ranks {ranks} differs from the {measurements.p} ranks of the log; drop --ranks")
-    shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
-    return measurements, hw.system(ranks=measurements.p, nodes=shape)
-
-
 def _measured(as_measured: bool, overheads: Path | None) -> Any:
     """The overheads to predict with (None: NCCL's estimate alone)."""
     if overheads is not None and not as_measured:
@@ -313,35 +300,6 @@ def _where(system: Any) -> str:
     per = f" × {system.ranks_per_node}" if system.nodes > 1 else ""
     source = "explicit hardware" if system.name == "explicit" else f"preset {system.name}"
     return f"{system.ranks} ranks on {nodes}{per} · {source}"
-
-
-@dataclass(frozen=True)
-class Predicted:
-    """One prediction with the system it was made for."""
-
-    prediction: Any
-    system: Any
-    explain: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.prediction.to_dict(), "system": self.system.to_dict()}
-
-
-@dataclass(frozen=True)
-class Ranges:
-    """A sweep, with the predicted time at each end of each range."""
-
-    sweep: Any
-    system: Any
-    ends: tuple[tuple[Any, Any], ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        from costmodel._json import real
-
-        out = self.sweep.to_dict()
-        for r, (a, b) in zip(out["ranges"], self.ends, strict=True):
-            r["from_time_s"], r["to_time_s"] = real(a.time_s), real(b.time_s)
-        return {**out, "system": self.system.to_dict()}
 
 
 @nccl_app.command("predict")
@@ -393,7 +351,7 @@ def predict_command(
 
     Example: costmodel nccl allreduce --min 8B --max 8GiB --ranks 16 --preset dgx-h100
     """
-    from costmodel.nccl import predict, sweep
+    from costmodel.nccl.reports import predicted, ranges
 
     hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
     ranged = min_size is not None or max_size is not None
@@ -404,33 +362,19 @@ def predict_command(
     if explain and ranged:
         raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
     system = hw.system(ranks=ranks, nodes=nodes)
-    measured = _measured(as_measured, overheads)
     settings: dict[str, Any] = {
         "version": nccl_version,
         "algo": algo,
         "proto": proto,
         "overrides": _overrides(overrides),
+        "overheads": _measured(as_measured, overheads),
     }
-    def priced(n: Any) -> Any:
-        p = predict(collective, n, system, **settings)
-        if measured is None:
-            return p
-        from costmodel.nccl.measured import as_measured as measure
-
-        return measure(p, measured)
-
     if size is not None:
-        emit(Predicted(priced(size), system, explain), as_json=as_json)
+        emit(predicted(collective, size, system, explain=explain, **settings), as_json=as_json)
         return
-    found = sweep(
-        collective,
-        1 if min_size is None else min_size,
-        2**30 if max_size is None else max_size,
-        system,
-        **settings,
-    )
-    ends = tuple((priced(r.from_bytes), priced(r.to_bytes)) for r in found.ranges)
-    emit(Ranges(found, system, ends), as_json=as_json)
+    low = 1 if min_size is None else min_size
+    high = 2**30 if max_size is None else max_size
+    emit(ranges(collective, low, high, system, **settings), as_json=as_json)
 
 
 @nccl_app.command("compare")
@@ -476,11 +420,12 @@ def compare_command(
     Example: costmodel nccl compare all_reduce_perf.txt --preset dgx-a100
     """
     from costmodel.nccl.compare import compare, log_shape
+    from costmodel.nccl.reports import log_system
 
     measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
     hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
+    measurements, system = log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     emit(
         compare(
             measurements,
@@ -539,6 +484,7 @@ def check_command(
     from costmodel.errors import WrongResults
     from costmodel.nccl.check import check, wrong_only
     from costmodel.nccl.compare import log_shape
+    from costmodel.nccl.reports import log_system
 
     measured = _measured(True, overheads)
     try:
@@ -550,23 +496,12 @@ def check_command(
         emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
         raise typer.Exit(1) from None
     hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
-    measurements, system = _log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
+    measurements, system = log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
                    overheads=measured)
     emit(result, as_json=as_json)
     if result.verdict != "healthy":
         raise typer.Exit(1)
-
-
-@dataclass(frozen=True)
-class Calibrated:
-    """Overheads calibrated on a manifest's logs, and where they were written."""
-
-    calibration: Any
-    out: Path | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.calibration.to_dict(), "out": None if self.out is None else str(self.out)}
 
 
 @nccl_app.command("calibrate")
@@ -594,36 +529,16 @@ def calibrate_command(
 
     Example: costmodel nccl calibrate tests/data/logs/nccl-tests/manifest.toml
     """
+    import dataclasses
+
     from costmodel._files import check_writable
-    from costmodel.nccl.compare import read_manifest
-    from costmodel.nccl.measured import calibrate
+    from costmodel.nccl.reports import calibrate_manifest
 
     target = None if out is None else check_writable(out, force=force)
-    cases = read_manifest(manifest)
-    source = (f"calibrated by costmodel nccl calibrate on {len(cases)} nccl-tests logs:\n"
-              + "\n".join(f"  {c.name}" for c in cases))
-    result = calibrate(cases, source=source)
+    result = calibrate_manifest(manifest)
     if target is not None:
-        target.write_text(result.overheads.toml(), encoding="utf-8")
-    emit(Calibrated(result, target), as_json=as_json)
-
-
-@dataclass(frozen=True)
-class PresetText:
-    """A preset built from a debug log: its TOML, where it went, and what the reader noted."""
-
-    preset: dict[str, Any]
-    toml: str
-    out: Path | None
-    notes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "preset": self.preset,
-            "toml": self.toml,
-            "out": None if self.out is None else str(self.out),
-            "notes": list(self.notes),
-        }
+        target.write_text(result.calibration.overheads.toml(), encoding="utf-8")
+    emit(dataclasses.replace(result, out=target), as_json=as_json)
 
 
 @nccl_app.command("preset")
@@ -651,49 +566,23 @@ def preset_command(
 
     Example: costmodel nccl preset run.log --out mybox.toml
     """
+    import dataclasses
+
     from costmodel._files import check_writable
-    from costmodel.nccl import read_debug_log
-    from costmodel.nccl.presets import validate_preset
-    from costmodel.tomlfile import loads
+    from costmodel.nccl.reports import preset_from_log
 
     if out is not None:
         check_writable(out, force=force)
-    debug = read_debug_log(log)
-    label = name or (out.stem if out is not None else "from-log")
-    text = debug.to_toml(label)
-    preset = validate_preset(loads(text, path=label), path=label)  # what we write must load with --preset
-    notes = tuple(debug.notes) + tuple(
-        f"warning: the log shows no {half} tree graph (NCCL always has one): add [{half}.tree] before using "
-        f"the preset, e.g. [{half}.ring]'s values with pattern = {1 if half == 'multi' else 4}"
-        for half in ("single", "multi")
-        if half in preset and "tree" not in preset[half]
-    )
+    result = preset_from_log(log, name or (out.stem if out is not None else "from-log"))
     if out is not None:
-        out.write_text(text, encoding="utf-8")
+        out.write_text(result.toml, encoding="utf-8")
     elif not as_json:  # the TOML as it is (not fitted to the width), the notes as its comments
         import sys
 
-        sys.stdout.write(
-            "".join(f"# {n if n.startswith('warning: ') else 'note: ' + n}\n" for n in notes) + text
-        )
+        comments = (f"# {n if n.startswith('warning: ') else 'note: ' + n}\n" for n in result.notes)
+        sys.stdout.write("".join(comments) + result.toml)
         return
-    emit(PresetText(preset, text, out, notes), as_json=as_json)
-
-
-@dataclass(frozen=True)
-class PresetList:
-    """The shipped presets."""
-
-    presets: tuple[dict[str, Any], ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        keys = ("name", "description", "sources", "arch", "gpus_per_node", "nvls")
-        return {
-            "presets": [
-                {**{k: p[k] for k in keys}, "single": "single" in p, "multi": "multi" in p}
-                for p in self.presets
-            ]
-        }
+    emit(dataclasses.replace(result, out=out), as_json=as_json)
 
 
 @nccl_app.command("presets")
@@ -702,9 +591,9 @@ def presets_command(as_json: Json = False) -> None:
 
     Example: costmodel nccl presets
     """
-    from costmodel.nccl import load_preset, preset_names
+    from costmodel.nccl.reports import preset_list
 
-    emit(PresetList(tuple(load_preset(n) for n in preset_names())), as_json=as_json)
+    emit(preset_list(), as_json=as_json)
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -742,7 +631,7 @@ def _heading(function: str, what: str, system: Any, version: str) -> Any:
     )
 
 
-@renders("costmodel.cli.nccl.Predicted")
+@renders("costmodel.nccl.reports.Predicted")
 def _render_predicted(r: Predicted) -> Rendered:
     from rich.console import Group
     from rich.text import Text
@@ -820,7 +709,7 @@ def _render_predicted(r: Predicted) -> Rendered:
     return Group(*parts), tuple(p.notes)
 
 
-@renders("costmodel.cli.nccl.Ranges")
+@renders("costmodel.nccl.reports.Ranges")
 def _render_ranges(r: Ranges) -> Rendered:
     from rich.console import Group
     from rich.text import Text
@@ -910,7 +799,7 @@ def _render_comparison(c: Any) -> Rendered:
     return Group(head, Text(""), out, Text(""), regimes, Text(""), summary), tuple(c.notes)
 
 
-@renders("costmodel.cli.nccl.Calibrated")
+@renders("costmodel.nccl.reports.Calibrated")
 def _render_calibrated(r: Calibrated) -> Rendered:
     from rich.console import Group
     from rich.text import Text
@@ -985,14 +874,14 @@ def _render_check(r: Any) -> Rendered:
     return Group(*parts), tuple(r.notes)
 
 
-@renders("costmodel.cli.nccl.PresetText")
+@renders("costmodel.nccl.reports.PresetText")
 def _render_preset(r: PresetText) -> Rendered:
     from rich.text import Text
 
     return Text(f"wrote {r.out} (use it with --preset {r.out})"), tuple(r.notes)
 
 
-@renders("costmodel.cli.nccl.PresetList")
+@renders("costmodel.nccl.reports.PresetList")
 def _render_presets(r: PresetList) -> Rendered:
     from rich.console import Group
     from rich.text import Text

@@ -71,7 +71,11 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.exercises.validate.ReadBack"),
     "costmodel.cli.assignment": ("costmodel.exercises.gradebook.ClassReport",),
     "costmodel.cli.calibrate": ("costmodel.calibration.report.CalibrationReport",),
-    "costmodel.cli.nccl": ("costmodel.nccl.compare.Comparison", "costmodel.nccl.check.Check"),
+    "costmodel.cli.nccl": (
+        "costmodel.nccl.compare.Comparison", "costmodel.nccl.check.Check",
+        "costmodel.nccl.reports.Predicted", "costmodel.nccl.reports.Ranges",
+        "costmodel.nccl.reports.Calibrated", "costmodel.nccl.reports.PresetText",
+        "costmodel.nccl.reports.PresetList"),
     "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU"),
     "costmodel.cli.models": ("costmodel.describe.models.ModelList",
                              "costmodel.describe.models.ModelDescription"),

@@ -204,10 +204,10 @@ def test_types_the_command_line_defines_are_registered_when_their_module_loads()
 
     shell = _shell()
     notebook.register(shell)
-    import costmodel.cli.nccl  # noqa: F401 - defines result types of its own
+    import costmodel.cli.teaching  # noqa: F401 - defines result types of its own
 
     printers = shell.display_formatter.formatters["text/html"].deferred_printers
-    assert ("costmodel.cli.nccl", "PresetList") in printers
+    assert ("costmodel.cli.teaching", "Written") in printers
 
 
 @needs_ipython

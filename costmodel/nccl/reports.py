@@ -1,0 +1,217 @@
+"""What NCCL's model answers, each result with what it was computed for.
+
+- :func:`predicted`: one prediction with the system it was made for (:class:`Predicted`), NCCL's
+  estimate or, given calibrated overheads, what nccl-tests measures;
+- :func:`ranges`: the size ranges of each choice with the time at each end (:class:`Ranges`);
+- :func:`log_system`: a log's measurements with their rank count, and the system the hardware
+  describes for the log's ranks and nodes;
+- :func:`calibrate_manifest`: the overheads of ``as_measured`` calibrated on a manifest's logs
+  (:class:`Calibrated`);
+- :func:`preset_from_log`: a hardware preset read from an NCCL_DEBUG=INFO log (:class:`PresetText`);
+- :func:`preset_list`: the shipped presets (:class:`PresetList`).
+
+The numbers are those of :mod:`costmodel.nccl.predict`, :mod:`~costmodel.nccl.sweep` and
+:mod:`~costmodel.nccl.measured`, whose docstrings cite NCCL's source; this module only gathers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from costmodel.errors import InputError
+
+__all__ = [
+    "Calibrated",
+    "Predicted",
+    "PresetList",
+    "PresetText",
+    "Ranges",
+    "calibrate_manifest",
+    "log_system",
+    "predicted",
+    "preset_from_log",
+    "preset_list",
+    "ranges",
+]
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One prediction with the system it was made for."""
+
+    prediction: Any
+    system: Any
+    explain: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.prediction.to_dict(), "system": self.system.to_dict()}
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """A sweep, with the predicted time at each end of each range."""
+
+    sweep: Any
+    system: Any
+    ends: tuple[tuple[Any, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        from costmodel._json import real
+
+        out = self.sweep.to_dict()
+        for r, (a, b) in zip(out["ranges"], self.ends, strict=True):
+            r["from_time_s"], r["to_time_s"] = real(a.time_s), real(b.time_s)
+        return {**out, "system": self.system.to_dict()}
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """Overheads calibrated on a manifest's logs, and where they were written (None: nowhere)."""
+
+    calibration: Any
+    out: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.calibration.to_dict(), "out": None if self.out is None else str(self.out)}
+
+
+@dataclass(frozen=True)
+class PresetText:
+    """A preset built from a debug log: its TOML, where it went (None: nowhere), and what the reader noted."""
+
+    preset: dict[str, Any]
+    toml: str
+    out: Path | None
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset,
+            "toml": self.toml,
+            "out": None if self.out is None else str(self.out),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class PresetList:
+    """The shipped presets."""
+
+    presets: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        keys = ("name", "description", "sources", "arch", "gpus_per_node", "nvls")
+        return {
+            "presets": [
+                {**{k: p[k] for k in keys}, "single": "single" in p, "multi": "multi" in p}
+                for p in self.presets
+            ]
+        }
+
+
+def _priced(collective: str, n: Any, system: Any, overheads: Any, settings: dict[str, Any]) -> Any:
+    """NCCL's prediction at *n*; with *overheads*, what nccl-tests measures for its choice."""
+    from costmodel.nccl.predict import predict
+
+    p = predict(collective, n, system, **settings)
+    if overheads is None:
+        return p
+    from costmodel.nccl.measured import as_measured
+
+    return as_measured(p, overheads)
+
+
+def predicted(collective: str, n: Any, system: Any, *, version: str = "2.30", algo: str | None = None,
+              proto: str | None = None, overrides: str | None = None, overheads: Any = None,
+              explain: bool = False) -> Predicted:
+    """NCCL's choice and time for *collective* of *n* bytes on *system* (:func:`~costmodel.nccl.predict`).
+
+    With *overheads* (:func:`~costmodel.nccl.measured.load_overheads`) the time is what nccl-tests
+    measures for that choice; *explain* asks the renderer for the chosen entry's formulas.
+
+    >>> from costmodel.nccl import System
+    >>> s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=12.5)
+    >>> r = predicted("allreduce", "8MiB", s)
+    >>> r.prediction.algorithm, r.prediction.protocol, r.to_dict()["system"]["ranks"]
+    ('Tree', 'LL128', 16)
+    """
+    settings: dict[str, Any] = {"version": version, "algo": algo, "proto": proto, "overrides": overrides}
+    return Predicted(_priced(collective, n, system, overheads, settings), system, explain)
+
+
+def ranges(collective: str, min_bytes: Any, max_bytes: Any, system: Any, *, version: str = "2.30",
+           algo: str | None = None, proto: str | None = None, overrides: str | None = None,
+           overheads: Any = None) -> Ranges:
+    """The size ranges of each of NCCL's choices from *min_bytes* to *max_bytes*
+    (:func:`~costmodel.nccl.sweep`), with the time at each end of each range (with *overheads*, as
+    nccl-tests measures it).
+
+    >>> from costmodel.nccl import System
+    >>> s = System.explicit(arch=90, ranks=16, nodes=2, channels=16, bw_intra=40, bw_inter=12.5)
+    >>> r = ranges("allreduce", 1, 2**30, s)
+    >>> len(r.ends) == len(r.sweep.ranges)
+    True
+    """
+    from costmodel.nccl.sweep import sweep
+
+    settings: dict[str, Any] = {"version": version, "algo": algo, "proto": proto, "overrides": overrides}
+    found = sweep(collective, min_bytes, max_bytes, system, **settings)
+    ends = tuple((_priced(collective, r.from_bytes, system, overheads, settings),
+                  _priced(collective, r.to_bytes, system, overheads, settings)) for r in found.ranges)
+    return Ranges(found, system, ends)
+
+
+def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | None, nodes: int | None,
+               log: Path | str) -> tuple[Any, Any]:
+    """The log's measurements with their rank count (*ranks* where the log does not say it), and the
+    system *hardware* (:class:`~costmodel.nccl.hardware.Hardware`) describes for its ranks and nodes."""
+    from costmodel.nccl.compare import log_nodes
+
+    if measurements.p is None:
+        if ranks is None:
+            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass ranks=R")
+        measurements = measurements.with_p(ranks)
+    elif ranks is not None and ranks != measurements.p:
+        raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")
+    shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
+    return measurements, hardware.system(ranks=measurements.p, nodes=shape)
+
+
+def calibrate_manifest(manifest: Path | str) -> Calibrated:
+    """The overheads of ``as_measured`` calibrated on the logs a manifest names
+    (:func:`~costmodel.nccl.measured.calibrate`), its source saying which; written nowhere yet."""
+    from costmodel.nccl.compare import read_manifest
+    from costmodel.nccl.measured import calibrate
+
+    cases = read_manifest(Path(manifest))
+    source = (f"calibrated by costmodel nccl calibrate on {len(cases)} nccl-tests logs:\n"
+              + "\n".join(f"  {c.name}" for c in cases))
+    return Calibrated(calibrate(cases, source=source), None)
+
+
+def preset_from_log(log: Path | str, name: str = "from-log") -> PresetText:
+    """The hardware preset *name* an NCCL_DEBUG=INFO log describes, checked to load as a preset; a
+    half without the tree graph NCCL always has is named in a warning note.  Written nowhere yet."""
+    from costmodel.nccl.debuglog import read_debug_log
+    from costmodel.nccl.presets import validate_preset
+    from costmodel.tomlfile import loads
+
+    debug = read_debug_log(Path(log))
+    text = debug.to_toml(name)
+    preset = validate_preset(loads(text, path=name), path=name)  # what is written must load as a preset
+    notes = tuple(debug.notes) + tuple(
+        f"warning: the log shows no {half} tree graph (NCCL always has one): add [{half}.tree] before using "
+        f"the preset, e.g. [{half}.ring]'s values with pattern = {1 if half == 'multi' else 4}"
+        for half in ("single", "multi")
+        if half in preset and "tree" not in preset[half]
+    )
+    return PresetText(preset, text, None, notes)
+
+
+def preset_list() -> PresetList:
+    """Every shipped preset, by name."""
+    from costmodel.nccl.presets import load_preset, preset_names
+
+    return PresetList(tuple(load_preset(n) for n in preset_names()))
