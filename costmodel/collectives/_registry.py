@@ -2,13 +2,16 @@
 
 Names typed by users go through :func:`collective` and :func:`resolve`, which
 accept aliases (``all_reduce``, ``rd``, ``rab``) and suggest the closest name
-on a typo; inside the code only canonical names are used.
+on a typo; inside the code only canonical names are used.  The collectives' names
+and aliases are declared in :mod:`costmodel.collective_names`, which the modules
+below the models read too; :func:`_build` checks the registry holds exactly those.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from costmodel.collective_names import ALIASES, COLLECTIVE_NAMES
 from costmodel.collectives import (
     _schemes,
     allgather,
@@ -29,7 +32,7 @@ __all__ = ["COLLECTIVES", "algorithms", "check_names", "collective", "record", "
 _MODULES = (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, gather, scatter)
 
 
-def _build() -> tuple[dict[str, Collective], Names, dict[tuple[str, str], Algorithm], dict[str, Names]]:
+def _build() -> tuple[dict[str, Collective], dict[tuple[str, str], Algorithm], dict[str, Names]]:
     collectives: dict[str, Collective] = {}
     records: dict[tuple[str, str], Algorithm] = {}
     for module in _MODULES:
@@ -46,10 +49,12 @@ def _build() -> tuple[dict[str, Collective], Names, dict[tuple[str, str], Algori
                 raise RuntimeError(f"algorithm {algo.key} registered twice")
             records[algo.key] = algo
     _check_references(records)
-    collective_names = Names("collective", {c.name: c.aliases for c in collectives.values()})
+    if [(c.name, c.aliases) for c in collectives.values()] != list(ALIASES.items()):
+        raise RuntimeError("the registered collectives and their aliases differ from "
+                           "costmodel.collective_names.ALIASES")
     algorithm_names = {c.name: Names("algorithm", {a.name: a.aliases for a in c.algorithms})
                        for c in collectives.values()}
-    return collectives, collective_names, records, algorithm_names
+    return collectives, records, algorithm_names
 
 
 def _check_references(records: dict[tuple[str, str], Algorithm]) -> None:
@@ -65,7 +70,7 @@ def _check_references(records: dict[tuple[str, str], Algorithm]) -> None:
             raise RuntimeError(f"{algo.key} adapts another record and must hold for every p")
 
 
-COLLECTIVES, _COLLECTIVE_NAMES, _RECORDS, _ALGORITHM_NAMES = _build()
+COLLECTIVES, _RECORDS, _ALGORITHM_NAMES = _build()
 
 
 def collective(name: str) -> Collective:
@@ -81,7 +86,7 @@ def collective(name: str) -> Collective:
     >>> collective("all_reduce").name
     'allreduce'
     """
-    return COLLECTIVES[_COLLECTIVE_NAMES.resolve(name)]
+    return COLLECTIVES[COLLECTIVE_NAMES.resolve(name)]
 
 
 def algorithms(name: str, *, adaptations: bool = False) -> tuple[Algorithm, ...]:

@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import doubling, folded_doubling, tree
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import BRUCK_1997, CHAN_2007, THAKUR_2005
@@ -90,7 +91,7 @@ ALGORITHMS = (RING, RECURSIVE_DOUBLING, RECURSIVE_DOUBLING_FOLDED, BRUCK)
 
 COLLECTIVE = Collective(
     name="allgather",
-    aliases=("all-gather", "all_gather", "ag"),
+    aliases=ALIASES["allgather"],
     summary="every rank ends with all ranks' blocks",
     meaning_of_n="n is the full gathered output; each rank contributes n/p",
     reduces=False,

@@ -18,6 +18,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import Message, folded, halving, survivors
 from costmodel.collectives._record import Algorithm, Bound, Collective, Constraint, Extra, power_of_two
 from costmodel.references import (
@@ -208,7 +209,7 @@ ALGORITHMS = (
 
 COLLECTIVE = Collective(
     name="allreduce",
-    aliases=("all-reduce", "all_reduce", "ar"),
+    aliases=ALIASES["allreduce"],
     summary="every rank ends with the reduction of all ranks' vectors",
     meaning_of_n="n is the full vector each rank holds (and ends with, reduced)",
     reduces=True,

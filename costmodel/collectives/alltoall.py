@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import bruck_alltoall
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import BRUCK_1997, THAKUR_2005
@@ -54,7 +55,7 @@ ALGORITHMS = (PAIRWISE, BRUCK)
 
 COLLECTIVE = Collective(
     name="alltoall",
-    aliases=("all-to-all", "all_to_all", "a2a"),
+    aliases=ALIASES["alltoall"],
     summary="every rank sends a distinct block to every other rank",
     meaning_of_n="n is each rank's whole send buffer: p blocks of n/p, its own included",
     reduces=False,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import Message, doubling, folded, halving, survivors, tree
 from costmodel.collectives._record import Algorithm, Bound, Collective, Extra, power_of_two
 from costmodel.references import CHAN_2007, THAKUR_2005
@@ -138,7 +139,7 @@ ALGORITHMS = (
 
 COLLECTIVE = Collective(
     name="broadcast",
-    aliases=("bcast",),
+    aliases=ALIASES["broadcast"],
     summary="the root's vector ends up on every rank",
     meaning_of_n="n is the full vector at the root",
     reduces=False,

@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import tree
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import CHAN_2007, THAKUR_2005
@@ -56,7 +57,7 @@ ALGORITHMS = (BINOMIAL, NAIVE)
 
 COLLECTIVE = Collective(
     name="gather",
-    aliases=(),
+    aliases=ALIASES["gather"],
     summary="the root ends with every rank's block",
     meaning_of_n="n is the full buffer at the root; each rank contributes n/p",
     reduces=False,

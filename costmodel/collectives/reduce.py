@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import Message, doubling, folded, halving, survivors
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import CHAN_2007, RABENSEIFNER_2004, THAKUR_2005
@@ -83,7 +84,7 @@ ALGORITHMS = (BINOMIAL, RABENSEIFNER, RABENSEIFNER_FOLDED)
 
 COLLECTIVE = Collective(
     name="reduce",
-    aliases=("reduce-to-one",),
+    aliases=ALIASES["reduce"],
     summary="the root ends with the reduction of all ranks' vectors",
     meaning_of_n="n is the full vector each rank holds (the root ends with the reduced one)",
     reduces=True,

@@ -15,6 +15,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import folded_halving, halving
 from costmodel.collectives._record import Algorithm, Bound, Collective, power_of_two
 from costmodel.references import CHAN_2007, THAKUR_2005
@@ -75,7 +76,7 @@ ALGORITHMS = (RING, RECURSIVE_HALVING, RECURSIVE_HALVING_FOLDED)
 
 COLLECTIVE = Collective(
     name="reduce-scatter",
-    aliases=("reducescatter", "reduce_scatter", "rs"),
+    aliases=ALIASES["reduce-scatter"],
     summary="each rank ends with one block (n/p) of the reduction of all vectors",
     meaning_of_n="n is the full input vector each rank holds; each rank ends with n/p of the result",
     reduces=True,

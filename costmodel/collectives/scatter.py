@@ -13,6 +13,7 @@ References
 
 from __future__ import annotations
 
+from costmodel.collective_names import ALIASES
 from costmodel.collectives._messages import tree
 from costmodel.collectives._record import Algorithm, Bound, Collective
 from costmodel.references import CHAN_2007, THAKUR_2005
@@ -50,7 +51,7 @@ ALGORITHMS = (BINOMIAL, NAIVE)
 
 COLLECTIVE = Collective(
     name="scatter",
-    aliases=(),
+    aliases=ALIASES["scatter"],
     summary="rank i ends with block i of the root's buffer",
     meaning_of_n="n is the full buffer at the root; each rank ends with n/p",
     reduces=False,

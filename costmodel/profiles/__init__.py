@@ -320,7 +320,7 @@ def _canonical(collective: str | None) -> str | None:
     """The registry's name of *collective* (aliases accepted), or *collective* itself if unknown."""
     if collective is None:
         return None
-    from costmodel.calibration.logs import canonical_collective
+    from costmodel.collective_names import canonical_collective
     from costmodel.errors import CostmodelError
 
     try:
@@ -362,7 +362,7 @@ def _fits(data: dict[str, Any], *, name: str, path: str) -> tuple[ProfileFit, ..
 
 def _fit(collective: str, head: dict[str, Any], segments: Any, *, name: str, path: str,
          where: str) -> ProfileFit:
-    from costmodel.calibration.logs import canonical_collective
+    from costmodel.collective_names import canonical_collective
     from costmodel.errors import CostmodelError
 
     extra = set(head) - _FIT_KEYS

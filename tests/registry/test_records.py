@@ -70,6 +70,16 @@ def test_the_eight_canonical_collectives() -> None:
     }
 
 
+def test_the_registry_names_the_collectives_as_the_bottom_layer_declares_them() -> None:
+    """One declaration of the names and aliases: the registry's, in its order, are collective_names'."""
+    from costmodel.collective_names import ALIASES, canonical_collective
+
+    assert [(c.name, c.aliases) for c in COLLECTIVES.values()] == list(ALIASES.items())
+    for name, aliases in ALIASES.items():
+        for spelling in (name, *aliases, name.upper().replace("-", "_")):
+            assert canonical_collective(spelling) == collective(spelling).name == name
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=SPEC_IDS)
 def test_collective_fields(spec: Collective) -> None:
     assert CANONICAL.fullmatch(spec.name)

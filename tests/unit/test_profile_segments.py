@@ -269,3 +269,20 @@ def test_cli_refuses_a_malformed_profile(tmp_path: Path, capsys: pytest.CaptureF
             assert out == ""
             assert err.count("\n") == 1 and err.startswith("error: ")
             assert str(bad) in err and words in err
+
+
+def test_a_profile_names_its_collective_without_loading_the_models() -> None:
+    """The [fit] collective is checked with the names of the bottom layer (costmodel.collective_names):
+    reading a calibrated profile loads neither the registry nor the calibration code."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from costmodel.profiles import parse_profile\n"
+            f"p = parse_profile({(HEAD + FIT.replace('allreduce', 'all_reduce') + SEG1)!r}, path='h.toml')\n"
+            "assert p.fits[0].collective == 'allreduce', p.fits\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('costmodel.collectives', "
+            "'costmodel.calibration'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

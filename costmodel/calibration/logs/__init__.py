@@ -93,13 +93,11 @@ from costmodel.calibration.logs.costmodel_csv import parse_csv, parse_csv_groups
 from costmodel.calibration.logs.measurements import (
     CSV_COLUMNS,
     MAX_ROWS,
-    PT2PT,
     TOOLS,
     LogFormat,
     Measurements,
     Row,
     bus_factor,
-    canonical_collective,
     check_text,
     read_log_text,
     split_lines,
@@ -107,6 +105,7 @@ from costmodel.calibration.logs.measurements import (
 from costmodel.calibration.logs.nccl_json import parse_nccl_tests_json, read_nccl_tests_json
 from costmodel.calibration.logs.nccl_text import parse_nccl_tests, read_nccl_tests
 from costmodel.calibration.logs.osu import parse_osu, read_osu
+from costmodel.collective_names import PT2PT, canonical_collective
 from costmodel.errors import ParseError
 
 __all__ = [

@@ -17,23 +17,17 @@ from typing import Any
 
 from costmodel._files import MAX_READ_BYTES, read_text
 from costmodel._json import JSONFields, to_json_dict
+from costmodel.collective_names import PT2PT, canonical_collective
 from costmodel.collectives.busbw import FACTORS
-from costmodel.errors import InputError, ParseError, UnknownNameError
-from costmodel.names import Names
+from costmodel.errors import InputError, ParseError
 from costmodel.validate import whole
 
 TOOLS = ("nccl-tests", "osu", "costmodel-csv")
 """The values of :attr:`Measurements.tool`."""
 
-PT2PT = "pt2pt"
-"""The collective name of point-to-point logs (osu_latency, osu_bw, nccl-tests sendrecv_perf)."""
-
 CSV_COLUMNS = ("collective", "backend", "p", "n_bytes", "time_s", "in_place")
 """The columns :func:`write_csv` writes; the first five are required when reading."""
 
-_PT2PT_NAMES = Names("collective", {PT2PT: ("p2p", "point-to-point", "pointtopoint", "sendrecv", "send-recv",
-                                              "pingpong")})
-"""The names of point-to-point logs (the collectives' own names are the registry's)."""
 BUS_FACTORS: dict[str, Callable[[Fraction], Fraction]] = {
     **{name: factor for name, (_, factor) in FACTORS.items()},
     PT2PT: lambda p: Fraction(1),
@@ -190,28 +184,6 @@ class Measurements:
 
 def check_p(p: Any) -> int:
     return whole(p, "p", low=2, expected="an integer >= 2", hint="give the number of ranks")
-
-
-def canonical_collective(name: str) -> str:
-    """The canonical collective name of *name*, accepting aliases and ``pt2pt``.
-
-    >>> canonical_collective("all_reduce"), canonical_collective("p2p")
-    ('allreduce', 'pt2pt')
-
-    Raises
-    ------
-    UnknownNameError
-        With a did-you-mean hint.
-    """
-    from costmodel.collectives._registry import COLLECTIVES
-    from costmodel.collectives._registry import collective as find_collective
-
-    if _PT2PT_NAMES.get(name) is not None:
-        return PT2PT
-    try:
-        return find_collective(name).name
-    except UnknownNameError:
-        raise UnknownNameError("collective", name, [*COLLECTIVES, PT2PT]) from None
 
 
 def read_log_text(path: str | PathLike[str]) -> str:
