@@ -56,7 +56,7 @@ from costmodel.training.federated_pricing import (
 )
 from costmodel.validate import whole
 
-__all__ = ["CITED", "RULES", "RuleRun", "SspSweep", "SyncRun", "simulate_sync", "ssp_sweep"]
+__all__ = ["CITED", "RULES", "RuleRun", "SspSweep", "SyncRun", "simulate_sync", "ssp_sweep", "step_times_label"]
 
 CITED = (HO_2013, DEAN_2012, MITLIAGKAS_2016, ARNOLD_2008)
 
@@ -132,6 +132,15 @@ class SyncRun:
     sources: tuple[Cited, ...]
     notes: tuple[str, ...] = ()
 
+    @property
+    def title(self) -> str:
+        return f"Staleness under BSP, SSP and ASP: {self.workers} workers, {self.steps} steps"
+
+    @property
+    def step_times_label(self) -> str:
+        """The step times in words."""
+        return step_times_label(self.step_times)
+
     def run(self, rule: str) -> RuleRun:
         """The run of *rule* (``bsp``, ``ssp`` or ``asp``)."""
         for r in self.runs:
@@ -172,6 +181,11 @@ class SspSweep:
     notes: tuple[str, ...] = ()
 
     @property
+    def step_times_label(self) -> str:
+        """The step times in words."""
+        return step_times_label(self.step_times)
+
+    @property
     def title(self) -> str:
         return f"SSP throughput against its bound s: {self.workers} workers, {self.steps} steps"
 
@@ -183,6 +197,22 @@ class SspSweep:
             "asp_updates_per_s": self.asp_updates_per_s, "ssp_staleness_mean": list(self.ssp_staleness_mean),
             "notes": list(self.notes),
         }
+
+
+def step_times_label(dist: ClientTimes) -> str:
+    """Step times in words: a list is each worker's own fixed time.
+
+    >>> step_times_label(parse_client_times("1s,2s"))
+    "2 workers' fixed times, 1 s to 2 s"
+    """
+    from costmodel.units import format_time
+
+    if dist.kind != "list":
+        return dist.describe()
+    low, high = format_time(min(dist.times)), format_time(max(dist.times))
+    if len(dist.times) == 1:
+        return f"every worker's, {low}"
+    return f"{len(dist.times)} workers' fixed times, {low} to {high}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -260,12 +290,12 @@ def _times(dist: ClientTimes, workers: int | None, steps: int, seed: int) -> tup
 
     if dist.kind == "list":
         if any(v <= 0 for v in dist.times):
-            raise InputError("step_times: every worker's step time must be above 0 s")
+            raise InputError("every worker's step time must be above 0 s")
         if workers is None:
             workers = len(dist.times)
         if len(dist.times) not in (1, workers):
-            raise InputError(f"step_times has {len(dist.times)} times for workers={workers}; give one time "
-                             "per worker, or one for all")
+            raise InputError(f"{len(dist.times)} step times for {workers} workers; give one time per worker, "
+                             "or one for all")
         _limit(workers, steps)
         per = np.array([float(v) for v in dist.times])
         return np.broadcast_to(per[:, None] if len(per) > 1 else per, (workers, steps)).copy(), workers
@@ -277,7 +307,7 @@ def _times(dist: ClientTimes, workers: int | None, steps: int, seed: int) -> tup
 
 def _limit(workers: int, steps: int) -> None:
     if workers * steps > _MAX_EVENTS:
-        raise InputError(f"workers={workers} × steps={steps} is {workers * steps} worker steps, more than "
+        raise InputError(f"{workers} workers × {steps} steps is {workers * steps} worker steps, more than "
                          f"{_MAX_EVENTS} to simulate; give fewer steps")
 
 
@@ -345,10 +375,10 @@ def simulate_sync(rule: str = "all", *, step_times: Any, steps: Any = 1000, work
     n, t, s = _ints(workers, steps, seed)
     b = None if bound is None else _bound(bound)
     if key == "ssp" and b is None:
-        raise InputError("rule='ssp' needs bound= (how many steps a worker may run ahead of the slowest), "
+        raise InputError("SSP needs bound= (how many steps a worker may run ahead of the slowest), "
                          "e.g. bound=2")
     if key in ("bsp", "asp") and b is not None:
-        raise InputError(f"bound= is SSP's; rule={key!r} has none; drop bound= or give rule='ssp'")
+        raise InputError(f"bound= is SSP's; {key.upper()} has none; drop bound=")
     x, n = _times(dist, n, t, s)
     rules = [r for r in RULES if key in (r, "all") and (r != "ssp" or b is not None)]
     runs = tuple(_run(x, r, b) for r in rules)
