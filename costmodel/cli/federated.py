@@ -90,18 +90,18 @@ def sync(
                                    help="Step times: a list 1s,1s,2s (worker i's fixed time; one time: "
                                         "every worker's) or lognormal:MEDIAN,SHAPE, exp:SHIFT,MEAN, "
                                         "uniform:LOW,HIGH (drawn per worker and step).")],
-    workers: Annotated[str | None, option("--workers", metavar="N",
+    workers: Annotated[int | None, option("--workers", metavar="N", min=1,
                                           help="Workers (default: the list's length; needed with a "
                                                "distribution).")] = None,
-    steps: Annotated[str, option("--steps", metavar="T", show_default=True,
-                                 help="Steps each worker runs.")] = "1000",
+    steps: Annotated[int, option("--steps", metavar="T", show_default=True, min=1,
+                                 help="Steps each worker runs.")] = 1000,
     rule: Annotated[str, option("--rule", metavar="RULE", show_default=True,
                                 help="bsp, ssp, asp, or all (SSP when --bound is given).")] = "all",
-    bound: Annotated[str | None, option("--bound", metavar="S",
+    bound: Annotated[int | None, option("--bound", metavar="S", min=0,
                                         help="SSP's bound: no worker more than S steps ahead of the "
                                              "slowest.")] = None,
-    seed: Annotated[str, option("--seed", metavar="S", show_default=True,
-                                help="The seed of the drawn step times.")] = "0",
+    seed: Annotated[int, option("--seed", metavar="S", show_default=True, min=0,
+                                help="The seed of the drawn step times.")] = 0,
     as_json: Json = False,
 ) -> None:
     """Workers of unequal speed under BSP, SSP and ASP: throughput, idle time, staleness, simulated.

@@ -394,10 +394,11 @@ SyncCompute = Annotated[str, option(
     "--compute", metavar="TIMES|DIST",
     help="Step times: a list 1s,1s,2s (worker i's fixed time) or lognormal:MEDIAN,SHAPE, exp:SHIFT,MEAN, "
          "uniform:LOW,HIGH (drawn per worker and step).")]
-SyncWorkers = Annotated[str | None, option(
-    "--workers", metavar="N", help="Workers (default: the list's length; needed with a distribution).")]
-SyncSteps = Annotated[str, option("--steps", metavar="T", show_default=True, help="Steps each worker runs.")]
-SyncSeed = Annotated[str, option("--seed", metavar="S", show_default=True,
+SyncWorkers = Annotated[int | None, option(
+    "--workers", metavar="N", min=1, help="Workers (default: the list's length; needed with a distribution).")]
+SyncSteps = Annotated[int, option("--steps", metavar="T", show_default=True, min=1,
+                                  help="Steps each worker runs.")]
+SyncSeed = Annotated[int, option("--seed", metavar="S", show_default=True, min=0,
                                  help="The seed of the drawn step times.")]
 
 
@@ -405,12 +406,12 @@ SyncSeed = Annotated[str, option("--seed", metavar="S", show_default=True,
 def staleness_command(
     compute: SyncCompute,
     workers: SyncWorkers = None,
-    steps: SyncSteps = "1000",
+    steps: SyncSteps = 1000,
     rule: Annotated[str, option("--rule", metavar="RULE", show_default=True,
                                 help="bsp, ssp, asp, or all (SSP when --bound is given).")] = "all",
-    bound: Annotated[str | None, option("--bound", metavar="S",
+    bound: Annotated[int | None, option("--bound", metavar="S", min=0,
                                         help="SSP's bound: no worker more than S steps ahead.")] = None,
-    seed: SyncSeed = "0",
+    seed: SyncSeed = 0,
     out: Out = None, force: Force = False, as_json: Json = False,
 ) -> None:
     """The staleness histogram of BSP, SSP and ASP, a panel per rule, from `costmodel federated sync`.
@@ -429,10 +430,10 @@ def staleness_command(
 def ssp_throughput_command(
     compute: SyncCompute,
     workers: SyncWorkers = None,
-    steps: SyncSteps = "1000",
+    steps: SyncSteps = 1000,
     bounds: Annotated[str | None, option("--bounds", metavar="S,S,...",
                                          help="SSP's bounds to run (default 0 to 8).")] = None,
-    seed: SyncSeed = "0",
+    seed: SyncSeed = 0,
     out: Out = None, force: Force = False, as_json: Json = False,
 ) -> None:
     """Updates per second against SSP's bound s, with BSP's and ASP's, all on the same step times.
