@@ -346,8 +346,9 @@ def render_sync(r: SyncRun) -> Rendered:
              "idle: waiting for the rule, and after a worker's last step until the run ends"]
     if r.bsp_relative_difference is not None:
         bsp = r.run("bsp")
-        lines.append(f"BSP's mean step time {_time(bsp.mean_step_s)} against E\\[max of {r.workers} draws] "
-                     f"{_time(r.expected_bsp_step_s)} ({escape(r.method)}): relative difference "
-                     f"{_num(r.bsp_relative_difference, 3)}")
+        against = ("the slowest worker's time" if r.step_times.kind == "list"
+                   else f"E\\[max of {r.workers} draws] ({escape(r.method)})")
+        lines.append(f"BSP's mean step time {_time(bsp.mean_step_s)} against {against} "
+                     f"{_time(r.expected_bsp_step_s)}: relative difference {_num(r.bsp_relative_difference, 3)}")
     notes = tuple(n for n in r.notes if not n.startswith("idle:"))
     return Group(head, Text(""), out, Text(""), markup("\n".join(lines))), notes

@@ -210,7 +210,7 @@ def step_times_label(dist: ClientTimes) -> str:
     if dist.kind != "list":
         return dist.describe()
     low, high = format_time(min(dist.times)), format_time(max(dist.times))
-    if len(dist.times) == 1:
+    if len(set(dist.times)) == 1:
         return f"every worker's, {low}"
     return f"{len(dist.times)} workers' fixed times, {low} to {high}"
 
