@@ -2,7 +2,8 @@
 ``scaffold``, ``fednova``) and workers of unequal speed under BSP, SSP and ASP (``sync``).
 
 Each command makes one call into :mod:`costmodel.training.federated_pricing`,
-:mod:`costmodel.training.federated_steps` or :mod:`costmodel.training.synchrony` and emits the result; the renderings are declared here and
+:mod:`costmodel.training.federated_steps` or :mod:`costmodel.training.synchrony` and emits the result;
+the renderings are declared here and
 import rich only when they run.
 """
 
@@ -323,7 +324,8 @@ def render_sync(r: SyncRun) -> Rendered:
     from rich.markup import escape
     from rich.text import Text
 
-    head = markup(f"[bold]BSP, SSP and ASP simulated[/bold] · {r.workers} worker{'s' if r.workers != 1 else ''}"
+    plural = "s" if r.workers != 1 else ""
+    head = markup(f"[bold]BSP, SSP and ASP simulated[/bold] · {r.workers} worker{plural}"
                   f" · {r.steps} steps each\nstep times: {escape(r.step_times_label)}")
     labels = [x.label for x in r.runs]
     out = table("quantity", *labels, numeric=labels, no_wrap=("quantity", *labels))
@@ -349,6 +351,7 @@ def render_sync(r: SyncRun) -> Rendered:
         against = ("the slowest worker's time" if r.step_times.kind == "list"
                    else f"E\\[max of {r.workers} draws] ({escape(r.method)})")
         lines.append(f"BSP's mean step time {_time(bsp.mean_step_s)} against {against} "
-                     f"{_time(r.expected_bsp_step_s)}: relative difference {_num(r.bsp_relative_difference, 3)}")
+                     f"{_time(r.expected_bsp_step_s)}: relative difference "
+                     f"{_num(r.bsp_relative_difference, 3)}")
     notes = tuple(n for n in r.notes if not n.startswith("idle:"))
     return Group(head, Text(""), out, Text(""), markup("\n".join(lines))), notes

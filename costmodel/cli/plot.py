@@ -395,7 +395,8 @@ SyncCompute = Annotated[str, option(
     help="Step times: a list 1s,1s,2s (worker i's fixed time) or lognormal:MEDIAN,SHAPE, exp:SHIFT,MEAN, "
          "uniform:LOW,HIGH (drawn per worker and step).")]
 SyncWorkers = Annotated[int | None, option(
-    "--workers", metavar="N", min=1, help="Workers (default: the list's length; needed with a distribution).")]
+    "--workers", metavar="N", min=1,
+    help="Workers (default: the list's length; needed with a distribution).")]
 SyncSteps = Annotated[int, option("--steps", metavar="T", show_default=True, min=1,
                                   help="Steps each worker runs.")]
 SyncSeed = Annotated[int, option("--seed", metavar="S", show_default=True, min=0,

@@ -43,8 +43,8 @@ from costmodel.plots.pipeline import GanttBar, PipelinePanel, PipelinePlot, draw
 from costmodel.plots.plan import draw_plan_frontier
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
-from costmodel.plots.synchrony import draw_ssp_sweep, draw_staleness_plot
 from costmodel.plots.step import StepBar, StepChart, draw_step_chart, draw_step_sweep, step_chart
+from costmodel.plots.synchrony import draw_ssp_sweep, draw_staleness_plot
 
 __all__ = [
     "SUFFIXES",
@@ -75,9 +75,9 @@ __all__ = [
     "draw_pipeline_plot",
     "draw_plan_frontier",
     "draw_region_map",
-    "draw_step_chart",
     "draw_ssp_sweep",
     "draw_staleness_plot",
+    "draw_step_chart",
     "draw_step_sweep",
     "draw_time_plot",
     "nccl_plot",

@@ -66,12 +66,6 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         fedprox_step,
         scaffold_round,
     )
-    from costmodel.training.synchrony import (
-        SspSweep,
-        SyncRun,
-        simulate_sync,
-        ssp_sweep,
-    )
     from costmodel.training.loss import (
         WeightedGradient,
         WeightedLoss,
@@ -97,6 +91,12 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         privacy_account,
         rdp_sampled_gaussian,
         solve_noise,
+    )
+    from costmodel.training.synchrony import (
+        SspSweep,
+        SyncRun,
+        simulate_sync,
+        ssp_sweep,
     )
     from costmodel.training.traffic import (
         MoETraffic,

@@ -56,7 +56,8 @@ from costmodel.training.federated_pricing import (
 )
 from costmodel.validate import whole
 
-__all__ = ["CITED", "RULES", "RuleRun", "SspSweep", "SyncRun", "simulate_sync", "ssp_sweep", "step_times_label"]
+__all__ = ["CITED", "RULES", "RuleRun", "SspSweep", "SyncRun", "simulate_sync", "ssp_sweep",
+           "step_times_label"]
 
 CITED = (HO_2013, DEAN_2012, MITLIAGKAS_2016, ARNOLD_2008)
 
@@ -271,10 +272,7 @@ def _run(x: Any, rule: str, bound: int | None) -> RuleRun:
     ends = np.concatenate([np.zeros((n, 1)), finish[:, :-1]], axis=1)
     waiting = (start - ends).sum(axis=1)
     busy = x.sum(axis=1)
-    if rule == "bsp":
-        stale = np.zeros((n, t), dtype=np.int64)
-    else:
-        stale = _staleness(finish, gate)
+    stale = np.zeros((n, t), dtype=np.int64) if rule == "bsp" else _staleness(finish, gate)
     counts = np.bincount(stale.ravel())
     steady = float(stale[:, 1:].mean()) if t > 1 else None
     return RuleRun(rule=rule, bound=bound if rule == "ssp" else None, workers=n, steps=t, run_time_s=run_time,
@@ -322,7 +320,8 @@ def _whole(value: Any, name: str, *, low: int, high: int, hint: str) -> int:
 def _ints(workers: Any, steps: Any, seed: Any) -> tuple[int | None, int, int]:
     n = None if workers is None else _whole(workers, "workers", low=1, high=_MAX_WORKERS,
                                             hint="give the number of workers, e.g. workers=8")
-    t = _whole(steps, "steps", low=1, high=_MAX_STEPS, hint="give the steps each worker runs, e.g. steps=1000")
+    t = _whole(steps, "steps", low=1, high=_MAX_STEPS,
+               hint="give the steps each worker runs, e.g. steps=1000")
     s = _whole(seed, "seed", low=0, high=2**63 - 1, hint="give a seed, e.g. seed=0")
     return n, t, s
 
@@ -431,7 +430,8 @@ def ssp_sweep(*, step_times: Any, bounds: Any = None, steps: Any = 1000, workers
     ssp = [_run(x, "ssp", v) for v in values]
     bsp, asp = _run(x, "bsp", None), _run(x, "asp", None)
     return SspSweep(workers=n, steps=t, step_times=dist, seed=s, bounds=tuple(values),
-                    ssp_updates_per_s=tuple(r.updates_per_s for r in ssp), bsp_updates_per_s=bsp.updates_per_s,
+                    ssp_updates_per_s=tuple(r.updates_per_s for r in ssp),
+                    bsp_updates_per_s=bsp.updates_per_s,
                     asp_updates_per_s=asp.updates_per_s,
                     ssp_staleness_mean=tuple(r.staleness_mean for r in ssp),
                     notes=("the same step times for every bound and rule; communication not priced",))

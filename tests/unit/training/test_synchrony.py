@@ -10,6 +10,7 @@ the shifted exponential, low + (high − low)·N/(N + 1) for the uniform).
 from __future__ import annotations
 
 import heapq
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -90,7 +91,7 @@ def test_ssp_throughput_lies_between_bsps_and_asps_and_grows_with_s(n, t, seed, 
     sw = ssp_sweep(step_times=dist, workers=n, steps=t, seed=seed, bounds="0,1,2,3,5,8,30")
     rates = sw.ssp_updates_per_s
     assert sw.bsp_updates_per_s == rates[0]  # s = 0 is BSP
-    assert all(a <= b for a, b in zip(rates, rates[1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(rates))
     assert all(sw.bsp_updates_per_s <= v <= sw.asp_updates_per_s for v in rates)
     assert rates[-1] == sw.asp_updates_per_s  # s ≥ T − 1 never waits
 
