@@ -280,6 +280,8 @@ def _survival_kth(p: float, m: int, k: int) -> float:
         return 1.0
     if p >= 1.0:
         return 0.0
+    if k == m:  # the maximum: every term but the last, 1 − p^m
+        return -math.expm1(m * math.log(p))
     lp, lq = math.log(p), math.log1p(-p)
     lg_m = math.lgamma(m + 1)
     return min(1.0, sum(math.exp(lg_m - math.lgamma(i + 1) - math.lgamma(m - i + 1) + i * lp + (m - i) * lq)
