@@ -406,7 +406,10 @@ def _expected_max(dist: ClientTimes, n: int) -> tuple[Fraction | float, str]:
     """BSP's expected step time: E[X_(N)] of N draws; for a list, the slowest worker's fixed time."""
     if dist.kind == "list":
         return max(dist.times), "exact: the slowest worker's time"
-    return expected_order_statistic(dist, n, n)
+    value, method = expected_order_statistic(dist, n, n)
+    if isinstance(value, Fraction) and value.denominator > 10**15:  # H_N for many workers: shown as a float
+        return float(value), method + ", shown as a float"
+    return value, method
 
 
 def ssp_sweep(*, step_times: Any, bounds: Any = None, steps: Any = 1000, workers: Any = None,
