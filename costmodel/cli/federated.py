@@ -326,7 +326,8 @@ def render_sync(r: SyncRun) -> Rendered:
 
     plural = "s" if r.workers != 1 else ""
     head = markup(f"[bold]BSP, SSP and ASP simulated[/bold] · {r.workers} worker{plural}"
-                  f" · {r.steps} step{'s' if r.steps != 1 else ''} each\nstep times: {escape(r.step_times_label)}")
+                  f" · {r.steps} step{'s' if r.steps != 1 else ''} each\n"
+                  f"step times: {escape(r.step_times_label)}")
     labels = [x.label for x in r.runs]
     out = table("quantity", *labels, numeric=labels, no_wrap=("quantity", *labels))
 
