@@ -1,8 +1,9 @@
-"""The ``federated`` commands: a round priced (``round``) and the optimisers' arithmetic (``prox-step``,
-``scaffold``, ``fednova``).
+"""The ``federated`` commands: a round priced (``round``), the optimisers' arithmetic (``prox-step``,
+``scaffold``, ``fednova``) and workers of unequal speed under BSP, SSP and ASP (``sync``).
 
-Each command makes one call into :mod:`costmodel.training.federated_pricing` or
-:mod:`costmodel.training.federated_steps` and emits the result; the renderings are declared here and
+Each command makes one call into :mod:`costmodel.training.federated_pricing`,
+:mod:`costmodel.training.federated_steps` or :mod:`costmodel.training.synchrony` and emits the result;
+the renderings are declared here and
 import rich only when they run.
 """
 
@@ -20,12 +21,13 @@ from costmodel.cli.render import Rendered, renders
 if TYPE_CHECKING:
     from costmodel.training.federated_pricing import FederatedRound
     from costmodel.training.federated_steps import FedNovaRound, FedProxStep, ScaffoldRound
+    from costmodel.training.synchrony import SyncRun
 
 __all__ = ["app", "federated_app"]
 
 app = typer.Typer()
 federated_app = typer.Typer(no_args_is_help=True,
-                            help="Federated learning: round, prox-step, scaffold, fednova.")
+                            help="Federated learning: round, prox-step, scaffold, fednova, sync.")
 app.add_typer(federated_app, name="federated")
 
 _WAIT = "When the round ends (default: every sampled client)"
@@ -81,6 +83,43 @@ def federated_round(
     emit(price(algorithm, params=params, client_times=compute, uplink=uplink, downlink=downlink,
                sampled=sampled, fastest=fastest, deadline=deadline, dtype=dtype, bits=bits, draws=draws,
                seed=seed), as_json=as_json)
+
+
+@federated_app.command("sync")
+def sync(
+    compute: Annotated[str, option("--compute", metavar="TIMES|DIST",
+                                   help="Step times: a list 1s,1s,2s (worker i's fixed time; one time: "
+                                        "every worker's) or lognormal:MEDIAN,SHAPE, exp:SHIFT,MEAN, "
+                                        "uniform:LOW,HIGH (drawn per worker and step).")],
+    workers: Annotated[int | None, option("--workers", metavar="N", min=1,
+                                          help="Workers (default: the list's length; needed with a "
+                                               "distribution).")] = None,
+    steps: Annotated[int, option("--steps", metavar="T", show_default=True, min=1,
+                                 help="Steps each worker runs.")] = 1000,
+    rule: Annotated[str, option("--rule", metavar="RULE", show_default=True,
+                                help="bsp, ssp, asp, or all (SSP when --bound is given).")] = "all",
+    bound: Annotated[int | None, option("--bound", metavar="S", min=0,
+                                        help="SSP's bound: no worker more than S steps ahead of the "
+                                             "slowest.")] = None,
+    seed: Annotated[int, option("--seed", metavar="S", show_default=True, min=0,
+                                help="The seed of the drawn step times.")] = 0,
+    as_json: Json = False,
+) -> None:
+    """Workers of unequal speed under BSP, SSP and ASP: throughput, idle time, staleness, simulated.
+
+    Every rule runs on the same step times. BSP waits at a barrier each step, SSP lets no worker run more
+    than --bound steps ahead of the slowest, ASP never waits; staleness counts the updates the server
+    applied between a gradient's read and its own update. BSP's mean step time is shown beside the
+    expected maximum of N draws.
+
+    Example: costmodel federated sync --workers 8 --compute lognormal:1s,0.5 --bound 2
+
+    Example: costmodel federated sync --compute 1s,1s,1s,2s --steps 100 --rule asp
+    """
+    from costmodel.training.synchrony import simulate_sync
+
+    emit(simulate_sync(rule, step_times=compute, steps=steps, workers=workers, bound=bound, seed=seed),
+         as_json=as_json)
 
 
 Vec = Annotated[str, option("--x", metavar="V", help="The server model x: 0 or 1,0.")]
@@ -276,3 +315,44 @@ def render_fednova(r: FedNovaRound) -> Rendered:
             f"FedNova: x − η τ_eff Σ p_i g_i = [bold]{_vec(r.fednova_x)}[/bold]: each update normalised by "
             "its steps, the weights p_i kept")
     return Group(head, Text(""), out, Text(""), markup(text)), ()
+
+
+@renders("costmodel.training.synchrony.SyncRun")
+def render_sync(r: SyncRun) -> Rendered:
+    """A column per rule: run time, throughput, idle time, staleness; then BSP against E[max of N]."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    plural = "s" if r.workers != 1 else ""
+    head = markup(f"[bold]BSP, SSP and ASP simulated[/bold] · {r.workers} worker{plural}"
+                  f" · {r.steps} step{'s' if r.steps != 1 else ''} each\n"
+                  f"step times: {escape(r.step_times_label)}")
+    labels = [x.label for x in r.runs]
+    out = table("quantity", *labels, numeric=labels, no_wrap=("quantity", *labels))
+
+    def row(name: str, values: list[str]) -> None:
+        out.add_row(name, *values)
+
+    row("run time", [_time(x.run_time_s) for x in r.runs])
+    row("steps/s", [_num(x.steps_per_s, 4) for x in r.runs])
+    row("updates/s", [_num(x.updates_per_s, 4) for x in r.runs])
+    row("mean step time", [_time(x.mean_step_s) for x in r.runs])
+    row("waiting, mean", [_time(sum(x.waiting_s) / len(x.waiting_s)) for x in r.runs])
+    row("idle, mean", [_time(sum(x.idle_s) / len(x.idle_s)) for x in r.runs])
+    row("idle, most", [_time(max(x.idle_s)) for x in r.runs])
+    row("staleness, mean", [_num(x.staleness_mean, 4) for x in r.runs])
+    row("after step 0", ["–" if x.staleness_steady_mean is None else _num(x.staleness_steady_mean, 4)
+                         for x in r.runs])
+    row("staleness, most", [str(x.staleness_max) for x in r.runs])
+    lines = ["steps/s: T over the run time; updates/s: gradients applied, N·T over it",
+             "idle: waiting for the rule, and after a worker's last step until the run ends"]
+    if r.bsp_relative_difference is not None:
+        bsp = r.run("bsp")
+        against = ("the slowest worker's time" if r.step_times.kind == "list"
+                   else f"E\\[max of {r.workers} draws] ({escape(r.method)})")
+        lines.append(f"BSP's mean step time {_time(bsp.mean_step_s)} against {against} "
+                     f"{_time(r.expected_bsp_step_s)}: relative difference "
+                     f"{_num(r.bsp_relative_difference, 3)}")
+    notes = tuple(n for n in r.notes if not n.startswith("idle:"))
+    return Group(head, Text(""), out, Text(""), markup("\n".join(lines))), notes

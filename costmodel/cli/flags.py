@@ -182,6 +182,10 @@ FLAGS = {
     "deadline": "--deadline",
     "bits": "--bits",
     "draws": "--draws",
+    # federated sync
+    "step_times": "--compute",
+    "bound": "--bound",
+    "bounds": "--bounds",
     "lr": "--lr",
     "lr_local": "--lr-local",
     "lr_global": "--lr-global",

@@ -1,5 +1,5 @@
-"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step|plan``: the models drawn to PNG or
-SVG.
+"""``plot time|regions|breakdown|consensus|pipeline|calibration|nccl|step|plan|staleness|ssp-throughput``: the
+models drawn to PNG or SVG.
 
 Each command computes its data with :mod:`costmodel.plots` (one call), draws it to
 ``--out FILE.png|FILE.svg`` (never over an existing file without ``--force``; needs the
@@ -69,7 +69,8 @@ app = typer.Typer()
 plot_app = typer.Typer(no_args_is_help=True,
                        help="Draw the models: time against size, best-algorithm regions, α/β/γ "
                             "breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, "
-                            "a training step, a plan's frontier (PNG or SVG; needs the plot extra).")
+                            "a training step, a plan's frontier, staleness under BSP/SSP/ASP, SSP's "
+                            "throughput (PNG or SVG; needs the plot extra).")
 app.add_typer(plot_app, name="plot")
 
 _OUTPUT = "Output"
@@ -387,3 +388,62 @@ def _render(result: _Plotted) -> Rendered:
     from rich.text import Text
 
     return Text(f"wrote {result.out}: {result.title}"), result.notes
+
+
+SyncCompute = Annotated[str, option(
+    "--compute", metavar="TIMES|DIST",
+    help="Step times: a list 1s,1s,2s (worker i's fixed time) or lognormal:MEDIAN,SHAPE, exp:SHIFT,MEAN, "
+         "uniform:LOW,HIGH (drawn per worker and step).")]
+SyncWorkers = Annotated[int | None, option(
+    "--workers", metavar="N", min=1,
+    help="Workers (default: the list's length; needed with a distribution).")]
+SyncSteps = Annotated[int, option("--steps", metavar="T", show_default=True, min=1,
+                                  help="Steps each worker runs.")]
+SyncSeed = Annotated[int, option("--seed", metavar="S", show_default=True, min=0,
+                                 help="The seed of the drawn step times.")]
+
+
+@plot_app.command("staleness")
+def staleness_command(
+    compute: SyncCompute,
+    workers: SyncWorkers = None,
+    steps: SyncSteps = 1000,
+    rule: Annotated[str, option("--rule", metavar="RULE", show_default=True,
+                                help="bsp, ssp, asp, or all (SSP when --bound is given).")] = "all",
+    bound: Annotated[int | None, option("--bound", metavar="S", min=0,
+                                        help="SSP's bound: no worker more than S steps ahead.")] = None,
+    seed: SyncSeed = 0,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """The staleness histogram of BSP, SSP and ASP, a panel per rule, from `costmodel federated sync`.
+
+    Example: costmodel plot staleness --workers 8 --compute lognormal:1s,0.5 --bound 2 --out stale.png
+    """
+    from costmodel.plots import draw_staleness_plot
+    from costmodel.training.synchrony import simulate_sync
+
+    target = _target(out, force, as_json)
+    data = simulate_sync(rule, step_times=compute, steps=steps, workers=workers, bound=bound, seed=seed)
+    _finish("staleness", data, draw_staleness_plot, target, force=force, as_json=as_json)
+
+
+@plot_app.command("ssp-throughput")
+def ssp_throughput_command(
+    compute: SyncCompute,
+    workers: SyncWorkers = None,
+    steps: SyncSteps = 1000,
+    bounds: Annotated[str | None, option("--bounds", metavar="S,S,...",
+                                         help="SSP's bounds to run (default 0 to 8).")] = None,
+    seed: SyncSeed = 0,
+    out: Out = None, force: Force = False, as_json: Json = False,
+) -> None:
+    """Updates per second against SSP's bound s, with BSP's and ASP's, all on the same step times.
+
+    Example: costmodel plot ssp-throughput --workers 8 --compute lognormal:1s,0.5 --out ssp.png
+    """
+    from costmodel.plots import draw_ssp_sweep
+    from costmodel.training.synchrony import ssp_sweep
+
+    target = _target(out, force, as_json)
+    data = ssp_sweep(step_times=compute, bounds=bounds, steps=steps, workers=workers, seed=seed)
+    _finish("ssp-throughput", data, draw_ssp_sweep, target, force=force, as_json=as_json)

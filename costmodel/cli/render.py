@@ -56,7 +56,7 @@ _IN: dict[str, tuple[str, ...]] = {
     "costmodel.cli.federated": (
         "costmodel.training.federated_pricing.FederatedRound",
         "costmodel.training.federated_steps.FedProxStep", "costmodel.training.federated_steps.ScaffoldRound",
-        "costmodel.training.federated_steps.FedNovaRound"),
+        "costmodel.training.federated_steps.FedNovaRound", "costmodel.training.synchrony.SyncRun"),
     "costmodel.cli.step": ("costmodel.step.model.StepResult", "costmodel.step.sweep.StepSweep"),
     "costmodel.cli.plan": ("costmodel.step.planner.Plan",),
     "costmodel.cli.flops": ("costmodel.step.flops.AchievedFlops",),

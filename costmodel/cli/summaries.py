@@ -39,10 +39,10 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ('check', 'Grade answers: units converted, tolerances applied, and every known mistake diagnosed.'),
     ('completion', "Print the shell completion script; evaluate it in your shell's start-up file."),
     ('traffic', 'Traffic of training patterns: ps, tp, moe, staleness.'),
-    ('federated', 'Federated learning: round, prox-step, scaffold, fednova.'),
+    ('federated', 'Federated learning: round, prox-step, scaffold, fednova, sync.'),
     ('exercise', "List exercises, show one student's variant, or write a problem sheet."),
     ('assignment', "Homework bound to students: create it from a roster, report the class's grades."),
     ('calibrate', "Measure α and β (run), or import a log and fit them (fit, report); measure a GPU's compute (compute)."),
     ('nccl', "What NCCL's own tuning model (2.30, 2.21) chooses and predicts."),
-    ('plot', "Draw the models: time against size, best-algorithm regions, α/β/γ breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, a training step, a plan's frontier (PNG or SVG; needs the plot extra)."),
+    ('plot', "Draw the models: time against size, best-algorithm regions, α/β/γ breakdown, gossip, pipeline Gantt charts, calibration fits, NCCL's model, a training step, a plan's frontier, staleness under BSP/SSP/ASP, SSP's throughput (PNG or SVG; needs the plot extra)."),
 )

@@ -264,6 +264,8 @@ def traffic_staleness(
     """Staleness of reads: BSP 0, SSP at most s clocks, ASP unbounded with N − 1 expected.
 
     Example: costmodel traffic staleness --workers 16 --bound 3
+
+    Workers of unequal speed simulated, with throughput and idle time: costmodel federated sync.
     """
     from costmodel.training.traffic import staleness
 

@@ -17,6 +17,8 @@ data                   drawing                    what it shows
 :func:`step_chart`     :func:`draw_step_chart`    a training step's compute and communication
 :func:`~costmodel.step.sweep_step` :func:`draw_step_sweep` step time and MFU against one knob
 :func:`~costmodel.step.planner.plan` :func:`draw_plan_frontier` step time against memory per GPU, the front
+:func:`~costmodel.training.synchrony.simulate_sync` :func:`draw_staleness_plot` staleness histogram per rule
+:func:`~costmodel.training.synchrony.ssp_sweep` :func:`draw_ssp_sweep` updates/s against SSP's bound s
 =====================  =========================  ===========================================
 
 Every data result has ``to_dict()`` (JSON-native, SI units) and ``title``.
@@ -42,6 +44,7 @@ from costmodel.plots.plan import draw_plan_frontier
 from costmodel.plots.regions import RegionMap, draw_region_map, region_map
 from costmodel.plots.sizes import CrossoverMark, Series, TimePlot, draw_time_plot, time_plot
 from costmodel.plots.step import StepBar, StepChart, draw_step_chart, draw_step_sweep, step_chart
+from costmodel.plots.synchrony import draw_ssp_sweep, draw_staleness_plot
 
 __all__ = [
     "SUFFIXES",
@@ -72,6 +75,8 @@ __all__ = [
     "draw_pipeline_plot",
     "draw_plan_frontier",
     "draw_region_map",
+    "draw_ssp_sweep",
+    "draw_staleness_plot",
     "draw_step_chart",
     "draw_step_sweep",
     "draw_time_plot",

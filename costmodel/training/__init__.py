@@ -16,6 +16,8 @@ the inputs are exact).
   participants, the expected round time exact and simulated);
 * :mod:`~costmodel.training.federated_steps`: FedProx's local step, a SCAFFOLD
   round, FedNova's normalised average, exact;
+* :mod:`~costmodel.training.synchrony`: BSP, SSP and ASP simulated (throughput,
+  idle time, staleness);
 * :mod:`~costmodel.training.privacy`: DP-SGD's (ε, δ) by RDP accounting, the
   noise for a target ε, DP-FedAvg's noise per client count.
 
@@ -90,6 +92,12 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         rdp_sampled_gaussian,
         solve_noise,
     )
+    from costmodel.training.synchrony import (
+        SspSweep,
+        SyncRun,
+        simulate_sync,
+        ssp_sweep,
+    )
     from costmodel.training.traffic import (
         MoETraffic,
         PSTraffic,
@@ -124,6 +132,8 @@ _EXPORTS: dict[str, str] = {
     "PrivacyAccount": "costmodel.training.privacy",
     "ScaffoldRound": "costmodel.training.federated_steps",
     "Staleness": "costmodel.training.traffic",
+    "SspSweep": "costmodel.training.synchrony",
+    "SyncRun": "costmodel.training.synchrony",
     "TensorParallelTraffic": "costmodel.training.traffic",
     "WeightedGradient": "costmodel.training.loss",
     "WeightedLoss": "costmodel.training.loss",
@@ -148,6 +158,8 @@ _EXPORTS: dict[str, str] = {
     "scaffold_round": "costmodel.training.federated_steps",
     "solve_noise": "costmodel.training.privacy",
     "staleness": "costmodel.training.traffic",
+    "simulate_sync": "costmodel.training.synchrony",
+    "ssp_sweep": "costmodel.training.synchrony",
     "tensor_parallel_traffic": "costmodel.training.traffic",
     "training_memory": "costmodel.training.memory",
     "weighted_gradient": "costmodel.training.loss",
@@ -180,7 +192,9 @@ __all__ = [
     "PSTraffic",
     "PrivacyAccount",
     "ScaffoldRound",
+    "SspSweep",
     "Staleness",
+    "SyncRun",
     "TensorParallelTraffic",
     "WeightedGradient",
     "WeightedLoss",
@@ -202,7 +216,9 @@ __all__ = [
     "rdp_sampled_gaussian",
     "sample_weights",
     "scaffold_round",
+    "simulate_sync",
     "solve_noise",
+    "ssp_sweep",
     "staleness",
     "tensor_parallel_traffic",
     "training_memory",

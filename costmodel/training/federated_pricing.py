@@ -78,6 +78,8 @@ __all__ = [
     "CITED",
     "ClientTimes",
     "FederatedRound",
+    "draw_times",
+    "expected_order_statistic",
     "federated_round",
     "parse_client_times",
 ]
@@ -278,6 +280,8 @@ def _survival_kth(p: float, m: int, k: int) -> float:
         return 1.0
     if p >= 1.0:
         return 0.0
+    if k == m:  # the maximum: every term but the last, 1 − p^m
+        return -math.expm1(m * math.log(p))
     lp, lq = math.log(p), math.log1p(-p)
     lg_m = math.lgamma(m + 1)
     return min(1.0, sum(math.exp(lg_m - math.lgamma(i + 1) - math.lgamma(m - i + 1) + i * lp + (m - i) * lq)
@@ -297,8 +301,14 @@ def _integrated_kth(dist: ClientTimes, m: int, k: int) -> float:
     return math.exp(lo) + _simpson(integrand, lo, hi, _TOLERANCE * scale)
 
 
-def _expected_kth(dist: ClientTimes, m: int, k: int) -> tuple[Fraction | float, str]:
-    """E[X_(k)] of m i.i.d. (or sampled) times and how it was computed."""
+def expected_order_statistic(dist: ClientTimes, m: int, k: int) -> tuple[Fraction | float, str]:
+    """E[X_(k)], the k-th smallest of m i.i.d. times (of a list: of a random m-subset), and how it was
+    computed: exact for a list, the shifted exponential and the uniform, integrated for the log-normal
+    ([6]_ sections 2.2, 2.5 and 4.6).
+
+    >>> expected_order_statistic(parse_client_times("exp:1s,2s"), 2, 2)  # 1 + 2·(1/2 + 1)
+    (Fraction(4, 1), "exact: shift + mean·Σ_{i<K} 1/(m − i) (Rényi's representation)")
+    """
     if dist.kind == "list":
         return _list_kth(dist.times, m, k), "exact: order statistics of a random subset of the list"
     if dist.kind == "exp":
@@ -347,6 +357,18 @@ def _draw_width(dist: ClientTimes, m: int) -> int:
     return len(dist.times) if dist.kind == "list" else m
 
 
+def draw_times(dist: ClientTimes, rng: Any, shape: tuple[int, ...]) -> Any:
+    """An array of *shape* i.i.d. times in seconds from the distribution *dist* (not a list), drawn from the
+    numpy generator *rng*."""
+    if dist.kind == "lognormal":
+        return rng.lognormal(mean=math.log(float(dist.a)), sigma=float(dist.b), size=shape)
+    if dist.kind == "exp":
+        return float(dist.a) + rng.exponential(float(dist.b), size=shape)
+    if dist.kind == "uniform":
+        return rng.uniform(float(dist.a), float(dist.b), size=shape)
+    raise InputError("a list of times is not a distribution to draw from; give lognormal:, exp: or uniform:")
+
+
 def _simulate(dist: ClientTimes, *, m: int, k: int | None, room: float | None, deadline: float | None,
               draws: int, seed: int) -> dict[str, tuple[float, float]]:
     """Seeded rounds: the mean and standard error of the compute part of the round time, the
@@ -363,12 +385,8 @@ def _simulate(dist: ClientTimes, *, m: int, k: int | None, room: float | None, d
         if population is not None:
             pick = rng.random((n, len(population))).argpartition(m - 1, axis=1)[:, :m]
             x = population[pick]
-        elif dist.kind == "lognormal":
-            x = rng.lognormal(mean=math.log(float(dist.a)), sigma=float(dist.b), size=(n, m))
-        elif dist.kind == "exp":
-            x = float(dist.a) + rng.exponential(float(dist.b), size=(n, m))
         else:
-            x = rng.uniform(float(dist.a), float(dist.b), size=(n, m))
+            x = draw_times(dist, rng, (n, m))
         if deadline is None:
             assert k is not None
             values = {"time": np.partition(x, k - 1, axis=1)[:, k - 1]}
@@ -528,7 +546,7 @@ class _Outcome:
 def _waiting(dist: ClientTimes, m: int, fastest: Any, *, draws: int, seed: int) -> _Outcome:
     """The round that waits for all, or for the K fastest."""
     k = m if fastest is None else _whole(fastest, "fastest", low=1, high=m)
-    expected, method = _expected_kth(dist, m, k)
+    expected, method = expected_order_statistic(dist, m, k)
     sim = _simulate(dist, m=m, k=k, room=None, deadline=None, draws=draws, seed=seed)
     return _Outcome("all" if fastest is None else "k-fastest", k, expected, method, Fraction(k), sim)
 

@@ -73,3 +73,46 @@ def test_steps_bad_input(capsys):
     _, err = run(capsys, "federated", "prox-step", "--w", "1", "--anchor", "0", "--gradient", "2", "--lr", "0",
                  "--mu", "0.5", rc=2)
     assert err == "error: --lr 0 is zero; give a positive number, e.g. 0.1\n"
+
+
+SYNC = ["federated", "sync", "--workers", "8", "--compute", "lognormal:1s,0.5", "--steps", "400"]
+
+
+def test_sync_json(capsys):
+    data = run_json(capsys, *SYNC, "--bound", "2")
+    assert [r["rule"] for r in data["runs"]] == ["bsp", "ssp", "asp"] and data["runs"][1]["bound"] == 2
+    bsp, ssp, asp = (r["updates_per_s"] for r in data["runs"])
+    assert bsp <= ssp <= asp
+    assert data["runs"][0]["staleness_counts"] == [8 * 400] and len(data["runs"][2]["idle_s"]) == 8
+    assert data["bsp_relative_difference"] < 0.05
+    assert data["step_times"]["kind"] == "lognormal"
+
+
+def test_sync_text(capsys, monkeypatch):
+    out, _ = run_text(capsys, monkeypatch, *SYNC, "--bound", "2", columns=80)
+    assert "SSP s=2" in out and "E[max of 8 draws]" in out
+    assert max(map(len, out.splitlines())) <= 80
+
+
+def test_sync_asp_equal_speeds(capsys):
+    data = run_json(capsys, "federated", "sync", "--compute", "1s,1s,1s,1s", "--steps", "10", "--rule", "asp")
+    assert data["runs"][0]["staleness_steady_mean"] == 3
+
+
+SYNC_BAD = [
+    (["--compute", "1s", "--rule", "ssp"], "error: SSP needs --bound"),
+    (["--compute", "1s", "--rule", "bsp", "--bound", "1"], "error: --bound is SSP's"),
+    (["--compute", "exp:1s,1s"], "error: a distribution of step times needs --workers"),
+    (["--compute", "1s,2s", "--workers", "3"], "error: 2 step times for 3 workers"),
+    (["--compute", "1s", "--rule", "xsp"], "error: unknown rule 'xsp'"),
+    (["--compute", "1s", "--steps", "0"], "error: Invalid value for '--steps': 0 is below 1"),
+    (["--compute", "1s", "--workers", "-2"], "error: Invalid value for '--workers': -2"),
+    (["--compute", "1s", "--workers", "4000", "--steps", "4000"], "error: 4000 workers × 4000 steps"),
+    (["--compute", "1s,abc"], "error: client 1's time"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), SYNC_BAD, ids=[m for _, m in SYNC_BAD])
+def test_sync_bad_input_is_one_error_line(capsys, args, message):
+    out, err = run(capsys, "federated", "sync", *args, rc=2)
+    assert out == "" and err.startswith(message) and err.count("\n") == 1

@@ -26,6 +26,9 @@ COMMANDS = {
              "--gradient-bytes", "4MB", "--activation-bytes", "1MB", "--optimizer", "1ms", *SEED],
     "plan": ["plan", "--layers", "2", "--hidden", "256", "--heads", "4", "--seq", "128", "--vocab", "1k", "--gpu",
              "a100-80gb", "--nodes", "1", "--global-batch", "8", "--top", "2"],
+    "staleness": ["staleness", "--workers", "4", "--compute", "exp:1s,1s", "--steps", "50", "--bound", "1"],
+    "ssp-throughput": ["ssp-throughput", "--workers", "4", "--compute", "uniform:1s,3s", "--steps", "50",
+                       "--bounds", "0,1,2"],
 }
 
 
@@ -202,3 +205,25 @@ def test_every_plot_command_has_a_summary_and_an_example():
         doc = command.callback.__doc__
         assert doc.splitlines()[0].strip(), command.name
         assert f"Example: costmodel plot {command.name} " in doc, command.name
+
+
+def test_staleness_and_ssp_throughput_json_are_the_simulations(capsys):
+    stale = run_json(capsys, "plot", *COMMANDS["staleness"])
+    sync = run_json(capsys, "federated", "sync", *COMMANDS["staleness"][1:])
+    assert stale["runs"] == sync["runs"] and [r["label"] for r in stale["runs"]] == ["BSP", "SSP s=1", "ASP"]
+    sweep = run_json(capsys, "plot", *COMMANDS["ssp-throughput"])
+    assert sweep["bounds"] == [0, 1, 2] and sweep["ssp_updates_per_s"][0] == sweep["bsp_updates_per_s"]
+    rates = sweep["ssp_updates_per_s"]
+    assert rates == sorted(rates) and rates[-1] <= sweep["asp_updates_per_s"]
+
+
+def test_staleness_and_ssp_throughput_images(capsys, tmp_path: Path):
+    pytest.importorskip("matplotlib", reason="plots need the plot extra: pip install 'costmodel-collectives[plot]'")
+    png, svg = tmp_path / "stale.png", tmp_path / "ssp.svg"
+    out, _ = run(capsys, "plot", *COMMANDS["staleness"], "--out", str(png))
+    assert out.startswith(f"wrote {png}: Staleness under BSP, SSP and ASP: 4 workers, 50 steps")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    run(capsys, "plot", *COMMANDS["ssp-throughput"], "--out", str(svg))
+    assert "SSP throughput against its bound s: 4 workers, 50 steps" in svg.read_text(encoding="utf-8")
+    _, err = run(capsys, "plot", *COMMANDS["ssp-throughput"], "--out", str(svg), rc=2)
+    assert err == f"error: {svg} exists; pass --force to overwrite it\n"
