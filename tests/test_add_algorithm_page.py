@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -18,16 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.pages import block
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "howto" / "add-algorithm.md").read_text(encoding="utf-8")
-
-
-def _block(first_line: str) -> str:
-    """The ```python block of the page whose first line is *first_line*."""
-    for block in re.findall(r"```python\n(.*?)```", PAGE, re.DOTALL):
-        if block.startswith(first_line + "\n"):
-            return block
-    raise AssertionError(f"the page has no block starting {first_line!r}")
 
 
 def _insert_before(path: Path, anchor: str, text: str) -> None:
@@ -38,7 +31,7 @@ def _insert_before(path: Path, anchor: str, text: str) -> None:
 
 def _follow_the_page(copy: Path) -> None:
     # step 2: the record, next to the others and in ALGORITHMS
-    record = _block("# costmodel/collectives/broadcast.py")
+    record = block(PAGE, "# costmodel/collectives/broadcast.py")
     body = "\n".join(line for line in record.splitlines()
                      if not line.startswith(("#", "from ", "ALGORITHMS")))
     broadcast = copy / "costmodel/collectives/broadcast.py"
@@ -48,14 +41,14 @@ def _follow_the_page(copy: Path) -> None:
     end = content.index(")", start)
     broadcast.write_text(content[:end].rstrip().rstrip(",") + ", NAIVE" + content[end:], encoding="utf-8")
     # step 3: the builder, beside the others, and its BUILDERS entry
-    builder = _block("# costmodel/schedules/trees.py (beside naive_gather and naive_scatter)")
+    builder = block(PAGE, "# costmodel/schedules/trees.py (beside naive_gather and naive_scatter)")
     function = builder.split("\n\nBUILDERS = {")[0].split("\n", 1)[1]
     entry = next(line for line in builder.splitlines() if line.strip().startswith('"naive_broadcast"'))
     trees = copy / "costmodel/schedules/trees.py"
     _insert_before(trees, "\nBUILDERS = {", "\n" + function + "\n\n")
     _insert_before(trees, '    "scatter_allgather_broadcast": ("broadcast"', entry.strip().join(["    ", "\n"]))
     # step 4: the hand-worked entries
-    entries = [line.strip() for line in _block("# tests/crosscheck/test_trees_chain_alltoall.py").splitlines()
+    entries = [line.strip() for line in block(PAGE, "# tests/crosscheck/test_trees_chain_alltoall.py").splitlines()
                if line.strip().startswith('"naive_broadcast"')]
     assert len(entries) == 2
     crosscheck = copy / "tests/crosscheck/test_trees_chain_alltoall.py"

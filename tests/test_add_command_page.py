@@ -18,22 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.pages import block, replace_once
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "howto" / "add-command.md").read_text(encoding="utf-8")
-
-
-def _block(first_line: str, language: str = "python") -> str:
-    """The block of *language* that starts with *first_line*."""
-    for block in re.findall(rf"```{language}\n(.*?)```", PAGE, re.DOTALL):
-        if block.startswith(first_line):
-            return block
-    raise AssertionError(f"the page has no {language} block starting {first_line!r}")
-
-
-def _replace_once(path: Path, old: str, new: str) -> None:
-    content = path.read_text(encoding="utf-8")
-    assert content.count(old) == 1, (path, old)
-    path.write_text(content.replace(old, new), encoding="utf-8")
 
 
 def _inline(code: str) -> str:
@@ -45,24 +33,24 @@ def _inline(code: str) -> str:
 
 def _follow_the_page(copy: Path) -> None:
     # 1: the module and its citation
-    (copy / "costmodel/halfsize.py").write_text(_block("# costmodel/halfsize.py"), encoding="utf-8")
-    citation = _block("# costmodel/references.py (before CITATIONS, and HOCKNEY_1994 in its list)")
+    (copy / "costmodel/halfsize.py").write_text(block(PAGE, "# costmodel/halfsize.py"), encoding="utf-8")
+    citation = block(PAGE, "# costmodel/references.py (before CITATIONS, and HOCKNEY_1994 in its list)")
     references = copy / "costmodel/references.py"
-    _replace_once(references, "\nCITATIONS: dict[str, Citation] = {",
+    replace_once(references, "\nCITATIONS: dict[str, Citation] = {",
                   "\n" + citation.split("\n", 1)[1] + "\nCITATIONS: dict[str, Citation] = {")
-    _replace_once(references, "        THAKUR_2005, CHAN_2007,", "        THAKUR_2005, CHAN_2007, HOCKNEY_1994,")
+    replace_once(references, "        THAKUR_2005, CHAN_2007,", "        THAKUR_2005, CHAN_2007, HOCKNEY_1994,")
     # 2: its layer
     assert '`"halfsize"`' in PAGE
-    _replace_once(copy / "tests/test_import_layers.py", '("questions", ("step",', '("questions", ("halfsize", "step",')
+    replace_once(copy / "tests/test_import_layers.py", '("questions", ("step",', '("questions", ("halfsize", "step",')
     # 3: the command
-    (copy / "costmodel/cli/halfsize.py").write_text(_block("# costmodel/cli/halfsize.py"), encoding="utf-8")
+    (copy / "costmodel/cli/halfsize.py").write_text(block(PAGE, "# costmodel/cli/halfsize.py"), encoding="utf-8")
     # 4: the registrations, as the page writes them
-    _replace_once(copy / "costmodel/cli/app.py", '    "shell": ("completion",),',
+    replace_once(copy / "costmodel/cli/app.py", '    "shell": ("completion",),',
                   f'    {_inline(chr(34) + "halfsize" + chr(34) + ": (")}\n    "shell": ("completion",),')
-    _replace_once(copy / "costmodel/cli/render.py", '    "costmodel.cli.validate": (',
+    replace_once(copy / "costmodel/cli/render.py", '    "costmodel.cli.validate": (',
                   f'    {_inline(chr(34) + "costmodel.cli.halfsize" + chr(34))}\n    "costmodel.cli.validate": (')
     # 5: the tests
-    tests = _block("# tests/unit/test_halfsize.py")
+    tests = block(PAGE, "# tests/unit/test_halfsize.py")
     (copy / "tests/unit/test_halfsize.py").write_text(tests.split("\n", 1)[1], encoding="utf-8")
 
 
@@ -80,7 +68,7 @@ def test_following_the_page_adds_a_command(tmp_path: Path):
         return subprocess.run(argv, cwd=copy, env=env, capture_output=True, text=True, timeout=600, check=False,
                               **kwargs)  # type: ignore[call-overload]
 
-    generate = _block("python -m costmodel.cli.app > costmodel/cli/summaries.py", "sh")
+    generate = block(PAGE, "python -m costmodel.cli.app > costmodel/cli/summaries.py", "sh")
     for line in generate.strip().splitlines():
         command, target = line.split(" > ")
         done = run([sys.executable, *shlex.split(command)[1:]])
@@ -92,7 +80,7 @@ def test_following_the_page_adds_a_command(tmp_path: Path):
     listed = run([sys.executable, "-m", "costmodel", "--help"])
     assert "half-size" in listed.stdout
     assert "half-size" in (copy / "docs/reference/commands.md").read_text(encoding="utf-8")
-    page_tests = " ".join(_block("python -m pytest tests/unit/test_halfsize.py", "sh").replace("\\\n", " ").split())
+    page_tests = " ".join(block(PAGE, "python -m pytest tests/unit/test_halfsize.py", "sh").replace("\\\n", " ").split())
     tests = run([sys.executable, *shlex.split(page_tests)[1:], "-n", "0", "-q"])
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     assert re.search(r"\b([1-9]\d*) passed", tests.stdout), tests.stdout[-2000:]

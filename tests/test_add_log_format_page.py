@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pages import block, replace_once
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "howto" / "add-log-format.md").read_text(encoding="utf-8")
 READER = "costmodel/calibration/logs/imb.py"
@@ -21,24 +23,10 @@ TESTS = "tests/unit/calibration/test_imb.py"
 PACKAGE = "costmodel/calibration/logs/__init__.py"
 
 
-def _block(start: str, language: str = "python") -> str:
-    """The block of *language* that starts with *start*."""
-    for block in re.findall(rf"```{language}\n(.*?)```", PAGE, re.DOTALL):
-        if block.startswith(start):
-            return block
-    raise AssertionError(f"the page has no {language} block starting {start!r}")
-
-
-def _replace_once(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, (path, old)
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
 def _registration() -> tuple[str, str]:
     """The page's import line and FORMATS statement."""
-    block = _block("# costmodel/calibration/logs/__init__.py").split("\n", 1)[1]
-    imports, formats = block.strip().split("\n\n")
+    registration = block(PAGE, "# costmodel/calibration/logs/__init__.py").split("\n", 1)[1]
+    imports, formats = registration.strip().split("\n\n")
     return imports, formats
 
 
@@ -47,11 +35,11 @@ def _without_imb(statement: str) -> str:
 
 
 def test_the_page_shows_what_ships():
-    assert _block('"""Intel MPI Benchmarks') == (ROOT / READER).read_text(encoding="utf-8")
-    assert _block('"""The Intel MPI Benchmarks reader') == (ROOT / TESTS).read_text(encoding="utf-8")
+    assert block(PAGE, '"""Intel MPI Benchmarks') == (ROOT / READER).read_text(encoding="utf-8")
+    assert block(PAGE, '"""The Intel MPI Benchmarks reader') == (ROOT / TESTS).read_text(encoding="utf-8")
     package = (ROOT / PACKAGE).read_text(encoding="utf-8")
     assert all(statement in package for statement in _registration())
-    expected = _block("# tests/unit/calibration/test_logs.py, in EXPECTED").split("\n", 1)[1]
+    expected = block(PAGE, "# tests/unit/calibration/test_logs.py, in EXPECTED").split("\n", 1)[1]
     assert expected in (ROOT / "tests/unit/calibration/test_logs.py").read_text(encoding="utf-8")
 
 
@@ -63,7 +51,7 @@ def test_following_the_page_adds_the_format_back(tmp_path: Path):
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     package = copy / PACKAGE
     imports, formats = _registration()
-    expected = _block("# tests/unit/calibration/test_logs.py, in EXPECTED").split("\n", 1)[1]
+    expected = block(PAGE, "# tests/unit/calibration/test_logs.py, in EXPECTED").split("\n", 1)[1]
     logs = sorted((ROOT / "tests/data/logs/imb").glob("*.txt"))
     # the copy as it was before the format: no module, no test, no registration, no logs
     (copy / READER).unlink()
@@ -87,17 +75,17 @@ def test_following_the_page_adds_the_format_back(tmp_path: Path):
     # the page: the logs and what they read as, the reader, its registration, its tests
     for path in logs:
         shutil.copy(path, copy / "tests/data/logs/imb" / path.name)
-    _replace_once(test_logs, '    "osu_allreduce_kind_2pod_2rank_tcp.txt"',
+    replace_once(test_logs, '    "osu_allreduce_kind_2pod_2rank_tcp.txt"',
                   expected + '    "osu_allreduce_kind_2pod_2rank_tcp.txt"')
-    (copy / READER).write_text(_block('"""Intel MPI Benchmarks'), encoding="utf-8")
+    (copy / READER).write_text(block(PAGE, '"""Intel MPI Benchmarks'), encoding="utf-8")
     text = package.read_text(encoding="utf-8")
     package.write_text(text.replace(_without_imb(imports), imports).replace(_without_imb(formats), formats),
                        encoding="utf-8")
-    (copy / TESTS).write_text(_block('"""The Intel MPI Benchmarks reader'), encoding="utf-8")
+    (copy / TESTS).write_text(block(PAGE, '"""The Intel MPI Benchmarks reader'), encoding="utf-8")
     after = run([sys.executable, "-m", "costmodel", "calibrate", "fit", log])
     assert after.returncode == 0, after.stderr
     assert "12.25 GB/s" in after.stdout and "α 1.72 µs" in after.stdout
-    command = _block("python -m pytest tests/unit/calibration/test_imb.py", "sh").strip()
+    command = block(PAGE, "python -m pytest tests/unit/calibration/test_imb.py", "sh").strip()
     tests = run([sys.executable, *shlex.split(command)[1:], "-n", "0", "-q"])
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     assert re.search(r"\b([1-9]\d*) passed", tests.stdout), tests.stdout[-2000:]
