@@ -251,6 +251,18 @@ class StepSweep(JSONFields):
     def best_point(self) -> SweepPoint:
         return self.points[self.best]
 
+    def to_frame(self) -> Any:
+        """A ``pandas.DataFrame``, one row per point in sweep order: the knob's value (a column named for
+        the knob), ``skipped`` (the reason, or None) and the step's parts in seconds (``step_s``,
+        ``compute_s``, ...), ``gpus``, ``tokens_per_s``, ``mfu``, ``scaling_efficiency`` and ``best`` (True
+        on the best point); ``df.attrs`` hold the knob, its parameter and kind."""
+        from costmodel._frames import frame
+
+        rows = [{**p.to_dict(), self.knob: p.to_dict()["value"], "best": i == self.best}
+                for i, p in enumerate(self.points)]
+        return frame(rows, (self.knob, "skipped", *_NUMBERS, "best"),
+                     attrs={"knob": self.knob, "parameter": self.parameter, "kind": self.kind})
+
     @property
     def skipped(self) -> tuple[SweepPoint, ...]:
         return tuple(p for p in self.points if p.skipped is not None)

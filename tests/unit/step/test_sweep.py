@@ -215,3 +215,16 @@ def test_the_knob_s_own_argument_cannot_be_fixed_too():
         sweep_step("dp", "1,2", **TIMES, dp=4)
     with pytest.raises(InputError, match="applies to a transformer shape"):
         sweep_step("efficiency", "0.5,1", **TIMES)
+
+
+def test_a_sweep_as_a_frame_has_one_row_per_point():
+    pytest.importorskip("pandas")
+    from costmodel.step import sweep_step
+
+    r = sweep_step("dp", [1, 2, 4], forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, gradient_bytes=["50MB"] * 4,
+                   link="5us:25GB/s")
+    df = r.to_frame()
+    assert list(df["dp"]) == [1, 2, 4] and len(df) == len(r.points)
+    assert list(df["step_s"]) == [float(p.step_s) for p in r.points]
+    assert list(df["best"]) == [i == r.best for i in range(3)]
+    assert df.attrs == {"knob": "dp", "parameter": "dp", "kind": "count"}
