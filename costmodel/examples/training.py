@@ -509,7 +509,8 @@ def fl_round(w: Work) -> None:
                         uplink=LinkParams(alpha_s=Fraction(0), beta_s_per_byte=1 / Fraction(up)),
                         downlink=LinkParams(alpha_s=Fraction(0), beta_s_per_byte=1 / Fraction(down)))
     w.step("Bytes each way per client", f"M = P × 4 B = {show_exact(params)}e6 × 4 B", r.download_bytes, SIZE)
-    w.answer("download", "download time of the model", r.download_s, TIME, f"M / B_down = M / {RATE.term(down)}")
+    w.answer("download", "download time of the model", r.download_s, TIME,
+             f"M / B_down = M / {RATE.term(down)}")
     w.answer("upload", "upload time of the update", r.upload_s, TIME, f"M / B_up = M / {RATE.term(up)}")
     order = sorted(times)
     kth = order[(k or len(times)) - 1]
@@ -553,7 +554,8 @@ def scaffold_bytes(w: Work) -> None:
                  Given("bound", "SSP's bound: steps ahead of the slowest", COUNT, 1, "s")],
          answer="max-staleness")
 def ssp_staleness(w: Work) -> None:
-    """start(i, c) = max(finish(i, c − 1), max_j finish(j, c − s − 1)); staleness = updates between read and write.
+    """start(i, c) = max(finish(i, c − 1), max_j finish(j, c − s − 1)); staleness: updates between read
+    and write.
 
     Source: Ho et al. 2013, section 2; Mitliagkas et al. 2016; ``costmodel.training.synchrony``.
     """
@@ -591,11 +593,12 @@ def dp_sgd_epsilon(w: Work) -> None:
     """q = B/N, σ = (σC)/C, T steps composed in RDP, converted to (ε, δ) at the best order.
 
     Source: Abadi et al. 2016, Algorithm 1; Mironov et al. 2019, section 3; Mironov 2017,
-    Proposition 1; ``costmodel.training.privacy.privacy``.
+    Proposition 1; ``costmodel.training.privacy.privacy_account``.
     """
-    from costmodel.training.privacy import privacy
+    from costmodel.training.privacy import privacy_account
 
-    dataset, batch, noise, clip, steps, delta = w.values("dataset", "batch", "noise", "clip", "steps", "delta")
+    dataset, batch, noise, clip, steps, delta = w.values("dataset", "batch", "noise", "clip", "steps",
+                                                         "delta")
     if clip <= 0:
         raise InputError(f"clip={show_exact(clip)} must be above 0")
     q = Fraction(1) if w.slipped("batch-for-rate") else w.step(
@@ -603,7 +606,7 @@ def dp_sgd_epsilon(w: Work) -> None:
     sigma = noise if w.slipped("noise-for-sigma") else w.step(
         "Noise multiplier", f"σ = σC / C = {show_exact(noise)} / {show_exact(clip)}", noise / clip, NUMBER)
     t = 1 if w.slipped("no-composition") else steps
-    account = privacy(q=q, noise_multiplier=sigma, steps=t, delta=delta)
+    account = privacy_account([(q, sigma, t)], delta=delta)
     w.step("Composition", f"RDP adds over the steps: {t} × rdp(α) at each order α")
     w.answer("epsilon", "ε", account.epsilon, NUMBER,
              f"the best order α = {show_exact(Fraction(account.best_order))}")

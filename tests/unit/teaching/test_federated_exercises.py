@@ -91,7 +91,7 @@ FORMULA_SLIPS = [("fl-round-stragglers", "round", "wait-for-all"),
                  ("dp-sgd-epsilon", "epsilon", "noise-for-sigma")]
 
 
-@pytest.mark.parametrize(("exercise_id", "name", "mistake"), FORMULA_SLIPS, ids=lambda x: str(x))
+@pytest.mark.parametrize(("exercise_id", "name", "mistake"), FORMULA_SLIPS, ids=str)
 def test_formula_slips_are_diagnosed(exercise_id, name, mistake):
     exercise = BANK.get(exercise_id)
     spec = exercise.answer(name)
