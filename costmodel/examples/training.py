@@ -484,7 +484,7 @@ def _positive(xs: Any, what: str) -> None:
          source="McMahan et al. 2017 (FedAvg: the model down, the model up); Arnold et al. 2008 (order "
                 "statistics)",
          topic="federated-round",
-         givens=[Given("params", "model parameters, in millions (fp32)", NUMBER, "5", "P"),
+         givens=[Given("params", "fp32 model parameters, in millions", NUMBER, "5", "P"),
                  Given("times", "compute time of each client, in seconds", NUMBERS, "4,9,6,20,7", "X_k"),
                  Given("fastest", "clients the server waits for", COUNT, 3, "K"),
                  Given("downlink", "server-to-client bandwidth", RATE, "10 MB/s", "B_down"),
@@ -584,10 +584,10 @@ def ssp_staleness(w: Work) -> None:
          topic="privacy",
          givens=[Given("dataset", "training examples", COUNT, 60000, "N"),
                  Given("batch", "expected batch (lot) size", COUNT, 256, "B"),
-                 Given("noise", "noise std added to the clipped sum, σC", NUMBER, "2.2", "σC"),
+                 Given("noise", "noise standard deviation on the clipped sum", NUMBER, "2.2", "σC"),
                  Given("clip", "clipping norm", NUMBER, "2", "C"),
                  Given("steps", "training steps", COUNT, 2000, "T"),
-                 Given("delta", "δ", NUMBER, "1e-5", "δ")],
+                 Given("delta", "failure probability", NUMBER, "1e-5", "δ")],
          answer="epsilon", slips=("no-composition", "batch-for-rate", "noise-for-sigma"))
 def dp_sgd_epsilon(w: Work) -> None:
     """q = B/N, σ = (σC)/C, T steps composed in RDP, converted to (ε, δ) at the best order.
@@ -601,6 +601,8 @@ def dp_sgd_epsilon(w: Work) -> None:
                                                          "delta")
     if clip <= 0:
         raise InputError(f"clip={show_exact(clip)} must be above 0")
+    if batch > dataset:
+        raise InputError(f"batch={batch} is above dataset={dataset}; a batch samples from the dataset")
     q = Fraction(1) if w.slipped("batch-for-rate") else w.step(
         "Sampling rate", f"q = B/N = {batch}/{dataset}", Fraction(batch, dataset), NUMBER)
     sigma = noise if w.slipped("noise-for-sigma") else w.step(

@@ -83,6 +83,8 @@ def test_dp_sgd_epsilon_against_the_accountant():
                         _epsilon(256 / 60000, 2.2, 2000, 1e-5), rel_tol=1e-12)
     with pytest.raises(Exception, match="clip=0"):
         answers("dp-sgd-epsilon", {"clip": "0"})
+    with pytest.raises(Exception, match="batch=70000 is above dataset=60000"):
+        answers("dp-sgd-epsilon", {"batch": "70000"})
 
 
 FORMULA_SLIPS = [("fl-round-stragglers", "round", "wait-for-all"),
