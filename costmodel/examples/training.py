@@ -1,4 +1,5 @@
-"""Worked examples on training: sample weighting, FedAvg, memory, ZeRO, compression, traffic.
+"""Worked examples on training: sample weighting, FedAvg, memory, ZeRO, compression, traffic, federated
+rounds, synchrony (SSP) and DP-SGD privacy.
 
 Each example computes with ``costmodel.training`` (and, for the all-reduce
 semantics question, with the explicit schedules of ``costmodel.schedules``);
