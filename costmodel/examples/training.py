@@ -1,4 +1,5 @@
-"""Worked examples on training: sample weighting, FedAvg, memory, ZeRO, compression, traffic.
+"""Worked examples on training: sample weighting, FedAvg, memory, ZeRO, compression, traffic, federated
+rounds, synchrony (SSP) and DP-SGD privacy.
 
 Each example computes with ``costmodel.training`` (and, for the all-reduce
 semantics question, with the explicit schedules of ``costmodel.schedules``);
@@ -18,7 +19,7 @@ from typing import Any
 
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.examples import example
-from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBER, NUMBERS, SIZE, show_exact
+from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBER, NUMBERS, RATE, SIZE, TIME, show_exact
 from costmodel.examples.work import Given, Work
 from costmodel.training import (
     compress,
@@ -465,3 +466,150 @@ def moe_alltoalls(w: Work) -> None:
     leaving = w.answer("leaving", "bytes leaving one GPU per all-to-all", share * buffer, SIZE)
     w.answer("leaving-layer", "bytes leaving one GPU per layer, forward pass", m.alltoalls_forward * leaving,
              SIZE, f"{m.alltoalls_forward} × {SIZE.term(leaving)}")
+
+
+# -- federated rounds, synchrony and privacy -----------------------------------------------------------
+
+
+def _seconds(xs: Any) -> str:
+    """Times in seconds as a list ``1s,2.5s``: the client or worker times of a variant."""
+    return ",".join(f"{show_exact(x)}s" for x in xs)
+
+
+def _positive(xs: Any, what: str) -> None:
+    if not xs or any(x <= 0 for x in xs):
+        raise InputError(f"{what}: every time must be above 0 s")
+
+
+@example("fl-round", title="A federated round that waits for the K fastest clients",
+         source="McMahan et al. 2017 (FedAvg: the model down, the model up); Arnold et al. 2008 (order "
+                "statistics)",
+         topic="federated-round",
+         givens=[Given("params", "fp32 model parameters, in millions", NUMBER, "5", "P"),
+                 Given("times", "compute time of each client, in seconds", NUMBERS, "4,9,6,20,7", "X_k"),
+                 Given("fastest", "clients the server waits for", COUNT, 3, "K"),
+                 Given("downlink", "server-to-client bandwidth", RATE, "10 MB/s", "B_down"),
+                 Given("uplink", "client-to-server bandwidth", RATE, "2 MB/s", "B_up")],
+         answer="round", slips=("wait-for-all",))
+def fl_round(w: Work) -> None:
+    """Every client is sampled; client k is done after down + X_k + up; the round ends when the K-th is.
+
+    Source: McMahan et al. 2017, Algorithm 1; Arnold et al. 2008, section 2 (the K-th order
+    statistic); ``costmodel.training.federated_pricing.federated_round``.
+    """
+    from costmodel.params import LinkParams
+    from costmodel.training.federated_pricing import federated_round
+
+    params, times, fastest, down, up = w.values("params", "times", "fastest", "downlink", "uplink")
+    _positive(times, "times")
+    p = _whole(params, _MILLION, "params")
+    if not 1 <= fastest <= len(times):
+        raise InputError(f"fastest={fastest} is outside 1 to {len(times)} (the clients)")
+    k = None if w.slipped("wait-for-all") else fastest
+    r = federated_round("fedavg", params=p, client_times=_seconds(times), fastest=k, draws=100,
+                        uplink=LinkParams(alpha_s=Fraction(0), beta_s_per_byte=1 / Fraction(up)),
+                        downlink=LinkParams(alpha_s=Fraction(0), beta_s_per_byte=1 / Fraction(down)))
+    w.step("Bytes each way per client", f"M = P × 4 B = {show_exact(params)}e6 × 4 B", r.download_bytes, SIZE)
+    w.answer("download", "download time of the model", r.download_s, TIME,
+             f"M / B_down = M / {RATE.term(down)}")
+    w.answer("upload", "upload time of the update", r.upload_s, TIME, f"M / B_up = M / {RATE.term(up)}")
+    order = sorted(times)
+    kth = order[(k or len(times)) - 1]
+    w.step("Compute times, sorted", ", ".join(show_exact(t) for t in order))
+    w.step("The slowest client computes for" if k is None else f"The K-th fastest (K = {k}) computes for",
+           "X_(K)", kth, TIME)
+    w.answer("round", "round time", r.expected_round_time_s, TIME,
+             "down + X_(K) + up: the others are dropped (every client has the same links)")
+
+
+@example("scaffold-bytes", title="SCAFFOLD's bytes per round: model and control variate, both ways",
+         source="Karimireddy et al. 2020 (SCAFFOLD, Algorithm 1)", topic="federated-round",
+         givens=[Given("params", "model parameters, in millions", NUMBER, "10", "P"),
+                 Given("dtype", "element type", NAME, "fp32"),
+                 Given("sampled", "clients sampled per round", COUNT, 20, "m")],
+         answer="round")
+def scaffold_bytes(w: Work) -> None:
+    """Each sampled client gets (x, c) and returns (Δy, Δc): 2M down and 2M up, M = P × bytes per element.
+
+    Source: Karimireddy et al. 2020, Algorithm 1; ``costmodel.training.federated_pricing``.
+    """
+    from costmodel.training.federated_pricing import federated_round
+
+    params, dtype, sampled = w.values("params", "dtype", "sampled")
+    p = _whole(params, _MILLION, "params")
+    r = federated_round("scaffold", params=p, dtype=dtype, client_times="uniform:1s,2s", sampled=sampled,
+                        uplink="0s:1MB/s", draws=100)
+    model = p * r.bytes_per_element
+    w.step("One model", f"M = P × {r.bytes_per_element} B", model, SIZE)
+    w.answer("down", "bytes the server sends one client", r.download_bytes, SIZE, "2M: the model x and c")
+    w.answer("up", "bytes one client sends back", r.upload_bytes, SIZE, "2M: Δy and Δc")
+    w.answer("round", "bytes per round, both ways, all sampled clients", r.bytes_down_per_round
+             + r.bytes_up_per_round, SIZE, f"m × (2M + 2M) = {sampled} × 4M")
+    w.check("bytes up: 2M", r.upload_bytes, 2 * model)
+
+
+@example("ssp-staleness", title="Stale synchronous parallel: run time and staleness",
+         source="Ho et al. 2013 (SSP, section 2); Mitliagkas et al. 2016 (staleness)", topic="synchrony",
+         givens=[Given("times", "step time of each worker, in seconds", NUMBERS, "1,1,2", "x_i"),
+                 Given("steps", "steps each worker runs", COUNT, 6, "T"),
+                 Given("bound", "SSP's bound: steps ahead of the slowest", COUNT, 1, "s")],
+         answer="max-staleness")
+def ssp_staleness(w: Work) -> None:
+    """start(i, c) = max(finish(i, c − 1), max_j finish(j, c − s − 1)); staleness: updates between read
+    and write.
+
+    Source: Ho et al. 2013, section 2; Mitliagkas et al. 2016; ``costmodel.training.synchrony``.
+    """
+    from costmodel.training.synchrony import simulate_sync
+
+    times, steps, bound = w.values("times", "steps", "bound")
+    _positive(times, "times")
+    r = simulate_sync("all", step_times=_seconds(times), steps=steps, bound=bound)
+    bsp, ssp, asp = r.run("bsp"), r.run("ssp"), r.run("asp")
+    w.step("BSP: every step waits for the slowest", f"T × max x_i = {steps} × {show_exact(max(times))} s",
+           bsp.run_time_s, TIME)
+    w.step("ASP: no gate, each worker at its own pace", "T × max x_i (the slowest's own steps)",
+           asp.run_time_s, TIME)
+    w.answer("run-time", "SSP's run time", ssp.run_time_s, TIME,
+             f"no worker more than s = {bound} steps ahead of the slowest")
+    w.answer("max-staleness", "largest staleness of a gradient under SSP", ssp.staleness_max, COUNT,
+             "updates the server applied between a gradient's read and its own update")
+    mean = Fraction(sum(v * c for v, c in enumerate(ssp.staleness_counts)), len(times) * steps)
+    w.answer("mean-staleness", "mean staleness under SSP", mean, NUMBER,
+             f"over the N × T = {len(times)} × {steps} gradients")
+    w.check("mean staleness", float(mean), ssp.staleness_mean)
+
+
+@example("dp-sgd-epsilon", title="DP-SGD's ε: the sampled Gaussian mechanism composed over the steps",
+         source="Abadi et al. 2016 (DP-SGD); Mironov et al. 2019 (RDP of the sampled Gaussian)",
+         topic="privacy",
+         givens=[Given("dataset", "training examples", COUNT, 60000, "N"),
+                 Given("batch", "expected batch (lot) size", COUNT, 256, "B"),
+                 Given("noise", "noise standard deviation on the clipped sum", NUMBER, "2.2", "σC"),
+                 Given("clip", "clipping norm", NUMBER, "2", "C"),
+                 Given("steps", "training steps", COUNT, 2000, "T"),
+                 Given("delta", "failure probability", NUMBER, "1e-5", "δ")],
+         answer="epsilon", slips=("no-composition", "batch-for-rate", "noise-for-sigma"))
+def dp_sgd_epsilon(w: Work) -> None:
+    """q = B/N, σ = (σC)/C, T steps composed in RDP, converted to (ε, δ) at the best order.
+
+    Source: Abadi et al. 2016, Algorithm 1; Mironov et al. 2019, section 3; Mironov 2017,
+    Proposition 1; ``costmodel.training.privacy.privacy_account``.
+    """
+    from costmodel.training.privacy import privacy_account
+
+    dataset, batch, noise, clip, steps, delta = w.values("dataset", "batch", "noise", "clip", "steps",
+                                                         "delta")
+    if clip <= 0:
+        raise InputError(f"clip={show_exact(clip)} must be above 0")
+    if batch > dataset:
+        raise InputError(f"batch={batch} is above dataset={dataset}; a batch samples from the dataset")
+    q = Fraction(1) if w.slipped("batch-for-rate") else w.step(
+        "Sampling rate", f"q = B/N = {batch}/{dataset}", Fraction(batch, dataset), NUMBER)
+    sigma = noise if w.slipped("noise-for-sigma") else w.step(
+        "Noise multiplier", f"σ = σC / C = {show_exact(noise)} / {show_exact(clip)}", noise / clip, NUMBER)
+    t = 1 if w.slipped("no-composition") else steps
+    account = privacy_account([(q, sigma, t)], delta=delta)
+    w.step("Composition", f"RDP adds over the steps: {t} × rdp(α) at each order α")
+    w.answer("epsilon", "ε", account.epsilon, NUMBER,
+             f"the best order α = {show_exact(Fraction(account.best_order))}")

@@ -61,6 +61,10 @@ FORMULA_SLIPS: dict[str, tuple[str, ...]] = {
     "bubble-definition": ("",),
     "zero-bookkeeping": ("",),
     "index-overhead": ("",),
+    "wait-for-all": ("",),
+    "no-composition": ("",),
+    "batch-for-rate": ("",),
+    "noise-for-sigma": ("",),
 }
 """Mistakes made in the formula (not in the units), with their variants; an example lists
 those it models in :attr:`Example.slips`."""

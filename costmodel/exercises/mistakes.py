@@ -57,6 +57,12 @@ MISTAKES: dict[str, str] = {
                          "2021's), where the question asks for idle over total time",
     "zero-bookkeeping": "a ZeRO bookkeeping slip (a state not partitioned, or in the wrong precision)",
     "index-overhead": "the compressed size without the bytes of the indices",
+    "wait-for-all": "the round waits for every client, where it ends when the K fastest are done",
+    "no-composition": "the privacy loss of one step, not composed over all the steps",
+    "batch-for-rate": "the batch used where the sampling rate q = B/N goes (q = 1: no amplification "
+                      "by sampling)",
+    "noise-for-sigma": "the noise's standard deviation σC used as the noise multiplier σ (not divided "
+                       "by the clipping norm C)",
     "wrong-unit": "a value of the wrong dimension (a time for a size, ...)",
 }
 """Every mistake the grader can report, with what it means."""
@@ -76,6 +82,10 @@ HINTS: dict[str, str] = {
     "bubble-definition": "the other bubble definition",
     "zero-bookkeeping": "a ZeRO bookkeeping slip",
     "index-overhead": "the compressed size without the bytes of the indices",
+    "wait-for-all": "the round waited for every client",
+    "no-composition": "the privacy loss of one step, not composed over the steps",
+    "batch-for-rate": "the batch size used in place of the sampling rate",
+    "noise-for-sigma": "the noise's standard deviation and the noise multiplier confused",
     "wrong-unit": "a value of the wrong dimension",
 }
 """What a student is told of each mistake when the expected values are hidden: the kind of slip,
