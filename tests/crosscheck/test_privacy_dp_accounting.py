@@ -3,7 +3,7 @@
 An independent implementation (numpy and scipy's ``log_ndtr`` where costmodel uses ``math`` and its own
 tail series): the same (q, σ, steps, δ) composed by ``RdpAccountant`` over its default orders must give
 ε within 1e-6 relative, and the same best order.  The package is a test extra (``pip install
-'costmodel[privacy-test]'``), not a dependency: without it these tests skip and say why.
+'costmodel[test]'``), not a dependency: without it these tests skip and say why.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from costmodel.training.privacy import privacy_account
 
 dp_accounting = pytest.importorskip(
-    "dp_accounting", reason="the cross-check needs Google's dp-accounting: pip install 'costmodel[privacy-test]'")
+    "dp_accounting", reason="the cross-check needs Google's dp-accounting: pip install 'costmodel[test]'")
 
 
 def _settings(n: int = 200, seed: int = 26) -> list[tuple[float, float, int, float]]:
