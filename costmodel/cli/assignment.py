@@ -38,7 +38,8 @@ ExerciseFiles = Annotated[list[Path] | None, option(
 @assignment_app.command("create")
 def create_command(
     exercise_ids: Annotated[str, option("--exercises", metavar="ID[,ID...]",
-                                        help="The exercises, in order (see exercise list).")],
+                                        help="The exercises, in order (see exercise list); {A|B} is a "
+                                             "pool: each student draws one of A, B.")],
     roster: Annotated[Path, option("--roster", metavar="CSV",
                                    help="The students: a CSV with a header naming id (and name, email).")],
     secret_file: SecretFile,
@@ -67,6 +68,7 @@ def create_command(
         bank_fingerprint,
         create_assignment,
         load_roster,
+        parse_exercises,
         parse_points,
         read_secret,
     )
@@ -74,7 +76,7 @@ def create_command(
     secret = read_secret(secret_file)
     students = load_roster(roster)
     paths = bank_paths or ()
-    ids = [i.strip() for i in exercise_ids.split(",") if i.strip()]
+    ids = parse_exercises(exercise_ids)
     name = assignment_id if assignment_id is not None else out.resolve().name
     made = create_assignment(
         load_bank(paths),
@@ -305,18 +307,27 @@ def _render(result: Any) -> Rendered:
 
     rows = result.rows()
     short = [f"q{i}" for i in range(1, len(result.columns()) + 1)]
-    book = table("student", "total", "status", *short, numeric=("total", *short),
+    pooled = result.manifest.pooled
+    drew = ("drew",) if pooled else ()
+    book = table("student", "total", "status", *short, *drew, numeric=("total", *short),
                  optional=tuple(reversed(short)))
     for student, scores, total, status in rows:
+        groups = result.manifest.exercise_groups()
+        which = (", ".join(m for m, g in zip(result.manifest.drawn(student), groups, strict=True)
+                           if len(g) > 1),) if pooled else ()
         book.add_row(
-            student, f"{_text(total)}/{_text(result.manifest.max_score)}", status, *(_text(s) for s in scores)
+            student, f"{_text(total)}/{_text(result.manifest.max_score)}", status,
+            *(_text(s) for s in scores), *which,
         )
     rates = table("", "question", "points", "right", "success", numeric=("points", "right", "success"))
-    for label, q, (_, right, n) in zip(short, result.manifest.questions, result.success(), strict=True):
+    names = (list(result.columns()) if result.manifest.pooled
+             else [f"{q.exercise}: {q.name}" for q in result.manifest.questions])
+    for label, name, points, (_, right, n) in zip(short, names, result.column_points(), result.success(),
+                                                  strict=True):
         rates.add_row(
             label,
-            f"{q.exercise}: {q.name}",
-            _text(q.points),
+            name,
+            _text(points),
             f"{right}/{n}",
             f"{100 * right / n:.0f} %" if n else "-",
         )

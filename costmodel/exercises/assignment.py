@@ -10,6 +10,14 @@ the bank's files, a check value of the secret (an HMAC of the assignment id, whi
 of the secret), every question (exercise, answer name, points, tolerance, unit) and the roster.
 Grading against it (:func:`grade_assignment`) grades every question exactly once, so the total is
 always the manifest's total.
+
+Question pools: an exercise group ``{ring-bytes|recursive-doubling-bytes}`` gives each student one
+of its members, drawn by the same rule as their variants: member number ``seed mod k`` of the
+group's *k* members (in the order written), where ``seed`` is :func:`assignment_seed` of the
+exercise id ``pool:`` followed by the members joined by ``|``.  The manifest records every group
+(``[[group]]``) and each student's draw (the ``exercises`` of their ``[[student]]``); a student is
+graded on the questions of the exercises they drew.  The members of a group are worth the same
+points, so every student's total is the manifest's total.
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ __all__ = [
     "identify",
     "load_overrides",
     "make_override",
+    "parse_exercises",
+    "pool_draw",
     "read_manifest",
     "read_metadata",
     "read_overrides",
@@ -99,9 +109,39 @@ class Manifest:
     secret_check: str
     questions: tuple[Question, ...]
     students: tuple[Student, ...]
+    groups: tuple[tuple[str, ...], ...] = ()  # question pools (and single exercises), in order; () = none
+    draws: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (student, the exercise drawn from each group)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether some group has more than one member (students then draw their exercises)."""
+        return any(len(g) > 1 for g in self.groups)
+
+    def exercise_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The groups in order: each pool's members, or one exercise alone."""
+        if self.groups:
+            return self.groups
+        return tuple((e,) for e in dict.fromkeys(q.exercise for q in self.questions))
+
+    def drawn(self, student_id: str) -> tuple[str, ...]:
+        """The exercises of *student_id*, one from each group."""
+        for s, exercises in self.draws:
+            if s == student_id:
+                return exercises
+        return tuple(g[0] for g in self.exercise_groups()) if not self.pooled else ()
+
+    def questions_for(self, student_id: str) -> tuple[Question, ...]:
+        """The questions *student_id* answers (all of them when nothing is pooled)."""
+        if not self.pooled:
+            return self.questions
+        mine = set(self.drawn(student_id))
+        return tuple(q for q in self.questions if q.exercise in mine)
 
     @property
     def max_score(self) -> Fraction:
+        if self.pooled:
+            first = {g[0] for g in self.exercise_groups()}
+            return sum((q.points for q in self.questions if q.exercise in first), Fraction(0))
         return sum((q.points for q in self.questions), Fraction(0))
 
     def student(self, student_id: str) -> Student:
@@ -111,7 +151,11 @@ class Manifest:
         raise InputError(f"student {student_id!r} is not on the roster of assignment {self.id}")
 
     def to_dict(self) -> dict[str, Any]:
-        return to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
+        out = to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
+        if self.pooled:
+            out["groups"] = [list(g) for g in self.groups]
+            out["draws"] = {s: list(e) for s, e in self.draws}
+        return out
 
     def to_toml(self) -> str:
         lines = [
@@ -134,10 +178,16 @@ class Manifest:
                 f"tolerance = {_str(q.tolerance)}",
                 f"unit = {_str(q.unit)}",
             ]
+        if self.pooled:
+            for g in self.groups:
+                lines += ["", "[[group]]", f"members = [{', '.join(map(_str, g))}]"]
+        draws = dict(self.draws)
         for s in self.students:
             lines += ["", "[[student]]", f"id = {_str(s.id)}"]
             lines += [f"name = {_str(s.name)}"] if s.name else []
             lines += [f"email = {_str(s.email)}"] if s.email else []
+            if self.pooled:
+                lines += [f"exercises = [{', '.join(map(_str, draws[s.id]))}]"]
         return "\n".join(lines) + "\n"
 
 
@@ -262,6 +312,54 @@ def assignment_seed(secret: bytes, assignment: str, student: str, exercise: str)
     return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big") >> 1
 
 
+_GROUP = re.compile(r"\{([^{}]*)\}")
+
+
+def parse_exercises(text: str) -> list[str | tuple[str, ...]]:
+    """``ID,{ID|ID},...``: exercises in order, a group in braces being a question pool.
+
+    >>> parse_exercises("{ring-bytes|recursive-doubling-bytes},pipeline-bubble")
+    [('ring-bytes', 'recursive-doubling-bytes'), 'pipeline-bubble']
+    """
+    out: list[str | tuple[str, ...]] = []
+    rest = text.strip()
+    while rest:
+        if rest.startswith("{"):
+            found = _GROUP.match(rest)
+            if found is None:
+                raise InputError(f"exercises={text!r}: the group {rest.split(',')[0]!r} is not "
+                                 "{ID|ID...} (braces around two or more ids separated by |)")
+            members = tuple(m.strip() for m in found[1].split("|"))
+            if len(members) < 2 or not all(members):
+                raise InputError(f"exercises={text!r}: the group {found[0]!r} needs two or more ids "
+                                 "separated by |")
+            out.append(members)
+            rest = rest[found.end():].strip()
+            if rest and not rest.startswith(","):
+                raise InputError(f"exercises={text!r}: a comma goes after the group {found[0]!r}")
+            rest = rest[1:].strip()
+        else:
+            item, _, rest = rest.partition(",")
+            item, rest = item.strip(), rest.strip()
+            if any(c in item for c in "{}|"):
+                raise InputError(f"exercises={text!r}: {item!r} is not an id nor a group {{ID|ID...}}")
+            if item:
+                out.append(item)
+    return out
+
+
+def pool_draw(secret: bytes, assignment: str, student: str, members: Sequence[str]) -> str:
+    """The member of the pool *members* that *student* draws (see the module docstring).
+
+    >>> pool_draw(b"0123456789abcdef", "hw1", "ada", ["ring-bytes", "recursive-doubling-bytes"])
+    'recursive-doubling-bytes'
+    """
+    if len(members) == 1:
+        return members[0]
+    seed = assignment_seed(secret, assignment, student, "pool:" + "|".join(members))
+    return members[seed % len(members)]
+
+
 def _secret_check(secret: bytes, assignment: str) -> str:
     message = json.dumps(["costmodel-assignment-check", assignment]).encode()
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
@@ -356,7 +454,7 @@ def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, 
 
 def create_assignment(
     bank: Bank,
-    exercise_ids: Sequence[str],
+    exercise_ids: Sequence[str | Sequence[str]],
     roster: Sequence[Student],
     secret: bytes,
     *,
@@ -372,7 +470,8 @@ def create_assignment(
         raise InputError("the title is one line of at most 200 printable characters")
     if not exercise_ids:
         raise InputError("no exercises: name them with exercises=ID[,ID...]")
-    ids = [bank.get(i).id for i in exercise_ids]
+    groups = _groups(bank, exercise_ids)
+    ids = [i for g in groups for i in g]
     if len(set(ids)) != len(ids):
         raise InputError(f"exercise {next(i for i in ids if ids.count(i) > 1)!r} is named twice")
     questions: list[Question] = []
@@ -392,6 +491,10 @@ def create_assignment(
                 + ", ".join(f"{e}:{n}" for e, n in sorted(known))
             )
     questions = [replace(q, points=(points or {}).get((q.exercise, q.name), q.points)) for q in questions]
+    pooled = any(len(g) > 1 for g in groups)
+    _check_worth(groups, questions)
+    draws = tuple((s.id, tuple(pool_draw(secret, assignment_id, s.id, g) for g in groups))
+                  for s in roster) if pooled else ()
     title = title or assignment_id
     manifest = Manifest(
         assignment_id,
@@ -400,12 +503,16 @@ def create_assignment(
         _secret_check(secret, assignment_id),
         tuple(questions),
         tuple(roster),
+        tuple(groups) if pooled else (),
+        draws,
     )
     exercises = _exercises(bank, questions)
     files = []
     for student in roster:
+        mine = manifest.drawn(student.id)
         variants = tuple(
-            e.variant(assignment_seed(secret, assignment_id, student.id, e.id)) for e in exercises.values()
+            e.variant(assignment_seed(secret, assignment_id, student.id, e.id))
+            for e in exercises.values() if e.id in mine
         )
         heading = f"{title}: {student.name or student.id}"
         sheet = Sheet(None, variants, title=heading)
@@ -431,6 +538,34 @@ def create_assignment(
             )
         )
     return Assignment(manifest, tuple(files))
+
+
+def _groups(bank: Bank, exercise_ids: Sequence[str | Sequence[str]]) -> list[tuple[str, ...]]:
+    """Each item an exercise or a pool of them, by its bank id; an unknown one named with its group."""
+    groups = []
+    for item in exercise_ids:
+        members = (item,) if isinstance(item, str) else tuple(item)
+        found = []
+        for m in members:
+            try:
+                found.append(bank.get(m).id)
+            except InputError as e:
+                where = f"in the group {{{'|'.join(members)}}}: " if len(members) > 1 else ""
+                raise InputError(f"{where}{e}") from None
+        if not found:
+            raise InputError("an exercise group is empty")
+        groups.append(tuple(found))
+    return groups
+
+
+def _check_worth(groups: Sequence[tuple[str, ...]], questions: Sequence[Question]) -> None:
+    """A pool's members are worth the same points, so every student's total is the same."""
+    for g in groups:
+        worth = {m: sum((q.points for q in questions if q.exercise == m), Fraction(0)) for m in g}
+        if len(set(worth.values())) > 1:
+            raise InputError(f"the group {{{'|'.join(g)}}}: its members are worth "
+                             + ", ".join(f"{m} {_number(p)}" for m, p in worth.items())
+                             + " points; a pool's members are worth the same (set them with points=)")
 
 
 def _sheet_note(text: str, student: Student) -> str:
@@ -504,11 +639,16 @@ def read_manifest(content: str, *, path: str) -> Manifest:
             raise ParseError(f"question {last.exercise}: {last.name}: {e}", path=path) from None
     if not questions:
         raise ParseError("the manifest has no [[question]]", path=path)
+    groups = _read_groups(data, questions, path=path)
     students = []
+    draws = []
     for s in data.get("student", []) if isinstance(data.get("student"), list) else []:
         if not isinstance(s, dict) or not isinstance(s.get("id"), str):
             raise ParseError("a [[student]] has no id", path=path)
         students.append(Student(s["id"], str(s.get("name", "")), str(s.get("email", ""))))
+        if groups:
+            draws.append((s["id"], _read_draw(s, groups, path=path)))
+    pooled = any(len(g) > 1 for g in groups)
     return Manifest(
         fields["id"],
         fields["title"],
@@ -516,7 +656,34 @@ def read_manifest(content: str, *, path: str) -> Manifest:
         fields["secret_check"],
         tuple(questions),
         tuple(students),
+        tuple(groups) if pooled else (),
+        tuple(draws) if pooled else (),
     )
+
+
+def _read_groups(data: Mapping[str, Any], questions: Sequence[Question], *,
+                 path: str) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = []
+    for g in data.get("group", []) if isinstance(data.get("group"), list) else []:
+        members = g.get("members") if isinstance(g, dict) else None
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise ParseError("a [[group]] has no members = [\"ID\", ...]", path=path)
+        groups.append(tuple(members))
+    known = {q.exercise for q in questions}
+    grouped = [m for g in groups for m in g]
+    if groups and (set(grouped) != known or len(grouped) != len(known)):
+        raise ParseError("the [[group]] tables do not name each exercise of the questions once", path=path)
+    return groups
+
+
+def _read_draw(student: Mapping[str, Any], groups: Sequence[tuple[str, ...]], *,
+               path: str) -> tuple[str, ...]:
+    drawn = student.get("exercises")
+    if (not isinstance(drawn, list) or len(drawn) != len(groups)
+            or not all(isinstance(d, str) and d in g for d, g in zip(drawn, groups, strict=False))):
+        raise ParseError(f"student {student['id']!r}: exercises = [...] does not name one member of each "
+                         "[[group]], in order", path=path)
+    return tuple(drawn)
 
 
 def check_secret(manifest: Manifest, secret: bytes) -> None:
@@ -687,7 +854,7 @@ def make_override(manifest: Manifest, student: str, question: str, score: Any, r
     assignment, a score from 0 to its points, and a reason (one line, at most 200 characters)."""
     manifest.student(student)
     exercise, colon, name = str(question).partition(":")
-    points = {(q.exercise, q.name): q.points for q in manifest.questions}
+    points = {(q.exercise, q.name): q.points for q in manifest.questions_for(student)}
     if not colon or (exercise, name) not in points:
         raise InputError(f"question={question!r} is not a question of assignment {manifest.id}; choose from "
                          + ", ".join(f"{e}:{n}" for e, n in points))
@@ -756,7 +923,10 @@ def grade_assignment(
         notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")
     first: dict[tuple[str, str], Submission] = {}
     wrote_student = seed_noted = False
-    questions = {(q.exercise, q.name) for q in manifest.questions}
+    mine = manifest.questions_for(student)
+    questions = {(q.exercise, q.name) for q in mine}
+    if manifest.pooled:
+        notes.append(f"exercises drawn for {student!r}: {', '.join(manifest.drawn(student))}")
     for s in submissions or ():
         where = f"line {s.line}: " if s.line else ""
         if s.student is not None and s.student != student and not wrote_student:
@@ -783,7 +953,7 @@ def grade_assignment(
             first[key] = s
     grades = []
     secret_seeds = {e: assignment_seed(secret, manifest.id, student, e) for e in exercises}
-    for q in manifest.questions:
+    for q in mine:
         exercise = exercises[q.exercise]
         grades.append(_grade_question(exercise, q, first.get((q.exercise, q.name)), secret_seeds[q.exercise],
                                       partial))
