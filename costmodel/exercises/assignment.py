@@ -327,22 +327,22 @@ def parse_exercises(text: str) -> list[str | tuple[str, ...]]:
         if rest.startswith("{"):
             found = _GROUP.match(rest)
             if found is None:
-                raise InputError(f"exercises={text!r}: the group {rest.split(',')[0]!r} is not "
+                raise InputError(f"the exercise group {rest.split(',')[0]!r} is not "
                                  "{ID|ID...} (braces around two or more ids separated by |)")
             members = tuple(m.strip() for m in found[1].split("|"))
             if len(members) < 2 or not all(members):
-                raise InputError(f"exercises={text!r}: the group {found[0]!r} needs two or more ids "
+                raise InputError(f"the exercise group {found[0]!r} needs two or more ids "
                                  "separated by |")
             out.append(members)
             rest = rest[found.end():].strip()
             if rest and not rest.startswith(","):
-                raise InputError(f"exercises={text!r}: a comma goes after the group {found[0]!r}")
+                raise InputError(f"a comma goes after the exercise group {found[0]!r}")
             rest = rest[1:].strip()
         else:
             item, _, rest = rest.partition(",")
             item, rest = item.strip(), rest.strip()
             if any(c in item for c in "{}|"):
-                raise InputError(f"exercises={text!r}: {item!r} is not an id nor a group {{ID|ID...}}")
+                raise InputError(f"the exercise {item!r} is not an id nor a group {{ID|ID...}}")
             if item:
                 out.append(item)
     return out

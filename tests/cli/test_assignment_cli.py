@@ -420,3 +420,43 @@ def test_override_refuses_what_cannot_apply(capsys, course: Path, args, message)
     _, err = run(capsys, "assignment", "override", str(course / "hw1" / "assignment.toml"), *args, rc=2)
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not (course / "hw1" / "overrides.toml").exists()
+
+
+def test_pooled_assignment_end_to_end(capsys, course: Path):
+    pool = "{ring-bytes|recursive-doubling-bytes}"
+    data = run_json(capsys, "assignment", "create", "--exercises", f"{pool},pipeline-bubble",
+                    "--roster", str(course / "roster.csv"), "--secret-file", str(course / "course.key"),
+                    "--out", str(course / "hw1"))
+    assert data["groups"] == [["ring-bytes", "recursive-doubling-bytes"], ["pipeline-bubble"]]
+    assert data["max_score"] == 4
+    drawn = {s: e[0] for s, e in data["draws"].items()}
+    files = []
+    for student, key in data["keys"].items():
+        assert {a["exercise"] for a in key} == {drawn[student], "pipeline-bubble"}
+        lines = [f'student = "{student}"']
+        for a in key:
+            lines += ["[[answer]]", f'exercise = "{a["exercise"]}"', f'name = "{a["name"]}"',
+                      f'value = "{a["expected"]}"']
+        path = course / f"{student}.toml"
+        path.write_text("\n".join(lines) + "\n")
+        files.append(str(path))
+    report = run_json(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), *files,
+                      "--secret-file", str(course / "course.key"))
+    rows = {s["student"]: s for s in report["students"]}
+    assert rows["ada"]["scores"] == {pool: 2, "pipeline-bubble": 2}
+    assert rows["ada"]["drawn"] == {pool: drawn["ada"], "pipeline-bubble": "pipeline-bubble"}
+    out, _ = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), *files,
+                 "--secret-file", str(course / "course.key"))
+    assert "drew" in out and drawn["grace"] in out
+
+
+@pytest.mark.parametrize(("exercises", "named"), [
+    ("{ring-bytes|nope},pipeline-bubble", "'nope'"),
+    ("{ring-bytes,pipeline-bubble", "'{ring-bytes'"),
+    ("{ring-bytes},pipeline-bubble", "'{ring-bytes}'"),
+])
+def test_a_malformed_pool_is_one_error_line(capsys, course: Path, exercises: str, named: str):
+    _, err = run(capsys, "assignment", "create", "--exercises", exercises, "--roster", str(course / "roster.csv"),
+                 "--secret-file", str(course / "course.key"), "--out", str(course / "hw1"), rc=2)
+    assert err.count("\n") == 1 and err.startswith("error: ") and named in err
+    assert "exercises=" not in err

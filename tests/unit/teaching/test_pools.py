@@ -38,7 +38,7 @@ def test_parse_exercises_groups_in_braces():
     assert parse_exercises(" a , { b | c | d } ,e") == ["a", ("b", "c", "d"), "e"]
     for bad, named in [("{a|b", "'{a|b'"), ("{a},b", "'{a}'"), ("{a||b}", "'{a||b}'"), ("a|b", "'a|b'"),
                        ("{a|b}c", "'{a|b}'"), ("a}", "'a}'")]:
-        with pytest.raises(InputError, match="exercises=") as e:
+        with pytest.raises(InputError, match="exercise") as e:
             parse_exercises(bad)
         assert named in str(e.value)
 
