@@ -162,6 +162,10 @@ def report_command(
     overrides_path: Annotated[Path | None, option(
         "--overrides", metavar="FILE",
         help="Manual grades to apply (default: overrides.toml beside the manifest, if it exists).")] = None,
+    metadata: Annotated[list[Path] | None, option(
+        "--metadata", metavar="JSON",
+        help="Gradescope's submission_metadata.json of a submission (repeatable): its created_at is the "
+             "submission time the manifest's deadline applies to.")] = None,
     allow_incomplete: Annotated[
         bool,
         typer.Option("--allow-incomplete",
@@ -193,6 +197,7 @@ def report_command(
         load_manifest,
         load_overrides,
         read_secret,
+        submission_times,
     )
     from costmodel.exercises.gradebook import GRADEBOOK_FORMATS, grade_class
 
@@ -213,9 +218,10 @@ def report_command(
 
         check_output(plot, force=force)
     overrides = load_overrides(overrides_path or manifest_path.parent / OVERRIDES, manifest)
+    times = submission_times(metadata or (), manifest)
     files = [(str(path), *read_submission(path)) for path in submissions]
     result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit,
-                         overrides=overrides)
+                         overrides=overrides, submitted=times)
     problems = result.problems
     if out is not None:
         out.write_text(result.to_csv(out_format), encoding="utf-8")
@@ -332,6 +338,12 @@ def _render(result: Any) -> Rendered:
             f"{100 * right / n:.0f} %" if n else "-",
         )
     parts: list[Any] = [book, Text(""), rates]
+    if result.manifest.deadline is not None:
+        late = table("student", "submission time", no_wrap=False)
+        for student, *_ in rows:
+            if result.late_note(student):
+                late.add_row(student, result.late_note(student))
+        parts += [Text(""), late]
     if result.overrides:
         manual = table("student", "question", "score", "reason", numeric=("score",), no_wrap=False)
         for o in result.overrides:

@@ -18,6 +18,13 @@ exercise id ``pool:`` followed by the members joined by ``|``.  The manifest rec
 (``[[group]]``) and each student's draw (the ``exercises`` of their ``[[student]]``); a student is
 graded on the questions of the exercises they drew.  The members of a group are worth the same
 points, so every student's total is the manifest's total.
+
+A deadline and a late policy: ``deadline`` (a TOML date-time with its offset) and either
+``late_penalty_per_day`` (the fraction of the score taken per started day of 24 hours after the
+deadline, the score never below 0) or ``cutoff`` (a submission after it scores 0; before it, a late
+one is penalised per day if a penalty is also set, else not at all).  They apply to the submission
+time Gradescope's metadata gives (``created_at``); without one nothing is applied and the report
+says so.
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ import hashlib
 import hmac
 import io
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -60,6 +69,7 @@ __all__ = [
     "create_assignment",
     "grade_assignment",
     "identify",
+    "late_policy",
     "load_overrides",
     "make_override",
     "parse_exercises",
@@ -69,6 +79,8 @@ __all__ = [
     "read_overrides",
     "read_roster",
     "read_secret",
+    "submission_time",
+    "submission_times",
 ]
 
 MIN_SECRET = 16
@@ -111,6 +123,9 @@ class Manifest:
     students: tuple[Student, ...]
     groups: tuple[tuple[str, ...], ...] = ()  # question pools (and single exercises), in order; () = none
     draws: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (student, the exercise drawn from each group)
+    deadline: datetime | None = None
+    late_penalty_per_day: Fraction | None = None  # the fraction of the score taken per started late day
+    cutoff: datetime | None = None  # after it a submission scores 0
 
     @property
     def pooled(self) -> bool:
@@ -168,6 +183,12 @@ class Manifest:
             f"bank = {_str(self.bank)}",
             f"secret_check = {_str(self.secret_check)}",
         ]
+        if self.deadline is not None:
+            lines.append(f"deadline = {_when(self.deadline)}")
+        if self.late_penalty_per_day is not None:
+            lines.append(f"late_penalty_per_day = {_number(self.late_penalty_per_day)}")
+        if self.cutoff is not None:
+            lines.append(f"cutoff = {_when(self.cutoff)}")
         for q in self.questions:
             lines += [
                 "",
@@ -194,6 +215,11 @@ class Manifest:
 def _str(text: str) -> str:
     """A TOML basic string (JSON's escapes, ASCII only, are TOML's too)."""
     return json.dumps(text, ensure_ascii=True)
+
+
+def _when(t: datetime) -> str:
+    """A TOML offset date-time."""
+    return t.isoformat().replace("+00:00", "Z")
 
 
 def _number(x: Fraction) -> str:
@@ -640,6 +666,7 @@ def read_manifest(content: str, *, path: str) -> Manifest:
     if not questions:
         raise ParseError("the manifest has no [[question]]", path=path)
     groups = _read_groups(data, questions, path=path)
+    deadline, penalty, cutoff = _read_policy(head, path=path)
     students = []
     draws = []
     for s in data.get("student", []) if isinstance(data.get("student"), list) else []:
@@ -658,6 +685,9 @@ def read_manifest(content: str, *, path: str) -> Manifest:
         tuple(students),
         tuple(groups) if pooled else (),
         tuple(draws) if pooled else (),
+        deadline,
+        penalty,
+        cutoff,
     )
 
 
@@ -684,6 +714,115 @@ def _read_draw(student: Mapping[str, Any], groups: Sequence[tuple[str, ...]], *,
         raise ParseError(f"student {student['id']!r}: exercises = [...] does not name one member of each "
                          "[[group]], in order", path=path)
     return tuple(drawn)
+
+
+def _read_policy(head: Mapping[str, Any], *,
+                 path: str) -> tuple[datetime | None, Fraction | None, datetime | None]:
+    """The deadline, the per-day penalty and the cutoff of the ``[assignment]`` table (each optional)."""
+    times = {}
+    for key in ("deadline", "cutoff"):
+        value = head.get(key)
+        try:
+            times[key] = None if value is None else _time(value, what=key)
+        except InputError as e:
+            raise ParseError(f"[assignment] {e}", path=path) from None
+    penalty = head.get("late_penalty_per_day")
+    if penalty is not None:
+        try:
+            penalty = parse_number(str(penalty), what="late_penalty_per_day")
+        except InputError as e:
+            raise ParseError(f"[assignment] {e}", path=path) from None
+        if not 0 < penalty <= 1:
+            raise ParseError("[assignment] late_penalty_per_day is a fraction of the score above 0, "
+                             "at most 1 (0.1: 10 % per day)", path=path)
+    deadline, cutoff = times["deadline"], times["cutoff"]
+    if deadline is None and (penalty is not None or cutoff is not None):
+        raise ParseError("[assignment] a late penalty or a cutoff needs a deadline", path=path)
+    if deadline is not None and cutoff is not None and cutoff < deadline:
+        raise ParseError("[assignment] the cutoff is before the deadline", path=path)
+    return deadline, penalty, cutoff
+
+
+def _time(value: Any, *, what: str) -> datetime:
+    """A date-time with its offset (a TOML date-time, or its text), refused without an offset."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InputError(f"{what} {value!r} is not a date-time like 2026-12-10T23:59:00Z") from None
+    if not isinstance(value, datetime):
+        raise InputError(f"{what} is not a date-time like 2026-12-10T23:59:00Z")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InputError(f"{what} {value.isoformat()} has no offset; write Z or +HH:MM")
+    return value
+
+
+def submission_time(content: str, *, path: str) -> datetime | None:
+    """When a submission was made: ``created_at`` of Gradescope's ``submission_metadata.json``
+    (``None`` when it has none)."""
+    try:
+        data = json.loads(content.removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        raise ParseError("not JSON", path=path) from None
+    value = data.get("created_at") if isinstance(data, dict) else None
+    if value is None:
+        return None
+    try:
+        return _time(value, what="created_at")
+    except InputError as e:
+        raise ParseError(str(e), path=path) from None
+
+
+def submission_times(paths: Iterable[str | Path], manifest: Manifest) -> dict[str, datetime | None]:
+    """Student -> submission time, from Gradescope metadata files (the student found as
+    :func:`identify` does, the time from ``created_at``); one student named twice is refused."""
+    out: dict[str, datetime | None] = {}
+    seen: dict[str, str] = {}
+    for path in paths:
+        content = read_text(path, what="the metadata")
+        student = identify(content, manifest, path=str(path)).student
+        if student in seen:
+            raise InputError(f"{path} and {seen[student]} are both the metadata of student {student!r}")
+        seen[student] = str(path)
+        out[student] = submission_time(content, path=str(path))
+    return out
+
+
+def late_policy(manifest: Manifest, submitted: datetime | None) -> tuple[Fraction, str]:
+    """The factor the score is multiplied by for a submission at *submitted*, and what to show.
+
+    Late means after the deadline; each started day of 24 hours late takes ``late_penalty_per_day``
+    of the score (never below 0); after the cutoff the score is 0.
+    """
+    if manifest.deadline is None:
+        return Fraction(1), ""
+    if submitted is None:
+        return Fraction(1), "no submission time, so no late policy applied"
+    if submitted <= manifest.deadline:
+        return Fraction(1), "on time"
+    late = submitted - manifest.deadline
+    days = math.ceil(late / timedelta(days=1))
+    when = f"late by {_duration(late)}"
+    if manifest.cutoff is not None and submitted > manifest.cutoff:
+        return Fraction(0), f"{when}, after the cutoff {_when(manifest.cutoff)}: scores 0"
+    if manifest.late_penalty_per_day is None:
+        return Fraction(1), f"{when}, no penalty before the cutoff"
+    factor = max(Fraction(0), 1 - manifest.late_penalty_per_day * days)
+    each = _percent(manifest.late_penalty_per_day)
+    return factor, f"{when}: {days} day{'s' if days != 1 else ''} × {each} taken, score × {float(factor):g}"
+
+
+def _duration(t: timedelta) -> str:
+    minutes = math.ceil(t.total_seconds() / 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{days} d"] * bool(days) + [f"{hours} h"] * bool(hours) + [f"{minutes} min"] * bool(minutes)
+    return " ".join(parts) or "0 min"
+
+
+def _percent(x: Fraction) -> str:
+    p = x * 100
+    return f"{p.numerator if p.denominator == 1 else float(p):g} %"
 
 
 def check_secret(manifest: Manifest, secret: bytes) -> None:

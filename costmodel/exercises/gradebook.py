@@ -8,13 +8,21 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from fractions import Fraction
 from pathlib import PurePath
 from typing import Any
 
 from costmodel._json import real
 from costmodel.errors import InputError
-from costmodel.exercises.assignment import STUDENT_FROM, Manifest, Override, attribute, grade_assignment
+from costmodel.exercises.assignment import (
+    STUDENT_FROM,
+    Manifest,
+    Override,
+    attribute,
+    grade_assignment,
+    late_policy,
+)
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.grading import GradeReport, Submission
 
@@ -30,6 +38,7 @@ class ClassReport:
     problems: tuple[tuple[str, str], ...] = ()  # (file, why) for each file not read or not attributed
     student_from: str = ""  # where each file's student came from (one source for all)
     overrides: tuple[Override, ...] = ()  # manual grades, each replacing one question's score
+    late: Mapping[str, tuple[Fraction, str]] | None = None  # student -> (factor on the total, what to show)
 
     @property
     def complete(self) -> bool:
@@ -95,8 +104,15 @@ class ClassReport:
             scores, _, overridden = self._cells(student.id, report)
             if overridden:
                 status += ", overridden"
-            out.append((student.id, scores, sum(scores, Fraction(0)), status))
+            factor, note = (self.late or {}).get(student.id, (Fraction(1), ""))
+            if note.startswith("late"):
+                status += ", late"
+            out.append((student.id, scores, sum(scores, Fraction(0)) * factor, status))
         return out
+
+    def late_note(self, student: str) -> str:
+        """What the late policy did to *student*'s total ("" without a deadline or a submission)."""
+        return (self.late or {}).get(student, (Fraction(1), ""))[1]
 
     def success(self) -> list[tuple[str, int, int]]:
         """(column, students right, submissions) for each column (a group: every answer right)."""
@@ -134,12 +150,12 @@ class ClassReport:
         named = [f"{title}: {c}" for c in columns] + [f"{title}: total"]
         rows = self.rows()
         if out_format == "plain":
-            pooled = self.manifest.pooled
-            drawn = ["drawn"] if pooled else []
-            writer.writerow(["student", "name", "email", *columns, "total", "max_score", "status", *drawn])
+            pooled, dated = self.manifest.pooled, self.manifest.deadline is not None
+            extra = ["drawn"] * pooled + ["late"] * dated
+            writer.writerow(["student", "name", "email", *columns, "total", "max_score", "status", *extra])
             for student, scores, total, status in rows:
                 s = roster[student]
-                which = [" ".join(self.manifest.drawn(student))] if pooled else []
+                which = [" ".join(self.manifest.drawn(student))] * pooled + [self.late_note(student)] * dated
                 writer.writerow([student, _cell(s.name), _cell(s.email), *(_text(x) for x in scores),
                                  _text(total), _text(self.manifest.max_score), status, *which])
         elif out_format == "canvas":
@@ -170,6 +186,7 @@ class ClassReport:
                     "total": real(total),
                     "status": status,
                     **({"drawn": self.drawn(s)} if self.manifest.pooled else {}),
+                    **({"late": self.late_note(s)} if self.manifest.deadline is not None else {}),
                 }
                 for s, scores, total, status in self.rows()
             ],
@@ -214,25 +231,32 @@ def _text(x: Fraction) -> str:
 
 def class_report(manifest: Manifest, reports: Mapping[str, GradeReport | None], *,
                  problems: Iterable[tuple[str, str]] = (), student_from: str = "",
-                 overrides: Iterable[Override] = ()) -> ClassReport:
+                 overrides: Iterable[Override] = (),
+                 submitted: Mapping[str, datetime | None] | None = None) -> ClassReport:
     """The class report of *reports* (student id -> the grades of their submission, or None);
     *problems* are the files that could not be read or attributed, each with why; *overrides* the
-    manual grades (the last of a student and question counts)."""
+    manual grades (the last of a student and question counts); *submitted* each student's
+    submission time (Gradescope's ``created_at``), to which the manifest's late policy applies (a
+    student with a submission and no time: nothing applied, and the report says so)."""
     last = {(o.student, o.exercise, o.name): o for o in overrides}
-    return ClassReport(manifest, dict(reports), tuple(problems), student_from, tuple(last.values()))
+    times = submitted or {}
+    late = {s: late_policy(manifest, times.get(s)) for s, r in reports.items() if r is not None}
+    return ClassReport(manifest, dict(reports), tuple(problems), student_from, tuple(last.values()), late)
 
 
 def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
                 files: Iterable[tuple[str, Sequence[Submission] | None, str | None]], *,
                 student_from: str = "name", partial: Mapping[str, Fraction] | None = None,
-                overrides: Iterable[Override] = ()) -> ClassReport:
+                overrides: Iterable[Override] = (),
+                submitted: Mapping[str, datetime | None] | None = None) -> ClassReport:
     """Grade a class's files: each ``(path, its entries or None, why it cannot be read or None)``.
 
     Each file's student comes from one source, *student_from* (see
     :data:`costmodel.exercises.assignment.STUDENT_FROM`).  A file that cannot be attributed to a
     roster student is graded for no one; it and every file that cannot be read are the report's
     *problems*, each with why.  Two files of one student are refused.  *overrides* (manual grades)
-    replace the scores of their questions.
+    replace the scores of their questions; *submitted* gives the submission times the late policy
+    applies to (see :func:`class_report`).
     """
     if student_from not in STUDENT_FROM:
         raise InputError(f"student_from={student_from!r}: choose {' or '.join(STUDENT_FROM)}")
@@ -253,7 +277,7 @@ def grade_class(manifest: Manifest, bank: Bank, secret: bytes,
         reports[student] = grade_assignment(manifest, bank, secret, student, answers, path=path,
                                             partial=partial, unreadable=why, source=source)
     return class_report(manifest, reports, problems=problems, student_from=STUDENT_FROM[student_from],
-                        overrides=overrides)
+                        overrides=overrides, submitted=submitted)
 
 
 def _unreadable(path: str, why: str) -> str:
