@@ -51,6 +51,15 @@ def create_command(
     points: Annotated[list[str] | None, option(
         "--points", metavar="ID:NAME=K",
         help="Points of one question, e.g. ring-bytes:sent=2 (repeatable; default: the bank's).")] = None,
+    deadline: Annotated[str | None, option(
+        "--deadline", metavar="DATETIME",
+        help="Due date-time with its offset, e.g. 2026-12-10T23:59:00Z (Gradescope's created_at is "
+             "compared with it).")] = None,
+    late_penalty_per_day: Annotated[str | None, option(
+        "--late-penalty-per-day", metavar="F",
+        help="Fraction of the score taken per started late day, e.g. 0.1 (never below 0).")] = None,
+    cutoff: Annotated[str | None, option(
+        "--cutoff", metavar="DATETIME", help="A submission after it scores 0.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
@@ -87,6 +96,9 @@ def create_command(
         title=title or "",
         points=parse_points(points or ()),
         fingerprint=bank_fingerprint(paths),
+        deadline=deadline,
+        late_penalty_per_day=late_penalty_per_day,
+        cutoff=cutoff,
     )
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")

@@ -70,6 +70,7 @@ __all__ = [
     "grade_assignment",
     "identify",
     "late_policy",
+    "late_rules",
     "load_overrides",
     "make_override",
     "parse_exercises",
@@ -167,6 +168,12 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         out = to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
+        for key in ("deadline", "cutoff"):
+            when = getattr(self, key)
+            if when is not None:
+                out[key] = _when(when)
+        if self.late_penalty_per_day is not None:
+            out["late_penalty_per_day"] = real(self.late_penalty_per_day)
         if self.pooled:
             out["groups"] = [list(g) for g in self.groups]
             out["draws"] = {s: list(e) for s, e in self.draws}
@@ -488,14 +495,21 @@ def create_assignment(
     title: str = "",
     points: Mapping[tuple[str, str], Fraction] | None = None,
     fingerprint: str,
+    deadline: Any = None,
+    late_penalty_per_day: Any = None,
+    cutoff: Any = None,
 ) -> Assignment:
-    """The manifest, and each student's sheet, key and answers template (see the module docstring)."""
+    """The manifest, and each student's sheet, key and answers template (see the module docstring).
+
+    *deadline*, *late_penalty_per_day* and *cutoff* (date-times with an offset, or their ISO text;
+    a fraction of the score per late day) are the late policy the manifest records."""
     if not _ASSIGNMENT_ID.fullmatch(assignment_id):
         raise InputError(f"assignment id {assignment_id!r}: letters, digits, . _ - only (at most 64)")
     if _unprintable(title) or len(title) > 200:
         raise InputError("the title is one line of at most 200 printable characters")
     if not exercise_ids:
         raise InputError("no exercises: name them with exercises=ID[,ID...]")
+    policy = late_rules(deadline, late_penalty_per_day, cutoff)
     groups = _groups(bank, exercise_ids)
     ids = [i for g in groups for i in g]
     if len(set(ids)) != len(ids):
@@ -531,6 +545,7 @@ def create_assignment(
         tuple(roster),
         tuple(groups) if pooled else (),
         draws,
+        *policy,
     )
     exercises = _exercises(bank, questions)
     files = []
@@ -719,28 +734,28 @@ def _read_draw(student: Mapping[str, Any], groups: Sequence[tuple[str, ...]], *,
 def _read_policy(head: Mapping[str, Any], *,
                  path: str) -> tuple[datetime | None, Fraction | None, datetime | None]:
     """The deadline, the per-day penalty and the cutoff of the ``[assignment]`` table (each optional)."""
-    times = {}
-    for key in ("deadline", "cutoff"):
-        value = head.get(key)
-        try:
-            times[key] = None if value is None else _time(value, what=key)
-        except InputError as e:
-            raise ParseError(f"[assignment] {e}", path=path) from None
-    penalty = head.get("late_penalty_per_day")
-    if penalty is not None:
-        try:
-            penalty = parse_number(str(penalty), what="late_penalty_per_day")
-        except InputError as e:
-            raise ParseError(f"[assignment] {e}", path=path) from None
+    try:
+        return late_rules(head.get("deadline"), head.get("late_penalty_per_day"), head.get("cutoff"))
+    except InputError as e:
+        raise ParseError(f"[assignment] {e}", path=path) from None
+
+
+def late_rules(deadline: Any, late_penalty_per_day: Any = None,
+               cutoff: Any = None) -> tuple[datetime | None, Fraction | None, datetime | None]:
+    """A late policy, checked: date-times with an offset, a penalty in (0, 1], a cutoff after the deadline."""
+    due = None if deadline is None else _time(deadline, what="deadline")
+    end = None if cutoff is None else _time(cutoff, what="cutoff")
+    penalty = None
+    if late_penalty_per_day is not None:
+        penalty = parse_number(str(late_penalty_per_day), what="late_penalty_per_day")
         if not 0 < penalty <= 1:
-            raise ParseError("[assignment] late_penalty_per_day is a fraction of the score above 0, "
-                             "at most 1 (0.1: 10 % per day)", path=path)
-    deadline, cutoff = times["deadline"], times["cutoff"]
-    if deadline is None and (penalty is not None or cutoff is not None):
-        raise ParseError("[assignment] a late penalty or a cutoff needs a deadline", path=path)
-    if deadline is not None and cutoff is not None and cutoff < deadline:
-        raise ParseError("[assignment] the cutoff is before the deadline", path=path)
-    return deadline, penalty, cutoff
+            raise InputError(f"late_penalty_per_day={late_penalty_per_day} is not a fraction of the score "
+                             "above 0, at most 1 (0.1: 10 % per day)")
+    if due is None and (penalty is not None or end is not None):
+        raise InputError("a late penalty or a cutoff needs a deadline")
+    if due is not None and end is not None and end < due:
+        raise InputError("the cutoff is before the deadline")
+    return due, penalty, end
 
 
 def _time(value: Any, *, what: str) -> datetime:
