@@ -500,3 +500,24 @@ def test_deadline_and_two_late_submissions_from_gradescope_metadata(capsys, cour
                  "--late-penalty-per-day", "2", "--deadline", "2026-12-10T23:59:00Z", rc=2)
     assert err == "error: --late-penalty-per-day 2 is not a fraction of the score above 0, at most 1 (0.1: 10 % " \
         "per day)\n"
+
+
+def test_check_on_gradescope_applies_the_late_policy(capsys, course: Path):
+    keys = run_json(capsys, "assignment", "create", "--exercises", "ring-bytes", "--roster",
+                    str(course / "roster.csv"), "--secret-file", str(course / "course.key"), "--out",
+                    str(course / "hw1"), "--deadline", "2026-12-10T23:59:00Z", "--cutoff", "2026-12-12T23:59:00Z",
+                    "--late-penalty-per-day", "0.25")["keys"]["grace"]
+    answers = course / "grace.toml"
+    answers.write_text("".join(f'[[answer]]\nexercise = "{a["exercise"]}"\nname = "{a["name"]}"\n'
+                               f'value = "{a["expected"]}"\n' for a in keys))
+    meta = course / "submission_metadata.json"
+    for created, score, said in [("2026-12-11T00:30:00Z", 1.5, "late by 31 min: 1 day × 25 % taken, score × 0.75"),
+                                 ("2026-12-13T00:00:00Z", 0, "after the cutoff 2026-12-12T23:59:00Z: scores 0"),
+                                 ("2026-12-10T00:00:00Z", 2, "late policy: on time")]:
+        meta.write_text(json.dumps({"created_at": created, "users": [{"email": "grace@example.edu", "sid": ""}]}))
+        out, _ = _check(capsys, course, answers, "--metadata", str(meta), "--gradescope")
+        result = json.loads(out)
+        assert result["score"] == score and said in result["output"]
+    data = run_json(capsys, "check", str(answers), "--assignment", str(course / "hw1" / "assignment.toml"),
+                    "--secret-file", str(course / "course.key"), "--student", "grace")
+    assert data["score"] == 2 and "late policy: no submission time, so no late policy applied" in data["notes"]
