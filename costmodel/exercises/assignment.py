@@ -747,7 +747,10 @@ def late_rules(deadline: Any, late_penalty_per_day: Any = None,
     end = None if cutoff is None else _time(cutoff, what="cutoff")
     penalty = None
     if late_penalty_per_day is not None:
-        penalty = parse_number(str(late_penalty_per_day), what="late_penalty_per_day")
+        try:
+            penalty = parse_number(str(late_penalty_per_day), what="late_penalty_per_day")
+        except InputError as e:
+            raise InputError(f"late_penalty_per_day={late_penalty_per_day}: {e}") from None
         if not 0 < penalty <= 1:
             raise InputError(f"late_penalty_per_day={late_penalty_per_day} is not a fraction of the score "
                              "above 0, at most 1 (0.1: 10 % per day)")
@@ -764,11 +767,11 @@ def _time(value: Any, *, what: str) -> datetime:
         try:
             value = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise InputError(f"{what} {value!r} is not a date-time like 2026-12-10T23:59:00Z") from None
+            raise InputError(f"{what}={value!r} is not a date-time like 2026-12-10T23:59:00Z") from None
     if not isinstance(value, datetime):
         raise InputError(f"{what} is not a date-time like 2026-12-10T23:59:00Z")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise InputError(f"{what} {value.isoformat()} has no offset; write Z or +HH:MM")
+        raise InputError(f"{what}={value.isoformat()} has no offset; write Z or +HH:MM")
     return value
 
 
