@@ -193,7 +193,7 @@ class Manifest:
         if self.deadline is not None:
             lines.append(f"deadline = {_when(self.deadline)}")
         if self.late_penalty_per_day is not None:
-            lines.append(f"late_penalty_per_day = {_number(self.late_penalty_per_day)}")
+            lines.append(f"late_penalty_per_day = {_decimal(self.late_penalty_per_day)}")
         if self.cutoff is not None:
             lines.append(f"cutoff = {_when(self.cutoff)}")
         for q in self.questions:
@@ -227,6 +227,12 @@ def _str(text: str) -> str:
 def _when(t: datetime) -> str:
     """A TOML offset date-time."""
     return t.isoformat().replace("+00:00", "Z")
+
+
+def _decimal(x: Fraction) -> str:
+    """*x* as a TOML decimal when that is exact (0.1), else as ``_number`` writes it."""
+    text = f"{float(x):.15g}"
+    return text if "e" not in text and Fraction(text) == x else _number(x)
 
 
 def _number(x: Fraction) -> str:
