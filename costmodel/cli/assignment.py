@@ -351,7 +351,7 @@ def _render(result: Any) -> Rendered:
         )
     parts: list[Any] = [book, Text(""), rates]
     if result.manifest.deadline is not None:
-        late = table("student", "submission time", no_wrap=False)
+        late = table("student", "late policy", no_wrap=False)
         for student, *_ in rows:
             if result.late_note(student):
                 late.add_row(student, result.late_note(student))
