@@ -38,7 +38,8 @@ ExerciseFiles = Annotated[list[Path] | None, option(
 @assignment_app.command("create")
 def create_command(
     exercise_ids: Annotated[str, option("--exercises", metavar="ID[,ID...]",
-                                        help="The exercises, in order (see exercise list).")],
+                                        help="The exercises, in order (see exercise list); {A|B} is a "
+                                             "pool: each student draws one of A, B.")],
     roster: Annotated[Path, option("--roster", metavar="CSV",
                                    help="The students: a CSV with a header naming id (and name, email).")],
     secret_file: SecretFile,
@@ -50,6 +51,15 @@ def create_command(
     points: Annotated[list[str] | None, option(
         "--points", metavar="ID:NAME=K",
         help="Points of one question, e.g. ring-bytes:sent=2 (repeatable; default: the bank's).")] = None,
+    deadline: Annotated[str | None, option(
+        "--deadline", metavar="DATETIME",
+        help="Due date-time with its offset, e.g. 2026-12-10T23:59:00Z (Gradescope's created_at is "
+             "compared with it).")] = None,
+    late_penalty_per_day: Annotated[str | None, option(
+        "--late-penalty-per-day", metavar="F",
+        help="Fraction of the score taken per started late day, e.g. 0.1 (never below 0).")] = None,
+    cutoff: Annotated[str | None, option(
+        "--cutoff", metavar="DATETIME", help="A submission after it scores 0.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
@@ -67,6 +77,7 @@ def create_command(
         bank_fingerprint,
         create_assignment,
         load_roster,
+        parse_exercises,
         parse_points,
         read_secret,
     )
@@ -74,7 +85,7 @@ def create_command(
     secret = read_secret(secret_file)
     students = load_roster(roster)
     paths = bank_paths or ()
-    ids = [i.strip() for i in exercise_ids.split(",") if i.strip()]
+    ids = parse_exercises(exercise_ids)
     name = assignment_id if assignment_id is not None else out.resolve().name
     made = create_assignment(
         load_bank(paths),
@@ -85,6 +96,9 @@ def create_command(
         title=title or "",
         points=parse_points(points or ()),
         fingerprint=bank_fingerprint(paths),
+        deadline=deadline,
+        late_penalty_per_day=late_penalty_per_day,
+        cutoff=cutoff,
     )
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
@@ -160,6 +174,10 @@ def report_command(
     overrides_path: Annotated[Path | None, option(
         "--overrides", metavar="FILE",
         help="Manual grades to apply (default: overrides.toml beside the manifest, if it exists).")] = None,
+    metadata: Annotated[list[Path] | None, option(
+        "--metadata", metavar="JSON",
+        help="Gradescope's submission_metadata.json of a submission (repeatable): its created_at is the "
+             "submission time the manifest's deadline applies to.")] = None,
     allow_incomplete: Annotated[
         bool,
         typer.Option("--allow-incomplete",
@@ -191,6 +209,7 @@ def report_command(
         load_manifest,
         load_overrides,
         read_secret,
+        submission_times,
     )
     from costmodel.exercises.gradebook import GRADEBOOK_FORMATS, grade_class
 
@@ -211,9 +230,10 @@ def report_command(
 
         check_output(plot, force=force)
     overrides = load_overrides(overrides_path or manifest_path.parent / OVERRIDES, manifest)
+    times = submission_times(metadata or (), manifest)
     files = [(str(path), *read_submission(path)) for path in submissions]
     result = grade_class(manifest, load_bank(paths), secret, files, student_from=student_from, partial=credit,
-                         overrides=overrides)
+                         overrides=overrides, submitted=times)
     problems = result.problems
     if out is not None:
         out.write_text(result.to_csv(out_format), encoding="utf-8")
@@ -305,22 +325,37 @@ def _render(result: Any) -> Rendered:
 
     rows = result.rows()
     short = [f"q{i}" for i in range(1, len(result.columns()) + 1)]
-    book = table("student", "total", "status", *short, numeric=("total", *short),
+    pooled = result.manifest.pooled
+    drew = ("drew",) if pooled else ()
+    book = table("student", "total", "status", *short, *drew, numeric=("total", *short),
                  optional=tuple(reversed(short)))
     for student, scores, total, status in rows:
+        groups = result.manifest.exercise_groups()
+        which = (", ".join(m for m, g in zip(result.manifest.drawn(student), groups, strict=True)
+                           if len(g) > 1),) if pooled else ()
         book.add_row(
-            student, f"{_text(total)}/{_text(result.manifest.max_score)}", status, *(_text(s) for s in scores)
+            student, f"{_text(total)}/{_text(result.manifest.max_score)}", status,
+            *(_text(s) for s in scores), *which,
         )
     rates = table("", "question", "points", "right", "success", numeric=("points", "right", "success"))
-    for label, q, (_, right, n) in zip(short, result.manifest.questions, result.success(), strict=True):
+    names = (list(result.columns()) if result.manifest.pooled
+             else [f"{q.exercise}: {q.name}" for q in result.manifest.questions])
+    for label, name, points, (_, right, n) in zip(short, names, result.column_points(), result.success(),
+                                                  strict=True):
         rates.add_row(
             label,
-            f"{q.exercise}: {q.name}",
-            _text(q.points),
+            name,
+            _text(points),
             f"{right}/{n}",
             f"{100 * right / n:.0f} %" if n else "-",
         )
     parts: list[Any] = [book, Text(""), rates]
+    if result.manifest.deadline is not None:
+        late = table("student", "late policy", no_wrap=False)
+        for student, *_ in rows:
+            if result.late_note(student):
+                late.add_row(student, result.late_note(student))
+        parts += [Text(""), late]
     if result.overrides:
         manual = table("student", "question", "score", "reason", numeric=("score",), no_wrap=False)
         for o in result.overrides:

@@ -59,6 +59,7 @@ FLAGS = {
     "collective": "--collective",
     "collnet": "--collnet",
     "cpu": "--cpu",
+    "cutoff": "--cutoff",
     "cp": "--cp",
     "cp_link": "--cp-link",
     "dense_layers": "--dense-layers",
@@ -75,6 +76,7 @@ FLAGS = {
     "experts": "--experts",
     "ffn_factor": "--ffn",
     "force": "--force",
+    "late_penalty_per_day": "--late-penalty-per-day",
     "forward_s": "--forward",
     "framework": "--framework",
     "gamma": "--gamma",
@@ -219,7 +221,8 @@ _EXAMPLES = {
 _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
-_STATED = {"arch", "bits", "bucket_bytes", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip",
+_STATED = {"cutoff", "late_penalty_per_day",
+           "arch", "bits", "bucket_bytes", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip",
            "cpu", "dataset", "deadline", "delta", "dense_layers", "draws", "efficiency", "ep", "epochs",
            "experts", "fastest", "framework", "global_batch", "gpus_per_node", "inner", "intra", "layers",
            "lr", "lr_global", "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -406,9 +406,11 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         check_bank,
         check_secret,
         grade_assignment,
+        late_policy,
         load_identity,
         load_manifest,
         read_secret,
+        submission_time,
     )
 
     path = str(answers)
@@ -432,6 +434,11 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         submissions, why = read_submission(answers)
         report = grade_assignment(manifest, _bank(exercises), secret, student, submissions, path=path,
                                   partial=credit, unreadable=why, source=source)
+        if manifest.deadline is not None:
+            submitted = None if metadata is None else submission_time(
+                read_text(metadata, what="the metadata"), path=str(metadata))
+            factor, note = late_policy(manifest, submitted)
+            report = replace(report, late_factor=factor, notes=(*report.notes, f"late policy: {note}"))
     except CostmodelError as e:
         if gradescope:  # the autograder is misconfigured: still a results.json Gradescope can show
             from costmodel.exercises.assignment import IdentityError

@@ -10,6 +10,21 @@ the bank's files, a check value of the secret (an HMAC of the assignment id, whi
 of the secret), every question (exercise, answer name, points, tolerance, unit) and the roster.
 Grading against it (:func:`grade_assignment`) grades every question exactly once, so the total is
 always the manifest's total.
+
+Question pools: an exercise group ``{ring-bytes|recursive-doubling-bytes}`` gives each student one
+of its members, drawn by the same rule as their variants: member number ``seed mod k`` of the
+group's *k* members (in the order written), where ``seed`` is :func:`assignment_seed` of the
+exercise id ``pool:`` followed by the members joined by ``|``.  The manifest records every group
+(``[[group]]``) and each student's draw (the ``exercises`` of their ``[[student]]``); a student is
+graded on the questions of the exercises they drew.  The members of a group are worth the same
+points, so every student's total is the manifest's total.
+
+A deadline and a late policy: ``deadline`` (a TOML date-time with its offset) and either
+``late_penalty_per_day`` (the fraction of the score taken per started day of 24 hours after the
+deadline, the score never below 0) or ``cutoff`` (a submission after it scores 0; before it, a late
+one is penalised per day if a penalty is also set, else not at all).  They apply to the submission
+time Gradescope's metadata gives (``created_at``); without one nothing is applied and the report
+says so.
 """
 
 from __future__ import annotations
@@ -19,9 +34,11 @@ import hashlib
 import hmac
 import io
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -52,13 +69,19 @@ __all__ = [
     "create_assignment",
     "grade_assignment",
     "identify",
+    "late_policy",
+    "late_rules",
     "load_overrides",
     "make_override",
+    "parse_exercises",
+    "pool_draw",
     "read_manifest",
     "read_metadata",
     "read_overrides",
     "read_roster",
     "read_secret",
+    "submission_time",
+    "submission_times",
 ]
 
 MIN_SECRET = 16
@@ -99,9 +122,42 @@ class Manifest:
     secret_check: str
     questions: tuple[Question, ...]
     students: tuple[Student, ...]
+    groups: tuple[tuple[str, ...], ...] = ()  # question pools (and single exercises), in order; () = none
+    draws: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (student, the exercise drawn from each group)
+    deadline: datetime | None = None
+    late_penalty_per_day: Fraction | None = None  # the fraction of the score taken per started late day
+    cutoff: datetime | None = None  # after it a submission scores 0
+
+    @property
+    def pooled(self) -> bool:
+        """Whether some group has more than one member (students then draw their exercises)."""
+        return any(len(g) > 1 for g in self.groups)
+
+    def exercise_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The groups in order: each pool's members, or one exercise alone."""
+        if self.groups:
+            return self.groups
+        return tuple((e,) for e in dict.fromkeys(q.exercise for q in self.questions))
+
+    def drawn(self, student_id: str) -> tuple[str, ...]:
+        """The exercises of *student_id*, one from each group."""
+        for s, exercises in self.draws:
+            if s == student_id:
+                return exercises
+        return tuple(g[0] for g in self.exercise_groups()) if not self.pooled else ()
+
+    def questions_for(self, student_id: str) -> tuple[Question, ...]:
+        """The questions *student_id* answers (all of them when nothing is pooled)."""
+        if not self.pooled:
+            return self.questions
+        mine = set(self.drawn(student_id))
+        return tuple(q for q in self.questions if q.exercise in mine)
 
     @property
     def max_score(self) -> Fraction:
+        if self.pooled:
+            first = {g[0] for g in self.exercise_groups()}
+            return sum((q.points for q in self.questions if q.exercise in first), Fraction(0))
         return sum((q.points for q in self.questions), Fraction(0))
 
     def student(self, student_id: str) -> Student:
@@ -111,7 +167,17 @@ class Manifest:
         raise InputError(f"student {student_id!r} is not on the roster of assignment {self.id}")
 
     def to_dict(self) -> dict[str, Any]:
-        return to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
+        out = to_json_dict(self, ("id", "title", "bank", "max_score", "questions", "students"))
+        for key in ("deadline", "cutoff"):
+            when = getattr(self, key)
+            if when is not None:
+                out[key] = _when(when)
+        if self.late_penalty_per_day is not None:
+            out["late_penalty_per_day"] = real(self.late_penalty_per_day)
+        if self.pooled:
+            out["groups"] = [list(g) for g in self.groups]
+            out["draws"] = {s: list(e) for s, e in self.draws}
+        return out
 
     def to_toml(self) -> str:
         lines = [
@@ -124,6 +190,12 @@ class Manifest:
             f"bank = {_str(self.bank)}",
             f"secret_check = {_str(self.secret_check)}",
         ]
+        if self.deadline is not None:
+            lines.append(f"deadline = {_when(self.deadline)}")
+        if self.late_penalty_per_day is not None:
+            lines.append(f"late_penalty_per_day = {_decimal(self.late_penalty_per_day)}")
+        if self.cutoff is not None:
+            lines.append(f"cutoff = {_when(self.cutoff)}")
         for q in self.questions:
             lines += [
                 "",
@@ -134,16 +206,33 @@ class Manifest:
                 f"tolerance = {_str(q.tolerance)}",
                 f"unit = {_str(q.unit)}",
             ]
+        if self.pooled:
+            for g in self.groups:
+                lines += ["", "[[group]]", f"members = [{', '.join(map(_str, g))}]"]
+        draws = dict(self.draws)
         for s in self.students:
             lines += ["", "[[student]]", f"id = {_str(s.id)}"]
             lines += [f"name = {_str(s.name)}"] if s.name else []
             lines += [f"email = {_str(s.email)}"] if s.email else []
+            if self.pooled:
+                lines += [f"exercises = [{', '.join(map(_str, draws[s.id]))}]"]
         return "\n".join(lines) + "\n"
 
 
 def _str(text: str) -> str:
     """A TOML basic string (JSON's escapes, ASCII only, are TOML's too)."""
     return json.dumps(text, ensure_ascii=True)
+
+
+def _when(t: datetime) -> str:
+    """A TOML offset date-time."""
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def _decimal(x: Fraction) -> str:
+    """*x* as a TOML decimal when that is exact (0.1), else as ``_number`` writes it."""
+    text = f"{float(x):.15g}"
+    return text if "e" not in text and Fraction(text) == x else _number(x)
 
 
 def _number(x: Fraction) -> str:
@@ -262,6 +351,54 @@ def assignment_seed(secret: bytes, assignment: str, student: str, exercise: str)
     return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big") >> 1
 
 
+_GROUP = re.compile(r"\{([^{}]*)\}")
+
+
+def parse_exercises(text: str) -> list[str | tuple[str, ...]]:
+    """``ID,{ID|ID},...``: exercises in order, a group in braces being a question pool.
+
+    >>> parse_exercises("{ring-bytes|recursive-doubling-bytes},pipeline-bubble")
+    [('ring-bytes', 'recursive-doubling-bytes'), 'pipeline-bubble']
+    """
+    out: list[str | tuple[str, ...]] = []
+    rest = text.strip()
+    while rest:
+        if rest.startswith("{"):
+            found = _GROUP.match(rest)
+            if found is None:
+                raise InputError(f"the exercise group {rest.split(',')[0]!r} is not "
+                                 "{ID|ID...} (braces around two or more ids separated by |)")
+            members = tuple(m.strip() for m in found[1].split("|"))
+            if len(members) < 2 or not all(members):
+                raise InputError(f"the exercise group {found[0]!r} needs two or more ids "
+                                 "separated by |")
+            out.append(members)
+            rest = rest[found.end():].strip()
+            if rest and not rest.startswith(","):
+                raise InputError(f"a comma goes after the exercise group {found[0]!r}")
+            rest = rest[1:].strip()
+        else:
+            item, _, rest = rest.partition(",")
+            item, rest = item.strip(), rest.strip()
+            if any(c in item for c in "{}|"):
+                raise InputError(f"the exercise {item!r} is not an id nor a group {{ID|ID...}}")
+            if item:
+                out.append(item)
+    return out
+
+
+def pool_draw(secret: bytes, assignment: str, student: str, members: Sequence[str]) -> str:
+    """The member of the pool *members* that *student* draws (see the module docstring).
+
+    >>> pool_draw(b"0123456789abcdef", "hw1", "ada", ["ring-bytes", "recursive-doubling-bytes"])
+    'recursive-doubling-bytes'
+    """
+    if len(members) == 1:
+        return members[0]
+    seed = assignment_seed(secret, assignment, student, "pool:" + "|".join(members))
+    return members[seed % len(members)]
+
+
 def _secret_check(secret: bytes, assignment: str) -> str:
     message = json.dumps(["costmodel-assignment-check", assignment]).encode()
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
@@ -356,7 +493,7 @@ def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, 
 
 def create_assignment(
     bank: Bank,
-    exercise_ids: Sequence[str],
+    exercise_ids: Sequence[str | Sequence[str]],
     roster: Sequence[Student],
     secret: bytes,
     *,
@@ -364,15 +501,23 @@ def create_assignment(
     title: str = "",
     points: Mapping[tuple[str, str], Fraction] | None = None,
     fingerprint: str,
+    deadline: Any = None,
+    late_penalty_per_day: Any = None,
+    cutoff: Any = None,
 ) -> Assignment:
-    """The manifest, and each student's sheet, key and answers template (see the module docstring)."""
+    """The manifest, and each student's sheet, key and answers template (see the module docstring).
+
+    *deadline*, *late_penalty_per_day* and *cutoff* (date-times with an offset, or their ISO text;
+    a fraction of the score per late day) are the late policy the manifest records."""
     if not _ASSIGNMENT_ID.fullmatch(assignment_id):
         raise InputError(f"assignment id {assignment_id!r}: letters, digits, . _ - only (at most 64)")
     if _unprintable(title) or len(title) > 200:
         raise InputError("the title is one line of at most 200 printable characters")
     if not exercise_ids:
         raise InputError("no exercises: name them with exercises=ID[,ID...]")
-    ids = [bank.get(i).id for i in exercise_ids]
+    policy = late_rules(deadline, late_penalty_per_day, cutoff)
+    groups = _groups(bank, exercise_ids)
+    ids = [i for g in groups for i in g]
     if len(set(ids)) != len(ids):
         raise InputError(f"exercise {next(i for i in ids if ids.count(i) > 1)!r} is named twice")
     questions: list[Question] = []
@@ -392,6 +537,10 @@ def create_assignment(
                 + ", ".join(f"{e}:{n}" for e, n in sorted(known))
             )
     questions = [replace(q, points=(points or {}).get((q.exercise, q.name), q.points)) for q in questions]
+    pooled = any(len(g) > 1 for g in groups)
+    _check_worth(groups, questions)
+    draws = tuple((s.id, tuple(pool_draw(secret, assignment_id, s.id, g) for g in groups))
+                  for s in roster) if pooled else ()
     title = title or assignment_id
     manifest = Manifest(
         assignment_id,
@@ -400,12 +549,17 @@ def create_assignment(
         _secret_check(secret, assignment_id),
         tuple(questions),
         tuple(roster),
+        tuple(groups) if pooled else (),
+        draws,
+        *policy,
     )
     exercises = _exercises(bank, questions)
     files = []
     for student in roster:
+        mine = manifest.drawn(student.id)
         variants = tuple(
-            e.variant(assignment_seed(secret, assignment_id, student.id, e.id)) for e in exercises.values()
+            e.variant(assignment_seed(secret, assignment_id, student.id, e.id))
+            for e in exercises.values() if e.id in mine
         )
         heading = f"{title}: {student.name or student.id}"
         sheet = Sheet(None, variants, title=heading)
@@ -431,6 +585,34 @@ def create_assignment(
             )
         )
     return Assignment(manifest, tuple(files))
+
+
+def _groups(bank: Bank, exercise_ids: Sequence[str | Sequence[str]]) -> list[tuple[str, ...]]:
+    """Each item an exercise or a pool of them, by its bank id; an unknown one named with its group."""
+    groups = []
+    for item in exercise_ids:
+        members = (item,) if isinstance(item, str) else tuple(item)
+        found = []
+        for m in members:
+            try:
+                found.append(bank.get(m).id)
+            except InputError as e:
+                where = f"in the group {{{'|'.join(members)}}}: " if len(members) > 1 else ""
+                raise InputError(f"{where}{e}") from None
+        if not found:
+            raise InputError("an exercise group is empty")
+        groups.append(tuple(found))
+    return groups
+
+
+def _check_worth(groups: Sequence[tuple[str, ...]], questions: Sequence[Question]) -> None:
+    """A pool's members are worth the same points, so every student's total is the same."""
+    for g in groups:
+        worth = {m: sum((q.points for q in questions if q.exercise == m), Fraction(0)) for m in g}
+        if len(set(worth.values())) > 1:
+            raise InputError(f"the group {{{'|'.join(g)}}}: its members are worth "
+                             + ", ".join(f"{m} {_number(p)}" for m, p in worth.items())
+                             + " points; a pool's members are worth the same (set them with points=)")
 
 
 def _sheet_note(text: str, student: Student) -> str:
@@ -504,11 +686,17 @@ def read_manifest(content: str, *, path: str) -> Manifest:
             raise ParseError(f"question {last.exercise}: {last.name}: {e}", path=path) from None
     if not questions:
         raise ParseError("the manifest has no [[question]]", path=path)
+    groups = _read_groups(data, questions, path=path)
+    deadline, penalty, cutoff = _read_policy(head, path=path)
     students = []
+    draws = []
     for s in data.get("student", []) if isinstance(data.get("student"), list) else []:
         if not isinstance(s, dict) or not isinstance(s.get("id"), str):
             raise ParseError("a [[student]] has no id", path=path)
         students.append(Student(s["id"], str(s.get("name", "")), str(s.get("email", ""))))
+        if groups:
+            draws.append((s["id"], _read_draw(s, groups, path=path)))
+    pooled = any(len(g) > 1 for g in groups)
     return Manifest(
         fields["id"],
         fields["title"],
@@ -516,7 +704,149 @@ def read_manifest(content: str, *, path: str) -> Manifest:
         fields["secret_check"],
         tuple(questions),
         tuple(students),
+        tuple(groups) if pooled else (),
+        tuple(draws) if pooled else (),
+        deadline,
+        penalty,
+        cutoff,
     )
+
+
+def _read_groups(data: Mapping[str, Any], questions: Sequence[Question], *,
+                 path: str) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = []
+    for g in data.get("group", []) if isinstance(data.get("group"), list) else []:
+        members = g.get("members") if isinstance(g, dict) else None
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise ParseError("a [[group]] has no members = [\"ID\", ...]", path=path)
+        groups.append(tuple(members))
+    known = {q.exercise for q in questions}
+    grouped = [m for g in groups for m in g]
+    if groups and (set(grouped) != known or len(grouped) != len(known)):
+        raise ParseError("the [[group]] tables do not name each exercise of the questions once", path=path)
+    return groups
+
+
+def _read_draw(student: Mapping[str, Any], groups: Sequence[tuple[str, ...]], *,
+               path: str) -> tuple[str, ...]:
+    drawn = student.get("exercises")
+    if (not isinstance(drawn, list) or len(drawn) != len(groups)
+            or not all(isinstance(d, str) and d in g for d, g in zip(drawn, groups, strict=False))):
+        raise ParseError(f"student {student['id']!r}: exercises = [...] does not name one member of each "
+                         "[[group]], in order", path=path)
+    return tuple(drawn)
+
+
+def _read_policy(head: Mapping[str, Any], *,
+                 path: str) -> tuple[datetime | None, Fraction | None, datetime | None]:
+    """The deadline, the per-day penalty and the cutoff of the ``[assignment]`` table (each optional)."""
+    try:
+        return late_rules(head.get("deadline"), head.get("late_penalty_per_day"), head.get("cutoff"))
+    except InputError as e:
+        raise ParseError(f"[assignment] {e}", path=path) from None
+
+
+def late_rules(deadline: Any, late_penalty_per_day: Any = None,
+               cutoff: Any = None) -> tuple[datetime | None, Fraction | None, datetime | None]:
+    """A late policy, checked: date-times with an offset, a penalty in (0, 1], a cutoff after the deadline."""
+    due = None if deadline is None else _time(deadline, what="deadline")
+    end = None if cutoff is None else _time(cutoff, what="cutoff")
+    penalty = None
+    if late_penalty_per_day is not None:
+        try:
+            penalty = parse_number(str(late_penalty_per_day), what="late_penalty_per_day")
+        except InputError as e:
+            raise InputError(f"late_penalty_per_day={late_penalty_per_day}: {e}") from None
+        if not 0 < penalty <= 1:
+            raise InputError(f"late_penalty_per_day={late_penalty_per_day} is not a fraction of the score "
+                             "above 0, at most 1 (0.1: 10 % per day)")
+    if due is None and (penalty is not None or end is not None):
+        raise InputError("a late penalty or a cutoff needs a deadline")
+    if due is not None and end is not None and end < due:
+        raise InputError("the cutoff is before the deadline")
+    return due, penalty, end
+
+
+def _time(value: Any, *, what: str) -> datetime:
+    """A date-time with its offset (a TOML date-time, or its text), refused without an offset."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InputError(f"{what}={value!r} is not a date-time like 2026-12-10T23:59:00Z") from None
+    if not isinstance(value, datetime):
+        raise InputError(f"{what} is not a date-time like 2026-12-10T23:59:00Z")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InputError(f"{what}={value.isoformat()} has no offset; write Z or +HH:MM")
+    return value
+
+
+def submission_time(content: str, *, path: str) -> datetime | None:
+    """When a submission was made: ``created_at`` of Gradescope's ``submission_metadata.json``
+    (``None`` when it has none)."""
+    try:
+        data = json.loads(content.removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        raise ParseError("not JSON", path=path) from None
+    value = data.get("created_at") if isinstance(data, dict) else None
+    if value is None:
+        return None
+    try:
+        return _time(value, what="created_at")
+    except InputError as e:
+        raise ParseError(str(e), path=path) from None
+
+
+def submission_times(paths: Iterable[str | Path], manifest: Manifest) -> dict[str, datetime | None]:
+    """Student -> submission time, from Gradescope metadata files (the student found as
+    :func:`identify` does, the time from ``created_at``); one student named twice is refused."""
+    out: dict[str, datetime | None] = {}
+    seen: dict[str, str] = {}
+    for path in paths:
+        content = read_text(path, what="the metadata")
+        student = identify(content, manifest, path=str(path)).student
+        if student in seen:
+            raise InputError(f"{path} and {seen[student]} are both the metadata of student {student!r}")
+        seen[student] = str(path)
+        out[student] = submission_time(content, path=str(path))
+    return out
+
+
+def late_policy(manifest: Manifest, submitted: datetime | None) -> tuple[Fraction, str]:
+    """The factor the score is multiplied by for a submission at *submitted*, and what to show.
+
+    Late means after the deadline; each started day of 24 hours late takes ``late_penalty_per_day``
+    of the score (never below 0); after the cutoff the score is 0.
+    """
+    if manifest.deadline is None:
+        return Fraction(1), ""
+    if submitted is None:
+        return Fraction(1), "no submission time, so no late policy applied"
+    if submitted <= manifest.deadline:
+        return Fraction(1), "on time"
+    late = submitted - manifest.deadline
+    days = math.ceil(late / timedelta(days=1))
+    when = f"late by {_duration(late)}"
+    if manifest.cutoff is not None and submitted > manifest.cutoff:
+        return Fraction(0), f"{when}, after the cutoff {_when(manifest.cutoff)}: scores 0"
+    if manifest.late_penalty_per_day is None:
+        return Fraction(1), f"{when}, no penalty before the cutoff"
+    factor = max(Fraction(0), 1 - manifest.late_penalty_per_day * days)
+    each = _percent(manifest.late_penalty_per_day)
+    return factor, f"{when}: {days} day{'s' if days != 1 else ''} × {each} taken, score × {float(factor):g}"
+
+
+def _duration(t: timedelta) -> str:
+    minutes = math.ceil(t.total_seconds() / 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{days} d"] * bool(days) + [f"{hours} h"] * bool(hours) + [f"{minutes} min"] * bool(minutes)
+    return " ".join(parts) or "0 min"
+
+
+def _percent(x: Fraction) -> str:
+    p = x * 100
+    return f"{p.numerator if p.denominator == 1 else float(p):g} %"
 
 
 def check_secret(manifest: Manifest, secret: bytes) -> None:
@@ -687,7 +1017,7 @@ def make_override(manifest: Manifest, student: str, question: str, score: Any, r
     assignment, a score from 0 to its points, and a reason (one line, at most 200 characters)."""
     manifest.student(student)
     exercise, colon, name = str(question).partition(":")
-    points = {(q.exercise, q.name): q.points for q in manifest.questions}
+    points = {(q.exercise, q.name): q.points for q in manifest.questions_for(student)}
     if not colon or (exercise, name) not in points:
         raise InputError(f"question={question!r} is not a question of assignment {manifest.id}; choose from "
                          + ", ".join(f"{e}:{n}" for e, n in points))
@@ -756,7 +1086,10 @@ def grade_assignment(
         notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")
     first: dict[tuple[str, str], Submission] = {}
     wrote_student = seed_noted = False
-    questions = {(q.exercise, q.name) for q in manifest.questions}
+    mine = manifest.questions_for(student)
+    questions = {(q.exercise, q.name) for q in mine}
+    if manifest.pooled:
+        notes.append(f"exercises drawn for {student!r}: {', '.join(manifest.drawn(student))}")
     for s in submissions or ():
         where = f"line {s.line}: " if s.line else ""
         if s.student is not None and s.student != student and not wrote_student:
@@ -783,7 +1116,7 @@ def grade_assignment(
             first[key] = s
     grades = []
     secret_seeds = {e: assignment_seed(secret, manifest.id, student, e) for e in exercises}
-    for q in manifest.questions:
+    for q in mine:
         exercise = exercises[q.exercise]
         grades.append(_grade_question(exercise, q, first.get((q.exercise, q.name)), secret_seeds[q.exercise],
                                       partial))

@@ -123,6 +123,7 @@ class GradeReport:
     assignment: str | None = None
     hidden: bool = False  # the expected values left out (see :meth:`hide_expected`)
     student_from: str | None = None  # where the student's identity came from (one source)
+    late_factor: Fraction = Fraction(1)  # the assignment's late policy: the total is multiplied by it
 
     def hide_expected(self) -> GradeReport:
         """The report as a student sees it under ``--hide-expected``: no expected value anywhere,
@@ -132,7 +133,7 @@ class GradeReport:
 
     @property
     def score(self) -> Fraction:
-        return sum((g.score for g in self.grades), Fraction(0))
+        return sum((g.score for g in self.grades), Fraction(0)) * self.late_factor
 
     @property
     def max_score(self) -> Fraction:

@@ -420,3 +420,104 @@ def test_override_refuses_what_cannot_apply(capsys, course: Path, args, message)
     _, err = run(capsys, "assignment", "override", str(course / "hw1" / "assignment.toml"), *args, rc=2)
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not (course / "hw1" / "overrides.toml").exists()
+
+
+def test_pooled_assignment_end_to_end(capsys, course: Path):
+    pool = "{ring-bytes|recursive-doubling-bytes}"
+    data = run_json(capsys, "assignment", "create", "--exercises", f"{pool},pipeline-bubble",
+                    "--roster", str(course / "roster.csv"), "--secret-file", str(course / "course.key"),
+                    "--out", str(course / "hw1"))
+    assert data["groups"] == [["ring-bytes", "recursive-doubling-bytes"], ["pipeline-bubble"]]
+    assert data["max_score"] == 4
+    drawn = {s: e[0] for s, e in data["draws"].items()}
+    files = []
+    for student, key in data["keys"].items():
+        assert {a["exercise"] for a in key} == {drawn[student], "pipeline-bubble"}
+        lines = [f'student = "{student}"']
+        for a in key:
+            lines += ["[[answer]]", f'exercise = "{a["exercise"]}"', f'name = "{a["name"]}"',
+                      f'value = "{a["expected"]}"']
+        path = course / f"{student}.toml"
+        path.write_text("\n".join(lines) + "\n")
+        files.append(str(path))
+    report = run_json(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), *files,
+                      "--secret-file", str(course / "course.key"))
+    rows = {s["student"]: s for s in report["students"]}
+    assert rows["ada"]["scores"] == {pool: 2, "pipeline-bubble": 2}
+    assert rows["ada"]["drawn"] == {pool: drawn["ada"], "pipeline-bubble": "pipeline-bubble"}
+    out, _ = run(capsys, "assignment", "report", str(course / "hw1" / "assignment.toml"), *files,
+                 "--secret-file", str(course / "course.key"))
+    assert "drew" in out and drawn["grace"] in out
+
+
+@pytest.mark.parametrize(("exercises", "named"), [
+    ("{ring-bytes|nope},pipeline-bubble", "'nope'"),
+    ("{ring-bytes,pipeline-bubble", "'{ring-bytes'"),
+    ("{ring-bytes},pipeline-bubble", "'{ring-bytes}'"),
+])
+def test_a_malformed_pool_is_one_error_line(capsys, course: Path, exercises: str, named: str):
+    _, err = run(capsys, "assignment", "create", "--exercises", exercises, "--roster", str(course / "roster.csv"),
+                 "--secret-file", str(course / "course.key"), "--out", str(course / "hw1"), rc=2)
+    assert err.count("\n") == 1 and err.startswith("error: ") and named in err
+    assert "exercises=" not in err
+
+
+def test_deadline_and_two_late_submissions_from_gradescope_metadata(capsys, course: Path):
+    (course / "roster.csv").write_text("id,name,email\nada,Ada,ada@example.edu\ngrace,Grace,grace@example.edu\n"
+                                       "bob,Bob,bob@example.edu\ncy,Cy,cy@example.edu\n")
+    data = run_json(capsys, "assignment", "create", "--exercises", "ring-bytes", "--roster",
+                    str(course / "roster.csv"), "--secret-file", str(course / "course.key"), "--out",
+                    str(course / "hw1"), "--deadline", "2026-12-10T23:59:00Z", "--late-penalty-per-day", "0.1")
+    assert data["deadline"] == "2026-12-10T23:59:00Z" and data["late_penalty_per_day"] == 0.1
+    assert "deadline = 2026-12-10T23:59:00Z" in (course / "hw1" / "assignment.toml").read_text()
+    created = {"ada": "2026-12-10T15:00:00.000000-08:00",  # on time
+               "grace": "2026-12-11T02:00:00.000000+00:00",  # late, 1 started day
+               "bob": "2026-12-12T10:00:00.000000+00:00"}  # late, 2 started days; cy: no metadata
+    files, metas = [], []
+    for student, key in data["keys"].items():
+        lines = [f'student = "{student}"']
+        for a in key:
+            lines += ["[[answer]]", f'exercise = "{a["exercise"]}"', f'name = "{a["name"]}"',
+                      f'value = "{a["expected"]}"']
+        (course / f"{student}.toml").write_text("\n".join(lines) + "\n")
+        files.append(str(course / f"{student}.toml"))
+        if student in created:
+            meta = course / f"{student}.json"
+            meta.write_text(json.dumps({"created_at": created[student],
+                                        "users": [{"email": f"{student}@example.edu", "sid": student}]}))
+            metas += ["--metadata", str(meta)]
+    args = ("assignment", "report", str(course / "hw1" / "assignment.toml"), *files, "--secret-file",
+            str(course / "course.key"), *metas)
+    rows = {s["student"]: s for s in run_json(capsys, *args)["students"]}
+    assert {s: (r["total"], r["status"]) for s, r in rows.items()} == {
+        "ada": (2, "graded"), "grace": (1.8, "graded, late"), "bob": (1.6, "graded, late"), "cy": (2, "graded")}
+    assert rows["cy"]["late"] == "no submission time, so no late policy applied"
+    assert rows["bob"]["late"] == "late by 1 d 10 h 1 min: 2 days × 10 % taken, score × 0.8"
+    out, _ = run(capsys, *args)
+    assert "late by 2 h 1 min: 1 day × 10 % taken" in out
+    _, err = run(capsys, "assignment", "create", "--exercises", "ring-bytes", "--roster", str(course / "roster.csv"),
+                 "--secret-file", str(course / "course.key"), "--out", str(course / "hw2"),
+                 "--late-penalty-per-day", "2", "--deadline", "2026-12-10T23:59:00Z", rc=2)
+    assert err == "error: --late-penalty-per-day 2 is not a fraction of the score above 0, at most 1 (0.1: 10 % " \
+        "per day)\n"
+
+
+def test_check_on_gradescope_applies_the_late_policy(capsys, course: Path):
+    keys = run_json(capsys, "assignment", "create", "--exercises", "ring-bytes", "--roster",
+                    str(course / "roster.csv"), "--secret-file", str(course / "course.key"), "--out",
+                    str(course / "hw1"), "--deadline", "2026-12-10T23:59:00Z", "--cutoff", "2026-12-12T23:59:00Z",
+                    "--late-penalty-per-day", "0.25")["keys"]["grace"]
+    answers = course / "grace.toml"
+    answers.write_text("".join(f'[[answer]]\nexercise = "{a["exercise"]}"\nname = "{a["name"]}"\n'
+                               f'value = "{a["expected"]}"\n' for a in keys))
+    meta = course / "submission_metadata.json"
+    for created, score, said in [("2026-12-11T00:30:00Z", 1.5, "late by 31 min: 1 day × 25 % taken, score × 0.75"),
+                                 ("2026-12-13T00:00:00Z", 0, "after the cutoff 2026-12-12T23:59:00Z: scores 0"),
+                                 ("2026-12-10T00:00:00Z", 2, "late policy: on time")]:
+        meta.write_text(json.dumps({"created_at": created, "users": [{"email": "grace@example.edu", "sid": ""}]}))
+        out, _ = _check(capsys, course, answers, "--metadata", str(meta), "--gradescope")
+        result = json.loads(out)
+        assert result["score"] == score and said in result["output"]
+    data = run_json(capsys, "check", str(answers), "--assignment", str(course / "hw1" / "assignment.toml"),
+                    "--secret-file", str(course / "course.key"), "--student", "grace")
+    assert data["score"] == 2 and "late policy: no submission time, so no late policy applied" in data["notes"]
