@@ -22,7 +22,7 @@ from costmodel.collectives.busbw import FACTORS
 from costmodel.errors import InputError, ParseError
 from costmodel.validate import whole
 
-TOOLS = ("nccl-tests", "osu", "costmodel-csv")
+TOOLS = ("nccl-tests", "osu", "imb", "costmodel-csv")
 """The values of :attr:`Measurements.tool`."""
 
 CSV_COLUMNS = ("collective", "backend", "p", "n_bytes", "time_s", "in_place")

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from costmodel.calibration import (
     FORMATS,
+    TOOLS,
     Measurements,
     Row,
     detect_format,
@@ -71,6 +72,7 @@ def test_every_real_log_is_here_verbatim():
 def test_real_logs_parse(path):
     tool, collective, p, lines, first, time = EXPECTED[path.name]
     m = read_log(path)
+    assert m.tool in TOOLS
     assert (m.tool, m.collective, m.p) == (tool, collective, p)
     assert m.path == str(path)
     assert m.source is not None and m.source.startswith("# source: ")
