@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 __all__ = ["FLAGS", "cli_message"]
 
@@ -267,11 +268,17 @@ def _names(names: Iterable[str]) -> str:
 
 _ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of )"
           r"|(?<=with )|(?<=needs )|(?<= or ))")
-_PARAMETER = re.compile(
-    _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;:)]|$))"  # a METAVAR, True, or nothing
-    r"|" + _ASKED + _names(FLAGS.keys() - _SHOWN)  # a value asked for
-    + r"|" + _names(_STATED)  # a value stated
-)
+
+
+@cache
+def _parameter() -> re.Pattern[str]:
+    """The parameters of :data:`FLAGS` as a message names them: a METAVAR, True or nothing after the
+    ``=``, a value asked for, or a value stated.  Compiled on the first message with an ``=`` in it (the
+    alternation of every name is the costliest pattern a command would otherwise compile at start)."""
+    return re.compile(
+        _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;:)]|$))"
+        r"|" + _ASKED + _names(FLAGS.keys() - _SHOWN)
+        + r"|" + _names(_STATED))
 
 
 def _option(m: re.Match[str]) -> str:
@@ -306,4 +313,4 @@ def cli_message(message: str) -> str:
         message = message.replace(python, options)
     message = _CALL.sub(_command, message)
     message = _EXTRA.sub(lambda m: FLAGS[m[1]], message)
-    return _PARAMETER.sub(_option, message)
+    return _parameter().sub(_option, message) if "=" in message else message
