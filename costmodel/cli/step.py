@@ -352,7 +352,6 @@ def _machine(o: StepCommand, *, swept: str, sizes: dict[str, int]) -> tuple[Any,
     """The one link, or the topology of levels, that prices what has no link of its own."""
     from costmodel.errors import InputError
     from costmodel.links import resolve_link, topology_from_options
-    from costmodel.profiles import load_profile
 
     v = o.values
     link: Any = None
@@ -362,7 +361,11 @@ def _machine(o: StepCommand, *, swept: str, sizes: dict[str, int]) -> tuple[Any,
         if v["levels"]:
             raise InputError("--level and a link (--alpha, --beta, --bandwidth, --profile) were both given; "
                              "describe the machine by its levels or by one link")
-        profile = None if v["profile"] is None else load_profile(v["profile"])
+        profile = None
+        if v["profile"] is not None:
+            from costmodel.profiles import load_profile  # loaded only when a profile is named
+
+            profile = load_profile(v["profile"])
         if profile is not None and all(x is None for x in options) and profile.levels:
             topology = topology_from_options(profile=profile)  # a machine's levels: place the groups
         elif profile is not None and all(x is None for x in options):
