@@ -344,8 +344,8 @@ def calibrate(cases: Sequence[Case], *, source: str = "") -> Calibration:
     """
     fitted = [k for k, c in enumerate(cases) if not c.held_out]
     if len(fitted) < 2:
-        raise InputError(f"{len(fitted)} log given to calibrate on (not held_out); calibrating needs at least "
-                         "two (each is held out in turn)")
+        raise InputError(f"{len(fitted)} log given to calibrate on (not held_out); calibrating needs at "
+                         "least two (each is held out in turn)")
     tables = [_rows(c) for c in cases]
     overheads = _overheads_of([tables[k] for k in fitted], source)
     logs = []
