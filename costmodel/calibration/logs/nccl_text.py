@@ -419,7 +419,8 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
         ranks = table
     elif table is not None and ranks is None:
         state.warnings.append(f"no '# Rank' lines and no nThread × nGpus: p = {table} taken from "
-                              "busbw/algbw, the one rank count its rounding allows; give p= to be explicit")
+                              "busbw/algbw, the one rank count its rounding allows; give the ranks to be "
+                              "explicit")
         ranks = table
     _finish_nccl_warnings(state, chosen, ranks)
     check_increasing(state.rows, path=name)
