@@ -918,6 +918,25 @@ ALCF_POLARIS_GPUS = Citation(
     url="https://docs.alcf.anl.gov/polaris/running-jobs/using-gpus/",
 )
 
+HPE_PALS_MPIEXEC = Citation(
+    key="hpe-pals-mpiexec",
+    authors="Hewlett Packard Enterprise",
+    title="mpiexec(1), HPE Cray Parallel Application Launch Service (PALS): environment variables set "
+          "for each rank (PALS_RANKID, PALS_NODEID, PALS_LOCAL_RANKID, PALS_LOCAL_SIZE; no world size, "
+          "which Cray MPICH gives as PMI_SIZE)",
+    venue="HPE Cray Programming Environment / PALS documentation",
+    year=2023,
+    url="https://cpe.ext.hpe.com/docs/latest/pals/man/mpiexec.1.html",
+)
+ALCF_AURORA_JOBS = Citation(
+    key="alcf-aurora-jobs",
+    authors="Argonne Leadership Computing Facility",
+    title="Running Jobs on Aurora: binding ranks to GPU tiles with PALS_LOCAL_RANKID, set by mpiexec (PALS)",
+    venue="ALCF user guides",
+    year=2025,
+    url="https://docs.alcf.anl.gov/aurora/running-jobs-aurora/",
+)
+
 HYNDMAN_FAN_1996 = Citation(
     key="hyndman1996",
     authors="R. J. Hyndman, Y. Fan",
@@ -1089,6 +1108,7 @@ CITATIONS: dict[str, Citation] = {
         NVIDIA_DGX_H200, NVIDIA_DGX_B200, NVIDIA_CUTLASS, AMD_MI300X, AMD_HIPBLASLT, AZURE_ND_MI300X,
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,
         TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV, ALCF_POLARIS_GPUS,
+        HPE_PALS_MPIEXEC, ALCF_AURORA_JOBS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
         BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
         ABADI_2016, MIRONOV_2017, MIRONOV_2019, BALLE_2020, MCMAHAN_2018, DP_ACCOUNTING,

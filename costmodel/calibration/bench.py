@@ -160,7 +160,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from costmodel._json import JSONFields, MeasuredFields
-from costmodel.calibration.launch import DEFAULT_PORT, Launch, launch_from_env
+from costmodel.calibration.launch import DEFAULT_PORT, LOCAL_RANK_VARIABLES, Launch, launch_from_env
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
 from costmodel.calibration.spread import Spread, spread_of
 from costmodel.calibration.supervisor import STARTUP_S, die_with_parent, free_port, stop, supervise
@@ -653,7 +653,7 @@ def _launched_device(visible: int, local_rank: int | None, local_size: int | Non
         return 0, None  # one GPU per task (or none: said by the caller)
     if local_rank is None:
         return 0, (f"this process sees {visible} GPUs and its launcher gives no local rank to choose one "
-                   "(LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, ...)")
+                   f"(none of {', '.join(LOCAL_RANK_VARIABLES)} is set)")
     ranks = max(local_size or 0, local_rank + 1)
     if ranks > visible:
         known = f"the {ranks} ranks" if local_size else f"at least {ranks} ranks (local rank {local_rank})"

@@ -17,17 +17,27 @@ rank, size; local rank; local size (the ranks on this node):
   OMPI_COMM_WORLD_LOCAL_SIZE.
 - ``mvapich2`` [4]_: MV2_COMM_WORLD_RANK, MV2_COMM_WORLD_SIZE; MV2_COMM_WORLD_LOCAL_RANK;
   MV2_COMM_WORLD_LOCAL_SIZE.
-- ``pmi``: PMI_RANK, PMI_SIZE; MPI_LOCALRANKID (Hydra, MPICH and Intel MPI [5]_) or PMI_LOCAL_RANK
-  (Cray MPICH on PALS [6]_); MPI_LOCALNRANKS (Hydra).
+- ``pmi``: PMI_RANK (else PALS_RANKID [7]_), PMI_SIZE; MPI_LOCALRANKID (Hydra, MPICH and Intel MPI
+  [5]_), else PMI_LOCAL_RANK (Cray MPICH on PALS [6]_), else PALS_LOCAL_RANKID (PALS itself, as on
+  Aurora and Polaris [7]_ [8]_); MPI_LOCALNRANKS (Hydra), else PMI_LOCAL_SIZE, else PALS_LOCAL_SIZE.
+  PALS sets no world size of its own: PMI_SIZE, from Cray MPICH, is the one read.
 - ``slurm`` [2]_: SLURM_PROCID, SLURM_NTASKS (or its older name SLURM_NPROCS); SLURM_LOCALID;
   this node's count (SLURM_NODEID) in SLURM_STEP_TASKS_PER_NODE or SLURM_TASKS_PER_NODE
   (``"4(x2),3"``), else SLURM_NTASKS_PER_NODE.
 
+A launcher that gives its rank and size but no local rank (an MPICH program started by ``srun
+--mpi=pmi2`` carries PMI_RANK and PMI_SIZE, and SLURM's SLURM_LOCALID) takes the local rank from the
+first of :data:`LOCAL_RANK_VARIABLES` that is set, in this order: LOCAL_RANK, SLURM_LOCALID (inside a
+job step only), OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+PMI_LOCAL_RANK, PALS_LOCAL_RANKID; and, where its own local size is missing too, the local size
+from the same launcher (LOCAL_WORLD_SIZE; SLURM's per-node counts or SLURM_NTASKS_PER_NODE;
+OMPI_COMM_WORLD_LOCAL_SIZE; MV2_COMM_WORLD_LOCAL_SIZE; MPI_LOCALNRANKS, PMI_LOCAL_SIZE,
+PALS_LOCAL_SIZE), never a rank from one launcher and a size from another.
+
 SLURM counts only inside a job step (``SLURM_STEP_ID`` set, as ``srun`` does): a batch script or an
 ``salloc`` shell carries ``SLURM_PROCID=0`` too, and a run started there spawns its own ranks.
 A launch of one rank (``SLURM_NTASKS=1``, ``mpirun -n 1``) is no launch either, except under
-torchrun, whose ``WORLD_SIZE`` is always meant.  ``PALS_RANKID`` and ``PALS_LOCAL_RANKID`` are not
-read: the sources below document ``PMI_RANK`` and ``PMI_LOCAL_RANK`` for Cray MPICH's ``mpiexec``.
+torchrun, whose ``WORLD_SIZE`` is always meant.
 
 Rank 0's address comes from ``MASTER_ADDR`` and ``MASTER_PORT`` (29500, torchrun's default port,
 when only the address is set) whatever the launcher: no launcher but torchrun sets them.  Under
@@ -45,6 +55,8 @@ References
 .. [4] MVAPICH2 2.3.7 User Guide; ``mpirun_rsh``'s ``mpispawn`` sets all four MV2_COMM_WORLD_* variables.
 .. [5] Intel MPI Library Developer Reference for Linux: variables Hydra sets for each process.
 .. [6] ALCF, "Using GPUs on Polaris": Cray MPICH's ``mpiexec`` sets PMI_RANK and PMI_LOCAL_RANK.
+.. [7] HPE, mpiexec(1) of PALS: PALS_RANKID, PALS_NODEID, PALS_LOCAL_RANKID, PALS_LOCAL_SIZE.
+.. [8] ALCF, "Running Jobs on Aurora": GPU tiles bound by PALS_LOCAL_RANKID.
 
 Examples
 --------
@@ -54,6 +66,9 @@ Launch(launcher='slurm', rank=3, world_size=8, local_rank=3, local_world_size=4,
 master_port=29500)
 >>> launch_from_env({"SLURM_PROCID": "0", "SLURM_NTASKS": "8"}) is None  # a batch script: no job step
 True
+>>> launch_from_env({"PMI_RANK": "5", "PMI_SIZE": "8", "SLURM_LOCALID": "1", "SLURM_STEP_ID": "0",
+...                  "SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_NODEID": "1"}).local_rank  # srun --mpi=pmi2
+1
 """
 
 from __future__ import annotations
@@ -65,7 +80,9 @@ from dataclasses import dataclass
 from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.references import (
+    ALCF_AURORA_JOBS,
     ALCF_POLARIS_GPUS,
+    HPE_PALS_MPIEXEC,
     INTEL_MPI_HYDRA_ENV,
     MVAPICH2_GUIDE,
     OPEN_MPI_ENV,
@@ -74,10 +91,11 @@ from costmodel.references import (
     Citation,
 )
 
-__all__ = ["CITED", "DEFAULT_PORT", "LAUNCHERS", "Launch", "first_host", "launch_from_env", "tasks_on_node"]
+__all__ = ["CITED", "DEFAULT_PORT", "LAUNCHERS", "LOCAL_RANK_VARIABLES", "Launch", "first_host",
+           "launch_from_env", "tasks_on_node"]
 
 CITED: tuple[Citation, ...] = (TORCHRUN, SLURM_SRUN, OPEN_MPI_ENV, MVAPICH2_GUIDE, INTEL_MPI_HYDRA_ENV,
-                               ALCF_POLARIS_GPUS)
+                               ALCF_POLARIS_GPUS, HPE_PALS_MPIEXEC, ALCF_AURORA_JOBS)
 
 DEFAULT_PORT = 29500
 """Rank 0's port when ``MASTER_PORT`` is not set: torchrun's default ``master_port`` [1]_."""
@@ -110,9 +128,11 @@ LAUNCHERS: tuple[_Launcher, ...] = (
     # [4]
     _Launcher("mvapich2", ("MV2_COMM_WORLD_RANK",), ("MV2_COMM_WORLD_SIZE",), ("MV2_COMM_WORLD_LOCAL_RANK",),
               ("MV2_COMM_WORLD_LOCAL_SIZE",)),
-    # [5] Hydra (MPICH, Intel MPI): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS; [6] Cray PALS
-    _Launcher("pmi", ("PMI_RANK",), ("PMI_SIZE",), ("MPI_LOCALRANKID", "PMI_LOCAL_RANK"),
-              ("MPI_LOCALNRANKS",)),
+    # [5] Hydra (MPICH, Intel MPI): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS; [6] Cray MPICH
+    # on PALS: PMI_LOCAL_RANK, PMI_LOCAL_SIZE; [7] PALS itself: PALS_RANKID, PALS_LOCAL_RANKID, _SIZE
+    _Launcher("pmi", ("PMI_RANK", "PALS_RANKID"), ("PMI_SIZE",),
+              ("MPI_LOCALRANKID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID"),
+              ("MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "PALS_LOCAL_SIZE")),
     # [2]: SLURM_NPROCS is the older name of SLURM_NTASKS; the step's task counts before the job's
     _Launcher("slurm", ("SLURM_PROCID",), ("SLURM_NTASKS", "SLURM_NPROCS"), ("SLURM_LOCALID",),
               ("SLURM_NTASKS_PER_NODE",), node_lists=("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"),
@@ -120,6 +140,15 @@ LAUNCHERS: tuple[_Launcher, ...] = (
               hosts=("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")),
 )
 """The launchers :func:`launch_from_env` knows, in the order it looks for them."""
+
+_LOCAL_ORDER = ("torchrun", "slurm", "open-mpi", "mvapich2", "pmi")
+"""The launchers a local rank is borrowed from when the one found gives none, in this order."""
+LOCAL_RANK_VARIABLES: tuple[str, ...] = tuple(
+    name for launcher_name in _LOCAL_ORDER for launcher in LAUNCHERS if launcher.name == launcher_name
+    for name in launcher.local_rank)
+"""Every variable a local rank is read from, in the order they are tried where the launcher found gives
+none of its own: LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK,
+MPI_LOCALRANKID, PMI_LOCAL_RANK, PALS_LOCAL_RANKID."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,15 +252,33 @@ def launch_from_env(env: Mapping[str, str]) -> Launch | None:
         if rank >= size:
             raise InputError(f"{rank_found[0]}={rank} is not below {size_found[0]}={size}; "
                              "the launcher's variables look wrong")
-        local = _first(env, launcher.local_rank)
+        local, local_size = _first(env, launcher.local_rank), _local_size(env, launcher)
+        if local is None:
+            local, borrowed_size = _borrowed_local(env, launcher)
+            local_size = local_size if local_size is not None else borrowed_size
         local_rank = None if local is None else _whole(local, low=0)
-        local_size = _local_size(env, launcher)
         if local_rank is not None and local_size is not None and local_rank >= local_size:
             raise InputError(f"the local rank {local[0] if local else ''}={local_rank} is not below the "
                              f"{local_size} ranks the launcher places on this node; its variables look wrong")
         return Launch(launcher=launcher.name, rank=rank, world_size=size, local_rank=local_rank,
                       local_world_size=local_size, master_addr=_master(env, launcher), master_port=_port(env))
     return None
+
+
+def _borrowed_local(env: Mapping[str, str], found: _Launcher) -> tuple[tuple[str, str] | None, int | None]:
+    """The local rank and size another launcher gives, for a launcher that gives no local rank.
+
+    The first of :data:`LOCAL_RANK_VARIABLES` set (SLURM's only inside a job step), with the local
+    size of the same launcher, so that a rank and a size never come from two launchers.
+    """
+    for name in _LOCAL_ORDER:
+        other = next(launcher for launcher in LAUNCHERS if launcher.name == name)
+        if other is found or (other.requires is not None and not env.get(other.requires, "").strip()):
+            continue
+        local = _first(env, other.local_rank)
+        if local is not None:
+            return local, _local_size(env, other)
+    return None, None
 
 
 def _master(env: Mapping[str, str], launcher: _Launcher) -> str | None:

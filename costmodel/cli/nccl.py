@@ -520,12 +520,13 @@ def calibrate_command(
     (preset, or arch, channels, bw_intra, bw_inter; nodes, algo where the log does not say; why). The
     per-call overhead and the achieved share of each protocol are medians over the logs; each log's
     median |busbw error| is shown for NCCL's estimate, with the calibrated overheads, and held out
-    (calibrated on the other logs). --out writes a file --overheads reads.
+    (calibrated on the other logs). A log with held_out = true is priced but never calibrated on.
+    --out writes a file --overheads reads.
 
     JSON: {"overheads": {"call_s", "share_ll", "share_ll128", "share_simple"}, "logs": [{"name",
     "ranks", "nodes", "hardware", "sizes", "model_large", "model_small", "in_sample_large",
-    "in_sample_small", "held_out_large", "held_out_small"}], "notes", "out"}: *_large at sizes from
-    1 MiB, *_small below.
+    "in_sample_small", "held_out_large", "held_out_small", "held_out"}], "notes", "out"}: *_large at
+    sizes from 1 MiB, *_small below.
 
     Example: costmodel nccl calibrate tests/data/logs/nccl-tests/manifest.toml
     """
@@ -813,11 +814,13 @@ def _render_calibrated(r: Calibrated) -> Rendered:
     for a in c.logs:
         errors = (a.model_large, a.model_small, a.in_sample_large, a.in_sample_small, a.held_out_large,
                   a.held_out_small)
-        out.add_row(a.name, f"{a.ranks} on {a.nodes}", *map(pct, errors))
+        out.add_row(a.name + (" *" if a.held_out else ""), f"{a.ranks} on {a.nodes}", *map(pct, errors))
     us = o.call_s * 10**6
+    kept = sum(a.held_out for a in c.logs)
+    count = f"{len(c.logs) - kept} logs" + (f", {kept} more held out (*)" if kept else "")
     head = Text.assemble(
         ("overheads of --as-measured", "bold"),
-        f" · {len(c.logs)} logs\nper-call overhead {float(us):.1f} µs · achieved share of the bandwidth: "
+        f" · {count}\nper-call overhead {float(us):.1f} µs · achieved share of the bandwidth: "
         f"LL {float(o.ll):.3f}, LL128 {float(o.ll128):.3f}, Simple {float(o.simple):.3f}",
     )
     large = [a.held_out_large for a in c.logs if a.held_out_large is not None]
@@ -833,7 +836,8 @@ def _render_calibrated(r: Calibrated) -> Rendered:
         parts.append(Text(f"wrote {r.out} (use it with --as-measured --overheads {r.out})"))
     notes = ("error: median over a log's sizes of |predicted busbw / measured busbw − 1|; NCCL: the tuning "
              "model's estimate; fit: with the overheads above; held out: with overheads calibrated on the "
-             "other logs", *c.notes)
+             "other logs", *(("*: held_out in the manifest: priced with the overheads above, which never "
+                              "saw it",) if kept else ()), *c.notes)
     return Group(*parts), notes
 
 

@@ -403,7 +403,7 @@ _MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "path": (str,), "preset": (str,), "arch": (str, int), "channels": (int,), "bw_intra": (int, float, str),
     "bw_inter": (int, float, str), "net_latency": (int, float, str), "intra": (str,), "cpu": (str,),
     "nvls": (bool,), "collnet": (bool,), "nodes": (int,), "algo": (str,), "proto": (str,),
-    "collective": (str,), "why": (str,)}
+    "collective": (str,), "why": (str,), "held_out": (bool,)}
 """What each key of a manifest's [[log]] holds."""
 _MANIFEST_KEYS = frozenset(_MANIFEST_TYPES)
 _TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -420,14 +420,15 @@ def _case(entry: Mapping[str, Any], base: Path) -> Case:
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))
     return Case(name=entry["path"], measurements=measurements, system=system, version=version, algo=algo,
-                proto=proto, hardware=hardware)
+                proto=proto, hardware=hardware, held_out=bool(entry.get("held_out", False)))
 
 
 def read_manifest(path: str | PathLike[str]) -> tuple[Case, ...]:
     """The cases of a manifest: ``[[log]]`` tables, each a ``path`` (relative to the manifest) and the
     hardware as ``costmodel nccl compare`` takes it (``preset``, or ``arch``, ``channels``, ``bw_intra``,
     ``bw_inter`` ...; ``nodes``, ``algo``, ``proto``, ``collective`` where the log does not say;
-    ``why``: the reason for the description).  The release modelled, NCCL_ALGO and NCCL_PROTO follow
+    ``why``: the reason for the description; ``held_out = true`` for a log priced but kept out of the
+    constants).  The release modelled, NCCL_ALGO and NCCL_PROTO follow
     each log as :func:`compare` does.  :func:`costmodel.nccl.measured.calibrate` takes them."""
     from costmodel._files import read_text
     from costmodel.tomlfile import loads

@@ -219,6 +219,8 @@ class Case:
     algo: str | None = None
     proto: str | None = None
     hardware: str = ""
+    held_out: bool = False
+    """Kept out of the constants: priced with those the other logs give, never calibrated on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +297,9 @@ def _errors(rows: Iterable[_Row], o: Overheads) -> tuple[Fraction | None, Fracti
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogAccuracy(JSONFields):
     """One log's median |busbw error| at sizes ≥ 1 MiB and below: NCCL's estimate alone, with the
-    calibrated overheads (in-sample), and with those calibrated on the other logs (held out)."""
+    calibrated overheads (in-sample), and with those calibrated on the other logs (held out).  A log kept
+    out of the constants (``held_out``) has the same figures in-sample and held out: the constants never
+    saw it."""
 
     name: str
     ranks: int
@@ -308,6 +312,7 @@ class LogAccuracy(JSONFields):
     in_sample_small: Fraction | None
     held_out_large: Fraction | None
     held_out_small: Fraction | None
+    held_out: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,25 +333,29 @@ class Calibration:
 
 def calibrate(cases: Sequence[Case], *, source: str = "") -> Calibration:
     """The overheads of the module notes calibrated on *cases*, and each case's errors (in-sample and
-    held out: calibrated on the other cases).
+    held out: calibrated on the other cases).  A case marked ``held_out`` never enters the constants:
+    it is priced with those of the other cases, its in-sample and held-out figures alike.
 
     Raises
     ------
     InputError
-        With fewer than two cases (nothing to hold out), or when no case has a size of at most 64 KiB.
+        With fewer than two cases to calibrate on (nothing to hold out), or when none of them has a
+        size of at most 64 KiB.
     """
-    if len(cases) < 2:
-        raise InputError(f"{len(cases)} log given; calibrating needs at least two (each is held out in turn)")
+    fitted = [k for k, c in enumerate(cases) if not c.held_out]
+    if len(fitted) < 2:
+        raise InputError(f"{len(fitted)} log given to calibrate on (not held_out); calibrating needs at "
+                         "least two (each is held out in turn)")
     tables = [_rows(c) for c in cases]
-    overheads = _overheads_of(tables, source)
+    overheads = _overheads_of([tables[k] for k in fitted], source)
     logs = []
     for k, (case, rows) in enumerate(zip(cases, tables, strict=True)):
         model = _errors(rows, _NONE)
-        held = _overheads_of(tables[:k] + tables[k + 1:])
+        held = overheads if case.held_out else _overheads_of([tables[j] for j in fitted if j != k])
         inside = _errors(rows, overheads)
         out = _errors(rows, held)
         logs.append(LogAccuracy(name=case.name, ranks=case.system.ranks, nodes=case.system.nodes,
                                 hardware=case.hardware, sizes=len(rows), model_large=model[0],
                                 model_small=model[1], in_sample_large=inside[0], in_sample_small=inside[1],
-                                held_out_large=out[0], held_out_small=out[1]))
+                                held_out_large=out[0], held_out_small=out[1], held_out=case.held_out))
     return Calibration(overheads=overheads, logs=tuple(logs))

@@ -384,7 +384,8 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
     The collective comes from the binary's name (``# Collective test starting:``,
     the ``# source:`` line or a command line in the log), else from the columns
     (redop, root) and busbw/algbw; *collective* must agree with what the log
-    states.  *p* is the number of ``# Rank`` lines (a given *p* must agree).
+    states.  *p* is the number of ``# Rank`` lines (a given *p* must agree), else nThread × nGpus,
+    else the one rank count the printed busbw/algbw allows (a log cut to its table), with a warning.
 
     Raises
     ------
@@ -415,6 +416,11 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
     if table is not None and ranks is not None and table != ranks:
         state.warnings.append(f"the log's busbw/algbw says p = {table}, not the {ranks} its '# Rank' lines "
                               f"(or nThread × nGpus) give: were the lines cut? p = {table} taken")
+        ranks = table
+    elif table is not None and ranks is None:
+        state.warnings.append(f"no '# Rank' lines and no nThread × nGpus: p = {table} taken from "
+                              "busbw/algbw, the one rank count its rounding allows; give the ranks to be "
+                              "explicit")
         ranks = table
     _finish_nccl_warnings(state, chosen, ranks)
     check_increasing(state.rows, path=name)

@@ -45,7 +45,34 @@ IN_NETWORK = {
     "allreduce_a100x16_2node_4xhdr_sharp_abci.txt",
     "allreduce_h100x16_2node_8xndr_nccltests309.txt",
 }
-RING_LOGS = [p for p in NCCL_LOGS if p.name not in IN_NETWORK]
+HELD_OUT = {
+    # 2 x p4d (A100, EFA), aws/aws-ofi-nccl#65: six sizes from 8 MiB, the 64 MiB one 41 % below its
+    # neighbours' busbw; no cause was found in the thread.  A fit must say it misses its target (below)
+    "allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt",
+}
+RING_LOGS = [p for p in NCCL_LOGS if p.name not in IN_NETWORK | HELD_OUT]
+
+
+def test_the_held_out_efa_log_misses_its_target_in_one_line_and_the_profile_records_it():
+    from costmodel.profiles import parse_profile
+
+    (name,) = HELD_OUT
+    m = read_log(LOGS / "nccl-tests" / name)
+    assert (m.collective, m.p, len(m.select())) == ("allreduce", 16, 6)
+    result = fit(m)
+    assert len(result.segments) == 1  # six sizes: too few to split (a segment needs 4 of 12)
+    target = result.target
+    assert not target.met
+    assert target.worst_n_bytes == 2**26  # the 64 MiB dip of the issue
+    assert target.worst_rel_error == pytest.approx(-0.4397, abs=5e-5)
+    missed = [w for w in result.warnings if w.startswith("target missed")]
+    assert missed == [result.warnings[0]] and "\n" not in missed[0]
+    assert missed[0].startswith("target missed: 67.11 MB is -44.0% off (at most 20.6% from 1 MiB on)")
+    text = result.to_profile_toml(name="p4d")
+    assert "target_met = false\nworst_bytes = 67108864\nworst_error = -0.4397\n" in text
+    (fitted,) = parse_profile(text, path="p4d.toml").fits
+    assert (fitted.target_met, fitted.worst_n_bytes) == (False, 2**26)
+    assert fitted.warnings[0] == missed[0]
 
 
 @pytest.mark.parametrize("path", RING_LOGS, ids=lambda p: p.name)

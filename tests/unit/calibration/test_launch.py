@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from costmodel.calibration.bench import BackendChoice, choose_backend
-from costmodel.calibration.launch import DEFAULT_PORT, Launch, first_host, launch_from_env, tasks_on_node
+from costmodel.calibration.launch import (
+    DEFAULT_PORT,
+    LOCAL_RANK_VARIABLES,
+    Launch,
+    first_host,
+    launch_from_env,
+    tasks_on_node,
+)
 from costmodel.errors import InputError
 
 ADDR = {"MASTER_ADDR": "node01", "MASTER_PORT": "29400"}
@@ -60,6 +67,28 @@ def _launch(launcher, rank, size, local_rank, local_size, *, addr="node01", port
     ({"PMI_RANK": "2", "PMI_SIZE": "4", "MPI_LOCALRANKID": "0", "MPI_LOCALNRANKS": "2", **ADDR},
      _launch("pmi", 2, 4, 0, 2)),
     ({"PMI_RANK": "7", "PMI_SIZE": "8", "PMI_LOCAL_RANK": "3", **ADDR}, _launch("pmi", 7, 8, 3, None)),
+    ({"PMI_RANK": "7", "PMI_SIZE": "8", "PMI_LOCAL_RANK": "3", "PMI_LOCAL_SIZE": "4", **ADDR},
+     _launch("pmi", 7, 8, 3, 4)),
+    # PALS (Aurora, Polaris): its own rank and local rank, the world size from Cray MPICH's PMI_SIZE
+    ({"PALS_RANKID": "13", "PMI_SIZE": "24", "PALS_LOCAL_RANKID": "1", "PALS_LOCAL_SIZE": "12",
+      "PALS_NODEID": "1", **ADDR}, _launch("pmi", 13, 24, 1, 12)),
+    # Cray MPICH's names come before PALS's where both are set
+    ({"PMI_RANK": "13", "PALS_RANKID": "0", "PMI_SIZE": "24", "PMI_LOCAL_RANK": "1", "PALS_LOCAL_RANKID": "0",
+      "PMI_LOCAL_SIZE": "12", "PALS_LOCAL_SIZE": "6", **ADDR}, _launch("pmi", 13, 24, 1, 12)),
+    # srun --mpi=pmi2 starts an MPICH program with PMI_RANK and PMI_SIZE but no local rank of PMI's:
+    # SLURM's local rank and count, inside the job step
+    ({"PMI_RANK": "5", "PMI_SIZE": "8", "SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1",
+      "SLURM_STEP_ID": "0", "SLURM_NODEID": "1", "SLURM_STEP_TASKS_PER_NODE": "4(x2)", **ADDR},
+     _launch("pmi", 5, 8, 1, 4)),
+    # ... but not SLURM's outside a job step (a batch script's SLURM_LOCALID=0 is not this rank's)
+    ({"PMI_RANK": "5", "PMI_SIZE": "8", "SLURM_LOCALID": "0", "SLURM_TASKS_PER_NODE": "4(x2)", **ADDR},
+     _launch("pmi", 5, 8, None, None)),
+    # a borrowed local rank keeps its own launcher's size, never another's
+    ({"PMI_RANK": "5", "PMI_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "2", "LOCAL_WORLD_SIZE": "8", **ADDR},
+     _launch("pmi", 5, 8, 2, None)),
+    # the order of LOCAL_RANK_VARIABLES: LOCAL_RANK before SLURM_LOCALID before the MPIs'
+    ({"MV2_COMM_WORLD_RANK": "3", "MV2_COMM_WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+      "SLURM_LOCALID": "0", "SLURM_STEP_ID": "0", "MPI_LOCALRANKID": "0", **ADDR}, _launch("mvapich2", 3, 4, 1, 2)),
     # the port defaults to torchrun's; a missing address is kept as None for the caller to name
     ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "MASTER_ADDR": "10.0.0.1"},
      _launch("open-mpi", 0, 2, None, None, addr="10.0.0.1", port=DEFAULT_PORT)),
@@ -97,6 +126,53 @@ def test_torchrun_of_one_rank_is_a_launch_the_benchmark_refuses_later():
 def test_malformed_variables_are_input_errors(env, message):
     with pytest.raises(InputError, match=message):
         launch_from_env(env)
+
+
+def test_local_rank_variables_in_their_documented_order():
+    assert LOCAL_RANK_VARIABLES == ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                    "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+                                    "PALS_LOCAL_RANKID")
+
+
+@pytest.mark.parametrize("variable", LOCAL_RANK_VARIABLES)
+def test_every_local_rank_variable_chooses_the_device(variable):
+    """A launcher without a local rank of its own borrows any of them; the rank picks its GPU."""
+    env = {"PMI_RANK": "6", "PMI_SIZE": "8", variable: "2", "SLURM_STEP_ID": "0", **ADDR}
+    launch = launch_from_env(env)
+    assert launch.local_rank == 2
+    assert choose_backend("auto", visible_gpus=4, local_rank=launch.local_rank,
+                          local_world_size=launch.local_world_size, nccl_available=True) == BackendChoice("nccl", 2)
+
+
+@pytest.mark.parametrize(("size_variables", "local_size"), [
+    ({"LOCAL_WORLD_SIZE": "4"}, 4), ({"SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_NODEID": "1"}, 4),
+    ({"SLURM_TASKS_PER_NODE": "6,2", "SLURM_NODEID": "0"}, 6), ({"SLURM_NTASKS_PER_NODE": "4"}, 4),
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "4"}, 4), ({"MV2_COMM_WORLD_LOCAL_SIZE": "4"}, 4),
+    ({"MPI_LOCALNRANKS": "4"}, 4), ({"PMI_LOCAL_SIZE": "4"}, 4), ({"PALS_LOCAL_SIZE": "4"}, 4),
+])
+def test_every_local_size_variable_refuses_ranks_outnumbering_gpus(size_variables, local_size):
+    """Each launcher's count of ranks on the node, read with its own local rank, refuses up front."""
+    rank_of = {"LOCAL_WORLD_SIZE": "LOCAL_RANK", "SLURM_STEP_TASKS_PER_NODE": "SLURM_LOCALID",
+               "SLURM_TASKS_PER_NODE": "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE": "SLURM_LOCALID",
+               "OMPI_COMM_WORLD_LOCAL_SIZE": "OMPI_COMM_WORLD_LOCAL_RANK",
+               "MV2_COMM_WORLD_LOCAL_SIZE": "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALNRANKS": "MPI_LOCALRANKID",
+               "PMI_LOCAL_SIZE": "PMI_LOCAL_RANK", "PALS_LOCAL_SIZE": "PALS_LOCAL_RANKID"}
+    rank_variable = rank_of[next(iter(size_variables))]
+    env = {"PMI_RANK": "1", "PMI_SIZE": "8", "SLURM_STEP_ID": "0", rank_variable: "1", **size_variables, **ADDR}
+    launch = launch_from_env(env)
+    assert (launch.local_rank, launch.local_world_size) == (1, local_size)
+    with pytest.raises(InputError, match=rf"the {local_size} ranks on this node would share its 2 visible GPUs"):
+        choose_backend("auto", visible_gpus=2, local_rank=1, local_world_size=launch.local_world_size,
+                       nccl_available=True)
+
+
+def test_no_local_rank_anywhere_names_every_variable_tried():
+    launch = launch_from_env({"PMI_RANK": "1", "PMI_SIZE": "8", **ADDR})
+    with pytest.raises(InputError, match=r"gives no local rank to choose one \(none of LOCAL_RANK, SLURM_LOCALID, "
+                                         r"OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, "
+                                         r"PMI_LOCAL_RANK, PALS_LOCAL_RANKID is set\)"):
+        choose_backend("auto", visible_gpus=4, local_rank=launch.local_rank, local_world_size=None,
+                       nccl_available=True)
 
 
 @pytest.mark.parametrize(("value", "node", "expected"), [

@@ -46,6 +46,8 @@ EXPECTED = {
     "allreduce_h100x16_2node_8xndr_ring_nccltests309.txt": ("nccl-tests", "allreduce", 16, 14, 1048576, "156.9"),
     "allreduce_h100x8_1node_nvswitch_dgxc.txt": ("nccl-tests", "allreduce", 8, 32, 8, "13.67"),
     "allreduce_a100x16_2node_rdma_oci.txt": ("nccl-tests", "allreduce", 16, 31, 8, "36.47"),
+    # held out: the table alone (no '# Rank' lines), p from busbw/algbw
+    "allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt": ("nccl-tests", "allreduce", 16, 6, 8388608, "1321.5"),
     "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt": ("nccl-tests", "allreduce", 16, 31, 8, "135.8"),
     "allreduce_h200x2_2node_1nic_rdma_gke.txt": ("nccl-tests", "allreduce", 2, 24, 1024, "35.59"),
     "allreduce_v100x8_nvlink_oldformat.txt": ("nccl-tests", "allreduce", 8, 25, 8, "48.46"),

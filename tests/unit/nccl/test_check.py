@@ -135,10 +135,13 @@ def test_the_checked_logs_of_the_test_data_are_read_in_one_line_each(capsys, mon
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
-def test_a_log_without_ranks_needs_ranks(capsys):
+def test_a_log_without_ranks_takes_them_from_busbw_over_algbw(capsys):
     name = EXCERPTS / "allreduce_h100x8_healthy_nccltests252.txt"
-    _, err = run(capsys, "nccl", "check", str(name), *HARDWARE[name.name][2:], rc=2)
-    assert err.strip().endswith("(no # Rank lines); pass --ranks R")
+    given = run_json(capsys, "nccl", "check", str(name), *HARDWARE[name.name])
+    inferred = run_json(capsys, "nccl", "check", str(name), *HARDWARE[name.name][2:])
+    assert inferred["verdict"] == given["verdict"] and inferred["bands"] == given["bands"]
+    _, err = run(capsys, "nccl", "check", str(name), *HARDWARE[name.name][2:], "--ranks", "4", rc=2)
+    assert err.strip() == "error: --ranks 4 differs from the 8 ranks of the log; drop --ranks"
     _, err = run(capsys, "nccl", "check", str(EXCERPTS / "allreduce_h100x8_nvls-inflation_dgxc.txt"), *H100,
                  "--ranks", "4", rc=2)
     assert "differs from the 8 ranks of the log" in err

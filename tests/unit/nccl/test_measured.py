@@ -86,11 +86,41 @@ def test_the_manifest_describes_each_log_as_the_docs_table_does():
     for entry in loads(MANIFEST.read_text(encoding="utf-8"), path="manifest")["log"]:
         options = []
         for key, value in entry.items():
-            if key in ("path", "why"):
+            if key in ("path", "why", "held_out"):
                 continue
             flag = "--" + key.replace("_", "-")
             options += [flag] if value is True else [flag, str(value)]
         assert sorted(options) == sorted(shown[entry["path"]]), entry["path"]
+
+
+def test_a_held_out_log_never_moves_the_constants():
+    cases = read_manifest(MANIFEST)
+    held = [c for c in cases if c.held_out]
+    assert [c.name for c in held] == ["allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt"]
+    with_it = calibrate(cases)
+    without = calibrate([c for c in cases if not c.held_out])
+    assert with_it.overheads == without.overheads
+    # the others' held-out figures are those of a calibration without the held-out log
+    assert [a for a in with_it.logs if not a.held_out] == list(without.logs)
+    (log,) = [a for a in with_it.logs if a.held_out]
+    assert (log.in_sample_large, log.in_sample_small) == (log.held_out_large, log.held_out_small)
+    assert log.held_out_small is None and f"{float(log.held_out_large):.3f}" == "0.552"
+    assert with_it.to_dict()["logs"][-1]["held_out"] is True
+
+
+def test_the_held_out_log_is_priced_as_compare_prices_it(capsys):
+    (log,) = [a for a in calibrate(read_manifest(MANIFEST)).logs if a.held_out]
+    data = run_json(capsys, "nccl", "compare", str(LOGS / log.name), "--arch", "sm80", "--channels", "4",
+                    "--bw-intra", "12", "--bw-inter", "12", "--nodes", "2", "--as-measured")
+    assert data["median_abs_busbw_error_from_1mib"] == pytest.approx(float(log.held_out_large), rel=1e-12)
+    assert data["median_abs_busbw_error_below_1mib"] is None
+
+
+def test_held_out_logs_alone_are_not_enough_to_calibrate():
+    cases = read_manifest(MANIFEST)
+    one = [next(c for c in cases if not c.held_out), *(c for c in cases if c.held_out)]
+    with pytest.raises(InputError, match=r"^1 log given to calibrate on \(not held_out\); calibrating needs at least two"):
+        calibrate(one)
 
 
 def test_calibrating_one_log_is_refused():
@@ -132,6 +162,8 @@ def test_an_overheads_file_round_trips(tmp_path):
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nnodes = "two"\n',
      "[[log]] 1: nodes = 'two' is not an integer"),
     ('[[log]]\npath = 5\npreset = "dgx-a100"\n', "[[log]] 1: path = 5 is not a string"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nheld_out = "yes"\n',
+     "[[log]] 1: held_out = 'yes' is not true or false"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\ncollnet = 1\n',
      "[[log]] 1: collnet = 1 is not true or false"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nnodes = true\n',
