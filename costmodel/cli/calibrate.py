@@ -124,8 +124,8 @@ def fit_command(
     """Fit α and β to measured logs, per size segment, and optionally write a profile.
 
     Several collectives (a costmodel CSV as calibrate run writes it, or one log per collective) are
-    fitted collective by collective into one profile: all-reduce gives its [link], each collective
-    prices with its own segments. --collective fits one. osu_latency's and osu_bw's logs given
+    fitted collective by collective into one profile: all-reduce gives the profile its link table, each
+    collective prices with its own segments. --collective fits one. osu_latency's and osu_bw's logs given
     together make one point-to-point fit: α from osu_latency, β from osu_bw.
 
     JSON: {"collective", "p", "alpha_s", "beta_s_per_byte", "segments": [{"from_bytes",
