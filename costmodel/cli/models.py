@@ -41,7 +41,7 @@ def models(
 ) -> None:
     """List the model presets (GPT-3, Llama 3, Mixtral, DeepSeekMoE), or show one model with its source.
 
-    A model file has the same TOML format (a [shape] table of layers, hidden, heads, sequence,
+    A model file has the same TOML format (a \\[shape] table of layers, hidden, heads, sequence,
     vocabulary, ...; base = "llama-3-8b" starts from a preset); --model NAME|FILE uses one in step,
     flops and memory.
 

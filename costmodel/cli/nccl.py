@@ -508,7 +508,8 @@ def check_command(
 def calibrate_command(
     manifest: Annotated[
         Path,
-        typer.Argument(metavar="MANIFEST", help="A TOML file of [[log]] tables: each log and its hardware."),
+        typer.Argument(metavar="MANIFEST",
+                       help="A TOML file of \\[\\[log]] tables: each log and its hardware."),
     ],
     out: Annotated[Path | None, option("--out", "-o", help="Write the overheads here (TOML).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
@@ -516,7 +517,7 @@ def calibrate_command(
 ) -> None:
     """Calibrate what --as-measured adds to NCCL's estimate on nccl-tests logs, and each log's error.
 
-    Each [[log]] names a log (path, relative to the manifest) and its hardware as compare takes it
+    Each \\[\\[log]] names a log (path, relative to the manifest) and its hardware as compare takes it
     (preset, or arch, channels, bw_intra, bw_inter; nodes, algo where the log does not say; why). The
     per-call overhead and the achieved share of each protocol are medians over the logs; each log's
     median |busbw error| is shown for NCCL's estimate, with the calibrated overheads, and held out

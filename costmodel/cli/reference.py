@@ -38,8 +38,9 @@ _SPECIAL = re.compile(r"([\\*_<>\[\]|])")
 
 
 def _escape(text: str, *, table: bool = False) -> str:
-    """Markdown-safe text: code spans kept, special characters escaped elsewhere."""
-    parts = _CODE.split(text)
+    """Markdown-safe text: code spans kept, special characters escaped elsewhere; rich's escaped bracket
+    (``\\[``, a bracket the terminal help must not read as markup) is a bracket here."""
+    parts = _CODE.split(text.replace("\\[", "["))
     out = []
     for i, part in enumerate(parts):
         if i % 2:  # a code span; inside a table only the pipe needs care
