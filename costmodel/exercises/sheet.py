@@ -155,9 +155,10 @@ _MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "ε": r"\varepsilon",
          "±": r"\pm", "³": "^{3}", "¹": "^{1}", "⁻": "^{-}", "ₙ": "_{n}", "ₚ": "_{p}", "ᵢ": "_{i}",
          "÷": r"\div", "⋅": r"\cdot", "∈": r"\in", "∼": r"\sim", "⁄": "/"}
 _TEXT = {"–": "--", "—": "---", "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "’": "'", "‘": "`",
-         "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~", "ß": r"\ss{}", "ø": r"\o{}", "Ø": r"\O{}",
-         "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "å": r"\aa{}", "Å": r"\AA{}", "ł": r"\l{}",
-         "Ł": r"\L{}", "ı": r"\i{}", "¿": r"?`", "¡": r"!`", "«": r"\guillemotleft{}", "»": r"\guillemotright{}"}
+         "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~", "ß": r"\ss{}",
+         "ø": r"\o{}", "Ø": r"\O{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}",
+         "å": r"\aa{}", "Å": r"\AA{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}", "¿": r"?`", "¡": r"!`",
+         "«": r"\guillemotleft{}", "»": r"\guillemotright{}"}
 _MACRON = "\u0304"
 _ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0304": "=",
             "\u0307": ".", "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0306": "u", "\u0327": "c",
@@ -198,7 +199,8 @@ def latex_text(text: str) -> str:
 def _accented(c: str) -> str:
     """An accented Latin letter as TeX accent commands (ő is \\H{o}); ``?`` for a character with no
     TeX form here (never a byte pdflatex cannot read)."""
-    base, *marks = unicodedata.normalize("NFD", c)
+    decomposed = unicodedata.normalize("NFD", c)
+    base, marks = decomposed[0], decomposed[1:]
     if not base.isascii() or not base.isalpha() or not marks or any(m not in _ACCENTS for m in marks):
         return "?"
     out = {"i": r"\i{}", "j": r"\j{}"}.get(base, base) if marks[0] != "\u0327" else base
