@@ -288,7 +288,7 @@ def _question(manifest: Manifest, exercise: Exercise, variants: Sequence[Variant
 def _server(manifest: Manifest, exercise: Exercise, table: list[dict[str, Any]],
             grading: dict[str, dict[str, Any]]) -> str:
     head = (f'"""PrairieLearn question: costmodel exercise {exercise.id} of assignment {manifest.id}.\n\n'
-            "Written by costmodel assignment export --prairielearn; export again rather than edit.\n"
+            "Written by costmodel's PrairieLearn export of the assignment; export again rather than edit.\n"
             "generate() takes one of the class's variants (VARIANTS, one per roster student, drawn by the\n"
             "assignment's seed rule) by data[\"variant_seed\"]; grade() grades each numeric answer again in\n"
             'exact fractions of what was typed, by costmodel\'s rule (GRADING).\n"""\n')
