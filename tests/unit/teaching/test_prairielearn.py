@@ -207,3 +207,56 @@ def test_export_from_the_command_line(capsys, tmp_path: Path):
     _, err = run(capsys, "assignment", "export", manifest, "--secret-file", str(tmp_path / "other.key"),
                  "--prairielearn", str(tmp_path / "pl2"), rc=2)
     assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+
+
+def test_server_py_runs_without_costmodel(exported, tmp_path: Path):
+    """PrairieLearn's servers have no costmodel: server.py imports only the standard library, and runs in
+    an interpreter without site-packages (-S) or the environment (-I), from a folder of its own."""
+    import ast
+    import subprocess
+    import sys
+
+    _, export, servers = exported
+    question = next(q for q in export.questions if q.exercise == "ring-bytes")
+    source = question.files["server.py"]
+    imported = {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+    assert imported == {"hashlib", "json", "fractions"}
+    (tmp_path / "server.py").write_text(source, encoding="utf-8")
+    script = ("import json, runpy; m = runpy.run_path('server.py'); "
+              "d = {'params': {}, 'correct_answers': {}, 'variant_seed': 5}; m['generate'](d); "
+              "print(json.dumps(d['correct_answers'], sort_keys=True))")
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=True)
+    here = {"params": {}, "correct_answers": {}, "variant_seed": 5}
+    servers["ring-bytes"].generate(here)
+    assert json.loads(done.stdout) == here["correct_answers"]
+
+
+def test_an_edited_tolerance_and_points_are_exported_exactly(tmp_path: Path):
+    from costmodel.exercises.assignment import read_manifest
+
+    created, _ = _made()
+    text = created.manifest.to_toml()
+    block = 'name = "sent"\npoints = 1\ntolerance = "rtol 0.01"\nunit = "MB"'
+    assert text.count(block) == 1
+    text = text.replace(block, 'name = "sent"\npoints = 1.5\ntolerance = "rtol 0.02, atol 1/3"\nunit = "MB"')
+    text = text.replace('name = "rounds"\npoints = 1\n', 'name = "rounds"\npoints = 1.5\n', 1)
+    manifest = read_manifest(text, path="assignment.toml")
+    export = export_prairielearn(manifest, BANK, SECRET)
+    files = export.files()
+    html = files["questions/hw1/ring-bytes/question.html"]
+    assert '<pl-number-input answers-name="sent" weight="3" comparison="relabs" rtol="0.02" ' \
+           'atol="0.3333333333333333" suffix="MB">' in html  # 1/3 has no decimal: the float, and grade() is exact
+    assert '<pl-integer-input answers-name="rounds" weight="3">' in html  # points 3/2 and 3/2: weights 3 and 3
+    server = _server(tmp_path, files["questions/hw1/ring-bytes/server.py"], "edited")
+    assert server.GRADING["sent"] == {"rule": "relabs", "rtol": "1/50", "atol": "1/3"}
+    data = {"params": {}, "correct_answers": {}, "variant_seed": 0}
+    server.generate(data)
+    t = Fraction(data["params"]["exact"]["sent"])
+    bound = Fraction(1, 3) + t / 50
+    assert server.right(server.GRADING["sent"], t + bound, t)
+    assert not server.right(server.GRADING["sent"], t + bound + Fraction(1, 10**12), t)
+    zone = json.loads(files["assessments/hw1/infoAssessment.json"])["zones"][0]["questions"]
+    assert zone[0]["points"] == 3  # the pool's ring-bytes: 3/2 + 3/2
