@@ -60,15 +60,18 @@ def create_command(
         help="Fraction of the score taken per started late day, e.g. 0.1 (never below 0).")] = None,
     cutoff: Annotated[str | None, option(
         "--cutoff", metavar="DATETIME", help="A submission after it scores 0.")] = None,
+    form: Annotated[str, option("--format", "-f", metavar="markdown|latex",
+                                help="The sheets and keys: Markdown, or standalone LaTeX documents "
+                                     "(pdflatex compiles them).")] = "markdown",
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
     bank_paths: ExerciseFiles = None,
     as_json: Json = False,
 ) -> None:
     """Create an assignment: each student's own variants, drawn with the course secret.
 
-    Writes assignment.toml (the manifest), and for each student sheets/ID.md, keys/ID.md and
-    answers/ID.toml (the answers template to fill in). Hand out the sheets and templates; keep the
-    keys, the manifest and the secret. --json also prints every key.
+    Writes assignment.toml (the manifest), and for each student sheets/ID.md, keys/ID.md (.tex with
+    --format latex) and answers/ID.toml (the answers template to fill in). Hand out the sheets and
+    templates; keep the keys, the manifest and the secret. --json also prints every key.
 
     Example: costmodel assignment create --exercises ring-bytes --roster class.csv --secret-file hw.key -o hw1
     """
@@ -99,6 +102,7 @@ def create_command(
         deadline=deadline,
         late_penalty_per_day=late_penalty_per_day,
         cutoff=cutoff,
+        format=form,
     )
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
@@ -127,12 +131,13 @@ class _Created:
 def _render_created(created: _Created) -> Rendered:
     m, out = created.made.manifest, Path(created.out)
     n = len(m.students)
+    kind = " in LaTeX" if created.made.format == "latex" else ""
     written = table("wrote", "holding", no_wrap=False)
     summary = f"{len(m.questions)} questions, {_text(m.max_score)} points, {n} students"
     written.add_row(str(out / "assignment.toml"), f"the manifest of {m.id}: {summary}")
-    written.add_row(f"{out / 'sheets'}/", f"{n} problem sheets (hand out)")
+    written.add_row(f"{out / 'sheets'}/", f"{n} problem sheets{kind} (hand out)")
     written.add_row(f"{out / 'answers'}/", f"{n} answers templates (hand out)")
-    written.add_row(f"{out / 'keys'}/", f"{n} answer keys (keep)")
+    written.add_row(f"{out / 'keys'}/", f"{n} answer keys{kind} (keep)")
     return written, ()
 
 
@@ -286,6 +291,79 @@ def override_command(
         f"# Manual grades of assignment {manifest.id}, applied by costmodel assignment report.\n"
     target.write_text(text.rstrip("\n") + "\n\n" + made.to_toml(), encoding="utf-8")
     emit(_Overridden(made, str(target), len(before) + 1), as_json=as_json)
+
+
+@assignment_app.command("export")
+def export_command(
+    manifest_path: Annotated[
+        Path, typer.Argument(metavar="ASSIGNMENT.toml", help="The assignment's manifest.")
+    ],
+    secret_file: SecretFile,
+    prairielearn: Annotated[Path, option(
+        "--prairielearn", metavar="DIR",
+        help="Write PrairieLearn questions (questions/ID/EXERCISE/) and the assessment "
+             "(assessments/ID/infoAssessment.json) into this folder, to copy into a course.")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    bank_paths: ExerciseFiles = None,
+    as_json: Json = False,
+) -> None:
+    """Export an assignment to PrairieLearn: one question per exercise, with the class's variants.
+
+    Each question's server.py holds the variant of every roster student (by the assignment's seed
+    rule, so the course secret is needed; it is never written) and picks one by PrairieLearn's
+    variant seed; the answers carry the manifest's tolerances (rtol, atol, significant figures) and
+    units, and grade() re-grades numbers exactly. Question uuids depend only on the assignment and
+    exercise ids, so exporting again (with --force) updates the same questions.
+
+    Example: costmodel assignment export hw1/assignment.toml --secret-file hw.key --prairielearn pl/
+    """
+    from costmodel.exercises import load_bank
+    from costmodel.exercises.assignment import (
+        bank_fingerprint,
+        check_bank,
+        check_secret,
+        load_manifest,
+        read_secret,
+    )
+    from costmodel.exercises.prairielearn import export_prairielearn
+
+    secret = read_secret(secret_file)
+    manifest = load_manifest(manifest_path)
+    check_secret(manifest, secret)
+    paths = bank_paths or ()
+    check_bank(manifest, bank_fingerprint(paths), allow_change=False)
+    if prairielearn.exists() and not prairielearn.is_dir():
+        raise InputError(f"--prairielearn {str(prairielearn)!r} is a file, not a folder")
+    made = export_prairielearn(manifest, load_bank(paths), secret)
+    files = made.files()
+    for relative in files:
+        check_writable(prairielearn / relative, force=force, folder_must_exist=False)
+    for relative, text in files.items():
+        target = prairielearn / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    emit(_Exported(made, str(prairielearn)), as_json=as_json)
+
+
+@dataclass(frozen=True)
+class _Exported:
+    made: Any
+    out: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.made.to_dict(), "out": self.out}
+
+
+@renders("costmodel.cli.assignment._Exported")
+def _render_exported(exported: _Exported) -> Rendered:
+    made, out = exported.made, Path(exported.out)
+    written = table("question", "uuid", "points", "answers", numeric=("points",), no_wrap=False)
+    for q in made.questions:
+        written.add_row(q.qid, q.uuid[:8] + "…", _text(q.points), ", ".join(q.answers))
+    notes = (f"{len(made.questions)} questions in {out / 'questions' / made.assignment}/, "
+             f"{made.variants} variants each (one per roster student)",
+             f"the assessment: {out / 'assessments' / made.assignment / 'infoAssessment.json'}")
+    return written, notes
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from costmodel.exact import parse_number
 from costmodel.exercises.bank import Bank, exercise_files
 from costmodel.exercises.grading import Grade, GradeReport, Submission, grade_answer
 from costmodel.exercises.model import Exercise, Tolerance
-from costmodel.exercises.sheet import Sheet
+from costmodel.exercises.sheet import FORMATS, Sheet, check_format, latex_note, latex_writes
 from costmodel.tomlfile import loads
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "late_rules",
     "load_overrides",
     "make_override",
+    "manifest_exercises",
     "parse_exercises",
     "pool_draw",
     "read_manifest",
@@ -439,13 +440,15 @@ class Assignment:
 
     manifest: Manifest
     students: tuple[StudentFiles, ...]
+    format: str = "markdown"  # of the sheets and keys: markdown or latex
 
     def files(self) -> dict[str, str]:
         """Relative path -> text of every file to write."""
         out = {"assignment.toml": self.manifest.to_toml()}
+        ext = FORMATS[self.format]
         for f in self.students:
-            out[f"sheets/{f.student.id}.md"] = f.sheet
-            out[f"keys/{f.student.id}.md"] = f.key
+            out[f"sheets/{f.student.id}.{ext}"] = f.sheet
+            out[f"keys/{f.student.id}.{ext}"] = f.key
             out[f"answers/{f.student.id}.toml"] = f.template
         return out
 
@@ -453,7 +456,7 @@ class Assignment:
         return {**self.manifest.to_dict(), "keys": {f.student.id: list(f.answers) for f in self.students}}
 
 
-def _exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, Exercise]:
+def manifest_exercises(bank: Bank, manifest_questions: Sequence[Question]) -> dict[str, Exercise]:
     """The bank's exercises with the manifest's points and tolerances (variants drawn as in the bank).
 
     The manifest is the one source of both: an edited tolerance applies.  A tolerance that cannot
@@ -504,11 +507,15 @@ def create_assignment(
     deadline: Any = None,
     late_penalty_per_day: Any = None,
     cutoff: Any = None,
+    format: str = "markdown",
 ) -> Assignment:
     """The manifest, and each student's sheet, key and answers template (see the module docstring).
 
     *deadline*, *late_penalty_per_day* and *cutoff* (date-times with an offset, or their ISO text;
-    a fraction of the score per late day) are the late policy the manifest records."""
+    a fraction of the score per late day) are the late policy the manifest records.  *format* is
+    the sheets' and keys' (``markdown``, or ``latex``: standalone documents, see
+    :mod:`costmodel.exercises.sheet`)."""
+    check_format(format)
     if not _ASSIGNMENT_ID.fullmatch(assignment_id):
         raise InputError(f"assignment id {assignment_id!r}: letters, digits, . _ - only (at most 64)")
     if _unprintable(title) or len(title) > 200:
@@ -553,7 +560,7 @@ def create_assignment(
         draws,
         *policy,
     )
-    exercises = _exercises(bank, questions)
+    exercises = manifest_exercises(bank, questions)
     files = []
     for student in roster:
         mine = manifest.drawn(student.id)
@@ -561,8 +568,11 @@ def create_assignment(
             e.variant(assignment_seed(secret, assignment_id, student.id, e.id))
             for e in exercises.values() if e.id in mine
         )
-        heading = f"{title}: {student.name or student.id}"
-        sheet = Sheet(None, variants, title=heading)
+        name = student.name or student.id
+        if format == "latex" and not latex_writes(name):
+            name = student.id  # a name in a script pdflatex cannot set: the id, never question marks
+        heading = f"{title}: {name}"
+        sheet = Sheet(None, variants, title=heading, format=format)
         answers = []
         for v in variants:
             for spec in v.exercise.answers:
@@ -578,13 +588,13 @@ def create_assignment(
         files.append(
             StudentFiles(
                 student,
-                _sheet_note(sheet.problems, student),
+                _sheet_note(sheet.problems, student, format),
                 sheet.key,
                 _template(manifest, student, variants),
                 tuple(answers),
             )
         )
-    return Assignment(manifest, tuple(files))
+    return Assignment(manifest, tuple(files), format)
 
 
 def _groups(bank: Bank, exercise_ids: Sequence[str | Sequence[str]]) -> list[tuple[str, ...]]:
@@ -615,11 +625,13 @@ def _check_worth(groups: Sequence[tuple[str, ...]], questions: Sequence[Question
                              + " points; a pool's members are worth the same (set them with points=)")
 
 
-def _sheet_note(text: str, student: Student) -> str:
-    return (
-        text.rstrip("\n") + f"\n\nWrite your answers in `answers/{student.id}.toml` (one `value` per "
-        "question, with its unit) and submit that file.\n"
-    )
+def _sheet_note(text: str, student: Student, format: str = "markdown") -> str:
+    note = (f"Write your answers in `answers/{student.id}.toml` (one `value` per question, with its unit) "
+            "and submit that file.")
+    if format == "latex":
+        end = "\\end{document}"
+        return text.rstrip("\n").removesuffix(end).rstrip("\n") + f"\n\n{latex_note(note)}\n\n{end}\n"
+    return text.rstrip("\n") + f"\n\n{note}\n"
 
 
 def _template(manifest: Manifest, student: Student, variants: Sequence[Any]) -> str:
@@ -1080,7 +1092,7 @@ def grade_assignment(
     the report, never the ``student =`` written in the file).
     """
     manifest.student(student)
-    exercises = _exercises(bank, manifest.questions)
+    exercises = manifest_exercises(bank, manifest.questions)
     notes: list[str] = [f"graded for {student!r}, named by {source}"] if source else []
     if unreadable is not None:
         notes.append(f"the file could not be read, so every answer scores 0: {unreadable}")

@@ -2,13 +2,17 @@
 
 Every question names the answer to write in the answers file, its unit and the precision
 graded (``exact integer``, ``3 significant figures``, ``±1 %``).  The LaTeX form is a
-standalone ``article`` that ``pdflatex`` compiles: TeX's special characters are escaped and
-the symbols of the statements (Greek letters, ×, ≤, subscripts) written as TeX commands.
+standalone ``article`` that ``pdflatex`` compiles (and ``xelatex``, ``lualatex``, ``tectonic``):
+the source is pure ASCII, TeX's special characters are escaped, the symbols of the statements
+(Greek letters, ×, ·, ≤, ⌈⌉, µ, subscripts and superscripts) are written as math commands and
+accented Latin letters (in students' names) as accent commands.  Its only packages are
+:data:`LATEX_PACKAGES`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -19,10 +23,23 @@ from costmodel.examples.work import show_value as _show
 from costmodel.exercises.bank import Bank
 from costmodel.exercises.model import Exercise, Variant
 
-__all__ = ["FORMATS", "Sheet", "key_working", "latex_text", "problem_sheet"]
+__all__ = ["FORMATS", "LATEX_PACKAGES", "Sheet", "check_format", "key_working", "latex_note", "latex_text",
+           "latex_writes", "problem_sheet"]
 
 FORMATS = {"markdown": "md", "latex": "tex"}
 """The formats a sheet is written in, with their file extensions."""
+
+LATEX_PACKAGES = ("fontenc", "geometry", "amsmath")
+"""The packages a LaTeX sheet loads: all in every TeX distribution."""
+
+
+def check_format(format: str) -> str:
+    """*format* if it is one of :data:`FORMATS`; else the error names the choices."""
+    if format not in FORMATS:
+        from costmodel.errors import UnknownNameError
+
+        raise UnknownNameError("format", format, FORMATS)
+    return format
 
 
 @dataclass(frozen=True)
@@ -69,10 +86,7 @@ class Sheet:
 def problem_sheet(bank: Bank, *, seed: int | None, ids: Iterable[str] | None = None,
                   topic: str | None = None, format: str = "markdown") -> Sheet:
     """The variants of *seed* of the exercises named (all of them, or those of one topic)."""
-    if format not in FORMATS:
-        from costmodel.errors import UnknownNameError
-
-        raise UnknownNameError("format", format, FORMATS)
+    check_format(format)
     chosen: list[Exercise] = [bank.get(i) for i in ids] if ids else list(bank)
     if topic is not None:
         if topic not in bank.topics():
@@ -129,7 +143,8 @@ def _changed(value: Any) -> Any:
 
 _ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
             "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
-            "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+            "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+            "[": "{[}", "]": "{]}"}  # a bracket after \\ or \item would be read as an option
 _MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "ε": r"\varepsilon", "η": r"\eta", "θ": r"\theta",
          "λ": r"\lambda", "π": r"\pi", "ρ": r"\rho", "τ": r"\tau", "Σ": r"\Sigma", "Ψ": r"\Psi",
          "×": r"\times", "·": r"\cdot", "−": "-", "≤": r"\leq", "≥": r"\geq", "←": r"\leftarrow",
@@ -137,10 +152,18 @@ _MATH = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "ε": r"\varepsilon",
          "µ": r"\mu", "²": "^{2}", "⁰": "^{0}", "₀": "_{0}", "₁": "_{1}", "₂": "_{2}", "₃": "_{3}",
          "∞": r"\infty", "≈": r"\approx", "≠": r"\neq", "∑": r"\sum", "Δ": r"\Delta", "δ": r"\delta",
          "σ": r"\sigma", "μ": r"\mu", "ν": r"\nu", "φ": r"\varphi", "ω": r"\omega", "κ": r"\kappa",
-         "±": r"\pm"}
+         "±": r"\pm", "³": "^{3}", "¹": "^{1}", "⁻": "^{-}", "ₙ": "_{n}", "ₚ": "_{p}", "ᵢ": "_{i}",
+         "÷": r"\div", "⋅": r"\cdot", "∈": r"\in", "∼": r"\sim", "⁄": "/"}
 _TEXT = {"–": "--", "—": "---", "ä": r"\"a", "ö": r"\"o", "ü": r"\"u", "é": r"\'e", "’": "'", "‘": "`",
-         "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~"}
+         "“": "``", "”": "''", "…": r"\ldots{}", "\u00a0": "~", "ß": r"\ss{}",
+         "ø": r"\o{}", "Ø": r"\O{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}",
+         "å": r"\aa{}", "Å": r"\AA{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}", "¿": r"?`", "¡": r"!`",
+         "«": r"\guillemotleft{}", "»": r"\guillemotright{}"}
 _MACRON = "\u0304"
+_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"', "\u0304": "=",
+            "\u0307": ".", "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0306": "u", "\u0327": "c",
+            "\u0328": "k"}
+"""Unicode's combining accents and the TeX accent command of each (é = e + U+0301 is \\'{e})."""
 
 
 def latex_text(text: str) -> str:
@@ -150,7 +173,10 @@ def latex_text(text: str) -> str:
     50\% of n\_1 \& \ensuremath{\alpha}\ensuremath{\cdot}\ensuremath{\beta} \ensuremath{\leq} 2 \{MB\}
     >>> print(latex_text("x̄ = 1/p, answer `rab-sent`"))
     \ensuremath{\bar{x}} = 1/p, answer \texttt{rab-sent}
+    >>> print(latex_text("Zoë Ní Bhriain & {x} [1]"))
+    Zo\"{e} N\'{\i{}} Bhriain \& \{x\} {[}1{]}
     """
+    text = unicodedata.normalize("NFC", text)  # é written as e + U+0301 is one letter
     out: list[str] = []
     for i, c in enumerate(text):
         if c == _MACRON:
@@ -166,14 +192,41 @@ def latex_text(text: str) -> str:
         elif ord(c) < 128:
             out.append(c)
         else:
-            out.append("?")  # a symbol with no TeX form here: never an unknown byte for pdflatex
+            out.append(_accented(c))
     return re.sub(r"`([^`]*)`", r"\\texttt{\1}", "".join(out))  # Markdown code spans
+
+
+def _accented(c: str) -> str:
+    """An accented Latin letter as TeX accent commands (ő is \\H{o}); ``?`` for a character with no
+    TeX form here (never a byte pdflatex cannot read)."""
+    decomposed = unicodedata.normalize("NFD", c)
+    base, marks = decomposed[0], decomposed[1:]
+    if not base.isascii() or not base.isalpha() or not marks or any(m not in _ACCENTS for m in marks):
+        return "?"
+    out = {"i": r"\i{}", "j": r"\j{}"}.get(base, base) if marks[0] != "\u0327" else base
+    for mark in marks:
+        out = f"\\{_ACCENTS[mark]}{{{out}}}"
+    return out
+
+
+def latex_writes(text: str) -> bool:
+    """Whether :func:`latex_text` sets every character of *text* (no ``?`` for one it cannot).
+
+    >>> latex_writes("Zoë Ní Bhriain"), latex_writes("吴")
+    (True, False)
+    """
+    return latex_text(text).count("?") == text.count("?")
+
+
+def latex_note(text: str) -> str:
+    """A paragraph added to a LaTeX sheet before its end (Markdown code spans set in type)."""
+    return _paragraphs(text)
 
 
 def _latex_document(title: str, sections: list[str]) -> str:
     return "\n".join([
         r"\documentclass[11pt]{article}",
-        r"\usepackage[T1]{fontenc}",
+        r"\usepackage[T1]{fontenc}",  # LATEX_PACKAGES, no others
         r"\usepackage[margin=2.5cm]{geometry}",
         r"\usepackage{amsmath}",
         r"\setlength{\parindent}{0pt}",
