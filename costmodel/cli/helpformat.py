@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MIN_HELP", "install"]
@@ -87,15 +86,17 @@ def _print_panel(original: Callable[..., None], *, name: str, params: list[Any],
         _print_stacked(name, rows, console=console)
 
 
-@dataclass(frozen=True, slots=True)
 class _Row:
-    """An option (or argument) as its help shows it."""
+    """An option (or argument) as its help shows it.  (A plain class: a dataclass costs start-up time.)"""
 
-    required: bool
-    names: list[str]  # long names first, then short ones (an argument: its metavar)
-    negative: list[str]  # of a flag: --no-causal
-    types: Any  # rich Text: the value's metavar and range
-    help: Any  # typer's help cell (a rich Columns: the help, the default, [required])
+    __slots__ = ("help", "names", "negative", "required", "types")
+
+    def __init__(self, required: bool, names: list[str], negative: list[str], types: Any, help: Any) -> None:
+        self.required = required
+        self.names = names  # long names first, then short ones (an argument: its metavar)
+        self.negative = negative  # of a flag: --no-causal
+        self.types = types  # rich Text: the value's metavar and range
+        self.help = help  # typer's help cell (a rich Columns: the help, the default, [required])
 
     @classmethod
     def of(cls, param: Any, ctx: Any, markup_mode: Any) -> _Row:
