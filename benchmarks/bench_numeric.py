@@ -8,11 +8,10 @@ depend on the machine:
     human ``cost`` query (its table, no ``--json``), (and of
     the ``costmodel`` console script, when installed next to the interpreter)
     against ``python -c "import numpy"``; target ≤ 1.5× on the median of paired
-    ratios (each run over the reference's run of the same round; the ratio of the
-    fastest runs is shown beside it).  The runs are interleaved round-robin, so
-    drift hits every command alike.  Each
-    command's ``-X importtime`` report is checked for sympy, numpy and pandas,
-    none of which a numeric command may import.
+    ratios, the ratio of the fastest runs beside it, by the shared machinery of
+    benchmarks/coldstart.py (interleaved runs, each command's imports checked for
+    sympy, numpy and pandas, none of which a numeric command may import); then
+    where each command's imports spend their time (``python -X importtime``).
 (b) ``costmodel.sweep`` of every all-reduce algorithm over 1000 values of p ×
     1000 sizes against the same six formulas written out by hand in numpy;
     targets < 1 s and ≤ 3×.
@@ -34,16 +33,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "benchmarks"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 import numpy as np  # noqa: E402 - after the path set-up above
+from coldstart import COSTMODEL, ENV, Command, compare  # noqa: E402
 
 from costmodel.links import link_from_options  # noqa: E402
 from costmodel.sweeps import sweep  # noqa: E402
 
 COLD_RUNS = 15
-COLD_TARGET = 1.5
 SWEEP_RUNS = 5
 SWEEP_LIMIT_S = 1.0
 SWEEP_TARGET = 3.0
@@ -67,105 +67,51 @@ def verdict(ok: bool) -> str:
 # -- (a) cold start ------------------------------------------------------------------------
 
 
-# as after `pip install`: byte-code caches are written (an environment that sets
-# PYTHONDONTWRITEBYTECODE would otherwise recompile every costmodel module on every run)
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def run_once(argv: list[str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, check=False, env=ENV)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {message[0]}")
-    return elapsed
-
-
-def cold_commands() -> dict[str, list[str]]:
-    """The commands timed for cold start, the reference first."""
-    python = sys.executable
-    commands: dict[str, list[str]] = {"python -c 'import numpy' (reference)": [python, "-c", "import numpy"]}
+def cold_commands() -> list[Command]:
+    """The commands timed for cold start against the numpy import (benchmarks/coldstart.py's reference)."""
+    commands = []
     env = shutil.which("env")
-    if env:  # how much of the reference is OpenBLAS starting its threads
-        commands["  same, OPENBLAS_NUM_THREADS=1 (info)"] = [env, "OPENBLAS_NUM_THREADS=1", python, "-c",
-                                                             "import numpy"]
-    for name, args in COMMANDS.items():
-        commands[f"python -m costmodel {name}"] = [python, "-m", "costmodel", *args]
-    script = Path(python).parent / "costmodel"
+    if env:  # how much of the reference is OpenBLAS starting its threads (reported, no target)
+        numpy = [env, "OPENBLAS_NUM_THREADS=1", sys.executable, "-c", "import numpy"]
+        commands.append(Command("  numpy, OPENBLAS_NUM_THREADS=1 (info)", numpy, target=0))
+    commands += [Command(f"python -m costmodel {name}", [*COSTMODEL, *args])
+                 for name, args in COMMANDS.items()]
+    script = Path(sys.executable).parent / "costmodel"
     script_path = str(script) if script.exists() else shutil.which("costmodel")
-    if script_path and Path(script_path).parent == Path(python).parent:
-        for name, args in COMMANDS.items():
-            commands[f"costmodel {name} (console script)"] = [script_path, *args]
+    if script_path and Path(script_path).parent == Path(sys.executable).parent:
+        commands += [Command(f"costmodel {name} (console script)", [script_path, *args])
+                     for name, args in COMMANDS.items()]
     else:
         print("no costmodel console script next to the interpreter; skipping those rows")
     return commands
 
 
 def cold_start() -> bool:
-    commands = cold_commands()
-    broken: dict[str, str] = {}
-    for label, argv in commands.items():  # warm-up: byte-code caches, page cache
-        try:
-            run_once(argv)
-        except RuntimeError as exc:
-            broken[label] = str(exc)
-    times: dict[str, list[float]] = {label: [] for label in commands if label not in broken}
-    for _ in range(COLD_RUNS):  # round-robin, so that drift hits every command alike
-        for label, samples in times.items():
-            if label in broken:
-                continue
-            try:
-                samples.append(run_once(commands[label]))
-            except RuntimeError as exc:  # the tree changed under us: report, do not crash
-                broken[label] = str(exc)
-    times = {label: samples for label, samples in times.items() if label not in broken}
-
-    reference_samples = next(iter(times.values()))
-    reference_min = min(reference_samples)
-    print(f"(a) cold start: {COLD_RUNS} interleaved runs; ratio = median over the runs of the "
-          f"command's time over the numpy import's in the same round; target <= {COLD_TARGET}x")
-    print(f"    {'command':<44} {'median ms':>10} {'min ms':>8} {'ratio':>6} {'(of mins)':>9}")
-    ok = True
-    for label, samples in times.items():
-        median = statistics.median(samples)
-        ratio = statistics.median(t / r for t, r in zip(samples, reference_samples, strict=False))
-        is_reference = label.endswith(("(reference)", "(info)"))
-        mark = "" if is_reference else verdict(ratio <= COLD_TARGET)
-        ok &= is_reference or ratio <= COLD_TARGET
-        print(f"    {label:<44} {median * 1e3:>10.1f} {min(samples) * 1e3:>8.1f} {ratio:>5.2f}x "
-              f"{min(samples) / reference_min:>8.2f}x  {mark}")
-    for label, why in broken.items():
-        ok = False
-        print(f"    {label:<44} {'FAIL':>10}  {why}")
-    return ok
+    print(f"(a) cold start: {COLD_RUNS} interleaved runs; ratio = median over the runs of the command's time "
+          "over the numpy import's in the same round; target <= 1.5x")
+    return compare(cold_commands(), rounds=COLD_RUNS, heavy=HEAVY)
 
 
-def import_report() -> bool:
-    """Which heavy modules each command imports, and the slowest imports (python -X importtime)."""
-    print("\n    imports (python -X importtime): heavy modules must not appear")
-    ok = True
+def import_report() -> None:
+    """Where each command's imports spend their time (python -X importtime): the slowest top-level
+    modules and those watched.  No verdict: the cold start checks the heavy modules."""
+    print("\n    imports (python -X importtime)")
     for name, args in COMMANDS.items():
-        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "costmodel", *args], cwd=ROOT,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run([*COSTMODEL[:1], "-X", "importtime", *COSTMODEL[1:], *args], cwd=ROOT,
+                              capture_output=True, text=True, check=False, env=ENV)
         rows = []
         for line in done.stderr.splitlines():
             if not line.startswith("import time:") or "cumulative" in line:
                 continue
             self_us, cumulative_us, module = line.split(":", 1)[1].split("|")
             rows.append((int(cumulative_us), int(self_us), module.rstrip()[1:]))  # keep the nesting indent
-        modules = {module.strip() for _, _, module in rows}
-        heavy = [m for m in HEAVY if m in modules]
-        ok &= not heavy and done.returncode == 0
         top_level = sorted((r for r in rows if not r[2].startswith(" ")), reverse=True)
         total_ms = sum(r[0] for r in top_level) / 1e3
         cumulative = {m.strip(): c for c, _, m in rows}
-        print(f"    {name:<12} exit {done.returncode}; heavy: {', '.join(heavy) or 'none'}  "
-              f"{verdict(not heavy and done.returncode == 0)}; all imports {total_ms:.1f} ms")
+        print(f"    {name:<12} exit {done.returncode}; all imports {total_ms:.1f} ms")
         print("      slowest top-level: " + ", ".join(f"{m} {c / 1e3:.1f} ms" for c, _, m in top_level[:5]))
         watched = [f"{m} {cumulative[m] / 1e3:.1f} ms" for m in WATCH if m in cumulative]
         print("      of which: " + ", ".join(watched))
-    return ok
 
 
 # -- (b) sweep against hand-written numpy --------------------------------------------------
@@ -280,7 +226,9 @@ def sweep_benchmark() -> bool:
 
 def main() -> int:
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs\n")
-    results = [cold_start(), import_report(), sweep_benchmark()]
+    cold = cold_start()
+    import_report()
+    results = [cold, sweep_benchmark()]
     print(f"\noverall: {verdict(all(results))}")
     return 0
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.params import BOTH_BETA_AND_BANDWIDTH, Link, LinkParams, combine_link
+from costmodel.params import BOTH_BETA_AND_BANDWIDTH, Link, LinkParams, PiecewiseLink, combine_link
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 from costmodel.validate import whole
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from costmodel.profiles import Profile
     from costmodel.topology import Level, Topology
 
-__all__ = ["link_from_options", "link_of", "resolve_link", "topology_from_options"]
+__all__ = ["as_link", "link_from_options", "link_of", "resolve_link", "topology_from_options"]
 
 
 def _loaded(profile: Any) -> Profile:
@@ -54,6 +54,42 @@ def link_from_options(*, alpha: Any = None, beta: Any = None, bandwidth: Any = N
         raise InputError(BOTH_BETA_AND_BANDWIDTH)
     base = None if profile is None else _loaded(profile).link
     return combine_link(alpha=alpha, beta=beta, bandwidth=bandwidth, gamma=gamma, base=base)
+
+
+def as_link(link: Link | None = None, *, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+            gamma: Any = None, profile: Any = None) -> Link:
+    """The link a model prices on: *link*, resolved already, or one made of the option values.
+
+    The models take one resolved link (``link=``, a :class:`~costmodel.params.LinkParams` or a
+    :class:`~costmodel.params.PiecewiseLink`), as :func:`~costmodel.collectives.evaluate.cost`
+    does; those that also accept ``alpha=``, ``beta=``, ``bandwidth=``, ``gamma=`` and ``profile=``
+    as a convenience turn them into a link here, by :func:`link_from_options` (one α–β–γ line, a
+    profile's ``[link]`` under the values given), and nowhere else.
+
+    Raises
+    ------
+    InputError
+        When *link* and option values are both given, *link* is no link, or the options make none
+        (as :func:`link_from_options` says).
+
+    Examples
+    --------
+    >>> as_link(alpha="5us", bandwidth="12.5GB/s").beta_s_per_byte
+    Fraction(1, 12500000000)
+    >>> as_link(as_link(alpha=0, beta="1ns/B")).alpha_s
+    Fraction(0, 1)
+    """
+    options = {"alpha": alpha, "beta": beta, "bandwidth": bandwidth, "gamma": gamma, "profile": profile}
+    given = [name for name, value in options.items() if value is not None]
+    if link is None:
+        return link_from_options(**options)
+    if given:
+        raise InputError(f"both link= and {given[0]}= were given; pass the link (link=) or its values "
+                         "(alpha=, beta= or bandwidth=, gamma=, profile=), not both")
+    if not isinstance(link, (LinkParams, PiecewiseLink)):
+        raise InputError(f"{link!r} is not a link; pass a LinkParams (e.g. link_from_options(alpha='5us', "
+                         "beta='0.08ns/B')) or a PiecewiseLink")
+    return link
 
 
 def resolve_link(collective: str | None, *, alpha: Any = None, beta: Any = None, bandwidth: Any = None,

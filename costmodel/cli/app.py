@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.cli.helpformat import install as install_fitting_help
+
 __all__ = ["GROUPS", "build"]  # and app, built on first use (module __getattr__)
 
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -107,6 +109,7 @@ def summaries() -> tuple[tuple[str, str], ...]:
 
 def _application() -> typer.Typer:
     """The app with its options and no commands."""
+    install_fitting_help()  # option panels too narrow for typer's table are stacked, no name cut
     application = typer.Typer(
         name="costmodel",
         help="Exact α–β–γ cost models for the collectives of distributed training.\n\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,6 +17,9 @@ from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
+
+if TYPE_CHECKING:
+    from costmodel.exercises.gradebook import ClassReport
 
 __all__ = ["app"]
 
@@ -397,7 +400,7 @@ def _render_overridden(done: _Overridden) -> Rendered:
 
 
 @renders("costmodel.exercises.gradebook.ClassReport")
-def _render(result: Any) -> Rendered:
+def _render(result: ClassReport) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
@@ -454,7 +457,7 @@ def _render(result: Any) -> Rendered:
     return Group(*parts), (f"each file's student: {result.student_from}",) if result.student_from else ()
 
 
-def _plot(result: Any, path: Path) -> None:
+def _plot(result: ClassReport, path: Path) -> None:
     from costmodel.plots._figure import figure_style, save
 
     mistakes = result.mistakes() or [("(none diagnosed)", 0)]

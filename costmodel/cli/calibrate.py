@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,6 +32,9 @@ from costmodel.cli.shape import (
     Seq,
     Vocab,
 )
+
+if TYPE_CHECKING:
+    from costmodel.calibration.report import CalibrationReport
 
 __all__ = ["app", "calibrate_app"]
 
@@ -430,7 +433,7 @@ def _warned(f: Any) -> tuple[str, ...]:
 
 
 @renders("costmodel.calibration.report.CalibrationReport")
-def _render_report(report: Any) -> Rendered:
+def _render_report(report: CalibrationReport) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 

@@ -24,6 +24,8 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError
 
 if TYPE_CHECKING:
+    from costmodel.nccl.check import Check
+    from costmodel.nccl.compare import Comparison
     from costmodel.nccl.reports import Calibrated, Predicted, PresetList, PresetText, Ranges
 
 __all__ = ["COLLECTIVES", "CollectiveGroup", "app", "nccl_app"]
@@ -748,7 +750,7 @@ def _render_ranges(r: Ranges) -> Rendered:
 
 
 @renders("costmodel.nccl.compare.Comparison")
-def _render_comparison(c: Any) -> Rendered:
+def _render_comparison(c: Comparison) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -843,7 +845,7 @@ def _render_calibrated(r: Calibrated) -> Rendered:
 
 
 @renders("costmodel.nccl.check.Check")
-def _render_check(r: Any) -> Rendered:
+def _render_check(r: Check) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text

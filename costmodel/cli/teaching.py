@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +23,11 @@ from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.errors import InputError, ParseError
+
+if TYPE_CHECKING:
+    from costmodel.examples.work import Worked
+    from costmodel.exercises.grading import GradeReport
+    from costmodel.exercises.validate import ReadBack
 
 __all__ = ["Written", "app"]
 
@@ -383,7 +388,8 @@ class _Gradescope:
         return json.dumps(self.results, ensure_ascii=False)
 
 
-def _print_check(report: Any, path: str, *, gradescope: bool, hide_expected: bool, as_json: bool) -> int:
+def _print_check(report: GradeReport, path: str, *, gradescope: bool, hide_expected: bool,
+                 as_json: bool) -> int:
     if hide_expected:
         report = report.hide_expected()
     if gradescope:
@@ -504,12 +510,12 @@ def _render_listing(listing: _Listing) -> Rendered:
 
 
 @renders("costmodel.examples.work.Worked", form="markdown")
-def _worked_markdown(worked: Any) -> str:
+def _worked_markdown(worked: Worked) -> str:
     return str(worked.to_markdown())
 
 
 @renders("costmodel.examples.work.Worked")
-def _render_worked(worked: Any) -> Rendered:
+def _render_worked(worked: Worked) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text
@@ -556,7 +562,7 @@ _LONG_CELL = 24
 
 
 @renders("costmodel.exercises.grading.GradeReport")
-def _render_report(report: Any) -> Rendered:
+def _render_report(report: GradeReport) -> Rendered:
     from rich.console import Group
     from rich.text import Text
 
@@ -600,7 +606,7 @@ def _render_lint(lint: _Lint) -> Rendered:
 
 
 @renders("costmodel.exercises.validate.ReadBack")
-def _render_read_back(result: Any) -> Rendered:
+def _render_read_back(result: ReadBack) -> Rendered:
     from rich.console import Group
     from rich.markup import escape
     from rich.text import Text

@@ -35,9 +35,10 @@ def multilane(
     Example: costmodel multilane -n 1GB --lanes 4 --alpha 0 --bandwidth 12.5GB/s
     """
     from costmodel.collectives.multilane import multilane as split
+    from costmodel.links import resolve_link
 
-    result = split(size, lanes=lanes, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
-    emit(result, as_json=as_json)
+    link = resolve_link(None, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    emit(split(size, lanes=lanes, link=link), as_json=as_json)
 
 
 @app.command("flexreduce")

@@ -9,7 +9,7 @@ and emits the result.  The renderings are declared here with
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,13 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Profile, option, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
+
+if TYPE_CHECKING:
+    from costmodel.training.compression import Compression, ErrorFeedbackRun
+    from costmodel.training.federated import FedAvgRound
+    from costmodel.training.loss import WeightedGradient, WeightedLoss
+    from costmodel.training.memory import MemoryReport
+    from costmodel.training.traffic import MoETraffic, PSTraffic, Staleness, TensorParallelTraffic
 
 __all__ = ["app", "traffic_app"]
 
@@ -368,7 +375,8 @@ def _group(*parts: Any) -> Any:
     return Group(*(markup(p) if isinstance(p, str) else p for p in parts))
 
 
-def _quantities_under(heading: str, r: Any, rows: list[tuple[str, str]]) -> Rendered:
+def _quantities_under(heading: str, r: PSTraffic | TensorParallelTraffic | MoETraffic | Compression,
+                      rows: list[tuple[str, str]]) -> Rendered:
     """The quantities *rows* of the result *r* under *heading*, and the link line when a time was priced
     (bytes-only results have none)."""
     from costmodel.cli.render_cost import link_line
@@ -384,8 +392,8 @@ def _quantities(rows: list[tuple[str, str]]) -> Any:
     return out
 
 
-def _weighted_mean(r: Any, what: str, values: Any, show: Any, total: Any, *, numeric: bool,
-                   weighted: str, plain: str) -> Rendered:
+def _weighted_mean(r: WeightedLoss | WeightedGradient, what: str, values: Any, show: Any, total: Any, *,
+                   numeric: bool, weighted: str, plain: str) -> Rendered:
     """A weighted mean of the workers' *values* (a loss or a gradient): each worker's count (samples,
     batch or none), weight and value, then the *weighted* and *plain* means shown by *total*."""
     head = {"sizes": "samples n_k", "batches": "batch b_k", "weights": "–"}[r.basis]
@@ -397,19 +405,19 @@ def _weighted_mean(r: Any, what: str, values: Any, show: Any, total: Any, *, num
 
 
 @renders("costmodel.training.loss.WeightedLoss")
-def _render_loss(r: Any) -> Rendered:
+def _render_loss(r: WeightedLoss) -> Rendered:
     return _weighted_mean(r, "loss", r.losses, _num, _exact, numeric=True,
                           weighted="weighted mean Σ w_k·L_k", plain="plain mean (1/m)·Σ L_k")
 
 
 @renders("costmodel.training.loss.WeightedGradient")
-def _render_gradient(r: Any) -> Rendered:
+def _render_gradient(r: WeightedGradient) -> Rendered:
     return _weighted_mean(r, "gradient", r.gradients, _vector, _vector, numeric=False,
                           weighted="weighted Σ w_k·g_k", plain="plain mean (1/m)·Σ g_k")
 
 
 @renders("costmodel.training.federated.FedAvgRound")
-def _render_fedavg(r: Any) -> Rendered:
+def _render_fedavg(r: FedAvgRound) -> Rendered:
     out = table("client", "|D_k|", "answered", "weight", "model θ_k", numeric=("|D_k|", "weight"))
     for k, (n, w, m) in enumerate(zip(r.sizes, r.weights, r.models, strict=True)):
         out.add_row(str(k), str(n), "no" if k in r.dropped else "yes", _exact(w), _vector(m))
@@ -419,7 +427,7 @@ def _render_fedavg(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.memory.MemoryReport")
-def _render_memory(r: Any) -> Rendered:
+def _render_memory(r: MemoryReport) -> Rendered:
     parts: list[Any] = ["[bold]memory[/bold] · data-parallel training"]
     if r.params is not None:
         parts += ["", _quantities([
@@ -471,7 +479,7 @@ def _fit_lines(fit: Any) -> list[str]:
     return [verdict, f"[dim]per GPU: {escape(counted)}[/dim]"]
 
 
-def _weight_rows(r: Any) -> list[tuple[str, str]]:
+def _weight_rows(r: MemoryReport) -> list[tuple[str, str]]:
     """Weights per GPU (when it differs from a replica's) and over all GPUs."""
     rows = []
     if r.weights_bytes_per_gpu != r.weights_bytes_per_replica:
@@ -494,7 +502,7 @@ def _zero_what(stage: int) -> str:
 
 
 @renders("costmodel.training.traffic.PSTraffic")
-def _render_ps(r: Any) -> Rendered:
+def _render_ps(r: PSTraffic) -> Rendered:
     rows = [
         ("model n", _bytes(r.model_bytes)),
         (f"into each of {r.servers} server{'s' if r.servers > 1 else ''} (N·n/S)", _bytes(r.server_bytes_in)),
@@ -509,7 +517,7 @@ def _render_ps(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.traffic.TensorParallelTraffic")
-def _render_tp(r: Any) -> Rendered:
+def _render_tp(r: TensorParallelTraffic) -> Rendered:
     d = r.to_dict()
     rows = [
         ("all-reduce size b·s·h·bytes", _bytes(r.allreduce_bytes)),
@@ -528,7 +536,7 @@ def _render_tp(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.traffic.MoETraffic")
-def _render_moe(r: Any) -> Rendered:
+def _render_moe(r: MoETraffic) -> Rendered:
     d = r.to_dict()
     rows = [
         ("send buffer per all-to-all (tokens·k·h·bytes)", _bytes(r.send_buffer_bytes)),
@@ -545,7 +553,7 @@ def _render_moe(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.traffic.Staleness")
-def _render_staleness(r: Any) -> Rendered:
+def _render_staleness(r: Staleness) -> Rendered:
     out = table("protocol", "staleness", numeric=("staleness",))
     out.add_row("BSP", "0")
     if r.bound is not None:
@@ -556,7 +564,7 @@ def _render_staleness(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.compression.Compression")
-def _render_compression(r: Any) -> Rendered:
+def _render_compression(r: Compression) -> Rendered:
     rows = [
         ("exchange scheme", r.scheme),
         (f"dense ({r.elements:,} × {r.source.name})", _bytes(r.dense_bytes)),
@@ -573,7 +581,7 @@ def _render_compression(r: Any) -> Rendered:
                      for s in r.compressed.steps]
         rows.append(("ratio of bytes sent per rank",
                      _exact(r.dense.bytes_sent_per_rank / r.compressed.bytes_sent_per_rank)))
-    if r.time_saved_s is not None:
+    if r.time_saved_s is not None and r.dense is not None and r.compressed is not None:  # all with a link
         rows += [("dense time", _time(r.dense.time_s)), ("compressed time", _time(r.compressed.time_s)),
                  ("time saved", _time(r.time_saved_s) if r.time_saved_s >= 0
                   else "−" + _time(-r.time_saved_s))]
@@ -582,7 +590,7 @@ def _render_compression(r: Any) -> Rendered:
 
 
 @renders("costmodel.training.compression.ErrorFeedbackRun")
-def _render_error_feedback(r: Any) -> Rendered:
+def _render_error_feedback(r: ErrorFeedbackRun) -> Rendered:
     scaled = r.method == "onebit"
     columns = ("step", "g + residual", "sent", *(("scale",) if scaled else ()), "residual")
     out = table(*columns, numeric=("step", "scale"))

@@ -37,8 +37,9 @@ from costmodel.collectives.hierarchical import (
     flat_ring,
     hierarchical_cost,
 )
+from costmodel.collectives.piecewise import placed
 from costmodel.errors import InputError
-from costmodel.params import LinkParams
+from costmodel.params import Link, LinkParams, PiecewiseLink, link_notes
 from costmodel.references import LEE_2020, WAN_2020, Cited
 from costmodel.topology import Level, Topology
 from costmodel.validate import is_whole, positive
@@ -71,7 +72,7 @@ class MultiLaneTransfer:
 
     n_bytes: Fraction
     lanes: int
-    link: LinkParams
+    link: Link
     bytes_per_lane: Fraction
     one_lane_time_s: Fraction
     time_s: Fraction
@@ -85,29 +86,45 @@ class MultiLaneTransfer:
 
     def to_dict(self) -> dict[str, object]:
         speedup = self.speedup
+        one = self.link.summary if isinstance(self.link, PiecewiseLink) else self.link
         return {
             "n_bytes": real(self.n_bytes), "lanes": self.lanes, **self.link.result_fields(),
-            "bandwidth_bytes_per_s": None if self.link.bandwidth_bytes_per_s is None
-            else real(self.link.bandwidth_bytes_per_s),
+            "bandwidth_bytes_per_s": None if one.bandwidth_bytes_per_s is None
+            else real(one.bandwidth_bytes_per_s),
             "bytes_per_lane": real(self.bytes_per_lane), "one_lane_time_s": real(self.one_lane_time_s),
             "time_s": real(self.time_s), "speedup": None if speedup is None else real(speedup),
             "sources": [s.to_dict() for s in self.sources], "notes": list(self.notes),
         }
 
 
-def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
-              profile: Any = None) -> MultiLaneTransfer:
+def multilane(n: Any, *, lanes: int | None, link: Link | None = None, alpha: Any = None, beta: Any = None,
+              bandwidth: Any = None, profile: Any = None) -> MultiLaneTransfer:
     """Transfer service time of an n-byte payload split over *lanes* parallel lanes.
 
     Each lane carries n/k bytes at the per-lane bandwidth, all at once:
-    α + (n/k)β, against α + nβ on one lane.  α is needed like everywhere
-    (from *alpha* or *profile*); the ideal transfer service time of the
-    multi-lane model (Träff & Hunold 2020) is ``alpha=0``.
+    α + (n/k)β, against α + nβ on one lane.  α is needed like everywhere;
+    the ideal transfer service time of the multi-lane model (Träff & Hunold
+    2020) is α = 0.
+
+    Parameters
+    ----------
+    n : int, Fraction or str
+        The payload, bytes (``"1GB"``).
+    lanes : int
+        k, the parallel lanes (paths, NICs), each with the link's bandwidth.
+    link : LinkParams or PiecewiseLink
+        The link of one lane.  A piecewise link prices each message by the
+        segment of its own size (the n bytes on one lane, the n/k on each of
+        k); its segments must be placed by message size.
+    alpha, beta, bandwidth, profile : optional
+        The link's values instead of *link*, made into one by
+        :func:`costmodel.links.as_link`.
 
     Raises
     ------
     InputError
-        For a missing or non-positive lane count, and bad link options.
+        For a missing or non-positive lane count, bad link options, or a
+        link whose segments price one collective's algorithm only.
 
     References
     ----------
@@ -116,25 +133,40 @@ def multilane(n: Any, *, lanes: int | None, alpha: Any = None, beta: Any = None,
 
     Examples
     --------
-    >>> m = multilane("1GB", lanes=4, alpha=0, bandwidth="12.5GB/s")
+    >>> from costmodel.links import link_from_options
+    >>> m = multilane("1GB", lanes=4, link=link_from_options(alpha=0, bandwidth="12.5GB/s"))
     >>> m.one_lane_time_s, m.time_s  # 1 GB / 12.5 GB/s = 80 ms; 250 MB / 12.5 GB/s = 20 ms
     (Fraction(2, 25), Fraction(1, 50))
+    >>> multilane("1GB", lanes=4, alpha=0, bandwidth="12.5GB/s").time_s
+    Fraction(1, 50)
     """
     size = check_size(n)
     if lanes is None:
         raise InputError("no lane count given; pass lanes=K, the number of parallel paths (e.g. 4)")
     k = positive(lanes, "lanes", hint="give the number of parallel paths, e.g. lanes=4")
-    from costmodel.links import link_from_options
+    from costmodel.links import as_link
 
-    link = link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    used = as_link(link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    if isinstance(used, PiecewiseLink):
+        used = placed(used)  # a calibrated profile's collective sizes, as message sizes
+        if not used.by_message:
+            raise InputError(f"{used.only()}, not a transfer of one message; give alpha= and beta=")
     per_lane = size / k
     return MultiLaneTransfer(
-        n_bytes=size, lanes=k, link=link, bytes_per_lane=per_lane,
-        one_lane_time_s=link.alpha_s + size * link.beta_s_per_byte,
-        time_s=link.alpha_s + per_lane * link.beta_s_per_byte,
-        notes=("transfer service time only: an end-to-end all-reduce adds its local collectives, start-ups "
-               "and any contention; the lanes help only if their bandwidth is sustained concurrently",),
+        n_bytes=size, lanes=k, link=used, bytes_per_lane=per_lane,
+        one_lane_time_s=_message_time(used, size), time_s=_message_time(used, per_lane),
+        notes=(*link_notes(used),
+               "transfer service time only: an end-to-end all-reduce adds its local collectives, start-ups "
+               "and any contention; the lanes help only if their bandwidth is sustained concurrently"),
     )
+
+
+def _message_time(link: Link, m: Fraction) -> Fraction:
+    """α + mβ of one message of *m* bytes; on a piecewise link (in message sizes), with the segment that
+    prices its size."""
+    if isinstance(link, PiecewiseLink):
+        return sum(link.message(m).terms(m, reduce=False), Fraction(0))
+    return link.alpha_s + m * link.beta_s_per_byte
 
 
 # -- FlexReduce --------------------------------------------------------------------------------

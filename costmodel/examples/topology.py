@@ -19,7 +19,7 @@ from costmodel.errors import InputError
 from costmodel.examples import example
 from costmodel.examples.kinds import COUNT, COUNTS, NUMBER, RATE, SIZE, TIME
 from costmodel.examples.work import Given, Work
-from costmodel.params import LinkParams
+from costmodel.params import LinkParams, combine_link
 from costmodel.topology import Level, Topology
 
 TOPIC = "hierarchical"
@@ -47,7 +47,7 @@ def multilane_transfer(w: Work) -> None:
     """
     n, k, bandwidth, alpha = w.values("n", "lanes", "bandwidth", "alpha")
     a, b = w.link(alpha, 1 / bandwidth)
-    m = multilane(n, lanes=k, alpha=a, beta=b)
+    m = multilane(n, lanes=k, link=combine_link(alpha=a, beta=b))
     w.answer("per-lane", "bytes on each lane", m.bytes_per_lane, SIZE, f"n/k = {SIZE.term(n)} / {k}")
     w.answer("one-lane", "time on one lane", m.one_lane_time_s, TIME, "α + n·β")
     w.answer("time", "time over all lanes at once", m.time_s, TIME, "α + (n/k)·β")

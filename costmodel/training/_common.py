@@ -138,7 +138,8 @@ def reals(values: Sequence[Fraction | int]) -> list[int | float]:
 
 def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
                   profile: Any = None) -> Any:
-    """The link if any part of one was given (then α and β are both needed, as everywhere), else ``None``.
+    """The link if any part of one was given (then :func:`costmodel.links.as_link`'s, as everywhere), else
+    ``None``: the models that price time only when given a link.
 
     Examples
     --------
@@ -147,15 +148,9 @@ def optional_link(*, link: Any = None, alpha: Any = None, beta: Any = None, band
     >>> optional_link(alpha=0, bandwidth="12.5GB/s").beta_s_per_byte
     Fraction(1, 12500000000)
     """
-    given = [v for v in (alpha, beta, bandwidth, profile) if v is not None]
-    if link is not None:
-        if given:
-            raise InputError("both a link and link options were given; pass either link= or "
-                             "alpha/beta/bandwidth/profile")
-        return link
-    if not given:
+    if all(v is None for v in (link, alpha, beta, bandwidth, profile)):
         return None
 
-    from costmodel.links import link_from_options
+    from costmodel.links import as_link
 
-    return link_from_options(alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
+    return as_link(link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)

@@ -90,6 +90,17 @@ def test_multilane_json(cli):
     assert (data["alpha_s"], data["bandwidth_bytes_per_s"]) == (0, 12_500_000_000)
 
 
+def test_multilane_on_a_calibrated_profile_prices_each_message_by_its_segment(cli):
+    """A profile's segments, placed by message size as for cost, price the 1 GB on one lane and the 250 MB
+    on each of four by the segments their sizes fall in (both the last one here: from 1.049 MB)."""
+    data = cli.json("multilane", "-n", "1GB", "--lanes", "4", "--profile", "docs/examples/a3mega.toml")
+    assert data["link_segments_by"] == "message"
+    last = data["link_segments"][-1]
+    assert last["from_bytes"] <= 250 * 10**6
+    assert data["one_lane_time_s"] == pytest.approx(last["alpha_s"] + 10**9 * last["beta_s_per_byte"], rel=1e-5)
+    assert data["time_s"] == pytest.approx(last["alpha_s"] + 250 * 10**6 * last["beta_s_per_byte"], rel=1e-5)
+
+
 def test_flexreduce_json(cli):
     data = cli.json("flexreduce", "--groups", "2,3", "--entries", "12")
     assert data["groups"] == [

@@ -139,3 +139,61 @@ def test_every_number_survives_every_width(command, tmp_path, monkeypatch, capsy
         for token, n in sorted(want.items()):
             if cell_len(token) <= width // 2:
                 assert shown[token] + excused[token] >= n, f"{where}: {token!r} is not whole\n{text}"
+
+
+def _every_command(command=None, path: tuple[str, ...] = ()):
+    """(the words naming it, the Click command) of the app and of every command and group under it."""
+    if command is None:
+        import typer.main
+
+        from costmodel.cli.app import build
+
+        command = typer.main.get_command(build(()))
+    yield path, command
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        yield from _every_command(sub, (*path, name))
+
+
+_HELPED = [pytest.param(path, [p for p in command.params if not getattr(p, "hidden", False)],
+                        id=" ".join(path) or "costmodel") for path, command in _every_command()]
+
+
+def _whole(name: str, text: str) -> int:
+    """How often *name* (an option, a metavar) appears in *text* whole: not inside a longer word."""
+    return len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+
+
+@pytest.mark.parametrize(("path", "params"), _HELPED)
+def test_help_shows_every_option_name_whole(path, params, monkeypatch, capsys):
+    """At 40, 60 and 80 columns the help shows each option's names and metavar whole (stacked if
+    need be), as often as at 200 columns: none cut (``--micro…``) or folded over two lines."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    names = {n for p in params for n in (*p.opts, *p.secondary_opts) if n.startswith("-")}
+    names |= {p.metavar for p in params if p.param_type_name == "option" and p.metavar}
+    shown = {}
+    for width in (200, 40, 60, 80):
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert main([*path, "--help"]) == 0
+        shown[width] = capsys.readouterr().out
+    for width in (40, 60, 80):
+        where = f"costmodel {' '.join(path)} --help at COLUMNS={width}"
+        text = shown[width]
+        assert all(cell_len(line) <= width for line in text.splitlines()), f"{where}: too wide\n{text}"
+        assert text.count("…") <= shown[200].count("…"), f"{where}: something was cut\n{text}"
+        for name in sorted(names):
+            assert _whole(name, text) >= max(_whole(name, shown[200]), 1), f"{where}: {name!r} cut\n{text}"
+
+
+def test_a_narrow_help_is_stacked_and_a_wide_one_is_typers_table(monkeypatch, capsys):
+    """Stacked: the names and type on a line, the help indented below; wide: the names, type and help
+    side by side, as typer prints them."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "40")
+    assert main(["step", "--help"]) == 0
+    narrow = capsys.readouterr().out
+    assert "│ --microbatches, -m  M" in narrow
+    assert "│     Micro-batches per replica per" in narrow
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["step", "--help"]) == 0
+    wide = capsys.readouterr().out
+    assert re.search(r"│ --microbatches +-m +M +Micro-batches per replica per step", wide)

@@ -37,6 +37,7 @@ from costmodel.collectives.evaluate import compare
 from costmodel.collectives.hierarchical import SOURCES, is_hierarchical
 from costmodel.collectives.multilane import SOURCES as MULTILANE_SOURCES
 from costmodel.links import resolve_link, topology_from_options
+from costmodel.params import FittedOn, LinkSegment, PiecewiseLink
 from costmodel.references import CITATIONS
 from tests.strategies import links, sizes
 
@@ -409,6 +410,31 @@ def test_multilane_with_start_up():
 def test_multilane_errors(kwargs, needle):
     with pytest.raises(InputError, match=needle):
         multilane("1GB", **kwargs)
+
+
+def test_multilane_takes_a_resolved_link():
+    link = LinkParams(alpha_s=F(2), beta_s_per_byte=F(1))  # 2 s, 1 s/B
+    m = multilane(1000, lanes=3, link=link)
+    assert m.link is link
+    assert (m.one_lane_time_s, m.time_s) == (1002, 2 + F(1000, 3))  # 2 + 1000·1; 2 + 1000/3·1
+    with pytest.raises(InputError, match="both link= and alpha= were given"):
+        multilane(1000, lanes=3, link=link, alpha="1s")
+
+
+def test_multilane_prices_each_message_on_its_own_segment():
+    small = LinkParams(alpha_s=F(1), beta_s_per_byte=F(1, 10))  # messages below 100 B: 1 s + m/10 s
+    large = LinkParams(alpha_s=F(5), beta_s_per_byte=F(1, 100))  # from 100 B: 5 s + m/100 s
+    link = PiecewiseLink(segments=(LinkSegment(from_bytes=F(1), to_bytes=F(10), link=small),
+                                   LinkSegment(from_bytes=F(100), to_bytes=F(1000), link=large)),
+                         summary=small, source="two segments")
+    m = multilane(400, lanes=8, link=link)
+    # one lane: 400 B on the large segment, 5 + 4 = 9 s; eight lanes: 50 B each on the small one, 1 + 5 = 6 s
+    assert (m.one_lane_time_s, m.time_s) == (9, 6)
+    assert m.to_dict()["link_segments_by"] == "message"
+    fitted = PiecewiseLink(segments=link.segments, summary=small, source="lab", sizes="n",
+                           fitted=FittedOn(collective="allreduce", algorithm="rabenseifner", p=8))
+    with pytest.raises(InputError, match="they price rabenseifner only, not a transfer of one message"):
+        multilane(400, lanes=8, link=fitted)
 
 
 # -- FlexReduce ----------------------------------------------------------------------------------

@@ -150,3 +150,22 @@ def test_to_dict() -> None:
     assert data["bandwidth_bytes_per_s"] == 12_500_000_000
     assert data["gamma_s_per_byte"] == 0
     assert data["source"] == "options"
+
+
+def test_as_link_takes_a_link_or_its_values() -> None:
+    from costmodel.links import as_link
+    from costmodel.params import LinkSegment, PiecewiseLink
+
+    link = LinkParams(alpha_s=F(1, 10**6), beta_s_per_byte=F(1, 10**9))
+    assert as_link(link) is link
+    made = as_link(alpha="1us", bandwidth="1GB/s")  # the same values, spelled as options
+    assert (made.alpha_s, made.beta_s_per_byte, made.source) == (F(1, 10**6), F(1, 10**9), "options")
+    piecewise = PiecewiseLink(segments=(LinkSegment(from_bytes=F(1), to_bytes=F(1), link=link),),
+                              summary=link, source="one segment")
+    assert as_link(piecewise) is piecewise
+    with pytest.raises(InputError, match="both link= and bandwidth= were given"):
+        as_link(link, bandwidth="1GB/s")
+    with pytest.raises(InputError, match="'5us' is not a link; pass a LinkParams"):
+        as_link("5us")
+    with pytest.raises(InputError, match="no latency given"):
+        as_link()

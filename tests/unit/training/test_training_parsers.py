@@ -142,7 +142,7 @@ def test_optional_link():
     with pytest.raises(InputError, match="no latency given"):  # the one rule: α is said, never assumed
         optional_link(bandwidth="12.5GB/s")
     assert optional_link(alpha="5us", beta="0.08ns/B").alpha_s == Fraction(1, 200_000)
-    with pytest.raises(InputError, match="both a link and link options"):
+    with pytest.raises(InputError, match="both link= and alpha= were given"):
         optional_link(link=link, alpha="1us")
     with pytest.raises(InputError, match="only one of beta= or bandwidth="):
         optional_link(beta="1ns/B", bandwidth="1GB/s")
