@@ -52,14 +52,15 @@ def _sent(w: Work, stage: int, gpus: int, payload: Fraction) -> Fraction:
     """Bytes one GPU sends in one step of ZeRO stage *stage*: each collective of the stage, priced by its
     ring record over the *gpus* data-parallel GPUs, on the whole model's *payload* bytes.
 
-    The ``own-chunk`` slip sends the whole payload every time (the (N − 1)/N forgotten).
+    The ``own-chunk`` slip forgets the (N − 1)/N: a GPU sends its own chunk too.
     """
     total = Fraction(0)
     for collective, what in ZERO_COLLECTIVES[stage]:
         c = w.cost(collective, "ring", p=gpus, n=payload, alpha=0, beta=1, show=False)
-        sent = Fraction(payload) if w.slipped("own-chunk") else Fraction(c.bytes_sent)
-        share = "the whole payload" if w.slipped("own-chunk") else (
-            "2(N − 1)/N·2Ψ" if collective == "allreduce" else "(N − 1)/N·2Ψ")
+        sent = Fraction(c.bytes_sent)
+        share = "2(N − 1)/N·2Ψ" if collective == "allreduce" else "(N − 1)/N·2Ψ"
+        if w.slipped("own-chunk"):  # the own chunk sent too: N/(N − 1) times the bytes
+            sent, share = sent * Fraction(gpus, gpus - 1), "2·2Ψ" if collective == "allreduce" else "2Ψ"
         w.step(f"Stage {stage}: {what}", share, sent, SIZE)
         total += sent
     return total
