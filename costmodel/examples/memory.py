@@ -114,8 +114,9 @@ def zero_traffic(w: Work) -> None:
          givens=[PARAMS, GPUS, Given("strategy", "sharding strategy", NAME, "full-shard")],
          answer="states", slips=("own-chunk", "zero-bookkeeping"))
 def fsdp_strategy(w: Work) -> None:
-    """NO_SHARD is data parallelism; SHARD_GRAD_OP shards gradients and optimizer states (ZeRO 2);
-    FULL_SHARD shards the weights too (ZeRO 3) and gathers them twice a step.
+    """NO_SHARD is data parallelism; SHARD_GRAD_OP shards gradients and optimizer states (ZeRO 2, the
+    weights gathered through the forward and backward passes); FULL_SHARD shards the weights too
+    (ZeRO 3) and gathers them twice a step.  The states are those held during the backward pass.
 
     Source: Zhao et al., PVLDB 2023, section 3.2; Rajbhandari et al., SC20, sections 3.1 and 7.2;
     ``costmodel.training.memory.FSDP_STRATEGIES`` and ``costmodel.zero_memory``.
@@ -137,7 +138,7 @@ def fsdp_strategy(w: Work) -> None:
         states = (zero_memory(psi, gpus=gpus, stage=0, weight_bytes=4, grad_bytes=4) if stage == 0
                   else zero_memory(psi, gpus=gpus, stage=stage - 1)).model_state_bytes_per_gpu
     formula = z.formula.replace("N", str(gpus)).replace("Ψ", f"·{show_exact(params)}e9") + " B"
-    w.answer("states", "model states per GPU", states, SIZE, formula)
+    w.answer("states", "model states per GPU during the backward pass", states, SIZE, formula)
     payload = Fraction(_WIDTH * psi)
     w.answer("collectives", "collectives per step over the model", len(ZERO_COLLECTIVES[stage]), COUNT,
              ", ".join(c for c, _ in ZERO_COLLECTIVES[stage]))

@@ -68,7 +68,7 @@ def _times(shape: str, a: Fraction, b: Fraction) -> str:
         return f"exp:{_seconds(a)},{_seconds(b)}"
     if key == "uniform":
         if not a < b:
-            raise InputError(f"low={show_exact(a)} s must be below high={show_exact(b)} s")
+            raise InputError(f"a={show_exact(a)} s, the low end, must be below b={show_exact(b)} s, the high end")
         return f"uniform:{_seconds(a)},{_seconds(b)}"
     raise InputError(f"shape={shape!r} is not a distribution here; give exp or uniform")
 

@@ -114,9 +114,10 @@ whole model's Ψ elements (Rajbhandari et al. 2020, section 7.2: 2Ψ for stages 
 """
 
 FSDP_STRATEGIES: dict[str, int] = {"no-shard": 0, "shard-grad-op": 2, "full-shard": 3}
-"""PyTorch FSDP's sharding strategy -> the ZeRO stage whose states and collectives it has (Zhao et
-al. 2023, section 3.2: ``FULL_SHARD`` gathers the weights for the forward and again for the
-backward; ``SHARD_GRAD_OP`` keeps them gathered from the forward to the end of the backward)."""
+"""PyTorch FSDP's sharding strategy -> the ZeRO stage whose model states it holds during the forward
+and backward passes and whose collectives it runs (Zhao et al. 2023, section 3.2: ``FULL_SHARD``
+gathers the weights for the forward and again for the backward; ``SHARD_GRAD_OP`` keeps them
+gathered from the forward to the end of the backward, and shards them only between steps)."""
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation choices of Korthikanti et al. 2022."""
