@@ -68,7 +68,7 @@ def _times(shape: str, a: Fraction, b: Fraction) -> str:
         return f"exp:{_seconds(a)},{_seconds(b)}"
     if key == "uniform":
         if not a < b:
-            raise InputError(f"a={show_exact(a)} s, the low end, must be below b={show_exact(b)} s, the high end")
+            raise InputError(f"the low end a = {show_exact(a)} s must be below the high end b = {show_exact(b)} s")
         return f"uniform:{_seconds(a)},{_seconds(b)}"
     raise InputError(f"shape={shape!r} is not a distribution here; give exp or uniform")
 
@@ -228,7 +228,7 @@ def ring_self_weight(w: Work) -> None:
     if p < 3:
         raise InputError(f"p={p}: a ring needs at least 3 workers")
     if not 0 < a < 1:
-        raise InputError(f"self={show_exact(a)} must be between 0 and 1 (exclusive)")
+        raise InputError(f"the self-weight {show_exact(a)} must lie strictly between 0 and 1")
     spec, lap = _ring_mixing(p, a)
     c = w.step("Weight on each neighbour", f"c = (1 − w₀)/2 = (1 − {show_exact(a)})/2", (1 - a) / 2, NUMBER)
     conn = _value(lap.connectivity_exact, lap.connectivity)
@@ -274,7 +274,7 @@ def best_constant_mixing(w: Work) -> None:
     graph, p, target = w.values("graph", "p", "target")
     name = resolve_graph(graph).name
     if name not in GRAPHS:
-        raise InputError(f"graph={graph!r}: give one of {', '.join(GRAPHS)} (undirected, regular)")
+        raise InputError(f"the graph {graph!r} is not one of {', '.join(GRAPHS)} (undirected and regular)")
     lap, best, uniform = _weights_compared(name, p)
     low = _value(lap.connectivity_exact, lap.connectivity)
     high = _value(lap.largest_exact, lap.largest)
