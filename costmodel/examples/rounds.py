@@ -68,7 +68,8 @@ def _times(shape: str, a: Fraction, b: Fraction) -> str:
         return f"exp:{_seconds(a)},{_seconds(b)}"
     if key == "uniform":
         if not a < b:
-            raise InputError(f"the low end a = {show_exact(a)} s must be below the high end b = {show_exact(b)} s")
+            raise InputError(f"the low end a = {show_exact(a)} s must be below the high end "
+                             f"b = {show_exact(b)} s")
         return f"uniform:{_seconds(a)},{_seconds(b)}"
     raise InputError(f"shape={shape!r} is not a distribution here; give exp or uniform")
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel._json import JSONFields, real, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, ZHAO_2023, Cited
+from costmodel.references import KORTHIKANTI_2022, RAJBHANDARI_2020, Cited
 from costmodel.training._common import positive_int
 from costmodel.training.counts import Dtype, parse_count, parse_dtype
 from costmodel.validate import is_whole
@@ -86,7 +86,7 @@ __all__ = [
     "zero_memory",
 ]
 
-CITED = (RAJBHANDARI_2020, KORTHIKANTI_2022, ZHAO_2023)
+CITED = (RAJBHANDARI_2020, KORTHIKANTI_2022)
 
 ZERO_STAGES: dict[int, tuple[str, str]] = {
     0: ("baseline", "no partitioning: every GPU holds all model states"),
