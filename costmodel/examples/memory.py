@@ -256,3 +256,17 @@ def interleaved_activations(w: Work) -> None:
                     "chunk-micro-batches in flight × 1/v of a stage's layers each")
     w.answer("memory-ratio", "interleaved over 1F1B, activations of the first stage",
              held / plain.peak_inflight_microbatches[0], NUMBER)
+    busy = w.answer("busy-1f1b", "1F1B: the bubble as idle over busy time", plain.bubble_over_ideal, NUMBER,
+                    f"(P − 1)/M = {stages - 1}/{m}")
+    target = w.answer("busy-interleaved", "the interleaved schedule: the bubble as idle over busy time",
+                      inter.bubble_over_ideal, NUMBER, f"(P − 1)/(v·M) = {stages - 1}/({v} × {m})")
+    # the fewest micro-batches whose simulated 1F1B bubble is as small: from the closed form's guess,
+    # stepped down while one fewer still reaches it and up while it does not
+    guess = m * busy / target  # (P − 1)/M′ = target
+    need = max(1, -(-guess.numerator // guess.denominator))
+    while need > 1 and bubble("1f1b", stages, microbatches=need - 1).bubble_over_ideal <= target:
+        need -= 1
+    while bubble("1f1b", stages, microbatches=need).bubble_over_ideal > target:
+        need += 1
+    w.answer("equivalent", "micro-batches plain 1F1B needs for the interleaved bubble", need, COUNT,
+             f"(P − 1)/M′ ≤ (P − 1)/(v·M): M′ = v·M = {v} × {m}")

@@ -51,11 +51,11 @@ def variants(exercise_id: str):
         yield v.values, {name: v.expected(name) for name in (a.name for a in exercise.answers)}
 
 
-def test_the_files_hold_the_thirteen_exercises():
+def test_the_files_hold_the_fourteen_exercises():
     assert {e.id: e.topic for e in MINE} == {
         "zero-stage3-traffic": "zero", "zero3-trade": "zero", "fsdp-strategies": "zero",
         "activation-per-layer": "memory", "pipeline-stage-activations": "bubbles",
-        "interleaved-activations": "bubbles", "fl-slowest-exponential": "federated-round",
+        "interleaved-activations": "bubbles", "interleaved-bubble-busy": "bubbles", "fl-slowest-exponential": "federated-round",
         "fl-slowest-uniform": "federated-round", "fl-kth-uniform": "federated-round",
         "fl-deadline-dropping": "federated-round", "hierarchical-two-links": "hierarchical",
         "ring-self-weight": "consensus", "best-constant-weight": "consensus"}
@@ -124,6 +124,8 @@ def test_interleaved_activations_defaults():
     assert (got["idle-1f1b"], got["idle-interleaved"]) == (9, Fraction(9, 2))
     assert (got["held-1f1b"], got["held-interleaved"], got["memory-ratio"]) == (4, Fraction(11, 2),
                                                                                  Fraction(11, 8))
+    # idle over busy: (P − 1)/M = 3/8, and 3/16 interleaved, which 1F1B reaches at M = 16
+    assert (got["busy-1f1b"], got["busy-interleaved"], got["equivalent"]) == (Fraction(3, 8), Fraction(3, 16), 16)
 
 
 def test_federated_defaults():
@@ -223,6 +225,10 @@ def test_pipeline_keys():
         assert key["idle-interleaved"] == Fraction(3 * (p - 1), v)
         assert key["held-interleaved"] == Fraction(warmup + 1, v)
         assert key["memory-ratio"] == Fraction(warmup + 1, v * p)
+    for values, key in variants("interleaved-bubble-busy"):
+        p, m, v = values["stages"], values["microbatches"], values["chunks"]
+        assert key["busy-1f1b"] == Fraction(p - 1, m) and key["busy-interleaved"] == Fraction(p - 1, v * m)
+        assert key["equivalent"] == v * m
 
 
 def test_federated_keys():
