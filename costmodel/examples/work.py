@@ -65,6 +65,10 @@ FORMULA_SLIPS: dict[str, tuple[str, ...]] = {
     "no-composition": ("",),
     "batch-for-rate": ("",),
     "noise-for-sigma": ("",),
+    "mean-for-max": ("",),
+    "deadline-without-links": ("",),
+    "second-eigenvalue": ("",),
+    "gap-for-log": ("",),
 }
 """Mistakes made in the formula (not in the units), with their variants; an example lists
 those it models in :attr:`Example.slips`."""

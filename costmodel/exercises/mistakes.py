@@ -63,6 +63,14 @@ MISTAKES: dict[str, str] = {
                       "by sampling)",
     "noise-for-sigma": "the noise's standard deviation σC used as the noise multiplier σ (not divided "
                        "by the clipping norm C)",
+    "mean-for-max": "the mean client's time where the round waits for the slowest (or the K-th fastest) "
+                    "of the sampled clients: an order statistic, not a mean",
+    "deadline-without-links": "the deadline compared with the compute time alone, without the download "
+                              "and the upload that share it",
+    "second-eigenvalue": "the second-largest eigenvalue λ₂ taken for ρ, where ρ is the largest magnitude of "
+                         "the non-consensus eigenvalues (a negative one can be larger)",
+    "gap-for-log": "ln(1/ρ) replaced by the spectral gap 1 − ρ: the approximation ln(1/ε)/(1 − ρ), not the "
+                   "rounds ⌈ln(1/ε)/ln(1/ρ)⌉",
     "wrong-unit": "a value of the wrong dimension (a time for a size, ...)",
 }
 """Every mistake the grader can report, with what it means."""
@@ -86,6 +94,10 @@ HINTS: dict[str, str] = {
     "no-composition": "the privacy loss of one step, not composed over the steps",
     "batch-for-rate": "the batch size used in place of the sampling rate",
     "noise-for-sigma": "the noise's standard deviation and the noise multiplier confused",
+    "mean-for-max": "a mean where the round waits for an order statistic",
+    "deadline-without-links": "the links' time left out of the deadline",
+    "second-eigenvalue": "the second-largest eigenvalue taken for the largest magnitude",
+    "gap-for-log": "the spectral gap used in place of the logarithm",
     "wrong-unit": "a value of the wrong dimension",
 }
 """What a student is told of each mistake when the expected values are hidden: the kind of slip,

@@ -74,6 +74,8 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         weighted_loss,
     )
     from costmodel.training.memory import (
+        FSDP_STRATEGIES,
+        ZERO_COLLECTIVES,
         ZERO_STAGES,
         ActivationMemory,
         ActivationVariant,
@@ -137,6 +139,8 @@ _EXPORTS: dict[str, str] = {
     "TensorParallelTraffic": "costmodel.training.traffic",
     "WeightedGradient": "costmodel.training.loss",
     "WeightedLoss": "costmodel.training.loss",
+    "FSDP_STRATEGIES": "costmodel.training.memory",
+    "ZERO_COLLECTIVES": "costmodel.training.memory",
     "ZERO_STAGES": "costmodel.training.memory",
     "ZeroMemory": "costmodel.training.memory",
     "activation_memory": "costmodel.training.memory",
@@ -171,7 +175,9 @@ module loads no other)."""
 
 __all__ = [
     "DTYPES",
+    "FSDP_STRATEGIES",
     "METHODS",
+    "ZERO_COLLECTIVES",
     "ZERO_STAGES",
     "ActivationMemory",
     "ActivationVariant",

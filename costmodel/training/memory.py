@@ -13,6 +13,18 @@
       stage 0: (2 + 2 + K)·Ψ      stage 1: (2 + 2)·Ψ + K·Ψ/N_d
       stage 2: 2Ψ + (2 + K)·Ψ/N_d stage 3: (2 + 2 + K)·Ψ/N_d
 
+* **ZeRO communication per step** (Rajbhandari et al. 2020, section 7.2;
+  :data:`ZERO_COLLECTIVES`).  Plain data parallelism all-reduces the
+  gradients, a reduce-scatter and an all-gather of Ψ elements each.  Stages
+  1 and 2 run the same two halves (reduce-scatter the gradients, all-gather
+  the updated weights), so they send as much.  Stage 3 all-gathers the
+  weights before the forward and again before the backward, and
+  reduce-scatters the gradients: three collectives of Ψ, 1.5 times the
+  baseline.  PyTorch FSDP's sharding strategies map onto the stages
+  (Zhao et al. 2023, section 3.2: ``FULL_SHARD`` is stage 3,
+  ``SHARD_GRAD_OP`` keeps the gathered weights through the backward, stage
+  2, and ``NO_SHARD`` is plain data parallelism): :data:`FSDP_STRATEGIES`.
+
 * **Activations per transformer layer** (Korthikanti et al. 2022, Table 2),
   in bytes, for sequence length s, micro-batch b, hidden size h, a attention
   heads and tensor-parallel size t, with 2-byte activations and 1-byte
@@ -36,6 +48,9 @@ References
    Models", arXiv:2205.05198, 2022 (MLSys 2023), section 4 and Table 2.
 .. [3] Rajbhandari et al. 2020, section 1: data parallelism replicates the
    model states on every device.
+.. [4] Rajbhandari et al. 2020, section 7.2 (communication of ZeRO-DP: 2Ψ for
+   stages 1 and 2, 3Ψ for stage 3); Y. Zhao et al., "PyTorch FSDP", PVLDB
+   16(12), 2023, section 3.2 (sharding strategies).
 """
 
 from __future__ import annotations
@@ -56,7 +71,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CITED",
+    "FSDP_STRATEGIES",
     "RECOMPUTE",
+    "ZERO_COLLECTIVES",
     "ZERO_STAGES",
     "ActivationMemory",
     "ActivationVariant",
@@ -78,6 +95,29 @@ ZERO_STAGES: dict[int, tuple[str, str]] = {
     3: ("P_os+g+p", "optimizer states, gradients and parameters partitioned"),
 }
 """ZeRO stage -> (the paper's name, what is partitioned)."""
+
+ZERO_COLLECTIVES: dict[int, tuple[tuple[str, str], ...]] = {
+    0: (("allreduce", "all-reduce of the gradients"),),
+    1: (("reduce-scatter", "reduce-scatter of the gradients"),
+        ("allgather", "all-gather of the updated weights")),
+    2: (("reduce-scatter", "reduce-scatter of the gradients"),
+        ("allgather", "all-gather of the updated weights")),
+    3: (("allgather", "all-gather of the weights before the forward"),
+        ("allgather", "all-gather of the weights before the backward"),
+        ("reduce-scatter", "reduce-scatter of the gradients")),
+}
+"""ZeRO stage -> the collectives of one training step over the data-parallel GPUs, each of the
+whole model's Ψ elements (Rajbhandari et al. 2020, section 7.2: 2Ψ for stages 0-2, 3Ψ for stage 3).
+
+>>> [len(ZERO_COLLECTIVES[s]) for s in range(4)]
+[1, 2, 2, 3]
+"""
+
+FSDP_STRATEGIES: dict[str, int] = {"no-shard": 0, "shard-grad-op": 2, "full-shard": 3}
+"""PyTorch FSDP's sharding strategy -> the ZeRO stage whose model states it holds during the forward
+and backward passes and whose collectives it runs (Zhao et al. 2023, section 3.2: ``FULL_SHARD``
+gathers the weights for the forward and again for the backward; ``SHARD_GRAD_OP`` keeps them
+gathered from the forward to the end of the backward, and shards them only between steps)."""
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation choices of Korthikanti et al. 2022."""
