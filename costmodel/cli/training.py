@@ -253,7 +253,8 @@ def traffic_moe(
     from costmodel.training.traffic import moe_traffic
 
     emit(moe_traffic(tokens=tokens, hidden=hidden, experts=experts, ep=ep, top_k=top_k, dtype=dtype,
-                     capacity_factor=capacity_factor, algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile),
+                     capacity_factor=capacity_factor, algorithm=algorithm, alpha=alpha, beta=beta,
+                     bandwidth=bandwidth, profile=profile),
          as_json=as_json)
 
 
@@ -535,7 +536,8 @@ def _render_moe(r: Any) -> Rendered:
     d = r.to_dict()
     padded = r.capacity_factor != 1
     rows = [
-        (f"send buffer per all-to-all ({'c·' if padded else ''}tokens·k·h·bytes)", _bytes(r.send_buffer_bytes)),
+        (f"send buffer per all-to-all ({'c·' if padded else ''}tokens·k·h·bytes)",
+         _bytes(r.send_buffer_bytes)),
         ("fraction leaving the GPU (G − 1)/G", _exact(r.fraction_leaving)),
         ("leaving per all-to-all", _bytes(r.bytes_leaving_per_alltoall)),
         ("leaving per layer, forward (2 all-to-alls)", _bytes(d["bytes_leaving_per_layer_forward"])),
@@ -545,7 +547,8 @@ def _render_moe(r: Any) -> Rendered:
         rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
                  ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
     return _quantities_under(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, "
-                             f"top-{r.top_k}, {r.dtype.name}" + (f", c = {_exact(r.capacity_factor)}" if padded else ""),
+                             f"top-{r.top_k}, {r.dtype.name}"
+                             + (f", c = {_exact(r.capacity_factor)}" if padded else ""),
                              r, rows)
 
 

@@ -83,7 +83,8 @@ def mfu_hfu(w: Work) -> None:
     shape = TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab)
     gpu = load_gpu(gpu_name)
     peak = gpu.peak(dtype)
-    r = achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute.lower(), peak_flops=peak)
+    r = achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute.lower(),
+                       peak_flops=peak)
     w.answer("tokens", "tokens per iteration", r.tokens, COUNT, f"B·s = {batch} × {seq}")
     w.step("Weights N (the matrices and the output layer)", "l·12h² + V·h", r.parameters, COUNT)
     six_n = w.answer("six-n", "6·N·tokens, in PFLOP", Fraction(r.six_n_flops, _PETA), NUMBER,
@@ -105,7 +106,8 @@ def mfu_hfu(w: Work) -> None:
         denominator, how = peak, f"the {dtype} peak {show_exact(peak / _TERA)} TFLOP/s of {gpu.name}"
     w.step("Denominator", how, denominator / _TERA, NUMBER)
     model_rate = w.answer("model-tflops", "model TFLOP/s per GPU", model * _PETA / (time * gpus) / _TERA,
-                          NUMBER, f"model FLOPs / (t·G) = {show_exact(model)} PFLOP / ({TIME.term(time)} × {gpus})")
+                          NUMBER,
+                          f"model FLOPs / (t·G) = {show_exact(model)} PFLOP / ({TIME.term(time)} × {gpus})")
     hardware_rate = w.answer("hardware-tflops", "hardware TFLOP/s per GPU",
                              hardware * _PETA / (time * gpus) / _TERA, NUMBER, "hardware FLOPs / (t·G)")
     mfu = w.answer("mfu", "MFU", model_rate * _TERA / denominator, NUMBER, "model FLOP/s per GPU / peak")
@@ -161,7 +163,8 @@ def gemm_roofline_example(w: Work) -> None:
     ridge = w.answer("ridge", "ridge point of the GPU, FLOP per byte", r.ridge_flops_per_byte, NUMBER,
                      f"P/B = {show_exact(peak / _TERA)} TFLOP/s / {_rate(bandwidth)}")
     w.answer("bound", "compute-bound or memory-bound", r.bound, NAME,
-             f"intensity {show_exact(intensity)} {'≥' if r.bound == 'compute' else '<'} ridge {show_exact(ridge)}")
+             f"intensity {show_exact(intensity)} {'≥' if r.bound == 'compute' else '<'} "
+             f"ridge {show_exact(ridge)}")
     w.step("Math time", "FLOPs / P", r.math_s, TIME)
     w.step("Memory time", "bytes / B", r.memory_s, TIME)
     if w.slipped("roofline-sum"):
@@ -222,13 +225,14 @@ def busbw_times(w: Work) -> None:
     from costmodel.collectives.busbw import bus_factor, busbw, time_for_busbw
 
     collective, other, p, n, bus = w.values("collective", "other", "p", "n", "busbw")
-    factor = w.answer("factor", f"bus factor of {collective}", bus_factor(collective, p), NUMBER, f"at p = {p}")
+    factor = w.answer("factor", f"bus factor of {collective}", bus_factor(collective, p), NUMBER,
+                      f"at p = {p}")
     time = w.answer("time", f"{collective}: measured time", time_for_busbw(collective, p=p, n=n, busbw=bus),
                     TIME, f"S·factor / busbw = {_size(n)} × {show_exact(factor)} / {_rate(bus)}")
     w.answer("algbw", f"{collective}: algorithm bandwidth", n / time, RATE, "S/t")
     w.check("bus bandwidth", busbw(collective, p=p, n=n, time=time).busbw_bytes_per_s, bus)
     sent = w.answer("sent", "bytes each rank sends (bandwidth-optimal)", factor * n, SIZE,
-                    f"factor × S: busbw is these bytes over t")
+                    "factor × S: busbw is these bytes over t")
     if w.checking and collective in ("allgather", "reduce-scatter", "allreduce"):
         ring = w.cost(collective, "ring", p=p, n=n, alpha=0, beta=0, show=False)
         w.check("bytes a ring rank sends", ring.bytes_sent, sent)
@@ -245,7 +249,8 @@ def busbw_times(w: Work) -> None:
 
 
 @example("moe-dispatch", title="Expert parallelism: dispatch and combine all-to-alls with top-k and capacity",
-         source="Fedus et al. 2022 (Switch Transformers, equation 3: capacity); Lepikhin et al. 2021 (GShard)",
+         source="Fedus et al. 2022 (Switch Transformers, equation 3: capacity); Lepikhin et al. 2021 "
+                "(GShard)",
          topic="expert-parallel",
          givens=[Given("tokens", "tokens per GPU entering the layer", COUNT, 4096, "T"),
                  Given("hidden", "hidden size", COUNT, 4096, "h"),
@@ -322,7 +327,7 @@ def tp_sp_layer(w: Work) -> None:
     batch, seq, hidden, tp, dtype, sp, layers, micro, alpha, bandwidth = w.values(
         "batch", "seq", "hidden", "tp", "dtype", "sp", "layers", "microbatches", "alpha", "bandwidth")
     if sp.lower() not in ("yes", "no"):
-        raise InputError(f"sp={sp!r} is not yes or no")
+        raise InputError(f"{sp!r} is not yes or no: is sequence parallelism on?")
     sequence = sp.lower() == "yes"
     r = tensor_parallel_traffic(batch=batch, seq=seq, hidden=hidden, tp=tp, dtype=dtype, layers=layers,
                                 link=_link(alpha, bandwidth))
@@ -347,7 +352,8 @@ def tp_sp_layer(w: Work) -> None:
     w.check("bytes per layer", sent, 4 * r.allreduce.bytes_sent_per_rank)
     extra = 4 * sum(c.bandwidth_s for c in parts) * (unit - 1)
     layer = w.answer("layer-time", "communication time per layer, forward and backward",
-                     4 * sum(c.time_s for c in parts) + extra, TIME, f"{count} collectives on the critical path")
+                     4 * sum(c.time_s for c in parts) + extra, TIME,
+                     f"{count} collectives on the critical path")
     w.check("time per layer", layer, 4 * r.allreduce.time_s)
     w.answer("step-sent", "bytes each GPU sends per step", layers * micro * sent, SIZE,
              f"L·m × per layer = {layers} × {micro} × {_size(sent)}")

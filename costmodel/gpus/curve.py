@@ -174,7 +174,8 @@ def gemm_roofline(m: int, n: int, k: int, batch: int = 1, *, peak: Fraction | in
     intensity = flops / moved
     ridge = peak_ / bandwidth_
     math_s, memory_s = flops / peak_, moved / bandwidth_
-    return Roofline(m=m, n=n, k=k, batch=batch, flops=flops, n_bytes=moved, intensity_flops_per_byte=intensity,
+    return Roofline(m=m, n=n, k=k, batch=batch, flops=flops, n_bytes=moved,
+                    intensity_flops_per_byte=intensity,
                     ridge_flops_per_byte=ridge, bound="compute" if intensity >= ridge else "memory",
                     math_s=math_s, memory_s=memory_s, time_s=max(math_s, memory_s),
                     attainable_flops_per_s=min(peak_, intensity * bandwidth_))
@@ -217,4 +218,5 @@ def tile_waves(m: int, n: int, batch: int = 1, *, sms: int, tile: tuple[int, int
     positive(tn, "tile_n")
     tiles = _ceil(m, tm) * _ceil(n, tn) * batch
     waves = _ceil(tiles, sms)
-    return TileWaves(tiles=tiles, waves=waves, sms=sms, tile=(tm, tn), efficiency=Fraction(tiles, waves * sms))
+    return TileWaves(tiles=tiles, waves=waves, sms=sms, tile=(tm, tn),
+                     efficiency=Fraction(tiles, waves * sms))

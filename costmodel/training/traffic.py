@@ -399,8 +399,8 @@ class MoETraffic:
             "layer_forward_time_s": t(self.alltoalls_forward),
             "layer_step_time_s": t(self.alltoalls_forward + self.alltoalls_backward),
             "alltoall": _cost_dict(self.alltoall, self.link),
-            "formula": "n = c·tokens·k·h·bytes per all-to-all; (G − 1)/G·n leaves the GPU; 2 per layer forward "
-                       "(dispatch, combine), 2 more backward",
+            "formula": "n = c·tokens·k·h·bytes per all-to-all; (G − 1)/G·n leaves the GPU; 2 per layer "
+                       "forward (dispatch, combine), 2 more backward",
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),
         }
@@ -502,7 +502,7 @@ def _capacity(value: Any) -> Fraction:
     """A capacity factor read: 1 for ``None``, else a number > 0."""
     if value is None:
         return Fraction(1)
-    shown = value.strip() if isinstance(value, str) else repr(value)
+    shown = str(value).strip()  # "1.25", 5/4: as written
     try:
         factor = parse_number(value, what="capacity factor")
     except InputError as exc:
