@@ -104,7 +104,7 @@ def mfu_hfu(w: Work) -> None:
         denominator, how = achieved, f"the measured GEMM rate {show_exact(achieved / _TERA)} TFLOP/s"
     else:
         denominator, how = peak, f"the {dtype} peak {show_exact(peak / _TERA)} TFLOP/s of {gpu.name}"
-    w.step("Denominator", how, denominator / _TERA, NUMBER)
+    w.step("Denominator, in TFLOP/s", how, denominator / _TERA, NUMBER)
     model_rate = w.answer("model-tflops", "model TFLOP/s per GPU", model * _PETA / (time * gpus) / _TERA,
                           NUMBER,
                           f"model FLOPs / (t·G) = {show_exact(model)} PFLOP / ({TIME.term(time)} × {gpus})")
@@ -152,7 +152,7 @@ def gemm_roofline_example(w: Work) -> None:
     e = parse_dtype(dtype).bytes_per_element
     used = 1 if w.slipped("elements-for-bytes") else e
     r = gemm_roofline(m, n, k, peak=peak, bandwidth=bandwidth, element=used)
-    w.step(f"{gpu.name}: {dtype} peak", "P", peak / _TERA, NUMBER)
+    w.step(f"{gpu.name}: {dtype} peak, in TFLOP/s", "P", peak / _TERA, NUMBER)
     w.step(f"{gpu.name}: memory bandwidth (datasheet)", "B", bandwidth, RATE)
     w.answer("gflop", "FLOPs of the product, in GFLOP", Fraction(r.flops, _GIGA), NUMBER,
              f"2·m·n·k = 2 × {m} × {n} × {k} / 10⁹")
