@@ -338,12 +338,12 @@ def tp_sp_layer(w: Work) -> None:
     if sequence:
         parts = [w.cost("reduce-scatter", "ring", p=tp, n=n, alpha=alpha, beta=beta, label="reduce-scatter"),
                  w.cost("allgather", "ring", p=tp, n=n, alpha=alpha, beta=beta, label="all-gather")]
-        kinds = "a reduce-scatter and an all-gather"
+        kinds = "2 all-gathers and 2 reduce-scatters forward, as many backward"
     else:
         parts = [w.cost("allreduce", "ring", p=tp, n=n, alpha=alpha, beta=beta, label="all-reduce")]
-        kinds = "an all-reduce"
+        kinds = "2 all-reduces forward (after the attention and the MLP), 2 backward"
     count = w.answer("collectives", "collectives per layer, forward and backward", 4 * len(parts), COUNT,
-                     f"4 × {kinds}: 2 in the forward pass, 2 in the backward")
+                     kinds)
     unit = Fraction(tp, tp - 1) if w.slipped("own-chunk") else 1
     w.answer("sent-one", "bytes each GPU sends per collective", parts[0].bytes_sent * unit, SIZE,
                    "(t − 1)/t × n" if sequence else "2(t − 1)/t × n")
