@@ -202,6 +202,8 @@ def render_gemm(r: GemmOnGpu) -> Rendered:
         ("memory time, bytes/B", format_time(f.memory_s)),
         ("roofline time, the larger", format_time(f.time_s)),
         ("attainable, min(P, I·B)", format_flop_rate(f.attainable_flops_per_s)),
+        ("fewest rows m that are compute-bound, same n and k",
+         "never" if r.compute_bound_rows is None else f"{r.compute_bound_rows:,}"),
         (f"tiles of {w.tile[0]}×{w.tile[1]}, ⌈m/t_m⌉·⌈n/t_n⌉", f"{w.tiles:,}"),
         (f"waves on {w.sms} SMs, ⌈tiles/SMs⌉", f"{w.waves:,}"),
         ("SM slots used in those waves", format_share(w.efficiency, digits=4)),

@@ -177,6 +177,52 @@ def gemm_roofline_example(w: Work) -> None:
         w.check("attainable FLOP/s", Fraction(r.flops) / time, r.attainable_flops_per_s)
 
 
+@example("gemm-batch-threshold", title="How many tokens make a linear layer compute-bound?",
+         source="NVIDIA, Matrix Multiplication Background guide, 2.3; Williams et al. 2009 (the roofline)",
+         topic="roofline",
+         givens=[Given("n", "output features (columns of the weight)", COUNT, 8192, "n"),
+                 Given("k", "input features (rows of the weight)", COUNT, 8192, "k"),
+                 Given("dtype", "element type", NAME, "bf16"),
+                 Given("gpu", "GPU (a preset)", NAME, "h100-sxm")],
+         answer="rows", slips=("elements-for-bytes",))
+def gemm_batch_threshold(w: Work) -> None:
+    """m tokens through a k × n weight: the intensity 2mnk / (e(mk + kn + mn)) is about 2m/e for few
+    tokens, and reaches the ridge P/B from m* = ⌈R·e·k·n / (2nk − R·e·(n + k))⌉ on.
+
+    Source: NVIDIA, Matrix Multiplication Background User's Guide, section 2.3; Williams, Waterman &
+    Patterson 2009; ``costmodel.gpus.curve.compute_bound_rows`` and ``gemm_roofline``.  The slip
+    modelled: ``elements-for-bytes`` (e left out of the bytes).
+    """
+    from costmodel.gpus import load_gpu
+    from costmodel.gpus.curve import compute_bound_rows, gemm_roofline
+    from costmodel.training.counts import parse_dtype
+
+    n, k, dtype, gpu_name = w.values("n", "k", "dtype", "gpu")
+    gpu = load_gpu(gpu_name)
+    peak, bandwidth = gpu.peak(dtype), gpu.memory_bandwidth_bytes_per_s
+    e = 1 if w.slipped("elements-for-bytes") else parse_dtype(dtype).bytes_per_element
+    one = gemm_roofline(1, n, k, peak=peak, bandwidth=bandwidth, element=e)
+    ridge = w.answer("ridge", "ridge point of the GPU, FLOP per byte", one.ridge_flops_per_byte, NUMBER,
+                     f"P/B = {show_exact(peak / _TERA)} TFLOP/s / {_rate(bandwidth)}")
+    w.answer("intensity-one", "intensity for one token, FLOP per byte", one.intensity_flops_per_byte, NUMBER,
+             f"2nk / ({e}·(k + kn + n)): the weight's bytes dominate")
+    limit = w.step("Intensity as m grows", f"2nk / ({e}·(n + k))", Fraction(2 * n * k, e * (n + k)), NUMBER)
+    rows = compute_bound_rows(n, k, peak=peak, bandwidth=bandwidth, element=e)
+    if rows is None:
+        raise InputError(f"no batch makes a {k} × {n} weight compute-bound on {gpu.name} in {dtype}: the "
+                         f"intensity tends to {show_exact(limit)} FLOP/B, below the ridge "
+                         f"{show_exact(ridge)}")
+    w.step("About", f"R·e/2 = {show_exact(ridge)} × {e}/2, for m much smaller than n and k", ridge * e / 2,
+           NUMBER)
+    w.answer("rows", "fewest tokens for a compute-bound product", rows, COUNT,
+             "⌈R·e·k·n / (2nk − R·e·(n + k))⌉")
+    w.check("bound at m*", gemm_roofline(rows, n, k, peak=peak, bandwidth=bandwidth, element=e).bound,
+            "compute")
+    if rows > 1:
+        w.check("bound below m*", gemm_roofline(rows - 1, n, k, peak=peak, bandwidth=bandwidth,
+                                                element=e).bound, "memory")
+
+
 @example("gemm-waves", title="Tile and wave quantization of a matrix product",
          source="NVIDIA, Matrix Multiplication Background User's Guide, sections 3.1 and 3.2",
          topic="roofline",

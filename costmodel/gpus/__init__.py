@@ -98,7 +98,7 @@ from typing import Any, NamedTuple
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_mean
-from costmodel.gpus.curve import Roofline, TileWaves, gemm_roofline, tile_waves
+from costmodel.gpus.curve import Roofline, TileWaves, compute_bound_rows, gemm_roofline, tile_waves
 from costmodel.names import Names, normalise
 from costmodel.references import (
     ABCI_BENCHMARK,
@@ -898,7 +898,8 @@ def list_gpus() -> GPUList:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GemmOnGpu(JSONFields):
     """One matrix product on one GPU (``costmodel gpus NAME --gemm MxNxK``): its roofline against the
-    datasheet peak and memory bandwidth, and its waves of the preset's GEMM tiles on the SMs."""
+    datasheet peak and memory bandwidth, the fewest rows m at which a product of that n and k is
+    compute-bound (``None``: at none), and its waves of the preset's GEMM tiles on the SMs."""
 
     gpu: str
     title: str
@@ -907,6 +908,7 @@ class GemmOnGpu(JSONFields):
     peak_flops_per_s: Fraction
     memory_bandwidth_bytes_per_s: Fraction
     roofline: Roofline
+    compute_bound_rows: int | None
     waves: TileWaves
 
 
@@ -961,6 +963,8 @@ def gemm_on_gpu(gpu: str | Path | GPU, gemm: str | tuple[int, int, int], *, dtyp
     roofline = gemm_roofline(m, n, k, peak=peak, bandwidth=g.memory_bandwidth_bytes_per_s, element=element)
     return GemmOnGpu(gpu=g.name, title=g.title, dtype=name, element_bytes=element, peak_flops_per_s=peak,
                      memory_bandwidth_bytes_per_s=g.memory_bandwidth_bytes_per_s, roofline=roofline,
+                     compute_bound_rows=compute_bound_rows(n, k, peak=peak, element=element,
+                                                           bandwidth=g.memory_bandwidth_bytes_per_s),
                      waves=tile_waves(m, n, sms=g.sms, tile=g.gemm.tile))
 
 

@@ -40,8 +40,8 @@ from costmodel.errors import InputError
 from costmodel.references import NVIDIA_GEMM_GUIDE, WILLIAMS_2009
 from costmodel.validate import positive
 
-__all__ = ["CITED", "MIN_SPLIT_K", "Roofline", "TileWaves", "gemm_roofline", "math_work", "orientations",
-           "product_time", "tile_waves"]
+__all__ = ["CITED", "MIN_SPLIT_K", "Roofline", "TileWaves", "compute_bound_rows", "gemm_roofline",
+           "math_work", "orientations", "product_time", "tile_waves"]
 
 CITED = (NVIDIA_GEMM_GUIDE, WILLIAMS_2009)
 
@@ -179,6 +179,41 @@ def gemm_roofline(m: int, n: int, k: int, batch: int = 1, *, peak: Fraction | in
                     ridge_flops_per_byte=ridge, bound="compute" if intensity >= ridge else "memory",
                     math_s=math_s, memory_s=memory_s, time_s=max(math_s, memory_s),
                     attainable_flops_per_s=min(peak_, intensity * bandwidth_))
+
+
+def compute_bound_rows(n: int, k: int, *, peak: Fraction | int, bandwidth: Fraction | int,
+                       element: Fraction | int = 2) -> int | None:
+    """The fewest rows m at which C[m×n] = A[m×k]·B[k×n] reaches the ridge point (compute-bound).
+
+    The intensity 2·m·n·k / (e·(m·k + k·n + m·n)) grows with m towards 2·n·k / (e·(n + k)); it reaches
+    the ridge R = P/B from m* = ⌈R·e·k·n / (2·n·k − R·e·(n + k))⌉ on, and never when that limit is below
+    R (``None``).  For m ≪ n, k the intensity is about 2m/e, so m* is about R·e/2: the batch of tokens a
+    decoding step needs before its weight reads stop bounding it.
+
+    References
+    ----------
+    .. [1] NVIDIA, Matrix Multiplication Background User's Guide, section 2.3 (a GEMM's arithmetic
+       intensity against the ops:byte ratio); Williams, Waterman & Patterson 2009.
+
+    Examples
+    --------
+    >>> compute_bound_rows(4096, 4096, peak=125 * 10**12, bandwidth=900 * 10**9)  # V100: ridge 138.9
+    149
+    >>> gemm_roofline(148, 4096, 4096, peak=125 * 10**12, bandwidth=900 * 10**9).bound
+    'memory'
+    >>> compute_bound_rows(64, 64, peak=125 * 10**12, bandwidth=900 * 10**9) is None
+    True
+    """
+    positive(n, "n")
+    positive(k, "k")
+    ridge, e = Fraction(peak) / Fraction(bandwidth), Fraction(element)
+    if ridge <= 0 or e <= 0:
+        raise InputError(f"peak={peak}, bandwidth={bandwidth} and element={element} must be positive")
+    room = 2 * n * k - ridge * e * (n + k)
+    if room <= 0:
+        return None
+    m = ridge * e * k * n / room
+    return max(1, -(-m.numerator // m.denominator))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ import pytest
 
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.gpus import gemm_on_gpu, gpus_query, load_gpu, parse_gemm_shape
-from costmodel.gpus.curve import gemm_roofline, product_time, tile_waves
+from costmodel.gpus.curve import compute_bound_rows, gemm_roofline, product_time, tile_waves
 
 V100 = {"peak": 125 * 10**12, "bandwidth": 900 * 10**9}
 
@@ -47,6 +47,23 @@ def test_the_roofline_is_the_gemm_curve_with_one_sm_and_unit_tiles():
                                         bandwidth=3 * 10**12, element=1, output_bytes=2)
 
 
+@pytest.mark.parametrize(("n", "k", "element"), [(4096, 4096, 2), (8192, 28672, 2), (5120, 4096, 1),
+                                                 (300, 300, 2), (280, 280, 2), (14336, 4096, 4)])
+def test_the_fewest_compute_bound_rows_by_search(n, k, element):
+    # the intensity 2mnk/(e(mk + kn + mn)) by hand, m counted up until it reaches the V100's ridge 1250/9
+    ridge = Fraction(1250, 9)
+    limit = Fraction(2 * n * k, element * (n + k))
+    got = compute_bound_rows(n, k, element=element, **V100)
+    if limit <= ridge:
+        assert got is None
+        return
+    m = 1
+    while Fraction(2 * m * n * k, element * (m * k + k * n + m * n)) < ridge:
+        m += 1
+    assert got == m
+    assert gemm_roofline(m, n, k, element=element, **V100).bound == "compute"
+
+
 @pytest.mark.parametrize(("product", "sms", "tile", "tiles", "waves"), [
     ((1664, 2048), 108, (256, 128), 7 * 16, 2),  # 112 tiles: one full wave of 108 and 4 more
     ((6912, 2048), 108, (256, 128), 27 * 16, 4),  # 432 = 4 × 108: no partial wave
@@ -66,6 +83,8 @@ def test_tiles_and_waves(product, sms, tile, tiles, waves):
     (lambda: gemm_roofline(1, 1, 1, peak=0, bandwidth=1), "peak=0 is not positive"),
     (lambda: gemm_roofline(1, 1, 1, peak=1, bandwidth=-1), "bandwidth=-1 is not positive"),
     (lambda: tile_waves(1, 1, sms=0, tile=(1, 1)), "sms=0"),
+    (lambda: compute_bound_rows(0, 1, **V100), "n=0"),
+    (lambda: compute_bound_rows(1, 1, peak=-1, bandwidth=1), "must be positive"),
     (lambda: tile_waves(1, 1, sms=1, tile=(0, 1)), "tile_m=0"),
     (lambda: parse_gemm_shape("8192x128"), "is not a product shape"),
     (lambda: parse_gemm_shape("1x-1x1"), "is not a product shape"),
@@ -87,6 +106,10 @@ def test_a_product_on_a_preset():
     assert r.roofline.intensity_flops_per_byte == Fraction(4096, 33) and r.roofline.bound == "memory"
     # the H100's 128 × 256 tiles: ⌈8192/128⌉ × ⌈128/256⌉ = 64 tiles, one wave on 132 SMs
     assert (r.waves.tiles, r.waves.waves, r.waves.tile, r.waves.sms) == (64, 1, (128, 256), gpu.sms)
+    # n = 128 caps the intensity at 2·128·8192 / (2·8320) = 126 < 295.4: no m is compute-bound
+    assert r.compute_bound_rows is None
+    assert gemm_on_gpu(gpu, "1x8192x8192").compute_bound_rows == compute_bound_rows(
+        8192, 8192, peak=gpu.peak("bf16"), bandwidth=gpu.memory_bandwidth_bytes_per_s) == 319
     fp8 = gemm_on_gpu(gpu, (8192, 128, 8192), dtype="float8")
     assert fp8.element_bytes == 1 and fp8.roofline.intensity_flops_per_byte == Fraction(8192, 33)
     assert gpus_query("h100-sxm", gemm="1x1x1").dtype == "bf16"

@@ -37,19 +37,20 @@ def _ceil(a: int, b: int) -> int:
 
 def test_the_file_covers_each_topic_three_times_or_more():
     topics = [e.topic for e in MINE]
-    assert len(MINE) >= 14
+    assert len(MINE) >= 15
     for topic in ("mfu-hfu", "roofline", "expert-parallel", "tensor-parallel"):
         assert topics.count(topic) >= 3, topic
+    assert topics.count("roofline") == 4
     assert topics.count("bus-bandwidth") >= 2
     assert sum(e.topic == "bus-bandwidth" for e in BANK) >= 6
     assert all(e.source for e in MINE)
-    for name in ("mfu-hfu", "gemm-roofline", "gemm-waves", "busbw-times", "moe-dispatch", "tp-sp-layer"):
+    for name in ("mfu-hfu", "gemm-roofline", "gemm-batch-threshold", "gemm-waves", "busbw-times", "moe-dispatch", "tp-sp-layer"):
         assert "Source" in (get(name).compute.__doc__ or "")
 
 
 def test_the_bank_has_ninety_exercises_or_the_missing_half_is_elsewhere():
     # the target counts both halves of the bank; this file adds its share
-    assert len(BANK) >= 68 + 14
+    assert len(BANK) >= 68 + 15
 
 
 # -- keys, recomputed per variant ------------------------------------------------------------------
@@ -130,6 +131,20 @@ def test_roofline_of_the_guides_example():
     got = get("gemm-roofline").run().answers
     assert got["intensity"].value == Fraction(8192 * 128 * 8192, 8192 * 8192 + 2 * 8192 * 128)
     assert round(float(got["ridge"].value), 1) == 295.4 and got["bound"].value == "memory"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_batch_threshold_keys(seed):
+    v = BANK.get("decode-batch-threshold").variant(seed)
+    n, k, e = v.values["n"], v.values["k"], WIDTH[v.values["dtype"]]
+    gpu = load_gpu(v.values["gpu"])
+    ridge = gpu.peak(v.values["dtype"]) / gpu.memory_bandwidth_bytes_per_s
+    assert v.expected("ridge") == ridge
+    assert v.expected("intensity-one") == Fraction(2 * n * k, e * (k + k * n + n))
+    m = 1  # counted up until the intensity reaches the ridge
+    while Fraction(2 * m * n * k, e * (m * k + k * n + m * n)) < ridge:
+        m += 1
+    assert v.expected("rows") == m
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -223,6 +238,7 @@ FORMULA_SLIPS = [
     ("gemm-roofline-time", "time", "roofline-sum"),
     ("gemm-roofline-time", "bytes", "elements-for-bytes"),
     ("gemm-intensity", "intensity", "elements-for-bytes"),
+    ("decode-batch-threshold", "rows", "elements-for-bytes"),
     ("moe-alltoall-time", "alltoall-time", "alpha-only"),
     ("moe-alltoall-time", "layer-time", "beta-only"),
     ("tp-layer-comm", "layer-time", "alpha-only"),
@@ -293,5 +309,7 @@ def test_bad_givens_are_refused():
         get("mfu-hfu").run({"target": "1.5"})
     with pytest.raises(Exception, match="'maybe' is not yes or no"):
         get("tp-sp-layer").run({"sp": "maybe"})
+    with pytest.raises(Exception, match="no batch makes a 64 × 64 weight compute-bound"):
+        get("gemm-batch-threshold").run({"n": "64", "k": "64"})
     with pytest.raises(Exception, match="capacity_factor=0 is not positive"):
         get("moe-dispatch").run({"capacity": "0"})
