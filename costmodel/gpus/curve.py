@@ -206,9 +206,11 @@ def compute_bound_rows(n: int, k: int, *, peak: Fraction | int, bandwidth: Fract
     """
     positive(n, "n")
     positive(k, "k")
+    given = (("peak", Fraction(peak)), ("bandwidth", Fraction(bandwidth)), ("element", Fraction(element)))
+    for name, number in given:
+        if number <= 0:
+            raise InputError(f"{name}={number} is not positive")
     ridge, e = Fraction(peak) / Fraction(bandwidth), Fraction(element)
-    if ridge <= 0 or e <= 0:
-        raise InputError(f"peak={peak}, bandwidth={bandwidth} and element={element} must be positive")
     room = 2 * n * k - ridge * e * (n + k)
     if room <= 0:
         return None

@@ -84,7 +84,7 @@ def test_tiles_and_waves(product, sms, tile, tiles, waves):
     (lambda: gemm_roofline(1, 1, 1, peak=1, bandwidth=-1), "bandwidth=-1 is not positive"),
     (lambda: tile_waves(1, 1, sms=0, tile=(1, 1)), "sms=0"),
     (lambda: compute_bound_rows(0, 1, **V100), "n=0"),
-    (lambda: compute_bound_rows(1, 1, peak=-1, bandwidth=1), "must be positive"),
+    (lambda: compute_bound_rows(1, 1, peak=-1, bandwidth=1), "peak=-1 is not positive"),
     (lambda: tile_waves(1, 1, sms=1, tile=(0, 1)), "tile_m=0"),
     (lambda: parse_gemm_shape("8192x128"), "is not a product shape"),
     (lambda: parse_gemm_shape("1x-1x1"), "is not a product shape"),
