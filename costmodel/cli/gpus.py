@@ -19,7 +19,7 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.units import format_flop_rate, format_rate, format_share, format_size, format_time
 
 if TYPE_CHECKING:
-    from costmodel.gpus import GPU, GPUList
+    from costmodel.gpus import GPU, GemmOnGpu, GPUList
     from costmodel.references import Cited
 
 __all__ = ["GpuOption", "app", "gpu_names"]
@@ -44,6 +44,13 @@ def gpus(
     name: Annotated[str | None, typer.Argument(help="A preset name or a GPU TOML file to show.",
                                                   metavar="NAME|FILE", show_default=False,
                                                   autocompletion=gpu_names)] = None,
+    gemm: Annotated[str | None, option(
+        "--gemm", metavar="MxNxK",
+        help="A matrix product C[m×n] = A[m×k]·B[k×n] on the GPU: its roofline (intensity, ridge point, "
+             "bound, time) and its waves of tiles.")] = None,
+    dtype: Annotated[str | None, option(
+        "--dtype", metavar="DTYPE", help="The product's dtype, with --gemm: bf16 (default), fp16, fp8, tf32, "
+                                         "fp32.")] = None,
     as_json: Json = False,
 ) -> None:
     """List the GPU presets (bf16 peak, measured GEMM rate, memory, bandwidth, SMs), or show one GPU.
@@ -54,10 +61,12 @@ def gpus(
     Example: costmodel gpus
 
     Example: costmodel gpus h100-sxm
-    """
-    from costmodel.gpus import list_gpus, load_gpu
 
-    emit(load_gpu(name) if name else list_gpus(), as_json=as_json)
+    Example: costmodel gpus h100-sxm --gemm 8192x128x8192
+    """
+    from costmodel.gpus import gpus_query
+
+    emit(gpus_query(name, gemm=gemm, dtype=dtype), as_json=as_json)
 
 
 # --------------------------------------------------------------------------
@@ -172,3 +181,40 @@ def render_gpu(g: GPU) -> Rendered:
     if any(is_file_source(c) for c in src.values()):
         lines.append(f"  this file: {escape(g.path)}")
     return Group(head, Text(""), out, Text(""), markup("\n".join(lines))), g.notes
+
+
+@renders("costmodel.gpus.GemmOnGpu")
+def render_gemm(r: GemmOnGpu) -> Rendered:
+    """The product's FLOPs, bytes, intensity against the ridge point, times and waves."""
+    from costmodel.units import format_exact
+
+    f, w = r.roofline, r.waves
+    head = markup(f"[bold]gemm[/bold] · {f.m}×{f.n}×{f.k} in {r.dtype} on {r.gpu} ({r.title})")
+    out = table("quantity", "value", numeric=("value",))
+    rows = [
+        ("FLOPs, 2·m·n·k", f"{f.flops:,}"),
+        (f"bytes, {r.element_bytes}·(m·k + k·n + m·n)", format_size(f.n_bytes)),
+        ("arithmetic intensity (FLOP/B)", format_exact(f.intensity_flops_per_byte, approx=True)),
+        (f"ridge point P/B: {format_flop_rate(r.peak_flops_per_s)} / "
+         f"{_bytes_rate(r.memory_bandwidth_bytes_per_s)}", format_exact(f.ridge_flops_per_byte, approx=True)),
+        ("bound", f.bound),
+        ("math time, FLOPs/P", format_time(f.math_s)),
+        ("memory time, bytes/B", format_time(f.memory_s)),
+        ("roofline time, the larger", format_time(f.time_s)),
+        ("attainable, min(P, I·B)", format_flop_rate(f.attainable_flops_per_s)),
+        ("fewest rows m that are compute-bound, same n and k",
+         "never" if r.compute_bound_rows is None else f"{r.compute_bound_rows:,}"),
+        (f"tiles of {w.tile[0]}×{w.tile[1]}, ⌈m/t_m⌉·⌈n/t_n⌉", f"{w.tiles:,}"),
+        (f"waves on {w.sms} SMs, ⌈tiles/SMs⌉", f"{w.waves:,}"),
+        ("SM slots used in those waves", format_share(w.efficiency, digits=4)),
+    ]
+    from rich.console import Group
+    from rich.text import Text
+
+    for label, value in rows:
+        out.add_row(label, value)
+    notes = ("roofline: the dense peak and the datasheet memory bandwidth, A and B read once and C written "
+             "once, math and memory overlapped (Williams et al. 2009)",
+             "waves: the preset's GEMM tile, one tile per SM at a time, no split-k (the step model's GEMM "
+             "curve also tries the transposed tile and split-k)")
+    return Group(head, Text(""), out), notes

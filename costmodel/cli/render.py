@@ -76,7 +76,7 @@ _IN: dict[str, tuple[str, ...]] = {
         "costmodel.nccl.reports.Predicted", "costmodel.nccl.reports.Ranges",
         "costmodel.nccl.reports.Calibrated", "costmodel.nccl.reports.PresetText",
         "costmodel.nccl.reports.PresetList"),
-    "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU"),
+    "costmodel.cli.gpus": ("costmodel.gpus.GPUList", "costmodel.gpus.GPU", "costmodel.gpus.GemmOnGpu"),
     "costmodel.cli.models": ("costmodel.describe.models.ModelList",
                              "costmodel.describe.models.ModelDescription"),
     "costmodel.cli.validate": ("costmodel.validation.Validation",),

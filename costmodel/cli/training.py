@@ -246,6 +246,9 @@ def traffic_moe(
                                    help="Expert-parallel GPUs (default: one per expert).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", metavar="K", help="Experts per token.")] = 1,
     dtype: Annotated[str, typer.Option("--dtype", metavar="DTYPE", help="Activation dtype.")] = "bf16",
+    capacity_factor: Annotated[str | None, typer.Option(
+        "--capacity-factor", metavar="C",
+        help="Each expert's block sized for C·k·T/E tokens and sent padded (default 1).")] = None,
     algorithm: Algorithm = "pairwise",
     alpha: Alpha = None, beta: Beta = None, bandwidth: Bandwidth = None, profile: Profile = None,
     as_json: Json = False,
@@ -257,7 +260,8 @@ def traffic_moe(
     from costmodel.training.traffic import moe_traffic
 
     emit(moe_traffic(tokens=tokens, hidden=hidden, experts=experts, ep=ep, top_k=top_k, dtype=dtype,
-                     algorithm=algorithm, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile),
+                     capacity_factor=capacity_factor, algorithm=algorithm, alpha=alpha, beta=beta,
+                     bandwidth=bandwidth, profile=profile),
          as_json=as_json)
 
 
@@ -538,8 +542,10 @@ def _render_tp(r: TensorParallelTraffic) -> Rendered:
 @renders("costmodel.training.traffic.MoETraffic")
 def _render_moe(r: MoETraffic) -> Rendered:
     d = r.to_dict()
+    padded = r.capacity_factor != 1
     rows = [
-        ("send buffer per all-to-all (tokens·k·h·bytes)", _bytes(r.send_buffer_bytes)),
+        (f"send buffer per all-to-all ({'c·' if padded else ''}tokens·k·h·bytes)",
+         _bytes(r.send_buffer_bytes)),
         ("fraction leaving the GPU (G − 1)/G", _exact(r.fraction_leaving)),
         ("leaving per all-to-all", _bytes(r.bytes_leaving_per_alltoall)),
         ("leaving per layer, forward (2 all-to-alls)", _bytes(d["bytes_leaving_per_layer_forward"])),
@@ -549,7 +555,9 @@ def _render_moe(r: MoETraffic) -> Rendered:
         rows += [("time per all-to-all", _time(d["alltoall_time_s"])),
                  ("time per layer, forward + backward", _time(d["layer_step_time_s"]))]
     return _quantities_under(f"[bold]traffic moe[/bold] · E = {r.experts} experts on G = {r.ep} GPUs, "
-                             f"top-{r.top_k}, {r.dtype.name}", r, rows)
+                             f"top-{r.top_k}, {r.dtype.name}"
+                             + (f", c = {_exact(r.capacity_factor)}" if padded else ""),
+                             r, rows)
 
 
 @renders("costmodel.training.traffic.Staleness")

@@ -22,7 +22,7 @@ from costmodel.examples.work import Example, Given, Work, Worked
 
 __all__ = ["Example", "Given", "Work", "Worked", "all_examples", "example", "get"]
 
-MODULES = ("collectives", "topology", "consensus", "training", "pipeline", "memory", "rounds")
+MODULES = ("collectives", "topology", "consensus", "training", "pipeline", "memory", "rounds", "hardware")
 """The topic modules (in costmodel.examples) that register examples, in listing order."""
 
 _REGISTRY: dict[str, Example] = {}

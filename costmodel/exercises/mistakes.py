@@ -57,6 +57,13 @@ MISTAKES: dict[str, str] = {
                          "2021's), where the question asks for idle over total time",
     "zero-bookkeeping": "a ZeRO bookkeeping slip (a state not partitioned, or in the wrong precision)",
     "index-overhead": "the compressed size without the bytes of the indices",
+    "six-n-only": "the model FLOPs taken as 6·N·tokens, the attention's s² products left out",
+    "recompute-count": "the recomputed forward counted in MFU, or left out of HFU (the two FLOP counts "
+                       "swapped)",
+    "achieved-for-peak": "utilization taken against the GPU's measured GEMM rate instead of its datasheet "
+                         "peak",
+    "roofline-sum": "the math time and the memory time added, where the roofline takes the larger",
+    "elements-for-bytes": "elements counted where bytes are asked (the element size left out)",
     "wait-for-all": "the round waits for every client, where it ends when the K fastest are done",
     "no-composition": "the privacy loss of one step, not composed over all the steps",
     "batch-for-rate": "the batch used where the sampling rate q = B/N goes (q = 1: no amplification "
@@ -90,6 +97,11 @@ HINTS: dict[str, str] = {
     "bubble-definition": "the other bubble definition",
     "zero-bookkeeping": "a ZeRO bookkeeping slip",
     "index-overhead": "the compressed size without the bytes of the indices",
+    "six-n-only": "the attention FLOPs left out of the model count",
+    "recompute-count": "the recomputation counted in the wrong utilization",
+    "achieved-for-peak": "a measured rate used in place of the peak",
+    "roofline-sum": "the math and memory times added instead of overlapped",
+    "elements-for-bytes": "the element size left out of the bytes",
     "wait-for-all": "the round waited for every client",
     "no-composition": "the privacy loss of one step, not composed over the steps",
     "batch-for-rate": "the batch size used in place of the sampling rate",

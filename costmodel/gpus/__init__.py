@@ -98,6 +98,7 @@ from typing import Any, NamedTuple
 
 from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_mean
+from costmodel.gpus.curve import Roofline, TileWaves, compute_bound_rows, gemm_roofline, tile_waves
 from costmodel.names import Names, normalise
 from costmodel.references import (
     ABCI_BENCHMARK,
@@ -151,9 +152,13 @@ __all__ = [
     "VENDORS",
     "GPUList",
     "GemmCurve",
+    "GemmOnGpu",
+    "gemm_on_gpu",
+    "gpus_query",
     "is_file_source",
     "list_gpus",
     "load_gpu",
+    "parse_gemm_shape",
     "parse_gpu",
     "resolve_dtype",
     "source_dict",
@@ -888,3 +893,95 @@ def list_gpus() -> GPUList:
     ['a100-40gb', 'a100-80gb', 'b200']
     """
     return GPUList(tuple(load_gpu(name) for name in GPU_NAMES))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmOnGpu(JSONFields):
+    """One matrix product on one GPU (``costmodel gpus NAME --gemm MxNxK``): its roofline against the
+    datasheet peak and memory bandwidth, the fewest rows m at which a product of that n and k is
+    compute-bound (``None``: at none), and its waves of the preset's GEMM tiles on the SMs."""
+
+    gpu: str
+    title: str
+    dtype: str
+    element_bytes: int
+    peak_flops_per_s: Fraction
+    memory_bandwidth_bytes_per_s: Fraction
+    roofline: Roofline
+    compute_bound_rows: int | None
+    waves: TileWaves
+
+
+_ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+"""Bytes of one element of a matrix in each dtype of :data:`FLOP_DTYPES` (tf32 reads fp32 inputs)."""
+
+_GEMM_SHAPE = re.compile(r"\s*(\d+)\s*[x×,]\s*(\d+)\s*[x×,]\s*(\d+)\s*")
+
+
+def parse_gemm_shape(text: str) -> tuple[int, int, int]:
+    """(m, n, k) of a product written ``MxNxK`` (``×`` or ``,`` also separate), each ≥ 1.
+
+    >>> parse_gemm_shape("8192x128x8192")
+    (8192, 128, 8192)
+    >>> parse_gemm_shape("8192x128")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: gemm='8192x128' is not a product shape; write MxNxK, e.g. 8192x8192x8192 ...
+    """
+    match = _GEMM_SHAPE.fullmatch(text) if isinstance(text, str) else None
+    if match is None or any(int(g) < 1 for g in match.groups()):
+        raise InputError(f"gemm={text!r} is not a product shape; write MxNxK, e.g. 8192x8192x8192 "
+                         "(C is m × n, the inner dimension k)")
+    m, n, k = (int(g) for g in match.groups())
+    return m, n, k
+
+
+def gemm_on_gpu(gpu: str | Path | GPU, gemm: str | tuple[int, int, int], *, dtype: str = "bf16") -> GemmOnGpu:
+    """The product *gemm* (``"MxNxK"`` or (m, n, k)) on *gpu* (a preset, a file or a :class:`GPU`) in *dtype*.
+
+    The roofline (:func:`costmodel.gpus.curve.gemm_roofline`) takes the dense peak of *dtype* and the
+    datasheet memory bandwidth, with A, B and C of *dtype*; the waves
+    (:func:`costmodel.gpus.curve.tile_waves`) the preset's GEMM tile and SMs.
+
+    Raises
+    ------
+    InputError
+        For a shape that is not MxNxK of positive integers, a dtype without a peak on the GPU, an unknown
+        GPU (:class:`UnknownNameError`).
+
+    Examples
+    --------
+    >>> r = gemm_on_gpu("h100-sxm", "8192x128x8192")
+    >>> r.roofline.bound, round(float(r.roofline.ridge_flops_per_byte), 1), r.waves.tiles
+    ('memory', 295.4, 64)
+    """
+    g = gpu if isinstance(gpu, GPU) else load_gpu(gpu)
+    m, n, k = parse_gemm_shape(gemm) if isinstance(gemm, str) else gemm
+    name = resolve_dtype(dtype)
+    peak = g.peak(name)
+    element = _ELEMENT_BYTES[name]
+    roofline = gemm_roofline(m, n, k, peak=peak, bandwidth=g.memory_bandwidth_bytes_per_s, element=element)
+    return GemmOnGpu(gpu=g.name, title=g.title, dtype=name, element_bytes=element, peak_flops_per_s=peak,
+                     memory_bandwidth_bytes_per_s=g.memory_bandwidth_bytes_per_s, roofline=roofline,
+                     compute_bound_rows=compute_bound_rows(n, k, peak=peak, element=element,
+                                                           bandwidth=g.memory_bandwidth_bytes_per_s),
+                     waves=tile_waves(m, n, sms=g.sms, tile=g.gemm.tile))
+
+
+def gpus_query(name: str | Path | None = None, *, gemm: str | None = None,
+               dtype: str | None = None) -> GPUList | GPU | GemmOnGpu:
+    """What ``costmodel gpus`` shows: every preset (no *name*), one GPU, or a product on it (*gemm*).
+
+    Raises
+    ------
+    InputError
+        For *gemm* without a GPU, or *dtype* without *gemm* (the dtype is the product's).
+    """
+    if gemm is None:
+        if dtype is not None:
+            raise InputError(f"{dtype!r} is the dtype of a matrix product; give gemm= with dtype= (a GPU "
+                             "shows every dtype's peak)")
+        return load_gpu(name) if name else list_gpus()
+    if not name:
+        raise InputError(f"gemm={gemm!r} needs a GPU to run on; name a preset or a GPU file")
+    return gemm_on_gpu(name, gemm, dtype="bf16" if dtype is None else dtype)

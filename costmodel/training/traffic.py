@@ -10,9 +10,10 @@
   attention and the MLP) and twice in the backward pass.
 * **Expert parallelism** (mixture of experts): each MoE layer runs two
   all-to-alls in the forward pass, dispatch and combine, each moving a GPU's
-  routed tokens (tokens · top-k · h elements); with uniform routing over
-  experts spread evenly on G GPUs, a fraction (G − 1)/G of it leaves the GPU.
-  The backward pass repeats both.
+  routed tokens (tokens · top-k · h elements, times the capacity factor c
+  when each expert's block is padded to c·k·T/E tokens); with uniform routing
+  over experts spread evenly on G GPUs, a fraction (G − 1)/G of it leaves the
+  GPU.  The backward pass repeats both.
 * **Staleness**: BSP reads are never stale; SSP with bound s lets the fastest
   worker be at most s clocks ahead of the slowest; ASP has no bound, and with
   N equal-speed workers the expected staleness is N − 1 updates.
@@ -45,6 +46,7 @@ from typing import Any
 from costmodel._json import real
 from costmodel.collectives.result import AlgorithmCost
 from costmodel.errors import InputError
+from costmodel.exact import parse_number
 from costmodel.params import LinkParams
 from costmodel.references import (
     DEAN_2012,
@@ -354,14 +356,16 @@ class MoETraffic:
     link: LinkParams | None
     sources: tuple[Cited, ...]
     notes: tuple[str, ...] = ()
+    capacity_factor: Fraction = Fraction(1)
 
     alltoalls_forward = 2
     alltoalls_backward = 2
 
     @property
-    def send_buffer_bytes(self) -> int:
-        """n of each all-to-all: a GPU's routed tokens, tokens · top-k · h elements."""
-        return self.tokens * self.top_k * self.hidden * self.dtype.bytes_per_element
+    def send_buffer_bytes(self) -> Fraction:
+        """n of each all-to-all: a GPU's routed tokens, c · tokens · top-k · h elements (c the capacity
+        factor: each expert's block padded to c·k·T/E tokens)."""
+        return self.capacity_factor * self.tokens * self.top_k * self.hidden * self.dtype.bytes_per_element
 
     @property
     def fraction_leaving(self) -> Fraction:
@@ -381,8 +385,8 @@ class MoETraffic:
 
         return {
             "tokens": self.tokens, "hidden": self.hidden, "experts": self.experts, "ep": self.ep,
-            "top_k": self.top_k, "dtype": self.dtype.name,
-            "send_buffer_bytes": self.send_buffer_bytes,
+            "top_k": self.top_k, "dtype": self.dtype.name, "capacity_factor": real(self.capacity_factor),
+            "send_buffer_bytes": real(self.send_buffer_bytes),
             "fraction_leaving": real(self.fraction_leaving),
             "bytes_leaving_per_alltoall": real(leaving),
             "alltoalls_forward_per_layer": self.alltoalls_forward,
@@ -395,16 +399,16 @@ class MoETraffic:
             "layer_forward_time_s": t(self.alltoalls_forward),
             "layer_step_time_s": t(self.alltoalls_forward + self.alltoalls_backward),
             "alltoall": _cost_dict(self.alltoall, self.link),
-            "formula": "n = tokens·k·h·bytes per all-to-all; (G − 1)/G·n leaves the GPU; 2 per layer forward "
-                       "(dispatch, combine), 2 more backward",
+            "formula": "n = c·tokens·k·h·bytes per all-to-all; (G − 1)/G·n leaves the GPU; 2 per layer "
+                       "forward (dispatch, combine), 2 more backward",
             "sources": [s.to_dict() for s in self.sources],
             "notes": list(self.notes),
         }
 
 
 def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None, top_k: int = 1,
-                dtype: Any = "bf16", algorithm: str = "pairwise", link: LinkParams | None = None,
-                alpha: Any = None, beta: Any = None, bandwidth: Any = None,
+                dtype: Any = "bf16", capacity_factor: Any = None, algorithm: str = "pairwise",
+                link: LinkParams | None = None, alpha: Any = None, beta: Any = None, bandwidth: Any = None,
                 profile: Any = None) -> MoETraffic:
     """All-to-all bytes of one MoE layer: dispatch and combine, uniform routing over the experts.
 
@@ -422,6 +426,10 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     top_k : int, default 1
         Experts each token is routed to (1 for Switch, 2 for GShard/Mixtral).
     dtype : str, default "bf16"
+    capacity_factor : number, optional
+        c > 0: each expert takes a block of c·k·T/E tokens (Fedus et al. 2022, equation (3)), padded
+        when fewer are routed to it, so each all-to-all carries c times the routed tokens; default 1
+        (no padding, nothing dropped).
     algorithm : str, default "pairwise"
         The all-to-all algorithm, for times.
     link, alpha, beta, bandwidth, profile : optional
@@ -439,20 +447,25 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     Notes
     -----
     The model: every token picks its k experts uniformly at random (a
-    perfectly balanced router, capacity factor 1, no dropped or padded
-    tokens), so a fraction (G − 1)/G of a GPU's routed tokens goes to other
-    GPUs and as many come back in the combine.
+    perfectly balanced router), so a fraction (G − 1)/G of a GPU's routed
+    tokens goes to other GPUs and as many come back in the combine.  With a
+    capacity factor c the dispatch buffers are sized for c·k·T/E tokens per
+    expert and sent whole, padding included (Megatron-Core's token dispatcher
+    with ``moe_pad_expert_input_to_capacity``; the step model's send buffer),
+    so every byte count is c times that of c = 1.
 
     References
     ----------
-    .. [1] Fedus et al., JMLR 2022 (dispatch and combine);
-       Lepikhin et al., ICLR 2021.
+    .. [1] Fedus et al., JMLR 2022 (dispatch and combine; the expert capacity,
+       equation (3)); Lepikhin et al., ICLR 2021.
 
     Examples
     --------
     >>> m = moe_traffic(tokens=4096, hidden=4096, experts=8)
     >>> m.send_buffer_bytes, m.fraction_leaving  # 4096·4096·2 B; 7/8 leaves
-    (33554432, Fraction(7, 8))
+    (Fraction(33554432, 1), Fraction(7, 8))
+    >>> moe_traffic(tokens=4096, hidden=4096, experts=8, top_k=2, capacity_factor="1.25").send_buffer_bytes
+    Fraction(83886080, 1)
     """
     t = parse_count(tokens)
     h = parse_count(hidden)
@@ -467,18 +480,37 @@ def moe_traffic(*, tokens: Any, hidden: Any, experts: int, ep: int | None = None
     if k > e:
         raise InputError(f"top_k={k} is more than the {e} experts; a token picks at most E experts")
     kind = parse_dtype(dtype)
+    cf = _capacity(capacity_factor)
     used = optional_link(link=link, alpha=alpha, beta=beta, bandwidth=bandwidth, profile=profile)
-    n = t * k * h * kind.bytes_per_element
-    c = _ring("alltoall", g, Fraction(n), used, algorithm)
+    n = cf * t * k * h * kind.bytes_per_element
+    c = _ring("alltoall", g, n, used, algorithm)
+    padding = ("capacity factor 1, nothing dropped or padded" if cf == 1 else
+               f"capacity factor {real(cf)}: each expert's block sized for c·k·T/E tokens and sent padded")
     notes = (f"uniform routing: each token's {k} expert{'s' if k > 1 else ''} are chosen uniformly among "
              f"{e}, {e // g} per GPU on {g} GPUs, so (G − 1)/G = {g - 1}/{g} of the routed tokens leave the "
-             "GPU (capacity factor 1, nothing dropped or padded)",
+             f"GPU ({padding})",
              "2 all-to-alls per MoE layer in the forward pass (dispatch to the experts, combine back) and 2 "
              "in the backward pass")
-    sources = (FEDUS_2022.at("Switch layer, expert parallelism: dispatch and combine"),
+    sources = (FEDUS_2022.at("Switch layer, expert parallelism: dispatch and combine; equation (3), the "
+                             "expert capacity"),
                LEPIKHIN_2021.at("MoE layer: dispatch and combine all-to-alls"))
     return MoETraffic(tokens=t, hidden=h, experts=e, ep=g, top_k=k, dtype=kind, alltoall=c, link=used,
-                      sources=sources, notes=notes)
+                      sources=sources, notes=notes, capacity_factor=cf)
+
+
+def _capacity(value: Any) -> Fraction:
+    """A capacity factor read: 1 for ``None``, else a number > 0."""
+    if value is None:
+        return Fraction(1)
+    shown = str(value).strip()  # "1.25", 5/4: as written
+    try:
+        factor = parse_number(value, what="capacity factor")
+    except InputError as exc:
+        raise InputError(f"capacity_factor={shown}: {exc}") from None
+    if factor <= 0:
+        raise InputError(f"capacity_factor={shown} is not positive; give the tokens an expert takes over "
+                         "its fair share k·T/E, e.g. capacity_factor=1.25 (Switch Transformers)")
+    return factor
 
 
 # -- staleness ------------------------------------------------------------------------------------

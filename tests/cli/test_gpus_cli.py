@@ -160,3 +160,28 @@ def test_memory_fits_or_says_by_how_much_it_does_not(capsys, monkeypatch):
     out, _ = run_text(capsys, monkeypatch, "memory", "--params", "7B", "--gpu", "h100-sxm", columns=200)
     assert "fits one NVIDIA H100 SXM5 80GB" in out and "note: only the weights are counted: pass --zero" in out
     assert run_json(capsys, "memory", "--params", "7B")["gpu_fit"] is None
+
+
+def test_a_product_on_a_gpu(capsys, monkeypatch):
+    # the guide's 8192 × 128 × 8192: 4096/33 ≈ 124.1 FLOP/B under the H100's 989.5 / 3.35 ≈ 295.4: memory-bound
+    data = run_json(capsys, "gpus", "h100-sxm", "--gemm", "8192x128x8192")
+    assert (data["gpu"], data["dtype"], data["roofline"]["bound"]) == ("h100-sxm", "bf16", "memory")
+    assert data["roofline"]["flops"] == 2 * 8192 * 128 * 8192 and data["compute_bound_rows"] is None
+    assert data["waves"] == {"tiles": 64, "waves": 1, "sms": 132, "tile": [128, 256], "efficiency": 64 / 132}
+    out, _ = run_text(capsys, monkeypatch, "gpus", "h100-sxm", "--gemm", "8192x128x8192", columns=80)
+    assert all(len(line) <= 80 for line in out.splitlines())
+    for fragment in ("4096/33 ≈ 124.121", "19790/67 ≈ 295.373", "memory", "41.32 µs", "415.8 TFLOP/s", "64"):
+        assert fragment in out, fragment
+    fp8 = run_json(capsys, "gpus", "h100-sxm", "--gemm", "4096x4096x4096", "--dtype", "fp8")
+    assert fp8["element_bytes"] == 1 and fp8["roofline"]["bound"] == "compute"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("gpus", "--gemm", "1x1x1"), "--gemm '1x1x1' needs a GPU"),
+    (("gpus", "h100-sxm", "--dtype", "fp8"), "give --gemm with --dtype"),
+    (("gpus", "h100-sxm", "--gemm", "8192x128"), "is not a product shape; write MxNxK"),
+    (("gpus", "a100-80gb", "--gemm", "1x1x1", "--dtype", "fp8"), "'fp8' has no peak on a100-80gb"),
+])
+def test_bad_products_are_one_error_line(capsys, args, needle):
+    out, err = run(capsys, *args, rc=2)
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: ") and needle in err, err

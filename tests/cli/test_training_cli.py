@@ -107,6 +107,9 @@ def test_traffic_moe_json(capsys):
     assert data["send_buffer_bytes"] == 4096 * 2 * 4096 * 2
     assert data["fraction_leaving"] == 0.875
     assert data["alltoall_time_s"] is None
+    padded = run_json(capsys, "traffic", "moe", "--tokens", "4096", "--hidden", "4096", "--experts", "8",
+                      "--top-k", "2", "--capacity-factor", "1.25")
+    assert padded["capacity_factor"] == 1.25 and padded["send_buffer_bytes"] == 5 * 4096 * 2 * 4096 * 2 // 4
 
 
 def test_traffic_staleness_json(capsys):
@@ -170,6 +173,8 @@ def test_error_feedback_json(capsys):
      ["6.4 GB", "750 MB", "1.024 s", "60 ms"]),
     (["traffic", "tp", "--batch", "1", "--seq", "2048", "--hidden", "12288", "--tp", "8"], ["2 + 2"]),
     (["traffic", "moe", "--tokens", "4096", "--hidden", "4096", "--experts", "8"], ["0.875", "uniform routing"]),
+    (["traffic", "moe", "--tokens", "4096", "--hidden", "4096", "--experts", "8", "--capacity-factor", "1.25"],
+     ["c = 1.25", "c·tokens·k·h·bytes", "41.94 MB", "capacity factor 1.25"]),
     (["traffic", "staleness", "--workers", "16", "--bound", "3"], ["≤ 3 clocks", "expected 15 updates"]),
     (["compress", "--elements", "25M", "--method", "topk", "--density", "0.01", "-p", "16", *SEED_LINK],
      ["ratio", "50", "time saved", "all-gather"]),

@@ -246,6 +246,7 @@ CITING_MODULES = (
     "costmodel.step.flops",
     "costmodel.step.buckets",
     "costmodel.gpus",
+    "costmodel.gpus.curve",
     "costmodel.step.rates",
     "costmodel.step.ops",
     "costmodel.describe.models",

@@ -119,3 +119,24 @@ def test_unknown_dtype_and_algorithm():
         tensor_parallel_traffic(batch=1, seq=1, hidden=1, tp=2, dtype="bf61")
     with pytest.raises(UnknownNameError):
         moe_traffic(tokens=1, hidden=1, experts=2, algorithm="rign")
+
+
+def test_moe_capacity_factor_pads_every_buffer():
+    # c = 1.25: each expert's block holds 1.25·k·T/E tokens, sent whole: 1.25 × 4096 × 2 × 4096 × 2 B
+    m = moe_traffic(tokens=4096, hidden=4096, experts=8, top_k=2, capacity_factor="1.25", link=LINK)
+    n = Fraction(5, 4) * 4096 * 2 * 4096 * 2
+    assert m.send_buffer_bytes == n and m.capacity_factor == Fraction(5, 4)
+    assert m.bytes_leaving_per_alltoall == Fraction(7, 8) * n
+    assert m.alltoall.time_s == 7 * (ALPHA + n / 8 * BETA)
+    d = m.to_dict()
+    assert d["capacity_factor"] == 1.25 and d["bytes_leaving_per_layer_step"] == 4 * 7 * n / 8
+    assert "capacity factor 1.25" in m.notes[0]
+    assert moe_traffic(tokens=4096, hidden=4096, experts=8).capacity_factor == 1
+
+
+@pytest.mark.parametrize(("value", "message"), [(0, "capacity_factor=0 is not positive"),
+                                                ("-1", "capacity_factor=-1 is not positive"),
+                                                ("abc", "capacity_factor=abc: 'abc' is not a number")])
+def test_moe_capacity_factor_must_be_a_positive_number(value, message):
+    with pytest.raises(InputError, match=message):
+        moe_traffic(tokens=4096, hidden=4096, experts=8, capacity_factor=value)
