@@ -150,12 +150,15 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
-    # the small messages are priced from the small-message segment, whose α is not 0: crossovers exist
+    # the small messages are priced from one segment with α > 0, so crossovers exist: the small-message
+    # segment, or a larger one whose line is cheaper there (each price is the envelope's; on a loaded
+    # machine the smallest sizes can measure slower than the next segment's line)
     small = run_json(capsys, "cost", "allreduce", "ring", "-p", "8", "-n", "8", "--profile", str(profile))
-    first = data["fits"][0]["segments"][0]
     ring = small["results"][0]
-    assert {m["segment"] for m in ring["messages"]} == {1} and first["alpha_s"] > 0
-    assert ring["latency_s"] == pytest.approx(14 * first["alpha_s"], rel=1e-5)
+    (used,) = {m["segment"] for m in ring["messages"]}
+    segment = data["fits"][0]["segments"][used - 1]
+    assert segment["alpha_s"] > 0
+    assert ring["latency_s"] == pytest.approx(14 * segment["alpha_s"], rel=1e-5)
     best = run_json(capsys, "best", "allreduce", "-p", "8", "--profile", str(profile), "--max", "64MiB")
     assert best["ranges"][0]["algorithm"] == "recursive-doubling" and best["ranges"][0]["to_bytes"] > 8
 
