@@ -46,8 +46,8 @@ def gpus(
                                                   autocompletion=gpu_names)] = None,
     gemm: Annotated[str | None, option(
         "--gemm", metavar="MxNxK",
-        help="A matrix product C\\[m×n] = A\\[m×k]·B\\[k×n] on the GPU: its roofline (intensity, ridge point, "
-             "bound, time) and its waves of tiles.")] = None,
+        help="A matrix product C\\[m×n] = A\\[m×k]·B\\[k×n] on the GPU: its roofline (intensity, ridge "
+             "point, bound, time) and its waves of tiles.")] = None,
     dtype: Annotated[str | None, option(
         "--dtype", metavar="DTYPE", help="The product's dtype, with --gemm: bf16 (default), fp16, fp8, tf32, "
                                          "fp32.")] = None,
