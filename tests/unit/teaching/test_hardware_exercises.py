@@ -22,7 +22,7 @@ from costmodel.exercises import load_bank
 from costmodel.gpus import load_gpu
 from costmodel.gpus.curve import product_time
 from costmodel.params import LinkParams
-from tests.bankchecks import right_answers_correct
+from tests.bankchecks import right_answers_correct, slips_diagnosed
 
 BANK = load_bank()
 MINE = [e for e in BANK if e.path.endswith("/hardware.toml")]
