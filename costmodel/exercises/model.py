@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from costmodel.errors import InputError
+from costmodel.exact import decimal_text
 from costmodel.examples import Example
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NUMBER, NUMBERS, Kind, show_exact
@@ -300,17 +301,7 @@ class Variant:
 
 def _exact_text(x: Fraction) -> str:
     """*x* as a decimal where it ends, else as a ratio: read back exactly by ``parse_number``."""
-    q = x.denominator
-    while q % 2 == 0:
-        q //= 2
-    while q % 5 == 0:
-        q //= 5
-    if q != 1:
-        return f"{x.numerator}/{x.denominator}"
-    from decimal import Decimal
-
-    text = format(Decimal(x.numerator) / Decimal(x.denominator), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return decimal_text(x) or f"{x.numerator}/{x.denominator}"
 
 
 def _text(value: Any, kind: Kind) -> str:

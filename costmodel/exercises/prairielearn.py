@@ -40,6 +40,7 @@ from fractions import Fraction
 from typing import Any
 
 from costmodel._json import real
+from costmodel.exact import decimal_text
 from costmodel.examples.work import sentence
 from costmodel.exercises.assignment import Manifest, assignment_seed, manifest_exercises
 from costmodel.exercises.bank import Bank
@@ -153,17 +154,7 @@ def _fraction_text(x: Fraction) -> str:
 
 def _attribute(x: Fraction) -> str:
     """A tolerance as an attribute: its exact decimal where it has one (0.01), else a float's repr."""
-    d = x.denominator
-    while d % 2 == 0:
-        d //= 2
-    while d % 5 == 0:
-        d //= 5
-    if d != 1:
-        return repr(float(x))
-    digits = 0
-    while (x * 10**digits).denominator != 1:
-        digits += 1
-    return f"{float(x):.{digits}f}"
+    return decimal_text(x) or repr(float(x))
 
 
 def _rule(spec: AnswerSpec, variants: Sequence[Variant]) -> dict[str, Any]:
