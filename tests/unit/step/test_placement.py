@@ -15,29 +15,28 @@ from costmodel.topology import parse_link, topology_of
 TOPO = topology_of(["4:1us:300GB/s:nvlink", "2:2us:100GB/s:rail", "8:5us:25GB/s:ib"])
 
 
+def _outermost(topo, order, sizes, varying):
+    """The outermost level any group crosses whose members differ only in the dimensions *varying*, from
+    every group's members listed one by one (ranks numbered with *order*'s first dimension innermost)."""
+    strides, stride = {}, 1
+    for d in order:
+        strides[d], stride = stride, stride * sizes[d]
+    worst = None
+    for coords in itertools.product(*(range(sizes[d]) for d in order)):
+        base = dict(zip(order, coords, strict=True))
+        if any(base[d] for d in varying):
+            continue
+        members = [sum(strides[d] * c for d, c in {**base, **dict(zip(varying, v, strict=True))}.items())
+                   for v in itertools.product(*(range(sizes[d]) for d in varying))]
+        for a, b in itertools.combinations(members, 2):
+            lv = int(topo.level_of(a, b))
+            worst = lv if worst is None else max(worst, lv)
+    return worst
+
+
 def _by_enumeration(topo, order, sizes):
     """Each dimension's outermost level, from every group's members listed one by one."""
-    ranks = [dict(zip(order, coords, strict=True)) for coords in itertools.product(*(range(sizes[d]) for d in order))]
-
-    def rank(coords):
-        out, stride = 0, 1
-        for d in order:
-            out += coords[d] * stride
-            stride *= sizes[d]
-        return out
-
-    levels = {}
-    for d in order:
-        worst = None
-        for coords in ranks:
-            if coords[d]:
-                continue
-            members = [rank({**coords, d: k}) for k in range(sizes[d])]
-            for a, b in itertools.combinations(members, 2):
-                lv = int(topo.level_of(a, b))
-                worst = lv if worst is None else max(worst, lv)
-        levels[d] = worst
-    return levels
+    return {d: _outermost(topo, order, sizes, (d,)) for d in order}
 
 
 @pytest.mark.parametrize("order", ["tp-dp-pp", "dp-tp-pp", "tp-pp-dp", "pp-dp-tp"])
@@ -85,24 +84,7 @@ def test_order_without_levels_is_refused():
 
 def _dense_dp_by_enumeration(topo, order, sizes):
     """The outermost level of the data-parallel groups: the ranks varying in both ep and (expert) dp."""
-    ranks = [dict(zip(order, coords, strict=True)) for coords in itertools.product(*(range(sizes[d]) for d in order))]
-
-    def rank(coords):
-        out, stride = 0, 1
-        for d in order:
-            out += coords[d] * stride
-            stride *= sizes[d]
-        return out
-
-    worst = None
-    for coords in ranks:
-        if coords["ep"] or coords["dp"]:
-            continue
-        members = [rank({**coords, "ep": e, "dp": d}) for e in range(sizes["ep"]) for d in range(sizes["dp"])]
-        for a, b in itertools.combinations(members, 2):
-            lv = int(topo.level_of(a, b))
-            worst = lv if worst is None else max(worst, lv)
-    return worst
+    return _outermost(topo, order, sizes, ("ep", "dp"))
 
 
 @pytest.mark.parametrize("order", ["tp-ep-dp-pp", "tp-dp-ep-pp", "ep-dp-tp-pp", "pp-tp-ep-dp"])
