@@ -39,6 +39,15 @@ def _console(*, colour: bool) -> Any:
                    color_system="truecolor" if colour else None, force_terminal=colour)
 
 
+def _shown(result: Any, *, colour: bool) -> Any:
+    """A recording console that has printed *result* as the command line renders it."""
+    from costmodel.cli.output import show
+
+    console = _console(colour=colour)
+    show(result, console)
+    return console
+
+
 def html(result: Any) -> str:
     """*result* rendered as the command line renders it, as HTML (a ``<pre>`` with inline styles).
 
@@ -47,11 +56,7 @@ def html(result: Any) -> str:
     TypeError
         For a value the command line does not render.
     """
-    from costmodel.cli.output import show
-
-    console = _console(colour=True)
-    show(result, console)
-    return console.export_html(inline_styles=True, code_format=_PRE)
+    return _shown(result, colour=True).export_html(inline_styles=True, code_format=_PRE)
 
 
 def text(result: Any) -> str:
@@ -62,11 +67,7 @@ def text(result: Any) -> str:
     TypeError
         For a value the command line does not render.
     """
-    from costmodel.cli.output import show
-
-    console = _console(colour=False)
-    show(result, console)
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+    return "\n".join(line.rstrip() for line in _shown(result, colour=False).export_text().splitlines())
 
 
 def _pretty(result: Any, printer: Any, cycle: bool) -> None:
