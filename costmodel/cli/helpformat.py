@@ -17,10 +17,13 @@ every command's help at 40, 60 and 80 columns.
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
-__all__ = ["MIN_HELP", "install"]
+__all__ = ["MIN_HELP", "install", "typer_rich_utils"]
 
 MIN_HELP = 20
 """Narrowest help column (in columns) beside the names and types; narrower, the panel is stacked."""
@@ -46,8 +49,7 @@ def _fitting(format_help: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(format_help)
     def wrapper(self: Any, ctx: Any, formatter: Any) -> None:
-        from typer import rich_utils
-
+        rich_utils = typer_rich_utils()
         printer = rich_utils._print_options_panel
         if not getattr(printer, _INSTALLED, False):
             rich_utils._print_options_panel = functools.partial(_print_panel, printer)
@@ -56,6 +58,54 @@ def _fitting(format_help: Callable[..., None]) -> Callable[..., None]:
 
     setattr(wrapper, _INSTALLED, True)
     return wrapper
+
+
+_DEFERRED = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+"""What typer.rich_utils imports and a help screen never uses (Markdown: only with typer's markdown markup
+mode, which this app does not set; Traceback: only for an uncaught exception): modules that load
+markdown_it, pygments and attrs, most of the help screen's start-up."""
+
+
+class _Deferred(type):
+    """A stand-in for a class of a module not yet imported: using it (calling it, reading an attribute)
+    imports the module and forwards to the real class."""
+
+    _where: tuple[str, str]
+
+    def _real(cls) -> Any:
+        module, name = cls._where
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(cls._real(), name)
+
+
+def typer_rich_utils() -> ModuleType:
+    """``typer.rich_utils``, imported without the modules of :data:`_DEFERRED`.
+
+    While it is imported, each of them that is not loaded yet is a module holding a :class:`_Deferred`
+    stand-in of its class; the stand-ins leave ``sys.modules`` right after, so any later import of those
+    modules (typer printing a traceback) loads the real ones, and the stand-ins forward to them.
+    """
+    if "typer.rich_utils" in sys.modules:
+        return sys.modules["typer.rich_utils"]
+    stubs: dict[str, ModuleType] = {}
+    for module, name in _DEFERRED:
+        if module not in sys.modules:
+            stub = ModuleType(module)
+            setattr(stub, name, _Deferred(name, (), {"_where": (module, name)}))
+            stubs[module] = stub
+    sys.modules.update(stubs)
+    try:
+        from typer import rich_utils
+    finally:
+        for module, stub in stubs.items():
+            if sys.modules.get(module) is stub:
+                del sys.modules[module]
+    return rich_utils
 
 
 def _print_panel(original: Callable[..., None], *, name: str, params: list[Any], ctx: Any,
