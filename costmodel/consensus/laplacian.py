@@ -64,6 +64,8 @@ def _factor_extremes(n: int, offs: tuple[int, ...]) -> tuple[Extreme, Extreme, E
     if d == n - 1:  # complete: μ_k = −1 for k ≠ 0
         return (Extreme(float(n), Fraction(n)), Extreme(float(n), Fraction(n)),
                 Extreme(float(n - 2), Fraction(n - 2)))
+    if d == 2 and offs[0] + offs[1] == n and math.gcd(offs[0], n) == 1:
+        return _ring_extremes(n)
     import numpy as np
 
     k = np.arange(n // 2 + 1, dtype=np.int64)  # symmetric offsets: k and n − k alike
@@ -79,6 +81,21 @@ def _factor_extremes(n: int, offs: tuple[int, ...]) -> tuple[Extreme, Extreme, E
     top = _pick(ell, k, np.max(ell), n, offs, exact_of=lambda c: d - c)
     low = _pick(h, k, np.min(h), n, offs, exact_of=lambda c: d + c)
     return a, top, low
+
+
+def _ring_extremes(n: int) -> tuple[Extreme, Extreme, Extreme]:
+    """:func:`_factor_extremes` of C_n({s, n − s}) with gcd(s, n) = 1: the ring relabelled (k ↦ s·k mod n
+    permutes the k), so ℓ_j = 4 sin²(πj/n) and h_j = 4 cos²(πj/n): the least nonzero ℓ at j = 1, the
+    largest ℓ and the least h at j = ⌊n/2⌋."""
+    half = n // 2
+
+    def at(j: int, sign: int) -> Extreme:  # 2 − 2·sign·cos(2πj/n), exact when the cosine is rational
+        trig = math.sin if sign > 0 else math.cos
+        value = 4 * trig(math.pi * j / n) ** 2
+        c = cos_turns(Fraction(j, n))
+        return Extreme(value, None) if c is None else Extreme(float(2 - 2 * sign * c), 2 - 2 * sign * c)
+
+    return at(1, 1), at(half, 1), at(half, -1)
 
 
 def _pick(values: Any, ks: Any, best: float, n: int, offs: tuple[int, ...], *, exact_of: Any) -> Extreme:

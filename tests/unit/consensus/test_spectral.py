@@ -355,3 +355,36 @@ def test_to_dict_is_json_native():
         data = spectrum(m).to_dict()
         json.dumps(data, allow_nan=False)
         assert isinstance(data["rho"], (int, float))
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 12, 30, 101, 1000])
+def test_a_coprime_single_offset_factor_has_the_rings_spectrum(n):
+    """C_n({s, n − s}) with gcd(s, n) = 1, priced in closed form, against every eigenvalue of its
+    Laplacian from numpy (the extremes' values, and which are exact)."""
+    for s in (s for s in range(1, (n + 1) // 2) if math.gcd(s, n) == 1):
+        a, top, low = laplacian_module._ring_extremes(n)
+        adjacency = np.zeros((n, n))
+        for i in range(n):
+            adjacency[i, (i + s) % n] = adjacency[i, (i - s) % n] = 1
+        ell = np.linalg.eigvalsh(np.diag(adjacency.sum(1)) - adjacency)
+        signless = np.linalg.eigvalsh(np.diag(adjacency.sum(1)) + adjacency)
+        assert a.value == pytest.approx(ell[1], rel=1e-9, abs=1e-12)
+        assert top.value == pytest.approx(ell[-1], rel=1e-9)
+        assert low.value == pytest.approx(signless[0], abs=1e-9)
+        rational = n in (4, 6)  # cos(2π/n) rational only for n ∈ {1, 2, 3, 4, 6} (Niven)
+        assert (a.exact is not None) == rational
+        if n % 2 == 0:  # j = n/2: cos π = −1
+            assert (top.exact, low.exact) == (4, 0)
+
+
+def test_a_million_worker_ring_needs_no_eigenvalue_solver():
+    """The ring's extremes are closed forms: pricing a ring of 10⁶ builds no array of 10⁶ angles."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from costmodel.consensus.graphs import ring; "
+            "from costmodel.consensus.laplacian import laplacian_extremes; "
+            "e = laplacian_extremes(ring(10**6)); print(e.connectivity, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert float(out[0]) == pytest.approx(4 * math.sin(math.pi / 10**6) ** 2, rel=1e-12)
+    assert out[1] == "False"
