@@ -83,7 +83,7 @@ class _Deferred(type):
         return getattr(cls._real(), name)
 
 
-def typer_rich_utils() -> ModuleType:
+def typer_rich_utils() -> Any:
     """``typer.rich_utils``, imported without the modules of :data:`_DEFERRED`.
 
     While it is imported, each of them that is not loaded yet is a module holding a :class:`_Deferred`
