@@ -14,7 +14,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from costmodel._deferred import install as _defer_dataclass_methods
 from costmodel._lazy import lazy_exports
+
+_defer_dataclass_methods()  # this package's dataclasses compile their methods when first used
 
 # name -> module that defines it.  Submodules are imported on first use
 # (PEP 562), so ``costmodel cost`` does not pay for crossover, profiles or
