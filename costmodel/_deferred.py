@@ -19,6 +19,7 @@ expected, nothing is installed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import threading
 from typing import Any
@@ -96,11 +97,9 @@ def install() -> bool:
         module = (globals or {}).get("__name__", "")
         if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
             return create(name, args, body, globals=globals, locals=locals, return_type=return_type)
-        kept = dict(locals or {})  # dataclasses may reuse its dict: keep this call's names
-
-        def make() -> Any:
-            return create(name, args, body, globals=globals, locals=dict(kept), return_type=return_type)
-
+        # compiled once, later: a copy of this call's names, which dataclasses may reuse meanwhile
+        make = functools.partial(create, name, args, body, globals=globals, locals=dict(locals or {}),
+                                 return_type=return_type)
         return DeferredMethod(name, make, module)
 
     deferring._deferring = True  # type: ignore[attr-defined]

@@ -66,7 +66,7 @@ mode, which this app does not set; Traceback: only for an uncaught exception): m
 markdown_it, pygments and attrs, most of the help screen's start-up."""
 
 
-class _Deferred(type):
+class _StandIn(type):
     """A stand-in for a class of a module not yet imported: using it (calling it, reading an attribute)
     imports the module and forwards to the real class."""
 
@@ -86,7 +86,7 @@ class _Deferred(type):
 def typer_rich_utils() -> Any:
     """``typer.rich_utils``, imported without the modules of :data:`_DEFERRED`.
 
-    While it is imported, each of them that is not loaded yet is a module holding a :class:`_Deferred`
+    While it is imported, each of them that is not loaded yet is a module holding a :class:`_StandIn`
     stand-in of its class; the stand-ins leave ``sys.modules`` right after, so any later import of those
     modules (typer printing a traceback) loads the real ones, and the stand-ins forward to them.
     """
@@ -96,7 +96,7 @@ def typer_rich_utils() -> Any:
     for module, name in _DEFERRED:
         if module not in sys.modules:
             stub = ModuleType(module)
-            setattr(stub, name, _Deferred(name, (), {"_where": (module, name)}))
+            setattr(stub, name, _StandIn(name, (), {"_where": (module, name)}))
             stubs[module] = stub
     sys.modules.update(stubs)
     try:
