@@ -14,10 +14,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from costmodel._codecache import install as _keep_dataclass_code
 from costmodel._deferred import install as _defer_dataclass_methods
 from costmodel._lazy import lazy_exports
 
-_defer_dataclass_methods()  # this package's dataclasses compile their methods when first used
+_keep_dataclass_code()  # the code dataclasses compiles for this package is kept beside its bytecode
+_defer_dataclass_methods()  # and compiled, or read, when a method is first used
 
 # name -> module that defines it.  Submodules are imported on first use
 # (PEP 562), so ``costmodel cost`` does not pay for crossover, profiles or
