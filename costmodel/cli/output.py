@@ -14,7 +14,6 @@ rich is imported only to render, never to print JSON.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -56,6 +55,8 @@ def _rstrip(line: str) -> str:
 
 def _json(result: Any) -> str:
     """``to_dict()`` as one line of JSON, with the old names used (already said on stderr), if any."""
+    import json
+
     from costmodel.renames import collected
 
     data = _in_options(result.to_dict())

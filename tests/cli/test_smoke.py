@@ -129,3 +129,34 @@ def test_the_listed_help_screen_is_the_full_apps(monkeypatch, columns):
 def test_the_help_screen_imports_no_command():
     assert _loaded_after([["--help"]], ("costmodel.cli.cost", "costmodel.cli.step", "costmodel.cli.nccl",
                                         "costmodel.cli.plot", "sympy", "numpy")) == []
+
+
+def test_the_command_line_collects_garbage_less_often_and_gives_the_thresholds_back(monkeypatch, capsys):
+    """A command's start-up objects live to its end: the youngest collection waits for YOUNG_COLLECTION
+    allocations while a command runs (a step query then collects never), and the caller's thresholds
+    come back afterwards, also from an error."""
+    import gc
+
+    from costmodel import cli
+
+    before, seen = gc.get_threshold(), []
+    monkeypatch.setattr(cli, "_run", lambda argv: seen.append(gc.get_threshold()) or 0)
+    assert cli.main(["--version"]) == 0
+    assert seen[0][0] == max(cli.YOUNG_COLLECTION, before[0]) and seen[0][1:] == before[1:]
+    assert gc.get_threshold() == before
+
+    def failing(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", failing)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main([])
+    assert gc.get_threshold() == before
+    monkeypatch.undo()
+    code = ("import gc, sys; from costmodel.cli import main; counts = []; "
+            "gc.callbacks.append(lambda phase, info: counts.append(info['generation']) if phase == 'start' else None); "
+            "sys.argv = ['costmodel'] + sys.argv[1:]; main(); print('collections', len(counts), file=sys.stderr)")
+    done = _run(sys.executable, "-c", code, "step", "--dp", "8", "--tp", "8", "--pp", "4", "-m", "8", "--layers", "32",
+                "--hidden", "4096", "--heads", "32", "--seq", "2048", "--vocab", "51200", "--gpu", "h100-sxm")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "collections 0"
