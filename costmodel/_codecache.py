@@ -1,4 +1,5 @@
-"""The code ``dataclasses`` compiles for this package's classes, kept beside the modules' bytecode.
+"""The code ``dataclasses`` compiles for this package's classes, and its shipped data files as parsed,
+kept beside the modules' bytecode.
 
 ``dataclasses`` writes a class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and frozen setters
 as source text and compiles that text with ``exec`` in every process that uses the class: about 0.3 ms
@@ -20,6 +21,12 @@ trusted nor an error: the text is compiled as ``dataclasses`` would.
 come before the builtins).  ``cached_exec`` serves only text compiled for this package's modules and
 passes every other call to the builtin unchanged; it compiles as ``exec`` does (file name
 ``"<string>"``, none of this module's ``__future__`` flags), so a method is the same code either way.
+
+:func:`kept` does the same for the package's own data files (GPU and NCCL presets): the value a parser
+makes of a file's text, kept in :mod:`marshal` form under the text, so that a command reading a preset
+needs neither the TOML reader nor its parse after the first time.  Each call returns a fresh copy.
+Only what :mod:`marshal` can write is kept (TOML's dates are not: such a file is parsed every time),
+and never a user's file: callers pass only the text of files shipped with the package.
 """
 
 from __future__ import annotations
@@ -33,27 +40,31 @@ import marshal
 import os
 import sys
 import threading
+from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-__all__ = ["cached_exec", "install", "save"]
+__all__ = ["cached_exec", "install", "kept", "save"]
 
 _PACKAGE = "costmodel"
 _SUFFIX = ".dataclasses"
+_DATA = "\x00data\x00"
+"""The prefix of a data entry's key (generated code never holds a NUL character)."""
 _MAGIC = importlib.util.MAGIC_NUMBER
 _lock = threading.RLock()
 _stores: dict[str, _Store] = {}
 
 
 class _Store:
-    """One module's compiled methods: those read from its file and those this process added."""
+    """One module's compiled methods and parsed data: those read from its file and those this process
+    added."""
 
-    __slots__ = ("added", "codes", "path")
+    __slots__ = ("added", "entries", "path")
 
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self.codes: dict[str, CodeType] = _read(path) if path else {}
-        self.added: dict[str, CodeType] = {}
+        self.entries: dict[str, CodeType | bytes] = _read(path) if path else {}
+        self.added: dict[str, CodeType | bytes] = {}
 
 
 def _path(globals: dict[str, Any]) -> str | None:
@@ -68,7 +79,7 @@ def _path(globals: dict[str, Any]) -> str | None:
     return pyc.removesuffix(".pyc") + _SUFFIX
 
 
-def _read(path: str) -> dict[str, CodeType]:
+def _read(path: str) -> dict[str, CodeType | bytes]:
     """A file's entries; nothing when it is missing, unreadable, damaged or from another Python."""
     try:
         with open(path, "rb") as handle:
@@ -80,7 +91,8 @@ def _read(path: str) -> dict[str, CodeType]:
         return {}
     if not isinstance(codes, dict):
         return {}
-    return {k: v for k, v in codes.items() if isinstance(k, str) and isinstance(v, CodeType)}
+    return {k: v for k, v in codes.items()
+            if isinstance(k, str) and isinstance(v, bytes if k.startswith(_DATA) else CodeType)}
 
 
 def _store(globals: Any) -> _Store | None:
@@ -106,20 +118,43 @@ def cached_exec(source: Any, globals: Any = None, locals: Any = None, /) -> None
         builtins.exec(source, globals, locals)
         return
     store = _store(globals)
-    code = store.codes.get(source) if store is not None else None
-    if code is None:
+    code = store.entries.get(source) if store is not None else None
+    if not isinstance(code, CodeType):
         code = compile(source, "<string>", "exec", dont_inherit=True)  # as exec compiles for dataclasses
         if store is None:
             builtins.exec(code, globals, locals)
             return
         with _lock:
-            store.codes[source] = store.added[source] = code
+            store.entries[source] = store.added[source] = code
     builtins.exec(code, globals, locals)
 
 
+def kept(namespace: dict[str, Any], text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)`` for the text of a data file shipped with the package, kept beside the bytecode of
+    the module whose globals are *namespace* (see the module notes): a fresh copy on each call."""
+    store = _store(namespace)
+    if store is None:
+        return parse(text)
+    key = _DATA + text
+    blob = store.entries.get(key)
+    if isinstance(blob, bytes):
+        try:
+            return marshal.loads(blob)
+        except (ValueError, EOFError, TypeError):
+            pass
+    value = parse(text)
+    try:
+        blob = marshal.dumps(value)
+    except ValueError:  # not marshal's to write (a date): parsed each time
+        return value
+    with _lock:
+        store.entries[key] = store.added[key] = blob
+    return value
+
+
 def save() -> int:
-    """Write each module's newly compiled methods into its file (merged with the file as it now is);
-    the number of files written.  :func:`install` registers it to run at exit."""
+    """Write each module's newly compiled methods and parsed data into its file (merged with the file as
+    it now is); the number of files written.  :func:`install` registers it to run at exit."""
     written = 0
     with _lock:
         pending = [s for s in _stores.values() if s.added and s.path]

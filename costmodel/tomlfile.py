@@ -1,6 +1,9 @@
 """Reading TOML data files (profiles, exercises, answers) with errors that name file and line.
 
-Files are data: read by :mod:`tomllib` and checked key by key, never executed.
+Files are data: read by :mod:`tomllib` and checked key by key, never executed.  The text of a file
+shipped with the package (``shipped=True``: a GPU or NCCL preset) is parsed once per Python and kept
+beside this module's bytecode (:func:`costmodel._codecache.kept`), so that reading a preset needs
+neither the TOML reader nor its parse after the first time.
 """
 
 from __future__ import annotations
@@ -9,12 +12,8 @@ import re
 import sys
 from typing import Any
 
+from costmodel._codecache import kept
 from costmodel.errors import ParseError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "as_keys", "header_lines", "loads"]
 
@@ -25,7 +24,16 @@ MAX_DEPTH = 32
 """Arrays and tables nested deeper than this are refused: no data file of costmodel needs more."""
 
 
-def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
+def _tomllib() -> Any:
+    """The TOML reader: :mod:`tomllib`, or ``tomli`` before Python 3.11 (imported when first needed)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
+def _line_of(exc: Exception) -> int | None:
     """The line of a TOML error: an attribute from Python 3.14, in the message before."""
     line = getattr(exc, "lineno", None)
     if line is None:
@@ -34,11 +42,12 @@ def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
     return line
 
 
-def loads(content: str, *, path: str) -> dict[str, Any]:
+def loads(content: str, *, path: str, shipped: bool = False) -> dict[str, Any]:
     """Parse TOML text; a syntax error becomes a :class:`ParseError` with the line.
 
     A leading byte-order mark (as some editors save UTF-8) is skipped, and data
-    nested more than :data:`MAX_DEPTH` arrays or tables deep is refused.
+    nested more than :data:`MAX_DEPTH` arrays or tables deep is refused.  *shipped*: the text is a
+    file of the package's own, parsed once and kept (see the module notes); never a user's file.
 
     >>> loads("a = 1", path="x.toml")
     {'a': 1}
@@ -52,6 +61,9 @@ def loads(content: str, *, path: str) -> dict[str, Any]:
     if "\x00" in content:
         raise ParseError("the file is binary, not TOML text", path=path)
     content = content.removeprefix("\ufeff")
+    if shipped:
+        return kept(globals(), content, lambda text: loads(text, path=path))
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(content)
     except tomllib.TOMLDecodeError as exc:

@@ -213,7 +213,7 @@ def _unknown(key: str, known: tuple[str, ...], where: str, path: str) -> ParseEr
 
 def _raw(content: str, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A model file's top level and its ``[shape]`` table as written (widths, not factors)."""
-    data = loads(content, path=path)
+    data = loads(content, path=path, shipped=path.startswith("<preset "))
     for key in data:
         if key not in _TOP:
             raise _unknown(key, _TOP, "at the top level", path)
@@ -284,7 +284,7 @@ def _preset_names() -> Names:
     """The presets' names and aliases."""
     table: dict[str, tuple[str, ...]] = {}
     for name in MODEL_NAMES:
-        aliases = loads(_preset_text(name), path=f"<preset {name}>").get("aliases", [])
+        aliases = loads(_preset_text(name), path=f"<preset {name}>", shipped=True).get("aliases", [])
         table[name] = tuple(aliases)
     return Names("model", table)
 

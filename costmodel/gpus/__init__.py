@@ -814,7 +814,7 @@ def parse_gpu(content: str, *, path: str) -> GPU:
     costmodel.errors.ParseError: my.toml:2: unknown key 'launch_s' in the top level; did you mean 'launch'?
     """
     f = _File(content, path)
-    data = loads(content, path=path)
+    data = loads(content, path=path, shipped=f.preset)
     base = data.get("base")
     values = _read(data, f)
     if base is None:
@@ -825,7 +825,7 @@ def parse_gpu(content: str, *, path: str) -> GPU:
         raise f.error(f"base = {base!r} is a file; base names a preset ({', '.join(GPU_NAMES)}): a file "
                       "starts from a preset, not from another file", "base")
     preset = _preset_name(base)
-    inherited = _read(loads(_preset_text(preset), path=f"<preset {preset}>"),
+    inherited = _read(loads(_preset_text(preset), path=f"<preset {preset}>", shipped=True),
                       _File(_preset_text(preset), f"<preset {preset}>"))
     merged = {**inherited, **values}
     merged["notes"] = _Value(inherited["notes"].value + values["notes"].value, None, path, None)

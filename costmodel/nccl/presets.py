@@ -63,7 +63,8 @@ def load_preset(name_or_path: str | PathLike[str]) -> dict[str, Any]:
     costmodel.errors.UnknownNameError: unknown NCCL preset 'dgx-a10'; did you mean 'dgx-a100'?
     """
     text = str(name_or_path)
-    if isinstance(name_or_path, str) and text in preset_names():
+    shipped = isinstance(name_or_path, str) and text in preset_names()
+    if shipped:
         where = f"preset {text}"
         content = _folder().joinpath(f"{text}.toml").read_text(encoding="utf-8")
     elif text.endswith(".toml") or Path(text).exists() or "/" in text:
@@ -71,7 +72,7 @@ def load_preset(name_or_path: str | PathLike[str]) -> dict[str, Any]:
         content = read_text(name_or_path, what="the NCCL preset")
     else:
         raise UnknownNameError("NCCL preset", text, preset_names())
-    return validate_preset(loads(content, path=where), path=where)
+    return validate_preset(loads(content, path=where, shipped=shipped), path=where)
 
 
 def validate_preset(data: dict[str, Any], *, path: str = "<preset>") -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The code dataclasses compiles for the package's classes is kept beside the bytecode and read back.
+"""The code dataclasses compiles for the package's classes, and the package's own data files as parsed,
+are kept beside the bytecode and read back.
 
 A probe module under the package's name, with a file of its own in a temporary folder, makes its
 classes as the package's modules do; each check looks at what reaches the disk and what a class made
@@ -76,7 +77,7 @@ def test_methods_are_written_once_and_read_back_as_the_same_code(tmp_path, fresh
     second = _module("costmodel._codecache_probe", tmp_path)
     assert _use(second)[1:] == made[1:]
     store = _codecache._stores["costmodel._codecache_probe"]
-    assert not store.added and len(store.codes) == 4
+    assert not store.added and len(store.entries) == 4
     assert _codecache.save() == 0  # nothing new: nothing written
 
 
@@ -120,3 +121,50 @@ def test_other_exec_calls_are_the_builtins():
     _codecache.cached_exec(code, namespace)
     assert namespace["z"] == 7
     assert dataclasses.exec is _codecache.cached_exec  # type: ignore[attr-defined]  # costmodel installed it
+
+
+def test_a_shipped_file_is_parsed_once_and_each_reader_gets_its_own_copy(tmp_path, fresh):
+    probe = _module("costmodel._codecache_probe", tmp_path)
+    calls = []
+
+    def parse(text):
+        calls.append(text)
+        return {"name": text.strip(), "rates": [1.5, 2], "nested": {"ok": True}}
+
+    first = _codecache.kept(vars(probe), "h100 ", parse)
+    first["rates"].append(99)  # a reader that changes its copy changes no one else's
+    second = _codecache.kept(vars(probe), "h100 ", parse)
+    assert calls == ["h100 "] and second == {"name": "h100", "rates": [1.5, 2], "nested": {"ok": True}}
+    assert _codecache.save() == 1
+    _codecache._stores.clear()
+    assert _codecache.kept(vars(probe), "h100 ", parse) == second and calls == ["h100 "]  # from the file
+    import datetime
+
+    dated = _codecache.kept(vars(probe), "dated", lambda text: {"when": datetime.date(2021, 4, 9)})
+    assert dated == {"when": datetime.date(2021, 4, 9)}  # marshal cannot keep a date: parsed each time
+    assert _data_key("dated") not in _codecache._stores["costmodel._codecache_probe"].entries
+    assert _codecache.kept({"__name__": "elsewhere"}, "x", lambda text: [text]) == ["x"]  # not the package's
+
+
+def _data_key(text: str) -> str:
+    return "\x00data\x00" + text
+
+
+def test_a_preset_read_the_second_time_needs_no_toml_reader(tmp_path):
+    """Two processes load a GPU and an NCCL preset, their bytecode kept under a folder of the test's own:
+    the first parses the TOML, the second reads the kept data and imports no TOML reader; both get the
+    same presets."""
+    import os
+    import subprocess
+
+    code = ("import sys; from costmodel.gpus import load_gpu; from costmodel.nccl.presets import load_preset; "
+            "g = load_gpu('h100-sxm'); n = load_preset('dgx-h100'); "
+            "print(g.memory_bandwidth_bytes_per_s, g.peak_flops['bf16'], n['name'], n['gpus_per_node'], 'tomllib' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                           check=False) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr
+    first, second = (r.stdout.split() for r in runs)
+    assert first[:-1] == second[:-1] and first[-1] == "True" and second[-1] == "False"
+    assert list(tmp_path.rglob("tomlfile.*.dataclasses"))
