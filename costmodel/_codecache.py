@@ -15,7 +15,9 @@ read the first time the module compiles a method and written at exit when the pr
 something new, merged with what another process may have written meanwhile and moved into place in one
 rename.  Where Python is told not to write bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``), where the
 folder is read-only, or where the file is unreadable, damaged or from another Python, it is neither
-trusted nor an error: the text is compiled as ``dataclasses`` would.
+trusted nor an error: the text is compiled as ``dataclasses`` would.  Like bytecode that another
+Python wrote there, these files are not in the installation's record: ``pip uninstall`` leaves them,
+and their ``__pycache__`` folders, in the package's folder, which can then be deleted.
 
 :func:`install` puts :func:`cached_exec` where ``dataclasses`` looks ``exec`` up (its module's names
 come before the builtins).  ``cached_exec`` serves only text compiled for this package's modules and
