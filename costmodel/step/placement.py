@@ -25,6 +25,8 @@ the whole dimension cross nodes: each step waits for its slowest group).
 
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass
 
 from costmodel.errors import InputError
@@ -86,20 +88,22 @@ def canonical_order(order: str) -> tuple[str, ...]:
 
 def _group_level(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str]) -> int:
     """The outermost level any group of the dimensions *within* crosses: the ranks that share every other
-    coordinate form a group, and its first and last rank tell its level (levels nest)."""
+    coordinate form a group, and its first and last rank tell its level (levels nest).  A group's first
+    rank has every coordinate of *within* at 0 and its last has each at its largest, so the groups are
+    enumerated by their first ranks alone, and the search stops at the outermost level."""
     strides: dict[str, int] = {}
     stride = 1
     for name in names:
         strides[name] = stride
         stride *= sizes[name]
-    ranks = stride
-    low: dict[int, int] = {}
-    high: dict[int, int] = {}
-    for rank in range(ranks):
-        key = sum(((rank // strides[n]) % sizes[n]) * strides[n] for n in names if n not in within)
-        low.setdefault(key, rank)
-        high[key] = rank
-    return max(int(topology.level_of(low[k], high[k])) for k in low)
+    span = sum((sizes[n] - 1) * strides[n] for n in within)
+    others = [range(0, sizes[n] * strides[n], strides[n]) for n in names if n not in within]
+    outermost, level = len(topology.sizes) - 1, 0
+    for first in map(sum, itertools.product(*others)):
+        level = max(level, int(topology.level_of(first, first + span)))
+        if level == outermost:
+            break
+    return level
 
 
 def _grid_levels(topology: Topology, sizes: dict[str, int], names: tuple[str, ...]) -> dict[str, int | None]:
