@@ -9,7 +9,7 @@ the text ``dataclasses`` generates.  The text is the key: a method whose class c
 text, so an entry is never stale, only unused.
 
 Each module of the package gets one file beside its bytecode, named as :func:`importlib.util.
-cache_from_source` names the ``.pyc`` with ``.dataclasses`` for ``.pyc`` (so ``PYTHONPYCACHEPREFIX``
+cache_from_source` names the ``.pyc`` with ``.cache`` for ``.pyc`` (so ``PYTHONPYCACHEPREFIX``
 applies), holding the import system's magic number and a :mod:`marshal` dict from text to code.  It is
 read the first time the module compiles a method and written at exit when the process compiled
 something new, merged with what another process may have written meanwhile and moved into place in one
@@ -49,7 +49,7 @@ from typing import Any
 __all__ = ["cached_exec", "install", "kept", "save"]
 
 _PACKAGE = "costmodel"
-_SUFFIX = ".dataclasses"
+_SUFFIX = ".cache"
 _DATA = "\x00data\x00"
 """The prefix of a data entry's key (generated code never holds a NUL character)."""
 _MAGIC = importlib.util.MAGIC_NUMBER
@@ -70,7 +70,7 @@ class _Store:
 
 
 def _path(globals: dict[str, Any]) -> str | None:
-    """Where a module's methods are kept: its ``.pyc`` path with ``.dataclasses`` for ``.pyc``."""
+    """Where a module's methods are kept: its ``.pyc`` path with ``.cache`` for ``.pyc``."""
     source = globals.get("__file__")
     if not isinstance(source, str) or not source.endswith(".py"):
         return None

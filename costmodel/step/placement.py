@@ -26,7 +26,6 @@ the whole dimension cross nodes: each step waits for its slowest group).
 from __future__ import annotations
 
 import itertools
-
 from dataclasses import dataclass
 
 from costmodel.errors import InputError

@@ -56,7 +56,7 @@ def fresh(monkeypatch):
 
 
 def _kept(folder, name: str) -> str:
-    return importlib.util.cache_from_source(str(folder / f"{name}.py")).removesuffix(".pyc") + ".dataclasses"
+    return importlib.util.cache_from_source(str(folder / f"{name}.py")).removesuffix(".pyc") + ".cache"
 
 
 def _use(module: types.ModuleType):
@@ -167,4 +167,4 @@ def test_a_preset_read_the_second_time_needs_no_toml_reader(tmp_path):
     assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr
     first, second = (r.stdout.split() for r in runs)
     assert first[:-1] == second[:-1] and first[-1] == "True" and second[-1] == "False"
-    assert list(tmp_path.rglob("tomlfile.*.dataclasses"))
+    assert list(tmp_path.rglob("tomlfile.*.cache"))
