@@ -9,7 +9,7 @@ from pathlib import Path
 
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["MAX_READ_BYTES", "check_writable", "decode_text", "read_bytes", "read_text"]
+__all__ = ["MAX_READ_BYTES", "check_writable", "decode_text", "read_bytes", "read_text", "write_files"]
 
 MAX_READ_BYTES = 64 * 2**20
 """The most bytes costmodel reads from one user file (64 MiB): far above any benchmark log, answer
@@ -30,6 +30,18 @@ def check_writable(path: str | Path, *, force: bool, folder_must_exist: bool = T
     if folder_must_exist and not target.parent.exists():
         raise InputError(f"{target.parent} does not exist; create the folder first")
     return target
+
+
+def write_files(folder: Path, files: dict[str, str], *, force: bool) -> None:
+    """*files* (path relative to *folder* → text) written under *folder*, its subfolders made: every
+    target is checked first (:func:`check_writable`; an existing file needs *force*), so a refusal
+    leaves nothing half written."""
+    for relative in files:
+        check_writable(folder / relative, force=force, folder_must_exist=False)
+    for relative, text in files.items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
 
 
 def _size_text(n: int) -> str:

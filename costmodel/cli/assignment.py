@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable, read_text
+from costmodel._files import check_writable, read_text, write_files
 from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
@@ -36,17 +36,6 @@ SecretFile = Annotated[Path, option(
          "head -c 32 /dev/urandom | base64 > course.key).")]
 ExerciseFiles = Annotated[list[Path] | None, option(
     "--bank", metavar="PATH", help="More exercise files or folders, added to the shipped ones (repeatable).")]
-
-
-def _write_tree(out: Path, files: dict[str, str], *, force: bool) -> None:
-    """*files* (relative path → text) written under the folder *out*: every target checked first (an
-    existing file needs *force*), so a refusal leaves nothing half written."""
-    for relative in files:
-        check_writable(out / relative, force=force, folder_must_exist=False)
-    for relative, text in files.items():
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
 
 
 @assignment_app.command("create")
@@ -121,7 +110,7 @@ def create_command(
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
     files = made.files()
-    _write_tree(out, files, force=force)
+    write_files(out, files, force=force)
     created = _Created(made, str(out), len(files))
     emit(created, as_json=as_json)
 
@@ -344,7 +333,7 @@ def export_command(
     if prairielearn.exists() and not prairielearn.is_dir():
         raise InputError(f"--prairielearn {str(prairielearn)!r} is a file, not a folder")
     made = export_prairielearn(manifest, load_bank(paths), secret)
-    _write_tree(prairielearn, made.files(), force=force)
+    write_files(prairielearn, made.files(), force=force)
     emit(_Exported(made, str(prairielearn)), as_json=as_json)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable, read_text
+from costmodel._files import read_text, write_files
 from costmodel.cli import complete
 from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, Partial, option
@@ -192,16 +192,12 @@ def exercise_sheet(
     sheet = problem_sheet(_bank(exercises), seed=seed, ids=ids, topic=topic, format=form)
     label = "default" if seed is None else str(seed)
     ext = FORMATS[form]
-    targets = {out / f"sheet-{label}.{ext}": sheet.problems, out / f"key-{label}.{ext}": sheet.key}
+    files = {f"sheet-{label}.{ext}": sheet.problems, f"key-{label}.{ext}": sheet.key}
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file, not a folder")
-    for path in targets:
-        check_writable(path, force=force, folder_must_exist=False)  # --out is made below
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in targets.items():
-        path.write_text(text, encoding="utf-8")
-    emit(Written(tuple(map(str, targets)), seed, tuple(v.exercise.id for v in sheet.variants)),
-         as_json=as_json)
+    write_files(out, files, force=force)  # --out is made too
+    written = tuple(str(out / name) for name in files)
+    emit(Written(written, seed, tuple(v.exercise.id for v in sheet.variants)), as_json=as_json)
 
 
 @dataclass(frozen=True)
