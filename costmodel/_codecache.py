@@ -157,12 +157,11 @@ def kept(namespace: dict[str, Any], text: str, parse: Callable[[str], Any]) -> A
 def save() -> int:
     """Write each module's newly compiled methods and parsed data into its file (merged with the file as
     it now is); the number of files written.  :func:`install` registers it to run at exit."""
+    if sys.dont_write_bytecode:
+        return 0
     written = 0
     with _lock:
-        pending = [s for s in _stores.values() if s.added and s.path]
-        for store in pending:
-            if sys.dont_write_bytecode:
-                break
+        for store in [s for s in _stores.values() if s.added and s.path]:
             path = store.path
             assert path is not None
             merged = {**_read(path), **store.added}

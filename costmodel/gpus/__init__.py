@@ -825,8 +825,8 @@ def parse_gpu(content: str, *, path: str) -> GPU:
         raise f.error(f"base = {base!r} is a file; base names a preset ({', '.join(GPU_NAMES)}): a file "
                       "starts from a preset, not from another file", "base")
     preset = _preset_name(base)
-    inherited = _read(loads(_preset_text(preset), path=f"<preset {preset}>", shipped=True),
-                      _File(_preset_text(preset), f"<preset {preset}>"))
+    where, text = f"<preset {preset}>", _preset_text(preset)
+    inherited = _read(loads(text, path=where, shipped=True), _File(text, where))
     merged = {**inherited, **values}
     merged["notes"] = _Value(inherited["notes"].value + values["notes"].value, None, path, None)
     if "name" not in values:
