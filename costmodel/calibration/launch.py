@@ -141,11 +141,12 @@ LAUNCHERS: tuple[_Launcher, ...] = (
 )
 """The launchers :func:`launch_from_env` knows, in the order it looks for them."""
 
-_LOCAL_ORDER = ("torchrun", "slurm", "open-mpi", "mvapich2", "pmi")
+_LOCAL_ORDER: tuple[_Launcher, ...] = tuple(
+    next(launcher for launcher in LAUNCHERS if launcher.name == name)
+    for name in ("torchrun", "slurm", "open-mpi", "mvapich2", "pmi"))
 """The launchers a local rank is borrowed from when the one found gives none, in this order."""
-LOCAL_RANK_VARIABLES: tuple[str, ...] = tuple(
-    name for launcher_name in _LOCAL_ORDER for launcher in LAUNCHERS if launcher.name == launcher_name
-    for name in launcher.local_rank)
+LOCAL_RANK_VARIABLES: tuple[str, ...] = tuple(name for launcher in _LOCAL_ORDER
+                                               for name in launcher.local_rank)
 """Every variable a local rank is read from, in the order they are tried where the launcher found gives
 none of its own: LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MV2_COMM_WORLD_LOCAL_RANK,
 MPI_LOCALRANKID, PMI_LOCAL_RANK, PALS_LOCAL_RANKID."""
@@ -271,8 +272,7 @@ def _borrowed_local(env: Mapping[str, str], found: _Launcher) -> tuple[tuple[str
     The first of :data:`LOCAL_RANK_VARIABLES` set (SLURM's only inside a job step), with the local
     size of the same launcher, so that a rank and a size never come from two launchers.
     """
-    for name in _LOCAL_ORDER:
-        other = next(launcher for launcher in LAUNCHERS if launcher.name == name)
+    for other in _LOCAL_ORDER:
         if other is found or (other.requires is not None and not env.get(other.requires, "").strip()):
             continue
         local = _first(env, other.local_rank)
