@@ -13,6 +13,7 @@ from tests.hidden import run_without
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 A100 = LOGS / "nccl-tests" / "allreduce_a100x16_2node_rdma_oci.txt"
 OSU = LOGS / "osu" / "osu_allreduce_kind_2pod_2rank_tcp.txt"
+GLOO = LOGS.parent / "calibration" / "gloo_2rank_cpu.csv"
 
 
 def test_fit_json_contract(capsys):
@@ -150,13 +151,27 @@ def test_run_on_cpus_with_gloo_writes_csv_and_profile(capsys, tmp_path: Path):
     assert fitted["p"] == 2 and fitted["collective"] == "allreduce"
     cost = run_json(capsys, "cost", "allreduce", "ring", "-p", "2", "-n", "1MiB", "--profile", str(profile))
     assert cost["results"][0]["time_s"] > 0
-    # the small messages are priced from one segment with α > 0, so crossovers exist: the small-message
-    # segment, or a larger one whose line is cheaper there (each price is the envelope's; on a loaded
-    # machine the smallest sizes can measure slower than the next segment's line)
+    # the small messages are priced from one segment: the small-message segment, or a larger one whose
+    # line is cheaper there (each price is the envelope's; on a loaded machine the smallest sizes can
+    # measure slower than the next segment's line).  Its α is whatever this machine measured (on a
+    # loaded one, 0 can be the best line); the recorded run below checks what follows from α > 0
     small = run_json(capsys, "cost", "allreduce", "ring", "-p", "8", "-n", "8", "--profile", str(profile))
     ring = small["results"][0]
     (used,) = {m["segment"] for m in ring["messages"]}
     segment = data["fits"][0]["segments"][used - 1]
+    assert ring["latency_s"] == pytest.approx(14 * segment["alpha_s"], rel=1e-5)
+
+
+def test_a_recorded_gloo_run_gives_a_profile_whose_small_messages_have_a_latency(capsys, tmp_path: Path):
+    """The same chain on a ``calibrate run`` recorded on a 2-core CPU machine: the fitted profile prices
+    8-byte messages from a segment with α > 0, so latency-bound algorithms win below a crossover."""
+    profile = tmp_path / "cpu.toml"
+    fits = run_json(capsys, "calibrate", "fit", str(GLOO), "--out", str(profile))["fits"]
+    assert [f["collective"] for f in fits] == ["allreduce", "pt2pt"] and fits[0]["p"] == 2
+    small = run_json(capsys, "cost", "allreduce", "ring", "-p", "8", "-n", "8", "--profile", str(profile))
+    ring = small["results"][0]
+    (used,) = {m["segment"] for m in ring["messages"]}
+    segment = fits[0]["segments"][used - 1]
     assert segment["alpha_s"] > 0
     assert ring["latency_s"] == pytest.approx(14 * segment["alpha_s"], rel=1e-5)
     best = run_json(capsys, "best", "allreduce", "-p", "8", "--profile", str(profile), "--max", "64MiB")
