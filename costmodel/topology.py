@@ -46,13 +46,13 @@ Examples
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from costmodel._json import to_json_dict
+from costmodel._lazy import LazyPattern
 from costmodel.errors import InputError, UnitError
 from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
@@ -62,7 +62,7 @@ __all__ = ["Level", "Topology", "parse_level", "parse_link", "topology_of"]
 
 _MAX_RANKS = 2**40
 _FORMAT = "write SIZE:ALPHA:RATE[:NAME], e.g. 8:1us:150GB/s:nvlink"
-_WHOLE = re.compile(r"[0-9]+")
+_WHOLE = LazyPattern(r"[0-9]+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,8 +48,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from functools import cache
 from typing import NamedTuple
 
+from costmodel._lazy import LazyPattern
 from costmodel.errors import UnitError, did_you_mean
 from costmodel.exact import decimal_text, to_fraction
 
@@ -177,7 +179,10 @@ class _Unit:
         self.ambiguous = ambiguous
 
 
-def _build_units() -> dict[str, _Unit]:
+@cache
+def _units() -> dict[str, _Unit]:
+    """Every unit token and its meaning (made on the first unit parsed: a command given only whole
+    numbers never needs it)."""
     units: dict[str, _Unit] = {}
     sizes: dict[str, tuple[Fraction, bool]] = {}
     for name, f in _BYTE_UNITS.items():
@@ -201,20 +206,16 @@ def _build_units() -> dict[str, _Unit]:
     return units
 
 
-_UNITS = _build_units()
-
-
-def _build_suggestion_keys() -> dict[str, dict[str, list[str]]]:
+@cache
+def _suggestion_keys() -> dict[str, dict[str, list[str]]]:
     """Per dimension: lower-cased accepted token -> the tokens spelled that way."""
     keys: dict[str, dict[str, list[str]]] = {d: {} for d in _BASE}
-    for name, unit in _UNITS.items():
+    for name, unit in _units().items():
         if unit.ambiguous or (unit.dim == _SIZE and unit.bits):
             continue  # never suggest a unit that is refused anyway
         keys[unit.dim].setdefault(name.lower(), []).append(name)
     return keys
 
-
-_SUGGESTION_KEYS = _build_suggestion_keys()
 
 # --------------------------------------------------------------------------
 # parsing
@@ -234,7 +235,7 @@ _NUMBER_RE = re.compile(
 _NONFINITE_RE = re.compile(r"[+-]?(?:nan|inf(?:inity)?)(?![a-z])", re.IGNORECASE)
 _SLASH_RE = re.compile(r"\s*/\s*")
 _BAD_NUMBER_TAIL_RE = re.compile(r"[0-9._]|[eE][+-]?(?:[0-9.]|$|\s)")
-_BPS_TYPO_RE = re.compile(r"(k|K|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?Bps")
+_BPS_TYPO_RE = LazyPattern(r"(k|K|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?Bps")
 
 
 def _show(value: object) -> str:
@@ -270,7 +271,7 @@ def _number_from_match(m: re.Match[str], shown: str) -> Fraction:
     return -value if m.group("sign") == "-" else value
 
 
-_SPELT_RE = re.compile(r"(?<![A-Za-z])(k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?(bits?|[Bb]ytes?)(?![A-Za-z])")
+_SPELT_RE = LazyPattern(r"(?<![A-Za-z])(k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?(bits?|[Bb]ytes?)(?![A-Za-z])")
 
 
 def _unspelt(unit: str) -> str:
@@ -284,7 +285,7 @@ def _suggest(unit: str, dim: str) -> list[str]:
     """Return accepted tokens of *dim* close to *unit*, best first (maybe none)."""
     alias = _ALIASES.get(unit)
     if alias is not None:
-        return [alias] if _UNITS[alias].dim == dim else []
+        return [alias] if _units()[alias].dim == dim else []
     if dim == _RATE:
         bps = _BPS_TYPO_RE.fullmatch(unit)
         if bps:
@@ -295,7 +296,8 @@ def _suggest(unit: str, dim: str) -> list[str]:
                 return [prefix + "B/s"]
             return [prefix + "B/s", prefix + "bps"]
     spelt = _unspelt(unit)
-    if spelt != unit and spelt in _UNITS and _UNITS[spelt].dim == dim and not _UNITS[spelt].ambiguous:
+    known = _units().get(spelt)
+    if spelt != unit and known is not None and known.dim == dim and not known.ambiguous:
         return [spelt]  # a spelt-out bit or byte, e.g. Gbit/s -> Gb/s, GByte -> GB
     if dim in (_RATE, _INVERSE) and "/" in unit:
         # a spelt-out time part, e.g. GB/sec -> GB/s
@@ -304,14 +306,14 @@ def _suggest(unit: str, dim: str) -> list[str]:
             fixed = f"{left}/{_ALIASES.get(right, right)}"
         else:
             fixed = f"{_ALIASES.get(left, left)}/{right}"
-        known = _UNITS.get(fixed)
+        known = _units().get(fixed)
         if known is not None and known.dim == dim and not known.ambiguous:
             return [fixed]
     if len(unit) > 40:
         return []
     if dim != _RATE and ("/" in unit) != (dim == _INVERSE):
         return []  # a size or time is not close to a compound unit, nor the reverse
-    keys = _SUGGESTION_KEYS[dim]
+    keys = _suggestion_keys()[dim]
     key = unit.lower()
     if key in keys:
         return list(keys[key])  # a case error: offer every spelling
@@ -402,12 +404,9 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
     m = _NUMBER_RE.match(body)
     if m is None:
         unit = _SLASH_RE.sub("/", body)
-        if unit in _UNITS or body[0].isalpha():
-            example = (
-                f"1 {unit}"
-                if unit in _UNITS and _UNITS[unit].dim == dim
-                else _EXAMPLE[dim]
-            )
+        known = _units().get(unit)
+        if known is not None or body[0].isalpha():
+            example = f"1 {unit}" if known is not None and known.dim == dim else _EXAMPLE[dim]
             raise UnitError(
                 f"{shown} has no number; write a number before the unit, e.g. {example}"
             )
@@ -437,7 +436,7 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
         return num
     sep = " " if rest != stripped else ""
     unit_text = _SLASH_RE.sub("/", stripped)
-    known = _UNITS.get(unit_text)
+    known = _units().get(unit_text)
     if known is None:
         raise _unknown_unit(shown, unit_text, dim)
     value = None if known.factor is None else num * known.factor
@@ -476,7 +475,7 @@ def is_unit(text: str) -> bool:
     >>> is_unit("MiB"), is_unit("GB / s"), is_unit("ring")
     (True, True, False)
     """
-    return _SLASH_RE.sub("/", text.strip()) in _UNITS
+    return _SLASH_RE.sub("/", text.strip()) in _units()
 
 
 def parse_size(text: str | float | Fraction, *, allow_zero: bool = True) -> Fraction:
@@ -612,20 +611,20 @@ class Quantity(NamedTuple):
     bits: bool  # the unit counted bits (the value is converted to bytes all the same)
 
 
-_RATIO_RE = re.compile(r"([+-]?[0-9]{1,30})\s*/\s*([1-9][0-9]{0,29})")
+_RATIO_RE = LazyPattern(r"([+-]?[0-9]{1,30})\s*/\s*([1-9][0-9]{0,29})")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_SUPERSCRIPT_POWER_RE = re.compile("10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})")
+_SUPERSCRIPT_POWER_RE = LazyPattern("10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})")
 #: a power of ten as written by hand: 3.2×10^-5, 3.2 x 10^-5, 3.2·10⁻⁵, 3.2*10**-5 (the mantissa optional)
-_TIMES_TEN_RE = re.compile(
+_TIMES_TEN_RE = LazyPattern(
     r"(?P<m>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\s*(?(m)[×x·*]\s*)10\s*(?:\^|\*\*)\s*"
     r"(?P<e>[+-]?[0-9]{1,3})(?![0-9.])")
-_THOUSANDS_RE = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?(?![0-9,])")
-_DECIMAL_COMMA_RE = re.compile(r"([+-]?[0-9]+),([0-9]+)(?![0-9,])")
+_THOUSANDS_RE = LazyPattern(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?(?![0-9,])")
+_DECIMAL_COMMA_RE = LazyPattern(r"([+-]?[0-9]+),([0-9]+)(?![0-9,])")
 _SPELT_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T", "peta": "P",
                    "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti", "pebi": "Pi"}
 _SPELT_TIMES = {"": "s", "milli": "ms", "micro": "us", "µ": "us", "u": "us", "m": "ms", "nano": "ns",
                 "n": "ns", "pico": "ps", "p": "ps"}
-_WORD_UNIT_RE = re.compile(r"(?P<prefix>[a-zµ]*?)(?P<base>bytes?|bits?|seconds?|secs?)")
+_WORD_UNIT_RE = LazyPattern(r"(?P<prefix>[a-zµ]*?)(?P<base>bytes?|bits?|seconds?|secs?)")
 
 
 def _typed_unit(unit: str) -> str:
@@ -634,7 +633,7 @@ def _typed_unit(unit: str) -> str:
 
     Units not written one of these ways are returned as they are.
     """
-    if unit in _UNITS:
+    if unit in _units():
         return unit
     return "/".join(_typed_part(part) for part in re.split(r"\s*/\s*|\s+per\s+", unit, maxsplit=1))
 
@@ -680,7 +679,7 @@ def unit_of(unit: str) -> tuple[str, Fraction]:
         return NUMBER, Fraction(1)
     if unit == "%":
         return NUMBER, Fraction(1, 100)
-    known = _UNITS.get(_SLASH_RE.sub("/", unit.strip()))
+    known = _units().get(_SLASH_RE.sub("/", unit.strip()))
     if known is None or known.factor is None:
         raise UnitError(f"{_show(unit)} is not a unit costmodel knows; use e.g. B, MB, MiB, ms, GB/s or ns/B")
     return known.dim, known.factor
@@ -756,7 +755,7 @@ def parse_quantity(text: str | float | Fraction) -> Quantity:
     value = number * factor
     if abs(value) > _MAX_MAGNITUDE:
         raise UnitError(f"{shown} is too large; values must be at most 1e30 in base units")
-    known = _UNITS.get(unit)
+    known = _units().get(unit)
     return Quantity(value, dimension, unit, bool(known is not None and known.bits))
 
 

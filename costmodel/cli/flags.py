@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
+from costmodel._lazy import LazyPattern
+
 __all__ = ["FLAGS", "cli_message"]
 
 FLAGS = {
@@ -241,10 +243,10 @@ _COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile
 """The library's functions that messages suggest calling, and the command doing the same."""
 
 _CALL = re.compile(r"\b(" + "|".join(_COMMANDS) + r")\(((?:[^()]|\([^()]*\))*)\)")
-_ARGUMENT = re.compile(r"(?:[^,(\[]|\([^()]*\)|\[[^\]]*\])+")
+_ARGUMENT = LazyPattern(r"(?:[^,(\[]|\([^()]*\)|\[[^\]]*\])+")
 _EXTRA = re.compile(r"extra=\{'(\w+)': [A-Z]+\}")
 """An algorithm's extra parameter, ``extra={'blocks': K}``: its own option, ``--blocks``."""
-_LEVELS = re.compile(r"topology=topology_of\(\[(.*)\]\)")
+_LEVELS = LazyPattern(r"topology=topology_of\(\[(.*)\]\)")
 
 
 def _words(argument: str) -> str:

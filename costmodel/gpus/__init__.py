@@ -93,10 +93,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from costmodel._json import JSONFields, real
+from costmodel._lazy import LazyPattern
 from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_mean
 from costmodel.gpus.curve import Roofline, TileWaves, compute_bound_rows, gemm_roofline, tile_waves
 from costmodel.names import Names, normalise
@@ -444,8 +446,8 @@ _ACHIEVED = ("value", "shape", "source", "locator")
 _NAME = re.compile(r"[a-z0-9][a-z0-9.+-]{0,63}")
 _FLOPS_UNIT = re.compile(r"\s*(?:flop/s|flops)\s*$", re.IGNORECASE)
 _PETA = re.compile(r"(?<=\d)\s*P$")
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
-_ASSIGNED = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*[=.]""")
+_HEADER = LazyPattern(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_ASSIGNED = LazyPattern(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*[=.]""")
 
 
 class _Value(NamedTuple):
@@ -458,22 +460,28 @@ class _Value(NamedTuple):
 
 
 class _File:
-    """The text of one GPU file, for the lines of its keys."""
+    """The text of one GPU file, for the lines of its keys (indexed when an error first names one)."""
 
     def __init__(self, content: str, path: str) -> None:
         self.path = path
         self.preset = path.startswith("<preset ")
-        self.lines: dict[tuple[tuple[str, ...], str | None], int] = {}
+        self.content = content
+
+    @cached_property
+    def lines(self) -> dict[tuple[tuple[str, ...], str | None], int]:
+        """The first line of each table header, (table, None), and of each key, (table, key)."""
+        lines: dict[tuple[tuple[str, ...], str | None], int] = {}
         table: tuple[str, ...] = ()
-        for number, line in enumerate(content.removeprefix("\ufeff").splitlines(), start=1):
+        for number, line in enumerate(self.content.removeprefix("\ufeff").splitlines(), start=1):
             header = _HEADER.match(line)
             if header:
                 table = tuple(p.strip().strip("\"'") for p in header.group(1).split("."))
-                self.lines.setdefault((table, None), number)
+                lines.setdefault((table, None), number)
                 continue
             key = _ASSIGNED.match(line)
             if key:
-                self.lines.setdefault((table, key.group(1).strip("\"'")), number)
+                lines.setdefault((table, key.group(1).strip("\"'")), number)
+        return lines
 
     def line(self, *keys: str) -> int | None:
         """The line that sets ``a.b.c`` (*keys*): the key itself, else the first header of a table under it,
@@ -915,7 +923,7 @@ class GemmOnGpu(JSONFields):
 _ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 """Bytes of one element of a matrix in each dtype of :data:`FLOP_DTYPES` (tf32 reads fp32 inputs)."""
 
-_GEMM_SHAPE = re.compile(r"\s*(\d+)\s*[x×,]\s*(\d+)\s*[x×,]\s*(\d+)\s*")
+_GEMM_SHAPE = LazyPattern(r"\s*(\d+)\s*[x×,]\s*(\d+)\s*[x×,]\s*(\d+)\s*")
 
 
 def parse_gemm_shape(text: str) -> tuple[int, int, int]:

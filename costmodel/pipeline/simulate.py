@@ -10,6 +10,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from costmodel._lazy import LazyPattern
 from costmodel.errors import InputError
 from costmodel.exact import to_fraction
 from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, order, resolve_schedule
@@ -22,8 +23,8 @@ __all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight"
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
 
-_SLOTS_RE = re.compile(r"\s*[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE](?P<exp>[+-]?\d{1,9}))?"
-                       r"(?:\s*/\s*\d{1,30})?\s*")
+_SLOTS_RE = LazyPattern(r"\s*[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE](?P<exp>[+-]?\d{1,9}))?"
+                          r"(?:\s*/\s*\d{1,30})?\s*")
 
 
 def parse_slots(value: object, *, name: str | None = None) -> Fraction:
