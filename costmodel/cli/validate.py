@@ -37,7 +37,8 @@ def validate(
         help="Shipped tables (default all three) or CSV files of your own runs.", metavar="[TABLE|FILE]...",
         show_default=False, autocompletion=_table_names)] = None,
     gpu: Annotated[str, option("--gpu", metavar="NAME|FILE", autocompletion=gpu_names,
-                               help="The GPU every run is priced on: a preset or a GPU file.")] = "a100-80gb",
+                               help="The GPU the runs are priced on (a row's gpu column overrides it): "
+                                    "a preset or a GPU file.")] = "a100-80gb",
     as_json: Json = False,
 ) -> None:
     """Price published training runs from their configurations and compare with what was measured.
@@ -49,7 +50,7 @@ def validate(
     (docs/theory/step-vs-measured.md gives the columns) is read the same way.
 
     JSON: {"gpu", "tables": [{"table", "title", "quantity", "rows": [{"label", "published", "predicted",
-    "error", "step_s", "gpus"}], "mean_abs_error", "max_abs_error", "rank_order_right", "misranked",
+    "error", "step_s", "gpus", "gpu"}], "mean_abs_error", "max_abs_error", "rank_order_right", "misranked",
     "sources"}]}.
 
     Example: costmodel validate
@@ -74,12 +75,17 @@ def _value(quantity: str, x: Any) -> str:
     return format_time(x) if quantity == "iteration_s" else format_number(x, digits=4)
 
 
-def _rows(t: TableResult) -> Any:
-    out = table("run", "GPUs", "published", "predicted", "error", "step",
+def _rows(t: TableResult, gpu: str) -> Any:
+    """The table's runs; a GPU column when a row was priced on another GPU than *gpu* (its own column)."""
+    from rich.markup import escape
+
+    own = any(r.gpu != gpu for r in t.rows)
+    out = table("run", *(("GPU",) if own else ()), "GPUs", "published", "predicted", "error", "step",
                 numeric=("GPUs", "published", "predicted", "error", "step"), optional=("step",))
     for r in t.rows:
-        out.add_row(r.label, str(r.gpus), _value(t.quantity, r.published), _value(t.quantity, r.predicted),
-                    _error(r.error), format_time(r.step_s))
+        out.add_row(escape(r.label), *((escape(r.gpu),) if own else ()), str(r.gpus),
+                    _value(t.quantity, r.published), _value(t.quantity, r.predicted), _error(r.error),
+                    format_time(r.step_s))
     return out
 
 
@@ -103,7 +109,7 @@ def render_validation(v: Validation) -> Rendered:
         swapped = "; ".join(f"{a} and {b}" for a, b in t.misranked)
         order = "right" if t.rank_order_right else f"{escape(swapped)} swapped"
         drawn += [markup(f"[bold]{escape(t.title)}[/bold] · {escape(t.table)} · {MEASURES[t.quantity]}"),
-                  _rows(t),
+                  _rows(t, v.gpu),
                   markup(f"[dim]mean |error| {format_share(t.mean_abs_error)}, largest "
                          f"{format_share(t.max_abs_error)}; rank order {order}[/dim]"), Text("")]
     summary = table("table", "runs", "mean |error|", "max |error|", "rank order",
@@ -111,7 +117,9 @@ def render_validation(v: Validation) -> Rendered:
     for t in v.tables:
         summary.add_row(escape(t.table), str(len(t.rows)), format_share(t.mean_abs_error),
                         format_share(t.max_abs_error), _order(t))
-    head = markup(f"[bold]validate[/bold] · each run priced by costmodel step on {escape(v.gpu)}, nothing "
-                  "fitted to these tables")
+    own = any(r.gpu != v.gpu for t in v.tables for r in t.rows)
+    where = f"{escape(v.gpu)} or the GPU its row names" if own else escape(v.gpu)
+    head = markup(f"[bold]validate[/bold] · each run priced by costmodel step on {where}, nothing fitted to "
+                  "these tables")
     notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: costmodel gpus {v.gpu}",)
     return Group(head, Text(""), *drawn, summary), (*notes, *v.notes)

@@ -11,15 +11,16 @@ row per run.  The columns:
 * any setting of :class:`costmodel.step.config.StepConfig` that the command line offers on its own,
   under its name (``tp``, ``pp``, ``schedule``, ``chunks``, ``recompute``, ``sequence_parallel``,
   ``framework``, ``zero``, ``overlap_grad_reduce``, ``attention``, ``dtype``, …), read by the setting's
-  own reader (an empty cell is the default);
+  own reader (an empty cell is the default); a ``gpu`` column prices its row on that GPU (a preset or a
+  GPU file) instead of :func:`validate`'s, for a table of runs on several kinds of GPU;
 * exactly one measured column: ``teraflops_per_gpu`` (hardware FLOPs, with recomputation, per second
   per GPU: Narayanan et al.'s equation (3)), ``iteration_s`` or ``tokens_per_s`` (the whole job's).
 
 :func:`validate` prices each run with :func:`costmodel.step.step` on one GPU (a preset or a GPU file),
 with the links that GPU describes (its NVLink inside a node, its network across nodes) and nothing set
-per row beyond the columns, and returns each prediction beside the measurement with the error; per
-table, the mean and largest absolute error and whether the predictions rank the runs as the
-measurements do.
+per row beyond the columns (a row's own ``gpu`` among them), and returns each prediction beside the
+measurement with the error; per table, the mean and largest absolute error and whether the predictions
+rank the runs as the measurements do.
 
 Nothing in the model is fitted to the shipped tables: the GPU's rates come from its datasheet and
 public benchmarks (:mod:`costmodel.gpus`), the counts from the configurations, the schedules from the
@@ -61,7 +62,7 @@ MEASURES = {"teraflops_per_gpu": "teraFLOP/s per GPU", "iteration_s": "seconds p
 _SHAPE = ("layers", "hidden", "heads", "seq", "vocab")
 _SHAPE_OPTIONAL = ("ffn", "kv_groups", "gated")
 _RUN = ("label", "gpus", "batch", "micro_batch")
-_DERIVED = ("dp", "microbatches", "shape", "gpu")  # set from other columns or from validate's gpu
+_DERIVED = ("dp", "microbatches", "shape")  # set from other columns
 MAX_ROWS = 1000
 """The most runs a table may hold (each is a step to simulate)."""
 
@@ -92,7 +93,8 @@ class RunTable:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ValidationRow(JSONFields):
-    """A run predicted: *error* is predicted / published − 1 in the table's quantity."""
+    """A run predicted: *error* is predicted / published − 1 in the table's quantity; *gpu* the GPU it was
+    priced on."""
 
     label: str
     published: Fraction
@@ -100,6 +102,7 @@ class ValidationRow(JSONFields):
     error: Fraction
     step_s: Fraction
     gpus: int
+    gpu: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,12 +299,13 @@ def _priced(table: RunTable, gpu: Any) -> TableResult:
     rows = []
     for run in table.runs:
         try:
-            r = step(gpu=gpu, allow_oom=True, **run.settings)
+            r = step(**{"gpu": gpu, "allow_oom": True, **run.settings})
         except InputError as exc:  # what only pricing checks (tp dividing the heads, the stages...)
             raise ParseError(f"run {run.label}: {exc}", path=table.path, line=run.line) from None
         predicted = _quantity(run.quantity, r, run.settings)
         rows.append(ValidationRow(label=run.label, published=run.published, predicted=predicted,
-                                  error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus))
+                                  error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus,
+                                  gpu=r.gpu or gpu.name))
     errors = [abs(x.error) for x in rows]
     swapped = _misranked(rows)
     return TableResult(table=table.key, title=table.title, quantity=table.quantity, rows=tuple(rows),

@@ -40,6 +40,22 @@ def test_a_table_of_ones_own_and_another_gpu(cli, tmp_path):
     assert data["tables"][0]["quantity"] == "tokens_per_s"
 
 
+def test_rows_on_their_own_gpu_show_it(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    path = tmp_path / "runs.csv"
+    path.write_text("# source: two clusters\nlabel,layers,hidden,heads,seq,vocab,tp,gpus,batch,micro_batch,gpu,"
+                    "tokens_per_s\nours,8,1024,16,2048,32000,2,16,64,2,h100-sxm,250000\n"
+                    "theirs,8,1024,16,2048,32000,2,16,64,2,,150000\n", encoding="utf-8")
+    out, _ = cli("validate", str(path))
+    lines = out.splitlines()
+    assert "on a100-80gb or the GPU its row names" in " ".join(lines[:2])
+    head = next(i for i, line in enumerate(lines) if line.startswith("run "))
+    assert lines[head].split()[:2] == ["run", "GPU"]
+    assert [lines[head + k].split()[:2] for k in (1, 2)] == [["ours", "h100-sxm"], ["theirs", "a100-80gb"]]
+    data = cli.json("validate", str(path))
+    assert [r["gpu"] for r in data["tables"][0]["rows"]] == ["h100-sxm", "a100-80gb"]
+
+
 def test_bad_tables_are_one_error_line(cli, tmp_path):
     for argv, needle in ((["validate", "narayanan2021-tabel1"], "unknown table 'narayanan2021-tabel1'; did you mean"),
                          (["validate", str(tmp_path / "none.csv")], "none.csv"),

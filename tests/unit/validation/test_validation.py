@@ -72,7 +72,7 @@ def test_rank_order_counts_only_strict_pairs():
 
     def row(label, published, predicted):
         return ValidationRow(label=label, published=Fraction(published), predicted=Fraction(predicted),
-                             error=Fraction(0), step_s=Fraction(1), gpus=1)
+                             error=Fraction(0), step_s=Fraction(1), gpus=1, gpu="a100-80gb")
 
     rows = [row("a", 10, 11), row("b", 10, 9), row("c", 12, 10)]  # a, b tie; c above both, predicted below a
     assert _misranked(rows) == (("a", "c"),)
@@ -99,6 +99,21 @@ def test_a_table_of_ones_own_is_read_the_same_way(tmp_path):
     # dashes in a column name read as the setting's underscores
     dashed = read_table(_table(tmp_path, "# source: x\n" + HEADER.replace("micro_batch", "micro-batch") + ROW))
     assert dashed.runs[0].settings["micro_batch"] == 2
+
+
+def test_a_gpu_column_prices_its_row_on_that_gpu(tmp_path):
+    """A table of runs on several kinds of GPU: a row's gpu cell overrides validate's; an empty one keeps it."""
+    text = ("# source: two clusters\n" + HEADER.replace(",iteration_s", ",gpu,iteration_s")
+            + ROW.replace(",0.5", ",h100-sxm,0.5") + ROW.replace(",0.5", ",,0.5"))
+    path = _table(tmp_path, text)
+    runs = read_table(path).runs
+    rows = validate([path], gpu="a100-80gb").tables[0].rows
+    assert [r.gpu for r in rows] == ["h100-sxm", "a100-80gb"]
+    settings = {k: v for k, v in runs[0].settings.items() if k != "gpu"}
+    assert rows[0].step_s == step(gpu="h100-sxm", allow_oom=True, **settings).step_s
+    assert rows[1].step_s == step(gpu="a100-80gb", allow_oom=True, **runs[1].settings).step_s
+    with pytest.raises(ParseError, match=r"runs\.csv:3: run small: .*a100-81gb"):
+        read_table(_table(tmp_path, text.replace("h100-sxm", "a100-81gb")))
 
 
 BAD = [
