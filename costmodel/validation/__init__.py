@@ -173,13 +173,16 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
         raise ParseError("no header and no runs", path=path)
     if len(body) - 1 > MAX_ROWS:
         raise ParseError(f"{len(body) - 1} runs, more than {MAX_ROWS}; split the table", path=path)
-    reader = csv.reader(text for _, text in body)
+    rows = list(csv.reader(text for _, text in body))
     header_line = body[0][0]
-    given = [c.strip() for c in next(reader)]
+    given = [c.strip() for c in rows[0]]
+    while given and not given[-1] and all(len(r) == len(given) and not r[-1].strip() for r in rows[1:]):
+        given.pop()  # a spreadsheet's trailing empty column
+        rows = [given, *(r[:-1] for r in rows[1:])]
     quantity = _check_header(given, path=path, line=header_line)
-    header = [c.replace("-", "_") for c in given]
+    header = [c.replace("-", "_").lower() for c in given]
     runs = []
-    for (line, _), cells in zip(body[1:], reader, strict=True):
+    for (line, _), cells in zip(body[1:], rows[1:], strict=True):
         if len(cells) != len(header):
             raise ParseError(f"{len(cells)} cells, the header has {len(header)}", path=path, line=line)
         row = {h: c.strip() for h, c in zip(header, cells, strict=True)}
@@ -204,8 +207,10 @@ def _columns() -> tuple[str, ...]:
 
 def _check_header(header: Sequence[str], *, path: str, line: int) -> str:
     known = _columns()
-    names = [c.replace("-", "_") for c in header]
-    for column, name in zip(header, names, strict=True):
+    names = [c.replace("-", "_").lower() for c in header]
+    for number, (column, name) in enumerate(zip(header, names, strict=True), 1):
+        if not name:
+            raise ParseError(f"column {number} has no name", path=path, line=line)
         if name not in known:
             near = did_you_mean(name, known)
             hint = f"; did you mean '{near}'?" if near else f"; the columns are {', '.join(known)}"

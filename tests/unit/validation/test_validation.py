@@ -99,6 +99,10 @@ def test_a_table_of_ones_own_is_read_the_same_way(tmp_path):
     # dashes in a column name read as the setting's underscores
     dashed = read_table(_table(tmp_path, "# source: x\n" + HEADER.replace("micro_batch", "micro-batch") + ROW))
     assert dashed.runs[0].settings["micro_batch"] == 2
+    # as a spreadsheet writes it: capitals in the header, an empty last column, Windows line ends
+    sheet = ("# source: x\r\n" + HEADER.replace("micro_batch", "Micro_Batch").replace("\n", ",\r\n")
+             + ROW.replace("\n", ",\r\n"))
+    assert read_table(_table(tmp_path, sheet)).runs[0].settings == run.settings
 
 
 def test_a_gpu_column_prices_its_row_on_that_gpu(tmp_path):
@@ -127,6 +131,7 @@ BAD = [
     ("# source: x\n" + HEADER.replace("iteration_s", "iteration_s,tokens_per_s") + ROW.replace("0.5", "0.5,9"),
      "more than one measured column"),
     ("# source: x\n" + HEADER.replace("tp,", "tp,tp,") + ROW, "column 'tp' appears twice"),
+    ("# source: x\n" + HEADER.replace("tp,", "tp,,") + ROW.replace(",2,", ",2,4,", 1), "runs.csv:2: column 8 has no name"),
     ("# source: x\n" + HEADER + ROW.replace(",full,", ",sel,"), "runs.csv:3: run small: unknown recomputation"),
     ("# source: x\n" + HEADER + ROW.replace(",8,32,", ",7,32,"), "gpus=7 is not a multiple of tp·pp = 2"),
     ("# source: x\n" + HEADER + ROW.replace(",32,2,", ",30,2,"), "batch=30 is not a multiple of dp·micro_batch"),
