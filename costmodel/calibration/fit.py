@@ -485,15 +485,16 @@ class Fit:
                          "size")
         return lines
 
-    def to_profile_toml(self, *, name: str, title: str | None = None,
-                        others: Sequence[Fit] = ()) -> str:
+    def to_profile_toml(self, *, name: str, title: str | None = None, others: Sequence[Fit] = (),
+                        source: str | None = None, locator: str | None = None) -> str:
         """A profile file holding this fit, and the fits of *others* (other collectives) as their own tables.
 
         ``[link]`` is the summary (α of the first segment, capped, and β of the
         last); ``[fit]`` and ``[[segment]]`` hold this fit, one table per segment;
         each fit of *others* is a ``[collective.NAME]`` table with its segments
         (the format is in :mod:`costmodel.profiles`).  It loads with
-        :func:`costmodel.profiles.parse_profile`.
+        :func:`costmodel.profiles.parse_profile`.  *source* replaces the log's own ``# source:`` line (a key
+        of :mod:`costmodel.references`, or text), *locator* says where in it.
         """
         from costmodel.units import format_inverse_rate, format_time
 
@@ -506,15 +507,21 @@ class Fit:
         if title is None:
             title = (f"{self.collective} {self.algorithm} fit, p = {self.p}: "
                      f"alpha {format_time(self.alpha_s)}, beta {format_inverse_rate(self.beta_s_per_byte)}")
-        source = self.source or self.path or "calibration"
+        for what, text in (("title", title), ("source", source), ("locator", locator)):
+            if text is not None and (not text.strip() or "\n" in text or "\r" in text):
+                raise InputError(f"the profile's {what} {text!r} is not one line of text; give one line")
+        if source is None:
+            source = self.source or self.path or "calibration"
         if source.lower().startswith("# source:"):
             source = source[len("# source:"):].strip()
+        where = "" if locator is None else f"locator = {_toml(locator.strip())}\n"
         notes = ",\n".join(f"    {_toml(line)}" for line in [*self.summary_lines(), *self.notes])
         parts = [
             "[profile]\n"
             f"name = {_toml(name.strip())}\n"
             f"title = {_toml(title)}\n"
-            f"source = {_toml(source)}\n"
+            f"source = {_toml(source.strip())}\n"
+            f"{where}"
             "\n"
             "[link]\n"
             f"alpha = {_toml(_us(self.alpha_s))}\n"

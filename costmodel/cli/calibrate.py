@@ -62,6 +62,13 @@ Out = Annotated[Path | None, option(
     help="Write the fitted profile here (TOML; use it with --profile in every command).")]
 Name = Annotated[str | None, option("--name",
                                     help="The profile's name (default: the output file's stem).")]
+Title = Annotated[str | None, option("--title", help="The profile's title, one line (default: the fit's "
+                                                    "collective, algorithm, p, α and β).")]
+Source = Annotated[str | None, option(
+    "--source", help="Where the measurements come from, one line (default: the log's # source: line); a key "
+                     "of costmodel's references is cited as that reference.")]
+Locator = Annotated[str | None, option(
+    "--locator", help="Where in --source, one line (a log's path, a table).")]
 ALL = "allreduce,allgather,reduce-scatter,broadcast,alltoall,pt2pt"
 Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing --out or --csv file.")]
 
@@ -86,12 +93,14 @@ def _writable(path: Path | None, force: bool) -> None:
 
 
 def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool,
-                   others: tuple[Any, ...] = ()) -> None:
+                   others: tuple[Any, ...] = (), title: str | None = None, source: str | None = None,
+                   locator: str | None = None) -> None:
     """Write *fitted* (the fit ``[link]`` summarises) and the fits of the *others* as one profile."""
     if out is None:
         return
     _writable(out, force)
-    text = fitted.to_profile_toml(name=name or out.stem, others=others)
+    text = fitted.to_profile_toml(name=name or out.stem, title=title, others=others, source=source,
+                                  locator=locator)
     from costmodel.profiles import parse_profile
 
     parse_profile(text, path=str(out))  # what we write must load with --profile
@@ -121,6 +130,9 @@ def fit_command(
     in_place: InPlace = False,
     out: Out = None,
     name: Name = None,
+    title: Title = None,
+    source: Source = None,
+    locator: Locator = None,
     force: Force = False,
     as_json: Json = False,
 ) -> None:
@@ -146,7 +158,7 @@ def fit_command(
     fits = fit_logs(groups, algorithm=algorithm, p=p, segments=segments, in_place=in_place or None)
     read = tuple(w for m in groups for w in m.warnings)
     chosen, others = _profile_fit(fits)
-    _write_profile(chosen, out, name, force, others)
+    _write_profile(chosen, out, name, force, others, title, source, locator)
     emit(_Run(fits, chosen, out, warnings=read) if others else _Fitted(chosen, read, out), as_json=as_json)
 
 
@@ -211,6 +223,7 @@ def run_command(
              "the samples of every sweep.")] = 1,
     out: Out = None,
     name: Name = None,
+    title: Title = None,
     force: Force = False,
     as_json: Json = False,
 ) -> None:
@@ -262,7 +275,7 @@ def run_command(
         return
     fits = tuple(fit(m) for m in results.measurements)
     chosen_fit, others = _profile_fit(fits)
-    _write_profile(chosen_fit, out, name, force, others)
+    _write_profile(chosen_fit, out, name, force, others, title)
     result = _Run(fits, chosen_fit, out, csv=config.csv_path, backend=used,
                   timing=bench.resolved_timing(config.timing, used), spreads=results.spreads, repeat=repeat)
     emit(result, as_json=as_json)
