@@ -165,6 +165,8 @@ def render_gpu(g: GPU) -> Rendered:
                 ("NCCL channels in", g.intra_node_channels, str, "intra_node_channels"),
                 ("NCCL channels out", g.network_channels, str, "network_channels"))
     rows += [(label, show(value), key) for label, value, show, key in measured if value is not None]
+    if g.intra_node_profile is not None:
+        rows.append(("intra-node profile", escape(g.intra_node_profile), "intra_node_profile"))
     rows += [(f"attention {d}", f"{format_flop_rate(v)} = {format_share(v / g.peak_flops[d], digits=4)} "
               "of peak",
               f"attention_flops.{d}") for d, v in g.attention_flops.items()]

@@ -40,6 +40,9 @@ of its value and its source (a key of :mod:`costmodel.references`) with a locato
     [intra_node_latency]     # optional, with the three below: α of NCCL's all-reduce in a node, "2466 ns"
     [intra_node_busbw]       # its bus bandwidth, "233.2 GB/s"; network_latency and network_busbw: across
     [intra_node_channels]    # optional: NCCL's channels in a node (one SM each), 12; network_channels: 8
+    [intra_node_profile]     # optional: value = "a100-nvswitch", a profile (a preset, or a file beside
+                             # this one) fitted on nccl-tests in such a node: collectives inside a node
+                             # are then priced message by message on its segments
 
 A value may also be written bare (``sms = 108``): its source is then the file itself.  Dtypes are
 ``fp64 fp32 tf32 bf16 fp16 fp8`` (aliases such as ``bfloat16`` and ``half`` accepted).  Unknown
@@ -303,6 +306,7 @@ class GPU(JSONFields):
     network_busbw_bytes_per_s: Fraction | None = None
     intra_node_channels: int | None = None
     network_channels: int | None = None
+    intra_node_profile: str | None = None
     attention_flops: dict[str, Fraction] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     path: str = ""
@@ -378,6 +382,7 @@ class GPU(JSONFields):
             "network_busbw_bytes_per_s": _maybe(self.network_busbw_bytes_per_s),
             "intra_node_channels": self.intra_node_channels,
             "network_channels": self.network_channels,
+            "intra_node_profile": self.intra_node_profile,
             "attention_flops_per_s": {d: real(v) for d, v in self.attention_flops.items()},
             "sources": {k: source_dict(c) for k, c in self.sources.items()},
             "notes": list(self.notes),
@@ -439,7 +444,7 @@ _QUANTITIES: dict[str, tuple[str, str]] = {
 """Each numeric key of a GPU file: the field it sets and how its value is read."""
 
 _TEXTS = ("name", "title", "vendor", "form", "intra_node_link", "network")
-_TOP = (*_TEXTS, "base", "notes", *_QUANTITIES, "peak_flops", "gemm", "attention")
+_TOP = (*_TEXTS, "base", "notes", *_QUANTITIES, "intra_node_profile", "peak_flops", "gemm", "attention")
 _GEMM = ("tile", "k_overhead", "achieved")
 _ENTRY = ("value", "source", "locator")
 _ACHIEVED = ("value", "shape", "source", "locator")
@@ -640,9 +645,34 @@ def _read(data: dict[str, Any], f: _File) -> dict[str, _Value]:
     for dtype, (key, raw) in _dtype_tables(f, data.get("peak_flops", {}), ("peak_flops",)).items():
         value, cited, _, line = _entry(f, raw, ("peak_flops", key), lambda v, k: _number(f, v, "flops", k))
         out[f"peak_flops.{dtype}"] = _Value(value, cited, f.path, line)
+    if "intra_node_profile" in data:
+        value, cited, _, line = _entry(f, data["intra_node_profile"], ("intra_node_profile",),
+                                       lambda v, k: _profile_ref(f, v, k))
+        out["intra_node_profile"] = _Value(value, cited, f.path, line)
     _read_gemm(data, f, out)
     _read_attention(data, f, out)
     return out
+
+
+def _profile_ref(f: _File, value: Any, keys: tuple[str, ...]) -> str:
+    """A profile's name (a shipped one), or its file's path, relative to the GPU file's folder."""
+    from costmodel.profiles import preset_names
+
+    where = ".".join(keys).removesuffix(".value")
+    if not isinstance(value, str) or not value.strip():
+        raise f.error(f"{where} = {value!r} is not a profile's name or file, e.g. \"a100-nvswitch\"", *keys)
+    text = value.strip()
+    if "/" in text or "\\" in text or text.endswith(".toml"):
+        path = Path(text) if f.preset or Path(text).is_absolute() else Path(f.path).parent / text
+        if not path.is_file():
+            raise f.error(f"{where} = {value!r}: no file {path}", *keys)
+        return str(path)
+    names = preset_names()
+    if text not in names:
+        hint = did_you_mean(text, names)
+        tail = f"did you mean {hint!r}?" if hint else "costmodel profiles lists them"
+        raise f.error(f"{where} = {value!r} is not a profile ({tail})", *keys)
+    return text
 
 
 def _read_gemm(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
@@ -690,9 +720,10 @@ def _read_attention(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> N
 
 
 _MEASURED_LINKS = ("intra_node_latency_s", "intra_node_busbw_bytes_per_s", "network_latency_s",
-                   "network_busbw_bytes_per_s", "intra_node_channels", "network_channels")
-"""The optional keys: what nccl-tests measured on the GPU's links, and NCCL's channel counts (a file
-without them prices a step on links given to it)."""
+                   "network_busbw_bytes_per_s", "intra_node_channels", "network_channels",
+                   "intra_node_profile")
+"""The optional keys: what nccl-tests measured on the GPU's links, NCCL's channel counts and the profile
+fitted in a node (a file without them prices a step on links given to it)."""
 
 _REQUIRED = ("name", "vendor", "form", "intra_node_link", "network",
              *(n for n, _ in _QUANTITIES.values() if n not in _MEASURED_LINKS), "gemm.tile",
@@ -789,7 +820,7 @@ def _source_order(key: str) -> tuple[int, int]:
               "gemm.achieved_flops", "gemm.tile", "gemm.k_overhead", "launch_s", "gpus_per_node",
               "intra_node_bandwidth_bytes_per_s", "network_bandwidth_bytes_per_s", "intra_node_latency_s",
               "intra_node_busbw_bytes_per_s", "network_latency_s", "network_busbw_bytes_per_s",
-              "intra_node_channels", "network_channels", "attention_flops"]
+              "intra_node_channels", "network_channels", "intra_node_profile", "attention_flops"]
     per_dtype = key.startswith(("peak_flops.", "gemm.achieved", "attention_flops."))
     head, _, dtype = key.rpartition(".") if per_dtype else (key, "", "")
     return (fields.index(head) if head in fields else len(fields),
@@ -836,6 +867,9 @@ def parse_gpu(content: str, *, path: str) -> GPU:
     where, text = f"<preset {preset}>", _preset_text(preset)
     inherited = _read(loads(text, path=where, shipped=True), _File(text, where))
     merged = {**inherited, **values}
+    own_link = {"intra_node_latency_s", "intra_node_busbw_bytes_per_s"} & set(values)
+    if own_link and "intra_node_profile" not in values:
+        merged.pop("intra_node_profile", None)  # the file's own intra-node link replaces the base's fit
     merged["notes"] = _Value(inherited["notes"].value + values["notes"].value, None, path, None)
     if "name" not in values:
         merged["name"] = _Value(normalise(Path(path).stem), None, path, None)

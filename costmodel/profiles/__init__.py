@@ -88,6 +88,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,7 @@ class Profile:
         if own is None and name is not None:
             notes.append(f"profile {self.name}: fitted on {chosen.collective}; other collectives are priced "
                          "approximately")
-        if chosen.warnings:
+        if chosen.warnings and self.path:  # a shipped profile's are listed by costmodel profiles NAME
             count = len(chosen.warnings)
             where = self.path or self.name
             notes.append(f"profile {self.name}: its {chosen.collective} fit has {count} warning"
@@ -260,16 +261,21 @@ def load_profile(name_or_path: str | Path) -> Profile:
         from costmodel.tomlfile import MAX_BYTES
 
         return parse_profile(read_text(text, what="profile", limit=MAX_BYTES), path=text)
-    presets = _presets()
     text = resolve("profile", text, RENAMED)
-    if text not in presets:
-        raise UnknownNameError("profile", text, sorted(presets))
-    return parse_profile(presets[text].read_text(encoding="utf-8"), path=f"<preset {text}>")
+    if text not in _presets():
+        raise UnknownNameError("profile", text, sorted(_presets()))
+    return _preset(text)
+
+
+@cache
+def _preset(name: str) -> Profile:
+    """The shipped profile *name*, read once a process (a profile is immutable)."""
+    return parse_profile(_presets()[name].read_text(encoding="utf-8"), path=f"<preset {name}>")
 
 
 def parse_profile(content: str, *, path: str) -> Profile:
     """Parse the text of a profile file (see the module docstring for the format)."""
-    data = loads(content, path=path)
+    data = loads(content, path=path, shipped=path.startswith("<preset "))
     unknown = set(data) - {"profile", "link", "level", "fit", "segment", "collective"}
     if unknown:
         raise ParseError(f"unknown table {sorted(unknown)[0]!r}; expected [profile], [link], [[level]], "

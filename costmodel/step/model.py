@@ -628,9 +628,10 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
     source = _link(tp_link, link, "tp_link", "the tensor-parallel collectives")
 
     def price(collective: str) -> Fraction:
-        priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=c.tp, n=act,
-                      link=_for(source, collective), chunk_note=False)
-        notes.extend(x for x in priced.notes if x not in notes)
+        algorithm = c.algorithm if collective == "allreduce" else "ring"
+        priced = cost(collective, algorithm, p=c.tp, n=act, link=_for(source, collective), chunk_note=False)
+        said = (f"tp {collective} {x}" if x.startswith(f"{algorithm}:") else x for x in priced.notes)
+        notes.extend(x for x in said if x not in notes)
         return priced.time_s
 
     one = price("reduce-scatter") + price("allgather") if c.sequence_parallel else price("allreduce")
@@ -809,11 +810,13 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     the dp = 1 step is placed anew).  The dp link is the gradient reduction's, over dp × cp ranks.  Without
     a topology the expert groups, carved out of the dp × cp ranks, use the dp link."""
     topology: Topology | None = c.topology
+    from_gpu = False
     if topology is None and c.link is None and c.gpu is not None:
         wanted = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": c.dp_link}
         if any(getattr(c, kind) > 1 and link is None for kind, link in wanted.items()) or (
                 c.cp > 1 and c.dp_link is None):
             topology = gpu_topology(c.gpu, c.dp * c.tp * c.pp * c.cp)
+            from_gpu = True
     if topology is None:
         if canonical_order(c.order) != canonical_order(MEGATRON_ORDER):
             raise InputError(f"order={c.order!r} places the ranks on a topology; pass topology= too")
@@ -825,8 +828,20 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
     given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
+    level = {kind: placed.levels.get(kind if kind in placed.levels else "dp") for kind in given}
     out: dict[str, Any] = {kind: placed.links.get(kind if kind in placed.levels else "dp") if link is None
                            else link for kind, link in given.items()}
+    if from_gpu and c.gpu.intra_node_profile is not None:
+        inside = [kind for kind, link in given.items() if link is None and level[kind] == 0]
+        if inside:
+            from costmodel.profiles import load_profile
+
+            profile = load_profile(c.gpu.intra_node_profile)
+            out.update(dict.fromkeys(inside, profile))
+            shown = [kind for kind in placed.order if kind in inside]
+            if shown:
+                notes.append(f"{', '.join(shown)} inside a node: each collective priced message by message "
+                             f"on profile {profile.name} ({profile.title})")
     return {**out, "placed": True}
 
 

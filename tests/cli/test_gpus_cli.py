@@ -66,7 +66,7 @@ def test_one_gpu_json_keys_and_si_values(capsys):
             "gpus_per_node", "intra_node_link", "intra_node_bandwidth_bytes_per_s", "network",
             "network_bandwidth_bytes_per_s", "intra_node_latency_s", "intra_node_busbw_bytes_per_s",
             "network_latency_s", "network_busbw_bytes_per_s", "intra_node_channels", "network_channels",
-            "attention_flops_per_s", "sources", "notes", "path", "base"} == set(d)
+            "intra_node_profile", "attention_flops_per_s", "sources", "notes", "path", "base"} == set(d)
     assert d["memory_bytes"] == 80 * GiB  # the datasheet's 80GB, as GiB
     assert d["memory_bandwidth_bytes_per_s"] == 2039 * 10**9
     assert d["achieved_memory_bandwidth_bytes_per_s"] == 1737 * 10**9
@@ -80,6 +80,7 @@ def test_one_gpu_json_keys_and_si_values(capsys):
     assert (d["intra_node_latency_s"], d["intra_node_busbw_bytes_per_s"]) == (2.466e-6, 233.2e9)
     assert (d["network_latency_s"], d["network_busbw_bytes_per_s"]) == (1.079e-6, 24e9)
     assert (d["intra_node_channels"], d["network_channels"]) == (12, 8)
+    assert d["intra_node_profile"] == "a100-nvswitch" and d["sources"]["intra_node_profile"]["key"] == "superbench"
     assert set(d["sources"]["sms"]) == {"key", "reference", "locator"}
 
 

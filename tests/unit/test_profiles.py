@@ -15,6 +15,7 @@ from costmodel import (
     UnknownNameError,
     list_profiles,
     load_profile,
+    profiles,
 )
 from costmodel.links import link_from_options
 from costmodel.references import CITATIONS
@@ -29,7 +30,29 @@ PRESETS = {
     "ib-ndr": (F(1, 10**6), F(1, 50 * 10**9), "ibta"),  # 400 Gb/s = 50e9 B/s
     "nvlink3": (F(2, 10**6), F(1, 300 * 10**9), "nvidia-a100"),  # 600 GB/s both ways: 300 GB/s each
     "nvlink4": (F(2, 10**6), F(1, 450 * 10**9), "nvidia-h100"),  # 900 GB/s both ways: 450 GB/s each
+    # fitted on nccl-tests logs of one node: [link] is the all-reduce fit's α and β (2.466 µs, 233.2 GB/s;
+    # 0.9286 µs, 475.3 GB/s)
+    "a100-nvswitch": (F(246643, 10**11), F(428805, 10**17), "superbench"),
+    "h100-nvswitch": (F(928571, 10**12), F(210407, 10**17), "dgxc-benchmarking"),
 }
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "logs" / "nccl-tests"
+FITTED = {
+    "a100-nvswitch": ([LOGS / f"{c}_a100x8_1node_nvswitch_superbench.txt"
+                       for c in ("allreduce", "allgather", "reducescatter")],
+                      "8 A100 SXM4 on NVSwitch, as nccl-tests measured: all-reduce, all-gather, reduce-scatter",
+                      "superbench",
+                      "all_reduce_perf, all_gather_perf and reduce_scatter_perf, 1 B..8 GiB, on one 8x "
+                      "A100-SXM4-40GB NVSwitch node (tests/data/logs/nccl-tests/*_a100x8_1node_nvswitch_"
+                      "superbench.txt), fitted by costmodel calibrate fit"),
+    "h100-nvswitch": ([LOGS / "allreduce_h100x8_1node_nvswitch_dgxc.txt"],
+                      "8 H100 SXM on NVSwitch (NVLink SHARP), as nccl-tests measured: all-reduce",
+                      "dgxc-benchmarking",
+                      "all_reduce_perf, 8 B..16 GiB, on one 8x H100 80GB HBM3 NVSwitch node "
+                      "(tests/data/logs/nccl-tests/allreduce_h100x8_1node_nvswitch_dgxc.txt), fitted by costmodel "
+                      "calibrate fit"),
+}
+"""The shipped profiles fitted on logs: the logs, the title, the source and the locator they were written with."""
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -53,7 +76,24 @@ def test_preset(name: str) -> None:
 def test_only_the_textbook_preset_is_not_an_estimate() -> None:
     assert {name: load_profile(name).alpha_estimate for name in PRESETS} == {
         "textbook": False, "100gbe": True, "ib-hdr": True, "ib-ndr": True, "nvlink3": True, "nvlink4": True,
+        "a100-nvswitch": False, "h100-nvswitch": False,
     }
+
+
+@pytest.mark.parametrize("name", sorted(FITTED))
+def test_a_fitted_profile_is_what_calibrate_fit_writes_from_its_logs(name: str, tmp_path: Path, capsys) -> None:
+    """Each shipped fitted profile is today's fit of its logs, written by the command its locator names."""
+    from tests.clirun import run
+
+    logs, title, source, locator = FITTED[name]
+    out = tmp_path / f"{name}.toml"
+    run(capsys, "calibrate", "fit", *map(str, logs), "--out", str(out), "--title", title, "--source", source,
+        "--locator", locator)
+    shipped = Path(profiles.__file__).parent / f"{name}.toml"
+    assert out.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
+    profile = load_profile(name)
+    assert [f.collective for f in profile.fits] == (["allreduce", "allgather", "reduce-scatter"]
+                                                     if name == "a100-nvswitch" else ["allreduce"])
 
 
 def test_list_profiles() -> None:

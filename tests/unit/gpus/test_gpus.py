@@ -38,6 +38,9 @@ SCALARS = ("sms", "memory_bytes", "memory_bandwidth_bytes_per_s", "memory_effici
            "gemm.tile", "gemm.k_overhead")
 LINKS = ("intra_node_latency_s", "intra_node_busbw_bytes_per_s", "network_latency_s", "network_busbw_bytes_per_s",
          "intra_node_channels", "network_channels")
+FITTED = {"a100-40gb": "a100-nvswitch", "a100-80gb": "a100-nvswitch", "h100-sxm": "h100-nvswitch",
+          "h200": "h100-nvswitch"}
+"""The presets whose node an nccl-tests log measured over all sizes, and the profile fitted on it."""
 
 
 # -- every preset ---------------------------------------------------------------------------------
@@ -54,7 +57,9 @@ def test_the_presets_shipped():
 def test_every_preset_loads_with_a_cited_source_for_every_number(name):
     g = load_gpu(name)
     assert g.name == name and g.path == "" and g.base == ""
-    expected = {*SCALARS, *LINKS, *(f"peak_flops.{d}" for d in g.peak_flops),
+    assert g.intra_node_profile == FITTED.get(name)
+    expected = {*SCALARS, *LINKS, *(("intra_node_profile",) if name in FITTED else ()),
+                *(f"peak_flops.{d}" for d in g.peak_flops),
                 *(f"gemm.achieved_flops.{d}" for d in g.gemm.achieved_flops),
                 *(f"attention_flops.{d}" for d in g.attention_flops)}
     assert set(g.sources) == expected
@@ -107,7 +112,7 @@ def test_every_proxy_is_named_in_the_notes(name):
         if cited.locator.startswith("proxy"):
             words = {"memory_efficiency": "memory_efficiency", "launch_s": "launch"}
             shown = words.get(key, "gemm.achieved" if key.startswith("gemm.achieved") else key)
-            if key in LINKS or key.startswith("attention_flops."):
+            if key in (*LINKS, "intra_node_profile") or key.startswith("attention_flops."):
                 continue  # their locators say "proxy" and name what stands in
             assert any(shown.split(".")[0] in note for note in g.notes), (key, g.notes)
 
@@ -434,3 +439,31 @@ def test_memory_fit_counts_the_report_per_gpu():
     many = training_memory(seq=2048, batch=1, hidden=4096, heads=32, recompute="full", layers=32, gpu="h100-sxm")
     assert many.fit is not None and many.fit.required_bytes == 32 * 2 * 2048 * 4096
     assert training_memory("7B").fit is None and training_memory("7B").to_dict()["gpu_fit"] is None
+
+
+@pytest.mark.parametrize("name", sorted(FITTED))
+def test_a_fitted_nodes_latency_and_busbw_are_its_profiles_link(name):
+    """[intra_node_latency] and [intra_node_busbw] are the [link] of the profile fitted on the same log, to the
+    four digits the preset writes."""
+    from costmodel.profiles import load_profile
+    from costmodel.units import format_rate, format_time
+
+    g = load_gpu(name)
+    link = load_profile(g.intra_node_profile).link
+    assert format_time(link.alpha_s) == format_time(g.intra_node_latency_s)
+    assert format_rate(1 / link.beta_s_per_byte) == format_rate(g.intra_node_busbw_bytes_per_s)
+
+
+def test_a_gpu_file_names_a_profile_or_a_file_beside_it(tmp_path):
+    beside = tmp_path / "node.toml"
+    beside.write_text((Path(__file__).resolve().parents[3] / "costmodel" / "profiles" / "a100-nvswitch.toml")
+                      .read_text(encoding="utf-8"), encoding="utf-8")
+    mine = tmp_path / "mine.toml"
+    mine.write_text('base = "h100-sxm"\nintra_node_profile = "node.toml"\n', encoding="utf-8")
+    assert load_gpu(mine).intra_node_profile == str(beside)
+    assert load_gpu(mine).sources["intra_node_profile"].citation.key == "file"
+    for value, needle in (('"a100-nvswitc"', "is not a profile (did you mean 'a100-nvswitch'?)"),
+                          ('"missing.toml"', "no file"), ("3", "is not a profile's name or file")):
+        mine.write_text(f'base = "h100-sxm"\nintra_node_profile = {value}\n', encoding="utf-8")
+        with pytest.raises(ParseError, match=r"mine\.toml:2: intra_node_profile = .*" + re.escape(needle)):
+            load_gpu(mine)
