@@ -662,10 +662,16 @@ def _profile_ref(f: _File, value: Any, keys: tuple[str, ...]) -> str:
     if not isinstance(value, str) or not value.strip():
         raise f.error(f"{where} = {value!r} is not a profile's name or file, e.g. \"a100-nvswitch\"", *keys)
     text = value.strip()
-    if "/" in text or "\\" in text or text.endswith(".toml"):
-        path = Path(text) if f.preset or Path(text).is_absolute() else Path(f.path).parent / text
+    path = Path(text) if f.preset or Path(text).is_absolute() else Path(f.path).parent / text
+    if "/" in text or "\\" in text or text.endswith(".toml") or (not f.preset and path.is_file()):
         if not path.is_file():
             raise f.error(f"{where} = {value!r}: no file {path}", *keys)
+        from costmodel.profiles import load_profile
+
+        try:
+            load_profile(path if str(path).endswith(".toml") or "/" in str(path) else f"./{path}")
+        except InputError as exc:  # checked here, where the GPU file names it
+            raise f.error(f"{where} = {value!r}: {exc}", *keys) from None
         return str(path)
     names = preset_names()
     if text not in names:

@@ -462,8 +462,10 @@ def test_a_gpu_file_names_a_profile_or_a_file_beside_it(tmp_path):
     mine.write_text('base = "h100-sxm"\nintra_node_profile = "node.toml"\n', encoding="utf-8")
     assert load_gpu(mine).intra_node_profile == str(beside)
     assert load_gpu(mine).sources["intra_node_profile"].citation.key == "file"
+    (tmp_path / "notes.txt").write_text("not a profile\n", encoding="utf-8")
     for value, needle in (('"a100-nvswitc"', "is not a profile (did you mean 'a100-nvswitch'?)"),
-                          ('"missing.toml"', "no file"), ("3", "is not a profile's name or file")):
+                          ('"missing.toml"', "no file"), ("3", "is not a profile's name or file"),
+                          ('"notes.txt"', "notes.txt': "), ('"mine.toml"', "unknown table 'base'")):
         mine.write_text(f'base = "h100-sxm"\nintra_node_profile = {value}\n', encoding="utf-8")
         with pytest.raises(ParseError, match=r"mine\.toml:2: intra_node_profile = .*" + re.escape(needle)):
             load_gpu(mine)
