@@ -668,11 +668,12 @@ def _profile_ref(f: _File, value: Any, keys: tuple[str, ...]) -> str:
             raise f.error(f"{where} = {value!r}: no file {path}", *keys)
         from costmodel.profiles import load_profile
 
+        whole = str(path.absolute())  # a path load_profile reads as a file, wherever the step runs
         try:
-            load_profile(path if str(path).endswith(".toml") or "/" in str(path) else f"./{path}")
+            load_profile(whole)
         except InputError as exc:  # checked here, where the GPU file names it
             raise f.error(f"{where} = {value!r}: {exc}", *keys) from None
-        return str(path)
+        return whole
     names = preset_names()
     if text not in names:
         hint = did_you_mean(text, names)

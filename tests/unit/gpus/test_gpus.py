@@ -454,13 +454,19 @@ def test_a_fitted_nodes_latency_and_busbw_are_its_profiles_link(name):
     assert format_rate(1 / link.beta_s_per_byte) == format_rate(g.intra_node_busbw_bytes_per_s)
 
 
-def test_a_gpu_file_names_a_profile_or_a_file_beside_it(tmp_path):
+def test_a_gpu_file_names_a_profile_or_a_file_beside_it(tmp_path, monkeypatch):
     beside = tmp_path / "node.toml"
     beside.write_text((Path(__file__).resolve().parents[3] / "costmodel" / "profiles" / "a100-nvswitch.toml")
                       .read_text(encoding="utf-8"), encoding="utf-8")
     mine = tmp_path / "mine.toml"
     mine.write_text('base = "h100-sxm"\nintra_node_profile = "node.toml"\n', encoding="utf-8")
     assert load_gpu(mine).intra_node_profile == str(beside)
+    (tmp_path / "node").write_text(beside.read_text(encoding="utf-8"), encoding="utf-8")
+    mine.write_text('base = "h100-sxm"\nintra_node_profile = "node"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    from costmodel.profiles import load_profile
+
+    assert load_profile(load_gpu("mine.toml").intra_node_profile).name == "a100-nvswitch"
     assert load_gpu(mine).sources["intra_node_profile"].citation.key == "file"
     (tmp_path / "notes.txt").write_text("not a profile\n", encoding="utf-8")
     for value, needle in (('"a100-nvswitc"', "is not a profile (did you mean 'a100-nvswitch'?)"),
