@@ -628,9 +628,9 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
     source = _link(tp_link, link, "tp_link", "the tensor-parallel collectives")
 
     def price(collective: str) -> Fraction:
-        algorithm = c.algorithm if collective == "allreduce" else "ring"
-        priced = cost(collective, algorithm, p=c.tp, n=act, link=_for(source, collective), chunk_note=False)
-        said = (f"tp {collective} {x}" if x.startswith(f"{algorithm}:") else x for x in priced.notes)
+        priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=c.tp, n=act,
+                      link=_for(source, collective), chunk_note=False)
+        said = (f"tp {collective} {x}" if x.startswith(f"{priced.algorithm}:") else x for x in priced.notes)
         notes.extend(x for x in said if x not in notes)
         return priced.time_s
 
@@ -828,11 +828,12 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
     given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
-    level = {kind: placed.levels.get(kind if kind in placed.levels else "dp") for kind in given}
-    out: dict[str, Any] = {kind: placed.links.get(kind if kind in placed.levels else "dp") if link is None
-                           else link for kind, link in given.items()}
+    group = {kind: kind if kind in placed.levels else "dp" for kind in given}  # whose level a kind takes
+    out: dict[str, Any] = {kind: placed.links.get(group[kind]) if link is None else link
+                           for kind, link in given.items()}
     if from_gpu and c.gpu.intra_node_profile is not None:
-        inside = [kind for kind, link in given.items() if link is None and level[kind] == 0]
+        inside = [kind for kind, link in given.items()
+                  if link is None and placed.levels.get(group[kind]) == 0]
         if inside:
             from costmodel.profiles import load_profile
 

@@ -179,8 +179,7 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
     while given and not given[-1] and all(len(r) == len(given) and not r[-1].strip() for r in rows[1:]):
         given.pop()  # a spreadsheet's trailing empty column
         rows = [given, *(r[:-1] for r in rows[1:])]
-    quantity = _check_header(given, path=path, line=header_line)
-    header = [c.replace("-", "_").lower() for c in given]
+    quantity, header = _check_header(given, path=path, line=header_line)
     runs = []
     for (line, _), cells in zip(body[1:], rows[1:], strict=True):
         if len(cells) != len(header):
@@ -205,7 +204,8 @@ def _columns() -> tuple[str, ...]:
     return (*_RUN, *_SHAPE, *_SHAPE_OPTIONAL, *own, *MEASURES)
 
 
-def _check_header(header: Sequence[str], *, path: str, line: int) -> str:
+def _check_header(header: Sequence[str], *, path: str, line: int) -> tuple[str, list[str]]:
+    """The measured column and the columns' names as settings (dashes as underscores, lower case)."""
     known = _columns()
     names = [c.replace("-", "_").lower() for c in header]
     for number, (column, name) in enumerate(zip(header, names, strict=True), 1):
@@ -226,7 +226,7 @@ def _check_header(header: Sequence[str], *, path: str, line: int) -> str:
     if len(measured) != 1:
         raise ParseError(f"{'no' if not measured else 'more than one'} measured column; give exactly one of "
                          f"{', '.join(MEASURES)}", path=path, line=line)
-    return measured[0]
+    return measured[0], names
 
 
 def _whole(row: dict[str, str], column: str) -> int:
