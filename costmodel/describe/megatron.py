@@ -17,8 +17,10 @@ context-parallel-size C                     cp
 expert-model-parallel-size E                ep
 recompute-granularity selective|full        recompute
 recompute-activations                       recompute selective (Megatron's shorthand)
-use-distributed-optimizer                   zero 1, framework megatron
+use-distributed-optimizer                   zero 1
 overlap-grad-reduce, overlap-param-gather   overlap_grad_reduce, param_gather overlap
+no-overlap-p2p-communication                pipeline_sends blocking (the interleaved schedule's
+                                            default overlaps them)
 global-batch-size N, micro-batch-size B     the global batch; micro_batch
 bf16, fp16, fp8-format                      dtype
 attention-dropout 0 and hidden-dropout 0    dropout off (Megatron-LM's default is 0.1 each)
@@ -35,9 +37,10 @@ vocab-size V, padded-vocab-size V           vocabulary (vocab-size padded as Meg
                                             multiple of make-vocab-size-divisible-by (128) × tp)
 ==========================================  ===============================================================
 
-Every other argument is kept, by name, in ``unread``: a script's learning rate or data paths are no
-error.  :class:`MegatronArguments` keeps the shape keywords and the settings apart; the caller merges
-them under its own explicit values.
+The settings always name the framework ``megatron``: its data-parallel schedule and its pipeline
+sends are the defaults Megatron-LM's arguments leave.  Every other argument is kept, by name, in
+``unread``: a script's learning rate or data paths are no error.  :class:`MegatronArguments` keeps the
+shape keywords and the settings apart; the caller merges them under its own explicit values.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ _SWITCHES = {
     "use-distributed-optimizer": "distributed_optimizer", "overlap-grad-reduce": "overlap_grad_reduce",
     "overlap-param-gather": "overlap_param_gather", "bf16": "bf16", "fp16": "fp16",
     "swiglu": "swiglu", "untie-embeddings-and-output-weights": "untied",
-    "group-query-attention": "gqa",
+    "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
 }
 """The arguments that are on/off switches."""
 
@@ -235,6 +238,7 @@ def _chunks(values: dict[str, Any]) -> int:
 def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
     """The step settings the arguments give."""
     settings: dict[str, Any] = {k: values[k] for k in ("tp", "pp", "cp", "ep", "micro_batch") if k in values}
+    settings["framework"] = "megatron"
     if "layers_per_chunk" in values or "chunks" in values:
         chunks = _chunks(values)
         if chunks > 1:
@@ -244,10 +248,11 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
     elif values.get("recompute_activations"):
         settings["recompute"] = "selective"
     if values.get("distributed_optimizer"):
-        settings.update(zero=1, framework="megatron")
+        settings["zero"] = 1
     switches = {"sequence_parallel": ("sequence_parallel", True),
                 "overlap_grad_reduce": ("overlap_grad_reduce", True),
-                "overlap_param_gather": ("param_gather", "overlap")}
+                "overlap_param_gather": ("param_gather", "overlap"),
+                "blocking_sends": ("pipeline_sends", "blocking")}
     settings.update(dict(v for k, v in switches.items() if values.get(k)))
     return {**settings, **_precision(values)}
 

@@ -33,7 +33,8 @@ from costmodel.step._values import named, number
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ATTENTIONS", "DTYPES", "FRAMEWORKS", "PANELS", "RECOMPUTE_MODES", "Setting", "StepConfig",
+__all__ = ["ATTENTIONS", "DTYPES", "FRAMEWORKS", "PANELS", "PIPELINE_SENDS", "RECOMPUTE_MODES", "Setting",
+           "StepConfig",
            "setting_of",
            "settings"]
 
@@ -50,6 +51,12 @@ ATTENTIONS = ("unfused", "flash")
 matrix products), or fused in one kernel that keeps them on chip (FlashAttention)."""
 
 FRAMEWORKS = ("ddp", "fsdp", "deepspeed", "megatron", "megatron-deepspeed")
+
+PIPELINE_SENDS = ("overlap", "blocking", "scatter-gather")
+"""How a pipeline stage's activations and gradients reach the next: sent beside the compute, which goes on
+(``overlap``); in an exchange that holds the device until it is done (``blocking``); or, blocking, each of
+the t tensor-parallel ranks sending 1/t of the tensor and the receivers all-gathering it
+(``scatter-gather``, Megatron-LM's default before Megatron-Core)."""
 """The training frameworks whose data-parallel schedules a step follows (:mod:`costmodel.step.frameworks`)."""
 
 _FRAMEWORK_NAMES = Names("framework", {
@@ -381,6 +388,10 @@ def _param_gather(value: Any, name: str) -> str:
     return _choice(("after", "overlap"), "parameter gather")(value, name)
 
 
+def _pipeline_sends(value: Any, name: str) -> str | None:
+    return None if value is None else _choice(PIPELINE_SENDS, "way of sending")(value, name)
+
+
 # -- the settings ---------------------------------------------------------------------------------
 
 
@@ -513,6 +524,11 @@ class StepConfig:
     optimizer_s: Fraction | None = _setting(None, _optional_time, "Optimizer step after the last reduction "
                                             "(default: priced on the GPU's memory, else 0).", panel="comm",
                                             metavar="TIME")
+    pipeline_sends: str | None = _setting(
+        None, _pipeline_sends, "Pipeline sends: overlap (beside the compute), blocking (the exchange holds "
+        "the device, as Megatron-LM's and DeepSpeed's do) or scatter-gather (blocking, 1/t of the tensor per "
+        "tensor-parallel rank, then an all-gather: Megatron-LM before Megatron-Core); default: the "
+        "framework's.", panel="comm", metavar="MODE", sweep="name")
     algorithm: str = _setting("ring", _algorithm, "All-reduce algorithm of TP and DP (default ring).",
                               panel="comm", metavar="ALGO")
 

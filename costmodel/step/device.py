@@ -76,6 +76,7 @@ class Unit:
     recompute: Fraction = Fraction(0)  # the recomputation at the start of backward
     cp: Fraction = Fraction(0)  # the exposed context-parallel communication inside forward and backward
     ep: Fraction = Fraction(0)  # the expert-parallel all-to-alls inside forward and backward
+    pp: Fraction = Fraction(0)  # a blocking pipeline exchange inside forward and backward
 
 
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:

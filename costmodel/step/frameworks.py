@@ -33,6 +33,17 @@ ZeRO 1 and 2, and the bytes of a gradient element on the wire.  The defaults are
 
 Without a framework the schedule is generic: any ZeRO stage (Rajbhandari et al. 2020), buckets of the
 ``buckets`` rule (default DDP's) reduced as the backward makes them, gradients in the dtype's element.
+
+**Pipeline sends** (:func:`pipeline_sends`).  Megatron-LM exchanges a stage's activations and gradients
+with ``torch.distributed.batch_isend_irecv``, waits for the requests and then calls
+``torch.cuda.synchronize()`` (``batch_p2p_sync``), so the exchange holds the device: nothing else is
+launched until it is done.  Megatron-Core overlaps them with the compute only in the interleaved schedule
+(``overlap_p2p_comm``, on by default there and refused elsewhere).  Megatron-LM before Megatron-Core (2023)
+also split each tensor over the t tensor-parallel ranks, each sending 1/t, and all-gathered it on arrival
+(``--scatter-gather-tensors-in-pipeline``, on by default; Narayanan et al. 2021, section 4.1); with
+sequence parallelism the tensor is already split and nothing is gathered.  DeepSpeed's pipeline engine
+(also Megatron-DeepSpeed's) sends and receives synchronously.  PyTorch's own schedules and the generic
+step send beside the compute.
 """
 
 from __future__ import annotations
@@ -42,8 +53,9 @@ from fractions import Fraction
 
 from costmodel.errors import InputError
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023, Cited
+from costmodel.references import NARAYANAN_2021_MEGATRON as NARAYANAN
 
-__all__ = ["FSDP_PREFETCH", "DataParallel", "data_parallel", "zero_stages"]
+__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "DataParallel", "data_parallel", "pipeline_sends", "zero_stages"]
 
 FSDP_PREFETCH = 1
 """Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
@@ -66,6 +78,22 @@ _SOURCES: dict[str, tuple[Cited, ...]] = {
                                         "at the gradient accumulation boundary"),),
     "generic": (),
 }
+
+SENDS_SOURCES: dict[str, tuple[Cited, ...]] = {
+    "blocking": (MEGATRON_LM.at("megatron/core/pipeline_parallel/p2p_communication.py: batch_isend_irecv, "
+                                "req.wait(), torch.cuda.synchronize() (batch_p2p_sync = True); "
+                                "megatron/training/arguments.py: overlap_p2p_comm only with the interleaved "
+                                "schedule"),
+                 DEEPSPEED.at("deepspeed/runtime/pipe/p2p.py: send and recv with async_op=False")),
+    "scatter-gather": (
+        MEGATRON_LM.at("megatron/p2p_communication.py (commit 6985e58, 2021): "
+                       "split_tensor_into_1d_equal_chunks before the sends, gather_split_1d_tensor after, "
+                       "torch.cuda.synchronize() between; "
+                       "megatron/arguments.py: scatter_gather_tensors_in_pipeline on by default"),
+        NARAYANAN.at("section 4.1: the scatter/gather communication optimization")),
+    "overlap": (),
+}
+"""The sources of each way of sending between pipeline stages."""
 
 _RULES = {"ddp": "ddp", "fsdp": "ddp", "deepspeed": "deepspeed", "megatron": "megatron",
           "megatron-deepspeed": "deepspeed", "generic": "ddp"}
@@ -175,3 +203,18 @@ def data_parallel(*, framework: str | None, zero: int, buckets: str | None, buck
                         bucket_bytes=bucket_bytes, overlap=overlap, param_gather=param_gather,
                         align=align_param_gather, prefetch=FSDP_PREFETCH if prefetch is None else prefetch,
                         grad_element=grad, sources=_SOURCES[framework])
+
+
+def pipeline_sends(framework: str | None, *, schedule: str, given: str | None = None) -> str:
+    """How *framework* sends between pipeline stages under *schedule*: *given* when set, else the
+    framework's own (see the module notes): ``blocking`` for Megatron-LM (``overlap`` in its interleaved
+    schedule), DeepSpeed and Megatron-DeepSpeed, ``overlap`` otherwise.
+
+    >>> pipeline_sends("megatron", schedule="1f1b"), pipeline_sends("megatron", schedule="interleaved")
+    ('blocking', 'overlap')
+    """
+    if given is not None:
+        return given
+    if framework == "megatron":
+        return "overlap" if schedule == "interleaved" else "blocking"
+    return "blocking" if framework in ("deepspeed", "megatron-deepspeed") else "overlap"

@@ -113,7 +113,7 @@ from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops
-from costmodel.step.frameworks import DataParallel, data_parallel
+from costmodel.step.frameworks import SENDS_SOURCES, DataParallel, data_parallel, pipeline_sends
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
@@ -122,7 +122,7 @@ from costmodel.step.rates import SOURCES as RATE_SOURCES
 from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
 from costmodel.topology import Level, Topology
-from costmodel.units import format_size
+from costmodel.units import format_size, format_time
 
 if TYPE_CHECKING:
     from costmodel.profiles import Profile
@@ -193,6 +193,10 @@ class StepResult(JSONFields):
     ``step_s = compute_s + tp_comm_s + cp_comm_s + ep_comm_s + bubble_s + pp_exposed_s + dp_exposed_s
     + contention_s + expert_dp_s + optimizer_s + param_gather_s``; *cp_comm_s* is the exposed
     context-parallel communication of the busiest device, *cp_send_s* one send of a K and V block.
+    *pp_send_s* is one send between pipeline stages, *pp_gather_s* the all-gather that follows it with
+    scatter-gather sends, and *pipeline_sends* how they run (``overlap``, ``blocking``,
+    ``scatter-gather``: :func:`~costmodel.step.frameworks.pipeline_sends`); a blocking exchange is
+    part of *pp_exposed_s*.
     *ep_comm_s* is the busiest device's expert-parallel all-to-alls (each *ep_alltoall_s*, of
     *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of the experts' gradients over the
     dp·cp/ep ranks holding the same experts after the backward.  *dp_exposed_s* is what the data-parallel
@@ -240,6 +244,8 @@ class StepResult(JSONFields):
     ep_alltoall_s: Fraction
     ep_alltoall_bytes: Fraction
     pp_send_s: Fraction
+    pp_gather_s: Fraction
+    pipeline_sends: str
     cp_send_s: Fraction
     dp_comm_s: Fraction
     dp_hidden_s: Fraction
@@ -638,6 +644,25 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
     return 2 * one, one
 
 
+def _tp_gather(c: StepConfig, act: Fraction, *, tp_link: Any) -> Fraction:
+    """The all-gather of a received activation tensor over the tensor-parallel ranks (scatter-gather
+    pipeline sends)."""
+    source = _link(tp_link, c.link, "tp_link", "the tensor-parallel collectives")
+    return cost("allgather", "ring", p=c.tp, n=act, link=_for(source, "allgather"), chunk_note=False).time_s
+
+
+def _exchanges(stage_units: list[list[Unit]], *, send: Fraction, gather: Fraction) -> None:
+    """Blocking pipeline exchanges, appended to each virtual stage as a unit of their own: a forward
+    receives (and gathers) its input unless it is the first virtual stage and sends its output unless it is
+    the last; a backward the other way round."""
+    last = len(stage_units) - 1
+    for vs, units in enumerate(stage_units):
+        forward = (send if vs < last else 0) + (gather if vs > 0 else 0)
+        backward = (send if vs > 0 else 0) + (gather if vs < last else 0)
+        units.append(Unit(forward=Fraction(forward), backward=Fraction(backward), weight=Fraction(0),
+                          gradient_bytes=Fraction(0), pp=Fraction(forward + backward)))
+
+
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
            split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0)),
            alltoall: Fraction = Fraction(0)) -> list[list[Unit]]:
@@ -862,9 +887,9 @@ def _slowdown(c: StepConfig, model: _Model) -> Fraction:
 
 
 def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
-             m: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
-    """The busiest device's compute time over the step, and its tensor-parallel, exposed context-parallel
-    and expert-parallel parts."""
+             m: int) -> tuple[Fraction, Fraction, Fraction, Fraction, Fraction]:
+    """The busiest device's compute time over the step, and its tensor-parallel, exposed context-parallel,
+    expert-parallel and blocking pipeline-exchange parts."""
     def device(s: int) -> list[Unit]:
         return [x for c in range(v) for x in stage_units[c * pp + s]]
 
@@ -874,7 +899,7 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
     busiest = device(max(range(pp), key=busy))
     return (m * sum((x.forward + x.backward for x in busiest), Fraction(0)),
             m * sum((x.tp for x in busiest), Fraction(0)), m * sum((x.cp for x in busiest), Fraction(0)),
-            m * sum((x.ep for x in busiest), Fraction(0)))
+            m * sum((x.ep for x in busiest), Fraction(0)), m * sum((x.pp for x in busiest), Fraction(0)))
 
 
 def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, dp: int,
@@ -1006,6 +1031,9 @@ class _Prepared:
     v: int
     m: int
     send: Fraction
+    gather: Fraction
+    blocking: bool
+    sends: str
     mode: DataParallel
     model: _Model
     layout: tuple[int, ...]
@@ -1021,18 +1049,27 @@ class _Prepared:
     edp_link: Any = None
     alltoall: Fraction = Fraction(0)
 
-    def spans(self) -> dict[str, Any]:
-        forward, backward, weight = (list(x) for x in zip(*map(totals, self.stage_units), strict=True))
+    @property
+    def edge(self) -> Fraction:
+        """The time between a stage's end and the next stage's start: a send beside the compute (a blocking
+        exchange is inside the operations, :func:`_exchanges`)."""
+        return Fraction(0) if self.blocking else self.send
+
+    def spans(self, *, send: bool = True) -> dict[str, Any]:
+        units = self.stage_units if send or not self.blocking else \
+            [[u for u in us if not u.pp] for us in self.stage_units]
+        forward, backward, weight = (list(x) for x in zip(*map(totals, units), strict=True))
         return {"microbatches": self.m, "chunks": self.v, "forward": forward, "backward": backward,
                 "weight": weight}
 
     def makespan(self, *, send: bool = True) -> Fraction:
         """The pipeline's end without data-parallel traffic, with or without the sends between stages."""
-        return simulate_makespan(self.name, self.pp, comm=self.send if send else Fraction(0), **self.spans())
+        return simulate_makespan(self.name, self.pp, comm=self.edge if send else Fraction(0),
+                                 **self.spans(send=send))
 
     def timeline(self) -> Timeline:
         """The pipeline's operations without data-parallel traffic."""
-        return simulate_stages(self.name, self.pp, comm=self.send, **self.spans())
+        return simulate_stages(self.name, self.pp, comm=self.edge, **self.spans())
 
 
 def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
@@ -1053,15 +1090,23 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
     tp_layer, tp_one = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
-    send = Fraction(0)
+    sends = pipeline_sends(mode.framework, schedule=name, given=c.pipeline_sends)
+    send = gather = Fraction(0)
     if c.pp > 1 and act > 0:
-        sent = act / c.tp if c.sequence_parallel and c.tp > 1 else act
+        split = c.tp > 1 and (c.sequence_parallel or sends == "scatter-gather")
+        sent = act / c.tp if split else act
         send = _send(_for(_link(pp_link, c.link, "pp_link", "the pipeline sends"), "allreduce"), sent)
+        if sends == "scatter-gather" and c.tp > 1 and not c.sequence_parallel:
+            gather = _tp_gather(c, act, tp_link=tp_link)
     kv_send, cp_exposed = _cp_comm(c, model, links["cp"])
     alltoall = _alltoall(c, model, link=links["ep"], notes=notes)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
                          split=name in SPLIT, cp=cp_exposed, alltoall=alltoall)
-    return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, mode=mode, model=model,
+    blocking = sends != "overlap" and bool(send)
+    if blocking:
+        _exchanges(stage_units, send=send, gather=gather)
+    return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, gather=gather, blocking=blocking,
+                     sends=sends, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
                      slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send, ep_link=links["ep"],
@@ -1136,18 +1181,20 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     else:
         devices, timeline = [], run.timeline()
         end = end_plain = makespan = max(ops[-1].end for ops in timeline)
-    quiet = run.makespan(send=False) if send else makespan
+    quiet = run.makespan(send=False) if send else makespan  # a blocking exchange is pp_exposed_s
     optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=zero)
     experts = _expert_reduction(c, run, notes=notes)
     total = max([end + experts + optimizer,
                  *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
-    busy, tp_comm, cp_comm, ep_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
+    busy, tp_comm, cp_comm, ep_comm, pp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
+    busy -= pp_comm
     gpus = dp * tp * pp * cp
     scaling: Fraction = Fraction(1)
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
-    notes.extend(_shape_notes(c, zero=zero, send=send))
+    notes.extend(_shape_notes(c, zero=zero))
+    notes.extend(_send_notes(c, run))
     notes.extend(_bucket_note(c, model, zero=zero))
     if c.ep > 1 and dp > 1:
         notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
@@ -1174,7 +1221,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if reducers > 1 else ())
                + ((SLOWDOWN_SOURCE,) if u else ())
                + (mode.sources if reducers > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp
-               + ring + moe)
+               + ring + moe + (SENDS_SOURCES[run.sends] if send else ()))
 
     def utilization(flops: Fraction | int | None) -> Fraction | None:
         return None if flops is None or peak is None else flops / (total * gpus * peak)
@@ -1189,7 +1236,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         ep_comm_s=ep_comm, bubble_s=quiet - busy, pp_exposed_s=makespan - quiet, dp_exposed_s=exposed,
         expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2,
         ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
-        pp_send_s=send, cp_send_s=run.kv_send, dp_comm_s=dp_comm,
+        pp_send_s=send, pp_gather_s=run.gather, pipeline_sends=run.sends if pp > 1 else "",
+        cp_send_s=run.kv_send, dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
         param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero,
         prefetch=mode.prefetch,
@@ -1391,9 +1439,10 @@ def work_bound(config: StepConfig) -> Fraction:
 
 
 def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
-    """Each virtual stage's F, B and W of one micro-batch (:func:`~costmodel.step.device.totals`)."""
-    forward, backward, weight = (list(x) for x in zip(*map(totals, run.stage_units), strict=True))
-    return forward, backward, weight
+    """Each virtual stage's F, B and W of one micro-batch (:func:`~costmodel.step.device.totals`), blocking
+    pipeline exchanges left out (they only add time, and whether they block depends on the schedule)."""
+    spans = run.spans(send=False)
+    return spans["forward"], spans["backward"], spans["weight"]
 
 
 def _works(run: _Prepared) -> list[Fraction]:
@@ -1434,7 +1483,27 @@ def _bucket_note(c: StepConfig, model: _Model, *, zero: int) -> list[str]:
             "of their own and no smaller size changes them"]
 
 
-def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
+def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
+    """How the pipeline sends are priced."""
+    if not run.send:
+        return []
+    each = format_time(run.send)
+    if run.sends == "overlap":
+        return [f"pipeline sends are α + β·n of the activation tensor between stages ({each} each), beside "
+                "the compute: the next stage waits for a send, the sender goes on"]
+    note = ("pipeline sends block the device (batch_isend_irecv, wait, synchronize): each forward and "
+            f"backward holds it for its exchange, α + β·n of the activation tensor ({each})")
+    if run.sends == "scatter-gather" and c.tp > 1:
+        note = (f"pipeline sends scatter-gather: each of the tp={c.tp} ranks sends 1/{c.tp} of the "
+                f"activation tensor (α + β·n/t, {each}) and the receivers all-gather it over the "
+                f"tensor-parallel ranks ({format_time(run.gather)}), blocking the device (batch_isend_irecv, "
+                "wait, synchronize)")
+        if c.sequence_parallel:
+            note += "; with sequence parallelism the tensor is already split: nothing to gather"
+    return [note]
+
+
+def _shape_notes(c: StepConfig, *, zero: int) -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
         ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
@@ -1443,7 +1512,6 @@ def _shape_notes(c: StepConfig, *, zero: int, send: Fraction) -> list[str]:
          c.shape is not None and c.shape.moe and c.tp > 1 and not c.sequence_parallel),
         ("expert parallelism: 2 all-to-alls per MoE layer forward (dispatch, combine) and 2 backward "
          f"over the ep={c.ep} ranks, on the critical path, tokens spread evenly over the experts", c.ep > 1),
-        ("pipeline sends are α + β·n of the activation tensor between stages", bool(send)),
         (f"ZeRO {zero}: the bucket rule does not apply; each layer is all-gathered and reduce-scattered "
          "on its own", zero == 3 and c.dp > 1 and c.buckets not in (None, "ddp")),
         (f"zero={zero} with dp=1 shards nothing", zero > 0 and c.dp * c.cp == 1),
@@ -1483,7 +1551,7 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
         """The devices run operation by operation from the first that meets a collective; before it
         (and before what waits for it on other devices) each runs as the pipeline alone."""
         first = [d.first_interaction(ops) for d, ops in zip(devices, pipeline, strict=True)]
-        return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=run.send,
+        return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=run.edge,
                                 execute=lambda s, op, j, ch, start: devices[s].run(op, j, ch, start),
                                 settled=settled_prefix(pipeline, first, chunks=run.v))
 

@@ -140,7 +140,7 @@ def test_megatron_moe_arguments_build_the_moe_shape(cli):
     assert (data["ep"], data["cp"], data["tp"], data["dp"]) == (4, 2, 2, 4)
     mixtral = model_preset("mixtral-8x7b").transformer()
     expected = step(shape=dataclasses.replace(mixtral, sequence=4096), gpu="h100-sxm", tp=2, cp=2, ep=4, dp=4,
-                    microbatches=2, sequence_parallel=True, dtype="bf16", allow_oom=True)
+                    microbatches=2, sequence_parallel=True, dtype="bf16", allow_oom=True, framework="megatron")
     assert data["step_s"] == pytest.approx(float(expected.step_s), rel=1e-15)
 
 

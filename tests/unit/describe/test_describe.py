@@ -223,7 +223,7 @@ def test_config_json_that_is_not_json():
 def test_megatron_gpt3_175b_example_script():
     m = megatron_arguments((DATA / "megatron" / "gpt3-175b.args").read_text())
     assert m.shape == {"layers": 96, "hidden": 12288, "heads": 96, "sequence": 2048}
-    assert m.settings == {"tp": 8, "pp": 16, "micro_batch": 1, "dtype": "fp16"}
+    assert m.settings == {"tp": 8, "pp": 16, "micro_batch": 1, "dtype": "fp16", "framework": "megatron"}
     assert m.global_batch == 1536
     assert "--lr 6.0e-5" in m.unread and "--data-path $DATA_PATH" in m.unread
     assert not any(u.startswith(("--tensor-model", "--num-layers", "--global")) for u in m.unread)
@@ -251,7 +251,17 @@ def test_megatron_moe_arguments_map_to_the_shape_keywords():
     m = megatron_arguments("--hidden-size 4096 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 "
                            "--expert-model-parallel-size 8 --recompute-granularity full")
     assert m.shape == {"hidden": 4096, "experts": 8, "top_k": 2, "expert_ffn_factor": Fraction(7, 2)}
-    assert m.settings == {"ep": 8, "recompute": "full"}
+    assert m.settings == {"ep": 8, "recompute": "full", "framework": "megatron"}
+
+
+def test_megatron_arguments_run_megatron_and_its_pipeline_sends():
+    """Megatron-LM's arguments name its framework; the interleaved schedule overlaps its sends unless
+    told not to."""
+    args = "--num-layers 8 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2"
+    assert "pipeline_sends" not in megatron_arguments(args).settings
+    m = megatron_arguments(args + " --no-overlap-p2p-communication")
+    assert m.settings["pipeline_sends"] == "blocking" and m.settings["framework"] == "megatron"
+    assert not m.unread
 
 
 @pytest.mark.parametrize("text,message", [
