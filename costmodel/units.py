@@ -179,31 +179,82 @@ class _Unit:
         self.ambiguous = ambiguous
 
 
+class _UnitTable:
+    """Every unit token and its meaning.  The simple units (sizes, times, bit rates) are made when the
+    table is; a compound one (``GB/s``, ``ns/B``: a size unit by a time unit, about 700 of them) the
+    first time it is looked up, as its two parts say.  ``items`` lists them all."""
+
+    __slots__ = ("_sizes", "_table")
+
+    def __init__(self) -> None:
+        self._sizes: dict[str, tuple[Fraction, bool]] = {}
+        for name, f in _BYTE_UNITS.items():
+            self._sizes[name] = (Fraction(f), False)
+        for name, f in _BIT_UNITS.items():
+            self._sizes[name] = (Fraction(f, 8), True)
+        table: dict[str, _Unit] = {name: _Unit(_SIZE, factor, bits=bits)
+                                   for name, (factor, bits) in self._sizes.items()}
+        for name, t in _TIME_UNITS.items():
+            table[name] = _Unit(_TIME, t)
+        for name, f in _BPS_UNITS.items():
+            table[name] = _Unit(_RATE, Fraction(f, 8), bits=True)
+        for name in _AMBIGUOUS_SIZES:
+            table[name] = _Unit(_SIZE, None, ambiguous=True)
+        self._table = table
+
+    def get(self, token: str) -> _Unit | None:
+        unit = self._table.get(token)
+        if unit is None and "/" in token and token.count("/") == 1:
+            unit = self._compound(*token.split("/"))
+            if unit is not None:
+                self._table[token] = unit
+        return unit
+
+    def _compound(self, left: str, right: str) -> _Unit | None:
+        if right in _TIME_UNITS:  # a rate: size per time
+            if left in _AMBIGUOUS_SIZES:
+                return _Unit(_RATE, None, ambiguous=True)
+            if left in self._sizes:
+                factor, bits = self._sizes[left]
+                return _Unit(_RATE, factor / _TIME_UNITS[right], bits=bits)
+        if left in _TIME_UNITS:  # a time per size
+            if right in _AMBIGUOUS_SIZES:
+                return _Unit(_INVERSE, None, ambiguous=True)
+            if right in self._sizes:
+                factor, bits = self._sizes[right]
+                return _Unit(_INVERSE, _TIME_UNITS[left] / factor, bits=bits)
+        return None
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.get(token) is not None
+
+    def __getitem__(self, token: str) -> _Unit:
+        unit = self.get(token)
+        if unit is None:
+            raise KeyError(token)
+        return unit
+
+    def items(self) -> list[tuple[str, _Unit]]:
+        """Every token: each size unit followed by its compounds, then times, bit rates and the ambiguous
+        sizes with theirs."""
+        tokens: list[str] = []
+        for name in self._sizes:
+            tokens.append(name)
+            for tname in _TIME_UNITS:
+                tokens += [f"{name}/{tname}", f"{tname}/{name}"]
+        tokens += [*_TIME_UNITS, *_BPS_UNITS]
+        for name in _AMBIGUOUS_SIZES:
+            tokens.append(name)
+            for tname in _TIME_UNITS:
+                tokens += [f"{name}/{tname}", f"{tname}/{name}"]
+        return [(t, self[t]) for t in tokens]
+
+
 @cache
-def _units() -> dict[str, _Unit]:
+def _units() -> _UnitTable:
     """Every unit token and its meaning (made on the first unit parsed: a command given only whole
     numbers never needs it)."""
-    units: dict[str, _Unit] = {}
-    sizes: dict[str, tuple[Fraction, bool]] = {}
-    for name, f in _BYTE_UNITS.items():
-        sizes[name] = (Fraction(f), False)
-    for name, f in _BIT_UNITS.items():
-        sizes[name] = (Fraction(f, 8), True)
-    for name, (factor, bits) in sizes.items():
-        units[name] = _Unit(_SIZE, factor, bits=bits)
-        for tname, t in _TIME_UNITS.items():
-            units[f"{name}/{tname}"] = _Unit(_RATE, factor / t, bits=bits)
-            units[f"{tname}/{name}"] = _Unit(_INVERSE, t / factor, bits=bits)
-    for name, t in _TIME_UNITS.items():
-        units[name] = _Unit(_TIME, t)
-    for name, f in _BPS_UNITS.items():
-        units[name] = _Unit(_RATE, Fraction(f, 8), bits=True)
-    for name in _AMBIGUOUS_SIZES:
-        units[name] = _Unit(_SIZE, None, ambiguous=True)
-        for tname in _TIME_UNITS:
-            units[f"{name}/{tname}"] = _Unit(_RATE, None, ambiguous=True)
-            units[f"{tname}/{name}"] = _Unit(_INVERSE, None, ambiguous=True)
-    return units
+    return _UnitTable()
 
 
 @cache
