@@ -167,7 +167,7 @@ def test_no_private_names_imported_across_modules():
 
 LAYERS = (
     ("foundations", ("errors", "intmath", "exact", "units", "validate", "names", "collective_names", "references", "_json",
-                     "_files", "_lazy", "_deferred", "_codecache", "_frames", "tomlfile", "symbols", "expressions", "renames")),
+                     "_files", "_lazy", "_gc", "_deferred", "_codecache", "_frames", "tomlfile", "symbols", "expressions", "renames")),
     ("links", ("params", "topology", "profiles", "links")),
     ("models", ("collectives", "schedules", "pipeline", "consensus", "training", "calibration", "nccl", "gpus")),
     ("questions", ("step", "describe", "crossovers", "sweeps", "walkthrough", "plots", "examples", "exercises", "validation")),

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from typing import Any, cast
 
+from costmodel._gc import YOUNG_COLLECTION, fewer_collections
 from costmodel.errors import CostmodelError
 
-__all__ = ["main"]
-
-YOUNG_COLLECTION = 100_000
-"""The command line's threshold of Python's youngest garbage collection (allocations less deallocations
-between collections; Python's default is 700 or 2,000).  A command's start-up allocates tens of
-thousands of objects that live to its end (modules, classes, functions, the option tables), and at the
-default threshold the collector stops about 60 times to scan them for cycles they do not form, 5-10 ms
-of a step query; at this one a short command collects never and a long one every 100,000 allocations,
-the same work per object with at most that many objects of cyclic garbage waiting."""
+__all__ = ["YOUNG_COLLECTION", "main"]  # YOUNG_COLLECTION: costmodel._gc's
 
 
 def _usage_error() -> type[Exception]:
@@ -33,14 +25,11 @@ def _usage_error() -> type[Exception]:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one ``error:`` line on stderr and returns 2.
 
-    While it runs, the youngest garbage collection waits for :data:`YOUNG_COLLECTION` allocations; the
+    While it runs, the youngest garbage collection waits for :data:`YOUNG_COLLECTION` allocations
+    (:func:`costmodel._gc.fewer_collections`: a command's start-up objects live to its end); the
     caller's thresholds are restored on return."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(YOUNG_COLLECTION, thresholds[0]), *thresholds[1:])
-    try:
+    with fewer_collections():
         return _run(argv)
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 def _run(argv: list[str] | None) -> int:

@@ -445,8 +445,8 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
-                     comm: Fraction = Fraction(0),
-                     settled: Sequence[Sequence[PipelineOp]] = ()) -> tuple[tuple[PipelineOp, ...], ...]:
+                     comm: Fraction = Fraction(0), settled: Sequence[Sequence[PipelineOp]] = (),
+                     ops: bool = True) -> tuple[tuple[PipelineOp, ...], ...]:
     """Each device's operations when each operation's duration is decided as it runs.
 
     The list scheduling of :func:`bubble`: each device runs its schedule's order, an operation
@@ -455,11 +455,14 @@ def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: i
     the start and on what ran before on that device: a device's communication stream, say).
     With ``execute`` returning ``start + span`` this is :func:`simulate_stages`.  *settled[s]*, when
     given, are device s's first operations as they are known to run (a prefix of its order, from
-    :func:`settled_prefix`); only the rest are executed.
+    :func:`settled_prefix`); only the rest are executed.  With *ops* False nothing is returned (``()``):
+    the caller wants only what *execute* saw.
     """
     name = resolve_schedule(schedule)
     known = [[(o.start, o.end) for o in ops] for ops in settled] if settled else ()
     orders, times = _simulate(name, stages, microbatches, chunks, comm=comm, execute=execute, settled=known)
+    if not ops:
+        return ()
     out = []
     for s in range(stages):
         kept = tuple(settled[s]) if settled else ()

@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, Cited
 from costmodel.step.buckets import Bucket, BucketPlan
@@ -131,6 +130,7 @@ class Device:
                  overlap_grad_reduce: bool = True, align_param_gather: bool = True,
                  regather: bool = False) -> None:
         self.units = units
+        self.order = order
         self.split = split
         self.zero = zero
         self.prefetch = prefetch
@@ -234,18 +234,17 @@ class Device:
         """Whether *op* of micro-batch *j* makes gradients that a bucket reduces."""
         return op == ("W" if self.split else "B") and j in self.plans
 
-    def first_interaction(self, ops: Sequence[Any]) -> int:
-        """The index of the first of *ops* (the device's operations in order) that issues or waits for a
-        collective, or runs while one is in flight; ``len(ops)`` when none does."""
+    def first_interaction(self) -> int:
+        """The index of the first of the device's operations (in its order) that issues or waits for a
+        collective, or runs while one is in flight; the number of operations when none does."""
         if not self.active:
-            return len(ops)
+            return len(self.order)
         if self.issued or self.zero >= 3:  # gathers issued when the step starts, or before every layer
             return 0
-        for i, o in enumerate(ops):
-            if self.produces(o.op, o.microbatch) or (self.overlap_param_gather and o.op == "F"
-                                                     and o.microbatch == 0):
+        for i, (op, j, _) in enumerate(self.order):
+            if self.produces(op, j) or (self.overlap_param_gather and op == "F" and j == 0):
                 return i
-        return len(ops)
+        return len(self.order)
 
     def run(self, op: str, j: int, c: int, start: Fraction) -> Fraction:
         """Run *op* of micro-batch *j* on chunk *c* from *start*; its end."""

@@ -80,6 +80,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from costmodel._gc import fewer_collections
 from costmodel._json import JSONFields
 from costmodel.collectives import piecewise
 from costmodel.collectives.evaluate import cost
@@ -1164,9 +1165,12 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
     return makespan + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.zero)
 
 
+@fewer_collections()
 def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> StepResult:
     """The step of *config* (see :func:`step`); *baseline_s*, when known, is its dp = 1 step's time, which
     the scaling efficiency divides (a sweep over a knob the dp = 1 step does not depend on prices it once).
+    Garbage is collected less often while it runs (:func:`costmodel._gc.fewer_collections`: its exact
+    simulation allocates a number for every start and end, all kept to the end).
     """
     c = config
     dp, tp, pp, cp, m = c.dp, c.tp, c.pp, c.cp, c.microbatches
@@ -1544,33 +1548,41 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
         return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp * c.cp, mode=mode,
                         slowdown=slow, price=price, element=run.model.grad_element)
 
-    pipeline = run.timeline()
-    makespan = max(ops[-1].end for ops in pipeline)
+    alone: list[Timeline] = []  # the pipeline's timeline without data-parallel traffic, made when needed
 
-    def simulate(devices: list[Device]) -> Timeline:
+    def pipeline() -> Timeline:
+        if not alone:
+            alone.append(run.timeline())
+        return alone[0]
+
+    makespan = run.makespan()
+
+    def simulate(devices: list[Device], *, ops: bool = True) -> Timeline:
         """The devices run operation by operation from the first that meets a collective; before it
-        (and before what waits for it on other devices) each runs as the pipeline alone."""
-        first = [d.first_interaction(ops) for d, ops in zip(devices, pipeline, strict=True)]
+        (and before what waits for it on other devices) each runs as the pipeline alone.  Without *ops*
+        only the devices keep what ran (their ends, their collectives)."""
+        first = [d.first_interaction() for d in devices]
+        settled = settled_prefix(pipeline(), first, chunks=run.v) if any(first) else ()
         return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=run.edge,
                                 execute=lambda s, op, j, ch, start: devices[s].run(op, j, ch, start),
-                                settled=settled_prefix(pipeline, first, chunks=run.v))
+                                settled=settled, ops=ops)
 
     waits = mode.zero >= 3 or mode.param_gather == "overlap"
     slows = bool(run.slowdown) and (mode.overlap or mode.zero == 2 or waits)
     devices = build(run.slowdown if slows else Fraction(0))
-    timeline = pipeline
     if slows or waits:
         timeline = simulate(devices)
     else:
-        _replay(devices, pipeline)
+        timeline = pipeline()
+        _replay(devices, timeline)
     end = max(d.end for d in devices)
     if not slows:
         return devices, timeline, end, end, makespan
     plain = build(Fraction(0))
     if waits:
-        simulate(plain)
+        simulate(plain, ops=False)
     else:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
-        _replay(plain, pipeline)
+        _replay(plain, pipeline())
     return devices, timeline, end, max(d.end for d in plain), makespan
 
 

@@ -44,10 +44,11 @@ class CommStream:
     Fraction(3, 1)
     """
 
-    __slots__ = ("_busy", "_cursor", "free", "rate")
+    __slots__ = ("_busy", "_cursor", "_slows", "free", "rate")
 
     def __init__(self, slowdown: Fraction = Fraction(0)) -> None:
         self.rate = 1 - slowdown
+        self._slows = bool(slowdown)
         self.free = Fraction(0)
         self._busy: list[tuple[Fraction, Fraction]] = []  # merged busy intervals, in time order
         self._cursor = 0
@@ -66,7 +67,7 @@ class CommStream:
 
     def compute(self, start: Fraction, work: Fraction) -> Fraction:
         """The end of *work* seconds (at full speed) of compute started at *start*."""
-        if self.rate == 1 or not work:
+        if not self._slows or not work or start >= self.free:  # nothing in flight from start on
             return start + work
         busy = self._busy
         while self._cursor < len(busy) and busy[self._cursor][1] <= start:
