@@ -13,7 +13,8 @@ collectives run, one step and a sweep of the ZeRO stage, each device simulated e
 Narayanan et al.'s 1T-parameter model priced per operation on the A100 preset (dp 6 × tp 8 × pp 64,
 512 micro-batches), target < 1 s: with the generic schedule, with Megatron-LM's (its reduction after
 the backward), and with every Megatron-LM gather and reduce overlapped (each device then simulated
-event by event from its first forward, once with the compute slowdown and once without).
+event by event from its first forward, once with the compute slowdown and once without it, in integer
+ticks).
 
 Timing problems print FAIL; they never raise.
 """

@@ -445,7 +445,7 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,
-                     comm: Fraction = Fraction(0), settled: Sequence[Sequence[PipelineOp]] = (),
+                     comm: Fraction | int = Fraction(0), settled: Sequence[Sequence[PipelineOp]] = (),
                      ops: bool = True) -> tuple[tuple[PipelineOp, ...], ...]:
     """Each device's operations when each operation's duration is decided as it runs.
 
@@ -456,7 +456,7 @@ def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: i
     With ``execute`` returning ``start + span`` this is :func:`simulate_stages`.  *settled[s]*, when
     given, are device s's first operations as they are known to run (a prefix of its order, from
     :func:`settled_prefix`); only the rest are executed.  With *ops* False nothing is returned (``()``):
-    the caller wants only what *execute* saw.
+    the caller wants only what *execute* saw (it may then count time in integer ticks, *comm* too).
     """
     name = resolve_schedule(schedule)
     known = [[(o.start, o.end) for o in ops] for ops in settled] if settled else ()

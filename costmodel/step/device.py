@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, Cited
 from costmodel.step.buckets import Bucket, BucketPlan
@@ -121,14 +122,18 @@ class Device:
     *order* is the device's operations ``(op, microbatch, chunk)`` in the order it runs them;
     the gradient buckets of each reduced micro-batch are formed from the order in which that
     order makes the gradients ready.  :meth:`run` is the ``execute`` of
-    :func:`~costmodel.pipeline.simulate.simulate_devices`.
+    :func:`~costmodel.pipeline.simulate.simulate_devices`.  With *scale* (no slowdown) every time is
+    an integer number of ticks of 1/scale s, which must divide every work and collective exactly:
+    the same simulation in integer arithmetic.
     """
 
     def __init__(self, units: Sequence[Sequence[Unit]], *, order: Sequence[tuple[str, int, int]],
                  microbatches: int, split: bool, zero: int, prefetch: int, dp: int, price: Price,
                  plan: Plan, slowdown: Fraction, overlap_param_gather: bool = False,
                  overlap_grad_reduce: bool = True, align_param_gather: bool = True,
-                 regather: bool = False) -> None:
+                 regather: bool = False, scale: int | None = None) -> None:
+        self.scale = scale
+        origin: Any = Fraction(0) if scale is None else 0
         self.units = units
         self.order = order
         self.split = split
@@ -138,9 +143,11 @@ class Device:
         self.regather = regather and zero >= 3
         self.active = dp > 1
         self.price = price
-        self.stream = CommStream(slowdown)
+        if scale is not None and slowdown:
+            raise ValueError("a device in integer ticks runs without a slowdown (its rate would divide them)")
+        self.stream = CommStream(slowdown, origin=origin)
         self.issued: list[Issued] = []
-        self.compute_end = Fraction(0)
+        self.compute_end = origin
         self.plans: dict[int, tuple[list[tuple[int, int]], tuple[Bucket, ...]]] = {}
         # (microbatch, chunk, unit) -> the buckets its gradient completes (all of a round's at its last
         # gradient when the buckets wait for the whole backward)
@@ -152,7 +159,8 @@ class Device:
         self._whole: dict[tuple[int, str], Fraction] = {}  # (chunk, op) -> its layers' work in one piece
         for c, chunk in enumerate(units):
             f, b, w = totals(chunk)
-            self._whole[c, "F"], self._whole[c, "B"], self._whole[c, "W"] = f, b if split else b + w, w
+            self._whole[c, "F"], self._whole[c, "B"], self._whole[c, "W"] = (
+                self._t(f), self._t(b if split else b + w), self._t(w))
         if not self.active:
             return
         if zero >= 3:
@@ -165,7 +173,7 @@ class Device:
             if align_param_gather:  # every bucket's gather issued when the step starts
                 for label, n, jj, layers in self._gathers:
                     self._gathered.append(self._issue("allgather", label, n, microbatch=jj, layers=layers,
-                                                      at=Fraction(0), gradient=False))
+                                                      at=origin, gradient=False))
 
     def _gather_layers(self, order: Sequence[tuple[str, int, int]]) -> None:
         """ZeRO 3: each layer's parameters all-gathered before its forward and its backward (and before its
@@ -254,22 +262,23 @@ class Device:
             # nothing is issued or awaited inside: the operation's layers run as one piece of work
             self.compute_end = stream.compute(t, self._whole[c, op])
             return self.compute_end
+        tick = self._t
         if op == "F":
             for i, u in enumerate(units):
-                t = stream.compute(self._wait("F", j, c, i, t), u.forward)
+                t = stream.compute(self._wait("F", j, c, i, t), tick(u.forward))
         elif op == "B":
             for i in reversed(range(len(units))):
                 u = units[i]
                 work = u.backward - u.weight if self.split else u.backward
                 if (self.active and self.regather and u.recompute):  # gathered again for the recomputation
-                    t = stream.compute(self._wait("R", j, c, i, t), u.recompute)
+                    t = stream.compute(self._wait("R", j, c, i, t), tick(u.recompute))
                     work -= u.recompute
-                t = stream.compute(self._wait("B", j, c, i, t), work)
+                t = stream.compute(self._wait("B", j, c, i, t), tick(work))
                 if not self.split:
                     self._produced(j, c, i, t)
         else:
             for i in reversed(range(len(units))):
-                t = stream.compute(t, units[i].weight)
+                t = stream.compute(t, tick(units[i].weight))
                 self._produced(j, c, i, t)
         self.compute_end = t
         return t
@@ -278,10 +287,19 @@ class Device:
                at: Fraction, gradient: bool) -> Fraction:
         if not n:
             return at
-        start, end = self.stream.issue(at, self.price(collective, n))
+        start, end = self.stream.issue(at, self._t(self.price(collective, n)))
         self.issued.append(Issued(collective=collective, label=label, bytes=n, microbatch=microbatch,
                                   layers=layers, ready=at, start=start, end=end, gradient=gradient))
         return end
+
+    def _t(self, seconds: Fraction) -> Any:
+        """*seconds* as the device counts time: itself, or with a scale an exact number of ticks."""
+        if self.scale is None:
+            return seconds
+        ticks = seconds * self.scale
+        if ticks.denominator != 1:
+            raise ValueError(f"{seconds} s is not a whole number of ticks of 1/{self.scale} s")
+        return ticks.numerator
 
     def _name(self, c: int, i: int) -> str:
         """Unit i of chunk c: ``3``, or ``1.3`` with model chunks."""

@@ -74,6 +74,7 @@ checked against its capacity (:mod:`costmodel.step.memory`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -767,7 +768,7 @@ def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
 
 def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: int, dp: int,
              mode: DataParallel, slowdown: Fraction, price: Callable[[str, Fraction], Fraction],
-             element: Fraction) -> list[Device]:
+             element: Fraction, scale: int | None = None) -> list[Device]:
     def plan(sizes: list[Fraction]) -> BucketPlan:
         return _buckets(mode.rule, sizes, dp=dp, bucket_bytes=mode.bucket_bytes, bytes_per_element=element)
 
@@ -775,7 +776,8 @@ def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: in
                    order=order(name, s, stages=pp, microbatches=m, chunks=v), microbatches=m,
                    split=name in SPLIT, zero=mode.zero, prefetch=mode.prefetch, dp=dp, price=price, plan=plan,
                    slowdown=slowdown, overlap_param_gather=mode.param_gather == "overlap",
-                   overlap_grad_reduce=mode.overlap, align_param_gather=mode.align, regather=mode.regather)
+                   overlap_grad_reduce=mode.overlap, align_param_gather=mode.align, regather=mode.regather,
+                   scale=scale)
             for s in range(pp)]
 
 
@@ -1544,9 +1546,9 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     if mode.zero >= 3 and mode.framework == "deepspeed":
         units = [_by_matrix(us, _matrices(c.shape)) for us in units]
 
-    def build(slow: Fraction) -> list[Device]:
+    def build(slow: Fraction, scale: int | None = None) -> list[Device]:
         return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp * c.cp, mode=mode,
-                        slowdown=slow, price=price, element=run.model.grad_element)
+                        slowdown=slow, price=price, element=run.model.grad_element, scale=scale)
 
     alone: list[Timeline] = []  # the pipeline's timeline without data-parallel traffic, made when needed
 
@@ -1578,12 +1580,34 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     end = max(d.end for d in devices)
     if not slows:
         return devices, timeline, end, end, makespan
+    if waits and not any(d.first_interaction() for d in devices):
+        # every device meets a collective at once, so nothing is taken from the pipeline's timeline: the
+        # run without the slowdown is the same simulation in integer ticks (its times need no division)
+        scale = _tick_scale(units, devices, run.edge)
+        ticked = build(Fraction(0), scale)
+        simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=int(run.edge * scale),
+                         execute=lambda s, op, j, ch, start: ticked[s].run(op, j, ch, start), ops=False)
+        return devices, timeline, end, Fraction(max(d.end for d in ticked), scale), makespan
     plain = build(Fraction(0))
     if waits:
         simulate(plain, ops=False)
     else:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
         _replay(plain, pipeline())
     return devices, timeline, end, max(d.end for d in plain), makespan
+
+
+def _tick_scale(units: list[list[Unit]], devices: list[Device], edge: Fraction) -> int:
+    """The least common denominator of every work of *units*, every collective *devices* issued (the same
+    collectives as a run without the slowdown issues) and the time between stages: a tick that divides
+    them all."""
+    denominators = {edge.denominator}
+    for us in units:
+        for u in us:
+            denominators.update((u.forward.denominator, u.backward.denominator, u.weight.denominator,
+                                 u.recompute.denominator))
+    for d in devices:
+        denominators.update((x.end - x.start).denominator for x in d.issued)
+    return math.lcm(*denominators)
 
 
 def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,

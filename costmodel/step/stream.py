@@ -17,6 +17,7 @@ exact: the free stretches count in full, the busy ones at 1 − u.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from costmodel.references import ISAEV_2023, Cited
 
@@ -46,10 +47,12 @@ class CommStream:
 
     __slots__ = ("_busy", "_cursor", "_slows", "free", "rate")
 
-    def __init__(self, slowdown: Fraction = Fraction(0)) -> None:
+    def __init__(self, slowdown: Fraction = Fraction(0), *, origin: Any = Fraction(0)) -> None:
+        """*origin* is the time the stream starts at: ``Fraction(0)``, or ``0`` for times in integer ticks
+        (exact without a slowdown, whose rate would divide them)."""
         self.rate = 1 - slowdown
         self._slows = bool(slowdown)
-        self.free = Fraction(0)
+        self.free = origin
         self._busy: list[tuple[Fraction, Fraction]] = []  # merged busy intervals, in time order
         self._cursor = 0
 

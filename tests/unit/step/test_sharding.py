@@ -318,3 +318,25 @@ def test_the_settled_prefix_changes_nothing(schedule, v, kw, monkeypatch):
     full = step(**args)
     assert fast.timeline == full.timeline and fast.communication == full.communication
     assert fast.step_s == full.step_s and fast.contention_s == full.contention_s
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("zb-h1", 1)])
+@pytest.mark.parametrize("kw", [
+    {"zero": 1, "param_gather": "overlap", "framework": "megatron", "overlap_grad_reduce": True},
+    {"zero": 1, "param_gather": "overlap", "align_param_gather": False, "framework": "megatron"},
+    {"zero": 3, "framework": "fsdp"},
+], ids=["gather-aligned", "gather-staggered", "fsdp"])
+def test_the_run_without_the_slowdown_in_integer_ticks_is_the_step_without_it(schedule, v, kw):
+    """The slowed step's end less what the slowdown adds (its run without the slowdown, simulated in
+    integer ticks) is the end of the same step priced without a slowdown (simulated in fractions)."""
+    if kw["zero"] == 3 and schedule != "1f1b":
+        pytest.skip("ZeRO 3 runs one pipeline stage")
+    args = {"forward_s": [f"{k + 1}ms" for k in range(8)], "backward_s": [f"{2 * k + 3}ms" for k in range(8)],
+            "gradient_bytes": ["3MiB", "1MiB"] * 4, "activation_bytes": "1MiB", "dp": 4,
+            "pp": 1 if kw["zero"] == 3 else 2, "microbatches": 4, "schedule": schedule, "link": LINK,
+            "bucket_bytes": "2MiB", **({"chunks": v} if v > 1 else {}), **kw}
+    slowed = step(**args, slowdown="1/7")
+    plain = step(**args, slowdown="0")
+    assert slowed.contention_s > 0
+    assert slowed.step_s - slowed.contention_s == plain.step_s
+    assert slowed.dp_exposed_s == plain.dp_exposed_s
