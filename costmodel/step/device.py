@@ -208,7 +208,7 @@ class Device:
         for j in rounds:
             key = tuple(chunks_of[j])
             if key not in formed:  # rounds that ready their chunks in one order share their buckets
-                ready = [(c, i) for c in key for i in reversed(range(len(units[c])))]
+                ready = [(c, i) for c in key for i in reversed(range(len(units[c]))) if not units[c][i].pp]
                 formed[key] = (ready, tuple(plan([units[c][i].gradient_bytes for c, i in reversed(ready)])))
             ready, buckets = formed[key]
             if overlap_grad_reduce:
@@ -225,7 +225,8 @@ class Device:
         bucket's all-gather issued when a bucket's first layer starts (one ahead)."""
         ready, buckets = self.plans[max(self.plans)]
         of = {ready[len(ready) - 1 - layer]: k for k, bucket in enumerate(buckets) for layer in bucket.layers}
-        forward = [(c, i) for op, j, c in order if op == "F" and j == 0 for i in range(len(self.units[c]))]
+        forward = [(c, i) for op, j, c in order if op == "F" and j == 0 for i in range(len(self.units[c]))
+                   if not self.units[c][i].pp]
         index: dict[int, int] = {}  # bucket -> need index, in the order the forward needs them
         for c, i in forward:
             k = of[c, i]

@@ -897,7 +897,7 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
         return [x for c in range(v) for x in stage_units[c * pp + s]]
 
     def busy(s: int) -> Fraction:
-        return sum((x.forward + x.backward for x in device(s)), Fraction(0))
+        return sum((x.forward + x.backward - x.pp for x in device(s)), Fraction(0))
 
     busiest = device(max(range(pp), key=busy))
     return (m * sum((x.forward + x.backward for x in busiest), Fraction(0)),
