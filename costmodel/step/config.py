@@ -34,9 +34,7 @@ from costmodel.units import parse_size, parse_time
 from costmodel.validate import is_whole, positive, whole
 
 __all__ = ["ATTENTIONS", "DTYPES", "FRAMEWORKS", "PANELS", "PIPELINE_SENDS", "RECOMPUTE_MODES", "Setting",
-           "StepConfig",
-           "setting_of",
-           "settings"]
+           "StepConfig", "setting_of", "settings"]
 
 PANELS = {"parallel": "Parallelism", "model": "Model: a transformer shape", "times": "Model: per-layer times",
           "hardware": "Hardware", "comm": "Communication", "link": "Link"}
@@ -51,13 +49,13 @@ ATTENTIONS = ("unfused", "flash")
 matrix products), or fused in one kernel that keeps them on chip (FlashAttention)."""
 
 FRAMEWORKS = ("ddp", "fsdp", "deepspeed", "megatron", "megatron-deepspeed")
+"""The training frameworks whose data-parallel schedules a step follows (:mod:`costmodel.step.frameworks`)."""
 
 PIPELINE_SENDS = ("overlap", "blocking", "scatter-gather")
 """How a pipeline stage's activations and gradients reach the next: sent beside the compute, which goes on
 (``overlap``); in an exchange that holds the device until it is done (``blocking``); or, blocking, each of
 the t tensor-parallel ranks sending 1/t of the tensor and the receivers all-gathering it
 (``scatter-gather``, Megatron-LM's default before Megatron-Core)."""
-"""The training frameworks whose data-parallel schedules a step follows (:mod:`costmodel.step.frameworks`)."""
 
 _FRAMEWORK_NAMES = Names("framework", {
     "ddp": ("pytorch-ddp", "torch-ddp", "torch"), "fsdp": ("pytorch-fsdp", "torch-fsdp"),
