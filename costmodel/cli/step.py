@@ -93,8 +93,8 @@ Sweep = Annotated[str | None, option(
     "--sweep", metavar="KNOB=VALUES", panel=_SWEEP,
     help="Vary one knob, the rest fixed: a setting such as dp, tp, pp, microbatches, micro-batch, schedule, "
          "chunks, recompute, attention, gpu, dtype, efficiency, framework, zero, bucket-size, profile, "
-         "dp-link, tp-link, pp-link, prefetch, param-gather, pipeline-sends or slowdown. VALUES: 1,2,4 or "
-         "ranges 1..64x2 (×2 each) and 4..32+4 (+4 each).")]
+         "dp-link, tp-link, pp-link, prefetch, param-gather, pipeline-sends, tp-overlap or slowdown. VALUES: "
+         "1,2,4 or ranges 1..64x2 (×2 each) and 4..32+4 (+4 each).")]
 
 _DESCRIBED = "Model: as people describe it"
 Megatron = Annotated[str | None, option(

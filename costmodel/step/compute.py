@@ -27,7 +27,11 @@ from costmodel.step.flops import TransformerShape, model_flops
 from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, optimizer_bytes
 from costmodel.step.rates import Rates
 
-__all__ = ["OpTime", "Work", "optimizer_time", "shape_work"]
+__all__ = ["COLUMN_PRODUCTS", "OpTime", "Work", "optimizer_time", "shape_work"]
+
+COLUMN_PRODUCTS = ("QKV", "FFN in")
+"""A dense layer's column-parallel products: their input gradients are summed over the tensor-parallel
+ranks in the backward (Megatron-LM's ColumnParallelLinear)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +39,17 @@ class Work:
     """One unit's compute on one rank for one micro-batch, communication left out.
 
     *backward* is the whole backward pass (input and weight gradients, and the recomputation);
-    *weight* its weight-gradient part (the W of split schedules), *recompute* its recomputation part.
+    *weight* its weight-gradient part (the W of split schedules), *recompute* its recomputation part;
+    *column* the input- and weight-gradient products of its column-parallel layers (QKV and the FFN's
+    first product, when priced per operation), which a tensor-parallel backward overlaps its collectives
+    with.
     """
 
     forward: Fraction
     backward: Fraction
     weight: Fraction
     recompute: Fraction
+    column: tuple[tuple[Fraction, Fraction], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +79,10 @@ def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
     recompute = sum((p.time_s for p in priced if p.phase == "recompute"), Fraction(0))
     backward = sum((p.time_s for p in priced if p.phase == "backward"), Fraction(0)) + recompute
     weight = sum((p.time_s for p, o in zip(priced, ops, strict=True) if o.weight), Fraction(0))
-    return Work(forward=forward, backward=backward, weight=weight, recompute=recompute), priced
+    times = {(p.name, p.phase): p.time_s for p in priced}
+    column = tuple((times[f"{name} dgrad", "backward"], times[f"{name} wgrad", "backward"])
+                   for name in COLUMN_PRODUCTS if (f"{name} wgrad", "backward") in times)
+    return Work(forward=forward, backward=backward, weight=weight, recompute=recompute, column=column), priced
 
 
 def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,

@@ -33,8 +33,8 @@ from costmodel.step._values import named, number
 from costmodel.units import parse_size, parse_time
 from costmodel.validate import is_whole, positive, whole
 
-__all__ = ["ATTENTIONS", "DTYPES", "FRAMEWORKS", "PANELS", "PIPELINE_SENDS", "RECOMPUTE_MODES", "Setting",
-           "StepConfig", "setting_of", "settings"]
+__all__ = ["ATTENTIONS", "DTYPES", "FRAMEWORKS", "PANELS", "PIPELINE_SENDS", "RECOMPUTE_MODES", "TP_OVERLAPS",
+           "Setting", "StepConfig", "setting_of", "settings"]
 
 PANELS = {"parallel": "Parallelism", "model": "Model: a transformer shape", "times": "Model: per-layer times",
           "hardware": "Hardware", "comm": "Communication", "link": "Link"}
@@ -56,6 +56,12 @@ PIPELINE_SENDS = ("overlap", "blocking", "scatter-gather")
 (``overlap``); in an exchange that holds the device until it is done (``blocking``); or, blocking, each of
 the t tensor-parallel ranks sending 1/t of the tensor and the receivers all-gathering it
 (``scatter-gather``, Megatron-LM's default before Megatron-Core)."""
+
+TP_OVERLAPS = ("none", "backward")
+"""Whether a layer's tensor-parallel collectives of the backward run beside its products: not at all, or
+each column-parallel layer's input-gradient all-reduce beside its weight gradient (with sequence
+parallelism: the input gathered again beside the input gradient, the input gradient reduce-scattered
+beside the weight gradient), as Megatron-LM has done since September 2021."""
 
 _FRAMEWORK_NAMES = Names("framework", {
     "ddp": ("pytorch-ddp", "torch-ddp", "torch"), "fsdp": ("pytorch-fsdp", "torch-fsdp"),
@@ -390,6 +396,10 @@ def _pipeline_sends(value: Any, name: str) -> str | None:
     return None if value is None else _choice(PIPELINE_SENDS, "way of sending")(value, name)
 
 
+def _tp_overlap(value: Any, name: str) -> str | None:
+    return None if value is None else _choice(TP_OVERLAPS, "tensor-parallel overlap")(value, name)
+
+
 # -- the settings ---------------------------------------------------------------------------------
 
 
@@ -526,6 +536,11 @@ class StepConfig:
         None, _pipeline_sends, "Pipeline sends: overlap (beside the compute), blocking (the exchange holds "
         "the device, as Megatron-LM's and DeepSpeed's do) or scatter-gather (blocking, 1/t of the tensor per "
         "tensor-parallel rank, then an all-gather: Megatron-LM before Megatron-Core); default: the "
+        "framework's.", panel="comm", metavar="MODE", sweep="name")
+    tp_overlap: str | None = _setting(
+        None, _tp_overlap, "Tensor-parallel collectives of the backward beside the products: none, or "
+        "backward (each input-gradient all-reduce beside its layer's weight gradient; with sequence "
+        "parallelism the gathers and reduce-scatters beside the gradients: Megatron-LM's); default: the "
         "framework's.", panel="comm", metavar="MODE", sweep="name")
     algorithm: str = _setting("ring", _algorithm, "All-reduce algorithm of TP and DP (default ring).",
                               panel="comm", metavar="ALGO")

@@ -44,6 +44,13 @@ also split each tensor over the t tensor-parallel ranks, each sending 1/t, and a
 sequence parallelism the tensor is already split and nothing is gathered.  DeepSpeed's pipeline engine
 (also Megatron-DeepSpeed's) sends and receives synchronously.  PyTorch's own schedules and the generic
 step send beside the compute.
+
+**Tensor-parallel collectives of the backward** (:func:`tp_overlap`).  Since September 2021 Megatron-LM
+starts each column-parallel layer's input-gradient all-reduce asynchronously and computes the layer's
+weight gradient meanwhile (``LinearWithGradAccumulationAndAsyncCommunication``); with sequence
+parallelism the layer gathers its input again for the weight gradient while it computes the input
+gradient, and reduce-scatters the input gradient while it computes the weight gradient.  The other
+frameworks run a tensor-parallel layer's collectives between its products.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ from costmodel.errors import InputError
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023, Cited
 from costmodel.references import NARAYANAN_2021_MEGATRON as NARAYANAN
 
-__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "DataParallel", "data_parallel", "pipeline_sends", "zero_stages"]
+__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel", "data_parallel",
+           "pipeline_sends", "tp_overlap", "zero_stages"]
 
 FSDP_PREFETCH = 1
 """Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
@@ -94,6 +102,17 @@ SENDS_SOURCES: dict[str, tuple[Cited, ...]] = {
     "overlap": (),
 }
 """The sources of each way of sending between pipeline stages."""
+
+TP_OVERLAP_SOURCES: tuple[Cited, ...] = (
+    MEGATRON_LM.at("megatron/core/tensor_parallel/layers.py, "
+                   "LinearWithGradAccumulationAndAsyncCommunication.backward: all_reduce(grad_input, "
+                   "async_op=True) before the weight gradient; with sequence parallelism "
+                   "_all_gather_base(input, async_op=True) before the input gradient and "
+                   "_reduce_scatter_base(grad_input, async_op=True) before the weight gradient "
+                   "(async_tensor_model_parallel_allreduce from commit 16c9044 of 2021-09; absent at "
+                   "6985e58 of 2021-08)"),
+)
+"""Where the backward's tensor-parallel overlap comes from."""
 
 _RULES = {"ddp": "ddp", "fsdp": "ddp", "deepspeed": "deepspeed", "megatron": "megatron",
           "megatron-deepspeed": "deepspeed", "generic": "ddp"}
@@ -218,3 +237,15 @@ def pipeline_sends(framework: str | None, *, schedule: str, given: str | None = 
     if framework == "megatron":
         return "overlap" if schedule == "interleaved" else "blocking"
     return "blocking" if framework in ("deepspeed", "megatron-deepspeed") else "overlap"
+
+
+def tp_overlap(framework: str | None, *, given: str | None = None) -> str:
+    """Whether *framework* runs the backward's tensor-parallel collectives beside its products: *given*
+    when set, else ``backward`` for Megatron-LM and ``none`` otherwise (see the module notes).
+
+    >>> tp_overlap("megatron"), tp_overlap("ddp"), tp_overlap("megatron", given="none")
+    ('backward', 'none', 'none')
+    """
+    if given is not None:
+        return given
+    return "backward" if framework == "megatron" else "none"

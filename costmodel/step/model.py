@@ -115,7 +115,14 @@ from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops
-from costmodel.step.frameworks import SENDS_SOURCES, DataParallel, data_parallel, pipeline_sends
+from costmodel.step.frameworks import (
+    SENDS_SOURCES,
+    TP_OVERLAP_SOURCES,
+    DataParallel,
+    data_parallel,
+    pipeline_sends,
+    tp_overlap,
+)
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
@@ -198,7 +205,8 @@ class StepResult(JSONFields):
     *pp_send_s* is one send between pipeline stages, *pp_gather_s* the all-gather that follows it with
     scatter-gather sends, and *pipeline_sends* how they run (``overlap``, ``blocking``,
     ``scatter-gather``: :func:`~costmodel.step.frameworks.pipeline_sends`); a blocking exchange is
-    part of *pp_exposed_s*.
+    part of *pp_exposed_s*.  *tp_overlap* says whether the backward's tensor-parallel collectives run
+    beside its products (``none``, ``backward``; ``""`` with tp = 1); *tp_comm_s* counts what is exposed.
     *ep_comm_s* is the busiest device's expert-parallel all-to-alls (each *ep_alltoall_s*, of
     *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of the experts' gradients over the
     dp·cp/ep ranks holding the same experts after the backward.  *dp_exposed_s* is what the data-parallel
@@ -248,6 +256,7 @@ class StepResult(JSONFields):
     pp_send_s: Fraction
     pp_gather_s: Fraction
     pipeline_sends: str
+    tp_overlap: str
     cp_send_s: Fraction
     dp_comm_s: Fraction
     dp_hidden_s: Fraction
@@ -628,11 +637,12 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
 
 
 def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]
-             ) -> tuple[Fraction, Fraction]:
+             ) -> tuple[Fraction, Fraction, tuple[Fraction, ...]]:
     """One layer's forward tensor-parallel communication (two all-reduces, or with sequence parallelism two
-    all-gathers and two reduce-scatters), and one all-reduce (or reduce-scatter and all-gather) alone."""
+    all-gathers and two reduce-scatters), one all-reduce (or reduce-scatter and all-gather) alone, and its
+    parts: (all-reduce,) or (reduce-scatter, all-gather)."""
     if c.tp == 1 or not act:
-        return Fraction(0), Fraction(0)
+        return Fraction(0), Fraction(0), ()
     source = _link(tp_link, link, "tp_link", "the tensor-parallel collectives")
 
     def price(collective: str) -> Fraction:
@@ -642,8 +652,40 @@ def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: li
         notes.extend(x for x in said if x not in notes)
         return priced.time_s
 
-    one = price("reduce-scatter") + price("allgather") if c.sequence_parallel else price("allreduce")
-    return 2 * one, one
+    parts = (price("reduce-scatter"), price("allgather")) if c.sequence_parallel else (price("allreduce"),)
+    one = sum(parts, Fraction(0))
+    return 2 * one, one, parts
+
+
+def _tp_backward(c: StepConfig, parts: tuple[Fraction, ...], overlap: str,
+                 slow: Fraction = Fraction(0)) -> Callable[[Work], Fraction]:
+    """A layer's tensor-parallel communication in its backward, as exposed, from the parts of one forward
+    collective (:func:`_tp_comm`).  Each column-parallel product (QKV, the FFN's first) sums its input
+    gradient over the ranks: an all-reduce, or with sequence parallelism a reduce-scatter, which needs the
+    layer's input gathered again for its weight gradient; each row-parallel product's backward with
+    sequence parallelism gathers its output gradient.  With *overlap* ``backward`` the all-reduce (or
+    reduce-scatter) runs beside the weight gradient and the gather beside the input gradient
+    (:func:`~costmodel.step.frameworks.tp_overlap`), the product slowed by *slow* while the collective
+    runs (NCCL's channels take their SMs): a collective of C beside a product of G adds
+    max(C·slow, C − G) to it (the product's end moves by C·slow while the collective ends first, else the
+    collective ends last)."""
+    def beside(collective: Fraction, product: Fraction) -> Fraction:
+        return max(collective * slow, collective - product)
+
+    if not parts:
+        return lambda work: Fraction(0)
+    if len(parts) == 1:
+        (reduce,) = parts
+        if overlap == "none":
+            return lambda work: 2 * reduce
+        return lambda work: (sum((beside(reduce, w) for _, w in work.column), Fraction(0))
+                             + (2 - len(work.column)) * reduce)
+    scatter, gather = parts
+    if overlap == "none":
+        return lambda work: 2 * gather + 2 * (gather + scatter)
+    return lambda work: (2 * gather + sum((beside(gather, d) + beside(scatter, w) for d, w in work.column),
+                                          Fraction(0))
+                         + (2 - len(work.column)) * (gather + scatter))
 
 
 def _tp_gather(c: StepConfig, act: Fraction, *, tp_link: Any) -> Fraction:
@@ -667,7 +709,8 @@ def _exchanges(stage_units: list[list[Unit]], *, send: Fraction, gather: Fractio
 
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
            split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0)),
-           alltoall: Fraction = Fraction(0)) -> list[list[Unit]]:
+           alltoall: Fraction = Fraction(0),
+           tp_backward: Callable[[Work], Fraction] | None = None) -> list[list[Unit]]:
     """Each virtual stage's units: its layers with their tensor-parallel communication, exposed
     context-parallel communication (*cp*: forward, backward) and an MoE layer's all-to-alls (dispatch and
     combine forward, their gradients backward, again with full recomputation), the embedding's work on
@@ -681,10 +724,11 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         if previous is not None and previous[0] is w and previous[1] == g and previous[2] == moe:
             units.append(previous[3])  # a layer like the one before: the same unit (most layers are)
             continue
-        tp = 2 * tp_layer + (tp_layer if redo else 0)
+        back = tp_layer if tp_backward is None else tp_backward(w)  # the backward's, as exposed
+        tp = tp_layer + back + (tp_layer if redo else 0)
         a2a = 2 * alltoall if moe else Fraction(0)
         forward = w.forward + tp_layer + cp_f + a2a
-        backward = w.backward + tp_layer + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
+        backward = w.backward + back + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
         if i == 0 and model.embedding is not None:
             forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
             backward += model.embedding.backward
@@ -874,18 +918,20 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     return {**out, "placed": True}
 
 
-def _slowdown(c: StepConfig, model: _Model) -> Fraction:
-    """The compute lost while a data-parallel collective runs: as given, else with a GPU priced per operation
-    the share of its SMs that NCCL's channels take (one thread block each: ``network_channels`` when the
-    data-parallel group crosses nodes, ``intra_node_channels`` inside one), else 0."""
-    if c.slowdown is not None:
+def _slowdown(c: StepConfig, model: _Model, group: str = "dp") -> Fraction:
+    """The compute lost while a collective of *group* (``dp``: the data-parallel one; ``tp``) runs: for dp as
+    given, else with a GPU priced per operation the share of its SMs that NCCL's channels take (one thread
+    block each: ``network_channels`` when the group crosses nodes, ``intra_node_channels`` inside one),
+    else 0."""
+    if group == "dp" and c.slowdown is not None:
         return c.slowdown
-    if c.gpu is None or c.dp * c.cp == 1 or model.rates is None or model.rates.flat:
+    size = c.dp * c.cp if group == "dp" else c.tp
+    if c.gpu is None or size == 1 or model.rates is None or model.rates.flat:
         return Fraction(0)
     gpu = c.gpu
     placed = _place(gpu_topology(gpu, c.dp * c.tp * c.pp * c.cp), order=c.order, tp=c.tp, dp=c.dp, pp=c.pp,
                     cp=c.cp, ep=c.ep)
-    channels = gpu.network_channels if placed.levels["dp"] == 1 else gpu.intra_node_channels
+    channels = gpu.network_channels if placed.levels[group] == 1 else gpu.intra_node_channels
     return Fraction(0) if channels is None else Fraction(channels, gpu.sms)
 
 
@@ -1037,6 +1083,8 @@ class _Prepared:
     gather: Fraction
     blocking: bool
     sends: str
+    tp_overlap: str
+    tp_hidden: Fraction  # what the backward's overlap hides of one layer's tensor-parallel collectives
     mode: DataParallel
     model: _Model
     layout: tuple[int, ...]
@@ -1092,7 +1140,9 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     links = _placed(c, notes=notes)
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
-    tp_layer, tp_one = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
+    tp_layer, tp_one, parts = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
+    overlap = tp_overlap(mode.framework, given=c.tp_overlap)
+    tp_slow = _slowdown(c, model, "tp") if overlap != "none" and parts else Fraction(0)
     sends = pipeline_sends(mode.framework, schedule=name, given=c.pipeline_sends)
     send = gather = Fraction(0)
     if c.pp > 1 and act > 0:
@@ -1104,12 +1154,17 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     kv_send, cp_exposed = _cp_comm(c, model, links["cp"])
     alltoall = _alltoall(c, model, link=links["ep"], notes=notes)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
-                         split=name in SPLIT, cp=cp_exposed, alltoall=alltoall)
+                         split=name in SPLIT, cp=cp_exposed, alltoall=alltoall,
+                         tp_backward=_tp_backward(c, parts, overlap, tp_slow))
     blocking = sends != "overlap" and bool(send)
     if blocking:
         _exchanges(stage_units, send=send, gather=gather)
+    hidden = Fraction(0)
+    if parts and model.layers:
+        first = model.layers[0]
+        hidden = _tp_backward(c, parts, "none")(first) - _tp_backward(c, parts, overlap, tp_slow)(first)
     return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, gather=gather, blocking=blocking,
-                     sends=sends, mode=mode, model=model,
+                     sends=sends, tp_overlap=overlap, tp_hidden=hidden, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
                      slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send, ep_link=links["ep"],
@@ -1199,7 +1254,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     scaling: Fraction = Fraction(1)
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
-    notes.extend(_shape_notes(c, zero=zero))
+    notes.extend(_shape_notes(c, zero=zero, overlap=run.tp_overlap))
+    notes.extend(_tp_notes(c, run))
     notes.extend(_send_notes(c, run))
     notes.extend(_bucket_note(c, model, zero=zero))
     if c.ep > 1 and dp > 1:
@@ -1227,7 +1283,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if reducers > 1 else ())
                + ((SLOWDOWN_SOURCE,) if u else ())
                + (mode.sources if reducers > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp
-               + ring + moe + (SENDS_SOURCES[run.sends] if send else ()))
+               + ring + moe + (SENDS_SOURCES[run.sends] if send else ())
+               + (TP_OVERLAP_SOURCES if tp > 1 and run.tp_overlap != "none" else ()))
 
     def utilization(flops: Fraction | int | None) -> Fraction | None:
         return None if flops is None or peak is None else flops / (total * gpus * peak)
@@ -1243,6 +1300,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2,
         ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
         pp_send_s=send, pp_gather_s=run.gather, pipeline_sends=run.sends if pp > 1 else "",
+        tp_overlap=run.tp_overlap if tp > 1 else "",
         cp_send_s=run.kv_send, dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
         param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero,
@@ -1509,10 +1567,29 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
     return [note]
 
 
-def _shape_notes(c: StepConfig, *, zero: int) -> list[str]:
+def _tp_notes(c: StepConfig, run: _Prepared) -> list[str]:
+    """How the backward's tensor-parallel collectives are priced, when they are."""
+    if c.tp == 1 or not run.tp_layer or c.shape is None:
+        return []
+    sp = c.sequence_parallel
+    if run.tp_overlap == "none":
+        return ["tp backward with sequence parallelism: each column-parallel product gathers its input "
+                "again for its weight gradient, between its products"] if sp else []
+    how = ("each column-parallel product (QKV, the FFN's first) gathers its input again beside its input "
+           "gradient and reduce-scatters that gradient beside its weight gradient, each row-parallel one "
+           "gathers its output gradient" if sp else
+           "each input-gradient all-reduce of QKV and the FFN's first product runs beside that product's "
+           "weight gradient (Megatron-LM's asynchronous all-reduce)")
+    return [f"tp backward: {how}; {format_time(run.tp_hidden)} of a layer's collectives hidden"]
+
+
+def _shape_notes(c: StepConfig, *, zero: int, overlap: str = "none") -> list[str]:
     """What the step's shape alone says about how it is priced."""
     return [note for note, on in (
-        ("tensor-parallel collectives are on the critical path of each layer, not overlapped", c.tp > 1),
+        ("tensor-parallel collectives are on the critical path of each layer, not overlapped",
+         c.tp > 1 and overlap == "none"),
+        ("the forward's tensor-parallel collectives are on the critical path of each layer",
+         c.tp > 1 and overlap != "none"),
         ("Megatron-LM runs a mixture of experts with tensor parallelism only with sequence_parallel=True; "
          "without it each tensor-parallel rank routes and dispatches all the micro-batch's tokens",
          c.shape is not None and c.shape.moe and c.tp > 1 and not c.sequence_parallel),

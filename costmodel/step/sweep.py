@@ -292,7 +292,7 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         A knob of :data:`KNOBS`: ``bucket-size``, ``dp``, ``tp``, ``pp``, ``microbatches``,
         ``micro-batch``, ``schedule``, ``chunks``, ``efficiency``, ``profile`` (the link),
         ``dp-link``, ``tp-link``, ``pp-link`` (profile names or ``ALPHA:RATE``), ``zero`` (0–3 or
-        fsdp), ``prefetch``, ``param-gather``, ``pipeline-sends`` and ``slowdown``.
+        fsdp), ``prefetch``, ``param-gather``, ``pipeline-sends``, ``tp-overlap`` and ``slowdown``.
     values : str or sequence
         The values: ``"1,2,4"``, ``"1..64x2"``, ``"4..32+4"`` (see the module notes), or a list.
     **fixed

@@ -55,6 +55,8 @@ CASES = [
     ("slowdown", "0..0.6+0.2", {**TIMES, "dp": 4, "microbatches": 2}),
     ("param-gather", "after,overlap", {**TIMES, "dp": 4, "zero": 1, "microbatches": 2}),
     ("pipeline-sends", "overlap,blocking,scatter-gather", {**SHAPE, "pp": 2, "tp": 2, "microbatches": 4, "dp": 2}),
+    ("tp-overlap", "none,backward", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "gpu": "a100-80gb", "tp": 2,
+                                     "dp": 2}),
     ("recompute", "none,selective,full", {**SHAPE, "dp": 2}),
     ("attention", "flash,unfused", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "gpu": "a100-80gb", "dp": 2}),
     ("gpu", "a100-80gb,h100-sxm,mi300x", {**_but(_but(SHAPE, "efficiency"), "peak_flops"), "dp": 2}),
