@@ -21,6 +21,7 @@ use-distributed-optimizer                   zero 1
 overlap-grad-reduce, overlap-param-gather   overlap_grad_reduce, param_gather overlap
 no-overlap-p2p-communication                pipeline_sends blocking (the interleaved schedule's
                                             default overlaps them)
+no-async-tensor-model-parallel-allreduce    tp_overlap none (releases of 2021-2023 had the switch)
 global-batch-size N, micro-batch-size B     the global batch; micro_batch
 bf16, fp16, fp8-format                      dtype
 attention-dropout 0 and hidden-dropout 0    dropout off (Megatron-LM's default is 0.1 each)
@@ -87,6 +88,7 @@ _SWITCHES = {
     "overlap-param-gather": "overlap_param_gather", "bf16": "bf16", "fp16": "fp16",
     "swiglu": "swiglu", "untie-embeddings-and-output-weights": "untied",
     "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
+    "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
 }
 """The arguments that are on/off switches."""
 
@@ -252,7 +254,8 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
     switches = {"sequence_parallel": ("sequence_parallel", True),
                 "overlap_grad_reduce": ("overlap_grad_reduce", True),
                 "overlap_param_gather": ("param_gather", "overlap"),
-                "blocking_sends": ("pipeline_sends", "blocking")}
+                "blocking_sends": ("pipeline_sends", "blocking"),
+                "no_async_allreduce": ("tp_overlap", "none")}
     settings.update(dict(v for k, v in switches.items() if values.get(k)))
     return {**settings, **_precision(values)}
 

@@ -259,9 +259,9 @@ def test_megatron_arguments_run_megatron_and_its_pipeline_sends():
     told not to."""
     args = "--num-layers 8 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2"
     assert "pipeline_sends" not in megatron_arguments(args).settings
-    m = megatron_arguments(args + " --no-overlap-p2p-communication")
+    m = megatron_arguments(args + " --no-overlap-p2p-communication --no-async-tensor-model-parallel-allreduce")
     assert m.settings["pipeline_sends"] == "blocking" and m.settings["framework"] == "megatron"
-    assert not m.unread
+    assert m.settings["tp_overlap"] == "none" and not m.unread
 
 
 @pytest.mark.parametrize("text,message", [
