@@ -24,6 +24,7 @@ YOUNG_COLLECTION = 100_000
 """The youngest collection's threshold inside :func:`fewer_collections` (Python's default is 700 or
 2,000), unless the caller's is higher."""
 
+
 class _State:
     """How many blocks are inside :func:`fewer_collections`, and the thresholds to give back."""
 

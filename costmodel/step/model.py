@@ -1636,13 +1636,17 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
 
     makespan = run.makespan()
 
-    def simulate(devices: list[Device], *, ops: bool = True) -> Timeline:
+    def simulate(devices: list[Device], *, ops: bool = True, scale: int | None = None) -> Timeline:
         """The devices run operation by operation from the first that meets a collective; before it
         (and before what waits for it on other devices) each runs as the pipeline alone.  Without *ops*
-        only the devices keep what ran (their ends, their collectives)."""
+        only the devices keep what ran (their ends, their collectives); with *scale* they count time in
+        integer ticks of 1/scale s, which holds when every device meets a collective at its first
+        operation (nothing is then taken from the pipeline's timeline, in seconds)."""
         first = [d.first_interaction() for d in devices]
+        assert scale is None or not any(first), "a device in ticks would take operations in seconds"
         settled = settled_prefix(pipeline(), first, chunks=run.v) if any(first) else ()
-        return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=run.edge,
+        return simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v,
+                                comm=run.edge if scale is None else int(run.edge * scale),
                                 execute=lambda s, op, j, ch, start: devices[s].run(op, j, ch, start),
                                 settled=settled, ops=ops)
 
@@ -1657,20 +1661,17 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
     end = max(d.end for d in devices)
     if not slows:
         return devices, timeline, end, end, makespan
-    if waits and not any(d.first_interaction() for d in devices):
-        # every device meets a collective at once, so nothing is taken from the pipeline's timeline: the
-        # run without the slowdown is the same simulation in integer ticks (its times need no division)
-        scale = _tick_scale(units, devices, run.edge)
-        ticked = build(Fraction(0), scale)
-        simulate_devices(run.name, run.pp, microbatches=run.m, chunks=run.v, comm=int(run.edge * scale),
-                         execute=lambda s, op, j, ch, start: ticked[s].run(op, j, ch, start), ops=False)
-        return devices, timeline, end, Fraction(max(d.end for d in ticked), scale), makespan
-    plain = build(Fraction(0))
-    if waits:
-        simulate(plain, ops=False)
-    else:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
+    if not waits:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
+        plain = build(Fraction(0))
         _replay(plain, pipeline())
-    return devices, timeline, end, max(d.end for d in plain), makespan
+        return devices, timeline, end, max(d.end for d in plain), makespan
+    # every device waits for a collective from its first operation (ZeRO 3's gathers, or the parameter
+    # gathers of micro-batch 0's forward): the run without the slowdown is the same simulation in integer
+    # ticks, its times needing no division
+    scale = _tick_scale(units, devices, run.edge)
+    plain = build(Fraction(0), scale)
+    simulate(plain, ops=False, scale=scale)
+    return devices, timeline, end, Fraction(max(d.end for d in plain), scale), makespan
 
 
 def _tick_scale(units: list[list[Unit]], devices: list[Device], edge: Fraction) -> int:
