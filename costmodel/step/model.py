@@ -1153,16 +1153,16 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
             gather = _tp_gather(c, act, tp_link=tp_link)
     kv_send, cp_exposed = _cp_comm(c, model, links["cp"])
     alltoall = _alltoall(c, model, link=links["ep"], notes=notes)
+    tp_backward = _tp_backward(c, parts, overlap, tp_slow)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
-                         split=name in SPLIT, cp=cp_exposed, alltoall=alltoall,
-                         tp_backward=_tp_backward(c, parts, overlap, tp_slow))
+                         split=name in SPLIT, cp=cp_exposed, alltoall=alltoall, tp_backward=tp_backward)
     blocking = sends != "overlap" and bool(send)
     if blocking:
         _exchanges(stage_units, send=send, gather=gather)
-    hidden = Fraction(0)
+    hidden = Fraction(0)  # what the overlap hides of the first layer's backward collectives, for the note
     if parts and model.layers:
         first = model.layers[0]
-        hidden = _tp_backward(c, parts, "none")(first) - _tp_backward(c, parts, overlap, tp_slow)(first)
+        hidden = _tp_backward(c, parts, "none")(first) - tp_backward(first)
     return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, gather=gather, blocking=blocking,
                      sends=sends, tp_overlap=overlap, tp_hidden=hidden, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
