@@ -204,7 +204,7 @@ class _UnitTable:
 
     def get(self, token: str) -> _Unit | None:
         unit = self._table.get(token)
-        if unit is None and "/" in token and token.count("/") == 1:
+        if unit is None and token.count("/") == 1:
             unit = self._compound(*token.split("/"))
             if unit is not None:
                 self._table[token] = unit
