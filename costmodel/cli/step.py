@@ -150,8 +150,11 @@ def _setting_option(name: str, default: Any, setting: Any) -> inspect.Parameter:
 
     panel = PANELS[setting.panel]
     if setting.boolean:
-        # on/off from its default: a switch on (default off or the framework's), or --no-… (default on)
-        flags = (f"--no-{_long(name)[2:]}",) if default is True else option_names(name)
+        # on/off from its default: a switch on (default off), --no-… (default on), or both (default: the
+        # framework's, which either may override)
+        long = _long(name)
+        flags = ((f"--no-{long[2:]}",) if default is True else
+                 (f"{long}/--no-{long[2:]}",) if default is None else option_names(name))
         annotation: Any = Annotated[bool | None, option(*flags, panel=panel, help=setting.help)]
     else:
         annotation = Annotated[str | None, option(*option_names(name), metavar=setting.metavar, panel=panel,

@@ -6,6 +6,8 @@ is declared here; rich loads only when it runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,9 +20,9 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.units import format_number, format_share, format_time
 
 if TYPE_CHECKING:
-    from costmodel.validation import TableResult, Validation
+    from costmodel.validation import RunDetail, TableResult, Validation
 
-__all__ = ["app", "render_validation"]
+__all__ = ["ShownRun", "app", "render_shown_run", "render_validation", "step_argv"]
 
 app = typer.Typer()
 
@@ -39,6 +41,9 @@ def validate(
     gpu: Annotated[str, option("--gpu", metavar="NAME|FILE", autocompletion=gpu_names,
                                help="The GPU the runs are priced on (a row's gpu column overrides it): "
                                     "a preset or a GPU file.")] = "a100-80gb",
+    run: Annotated[str | None, option("--run", metavar="LABEL",
+                                      help="Show one run's step instead of the tables: the costmodel step "
+                                           "command that prices it and where its time goes.")] = None,
     as_json: Json = False,
 ) -> None:
     """Price published training runs from their configurations and compare with what was measured.
@@ -49,17 +54,78 @@ def validate(
     Shipped: narayanan2021-table1, korthikanti2022-table5, narayanan2021-table2. A CSV of your own
     (docs/theory/step-vs-measured.md gives the columns) is read the same way.
 
+    --run LABEL prices one run (from the tables named, else the shipped ones) and shows the costmodel
+    step command that reproduces it, then that step's breakdown.
+
     JSON: {"gpu", "tables": [{"table", "title", "quantity", "rows": [{"label", "published", "predicted",
     "error", "step_s", "gpus", "gpu"}], "mean_abs_error", "max_abs_error", "rank_order_right", "misranked",
-    "sources"}]}.
+    "sources"}]}; with --run: {"table", "title", "quantity", "row", "arguments", "command", "step"}.
 
     Example: costmodel validate
 
     Example: costmodel validate korthikanti2022-table5 --gpu a100-80gb
-    """
-    from costmodel.validation import validate as run
 
-    emit(run(tables or None, gpu=gpu), as_json=as_json)
+    Example: costmodel validate narayanan2021-table1 --run 39.1B
+    """
+    if run is not None:
+        from costmodel.validation import run_detail
+
+        detail = run_detail(run, tables or None, gpu=gpu)
+        emit(ShownRun(detail=detail, command=tuple(step_argv(detail.arguments, gpu=gpu))), as_json=as_json)
+        return
+    from costmodel.validation import validate as priced
+
+    emit(priced(tables or None, gpu=gpu), as_json=as_json)
+
+
+_SHAPE_FLAGS = ("gated",)
+"""The shape's columns that are switches on the command line."""
+
+
+def step_argv(arguments: Sequence[tuple[str, str]], *, gpu: str) -> list[str]:
+    """``costmodel step`` and its options for a run's *arguments* (setting names and text, as
+    :class:`~costmodel.validation.PublishedRun` keeps them): each setting's own option, a switch on or
+    off from its value, ``--gpu`` from the run (else *gpu*) and ``--allow-oom``, as :func:`validate`
+    prices it."""
+    from costmodel.cli.step import option_names
+    from costmodel.step.config import setting_of, settings
+
+    defaults = {n: d for n, d, _ in settings()}
+    given = dict(arguments)
+    argv = ["costmodel", "step"]
+    for name, text in (*arguments, *((("gpu", gpu),) if "gpu" not in given else ())):
+        long = next(f for f in option_names(name) if f.startswith("--"))
+        if name in _SHAPE_FLAGS or (name in defaults and setting_of(name).boolean):
+            on = setting_of(name).read(text, name) if name in defaults else text.lower() in _TRUE
+            if name in defaults and on == defaults[name]:
+                continue  # the default: nothing to say
+            if on or name in _SHAPE_FLAGS:
+                argv += [long] if on else []
+            else:
+                argv.append(f"--no-{long[2:]}")
+            continue
+        argv += [long, text]
+    return [*argv, "--allow-oom"]
+
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True, slots=True)
+class ShownRun:
+    """One run of a table as ``validate --run`` shows it: the run priced and the command that prices it."""
+
+    detail: RunDetail
+    command: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        import shlex
+
+        from costmodel._json import to_json
+
+        d = self.detail
+        return {"table": d.table, "title": d.title, "quantity": d.quantity, "row": to_json(d.row),
+                "arguments": dict(d.arguments), "command": shlex.join(self.command), "step": to_json(d.step)}
 
 
 # --------------------------------------------------------------------------
@@ -93,6 +159,48 @@ def _order(t: TableResult) -> str:
     if t.rank_order_right:
         return "right"
     return f"{len(t.misranked)} pair{'s' if len(t.misranked) > 1 else ''} swapped"
+
+
+def _command_lines(argv: Sequence[str], width: int = 78) -> list[str]:
+    """*argv* as shell lines of at most *width* characters where the words allow, each option with its
+    value, continued with a backslash: a command to copy."""
+    import shlex
+
+    words: list[str] = []
+    for word in map(shlex.quote, argv):
+        if words and not word.startswith("-") and words[-1].startswith("-") and " " not in words[-1]:
+            words[-1] += " " + word  # an option and its value stay together
+        else:
+            words.append(word)
+    lines = ["$"]
+    for word in words:
+        if len(lines[-1]) + 1 + len(word) > width - 2 and lines[-1] != "$":
+            lines[-1] += " \\"
+            lines.append("   ")
+        lines[-1] += " " + word
+    return lines
+
+
+@renders("costmodel.cli.validate.ShownRun")
+def render_shown_run(shown: ShownRun) -> Rendered:
+    """The run's published and predicted numbers, the command that prices it, then its step's rendering."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.text import Text
+
+    from costmodel.cli.render import render
+    from costmodel.validation import MEASURES
+
+    d = shown.detail
+    r = d.row
+    title = f"{escape(d.title)}\n" if d.title != d.table else ""
+    head = markup(f"[bold]validate[/bold] · run {escape(r.label)} of {escape(d.table)} on {escape(r.gpu)}\n"
+                  f"{title}"
+                  f"published {_value(d.quantity, r.published)}, predicted {_value(d.quantity, r.predicted)} "
+                  f"{MEASURES[d.quantity]}: error {_error(r.error)}")
+    command = [Text(line, no_wrap=True, overflow="ignore") for line in _command_lines(shown.command)]
+    body, notes = render(d.step)
+    return Group(head, Text(""), *command, Text(""), body), notes
 
 
 @renders("costmodel.validation.Validation")

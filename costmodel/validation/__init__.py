@@ -49,8 +49,8 @@ from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_m
 _HERE = Path(__file__).parent
 """This package's folder (its data files beside its modules)."""
 
-__all__ = ["MEASURES", "TABLES", "PublishedRun", "RunTable", "TableResult", "Validation", "ValidationRow",
-           "read_table", "validate"]
+__all__ = ["MEASURES", "TABLES", "PublishedRun", "RunDetail", "RunTable", "TableResult", "Validation",
+           "ValidationRow", "read_table", "run_detail", "validate"]
 
 TABLES = ("narayanan2021-table1", "korthikanti2022-table5", "narayanan2021-table2")
 """The shipped tables, by key (``costmodel/validation/data/KEY.csv``)."""
@@ -70,13 +70,16 @@ MAX_ROWS = 1000
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PublishedRun(JSONFields):
     """One measured run: its label, the step settings of its configuration, and the measured number;
-    *line* is its line in the table's file."""
+    *line* is its line in the table's file.  *arguments* are the same settings as the text a user gives
+    :func:`costmodel.step.step` or ``costmodel step`` (each setting's name and value, the shape's columns
+    by their names), in the table's order."""
 
     label: str
     settings: dict[str, Any]
     quantity: str
     published: Fraction
     line: int
+    arguments: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +122,20 @@ class TableResult(JSONFields):
     rank_order_right: bool
     misranked: tuple[tuple[str, str], ...]
     sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDetail(JSONFields):
+    """One run of a table priced (:func:`run_detail`): its row, the settings of ``costmodel step`` that
+    price it (names and values as text, the table's own GPU column among them when it has one) and the
+    step itself."""
+
+    table: str
+    title: str
+    quantity: str
+    row: ValidationRow
+    arguments: tuple[tuple[str, str], ...]
+    step: Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -269,8 +286,14 @@ def _run(row: dict[str, str], *, quantity: str, line: int) -> PublishedRun:
     from costmodel.step.config import StepConfig
 
     StepConfig.of(**settings)  # each cell read (and refused) by its setting's reader, here, with the line
+    arguments = [(c, str(dims[c])) for c in _SHAPE]
+    if "ffn_factor" in extra:
+        arguments.append(("ffn", str(extra["ffn_factor"])))  # the width over h, as the option takes it
+    arguments += [(c, row[c]) for c in ("kv_groups", "gated") if row.get(c)]
+    arguments += [("dp", str(dp)), ("micro_batch", str(mbs)), ("microbatches", str(batch // (dp * mbs)))]
+    arguments += list(given.items())
     return PublishedRun(label=label, settings=settings, quantity=quantity, published=Fraction(published),
-                        line=line)
+                        line=line, arguments=tuple(arguments))
 
 
 # -- validating -----------------------------------------------------------------------------------
@@ -298,24 +321,62 @@ def validate(tables: Iterable[str | Path] | None = None, *, gpu: Any = "a100-80g
     return Validation(gpu=device.name, tables=tuple(out))
 
 
-def _priced(table: RunTable, gpu: Any) -> TableResult:
+def _price(run: PublishedRun, table: RunTable, gpu: Any) -> tuple[Any, ValidationRow]:
+    """*run*'s step (priced with ``allow_oom``: see :func:`validate`) and its row."""
     from costmodel.step import step
 
-    rows = []
-    for run in table.runs:
-        try:
-            r = step(**{"gpu": gpu, "allow_oom": True, **run.settings})
-        except InputError as exc:  # what only pricing checks (tp dividing the heads, the stages...)
-            raise ParseError(f"run {run.label}: {exc}", path=table.path, line=run.line) from None
-        predicted = _quantity(run.quantity, r, run.settings)
-        rows.append(ValidationRow(label=run.label, published=run.published, predicted=predicted,
-                                  error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus,
-                                  gpu=r.gpu or gpu.name))
+    try:
+        r = step(**{"gpu": gpu, "allow_oom": True, **run.settings})
+    except InputError as exc:  # what only pricing checks (tp dividing the heads, the stages...)
+        raise ParseError(f"run {run.label}: {exc}", path=table.path, line=run.line) from None
+    predicted = _quantity(run.quantity, r, run.settings)
+    return r, ValidationRow(label=run.label, published=run.published, predicted=predicted,
+                            error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus,
+                            gpu=r.gpu or gpu.name)
+
+
+def _priced(table: RunTable, gpu: Any) -> TableResult:
+    rows = [_price(run, table, gpu)[1] for run in table.runs]
     errors = [abs(x.error) for x in rows]
     swapped = _misranked(rows)
     return TableResult(table=table.key, title=table.title, quantity=table.quantity, rows=tuple(rows),
                        mean_abs_error=sum(errors, Fraction(0)) / len(errors), max_abs_error=max(errors),
                        rank_order_right=not swapped, misranked=swapped, sources=table.sources)
+
+
+def run_detail(label: str, tables: Iterable[str | Path] | None = None, *,
+               gpu: Any = "a100-80gb") -> RunDetail:
+    """The run labelled *label* in *tables* (shipped keys or CSV files; default the shipped ones) priced on
+    *gpu*: its row, the settings it was priced with, and the whole step, for seeing where a prediction's
+    time goes.
+
+    Raises
+    ------
+    UnknownNameError
+        For a label no table has (with a did-you-mean over the labels).
+    InputError
+        For a label two of the tables have: name the table.
+
+    Examples
+    --------
+    >>> d = run_detail("22B full", ["korthikanti2022-table5"])
+    >>> d.table, d.row.label, d.step.tp, dict(d.arguments)["recompute"]
+    ('korthikanti2022-table5', '22B full', 8, 'full')
+    """
+    from costmodel.gpus import GPU, load_gpu
+
+    read = [read_table(t) for t in (TABLES if tables is None else tables)]
+    found = [(t, run) for t in read for run in t.runs if run.label == label]
+    if not found:
+        raise UnknownNameError("run", label, [run.label for t in read for run in t.runs])
+    if len(found) > 1:
+        where = " and ".join(dict.fromkeys(t.key for t, _ in found))
+        raise InputError(f"run {label!r} is in {where}; name the table it is from")
+    (table, run), = found
+    device = gpu if isinstance(gpu, GPU) else load_gpu(gpu)
+    step, row = _price(run, table, device)
+    return RunDetail(table=table.key, title=table.title, quantity=table.quantity, row=row,
+                     arguments=run.arguments, step=step)
 
 
 def _quantity(quantity: str, r: Any, settings: dict[str, Any]) -> Fraction:

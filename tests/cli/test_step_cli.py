@@ -36,6 +36,20 @@ def test_per_layer_times_only_the_last_bucket_is_exposed(cli):
     assert data["tokens_per_s"] is None and data["mfu"] is None
 
 
+def test_the_frameworks_overlap_turned_off_or_on_from_the_command_line(cli):
+    """overlap_grad_reduce defaults to the framework's: --no-overlap-grad-reduce turns DDP's off and
+    --overlap-grad-reduce turns Megatron-LM's on, as the library's False and True do."""
+    times = {"forward_s": ["2ms"] * 8, "backward_s": ["4ms"] * 8, "gradient_bytes": ["50MB"] * 8,
+             "link": resolve_link("allreduce", profile="ib-hdr")}
+    for framework, flag, value in (("ddp", "--no-overlap-grad-reduce", False),
+                                   ("megatron", "--overlap-grad-reduce", True)):
+        data = cli.json("step", *TIMES, "--framework", framework, flag)
+        expected = step(dp=4, framework=framework, overlap_grad_reduce=value, **times)
+        assert data == json.loads(_json(expected)), framework
+        default = cli.json("step", *TIMES, "--framework", framework)
+        assert (data["dp_exposed_s"] < default["dp_exposed_s"]) is value, framework
+
+
 def test_zero_link_costs_give_the_sum_of_the_compute_and_the_optimizer(cli):
     data = cli.json("step", "--dp", "4", "--layers", "3", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1GB",
                     "--alpha", "0", "--beta", "0ns/B", "--optimizer", "5ms")

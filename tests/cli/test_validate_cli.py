@@ -4,9 +4,13 @@ one error line for a bad table."""
 from __future__ import annotations
 
 import json
+import shlex
+
+import pytest
 
 from costmodel.cli.output import _json
-from costmodel.validation import validate
+from costmodel.cli.validate import step_argv
+from costmodel.validation import TABLES, read_table, validate
 
 
 def test_json_equals_the_library(cli):
@@ -62,3 +66,62 @@ def test_bad_tables_are_one_error_line(cli, tmp_path):
                          (["validate", "--gpu", "a100"], "GPU")):
         out, err = cli(*argv, rc=2)
         assert not out and len(err.strip().splitlines()) == 1 and err.startswith("error: ") and needle in err, err
+
+
+# -- one run: --run LABEL ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", TABLES)
+def test_each_runs_command_prices_the_step_validate_priced(cli, key):
+    """The command `validate --run` prints for a run, given to `costmodel step`, prices the same step as
+    validate: the command line and the library read a run's settings alike, on every shipped run."""
+    rows = {r.label: r for r in validate([key]).tables[0].rows}
+    for run in read_table(key).runs:
+        argv = step_argv(run.arguments, gpu="a100-80gb")
+        assert argv[:2] == ["costmodel", "step"] and argv[-1] == "--allow-oom"
+        step = cli.json(*argv[1:])
+        assert step["step_s"] == float(rows[run.label].step_s), run.label
+
+
+def test_run_shows_the_command_and_the_step_at_80_columns(cli):
+    out, err = cli.text("validate", "narayanan2021-table1", "--run", "39.1B", columns=80)
+    assert not err and "…" not in out and max(map(len, out.splitlines())) <= 80
+    lines = out.splitlines()
+    assert lines[0] == "validate · run 39.1B of narayanan2021-table1 on a100-80gb"
+    assert "published 138, predicted" in out and "teraFLOP/s per GPU: error +" in out
+    start = next(i for i, line in enumerate(lines) if line.startswith("$ costmodel step "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith("\\"))
+    command = " ".join(line.rstrip("\\").strip() for line in lines[start:end + 1]).removeprefix("$ ")
+    assert shlex.split(command) == step_argv(read_table("narayanan2021-table1").runs[4].arguments,
+                                             gpu="a100-80gb")
+    assert any(line.startswith("pipeline bubble ") for line in lines[end:])  # the step's breakdown follows
+
+
+def test_run_json_and_a_table_of_ones_own(cli, tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("# source: our cluster\nlabel,layers,hidden,heads,seq,vocab,ffn,kv_groups,gated,tp,gpus,"
+                    "batch,micro_batch,gpu,framework,overlap_grad_reduce,sequence_parallel,tokens_per_s\n"
+                    "mine,8,1024,16,2048,32000,2816,4,yes,2,16,64,2,h100-sxm,ddp,no,yes,250000\n",
+                    encoding="utf-8")
+    data = cli.json("validate", str(path), "--run", "mine")
+    assert set(data) == {"table", "title", "quantity", "row", "arguments", "command", "step"}
+    assert data["row"]["gpu"] == "h100-sxm" and data["arguments"]["ffn"] == "11/4"
+    argv = shlex.split(data["command"])
+    for flag in ("--gated", "--no-overlap-grad-reduce", "--sequence-parallel"):
+        assert flag in argv
+    assert argv[argv.index("--ffn") + 1] == "11/4" and argv[argv.index("--gpu") + 1] == "h100-sxm"
+    assert cli.json(*argv[1:])["step_s"] == data["step"]["step_s"] == data["row"]["step_s"]
+    out, _ = cli.text("validate", str(path), "--run", "mine", columns=80)
+    assert out.count("runs.csv") == 1 and "published 250000, predicted" in out  # no title: the path once
+
+
+def test_run_errors_are_one_line(cli, tmp_path):
+    one, two = tmp_path / "a.csv", tmp_path / "b.csv"
+    for path in (one, two):
+        path.write_text("# source: x\nlabel,layers,hidden,heads,seq,vocab,gpus,batch,micro_batch,tokens_per_s\n"
+                        "same,2,256,4,512,1000,2,4,1,1000\n", encoding="utf-8")
+    for argv, needle in ((["validate", "--run", "39.1 B"], "unknown run '39.1 B'; did you mean '39.1B'?"),
+                         (["validate", "korthikanti2022-table5", "--run", "1.7B"], "unknown run '1.7B'"),
+                         (["validate", str(one), str(two), "--run", "same"], "name the table it is from")):
+        out, err = cli(*argv, rc=2)
+        assert not out and len(err.strip().splitlines()) == 1 and needle in err, err
