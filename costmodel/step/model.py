@@ -899,6 +899,8 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     placed = _place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp, ep=c.ep)
     if placed.describe(topology):
         notes.append("placement: " + placed.describe(topology))
+    if from_gpu and c.dp_link is None and placed.levels.get("dp") == 1 and placed.together.get("dp", 1) > 1:
+        notes.append(_shared_nodes_note(c.gpu, placed.together["dp"]))
     given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
     group = {kind: kind if kind in placed.levels else "dp" for kind in given}  # whose level a kind takes
     out: dict[str, Any] = {kind: placed.links.get(group[kind]) if link is None else link
@@ -916,6 +918,20 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
                 notes.append(f"{', '.join(shown)} inside a node: each collective priced message by message "
                              f"on profile {profile.name} ({profile.title})")
     return {**out, "placed": True}
+
+
+def _shared_nodes_note(gpu: Any, k: int) -> str:
+    """What pricing a data-parallel group with *k* ranks in each node at one GPU's network rate assumes,
+    and the link that prices it at the k ranks' NICs together."""
+    from costmodel.units import format_rate, format_time
+
+    rate = min(k * gpu.network_busbw_bytes_per_s, gpu.intra_node_busbw_bytes_per_s)
+    link = (format_time(gpu.network_latency_s).replace(" ", "") + ":" +
+            format_rate(rate).split(" (")[0].replace(" ", ""))
+    one = format_rate(gpu.network_busbw_bytes_per_s).split(" (")[0]
+    return (f"dp: {k} ranks of each group share a node, and its network steps are priced at one GPU's "
+            f"rate, {one} (the rate the 2021 ZeRO-3 runs that costmodel validate reproduces reached); "
+            f"NCCL can run a ring over those {k} GPUs' NICs at once: to price that, pass dp_link={link}")
 
 
 def _slowdown(c: StepConfig, model: _Model, group: str = "dp") -> Fraction:

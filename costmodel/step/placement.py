@@ -26,7 +26,8 @@ the whole dimension cross nodes: each step waits for its slowest group).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 from costmodel.errors import InputError
 from costmodel.params import LinkParams
@@ -58,6 +59,9 @@ class Placement:
     order: tuple[str, ...]
     levels: dict[str, int | None]
     links: dict[str, LinkParams]
+    together: dict[str, int] = field(default_factory=dict)
+    """For a dimension above the innermost level: how many ranks of its first group share the first
+    domain of the level below its own (for a group that crosses nodes, its ranks in one node)."""
 
     def describe(self, topology: Topology) -> str:
         """``tp on nvlink, dp on ib, pp on ib (rank order tp-dp-pp)``."""
@@ -103,6 +107,20 @@ def _group_level(topology: Topology, sizes: dict[str, int], names: tuple[str, ..
         if level == outermost:
             break
     return level
+
+
+def _together(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str],
+              level: int) -> int:
+    """How many ranks of the group of rank 0 over the dimensions *within* lie in rank 0's domain of the level
+    below *level* (its node, for a group that crosses nodes)."""
+    strides: dict[str, int] = {}
+    stride = 1
+    for name in names:
+        strides[name] = stride
+        stride *= sizes[name]
+    domain = math.prod(topology.sizes[:level])
+    offsets = [range(0, sizes[n] * strides[n], strides[n]) for n in names if n in within]
+    return sum(1 for ranks in itertools.product(*offsets) if sum(ranks) < domain)
 
 
 def _grid_levels(topology: Topology, sizes: dict[str, int], names: tuple[str, ...]) -> dict[str, int | None]:
@@ -162,4 +180,6 @@ def place(topology: Topology, *, order: str = MEGATRON_ORDER, tp: int, dp: int, 
     shown = tuple(n for n in names if not (n == "cp" and cp == 1) and not (n == "ep" and ep == 1))
     levels = {n: levels[n] for n in (*shown, "edp") if n in levels}
     links = {name: topology.links[lv] for name, lv in levels.items() if lv is not None}
-    return Placement(order=shown, levels=levels, links=links)
+    together = {n: _together(topology, sizes, dense, {"dp", "cp"} if n == "dp" else {n}, lv)
+                for n, lv in levels.items() if lv and n in sizes}
+    return Placement(order=shown, levels=levels, links=links, together=together)

@@ -47,6 +47,27 @@ def test_levels_match_an_enumeration_of_every_group(order, tp, dp, pp):
     assert got.levels == _by_enumeration(TOPO, dims, {"tp": tp, "dp": dp, "pp": pp})
 
 
+def _together_by_enumeration(topo, order, sizes, dim, level):
+    """The members of rank 0's group over *dim* that share rank 0's domain of the level below *level*, from
+    the group's members listed one by one and each one's coordinates on the levels."""
+    strides, stride = {}, 1
+    for d in order:
+        strides[d], stride = stride, stride * sizes[d]
+    members = [i * strides[dim] for i in range(sizes[dim])]
+    home = topo.digits(0)[level:]
+    return sum(1 for r in members if topo.digits(r)[level:] == home)
+
+
+@pytest.mark.parametrize("order", ["tp-dp-pp", "dp-tp-pp", "tp-pp-dp"])
+@pytest.mark.parametrize("tp,dp,pp", [(4, 2, 8), (2, 4, 2), (1, 16, 4), (1, 64, 1), (3, 5, 2), (2, 8, 4)])
+def test_ranks_sharing_a_domain_match_an_enumeration(order, tp, dp, pp):
+    dims = tuple(order.split("-"))
+    sizes = {"tp": tp, "dp": dp, "pp": pp}
+    got = place(TOPO, order=order, tp=tp, dp=dp, pp=pp)
+    expected = {d: _together_by_enumeration(TOPO, dims, sizes, d, lv) for d, lv in got.levels.items() if lv}
+    assert got.together == expected
+
+
 def test_a_step_on_levels_equals_the_step_with_the_levels_links():
     shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
     kw = {"shape": shape, "dp": 4, "tp": 4, "pp": 2, "microbatches": 4, "peak_flops": "312e12"}
@@ -143,3 +164,19 @@ def test_an_order_that_parts_ep_from_dp_and_cp_is_refused():
         place(TOPO, order="cp-tp-ep-dp-pp", tp=2, cp=2, dp=4, pp=1, ep=4)
     with pytest.raises(InputError, match=r"^ep=3 does not divide dp·cp = 8"):
         place(TOPO, tp=1, cp=2, dp=4, pp=1, ep=3)
+
+
+def test_a_data_parallel_group_sharing_nodes_says_how_its_network_is_priced():
+    """On a GPU's machine a data-parallel group with k ranks in each node is priced at one GPU's network
+    rate; the note says so and gives the link of k GPUs' NICs (capped at the node's own bus bandwidth),
+    which priced instead is faster and leaves the note out."""
+    shape = TransformerShape(layers=4, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
+    shared = step(shape=shape, dp=16, gpu="a100-80gb")
+    (note,) = [n for n in shared.notes if n.startswith("dp: ")]
+    assert note.startswith("dp: 8 ranks of each group share a node") and "one GPU's rate, 24 GB/s" in note
+    link = note.rsplit("dp_link=", 1)[1]
+    assert link == "1.079µs:192GB/s"  # 8 × 24 GB/s, under the NVSwitch's 233.2 GB/s
+    wide = step(shape=shape, dp=16, gpu="a100-80gb", dp_link=link)
+    assert wide.dp_comm_s < shared.dp_comm_s and not any(n.startswith("dp: ") for n in wide.notes)
+    for kw in ({"dp": 2, "tp": 8}, {"dp": 8}):  # one rank of each group per node; one node
+        assert not any(n.startswith("dp: ") for n in step(shape=shape, gpu="a100-80gb", **kw).notes), kw
