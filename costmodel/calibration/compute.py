@@ -25,6 +25,14 @@ What is measured
 * **Launch**: ``x.add_(1)`` on a one-element tensor, 1000 calls back to back (200 with ``quick``), the
   median time per call: the start of a kernel as an eager PyTorch program sees it (the host's dispatch
   where it is slower than the GPU's start).
+* **Memory-bound kernels by kind** (:data:`KERNELS`): the forward and backward of ``F.layer_norm``,
+  ``F.softmax`` (rows of 2048), ``F.dropout``, ``F.gelu`` (in the dtype measured), ``F.cross_entropy``
+  over fp32 logits, and one ``torch.optim.Adam`` step over fp32 parameters (fused on a GPU), each on
+  64 Mi elements on a GPU (4 Mi on a CPU; a quarter with ``quick``): the bytes their kernels read and
+  write (counted below, per element) over the median time, as a share of the datasheet bandwidth
+  (``memory_kernels``).  The step model then moves each kind's bytes at its own share (a
+  streaming copy's for any other kernel): dropout's random numbers, a norm's or a softmax's
+  reductions and an optimizer's several streams rarely reach a copy's bandwidth.
 
 Before anything is timed a GPU runs its largest product for a second (0.2 s with ``quick``),
 so that its clocks have settled.  The products run in order of priority (squares, the k sweep, then
@@ -99,6 +107,7 @@ __all__ = [
     "COMPUTE_DTYPES",
     "CPU_TILE",
     "K0_MAX",
+    "KERNELS",
     "LAYOUTS",
     "ComputeCalibration",
     "ComputeConfig",
@@ -109,6 +118,7 @@ __all__ = [
     "GemmFit",
     "GemmMeasurement",
     "GemmShape",
+    "KernelMeasurement",
     "calibrate_compute",
     "choose_base",
     "compute_calibration",
@@ -137,6 +147,24 @@ SOURCE = "costmodel calibrate compute"
 
 _ELEMENT = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4}
 """Bytes of an element of each dtype's matrices (the rates layer's, for these dtypes)."""
+
+KERNELS: dict[str, tuple[str, Callable[[int], int]]] = {
+    "norm": ("F.layer_norm forward (x read, y written) and backward (dy and x read, dx written)",
+             lambda e: 5 * e),
+    "softmax": ("F.softmax over rows forward (x read, y written) and backward (y and dy read, dx written)",
+                lambda e: 5 * e),
+    "dropout": ("F.dropout forward (x read, y and a one-byte mask written) and backward (dy and the mask "
+                "read, dx written)", lambda e: 4 * e + 2),
+    "activation": ("F.gelu forward (x read, y written) and backward (x and dy read, dx written)",
+                   lambda e: 5 * e),
+    "cross_entropy": ("F.cross_entropy over fp32 logits: log-softmax forward (read, written), the loss's "
+                      "dense gradient written, log-softmax backward (two read, one written)", lambda e: 24),
+    "optimizer": ("torch.optim.Adam step over fp32 parameters: parameter, gradient and both moments read, "
+                  "parameter and moments written", lambda e: 28),
+}
+"""What ``calibrate compute`` runs for each kind of memory-bound kernel
+(:data:`costmodel.gpus.MEMORY_KERNELS`) and the bytes it counts per element for the element size e of the
+dtype measured."""
 
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")
 _NAME = re.compile(r"[a-z0-9][a-z0-9.+-]{0,63}")
@@ -587,6 +615,24 @@ class GemmMeasurement(MeasuredFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class KernelMeasurement(MeasuredFields):
+    """One kind of memory-bound kernel timed (:data:`KERNELS`): its forward and backward on a tensor of
+    *shape* (*dtype*), the bytes they read and write as counted, and the median seconds of both."""
+
+    kind: str
+    shape: tuple[int, ...]
+    dtype: str
+    bytes: int
+    time_s: float
+    calls: int
+    samples: int
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.bytes / self.time_s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ComputeProgress:
     """Reported before each measurement: the ``index``-th of ``total``, and what it is."""
 
@@ -604,7 +650,8 @@ class ComputeMeasurements(MeasuredFields):
     (``CUDA 12.4``) or ROCm version of torch's build (None on a CPU build).  ``copy_bytes`` is the
     bytes one copy moves (read plus written), ``copy_s`` its median time, ``launch_s`` the median time
     of a tiny kernel; None when the run stopped before them.  ``stopped`` is None, ``limit`` or
-    ``interrupted``; ``planned`` the products the run meant to measure.
+    ``interrupted``; ``planned`` the products the run meant to measure; ``kernels`` the memory-bound
+    kernels timed, by kind.
     """
 
     device: str
@@ -624,6 +671,7 @@ class ComputeMeasurements(MeasuredFields):
     limit_s: float
     stopped: str | None = None
     skipped: tuple[str, ...] = ()
+    kernels: tuple[KernelMeasurement, ...] = ()
 
     @property
     def gpu(self) -> bool:
@@ -793,20 +841,26 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
     when = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     launch_calls = 200 if config.quick else 1000
     copy_bytes = 2 * ((1 << 30 if gpu else 1 << 28) >> (2 if config.quick else 0))
-    found: dict[str, Any] = {"gemms": [], "skipped": [], "copy_s": None, "launch_s": None, "stopped": None}
+    found: dict[str, Any] = {"gemms": [], "skipped": [], "copy_s": None, "launch_s": None, "stopped": None,
+                             "kernels": []}
+    first = 2 + len(KERNELS)
 
     def report(index: int, label: str) -> None:
         if progress is not None:
-            progress(ComputeProgress(index=index, total=len(shapes) + 2, label=label))
+            progress(ComputeProgress(index=index, total=len(shapes) + first, label=label))
 
     try:
         report(0, "kernel launch")
         found["launch_s"] = _launch_time(torch, bench, launch_calls)
         report(1, "memory copy")
         found["copy_s"] = _copy_time(torch, bench, copy_bytes // 2)
+        for i, kind in enumerate(KERNELS, 2):
+            report(i, f"{kind.replace('_', ' ')} kernels")
+            kernel = _kernel_time(torch, bench, kind, dtype, quick=config.quick)
+            found["skipped" if isinstance(kernel, str) else "kernels"].append(kernel)
         if gpu:  # settle the clocks on the largest product before any is timed
             _busy(torch, bench, max(shapes, key=lambda s: s.flops), dtype, 0.2 if config.quick else 1.0)
-        for i, shape in enumerate(shapes, 2):
+        for i, shape in enumerate(shapes, first):
             if time.monotonic() - started > config.limit_s:
                 found["stopped"] = "limit"
                 break
@@ -827,7 +881,7 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
         copy_bytes=None if found["copy_s"] is None else copy_bytes, copy_s=found["copy_s"],
         launch_s=found["launch_s"], launch_calls=launch_calls, planned=len(shapes),
         elapsed_s=time.monotonic() - started, limit_s=config.limit_s, stopped=found["stopped"],
-        skipped=tuple(found["skipped"]))
+        skipped=tuple(found["skipped"]), kernels=tuple(found["kernels"]))
 
 
 def _launch_time(torch: Any, bench: _Bench, calls: int) -> float:
@@ -841,6 +895,52 @@ def _copy_time(torch: Any, bench: _Bench, size: int) -> float:
     src = torch.ones(size // 4, dtype=torch.float32, device=bench.device)
     dst = torch.empty_like(src)
     return bench.median(lambda: dst.copy_(src))[0]
+
+
+def _kernel_call(torch: Any, kind: str, dtype: Any, device: Any, *, gpu: bool, quick: bool
+                 ) -> tuple[Callable[[], Any], tuple[int, ...], str]:
+    """One forward and backward of *kind* (:data:`KERNELS`) as a call, its tensor's shape and dtype."""
+    import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
+
+    elements = (1 << 26 if gpu else 1 << 22) >> (2 if quick else 0)
+    row = 2048 if gpu else 512
+    if kind == "optimizer":
+        p = torch.nn.Parameter(torch.randn(elements, dtype=torch.float32, device=device))
+        p.grad = torch.randn_like(p)
+        adam = torch.optim.Adam([p], lr=1e-6, **({"fused": True} if gpu else {"foreach": True}))
+        return adam.step, (elements,), "fp32"
+    if kind == "cross_entropy":
+        shape: tuple[int, ...] = (elements // (row * 16), row * 16)
+        logits = torch.randn(*shape, dtype=torch.float32, device=device, requires_grad=True)
+        target = torch.randint(0, shape[1], (shape[0],), device=device)
+        return (lambda: torch.autograd.grad(F.cross_entropy(logits, target), logits)), shape, "fp32"
+    shape = (elements // row, row)
+    x = torch.randn(*shape, dtype=dtype, device=device, requires_grad=True)
+    dy = torch.randn_like(x)
+    if kind == "norm":
+        w = torch.ones(row, dtype=dtype, device=device, requires_grad=True)
+        b = torch.zeros(row, dtype=dtype, device=device, requires_grad=True)
+        return (lambda: torch.autograd.grad(F.layer_norm(x, (row,), w, b), (x, w, b), dy)), shape, ""
+    forward = {"softmax": lambda: F.softmax(x, dim=-1), "dropout": lambda: F.dropout(x, 0.1, training=True),
+               "activation": lambda: F.gelu(x)}[kind]
+    return (lambda: torch.autograd.grad(forward(), x, dy)), shape, ""
+
+
+def _kernel_time(torch: Any, bench: _Bench, kind: str, dtype: str, *, quick: bool) -> KernelMeasurement | str:
+    """*kind*'s forward and backward timed (:data:`KERNELS`), or why it was skipped (out of GPU memory)."""
+    try:
+        call, shape, own = _kernel_call(torch, kind, getattr(torch, _TORCH_DTYPES[dtype]), bench.device,
+                                        gpu=bench.gpu, quick=quick)
+        seconds, calls, samples = bench.median(call)
+    except torch.cuda.OutOfMemoryError:
+        return f"{kind} kernels skipped: out of GPU memory"
+    finally:
+        if bench.gpu:
+            torch.cuda.empty_cache()
+    measured = own or dtype
+    elements = math.prod(shape)
+    return KernelMeasurement(kind=kind, shape=shape, dtype=measured, time_s=seconds, calls=calls,
+                             samples=samples, bytes=elements * KERNELS[kind][1](_ELEMENT[measured]))
 
 
 def _busy(torch: Any, bench: _Bench, shape: GemmShape, dtype: str, seconds: float) -> None:
@@ -874,7 +974,8 @@ class ComputeCalibration:
 
     ``base`` is the preset (name and title); ``name`` the profile's GPU name; ``sms`` and ``tile`` the
     geometry fitted (the preset's on a GPU, the CPU pseudo-GPU's on a CPU); ``memory_efficiency`` the
-    copy bandwidth over the preset's datasheet bandwidth, capped at 1.
+    copy bandwidth over the preset's datasheet bandwidth, capped at 1; ``memory_kernels`` each kind's
+    share of it (:data:`KERNELS`), capped alike.
     """
 
     measurements: ComputeMeasurements
@@ -886,6 +987,7 @@ class ComputeCalibration:
     fit: GemmFit
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    memory_kernels: tuple[tuple[str, Fraction], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         m, f = self.measurements, self.fit
@@ -909,6 +1011,9 @@ class ComputeCalibration:
             "copy_bytes": m.copy_bytes,
             "copy_s": m.copy_s,
             "launch_s": m.launch_s,
+            "memory_kernels": [{**k.to_dict(), "bandwidth_bytes_per_s": k.bandwidth_bytes_per_s,
+                                "share": real(share)}
+                               for k, (_, share) in zip(m.kernels, self.memory_kernels, strict=True)],
             "gemms": rows,
             "planned": m.planned, "elapsed_s": m.elapsed_s, "limit_s": m.limit_s, "stopped": m.stopped,
             "warnings": list(self.warnings), "notes": list(self.notes),
@@ -959,6 +1064,13 @@ class ComputeCalibration:
               f"{self.base}")
         table("launch", _toml(f"{m.launch_s * 1e9:.1f} ns"),
               f"x.add_(1) on one element, {m.launch_calls} calls back to back, the median time per call")
+        for k, (kind, share) in zip(m.kernels, self.memory_kernels, strict=True):
+            shape = " x ".join(map(str, k.shape))
+            table(f"memory_kernels.{kind}", _toml(f"{float(share):.6g}"),
+                  f"{KERNELS[kind][0]} of a [{shape}] {k.dtype} tensor, {k.bytes} bytes in "
+                  f"{k.time_s * 1e6:.4g} us (median of {k.samples} samples of {k.calls} calls): "
+                  f"{k.bandwidth_bytes_per_s / 1e9:.4g} GB/s of the "
+                  f"{float(self.datasheet_bandwidth_bytes_per_s) / 1e9:.4g} GB/s datasheet bandwidth")
         return "\n".join(head) + "\n\n" + "\n".join(tables)
 
 
@@ -1015,6 +1127,21 @@ def calibrate_compute(config: ComputeConfig, *, base: str | None = None, name: s
     return compute_calibration(measured, base=preset.name, name=name)
 
 
+def _kernel_shares(kernels: Sequence[KernelMeasurement], datasheet: Fraction, base: str,
+                   warnings: list[str]) -> list[tuple[str, Fraction]]:
+    """Each kind's bandwidth over the datasheet's, capped at 1 (with a warning), as the file will hold it."""
+    out = []
+    for k in kernels:
+        share = Fraction(k.bandwidth_bytes_per_s) / datasheet
+        if share > 1:
+            warnings.append(f"the {k.kind} kernels reached {k.bandwidth_bytes_per_s / 1e9:.4g} GB/s, above "
+                            f"{base}'s datasheet {float(datasheet) / 1e9:.4g} GB/s (caches, or not a "
+                            f"{base}); memory_kernels.{k.kind} is capped at 1")
+            share = Fraction(1)
+        out.append((k.kind, Fraction(f"{float(share):.6g}")))
+    return out
+
+
 def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str | None = None
                         ) -> ComputeCalibration:
     """Fit measurements already taken (:func:`measure_compute`'s) on the geometry of *base* (a preset) or
@@ -1069,6 +1196,7 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     # the share to 6 digits, the launch to 0.1 ns
     efficiency = Fraction(f"{float(efficiency):.6g}")
     launch = Fraction(f"{measured.launch_s * 1e9:.1f}") / 10**9
+    kernels = _kernel_shares(measured.kernels, datasheet, preset.name, warnings)
     sms, tile = (preset.sms, preset.gemm.tile) if measured.gpu else (measured.threads or 1, CPU_TILE)
     peak = preset.peak_flops[measured.dtype]
     fit = fit_gemm(rows, sms=sms, tile=tile, peak=peak, bandwidth=datasheet * efficiency, launch=launch,
@@ -1085,8 +1213,9 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     elif measured.stopped == "interrupted":
         warnings.append(f"interrupted after {len(rows)} of {measured.planned} products; the fit uses those")
     warnings += list(measured.skipped)
+    kinds = ", ".join(f"memory_kernels.{k}" for k, _ in kernels)
     notes = [f"compute measured by {SOURCE} on {measured.where()}: gemm.achieved.{measured.dtype}, "
-             "gemm.k_overhead, memory_efficiency and launch",
+             f"gemm.k_overhead, memory_efficiency{', ' + kinds if kinds else ''} and launch",
              f"fitted plateau P = {format_flop_rate(fit.plateau_flops_per_s)} ({measured.dtype}; the curve "
              f"through gemm.achieved with K0 = {fit.k_overhead}); median |error| {fit.median_rel_error:.1%} "
              f"over {len(rows)} products"]
@@ -1096,4 +1225,5 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
                      "not model that GPU")
     return ComputeCalibration(measurements=measured, base=preset.name, base_title=preset.title, name=name,
                               datasheet_bandwidth_bytes_per_s=datasheet, memory_efficiency=efficiency,
-                              fit=fit, warnings=tuple(warnings), notes=tuple(notes))
+                              fit=fit, warnings=tuple(warnings), notes=tuple(notes),
+                              memory_kernels=tuple(kernels))

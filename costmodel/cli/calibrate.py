@@ -596,9 +596,11 @@ def compute_command(
     """Measure this GPU's matrix products, memory bandwidth and kernel launch; fit K0; write a GPU file.
 
     Times torch.mm over a transformer's products (the shape options; default a GPT-3 6.7B layer on a
-    GPU, a small one on a CPU), square products and a sweep of k, then a streaming copy and a tiny
-    kernel. The file starts from --base and sets gemm.achieved (the fastest product), gemm.k_overhead
-    (K0, fitted), memory_efficiency and launch: step --gpu-profile FILE prices with them.
+    GPU, a small one on a CPU), square products and a sweep of k, then a streaming copy, the
+    memory-bound kernels of a layer by kind (norm, softmax, dropout, activation, cross entropy, the
+    optimizer) and a tiny kernel. The file starts from --base and sets gemm.achieved (the fastest
+    product), gemm.k_overhead (K0, fitted), memory_efficiency, memory_kernels and launch: step
+    --gpu-profile FILE prices with them.
 
     Example (on a GPU): costmodel calibrate compute --out h100.toml
 
@@ -693,6 +695,10 @@ def _render_compute(c: _Compute) -> Rendered:
         f"memory: {_rate_text(m.bandwidth_bytes_per_s)} by out.copy_(x) ({_size(m.copy_bytes)} read and "
         f"written) = {float(r.memory_efficiency):.2%} of the {_rate_text(r.datasheet_bandwidth_bytes_per_s)} "
         f"of {r.base} (memory_efficiency)",
+        *([("memory-bound kernels, forward and backward: " + ", ".join(
+            f"{k.kind.replace('_', ' ')} {_rate_text(k.bandwidth_bytes_per_s)} = {float(share):.2%}"
+            for k, (_, share) in zip(m.kernels, r.memory_kernels, strict=True)) + " (memory_kernels)")]
+          if m.kernels else []),
         f"launch: {_time(m.launch_s)} per tiny kernel (x.add_(1), {m.launch_calls} back to back)",
         f"fit: K0 = {f.k_overhead}, plateau {_flops(f.plateau_flops_per_s)} through the fastest product, "
         f"{best} at {_flops(f.achieved_flops_per_s)} (gemm.achieved); median |error| "

@@ -141,6 +141,9 @@ def render_gpu(g: GPU) -> Rendered:
         ("streaming copy", f"{format_share(g.memory_efficiency, digits=4)} = "
                            f"{_bytes_rate(g.achieved_memory_bandwidth_bytes_per_s)}", "memory_efficiency"),
     ]
+    rows += [(f"  {kind.replace('_', ' ')} kernels", f"{format_share(share, digits=4)} = "
+              f"{_bytes_rate(g.kernel_bandwidth(kind))}", f"memory_kernels.{kind}")
+             for kind, share in g.memory_kernels.items()]
     rows += [(f"peak {d}", format_flop_rate(v), f"peak_flops.{d}") for d, v in g.peak_flops.items()]
     for d, v in g.gemm.achieved_flops.items():
         share = format_share(g.gemm_efficiency(d), digits=4)

@@ -37,6 +37,9 @@ of its value and its source (a key of :mod:`costmodel.references`) with a locato
     [gemm.k_overhead]        # value = 128: K0 (below)
     [gemm.achieved.bf16]     # value = "264.53T" and shape = [8192, 8192, 8192]: a measured large GEMM
     [attention.achieved.bf16]  # optional: a fused attention kernel's FLOP/s, forward and backward
+    [memory_kernels.norm]    # optional: the share of memory_bandwidth one kind of memory-bound kernel
+                             # reaches, forward and backward (norm, softmax, dropout, activation,
+                             # cross_entropy, optimizer); a kind not given moves at memory_efficiency's
     [intra_node_latency]     # optional, with the three below: α of NCCL's all-reduce in a node, "2466 ns"
     [intra_node_busbw]       # its bus bandwidth, "233.2 GB/s"; network_latency and network_busbw: across
     [intra_node_channels]    # optional: NCCL's channels in a node (one SM each), 12; network_channels: 8
@@ -154,6 +157,7 @@ __all__ = [
     "FORMS",
     "GPU",
     "GPU_NAMES",
+    "MEMORY_KERNELS",
     "VENDORS",
     "GPUList",
     "GemmCurve",
@@ -184,6 +188,14 @@ and ``tf32``, the tensor-core mode of fp32 inputs)."""
 
 VENDORS = ("nvidia", "amd")
 FORMS = ("sxm", "pcie", "oam", "workstation")
+
+MEMORY_KERNELS = ("norm", "softmax", "dropout", "activation", "cross_entropy", "optimizer")
+"""The kinds of memory-bound kernel a GPU file may give a share of the memory bandwidth for
+(``[memory_kernels.KIND]``): layer and RMS norms, softmax, dropout (with a bias and residual add fused),
+activations (GeLU, SwiGLU), the fp32 cross entropy over the vocabulary, and the optimizer step; the
+step model's operations say which kind each is (:mod:`costmodel.step.ops`), and every other
+memory-bound kernel (residual adds, copies, transposes) moves at a streaming copy's share,
+``memory_efficiency``."""
 
 _DTYPES = Names("dtype", {d: DTYPES[d].aliases if d in DTYPES else ("tensorfloat32", "tensorfloat-32")
                           for d in FLOP_DTYPES})
@@ -308,6 +320,7 @@ class GPU(JSONFields):
     network_channels: int | None = None
     intra_node_profile: str | None = None
     attention_flops: dict[str, Fraction] = field(default_factory=dict)
+    memory_kernels: dict[str, Fraction] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     path: str = ""
     base: str = ""
@@ -359,6 +372,12 @@ class GPU(JSONFields):
         """The bandwidth a streaming copy reaches: the peak times ``memory_efficiency``."""
         return self.memory_bandwidth_bytes_per_s * self.memory_efficiency
 
+    def kernel_bandwidth(self, kind: str = "") -> Fraction:
+        """The bandwidth memory-bound kernels of *kind* (one of :data:`MEMORY_KERNELS`) reach: the peak times
+        their share when the GPU gives one, else a streaming copy's."""
+        share = self.memory_kernels.get(kind, self.memory_efficiency)
+        return self.memory_bandwidth_bytes_per_s * share
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "title": self.title, "vendor": self.vendor, "form": self.form,
@@ -384,6 +403,7 @@ class GPU(JSONFields):
             "network_channels": self.network_channels,
             "intra_node_profile": self.intra_node_profile,
             "attention_flops_per_s": {d: real(v) for d, v in self.attention_flops.items()},
+            "memory_kernels": {k: real(v) for k, v in self.memory_kernels.items()},
             "sources": {k: source_dict(c) for k, c in self.sources.items()},
             "notes": list(self.notes),
             "path": self.path,
@@ -444,7 +464,8 @@ _QUANTITIES: dict[str, tuple[str, str]] = {
 """Each numeric key of a GPU file: the field it sets and how its value is read."""
 
 _TEXTS = ("name", "title", "vendor", "form", "intra_node_link", "network")
-_TOP = (*_TEXTS, "base", "notes", *_QUANTITIES, "intra_node_profile", "peak_flops", "gemm", "attention")
+_TOP = (*_TEXTS, "base", "notes", *_QUANTITIES, "intra_node_profile", "peak_flops", "gemm", "attention",
+        "memory_kernels")
 _GEMM = ("tile", "k_overhead", "achieved")
 _ENTRY = ("value", "source", "locator")
 _ACHIEVED = ("value", "shape", "source", "locator")
@@ -651,6 +672,7 @@ def _read(data: dict[str, Any], f: _File) -> dict[str, _Value]:
         out["intra_node_profile"] = _Value(value, cited, f.path, line)
     _read_gemm(data, f, out)
     _read_attention(data, f, out)
+    _read_memory_kernels(data, f, out)
     return out
 
 
@@ -726,6 +748,19 @@ def _read_attention(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> N
         out[f"attention_flops.{dtype}"] = _Value(value, cited, f.path, line)
 
 
+def _read_memory_kernels(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
+    """The ``[memory_kernels]`` shares of the memory bandwidth, by kind of kernel."""
+    kernels = data.get("memory_kernels", {})
+    if not isinstance(kernels, dict):
+        raise f.error("memory_kernels must be a table of kinds: write [memory_kernels.norm]",
+                      "memory_kernels")
+    _unknown(f, kernels, MEMORY_KERNELS, ("memory_kernels",))
+    for kind, raw in kernels.items():
+        value, cited, _, line = _entry(f, raw, ("memory_kernels", kind),
+                                       lambda v, k: _number(f, v, "share", k))
+        out[f"memory_kernels.{kind}"] = _Value(value, cited, f.path, line)
+
+
 _MEASURED_LINKS = ("intra_node_latency_s", "intra_node_busbw_bytes_per_s", "network_latency_s",
                    "network_busbw_bytes_per_s", "intra_node_channels", "network_channels",
                    "intra_node_profile")
@@ -790,6 +825,8 @@ def _build(values: dict[str, _Value], *, path: str, base: str) -> GPU:
         **{key: values[key].value for key in _MEASURED_LINKS if key in values},
         attention_flops={k.removeprefix("attention_flops."): v.value for k, v in values.items()
                          if k.startswith("attention_flops.")},
+        memory_kernels={k: values[f"memory_kernels.{k}"].value for k in MEMORY_KERNELS
+                        if f"memory_kernels.{k}" in values},
         sources=dict(sorted(sources.items(), key=lambda kv: _source_order(kv[0]))),
         notes=values["notes"].value,
         path="" if path.startswith("<preset ") else path,
@@ -827,11 +864,13 @@ def _source_order(key: str) -> tuple[int, int]:
               "gemm.achieved_flops", "gemm.tile", "gemm.k_overhead", "launch_s", "gpus_per_node",
               "intra_node_bandwidth_bytes_per_s", "network_bandwidth_bytes_per_s", "intra_node_latency_s",
               "intra_node_busbw_bytes_per_s", "network_latency_s", "network_busbw_bytes_per_s",
-              "intra_node_channels", "network_channels", "intra_node_profile", "attention_flops"]
-    per_dtype = key.startswith(("peak_flops.", "gemm.achieved", "attention_flops."))
+              "intra_node_channels", "network_channels", "intra_node_profile", "attention_flops",
+              "memory_kernels"]
+    per_dtype = key.startswith(("peak_flops.", "gemm.achieved", "attention_flops.", "memory_kernels."))
     head, _, dtype = key.rpartition(".") if per_dtype else (key, "", "")
-    return (fields.index(head) if head in fields else len(fields),
-            FLOP_DTYPES.index(dtype) if dtype in FLOP_DTYPES else 0)
+    within = FLOP_DTYPES.index(dtype) if dtype in FLOP_DTYPES else \
+        MEMORY_KERNELS.index(dtype) if dtype in MEMORY_KERNELS else 0
+    return fields.index(head) if head in fields else len(fields), within
 
 
 # -- loading --------------------------------------------------------------------------------------

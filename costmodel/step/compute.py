@@ -69,7 +69,7 @@ def _price(op: Op, rates: Rates) -> Fraction:
         return rates.gemm(op.m, op.n, op.k, batch=op.batch, output_bytes=op.output_bytes)
     if op.kind == "attention":
         return rates.fused_attention(op.flops, op.bytes)
-    return rates.memory(op.bytes)
+    return rates.memory(op.bytes, op.kernel)
 
 
 def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
@@ -125,4 +125,4 @@ def optimizer_time(parameters: Fraction, rates: Rates) -> Fraction:
     bandwidth (:func:`costmodel.step.ops.optimizer_bytes` per parameter); 0 under a plain efficiency."""
     if rates.bandwidth is None or not parameters:
         return Fraction(0)
-    return rates.memory(parameters * optimizer_bytes(rates.element))
+    return rates.memory(parameters * optimizer_bytes(rates.element), "optimizer")

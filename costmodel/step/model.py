@@ -1747,7 +1747,9 @@ def _compute_model(c: StepConfig, model: _Model) -> str:
         return "per-layer times"
     if model.rates.flat:
         return f"FLOPs at {model.rates.plateau / model.rates.peak} of the peak"
-    return f"per operation on {model.rates.name} ({c.dtype}, {c.attention} attention)"
+    kinds = ", ".join(kind.replace("_", " ") for kind, _ in model.rates.kernels)
+    measured = f"; {kinds} kernels at their own bandwidth" if kinds else ""
+    return f"per operation on {model.rates.name} ({c.dtype}, {c.attention} attention{measured})"
 
 
 estimate_step = step

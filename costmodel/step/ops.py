@@ -36,7 +36,9 @@ Each matrix product C = A·B has two in the backward pass: the input gradient dA
 gradient dB = Aᵀ·dC (accumulated into fp32 main gradients: 8 bytes of C per element); the batched
 products of unfused attention have two each too.  Memory-bound kernels move the bytes counted below
 (e bytes an element; masks one byte) in the forward pass and about twice as much backward (the
-gradient read, the saved input read, the input gradient written).  With sequence parallelism the norms,
+gradient read, the saved input read, the input gradient written), and say their kind (norm, softmax,
+dropout, activation, cross entropy: :data:`costmodel.gpus.MEMORY_KERNELS`), which a GPU file or a
+``calibrate compute`` profile may give a bandwidth of its own.  With sequence parallelism the norms,
 dropouts and residual adds see T/t tokens (Korthikanti et al. 2022, section 4.2.2).  Recomputation
 adds to the backward pass the whole forward (``full``) or the attention core: its two products,
 softmax and dropout (``selective``, Korthikanti et al. 2022, section 5).  FlashAttention's kernel counts
@@ -76,7 +78,9 @@ class Op(JSONFields):
     memory-bound kernel (``bytes``), or fused attention (both).
 
     *phase* is ``forward``, ``backward`` or ``recompute``; *weight* marks a weight-gradient product (the
-    W of split schedules); *flops* counts 2 per multiply-add.
+    W of split schedules); *flops* counts 2 per multiply-add; *kernel* is a memory-bound kernel's kind
+    (one of :data:`costmodel.gpus.MEMORY_KERNELS`, which a GPU may give a bandwidth of its own; "": a
+    plain copy, add or transpose).
     """
 
     name: str
@@ -90,6 +94,7 @@ class Op(JSONFields):
     batch: int = 1
     weight: bool = False
     output_bytes: Fraction | None = None
+    kernel: str = ""
 
 
 def _gemm(name: str, phase: str, m: int, n: int, k: int, *, batch: int = 1, weight: bool = False,
@@ -98,8 +103,8 @@ def _gemm(name: str, phase: str, m: int, n: int, k: int, *, batch: int = 1, weig
               batch=batch, weight=weight, output_bytes=output_bytes)
 
 
-def _memory(name: str, phase: str, nbytes: Fraction) -> Op:
-    return Op(name=name, phase=phase, kind="memory", bytes=Fraction(nbytes))
+def _memory(name: str, phase: str, nbytes: Fraction, kernel: str = "") -> Op:
+    return Op(name=name, phase=phase, kind="memory", bytes=Fraction(nbytes), kernel=kernel)
 
 
 _MAIN_GRAD = Fraction(8)  # a weight gradient read and written in fp32 main gradients
@@ -129,10 +134,11 @@ class _Passes:
     backward: list[Op] = field(default_factory=list)
     core: list[Op] = field(default_factory=list)
 
-    def memory(self, name: str, fwd: Fraction, bwd: Fraction, *, in_core: bool = False) -> None:
-        op = _memory(name, "forward", fwd)
+    def memory(self, name: str, fwd: Fraction, bwd: Fraction, *, in_core: bool = False,
+               kernel: str = "") -> None:
+        op = _memory(name, "forward", fwd, kernel)
         self.forward.append(op)
-        self.backward.append(_memory(f"{name} backward", "backward", bwd))
+        self.backward.append(_memory(f"{name} backward", "backward", bwd, kernel))
         if in_core:
             self.core.append(op)
 
@@ -156,9 +162,10 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
     if attention == "unfused":
         scores = Fraction(b * heads * q * s)  # elements of the attention matrix on this rank
         passes.product("attention scores", q, s, d, batch=b * heads, weights=False, in_core=True)
-        passes.memory("softmax", 2 * e * scores, 3 * e * scores, in_core=True)
+        passes.memory("softmax", 2 * e * scores, 3 * e * scores, in_core=True, kernel="softmax")
         if dropout:
-            passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True)
+            passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True,
+                          kernel="dropout")
         passes.product("attention context", q, d, s, batch=b * heads, weights=False, in_core=True)
         passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
         return
@@ -188,7 +195,8 @@ def _experts(passes: _Passes, shape: TransformerShape, *, tokens: int, region: i
     width = shape.expert_ffn_hidden // tp
     routed_here = cf * k * region  # the routed rows this rank sends (its tokens' k copies, to capacity)
     passes.product("router", region, experts, h)
-    passes.memory("router softmax + top-k", (e + 4) * region * experts, 2 * (e + 4) * region * experts)
+    passes.memory("router softmax + top-k", (e + 4) * region * experts, 2 * (e + 4) * region * experts,
+                  kernel="softmax")
     passes.memory("permute", e * h * (region + routed_here), e * h * (region + routed_here))
     rows = cf * k * tokens  # the rows this rank's E/ep experts run, from every rank of the ep group
     local = experts // ep
@@ -199,7 +207,7 @@ def _experts(passes: _Passes, shape: TransformerShape, *, tokens: int, region: i
     passes.forward.append(replace(fwd, flops=exact))
     passes.backward.extend(_exact(bwd, exact))
     passes.memory("expert SwiGLU" if shape.gated else "expert GeLU", (gated + 1) * e * rows * width,
-                  (2 * gated + 2) * e * rows * width)
+                  (2 * gated + 2) * e * rows * width, kernel="activation")
     fwd, *bwd = _product("expert FFN out", m, h, width, local, fused=passes.fused)
     exact = 2 * rows * h * width
     passes.forward.append(replace(fwd, flops=exact))
@@ -210,7 +218,7 @@ def _experts(passes: _Passes, shape: TransformerShape, *, tokens: int, region: i
         shared = shape.shared_experts * width
         passes.product("shared FFN in", tokens, gated * shared, h)
         passes.memory("shared SwiGLU" if shape.gated else "shared GeLU", (gated + 1) * e * tokens * shared,
-                      (2 * gated + 2) * e * tokens * shared)
+                      (2 * gated + 2) * e * tokens * shared, kernel="activation")
         passes.product("shared FFN out", tokens, h, shared)
 
 
@@ -250,14 +258,15 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     layer = _Passes(fused=accumulate is None)
     # norms backward: the input gradient and the weight gradients each read the gradient and the input (apex's
     # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
-    layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region)
+    layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region, kernel="norm")
     layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
     _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp,
                dropout=dropout)
     mask = 1 if dropout else 0  # the dropout mask's byte per element
+    fused = "dropout" if dropout else ""  # bias, dropout and residual add in one kernel; without: an add
     layer.product("output projection", tokens, h, h // t)
-    layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region)
-    layer.memory("norm", 2 * e * region, 8 * e * region)
+    layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
+    layer.memory("norm", 2 * e * region, 8 * e * region, kernel="norm")
     routed = shape.moe if moe is None else moe and shape.moe
     if routed:
         _experts(layer, shape, tokens=tokens, region=tokens // t if sequence_parallel and t > 1 else tokens,
@@ -265,9 +274,9 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     else:
         layer.product("FFN in", tokens, gated * ffn, h)
         layer.memory("SwiGLU" if shape.gated else "GeLU", (gated + 1) * e * tokens * ffn,
-                     (2 * gated + 2) * e * tokens * ffn)
+                     (2 * gated + 2) * e * tokens * ffn, kernel="activation")
         layer.product("FFN out", tokens, h, ffn)
-    layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region)
+    layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
     if accumulate is not None:
         replicated, experts = (shape.layer_weights(shape.dense_layers) if routed
                                else (shape.layer_parameters, 0))
@@ -279,7 +288,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     elif recompute == "selective" and attention == "unfused":
         again = layer.core
     recomputed = [Op(name=o.name, phase="recompute", kind=o.kind, flops=o.flops, bytes=o.bytes, m=o.m, n=o.n,
-                     k=o.k, batch=o.batch) for o in again]
+                     k=o.k, batch=o.batch, kernel=o.kernel) for o in again]
     return (*layer.forward, *layer.backward, *recomputed)
 
 
@@ -294,11 +303,11 @@ def logits_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequen
     region = Fraction(tokens * shape.hidden, tp if sequence_parallel and tp > 1 else 1)
     vocab = -(-shape.vocabulary // tp)
     logits = Fraction(tokens * vocab)
-    out = [_memory("final norm", "forward", 2 * e * region),
-           _memory("final norm backward", "backward", 3 * e * region)]
+    out = [_memory("final norm", "forward", 2 * e * region, "norm"),
+           _memory("final norm backward", "backward", 3 * e * region, "norm")]
     out += _product("logits", tokens, vocab, shape.hidden)
-    out += [_memory("cross entropy", "forward", (e + 36) * logits),
-            _memory("cross entropy backward", "backward", (12 + e) * logits)]
+    out += [_memory("cross entropy", "forward", (e + 36) * logits, "cross_entropy"),
+            _memory("cross entropy backward", "backward", (12 + e) * logits, "cross_entropy")]
     return tuple(out)
 
 

@@ -11,7 +11,9 @@ peak: it is solved so that the curve passes through the GPU's measured GEMM (``g
 ``gemm.shape``: a published benchmark, or a ``calibrate compute`` fit), and never exceeds the peak.
 
 **A memory-bound kernel** (norms, activations, dropout, residual adds, softmax, the optimizer) moves
-its bytes at the memory bandwidth times the achieved share a streaming copy reaches, plus the launch.
+its bytes at the memory bandwidth times the achieved share a streaming copy reaches, plus the launch;
+a GPU file that gives a kind of kernel its own share (``[memory_kernels]``, which ``calibrate
+compute`` measures) moves that kind's bytes at it instead.
 
 **Fused attention** (FlashAttention) computes at the GPU's attention rate (``attention_flops``, from the
 FlashAttention papers' benchmarks) when the preset has one, else at the GEMM plateau.
@@ -51,7 +53,8 @@ class Rates:
 
     Build with :meth:`of` (a GPU) or :meth:`efficiency` (a peak and a share of it).  *plateau* is P,
     per GPU; *bandwidth* the achieved memory bandwidth (bytes/s); *element* the bytes of an element of
-    the dtype's matrix inputs.
+    the dtype's matrix inputs; *kernels* the achieved bandwidth of the kinds of memory-bound kernel the
+    GPU gives one for (:data:`costmodel.gpus.MEMORY_KERNELS`).
     """
 
     name: str
@@ -65,6 +68,7 @@ class Rates:
     attention: Fraction
     element: Fraction
     flat: bool = False
+    kernels: tuple[tuple[str, Fraction], ...] = ()
 
     @classmethod
     def of(cls, gpu: Any, dtype: str) -> Rates:
@@ -84,7 +88,8 @@ class Rates:
         return cls(name=gpu.name, peak=peak, plateau=plateau, sms=gpu.sms, tile=(tm, tn),
                    k_overhead=curve.k_overhead,
                    bandwidth=Fraction(gpu.memory_bandwidth_bytes_per_s) * Fraction(gpu.memory_efficiency),
-                   launch=Fraction(gpu.launch_s), attention=attention_rate, element=_ELEMENT[dtype])
+                   launch=Fraction(gpu.launch_s), attention=attention_rate, element=_ELEMENT[dtype],
+                   kernels=tuple((kind, gpu.kernel_bandwidth(kind)) for kind in gpu.memory_kernels))
 
     @classmethod
     def efficiency(cls, peak: Fraction, efficiency: Fraction, dtype: str = "bf16") -> Rates:
@@ -118,11 +123,13 @@ class Rates:
                             k_overhead=self.k_overhead, bandwidth=self.bandwidth, launch=self.launch,
                             element=self.element, output_bytes=output_bytes)
 
-    def memory(self, nbytes: Fraction | int) -> Fraction:
-        """Seconds of a memory-bound kernel moving *nbytes* (free under a plain efficiency)."""
+    def memory(self, nbytes: Fraction | int, kind: str = "") -> Fraction:
+        """Seconds of a memory-bound kernel of *kind* moving *nbytes*: at that kind's bandwidth when the GPU
+        gives one, else a streaming copy's (free under a plain efficiency)."""
         if self.bandwidth is None:
             return Fraction(0)
-        return Fraction(nbytes) / self.bandwidth + self.launch
+        bandwidth = next((b for k, b in self.kernels if k == kind), self.bandwidth)
+        return Fraction(nbytes) / bandwidth + self.launch
 
     def fused_attention(self, flops: Fraction, nbytes: Fraction) -> Fraction:
         """Seconds of one fused attention kernel doing *flops* and moving *nbytes*."""

@@ -66,7 +66,9 @@ def test_one_gpu_json_keys_and_si_values(capsys):
             "gpus_per_node", "intra_node_link", "intra_node_bandwidth_bytes_per_s", "network",
             "network_bandwidth_bytes_per_s", "intra_node_latency_s", "intra_node_busbw_bytes_per_s",
             "network_latency_s", "network_busbw_bytes_per_s", "intra_node_channels", "network_channels",
-            "intra_node_profile", "attention_flops_per_s", "sources", "notes", "path", "base"} == set(d)
+            "intra_node_profile", "attention_flops_per_s", "memory_kernels", "sources", "notes", "path",
+            "base"} == set(d)
+    assert d["memory_kernels"] == {}  # a preset gives none: every memory-bound kernel at the copy's share
     assert d["memory_bytes"] == 80 * GiB  # the datasheet's 80GB, as GiB
     assert d["memory_bandwidth_bytes_per_s"] == 2039 * 10**9
     assert d["achieved_memory_bandwidth_bytes_per_s"] == 1737 * 10**9

@@ -97,7 +97,7 @@ def test_run_shows_the_command_and_the_step_at_80_columns(cli):
     assert any(line.startswith("pipeline bubble ") for line in lines[end:])  # the step's breakdown follows
 
 
-def test_run_json_and_a_table_of_ones_own(cli, tmp_path):
+def test_run_json_and_a_table_of_ones_own(cli, tmp_path, monkeypatch):
     path = tmp_path / "runs.csv"
     path.write_text("# source: our cluster\nlabel,layers,hidden,heads,seq,vocab,ffn,kv_groups,gated,tp,gpus,"
                     "batch,micro_batch,gpu,framework,overlap_grad_reduce,sequence_parallel,tokens_per_s\n"
@@ -111,8 +111,10 @@ def test_run_json_and_a_table_of_ones_own(cli, tmp_path):
         assert flag in argv
     assert argv[argv.index("--ffn") + 1] == "11/4" and argv[argv.index("--gpu") + 1] == "h100-sxm"
     assert cli.json(*argv[1:])["step_s"] == data["step"]["step_s"] == data["row"]["step_s"]
-    out, _ = cli.text("validate", str(path), "--run", "mine", columns=80)
-    assert out.count("runs.csv") == 1 and "published 250000, predicted" in out  # no title: the path once
+    monkeypatch.chdir(tmp_path)
+    out, _ = cli.text("validate", "runs.csv", "--run", "mine", columns=80)
+    assert out.splitlines()[:2] == ["validate · run mine of runs.csv on h100-sxm",  # no title: the path once
+                                    out.splitlines()[1]] and out.splitlines()[1].startswith("published 250000,")
 
 
 def test_run_errors_are_one_line(cli, tmp_path):

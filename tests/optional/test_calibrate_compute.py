@@ -13,7 +13,7 @@ pytest.importorskip("torch", reason="calibrate compute needs PyTorch: pip instal
 
 import torch
 
-from costmodel.gpus import load_gpu
+from costmodel.gpus import MEMORY_KERNELS, load_gpu
 from tests.clirun import run, run_json
 
 TINY = ["--layers", "1", "--hidden", "128", "--heads", "2", "--seq", "64", "--vocab", "256"]
@@ -34,6 +34,10 @@ def test_a_cpu_run_writes_a_profile_that_step_uses(capsys, tmp_path):
     assert 0 <= data["k_overhead"] <= 2048
     assert 0 < data["memory_efficiency"] <= 1 and data["launch_s"] > 0
     assert data["memory_bandwidth_bytes_per_s"] == pytest.approx(data["copy_bytes"] / data["copy_s"])
+    kernels = data["memory_kernels"]
+    assert [k["kind"] for k in kernels] == list(MEMORY_KERNELS)
+    assert all(k["time_s"] > 0 and 0 < k["share"] <= 1 for k in kernels)
+    assert all(k["bandwidth_bytes_per_s"] == pytest.approx(k["bytes"] / k["time_s"]) for k in kernels)
 
     gpu = load_gpu(path)
     assert (gpu.name, gpu.base) == ("a100-80gb-calibrated", "a100-80gb")
@@ -42,10 +46,12 @@ def test_a_cpu_run_writes_a_profile_that_step_uses(capsys, tmp_path):
     assert list(gpu.gemm.shape_for("fp32")) == data["achieved_shape"]
     assert float(gpu.launch_s) == pytest.approx(data["launch_s"], rel=1e-3)
     assert "a CPU dry run" in " ".join(gpu.notes)
+    assert gpu.memory_kernels == {k["kind"]: pytest.approx(k["share"], rel=1e-5) for k in kernels}
 
     step = run_json(capsys, "step", *TINY, "--gpu-profile", str(path), "--dtype", "fp32")
     assert step["gpu"] == "a100-80gb-calibrated"
     assert "a100-80gb-calibrated" in step["compute_model"] and step["compute_s"] > 0
+    assert "kernels at their own bandwidth" in step["compute_model"]
     shown, _ = run(capsys, "gpus", str(path))
     assert "a100-80gb-calibrated" in shown and "this file" in shown
 
@@ -59,6 +65,7 @@ def test_the_human_output_says_what_was_measured(capsys, monkeypatch):
     words = " ".join(out.split())  # folded at 80 columns
     assert "fp32 (the default on a CPU: what CPUs run fast)" in words
     for said in ("product", "measured", "model", "error", "memory:", "launch:", "fit: K0 =", "(gemm.achieved)",
+                 "memory-bound kernels, forward and backward: norm", "(memory_kernels)",
                  "note: a CPU dry run"):
         assert said in words
     assert "wrote" not in words

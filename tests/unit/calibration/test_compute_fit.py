@@ -7,6 +7,7 @@ math and memory, plus the launch), not from the module under test.  Nothing here
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -18,6 +19,7 @@ from costmodel.calibration.compute import (
     ComputeMeasurements,
     GemmMeasurement,
     GemmShape,
+    KernelMeasurement,
     calibrate_compute,
     choose_base,
     compute_calibration,
@@ -347,3 +349,27 @@ def test_calibrate_compute_without_torch_is_one_line_with_the_install_command():
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: calibrate compute needs PyTorch")
     assert "pip install 'costmodel-collectives[calibrate]'" in done.stderr
+
+
+def test_memory_kernels_are_shares_of_the_datasheet_that_step_prices_with():
+    """Each kind timed is written as its share of the base's datasheet bandwidth (capped at 1, with a
+    warning), with what ran in the locator; the rates layer then moves that kind's bytes at it."""
+    launch, bandwidth = Fraction(2600, 10**12), Fraction(1700 * 10**9)
+    measured = measurements(SHAPES, plateau=Fraction(240 * 10**12), k0=160, bandwidth=bandwidth, launch=launch,
+                            **A100)
+    norm = KernelMeasurement(kind="norm", shape=(32768, 2048), dtype="bf16", bytes=5 * 2 * 32768 * 2048,
+                             time_s=5 * 2 * 32768 * 2048 / 1.1e12, calls=20, samples=20)
+    dropout = KernelMeasurement(kind="dropout", shape=(32768, 2048), dtype="bf16", bytes=10 * 32768 * 2048,
+                                time_s=10 * 32768 * 2048 / 2.5e12, calls=20, samples=20)  # above 2039 GB/s
+    calibration = compute_calibration(dataclasses.replace(measured, kernels=(norm, dropout)), base="a100-80gb")
+    assert calibration.memory_kernels == (("norm", Fraction("0.539480")), ("dropout", Fraction(1)))
+    assert any("dropout kernels reached 2500 GB/s" in w and "capped at 1" in w for w in calibration.warnings)
+    assert [k["share"] for k in calibration.to_dict()["memory_kernels"]] == [0.53948, 1]
+    gpu = parse_gpu(calibration.to_gpu_toml(), path="a100.toml")
+    assert gpu.memory_kernels == {"norm": Fraction("0.53948"), "dropout": Fraction(1)}
+    assert "F.layer_norm forward" in gpu.sources["memory_kernels.norm"].locator
+    assert "memory_kernels.norm, memory_kernels.dropout" in calibration.notes[0]
+    rates = Rates.of(gpu, "bf16")
+    assert rates.memory(10**9, "norm") == Fraction(10**9) / (2039 * 10**9 * Fraction("0.53948")) + launch
+    assert rates.memory(10**9, "softmax") == rates.memory(10**9) == \
+        Fraction(10**9) / (2039 * 10**9 * gpu.memory_efficiency) + launch

@@ -386,6 +386,15 @@ BAD = [
     (BASE + '[gemm.achieved.bf16]\nvalue = "1000T"\nshape = [1, 1, 1]\n',
      "g.toml:3: gemm.achieved.bf16 = 1 PFLOP/s is above peak_flops.bf16 = 989.5 TFLOP/s"),
     (BASE + '[peak_flops.bf16]\nvalue = "500T"\n', "g.toml:3: gemm.achieved.bf16 = 789.2 TFLOP/s is above"),
+    # memory-bound kernels by kind
+    (BASE + '[memory_kernels.layernorm]\nvalue = 0.5\n',
+     "g.toml:2: unknown key 'layernorm' in [memory_kernels]; did you mean 'norm'?"),
+    (BASE + '[memory_kernels.gemm]\nvalue = 0.5\n',
+     "g.toml:2: unknown key 'gemm' in [memory_kernels]; expected norm, softmax, dropout, activation"),
+    (BASE + '[memory_kernels]\nsoftmx = 0.5\n', "g.toml:3: unknown key 'softmx' in [memory_kernels]; did you "
+                                               "mean 'softmax'?"),
+    (BASE + '[memory_kernels]\nnorm = 1.5\n', "g.toml:3: memory_kernels.norm: 1.5 is not a share"),
+    (BASE + 'memory_kernels = 0.5\n', "g.toml:2: memory_kernels must be a table of kinds"),
     # files
     ('base = "h100-sxm.toml"\n', "g.toml:1: base = 'h100-sxm.toml' is a file; base names a preset"),
     ('name = "x"\n', "g.toml: missing vendor, form, intra_node_link, network, sms, memory, memory_bandwidth"),
@@ -475,3 +484,19 @@ def test_a_gpu_file_names_a_profile_or_a_file_beside_it(tmp_path, monkeypatch):
         mine.write_text(f'base = "h100-sxm"\nintra_node_profile = {value}\n', encoding="utf-8")
         with pytest.raises(ParseError, match=r"mine\.toml:2: intra_node_profile = .*" + re.escape(needle)):
             load_gpu(mine)
+
+
+def test_a_kind_of_memory_bound_kernel_moves_at_its_own_share(tmp_path):
+    """[memory_kernels.KIND] gives one kind its share of the datasheet bandwidth; the others keep the copy's.
+    The file's value and source show in the JSON and in costmodel gpus."""
+    path = _write(tmp_path, 'base = "a100-80gb"\n[memory_kernels.dropout]\nvalue = "1/2"\nsource = "our bench"\n'
+                            'locator = "F.dropout"\n[memory_kernels]\nnorm = 0.6\n')
+    g = load_gpu(path)
+    assert g.memory_kernels == {"dropout": Fraction(1, 2), "norm": Fraction(3, 5)}
+    assert g.kernel_bandwidth("dropout") == 2039 * 10**9 / 2
+    assert g.kernel_bandwidth("softmax") == g.kernel_bandwidth("") == g.achieved_memory_bandwidth_bytes_per_s
+    assert g.to_dict()["memory_kernels"] == {"dropout": 0.5, "norm": 0.6}
+    assert g.sources["memory_kernels.dropout"].locator == "our bench; F.dropout"
+    assert list(g.memory_kernels) == ["norm", "dropout"]  # in the order of MEMORY_KERNELS, sources too
+    assert list(g.sources).index("memory_kernels.norm") < list(g.sources).index("memory_kernels.dropout")
+    assert load_gpu("a100-80gb").memory_kernels == {}
