@@ -907,7 +907,11 @@ def _kernel_call(torch: Any, kind: str, dtype: Any, device: Any, *, gpu: bool, q
     if kind == "optimizer":
         p = torch.nn.Parameter(torch.randn(elements, dtype=torch.float32, device=device))
         p.grad = torch.randn_like(p)
-        adam = torch.optim.Adam([p], lr=1e-6, **({"fused": True} if gpu else {"foreach": True}))
+        try:  # fused on a GPU where this torch has it (a ROCm or older build may not), else multi-tensor
+            adam = torch.optim.Adam([p], lr=1e-6, **({"fused": True} if gpu else {"foreach": True}))
+            adam.step()
+        except (RuntimeError, TypeError, ValueError):
+            adam = torch.optim.Adam([p], lr=1e-6, foreach=True)
         return adam.step, (elements,), "fp32"
     if kind == "cross_entropy":
         shape: tuple[int, ...] = (elements // (row * 16), row * 16)
