@@ -606,21 +606,25 @@ def render_sweep(r: StepSweep) -> Rendered:
                   f"[bold]{format_time(best.step_s)}[/bold] per step\n"
                   f"  dp {b.dp} × tp {b.tp} × pp {b.pp}{cp} = {b.gpus} GPU{'s' if b.gpus > 1 else ''}{ep} · "
                   f"{b.schedule}{chunks} · M = {b.microbatches}")
-    columns = (r.knob, "step", "compute", "DP added", "bubble", "tokens/s", "MFU", "scaling", "")
+    columns = (r.knob, "step", "compute", "MP comm", "DP added", "bubble", "tokens/s", "MFU", "scaling", "")
     numeric = columns[1:-1] if r.kind == "name" else columns[:-1]
-    rows = table(*columns, numeric=numeric, no_wrap=True, optional=("compute", "bubble", "tokens/s"))
+    rows = table(*columns, numeric=numeric, no_wrap=True, optional=("tokens/s", "compute", "bubble"))
     for i, p in enumerate(r.points):
         value = format_value(p.value, r.kind)
         if p.step_s is None:
-            rows.add_row(value, "skipped", "", "", "", "", "", "", "")
+            rows.add_row(value, "skipped", "", "", "", "", "", "", "", "")
             continue
         assert p.compute_s is not None and p.data_parallel_s is not None and p.bubble_s is not None
-        rows.add_row(value, format_time(p.step_s), format_time(p.compute_s), format_time(p.data_parallel_s),
+        assert p.model_parallel_s is not None
+        rows.add_row(value, format_time(p.step_s), format_time(p.compute_s), format_time(p.model_parallel_s),
+                     format_time(p.data_parallel_s),
                      format_time(p.bubble_s),
                      "—" if p.tokens_per_s is None else format_count(p.tokens_per_s),
                      "—" if p.mfu is None else _share(p.mfu, Fraction(1)),
                      _share(p.scaling_efficiency or Fraction(0), Fraction(1)), "best" if i == r.best else "")
-    notes = ("DP added: exposed data-parallel communication, compute slowdown, ZeRO's parameter "
+    notes = ("MP comm: the busiest device's tensor-, context- and expert-parallel collectives and the "
+             "exposed pipeline sends",
+             "DP added: exposed data-parallel communication, compute slowdown, ZeRO's parameter "
              "all-gather and the experts' gradient reduction",
              "scaling: the step with dp = 1 over the step (weak scaling)", *r.notes)
     return Group(head, Text(""), rows), notes

@@ -187,7 +187,8 @@ class SweepPoint(JSONFields):
 
     The times are :class:`~costmodel.step.StepResult`'s parts; :attr:`data_parallel_s` is all the
     data-parallel traffic adds to the pipeline (exposed, slowdown, ZeRO's parameter all-gather, the
-    experts' gradient reduction).
+    experts' gradient reduction), :attr:`model_parallel_s` the model-parallel communication on the
+    busiest device (tensor-, context- and expert-parallel collectives) and the exposed pipeline sends.
 
     *result* is the whole :class:`~costmodel.step.StepResult` (left out of ``to_dict``: the sweep's
     JSON keeps the numbers, ``costmodel step --json`` a point's timeline).
@@ -198,6 +199,7 @@ class SweepPoint(JSONFields):
     step_s: Fraction | None = None
     compute_s: Fraction | None = None
     tp_comm_s: Fraction | None = None
+    cp_comm_s: Fraction | None = None
     bubble_s: Fraction | None = None
     pp_exposed_s: Fraction | None = None
     dp_exposed_s: Fraction | None = None
@@ -219,13 +221,19 @@ class SweepPoint(JSONFields):
             return None
         return self.dp_exposed_s + self.contention_s + self.param_gather_s + (self.expert_dp_s or 0)
 
+    @property
+    def model_parallel_s(self) -> Fraction | None:
+        parts = (self.tp_comm_s, self.cp_comm_s, self.ep_comm_s, self.pp_exposed_s)
+        known = [x for x in parts if x is not None]
+        return None if len(known) < len(parts) else sum(known, Fraction(0))
+
     def to_dict(self) -> dict[str, Any]:
         return to_json_dict(self, skip=("result",))
 
 
-_NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
-            "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus", "tokens_per_s",
-            "mfu", "scaling_efficiency")
+_NUMBERS = ("step_s", "compute_s", "tp_comm_s", "cp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s",
+            "contention_s", "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus",
+            "tokens_per_s", "mfu", "scaling_efficiency")
 
 
 def _point(value: Any, r: StepResult) -> SweepPoint:

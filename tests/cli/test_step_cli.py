@@ -152,8 +152,8 @@ def test_sweep_json_equals_the_library(cli):
                           dp_link=resolve_link("allreduce", profile="ib-hdr"))
     assert data == json.loads(_json(expected))
     assert list(data) == ["knob", "parameter", "kind", "points", "best", "notes"]
-    assert list(data["points"][0]) == ["value", "skipped", "step_s", "compute_s", "tp_comm_s", "bubble_s",
-                                       "pp_exposed_s", "dp_exposed_s", "contention_s", "optimizer_s",
+    assert list(data["points"][0]) == ["value", "skipped", "step_s", "compute_s", "tp_comm_s", "cp_comm_s",
+                                       "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s", "optimizer_s",
                                        "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus",
                                        "tokens_per_s", "mfu", "scaling_efficiency"]
     assert [p["value"] for p in data["points"]] == [1, 2, 4, 8, 16, 32, 64]

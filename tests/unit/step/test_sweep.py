@@ -28,7 +28,7 @@ def _but(fixed: dict, name: str) -> dict:
     return {k: v for k, v in fixed.items() if k != name}
 
 
-_NUMBERS = ("step_s", "compute_s", "tp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
+_NUMBERS = ("step_s", "compute_s", "tp_comm_s", "cp_comm_s", "bubble_s", "pp_exposed_s", "dp_exposed_s", "contention_s",
             "optimizer_s", "param_gather_s", "dp_comm_s", "ep_comm_s", "expert_dp_s", "gpus", "tokens_per_s", "mfu",
             "scaling_efficiency")
 
