@@ -737,28 +737,36 @@ def _read_gemm(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
 
 def _read_attention(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
     """The ``[attention.achieved]`` rates of a fused attention kernel, by dtype."""
-    attention = data.get("attention", {})
-    if not isinstance(attention, dict):
-        raise f.error("attention must be a table: write [attention.achieved.bf16]", "attention")
+    attention = _table(data, f, "attention", "a table: write [attention.achieved.bf16]")
     _unknown(f, attention, ("achieved",), ("attention",))
     rates = _dtype_tables(f, attention.get("achieved", {}), ("attention", "achieved"))
-    for dtype, (key, raw) in rates.items():
-        value, cited, _, line = _entry(f, raw, ("attention", "achieved", key),
-                                       lambda v, k: _number(f, v, "flops", k))
-        out[f"attention_flops.{dtype}"] = _Value(value, cited, f.path, line)
+    _read_entries(f, {dtype: raw for dtype, (_, raw) in rates.items()}, out, "attention_flops", "flops",
+                  written={dtype: key for dtype, (key, _) in rates.items()}, table=("attention", "achieved"))
 
 
 def _read_memory_kernels(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
     """The ``[memory_kernels]`` shares of the memory bandwidth, by kind of kernel."""
-    kernels = data.get("memory_kernels", {})
-    if not isinstance(kernels, dict):
-        raise f.error("memory_kernels must be a table of kinds: write [memory_kernels.norm]",
-                      "memory_kernels")
+    kernels = _table(data, f, "memory_kernels", "a table of kinds: write [memory_kernels.norm]")
     _unknown(f, kernels, MEMORY_KERNELS, ("memory_kernels",))
-    for kind, raw in kernels.items():
-        value, cited, _, line = _entry(f, raw, ("memory_kernels", kind),
-                                       lambda v, k: _number(f, v, "share", k))
-        out[f"memory_kernels.{kind}"] = _Value(value, cited, f.path, line)
+    _read_entries(f, kernels, out, "memory_kernels", "share", table=("memory_kernels",))
+
+
+def _table(data: dict[str, Any], f: _File, key: str, what: str) -> dict[str, Any]:
+    """The top-level table *key* of a file (empty when absent), refused when it is not one."""
+    table = data.get(key, {})
+    if not isinstance(table, dict):
+        raise f.error(f"{key} must be {what}", key)
+    return table
+
+
+def _read_entries(f: _File, entries: dict[str, Any], out: dict[str, _Value], field: str, kind: str, *,
+                  table: tuple[str, ...], written: dict[str, str] | None = None) -> None:
+    """Each entry of a table of values (``[field.NAME]``, read as *kind*) into *out* as ``field.NAME``;
+    *written* maps a name to its key as the file wrote it (a dtype's alias)."""
+    for name, raw in entries.items():
+        shown = (written or {}).get(name, name)
+        value, cited, _, line = _entry(f, raw, (*table, shown), lambda v, k: _number(f, v, kind, k))
+        out[f"{field}.{name}"] = _Value(value, cited, f.path, line)
 
 
 _MEASURED_LINKS = ("intra_node_latency_s", "intra_node_busbw_bytes_per_s", "network_latency_s",
