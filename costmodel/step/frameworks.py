@@ -62,8 +62,8 @@ from costmodel.errors import InputError
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023, Cited
 from costmodel.references import NARAYANAN_2021_MEGATRON as NARAYANAN
 
-__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel", "data_parallel",
-           "pipeline_sends", "tp_overlap", "zero_stages"]
+__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel",
+           "data_parallel", "pipeline_schedules", "pipeline_sends", "tp_overlap", "zero_stages"]
 
 FSDP_PREFETCH = 1
 """Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
@@ -113,6 +113,20 @@ TP_OVERLAP_SOURCES: tuple[Cited, ...] = (
                    "6985e58 of 2021-08)"),
 )
 """Where the backward's tensor-parallel overlap comes from."""
+
+_SCHEDULES = {"deepspeed": ("1f1b",), "megatron-deepspeed": ("1f1b",)}
+
+
+def pipeline_schedules(framework: str | None) -> tuple[str, ...] | None:
+    """The pipeline schedules *framework* runs (None: any modelled): DeepSpeed's pipeline engine, which
+    Megatron-DeepSpeed uses too, has one training schedule (``deepspeed/runtime/pipe/schedule.py``,
+    ``TrainSchedule``, run by ``engine.py``'s ``train_batch``), whose order is 1F1B's.
+
+    >>> pipeline_schedules("megatron-deepspeed"), pipeline_schedules("megatron")
+    (('1f1b',), None)
+    """
+    return _SCHEDULES.get(framework or "generic")
+
 
 _RULES = {"ddp": "ddp", "fsdp": "ddp", "deepspeed": "deepspeed", "megatron": "megatron",
           "megatron-deepspeed": "deepspeed", "generic": "ddp"}

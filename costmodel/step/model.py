@@ -120,6 +120,7 @@ from costmodel.step.frameworks import (
     TP_OVERLAP_SOURCES,
     DataParallel,
     data_parallel,
+    pipeline_schedules,
     pipeline_sends,
     tp_overlap,
 )
@@ -390,6 +391,11 @@ class _Model:
 
 def _parallelism(c: StepConfig) -> tuple[str, int]:
     name = resolve_schedule(c.schedule)
+    runs = pipeline_schedules(c.framework)
+    if c.pp > 1 and runs is not None and name not in runs:
+        raise InputError(f"schedule={name!r} is not one framework={c.framework!r} runs: DeepSpeed's pipeline "
+                         f"engine has one training schedule, in 1F1B's order; use schedule='1f1b', or "
+                         f"framework='megatron' for Megatron-LM's schedules")
     if name == "interleaved":
         v = 2 if c.chunks is None else c.chunks
         if c.microbatches % c.pp:

@@ -46,7 +46,7 @@ from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.references import LAND_1960, NARAYANAN_2021_MEGATRON
 from costmodel.step.config import StepConfig
-from costmodel.step.frameworks import zero_stages
+from costmodel.step.frameworks import pipeline_schedules, zero_stages
 from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, work_bound
 from costmodel.validate import positive
 
@@ -181,7 +181,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
               if sp.global_batch % (ch["dp"] * ch["micro_batch"]) else None),
     Dimension("microbatches", lambda sp, ch: (sp.global_batch // (ch["dp"] * ch["micro_batch"]),),
               derived="follows from the global batch over dp × micro-batch"),
-    Dimension("schedule", lambda sp, ch: ("1f1b", "interleaved") if ch["pp"] > 1 else ("1f1b",),
+    Dimension("schedule", lambda sp, ch: ("1f1b", "interleaved") if ch["pp"] > 1 and
+              pipeline_schedules(sp.base.framework) is None else ("1f1b",),
               check=lambda sp, ch: "interleaved: the micro-batches are not a multiple of pp"
               if ch["schedule"] == "interleaved" and ch["microbatches"] % ch["pp"] else None),
     Dimension("chunks", lambda sp, ch: (None,) if ch["schedule"] != "interleaved" else

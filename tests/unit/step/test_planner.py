@@ -286,3 +286,17 @@ def test_no_configuration_that_can_be_priced_is_one_error():
     with pytest.raises(InputError, match=r"^no configuration that fits could be priced: microbatches=1024 × "
                                          r"1000 layers give 3072000 layer operations"):
         plan(deep, gpu="a100-80gb", nodes=1, gpus_per_node=1, global_batch=1024, micro_batch_sizes=(1,))
+
+
+@pytest.mark.parametrize("framework", ["deepspeed", "megatron-deepspeed"])
+def test_deepspeeds_pipeline_runs_1f1b_only(framework):
+    """DeepSpeed's pipeline engine has one training schedule, in 1F1B's order: the step refuses the others
+    with a pipeline (and takes any without one), and the planner proposes none of them."""
+    for schedule, chunks in (("interleaved", 2), ("gpipe", None), ("zb-h1", None)):
+        with pytest.raises(InputError, match=f"schedule='{schedule}' is not one framework='{framework}' runs"):
+            costmodel.step(shape=SMALL, gpu="a100-80gb", pp=2, microbatches=4, schedule=schedule, chunks=chunks,
+                           framework=framework)
+    assert costmodel.step(shape=SMALL, gpu="a100-80gb", schedule="gpipe", framework=framework).pp == 1
+    p = plan(SMALL, top=10_000, framework=framework, **MACHINE)
+    assert {r.config.schedule for r in p.rows} == {"1f1b"} and any(r.config.pp > 1 for r in p.rows)
+    assert "interleaved" in {r.config.schedule for r in plan(SMALL, top=10_000, **MACHINE).rows}
