@@ -63,7 +63,8 @@ from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023,
 from costmodel.references import NARAYANAN_2021_MEGATRON as NARAYANAN
 
 __all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel",
-           "data_parallel", "pipeline_schedules", "pipeline_sends", "tp_overlap", "zero_stages"]
+           "data_parallel", "pipeline_schedules", "pipeline_sends", "ring_attention", "tp_overlap",
+           "zero_stages"]
 
 FSDP_PREFETCH = 1
 """Units whose all-gather runs ahead of the compute under ZeRO 3: FSDP keeps one
@@ -126,6 +127,18 @@ def pipeline_schedules(framework: str | None) -> tuple[str, ...] | None:
     (('1f1b',), None)
     """
     return _SCHEDULES.get(framework or "generic")
+
+
+def ring_attention(framework: str | None) -> bool:
+    """Whether *framework* splits a sequence over context-parallel ranks with ring attention, the context
+    parallelism a step models (Megatron-Core's ``context_parallel_size``, PyTorch's
+    ``torch.distributed.tensor.experimental.context_parallel``); DeepSpeed and Megatron-DeepSpeed split it
+    with Ulysses' all-to-alls (``deepspeed/sequence/layer.py``, ``DistributedAttention``), not modelled.
+
+    >>> ring_attention("megatron"), ring_attention("megatron-deepspeed")
+    (True, False)
+    """
+    return framework not in _SCHEDULES
 
 
 _RULES = {"ddp": "ddp", "fsdp": "ddp", "deepspeed": "deepspeed", "megatron": "megatron",

@@ -122,6 +122,7 @@ from costmodel.step.frameworks import (
     data_parallel,
     pipeline_schedules,
     pipeline_sends,
+    ring_attention,
     tp_overlap,
 )
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
@@ -391,6 +392,10 @@ class _Model:
 
 def _parallelism(c: StepConfig) -> tuple[str, int]:
     name = resolve_schedule(c.schedule)
+    if c.cp > 1 and not ring_attention(c.framework):
+        raise InputError(f"cp={c.cp} is ring attention, which framework={c.framework!r} does not run: "
+                         "DeepSpeed splits a sequence with Ulysses' all-to-alls, not modelled; use cp=1, "
+                         "or framework='megatron'")
     runs = pipeline_schedules(c.framework)
     if c.pp > 1 and runs is not None and name not in runs:
         raise InputError(f"schedule={name!r} is not one framework={c.framework!r} runs: DeepSpeed's pipeline "

@@ -46,7 +46,7 @@ from costmodel._json import JSONFields, real
 from costmodel.errors import InputError
 from costmodel.references import LAND_1960, NARAYANAN_2021_MEGATRON
 from costmodel.step.config import StepConfig
-from costmodel.step.frameworks import pipeline_schedules, zero_stages
+from costmodel.step.frameworks import pipeline_schedules, ring_attention, zero_stages
 from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, work_bound
 from costmodel.validate import positive
 
@@ -172,7 +172,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("pp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True,
               check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else
               "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
-    Dimension("cp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True, check=_cp_check),
+    Dimension("cp", lambda sp, ch: _divisors(sp.gpus // _split(ch)) if ring_attention(sp.base.framework)
+              else (1,), ranks=True, check=_cp_check),
     Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),),
               derived="follows from the GPUs over tp × pp × cp"),
     Dimension("ep", _experts, check=_ep_check),

@@ -289,9 +289,10 @@ def test_no_configuration_that_can_be_priced_is_one_error():
 
 
 @pytest.mark.parametrize("framework", ["deepspeed", "megatron-deepspeed"])
-def test_deepspeeds_pipeline_runs_1f1b_only(framework):
+def test_deepspeed_runs_1f1b_and_no_ring_attention(framework):
     """DeepSpeed's pipeline engine has one training schedule, in 1F1B's order: the step refuses the others
-    with a pipeline (and takes any without one), and the planner proposes none of them."""
+    with a pipeline (and takes any without one), and the planner proposes none of them; nor context
+    parallelism, which DeepSpeed does with Ulysses' all-to-alls rather than ring attention."""
     for schedule, chunks in (("interleaved", 2), ("gpipe", None), ("zb-h1", None)):
         with pytest.raises(InputError, match=f"schedule='{schedule}' is not one framework='{framework}' runs"):
             costmodel.step(shape=SMALL, gpu="a100-80gb", pp=2, microbatches=4, schedule=schedule, chunks=chunks,
@@ -299,4 +300,8 @@ def test_deepspeeds_pipeline_runs_1f1b_only(framework):
     assert costmodel.step(shape=SMALL, gpu="a100-80gb", schedule="gpipe", framework=framework).pp == 1
     p = plan(SMALL, top=10_000, framework=framework, **MACHINE)
     assert {r.config.schedule for r in p.rows} == {"1f1b"} and any(r.config.pp > 1 for r in p.rows)
-    assert "interleaved" in {r.config.schedule for r in plan(SMALL, top=10_000, **MACHINE).rows}
+    assert {r.config.cp for r in p.rows} == {1}  # its sequence split is Ulysses', not ring attention
+    with pytest.raises(InputError, match=f"cp=2 is ring attention, which framework='{framework}' does not run"):
+        costmodel.step(shape=SMALL, gpu="a100-80gb", cp=2, framework=framework)
+    generic = plan(SMALL, top=10_000, **MACHINE).rows
+    assert "interleaved" in {r.config.schedule for r in generic} and {r.config.cp for r in generic} != {1}
