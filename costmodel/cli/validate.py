@@ -181,6 +181,10 @@ def _command_lines(argv: Sequence[str], width: int = 78) -> list[str]:
     return lines
 
 
+_UNIT = {"iteration_s": "per iteration"}
+"""What follows a value already written with its unit (a time), instead of the quantity's name."""
+
+
 @renders("costmodel.cli.validate.ShownRun")
 def render_shown_run(shown: ShownRun) -> Rendered:
     """The run's published and predicted numbers, the command that prices it, then its step's rendering."""
@@ -197,7 +201,7 @@ def render_shown_run(shown: ShownRun) -> Rendered:
     head = markup(f"[bold]validate[/bold] · run {escape(r.label)} of {escape(d.table)} on {escape(r.gpu)}\n"
                   f"{title}"
                   f"published {_value(d.quantity, r.published)}, predicted {_value(d.quantity, r.predicted)} "
-                  f"{MEASURES[d.quantity]}: error {_error(r.error)}")
+                  f"{_UNIT.get(d.quantity, MEASURES[d.quantity])}: error {_error(r.error)}")
     command = [Text(line, no_wrap=True, overflow="ignore") for line in _command_lines(shown.command)]
     body, notes = render(d.step)
     return Group(head, Text(""), *command, Text(""), body), notes

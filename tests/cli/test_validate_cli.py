@@ -89,6 +89,8 @@ def test_run_shows_the_command_and_the_step_at_80_columns(cli):
     lines = out.splitlines()
     assert lines[0] == "validate · run 39.1B of narayanan2021-table1 on a100-80gb"
     assert "published 138, predicted" in out and "teraFLOP/s per GPU: error +" in out
+    times, _ = cli.text("validate", "--run", "1T full", columns=80)
+    assert "published 94.42 s, predicted 95.44 s per iteration: error +1.08%" in times
     start = next(i for i, line in enumerate(lines) if line.startswith("$ costmodel step "))
     end = next(i for i in range(start, len(lines)) if not lines[i].endswith("\\"))
     command = " ".join(line.rstrip("\\").strip() for line in lines[start:end + 1]).removeprefix("$ ")
