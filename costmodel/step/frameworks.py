@@ -42,7 +42,10 @@ launched until it is done.  Megatron-Core overlaps them with the compute only in
 also split each tensor over the t tensor-parallel ranks, each sending 1/t, and all-gathered it on arrival
 (``--scatter-gather-tensors-in-pipeline``, on by default; Narayanan et al. 2021, section 4.1); with
 sequence parallelism the tensor is already split and nothing is gathered.  DeepSpeed's pipeline engine
-(also Megatron-DeepSpeed's) sends and receives synchronously.  PyTorch's own schedules and the generic
+(also Megatron-DeepSpeed's) sends and receives synchronously, and with tensor parallelism partitions the
+activation and its gradient over the tensor-parallel ranks the same way, each sending 1/t and
+all-gathering on arrival (``pipe_partitioned`` and ``grad_partitioned``, on by default:
+``PartitionedTensor`` in ``deepspeed/runtime/pipe/engine.py``).  PyTorch's own schedules and the generic
 step send beside the compute.
 
 **Tensor-parallel collectives of the backward** (:func:`tp_overlap`).  Since September 2021 Megatron-LM
@@ -99,7 +102,11 @@ SENDS_SOURCES: dict[str, tuple[Cited, ...]] = {
                        "split_tensor_into_1d_equal_chunks before the sends, gather_split_1d_tensor after, "
                        "torch.cuda.synchronize() between; "
                        "megatron/arguments.py: scatter_gather_tensors_in_pipeline on by default"),
-        NARAYANAN.at("section 4.1: the scatter/gather communication optimization")),
+        NARAYANAN.at("section 4.1: the scatter/gather communication optimization"),
+        DEEPSPEED.at("deepspeed/runtime/config.py: pipeline pipe_partitioned and grad_partitioned True by "
+                     "default; pipe/engine.py: PartitionedTensor of the outputs and gradients sent, .full() "
+                     "(an all-gather over the tensor-parallel group) on arrival; pipe/p2p.py: send and recv "
+                     "with async_op=False")),
     "overlap": (),
 }
 """The sources of each way of sending between pipeline stages."""
@@ -254,16 +261,19 @@ def data_parallel(*, framework: str | None, zero: int, buckets: str | None, buck
 def pipeline_sends(framework: str | None, *, schedule: str, given: str | None = None) -> str:
     """How *framework* sends between pipeline stages under *schedule*: *given* when set, else the
     framework's own (see the module notes): ``blocking`` for Megatron-LM (``overlap`` in its interleaved
-    schedule), DeepSpeed and Megatron-DeepSpeed, ``overlap`` otherwise.
+    schedule), ``scatter-gather`` for DeepSpeed and Megatron-DeepSpeed (blocking, each tensor-parallel rank
+    sending 1/t), ``overlap`` otherwise.
 
     >>> pipeline_sends("megatron", schedule="1f1b"), pipeline_sends("megatron", schedule="interleaved")
     ('blocking', 'overlap')
+    >>> pipeline_sends("megatron-deepspeed", schedule="1f1b")
+    'scatter-gather'
     """
     if given is not None:
         return given
     if framework == "megatron":
         return "overlap" if schedule == "interleaved" else "blocking"
-    return "blocking" if framework in ("deepspeed", "megatron-deepspeed") else "overlap"
+    return "scatter-gather" if framework in ("deepspeed", "megatron-deepspeed") else "overlap"
 
 
 def tp_overlap(framework: str | None, *, given: str | None = None) -> str:
