@@ -58,6 +58,7 @@ from costmodel.exact import decimal_text, to_fraction
 __all__ = [
     "Quantity",
     "floor_log10",
+    "format_byte_rate",
     "format_count",
     "format_exact",
     "format_flop_rate",
@@ -1179,6 +1180,15 @@ def format_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
     """
     return _format_nonzero(bytes_per_s, digits, "0 B/s",
                            lambda x, d: f"{_format_rate_bytes(x, d)} ({_scaled(8 * x, _BIT_RATES, d, 0)})")
+
+
+def format_byte_rate(bytes_per_s: float | Fraction, *, digits: int = 4) -> str:
+    """Write a bandwidth in decimal bytes per second alone, without :func:`format_rate`'s bit rate.
+
+    >>> format_byte_rate(12.5e9), format_byte_rate(0)
+    ('12.5 GB/s', '0 B/s')
+    """
+    return _format_nonzero(bytes_per_s, digits, "0 B/s", _format_rate_bytes)
 
 
 _FLOP_RATES = _ladder([("FLOP/s", 1), *((p + "FLOP/s", f) for p, f in _DECIMAL_PREFIXES),

@@ -1312,7 +1312,7 @@ def _warnings(rows: list[Row], search: _Search, built: list[Segment], residuals:
     """
     import numpy as np
 
-    from costmodel.units import format_rate, format_time
+    from costmodel.units import format_byte_rate, format_time
 
     sizes = search.sizes
     out = []
@@ -1338,7 +1338,7 @@ def _warnings(rows: list[Row], search: _Search, built: list[Segment], residuals:
     if last.beta_s_per_byte > 0 and b > 0:
         modelled = float(factor) / (float(b) * last.beta_s_per_byte)
         if modelled > _FASTER * best:
-            shown, measured = (format_rate(x).split(" (")[0] for x in (modelled, best))
+            shown, measured = (format_byte_rate(x) for x in (modelled, best))
             out.append(f"segment {len(built)}: 1/β gives a bus bandwidth of {shown}, "
                        f"{modelled / best:.3g}× the best measured ({measured}); the "
                        "bandwidth regime was not reached, or the largest sizes are missing")

@@ -396,9 +396,9 @@ def _beta(b: Any) -> str:
 
 
 def _rate(b: Any) -> str:
-    from costmodel.units import format_rate
+    from costmodel.units import format_byte_rate
 
-    return format_rate(1 / b).split(" (")[0] if b > 0 else "∞"
+    return format_byte_rate(1 / b) if b > 0 else "∞"
 
 
 def _fit_body(f: Any) -> Any:
@@ -712,6 +712,6 @@ def _render_compute(c: _Compute) -> Rendered:
 
 
 def _rate_text(rate: Any) -> str:
-    from costmodel.units import format_rate
+    from costmodel.units import format_byte_rate
 
-    return format_rate(rate).split(" (")[0]
+    return format_byte_rate(rate)

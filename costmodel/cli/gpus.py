@@ -16,7 +16,14 @@ from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.units import format_flop_rate, format_rate, format_share, format_size, format_time
+from costmodel.units import (
+    format_byte_rate,
+    format_flop_rate,
+    format_rate,
+    format_share,
+    format_size,
+    format_time,
+)
 
 if TYPE_CHECKING:
     from costmodel.gpus import GPU, GemmOnGpu, GPUList
@@ -76,7 +83,7 @@ def gpus(
 
 def _bytes_rate(x: Any) -> str:
     """A rate in bytes per second only: ``2.039 TB/s``."""
-    return str(format_rate(x).split(" (")[0])
+    return format_byte_rate(x)
 
 
 def _capacity(x: Any) -> str:

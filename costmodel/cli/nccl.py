@@ -610,9 +610,9 @@ def _time(s: Any) -> str:
 
 
 def _rate(r: Any) -> str:
-    from costmodel.units import format_rate
+    from costmodel.units import format_byte_rate
 
-    return format_rate(r).split(" (")[0]
+    return format_byte_rate(r)
 
 
 def _size(n: Any) -> str:

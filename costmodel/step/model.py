@@ -934,12 +934,11 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
 def _shared_nodes_note(gpu: Any, k: int) -> str:
     """What pricing a data-parallel group with *k* ranks in each node at one GPU's network rate assumes,
     and the link that prices it at the k ranks' NICs together."""
-    from costmodel.units import format_rate, format_time
+    from costmodel.units import format_byte_rate, format_time
 
     rate = min(k * gpu.network_busbw_bytes_per_s, gpu.intra_node_busbw_bytes_per_s)
-    link = (format_time(gpu.network_latency_s).replace(" ", "") + ":" +
-            format_rate(rate).split(" (")[0].replace(" ", ""))
-    one = format_rate(gpu.network_busbw_bytes_per_s).split(" (")[0]
+    link = format_time(gpu.network_latency_s).replace(" ", "") + ":" + format_byte_rate(rate).replace(" ", "")
+    one = format_byte_rate(gpu.network_busbw_bytes_per_s)
     return (f"dp: {k} ranks of each group share a node, and its network steps are priced at one GPU's "
             f"rate, {one} (the rate the 2021 ZeRO-3 runs that costmodel validate reproduces reached); "
             f"NCCL can run a ring over those {k} GPUs' NICs at once: to price that, pass dp_link={link}")
