@@ -79,7 +79,7 @@ def validate(
 
 
 _SHAPE_FLAGS = ("gated",)
-"""The shape's columns that are switches on the command line."""
+"""The shape's columns that are switches on the command line (a run's arguments hold them only when on)."""
 
 
 def step_argv(arguments: Sequence[tuple[str, str]], *, gpu: str) -> list[str]:
@@ -95,20 +95,15 @@ def step_argv(arguments: Sequence[tuple[str, str]], *, gpu: str) -> list[str]:
     argv = ["costmodel", "step"]
     for name, text in (*arguments, *((("gpu", gpu),) if "gpu" not in given else ())):
         long = next(f for f in option_names(name) if f.startswith("--"))
-        if name in _SHAPE_FLAGS or (name in defaults and setting_of(name).boolean):
-            on = setting_of(name).read(text, name) if name in defaults else text.lower() in _TRUE
-            if name in defaults and on == defaults[name]:
-                continue  # the default: nothing to say
-            if on or name in _SHAPE_FLAGS:
-                argv += [long] if on else []
-            else:
-                argv.append(f"--no-{long[2:]}")
-            continue
-        argv += [long, text]
+        if name in _SHAPE_FLAGS:
+            argv.append(long)
+        elif name in defaults and setting_of(name).boolean:
+            on = setting_of(name).read(text, name)
+            if on != defaults[name]:  # the default needs no option
+                argv.append(long if on else f"--no-{long[2:]}")
+        else:
+            argv += [long, text]
     return [*argv, "--allow-oom"]
-
-
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)

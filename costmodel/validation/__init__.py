@@ -289,7 +289,10 @@ def _run(row: dict[str, str], *, quantity: str, line: int) -> PublishedRun:
     arguments = [(c, str(dims[c])) for c in _SHAPE]
     if "ffn_factor" in extra:
         arguments.append(("ffn", str(extra["ffn_factor"])))  # the width over h, as the option takes it
-    arguments += [(c, row[c]) for c in ("kv_groups", "gated") if row.get(c)]
+    if row.get("kv_groups"):
+        arguments.append(("kv_groups", row["kv_groups"]))
+    if extra.get("gated"):
+        arguments.append(("gated", row["gated"]))  # a switch: recorded only when on
     arguments += [("dp", str(dp)), ("micro_batch", str(mbs)), ("microbatches", str(batch // (dp * mbs)))]
     arguments += list(given.items())
     return PublishedRun(label=label, settings=settings, quantity=quantity, published=Fraction(published),
