@@ -897,54 +897,71 @@ def _copy_time(torch: Any, bench: _Bench, size: int) -> float:
     return bench.median(lambda: dst.copy_(src))[0]
 
 
-def _kernel_call(torch: Any, kind: str, dtype: Any, device: Any, *, gpu: bool, quick: bool
-                 ) -> tuple[Callable[[], Any], tuple[int, ...], str]:
-    """One forward and backward of *kind* (:data:`KERNELS`) as a call, its tensor's shape and dtype."""
-    import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
-
+def _kernel_shape(kind: str, dtype: str, *, gpu: bool, quick: bool) -> tuple[tuple[int, ...], str]:
+    """The tensor *kind* (:data:`KERNELS`) is timed on and its dtype: the parameters of an optimizer step,
+    fp32 logits of 16 rows' width for a cross entropy, else rows of *dtype*."""
     elements = (1 << 26 if gpu else 1 << 22) >> (2 if quick else 0)
     row = 2048 if gpu else 512
     if kind == "optimizer":
-        p = torch.nn.Parameter(torch.randn(elements, dtype=torch.float32, device=device))
+        return (elements,), "fp32"
+    if kind == "cross_entropy":
+        return (elements // (row * 16), row * 16), "fp32"
+    return (elements // row, row), dtype
+
+
+def _kernel_call(torch: Any, kind: str, shape: tuple[int, ...], dtype: str, device: Any, *, gpu: bool
+                 ) -> Callable[[], Any]:
+    """One forward and backward of *kind* (:data:`KERNELS`) on a tensor of *shape*, as a call."""
+    import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
+
+    if kind == "optimizer":
+        p = torch.nn.Parameter(torch.randn(*shape, dtype=torch.float32, device=device))
         p.grad = torch.randn_like(p)
         try:  # fused on a GPU where this torch has it (a ROCm or older build may not), else multi-tensor
             adam = torch.optim.Adam([p], lr=1e-6, **({"fused": True} if gpu else {"foreach": True}))
             adam.step()
         except (RuntimeError, TypeError, ValueError):
             adam = torch.optim.Adam([p], lr=1e-6, foreach=True)
-        return adam.step, (elements,), "fp32"
+        return adam.step
+    x = torch.randn(*shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=device, requires_grad=True)
     if kind == "cross_entropy":
-        shape: tuple[int, ...] = (elements // (row * 16), row * 16)
-        logits = torch.randn(*shape, dtype=torch.float32, device=device, requires_grad=True)
         target = torch.randint(0, shape[1], (shape[0],), device=device)
-        return (lambda: torch.autograd.grad(F.cross_entropy(logits, target), logits)), shape, "fp32"
-    shape = (elements // row, row)
-    x = torch.randn(*shape, dtype=dtype, device=device, requires_grad=True)
+        return lambda: torch.autograd.grad(F.cross_entropy(x, target), x)
     dy = torch.randn_like(x)
+    row = shape[1]
     if kind == "norm":
-        w = torch.ones(row, dtype=dtype, device=device, requires_grad=True)
-        b = torch.zeros(row, dtype=dtype, device=device, requires_grad=True)
-        return (lambda: torch.autograd.grad(F.layer_norm(x, (row,), w, b), (x, w, b), dy)), shape, ""
+        w = torch.ones(row, dtype=x.dtype, device=device, requires_grad=True)
+        b = torch.zeros(row, dtype=x.dtype, device=device, requires_grad=True)
+        return lambda: torch.autograd.grad(F.layer_norm(x, (row,), w, b), (x, w, b), dy)
     forward = {"softmax": lambda: F.softmax(x, dim=-1), "dropout": lambda: F.dropout(x, 0.1, training=True),
                "activation": lambda: F.gelu(x)}[kind]
-    return (lambda: torch.autograd.grad(forward(), x, dy)), shape, ""
+    return lambda: torch.autograd.grad(forward(), x, dy)
 
 
 def _kernel_time(torch: Any, bench: _Bench, kind: str, dtype: str, *, quick: bool) -> KernelMeasurement | str:
     """*kind*'s forward and backward timed (:data:`KERNELS`), or why it was skipped (out of GPU memory)."""
+    shape, measured = _kernel_shape(kind, dtype, gpu=bench.gpu, quick=quick)
+    timed = _timed(torch, bench, lambda: _kernel_call(torch, kind, shape, measured, bench.device,
+                                                      gpu=bench.gpu), f"{kind} kernels")
+    if isinstance(timed, str):
+        return timed
+    seconds, calls, samples = timed
+    return KernelMeasurement(kind=kind, shape=shape, dtype=measured, time_s=seconds, calls=calls,
+                             samples=samples, bytes=math.prod(shape) * KERNELS[kind][1](_ELEMENT[measured]))
+
+
+def _timed(torch: Any, bench: _Bench, make: Callable[[], Callable[[], Any]], what: str
+           ) -> tuple[float, int, int] | str:
+    """The median of the call *make* builds (:meth:`_Bench.median`), or that *what* was skipped when the
+    GPU's memory ran out; the operands are gone with the call, and their memory is given back before the
+    next measurement either way."""
     try:
-        call, shape, own = _kernel_call(torch, kind, getattr(torch, _TORCH_DTYPES[dtype]), bench.device,
-                                        gpu=bench.gpu, quick=quick)
-        seconds, calls, samples = bench.median(call)
+        return bench.median(make())
     except torch.cuda.OutOfMemoryError:
-        return f"{kind} kernels skipped: out of GPU memory"
+        return f"{what} skipped: out of GPU memory"
     finally:
         if bench.gpu:
             torch.cuda.empty_cache()
-    measured = own or dtype
-    elements = math.prod(shape)
-    return KernelMeasurement(kind=kind, shape=shape, dtype=measured, time_s=seconds, calls=calls,
-                             samples=samples, bytes=elements * KERNELS[kind][1](_ELEMENT[measured]))
 
 
 def _busy(torch: Any, bench: _Bench, shape: GemmShape, dtype: str, seconds: float) -> None:
@@ -958,14 +975,12 @@ def _busy(torch: Any, bench: _Bench, shape: GemmShape, dtype: str, seconds: floa
 
 def _gemm_time(torch: Any, bench: _Bench, shape: GemmShape, dtype: str) -> GemmMeasurement | str:
     """*shape* timed, or why it was skipped (out of GPU memory)."""
-    try:
-        seconds, calls, samples = bench.median(
-            _operands(torch, shape, getattr(torch, _TORCH_DTYPES[dtype]), bench.device))
-    except torch.cuda.OutOfMemoryError:
-        return f"{shape.m}×{shape.n}×{shape.k} (batch {shape.batch}) skipped: out of GPU memory"
-    finally:  # the operands are gone with the call: give their memory back before the next shape
-        if bench.gpu:
-            torch.cuda.empty_cache()
+    timed = _timed(torch, bench,
+                   lambda: _operands(torch, shape, getattr(torch, _TORCH_DTYPES[dtype]), bench.device),
+                   f"{shape.m}×{shape.n}×{shape.k} (batch {shape.batch})")
+    if isinstance(timed, str):
+        return timed
+    seconds, calls, samples = timed
     return GemmMeasurement(shape=shape, time_s=seconds, calls=calls, samples=samples)
 
 

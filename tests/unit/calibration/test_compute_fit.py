@@ -373,3 +373,11 @@ def test_memory_kernels_are_shares_of_the_datasheet_that_step_prices_with():
     assert rates.memory(10**9, "norm") == Fraction(10**9) / (2039 * 10**9 * Fraction("0.53948")) + launch
     assert rates.memory(10**9, "softmax") == rates.memory(10**9) == \
         Fraction(10**9) / (2039 * 10**9 * gpu.memory_efficiency) + launch
+
+
+def test_calibrate_compute_times_every_kind_a_gpu_file_takes():
+    """The kinds measured are the kinds a GPU file names and the step's operations carry, in one order."""
+    from costmodel.calibration.compute import KERNELS
+    from costmodel.gpus import MEMORY_KERNELS
+
+    assert tuple(KERNELS) == MEMORY_KERNELS
