@@ -65,7 +65,7 @@ from costmodel.errors import InputError
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, ZHAO_2023, Cited
 from costmodel.references import NARAYANAN_2021_MEGATRON as NARAYANAN
 
-__all__ = ["FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel",
+__all__ = ["DEEPSPEED_ENGINE", "FSDP_PREFETCH", "SENDS_SOURCES", "TP_OVERLAP_SOURCES", "DataParallel",
            "data_parallel", "pipeline_schedules", "pipeline_sends", "ring_attention", "tp_overlap",
            "zero_stages"]
 
@@ -122,7 +122,9 @@ TP_OVERLAP_SOURCES: tuple[Cited, ...] = (
 )
 """Where the backward's tensor-parallel overlap comes from."""
 
-_SCHEDULES = {"deepspeed": ("1f1b",), "megatron-deepspeed": ("1f1b",)}
+DEEPSPEED_ENGINE = frozenset({"deepspeed", "megatron-deepspeed"})
+"""The frameworks whose pipeline and sequence splitting are DeepSpeed's engine's (Megatron-DeepSpeed runs
+Megatron's layers on it)."""
 
 
 def pipeline_schedules(framework: str | None) -> tuple[str, ...] | None:
@@ -133,7 +135,7 @@ def pipeline_schedules(framework: str | None) -> tuple[str, ...] | None:
     >>> pipeline_schedules("megatron-deepspeed"), pipeline_schedules("megatron")
     (('1f1b',), None)
     """
-    return _SCHEDULES.get(framework or "generic")
+    return ("1f1b",) if framework in DEEPSPEED_ENGINE else None
 
 
 def ring_attention(framework: str | None) -> bool:
@@ -145,7 +147,7 @@ def ring_attention(framework: str | None) -> bool:
     >>> ring_attention("megatron"), ring_attention("megatron-deepspeed")
     (True, False)
     """
-    return framework not in _SCHEDULES
+    return framework not in DEEPSPEED_ENGINE
 
 
 _RULES = {"ddp": "ddp", "fsdp": "ddp", "deepspeed": "deepspeed", "megatron": "megatron",
@@ -273,7 +275,7 @@ def pipeline_sends(framework: str | None, *, schedule: str, given: str | None = 
         return given
     if framework == "megatron":
         return "overlap" if schedule == "interleaved" else "blocking"
-    return "scatter-gather" if framework in ("deepspeed", "megatron-deepspeed") else "overlap"
+    return "scatter-gather" if framework in DEEPSPEED_ENGINE else "overlap"
 
 
 def tp_overlap(framework: str | None, *, given: str | None = None) -> str:

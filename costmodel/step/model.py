@@ -116,6 +116,7 @@ from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops
 from costmodel.step.frameworks import (
+    DEEPSPEED_ENGINE,
     SENDS_SOURCES,
     TP_OVERLAP_SOURCES,
     DataParallel,
@@ -1581,7 +1582,7 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
     if run.sends == "overlap":
         return [f"pipeline sends are α + β·n of the activation tensor between stages ({each} each), beside "
                 "the compute: the next stage waits for a send, the sender goes on"]
-    deepspeed = c.framework in ("deepspeed", "megatron-deepspeed")
+    deepspeed = c.framework in DEEPSPEED_ENGINE
     how = "send and recv, async_op=False" if deepspeed else "batch_isend_irecv, wait, synchronize"
     note = (f"pipeline sends block the device ({how}): each forward and backward holds it for its exchange, "
             f"α + β·n of the activation tensor ({each})")
