@@ -89,16 +89,22 @@ def canonical_order(order: str) -> tuple[str, ...]:
     return names
 
 
-def _group_level(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str]) -> int:
-    """The outermost level any group of the dimensions *within* crosses: the ranks that share every other
-    coordinate form a group, and its first and last rank tell its level (levels nest).  A group's first
-    rank has every coordinate of *within* at 0 and its last has each at its largest, so the groups are
-    enumerated by their first ranks alone, and the search stops at the outermost level."""
+def _strides(sizes: dict[str, int], names: tuple[str, ...]) -> dict[str, int]:
+    """The rank stride of each dimension, *names* innermost first."""
     strides: dict[str, int] = {}
     stride = 1
     for name in names:
         strides[name] = stride
         stride *= sizes[name]
+    return strides
+
+
+def _group_level(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str]) -> int:
+    """The outermost level any group of the dimensions *within* crosses: the ranks that share every other
+    coordinate form a group, and its first and last rank tell its level (levels nest).  A group's first
+    rank has every coordinate of *within* at 0 and its last has each at its largest, so the groups are
+    enumerated by their first ranks alone, and the search stops at the outermost level."""
+    strides = _strides(sizes, names)
     span = sum((sizes[n] - 1) * strides[n] for n in within)
     others = [range(0, sizes[n] * strides[n], strides[n]) for n in names if n not in within]
     outermost, level = len(topology.sizes) - 1, 0
@@ -113,11 +119,7 @@ def _together(topology: Topology, sizes: dict[str, int], names: tuple[str, ...],
               level: int) -> int:
     """How many ranks of the group of rank 0 over the dimensions *within* lie in rank 0's domain of the level
     below *level* (its node, for a group that crosses nodes)."""
-    strides: dict[str, int] = {}
-    stride = 1
-    for name in names:
-        strides[name] = stride
-        stride *= sizes[name]
+    strides = _strides(sizes, names)
     domain = math.prod(topology.sizes[:level])
     offsets = [range(0, sizes[n] * strides[n], strides[n]) for n in names if n in within]
     return sum(1 for ranks in itertools.product(*offsets) if sum(ranks) < domain)
