@@ -287,8 +287,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
         again = layer.forward
     elif recompute == "selective" and attention == "unfused":
         again = layer.core
-    recomputed = [Op(name=o.name, phase="recompute", kind=o.kind, flops=o.flops, bytes=o.bytes, m=o.m, n=o.n,
-                     k=o.k, batch=o.batch, kernel=o.kernel) for o in again]
+    recomputed = [replace(o, phase="recompute") for o in again]  # forward operations: no weight gradient
     return (*layer.forward, *layer.backward, *recomputed)
 
 
