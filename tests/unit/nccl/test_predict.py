@@ -175,3 +175,22 @@ def test_a_reason_another_one_extends_is_not_repeated():
     s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
     nvls = next(e for e in predict("allreduce", "8MiB", s).entries if e.algorithm == "NVLS" and e.protocol == "Simple")
     assert nvls.reason == "NVLS across nodes needs CollNet, which is off"
+
+
+def test_one_dgx_h100_chooses_nvls_from_2_mib_as_published():
+    """The preset's one-node NVLS graph is the one NCCL prints on an H100 node (8 channels, bw 40/60,
+    NVIDIA/nccl#1197): the tuning table then carries 8 × min(40 × 0.85 × 7/8 × 2, 60) = 476 GB/s of bus
+    bandwidth, the ~480 GB/s NCCL's maintainers give for NVLS on 8 H100s (NVIDIA/nccl-tests#212), and
+    NCCL chooses Ring/LL up to 1 MiB and NVLS/Simple from 2 MiB to 16 GiB (NVIDIA/nccl-tests#309)."""
+    from costmodel.nccl import load_preset
+
+    s = System.from_preset(load_preset("dgx-h100"), ranks=8, nodes=1)
+    graph = s.graphs["nvls"]
+    assert (graph.channels, graph.bw_intra, graph.bw_inter) == (8, 40, 60)
+    big = predict("allreduce", "16GiB", s)
+    nvls = next(e for e in big.entries if (e.algorithm, e.protocol) == ("NVLS", "Simple"))
+    assert nvls.bandwidth_bytes_per_s == Fraction(476) * Fraction(8, 14) * 10**9  # busbw × n/(2(n − 1))
+    choices = {k: (p.algorithm, p.protocol)
+               for k in range(10, 35) for p in [predict("allreduce", 2**k, s)]}
+    assert {choices[k] for k in range(10, 21)} == {("Ring", "LL")}
+    assert {choices[k] for k in range(21, 35)} == {("NVLS", "Simple")}
