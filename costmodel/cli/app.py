@@ -7,6 +7,7 @@ the command being run (all of them for ``--help`` or an unknown command).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 from collections.abc import Sequence
@@ -69,7 +70,8 @@ def build(argv: Sequence[str] = (), *, listing: bool = False) -> typer.Typer:
     :data:`~costmodel.cli.summaries.SUMMARIES` lists them, names and help lines without their code:
     the same help screen and the same did-you-mean, with none of the command modules imported.
     """
-    command = next((a for a in argv if not a.startswith("-")), None)
+    words = [a for a in argv if not a.startswith("-")]
+    command = words[0] if words else None
     wanted = [m for m, names in GROUPS.items() if command in names] or list(GROUPS)
     application = _application()
     if listing and len(wanted) > 1:
@@ -83,9 +85,31 @@ def build(argv: Sequence[str] = (), *, listing: bool = False) -> typer.Typer:
         _flow_help(group.app)
         application.registered_commands.extend(c for c in group.app.registered_commands
                                                if len(wanted) > 1 or _name(c) == command)
-        application.registered_groups.extend(g for g in group.app.registered_groups
+        sub = words[1] if len(wanted) == 1 and len(words) > 1 else None
+        application.registered_groups.extend(_only(g, sub) for g in group.app.registered_groups
                                              if len(wanted) > 1 or g.name == command)
     return application
+
+
+def _only(group: typer.models.TyperInfo, name: str | None) -> typer.models.TyperInfo:
+    """*group* with only its sub-command (or sub-group) *name*, when it has one by that name; else whole.
+
+    A group's sub-commands are built like commands, each run, so ``costmodel nccl allreduce`` builds one
+    of ``nccl``'s commands.  A run that names none (``costmodel nccl --help``) or a misspelt one keeps
+    them all, for the listing and the did-you-mean.  The group's own objects are copied, not changed.
+    """
+    inner = group.typer_instance
+    if inner is None or name is None:
+        return group
+    commands = [c for c in inner.registered_commands if _name(c) == name]
+    groups = [g for g in inner.registered_groups if g.name == name]
+    if not commands and not groups:
+        return group
+    pruned = copy.copy(inner)
+    pruned.registered_commands, pruned.registered_groups = commands, groups
+    only = copy.copy(group)
+    only.typer_instance = pruned
+    return only
 
 
 def _listed() -> None:

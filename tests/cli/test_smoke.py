@@ -160,3 +160,25 @@ def test_the_command_line_collects_garbage_less_often_and_gives_the_thresholds_b
                 "--hidden", "4096", "--heads", "32", "--seq", "2048", "--vocab", "51200", "--gpu", "h100-sxm")
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == "collections 0"
+
+
+def test_a_run_of_a_sub_command_builds_that_sub_command_alone():
+    """`costmodel nccl predict` registers nccl's predict only; a run naming no sub-command, or a
+    misspelt one, gets the whole group (its listing, its did-you-mean); the group module is untouched."""
+    from costmodel.cli import nccl
+    from costmodel.cli.app import build
+
+    def names(argv):
+        (group,) = build(argv).registered_groups
+        return sorted([c.name or c.callback.__name__ for c in group.typer_instance.registered_commands]
+                      + [g.name for g in group.typer_instance.registered_groups])
+
+    whole = names(["nccl", "--help"])
+    assert len(whole) > 3 and "predict" in whole and "compare" in whole
+    assert names(["nccl", "predict", "allreduce", "-n", "1MiB"]) == ["predict"]
+    assert names(["nccl", "compare", "--help"]) == ["compare"]
+    assert names(["nccl", "predikt"]) == whole
+    assert names(["nccl"]) == whole
+    assert names(["calibrate", "fit", "log.txt"]) == ["fit"]
+    (group,) = [g for g in nccl.app.registered_groups if g.name == "nccl"]
+    assert len(group.typer_instance.registered_commands) + len(group.typer_instance.registered_groups) == len(whole)
