@@ -52,7 +52,8 @@ def validate(
     the run's configuration; a row each with the published and predicted number and the error, and per
     table the mean |error|, the largest, and whether the predictions rank the runs as measured.
     Shipped: narayanan2021-table1, korthikanti2022-table5, narayanan2021-table2. A CSV of your own
-    (docs/theory/step-vs-measured.md gives the columns) is read the same way.
+    (docs/theory/step-vs-measured.md gives the columns; a '# default: NAME = VALUE' line sets what every
+    row shares) is read the same way.
 
     --run LABEL prices one run (from the tables named, else the shipped ones) and shows the costmodel
     step command that reproduces it, then that step's breakdown.
@@ -150,10 +151,24 @@ def _rows(t: TableResult, gpu: str) -> Any:
     return out
 
 
+_NAMED_PAIRS = 4
+"""Swapped pairs a table's line names; a larger table's line counts the others."""
+
+
 def _order(t: TableResult) -> str:
     if t.rank_order_right:
         return "right"
-    return f"{len(t.misranked)} pair{'s' if len(t.misranked) > 1 else ''} swapped"
+    pairs = len(t.rows) * (len(t.rows) - 1) // 2
+    return f"{len(t.misranked)} of {pairs} pairs swapped"
+
+
+def _swapped(t: TableResult) -> str:
+    """The table line's rank order: right, or the swapped pairs, the first few by name."""
+    if t.rank_order_right:
+        return "right"
+    named = "; ".join(f"{a} and {b}" for a, b in t.misranked[:_NAMED_PAIRS])
+    more = len(t.misranked) - _NAMED_PAIRS
+    return f"{named} swapped" + (f", and {more} more pairs ({_order(t)})" if more > 0 else "")
 
 
 def _command_lines(argv: Sequence[str], width: int = 78) -> list[str]:
@@ -213,8 +228,7 @@ def render_validation(v: Validation) -> Rendered:
 
     drawn: list[Any] = []
     for t in v.tables:
-        swapped = "; ".join(f"{a} and {b}" for a, b in t.misranked)
-        order = "right" if t.rank_order_right else f"{escape(swapped)} swapped"
+        order = escape(_swapped(t))
         drawn += [markup(f"[bold]{escape(t.title)}[/bold] · {escape(t.table)} · {MEASURES[t.quantity]}"),
                   _rows(t, v.gpu),
                   markup(f"[dim]mean |error| {format_share(t.mean_abs_error)}, largest "

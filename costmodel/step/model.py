@@ -1594,7 +1594,8 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
             note += "; with sequence parallelism the tensor is already split: nothing to gather"
     if deepspeed:
         note += ("; DeepSpeed's pipeline engine: on Megatron-DeepSpeed runs held out from every constant "
-                 "(MT-NLG 530B, BLOOM-176B) this model's steps are 19-28 % shorter than measured "
+                 "(MT-NLG 530B; BigScience's 111 runs on A100s, BLOOM-176B's among them) this model's steps "
+                 "are shorter than measured on every one, by 6-40 %, a fifth at the median "
                  "(docs/theory/step-vs-measured.md)")
     return [note]
 

@@ -176,13 +176,7 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
     lines = text.splitlines()
     head = [(i, line) for i, line in enumerate(lines, 1) if line.startswith("#")]
     body = [(i, line) for i, line in enumerate(lines, 1) if line.strip() and not line.startswith("#")]
-    title, sources = key, []
-    for _, comment in head:
-        label, _, value = comment.lstrip("# ").partition(":")
-        if label.strip() == "title" and value.strip():
-            title = value.strip()
-        elif label.strip() == "source" and value.strip():
-            sources.append(value.strip())
+    title, sources, defaults = _comments(head, key=key, path=path)
     if not sources:
         raise ParseError("no '# source:' line: say where the measurements and the configurations come from",
                          path=path)
@@ -196,12 +190,14 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
     while given and not given[-1] and all(len(r) == len(given) and not r[-1].strip() for r in rows[1:]):
         given.pop()  # a spreadsheet's trailing empty column
         rows = [given, *(r[:-1] for r in rows[1:])]
-    quantity, header = _check_header(given, path=path, line=header_line)
+    quantity, header = _check_header(given, path=path, line=header_line, defaults=tuple(defaults))
     runs = []
     for (line, _), cells in zip(body[1:], rows[1:], strict=True):
         if len(cells) != len(header):
             raise ParseError(f"{len(cells)} cells, the header has {len(header)}", path=path, line=line)
         row = {h: c.strip() for h, c in zip(header, cells, strict=True)}
+        for name, value in defaults.items():
+            row[name] = row.get(name) or value  # a row's own cell wins; an empty one takes the default
         try:
             runs.append(_run(row, quantity=quantity, line=line))
         except ParseError:
@@ -214,6 +210,40 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
                     path=path)
 
 
+def _comments(head: Sequence[tuple[int, str]], *, key: str, path: str
+              ) -> tuple[str, list[str], dict[str, str]]:
+    """The table's title (else *key*), its sources and its defaults, from its ``#`` lines."""
+    title, sources, defaults = key, [], {}
+    for number, comment in head:
+        label, _, value = comment.lstrip("# ").partition(":")
+        if label.strip() == "title" and value.strip():
+            title = value.strip()
+        elif label.strip() == "source" and value.strip():
+            sources.append(value.strip())
+        elif label.strip() == "default":
+            name, value = _default(value, path=path, line=number)
+            if name in defaults:
+                raise ParseError(f"a second '# default:' of {name}", path=path, line=number)
+            defaults[name] = value
+    return title, sources, defaults
+
+
+def _default(text: str, *, path: str, line: int) -> tuple[str, str]:
+    """A ``# default: NAME = VALUE`` line's setting and value: every run's, unless its row gives its own."""
+    name, equals, value = text.partition("=")
+    name = name.strip().replace("-", "_").lower()
+    if not equals or not name or not value.strip():
+        raise ParseError(f"'# default:{text}' is not NAME = VALUE, e.g. '# default: framework = megatron'",
+                         path=path, line=line)
+    if name in (*_RUN, *MEASURES):
+        raise ParseError(f"'# default:' of {name}: a run's own column", path=path, line=line)
+    if name not in _columns():
+        near = did_you_mean(name, _columns())
+        hint = f"; did you mean '{near}'?" if near else ""
+        raise ParseError(f"'# default:' of {name}: not a column{hint}", path=path, line=line)
+    return name, value.strip()
+
+
 def _columns() -> tuple[str, ...]:
     from costmodel.step.config import settings
 
@@ -221,8 +251,10 @@ def _columns() -> tuple[str, ...]:
     return (*_RUN, *_SHAPE, *_SHAPE_OPTIONAL, *own, *MEASURES)
 
 
-def _check_header(header: Sequence[str], *, path: str, line: int) -> tuple[str, list[str]]:
-    """The measured column and the columns' names as settings (dashes as underscores, lower case)."""
+def _check_header(header: Sequence[str], *, path: str, line: int, defaults: Sequence[str] = ()
+                  ) -> tuple[str, list[str]]:
+    """The measured column and the columns' names as settings (dashes as underscores, lower case); a
+    column the table's ``# default:`` lines give may be left out."""
     known = _columns()
     names = [c.replace("-", "_").lower() for c in header]
     for number, (column, name) in enumerate(zip(header, names, strict=True), 1):
@@ -235,7 +267,7 @@ def _check_header(header: Sequence[str], *, path: str, line: int) -> tuple[str, 
     if len(set(names)) != len(names):
         twice = next(c for c in names if names.count(c) > 1)
         raise ParseError(f"column '{twice}' appears twice", path=path, line=line)
-    missing = [c for c in (*_RUN, *_SHAPE) if c not in names]
+    missing = [c for c in (*_RUN, *_SHAPE) if c not in names and c not in defaults]
     if missing:
         raise ParseError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}", path=path,
                          line=line)
