@@ -433,7 +433,8 @@ class StepConfig:
                                   metavar="V", sweep="count")
     stage_layers: tuple[int, ...] | None = _setting(
         None, _stage_layers, "Layers of each pipeline stage (one per virtual stage with chunks), e.g. "
-        "7,8,8,7; default: equal.", metavar="L,L,...")
+        "7,8,8,7 (a first or last 0: the embedding or output layer alone); default: equal.",
+        metavar="L,L,...")
     recompute: str = _setting("none", _choice(RECOMPUTE_MODES, "recomputation"),
                               "Activation recomputation: none (default), selective (the attention core) or "
                               "full.", metavar="MODE", sweep="name")

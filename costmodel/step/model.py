@@ -376,6 +376,7 @@ class _Model:
     logits: Work | None = None
     logits_gradient: Fraction = Fraction(0)
     embedding: Work | None = None
+    embedding_gradient: Fraction = Fraction(0)  # the input embedding's share of gradients[0]
     model_flops: Fraction | None = None
     hardware_flops: Fraction | None = None
     six_n_flops: Fraction | None = None
@@ -498,7 +499,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                   activation_bytes=Fraction(b * shape.sequence * shape.hidden, cp) * element,
                   micro_tokens=b * shape.sequence,
                   logits=logits, logits_gradient=embedding_grad if output else Fraction(0),
-                  embedding=embedding, model_flops=full.total, hardware_flops=hardware,
+                  embedding=embedding, embedding_gradient=embedding_grad, model_flops=full.total,
+                  hardware_flops=hardware,
                   six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
                   extra_tp=not rates.flat,
                   kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
@@ -726,8 +728,10 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     """Each virtual stage's units: its layers with their tensor-parallel communication, exposed
     context-parallel communication (*cp*: forward, backward) and an MoE layer's all-to-alls (dispatch and
     combine forward, their gradients backward, again with full recomputation), the embedding's work on
-    the first, the output layer on the last."""
+    the first, the output layer on the last.  A first stage of no layers runs the embedding alone (as
+    DeepSpeed's partition by type:transformer|embedding can place it)."""
     units: list[Unit] = []
+    alone = model.embedding is not None and layout[0] == 0  # the embedding is stage 0's only work
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
     routed = model.routed or (False,) * len(model.layers)
@@ -741,12 +745,13 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         a2a = 2 * alltoall if moe else Fraction(0)
         forward = w.forward + tp_layer + cp_f + a2a
         backward = w.backward + back + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
-        if i == 0 and model.embedding is not None:
+        if i == 0 and model.embedding is not None and not alone:
             forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
             backward += model.embedding.backward
             tp += tp_one if model.extra_tp else 0
+        own = g - model.embedding_gradient if i == 0 and alone else g  # the embedding's on its own unit
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
-                          gradient_bytes=g, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
+                          gradient_bytes=own, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
                           (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
         previous = None if i == 0 else (w, g, moe, units[-1])  # layer 0's unit holds the embedding too
     out: list[list[Unit]] = []
@@ -754,6 +759,11 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     for count in layout:
         out.append(units[start:start + count])
         start += count
+    if alone:
+        assert model.embedding is not None  # for mypy: alone holds only with an embedding
+        extra = tp_one if model.extra_tp else Fraction(0)
+        out[0].append(Unit(forward=model.embedding.forward + extra, backward=model.embedding.backward,
+                           weight=Fraction(0), gradient_bytes=model.embedding_gradient, tp=extra))
     if model.logits is not None:
         lg = model.logits
         extra = tp_one if model.extra_tp else Fraction(0)
@@ -1594,7 +1604,7 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
             note += "; with sequence parallelism the tensor is already split: nothing to gather"
     if deepspeed:
         note += ("; DeepSpeed's pipeline engine: on Megatron-DeepSpeed runs held out from every constant "
-                 "(MT-NLG 530B; BigScience's 111 runs on A100s, BLOOM-176B's among them) this model's steps "
+                 "(MT-NLG 530B; BigScience's 112 runs on A100s, BLOOM-176B's among them) this model's steps "
                  "are shorter than measured on every one, by 6-40 %, a fifth at the median "
                  "(docs/theory/step-vs-measured.md)")
     return [note]

@@ -203,6 +203,27 @@ def test_unequal_stages_put_their_layers_where_they_are_given():
         step(shape=SMALL, pp=3, stage_layers=[4, 0, 4], gpu="a100-80gb", link=FREE)
 
 
+def test_a_first_or_last_stage_of_no_layers_runs_the_embedding_or_the_output_layer_alone():
+    """DeepSpeed's partition by type:transformer|embedding counts the embeddings as layers, so at pp = layers
+    + 2 (BLOOM's resume at pipeline 72) the first stage holds the embedding alone and the last the output
+    layer: their weights, their gradients' buckets, and each stage's work where it is."""
+    v, h = SMALL.vocabulary, SMALL.hidden
+    alone = step(shape=SMALL, dp=2, pp=3, microbatches=8, stage_layers=[0, 4, 4], gpu="a100-80gb", link=FREE)
+    first, middle, last = alone.memory
+    assert (first.layers, first.parameters) == (0, v * h)
+    assert middle.parameters == 4 * SMALL.layer_parameters and last.parameters == 4 * SMALL.layer_parameters + v * h
+    grad = alone.buckets[0].bytes / (v * h)  # stage 0's only bucket: the embedding's gradient
+    assert alone.dp_stage == 0 and len(alone.buckets) == 1 and grad in (2, 4)
+    together = step(shape=SMALL, dp=2, pp=3, microbatches=8, stage_layers=[1, 3, 4], gpu="a100-80gb", link=FREE)
+    assert sum(b.bytes for b in together.buckets) == (v * h + SMALL.layer_parameters) * grad
+    # the output layer alone on the last stage, the embedding with the first stage's layers
+    out = step(shape=SMALL, pp=3, microbatches=8, stage_layers=[4, 4, 0], gpu="a100-80gb", link=FREE)
+    assert [d.layers for d in out.memory] == [4, 4, 0] and out.memory[2].parameters == v * h
+    # a stage of no layers within the pipeline still has nothing to run
+    with pytest.raises(InputError, match=r"leaves stage 1 with nothing to run"):
+        step(shape=SMALL, pp=4, stage_layers=[0, 0, 4, 4], gpu="a100-80gb", link=FREE)
+
+
 # -- utilizations ---------------------------------------------------------------------------------------
 
 

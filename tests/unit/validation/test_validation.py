@@ -136,7 +136,7 @@ def test_a_bad_default_is_refused_with_its_line(tmp_path, line, needle):
 
 
 def test_the_megatron_deepspeed_runs_held_out_are_all_priced_too_fast():
-    """BigScience's 111 measured runs of Megatron-DeepSpeed on A100s (docs/examples/bigscience-a100.csv),
+    """BigScience's 112 measured runs of Megatron-DeepSpeed on A100s (docs/examples/bigscience-a100.csv),
     which no constant was chosen on: every one is priced faster than it ran, as docs/theory/step-vs-measured.md
     says, with the numbers it quotes."""
     from costmodel.units import format_number
@@ -144,9 +144,9 @@ def test_the_megatron_deepspeed_runs_held_out_are_all_priced_too_fast():
     root = Path(__file__).resolve().parents[3]
     (t,) = validate([str(root / "docs" / "examples" / "bigscience-a100.csv")]).tables
     errors = sorted(r.error for r in t.rows)
-    assert len(t.rows) == 111 and errors[-1] < 0
+    assert len(t.rows) == 112 and errors[-1] < 0
     page = (root / "docs" / "theory" / "step-vs-measured.md").read_text()
-    median = errors[55]
+    median = (errors[55] + errors[56]) / 2
 
     def pct(x, digits=3):
         return f"{format_number(100 * x, digits=digits)} %"
