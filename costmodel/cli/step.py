@@ -519,8 +519,8 @@ def _parts(r: StepResult) -> Any:
     if r.expert_dp_s:
         rows.append(("expert gradient reduction", r.expert_dp_s))
     rows.append(("optimizer", r.optimizer_s))
-    if r.zero in (1, 2) and r.dp > 1 and r.param_gather == "after":
-        rows.append(("parameter all-gather", r.param_gather_s))
+    if r.dp > 1 and r.param_gather == "after" and (r.zero in (1, 2) or r.param_gather_s):
+        rows.append(("parameter all-gather", r.param_gather_s))  # ZeRO 1 and 2's, DeepSpeed BF16_Optimizer's
     for name, value in rows:
         parts.add_row(name, format_time(value), _share(value, r.step_s))
     parts.add_row("step", format_time(r.step_s), "100%")

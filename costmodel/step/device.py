@@ -131,13 +131,16 @@ class Device:
                  microbatches: int, split: bool, zero: int, prefetch: int, dp: int, price: Price,
                  plan: Plan, slowdown: Fraction, overlap_param_gather: bool = False,
                  overlap_grad_reduce: bool = True, align_param_gather: bool = True,
-                 regather: bool = False, scale: int | None = None) -> None:
+                 regather: bool = False, gathers: bool | None = None, param_ratio: Fraction = Fraction(1),
+                 scale: int | None = None) -> None:
         self.scale = scale
         origin: Any = Fraction(0) if scale is None else 0
         self.units = units
         self.order = order
         self.split = split
         self.zero = zero
+        self.gathers = zero in (1, 2) if gathers is None else gathers  # the parameters after the step
+        self.param_ratio = param_ratio  # a parameter's bytes over its gradient's (bf16 over fp32: 1/2)
         self.prefetch = prefetch
         self.overlap_param_gather = overlap_param_gather
         self.regather = regather and zero >= 3
@@ -233,7 +236,7 @@ class Device:
             if k not in index:
                 index[k] = len(self._gathers)
                 bucket = buckets[k]
-                self._gathers.append((f"params {k}", bucket.bytes, 0, bucket.layers))
+                self._gathers.append((f"params {k}", bucket.bytes * self.param_ratio, 0, bucket.layers))
             self._need["F", 0, c, i] = index[k]
         self.prefetch = 1
 
@@ -340,12 +343,13 @@ class Device:
         return max(self.compute_end, self.stream.free)
 
     def gather_parameters(self, at: Fraction) -> Fraction:
-        """ZeRO 1 and 2: all-gather the updated parameters bucket by bucket from *at*; the end."""
-        if not self.active or self.zero not in (1, 2) or self.overlap_param_gather:
+        """ZeRO 1 and 2 (and DeepSpeed's BF16_Optimizer): all-gather the updated parameters bucket by bucket
+        from *at*; the end."""
+        if not self.active or not self.gathers or self.overlap_param_gather:
             return at
         j = max(self.plans)
         end = at
         for k, bucket in enumerate(self.plans[j][1]):
-            end = self._issue("allgather", f"params {k}", bucket.bytes, microbatch=j, layers=bucket.layers,
-                              at=end, gradient=False)
+            end = self._issue("allgather", f"params {k}", bucket.bytes * self.param_ratio, microbatch=j,
+                              layers=bucket.layers, at=end, gradient=False)
         return end

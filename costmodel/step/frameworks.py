@@ -31,6 +31,11 @@ ZeRO 1 and 2, and the bytes of a gradient element on the wire.  The defaults are
 * **Megatron-DeepSpeed** (``megatron-deepspeed``): the DeepSpeed engine's gradient all-reduce after the
   backward, in 5·10⁸-element buffers (one collective for most models' gradients per rank).
 
+With bf16 and ZeRO 0 DeepSpeed's engine (``deepspeed``, ``megatron-deepspeed``) runs its ``BF16_Optimizer``
+(BLOOM-176B's training did): each micro-batch's gradients added into an fp32 buffer, all-reduced in fp32
+after the backward, the fp32 master weights and Adam's states partitioned over the data-parallel ranks
+(ZeRO 1's memory), and the updated bf16 parameters all-gathered after the step.
+
 Without a framework the schedule is generic: any ZeRO stage (Rajbhandari et al. 2020), buckets of the
 ``buckets`` rule (default DDP's) reduced as the backward makes them, gradients in the dtype's element.
 
@@ -90,6 +95,14 @@ _SOURCES: dict[str, tuple[Cited, ...]] = {
                                         "at the gradient accumulation boundary"),),
     "generic": (),
 }
+
+BF16_OPTIMIZER: tuple[Cited, ...] = (
+    DEEPSPEED.at("deepspeed/runtime/engine.py: _do_optimizer_sanity_check returns BFLOAT16 for bf16 without "
+                 "ZeRO (fp32 gradient accumulation); allreduce_gradients: buffered_allreduce_fallback of the "
+                 "optimizer's get_grads_for_reduction(), the fp32 gradients; runtime/bf16_optimizer.py: fp32 "
+                 "states partitioned over the data-parallel ranks, update_lp_params all-gathers the bf16 "
+                 "parameters after the step"),)
+"""DeepSpeed's BF16_Optimizer: what a bf16 step on DeepSpeed's engine without ZeRO runs."""
 
 SENDS_SOURCES: dict[str, tuple[Cited, ...]] = {
     "blocking": (MEGATRON_LM.at("megatron/core/pipeline_parallel/p2p_communication.py: batch_isend_irecv, "
@@ -181,6 +194,25 @@ class DataParallel:
     sources: tuple[Cited, ...]
     regather: bool = False  # ZeRO 3 gathers a unit's parameters again for its recomputation
     accumulate: Fraction | None = None  # a gradient element added by a kernel of its own (None: fused)
+    bf16_optimizer: bool = False  # DeepSpeed's BF16_Optimizer: ZeRO 0's all-reduce, ZeRO 1's sharded states
+    param_element: Fraction | None = None  # bytes of a parameter all-gathered (None: grad_element's)
+
+    @property
+    def sharding(self) -> int:
+        """The ZeRO stage of the optimizer states and the parameter gathers: *zero*, or 1 under DeepSpeed's
+        BF16_Optimizer, which shards its fp32 states and gathers the parameters although it all-reduces."""
+        return max(self.zero, 1) if self.bf16_optimizer else self.zero
+
+    @property
+    def param_ratio(self) -> Fraction:
+        """A gathered parameter's bytes over a reduced gradient element's: 1/2 where bf16 parameters meet fp32
+        gradients (Megatron-LM's distributed optimizer, DeepSpeed's BF16_Optimizer), else 1."""
+        return Fraction(1) if self.param_element is None else self.param_element / self.grad_element
+
+    @property
+    def gathers(self) -> bool:
+        """Whether the updated parameters are all-gathered after the optimizer (or in the next forward)."""
+        return self.sharding in (1, 2)
 
     @property
     def mode(self) -> str:
@@ -190,15 +222,19 @@ class DataParallel:
             parts.append("distributed optimizer")
         elif self.framework == "fsdp":
             parts.append("FULL_SHARD" if self.zero == 3 else "SHARD_GRAD_OP")
+        elif self.bf16_optimizer:
+            parts.append("BF16_Optimizer")
         elif self.zero:
             parts.append(f"ZeRO {self.zero}")
-        if self.zero < 3:
+        if self.bf16_optimizer:
+            parts.append(f"{self.rule} buckets all-reduced in fp32 after the backward")
+        elif self.zero < 3:
             what = "all-reduced" if self.zero == 0 else "reduce-scattered"
             when = "as the backward makes them" if self.overlap else "after the backward"
             parts.append(f"{self.rule} buckets {what} {when}")
         else:
             parts.append("each layer all-gathered and reduce-scattered")
-        if self.zero in (1, 2):
+        if self.gathers:
             gather = "after the optimizer"
             if self.param_gather == "overlap":
                 gather = "in the next forward" + ("" if self.align else ", each stage at its first forward")
@@ -253,11 +289,18 @@ def data_parallel(*, framework: str | None, zero: int, buckets: str | None, buck
     # gradients (bf16: gradient_accumulation_fusion); everyone else adds each micro-batch's gradient to the
     # buffer with a kernel of its own (autograd's AccumulateGrad, Megatron's main_grad.add_ hook in fp16)
     fused = framework == "megatron" and dtype == "bf16"
+    # DeepSpeed's engine with bf16 and ZeRO 0 runs its BF16_Optimizer: fp32 gradients, all-reduced
+    bf16_optimizer = framework in DEEPSPEED_ENGINE and dtype == "bf16" and zero == 0
+    if bf16_optimizer:
+        grad = Fraction(4)
+    # the parameters gathered after the optimizer: the model's weights, bf16 beside fp32 gradients
+    weight = grad if framework == "ddp" else Fraction(2) if dtype in ("bf16", "fp16", "fp8") else Fraction(4)
     return DataParallel(framework=framework, zero=zero, rule=buckets or _RULES[framework],
                         regather=zero == 3 and framework == "deepspeed", accumulate=None if fused else grad,
                         bucket_bytes=bucket_bytes, overlap=overlap, param_gather=param_gather,
                         align=align_param_gather, prefetch=FSDP_PREFETCH if prefetch is None else prefetch,
-                        grad_element=grad, sources=_SOURCES[framework])
+                        grad_element=grad, bf16_optimizer=bf16_optimizer, param_element=weight,
+                        sources=_SOURCES[framework] + (BF16_OPTIMIZER if bf16_optimizer else ()))
 
 
 def pipeline_sends(framework: str | None, *, schedule: str, given: str | None = None) -> str:

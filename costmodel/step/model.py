@@ -843,7 +843,7 @@ def _devices(stage_units: list[list[Unit]], *, name: str, pp: int, v: int, m: in
                    split=name in SPLIT, zero=mode.zero, prefetch=mode.prefetch, dp=dp, price=price, plan=plan,
                    slowdown=slowdown, overlap_param_gather=mode.param_gather == "overlap",
                    overlap_grad_reduce=mode.overlap, align_param_gather=mode.align, regather=mode.regather,
-                   scale=scale)
+                   gathers=mode.gathers, param_ratio=mode.param_ratio, scale=scale)
             for s in range(pp)]
 
 
@@ -1256,7 +1256,7 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
         if (links["tp"], links["pp"]) != (run.tp_link, run.pp_link):
             run = _prepare(alone, notes=[])
             makespan = run.makespan()
-    return makespan + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.zero)
+    return makespan + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.sharding)
 
 
 @fewer_collections()
@@ -1280,7 +1280,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         devices, timeline = [], run.timeline()
         end = end_plain = makespan = max(ops[-1].end for ops in timeline)
     quiet = run.makespan(send=False) if send else makespan  # a blocking exchange is pp_exposed_s
-    optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=zero)
+    optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=mode.sharding)
     experts = _expert_reduction(c, run, notes=notes)
     total = max([end + experts + optimizer,
                  *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
@@ -1517,7 +1517,7 @@ def lower_bound(config: StepConfig) -> StepBound:
         own.append(head + works[s])  # device s's compute ends no earlier
         tails.append(Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0)))
     after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
-    optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.zero)
+    optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.sharding)
     experts = _expert_reduction(c, run, notes=[])
     after = _after_backward(c, run)
     if after is not None:
@@ -1528,7 +1528,8 @@ def lower_bound(config: StepConfig) -> StepBound:
                 grads = sum((n * u.gradient_bytes for ch in range(v)
                              for u, n in runs(run.stage_units[ch * p + s])), Fraction(0))
                 if grads:
-                    after_s[s] = reduce(grads) + (gather(grads) if run.mode.zero == 1 else 0)
+                    after_s[s] = reduce(grads) + (gather(grads * run.mode.param_ratio)
+                                                  if run.mode.sharding == 1 else 0)
     ends = [own[s] + max(tails[s], after_s[s]) for s in range(p)]
     return StepBound(work_s=max(works), pipeline_s=max(ends), expert_dp_s=experts, optimizer_s=optimizer)
 
@@ -1605,7 +1606,7 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
     if deepspeed:
         note += ("; DeepSpeed's pipeline engine: on Megatron-DeepSpeed runs held out from every constant "
                  "(MT-NLG 530B; BigScience's 112 runs on A100s, BLOOM-176B's among them) this model's steps "
-                 "are shorter than measured on every one, by 6-40 %, a fifth at the median "
+                 "are shorter than measured on every one, by 6-40 %, 18 % at the median "
                  "(docs/theory/step-vs-measured.md)")
     return [note]
 
@@ -1761,7 +1762,7 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
     return step_memory(
         c.shape, order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight, layers=per_device,
-        dp=c.dp * c.cp, tp=tp, zero=mode.zero, micro_batch=c.micro_batch, recompute=c.recompute,
+        dp=c.dp * c.cp, tp=tp, zero=mode.sharding, micro_batch=c.micro_batch, recompute=c.recompute,
         sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
         weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,

@@ -105,8 +105,32 @@ def test_a_skinny_product_is_memory_bound():
     ("megatron-deepspeed", "Megatron-DeepSpeed, deepspeed buckets all-reduced after the backward"),
 ])
 def test_each_framework_is_named_with_its_schedule(framework, mode):
-    r = step(shape=SMALL, dp=4, gpu="a100-80gb", framework=framework)
+    r = step(shape=SMALL, dp=4, gpu="a100-80gb", framework=framework, dtype="fp16")
     assert r.mode == mode and r.framework == framework
+
+
+@pytest.mark.parametrize("framework", ["deepspeed", "megatron-deepspeed"])
+def test_bf16_without_zero_on_deepspeeds_engine_is_its_bf16_optimizer(framework):
+    """DeepSpeed's engine with bf16 and no ZeRO runs BF16_Optimizer (fp32 gradient accumulation): the fp32
+    gradients all-reduced after the backward, the fp32 states partitioned over the data-parallel ranks, the
+    bf16 parameters all-gathered after the step; fp16 keeps ZeRO 0's all-reduce of fp16 gradients."""
+    from costmodel.collectives.evaluate import cost
+
+    dp = 4
+    kw = {"shape": SMALL, "dp": dp, "gpu": "a100-80gb", "framework": framework, "link": combine_link(
+        alpha="1us", beta="0.05ns/B")}
+    bf16, fp16, zero1 = step(**kw), step(**kw, dtype="fp16"), step(**kw, zero=1)
+    assert bf16.mode.split(", ")[1:] == ["BF16_Optimizer", "deepspeed buckets all-reduced in fp32 after the "
+                                         "backward", "parameters gathered after the optimizer"]
+    assert bf16.zero == 0 and "BF16_Optimizer" not in fp16.mode and fp16.param_gather_s == 0
+    (device,) = bf16.memory
+    assert device.gradient_bytes == 4 * device.parameters  # the fp32 buffer, whole on every rank
+    assert device.optimizer_bytes == zero1.memory[0].optimizer_bytes < fp16.memory[0].optimizer_bytes
+    link = kw["link"]
+    gathered = sum(cost("allgather", "ring", p=dp, n=b.bytes / 2, link=link).time_s for b in bf16.buckets)
+    assert bf16.param_gather_s == gathered  # bf16 parameters: half the fp32 gradient's bytes
+    reduced = sum(cost("allreduce", "ring", p=dp, n=b.bytes, link=link).time_s for b in bf16.buckets)
+    assert bf16.dp_comm_s == reduced + gathered and sum(b.bytes for b in bf16.buckets) == 4 * device.parameters
 
 
 def test_megatron_after_the_backward_exposes_every_bucket():
