@@ -241,7 +241,15 @@ def _default(text: str, *, path: str, line: int) -> tuple[str, str]:
         near = did_you_mean(name, _columns())
         hint = f"; did you mean '{near}'?" if near else ""
         raise ParseError(f"'# default:' of {name}: not a column{hint}", path=path, line=line)
-    return name, value.strip()
+    value = value.strip()
+    if name not in (*_SHAPE, *_SHAPE_OPTIONAL):  # a step setting: read here, where its line is known
+        from costmodel.step.config import setting_of
+
+        try:
+            setting_of(name).read(value, name)
+        except InputError as exc:
+            raise ParseError(f"'# default:' of {name}: {exc}", path=path, line=line) from None
+    return name, value
 
 
 def _columns() -> tuple[str, ...]:

@@ -123,7 +123,7 @@ def test_a_default_line_gives_every_row_a_setting_its_own_cell_can_override(tmp_
     ("# default: label = x", "'# default:' of label: a run's own column"),
     ("# default: iteration_s = 2", "'# default:' of iteration_s: a run's own column"),
     ("# default: recompute", "'# default: recompute' is not NAME = VALUE"),
-    ("# default: recompute = sel", "runs.csv:4: run small: unknown recomputation"),
+    ("# default: recompute = sel", "runs.csv:2: '# default:' of recompute: unknown recomputation"),
 ])
 def test_a_bad_default_is_refused_with_its_line(tmp_path, line, needle):
     with pytest.raises(ParseError) as info:
