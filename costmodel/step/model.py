@@ -1758,8 +1758,9 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         return None
     pp, tp = c.pp, c.tp
     per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
-    weight_element = grad_element if mode.framework == "ddp" else (
-        Fraction(2) if c.dtype in ("bf16", "fp16", "fp8") else Fraction(4))
+    # the weights in the framework's dtype (AMP's fp32 parameters under DDP: a gradient's element)
+    weight_element = (grad_element if mode.framework == "ddp" or mode.param_element is None
+                      else mode.param_element)
     return step_memory(
         c.shape, order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight, layers=per_device,
         dp=c.dp * c.cp, tp=tp, zero=mode.sharding, micro_batch=c.micro_batch, recompute=c.recompute,
