@@ -172,8 +172,11 @@ def _swapped(t: TableResult) -> str:
 
 
 def _command_lines(argv: Sequence[str], width: int = 78) -> list[str]:
-    """*argv* as shell lines of at most *width* characters where the words allow, each option with its
-    value, continued with a backslash: a command to copy."""
+    """*argv* as shell lines of at most *width* characters, each option with its value, continued with a
+    backslash: a command to copy.  A value too long for a line (a pipeline's 72 stage counts) is cut
+    after a comma and continued at the start of the next line, which a shell joins into one word (a
+    backslash before the line's end removes both); a quoted one stays whole."""
+    import re
     import shlex
 
     words: list[str] = []
@@ -187,6 +190,15 @@ def _command_lines(argv: Sequence[str], width: int = 78) -> list[str]:
         if len(lines[-1]) + 1 + len(word) > width - 2 and lines[-1] != "$":
             lines[-1] += " \\"
             lines.append("   ")
+        if len(lines[-1]) + 1 + len(word) > width - 2 and "'" not in word:
+            head, line = lines.pop() + " ", ""
+            for piece in re.split(r"(?<=,)", word):
+                if line and len(head) + len(line) + len(piece) > width - 1:
+                    lines.append(head + line + "\\")
+                    head, line = "", ""
+                line += piece
+            lines.append(head + line)
+            continue
         lines[-1] += " " + word
     return lines
 
@@ -212,9 +224,21 @@ def render_shown_run(shown: ShownRun) -> Rendered:
                   f"{title}"
                   f"published {_value(d.quantity, r.published)}, predicted {_value(d.quantity, r.predicted)} "
                   f"{_UNIT.get(d.quantity, MEASURES[d.quantity])}: error {_error(r.error)}")
-    command = [Text(line, no_wrap=True, overflow="ignore") for line in _command_lines(shown.command)]
     body, notes = render(d.step)
-    return Group(head, Text(""), *command, Text(""), body), notes
+    return Group(head, Text(""), _Command(shown.command), Text(""), body), notes
+
+
+class _Command:
+    """A command to copy, laid out as shell lines at the width it is drawn at (at most 78 columns)."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.argv = argv
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
+        for line in _command_lines(self.argv, width=min(78, options.max_width)):
+            yield Text(line, no_wrap=True, overflow="fold")
 
 
 @renders("costmodel.validation.Validation")

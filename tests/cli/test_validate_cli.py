@@ -93,10 +93,32 @@ def test_run_shows_the_command_and_the_step_at_80_columns(cli):
     assert "published 94.42 s, predicted 95.44 s per iteration: error +1.08%" in times
     start = next(i for i, line in enumerate(lines) if line.startswith("$ costmodel step "))
     end = next(i for i in range(start, len(lines)) if not lines[i].endswith("\\"))
-    command = " ".join(line.rstrip("\\").strip() for line in lines[start:end + 1]).removeprefix("$ ")
+    command = _shell("\n".join(lines[start:end + 1]))
     assert shlex.split(command) == step_argv(read_table("narayanan2021-table1").runs[4].arguments,
                                              gpu="a100-80gb")
     assert any(line.startswith("pipeline bubble ") for line in lines[end:])  # the step's breakdown follows
+
+
+def _shell(text: str) -> str:
+    """A command as a shell reads its lines: each backslash before a line's end removed with the end."""
+    return text.replace("\\\n", "").removeprefix("$ ")
+
+
+def test_a_value_longer_than_a_line_is_cut_after_a_comma_and_joined_by_the_shell(cli, tmp_path):
+    """A pipeline of 72 stages: --stage-layers takes 143 characters, cut after commas at 80 columns and
+    continued at the next line's start, so that a shell joins the pieces into the one value."""
+    layout = "0," + "1," * 70 + "0"
+    path = tmp_path / "runs.csv"
+    path.write_text("# source: x\nlabel,layers,hidden,heads,seq,vocab,gpus,batch,micro_batch,pp,stage_layers,"
+                    f"iteration_s\ndeep,70,1024,16,2048,32000,72,72,1,72,\"{layout}\",9\n", encoding="utf-8")
+    out, err = cli.text("validate", str(path), "--run", "deep", columns=80)
+    lines = out.splitlines()
+    assert not err and max(map(len, lines)) <= 80
+    start = next(i for i, line in enumerate(lines) if line.startswith("$ costmodel step "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith("\\"))
+    argv = shlex.split(_shell("\n".join(lines[start:end + 1])))
+    assert argv[argv.index("--stage-layers") + 1] == layout
+    assert cli.json(*argv[1:])["step_s"] == cli.json("validate", str(path), "--run", "deep")["row"]["step_s"]
 
 
 def test_run_json_and_a_table_of_ones_own(cli, tmp_path, monkeypatch):
