@@ -732,6 +732,7 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     DeepSpeed's partition by type:transformer|embedding can place it)."""
     units: list[Unit] = []
     alone = model.embedding is not None and layout[0] == 0  # the embedding is stage 0's only work
+    extra = tp_one if model.extra_tp else Fraction(0)  # the embedding's and the output layer's collective
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
     routed = model.routed or (False,) * len(model.layers)
@@ -746,9 +747,9 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         forward = w.forward + tp_layer + cp_f + a2a
         backward = w.backward + back + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
         if i == 0 and model.embedding is not None and not alone:
-            forward += model.embedding.forward + (tp_one if model.extra_tp else 0)
+            forward += model.embedding.forward + extra
             backward += model.embedding.backward
-            tp += tp_one if model.extra_tp else 0
+            tp += extra
         own = g - model.embedding_gradient if i == 0 and alone else g  # the embedding's on its own unit
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
                           gradient_bytes=own, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
@@ -761,12 +762,10 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         start += count
     if alone:
         assert model.embedding is not None  # for mypy: alone holds only with an embedding
-        extra = tp_one if model.extra_tp else Fraction(0)
         out[0].append(Unit(forward=model.embedding.forward + extra, backward=model.embedding.backward,
                            weight=Fraction(0), gradient_bytes=model.embedding_gradient, tp=extra))
     if model.logits is not None:
         lg = model.logits
-        extra = tp_one if model.extra_tp else Fraction(0)
         out[-1].append(Unit(forward=lg.forward, backward=lg.backward + extra,
                             weight=lg.weight if split else Fraction(0), gradient_bytes=model.logits_gradient,
                             tp=extra))
