@@ -253,7 +253,8 @@ def render_validation(v: Validation) -> Rendered:
     drawn: list[Any] = []
     for t in v.tables:
         order = escape(_swapped(t))
-        drawn += [markup(f"[bold]{escape(t.title)}[/bold] · {escape(t.table)} · {MEASURES[t.quantity]}"),
+        named = f" · {escape(t.table)}" if t.title != t.table else ""  # a file without a title: its path once
+        drawn += [markup(f"[bold]{escape(t.title)}[/bold]{named} · {MEASURES[t.quantity]}"),
                   _rows(t, v.gpu),
                   markup(f"[dim]mean |error| {format_share(t.mean_abs_error)}, largest "
                          f"{format_share(t.max_abs_error)}; rank order {order}[/dim]"), Text("")]
