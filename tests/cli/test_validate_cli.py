@@ -42,6 +42,8 @@ def test_a_table_of_ones_own_and_another_gpu(cli, tmp_path):
     data = cli.json("validate", str(path), "--gpu", "h100-sxm")
     assert data["gpu"] == "h100-sxm" and data["tables"][0]["rows"][0]["label"] == "mine"
     assert data["tables"][0]["quantity"] == "tokens_per_s"
+    out, _ = cli.text("validate", str(path), columns=200)
+    assert out.count(str(path)) == 2  # a table without a title is named by its path, once, and in the summary
 
 
 def test_rows_on_their_own_gpu_show_it(cli, tmp_path, monkeypatch):
