@@ -259,7 +259,8 @@ LogNodes = Annotated[
 ]
 LogRanks = Annotated[
     int | None,
-    option("--ranks", min=2, help="The ranks, when the log has no # Rank lines and no busbw says."),
+    option("--ranks", min=2, help="The ranks, when the log does not say them: no # Rank lines, or lines "
+           "cut short, and a busbw/algbw that allows several."),
 ]
 LogCollective = Annotated[
     str | None,
@@ -468,13 +469,14 @@ def check_command(
     """Is this cluster healthy? An nccl-tests log against what it should measure on the hardware given.
 
     Each size is set beside the prediction of what nccl-tests measures (--as-measured: NCCL's choice
-    with the calibrated overheads). Below 1 MiB and from 1 MiB, the median measured/expected busbw
-    gives a verdict: low when more than twice the prediction's target error (15 % from 1 MiB, 30 %
-    below) under the expected, suspicious when the log shows wrong results, a collapse or an
+    with the calibrated overheads). Below 1 MiB and from 1 MiB, the median measured busbw over the
+    median expected gives a verdict: low when more than twice the prediction's target error (15 % from
+    1 MiB, 30 % below) under the expected, suspicious when the log shows wrong results, a collapse or an
     in-place gap, else healthy. Known patterns are named with the public threads their causes come
-    from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), fewer NICs or
-    channels, P2P off or PCIe only, wrong results, a collapse, an in-place gap. The exit status is 0
-    when healthy, 1 when low or suspicious (2 for bad input).
+    from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), a ring above it (the
+    hardware is described short), fewer NICs or channels, P2P off or PCIe only, wrong results, a
+    collapse, an in-place gap. The exit status is 0 when healthy, 1 when low or suspicious (2 for bad
+    input).
 
     JSON: {"verdict", "path", "source", "bands": [{"name", "from_bytes", "to_bytes", "sizes",
     "expected_busbw_bytes_per_s", "measured_busbw_bytes_per_s", "ratio", "verdict", "reason"}],
@@ -873,7 +875,7 @@ def _render_check(r: Check) -> Rendered:
     if r.findings:
         parts += [Text(""), Text("findings:", style="bold")]
         for f in r.findings:
-            kind = "fault" if f.fault else "explained"
+            kind = "fault" if f.fault else "description" if f.pattern == "above-described" else "explained"
             parts.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" ({kind}): {f.text}"), hang=4))
             parts += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
     else:

@@ -6,8 +6,8 @@ sizes fall in two bands, those below 1 MiB (latency) and those from 1 MiB (bandw
 which the prediction's accuracy is stated: a median |busbw error| of 15 % from 1 MiB and 30 % below
 is its target (docs/calibration.md).  A band's verdict:
 
-* **low** when its median measured/expected busbw is below 1 − 2 × target (0.70 from 1 MiB, 0.40
-  below): more than twice the prediction's own error;
+* **low** when its median measured busbw over its median expected busbw is below 1 − 2 × target
+  (0.70 from 1 MiB, 0.40 below): more than twice the prediction's own error;
 * **suspicious** when the log shows something a healthy run does not (wrong results, a collapse, an
   in-place/out-of-place gap);
 * **healthy** otherwise.
@@ -22,6 +22,8 @@ Known patterns are then named, each with the public thread its cause comes from:
   (NVIDIA/nccl-tests#309 and #196), and NVLS reduces inside the NVSwitch (NVIDIA/nccl-tests#212), so
   both show a busbw above the links' rate (``above-ring`` for other collectives and shapes).
   Explained, not a fault.
+* ``above-described``: as above, but the run is a ring (NCCL's choice, or ``NCCL_ALGO=Ring``), whose
+  traffic busbw counts: the hardware carries more than it is described with; describe it as it is.
 * ``fewer-nics``: on several nodes, a low band whose busbw at its three largest sizes (the plateau)
   sits at about 1/2, 1/4 or 1/8 of the expected one (within 15 %), as when only some of the NICs (or
   channels) carry the traffic (NVIDIA/nccl-tests#128: one usable NIC of several).
@@ -75,6 +77,7 @@ _SOURCES = {
                    "(sjeaugey)",),
     "fewer-nics": ("NVIDIA/nccl-tests#128: only one NIC usable, the busbw of one (sjeaugey)",),
     "p2p-off": ("NVIDIA/nccl-tests#228: NCCL_P2P_LEVEL=LOC turned P2P off (kiskra-nvidia)",),
+    "above-described": (),
     "inplace-gap": (),
     "collapse": (),
 }
@@ -195,6 +198,13 @@ def _above_ring(c: Comparison, large: list[CompareRow], system: System, overhead
     ring = _ring_busbw(c, system, top.n_bytes, overheads)
     if ring is None or top.measured_busbw_bytes_per_s <= ring * (1 + LARGE_TARGET):
         return []
+    if top.algorithm.lower() == "ring":  # what NCCL ran (its choice, or NCCL_ALGO) is the ring busbw counts
+        return [Finding(pattern="above-described", fault=False, sources=(), text=(
+            f"busbw {_gbs(top.measured_busbw_bytes_per_s)} at {_size(top.n_bytes)} is "
+            f"{float(top.measured_busbw_bytes_per_s / ring):.2f}× what a ring carries on the hardware given "
+            f"({_gbs(ring)}), and the run is a ring: the hardware carries more than it is described with "
+            "(more or faster NICs or links, more channels, as NCCL_MIN_NCHANNELS asks); describe it as it "
+            "is (costmodel nccl preset reads an NCCL_DEBUG=INFO log) before reading the verdict"))]
     if system.nodes == 2 and c.collective == "allreduce":
         pattern = "tree-2-nodes"
         why = "at 2 nodes NCCL's tree crosses the network once per byte while busbw counts a ring's traffic"
@@ -234,8 +244,9 @@ def _low(large: list[CompareRow], system: System) -> list[Finding]:
 
 
 def _band(name: str, rows: list[Any], target: Fraction) -> Band:
-    ratios = [r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in rows]
-    ratio = median(ratios)
+    expected = median(r.predicted_busbw_bytes_per_s for r in rows)
+    measured = median(r.measured_busbw_bytes_per_s for r in rows)
+    ratio = measured / expected  # the band's medians, as its row shows them
     floor = 1 - 2 * target
     if ratio < floor:
         verdict = "low"
@@ -244,8 +255,7 @@ def _band(name: str, rows: list[Any], target: Fraction) -> Band:
     else:
         verdict, reason = "healthy", f"measured busbw is {float(ratio):.2f}× the expected"
     return Band(name=name, from_bytes=rows[0].n_bytes, to_bytes=rows[-1].n_bytes, sizes=len(rows),
-                expected_busbw_bytes_per_s=median(r.predicted_busbw_bytes_per_s for r in rows),
-                measured_busbw_bytes_per_s=median(r.measured_busbw_bytes_per_s for r in rows),
+                expected_busbw_bytes_per_s=expected, measured_busbw_bytes_per_s=measured,
                 ratio=ratio, verdict=verdict, reason=reason)
 
 

@@ -171,7 +171,14 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
 
     if measurements.p is None:
         if ranks is None:
-            raise InputError(f"{log} does not say how many ranks ran (no # Rank lines); pass ranks=R")
+            why = next((w.partition(": the rank count")[0] for w in measurements.warnings
+                        if "the rank count is not known" in w), "no # Rank lines")
+            raise InputError(f"{log} does not say how many ranks ran ({why}); pass ranks=R")
+        bounds = measurements.p_bounds
+        if bounds is not None and not bounds[0] <= ranks <= bounds[1]:
+            least, most = bounds
+            raise InputError(f"ranks={ranks} is not what the log ran: its busbw/algbw allows "
+                             + (f"{least}" if least == most else f"{least} to {most}"))
         measurements = measurements.with_p(ranks)
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")

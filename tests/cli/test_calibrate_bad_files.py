@@ -74,9 +74,13 @@ def test_a_huge_file_is_refused_with_the_cap(capsys, tmp_path):
 
 
 def test_one_rank_names_the_file_and_line(capsys, tmp_path):
+    """A run on one GPU: busbw 0 (nothing crosses a link) and one '# Rank' line."""
     log = tmp_path / "p1.txt"
-    log.write_text("\n".join(s for s in H200.read_text(encoding="utf-8").splitlines() if "Rank  1" not in s),
-                   encoding="utf-8")
+    lines = [s for s in H200.read_text(encoding="utf-8").splitlines() if "Rank  1" not in s]
+    rows = [s.split() for s in lines]
+    one = [" ".join([*t[:7], "0.00", *t[8:11], "0.00", *t[12:]]) if len(t) == 13 and t[0].isdigit() else s
+           for s, t in zip(lines, rows, strict=True)]
+    log.write_text("\n".join(one), encoding="utf-8")
     err = _one_error(capsys, "calibrate", "fit", str(log))
     assert err.startswith(f"error: {log}:5: ") and "p = 1" in err
 

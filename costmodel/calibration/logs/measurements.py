@@ -115,6 +115,9 @@ class Measurements:
     size_per_rank : bool
         True while the sizes are OSU's per-rank sizes of a log read without p
         (see :meth:`with_p`).
+    p_bounds : (int, int) or None
+        The least and most ranks the log's printed bandwidths allow (nccl-tests'
+        busbw/algbw), when they depend on p.
     """
 
     tool: str
@@ -128,6 +131,7 @@ class Measurements:
     dtype: str | None = None
     command: str | None = None
     size_per_rank: bool = False
+    p_bounds: tuple[int, int] | None = None
 
     def select(self, *, in_place: bool | None = False) -> tuple[Row, ...]:
         """The rows of one kind: out-of-place (and unflagged) rows, or the in-place ones.
@@ -168,6 +172,10 @@ class Measurements:
         ranks = check_p(p)
         if self.p is not None and self.p != ranks:
             raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p or pass {self.p}")
+        if self.p_bounds is not None and not self.p_bounds[0] <= ranks <= self.p_bounds[1]:
+            least, most = self.p_bounds
+            allowed = f"p = {least}" if least == most else f"p from {least} to {most}"
+            raise InputError(f"p={ranks} is not what the log ran: its busbw/algbw allows {allowed}")
         if not self.size_per_rank:
             return replace(self, p=ranks)
         rows = tuple(replace(r, n_bytes=r.n_bytes * ranks) for r in self.rows)

@@ -117,6 +117,7 @@ class _NcclText:
     table_rows: int = 0
     rank_lines: dict[int, int] = field(default_factory=dict)
     nthread_line: int | None = None
+    launched: tuple[int, str] | None = None
 
     def run(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
@@ -189,6 +190,8 @@ class _NcclText:
         if self.header is None or not INTEGER.fullmatch(tokens[0]):
             if self.header is None and self.program is None:
                 self.found_program(s, number)
+            if self.header is None and self.launched is None:
+                self.launched = _launched(tokens)
             return  # interleaved output: NCCL version, NCCL INFO/WARN, the command line
         self.row(tokens, number)
 
@@ -306,23 +309,28 @@ def _nccl_candidates(state: _NcclText) -> set[str]:
 
 
 def _infer_nccl_collective(state: _NcclText, p: int | None) -> str | None:
-    """The collective from the columns and busbw/algbw, when only one fits."""
+    """The collective from the columns and busbw/algbw, when only one fits: at *p* ranks, or, with no
+    rank count, at any that busbw/algbw allows."""
     candidates = _nccl_candidates(state)
     largest = max((r for r in state.rows if r.algbw_bytes_per_s), key=lambda r: r.n_bytes, default=None)
-    if p and largest is not None and largest.algbw_bytes_per_s and largest.busbw_bytes_per_s is not None:
+    if largest is not None and largest.algbw_bytes_per_s and largest.busbw_bytes_per_s is not None:
         ratio = largest.busbw_bytes_per_s / largest.algbw_bytes_per_s
-        candidates = {c for c in candidates if abs(bus_factor(c, p) - ratio) <= ratio / 50}
+        if p:
+            candidates = {c for c in candidates if abs(bus_factor(c, p) - ratio) <= ratio / 50}
+        else:
+            candidates = {c for c in candidates if c in BUS_FACTORS and (
+                _table_bounds(state, c) is not None or abs(bus_factor(c, 2) - ratio) <= ratio / 50)}
     return candidates.pop() if len(candidates) == 1 else None
 
 
 _MOST_RANKS = 1 << 24
-"""The most ranks :func:`_table_p` considers."""
+"""The most ranks :func:`_table_bounds` considers."""
 
 
-def _table_p(state: _NcclText, collective: str) -> int | None:
-    """The one rank count that the printed busbw/algbw of the row with the largest algbw allows, within
-    the printing's rounding (nccl-tests computes busbw with the communicator's true size); None when the
-    factor does not depend on p, or the rounding allows more than one."""
+def _table_bounds(state: _NcclText, collective: str) -> tuple[int, int] | None:
+    """The rank counts that the printed busbw/algbw of the row with the largest algbw allows, within the
+    printing's rounding (nccl-tests computes busbw with the communicator's true size), as (least, most);
+    None when the factor does not depend on p or the row says nothing."""
     factor = BUS_FACTORS[collective]
     if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
         return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
@@ -348,33 +356,114 @@ def _table_p(state: _NcclText, collective: str) -> int | None:
         return lo
 
     least, most = first(low, strict=False), first(high, strict=True) - 1
-    return least if least == most and least < _MOST_RANKS else None
+    if least > most or least >= _MOST_RANKS:
+        return None  # a busbw/algbw no rank count gives: the checks of the bandwidths say so
+    return least, min(most, _MOST_RANKS - 1)
 
 
-def _nccl_p(state: _NcclText, requested: int | None) -> int | None:
-    p = None
-    if state.ranks:
-        p = max(state.ranks) + 1
-        if p == 1:
-            raise ParseError("the log lists one rank (p = 1): nothing is communicated, so α and β cannot be "
-                             "fitted; run on at least 2 GPUs", path=state.path, line=state.rank_lines[0])
-        if state.ranks != set(range(p)):
-            state.warnings.append(f"the '# Rank' lines list {len(state.ranks)} ranks up to {p - 1}; "
-                                  f"p = {p} assumed")
-    elif state.per_process:
-        p = state.per_process
-        if p == 1:
-            raise ParseError("nThread × nGpus = 1 and no '# Rank' lines: one rank (p = 1) communicates "
-                             "nothing, so α and β cannot be fitted; run on at least 2 GPUs",
-                             path=state.path, line=state.nthread_line)
-        state.warnings.append(f"no '# Rank' lines; p = nThread × nGpus = {p} assumed (one process)")
+_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "srun"})
+_LAUNCH_COUNT: dict[str, str | None] = {"-np": "ranks", "--np": "ranks", "-n": "ranks", "--ntasks": "ranks"}
+_TEST_COUNT: dict[str, str | None] = {"-g": "gpus", "--ngpus": "gpus", "-t": "threads",
+                                      "--nthreads": "threads"}
+
+
+def _launched(tokens: list[str]) -> tuple[int, str] | None:
+    """The ranks a launcher's command line starts (``mpirun -np 16 ... all_reduce_perf -g 1``): its process
+    count times the test's GPUs and threads per process, and the words that say so; None for any other
+    line."""
+    names = [t.rsplit("/", 1)[-1] for t in tokens]
+    start = next((i for i, n in enumerate(names) if n in _LAUNCHERS), None)
+    test = next((i for i, n in enumerate(names) if PROGRAM.fullmatch(n)), None)
+    if start is None or test is None or test < start:
+        return None
+
+    def counts(words: list[str], keys: dict[str, str | None]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for i, word in enumerate(words):
+            key, _, value = word.partition("=")
+            if keys.get(key) is None:
+                continue
+            value = value or (words[i + 1] if i + 1 < len(words) else "")
+            if value.isdigit() and int(value) > 0:
+                found.setdefault(keys[key] or "", int(value))
+        return found
+
+    launch = counts(tokens[start + 1:test], _LAUNCH_COUNT)
+    if "ranks" not in launch:
+        return None
+    test_counts = counts(tokens[test + 1:], _TEST_COUNT)
+    ranks = launch["ranks"] * test_counts.get("gpus", 1) * test_counts.get("threads", 1)
+    return ranks, f"{names[start]} starts {launch['ranks']} process{'es' if launch['ranks'] > 1 else ''}"
+
+
+def _fits(p: int, bounds: tuple[int, int] | None) -> bool:
+    return bounds is None or bounds[0] <= p <= bounds[1]
+
+
+def _allowed(bounds: tuple[int, int]) -> str:
+    least, most = bounds
+    return f"p = {least}" if least == most else f"p from {least} to {most}"
+
+
+def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | None) -> int:
+    """A rank count the caller gives: it must agree with ``# Rank`` lines that name every rank (and that
+    busbw/algbw allows), and with busbw/algbw."""
+    requested = check_p(requested)
+    listed = max(state.ranks) + 1 if state.ranks else None
+    complete = listed is not None and state.ranks == set(range(listed))
+    if complete and listed != requested and _fits(listed or 0, bounds):
+        raise ParseError(f"p={requested} was requested but the log lists {listed} ranks; drop p or pass "
+                         f"{listed}", path=state.path, line=state.header_line)
+    if bounds is not None and not _fits(requested, bounds):
+        raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows {_allowed(bounds)}",
+                         path=state.path, line=state.header_line)
+    return requested
+
+
+def _unstated_p(state: _NcclText, said: str, bounds: tuple[int, int]) -> int | None:
+    """The rank count of a log whose own count (*said* why not) busbw/algbw rules out: the one count it
+    allows, or the launcher's where it allows that; else None."""
+    if bounds[0] == bounds[1]:
+        state.warnings.append(f"{said}: p = {bounds[0]} taken" + (" (were the lines cut?)" if state.ranks else
+                                                                  "; give the ranks to be explicit"))
+        return bounds[0]
+    if state.launched is not None and _fits(state.launched[0], bounds):
+        ranks, launcher = state.launched
+        state.warnings.append(f"{said}: p = {ranks} taken from its command line ({launcher})")
+        return ranks
+    state.warnings.append(f"{said}: the rank count is not known; give it")
+    return None
+
+
+def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | None) -> int | None:
+    """The log's rank count: a requested one, else its ``# Rank`` lines', else nThread × nGpus (one
+    process's), each only where the printed busbw/algbw allows it (*bounds*); else the one count those
+    allow, or the launcher's; else None, with a warning that says why."""
     if requested is not None:
-        requested = check_p(requested)
-        if p is not None and p != requested:
-            raise ParseError(f"p={requested} was requested but the log lists {p} ranks; drop p or pass {p}",
-                             path=state.path, line=state.header_line)
-        p = requested
-    return p
+        return _requested_p(state, requested, bounds)
+    listed = max(state.ranks) + 1 if state.ranks else None
+    stated, why, line = listed, f"the '# Rank' lines list {len(state.ranks)} ranks", state.header_line
+    if listed is None and state.per_process:
+        stated, why, line = state.per_process, f"nThread × nGpus = {state.per_process}", state.nthread_line
+    if stated is not None and _fits(stated, bounds):
+        if stated == 1:
+            raise ParseError(f"{why}: one rank (p = 1) communicates nothing; run on at least 2 GPUs",
+                             path=state.path, line=state.rank_lines.get(0, line))
+        if listed is None:
+            state.warnings.append(f"no '# Rank' lines; p = nThread × nGpus = {stated} assumed (one process)")
+        elif state.ranks != set(range(listed)):
+            state.warnings.append(f"{why} up to {listed - 1}; p = {listed} assumed")
+        return stated
+    if bounds is None:
+        if stated is not None:  # one process of one rank, and a table that cannot say more
+            state.warnings.append(f"{why} and the table's busbw/algbw does not depend on p: the rank count "
+                                  "is not known; give it")
+        return None
+    if listed is None and stated is not None:
+        why += " counts one process's ranks"
+    allowed = f"the log's busbw/algbw allows {_allowed(bounds)}"
+    said = f"{why}, but {allowed}" if stated else f"no '# Rank' lines and no nThread × nGpus; {allowed}"
+    return _unstated_p(state, said, bounds)
 
 
 def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None = None,
@@ -384,8 +473,10 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
     The collective comes from the binary's name (``# Collective test starting:``,
     the ``# source:`` line or a command line in the log), else from the columns
     (redop, root) and busbw/algbw; *collective* must agree with what the log
-    states.  *p* is the number of ``# Rank`` lines (a given *p* must agree), else nThread × nGpus,
-    else the one rank count the printed busbw/algbw allows (a log cut to its table), with a warning.
+    states.  *p* is the number of ``# Rank`` lines (a given *p* must agree), else nThread × nGpus, each
+    only where the printed busbw/algbw allows it (cut lines, or one process of an MPI job, do not); else
+    the one rank count busbw/algbw allows, or the launcher's (``mpirun -np 16``) where it allows that;
+    else None, with a warning.  The counts busbw/algbw allows are the measurements' ``p_bounds``.
 
     Raises
     ------
@@ -395,13 +486,14 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
     name, text = path, check_text(text, path)
     state = _NcclText(path=name, lines=split_lines(text, name))
     state.run()
-    ranks = _nccl_p(state, p)
+    # the stated count, provisionally, to infer the collective from busbw/algbw
+    provisional = p or (max(state.ranks) + 1 if state.ranks else state.per_process)
     stated = NCCL_PROGRAMS[state.program[0]] if state.program else None
     line = state.program[1] if state.program else state.header_line
     chosen = stated_collective(collective, stated, what=f"{state.program[0]}_perf" if state.program else "",
                                 path=name, line=line)
     if chosen is None:
-        chosen = _infer_nccl_collective(state, ranks)
+        chosen = _infer_nccl_collective(state, provisional if provisional and provisional > 1 else None)
         if chosen is None:
             raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
                              "give collective=", path=name, line=state.header_line)
@@ -412,20 +504,12 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
                          f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)
     if chosen not in BUS_FACTORS:
         raise ParseError(f"nccl-tests has no {chosen} test", path=name, line=line)
-    table = _table_p(state, chosen) if p is None else None
-    if table is not None and ranks is not None and table != ranks:
-        state.warnings.append(f"the log's busbw/algbw says p = {table}, not the {ranks} its '# Rank' lines "
-                              f"(or nThread × nGpus) give: were the lines cut? p = {table} taken")
-        ranks = table
-    elif table is not None and ranks is None:
-        state.warnings.append(f"no '# Rank' lines and no nThread × nGpus: p = {table} taken from "
-                              "busbw/algbw, the one rank count its rounding allows; give the ranks to be "
-                              "explicit")
-        ranks = table
+    bounds = _table_bounds(state, chosen)
+    ranks = _nccl_p(state, p, bounds)
     _finish_nccl_warnings(state, chosen, ranks)
     check_increasing(state.rows, path=name)
     return Measurements(
-        tool="nccl-tests", collective=chosen, p=ranks, rows=tuple(state.rows),
+        tool="nccl-tests", collective=chosen, p=ranks, rows=tuple(state.rows), p_bounds=bounds,
         source=source_line(state.lines), warnings=tuple(state.warnings), path=name, backend="nccl",
         dtype=state.dtype,
         command=f"{state.program[0]}_perf" if state.program else None,

@@ -14,7 +14,7 @@ import pytest
 from costmodel import _files
 from costmodel.calibration import parse_log, read_log
 from costmodel.calibration.logs import measurements
-from costmodel.errors import ParseError
+from costmodel.errors import InputError, ParseError
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "logs"
 NCCL = LOGS / "nccl-tests"
@@ -91,10 +91,11 @@ def test_the_rank_count_comes_from_busbw_when_the_rank_lines_were_cut():
     node's (or kept only the last line) still says how many ranks ran, and that count is taken."""
     full = NCCL / "allreduce_h100x16_2node_8xndr_nccltests309.txt"
     cut = parse_log("\n".join(s for s in _lines(full) if "on bm-h100-02 device" not in s))
-    assert cut.p == 16 and any("busbw/algbw says p = 16, not the 8" in w for w in cut.warnings)
+    assert cut.p == 16 and any("list 8 ranks, but the log's busbw/algbw allows p = 16: p = 16 taken" in w
+                               for w in cut.warnings)
     assert [(r.n_bytes, r.time_s) for r in cut.rows] == [(r.n_bytes, r.time_s) for r in read_log(full).rows]
     rack = read_log(NCCL / "allreduce_gb200x72_nvl72_elided_coreweave.txt")  # one '# Rank 71' line
-    assert rack.p == 72 and not any("busbw/algbw says" in w for w in rack.warnings)
+    assert rack.p == 72 and not any("busbw/algbw allows" in w for w in rack.warnings)
     assert not any("differs from algbw" in w for w in rack.warnings)
 
 
@@ -213,18 +214,72 @@ def test_the_na_warning_only_when_validation_was_off():
 # --------------------------------------------------------------------------- p = 1
 
 
+_ONE_GPU = """\
+# source: all_reduce_perf -b 1M -e 2M -g 1 on one H100 (busbw 0: one rank)
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20
+#
+# Using devices
+#  Rank  0 Group  0 Pid  41 on     node01 device  0 [0x0f] NVIDIA H100 80GB HBM3
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576        262144     float     sum      -1     5.10  205.60    0.00      0     0.30  3495.25    0.00    N/A
+     2097152        524288     float     sum      -1     6.00  349.53    0.00      0     0.30  6990.51    0.00    N/A
+# Avg bus bandwidth    : 0
+"""
+
+
 def test_one_rank_is_refused_naming_the_file_and_the_rank_line(tmp_path):
-    lines = [s for s in _lines(H200) if "Rank  1" not in s]
+    """A run on one GPU (busbw 0: nothing crosses a link) communicates nothing."""
+    lines = _ONE_GPU.splitlines()
     number = next(i for i, s in enumerate(lines, start=1) if "Rank  0" in s)
-    err = _refused("\n".join(lines), tmp_path, r"one rank \(p = 1\)")
+    err = _refused(_ONE_GPU, tmp_path, r"one rank \(p = 1\)")
     assert err.line == number
 
 
 def test_one_thread_one_gpu_without_rank_lines_is_refused(tmp_path):
-    lines = [s for s in _lines(H200) if "Rank " not in s]
+    lines = [s for s in _ONE_GPU.splitlines() if "Rank " not in s]
     number = next(i for i, s in enumerate(lines, start=1) if "nThread" in s)
     err = _refused("\n".join(lines), tmp_path, r"p = 1")
     assert err.line == number
+
+
+def test_counts_busbw_rules_out_are_not_the_rank_count():
+    """A '# Rank' line lost from a 2-rank log, or an MPI job's 'nThread 1 nGpus 1' (one process of
+    many), is not the rank count: busbw/algbw allows only p = 2, which is taken; a count it allows
+    several of is left to the caller, and the launcher's command line settles it when it fits."""
+    lost = parse_log("\n".join(s for s in _lines(H200) if "Rank  1" not in s))
+    assert lost.p == 2 and lost.p_bounds == (2, 2)
+    assert any("list 1 ranks, but the log's busbw/algbw allows p = 2" in w for w in lost.warnings)
+    processes = parse_log("\n".join(s for s in _lines(H200) if "Rank " not in s))
+    assert processes.p == 2 and any("counts one process's ranks" in w for w in processes.warnings)
+
+
+def test_a_large_job_cut_to_its_first_rank_lines_takes_the_launchers_count():
+    """nccl-tests#322's shape: 1024 ranks (busbw/algbw allows 981-1066), 100 '# Rank' lines kept; the
+    mpirun line's -np settles it, and without it the count is unknown, not 100."""
+    rows = [f"#  Rank {r:3d} Group  0 Pid {r} on  HCA-{r // 8} device  {r % 8} [0x0a] NVIDIA H100 80GB HBM3"
+            for r in range(100)]
+    table = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+             "algbw   busbw #wrong",
+             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
+             "(GB/s)  (GB/s)",
+             "  8589934592    2147483648     float     sum      -1    47078  182.46  364.57      0    46939  "
+             "183.00  365.65      0",
+             " 17179869184    4294967296     float     sum      -1    93457  183.83  367.29      0    93420  "
+             "183.90  367.44      0",
+             "# Avg bus bandwidth    : 366"]
+    head = ["# nThread 1 nGpus 1 minBytes 8589934592 maxBytes 17179869184 step: 2(factor) warmup iters: 5"]
+    launch = "mpirun --allow-run-as-root -np 1024 -x NCCL_ALGO=Ring /opt/nccl-tests/build/all_reduce_perf -b 8g -g 1"
+    cut = parse_log("\n".join([*head, *rows, *table]))
+    assert cut.p is None and cut.p_bounds == (981, 1066)
+    assert any("list 100 ranks, but the log's busbw/algbw allows p from 981 to 1066: the rank count is not "
+               "known" in w for w in cut.warnings)
+    launched = parse_log("\n".join([launch, *head, *rows, *table]))
+    assert launched.p == 1024 and any("mpirun starts 1024 processes" in w for w in launched.warnings)
+    with pytest.raises(InputError, match="busbw/algbw allows p from 981 to 1066"):
+        cut.with_p(100)
+    assert cut.with_p(1024).p == 1024
 
 
 # --------------------------------------------------------------------------- files that are not logs

@@ -286,11 +286,9 @@ def test_wrong_p_shows_as_busbw_mismatch(tmp_path):
     target = tmp_path / "eight.txt"
     target.write_text("\n".join(lines), encoding="utf-8")
     m = read_log(target)  # the cut '# Rank' lines say 8; busbw/algbw says 16, and is taken
-    assert m.p == 16 and any("busbw/algbw says p = 16" in w for w in m.warnings)
-    m = read_log(target, p=8)  # a p given is kept, and every row's busbw disagrees with it
-    assert m.p == 8
-    mismatches = [w for w in m.warnings if "busbw" in w and "is p = 8 right?" in w]
-    assert len(mismatches) == 8 and m.warnings[-1].endswith("more bandwidth mismatches")
+    assert m.p == 16 and any("busbw/algbw allows p = 16: p = 16 taken" in w for w in m.warnings)
+    with pytest.raises(ParseError, match="p=8 was requested but the log's busbw/algbw allows p = 16"):
+        read_log(target, p=8)  # a p the printed bandwidths rule out is refused, not priced
 
 
 def test_collective_is_inferred_from_columns_without_a_program_name():
