@@ -87,6 +87,19 @@ def _bare_header(tokens: list[str]) -> bool:
     return tokens[:2] == ["size", "count"] and {"algbw", "busbw"} <= set(tokens)
 
 
+_STANDARD_HEADER = ("size", "count", "type", "redop", "root",
+                    "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong")
+"""nccl-tests' column header since its root column (2019): out-of-place, then in-place."""
+_STANDARD_ROW = re.compile(r"\d+\s+\d+\s+[a-z][a-z0-9_]*\s+[a-z]+\s+-?\d+(?:\s+(?:[\d.eE+-]+|N/A)){8}")
+"""A row in :data:`_STANDARD_HEADER`'s columns (a type word, a redop word, an integer root, eight numbers
+or N/A), as a post keeps it when it drops the header."""
+
+
+def _standard_rows(lines: list[str]) -> bool:
+    """Rows in nccl-tests' standard columns: the table of a post that kept its rows alone."""
+    return any(_STANDARD_ROW.fullmatch(s) for s in lines)
+
+
 @dataclass
 class _NcclText:
     """The state of one pass over an nccl-tests text log."""
@@ -187,6 +200,10 @@ class _NcclText:
         if (self.header is None and _bare_header(tokens)) or _BARE_FOOTER.match(s):
             self.comment("# " + s, number)  # a post that lost the '#' of nccl-tests' own lines
             return
+        if self.header is None and _STANDARD_ROW.fullmatch(s):  # rows without their header
+            self.set_header(list(_STANDARD_HEADER), number)
+            self.warnings.append(f"line {number}: rows without nccl-tests' column header, read in its own "
+                                 "columns: " + " ".join(_STANDARD_HEADER))
         if self.header is None or not INTEGER.fullmatch(tokens[0]):
             if self.header is None and self.program is None:
                 self.found_program(s, number)
@@ -573,5 +590,6 @@ def _headed(text: str, lines: list[str]) -> bool:
     return False
 
 
-FORMAT = LogFormat("nccl-tests", "nccl-tests (text)", detect=_headed, parse=parse_nccl_tests)
+FORMAT = LogFormat("nccl-tests", "nccl-tests (text)", detect=_headed, parse=parse_nccl_tests,
+                   guess=_standard_rows)
 """nccl-tests' text output."""

@@ -86,6 +86,24 @@ def test_kubectl_timestamps_are_stripped_before_any_prefix(log):
     assert _key(parse_log("\n".join(labelled))) == _key(read_log(log))
 
 
+STANDARD = [p for p in sorted(NCCL.glob("*.txt"))
+            if any(s.lstrip("#").split() == ["size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+                                             "#wrong", "time", "algbw", "busbw", "#wrong"] for s in _lines(p))]
+
+
+@pytest.mark.parametrize("log", STANDARD, ids=lambda p: p.name)
+def test_rows_kept_without_their_header_read_as_the_whole_log(log):
+    """A post that keeps only the table's rows (nccl-tests#294): read in nccl-tests' own columns, with a
+    warning, the same sizes and times as the whole log."""
+    whole = read_log(log)
+    rows = parse_log("\n".join(s for s in _lines(log) if not s.lstrip().startswith("#")),
+                     collective=whole.collective)
+    assert [(r.n_bytes, r.time_s, r.in_place) for r in rows.rows] == [(r.n_bytes, r.time_s, r.in_place)
+                                                                      for r in whole.rows]
+    assert any("rows without nccl-tests' column header" in w for w in rows.warnings)
+    assert rows.p in (whole.p, None)
+
+
 def test_the_rank_count_comes_from_busbw_when_the_rank_lines_were_cut():
     """nccl-tests computes busbw with the communicator's size: a log whose '# Rank' lines lost the second
     node's (or kept only the last line) still says how many ranks ran, and that count is taken."""
