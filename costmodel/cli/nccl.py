@@ -474,9 +474,9 @@ def check_command(
     1 MiB, 30 % below) under the expected, suspicious when the log shows wrong results, a collapse or an
     in-place gap, else healthy. Known patterns are named with the public threads their causes come
     from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), a ring above it (the
-    hardware is described short), fewer NICs or channels, P2P off or PCIe only, wrong results, a
-    collapse, an in-place gap. The exit status is 0 when healthy, 1 when low or suspicious (2 for bad
-    input).
+    hardware is described short), fewer NICs or channels, a slow network (TCP sockets), P2P off or
+    PCIe only, wrong results, a collapse, an in-place gap. The exit status is 0 when healthy, 1 when
+    low or suspicious (2 for bad input).
 
     JSON: {"verdict", "path", "source", "bands": [{"name", "from_bytes", "to_bytes", "sizes",
     "expected_busbw_bytes_per_s", "measured_busbw_bytes_per_s", "ratio", "verdict", "reason"}],

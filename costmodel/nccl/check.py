@@ -27,6 +27,9 @@ Known patterns are then named, each with the public thread its cause comes from:
 * ``fewer-nics``: on several nodes, a low band whose busbw at its three largest sizes (the plateau)
   sits at about 1/2, 1/4 or 1/8 of the expected one (within 15 %), as when only some of the NICs (or
   channels) carry the traffic (NVIDIA/nccl-tests#128: one usable NIC of several).
+* ``slow-network``: on several nodes, a low band whose plateau sits below what missing NICs or channels
+  explain (under 1/k of the expected for every k of 2, 4, 8 the ring's channels allow): the network
+  path itself is slow, as a fall back to TCP sockets is.
 * ``p2p-off``: on one node, a low band whose busbw peaks at or below a PCIe 4.0 x16 link's 32 GB/s
   where at least twice that is expected: the GPUs talk through PCIe or host memory, as with P2P
   disabled (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC: NVIDIA/nccl-tests#228), PCIe ACS, or no NVLink.
@@ -78,6 +81,7 @@ _SOURCES = {
     "fewer-nics": ("NVIDIA/nccl-tests#128: only one NIC usable, the busbw of one (sjeaugey)",),
     "p2p-off": ("NVIDIA/nccl-tests#228: NCCL_P2P_LEVEL=LOC turned P2P off (kiskra-nvidia)",),
     "above-described": (),
+    "slow-network": (),
     "inplace-gap": (),
     "collapse": (),
 }
@@ -225,12 +229,22 @@ def _low(large: list[CompareRow], system: System) -> list[Finding]:
     top = large[-PLATEAU:]
     ratio = median(r.measured_busbw_bytes_per_s / r.predicted_busbw_bytes_per_s for r in top)
     if system.nodes > 1:
-        for k in (2, 4, 8):
+        channels = system.graphs["ring"].channels  # a share of them, or of their NICs, can be missing
+        shares = [k for k in (2, 4, 8) if k <= channels]
+        for k in shares:
             if abs(ratio * k - 1) <= LARGE_TARGET:
                 return [Finding(pattern="fewer-nics", fault=True, sources=_SOURCES["fewer-nics"], text=(
                     f"busbw at the largest sizes is about 1/{k} of the expected ({float(ratio):.2f}×), as if "
                     f"1/{k} of the NICs or channels carried the traffic: check NCCL_DEBUG=INFO's NET/IB "
                     "lines (NICs found, GPU Direct RDMA) and NCCL_IB_HCA"))]
+        least = Fraction(1, max(shares, default=1))
+        if ratio < least * (1 - LARGE_TARGET):
+            return [Finding(pattern="slow-network", fault=True, sources=(), text=(
+                f"busbw at the largest sizes is {float(ratio):.2f}× the expected, below what missing NICs or "
+                f"channels explain on hardware of {channels} ring channel{'s' if channels > 1 else ''}: the "
+                "network path itself runs slow; check NCCL_DEBUG=INFO's 'Using network' line (Socket, not "
+                "IB, is TCP: RDMA devices missing from the host or container, NCCL_IB_HCA, the GID index) "
+                "and the links' negotiated rate"))]
         return []
     best = max(r.measured_busbw_bytes_per_s for r in top)
     expected = max(r.predicted_busbw_bytes_per_s for r in top)

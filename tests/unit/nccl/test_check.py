@@ -92,6 +92,18 @@ def test_a_kth_of_the_bandwidth_on_several_nodes_names_fewer_nics(k):
     assert [f.pattern for f in c.findings] == ["fewer-nics"] and f"1/{k}" in c.findings[0].text
 
 
+def test_a_share_no_missing_nic_explains_names_a_slow_network():
+    """Two nodes of one NIC carried on 2 ring channels, measured at 1/8 of the expected (a fall back to
+    TCP sockets, as a DGX Spark pair after re-cabling): not 1/8 of NICs that are not there."""
+    pair = System.explicit(arch=100, ranks=2, nodes=2, channels=2, bw_intra=Fraction(25, 2),
+                           bw_inter=Fraction(25, 2))
+    c = check(_log(pair, "allgather", lambda n: 8), pair)
+    assert c.verdict == "low" and [f.pattern for f in c.findings] == ["slow-network"]
+    assert "2 ring channels" in c.findings[0].text and "Socket" in c.findings[0].text
+    half = check(_log(pair, "allgather", lambda n: 2), pair)
+    assert [f.pattern for f in half.findings] == ["fewer-nics"]
+
+
 def test_a_third_of_the_bandwidth_is_low_without_a_named_cause():
     c = check(_log(TWO, "allreduce", lambda n: 3 if n >= 2**20 else 1), TWO)
     assert c.verdict == "low" and c.findings == ()
