@@ -7,7 +7,9 @@ names; :class:`Hardware` holds either and :meth:`Hardware.system` builds the
 :class:`~costmodel.nccl.system.System` once, with the same rules for both:
 
 * a preset describes the whole machine, so explicit numbers beside it are refused (never silently
-  dropped or mixed in);
+  dropped or mixed in), but for ``net_latency``: the latency a network plugin reports (NCCL's
+  ``latencyInter``) belongs to the network a node is cabled to, not to the node (AWS's EFA through
+  aws-ofi-nccl beside InfiniBand), and is added to the preset's across nodes;
 * without a preset, ``arch``, ``channels`` and ``bw_intra`` are needed, and ``bw_inter`` on more than
   one node (a network is never assumed to be as fast as the links inside a node);
 * with a preset and no node count, the ranks fill whole nodes of the preset's ``gpus_per_node``.
@@ -88,7 +90,7 @@ class Hardware:
         if ranks is None:
             raise InputError("no rank count given; pass ranks=R (GPUs in the communicator)")
         if self.preset is not None:
-            extra = self.given()
+            extra = [k for k in self.given() if k != "net_latency"]
             if extra:
                 raise InputError(f"preset= describes the hardware; drop {', '.join(f'{k}=' for k in extra)} "
                                  "(or drop preset= and describe the hardware with them)")
@@ -96,7 +98,8 @@ class Hardware:
             if nodes is None:
                 gpus = mapping["gpus_per_node"]
                 nodes = ranks // gpus if ranks > gpus and ranks % gpus == 0 else 1
-            return System.from_preset(mapping, ranks=ranks, nodes=nodes)
+            system = System.from_preset(mapping, ranks=ranks, nodes=nodes)
+            return system.with_net_latency(self.net_latency) if self.net_latency and nodes > 1 else system
         missing = [k for k in _NEEDED if getattr(self, k) is None]
         if missing:
             raise InputError("no hardware given: pass preset=NAME (see costmodel nccl presets) or "

@@ -276,6 +276,22 @@ class System:
             )
         )
 
+    def with_net_latency(self, latency: Fraction) -> System:
+        """This system with *latency* µs added to every graph's ``latencyInter``: a network whose plugin
+        reports a latency of its own (NCCL's ``ncclNetProperties_t.latency``, which the topology search
+        records in the graph it builds across nodes).
+
+        >>> from costmodel.nccl.presets import load_preset
+        >>> s = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2).with_net_latency(Fraction(8))
+        >>> s.graphs["ring"].latency_inter
+        Fraction(8, 1)
+        """
+        from dataclasses import replace
+
+        extra = _rate(latency, "net_latency", allow_zero=True)
+        graphs = {k: replace(g, latency_inter=g.latency_inter + extra) for k, g in self.graphs.items()}
+        return replace(self, graphs=graphs)
+
     @property
     def ranks_per_node(self) -> int:
         """GPUs per node (``nRanks / nNodes``)."""

@@ -30,6 +30,17 @@ def test_a_preset_fills_whole_nodes_when_no_node_count_is_given():
             == System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2))
 
 
+def test_a_network_plugins_latency_is_added_to_a_presets_network():
+    """aws-ofi-nccl reports 75 µs on p4d and p5 (platform-aws), which NCCL's tuning adds per network step;
+    the node is still the preset's."""
+    base = System.from_preset(load_preset("dgx-h100"), ranks=16, nodes=2)
+    efa = Hardware(preset="dgx-h100", net_latency=Fraction(75)).system(ranks=16, nodes=2)
+    assert {k: g.latency_inter for k, g in efa.graphs.items()} == {k: g.latency_inter + 75
+                                                                   for k, g in base.graphs.items()}
+    assert Hardware(preset="dgx-h100", net_latency=Fraction(75)).system(ranks=8) == System.from_preset(
+        load_preset("dgx-h100"), ranks=8, nodes=1)  # one node: no network
+
+
 @pytest.mark.parametrize(("hardware", "ranks", "nodes", "message"), [
     (Hardware(preset="dgx-h100", channels=4, cpu="amd"), 8, None,
      "preset= describes the hardware; drop channels=, cpu= (or drop preset="),
