@@ -26,6 +26,9 @@ HARDWARE = {
     "allreduce_h100x8_healthy_nccltests252.txt": ["--ranks", "8", "--nodes", "2", "--arch", "sm90", "--channels",
                                                   "8", "--bw-intra", "12", "--bw-inter", "12"],
     "allgather_v100x8_wrong-results_nccltests37.txt": ["--arch", "sm70", "--channels", "6", "--bw-intra", "25"],
+    # 3 nodes of 8 A100 with 4 HDR NICs: 4 channels of 24 GB/s doubled to 8 of 12 by NCCL's search
+    "allreduce_a100x24_healthy_nccltests119.txt": ["--nodes", "3", "--arch", "sm80", "--channels", "8",
+                                                   "--bw-intra", "20", "--bw-inter", "12"],
 }
 
 
@@ -33,9 +36,8 @@ def _pattern(path: Path) -> str:
     return re.search(r"^# pattern: (\S+)", path.read_text(encoding="utf-8"), re.M)[1]
 
 
-def test_every_parsable_excerpt_is_checked():
-    unreadable = {"allreduce_a100x24_healthy_nccltests119.txt"}  # the thread's copy lost the table's header
-    assert {p.name for p in EXCERPTS.glob("*.txt")} == set(HARDWARE) | unreadable
+def test_every_excerpt_is_checked():
+    assert {p.name for p in EXCERPTS.glob("*.txt")} == set(HARDWARE)
 
 
 @pytest.mark.parametrize("name", sorted(HARDWARE))
@@ -44,8 +46,8 @@ def test_check_agrees_with_the_maintainers_verdict(name, capsys):
     healthy = pattern in ("healthy", "tree-2-nodes", "nvls-inflation")  # the last two: explained, not faults
     data = run_json(capsys, "nccl", "check", str(EXCERPTS / name), *HARDWARE[name], rc=0 if healthy else 1)
     found = [f["pattern"] for f in data["findings"]]
-    if pattern == "healthy":
-        assert data["verdict"] == "healthy" and found == []
+    if pattern == "healthy":  # and no fault named (a note that the hardware is described short may be)
+        assert data["verdict"] == "healthy" and not any(f["fault"] for f in data["findings"])
     else:
         assert pattern in found
         assert data["verdict"] == ("healthy" if healthy else "suspicious")
