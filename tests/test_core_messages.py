@@ -25,6 +25,10 @@ ALLOWED = {
     ("exercises/assignment.py", "--assignment THIS_FILE"):
         "a comment written into the assignment file, telling its reader the command that grades with it",
     ("exercises/assignment.py", "# --secret-file KEY"): "the same comment's second line",
+    ("calibration/logs/nccl_text.py", "--np"): "mpirun's own option, read from a log's command line",
+    ("calibration/logs/nccl_text.py", "--ntasks"): "srun's own option, read from a log's command line",
+    ("calibration/logs/nccl_text.py", "--ngpus"): "nccl-tests' own option, read from a log's command line",
+    ("calibration/logs/nccl_text.py", "--nthreads"): "nccl-tests' own option, read from a log's command line",
     ("topology.py", "--level x"):
         "not a message: the provenance label of a level parsed from text, a data field of the topology",
 }
