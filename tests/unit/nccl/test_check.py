@@ -22,6 +22,7 @@ H100 = ["--preset", "dgx-h100"]
 HARDWARE = {
     "allreduce_h100x16_tree-2-nodes_nccltests309.txt": H100,
     "allreduce_h100x16_healthy_nccltests309ring.txt": H100,
+    "allreduce_h100x16_low_nccltests290.txt": H100,
     "allreduce_h100x8_nvls-inflation_dgxc.txt": H100,
     "allreduce_h100x8_healthy_nccltests252.txt": ["--ranks", "8", "--nodes", "2", "--arch", "sm90", "--channels",
                                                   "8", "--bw-intra", "12", "--bw-inter", "12"],
@@ -48,6 +49,8 @@ def test_check_agrees_with_the_maintainers_verdict(name, capsys):
     found = [f["pattern"] for f in data["findings"]]
     if pattern == "healthy":  # and no fault named (a note that the hardware is described short may be)
         assert data["verdict"] == "healthy" and not any(f["fault"] for f in data["findings"])
+    elif pattern == "low":  # below what the maintainers expect, the cause left open by the thread
+        assert data["verdict"] == "low"
     else:
         assert pattern in found
         assert data["verdict"] == ("healthy" if healthy else "suspicious")
