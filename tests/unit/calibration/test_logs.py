@@ -48,6 +48,12 @@ EXPECTED = {
     "allreduce_a100x16_2node_rdma_oci.txt": ("nccl-tests", "allreduce", 16, 31, 8, "36.47"),
     # held out: the table alone (no '# Rank' lines), p from busbw/algbw
     "allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt": ("nccl-tests", "allreduce", 16, 6, 8388608, "1321.5"),
+    # held out: one H100 node, nccl-tests#290's first log
+    "allreduce_h100x8_1node_nvswitch_nccltests290.txt": ("nccl-tests", "allreduce", 8, 6, 134217728, "613.3"),
+    # held out: the rows alone, as nccl-tests#294 posted them: p from busbw/algbw, read in nccl-tests' columns
+    "allreduce_h100x16_2node_nvlstree_nccltests294.txt": ("nccl-tests", "allreduce", 16, 5, 134217728, "738.7"),
+    # held out: 100 of 1024 '# Rank' lines kept, p from mpirun -np 1024 (which busbw/algbw allows)
+    "allreduce_h100x1024_roce_nccltests322.txt": ("nccl-tests", "allreduce", 1024, 5, 1073741824, "19355"),
     "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt": ("nccl-tests", "allreduce", 16, 31, 8, "135.8"),
     "allreduce_h200x2_2node_1nic_rdma_gke.txt": ("nccl-tests", "allreduce", 2, 24, 1024, "35.59"),
     "allreduce_v100x8_nvlink_oldformat.txt": ("nccl-tests", "allreduce", 8, 25, 8, "48.46"),

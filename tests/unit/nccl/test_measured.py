@@ -96,24 +96,36 @@ def test_the_manifest_describes_each_log_as_the_docs_table_does():
 def test_a_held_out_log_never_moves_the_constants():
     cases = read_manifest(MANIFEST)
     held = [c for c in cases if c.held_out]
-    assert [c.name for c in held] == ["allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt"]
+    assert [c.name for c in held] == ["allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt",
+                                      "allreduce_h100x8_1node_nvswitch_nccltests290.txt",
+                                      "allreduce_h100x16_2node_nvlstree_nccltests294.txt",
+                                      "allreduce_h100x1024_roce_nccltests322.txt"]
     with_it = calibrate(cases)
     without = calibrate([c for c in cases if not c.held_out])
     assert with_it.overheads == without.overheads
-    # the others' held-out figures are those of a calibration without the held-out log
+    # the others' held-out figures are those of a calibration without the held-out logs
     assert [a for a in with_it.logs if not a.held_out] == list(without.logs)
-    (log,) = [a for a in with_it.logs if a.held_out]
-    assert (log.in_sample_large, log.in_sample_small) == (log.held_out_large, log.held_out_small)
-    assert log.held_out_small is None and f"{float(log.held_out_large):.3f}" == "0.541"
-    assert with_it.to_dict()["logs"][-1]["held_out"] is True
+    logs = [a for a in with_it.logs if a.held_out]
+    assert all((a.in_sample_large, a.in_sample_small) == (a.held_out_large, a.held_out_small) for a in logs)
+    assert all(a.held_out_small is None for a in logs)  # none of them runs below 1 MiB
+    assert [f"{float(a.held_out_large):.3f}" for a in logs] == ["0.541", "0.062", "0.045", "0.458"]
+    assert all(d["held_out"] for d in with_it.to_dict()["logs"][-4:])
 
 
-def test_the_held_out_log_is_priced_as_compare_prices_it(capsys):
-    (log,) = [a for a in calibrate(read_manifest(MANIFEST)).logs if a.held_out]
-    data = run_json(capsys, "nccl", "compare", str(LOGS / log.name), "--arch", "sm80", "--channels", "4",
-                    "--bw-intra", "12", "--bw-inter", "12", "--nodes", "2", "--as-measured")
-    assert data["median_abs_busbw_error_from_1mib"] == pytest.approx(float(log.held_out_large), rel=1e-12)
-    assert data["median_abs_busbw_error_below_1mib"] is None
+def test_the_held_out_logs_are_priced_as_compare_prices_them(capsys):
+    held = {a.name: a for a in calibrate(read_manifest(MANIFEST)).logs if a.held_out}
+    hardware = {"allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt": ["--arch", "sm80", "--channels", "4",
+                                                                     "--bw-intra", "12", "--bw-inter", "12",
+                                                                     "--nodes", "2"],
+                "allreduce_h100x8_1node_nvswitch_nccltests290.txt": ["--preset", "dgx-h100"],
+                "allreduce_h100x16_2node_nvlstree_nccltests294.txt": ["--preset", "dgx-h100", "--nodes", "2",
+                                                                      "--algo", "nvlstree"],
+                "allreduce_h100x1024_roce_nccltests322.txt": ["--preset", "dgx-h100", "--nodes", "128"]}
+    assert set(hardware) == set(held)
+    for name, log in held.items():
+        data = run_json(capsys, "nccl", "compare", str(LOGS / name), *hardware[name], "--as-measured")
+        assert data["median_abs_busbw_error_from_1mib"] == pytest.approx(float(log.held_out_large), rel=1e-12)
+        assert data["median_abs_busbw_error_below_1mib"] is None
 
 
 def test_held_out_logs_alone_are_not_enough_to_calibrate():
