@@ -336,7 +336,7 @@ def compare(
         )
     if overheads is not None:
         said.append(measured_note(overheads).replace("as nccl-tests", "each size predicted as nccl-tests", 1))
-    notes = (*said, *measurements.warnings)
+    notes = (*said, *system.notes, *measurements.warnings)
     return Comparison(
         collective=canonical,
         ranks=system.ranks,

@@ -325,7 +325,7 @@ def _notes(table: TuningTable, best: Timed, function: str) -> tuple[str, ...]:
             f"NCCL 2.21 runs a fallback: every entry of {function} was disabled, so it put the ring's "
             "bandwidths back in its table"
         )
-    return (*notes, *channel_notes(table, function))
+    return (*notes, *channel_notes(table, function), *table.system.notes)
 
 
 def channel_notes(table: TuningTable, function: str) -> tuple[str, ...]:

@@ -149,5 +149,5 @@ def sweep(
         min_bytes=lo,
         max_bytes=hi,
         ranges=tuple(ranges),
-        notes=channel_notes(table, function),
+        notes=(*channel_notes(table, function), *table.system.notes),
     )

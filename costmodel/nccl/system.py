@@ -204,6 +204,9 @@ class System:
         The network plugin is a host one (PAT needs it).
     name : str
         Where the description came from (a preset's name), for messages.
+    gpus_per_node : int, optional
+        The GPUs a node of the description holds (a preset's ``gpus_per_node``), when it says; a run on
+        fewer of them is noted (:attr:`notes`).
     """
 
     arch: int
@@ -218,6 +221,7 @@ class System:
     collnet_heads: int = 0
     net_device_host: bool = True
     name: str = ""
+    gpus_per_node: int | None = None
 
     def __post_init__(self) -> None:
         whole(
@@ -291,6 +295,22 @@ class System:
         extra = _rate(latency, "net_latency", allow_zero=True)
         graphs = {k: replace(g, latency_inter=g.latency_inter + extra) for k, g in self.graphs.items()}
         return replace(self, graphs=graphs)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a prediction on this description should say of it: a run on part of a preset's node.
+
+        >>> from costmodel.nccl.presets import load_preset
+        >>> System.from_preset(load_preset("pcie-8x-rtx4090"), ranks=4, nodes=1).notes[0][:52]
+        '4 of the 8 GPUs of a node of preset pcie-8x-rtx4090:'
+        """
+        gpus = self.gpus_per_node
+        if gpus is None or self.ranks_per_node >= gpus:
+            return ()
+        return (f"{self.ranks_per_node} of the {gpus} GPUs of a node of preset {self.name}: its graphs are "
+                "those of a whole node, which NCCL's search on fewer GPUs may not find (on PCIe, fewer "
+                "GPUs may share a switch or cross a socket); an NCCL_DEBUG=INFO log of this run (costmodel "
+                "nccl preset) describes it",)
 
     @property
     def ranks_per_node(self) -> int:
@@ -406,7 +426,8 @@ class System:
             flags["nvls"] = False  # the half without an NVLS graph: NCCL turns NVLS off (0 channels)
         if flags["collnet"] and "collnet_chain" not in graphs and "collnet_direct" not in graphs:
             flags["collnet"] = False
-        return cls(arch=mapping["arch"], ranks=ranks, nodes=nodes, graphs=graphs, name=name, **flags)
+        return cls(arch=mapping["arch"], ranks=ranks, nodes=nodes, graphs=graphs, name=name,
+                   gpus_per_node=gpus, **flags)
 
     @classmethod
     def explicit(

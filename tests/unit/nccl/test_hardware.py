@@ -9,7 +9,7 @@ import pytest
 from costmodel.errors import InputError
 from costmodel.nccl import System, load_preset
 from costmodel.nccl.hardware import Hardware
-from tests.clirun import run
+from tests.clirun import run, run_json
 
 EXPLICIT = {"arch": "sm90", "channels": 16, "bw_intra": "20", "bw_inter": 12.5, "net_latency": 2, "nvls": True}
 
@@ -63,3 +63,13 @@ def test_the_command_line_names_its_options(capsys):
                  "8", rc=2)
     assert err == ("error: --preset describes the hardware; drop --channels (or drop --preset and describe the "
                    "hardware with them)\n")
+
+
+def test_a_run_on_part_of_a_presets_node_is_noted(capsys):
+    """The preset's graphs are a whole node's; a run on 4 of its 8 GPUs says so in every report."""
+    part = Hardware(preset="pcie-8x-rtx4090").system(ranks=4)
+    assert part.gpus_per_node == 8 and part.notes[0].startswith("4 of the 8 GPUs of a node of preset")
+    assert Hardware(preset="pcie-8x-rtx4090").system(ranks=8).notes == ()
+    assert Hardware(arch="sm89", channels=2, bw_intra=Fraction(12)).system(ranks=4).notes == ()
+    data = run_json(capsys, "nccl", "allreduce", "-n", "1MiB", "--ranks", "4", "--preset", "dgx-h100")
+    assert any(n.startswith("4 of the 8 GPUs of a node of preset dgx-h100") for n in data["notes"])
