@@ -167,15 +167,17 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
                log: Path | str) -> tuple[Any, Any]:
     """The log's measurements with their rank count (*ranks* where the log does not say it), and the
     system *hardware* (:class:`~costmodel.nccl.hardware.Hardware`) describes for its ranks and nodes."""
+    from costmodel.calibration.logs.measurements import ranks_allowed
+    from costmodel.calibration.logs.nccl_text import UNKNOWN_RANKS
     from costmodel.nccl.compare import log_nodes
 
     if measurements.p is None:
         if ranks is None:
-            why = next((w.partition(": the rank count")[0] for w in measurements.warnings
-                        if "the rank count is not known" in w), "no # Rank lines")
+            why = next((w.removesuffix(f": {UNKNOWN_RANKS}") for w in measurements.warnings
+                        if w.endswith(UNKNOWN_RANKS)), "no # Rank lines")
             raise InputError(f"{log} does not say how many ranks ran ({why}); pass ranks=R")
         bounds = measurements.p_bounds
-        if bounds is not None and not bounds[0] <= ranks <= bounds[1]:
+        if bounds is not None and not ranks_allowed(ranks, bounds):
             least, most = bounds
             raise InputError(f"ranks={ranks} is not what the log ran: its busbw/algbw allows "
                              + (f"{least}" if least == most else f"{least} to {most}"))

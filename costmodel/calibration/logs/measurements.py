@@ -172,10 +172,9 @@ class Measurements:
         ranks = check_p(p)
         if self.p is not None and self.p != ranks:
             raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p or pass {self.p}")
-        if self.p_bounds is not None and not self.p_bounds[0] <= ranks <= self.p_bounds[1]:
-            least, most = self.p_bounds
-            allowed = f"p = {least}" if least == most else f"p from {least} to {most}"
-            raise InputError(f"p={ranks} is not what the log ran: its busbw/algbw allows {allowed}")
+        if self.p_bounds is not None and not ranks_allowed(ranks, self.p_bounds):
+            raise InputError(f"p={ranks} is not what the log ran: its busbw/algbw allows "
+                             f"{allowed_ranks(self.p_bounds)}")
         if not self.size_per_rank:
             return replace(self, p=ranks)
         rows = tuple(replace(r, n_bytes=r.n_bytes * ranks) for r in self.rows)
@@ -192,6 +191,18 @@ class Measurements:
 
 def check_p(p: Any) -> int:
     return whole(p, "p", low=2, expected="an integer >= 2", hint="give the number of ranks")
+
+
+def ranks_allowed(p: int, bounds: tuple[int, int] | None) -> bool:
+    """Whether a log whose printed bandwidths allow the rank counts *bounds* (``p_bounds``; None: any)
+    ran on *p* ranks."""
+    return bounds is None or bounds[0] <= p <= bounds[1]
+
+
+def allowed_ranks(bounds: tuple[int, int]) -> str:
+    """The rank counts *bounds* allows, as a message says them: ``p = 16``, ``p from 981 to 1066``."""
+    least, most = bounds
+    return f"p = {least}" if least == most else f"p from {least} to {most}"
 
 
 def read_log_text(path: str | PathLike[str]) -> str:

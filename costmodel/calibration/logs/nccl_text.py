@@ -18,6 +18,7 @@ from costmodel.calibration.logs.measurements import (
     LogFormat,
     Measurements,
     Row,
+    allowed_ranks,
     bus_factor,
     check_increasing,
     check_p,
@@ -25,6 +26,7 @@ from costmodel.calibration.logs.measurements import (
     check_text,
     checked_time,
     decimal,
+    ranks_allowed,
     read_log_text,
     source_line,
     split_lines,
@@ -413,13 +415,8 @@ def _launched(tokens: list[str]) -> tuple[int, str] | None:
     return ranks, f"{names[start]} starts {launch['ranks']} process{'es' if launch['ranks'] > 1 else ''}"
 
 
-def _fits(p: int, bounds: tuple[int, int] | None) -> bool:
-    return bounds is None or bounds[0] <= p <= bounds[1]
-
-
-def _allowed(bounds: tuple[int, int]) -> str:
-    least, most = bounds
-    return f"p = {least}" if least == most else f"p from {least} to {most}"
+UNKNOWN_RANKS = "the rank count is not known; give it"
+"""How a log's warnings end when it does not say how many ranks ran (what precedes it says why)."""
 
 
 def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | None) -> int:
@@ -428,12 +425,12 @@ def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | Non
     requested = check_p(requested)
     listed = max(state.ranks) + 1 if state.ranks else None
     complete = listed is not None and state.ranks == set(range(listed))
-    if complete and listed != requested and _fits(listed or 0, bounds):
+    if complete and listed != requested and ranks_allowed(listed or 0, bounds):
         raise ParseError(f"p={requested} was requested but the log lists {listed} ranks; drop p or pass "
                          f"{listed}", path=state.path, line=state.header_line)
-    if bounds is not None and not _fits(requested, bounds):
-        raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows {_allowed(bounds)}",
-                         path=state.path, line=state.header_line)
+    if bounds is not None and not ranks_allowed(requested, bounds):
+        raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows "
+                         f"{allowed_ranks(bounds)}", path=state.path, line=state.header_line)
     return requested
 
 
@@ -444,11 +441,11 @@ def _unstated_p(state: _NcclText, said: str, bounds: tuple[int, int]) -> int | N
         state.warnings.append(f"{said}: p = {bounds[0]} taken" + (" (were the lines cut?)" if state.ranks else
                                                                   "; give the ranks to be explicit"))
         return bounds[0]
-    if state.launched is not None and _fits(state.launched[0], bounds):
+    if state.launched is not None and ranks_allowed(state.launched[0], bounds):
         ranks, launcher = state.launched
         state.warnings.append(f"{said}: p = {ranks} taken from its command line ({launcher})")
         return ranks
-    state.warnings.append(f"{said}: the rank count is not known; give it")
+    state.warnings.append(f"{said}: {UNKNOWN_RANKS}")
     return None
 
 
@@ -462,7 +459,7 @@ def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | N
     stated, why, line = listed, f"the '# Rank' lines list {len(state.ranks)} ranks", state.header_line
     if listed is None and state.per_process:
         stated, why, line = state.per_process, f"nThread × nGpus = {state.per_process}", state.nthread_line
-    if stated is not None and _fits(stated, bounds):
+    if stated is not None and ranks_allowed(stated, bounds):
         if stated == 1:
             raise ParseError(f"{why}: one rank (p = 1) communicates nothing; run on at least 2 GPUs",
                              path=state.path, line=state.rank_lines.get(0, line))
@@ -473,12 +470,11 @@ def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | N
         return stated
     if bounds is None:
         if stated is not None:  # one process of one rank, and a table that cannot say more
-            state.warnings.append(f"{why} and the table's busbw/algbw does not depend on p: the rank count "
-                                  "is not known; give it")
+            state.warnings.append(f"{why} and the table's busbw/algbw does not depend on p: {UNKNOWN_RANKS}")
         return None
     if listed is None and stated is not None:
         why += " counts one process's ranks"
-    allowed = f"the log's busbw/algbw allows {_allowed(bounds)}"
+    allowed = f"the log's busbw/algbw allows {allowed_ranks(bounds)}"
     said = f"{why}, but {allowed}" if stated else f"no '# Rank' lines and no nThread × nGpus; {allowed}"
     return _unstated_p(state, said, bounds)
 
