@@ -274,27 +274,15 @@ def test_counts_busbw_rules_out_are_not_the_rank_count():
 
 
 def test_a_large_job_cut_to_its_first_rank_lines_takes_the_launchers_count():
-    """nccl-tests#322's shape: 1024 ranks (busbw/algbw allows 981-1066), 100 '# Rank' lines kept; the
-    mpirun line's -np settles it, and without it the count is unknown, not 100."""
-    rows = [f"#  Rank {r:3d} Group  0 Pid {r} on  HCA-{r // 8} device  {r % 8} [0x0a] NVIDIA H100 80GB HBM3"
-            for r in range(100)]
-    table = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
-             "algbw   busbw #wrong",
-             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
-             "(GB/s)  (GB/s)",
-             "  8589934592    2147483648     float     sum      -1    47078  182.46  364.57      0    46939  "
-             "183.00  365.65      0",
-             " 17179869184    4294967296     float     sum      -1    93457  183.83  367.29      0    93420  "
-             "183.90  367.44      0",
-             "# Avg bus bandwidth    : 366"]
-    head = ["# nThread 1 nGpus 1 minBytes 8589934592 maxBytes 17179869184 step: 2(factor) warmup iters: 5"]
-    launch = "mpirun --allow-run-as-root -np 1024 -x NCCL_ALGO=Ring /opt/nccl-tests/build/all_reduce_perf -b 8g -g 1"
-    cut = parse_log("\n".join([*head, *rows, *table]))
+    """nccl-tests#322: 1024 ranks (busbw/algbw allows 981-1066), 100 '# Rank' lines kept; the mpirun
+    line's -np settles it, and without it the count is unknown, not 100."""
+    lines = _lines(NCCL / "allreduce_h100x1024_roce_nccltests322.txt")
+    launched = parse_log("\n".join(lines))
+    assert launched.p == 1024 and any("mpirun starts 1024 processes" in w for w in launched.warnings)
+    cut = parse_log("\n".join(s for s in lines if not s.startswith("mpirun")))
     assert cut.p is None and cut.p_bounds == (981, 1066)
     assert any("list 100 ranks, but the log's busbw/algbw allows p from 981 to 1066: the rank count is not "
                "known" in w for w in cut.warnings)
-    launched = parse_log("\n".join([launch, *head, *rows, *table]))
-    assert launched.p == 1024 and any("mpirun starts 1024 processes" in w for w in launched.warnings)
     with pytest.raises(InputError, match="busbw/algbw allows p from 981 to 1066"):
         cut.with_p(100)
     assert cut.with_p(1024).p == 1024
