@@ -234,8 +234,9 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "layers",
            "lr", "lr_global", "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency",
            "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
-           "pipeline_sends", "population", "prefetch", "q", "ranks", "sampled", "shared_experts", "slowdown",
-           "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap", "zero"}
+           "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
+           "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
+           "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
 hardware NCCL's model is given, a step's settings read from the command line's text)."""

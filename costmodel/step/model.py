@@ -401,17 +401,17 @@ def _parallelism(c: StepConfig) -> tuple[str, int]:
     runs = pipeline_schedules(c.framework)
     if c.pp > 1 and runs is not None and name not in runs:
         raise InputError(f"schedule={name!r} is not one framework={c.framework!r} runs: DeepSpeed's pipeline "
-                         f"engine has one training schedule, in 1F1B's order; use schedule='1f1b', or "
+                         f"engine has one training schedule, in 1F1B's order; use schedule=1f1b, or "
                          f"framework='megatron' for Megatron-LM's schedules")
     if name == "interleaved":
         v = 2 if c.chunks is None else c.chunks
         if c.microbatches % c.pp:
             m = c.microbatches
             raise InputError(f"microbatches={m} is not a multiple of pp={c.pp}; interleaved 1F1B needs one, "
-                             f"e.g. microbatches={m + c.pp - m % c.pp}, or use schedule='1f1b'")
+                             f"e.g. microbatches={m + c.pp - m % c.pp}, or use schedule=1f1b")
         return name, v
     if c.chunks is not None and c.chunks != 1:
-        raise InputError(f"chunks={c.chunks!r} applies only to schedule='interleaved'; drop it")
+        raise InputError(f"chunks={c.chunks} is set, and applies only to schedule=interleaved; drop chunks=")
     return name, 1
 
 
@@ -455,7 +455,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     rates = _rates(c, notes)
     element = _activation_element(c)
     if c.recompute == "selective" and c.attention == "flash" and not rates.flat:
-        notes.append("recompute='selective' with flash attention recomputes nothing more: FlashAttention "
+        notes.append("recompute=selective with flash attention recomputes nothing more: FlashAttention "
                      "keeps no attention matrix and rebuilds it in its own backward")
     work: dict[str, Any] = {
         "micro_batch": b, "tp": tp, "rates": rates, "sequence_parallel": c.sequence_parallel and tp > 1,
@@ -588,8 +588,8 @@ def _from_times(c: StepConfig) -> _Model:
             raise InputError(f"{name}= describes a transformer shape (shape=); with forward_s= and "
                              "backward_s= leave it out")
     if c.recompute == "selective":
-        raise InputError("recompute='selective' recomputes the attention core of a transformer shape; with "
-                         "per-layer times give recompute='full' or 'none'")
+        raise InputError("recompute=selective recomputes the attention core of a transformer shape; with "
+                         "per-layer times give recompute=full or recompute=none")
     fwd, bwd = c.forward_s, c.backward_s
     layers = len(fwd)
     if len(bwd) != layers:
@@ -635,7 +635,7 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
         given = c.stage_layers
         if len(given) != stages:
             what = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
-            raise InputError(f"stage_layers lists {len(given)} stages for {what} = {stages}; give one count "
+            raise InputError(f"stage_layers= lists {len(given)} stages for {what} = {stages}; give one count "
                              "per (virtual) stage")
         if sum(given) != layers:
             raise InputError(f"stage_layers={','.join(map(str, given))} holds {sum(given)} layers, not the "

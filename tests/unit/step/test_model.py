@@ -123,7 +123,7 @@ def test_a_large_step_is_consistent_and_quick():
     ({"forward_s": [1, 1], "backward_s": [1, 1], "dp": 2}, "dp=2 needs gradient_bytes="),
     ({"forward_s": [1, 1], "backward_s": [1, 1], "dp": 2, "gradient_bytes": [1, 1]}, "no link for the data"),
     ({"shape": TINY, "peak_flops": 1, "efficiency": 2}, "efficiency=2 is not a share of the peak"),
-    ({"forward_s": [1, 1], "backward_s": [1, 1], "schedule": "1f1b", "chunks": 2}, "chunks=2 applies only"),
+    ({"forward_s": [1, 1], "backward_s": [1, 1], "schedule": "1f1b", "chunks": 2}, "chunks=2 is set, and applies only"),
 ])
 def test_bad_input_is_one_line_naming_the_parameter(kwargs, message):
     with pytest.raises(InputError) as caught:
