@@ -385,7 +385,7 @@ def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, pro
     return version, chosen["NCCL_ALGO"], chosen["NCCL_PROTO"], notes
 
 
-def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int) -> System:
+def _system(entry: Mapping[str, Any], *, ranks: int, nodes: int | None) -> System:
     """The system a [[log]] table describes, by the rules the command line's hardware options follow."""
     from costmodel.nccl.hardware import Hardware
 
@@ -411,11 +411,15 @@ _TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "tru
 
 def _case(entry: Mapping[str, Any], base: Path) -> Case:
     """The case of one [[log]] table (its keys checked)."""
+    from costmodel.nccl.hardware import Hardware
+
     log = base / entry["path"]
     measurements, facts = log_shape(log, collective=entry.get("collective"))
     if measurements.p is None:
         raise InputError(f"{log} does not say how many ranks ran")
-    nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"))
+    nodes = entry.get("nodes")
+    if Hardware.of(entry).hosts_per_node == 1:  # else one node is an NVLink domain over hosts
+        nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes)
     system = _system(entry, ranks=measurements.p, nodes=nodes)
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))

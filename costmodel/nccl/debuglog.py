@@ -51,7 +51,7 @@ _PATTERN = re.compile(r"^Pattern (\d+), crossNic (\d+), nChannels (\d+), (?:bw|s
                       r"type (\w+)/(\w+), sameChannels (\d+)")
 _GRAPH_CHANNEL = re.compile(r"^\s*\d+ : ((?:NET|GPU)/\S+)")
 _COMM = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank (\d+) nRanks (\d+) nNodes (\d+) "
-                   r"localRanks (\d+) localRank (\d+)")
+                   r"localRanks (\d+) localRank (\d+)(?: MNNVL (\d+))?")
 _COMM_OLD = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank (\d+) nranks (\d+) ")
 _INIT_START = re.compile(r"Init START")
 _RING_CHANNEL = re.compile(r"^Channel (\d+)/(\d+) :(?:\s+\d+)+\s*$")
@@ -133,6 +133,8 @@ class DebugLog:
     n_ranks: int | None = None
     n_nodes: int | None = None
     local_ranks: int | None = None
+    mnnvl: bool = False
+    hosts: int = 0
     graphs: dict[str, Graph] = field(default_factory=dict)
     channels: int | None = None
     coll_channels: int | None = None
@@ -158,6 +160,19 @@ class DebugLog:
         if self.graphs:
             return any(g.uses_net for g in self.graphs.values())
         return None
+
+    def _hosts_per_node(self, gpus: int, assumptions: list[str]) -> int:
+        """The hosts one node spans: with ``MNNVL 1`` (one NVLink domain over hosts, one node to NCCL),
+        the hosts the log's lines name per node, where they divide its GPUs; else 1."""
+        if not self.mnnvl:
+            return 1
+        nodes = self.n_nodes or 1
+        if self.hosts > nodes and self.hosts % nodes == 0 and gpus % (self.hosts // nodes) == 0:
+            return self.hosts // nodes
+        named = f"{self.hosts} host{'s' if self.hosts != 1 else ''}"
+        assumptions.append(f"hosts_per_node 1: the log prints MNNVL 1 (a node over several hosts) but its "
+                           f"lines name {named}; set hosts_per_node to the hosts of one NVLink domain")
+        return 1
 
     def to_preset(self, name: str = "from-log") -> dict[str, Any]:
         """The hardware description (the preset schema of :mod:`costmodel.nccl.presets`), with an
@@ -186,6 +201,7 @@ class DebugLog:
         else:
             gpus = self.graph_gpus or 1
             assumptions.append(f"gpus_per_node {gpus}: counted in a graph's channel (no 'localRanks' line)")
+        hosts = self._hosts_per_node(gpus, assumptions)
         cpu_arch = self.cpu_arch or "x86"
         cpu_vendor = self.cpu_vendor or "intel"
         if self.cpu_arch is None or self.cpu_vendor is None:
@@ -210,6 +226,8 @@ class DebugLog:
             "nvswitch": nvswitch, "nvls": nvls, "collnet": collnet, "collnet_heads": 0,
             "net_device_host": True,
         }
+        if hosts > 1:
+            preset["hosts_per_node"] = hosts
         keep = {k: g for k, g in self.graphs.items() if k in GRAPH_NAMES
                 and (collnet or not k.startswith("collnet"))}
         preset["multi" if multi else "single"] = {k: g.to_preset() for k, g in keep.items()}
@@ -232,6 +250,7 @@ class DebugLog:
         return {
             "path": self.path, "version": self.version, "cuda": self.cuda, "rank": self.rank,
             "n_ranks": self.n_ranks, "n_nodes": self.n_nodes, "local_ranks": self.local_ranks,
+            "mnnvl": self.mnnvl, "hosts": self.hosts,
             "graphs": {k: g.to_preset() | {"cross_nic": g.cross_nic, "line": g.line, "uses_net": g.uses_net}
                        for k, g in self.graphs.items()},
             "channels": self.channels, "coll_channels": self.coll_channels,
@@ -343,6 +362,7 @@ def parse_debug_log(text: str, *, path: str = "<text>") -> DebugLog:
     if not lines:
         raise ParseError("no 'NCCL INFO' line: this is not an NCCL_DEBUG=INFO log "
                          "(run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING)", path=path, line=1)
+    log.hosts = len({ln.key.partition(":")[0] for ln in lines if ln.key})
     key = _choose_rank(lines, log)
     mine = [ln for ln in lines if ln.key in (key, "")]
     sections = _sections(mine)
@@ -438,6 +458,7 @@ def _read_section(section: _Section, log: DebugLog) -> None:
             continue
         if (c := _COMM.search(msg)) is not None:
             log.n_ranks, log.n_nodes, log.local_ranks = int(c.group(2)), int(c.group(3)), int(c.group(4))
+            log.mnnvl = c.group(6) == "1"
         elif (c := _COMM_OLD.search(msg)) is not None and log.n_ranks is None:
             log.n_ranks = int(c.group(2))
         elif (c := _RING_CHANNEL.match(msg)) is not None:

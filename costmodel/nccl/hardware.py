@@ -12,7 +12,10 @@ names; :class:`Hardware` holds either and :meth:`Hardware.system` builds the
   aws-ofi-nccl beside InfiniBand), and is added to the preset's across nodes;
 * without a preset, ``arch``, ``channels`` and ``bw_intra`` are needed, and ``bw_inter`` on more than
   one node (a network is never assumed to be as fast as the links inside a node);
-* with a preset and no node count, the ranks fill whole nodes of the preset's ``gpus_per_node``.
+* with a preset and no node count, the ranks fill whole nodes of the preset's ``gpus_per_node``;
+* a preset whose node spans hosts (``hosts_per_node`` above 1: one NVLink domain across hosts, which
+  NCCL counts as one node) counts nodes as NVLink domains, never as hosts: a log's hosts do not
+  count its nodes (:attr:`Hardware.hosts_per_node`), and a node count is the domains the ranks fill.
 
 What the explicit numbers assume is :meth:`System.explicit`'s to say.
 """
@@ -64,6 +67,11 @@ class Hardware:
                 given[key] = parse_number(given[key], what=key)
         return cls(**given)
 
+    @property
+    def hosts_per_node(self) -> int:
+        """The hosts one node of the preset spans (1: a node is a host; no preset: 1)."""
+        return 1 if self.preset is None else int(load_preset(self.preset).get("hosts_per_node", 1))
+
     def given(self) -> list[str]:
         """The explicit settings given (other than their defaults), in declaration order."""
         return [f.name for f in fields(self)
@@ -95,9 +103,15 @@ class Hardware:
                 raise InputError(f"preset= describes the hardware; drop {', '.join(f'{k}=' for k in extra)} "
                                  "(or drop preset= and describe the hardware with them)")
             mapping = load_preset(self.preset)
+            gpus, hosts = mapping["gpus_per_node"], mapping.get("hosts_per_node", 1)
+            domains = -(-ranks // gpus)
+            if nodes is not None and hosts > 1 and nodes != domains:
+                raise InputError(
+                    f"nodes={nodes}: a node of preset {mapping['name']!r} is one NVLink domain of {gpus} "
+                    f"GPUs over {hosts} hosts, which NCCL counts as one node, so {ranks} ranks are on "
+                    f"{domains}; drop nodes= (or give nodes={domains})")
             if nodes is None:
-                gpus = mapping["gpus_per_node"]
-                nodes = ranks // gpus if ranks > gpus and ranks % gpus == 0 else 1
+                nodes = domains if hosts > 1 else ranks // gpus if ranks > gpus and ranks % gpus == 0 else 1
             system = System.from_preset(mapping, ranks=ranks, nodes=nodes)
             return system.with_net_latency(self.net_latency) if self.net_latency and nodes > 1 else system
         missing = [k for k in _NEEDED if getattr(self, k) is None]

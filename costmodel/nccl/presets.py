@@ -9,7 +9,9 @@ A preset can also be built from a user's own log (:meth:`costmodel.nccl.debuglog
 Top-level keys: ``name``, ``description``, ``sources`` (list of text), ``arch`` (compute capability
 x 10), ``gpus_per_node``, ``cpu_arch`` (x86/power/arm), ``cpu_vendor`` (intel/amd/zhaoxin/mixed),
 ``nvswitch``, ``nvls``, ``collnet``, ``collnet_heads``, ``net_device_host``, and optionally
-``assumptions`` (list of text).  Tables ``[single.GRAPH]`` (all ranks on one node) and
+``assumptions`` (list of text) and ``hosts_per_node`` (default 1; above 1 a node is one NVLink domain
+over that many hosts, which NCCL treats as one node with Multi-Node NVLink: a GB200 NVL72 rack).
+Tables ``[single.GRAPH]`` (all ranks on one node) and
 ``[multi.GRAPH]`` (several nodes), GRAPH one of ring, tree, collnet_chain, collnet_direct, nvls, with
 ``channels``, ``bw_intra``, ``bw_inter`` (GB/s per channel), ``type_intra``, ``type_inter`` (NCCL's
 path type names), ``latency_inter`` (µs, default 0), ``same_channels`` (default true), ``pattern``.

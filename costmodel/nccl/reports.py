@@ -184,8 +184,10 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
         measurements = measurements.with_p(ranks)
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")
-    shape = log_nodes(facts, ranks=measurements.p, nodes=nodes)
-    return measurements, hardware.system(ranks=measurements.p, nodes=shape)
+    if hardware.hosts_per_node == 1:
+        nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes)
+    # else a node spans hosts (one NVLink domain): the log's hosts do not count NCCL's nodes
+    return measurements, hardware.system(ranks=measurements.p, nodes=nodes)
 
 
 def calibrate_manifest(manifest: Path | str) -> Calibrated:
@@ -195,8 +197,12 @@ def calibrate_manifest(manifest: Path | str) -> Calibrated:
     from costmodel.nccl.measured import calibrate
 
     cases = read_manifest(Path(manifest))
-    source = (f"calibrated by costmodel nccl calibrate on {len(cases)} nccl-tests logs:\n"
-              + "\n".join(f"  {c.name}" for c in cases))
+    fitted = [c.name for c in cases if not c.held_out]
+    kept = [c.name for c in cases if c.held_out]
+    source = (f"calibrated by costmodel nccl calibrate on {len(fitted)} nccl-tests logs:\n"
+              + "\n".join(f"  {name}" for name in fitted)
+              + (f"\nand priced, never calibrated on, {len(kept)} more held out:\n" if kept else "")
+              + "\n".join(f"  {name}" for name in kept))
     return Calibrated(calibrate(cases, source=source), None)
 
 

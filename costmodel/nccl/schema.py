@@ -28,11 +28,11 @@ _NUMBER = (int, float, Fraction)
 _TOP: dict[str, tuple[type, ...]] = {
     "name": (str,), "description": (str,), "sources": (list,), "arch": (int,), "gpus_per_node": (int,),
     "cpu_arch": (str,), "cpu_vendor": (str,), "nvswitch": (bool,), "nvls": (bool,), "collnet": (bool,),
-    "collnet_heads": (int,), "net_device_host": (bool,), "assumptions": (list,),
+    "collnet_heads": (int,), "net_device_host": (bool,), "assumptions": (list,), "hosts_per_node": (int,),
 }
 _REQUIRED = ("name", "arch", "gpus_per_node", "cpu_arch", "cpu_vendor", "nvswitch", "nvls")
 _DEFAULTS: dict[str, Any] = {"description": "", "sources": [], "collnet": False, "collnet_heads": 0,
-                             "net_device_host": True, "assumptions": []}
+                             "net_device_host": True, "assumptions": [], "hosts_per_node": 1}
 _GRAPH: dict[str, tuple[type, ...]] = {
     "channels": (int,), "bw_intra": _NUMBER, "bw_inter": _NUMBER, "type_intra": (str,),
     "type_inter": (str,), "latency_inter": _NUMBER, "same_channels": (bool,), "pattern": (int,),
@@ -97,6 +97,10 @@ def check_preset(data: Any) -> dict[str, Any]:
         out.setdefault(key, list(default) if isinstance(default, list) else default)
     if out["gpus_per_node"] < 1:
         raise InputError(f"gpus_per_node = {out['gpus_per_node']} must be at least 1")
+    hosts = out["hosts_per_node"]
+    if hosts < 1 or out["gpus_per_node"] % hosts:
+        raise InputError(f"hosts_per_node = {hosts} must be at least 1 and divide gpus_per_node = "
+                         f"{out['gpus_per_node']}")
     for half in HALVES:
         if half in data:
             out[half] = _check_half(data[half], half)

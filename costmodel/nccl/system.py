@@ -207,6 +207,10 @@ class System:
     gpus_per_node : int, optional
         The GPUs a node of the description holds (a preset's ``gpus_per_node``), when it says; a run on
         fewer of them is noted (:attr:`notes`).
+    hosts_per_node : int
+        The hosts a node spans (a preset's ``hosts_per_node``): above 1, the node is one NVLink domain
+        across hosts (Multi-Node NVLink), whose hosts' topologies NCCL fuses into one (src/graph/topo.cc,
+        ``comm->MNNVL``), so a node is NCCL's, not a host; noted (:attr:`notes`).
     """
 
     arch: int
@@ -222,6 +226,7 @@ class System:
     net_device_host: bool = True
     name: str = ""
     gpus_per_node: int | None = None
+    hosts_per_node: int = 1
 
     def __post_init__(self) -> None:
         whole(
@@ -247,6 +252,7 @@ class System:
             if not isinstance(getattr(self, flag), bool):
                 raise InputError(f"{flag}={getattr(self, flag)!r} is not true or false")
         whole(self.collnet_heads, "collnet_heads", low=0)
+        whole(self.hosts_per_node, "hosts_per_node", low=1)
         if not isinstance(self.graphs, Mapping):
             raise InputError(f"graphs={self.graphs!r} is not a mapping of graph names to graphs")
         for key, graph in self.graphs.items():
@@ -305,12 +311,18 @@ class System:
         '4 of the 8 GPUs of a node of preset pcie-8x-rtx4090:'
         """
         gpus = self.gpus_per_node
-        if gpus is None or self.ranks_per_node >= gpus:
-            return ()
-        return (f"{self.ranks_per_node} of the {gpus} GPUs of a node of preset {self.name}: its graphs are "
-                "those of a whole node, which NCCL's search on fewer GPUs may not find (on PCIe, fewer "
-                "GPUs may share a switch or cross a socket); an NCCL_DEBUG=INFO log of this run (costmodel "
-                "nccl preset) describes it",)
+        notes = []
+        if self.hosts_per_node > 1 and gpus is not None:
+            notes.append(f"preset {self.name}: a node is one NVLink domain of {gpus} GPUs over "
+                         f"{self.hosts_per_node} hosts ({gpus // self.hosts_per_node} GPUs each), which NCCL "
+                         "counts as one node (Multi-Node NVLink: it fuses the hosts' topologies into one); "
+                         "nodes here count NVLink domains, not hosts")
+        if gpus is not None and self.ranks_per_node < gpus:
+            notes.append(f"{self.ranks_per_node} of the {gpus} GPUs of a node of preset {self.name}: its "
+                         "graphs are those of a whole node, which NCCL's search on fewer GPUs may not find "
+                         "(on PCIe, fewer GPUs may share a switch or cross a socket); an NCCL_DEBUG=INFO log "
+                         "of this run (costmodel nccl preset) describes it")
+        return tuple(notes)
 
     @property
     def ranks_per_node(self) -> int:
@@ -398,6 +410,9 @@ class System:
         half = "single" if nodes == 1 else "multi"
         if half not in mapping:
             other = "one node" if half == "multi" else "several nodes"
+            if half == "multi" and mapping["hosts_per_node"] > 1:
+                other += (f" (one NVLink domain of {mapping['gpus_per_node']} GPUs over "
+                          f"{mapping['hosts_per_node']} hosts)")
             raise InputError(f"preset {name!r} has no {half!r} graphs; it describes only {other}")
         gpus = mapping["gpus_per_node"]
         if is_whole(ranks) and nodes > 1 and ranks != gpus * nodes:
@@ -427,7 +442,7 @@ class System:
         if flags["collnet"] and "collnet_chain" not in graphs and "collnet_direct" not in graphs:
             flags["collnet"] = False
         return cls(arch=mapping["arch"], ranks=ranks, nodes=nodes, graphs=graphs, name=name,
-                   gpus_per_node=gpus, **flags)
+                   gpus_per_node=gpus, hosts_per_node=mapping["hosts_per_node"], **flags)
 
     @classmethod
     def explicit(

@@ -230,6 +230,7 @@ def test_presets_lists_every_shipped_preset(cli):
     assert [p["name"] for p in data["presets"]] == [
         "dgx-a100",
         "dgx-h100",
+        "gb200-nvl72",
         "hgx-h100-4nic",
         "pcie-8x-rtx4090",
     ]
@@ -366,3 +367,26 @@ def test_an_unknown_word_offers_what_the_group_takes(cli):
     offered = err.split("choose from ")[1].strip().split(", ")
     assert len(offered) == len(set(offered)) and "alltoall" not in offered
     assert {"allreduce", "compare", "predict"} <= set(offered)
+
+
+def test_a_rack_of_one_nvlink_domain_is_one_node_whatever_its_hosts(cli, tmp_path):
+    """With the GB200 NVL72 preset, NCCL's node is the NVLink domain (MNNVL): a cut log needs no
+    --nodes, a complete one listing 18 hosts is one node, and a count of hosts is refused in one line."""
+    rack = f"{LOGS}/allreduce_gb200x72_nvl72_elided_coreweave.txt"
+    data = cli.json("nccl", "compare", rack, "--preset", "gb200-nvl72", "--as-measured")
+    assert (data["ranks"], data["nodes"]) == (72, 1)
+    assert {r["algorithm"] for r in data["rows"]} == {"NVLS"}
+    assert any("one NVLink domain of 72 GPUs over 18 hosts" in n for n in data["notes"])
+    with open(rack, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    ranks = [f"#  Rank {r:2d} Group  0 Pid {1000 + r:5d} on tray-{r // 4:02d} device  {r % 4} [0x01] "
+             "NVIDIA Graphics Device\n" for r in range(72)]
+    full = tmp_path / "full.txt"
+    full.write_text(lines[0] + "".join(ranks) + "".join(lines[2:]), encoding="utf-8")
+    assert cli.json("nccl", "compare", str(full), "--preset", "gb200-nvl72", "--as-measured")["rows"] == \
+        data["rows"]
+    _, err = cli("nccl", "compare", str(full), "--preset", "gb200-nvl72", "--nodes", "18", rc=2)
+    assert "one NVLink domain of 72 GPUs over 18 hosts" in err and "drop --nodes" in err
+    assert err.count("\n") == 1
+    _, err = cli("nccl", "predict", "allreduce", "-n", "1GiB", "--ranks", "144", "--preset", "gb200-nvl72", rc=2)
+    assert "no 'multi' graphs" in err and "one NVLink domain" in err and err.count("\n") == 1

@@ -192,3 +192,28 @@ def test_a_table_without_graphs_makes_no_preset():
     log = read_debug_log(DATA / "autodl-container-nccl2.1x-tuning.log")
     with pytest.raises(ParseError, match=r"autodl-container-nccl2.1x-tuning.log: no ring graph"):
         log.to_toml()
+
+
+def _mnnvl_log(hosts, per_host):
+    ranks = hosts * per_host
+    lines = []
+    for r in range(ranks):
+        host = f"gb200-{r // per_host:02d}"
+        lines.append(f"{host}:{100 + r}:{200 + r} [{r % per_host}] NCCL INFO comm 0x7f00 rank {r} nRanks {ranks} "
+                     f"nNodes 1 localRanks {ranks} localRank {r} MNNVL 1")
+    lines.append("gb200-00:100:200 [0] NCCL INFO Pattern 4, crossNic 0, nChannels 16, bw 45.000000/45.000000, "
+                 "type NVL/PIX, sameChannels 1")
+    lines.append("gb200-00:100:200 [0] NCCL INFO Pattern 1, crossNic 0, nChannels 16, bw 45.000000/45.000000, "
+                 "type NVL/PIX, sameChannels 1")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_node_over_hosts_with_mnnvl_keeps_its_host_count():
+    """NCCL prints MNNVL 1 where one NVLink domain spans hosts (one node to it): the preset says how many."""
+    log = parse_debug_log(_mnnvl_log(2, 4))
+    assert (log.mnnvl, log.hosts, log.n_nodes, log.local_ranks) == (True, 2, 1, 8)
+    preset = log.to_preset("rack")
+    assert (preset["gpus_per_node"], preset["hosts_per_node"]) == (8, 2)
+    one = parse_debug_log(_mnnvl_log(2, 4).replace("gb200-01", "gb200-00"))  # the lines name one host
+    preset = one.to_preset("rack")
+    assert "hosts_per_node" not in preset and any("MNNVL 1" in a for a in preset["assumptions"])

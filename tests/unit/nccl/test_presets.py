@@ -27,7 +27,7 @@ pattern = 4
 
 
 def test_the_shipped_presets():
-    assert preset_names() == ("dgx-a100", "dgx-h100", "hgx-h100-4nic", "pcie-8x-rtx4090")
+    assert preset_names() == ("dgx-a100", "dgx-h100", "gb200-nvl72", "hgx-h100-4nic", "pcie-8x-rtx4090")
     for name in preset_names():
         preset = load_preset(name)
         assert preset["name"] == name and preset["sources"], name
@@ -110,3 +110,36 @@ def test_no_graph_and_bad_toml(tmp_path):
     f.write_bytes(b"\x00\x01")
     with pytest.raises(ParseError, match="binary"):
         load_preset(f)
+
+
+def test_gb200_nvl72_is_one_nvlink_domain_derived_from_nccls_search():
+    """The NVL72 rack is one NCCL node (MNNVL fuses its 18 hosts), and its graphs follow NCCL's search
+    rules from 18 NVLink 5 links of SM100_NVLINK_BW 40.1 GB/s each (the preset file's comments)."""
+    from fractions import Fraction
+
+    rack = load_preset("gb200-nvl72")
+    assert (rack["arch"], rack["gpus_per_node"], rack["hosts_per_node"], rack["nvls"]) == (100, 72, 18, True)
+    assert "multi" not in rack  # several racks cross InfiniBand: not described
+    link = 18 * Fraction("40.1")  # 721.8 GB/s per GPU
+    ring = rack["single"]["ring"]
+    assert 8 * 90 <= link < 9 * 90  # 8 channels at the array's top speed, 90 ...
+    assert (ring["channels"], ring["bw_intra"]) == (16, 45.0)  # ... doubled by ncclTopoDupChannels
+    assert rack["single"]["tree"]["channels"] == ring["channels"]
+    nvls = rack["single"]["nvls"]
+    assert nvls["channels"] == min(32, 72)  # NCCL_MAX_NVLS_ARITY: every channel on one node
+    speeds = (90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18)  # sm100SpeedArrayIntra
+    first = next(s for s in speeds if 32 * s <= link * Fraction(72, 71))
+    assert first == 20 and 33 * first <= link  # each GPU: 32 channels, and its own as head twice
+    assert (nvls["bw_intra"], nvls["bw_inter"]) == (20.0, 90.0)
+
+
+def test_hosts_per_node_must_divide_the_gpus():
+    for bad in ("hosts_per_node = 3", "hosts_per_node = 0"):
+        with pytest.raises(ParseError, match=r"hosts_per_node = \d must be at least 1 and divide gpus_per_node"):
+            validate_preset(_loads(GOOD.replace("nvls = false", f"nvls = false\n{bad}")), path="t")
+
+
+def _loads(text):
+    from costmodel.tomlfile import loads
+
+    return loads(text, path="t")
