@@ -187,10 +187,11 @@ Cpu = Annotated[
     str,
     option(
         "--cpu",
-        metavar="intel|amd",
+        metavar="intel|amd|arm",
         panel=_HARDWARE,
         show_default=True,
-        help="Host CPU vendor (NCCL's network overhead depends on it).",
+        help="Host CPU: an x86 vendor (intel, amd, zhaoxin), or arm (Grace) or power (NCCL's network "
+             "overhead depends on it).",
     ),
 ]
 Nvls = Annotated[

@@ -11,7 +11,8 @@ names; :class:`Hardware` holds either and :meth:`Hardware.system` builds the
   ``latencyInter``) belongs to the network a node is cabled to, not to the node (AWS's EFA through
   aws-ofi-nccl beside InfiniBand), and is added to the preset's across nodes;
 * without a preset, ``arch``, ``channels`` and ``bw_intra`` are needed, and ``bw_inter`` on more than
-  one node (a network is never assumed to be as fast as the links inside a node);
+  one node (a network is never assumed to be as fast as the links inside a node), and there the graphs
+  are those NCCL's search makes of such links (:meth:`System.explicit`);
 * with a preset and no node count, the ranks fill whole nodes of the preset's ``gpus_per_node``;
 * a preset whose node spans hosts (``hosts_per_node`` above 1: one NVLink domain across hosts, which
   NCCL counts as one node) counts nodes as NVLink domains, never as hosts: a log's hosts do not
@@ -116,7 +117,9 @@ class Hardware:
             return system.with_net_latency(self.net_latency) if self.net_latency and nodes > 1 else system
         missing = [k for k in _NEEDED if getattr(self, k) is None]
         if missing:
-            raise InputError("no hardware given: pass preset=NAME (see costmodel nccl presets) or "
+            some = len(missing) < len(_NEEDED)
+            raise InputError(("the hardware is not complete: pass " if some else
+                              "no hardware given: pass preset=NAME (see costmodel nccl presets) or ")
                              + ", ".join(f"{k}=" for k in missing)
                              + (" (and bw_inter= on several nodes)" if "bw_intra" in missing else ""))
         assert self.arch is not None and self.channels is not None and self.bw_intra is not None

@@ -185,7 +185,7 @@ class System:
     Parameters
     ----------
     arch : int
-        Compute capability × 10 of every GPU (70, 80, 86, 90, 100 …; 60 ≤ arch ≤ 120).
+        Compute capability × 10 of every GPU (70, 80, 86, 90, 100, 121 …; 60 ≤ arch ≤ 129).
     ranks, nodes : int
         ``nRanks`` and ``nNodes``; ranks are spread evenly, so ranks must be a multiple of nodes.
     graphs : mapping of str to Graph
@@ -233,8 +233,8 @@ class System:
             self.arch,
             "arch",
             low=60,
-            high=120,
-            hint="the compute capability × 10, e.g. 80 (A100), 90 (H100), 100 (B200)",
+            high=129,
+            hint="the compute capability × 10, e.g. 80 (A100), 90 (H100), 100 (B200), 121 (GB10)",
         )
         whole(self.ranks, "ranks", low=2, hint="NCCL's tuning model needs at least 2 ranks")
         positive(self.nodes, "nodes")
@@ -464,12 +464,17 @@ class System:
 
         Assumptions (what NCCL's search typically finds; state them when you quote a result):
         ring and tree graphs both have *channels* channels of *bw_intra* GB/s inside a node and
-        *bw_inter* GB/s across nodes (on one node both are *bw_intra*); the path inside a node is
+        *bw_inter* GB/s across nodes (on one node both are *bw_intra*), as NCCL's search makes them of
+        such links on several nodes: a channel has one speed along its whole path, so a ring's
+        bandwidth inside the node is its network rate where that is lower (src/graph/search.cc sets
+        ``bwIntra = bwInter`` for a ring), and a tree's rises inside the node to twice its network
+        rate at most (search.cc, pass 2: "increase bwIntra for trees"), which matters because NCCL's
+        tuning reads ``bwIntra`` on one or two nodes; the path inside a node is
         ``NVL`` over NVLink (with NVSwitch) or ``PXB`` over PCIe, to the NIC ``PIX``; the tree's
         pattern is balanced (1) on several nodes; *net_latency* (µs) is ``latencyInter``; an x86
-        host of vendor *cpu*. ``nvls`` adds an NVLS graph of 16 channels at *bw_intra*/*bw_inter*
-        (NVSwitch systems only); ``collnet`` adds CollNet chain and direct graphs like the ring,
-        with one CollNet head per GPU.
+        host of vendor *cpu* (or an Arm or POWER host: *cpu* ``arm`` or ``power``). ``nvls`` adds an
+        NVLS graph of 16 channels at *bw_intra*/*bw_inter* (NVSwitch systems only); ``collnet`` adds
+        CollNet chain and direct graphs like the ring, with one CollNet head per GPU.
 
         Examples
         --------
@@ -483,7 +488,8 @@ class System:
 has 1 to 64 (MAXCHANNELS) channels
         """
         intra = _choice(intra, "intra", ("nvlink", "pci"), "intra-node link")
-        cpu = _choice(cpu, "cpu", CPU_VENDORS, "CPU vendor")
+        cpu = _choice(cpu, "cpu", (*CPU_VENDORS, "arm", "power"), "host CPU")
+        cpu_arch, cpu_vendor = (cpu, "intel") if cpu in ("arm", "power") else ("x86", cpu)
         positive(channels, "channels", high=64, hint=_CHANNELS_HINT)
         whole(ranks, "ranks", low=2, hint="NCCL's tuning model needs at least 2 ranks")
         positive(nodes, "nodes")
@@ -493,7 +499,7 @@ has 1 to 64 (MAXCHANNELS) channels
             _rate(bw_inter, "bw_inter")
         nvlink = intra == "nvlink"
         common: dict[str, Any] = {
-            "bw_intra": intra_bw,
+            "bw_intra": min(intra_bw, inter_bw),
             "bw_inter": inter_bw,
             "type_intra": "NVL" if nvlink else "PXB",
             "type_inter": "PIX",
@@ -501,12 +507,13 @@ has 1 to 64 (MAXCHANNELS) channels
         }
         graphs = {
             "ring": Graph(channels=channels, pattern=4, **common),
-            "tree": Graph(channels=channels, pattern=1 if nodes > 1 else 4, **common),
+            "tree": Graph(channels=channels, pattern=1 if nodes > 1 else 4,
+                          **common | {"bw_intra": min(intra_bw, 2 * inter_bw)}),
         }
         if nvls:
             if not nvlink:
                 raise InputError("nvls=True needs NVLink (intra='nvlink'): NVLink SHARP runs on NVSwitches")
-            graphs["nvls"] = Graph(channels=16, pattern=5, **common)
+            graphs["nvls"] = Graph(channels=16, pattern=5, **common | {"bw_intra": intra_bw})
         if collnet:
             graphs["collnet_chain"] = Graph(channels=channels, pattern=4, **common)
             graphs["collnet_direct"] = Graph(channels=channels, pattern=6, **common)
@@ -515,8 +522,8 @@ has 1 to 64 (MAXCHANNELS) channels
             ranks=ranks,
             nodes=nodes,
             graphs=graphs,
-            cpu_arch="x86",
-            cpu_vendor=cpu,
+            cpu_arch=cpu_arch,
+            cpu_vendor=cpu_vendor,
             nvswitch=nvlink,
             nvls=nvls,
             collnet=collnet,

@@ -76,7 +76,7 @@ def test_the_ranges_are_the_sweep_with_times_at_both_ends(cli):
             p = predict("allreduce", n, s)
             assert (p.algorithm, p.protocol) == (r["algorithm"], r["protocol"])
     out, _ = cli.text("nccl", "allreduce", "--min", "8B", "--max", "8GiB", *H100, columns=80)
-    assert "the choice switches at 235.7 KiB (241388 B)" in out
+    assert "the choice switches at 244.9 KiB (250802 B), 512 MiB (536870912 B)" in out
 
 
 def test_filters_and_version(cli):

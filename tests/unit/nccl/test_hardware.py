@@ -44,8 +44,10 @@ def test_a_network_plugins_latency_is_added_to_a_presets_network():
 @pytest.mark.parametrize(("hardware", "ranks", "nodes", "message"), [
     (Hardware(preset="dgx-h100", channels=4, cpu="amd"), 8, None,
      "preset= describes the hardware; drop channels=, cpu= (or drop preset="),
-    (Hardware(arch="90"), 8, None, "no hardware given: pass preset=NAME (see costmodel nccl presets) or "
-                                   "channels=, bw_intra= (and bw_inter= on several nodes)"),
+    (Hardware(arch="90"), 8, None, "the hardware is not complete: pass channels=, bw_intra= (and bw_inter= "
+                                   "on several nodes)"),
+    (Hardware(), 8, None, "no hardware given: pass preset=NAME (see costmodel nccl presets) or arch=, "
+                          "channels=, bw_intra= (and bw_inter= on several nodes)"),
     (Hardware(arch="90", channels=8, bw_intra=Fraction(20)), 16, 2,
      "2 nodes need bw_inter=GBPS (GB/s per channel across nodes)"),
     (Hardware(preset="dgx-h100"), None, None, "no rank count given; pass ranks=R"),
@@ -73,3 +75,22 @@ def test_a_run_on_part_of_a_presets_node_is_noted(capsys):
     assert Hardware(arch="sm89", channels=2, bw_intra=Fraction(12)).system(ranks=4).notes == ()
     data = run_json(capsys, "nccl", "allreduce", "-n", "1MiB", "--ranks", "4", "--preset", "dgx-h100")
     assert any(n.startswith("4 of the 8 GPUs of a node of preset dgx-h100") for n in data["notes"])
+
+
+def test_links_across_nodes_make_the_graphs_ncclss_search_makes():
+    """On several nodes a ring's channel runs at one speed along its path (search.cc: bwIntra = bwInter),
+    a tree's rises inside the node to twice the network's at most (pass 2), and NCCL's tuning reads
+    bwIntra on one or two nodes: so --bw-inter counts there."""
+    slow = Hardware(arch="90", channels=8, bw_intra=Fraction(20), bw_inter=Fraction(3)).system(ranks=8, nodes=2)
+    assert (slow.graphs["ring"].bw_intra, slow.graphs["ring"].bw_inter) == (3, 3)
+    assert slow.graphs["tree"].bw_intra == 6
+    fast = Hardware(arch="90", channels=8, bw_intra=Fraction(20), bw_inter=Fraction(48)).system(ranks=8, nodes=2)
+    assert fast.graphs["ring"].bw_intra == 20 and fast.graphs["tree"].bw_intra == 20
+    one = Hardware(arch="90", channels=8, bw_intra=Fraction(20), bw_inter=Fraction(3)).system(ranks=8)
+    assert one.graphs["ring"].bw_intra == 20  # one node: no network on the path
+
+
+def test_an_arm_host_and_a_gb10():
+    s = Hardware(arch="sm121", channels=2, bw_intra=Fraction(12), bw_inter=Fraction(12), cpu="arm").system(
+        ranks=2, nodes=2)
+    assert (s.arch, s.cpu_arch) == (121, "arm")

@@ -166,7 +166,7 @@ def test_an_overheads_file_round_trips(tmp_path):
     ("x = 1\n", "[[log]] tables and nothing else"),
     ('[[log]]\npreset = "dgx-a100"\n', "[[log]] 1: no path"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\ncolour = "red"\n', "unknown key 'colour'"),
-    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\n', "no hardware given: pass preset (see costmodel nccl presets) or channels, bw_intra"),
+    ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\n', "the hardware is not complete: pass channels, bw_intra"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\npreset = "dgx-a100"\nchannels = 4\n',
      "preset describes the hardware; drop channels"),
     ('[[log]]\npath = "allreduce_a100x16_2node_rdma_oci.txt"\narch = "sm80"\nchannels = "x"\nbw_intra = 20\n',
