@@ -1335,7 +1335,11 @@ def _warnings(rows: list[Row], search: _Search, built: list[Segment], residuals:
     estimate = search.n * float(factor) / search.t
     near = np.flatnonzero(estimate >= estimate.max() * (1 - 1e-9)).tolist()
     best = max(float(rows[i].n_bytes * factor / rows[i].time_s) for i in near)
-    if last.beta_s_per_byte > 0 and b > 0:
+    if last.beta_s_per_byte == 0:
+        out.append(f"segment {len(built)}: β is 0, no time grows with the size: the sizes measured "
+                   f"(to {_short(rows[-1].n_bytes)}) never left the latency regime, and the profile "
+                   "prices any transfer beyond them as free; measure larger sizes")
+    elif b > 0:
         modelled = float(factor) / (float(b) * last.beta_s_per_byte)
         if modelled > _FASTER * best:
             shown, measured = (format_byte_rate(x) for x in (modelled, best))

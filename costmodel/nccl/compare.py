@@ -41,7 +41,7 @@ from costmodel.nccl.system import System
 __all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
            "log_facts", "log_nodes", "log_shape", "modelled_version", "read_manifest"]
 
-_RANK_HOST = re.compile(r"^#\s+Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
+_RANK_HOST = re.compile(r"^[ \t>]*#\s+Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
 _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
 _VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
 _ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
@@ -164,6 +164,13 @@ def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tu
         raise InputError(f"{path} is an rccl-tests log (RCCL, AMD's library): RCCL tunes its own "
                          "choices, which NCCL's model does not describe, so it is not compared; calibrate "
                          "fit reads it")
+    try:
+        function_of(measurements.collective)
+    except InputError:
+        what = ("send/recv, point to point" if measurements.collective == "pt2pt" else
+                f"{measurements.collective}, which NCCL runs as send/recv pairs")
+        raise InputError(f"{path} measures {what}: NCCL's tuning model prices a collective's algorithm "
+                         "and protocol only, so it is not compared; calibrate fit reads it") from None
     return measurements, facts
 
 

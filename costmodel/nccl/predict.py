@@ -56,6 +56,11 @@ _US = Fraction(1, 10**6)
 _GB = 10**9
 
 
+_POINT_TO_POINT = frozenset({"pt2pt", "sendrecv", "sendrecvperf", "send", "recv", "p2p", "hypercube"})
+"""Names of point-to-point measurements (nccl-tests' sendrecv_perf and hypercube_perf; calibrate fit's
+pt2pt): send/recv pairs, which NCCL's tuning model does not price."""
+
+
 def function_of(collective: str) -> str:
     """NCCL's function name for a costmodel collective name (aliases accepted).
 
@@ -71,6 +76,9 @@ pairs; choose from allreduce, allgather, reduce-scatter, broadcast, reduce
 
     if not isinstance(collective, str):
         raise InputError(f"collective={collective!r} is not a name")
+    if collective.strip().lower().replace("-", "").replace("_", "") in _POINT_TO_POINT:
+        raise InputError("send/recv is outside NCCL's tuning model, which prices collectives only; "
+                         "choose from allreduce, allgather, reduce-scatter, broadcast, reduce")
     name = resolve(collective).name
     if name not in FUNCTIONS:
         raise InputError(

@@ -167,8 +167,7 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
                log: Path | str) -> tuple[Any, Any]:
     """The log's measurements with their rank count (*ranks* where the log does not say it), and the
     system *hardware* (:class:`~costmodel.nccl.hardware.Hardware`) describes for its ranks and nodes."""
-    from costmodel.calibration.logs.measurements import ranks_allowed
-    from costmodel.calibration.logs.nccl_text import UNKNOWN_RANKS
+    from costmodel.calibration.logs.measurements import UNKNOWN_RANKS, ranks_allowed
     from costmodel.nccl.compare import log_nodes
 
     if measurements.p is None:

@@ -390,3 +390,38 @@ def test_a_rack_of_one_nvlink_domain_is_one_node_whatever_its_hosts(cli, tmp_pat
     assert err.count("\n") == 1
     _, err = cli("nccl", "predict", "allreduce", "-n", "1GiB", "--ranks", "144", "--preset", "gb200-nvl72", rc=2)
     assert "no 'multi' graphs" in err and "one NVLink domain" in err and err.count("\n") == 1
+
+
+def test_logs_as_they_are_pasted(cli, tmp_path):
+    """An issue's paste: indented under a list item, send/recv instead of a collective, cut in its last row."""
+    full = f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt"
+    indented = tmp_path / "indented.txt"
+    with open(full, encoding="utf-8") as f:
+        indented.write_text("".join("  " + line for line in f), encoding="utf-8")
+    assert cli.json("nccl", "compare", str(indented), "--preset", "dgx-h100")["rows"] == \
+        cli.json("nccl", "compare", full, "--preset", "dgx-h100")["rows"]
+    pair = "tests/data/excerpts/sendrecv_a40x2_2node_nccltests214.txt"
+    _, err = cli("nccl", "compare", pair, "--arch", "sm86", "--intra", "pci", "--channels", "2", "--bw-intra", "6",
+                 "--bw-inter", "6", rc=2)
+    assert "measures send/recv, point to point" in err and "calibrate fit reads it" in err
+    assert err.count("\n") == 1 and "pt2pt" not in err
+    data = cli.json("calibrate", "fit", pair)
+    assert any(w.startswith("line 16: the last row is cut short") for w in data["notes"] + data["warnings"])
+    assert any("β is 0" in w for w in data["warnings"])
+
+
+def test_a_rank_count_given_is_no_longer_unknown(cli, tmp_path):
+    rows = tmp_path / "rows.txt"  # the header and the sizes below 1 KiB alone: busbw/algbw is 0.00/0.00
+    with open(f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt", encoding="utf-8") as f:
+        lines = [line for line in f if not line.startswith(("#  Rank", "# nThread"))]
+    first = next(i for i, line in enumerate(lines) if line.split()[:1] == ["8"])
+    rows.write_text("".join(lines[:first + 7]), encoding="utf-8")
+    _, err = cli("nccl", "compare", str(rows), "--preset", "dgx-h100", rc=2)
+    assert "does not say how many ranks ran" in err
+    data = cli.json("nccl", "compare", str(rows), "--preset", "dgx-h100", "--ranks", "16", "--nodes", "2")
+    assert not any("not known" in n for n in data["notes"]) and "16 ranks as given" in data["notes"]
+
+
+def test_a_rank_count_the_rank_lines_contradict_is_refused_in_options(cli):
+    _, err = cli("calibrate", "fit", f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt", "-p", "8", rc=2)
+    assert "p=8 was requested but the log lists 16 ranks; drop -p or give 16" in err and err.count("\n") == 1

@@ -171,19 +171,27 @@ class Measurements:
         """
         ranks = check_p(p)
         if self.p is not None and self.p != ranks:
-            raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p or pass {self.p}")
+            raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p= or give "
+                             f"{self.p}")
         if self.p_bounds is not None and not ranks_allowed(ranks, self.p_bounds):
             raise InputError(f"p={ranks} is not what the log ran: its busbw/algbw allows "
                              f"{allowed_ranks(self.p_bounds)}")
+        known = tuple(w for w in self.warnings if not w.endswith(UNKNOWN_RANKS))  # it is known now
+        if len(known) < len(self.warnings):
+            known = (*known, f"{ranks} ranks as given")
         if not self.size_per_rank:
-            return replace(self, p=ranks)
+            return replace(self, p=ranks, warnings=known)
         rows = tuple(replace(r, n_bytes=r.n_bytes * ranks) for r in self.rows)
         note = f"sizes scaled by p = {ranks}: OSU's Size is per rank, costmodel's n is the whole buffer"
-        return replace(self, p=ranks, rows=rows, size_per_rank=False, warnings=(*self.warnings, note))
+        return replace(self, p=ranks, rows=rows, size_per_rank=False, warnings=(*known, note))
 
     def to_dict(self) -> dict[str, object]:
         return to_json_dict(self, ("tool", "collective", "p", "backend", "dtype", "command", "source", "path",
                                    "size_per_rank", "warnings", "rows"))
+
+
+UNKNOWN_RANKS = "the rank count is not known; give it"
+"""How a log's warnings end when it does not say how many ranks ran (what precedes it says why)."""
 
 
 # --------------------------------------------------------------------------- shared helpers

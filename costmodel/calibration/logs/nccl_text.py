@@ -15,6 +15,7 @@ from costmodel.calibration.logs.measurements import (
     NUMBER,
     PROGRAM,
     PT2PT,
+    UNKNOWN_RANKS,
     LogFormat,
     Measurements,
     Row,
@@ -44,6 +45,9 @@ _WRONG_ERROR = Fraction(1, 1000)
 """Old nccl-tests print the max abs error (1e-07 when right); above this the row is refused."""
 
 _RANK = re.compile(r"#\s*Rank\s+(\d+)\s")
+_FAILURE = re.compile(r"Test (?:CUDA |NCCL )?failure\b.*|NCCL WARN .*")
+"""nccl-tests' own report of a failed run (common.h: "Test CUDA failure", "Test NCCL failure"), or
+NCCL's warning: said where a run left no rows."""
 _STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
 _MAX_WARNINGS = 8
 
@@ -133,6 +137,7 @@ class _NcclText:
     rank_lines: dict[int, int] = field(default_factory=dict)
     nthread_line: int | None = None
     launched: tuple[int, str] | None = None
+    failure: tuple[int, str] | None = None
 
     def run(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
@@ -143,6 +148,9 @@ class _NcclText:
                 self.comment(s, number)
             else:
                 self.text(s, number)
+        if self.header is None and self.failure is not None:
+            raise ParseError(f"no nccl-tests table: the run failed ({self.failure[1]})", path=self.path,
+                             line=self.failure[0])
         if self.header is None:
             raise ParseError("no nccl-tests table header ('#  size  count  type ...') found; "
                              "is the log complete?", path=self.path, line=len(self.lines))
@@ -152,6 +160,9 @@ class _NcclText:
                                "then rerun",
                                refusals=tuple(text for _, _, text in self.refusals),
                              path=self.path, line=len(self.lines))
+        if not self.rows and self.failure is not None and self.table_rows == 0:
+            raise ParseError(f"the table has no rows: the run failed ({self.failure[1]})", path=self.path,
+                             line=self.failure[0])
         if not self.rows:
             raise ParseError("the table has no rows; the log looks truncated", path=self.path,
                              line=len(self.lines))
@@ -182,6 +193,11 @@ class _NcclText:
             self.program = (m.group(1), number)
 
     def set_header(self, tokens: list[str], number: int) -> None:
+        if self.header is not None and self.table_rows == 0 and self.failure is not None:
+            failed, why = self.failure  # a run that failed before its first row, then a run that did not
+            self.warnings.append(f"line {self.header_line}: a table without rows, its run failed at line "
+                                 f"{failed} ({why}); read the table at line {number}")
+            self.header, self.blocks, self.failure = None, [], None
         if self.header is not None:
             raise ParseError(f"a second nccl-tests table starts here (the first at line {self.header_line}); "
                              "split a file that holds several runs", path=self.path, line=number)
@@ -206,6 +222,8 @@ class _NcclText:
             self.set_header(list(_STANDARD_HEADER), number)
             self.warnings.append(f"line {number}: rows without nccl-tests' column header, read in its own "
                                  "columns: " + " ".join(_STANDARD_HEADER))
+        if self.failure is None and (failed := _FAILURE.search(s)) is not None:
+            self.failure = (number, failed.group(0).strip())
         if self.header is None or not INTEGER.fullmatch(tokens[0]):
             if self.header is None and self.program is None:
                 self.found_program(s, number)
@@ -222,6 +240,10 @@ class _NcclText:
                 tokens = [*tokens[:at], "none", *tokens[at:]]  # a blank redop (before 2022: no reduction)
         width = len(header) + (1 if header and header[-1] == "timestamp" else 0)
         if len(tokens) < len(header) - (1 if header[-1] == "timestamp" else 0):
+            if not any(line.strip() for line in self.lines[number:]):  # a paste cut in its last row
+                self.warnings.append(f"line {number}: the last row is cut short ({len(tokens)} of "
+                                     f"{len(header)} fields): left out")
+                return
             raise ParseError(f"the row has {len(tokens)} fields but the header (line {self.header_line}) has "
                              f"{len(header)}; the log looks truncated", path=self.path, line=number)
         if len(tokens) > width:
@@ -415,8 +437,6 @@ def _launched(tokens: list[str]) -> tuple[int, str] | None:
     return ranks, f"{names[start]} starts {launch['ranks']} process{'es' if launch['ranks'] > 1 else ''}"
 
 
-UNKNOWN_RANKS = "the rank count is not known; give it"
-"""How a log's warnings end when it does not say how many ranks ran (what precedes it says why)."""
 
 
 def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | None) -> int:
@@ -426,12 +446,16 @@ def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | Non
     listed = max(state.ranks) + 1 if state.ranks else None
     complete = listed is not None and state.ranks == set(range(listed))
     if complete and listed != requested and ranks_allowed(listed or 0, bounds):
-        raise ParseError(f"p={requested} was requested but the log lists {listed} ranks; drop p or pass "
-                         f"{listed}", path=state.path, line=state.header_line)
+        raise _listed_ranks(state, requested, listed or 0)
     if bounds is not None and not ranks_allowed(requested, bounds):
         raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows "
                          f"{allowed_ranks(bounds)}", path=state.path, line=state.header_line)
     return requested
+
+
+def _listed_ranks(state: _NcclText, requested: int, listed: int) -> ParseError:
+    return ParseError(f"p={requested} was requested but the log lists {listed} ranks; drop p= or give "
+                      f"{listed}", path=state.path, line=state.header_line)
 
 
 def _unstated_p(state: _NcclText, said: str, bounds: tuple[int, int]) -> int | None:
@@ -507,6 +531,11 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
                                 path=name, line=line)
     if chosen is None:
         chosen = _infer_nccl_collective(state, provisional if provisional and provisional > 1 else None)
+        listed = max(state.ranks) + 1 if state.ranks else 0
+        complete = listed > 1 and state.ranks == set(range(listed))
+        if (chosen is None and p is not None and complete and listed != p
+                and _infer_nccl_collective(state, listed) is not None):  # the count is what rules them out
+            raise _listed_ranks(state, p, listed)
         if chosen is None:
             raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
                              "give collective=", path=name, line=state.header_line)

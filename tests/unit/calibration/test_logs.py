@@ -164,11 +164,30 @@ def _bad(text: str, tmp_path: Path, **kwargs) -> ParseError:
     return info.value
 
 
-def test_truncated_row_is_refused(tmp_path):
+def test_a_row_cut_short_is_refused_unless_it_ends_the_paste(tmp_path):
     lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")
-    cut = [*lines[:40], lines[40][:70]]  # line 41 cut in the middle of the in-place block
-    err = _bad("\n".join(cut), tmp_path)
+    cut = [*lines[:40], lines[40][:70]]  # line 41 cut in the middle of the in-place block, the last
+    path = tmp_path / "cut.txt"
+    path.write_text("\n".join(cut) + "\n", encoding="utf-8")
+    m = read_log(path)
+    assert any(w.startswith("line 41: the last row is cut short") for w in m.warnings)
+    assert max(r.n_bytes for r in m.rows) < int(lines[40].split()[0])
+    err = _bad("\n".join([*cut, *lines[41:43]]), tmp_path)  # rows after it: the file is damaged
     assert err.line == 41 and "truncated" in str(err)
+
+
+def test_a_run_that_failed_is_said_so(tmp_path):
+    lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")
+    header = next(i for i, line in enumerate(lines) if line.split()[1:3] == ["size", "count"])
+    failed = [*lines[:header + 2], "node1: Test CUDA failure common.cu:502 'an illegal memory access was encountered'",
+              " .. node1 pid 93200: Test failure common.cu:632"]
+    err = _bad("\n".join(failed) + "\n", tmp_path)
+    assert "the run failed (Test CUDA failure common.cu:502" in str(err) and err.line == header + 3
+    path = tmp_path / "again.txt"  # the run repeated after the failure: its table is read
+    path.write_text("\n".join([*failed, *lines]) + "\n", encoding="utf-8")
+    m = read_log(path)
+    assert len(m.rows) == len(read_log(NCCL / "allreduce_a100x16_2node_rdma_oci.txt").rows)
+    assert any("a table without rows, its run failed" in w for w in m.warnings)
 
 
 def test_header_without_rows_is_refused(tmp_path):
