@@ -801,7 +801,8 @@ def _render_comparison(c: Comparison) -> Rendered:
     bands = [f"{float(e[0]):.1%} at {what} ({e[1]} sizes)"
              for e, what in zip(c.busbw_errors(), ("≥ 1 MiB", "< 1 MiB"), strict=True) if e is not None]
     summary = Text(
-        f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} sizes "
+        f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} "
+        f"size{'s' if len(c.rows) > 1 else ''} "
         "(error = (model − measured) / measured)\n"
         f"median |busbw error| {', '.join(bands)}"
     )

@@ -138,6 +138,7 @@ class _NcclText:
     nthread_line: int | None = None
     launched: tuple[int, str] | None = None
     failure: tuple[int, str] | None = None
+    fragments: list[int] = field(default_factory=list)
 
     def run(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
@@ -224,6 +225,10 @@ class _NcclText:
                                  "columns: " + " ".join(_STANDARD_HEADER))
         if self.failure is None and (failed := _FAILURE.search(s)) is not None:
             self.failure = (number, failed.group(0).strip())
+        if self.header is not None and not INTEGER.fullmatch(tokens[0]) and len(tokens) >= 3 and all(
+                NUMBER.fullmatch(t) or t == "N/A" for t in tokens):
+            self.fragments.append(number)  # the tail of a row whose head other output took
+            return
         if self.header is None or not INTEGER.fullmatch(tokens[0]):
             if self.header is None and self.program is None:
                 self.found_program(s, number)
@@ -585,12 +590,18 @@ def _refusal_warnings(state: _NcclText, collective: str) -> None:
 def _finish_nccl_warnings(state: _NcclText, collective: str, p: int | None) -> None:
     _refusal_warnings(state, collective)
     if state.zero_lines:
-        lines = ", ".join(map(str, state.zero_lines))
-        state.warnings.append(f"0-byte rows skipped (lines {lines}): nothing was communicated")
+        lines, s = ", ".join(map(str, state.zero_lines)), "s" if len(state.zero_lines) > 1 else ""
+        state.warnings.append(f"0-byte row{s} skipped (line{s} {lines}): nothing was communicated")
+    if state.fragments:
+        lines, s = ", ".join(map(str, state.fragments[:8])), "s" if len(state.fragments) > 1 else ""
+        more = f" and {len(state.fragments) - 8} more" if len(state.fragments) > 8 else ""
+        state.warnings.append(f"line{s} {lines}{more}: numbers without a size, the tail of a row whose "
+                              "start other output interrupted, skipped")
     if state.other_series:
         series = " ".join(state.series or ())
+        other = len(state.other_series)
         state.warnings.append(f"only the first series ({series}, line {state.series_line}) is read; "
-                              f" {len(state.other_series)} rows of other types/ops skipped "
+                              f"{other} row{'s' if other > 1 else ''} of other types/ops skipped "
                               f"(from line {state.other_series[0]})")
     if False in state.unchecked:
         # Only the out-of-place half tells: nccl-tests prints N/A for the in-place half of tests that

@@ -690,3 +690,15 @@ def test_a_huge_power_of_ten_is_refused_at_once(tmp_path):
     log.write_text("# OSU MPI Allreduce Latency Test v5.8\n# Size       Avg Latency(us)\n4 1e999999999\n")
     with pytest.raises(ParseError, match=r"huge.txt:3: latency '1e999999999' is out of range"):
         read_log(log, p=2)
+
+
+def test_the_tail_of_a_row_that_other_output_interrupted_is_named(tmp_path):
+    lines = _lines(NCCL / "allreduce_a100x16_2node_rdma_oci.txt")
+    header = next(i for i, line in enumerate(lines) if line.split()[1:3] == ["size", "count"])
+    first = lines[header + 2]
+    tail = " ".join(first.split()[5:])  # the row's head went into an NCCL INFO line
+    path = tmp_path / "tail.txt"
+    path.write_text("\n".join([*lines[:header + 2], "host:1:2 [0] NCCL INFO Connected all rings " +
+                               " ".join(first.split()[:5]), tail, *lines[header + 3:]]) + "\n", encoding="utf-8")
+    m = read_log(path)
+    assert any(w.startswith(f"line {header + 4}: numbers without a size") for w in m.warnings)
