@@ -35,7 +35,14 @@ from costmodel._json import JSONFields, real
 from costmodel.errors import InputError, ParseError
 from costmodel.exact import median
 from costmodel.nccl.measured import Case, band_medians, measured_note, measured_time
-from costmodel.nccl.predict import FUNCTIONS, bus_factor, function_of, resolve_version, timings
+from costmodel.nccl.predict import (
+    FUNCTIONS,
+    NCCL_COLLECTIVES,
+    bus_factor,
+    function_of,
+    resolve_version,
+    timings,
+)
 from costmodel.nccl.system import System
 
 __all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
@@ -152,7 +159,13 @@ def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tu
         its own tuning, which NCCL's model does not describe.
     """
     from costmodel.calibration.logs import parse_log, read_log_text
+    from costmodel.errors import UnknownNameError
 
+    if collective is not None:  # one NCCL prices, named before the log is read
+        try:
+            function_of(collective)
+        except UnknownNameError:
+            raise UnknownNameError("collective", collective, NCCL_COLLECTIVES) from None
     text = read_log_text(path)
     measurements = parse_log(text, path=str(path), collective=collective)
     if measurements.tool != "nccl-tests":

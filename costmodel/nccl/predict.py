@@ -29,6 +29,7 @@ from costmodel.nccl.tuning import TuningTable, tune
 
 __all__ = [
     "FUNCTIONS",
+    "NCCL_COLLECTIVES",
     "EntryTime",
     "Prediction",
     "Step",
@@ -56,6 +57,9 @@ _US = Fraction(1, 10**6)
 _GB = 10**9
 
 
+NCCL_COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce")
+"""The collectives NCCL's tuning model prices, by the names the command line takes."""
+
 _POINT_TO_POINT = frozenset({"pt2pt", "sendrecv", "sendrecvperf", "send", "recv", "p2p", "hypercube"})
 """Names of point-to-point measurements (nccl-tests' sendrecv_perf and hypercube_perf; calibrate fit's
 pt2pt): send/recv pairs, which NCCL's tuning model does not price."""
@@ -78,12 +82,12 @@ pairs; choose from allreduce, allgather, reduce-scatter, broadcast, reduce
         raise InputError(f"collective={collective!r} is not a name")
     if collective.strip().lower().replace("-", "").replace("_", "") in _POINT_TO_POINT:
         raise InputError("send/recv is outside NCCL's tuning model, which prices collectives only; "
-                         "choose from allreduce, allgather, reduce-scatter, broadcast, reduce")
+                         f"choose from {', '.join(NCCL_COLLECTIVES)}")
     name = resolve(collective).name
     if name not in FUNCTIONS:
         raise InputError(
             f"{name} is outside NCCL's tuning model: NCCL runs it as send/recv pairs; "
-            "choose from allreduce, allgather, reduce-scatter, broadcast, reduce"
+            f"choose from {', '.join(NCCL_COLLECTIVES)}"
         )
     return FUNCTIONS[name]
 

@@ -425,3 +425,11 @@ def test_a_rank_count_given_is_no_longer_unknown(cli, tmp_path):
 def test_a_rank_count_the_rank_lines_contradict_is_refused_in_options(cli):
     _, err = cli("calibrate", "fit", f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt", "-p", "8", rc=2)
     assert "p=8 was requested but the log lists 16 ranks; drop -p or give 16" in err and err.count("\n") == 1
+
+
+def test_an_unknown_collective_for_a_log_offers_what_nccls_model_prices(cli):
+    log = f"{LOGS}/allreduce_h100x16_2node_8xndr_nccltests309.txt"
+    for command in ("compare", "check"):
+        _, err = cli("nccl", command, log, "--preset", "dgx-h100", "--collective", "foo", rc=2)
+        assert err == "error: unknown collective 'foo'; choose from allreduce, allgather, reduce-scatter, " \
+                      "broadcast, reduce\n"
