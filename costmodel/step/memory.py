@@ -13,7 +13,9 @@ parameters stay fp32 and double as the master weights, so K = 8), g a gradient's
 4 when Megatron-LM accumulates bf16 gradients in fp32) and K = 12 (fp32 master weights, momentum,
 variance).  ZeRO divides the optimizer states by dp (stage 1), the gradients too (2), the weights too
 (3; Rajbhandari et al. 2020, figure 1), and ZeRO 3 holds the gathered weights of the units in flight
-(the one computing and the ones prefetched) and one unit's unsharded gradient.
+(the one computing and the ones prefetched) and one unit's unsharded gradient, a unit being what the
+framework gathers at once: a layer under FSDP (its wrapped module), one matrix under DeepSpeed, which
+fetches module by module (:mod:`costmodel.step.frameworks`).
 
 With a mixture of experts each rank holds the replicated weights and E/ep of the routed experts (ep
 expert-parallel ranks); ZeRO shards the replicated states over the dp × cp ranks and the experts' over
@@ -146,7 +148,8 @@ _activation_bytes = lru_cache(maxsize=1024)(activation_bytes)
 @lru_cache(maxsize=4096)
 def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: int, ep: int, dp: int,
                   zero: int, prefetch: int, weight_element: Fraction, grad_element: Fraction,
-                  optimizer_element: Fraction) -> tuple[Fraction, Fraction, Fraction]:
+                  optimizer_element: Fraction, unit_share: Fraction = Fraction(1)
+                  ) -> tuple[Fraction, Fraction, Fraction]:
     """A device's weights, gradients and optimizer states in bytes (module notes: ZeRO shards the replicated
     ones over the *dp* ranks, the routed experts over the dp/ep holding the same experts), remembered: the
     schedules and micro-batch sizes of a plan share them."""
@@ -163,6 +166,7 @@ def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: 
         if shape.moe:
             unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
                        for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
+        unit *= unit_share
         weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
         grads += grad_element * unit
     return weight, grads, states
@@ -173,7 +177,7 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                 recompute: str, sequence_parallel: bool, attention: str, element: Fraction,
                 weight_element: Fraction, grad_element: Fraction, optimizer_element: Fraction,
                 prefetch: int, cp: int = 1, dropout: bool = True, ep: int = 1,
-                capacity_factor: Fraction | None = None,
+                capacity_factor: Fraction | None = None, unit_share: Fraction = Fraction(1),
                 weights: Sequence[tuple[int, int]] | None = None,
                 stages: Sequence[int] | None = None) -> tuple[DeviceMemory, ...]:
     """Each device's memory (module notes); *layers[s]* lists the layer counts of device s's chunks and
@@ -185,7 +189,8 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
     expert-parallel ranks hold E/ep of the routed experts each, and ZeRO shards those over the dp/ep
     ranks holding the same experts (dp·cp/ep, as *dp* counts the cp ranks); the activations are an MoE
     layer's (the larger when the first layers are dense).  *stages*: only those devices' memory, in order
-    (default: every device's).
+    (default: every device's).  *unit_share*: the share of a layer's parameters ZeRO 3 gathers at once
+    (1: the layer; DeepSpeed's largest matrix).
     """
     pp = len(inflight)
     h, vocab = shape.hidden, shape.vocabulary
@@ -216,7 +221,8 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
         params = replicated + routed // ep
         weight, grads, states = _model_states(shape, replicated, routed, tp=tp, ep=ep, dp=dp, zero=zero,
                                               prefetch=prefetch, weight_element=weight_element,
-                                              grad_element=grad_element, optimizer_element=optimizer_element)
+                                              grad_element=grad_element, optimizer_element=optimizer_element,
+                                              unit_share=unit_share)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)

@@ -1767,7 +1767,8 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
         cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
-        weights=_device_weights(c, layout, v=v), stages=stages)
+        weights=_device_weights(c, layout, v=v), stages=stages,
+        unit_share=max(_matrices(c.shape)) if mode.regather else Fraction(1))  # DeepSpeed: one module
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:
