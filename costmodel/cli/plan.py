@@ -74,8 +74,10 @@ Gpu = Annotated[str, option("--gpu", metavar="NAME|FILE", panel=_MACHINE,
                             help="GPU preset (costmodel gpus) or GPU file: prices each operation; its node "
                                  "network prices the communication and its memory bounds each "
                                  "configuration.")]
-Nodes = Annotated[int, option("--nodes", metavar="N", panel=_MACHINE, help="Nodes; every configuration uses "
-                                                                           "all their GPUs.")]
+Nodes = Annotated[int | None, option("--nodes", metavar="N", panel=_MACHINE,
+                                     help="Nodes; every configuration uses all their GPUs (or give --gpus).")]
+Gpus = Annotated[int | None, option("--gpus", metavar="N", panel=_MACHINE,
+                                    help="GPUs instead of --nodes: whole nodes, or fewer than a node holds.")]
 GpusPerNode = Annotated[int | None, option("--gpus-per-node", metavar="G", panel=_MACHINE,
                                            help="GPUs per node (default: the GPU preset's node, 8).")]
 GlobalBatch = Annotated[int, option("--global-batch", metavar="B", panel=_MACHINE,
@@ -96,9 +98,10 @@ Top = Annotated[int, option("--top", metavar="N", panel=_SEARCH, help="Configura
 
 def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
                       hidden: int | None, heads: int | None, seq: int | None, vocab: int | None,
-                      ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int,
+                      ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int | None,
                       gpus_per_node: int | None, global_batch: int, micro_batch_sizes: str | None,
-                      framework: str, fix: list[str] | None, top: int, **moe: Any) -> Plan:
+                      framework: str, fix: list[str] | None, top: int, gpus: int | None = None,
+                      **moe: Any) -> Plan:
     """The plan the options describe (one call of :func:`costmodel.step.planner.plan`); *moe* holds the
     options of a mixture of experts (:data:`costmodel.cli.shape.MOE_OPTIONS`)."""
     import dataclasses
@@ -128,8 +131,8 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
         raise InputError("the framework is an option of its own, --framework NAME; drop it from --fix")
     sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
     held = {**description.settings, **fixed}  # the model's settings (Mixtral: no dropout), --fix over them
-    found = plan(shape, gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node, global_batch=global_batch,
-                 micro_batch_sizes=sizes, top=top, framework=framework, **held)
+    found = plan(shape, gpu=gpu, nodes=nodes, gpus=gpus, gpus_per_node=gpus_per_node,
+                 global_batch=global_batch, micro_batch_sizes=sizes, top=top, framework=framework, **held)
     return dataclasses.replace(found, notes=(*notes, *found.notes)) if notes else found
 
 
@@ -141,7 +144,7 @@ PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
         ("layers", Layers, None), ("hidden", Hidden, None), ("heads", Heads, None), ("seq", Seq, None),
         ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None), ("gated", Gated, None),
         *((name, annotation, None) for name, annotation in MOE_OPTIONS.items()),
-        ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, inspect.Parameter.empty),
+        ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, None), ("gpus", Gpus, None),
         ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),
         ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"),
         ("fix", Fix, None),

@@ -41,8 +41,8 @@ def microbatches_for(global_batch: int, *, micro_batch: int = 1, dp: int = 1) ->
     >>> microbatches_for(1000, micro_batch=2, dp=64)
     Traceback (most recent call last):
         ...
-    costmodel.errors.InputError: global_batch=1000 is not a multiple of micro_batch × dp = 2 × 64 = 128; \
-give global_batch=896 or 1024, or a micro_batch that divides the global batch over the replicas
+    costmodel.errors.InputError: global_batch=1000 is not a multiple of the micro-batch times the replicas, \
+2 × 64 = 128; give global_batch=896 or 1024 (1000 sequences do not split evenly over 64 replicas)
     """
     n, b, d = positive(global_batch, "global_batch"), positive(micro_batch, "micro_batch"), positive(dp, "dp")
     if n % (b * d) == 0:
@@ -55,9 +55,9 @@ give global_batch=896 or 1024, or a micro_batch that divides the global batch ov
         closest = sorted(sorted(fits, key=lambda x: (abs(x - b), x))[:2])
         sizes = f", or micro_batch={' or '.join(map(str, closest))}"
     else:
-        sizes = ", or a micro_batch that divides the global batch over the replicas"
-    raise InputError(f"global_batch={n} is not a multiple of micro_batch × dp = {b} × {d} = {b * d}; give "
-                     f"global_batch={near}{sizes}")
+        sizes = f" ({n} sequence{' does' if n == 1 else 's do'} not split evenly over {d} replicas)"
+    raise InputError(f"global_batch={n} is not a multiple of the micro-batch times the replicas, {b} × {d} = "
+                     f"{b * d}; give global_batch={near}{sizes}")
 
 
 def data_parallel_for(world_size: int, *, tp: int = 1, pp: int = 1, cp: int = 1) -> int:

@@ -377,13 +377,22 @@ _NOT_HELD = {"shape": "is an argument of its own", "gpu": "is an argument of its
 """The settings :func:`plan` does not hold besides the derived dimensions, and why."""
 
 
-def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None,
-           micro_batch_sizes: Sequence[int] | None, top: int, fixed: dict[str, Any]) -> Space:
+def _machine(nodes: int | None, gpus: int | None) -> None:
+    """One of *nodes* and *gpus*, a positive count."""
+    if (nodes is None) == (gpus is None):
+        raise InputError("give the machine as nodes=N or as a GPU count, one of them" if nodes is None else
+                         f"nodes={nodes} and {gpus} GPUs were both given; give the machine one way")
+    positive(nodes if gpus is None else gpus, "nodes" if gpus is None else "gpus")
+
+
+def _space(shape: Any, *, gpu: Any, nodes: int | None, global_batch: int, gpus_per_node: int | None,
+           micro_batch_sizes: Sequence[int] | None, top: int, fixed: dict[str, Any],
+           gpus: int | None = None) -> Space:
     """The search space of :func:`plan`'s arguments, each checked."""
     if hasattr(shape, "transformer") and hasattr(shape, "settings"):  # a model's description (describe/)
         fixed = {**shape.settings, **fixed}
         shape = shape.transformer()
-    positive(nodes, "nodes")
+    _machine(nodes, gpus)
     positive(global_batch, "global_batch")
     positive(top, "top")
     for name, why in {**{d.name: d.derived for d in DIMENSIONS if d.derived}, **_NOT_HELD}.items():
@@ -399,8 +408,17 @@ def _space(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node
         raise InputError("plan() needs shape= (a TransformerShape)")
     if gpus_per_node is not None:
         positive(gpus_per_node, "gpus_per_node")
-        if gpus_per_node != base.gpu.gpus_per_node:
-            base = dataclasses.replace(base, gpu=dataclasses.replace(base.gpu, gpus_per_node=gpus_per_node))
+    if gpus is not None:  # whole nodes, or part of one
+        per = gpus_per_node or base.gpu.gpus_per_node
+        if gpus < per and gpus_per_node is None:
+            gpus_per_node = gpus
+        elif gpus % per:
+            raise InputError(f"{gpus} GPUs are not a whole number of nodes of {per} GPUs; give a multiple of "
+                             f"{per}, or gpus_per_node=")
+        nodes = gpus // (gpus_per_node or per)
+    if gpus_per_node is not None and gpus_per_node != base.gpu.gpus_per_node:
+        base = dataclasses.replace(base, gpu=dataclasses.replace(base.gpu, gpus_per_node=gpus_per_node))
+    assert nodes is not None
     return Space(base=base, gpus=nodes * base.gpu.gpus_per_node, global_batch=global_batch,
                  micro_batch_sizes=tuple(sorted(set(sizes))), fixed=frozenset(fixed) - {"framework"})
 
@@ -443,8 +461,9 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     return fitting
 
 
-def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: int | None = None,
-         micro_batch_sizes: Sequence[int] | None = None, top: int = 10, **fixed: Any) -> Plan:
+def plan(shape: Any, *, gpu: Any, nodes: int | None = None, global_batch: int,
+         gpus_per_node: int | None = None, micro_batch_sizes: Sequence[int] | None = None, top: int = 10,
+         gpus: int | None = None, **fixed: Any) -> Plan:
     """The *top* fastest configurations of *shape* on *nodes* nodes of *gpu* for *global_batch* sequences.
 
     Parameters
@@ -459,6 +478,9 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
         configuration.
     nodes, gpus_per_node : int
         The machine: every configuration uses nodes × gpus_per_node GPUs (default: the GPU's node).
+    gpus : int
+        The machine as a GPU count instead of *nodes*: whole nodes of gpus_per_node, or fewer GPUs
+        than a node holds (one node of them).
     global_batch : int
         Sequences per step; each configuration runs it as dp × micro-batch × micro-batches.
     micro_batch_sizes : sequence of int
@@ -485,7 +507,7 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
     (3, True, Fraction(0, 1))
     """
     space = _space(shape, gpu=gpu, nodes=nodes, global_batch=global_batch, gpus_per_node=gpus_per_node,
-                   micro_batch_sizes=micro_batch_sizes, top=top, fixed=fixed)
+                   micro_batch_sizes=micro_batch_sizes, top=top, fixed=fixed, gpus=gpus)
     base = space.base
     refused: dict[tuple[str, str], int] = {}
     leaves = list(_enumerate(space, refused))
@@ -505,7 +527,8 @@ def plan(shape: Any, *, gpu: Any, nodes: int, global_batch: int, gpus_per_node: 
                      sorted(refused.items(), key=lambda kv: (order[kv[0][0]], -kv[1], kv[0][1])))
     notes = ("exact: every configuration not priced has a lower bound no less than the last row's step, so "
              "the rows are the fastest of all that fit (one tied with the last may be left out)",)
-    return Plan(gpu=base.gpu.name, nodes=nodes, gpus_per_node=base.gpu.gpus_per_node, gpus=space.gpus,
+    per = base.gpu.gpus_per_node
+    return Plan(gpu=base.gpu.name, nodes=space.gpus // per, gpus_per_node=per, gpus=space.gpus,
                 global_batch=global_batch, sequence=base.shape.sequence,
                 micro_batch_sizes=space.micro_batch_sizes,
                 framework=base.framework or "generic", top=top, rows=rows, considered=considered,

@@ -80,8 +80,8 @@ def test_context_parallel_option(cli):
 
 @pytest.mark.parametrize("args,message", [
     (["--global-batch", "1000", "--dp", "64", "--micro-batch", "2"],
-     "error: --global-batch 1000 is not a multiple of micro_batch × dp = 2 × 64 = 128; give "
-     "--global-batch 896 or 1024, or a micro_batch that divides the global batch over the replicas"),
+     "error: --global-batch 1000 is not a multiple of the micro-batch times the replicas, 2 × 64 = 128; give "
+     "--global-batch 896 or 1024 (1000 sequences do not split evenly over 64 replicas)"),
     (["--global-batch", "64", "--dp", "8", "-m", "4"],
      "error: -m 4 and --global-batch 64 disagree: the global batch gives m = 8; pass one of them"),
     (["--gpus", "100", "--tp", "8"],

@@ -81,3 +81,17 @@ def test_moe_options_plan_expert_parallelism_and_the_table_shows_cp_and_ep(cli):
     out, _ = cli.text("plan", *moe, *MACHINE, "--top", "200", columns=120)
     head = next(line for line in out.splitlines() if line.lstrip().startswith("# "))
     assert head.split()[:6] == ["#", "tp", "cp", "pp", "dp", "ep"]
+
+
+def test_the_machine_as_a_gpu_count(cli):
+    """--gpus N as step takes it: whole nodes, or part of one; with --nodes, or neither, refused."""
+    by_nodes = cli.json("plan", *SHAPE, "--gpu", "a100-80gb", "--nodes", "2", "--global-batch", "16", "--top", "2")
+    by_gpus = cli.json("plan", *SHAPE, "--gpu", "a100-80gb", "--gpus", "16", "--global-batch", "16", "--top", "2")
+    assert by_gpus["rows"] == by_nodes["rows"] and (by_gpus["nodes"], by_gpus["gpus"]) == (2, 16)
+    part = cli.json("plan", *SHAPE, "--gpu", "a100-80gb", "--gpus", "4", "--global-batch", "16", "--top", "2")
+    assert (part["nodes"], part["gpus_per_node"], part["gpus"]) == (1, 4, 4)
+    for extra, needle in ((["--gpus", "12"], "12 GPUs are not a whole number of nodes of 8 GPUs"),
+                          (["--gpus", "16", "--nodes", "2"], "--nodes 2 and 16 GPUs were both given"),
+                          ([], "give the machine as --nodes N or as a GPU count")):
+        _, err = cli("plan", *SHAPE, "--gpu", "a100-80gb", "--global-batch", "16", *extra, rc=2)
+        assert needle in err and err.count("\n") == 1
