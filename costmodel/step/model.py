@@ -645,9 +645,28 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
         raise InputError(f"pp={c.pp} is above the {layers} layers; each pipeline stage needs a layer")
     if layers % stages:
         split_by = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
+        split = ",".join(map(str, uneven(layers, stages)))
         raise InputError(f"{layers} layers do not split evenly over {split_by}; choose pp (and chunks) "
-                         "dividing the layers, or give stage_layers=")
+                         f"dividing the layers, or give stage_layers={split} (the fewer layers at the ends, "
+                         "whose stages also hold the embedding and the output layer)")
     return (layers // stages,) * stages
+
+
+def uneven(layers: int, stages: int) -> tuple[int, ...]:
+    """*layers* over *stages* as evenly as they go, the stages with one layer fewer taken from the ends
+    inwards (the first and last, then the second and the second to last ...): the first and last stages
+    also hold the embedding and the output layer (Llama 3 405B's 126 layers on 16 stages: Dubey et al.
+    2024, section 3.3.2, one layer fewer on the first and the last).
+
+    >>> uneven(126, 16)
+    (7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7)
+    >>> uneven(11, 4)
+    (2, 3, 3, 3)
+    """
+    q, r = divmod(layers, stages)
+    ends = [i for pair in zip(range(stages), reversed(range(stages)), strict=True) for i in pair]
+    fewer = set(list(dict.fromkeys(ends))[:stages - r])
+    return tuple(q if s in fewer else q + 1 for s in range(stages))
 
 
 def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]

@@ -158,3 +158,16 @@ def test_each_stage_reduces_after_its_last_backward():
 def test_messages_name_the_parameter_given(kwargs, message):
     with pytest.raises(InputError, match=message):
         step(forward_s=[1], backward_s=[1], **kwargs)
+
+
+def test_layers_that_do_not_split_evenly_are_refused_with_a_split_that_does():
+    """Llama 3 405B's 126 layers on 16 stages: one fewer on the first and last stage (Dubey et al. 2024)."""
+    from costmodel.step.model import uneven
+
+    with pytest.raises(InputError, match=r"give stage_layers=7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7 "):
+        step(forward_s=[1] * 126, backward_s=[2] * 126, pp=16, activation_bytes="1MB")
+    for layers in range(1, 60):
+        for stages in range(1, layers + 1):
+            split = uneven(layers, stages)
+            assert sum(split) == layers and max(split) - min(split) <= 1 and len(split) == stages
+            assert split == split[::-1] or split[0] <= split[-1]  # the fewer at the ends, the first first
