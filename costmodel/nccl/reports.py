@@ -102,7 +102,7 @@ class PresetList:
     presets: tuple[dict[str, Any], ...]
 
     def to_dict(self) -> dict[str, Any]:
-        keys = ("name", "description", "sources", "arch", "gpus_per_node", "nvls")
+        keys = ("name", "description", "sources", "arch", "gpus_per_node", "hosts_per_node", "nvls")
         return {
             "presets": [
                 {**{k: p[k] for k in keys}, "single": "single" in p, "multi": "multi" in p}
