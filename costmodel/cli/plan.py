@@ -96,6 +96,15 @@ Fix = Annotated[list[str] | None, option(
 Top = Annotated[int, option("--top", metavar="N", panel=_SEARCH, help="Configurations to rank (default 10).")]
 
 
+_OWN_OPTIONS = {
+    "framework": "--framework NAME", "gpu": "--gpu NAME", "gpus": "--gpus N", "nodes": "--nodes N",
+    "gpus_per_node": "--gpus-per-node G", "global_batch": "--global-batch B",
+    "micro_batch_sizes": "--micro-batch-sizes B,B,...", "top": "--top N",
+    "shape": "--model NAME or the shape's options",
+}
+"""The plan's own arguments, which --fix cannot hold, and the option that gives each."""
+
+
 def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
                       hidden: int | None, heads: int | None, seq: int | None, vocab: int | None,
                       ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int | None,
@@ -127,8 +136,9 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
         if name in fixed:
             raise InputError(f"--fix {name.replace('_', '-')} is given twice; give each setting once")
         fixed[name] = value
-    if "framework" in fixed:
-        raise InputError("the framework is an option of its own, --framework NAME; drop it from --fix")
+    for name in fixed.keys() & _OWN_OPTIONS.keys():
+        raise InputError(f"{name.replace('_', '-')} is an option of its own, {_OWN_OPTIONS[name]}; drop it "
+                         "from --fix")
     sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
     held = {**description.settings, **fixed}  # the model's settings (Mixtral: no dropout), --fix over them
     found = plan(shape, gpu=gpu, nodes=nodes, gpus=gpus, gpus_per_node=gpus_per_node,

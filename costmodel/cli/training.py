@@ -154,8 +154,9 @@ def memory(
                                                help="Layers, for a total.")] = None,
     model: Annotated[str | None, option("--model", metavar="NAME|FILE",
                                         help="A model preset (costmodel models) or model file: its "
-                                             "parameters, and with --batch its sequence, hidden size, heads "
-                                             "and layers, unless given.")] = None,
+                                             "parameters (all of them, as its card counts: every expert, "
+                                             "an untied output layer), and with --batch its sequence, "
+                                             "hidden size, heads and layers, unless given.")] = None,
     hf_config: Annotated[str | None, option("--hf-config", metavar="FILE",
                                             help="A Hugging Face config.json, read as --model is.")] = None,
     gpu: GpuOption = None,
@@ -180,7 +181,10 @@ def memory(
         from costmodel.describe.models import build_shape
 
         shape = build_shape(base.shape)
-        params = shape.parameters if params is None else params
+        if params is None:  # every weight held, as the model card counts them (all experts, both embeddings)
+            from costmodel.step.flops import parameters
+
+            params = parameters(shape).total
         if batch is not None:  # the activations, of every layer
             seq = str(shape.sequence) if seq is None else seq
             hidden = str(shape.hidden) if hidden is None else hidden

@@ -159,8 +159,14 @@ def test_a_mixtral_step_with_cp_and_ep(cli):
 
 
 def test_memory_takes_a_model(cli):
+    """Every weight the model holds, as its card counts them: Llama 3 8B's untied output layer, and all of
+    Mixtral's experts (46.7B, of which 12.9B active: memory holds them all)."""
+    from costmodel.step.flops import parameters
+
     data = cli.json("memory", "--model", "llama-3-8b", "--dtype", "bf16", "--dp", "8", "--zero", "3")
-    assert data["params"] == model_preset("llama-3-8b").transformer().parameters
+    assert data["params"] == parameters(model_preset("llama-3-8b").transformer()).total == 8_030_261_248
+    mixtral = cli.json("memory", "--model", "mixtral-8x7b", "--dtype", "bf16", "--gpu", "h100-sxm")
+    assert mixtral["params"] == 46_702_792_704 and not mixtral["gpu_fit"]["fits"]
     with_batch = cli.json("memory", "--model", "llama-3-8b", "--dtype", "bf16", "--batch", "1", "--tp", "2")
     assert with_batch["activations"]["layers"] == 32
 

@@ -95,3 +95,10 @@ def test_the_machine_as_a_gpu_count(cli):
                           ([], "give the machine as --nodes N or as a GPU count")):
         _, err = cli("plan", *SHAPE, "--gpu", "a100-80gb", "--global-batch", "16", *extra, rc=2)
         assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("held", ["gpu=a100-80gb", "gpus=8", "nodes=1", "top=3", "gpus-per-node=8",
+                                  "global-batch=64", "micro-batch-sizes=1", "shape=x", "framework=fsdp"])
+def test_the_plans_own_options_cannot_be_held(cli, held):
+    _, err = cli("plan", *SHAPE, *MACHINE, "--fix", held, rc=2)
+    assert "is an option of its own" in err and "drop it from --fix" in err and err.count("\n") == 1
