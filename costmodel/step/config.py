@@ -369,9 +369,23 @@ def _element_bytes(value: Any, name: str) -> Fraction | None:
 
 
 def _algorithm(value: Any, name: str) -> str:
+    """An algorithm's name that some collective of a step knows (a collective that does not has its
+    default, with a note); a name none knows is a typo, refused with a did-you-mean."""
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{name}={_shown(value)} is not an algorithm's name; e.g. {name}='ring'")
-    return value.strip()
+    from costmodel.collectives._registry import algorithms, resolve
+
+    text, known = value.strip(), []
+    for collective in ("allreduce", "reduce-scatter", "allgather", "broadcast", "alltoall"):
+        try:
+            resolve(collective, text)
+        except UnknownNameError:
+            known += [a.name for a in algorithms(collective)]
+            continue
+        except InputError:  # known, but not priced on one link (a hierarchical all-reduce)
+            pass
+        return text
+    raise UnknownNameError("algorithm", text, dict.fromkeys(known), context=f"for {name}=")
 
 
 def _order(value: Any, name: str) -> str:
