@@ -619,8 +619,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     Raises
     ------
     InputError
-        A batch, time or GPU count that is not positive, only one of *time_s* and *gpus*, or
-        *peak_flops* without them.
+        A batch, time or GPU count that is not positive, only one of *time_s* and *gpus*,
+        *peak_flops* without them, or a run faster than its peak (HFU above 1).
 
     References
     ----------
@@ -665,6 +665,11 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         if peak_flops is not None:
             peak = _peak(peak_flops)
             mfu, hfu = model_rate / gpu / peak, run_rate / gpu / peak
+            if hfu > 1:
+                rate, top = float(run_rate / gpu) / 1e12, float(peak) / 1e12
+                raise InputError(f"{float(time):g} s an iteration on {gpu} GPUs is {rate:.4g} TFLOP/s per "
+                                 f"GPU, {float(hfu):.3g}× the peak of {top:.4g}: no run is faster than its "
+                                 "peak; check the time, the GPUs, the batch and the dtype the peak is for")
     gpu_seconds = None if time is None or gpu is None else time * gpu
     conventions = _conventions(shape, run=run.total, model=model.total, six_n=run.six_n_flops,
                                card=count.total, tokens=run.tokens, recompute=recompute,

@@ -43,14 +43,16 @@ def test_the_palm_count_is_six_n_plus_the_attention_term():
 
 
 def test_the_rates_mfu_and_hfu_of_a_measured_run():
-    r = achieved_flops(SMALL, batch=3, time_s="2ms", gpus=4, recompute="full", peak_flops="1e6")
-    assert r.time_s == Fraction(1, 500) and r.gpus == 4 and r.peak_flops_per_s == 10**6
+    r = achieved_flops(SMALL, batch=3, time_s="2ms", gpus=4, recompute="full", peak_flops="1e8")
+    assert r.time_s == Fraction(1, 500) and r.gpus == 4 and r.peak_flops_per_s == 10**8
     assert r.hardware_flops_per_s == HARDWARE * 500
     assert r.model_flops_per_s == MODEL * 500
     assert r.hardware_flops_per_s_per_gpu == Fraction(HARDWARE * 500, 4)
     assert r.model_flops_per_s_per_gpu == Fraction(MODEL * 500, 4)
-    assert r.hfu == Fraction(HARDWARE * 500, 4 * 10**6)
-    assert r.mfu == Fraction(MODEL * 500, 4 * 10**6)
+    assert r.hfu == Fraction(HARDWARE * 500, 4 * 10**8)
+    assert r.mfu == Fraction(MODEL * 500, 4 * 10**8)
+    with pytest.raises(InputError, match=r"21.1× the peak of 1e-06: no run is faster than its peak"):
+        achieved_flops(SMALL, batch=3, time_s="2ms", gpus=4, recompute="full", peak_flops="1e6")
 
 
 def test_causal_halves_the_attention_products_in_both_counts():
@@ -61,9 +63,9 @@ def test_causal_halves_the_attention_products_in_both_counts():
 
 def test_to_dict_is_json_with_unit_suffixes():
     d = achieved_flops(SMALL, batch=3, time_s=Fraction(1, 500), gpus=4, recompute="full",
-                       peak_flops=10**6).to_dict()
+                       peak_flops=10**8).to_dict()
     assert d["model_flops"] == MODEL and d["hardware_flops"] == HARDWARE
-    assert d["time_s"] == 0.002 and d["peak_flops_per_s"] == 10**6
+    assert d["time_s"] == 0.002 and d["peak_flops_per_s"] == 10**8
     assert d["hardware_flops_per_s_per_gpu"] == HARDWARE * 125
     assert d["layer"]["recompute"] == FORWARD and d["shape"]["layers"] == 2
 
