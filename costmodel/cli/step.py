@@ -212,6 +212,8 @@ class StepCommand:
         layers, shape = _model(self, shape_swept=knob is not None and knob.shape_only, swept=swept)
         sizes = {kind: max(values) if knob is not None and knob.parameter == kind else
                  self.count(kind) for kind in ("tp", "pp", "dp", "cp")}
+        if "gpus" in self.held:  # each value's dp, at most the GPUs
+            sizes["dp"] = self.held["gpus"]
         link, topology = _machine(self, swept=swept, sizes=sizes)
         v = self.values
 
@@ -275,6 +277,10 @@ class StepCommand:
             if value != 1:
                 raise InputError(f"{name}={value} (from --megatron) is not modelled by this step; drop it")
         self.settings = {**settings, **self.settings}
+        self.held: dict[str, int] = {}
+        if knob is not None and knob.parameter in _DERIVED and {v["gpus"], global_batch} != {None}:
+            self._hold(knob, gpus=v["gpus"], global_batch=global_batch)
+            return
         if v["gpus"] is not None:
             from costmodel.describe.batch import data_parallel_for
 
@@ -299,6 +305,31 @@ class StepCommand:
         b = self.settings.get("micro_batch", 1)
         self.notes.append(f"global batch {global_batch} = micro-batch {b} × "
                           f"dp {self.settings.get('dp', 1)} × m {m}")
+
+    def _hold(self, knob: Any, *, gpus: int | None, global_batch: int | None) -> None:
+        """A sweep of a parallel size or the micro-batch on a machine (--gpus) or a batch (--global-batch)
+        held: each point derives dp and m itself (:func:`costmodel.step.sweep.sweep_step`)."""
+        from costmodel.errors import InputError
+
+        if knob.parameter == "dp" and gpus is not None:
+            raise InputError("--gpus fixes dp = GPUs / (tp × pp × cp), and --sweep dp would change the GPUs: "
+                             "sweep tp, pp or cp on them, or give --dp instead of --gpus")
+        if knob.parameter == "microbatches" and global_batch is not None:
+            raise InputError("--global-batch fixes the micro-batches, and --sweep microbatches would change "
+                             "them: sweep micro-batch, or give -m instead")
+        held = {"gpus": gpus, "global_batch": global_batch}
+        for name, flag, source in (("dp", "--dp", "gpus"), ("microbatches", "-m", "global_batch")):
+            if held[source] is not None and name in self.settings:
+                raise InputError(f"{flag} and --{source.replace('_', '-')} were both given, and --sweep "
+                                 f"{knob.name} derives {flag} at each value from the latter; give one")
+        self.held = {k: x for k, x in held.items() if x is not None}
+        derived = [d for d, k in (("dp from --gpus", "gpus"), ("m from --global-batch", "global_batch"))
+                   if k in self.held]
+        self.notes.append(f"each value of {knob.name} derives {' and '.join(derived)}")
+
+
+_DERIVED = ("dp", "tp", "pp", "cp", "micro_batch", "microbatches")
+"""The settings whose sweep changes the dp that --gpus gives or the m that --global-batch gives."""
 
 
 def _settings() -> Any:
@@ -450,7 +481,8 @@ def step_command(ctx: typer.Context, **values: Any) -> None:
     from costmodel.step import sweep_step
 
     knob, swept = parse_sweep(sweep)
-    emit(command.noted(sweep_step(knob.name, swept, **command.arguments((knob, swept)))), as_json=as_json)
+    arguments = command.arguments((knob, swept))
+    emit(command.noted(sweep_step(knob.name, swept, **command.held, **arguments)), as_json=as_json)
 
 
 # --------------------------------------------------------------------------

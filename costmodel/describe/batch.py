@@ -69,7 +69,7 @@ def data_parallel_for(world_size: int, *, tp: int = 1, pp: int = 1, cp: int = 1)
     >>> data_parallel_for(100, tp=8)
     Traceback (most recent call last):
         ...
-    costmodel.errors.InputError: world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; \
+    costmodel.errors.InputError: 100 GPUs are not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; \
 give world_size=96 or 104
     """
     g = positive(world_size, "world_size")
@@ -77,6 +77,6 @@ give world_size=96 or 104
     ranks = t * p * c
     if g % ranks:
         near = " or ".join(map(str, _nearest(g, ranks)))
-        raise InputError(f"world_size={g} is not a multiple of tp × pp × cp = {t} × {p} × {c} = {ranks}; "
+        raise InputError(f"{g} GPUs are not a multiple of tp × pp × cp = {t} × {p} × {c} = {ranks}; "
                          f"give world_size={near}")
     return g // ranks

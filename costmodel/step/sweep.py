@@ -291,7 +291,8 @@ class StepSweep(JSONFields):
         return f"Training step against {self.knob}: {len(self.points)} values"
 
 
-def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSweep:
+def sweep_step(name: str, values: str | Sequence[Any], *, gpus: int | None = None,
+               global_batch: int | None = None, **fixed: Any) -> StepSweep:
     """:func:`~costmodel.step.model.step` at each value of knob *name*, the other arguments *fixed*.
 
     Parameters
@@ -303,6 +304,11 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
         fsdp), ``prefetch``, ``param-gather``, ``pipeline-sends``, ``tp-overlap`` and ``slowdown``.
     values : str or sequence
         The values: ``"1,2,4"``, ``"1..64x2"``, ``"4..32+4"`` (see the module notes), or a list.
+    gpus, global_batch : int, optional
+        The machine and the batch held while a parallel size or the micro-batch is swept: each value
+        derives dp = gpus / (tp·pp·cp) and microbatches = global_batch / (micro_batch·dp), and a value
+        they do not divide is skipped with the reason (Megatron-LM's derivation,
+        :mod:`costmodel.describe.batch`).
     **fixed
         Every other argument of :func:`step`; the knob's own argument must not be among them.
 
@@ -335,6 +341,8 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
     for value in parsed:
         try:
             config = base.replace(**{k.parameter: value if k.argument is None else k.argument(value)})
+            if gpus is not None or global_batch is not None:
+                config = _held(config, gpus=gpus, global_batch=global_batch)
             r = price_step(config, baseline_s=baseline)
         except InputError as exc:
             points.append(SweepPoint(value=value, skipped=str(exc)))
@@ -352,6 +360,18 @@ def sweep_step(name: str, values: str | Sequence[Any], **fixed: Any) -> StepSwee
     best = max(priced, key=lambda i: (throughput(points[i], by_tokens=by_tokens), -i))
     return StepSweep(knob=k.name, parameter=k.parameter, kind=k.kind, points=tuple(points), best=best,
                      notes=_skipped(k, points))
+
+
+def _held(config: StepConfig, *, gpus: int | None, global_batch: int | None) -> StepConfig:
+    """*config* with dp from the *gpus* and the micro-batches from the *global_batch* held."""
+    from costmodel.describe.batch import data_parallel_for, microbatches_for
+
+    if gpus is not None:
+        config = config.replace(dp=data_parallel_for(gpus, tp=config.tp, pp=config.pp, cp=config.cp))
+    if global_batch is not None:
+        config = config.replace(microbatches=microbatches_for(global_batch, micro_batch=config.micro_batch,
+                                                              dp=config.dp))
+    return config
 
 
 def work(point: SweepPoint, *, by_tokens: bool) -> Fraction:

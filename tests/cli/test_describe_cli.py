@@ -85,7 +85,7 @@ def test_context_parallel_option(cli):
     (["--global-batch", "64", "--dp", "8", "-m", "4"],
      "error: -m 4 and --global-batch 64 disagree: the global batch gives m = 8; pass one of them"),
     (["--gpus", "100", "--tp", "8"],
-     "error: world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; give --gpus 96 or 104"),
+     "error: 100 GPUs are not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; give --gpus 96 or 104"),
     (["--gpus", "64", "--tp", "8", "--dp", "4"],
      "error: --dp 4 and --gpus 64 disagree: --gpus gives dp = 8; pass one of them"),
     (["--cp", "3"], "error: cp=3 does not split the sequence 8192 into 2·cp = 6 equal chunks "
@@ -96,9 +96,12 @@ def test_context_parallel_option(cli):
     (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
     (["--megatron", "--expert-model-parallel-size 4"],
      "error: --ep applies to a mixture of experts; give --experts and --top-k in the shape, or leave it out"),
-    (["--global-batch", "64", "--sweep", "dp=1,2"],
-     "error: --global-batch fixes the micro-batches from --dp and --micro-batch; --sweep dp would change "
-     "them: give -m instead"),
+    (["--gpus", "64", "--sweep", "dp=1,2"],
+     "error: --gpus fixes dp = GPUs / (tp × pp × cp), and --sweep dp would change the GPUs: sweep tp, pp or cp "
+     "on them, or give --dp instead of --gpus"),
+    (["--global-batch", "64", "--sweep", "microbatches=1,2"],
+     "error: --global-batch fixes the micro-batches, and --sweep microbatches would change them: sweep "
+     "micro-batch, or give -m instead"),
 ])
 def test_bad_descriptions_are_one_error_line(cli, args, message):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
@@ -182,3 +185,17 @@ def test_a_sweep_of_ep_with_cp_names_both_in_its_head(cli):
     out, _ = cli.text("step", "--model", "mixtral-8x7b", "--seq", "4096", "--gpu", "h100-sxm", "--tp", "2",
                       "--cp", "2", "--dp", "4", "-m", "4", "--sp", "--zero", "1", "--sweep", "ep=4,8", columns=80)
     assert "dp 4 × tp 2 × pp 1 × cp 2 = 16 GPUs · ep 8 · 1f1b" in out
+
+
+def test_a_sweep_of_the_parallel_sizes_keeps_the_gpus_and_the_batch(cli):
+    """--gpus and --global-batch hold the machine and the batch: each tp or pp derives its dp and m."""
+    data = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "8", "--gpus", "64",
+                    "--global-batch", "256", "--sweep", "pp=1,2,4,3")
+    priced = [p for p in data["points"] if p["skipped"] is None]
+    assert [p["value"] for p in priced] == [1, 2, 4] and {p["gpus"] for p in priced} == {64}
+    assert "GPUs are not a multiple" in data["points"][3]["skipped"]  # 64 / (8 × 3)
+    for p in priced:  # the same step as its own options give
+        one = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "8", "--pp", str(p["value"]),
+                       "--gpus", "64", "--global-batch", "256")
+        assert one["step_s"] == p["step_s"]
+    assert any("each value of pp derives dp from --gpus and m from --global-batch" in n for n in data["notes"])

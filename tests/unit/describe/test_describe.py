@@ -297,7 +297,7 @@ def test_a_global_batch_that_does_not_divide_names_the_nearest():
     # 1536 sequences over 12 replicas: 128 each, which micro-batches of 2 or 4 divide
     with pytest.raises(InputError, match=r"give global_batch=1500 or 1560, or micro_batch=2 or 4$"):
         microbatches_for(1536, micro_batch=5, dp=12)
-    with pytest.raises(InputError, match=r"^world_size=100 is not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; "
+    with pytest.raises(InputError, match=r"^100 GPUs are not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; "
                                          r"give world_size=96 or 104$"):
         data_parallel_for(100, tp=8)
 
