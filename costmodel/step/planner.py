@@ -47,7 +47,7 @@ from costmodel.errors import InputError
 from costmodel.references import LAND_1960, NARAYANAN_2021_MEGATRON
 from costmodel.step.config import StepConfig
 from costmodel.step.frameworks import pipeline_schedules, ring_attention, zero_stages
-from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, work_bound
+from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, uneven, work_bound
 from costmodel.validate import positive
 
 __all__ = ["CITED", "DIMENSIONS", "MICRO_BATCH_SIZES", "Dimension", "Plan", "PlanPoint", "PlanRow", "Refusal",
@@ -170,8 +170,7 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("tp", lambda sp, ch: _divisors(sp.gpus), ranks=True,
               check=lambda sp, ch: "tp does not divide the heads" if sp.shape.heads % ch["tp"] else None),
     Dimension("pp", lambda sp, ch: _divisors(sp.gpus // _split(ch)), ranks=True,
-              check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else
-              "pp does not divide the layers" if sp.shape.layers % ch["pp"] else None),
+              check=lambda sp, ch: "pp is above the layers" if ch["pp"] > sp.shape.layers else None),
     Dimension("cp", lambda sp, ch: _divisors(sp.gpus // _split(ch)) if ring_attention(sp.base.framework)
               else (1,), ranks=True, check=_cp_check),
     Dimension("dp", lambda sp, ch: (sp.gpus // _split(ch),),
@@ -183,7 +182,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("microbatches", lambda sp, ch: (sp.global_batch // (ch["dp"] * ch["micro_batch"]),),
               derived="follows from the global batch over dp × micro-batch"),
     Dimension("schedule", lambda sp, ch: ("1f1b", "interleaved") if ch["pp"] > 1 and
-              pipeline_schedules(sp.base.framework) is None else ("1f1b",),
+              sp.shape.layers % ch["pp"] == 0 and pipeline_schedules(sp.base.framework) is None
+              else ("1f1b",),
               check=lambda sp, ch: "interleaved: the micro-batches are not a multiple of pp"
               if ch["schedule"] == "interleaved" and ch["microbatches"] % ch["pp"] else None),
     Dimension("chunks", lambda sp, ch: (None,) if ch["schedule"] != "interleaved" else
@@ -238,7 +238,9 @@ class PlanRow(JSONFields):
         r = self.result
         parts = ("compute_s", "tp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s", "pp_exposed_s",
                  "dp_exposed_s", "contention_s", "expert_dp_s", "optimizer_s", "param_gather_s")
-        return {"rank": self.rank, **self.settings(), "framework": r.framework, "step_s": real(self.step_s),
+        split = None if self.config.stage_layers is None else list(self.config.stage_layers)
+        return {"rank": self.rank, **self.settings(), "stage_layers": split, "framework": r.framework,
+                "step_s": real(self.step_s),
                 "memory_bytes": real(self.memory_bytes), "mfu": None if self.mfu is None else real(self.mfu),
                 "behind_s": real(self.behind_s), "behind": real(self.behind),
                 "tokens_per_s": None if r.tokens_per_s is None else real(r.tokens_per_s),
@@ -432,8 +434,11 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     fitting: list[tuple[StepConfig, Fraction]] = []
     smallest: Fraction | None = None
     no_fit = ("memory", f"does not fit the {base.gpu.name}'s memory")
+    layers = base.shape.layers
     for chosen in leaves:
         config = dataclasses.replace(base, **chosen)
+        if layers % config.pp and "stage_layers" not in space.fixed:  # the fewer layers at the ends
+            config = dataclasses.replace(config, stage_layers=uneven(layers, config.pp))
         try:
             # the first device (the most micro-batches in flight) and the last (the logits) first: most
             # that do not fit are known from them
@@ -526,7 +531,11 @@ def plan(shape: Any, *, gpu: Any, nodes: int | None = None, global_batch: int,
     refusals = tuple(Refusal(kind, reason, count) for (kind, reason), count in
                      sorted(refused.items(), key=lambda kv: (order[kv[0][0]], -kv[1], kv[0][1])))
     notes = ("exact: every configuration not priced has a lower bound no less than the last row's step, so "
-             "the rows are the fastest of all that fit (one tied with the last may be left out)",)
+             "the rows are the fastest of all that fit (one tied with the last may be left out)",
+             *dict.fromkeys(f"pp {r.config.pp} does not divide the {base.shape.layers} layers: its stages "
+                            f"hold {','.join(map(str, r.config.stage_layers))}, the fewer at the ends, which "
+                            "also hold the embedding and the output layer" for r in rows
+                            if r.config.stage_layers is not None and "stage_layers" not in space.fixed))
     per = base.gpu.gpus_per_node
     return Plan(gpu=base.gpu.name, nodes=space.gpus // per, gpus_per_node=per, gpus=space.gpus,
                 global_batch=global_batch, sequence=base.shape.sequence,

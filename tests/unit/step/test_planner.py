@@ -305,3 +305,19 @@ def test_deepspeed_runs_1f1b_and_no_ring_attention(framework):
         costmodel.step(shape=SMALL, gpu="a100-80gb", cp=2, framework=framework)
     generic = plan(SMALL, top=10_000, **MACHINE).rows
     assert "interleaved" in {r.config.schedule for r in generic} and {r.config.cp for r in generic} != {1}
+
+
+def test_a_pipeline_that_does_not_divide_the_layers_splits_them_with_the_fewer_at_the_ends():
+    """Llama 3 405B's 126 layers ran on 16 stages: pp need not divide the layers; the planner prices the
+    split costmodel step is refused with a suggestion of (the fewer layers on the first and last stages)."""
+    from costmodel.step import step
+
+    shape = TransformerShape(layers=10, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
+    p = plan(shape, gpu="a100-80gb", nodes=1, global_batch=32, top=3, pp=4)
+    assert all(r.config.pp == 4 and r.config.stage_layers == (2, 3, 3, 2) for r in p.rows)
+    assert all(r.config.schedule == "1f1b" for r in p.rows)  # interleaving needs equal stages
+    best = p.rows[0]
+    assert best.step_s == step(gpu="a100-80gb", framework="megatron",
+                               **{**best.settings(), "shape": shape, "stage_layers": (2, 3, 3, 2)}).step_s
+    assert any("pp 4 does not divide the 10 layers: its stages hold 2,3,3,2" in n for n in p.notes)
+    assert best.to_dict()["stage_layers"] == [2, 3, 3, 2]
