@@ -288,6 +288,12 @@ def _parameter() -> re.Pattern[str]:
         + r"|" + _names(_STATED))
 
 
+@cache
+def _quoted() -> re.Pattern[str]:
+    """A parameter with a quoted value, as a message shows what was given (``dp='0'``)."""
+    return re.compile(_names(FLAGS) + r"(?=')")
+
+
 def _option(m: re.Match[str]) -> str:
     if m[4] or m[5]:
         return FLAGS[m[4] or m[5]] + " "
@@ -305,6 +311,8 @@ def cli_message(message: str) -> str:
     'give the number of parallel lanes, e.g. --lanes 4'
     >>> cli_message("verify=True at p=16 would hold too much; drop verify=")
     '--verify at p=16 would hold too much; drop --verify'
+    >>> cli_message("dp='0': '0' is zero")
+    "--dp '0': '0' is zero"
     >>> cli_message("sequence_parallel=True has no effect with tp=1")
     '--sp has no effect with --tp 1'
     >>> cli_message("the size range is empty: min_bytes=1 MB is not below max_bytes=1 kB")
@@ -320,4 +328,7 @@ def cli_message(message: str) -> str:
         message = message.replace(python, options)
     message = _CALL.sub(_command, message)
     message = _EXTRA.sub(lambda m: FLAGS[m[1]], message)
-    return _parameter().sub(_option, message) if "=" in message else message
+    if "=" not in message:
+        return message
+    message = _quoted().sub(lambda m: FLAGS[m[1]] + " ", message)  # the value given, quoted, stays
+    return _parameter().sub(_option, message)
