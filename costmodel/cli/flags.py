@@ -235,6 +235,7 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "lr", "lr_global", "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency",
            "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
            "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
+           "sequence", "kv_groups", "microbatches", "capacity_factor", "optimizer_bytes", "ffn_factor",
            "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value

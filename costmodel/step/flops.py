@@ -140,8 +140,8 @@ class TransformerShape(JSONFields):
         except InputError as exc:
             raise InputError(f"ffn_factor={self.ffn_factor!r}: {exc}") from None
         if factor <= 0 or (factor * self.hidden).denominator != 1:
-            raise InputError(f"ffn_factor={self.ffn_factor!r} is not a positive number with a whole "
-                             f"ffn_factor·hidden; give 4, or 8/3 with hidden a multiple of 3")
+            raise InputError(f"ffn_factor={_shown(factor)} is not a positive factor that gives a whole FFN "
+                             f"width with hidden={self.hidden}; give 4, or 8/3 with hidden a multiple of 3")
         object.__setattr__(self, "ffn_factor", factor)
         if self.kv_groups is not None:
             positive(self.kv_groups, "kv_groups")
@@ -576,6 +576,11 @@ class AchievedFlops(JSONFields):
     sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
 
 
+def _shown(x: Fraction) -> str:
+    """A factor as a message shows it: 4, 8/3, 3.25."""
+    return str(x) if x.denominator == 1 or x.denominator % 10 else str(float(x))
+
+
 def _peak(value: object) -> Fraction:
     try:
         peak = parse_number(value, what="peak FLOP/s")
@@ -660,7 +665,9 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
             time = parse_time(time_s, allow_zero=False)  # type: ignore[arg-type]
         except InputError as exc:
             raise InputError(f"time_s={time_s!r}: {exc}") from None
-        gpu = positive(gpus, "gpus")
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+            raise InputError(f"{gpus!r} GPUs ran the iteration? give the GPU count, a whole number ≥ 1")
+        gpu = gpus
         model_rate, run_rate = model.total / time, run.total / time
         if peak_flops is not None:
             peak = _peak(peak_flops)

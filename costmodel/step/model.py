@@ -429,9 +429,9 @@ def _rates(c: StepConfig, notes: list[str]) -> Rates:
             notes.append("every FLOP at the peak (efficiency=1): give gpu= to price each operation")
         return Rates.efficiency(peak, Fraction(1) if c.efficiency is None else c.efficiency, c.dtype)
     if c.peak_flops is not None:
-        raise InputError("peak_flops= and gpu= were both given; the GPU's peak for the dtype is used, or "
-                         "give "
-                         "efficiency= to price every FLOP at a share of peak_flops")
+        raise InputError("peak_flops= and gpu= were both given; give one: the GPU prices each operation "
+                         "at its own rates, or peak_flops= with efficiency= prices every FLOP at a share of "
+                         "that peak")
     return Rates.of(c.gpu, c.dtype)
 
 
@@ -1764,7 +1764,7 @@ def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: 
     if refusal is not None:
         if not c.allow_oom:
             raise InputError(refusal)
-        warnings.append(refusal.split("; shard more")[0] + " (priced anyway: allow_oom)")
+        warnings.append(refusal.split("; shard more")[0] + " (priced anyway: allow_oom=True)")
     return memory, capacity
 
 

@@ -92,7 +92,7 @@ def test_context_parallel_option(cli):
                     "(Megatron-Core's load-balanced causal split); give --cp 2 or 4"),
     (["--tp", "3"], "error: tp=3 does not divide heads=32; each tp rank holds whole heads: give --tp 2 or 4"),
     (["--tp", "16", "--kv-groups", "12", "--heads", "48", "--hidden", "6144"],
-     "error: tp=16 does not divide kv_groups=12; each tp rank holds whole key-value heads: give --tp 12"),
+     "error: tp=16 does not divide --kv-groups 12; each tp rank holds whole key-value heads: give --tp 12"),
     (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
     (["--megatron", "--expert-model-parallel-size 4"],
      "error: --ep applies to a mixture of experts; give --experts and --top-k in the shape, or leave it out"),

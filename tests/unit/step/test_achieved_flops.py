@@ -87,7 +87,7 @@ def test_an_ffn_factor_may_be_a_ratio():
     ({"batch": 3, "peak_flops": 10**6}, "needs time_s"),
     ({"batch": 3, "time_s": "0s", "gpus": 2}, "positive"),
     ({"batch": 3, "time_s": "2MB", "gpus": 2}, "time_s="),
-    ({"batch": 3, "time_s": "2ms", "gpus": 0}, "gpus=0"),
+    ({"batch": 3, "time_s": "2ms", "gpus": 0}, "0 GPUs ran the iteration"),
     ({"batch": 3, "time_s": "2ms", "gpus": 2, "peak_flops": 0}, "not positive"),
     ({"batch": 3, "time_s": "2ms", "gpus": 2, "peak_flops": "fast"}, "peak_flops="),
     ({"batch": 3, "recompute": "some"}, "unknown recomputation"),

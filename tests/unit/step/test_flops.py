@@ -95,7 +95,7 @@ def test_to_dict_is_json_native():
     (dict(GPT3, layers=0), "layers=0"),
     (dict(GPT3, heads=5), "heads=5 does not divide hidden=12288"),
     (dict(GPT3, kv_groups=7), "kv_groups=7 does not divide heads=96"),
-    (dict(GPT3, ffn_factor=Fraction(1, 7)), "ffn_factor=Fraction(1, 7)"),
+    (dict(GPT3, ffn_factor=Fraction(1, 7)), "ffn_factor=1/7 is not a positive factor"),
     (dict(GPT3, ffn_factor=-4), "ffn_factor=-4"),
     (dict(GPT3, sequence=True), "sequence=True"),
     (dict(GPT3, gated="yes"), "gated='yes'"),
