@@ -187,5 +187,10 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
     if expert_ffn is not None:
         given["expert_ffn_factor"] = parse_number(expert_ffn, what="expert FFN factor")
     merged = {**base, **{k: v for k, v in given.items() if v is not None}}
+    if top_k is not None and merged.get("experts") in (None, 0, 1):  # a model file's may go, not an option
+        from costmodel.errors import InputError
+
+        raise InputError(f"top_k={top_k} describes a mixture of experts, and the model is dense; give "
+                         "experts= with it, or leave it out")
     shape: TransformerShape = build_shape(merged, notes=notes)
     return shape

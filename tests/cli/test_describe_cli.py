@@ -199,3 +199,10 @@ def test_a_sweep_of_the_parallel_sizes_keeps_the_gpus_and_the_batch(cli):
                        "--gpus", "64", "--global-batch", "256")
         assert one["step_s"] == p["step_s"]
     assert any("each value of pp derives dp from --gpus and m from --global-batch" in n for n in data["notes"])
+
+
+def test_top_k_on_a_dense_model_is_refused(cli):
+    for command in (["flops", "--global-batch", "1"], ["step", "--gpu", "h100-sxm"]):
+        _, err = cli(*command, "--model", "llama-3-8b", "--top-k", "2", rc=2)
+        assert err == ("error: --top-k 2 describes a mixture of experts, and the model is dense; give --experts "
+                       "with it, or leave it out\n")
