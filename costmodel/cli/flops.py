@@ -125,17 +125,22 @@ def flops_command(
     if (time is None) != (gpus is None):
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
+    told = tuple(base.notes[1:])  # what the description does not model (the first names the model)
+
+    def counted(**kw: Any) -> Any:
+        import dataclasses
+
+        found = achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
+                               capacity_factor=capacity_factor, **kw)
+        return dataclasses.replace(found, notes=told)
+
     if gpu is None:
-        emit(achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
-                            peak_flops=peak, capacity_factor=capacity_factor), as_json=as_json)
+        emit(counted(peak_flops=peak), as_json=as_json)
         return
     from costmodel.gpus import load_gpu, resolve_dtype
 
     device, name = load_gpu(gpu), resolve_dtype(dtype or "bf16")
-    emit(FlopsOnGPU(flops=achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute,
-                                         causal=causal, peak_flops=device.peak(name),
-                                         capacity_factor=capacity_factor),
-                    gpu=device, dtype=name), as_json=as_json)
+    emit(FlopsOnGPU(flops=counted(peak_flops=device.peak(name)), gpu=device, dtype=name), as_json=as_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +242,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
         drawn += [Text(""), Text(f"measured: {format_time(r.time_s)} per iteration on {r.gpus} GPUs",
                                  style="dim"), rates]
         drawn += [Text(""), Text("the same run as each convention counts it", style="dim"), _conventions(r)]
-    return Group(*drawn), ()
+    return Group(*drawn), r.notes
 
 
 def _conventions(r: AchievedFlops) -> Any:

@@ -158,7 +158,8 @@ def described(*, model: str | None, hf_config: str | None, seq: int | None = Non
 
         assert hf_config is not None
         found = read_hf_config(hf_config, sequence=seq)
-    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}"])
+    told = list(found.notes) if model is None else []  # what a config.json sets and the shape does not model
+    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}", *told])
 
 
 def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,

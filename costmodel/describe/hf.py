@@ -29,7 +29,10 @@ attention_dropout, ...  the step's dropout                   off when every drop
 ======================  ===================================  ==========================================
 
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
-ignored, and an architecture the table does not name is read when its keys are there.  A key missing or
+ignored, and an architecture the table does not name is read when its keys are there, except that a key
+that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
+multi-token prediction, Qwen-MoE's shared expert of its own width, a ``head_dim`` other than
+hidden/heads, sliding-window attention) is named in a note (:data:`_UNMODELLED`).  A key missing or
 of the wrong type is one error naming the file and the key (``config.json: hidden_size is missing``).
 """
 
@@ -59,6 +62,39 @@ _DROPOUTS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop",
              "hidden_dropout_prob", "attention_probs_dropout_prob")
 """The dropout rates a configuration may give: all 0 (Llama's attention_dropout = 0.0) is a model trained
 without dropout."""
+
+
+_UNMODELLED = {
+    "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
+    "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
+    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3)",
+    "shared_expert_intermediate_size": "a shared expert of its own width (Qwen-MoE)",
+    "decoder_sparse_step": "experts in every n-th layer only (Qwen-MoE)",
+    "moe_layer_freq": "experts in every n-th layer only",
+    "mlp_only_layers": "dense layers among the expert layers (Qwen-MoE)",
+    "sliding_window": "sliding-window attention (priced here as full causal attention)",
+}
+"""Keys that change the architecture in ways the shape does not model, and what each is: a configuration
+that sets one (to a value other than its off value) gets a note naming it, so no number hides it."""
+
+
+def _unmodelled(config: dict[str, Any], hidden: int, heads: int) -> tuple[str, ...]:
+    """The note on what *config* sets that the shape does not model (none when nothing)."""
+    every = ("decoder_sparse_step", "moe_layer_freq")  # 1: experts in every layer, as modelled
+    found = {k: v for k, v in config.items()
+             if k in _UNMODELLED and v not in (None, 0, False, []) and not (k in every and v == 1)}
+    if config.get("use_sliding_window") is False:
+        found.pop("sliding_window", None)
+    head_dim = config.get("head_dim")
+    what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
+    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim * heads != hidden:
+        what.append(f"heads of {head_dim} channels, not hidden/heads = {Fraction(hidden, heads)} (priced "
+                    "as hidden/heads)")
+        found["head_dim"] = head_dim
+    if not found:
+        return ()
+    return (f"not modelled: {', '.join(sorted(found))}: {'; '.join(what)}; the numbers are those of the "
+            "standard transformer of the other keys",)
 
 
 def _whole(config: dict[str, Any], key: str, where: str, *, low: int = 1, default: Any = ...) -> Any:
@@ -149,7 +185,8 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     if rates:
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
-                            settings=settings, source=path, locator=str(SOURCE))
+                            settings=settings, source=path, locator=str(SOURCE),
+                            notes=_unmodelled(config, hidden, heads))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

@@ -574,6 +574,7 @@ class AchievedFlops(JSONFields):
     hfu: Fraction | None
     conventions: tuple[FlopConvention, ...] = ()
     sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
+    notes: tuple[str, ...] = ()
 
 
 def _shown(x: Fraction) -> str:

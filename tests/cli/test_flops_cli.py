@@ -17,7 +17,7 @@ KEYS = {"shape", "batch", "tokens", "recompute", "causal", "layer", "logits_forw
         "six_n_flops", "six_n_ratio", "total_parameters", "active_parameters", "capacity_factor", "dense_layer",
         "time_s", "gpus", "peak_flops_per_s", "model_flops_per_s_per_gpu",
         "hardware_flops_per_s_per_gpu", "model_flops_per_s", "hardware_flops_per_s", "mfu", "hfu", "conventions",
-        "sources"}
+        "sources", "notes"}
 
 
 def test_json_equals_the_library_and_has_its_keys(cli):
