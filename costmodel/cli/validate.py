@@ -59,8 +59,9 @@ def validate(
     step command that reproduces it, then that step's breakdown.
 
     JSON: {"gpu", "tables": [{"table", "title", "quantity", "rows": [{"label", "published", "predicted",
-    "error", "step_s", "gpus", "gpu"}], "mean_abs_error", "max_abs_error", "rank_order_right", "misranked",
-    "sources"}]}; with --run: {"table", "title", "quantity", "row", "arguments", "command", "step"}.
+    "error", "step_s", "gpus", "gpu", "fits"}], "mean_abs_error", "max_abs_error", "rank_order_right",
+    "misranked", "sources"}]}; with --run: {"table", "title", "quantity", "row", "arguments", "command",
+    "step"}.
 
     Example: costmodel validate
 
@@ -267,5 +268,14 @@ def render_validation(v: Validation) -> Rendered:
     where = f"{escape(v.gpu)} or the GPU its row names" if own else escape(v.gpu)
     head = markup(f"[bold]validate[/bold] · each run priced by costmodel step on {where}, nothing fitted to "
                   "these tables")
-    notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: costmodel gpus {v.gpu}",)
+    notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: costmodel gpus {v.gpu}",
+             *(f"warning: {t.table}: {_listed([r.label for r in t.rows if not r.fits])} do not fit the "
+               "memory of the GPU priced on, in the model; priced anyway (they ran, so the GPU or the "
+               "model's memory is not theirs)" for t in v.tables if any(not r.fits for r in t.rows)))
     return Group(head, Text(""), *drawn, summary), (*notes, *v.notes)
+
+
+def _listed(labels: Sequence[str]) -> str:
+    """A few labels by name, the count of the rest."""
+    shown = ", ".join(labels[:4])
+    return shown + (f" and {len(labels) - 4} more runs" if len(labels) > 4 else "")

@@ -106,6 +106,7 @@ class ValidationRow(JSONFields):
     step_s: Fraction
     gpus: int
     gpu: str
+    fits: bool = True  # its busiest GPU's memory in the model within the GPU's: a run that ran did
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -373,9 +374,11 @@ def _price(run: PublishedRun, table: RunTable, gpu: Any) -> tuple[Any, Validatio
     except InputError as exc:  # what only pricing checks (tp dividing the heads, the stages...)
         raise ParseError(f"run {run.label}: {exc}", path=table.path, line=run.line) from None
     predicted = _quantity(run.quantity, r, run.settings)
+    fits = (r.memory is None or r.memory_capacity_bytes is None
+            or max(m.total_bytes for m in r.memory) <= r.memory_capacity_bytes)
     return r, ValidationRow(label=run.label, published=run.published, predicted=predicted,
                             error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus,
-                            gpu=r.gpu or gpu.name)
+                            gpu=r.gpu or gpu.name, fits=fits)
 
 
 def _priced(table: RunTable, gpu: Any) -> TableResult:
