@@ -40,6 +40,7 @@ from costmodel.cli.shape import (
     described,
     described_shape,
 )
+from costmodel.training.counts import parse_count
 from costmodel.units import format_flop_rate, format_number, format_share, format_time, parse_time
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ _MEASURED = "Measured"
 @app.command("flops")
 def flops_command(
     batch: Annotated[int, option("--global-batch", "--batch", metavar="B", panel=_RUN,
-                                 help="Global batch: sequences per iteration (≥ 1).")],
+                                 parser=value_parser(parse_count),
+                                 help="Global batch: sequences per iteration (≥ 1; 2048, 2k).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, model: ModelName = None,
     hf_config: HfConfig = None, experts: Experts = None, top_k: TopK = None,

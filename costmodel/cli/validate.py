@@ -157,6 +157,8 @@ _NAMED_PAIRS = 4
 
 
 def _order(t: TableResult) -> str:
+    if len(t.rows) < 2:
+        return "— (one run)"
     if t.rank_order_right:
         return "right"
     pairs = len(t.rows) * (len(t.rows) - 1) // 2
@@ -165,6 +167,8 @@ def _order(t: TableResult) -> str:
 
 def _swapped(t: TableResult) -> str:
     """The table line's rank order: right, or the swapped pairs, the first few by name."""
+    if len(t.rows) < 2:
+        return "— (one run)"
     if t.rank_order_right:
         return "right"
     named = "; ".join(f"{a} and {b}" for a, b in t.misranked[:_NAMED_PAIRS])

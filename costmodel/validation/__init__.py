@@ -205,6 +205,9 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
             raise
         except InputError as exc:
             raise ParseError(f"run {row.get('label') or '?'}: {exc}", path=path, line=line) from None
+        if (twice := next((r for r in runs[:-1] if r.label == runs[-1].label), None)) is not None:
+            raise ParseError(f"run {runs[-1].label} is labelled as the run at line {twice.line}; give each "
+                             "run a label of its own", path=path, line=line)
     if not runs:
         raise ParseError("a header but no runs", path=path, line=header_line)
     return RunTable(key=key, title=title, sources=tuple(sources), quantity=quantity, runs=tuple(runs),

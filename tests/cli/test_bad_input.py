@@ -178,7 +178,7 @@ BAD = [
     (["error-feedback", "--vector", "1,2", "--steps", "500"], "too many"),
     # -- flops
     ([*GPT], "Missing option '--global-batch'"),
-    ([*GPT, "--global-batch", "0"], "batch=0 is not a positive integer"),
+    ([*GPT, "--global-batch", "0"], "'--global-batch' / '--batch': '0' is zero; a count must be a positive whole number"),
     ([*GPT, "--global-batch", "x"], "'--global-batch'"),
     ([*GPT, "-B", "8"], "-B is the bandwidth (cost, step); use --global-batch"),
     (["flops", "--global-batch", "8"], "no transformer shape given"),

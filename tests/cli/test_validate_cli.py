@@ -153,3 +153,16 @@ def test_run_errors_are_one_line(cli, tmp_path):
                          (["validate", str(one), str(two), "--run", "same"], "name the table it is from")):
         out, err = cli(*argv, rc=2)
         assert not out and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_a_label_given_twice_and_a_table_of_one_run(cli, tmp_path):
+    head = "# source: runs of our own\nlabel,layers,hidden,heads,seq,vocab,gpus,batch,micro_batch,iteration_s\n"
+    row = "a,2,256,4,128,1000,8,16,1,{t}\n"
+    twice = tmp_path / "twice.csv"
+    twice.write_text(head + row.format(t=1) + row.format(t=2), encoding="utf-8")
+    _, err = cli("validate", str(twice), rc=2)
+    assert err.strip().endswith(":4: run a is labelled as the run at line 3; give each run a label of its own")
+    one = tmp_path / "one.csv"
+    one.write_text(head + row.format(t=1), encoding="utf-8")
+    out, _ = cli.text("validate", str(one), columns=100)
+    assert "rank order — (one run)" in out

@@ -185,7 +185,7 @@ def test_the_same_stack_on_one_node_is_as_far_off():
 def test_a_gpu_column_prices_its_row_on_that_gpu(tmp_path):
     """A table of runs on several kinds of GPU: a row's gpu cell overrides validate's; an empty one keeps it."""
     text = ("# source: two clusters\n" + HEADER.replace(",iteration_s", ",gpu,iteration_s")
-            + ROW.replace(",0.5", ",h100-sxm,0.5") + ROW.replace(",0.5", ",,0.5"))
+            + ROW.replace(",0.5", ",h100-sxm,0.5") + ROW.replace(",0.5", ",,0.5").replace("small,", "small 2,", 1))
     path = _table(tmp_path, text)
     runs = read_table(path).runs
     rows = validate([path], gpu="a100-80gb").tables[0].rows
@@ -227,8 +227,9 @@ def test_bad_tables_are_refused_with_their_line(tmp_path, text, needle):
 
 
 def test_a_run_the_step_refuses_is_refused_with_its_line(tmp_path):
-    path = _table(tmp_path, "# source: x\n" + HEADER + ROW + ROW.replace(",2,1,8,32,", ",3,1,6,24,"))
-    with pytest.raises(ParseError, match=r"runs\.csv:4: run small: tp=3 does not divide heads=8"):
+    path = _table(tmp_path, "# source: x\n" + HEADER + ROW + ROW.replace(",2,1,8,32,", ",3,1,6,24,").replace(
+        "small,", "small 2,", 1))
+    with pytest.raises(ParseError, match=r"runs\.csv:4: run small 2: tp=3 does not divide heads=8"):
         validate([path])
 
 
