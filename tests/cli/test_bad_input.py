@@ -231,6 +231,8 @@ BAD = [
     (["step", "--pp", "2", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "3", "--activation-bytes",
       "1MB", *LINK], "--zero 3 with --pp 2: parameter sharding across a pipeline is not modelled"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--prefetch", "2"], "--prefetch 2 applies only to --zero 3"),
+    (["step", "--layers", "4", "--hidden", "64", "--heads", "2", "--seq", "16", "--vocab", "100", "--gpu", "h100-sxm",
+      "--dp", "1e30"], "dp × tp × pp × cp = 1000000000000000000000000000000 GPUs, more than the 2^40"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--gradient-bytes", "1MB", "--profile", "ib-hdr", "--dp", "4",
       "--algorithm", "rnig"], "unknown algorithm 'rnig' for --algorithm; did you mean 'ring'?"),
     (["step", "--layers", "4", "-F", "1ms", "-b", "2ms", "--zero", "3", "--prefetch", "-1"], "--prefetch -1 is not a count of layers"),
