@@ -499,9 +499,9 @@ class StepConfig:
                         sweep="name", shape_only=True)
     dtype: str = _setting("bf16", _dtype, "Training dtype of the matrix products: bf16 (default), fp16, fp8, "
                           "tf32 or fp32.", panel="hardware", metavar="DTYPE", sweep="name", shape_only=True)
-    peak_flops: Fraction | None = _setting(None, _peak, "Peak FLOP/s of one device (default: the GPU's for "
-                                           "the dtype): 312T.", panel="hardware", metavar="FLOP/S",
-                                           shape_only=True)
+    peak_flops: Fraction | None = _setting(None, _peak, "Peak FLOP/s of one device, in place of a GPU "
+                                           "preset (every FLOP at the efficiency's share): 312T.",
+                                           panel="hardware", metavar="FLOP/S", shape_only=True)
     efficiency: Fraction | None = _setting(None, _efficiency, "Price every FLOP at this share of the peak "
                                            "instead of per operation (0 < E ≤ 1).", panel="hardware",
                                            metavar="E", sweep="number", shape_only=True)
