@@ -1316,6 +1316,10 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     scaling: Fraction = Fraction(1)
     if dp > 1:
         scaling = (_baseline(c, run, makespan) if baseline_s is None else baseline_s) / total
+        if scaling > 1 and mode.sharding >= 1:
+            notes.append(f"scaling efficiency above 100 %: ZeRO {mode.sharding} shares the optimizer's "
+                         f"update over the {dp} replicas, which one replica alone (the dp = 1 step) runs "
+                         "whole")
     notes.extend(_shape_notes(c, zero=zero, overlap=run.tp_overlap))
     notes.extend(_tp_notes(c, run))
     notes.extend(_send_notes(c, run))
