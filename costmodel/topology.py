@@ -58,9 +58,10 @@ from costmodel.params import LinkParams
 from costmodel.units import parse_inverse_rate, parse_rate, parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["Level", "Topology", "parse_level", "parse_link", "topology_of"]
+__all__ = ["MAX_RANKS", "Level", "Topology", "parse_level", "parse_link", "topology_of"]
 
-_MAX_RANKS = 2**40
+MAX_RANKS = 2**40
+"""The most ranks a topology holds (as :func:`costmodel.collectives.evaluate.check_ranks`)."""
 _FORMAT = "write SIZE:ALPHA:RATE[:NAME], e.g. 8:1us:150GB/s:nvlink"
 _WHOLE = LazyPattern(r"[0-9]+")
 
@@ -151,7 +152,7 @@ class Topology:
         p = math.prod(lv.size for lv in levels)
         if p < 2:
             raise InputError(f"the levels multiply to p={p} rank; a collective needs at least 2 ranks")
-        if p > _MAX_RANKS:
+        if p > MAX_RANKS:
             raise InputError(f"the levels multiply to p={p} ranks; costmodel models at most 2^40 ranks")
         object.__setattr__(self, "levels", levels)
 

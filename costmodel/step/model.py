@@ -133,7 +133,7 @@ from costmodel.step.placement import MEGATRON_ORDER, canonical_order, place
 from costmodel.step.rates import SOURCES as RATE_SOURCES
 from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
-from costmodel.topology import Level, Topology
+from costmodel.topology import MAX_RANKS, Level, Topology
 from costmodel.units import format_size, format_time
 
 if TYPE_CHECKING:
@@ -894,17 +894,13 @@ def _intervals(s: int, issued: list[Issued]) -> tuple[CommInterval, ...]:
                               start_s=x.start, end_s=x.end) for x in issued)
 
 
-_MAX_GPUS = 2**40
-"""The most GPUs a step places (the topology's own limit on ranks, :mod:`costmodel.topology`)."""
-
-
 def gpu_topology(gpu: Any, ranks: int) -> Topology:
     """The machine a GPU preset describes, for *ranks* GPUs: its nodes of ``gpus_per_node`` on the
     intra-node link, and the nodes on its network (each GPU's own port), innermost first.  Each level's
     α and rate are what nccl-tests measured on that hardware (the preset's ``*_latency`` and ``*_busbw``,
     fitted by ``costmodel calibrate fit``): a ring's bus bandwidth is the rate each rank gets."""
     per_node = gpu.gpus_per_node
-    if ranks > _MAX_GPUS:
+    if ranks > MAX_RANKS:  # said as the step's GPUs, not as levels the user did not give
         raise InputError(f"dp × tp × pp × cp = {ranks} GPUs, more than the 2^40 costmodel models; give "
                          "smaller parallel sizes")
     nodes = max(1, -(-ranks // per_node))

@@ -140,6 +140,17 @@ class _NcclText:
     failure: tuple[int, str] | None = None
     fragments: list[int] = field(default_factory=list)
 
+    @property
+    def listed(self) -> int | None:
+        """The rank count the ``# Rank`` lines reach (their highest rank + 1); None without them."""
+        return max(self.ranks) + 1 if self.ranks else None
+
+    @property
+    def complete(self) -> int | None:
+        """:attr:`listed` where the lines name every rank below it (none cut), else None."""
+        listed = self.listed
+        return listed if listed is not None and self.ranks == set(range(listed)) else None
+
     def run(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
             s = raw.strip()
@@ -442,16 +453,13 @@ def _launched(tokens: list[str]) -> tuple[int, str] | None:
     return ranks, f"{names[start]} starts {launch['ranks']} process{'es' if launch['ranks'] > 1 else ''}"
 
 
-
-
 def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | None) -> int:
     """A rank count the caller gives: it must agree with ``# Rank`` lines that name every rank (and that
     busbw/algbw allows), and with busbw/algbw."""
     requested = check_p(requested)
-    listed = max(state.ranks) + 1 if state.ranks else None
-    complete = listed is not None and state.ranks == set(range(listed))
-    if complete and listed != requested and ranks_allowed(listed or 0, bounds):
-        raise _listed_ranks(state, requested, listed or 0)
+    complete = state.complete
+    if complete is not None and complete != requested and ranks_allowed(complete, bounds):
+        raise _listed_ranks(state, requested, complete)
     if bounds is not None and not ranks_allowed(requested, bounds):
         raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows "
                          f"{allowed_ranks(bounds)}", path=state.path, line=state.header_line)
@@ -484,7 +492,7 @@ def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | N
     allow, or the launcher's; else None, with a warning that says why."""
     if requested is not None:
         return _requested_p(state, requested, bounds)
-    listed = max(state.ranks) + 1 if state.ranks else None
+    listed = state.listed
     stated, why, line = listed, f"the '# Rank' lines list {len(state.ranks)} ranks", state.header_line
     if listed is None and state.per_process:
         stated, why, line = state.per_process, f"nThread × nGpus = {state.per_process}", state.nthread_line
@@ -494,7 +502,7 @@ def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | N
                              path=state.path, line=state.rank_lines.get(0, line))
         if listed is None:
             state.warnings.append(f"no '# Rank' lines; p = nThread × nGpus = {stated} assumed (one process)")
-        elif state.ranks != set(range(listed)):
+        elif state.complete is None:
             state.warnings.append(f"{why} up to {listed - 1}; p = {listed} assumed")
         return stated
     if bounds is None:
@@ -529,18 +537,17 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
     state = _NcclText(path=name, lines=split_lines(text, name))
     state.run()
     # the stated count, provisionally, to infer the collective from busbw/algbw
-    provisional = p or (max(state.ranks) + 1 if state.ranks else state.per_process)
+    provisional = p or state.listed or state.per_process
     stated = NCCL_PROGRAMS[state.program[0]] if state.program else None
     line = state.program[1] if state.program else state.header_line
     chosen = stated_collective(collective, stated, what=f"{state.program[0]}_perf" if state.program else "",
                                 path=name, line=line)
     if chosen is None:
         chosen = _infer_nccl_collective(state, provisional if provisional and provisional > 1 else None)
-        listed = max(state.ranks) + 1 if state.ranks else 0
-        complete = listed > 1 and state.ranks == set(range(listed))
-        if (chosen is None and p is not None and complete and listed != p
-                and _infer_nccl_collective(state, listed) is not None):  # the count is what rules them out
-            raise _listed_ranks(state, p, listed)
+        complete = state.complete
+        if (chosen is None and p is not None and complete is not None and complete > 1 and complete != p
+                and _infer_nccl_collective(state, complete) is not None):  # the count rules them out
+            raise _listed_ranks(state, p, complete)
         if chosen is None:
             raise ParseError("cannot tell which collective this nccl-tests log measures (no *_perf name); "
                              "give collective=", path=name, line=state.header_line)
