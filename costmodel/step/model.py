@@ -289,6 +289,14 @@ class StepResult(JSONFields):
     warnings: tuple[str, ...] = ()
     sources: tuple[Cited, ...] = _SOURCES
 
+    @property
+    def fits(self) -> bool:
+        """Whether every device's memory fits its GPU's (:func:`~costmodel.step.memory.check_fits`); true
+        where the step has no GPU or no shape to count memory with."""
+        if self.memory is None or self.memory_capacity_bytes is None:
+            return True
+        return check_fits(self.memory, capacity=self.memory_capacity_bytes, gpu=self.gpu or "") is None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommInterval(JSONFields):

@@ -193,6 +193,7 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
         rows = [given, *(r[:-1] for r in rows[1:])]
     quantity, header = _check_header(given, path=path, line=header_line, defaults=tuple(defaults))
     runs = []
+    labelled: dict[str, int] = {}  # each label's line
     for (line, _), cells in zip(body[1:], rows[1:], strict=True):
         if len(cells) != len(header):
             raise ParseError(f"{len(cells)} cells, the header has {len(header)}", path=path, line=line)
@@ -205,8 +206,9 @@ def _parse(text: str, *, key: str, path: str) -> RunTable:
             raise
         except InputError as exc:
             raise ParseError(f"run {row.get('label') or '?'}: {exc}", path=path, line=line) from None
-        if (twice := next((r for r in runs[:-1] if r.label == runs[-1].label), None)) is not None:
-            raise ParseError(f"run {runs[-1].label} is labelled as the run at line {twice.line}; give each "
+        first = labelled.setdefault(runs[-1].label, line)
+        if first != line:
+            raise ParseError(f"run {runs[-1].label} is labelled as the run at line {first}; give each "
                              "run a label of its own", path=path, line=line)
     if not runs:
         raise ParseError("a header but no runs", path=path, line=header_line)
@@ -377,11 +379,9 @@ def _price(run: PublishedRun, table: RunTable, gpu: Any) -> tuple[Any, Validatio
     except InputError as exc:  # what only pricing checks (tp dividing the heads, the stages...)
         raise ParseError(f"run {run.label}: {exc}", path=table.path, line=run.line) from None
     predicted = _quantity(run.quantity, r, run.settings)
-    fits = (r.memory is None or r.memory_capacity_bytes is None
-            or max(m.total_bytes for m in r.memory) <= r.memory_capacity_bytes)
     return r, ValidationRow(label=run.label, published=run.published, predicted=predicted,
                             error=predicted / run.published - 1, step_s=r.step_s, gpus=r.gpus,
-                            gpu=r.gpu or gpu.name, fits=fits)
+                            gpu=r.gpu or gpu.name, fits=r.fits)
 
 
 def _priced(table: RunTable, gpu: Any) -> TableResult:
