@@ -136,9 +136,9 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
         if name in fixed:
             raise InputError(f"--fix {name.replace('_', '-')} is given twice; give each setting once")
         fixed[name] = value
-    for name in fixed.keys() & _OWN_OPTIONS.keys():
-        raise InputError(f"{name.replace('_', '-')} is an option of its own, {_OWN_OPTIONS[name]}; drop it "
-                         "from --fix")
+    if own := sorted(fixed.keys() & _OWN_OPTIONS.keys()):
+        raise InputError(f"{own[0].replace('_', '-')} is an option of its own, {_OWN_OPTIONS[own[0]]}; drop "
+                         "it from --fix")
     sizes = None if micro_batch_sizes is None else _sizes(micro_batch_sizes)
     held = {**description.settings, **fixed}  # the model's settings (Mixtral: no dropout), --fix over them
     found = plan(shape, gpu=gpu, nodes=nodes, gpus=gpus, gpus_per_node=gpus_per_node,

@@ -167,10 +167,8 @@ def _order(t: TableResult) -> str:
 
 def _swapped(t: TableResult) -> str:
     """The table line's rank order: right, or the swapped pairs, the first few by name."""
-    if len(t.rows) < 2:
-        return "— (one run)"
-    if t.rank_order_right:
-        return "right"
+    if len(t.rows) < 2 or t.rank_order_right:
+        return _order(t)
     named = "; ".join(f"{a} and {b}" for a, b in t.misranked[:_NAMED_PAIRS])
     more = len(t.misranked) - _NAMED_PAIRS
     return f"{named} swapped" + (f", and {more} more pairs ({_order(t)})" if more > 0 else "")
