@@ -51,7 +51,7 @@ from fractions import Fraction
 
 from costmodel._json import JSONFields
 from costmodel.errors import InputError, UnknownNameError
-from costmodel.exact import parse_number
+from costmodel.exact import decimal_text, parse_number
 from costmodel.references import (
     CHOWDHERY_2022,
     DAI_2024,
@@ -140,8 +140,9 @@ class TransformerShape(JSONFields):
         except InputError as exc:
             raise InputError(f"ffn_factor={self.ffn_factor!r}: {exc}") from None
         if factor <= 0 or (factor * self.hidden).denominator != 1:
-            raise InputError(f"ffn_factor={_shown(factor)} is not a positive factor that gives a whole FFN "
-                             f"width with hidden={self.hidden}; give 4, or 8/3 with hidden a multiple of 3")
+            shown = decimal_text(factor) or factor
+            raise InputError(f"ffn_factor={shown} is not a positive factor that gives a whole FFN width with "
+                             f"hidden={self.hidden}; give 4, or 8/3 with hidden a multiple of 3")
         object.__setattr__(self, "ffn_factor", factor)
         if self.kv_groups is not None:
             positive(self.kv_groups, "kv_groups")
@@ -575,11 +576,6 @@ class AchievedFlops(JSONFields):
     conventions: tuple[FlopConvention, ...] = ()
     sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
     notes: tuple[str, ...] = ()
-
-
-def _shown(x: Fraction) -> str:
-    """A factor as a message shows it: 4, 8/3, 3.25."""
-    return str(x) if x.denominator == 1 or x.denominator % 10 else str(float(x))
 
 
 def _peak(value: object) -> Fraction:
