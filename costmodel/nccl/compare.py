@@ -187,14 +187,19 @@ def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tu
     return measurements, facts
 
 
-def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None) -> int:
+def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None,
+              hosts_per_node: int = 1) -> int | None:
     """The node count of a log's run: its hosts when its ``# Rank`` lines name every rank, else *nodes*,
-    which must then be given (and be at least the hosts the lines name, and divide the ranks).
+    which must then be given (and be at least the hosts the lines name, and divide the ranks).  Where a
+    node spans *hosts_per_node* hosts (one NVLink domain, one node to NCCL), the hosts count no nodes:
+    *nodes* as given (None: the hardware's to say).
 
     >>> log_nodes(log_facts("#  Rank  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Pid 2 on b device  0"
     ...                     " [0x0f] X"), ranks=2)
     2
     """
+    if hosts_per_node > 1:
+        return nodes
     named, hosts = len(facts.hosts), facts.nodes(ranks)
     if hosts is not None:
         if nodes is not None and nodes != hosts:
@@ -437,9 +442,8 @@ def _case(entry: Mapping[str, Any], base: Path) -> Case:
     measurements, facts = log_shape(log, collective=entry.get("collective"))
     if measurements.p is None:
         raise InputError(f"{log} does not say how many ranks ran")
-    nodes = entry.get("nodes")
-    if Hardware.of(entry).hosts_per_node == 1:  # else one node is an NVLink domain over hosts
-        nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes)
+    nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"),
+                      hosts_per_node=Hardware.of(entry).hosts_per_node)
     system = _system(entry, ranks=measurements.p, nodes=nodes)
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))

@@ -183,9 +183,7 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
         measurements = measurements.with_p(ranks)
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")
-    if hardware.hosts_per_node == 1:
-        nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes)
-    # else a node spans hosts (one NVLink domain): the log's hosts do not count NCCL's nodes
+    nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes, hosts_per_node=hardware.hosts_per_node)
     return measurements, hardware.system(ranks=measurements.p, nodes=nodes)
 
 
