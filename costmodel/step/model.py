@@ -1545,10 +1545,12 @@ def lower_bound(config: StepConfig) -> StepBound:
     forward, backward, weight = _stage_totals(run)
     op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
     works, own, tails = _works(run), [], []
+    head = tail = Fraction(0)  # Σ_{k<s} (F_k + send) and Σ_{k<s} (B_k + send), kept as s grows
     for s in range(p):
-        head = sum((forward[k] + run.send for k in range(s)), Fraction(0))
         own.append(head + works[s])  # device s's compute ends no earlier
-        tails.append(Fraction(0) if split else sum((op_b[k] + run.send for k in range(s)), Fraction(0)))
+        tails.append(Fraction(0) if split else tail)
+        head += forward[s] + run.send
+        tail += op_b[s] + run.send
     after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
     optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.sharding)
     experts = _expert_reduction(c, run, notes=[])
