@@ -102,17 +102,22 @@ def _strides(sizes: dict[str, int], names: tuple[str, ...]) -> dict[str, int]:
 def _group_level(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str]) -> int:
     """The outermost level any group of the dimensions *within* crosses: the ranks that share every other
     coordinate form a group, and its first and last rank tell its level (levels nest).  A group's first
-    rank has every coordinate of *within* at 0 and its last has each at its largest, so the groups are
-    enumerated by their first ranks alone, and the search stops at the outermost level."""
+    rank f has every coordinate of *within* at 0 and its last, f + span, has each at its largest; the
+    group crosses level i (whose domains hold T ranks) when f and f + span lie in two of them, that is
+    when f mod T + span ≥ T.  Only the residues of the first ranks mod T matter, so a dimension whose
+    stride T divides adds nothing and the others are summed mod T: the outermost level crossed is found
+    without enumerating every group."""
     strides = _strides(sizes, names)
     span = sum((sizes[n] - 1) * strides[n] for n in within)
-    others = [range(0, sizes[n] * strides[n], strides[n]) for n in names if n not in within]
-    outermost, level = len(topology.sizes) - 1, 0
-    for first in map(sum, itertools.product(*others)):
-        level = max(level, int(topology.level_of(first, first + span)))
-        if level == outermost:
-            break
-    return level
+    for level in range(len(topology.sizes) - 1, 0, -1):
+        domain = topology.strides[level]
+        residues = {0}
+        for n in names:
+            if n not in within and strides[n] % domain:
+                residues = {(r + k * strides[n]) % domain for r in residues for k in range(sizes[n])}
+        if max(residues) + span >= domain:
+            return level
+    return 0
 
 
 def _together(topology: Topology, sizes: dict[str, int], names: tuple[str, ...], within: set[str],

@@ -47,6 +47,18 @@ def test_levels_match_an_enumeration_of_every_group(order, tp, dp, pp):
     assert got.levels == _by_enumeration(TOPO, dims, {"tp": tp, "dp": dp, "pp": pp})
 
 
+ODD = topology_of(["3:1us:300GB/s:nvlink", "5:2us:100GB/s:rail", "4:5us:25GB/s:ib"])
+"""Domains of 3 and 15 ranks: a group's first ranks fall at every residue, none aligned with a stride."""
+
+
+@pytest.mark.parametrize("order", ["tp-dp-pp", "dp-tp-pp", "pp-tp-dp"])
+@pytest.mark.parametrize("tp,dp,pp", [(5, 3, 4), (2, 6, 5), (4, 15, 1), (6, 5, 2), (10, 3, 2), (3, 2, 7)])
+def test_levels_on_domains_no_stride_divides_match_an_enumeration(order, tp, dp, pp):
+    dims = tuple(order.split("-"))
+    got = place(ODD, order=order, tp=tp, dp=dp, pp=pp)
+    assert got.levels == _by_enumeration(ODD, dims, {"tp": tp, "dp": dp, "pp": pp})
+
+
 def _together_by_enumeration(topo, order, sizes, dim, level):
     """The members of rank 0's group over *dim* that share rank 0's domain of the level below *level*, from
     the group's members listed one by one and each one's coordinates on the levels."""
