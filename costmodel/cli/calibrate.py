@@ -688,7 +688,7 @@ def _render_compute(c: _Compute) -> Rendered:
     for g, row in zip(m.gemms, f.rows, strict=True):
         s = g.shape
         batch = f" ×{s.batch}" if s.batch > 1 else ""
-        rows.add_row(escape(s.label), f"{s.m}×{s.n}×{s.k}{batch}", _flops(row.flops_per_s),
+        rows.add_row(s.label, f"{s.m}×{s.n}×{s.k}{batch}", _flops(row.flops_per_s),
                      _flops(row.model_flops_per_s), f"{row.rel_error:+.1%}", row.bound)
     best = "×".join(map(str, f.achieved_shape))
     lines = [

@@ -203,7 +203,7 @@ def _(run: ConsensusRun) -> Rendered:
                  numeric=("round", "mean", "‖x − x̄‖₂", "ratio"))
     rates = (None, *run.observed_rates)
     for r, rate in zip(run.trajectory, rates, strict=True):
-        out.add_row(str(r.round), escape(_values(r.values)), _num(r.mean),
+        out.add_row(str(r.round), _values(r.values), _num(r.mean),
                     format_number(r.disagreement, digits=4),
                     r.disagreement_exact or "", "" if rate is None else format_number(rate, digits=4))
     return Group(head, Text(""), out), run.notes
@@ -214,7 +214,7 @@ def _(step: DSGDStep) -> Rendered:
     pairs = " + ".join(f"{_num(w)}·{_num(x)}" for w, x in zip(step.weights, (step.value, *step.neighbours),
                                                              strict=True))
     out = table("quantity", "value", "how", numeric=("value",))
-    out.add_row("mixed", _num(step.mixed), escape(pairs))
+    out.add_row("mixed", _num(step.mixed), pairs)
     out.add_row("next", _num(step.next), f"mixed − lr × grad = {_num(step.mixed)} − {_num(step.lr)} × "
                 f"{_num(step.grad)}")
     out.add_row("without mixing", _num(step.without_mixing),

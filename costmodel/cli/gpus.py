@@ -99,7 +99,6 @@ def _shape(shape: tuple[int, ...]) -> str:
 def render_list(gl: GPUList) -> Rendered:
     """One row per preset: name, title, bf16 peak and measured GEMM rate, memory, bandwidth, SMs."""
     from rich.console import Group
-    from rich.markup import escape
     from rich.text import Text
 
     numbers = ("bf16 peak", "GEMM bf16", "of peak", "memory", "bandwidth", "SMs")
@@ -108,7 +107,7 @@ def render_list(gl: GPUList) -> Rendered:
     for g in gl.gpus:
         peak = g.peak_flops.get("bf16")
         achieved = g.gemm.achieved_flops.get("bf16")
-        out.add_row(escape(g.name), escape(g.title), "–" if peak is None else format_flop_rate(peak),
+        out.add_row(g.name, g.title, "–" if peak is None else format_flop_rate(peak),
                     "–" if achieved is None else format_flop_rate(achieved),
                     "–" if peak is None or achieved is None else format_share(achieved / peak, digits=4),
                     _capacity(g.memory_bytes), _bytes_rate(g.memory_bandwidth_bytes_per_s), str(g.sms))
@@ -183,7 +182,7 @@ def render_gpu(g: GPU) -> Rendered:
     out = table("quantity", "value", "source", numeric=("value",), no_wrap=True)
     lines = ["[bold]where each number comes from[/bold]"]
     for label, value, key in rows:
-        out.add_row(label, value, escape(_key(src[key])) if key in src else "")
+        out.add_row(label, value, _key(src[key]) if key in src else "")
         if key in src:
             lines.append(f"  {escape(label.strip())}: {escape(src[key].locator)}")
     cited = {c.citation.key: c.citation for c in src.values() if not is_file_source(c)}

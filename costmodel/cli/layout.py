@@ -34,10 +34,15 @@ _WORD = re.compile(r"\S*\d (?:[pnµumkKMGTPE]i?)?[Bbs](?:/[sB])?[)\],;:.]*(?=\s|
 def markup(text: str) -> Any:
     """*text* in rich markup (``[bold]…[/bold]``) as a rich ``Text``, emoji codes left alone: a name
     such as ``:fire:`` (a student id, a log's path) prints as written, and rich's emoji table is not
-    loaded."""
+    loaded.  What the text interpolates from a user or a file is escaped by its caller
+    (``rich.markup.escape``); text that is still no valid markup prints as written, never an error."""
+    from rich.errors import MarkupError
     from rich.text import Text
 
-    return Text.from_markup(text, emoji=False)
+    try:
+        return Text.from_markup(text, emoji=False)
+    except MarkupError:
+        return Text(text)
 
 
 def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[str] | None = None,
@@ -62,7 +67,9 @@ def table(*columns: str, numeric: Iterable[str] = (), no_wrap: bool | Iterable[s
 
 
 class Table:
-    """Rows of cells (rich markup or ``Text``), laid out for the width when rendered.
+    """Rows of cells (plain text, printed as written, or a styled ``Text``, e.g. :func:`markup`'s), laid out
+    for the width when rendered.  A cell's text is never read as markup: a value from a user or a file
+    (``[run1].txt``, an answer of ``[/]``) shows as it is.
 
     After rendering, :attr:`left_out` names the optional columns that were left out to fit.
     """
@@ -85,7 +92,7 @@ class Table:
         from rich.text import Text
 
         width = options.max_width
-        cells = [[c if isinstance(c, Text) else markup(c) for c in row] for row in self.rows]
+        cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in self.rows]
         heads = [Text(c, style="bold") for c in self.columns]
         lo, hi = self._measure(console, options, heads, cells)
         shown = list(range(len(self.columns)))

@@ -66,7 +66,6 @@ def _width(factor: Any, hidden: int) -> str:
 def render_models(ml: ModelList) -> Rendered:
     """One row per preset: its name and shape."""
     from rich.console import Group
-    from rich.markup import escape
     from rich.text import Text
 
     numbers = ("l", "h", "a", "kv", "s", "V", "FFN", "experts")
@@ -74,7 +73,7 @@ def render_models(ml: ModelList) -> Rendered:
     for m in ml.models:
         s = m.shape
         experts = "–" if not s.get("experts") else f"{s['experts']} top-{s.get('top_k')}"
-        out.add_row(escape(m.name), str(s["layers"]), str(s["hidden"]), str(s["heads"]),
+        out.add_row(m.name, str(s["layers"]), str(s["hidden"]), str(s["heads"]),
                     str(s.get("kv_groups", s["heads"])), str(s["sequence"]), str(s["vocabulary"]),
                     _width(s.get("ffn_factor", 4), s["hidden"]), experts)
     footer = ("[dim]l layers, h hidden, a heads, kv key-value heads, s sequence, V vocabulary, FFN width\n"

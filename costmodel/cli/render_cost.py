@@ -119,7 +119,7 @@ def _(table: CostTable) -> Rendered:
         )
     formulas = _table("algorithm", "T(p, n)")
     for r in table.results:
-        formulas.add_row(r.algorithm, escape(r.formula))
+        formulas.add_row(r.algorithm, r.formula)
     head = _heading(table.collective, f"p = {table.p} · n = {format_size(table.n_bytes)}", table.meaning_of_n)
     bound = markup(
         f"lower bound {format_time(table.bound.time_s)} = {escape(table.bound.formula)}   "
@@ -306,11 +306,11 @@ def _(ps: ProfileList) -> Rendered:
     out = _table("name", "α", "bandwidth", "title")
     for p in ps.profiles:
         if p.link is None:  # a profile of [[level]] tables only
-            out.add_row(p.name, "–", "–", escape(p.title))
+            out.add_row(p.name, "–", "–", p.title)
             continue
         rate = p.link.bandwidth_bytes_per_s
         alpha = format_time(p.link.alpha_s) + (" (estimate)" if p.alpha_estimate else "")
-        out.add_row(p.name, alpha, "∞" if rate is None else format_rate(rate), escape(p.title))
+        out.add_row(p.name, alpha, "∞" if rate is None else format_rate(rate), p.title)
     sources = [f"[bold]{p.name}[/bold]: {escape(p.source)}" for p in ps.profiles]
     sources += [f"[dim]{p.name}: {escape(note)}[/dim]" for p in ps.profiles for note in p.notes]
     sources += [f"{p.name} levels: {escape(_levels(p.levels))}" for p in ps.profiles if p.levels]
@@ -349,10 +349,10 @@ def _topology(topology: Topology) -> Table:
     out = _table(*columns, numeric=("size", "α", "β", "bandwidth", "γ"))
     for lv in topology.levels:
         rate = lv.link.bandwidth_bytes_per_s
-        out.add_row(escape(lv.name), str(lv.size), format_time(lv.link.alpha_s),
+        out.add_row(lv.name, str(lv.size), format_time(lv.link.alpha_s),
                     format_inverse_rate(lv.link.beta_s_per_byte), "∞" if rate is None else format_rate(rate),
                     *((format_inverse_rate(lv.link.gamma_s_per_byte),) if gamma else ()),
-                    f"[dim]{escape(lv.link.source)}[/dim]")
+                    Text(lv.link.source, style="dim"))
     return out
 
 
@@ -389,7 +389,7 @@ def _(table: HierarchicalTable) -> Rendered:
     names = tuple(name for name, _ in named)
     crossing = _table("bytes crossing", *names, numeric=names)
     for i, level in enumerate(topo.names):
-        crossing.add_row(escape(level), *(_size(r.levels[i].bytes_crossing) for _, r in named))
+        crossing.add_row(level, *(_size(r.levels[i].bytes_crossing) for _, r in named))
     phases = _table("algorithm", "phase", "level", "ranks", "groups", "n", "time", "crossing",
                     numeric=("ranks", "groups", "n", "time", "crossing"))
     for name, r in named:
@@ -440,7 +440,7 @@ def _(f: FlexReduceSplit) -> Rendered:
 def _(t: RackTraffic) -> Rendered:
     out = _table("level", "flat ring", "RAT", numeric=("flat ring", "RAT"))
     for a, b in zip(t.flat_ring.levels, t.rat.levels, strict=True):
-        out.add_row(escape(a.name), _size(a.bytes_crossing), _size(b.bytes_crossing))
+        out.add_row(a.name, _size(a.bytes_crossing), _size(b.bytes_crossing))
     head = markup(f"[bold]bytes crossing each level[/bold] · {t.racks} racks × {t.per_rack} "
                   f"workers · n = {format_size(t.n_bytes)}")
     foot = markup(f"RAT: {escape(t.rat.formula)}\n" + "\n".join(_cite(s) for s in t.sources))

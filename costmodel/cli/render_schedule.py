@@ -27,7 +27,7 @@ def _cell(mask: int, report: ScheduleReport) -> str:
     if not report.reduces:
         return "■"
     if mask == (1 << report.p) - 1:
-        return "[bold green]Σ[/bold green]"
+        return markup("[bold green]Σ[/bold green]")
     ranks = [r for r in range(report.p) if mask >> r & 1]
     return "+".join(map(str, ranks)) if len(ranks) <= 4 else f"{len(ranks)} ranks"
 
@@ -82,7 +82,7 @@ def _(r: ScheduleReport) -> Rendered:
         for key, label, show in rows:
             same = v.simulated[key] == v.formula[key]
             check.add_row(label, show(v.simulated[key]), show(v.formula[key]),
-                          "[green]=[/green]" if same else "[bold red]≠[/bold red]")
+                          markup("[green]=[/green]" if same else "[bold red]≠[/bold red]"))
         run = "[green]every rank holds the right result[/green]" if v.executed_ok else (
             "[bold red]wrong result[/bold red]: " + escape("; ".join(v.problems)))
         verdict = "[bold green]verified[/bold green]" if v.verified else "[bold red]NOT verified[/bold red]"

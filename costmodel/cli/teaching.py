@@ -572,10 +572,11 @@ def _render_report(report: GradeReport) -> Rendered:
                 no_wrap=("exercise", "seed", "answer", "score", *(() if long else ("given", "expected"))))
     for g in report.grades:
         s = g.submission
-        mark = "[green]✓[/green]" if g.correct else "[red]✗[/red]"
+        mark = Text("✓", style="green") if g.correct else Text("✗", style="red")
         diagnosis = "; ".join(f"{d.mistake}: {d.message}" for d in g.diagnosis) if not g.error else \
-            f"[red]error:[/red] {g.error}"
-        given = f"{mark} {g.given}" if s.value is not None or g.error else "[red]✗[/red] (no answer)"
+            Text.assemble(("error:", "red"), f" {g.error}")
+        given = Text.assemble(mark, f" {g.given}") if s.value is not None or g.error else \
+            Text.assemble(("✗", "red"), " (no answer)")
         seed = ("" if s.seed is None else str(s.seed),) if seeds else ()
         out.add_row(s.exercise, *seed, g.name or "", given, *((g.expected,) if expected else ()),
                     f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
@@ -604,16 +605,15 @@ def _render_lint(lint: _Lint) -> Rendered:
 @renders("costmodel.exercises.validate.ReadBack")
 def _render_read_back(result: ReadBack) -> Rendered:
     from rich.console import Group
-    from rich.markup import escape
     from rich.text import Text
 
     out = table("line", "exercise", "seed", "answer", "given", "read as",
                 numeric=("line",), no_wrap=("line", "exercise", "seed", "answer"))
     for r in result.readings:
         s = r.submission
-        read = escape(r.read) if r.error is None else f"[red]error:[/red] {escape(r.error)}"
+        read = r.read if r.error is None else Text.assemble(("error:", "red"), f" {r.error}")
         out.add_row("" if s.line is None else str(s.line), s.exercise, "" if s.seed is None else str(s.seed),
-                    r.name or "", escape("" if s.value is None else str(s.value)), read)
+                    r.name or "", "" if s.value is None else str(s.value), read)
     count = len(result.readings)
     summary = f"all {count} answers read; nothing was graded" if result.ok else \
         f"{len(result.errors)} of {count} answers cannot be read; nothing was graded"

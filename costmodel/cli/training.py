@@ -436,6 +436,8 @@ def _render_fedavg(r: FedAvgRound) -> Rendered:
 
 @renders("costmodel.training.memory.MemoryReport")
 def _render_memory(r: MemoryReport) -> Rendered:
+    from rich.text import Text
+
     parts: list[Any] = ["[bold]memory[/bold] · data-parallel training"]
     if r.params is not None:
         parts += ["", _quantities([
@@ -448,10 +450,9 @@ def _render_memory(r: MemoryReport) -> Rendered:
         z = r.zero
         out = table("ZeRO stage", "partitioned", "model states per GPU", numeric=("model states per GPU",))
         for st in z.stages:
-            mark = "[bold]" if st.stage == z.stage else ""
-            end = "[/bold]" if mark else ""
-            out.add_row(f"{mark}{st.stage} {st.name}{end}", _zero_what(st.stage),
-                        f"{mark}{_bytes(st.model_state_bytes_per_gpu)}{end}")
+            style = "bold" if st.stage == z.stage else ""
+            out.add_row(Text(f"{st.stage} {st.name}", style=style), _zero_what(st.stage),
+                        Text(_bytes(st.model_state_bytes_per_gpu), style=style))
         w, g, k = z.weight_bytes_per_param, z.grad_bytes_per_param, z.optimizer_bytes_per_param
         gpus = f"{z.gpus} GPU{'s' if z.gpus > 1 else ''}"
         parts += ["", f"ZeRO over N = {gpus}, {w} + {g} + K = {w + g + k} bytes per parameter (K = {k}); "
@@ -460,8 +461,8 @@ def _render_memory(r: MemoryReport) -> Rendered:
         a = r.activations
         out = table("variant", "formula", "bytes per layer", numeric=("bytes per layer",))
         for v in a.variants:
-            mark, end = ("[bold]", "[/bold]") if v.chosen else ("", "")
-            out.add_row(f"{mark}{v.name}{end}", v.formula, f"{mark}{_bytes(v.bytes_per_layer)}{end}")
+            style = "bold" if v.chosen else ""
+            out.add_row(Text(v.name, style=style), v.formula, Text(_bytes(v.bytes_per_layer), style=style))
         total = "" if a.bytes_total is None else f" · × {a.layers} layers = {_bytes(a.bytes_total)}"
         parts += ["", f"activations per layer: s = {a.seq}, b = {a.batch}, h = {a.hidden}, a = {a.heads}, "
                       f"t = {a.tp}{total}", out]

@@ -140,13 +140,12 @@ def _value(quantity: str, x: Any) -> str:
 
 def _rows(t: TableResult, gpu: str) -> Any:
     """The table's runs; a GPU column when a row was priced on another GPU than *gpu* (its own column)."""
-    from rich.markup import escape
 
     own = any(r.gpu != gpu for r in t.rows)
     out = table("run", *(("GPU",) if own else ()), "GPUs", "published", "predicted", "error", "step",
                 numeric=("GPUs", "published", "predicted", "error", "step"), optional=("step",))
     for r in t.rows:
-        out.add_row(escape(r.label), *((escape(r.gpu),) if own else ()), str(r.gpus),
+        out.add_row(r.label, *((r.gpu,) if own else ()), str(r.gpus),
                     _value(t.quantity, r.published), _value(t.quantity, r.predicted), _error(r.error),
                     format_time(r.step_s))
     return out
@@ -264,7 +263,7 @@ def render_validation(v: Validation) -> Rendered:
     summary = table("table", "runs", "mean |error|", "max |error|", "rank order",
                     numeric=("runs", "mean |error|", "max |error|"), no_wrap=True)
     for t in v.tables:
-        summary.add_row(escape(t.table), str(len(t.rows)), format_share(t.mean_abs_error),
+        summary.add_row(t.table, str(len(t.rows)), format_share(t.mean_abs_error),
                         format_share(t.max_abs_error), _order(t))
     own = any(r.gpu != v.gpu for t in v.tables for r in t.rows)
     where = f"{escape(v.gpu)} or the GPU its row names" if own else escape(v.gpu)

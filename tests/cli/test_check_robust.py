@@ -212,3 +212,29 @@ def test_gradescope_gets_valid_results_for_a_bad_option_too(capsys, tmp_path):
     path = _file(tmp_path, "ring-bytes", "sent", '"112 MB"')
     out, err = run(capsys, "check", str(path), "--gradescope", "--partial", "guessing=1", rc=2)
     assert json.loads(out)["score"] == 0 and err.startswith("error: --partial 'guessing=1' is not MISTAKE=CREDIT")
+
+
+@pytest.mark.parametrize("value", ["[/]", "[bold]341 MB", "[red]x[/red] 1 s"])
+def test_an_answer_in_brackets_shows_as_typed(capsys, monkeypatch, tmp_path, value):
+    """A table's cells are never read as rich markup: an answer that looks like a tag neither crashes the
+    report nor loses its text (``[bold]341 MB`` would show as a right-looking ``341 MB``)."""
+    from tests.clirun import run_text
+
+    path = tmp_path / "answers.toml"
+    path.write_text(f'[[answer]]\nexercise = "ring-bytes"\nseed = 17\nname = "sent"\nvalue = "{value}"\n',
+                    encoding="utf-8")
+    out, _ = run_text(capsys, monkeypatch, "check", str(path), columns=200, rc=1)
+    assert f"✗ {value}" in out
+    out, _ = run_text(capsys, monkeypatch, "check", str(path), "--validate", columns=200, rc=2)
+    assert value in out
+
+
+def test_a_path_in_brackets_shows_as_typed(capsys, monkeypatch, tmp_path):
+    from tests.clirun import run_text
+
+    folder = tmp_path / "run[1]"
+    folder.mkdir()
+    bad = folder / "[b].txt"
+    bad.write_text("[[nothing\n", encoding="utf-8")
+    out, _ = run_text(capsys, monkeypatch, "exercise", "lint", str(bad), columns=300, rc=1)
+    assert str(bad) in out
