@@ -29,11 +29,24 @@ from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
-__all__ = ["Number", "decimal_text", "list_items", "median", "parse_list", "parse_number", "parse_numbers",
-           "show", "to_fraction"]
+__all__ = ["Number", "decimal_text", "half_width", "list_items", "median", "parse_list", "parse_number",
+           "parse_numbers", "show", "to_fraction"]
 
 #: A computed value: exact, or a float where exact arithmetic was given up (documented where it is).
 Number = Fraction | float
+
+_FULL_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+
+
+def half_width(text: str) -> str:
+    """*text* with its full-width forms (``１MiB``, ``８``, as an East Asian input method types them) in
+    their ASCII letters, digits and signs, and the ideographic space a space: every number a user types is
+    read so, whatever its kind.
+
+    >>> half_width("１２８ＭｉＢ")
+    '128MiB'
+    """
+    return text.translate(_FULL_WIDTH)
 
 _NUMBER = re.compile(
     r"\s*(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]{1,3}))?)"
@@ -103,7 +116,7 @@ def parse_number(value: Any, *, what: str = "value") -> Fraction:
     """
     if not isinstance(value, str):
         return to_fraction(value, what=f"the {what}")
-    m = _NUMBER.fullmatch(value)
+    m = _NUMBER.fullmatch(half_width(value))
     if m is not None and len(m.group("num")) <= _MAX_DIGITS:
         if m.group("exp") is not None and abs(int(m.group("exp"))) > _MAX_EXPONENT:
             raise InputError(f"{show(value)} has an exponent out of range; "

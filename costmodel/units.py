@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 from costmodel._lazy import LazyPattern
 from costmodel.errors import UnitError, did_you_mean
-from costmodel.exact import decimal_text, to_fraction
+from costmodel.exact import decimal_text, half_width, to_fraction
 
 __all__ = [
     "Quantity",
@@ -431,10 +431,6 @@ def _in_bits(shown: str, number: str, num: Fraction, sep: str, unit: str) -> Uni
     )
 
 
-_FULL_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
-"""Full-width forms (``１MiB``, as an East Asian input method types them) to their ASCII letters, digits
-and signs; the ideographic space to a space."""
-
 _BARE_HINT = {_TIME: ("us", "s"), _RATE: ("GB/s", "B/s"), _INVERSE: ("ns/B", "s/B")}
 
 
@@ -446,7 +442,7 @@ def _parse_text(text: str, dim: str, require_unit: bool = False) -> Fraction:
     """
     shown = _show(text)
     what = _ARTICLE[dim]
-    body = text.translate(_FULL_WIDTH).strip()
+    body = half_width(text).strip()
     if not body:
         raise UnitError(f"{shown} is empty; write {what} such as {_EXAMPLE[dim]}")
     if _NONFINITE_RE.match(body):

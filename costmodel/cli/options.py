@@ -93,8 +93,10 @@ def whole_parser(*, low: int | None, high: int | None) -> Callable[[str], object
     def convert(text: str) -> object:
         if not isinstance(text, str):  # defaults are already parsed
             return text
-        body = text.strip()
-        if not body.lstrip("+-").isdigit() or len(body) > 30:
+        from costmodel.exact import half_width
+
+        body = half_width(text).strip()
+        if not body.lstrip("+-").isdigit() or not body.isascii() or len(body) > 30:
             raise typer.BadParameter(f"{text!r} is not a whole number; {want}")
         value = int(body)
         if low is not None and value < low:

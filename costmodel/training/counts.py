@@ -90,7 +90,9 @@ def parse_count(value: Any, *, allow_zero: bool = False) -> int:
 def _count_text(text: str, shown: str) -> int:
     from fractions import Fraction
 
-    m = _COUNT.fullmatch(text)
+    from costmodel.exact import half_width
+
+    m = _COUNT.fullmatch(half_width(text))
     if m is None or len(m.group("num")) > 100:
         raise InputError(f"{shown} is not a count; write a whole number with an optional {_SUFFIXES}, "
                          "e.g. 70B or 25M")
