@@ -72,9 +72,10 @@ def flops_command(
              "FLOPs).")] = None,
     recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
                                      help="none (default) or full activation recomputation.")] = "none",
-    causal: Annotated[bool, option("--causal", panel=_RUN,
-                                   help="Count half the attention products (the causal mask), as "
-                                        "Megatron-LM does.")] = False,
+    causal: Annotated[bool | None, option("--causal/--no-causal", panel=_RUN,
+                                          help="Count half the attention products (the causal mask), as "
+                                               "Megatron-LM does (default: the model's setting, else "
+                                               "off).")] = None,
     time: Annotated[Fraction | None, option("--time", "-t", metavar="TIME", panel=_MEASURED,
                                             parser=_time,
                                             help="Measured time of one iteration: 37.6s.")] = None,
@@ -128,6 +129,8 @@ def flops_command(
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
     told = tuple(base.notes[1:])  # what the description does not model (the first names the model)
+    if causal is None:  # the model's own setting (GPT-3's preset is causal, as step counts it)
+        causal = bool(base.settings.get("causal", False))
 
     def counted(**kw: Any) -> Any:
         import dataclasses

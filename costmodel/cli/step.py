@@ -150,11 +150,9 @@ def _setting_option(name: str, default: Any, setting: Any) -> inspect.Parameter:
 
     panel = PANELS[setting.panel]
     if setting.boolean:
-        # on/off from its default: a switch on (default off), --no-… (default on), or both (default: the
-        # framework's, which either may override)
-        long = _long(name)
-        flags = ((f"--no-{long[2:]}",) if default is True else
-                 (f"{long}/--no-{long[2:]}",) if default is None else option_names(name))
+        # on and off, both: a model's description (--model, --hf-config) may set what the default does
+        # not, and the command line overrides it either way; unset, the description's or the default holds
+        flags = tuple(f"{n}/--no-{n[2:]}" for n in option_names(name) if n.startswith("--"))
         annotation: Any = Annotated[bool | None, option(*flags, panel=panel, help=setting.help)]
     else:
         annotation = Annotated[str | None, option(*option_names(name), metavar=setting.metavar, panel=panel,
@@ -194,9 +192,9 @@ class StepCommand:
         self.given = frozenset(n for n in ctx.params
                                if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in defaults)
         self.values = values
-        # a setting on by default is offered as --no-…: given, it turns the setting off
-        self.settings = {n: (not values[n]) if st.boolean and d is True else values[n]
-                         for n, d, st in settings() if st.own_option and values.get(n) is not None}
+        # a switch is on or off as given (--x, --no-x), or not given (None): the description's or the default
+        self.settings = {n: values[n] for n, _, st in settings()
+                         if st.own_option and values.get(n) is not None}
 
     def arguments(self, sweep: Any = None) -> dict[str, Any]:
         """The keyword arguments of :func:`costmodel.step.step`, every option checked.

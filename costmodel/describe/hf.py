@@ -150,6 +150,9 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     layers = _whole(config, "num_hidden_layers", path)
     heads = _whole(config, "num_attention_heads", path)
     kv = _whole(config, "num_key_value_heads", path, default=heads)
+    if heads % kv:
+        raise ParseError(f"num_key_value_heads = {kv} does not divide num_attention_heads = {heads}: each "
+                         "key-value head serves a whole group of query heads", path=path)
     ffn = _whole(config, "intermediate_size", path)
     vocab = _whole(config, "vocab_size", path)
     seq = sequence if sequence is not None else _whole(config, "max_position_embeddings", path)

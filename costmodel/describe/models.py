@@ -50,6 +50,7 @@ from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.errors import InputError, ParseError, UnknownNameError, did_you_mean
+from costmodel.exact import decimal_text
 from costmodel.names import Names, normalise
 from costmodel.references import (
     BROWN_2020,
@@ -148,8 +149,10 @@ def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> 
             raise UnknownNameError("shape keyword", key, tuple(taken))
         if dense and key in _DENSE:
             if value != _DENSE[key] and key not in ("experts", "top_k"):
-                raise InputError(f"{key}={value!r} describes a mixture of experts; give experts= and top_k= "
-                                 "too")
+                shown = decimal_text(value) or str(value) if isinstance(value, Fraction) else repr(value)
+                raise InputError(f"{key}={shown} describes a mixture of experts, and experts="
+                                 f"{shape.get('experts')} a dense model; give experts= (2 or more) and "
+                                 "top_k= too, or leave the expert settings out")
             continue
         if value is not None:
             kwargs[key] = value

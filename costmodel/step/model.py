@@ -642,9 +642,9 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
     if c.stage_layers is not None:
         given = c.stage_layers
         if len(given) != stages:
-            what = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
-            raise InputError(f"stage_layers= lists {len(given)} stages for {what} = {stages}; give one count "
-                             "per (virtual) stage")
+            what = f"pp={c.pp} × chunks={v} = {stages}" if v > 1 else f"pp={c.pp}"
+            raise InputError(f"stage_layers= lists {len(given)} stages for {what}; give one count per "
+                             "(virtual) stage")
         if sum(given) != layers:
             raise InputError(f"stage_layers={','.join(map(str, given))} holds {sum(given)} layers, not the "
                              f"model's {layers}")
@@ -1096,7 +1096,9 @@ def step(config: StepConfig | None = None, /, **settings: Any) -> StepResult:
         Activation recomputation (none, selective, full) and Megatron's sequence parallelism.
     shape, micro_batch, gpu, dtype : TransformerShape, int, GPU or str, str
         Shape mode: the transformer, sequences per micro-batch, the GPU (a preset's name, a file, or a
-        :class:`costmodel.gpus.GPU`) whose achieved rates price each operation, and the dtype.
+        :class:`costmodel.gpus.GPU`) whose achieved rates price each operation, and the dtype.  *shape* may
+        be a model's description (:func:`costmodel.describe.model_preset`, ``load_model``,
+        ``read_hf_config``): its transformer, and its settings (``causal``, ``dropout``) unless given.
     attention : {"flash", "unfused"}
         FlashAttention (default) or attention through memory, as Megatron-LM before it.
     peak_flops, efficiency
@@ -1129,6 +1131,9 @@ def step(config: StepConfig | None = None, /, **settings: Any) -> StepResult:
     >>> [b.layers for b in r.buckets], float(r.step_s), float(r.dp_exposed_s)
     ([(3,), (2, 1, 0)], 0.015145728, 0.003145728)
     """
+    described: Any = settings.get("shape")
+    if hasattr(described, "transformer") and hasattr(described, "settings"):  # a model's description
+        settings = {**described.settings, **settings, "shape": described.transformer()}
     if config is None:
         return price_step(StepConfig.of(**settings))
     if not isinstance(config, StepConfig):
@@ -1313,6 +1318,10 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     experts = _expert_reduction(c, run, notes=notes)
     total = max([end + experts + optimizer,
                  *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
+    if not total:
+        raise InputError("the step takes 0 s: forward_s=0 and backward_s=0 with nothing to communicate or "
+                         "update leave no time to divide its tokens or FLOPs by; give a forward or backward "
+                         "time above 0")
     critical = max(range(len(devices)), key=lambda k: (devices[k].end, -k)) if devices else 0
     busy, tp_comm, cp_comm, ep_comm, pp_comm = _busiest(run.stage_units, pp=pp, v=v, m=m)
     busy -= pp_comm

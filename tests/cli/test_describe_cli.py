@@ -51,7 +51,11 @@ def test_hf_config_gives_the_presets_step_and_flops(cli):
     by_name = cli.json("step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--tp", "4")
     assert by_file["step_s"] == by_name["step_s"]
     flops = cli.json("flops", "--hf-config", LLAMA_8B, "--global-batch", "512")
-    assert flops["model_flops"] == achieved_flops(model_preset("llama-3-8b").transformer(), batch=512).model_flops
+    m = model_preset("llama-3-8b")
+    assert flops["causal"] is m.settings["causal"] is True  # a description's setting, as step takes it
+    assert flops["model_flops"] == achieved_flops(m.transformer(), batch=512, causal=True).model_flops
+    off = cli.json("flops", "--hf-config", LLAMA_8B, "--global-batch", "512", "--no-causal")
+    assert off["model_flops"] == achieved_flops(m.transformer(), batch=512).model_flops
 
 
 def test_megatron_gpt3_script_with_the_preset(cli):
@@ -88,11 +92,11 @@ def test_context_parallel_option(cli):
      "error: 100 GPUs are not a multiple of tp × pp × cp = 8 × 1 × 1 = 8; give --gpus 96 or 104"),
     (["--gpus", "64", "--tp", "8", "--dp", "4"],
      "error: --dp 4 and --gpus 64 disagree: --gpus gives dp = 8; pass one of them"),
-    (["--cp", "3"], "error: cp=3 does not split the sequence 8192 into 2·cp = 6 equal chunks "
+    (["--cp", "3"], "error: --cp 3 does not split the sequence 8192 into 2·cp = 6 equal chunks "
                     "(Megatron-Core's load-balanced causal split); give --cp 2 or 4"),
-    (["--tp", "3"], "error: tp=3 does not divide heads=32; each tp rank holds whole heads: give --tp 2 or 4"),
+    (["--tp", "3"], "error: --tp 3 does not divide --heads 32; each tp rank holds whole heads: give --tp 2 or 4"),
     (["--tp", "16", "--kv-groups", "12", "--heads", "48", "--hidden", "6144"],
-     "error: tp=16 does not divide --kv-groups 12; each tp rank holds whole key-value heads: give --tp 12"),
+     "error: --tp 16 does not divide --kv-groups 12; each tp rank holds whole key-value heads: give --tp 12"),
     (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
     (["--megatron", "--expert-model-parallel-size 4"],
      "error: --ep applies to a mixture of experts; give --experts and --top-k in the shape, or leave it out"),
@@ -206,3 +210,32 @@ def test_top_k_on_a_dense_model_is_refused(cli):
         _, err = cli(*command, "--model", "llama-3-8b", "--top-k", "2", rc=2)
         assert err == ("error: --top-k 2 describes a mixture of experts, and the model is dense; give --experts "
                        "with it, or leave it out\n")
+
+
+def test_a_descriptions_settings_have_both_switches(cli):
+    """A preset sets causal (GPT-3) and dropout off (Llama 3); the command line turns either back."""
+    base = ["step", "--model", "gpt-3-175b", "--gpu", "a100-80gb", "--dp", "8", "--tp", "8", "--pp", "16", "-m",
+            "64", "--allow-oom"]
+    as_preset, off = cli.json(*base), cli.json(*base, "--no-causal")
+    assert as_preset["step_s"] == cli.json(*base, "--causal")["step_s"] < off["step_s"]
+    llama = ["step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--global-batch", "64",
+             "--allow-oom"]
+    peak = [max(d["total_bytes"] for d in cli.json(*llama, *on)["memory"]) for on in ((), ("--dropout",))]
+    assert peak[1] > peak[0] == max(d["total_bytes"] for d in cli.json(*llama, "--no-dropout")["memory"])
+
+
+def test_step_takes_a_models_description_as_its_shape():
+    from costmodel import step
+
+    m = model_preset("gpt-3-175b")
+    kwargs = {"gpu": "a100-80gb", "dp": 8, "tp": 8, "pp": 16, "microbatches": 64, "allow_oom": True}
+    assert step(shape=m, **kwargs).step_s == step(shape=m.transformer(), **m.settings, **kwargs).step_s
+
+
+def test_a_config_whose_kv_heads_do_not_divide_the_heads_names_its_keys(cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, '
+                    '"num_key_value_heads": 5, "intermediate_size": 14336, "vocab_size": 128256, '
+                    '"max_position_embeddings": 8192}', encoding="utf-8")
+    _, err = cli("flops", "--hf-config", str(path), "--global-batch", "1", rc=2)
+    assert "num_key_value_heads = 5 does not divide num_attention_heads = 32" in err
