@@ -56,7 +56,7 @@ def _run(argv: list[str] | None) -> int:
         else:
             from costmodel.cli.flags import cli_message
 
-            message = cli_message(str(exc))
+            message = cli_message(str(exc), error=True)
         if message:  # empty for no arguments: the help is already printed
             print(f"error: {message}", file=sys.stderr)
         return 2

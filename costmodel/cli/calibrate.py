@@ -549,6 +549,8 @@ def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
 
     if micro_batch < 1:
         raise InputError(f"--micro-batch {micro_batch} is not a whole number of sequences >= 1")
+    if given.get("layers") is not None and given["layers"] < 1:
+        raise InputError(f"--layers {given['layers']} is not a whole number of layers >= 1")
     if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
         return _transformer_gemms(given, micro_batch, tp)  # all four, or an error naming those missing
     if any(given.get(k) is not None for k in ("ffn", "kv_groups", "gated")):

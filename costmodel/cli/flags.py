@@ -37,7 +37,7 @@ FLAGS = {
     "activation_bytes": "--activation-bytes",
     "algo": "--algo",
     "algorithm": "--algorithm",
-    "align_param_gather": "--no-align-param-gather",
+    "align_param_gather": "--align-param-gather",
     "allow_bank_change": "--allow-bank-change",
     "out_format": "--out-format",
     "allow_oom": "--allow-oom",
@@ -68,7 +68,7 @@ FLAGS = {
     "dense_layers": "--dense-layers",
     "density": "--density",
     "dp": "--dp",
-    "dropout": "--no-dropout",
+    "dropout": "--dropout",
     "dp_link": "--dp-link",
     "dtype": "--dtype",
     "efficiency": "--efficiency",
@@ -243,6 +243,12 @@ _STATED = {"cutoff", "late_penalty_per_day",
 hardware NCCL's model is given, a step's settings read from the command line's text)."""
 
 
+_STATED_IN_ERRORS = _STATED | {"forward_s", "backward_s", "optimizer_s", "hidden", "heads", "vocabulary",
+                               "tp", "pp", "dp", "cp", "chunks", "expert_ffn_factor", "megatron"}
+"""In an error, the settings too whose value is the one the user gave and the error is about (``tp=3 does
+not divide heads=16`` is ``--tp 3 does not divide --heads 16``); a note that shows such a value (``each
+of the tp=8 ranks``) keeps it as it is."""
+
 _COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile": "profiles"}
 """The library's functions that messages suggest calling, and the command doing the same."""
 
@@ -270,8 +276,13 @@ def _command(m: re.Match[str]) -> str:
     return " ".join(["costmodel", _COMMANDS[m[1]], *map(_words, _ARGUMENT.findall(m[2]))])
 
 
+_AS_TYPED = r"(?<!--fix )(?<!--fix ')(?<!--set )(?<!--set ')(?<!--sweep )"
+"""After ``--fix`` (plan), ``--set`` (an exercise) and ``--sweep``, SETTING=VALUE is the command line's own
+notation."""
+
+
 def _names(names: Iterable[str]) -> str:
-    return r"(?<![\w-])(" + "|".join(sorted(names, key=len, reverse=True)) + r")="
+    return r"(?<![\w-])" + _AS_TYPED + "(" + "|".join(sorted(names, key=len, reverse=True)) + r")="
 
 
 _ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of )"
@@ -279,14 +290,15 @@ _ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|
 
 
 @cache
-def _parameter() -> re.Pattern[str]:
+def _parameter(error: bool = False) -> re.Pattern[str]:
     """The parameters of :data:`FLAGS` as a message names them: a METAVAR, True or nothing after the
-    ``=``, a value asked for, or a value stated.  Compiled on the first message with an ``=`` in it (the
-    alternation of every name is the costliest pattern a command would otherwise compile at start)."""
+    ``=``, a value asked for, or a value stated (in an *error*, :data:`_STATED_IN_ERRORS`).  Compiled on the
+    first message with an ``=`` in it (the alternation of every name is the costliest pattern a command
+    would otherwise compile at start)."""
     return re.compile(
         _names(FLAGS) + r"(?:(True)\b|(?=([A-Z]))|(?=[\s,;:)]|$))"
         r"|" + _ASKED + _names(FLAGS.keys() - _SHOWN)
-        + r"|" + _names(_STATED))
+        + r"|" + _names(_STATED_IN_ERRORS if error else _STATED))
 
 
 @cache
@@ -301,8 +313,9 @@ def _option(m: re.Match[str]) -> str:
     return FLAGS[m[1]] + (" " if m[3] else "")
 
 
-def cli_message(message: str) -> str:
-    """*message* with the parameters it names replaced by their options.
+def cli_message(message: str, *, error: bool = False) -> str:
+    """*message* with the parameters it names replaced by their options; an *error* names the options of
+    the values it is about too (:data:`_STATED_IN_ERRORS`).
 
     >>> cli_message("no latency given; pass alpha=TIME or profile=NAME")
     'no latency given; pass --alpha TIME or --profile NAME'
@@ -332,4 +345,4 @@ def cli_message(message: str) -> str:
     if "=" not in message:
         return message
     message = _quoted().sub(lambda m: FLAGS[m[1]] + " ", message)  # the value given, quoted, stays
-    return _parameter().sub(_option, message)
+    return _parameter(error).sub(_option, message)

@@ -61,13 +61,30 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def _fix(text: str) -> tuple[str, str]:
-    """``SETTING=VALUE``: a setting of the step held for every configuration."""
-    from costmodel.errors import InputError
+    """``SETTING=VALUE``: a setting of the step held for every configuration, named as ``costmodel step``'s
+    option is (``bucket-size``, ``sp``, ``peak``, with or without its dashes); the setting's name and the
+    value's text."""
+    import dataclasses
+
+    from costmodel.cli.step import option_names
+    from costmodel.errors import InputError, UnknownNameError
+    from costmodel.step.config import StepConfig
 
     name, equals, value = text.partition("=")
     if not equals or not name.strip() or not value.strip():
-        raise InputError(f"{text!r} is not SETTING=VALUE; e.g. --fix tp=8 or --fix overlap-grad-reduce=true")
-    return name.strip().replace("-", "_"), value.strip()
+        raise InputError(f"--fix '{text}' is not SETTING=VALUE; e.g. --fix tp=8 or "
+                         "--fix overlap-grad-reduce=true")
+    flag = "--" + name.strip().lstrip("-")
+    if (own := flag[2:].replace("-", "_")) in _OWN_OPTIONS:  # refused with the option that gives it
+        return own, value.strip()
+    settings = {f.name: option_names(f.name) for f in dataclasses.fields(StepConfig)
+                if f.metadata["setting"].own_option}
+    for setting, flags in settings.items():
+        if flag in flags or flag == f"--{setting}":
+            return setting, value.strip()
+    options = tuple(dict.fromkeys(next(f for f in flags if f.startswith("--"))[2:]
+                                  for flags in settings.values()))
+    raise UnknownNameError("--fix setting (an option of costmodel step)", flag[2:], options)
 
 
 Gpu = Annotated[str, option("--gpu", metavar="NAME|FILE", panel=_MACHINE,

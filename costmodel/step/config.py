@@ -152,8 +152,13 @@ def _bytes(value: Any, name: str) -> Fraction | None:
     return None if value is None else named(parse_size, value, name)
 
 
+def _time_read(value: Any) -> Fraction:
+    """A time: a number is seconds; text, from a command line or a file, needs its unit (only 0 goes bare)."""
+    return parse_time(value, require_unit=isinstance(value, str))
+
+
 def _optional_time(value: Any, name: str) -> Fraction | None:
-    return None if value is None else named(parse_time, value, name)
+    return None if value is None else named(_time_read, value, name)
 
 
 def _share_below_one(value: Any, name: str) -> Fraction | None:
@@ -329,7 +334,7 @@ def _times(value: Any, name: str) -> tuple[Fraction, ...] | None:
         return None
     if isinstance(value, str) or not isinstance(value, Sequence) or not value:
         raise InputError(f"{name}={_shown(value)} is not a non-empty list of times; give one per layer")
-    return _each(parse_time, value, name)
+    return _each(_time_read, value, name)
 
 
 def _sizes(value: Any, name: str) -> tuple[Fraction, ...] | None:

@@ -84,6 +84,13 @@ _SOURCES = (
 )
 
 
+def _shown(x: object) -> str:
+    """A setting as a message shows it: a fraction as its exact decimal (3.5) or p/q (8/3), never a repr."""
+    if isinstance(x, Fraction):
+        return decimal_text(x) or str(x)
+    return repr(x)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransformerShape(JSONFields):
     """The shape of a decoder-only transformer.
@@ -140,9 +147,8 @@ class TransformerShape(JSONFields):
         except InputError as exc:
             raise InputError(f"ffn_factor={self.ffn_factor!r}: {exc}") from None
         if factor <= 0 or (factor * self.hidden).denominator != 1:
-            shown = decimal_text(factor) or factor
-            raise InputError(f"ffn_factor={shown} is not a positive factor that gives a whole FFN width with "
-                             f"hidden={self.hidden}; give 4, or 8/3 with hidden a multiple of 3")
+            raise InputError(f"ffn_factor={_shown(factor)} is not a positive factor that gives a whole FFN "
+                             f"width with hidden={self.hidden}; give 4, or 8/3 with hidden a multiple of 3")
         object.__setattr__(self, "ffn_factor", factor)
         if self.kv_groups is not None:
             positive(self.kv_groups, "kv_groups")
@@ -158,7 +164,7 @@ class TransformerShape(JSONFields):
     def _check_experts(self) -> None:
         """The mixture-of-experts fields: all at their defaults for a dense FFN, else consistent."""
         if self.experts is None:
-            given = [f"{name}={getattr(self, name)!r}" for name, default in (
+            given = [f"{name}={_shown(getattr(self, name))}" for name, default in (
                 ("top_k", None), ("expert_ffn_factor", None), ("shared_experts", 0), ("dense_layers", 0))
                 if getattr(self, name) != default]
             if given:
@@ -177,8 +183,9 @@ class TransformerShape(JSONFields):
             except InputError as exc:
                 raise InputError(f"expert_ffn_factor={self.expert_ffn_factor!r}: {exc}") from None
             if factor <= 0 or (factor * self.hidden).denominator != 1:
-                raise InputError(f"expert_ffn_factor={self.expert_ffn_factor!r} is not a positive number "
-                                 "with a whole expert_ffn_factor·hidden; e.g. 11/16 for 1408 of hidden 2048")
+                raise InputError(f"expert_ffn_factor={_shown(self.expert_ffn_factor)} is not a positive "
+                                 "number with a whole expert_ffn_factor·hidden; e.g. 11/16 for 1408 of "
+                                 "hidden 2048")
             object.__setattr__(self, "expert_ffn_factor", factor)
         whole(self.shared_experts, "shared_experts", low=0,
               hint="give the always-active experts of each MoE layer, e.g. shared_experts=2")
@@ -670,10 +677,12 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
             peak = _peak(peak_flops)
             mfu, hfu = model_rate / gpu / peak, run_rate / gpu / peak
             if hfu > 1:
-                rate, top = float(run_rate / gpu) / 1e12, float(peak) / 1e12
-                raise InputError(f"{float(time):g} s an iteration on {gpu} GPUs is {rate:.4g} TFLOP/s per "
-                                 f"GPU, {float(hfu):.3g}× the peak of {top:.4g}: no run is faster than its "
-                                 "peak; check the time, the GPUs, the batch and the dtype the peak is for")
+                from costmodel.units import format_flop_rate
+
+                raise InputError(f"{float(time):g} s an iteration on {gpu} GPUs is "
+                                 f"{format_flop_rate(run_rate / gpu)} per GPU, {float(hfu):.3g}× the peak of "
+                                 f"{format_flop_rate(peak)}: no run is faster than its peak; check the time, "
+                                 "the GPUs, the batch and the dtype the peak is for")
     gpu_seconds = None if time is None or gpu is None else time * gpu
     conventions = _conventions(shape, run=run.total, model=model.total, six_n=run.six_n_flops,
                                card=count.total, tokens=run.tokens, recompute=recompute,

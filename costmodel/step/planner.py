@@ -358,7 +358,7 @@ def _nearest_batches(space: Space) -> str:
     b = space.global_batch
     below = max((b // s * s for s in steps if b // s), default=None)
     above = min(-(-b // s) * s for s in steps)
-    near = [f"global_batch={x}" for x in (below, above) if x is not None]
+    near = [f"global_batch={x}" for x in dict.fromkeys((below, above)) if x is not None]
     return f"; nearest valid: {' or '.join(near)}"
 
 
@@ -387,6 +387,21 @@ def _machine(nodes: int | None, gpus: int | None) -> None:
     positive(nodes if gpus is None else gpus, "nodes" if gpus is None else "gpus")
 
 
+def _micro_batches(sizes: Sequence[int] | None, held: int | None) -> tuple[int, ...]:
+    """The micro-batch sizes searched: *sizes* (default 1, 2, 4), or the one *held*."""
+    if held is not None:
+        if sizes is not None:
+            raise InputError(f"the micro-batch is held at {held} and micro_batch_sizes= lists sizes to try; "
+                             "give one of them")
+        return (held,)
+    sizes = tuple(MICRO_BATCH_SIZES if sizes is None else sizes)
+    if not sizes:
+        raise InputError("micro_batch_sizes=() is empty; give the micro-batch sizes to try, e.g. (1, 2, 4)")
+    for b in sizes:
+        positive(b, "micro_batch_sizes")
+    return sizes
+
+
 def _space(shape: Any, *, gpu: Any, nodes: int | None, global_batch: int, gpus_per_node: int | None,
            micro_batch_sizes: Sequence[int] | None, top: int, fixed: dict[str, Any],
            gpus: int | None = None) -> Space:
@@ -400,14 +415,10 @@ def _space(shape: Any, *, gpu: Any, nodes: int | None, global_batch: int, gpus_p
     for name, why in {**{d.name: d.derived for d in DIMENSIONS if d.derived}, **_NOT_HELD}.items():
         if name in fixed:
             raise InputError(f"{name}= {why}; it cannot be held for the search, drop it")
-    sizes = tuple(MICRO_BATCH_SIZES if micro_batch_sizes is None else micro_batch_sizes)
-    if not sizes:
-        raise InputError("micro_batch_sizes=() is empty; give the micro-batch sizes to try, e.g. (1, 2, 4)")
-    for b in sizes:
-        positive(b, "micro_batch_sizes")
     base = StepConfig.of(shape=shape, gpu=gpu, **{"framework": "megatron", **fixed})
     if base.shape is None:
         raise InputError("plan() needs shape= (a TransformerShape)")
+    sizes = _micro_batches(micro_batch_sizes, base.micro_batch if "micro_batch" in fixed else None)
     if gpus_per_node is not None:
         positive(gpus_per_node, "gpus_per_node")
     if gpus is not None:  # whole nodes, or part of one

@@ -37,10 +37,10 @@ from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
 from costmodel.step.config import Setting, StepConfig, settings
-from costmodel.step.model import StepResult, price_step
+from costmodel.step.model import MAX_LAYER_OPERATIONS, StepResult, price_step
 
-__all__ = ["KNOBS", "MAX_POINTS", "Knob", "StepSweep", "SweepPoint", "format_value", "parse_values",
-           "sweep_step", "throughput", "work"]
+__all__ = ["KNOBS", "MAX_POINTS", "MAX_SWEEP_OPERATIONS", "Knob", "StepSweep", "SweepPoint", "format_value",
+           "parse_values", "sweep_step", "throughput", "work"]
 
 MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
@@ -291,6 +291,26 @@ class StepSweep(JSONFields):
         return f"Training step against {self.knob}: {len(self.points)} values"
 
 
+MAX_SWEEP_OPERATIONS = 4 * MAX_LAYER_OPERATIONS
+"""The layer operations (F, B, W per micro-batch and layer) a sweep simulates over all its values at most:
+four of the largest steps :func:`~costmodel.step.model.price_step` simulates, seconds in all."""
+
+
+def _check_work(configs: Sequence[StepConfig | InputError]) -> None:
+    """Refuse a sweep whose steps would simulate more than :data:`MAX_SWEEP_OPERATIONS` layer operations
+    together (a step above the one-step limit is skipped by its own refusal, and counts nothing)."""
+    total = 0
+    for c in configs:
+        if isinstance(c, StepConfig):
+            layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
+            events = c.microbatches * layers * 3
+            total += events if events <= MAX_LAYER_OPERATIONS else 0
+    if total > MAX_SWEEP_OPERATIONS:
+        raise InputError(f"the sweep's {len(configs)} steps simulate {total} layer operations (F, B, W per "
+                         f"micro-batch and layer) together, more than {MAX_SWEEP_OPERATIONS}; sweep fewer "
+                         "values, or values of fewer micro-batches")
+
+
 def sweep_step(name: str, values: str | Sequence[Any], *, gpus: int | None = None,
                global_batch: int | None = None, **fixed: Any) -> StepSweep:
     """:func:`~costmodel.step.model.step` at each value of knob *name*, the other arguments *fixed*.
@@ -336,14 +356,22 @@ def sweep_step(name: str, values: str | Sequence[Any], *, gpus: int | None = Non
                          "it changes nothing")
     parsed = parse_values(k.name, values)
     base = StepConfig.of(**fixed)
-    baseline = None
-    points: list[SweepPoint] = []
+    configs: list[StepConfig | InputError] = []
     for value in parsed:
         try:
             config = base.replace(**{k.parameter: value if k.argument is None else k.argument(value)})
-            if gpus is not None or global_batch is not None:
-                config = _held(config, gpus=gpus, global_batch=global_batch)
-            r = price_step(config, baseline_s=baseline)
+            configs.append(config if gpus is None and global_batch is None else
+                           _held(config, gpus=gpus, global_batch=global_batch))
+        except InputError as exc:
+            configs.append(exc)
+    _check_work(configs)
+    baseline = None
+    points: list[SweepPoint] = []
+    for value, held in zip(parsed, configs, strict=True):
+        try:
+            if isinstance(held, InputError):
+                raise held
+            r = price_step(held, baseline_s=baseline)
         except InputError as exc:
             points.append(SweepPoint(value=value, skipped=str(exc)))
             continue

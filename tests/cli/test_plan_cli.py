@@ -102,3 +102,12 @@ def test_the_machine_as_a_gpu_count(cli):
 def test_the_plans_own_options_cannot_be_held(cli, held):
     _, err = cli("plan", *SHAPE, *MACHINE, "--fix", held, rc=2)
     assert "is an option of its own" in err and "drop it from --fix" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("typed", "setting"), [("bucket-size=1MiB", "bucket_bytes"), ("sp=true", "sequence_parallel"),
+                                                ("--peak=1T", "peak_flops"), ("optimizer=5ms", "optimizer_s"),
+                                                ("tp=8", "tp"), ("overlap_grad_reduce=true", "overlap_grad_reduce")])
+def test_fix_takes_the_step_commands_option_names(typed, setting):
+    from costmodel.cli.plan import _fix
+
+    assert _fix(typed)[0] == setting

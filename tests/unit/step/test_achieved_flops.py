@@ -51,7 +51,7 @@ def test_the_rates_mfu_and_hfu_of_a_measured_run():
     assert r.model_flops_per_s_per_gpu == Fraction(MODEL * 500, 4)
     assert r.hfu == Fraction(HARDWARE * 500, 4 * 10**8)
     assert r.mfu == Fraction(MODEL * 500, 4 * 10**8)
-    with pytest.raises(InputError, match=r"21.1× the peak of 1e-06: no run is faster than its peak"):
+    with pytest.raises(InputError, match=r"21.1× the peak of 1 MFLOP/s: no run is faster than its peak"):
         achieved_flops(SMALL, batch=3, time_s="2ms", gpus=4, recompute="full", peak_flops="1e6")
 
 
