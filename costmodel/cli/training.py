@@ -159,6 +159,9 @@ def memory(
                                              "hidden size, heads and layers, unless given.")] = None,
     hf_config: Annotated[str | None, option("--hf-config", metavar="FILE",
                                             help="A Hugging Face config.json, read as --model is.")] = None,
+    attention: Annotated[str | None, option("--attention", metavar="KIND", panel=_ACT,
+                                            help="With --model: flash (default, as step) or unfused "
+                                                 "attention.")] = None,
     gpu: GpuOption = None,
     as_json: Json = False,
 ) -> None:
@@ -172,8 +175,13 @@ def memory(
 
     Example: costmodel memory --model llama-3-8b --dtype bf16 --dp 8 --zero 3 --batch 1 --tp 2 --sp
     """
+    from costmodel.errors import InputError
     from costmodel.training.memory import training_memory
 
+    layer: dict[str, Any] = {}
+    if attention is not None and model is None and hf_config is None:
+        raise InputError("--attention describes a model's own layer; give --model or --hf-config with it "
+                         "(Korthikanti et al.'s formulas are for attention through memory)")
     if model is not None or hf_config is not None:
         from costmodel.cli.shape import described
 
@@ -190,10 +198,19 @@ def memory(
             hidden = str(shape.hidden) if hidden is None else hidden
             heads = str(shape.heads) if heads is None else heads
             layers = shape.layers if layers is None else layers
+            import dataclasses
+
+            from costmodel.training.counts import parse_count
+
+            kind = "flash" if attention is None else attention
+            if kind not in ("flash", "unfused"):
+                raise InputError(f"--attention {kind} is not flash or unfused")
+            layer = {"shape": dataclasses.replace(shape, sequence=parse_count(seq)), "attention": kind,
+                     "dropout": bool(base.settings.get("dropout", True))}
 
     emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
-                         recompute=recompute, layers=layers, gpu=gpu), as_json=as_json)
+                         recompute=recompute, layers=layers, gpu=gpu, **layer), as_json=as_json)
 
 
 # -- traffic --------------------------------------------------------------------------------------

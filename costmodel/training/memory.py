@@ -316,7 +316,8 @@ def _variants(s: int, b: int, h: int, a: int, t: int) -> list[tuple[str, str, Fr
 
 def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int = 1,
                       sequence_parallel: bool = False, recompute: str = "none",
-                      layers: int | None = None) -> ActivationMemory:
+                      layers: int | None = None, shape: Any = None, attention: str = "flash",
+                      dropout: bool = True) -> ActivationMemory:
     """Activation bytes per transformer layer (Korthikanti et al. 2022, Table 2).
 
     Parameters
@@ -333,6 +334,12 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
         Activation recomputation.
     layers : int, optional
         Multiply by this many layers (one micro-batch in flight).
+    shape : TransformerShape, optional
+        A model's own layer (its key-value groups, gated FFN, experts), whose sequence and hidden size are
+        *seq* and *hidden*: each variant is then counted as :func:`costmodel.step.step` counts that layer
+        (:func:`costmodel.step.memory.activation_bytes`), with *attention* (``"flash"``, its default, or
+        ``"unfused"``) and *dropout* (masks stored or not), not by the formulas of a GPT layer with
+        attention through memory and dropout that Table 2 gives (which it reproduces for such a layer).
 
     Returns
     -------
@@ -379,6 +386,16 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
     split = sequence_parallel and t > 1  # with t = 1 there is nothing to split
     key = (split and recompute != "full", recompute)
     rows = [row for row in _variants(s, b, h, a, t) if t > 1 or not row[3][0]]
+    if shape is not None:  # the model's own layer, as step counts it
+        from costmodel.step.memory import activation_bytes
+
+        if (shape.sequence, shape.hidden, shape.heads) != (s, h, a):
+            raise InputError(f"shape= has sequence {shape.sequence}, hidden {shape.hidden} and {shape.heads} "
+                             f"heads, not seq={s}, hidden={h}, heads={a}")
+        what = _layer_words(shape, attention=attention, dropout=dropout)
+        rows = [(name, what, activation_bytes(shape, micro_batch=b, tp=t, sequence_parallel=k[0],
+                                              recompute=k[1], attention=attention, dropout=dropout,
+                                              moe=shape.moe), k) for name, _, _, k in rows]
     variants = tuple(ActivationVariant(name=name, formula=formula, bytes_per_layer=value, chosen=k == key)
                      for name, formula, value, k in rows)
     chosen = next(v for v in variants if v.chosen)
@@ -387,6 +404,18 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
     return ActivationMemory(seq=s, batch=b, hidden=h, heads=a, tp=t, sequence_parallel=sequence_parallel,
                             recompute=recompute, bytes_per_layer=chosen.bytes_per_layer,
                             formula=chosen.formula, layers=layers, variants=variants)
+
+
+def _layer_words(shape: Any, *, attention: str, dropout: bool) -> str:
+    """A model's layer in a few words: what its activations depend on beyond s, b, h and a."""
+    words = [f"{attention} attention", "dropout" if dropout else "no dropout"]
+    if shape.groups != shape.heads:
+        words.append(f"{shape.groups} kv heads")
+    if shape.gated:
+        words.append("gated FFN")
+    if shape.moe:
+        words.append(f"{shape.experts} experts top-{shape.top_k}")
+    return ", ".join(words)
 
 
 # -- the combined report --------------------------------------------------------------------------
@@ -537,7 +566,8 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
                     optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
                     hidden: Any = None, heads: Any = None, sequence_parallel: bool = False,
                     recompute: str | None = None, layers: int | None = None,
-                    gpu: GPU | str | None = None) -> MemoryReport:
+                    gpu: GPU | str | None = None, shape: Any = None, attention: str = "flash",
+                    dropout: bool = True) -> MemoryReport:
     """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
 
     Parameters
@@ -565,6 +595,8 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     gpu : GPU or str, optional
         A GPU (a preset's name, a GPU file, or a :class:`~costmodel.gpus.GPU`): the report then says
         whether the memory per GPU fits its memory (:func:`memory_fit`), in ``fit``.
+    shape, attention, dropout : optional
+        A model's own layer for the activations (:func:`activation_memory`).
 
     Returns
     -------
@@ -626,10 +658,14 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     if given:
         act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
                                 sequence_parallel=sequence_parallel, recompute=recompute or "none",
-                                layers=layers)
+                                layers=layers, shape=shape, attention=attention, dropout=dropout)
         sources.append(act.source)
+        layer = "" if shape is None else _layer_words(shape, attention=attention, dropout=dropout)
         notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
-                     "Korthikanti et al. Table 2; independent of dtype=")
+                     "Korthikanti et al. Table 2; independent of dtype=" if shape is None else
+                     f"activations: the model's layer ({layer}) as costmodel step counts it, 2-byte "
+                     "activations and 1-byte masks (Korthikanti et al. Table 2's formulas are a GPT layer's, "
+                     "unfused attention with dropout); independent of dtype=")
         if sequence_parallel and t == 1:
             notes.append("sequence_parallel=True has no effect with tp=1: sequence parallelism splits "
                          "along the tensor-parallel group")

@@ -180,3 +180,36 @@ def test_options_with_effect_are_not_noted():
 def test_options_that_cannot_apply_are_refused(kwargs, fragment):
     with pytest.raises(InputError, match=fragment):
         training_memory(**kwargs)
+
+
+def test_a_gpt_layer_counted_as_step_counts_it_is_korthikantis_table():
+    """A model's layer goes through costmodel.step's count; for a GPT layer with attention through memory
+    and dropout that count is Table 2's formulas, variant by variant (an independent computation)."""
+    from costmodel.step import TransformerShape
+    from costmodel.training.memory import activation_memory
+
+    gpt = TransformerShape(layers=96, hidden=12288, heads=96, sequence=2048, vocabulary=51200)
+    for t, sp in ((1, False), (8, False), (8, True)):
+        for recompute in ("none", "selective", "full"):
+            table = activation_memory(seq=2048, batch=2, hidden=12288, heads=96, tp=t, sequence_parallel=sp,
+                                      recompute=recompute)
+            layer = activation_memory(seq=2048, batch=2, hidden=12288, heads=96, tp=t, sequence_parallel=sp,
+                                      recompute=recompute, shape=gpt, attention="unfused", dropout=True)
+            assert layer.bytes_per_layer == table.bytes_per_layer
+            assert [v.bytes_per_layer for v in layer.variants] == [v.bytes_per_layer for v in table.variants]
+
+
+def test_memory_of_a_model_agrees_with_step_on_its_layer(capsys):
+    """Llama 3 8B (flash attention, no dropout, 8 kv heads, SwiGLU): memory said 138 GiB per GPU where step
+    said 61 GiB, counting a GPT layer's attention matrix and masks."""
+    from costmodel import model_preset
+    from costmodel.step.memory import activation_bytes
+    from tests.clirun import run_json
+
+    data = run_json(capsys, "memory", "--model", "llama-3-8b", "--batch", "1", "--seq", "4096", "--dp", "8", "--zero",
+                    "1", "--gpu", "h100-sxm")
+    shape = model_preset("llama-3-8b").with_shape(sequence=4096).transformer()
+    per_layer = activation_bytes(shape, micro_batch=1, tp=1, sequence_parallel=False, recompute="none",
+                                 attention="flash", dropout=False)
+    assert data["activation_bytes_per_layer"] == per_layer
+    assert data["gpu_fit"]["fits"] is True
