@@ -178,7 +178,7 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
         bounds = measurements.p_bounds
         if bounds is not None and not ranks_allowed(ranks, bounds):
             least, most = bounds
-            raise InputError(f"ranks={ranks} is not what the log ran: its busbw/algbw allows "
+            raise InputError(f"ranks={ranks} is not what the log ran: its {measurements.p_bounds_by} allows "
                              + (f"{least}" if least == most else f"{least} to {most}"))
         measurements = measurements.with_p(ranks)
     elif ranks is not None and ranks != measurements.p:

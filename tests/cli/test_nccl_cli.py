@@ -433,3 +433,17 @@ def test_an_unknown_collective_for_a_log_offers_what_nccls_model_prices(cli):
         _, err = cli("nccl", command, log, "--preset", "dgx-h100", "--collective", "foo", rc=2)
         assert err == "error: unknown collective 'foo'; choose from allreduce, allgather, reduce-scatter, " \
                       "broadcast, reduce\n"
+
+
+OLD_ALLGATHER = "tests/data/excerpts/allgather_v100x12_dgx2_oldformat_wrong_jgwohlbier.txt"
+V100 = ["--arch", "sm70", "--channels", "6", "--bw-intra", "21"]
+
+
+def test_compare_reads_an_old_allgather_log_on_its_ranks(cli):
+    """busbw = algbw, as nccl-tests printed all_gather's before June 2020, says nothing of p: its 12 '# Rank'
+    lines stand, with --ranks 12 or without, and calibrate fit -p 12 takes it too."""
+    data = cli.json("nccl", "compare", OLD_ALLGATHER, *V100)
+    assert data["ranks"] == 12 and len(data["rows"]) == 26
+    assert any("before June 2020" in n for n in data["notes"])
+    assert cli.json("nccl", "compare", OLD_ALLGATHER, *V100, "--ranks", "12")["rows"] == data["rows"]
+    assert cli.json("calibrate", "fit", OLD_ALLGATHER, "-p", "12")["p"] == 12

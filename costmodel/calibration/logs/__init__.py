@@ -14,7 +14,9 @@ nccl-tests, text
     ``N/A`` when validation is off, optional per-iteration ``i_*`` columns and a
     timestamp).  Columns are found by the header line's names, not by position.
     Each printed line gives two rows, out-of-place (``in_place=False``) and
-    in-place (``in_place=True``).  p is the number of ``# Rank`` lines.
+    in-place (``in_place=True``).  p is the number of ``# Rank`` lines.  An
+    all-gather or reduce-scatter log from before June 2020 prints busbw equal
+    to algbw (both S·(p − 1)/p / t): read so, with a warning, no algbw.
 nccl-tests, JSON (``-J FILE``, nccl-tests 2.17+)
     The object nccl-tests writes (``JSON_FILE_VERSION`` 2)::
 

@@ -72,7 +72,9 @@ class Row(JSONFields):
     time_s : Fraction
         The measured time of one operation, seconds.
     algbw_bytes_per_s, busbw_bytes_per_s : Fraction or None
-        The bandwidths the log printed (nccl-tests, or OSU's bandwidth test).
+        The bandwidths the log printed (nccl-tests, or OSU's bandwidth test); algbw is None
+        where the log's algbw column is not nccl-tests' algbw (an all-gather or reduce-scatter
+        log before June 2020 printed busbw there).
     in_place : bool or None
         nccl-tests: in-place (True) or out-of-place (False); None when the
         tool does not say.
@@ -118,6 +120,10 @@ class Measurements:
     p_bounds : (int, int) or None
         The least and most ranks the log's printed bandwidths allow (nccl-tests'
         busbw/algbw), when they depend on p.
+    p_bounds_by : str
+        What :attr:`p_bounds` comes from, as a message names it: ``busbw/algbw``, or
+        ``algbw against size/time`` in an old all-gather or reduce-scatter log, whose
+        busbw/algbw is 1.
     """
 
     tool: str
@@ -132,6 +138,7 @@ class Measurements:
     command: str | None = None
     size_per_rank: bool = False
     p_bounds: tuple[int, int] | None = None
+    p_bounds_by: str = "busbw/algbw"
 
     def select(self, *, in_place: bool | None = False) -> tuple[Row, ...]:
         """The rows of one kind: out-of-place (and unflagged) rows, or the in-place ones.
@@ -174,7 +181,7 @@ class Measurements:
             raise InputError(f"p={ranks} differs from the p={self.p} the log states; drop p= or give "
                              f"{self.p}")
         if self.p_bounds is not None and not ranks_allowed(ranks, self.p_bounds):
-            raise InputError(f"p={ranks} is not what the log ran: its busbw/algbw allows "
+            raise InputError(f"p={ranks} is not what the log ran: its {self.p_bounds_by} allows "
                              f"{allowed_ranks(self.p_bounds)}")
         known = tuple(w for w in self.warnings if not w.endswith(UNKNOWN_RANKS))  # it is known now
         if len(known) < len(self.warnings):

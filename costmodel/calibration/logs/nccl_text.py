@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from os import PathLike
 
@@ -139,6 +139,10 @@ class _NcclText:
     launched: tuple[int, str] | None = None
     failure: tuple[int, str] | None = None
     fragments: list[int] = field(default_factory=list)
+    bounds_by: str = "busbw/algbw"
+    """What the rank counts the table allows come from, as messages name it."""
+    bus_one: bool = False
+    """The table follows nccl-tests' convention before June 2020 (:data:`_BUS_ONE`)."""
 
     @property
     def listed(self) -> int | None:
@@ -324,26 +328,29 @@ class _NcclText:
 
 
 def _check_bandwidths(state: _NcclText, collective: str, p: int | None) -> None:
-    """Recompute algbw = S/t and busbw = algbw × factor; a mismatch beyond the rounding is a warning.
+    """Recompute algbw = S/t and busbw = algbw × factor (before June 2020, for :data:`_BUS_ONE`: algbw =
+    S/t × (p − 1)/p and busbw = algbw); a mismatch beyond the rounding is a warning.
 
     In floats: the verdict has a margin of 1 % of the printed rounding, far above a float's error
     (10⁻¹⁶ of the value), and the numbers it prints have 4 digits.
     """
     factor = bus_factor(collective, p) if p else None
-    bus_over_alg = float(factor) if factor is not None else 0.0
+    # printed algbw / (S/t) and printed busbw / printed algbw; None: not known without p
+    alg_factor, bus_over_alg = (factor, Fraction(1)) if state.bus_one else (Fraction(1), factor)
     bad: list[str] = []
     for row, t_tok, a_tok, b_tok, number in state.printed:
         time_us = float(t_tok)
         algbw = row.n_bytes / 1000 / time_us  # GB/s
         slack = algbw * 10.0 ** _ulp_power(t_tok) / 2 / time_us  # from the rounding of the printed time
-        if abs(float(a_tok) - algbw) > (10.0 ** _ulp_power(a_tok) / 2 + slack) * 1.01:
-            kind = "in-place" if row.in_place else "out-of-place"
-            bad.append(f"line {number}: {kind} algbw {a_tok} GB/s differs from size/time = "
-                       f"{algbw:.4g} GB/s beyond the printed rounding")
-        if factor is not None:
-            bus = algbw * bus_over_alg
-            if abs(float(b_tok) - bus) > (10.0 ** _ulp_power(b_tok) / 2 + slack * bus_over_alg) * 1.01:
-                kind = "in-place" if row.in_place else "out-of-place"
+        kind = "in-place" if row.in_place else "out-of-place"
+        if alg_factor is not None:
+            alg, share = algbw * float(alg_factor), "" if alg_factor == 1 else f" × {alg_factor}"
+            if abs(float(a_tok) - alg) > (10.0 ** _ulp_power(a_tok) / 2 + slack * float(alg_factor)) * 1.01:
+                bad.append(f"line {number}: {kind} algbw {a_tok} GB/s differs from size/time{share} = "
+                           f"{alg:.4g} GB/s beyond the printed rounding")
+        if bus_over_alg is not None and not state.bus_one:
+            bus = algbw * float(bus_over_alg)
+            if abs(float(b_tok) - bus) > (10.0 ** _ulp_power(b_tok) / 2 + slack * float(bus_over_alg)) * 1.01:
                 bad.append(f"line {number}: {kind} busbw {b_tok} GB/s differs from algbw × {factor} = "
                            f"{bus:.4g} GB/s beyond the printed rounding (is p = {p} right?)")
     _warn_limited(state.warnings, bad, "bandwidth mismatches")
@@ -383,23 +390,64 @@ def _infer_nccl_collective(state: _NcclText, p: int | None) -> str | None:
 _MOST_RANKS = 1 << 24
 """The most ranks :func:`_table_bounds` considers."""
 
+_BUS_ONE = frozenset({"allgather", "reduce-scatter"})
+"""The collectives whose busbw nccl-tests printed equal to algbw before its commit ec1b5e2 (2020-06-19,
+"Change all_gather/reduce_scatter algbw to match the documentation"): both were
+count·typesize·(p − 1) / t, count the elements per rank, which is S·(p − 1)/p / t of the size S it
+printed then as now (the whole buffer); algbw is S/t since, and busbw unchanged."""
+
+
+def _largest(state: _NcclText) -> tuple[Fraction, Fraction, str, str, Row] | None:
+    """The printed (algbw, busbw), their tokens and the row, of the row with the largest algbw, exactly:
+    among the rows whose algbw is largest as a float (a float never orders two decimals the wrong way
+    round, it may only tie them); None without a row."""
+    top = max((float(a) for _, _, a, _, _ in state.printed), default=0.0)
+    printed = [(Fraction(a), Fraction(b), a, b, row) for row, _, a, b, _ in state.printed if float(a) == top]
+    return max(printed, key=lambda e: (e[0], e[1]), default=None)
+
 
 def _table_bounds(state: _NcclText, collective: str) -> tuple[int, int] | None:
     """The rank counts that the printed busbw/algbw of the row with the largest algbw allows, within the
     printing's rounding (nccl-tests computes busbw with the communicator's true size), as (least, most);
     None when the factor does not depend on p or the row says nothing."""
-    factor = BUS_FACTORS[collective]
-    if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
-        return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
-    # the row with the largest (algbw, busbw), exactly: among the rows whose algbw is largest as a float
-    # (a float never orders two decimals the wrong way round, it may only tie them)
-    top = max((float(a) for _, _, a, _, _ in state.printed), default=0.0)
-    printed = [(Fraction(a), Fraction(b), a, b) for _, _, a, b, _ in state.printed if float(a) == top]
-    a, b, a_tok, b_tok = max(printed, default=(Fraction(0), Fraction(0), "0", "0"))
+    largest = _largest(state)
+    if largest is None:
+        return None
+    a, b, a_tok, b_tok, _ = largest
     if a <= _ulp(a_tok) / 2:
         return None
     low = (b - _ulp(b_tok) / 2) / (a + _ulp(a_tok) / 2)
     high = (b + _ulp(b_tok) / 2) / (a - _ulp(a_tok) / 2)
+    return _ranks_between(collective, low, high)
+
+
+def _old_bounds(state: _NcclText, collective: str) -> tuple[int, int] | None:
+    """The rank counts of a log in nccl-tests' convention before June 2020 (:data:`_BUS_ONE`), as
+    (least, most): busbw equal to algbw on every row, and algbw below size/time by the factor (p − 1)/p
+    of the row with the largest algbw, within the printing's rounding; None for a log in today's
+    convention (algbw is size/time there) or one whose rows say nothing."""
+    if collective not in _BUS_ONE or any(Fraction(a) != Fraction(b) for _, _, a, b, _ in state.printed):
+        return None
+    largest = _largest(state)
+    if largest is None:
+        return None
+    a, _, a_tok, _, row = largest
+    t_tok = next(t for r, t, _, _, _ in state.printed if r is row)
+    half_a, half_t = _ulp(a_tok) / 2, _ulp(t_tok) / 2
+    if a <= half_a:
+        return None
+    # printed algbw / (S/t), both in GB/s: algbw × t[µs] × 1000 / S
+    low = (a - half_a) * (Fraction(t_tok) - half_t) * 1000 / row.n_bytes
+    high = (a + half_a) * (Fraction(t_tok) + half_t) * 1000 / row.n_bytes
+    return None if high >= 1 else _ranks_between(collective, low, high)
+
+
+def _ranks_between(collective: str, low: Fraction, high: Fraction) -> tuple[int, int] | None:
+    """The rank counts p whose bus factor (:data:`BUS_FACTORS`) lies in [*low*, *high*], as (least, most);
+    None for a factor that does not grow with p, or an interval no p reaches."""
+    factor = BUS_FACTORS[collective]
+    if not factor(Fraction(2)) < factor(Fraction(4)) < factor(Fraction(_MOST_RANKS)):
+        return None  # a factor that does not grow with p (broadcast, reduce, send/recv) says nothing
 
     def first(at_least: Fraction, strict: bool) -> int:  # the least p whose factor is >= (or >) at_least
         lo, hi = 2, _MOST_RANKS
@@ -461,7 +509,7 @@ def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | Non
     if complete is not None and complete != requested and ranks_allowed(complete, bounds):
         raise _listed_ranks(state, requested, complete)
     if bounds is not None and not ranks_allowed(requested, bounds):
-        raise ParseError(f"p={requested} was requested but the log's busbw/algbw allows "
+        raise ParseError(f"p={requested} was requested but the log's {state.bounds_by} allows "
                          f"{allowed_ranks(bounds)}", path=state.path, line=state.header_line)
     return requested
 
@@ -511,7 +559,7 @@ def _nccl_p(state: _NcclText, requested: int | None, bounds: tuple[int, int] | N
         return None
     if listed is None and stated is not None:
         why += " counts one process's ranks"
-    allowed = f"the log's busbw/algbw allows {allowed_ranks(bounds)}"
+    allowed = f"the log's {state.bounds_by} allows {allowed_ranks(bounds)}"
     said = f"{why}, but {allowed}" if stated else f"no '# Rank' lines and no nThread × nGpus; {allowed}"
     return _unstated_p(state, said, bounds)
 
@@ -558,16 +606,32 @@ def parse_nccl_tests(text: str, *, path: str = "<text>", collective: str | None 
                          f"({state.redop}, {state.root}) rule it out", path=name, line=state.series_line)
     if chosen not in BUS_FACTORS:
         raise ParseError(f"nccl-tests has no {chosen} test", path=name, line=line)
-    bounds = _table_bounds(state, chosen)
+    bounds = _old_bounds(state, chosen)
+    if bounds is not None:
+        _read_bus_one(state, bounds)
+    else:
+        bounds = _table_bounds(state, chosen)
     ranks = _nccl_p(state, p, bounds)
     _finish_nccl_warnings(state, chosen, ranks)
     check_increasing(state.rows, path=name)
     return Measurements(
         tool="nccl-tests", collective=chosen, p=ranks, rows=tuple(state.rows), p_bounds=bounds,
+        p_bounds_by=state.bounds_by,
         source=source_line(state.lines), warnings=tuple(state.warnings), path=name, backend="nccl",
         dtype=state.dtype,
         command=f"{state.program[0]}_perf" if state.program else None,
     )
+
+
+def _read_bus_one(state: _NcclText, bounds: tuple[int, int]) -> None:
+    """Read the table in nccl-tests' convention before June 2020 (:data:`_BUS_ONE`): sizes, times and busbw
+    as printed, no algbw (its column held busbw), the rank counts from algbw against size/time."""
+    state.bus_one, state.bounds_by = True, "algbw against size/time"
+    state.rows = [replace(r, algbw_bytes_per_s=None) for r in state.rows]
+    state.warnings.append("busbw equals algbw on every row, as nccl-tests printed both for all_gather and "
+                          "reduce_scatter before June 2020 (size × (p − 1)/p / time): sizes, times and "
+                          "busbw read as printed, the ranks from algbw against size/time "
+                          f"({allowed_ranks(bounds)})")
 
 
 def read_nccl_tests(path: str | PathLike[str], *, collective: str | None = None,

@@ -7,6 +7,7 @@ import contextlib
 import os
 import re
 import threading
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -425,3 +426,43 @@ def test_an_nccl_tests_table_whose_header_lost_its_hash_reads_the_same(log, tmp_
     target = tmp_path / log.name
     target.write_text("\n".join(lines), encoding="utf-8")
     assert _key(read_log(target)) == _key(read_log(log))
+
+
+# --------------------------------------------------------------------------- nccl-tests before June 2020
+
+EXCERPTS = LOGS.parent / "excerpts"
+OLD_ALLGATHER = EXCERPTS / "allgather_v100x12_dgx2_oldformat_wrong_jgwohlbier.txt"
+
+
+def test_an_old_allgather_log_prints_busbw_as_algbw_and_is_read_so():
+    """Before nccl-tests' ec1b5e2 (2020-06-19) all_gather and reduce_scatter printed algbw = busbw =
+    S·(p − 1)/p / t: busbw/algbw is 1 whatever p, so it must not count thousands of ranks; the 12 '# Rank'
+    lines stand, as algbw against size/time (11/12 of it) says too."""
+    m = read_log(OLD_ALLGATHER)
+    assert (m.collective, m.p, m.p_bounds, m.p_bounds_by) == ("allgather", 12, (12, 12), "algbw against size/time")
+    assert any("as nccl-tests printed both for all_gather and reduce_scatter before June 2020" in w
+               for w in m.warnings)
+    assert not any("differs" in w or "allows" in w for w in m.warnings), m.warnings
+    first = m.select()[0]
+    assert (first.n_bytes, first.time_s, first.algbw_bytes_per_s) == (48, Fraction("57.46") / 10**6, None)
+    assert m.select()[-1].busbw_bytes_per_s == Fraction("72.41") * 10**9  # busbw meant then what it does now
+    assert read_log(OLD_ALLGATHER, p=12).p == 12
+    with pytest.raises(ParseError, match="p=8 was requested but the log lists 12 ranks"):
+        read_log(OLD_ALLGATHER, p=8)
+    # without its '# Rank' and '# nThread' lines the ranks follow from algbw against size/time
+    text = "\n".join(s for s in _lines(OLD_ALLGATHER) if "Rank" not in s and "nThread" not in s)
+    bare = parse_log(text)
+    assert bare.p == 12 and any("algbw against size/time allows p = 12: p = 12 taken" in w for w in bare.warnings)
+    with pytest.raises(ParseError, match="p=11 was requested but the log's algbw against size/time allows p = 12"):
+        parse_log(text, p=11)
+
+
+def test_an_allgather_log_of_today_whose_busbw_rounds_to_its_algbw_is_not_an_old_one():
+    """On many ranks (p − 1)/p rounds to 1 at two decimals: algbw is size/time there, and the log is read
+    in today's convention, its ranks bounded by busbw/algbw as ever."""
+    header = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+              "   busbw #wrong")
+    row = "   1073741824     262144     float    none      -1    10000   107.37   107.37      0    10000   107.37   107.37      0"
+    m = parse_log(f"# Collective test starting: all_gather_perf\n{header}\n{row}\n")
+    assert m.p_bounds_by == "busbw/algbw" and m.p_bounds is not None and m.p_bounds[0] > 1000
+    assert m.rows[0].algbw_bytes_per_s == Fraction("107.37") * 10**9
