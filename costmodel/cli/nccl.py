@@ -10,6 +10,7 @@ over an existing file without ``--force``).
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -76,24 +77,36 @@ _HARDWARE = "Hardware (what NCCL's topology search finds)"
 _NCCL = "NCCL"
 
 
+_BARE = re.compile(r"\s*[+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?(?:\s*/\s*[0-9]+)?\s*")
+"""Text that is a number alone, read by the package's rule (:func:`costmodel.exact.parse_number`): a
+decimal, an exponent of at most ±60 (as with a unit; 1e99999999 would take minutes to expand), a ratio."""
+
+
+def _bare(text: str) -> Fraction | None:
+    """*text* as a bare number, or None for text with a unit."""
+    from costmodel.exact import parse_number
+
+    return parse_number(text) if _BARE.fullmatch(text) else None
+
+
 def _gb_per_s(text: str) -> Fraction:
     """GB/s per channel: a bare number, as NCCL prints it, or a rate with its unit."""
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        from costmodel.units import parse_rate
+    bare = _bare(text)
+    if bare is not None:
+        return bare
+    from costmodel.units import parse_rate
 
-        return Fraction(parse_rate(text, require_unit=True)) / 10**9
+    return Fraction(parse_rate(text, require_unit=True)) / 10**9
 
 
 def _microseconds(text: str) -> Fraction:
     """µs: a bare number, as NCCL's tables are written, or a time with its unit."""
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        from costmodel.units import parse_time
+    bare = _bare(text)
+    if bare is not None:
+        return bare
+    from costmodel.units import parse_time
 
-        return Fraction(parse_time(text, require_unit=True)) * 10**6
+    return Fraction(parse_time(text, require_unit=True)) * 10**6
 
 
 def _complete_presets(ctx: Any, incomplete: str) -> list[str]:
@@ -540,13 +553,13 @@ def calibrate_command(
     """
     import dataclasses
 
-    from costmodel._files import check_writable
+    from costmodel._files import check_writable, write_text
     from costmodel.nccl.reports import calibrate_manifest
 
     target = None if out is None else check_writable(out, force=force)
     result = calibrate_manifest(manifest)
     if target is not None:
-        target.write_text(result.calibration.overheads.toml(), encoding="utf-8")
+        write_text(target, result.calibration.overheads.toml())
     emit(dataclasses.replace(result, out=target), as_json=as_json)
 
 
@@ -577,14 +590,14 @@ def preset_command(
     """
     import dataclasses
 
-    from costmodel._files import check_writable
+    from costmodel._files import check_writable, write_text
     from costmodel.nccl.reports import preset_from_log
 
     if out is not None:
         check_writable(out, force=force)
     result = preset_from_log(log, name or (out.stem if out is not None else "from-log"))
     if out is not None:
-        out.write_text(result.toml, encoding="utf-8")
+        write_text(out, result.toml)
     elif not as_json:  # the TOML as it is (not fitted to the width), the notes as its comments
         import sys
 

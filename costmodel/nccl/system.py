@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -51,18 +52,27 @@ CPU_VENDORS = ("intel", "amd", "zhaoxin", "mixed")
 
 _PATTERNS = (1, 2, 3, 4, 5, 6)
 _MAX_NUMBER = 10**9
+_MIN_NUMBER = Fraction(1, 10**6)
+"""The range of a bandwidth (GB/s per channel) or a latency (µs) other than 0: 1 kB/s to 1 EB/s per
+channel, 1 ps to 1000 s, far beyond any link on either side; a number outside it is a typo, and its
+times would print hundreds of digits (or overflow a float)."""
 _CHANNELS_HINT = "a graph the search found has 1 to 64 (MAXCHANNELS) channels"
 
 
 def value_text(value: Any) -> str:
-    """*value* as a message shows it: a Fraction as its number (``-40``, ``1e+308``), else its repr."""
+    """*value* as a message shows it: a Fraction as its number (``-40``, ``1e+308``, ``1e+400``), else its
+    repr."""
     if isinstance(value, Fraction):
-        return str(value) if value.denominator == 1 and abs(value) < 10**12 else f"{float(value):g}"
+        if value.denominator == 1 and abs(value) < 10**12:
+            return str(value)
+        number = float(value) if 1e-300 < abs(value) < 1e300 else Decimal(value.numerator) / value.denominator
+        return f"{number:g}" if isinstance(number, float) else f"{number.normalize():.6g}"
     return repr(value)
 
 
 def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
-    """A finite non-negative (or positive) number as an exact Fraction (a float by its decimal text)."""
+    """A finite non-negative (or positive) number as an exact Fraction (a float by its decimal text), 0 or
+    from :data:`_MIN_NUMBER` to :data:`_MAX_NUMBER`."""
     if isinstance(value, bool) or not isinstance(value, int | float | Fraction | str):
         raise InputError(f"{name}={value!r} is not a number")
     if isinstance(value, float) and not math.isfinite(value):
@@ -77,6 +87,9 @@ def _rate(value: Any, name: str, *, allow_zero: bool = False) -> Fraction:
         )
     if number < 0 or (number == 0 and not allow_zero):
         raise InputError(f"{name}={value_text(value)} is not {'non-negative' if allow_zero else 'positive'}")
+    if 0 < number < _MIN_NUMBER:
+        raise InputError(f"{name}={value_text(value)} is too small; at least {float(_MIN_NUMBER):g} (GB/s "
+                         f"per channel or µs){', or 0' if allow_zero else ''}")
     return number
 
 

@@ -447,3 +447,25 @@ def test_compare_reads_an_old_allgather_log_on_its_ranks(cli):
     assert any("before June 2020" in n for n in data["notes"])
     assert cli.json("nccl", "compare", OLD_ALLGATHER, *V100, "--ranks", "12")["rows"] == data["rows"]
     assert cli.json("calibrate", "fit", OLD_ALLGATHER, "-p", "12")["p"] == 12
+
+
+@pytest.mark.parametrize("command", [("nccl", "compare", f"{LOGS}/allreduce_a100x8_1node_nvswitch_superbench.txt"),
+                                     ("nccl", "check", f"{LOGS}/allreduce_a100x8_1node_nvswitch_superbench.txt"),
+                                     ("nccl", "allreduce", "-n", "1MiB", "--ranks", "8")])
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--bw-intra", "1e400", "'1e400' has an exponent out of range"),
+    ("--bw-intra", "1e-300", "'1e-300' has an exponent out of range"),
+    ("--bw-intra", "1e-7", "--bw-intra 1e-07 is too small; at least 1e-06 (GB/s per channel or µs)"),
+    ("--bw-intra", "2e9", "--bw-intra 2000000000 is too large; at most 1,000,000,000"),
+    ("--net-latency", "1e400", "'1e400' has an exponent out of range"),
+])
+def test_bandwidths_and_latencies_out_of_any_link_are_one_line(cli, command, option, value, message):
+    """A value past a float (1e400) once ended in an OverflowError, and 1e-300 GB/s printed errors of
+    300 digits: both sides are refused, as a unit's exponent is."""
+    hardware = ["--arch", "sm80", "--channels", "8", "--bw-intra", "20"]
+    if option == "--bw-intra":
+        hardware[-1] = value
+    else:
+        hardware += [option, value]
+    _, err = cli(*command, *hardware, rc=2)
+    assert message in err and err.startswith("error: ") and err.count("\n") == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from costmodel.errors import InputError
@@ -24,6 +26,11 @@ GOOD = {"arch": 90, "ranks": 16, "nodes": 2, "channels": 16, "bw_intra": 40, "bw
     ({"cpu": "sparc"}, "unknown host CPU 'sparc'"),
     ({"net_latency": -2}, "net_latency=-2 is not non-negative"),
     ({"bw_intra": 1e308}, "bw_intra=1e+308 is too large"),
+    ({"bw_intra": Fraction(10**400)}, "bw_intra=1e+400 is too large"),  # past a float: no OverflowError
+    ({"bw_intra": 1e-300}, "bw_intra=1e-300 is too small; at least 1e-06 (GB/s per channel or µs)"),
+    ({"bw_inter": Fraction(1, 10**400)}, "bw_inter=1e-400 is too small"),
+    ({"net_latency": Fraction(10**400)}, "net_latency=1e+400 is too large"),
+    ({"net_latency": 1e-9}, "net_latency=1e-09 is too small; at least 1e-06 (GB/s per channel or µs), or 0"),
 ])
 def test_bad_descriptions(change, message):
     with pytest.raises(InputError) as info:
