@@ -9,7 +9,8 @@ from pathlib import Path
 
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["MAX_READ_BYTES", "check_writable", "decode_text", "read_bytes", "read_text", "write_files"]
+__all__ = ["MAX_READ_BYTES", "cannot_write", "check_writable", "decode_text", "read_bytes", "read_text",
+           "write_files", "write_text"]
 
 MAX_READ_BYTES = 64 * 2**20
 """The most bytes costmodel reads from one user file (64 MiB): far above any benchmark log, answer
@@ -17,19 +18,49 @@ sheet or profile, and small enough that a wrong file fails at once instead of fi
 
 
 def check_writable(path: str | Path, *, force: bool, folder_must_exist: bool = True) -> Path:
-    """*path* as a Path, checked before any work is done: not there yet (or *force*), its folder there.
+    """*path* as a Path, checked before any work is done: no folder, not there yet (or *force*), its
+    folder there.
 
     >>> check_writable("/nonexistent-folder/x.toml", force=True)
     Traceback (most recent call last):
         ...
     costmodel.errors.InputError: /nonexistent-folder does not exist; create the folder first
+    >>> check_writable("/", force=True)
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: / is a folder; name a file in it to write
     """
     target = Path(path)
+    if target.is_dir():  # --force cannot help: a folder is never overwritten
+        raise InputError(f"{target} is a folder; name a file in it to write")
     if target.exists() and not force:
         raise InputError(f"{target} exists; pass force=True to overwrite it")
     if folder_must_exist and not target.parent.exists():
         raise InputError(f"{target.parent} does not exist; create the folder first")
+    if folder_must_exist and not target.parent.is_dir():
+        raise InputError(f"{target.parent} is not a folder; give a path inside a folder")
     return target
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write *text* to the file *path* in UTF-8: the one way costmodel writes a user's file, any failure
+    of the system's (no such folder, permission denied, a folder, a full disk) one line naming the path
+    and the reason (:func:`cannot_write`).
+
+    >>> write_text("/proc/costmodel-nope.toml", "")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: cannot write /proc/costmodel-nope.toml: No such file or directory
+    """
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise cannot_write(path, error) from None
+
+
+def cannot_write(path: str | os.PathLike[str], error: OSError) -> InputError:
+    """The one-line error of a file costmodel could not write: *path* and the system's reason."""
+    return InputError(f"cannot write {os.fspath(path)}: {error.strerror or error}")
 
 
 def write_files(folder: Path, files: dict[str, str], *, force: bool) -> None:
@@ -40,8 +71,11 @@ def write_files(folder: Path, files: dict[str, str], *, force: bool) -> None:
         check_writable(folder / relative, force=force, folder_must_exist=False)
     for relative, text in files.items():
         target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise cannot_write(target.parent, error) from None
+        write_text(target, text)
 
 
 def _size_text(n: int) -> str:

@@ -159,6 +159,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
+from costmodel._files import cannot_write
 from costmodel._json import JSONFields, MeasuredFields
 from costmodel.calibration.launch import DEFAULT_PORT, LOCAL_RANK_VARIABLES, Launch, launch_from_env
 from costmodel.calibration.logs import CSV_COLUMNS, PT2PT, Measurements, Row, bus_factor, canonical_collective
@@ -994,9 +995,7 @@ class _Recorder:
             try:
                 self.file = config.csv_path.open("w", encoding="utf-8", newline="")
             except OSError as exc:
-                reason = (exc.strerror or str(exc)).lower()
-                raise InputError(f"cannot write {str(config.csv_path)!r}: {reason}; "
-                                 "give a writable path") from None
+                raise cannot_write(config.csv_path, exc) from None
             self.file.write(self.source + "\n")
             self.writer = csv.writer(self.file, lineterminator="\n")
             self.writer.writerow(BENCH_CSV_COLUMNS)

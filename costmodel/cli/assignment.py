@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable, read_text, write_files
+from costmodel._files import check_writable, read_text, write_files, write_text
 from costmodel.cli.layout import table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
@@ -239,7 +239,7 @@ def report_command(
                          overrides=overrides, submitted=times)
     problems = result.problems
     if out is not None:
-        out.write_text(result.to_csv(out_format), encoding="utf-8")
+        write_text(out, result.to_csv(out_format))
     if plot is not None:
         _plot(result, plot)
     emit(result, as_json=as_json)
@@ -287,7 +287,7 @@ def override_command(
     made = make_override(manifest, student, question, score, reason)
     text = read_text(target, what="the overrides") if target.exists() else \
         f"# Manual grades of assignment {manifest.id}, applied by costmodel assignment report.\n"
-    target.write_text(text.rstrip("\n") + "\n\n" + made.to_toml(), encoding="utf-8")
+    write_text(target, text.rstrip("\n") + "\n\n" + made.to_toml())
     emit(_Overridden(made, str(target), len(before) + 1), as_json=as_json)
 
 

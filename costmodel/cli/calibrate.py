@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from costmodel._files import check_writable
+from costmodel._files import check_writable, write_text
 from costmodel.cli.layout import markup, table
 from costmodel.cli.options import FIT, Json, LogFile, LogFiles, LogRanks, option, time_parser
 from costmodel.cli.output import emit
@@ -104,7 +104,7 @@ def _write_profile(fitted: Any, out: Path | None, name: str | None, force: bool,
     from costmodel.profiles import parse_profile
 
     parse_profile(text, path=str(out))  # what we write must load with --profile
-    out.write_text(text, encoding="utf-8")
+    write_text(out, text)
 
 
 @dataclass(frozen=True)
@@ -646,7 +646,7 @@ def _write_gpu_file(result: Any, out: Path | None, force: bool) -> None:
     from costmodel.gpus import parse_gpu
 
     parse_gpu(text, path=str(out))
-    out.write_text(text, encoding="utf-8")
+    write_text(out, text)
 
 
 def _compute_with_progress(config: Any, base: str | None, name: str | None, *, show: bool) -> Any:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from costmodel._files import check_writable
+from costmodel._files import cannot_write, check_writable
 from costmodel.collectives._record import Algorithm
 from costmodel.errors import InputError, MissingDependency
 from costmodel.units import format_size
@@ -113,6 +113,8 @@ def save(fig: Any, path: Path, title: str) -> Path:
     """Write *fig* to *path* (PNG or SVG by suffix) with *title* in the file's metadata, then close it."""
     try:
         fig.savefig(path, dpi=DPI, metadata={"Title": title})
+    except OSError as error:
+        raise cannot_write(path, error) from None
     finally:
         import matplotlib.pyplot as plt
 

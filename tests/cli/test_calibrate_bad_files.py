@@ -92,3 +92,37 @@ def test_a_tagged_log_fits_like_the_plain_one(capsys, tmp_path):
     tagged, _ = run(capsys, "calibrate", "fit", str(log), "--json")
     plain, _ = run(capsys, "calibrate", "fit", str(H200), "--json")
     assert tagged.replace(str(log), "LOG") == plain.replace(str(H200), "LOG")
+
+
+DEBUG_LOG = Path(__file__).resolve().parent.parent / "data" / "nccl-debug" / "rtx4090-8gpu-pcie-interleaved.log"
+WRITERS = {
+    "calibrate fit": ("calibrate", "fit", str(H200)),
+    "nccl preset": ("nccl", "preset", str(DEBUG_LOG)),
+}
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["", "--force"])
+def test_out_a_folder_is_refused_whatever_force_says(capsys, tmp_path, writer, force):
+    """--force cannot overwrite a folder, so the error never suggests it."""
+    err = _one_error(capsys, *WRITERS[writer], "--out", str(tmp_path), *force)
+    assert err == f"error: {tmp_path} is a folder; name a file in it to write\n"
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_file_the_system_refuses_to_write_is_one_line_with_its_reason(capsys, tmp_path, monkeypatch, writer):
+    """Every file the command line writes goes through one helper: the path and the system's reason."""
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    target = tmp_path / "out.toml"
+    err = _one_error(capsys, *WRITERS[writer], "--out", str(target))
+    assert err == f"error: cannot write {target}: No space left on device\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc here")
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_path_under_proc_is_one_line(capsys, writer):
+    err = _one_error(capsys, *WRITERS[writer], "--out", "/proc/costmodel-nope.toml")
+    assert err == "error: cannot write /proc/costmodel-nope.toml: No such file or directory\n"

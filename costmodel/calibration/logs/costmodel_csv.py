@@ -7,6 +7,7 @@ import io
 from os import PathLike
 from pathlib import Path
 
+from costmodel._files import write_text
 from costmodel.calibration.logs.measurements import (
     CSV_COLUMNS,
     INTEGER,
@@ -188,7 +189,7 @@ def write_csv(measurements: Measurements, path: str | Path | None = None) -> str
                          r.n_bytes, decimal_text(r.time_s) or repr(float(r.time_s)), flag])
     text = out.getvalue()
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        write_text(path, text)
     return text
 
 
