@@ -425,7 +425,7 @@ def compare_command(
     Ranks come from the log (--ranks when it has no # Rank lines), nodes from the distinct hosts of its
     # Rank lines (--nodes when they do not name every rank). The release modelled, NCCL_ALGO and
     NCCL_PROTO follow the log where it prints them (nccl-library=, "NCCL version", "NCCL_ALGO set by
-    environment to"), each said in a note; an
+    environment to", a network plugin's "Setting NCCL_PROTO to"), each said in a note; an
     rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
     protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
     given, as is the whole log's, and the median |busbw error| at sizes from 1 MiB and below. With

@@ -12,7 +12,8 @@ older layout without ``Group``) when they name every rank; a log whose ``# Rank`
 (a long job's output often keeps the first few, or the last) says nothing certain about its nodes.
 :func:`log_facts` reads what else the log says about the run: the NCCL release (nccl-tests' header
 ``nccl-library=21903``, NCCL's ``NCCL version 2.19.3`` line), the ``NCCL_*`` settings it prints
-(``NCCL INFO NCCL_ALGO set by environment to Ring``, or ``NCCL_ALGO=Ring`` on a command line), and
+(``NCCL INFO NCCL_ALGO set by environment to Ring``, ``NCCL_ALGO=Ring`` on a command line, or a network
+plugin's ``NET/OFI Setting NCCL_PROTO to "simple"``), and
 whether the library was RCCL, AMD's port, whose tuning is not NCCL's.
 
 References
@@ -53,6 +54,10 @@ _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
 _VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
 _ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
                           r"[\"']?([\w^:;,.+-]+)")
+_PLUGIN_SETTING = re.compile(r"\bNET/(\w+) Setting (NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD) to "
+                             r"[\"']?([\w^:;,.+-]+)")
+"""A network plugin that sets NCCL's variable for it (aws-ofi-nccl: ``NCCL INFO NET/OFI Setting NCCL_PROTO
+to "simple"``, before NCCL reads it)."""
 _RCCL_MARKS = re.compile(r"^rccl-tests|^#.*\bRank\b.*\bAMD Instinct|\bRCCL_\w+=", re.MULTILINE)
 """rccl-tests' own line (``rccl-tests: Version develop:83d38d9``), an AMD GPU in a ``# Rank`` line, or an
 ``RCCL_*`` setting; RCCL's version line (``RCCL version 2.18.3``, ``NCCL version 2.18.3+hip6.0``) too."""
@@ -74,6 +79,9 @@ class LogFacts:
     """The library's release as the log prints it (``"2.19.3"``), if it does."""
     environment: tuple[tuple[str, str], ...]
     """The tuning settings it prints, ``(name, value)``, the last of each name."""
+    origins: tuple[tuple[str, str], ...] = ()
+    """``(name, what set it)`` of the settings of :attr:`environment` that a network plugin set, not the
+    environment or a command line (``("NCCL_PROTO", "set by the network plugin, NET/OFI")``)."""
 
     def nodes(self, ranks: int) -> int | None:
         """The node count of a run of *ranks*, when the ``# Rank`` lines name every rank (else None)."""
@@ -99,6 +107,8 @@ def log_facts(text: str) -> LogFacts:
     >>> f = log_facts("NCCL INFO NCCL_ALGO set by environment to Ring\\nNCCL version 2.19.3+cuda12.2")
     >>> f.version, f.library, f.environment
     ('2.19.3', 'nccl', (('NCCL_ALGO', 'Ring'),))
+    >>> log_facts('NCCL INFO NET/OFI Setting NCCL_PROTO to "simple"').origins
+    (('NCCL_PROTO', 'set by the network plugin, NET/OFI'),)
     """
     from costmodel.calibration.logs.measurements import split_lines
 
@@ -116,10 +126,16 @@ def log_facts(text: str) -> LogFacts:
             library = "rccl"
     if _RCCL_MARKS.search(joined):
         library = "rccl"
-    # a setting quoted in a sentence ends at its punctuation ("with NCCL_ALGO=RING.")
-    environment = {name: value.rstrip(".,;:") for name, value in _ENVIRONMENT.findall(joined)}
+    # in the order of the log, the last of each name counting; a setting quoted in a sentence ends at its
+    # punctuation ("with NCCL_ALGO=RING.")
+    settings = sorted([(m.start(), m[1], m[2], "") for m in _ENVIRONMENT.finditer(joined)]
+                      + [(m.start(), m[2], m[3], f"set by the network plugin, NET/{m[1]}")
+                         for m in _PLUGIN_SETTING.finditer(joined)])
+    environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
+    origins = {name: origin for _, name, _, origin in settings}
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
-                    environment=tuple(environment.items()))
+                    environment=tuple(environment.items()),
+                    origins=tuple((name, origin) for name, origin in origins.items() if origin))
 
 
 def modelled_version(release: str) -> str:
@@ -393,16 +409,18 @@ def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, pro
     elif ran is not None and modelled_version(ran) != resolve_version(version).version:
         notes.append(f"the log ran NCCL {ran}; modelled with NCCL {version}'s tuning as given")
     environment = dict(facts.environment) if facts is not None else {}
+    origins = dict(facts.origins) if facts is not None else {}
     chosen = {"NCCL_ALGO": algo, "NCCL_PROTO": proto}
     for name, given in chosen.items():
         logged = environment.get(name)
         if logged is None:
             continue
+        origin = f" ({origins[name]})" if name in origins else ""
         if given is None:
             chosen[name] = logged
-            notes.append(f"{name}={logged}, as the log ran")
+            notes.append(f"{name}={logged}, as the log ran{origin}")
         elif given != logged:
-            notes.append(f"the log ran with {name}={logged}; modelled with {given} as given")
+            notes.append(f"the log ran with {name}={logged}{origin}; modelled with {given} as given")
     if "NCCL_TREE_THRESHOLD" in environment:
         notes.append(f"the log sets NCCL_TREE_THRESHOLD={environment['NCCL_TREE_THRESHOLD']}: the models of "
                      f"NCCL {' and '.join(MODELLED)} have no such setting (they choose by the tuning model "

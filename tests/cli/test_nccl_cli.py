@@ -469,3 +469,19 @@ def test_bandwidths_and_latencies_out_of_any_link_are_one_line(cli, command, opt
         hardware += [option, value]
     _, err = cli(*command, *hardware, rc=2)
     assert message in err and err.startswith("error: ") and err.count("\n") == 1
+
+
+EFA = "tests/data/excerpts/allreduce_t4x2_2node_efa_tagoutput_eksblueprints.txt"
+T4 = ["--arch", "sm75", "--channels", "2", "--bw-intra", "10", "--bw-inter", "3", "--intra", "pci"]
+
+
+def test_compare_applies_the_protocol_a_network_plugin_set(cli):
+    """aws-ofi-nccl sets NCCL_PROTO itself ('NET/OFI Setting NCCL_PROTO to "simple"'): NCCL runs with it, so
+    the model does, and the note says who set it."""
+    data = cli.json("nccl", "compare", EFA, *T4)
+    assert {r["protocol"] for r in data["rows"]} == {"Simple"}
+    assert "NCCL_PROTO=simple, as the log ran (set by the network plugin, NET/OFI)" in data["notes"]
+    given = cli.json("nccl", "compare", EFA, *T4, "--proto", "LL")
+    assert {r["protocol"] for r in given["rows"]} == {"LL"}
+    assert ("the log ran with NCCL_PROTO=simple (set by the network plugin, NET/OFI); modelled with LL as "
+            "given") in given["notes"]
