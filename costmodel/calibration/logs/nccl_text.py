@@ -45,9 +45,12 @@ _WRONG_ERROR = Fraction(1, 1000)
 """Old nccl-tests print the max abs error (1e-07 when right); above this the row is refused."""
 
 _RANK = re.compile(r"#\s*Rank\s+(\d+)\s")
-_FAILURE = re.compile(r"Test (?:CUDA |NCCL )?failure\b.*|NCCL WARN .*")
-"""nccl-tests' own report of a failed run (common.h: "Test CUDA failure", "Test NCCL failure"), or
-NCCL's warning: said where a run left no rows."""
+_FAILURE = re.compile(r"Test (?:CUDA |NCCL )?failure\b.*")
+"""nccl-tests' own report of a failed run (common.h: "Test CUDA failure", "Test NCCL failure"), its first
+line the cause: said where a run left no rows, or cut one."""
+_WARN = re.compile(r"NCCL WARN .*")
+"""NCCL's warning: context for a failure, never the failure itself (a harmless "Could not find a path for
+pattern 4, falling back to simple order" precedes many a healthy run)."""
 _STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
 _MAX_WARNINGS = 8
 
@@ -138,6 +141,10 @@ class _NcclText:
     nthread_line: int | None = None
     launched: tuple[int, str] | None = None
     failure: tuple[int, str] | None = None
+    warned: tuple[int, str] | None = None
+    """NCCL's last warning before the failure (or the end), its line and text."""
+    cut: tuple[int, str] | None = None
+    """The line and size of a row the failure cut."""
     fragments: list[int] = field(default_factory=list)
     bounds_by: str = "busbw/algbw"
     """What the rank counts the table allows come from, as messages name it."""
@@ -165,11 +172,11 @@ class _NcclText:
             else:
                 self.text(s, number)
         if self.header is None and self.failure is not None:
-            raise ParseError(f"no nccl-tests table: the run failed ({self.failure[1]})", path=self.path,
+            raise ParseError(f"no nccl-tests table: the run failed ({self.failed()})", path=self.path,
                              line=self.failure[0])
         if self.header is None:
             raise ParseError("no nccl-tests table header ('#  size  count  type ...') found; "
-                             "is the log complete?", path=self.path, line=len(self.lines))
+                             f"is the log complete?{self.warning()}", path=self.path, line=len(self.lines))
         if not self.rows and self.refused_rows:
             raise WrongResults(f"every row failed validation ({self.refused_rows} results with #wrong > 0 or "
                                "an error above the limit); nothing to fit: fix the run or the GPUs, "
@@ -177,11 +184,25 @@ class _NcclText:
                                refusals=tuple(text for _, _, text in self.refusals),
                              path=self.path, line=len(self.lines))
         if not self.rows and self.failure is not None and self.table_rows == 0:
-            raise ParseError(f"the table has no rows: the run failed ({self.failure[1]})", path=self.path,
+            raise ParseError(f"the table has no rows: the run failed ({self.failed()})", path=self.path,
                              line=self.failure[0])
         if not self.rows:
-            raise ParseError("the table has no rows; the log looks truncated", path=self.path,
-                             line=len(self.lines))
+            raise ParseError(f"the table has no rows; the log looks truncated{self.warning()}",
+                             path=self.path, line=len(self.lines))
+        if self.failure is not None and self.failure[0] > (self.header_line or 0):  # the rows before it
+            where = (f"line {self.cut[0]}: the run failed in the row of {self.cut[1]} B" if self.cut else
+                     f"line {self.failure[0]}: the run failed")
+            self.warnings.append(f"{where} ({self.failed()}); the rows before it are read")
+
+    def failed(self) -> str:
+        """nccl-tests' failure line, and NCCL's last warning before it as context."""
+        assert self.failure is not None
+        before = f"; before it, line {self.warned[0]}: {self.warned[1]}" if self.warned else ""
+        return f"{self.failure[1]}{before}"
+
+    def warning(self) -> str:
+        """NCCL's last warning, as context where the log ends without a table or rows: '' without one."""
+        return f" (NCCL warned at line {self.warned[0]}: {self.warned[1]})" if self.warned else ""
 
     def comment(self, s: str, number: int) -> None:
         if m := _RANK.match(s):
@@ -213,7 +234,7 @@ class _NcclText:
             failed, why = self.failure  # a run that failed before its first row, then a run that did not
             self.warnings.append(f"line {self.header_line}: a table without rows, its run failed at line "
                                  f"{failed} ({why}); read the table at line {number}")
-            self.header, self.blocks, self.failure = None, [], None
+            self.header, self.blocks, self.failure, self.warned = None, [], None, None
         if self.header is not None:
             raise ParseError(f"a second nccl-tests table starts here (the first at line {self.header_line}); "
                              "split a file that holds several runs", path=self.path, line=number)
@@ -238,8 +259,14 @@ class _NcclText:
             self.set_header(list(_STANDARD_HEADER), number)
             self.warnings.append(f"line {number}: rows without nccl-tests' column header, read in its own "
                                  "columns: " + " ".join(_STANDARD_HEADER))
-        if self.failure is None and (failed := _FAILURE.search(s)) is not None:
-            self.failure = (number, failed.group(0).strip())
+        if self.failure is None and (warned := _WARN.search(s)) is not None:
+            self.warned = (number, warned.group(0).strip())
+        if (failed := _FAILURE.search(s)) is not None:
+            if self.failure is None:
+                self.failure = (number, failed.group(0).strip())
+            if self.header is not None and INTEGER.fullmatch(tokens[0]) and self.cut is None:
+                self.cut = (number, tokens[0])  # a row the crash cut ("... -1 node0: Test CUDA failure ...")
+                return
         if self.header is not None and not INTEGER.fullmatch(tokens[0]) and len(tokens) >= 3 and all(
                 NUMBER.fullmatch(t) or t == "N/A" for t in tokens):
             self.fragments.append(number)  # the tail of a row whose head other output took

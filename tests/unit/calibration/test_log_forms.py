@@ -466,3 +466,35 @@ def test_an_allgather_log_of_today_whose_busbw_rounds_to_its_algbw_is_not_an_old
     m = parse_log(f"# Collective test starting: all_gather_perf\n{header}\n{row}\n")
     assert m.p_bounds_by == "busbw/algbw" and m.p_bounds is not None and m.p_bounds[0] > 1000
     assert m.rows[0].algbw_bytes_per_s == Fraction("107.37") * 10**9
+
+
+# --------------------------------------------------------------------------- runs that failed
+
+FAILED_5090 = EXCERPTS / "allreduce_rtx5090x2_failed_debuginfo_nccltests287.txt"
+CRASHED_ROW = EXCERPTS / "alltoall_h800x16_2node_ima_nccltests355.txt"
+
+
+def test_a_failed_run_is_blamed_on_nccl_tests_own_failure_line(tmp_path):
+    """NCCL's harmless 'Could not find a path for pattern 4' warnings precede the failure by 40 lines: the
+    failure is nccl-tests' 'Test NCCL failure' line, NCCL's last warning before it only context."""
+    err = _refused(FAILED_5090.read_text(encoding="utf-8"), tmp_path, "the table has no rows: the run failed")
+    assert err.line == 73
+    assert ("the run failed (Test NCCL failure common.cu:392 'unhandled cuda error (run with NCCL_DEBUG=INFO for "
+            "details) / '; before it, line 68: NCCL WARN Cuda failure 1 'invalid argument')") in str(err)
+    assert "pattern 4" not in str(err)
+
+
+def test_a_row_cut_by_a_crash_says_the_run_failed(tmp_path):
+    """nccl-tests#355: the crash message ends the first row's line ('-1 node0: Test CUDA failure ...'):
+    the run failed, said with its line, not a row of too many fields."""
+    err = _refused(CRASHED_ROW.read_text(encoding="utf-8"), tmp_path, "the table has no rows: the run failed")
+    assert err.line == 28 and "(Test CUDA failure common.cu:389 'an illegal memory access was encountered')" in str(err)
+    whole = _lines(H200)  # the rows before a crash are read, and the crash said
+    last = max(i for i, s in enumerate(whole) if s.split()[:1] and s.split()[0].isdigit())
+    size = whole[last].split()[0]
+    crashed = [*whole[:last], f"  {size}  {whole[last].split()[1]}  float  sum  -1 node1: Test CUDA failure "
+               "common.cu:389 'an illegal memory access was encountered'", " .. node1 pid 7: Test failure common.cu:519"]
+    m = parse_log("\n".join(crashed))
+    assert [r.n_bytes for r in m.rows] == [r.n_bytes for r in read_log(H200).rows if r.n_bytes < int(size)]
+    assert any(w.startswith(f"line {last + 1}: the run failed in the row of {size} B (Test CUDA failure "
+                            "common.cu:389") and w.endswith("the rows before it are read") for w in m.warnings)
