@@ -55,7 +55,9 @@ costmodel CSV
 Logs as clusters write them
     MPI launcher prefixes are removed from each line that carries one: Open
     MPI ``--tag-output`` (``[1,0]<stdout>:``), SLURM ``srun --label``
-    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``).  OSU rows
+    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``), and before
+    them a log quoted in Markdown (``> `` at any depth, code fences), with a
+    warning (:func:`parse_log`).  OSU rows
     pasted without their ``#`` lines are read when the layout is clear from
     the columns (2: Size, Avg; 5: ``-f``'s Size, Avg, Min, Max, Iterations);
     anything else is refused.
@@ -88,6 +90,7 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
 from os import PathLike
 
 from costmodel.calibration.logs import costmodel_csv, imb, nccl_json, nccl_text, osu
@@ -148,7 +151,12 @@ def detect_format(text: str) -> str | None:
     >>> detect_format("collective,backend,p,n_bytes,time_s\\nallreduce,nccl,8,1024,0.00001\\n")
     'costmodel-csv'
     """
-    lines = [s.strip() for s in split_lines(text) if s.strip()]
+    return _detect(text, split_lines(text))
+
+
+def _detect(text: str, split: list[str]) -> str | None:
+    """:func:`detect_format` of *text*, whose lines :func:`split_lines` gave as *split*."""
+    lines = [s.strip() for s in split if s.strip()]
     sure = next((f for f in FORMATS if f.detect(text, lines)), None)
     if sure is None:
         sure = next((f for f in FORMATS if f.guess is not None and f.guess(lines)), None)
@@ -179,12 +187,14 @@ def parse_log(text: str, *, path: str = "<text>", collective: str | None = None,
         For an empty, binary, truncated or malformed log.
     """
     text = check_text(text, path)
-    kind = detect_format(text)
+    notes: list[str] = []
+    kind = _detect(text, split_lines(text, path, notes=notes))
     if kind is None:
         raise ParseError(f"not a log costmodel reads ({', '.join(f.title for f in FORMATS)}): no table "
                          "header found; "
                          "give the benchmark's full output", path=path, line=1)
-    return next(f for f in FORMATS if f.name == kind).parse(text, path=path, collective=collective, p=p)
+    read = next(f for f in FORMATS if f.name == kind).parse(text, path=path, collective=collective, p=p)
+    return replace(read, warnings=(*notes, *read.warnings)) if notes else read
 
 
 def read_log(path: str | PathLike[str], *, collective: str | None = None,
@@ -213,9 +223,11 @@ def parse_logs(text: str, *, path: str = "<text>", collective: str | None = None
         As :func:`parse_log`, and for a CSV holding one collective at several p (give *p*).
     """
     text = check_text(text, path)
-    if detect_format(text) != "costmodel-csv":
+    notes: list[str] = []
+    if _detect(text, split_lines(text, path, notes=notes)) != "costmodel-csv":
         return (parse_log(text, path=path, collective=collective, p=p),)
-    groups = parse_csv_groups(text, path=path, collective=collective, p=p)
+    groups = [replace(m, warnings=(*notes, *m.warnings))
+              for m in parse_csv_groups(text, path=path, collective=collective, p=p)]
     names = [m.collective for m in groups]
     twice = next((c for c in names if names.count(c) > 1), None)
     if twice is not None:

@@ -259,19 +259,46 @@ MAX_ROWS = 100_000
 _MAX_LINES = 10 * MAX_ROWS
 
 
-def split_lines(text: str, path: str = "<text>") -> list[str]:
+_QUOTE = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
+"""A Markdown block quote's marks, at any depth (``> ``, ``>> ``, ``> > ``): a log quoted in a comment."""
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$")
+"""A Markdown code fence (```, ```text, ~~~): a line of its own that no benchmark prints."""
+
+
+def split_lines(text: str, path: str = "<text>", *, notes: list[str] | None = None) -> list[str]:
     """The lines of *text*, split at line feeds only (so that line numbers match an editor's), with
     any MPI launcher prefix removed from each line (Open MPI ``--tag-output``, SLURM ``srun --label``,
     MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do, and before it any
-    time stamp a log collector put there (``kubectl logs --timestamps``, ``docker logs -t``)."""
+    time stamp a log collector put there (``kubectl logs --timestamps``, ``docker logs -t``), and before
+    that any Markdown quoting of a pasted log (``> `` at any depth; code fences become blank lines).
+    What the quoting was is said in *notes*, when given."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(lines) > _MAX_LINES:
         raise ParseError(f"the log has {len(lines)} lines, more than the {_MAX_LINES} costmodel reads; "
                          "keep the table only", path=path, line=_MAX_LINES + 1)
-    lines = [_LAUNCHER_PREFIX.sub("", _TIMESTAMP.sub("", line, count=1), count=1) for line in lines]
+    quoted: list[int] = []
+    fences: list[int] = []
+    for number, line in enumerate(lines):
+        if line[:1] in (">", " ", "\t") and (mark := _QUOTE.match(line)):
+            line = line[mark.end():]  # noqa: PLW2901 - the line, unquoted
+            quoted.append(number + 1)
+        if line[:1] in ("`", "~", " ", "\t") and _FENCE.match(line):
+            line = ""  # noqa: PLW2901
+            fences.append(number + 1)
+        lines[number] = _LAUNCHER_PREFIX.sub("", _TIMESTAMP.sub("", line, count=1), count=1)
     while lines and not lines[-1].strip():
         lines.pop()
+    if notes is not None and (quoted or fences):
+        kinds = [f"'>' quotes on {_counted(quoted, 'line')}" if quoted else "",
+                 f"code fences on {_counted(fences, 'line')}" if fences else ""]
+        notes.append(f"a log quoted in Markdown ({' and '.join(k for k in kinds if k)}): read without the "
+                     "quoting")
     return lines
+
+
+def _counted(numbers: list[int], what: str) -> str:
+    """``line 3``, ``lines 2–40`` (the first and last), as a note names the lines it is about."""
+    return f"{what} {numbers[0]}" if len(numbers) == 1 else f"{what}s {numbers[0]}–{numbers[-1]}"
 
 
 def check_rows(count: int, *, path: str, line: int) -> None:

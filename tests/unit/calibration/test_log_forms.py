@@ -498,3 +498,28 @@ def test_a_row_cut_by_a_crash_says_the_run_failed(tmp_path):
     assert [r.n_bytes for r in m.rows] == [r.n_bytes for r in read_log(H200).rows if r.n_bytes < int(size)]
     assert any(w.startswith(f"line {last + 1}: the run failed in the row of {size} B (Test CUDA failure "
                             "common.cu:389") and w.endswith("the rows before it are read") for w in m.warnings)
+
+
+# --------------------------------------------------------------------------- logs quoted in Markdown
+
+MD_QUOTED = EXCERPTS / "allreduce_rtx5090x4_1node_mdquoted_nccltests287.txt"
+
+
+@pytest.mark.parametrize("name", ["allreduce_a100x8_1node_metagcm_mdquoted.txt",
+                                  "allreduce_a100x8_1node_metagcm_mdquoted2.txt"])
+def test_a_log_quoted_in_markdown_reads_as_the_log(name):
+    """A comment quoting a log ('> ', a reply's '>> ') keeps every line of it behind the marks."""
+    quoted = read_log(EXCERPTS / name)
+    plain = parse_log("\n".join(re.sub(r"^>+ ?", "", s) for s in _lines(EXCERPTS / name)))
+    assert _key(quoted) == _key(plain) and quoted.p == 8 and len(quoted.rows) == 12
+    assert quoted.warnings[0] == "a log quoted in Markdown ('>' quotes on lines 2–26): read without the quoting"
+
+
+def test_a_quoted_log_in_a_code_fence_reads_its_table():
+    """nccl-tests#287: a comment quoting the log inside a ``` fence, both behind '> '."""
+    m = read_log(MD_QUOTED)
+    assert (m.collective, m.p, len(m.select())) == ("allreduce", 4, 25)
+    assert m.select()[0].n_bytes == 8 and m.select()[0].time_s == Fraction("15.60") / 10**6
+    assert "a log quoted in Markdown ('>' quotes on lines 2–45 and code fences on lines 4–45)" in m.warnings[0]
+    fenced = parse_log("```text\n" + "\n".join(_lines(H200)[1:]) + "\n```\n")
+    assert _key(fenced)[:3] == _key(read_log(H200))[:3] and "code fences on lines 1–" in fenced.warnings[0]
