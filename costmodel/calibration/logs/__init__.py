@@ -55,7 +55,8 @@ costmodel CSV
 Logs as clusters write them
     MPI launcher prefixes are removed from each line that carries one: Open
     MPI ``--tag-output`` (``[1,0]<stdout>:``), SLURM ``srun --label``
-    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``), and before
+    (``0: ``) and MPICH/Intel MPI ``-prepend-rank`` (``[0] ``, inside a
+    table's rows too, where the writes of a row meet), and before
     them a log quoted in Markdown (``> `` at any depth, code fences), with a
     warning (:func:`parse_log`).  OSU rows
     pasted without their ``#`` lines are read when the layout is clear from

@@ -249,8 +249,12 @@ def check_text(text: str, path: str) -> str:
 _LAUNCHER_PREFIX = re.compile(
     r"^\s*(?:\[\d+,\d+\](?:\[[^\]\n]*\])?<std(?:out|err)>:"  # Open MPI --tag-output: [1,0]<stdout>:
     r"|\d+(?:\+\d+)?: "  # SLURM srun --label: '0: ', ' 12: ', heterogeneous jobs '0+1: '
-    r"|\[\d+\] )"  # MPICH / Intel MPI -prepend-rank: '[0] '
+    r"|\[(?P<rank>\d+)\] )"  # MPICH / Intel MPI -prepend-rank: '[0] '
 )
+_NUMBERS = re.compile(r"\s*\d")
+"""A line of a table's numbers (an nccl-tests row or its tail), not a program's message: MPICH's
+``-prepend-rank`` tags every write it forwards, and nccl-tests writes a row in three, so its rank's tag
+stands inside the row too (``... -1[0]    1626.5 ...  0[0]    2302.3 ...``), where no number has one."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
 """An RFC 3339 time before each line: ``kubectl logs --timestamps`` (``2025-03-14T09:26:53.123456789Z ``),
 ``docker logs -t``."""
@@ -268,7 +272,8 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+-]*[ \t]*$")
 def split_lines(text: str, path: str = "<text>", *, notes: list[str] | None = None) -> list[str]:
     """The lines of *text*, split at line feeds only (so that line numbers match an editor's), with
     any MPI launcher prefix removed from each line (Open MPI ``--tag-output``, SLURM ``srun --label``,
-    MPICH/Intel MPI ``-prepend-rank``), whether every line carries one or only some do, and before it any
+    MPICH/Intel MPI ``-prepend-rank``, whose tag a table's row also carries where its writes meet), whether
+    every line carries one or only some do, and before it any
     time stamp a log collector put there (``kubectl logs --timestamps``, ``docker logs -t``), and before
     that any Markdown quoting of a pasted log (``> `` at any depth; code fences become blank lines).
     What the quoting was is said in *notes*, when given."""
@@ -285,7 +290,12 @@ def split_lines(text: str, path: str = "<text>", *, notes: list[str] | None = No
         if line[:1] in ("`", "~", " ", "\t") and _FENCE.match(line):
             line = ""  # noqa: PLW2901
             fences.append(number + 1)
-        lines[number] = _LAUNCHER_PREFIX.sub("", _TIMESTAMP.sub("", line, count=1), count=1)
+        line = _TIMESTAMP.sub("", line, count=1)  # noqa: PLW2901
+        if (prefix := _LAUNCHER_PREFIX.match(line)) is not None:
+            line = line[prefix.end():]  # noqa: PLW2901
+            if prefix["rank"] is not None and _NUMBERS.match(line):
+                line = line.replace(f"[{prefix['rank']}]", "")  # noqa: PLW2901
+        lines[number] = line
     while lines and not lines[-1].strip():
         lines.pop()
     if notes is not None and (quoted or fences):

@@ -523,3 +523,30 @@ def test_a_quoted_log_in_a_code_fence_reads_its_table():
     assert "a log quoted in Markdown ('>' quotes on lines 2–45 and code fences on lines 4–45)" in m.warnings[0]
     fenced = parse_log("```text\n" + "\n".join(_lines(H200)[1:]) + "\n```\n")
     assert _key(fenced)[:3] == _key(read_log(H200))[:3] and "code fences on lines 1–" in fenced.warnings[0]
+
+
+# --------------------------------------------------------------------------- MPICH's tags inside rows
+
+MPICH_ROWS = EXCERPTS / "allreduce_h100_mpich_prepend_midline_withheader_derived_nccl1453.txt"
+MPICH_CUT = EXCERPTS / "allreduce_h100_mpich_prepend_midline_truncated_nccl1453.txt"
+
+
+def test_mpich_rank_tags_inside_a_row_are_stripped():
+    """NVIDIA/nccl#1453: MPICH's -prepend-rank tags each write it forwards, and nccl-tests writes a row in
+    three, so '[0]' stands inside every row ('-1[0]    1626.5', '0[0]    2302.3')."""
+    m = read_log(MPICH_ROWS)
+    untagged = parse_log("\n".join(s.replace("[0]", "") for s in _lines(MPICH_ROWS)))
+    assert _key(m) == _key(untagged) and (m.collective, m.p, len(m.select())) == ("allreduce", 24, 10)
+    assert m.select()[0].time_s == Fraction("1626.5") / 10**6 and m.select(in_place=True)[0].time_s == \
+        Fraction("2302.3") / 10**6
+    cut = read_log(MPICH_CUT)  # the post as it was: no header, its first row's head and last row's tail lost
+    assert [(r.n_bytes, r.time_s) for r in cut.rows] == [(r.n_bytes, r.time_s) for r in m.rows]
+
+
+def test_only_rows_lose_a_tag_of_the_prefix_rank():
+    """NCCL's own lines keep their brackets (rank[device] in 'Channel 00/0 : 0[0] -> 1[1]'), and a row
+    loses only its own rank's tag."""
+    lines = measurements.split_lines("[0] host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
+                                     "[1]        8   2  float  sum  -1[1]   9.1   0.00   0.00   0[1]   9.2\n")
+    assert lines == ["host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+                     "       8   2  float  sum  -1   9.1   0.00   0.00   0   9.2"]
