@@ -58,9 +58,10 @@ _PLUGIN_SETTING = re.compile(r"\bNET/(\w+) Setting (NCCL_ALGO|NCCL_PROTO|NCCL_TR
                              r"[\"']?([\w^:;,.+-]+)")
 """A network plugin that sets NCCL's variable for it (aws-ofi-nccl: ``NCCL INFO NET/OFI Setting NCCL_PROTO
 to "simple"``, before NCCL reads it)."""
-_RCCL_MARKS = re.compile(r"^rccl-tests|^#.*\bRank\b.*\bAMD Instinct|\bRCCL_\w+=", re.MULTILINE)
-"""rccl-tests' own line (``rccl-tests: Version develop:83d38d9``), an AMD GPU in a ``# Rank`` line, or an
-``RCCL_*`` setting; RCCL's version line (``RCCL version 2.18.3``, ``NCCL version 2.18.3+hip6.0``) too."""
+_RCCL_MARKS = re.compile(r"^rccl-tests|^#.*\bRank\b.*\bAMD Instinct|\bRCCL_\w+=|\bXGMI\b", re.MULTILINE)
+"""rccl-tests' own line (``rccl-tests: Version develop:83d38d9``), an AMD GPU in a ``# Rank`` line, an
+``RCCL_*`` setting, or AMD's XGMI links in RCCL's topology (``+ XGMI[24.0]``, ``type XGMI/PIX``); RCCL's
+version line (``RCCL version 2.18.3``, ``NCCL version 2.18.3+hip6.0``) too."""
 MODELLED = ("2.21", "2.30")
 """The NCCL releases whose tuning :mod:`costmodel.nccl` models."""
 

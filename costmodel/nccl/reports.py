@@ -205,12 +205,20 @@ def calibrate_manifest(manifest: Path | str) -> Calibrated:
 
 def preset_from_log(log: Path | str, name: str = "from-log") -> PresetText:
     """The hardware preset *name* an NCCL_DEBUG=INFO log describes, checked to load as a preset; a
-    half without the tree graph NCCL always has is named in a warning note.  Written nowhere yet."""
-    from costmodel.nccl.debuglog import read_debug_log
+    half without the tree graph NCCL always has is named in a warning note.  Written nowhere yet.  An
+    RCCL log (its version line, AMD's XGMI links) is refused: RCCL's search and tuning are its own."""
+    from costmodel._files import read_text
+    from costmodel.nccl.compare import log_facts
+    from costmodel.nccl.debuglog import parse_debug_log
     from costmodel.nccl.presets import validate_preset
     from costmodel.tomlfile import loads
 
-    debug = read_debug_log(Path(log))
+    text = read_text(log, what="the NCCL log")
+    if log_facts(text).library == "rccl":
+        raise InputError(f"{log} is an RCCL log (RCCL, AMD's library): RCCL searches its topology and tunes "
+                         "its own choices, which NCCL's model does not describe, so no NCCL preset is made "
+                         "from it")
+    debug = parse_debug_log(text, path=str(log))
     text = debug.to_toml(name)
     preset = validate_preset(loads(text, path=name), path=name)  # what is written must load as a preset
     notes = tuple(debug.notes) + tuple(

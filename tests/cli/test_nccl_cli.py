@@ -485,3 +485,13 @@ def test_compare_applies_the_protocol_a_network_plugin_set(cli):
     assert {r["protocol"] for r in given["rows"]} == {"LL"}
     assert ("the log ran with NCCL_PROTO=simple (set by the network plugin, NET/OFI); modelled with LL as "
             "given") in given["notes"]
+
+
+@pytest.mark.parametrize("log", ["rccl_debuginfo_macpro_4gpu_graph_excerpt.txt",  # 'RCCL version : 2.30.4'
+                                 "rccl_debuginfo_macpro_4gpu_graph_only.txt"])  # its XGMI links alone
+def test_preset_refuses_an_rccl_log(cli, log):
+    """RCCL's debug log has NCCL's INFO lines, but its own topology (XGMI links) and tuning: no NCCL preset."""
+    _, err = cli("nccl", "preset", f"tests/data/excerpts/{log}", rc=2)
+    assert err == (f"error: tests/data/excerpts/{log} is an RCCL log (RCCL, AMD's library): RCCL searches its "
+                   "topology and tunes its own choices, which NCCL's model does not describe, so no NCCL preset "
+                   "is made from it\n")
