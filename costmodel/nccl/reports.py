@@ -184,7 +184,25 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")
     nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes, hosts_per_node=hardware.hosts_per_node)
+    _fits_preset(hardware, ranks=measurements.p, nodes=nodes)
     return measurements, hardware.system(ranks=measurements.p, nodes=nodes)
+
+
+def _fits_preset(hardware: Any, *, ranks: int, nodes: int | None) -> None:
+    """Refuse a preset whose nodes hold other than the log's GPUs per node (a preset's graphs are those of
+    its whole node: several nodes must be full ones, one node at most full)."""
+    if hardware.preset is None or nodes is None or hardware.hosts_per_node > 1:
+        return
+    from costmodel.nccl.presets import load_preset
+
+    preset = load_preset(hardware.preset)
+    gpus = preset["gpus_per_node"]
+    if (ranks == gpus * nodes) if nodes > 1 else ranks <= gpus:
+        return
+    per = f", {ranks // nodes} GPUs per node," if ranks % nodes == 0 else ""
+    raise InputError(f"the log ran {ranks} ranks on {nodes} node{'s' if nodes > 1 else ''}{per} where preset "
+                     f"{preset['name']!r} describes {gpus} GPUs per node; describe the hardware with arch=, "
+                     "channels=, bw_intra= and bw_inter= instead of preset=")
 
 
 def calibrate_manifest(manifest: Path | str) -> Calibrated:

@@ -495,3 +495,18 @@ def test_preset_refuses_an_rccl_log(cli, log):
     assert err == (f"error: tests/data/excerpts/{log} is an RCCL log (RCCL, AMD's library): RCCL searches its "
                    "topology and tunes its own choices, which NCCL's model does not describe, so no NCCL preset "
                    "is made from it\n")
+
+
+G2 = "tests/data/excerpts/allreduce_h100x4_2node_g2_fenced_dgx0607.txt"
+
+
+@pytest.mark.parametrize("command", ["compare", "check"])
+def test_a_log_of_part_nodes_against_a_whole_node_preset_says_so(cli, command):
+    """2 DGX H100 nodes running 2 GPUs each: the user gave no --ranks, so the error is the log's shape
+    against the preset's, with what to do instead."""
+    _, err = cli("nccl", command, G2, "--preset", "dgx-h100", rc=2)
+    assert err == ("error: the log ran 4 ranks on 2 nodes, 2 GPUs per node, where preset 'dgx-h100' describes 8 "
+                   "GPUs per node; describe the hardware with --arch, --channels, --bw-intra and --bw-inter "
+                   "instead of --preset\n")
+    data = cli.json("nccl", "compare", G2, "--arch", "sm90", "--channels", "16", "--bw-intra", "20", "--bw-inter", "12")
+    assert (data["ranks"], data["nodes"]) == (4, 2)
