@@ -1078,10 +1078,14 @@ def fit(
     defaulted = in_place is None
     in_place = measurements.default_in_place if in_place is None else in_place
     rows = sorted(measurements.select(in_place=in_place), key=lambda r: r.n_bytes)
-    if len({r.n_bytes for r in rows}) < 2:
-        kind = "in-place" if in_place else "out-of-place"
-        raise CalibrationError(f"{measurements.path} has {len(rows)} {kind} rows of distinct sizes; a fit of "
-                               "alpha and beta needs at least 2 sizes")
+    sizes = len({r.n_bytes for r in rows})
+    if sizes < 2:  # out of place only where the log has placements (nccl-tests, the CSV), not OSU's or IMB's
+        placed = any(r.in_place is not None for r in measurements.rows)
+        kind = "in-place " if in_place else "out-of-place " if placed else ""
+        plural = "s" if len(rows) != 1 else ""
+        raise CalibrationError(f"{measurements.path} has {len(rows)} {kind}row{plural} of {sizes} "
+                               f"size{'s' if sizes != 1 else ''}; a fit of alpha and beta needs at least 2 "
+                               "sizes")
     import numpy as np
 
     search = _Search(rows, a, b)

@@ -296,3 +296,13 @@ def test_fit_of_two_logs_of_one_collective_is_one_error_line(cli):
     out, err = cli("calibrate", "fit", str(A100), str(A100), rc=2)
     assert out == "" and err.count("\n") == 1
     assert err.startswith("error: allreduce is measured by both ") and "one log per collective" in err
+
+
+EXCERPTS = LOGS.parent / "excerpts"
+
+
+def test_a_log_of_one_size_is_worded_for_what_it_is(capsys):
+    """OSU's logs have no in-place and out-of-place rows: a pair of one size each says rows and sizes only."""
+    latency, bandwidth = (EXCERPTS / f"osu_{k}_oci_a100_2node_v75_onerow.txt" for k in ("latency", "bw"))
+    _, err = run(capsys, "calibrate", "fit", str(latency), str(bandwidth), rc=2)
+    assert err == (f"error: {latency} has 1 row of 1 size; a fit of alpha and beta needs at least 2 sizes\n")
