@@ -82,6 +82,8 @@ def to_fraction(value: object, *, what: str = "a number", example: str = "0.25",
         ...
     costmodel.errors.InputError: True is a bool, not a number; give a number or a string such as '0.25'
     """
+    if isinstance(value, Fraction):  # the common case first, before any message is worded
+        return value
     shown = show(value) if shown is None else shown
     if isinstance(value, bool):
         raise error(f"{shown} is a bool, not {what}; give a number or a string such as {example!r}")

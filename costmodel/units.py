@@ -863,12 +863,20 @@ def floor_log10(x: Fraction) -> int:
     >>> floor_log10(Fraction(999, 1000)), floor_log10(Fraction(1000))
     (-1, 3)
     """
-    e = math.floor(
-        (x.numerator.bit_length() - x.denominator.bit_length()) * 0.30102999566398120
-    )
-    while _pow10(e) > x:
+    return _floor_log10(x.numerator, x.denominator)
+
+
+def _at_least_pow10(n: int, d: int, e: int) -> bool:
+    """Whether n/d >= 10**e (n, d > 0), in integers."""
+    return n >= d * 10**e if e >= 0 else n * 10**-e >= d
+
+
+def _floor_log10(n: int, d: int) -> int:
+    """floor(log10(n/d)) for positive integers, exactly (in integers: a Fraction per step costs a gcd)."""
+    e = math.floor((n.bit_length() - d.bit_length()) * 0.30102999566398120)
+    while not _at_least_pow10(n, d, e):
         e -= 1
-    while _pow10(e + 1) <= x:
+    while _at_least_pow10(n, d, e + 1):
         e += 1
     return e
 
@@ -879,15 +887,21 @@ def _round_sig(x: Fraction, digits: int) -> tuple[int, int]:
     Returns ``(q, e)`` with ``x ~= q * 10**(e - digits + 1)`` and
     ``10**(digits-1) <= |q| < 10**digits``; ``(0, 0)`` for zero.
     """
-    if x == 0:
+    return _round_ratio(x.numerator, x.denominator, digits)
+
+
+def _round_ratio(numerator: int, denominator: int, digits: int) -> tuple[int, int]:
+    """:func:`_round_sig` of numerator/denominator (denominator > 0), in integers."""
+    if numerator == 0:
         return 0, 0
-    ax = abs(x)
-    e = floor_log10(ax)
-    q = math.floor(ax * _pow10(digits - 1 - e) + Fraction(1, 2))
+    n, d = abs(numerator), denominator
+    e = _floor_log10(n, d)
+    k = digits - 1 - e  # q = floor(n/d × 10**k + 1/2)
+    q = (2 * n * 10**k + d) // (2 * d) if k >= 0 else (2 * n + d * 10**-k) // (2 * d * 10**-k)
     if q >= 10**digits:  # rounded up to the next power of ten
         q //= 10
         e += 1
-    return (q if x > 0 else -q), e
+    return (q if numerator > 0 else -q), e
 
 
 def _rounded(x: Fraction, digits: int) -> Fraction:
@@ -921,20 +935,26 @@ def _check_digits(digits: object) -> int:
 def _scaled(
     x: Fraction, ladder: tuple[tuple[str, Fraction], ...], digits: int, start: int
 ) -> str:
-    """Format *x* in the unit of *ladder* (ascending) that keeps the mantissa in [1, step)."""
-    ax = abs(x)
+    """Format *x* in the unit of *ladder* (ascending) that keeps the mantissa in [1, step).
+
+    In integers: x/factor and the rounded value against the next step, cross-multiplied (a Fraction
+    per operation costs a gcd, and a table formats a value per cell)."""
+    n, d = x.numerator, x.denominator
+    an = abs(n)
     i = start
-    while i + 1 < len(ladder) and ladder[i + 1][1] <= ax:
+    while i + 1 < len(ladder) and ladder[i + 1][1].numerator * d <= an * ladder[i + 1][1].denominator:
         i += 1
     while True:
         name, factor = ladder[i]
-        q, e = _round_sig(x / factor, digits)
-        if (
-            i + 1 < len(ladder)
-            and abs(q * _pow10(e - digits + 1)) * factor >= ladder[i + 1][1]
-        ):
-            i += 1
-            continue
+        q, e = _round_ratio(n * factor.denominator, d * factor.numerator, digits)
+        if i + 1 < len(ladder):
+            step = ladder[i + 1][1]  # |q| × 10**s × factor >= step, s = e − digits + 1
+            s = e - digits + 1
+            left = abs(q) * factor.numerator * step.denominator
+            right = step.numerator * factor.denominator
+            if (left * 10**s >= right) if s >= 0 else (left >= right * 10**-s):
+                i += 1
+                continue
         return f"{_render(q, e, digits)} {name}"
 
 

@@ -92,7 +92,9 @@ class Table:
         from rich.text import Text
 
         width = options.max_width
-        cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in self.rows]
+        # a plain cell stays a str (a table of 10⁵ rows: a Text per cell, measured and wrapped by rich,
+        # was most of a command's time); one that is not plain (tabs, line breaks, controls) becomes a Text
+        cells = [[c if isinstance(c, Text) or _plain(c) else Text(c) for c in row] for row in self.rows]
         heads = [Text(c, style="bold") for c in self.columns]
         lo, hi = self._measure(console, options, heads, cells)
         shown = list(range(len(self.columns)))
@@ -104,36 +106,51 @@ class Table:
                 self.left_out = tuple(c for i, c in enumerate(self.columns) if i not in shown)
                 yield self._grid(shown, widths, heads, cells)
                 return
-        yield from self._stacked(cells, width)
+        yield from self._stacked([[_text(c) for c in row] for row in cells], width)
 
     def _measure(self, console: Any, options: Any, heads: list[Any], cells: list[list[Any]]
                  ) -> tuple[list[int], list[int]]:
         """Per column, the narrowest width cutting no word (no cell, if kept on one line), and the widest."""
+        from rich.cells import cell_len
         from rich.measure import Measurement
+
+        room = options.max_width
+
+        def widest_line(cell: Any) -> int:  # Measurement.get's maximum, of a plain str without a Text
+            if isinstance(cell, str):
+                return min(cell_len(cell), room) if room >= 1 else 0
+            return Measurement.get(console, options, cell).maximum
 
         lo, hi = [], []
         for i, head in enumerate(heads):
-            marks = [Measurement.get(console, options, head) if self.header else Measurement(0, 0)]
-            marks += [Measurement.get(console, options, row[i]) for row in cells]
-            widest = max(m.maximum for m in marks)
+            widest = max(Measurement.get(console, options, head).maximum if self.header else 0,
+                         max((widest_line(row[i]) for row in cells), default=0))
             if self.kept[i]:  # the header too: wrapped, it would leave a lone "×" above the column
                 narrowest = widest
             else:
                 texts = ([head] if self.header else []) + [row[i] for row in cells]
-                narrowest = max(*(_longest_word(t.plain) for t in texts), min(widest, _MIN_PROSE))
+                narrowest = max(*(_longest_word(t if isinstance(t, str) else t.plain) for t in texts),
+                                min(widest, _MIN_PROSE))
             lo.append(narrowest)
             hi.append(widest)
         return lo, hi
 
     def _grid(self, shown: list[int], widths: list[int], heads: list[Any], cells: list[list[Any]]) -> Any:
         """The *shown* columns at these *widths*, one space apart: prose cells wrapped at spaces, every
-        cell justified in its column, the lines of a row's cells side by side."""
-        from rich.console import Group
+        cell justified in its column, the lines of a row's cells side by side.  A row of plain cells that
+        fit is one str, written as it is (:class:`_Lines`)."""
+        from rich.cells import cell_len
         from rich.text import Text
 
         rows = [heads, *cells] if self.header else cells
-        lines = []
+        columns = list(zip(shown, widths, strict=True))
+        lines: list[Any] = []
         for row in rows:
+            written = self._written(row, columns, cell_len)
+            if written is not None:
+                lines.append(written)
+                continue
+            row = [_text(c) for c in row]  # noqa: PLW2901 - the row as rich Texts
             parts = [[row[i]] if self.kept[i] else _paragraph(row[i], w).split("\n")
                      for i, w in zip(shown, widths, strict=True)]
             for k in range(max(map(len, parts))):
@@ -144,7 +161,20 @@ class Table:
                     left = {"right": room, "center": room // 2}.get(self.justify[i], 0)
                     line.append(" " * (left + (j > 0))).append_text(cell).append(" " * (room - left))
                 lines.append(line)
-        return Group(*lines)
+        return _Lines(lines)
+
+    def _written(self, row: Any, columns: list[tuple[int, int]], cell_len: Any) -> str | None:
+        """The line of a *row* of plain cells (str) that each fit their column, justified as
+        :meth:`_grid` justifies a Text's; None for any other row."""
+        pieces = []
+        for j, (i, w) in enumerate(columns):
+            cell = row[i]
+            if not isinstance(cell, str) or (n := cell_len(cell)) > w:
+                return None
+            room = w - n
+            left = {"right": room, "center": room // 2}.get(self.justify[i], 0)
+            pieces.append(f"{' ' * (left + (j > 0))}{cell}{' ' * (room - left)}")
+        return "".join(pieces)
 
     def _stacked(self, cells: list[list[Any]], width: int) -> Iterator[Any]:
         """One block per row: its first cell, then a ``column: value`` line per other (non-empty) cell."""
@@ -178,6 +208,38 @@ class Table:
         names = " and ".join(", ".join(self.left_out).rsplit(", ", 1))
         return (f"{names} left out to fit {self.width} columns; they show from {self.wanted} columns "
                 f"(a wider terminal, or COLUMNS={self.wanted}) and in --json")
+
+
+def _plain(cell: Any) -> bool:
+    """Whether *cell* is a str a table writes as it is: printable, one line, no tab (what a Text would
+    change: it drops control characters and expands tabs)."""
+    return isinstance(cell, str) and cell.isprintable()
+
+
+def _text(cell: Any) -> Any:
+    """*cell* as a rich Text (a str as written, never read as markup)."""
+    from rich.text import Text
+
+    return cell if isinstance(cell, Text) else Text(cell)
+
+
+class _Lines:
+    """A table's lines: a rich Text each, or a str written as it is, a line of plain text that fits (rich
+    would wrap it to the same line, at a cost per line that a table of 10⁵ rows feels)."""
+
+    def __init__(self, lines: list[Any]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        end = Segment.line()
+        for line in self.lines:
+            if isinstance(line, str):
+                yield Segment(line)
+                yield end
+            else:
+                yield line
 
 
 def _allot(lo: list[int], hi: list[int], width: int) -> list[int] | None:
