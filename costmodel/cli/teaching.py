@@ -427,7 +427,7 @@ def _check_assignment(answers: Path, manifest_path: Path, secret_file: Path | No
         secret = read_secret(secret_file)
         check_secret(manifest, secret)
         check_bank(manifest, bank_fingerprint(exercises or ()), allow_change=allow_bank_change)
-        source = "student= on the command line"
+        source = "--student on the command line"
         if metadata is not None:
             identity = load_identity(metadata, manifest)
             student, source = identity.student, identity.source

@@ -105,7 +105,9 @@ def test_check_grades_the_named_students_variant(capsys, course: Path):
     assert (data["assignment"], data["student"], data["score"], data["max_score"]) == ("hw1", "ada", 2, 4)
     assert [r["correct"] for r in data["results"]] == [True, False, True, False]
     assert data["notes"] == ["graded for 'ada', named by --student on the command line"]
-    assert data["student_from"] == "student= on the command line"
+    assert data["student_from"] == "--student on the command line"
+    results = json.loads(_check(capsys, course, path, "--student", "ada", "--gradescope")[0])
+    assert "graded for 'ada', named by --student on the command line" in results["output"].splitlines()
     assert all(r["seed"] is None for r in data["results"])
     other = json.loads(_check(capsys, course, path, "--student", "grace", "--json")[0])
     assert other["score"] < 2  # a classmate's file does not carry its numbers over
