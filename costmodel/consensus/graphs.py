@@ -817,6 +817,12 @@ def _build_k_ring(p: int, *, degree: int | None) -> Graph:
     if not is_whole(degree) or degree < 2 or degree % 2:
         raise InputError(f"degree={degree!r} is not an even number ≥ 2; a k-ring has degree 2k, "
                          "e.g. degree=4 for k=2")
+    check_p(p, graph="k-ring")
+    if degree >= p:  # 2k ≥ p wraps onto itself: fewer neighbours than asked, the complete graph
+        widest = (p - 1) // 2 * 2
+        fix = f"e.g. degree={widest} for k={widest // 2}" if widest else "use the ring"
+        raise InputError(f"degree={degree} is not below p = {p}; a k-ring of {p} workers has degree "
+                         f"2k ≤ p − 1 = {p - 1}, {fix}")
     return k_ring(p, k=degree // 2)
 
 

@@ -117,6 +117,8 @@ BAD = [
     (["consensus", "hypercube", "-p", "12"], "p=12 is not a power of two"),
     (["consensus", "torus", "-p", "13"], "p=13 is prime"),
     (["consensus", "k-ring", "-p", "8"], "needs a degree"),
+    (["consensus", "k-ring", "-p", "8", "-k", "10"], "is not below p = 8; a k-ring of 8 workers has degree"),
+    (["consensus", "k-ring", "-p", "8", "-k", "8"], "is not below p = 8"),
     (["consensus", "erdos-renyi", "-p", "50", "--prob", "0.01"], "disconnected"),
     (["consensus", "exponential", "-p", "8", "--weights", "lazy"], "need an undirected graph"),
     (["consensus", "edges"], "needs an edge-list file"),

@@ -54,6 +54,9 @@ def test_k_ring():
     wide = k_ring(5, k=3)  # k beyond p/2 wraps onto itself: the complete graph
     assert adjacency(wide) == adjacency(complete(5))
     assert any("complete graph" in n for n in wide.notes)
+    # by its degree (the command line's): 2k < p, up to the complete graph of an odd p
+    assert generate("k-ring", 8, degree=6).degree == 6
+    assert adjacency(generate("k-ring", 7, degree=6)) == adjacency(complete(7))
 
 
 def test_torus():
@@ -213,6 +216,11 @@ BAD = [
     (lambda: generate("hypercube", 8, seed=1), InputError, "takes no seed"),
     (lambda: generate("k-ring", 8), InputError, "k-ring needs a degree"),
     (lambda: generate("k-ring", 8, degree=3), InputError, "degree=3 is not an even number"),
+    (lambda: generate("k-ring", 8, degree=10), InputError,
+     "degree=10 is not below p = 8; a k-ring of 8 workers has degree 2k ≤ p − 1 = 7, e.g. degree=6 for k=3"),
+    (lambda: generate("k-ring", 8, degree=8), InputError, "degree=8 is not below p = 8"),
+    (lambda: generate("k-ring", 2, degree=2), InputError, "degree=2 is not below p = 2; a k-ring of 2 workers "
+     "has degree 2k ≤ p − 1 = 1, use the ring"),
     (lambda: generate("random-regular", 8), InputError, "needs a degree"),
     (lambda: generate("edges"), InputError, "needs an edge-list file"),
     (lambda: load_edge_list("/nonexistent/g.txt"), ParseError, "cannot read the edge list"),
