@@ -47,19 +47,40 @@ def _run(argv: list[str] | None) -> int:
         build(())(prog_name="costmodel")  # every group; Click answers and exits
     from costmodel.renames import collecting
 
+    application = None
     try:
+        application = build(args, listing=True)
         with collecting():  # an old name (--profile textbook) warns once on stderr
-            rc = build(args, listing=True)(args=args, prog_name="costmodel", standalone_mode=False)
+            rc = application(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, usage_error) as exc:
         if isinstance(exc, usage_error):
             message = cast(Any, exc).format_message()
         else:
-            from costmodel.cli.flags import cli_message
+            from costmodel.cli.flags import Worded, cli_message, typed_options
 
-            message = cli_message(str(exc), error=True)
+            message = str(exc) if isinstance(exc, Worded) else \
+                cli_message(str(exc), typed_options(args, _option_names(application, args)), error=True)
         if message:  # empty for no arguments: the help is already printed
             print(f"error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into head
         return 0
     return rc if isinstance(rc, int) else 0
+
+
+def _option_names(application: Any, args: list[str]) -> list[tuple[tuple[str, ...], bool]]:
+    """The spellings of each option of the command *args* run (``("-P", "--stages")``), and whether it
+    takes a value, for an error message to name each option as it was typed."""
+    import typer.main
+
+    if application is None:
+        return []
+    command = typer.main.get_command(application)  # Click's classes as Typer's Click defines them
+    context = command.context_class(command)
+    for word in (a for a in args if not a.startswith("-")):
+        sub = command.get_command(context, word) if hasattr(command, "get_command") else None
+        if sub is None:
+            break
+        command, context = sub, sub.context_class(sub, parent=context)
+    return [(tuple(p.opts), not getattr(p, "is_flag", False)) for p in command.params
+            if p.param_type_name == "option"]

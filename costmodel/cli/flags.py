@@ -18,20 +18,39 @@ where the message tells the user what to pass:
   is ``--min 1 MB is not below --max 1 kB``).
 
 A value the message only shows (``p=12 does not match``, ``at p=16``) stays as
-it is.  A call of the library that a message suggests (:data:`_COMMANDS`) is the
-command that does the same: ``formula('allreduce', 'hierarchical')`` is
-``costmodel formula allreduce hierarchical``.
+it is, unless an error is about it (:data:`_STATED_IN_ERRORS`) or it is the
+value the user gave that option: ``stages=0 is not a positive integer`` after
+``-P 0`` is ``-P 0 is not a positive integer``.  Each
+option is named as it was typed, where it has several spellings (``-P`` or
+``--stages``, ``-F`` or ``--forward``; see :func:`typed_options`).  A parameter
+inside a quoted value (``--set 'p='``) is the user's text, never rewritten.  A
+call of the library that a message suggests (:data:`_COMMANDS`) is the command
+that does the same: ``formula('allreduce', 'hierarchical')`` is ``costmodel
+formula allreduce hierarchical``.
+
+An error raised as :class:`Worded` already names what the user typed (an
+example's givens are set with ``--set NAME=VALUE``, so ``layers=30`` is their
+own words) and is printed as it is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 
 from costmodel._lazy import LazyPattern
+from costmodel.errors import InputError
 
-__all__ = ["FLAGS", "cli_message"]
+__all__ = ["FLAGS", "Typed", "Worded", "cli_message", "typed_options"]
+
+
+class Worded(InputError):
+    """An error whose message names what the user typed, in the user's own words: printed as it is.
+
+    An example's givens are set with ``--set NAME=VALUE``, so ``layers=30`` in its message is what
+    the user wrote, not a parameter for :func:`cli_message` to turn into an option.
+    """
 
 FLAGS = {
     "activation_bytes": "--activation-bytes",
@@ -81,6 +100,10 @@ FLAGS = {
     "force": "--force",
     "late_penalty_per_day": "--late-penalty-per-day",
     "forward_s": "--forward",
+    "forward_slots": "--forward",
+    "backward_slots": "--backward",
+    "weight_slots": "--weight",
+    "comm_slots": "--comm",
     "framework": "--framework",
     "gamma": "--gamma",
     "gpu": "--gpu",
@@ -228,6 +251,8 @@ _SHOWN = {"p", "seed"}
 """Parameters whose example values messages already show in Python's words."""
 
 _STATED = {"cutoff", "late_penalty_per_day",
+           "stages", "chunks", "forward_slots", "backward_slots", "weight_slots", "comm_slots", "lanes",
+           "rounds", "degree",
            "arch", "bits", "bucket_bytes", "bw_inter", "bw_intra", "channels", "clients_per_round", "clip",
            "cpu", "dataset", "deadline", "delta", "dense_layers", "draws", "efficiency", "ep", "epochs",
            "experts", "fastest", "framework", "gemm", "global_batch", "gpus_per_node", "inner", "intra",
@@ -240,7 +265,8 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
 (the size and rank ranges searched, the phases of a hierarchical all-reduce, an assignment's points, the
-hardware NCCL's model is given, a step's settings read from the command line's text)."""
+hardware NCCL's model is given, a step's settings read from the command line's text, a pipeline's
+stages, chunks and slot times, a graph's degree, a run's rounds and lanes)."""
 
 
 _STATED_IN_ERRORS = _STATED | {"forward_s", "backward_s", "optimizer_s", "hidden", "heads", "vocabulary",
@@ -282,7 +308,9 @@ notation."""
 
 
 def _names(names: Iterable[str]) -> str:
-    return r"(?<![\w-])" + _AS_TYPED + "(" + "|".join(sorted(names, key=len, reverse=True)) + r")="
+    """The parameters *names* as a message names them, ``name=``: not inside a quoted value, nor after an
+    option whose values are SETTING=VALUE (:data:`_AS_TYPED`)."""
+    return r"(?<![\w'\"-])" + _AS_TYPED + "(" + "|".join(sorted(names, key=len, reverse=True)) + r")="
 
 
 _ASKED = (r"(?:(?<=e\.g\. )|(?<=give )|(?<=pass )|(?<=use )|(?<=try )|(?<=add )|(?<=at most )|(?<=one of )"
@@ -313,9 +341,73 @@ def _option(m: re.Match[str]) -> str:
     return FLAGS[m[1]] + (" " if m[3] else "")
 
 
-def cli_message(message: str, *, error: bool = False) -> str:
-    """*message* with the parameters it names replaced by their options; an *error* names the options of
-    the values it is about too (:data:`_STATED_IN_ERRORS`).
+Typed = Mapping[str, tuple[str, tuple[str, ...]]]
+"""Each spelling of an option the user typed → the spelling typed and the values given to it."""
+
+
+def typed_options(args: Sequence[str], options: Iterable[tuple[Sequence[str], bool]]) -> Typed:
+    """The options of *args* that the user typed: each spelling of one of *options* (its spellings and
+    whether it takes a value) → the spelling typed and the values given (``-P 8``, ``--stages=8`` and
+    ``-P8`` alike).
+
+    >>> options = [(("-P", "--stages"), True), (("--forward", "-F"), True)]
+    >>> typed = typed_options(["bubble", "-P", "8", "-F0"], options)
+    >>> typed["--stages"], typed["--forward"]
+    (('-P', ('8',)), ('-F', ('0',)))
+    >>> cli_message("microbatches=12 is not a multiple of stages=8; e.g. forward_slots=1", typed)
+    '-m 12 is not a multiple of -P 8; e.g. -F 1'
+    """
+    spellings = {name: (tuple(names), takes) for names, takes in options for name in names}
+    found: dict[tuple[str, ...], tuple[str, list[str]]] = {}
+    words = list(args)
+    for i, word in enumerate(words):
+        if word == "--":
+            break
+        name, value = word, None
+        if word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+        elif not word.startswith("--") and len(word) > 2 and word[:2] in spellings and word[0] == "-":
+            name, value = word[:2], word[2:]
+        if name not in spellings:
+            continue
+        names, takes = spellings[name]
+        if takes and value is None:
+            value = words[i + 1] if i + 1 < len(words) else None
+        values = found.setdefault(names, (name, []))[1]
+        if takes and value is not None:
+            values.append(value)
+        found[names] = (name, values)
+    return {spelling: (typed, tuple(values))
+            for names, (typed, values) in found.items() for spelling in names}
+
+
+def _as_given(message: str, typed: Typed) -> str:
+    """*message* with each parameter stated at the value the user gave its option under another name,
+    ``stages=8`` after ``-P 8``, written as that option: ``-P 8`` (``p=8`` after ``-p 8`` reads as typed)."""
+    for name, option in FLAGS.items():
+        if option not in typed or f"{name}=" not in message:
+            continue
+        spelling, values = typed[option]
+        if spelling.lstrip("-") == name.replace("_", "-"):
+            continue
+        for value in sorted({v for v in values if v.strip()}, key=len, reverse=True):
+            written = f"{spelling} {value}".replace("\\", "\\\\")
+            message = re.sub(r"(?<![\w'\"-])" + re.escape(f"{name}={value}") + r"(?![\w.])", written, message)
+    return message
+
+
+def _as_typed(message: str, typed: Typed) -> str:
+    """*message* with each option named as the user typed it (``-P`` where it says ``--stages``)."""
+    for spelling, (used, _) in typed.items():
+        if spelling != used:
+            message = re.sub(r"(?<![\w-])" + re.escape(spelling) + r"(?![\w-])", used, message)
+    return message
+
+
+def cli_message(message: str, typed: Typed | None = None, *, error: bool = False) -> str:
+    """*message* with the parameters it names replaced by their options (as *typed*, when given: see
+    :func:`typed_options`); an *error* names the options of the values it is about too
+    (:data:`_STATED_IN_ERRORS`).
 
     >>> cli_message("no latency given; pass alpha=TIME or profile=NAME")
     'no latency given; pass --alpha TIME or --profile NAME'
@@ -338,11 +430,13 @@ def cli_message(message: str, *, error: bool = False) -> str:
     see costmodel formula allreduce hier;
     cost it with costmodel cost allreduce hier --outer tree --level SIZE:ALPHA:RATE, once per level
     """
+    if typed:
+        message = _as_given(message, typed)
     for python, options in _EXAMPLES.items():
         message = message.replace(python, options)
     message = _CALL.sub(_command, message)
     message = _EXTRA.sub(lambda m: FLAGS[m[1]], message)
-    if "=" not in message:
-        return message
-    message = _quoted().sub(lambda m: FLAGS[m[1]] + " ", message)  # the value given, quoted, stays
-    return _parameter(error).sub(_option, message)
+    if "=" in message:
+        message = _quoted().sub(lambda m: FLAGS[m[1]] + " ", message)  # the value given, quoted, stays
+        message = _parameter(error).sub(_option, message)
+    return _as_typed(message, typed) if typed else message

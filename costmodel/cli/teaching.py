@@ -18,11 +18,12 @@ import typer
 
 from costmodel._files import read_text, write_files
 from costmodel.cli import complete
+from costmodel.cli.flags import Worded
 from costmodel.cli.layout import markup, table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
-from costmodel.errors import InputError, ParseError
+from costmodel.errors import CostmodelError, InputError, ParseError
 
 if TYPE_CHECKING:
     from costmodel.examples.work import Worked
@@ -111,7 +112,11 @@ def example_command(
                      for e in all_examples())
         emit(_Listing("examples", rows, ("name", "title", "source")), as_json=as_json)
         return
-    emit(get(name).run(_settings(settings or ())), as_json=as_json, markdown=markdown)
+    try:
+        worked = get(name).run(_settings(settings or ()))
+    except CostmodelError as e:  # the givens are named as --set names them: the user's own words
+        raise Worded(str(e)) from None
+    emit(worked, as_json=as_json, markdown=markdown)
 
 
 # -- exercise --------------------------------------------------------------------------------------

@@ -37,6 +37,11 @@ def test_example_renderings(capsys):
     (["example", "ring-byte"], "unknown example 'ring-byte'; did you mean 'ring-bytes'?"),
     (["example", "ring-bytes", "--set", "q=3"], "unknown given 'q' of example 'ring-bytes'"),
     (["example", "ring-bytes", "--set", "p"], "is not NAME=VALUE"),
+    # the user's own text, quoted, is never read as a parameter; an example's givens are named as --set
+    # names them, not as options of other commands
+    (["example", "ring-bytes", "--set", "p="], "error: --set 'p=' is not NAME=VALUE; write e.g. --set p=32"),
+    (["example", "pipeline-activations", "--set", "layers=30"],
+     "error: layers=30 do not split evenly over stages=4; give a multiple"),
     (["example", "ring-bytes", "--set", "n=5 parsec"], "n: '5 parsec'"),
     (["example", "ring-bytes", "--set", "p=0"], "p: '0' is not positive"),
     (["exercise", "show", "ring-byte"], "did you mean 'ring-bytes'?"),
