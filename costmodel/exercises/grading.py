@@ -280,7 +280,7 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
         (who is None or isinstance(who, str), "student must be a string"),
         ("value" in entry, "value is missing (write e.g. value = \"150 MB\")"),
         (type(value) in (str, int, float),
-         f"value {repr(value)[:60]} is not a number or a string such as \"150 MB\""),
+         f"value {_as_written(value)} is {_toml_kind(value)}, not a number or a string such as \"150 MB\""),
         (not isinstance(value, str) or len(value) <= 200, "value is too long (at most 200 characters)"),
         (not isinstance(value, float) or math.isfinite(value), f"value {value!r} is not a finite number"),
     )
@@ -288,6 +288,28 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
         if not ok:
             raise InputError(message)
     return Submission(exercise=str(exercise), value=value, seed=seed, name=name, student=who, line=line)
+
+
+def _toml_kind(value: Any) -> str:
+    """What a TOML value is, in the file's words: ``a date``, ``a boolean``, ``a table``."""
+    import datetime
+
+    kinds = ((bool, "a boolean"), (datetime.datetime, "a date-time"), (datetime.date, "a date"),
+             (datetime.time, "a time of day"), (list, "a list"), (dict, "a table"))
+    return next((kind for cls, kind in kinds if isinstance(value, cls)), "not a number")
+
+
+def _as_written(value: Any) -> str:
+    """A TOML value as a file writes it (``1979-05-27``, ``true``), at most 60 characters."""
+    import datetime
+
+    if isinstance(value, bool):
+        text = str(value).lower()
+    elif isinstance(value, (datetime.date, datetime.time)):
+        text = value.isoformat().replace("+00:00", "Z")
+    else:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- grading ---------------------------------------------------------------------------------------

@@ -50,6 +50,21 @@ def test_a_bad_answer_scores_zero_and_the_others_are_graded(capsys, tmp_path, ca
     assert results["tests"][0]["output"].startswith("error: ") and message in results["tests"][0]["output"]
 
 
+@pytest.mark.parametrize(("value", "what"), [
+    ("1979-05-27", "1979-05-27 is a date"),
+    ("1979-05-27T07:32:00Z", "1979-05-27T07:32:00Z is a date-time"),
+    ("07:32:00", "07:32:00 is a time of day"),
+    ("true", "true is a boolean"),
+])
+def test_a_toml_value_that_is_no_number_is_named_as_written(capsys, tmp_path, value, what):
+    path = _file(tmp_path, "ring-bytes", "sent", value)
+    out, err = run(capsys, "check", str(path), "--json", rc=1)
+    first, second = json.loads(out)["results"]
+    assert first["error"] == f'value {what}, not a number or a string such as "150 MB"'
+    assert second["correct"] is True
+    assert err == f"error: {path}:1: {first['error']}\n"
+
+
 def test_a_power_tower_is_refused_well_within_the_time_bound(tmp_path):
     """It ran for more than 300 s when it was expanded; refused from the parse tree, it takes a start-up."""
     path = _file(tmp_path, "cost-formula", "time", '"((((n+alpha+beta+p)^64)^64)^64)^64"')
