@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["Table", "fitted", "markup", "prose", "table", "tables_in"]
+__all__ = ["Table", "fitted", "markup", "one_line", "prose", "table", "tables_in"]
 
 _MIN_PROSE = 16
 """Narrowest a prose column gets (unless all its text is narrower); narrower, the table is stacked."""
@@ -29,6 +29,20 @@ _HANG = 2
 
 _WORD = re.compile(r"\S*\d (?:[pnµumkKMGTPE]i?)?[Bbs](?:/[sB])?[)\],;:.]*(?=\s|$)|\S+")
 """What a line breaks between: runs of non-spaces, a number and its unit (``400 Gb/s``) kept together."""
+
+
+_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+"""A line break, as ``str.splitlines`` finds them."""
+
+
+def one_line(text: str) -> str:
+    """*text* on one line, each line break written ``⏎``: a value from a file, shown in one cell
+    (a value of two lines would otherwise read as two rows).
+
+    >>> one_line("341MB\\n342MB")
+    '341MB⏎342MB'
+    """
+    return _BREAK.sub("⏎", text)
 
 
 def markup(text: str) -> Any:

@@ -19,7 +19,7 @@ import typer
 from costmodel._files import read_text, write_files
 from costmodel.cli import complete
 from costmodel.cli.flags import Worded
-from costmodel.cli.layout import markup, table
+from costmodel.cli.layout import markup, one_line, table
 from costmodel.cli.options import Json, Partial, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
@@ -580,10 +580,11 @@ def _render_report(report: GradeReport) -> Rendered:
         mark = Text("✓", style="green") if g.correct else Text("✗", style="red")
         diagnosis = "; ".join(f"{d.mistake}: {d.message}" for d in g.diagnosis) if not g.error else \
             Text.assemble(("error:", "red"), f" {g.error}")
-        given = Text.assemble(mark, f" {g.given}") if s.value is not None or g.error else \
+        given = Text.assemble(mark, f" {one_line(g.given)}") if s.value is not None or g.error else \
             Text.assemble(("✗", "red"), " (no answer)")
         seed = ("" if s.seed is None else str(s.seed),) if seeds else ()
-        out.add_row(s.exercise, *seed, g.name or "", given, *((g.expected,) if expected else ()),
+        out.add_row(one_line(s.exercise), *seed, one_line(g.name or ""), given,
+                    *((g.expected,) if expected else ()),
                     f"{_score(g.score)}/{_score(g.max_score)}", diagnosis)
     right = sum(1 for g in report.grades if g.correct)
     summary = Text(f"{right} of {len(report.grades)} correct · score {_score(report.score)} of "
@@ -617,8 +618,9 @@ def _render_read_back(result: ReadBack) -> Rendered:
     for r in result.readings:
         s = r.submission
         read = r.read if r.error is None else Text.assemble(("error:", "red"), f" {r.error}")
-        out.add_row("" if s.line is None else str(s.line), s.exercise, "" if s.seed is None else str(s.seed),
-                    r.name or "", "" if s.value is None else str(s.value), read)
+        out.add_row("" if s.line is None else str(s.line), one_line(s.exercise),
+                    "" if s.seed is None else str(s.seed), one_line(r.name or ""),
+                    "" if s.value is None else one_line(str(s.value)), read)
     count = len(result.readings)
     summary = f"all {count} answers read; nothing was graded" if result.ok else \
         f"{len(result.errors)} of {count} answers cannot be read; nothing was graded"

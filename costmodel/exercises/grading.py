@@ -258,9 +258,15 @@ def _submission(entry: Any, student: str | None, line: int | None) -> Submission
     try:
         return _fields(entry, student, line)
     except InputError as e:
-        exercise = entry.get("exercise") if isinstance(entry, dict) else None
-        return Submission(exercise=exercise if isinstance(exercise, str) else "?", value=None,
-                          student=student, line=line, error=str(e))
+        if not isinstance(entry, dict):
+            return Submission(exercise="?", value=None, student=student, line=line, error=str(e))
+        exercise, seed, name, value = (entry.get(k) for k in ("exercise", "seed", "name", "value"))
+        if value is not None and type(value) not in (str, int, float):
+            value = _as_written(value)  # shown as the file writes it, never graded
+        return Submission(exercise=exercise if isinstance(exercise, str) else "?", value=value,
+                          seed=seed if type(seed) is int else None,
+                          name=name if isinstance(name, str) else None, student=student, line=line,
+                          error=str(e))
 
 
 def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
@@ -282,6 +288,8 @@ def _fields(entry: Any, student: str | None, line: int | None) -> Submission:
         (type(value) in (str, int, float),
          f"value {_as_written(value)} is {_toml_kind(value)}, not a number or a string such as \"150 MB\""),
         (not isinstance(value, str) or len(value) <= 200, "value is too long (at most 200 characters)"),
+        (not isinstance(value, str) or len(f"{value}.".splitlines()) == 1,
+         f"value {value!r} holds a line break; write the answer on one line"),
         (not isinstance(value, float) or math.isfinite(value), f"value {value!r} is not a finite number"),
     )
     for ok, message in checks:

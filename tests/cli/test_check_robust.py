@@ -65,6 +65,20 @@ def test_a_toml_value_that_is_no_number_is_named_as_written(capsys, tmp_path, va
     assert err == f"error: {path}:1: {first['error']}\n"
 
 
+def test_a_value_of_two_lines_is_refused_and_shown_on_one_line(capsys, tmp_path):
+    path = _file(tmp_path, "ring-bytes", "sent", '"341MB\\n342MB"')
+    message = "value '341MB\\n342MB' holds a line break; write the answer on one line"
+    out, err = run(capsys, "check", str(path), "--validate", rc=2)
+    rows = out.splitlines()
+    assert rows[1].split() == ["1", "ring-bytes", "sent", "341MB⏎342MB", "error:", *message.split()]
+    assert rows[2].split()[:4] == ["6", "ring-bytes", "rounds", "14"] and len(rows) == 5
+    assert err == f"error: {path}:1: {message}\n"
+    table, err = run(capsys, "check", str(path), rc=1)
+    assert "✗ 341MB⏎342MB" in table.splitlines()[1] and "14" in table.splitlines()[2] and message in err
+    data = json.loads(run(capsys, "check", str(path), "--json", rc=1)[0])
+    assert data["results"][0]["error"] == message and data["results"][0]["given"] == "341MB\n342MB"
+
+
 def test_a_power_tower_is_refused_well_within_the_time_bound(tmp_path):
     """It ran for more than 300 s when it was expanded; refused from the parse tree, it takes a start-up."""
     path = _file(tmp_path, "cost-formula", "time", '"((((n+alpha+beta+p)^64)^64)^64)^64"')
