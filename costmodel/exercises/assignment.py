@@ -1109,7 +1109,8 @@ def grade_assignment(
             notes.append(f"the file names student {s.student!r}; it is graded for {student!r}")
         if s.seed is not None and not seed_noted:
             seed_noted = True
-            notes.append(f"{where}seed ignored: each student's numbers are fixed by the assignment")
+            at = f"line {s.seed_line or s.line}: " if s.seed_line or s.line else ""
+            notes.append(f"{at}seed ignored: each student's numbers are fixed by the assignment")
         if s.error is not None:
             notes.append(f"{where}entry not graded: {s.error}")
             continue

@@ -3,6 +3,7 @@
 An answers file is TOML data with one ``[[answer]]`` table per answer::
 
     student = "s1234"          # optional, for every answer of the file
+    seed = 17                  # optional, for every answer of the file without a seed of its own
 
     [[answer]]
     exercise = "ring-bytes"
@@ -74,6 +75,7 @@ class Submission:
     student: str | None = None
     line: int | None = None
     error: str | None = None  # set when the entry itself is malformed
+    seed_line: int | None = None  # where the seed is written, when the file gives it for every answer
 
 
 @dataclass(frozen=True)
@@ -217,20 +219,39 @@ def _text(x: Fraction) -> str:
 def read_answers(content: str, *, path: str) -> list[Submission]:
     """The answers of one file; a malformed entry becomes a :class:`Submission` with its error."""
     data = loads(content, path=path)
-    unknown = set(data) - {"answer", "student"}
+    unknown = set(data) - {"answer", "student", "seed"}
     if unknown:
         raise ParseError(f"unknown key {sorted(unknown)[0]!r}; an answers file holds [[answer]] tables "
-                         "(and optionally student = ...)", path=path)
+                         "(and optionally student = ... and seed = ...)", path=path)
     student = data.get("student")
     if student is not None and not isinstance(student, str):
         raise ParseError("student must be a string", path=path)
+    seed = data.get("seed")
+    seed_line = _top_level_line(content, "seed") if seed is not None else None
+    if seed is not None and not (type(seed) is int and 0 <= seed < _MAX_SEED):
+        raise ParseError(f"seed {seed!r} is not a whole number from 0 to 2^63", path=path, line=seed_line)
     entries = data.get("answer", [])
     if not isinstance(entries, list) or not entries:
         raise ParseError("no answers: write one [[answer]] table per answer", path=path, line=1)
     if len(entries) > _MAX_ANSWERS:
         raise ParseError(f"too many answers ({len(entries)}; at most {_MAX_ANSWERS})", path=path)
     lines = header_lines(content, "answer")
-    return [_submission(e, student, lines[i] if i < len(lines) else None) for i, e in enumerate(entries)]
+    subs = [_submission(e, student, lines[i] if i < len(lines) else None) for i, e in enumerate(entries)]
+    if seed is None:
+        return subs
+    return [replace(s, seed=seed, seed_line=seed_line) if s.seed is None and s.error is None else s
+            for s in subs]
+
+
+def _top_level_line(content: str, key: str) -> int | None:
+    """The 1-based line of a top-level ``key = ...`` of *content* (before its first table)."""
+    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+    for i, line in enumerate(content.removeprefix("\ufeff").splitlines(), 1):
+        if line.lstrip().startswith("["):
+            return None
+        if pattern.match(line):
+            return i
+    return None
 
 
 def load_answers(path: str | Path) -> list[Submission]:

@@ -188,6 +188,16 @@ def test_seed_and_student_written_by_the_student_are_ignored_and_reported():
         _grade(everything, student="eve")
 
 
+def test_a_seed_for_the_whole_file_is_ignored_and_reported_at_its_line():
+    from costmodel.exercises.grading import read_answers
+
+    key = _key("ada")
+    entries = "".join(f'\n[[answer]]\nexercise = "{e}"\nname = "{n}"\nvalue = "{v}"\n' for (e, n), v in key.items())
+    report = _grade(read_answers(f'student = "ada"\nseed = 3\n{entries}', path="a.toml"), student="ada")
+    assert report.score == 4
+    assert report.notes == ("line 2: seed ignored: each student's numbers are fixed by the assignment",)
+
+
 def test_blank_malformed_and_unreadable_answers_score_zero():
     report = _grade([Submission("ring-bytes", "  ", name="sent"),
                      Submission("ring-bytes", None, name="rounds", line=4, error="value is missing"),

@@ -275,10 +275,20 @@ def test_a_question_is_graded_once_and_a_missing_seed_is_said(bank):
     assert len(report.notes) == 50 and report.to_dict()["notes"] == list(report.notes)
 
 
+def test_a_seed_for_the_whole_file_is_every_answers_without_one_of_its_own(bank):
+    content = ('student = "ada"\nseed = 4\n\n[[answer]]\nexercise = "ring"\nname = "sent"\nvalue = "1 MB"\n\n'
+               '[[answer]]\nexercise = "ring"\nname = "rounds"\nseed = 9\nvalue = 1\n')
+    sent, rounds = read_answers(content, path="a.toml")
+    assert (sent.seed, sent.seed_line, rounds.seed, rounds.seed_line) == (4, 2, 9, None)
+    assert check([sent, rounds], bank=bank).notes == ()  # every answer has its seed
+
+
 @pytest.mark.parametrize(("content", "message"), [
     ("[[answer]\nexercise = 1", "a.toml:1: invalid TOML"),
     ("", "a.toml:1: no answers"),
     ("x = 1", "a.toml: unknown key 'x'"),
+    ('student = "a"\nseed = -1\n[[answer]]\nexercise = "ring"\nvalue = 1',
+     "a.toml:2: seed -1 is not a whole number from 0 to 2"),
     ("\x00\x01binary", "a.toml: the file is binary"),
     ("a = \"" + "x" * (5 * 2**20) + "\"", "a.toml: the file is too large"),
 ])
