@@ -35,7 +35,7 @@ from costmodel._files import read_text
 from costmodel._json import real, with_present
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.examples import get as get_example
-from costmodel.examples.kinds import NAME, Kind
+from costmodel.examples.kinds import COUNT, COUNTS, NAME, Kind
 from costmodel.examples.work import FORMULA_SLIPS, Slip
 from costmodel.exercises.bank import Bank, load_bank
 from costmodel.exercises.mistakes import (
@@ -349,12 +349,15 @@ def dimension_of(kind: Kind) -> str:
     return _DIMENSION.get(kind.name, NUMBER)
 
 
-def parse_given(value: Any, spec: AnswerSpec, kind: Kind, label: str = "") -> tuple[Any, str]:
+def parse_given(value: Any, spec: AnswerSpec, kind: Kind, label: str = "", *, whole: bool = False
+                ) -> tuple[Any, str]:
     """The student's value in base units, and its dimension.
 
     An answer without a unit (a count, a plain number) may carry a word of its own *label*, as
     the sheet prints it: ``"93 slots"`` for "time of one mini-batch, in slots", ``"14 rounds"``
-    (see :func:`label_words`).
+    (see :func:`label_words`).  A percentage is a plain number (``"25 %"`` is 0.25), but not for a
+    count or another answer the sheet asks as an exact integer (*whole*): its dimension is then
+    ``percentage``, the wrong one, as ``"62 MB"`` is for 62 rounds.
     """
     if kind is NAME:
         return str(value), "name"
@@ -365,9 +368,15 @@ def parse_given(value: Any, spec: AnswerSpec, kind: Kind, label: str = "") -> tu
     if not spec.unit and label:
         value = _without_label_word(value, label)
     quantity = parse_quantity(value)
+    if quantity.unit == "%" and (whole or kind in (COUNT, COUNTS)):
+        return quantity.value, PERCENTAGE
     if quantity.dimension == NUMBER and quantity.unit != "%" and spec.unit:
         return quantity.value * spec.scale, dimension_of(kind)
     return quantity.value, quantity.dimension
+
+
+PERCENTAGE = "percentage"
+"""The dimension of a percentage given for a count: never right (see :func:`parse_given`)."""
 
 
 _TRAILING_WORD = re.compile(r"\s*(?P<number>.*?[0-9.)])\s*(?P<word>[^\W\d_][\w-]*)\s*")
@@ -472,7 +481,8 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     if kind.name == "formula":
         return _grade_formula(submission, spec, expected, partial, base)
     try:
-        given, dimension = parse_given(submission.value, spec, kind, answer.label)
+        given, dimension = parse_given(submission.value, spec, kind, answer.label,
+                                       whole=spec.precision(kind, expected) == "exact integer")
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
     want = "name" if kind is NAME else dimension_of(kind)

@@ -40,7 +40,7 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_GRID = 10**6
 
 _ARTICLE = {"size": "a size", "time": "a time", "rate": "a rate", "inverse rate": "an inverse rate",
-            "number": "a plain number", "name": "a word"}
+            "number": "a plain number", "name": "a word", "percentage": "a percentage"}
 
 
 def article(dimension: str) -> str:

@@ -84,7 +84,8 @@ def _reading(s: Submission, bank: Bank) -> Reading:
             from costmodel.expressions import parse_expression, show_expression
 
             return Reading(s, spec.name, read=show_expression(parse_expression(str(s.value))))
-        value, dimension = parse_given(s.value, spec, kind, answer.label)
+        value, dimension = parse_given(s.value, spec, kind, answer.label,
+                                       whole=spec.precision(kind, answer.value) == "exact integer")
         want = "name" if kind is NAME else dimension_of(kind)
         if dimension != want:
             unit = f", in {spec.unit}" if spec.unit else ""

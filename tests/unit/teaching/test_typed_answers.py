@@ -95,3 +95,22 @@ def test_typed_forms_are_graded_right():
     answers = ["112,000,000 B", "1.12×10^8 B", "112 megabytes", "0.112 gigabytes", "1.12·10⁸ bytes"]
     grades = [check([Submission("ring-bytes", value, name="sent")]).grades[0] for value in answers]
     assert [g.correct for g in grades] == [True] * len(answers)
+
+
+@pytest.mark.parametrize(("exercise", "name", "typed"), [
+    ("ring-bytes", "rounds", "1400 %"),  # 14 rounds, as a percentage
+    ("ring-bytes", "rounds", "1400%"),
+    ("ring-bytes", "rounds", "14 MB"),
+    ("pipeline-bubble", "total-slots", "2100 %"),  # 21 slots
+])
+def test_a_count_in_another_unit_or_a_percentage_is_a_wrong_unit(exercise, name, typed):
+    grade = check([Submission(exercise, typed, name=name)]).grades[0]
+    assert not grade.correct and grade.score == 0 and grade.error is None
+    assert [d.mistake for d in grade.diagnosis] == ["wrong-unit"]
+    what = "a percentage" if "%" in typed else "a size"
+    assert grade.diagnosis[0].message.startswith(f"{typed} is {what}; the answer is a plain number")
+
+
+def test_a_fraction_may_be_a_percentage():
+    # pipeline-bubble's own numbers: GPipe, P = 4, M = 4: the bubble is 3/7 = 42.86 %
+    assert check([Submission("pipeline-bubble", "42.86 %", name="bubble")]).grades[0].correct
