@@ -35,7 +35,7 @@ from costmodel._files import read_text
 from costmodel._json import real, with_present
 from costmodel.errors import CostmodelError, InputError, ParseError
 from costmodel.examples import get as get_example
-from costmodel.examples.kinds import COUNT, COUNTS, NAME, Kind
+from costmodel.examples.kinds import COUNT, COUNTS, INVERSE_RATE, NAME, RATE, Kind
 from costmodel.examples.work import FORMULA_SLIPS, Slip
 from costmodel.exercises.bank import Bank, load_bank
 from costmodel.exercises.mistakes import (
@@ -459,7 +459,7 @@ def known_factors(exercise: Exercise, variant: Variant, name: str) -> list[float
     expected = answer.value
     if isinstance(expected, str) or not expected:
         return []
-    allow = _applicable(exercise, spec, answer.kind)
+    allow = _applicable(exercise, spec, answer.kind, variant)
     out = [float(f) for m, f, _ in value_slips(dimension_of(answer.kind), spec.unit) if m in allow]
     out += [float(v) / float(expected) for m, _, v in _formula_values(exercise, variant, name)
             if m in allow and isinstance(v, (int, float, Fraction)) and v]
@@ -505,7 +505,7 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
         return abs(s - t) <= rtol * abs(t) if rtol else s == t
 
     found = diagnose(given, expected, dimension=want, accepts=near, unit=spec.unit,
-                     allowed=_applicable(exercise, spec, kind),
+                     allowed=_applicable(exercise, spec, kind, variant),
                      formula_values=_formula_values(exercise, variant, spec.name))
     found = _hinted(found, spec)
     return replace(base, correct=False, score=spec.points * _diagnosed_credit(found, spec, partial),
@@ -518,9 +518,36 @@ def _hinted(found: list[Diagnosis], spec: AnswerSpec) -> list[Diagnosis]:
     return [replace(d, hint=hint(d.mistakes, hints)) for d in found]
 
 
-def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind) -> frozenset[str]:
+def _applicable(exercise: Exercise, spec: AnswerSpec, kind: Kind, variant: Variant) -> frozenset[str]:
+    """The mistakes that can occur in this answer (:func:`applicable`), the author's own too; by
+    default bits for bytes in a time only where the time comes from a rate (a bandwidth, a β): a
+    sum of start-ups has no byte to read as a bit."""
     own = {slip.id for slip in spec.slips}  # the author's own mistakes always apply
-    return applicable(dimension_of(kind), exercise.worked_example.slips, spec.mistakes) | own
+    dimension = dimension_of(kind)
+    allowed = applicable(dimension, exercise.worked_example.slips, spec.mistakes) | own
+    if spec.mistakes is None and dimension == "time" and "bits-bytes" in allowed \
+            and not _rated(variant.key, spec.name):
+        allowed -= {"bits-bytes"}
+    return allowed
+
+
+@lru_cache(maxsize=65536)
+def _rated(key: tuple[str, tuple[tuple[str, str], ...]], name: str) -> bool:
+    """Whether answer *name* of the example worked for the givens in *key* (see ``Variant.key``) comes
+    from one of its rates: it changes when a rate or a time per byte given is doubled (or cannot be
+    worked so)."""
+    example = get_example(key[0])
+    values, answers = _answers(*key)
+    for given in example.givens:
+        if given.kind not in (RATE, INVERSE_RATE) or not isinstance(values.get(given.name), (int, Fraction)):
+            continue
+        try:
+            worked = example.run(values={**values, given.name: 2 * values[given.name]}, quiet=True)
+        except (CostmodelError, ArithmeticError, ValueError):
+            return True  # cannot tell: the slip stays possible
+        if name not in worked.answers or worked.answers[name].value != answers[name].value:
+            return True
+    return False
 
 
 def _diagnosed_credit(found: list[Diagnosis], spec: AnswerSpec,

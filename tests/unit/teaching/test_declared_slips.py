@@ -30,12 +30,15 @@ def _declared():
 
 
 def test_the_frequent_mistakes_are_declared():
-    """One phase of a two-phase algorithm, the bubble left out, and the large-p shortcut."""
+    """One phase of a two-phase algorithm, the bubble left out, the large-p shortcut, the whole tensor
+    sent once and the algorithm bandwidth for the bus bandwidth."""
     declared = {(e, n, s) for e, n, s in _declared()}
     for case in (("ring-bytes", "rounds", "one-phase"), ("ring-allreduce-rounds", "rounds", "one-phase"),
                  ("tree-levels", "tree-rounds", "one-phase"), ("pipeline-bubble", "total-slots", "no-bubble"),
                  ("four-formulas", "ring", "large-p"), ("allreduce-lower-bound", "bound", "large-p"),
-                 ("ring-vs-naive-root", "ring", "large-p"), ("busbw-model", "time", "large-p")):
+                 ("ring-vs-naive-root", "ring", "large-p"), ("busbw-model", "time", "large-p"),
+                 ("ring-bytes", "sent", "tensor-once"), ("rabenseifner-bytes-rounds", "rab-sent", "tensor-once"),
+                 ("busbw-allreduce", "busbw", "algbw-for-busbw"), ("busbw-collectives", "busbw", "algbw-for-busbw")):
         assert case in declared
 
 
