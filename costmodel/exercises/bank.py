@@ -13,6 +13,8 @@ number of exercises::
     source = "Patarasuk & Yuan 2009"  # optional: where its numbers or formulas come from
     formerly = "old-id"               # optional: the id it had; still accepted, with a warning,
                                       # and its variants are drawn as before (handouts keep their numbers)
+    domain = { p = "powers of two" }  # optional: p is a power of two (its formulas are compared there,
+                                      # and every p it gives is checked to be one); default: any p ≥ 1
     statement = "A ring all-reduce runs on {p} workers over {n}. ..."
 
     [exercise.defaults]               # optional: the exercise's own numbers
@@ -68,7 +70,16 @@ from costmodel.exact import parse_number
 from costmodel.examples import get as get_example
 from costmodel.examples.kinds import COUNT, COUNTS, NAME, NUMBERS
 from costmodel.exercises.mistakes import MISTAKES, AuthorSlip
-from costmodel.exercises.model import PLACEHOLDER, AnswerSpec, Exercise, Parameter, Tolerance, article
+from costmodel.exercises.model import (
+    DOMAINS,
+    PLACEHOLDER,
+    POWERS_OF_TWO,
+    AnswerSpec,
+    Exercise,
+    Parameter,
+    Tolerance,
+    article,
+)
 from costmodel.renames import resolve
 from costmodel.tomlfile import header_lines, loads
 from costmodel.units import parse_quantity, unit_of
@@ -77,7 +88,7 @@ __all__ = ["LINT_SEEDS", "Bank", "exercise_files", "lint_exercises", "load_bank"
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _EXERCISE_KEYS = {"id", "topic", "title", "example", "source", "statement", "defaults", "parameters",
-                  "answer", "formerly"}
+                  "answer", "formerly", "domain"}
 _PARAMETER_KEYS = {"choices", "from", "to", "step", "length"}
 _ANSWER_KEYS = {"name", "unit", "rtol", "atol", "sigfigs", "exact", "points", "mistakes", "partial", "slip"}
 _SLIP_KEYS = {"id", "factor", "value", "message", "hint", "credit"}
@@ -320,19 +331,57 @@ def _read_exercise(table: dict[str, Any], path: str) -> Exercise:
     answers = table.get("answer")
     if not isinstance(answers, list) or not answers or not all(isinstance(a, dict) for a in answers):
         raise InputError("an exercise needs at least one [[exercise.answer]] table")
+    drawn = tuple(_parameter(name, spec, example) for name, spec in parameters.items())
     return Exercise(
         id=ident,
         topic=_text(table, "topic", limit=64),
         title=_text(table, "title", limit=200),
         example=example.name,
         statement=_text(table, "statement"),
-        parameters=tuple(_parameter(name, spec, example) for name, spec in parameters.items()),
+        parameters=drawn,
         answers=tuple(_indexed(k, a, example) for k, a in enumerate(answers)),
         source=_text(table, "source", required=False, limit=200),
         defaults={k: str(v) for k, v in defaults.items()},
         path=path,
         formerly=formerly,
+        domain=_domain(table.get("domain", {}), example, defaults, drawn),
     )
+
+
+def _domain(domain: Any, example: Any, defaults: dict[str, Any],
+            drawn: tuple[Parameter, ...]) -> dict[str, str]:
+    """The exercise's ``domain`` table: what p ranges over in its formulas, and in its numbers, each of
+    which the exercise can give (its own and every one drawn) checked to be in it."""
+    if not isinstance(domain, dict):
+        raise InputError('domain must be a table such as domain = { p = "powers of two" }')
+    for name, what in domain.items():
+        if name not in DOMAINS:
+            raise InputError(f"domain: {name!r} cannot be declared; declare p (p = \"{POWERS_OF_TWO}\")")
+        if what not in DOMAINS[name]:
+            choices = " or ".join(f'"{d}"' for d in DOMAINS[name])
+            raise InputError(f"domain: p = {what!r} is not {choices}")
+    if domain.get("p") == POWERS_OF_TWO and "p" in {g.name for g in example.givens}:
+        given = example.given("p")
+        for value in _values(given, defaults, drawn):
+            if not (Fraction(value).denominator == 1 and value >= 1 and int(value) & (int(value) - 1) == 0):
+                raise InputError(f"domain: p is a power of two, but the exercise can give p = {value}")
+    return dict(domain)
+
+
+def _values(given: Any, defaults: dict[str, Any], drawn: tuple[Parameter, ...]) -> list[Any]:
+    """Every value the exercise can give *given*: its own and each one its parameter can draw."""
+    own = defaults.get(given.name, given.default)
+    values = [given.parse(own)] if own is not None else []
+    for parameter in drawn:
+        if parameter.name != given.name:
+            continue
+        if parameter.choices:
+            values += [given.parse(c) for c in parameter.choices]
+        else:
+            assert parameter.start is not None and parameter.stop is not None and parameter.step is not None
+            steps = int((parameter.stop - parameter.start) / parameter.step)
+            values += [parameter.start + parameter.step * k for k in range(steps + 1)]
+    return values
 
 
 def _parameter(name: str, spec: Any, example: Any) -> Parameter:

@@ -479,7 +479,7 @@ def grade_answer(exercise: Exercise, submission: Submission, *,
     base = Grade(submission=submission, correct=False, score=Fraction(0), max_score=spec.points,
                  expected=shown_expected, given=str(given_text), name=spec.name)
     if kind.name == "formula":
-        return _grade_formula(submission, spec, expected, partial, base)
+        return _grade_formula(submission, spec, expected, partial, base, powers_of_two=exercise.powers_of_two)
     try:
         given, dimension = parse_given(submission.value, spec, kind, answer.label,
                                        whole=spec.precision(kind, expected) == "exact integer")
@@ -580,8 +580,10 @@ def _formula_slips(expected: Any) -> list[tuple[tuple[str, ...], str, Any]]:
 
 
 def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
-                   partial: Mapping[str, Fraction] | None, base: Grade) -> Grade:
-    """A symbolic answer: parsed by the restricted grammar, compared at many points, slips tried."""
+                   partial: Mapping[str, Fraction] | None, base: Grade, *,
+                   powers_of_two: bool = False) -> Grade:
+    """A symbolic answer: parsed by the restricted grammar, compared on the exercise's domain (p a power
+    of two where it says so; see :func:`costmodel.exercises.symbolic.equivalent`), slips tried."""
     from costmodel.exercises.symbolic import equivalent
     from costmodel.expressions import parse_expression
 
@@ -589,13 +591,13 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
         given = parse_expression(str(submission.value))
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
-    if equivalent(given, expected):
+    if equivalent(given, expected, powers_of_two=powers_of_two):
         return replace(base, correct=True, score=spec.points)
     allowed = set(MISTAKES if spec.mistakes is None else spec.mistakes)
     found, seen = [], set()
     for mistakes, message, formula in _formula_slips(expected):
         if set(mistakes) <= allowed and mistakes not in seen and formula != expected \
-                and equivalent(given, formula):
+                and equivalent(given, formula, powers_of_two=powers_of_two):
             seen.add(mistakes)
             found.append(Diagnosis(mistakes, sentence(message)))
     found = marked(_hinted(found, spec))

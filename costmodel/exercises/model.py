@@ -33,7 +33,14 @@ from costmodel.examples.work import Answer, Worked
 from costmodel.exercises.mistakes import AuthorSlip, sentence
 from costmodel.units import floor_log10, format_number, unit_of
 
-__all__ = ["PLACEHOLDER", "AnswerSpec", "Exercise", "Parameter", "Tolerance", "Variant", "article", "compact"]
+__all__ = ["DOMAINS", "PLACEHOLDER", "POWERS_OF_TWO", "AnswerSpec", "Exercise", "Parameter", "Tolerance",
+           "Variant", "article", "compact"]
+
+POWERS_OF_TWO = "powers of two"
+"""The domain of p an exercise may declare (``domain = { p = "powers of two" }``); by default p is any
+whole number ≥ 1."""
+DOMAINS = {"p": ("whole numbers", POWERS_OF_TWO)}
+"""What an exercise's domain may say: each symbol's ranges, the default first."""
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """A given's place in a statement, ``{name}``: the bank checks them, :meth:`Exercise.render` fills them."""
@@ -329,6 +336,12 @@ class Exercise:
     defaults: Mapping[str, str] | None = None
     path: str = ""
     formerly: str = ""  # the id it was renamed from: variants are drawn under that id, as before
+    domain: Mapping[str, str] | None = None  # what its symbols range over: {"p": "powers of two"}
+
+    @property
+    def powers_of_two(self) -> bool:
+        """Whether the exercise says p is a power of two: its formulas are compared there only."""
+        return (self.domain or {}).get("p") == POWERS_OF_TWO
 
     @property
     def worked_example(self) -> Example:

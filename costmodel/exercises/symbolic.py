@@ -1,59 +1,223 @@
-"""Symbolic answers compared: two formulas are equal when they agree exactly at many points.
+"""Symbolic answers compared: two formulas are equal when they are equal on the exercise's domain.
 
 Formulas are read by the restricted grammar of :mod:`costmodel.expressions` (never ``eval`` or
-``sympify``).  Two formulas are equal when they agree exactly at every point of a fixed set:
-p = 1, 2, 3, 5, 6, 7, 12 and 100 as well as powers of two up to 1024, the other symbols random
-rationals.  The formulas of the registry are rational functions of p, n, α, β, γ and log₂ p, for
-which agreement at such points is decisive in practice, and the check cannot hang as symbolic
-simplification can.  Points where the expected formula is undefined (p = 1 in 1/(p − 1)) are
-skipped; an expected formula with a plain log₂ p holds for powers of two only (the exercise
-says so), so at other p a ⌈log₂ p⌉ or ⌊log₂ p⌋ in either formula is read as log₂ p there, and
-the rest of the formula is still checked: a ring formula wrong at p = 3 is refused.
+``sympify``), which bounds their degree (at most 64).  The domain is p ≥ 1 a whole number, or p a
+power of two where the exercise says so (``domain = { p = "powers of two" }``, see
+:mod:`costmodel.exercises.bank`) or where the expected formula holds a plain log₂ p (it is meant for
+powers of two); n, α, β and γ are any non-negative numbers.
+
+**Rational formulas are decided exactly.**  On the powers of two, log₂ p, ⌈log₂ p⌉ and ⌊log₂ p⌋ are
+one whole number L (and ln p is L·ln 2); at the other p, ⌊log₂ p⌋ is L, ⌈log₂ p⌉ is L + 1 and log₂ p
+a real number between them.  Written so, a formula of the grammar without other functions of p, n,
+α, β, γ (no √p, no ceiling of p/2) is a rational function of p, L (and log₂ p), n, α, β and γ, and
+two such formulas are equal on the domain exactly when they are equal as rational functions of
+those as independent variables: a rational function that vanishes at every power of two p = 2^L
+and every L vanishes identically (its terms p^i·L^j grow apart).  Equality of rational functions
+is then decided by evaluating both, in exact fractions, at random points: a nonzero polynomial of
+degree d vanishes at a point drawn from S^k with probability at most d/|S| (Schwartz–Zippel), so
+with every variable drawn from 2^64 values and :data:`RANDOM_POINTS` points, two different formulas
+of degree at most 64 agree with probability below 2^−200.  The points are drawn from a hash of
+the two formulas: the same answer always gets the same grade, and no fixed list of points exists
+to be written around (a formula made to agree at published points, 2p − 2 + (p − 1)(p − 2)···(p −
+1024), is refused).  Where a point involves an irrational constant (ln 2 of an ln p), the values
+are compared to 30 significant digits.
+
+**Other formulas** (a √p, a ceiling or a logarithm of anything else than p) are compared at many
+points of the domain: p = 1, 2, 4, ..., 1024 and powers of two drawn up to 2^62, and, off the powers
+of two, p = 3, 5, 6, 7, 12, 100 and numbers drawn up to 2^40, the other symbols random rationals
+(drawn from the same hash).  Points where the expected formula is undefined (p = 1 in 1/(p − 1))
+are skipped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+from fractions import Fraction
 from typing import Any
 
-__all__ = ["equivalent"]
+__all__ = ["RANDOM_POINTS", "equivalent"]
+
+RANDOM_POINTS = 4
+"""The random points two rational formulas are compared at, on each part of the domain."""
+
+_BITS = 64
+"""Each variable of a random point is drawn from 1 to 2^_BITS."""
+
+_SMALL_POWERS = tuple(2**k for k in range(11))
+_OTHER_P = (3, 5, 6, 7, 12, 100)
+"""The ranks checked off the powers of two (the general comparison): p = 3 and others."""
+_DRAWN = 4
+"""Points drawn at random on each part of the domain for the general comparison, besides the fixed ones."""
 
 
-def _points(count: int) -> list[dict[Any, Any]]:
+def equivalent(a: Any, b: Any, *, powers_of_two: bool = False) -> bool:
+    """Whether the formula *a* equals the expected formula *b* on the domain (see the module
+    docstring): p a whole number, or a power of two where *powers_of_two* or *b* holds a plain log₂ p.
+
+    >>> from costmodel import symbols as s
+    >>> from costmodel.expressions import parse_expression
+    >>> equivalent(parse_expression("2*(p-1)*alpha"), 2 * s.ALPHA * (s.p - 1))
+    True
+    >>> equivalent(parse_expression("2*p*alpha"), 2 * s.ALPHA * (s.p - 1))
+    False
+    >>> equivalent(parse_expression("2*log2(p)"), 2 * s.clg(s.p), powers_of_two=True)
+    True
+    >>> equivalent(parse_expression("2*log2(p)"), 2 * s.clg(s.p))  # wrong at p = 3
+    False
+    """
     import sympy
 
     from costmodel import symbols
 
-    rng = random.Random(20261130)
-    out = []
-    ranks = [*(2 ** (1 + i % 10) for i in range(count)), *_OTHER_P]
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    parts = (True,) if powers_of_two or b.has(symbols.lg) else (True, False)
+    for on_powers in parts:
+        x, y = _reduced(a, on_powers), _reduced(b, on_powers)
+        seed = hashlib.sha256(f"{sympy.srepr(a)}\0{sympy.srepr(b)}\0{on_powers}".encode()).digest()
+        rng = random.Random(int.from_bytes(seed, "big"))
+        same = _same_rational(x, y, rng) if _rational(x) and _rational(y) else \
+            _same_at_samples(a, b, on_powers, rng)
+        if not same:
+            return False
+    return True
+
+
+# -- the rational case: p, log₂ p and the rest as independent variables ------------------------------
+
+
+def _log2_symbols() -> tuple[Any, Any]:
+    """L (log₂ p on the powers of two, ⌊log₂ p⌋ elsewhere) and log₂ p off the powers of two."""
+    import sympy
+
+    return (sympy.Symbol("log2_p", integer=True, nonnegative=True),
+            sympy.Symbol("log2_p_real", positive=True))
+
+
+def _monomial(arg: Any) -> tuple[Any, int] | None:
+    """(c, k) where *arg* is c·p^k with c a positive rational and k an integer; else None."""
+    import sympy
+
+    from costmodel import symbols
+
+    c, rest = sympy.sympify(arg).as_coeff_Mul()
+    if not (c.is_Rational and c > 0):
+        return None
+    if rest == symbols.p:
+        return c, 1
+    if rest == 1:
+        return c, 0
+    if rest.is_Pow and rest.base == symbols.p and rest.exp.is_Integer:
+        return c, int(rest.exp)
+    return None
+
+
+def _floor_log2(c: Any) -> int:
+    """⌊log₂ c⌋ of a positive rational, exactly."""
+    x = Fraction(int(c.p), int(c.q))
+    k = x.numerator.bit_length() - x.denominator.bit_length()  # within one of the answer
+    while Fraction(2) ** k > x:
+        k -= 1
+    while Fraction(2) ** (k + 1) <= x:
+        k += 1
+    return k
+
+
+def _reduced(expr: Any, on_powers: bool) -> Any:
+    """*expr* on the powers of two (*on_powers*) or off them, with each logarithm of c·p^k written in
+    the independent variables L (and log₂ p): log₂(c·p^k) = log₂ c + k·L on the powers of two."""
+    import sympy
+
+    from costmodel import symbols
+
+    whole, real = _log2_symbols()
+
+    def log2_of(c: Any, k: int) -> Any:
+        exact = _floor_log2(c)
+        constant = sympy.Integer(exact) if c == sympy.Integer(2) ** exact else sympy.log(c) / sympy.log(2)
+        return constant + k * (whole if on_powers else real)
+
+    def rewrite(node: Any) -> Any:
+        found = _monomial(node.args[0])
+        if found is None:
+            return node
+        c, k = found
+        if isinstance(node, sympy.log):
+            return log2_of(c, k) * sympy.log(2) if k else node
+        if isinstance(node, symbols.lg):
+            return log2_of(c, k)
+        if not on_powers:  # ⌊log₂ p⌋ = L, ⌈log₂ p⌉ = L + 1 off the powers of two: p alone only
+            if (c, k) != (1, 1):
+                return node
+            return whole if isinstance(node, symbols.flg) else whole + 1
+        exact = _floor_log2(c)
+        up = isinstance(node, symbols.clg) and c != sympy.Integer(2) ** exact
+        return k * whole + exact + (1 if up else 0)  # k·L is whole: the ceiling or floor is of log₂ c
+
+    kinds = (sympy.log, symbols.lg, symbols.clg, symbols.flg)
+    return expr.replace(lambda node: isinstance(node, kinds) and node.args[0].has(symbols.p), rewrite)
+
+
+def _rational(expr: Any) -> bool:
+    """Whether *expr* is a rational function of its symbols (constants such as ln 2 aside)."""
+    import sympy
+
+    for node in sympy.preorder_traversal(expr):
+        if not node.free_symbols:
+            continue
+        if isinstance(node, sympy.Function) and not isinstance(node, sympy.Symbol):
+            return False
+        if node.is_Pow and not node.exp.is_Integer:
+            return False
+    return True
+
+
+def _same_rational(x: Any, y: Any, rng: random.Random) -> bool:
+    """Whether two rational functions are equal: equal at :data:`RANDOM_POINTS` random points, each
+    variable drawn from 1 to 2^64 (exactly decided but with a probability below 2^−200)."""
+    import sympy
+
+    names = sorted(x.free_symbols | y.free_symbols, key=lambda s: s.name)
+    compared = tries = 0
+    while compared < RANDOM_POINTS and tries < 4 * RANDOM_POINTS:
+        tries += 1
+        point = {s: sympy.Integer(rng.randint(1, 2**_BITS)) for s in names}
+        u, v = _number(x.xreplace(point)), _number(y.xreplace(point))
+        if v is None:
+            continue  # a pole of the expected formula: another point
+        if u is None or not _close(u, v):
+            return False
+        compared += 1
+    return compared > 0
+
+
+# -- the general case: points of the domain ---------------------------------------------------------
+
+
+def _same_at_samples(a: Any, b: Any, on_powers: bool, rng: random.Random) -> bool:
+    """Whether *a* agrees with the expected *b* at the fixed and drawn points of one part of the
+    domain, where *b* is defined (and at one point at least)."""
+    import sympy
+
+    from costmodel import symbols
+
+    if on_powers:
+        ranks = [*_SMALL_POWERS, *(2 ** rng.randint(11, 62) for _ in range(_DRAWN))]
+    else:
+        drawn = (rng.randint(3, 2**40) for _ in range(4 * _DRAWN))
+        ranks = [*_OTHER_P, *[q for q in drawn if q & (q - 1)][:_DRAWN]]
+    names = sorted((a.free_symbols | b.free_symbols) - {symbols.p}, key=lambda s: s.name)
+    compared = 0
     for rank in ranks:
-        def q() -> Any:
-            return sympy.Rational(rng.randint(1, 997), rng.randint(1, 97))
-        out.append({symbols.p: sympy.Integer(rank),
-                    symbols.n: sympy.Integer(rng.randint(1, 10**6)),
-                    symbols.ALPHA: q(), symbols.BETA: q(), symbols.GAMMA: q(), symbols.k: sympy.Integer(3)})
-    return out
-
-
-_OTHER_P = (1, 2, 3, 5, 6, 7, 12, 100)
-"""The ranks checked besides powers of two: p = 1, 2, 3 and others that are not powers of two."""
-
-_POINTS: list[dict[Any, Any]] = []
-
-
-def _power_of_two_only(expr: Any) -> bool:
-    """Whether *expr* holds a plain log₂ (no ceiling or floor): it is meant for p a power of two."""
-    from costmodel import symbols
-
-    return bool(getattr(expr, "has", lambda *_: False)(symbols.lg))
-
-
-def _plain_logs(expr: Any) -> Any:
-    from costmodel import symbols
-
-    return expr.replace(symbols.clg, symbols.lg).replace(symbols.flg, symbols.lg) \
-        if hasattr(expr, "replace") else expr
+        point = {s: sympy.Rational(rng.randint(1, 997), rng.randint(1, 97)) for s in names}
+        point[symbols.p] = sympy.Integer(rank)
+        x, y = _value(a, point), _value(b, point)
+        if y is None:
+            continue  # the expected formula is undefined here (1/(p - 1) at p = 1)
+        if x is None or not _close(x, y):
+            return False
+        compared += 1
+    return compared > 0
 
 
 def _value(expr: Any, point: dict[Any, Any]) -> Any:
@@ -62,50 +226,28 @@ def _value(expr: Any, point: dict[Any, Any]) -> Any:
 
     from costmodel import symbols
 
-    value = sympy.sympify(expr).subs(point)
+    value = expr.subs(point)
     if value.has(symbols.lg):  # log₂ of a p that is not a power of two: a real number
         value = value.replace(symbols.lg, lambda x: sympy.log(x, 2))
+    return _number(value)
+
+
+def _number(value: Any) -> Any:
+    """*value* if it is a finite number, else ``None``."""
+    import sympy
+
     if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         return None
     return value
 
 
-def equivalent(a: Any, b: Any) -> bool:
-    """Whether the formula *a* agrees with the expected formula *b* at every point where *b* is
-    defined (see the module docstring), exactly where they can.
-
-    >>> from costmodel import symbols as s
-    >>> from costmodel.expressions import parse_expression
-    >>> equivalent(parse_expression("2*(p-1)*alpha"), 2 * s.ALPHA * (s.p - 1))
-    True
-    >>> equivalent(parse_expression("2*p*alpha"), 2 * s.ALPHA * (s.p - 1))
-    False
-    """
+def _close(x: Any, y: Any) -> bool:
+    """Whether two numbers are equal: exactly for rationals, else to 30 significant digits."""
     import sympy
 
-    from costmodel import symbols
-
-    if not _POINTS:
-        _POINTS.extend(_points(12))
-    relaxed = _power_of_two_only(b)
-    a2, b2 = (_plain_logs(sympy.sympify(a)), _plain_logs(sympy.sympify(b))) if relaxed else (a, b)
-    compared = 0
-    for point in _POINTS:
-        rank = int(point[symbols.p])
-        exact = (rank & (rank - 1)) == 0
-        x, y = (_value(a, point), _value(b, point)) if exact or not relaxed else \
-            (_value(a2, point), _value(b2, point))
-        if y is None:
-            continue  # the expected formula is undefined here (1/(p - 1) at p = 1)
-        if x is None:
-            return False
-        compared += 1
-        if x.is_Rational and y.is_Rational:
-            if x != y:
-                return False
-            continue
-        difference, size = abs(sympy.N(x - y, 30)), abs(sympy.N(y, 30))
-        if not (difference.is_Float or difference.is_Integer) or not difference.is_finite \
-                or not size.is_finite or difference > 1e-20 * max(1, size):
-            return False  # not a number at this point (log2(0)), or a different one
-    return compared > 0
+    if x.is_Rational and y.is_Rational:
+        return bool(x == y)
+    difference, size = abs(sympy.N(x - y, 30)), abs(sympy.N(y, 30))
+    if not ((difference.is_Float or difference.is_Integer) and difference.is_finite and size.is_finite):
+        return False  # not a number at this point (log2(0))
+    return bool(difference <= 1e-20 * max(1, size))

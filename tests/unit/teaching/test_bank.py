@@ -79,6 +79,16 @@ BAD = [
     (GOOD.replace('unit = "MB"', 'unit = "MB"\nmistakes = ["guessing"]'), "mistakes must be a list"),
     (GOOD.replace('unit = "MB"', 'unit = "MB"\npartial = { factor-two = 2 }'), "fraction from 0 to 1"),
     ("\x00\x00", "x.toml: the file is binary"),
+    # the domain: p a power of two, checked against every p the exercise can give
+    (GOOD.replace('statement =', 'domain = "p"\nstatement ='), "domain must be a table such as domain = {"),
+    (GOOD.replace('statement =', 'domain = { n = "powers of two" }\nstatement ='),
+     "domain: 'n' cannot be declared; declare p (p = \"powers of two\")"),
+    (GOOD.replace('statement =', 'domain = { p = "odd" }\nstatement ='),
+     "domain: p = 'odd' is not \"whole numbers\" or \"powers of two\""),
+    (GOOD.replace('statement =', 'domain = { p = "powers of two" }\nstatement =').replace("[4, 8, 16]", "[4, 6, 16]"),
+     "exercise 'ring': domain: p is a power of two, but the exercise can give p = 6"),
+    (GOOD.replace('statement =', 'domain = { p = "powers of two" }\nstatement =')
+     .replace("choices = [4, 8, 16]", "from = 2, to = 8, step = 2"), "but the exercise can give p = 6"),
 ]
 
 
@@ -87,6 +97,14 @@ def test_bad_exercise_files(content, message):
     with pytest.raises(ParseError) as info:
         parse_exercises(content, path="x.toml")
     assert message in str(info.value) and str(info.value).startswith("x.toml")
+
+
+def test_a_domain_of_powers_of_two_is_declared():
+    exercise = parse_exercises(GOOD.replace('statement =', 'domain = { p = "powers of two" }\nstatement ='),
+                               path="x.toml")[0]
+    assert exercise.powers_of_two and exercise.domain == {"p": "powers of two"}
+    assert not parse_exercises(GOOD, path="x.toml")[0].powers_of_two
+    assert load_bank().get("cost-formula").powers_of_two  # its statement says p is a power of two
 
 
 def test_the_line_is_that_of_the_bad_answer_of_the_bad_exercise():

@@ -1,5 +1,5 @@
 """The sheet's own words are accepted: the words of an answer's label after its number ("93 slots"),
-and formulas as the sheet prints them (log₂p, ⌈log₂ p⌉, ·, ×), checked at p that are not powers of two."""
+and formulas as the sheet prints them (log₂p, ⌈log₂ p⌉, ·, ×), checked on the exercise's domain."""
 
 from __future__ import annotations
 
@@ -73,14 +73,17 @@ def test_the_ring_as_the_sheet_prints_it(text):
     assert grade_answer(_BANK.get("cost-formula"), Submission("cost-formula", text, name="time")).correct
 
 
-@pytest.mark.parametrize("text", [
-    "2*(p-1)*(1 + ⌈log₂ p⌉ - ⌊log₂ p⌋)*alpha + 2*(p-1)/p*n*beta",  # right at powers of two only
-    "2*(p-1)*alpha + 2*(p-1)/p*n*beta*⌈log₂ p⌉/⌊log₂ p⌋",  # right at powers of two only
-    "2*(p-1)*alpha + 2*(p-1)/p*n*beta + (p-1)*(p-2)*(p-4)*alpha",  # right at p = 1, 2, 4 only
+@pytest.mark.parametrize(("text", "on_powers_of_two"), [
+    ("2*(p-1)*(1 + ⌈log₂ p⌉ - ⌊log₂ p⌋)*alpha + 2*(p-1)/p*n*beta", True),  # right at powers of two only
+    ("2*(p-1)*alpha + 2*(p-1)/p*n*beta*⌈log₂ p⌉/⌊log₂ p⌋", True),  # right at powers of two only
+    ("2*(p-1)*alpha + 2*(p-1)/p*n*beta + (p-1)*(p-2)*(p-4)*alpha", False),  # right at p = 1, 2, 4 only
 ])
-def test_a_ring_formula_wrong_at_other_p_fails(text):
+def test_a_ring_formula_wrong_at_other_p_fails(text, on_powers_of_two):
     assert not equivalent(parse_expression(text), RING)
-    assert not grade_answer(_BANK.get("cost-formula"), Submission("cost-formula", text, name="time")).correct
+    # the exercise says p is a power of two: a formula right at every power of two is right there
+    assert equivalent(parse_expression(text), RING, powers_of_two=True) is on_powers_of_two
+    grade = grade_answer(_BANK.get("cost-formula"), Submission("cost-formula", text, name="time"))
+    assert grade.correct is on_powers_of_two
 
 
 def test_points_include_p_one_two_three_and_others():

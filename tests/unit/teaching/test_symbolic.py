@@ -108,3 +108,95 @@ def test_log_slips_on_a_formula():
 def test_a_malformed_formula_is_an_entry_error_not_a_crash():
     g = grade("2*(p-1)*alpha +* beta")
     assert not g.correct and "is not a formula costmodel reads" in g.error
+
+
+# -- equal on the domain, decided exactly: no published points to write around ----------------------
+
+GAME = "(p-1)(p-2)(p-3)(p-4)(p-5)(p-6)(p-7)(p-8)(p-12)(p-16)(p-32)(p-64)(p-100)(p-128)(p-256)(p-512)(p-1024)"
+"""Zero at every p the grader once compared at: p = 1, 2, 3, 5, 6, 7, 12, 100 and the powers of two to 1024."""
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("rounds", f"2p - 2 + {GAME}"),
+    ("time", f"2(p-1)α + 2(p-1)/p·n·β + {GAME}·α"),
+])
+def test_a_formula_made_to_agree_at_fixed_points_is_wrong(name, text):
+    assert not grade(text, name=name).correct  # the ring, the exercise's own numbers
+    key = parse_expression("2p - 2") if name == "rounds" else RING
+    assert not equivalent(parse_expression(text), key)
+    assert not equivalent(parse_expression(text), key, powers_of_two=True)
+
+
+def test_a_formula_zero_at_the_first_powers_of_two_is_wrong_on_the_powers_of_two():
+    junk = "*".join(f"(p - {2**k})" for k in range(21))  # zero at p = 1, 2, 4, ..., 2^20 only
+    assert not equivalent(parse_expression(f"2*p - 2 + {junk}"), 2 * s.p - 2, powers_of_two=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=-2000, max_value=2000), min_size=1, max_size=30),
+       st.sampled_from(["", "*alpha", "*n*beta", "*log2(p)", "/p"]))
+def test_no_choice_of_roots_fools_the_comparison(roots, times):
+    junk = "*".join(f"(p - ({r}))" for r in roots) + times
+    for key in (RING, 2 * s.lg(s.p) * s.ALPHA):
+        text = f"{key} + {junk}".replace("**", "^")
+        assert not equivalent(parse_expression(text), key)
+        assert not equivalent(parse_expression(text), key, powers_of_two=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 4), st.integers(0, 2), st.integers(0, 2)),
+                min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 4), st.integers(0, 2), st.integers(0, 2)),
+                max_size=3))
+def test_the_verdict_is_sympys_own_on_polynomials(terms, changes):
+    """Cross-checked with sympy's expansion: a polynomial in p, log₂ p and n, rewritten by expanding it,
+    is equal; with terms added, it is equal exactly when the added terms cancel."""
+    import sympy
+
+    def poly(ts):
+        return sum((c * s.p**i * s.lg(s.p)**j * s.n**k for c, i, j, k in ts), sympy.Integer(0))
+
+    key = poly(terms)
+    assert equivalent(sympy.expand(key), key, powers_of_two=True)
+    other = key + poly(changes)
+    assert equivalent(other, key, powers_of_two=True) is (sympy.expand(poly(changes)) == 0)
+
+
+def test_the_comparison_is_the_same_every_time():
+    text = parse_expression(f"2p - 2 + {GAME}")
+    assert {equivalent(text, 2 * s.p - 2) for _ in range(5)} == {False}
+
+
+# -- the domain: p a power of two where the exercise says so -----------------------------------------
+
+
+def _tree_seed() -> int:
+    return next(k for k in range(50) if load_bank().get("cost-formula").variant(k).shown["algorithm"] == "tree")
+
+
+@pytest.mark.parametrize("text", ["2*log2(p)", "2*⌈log₂ p⌉", "2*floor(log2(p))", "log2(p^2)", "2*log2(4p) - 4",
+                                  "2*ln(p)/ln(2)", "log2(p) + ⌊log₂ p⌋"])
+def test_on_the_powers_of_two_every_log_of_p_is_the_same(text):
+    # the tree all-reduce: 2⌈log₂ p⌉ rounds; the exercise says p is a power of two
+    assert load_bank().get("cost-formula").powers_of_two
+    assert grade(text, seed=_tree_seed(), name="rounds").correct
+    assert equivalent(parse_expression(text), 2 * s.clg(s.p), powers_of_two=True)
+
+
+@pytest.mark.parametrize("text", ["2*log2(p)", "2*floor(log2(p))", "log2(p) + ⌈log₂ p⌉"])
+def test_off_the_powers_of_two_a_ceiling_is_not_the_log(text):
+    assert not equivalent(parse_expression(text), 2 * s.clg(s.p))  # p = 3: 2⌈log₂ 3⌉ = 4
+
+
+def test_off_the_powers_of_two_floor_and_ceiling_differ_by_one():
+    assert equivalent(parse_expression("2*⌊log₂ p⌋ + 2*⌈log₂ p⌉ - 2*⌊log₂ p⌋"), 2 * s.clg(s.p))
+    assert not equivalent(parse_expression("⌊log₂ p⌋ + 1 + ⌈log₂ p⌉"), 2 * s.clg(s.p))  # wrong at p = 2
+    assert not equivalent(parse_expression("⌊log₂ p⌋ + 1 + ⌈log₂ p⌉"), 2 * s.clg(s.p), powers_of_two=True)
+
+
+def test_formulas_with_other_functions_are_compared_on_the_domain():
+    two = sympy.Integer(2)
+    assert equivalent(parse_expression("2*ceil(p/2)"), s.p, powers_of_two=True) is False  # p = 1
+    assert equivalent(parse_expression("2*ceil(p/2) - p + p"), two * sympy.ceiling(s.p / 2), powers_of_two=True)
+    assert equivalent(parse_expression("2*ceil(p/2)"), s.p) is False  # p = 3
+    assert equivalent(parse_expression("sqrt(p)*sqrt(p)"), s.p)
