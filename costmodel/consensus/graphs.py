@@ -820,7 +820,7 @@ def _build_k_ring(p: int, *, degree: int | None) -> Graph:
     check_p(p, graph="k-ring")
     if degree >= p:  # 2k ≥ p wraps onto itself: fewer neighbours than asked, the complete graph
         widest = (p - 1) // 2 * 2
-        fix = f"e.g. degree={widest} for k={widest // 2}" if widest else "use the ring"
+        fix = f"e.g. degree={widest} ({widest // 2} neighbours on each side)" if widest else "use the ring"
         raise InputError(f"degree={degree} is not below p = {p}; a k-ring of {p} workers has degree "
                          f"2k ≤ p − 1 = {p - 1}, {fix}")
     return k_ring(p, k=degree // 2)

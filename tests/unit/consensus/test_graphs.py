@@ -217,7 +217,8 @@ BAD = [
     (lambda: generate("k-ring", 8), InputError, "k-ring needs a degree"),
     (lambda: generate("k-ring", 8, degree=3), InputError, "degree=3 is not an even number"),
     (lambda: generate("k-ring", 8, degree=10), InputError,
-     "degree=10 is not below p = 8; a k-ring of 8 workers has degree 2k ≤ p − 1 = 7, e.g. degree=6 for k=3"),
+     "degree=10 is not below p = 8; a k-ring of 8 workers has degree 2k ≤ p − 1 = 7, e.g. degree=6 "
+     "(3 neighbours on each side)"),
     (lambda: generate("k-ring", 8, degree=8), InputError, "degree=8 is not below p = 8"),
     (lambda: generate("k-ring", 2, degree=2), InputError, "degree=2 is not below p = 2; a k-ring of 2 workers "
      "has degree 2k ≤ p − 1 = 1, use the ring"),
