@@ -24,6 +24,7 @@ from costmodel.cli.shape import (
     SHAPE_PANEL,
     Ffn,
     Gated,
+    HeadDim,
     Heads,
     Hidden,
     KvGroups,
@@ -527,7 +528,8 @@ def _transformer_gemms(model: dict[str, Any], micro_batch: int, tp: int) -> tupl
 
     shape = transformer_shape(layers=model.get("layers") or 1, hidden=model["hidden"], heads=model["heads"],
                               seq=model["seq"], vocab=model["vocab"], ffn=model.get("ffn"),
-                              kv_groups=model.get("kv_groups"), gated=model.get("gated"))
+                              kv_groups=model.get("kv_groups"), head_dim=model.get("head_dim"),
+                              gated=model.get("gated"))
     assert shape is not None
     if shape.heads % tp:
         raise InputError(f"--tp {tp} does not divide --heads {shape.heads}; each tp rank holds whole heads")
@@ -553,9 +555,9 @@ def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
         raise InputError(f"--layers {given['layers']} is not a whole number of layers >= 1")
     if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
         return _transformer_gemms(given, micro_batch, tp)  # all four, or an error naming those missing
-    if any(given.get(k) is not None for k in ("ffn", "kv_groups", "gated")):
-        raise InputError("--ffn, --kv-groups and --gated describe a transformer shape; give --hidden --heads "
-                         "--seq --vocab with them")
+    if any(given.get(k) is not None for k in ("ffn", "kv_groups", "head_dim", "gated")):
+        raise InputError("--ffn, --kv-groups, --head-dim and --gated describe a transformer shape; give "
+                         "--hidden --heads --seq --vocab with them")
     return lambda gpu: _transformer_gemms({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
 
 
@@ -589,7 +591,8 @@ def compute_command(
                                         help="Fewer sweep products, samples and bytes: seconds, for CI.")]
     = False,
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, micro_batch: MicroBatch = 1, tp: Tp = 1,
+    ffn: Ffn = None, kv_groups: KvGroups = None, head_dim: HeadDim = None, gated: Gated = None,
+    micro_batch: MicroBatch = 1, tp: Tp = 1,
     out: GpuOut = None,
     name: ComputeName = None,
     force: GpuForce = False,
@@ -614,7 +617,7 @@ def compute_command(
 
     _writable(out, force)
     given = {"layers": layers, "hidden": hidden, "heads": heads, "seq": seq, "vocab": vocab, "ffn": ffn,
-             "kv_groups": kv_groups, "gated": gated}
+             "kv_groups": kv_groups, "head_dim": head_dim, "gated": gated}
     config = ComputeConfig(device=device, dtype=dtype, shapes=_model_shapes(given, micro_batch, tp),
                            quick=quick, limit_s=float(limit))
     try:

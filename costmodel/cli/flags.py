@@ -113,6 +113,7 @@ FLAGS = {
     "gpus_per_node": "--gpus-per-node",
     "gradient_bytes": "--gradient-bytes",
     "groups": "--groups",
+    "head_dim": "--head-dim",
     "heads": "--heads",
     "hidden": "--hidden",
     "inner": "--inner",
@@ -260,7 +261,8 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "lr", "lr_global", "lr_local", "max_bytes", "micro_batch_sizes", "min_bytes", "mu", "net_latency",
            "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
            "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
-           "sequence", "kv_groups", "microbatches", "capacity_factor", "optimizer_bytes", "ffn_factor",
+           "sequence", "kv_groups", "head_dim", "microbatches", "capacity_factor", "optimizer_bytes",
+           "ffn_factor",
            "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value

@@ -25,6 +25,7 @@ from costmodel.cli.shape import (
     Experts,
     Ffn,
     Gated,
+    HeadDim,
     Heads,
     HfConfig,
     Hidden,
@@ -62,7 +63,8 @@ def flops_command(
                                  parser=value_parser(parse_count),
                                  help="Global batch: sequences per iteration (≥ 1; 2048, 2k).")],
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
-    ffn: Ffn = None, kv_groups: KvGroups = None, gated: Gated = None, model: ModelName = None,
+    ffn: Ffn = None, kv_groups: KvGroups = None, head_dim: HeadDim = None, gated: Gated = None,
+    model: ModelName = None,
     hf_config: HfConfig = None, experts: Experts = None, top_k: TopK = None,
     expert_ffn: ExpertFfn = None, shared_experts: SharedExperts = None, dense_layers: DenseLayers = None,
     untied_embeddings: UntiedEmbeddings = None,
@@ -111,7 +113,8 @@ def flops_command(
 
     base = described(model=model, hf_config=hf_config, seq=seq)
     shape = described_shape(base.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
-                            ffn=ffn, kv_groups=kv_groups, gated=gated, experts=experts, top_k=top_k,
+                            ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
+                            top_k=top_k,
                             expert_ffn=expert_ffn, shared_experts=shared_experts, dense_layers=dense_layers,
                             untied_embeddings=untied_embeddings)
     if shape is None:
@@ -185,6 +188,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
     s = r.shape
     extra = "".join((f", f {format_number(s.ffn_factor)}" if s.ffn_factor != 4 else "",
                      f", g {s.groups}" if s.kv_groups is not None else "",
+                     f", d {s.head_dim}" if s.head_dim is not None else "",
                      f", E {s.experts} k {s.top_k}" if s.moe else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")

@@ -83,7 +83,8 @@ def render_models(ml: ModelList) -> Rendered:
 
 
 _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention heads a"),
-           ("kv_groups", "key-value heads"), ("sequence", "sequence s"), ("vocabulary", "vocabulary V"),
+           ("kv_groups", "key-value heads"), ("head_dim", "head width d"), ("sequence", "sequence s"),
+           ("vocabulary", "vocabulary V"),
            ("ffn_factor", "FFN width"), ("gated", "gated FFN (SwiGLU)"),
            ("tied_embeddings", "tied embeddings"), ("experts", "routed experts"),
            ("top_k", "experts per token"), ("expert_ffn_factor", "expert FFN width"),

@@ -25,6 +25,7 @@ from costmodel.cli.shape import (
     MOE_OPTIONS,
     Ffn,
     Gated,
+    HeadDim,
     Heads,
     HfConfig,
     Hidden,
@@ -125,6 +126,7 @@ _OWN_OPTIONS = {
 def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
                       hidden: int | None, heads: int | None, seq: int | None, vocab: int | None,
                       ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int | None,
+                      head_dim: int | None = None,
                       gpus_per_node: int | None, global_batch: int, micro_batch_sizes: str | None,
                       framework: str, fix: list[str] | None, top: int, gpus: int | None = None,
                       **moe: Any) -> Plan:
@@ -143,7 +145,8 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
     description = described(model=model, hf_config=hf_config, seq=seq)
     notes = list(description.notes)
     shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq,
-                            vocab=vocab, ffn=ffn, kv_groups=kv_groups, gated=gated, notes=notes,
+                            vocab=vocab, ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated,
+                            notes=notes,
                             **{name: moe.get(name) for name in MOE_OPTIONS})
     if shape is None:
         raise InputError("plan needs a transformer shape: --model NAME, --hf-config FILE, or --layers "
@@ -169,7 +172,8 @@ PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
     for name, annotation, default in (
         ("model", ModelName, None), ("hf_config", HfConfig, None),
         ("layers", Layers, None), ("hidden", Hidden, None), ("heads", Heads, None), ("seq", Seq, None),
-        ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None), ("gated", Gated, None),
+        ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None),
+        ("head_dim", HeadDim, None), ("gated", Gated, None),
         *((name, annotation, None) for name, annotation in MOE_OPTIONS.items()),
         ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, None), ("gpus", Gpus, None),
         ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),

@@ -22,6 +22,7 @@ __all__ = [
     "Experts",
     "Ffn",
     "Gated",
+    "HeadDim",
     "Heads",
     "HfConfig",
     "Hidden",
@@ -69,6 +70,9 @@ Gated = Annotated[bool | None, option("--gated", panel=SHAPE_PANEL,
                                            "its width over h, e.g. 3.25 for Llama 3 405B.")]
 KvGroups = Annotated[int | None, _int("--kv-groups", metavar="G",
                                       help="Key-value groups (GQA; default: --heads).")]
+HeadDim = Annotated[int | None, _int("--head-dim", metavar="D",
+                                     help="Channels of each attention head (default: --hidden / --heads; "
+                                          "Gemma 2 9B: 256 at --hidden 3584 --heads 16).")]
 Experts = Annotated[int | None, _int("--experts", metavar="E",
                                     help="Routed experts of each mixture-of-experts layer (default: a dense "
                                          "FFN).")]
@@ -104,7 +108,8 @@ Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANE
 
 def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | None, seq: int | None,
                       vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
-                      gated: bool | None = None, experts: int | None = None, top_k: int | None = None,
+                      head_dim: int | None = None, gated: bool | None = None, experts: int | None = None,
+                      top_k: int | None = None,
                       expert_ffn: str | None = None, shared_experts: int | None = None,
                       dense_layers: int | None = None, untied_embeddings: bool | None = None
                       ) -> TransformerShape | None:
@@ -128,7 +133,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
     return TransformerShape(layers=layers, hidden=hidden, heads=heads, sequence=seq, vocabulary=vocab,
-                            kv_groups=kv_groups, gated=bool(gated), tied_embeddings=not untied_embeddings,
+                            kv_groups=kv_groups, head_dim=head_dim, gated=bool(gated),
+                            tied_embeddings=not untied_embeddings,
                             **extra)
 
 
@@ -164,7 +170,8 @@ def described(*, model: str | None, hf_config: str | None, seq: int | None = Non
 
 def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,
                     seq: int | None, vocab: int | None, ffn: str | None = None, kv_groups: int | None = None,
-                    gated: bool | None = None, notes: list[str] | None = None, experts: int | None = None,
+                    head_dim: int | None = None, gated: bool | None = None, notes: list[str] | None = None,
+                    experts: int | None = None,
                     top_k: int | None = None, expert_ffn: str | None = None,
                     shared_experts: int | None = None,
                     dense_layers: int | None = None, untied_embeddings: bool | None = None
@@ -173,15 +180,17 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
     no *base*, :func:`transformer_shape` of the options alone."""
     if not base:
         return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
-                                 kv_groups=kv_groups, gated=gated, experts=experts, top_k=top_k,
+                                 kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
+                                 top_k=top_k,
                                  expert_ffn=expert_ffn, shared_experts=shared_experts,
                                  dense_layers=dense_layers, untied_embeddings=untied_embeddings)
     from costmodel.describe.models import build_shape
     from costmodel.exact import parse_number
 
     given: dict[str, Any] = {"layers": layers, "hidden": hidden, "heads": heads, "sequence": seq,
-                             "vocabulary": vocab, "kv_groups": kv_groups, "gated": gated, "experts": experts,
-                             "top_k": top_k, "shared_experts": shared_experts, "dense_layers": dense_layers,
+                             "vocabulary": vocab, "kv_groups": kv_groups, "head_dim": head_dim,
+                             "gated": gated, "experts": experts, "top_k": top_k,
+                             "shared_experts": shared_experts, "dense_layers": dense_layers,
                              "tied_embeddings": False if untied_embeddings else None}
     if ffn is not None:
         given["ffn_factor"] = parse_number(ffn, what="FFN factor")

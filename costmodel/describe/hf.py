@@ -11,6 +11,8 @@ hidden_size             hidden                               required
 num_hidden_layers       layers                               required
 num_attention_heads     heads                                required
 num_key_value_heads     kv_groups                            default: the heads (multi-head attention)
+head_dim                head_dim                             default: hidden/heads (Gemma 2 and 3,
+                                                             Mistral NeMo, Qwen3 give their own)
 intermediate_size       ffn_factor = intermediate / hidden   required (exact)
 vocab_size              vocabulary                           required
 max_position_embeddings sequence                             the default sequence; *sequence* overrides
@@ -31,9 +33,9 @@ attention_dropout, ...  the step's dropout                   off when every drop
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
 ignored, and an architecture the table does not name is read when its keys are there, except that a key
 that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
-multi-token prediction, Qwen-MoE's shared expert of its own width, a ``head_dim`` other than
-hidden/heads, sliding-window attention) is named in a note (:data:`_UNMODELLED`).  A key missing or
-of the wrong type is one error naming the file and the key (``config.json: hidden_size is missing``).
+multi-token prediction, Qwen-MoE's shared expert of its own width, sliding-window attention) is named
+in a note (:data:`_UNMODELLED`).  A key missing or of the wrong type is one error naming the file and
+the key (``config.json: hidden_size is missing``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ from costmodel.references import HF_TRANSFORMERS
 __all__ = ["GATED_FAMILIES", "SOURCE", "parse_hf_config", "read_hf_config"]
 
 SOURCE = HF_TRANSFORMERS.at("PretrainedConfig and the decoder families' configurations: hidden_size, "
-                            "num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size, "
+                            "num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, "
+                            "intermediate_size, "
                             "vocab_size, max_position_embeddings, tie_word_embeddings, the MoE keys")
 
 GATED_FAMILIES = ("llama", "mistral", "mixtral", "qwen", "deepseek", "gemma", "phi3", "olmo", "yi")
@@ -78,19 +81,14 @@ _UNMODELLED = {
 that sets one (to a value other than its off value) gets a note naming it, so no number hides it."""
 
 
-def _unmodelled(config: dict[str, Any], hidden: int, heads: int) -> tuple[str, ...]:
+def _unmodelled(config: dict[str, Any]) -> tuple[str, ...]:
     """The note on what *config* sets that the shape does not model (none when nothing)."""
     every = ("decoder_sparse_step", "moe_layer_freq")  # 1: experts in every layer, as modelled
     found = {k: v for k, v in config.items()
              if k in _UNMODELLED and v not in (None, 0, False, []) and not (k in every and v == 1)}
     if config.get("use_sliding_window") is False:
         found.pop("sliding_window", None)
-    head_dim = config.get("head_dim")
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
-    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim * heads != hidden:
-        what.append(f"heads of {head_dim} channels, not hidden/heads = {Fraction(hidden, heads)} (priced "
-                    "as hidden/heads)")
-        found["head_dim"] = head_dim
     if not found:
         return ()
     return (f"not modelled: {', '.join(sorted(found))}: {'; '.join(what)}; the numbers are those of the "
@@ -124,6 +122,24 @@ def _gated(config: dict[str, Any], where: str) -> bool:
     return act.lower() in _GATED_ACTIVATIONS
 
 
+def _heads(config: dict[str, Any], where: str, hidden: int) -> dict[str, int]:
+    """The attention's shape keywords: heads, kv_groups, and head_dim when a head is not hidden/heads wide
+    (Gemma 2 9B: 16 heads of 256 at hidden 3584; Team et al. 2024, arXiv:2408.00118, table 1)."""
+    heads = _whole(config, "num_attention_heads", where)
+    kv = _whole(config, "num_key_value_heads", where, default=heads)
+    if heads % kv:
+        raise ParseError(f"num_key_value_heads = {kv} does not divide num_attention_heads = {heads}: each "
+                         "key-value head serves a whole group of query heads", path=where)
+    head_dim = _whole(config, "head_dim", where, default=None)
+    if head_dim is None and hidden % heads:
+        raise ParseError(f"num_attention_heads = {heads} does not divide hidden_size = {hidden} and no "
+                         "head_dim gives the width of a head", path=where)
+    out = {"heads": heads, "kv_groups": kv}
+    if head_dim is not None and head_dim * heads != hidden:  # a head_dim of hidden/heads changes nothing
+        out["head_dim"] = head_dim
+    return out
+
+
 def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | None = None) -> ModelDescription:
     """The description the text of a ``config.json`` gives (module notes); *sequence* replaces
     ``max_position_embeddings`` as the sequence length.
@@ -148,19 +164,15 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         raise ParseError("the file is not a JSON object of a model's configuration", path=path)
     hidden = _whole(config, "hidden_size", path)
     layers = _whole(config, "num_hidden_layers", path)
-    heads = _whole(config, "num_attention_heads", path)
-    kv = _whole(config, "num_key_value_heads", path, default=heads)
-    if heads % kv:
-        raise ParseError(f"num_key_value_heads = {kv} does not divide num_attention_heads = {heads}: each "
-                         "key-value head serves a whole group of query heads", path=path)
+    attention = _heads(config, path, hidden)
     ffn = _whole(config, "intermediate_size", path)
     vocab = _whole(config, "vocab_size", path)
     seq = sequence if sequence is not None else _whole(config, "max_position_embeddings", path)
     tied = config.get("tie_word_embeddings", True)
     if not isinstance(tied, bool):
         raise ParseError(f"tie_word_embeddings = {json.dumps(tied)} is not true or false", path=path)
-    shape: dict[str, Any] = {"layers": layers, "hidden": hidden, "heads": heads, "kv_groups": kv,
-                             "sequence": seq, "vocabulary": vocab, "ffn_factor": Fraction(ffn, hidden),
+    shape: dict[str, Any] = {"layers": layers, "hidden": hidden, **attention, "sequence": seq,
+                             "vocabulary": vocab, "ffn_factor": Fraction(ffn, hidden),
                              "gated": _gated(config, path), "tied_embeddings": tied}
     experts = None
     for key in ("num_local_experts", "n_routed_experts", "num_experts"):
@@ -189,7 +201,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=_unmodelled(config, hidden, heads))
+                            notes=_unmodelled(config))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

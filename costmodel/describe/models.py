@@ -18,6 +18,7 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
     hidden = 4096          # h
     heads = 32             # a
     kv_groups = 8          # optional: key-value heads (GQA); default: heads
+    head_dim = 128         # optional: channels of each head, d (default hidden/heads; Gemma 2 9B: 256)
     sequence = 8192        # s
     vocabulary = 128256    # V
     ffn_hidden = 14336     # optional: the FFN width (default 4h); ffn_factor = ffn_hidden / h, exact
@@ -76,7 +77,8 @@ MODEL_NAMES: tuple[str, ...] = tuple(sorted(e.name.removesuffix(".toml") for e i
 """The shipped presets, sorted."""
 
 SHAPE_KEYS: dict[str, str] = {
-    "layers": "count", "hidden": "count", "heads": "count", "kv_groups": "count", "sequence": "count",
+    "layers": "count", "hidden": "count", "heads": "count", "kv_groups": "count", "head_dim": "count",
+    "sequence": "count",
     "vocabulary": "count", "ffn_hidden": "count", "gated": "flag", "tied_embeddings": "flag",
     "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
     "dense_layers": "whole",

@@ -1,15 +1,21 @@
 """Model FLOPs of a decoder-only transformer from its shape, per layer and per iteration.
 
 A layer's forward pass on a micro-batch of B sequences of s tokens, hidden size h, a attention
-heads of size d = h/a, g key-value groups (GQA; g = a is multi-head attention) and an FFN of
-f·h units, counts 2 FLOPs per multiply-add of each matrix product (Narayanan et al. SC'21,
-section 5.1 and appendix; Megatron-LM ``num_floating_point_operations``):
+heads of size d (``head_dim``; h/a unless given), g key-value groups (GQA; g = a is multi-head
+attention) and an FFN of f·h units, counts 2 FLOPs per multiply-add of each matrix product (Narayanan
+et al. SC'21, section 5.1 and appendix; Megatron-LM ``num_floating_point_operations``):
 
-    QKV projection      2·B·s·h·(h + 2·h·g/a)
-    attention scores    2·B·s²·h   (QKᵀ)      and   2·B·s²·h   (scores × V)
-    output projection   2·B·s·h²
+    QKV projection      2·B·s·h·(a + 2g)·d
+    attention scores    2·B·s²·a·d (QKᵀ)      and   2·B·s²·a·d (scores × V)
+    output projection   2·B·s·a·d·h
     MLP                 2·B·s·h·(f·h)·m        m = 2 matrices, 3 with a gated (SwiGLU) unit
     logits              2·B·s·h·V              (once per iteration, not per layer)
+
+With d = h/a these are Narayanan et al.'s 2·B·s·h·(h + 2·h·g/a), 2·B·s²·h twice and 2·B·s·h²
+exactly.  A head width other than h/a (Gemma 2: h 3584, 16 heads of 256, Team et al. 2024, arXiv
+2408.00118, table 1; Mistral NeMo and Qwen3: 32 or 64 heads of 128 at h 5120; the ``head_dim`` key of
+their Hugging Face configurations) makes the queries and the attention a·d wide, the keys and values
+g·d, and the output projection map a·d back to h; the products are counted on those widths.
 
 The backward pass is twice the forward (a gradient for the input and one for the weights);
 full activation recomputation runs each layer's forward once more (not the logits).  With
@@ -24,7 +30,8 @@ and no recomputation it is the dense-transformer path of Megatron-LM's
 ``forward_backward_expansion_factor = 3`` and ``fma_expansion_factor = 2`` are the 3× and 2×
 above.  The PaLM convention (Chowdhery et al. 2022, appendix B) counts 6·N FLOPs per token for
 the N weights plus 12·l·h·s per token for attention; without recomputation or the causal
-saving, ``total == six_n_flops + 12·l·h·s·tokens`` holds exactly (N counts the matrices only:
+saving, ``total == six_n_flops + 12·l·a·d·s·tokens`` holds exactly (PaLM's 12·L·H·Q·T: H heads of
+Q channels; a·d = h unless ``head_dim`` says otherwise) (N counts the matrices only:
 no biases, norms or position embeddings; the logits share the V·h input embedding).
 
 A mixture-of-experts (MoE) layer replaces the MLP by a router, a T × E × h product
@@ -98,11 +105,16 @@ class TransformerShape(JSONFields):
     Parameters
     ----------
     layers, hidden, heads, sequence, vocabulary : int
-        l, h, a, s and V, each ≥ 1; *heads* divides *hidden*.
+        l, h, a, s and V, each ≥ 1; *heads* divides *hidden* unless *head_dim* is given.
     ffn_factor : number, default 4
         The FFN width over h (f, exact: ``Fraction(8, 3)`` is allowed when f·h is whole).
     kv_groups : int, optional
         Key-value groups g of grouped-query attention, dividing *heads*; default *heads* (MHA).
+    head_dim : int, optional
+        d, the channels of each attention head (query, key and value), ≥ 1; default h/a.  Given, the
+        queries are a·d wide and the keys and values g·d, whatever h is: Gemma 2 9B has h = 3584 and
+        16 heads of 256 (Team et al. 2024, arXiv 2408.00118, table 1), Mistral NeMo 12B h = 5120 and 32
+        heads of 128 (the ``head_dim`` of their Hugging Face configurations).
     gated : bool, default False
         A gated FFN (SwiGLU: three matrices instead of two); the experts' FFNs too.
     experts : int, optional
@@ -128,6 +140,7 @@ class TransformerShape(JSONFields):
     vocabulary: int
     ffn_factor: Fraction = Fraction(4)
     kv_groups: int | None = None
+    head_dim: int | None = None
     gated: bool = False
     experts: int | None = None
     top_k: int | None = None
@@ -139,9 +152,11 @@ class TransformerShape(JSONFields):
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "sequence", "vocabulary"):
             positive(getattr(self, name), name)
-        if self.hidden % self.heads:
+        if self.head_dim is not None:
+            positive(self.head_dim, "head_dim")
+        elif self.hidden % self.heads:
             raise InputError(f"heads={self.heads!r} does not divide hidden={self.hidden!r}; "
-                             "each head has hidden/heads channels")
+                             "each head has hidden/heads channels unless head_dim= gives its width")
         try:
             factor = parse_number(self.ffn_factor, what="FFN factor")
         except InputError as exc:
@@ -199,6 +214,21 @@ class TransformerShape(JSONFields):
         return self.heads if self.kv_groups is None else self.kv_groups
 
     @property
+    def head_width(self) -> int:
+        """d: the channels of one attention head, *head_dim* or h/a."""
+        return self.hidden // self.heads if self.head_dim is None else self.head_dim
+
+    @property
+    def attention_width(self) -> int:
+        """a·d: the width of the queries and of the attention's output (h when d = h/a)."""
+        return self.heads * self.head_width
+
+    @property
+    def kv_width(self) -> int:
+        """g·d: the width of the keys and of the values (h·g/a when d = h/a)."""
+        return self.groups * self.head_width
+
+    @property
     def ffn_hidden(self) -> int:
         """f·h, the FFN width."""
         return int(self.ffn_factor * self.hidden)
@@ -210,14 +240,14 @@ class TransformerShape(JSONFields):
 
     @property
     def attention_parameters(self) -> int:
-        """Weights of one layer's attention matrices: h·(h + 2h·g/a) + h²."""
+        """Weights of one layer's attention matrices: h·(a + 2g)·d for Q, K and V, and a·d·h for the output
+        projection; h·(h + 2h·g/a) + h² with d = h/a (Narayanan et al. 2021, appendix)."""
         h = self.hidden
-        kv = h * self.groups // self.heads
-        return h * (h + 2 * kv) + h * h
+        return h * (self.attention_width + 2 * self.kv_width) + self.attention_width * h
 
     @property
     def layer_parameters(self) -> int:
-        """Weights of one dense layer's matrices: h·(h + 2h·g/a) + h² + m·h·f·h."""
+        """Weights of one dense layer's matrices: h·(a + 2g)·d + a·d·h + m·h·f·h."""
         return self.attention_parameters + self.matrices * self.hidden * self.ffn_hidden
 
     @property
@@ -309,9 +339,13 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     """The parameters of *shape* as model cards publish them: total, and active (what one token uses).
 
     Counted: the input embedding V·h and the output layer's V·h unless they are tied; each layer's
-    attention h·(h + 2h·g/a) + h²; a dense layer's FFN m·h·f; an MoE layer's router h·E (Lepikhin et
-    al. 2021), its E routed experts and S shared experts of m·h·f_e each (Dai et al. 2024); and the
-    RMSNorm weights, h for each of the 2·l + 1 norms.  No biases (the published models have none).  The
+    attention h·(a + 2g)·d + a·d·h, which is h·(h + 2h·g/a) + h² with d = h/a (a head width of its own:
+    Gemma 2, Team et al. 2024, arXiv:2408.00118, table 1; the ``head_dim`` of Hugging Face
+    configurations); a dense layer's FFN m·h·f; an MoE layer's router h·E (Lepikhin et al. 2021), its E
+    routed experts and S shared experts of m·h·f_e each (Dai et al. 2024); and the RMSNorm weights, h
+    for each of the 2·l + 1 norms (a pre-norm before the attention and the FFN of each layer, and the
+    final norm; Gemma 2's extra post-norms, 2·l·h more, are not counted: its 9B has 9,241,705,984
+    parameters, 301,056 more than counted here).  No biases (the published models have none).  The
     active count replaces the E routed experts by the k a token is routed to (Fedus et al. 2022; Jiang
     et al. 2024).
 
@@ -425,10 +459,10 @@ def capacity(value: object, name: str = "capacity_factor") -> Fraction | None:
 def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causal: bool, redo: bool,
            capacity_factor: Fraction | None) -> LayerFlops:
     h, s = shape.hidden, shape.sequence
-    kv = h * shape.groups // shape.heads
-    qkv = 2 * tokens * h * (h + 2 * kv)
-    attention = Fraction(2 * 2 * batch * s * s * h, 2 if causal else 1)
-    projection = 2 * tokens * h * h
+    inner, kv = shape.attention_width, shape.kv_width  # a·d and g·d: h and h·g/a when d = h/a
+    qkv = 2 * tokens * h * (inner + 2 * kv)
+    attention = Fraction(2 * 2 * batch * s * s * inner, 2 if causal else 1)
+    projection = 2 * tokens * inner * h
     router, experts, shared = 0, Fraction(0), 0
     if moe:
         assert shape.experts is not None and shape.top_k is not None
@@ -474,8 +508,8 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     the k routed experts of every token, 2·T·k·m·h·f_e (not the E of the parameters: Fedus et al. 2022,
     section 2), and the S shared experts, 2·T·S·m·h·f_e (Dai et al. 2024, section 3.2).  With dense
     shapes the count is unchanged (Narayanan et al.'s equation (3) exactly), and 6·N·tokens with N the
-    active weights keeps ``total == six_n_flops + 12·l·h·s·tokens`` without recomputation, causal
-    saving or capacity factor.
+    active weights keeps ``total == six_n_flops + 12·l·a·d·s·tokens`` without recomputation, causal
+    saving or capacity factor (a·d = h unless *head_dim* gives another head width).
 
     Examples
     --------
@@ -707,7 +741,8 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
                  peak: Fraction | None) -> tuple[FlopConvention, ...]:
     """The counts papers use for one iteration, side by side (Narayanan et al. 2021 eq. 3; Chowdhery et al.
     2022 appendix B; Kaplan et al. 2020's 6·N), each with the rate it implies for the run."""
-    attention = 12 * shape.layers * shape.hidden * shape.sequence * tokens  # PaLM: 12·L·H·Q·T per token
+    # PaLM: 12·L·H·Q·T per token, H heads of Q channels (h without a head_dim of its own)
+    attention = 12 * shape.layers * shape.attention_width * shape.sequence * tokens
     counts: list[tuple[str, Fraction, Cited]] = []
     if recompute == "full" or capacity:
         redo = ", recomputation included (eq. 3)" if recompute == "full" else ""
@@ -718,7 +753,8 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
          CHOWDHERY_2022.at("appendix B: model FLOPs utilization")),
         ("6·N·tokens, N the weight matrices" + (" (active)" if shape.moe else ""), Fraction(six_n),
          KAPLAN_2020.at("section 2.1: C ≈ 6NBS")),
-        ("6·N·tokens + 12·l·h·s·tokens (attention)", Fraction(six_n + attention),
+        (f"6·N·tokens + 12·l·{'h' if shape.attention_width == shape.hidden else 'a·d'}·s·tokens (attention)",
+         Fraction(six_n + attention),
          CHOWDHERY_2022.at("appendix B: 6N + 12·L·H·Q·T FLOPs per token")),
         ("6·N·tokens, N the model card's count" + (" (every expert)" if shape.moe else ""),
          Fraction(6 * card * tokens), KAPLAN_2020.at("section 2.1: C ≈ 6NBS, with N as published")),

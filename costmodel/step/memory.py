@@ -29,11 +29,14 @@ tensor-parallel ranks, e bytes an activation and one byte a dropout mask (Korthi
 section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelism)::
 
     norms and inputs of QKV and FFN, two dropout masks   (4e + 2)·sbh       ÷ t with sequence parallelism
-    Q, K, V, the projection's input, the FFN's inside    (e(2 + 2g/a) + e(m + 1)f/h)·sbh / t
+    Q, K, V, the projection's input, the FFN's inside    (e(2a·d + 2g·d)/h + e(m + 1)f/h)·sbh / t
     unfused attention: softmax, its dropout and mask     (2e + 1)·as²b / t  (none with FlashAttention,
                                                                              which keeps 4·asb/t bytes)
 
-g key-value groups, an FFN of width f, m = 2 for a gated FFN.  Selective recomputation drops the
+g key-value groups of heads of d channels, an FFN of width f, m = 2 for a gated FFN: Q and the
+projection's input are s·b·a·d each, K and V s·b·g·d each, which is Korthikanti et al.'s
+e(2 + 2g/a)·sbh with d = h/a, and is a·d- and g·d-wide for a head width of its own (Gemma 2's ``head_dim``
+256 at h = 3584 and 16 heads: Team et al. 2024, arXiv 2408.00118, table 1).  Selective recomputation drops the
 attention term; full recomputation keeps only each layer's input, e·sbh (÷ t with sequence
 parallelism), and rebuilds one layer at a time in the backward pass.  A device holds these for the
 most micro-batches (chunk-micro-batches) its schedule has in flight at once, from the simulated
@@ -131,7 +134,9 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
         width = Fraction(shape.expert_ffn_hidden, h)
         ffn = (e * rows  # the permuted tokens, the experts' input
                + e * (gated + 1) * width * (rows + shape.shared_experts)) + Fraction(4 * shape.experts, h)
-    split = (e * (2 + Fraction(2 * shape.groups, shape.heads)) + ffn) * sbh / t
+    # Q and the projection's input (a·d wide), K and V (g·d): e(2 + 2g/a)·sbh when d = h/a
+    attn = e * Fraction(2 * shape.attention_width + 2 * shape.kv_width, h)
+    split = (attn + ffn) * sbh / t
     if attention == "flash":
         scores = Fraction(4 * shape.heads * s * b, t)
     elif recompute == "selective":

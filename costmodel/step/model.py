@@ -493,7 +493,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.recompute == "selective":  # the attention core once more, not the whole forward
         hardware = run.total + shape.layers * run.layer.attention
     attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=c.causal)
-    d = shape.hidden // shape.heads
+    d = shape.head_width
     kv_heads = max(1, shape.groups // tp)
     # a rank's tokens: s/cp of each sequence (context parallelism), 1/tp of those with sequence parallelism
     tokens = Fraction(b * shape.sequence, cp * (tp if c.sequence_parallel and tp > 1 else 1))
@@ -811,7 +811,8 @@ def _matrices(shape: Any) -> tuple[Fraction, ...]:
     if shape is None:
         return (Fraction(1),)
     h, f = shape.hidden, shape.ffn_hidden
-    sizes = (h * (h + 2 * h * shape.groups // shape.heads), h * h, (2 if shape.gated else 1) * f * h, f * h)
+    qkv = h * (shape.attention_width + 2 * shape.kv_width)  # h·(h + 2h·g/a) when d = h/a
+    sizes = (qkv, shape.attention_width * h, (2 if shape.gated else 1) * f * h, f * h)
     return tuple(Fraction(x, sum(sizes)) for x in sizes)
 
 

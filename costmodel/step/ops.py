@@ -1,20 +1,20 @@
 """The operations of one transformer layer on one tensor-parallel rank, counted exactly: the counts layer.
 
 A layer of a decoder-only transformer on a micro-batch of b sequences of s tokens (T = b·s), hidden
-size h, a heads of size d = h/a, g key-value groups, an FFN of width f (``ffn_hidden``, gated: SwiGLU),
-split over t tensor-parallel ranks as Megatron-LM splits it (Shoeybi et al. 2019, section 3: the QKV
-and first FFN matrices by columns, the output projection and second FFN matrix by rows), runs on
-each rank:
+size h, a heads of size d (h/a unless the shape's ``head_dim`` gives it), g key-value groups, an FFN of
+width f (``ffn_hidden``, gated: SwiGLU), split over t tensor-parallel ranks as Megatron-LM splits it
+(Shoeybi et al. 2019, section 3: the QKV and first FFN matrices by columns, the output projection and
+second FFN matrix by rows), runs on each rank:
 
 =================  ==============================================  ==========================
 operation          forward                                         kind
 =================  ==============================================  ==========================
 input norm         read and write the T·h activations              memory
-QKV                T × (h + 2hg/a)/t × h                           matrix product
+QKV                T × (a + 2g)·d/t × h                            matrix product
 attention          scores b·a/t × [s×d]·[d×s], softmax, dropout,   unfused: two batched
                    probabilities × values [s×s]·[s×d]              products + memory;
                                                                    flash: one kernel
-output projection  T × h × h/t                                     matrix product
+output projection  T × h × a·d/t                                   matrix product
 dropout + residual bias, dropout, residual add (fused)             memory
 norm               read and write the activations                  memory
 FFN in             T × m·f/t × h  (m = 2 gated, 1 otherwise)        matrix product
@@ -22,6 +22,10 @@ activation         GeLU (bias fused) or SwiGLU                     memory
 FFN out            T × h × f/t                                     matrix product
 dropout + residual                                                 memory
 =================  ==============================================  ==========================
+
+With d = h/a the QKV product is T × (h + 2hg/a)/t × h and the output projection T × h × h/t
+(Narayanan et al. 2021); a ``head_dim`` of its own (Gemma 2: 16 heads of 256 at h = 3584, Team et al.
+2024, arXiv 2408.00118, table 1) makes the queries and the context a·d wide and the keys and values g·d.
 
 An MoE layer (a shape with experts, after its dense first layers) runs in place of the FFN a router
 (T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism), its softmax and top-k, the
@@ -248,7 +252,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     """
     b, s, h, t = micro_batch, shape.sequence, shape.hidden, tp
     tokens = b * s // cp
-    d = h // shape.heads
+    d = shape.head_width
     heads = shape.heads // t
     kv = max(1, shape.groups // t)  # key-value heads on this rank (replicated when fewer than t)
     e = element
@@ -264,7 +268,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
                dropout=dropout)
     mask = 1 if dropout else 0  # the dropout mask's byte per element
     fused = "dropout" if dropout else ""  # bias, dropout and residual add in one kernel; without: an add
-    layer.product("output projection", tokens, h, h // t)
+    layer.product("output projection", tokens, h, heads * d)
     layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
     layer.memory("norm", 2 * e * region, 8 * e * region, kernel="norm")
     routed = shape.moe if moe is None else moe and shape.moe

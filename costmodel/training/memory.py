@@ -411,6 +411,8 @@ def _layer_words(shape: Any, *, attention: str, dropout: bool) -> str:
     words = [f"{attention} attention", "dropout" if dropout else "no dropout"]
     if shape.groups != shape.heads:
         words.append(f"{shape.groups} kv heads")
+    if shape.head_dim is not None and shape.attention_width != shape.hidden:
+        words.append(f"heads of {shape.head_dim}")
     if shape.gated:
         words.append("gated FFN")
     if shape.moe:

@@ -397,7 +397,7 @@ BAD = [
      "--tp 3 does not divide --heads 4"),
     (["calibrate", "compute", "--tp", "0"], "'--tp'"),
     (["calibrate", "compute", "--micro-batch", "0"], "--micro-batch 0 is not a whole number"),
-    (["calibrate", "compute", "--ffn", "3"], "--ffn, --kv-groups and --gated describe a transformer shape"),
+    (["calibrate", "compute", "--ffn", "3"], "--ffn, --kv-groups, --head-dim and --gated describe a transformer shape"),
     (["calibrate", "compute", "--base", "a100-80gb", "--name", "My GPU"], "name 'My GPU' is not a GPU name"),
     # -- found trying the step commands as a performance engineer would
     (["step", "--layers", "4", "-F", "0", "-b", "0", "--tokens", "1000"],

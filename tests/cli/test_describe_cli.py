@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from costmodel.describe import model_preset
-from costmodel.step import achieved_flops, parameters, step
+from costmodel.step import TransformerShape, achieved_flops, parameters, step
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 LLAMA_8B = str(DATA / "hf" / "llama-3-8b" / "config.json")
@@ -239,3 +239,30 @@ def test_a_config_whose_kv_heads_do_not_divide_the_heads_names_its_keys(cli, tmp
                     '"max_position_embeddings": 8192}', encoding="utf-8")
     _, err = cli("flops", "--hf-config", str(path), "--global-batch", "1", rc=2)
     assert "num_key_value_heads = 5 does not divide num_attention_heads = 32" in err
+
+
+GEMMA_2_9B = str(DATA / "hf" / "gemma-2-9b" / "config.json")
+GEMMA_OPTIONS = ["--layers", "42", "--hidden", "3584", "--heads", "16", "--kv-groups", "8", "--head-dim", "256",
+                 "--seq", "8192", "--vocab", "256000", "--ffn", "4", "--gated"]
+
+
+def test_gemma_2_config_and_head_dim_option_price_heads_of_256(cli):
+    """Gemma 2 9B's 16 heads of 256 at hidden 3584 (Team et al. 2024, arXiv:2408.00118, Table 1): the
+    config.json's head_dim and --head-dim give the same counts; without it the heads would be 224 wide."""
+    by_file = cli.json("flops", "--hf-config", GEMMA_2_9B, "--global-batch", "8")
+    by_options = cli.json("flops", *GEMMA_OPTIONS, "--global-batch", "8", "--causal")
+    shape = TransformerShape(layers=42, hidden=3584, heads=16, kv_groups=8, head_dim=256, sequence=8192,
+                             vocabulary=256000, gated=True)
+    expected = achieved_flops(shape, batch=8, causal=True)
+    for data in (by_file, by_options):
+        assert data["model_flops"] == expected.model_flops
+        assert data["total_parameters"] == 9_241_404_928  # 9,241,705,984 less Gemma 2's 2·42·3584 post-norms
+        assert data["shape"]["head_dim"] == 256
+    assert not any("head_dim" in note for note in by_file["notes"])
+    out, _ = cli.text("flops", *GEMMA_OPTIONS, "--global-batch", "8", columns=80)
+    assert "g 8, d 256" in out
+    step_file = cli.json("step", "--hf-config", GEMMA_2_9B, "--gpu", "h100-sxm", "--tp", "8")
+    step_options = cli.json("step", *GEMMA_OPTIONS, "--causal", "--no-dropout", "--gpu", "h100-sxm", "--tp", "8")
+    assert step_file["step_s"] == step_options["step_s"]
+    _, err = cli("step", *GEMMA_OPTIONS, "--gpu", "h100-sxm", "--tp", "32", rc=2)
+    assert "--tp 32 does not divide --heads 16" in err

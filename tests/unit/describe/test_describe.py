@@ -326,8 +326,9 @@ def test_world_size_divides_or_the_suggestions_do(g, t, p, c):
 
 
 def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
-    """DeepSeek-V3's latent attention and multi-token prediction, Qwen-MoE's shared expert of its own width,
-    a head dimension other than hidden/heads: read, priced as the standard transformer, and named."""
+    """DeepSeek-V3's latent attention and multi-token prediction, Qwen-MoE's shared expert of its own width:
+    read, priced as the standard transformer, and named; a head dimension other than hidden/heads is
+    modelled (the shape's head_dim), so no note names it."""
     from costmodel.describe.hf import parse_hf_config
 
     base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 176,
@@ -336,9 +337,9 @@ def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
     latent = parse_hf_config(json.dumps({**base, "q_lora_rank": 32, "kv_lora_rank": 16,
                                          "num_nextn_predict_layers": 1, "head_dim": 32}))
     (note,) = latent.notes
-    assert note.startswith("not modelled: head_dim, kv_lora_rank, num_nextn_predict_layers, q_lora_rank: ")
+    assert note.startswith("not modelled: kv_lora_rank, num_nextn_predict_layers, q_lora_rank: ")
     assert "multi-head latent attention" in note and "multi-token prediction" in note
-    assert "heads of 32 channels, not hidden/heads = 16" in note
+    assert "head_dim" not in note and latent.shape["head_dim"] == 32
     off = parse_hf_config(json.dumps({**base, "sliding_window": 4096, "use_sliding_window": False,
                                       "num_nextn_predict_layers": 0}))
     assert off.notes == ()
