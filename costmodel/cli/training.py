@@ -205,12 +205,25 @@ def memory(
             kind = "flash" if attention is None else attention
             if kind not in ("flash", "unfused"):
                 raise InputError(f"--attention {kind} is not flash or unfused")
-            layer = {"shape": dataclasses.replace(shape, sequence=parse_count(seq)), "attention": kind,
-                     "dropout": bool(base.settings.get("dropout", True))}
+            own = dataclasses.replace(shape, sequence=parse_count(seq))
+            dropout = bool(base.settings.get("dropout", True))
+            layer = {"layer": _model_layer(own, attention=kind, dropout=dropout)}
 
     emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
                          seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
                          recompute=recompute, layers=layers, gpu=gpu, **layer), as_json=as_json)
+
+
+def _model_layer(shape: Any, *, attention: str, dropout: bool) -> Any:
+    """The model's own layer for ``memory``'s activations, counted as ``step`` counts it."""
+    from costmodel.step.memory import activation_bytes
+    from costmodel.training.memory import ModelLayer, layer_words
+
+    def bytes_of(micro_batch: int, tp: int, sequence_parallel: bool, recompute: str) -> Any:
+        return activation_bytes(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                                recompute=recompute, attention=attention, dropout=dropout, moe=shape.moe)
+
+    return ModelLayer(layer_words(shape, attention=attention, dropout=dropout), bytes_of)
 
 
 # -- traffic --------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -79,8 +80,10 @@ __all__ = [
     "ActivationVariant",
     "MemoryFit",
     "MemoryReport",
+    "ModelLayer",
     "ZeroMemory",
     "activation_memory",
+    "layer_words",
     "memory_fit",
     "training_memory",
     "zero_memory",
@@ -316,8 +319,7 @@ def _variants(s: int, b: int, h: int, a: int, t: int) -> list[tuple[str, str, Fr
 
 def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int = 1,
                       sequence_parallel: bool = False, recompute: str = "none",
-                      layers: int | None = None, shape: Any = None, attention: str = "flash",
-                      dropout: bool = True) -> ActivationMemory:
+                      layers: int | None = None, layer: ModelLayer | None = None) -> ActivationMemory:
     """Activation bytes per transformer layer (Korthikanti et al. 2022, Table 2).
 
     Parameters
@@ -334,12 +336,11 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
         Activation recomputation.
     layers : int, optional
         Multiply by this many layers (one micro-batch in flight).
-    shape : TransformerShape, optional
-        A model's own layer (its key-value groups, gated FFN, experts), whose sequence and hidden size are
-        *seq* and *hidden*: each variant is then counted as :func:`costmodel.step.step` counts that layer
-        (:func:`costmodel.step.memory.activation_bytes`), with *attention* (``"flash"``, its default, or
-        ``"unfused"``) and *dropout* (masks stored or not), not by the formulas of a GPT layer with
-        attention through memory and dropout that Table 2 gives (which it reproduces for such a layer).
+    layer : ModelLayer, optional
+        A model's own layer (its attention kernels, dropout, key-value groups, gated FFN, experts), of
+        sequence *seq* and hidden size *hidden*: each variant is then its count, as
+        :func:`costmodel.step.step` counts that layer, not the formulas of a GPT layer with attention
+        through memory and dropout that Table 2 gives (which that count reproduces for such a layer).
 
     Returns
     -------
@@ -386,16 +387,8 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
     split = sequence_parallel and t > 1  # with t = 1 there is nothing to split
     key = (split and recompute != "full", recompute)
     rows = [row for row in _variants(s, b, h, a, t) if t > 1 or not row[3][0]]
-    if shape is not None:  # the model's own layer, as step counts it
-        from costmodel.step.memory import activation_bytes
-
-        if (shape.sequence, shape.hidden, shape.heads) != (s, h, a):
-            raise InputError(f"shape= has sequence {shape.sequence}, hidden {shape.hidden} and {shape.heads} "
-                             f"heads, not seq={s}, hidden={h}, heads={a}")
-        what = _layer_words(shape, attention=attention, dropout=dropout)
-        rows = [(name, what, activation_bytes(shape, micro_batch=b, tp=t, sequence_parallel=k[0],
-                                              recompute=k[1], attention=attention, dropout=dropout,
-                                              moe=shape.moe), k) for name, _, _, k in rows]
+    if layer is not None:  # the model's own layer, as step counts it
+        rows = [(name, layer.words, layer.bytes_of(b, t, k[0], k[1]), k) for name, _, _, k in rows]
     variants = tuple(ActivationVariant(name=name, formula=formula, bytes_per_layer=value, chosen=k == key)
                      for name, formula, value, k in rows)
     chosen = next(v for v in variants if v.chosen)
@@ -406,8 +399,19 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
                             formula=chosen.formula, layers=layers, variants=variants)
 
 
-def _layer_words(shape: Any, *, attention: str, dropout: bool) -> str:
-    """A model's layer in a few words: what its activations depend on beyond s, b, h and a."""
+@dataclass(frozen=True, slots=True)
+class ModelLayer:
+    """A model's own layer for :func:`activation_memory`: in a few words (:func:`layer_words`), and its
+    stored bytes for (micro-batch, tp, sequence parallel, recompute), as the caller counts them (the command
+    line: :func:`costmodel.step.memory.activation_bytes` of the model's shape, the step's own count)."""
+
+    words: str
+    bytes_of: Callable[[int, int, bool, str], Fraction]
+
+
+def layer_words(shape: Any, *, attention: str, dropout: bool) -> str:
+    """A model's layer (a transformer shape) in a few words: what its activations depend on beyond s, b,
+    h and a."""
     words = [f"{attention} attention", "dropout" if dropout else "no dropout"]
     if shape.groups != shape.heads:
         words.append(f"{shape.groups} kv heads")
@@ -568,8 +572,7 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
                     optimizer_bytes: int | None = None, tp: int = 1, seq: Any = None, batch: Any = None,
                     hidden: Any = None, heads: Any = None, sequence_parallel: bool = False,
                     recompute: str | None = None, layers: int | None = None,
-                    gpu: GPU | str | None = None, shape: Any = None, attention: str = "flash",
-                    dropout: bool = True) -> MemoryReport:
+                    gpu: GPU | str | None = None, layer: ModelLayer | None = None) -> MemoryReport:
     """Memory of data-parallel training: weights, and optionally ZeRO model states and activations.
 
     Parameters
@@ -597,7 +600,7 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     gpu : GPU or str, optional
         A GPU (a preset's name, a GPU file, or a :class:`~costmodel.gpus.GPU`): the report then says
         whether the memory per GPU fits its memory (:func:`memory_fit`), in ``fit``.
-    shape, attention, dropout : optional
+    layer : ModelLayer, optional
         A model's own layer for the activations (:func:`activation_memory`).
 
     Returns
@@ -660,12 +663,11 @@ def training_memory(params: Any = None, *, dtype: Any = None, dp: int | None = N
     if given:
         act = activation_memory(seq=seq, batch=batch, hidden=hidden, heads=heads, tp=t,
                                 sequence_parallel=sequence_parallel, recompute=recompute or "none",
-                                layers=layers, shape=shape, attention=attention, dropout=dropout)
+                                layers=layers, layer=layer)
         sources.append(act.source)
-        layer = "" if shape is None else _layer_words(shape, attention=attention, dropout=dropout)
         notes.append("activations: 2-byte (fp16/bf16) activations and 1-byte dropout masks, as in "
-                     "Korthikanti et al. Table 2; independent of dtype=" if shape is None else
-                     f"activations: the model's layer ({layer}) as costmodel step counts it, 2-byte "
+                     "Korthikanti et al. Table 2; independent of dtype=" if layer is None else
+                     f"activations: the model's layer ({layer.words}) as costmodel step counts it, 2-byte "
                      "activations and 1-byte masks (Korthikanti et al. Table 2's formulas are a GPT layer's, "
                      "unfused attention with dropout); independent of dtype=")
         if sequence_parallel and t == 1:

@@ -185,6 +185,7 @@ def test_options_that_cannot_apply_are_refused(kwargs, fragment):
 def test_a_gpt_layer_counted_as_step_counts_it_is_korthikantis_table():
     """A model's layer goes through costmodel.step's count; for a GPT layer with attention through memory
     and dropout that count is Table 2's formulas, variant by variant (an independent computation)."""
+    from costmodel.cli.training import _model_layer
     from costmodel.step import TransformerShape
     from costmodel.training.memory import activation_memory
 
@@ -194,7 +195,8 @@ def test_a_gpt_layer_counted_as_step_counts_it_is_korthikantis_table():
             table = activation_memory(seq=2048, batch=2, hidden=12288, heads=96, tp=t, sequence_parallel=sp,
                                       recompute=recompute)
             layer = activation_memory(seq=2048, batch=2, hidden=12288, heads=96, tp=t, sequence_parallel=sp,
-                                      recompute=recompute, shape=gpt, attention="unfused", dropout=True)
+                                      recompute=recompute, layer=_model_layer(gpt, attention="unfused",
+                                                                              dropout=True))
             assert layer.bytes_per_layer == table.bytes_per_layer
             assert [v.bytes_per_layer for v in layer.variants] == [v.bytes_per_layer for v in table.variants]
 
