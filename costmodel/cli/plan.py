@@ -75,13 +75,27 @@ def _fix(text: str) -> tuple[str, str]:
     if not equals or not name.strip() or not value.strip():
         raise InputError(f"--fix '{text}' is not SETTING=VALUE; e.g. --fix tp=8 or "
                          "--fix overlap-grad-reduce=true")
-    flag = "--" + name.strip().lstrip("-")
+    flag = "--" + name.strip().lstrip("-").replace("_", "-")  # bucket_size as bucket-size
     if (own := flag[2:].replace("-", "_")) in _OWN_OPTIONS:  # refused with the option that gives it
         return own, value.strip()
     settings = {f.name: option_names(f.name) for f in dataclasses.fields(StepConfig)
                 if f.metadata["setting"].own_option}
     for setting, flags in settings.items():
-        if flag in flags or flag == f"--{setting}":
+        if flag in flags or flag == f"--{setting.replace('_', '-')}":
+            try:  # the value read as step reads it, refused in the words typed
+                StepConfig.of(**{setting: value.strip()})
+            except InputError as exc:
+                said = str(exc)
+                shown = f"{setting}={value.strip()}"
+                for prefix in (shown, f"{setting}={value.strip()!r}", f"{setting}={value.strip()!r}:"):
+                    if said.startswith(prefix):
+                        said = said[len(prefix):].lstrip(": ")
+                        break
+                joined = " " if said.startswith(("is ", "are ")) else ": "
+                raise InputError(f"--fix {text.strip()}{joined}{said}") from None
+            if setting == "peak_flops":
+                raise InputError(f"--fix {text.strip()} and --gpu both give the peak: plan prices every "
+                                 "configuration at the GPU's own rates; drop --fix peak")
             return setting, value.strip()
     options = tuple(dict.fromkeys(next(f for f in flags if f.startswith("--"))[2:]
                                   for flags in settings.values()))
@@ -118,7 +132,9 @@ _OWN_OPTIONS = {
     "framework": "--framework NAME", "gpu": "--gpu NAME", "gpus": "--gpus N", "nodes": "--nodes N",
     "gpus_per_node": "--gpus-per-node G", "global_batch": "--global-batch B",
     "micro_batch_sizes": "--micro-batch-sizes B,B,...", "top": "--top N",
-    "shape": "--model NAME or the shape's options",
+    "shape": "--model NAME or the shape's options", "model": "--model NAME", "hf_config": "--hf-config FILE",
+    **{name: f"--{name.replace('_', '-')} N" for name in ("layers", "hidden", "heads", "seq", "vocab", "ffn",
+                                                        "kv_groups", "head_dim", "experts", "top_k")},
 }
 """The plan's own arguments, which --fix cannot hold, and the option that gives each."""
 

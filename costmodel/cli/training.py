@@ -205,7 +205,11 @@ def memory(
             kind = "flash" if attention is None else attention
             if kind not in ("flash", "unfused"):
                 raise InputError(f"--attention {kind} is not flash or unfused")
-            own = dataclasses.replace(shape, sequence=parse_count(seq))
+            own = dataclasses.replace(shape, sequence=parse_count(seq), hidden=parse_count(hidden),
+                                      heads=parse_count(heads))  # the options given, checked as step does
+            if tp >= 1 and own.groups % tp:
+                raise InputError(f"--tp {tp} does not divide the model's {own.groups} key-value heads; each "
+                                 "tp rank holds whole key-value heads")
             dropout = bool(base.settings.get("dropout", True))
             layer = {"layer": _model_layer(own, attention=kind, dropout=dropout)}
 

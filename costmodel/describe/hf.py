@@ -89,10 +89,25 @@ def _unmodelled(config: dict[str, Any]) -> tuple[str, ...]:
     if config.get("use_sliding_window") is False:
         found.pop("sliding_window", None)
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
+    names = [str(n) for n in config.get("architectures") or [] if isinstance(n, str)]
+    extra = tuple(note for prefix, note in _NORMS_NOT_COUNTED.items()
+                  if any(n.startswith(prefix) for n in names))
     if not found:
-        return ()
+        return extra
     return (f"not modelled: {', '.join(sorted(found))}: {'; '.join(what)}; the numbers are those of the "
-            "standard transformer of the other keys",)
+            "standard transformer of the other keys", *extra)
+
+
+_NORMS_NOT_COUNTED = {
+    "Gemma2": "parameters: Gemma 2's post-attention and post-FFN norms (2·h weights a layer) are not counted "
+              "(two norms a layer and the final one are)",
+    "Gemma3": "parameters: Gemma 3's post-attention and post-FFN norms (2·h weights a layer) and its query "
+              "and key norms (2·head_dim) are not counted (two norms a layer and the final one are)",
+    "Qwen3": "parameters: Qwen 3's query and key norms (2·head_dim weights a layer) are not counted (two "
+             "norms a layer and the final one are)",
+}
+"""Architectures whose norm weights differ from the two a layer costmodel counts: a few thousand weights
+a layer, named so that a parameter count a little below the card's is explained."""
 
 
 def _whole(config: dict[str, Any], key: str, where: str, *, low: int = 1, default: Any = ...) -> Any:

@@ -448,7 +448,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if shape.heads % tp:
         raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads: "
                          f"give tp={_nearest_divisors(shape.heads, tp)}")
-    if shape.groups % tp and tp % shape.groups:
+    if shape.groups % tp:  # Megatron-Core divides the query groups over the tp ranks (no replication)
         raise InputError(f"tp={tp} does not divide kv_groups={shape.groups}; each tp rank holds whole "
                          f"key-value heads: give tp={_nearest_divisors(shape.groups, tp)}")
     if cp > 1 and shape.sequence % (2 * cp):

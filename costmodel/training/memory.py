@@ -387,8 +387,10 @@ def activation_memory(*, seq: Any, batch: Any, hidden: Any, heads: Any, tp: int 
     split = sequence_parallel and t > 1  # with t = 1 there is nothing to split
     key = (split and recompute != "full", recompute)
     rows = [row for row in _variants(s, b, h, a, t) if t > 1 or not row[3][0]]
-    if layer is not None:  # the model's own layer, as step counts it
-        rows = [(name, layer.words, layer.bytes_of(b, t, k[0], k[1]), k) for name, _, _, k in rows]
+    if layer is not None:  # the model's own layer, as step counts it: its layer input split too under full
+        # recomputation with sequence parallelism (Table 2's 2sbh row keeps it whole)
+        rows = [(name, layer.words, layer.bytes_of(b, t, k[0] or (k[1] == "full" and split), k[1]), k)
+                for name, _, _, k in rows]
     variants = tuple(ActivationVariant(name=name, formula=formula, bytes_per_layer=value, chosen=k == key)
                      for name, formula, value, k in rows)
     chosen = next(v for v in variants if v.chosen)

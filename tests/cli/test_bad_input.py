@@ -425,6 +425,15 @@ BAD = [
     (["step", "--model", "llama-3-405b", "--gpu", "h100-sxm", "--dp", "1", "--tp", "8", "--pp", "16",
       "--stage-layers", "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7", "--allow-oom", "--sweep", "microbatches=16..16000+16"],
      "the sweep's 1000 steps simulate"),
+    (["step", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "16", "--tp", "16", "--global-batch", "16"],
+     "--tp 16 does not divide --kv-groups 8"),
+    (["memory", "--model", "llama-3-8b", "--batch", "1", "--tp", "8", "--heads", "24"],
+     "--heads 24 does not divide --hidden 4096"),
+    (["memory", "--model", "llama-3-8b", "--batch", "1", "--tp", "16"],
+     "--tp 16 does not divide the model's 8 key-value heads"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "sp=maybe"], "--fix sp=maybe is not on or off"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "peak=312T"], "--fix peak=312T and --gpu both"),
+    ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "model=x"], "model is an option of its own"),
 ]
 
 

@@ -266,3 +266,16 @@ def test_gemma_2_config_and_head_dim_option_price_heads_of_256(cli):
     assert step_file["step_s"] == step_options["step_s"]
     _, err = cli("step", *GEMMA_OPTIONS, "--gpu", "h100-sxm", "--tp", "32", rc=2)
     assert "--tp 32 does not divide --heads 16" in err
+
+
+def test_norms_a_config_has_beyond_two_a_layer_are_named(cli, tmp_path):
+    """Qwen 3's query and key norms and Gemma 2's post-norms are not counted, and the note says so (the
+    parameter count is a few thousand weights a layer below the card's)."""
+    path = tmp_path / "config.json"
+    path.write_text('{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36, '
+                    '"num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, '
+                    '"intermediate_size": 12288, "vocab_size": 151936, "max_position_embeddings": 40960, '
+                    '"tie_word_embeddings": false}', encoding="utf-8")
+    data = cli.json("flops", "--hf-config", str(path), "--global-batch", "1")
+    assert any("Qwen 3's query and key norms" in n for n in data["notes"])
+    assert data["total_parameters"] == 8_190_735_360 - 36 * 2 * 128  # the card's count less the q/k norms

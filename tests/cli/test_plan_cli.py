@@ -105,7 +105,7 @@ def test_the_plans_own_options_cannot_be_held(cli, held):
 
 
 @pytest.mark.parametrize(("typed", "setting"), [("bucket-size=1MiB", "bucket_bytes"), ("sp=true", "sequence_parallel"),
-                                                ("--peak=1T", "peak_flops"), ("optimizer=5ms", "optimizer_s"),
+                                                ("--efficiency=0.5", "efficiency"), ("optimizer=5ms", "optimizer_s"),
                                                 ("tp=8", "tp"), ("overlap_grad_reduce=true", "overlap_grad_reduce")])
 def test_fix_takes_the_step_commands_option_names(typed, setting):
     from costmodel.cli.plan import _fix

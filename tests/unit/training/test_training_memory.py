@@ -184,7 +184,9 @@ def test_options_that_cannot_apply_are_refused(kwargs, fragment):
 
 def test_a_gpt_layer_counted_as_step_counts_it_is_korthikantis_table():
     """A model's layer goes through costmodel.step's count; for a GPT layer with attention through memory
-    and dropout that count is Table 2's formulas, variant by variant (an independent computation)."""
+    and dropout that count is Table 2's formulas, variant by variant (an independent computation), except
+    the layer input kept under full recomputation, which sequence parallelism splits over the t ranks where
+    Table 2 lists it whole (2sbh)."""
     from costmodel.cli.training import _model_layer
     from costmodel.step import TransformerShape
     from costmodel.training.memory import activation_memory
@@ -197,8 +199,10 @@ def test_a_gpt_layer_counted_as_step_counts_it_is_korthikantis_table():
             layer = activation_memory(seq=2048, batch=2, hidden=12288, heads=96, tp=t, sequence_parallel=sp,
                                       recompute=recompute, layer=_model_layer(gpt, attention="unfused",
                                                                               dropout=True))
-            assert layer.bytes_per_layer == table.bytes_per_layer
-            assert [v.bytes_per_layer for v in layer.variants] == [v.bytes_per_layer for v in table.variants]
+            split = t if sp else 1
+            expected = [v.bytes_per_layer / (split if v.name == "full recompute" else 1) for v in table.variants]
+            assert [v.bytes_per_layer for v in layer.variants] == expected
+            assert layer.bytes_per_layer == table.bytes_per_layer / (split if recompute == "full" else 1)
 
 
 def test_memory_of_a_model_agrees_with_step_on_its_layer(capsys):
@@ -215,3 +219,21 @@ def test_memory_of_a_model_agrees_with_step_on_its_layer(capsys):
                                  attention="flash", dropout=False)
     assert data["activation_bytes_per_layer"] == per_layer
     assert data["gpu_fit"]["fits"] is True
+
+
+@pytest.mark.parametrize("extra", [("--heads", "16"), ("--heads", "64"), ("--hidden", "8192"),
+                                   ("--sp", "--recompute", "full")])
+def test_memory_of_a_model_takes_the_options_given_as_step_does(capsys, extra):
+    """--heads, --hidden (and --sp under full recomputation) change the model's layer, as in step."""
+    from costmodel import model_preset
+    from costmodel.step.memory import activation_bytes
+    from tests.clirun import run_json
+
+    data = run_json(capsys, "memory", "--model", "llama-3-8b", "--batch", "1", "--tp", "8", *extra)
+    given = dict(zip(extra[::2], extra[1::2], strict=False)) if "--sp" not in extra else {}
+    m = model_preset("llama-3-8b")
+    shape = m.with_shape(heads=int(given.get("--heads", 32)), hidden=int(given.get("--hidden", 4096))).transformer()
+    per_layer = activation_bytes(shape, micro_batch=1, tp=8, sequence_parallel="--sp" in extra,
+                                 recompute="full" if "full" in extra else "none", attention="flash",
+                                 dropout=False)
+    assert data["activation_bytes_per_layer"] == per_layer
