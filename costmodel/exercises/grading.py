@@ -584,13 +584,16 @@ def _grade_formula(submission: Submission, spec: AnswerSpec, expected: Any,
                    powers_of_two: bool = False) -> Grade:
     """A symbolic answer: parsed by the restricted grammar, compared on the exercise's domain (p a power
     of two where it says so; see :func:`costmodel.exercises.symbolic.equivalent`), slips tried."""
-    from costmodel.exercises.symbolic import equivalent
+    from costmodel.exercises.symbolic import equivalent, undefined_in_domain
     from costmodel.expressions import parse_expression
 
     try:
         given = parse_expression(str(submission.value))
     except InputError as e:
         return replace(base, correct=False, score=Fraction(0), error=str(e))
+    undefined = undefined_in_domain(str(submission.value), expected, powers_of_two=powers_of_two)
+    if undefined is not None:  # 2(p − 1)(p − 2)/(p − 2) at p = 2: sympy cancels it when it reads it
+        return replace(base, correct=False, score=Fraction(0), error=undefined)
     if equivalent(given, expected, powers_of_two=powers_of_two):
         return replace(base, correct=True, score=spec.points)
     allowed = set(MISTAKES if spec.mistakes is None else spec.mistakes)

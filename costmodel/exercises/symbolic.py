@@ -23,10 +23,19 @@ to be written around (a formula made to agree at published points, 2p − 2 + (p
 are compared to 30 significant digits.
 
 **Other formulas** (a √p, a ceiling or a logarithm of anything else than p) are compared at many
-points of the domain: p = 1, 2, 4, ..., 1024 and powers of two drawn up to 2^62, and, off the powers
-of two, p = 3, 5, 6, 7, 12, 100 and numbers drawn up to 2^40, the other symbols random rationals
-(drawn from the same hash).  Points where the expected formula is undefined (p = 1 in 1/(p − 1))
-are skipped.
+points of the domain, the extremes of each symbol's sampled range among them: on the powers of two
+every p = 1, 2, 4, ..., 2^63; off them p = 3, 5, 6, 7, 12, 100, one p drawn in each octave
+2^k < p < 2^(k + 1) up to 2^63 and p = 2^63 − 1; n, α, β and γ rationals drawn in each octave from 1
+to 2^64 (in an order drawn for each), each at its largest, 2^64, at one point and all at their
+largest at the last (drawn from the same hash).  A term that vanishes below some size (⌊p/2^61⌋,
+⌊α/2^60⌋) is so never hidden by the points.  Values that are not both rational are compared to 45
+significant digits.  Points where the expected formula is undefined (p = 1 in 1/(p − 1)) are
+skipped.
+
+**Undefined answers.**  Sympy simplifies a formula as it is read ((p − 2)/(p − 2) is 1, 0·log₂(p − 1)
+is 0), so :func:`undefined_in_domain` reads the answer's text again at each of the smallest p of
+the domain (1, 2, 4, ..., 64 or 1, 2, ..., 64), in exact numbers, where the expected formula is
+defined: a division by zero or a logarithm of a number that is not positive there refuses it.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import random
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["RANDOM_POINTS", "equivalent"]
+__all__ = ["DOMAIN_P", "RANDOM_POINTS", "domain_ranks", "equivalent", "undefined_in_domain"]
 
 RANDOM_POINTS = 4
 """The random points two rational formulas are compared at, on each part of the domain."""
@@ -44,11 +53,17 @@ RANDOM_POINTS = 4
 _BITS = 64
 """Each variable of a random point is drawn from 1 to 2^_BITS."""
 
-_SMALL_POWERS = tuple(2**k for k in range(11))
+_LARGEST_P = 63
+"""p is sampled up to 2^_LARGEST_P in the general comparison (every power of two up to it)."""
+_LARGEST = 64
+"""n, α, β and γ are sampled up to 2^_LARGEST in the general comparison."""
 _OTHER_P = (3, 5, 6, 7, 12, 100)
 """The ranks checked off the powers of two (the general comparison): p = 3 and others."""
-_DRAWN = 4
-"""Points drawn at random on each part of the domain for the general comparison, besides the fixed ones."""
+_DIGITS = 60
+"""Digits to which two values that are not both rational are computed; they must agree to 45."""
+DOMAIN_P = 64
+"""The smallest ranks of the domain (up to this p) at which an answer must be defined where the
+expected formula is, checked on the formula as written (:func:`undefined_in_domain`)."""
 
 
 def equivalent(a: Any, b: Any, *, powers_of_two: bool = False) -> bool:
@@ -194,22 +209,53 @@ def _same_rational(x: Any, y: Any, rng: random.Random) -> bool:
 # -- the general case: points of the domain ---------------------------------------------------------
 
 
+def _ranks(on_powers: bool, rng: random.Random) -> list[int]:
+    """The p of the general comparison: every power of two up to 2^63, or off the powers of two the
+    fixed ranks, one rank drawn in each octave 2^k < p < 2^(k + 1) and the largest, 2^63 − 1."""
+    if on_powers:
+        return [2**k for k in range(_LARGEST_P + 1)]
+    octaves = [rng.randint(2**k + 1, 2 ** (k + 1) - 1) for k in range(1, _LARGEST_P)]
+    return [*_OTHER_P, *octaves, 2**_LARGEST_P - 1]
+
+
+def _points(names: list[Any], count: int, rng: random.Random) -> list[dict[Any, Any]]:
+    """*count* values of each of *names* (n, α, β, γ): a rational drawn in each octave from 2^0 to
+    2^64, in an order drawn for each name (so a term that vanishes below some size, ⌊α/2^60⌋, is
+    reached), then each name at its largest, 2^64, with the others drawn, and all at their largest."""
+    import sympy
+
+    octaves = {}
+    for s in names:
+        order = list(range(_LARGEST))
+        rng.shuffle(order)
+        octaves[s] = order
+    points = []
+    for i in range(count):
+        point = {}
+        for s in names:
+            k = octaves[s][i % _LARGEST]
+            point[s] = sympy.Rational(rng.randint(2**k, 2 ** (k + 1) - 1), rng.randint(1, 97))
+        points.append(point)
+    largest = sympy.Integer(2**_LARGEST)
+    for j, s in enumerate(names):
+        points[j % count][s] = largest
+    points.append(dict.fromkeys(names, largest))
+    return points
+
+
 def _same_at_samples(a: Any, b: Any, on_powers: bool, rng: random.Random) -> bool:
-    """Whether *a* agrees with the expected *b* at the fixed and drawn points of one part of the
-    domain, where *b* is defined (and at one point at least)."""
+    """Whether *a* agrees with the expected *b* at the points of one part of the domain (every rank
+    :func:`_ranks` gives, the other symbols from :func:`_points`), where *b* is defined (and at one
+    point at least)."""
     import sympy
 
     from costmodel import symbols
 
-    if on_powers:
-        ranks = [*_SMALL_POWERS, *(2 ** rng.randint(11, 62) for _ in range(_DRAWN))]
-    else:
-        drawn = (rng.randint(3, 2**40) for _ in range(4 * _DRAWN))
-        ranks = [*_OTHER_P, *[q for q in drawn if q & (q - 1)][:_DRAWN]]
+    ranks = _ranks(on_powers, rng)
+    ranks.append(ranks[-1])  # the last point: every symbol at its largest
     names = sorted((a.free_symbols | b.free_symbols) - {symbols.p}, key=lambda s: s.name)
     compared = 0
-    for rank in ranks:
-        point = {s: sympy.Rational(rng.randint(1, 997), rng.randint(1, 97)) for s in names}
+    for rank, point in zip(ranks, _points(names, len(ranks) - 1, rng), strict=True):
         point[symbols.p] = sympy.Integer(rank)
         x, y = _value(a, point), _value(b, point)
         if y is None:
@@ -220,16 +266,87 @@ def _same_at_samples(a: Any, b: Any, on_powers: bool, rng: random.Random) -> boo
     return compared > 0
 
 
+def domain_ranks(powers_of_two: bool) -> tuple[int, ...]:
+    """The smallest p of the domain, up to :data:`DOMAIN_P`: 1, 2, 4, ..., 64 or 1, 2, ..., 64."""
+    if powers_of_two:
+        return tuple(2**k for k in range(DOMAIN_P.bit_length()))
+    return tuple(range(1, DOMAIN_P + 1))
+
+
+def undefined_in_domain(text: str, expected: Any, *, powers_of_two: bool = False) -> str | None:
+    """The error of the formula *text* (as :func:`~costmodel.expressions.parse_expression` reads it)
+    where it is undefined at one of the smallest p of the domain (:func:`domain_ranks`) at which the
+    expected formula is defined: a division by zero or a logarithm of a number that is not positive,
+    found by reading *text* again with p that number, so that no simplification hides it
+    (``2(p − 1)(p − 2)/(p − 2)`` at p = 2); ``None`` where it is defined at each of them.
+
+    >>> from costmodel import symbols as s
+    >>> undefined_in_domain("2*(p-1)*(p-2)/(p-2)", 2 * s.p - 2, powers_of_two=True)  # doctest: +ELLIPSIS
+    "'2*(p-1)*(p-2)/(p-2)' is not a formula costmodel reads: it divides by zero at p = 2; ..."
+    >>> undefined_in_domain("2*p - 2", 2 * s.p - 2) is None
+    True
+    """
+    import sympy
+
+    from costmodel.errors import InputError
+    from costmodel.expressions import parse_expression
+
+    expected = sympy.sympify(expected)
+    for rank in domain_ranks(powers_of_two):
+        value = sympy.Integer(rank)
+        if _undefined(expected, value):
+            continue  # the expected formula is undefined here (1/(p - 1) at p = 1): not in its domain
+        try:
+            parse_expression(text, {"p": value, "P": value})
+        except InputError as e:
+            message = str(e)
+            for what in ("it divides by zero", "is undefined"):
+                if what + ";" in message:
+                    return message.replace(what + ";", f"{what} at p = {rank};", 1)
+    return None
+
+
+def _undefined(expr: Any, p: Any) -> bool:
+    """Whether *expr* is undefined at *p* (whatever the other symbols): a division by zero, a
+    logarithm of 0."""
+    import sympy
+
+    from costmodel import symbols
+
+    value = expr.xreplace({symbols.p: p})
+    return bool(value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
+
+
 def _value(expr: Any, point: dict[Any, Any]) -> Any:
     """*expr* at *point*; ``None`` where it is undefined there (a logarithm of 0, a division by 0)."""
     import sympy
 
     from costmodel import symbols
 
-    value = expr.subs(point)
+    held = {sympy.floor: sympy.Function("held_floor"), sympy.ceiling: sympy.Function("held_ceiling")}
+    value = expr.replace(sympy.floor, held[sympy.floor]).replace(sympy.ceiling, held[sympy.ceiling])
+    value = value.subs(point)
     if value.has(symbols.lg):  # log₂ of a p that is not a power of two: a real number
         value = value.replace(symbols.lg, lambda x: sympy.log(x, 2))
+    for kind, function in held.items():  # innermost first
+        value = value.replace(function, lambda x, kind=kind: _rounded(kind, x))
     return _number(value)
+
+
+def _rounded(kind: Any, x: Any) -> Any:
+    """⌊x⌋ or ⌈x⌉ of a number, right next to a whole number too: sympy decides ⌊log₂(2^63 − 1)⌋ to
+    15 digits or so (63), it is 62."""
+    import sympy
+
+    if x.is_Rational or not x.is_number:
+        return kind(x)
+    approximate = sympy.N(x, 2 * _DIGITS)
+    if not approximate.is_Float:
+        return kind(x)  # not a real number: left for _number to refuse
+    nearest = sympy.Integer(round(approximate))
+    if abs(approximate - nearest) > sympy.Float(10) ** (-_DIGITS):
+        return sympy.floor(approximate) if kind is sympy.floor else sympy.ceiling(approximate)
+    return kind(x)  # a whole number, or as near as 60 digits tell: sympy decides it exactly
 
 
 def _number(value: Any) -> Any:
@@ -242,12 +359,12 @@ def _number(value: Any) -> Any:
 
 
 def _close(x: Any, y: Any) -> bool:
-    """Whether two numbers are equal: exactly for rationals, else to 30 significant digits."""
+    """Whether two numbers are equal: exactly for rationals, else to 45 significant digits."""
     import sympy
 
     if x.is_Rational and y.is_Rational:
         return bool(x == y)
-    difference, size = abs(sympy.N(x - y, 30)), abs(sympy.N(y, 30))
+    difference, size = abs(sympy.N(x - y, _DIGITS)), abs(sympy.N(y, _DIGITS))
     if not ((difference.is_Float or difference.is_Integer) and difference.is_finite and size.is_finite):
         return False  # not a number at this point (log2(0))
-    return bool(difference <= 1e-20 * max(1, size))
+    return bool(difference <= sympy.Float("1e-45", _DIGITS) * max(1, size))

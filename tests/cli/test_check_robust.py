@@ -94,9 +94,17 @@ def test_the_largest_allowed_degree_is_graded(capsys, tmp_path):
     assert [r["correct"] for r in data["results"]] == [False, True] and "error" not in data["results"][0]
 
 
-@pytest.mark.parametrize("value", ['"log2(p - 2) * alpha"', '"alpha / (p - 2)"', '"sqrt(alpha - 1000)"'])
-def test_a_formula_undefined_at_some_points_is_graded_wrong(capsys, tmp_path, value):
+@pytest.mark.parametrize(("value", "message"), [('"log2(p - 2) * alpha"', "log2(-1) is undefined at p = 1"),
+                                              ('"alpha / (p - 2)"', "it divides by zero at p = 2")])
+def test_a_formula_undefined_at_a_small_p_of_the_domain_is_refused(capsys, tmp_path, value, message):
+    # cost-formula's p is a power of two: 1 and 2 are in its domain, and the key is defined there
     path = _file(tmp_path, "cost-formula", "time", value)
+    first, second = json.loads(run(capsys, "check", str(path), "--json", rc=1)[0])["results"]
+    assert message in first["error"] and first["score"] == 0 and second["correct"]
+
+
+def test_a_formula_undefined_outside_the_checked_points_is_graded_wrong(capsys, tmp_path):
+    path = _file(tmp_path, "cost-formula", "time", '"sqrt(alpha - 1000)"')
     data = json.loads(run(capsys, "check", str(path), "--json")[0])
     assert [r["correct"] for r in data["results"]] == [False, True] and "error" not in data["results"][0]
 

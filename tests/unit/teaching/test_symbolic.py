@@ -200,3 +200,67 @@ def test_formulas_with_other_functions_are_compared_on_the_domain():
     assert equivalent(parse_expression("2*ceil(p/2) - p + p"), two * sympy.ceiling(s.p / 2), powers_of_two=True)
     assert equivalent(parse_expression("2*ceil(p/2)"), s.p) is False  # p = 3
     assert equivalent(parse_expression("sqrt(p)*sqrt(p)"), s.p)
+
+
+# -- forms compared at points: the extremes and every octave ------------------------------------------
+
+
+def _ring_seed() -> int:
+    return next(k for k in range(50) if load_bank().get("cost-formula").variant(k).shown["algorithm"] == "ring")
+
+
+@pytest.mark.parametrize("text", ["2*p - 2 + floor(p/2^45)", "2*p - 2 + floor(p/2^55)", "2*p - 2 + floor(p/2^61)",
+                                  "2*p - 2 + ceil(p/2^62) - 1", "2*p - 2 + floor(alpha/2^60)",
+                                  "2*p - 2 + floor(n/2^63)", "2*p - 2 + ceil(beta/2^63) - 1"])
+def test_a_term_zero_below_a_threshold_is_caught(text):
+    # right below 2^45 (or α below 2^60), wrong at the largest values the domain is sampled at
+    assert grade(text, seed=3, name="rounds").correct is False
+    assert not equivalent(parse_expression(text), 2 * s.p - 2, powers_of_two=True)
+
+
+@pytest.mark.parametrize("text", ["2*p - 2 + floor(p/2^40) - floor(p/2^41)*2", "2*p - 2 + floor(p/(3*2^50))"])
+def test_a_term_zero_below_a_threshold_is_caught_off_the_powers_of_two(text):
+    assert not equivalent(parse_expression(text), 2 * s.p - 2)
+
+
+@pytest.mark.parametrize("text", ["2*p - 2", "floor(log2(2p-1))*0 + 2p - 2", "2*p - 2 + floor(alpha/(alpha+1))",
+                                  "2*p - 2 + floor(p/2^64)", "floor(2*p - 2 + 1/(p+1))"])
+def test_right_answers_at_the_extremes_stay_right(text):
+    assert grade(text, seed=_ring_seed(), name="rounds").correct
+
+
+def test_logs_of_p_stay_right_at_the_largest_p():
+    assert equivalent(parse_expression("floor(log2(2p-1))"), s.clg(s.p))  # whole p, up to 2^63 - 1
+    assert equivalent(parse_expression("floor(log2(2p-1))"), s.clg(s.p), powers_of_two=True)
+    assert equivalent(parse_expression("ceil(ln(p)/ln(2))"), s.clg(s.p))
+    assert equivalent(parse_expression("floor(ln(p)/ln(2))"), s.flg(s.p))
+    assert equivalent(parse_expression("ln(p)/ln(2)"), s.lg(s.p), powers_of_two=True)
+
+
+# -- an answer undefined in the domain, as written ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("2*(p-1)*(p-2)/(p-2)", "it divides by zero at p = 2"),
+    ("2p-2 + (p-p)*log2(p-1)", "log2(0) is undefined at p = 1"),
+    ("2p-2 + (p-4)/(p-4) - 1", "it divides by zero at p = 4"),
+    ("2p-2 + 0*ln(p-64)", "ln(-63) is undefined at p = 1"),
+    ("2p-2 + 0*ln((p-64)^2)", "ln(0) is undefined at p = 64"),
+    ("2p-2 + 0/(p-p)", "it divides by zero"),
+])
+def test_an_answer_undefined_in_the_domain_is_refused(text, error):
+    result = grade(text, seed=3, name="rounds")
+    assert not result.correct and result.score == 0 and error in result.error
+    assert result.error.startswith(repr(text) + " is not a formula costmodel reads: ")
+    assert "\n" not in result.error
+
+
+def test_where_the_key_is_undefined_the_answer_may_be_too():
+    from costmodel.exercises.symbolic import domain_ranks, undefined_in_domain
+
+    assert domain_ranks(True) == (1, 2, 4, 8, 16, 32, 64) and domain_ranks(False) == tuple(range(1, 65))
+    assert undefined_in_domain("1/(p-1)", 1 / (s.p - 1)) is None  # p = 1 is not in the key's domain
+    assert undefined_in_domain("(p-1)/(p-1)^2", 1 / (s.p - 1)) is None
+    assert "at p = 3" in str(undefined_in_domain("(p-3)/(p-3)", sympy.Integer(1)))
+    assert undefined_in_domain("(p-3)/(p-3)", sympy.Integer(1), powers_of_two=True) is None  # 3: not a power
+    assert undefined_in_domain("(p-65)/(p-65)", sympy.Integer(1)) is None  # beyond the checked ranks
