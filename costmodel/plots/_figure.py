@@ -79,6 +79,8 @@ def check_output(path: str | Path, *, force: bool = False) -> Path:
     costmodel.errors.InputError: 'regions.gif' is neither .png nor .svg; name the plot file e.g. plot.png
     """
     target = Path(path)
+    if str(path).strip() in ("", "."):  # typer's Path of an empty --out is "."
+        raise InputError("the plot's file name is empty; name the plot file e.g. plot.png")
     if target.suffix.lower() not in SUFFIXES:
         raise InputError(f"{str(path)!r} is neither .png nor .svg; name the plot file e.g. plot.png")
     return check_writable(target, force=force)

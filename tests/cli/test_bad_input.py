@@ -434,6 +434,7 @@ BAD = [
     ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "sp=maybe"], "--fix sp=maybe is not on or off"),
     ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "peak=312T"], "--fix peak=312T and --gpu both"),
     ([*PLAN, "--nodes", "1", "--global-batch", "16", "--fix", "model=x"], "model is an option of its own"),
+    (["plot", "step", "--layers", "4", "-F", "1ms", "-b", "2ms", "-o", ""], "the plot's file name is empty"),
 ]
 
 
