@@ -87,7 +87,7 @@ def _fix(text: str) -> tuple[str, str]:
             except InputError as exc:
                 said = str(exc)
                 shown = f"{setting}={value.strip()}"
-                for prefix in (shown, f"{setting}={value.strip()!r}", f"{setting}={value.strip()!r}:"):
+                for prefix in (shown, f"{setting}={value.strip()!r}"):  # the colon after it goes below
                     if said.startswith(prefix):
                         said = said[len(prefix):].lstrip(": ")
                         break

@@ -200,10 +200,11 @@ def memory(
             layers = shape.layers if layers is None else layers
             import dataclasses
 
+            from costmodel.step.config import ATTENTIONS
             from costmodel.training.counts import parse_count
 
             kind = "flash" if attention is None else attention
-            if kind not in ("flash", "unfused"):
+            if kind not in ATTENTIONS:
                 raise InputError(f"--attention {kind} is not flash or unfused")
             own = dataclasses.replace(shape, sequence=parse_count(seq), hidden=parse_count(hidden),
                                       heads=parse_count(heads))  # the options given, checked as step does

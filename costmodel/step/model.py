@@ -158,6 +158,7 @@ __all__ = [
     "StepResult",
     "estimate_step",
     "gpu_topology",
+    "layer_operations",
     "lower_bound",
     "memory_of",
     "order_facts",
@@ -1195,6 +1196,12 @@ class _Prepared:
         return simulate_stages(self.name, self.pp, comm=self.edge, **self.spans())
 
 
+def layer_operations(c: StepConfig) -> int:
+    """The layer operations one replica's step simulates: F, B and W of each micro-batch on each layer."""
+    layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
+    return c.microbatches * layers * 3
+
+
 def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     """Everything before the simulation: the schedule, the framework, the model priced per layer, the
     stages, the links, the tensor-parallel and pipeline communication."""
@@ -1202,7 +1209,7 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     mode = _framework(c)
     layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
     check_layers(layers)
-    events = c.microbatches * layers * 3
+    events = layer_operations(c)
     if events > MAX_LAYER_OPERATIONS:  # before anything is priced per layer
         raise InputError(f"microbatches={c.microbatches} × {layers} layers give {events} layer operations "
                          f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "

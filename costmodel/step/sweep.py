@@ -37,7 +37,7 @@ from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.exact import parse_number
 from costmodel.step.config import Setting, StepConfig, settings
-from costmodel.step.model import MAX_LAYER_OPERATIONS, StepResult, price_step
+from costmodel.step.model import MAX_LAYER_OPERATIONS, StepResult, layer_operations, price_step
 
 __all__ = ["KNOBS", "MAX_POINTS", "MAX_SWEEP_OPERATIONS", "Knob", "StepSweep", "SweepPoint", "format_value",
            "parse_values", "sweep_step", "throughput", "work"]
@@ -301,10 +301,8 @@ def _check_work(configs: Sequence[StepConfig | InputError]) -> None:
     together (a step above the one-step limit is skipped by its own refusal, and counts nothing)."""
     total = 0
     for c in configs:
-        if isinstance(c, StepConfig):
-            layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
-            events = c.microbatches * layers * 3
-            total += events if events <= MAX_LAYER_OPERATIONS else 0
+        if isinstance(c, StepConfig) and (events := layer_operations(c)) <= MAX_LAYER_OPERATIONS:
+            total += events
     if total > MAX_SWEEP_OPERATIONS:
         raise InputError(f"the sweep's {len(configs)} steps simulate {total} layer operations (F, B, W per "
                          f"micro-batch and layer) together, more than {MAX_SWEEP_OPERATIONS}; sweep fewer "
