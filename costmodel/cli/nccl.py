@@ -267,6 +267,19 @@ OverheadsFile = Annotated[
     ),
 ]
 
+GpusPerThread = Annotated[
+    int | None,
+    option(
+        "--gpus-per-thread",
+        metavar="G",
+        min=1,
+        max=1024,
+        panel=_NCCL,
+        help="nccl-tests' -g: the GPUs each of its threads drives, which --as-measured prices (default 1, "
+        "one process per GPU as mpirun or srun runs it; a single process for a node is -g 8).",
+    ),
+]
+
 
 LogNodes = Annotated[
     int | None,
@@ -291,15 +304,17 @@ LogVersion = Annotated[
 ]
 
 
-def _measured(as_measured: bool, overheads: Path | None) -> Any:
+def _measured(as_measured: bool, overheads: Path | None, gpus_per_thread: int | None = None) -> Any:
     """The overheads to predict with (None: NCCL's estimate alone)."""
     if overheads is not None and not as_measured:
         raise InputError("--overheads sets the constants of --as-measured; add --as-measured")
+    if gpus_per_thread is not None and not as_measured:
+        raise InputError("--gpus-per-thread sets the launch --as-measured prices; add --as-measured")
     if not as_measured:
         return None
     from costmodel.nccl.measured import load_overheads
 
-    return load_overheads(overheads)
+    return load_overheads(overheads).launched(gpus_per_thread)
 
 
 def _hardware(*given: Any) -> Any:
@@ -345,6 +360,7 @@ def predict_command(
     overrides: Overrides = None,
     as_measured: AsMeasured = False,
     overheads: OverheadsFile = None,
+    gpus_per_thread: GpusPerThread = None,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Show the chosen entry's formulas with NCCL's constants substituted."),
@@ -357,7 +373,8 @@ def predict_command(
     bandwidth and time; the choice, its channels and threads, algbw and busbw as nccl-tests prints
     them. With --min/--max instead: the size ranges of each choice, with the exact switch sizes.
     With --as-measured, the time is what nccl-tests would measure for that choice (docs/calibration.md,
-    "What nccl-tests will measure"). `costmodel nccl COLLECTIVE ...` is the same command.
+    "What nccl-tests will measure"), run with one GPU a thread unless --gpus-per-thread says otherwise.
+    `costmodel nccl COLLECTIVE ...` is the same command.
 
     An entry marked fallback is one NCCL 2.21 times but runs only when no other entry is enabled.
 
@@ -386,7 +403,7 @@ def predict_command(
         "algo": algo,
         "proto": proto,
         "overrides": _overrides(overrides),
-        "overheads": _measured(as_measured, overheads),
+        "overheads": _measured(as_measured, overheads, gpus_per_thread),
     }
     if size is not None:
         emit(predicted(collective, size, system, explain=explain, **settings), as_json=as_json)
@@ -429,7 +446,8 @@ def compare_command(
     rccl-tests log is refused (RCCL's tuning is not NCCL's). Each size shows the model's (algorithm,
     protocol); a regime is a run of sizes with the same choice, and its median |relative error| is
     given, as is the whole log's, and the median |busbw error| at sizes from 1 MiB and below. With
-    --as-measured the model is what nccl-tests would measure, not NCCL's estimate alone.
+    --as-measured the model is what nccl-tests would measure, not NCCL's estimate alone, for the
+    launch the log prints (its nGpus, the GPUs each thread drove).
 
     JSON: {"collective", "ranks", "nodes", "nccl_version", "as_measured", "median_abs_rel_error",
     "median_abs_busbw_error_from_1mib", "median_abs_busbw_error_below_1mib", "regimes": [...], "rows":
@@ -539,14 +557,17 @@ def calibrate_command(
 
     Each \\[\\[log]] names a log (path, relative to the manifest) and its hardware as compare takes it
     (preset, or arch, channels, bw_intra, bw_inter; nodes, algo where the log does not say; why). The
-    per-call overhead and the achieved share of each protocol are medians over the logs; each log's
+    per-call overhead (of one GPU a thread, and what each further GPU a thread drives adds, from the
+    logs run with nccl-tests -g above 1) and the achieved share of each protocol are medians over the
+    logs; each log's
     median |busbw error| is shown for NCCL's estimate, with the calibrated overheads, and held out
     (calibrated on the other logs). A log with held_out = true is priced but never calibrated on.
     --out writes a file --overheads reads.
 
-    JSON: {"overheads": {"call_s", "share_ll", "share_ll128", "share_simple"}, "logs": [{"name",
+    JSON: {"overheads": {"call_s", "gpu_s", "share_ll", "share_ll128", "share_simple"}, "logs": [{"name",
     "ranks", "nodes", "hardware", "sizes", "model_large", "model_small", "in_sample_large",
-    "in_sample_small", "held_out_large", "held_out_small", "held_out"}], "notes", "out"}: *_large at
+    "in_sample_small", "held_out_large", "held_out_small", "held_out", "gpus_per_thread"}], "notes",
+    "out"}: *_large at
     sizes from 1 MiB, *_small below.
 
     Example: costmodel nccl calibrate tests/data/logs/nccl-tests/manifest.toml
@@ -836,13 +857,16 @@ def _render_calibrated(r: Calibrated) -> Rendered:
     for a in c.logs:
         errors = (a.model_large, a.model_small, a.in_sample_large, a.in_sample_small, a.held_out_large,
                   a.held_out_small)
-        out.add_row(a.name + (" *" if a.held_out else ""), f"{a.ranks} on {a.nodes}", *map(pct, errors))
-    us = o.call_s * 10**6
+        launch = f", -g {a.gpus_per_thread}" if a.gpus_per_thread > 1 else ""
+        out.add_row(a.name + (" *" if a.held_out else ""), f"{a.ranks} on {a.nodes}{launch}",
+                    *map(pct, errors))
+    us, per_gpu = o.call_s * 10**6, o.gpu_s * 10**6
     kept = sum(a.held_out for a in c.logs)
     count = f"{len(c.logs) - kept} logs" + (f", {kept} more held out (*)" if kept else "")
     head = Text.assemble(
         ("overheads of --as-measured", "bold"),
-        f" · {count}\nper-call overhead {float(us):.1f} µs · achieved share of the bandwidth: "
+        f" · {count}\nper-call overhead {float(us):.1f} µs, +{float(per_gpu):.1f} µs per further GPU "
+        "a thread drives (-g)\nachieved share of the bandwidth: "
         f"LL {float(o.ll):.3f}, LL128 {float(o.ll128):.3f}, Simple {float(o.simple):.3f}",
     )
     large = [a.held_out_large for a in c.logs if a.held_out_large is not None]

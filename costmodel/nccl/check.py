@@ -284,7 +284,8 @@ def check(measurements: Any, system: System, *, version: str | None = None, algo
     *version*, *algo*, *proto* and *facts* are :func:`~costmodel.nccl.compare.compare`'s; *overheads*
     those of the prediction (default: the shipped ones).
     """
-    o = shipped_overheads() if overheads is None else overheads
+    o = (shipped_overheads() if overheads is None else overheads).launched(
+        getattr(facts, "gpus_per_thread", None))
     c = compare(measurements, system, version=version, algo=algo, proto=proto, facts=facts, overheads=o)
     bands = []
     small = [r for r in c.rows if r.n_bytes < LARGE]

@@ -83,6 +83,9 @@ class LogFacts:
     origins: tuple[tuple[str, str], ...] = ()
     """``(name, what set it)`` of the settings of :attr:`environment` that a network plugin set, not the
     environment or a command line (``("NCCL_PROTO", "set by the network plugin, NET/OFI")``)."""
+    gpus_per_thread: int | None = None
+    """The GPUs each nccl-tests thread drove (``nGpus`` of its ``# nThread 1 nGpus 8 ...`` line, the
+    ``-g`` option), if the log prints it."""
 
     def nodes(self, ranks: int) -> int | None:
         """The node count of a run of *ranks*, when the ``# Rank`` lines name every rank (else None)."""
@@ -110,8 +113,10 @@ def log_facts(text: str) -> LogFacts:
     ('2.19.3', 'nccl', (('NCCL_ALGO', 'Ring'),))
     >>> log_facts('NCCL INFO NET/OFI Setting NCCL_PROTO to "simple"').origins
     (('NCCL_PROTO', 'set by the network plugin, NET/OFI'),)
+    >>> log_facts("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor)").gpus_per_thread
+    8
     """
-    from costmodel.calibration.logs.measurements import split_lines
+    from costmodel.calibration.logs.measurements import NTHREAD, split_lines
 
     joined = "\n".join(split_lines(text))
     named = _RANK_HOST.findall(joined)
@@ -134,9 +139,11 @@ def log_facts(text: str) -> LogFacts:
                          for m in _PLUGIN_SETTING.finditer(joined)])
     environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
     origins = {name: origin for _, name, _, origin in settings}
+    launch = NTHREAD.search(joined)
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()),
-                    origins=tuple((name, origin) for name, origin in origins.items() if origin))
+                    origins=tuple((name, origin) for name, origin in origins.items() if origin),
+                    gpus_per_thread=int(launch[2]) if launch and int(launch[2]) >= 1 else None)
 
 
 def modelled_version(release: str) -> str:
@@ -338,6 +345,9 @@ def compare(
     if not rows_in:
         raise InputError(f"{measurements.path} has no size above 0 bytes to compare")
     version, algo, proto, said = as_run(facts, version=version, algo=algo, proto=proto)
+    if overheads is not None:
+        overheads, launch = launched(overheads, facts, smallest=rows_in[0].n_bytes)
+        said += launch
     factor = bus_factor(measurements.collective, system.ranks)
     function = function_of(measurements.collective)
     canonical = next(k for k, v in FUNCTIONS.items() if v == function)
@@ -392,6 +402,24 @@ def compare(
         notes=notes,
         as_measured=overheads is not None,
     )
+
+
+def launched(overheads: Any, facts: LogFacts | None, *, smallest: int) -> tuple[Any, list[str]]:
+    """*overheads* priced for the launch the log ran (its GPUs per thread), and what to say: a note when
+    one thread drove several GPUs, or when the log does not say and its sizes reach down to where the
+    per-call overhead counts (*smallest*: its smallest size, bytes)."""
+    from costmodel.nccl.measured import SMALL
+
+    g = facts.gpus_per_thread if facts is not None else None
+    o = overheads.launched(g)
+    if g is not None and g > 1:
+        return o, [f"one thread drove {g} GPUs (nccl-tests -g {g}): each call pays the host overhead of "
+                   f"enqueueing it on all {g}, priced below; one process per GPU (mpirun or srun, -g 1) is "
+                   "the launch NCCL's maintainers recommend for latency (NVIDIA/nccl-tests#333)"]
+    if g is None and smallest <= SMALL:
+        return o, ["the log does not print nccl-tests' '# nThread 1 nGpus N' line: one GPU a thread assumed "
+                   "(-g 1, one process per GPU)"]
+    return o, []
 
 
 def as_run(facts: LogFacts | None, *, version: str | None, algo: str | None, proto: str | None
@@ -467,7 +495,8 @@ def _case(entry: Mapping[str, Any], base: Path) -> Case:
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))
     return Case(name=entry["path"], measurements=measurements, system=system, version=version, algo=algo,
-                proto=proto, hardware=hardware, held_out=bool(entry.get("held_out", False)))
+                proto=proto, hardware=hardware, held_out=bool(entry.get("held_out", False)),
+                gpus_per_thread=facts.gpus_per_thread or 1)
 
 
 def read_manifest(path: str | PathLike[str]) -> tuple[Case, ...]:

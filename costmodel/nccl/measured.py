@@ -11,18 +11,31 @@ prices it as::
     t = c + L + (T − L) / s_proto
 
 with L the chosen entry's latency and T its modelled time (so T − L = n / bandwidth), c the per-call
-overhead and s_proto the achieved share of the protocol (LL, LL128, Simple) — three shares and one
-overhead in all, the same for every machine.  :class:`Overheads` holds them;
+overhead and s_proto the achieved share of the protocol (LL, LL128, Simple).  The per-call overhead
+grows with the GPUs one thread drives: nccl-tests run as one process per GPU (``-g 1``, launched by
+mpirun or srun, the way NCCL's maintainers recommend) pays c₁; one thread driving g GPUs (``-g 8``, a
+single process for a node) enqueues each GPU's call in turn inside one group, and pays
+
+    c = c₁ + (g − 1)·c_g
+
+(NVIDIA/nccl-tests#333: the higher small-size latency of ``-g 8`` runs is the CUDA overhead of a
+single process driving several GPUs; one GPU per process is the recommended way).  g is nccl-tests'
+``nGpus``, which every log prints in its ``# nThread 1 nGpus 8 ...`` line.  Two overheads and three
+shares in all, the same for every machine.  :class:`Overheads` holds them;
 ``costmodel/nccl/overheads.toml`` ships the values :func:`calibrate` gives on the nccl-tests logs of
 the project's test data, each from a different cluster (the file names the logs and the hardware
 each was described with), and a test checks that the file is what that calibration gives.
 
-Calibration (medians throughout, so that one log from an unusual network moves nothing; the overhead
-kept to 0.1 µs and the shares to 0.001)::
+Calibration (medians throughout, so that one log from an unusual network moves nothing; the overheads
+kept to 0.1 µs and the shares to 0.001), with gap = median over a log's sizes ≤ 64 KiB of
+(measured − T)::
 
-    c       = median over logs of ( median over sizes ≤ 64 KiB of (measured − T) )
+    c₁      = median over the logs run with one GPU a thread of gap
+    c_g     = median over the logs run with g > 1 GPUs a thread of (gap − c₁) / (g − 1), at least 0
     s_proto = median over logs of ( median over that log's sizes NCCL runs with proto whose bandwidth
               term is at least its latency term of (T − L) / (measured − c − L) )
+
+Without logs of one kind, c_g is 0 and c₁ the median gap of all of them (a note says so).
 
 Each log's error is reported twice: in-sample and held out (the constants calibrated on the other
 logs, the way a new cluster meets them).  The error of a size is that of its bus bandwidth,
@@ -64,30 +77,59 @@ _US = Fraction(1, 10**6)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Overheads(JSONFields):
-    """What nccl-tests measures beyond NCCL's estimate: a per-call overhead (s) and each protocol's
-    achieved share of the tuning table's bandwidth (see the module notes)."""
+    """What nccl-tests measures beyond NCCL's estimate: a per-call overhead (s), what each further GPU
+    driven by the same thread adds to it (s), and each protocol's achieved share of the tuning table's
+    bandwidth (see the module notes); *gpus_per_thread* is the launch priced (nccl-tests' ``-g``)."""
 
     call_s: Fraction
     ll: Fraction
     ll128: Fraction
     simple: Fraction
+    gpu_s: Fraction = Fraction(0)
     source: str = ""
+    gpus_per_thread: int = 1
+
+    @property
+    def per_call_s(self) -> Fraction:
+        """c = c₁ + (g − 1)·c_g: the overhead of one call of the launch priced.
+
+        >>> o = Overheads(call_s=Fraction(7), gpu_s=Fraction(2), ll=Fraction(1), ll128=Fraction(1),
+        ...               simple=Fraction(1), gpus_per_thread=8)
+        >>> o.per_call_s
+        Fraction(21, 1)
+        """
+        return self.call_s + (self.gpus_per_thread - 1) * self.gpu_s
+
+    def launched(self, gpus_per_thread: int | None) -> Overheads:
+        """These constants priced for a run whose threads each drive *gpus_per_thread* GPUs (None: one,
+        the recommended launch)."""
+        g = 1 if gpus_per_thread is None else gpus_per_thread
+        return self if g == self.gpus_per_thread else replace(self, gpus_per_thread=g)
 
     def share(self, protocol: str) -> Fraction:
         """The achieved share of *protocol*'s bandwidth."""
         return {"LL": self.ll, "LL128": self.ll128, "Simple": self.simple}[protocol]
 
+    def call_text(self) -> str:
+        """The per-call overhead of the launch priced, in words."""
+        us = Fraction(10**6)
+        if self.gpus_per_thread == 1:
+            return f"a per-call overhead of {number_text(self.call_s * us)} µs"
+        g, call, gpu = self.gpus_per_thread, number_text(self.call_s * us), number_text(self.gpu_s * us)
+        total = number_text(self.per_call_s * us)
+        return f"a per-call overhead of {total} µs ({call} µs + {g - 1} × {gpu} µs: one thread, {g} GPUs)"
+
     def text(self) -> str:
         """The overheads in words, for notes."""
-        us = self.call_s * 10**6
-        return (f"a per-call overhead of {number_text(us)} µs; LL, LL128 and Simple at "
+        return (f"{self.call_text()}; LL, LL128 and Simple at "
                 f"{number_text(self.ll)}, {number_text(self.ll128)} and {number_text(self.simple)} of the "
                 "tuning bandwidth")
 
     def toml(self) -> str:
-        """The overheads as a file :func:`load_overheads` reads (exact values as fractions)."""
+        """The constants as a file :func:`load_overheads` reads (exact values as fractions)."""
         lines = [f"# {line}" for line in self.source.splitlines()] if self.source else []
-        lines += [f'call_us = "{_fraction_text(self.call_s / _US)}"']
+        lines += [f'call_us = "{_fraction_text(self.call_s / _US)}"',
+                  f'gpu_us = "{_fraction_text(self.gpu_s / _US)}"']
         lines += [f'share_{p.lower()} = "{_fraction_text(self.share(p))}"' for p in PROTOCOLS]
         return "\n".join(lines) + "\n"
 
@@ -96,7 +138,8 @@ def _fraction_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-def _positive(data: Mapping[str, Any], key: str, *, path: str, most: Fraction | None = None) -> Fraction:
+def _positive(data: Mapping[str, Any], key: str, *, path: str, most: Fraction | None = None,
+              zero: bool = False) -> Fraction:
     from costmodel.exact import parse_number
 
     if key not in data:
@@ -106,15 +149,17 @@ def _positive(data: Mapping[str, Any], key: str, *, path: str, most: Fraction | 
         value = parse_number(raw, what=key)
     except InputError:
         raise ParseError(f"{key} = {raw!r} is not a number", path=path) from None
-    if isinstance(raw, bool) or value <= 0 or (most is not None and value > most):
+    if isinstance(raw, bool) or value < 0 or (value == 0 and not zero) or (most is not None and value > most):
         bound = "" if most is None else f" and at most {most}"
-        raise ParseError(f"{key} = {raw!r} must be above 0{bound}", path=path)
+        least = "at least 0" if zero else "above 0"
+        raise ParseError(f"{key} = {raw!r} must be {least}{bound}", path=path)
     return Fraction(value)
 
 
 def load_overheads(path: str | PathLike[str] | None = None) -> Overheads:
-    """The overheads of the file at *path* (``call_us``, ``share_ll``, ``share_ll128``,
-    ``share_simple``: numbers or fractions in quotes), or the shipped ones.
+    """The overheads of the file at *path* (``call_us``, ``gpu_us``, ``share_ll``, ``share_ll128``,
+    ``share_simple``: numbers or fractions in quotes), or the shipped ones.  ``gpu_us`` (what each
+    further GPU a thread drives adds) may be left out: 0, a file of one overhead for every launch.
 
     >>> o = load_overheads()
     >>> 0 < o.ll <= 1 and 0 < o.simple <= 1 and o.call_s > 0
@@ -130,12 +175,13 @@ def load_overheads(path: str | PathLike[str] | None = None) -> Overheads:
         where = str(path)
         text = read_text(path, what="the overheads file")
     data = loads(text, path=where)
-    unknown = sorted(set(data) - {"call_us", "share_ll", "share_ll128", "share_simple"})
+    unknown = sorted(set(data) - {"call_us", "gpu_us", "share_ll", "share_ll128", "share_simple"})
     if unknown:
-        raise ParseError(f"unknown key {unknown[0]!r}; the keys are call_us, share_ll, share_ll128, "
+        raise ParseError(f"unknown key {unknown[0]!r}; the keys are call_us, gpu_us, share_ll, share_ll128, "
                          "share_simple", path=where)
     source = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# "))
-    return Overheads(call_s=_positive(data, "call_us", path=where) * _US,
+    gpu = _positive(data, "gpu_us", path=where, zero=True) if "gpu_us" in data else Fraction(0)
+    return Overheads(call_s=_positive(data, "call_us", path=where, zero=True) * _US, gpu_s=gpu * _US,
                      ll=_positive(data, "share_ll", path=where, most=Fraction(1)),
                      ll128=_positive(data, "share_ll128", path=where, most=Fraction(1)),
                      simple=_positive(data, "share_simple", path=where, most=Fraction(1)),
@@ -174,12 +220,17 @@ def as_measured(prediction: Prediction, overheads: Overheads | None = None) -> P
     wire = prediction.time_s - latency
     time_s = measured_time(prediction.time_s, latency, prediction.protocol, o)
     us = Fraction(10**6)
+    call = o.per_call_s
+    g = o.gpus_per_thread
+    launch = () if g == 1 else (Step("GPUs one thread drives (nccl-tests -g)", str(g), Fraction(g), ""),)
     steps = (
         *prediction.steps,
-        Step("per-call overhead (nccl-tests)", f"{number_text(o.call_s * us)} µs", o.call_s * us, "µs"),
+        *launch,
+        Step("per-call overhead (nccl-tests)", o.call_text().removeprefix("a per-call overhead of "),
+             call * us, "µs"),
         Step(f"achieved share of {prediction.protocol}'s bandwidth", number_text(share), share, ""),
         Step("time as measured",
-             f"{number_text(o.call_s * us)} µs + {number_text(latency * us)} µs + "
+             f"{number_text(call * us)} µs + {number_text(latency * us)} µs + "
              f"{number_text(wire * us)} µs / {number_text(share)} = {number_text(time_s * us)} µs",
              time_s * us, "µs"),
     )
@@ -191,19 +242,19 @@ def as_measured(prediction: Prediction, overheads: Overheads | None = None) -> P
 
 def measured_time(time_s: Fraction, latency_s: Fraction, protocol: str, overheads: Overheads) -> Fraction:
     """t = c + L + (T − L) / s_proto: NCCL's estimate *time_s* of an entry whose latency is *latency_s*,
-    as nccl-tests measures it (module notes).
+    as nccl-tests measures it (module notes; c of the launch *overheads* prices).
 
     >>> o = Overheads(call_s=Fraction(1), ll=Fraction(1, 2), ll128=Fraction(1), simple=Fraction(1))
     >>> measured_time(Fraction(5), Fraction(2), "LL", o)
     Fraction(9, 1)
     """
-    return overheads.call_s + latency_s + (time_s - latency_s) / overheads.share(protocol)
+    return overheads.per_call_s + latency_s + (time_s - latency_s) / overheads.share(protocol)
 
 
 def measured_note(overheads: Overheads) -> str:
     """The note of a prediction as nccl-tests measures it."""
     source = "the shipped constants, calibrated on published nccl-tests logs"
-    if overheads != shipped_overheads():
+    if overheads.launched(1) != shipped_overheads():
         source = "the overheads given"
     return f"as nccl-tests measures it: NCCL's choice with {overheads.text()} ({source})"
 
@@ -221,6 +272,8 @@ class Case:
     hardware: str = ""
     held_out: bool = False
     """Kept out of the constants: priced with those the other logs give, never calibrated on."""
+    gpus_per_thread: int = 1
+    """The GPUs each of its threads drove (nccl-tests' ``nGpus``, ``-g``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,25 +293,47 @@ def _rows(case: Case) -> tuple[_Row, ...]:
                  for r, t in zip(rows, estimates, strict=True))
 
 
-def _overheads_of(tables: Sequence[tuple[_Row, ...]], source: str = "") -> Overheads:
-    gaps = [median(r.measured - r.modelled for r in rows if r.n <= SMALL)
-            for rows in tables if any(r.n <= SMALL for r in rows)]
+def _gap(rows: tuple[_Row, ...]) -> Fraction | None:
+    """The median of measured − estimated time over a log's sizes up to :data:`SMALL` (None: no such size)."""
+    small = [r.measured - r.modelled for r in rows if r.n <= SMALL]
+    return median(small) if small else None
+
+
+def _overheads_of(tables: Sequence[_Table], source: str = "") -> tuple[Overheads, tuple[str, ...]]:
+    """The constants calibrated on *tables* (module notes) and what to say about how."""
+    gaps = [(gap, g) for rows, g in tables if (gap := _gap(rows)) is not None]
     if not gaps:
         raise InputError(f"no log has a size of at most {SMALL} bytes to calibrate the per-call overhead on")
-    call = _rounded(median(gaps) / _US, 10) * _US
+    single = [gap for gap, g in gaps if g == 1]
+    several = [(gap, g) for gap, g in gaps if g > 1]
+    notes: list[str] = []
+    if single and several:
+        call = median(single)
+        per_gpu = max(Fraction(0), median((gap - call) / (g - 1) for gap, g in several))
+    else:
+        call, per_gpu = median(gap for gap, _ in gaps), Fraction(0)
+        kind = "one GPU a thread" if not single else "several GPUs a thread"
+        notes.append(f"no log ran with {kind} (nccl-tests -g): one per-call overhead for every launch")
+    base = Overheads(call_s=max(Fraction(0), _rounded(call / _US, 10) * _US),
+                     gpu_s=_rounded(per_gpu / _US, 10) * _US, ll=Fraction(1), ll128=Fraction(1),
+                     simple=Fraction(1), source=source)
     shares = {}
     for protocol in PROTOCOLS:
         per_log = []
-        for rows in tables:
-            ratios = [(r.modelled - r.latency) / (r.measured - call - r.latency) for r in rows
+        for rows, g in tables:
+            call_g = base.launched(g).per_call_s
+            ratios = [(r.modelled - r.latency) / (r.measured - call_g - r.latency) for r in rows
                       if r.protocol == protocol and r.modelled - r.latency >= r.latency
-                      and r.measured - call - r.latency > 0]
+                      and r.measured - call_g - r.latency > 0]
             if ratios:
                 per_log.append(median(ratios))
         share = _rounded(median(per_log), 1000) if per_log else Fraction(1)
         shares[protocol] = min(Fraction(1), share)
-    return Overheads(call_s=max(Fraction(0), call), ll=shares["LL"], ll128=shares["LL128"],
-                     simple=shares["Simple"], source=source)
+    return replace(base, ll=shares["LL"], ll128=shares["LL128"], simple=shares["Simple"]), tuple(notes)
+
+
+_Table = tuple[tuple[_Row, ...], int]
+"""A log's rows and the GPUs each of its threads drove."""
 
 
 _NONE = Overheads(call_s=Fraction(0), ll=Fraction(1), ll128=Fraction(1), simple=Fraction(1))
@@ -313,6 +388,7 @@ class LogAccuracy(JSONFields):
     held_out_large: Fraction | None
     held_out_small: Fraction | None
     held_out: bool = False
+    gpus_per_thread: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -326,8 +402,8 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         """JSON-native values, SI units in the keys."""
         o = self.overheads
-        return {"overheads": {"call_s": real(o.call_s), "share_ll": real(o.ll), "share_ll128": real(o.ll128),
-                              "share_simple": real(o.simple)},
+        return {"overheads": {"call_s": real(o.call_s), "gpu_s": real(o.gpu_s), "share_ll": real(o.ll),
+                              "share_ll128": real(o.ll128), "share_simple": real(o.simple)},
                 "logs": [a.to_dict() for a in self.logs], "notes": list(self.notes)}
 
 
@@ -346,16 +422,17 @@ def calibrate(cases: Sequence[Case], *, source: str = "") -> Calibration:
     if len(fitted) < 2:
         raise InputError(f"{len(fitted)} log given to calibrate on (not held_out); calibrating needs at "
                          "least two (each is held out in turn)")
-    tables = [_rows(c) for c in cases]
-    overheads = _overheads_of([tables[k] for k in fitted], source)
+    tables = [(_rows(c), c.gpus_per_thread) for c in cases]
+    overheads, notes = _overheads_of([tables[k] for k in fitted], source)
     logs = []
-    for k, (case, rows) in enumerate(zip(cases, tables, strict=True)):
+    for k, (case, (rows, g)) in enumerate(zip(cases, tables, strict=True)):
         model = _errors(rows, _NONE)
-        held = overheads if case.held_out else _overheads_of([tables[j] for j in fitted if j != k])
-        inside = _errors(rows, overheads)
-        out = _errors(rows, held)
+        held = overheads if case.held_out else _overheads_of([tables[j] for j in fitted if j != k])[0]
+        inside = _errors(rows, overheads.launched(g))
+        out = _errors(rows, held.launched(g))
         logs.append(LogAccuracy(name=case.name, ranks=case.system.ranks, nodes=case.system.nodes,
                                 hardware=case.hardware, sizes=len(rows), model_large=model[0],
                                 model_small=model[1], in_sample_large=inside[0], in_sample_small=inside[1],
-                                held_out_large=out[0], held_out_small=out[1], held_out=case.held_out))
-    return Calibration(overheads=overheads, logs=tuple(logs))
+                                held_out_large=out[0], held_out_small=out[1], held_out=case.held_out,
+                                gpus_per_thread=g))
+    return Calibration(overheads=overheads, logs=tuple(logs), notes=notes)

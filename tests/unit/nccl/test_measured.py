@@ -108,7 +108,7 @@ def test_a_held_out_log_never_moves_the_constants():
     logs = [a for a in with_it.logs if a.held_out]
     assert all((a.in_sample_large, a.in_sample_small) == (a.held_out_large, a.held_out_small) for a in logs)
     assert all(a.held_out_small is None for a in logs)  # none of them runs below 1 MiB
-    assert [f"{float(a.held_out_large):.3f}" for a in logs] == ["0.417", "0.064", "0.063", "0.522"]
+    assert [f"{float(a.held_out_large):.3f}" for a in logs] == ["0.436", "0.066", "0.077", "0.515"]
     assert all(d["held_out"] for d in with_it.to_dict()["logs"][-4:])
 
 
@@ -145,7 +145,9 @@ def test_calibrating_one_log_is_refused():
     ('call_us = "1"\nshare_ll = "1"\nshare_ll128 = "1"\n', "missing share_simple"),
     ('call_us = "x"\nshare_ll = "1"\nshare_ll128 = "1"\nshare_simple = "1"\n', "is not a number"),
     ('call_us = "1"\nshare_ll = "3/2"\nshare_ll128 = "1"\nshare_simple = "1"\n', "at most 1"),
-    ('call_us = "0"\nshare_ll = "1"\nshare_ll128 = "1"\nshare_simple = "1"\n', "above 0"),
+    ('call_us = "-1"\nshare_ll = "1"\nshare_ll128 = "1"\nshare_simple = "1"\n', "at least 0"),
+    ('call_us = "1"\ngpu_us = "-2"\nshare_ll = "1"\nshare_ll128 = "1"\nshare_simple = "1"\n', "gpu_us"),
+    ('call_us = "1"\nshare_ll = "0"\nshare_ll128 = "1"\nshare_simple = "1"\n', "above 0"),
     ('call_us = "1"\nshare_ll = "1"\nshare_ll128 = "1"\nshare_simple = "1"\nspeed = 2\n', "unknown key 'speed'"),
 ])
 def test_bad_overheads_files_are_refused_with_the_key(tmp_path, text, message):
@@ -153,6 +155,63 @@ def test_bad_overheads_files_are_refused_with_the_key(tmp_path, text, message):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ParseError, match=re.escape(message)):
         load_overheads(path)
+
+
+def test_a_file_of_one_overhead_prices_every_launch_alike(tmp_path):
+    path = tmp_path / "o.toml"
+    path.write_text('call_us = "12"\nshare_ll = "1/2"\nshare_ll128 = "1"\nshare_simple = "1"\n', encoding="utf-8")
+    o = load_overheads(path)
+    assert o.gpu_s == 0
+    assert o.launched(8).per_call_s == o.per_call_s == 12 * US
+
+
+def test_each_further_gpu_a_thread_drives_adds_its_overhead():
+    o = Overheads(call_s=7 * US, gpu_s=Fraction(5, 2) * US, ll=Fraction(1, 2), ll128=Fraction(3, 4),
+                  simple=Fraction(9, 10))
+    p = predict("allreduce", 1024, H100)
+    one, eight = as_measured(p, o), as_measured(p, o.launched(8))
+    assert eight.time_s - one.time_s == 7 * Fraction(5, 2) * US
+    assert o.launched(None) == o.launched(1) == o
+    assert "7 µs + 7 × 2.5 µs: one thread, 8 GPUs" in eight.notes[-1]
+
+
+def test_calibration_separates_the_overhead_of_each_further_gpu():
+    truth = Overheads(call_s=Fraction(61, 10) * US, gpu_s=Fraction(23, 10) * US, ll=Fraction(55, 100),
+                      ll128=Fraction(7, 10), simple=Fraction(93, 100))
+    sizes = [2**k for k in range(3, 34)]
+    cases = [Case(name=f"{c}-{s.nodes}-{g}", measurements=_synthetic(s, c, truth.launched(g), sizes), system=s,
+                  version="2.30", gpus_per_thread=g)
+             for s in (H100, A100) for c in ("allreduce", "allgather") for g in (1, 4, 8)]
+    result = calibrate(cases)
+    assert result.overheads == truth
+    assert all(log.in_sample_small == log.held_out_small == 0 for log in result.logs)
+    assert [log.gpus_per_thread for log in result.logs] == [1, 4, 8] * 4
+    # logs of one launch only: one overhead for every launch, said
+    ones = calibrate([c for c in cases if c.gpus_per_thread == 1])
+    assert ones.overheads.gpu_s == 0 and ones.overheads.call_s == truth.call_s
+    assert "no log ran with several GPUs a thread" in ones.notes[0]
+
+
+def test_the_launch_is_read_from_the_log(capsys):
+    cases = {c.name: c for c in read_manifest(MANIFEST)}
+    assert cases["allreduce_v100x8_nvlink_oldformat.txt"].gpus_per_thread == 8
+    assert cases["allreduce_h100x8_1node_nvswitch_dgxc.txt"].gpus_per_thread == 1
+    v100 = ["nccl", "compare", str(LOGS / "allreduce_v100x8_nvlink_oldformat.txt"), "--arch", "sm70",
+            "--channels", "6", "--bw-intra", "25", "--as-measured"]
+    data = run_json(capsys, *v100)
+    notes = " ".join(data["notes"])
+    assert "one thread drove 8 GPUs (nccl-tests -g 8)" in notes and "nccl-tests#333" in notes
+    o = shipped_overheads()
+    smallest = data["rows"][0]
+    one = run_json(capsys, "nccl", "allreduce", "-n", "8", "--ranks", "8", "--arch", "sm70", "--channels", "6",
+                   "--bw-intra", "25", "--as-measured")
+    assert smallest["predicted_s"] == pytest.approx(one["time_s"] + 7 * float(o.gpu_s))
+    eight = run_json(capsys, "nccl", "allreduce", "-n", "8", "--ranks", "8", "--arch", "sm70", "--channels", "6",
+                     "--bw-intra", "25", "--as-measured", "--gpus-per-thread", "8")
+    assert smallest["predicted_s"] == pytest.approx(eight["time_s"])
+    _, err = run(capsys, "nccl", "allreduce", "-n", "8", "--ranks", "8", "--preset", "dgx-a100",
+                 "--gpus-per-thread", "8", rc=2)
+    assert err.strip() == "error: --gpus-per-thread sets the launch --as-measured prices; add --as-measured"
 
 
 def test_an_overheads_file_round_trips(tmp_path):
