@@ -398,6 +398,9 @@ def predict_command(
     if explain and ranged:
         raise InputError("--explain explains one size; pass -n SIZE instead of --min/--max")
     system = hw.system(ranks=ranks, nodes=nodes)
+    if gpus_per_thread is not None and system.ranks % gpus_per_thread:
+        raise InputError(f"--gpus-per-thread {gpus_per_thread} does not divide the {system.ranks} ranks: "
+                         "nccl-tests runs processes × threads × GPUs per thread ranks")
     settings: dict[str, Any] = {
         "version": nccl_version,
         "algo": algo,

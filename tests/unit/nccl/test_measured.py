@@ -212,6 +212,9 @@ def test_the_launch_is_read_from_the_log(capsys):
     _, err = run(capsys, "nccl", "allreduce", "-n", "8", "--ranks", "8", "--preset", "dgx-a100",
                  "--gpus-per-thread", "8", rc=2)
     assert err.strip() == "error: --gpus-per-thread sets the launch --as-measured prices; add --as-measured"
+    _, err = run(capsys, "nccl", "allreduce", "-n", "8", "--ranks", "8", "--preset", "dgx-a100", "--as-measured",
+                 "--gpus-per-thread", "3", rc=2)
+    assert err.strip().startswith("error: --gpus-per-thread 3 does not divide the 8 ranks")
 
 
 def test_an_overheads_file_round_trips(tmp_path):
