@@ -54,6 +54,9 @@ EXPECTED = {
     "allreduce_h100x16_2node_nvlstree_nccltests294.txt": ("nccl-tests", "allreduce", 16, 5, 134217728, "738.7"),
     # held out: 100 of 1024 '# Rank' lines kept, p from mpirun -np 1024 (which busbw/algbw allows)
     "allreduce_h100x1024_roce_nccltests322.txt": ("nccl-tests", "allreduce", 1024, 5, 1073741824, "19355"),
+    # held out: a cluster health check's samples of passing runs (one node, and a pair of nodes)
+    "allreduce_a100x8_1node_nvswitch_gcm.txt": ("nccl-tests", "allreduce", 8, 6, 33554432, "344.8"),
+    "allreduce_a100x16_2node_gcm.txt": ("nccl-tests", "allreduce", 16, 6, 33554432, "650.2"),
     "allreduce_h100x16_2node_tcpxo_gcp_a3mega.txt": ("nccl-tests", "allreduce", 16, 31, 8, "135.8"),
     "allreduce_h200x2_2node_1nic_rdma_gke.txt": ("nccl-tests", "allreduce", 2, 24, 1024, "35.59"),
     "allreduce_v100x8_nvlink_oldformat.txt": ("nccl-tests", "allreduce", 8, 25, 8, "48.46"),

@@ -99,7 +99,9 @@ def test_a_held_out_log_never_moves_the_constants():
     assert [c.name for c in held] == ["allreduce_a100x16_2node_efa_p4d_awsofinccl65.txt",
                                       "allreduce_h100x8_1node_nvswitch_nccltests290.txt",
                                       "allreduce_h100x16_2node_nvlstree_nccltests294.txt",
-                                      "allreduce_h100x1024_roce_nccltests322.txt"]
+                                      "allreduce_h100x1024_roce_nccltests322.txt",
+                                      "allreduce_a100x8_1node_nvswitch_gcm.txt",
+                                      "allreduce_a100x16_2node_gcm.txt"]
     with_it = calibrate(cases)
     without = calibrate([c for c in cases if not c.held_out])
     assert with_it.overheads == without.overheads
@@ -108,8 +110,9 @@ def test_a_held_out_log_never_moves_the_constants():
     logs = [a for a in with_it.logs if a.held_out]
     assert all((a.in_sample_large, a.in_sample_small) == (a.held_out_large, a.held_out_small) for a in logs)
     assert all(a.held_out_small is None for a in logs)  # none of them runs below 1 MiB
-    assert [f"{float(a.held_out_large):.3f}" for a in logs] == ["0.436", "0.066", "0.077", "0.515"]
-    assert all(d["held_out"] for d in with_it.to_dict()["logs"][-4:])
+    assert [f"{float(a.held_out_large):.3f}" for a in logs] == ["0.436", "0.066", "0.077", "0.515", "0.066",
+                                                                 "0.086"]
+    assert all(d["held_out"] for d in with_it.to_dict()["logs"][-6:])
 
 
 def test_the_held_out_logs_are_priced_as_compare_prices_them(capsys):
@@ -120,7 +123,9 @@ def test_the_held_out_logs_are_priced_as_compare_prices_them(capsys):
                 "allreduce_h100x8_1node_nvswitch_nccltests290.txt": ["--preset", "dgx-h100"],
                 "allreduce_h100x16_2node_nvlstree_nccltests294.txt": ["--preset", "dgx-h100", "--nodes", "2",
                                                                       "--algo", "nvlstree"],
-                "allreduce_h100x1024_roce_nccltests322.txt": ["--preset", "dgx-h100", "--nodes", "128"]}
+                "allreduce_h100x1024_roce_nccltests322.txt": ["--preset", "dgx-h100", "--nodes", "128"],
+                "allreduce_a100x8_1node_nvswitch_gcm.txt": ["--preset", "dgx-a100"],
+                "allreduce_a100x16_2node_gcm.txt": ["--preset", "dgx-a100"]}
     assert set(hardware) == set(held)
     for name, log in held.items():
         data = run_json(capsys, "nccl", "compare", str(LOGS / name), *hardware[name], "--as-measured")
