@@ -979,6 +979,38 @@ LIU_2023_RING = Citation(
     year=2023,
     url="https://arxiv.org/abs/2310.01889",
 )
+JIANG_2023 = Citation(
+    key="jiang2023",
+    authors="A. Q. Jiang, A. Sablayrolles, A. Mensch, C. Bamford, D. S. Chaplot, D. de las Casas et al.",
+    title="Mistral 7B",
+    venue="arXiv:2310.06825",
+    year=2023,
+    url="https://arxiv.org/abs/2310.06825",
+)
+GEMMA_2024 = Citation(
+    key="gemma2024",
+    authors="Gemma Team, Google DeepMind",
+    title="Gemma 2: Improving Open Language Models at a Practical Size",
+    venue="arXiv:2408.00118",
+    year=2024,
+    url="https://arxiv.org/abs/2408.00118",
+)
+GEMMA_2025 = Citation(
+    key="gemma2025",
+    authors="Gemma Team, Google DeepMind",
+    title="Gemma 3 Technical Report",
+    venue="arXiv:2503.19786",
+    year=2025,
+    url="https://arxiv.org/abs/2503.19786",
+)
+TORCHTITAN = Citation(
+    key="torchtitan",
+    authors="W. Liang, T. Liu, L. Wright, W. Constable, A. Gu, C.-C. Huang et al.",
+    title="TorchTitan: One-stop PyTorch native solution for production ready LLM pre-training",
+    venue="arXiv:2410.06511 (ICLR 2025); code: https://github.com/pytorch/torchtitan",
+    year=2024,
+    url="https://arxiv.org/abs/2410.06511",
+)
 HF_TRANSFORMERS = Citation(
     key="hftransformers",
     authors="Hugging Face",
@@ -1111,6 +1143,7 @@ CITATIONS: dict[str, Citation] = {
         HPE_PALS_MPIEXEC, ALCF_AURORA_JOBS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
         BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
+        JIANG_2023, GEMMA_2024, GEMMA_2025, TORCHTITAN,
         ABADI_2016, MIRONOV_2017, MIRONOV_2019, BALLE_2020, MCMAHAN_2018, DP_ACCOUNTING,
         KARIMIREDDY_2020, LI_2020_FEDPROX, WANG_2020_FEDNOVA, REISIZADEH_2020, ARNOLD_2008,
     )

@@ -188,6 +188,10 @@ FLAGS = {
     "version": "--nccl-version",
     "vocabulary": "--vocab",
     "weights": "--weights",
+    "window": "--window",
+    "window_layers": "--window-layers",
+    "layer_norms": "--layer-norms",
+    "qk_norm": "--qk-norm",
     "whole_bytes": "--whole-bytes",
     "workers": "--workers",
     "world_size": "--gpus",
@@ -262,7 +266,7 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
            "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
            "sequence", "kv_groups", "head_dim", "microbatches", "capacity_factor", "optimizer_bytes",
-           "ffn_factor",
+           "ffn_factor", "window", "window_layers", "layer_norms",
            "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value
@@ -276,6 +280,10 @@ _STATED_IN_ERRORS = _STATED | {"forward_s", "backward_s", "optimizer_s", "hidden
 """In an error, the settings too whose value is the one the user gave and the error is about (``tp=3 does
 not divide heads=16`` is ``--tp 3 does not divide --heads 16``); a note that shows such a value (``each
 of the tp=8 ranks``) keeps it as it is."""
+
+_SWITCHES = ("causal", "dropout", "overlap_grad_reduce", "align_param_gather", "allow_oom")
+"""Switches whose ``False`` a message may name: ``causal=False`` is ``--no-causal``."""
+_SWITCHED_OFF = re.compile(r"(?<![\w'\"-])(" + "|".join(_SWITCHES) + r")=False\b")
 
 _COMMANDS = {"formula": "formula", "compare_hierarchical": "cost", "load_profile": "profiles"}
 """The library's functions that messages suggest calling, and the command doing the same."""
@@ -423,6 +431,8 @@ def cli_message(message: str, typed: Typed | None = None, *, error: bool = False
     "--dp '0': '0' is zero"
     >>> cli_message("sequence_parallel=True has no effect with tp=1")
     '--sp has no effect with --tp 1'
+    >>> cli_message("causal=False with window=4096 needs causal attention; drop causal=False", error=True)
+    '--no-causal with --window 4096 needs causal attention; drop --no-causal'
     >>> cli_message("the size range is empty: min_bytes=1 MB is not below max_bytes=1 kB")
     'the size range is empty: --min 1 MB is not below --max 1 kB'
     >>> cli_message("the integer that minimises it, or extra={'segments': K}")
@@ -434,6 +444,7 @@ def cli_message(message: str, typed: Typed | None = None, *, error: bool = False
     """
     if typed:
         message = _as_given(message, typed)
+    message = _SWITCHED_OFF.sub(lambda m: "--no-" + FLAGS[m[1]][2:], message)
     for python, options in _EXAMPLES.items():
         message = message.replace(python, options)
     message = _CALL.sub(_command, message)

@@ -30,14 +30,18 @@ from costmodel.cli.shape import (
     HfConfig,
     Hidden,
     KvGroups,
+    LayerNorms,
     Layers,
     ModelName,
     Peak,
+    QkNorm,
     Seq,
     SharedExperts,
     TopK,
     UntiedEmbeddings,
     Vocab,
+    Window,
+    WindowLayers,
     described,
     described_shape,
 )
@@ -67,7 +71,8 @@ def flops_command(
     model: ModelName = None,
     hf_config: HfConfig = None, experts: Experts = None, top_k: TopK = None,
     expert_ffn: ExpertFfn = None, shared_experts: SharedExperts = None, dense_layers: DenseLayers = None,
-    untied_embeddings: UntiedEmbeddings = None,
+    untied_embeddings: UntiedEmbeddings = None, window: Window = None, window_layers: WindowLayers = None,
+    layer_norms: LayerNorms = None, qk_norm: QkNorm = None,
     capacity_factor: Annotated[str | None, option(
         "--capacity-factor", metavar="C", panel=_RUN,
         help="Experts run token blocks of C times their fair share (padding counts in the hardware "
@@ -76,8 +81,8 @@ def flops_command(
                                      help="none (default) or full activation recomputation.")] = "none",
     causal: Annotated[bool | None, option("--causal/--no-causal", panel=_RUN,
                                           help="Count half the attention products (the causal mask), as "
-                                               "Megatron-LM does (default: the model's setting, else "
-                                               "off).")] = None,
+                                               "Megatron-LM does (default: the model's setting, else on "
+                                               "with a --window and off without).")] = None,
     time: Annotated[Fraction | None, option("--time", "-t", metavar="TIME", panel=_MEASURED,
                                             parser=_time,
                                             help="Measured time of one iteration: 37.6s.")] = None,
@@ -107,6 +112,9 @@ def flops_command(
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
 
     Example: costmodel flops --model llama-3-8b --global-batch 512
+
+    A sliding window: --window 4096 on every layer (Mistral 7B), with --window-layers LG on the even layers
+    only (Gemma 2); its layers count the band of the causal mask, s·w − w²/2 query-key pairs, not s²/2.
     """
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops
@@ -116,7 +124,8 @@ def flops_command(
                             ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
                             top_k=top_k,
                             expert_ffn=expert_ffn, shared_experts=shared_experts, dense_layers=dense_layers,
-                            untied_embeddings=untied_embeddings)
+                            untied_embeddings=untied_embeddings, window=window, window_layers=window_layers,
+                            layer_norms=layer_norms, qk_norm=qk_norm)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "
@@ -132,15 +141,15 @@ def flops_command(
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
     told = tuple(base.notes[1:])  # what the description does not model (the first names the model)
-    if causal is None:  # the model's own setting (GPT-3's preset is causal, as step counts it)
-        causal = bool(base.settings.get("causal", False))
+    if causal is None:  # the model's own setting (GPT-3's preset is causal, as step counts it); else the
+        causal = base.settings.get("causal")  # shape's: causal with a sliding window, full without
 
     def counted(**kw: Any) -> Any:
         import dataclasses
 
         found = achieved_flops(shape, batch=batch, time_s=time, gpus=gpus, recompute=recompute, causal=causal,
                                capacity_factor=capacity_factor, **kw)
-        return dataclasses.replace(found, notes=told)
+        return dataclasses.replace(found, notes=(*told, *found.notes))
 
     if gpu is None:
         emit(counted(peak_flops=peak), as_json=as_json)
@@ -189,7 +198,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
     extra = "".join((f", f {format_number(s.ffn_factor)}" if s.ffn_factor != 4 else "",
                      f", g {s.groups}" if s.kv_groups is not None else "",
                      f", d {s.head_dim}" if s.head_dim is not None else "",
-                     f", E {s.experts} k {s.top_k}" if s.moe else ""))
+                     f", E {s.experts} k {s.top_k}" if s.moe else "",
+                     f", w {s.window} ({s.window_layers})" if s.window is not None else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
     if r.capacity_factor is not None:
@@ -202,24 +212,26 @@ def render_flops(r: AchievedFlops) -> Rendered:
                   f"{f' ({_count(r.active_parameters)} active)' if s.moe else ''}, {r.tokens} tokens")
     layer = r.layer
     parts = table("part", "FLOPs", numeric=("FLOPs",))
-    moe = s.moe_layers
     what = "one MoE layer" if s.moe else "one layer"
     mlp: tuple[tuple[str, Fraction | int], ...] = (("  MLP", layer.mlp),)
     if s.moe:
         mlp = (("  router", layer.router), ("  routed experts" + (" (capacity)" if r.capacity_factor else ""),
                                            layer.experts),
                *((("  shared experts", layer.shared),) if s.shared_experts else ()))
-    dense = r.dense_layer
+    windowed = s.window is not None and s.window < s.sequence  # a window of the sequence or more is none
+    local = s.is_windowed_layer(s.dense_layers if s.moe else 0)
+    other = [g.flops.attention for g in r.groups if g.moe == s.moe and g.window != local] if windowed else []
+    if windowed:
+        what += " with the sliding window" if local else " with global attention"
     for name, value in ((f"{what}: QKV projection", layer.qkv),
                         ("  attention (QKᵀ and ×V)", layer.attention),
+                        *((("  attention " + (f"with the window of {s.window}" if not local else "if global"),
+                            other[0]),) if other else ()),
                         ("  output projection", layer.projection), *mlp,
                         ("  forward", layer.forward), ("  backward (2 × forward)", layer.backward),
                         *((("  recomputation (a forward)", layer.recompute),) if redo else ()),
                         ("  total", layer.total),
-                        *(((f"{s.dense_layers} dense layer{'s' if s.dense_layers > 1 else ''}",
-                            s.dense_layers * dense.total),) if dense is not None else ()),
-                        (f"{moe if s.moe else s.layers} {'MoE ' if s.moe else ''}layers",
-                         (moe if s.moe else s.layers) * layer.total),
+                        *_layer_rows(r, windowed),
                         ("logits (forward + backward)", r.logits_forward + r.logits_backward),
                         ("iteration", r.hardware_flops)):
         parts.add_row(name, _count(value))
@@ -233,7 +245,9 @@ def render_flops(r: AchievedFlops) -> Rendered:
                    f"{_count(r.six_n_flops)} ({format_number(r.six_n_ratio)} × model)")
     counts.add_row("N of 6·N (matrices" + (", active)" if s.moe else ")"), _count(r.parameters))
     if r.time_s is None:  # measured, the conventions' table below shows these with their rates
-        for c in r.conventions[-2:]:  # with attention (PaLM), and with the model card's N
+        # after 6·N: with attention (PaLM), with the model card's N, and torchtitan's with a sliding window
+        after = next(i for i, c in enumerate(r.conventions) if c.name.startswith("6·N·tokens, N the weight"))
+        for c in r.conventions[after + 1:]:
             counts.add_row(c.name, f"{_count(c.flops)} ({format_number(c.flops / r.model_flops)} × model)")
     drawn: list[Any] = [head, Text(""), parts, Text(""), counts]
     per_gpu, total = r.hardware_flops_per_s_per_gpu, r.hardware_flops_per_s
@@ -252,6 +266,24 @@ def render_flops(r: AchievedFlops) -> Rendered:
                                  style="dim"), rates]
         drawn += [Text(""), Text("the same run as each convention counts it", style="dim"), _conventions(r)]
     return Group(*drawn), r.notes
+
+
+def _layer_rows(r: AchievedFlops, windowed: bool) -> list[tuple[str, Fraction]]:
+    """The layers' totals, a row for each kind: the dense first layers, then the others (``32 layers``,
+    ``27 MoE layers``), apart by their attention when a sliding window changes it (``21 layers with the
+    sliding window``, ``21 layers with global attention``)."""
+    s = r.shape
+    rows: dict[tuple[bool, bool], list[Any]] = {}
+    for g in sorted(r.groups, key=lambda g: (g.moe, not g.window)):
+        key = (g.moe, g.window and windowed)
+        n, total = rows.get(key, [0, Fraction(0)])
+        rows[key] = [n + g.layers, total + g.layers * g.flops.total]
+    out = []
+    for (moe, local), (n, total) in rows.items():
+        kind = "MoE layer" if moe else "dense layer" if s.moe else "layer"
+        attention = "" if not windowed else " with the sliding window" if local else " with global attention"
+        out.append((f"{n} {kind}{'s' if n > 1 else ''}{attention}", total))
+    return out
 
 
 def _conventions(r: AchievedFlops) -> Any:

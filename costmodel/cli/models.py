@@ -88,7 +88,9 @@ _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention 
            ("ffn_factor", "FFN width"), ("gated", "gated FFN (SwiGLU)"),
            ("tied_embeddings", "tied embeddings"), ("experts", "routed experts"),
            ("top_k", "experts per token"), ("expert_ffn_factor", "expert FFN width"),
-           ("shared_experts", "shared experts"), ("dense_layers", "dense FFN layers"))
+           ("shared_experts", "shared experts"), ("dense_layers", "dense FFN layers"),
+           ("window", "sliding window"), ("window_layers", "windowed layers"),
+           ("layer_norms", "norms a layer"), ("qk_norm", "query-key norms"))
 
 
 @renders("costmodel.describe.models.ModelDescription")
@@ -108,6 +110,8 @@ def render_model(m: ModelDescription) -> Rendered:
             shown = f"{_width(value, s['hidden'])} ({format_number(value)} h)"
         elif isinstance(value, bool):
             shown = "yes" if value else "no"
+        elif isinstance(value, str):
+            shown = escape(value)
         else:
             shown = _count(value)
         out.add_row(label, shown, key)

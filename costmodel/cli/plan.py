@@ -22,6 +22,7 @@ from costmodel.cli.options import Json, option
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    LAYER_OPTIONS,
     MOE_OPTIONS,
     Ffn,
     Gated,
@@ -134,7 +135,9 @@ _OWN_OPTIONS = {
     "micro_batch_sizes": "--micro-batch-sizes B,B,...", "top": "--top N",
     "shape": "--model NAME or the shape's options", "model": "--model NAME", "hf_config": "--hf-config FILE",
     **{name: f"--{name.replace('_', '-')} N" for name in ("layers", "hidden", "heads", "seq", "vocab", "ffn",
-                                                        "kv_groups", "head_dim", "experts", "top_k")},
+                                                        "kv_groups", "head_dim", "experts", "top_k",
+                                                        "window", "layer_norms")},
+    "window_layers": "--window-layers PATTERN", "qk_norm": "--qk-norm KIND",
 }
 """The plan's own arguments, which --fix cannot hold, and the option that gives each."""
 
@@ -147,7 +150,8 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
                       framework: str, fix: list[str] | None, top: int, gpus: int | None = None,
                       **moe: Any) -> Plan:
     """The plan the options describe (one call of :func:`costmodel.step.planner.plan`); *moe* holds the
-    options of a mixture of experts (:data:`costmodel.cli.shape.MOE_OPTIONS`)."""
+    options of a mixture of experts (:data:`costmodel.cli.shape.MOE_OPTIONS`) and of the layers' window and
+    norms (:data:`costmodel.cli.shape.LAYER_OPTIONS`)."""
     import dataclasses
 
     from costmodel.errors import InputError
@@ -156,14 +160,14 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
 
     if layers is not None:
         positive(layers, "layers")
-    if unknown := set(moe) - set(MOE_OPTIONS):
+    if unknown := set(moe) - set(MOE_OPTIONS) - set(LAYER_OPTIONS):
         raise TypeError(f"unknown options {sorted(unknown)}")
     description = described(model=model, hf_config=hf_config, seq=seq)
     notes = list(description.notes)
     shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq,
                             vocab=vocab, ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated,
                             notes=notes,
-                            **{name: moe.get(name) for name in MOE_OPTIONS})
+                            **{name: moe.get(name) for name in (*MOE_OPTIONS, *LAYER_OPTIONS)})
     if shape is None:
         raise InputError("plan needs a transformer shape: --model NAME, --hf-config FILE, or --layers "
                          "--hidden --heads --seq --vocab")
@@ -191,6 +195,7 @@ PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
         ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None),
         ("head_dim", HeadDim, None), ("gated", Gated, None),
         *((name, annotation, None) for name, annotation in MOE_OPTIONS.items()),
+        *((name, annotation, None) for name, annotation in LAYER_OPTIONS.items()),
         ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, None), ("gpus", Gpus, None),
         ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),
         ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"),

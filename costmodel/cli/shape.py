@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from costmodel.step import TransformerShape
 
 __all__ = [
+    "LAYER_OPTIONS",
     "MOE_OPTIONS",
     "SHAPE_PANEL",
     "DenseLayers",
@@ -27,15 +28,19 @@ __all__ = [
     "HfConfig",
     "Hidden",
     "KvGroups",
+    "LayerNorms",
     "Layers",
     "MicroBatch",
     "ModelName",
     "Peak",
+    "QkNorm",
     "Seq",
     "SharedExperts",
     "TopK",
     "UntiedEmbeddings",
     "Vocab",
+    "Window",
+    "WindowLayers",
     "described",
     "described_shape",
     "parse_count",
@@ -93,6 +98,41 @@ MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": 
                                "shared_experts": SharedExperts, "dense_layers": DenseLayers,
                                "untied_embeddings": UntiedEmbeddings}
 """The options of a mixture of experts (and of untied embeddings), by parameter name."""
+
+
+def parse_window(text: str) -> int:
+    """A sliding window's width: a whole number of tokens ≥ 1 in ASCII digits (``4096``)."""
+    import re
+
+    from costmodel.errors import InputError
+
+    body = text.strip()
+    if not body.isascii() or not re.fullmatch(r"[+-]?[0-9]{1,30}", body):
+        raise InputError(f"{text!r} is not a whole number of tokens in ASCII digits; e.g. --window 4096")
+    value = int(body)
+    if value < 1:
+        raise InputError(f"{value} is below 1: a query attends at least to its own token; e.g. --window 4096")
+    return value
+
+
+Window = Annotated[int | None, option(
+    "--window", metavar="W", panel=SHAPE_PANEL, parser=value_parser(parse_window),
+    help="Sliding-window (local) attention of W tokens: each query meets itself and the W − 1 tokens before "
+         "it (Mistral 7B: 4096). Causal; a window of at least --seq changes nothing.")]
+WindowLayers = Annotated[str | None, option(
+    "--window-layers", metavar="PATTERN", panel=SHAPE_PANEL,
+    help="The layers with the --window: L local, G global, a count repeating a letter, the pattern repeated "
+         "from layer 0: L (default, every layer), LG (Gemma 2: the even layers), 5LG (Gemma 3), 28G8L.")]
+LayerNorms = Annotated[int | None, option(
+    "--layer-norms", metavar="N", panel=SHAPE_PANEL, min=0,
+    help="Norms of width --hidden in each layer, counted in the parameters (default 2; Gemma 2 and 3: 4).")]
+QkNorm = Annotated[str | None, option(
+    "--qk-norm", metavar="KIND", panel=SHAPE_PANEL,
+    help="Query and key norms, counted in the parameters: none (default), head (one of --head-dim each: "
+         "Qwen3, Gemma 3) or projection (over the whole projections: OLMo 2).")]
+LAYER_OPTIONS: dict[str, Any] = {"window": Window, "window_layers": WindowLayers, "layer_norms": LayerNorms,
+                                 "qk_norm": QkNorm}
+"""The options of a layer's attention window and norms, by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
 ModelName = Annotated[str | None, option(
     "--model", metavar="NAME|FILE", panel=SHAPE_PANEL,
@@ -111,7 +151,9 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
                       head_dim: int | None = None, gated: bool | None = None, experts: int | None = None,
                       top_k: int | None = None,
                       expert_ffn: str | None = None, shared_experts: int | None = None,
-                      dense_layers: int | None = None, untied_embeddings: bool | None = None
+                      dense_layers: int | None = None, untied_embeddings: bool | None = None,
+                      window: int | None = None, window_layers: str | None = None,
+                      layer_norms: int | None = None, qk_norm: str | None = None
                       ) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
@@ -128,7 +170,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
         raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
     moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn,
-           "shared_experts": shared_experts, "dense_layers": dense_layers}
+           "shared_experts": shared_experts, "dense_layers": dense_layers, "window": window,
+           "window_layers": window_layers, "layer_norms": layer_norms, "qk_norm": qk_norm}
     extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
@@ -174,16 +217,23 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                     experts: int | None = None,
                     top_k: int | None = None, expert_ffn: str | None = None,
                     shared_experts: int | None = None,
-                    dense_layers: int | None = None, untied_embeddings: bool | None = None
+                    dense_layers: int | None = None, untied_embeddings: bool | None = None,
+                    window: int | None = None, window_layers: str | None = None,
+                    layer_norms: int | None = None, qk_norm: str | None = None
                     ) -> TransformerShape | None:
     """The shape of *base* (shape keywords a model description gave) with the options given over it; with
-    no *base*, :func:`transformer_shape` of the options alone."""
+    no *base*, :func:`transformer_shape` of the options alone.  A --window over a model's keeps the layers
+    its pattern gives them, unless --window-layers gives others."""
+    layered: dict[str, Any] = {"window": window, "window_layers": window_layers, "layer_norms": layer_norms,
+                               "qk_norm": qk_norm}
     if not base:
         return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
                                  kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
                                  top_k=top_k,
                                  expert_ffn=expert_ffn, shared_experts=shared_experts,
-                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings)
+                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings,
+                                 window=window, window_layers=window_layers, layer_norms=layer_norms,
+                                 qk_norm=qk_norm)
     from costmodel.describe.models import build_shape
     from costmodel.exact import parse_number
 
@@ -191,7 +241,7 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                              "vocabulary": vocab, "kv_groups": kv_groups, "head_dim": head_dim,
                              "gated": gated, "experts": experts, "top_k": top_k,
                              "shared_experts": shared_experts, "dense_layers": dense_layers,
-                             "tied_embeddings": False if untied_embeddings else None}
+                             "tied_embeddings": False if untied_embeddings else None, **layered}
     if ffn is not None:
         given["ffn_factor"] = parse_number(ffn, what="FFN factor")
     if expert_ffn is not None:

@@ -25,6 +25,7 @@ from costmodel.cli.options import Alpha, Bandwidth, Beta, Json, Levels, Profile,
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    LAYER_OPTIONS,
     MOE_OPTIONS,
     Ffn,
     Gated,
@@ -114,7 +115,8 @@ _GROUPS: dict[str, Any] = {
     "model": ModelName, "hf_config": HfConfig, "megatron": Megatron, "global_batch": GlobalBatch,
     "gpus": WorldSize, "layers": Layers, "hidden": Hidden, "heads": Heads, "seq": Seq, "vocab": Vocab,
     "ffn": Ffn,
-    "gated": Gated, "kv_groups": KvGroups, "head_dim": HeadDim, **MOE_OPTIONS, "forward": Forward,
+    "gated": Gated, "kv_groups": KvGroups, "head_dim": HeadDim, **MOE_OPTIONS, **LAYER_OPTIONS,
+    "forward": Forward,
     "backward": Backward,
     "gradient_bytes": GradientBytes, "activation_bytes": ActivationBytes, "tokens": Tokens, "alpha": Alpha,
     "beta": Beta, "bandwidth": Bandwidth, "profile": Profile, "levels": Levels}
@@ -365,18 +367,20 @@ def _model(o: StepCommand, *, shape_swept: bool, swept: str) -> tuple[int, Any]:
     shape = described_shape(base, layers=layers, hidden=v["hidden"], heads=v["heads"], seq=v["seq"],
                             vocab=v["vocab"], ffn=v["ffn"], kv_groups=v["kv_groups"], gated=v["gated"],
                             head_dim=v["head_dim"],
-                            notes=getattr(o, "notes", None), **{name: v[name] for name in MOE_OPTIONS})
+                            notes=getattr(o, "notes", None),
+                            **{name: v[name] for name in (*MOE_OPTIONS, *LAYER_OPTIONS)})
     if shape is not None and (v["forward"] is not None or v["backward"] is not None):
         raise InputError("both a shape (--hidden H ...) and per-layer times (--forward TIME) were given; "
                          "pass one model")
     shaped = [n for n in ("micro_batch", "gpu", "peak_flops", "efficiency", "attention", "dtype", "dropout")
               if n in o.settings]
-    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "head_dim", "gated", *MOE_OPTIONS))
+    layered = any(v[n] is not None for n in ("ffn", "kv_groups", "head_dim", "gated", *MOE_OPTIONS,
+                                             *LAYER_OPTIONS))
     if shape is None and (shaped or layered or shape_swept):
         also = f" and --sweep {swept}" if shape_swept else ""
-        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, --gated, "
-                         f"--kv-groups, --head-dim and --experts{also} describe a transformer shape; with "
-                         "--forward/--backward leave them out")
+        raise InputError(f"--gpu, --peak, --efficiency, --micro-batch, --attention, --dtype, --ffn, "
+                         f"--gated, --kv-groups, --head-dim, --window and --experts{also} describe a "
+                         "transformer shape; with --forward/--backward leave them out")
     if shape is None and (v["forward"] is None or v["backward"] is None):
         raise InputError("no model given; pass a shape (--hidden --heads --seq --vocab with --gpu or --peak) "
                          "or --forward TIME and --backward TIME")

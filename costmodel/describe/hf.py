@@ -27,20 +27,40 @@ num_experts_per_tok     top_k
 moe_intermediate_size   expert_ffn_factor                    default: intermediate_size (Mixtral)
 n_shared_experts        shared_experts                       default 0
 first_k_dense_replace   dense_layers                         default 0
+sliding_window          window                               the local attention's width, on the layers
+                                                             below
+layer_types,            window_layers                        see below
+sliding_window_pattern,
+use_sliding_window,
+max_window_layers
+architectures           layer_norms, qk_norm                 Gemma 2 and 3: four norms a layer; Qwen3,
+                                                             Gemma 3: query and key norms of head_dim;
+                                                             OLMo 2: over the whole projections
 attention_dropout, ...  the step's dropout                   off when every dropout rate given is 0
 ======================  ===================================  ==========================================
+
+Which layers have the sliding window, as ``transformers`` builds each family's ``layer_types``
+(``src/transformers/models/*/configuration_*.py``): a ``layer_types`` list, when the file gives one, is
+the authority (``sliding_attention`` has the window, ``full_attention`` not); otherwise Gemma 2 and
+gpt-oss alternate from layer 0 (``(i + 1) % 2``: the even layers local), Gemma 3 and Cohere 2 make layer
+i global when (i + 1) % ``sliding_window_pattern`` is 0 (6 and 4 by default), Qwen2 and Qwen3 apply
+``sliding_window`` only with ``use_sliding_window`` true and then to the layers from
+``max_window_layers`` on (28 by default; ``use_sliding_window: false`` turns any family's off), and
+Mistral, Mixtral, Phi-3 and Starcoder2 to every layer.  A window on no layer is no window;
+``sliding_window: null`` is none.  A family not named applies it to every layer, and a note says so.
 
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
 ignored, and an architecture the table does not name is read when its keys are there, except that a key
 that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
-multi-token prediction, Qwen-MoE's shared expert of its own width, sliding-window attention) is named
-in a note (:data:`_UNMODELLED`).  A key missing or of the wrong type is one error naming the file and
-the key (``config.json: hidden_size is missing``).
+multi-token prediction, Qwen-MoE's shared expert of its own width, a layer type other than sliding or
+full attention) is named in a note (:data:`_UNMODELLED`).  A key missing or of the wrong type is one
+error naming the file and the key (``config.json: hidden_size is missing``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -54,7 +74,8 @@ __all__ = ["GATED_FAMILIES", "SOURCE", "parse_hf_config", "read_hf_config"]
 SOURCE = HF_TRANSFORMERS.at("PretrainedConfig and the decoder families' configurations: hidden_size, "
                             "num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, "
                             "intermediate_size, "
-                            "vocab_size, max_position_embeddings, tie_word_embeddings, the MoE keys")
+                            "vocab_size, max_position_embeddings, tie_word_embeddings, the MoE keys, "
+                            "sliding_window and the layer_types each family builds")
 
 GATED_FAMILIES = ("llama", "mistral", "mixtral", "qwen", "deepseek", "gemma", "phi3", "olmo", "yi")
 """Architectures (``architectures`` or ``model_type``, lower case, by prefix) whose FFN is gated."""
@@ -75,7 +96,7 @@ _UNMODELLED = {
     "decoder_sparse_step": "experts in every n-th layer only (Qwen-MoE)",
     "moe_layer_freq": "experts in every n-th layer only",
     "mlp_only_layers": "dense layers among the expert layers (Qwen-MoE)",
-    "sliding_window": "sliding-window attention (priced here as full causal attention)",
+    "use_bidirectional_attention": "bidirectional attention (priced here as causal)",
 }
 """Keys that change the architecture in ways the shape does not model, and what each is: a configuration
 that sets one (to a value other than its off value) gets a note naming it, so no number hides it."""
@@ -86,28 +107,125 @@ def _unmodelled(config: dict[str, Any]) -> tuple[str, ...]:
     every = ("decoder_sparse_step", "moe_layer_freq")  # 1: experts in every layer, as modelled
     found = {k: v for k, v in config.items()
              if k in _UNMODELLED and v not in (None, 0, False, []) and not (k in every and v == 1)}
-    if config.get("use_sliding_window") is False:
-        found.pop("sliding_window", None)
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
-    names = [str(n) for n in config.get("architectures") or [] if isinstance(n, str)]
-    extra = tuple(note for prefix, note in _NORMS_NOT_COUNTED.items()
-                  if any(n.startswith(prefix) for n in names))
     if not found:
-        return extra
+        return ()
     return (f"not modelled: {', '.join(sorted(found))}: {'; '.join(what)}; the numbers are those of the "
-            "standard transformer of the other keys", *extra)
+            "standard transformer of the other keys",)
 
 
-_NORMS_NOT_COUNTED = {
-    "Gemma2": "parameters: Gemma 2's post-attention and post-FFN norms (2·h weights a layer) are not counted "
-              "(two norms a layer and the final one are)",
-    "Gemma3": "parameters: Gemma 3's post-attention and post-FFN norms (2·h weights a layer) and its query "
-              "and key norms (2·head_dim) are not counted (two norms a layer and the final one are)",
-    "Qwen3": "parameters: Qwen 3's query and key norms (2·head_dim weights a layer) are not counted (two "
-             "norms a layer and the final one are)",
+_NORMS = {
+    "Gemma2For": (4, "none"),
+    "Gemma3For": (4, "head"),
+    "Qwen3For": (2, "head"),
+    "Qwen3MoeFor": (2, "head"),
+    "Olmo2For": (2, "projection"),
 }
-"""Architectures whose norm weights differ from the two a layer costmodel counts: a few thousand weights
-a layer, named so that a parameter count a little below the card's is explained."""
+"""Architectures whose norms are not two of width h a layer, by the prefix of their name: (h-wide norms a
+layer, query and key norms), as their ``transformers`` modeling files build them: Gemma 2 and 3's
+``input_layernorm``, ``post_attention_layernorm``, ``pre_feedforward_layernorm`` and
+``post_feedforward_layernorm``; Gemma 3's and Qwen 3's ``q_norm`` and ``k_norm`` of ``head_dim``; OLMo 2's
+``q_norm`` of heads × head_dim and ``k_norm`` of kv-heads × head_dim (with its two norms after the
+attention and the FFN)."""
+
+_ALTERNATING = ("gemma2", "gpt_oss")
+"""Families whose default ``layer_types`` alternate from a local layer 0 (``(i + 1) % 2``)."""
+
+_PATTERNED = {"gemma3": 6, "gemma3_text": 6, "cohere2": 4}
+"""Families whose layer i is global when (i + 1) % ``sliding_window_pattern`` is 0, and the default."""
+
+_EVERY_LAYER = ("mistral", "mixtral", "phi3", "starcoder2")
+"""Families that apply ``sliding_window`` to every layer."""
+
+_SWITCHED = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+"""Families with ``use_sliding_window`` (default off) and ``max_window_layers`` (default 28)."""
+
+
+def _family(config: dict[str, Any]) -> str:
+    """The ``model_type`` of *config*, lower case, or its architecture's family (``Gemma2ForCausalLM``:
+    ``gemma2``) when it gives none."""
+    kind = config.get("model_type")
+    if isinstance(kind, str) and kind:
+        return kind.lower()
+    names = config.get("architectures") or []
+    name = names[0] if names and isinstance(names[0], str) else ""
+    return re.sub(r"(For[A-Z].*|Model)$", "", name).lower()
+
+
+def _window(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The shape keywords of *config*'s sliding window (``window``, ``window_layers``; none without one)
+    and the notes on how its layers were read (module notes)."""
+    family = _family(config)
+    types = config.get("layer_types")
+    width = config.get("sliding_window")
+    switch = config.get("use_sliding_window", False if family in _SWITCHED else None)
+    if switch is False:
+        return {}, ()  # transformers sets sliding_window to None unless use_sliding_window is true
+    if width is None:
+        return {}, ()  # no width: each layer attends to its whole causal prefix, whatever its type
+    notes: list[str] = []
+    if types is not None:
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise ParseError(f"layer_types = {json.dumps(types)} is not a list of layer types", path=where)
+        if len(types) != layers:
+            raise ParseError(f"layer_types lists {len(types)} layers, and num_hidden_layers = {layers}",
+                             path=where)
+        other = sorted({t for t in types if t not in ("sliding_attention", "full_attention")})
+        if other:
+            notes.append(f"not modelled: layer_types {', '.join(other)}: priced here as full attention; the "
+                         "numbers are those of the standard transformer of the other keys")
+        pattern = _pattern([t == "sliding_attention" for t in types])
+    elif family in _ALTERNATING:
+        pattern = "LG" if layers > 1 else "L"
+    elif family in _PATTERNED:
+        every = _whole(config, "sliding_window_pattern", where, default=_PATTERNED[family])
+        pattern = "" if every == 1 else "L" if layers < every else f"{every - 1}LG"
+    elif family in _SWITCHED:
+        start = _whole(config, "max_window_layers", where, low=0, default=28)
+        pattern = "" if start >= layers else f"{start}G{layers - start}L" if start else "L"
+    else:
+        pattern = "L"
+        if family not in _EVERY_LAYER:
+            notes.append(f"sliding_window = {width} applied to every layer: the configuration gives no "
+                         "layer_types and its family's rule is not known here")
+    if "L" not in pattern:
+        return {}, tuple(notes)
+    window = _whole(config, "sliding_window", where)
+    return {"window": window, "window_layers": pattern}, tuple(notes)
+
+
+def _pattern(local: list[bool]) -> str:
+    """The shortest pattern that, repeated from layer 0, gives each layer of *local* its kind (a window
+    pattern of the shape: ``L`` local, ``G`` global, a count before a letter repeating it); ``""`` when no
+    layer is local.  The period is the list's shortest, found in one pass (Knuth–Morris–Pratt's failure
+    function: the list less its longest border)."""
+    if not any(local):
+        return ""
+    border = [0] * len(local)
+    for i in range(1, len(local)):
+        k = border[i - 1]
+        while k and local[i] != local[k]:
+            k = border[k - 1]
+        border[i] = k + (local[i] == local[k])
+    period = len(local) - border[-1]
+    runs: list[list[Any]] = []
+    for flag in local[:period]:
+        letter = "L" if flag else "G"
+        if runs and runs[-1][1] == letter:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, letter])
+    return "".join(f"{count if count > 1 else ''}{letter}" for count, letter in runs)
+
+
+def _norms(config: dict[str, Any]) -> dict[str, Any]:
+    """The norm keywords of *config*'s architecture (:data:`_NORMS`), none for two h-wide norms a layer."""
+    names = [n for n in config.get("architectures") or [] if isinstance(n, str)]
+    for prefix, (norms, qk) in _NORMS.items():
+        if any(n.startswith(prefix) for n in names):
+            return {k: v for k, v in (("layer_norms", norms), ("qk_norm", qk)) if (k, v) not in
+                    (("layer_norms", 2), ("qk_norm", "none"))}
+    return {}
 
 
 def _whole(config: dict[str, Any], key: str, where: str, *, low: int = 1, default: Any = ...) -> Any:
@@ -203,6 +321,8 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         if shape["top_k"] > experts:
             raise ParseError(f"num_experts_per_tok = {shape['top_k']} is more than the {experts} experts",
                              path=path)
+    window, told = _window(config, path, layers)
+    shape.update(window, **_norms(config))
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
     title = f"{names[0]} ({Path(path).name})"
     settings: dict[str, Any] = {}
@@ -216,7 +336,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=_unmodelled(config))
+                            notes=(*_unmodelled(config), *told))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

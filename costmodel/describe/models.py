@@ -29,14 +29,20 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
     expert_ffn_hidden = 14336              # a routed expert's FFN width
     shared_experts = 0                     # experts every token runs
     dense_layers = 0                       # leading layers with a dense FFN
+    window = 4096          # optional: sliding-window (local) attention of w tokens (Mistral 7B: 4096)
+    window_layers = "LG"   # optional, with window: the layers it applies to, L local and G global,
+                           # repeated from layer 0 (default "L", every layer; Gemma 3: "5LG")
+    layer_norms = 4        # optional: h-wide norms in each layer (default 2; Gemma 2 and 3: 4)
+    qk_norm = "head"       # optional: query and key norms, "none" (default), "head" or "projection"
 
     [step]
     causal = true          # optional: the step settings the model implies
     dropout = false        # optional: trained without dropout
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
-``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged; :func:`build_shape` builds the
-shape from them, a mixture of experts and an untied output layer included.
+``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged, and so do ``window``,
+``window_layers``, ``layer_norms`` and ``qk_norm``; :func:`build_shape` builds the shape from them, a
+mixture of experts, a sliding window and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -81,9 +87,13 @@ SHAPE_KEYS: dict[str, str] = {
     "sequence": "count",
     "vocabulary": "count", "ffn_hidden": "count", "gated": "flag", "tied_embeddings": "flag",
     "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
-    "dense_layers": "whole",
+    "dense_layers": "whole", "window": "count", "window_layers": "text", "layer_norms": "whole",
+    "qk_norm": "text",
 }
 """The keys of a model file's ``[shape]`` table and how each reads."""
+
+_EXAMPLES = {"window_layers": "LG", "qk_norm": "head"}
+"""An example value of each text key of ``[shape]``."""
 
 _REQUIRED = ("layers", "hidden", "heads", "sequence", "vocabulary")
 _STEP_KEYS = ("causal", "dropout")
@@ -186,6 +196,10 @@ def _read_shape(table: Any, path: str) -> dict[str, Any]:
         if kind == "flag":
             if not isinstance(value, bool):
                 raise _fail(f"[shape] {key}={value!r} is not true or false", path)
+            out[key] = value
+        elif kind == "text":
+            if not isinstance(value, str):
+                raise _fail(f"[shape] {key}={value!r} is not text; e.g. {key} = \"{_EXAMPLES[key]}\"", path)
             out[key] = value
         else:
             out[key] = _count(value, key, path, low=0 if kind == "whole" else 1)

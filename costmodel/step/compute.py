@@ -88,19 +88,20 @@ def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
 def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
                attention: str, recompute: str, causal: bool, element: Fraction,
                accumulate: Fraction | None = None, cp: int = 1, dropout: bool = True, dense: bool = False,
-               ep: int = 1, capacity_factor: Fraction | None = None
+               ep: int = 1, capacity_factor: Fraction | None = None, window: bool = False
                ) -> tuple[Work, Work, Work, tuple[OpTime, ...]]:
     """One layer's, the output layer's and the input embedding's :class:`Work`, and the layer's priced
     operations (see the module notes).  With flat *rates* (an efficiency) the layer's FLOPs are
     :func:`~costmodel.step.flops.model_flops`'s, the backward twice the forward, and the weight gradient
     half of the backward.  *cp* context-parallel ranks share each sequence: each rank's FLOPs are 1/cp of
     them (:func:`~costmodel.step.ops.layer_ops`).  For a mixture of experts the layer is an MoE layer on
-    *ep* expert-parallel ranks with *capacity_factor*, or with *dense* one of its first, dense layers."""
+    *ep* expert-parallel ranks with *capacity_factor*, or with *dense* one of its first, dense layers; with
+    *window* a layer with the shape's sliding window (its attention over the band of the causal mask)."""
     if rates.flat:
         per = model_flops(shape, batch=micro_batch, causal=causal,
                           capacity_factor=capacity_factor if shape.moe else None)
         rate = rates.plateau
-        one = per.dense_layer if dense and per.dense_layer is not None else per.layer
+        one = per.kind(moe=shape.moe and not dense, window=window)
         f = one.forward / (tp * cp) / rate
         redo = f if recompute == "full" else Fraction(0)
         if recompute == "selective":
@@ -112,7 +113,7 @@ def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rat
     ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                     attention=attention, recompute=recompute, causal=causal, element=element,
                     accumulate=accumulate, cp=cp, dropout=dropout, moe=shape.moe and not dense, ep=ep,
-                    capacity_factor=capacity_factor)
+                    capacity_factor=capacity_factor, window=window)
     layer, priced = _work(ops, rates)
     logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
                                  element=element, cp=cp), rates)

@@ -473,8 +473,9 @@ class StepConfig:
         None, _capacity, "Tokens an expert takes over its fair share k·T/E: its token blocks are padded "
         "or cut to that (default: none dropped, tokens spread evenly).", panel="model", metavar="C",
         shape_only=True)
-    causal: bool = _setting(False, _flag, "Causal attention: count half the attention products, as "
-                            "Megatron-LM does.", panel="model", boolean=True)
+    causal: bool | None = _setting(None, _optional_flag, "Causal attention: count half the attention "
+                                   "products, as Megatron-LM does (default: on with a sliding window, else "
+                                   "off).", panel="model", boolean=True)
     dropout: bool = _setting(True, _flag, "Dropout after attention and the FFN (and on the attention "
                              "probabilities when unfused): its masks and kernels; off for models trained "
                              "without it (Llama 3).", panel="model", boolean=True, shape_only=True)

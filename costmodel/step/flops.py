@@ -43,7 +43,20 @@ a capacity factor c each expert runs a block of c·k·T/E tokens (Fedus et al. 2
 the routed experts' products count c times as much, hardware work and not model work.  N of the
 6·N convention is then the active weights (router, k routed and the shared experts, attention, the
 output layer), which keeps the identity above exact.  :func:`parameters` counts the parameters as
-model cards publish them (embeddings, norms, every expert), total and active.
+model cards publish them (embeddings, norms, every expert), total and active: the norms are h for each
+of a layer's ``layer_norms`` (2; Gemma 2 and 3: 4) and the final norm, and the query and key norms
+(``qk_norm``), weights and no FLOPs, so the identity above stays exact.
+
+Sliding-window (local) attention (``window`` = w tokens, on the layers of ``window_layers``: Mistral 7B,
+Jiang et al. 2023, section 2; Gemma 2's alternate layers, Gemma Team 2024, section 2) narrows a layer's
+two attention products to the band of the causal mask: each query meets itself and the w − 1 tokens
+before it, and the products count s·w − w²/2 query-key pairs for the causal s²/2 (the band's area,
+:func:`attention_pairs`, which is s²/2 at w = s), so such a layer's attention is 4·B·a·d·(s·w − w²/2)
+FLOPs.  A window needs the causal count (a shape with one counts causally by default); Megatron-LM's
+``num_floating_point_operations`` has no window, torchtitan's ``quadratic_attention_flops_per_token``
+caps each query's keys at min(s, w) without the causal saving, which :func:`achieved_flops` lists beside
+the others.  Every layer is counted by its own kind (:class:`LayerGroup`: its FFN dense or MoE, its
+attention local or global), so totals are exact whatever the pattern.
 
 :func:`achieved_flops` divides these counts by a measured iteration time: the model FLOPs (no
 recomputation) give the model FLOPs utilization (MFU), the FLOPs as run (with the recomputation)
@@ -53,16 +66,21 @@ al. 2022, appendix B; Korthikanti et al. 2022).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 from costmodel._json import JSONFields
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.exact import decimal_text, parse_number
 from costmodel.references import (
     CHOWDHERY_2022,
     DAI_2024,
+    DAO_2023,
     FEDUS_2022,
+    GEMMA_2024,
+    GEMMA_2025,
+    JIANG_2023,
     JIANG_2024,
     KAPLAN_2020,
     KORTHIKANTI_2022,
@@ -70,25 +88,151 @@ from costmodel.references import (
     MEGATRON_LM,
     NARAYANAN_2021_MEGATRON,
     SMITH_2022,
+    TORCHTITAN,
     Cited,
 )
 from costmodel.units import parse_time
 from costmodel.validate import positive, whole
 
-__all__ = ["CITED", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops", "ModelFlops",
-           "ParameterCount", "TransformerShape", "achieved_flops", "capacity", "model_flops", "parameters"]
+__all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
+           "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
+           "attention_pairs", "capacity", "model_flops", "parameters", "resolve_causal", "window_notes",
+           "window_pattern"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
-         LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022)
+         LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
+         TORCHTITAN)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
+
+QK_NORMS = ("none", "head", "projection")
+"""Norms of the queries and keys: none, one weight vector of d per projection shared by its heads (Qwen3,
+Gemma 3), or one over the whole projection, a·d and g·d (OLMo 2)."""
+
+_RUN = re.compile(r"([0-9]*)([LG])")
+_PATTERN = re.compile(r"(?:[0-9]*[LG])+")
+_MAX_PATTERN = 10_000
 
 _SOURCES = (
     NARAYANAN_2021_MEGATRON.at("section 5.1, equation (3), and appendix: FLOPs per iteration"),
     MEGATRON_LM.at("megatron/training/training.py, num_floating_point_operations (dense path)"),
     CHOWDHERY_2022.at("appendix B: 6N + 12·L·H·Q·T FLOPs per token"),
 )
+
+
+def window_pattern(text: object, *, layers: int) -> str:
+    """*text*, the layers a sliding window applies to, checked and written in its short form.
+
+    A pattern is a sequence of ``L`` (a layer with the window) and ``G`` (a global layer), each after an
+    optional count, repeated over the layers from layer 0; lower case is read as upper case.  The short
+    form merges runs and leaves out counts of 1, and a pattern of local layers only is ``L``.
+
+    >>> window_pattern("LLLLLG", layers=26), window_pattern("lg", layers=42), window_pattern("4L", layers=8)
+    ('5LG', 'LG', 'L')
+    >>> window_pattern("G", layers=8)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: window_layers='G' gives the sliding window to no layer; ...
+    """
+    if not isinstance(text, str):
+        raise InputError(f"window_layers={text!r} is not a pattern of L (a layer with the sliding window) "
+                         "and G (a global layer); e.g. window_layers='LG'")
+    body = text.strip().upper()
+    if len(body) > _MAX_PATTERN or not body.isascii() or not _PATTERN.fullmatch(body):
+        raise InputError(f"window_layers={text!r} is not a pattern of L (a layer with the sliding window) "
+                         "and G (a global layer), each after an optional count; e.g. window_layers='LG' "
+                         "(every other layer, from the first) or window_layers='5LG' (five local layers, "
+                         "one global)")
+    runs: list[tuple[int, str]] = []
+    for count, letter in _RUN.findall(body):
+        n = int(count) if count else 1
+        if n < 1:
+            raise InputError(f"window_layers={text!r} repeats a letter 0 times; give counts of 1 or more, "
+                             "e.g. window_layers='5LG'")
+        if runs and runs[-1][1] == letter:
+            runs[-1] = (runs[-1][0] + n, letter)
+        else:
+            runs.append((n, letter))
+    period = sum(n for n, _ in runs)
+    if period > layers:
+        raise InputError(f"window_layers={text!r} describes {period} layers, more than layers={layers}; the "
+                         f"pattern repeats over the layers, so give one of at most {layers}")
+    letters = {letter for _, letter in runs}
+    if letters == {"G"}:
+        raise InputError(f"window_layers={text!r} gives the sliding window to no layer; give at least one L, "
+                         "or leave window= out for a model without one")
+    if letters == {"L"}:
+        return "L"
+    return "".join(f"{n if n > 1 else ''}{letter}" for n, letter in runs)
+
+
+def attention_pairs(sequence: int, *, window: int | None = None, causal: bool = True) -> Fraction:
+    """The query-key pairs the two attention products of one sequence and head count, exactly.
+
+    Without the causal saving every query meets every key, s²; with it the products count the causal
+    mask's lower triangle as Megatron-LM does, s²/2; with a sliding window w < s the band of the mask that
+    the window leaves, s·w − w²/2.  A window of at least s is no window (s²/2).
+
+    Notes
+    -----
+    The band is the continuous area under the causal mask: a query at position x ∈ [0, s] meets the keys
+    in [max(0, x − w), x], min(x, w) of them, and ∫₀ˢ min(x, w) dx = w²/2 + (s − w)·w = s·w − w²/2, which
+    is s²/2 at w = s, so windowed and global layers are counted on the same footing.  Counted key by key,
+    query i (from 1) meets min(i, w) keys (it and the w − 1 before it: Hugging Face's
+    ``sliding_window_overlay``, ``kv_idx > q_idx - sliding_window``), Σ min(i, w) = s·w − w(w − 1)/2:
+    the band exceeds the continuous area by w/2 as the causal triangle's s(s + 1)/2 exceeds s²/2 by s/2,
+    and the project counts the continuous areas throughout.  FlashAttention-2 skips the blocks the causal
+    mask leaves empty (Dao 2023, section 3.1) and, called with ``window_size=(w − 1, 0)``, those outside
+    the band: the local attention of Mistral 7B (Jiang et al. 2023, section 2).  torchtitan's count
+    (``quadratic_attention_flops_per_token``) gives each query min(s, w) keys without the causal saving,
+    s·min(s, w) a sequence; the band is that count less the w²/2 pairs the first w queries, short of a
+    full window, do not have.
+
+    References
+    ----------
+    .. [1] A. Q. Jiang et al. (2023), Mistral 7B, arXiv:2310.06825, section 2 (sliding window attention).
+    .. [2] T. Dao (2023), FlashAttention-2, arXiv:2307.08691, section 3.1 (the causal mask's blocks).
+    .. [3] Megatron-LM, megatron/training/training.py, ``num_floating_point_operations``: the causal s²/2.
+    .. [4] torchtitan, torchtitan/models/utils.py, ``quadratic_attention_flops_per_token``.
+
+    Examples
+    --------
+    >>> attention_pairs(8192), attention_pairs(8192, window=4096), attention_pairs(8192, causal=False)
+    (Fraction(33554432, 1), Fraction(25165824, 1), Fraction(67108864, 1))
+    >>> attention_pairs(4096, window=4096) == attention_pairs(4096, window=10**9) == attention_pairs(4096)
+    True
+    """
+    s = Fraction(sequence)
+    if not causal:
+        return s * s
+    if window is None or window >= sequence:
+        return s * s / 2
+    return s * window - Fraction(window * window, 2)
+
+
+def resolve_causal(shape: TransformerShape, causal: object) -> bool:
+    """Whether *shape*'s attention is counted causally: *causal* as given, or, given as ``None``, causal when
+    the shape has a sliding window and full otherwise; a window with ``causal=False`` is refused (a window
+    is a band of the causal mask)."""
+    if causal is None:
+        return shape.window is not None
+    if not isinstance(causal, bool):
+        raise InputError(f"causal={causal!r} is not True or False")
+    if not causal and shape.window is not None:
+        raise InputError(f"causal=False with window={shape.window}: a sliding window is a band of the causal "
+                         "mask (each query attends to itself and the w − 1 tokens before it), so it needs "
+                         "causal attention; drop causal=False, or the window")
+    return causal
+
+
+def window_notes(shape: TransformerShape) -> tuple[str, ...]:
+    """What a reader of the counts should know about *shape*'s sliding window: one of at least the sequence
+    changes nothing."""
+    if shape.window is None or shape.window < shape.sequence:
+        return ()
+    return (f"sliding window: {shape.window} tokens is not shorter than the sequence of {shape.sequence}, so "
+            "every query of its layers meets its whole causal prefix; they count as global attention",)
 
 
 def _shown(x: object) -> str:
@@ -131,6 +275,25 @@ class TransformerShape(JSONFields):
     tied_embeddings : bool, default True
         The input embedding is the output layer's matrix; ``False`` counts V·h twice in
         :func:`parameters` and changes no FLOPs.
+    window : int, optional
+        w, the sliding window of local attention in tokens, ≥ 1: a query attends to itself and the w − 1
+        tokens before it (Mistral 7B: 4096 on every layer, Jiang et al. 2023, section 2; Gemma 2: 4096 on
+        every other layer, Gemma Team 2024, section 2).  ``None`` (default): every layer attends to its
+        whole causal prefix.  A window needs causal attention; one of at least the sequence changes nothing.
+    window_layers : str, optional
+        Which layers have the window: a pattern of ``L`` (local, windowed) and ``G`` (global) repeated over
+        the layers from layer 0, a count before a letter repeating it: ``L`` every layer (the default with
+        *window*), ``LG`` the even layers (Gemma 2, gpt-oss), ``5LG`` five local layers then a global one
+        (Gemma 3), ``28G8L`` the first 28 global and the next 8 local.  Written back in that form (runs
+        merged, ``LLLLLG`` is ``5LG``); a pattern longer than the layers, or with no ``L``, is refused.
+    layer_norms : int, default 2
+        The norms of width h in each layer, counted in :func:`parameters` (h weights each): 2 before the
+        attention and the FFN (Llama; OLMo 2's after them), 4 with the post-norms of Gemma 2 and 3.  No
+        FLOPs (the 6·N convention counts matrices only).
+    qk_norm : {"none", "head", "projection"}, default "none"
+        Norms of the queries and keys: ``"head"``, one weight vector of d shared by the heads for each
+        (Qwen3, Gemma 3: 2·d weights a layer); ``"projection"``, over the whole projections (OLMo 2: a·d
+        and g·d).  Counted in :func:`parameters`, no FLOPs.
     """
 
     layers: int
@@ -148,6 +311,10 @@ class TransformerShape(JSONFields):
     shared_experts: int = 0
     dense_layers: int = 0
     tied_embeddings: bool = True
+    window: int | None = None
+    window_layers: str | None = None
+    layer_norms: int = 2
+    qk_norm: str = "none"
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "sequence", "vocabulary"):
@@ -175,6 +342,27 @@ class TransformerShape(JSONFields):
         if not isinstance(self.tied_embeddings, bool):
             raise InputError(f"tied_embeddings={self.tied_embeddings!r} is not True or False")
         self._check_experts()
+        self._check_window()
+        whole(self.layer_norms, "layer_norms", low=0,
+              hint="give the h-wide norms of each layer, e.g. layer_norms=2 (Llama) or layer_norms=4 "
+                   "(Gemma 2)")
+        if self.qk_norm not in QK_NORMS:
+            hint = did_you_mean(str(self.qk_norm), QK_NORMS)
+            raise InputError(f"qk_norm={self.qk_norm!r} is not a kind of query and key norm; "
+                             + (f"did you mean {hint!r}?" if hint else
+                                "give 'none', 'head' (one of head_dim each, Qwen3 and Gemma 3) or "
+                                "'projection' (over the whole projections, OLMo 2)"))
+
+    def _check_window(self) -> None:
+        """The sliding window: none, or a width ≥ 1 and a pattern of the layers it applies to."""
+        if self.window is None:
+            if self.window_layers is not None:
+                raise InputError(f"window_layers={self.window_layers!r} says which layers have a sliding "
+                                 "window; give window= (its width in tokens) with it, or leave it out")
+            return
+        positive(self.window, "window", hint="give the sliding window's width in tokens, e.g. window=4096")
+        pattern = "L" if self.window_layers is None else self.window_layers
+        object.__setattr__(self, "window_layers", window_pattern(pattern, layers=self.layers))
 
     def _check_experts(self) -> None:
         """The mixture-of-experts fields: all at their defaults for a dense FFN, else consistent."""
@@ -271,6 +459,71 @@ class TransformerShape(JSONFields):
         """Weights of one expert's matrices: m·h·f_e."""
         return self.matrices * self.hidden * self.expert_ffn_hidden
 
+    def _window_runs(self) -> tuple[tuple[int, bool], ...]:
+        """The window pattern as runs of (layers, windowed)."""
+        pattern = self.window_layers or ""
+        return tuple((int(n) if n else 1, letter == "L") for n, letter in _RUN.findall(pattern))
+
+    def is_windowed_layer(self, index: int) -> bool:
+        """Whether layer *index* (from 0) has the sliding window (its pattern repeated over the layers)."""
+        if self.window is None:
+            return False
+        runs = self._window_runs()
+        position = index % sum(n for n, _ in runs)
+        for n, local in runs:
+            if position < n:
+                return local
+            position -= n
+        raise AssertionError("unreachable: the position lies in one of the runs")
+
+    def _windowed_below(self, end: int) -> int:
+        """The layers with the window among layers 0 to *end* − 1, counted without listing them."""
+        if self.window is None:
+            return 0
+        runs = self._window_runs()
+        period = sum(n for n, _ in runs)
+        cycles, rest = divmod(end, period)
+        count = cycles * sum(n for n, local in runs if local)
+        for n, local in runs:
+            count += min(n, rest) if local else 0
+            rest = max(0, rest - n)
+        return count
+
+    @property
+    def windowed_layers(self) -> int:
+        """The layers with the sliding window (0 without one)."""
+        return self._windowed_below(self.layers)
+
+    def layer_groups(self) -> tuple[tuple[bool, bool, int], ...]:
+        """The layers in groups alike, as (MoE, sliding window, layers), in the order each kind first
+        appears: the FFN (the first ``dense_layers`` dense in a mixture of experts) and the attention (the
+        window's pattern) of each layer, counted without listing them."""
+        first: dict[tuple[bool, bool], int] = {}
+        count: dict[tuple[bool, bool], int] = {}
+        segments = ((False, 0, self.dense_layers), (True, self.dense_layers, self.layers)) if self.moe else (
+            (False, 0, self.layers),)
+        for moe, start, end in segments:
+            local = self._windowed_below(end) - self._windowed_below(start)
+            for windowed, n in ((True, local), (False, end - start - local)):
+                if n:
+                    count[moe, windowed] = n
+                    first[moe, windowed] = self._first(start, end, windowed)
+        return tuple((moe, windowed, count[moe, windowed])
+                     for moe, windowed in sorted(first, key=lambda kind: first[kind]))
+
+    def _first(self, start: int, end: int, windowed: bool) -> int:
+        """The first layer from *start* (before *end*) whose window is *windowed*."""
+        if self.window is None:
+            return start
+        runs = self._window_runs()
+        period = sum(n for n, _ in runs)
+        index = start // period * period
+        for n, local in runs * 2:  # from start's place in the pattern, at most a period on
+            if local == windowed and index + n > start:
+                return max(index, start)
+            index += n
+        return end
+
     def is_moe_layer(self, index: int) -> bool:
         """Whether layer *index* (from 0) has a mixture of experts: every layer after the dense ones."""
         return self.moe and index >= self.dense_layers
@@ -295,6 +548,14 @@ class TransformerShape(JSONFields):
         assert self.experts is not None and self.top_k is not None
         return (self.attention_parameters + self.hidden * self.experts
                 + (self.top_k + self.shared_experts) * self.expert_parameters)
+
+    @property
+    def norm_parameters(self) -> int:
+        """The norm weights of one layer: h for each of its *layer_norms*, and the query and key norms,
+        2·d (``head``) or a·d + g·d (``projection``)."""
+        qk = {"none": 0, "head": 2 * self.head_width,
+              "projection": self.attention_width + self.kv_width}[self.qk_norm]
+        return self.layer_norms * self.hidden + qk
 
     @property
     def parameters(self) -> int:
@@ -335,6 +596,15 @@ _MOE_SOURCES = (
 )
 
 
+_WINDOW_SOURCES = (
+    JIANG_2023.at("section 2: sliding window attention, each token attending to the W before it"),
+    DAO_2023.at("section 3.1: the blocks the mask leaves empty are skipped"),
+    GEMMA_2024.at("section 2: local sliding window and global attention in alternating layers"),
+    GEMMA_2025.at("section 2: five local layers for each global one, a window of 1024"),
+    TORCHTITAN.at("torchtitan/models/utils.py, quadratic_attention_flops_per_token: min(s, w) keys a query"),
+)
+
+
 def parameters(shape: TransformerShape) -> ParameterCount:
     """The parameters of *shape* as model cards publish them: total, and active (what one token uses).
 
@@ -342,18 +612,20 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     attention h·(a + 2g)·d + a·d·h, which is h·(h + 2h·g/a) + h² with d = h/a (a head width of its own:
     Gemma 2, Team et al. 2024, arXiv:2408.00118, table 1; the ``head_dim`` of Hugging Face
     configurations); a dense layer's FFN m·h·f; an MoE layer's router h·E (Lepikhin et al. 2021), its E
-    routed experts and S shared experts of m·h·f_e each (Dai et al. 2024); and the RMSNorm weights, h
-    for each of the 2·l + 1 norms (a pre-norm before the attention and the FFN of each layer, and the
-    final norm; Gemma 2's extra post-norms, 2·l·h more, are not counted: its 9B has 9,241,705,984
-    parameters, 301,056 more than counted here).  No biases (the published models have none).  The
-    active count replaces the E routed experts by the k a token is routed to (Fedus et al. 2022; Jiang
-    et al. 2024).
+    routed experts and S shared experts of m·h·f_e each (Dai et al. 2024); and the RMSNorm weights: h for
+    each of a layer's ``layer_norms`` (2, before the attention and the FFN; 4 with Gemma 2's and 3's
+    post-norms, Gemma Team 2024, table 1) and for the final norm, and the query and key norms (``qk_norm``:
+    2·d a layer shared by the heads, Qwen3 and Gemma 3; a·d + g·d over the whole projections, OLMo 2; the
+    ``q_norm`` and ``k_norm`` of their Hugging Face modeling files).  No biases (the published models have
+    none).  The active count replaces the E routed experts by the k a token is routed to (Fedus et al.
+    2022; Jiang et al. 2024).
 
     References
     ----------
     .. [1] Jiang et al. 2024 (Mixtral of Experts), section 2 and table 1.
     .. [2] Dai et al. 2024 (DeepSeekMoE), section 5.1: 16.4B total, 2.8B activated parameters.
     .. [3] Lepikhin et al. 2021 (GShard), section 2.1; Fedus et al. 2022 (Switch Transformers), section 2.1.
+    .. [4] Gemma Team 2024 (Gemma 2), table 1: pre-norm and post-norm; 9B: 9,241,705,984 parameters.
 
     Examples
     --------
@@ -365,6 +637,13 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     >>> count = parameters(mixtral)
     >>> count.total, count.active
     (46702792704, 12879925248)
+
+    Gemma 2 9B, four norms a layer (the model card's 9,241,705,984):
+
+    >>> gemma = TransformerShape(layers=42, hidden=3584, heads=16, kv_groups=8, head_dim=256, sequence=8192,
+    ...                          vocabulary=256000, ffn_factor=4, gated=True, layer_norms=4)
+    >>> parameters(gemma).total
+    9241705984
     """
     if not isinstance(shape, TransformerShape):
         raise InputError(f"shape={shape!r} is not a TransformerShape")
@@ -377,7 +656,7 @@ def parameters(shape: TransformerShape) -> ParameterCount:
         "routed_experts": moe * experts * shape.expert_parameters,
         "shared_experts": moe * shape.shared_experts * shape.expert_parameters,
         "router": moe * h * experts,
-        "norms": (2 * layers + 1) * h,
+        "norms": layers * shape.norm_parameters + h,
     }
     active_routed = moe * top_k * shape.expert_parameters
     total = sum(parts.values())
@@ -408,16 +687,29 @@ class LayerFlops(JSONFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LayerGroup(JSONFields):
+    """The layers of a model that are alike: how many (*layers*), whether their FFN is a mixture of experts
+    (*moe*) and their attention has the sliding window (*window*), and one layer's count (*flops*)."""
+
+    layers: int
+    moe: bool
+    window: bool
+    flops: LayerFlops
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelFlops(JSONFields):
     """Model FLOPs of one iteration (forward, backward, recomputation) on *batch* sequences.
 
-    ``total = layers·layer.total + logits_forward + logits_backward``; ``six_n_flops`` is the
-    PaLM convention's 6·N·tokens, without the attention term, with N the active weights
-    (:attr:`TransformerShape.parameters`).  With a mixture of experts *layer* is an MoE layer and
-    *dense_layer* the first ``shape.dense_layers`` layers' (when there are any):
+    ``total = Σ group.layers·group.flops.total + logits_forward + logits_backward`` over *groups*, the
+    layers alike (:meth:`TransformerShape.layer_groups`: a dense shape without a window has one,
+    ``layers·layer.total``); ``six_n_flops`` is the PaLM convention's 6·N·tokens, without the attention
+    term, with N the active weights (:attr:`TransformerShape.parameters`).  *layer* is the first layer of
+    the model's kind (the first MoE layer of a mixture of experts), and *dense_layer* the first of the
+    ``shape.dense_layers`` dense layers (when there are any): without a sliding window
     ``total = (layers − dense_layers)·layer.total + dense_layers·dense_layer.total + logits``.
     *capacity_factor* is the experts' capacity the count runs with (``None``: each token's k experts,
-    nothing padded or dropped).
+    nothing padded or dropped).  *causal* is the count's (a shape with a sliding window counts causally).
     """
 
     shape: TransformerShape
@@ -433,12 +725,27 @@ class ModelFlops(JSONFields):
     six_n_flops: int
     dense_layer: LayerFlops | None = None
     capacity_factor: Fraction | None = None
+    groups: tuple[LayerGroup, ...] = ()
     sources: tuple[Cited, ...] = _SOURCES
 
     @property
     def per_token(self) -> Fraction:
         """FLOPs per token of the batch."""
         return self.total / self.tokens
+
+    def kind(self, *, moe: bool, window: bool) -> LayerFlops:
+        """One layer's count for a layer of that kind (its FFN an MoE one or dense, its attention with the
+        sliding window or not)."""
+        for g in self.groups:
+            if g.moe == moe and g.window == window:
+                return g.flops
+        raise InputError(f"the model has no {'MoE' if moe else 'dense'} layer "
+                         f"{'with' if window else 'without'} the sliding window")
+
+    @property
+    def attention(self) -> Fraction:
+        """The forward FLOPs of every layer's two attention products, each layer by its own kind."""
+        return sum((g.layers * g.flops.attention for g in self.groups), Fraction(0))
 
 
 def capacity(value: object, name: str = "capacity_factor") -> Fraction | None:
@@ -457,11 +764,13 @@ def capacity(value: object, name: str = "capacity_factor") -> Fraction | None:
 
 
 def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causal: bool, redo: bool,
-           capacity_factor: Fraction | None) -> LayerFlops:
+           capacity_factor: Fraction | None, window: bool = False) -> LayerFlops:
     h, s = shape.hidden, shape.sequence
     inner, kv = shape.attention_width, shape.kv_width  # a·d and g·d: h and h·g/a when d = h/a
     qkv = 2 * tokens * h * (inner + 2 * kv)
-    attention = Fraction(2 * 2 * batch * s * s * inner, 2 if causal else 1)
+    # QKᵀ and the scores × V, 2·d FLOPs each per query-key pair and head: 4·B·a·d·s²/2 causal
+    pairs = attention_pairs(s, window=shape.window if window else None, causal=causal)
+    attention = 2 * 2 * batch * inner * pairs
     projection = 2 * tokens * inner * h
     router, experts, shared = 0, Fraction(0), 0
     if moe:
@@ -483,7 +792,7 @@ def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causa
 
 
 def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
-                causal: bool = False, capacity_factor: object = None) -> ModelFlops:
+                causal: bool | None = None, capacity_factor: object = None) -> ModelFlops:
     """FLOPs of one training iteration of *shape* on *batch* sequences (see the module notes).
 
     Parameters
@@ -494,8 +803,10 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         micro-batch for one micro-step), ≥ 1.
     recompute : {"none", "full"}
         ``"full"`` adds one forward pass of every layer (not of the logits).
-    causal : bool
-        Count only the unmasked half of the two attention products, as Megatron-LM does.
+    causal : bool, optional
+        Count only the unmasked half of the two attention products, as Megatron-LM does; ``None``
+        (default): causal for a shape with a sliding window (whose layers count the band of the causal
+        mask, :func:`attention_pairs`), else not.  ``False`` with a window is refused.
     capacity_factor : number, optional
         A mixture of experts' capacity factor c > 0: each expert runs a block of c·k·T/E tokens
         (Fedus et al. 2022, equation (3)), padded or with tokens dropped, so the routed experts' products
@@ -509,7 +820,10 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     section 2), and the S shared experts, 2·T·S·m·h·f_e (Dai et al. 2024, section 3.2).  With dense
     shapes the count is unchanged (Narayanan et al.'s equation (3) exactly), and 6·N·tokens with N the
     active weights keeps ``total == six_n_flops + 12·l·a·d·s·tokens`` without recomputation, causal
-    saving or capacity factor (a·d = h unless *head_dim* gives another head width).
+    saving or capacity factor (a·d = h unless *head_dim* gives another head width).  Each layer is counted
+    by its own kind (:class:`LayerGroup`): a layer with the sliding window counts its two attention
+    products over the band of the causal mask, s·w − w²/2 query-key pairs instead of s²/2
+    (:func:`attention_pairs`); its other products are a global layer's.
 
     Examples
     --------
@@ -524,8 +838,7 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     positive(batch, "batch")
     if recompute not in RECOMPUTATION:
         raise UnknownNameError("recomputation", str(recompute), RECOMPUTATION)
-    if not isinstance(causal, bool):
-        raise InputError(f"causal={causal!r} is not True or False")
+    causal = resolve_causal(shape, causal)
     factor = capacity(capacity_factor)
     if factor is not None and not shape.moe:
         raise InputError("capacity_factor= applies to a mixture of experts; give experts= and top_k= in the "
@@ -533,20 +846,22 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     h, s = shape.hidden, shape.sequence
     tokens = batch * s
     redo = recompute == "full"
-    layer = _layer(shape, batch=batch, tokens=tokens, moe=shape.moe, causal=causal, redo=redo,
-                   capacity_factor=factor)
-    dense = None
-    if shape.moe and shape.dense_layers:
-        dense = _layer(shape, batch=batch, tokens=tokens, moe=False, causal=causal, redo=redo,
-                       capacity_factor=None)
-    total = ((shape.layers - shape.dense_layers) * layer.total
-             + (shape.dense_layers * dense.total if dense is not None else 0))
+    groups = tuple(LayerGroup(layers=n, moe=moe, window=window, flops=_layer(
+        shape, batch=batch, tokens=tokens, moe=moe, causal=causal, redo=redo,
+        capacity_factor=factor if moe else None, window=window))
+        for moe, window, n in shape.layer_groups())
+    first = shape.dense_layers if shape.moe else 0
+    kinds = {(g.moe, g.window): g.flops for g in groups}
+    layer = kinds[shape.is_moe_layer(first), shape.is_windowed_layer(first)]
+    dense = kinds[False, shape.is_windowed_layer(0)] if shape.moe and shape.dense_layers else None
+    total = sum((g.layers * g.flops.total for g in groups), Fraction(0))
     logits = 2 * tokens * h * shape.vocabulary
     return ModelFlops(
         shape=shape, batch=batch, recompute=recompute, causal=causal, tokens=tokens, layer=layer,
         logits_forward=logits, logits_backward=2 * logits, total=total + 3 * logits,
         parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens, dense_layer=dense,
-        capacity_factor=factor, sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()))
+        capacity_factor=factor, groups=groups,
+        sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()) + (_WINDOW_SOURCES if shape.window else ()))
 
 
 _ACHIEVED_SOURCES = (
@@ -583,7 +898,8 @@ class AchievedFlops(JSONFields):
     *peak_flops_per_s* (the peak of one GPU).  ``six_n_ratio`` is 6·N·tokens over
     ``model_flops``.  *total_parameters* and *active_parameters* are :func:`parameters`' counts (the model
     card's: embeddings and norms included); a *capacity_factor* changes the hardware count only (padded
-    or dropped expert rows), not the model count.
+    or dropped expert rows), not the model count.  *groups* are the layers alike as run
+    (:class:`LayerGroup`: with a sliding window, its layers and the global ones apart).
     """
 
     shape: TransformerShape
@@ -605,6 +921,7 @@ class AchievedFlops(JSONFields):
     active_parameters: int
     capacity_factor: Fraction | None
     dense_layer: LayerFlops | None
+    groups: tuple[LayerGroup, ...]
     time_s: Fraction | None
     gpus: int | None
     peak_flops_per_s: Fraction | None
@@ -630,7 +947,7 @@ def _peak(value: object) -> Fraction:
 
 
 def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None, gpus: int | None = None,
-                   recompute: str = "none", causal: bool = False, peak_flops: object = None,
+                   recompute: str = "none", causal: bool | None = None, peak_flops: object = None,
                    capacity_factor: object = None) -> AchievedFlops:
     """FLOPs of one iteration of *shape* on *batch* sequences, and the FLOP/s of a measured run.
 
@@ -645,8 +962,9 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         The GPUs that ran it, ≥ 1; given with *time_s*.
     recompute : {"none", "full"}
         The activation recomputation of the run: it adds to the hardware count, not the model count.
-    causal : bool
-        Count only the unmasked half of the attention products (Megatron-LM's count).
+    causal : bool, optional
+        Count only the unmasked half of the attention products (Megatron-LM's count); ``None`` (default):
+        causal for a shape with a sliding window (the band of the mask), else not.
     peak_flops : number, optional
         The peak FLOP/s of one GPU (e.g. 312e12 for an A100 in bf16), for MFU and HFU.
     capacity_factor : number, optional
@@ -687,7 +1005,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     (52, True)
     """
     model = model_flops(shape, batch=batch, causal=causal)
-    run = model_flops(shape, batch=batch, recompute=recompute, causal=causal, capacity_factor=capacity_factor)
+    run = model_flops(shape, batch=batch, recompute=recompute, causal=model.causal,
+                      capacity_factor=capacity_factor)
     count = parameters(shape)
     if (time_s is None) != (gpus is None):
         raise InputError("time_s and gpus go together: the FLOP/s per GPU need the measured time of "
@@ -721,19 +1040,21 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
     conventions = _conventions(shape, run=run.total, model=model.total, six_n=run.six_n_flops,
                                card=count.total, tokens=run.tokens, recompute=recompute,
                                capacity=capacity_factor is not None, gpu_seconds=gpu_seconds, peak=peak)
+    sources = (*_ACHIEVED_SOURCES, *(_MOE_SOURCES if shape.moe else ()),
+               *(_WINDOW_SOURCES if shape.window else ()))
     return AchievedFlops(
-        shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=causal, layer=run.layer,
+        shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=run.causal, layer=run.layer,
         logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
         hardware_flops=run.total, model_flops_per_token=model.per_token,
         hardware_flops_per_token=run.per_token,
         parameters=run.parameters, six_n_flops=run.six_n_flops, six_n_ratio=run.six_n_flops / model.total,
         total_parameters=count.total, active_parameters=count.active, capacity_factor=run.capacity_factor,
-        dense_layer=run.dense_layer,
+        dense_layer=run.dense_layer, groups=run.groups,
         time_s=time, gpus=gpu, peak_flops_per_s=peak,
         model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
         hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
         model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu,
-        conventions=conventions, sources=_ACHIEVED_SOURCES + (_MOE_SOURCES if shape.moe else ()))
+        conventions=conventions, sources=sources, notes=window_notes(shape))
 
 
 def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six_n: int, card: int,
@@ -759,6 +1080,13 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
         ("6·N·tokens, N the model card's count" + (" (every expert)" if shape.moe else ""),
          Fraction(6 * card * tokens), KAPLAN_2020.at("section 2.1: C ≈ 6NBS, with N as published")),
     ]
+    if shape.window is not None:  # torchtitan caps each query's keys at the window: Σ over the layers
+        local = shape.windowed_layers
+        capped = 12 * shape.attention_width * tokens * (
+            (shape.layers - local) * shape.sequence + local * min(shape.window, shape.sequence))
+        counts.append(("6·N·tokens + 12·a·d·min(s, w)·tokens per layer (torchtitan)",
+                       Fraction(six_n + capped),
+                       TORCHTITAN.at("torchtitan/models/utils.py, quadratic_attention_flops_per_token")))
     return tuple(FlopConvention(
         name=name, flops=flops, flops_per_s_per_gpu=None if gpu_seconds is None else flops / gpu_seconds,
         utilization=None if gpu_seconds is None or peak is None else flops / gpu_seconds / peak,

@@ -36,7 +36,10 @@ section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelis
 g key-value groups of heads of d channels, an FFN of width f, m = 2 for a gated FFN: Q and the
 projection's input are s·b·a·d each, K and V s·b·g·d each, which is Korthikanti et al.'s
 e(2 + 2g/a)·sbh with d = h/a, and is a·d- and g·d-wide for a head width of its own (Gemma 2's ``head_dim``
-256 at h = 3584 and 16 heads: Team et al. 2024, arXiv 2408.00118, table 1).  Selective recomputation drops the
+256 at h = 3584 and 16 heads: Team et al. 2024, arXiv 2408.00118, table 1).  A sliding window stores
+no less: FlashAttention keeps no s × s matrix whatever the mask (its 4·asb/t bytes are the softmax's
+statistics), and unfused attention computes and stores the whole matrix and masks it, so a windowed
+layer's activations are a global layer's.  Selective recomputation drops the
 attention term; full recomputation keeps only each layer's input, e·sbh (÷ t with sequence
 parallelism), and rebuilds one layer at a time in the backward pass.  A device holds these for the
 most micro-batches (chunk-micro-batches) its schedule has in flight at once, from the simulated

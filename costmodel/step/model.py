@@ -114,7 +114,7 @@ from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, m
 from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
-from costmodel.step.flops import model_flops
+from costmodel.step.flops import model_flops, resolve_causal, window_notes
 from costmodel.step.frameworks import (
     DEEPSPEED_ENGINE,
     SENDS_SOURCES,
@@ -460,6 +460,11 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.sequence_parallel and tp > 1 and shape.sequence % tp:
         raise InputError(f"sequence_parallel=True with tp={tp}: the sequence {shape.sequence} does not split "
                          "over the tp ranks")
+    causal = resolve_causal(shape, c.causal)
+    if cp > 1 and shape.window is not None and shape.window < shape.sequence:
+        raise InputError(f"cp={cp} with a sliding window of {shape.window} tokens: the ring attention priced "
+                         "here sends every K and V block round the cp ranks, and a windowed layer needs only "
+                         "the blocks inside its window, which this model does not price; give cp=1")
     _check_experts(c)
     rates = _rates(c, notes)
     element = _activation_element(c)
@@ -468,14 +473,21 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                      "keeps no attention matrix and rebuilds it in its own backward")
     work: dict[str, Any] = {
         "micro_batch": b, "tp": tp, "rates": rates, "sequence_parallel": c.sequence_parallel and tp > 1,
-        "attention": c.attention, "recompute": c.recompute, "causal": c.causal, "element": element,
+        "attention": c.attention, "recompute": c.recompute, "causal": causal, "element": element,
         "accumulate": mode.accumulate, "cp": cp, "dropout": c.dropout, "ep": c.ep,
         "capacity_factor": c.capacity_factor}
-    layer, logits, embedding, priced = _shape_work(shape, **work)
-    dense = layer
-    if shape.moe and shape.dense_layers:
-        dense = _shape_work(shape, dense=True, **work)[0]
+    # each kind of layer priced once (FFN dense or MoE, attention global or windowed), then each layer by
+    # its own kind, so a pipeline stage holds exactly the layers it runs; the operations shown are those
+    # of the first layer of the model's kind (its first MoE layer)
+    first = shape.dense_layers if shape.moe else 0
+    main = (shape.is_moe_layer(first), shape.is_windowed_layer(first))
+    layer, logits, embedding, priced = _shape_work(shape, window=main[1], **work)
+    works = {main: layer}
+    for moe, windowed, _ in shape.layer_groups():
+        if (moe, windowed) not in works:
+            works[moe, windowed] = _shape_work(shape, dense=not moe, window=windowed, **work)[0]
     routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
+    kind = tuple(works[moe, shape.is_windowed_layer(i)] for i, moe in enumerate(routed))
     grad = _grad_element(c, mode)
     split = _layer_weights(shape)
     # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
@@ -487,13 +499,13 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
-    full = model_flops(shape, batch=b * batch, causal=c.causal)
-    run = model_flops(shape, batch=b * batch, causal=c.causal, capacity_factor=c.capacity_factor,
+    full = model_flops(shape, batch=b * batch, causal=causal)
+    run = model_flops(shape, batch=b * batch, causal=causal, capacity_factor=c.capacity_factor,
                       recompute="full" if c.recompute == "full" else "none")
     hardware = run.total
-    if c.recompute == "selective":  # the attention core once more, not the whole forward
-        hardware = run.total + shape.layers * run.layer.attention
-    attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=c.causal)
+    if c.recompute == "selective":  # the attention core once more, not the whole forward: each layer's own
+        hardware = run.total + run.attention
+    attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=causal)
     d = shape.head_width
     kv_heads = max(1, shape.groups // tp)
     # a rank's tokens: s/cp of each sequence (context parallelism), 1/tp of those with sequence parallelism
@@ -503,7 +515,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         assert shape.top_k is not None
         cf = Fraction(1) if c.capacity_factor is None else c.capacity_factor
         dispatch = cf * shape.top_k * tokens * shape.hidden * element
-    return _Model(layers=tuple(layer if r else dense for r in routed), gradients=tuple(grads),
+    return _Model(layers=kind, gradients=tuple(grads),
                   element=element, grad_element=grad,
                   activation_bytes=Fraction(b * shape.sequence * shape.hidden, cp) * element,
                   micro_tokens=b * shape.sequence,
@@ -1216,6 +1228,7 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
                          "micro-batches")
     model = _model(c, mode, notes=notes)
     layout = _layout(c, len(model.layers), v)
+    notes.extend(_window_notes(c, layout, v))
     links = _placed(c, notes=notes)
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
@@ -1248,6 +1261,25 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
                      dp_link=dp_link, placed=placed,
                      slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send, ep_link=links["ep"],
                      edp_link=links["edp"], alltoall=alltoall)
+
+
+def _window_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
+    """How a sliding window was priced: on which layers, and how many each pipeline device holds."""
+    shape = c.shape
+    if shape is None or shape.window is None:
+        return []
+    if shape.window >= shape.sequence:
+        return list(window_notes(shape))
+    local = shape.windowed_layers
+    how = ("the band of the causal mask, s·w − w²/2 query-key pairs for s²/2" if c.attention == "flash" else
+           "the whole s × s matrix all the same: unfused attention computes and stores it whatever the mask")
+    note = (f"sliding window: {shape.window} tokens on {local} of the {shape.layers} layers (pattern "
+            f"{shape.window_layers}); their attention is priced on {how}")
+    if c.pp > 1 and local < shape.layers:
+        held = [sum(shape.is_windowed_layer(i) for i in _device_layers(c, layout, s, v=v))
+                for s in range(c.pp)]
+        note += f"; each stage prices the layers it holds, with the window: {', '.join(map(str, held))}"
+    return [note]
 
 
 def _cp_comm(c: StepConfig, model: _Model, cp_link: Any) -> tuple[Fraction, tuple[Fraction, Fraction]]:

@@ -49,6 +49,14 @@ softmax and dropout (``selective``, Korthikanti et al. 2022, section 5).  FlashA
 the two products' FLOPs forward and 2.5 times as many backward (it recomputes the scores; Dao 2023,
 section 3.1), and moves only Q, K, V and the output.
 
+A layer with a sliding window of w < s tokens (a shape's ``window``, on the layers of its
+``window_layers``) runs its fused kernel over the band of the causal mask: FlashAttention skips the blocks
+outside the window as it skips those above the diagonal, so its products count s·w − w²/2 query-key
+pairs instead of s²/2 (:func:`costmodel.step.flops.attention_pairs`).  Unfused attention, the two
+batched products with the masked softmax between them (Megatron-LM's ``FusedScaleMaskSoftmax``), computes
+and stores the whole s × s matrix whatever the mask, so a window changes neither its products nor its
+softmax, dropout and their memory: they are priced on s² as for a global layer.
+
 :func:`layer_ops` lists them; :func:`logits_ops` the output layer and its cross entropy (the last
 stage), :func:`embedding_ops` the input embedding (the first stage), :func:`optimizer_bytes` what an
 Adam step moves per parameter.  The FLOPs of the products add up to
@@ -62,7 +70,7 @@ from fractions import Fraction
 
 from costmodel._json import JSONFields
 from costmodel.references import DAO_2023, KORTHIKANTI_2022, LIU_2023_RING, MICIKEVICIUS_2018, SHOEYBI_2019
-from costmodel.step.flops import TransformerShape
+from costmodel.step.flops import TransformerShape, attention_pairs
 
 __all__ = ["CITED", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "optimizer_bytes"]
 
@@ -156,11 +164,13 @@ class _Passes:
 
 
 def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads: int, kv: int, causal: bool,
-               e: Fraction, cp: int = 1, dropout: bool = True) -> None:
+               e: Fraction, cp: int = 1, dropout: bool = True, window: int | None = None) -> None:
     """The attention core: two batched products with a softmax and a dropout between them through memory
     (and the context transposed back), or one fused kernel (its backward recomputes the scores: 2.5 times
     the forward's FLOPs, and twice its traffic).  With context parallelism the rank's s/cp queries meet
-    all s keys, block by block (ring attention): 1/cp of the products, K and V of every block read."""
+    all s keys, block by block (ring attention): 1/cp of the products, K and V of every block read.  A
+    sliding *window* narrows the fused kernel's products to the band of the causal mask; the unfused
+    products and softmax run on the whole s × s matrix whatever the mask (module notes)."""
     q = s // cp  # the queries of this rank
     tokens = b * q
     if attention == "unfused":
@@ -173,7 +183,7 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
         passes.product("attention context", q, d, s, batch=b * heads, weights=False, in_core=True)
         passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
         return
-    flops = Fraction(4 * b * heads * q * s * d, 2 if causal else 1)
+    flops = 4 * b * heads * d * attention_pairs(s, window=window, causal=causal) / cp
     moved = e * d * b * (2 * heads * q + 2 * kv * s)  # Q in and the output out; K and V of every block
     op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved)
     passes.forward.append(op)
@@ -230,7 +240,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
               attention: str = "flash", recompute: str = "none", causal: bool = False,
               element: Fraction = Fraction(2), accumulate: Fraction | None = None, cp: int = 1,
               dropout: bool = True, moe: bool | None = None, ep: int = 1,
-              capacity_factor: Fraction | None = None) -> tuple[Op, ...]:
+              capacity_factor: Fraction | None = None, window: bool | None = None) -> tuple[Op, ...]:
     """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
 
     The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
@@ -242,6 +252,9 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     *cp*: context-parallel ranks, each holding s/cp of every sequence (every operation but attention sees
     b·s/cp tokens; attention as :func:`_attention` says), so the forward FLOPs are the count's over tp·cp.
     Without *dropout* the residual adds write no mask and unfused attention has no dropout kernel.
+    *moe* and *window* say which of the shape's layers this is (an MoE layer or a dense one, with the
+    sliding window or not); by default the first layer of the shape's kind (its first MoE layer), the layer
+    of :attr:`costmodel.step.flops.ModelFlops.layer`.
 
     Examples
     --------
@@ -264,14 +277,16 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
     layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region, kernel="norm")
     layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
+    routed = shape.moe if moe is None else moe and shape.moe
+    if window is None:  # the first layer of its kind
+        window = shape.is_windowed_layer(shape.dense_layers if routed else 0)
     _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp,
-               dropout=dropout)
+               dropout=dropout, window=shape.window if window else None)
     mask = 1 if dropout else 0  # the dropout mask's byte per element
     fused = "dropout" if dropout else ""  # bias, dropout and residual add in one kernel; without: an add
     layer.product("output projection", tokens, h, heads * d)
     layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
     layer.memory("norm", 2 * e * region, 8 * e * region, kernel="norm")
-    routed = shape.moe if moe is None else moe and shape.moe
     if routed:
         _experts(layer, shape, tokens=tokens, region=tokens // t if sequence_parallel and t > 1 else tokens,
                  tp=t, ep=ep, capacity_factor=capacity_factor, e=e)

@@ -243,24 +243,28 @@ def test_a_config_whose_kv_heads_do_not_divide_the_heads_names_its_keys(cli, tmp
 
 GEMMA_2_9B = str(DATA / "hf" / "gemma-2-9b" / "config.json")
 GEMMA_OPTIONS = ["--layers", "42", "--hidden", "3584", "--heads", "16", "--kv-groups", "8", "--head-dim", "256",
-                 "--seq", "8192", "--vocab", "256000", "--ffn", "4", "--gated"]
+                 "--seq", "8192", "--vocab", "256000", "--ffn", "4", "--gated", "--window", "4096",
+                 "--window-layers", "LG", "--layer-norms", "4"]
 
 
 def test_gemma_2_config_and_head_dim_option_price_heads_of_256(cli):
-    """Gemma 2 9B's 16 heads of 256 at hidden 3584 (Team et al. 2024, arXiv:2408.00118, Table 1): the
-    config.json's head_dim and --head-dim give the same counts; without it the heads would be 224 wide."""
+    """Gemma 2 9B's 16 heads of 256 at hidden 3584 (Team et al. 2024, arXiv:2408.00118, Table 1), its window
+    of 4096 on the even layers and its four norms a layer: the config.json and the options give the same
+    counts; without head_dim the heads would be 224 wide."""
     by_file = cli.json("flops", "--hf-config", GEMMA_2_9B, "--global-batch", "8")
-    by_options = cli.json("flops", *GEMMA_OPTIONS, "--global-batch", "8", "--causal")
+    by_options = cli.json("flops", *GEMMA_OPTIONS, "--global-batch", "8")
     shape = TransformerShape(layers=42, hidden=3584, heads=16, kv_groups=8, head_dim=256, sequence=8192,
-                             vocabulary=256000, gated=True)
+                             vocabulary=256000, gated=True, window=4096, window_layers="LG", layer_norms=4)
     expected = achieved_flops(shape, batch=8, causal=True)
     for data in (by_file, by_options):
         assert data["model_flops"] == expected.model_flops
-        assert data["total_parameters"] == 9_241_404_928  # 9,241,705,984 less Gemma 2's 2·42·3584 post-norms
+        assert data["causal"] is True  # the window's default
+        assert data["total_parameters"] == 9_241_705_984  # the model card's
         assert data["shape"]["head_dim"] == 256
-    assert not any("head_dim" in note for note in by_file["notes"])
+        assert (data["shape"]["window"], data["shape"]["window_layers"]) == (4096, "LG")
+    assert by_file["notes"] == []
     out, _ = cli.text("flops", *GEMMA_OPTIONS, "--global-batch", "8", columns=80)
-    assert "g 8, d 256" in out
+    assert "g 8, d 256, w 4096 (LG)" in out
     step_file = cli.json("step", "--hf-config", GEMMA_2_9B, "--gpu", "h100-sxm", "--tp", "8")
     step_options = cli.json("step", *GEMMA_OPTIONS, "--causal", "--no-dropout", "--gpu", "h100-sxm", "--tp", "8")
     assert step_file["step_s"] == step_options["step_s"]
@@ -268,14 +272,18 @@ def test_gemma_2_config_and_head_dim_option_price_heads_of_256(cli):
     assert "--tp 32 does not divide --heads 16" in err
 
 
-def test_norms_a_config_has_beyond_two_a_layer_are_named(cli, tmp_path):
-    """Qwen 3's query and key norms and Gemma 2's post-norms are not counted, and the note says so (the
-    parameter count is a few thousand weights a layer below the card's)."""
+def test_norms_a_config_has_beyond_two_a_layer_are_counted(cli, tmp_path):
+    """Qwen 3's query and key norms (one of head_dim each a layer) are counted from its architecture: Qwen3-8B
+    has 8,190,735,360 parameters, the total of its published safetensors
+    (https://huggingface.co/api/models/Qwen/Qwen3-8B, ``safetensors.total``), and no note is left."""
     path = tmp_path / "config.json"
     path.write_text('{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36, '
                     '"num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, '
                     '"intermediate_size": 12288, "vocab_size": 151936, "max_position_embeddings": 40960, '
                     '"tie_word_embeddings": false}', encoding="utf-8")
     data = cli.json("flops", "--hf-config", str(path), "--global-batch", "1")
-    assert any("Qwen 3's query and key norms" in n for n in data["notes"])
-    assert data["total_parameters"] == 8_190_735_360 - 36 * 2 * 128  # the card's count less the q/k norms
+    assert data["notes"] == []
+    assert data["total_parameters"] == 8_190_735_360
+    plain = cli.json("flops", "--hf-config", str(path), "--global-batch", "1", "--qk-norm", "none")
+    assert data["total_parameters"] - plain["total_parameters"] == 36 * 2 * 128
+    assert data["model_flops"] == plain["model_flops"]  # norm weights are no matrices: no FLOPs

@@ -15,7 +15,7 @@ MEASURED = ["--time", "24.84s", "--gpus", "1536", "--peak", "312T"]
 KEYS = {"shape", "batch", "tokens", "recompute", "causal", "layer", "logits_forward", "logits_backward",
         "model_flops", "hardware_flops", "model_flops_per_token", "hardware_flops_per_token", "parameters",
         "six_n_flops", "six_n_ratio", "total_parameters", "active_parameters", "capacity_factor", "dense_layer",
-        "time_s", "gpus", "peak_flops_per_s", "model_flops_per_s_per_gpu",
+        "groups", "time_s", "gpus", "peak_flops_per_s", "model_flops_per_s_per_gpu",
         "hardware_flops_per_s_per_gpu", "model_flops_per_s", "hardware_flops_per_s", "mfu", "hfu", "conventions",
         "sources", "notes"}
 

@@ -9,6 +9,7 @@ mistralai/Mistral-Nemo-Base-2407: hidden 5120, 40 layers, 32 heads of 128, 8 KV 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -36,7 +37,7 @@ GEMMA_PER_LAYER = {
     "post_feedforward_layernorm": H,
 }
 GEMMA_PUBLISHED = V * H + L * sum(GEMMA_PER_LAYER.values()) + H  # embed_tokens (tied), layers, final norm
-GEMMA_POST_NORMS = L * 2 * H  # post_attention_layernorm and post_feedforward_layernorm: not counted
+GEMMA_POST_NORMS = L * 2 * H  # post_attention_layernorm and post_feedforward_layernorm: layer_norms=4
 
 GEMMA = TransformerShape(layers=L, hidden=H, heads=A, kv_groups=G, head_dim=D, sequence=8192, vocabulary=V,
                          ffn_factor=Fraction(F, H), gated=True)
@@ -65,17 +66,21 @@ def test_gemma_2_9b_parameters_by_tensor():
     assert count.attention == L * (H * A * D + 2 * H * G * D + A * D * H)
     assert count.dense_ffn == L * 3 * H * F
     assert count.norms == (2 * L + 1) * H  # a pre-norm before attention and FFN, and the final norm
-    # costmodel counts two norms a layer, as for Llama: Gemma 2's post-norms are the difference
+    # two norms a layer by default, as for Llama: Gemma 2's post-norms are the difference
     assert count.total == GEMMA_PUBLISHED - GEMMA_POST_NORMS == 9_241_404_928
     assert GEMMA_POST_NORMS == 301_056
+    # with its four norms a layer the count is the model card's
+    four = parameters(dataclasses.replace(GEMMA, layer_norms=4))
+    assert four.norms == (4 * L + 1) * H
+    assert four.total == GEMMA_PUBLISHED == 9_241_705_984
 
 
 def test_gemma_2_9b_config_reads_head_dim():
     m = read_hf_config(GEMMA_CONFIG)
     assert m.shape["head_dim"] == 256 and m.shape["kv_groups"] == 8 and m.shape["gated"] is True
-    assert m.transformer() == GEMMA
-    assert all("head_dim" not in note for note in m.notes)
-    assert any("sliding_window" in note for note in m.notes)  # Gemma 2's local layers stay unmodelled
+    # its sliding window on the even layers and its four norms a layer are the shape's too
+    assert m.transformer() == dataclasses.replace(GEMMA, window=4096, window_layers="LG", layer_norms=4)
+    assert m.notes == ()  # nothing the shape does not model
 
 
 @pytest.mark.parametrize("causal", [False, True])
