@@ -1084,7 +1084,7 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
         local = shape.windowed_layers
         capped = 12 * shape.attention_width * tokens * (
             (shape.layers - local) * shape.sequence + local * min(shape.window, shape.sequence))
-        counts.append(("6·N·tokens + 12·a·d·min(s, w)·tokens per layer (torchtitan)",
+        counts.append(("6·N·tokens + 12·a·d·Σ min(s, w)·tokens (torchtitan)",
                        Fraction(six_n + capped),
                        TORCHTITAN.at("torchtitan/models/utils.py, quadratic_attention_flops_per_token")))
     return tuple(FlopConvention(

@@ -20,7 +20,7 @@ import pytest
 
 from costmodel.describe.hf import read_hf_config
 from costmodel.errors import InputError
-from costmodel.step import TransformerShape, model_flops, parameters, step
+from costmodel.step import TransformerShape, achieved_flops, model_flops, parameters, step
 from costmodel.step.flops import attention_pairs, window_pattern
 from costmodel.step.ops import layer_ops
 
@@ -167,6 +167,19 @@ def test_gemma_2_9b_counts_each_layer_by_its_own_attention():
     assert parameters(shape).total == 9_241_705_984  # the model card's (Gemma Team 2024)
 
 
+def test_torchtitans_convention_caps_each_querys_keys_at_the_window():
+    """torchtitan's quadratic_attention_flops_per_token: 6·heads·(qk_dim + v_dim)·min(s, w) a token and
+    layer, no causal saving; beside 6·N·tokens it is listed as a convention of the run."""
+    shape = read_hf_config(HF / "gemma-2-9b" / "config.json").transformer()
+    r = achieved_flops(shape, batch=2)
+    row = next(c for c in r.conventions if c.name.endswith("(torchtitan)"))
+    tokens, a, d = 2 * 8192, 16, 256
+    per_token = sum(6 * a * (d + d) * min(8192, 4096 if i % 2 == 0 else 8192) for i in range(42))
+    assert row.flops == r.six_n_flops + per_token * tokens
+    plain = achieved_flops(dataclasses.replace(shape, window=None, window_layers=None), batch=2)
+    assert not any(c.name.endswith("(torchtitan)") for c in plain.conventions)
+
+
 def test_gemma_3_1b_has_a_global_layer_in_six():
     """google/gemma-3-1b-pt: 26 layers, sliding_window 512, sliding_window_pattern 6 (layer i global when
     (i + 1) % 6 == 0: layers 5, 11, 17 and 23); four norms a layer and query and key norms of head_dim."""
@@ -308,3 +321,20 @@ def test_patterns_are_written_in_their_short_form():
     assert window_pattern(" lllllg ", layers=6) == "5LG"
     assert window_pattern("1L1G1L1G", layers=4) == "LGLG"  # the period as given: the same layers as LG
     assert window_pattern("28G8L", layers=36) == "28G8L"
+
+
+def test_the_planner_stays_exact_with_a_window():
+    """Every configuration priced against the pruned search: the same best three, each bound below its step,
+    and no context parallelism (refused with a window)."""
+    from costmodel.step import price_step
+    from costmodel.step.model import lower_bound
+    from costmodel.step.planner import plan
+
+    shape = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024, window=64,
+                             window_layers="LG")
+    machine = {"gpu": "a100-80gb", "nodes": 1, "global_batch": 16, "micro_batch_sizes": (1, 2)}
+    every = plan(shape, top=10_000, **machine)
+    exhaustive = sorted(price_step(r.config).step_s for r in every.rows)
+    assert [r.step_s for r in plan(shape, top=3, **machine).rows] == exhaustive[:3]
+    assert all(lower_bound(r.config).step_s <= r.step_s for r in every.rows)
+    assert {r.config.cp for r in every.rows} == {1}
