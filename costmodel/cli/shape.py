@@ -101,14 +101,16 @@ MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": 
 
 
 def parse_window(text: str) -> int:
-    """A sliding window's width: a whole number of tokens ≥ 1 in ASCII digits (``4096``)."""
+    """A sliding window's width: a whole number of tokens ≥ 1 (``4096``; full-width digits read as theirs,
+    as every count does)."""
     import re
 
     from costmodel.errors import InputError
+    from costmodel.exact import half_width
 
-    body = text.strip()
+    body = half_width(text).strip()
     if not body.isascii() or not re.fullmatch(r"[+-]?[0-9]{1,30}", body):
-        raise InputError(f"{text!r} is not a whole number of tokens in ASCII digits; e.g. --window 4096")
+        raise InputError(f"{text!r} is not a whole number of tokens; e.g. --window 4096")
     value = int(body)
     if value < 1:
         raise InputError(f"{value} is below 1: a query attends at least to its own token; e.g. --window 4096")

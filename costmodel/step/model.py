@@ -1278,7 +1278,8 @@ def _window_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
     if c.pp > 1 and local < shape.layers:
         held = [sum(shape.is_windowed_layer(i) for i in _device_layers(c, layout, s, v=v))
                 for s in range(c.pp)]
-        note += f"; each stage prices the layers it holds, with the window: {', '.join(map(str, held))}"
+        note += (f"; each stage prices its own layers, windowed ones by stage: "
+                 f"{', '.join(f'{k} on stage {i}' for i, k in enumerate(held))}")
     return [note]
 
 

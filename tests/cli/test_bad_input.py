@@ -192,13 +192,13 @@ BAD = [
     ([*GPT, "--global-batch", "8", "--recompute", "fulll"], "did you mean 'full'"),
     ([*GPT, "--global-batch", "8", "--time", "3s"], "--time and --gpus go together"),
     ([*GPT, "--global-batch", "8", "--gpus", "32"], "--time and --gpus go together"),
-    # a sliding window: a whole number of tokens ≥ 1 in ASCII digits, causal, on some layer
+    # a sliding window: a whole number of tokens ≥ 1, causal, on some layer
     ([*GPT, "--global-batch", "8", "--window", "0"], "Invalid value for '--window': 0 is below 1"),
     ([*GPT, "--global-batch", "8", "--window", "-5"], "Invalid value for '--window': -5 is below 1"),
     ([*GPT, "--global-batch", "8", "--window", "1e30"],
-     "Invalid value for '--window': '1e30' is not a whole number of tokens in ASCII digits; e.g. --window 4096"),
+     "Invalid value for '--window': '1e30' is not a whole number of tokens; e.g. --window 4096"),
     ([*GPT, "--global-batch", "8", "--window", "abc"], "'abc' is not a whole number of tokens"),
-    ([*GPT, "--global-batch", "8", "--window", "１２８"], "'１２８' is not a whole number of tokens in ASCII digits"),
+    ([*GPT, "--global-batch", "8", "--window", "１２x"], "'１２x' is not a whole number of tokens"),
     ([*GPT, "--global-batch", "8", "--window", "12.5"], "'12.5' is not a whole number of tokens"),
     ([*GPT, "--global-batch", "8", "--window", "1024", "--no-causal"],
      "--no-causal with --window 1024: a sliding window is a band of the causal mask"),
@@ -214,7 +214,7 @@ BAD = [
     ([*GPT, "--global-batch", "8", "--layer-norms", "x"], "Invalid value for '--layer-norms': 'x' is not a whole "
      "number"),
     (["step", "--layers", "4", "--hidden", "64", "--heads", "8", "--seq", "16", "--vocab", "100", "--peak", "1T",
-      "--efficiency", "0.5", "--window", "８"], "'８' is not a whole number of tokens in ASCII digits"),
+      "--efficiency", "0.5", "--window", "８x"], "'８x' is not a whole number of tokens"),
     (["step", "--layers", "4", "--hidden", "64", "--heads", "8", "--seq", "16", "--vocab", "100", "--peak", "1T",
       "--efficiency", "0.5", "--window", "4", "--no-causal"], "--no-causal with --window 4: a sliding window"),
     (["step", "--layers", "4", "--hidden", "64", "--heads", "8", "--seq", "16", "--vocab", "100", "--peak", "1T",

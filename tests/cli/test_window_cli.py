@@ -60,8 +60,8 @@ def test_step_prices_each_stage_with_its_own_layers(cli):
                     "--stage-layers", "20,22")
     note = next(n for n in data["notes"] if n.startswith("sliding window"))
     assert note == ("sliding window: 4096 tokens on 21 of the 42 layers (pattern LG); their attention is priced "
-                    "on the band of the causal mask, s·w − w²/2 query-key pairs for s²/2; each stage prices the "
-                    "layers it holds, with the window: 10, 11")
+                    "on the band of the causal mask, s·w − w²/2 query-key pairs for s²/2; each stage prices its "
+                    "own layers, windowed ones by stage: 10 on stage 0, 11 on stage 1")
     shape = TransformerShape(layers=42, hidden=3584, heads=16, kv_groups=8, head_dim=256, sequence=8192,
                              vocabulary=256000, gated=True, window=4096, window_layers="LG", layer_norms=4)
     r = step(shape=shape, gpu="h100-sxm", tp=8, pp=2, microbatches=4, stage_layers=(20, 22), dropout=False,

@@ -304,7 +304,7 @@ def test_unequal_stages_hold_their_own_windowed_layers():
     r = step(shape=shape, pp=2, microbatches=2, stage_layers=(1, 5), peak_flops=10**15, efficiency=1,
              link="0s:1TB/s")
     note = next(n for n in r.notes if n.startswith("sliding window"))
-    assert note.endswith("each stage prices the layers it holds, with the window: 1, 2")
+    assert note.endswith("each stage prices its own layers, windowed ones by stage: 1 on stage 0, 2 on stage 1")
 
 
 def test_context_parallelism_with_a_window_is_refused_and_a_window_of_the_sequence_is_noted():
