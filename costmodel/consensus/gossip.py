@@ -83,6 +83,13 @@ the round count need none."""
 MAX_ROUNDS = 100_000
 MAX_SIMULATED_WEIGHTS = 50_000_000
 """Simulation builds W: refused (or skipped by default) beyond this many nonzero weights."""
+MAX_SIMULATED_WORK = 1_000_000_000
+"""A simulation is refused beyond this many weight multiplications (nonzero weights × rounds), a few
+seconds of sparse products: each bound above alone still lets 100,000 rounds on a large graph run for
+minutes."""
+MAX_KEPT_VALUES = 1_000_000
+"""Per-round values are dropped (with a note) beyond this many in all (p × (rounds + 1)): the JSON of
+1000 workers over 10,000 rounds is 180 MB."""
 DEFAULT_ROUNDS_CAP = 20
 _EXACT_ROOT_MAX = 10**30
 
@@ -148,10 +155,26 @@ def simulate(mixing: Mixing, init: Sequence[Number], *, rounds: int,
     if len(init) != p:
         raise InputError(f"init has {len(init)} values but the graph has p={p} workers; give one per worker")
     whole(rounds, "rounds", low=0, high=MAX_ROUNDS, expected=f"an integer between 0 and {MAX_ROUNDS}")
+    weights = _weight_count(mixing.graph)
+    if weights * rounds > MAX_SIMULATED_WORK:
+        raise InputError(f"rounds={rounds} on the {mixing.graph.label} would take {weights * rounds:,} "
+                         f"weight multiplications ({weights:,} nonzero weights × {rounds:,} rounds), more "
+                         f"than {MAX_SIMULATED_WORK:,}; give rounds={MAX_SIMULATED_WORK // weights} "
+                         "or fewer, or fewer workers")
     exact = mixing.exact and p <= EXACT_MAX_P and _exact_values(init)
     if exact:
         return _simulate_exact(mixing, tuple(Fraction(v) for v in init), rounds, keep_values)
     return _simulate_float(mixing, init, rounds, keep_values)
+
+
+def _weight_count(graph: Graph) -> int:
+    """The nonzero weights of a mixing matrix on *graph*: one per worker and one per edge end.
+
+    >>> from costmodel.consensus.graphs import ring
+    >>> _weight_count(ring(4))
+    12
+    """
+    return graph.p + graph.edge_count * (1 if graph.directed else 2)
 
 
 def _simulate_exact(mixing: Mixing, x: tuple[Fraction, ...], rounds: int,
@@ -345,7 +368,7 @@ def consensus(
     reach = rounds_to_target(spec, parse_target(target))
     given = init is not None
     values = _initial(init, built.p)
-    weights_count = built.p + built.edge_count * (1 if built.directed else 2)
+    weights_count = _weight_count(built)
     notes = [*built.notes, *mixing.notes, *spec.notes, *reach.notes]
     if weights_count > MAX_SIMULATED_WEIGHTS:
         if rounds:
@@ -363,9 +386,13 @@ def consensus(
     if rounds is None:
         rounds = min(reach.rounds, DEFAULT_ROUNDS_CAP) if reach.rounds is not None else 10
     keep = given or built.p <= VALUES_MAX_P
+    if keep and built.p * (rounds + 1) > MAX_KEPT_VALUES:
+        keep = False
+        notes.append(f"values omitted: {built.p:,} workers × {rounds + 1:,} rounds are more than "
+                     f"{MAX_KEPT_VALUES:,} values; the disagreement is shown every round")
     trajectory = simulate(mixing, values, rounds=rounds, keep_values=keep)
     notes += _float_note(mixing, values, trajectory, exact_init=not given or _exact_values(values))
-    if not keep:
+    if not keep and not given and built.p > VALUES_MAX_P:
         notes.append(f"values omitted for p > {VALUES_MAX_P} (give an initial vector to keep them); "
                      "the disagreement is shown every round")
     if trajectory and trajectory[0].disagreement == 0:

@@ -113,6 +113,7 @@ BAD = [
     (["consensus", "ring", "-p", "4", "--init", "1,x,3,4"], "'x' is not a number"),
     (["consensus", "ring", "-p", "4", "--target", "2"], "is not between 0 and 1"),
     (["consensus", "ring", "-p", "4", "--rounds", "-3"], "--rounds -3"),
+    (["consensus", "ring", "-p", "100000", "-r", "100000"], "give -r 3333 or fewer"),
     (["consensus", "ring", "-p", "8", "-r", "1000000"], "error: -r 1000000 is not an integer between 0 and 100000"),
     (["consensus", "ring", "--ranks", "1"], "error: --ranks 1 is too small"),
     (["consensus", "ring", "-p", "4", "--degree", "2"], "the ring graph takes no degree"),

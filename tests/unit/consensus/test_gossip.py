@@ -148,6 +148,11 @@ BAD = [
     (lambda: consensus("matrix"), "takes its edges from a matrix file"),
     (lambda: consensus("edges", edges="/no/such/file"), "cannot read the edge list"),
     (lambda: consensus("complete", 10**6, rounds=1), "1,000,000,000,000 weights, more than 50,000,000"),
+    # 3·10^5 weights × 10^5 rounds: minutes of sparse products, refused before the first
+    (lambda: consensus("ring", 100_000, rounds=100_000),
+     "rounds=100000 on the ring of 100000 would take 30,000,000,000 weight multiplications "
+     "(300,000 nonzero weights × 100,000 rounds), more than 1,000,000,000; give rounds=3333 or fewer"),
+    (lambda: simulate(mixing_matrix(ring(100_000)), range(100_000), rounds=3334), "1,000,200,000 weight"),
 ]
 
 
@@ -156,6 +161,15 @@ def test_bad_input(call, needle):
     with pytest.raises(InputError) as info:
         call()
     assert needle in str(info.value)
+
+
+def test_long_runs_drop_the_values_but_keep_the_disagreement():
+    # 1000 workers × 1001 rounds is 1,001,000 values, past the 1,000,000 kept
+    run = consensus("ring", 1000, rounds=1000)
+    assert len(run.trajectory) == 1001 and all(q.values is None for q in run.trajectory)
+    assert run.trajectory[0].disagreement == pytest.approx(math.sqrt(sum((k - 999 / 2) ** 2 for k in range(1000))))
+    assert any("1,000 workers × 1,001 rounds are more than 1,000,000 values" in note for note in run.notes)
+    assert all(q.values is not None for q in consensus("ring", 1000, rounds=998).trajectory)
 
 
 def test_gossip_vs_allreduce_prices_each_side():
