@@ -70,6 +70,7 @@ from costmodel.validate import is_whole, positive, whole
 
 __all__ = [
     "GRAPHS",
+    "MAX_EDGES",
     "MAX_P",
     "Circulant",
     "Graph",
@@ -94,6 +95,10 @@ __all__ = [
 
 MAX_P = 2**24
 """The largest worker count a graph may have (16,777,216)."""
+MAX_EDGES = 250_000
+"""The most edges of a graph built edge by edge (random-regular, erdos-renyi, an edge list), checked
+before building it: a few seconds from drawing to ρ.  The structured graphs (ring, torus, ...) have closed
+forms and no such bound."""
 
 
 def check_p(p: object, *, graph: str = "graph") -> int:
@@ -476,6 +481,8 @@ def random_regular(p: int, *, degree: int, seed: int | None = None) -> Graph:
     if p * degree % 2:
         raise InputError(f"p × degree = {p} × {degree} is odd; a regular graph needs an even "
                          f"number of edge ends: change p or the degree")
+    _check_edges(p * degree // 2, f"a random {degree}-regular graph on {p} workers has",
+                 hint="lower the degree or p")
     rng = random.Random(seed)
     if degree > (p - 1) // 2:  # sparse complement: pair the missing edges instead
         missing = _pairing(p, p - 1 - degree, rng)
@@ -546,6 +553,8 @@ def erdos_renyi(p: int, *, prob: Any = None, degree: Any = None, seed: int | Non
     check_p(p, graph="Erdős–Rényi graph")
     seed = _check_seed(seed)
     q = _edge_probability(p, prob, degree)
+    _check_edges(math.ceil(q * p * (p - 1) / 2), f"an Erdős–Rényi graph G({p}, {q:.4g}) has about",
+                 hint="lower the edge probability or p")
     rng = random.Random(seed)
     edges: set[tuple[int, int]] = set()
     if q >= 1:
@@ -567,6 +576,20 @@ def erdos_renyi(p: int, *, prob: Any = None, degree: Any = None, seed: int | Non
                      disconnected_hint=(f"raise the edge probability (q = {q:.3g}; above ln(p)/p = "
                                         f"{threshold:.3g} it is connected with high probability) "
                                         "or try another seed"))
+
+
+def _check_edges(count: int, what: str, *, hint: str) -> None:
+    """Refuse a graph of more than :data:`MAX_EDGES` edges before building it; *what* leads the message.
+
+    >>> _check_edges(2_000_000, "this graph has", hint="lower the degree")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: this graph has 2,000,000 edges, more than the 250,000 costmodel builds \
+one by one; lower the degree
+    """
+    if count > MAX_EDGES:
+        raise InputError(f"{what} {count:,} edges, more than the {MAX_EDGES:,} costmodel builds one by one; "
+                         f"{hint}")
 
 
 def _edge_probability(p: int, prob: Any, degree: Any) -> float:
@@ -716,6 +739,9 @@ def parse_edge_list(text: str, *, path: str = "<text>", p: int | None = None) ->
             raise ParseError(f"worker {max(u, v)} is beyond the largest supported, {MAX_P - 1}",
                              path=path, line=number)
         pairs.append((u, v))
+        if len(pairs) > MAX_EDGES:
+            raise ParseError(f"more than {MAX_EDGES:,} edges; costmodel builds at most that many one by one",
+                             path=path, line=number)
     if not pairs:
         raise ParseError("no edges found; write one 'u v' pair per line", path=path)
     return from_edges(pairs, p=p, label=f"edge list {Path(path).name}", path=path)

@@ -225,6 +225,15 @@ BAD = [
     (lambda: generate("random-regular", 8), InputError, "needs a degree"),
     (lambda: generate("edges"), InputError, "needs an edge-list file"),
     (lambda: load_edge_list("/nonexistent/g.txt"), ParseError, "cannot read the edge list"),
+    # refused before drawing: G(20000, 1/2) has 20000·19999/4 = 99,995,000 edges, 10^8 Python tuples
+    (lambda: erdos_renyi(20_000, prob=0.5), InputError,
+     "an Erdős–Rényi graph G(20000, 0.5) has about 99,995,000 edges, more than the 250,000 costmodel builds "
+     "one by one; lower the edge probability or p"),
+    (lambda: erdos_renyi(2**24, prob=1), InputError, "about 140,737,479,966,720 edges"),
+    (lambda: random_regular(2**24, degree=3), InputError,
+     "a random 3-regular graph on 16777216 workers has 25,165,824 edges, more than the 250,000"),
+    (lambda: parse_edge_list("".join(f"{i} {i + 1}\n" for i in range(250_001)), path="path.txt"), ParseError,
+     "path.txt:250001: more than 250,000 edges"),
 ]
 
 
