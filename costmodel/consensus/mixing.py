@@ -391,6 +391,9 @@ def parse_matrix(text: str, *, path: str = "<text>", graph: Graph | None = None)
             except InputError as exc:
                 raise ParseError(str(exc), path=path, line=number) from None
             values = tuple(map(cache.__getitem__, tokens))
+        if rows and len(rows) == len(rows[0]):  # one row more than a row's entries: never square
+            raise ParseError(f"row {len(rows)} is one too many: the rows have {len(rows[0])} entries, and "
+                             "W must be square", path=path, line=number)
         rows.append(values)
         lines.append(number)
     if not rows:

@@ -175,6 +175,9 @@ BAD = [
     (lambda: parse_matrix("0.5 0.5\n0.5 0.4\n", path="w.txt"), ParseError, "w.txt:2: row 1 sums to 0.9, not 1"),
     (lambda: parse_matrix("0.5 0.5\n0.5 x\n", path="w.txt"), ParseError, "w.txt:2: 'x' is not a number"),
     (lambda: parse_matrix("1 0 0\n0 1\n", path="w.txt"), ParseError, "w.txt:1: row has 3 entries, expected 2"),
+    # a tall file fails at its first row past the width, not after reading (and holding) every row
+    (lambda: parse_matrix("0.5 0.5\n" * 3, path="w.txt"), ParseError,
+     "w.txt:3: row 2 is one too many: the rows have 2 entries, and W must be square"),
     (lambda: parse_matrix("# empty\n", path="w.txt"), ParseError, "no rows found"),
     (lambda: parse_matrix("nan 0\n0 1\n", path="w.txt"), ParseError, "'nan' is not a number"),
     (lambda: parse_matrix("1 0\n0 1\n"), InputError, "the nonzero weights of W"),
