@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -179,12 +178,11 @@ def test_a_folder_and_a_missing_file(tmp_path):
         read_debug_log(tmp_path / "nope.log")
 
 
-def test_a_hundred_thousand_lines_is_fast():
+def test_a_hundred_thousand_lines_are_read():
+    # its time is benchmarks/bench_debuglog.py's
     other = "h:1:2 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P/IPC"
     text = "\n".join([RING] + [other] * 50_000 + ["garbage " * 5] * 50_000)
-    start = time.perf_counter()
     log = parse_debug_log(text)
-    assert time.perf_counter() - start < 3.0
     assert log.graphs["ring"].channels == 2
 
 
