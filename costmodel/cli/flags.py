@@ -392,13 +392,14 @@ def typed_options(args: Sequence[str], options: Iterable[tuple[Sequence[str], bo
 
 
 def _as_given(message: str, typed: Typed) -> str:
-    """*message* with each parameter stated at the value the user gave its option under another name,
-    ``stages=8`` after ``-P 8``, written as that option: ``-P 8`` (``p=8`` after ``-p 8`` reads as typed)."""
+    """*message* with each parameter stated at the value the user gave its option, ``stages=8`` after
+    ``-P 8`` and ``entries=0`` after ``--entries 0``, written as that option: ``-P 8``, ``--entries 0``
+    (``p=8`` after ``-p 8``, a short option spelled as the parameter, reads as typed)."""
     for name, option in FLAGS.items():
         if option not in typed or f"{name}=" not in message:
             continue
         spelling, values = typed[option]
-        if spelling.lstrip("-") == name.replace("_", "-"):
+        if not spelling.startswith("--") and spelling.lstrip("-") == name:
             continue
         for value in sorted({v for v in values if v.strip()}, key=len, reverse=True):
             written = f"{spelling} {value}".replace("\\", "\\\\")

@@ -413,7 +413,7 @@ def test_override_records_a_manual_grade_and_the_report_shows_it(capsys, course:
     (("--student", "ada", "--question", "ring-bytes:nope", "--score", "1", "--reason", "x"),
      "--question 'ring-bytes:nope' is not a question of assignment hw1"),
     (("--student", "ada", "--question", "ring-bytes:sent", "--score", "3", "--reason", "x"),
-     "score=3 is not from 0 to the question's 1 points"),
+     "--score 3 is not from 0 to the question's 1 points"),
     (("--student", "ada", "--question", "ring-bytes:sent", "--score", "1", "--reason", " "),
      "--reason is missing"),
 ])

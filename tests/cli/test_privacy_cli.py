@@ -64,7 +64,7 @@ BAD = [
     (["-q", "0.01", "--noise", "-1", "--steps", "10", "--delta", "1e-5"], "error: --noise -1 is not positive"),
     (["-q", "0.01", "--noise", "1", "--steps", "10", "--delta", "1"], "error: --delta 1 is outside (0, 1)"),
     (["-q", "0.01", "--noise", "1", "--steps", "10", "--delta", "0"], "error: --delta 0 is outside (0, 1)"),
-    (["-q", "0.01", "--noise", "1", "--steps", "0", "--delta", "1e-5"], "error: steps=0 is outside 1 to 1e12"),
+    (["-q", "0.01", "--noise", "1", "--steps", "0", "--delta", "1e-5"], "error: --steps 0 is outside 1 to 1e12"),
     (["-q", "0.01", "--noise", "1", "--delta", "1e-5"], "error: give exactly one of --steps and --epochs"),
     (["--noise", "1", "--steps", "3", "--delta", "1e-5"], "error: the sampling rate needs -q or both --batch"),
     (["-q", "0.01", "--noise", "1", "--steps", "3", "--delta", "1e-5", "--clip", "1"],
