@@ -209,10 +209,29 @@ def _(run: ConsensusRun) -> Rendered:
     return Group(head, Text(""), out), run.notes
 
 
+def _weighted_sum(weights: Any, values: Any) -> str:
+    """w₁·x₁ + w₂·x₂ ... as written by hand: a negative weight subtracts, a negative value is bracketed.
+
+    >>> from fractions import Fraction
+    >>> _weighted_sum([Fraction(3, 2), Fraction(-1, 4)], [Fraction(6), Fraction(-3)])
+    '3/2·6 − 1/4·(−3)'
+    """
+    def value(x: Any) -> str:
+        shown = _num(x)
+        return f"(−{shown[1:]})" if shown.startswith("-") else shown
+
+    out = ""
+    for k, (w, x) in enumerate(zip(weights, values, strict=True)):
+        shown = _num(w)
+        negative = shown.startswith("-")
+        term = f"{shown[1:] if negative else shown}·{value(x)}"
+        out += (("−" if negative else "") if k == 0 else (" − " if negative else " + ")) + term
+    return out
+
+
 @renders("costmodel.consensus.gossip.DSGDStep")
 def _(step: DSGDStep) -> Rendered:
-    pairs = " + ".join(f"{_num(w)}·{_num(x)}" for w, x in zip(step.weights, (step.value, *step.neighbours),
-                                                             strict=True))
+    pairs = _weighted_sum(step.weights, (step.value, *step.neighbours))
     out = table("quantity", "value", "how", numeric=("value",))
     out.add_row("mixed", _num(step.mixed), pairs)
     out.add_row("next", _num(step.next), f"mixed − lr × grad = {_num(step.mixed)} − {_num(step.lr)} × "
