@@ -199,6 +199,8 @@ def _pattern(local: list[bool]) -> str:
     pattern of the shape: ``L`` local, ``G`` global, a count before a letter repeating it); ``""`` when no
     layer is local.  The period is the list's shortest, found in one pass (Knuth–Morris–Pratt's failure
     function: the list less its longest border)."""
+    from costmodel.step.flops import pattern_text
+
     if not any(local):
         return ""
     border = [0] * len(local)
@@ -208,14 +210,7 @@ def _pattern(local: list[bool]) -> str:
             k = border[k - 1]
         border[i] = k + (local[i] == local[k])
     period = len(local) - border[-1]
-    runs: list[list[Any]] = []
-    for flag in local[:period]:
-        letter = "L" if flag else "G"
-        if runs and runs[-1][1] == letter:
-            runs[-1][0] += 1
-        else:
-            runs.append([1, letter])
-    return "".join(f"{count if count > 1 else ''}{letter}" for count, letter in runs)
+    return pattern_text((1, "L" if flag else "G") for flag in local[:period])
 
 
 def _norms(config: dict[str, Any]) -> dict[str, Any]:

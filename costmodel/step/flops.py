@@ -67,8 +67,10 @@ al. 2022, appendix B; Korthikanti et al. 2022).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
@@ -96,8 +98,8 @@ from costmodel.validate import positive, whole
 
 __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
            "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
-           "attention_pairs", "capacity", "model_flops", "parameters", "resolve_causal", "window_notes",
-           "window_pattern"]
+           "attention_pairs", "capacity", "model_flops", "parameters", "pattern_text", "resolve_causal",
+           "window_notes", "window_pattern"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
          LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
@@ -144,16 +146,10 @@ def window_pattern(text: object, *, layers: int) -> str:
                          "and G (a global layer), each after an optional count; e.g. window_layers='LG' "
                          "(every other layer, from the first) or window_layers='5LG' (five local layers, "
                          "one global)")
-    runs: list[tuple[int, str]] = []
-    for count, letter in _RUN.findall(body):
-        n = int(count) if count else 1
-        if n < 1:
-            raise InputError(f"window_layers={text!r} repeats a letter 0 times; give counts of 1 or more, "
-                             "e.g. window_layers='5LG'")
-        if runs and runs[-1][1] == letter:
-            runs[-1] = (runs[-1][0] + n, letter)
-        else:
-            runs.append((n, letter))
+    runs = [(int(count) if count else 1, letter) for count, letter in _RUN.findall(body)]
+    if any(n < 1 for n, _ in runs):
+        raise InputError(f"window_layers={text!r} repeats a letter 0 times; give counts of 1 or more, "
+                         "e.g. window_layers='5LG'")
     period = sum(n for n, _ in runs)
     if period > layers:
         raise InputError(f"window_layers={text!r} describes {period} layers, more than layers={layers}; the "
@@ -162,9 +158,23 @@ def window_pattern(text: object, *, layers: int) -> str:
     if letters == {"G"}:
         raise InputError(f"window_layers={text!r} gives the sliding window to no layer; give at least one L, "
                          "or leave window= out for a model without one")
-    if letters == {"L"}:
-        return "L"
-    return "".join(f"{n if n > 1 else ''}{letter}" for n, letter in runs)
+    return "L" if letters == {"L"} else pattern_text(runs)
+
+
+def pattern_text(runs: Iterable[tuple[int, str]]) -> str:
+    """A window pattern's short form from its runs of (layers, letter): neighbouring runs of one letter
+    merged, counts of 1 left out.
+
+    >>> pattern_text([(2, "L"), (3, "L"), (1, "G")])
+    '5LG'
+    """
+    merged: list[list[Any]] = []
+    for n, letter in runs:
+        if merged and merged[-1][1] == letter:
+            merged[-1][0] += n
+        else:
+            merged.append([n, letter])
+    return "".join(f"{n if n > 1 else ''}{letter}" for n, letter in merged)
 
 
 def attention_pairs(sequence: int, *, window: int | None = None, causal: bool = True) -> Fraction:
@@ -466,15 +476,7 @@ class TransformerShape(JSONFields):
 
     def is_windowed_layer(self, index: int) -> bool:
         """Whether layer *index* (from 0) has the sliding window (its pattern repeated over the layers)."""
-        if self.window is None:
-            return False
-        runs = self._window_runs()
-        position = index % sum(n for n, _ in runs)
-        for n, local in runs:
-            if position < n:
-                return local
-            position -= n
-        raise AssertionError("unreachable: the position lies in one of the runs")
+        return self._windowed_below(index + 1) > self._windowed_below(index)
 
     def _windowed_below(self, end: int) -> int:
         """The layers with the window among layers 0 to *end* − 1, counted without listing them."""
