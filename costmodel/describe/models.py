@@ -337,7 +337,13 @@ def load_model(name_or_path: str | Path) -> ModelDescription:
         from costmodel._files import read_text
         from costmodel.tomlfile import MAX_BYTES
 
-        return parse_model(read_text(text, what="the model file", limit=MAX_BYTES), path=text)
+        content = read_text(text, what="the model file", limit=MAX_BYTES)
+        if content.lstrip("\ufeff \t\r\n").startswith("{"):
+            from costmodel.errors import ParseError
+
+            raise ParseError("this is JSON, not a model file (TOML); a Hugging Face config.json is read by "
+                             "--hf-config", path=text)
+        return parse_model(content, path=text)
     return model_preset(text)
 
 

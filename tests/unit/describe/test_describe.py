@@ -157,6 +157,12 @@ def test_a_bad_model_file_is_one_error_naming_it(text, message):
     assert message in str(err.value)
 
 
+def test_a_config_json_given_as_a_model_file_points_to_hf_config():
+    path = str(DATA / "hf" / "llama-3-8b" / "config.json")
+    with pytest.raises(ParseError, match=r"config\.json: this is JSON, not a model file \(TOML\); .* --hf-config$"):
+        load_model(path)
+
+
 # -- Hugging Face config.json ---------------------------------------------------------------------
 
 
