@@ -260,3 +260,29 @@ def test_what_the_docs_page_says_of_the_tables():
     assert f"gives {format_number(full.predicted, digits=4)} s and {format_number(big.step_s, digits=3)} s" in page
     errors = sorted(r.error for r in t1.rows)
     assert f"{format_number(100 * errors[0], digits=1)}–{format_number(100 * errors[-1], digits=2)} % faster" in page
+
+
+def test_what_the_docs_page_says_of_slower_attention_kernels():
+    """The page's probe: the A100 preset with its softmax and dropout at half the memory bandwidth."""
+    import dataclasses
+
+    from costmodel.gpus import load_gpu
+    from costmodel.units import format_number
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "theory" / "step-vs-measured.md").read_text()
+    base = load_gpu("a100-80gb")
+    half = Fraction(1, 2)
+    probe = dataclasses.replace(base, memory_kernels={**base.memory_kernels, "softmax": half, "dropout": half})
+    before = {t.table: t for t in validate().tables}
+    after = {t.table: t for t in validate(gpu=probe).tables}
+    for key, table in before.items():  # every table is nearer the measurements with the slower kernels
+        assert after[key].mean_abs_error < table.mean_abs_error
+
+    def pct(x):
+        return f"{format_number(100 * x, digits=3)} %"
+
+    t1, t5, t2 = (after[k] for k in ("narayanan2021-table1", "korthikanti2022-table5", "narayanan2021-table2"))
+    text = " ".join(page.split())
+    assert f"from {pct(before['narayanan2021-table1'].mean_abs_error)} to {pct(t1.mean_abs_error)}" in text
+    assert f"Table 5 to {pct(t5.mean_abs_error)} and Table 2 to {pct(t2.mean_abs_error)}" in text
+    assert f"The rank order stays off ({len(t1.misranked)} pairs" in text
