@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -117,7 +118,7 @@ def _simulate(name: str, p: int, m: int, v: int, *, durations: Sequence[Mapping[
     producer is on another device).  Raises RuntimeError on a deadlock, which a
     correct order never has.
     """
-    orders, plans, width = _schedule(name, p, m, v)
+    orders, plans, width, sequence = _schedule(name, p, m, v)
     done: list[Any] = [None] * (3 * p * v * width)  # the end of each (op, virtual stage, micro-batch)
     times: list[list[tuple[Any, Any]]] = [list(settled[s]) if settled else [] for s in range(p)]
     for plan, at in zip(plans, times, strict=True):
@@ -125,49 +126,68 @@ def _simulate(name: str, p: int, m: int, v: int, *, durations: Sequence[Mapping[
             done[step[0]] = end
     spans = [[durations[c * p + s][op] for op, _, c in order] if durations else ()
              for s, order in enumerate(orders)]
+    kept = [len(at) for at in times]
+    free: list[Any] = [at[-1][1] if at else 0 for at in times]  # when each device is next free
+    nxt = [0] * p
+    for s in sequence:  # every operation after its inputs (see _sequence)
+        i = nxt[s]
+        nxt[s] = i + 1
+        if i < kept[s]:
+            continue
+        key, inputs = plans[s][i]
+        start = free[s]
+        for d, far in inputs:
+            end = done[d]
+            if far and comm:
+                end = end + comm
+            start = max(start, end)
+        if execute is None:
+            t = start + spans[s][i]
+        else:
+            op, j, chunk = orders[s][i]
+            t = execute(s, op, j, chunk, start)
+        times[s].append((start, t))
+        done[key] = t
+        free[s] = t
+    return orders, times
+
+
+def _sequence(plans: Sequence[_Plan], p: int, size: int) -> array[int]:
+    """The devices in the order the list scheduling runs their operations, one entry an operation (each
+    device's own in its order): every device runs until an input has not been made, then its neighbours
+    (the only devices it exchanges with) take their turn.  Which operation can run depends on which
+    have run, never on their times, so the order is the schedule's own, made once for every pricing
+    of it; each device's operation depends on its own state and its inputs, so any such order gives
+    the same times.  Raises RuntimeError on a deadlock, which a correct order never has."""
+    made = [False] * size
+    at = [0] * p
+    out = array("I")
     pending = deque(range(p))
     queued = [True] * p
     while pending:
         s = pending.popleft()
         queued[s] = False
-        if _advance(s, orders[s], plans[s], times[s], spans[s], done=done, comm=comm, execute=execute):
+        plan, i = plans[s], at[s]
+        first = i
+        while i < len(plan) and all(made[d] for d, _ in plan[i][1]):
+            made[plan[i][0]] = True
+            out.append(s)
+            i += 1
+        at[s] = i
+        if i > first:
             for u in ((s - 1) % p, (s + 1) % p):
-                if not queued[u] and len(times[u]) < len(orders[u]):
+                if not queued[u] and at[u] < len(plans[u]):
                     queued[u] = True
                     pending.append(u)
-    if any(len(at) < len(order) for at, order in zip(times, orders, strict=True)):
+    if any(at[s] < len(plans[s]) for s in range(p)):
         raise RuntimeError("pipeline schedule deadlocked; its operation order is inconsistent")
-    return orders, times
-
-
-def _advance(s: int, order: Sequence[Step], plan: _Plan, at: list[tuple[Any, Any]], span: Sequence[Any], *,
-             done: list[Any], comm: Any, execute: Execute | None) -> bool:
-    """Run device s's operations from its first not yet run (appending to *at* and *done*) until one
-    waits for an input that has not ended; whether any ran."""
-    i, first, n = len(at), len(at), len(order)
-    t = at[-1][1] if at else 0
-    while i < n:
-        key, inputs = plan[i]
-        start = t
-        for d, far in inputs:
-            end = done[d]
-            if end is None:
-                return i > first
-            start = max(start, end + comm if far and comm else end)
-        if execute is None:
-            t = start + span[i]
-        else:
-            op, j, chunk = order[i]
-            t = execute(s, op, j, chunk, start)
-        at.append((start, t))
-        done[key] = t
-        i += 1
-    return i > first
+    return out
 
 
 _Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
-_Schedule = tuple[tuple[tuple[Step, ...], ...], tuple[_Plan, ...], int]
-"""Each device's order, each of its operations' :func:`_plan`, and the micro-batch count the keys use."""
+_Schedule = tuple[tuple[tuple[Step, ...], ...], tuple[_Plan, ...], int, "array[int]"]
+"""Each device's order, each of its operations' :func:`_plan`, the micro-batch count the keys use, and the
+order of the devices' operations that :func:`_simulate` runs (:func:`_sequence`)."""
 
 
 @lru_cache(maxsize=8)
@@ -177,7 +197,8 @@ def _schedule(name: str, p: int, m: int, v: int) -> _Schedule:
     traffic)."""
     orders = tuple(tuple(order(name, s, stages=p, microbatches=m, chunks=v)) for s in range(p))
     width = 1 + max((j for o in orders for _, j, _ in o), default=0)
-    return orders, tuple(_plan(o, s, p=p, v=v, width=width) for s, o in enumerate(orders)), width
+    plans = tuple(_plan(o, s, p=p, v=v, width=width) for s, o in enumerate(orders))
+    return orders, plans, width, _sequence(plans, p, 3 * p * v * width)
 
 
 def _plan(order: Sequence[Step], s: int, *, p: int, v: int, width: int) -> _Plan:
