@@ -86,10 +86,20 @@ class LogFacts:
     gpus_per_thread: int | None = None
     """The GPUs each nccl-tests thread drove (``nGpus`` of its ``# nThread 1 nGpus 8 ...`` line, the
     ``-g`` option), if the log prints it."""
+    per_process: int | None = None
+    """The ranks one nccl-tests process drove, nThread × nGpus of that line, if the log prints it."""
 
     def nodes(self, ranks: int) -> int | None:
-        """The node count of a run of *ranks*, when the ``# Rank`` lines name every rank (else None)."""
-        return len(self.hosts) if self.hosts and self.named == frozenset(range(ranks)) else None
+        """The node count of a run of *ranks*, when the ``# Rank`` lines name every rank, or when one
+        process drove them all (nThread × nGpus is *ranks*: one process runs on one host); else None."""
+        if self.hosts and self.named == frozenset(range(ranks)):
+            return len(self.hosts)
+        return 1 if self.one_process(ranks) else None
+
+    def one_process(self, ranks: int) -> bool:
+        """Whether one process drove all *ranks* (nThread × nGpus is *ranks*), with no ``# Rank`` line
+        naming a second host."""
+        return self.per_process == ranks and len(self.hosts) <= 1
 
 
 def _release(code: str) -> str:
@@ -140,10 +150,12 @@ def log_facts(text: str) -> LogFacts:
     environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
     origins = {name: origin for _, name, _, origin in settings}
     launch = NTHREAD.search(joined)
+    threads, gpus = (int(launch[1]), int(launch[2])) if launch else (0, 0)
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()),
                     origins=tuple((name, origin) for name, origin in origins.items() if origin),
-                    gpus_per_thread=int(launch[2]) if launch and int(launch[2]) >= 1 else None)
+                    gpus_per_thread=gpus if gpus >= 1 else None,
+                    per_process=threads * gpus if threads >= 1 and gpus >= 1 else None)
 
 
 def modelled_version(release: str) -> str:
@@ -213,20 +225,26 @@ def log_shape(path: str | PathLike[str], *, collective: str | None = None) -> tu
 
 def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None,
               hosts_per_node: int = 1) -> int | None:
-    """The node count of a log's run: its hosts when its ``# Rank`` lines name every rank, else *nodes*,
-    which must then be given (and be at least the hosts the lines name, and divide the ranks).  Where a
-    node spans *hosts_per_node* hosts (one NVLink domain, one node to NCCL), the hosts count no nodes:
+    """The node count of a log's run: its hosts when its ``# Rank`` lines name every rank, one when one
+    process drove every rank (its ``# nThread 1 nGpus 8`` line counts them all), else *nodes*, which
+    must then be given (and be at least the hosts the lines name, and divide the ranks).  Where a node
+    spans *hosts_per_node* hosts (one NVLink domain, one node to NCCL), the hosts count no nodes:
     *nodes* as given (None: the hardware's to say).
 
     >>> log_nodes(log_facts("#  Rank  0 Pid 1 on a device  0 [0x0f] X\\n#  Rank  1 Pid 2 on b device  0"
     ...                     " [0x0f] X"), ranks=2)
     2
+    >>> log_nodes(log_facts("# nThread 1 nGpus 8 minBytes 8 maxBytes 1024 step: 2(factor)"), ranks=8)
+    1
     """
     if hosts_per_node > 1:
         return nodes
     named, hosts = len(facts.hosts), facts.nodes(ranks)
     if hosts is not None:
         if nodes is not None and nodes != hosts:
+            if facts.one_process(ranks):
+                raise InputError(f"nodes={nodes}, but one process drove all {ranks} ranks (the log's "
+                                 f"nThread × nGpus is {ranks}), and a process runs on one node; drop nodes=")
             raise InputError(f"nodes={nodes} differs from the {hosts} hosts of the log's # Rank lines, "
                              "which name every rank; drop nodes=")
         return hosts

@@ -510,3 +510,19 @@ def test_a_log_of_part_nodes_against_a_whole_node_preset_says_so(cli, command):
                    "instead of --preset\n")
     data = cli.json("nccl", "compare", G2, "--arch", "sm90", "--channels", "16", "--bw-intra", "20", "--bw-inter", "12")
     assert (data["ranks"], data["nodes"]) == (4, 2)
+
+
+ONE_PROCESS = "tests/data/excerpts/allreduce_b300x8_1node_oneprocess_ocigpuquickstarts.txt"
+
+
+@pytest.mark.parametrize("command", ["compare", "check"])
+def test_one_process_that_drove_every_rank_ran_on_one_node(cli, command):
+    """No # Rank lines, but `# nThread 1 nGpus 8` and a busbw/algbw of 8 ranks: one process drove all
+    8, and a process runs on one host, so the node count is known; a contrary --nodes is refused."""
+    b300 = ("--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--nvls")
+    data = cli.json("nccl", command, ONE_PROCESS, *b300)
+    comparison = data if command == "compare" else data["comparison"]
+    assert (comparison["ranks"], comparison["nodes"]) == (8, 1)
+    _, err = cli("nccl", command, ONE_PROCESS, *b300, "--nodes", "2", rc=2)
+    assert err == ("error: --nodes 2, but one process drove all 8 ranks (the log's nThread × nGpus is 8), and a "
+                   "process runs on one node; drop --nodes\n")
