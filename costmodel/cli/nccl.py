@@ -835,7 +835,7 @@ def _render_comparison(c: Comparison) -> Rendered:
         f"{c.version}'s model{', as nccl-tests measures' if c.as_measured else ''}\n"
         f"[dim]{escape(c.source or c.path)}[/dim]"
     )
-    bands = [f"{float(e[0]):.1%} at {what} ({e[1]} sizes)"
+    bands = [f"{float(e[0]):.1%} at {what} ({e[1]} size{'s' if e[1] > 1 else ''})"
              for e, what in zip(c.busbw_errors(), ("≥ 1 MiB", "< 1 MiB"), strict=True) if e is not None]
     summary = Text(
         f"median |relative error| {float(c.median_abs_rel_error):.1%} over {len(c.rows)} "

@@ -526,3 +526,9 @@ def test_one_process_that_drove_every_rank_ran_on_one_node(cli, command):
     _, err = cli("nccl", command, ONE_PROCESS, *b300, "--nodes", "2", rc=2)
     assert err == ("error: --nodes 2, but one process drove all 8 ranks (the log's nThread × nGpus is 8), and a "
                    "process runs on one node; drop --nodes\n")
+
+
+def test_a_band_of_one_size_is_counted_in_the_singular(cli):
+    """The B300 log kept one size: its band says '(1 size)', as the median over it says '1 size'."""
+    out, _ = cli("nccl", "compare", ONE_PROCESS, "--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--nvls")
+    assert "over 1 size (error" in out and "at ≥ 1 MiB (1 size)" in out and "sizes)" not in out
