@@ -1114,7 +1114,7 @@ def fit(
     warnings = [*filter(None, [target.line()]),
                 *_warnings(rows, search, built, residuals, every, a=a, b=b,
                            factor=bus_factor(collective, ranks)),
-                *_alpha_warnings(measurements, alpha, a=a)]
+                *_alpha_warnings(measurements, alpha, a=a), *_unmeasured_alpha(rows, alpha)]
     return Fit(
         collective=collective, p=ranks, algorithm=name, alpha_s=alpha,
         beta_s_per_byte=built[-1].beta_s_per_byte, segments=tuple(built), residuals=tuple(residuals),
@@ -1257,20 +1257,28 @@ def _notes(measurements: Measurements, built: list[Segment], registry_notes: tup
 
 def _link_alpha(built: list[Segment], rows: list[Row], search: _Search,
                 a: Fraction) -> tuple[float, tuple[str, ...], str]:
-    """α of the summary link: the small-message segment's, at most the smallest time / a(p), never 0;
-    the note the profile keeps, and where α comes from in words (with the reason when it is not segment 1's).
+    """α of the summary link: the small-message segment's, at most the smallest time / a(p); the note
+    the profile keeps, and where α comes from in words (with the reason when it is not segment 1's).
 
     When the first segment's α is at its bound 0 while its messages take time, the
-    smallest measured time, all start-up, divided by a(p) stands in (noted).
+    smallest measured time, all start-up, divided by a(p) stands in (noted); but not when that run
+    moves its bytes at half the log's best rate (size / time) or more (a log of large sizes only): it
+    holds no start-up to read, and α stays 0 (:func:`_unmeasured_alpha` warns).
     """
     from costmodel.units import format_time
 
     fastest = float(search.t.min())
     smallest = fastest / float(a)
     first = built[0].alpha_s
-    at = _short(rows[int(search.t.argmin())].n_bytes)
+    i = int(search.t.argmin())
+    at = _short(rows[i].n_bytes)
     measured = f"the fastest run over a(p): {format_time(fastest)} at {at} / {a}"
     if first <= 0 < smallest:
+        if 2 * search.n[i] / fastest >= float((search.n / search.t).max()):
+            said = (f"no size (segment 1's α is 0, and the fastest run, {format_time(fastest)} at {at}, "
+                    "moves its bytes at the log's bandwidth: no start-up to read)")
+            return 0.0, ("[link] alpha: 0, not measured: the log's fastest run moves its bytes at the log's "
+                         "bandwidth, with no start-up to read",), said
         return smallest, ("[link] alpha: the small-message segment's alpha is 0; the smallest measured time "
                           "divided by the latency coefficient stands in",), f"{measured} (segment 1's α is 0)"
     if first > smallest:
@@ -1279,6 +1287,15 @@ def _link_alpha(built: list[Segment], rows: list[Row], search: _Search,
                           "coefficient",), \
             f"segment 1 (its {format_time(first)} capped at {measured})" if shown else "segment 1"
     return first, (), "segment 1"
+
+
+def _unmeasured_alpha(rows: list[Row], alpha: float) -> list[str]:
+    """The warning of an α the log could not measure (0: its smallest size already runs at the bandwidth)."""
+    if alpha > 0:
+        return []
+    return [f"α is 0, not measured: the smallest size, {_short(rows[0].n_bytes)}, already runs at the "
+            "log's bandwidth, so the log holds no start-up time; measure small sizes too (nccl-tests -b 8) "
+            "to fit α"]
 
 
 def _streamed(measurements: Measurements) -> bool:

@@ -151,3 +151,20 @@ def test_alpha_below_the_floor_is_said_and_a_plausible_one_is_not():
     assert "algorithm=NAME" in found[0]
     assert not any("below 50 ns" in w for w in fit(measured({2**k: ring(2**k) for k in range(3, 31)})).warnings)
     assert ALPHA_FLOOR_S == 50e-9
+
+
+def test_a_log_of_large_sizes_only_measures_no_alpha():
+    """OCI's MI355X doc kept 8 and 16 GiB: the fastest run is bytes at the bandwidth, not start-up, so
+    it does not stand in for α (36.96 ms / 14 would be a 2.6 ms start-up); α stays 0, with a warning."""
+    from costmodel.calibration import read_log
+
+    result = fit(read_log("tests/data/excerpts/allreduce_mi355x8_1node_rccl_largest_ocigpuquickstarts.txt"))
+    assert result.alpha_s == 0
+    assert result.alpha_from == ("no size (segment 1's α is 0, and the fastest run, 36.96 ms at 8.59 GB, moves its "
+                                 "bytes at the log's bandwidth: no start-up to read)")
+    found = [w for w in result.warnings if w.startswith("α is 0, not measured")]
+    assert found == ["α is 0, not measured: the smallest size, 8.59 GB, already runs at the log's bandwidth, "
+                     "so the log holds no start-up time; measure small sizes too (nccl-tests -b 8) to fit α"]
+    # 2·7 start-ups of 5 µs and sizes from 8 B: the stand-in still comes from a start-up-bound run
+    small = {2**k: ring(2**k) for k in range(3, 31)}
+    assert not any(w.startswith("α is 0") for w in fit(measured(small)).warnings)
