@@ -91,6 +91,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from os import PathLike
 
@@ -164,6 +165,23 @@ def _detect(text: str, split: list[str]) -> str | None:
     return None if sure is None else sure.name
 
 
+_SIZE_WORD = re.compile(r"(?i)\b(?:size|bytes)\b")
+_MEASURE_WORD = re.compile(r"(?i)\b(?:time|latency|bandwidth|algbw|busbw|t_avg(?:\[usec\])?|mb/s|gb/s)\b")
+
+
+def _foreign_header(lines: list[str]) -> tuple[int, str] | None:
+    """The first line (1-based number and text, stripped) that reads as a table's header, a size and a
+    measure named in it (``#       size      time   algbw   busbw``), in a log no reader took: what the
+    error names, so that the user sees which table was not understood."""
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if text.startswith("# source:") or len(text) > 200:
+            continue
+        if _SIZE_WORD.search(text) and _MEASURE_WORD.search(text):
+            return number, " ".join(text.split())
+    return None
+
+
 def parse_log(text: str, *, path: str = "<text>", collective: str | None = None,
               p: int | None = None) -> Measurements:
     """Parse the text of a benchmark log of any supported format (see the module docstring).
@@ -191,8 +209,13 @@ def parse_log(text: str, *, path: str = "<text>", collective: str | None = None,
     notes: list[str] = []
     kind = _detect(text, split_lines(text, path, notes=notes))
     if kind is None:
-        raise ParseError(f"not a log costmodel reads ({', '.join(f.title for f in FORMATS)}): no table "
-                         "header found; "
+        formats = ", ".join(f.title for f in FORMATS)
+        if (found := _foreign_header(split_lines(text, path))) is not None:
+            number, header = found
+            raise ParseError(f"not a log costmodel reads ({formats}): {header!r} is a table header of none "
+                             "of them (a table reformatted, or another tool's); give the benchmark's own "
+                             "output", path=path, line=number)
+        raise ParseError(f"not a log costmodel reads ({formats}): no table header found; "
                          "give the benchmark's full output", path=path, line=1)
     read = next(f for f in FORMATS if f.name == kind).parse(text, path=path, collective=collective, p=p)
     return replace(read, warnings=(*notes, *read.warnings)) if notes else read

@@ -705,3 +705,14 @@ def test_the_tail_of_a_row_that_other_output_interrupted_is_named(tmp_path):
                                " ".join(first.split()[:5]), tail, *lines[header + 3:]]) + "\n", encoding="utf-8")
     m = read_log(path)
     assert any(w.startswith(f"line {header + 4}: numbers without a size") for w in m.warnings)
+
+
+def test_a_reformatted_table_is_refused_at_its_header():
+    """kubemark-ai's DGX Spark page keeps four of nccl-tests' columns (size, time, algbw, busbw): no reader
+    takes it, and the error names the header line it did not understand instead of 'no table header'."""
+    path = "tests/data/excerpts/allreduce_gb10x1_reformatted_kubemarkai.txt"
+    with pytest.raises(ParseError) as info:
+        read_log(path)
+    assert info.value.line == 6
+    assert "'# size time algbw busbw' is a table header of none of them (a table reformatted, or another " \
+           "tool's); give the benchmark's own output" in str(info.value)
