@@ -164,12 +164,16 @@ def wrong_only(path: str, refusals: tuple[str, ...], source: str | None = None) 
 
 
 def _wrong(warnings: tuple[str, ...]) -> list[Finding]:
-    wrong = [w for w in warnings if "wrong results" in w]
+    # each reader's warning ends in what the finding says once ("...: nccl-tests found wrong results; row
+    # refused"): the finding lists where, then says it
+    said = ": nccl-tests found wrong results; row refused"
+    wrong = [w.removesuffix(said) for w in warnings if "wrong results" in w]
     if not wrong:
         return []
+    refused = "refused" if len(wrong) == 1 else "each refused"
     return [Finding(pattern="wrong-results", fault=True, sources=_SOURCES["wrong-results"],
-                    text="nccl-tests found wrong results (" + "; ".join(wrong) + "): the bandwidth of such a "
-                    "run means nothing; rerun with the same size, and test the GPUs")]
+                    text=f"nccl-tests found wrong results ({'; '.join(wrong)}; {refused}): the bandwidth of "
+                    "such a run means nothing; rerun with the same size, and test the GPUs")]
 
 
 def _collapse(c: Comparison) -> list[Finding]:

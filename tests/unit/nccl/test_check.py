@@ -213,3 +213,16 @@ def test_a_busbw_above_the_ring_names_the_tree_only_for_an_all_reduce_on_two_nod
         "nvls-inflation"]
     found = check(_log(TWO, "allreduce", fast), TWO).findings[0]
     assert not found.fault and found.sources[0].startswith("NVIDIA/nccl-tests#309")
+
+
+def test_wrong_results_are_said_once_with_where_they_are(capsys):
+    """NVIDIA/nccl#1184 (a DGX-H100 and a DGX-A100 over 100GbE): one row with #wrong in both placements.
+    The finding lists the two, then says once that each was refused, not 'found wrong results' thrice."""
+    log = "tests/data/excerpts/allreduce_h100a100x2_2node_wrong_nccl1184.txt"
+    data = run_json(capsys, "nccl", "check", log, "--arch", "sm80", "--channels", "2", "--bw-intra", "6",
+                    "--bw-inter", "6", "--nodes", "2", rc=1)
+    wrong = [f for f in data["findings"] if f["pattern"] == "wrong-results"]
+    assert data["verdict"] == "suspicious" and len(wrong) == 1
+    assert wrong[0]["text"] == ("nccl-tests found wrong results (line 9: out-of-place #wrong = 237858; line 9: "
+                                "in-place #wrong = 238038; each refused): the bandwidth of such a run means "
+                                "nothing; rerun with the same size, and test the GPUs")
