@@ -255,7 +255,10 @@ def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None,
                              "not known; pass nodes=N")
         raise InputError("the log names no hosts (no # Rank lines); pass nodes=N")
     if nodes < named:
-        raise InputError(f"nodes={nodes} is fewer than the {named} hosts the log's # Rank lines name")
+        raise InputError(f"nodes={nodes} is fewer than the {named} hosts the log's # Rank lines name; hosts "
+                         "that one NVLink domain joins (Multi-Node NVLink, a GB200 or GB300 NVL72 rack) are "
+                         "one node to NCCL: describe them with a preset whose node spans hosts (gb200-nvl72, "
+                         "or a preset file with hosts_per_node)")
     if nodes < 1 or ranks % nodes:
         raise InputError(f"nodes={nodes} does not divide the log's {ranks} ranks")
     return nodes

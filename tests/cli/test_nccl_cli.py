@@ -532,3 +532,18 @@ def test_a_band_of_one_size_is_counted_in_the_singular(cli):
     """The B300 log kept one size: its band says '(1 size)', as the median over it says '1 size'."""
     out, _ = cli("nccl", "compare", ONE_PROCESS, "--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--nvls")
     assert "over 1 size (error" in out and "at ≥ 1 MiB (1 size)" in out and "sizes)" not in out
+
+
+GB300_RACK = "tests/data/excerpts/allreduce_gb300x64_nvl72_elided_ocigpuquickstarts.txt"
+
+
+def test_hosts_of_one_nvlink_domain_described_by_hand_point_to_a_spanning_preset(cli):
+    """64 GB300 of one NVL72 rack over 16 hosts, the # Rank lines cut to 2 hosts: NCCL sees one node.
+    Flags cannot say that a node spans hosts, so --nodes 1 is refused with the way that can (a preset)."""
+    _, err = cli("nccl", "compare", GB300_RACK, "--arch", "sm100", "--channels", "24", "--bw-intra", "40",
+                 "--nvls", "--nodes", "1", rc=2)
+    assert err.startswith("error: --nodes 1 is fewer than the 2 hosts the log's # Rank lines name; ")
+    assert "one node to NCCL: describe them with a preset whose node spans hosts (gb200-nvl72" in err
+    assert err.count("\n") == 1
+    data = cli.json("nccl", "compare", GB300_RACK, "--preset", "gb200-nvl72")
+    assert (data["ranks"], data["nodes"]) == (64, 1)
