@@ -663,6 +663,11 @@ def _size(n: Any) -> str:
     return format_size(n).split(" = ")[-1] if n >= 1024 else format_size(n).split(" = ")[0]
 
 
+def _span(low: Any, high: Any, sizes: int) -> str:
+    """A run of sizes and how many: ``8 B – 512 KiB (17)``, one size alone ``8 GiB (1)``."""
+    return f"{_size(low)} ({sizes})" if low == high else f"{_size(low)} – {_size(high)} ({sizes})"
+
+
 def _full_size(n: Any) -> str:
     from costmodel.units import format_size
 
@@ -825,7 +830,7 @@ def _render_comparison(c: Comparison) -> Rendered:
     for k, g in enumerate(c.regimes, 1):
         regimes.add_row(
             str(k),
-            f"{_size(g.from_bytes)} – {_size(g.to_bytes)} ({g.sizes})",
+            _span(g.from_bytes, g.to_bytes, g.sizes),
             f"{g.algorithm}/{g.protocol}",
             f"{float(g.median_abs_rel_error):.1%}",
         )
@@ -906,7 +911,7 @@ def _render_check(r: Check) -> Rendered:
     columns = ("expected busbw", "measured busbw", "measured/expected")
     out = table("sizes", *columns, "verdict", no_wrap=True, numeric=columns)
     for b in r.bands:
-        out.add_row(f"{_size(b.from_bytes)} – {_size(b.to_bytes)} ({b.sizes})",
+        out.add_row(_span(b.from_bytes, b.to_bytes, b.sizes),
                     _rate(b.expected_busbw_bytes_per_s), _rate(b.measured_busbw_bytes_per_s),
                     f"{float(b.ratio):.2f}", b.verdict)
     nodes = f"{c.nodes} node" + ("s" if c.nodes > 1 else "")

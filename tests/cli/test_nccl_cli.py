@@ -547,3 +547,11 @@ def test_hosts_of_one_nvlink_domain_described_by_hand_point_to_a_spanning_preset
     assert err.count("\n") == 1
     data = cli.json("nccl", "compare", GB300_RACK, "--preset", "gb200-nvl72")
     assert (data["ranks"], data["nodes"]) == (64, 1)
+
+
+@pytest.mark.parametrize("command", ["compare", "check"])
+def test_a_run_of_one_size_is_named_once(cli, command):
+    """The B300 log's one size makes a regime (compare) and a band (check) of one: '8 GiB (1)', not
+    '8 GiB – 8 GiB (1)'."""
+    out, _ = cli("nccl", command, ONE_PROCESS, "--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--nvls")
+    assert "8 GiB (1)" in out and "8 GiB – 8 GiB" not in out
