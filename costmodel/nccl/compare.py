@@ -49,7 +49,10 @@ from costmodel.nccl.system import System
 __all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
            "log_facts", "log_nodes", "log_shape", "modelled_version", "read_manifest"]
 
-_RANK_HOST = re.compile(r"^[ \t>]*#\s+Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
+_RANK_HOST = re.compile(r"^[ \t>]*(?:#\s+)?Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
+"""A ``# Rank`` line's rank and host, its '#' kept or lost (a post's Markdown drops it)."""
+_LAUNCH = re.compile(r"^[ \t>]*(?:#\s*)?nThread\s+(\d+)\s+nGpus\s+(\d+)", re.MULTILINE)
+"""nccl-tests' ``# nThread 1 nGpus 8`` line, its '#' kept or lost."""
 _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
 _VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
 _ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
@@ -126,7 +129,7 @@ def log_facts(text: str) -> LogFacts:
     >>> log_facts("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor)").gpus_per_thread
     8
     """
-    from costmodel.calibration.logs.measurements import NTHREAD, split_lines
+    from costmodel.calibration.logs.measurements import split_lines
 
     joined = "\n".join(split_lines(text))
     named = _RANK_HOST.findall(joined)
@@ -149,7 +152,7 @@ def log_facts(text: str) -> LogFacts:
                          for m in _PLUGIN_SETTING.finditer(joined)])
     environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
     origins = {name: origin for _, name, _, origin in settings}
-    launch = NTHREAD.search(joined)
+    launch = _LAUNCH.search(joined)
     threads, gpus = (int(launch[1]), int(launch[2])) if launch else (0, 0)
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()),

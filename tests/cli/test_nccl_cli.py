@@ -555,3 +555,13 @@ def test_a_run_of_one_size_is_named_once(cli, command):
     '8 GiB – 8 GiB (1)'."""
     out, _ = cli("nccl", command, ONE_PROCESS, "--arch", "sm100", "--channels", "16", "--bw-intra", "40", "--nvls")
     assert "8 GiB (1)" in out and "8 GiB – 8 GiB" not in out
+
+
+def test_rank_lines_that_lost_their_hash_still_name_the_hosts(cli):
+    """A post whose Markdown dropped the '#' of nccl-tests' own lines (headings): 'Rank  0 Group  0 Pid ... on
+    nid005471 device  0' still counts the ranks and names the hosts, as the bare column header is read."""
+    log = "tests/data/excerpts/allreduce_gh200x8_2node_nohash_derived_cscs.txt"
+    data = cli.json("nccl", "compare", log, "--arch", "sm90", "--channels", "4", "--bw-intra", "24",
+                    "--bw-inter", "24", "--cpu", "arm")
+    assert (data["ranks"], data["nodes"]) == (8, 2) and len(data["rows"]) == 8
+    assert not any("busbw/algbw" in n for n in data["notes"])  # the ranks came from the lines, not inferred

@@ -91,6 +91,13 @@ _BARE_FOOTER = re.compile(r"(?:Out of bounds values|Avg bus bandwidth)\s*:")
 """nccl-tests' summary lines, which a post may keep without their '#'."""
 
 
+_BARE_PREAMBLE = re.compile(r"(?:Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s"
+                            r"|nThread\s+\d+\s+nGpus\s+\d+\s|Collective test starting:)")
+"""nccl-tests' own lines before its table (``Rank  0 Group  0 Pid ... on host device  0``, ``nThread 1 nGpus
+8 ...``, ``Collective test starting:``) as a post keeps them without their '#': Markdown reads a line
+that starts with '#' as a heading and drops the mark."""
+
+
 def _bare_header(tokens: list[str]) -> bool:
     """nccl-tests' column header without its '#' (a common paste): size, count, ..., algbw and busbw."""
     return tokens[:2] == ["size", "count"] and {"algbw", "busbw"} <= set(tokens)
@@ -252,7 +259,8 @@ class _NcclText:
 
     def text(self, s: str, number: int) -> None:
         tokens = s.split()
-        if (self.header is None and _bare_header(tokens)) or _BARE_FOOTER.match(s):
+        bare = self.header is None and (_bare_header(tokens) or _BARE_PREAMBLE.match(s) is not None)
+        if bare or _BARE_FOOTER.match(s):
             self.comment("# " + s, number)  # a post that lost the '#' of nccl-tests' own lines
             return
         if self.header is None and _STANDARD_ROW.fullmatch(s):  # rows without their header
