@@ -80,6 +80,35 @@ def test_ranks_sharing_a_domain_match_an_enumeration(order, tp, dp, pp):
     assert got.together == expected
 
 
+
+@pytest.mark.parametrize("order", ["tp-cp-dp-pp", "dp-tp-cp-pp", "tp-pp-cp-dp"])
+@pytest.mark.parametrize("tp,cp,dp,pp", [(4, 2, 2, 4), (2, 3, 4, 2), (1, 2, 8, 4), (3, 1, 5, 2), (2, 2, 8, 1)])
+def test_ranks_of_a_dp_cp_group_sharing_a_domain_match_an_enumeration(order, tp, cp, dp, pp):
+    """The gradient group spans dp × cp ranks, two digits of the rank numbering that need not be adjacent."""
+    dims = tuple(order.split("-"))
+    sizes = {"tp": tp, "cp": cp, "dp": dp, "pp": pp}
+    strides, stride = {}, 1
+    for d in dims:
+        strides[d], stride = stride, stride * sizes[d]
+    got = place(TOPO, order=order, tp=tp, cp=cp, dp=dp, pp=pp)
+    for dim, level in got.together.items():
+        within = ("dp", "cp") if dim == "dp" else (dim,)
+        members = [sum(k * strides[d] for d, k in zip(within, ks, strict=True))
+                   for ks in itertools.product(*(range(sizes[d]) for d in within))]
+        home = TOPO.digits(0)[got.levels[dim]:]
+        assert level == sum(1 for r in members if TOPO.digits(r)[got.levels[dim]:] == home), (dim, got)
+
+
+def test_a_billion_way_data_parallel_group_is_placed_without_listing_its_ranks():
+    """Rank 0's group is counted digit by digit and each other dimension's first ranks over one period mod a
+    node: 10^9 data-parallel ranks, 8 to a node, are placed at once (listing them took minutes)."""
+    topo = topology_of(["8:2us:300GB/s:nvlink", "125000000:5us:25GB/s:ib"])
+    got = place(topo, tp=1, dp=10**9, pp=1)
+    assert got.together == {"dp": 8}
+    wide = place(topo, tp=2, cp=2, dp=25 * 10**7, pp=1)
+    assert wide.together == {"dp": 4}  # 2 cp × 2 dp ranks beside tp 2
+    assert wide.levels == {"tp": 0, "cp": 0, "dp": 1, "pp": None}
+
 def test_a_step_on_levels_equals_the_step_with_the_levels_links():
     shape = TransformerShape(layers=8, hidden=1024, heads=16, sequence=1024, vocabulary=32000)
     kw = {"shape": shape, "dp": 4, "tp": 4, "pp": 2, "microbatches": 4, "peak_flops": "312e12"}
