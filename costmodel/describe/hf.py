@@ -26,6 +26,9 @@ num_experts
 num_experts_per_tok     top_k
 moe_intermediate_size   expert_ffn_factor                    default: intermediate_size (Mixtral)
 n_shared_experts        shared_experts                       default 0
+shared_expert_          shared_experts                       Qwen-MoE's one shared expert, as
+intermediate_size                                            width / moe_intermediate_size experts when
+                                                             that is whole (without n_shared_experts)
 first_k_dense_replace   dense_layers                         default 0
 sliding_window          window                               the local attention's width, on the layers
                                                              below
@@ -52,9 +55,10 @@ Mistral, Mixtral, Phi-3 and Starcoder2 to every layer.  A window on no layer is 
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
 ignored, and an architecture the table does not name is read when its keys are there, except that a key
 that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
-multi-token prediction, Qwen-MoE's shared expert of its own width, a layer type other than sliding or
-full attention) is named in a note (:data:`_UNMODELLED`).  A key missing or of the wrong type is one
-error naming the file and the key (``config.json: hidden_size is missing``).
+multi-token prediction, Qwen-MoE's shared expert of a width that is not a whole number of experts, a
+layer type other than sliding or full attention) is named in a note (:data:`_UNMODELLED`).  A key
+missing or of the wrong type is one error naming the file and the key (``config.json: hidden_size is
+missing``).
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ _UNMODELLED = {
     "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
     "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
     "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3)",
-    "shared_expert_intermediate_size": "a shared expert of its own width (Qwen-MoE)",
+    "shared_expert_intermediate_size": "a shared expert whose width is not a whole number of experts "
+                                       "(Qwen-MoE)",
     "decoder_sparse_step": "experts in every n-th layer only (Qwen-MoE)",
     "moe_layer_freq": "experts in every n-th layer only",
     "mlp_only_layers": "dense layers among the expert layers (Qwen-MoE)",
@@ -102,11 +107,13 @@ _UNMODELLED = {
 that sets one (to a value other than its off value) gets a note naming it, so no number hides it."""
 
 
-def _unmodelled(config: dict[str, Any]) -> tuple[str, ...]:
-    """The note on what *config* sets that the shape does not model (none when nothing)."""
+def _unmodelled(config: dict[str, Any], *, modelled: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The note on what *config* sets that the shape does not model (none when nothing); the keys
+    *modelled* were read into the shape after all (a shared expert whose width is a whole number of
+    experts)."""
     every = ("decoder_sparse_step", "moe_layer_freq")  # 1: experts in every layer, as modelled
-    found = {k: v for k, v in config.items()
-             if k in _UNMODELLED and v not in (None, 0, False, []) and not (k in every and v == 1)}
+    found = {k: v for k, v in config.items() if k in _UNMODELLED and k not in modelled
+             and v not in (None, 0, False, []) and not (k in every and v == 1)}
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
     if not found:
         return ()
@@ -302,16 +309,20 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     shape: dict[str, Any] = {"layers": layers, "hidden": hidden, **attention, "sequence": seq,
                              "vocabulary": vocab, "ffn_factor": Fraction(ffn, hidden),
                              "gated": _gated(config, path), "tied_embeddings": tied}
-    experts = None
+    experts, modelled = None, frozenset[str]()
     for key in ("num_local_experts", "n_routed_experts", "num_experts"):
         if config.get(key) is not None:
             experts = _whole(config, key, path)
             break
     if experts is not None and experts > 1:
         expert_ffn = _whole(config, "moe_intermediate_size", path, default=ffn)
+        shared = _whole(config, "n_shared_experts", path, low=0, default=None)
+        width = _whole(config, "shared_expert_intermediate_size", path, low=0, default=0)
+        if shared is None and width and width % expert_ffn == 0:
+            # Qwen-MoE's one shared expert of width w: w / moe_intermediate_size experts' matrices
+            shared, modelled = width // expert_ffn, frozenset({"shared_expert_intermediate_size"})
         shape.update(experts=experts, top_k=_whole(config, "num_experts_per_tok", path),
-                     expert_ffn_factor=Fraction(expert_ffn, hidden),
-                     shared_experts=_whole(config, "n_shared_experts", path, low=0, default=0),
+                     expert_ffn_factor=Fraction(expert_ffn, hidden), shared_experts=shared or 0,
                      dense_layers=_whole(config, "first_k_dense_replace", path, low=0, default=0))
         if shape["top_k"] > experts:
             raise ParseError(f"num_experts_per_tok = {shape['top_k']} is more than the {experts} experts",
@@ -331,7 +342,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=(*_unmodelled(config), *told))
+                            notes=(*_unmodelled(config, modelled=modelled), *told))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

@@ -187,6 +187,26 @@ def test_deepseek_moe_keys_map_to_the_shape_keywords():
     assert m.shape == {**PUBLISHED["deepseek-moe-16b"], "kv_groups": 16}
 
 
+def test_qwen_moe_shared_expert_is_read_as_whole_experts():
+    """Qwen/Qwen1.5-MoE-A2.7B: one shared expert of shared_expert_intermediate_size 5632, four of the
+    routed experts' 1408, is priced as shared_experts = 4 (the same matrices and FLOPs); the model card's
+    14.3B parameters and 2.7B activated.  A width that is not a whole number of experts stays a note."""
+    m = read_hf_config(DATA / "hf" / "qwen1.5-moe-a2.7b" / "config.json")
+    assert (m.shape["experts"], m.shape["top_k"], m.shape["shared_experts"]) == (60, 4, 4)
+    assert m.notes == ()
+    count = parameters(m.transformer())
+    h, f, v, layers = 2048, 1408, 151936, 24
+    attention, norms = 4 * h * h, 2 * h
+    expert = 3 * h * f
+    assert count.total == 2 * v * h + layers * (attention + norms + h * 60 + 64 * expert) + h
+    assert count.active == count.total - layers * 56 * expert
+    assert round(count.total / 1e9, 1) == 14.3 and round(count.active / 1e9, 1) == 2.7
+    config = json.loads((DATA / "hf" / "qwen1.5-moe-a2.7b" / "config.json").read_text())
+    odd = parse_hf_config(json.dumps({**config, "shared_expert_intermediate_size": 5000}))
+    assert odd.shape["shared_experts"] == 0 and "shared_expert_intermediate_size" in odd.notes[0]
+    given = parse_hf_config(json.dumps({**config, "n_shared_experts": 2}))  # the count given wins
+    assert given.shape["shared_experts"] == 2 and "shared_expert_intermediate_size" in given.notes[0]
+
 def test_an_unknown_architecture_is_read_from_its_keys():
     config = {"architectures": ["NewModelForCausalLM"], "hidden_size": 256, "num_hidden_layers": 4,
               "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 5000,
