@@ -52,6 +52,16 @@ i global when (i + 1) % ``sliding_window_pattern`` is 0 (6 and 4 by default), Qw
 Mistral, Mixtral, Phi-3 and Starcoder2 to every layer.  A window on no layer is no window;
 ``sliding_window: null`` is none.  A family not named applies it to every layer, and a note says so.
 
+Other spellings and configurations: GPT-2's, BLOOM's, StarCoder's and Falcon's names (``n_embd``,
+``n_layer``, ``n_head``, ``n_positions``, ``n_inner``, ``ffn_hidden_size``, ``num_kv_heads``:
+:data:`_ALIASES`) are read as the standard keys; their FFN is 4·hidden_size wide when no width is given
+(:data:`_FFN_4H`), and ``multi_query`` (without Falcon's ``new_decoder_architecture``) is one key-value head.
+A multimodal configuration (Gemma 3's, Llama 4's ``...ForConditionalGeneration``) is read as its text
+model, ``text_config``, with the outer ``tie_word_embeddings``; a note says the vision encoder is left out.
+A key a family's published file leaves to ``transformers`` takes the value it builds (:data:`_DEFAULTS`:
+Gemma 3's vocabulary, Llama 4's shared expert), named in a note; so are the biases the parameter count
+leaves out (:data:`_BIASED`, or ``attention_bias``, ``mlp_bias``, ``bias`` true).
+
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
 ignored, and an architecture the table does not name is read when its keys are there, except that a key
 that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
@@ -100,6 +110,9 @@ _UNMODELLED = {
                                        "(Qwen-MoE)",
     "decoder_sparse_step": "experts in every n-th layer only (Qwen-MoE)",
     "moe_layer_freq": "experts in every n-th layer only",
+    "interleave_moe_layer_step": "experts in every n-th layer only (Llama 4)",
+    "attention_chunk_size": "chunked attention (Llama 4: a query attends within its chunk on three layers "
+                            "in four; priced here as causal over the whole sequence)",
     "mlp_only_layers": "dense layers among the expert layers (Qwen-MoE)",
     "use_bidirectional_attention": "bidirectional attention (priced here as causal)",
 }
@@ -111,7 +124,7 @@ def _unmodelled(config: dict[str, Any], *, modelled: frozenset[str] = frozenset(
     """The note on what *config* sets that the shape does not model (none when nothing); the keys
     *modelled* were read into the shape after all (a shared expert whose width is a whole number of
     experts)."""
-    every = ("decoder_sparse_step", "moe_layer_freq")  # 1: experts in every layer, as modelled
+    every = ("decoder_sparse_step", "moe_layer_freq", "interleave_moe_layer_step")  # 1: as modelled
     found = {k: v for k, v in config.items() if k in _UNMODELLED and k not in modelled
              and v not in (None, 0, False, []) and not (k in every and v == 1)}
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
@@ -275,6 +288,68 @@ def _heads(config: dict[str, Any], where: str, hidden: int) -> dict[str, int]:
     return out
 
 
+_ALIASES = {"n_embd": "hidden_size", "n_embed": "hidden_size", "n_layer": "num_hidden_layers",
+            "n_head": "num_attention_heads", "n_positions": "max_position_embeddings",
+            "n_inner": "intermediate_size", "ffn_hidden_size": "intermediate_size",
+            "num_kv_heads": "num_key_value_heads"}
+"""Other spellings of the standard keys, as the ``attribute_map`` of GPT-2's, BLOOM's, GPT-J's, StarCoder's
+(``gpt_bigcode``) and Falcon's configurations (and their ``__init__`` arguments: BLOOM's ``n_embed``,
+Falcon's ``ffn_hidden_size`` and ``num_kv_heads``) map them; the standard key wins when both are given."""
+
+_FFN_4H = ("gpt2", "gpt_bigcode", "gptj", "bloom", "falcon")
+"""Families whose FFN is 4·hidden_size wide when the file gives no width (GPT-2's ``n_inner: null``; BLOOM's
+``4 * hidden_size``; Falcon's ``ffn_hidden_size`` default)."""
+
+_DEFAULTS: dict[str, dict[str, int]] = {
+    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072},
+    "falcon": {"max_position_embeddings": 2048},
+    "llama4_text": {"n_shared_experts": 1},
+}
+"""Values ``transformers`` fills in for a key a family's published files leave out (Gemma 3's
+``Gemma3TextConfig``; Falcon's ``FalconConfig``), and Llama 4's one shared expert of the routed experts'
+width in every MoE layer (``Llama4TextMoe.shared_expert``), which no key gives."""
+
+_BIASED = ("gpt2", "gpt_bigcode", "gpt_neox", "gptj", "bloom", "phi", "qwen2", "qwen2_moe", "starcoder2")
+"""Families whose linear layers (or whose attention projections: Qwen2's) carry biases, which the
+parameter count leaves out."""
+
+
+def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """*config* with its standard keys (module notes): the text model's ``text_config`` of a multimodal
+    configuration (Gemma 3, Llama 4), the aliases of :data:`_ALIASES`, the defaults of :data:`_DEFAULTS` and
+    :data:`_FFN_4H`, and one key-value head for ``multi_query``; and the notes on what was read so."""
+    notes: list[str] = []
+    text = config.get("text_config")
+    if isinstance(text, dict) and "hidden_size" not in config:
+        outer = config.get("architectures") or [config.get("model_type") or "the model"]
+        encoders = [k.removesuffix("_config") for k in ("vision_config", "audio_config") if config.get(k)]
+        left = f": its {' and '.join(encoders)} encoder and projector are left out" if encoders else ""
+        notes.append(f"the text model (text_config) of {outer[0]}{left}")
+        outside: dict[str, Any] = {k: config[k] for k in ("architectures", "tie_word_embeddings")
+                                   if k in config}
+        config = {**text, **outside}  # the outer model's lm_head is tied (or not) to the text embedding
+    config = dict(config)
+    for alias, key in _ALIASES.items():
+        if config.get(key) is None and config.get(alias) is not None:
+            config[key] = config[alias]
+    family = _family(config)
+    for key, value in _DEFAULTS.get(family, {}).items():
+        if config.get(key) is None:
+            config[key] = value
+            notes.append(f"{key} = {value}: what transformers builds for {family} (the file leaves it out)")
+    if config.get("intermediate_size") is None and family in _FFN_4H:
+        config["intermediate_size"] = 4 * _whole(config, "hidden_size", where)
+    if config.get("multi_query") is True and not config.get("new_decoder_architecture"):
+        config["num_key_value_heads"] = 1  # one key-value head (GPT-BigCode, Falcon 7B)
+    biased = [k for k in ("attention_bias", "mlp_bias", "bias") if config.get(k) is True]
+    if family in _BIASED or biased:
+        keys = f" ({', '.join(biased)})" if biased else ""
+        positions = " and the learned position embeddings" if "n_positions" in config else ""
+        notes.append(f"not counted: the biases of the linear layers{keys}{positions}: the parameter count is "
+                     "that of the weight matrices and the norms")
+    return config, tuple(notes)
+
+
 def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | None = None) -> ModelDescription:
     """The description the text of a ``config.json`` gives (module notes); *sequence* replaces
     ``max_position_embeddings`` as the sequence length.
@@ -297,6 +372,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         raise ParseError(f"invalid JSON: {detail}", path=path, line=line) from None
     if not isinstance(config, dict):
         raise ParseError("the file is not a JSON object of a model's configuration", path=path)
+    config, read = _text_model(config, path)
     hidden = _whole(config, "hidden_size", path)
     layers = _whole(config, "num_hidden_layers", path)
     attention = _heads(config, path, hidden)
@@ -332,7 +408,8 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
     title = f"{names[0]} ({Path(path).name})"
     settings: dict[str, Any] = {}
-    if any(str(n).endswith(("ForCausalLM", "LMHeadModel")) for n in names):
+    multimodal = any(n.startswith("the text model") for n in read)  # a decoder of text, as a CausalLM's
+    if any(str(n).endswith(("ForCausalLM", "LMHeadModel")) for n in names) or multimodal:
         settings["causal"] = True
     rates = {k: config[k] for k in _DROPOUTS if k in config and config[k] is not None}
     for key, rate in rates.items():
@@ -342,7 +419,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=(*_unmodelled(config, modelled=modelled), *told))
+                            notes=(*read, *_unmodelled(config, modelled=modelled), *told))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

@@ -193,7 +193,8 @@ def test_qwen_moe_shared_expert_is_read_as_whole_experts():
     14.3B parameters and 2.7B activated.  A width that is not a whole number of experts stays a note."""
     m = read_hf_config(DATA / "hf" / "qwen1.5-moe-a2.7b" / "config.json")
     assert (m.shape["experts"], m.shape["top_k"], m.shape["shared_experts"]) == (60, 4, 4)
-    assert m.notes == ()
+    assert m.notes == ("not counted: the biases of the linear layers: the parameter count is that of the weight "
+                       "matrices and the norms",)  # Qwen2's query, key and value biases
     count = parameters(m.transformer())
     h, f, v, layers = 2048, 1408, 151936, 24
     attention, norms = 4 * h * h, 2 * h
@@ -203,9 +204,56 @@ def test_qwen_moe_shared_expert_is_read_as_whole_experts():
     assert round(count.total / 1e9, 1) == 14.3 and round(count.active / 1e9, 1) == 2.7
     config = json.loads((DATA / "hf" / "qwen1.5-moe-a2.7b" / "config.json").read_text())
     odd = parse_hf_config(json.dumps({**config, "shared_expert_intermediate_size": 5000}))
-    assert odd.shape["shared_experts"] == 0 and "shared_expert_intermediate_size" in odd.notes[0]
+    assert odd.shape["shared_experts"] == 0 and "shared_expert_intermediate_size" in odd.notes[1]
     given = parse_hf_config(json.dumps({**config, "n_shared_experts": 2}))  # the count given wins
-    assert given.shape["shared_experts"] == 2 and "shared_expert_intermediate_size" in given.notes[0]
+    assert given.shape["shared_experts"] == 2 and "shared_expert_intermediate_size" in given.notes[1]
+
+def test_a_multimodal_config_is_read_as_its_text_model():
+    """Gemma 3 27B and Llama 4 Scout publish ...ForConditionalGeneration configurations whose text model is
+    text_config: read as it, with a note that the vision encoder is left out.  Gemma 3's text_config leaves
+    the vocabulary and the positions to Gemma3TextConfig (262208, 131072); Llama 4's MoE layers each have
+    one shared expert of the routed experts' width besides the routed one (Llama4TextMoe), which no key
+    gives: the model card's 17B active parameters (109B total with the vision encoder)."""
+    gemma = read_hf_config(DATA / "hf" / "gemma-3-27b" / "config.json")
+    assert (gemma.shape["vocabulary"], gemma.shape["sequence"], gemma.shape["window_layers"]) == \
+        (262208, 131072, "5LG")
+    assert gemma.settings == {"causal": True}
+    assert gemma.notes[0] == ("the text model (text_config) of Gemma3ForConditionalGeneration: its vision "
+                              "encoder and projector are left out")
+    assert gemma.notes[1] == "vocab_size = 262208: what transformers builds for gemma3_text (the file leaves it out)"
+    h, a, g, d, f, v = 5376, 32, 16, 128, 21504, 262208
+    per_layer = h * (a + 2 * g) * d + a * d * h + 3 * h * f + 4 * h + 2 * d
+    assert parameters(gemma.transformer()).total == v * h + 62 * per_layer + h == 27_009_346_304
+    scout = read_hf_config(DATA / "hf" / "llama-4-scout" / "config.json")
+    assert (scout.shape["experts"], scout.shape["top_k"], scout.shape["shared_experts"]) == (16, 1, 1)
+    assert scout.shape["tied_embeddings"] is False and scout.settings == {"causal": True, "dropout": False}
+    assert any(n.startswith("not modelled: attention_chunk_size: chunked attention") for n in scout.notes)
+    count = parameters(scout.transformer())
+    h, a, g, d, f, v = 5120, 40, 8, 128, 8192, 202048
+    attention, expert = h * (a + 2 * g) * d + a * d * h, 3 * h * f
+    assert count.total == 2 * v * h + 48 * (attention + 17 * expert + 16 * h + 2 * h) + h
+    assert count.active == 2 * v * h + 48 * (attention + 2 * expert + 16 * h + 2 * h) + h
+    assert round(count.active / 1e9) == 17 and round(count.total / 1e9) == 108
+
+
+def test_gpt2_and_falcon_names_are_read_as_the_standard_keys():
+    """GPT-2's n_embd, n_layer, n_head, n_positions and an n_inner of null (4·h); Falcon 7B's multi_query
+    (one key-value head) and FFN of 4·h; the biases and GPT-2's position embedding are named as not
+    counted: the released weights hold 124,439,808 and 6,921,720,704."""
+    gpt2 = read_hf_config(DATA / "hf" / "gpt2" / "config.json")
+    assert {k: gpt2.shape[k] for k in ("layers", "hidden", "heads", "sequence", "vocabulary", "ffn_factor")} == \
+        {"layers": 12, "hidden": 768, "heads": 12, "sequence": 1024, "vocabulary": 50257, "ffn_factor": 4}
+    assert gpt2.notes == ("not counted: the biases of the linear layers and the learned position embeddings: "
+                          "the parameter count is that of the weight matrices and the norms",)
+    h, layers = 768, 12
+    biases = layers * (3 * h + h + 4 * h + h + 2 * h) + h  # QKV, projection, FFN, the LayerNorms' and ln_f's
+    assert parameters(gpt2.transformer()).total + biases + 1024 * h == 124_439_808
+    falcon = read_hf_config(DATA / "hf" / "falcon-7b" / "config.json")
+    assert (falcon.shape["kv_groups"], falcon.shape["ffn_factor"], falcon.shape["sequence"]) == (1, 4, 2048)
+    assert falcon.notes == ("max_position_embeddings = 2048: what transformers builds for falcon (the file "
+                            "leaves it out)",)
+    # one LayerNorm a layer (weight and bias: the two h of the count), and ln_f's bias left out
+    assert parameters(falcon.transformer()).total + 4544 == 6_921_720_704
 
 def test_an_unknown_architecture_is_read_from_its_keys():
     config = {"architectures": ["NewModelForCausalLM"], "hidden_size": 256, "num_hidden_layers": 4,

@@ -23,7 +23,8 @@ BASE = {"hidden_size": 64, "num_hidden_layers": 12, "num_attention_heads": 4, "i
 
 def _read(**keys):
     m = parse_hf_config(json.dumps({**BASE, **keys}))
-    return m.shape.get("window"), m.shape.get("window_layers"), m.notes
+    notes = tuple(n for n in m.notes if not n.startswith("not counted: the biases"))  # Qwen2's q, k, v biases
+    return m.shape.get("window"), m.shape.get("window_layers"), notes
 
 
 def _local(pattern: str | None, window: int | None = 128, layers: int = 12) -> list[int]:
