@@ -179,6 +179,7 @@ def memory(
     from costmodel.training.memory import training_memory
 
     layer: dict[str, Any] = {}
+    told: tuple[str, ...] = ()  # what the description does not model or count, as flops and step say it
     if attention is not None and model is None and hf_config is None:
         raise InputError("--attention describes a model's own layer; give --model or --hf-config with it "
                          "(Korthikanti et al.'s formulas are for attention through memory)")
@@ -186,6 +187,7 @@ def memory(
         from costmodel.cli.shape import described
 
         base = described(model=model, hf_config=hf_config)
+        told = tuple(base.notes[1:])  # the first names the model
         from costmodel.describe.models import build_shape
 
         shape = build_shape(base.shape)
@@ -214,9 +216,12 @@ def memory(
             dropout = bool(base.settings.get("dropout", True))
             layer = {"layer": _model_layer(own, attention=kind, dropout=dropout)}
 
-    emit(training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
-                         seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
-                         recompute=recompute, layers=layers, gpu=gpu, **layer), as_json=as_json)
+    import dataclasses
+
+    report = training_memory(params, dtype=dtype, dp=dp, zero=zero, optimizer_bytes=optimizer_bytes, tp=tp,
+                             seq=seq, batch=batch, hidden=hidden, heads=heads, sequence_parallel=sp,
+                             recompute=recompute, layers=layers, gpu=gpu, **layer)
+    emit(dataclasses.replace(report, notes=(*told, *report.notes)), as_json=as_json)
 
 
 def _model_layer(shape: Any, *, attention: str, dropout: bool) -> Any:

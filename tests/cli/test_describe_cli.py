@@ -178,6 +178,17 @@ def test_memory_takes_a_model(cli):
     assert with_batch["activations"]["layers"] == 32
 
 
+def test_memory_says_what_a_config_json_leaves_out(cli):
+    """The parameters memory holds are the text model's of a multimodal config.json: its notes say so, as
+    flops' and step's do (memory printed the count with no note)."""
+    config = str(DATA / "hf" / "llama-4-scout" / "config.json")
+    data = cli.json("memory", "--hf-config", config, "--dtype", "bf16", "--dp", "8", "--zero", "3")
+    flops = cli.json("flops", "--hf-config", config, "--global-batch", "1")
+    told = [n for n in flops["notes"] if n.startswith(("the text model", "n_shared_experts", "not modelled"))]
+    assert len(told) == 3 and data["notes"][:3] == told
+    out, _ = cli.text("memory", "--hf-config", config, "--dp", "8", "--zero", "3", columns=80)
+    assert "note: the text model (text_config) of Llama4ForConditionalGeneration" in out
+
 @pytest.mark.parametrize("option", ["--cp", "--tp", "--dp"])
 def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
