@@ -185,8 +185,10 @@ def memory(
                          "(Korthikanti et al.'s formulas are for attention through memory)")
     if model is not None or hf_config is not None:
         from costmodel.cli.shape import described
+        from costmodel.training.counts import parse_count
 
-        base = described(model=model, hf_config=hf_config)
+        # --seq is the sequence a config.json without max_position_embeddings (BLOOM's) needs
+        base = described(model=model, hf_config=hf_config, seq=None if seq is None else parse_count(seq))
         told = tuple(base.notes[1:])  # the first names the model
         from costmodel.describe.models import build_shape
 

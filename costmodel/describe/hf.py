@@ -350,6 +350,16 @@ def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tup
     return config, tuple(notes)
 
 
+def _sequence(config: dict[str, Any], where: str, sequence: int | None) -> int:
+    """*sequence*, else the default sequence of *config*: its ``max_position_embeddings``."""
+    if sequence is not None:
+        return sequence
+    if config.get("max_position_embeddings") is None:
+        raise ParseError("max_position_embeddings is missing, the default sequence (a model with ALiBi, as "
+                         "BLOOM, has none); give the sequence, e.g. sequence=2048", path=where)
+    return int(_whole(config, "max_position_embeddings", where))
+
+
 def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | None = None) -> ModelDescription:
     """The description the text of a ``config.json`` gives (module notes); *sequence* replaces
     ``max_position_embeddings`` as the sequence length.
@@ -378,7 +388,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     attention = _heads(config, path, hidden)
     ffn = _whole(config, "intermediate_size", path)
     vocab = _whole(config, "vocab_size", path)
-    seq = sequence if sequence is not None else _whole(config, "max_position_embeddings", path)
+    seq = _sequence(config, path, sequence)
     tied = config.get("tie_word_embeddings", True)
     if not isinstance(tied, bool):
         raise ParseError(f"tie_word_embeddings = {json.dumps(tied)} is not true or false", path=path)

@@ -189,6 +189,20 @@ def test_memory_says_what_a_config_json_leaves_out(cli):
     out, _ = cli.text("memory", "--hf-config", config, "--dp", "8", "--zero", "3", columns=80)
     assert "note: the text model (text_config) of Llama4ForConditionalGeneration" in out
 
+def test_a_config_json_without_positions_takes_the_sequence_given(cli, tmp_path):
+    """BLOOM's configuration (ALiBi) gives no max_position_embeddings: --seq gives the sequence, in memory
+    as in flops, and without it the error says to give it."""
+    import json
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"architectures": ["BloomForCausalLM"], "model_type": "bloom", "n_head": 16,
+                                  "n_layer": 24, "hidden_size": 1024, "n_inner": None, "vocab_size": 250880}))
+    _, err = cli("flops", "--hf-config", str(config), "--global-batch", "1", rc=2)
+    assert err.startswith("error: ") and err.rstrip().endswith("give the sequence, e.g. --seq 2048")
+    data = cli.json("memory", "--hf-config", str(config), "--seq", "2048", "--dp", "8", "--batch", "1")
+    flops = cli.json("flops", "--hf-config", str(config), "--seq", "2048", "--global-batch", "1")
+    assert data["params"] == flops["total_parameters"] == 250880 * 1024 + 24 * 12 * 1024**2 + 49 * 1024
+
 @pytest.mark.parametrize("option", ["--cp", "--tp", "--dp"])
 def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
