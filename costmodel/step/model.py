@@ -446,9 +446,9 @@ def _rates(c: StepConfig, notes: list[str]) -> Rates:
 
 def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[str]) -> _Model:
     shape, tp, b, cp = c.shape, c.tp, c.micro_batch, c.cp
-    if shape.heads % tp:
+    if shape.heads % tp:  # the tp it suggests divide the key-value heads too (they divide the heads)
         raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads: "
-                         f"give tp={_nearest_divisors(shape.heads, tp)}")
+                         f"give tp={_nearest_divisors(shape.groups, tp)}")
     if shape.groups % tp:  # Megatron-Core divides the query groups over the tp ranks (no replication)
         raise InputError(f"tp={tp} does not divide kv_groups={shape.groups}; each tp rank holds whole "
                          f"key-value heads: give tp={_nearest_divisors(shape.groups, tp)}")

@@ -97,6 +97,9 @@ def test_context_parallel_option(cli):
     (["--tp", "3"], "error: --tp 3 does not divide --heads 32; each tp rank holds whole heads: give --tp 2 or 4"),
     (["--tp", "16", "--kv-groups", "12", "--heads", "48", "--hidden", "6144"],
      "error: --tp 16 does not divide --kv-groups 12; each tp rank holds whole key-value heads: give --tp 12"),
+    # the tp suggested divides the key-value heads too: 6 divides 48 heads, not 8 groups (Mixtral 8x22B)
+    (["--tp", "7", "--kv-groups", "8", "--heads", "48", "--hidden", "6144"],
+     "error: --tp 7 does not divide --heads 48; each tp rank holds whole heads: give --tp 4 or 8"),
     (["--hf-config", LLAMA_8B], "error: --model and --hf-config both describe the model; pass one of them"),
     (["--megatron", "--expert-model-parallel-size 4"],
      "error: --ep applies to a mixture of experts; give --experts and --top-k in the shape, or leave it out"),
