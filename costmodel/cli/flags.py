@@ -108,6 +108,7 @@ FLAGS = {
     "gamma": "--gamma",
     "gpu": "--gpu",
     "gemm": "--gemm",
+    "hf_config": "--hf-config",
     "global_batch": "--global-batch",
     "gpus": "--dp",
     "gpus_per_node": "--gpus-per-node",

@@ -34,7 +34,8 @@ def model_names(ctx: Any, incomplete: str) -> list[str]:
 
 @app.command("models")
 def models(
-    name: Annotated[str | None, typer.Argument(help="A preset name or a model TOML file to show.",
+    name: Annotated[str | None, typer.Argument(help="A preset name, a model TOML file or a Hugging Face "
+                                                       "config.json to show.",
                                                   metavar="NAME|FILE", show_default=False,
                                                   autocompletion=model_names)] = None,
     as_json: Json = False,
@@ -43,7 +44,7 @@ def models(
 
     A model file has the same TOML format (a \\[shape] table of layers, hidden, heads, sequence,
     vocabulary, ...; base = "llama-3-8b" starts from a preset); --model NAME|FILE uses one in step,
-    flops and memory.
+    flops and memory. A Hugging Face config.json shows what --hf-config reads from it, with its notes.
 
     Example: costmodel models
 
@@ -51,6 +52,11 @@ def models(
     """
     from costmodel.describe.models import list_models, load_model
 
+    if name is not None and name.endswith(".json"):
+        from costmodel.describe.hf import read_hf_config
+
+        emit(read_hf_config(name), as_json=as_json)
+        return
     emit(load_model(name) if name else list_models(), as_json=as_json)
 
 

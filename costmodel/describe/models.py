@@ -333,6 +333,9 @@ def load_model(name_or_path: str | Path) -> ModelDescription:
     :class:`~costmodel.errors.ParseError` for a bad file, naming it.
     """
     text = str(name_or_path)
+    if text.endswith(".json"):  # read as TOML it fails on its first line, which says nothing of the cause
+        raise ParseError("a model file is TOML; a Hugging Face config.json is read with hf_config=FILE "
+                         "(costmodel models FILE shows what is read from it)", path=text)
     if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".toml"):
         from costmodel._files import read_text
         from costmodel.tomlfile import MAX_BYTES

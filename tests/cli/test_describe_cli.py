@@ -206,6 +206,19 @@ def test_a_config_json_without_positions_takes_the_sequence_given(cli, tmp_path)
     flops = cli.json("flops", "--hf-config", str(config), "--seq", "2048", "--global-batch", "1")
     assert data["params"] == flops["total_parameters"] == 250880 * 1024 + 24 * 12 * 1024**2 + 49 * 1024
 
+def test_models_shows_what_a_config_json_reads_as(cli):
+    """costmodel models config.json shows the shape, settings and notes --hf-config reads (it was read as
+    TOML: 'invalid TOML: invalid statement'); --model config.json says to use --hf-config."""
+    config = str(DATA / "hf" / "gemma-3-27b" / "config.json")
+    data = cli.json("models", config)
+    assert data["shape"]["layers"] == 62 and data["shape"]["window_layers"] == "5LG"
+    assert data["notes"][0].startswith("the text model (text_config) of Gemma3ForConditionalGeneration")
+    out, _ = cli.text("models", config, columns=80)
+    assert "sliding window" in out and "note: vocab_size = 262208" in out
+    _, err = cli("flops", "--model", config, "--global-batch", "1", rc=2)
+    assert err == (f"error: {config}: a model file is TOML; a Hugging Face config.json is read with --hf-config "
+                   "FILE (costmodel models FILE shows what is read from it)\n")
+
 @pytest.mark.parametrize("option", ["--cp", "--tp", "--dp"])
 def test_a_parallel_size_that_is_no_count_is_one_error(cli, option):
     _, err = cli("step", "--model", "llama-3-8b", "--peak", "989T", "--efficiency", "0.5", "--profile", "ib-hdr",
