@@ -42,6 +42,9 @@ from costmodel.step.model import MAX_LAYER_OPERATIONS, StepResult, layer_operati
 __all__ = ["KNOBS", "MAX_POINTS", "MAX_SWEEP_OPERATIONS", "Knob", "StepSweep", "SweepPoint", "format_value",
            "parse_values", "sweep_step", "throughput", "work"]
 
+_REASONS_SHOWN = 3
+"""The values whose reasons an error names when no value of a sweep gives a step."""
+
 MAX_POINTS = 1000
 """The most values one sweep takes (a range that would give more is refused)."""
 
@@ -381,6 +384,9 @@ def sweep_step(name: str, values: str | Sequence[Any], *, gpus: int | None = Non
         reasons = list(dict.fromkeys(str(p.skipped) for p in points))
         if len(reasons) > 1:
             reasons = [f"{k.name}={format_value(p.value, k.kind)}: {p.skipped}" for p in points]
+        more = len(reasons) - _REASONS_SHOWN
+        if more > 1:  # one line a reader can take in: the first values' reasons, and how many are left
+            reasons = [*reasons[:_REASONS_SHOWN], f"and {more} more values refused"]
         raise InputError(f"no value of {k.name} gives a step: {'; '.join(reasons)}")
     by_tokens = _by_tokens(points)
     best = max(priced, key=lambda i: (throughput(points[i], by_tokens=by_tokens), -i))

@@ -165,6 +165,19 @@ def test_a_sweep_with_no_step_is_an_error():
         sweep_step("dp", "2,4", **{**TIMES, "link": None})
 
 
+def test_a_sweep_with_no_step_names_the_first_reasons_only():
+    """Sixty values refused each for its own reason were sixty reasons on one line (several kilobytes): the
+    error names the first three and counts the rest."""
+    with pytest.raises(InputError) as err:
+        sweep_step("pp", "3,5,6,7,9,10", **TIMES)
+    message = str(err.value)
+    assert message.startswith("no value of pp gives a step: pp=3: ") and "; pp=5: " in message
+    assert "pp=7" not in message and message.endswith("; and 3 more values refused")
+    with pytest.raises(InputError) as err:
+        sweep_step("pp", "3,5,6,7", **TIMES)  # one more: named rather than counted
+    assert "pp=7: " in str(err.value) and "more values" not in str(err.value)
+
+
 @pytest.mark.parametrize(("text", "values"), [
     ("1,2,4", (1, 2, 4)),
     ("1..64x2", (1, 2, 4, 8, 16, 32, 64)),
