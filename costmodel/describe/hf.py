@@ -57,7 +57,8 @@ Other spellings and configurations: GPT-2's, BLOOM's, StarCoder's and Falcon's n
 :data:`_ALIASES`) are read as the standard keys; their FFN is 4·hidden_size wide when no width is given
 (:data:`_FFN_4H`), and ``multi_query`` (without Falcon's ``new_decoder_architecture``) is one key-value head.
 A multimodal configuration (Gemma 3's, Llama 4's ``...ForConditionalGeneration``) is read as its text
-model, ``text_config``, with the outer ``tie_word_embeddings``; a note says the vision encoder is left out.
+model, ``text_config``, with the outer ``tie_word_embeddings``; a note says the vision encoder is left out
+(also when the text model's keys are at the top, as Qwen2-VL's are).
 A key a family's published file leaves to ``transformers`` takes the value it builds (:data:`_DEFAULTS`:
 Gemma 3's vocabulary, Llama 4's shared expert), named in a note; so are the biases the parameter count
 leaves out (:data:`_BIASED`, or ``attention_bias``, ``mlp_bias``, ``bias`` true).
@@ -309,7 +310,8 @@ _DEFAULTS: dict[str, dict[str, int]] = {
 ``Gemma3TextConfig``; Falcon's ``FalconConfig``), and Llama 4's one shared expert of the routed experts'
 width in every MoE layer (``Llama4TextMoe.shared_expert``), which no key gives."""
 
-_BIASED = ("gpt2", "gpt_bigcode", "gpt_neox", "gptj", "bloom", "phi", "qwen2", "qwen2_moe", "starcoder2")
+_BIASED = ("gpt2", "gpt_bigcode", "gpt_neox", "gptj", "bloom", "phi", "qwen2", "qwen2_moe", "qwen2_vl",
+           "qwen2_5_vl", "starcoder2")
 """Families whose linear layers (or whose attention projections: Qwen2's) carry biases, which the
 parameter count leaves out."""
 
@@ -320,14 +322,16 @@ def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tup
     :data:`_FFN_4H`, and one key-value head for ``multi_query``; and the notes on what was read so."""
     notes: list[str] = []
     text = config.get("text_config")
+    outer = config.get("architectures") or [config.get("model_type") or "the model"]
+    encoders = [k.removesuffix("_config") for k in ("vision_config", "audio_config") if config.get(k)]
+    left = f": its {' and '.join(encoders)} encoder and projector are left out" if encoders else ""
     if isinstance(text, dict) and "hidden_size" not in config:
-        outer = config.get("architectures") or [config.get("model_type") or "the model"]
-        encoders = [k.removesuffix("_config") for k in ("vision_config", "audio_config") if config.get(k)]
-        left = f": its {' and '.join(encoders)} encoder and projector are left out" if encoders else ""
         notes.append(f"the text model (text_config) of {outer[0]}{left}")
         outside: dict[str, Any] = {k: config[k] for k in ("architectures", "tie_word_embeddings")
                                    if k in config}
         config = {**text, **outside}  # the outer model's lm_head is tied (or not) to the text embedding
+    elif encoders:  # the text model's keys at the top (Qwen2-VL): the same model, the same encoders left out
+        notes.append(f"the text model of {outer[0]}{left}")
     config = dict(config)
     for alias, key in _ALIASES.items():
         if config.get(key) is None and config.get(alias) is not None:

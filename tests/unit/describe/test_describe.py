@@ -234,6 +234,12 @@ def test_a_multimodal_config_is_read_as_its_text_model():
     assert count.total == 2 * v * h + 48 * (attention + 17 * expert + 16 * h + 2 * h) + h
     assert count.active == 2 * v * h + 48 * (attention + 2 * expert + 16 * h + 2 * h) + h
     assert round(count.active / 1e9) == 17 and round(count.total / 1e9) == 108
+    # Qwen2-VL gives its text model's keys at the top, beside the vision_config
+    config = json.loads((DATA / "hf" / "llama-3-8b" / "config.json").read_text())
+    vl = parse_hf_config(json.dumps({**config, "architectures": ["Qwen2VLForConditionalGeneration"],
+                                     "model_type": "qwen2_vl", "vision_config": {"depth": 32}}))
+    assert vl.notes[0] == ("the text model of Qwen2VLForConditionalGeneration: its vision encoder and projector "
+                           "are left out") and vl.settings["causal"] is True
 
 
 def test_gpt2_and_falcon_names_are_read_as_the_standard_keys():
