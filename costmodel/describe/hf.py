@@ -347,10 +347,11 @@ def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tup
         config["num_key_value_heads"] = 1  # one key-value head (GPT-BigCode, Falcon 7B)
     biased = [k for k in ("attention_bias", "mlp_bias", "bias") if config.get(k) is True]
     if family in _BIASED or biased:
-        keys = f" ({', '.join(biased)})" if biased else ""
+        verb = "turns" if len(biased) == 1 else "turn"
+        which = "of the linear layers" if family in _BIASED else f"that {' and '.join(biased)} {verb} on"
         positions = " and the learned position embeddings" if "n_positions" in config else ""
-        notes.append(f"not counted: the biases of the linear layers{keys}{positions}: the parameter count is "
-                     "that of the weight matrices and the norms")
+        notes.append(f"not counted: the biases {which}{positions}: the parameter count is that of the weight "
+                     "matrices and the norms")
     return config, tuple(notes)
 
 

@@ -240,6 +240,9 @@ def test_a_multimodal_config_is_read_as_its_text_model():
                                      "model_type": "qwen2_vl", "vision_config": {"depth": 32}}))
     assert vl.notes[0] == ("the text model of Qwen2VLForConditionalGeneration: its vision encoder and projector "
                            "are left out") and vl.settings["causal"] is True
+    oss = read_hf_config(DATA / "hf" / "gpt-oss-120b" / "config.json")  # a key that turns biases on
+    assert oss.notes[0] == ("not counted: the biases that attention_bias turns on: the parameter count is that of "
+                            "the weight matrices and the norms")
 
 
 def test_gpt2_and_falcon_names_are_read_as_the_standard_keys():
