@@ -335,7 +335,7 @@ def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tup
     config = dict(config)
     for alias, key in _ALIASES.items():
         if config.get(key) is None and config.get(alias) is not None:
-            config[key] = config[alias]
+            config[key] = _whole(config, alias, where)  # checked under the name the file gives it
     family = _family(config)
     for key, value in _DEFAULTS.get(family, {}).items():
         if config.get(key) is None:

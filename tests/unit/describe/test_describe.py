@@ -257,6 +257,9 @@ def test_gpt2_and_falcon_names_are_read_as_the_standard_keys():
     h, layers = 768, 12
     biases = layers * (3 * h + h + 4 * h + h + 2 * h) + h  # QKV, projection, FFN, the LayerNorms' and ln_f's
     assert parameters(gpt2.transformer()).total + biases + 1024 * h == 124_439_808
+    config = json.loads((DATA / "hf" / "gpt2" / "config.json").read_text())
+    with pytest.raises(ParseError, match=r'^config.json: n_inner = "big" is not a whole number ≥ 1$'):
+        parse_hf_config(json.dumps({**config, "n_inner": "big"}))  # named as the file spells it
     falcon = read_hf_config(DATA / "hf" / "falcon-7b" / "config.json")
     assert (falcon.shape["kv_groups"], falcon.shape["ffn_factor"], falcon.shape["sequence"]) == (1, 4, 2048)
     assert falcon.notes == ("max_position_embeddings = 2048: what transformers builds for falcon (the file "
