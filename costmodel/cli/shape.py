@@ -142,8 +142,8 @@ ModelName = Annotated[str | None, option(
          "shape options given too override its values.")]
 HfConfig = Annotated[str | None, option(
     "--hf-config", metavar="FILE", panel=SHAPE_PANEL,
-    help="A Hugging Face config.json: hidden_size, num_hidden_layers, num_attention_heads, ... (its "
-         "max_position_embeddings is the default --seq).")]
+    help="A Hugging Face config.json (or the model's folder that holds it): hidden_size, "
+         "num_hidden_layers, num_attention_heads, ... (its max_position_embeddings is the default --seq).")]
 Peak = Annotated[int | None, option("--peak", metavar="FLOP/S", panel=SHAPE_PANEL, parser=_counted,
                                     help="Peak FLOP/s of one device: 312T, 989e12.")]
 

@@ -438,9 +438,12 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:
-    """The description a Hugging Face ``config.json`` at *path* gives (:func:`parse_hf_config`)."""
+    """The description a Hugging Face ``config.json`` at *path* gives (:func:`parse_hf_config`); a folder
+    that holds one (a model's download, as ``huggingface_hub`` lays it out) is read through it."""
     from costmodel._files import read_text
 
     text = str(path)
+    if Path(text).is_dir() and (Path(text) / "config.json").is_file():
+        text = str(Path(text) / "config.json")
     return parse_hf_config(read_text(text, what="the Hugging Face config", limit=2**20), path=text,
                            sequence=sequence)

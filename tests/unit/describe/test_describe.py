@@ -296,6 +296,14 @@ def test_a_bad_config_is_one_error_naming_the_key(change, message):
     assert str(err.value) == message or str(err.value).startswith(message)
 
 
+def test_a_model_folder_is_read_through_its_config_json(tmp_path):
+    """A downloaded model's folder holds its config.json: the folder is read through it; one without is
+    refused as a folder."""
+    assert read_hf_config(DATA / "hf" / "llama-3-8b").shape == model_preset("llama-3-8b").shape
+    with pytest.raises(ParseError, match="a folder, not a regular file"):
+        read_hf_config(tmp_path)
+
+
 def test_config_json_that_is_not_json():
     with pytest.raises(ParseError, match=r"^config.json:1: invalid JSON"):
         parse_hf_config("{hidden_size: 1}")
