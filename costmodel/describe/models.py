@@ -333,19 +333,17 @@ def load_model(name_or_path: str | Path) -> ModelDescription:
     :class:`~costmodel.errors.ParseError` for a bad file, naming it.
     """
     text = str(name_or_path)
+    json = ParseError("a model file is TOML; a Hugging Face config.json is read with hf_config=FILE "
+                      "(costmodel models FILE shows what is read from it)", path=text)
     if text.endswith(".json"):  # read as TOML it fails on its first line, which says nothing of the cause
-        raise ParseError("a model file is TOML; a Hugging Face config.json is read with hf_config=FILE "
-                         "(costmodel models FILE shows what is read from it)", path=text)
+        raise json
     if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".toml"):
         from costmodel._files import read_text
         from costmodel.tomlfile import MAX_BYTES
 
         content = read_text(text, what="the model file", limit=MAX_BYTES)
-        if content.lstrip("\ufeff \t\r\n").startswith("{"):
-            from costmodel.errors import ParseError
-
-            raise ParseError("this is JSON, not a model file (TOML); a Hugging Face config.json is read by "
-                             "--hf-config", path=text)
+        if content.lstrip("\ufeff \t\r\n").startswith("{"):  # JSON under another name
+            raise json
         return parse_model(content, path=text)
     return model_preset(text)
 

@@ -157,10 +157,11 @@ def test_a_bad_model_file_is_one_error_naming_it(text, message):
     assert message in str(err.value)
 
 
-def test_a_config_json_given_as_a_model_file_points_to_hf_config():
-    path = str(DATA / "hf" / "llama-3-8b" / "config.json")
-    with pytest.raises(ParseError, match=r"config\.json: this is JSON, not a model file \(TOML\); .* --hf-config$"):
-        load_model(path)
+def test_a_config_json_under_another_name_points_to_hf_config(tmp_path):
+    path = tmp_path / "llama.cfg"
+    path.write_text((DATA / "hf" / "llama-3-8b" / "config.json").read_text())
+    with pytest.raises(ParseError, match=r"llama\.cfg: a model file is TOML; .* hf_config=FILE"):
+        load_model(str(path))
 
 
 # -- Hugging Face config.json ---------------------------------------------------------------------
