@@ -122,6 +122,7 @@ FLAGS = {
     "kv_groups": "--kv-groups",
     "lanes": "--lanes",
     "layers": "--layers",
+    "hosts_per_node": "--hosts-per-node",
     "levels": "--level",
     "max_bytes": "--max",
     "method": "--method",

@@ -216,6 +216,18 @@ Nvls = Annotated[
 CollNet = Annotated[
     bool, typer.Option("--collnet", rich_help_panel=_HARDWARE, help="CollNet (SHARP in the network) enabled.")
 ]
+HostsPerNode = Annotated[
+    int,
+    option(
+        "--hosts-per-node",
+        metavar="H",
+        panel=_HARDWARE,
+        min=1,
+        show_default=True,
+        help="Hosts one node spans: one NVLink domain over several hosts (Multi-Node NVLink, a GB200 or "
+             "GB300 NVL72 rack of 18), which NCCL counts as one node; the log's hosts then count no nodes.",
+    ),
+]
 Algo = Annotated[
     str | None,
     option(
@@ -354,6 +366,7 @@ def predict_command(
     cpu: Cpu = "intel",
     nvls: Nvls = False,
     collnet: CollNet = False,
+    hosts_per_node: HostsPerNode = 1,
     algo: Algo = None,
     proto: Proto = None,
     nccl_version: Version = "2.30",
@@ -389,7 +402,8 @@ def predict_command(
     """
     from costmodel.nccl.reports import predicted, ranges
 
-    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet,
+                   hosts_per_node)
     ranged = min_size is not None or max_size is not None
     if size is not None and ranged:
         raise InputError("give -n SIZE (one prediction) or --min/--max (the size ranges), not both")
@@ -432,6 +446,7 @@ def compare_command(
     cpu: Cpu = "intel",
     nvls: Nvls = False,
     collnet: CollNet = False,
+    hosts_per_node: HostsPerNode = 1,
     algo: Algo = None,
     proto: Proto = None,
     nccl_version: LogVersion = None,
@@ -464,7 +479,8 @@ def compare_command(
 
     measured = _measured(as_measured, overheads)
     measurements, facts = log_shape(log, collective=collective)
-    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet,
+                   hosts_per_node)
     measurements, system = log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     emit(
         compare(
@@ -497,6 +513,7 @@ def check_command(
     cpu: Cpu = "intel",
     nvls: Nvls = False,
     collnet: CollNet = False,
+    hosts_per_node: HostsPerNode = 1,
     algo: Algo = None,
     proto: Proto = None,
     nccl_version: LogVersion = None,
@@ -536,7 +553,8 @@ def check_command(
         source = source_line(split_lines(read_log_text(log)))
         emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
         raise typer.Exit(1) from None
-    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet,
+                   hosts_per_node)
     measurements, system = log_system(measurements, facts, hw, ranks=ranks, nodes=nodes, log=log)
     result = check(measurements, system, version=nccl_version, algo=algo, proto=proto, facts=facts,
                    overheads=measured)

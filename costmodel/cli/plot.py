@@ -27,6 +27,7 @@ from costmodel.cli.nccl import (
     Channels,
     CollNet,
     Cpu,
+    HostsPerNode,
     Intra,
     NetLatency,
     Nvls,
@@ -301,6 +302,7 @@ def nccl_command(
     intra: Intra = "nvlink",
     net_latency: NetLatency = Fraction(0),
     cpu: Cpu = "intel", nvls: Nvls = False, collnet: CollNet = False,
+    hosts_per_node: HostsPerNode = 1,
     algo: Algo = None, proto: Proto = None, nccl_version: Version = "2.30", overrides: Overrides = None,
     min_size: MinSize = Fraction(1),
     max_size: MaxSize = _GIB,
@@ -317,7 +319,8 @@ def nccl_command(
     from costmodel.plots import draw_nccl_plot, nccl_plot
 
     target = _target(out, force, as_json)
-    hardware = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet)
+    hardware = Hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet,
+                        hosts_per_node)
     system = hardware.system(ranks=ranks, nodes=nodes)
     data = nccl_plot(collective, system, min_bytes=min_size, max_bytes=max_size, version=nccl_version,
                      algo=algo, proto=proto, overrides=None if overrides is None else str(overrides))

@@ -261,7 +261,8 @@ def log_nodes(facts: LogFacts, *, ranks: int, nodes: int | None = None,
         raise InputError(f"nodes={nodes} is fewer than the {named} hosts the log's # Rank lines name; hosts "
                          "that one NVLink domain joins (Multi-Node NVLink, a GB200 or GB300 NVL72 rack) are "
                          "one node to NCCL: describe them with a preset whose node spans hosts (gb200-nvl72, "
-                         "or a preset file with hosts_per_node)")
+                         "or a preset file with hosts_per_node), or give hosts_per_node=H beside the "
+                         "explicit hardware")
     if nodes < 1 or ranks % nodes:
         raise InputError(f"nodes={nodes} does not divide the log's {ranks} ranks")
     return nodes
@@ -499,7 +500,7 @@ _MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "path": (str,), "preset": (str,), "arch": (str, int), "channels": (int,), "bw_intra": (int, float, str),
     "bw_inter": (int, float, str), "net_latency": (int, float, str), "intra": (str,), "cpu": (str,),
     "nvls": (bool,), "collnet": (bool,), "nodes": (int,), "algo": (str,), "proto": (str,),
-    "collective": (str,), "why": (str,), "held_out": (bool,)}
+    "collective": (str,), "why": (str,), "held_out": (bool,), "hosts_per_node": (int,)}
 """What each key of a manifest's [[log]] holds."""
 _MANIFEST_KEYS = frozenset(_MANIFEST_TYPES)
 _TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -514,7 +515,7 @@ def _case(entry: Mapping[str, Any], base: Path) -> Case:
     if measurements.p is None:
         raise InputError(f"{log} does not say how many ranks ran")
     nodes = log_nodes(facts, ranks=measurements.p, nodes=entry.get("nodes"),
-                      hosts_per_node=Hardware.of(entry).hosts_per_node)
+                      hosts_per_node=Hardware.of(entry).node_hosts())
     system = _system(entry, ranks=measurements.p, nodes=nodes)
     version, algo, proto, _ = as_run(facts, version=None, algo=entry.get("algo"), proto=entry.get("proto"))
     hardware = str(entry.get("why", entry.get("preset", "explicit")))

@@ -16,7 +16,9 @@ names; :class:`Hardware` holds either and :meth:`Hardware.system` builds the
 * with a preset and no node count, the ranks fill whole nodes of the preset's ``gpus_per_node``;
 * a preset whose node spans hosts (``hosts_per_node`` above 1: one NVLink domain across hosts, which
   NCCL counts as one node) counts nodes as NVLink domains, never as hosts: a log's hosts do not
-  count its nodes (:attr:`Hardware.hosts_per_node`), and a node count is the domains the ranks fill.
+  count its nodes (:meth:`Hardware.node_hosts`), and a node count is the domains the ranks fill;
+  explicit numbers say the same with ``hosts_per_node`` (a rack of GB300s over 18 hosts), a node
+  count then given where the domains are several.
 
 What the explicit numbers assume is :meth:`System.explicit`'s to say.
 """
@@ -42,7 +44,9 @@ _NEEDED = ("arch", "channels", "bw_intra")
 class Hardware:
     """A machine for NCCL's model: *preset* (a preset's name or file), or the explicit numbers
     (None: not given).  *intra* (``nvlink`` or ``pcie``), *net_latency* (µs), *cpu*, *nvls* and
-    *collnet* have defaults; see :meth:`System.explicit` for what each means.
+    *collnet* have defaults; see :meth:`System.explicit` for what each means.  *hosts_per_node*: the
+    hosts one node of the explicit hardware spans (one NVLink domain over several hosts, Multi-Node
+    NVLink), which NCCL counts as one node.
     """
 
     preset: str | None = None
@@ -55,6 +59,7 @@ class Hardware:
     cpu: str = "intel"
     nvls: bool = False
     collnet: bool = False
+    hosts_per_node: int = 1
 
     @classmethod
     def of(cls, mapping: Mapping[str, Any]) -> Hardware:
@@ -68,10 +73,11 @@ class Hardware:
                 given[key] = parse_number(given[key], what=key)
         return cls(**given)
 
-    @property
-    def hosts_per_node(self) -> int:
-        """The hosts one node of the preset spans (1: a node is a host; no preset: 1)."""
-        return 1 if self.preset is None else int(load_preset(self.preset).get("hosts_per_node", 1))
+    def node_hosts(self) -> int:
+        """The hosts one node spans: the preset's, else *hosts_per_node* (1: a node is a host)."""
+        if self.preset is None:
+            return self.hosts_per_node
+        return int(load_preset(self.preset).get("hosts_per_node", 1))
 
     def given(self) -> list[str]:
         """The explicit settings given (other than their defaults), in declaration order."""
@@ -123,6 +129,10 @@ class Hardware:
                              + ", ".join(f"{k}=" for k in missing)
                              + (" (and bw_inter= on several nodes)" if "bw_intra" in missing else ""))
         assert self.arch is not None and self.channels is not None and self.bw_intra is not None
+        if isinstance(self.hosts_per_node, bool) or not isinstance(self.hosts_per_node, int) \
+                or self.hosts_per_node < 1:
+            raise InputError(f"hosts_per_node={self.hosts_per_node!r} is not a whole number of hosts, at "
+                             "least 1")
         nodes = 1 if nodes is None else nodes
         bw_inter = self.bw_inter
         if bw_inter is None:

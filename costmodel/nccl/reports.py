@@ -183,7 +183,7 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
         measurements = measurements.with_p(ranks)
     elif ranks is not None and ranks != measurements.p:
         raise InputError(f"ranks={ranks} differs from the {measurements.p} ranks of the log; drop ranks=")
-    nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes, hosts_per_node=hardware.hosts_per_node)
+    nodes = log_nodes(facts, ranks=measurements.p, nodes=nodes, hosts_per_node=hardware.node_hosts())
     _fits_preset(hardware, ranks=measurements.p, nodes=nodes)
     return measurements, hardware.system(ranks=measurements.p, nodes=nodes)
 
@@ -191,7 +191,7 @@ def log_system(measurements: Any, facts: Any, hardware: Any, *, ranks: int | Non
 def _fits_preset(hardware: Any, *, ranks: int, nodes: int | None) -> None:
     """Refuse a preset whose nodes hold other than the log's GPUs per node (a preset's graphs are those of
     its whole node: several nodes must be full ones, one node at most full)."""
-    if hardware.preset is None or nodes is None or hardware.hosts_per_node > 1:
+    if hardware.preset is None or nodes is None or hardware.node_hosts() > 1:
         return
     from costmodel.nccl.presets import load_preset
 

@@ -539,7 +539,7 @@ GB300_RACK = "tests/data/excerpts/allreduce_gb300x64_nvl72_elided_ocigpuquicksta
 
 def test_hosts_of_one_nvlink_domain_described_by_hand_point_to_a_spanning_preset(cli):
     """64 GB300 of one NVL72 rack over 16 hosts, the # Rank lines cut to 2 hosts: NCCL sees one node.
-    Flags cannot say that a node spans hosts, so --nodes 1 is refused with the way that can (a preset)."""
+    --nodes 1 alone cannot say that a node spans hosts: refused with the ways that can."""
     _, err = cli("nccl", "compare", GB300_RACK, "--arch", "sm100", "--channels", "24", "--bw-intra", "40",
                  "--nvls", "--nodes", "1", rc=2)
     assert err.startswith("error: --nodes 1 is fewer than the 2 hosts the log's # Rank lines name; ")
@@ -547,6 +547,22 @@ def test_hosts_of_one_nvlink_domain_described_by_hand_point_to_a_spanning_preset
     assert err.count("\n") == 1
     data = cli.json("nccl", "compare", GB300_RACK, "--preset", "gb200-nvl72")
     assert (data["ranks"], data["nodes"]) == (64, 1)
+
+
+def test_hosts_per_node_describes_an_nvlink_domain_by_hand(cli):
+    """--hosts-per-node beside the explicit hardware: the log's hosts count no nodes, the rack is one."""
+    flags = ("--arch", "sm100", "--channels", "24", "--bw-intra", "40", "--nvls")
+    data = cli.json("nccl", "compare", GB300_RACK, *flags, "--hosts-per-node", "16")
+    assert (data["ranks"], data["nodes"]) == (64, 1)
+    data = cli.json("nccl", "check", GB300_RACK, *flags, "--hosts-per-node", "16")
+    assert (data["comparison"]["ranks"], data["comparison"]["nodes"]) == (64, 1)
+    _, err = cli("nccl", "compare", GB300_RACK, *flags, "--nodes", "1", rc=2)
+    assert "or give --hosts-per-node H beside the explicit hardware" in err
+    _, err = cli("nccl", "check", GB300_RACK, "--preset", "gb200-nvl72", "--hosts-per-node", "18", rc=2)
+    assert err == "error: --preset describes the hardware; drop --hosts-per-node (or drop --preset and describe " \
+                  "the hardware with them)\n"
+    _, err = cli("nccl", "compare", GB300_RACK, *flags, "--hosts-per-node", "0", rc=2)
+    assert "--hosts-per-node" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("command", ["compare", "check"])

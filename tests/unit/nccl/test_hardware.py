@@ -94,3 +94,15 @@ def test_an_arm_host_and_a_gb10():
     s = Hardware(arch="sm121", channels=2, bw_intra=Fraction(12), bw_inter=Fraction(12), cpu="arm").system(
         ranks=2, nodes=2)
     assert (s.arch, s.cpu_arch) == (121, "arm")
+
+
+def test_a_node_over_several_hosts_described_by_hand():
+    """hosts_per_node beside the explicit numbers, as a preset's: NCCL's node is the NVLink domain."""
+    rack = Hardware.of({"arch": "sm100", "channels": 24, "bw_intra": 40, "nvls": True, "hosts_per_node": 18})
+    assert rack.node_hosts() == 18 and Hardware(preset="gb200-nvl72").node_hosts() == 18
+    assert Hardware(arch=80, channels=12, bw_intra=Fraction(20)).node_hosts() == 1
+    assert rack.system(ranks=72).nodes == 1
+    with pytest.raises(InputError, match=r"^preset= describes the hardware; drop hosts_per_node="):
+        Hardware(preset="gb200-nvl72", hosts_per_node=18).system(ranks=72)
+    with pytest.raises(InputError, match=r"^hosts_per_node=0 is not a whole number of hosts"):
+        Hardware(arch=100, channels=24, bw_intra=Fraction(40), hosts_per_node=0).system(ranks=72)
