@@ -581,3 +581,14 @@ def test_rank_lines_that_lost_their_hash_still_name_the_hosts(cli):
                     "--bw-inter", "24", "--cpu", "arm")
     assert (data["ranks"], data["nodes"]) == (8, 2) and len(data["rows"]) == 8
     assert not any("busbw/algbw" in n for n in data["notes"])  # the ranks came from the lines, not inferred
+
+
+def test_the_launch_is_read_from_the_command_line_when_the_nthread_line_is_lost(cli):
+    """NVIDIA/nccl-tests#194 kept `all_reduce_perf ... -g 2` and the table: one process drove both ranks,
+    so they ran on one node (no --nodes asked) and each call pays the -g 2 launch."""
+    log = "tests/data/excerpts/allreduce_h100pciex2_g2_cmdline_nccltests194.txt"
+    flags = ("--arch", "sm90", "--channels", "4", "--bw-intra", "20")
+    data = cli.json("nccl", "compare", log, *flags, "--as-measured")
+    assert (data["ranks"], data["nodes"]) == (2, 1)
+    out, _ = cli("nccl", "check", log, *flags)
+    assert "one thread drove 2 GPUs (nccl-tests -g 2)" in " ".join(out.split())
