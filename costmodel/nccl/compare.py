@@ -53,10 +53,6 @@ _RANK_HOST = re.compile(r"^[ \t>]*(?:#\s+)?Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+devic
 """A ``# Rank`` line's rank and host, its '#' kept or lost (a post's Markdown drops it)."""
 _LAUNCH = re.compile(r"^[ \t>]*(?:#\s*)?nThread\s+(\d+)\s+nGpus\s+(\d+)", re.MULTILINE)
 """nccl-tests' ``# nThread 1 nGpus 8`` line, its '#' kept or lost."""
-_COMMAND = re.compile(r"\b[a-z]+(?:_[a-z]+)*_perf(?:_mpi)?\b([^\n]*)")
-"""A test's command line (``./build/all_reduce_perf -b 8 -e 1G -f 2 -g 2``): its arguments."""
-_COMMAND_GPUS = re.compile(r"(?:^|\s)(?:-g|--ngpus)(?:\s+|=)?(\d+)\b")
-_COMMAND_THREADS = re.compile(r"(?:^|\s)(?:-t|--nthreads)(?:\s+|=)?(\d+)\b")
 _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
 _VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
 _ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
@@ -134,6 +130,7 @@ def log_facts(text: str) -> LogFacts:
     8
     """
     from costmodel.calibration.logs.measurements import split_lines
+    from costmodel.calibration.logs.nccl_text import command_launch
 
     joined = "\n".join(split_lines(text))
     named = _RANK_HOST.findall(joined)
@@ -157,33 +154,15 @@ def log_facts(text: str) -> LogFacts:
     environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
     origins = {name: origin for _, name, _, origin in settings}
     launch = _LAUNCH.search(joined)
-    threads, gpus = (int(launch[1]), int(launch[2])) if launch else _command_launch(joined)
+    if launch:
+        threads, gpus = int(launch[1]), int(launch[2])
+    else:  # the post lost the line but may have kept the command that ran
+        threads, gpus = command_launch(joined.splitlines()) or (0, 0)
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()),
                     origins=tuple((name, origin) for name, origin in origins.items() if origin),
                     gpus_per_thread=gpus if gpus >= 1 else None,
                     per_process=threads * gpus if threads >= 1 and gpus >= 1 else None)
-
-
-def _command_launch(text: str) -> tuple[int, int]:
-    """nThread and nGpus of the test's command line when the log lost its ``# nThread`` line (a post
-    that kept the command and the table): ``-t`` (default 1) and ``-g``; (0, 0) when no command line
-    gives ``-g``, or two give different launches.
-
-    >>> _command_launch("$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2\\n")
-    (1, 2)
-    >>> _command_launch("mpirun -np 16 all_reduce_perf -b 8 -e 8G -t 1 --ngpus=1")
-    (1, 1)
-    >>> _command_launch("on slurm-gb200-207-171 device 3"), _command_launch("all_reduce_perf -b 8")
-    ((0, 0), (0, 0))
-    """
-    launches = set()
-    for command in _COMMAND.finditer(text):
-        args = command[1]
-        if gpus := _COMMAND_GPUS.search(args):
-            threads = _COMMAND_THREADS.search(args)
-            launches.add((int(threads[1]) if threads else 1, int(gpus[1])))
-    return launches.pop() if len(launches) == 1 else (0, 0)
 
 
 def modelled_version(release: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from os import PathLike
@@ -507,33 +508,61 @@ _TEST_COUNT: dict[str, str | None] = {"-g": "gpus", "--ngpus": "gpus", "-t": "th
                                       "--nthreads": "threads"}
 
 
+def _counts(words: list[str], keys: dict[str, str | None]) -> dict[str, int]:
+    """The positive whole values of the options *keys* names among *words* (``-g 2``, ``--ngpus=2``), by
+    the name *keys* gives each; the first of each kept."""
+    found: dict[str, int] = {}
+    for i, word in enumerate(words):
+        key, _, value = word.partition("=")
+        if keys.get(key) is None:
+            continue
+        value = value or (words[i + 1] if i + 1 < len(words) else "")
+        if value.isdigit() and int(value) > 0:
+            found.setdefault(keys[key] or "", int(value))
+    return found
+
+
+def _test_at(names: list[str]) -> int | None:
+    """Where the test's program stands among a command line's words (paths stripped), if it does."""
+    return next((i for i, n in enumerate(names) if PROGRAM.fullmatch(n)), None)
+
+
 def _launched(tokens: list[str]) -> tuple[int, str] | None:
     """The ranks a launcher's command line starts (``mpirun -np 16 ... all_reduce_perf -g 1``): its process
     count times the test's GPUs and threads per process, and the words that say so; None for any other
     line."""
     names = [t.rsplit("/", 1)[-1] for t in tokens]
     start = next((i for i, n in enumerate(names) if n in _LAUNCHERS), None)
-    test = next((i for i, n in enumerate(names) if PROGRAM.fullmatch(n)), None)
+    test = _test_at(names)
     if start is None or test is None or test < start:
         return None
-
-    def counts(words: list[str], keys: dict[str, str | None]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for i, word in enumerate(words):
-            key, _, value = word.partition("=")
-            if keys.get(key) is None:
-                continue
-            value = value or (words[i + 1] if i + 1 < len(words) else "")
-            if value.isdigit() and int(value) > 0:
-                found.setdefault(keys[key] or "", int(value))
-        return found
-
-    launch = counts(tokens[start + 1:test], _LAUNCH_COUNT)
+    launch = _counts(tokens[start + 1:test], _LAUNCH_COUNT)
     if "ranks" not in launch:
         return None
-    test_counts = counts(tokens[test + 1:], _TEST_COUNT)
+    test_counts = _counts(tokens[test + 1:], _TEST_COUNT)
     ranks = launch["ranks"] * test_counts.get("gpus", 1) * test_counts.get("threads", 1)
     return ranks, f"{names[start]} starts {launch['ranks']} process{'es' if launch['ranks'] > 1 else ''}"
+
+
+def command_launch(lines: Iterable[str]) -> tuple[int, int] | None:
+    """nThread and nGpus as the test's command lines among *lines* give them (``-t``, 1 when not given,
+    and ``-g``, or ``--nthreads`` and ``--ngpus``): for a log that lost its ``# nThread`` line but kept
+    the command.  None when no command line gives ``-g``, or two give different launches.
+
+    >>> command_launch(["$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2"])
+    (1, 2)
+    >>> command_launch(["mpirun -np 16 all_reduce_perf -b 8 -e 8G -t 1 --ngpus=1"])
+    (1, 1)
+    >>> command_launch(["on slurm-gb200-207-171 device 3 -g 2"]), command_launch(["all_reduce_perf -b 8"])
+    (None, None)
+    """
+    launches = set()
+    for line in lines:
+        tokens = line.replace("`", " ").split()
+        test = _test_at([t.rsplit("/", 1)[-1] for t in tokens])
+        if test is not None and "gpus" in (counts := _counts(tokens[test + 1:], _TEST_COUNT)):
+            launches.add((counts.get("threads", 1), counts["gpus"]))
+    return launches.pop() if len(launches) == 1 else None
 
 
 def _requested_p(state: _NcclText, requested: int, bounds: tuple[int, int] | None) -> int:
