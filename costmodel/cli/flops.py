@@ -140,7 +140,7 @@ def flops_command(
     if (time is None) != (gpus is None):
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
-    told = tuple(base.notes[1:])  # what the description does not model (the first names the model)
+    told = base.told  # what the description does not model
     if causal is None:  # the model's own setting (GPT-3's preset is causal, as step counts it); else the
         causal = base.settings.get("causal")  # shape's: causal with a sliding window, full without
 

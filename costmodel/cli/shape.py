@@ -184,12 +184,15 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
 
 
 class Described:
-    """What --model, --hf-config (and --megatron) describe: shape keywords, step settings, notes."""
+    """What --model, --hf-config (and --megatron) describe: shape keywords, step settings, notes (the
+    model's name, then *told*: what the description sets and the shape does not model or count)."""
 
-    def __init__(self, shape: dict[str, Any], settings: dict[str, Any], notes: list[str]) -> None:
+    def __init__(self, shape: dict[str, Any], settings: dict[str, Any], notes: list[str],
+                 told: tuple[str, ...] = ()) -> None:
         self.shape = shape
         self.settings = settings
         self.notes = notes
+        self.told = told
 
 
 def described(*, model: str | None, hf_config: str | None, seq: int | None = None) -> Described:
@@ -209,8 +212,8 @@ def described(*, model: str | None, hf_config: str | None, seq: int | None = Non
 
         assert hf_config is not None
         found = read_hf_config(hf_config, sequence=seq)
-    told = list(found.notes) if model is None else []  # what a config.json sets and the shape does not model
-    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}", *told])
+    told = tuple(found.notes) if model is None else ()  # what a config.json sets and the shape does not model
+    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}", *told], told)
 
 
 def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,

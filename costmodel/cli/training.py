@@ -189,7 +189,7 @@ def memory(
 
         # --seq is the sequence a config.json without max_position_embeddings (BLOOM's) needs
         base = described(model=model, hf_config=hf_config, seq=None if seq is None else parse_count(seq))
-        told = tuple(base.notes[1:])  # the first names the model
+        told = base.told
         from costmodel.describe.models import build_shape
 
         shape = build_shape(base.shape)

@@ -316,16 +316,19 @@ _BIASED = ("gpt2", "gpt_bigcode", "gpt_neox", "gptj", "bloom", "phi", "qwen2", "
 parameter count leaves out."""
 
 
-def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[str, ...], bool]:
     """*config* with its standard keys (module notes): the text model's ``text_config`` of a multimodal
     configuration (Gemma 3, Llama 4), the aliases of :data:`_ALIASES`, the defaults of :data:`_DEFAULTS` and
-    :data:`_FFN_4H`, and one key-value head for ``multi_query``; and the notes on what was read so."""
+    :data:`_FFN_4H`, and one key-value head for ``multi_query``; the notes on what was read so; and whether
+    the configuration is a multimodal one's (its text model a decoder, as a CausalLM's)."""
     notes: list[str] = []
     text = config.get("text_config")
     outer = config.get("architectures") or [config.get("model_type") or "the model"]
     encoders = [k.removesuffix("_config") for k in ("vision_config", "audio_config") if config.get(k)]
     left = f": its {' and '.join(encoders)} encoder and projector are left out" if encoders else ""
+    multimodal = bool(encoders)  # the text model's keys at the top (Qwen2-VL), or text_config below
     if isinstance(text, dict) and "hidden_size" not in config:
+        multimodal = True
         notes.append(f"the text model (text_config) of {outer[0]}{left}")
         outside: dict[str, Any] = {k: config[k] for k in ("architectures", "tie_word_embeddings")
                                    if k in config}
@@ -352,7 +355,7 @@ def _text_model(config: dict[str, Any], where: str) -> tuple[dict[str, Any], tup
         positions = " and the learned position embeddings" if "n_positions" in config else ""
         notes.append(f"not counted: the biases {which}{positions}: the parameter count is that of the weight "
                      "matrices and the norms")
-    return config, tuple(notes)
+    return config, tuple(notes), multimodal
 
 
 def _sequence(config: dict[str, Any], where: str, sequence: int | None) -> int:
@@ -387,7 +390,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         raise ParseError(f"invalid JSON: {detail}", path=path, line=line) from None
     if not isinstance(config, dict):
         raise ParseError("the file is not a JSON object of a model's configuration", path=path)
-    config, read = _text_model(config, path)
+    config, read, multimodal = _text_model(config, path)
     hidden = _whole(config, "hidden_size", path)
     layers = _whole(config, "num_hidden_layers", path)
     attention = _heads(config, path, hidden)
@@ -423,7 +426,6 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
     title = f"{names[0]} ({Path(path).name})"
     settings: dict[str, Any] = {}
-    multimodal = any(n.startswith("the text model") for n in read)  # a decoder of text, as a CausalLM's
     if any(str(n).endswith(("ForCausalLM", "LMHeadModel")) for n in names) or multimodal:
         settings["causal"] = True
     rates = {k: config[k] for k in _DROPOUTS if k in config and config[k] is not None}
