@@ -49,10 +49,6 @@ from costmodel.nccl.system import System
 __all__ = ["MODELLED", "CompareRow", "Comparison", "LogFacts", "Regime", "as_run", "compare", "hosts_of",
            "log_facts", "log_nodes", "log_shape", "modelled_version", "read_manifest"]
 
-_RANK_HOST = re.compile(r"^[ \t>]*(?:#\s+)?Rank\s+(\d+)\s.*?\bon\s+(\S+)\s+device\s", re.MULTILINE)
-"""A ``# Rank`` line's rank and host, its '#' kept or lost (a post's Markdown drops it)."""
-_LAUNCH = re.compile(r"^[ \t>]*(?:#\s*)?nThread\s+(\d+)\s+nGpus\s+(\d+)", re.MULTILINE)
-"""nccl-tests' ``# nThread 1 nGpus 8`` line, its '#' kept or lost."""
 _LIBRARY_CODE = re.compile(r"\bnccl-library=(\d{4,6})\b")
 _VERSION_LINE = re.compile(r"\b(NCCL|RCCL) version\s*:?\s*(\d+\.\d+\.\d+)(\S*)")
 _ENVIRONMENT = re.compile(r"\b(NCCL_ALGO|NCCL_PROTO|NCCL_TREE_THRESHOLD)(?: set by environment to |=)"
@@ -130,10 +126,11 @@ def log_facts(text: str) -> LogFacts:
     8
     """
     from costmodel.calibration.logs.measurements import split_lines
-    from costmodel.calibration.logs.nccl_text import command_launch
+    from costmodel.calibration.logs.nccl_text import NTHREAD, RANK_LINE, command_launch
 
-    joined = "\n".join(split_lines(text))
-    named = _RANK_HOST.findall(joined)
+    lines = [line.lstrip() for line in split_lines(text)]
+    joined = "\n".join(lines)
+    named = [m.groups() for line in lines if (m := RANK_LINE.match(line)) is not None]
     ranks = {int(r) for r, _ in named}
     hosts = tuple(dict.fromkeys(h for _, h in named))
     version = None
@@ -153,11 +150,11 @@ def log_facts(text: str) -> LogFacts:
                          for m in _PLUGIN_SETTING.finditer(joined)])
     environment = {name: value.rstrip(".,;:") for _, name, value, _ in settings}
     origins = {name: origin for _, name, _, origin in settings}
-    launch = _LAUNCH.search(joined)
+    launch = next((m for line in lines if (m := NTHREAD.match(line)) is not None), None)
     if launch:
         threads, gpus = int(launch[1]), int(launch[2])
     else:  # the post lost the line but may have kept the command that ran
-        threads, gpus = command_launch(joined.splitlines()) or (0, 0)
+        threads, gpus = command_launch(lines) or (0, 0)
     return LogFacts(hosts=hosts, named=frozenset(ranks), library=library, version=version,
                     environment=tuple(environment.items()),
                     origins=tuple((name, origin) for name, origin in origins.items() if origin),

@@ -51,7 +51,6 @@ NCCL_PROGRAMS = {
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 INTEGER = re.compile(r"\d+")
 PROGRAM = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
-NTHREAD = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
 OSU_TITLE = re.compile(
     r"#?\s*OSU\s+(MPI|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|XCCL)(?:[-\s](?:CUDA|ROCm|OpenACC))?\s+(.*?)\s*Test\b"
     r"(?:\s+v?(\S+))?", re.IGNORECASE)

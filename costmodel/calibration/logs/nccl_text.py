@@ -12,7 +12,6 @@ from costmodel.calibration.logs.measurements import (
     BUS_FACTORS,
     INTEGER,
     NCCL_PROGRAMS,
-    NTHREAD,
     NUMBER,
     PROGRAM,
     PT2PT,
@@ -45,14 +44,19 @@ _TYPE_BYTES = {
 _WRONG_ERROR = Fraction(1, 1000)
 """Old nccl-tests print the max abs error (1e-07 when right); above this the row is refused."""
 
-_RANK = re.compile(r"#\s*Rank\s+(\d+)\s")
+RANK_LINE = re.compile(r"#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s")
+"""nccl-tests' line for each rank before its table (``#  Rank  0 Group  0 Pid 4242 on host device  0 [0x07]
+...``): the rank and its host.  Its '#' may be lost: Markdown reads a line that starts with '#' as a heading
+and drops the mark, so a post keeps these lines bare."""
+NTHREAD = re.compile(r"#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+"""nccl-tests' ``# nThread 1 nGpus 8 minBytes ...`` line (its -t and -g), the '#' kept or lost."""
 _FAILURE = re.compile(r"Test (?:CUDA |NCCL )?failure\b.*")
 """nccl-tests' own report of a failed run (common.h: "Test CUDA failure", "Test NCCL failure"), its first
 line the cause: said where a run left no rows, or cut one."""
 _WARN = re.compile(r"NCCL WARN .*")
 """NCCL's warning: context for a failure, never the failure itself (a harmless "Could not find a path for
 pattern 4, falling back to simple order" precedes many a healthy run)."""
-_STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
+_STARTING = re.compile(r"#?\s*Collective test starting:\s*(\S+)")
 _MAX_WARNINGS = 8
 
 
@@ -92,11 +96,11 @@ _BARE_FOOTER = re.compile(r"(?:Out of bounds values|Avg bus bandwidth)\s*:")
 """nccl-tests' summary lines, which a post may keep without their '#'."""
 
 
-_BARE_PREAMBLE = re.compile(r"(?:Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s"
-                            r"|nThread\s+\d+\s+nGpus\s+\d+\s|Collective test starting:)")
-"""nccl-tests' own lines before its table (``Rank  0 Group  0 Pid ... on host device  0``, ``nThread 1 nGpus
-8 ...``, ``Collective test starting:``) as a post keeps them without their '#': Markdown reads a line
-that starts with '#' as a heading and drops the mark."""
+
+def _preamble(s: str) -> bool:
+    """Whether *s* is one of nccl-tests' own lines before its table (a rank's line, ``nThread 1 nGpus 8
+    ...``, ``Collective test starting:``)."""
+    return any(line.match(s) is not None for line in (RANK_LINE, NTHREAD, _STARTING))
 
 
 def _bare_header(tokens: list[str]) -> bool:
@@ -213,7 +217,7 @@ class _NcclText:
         return f" (NCCL warned at line {self.warned[0]}: {self.warned[1]})" if self.warned else ""
 
     def comment(self, s: str, number: int) -> None:
-        if m := _RANK.match(s):
+        if m := RANK_LINE.match(s):
             self.ranks.add(int(m.group(1)))
             self.rank_lines.setdefault(int(m.group(1)), number)
         elif m := NTHREAD.match(s):
@@ -260,7 +264,7 @@ class _NcclText:
 
     def text(self, s: str, number: int) -> None:
         tokens = s.split()
-        bare = self.header is None and (_bare_header(tokens) or _BARE_PREAMBLE.match(s) is not None)
+        bare = self.header is None and (_bare_header(tokens) or _preamble(s))
         if bare or _BARE_FOOTER.match(s):
             self.comment("# " + s, number)  # a post that lost the '#' of nccl-tests' own lines
             return
