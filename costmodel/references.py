@@ -1011,6 +1011,22 @@ TORCHTITAN = Citation(
     year=2024,
     url="https://arxiv.org/abs/2410.06511",
 )
+DEEPSEEK_V2 = Citation(
+    key="deepseekv2",
+    authors="DeepSeek-AI (A. Liu, B. Feng, B. Wang, B. Wang, B. Liu, C. Zhao, C. Deng, C. Ruan et al.)",
+    title="DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
+    venue="arXiv:2405.04434",
+    year=2024,
+    url="https://arxiv.org/abs/2405.04434",
+)
+DEEPSEEK_V3 = Citation(
+    key="deepseekv3",
+    authors="DeepSeek-AI (A. Liu, B. Feng, B. Xue, B. Wang, B. Wu, C. Lu, C. Zhao, C. Deng et al.)",
+    title="DeepSeek-V3 Technical Report",
+    venue="arXiv:2412.19437",
+    year=2024,
+    url="https://arxiv.org/abs/2412.19437",
+)
 HF_TRANSFORMERS = Citation(
     key="hftransformers",
     authors="Hugging Face",
@@ -1143,7 +1159,7 @@ CITATIONS: dict[str, Citation] = {
         HPE_PALS_MPIEXEC, ALCF_AURORA_JOBS,
         HYNDMAN_FAN_1996, NCCL_TESTS,
         BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, LIU_2023_RING, HF_TRANSFORMERS,
-        JIANG_2023, GEMMA_2024, GEMMA_2025, TORCHTITAN,
+        JIANG_2023, GEMMA_2024, GEMMA_2025, TORCHTITAN, DEEPSEEK_V2, DEEPSEEK_V3,
         ABADI_2016, MIRONOV_2017, MIRONOV_2019, BALLE_2020, MCMAHAN_2018, DP_ACCOUNTING,
         KARIMIREDDY_2020, LI_2020_FEDPROX, WANG_2020_FEDNOVA, REISIZADEH_2020, ARNOLD_2008,
     )

@@ -17,6 +17,21 @@ exactly.  A head width other than h/a (Gemma 2: h 3584, 16 heads of 256, Team et
 their Hugging Face configurations) makes the queries and the attention a·d wide, the keys and values
 g·d, and the output projection map a·d back to h; the products are counted on those widths.
 
+Multi-head latent attention (MLA: DeepSeek-V2, DeepSeek-AI 2024, arXiv:2405.04434, section 2.1; DeepSeek-V3,
+arXiv:2412.19437, section 2.1.1; Kimi K2) compresses each token's keys and values into a latent of d_c
+(``kv_rank``) channels and its queries into one of d_c' (``q_rank``), and up-projects them to every head:
+a query and key head is d + d_r wide (d without the rotary embedding, d_r with it; DeepSeek's
+``qk_nope_head_dim`` and ``qk_rope_head_dim``), a value head d_v.  The projections are, as
+``DeepseekV3Attention`` builds them,
+
+    q_a_proj, q_b_proj  2·B·s·(h·d_c' + d_c'·a·(d + d_r))     (q_proj 2·B·s·h·a·(d + d_r) without d_c')
+    kv_a_proj_with_mqa  2·B·s·h·(d_c + d_r)                    (the latent and the keys' shared rotary part)
+    kv_b_proj           2·B·s·d_c·a·(d + d_v)                  (each head's keys and values)
+    attention scores    2·B·s²·a·(d + d_r)    and   2·B·s²·a·d_v (scores × V)
+    output projection   2·B·s·a·d_v·h
+
+which all count as the QKV projection of the standard layer does, one multiply-add per weight and token.
+
 The backward pass is twice the forward (a gradient for the input and one for the weights);
 full activation recomputation runs each layer's forward once more (not the logits).  With
 g = a, f = 4, no gate and no causal saving this is Narayanan et al.'s equation (3),
@@ -31,8 +46,9 @@ and no recomputation it is the dense-transformer path of Megatron-LM's
 above.  The PaLM convention (Chowdhery et al. 2022, appendix B) counts 6·N FLOPs per token for
 the N weights plus 12·l·h·s per token for attention; without recomputation or the causal
 saving, ``total == six_n_flops + 12·l·a·d·s·tokens`` holds exactly (PaLM's 12·L·H·Q·T: H heads of
-Q channels; a·d = h unless ``head_dim`` says otherwise) (N counts the matrices only:
-no biases, norms or position embeddings; the logits share the V·h input embedding).
+Q channels; a·d = h unless ``head_dim`` says otherwise; 6·l·a·(d + d_r + d_v) with latent attention) (N
+counts the matrices only: no biases, norms or position embeddings; the logits share the V·h input
+embedding).
 
 A mixture-of-experts (MoE) layer replaces the MLP by a router, a T × E × h product
 (2·B·s·h·E; Lepikhin et al. 2021, section 2.1), the k experts each token is routed to
@@ -79,6 +95,8 @@ from costmodel.references import (
     CHOWDHERY_2022,
     DAI_2024,
     DAO_2023,
+    DEEPSEEK_V2,
+    DEEPSEEK_V3,
     FEDUS_2022,
     GEMMA_2024,
     GEMMA_2025,
@@ -103,7 +121,7 @@ __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConventio
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
          LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
-         TORCHTITAN)
+         TORCHTITAN, DEEPSEEK_V2, DEEPSEEK_V3)
 
 RECOMPUTATION = ("none", "full")
 """Activation recomputation the FLOP count knows: none, or every layer's forward again."""
@@ -304,6 +322,20 @@ class TransformerShape(JSONFields):
         Norms of the queries and keys: ``"head"``, one weight vector of d shared by the heads for each
         (Qwen3, Gemma 3: 2·d weights a layer); ``"projection"``, over the whole projections (OLMo 2: a·d
         and g·d).  Counted in :func:`parameters`, no FLOPs.
+    kv_rank : int, optional
+        d_c, the width of the latent that multi-head latent attention (MLA: DeepSeek-V2 and V3, Kimi K2)
+        compresses each token's keys and values into, ≥ 1; ``None`` (default): standard attention.  Given,
+        *head_dim* is the part of each query and key head without the rotary embedding (d, DeepSeek's
+        ``qk_nope_head_dim``) and every head has its own keys and values (*kv_groups* is the heads).
+    q_rank : int, optional
+        d_c', the width of the queries' latent (DeepSeek-V2 and V3: 1536), ≥ 1, with *kv_rank*; ``None``:
+        the queries are projected from the hidden state directly (DeepSeek-V2-Lite).
+    rope_head_dim : int, optional
+        d_r, the channels of each query and key head that carry the rotary embedding (DeepSeek's decoupled
+        RoPE: 64), ≥ 0, with *kv_rank*; ``None``: 0.  The keys' part is one per token, shared by the heads.
+    value_head_dim : int, optional
+        d_v, the channels of each value head and so of each head's attention output, ≥ 1, with *kv_rank*;
+        ``None``: *head_dim*.
     """
 
     layers: int
@@ -325,6 +357,10 @@ class TransformerShape(JSONFields):
     window_layers: str | None = None
     layer_norms: int = 2
     qk_norm: str = "none"
+    q_rank: int | None = None
+    kv_rank: int | None = None
+    rope_head_dim: int | None = None
+    value_head_dim: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "sequence", "vocabulary"):
@@ -362,6 +398,36 @@ class TransformerShape(JSONFields):
                              + (f"did you mean {hint!r}?" if hint else
                                 "give 'none', 'head' (one of head_dim each, Qwen3 and Gemma 3) or "
                                 "'projection' (over the whole projections, OLMo 2)"))
+        self._check_latent()
+
+    def _check_latent(self) -> None:
+        """The latent attention's fields: none without *kv_rank*, else widths ≥ 1 (the rotary part ≥ 0) and
+        no key-value groups or query-key norms of standard attention's."""
+        names = ("q_rank", "rope_head_dim", "value_head_dim")
+        if self.kv_rank is None:
+            given = [f"{name}={getattr(self, name)!r}" for name in names if getattr(self, name) is not None]
+            if given:
+                raise InputError(f"{given[0]} describes multi-head latent attention; give kv_rank= (the "
+                                 "width of the keys' and values' latent, e.g. 512) with it, or leave it out")
+            return
+        positive(self.kv_rank, "kv_rank", hint="give the width of the keys' and values' latent, e.g. 512")
+        if self.q_rank is not None:
+            positive(self.q_rank, "q_rank", hint="give the width of the queries' latent, e.g. 1536, or leave "
+                                                 "it out for queries projected from the hidden state")
+        if self.rope_head_dim is not None:
+            whole(self.rope_head_dim, "rope_head_dim", low=0,
+                  hint="give the rotary channels of each query and key head, e.g. 64")
+        if self.value_head_dim is not None:
+            positive(self.value_head_dim, "value_head_dim",
+                     hint="give the channels of each value head, e.g. 128")
+        if self.kv_groups is not None and self.kv_groups != self.heads:
+            raise InputError(f"kv_groups={self.kv_groups!r} with kv_rank={self.kv_rank}: latent attention "
+                             f"gives each of the heads={self.heads} its own keys and values, up-projected "
+                             "from the latent; leave kv_groups out")
+        if self.qk_norm != "none":
+            raise InputError(f"qk_norm={self.qk_norm!r} with kv_rank={self.kv_rank}: latent attention's "
+                             "norms are those of its latents, counted from q_rank and kv_rank; leave qk_norm "
+                             "out")
 
     def _check_window(self) -> None:
         """The sliding window: none, or a width ≥ 1 and a pattern of the layers it applies to."""
@@ -413,18 +479,76 @@ class TransformerShape(JSONFields):
 
     @property
     def head_width(self) -> int:
-        """d: the channels of one attention head, *head_dim* or h/a."""
+        """d: the channels of one attention head, *head_dim* or h/a (with latent attention, the part of each
+        query and key head without the rotary embedding)."""
         return self.hidden // self.heads if self.head_dim is None else self.head_dim
 
     @property
+    def latent(self) -> bool:
+        """Whether the attention is multi-head latent attention (a *kv_rank* is given)."""
+        return self.kv_rank is not None
+
+    @property
+    def rope_width(self) -> int:
+        """d_r: the rotary channels of each query and key head of latent attention (0 without)."""
+        return self.rope_head_dim or 0
+
+    @property
+    def query_head_width(self) -> int:
+        """The channels of one query (and key) head in the attention scores: d, or d + d_r with latent
+        attention."""
+        return self.head_width + self.rope_width
+
+    @property
+    def value_head_width(self) -> int:
+        """The channels of one value head and of its attention output: d, or d_v with latent attention."""
+        return self.head_width if self.value_head_dim is None else self.value_head_dim
+
+    @property
     def attention_width(self) -> int:
-        """a·d: the width of the queries and of the attention's output (h when d = h/a)."""
-        return self.heads * self.head_width
+        """a·d: the width of the queries (h when d = h/a; a·(d + d_r) with latent attention)."""
+        return self.heads * self.query_head_width
 
     @property
     def kv_width(self) -> int:
-        """g·d: the width of the keys and of the values (h·g/a when d = h/a)."""
+        """g·d: the width of the keys and of the values (h·g/a when d = h/a); latent attention's differ,
+        :attr:`key_width` and :attr:`value_width`."""
         return self.groups * self.head_width
+
+    @property
+    def key_width(self) -> int:
+        """The width of the keys the attention scores meet: g·d, or a·(d + d_r) with latent attention."""
+        return self.groups * self.query_head_width
+
+    @property
+    def value_width(self) -> int:
+        """The width of the values: g·d, or a·d_v with latent attention."""
+        return self.groups * self.value_head_width
+
+    @property
+    def context_width(self) -> int:
+        """The width of the attention's output, the output projection's input: a·d, or a·d_v with latent
+        attention."""
+        return self.heads * self.value_head_width
+
+    @property
+    def attention_matrices(self) -> tuple[int, ...]:
+        """The weights of each of one layer's attention matrices, the output projection last.
+
+        Standard attention: Q, K and V, h·(a + 2g)·d, and the output projection a·d·h.  Multi-head latent
+        attention, as DeepSeek's modeling code builds it (DeepSeek-AI 2024, arXiv:2405.04434, section 2.1;
+        ``DeepseekV3Attention``): ``q_a_proj`` h × d_c' and ``q_b_proj`` d_c' × a·(d + d_r) (or ``q_proj``
+        h × a·(d + d_r) without *q_rank*), ``kv_a_proj_with_mqa`` h × (d_c + d_r), ``kv_b_proj``
+        d_c × a·(d + d_v) and ``o_proj`` a·d_v × h.
+        """
+        h, a = self.hidden, self.heads
+        output = self.context_width * h
+        if self.kv_rank is None:
+            return h * (self.attention_width + self.key_width + self.value_width), output
+        queries = ((self.attention_width * h,) if self.q_rank is None
+                   else (h * self.q_rank, self.q_rank * self.attention_width))
+        return (*queries, h * (self.kv_rank + self.rope_width),
+                self.kv_rank * a * (self.head_width + self.value_head_width), output)
 
     @property
     def ffn_hidden(self) -> int:
@@ -437,11 +561,17 @@ class TransformerShape(JSONFields):
         return 3 if self.gated else 2
 
     @property
+    def qkv_parameters(self) -> int:
+        """Weights of the matrices that make one layer's queries, keys and values: h·(a + 2g)·d, or latent
+        attention's down- and up-projections (:attr:`attention_matrices` but the output projection)."""
+        return sum(self.attention_matrices[:-1])
+
+    @property
     def attention_parameters(self) -> int:
         """Weights of one layer's attention matrices: h·(a + 2g)·d for Q, K and V, and a·d·h for the output
-        projection; h·(h + 2h·g/a) + h² with d = h/a (Narayanan et al. 2021, appendix)."""
-        h = self.hidden
-        return h * (self.attention_width + 2 * self.kv_width) + self.attention_width * h
+        projection; h·(h + 2h·g/a) + h² with d = h/a (Narayanan et al. 2021, appendix); latent attention's
+        are its down- and up-projections and a·d_v·h (:attr:`attention_matrices`)."""
+        return sum(self.attention_matrices)
 
     @property
     def layer_parameters(self) -> int:
@@ -553,11 +683,12 @@ class TransformerShape(JSONFields):
 
     @property
     def norm_parameters(self) -> int:
-        """The norm weights of one layer: h for each of its *layer_norms*, and the query and key norms,
-        2·d (``head``) or a·d + g·d (``projection``)."""
+        """The norm weights of one layer: h for each of its *layer_norms*, the query and key norms, 2·d
+        (``head``) or a·d + g·d (``projection``), and latent attention's norms of its latents, d_c' + d_c."""
         qk = {"none": 0, "head": 2 * self.head_width,
               "projection": self.attention_width + self.kv_width}[self.qk_norm]
-        return self.layer_norms * self.hidden + qk
+        latent = (self.q_rank or 0) + (self.kv_rank or 0)  # q_a_layernorm and kv_a_layernorm
+        return self.layer_norms * self.hidden + qk + latent
 
     @property
     def parameters(self) -> int:
@@ -598,6 +729,14 @@ _MOE_SOURCES = (
 )
 
 
+_LATENT_SOURCES = (
+    DEEPSEEK_V2.at("section 2.1: multi-head latent attention, low-rank key-value and query compression and "
+                   "the decoupled rotary embedding"),
+    DEEPSEEK_V3.at("section 2.1.1: multi-head latent attention; the abstract and section 4.2: 671B total and "
+                   "37B activated parameters"),
+)
+
+
 _WINDOW_SOURCES = (
     JIANG_2023.at("section 2: sliding window attention, each token attending to the W before it"),
     DAO_2023.at("section 3.1: the blocks the mask leaves empty are skipped"),
@@ -618,9 +757,12 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     each of a layer's ``layer_norms`` (2, before the attention and the FFN; 4 with Gemma 2's and 3's
     post-norms, Gemma Team 2024, table 1) and for the final norm, and the query and key norms (``qk_norm``:
     2·d a layer shared by the heads, Qwen3 and Gemma 3; a·d + g·d over the whole projections, OLMo 2; the
-    ``q_norm`` and ``k_norm`` of their Hugging Face modeling files).  No biases (the published models have
-    none).  The active count replaces the E routed experts by the k a token is routed to (Fedus et al.
-    2022; Jiang et al. 2024).
+    ``q_norm`` and ``k_norm`` of their Hugging Face modeling files).  Multi-head latent attention counts its
+    down- and up-projections in place of Q, K and V, h·d_c' + d_c'·a·(d + d_r) + h·(d_c + d_r) +
+    d_c·a·(d + d_v), its output projection a·d_v·h, and the norms of its two latents, d_c' + d_c
+    (:attr:`TransformerShape.attention_matrices`; DeepSeek-AI 2024, section 2.1).  No biases (the published
+    models have none).  The active count replaces the E routed experts by the k a token is routed to (Fedus
+    et al. 2022; Jiang et al. 2024).
 
     References
     ----------
@@ -628,6 +770,9 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     .. [2] Dai et al. 2024 (DeepSeekMoE), section 5.1: 16.4B total, 2.8B activated parameters.
     .. [3] Lepikhin et al. 2021 (GShard), section 2.1; Fedus et al. 2022 (Switch Transformers), section 2.1.
     .. [4] Gemma Team 2024 (Gemma 2), table 1: pre-norm and post-norm; 9B: 9,241,705,984 parameters.
+    .. [5] DeepSeek-AI 2024 (DeepSeek-V2), arXiv:2405.04434, section 2.1: multi-head latent attention;
+       DeepSeek-AI 2024 (DeepSeek-V3), arXiv:2412.19437, section 2.1 and the abstract: 671B parameters,
+       37B activated.
 
     Examples
     --------
@@ -646,6 +791,18 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     ...                          vocabulary=256000, ffn_factor=4, gated=True, layer_norms=4)
     >>> parameters(gemma).total
     9241705984
+
+    DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437: 671B parameters, 37B activated), with multi-head
+    latent attention:
+
+    >>> v3 = TransformerShape(layers=61, hidden=7168, heads=128, head_dim=128, sequence=4096,
+    ...                       vocabulary=129280, ffn_factor=Fraction(18432, 7168), gated=True, experts=256,
+    ...                       top_k=8, expert_ffn_factor=Fraction(2048, 7168), shared_experts=1,
+    ...                       dense_layers=3, tied_embeddings=False, q_rank=1536, kv_rank=512,
+    ...                       rope_head_dim=64, value_head_dim=128)
+    >>> count = parameters(v3)
+    >>> count.total, count.active
+    (671026404352, 37552282624)
     """
     if not isinstance(shape, TransformerShape):
         raise InputError(f"shape={shape!r} is not a TransformerShape")
@@ -664,7 +821,8 @@ def parameters(shape: TransformerShape) -> ParameterCount:
     total = sum(parts.values())
     return ParameterCount(**parts, active_routed_experts=active_routed, total=total,
                           active=total - parts["routed_experts"] + active_routed,
-                          sources=_MOE_SOURCES if shape.moe else ())
+                          sources=((_MOE_SOURCES if shape.moe else ())
+                                   + (_LATENT_SOURCES if shape.latent else ())))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -768,12 +926,14 @@ def capacity(value: object, name: str = "capacity_factor") -> Fraction | None:
 def _layer(shape: TransformerShape, *, batch: int, tokens: int, moe: bool, causal: bool, redo: bool,
            capacity_factor: Fraction | None, window: bool = False) -> LayerFlops:
     h, s = shape.hidden, shape.sequence
-    inner, kv = shape.attention_width, shape.kv_width  # a·d and g·d: h and h·g/a when d = h/a
-    qkv = 2 * tokens * h * (inner + 2 * kv)
-    # QKᵀ and the scores × V, 2·d FLOPs each per query-key pair and head: 4·B·a·d·s²/2 causal
+    # h·(a + 2g)·d weights for Q, K and V (h·(h + 2h·g/a) when d = h/a), or latent attention's down- and
+    # up-projections: one multiply-add per weight and token
+    qkv = 2 * tokens * shape.qkv_parameters
+    # QKᵀ, 2·d FLOPs per query-key pair and head (2·(d + d_r) with latent attention), and the scores × V,
+    # 2·d (2·d_v): 4·B·a·d·s²/2 causal
     pairs = attention_pairs(s, window=shape.window if window else None, causal=causal)
-    attention = 2 * 2 * batch * inner * pairs
-    projection = 2 * tokens * inner * h
+    attention = 2 * batch * (shape.attention_width + shape.context_width) * pairs
+    projection = 2 * tokens * shape.context_width * h
     router, experts, shared = 0, Fraction(0), 0
     if moe:
         assert shape.experts is not None and shape.top_k is not None
@@ -863,7 +1023,8 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         logits_forward=logits, logits_backward=2 * logits, total=total + 3 * logits,
         parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens, dense_layer=dense,
         capacity_factor=factor, groups=groups,
-        sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()) + (_WINDOW_SOURCES if shape.window else ()))
+        sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()) + (_WINDOW_SOURCES if shape.window else ())
+        + (_LATENT_SOURCES if shape.latent else ()))
 
 
 _ACHIEVED_SOURCES = (
@@ -1043,7 +1204,7 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
                                card=count.total, tokens=run.tokens, recompute=recompute,
                                capacity=capacity_factor is not None, gpu_seconds=gpu_seconds, peak=peak)
     sources = (*_ACHIEVED_SOURCES, *(_MOE_SOURCES if shape.moe else ()),
-               *(_WINDOW_SOURCES if shape.window else ()))
+               *(_WINDOW_SOURCES if shape.window else ()), *(_LATENT_SOURCES if shape.latent else ()))
     return AchievedFlops(
         shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=run.causal, layer=run.layer,
         logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
@@ -1064,8 +1225,10 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
                  peak: Fraction | None) -> tuple[FlopConvention, ...]:
     """The counts papers use for one iteration, side by side (Narayanan et al. 2021 eq. 3; Chowdhery et al.
     2022 appendix B; Kaplan et al. 2020's 6·N), each with the rate it implies for the run."""
-    # PaLM: 12·L·H·Q·T per token, H heads of Q channels (h without a head_dim of its own)
-    attention = 12 * shape.layers * shape.attention_width * shape.sequence * tokens
+    # PaLM: 12·L·H·Q·T per token, H heads of Q channels (h without a head_dim of its own); with latent
+    # attention the scores' heads are d + d_r wide and the values' d_v: 6·L·a·(d + d_r + d_v)·s
+    width = shape.attention_width + shape.context_width  # 2·a·d
+    attention = 6 * shape.layers * width * shape.sequence * tokens
     counts: list[tuple[str, Fraction, Cited]] = []
     if recompute == "full" or capacity:
         redo = ", recomputation included (eq. 3)" if recompute == "full" else ""
@@ -1076,7 +1239,7 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
          CHOWDHERY_2022.at("appendix B: model FLOPs utilization")),
         ("6·N·tokens, N the weight matrices" + (" (active)" if shape.moe else ""), Fraction(six_n),
          KAPLAN_2020.at("section 2.1: C ≈ 6NBS")),
-        (f"6·N·tokens + 12·l·{'h' if shape.attention_width == shape.hidden else 'a·d'}·s·tokens (attention)",
+        (f"6·N·tokens + {_attention_term(shape)}·s·tokens (attention)",
          Fraction(six_n + attention),
          CHOWDHERY_2022.at("appendix B: 6N + 12·L·H·Q·T FLOPs per token")),
         ("6·N·tokens, N the model card's count" + (" (every expert)" if shape.moe else ""),
@@ -1084,12 +1247,21 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
     ]
     if shape.window is not None:  # torchtitan caps each query's keys at the window: Σ over the layers
         local = shape.windowed_layers
-        capped = 12 * shape.attention_width * tokens * (
+        capped = 6 * width * tokens * (
             (shape.layers - local) * shape.sequence + local * min(shape.window, shape.sequence))
-        counts.append(("6·N·tokens + 12·a·d·Σ min(s, w)·tokens (torchtitan)",
+        term = "6·a·(d + d_r + d_v)" if shape.latent else "12·a·d"
+        counts.append((f"6·N·tokens + {term}·Σ min(s, w)·tokens (torchtitan)",
                        Fraction(six_n + capped),
                        TORCHTITAN.at("torchtitan/models/utils.py, quadratic_attention_flops_per_token")))
     return tuple(FlopConvention(
         name=name, flops=flops, flops_per_s_per_gpu=None if gpu_seconds is None else flops / gpu_seconds,
         utilization=None if gpu_seconds is None or peak is None else flops / gpu_seconds / peak,
         source=source) for name, flops, source in counts)
+
+
+def _attention_term(shape: TransformerShape) -> str:
+    """The attention's per-token factor in PaLM's convention as a label: 12·l·h, 12·l·a·d with heads of their
+    own width, 6·l·a·(d + d_r + d_v) with latent attention."""
+    if shape.latent:
+        return "6·l·a·(d + d_r + d_v)"
+    return f"12·l·{'h' if shape.attention_width == shape.hidden else 'a·d'}"

@@ -36,7 +36,12 @@ section 4, table 2, which is this with e = 2: sbh(34 + 5as/h) without parallelis
 g key-value groups of heads of d channels, an FFN of width f, m = 2 for a gated FFN: Q and the
 projection's input are s·b·a·d each, K and V s·b·g·d each, which is Korthikanti et al.'s
 e(2 + 2g/a)·sbh with d = h/a, and is a·d- and g·d-wide for a head width of its own (Gemma 2's ``head_dim``
-256 at h = 3584 and 16 heads: Team et al. 2024, arXiv 2408.00118, table 1).  A sliding window stores
+256 at h = 3584 and 16 heads: Team et al. 2024, arXiv 2408.00118, table 1).  Multi-head latent attention
+(DeepSeek-AI 2024, arXiv:2405.04434, section 2.1) stores each head's query and key, a·(d + d_r) each, its
+value and the projection's input, a·d_v each (divided by t: Megatron-Core's ``MLASelfAttention`` splits the
+up-projections by heads), and its two latents twice, the norm's input and the up-projection's input,
+2e·(d_c' + d_c)·sb, which its down-projections compute whole on every tensor-parallel rank (divided by t
+only with sequence parallelism, where each rank projects its own s/t tokens).  A sliding window stores
 no less: FlashAttention keeps no s × s matrix whatever the mask (its 4·asb/t bytes are the softmax's
 statistics), and unfused attention computes and stores the whole matrix and masks it, so a windowed
 layer's activations are a global layer's.  Selective recomputation drops the
@@ -137,9 +142,12 @@ def activation_bytes(shape: TransformerShape, *, micro_batch: int, tp: int, sequ
         width = Fraction(shape.expert_ffn_hidden, h)
         ffn = (e * rows  # the permuted tokens, the experts' input
                + e * (gated + 1) * width * (rows + shape.shared_experts)) + Fraction(4 * shape.experts, h)
-    # Q and the projection's input (a·d wide), K and V (g·d): e(2 + 2g/a)·sbh when d = h/a
-    attn = e * Fraction(2 * shape.attention_width + 2 * shape.kv_width, h)
+    # Q and the projection's input (a·d wide), K and V (g·d): e(2 + 2g/a)·sbh when d = h/a; with latent
+    # attention Q and K a·(d + d_r), V and the projection's input a·d_v
+    attn = e * Fraction(shape.attention_width + shape.key_width + shape.value_width + shape.context_width, h)
     split = (attn + ffn) * sbh / t
+    if shape.latent:  # each latent's norm input and the up-projection's input: whole on every tp rank
+        shared += 2 * e * Fraction((shape.q_rank or 0) + (shape.kv_rank or 0), h) * sbh / sp
     if attention == "flash":
         scores = Fraction(4 * shape.heads * s * b, t)
     elif recompute == "selective":

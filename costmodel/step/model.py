@@ -60,7 +60,8 @@ layer's exposed context-parallel time is
 
     forward (cp − 1)·max(0, send(n_kv) − A_f/cp),   backward (cp − 1)·max(0, send(2·n_kv) − A_b/cp)
 
-(A_f, A_b the rank's attention forward and backward compute, n_kv = 2·b·(s/cp)·(g/t)·d·e).  The
+(A_f, A_b the rank's attention forward and backward compute, n_kv = 2·b·(s/cp)·(g/t)·d·e; with latent
+attention the heads' keys and values as the attention core meets them, b·(s/cp)·(a/t)·(d + d_r + d_v)·e).  The
 gradients are reduced over dp × cp ranks (Megatron-LM's data-parallel group with context parallelism),
 on that group's link, and ZeRO shards over them.
 
@@ -127,6 +128,7 @@ from costmodel.step.frameworks import (
     tp_overlap,
 )
 from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, step_memory
+from costmodel.step.ops import LATENT_SOURCES as OP_LATENT_SOURCES
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
 from costmodel.step.placement import MEGATRON_ORDER, canonical_order, place
@@ -506,7 +508,6 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     if c.recompute == "selective":  # the attention core once more, not the whole forward: each layer's own
         hardware = run.total + run.attention
     attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=causal)
-    d = shape.head_width
     kv_heads = max(1, shape.groups // tp)
     # a rank's tokens: s/cp of each sequence (context parallelism), 1/tp of those with sequence parallelism
     tokens = Fraction(b * shape.sequence, cp * (tp if c.sequence_parallel and tp > 1 else 1))
@@ -524,7 +525,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                   hardware_flops=hardware,
                   six_n_flops=Fraction(full.six_n_flops), peak=rates.peak, rates=rates, ops=priced,
                   extra_tp=not rates.flat,
-                  kv_bytes=2 * Fraction(b * shape.sequence, cp) * kv_heads * d * element,
+                  kv_bytes=Fraction(b * shape.sequence, cp) * kv_heads * element
+                  * (shape.query_head_width + shape.value_head_width),  # a K and a V block: 2·d each
                   attention_forward=attention_f, attention_backward=attention_b,
                   routed=routed, expert_gradients=experts, dispatch_bytes=dispatch)
 
@@ -819,13 +821,14 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
 
 
 def _matrices(shape: Any) -> tuple[Fraction, ...]:
-    """A layer's matrices as shares of its parameters (QKV, projection, FFN in, FFN out): the pieces
-    DeepSpeed's ZeRO 3 fetches one collective each, one piece ahead."""
+    """A layer's matrices as shares of its parameters (QKV, or latent attention's down- and up-projections,
+    projection, FFN in, FFN out): the pieces DeepSpeed's ZeRO 3 fetches one collective each, one piece
+    ahead."""
     if shape is None:
         return (Fraction(1),)
     h, f = shape.hidden, shape.ffn_hidden
-    qkv = h * (shape.attention_width + 2 * shape.kv_width)  # h·(h + 2h·g/a) when d = h/a
-    sizes = (qkv, shape.attention_width * h, (2 if shape.gated else 1) * f * h, f * h)
+    # QKV, h·(h + 2h·g/a) when d = h/a, and the output projection (latent attention: each of its matrices)
+    sizes = (*shape.attention_matrices, (2 if shape.gated else 1) * f * h, f * h)
     return tuple(Fraction(x, sum(sizes)) for x in sizes)
 
 
@@ -1395,6 +1398,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     per_op = model.rates is not None and not model.rates.flat
     sp = (KORTHIKANTI_2022.at("section 4.2.2: sequence parallelism"),) if c.sequence_parallel else ()
     moe = _EXPERT_SOURCES if c.shape is not None and c.shape.moe else ()
+    latent = OP_LATENT_SOURCES if c.shape is not None and c.shape.latent else ()
     ring = (LIU_2023_RING.at("section 3: blockwise attention with K and V blocks passed round a ring of "
                              "hosts, each send overlapped with a block's compute"),
             MEGATRON_LM.at("docs/user-guide/features/context_parallel.md and "
@@ -1403,7 +1407,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     sources = (_SOURCES + (ZERO_SOURCES.get(zero, ()) if reducers > 1 else ())
                + ((SLOWDOWN_SOURCE,) if u else ())
                + (mode.sources if reducers > 1 else ()) + (RATE_SOURCES + OP_SOURCES if per_op else ()) + sp
-               + ring + moe + (SENDS_SOURCES[run.sends] if send else ())
+               + ring + moe + latent + (SENDS_SOURCES[run.sends] if send else ())
                + (TP_OVERLAP_SOURCES if tp > 1 and run.tp_overlap != "none" else ()))
 
     def utilization(flops: Fraction | int | None) -> Fraction | None:

@@ -27,6 +27,31 @@ With d = h/a the QKV product is T × (h + 2hg/a)/t × h and the output projectio
 (Narayanan et al. 2021); a ``head_dim`` of its own (Gemma 2: 16 heads of 256 at h = 3584, Team et al.
 2024, arXiv 2408.00118, table 1) makes the queries and the context a·d wide and the keys and values g·d.
 
+Multi-head latent attention (a shape's ``kv_rank``; DeepSeek-AI 2024, arXiv:2405.04434, section 2.1) runs
+in place of the QKV product what Megatron-Core's ``MLASelfAttention``
+(megatron/core/transformer/multi_latent_attention.py, with the layer specs of
+megatron/core/models/gpt/gpt_layer_specs.py) runs:
+
+=================  ==============================================  ==========================
+operation          forward                                         split over the t ranks
+=================  ==============================================  ==========================
+Q down             T_d × d_c' × h                                  duplicated (``TELinear``,
+Q latent norm      read and write T_d·d_c'                         ``parallel_mode``
+                                                                   ``duplicated``)
+Q up               T × a·(d + d_r)/t × d_c'                        by columns (heads)
+KV down            T_d × (d_c + d_r) × h                           duplicated
+KV latent norm     read and write T_d·d_c                          duplicated
+KV up              T × a·(d + d_v)/t × d_c                         by columns (heads)
+attention          scores [s×(d + d_r)]·[(d + d_r)×s] and          a/t heads
+                   probabilities × values [s×s]·[s×d_v]
+output projection  T × h × a·d_v/t                                 by rows
+=================  ==============================================  ==========================
+
+(without d_c' one product, Q, T × a·(d + d_r)/t × h, by columns).  The duplicated down-projections see the
+rank's own T_d = T/t tokens with sequence parallelism, where the rank's slice of the sequence is the input
+and the latents are gathered for the up-projections, and all T tokens without it: every rank then computes
+them whole, so a rank's forward FLOPs exceed the count over t by (1 − 1/t) of theirs.
+
 An MoE layer (a shape with experts, after its dense first layers) runs in place of the FFN a router
 (T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism), its softmax and top-k, the
 permutation of each token's k copies into expert order, the products of the E/ep experts this rank
@@ -69,10 +94,19 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from costmodel._json import JSONFields
-from costmodel.references import DAO_2023, KORTHIKANTI_2022, LIU_2023_RING, MICIKEVICIUS_2018, SHOEYBI_2019
+from costmodel.references import (
+    DAO_2023,
+    DEEPSEEK_V2,
+    KORTHIKANTI_2022,
+    LIU_2023_RING,
+    MEGATRON_LM,
+    MICIKEVICIUS_2018,
+    SHOEYBI_2019,
+)
 from costmodel.step.flops import TransformerShape, attention_pairs
 
-__all__ = ["CITED", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "optimizer_bytes"]
+__all__ = ["CITED", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops",
+           "optimizer_bytes"]
 
 SOURCES = (
     SHOEYBI_2019.at("section 3: the column and row splits of the attention and MLP matrices"),
@@ -81,7 +115,14 @@ SOURCES = (
     MICIKEVICIUS_2018.at("section 3: fp32 master weights and the optimizer's reads and writes"),
     LIU_2023_RING.at("section 3: blockwise attention, a rank's queries meeting every K and V block in turn"),
 )
-CITED = tuple(s.citation for s in SOURCES)
+LATENT_SOURCES = (
+    DEEPSEEK_V2.at("section 2.1: multi-head latent attention's down- and up-projections"),
+    MEGATRON_LM.at("megatron/core/transformer/multi_latent_attention.py, MLASelfAttention: the "
+                   "down-projections duplicated on every tensor-parallel rank, the up-projections split by "
+                   "columns"),
+)
+"""The sources of a layer with multi-head latent attention's operations."""
+CITED = tuple(s.citation for s in SOURCES + LATENT_SOURCES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,13 +205,16 @@ class _Passes:
 
 
 def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads: int, kv: int, causal: bool,
-               e: Fraction, cp: int = 1, dropout: bool = True, window: int | None = None) -> None:
+               e: Fraction, cp: int = 1, dropout: bool = True, window: int | None = None,
+               dv: int | None = None) -> None:
     """The attention core: two batched products with a softmax and a dropout between them through memory
     (and the context transposed back), or one fused kernel (its backward recomputes the scores: 2.5 times
     the forward's FLOPs, and twice its traffic).  With context parallelism the rank's s/cp queries meet
     all s keys, block by block (ring attention): 1/cp of the products, K and V of every block read.  A
     sliding *window* narrows the fused kernel's products to the band of the causal mask; the unfused
-    products and softmax run on the whole s × s matrix whatever the mask (module notes)."""
+    products and softmax run on the whole s × s matrix whatever the mask (module notes).  *d* is a query
+    and key head's width, *dv* a value head's (default *d*; latent attention's d_v)."""
+    dv = d if dv is None else dv
     q = s // cp  # the queries of this rank
     tokens = b * q
     if attention == "unfused":
@@ -180,16 +224,39 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
         if dropout:
             passes.memory("attention dropout", (2 * e + 1) * scores, (2 * e + 1) * scores, in_core=True,
                           kernel="dropout")
-        passes.product("attention context", q, d, s, batch=b * heads, weights=False, in_core=True)
-        passes.memory("attention transpose", 2 * e * tokens * heads * d, 2 * e * tokens * heads * d)
+        passes.product("attention context", q, dv, s, batch=b * heads, weights=False, in_core=True)
+        passes.memory("attention transpose", 2 * e * tokens * heads * dv, 2 * e * tokens * heads * dv)
         return
-    flops = 4 * b * heads * d * attention_pairs(s, window=window, causal=causal) / cp
-    moved = e * d * b * (2 * heads * q + 2 * kv * s)  # Q in and the output out; K and V of every block
+    flops = 2 * b * heads * (d + dv) * attention_pairs(s, window=window, causal=causal) / cp
+    moved = e * b * (d + dv) * (heads * q + kv * s)  # Q in and the output out; K and V of every block
     op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved)
     passes.forward.append(op)
     passes.backward.append(Op(name="flash attention backward", phase="backward", kind="attention",
                               flops=flops * Fraction(5, 2), bytes=2 * moved))
     passes.core.append(op)
+
+
+def _latent(passes: _Passes, shape: TransformerShape, *, tokens: int, tp: int, sequence_parallel: bool,
+            e: Fraction) -> None:
+    """Multi-head latent attention's projections on one rank, as Megatron-Core's ``MLASelfAttention`` runs
+    them (module notes): the down-projections to the latents and their norms duplicated on every rank (on
+    the rank's T/t tokens with sequence parallelism, on all T without), the up-projections split by
+    heads."""
+    assert shape.kv_rank is not None
+    h, heads = shape.hidden, shape.heads // tp
+    rows = tokens // tp if sequence_parallel and tp > 1 else tokens  # what the duplicated projections see
+    d, dr, dv = shape.head_width, shape.rope_width, shape.value_head_width
+    if shape.q_rank is None:
+        passes.product("Q", tokens, heads * (d + dr), h)
+    else:
+        passes.product("Q down", rows, shape.q_rank, h)
+        latent = rows * shape.q_rank
+        passes.memory("Q latent norm", 2 * e * latent, 5 * e * latent, kernel="norm")
+        passes.product("Q up", tokens, heads * (d + dr), shape.q_rank)
+    passes.product("KV down", rows, shape.kv_rank + dr, h)
+    latent = rows * shape.kv_rank
+    passes.memory("KV latent norm", 2 * e * latent, 5 * e * latent, kernel="norm")
+    passes.product("KV up", tokens, heads * (d + dv), shape.kv_rank)
 
 
 def _exact(ops: list[Op], flops: Fraction) -> list[Op]:
@@ -244,11 +311,13 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     """The kernels of one layer on one tensor-parallel rank for one micro-batch (see the module notes).
 
     The FLOPs of the ``forward`` matrix products (and fused attention) equal one layer's forward count of
-    :func:`costmodel.step.flops.model_flops` divided by *tp*.  *accumulate* is how weight gradients reach
-    the gradient buffer: ``None``, fused into the weight-gradient products (Megatron-LM's
-    ``gradient_accumulation_fusion``: the products read and write fp32 main gradients), or the bytes of a
-    gradient element added by a kernel of its own for each weight (autograd's ``AccumulateGrad``,
-    Megatron-LM's ``main_grad.add_`` hook: the new gradient and the buffer read, the buffer written).
+    :func:`costmodel.step.flops.model_flops` divided by *tp* (with latent attention and *tp* > 1 without
+    sequence parallelism, plus the (1 − 1/tp) share of the down-projections every rank computes whole).
+    *accumulate* is how weight gradients reach the gradient buffer: ``None``, fused into the weight-gradient
+    products (Megatron-LM's ``gradient_accumulation_fusion``: the products read and write fp32 main
+    gradients), or the bytes of a gradient element added by a kernel of its own for each weight (autograd's
+    ``AccumulateGrad``, Megatron-LM's ``main_grad.add_`` hook: the new gradient and the buffer read, the
+    buffer written).
     *cp*: context-parallel ranks, each holding s/cp of every sequence (every operation but attention sees
     b·s/cp tokens; attention as :func:`_attention` says), so the forward FLOPs are the count's over tp·cp.
     Without *dropout* the residual adds write no mask and unfused attention has no dropout kernel.
@@ -276,15 +345,19 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     # norms backward: the input gradient and the weight gradients each read the gradient and the input (apex's
     # cuComputeGradInput and cuComputePartGradGammaBeta), and the residual stream's two gradients are summed
     layer.memory("input norm", 2 * e * region, 5 * e * region + 3 * e * region, kernel="norm")
-    layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
+    if shape.latent:
+        _latent(layer, shape, tokens=tokens, tp=t, sequence_parallel=sequence_parallel, e=e)
+    else:
+        layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
     routed = shape.moe if moe is None else moe and shape.moe
     if window is None:  # the first layer of its kind
         window = shape.is_windowed_layer(shape.dense_layers if routed else 0)
-    _attention(layer, attention=attention, b=b, s=s, d=d, heads=heads, kv=kv, causal=causal, e=e, cp=cp,
-               dropout=dropout, window=shape.window if window else None)
+    _attention(layer, attention=attention, b=b, s=s, d=shape.query_head_width, heads=heads, kv=kv,
+               causal=causal, e=e, cp=cp, dropout=dropout, window=shape.window if window else None,
+               dv=shape.value_head_width)
     mask = 1 if dropout else 0  # the dropout mask's byte per element
     fused = "dropout" if dropout else ""  # bias, dropout and residual add in one kernel; without: an add
-    layer.product("output projection", tokens, h, heads * d)
+    layer.product("output projection", tokens, h, heads * shape.value_head_width)
     layer.memory("dropout + residual", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
     layer.memory("norm", 2 * e * region, 8 * e * region, kernel="norm")
     if routed:
