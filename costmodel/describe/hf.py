@@ -36,6 +36,17 @@ layer_types,            window_layers                        see below
 sliding_window_pattern,
 use_sliding_window,
 max_window_layers
+kv_lora_rank            kv_rank                              multi-head latent attention (DeepSeek-V2
+                                                             and V3, Kimi K2): the keys' and values'
+                                                             latent; absent or null: none
+q_lora_rank             q_rank                               the queries' latent; null (or 0): none,
+                                                             the queries projected from the hidden state
+                                                             (DeepSeek-V2-Lite)
+qk_nope_head_dim        head_dim                             with kv_lora_rank: each query and key head
+                                                             without the rotary part (in place of
+                                                             head_dim)
+qk_rope_head_dim        rope_head_dim                        with kv_lora_rank: the rotary part
+v_head_dim              value_head_dim                       with kv_lora_rank: each value head
 architectures           layer_norms, qk_norm                 Gemma 2 and 3: four norms a layer; Qwen3,
                                                              Gemma 3: query and key norms of head_dim;
                                                              OLMo 2: over the whole projections
@@ -60,13 +71,14 @@ A multimodal configuration (Gemma 3's, Llama 4's ``...ForConditionalGeneration``
 model, ``text_config``, with the outer ``tie_word_embeddings``; a note says the vision encoder is left out
 (also when the text model's keys are at the top, as Qwen2-VL's are).
 A key a family's published file leaves to ``transformers`` takes the value it builds (:data:`_DEFAULTS`:
-Gemma 3's vocabulary, Llama 4's shared expert), named in a note; so are the biases the parameter count
+Gemma 3's vocabulary, Llama 4's shared expert; the latent attention's widths of DeepSeek-V2's and V3's
+configuration classes, :data:`_LATENT_DEFAULTS`), named in a note; so are the biases the parameter count
 leaves out (:data:`_BIASED`, or ``attention_bias``, ``mlp_bias``, ``bias`` true).
 
 JSON is parsed by :mod:`json` (never evaluated); other keys (``_source``, ``rope_theta``, ...) are
 ignored, and an architecture the table does not name is read when its keys are there, except that a key
-that changes the architecture in a way the shape does not model (DeepSeek's latent attention and
-multi-token prediction, Qwen-MoE's shared expert of a width that is not a whole number of experts, a
+that changes the architecture in a way the shape does not model (DeepSeek-V3's multi-token prediction
+module, Qwen-MoE's shared expert of a width that is not a whole number of experts, a
 layer type other than sliding or full attention) is named in a note (:data:`_UNMODELLED`).  A key
 missing or of the wrong type is one error naming the file and the key (``config.json: hidden_size is
 missing``).
@@ -104,8 +116,6 @@ without dropout."""
 
 
 _UNMODELLED = {
-    "q_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
-    "kv_lora_rank": "multi-head latent attention (DeepSeek-V2/V3: low-rank query and key-value projections)",
     "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3)",
     "shared_expert_intermediate_size": "a shared expert whose width is not a whole number of experts "
                                        "(Qwen-MoE)",
@@ -289,6 +299,65 @@ def _heads(config: dict[str, Any], where: str, hidden: int) -> dict[str, int]:
     return out
 
 
+_LATENT_KEYS = {"q_lora_rank": "q_rank", "qk_nope_head_dim": "head_dim", "qk_rope_head_dim": "rope_head_dim",
+                "v_head_dim": "value_head_dim"}
+"""The keys of multi-head latent attention beside ``kv_lora_rank`` (``kv_rank``), and the shape keyword of
+each."""
+
+_LATENT_DEFAULTS = {"q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+"""What ``DeepseekV2Config`` and ``DeepseekV3Config`` build for a latent attention key the file leaves out."""
+
+_LATENT_FAMILIES = ("deepseek_v2", "deepseek_v3")
+"""Families whose configuration class fills in :data:`_LATENT_DEFAULTS`."""
+
+
+def _latent(config: dict[str, Any], where: str, heads: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The shape keywords of *config*'s multi-head latent attention (none without a ``kv_lora_rank``), and
+    the notes on the keys that took their family's defaults.
+
+    DeepSeek's configurations give each head's widths (``qk_nope_head_dim``, ``qk_rope_head_dim``,
+    ``v_head_dim``) and the latents' (``kv_lora_rank``, and ``q_lora_rank``: null, or 0 in DeepSeek's own
+    inference configurations, when the queries are projected from the hidden state, as DeepSeek-V2-Lite's
+    are); a ``head_dim`` key is not the attention's width there (``transformers`` sets it to the rotary
+    part), so ``qk_nope_head_dim`` replaces it.
+    """
+    if config.get("kv_lora_rank") in (None, 0):
+        return {}, ()
+    rank = _whole(config, "kv_lora_rank", where)
+    family = _family(config)
+    notes: list[str] = []
+    out: dict[str, Any] = {"kv_rank": rank}
+    for key, name in _LATENT_KEYS.items():
+        if key not in config and family in _LATENT_FAMILIES:
+            out[name] = _LATENT_DEFAULTS[key]
+            notes.append(f"{key} = {_LATENT_DEFAULTS[key]}: what transformers builds for {family} (the file "
+                         "leaves it out)")
+        elif key == "q_lora_rank":
+            if config.get(key) not in (None, 0):  # null (or 0): the queries projected from the hidden state
+                out[name] = _whole(config, key, where)
+        else:
+            low = 0 if key == "qk_rope_head_dim" else 1
+            if key not in config:
+                raise ParseError(f"{key} is missing: multi-head latent attention (kv_lora_rank = {rank}) "
+                                 "needs each head's widths, qk_nope_head_dim, qk_rope_head_dim and "
+                                 "v_head_dim", path=where)
+            out[name] = _whole(config, key, where, low=low)
+    groups = config.get("num_key_value_heads", heads)
+    if groups != heads:
+        raise ParseError(f"num_key_value_heads = {json.dumps(groups)} with kv_lora_rank = {rank}: latent "
+                         f"attention up-projects keys and values for each of the {heads} heads", path=where)
+    return out, tuple(notes)
+
+
+def _attention(config: dict[str, Any], where: str, hidden: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The attention's shape keywords (:func:`_heads`, and :func:`_latent`'s for multi-head latent
+    attention, whose ``qk_nope_head_dim`` is the heads' width), and the notes on the defaults taken."""
+    latent, notes = _latent(config, where, _whole(config, "num_attention_heads", where))
+    if latent:  # a head_dim key is the rotary part there (transformers' DeepseekV3Config)
+        config = {**config, "head_dim": latent.pop("head_dim")}
+    return {**_heads(config, where, hidden), **latent}, notes
+
+
 _ALIASES = {"n_embd": "hidden_size", "n_embed": "hidden_size", "n_layer": "num_hidden_layers",
             "n_head": "num_attention_heads", "n_positions": "max_position_embeddings",
             "n_inner": "intermediate_size", "ffn_hidden_size": "intermediate_size",
@@ -393,7 +462,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     config, read, multimodal = _text_model(config, path)
     hidden = _whole(config, "hidden_size", path)
     layers = _whole(config, "num_hidden_layers", path)
-    attention = _heads(config, path, hidden)
+    attention, defaults = _attention(config, path, hidden)
     ffn = _whole(config, "intermediate_size", path)
     vocab = _whole(config, "vocab_size", path)
     seq = _sequence(config, path, sequence)
@@ -436,7 +505,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=(*read, *_unmodelled(config, modelled=modelled), *told))
+                            notes=(*read, *defaults, *_unmodelled(config, modelled=modelled), *told))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

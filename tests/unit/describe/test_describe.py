@@ -421,20 +421,21 @@ def test_world_size_divides_or_the_suggestions_do(g, t, p, c):
 
 
 def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
-    """DeepSeek-V3's latent attention and multi-token prediction, Qwen-MoE's shared expert of its own width:
-    read, priced as the standard transformer, and named; a head dimension other than hidden/heads is
-    modelled (the shape's head_dim), so no note names it."""
+    """DeepSeek-V3's multi-token prediction, Qwen-MoE's shared expert of its own width: read, priced as the
+    standard transformer, and named; its latent attention and a head dimension other than hidden/heads are
+    modelled (the shape's kv_rank, q_rank and head_dim), so no note names them."""
     from costmodel.describe.hf import parse_hf_config
 
     base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 176,
             "vocab_size": 1000, "max_position_embeddings": 128, "architectures": ["LlamaForCausalLM"]}
     assert parse_hf_config(json.dumps(base)).notes == ()
     latent = parse_hf_config(json.dumps({**base, "q_lora_rank": 32, "kv_lora_rank": 16,
-                                         "num_nextn_predict_layers": 1, "head_dim": 32}))
+                                         "qk_nope_head_dim": 32, "qk_rope_head_dim": 8, "v_head_dim": 16,
+                                         "num_nextn_predict_layers": 1}))
     (note,) = latent.notes
-    assert note.startswith("not modelled: kv_lora_rank, num_nextn_predict_layers, q_lora_rank: ")
-    assert "multi-head latent attention" in note and "multi-token prediction" in note
-    assert "head_dim" not in note and latent.shape["head_dim"] == 32
+    assert note.startswith("not modelled: num_nextn_predict_layers: ")
+    assert "multi-token prediction" in note and "latent" not in note
+    assert (latent.shape["head_dim"], latent.shape["q_rank"], latent.shape["kv_rank"]) == (32, 32, 16)
     off = parse_hf_config(json.dumps({**base, "sliding_window": 4096, "use_sliding_window": False,
                                       "num_nextn_predict_layers": 0}))
     assert off.notes == ()

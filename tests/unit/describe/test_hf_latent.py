@@ -1,0 +1,114 @@
+"""DeepSeek's multi-head latent attention read from a Hugging Face config.json: DeepSeek-V3 and V2-Lite as
+published (tests/data/hf), the defaults of transformers' DeepseekV2Config and DeepseekV3Config, and the
+errors of a configuration that gives the latent attention only in part.
+
+Sources: DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437), the abstract and section 4.2:
+671B parameters, 37B activated; DeepSeek-AI 2024, DeepSeek-V2 (arXiv:2405.04434), appendix B: V2-Lite
+15.7B parameters, 2.4B activated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from costmodel.describe.hf import parse_hf_config, read_hf_config
+from costmodel.errors import ParseError
+from costmodel.step import TransformerShape, parameters
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "hf"
+V3_CONFIG = DATA / "deepseek-v3" / "config.json"
+V2_LITE_CONFIG = DATA / "deepseek-v2-lite" / "config.json"
+
+V3 = TransformerShape(layers=61, hidden=7168, heads=128, kv_groups=128, head_dim=128, sequence=163840,
+                      vocabulary=129280, ffn_factor=Fraction(18432, 7168), gated=True, experts=256, top_k=8,
+                      expert_ffn_factor=Fraction(2048, 7168), shared_experts=1, dense_layers=3,
+                      tied_embeddings=False, q_rank=1536, kv_rank=512, rope_head_dim=64, value_head_dim=128)
+
+
+def test_deepseek_v3_config_is_read_with_its_latent_attention():
+    m = read_hf_config(V3_CONFIG)
+    assert m.transformer() == V3
+    assert m.settings == {"causal": True, "dropout": False}
+    # only the multi-token prediction module is left out, and named
+    (note,) = m.notes
+    assert note.startswith("not modelled: num_nextn_predict_layers: multi-token prediction")
+    count = parameters(m.transformer())
+    # 671B and 37B published (the activated count without the 0.9B input embedding: 36.6B)
+    assert (count.total, count.active) == (671_026_404_352, 37_552_282_624)
+    assert count.active - 129280 * 7168 == 36_625_603_584
+
+
+def test_deepseek_v2_lite_config_has_no_queries_latent():
+    m = read_hf_config(V2_LITE_CONFIG)
+    shape = m.transformer()
+    assert shape.q_rank is None and shape.kv_rank == 512 and shape.head_width == 2048 // 16 == 128
+    assert "head_dim" not in m.shape and "q_rank" not in m.shape  # 128 = hidden/heads; q_lora_rank null
+    assert (shape.rope_head_dim, shape.value_head_dim, shape.dense_layers) == (64, 128, 1)
+    assert m.notes == ()
+    count = parameters(shape)
+    # 15.7B and 2.4B published (the activated count without the 0.2B input embedding: 2.45B)
+    assert (count.total, count.active) == (15_706_484_224, 2_661_150_208)
+
+
+BASE = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 176,
+        "vocab_size": 1000, "max_position_embeddings": 128, "kv_lora_rank": 16}
+
+
+def test_deepseek_families_take_their_configuration_class_defaults():
+    m = parse_hf_config(json.dumps({**BASE, "model_type": "deepseek_v3", "q_lora_rank": None}))
+    assert (m.shape["kv_rank"], m.shape["head_dim"], m.shape["rope_head_dim"], m.shape["value_head_dim"]) == (
+        16, 128, 64, 128)
+    assert "q_rank" not in m.shape  # null: given, the queries projected from the hidden state
+    assert [n.split(":")[0] for n in m.notes] == ["qk_nope_head_dim = 128", "qk_rope_head_dim = 64",
+                                                  "v_head_dim = 128"]
+    assert all(n.endswith("what transformers builds for deepseek_v3 (the file leaves it out)")
+               for n in m.notes)
+    left_out = parse_hf_config(json.dumps({**BASE, "model_type": "deepseek_v2", "qk_nope_head_dim": 16,
+                                           "qk_rope_head_dim": 8, "v_head_dim": 16}))
+    assert left_out.shape["q_rank"] == 1536
+    assert left_out.notes == ("q_lora_rank = 1536: what transformers builds for deepseek_v2 (the file leaves "
+                              "it out)",)
+
+
+def test_a_head_dim_key_beside_the_latent_attention_is_not_the_heads_width():
+    """transformers' DeepseekV3Config sets head_dim to the rotary part; qk_nope_head_dim is the width."""
+    m = parse_hf_config(json.dumps({**BASE, "qk_nope_head_dim": 32, "qk_rope_head_dim": 8, "v_head_dim": 16,
+                                    "head_dim": 8}))
+    assert m.shape["head_dim"] == 32
+
+
+def test_q_lora_rank_zero_is_none_as_deepseeks_own_configurations_write_it():
+    m = parse_hf_config(json.dumps({**BASE, "q_lora_rank": 0, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+                                    "v_head_dim": 16}))
+    assert "q_rank" not in m.shape and m.transformer().latent
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"qk_rope_head_dim": 8, "v_head_dim": 16}, "qk_nope_head_dim is missing: multi-head latent attention "
+                                                "(kv_lora_rank = 16) needs each head's widths"),
+    ({"qk_nope_head_dim": 16, "v_head_dim": 16}, "qk_rope_head_dim is missing"),
+    ({"qk_nope_head_dim": 16, "qk_rope_head_dim": 8}, "v_head_dim is missing"),
+    ({"qk_nope_head_dim": 0, "qk_rope_head_dim": 8, "v_head_dim": 16},
+     "qk_nope_head_dim = 0 is not a whole number ≥ 1"),
+    ({"qk_nope_head_dim": 16, "qk_rope_head_dim": -1, "v_head_dim": 16},
+     "qk_rope_head_dim = -1 is not a whole number ≥ 0"),
+    ({"qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16, "q_lora_rank": "8"},
+     'q_lora_rank = "8" is not a whole number ≥ 1'),
+    ({"qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16, "num_key_value_heads": 2},
+     "num_key_value_heads = 2 with kv_lora_rank = 16: latent attention up-projects keys and values for each "
+     "of the 4 heads"),
+])
+def test_a_latent_attention_given_in_part_is_one_error(extra, message):
+    with pytest.raises(ParseError, match=f"^config.json: {re.escape(message)}") as caught:
+        parse_hf_config(json.dumps({**BASE, **extra}))
+    assert "\n" not in str(caught.value)
+
+
+def test_kv_lora_rank_null_is_standard_attention():
+    m = parse_hf_config(json.dumps({**BASE, "kv_lora_rank": None, "q_lora_rank": None}))
+    assert "kv_rank" not in m.shape and not m.transformer().latent and m.notes == ()
