@@ -34,6 +34,12 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
                            # repeated from layer 0 (default "L", every layer; Gemma 3: "5LG")
     layer_norms = 4        # optional: h-wide norms in each layer (default 2; Gemma 2 and 3: 4)
     qk_norm = "head"       # optional: query and key norms, "none" (default), "head" or "projection"
+    kv_rank = 512          # optional, multi-head latent attention (DeepSeek-V2 and V3): the keys' and
+                           # values' latent; head_dim is then each query and key head without its
+                           # rotary part
+    q_rank = 1536          # optional, with kv_rank: the queries' latent (default: none, as V2-Lite)
+    rope_head_dim = 64     # optional, with kv_rank: the rotary part of each query and key head
+    value_head_dim = 128   # optional, with kv_rank: each value head (default head_dim)
 
     [step]
     causal = true          # optional: the step settings the model implies
@@ -41,8 +47,9 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
 ``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged, and so do ``window``,
-``window_layers``, ``layer_norms`` and ``qk_norm``; :func:`build_shape` builds the shape from them, a
-mixture of experts, a sliding window and an untied output layer included.
+``window_layers``, ``layer_norms``, ``qk_norm`` and the latent attention's ``kv_rank``, ``q_rank``,
+``rope_head_dim`` and ``value_head_dim``; :func:`build_shape` builds the shape from them, a mixture of
+experts, a sliding window, a latent attention and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from costmodel.references import (
     BROWN_2020,
     CITATIONS,
     DAI_2024,
+    DEEPSEEK_V3,
     DUBEY_2024,
     HF_TRANSFORMERS,
     JIANG_2024,
@@ -73,7 +81,7 @@ from costmodel.tomlfile import as_keys, loads
 __all__ = ["CITED", "MODEL_NAMES", "SHAPE_KEYS", "ModelDescription", "ModelList", "build_shape",
            "list_models", "load_model", "model_preset", "parse_model"]
 
-CITED: tuple[Citation, ...] = (BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, HF_TRANSFORMERS)
+CITED: tuple[Citation, ...] = (BROWN_2020, DUBEY_2024, JIANG_2024, DAI_2024, DEEPSEEK_V3, HF_TRANSFORMERS)
 """The sources the presets cite."""
 
 _PRESETS = resources.files("costmodel.describe").joinpath("presets")
@@ -88,7 +96,8 @@ SHAPE_KEYS: dict[str, str] = {
     "vocabulary": "count", "ffn_hidden": "count", "gated": "flag", "tied_embeddings": "flag",
     "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
     "dense_layers": "whole", "window": "count", "window_layers": "text", "layer_norms": "whole",
-    "qk_norm": "text",
+    "qk_norm": "text", "kv_rank": "count", "q_rank": "count", "rope_head_dim": "whole",
+    "value_head_dim": "count",
 }
 """The keys of a model file's ``[shape]`` table and how each reads."""
 
@@ -351,7 +360,8 @@ def load_model(name_or_path: str | Path) -> ModelDescription:
 def list_models() -> ModelList:
     """Every shipped preset, sorted by name.
 
-    >>> [m.name for m in list_models().models]
-    ['deepseek-moe-16b', 'gpt-3-175b', 'llama-3-405b', 'llama-3-70b', 'llama-3-8b', 'mixtral-8x7b']
+    >>> [m.name for m in list_models().models]  # doctest: +NORMALIZE_WHITESPACE
+    ['deepseek-moe-16b', 'deepseek-v3', 'gpt-3-175b', 'llama-3-405b', 'llama-3-70b', 'llama-3-8b',
+     'mixtral-8x7b']
     """
     return ModelList(tuple(model_preset(name) for name in MODEL_NAMES))

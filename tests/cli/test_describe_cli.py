@@ -22,8 +22,8 @@ LLAMA_405B = ["--model", "llama-3-405b", "--megatron",
 
 def test_models_lists_the_presets_and_shows_one(cli):
     data = cli.json("models")
-    assert [m["name"] for m in data["models"]] == ["deepseek-moe-16b", "gpt-3-175b", "llama-3-405b",
-                                                   "llama-3-70b", "llama-3-8b", "mixtral-8x7b"]
+    assert [m["name"] for m in data["models"]] == ["deepseek-moe-16b", "deepseek-v3", "gpt-3-175b",
+                                                   "llama-3-405b", "llama-3-70b", "llama-3-8b", "mixtral-8x7b"]
     one = cli.json("models", "mixtral")
     assert one["shape"]["experts"] == 8 and one["shape"]["top_k"] == 2
     out, _ = cli.text("models", "llama-3-405b", columns=80)

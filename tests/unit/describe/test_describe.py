@@ -53,6 +53,12 @@ PUBLISHED = {
                          "ffn_factor": Fraction(10944, 2048), "gated": True, "tied_embeddings": False,
                          "experts": 64, "top_k": 6, "expert_ffn_factor": Fraction(1408, 2048),
                          "shared_experts": 2, "dense_layers": 1},
+    # DeepSeek-AI 2024 (DeepSeek-V3), section 4.2, and deepseek-ai/DeepSeek-V3's config.json
+    "deepseek-v3": {"layers": 61, "hidden": 7168, "heads": 128, "head_dim": 128, "sequence": 4096,
+                    "vocabulary": 129280, "ffn_factor": Fraction(18432, 7168), "gated": True,
+                    "tied_embeddings": False, "experts": 256, "top_k": 8,
+                    "expert_ffn_factor": Fraction(2048, 7168), "shared_experts": 1, "dense_layers": 3,
+                    "kv_rank": 512, "q_rank": 1536, "rope_head_dim": 64, "value_head_dim": 128},
 }
 
 
@@ -71,6 +77,7 @@ def test_presets_cite_their_papers():
     assert model_preset("llama-3-405b").locator.startswith("Table 3: 405B, 126 layers")
     assert "Mixtral of Experts" in model_preset("mixtral").source
     assert "DeepSeekMoE" in model_preset("deepseek-moe-16b").source
+    assert "DeepSeek-V3 Technical Report" in model_preset("deepseek-v3").source
 
 
 def test_llama_parameters_are_the_published_ones():
@@ -90,6 +97,8 @@ def test_llama_parameters_are_the_published_ones():
 @pytest.mark.parametrize("name,total,active", [
     ("mixtral-8x7b", "46.7", "12.9"),  # Jiang et al. 2024, section 2: 46.7B total, 12.9B active
     ("deepseek-moe-16b", "16.4", "2.83"),  # Dai et al. 2024, section 5.1: 16.4B total, 2.8B activated
+    # DeepSeek-AI 2024 (DeepSeek-V3), abstract: 671B total, 37B activated (without the 0.9B input embedding)
+    ("deepseek-v3", "671", "37.6"),
 ])
 def test_moe_presets_have_the_published_parameters(name, total, active):
     count = parameters(model_preset(name).transformer())

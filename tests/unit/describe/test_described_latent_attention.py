@@ -1,6 +1,6 @@
-"""DeepSeek's multi-head latent attention read from a Hugging Face config.json: DeepSeek-V3 and V2-Lite as
-published (tests/data/hf), the defaults of transformers' DeepseekV2Config and DeepseekV3Config, and the
-errors of a configuration that gives the latent attention only in part.
+"""DeepSeek's multi-head latent attention as a Hugging Face config.json, a model file and the deepseek-v3
+preset describe it: DeepSeek-V3 and V2-Lite as published (tests/data/hf), the defaults of transformers'
+DeepseekV2Config and DeepseekV3Config, and the errors of a description that gives it only in part.
 
 Sources: DeepSeek-AI 2024, DeepSeek-V3 Technical Report (arXiv:2412.19437), the abstract and section 4.2:
 671B parameters, 37B activated; DeepSeek-AI 2024, DeepSeek-V2 (arXiv:2405.04434), appendix B: V2-Lite
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from costmodel.describe.hf import parse_hf_config, read_hf_config
+from costmodel.describe.models import model_preset, parse_model
 from costmodel.errors import ParseError
 from costmodel.step import TransformerShape, parameters
 
@@ -112,3 +113,36 @@ def test_a_latent_attention_given_in_part_is_one_error(extra, message):
 def test_kv_lora_rank_null_is_standard_attention():
     m = parse_hf_config(json.dumps({**BASE, "kv_lora_rank": None, "q_lora_rank": None}))
     assert "kv_rank" not in m.shape and not m.transformer().latent and m.notes == ()
+
+
+def test_the_preset_is_the_published_configuration_at_its_pre_training_sequence():
+    """DeepSeek-V3 pre-trained on sequences of 4K tokens (section 4.2); the config.json's default sequence is
+    its 163840-token context."""
+    import dataclasses
+
+    preset = model_preset("deepseek-v3").transformer()
+    assert preset == dataclasses.replace(V3, kv_groups=None, sequence=4096)
+    assert parameters(preset) == parameters(V3)
+
+
+MODEL = ('name = "tiny-mla"\n[shape]\nlayers = 2\nhidden = 64\nheads = 4\nhead_dim = 16\nsequence = 32\n'
+         'vocabulary = 100\nkv_rank = 20\nq_rank = 24\nrope_head_dim = 8\nvalue_head_dim = 12\n')
+
+
+def test_a_model_file_takes_the_latent_attention():
+    shape = parse_model(MODEL, path="tiny.toml").transformer()
+    assert (shape.kv_rank, shape.q_rank, shape.rope_head_dim, shape.value_head_dim) == (20, 24, 8, 12)
+    assert parameters(shape).total == 94232  # tests/unit/step/test_latent_attention.py, matrix by matrix
+    derived = parse_model('base = "deepseek-v3"\n[shape]\nq_rank = 768\n', path="half.toml").transformer()
+    assert derived.q_rank == 768 and derived.kv_rank == 512
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (MODEL.replace("kv_rank = 20", "kv_rank = 0"), "[shape] kv_rank = 0 is not a whole number ≥ 1"),
+    (MODEL.replace("rope_head_dim = 8", "rope_head_dim = -1"), "[shape] rope_head_dim = -1 is not a whole "
+                                                                "number ≥ 0"),
+    (MODEL.replace("kv_rank = 20\n", ""), "q_rank = 24 describes multi-head latent attention; give kv_rank="),
+])
+def test_a_bad_latent_attention_in_a_model_file_is_one_error(text, message):
+    with pytest.raises(ParseError, match=f"^tiny.toml: {re.escape(message)}"):
+        parse_model(text, path="tiny.toml")
