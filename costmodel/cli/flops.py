@@ -30,15 +30,19 @@ from costmodel.cli.shape import (
     HfConfig,
     Hidden,
     KvGroups,
+    KvRank,
     LayerNorms,
     Layers,
     ModelName,
     Peak,
     QkNorm,
+    QRank,
+    RopeHeadDim,
     Seq,
     SharedExperts,
     TopK,
     UntiedEmbeddings,
+    ValueHeadDim,
     Vocab,
     Window,
     WindowLayers,
@@ -72,7 +76,8 @@ def flops_command(
     hf_config: HfConfig = None, experts: Experts = None, top_k: TopK = None,
     expert_ffn: ExpertFfn = None, shared_experts: SharedExperts = None, dense_layers: DenseLayers = None,
     untied_embeddings: UntiedEmbeddings = None, window: Window = None, window_layers: WindowLayers = None,
-    layer_norms: LayerNorms = None, qk_norm: QkNorm = None,
+    layer_norms: LayerNorms = None, qk_norm: QkNorm = None, kv_rank: KvRank = None, q_rank: QRank = None,
+    rope_head_dim: RopeHeadDim = None, value_head_dim: ValueHeadDim = None,
     capacity_factor: Annotated[str | None, option(
         "--capacity-factor", metavar="C", panel=_RUN,
         help="Experts run token blocks of C times their fair share (padding counts in the hardware "
@@ -115,6 +120,9 @@ def flops_command(
 
     A sliding window: --window 4096 on every layer (Mistral 7B), with --window-layers LG on the even layers
     only (Gemma 2); its layers count the band of the causal mask, s·w − w²/2 query-key pairs, not s²/2.
+
+    Multi-head latent attention (DeepSeek-V2 and V3): --kv-rank 512 --q-rank 1536 --rope-head-dim 64
+    --value-head-dim 128 with --head-dim 128, or --model deepseek-v3.
     """
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops
@@ -125,7 +133,8 @@ def flops_command(
                             top_k=top_k,
                             expert_ffn=expert_ffn, shared_experts=shared_experts, dense_layers=dense_layers,
                             untied_embeddings=untied_embeddings, window=window, window_layers=window_layers,
-                            layer_norms=layer_norms, qk_norm=qk_norm)
+                            layer_norms=layer_norms, qk_norm=qk_norm, kv_rank=kv_rank, q_rank=q_rank,
+                            rope_head_dim=rope_head_dim, value_head_dim=value_head_dim)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "
@@ -198,6 +207,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
     extra = "".join((f", f {format_number(s.ffn_factor)}" if s.ffn_factor != 4 else "",
                      f", g {s.groups}" if s.kv_groups is not None else "",
                      f", d {s.head_dim}" if s.head_dim is not None else "",
+                     _latent_text(s),
                      f", E {s.experts} k {s.top_k}" if s.moe else "",
                      f", w {s.window} ({s.window_layers})" if s.window is not None else ""))
     redo = r.recompute == "full"
@@ -223,7 +233,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
     other = [g.flops.attention for g in r.groups if g.moe == s.moe and g.window != local] if windowed else []
     if windowed:
         what += " with the sliding window" if local else " with global attention"
-    for name, value in ((f"{what}: QKV projection", layer.qkv),
+    projections = "Q and KV down- and up-projections" if s.latent else "QKV projection"
+    for name, value in ((f"{what}: {projections}", layer.qkv),
                         ("  attention (QKᵀ and ×V)", layer.attention),
                         *((("  attention " + (f"with the window of {s.window}" if not local else "if global"),
                             other[0]),) if other else ()),
@@ -266,6 +277,16 @@ def render_flops(r: AchievedFlops) -> Rendered:
                                  style="dim"), rates]
         drawn += [Text(""), Text("the same run as each convention counts it", style="dim"), _conventions(r)]
     return Group(*drawn), r.notes
+
+
+def _latent_text(s: Any) -> str:
+    """A latent attention's widths for a heading: ``, MLA d_r 64 d_v 128 d_c 512 d_c' 1536`` (d, the heads'
+    other part, is the heading's ``d``, or is shown here when it is h/a)."""
+    if not s.latent:
+        return ""
+    own = f" d {s.head_width}" if s.head_dim is None else ""
+    query = f" d_c' {s.q_rank}" if s.q_rank is not None else ""
+    return f", MLA{own} d_r {s.rope_width} d_v {s.value_head_width} d_c {s.kv_rank}{query}"
 
 
 def _layer_rows(r: AchievedFlops, windowed: bool) -> list[tuple[str, Fraction]]:

@@ -89,7 +89,10 @@ def render_models(ml: ModelList) -> Rendered:
 
 
 _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention heads a"),
-           ("kv_groups", "key-value heads"), ("head_dim", "head width d"), ("sequence", "sequence s"),
+           ("kv_groups", "key-value heads"), ("head_dim", "head width d"),
+           ("kv_rank", "key-value latent d_c"), ("q_rank", "query latent d_c'"),
+           ("rope_head_dim", "rotary head width d_r"),
+           ("value_head_dim", "value head width d_v"), ("sequence", "sequence s"),
            ("vocabulary", "vocabulary V"),
            ("ffn_factor", "FFN width"), ("gated", "gated FFN (SwiGLU)"),
            ("tied_embeddings", "tied embeddings"), ("experts", "routed experts"),
@@ -120,7 +123,8 @@ def render_model(m: ModelDescription) -> Rendered:
             shown = escape(value)
         else:
             shown = _count(value)
-        out.add_row(label, shown, key)
+        latent = key == "head_dim" and "kv_rank" in s  # each query and key head without its rotary part
+        out.add_row("head width d, without d_r" if latent else label, shown, key)
     for key, value in m.settings.items():
         out.add_row(f"step: {key}", "yes" if value is True else "no" if value is False else str(value), key)
     head = markup(f"[bold]{escape(m.title)}[/bold] · {escape(m.name)}")

@@ -136,7 +136,8 @@ _OWN_OPTIONS = {
     "shape": "--model NAME or the shape's options", "model": "--model NAME", "hf_config": "--hf-config FILE",
     **{name: f"--{name.replace('_', '-')} N" for name in ("layers", "hidden", "heads", "seq", "vocab", "ffn",
                                                         "kv_groups", "head_dim", "experts", "top_k",
-                                                        "window", "layer_norms")},
+                                                        "window", "layer_norms", "kv_rank", "q_rank",
+                                                        "rope_head_dim", "value_head_dim")},
     "window_layers": "--window-layers PATTERN", "qk_norm": "--qk-norm KIND",
 }
 """The plan's own arguments, which --fix cannot hold, and the option that gives each."""

@@ -28,16 +28,20 @@ __all__ = [
     "HfConfig",
     "Hidden",
     "KvGroups",
+    "KvRank",
     "LayerNorms",
     "Layers",
     "MicroBatch",
     "ModelName",
     "Peak",
+    "QRank",
     "QkNorm",
+    "RopeHeadDim",
     "Seq",
     "SharedExperts",
     "TopK",
     "UntiedEmbeddings",
+    "ValueHeadDim",
     "Vocab",
     "Window",
     "WindowLayers",
@@ -132,9 +136,26 @@ QkNorm = Annotated[str | None, option(
     "--qk-norm", metavar="KIND", panel=SHAPE_PANEL,
     help="Query and key norms, counted in the parameters: none (default), head (one of --head-dim each: "
          "Qwen3, Gemma 3) or projection (over the whole projections: OLMo 2).")]
+KvRank = Annotated[int | None, option(
+    "--kv-rank", metavar="R", panel=SHAPE_PANEL,
+    help="Multi-head latent attention (DeepSeek-V2 and V3): the width of the latent each token's keys and "
+         "values are compressed into (512); --head-dim is then each query and key head without its rotary "
+         "part (128).")]
+QRank = Annotated[int | None, option(
+    "--q-rank", metavar="R", panel=SHAPE_PANEL,
+    help="With --kv-rank: the width of the queries' latent (DeepSeek-V3: 1536; default none, the queries "
+         "projected from the hidden state, as DeepSeek-V2-Lite's).")]
+RopeHeadDim = Annotated[int | None, option(
+    "--rope-head-dim", metavar="D", panel=SHAPE_PANEL,
+    help="With --kv-rank: the rotary channels of each query and key head, beside --head-dim (DeepSeek: 64; "
+         "default 0).")]
+ValueHeadDim = Annotated[int | None, option(
+    "--value-head-dim", metavar="D", panel=SHAPE_PANEL,
+    help="With --kv-rank: the channels of each value head (DeepSeek: 128; default --head-dim).")]
 LAYER_OPTIONS: dict[str, Any] = {"window": Window, "window_layers": WindowLayers, "layer_norms": LayerNorms,
-                                 "qk_norm": QkNorm}
-"""The options of a layer's attention window and norms, by parameter name."""
+                                 "qk_norm": QkNorm, "kv_rank": KvRank, "q_rank": QRank,
+                                 "rope_head_dim": RopeHeadDim, "value_head_dim": ValueHeadDim}
+"""The options of a layer's attention (its window, its latent attention) and norms, by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
 ModelName = Annotated[str | None, option(
     "--model", metavar="NAME|FILE", panel=SHAPE_PANEL,
@@ -155,7 +176,9 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
                       expert_ffn: str | None = None, shared_experts: int | None = None,
                       dense_layers: int | None = None, untied_embeddings: bool | None = None,
                       window: int | None = None, window_layers: str | None = None,
-                      layer_norms: int | None = None, qk_norm: str | None = None
+                      layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
+                      q_rank: int | None = None, rope_head_dim: int | None = None,
+                      value_head_dim: int | None = None
                       ) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
@@ -173,7 +196,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
     moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn,
            "shared_experts": shared_experts, "dense_layers": dense_layers, "window": window,
-           "window_layers": window_layers, "layer_norms": layer_norms, "qk_norm": qk_norm}
+           "window_layers": window_layers, "layer_norms": layer_norms, "qk_norm": qk_norm, "kv_rank": kv_rank,
+           "q_rank": q_rank, "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim}
     extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
@@ -224,21 +248,22 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                     shared_experts: int | None = None,
                     dense_layers: int | None = None, untied_embeddings: bool | None = None,
                     window: int | None = None, window_layers: str | None = None,
-                    layer_norms: int | None = None, qk_norm: str | None = None
+                    layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
+                    q_rank: int | None = None, rope_head_dim: int | None = None,
+                    value_head_dim: int | None = None
                     ) -> TransformerShape | None:
     """The shape of *base* (shape keywords a model description gave) with the options given over it; with
     no *base*, :func:`transformer_shape` of the options alone.  A --window over a model's keeps the layers
     its pattern gives them, unless --window-layers gives others."""
     layered: dict[str, Any] = {"window": window, "window_layers": window_layers, "layer_norms": layer_norms,
-                               "qk_norm": qk_norm}
+                               "qk_norm": qk_norm, "kv_rank": kv_rank, "q_rank": q_rank,
+                               "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim}
     if not base:
         return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
                                  kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
                                  top_k=top_k,
                                  expert_ffn=expert_ffn, shared_experts=shared_experts,
-                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings,
-                                 window=window, window_layers=window_layers, layer_norms=layer_norms,
-                                 qk_norm=qk_norm)
+                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings, **layered)
     from costmodel.describe.models import build_shape
     from costmodel.exact import parse_number
 

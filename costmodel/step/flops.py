@@ -422,12 +422,11 @@ class TransformerShape(JSONFields):
                      hint="give the channels of each value head, e.g. 128")
         if self.kv_groups is not None and self.kv_groups != self.heads:
             raise InputError(f"kv_groups={self.kv_groups!r} with kv_rank={self.kv_rank}: latent attention "
-                             f"gives each of the heads={self.heads} its own keys and values, up-projected "
-                             "from the latent; leave kv_groups out")
+                             f"gives each of the {self.heads} heads its own keys and values, up-projected "
+                             "from the latent; drop kv_groups=")
         if self.qk_norm != "none":
             raise InputError(f"qk_norm={self.qk_norm!r} with kv_rank={self.kv_rank}: latent attention's "
-                             "norms are those of its latents, counted from q_rank and kv_rank; leave qk_norm "
-                             "out")
+                             "norms are those of its two latents, counted with them; drop qk_norm=")
 
     def _check_window(self) -> None:
         """The sliding window: none, or a width ≥ 1 and a pattern of the layers it applies to."""

@@ -417,7 +417,11 @@ def layer_words(shape: Any, *, attention: str, dropout: bool) -> str:
     words = [f"{attention} attention", "dropout" if dropout else "no dropout"]
     if shape.groups != shape.heads:
         words.append(f"{shape.groups} kv heads")
-    if shape.head_dim is not None and shape.attention_width != shape.hidden:
+    if shape.latent:  # latent attention's widths, as flops heads its count
+        query = f" d_c' {shape.q_rank}" if shape.q_rank is not None else ""
+        words.append(f"MLA d {shape.head_width} d_r {shape.rope_width} d_v {shape.value_head_width} "
+                     f"d_c {shape.kv_rank}{query}")
+    elif shape.head_dim is not None and shape.attention_width != shape.hidden:
         words.append(f"heads of {shape.head_dim}")
     if shape.gated:
         words.append("gated FFN")

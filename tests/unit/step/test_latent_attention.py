@@ -270,8 +270,8 @@ def test_ring_attention_sends_each_heads_keys_and_values():
     ({"kv_rank": 8, "rope_head_dim": -1}, r"^rope_head_dim=-1 is not a non-negative integer; give the rotary"),
     ({"kv_rank": 8, "value_head_dim": 2.5}, r"^value_head_dim=2.5 is not a positive integer; give the"),
     ({"kv_rank": True}, r"^kv_rank=True is not a positive integer"),
-    ({"kv_rank": 8, "kv_groups": 2}, r"^kv_groups=2 with kv_rank=8: latent attention gives each of the "
-                                     r"heads=4 its own keys and values"),
+    ({"kv_rank": 8, "kv_groups": 2}, r"^kv_groups=2 with kv_rank=8: latent attention gives each of the 4 "
+                                     r"heads its own keys and values, up-projected from the latent; drop kv_groups=$"),
     ({"kv_rank": 8, "qk_norm": "head"}, r"^qk_norm='head' with kv_rank=8: latent attention's norms"),
 ])
 def test_bad_latent_attention_fields_are_one_line_errors(kwargs, message):
