@@ -209,6 +209,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
                      f", d {s.head_dim}" if s.head_dim is not None else "",
                      _latent_text(s),
                      f", E {s.experts} k {s.top_k}" if s.moe else "",
+                     f" on {s.moe_layers} layers ({s.expert_layers})" if s.expert_layers else "",
                      f", w {s.window} ({s.window_layers})" if s.window is not None else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
@@ -229,7 +230,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
                                            layer.experts),
                *((("  shared experts", layer.shared),) if s.shared_experts else ()))
     windowed = s.window is not None and s.window < s.sequence  # a window of the sequence or more is none
-    local = s.is_windowed_layer(s.dense_layers if s.moe else 0)
+    local = s.is_windowed_layer(s.first_moe_layer)
     other = [g.flops.attention for g in r.groups if g.moe == s.moe and g.window != local] if windowed else []
     if windowed:
         what += " with the sliding window" if local else " with global attention"

@@ -54,7 +54,9 @@ A mixture-of-experts (MoE) layer replaces the MLP by a router, a T × E × h pro
 (2·B·s·h·E; Lepikhin et al. 2021, section 2.1), the k experts each token is routed to
 (2·B·s·k·m·h·f_e: the active experts, not the E of the parameters; Fedus et al. 2022, section 2;
 Jiang et al. 2024, section 2) and the S shared experts every token passes through
-(2·B·s·S·m·h·f_e; Dai et al. 2024, section 3.2); the first ``dense_layers`` keep the dense MLP.  With
+(2·B·s·S·m·h·f_e; Dai et al. 2024, section 3.2); the first ``dense_layers`` keep the dense MLP, and so
+do the layers the ``expert_layers`` pattern marks D (experts on every other layer: GShard, Lepikhin et
+al. 2021, section 2; Llama 4 Maverick, whose dense layers are twice as wide as an expert).  With
 a capacity factor c each expert runs a block of c·k·T/E tokens (Fedus et al. 2022, equation (3)):
 the routed experts' products count c times as much, hardware work and not model work.  N of the
 6·N convention is then the active weights (router, k routed and the shared experts, attention, the
@@ -116,8 +118,8 @@ from costmodel.validate import positive, whole
 
 __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
            "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
-           "attention_pairs", "capacity", "model_flops", "parameters", "pattern_text", "resolve_causal",
-           "window_notes", "window_pattern"]
+           "attention_pairs", "capacity", "expert_pattern", "layer_pattern", "model_flops", "parameters",
+           "pattern_text", "resolve_causal", "window_notes", "window_pattern"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
          LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
@@ -130,9 +132,39 @@ QK_NORMS = ("none", "head", "projection")
 """Norms of the queries and keys: none, one weight vector of d per projection shared by its heads (Qwen3,
 Gemma 3), or one over the whole projection, a·d and g·d (OLMo 2)."""
 
-_RUN = re.compile(r"([0-9]*)([LG])")
-_PATTERN = re.compile(r"(?:[0-9]*[LG])+")
+_RUN = re.compile(r"([0-9]*)([A-Z])")
 _MAX_PATTERN = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Letters:
+    """A kind of layer pattern: the parameter that holds it, its two letters (a layer with the feature, one
+    without) and the words of its messages."""
+
+    name: str
+    on: str
+    off: str
+    meaning: str  # what the two letters are, as a message names them
+    examples: str  # the hint of a pattern the grammar refuses
+    short: str  # one example of a count before a letter
+    none: str  # what a pattern without the first letter is refused with
+
+
+_KINDS = {
+    "LG": _Letters("window_layers", "L", "G",
+                   "L (a layer with the sliding window) and G (a global layer)",
+                   "e.g. window_layers='LG' (every other layer, from the first) or window_layers='5LG' (five "
+                   "local layers, one global)", "5LG",
+                   "gives the sliding window to no layer; give at least one L, or leave window= out for a "
+                   "model without one"),
+    "ED": _Letters("expert_layers", "E", "D",
+                   "E (a layer with the mixture of experts) and D (a layer with the dense FFN)",
+                   "e.g. expert_layers='DE' (the odd layers: every other layer, from the second) or "
+                   "expert_layers='3D5E' (three dense layers, then five with experts)", "DE",
+                   "gives the mixture of experts to no layer; give at least one E, or leave experts= out for "
+                   "a dense model"),
+}
+"""The layer patterns a shape reads, by their letters: the sliding window's and the experts'."""
 
 _SOURCES = (
     NARAYANAN_2021_MEGATRON.at("section 5.1, equation (3), and appendix: FLOPs per iteration"),
@@ -141,12 +173,50 @@ _SOURCES = (
 )
 
 
-def window_pattern(text: object, *, layers: int) -> str:
-    """*text*, the layers a sliding window applies to, checked and written in its short form.
+def layer_pattern(text: object, *, layers: int, letters: str) -> str:
+    """*text*, a pattern of the layers that have a feature, checked and written in its short form.
 
-    A pattern is a sequence of ``L`` (a layer with the window) and ``G`` (a global layer), each after an
-    optional count, repeated over the layers from layer 0; lower case is read as upper case.  The short
-    form merges runs and leaves out counts of 1, and a pattern of local layers only is ``L``.
+    *letters* are the pattern's two letters, ``"LG"`` (a layer with the sliding window, a global one: the
+    shape's ``window_layers``) or ``"ED"`` (a layer with the mixture of experts, one with the dense FFN:
+    ``expert_layers``).  A pattern is a sequence of the two, each after an optional count, repeated over the
+    layers from layer 0; lower case is read as upper case.  The short form merges runs and leaves out
+    counts of 1, and a pattern of the first letter only is that letter.  A pattern that describes more
+    layers than *layers*, or has none of the first letter, is refused with an error naming the parameter.
+
+    >>> layer_pattern("EEEEED", layers=12, letters="ED"), layer_pattern("1d1e", layers=48, letters="ED")
+    ('5ED', 'DE')
+    >>> layer_pattern("DD", layers=8, letters="ED")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.InputError: expert_layers='DD' gives the mixture of experts to no layer; ...
+    """
+    kind = _KINDS[letters]
+    name = kind.name
+    if not isinstance(text, str):
+        raise InputError(f"{name}={text!r} is not a pattern of {kind.meaning}; e.g. {name}="
+                         f"'{kind.on}{kind.off}'")
+    body = text.strip().upper()
+    grammar = re.compile(f"(?:[0-9]*[{kind.on}{kind.off}])+")
+    if len(body) > _MAX_PATTERN or not body.isascii() or not grammar.fullmatch(body):
+        raise InputError(f"{name}={text!r} is not a pattern of {kind.meaning}, each after an optional count; "
+                         f"{kind.examples}")
+    runs = [(int(count) if count else 1, letter) for count, letter in _RUN.findall(body)]
+    if any(n < 1 for n, _ in runs):
+        raise InputError(f"{name}={text!r} repeats a letter 0 times; give counts of 1 or more, e.g. "
+                         f"{name}='{kind.short}'")
+    period = sum(n for n, _ in runs)
+    if period > layers:
+        raise InputError(f"{name}={text!r} describes {period} layers, more than layers={layers}; the "
+                         f"pattern repeats over the layers, so give one of at most {layers}")
+    found = {letter for _, letter in runs}
+    if found == {kind.off}:
+        raise InputError(f"{name}={text!r} {kind.none}")
+    return kind.on if found == {kind.on} else pattern_text(runs)
+
+
+def window_pattern(text: object, *, layers: int) -> str:
+    """*text*, the layers a sliding window applies to, checked and written in its short form
+    (:func:`layer_pattern` with ``L``, a layer with the window, and ``G``, a global layer).
 
     >>> window_pattern("LLLLLG", layers=26), window_pattern("lg", layers=42), window_pattern("4L", layers=8)
     ('5LG', 'LG', 'L')
@@ -155,32 +225,84 @@ def window_pattern(text: object, *, layers: int) -> str:
         ...
     costmodel.errors.InputError: window_layers='G' gives the sliding window to no layer; ...
     """
-    if not isinstance(text, str):
-        raise InputError(f"window_layers={text!r} is not a pattern of L (a layer with the sliding window) "
-                         "and G (a global layer); e.g. window_layers='LG'")
-    body = text.strip().upper()
-    if len(body) > _MAX_PATTERN or not body.isascii() or not _PATTERN.fullmatch(body):
-        raise InputError(f"window_layers={text!r} is not a pattern of L (a layer with the sliding window) "
-                         "and G (a global layer), each after an optional count; e.g. window_layers='LG' "
-                         "(every other layer, from the first) or window_layers='5LG' (five local layers, "
-                         "one global)")
-    runs = [(int(count) if count else 1, letter) for count, letter in _RUN.findall(body)]
-    if any(n < 1 for n, _ in runs):
-        raise InputError(f"window_layers={text!r} repeats a letter 0 times; give counts of 1 or more, "
-                         "e.g. window_layers='5LG'")
+    return layer_pattern(text, layers=layers, letters="LG")
+
+
+def expert_pattern(text: object, *, layers: int) -> str:
+    """*text*, the layers with a mixture of experts, checked and written in its short form
+    (:func:`layer_pattern` with ``E``, a layer with the experts, and ``D``, a layer with the dense FFN).
+
+    >>> expert_pattern("de", layers=48), expert_pattern("3D58E", layers=61), expert_pattern("2E", layers=4)
+    ('DE', '3D58E', 'E')
+    """
+    return layer_pattern(text, layers=layers, letters="ED")
+
+
+def _runs(pattern: str) -> tuple[tuple[int, bool], ...]:
+    """A checked pattern as runs of (layers, whether they have the feature: its first letter, L or E)."""
+    return tuple((int(n) if n else 1, letter in "LE") for n, letter in _RUN.findall(pattern))
+
+
+def _on_below(runs: tuple[tuple[int, bool], ...], end: int) -> int:
+    """The layers among 0 to *end* − 1 that *runs*, repeated from layer 0, give the feature, counted without
+    listing them."""
     period = sum(n for n, _ in runs)
-    if period > layers:
-        raise InputError(f"window_layers={text!r} describes {period} layers, more than layers={layers}; the "
-                         f"pattern repeats over the layers, so give one of at most {layers}")
-    letters = {letter for _, letter in runs}
-    if letters == {"G"}:
-        raise InputError(f"window_layers={text!r} gives the sliding window to no layer; give at least one L, "
-                         "or leave window= out for a model without one")
-    return "L" if letters == {"L"} else pattern_text(runs)
+    cycles, rest = divmod(end, period)
+    count = cycles * sum(n for n, on in runs if on)
+    for n, on in runs:
+        count += min(n, rest) if on else 0
+        rest = max(0, rest - n)
+    return count
+
+
+_MAX_STEPS = 10_000_000
+"""The most runs :func:`_kinds` walks: two patterns whose common period holds more are refused."""
+
+
+def _kinds(ffn: tuple[tuple[int, bool], ...], attention: tuple[tuple[int, bool], ...], start: int,
+           end: int) -> dict[tuple[bool, bool], list[int]]:
+    """Layers *start* to *end* − 1 by kind, (the *ffn* pattern's flag, the *attention* pattern's): each
+    kind's [layers, first layer], counted without listing the layers.
+
+    Both patterns repeat from layer 0, so the pair of flags repeats with their common period P (the least
+    common multiple of the two periods).  The walk goes run by run over at most one period from *start*;
+    the layers after it are whole periods, each counted as the first, and a last part, counted as the first
+    period's beginning."""
+    from bisect import bisect_right
+    from math import lcm
+
+    patterns = (ffn, attention)
+    periods = [sum(n for n, _ in runs) for runs in patterns]
+    ends = [[sum(n for n, _ in runs[:k + 1]) for k in range(len(runs))] for runs in patterns]
+    common = lcm(*periods)
+    span = min(common, end - start)
+    steps = sum((span // p + 1) * len(runs) for p, runs in zip(periods, patterns, strict=True))
+    if steps > _MAX_STEPS:
+        raise InputError(f"expert_layers and window_layers repeat together every {common} layers, with "
+                         f"{steps} runs to count in that period; give patterns with a shorter common period")
+    rest = (end - start) % span if span else 0
+    found: dict[tuple[bool, bool], list[int]] = {}
+    part: dict[tuple[bool, bool], int] = {}
+    i = start
+    while i < start + span:
+        flags, left = [], start + span - i
+        for p, runs, bounds in zip(periods, patterns, ends, strict=True):
+            k = bisect_right(bounds, i % p)
+            flags.append(runs[k][1])
+            left = min(left, bounds[k] - i % p)
+        kind = (flags[0], flags[1])
+        found.setdefault(kind, [0, i])[0] += left
+        if i - start < rest:
+            part[kind] = part.get(kind, 0) + min(left, rest - (i - start))
+        i += left
+    if span < end - start:  # whole periods, and a last part like the first period's beginning
+        for kind, entry in found.items():
+            entry[0] = entry[0] * ((end - start) // span) + part.get(kind, 0)
+    return found
 
 
 def pattern_text(runs: Iterable[tuple[int, str]]) -> str:
-    """A window pattern's short form from its runs of (layers, letter): neighbouring runs of one letter
+    """A layer pattern's short form from its runs of (layers, letter): neighbouring runs of one letter
     merged, counts of 1 left out.
 
     >>> pattern_text([(2, "L"), (3, "L"), (1, "G")])
@@ -300,6 +422,15 @@ class TransformerShape(JSONFields):
         each of the experts' width.
     dense_layers : int, default 0
         The first layers keep a dense FFN of width ffn_factor·h (DeepSeekMoE's first layer).
+    expert_layers : str, optional
+        Which layers have the mixture of experts: a pattern of ``E`` (experts) and ``D`` (a dense FFN of
+        width ffn_factor·h) repeated over the layers from layer 0, a count before a letter repeating it, in
+        *window_layers*' grammar: ``E`` every layer (the default), ``DE`` the odd layers (Llama 4 Maverick's
+        ``interleave_moe_layer_step`` of 2), ``ED`` the even ones, ``3D58E`` each of 61 layers as listed.  It
+        combines with *dense_layers*: layer i has experts when i ≥ dense_layers and the pattern, counted
+        from layer 0, says ``E`` at i (DeepSeek's ``first_k_dense_replace`` and ``moe_layer_freq``).
+        Written back in *window_layers*' short form, and ``None`` for experts on every layer; a pattern
+        longer than the layers, or that leaves no layer with experts, is refused.
     tied_embeddings : bool, default True
         The input embedding is the output layer's matrix; ``False`` counts V·h twice in
         :func:`parameters` and changes no FLOPs.
@@ -352,6 +483,7 @@ class TransformerShape(JSONFields):
     expert_ffn_factor: Fraction | None = None
     shared_experts: int = 0
     dense_layers: int = 0
+    expert_layers: str | None = None
     tied_embeddings: bool = True
     window: int | None = None
     window_layers: str | None = None
@@ -443,8 +575,8 @@ class TransformerShape(JSONFields):
         """The mixture-of-experts fields: all at their defaults for a dense FFN, else consistent."""
         if self.experts is None:
             given = [f"{name}={_shown(getattr(self, name))}" for name, default in (
-                ("top_k", None), ("expert_ffn_factor", None), ("shared_experts", 0), ("dense_layers", 0))
-                if getattr(self, name) != default]
+                ("top_k", None), ("expert_ffn_factor", None), ("shared_experts", 0), ("dense_layers", 0),
+                ("expert_layers", None)) if getattr(self, name) != default]
             if given:
                 raise InputError(f"{given[0]} describes a mixture of experts; give experts= (the routed "
                                  "experts per MoE layer) with it, or leave it out for a dense FFN")
@@ -470,6 +602,15 @@ class TransformerShape(JSONFields):
         whole(self.dense_layers, "dense_layers", low=0, high=self.layers - 1,
               hint=f"the first layers keep a dense FFN and at least one of the {self.layers} layers is a "
                    "mixture of experts; e.g. dense_layers=1")
+        if self.expert_layers is None:
+            return
+        pattern = expert_pattern(self.expert_layers, layers=self.layers)
+        object.__setattr__(self, "expert_layers", None if pattern == "E" else pattern)
+        if not self.moe_layers:
+            raise InputError(f"expert_layers={pattern!r} with dense_layers={self.dense_layers} leaves no "
+                             f"layer with experts among the {self.layers}: a layer has them when it comes "
+                             f"after the first {self.dense_layers} and the pattern, repeated from layer 0, "
+                             "says E for it; give fewer dense layers or more E")
 
     @property
     def groups(self) -> int:
@@ -584,8 +725,45 @@ class TransformerShape(JSONFields):
 
     @property
     def moe_layers(self) -> int:
-        """The layers with a mixture of experts (0 for a dense shape)."""
-        return self.layers - self.dense_layers if self.moe else 0
+        """The layers with a mixture of experts (0 for a dense shape), counted without listing them."""
+        return self._moe_below(self.layers)
+
+    def _expert_runs(self) -> tuple[tuple[int, bool], ...]:
+        """The expert pattern as runs of (layers, with experts): every layer without a pattern."""
+        return ((1, True),) if self.expert_layers is None else _runs(self.expert_layers)
+
+    def _moe_below(self, end: int) -> int:
+        """The layers with experts among layers 0 to *end* − 1: those from ``dense_layers`` on that the
+        pattern gives them."""
+        if not self.moe or end <= self.dense_layers:
+            return 0
+        runs = self._expert_runs()
+        return _on_below(runs, end) - _on_below(runs, self.dense_layers)
+
+    @property
+    def first_moe_layer(self) -> int:
+        """The first layer with a mixture of experts (0 for a dense shape: its first layer, of the shape's
+        kind)."""
+        if not self.moe:
+            return 0
+        runs = self._expert_runs()
+        period = sum(n for n, _ in runs)
+        start, index = self.dense_layers, self.dense_layers // period * period
+        for n, on in runs * 2:  # from dense_layers' place in the pattern, at most a period on
+            if on and index + n > start:
+                return max(index, start)
+            index += n
+        raise AssertionError("a checked shape has a layer with experts")  # pragma: no cover
+
+    @property
+    def first_dense_layer(self) -> int | None:
+        """The first layer with the dense FFN (0 for a dense shape; ``None`` when every layer has experts)."""
+        if not self.moe:
+            return 0
+        if self.dense_layers:
+            return 0
+        runs = self._expert_runs()
+        return next((sum(n for n, _ in runs[:k]) for k, (_, on) in enumerate(runs) if not on), None)
 
     @property
     def expert_ffn_hidden(self) -> int:
@@ -599,9 +777,8 @@ class TransformerShape(JSONFields):
         return self.matrices * self.hidden * self.expert_ffn_hidden
 
     def _window_runs(self) -> tuple[tuple[int, bool], ...]:
-        """The window pattern as runs of (layers, windowed)."""
-        pattern = self.window_layers or ""
-        return tuple((int(n) if n else 1, letter == "L") for n, letter in _RUN.findall(pattern))
+        """The window pattern as runs of (layers, windowed): no layer without a window."""
+        return ((1, False),) if self.window_layers is None else _runs(self.window_layers)
 
     def is_windowed_layer(self, index: int) -> bool:
         """Whether layer *index* (from 0) has the sliding window (its pattern repeated over the layers)."""
@@ -609,16 +786,7 @@ class TransformerShape(JSONFields):
 
     def _windowed_below(self, end: int) -> int:
         """The layers with the window among layers 0 to *end* − 1, counted without listing them."""
-        if self.window is None:
-            return 0
-        runs = self._window_runs()
-        period = sum(n for n, _ in runs)
-        cycles, rest = divmod(end, period)
-        count = cycles * sum(n for n, local in runs if local)
-        for n, local in runs:
-            count += min(n, rest) if local else 0
-            rest = max(0, rest - n)
-        return count
+        return 0 if self.window is None else _on_below(self._window_runs(), end)
 
     @property
     def windowed_layers(self) -> int:
@@ -627,37 +795,27 @@ class TransformerShape(JSONFields):
 
     def layer_groups(self) -> tuple[tuple[bool, bool, int], ...]:
         """The layers in groups alike, as (MoE, sliding window, layers), in the order each kind first
-        appears: the FFN (the first ``dense_layers`` dense in a mixture of experts) and the attention (the
-        window's pattern) of each layer, counted without listing them."""
-        first: dict[tuple[bool, bool], int] = {}
-        count: dict[tuple[bool, bool], int] = {}
-        segments = ((False, 0, self.dense_layers), (True, self.dense_layers, self.layers)) if self.moe else (
-            (False, 0, self.layers),)
-        for moe, start, end in segments:
-            local = self._windowed_below(end) - self._windowed_below(start)
-            for windowed, n in ((True, local), (False, end - start - local)):
-                if n:
-                    count[moe, windowed] = n
-                    first[moe, windowed] = self._first(start, end, windowed)
-        return tuple((moe, windowed, count[moe, windowed])
-                     for moe, windowed in sorted(first, key=lambda kind: first[kind]))
-
-    def _first(self, start: int, end: int, windowed: bool) -> int:
-        """The first layer from *start* (before *end*) whose window is *windowed*."""
-        if self.window is None:
-            return start
-        runs = self._window_runs()
-        period = sum(n for n, _ in runs)
-        index = start // period * period
-        for n, local in runs * 2:  # from start's place in the pattern, at most a period on
-            if local == windowed and index + n > start:
-                return max(index, start)
-            index += n
-        return end
+        appears: the FFN (in a mixture of experts, dense on the first ``dense_layers`` and where the expert
+        pattern says D) and the attention (the window's pattern) of each layer, counted without listing
+        them: the two patterns repeat together over their common period."""
+        attention = self._window_runs()
+        dense: tuple[tuple[int, bool], ...] = ((1, False),)
+        segments = [(dense, 0, self.dense_layers if self.moe else self.layers)]
+        if self.moe:
+            segments.append((self._expert_runs(), self.dense_layers, self.layers))
+        found: dict[tuple[bool, bool], list[int]] = {}
+        for ffn, start, end in segments:
+            if end > start:
+                for kind, (n, first) in _kinds(ffn, attention, start, end).items():
+                    entry = found.setdefault(kind, [0, first])
+                    entry[0] += n
+        return tuple((moe, windowed, found[moe, windowed][0])
+                     for moe, windowed in sorted(found, key=lambda kind: found[kind][1]))
 
     def is_moe_layer(self, index: int) -> bool:
-        """Whether layer *index* (from 0) has a mixture of experts: every layer after the dense ones."""
-        return self.moe and index >= self.dense_layers
+        """Whether layer *index* (from 0) has a mixture of experts: from ``dense_layers`` on, where the
+        expert pattern says E."""
+        return self._moe_below(index + 1) > self._moe_below(index)
 
     def layer_weights(self, index: int) -> tuple[int, int]:
         """Layer *index*'s matrices as (replicated, routed-expert) weights: the attention and the dense FFN,
@@ -864,9 +1022,10 @@ class ModelFlops(JSONFields):
     layers alike (:meth:`TransformerShape.layer_groups`: a dense shape without a window has one,
     ``layers·layer.total``); ``six_n_flops`` is the PaLM convention's 6·N·tokens, without the attention
     term, with N the active weights (:attr:`TransformerShape.parameters`).  *layer* is the first layer of
-    the model's kind (the first MoE layer of a mixture of experts), and *dense_layer* the first of the
-    ``shape.dense_layers`` dense layers (when there are any): without a sliding window
-    ``total = (layers − dense_layers)·layer.total + dense_layers·dense_layer.total + logits``.
+    the model's kind (the first MoE layer of a mixture of experts), and *dense_layer* the first of a
+    mixture of experts' dense layers (the first ``dense_layers`` and those its ``expert_layers`` pattern
+    leaves dense, when there are any): without a sliding window
+    ``total = moe_layers·layer.total + (layers − moe_layers)·dense_layer.total + logits``.
     *capacity_factor* is the experts' capacity the count runs with (``None``: each token's k experts,
     nothing padded or dropped).  *causal* is the count's (a shape with a sliding window counts causally).
     """
@@ -1011,10 +1170,10 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
         shape, batch=batch, tokens=tokens, moe=moe, causal=causal, redo=redo,
         capacity_factor=factor if moe else None, window=window))
         for moe, window, n in shape.layer_groups())
-    first = shape.dense_layers if shape.moe else 0
+    first, plain = shape.first_moe_layer, shape.first_dense_layer
     kinds = {(g.moe, g.window): g.flops for g in groups}
     layer = kinds[shape.is_moe_layer(first), shape.is_windowed_layer(first)]
-    dense = kinds[False, shape.is_windowed_layer(0)] if shape.moe and shape.dense_layers else None
+    dense = kinds[False, shape.is_windowed_layer(plain)] if shape.moe and plain is not None else None
     total = sum((g.layers * g.flops.total for g in groups), Fraction(0))
     logits = 2 * tokens * h * shape.vocabulary
     return ModelFlops(

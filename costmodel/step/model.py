@@ -481,7 +481,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     # each kind of layer priced once (FFN dense or MoE, attention global or windowed), then each layer by
     # its own kind, so a pipeline stage holds exactly the layers it runs; the operations shown are those
     # of the first layer of the model's kind (its first MoE layer)
-    first = shape.dense_layers if shape.moe else 0
+    first = shape.first_moe_layer
     main = (shape.is_moe_layer(first), shape.is_windowed_layer(first))
     layer, logits, embedding, priced = _shape_work(shape, window=main[1], **work)
     works = {main: layer}
@@ -1232,6 +1232,7 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     model = _model(c, mode, notes=notes)
     layout = _layout(c, len(model.layers), v)
     notes.extend(_window_notes(c, layout, v))
+    notes.extend(_expert_notes(c, layout, v))
     links = _placed(c, notes=notes)
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
@@ -1282,6 +1283,22 @@ def _window_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
         held = [sum(shape.is_windowed_layer(i) for i in _device_layers(c, layout, s, v=v))
                 for s in range(c.pp)]
         note += (f"; each stage prices its own layers, windowed ones by stage: "
+                 f"{', '.join(f'{k} on stage {i}' for i, k in enumerate(held))}")
+    return [note]
+
+
+def _expert_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
+    """Which layers have the experts when a pattern leaves some dense, and how many each pipeline device
+    holds (its weights, all-to-alls and expert gradients are its own layers')."""
+    shape = c.shape
+    if shape is None or shape.expert_layers is None:
+        return []
+    dense = f", after the first {shape.dense_layers}" if shape.dense_layers else ""
+    note = (f"experts: on {shape.moe_layers} of the {shape.layers} layers (pattern {shape.expert_layers}"
+            f"{dense}); the others run a dense FFN of {shape.ffn_hidden}")
+    if c.pp > 1:
+        held = [sum(shape.is_moe_layer(i) for i in _device_layers(c, layout, s, v=v)) for s in range(c.pp)]
+        note += (f"; each stage prices its own layers, those with experts by stage: "
                  f"{', '.join(f'{k} on stage {i}' for i, k in enumerate(held))}")
     return [note]
 

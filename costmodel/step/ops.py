@@ -52,14 +52,15 @@ rank's own T_d = T/t tokens with sequence parallelism, where the rank's slice of
 and the latents are gathered for the up-projections, and all T tokens without it: every rank then computes
 them whole, so a rank's forward FLOPs exceed the count over t by (1 − 1/t) of theirs.
 
-An MoE layer (a shape with experts, after its dense first layers) runs in place of the FFN a router
-(T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism), its softmax and top-k, the
-permutation of each token's k copies into expert order, the products of the E/ep experts this rank
-holds on the routed rows from every rank of the expert-parallel group (c·k·T·ep/E rows each, a
-capacity factor c or 1, as one batched product of T × m·f_e/t × h and T × h × f_e/t, Megatron-Core's
-grouped GEMM; the rows rounded up to a whole one for the kernel, the FLOPs exact), the activation on
-those rows, the unpermutation weighted by the router's probabilities, and the shared experts as one
-FFN of width S·f_e (Megatron-Core's ``SharedExpertMLP``).  The expert tensor parallelism is t.
+An MoE layer (a shape with experts, on the layers its ``dense_layers`` and ``expert_layers`` give them)
+runs in place of the FFN a router (T_r × E × h, T_r the rank's tokens: T/t with sequence parallelism),
+its softmax and top-k, the permutation of each token's k copies into expert order, the products of
+the E/ep experts this rank holds on the routed rows from every rank of the expert-parallel group
+(c·k·T·ep/E rows each, a capacity factor c or 1, as one batched product of T × m·f_e/t × h and
+T × h × f_e/t, Megatron-Core's grouped GEMM; the rows rounded up to a whole one for the kernel, the FLOPs
+exact), the activation on those rows, the unpermutation weighted by the router's probabilities, and the
+shared experts as one FFN of width S·f_e (Megatron-Core's ``SharedExpertMLP``).  The expert tensor
+parallelism is t.
 
 Each matrix product C = A·B has two in the backward pass: the input gradient dA = dC·Bᵀ and the weight
 gradient dB = Aᵀ·dC (accumulated into fp32 main gradients: 8 bytes of C per element); the batched
@@ -351,7 +352,8 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
         layer.product("QKV", tokens, (heads + 2 * kv) * d, h)
     routed = shape.moe if moe is None else moe and shape.moe
     if window is None:  # the first layer of its kind
-        window = shape.is_windowed_layer(shape.dense_layers if routed else 0)
+        first = shape.first_moe_layer if routed else shape.first_dense_layer
+        window = shape.is_windowed_layer(first or 0)
     _attention(layer, attention=attention, b=b, s=s, d=shape.query_head_width, heads=heads, kv=kv,
                causal=causal, e=e, cp=cp, dropout=dropout, window=shape.window if window else None,
                dv=shape.value_head_width)
@@ -370,7 +372,7 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
         layer.product("FFN out", tokens, h, ffn)
     layer.memory("dropout + residual 2", (3 * e + mask) * region, (3 * e + mask) * region, kernel=fused)
     if accumulate is not None:
-        replicated, experts = (shape.layer_weights(shape.dense_layers) if routed
+        replicated, experts = (shape.layer_weights(shape.first_moe_layer) if routed
                                else (shape.layer_parameters, 0))
         weights = Fraction(replicated, t) + Fraction(experts, t * ep)
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
