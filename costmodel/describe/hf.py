@@ -14,6 +14,8 @@ num_key_value_heads     kv_groups                            default: the heads 
 head_dim                head_dim                             default: hidden/heads (Gemma 2 and 3,
                                                              Mistral NeMo, Qwen3 give their own)
 intermediate_size       ffn_factor = intermediate / hidden   required (exact)
+intermediate_size_mlp   ffn_factor (Llama 4)                 the dense layers' FFN, intermediate_size
+                                                             then the experts' (default 16384)
 vocab_size              vocabulary                           required
 max_position_embeddings sequence                             the default sequence; *sequence* overrides
 tie_word_embeddings     tied_embeddings                      default true (``PretrainedConfig``'s)
@@ -30,6 +32,11 @@ shared_expert_          shared_experts                       Qwen-MoE's one shar
 intermediate_size                                            width / moe_intermediate_size experts when
                                                              that is whole (without n_shared_experts)
 first_k_dense_replace   dense_layers                         default 0
+moe_layers,             expert_layers                        see below; every layer from dense_layers on
+interleave_moe_layer_step,                                   when none is given
+decoder_sparse_step,
+mlp_only_layers,
+moe_layer_freq
 sliding_window          window                               the local attention's width, on the layers
                                                              below
 layer_types,            window_layers                        see below
@@ -62,6 +69,19 @@ i global when (i + 1) % ``sliding_window_pattern`` is 0 (6 and 4 by default), Qw
 ``max_window_layers`` on (28 by default; ``use_sliding_window: false`` turns any family's off), and
 Mistral, Mixtral, Phi-3 and Starcoder2 to every layer.  A window on no layer is no window;
 ``sliding_window: null`` is none.  A family not named applies it to every layer, and a note says so.
+
+Which layers have the mixture of experts, as each family's modeling file builds them: Llama 4's
+``moe_layers`` list, when the file gives one, is the authority, and otherwise ``Llama4TextConfig`` makes
+it ``range(interleave_moe_layer_step − 1, layers, interleave_moe_layer_step)`` (Maverick's 2: the odd
+layers, whose dense neighbours have an FFN of ``intermediate_size_mlp``); Qwen2-MoE and Qwen3-MoE give
+layer i experts when i is not in ``mlp_only_layers`` and (i + 1) % ``decoder_sparse_step`` is 0; DeepSeek's
+``modeling_deepseek.py`` when i ≥ ``first_k_dense_replace`` and i % ``moe_layer_freq`` is 0 (the
+``DeepseekV2``/``V3`` classes of ``transformers`` leave ``moe_layer_freq`` out; the published files set
+it to 1).  Each key's default (none, 1, []) puts experts on every layer, and a file sets only its
+family's; they are read together (a layer has experts when every rule gives them) into the shape's
+``expert_layers`` pattern, the shortest that repeats to the layers' list, with ``first_k_dense_replace``
+as ``dense_layers``.  A configuration whose rules leave no layer with experts is read as a dense model,
+and a note says so.
 
 Other spellings and configurations: GPT-2's, BLOOM's, StarCoder's and Falcon's names (``n_embd``,
 ``n_layer``, ``n_head``, ``n_positions``, ``n_inner``, ``ffn_hidden_size``, ``num_kv_heads``:
@@ -119,12 +139,8 @@ _UNMODELLED = {
     "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3)",
     "shared_expert_intermediate_size": "a shared expert whose width is not a whole number of experts "
                                        "(Qwen-MoE)",
-    "decoder_sparse_step": "experts in every n-th layer only (Qwen-MoE)",
-    "moe_layer_freq": "experts in every n-th layer only",
-    "interleave_moe_layer_step": "experts in every n-th layer only (Llama 4)",
     "attention_chunk_size": "chunked attention (Llama 4: a query attends within its chunk on three layers "
                             "in four; priced here as causal over the whole sequence)",
-    "mlp_only_layers": "dense layers among the expert layers (Qwen-MoE)",
     "use_bidirectional_attention": "bidirectional attention (priced here as causal)",
 }
 """Keys that change the architecture in ways the shape does not model, and what each is: a configuration
@@ -135,9 +151,8 @@ def _unmodelled(config: dict[str, Any], *, modelled: frozenset[str] = frozenset(
     """The note on what *config* sets that the shape does not model (none when nothing); the keys
     *modelled* were read into the shape after all (a shared expert whose width is a whole number of
     experts)."""
-    every = ("decoder_sparse_step", "moe_layer_freq", "interleave_moe_layer_step")  # 1: as modelled
     found = {k: v for k, v in config.items() if k in _UNMODELLED and k not in modelled
-             and v not in (None, 0, False, []) and not (k in every and v == 1)}
+             and v not in (None, 0, False, [])}
     what = list(dict.fromkeys(_UNMODELLED[k] for k in found))
     if not found:
         return ()
@@ -225,11 +240,12 @@ def _window(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, 
     return {"window": window, "window_layers": pattern}, tuple(notes)
 
 
-def _pattern(local: list[bool]) -> str:
-    """The shortest pattern that, repeated from layer 0, gives each layer of *local* its kind (a window
-    pattern of the shape: ``L`` local, ``G`` global, a count before a letter repeating it); ``""`` when no
-    layer is local.  The period is the list's shortest, found in one pass (Knuth–Morris–Pratt's failure
-    function: the list less its longest border)."""
+def _pattern(local: list[bool], letters: str = "LG") -> str:
+    """The shortest pattern that, repeated from layer 0, gives each layer of *local* its kind (a layer
+    pattern of the shape in *letters*: ``L`` local and ``G`` global for the window, ``E`` experts and ``D``
+    dense for the FFN; a count before a letter repeating it); ``""`` when no layer has the first letter.
+    The period is the list's shortest, found in one pass (Knuth–Morris–Pratt's failure function: the list
+    less its longest border)."""
     from costmodel.step.flops import pattern_text
 
     if not any(local):
@@ -241,7 +257,92 @@ def _pattern(local: list[bool]) -> str:
             k = border[k - 1]
         border[i] = k + (local[i] == local[k])
     period = len(local) - border[-1]
-    return pattern_text((1, "L" if flag else "G") for flag in local[:period])
+    return pattern_text((1, letters[0] if flag else letters[1]) for flag in local[:period])
+
+
+_MAX_LISTED = 1_000_000
+"""The most layers the reader lists one by one to find which have experts."""
+
+
+def _layers(config: dict[str, Any], key: str, where: str, layers: int) -> set[int]:
+    """The layer indices of *config*'s list *key* (none when it gives none), each from 0 to layers − 1."""
+    listed = config.get(key)
+    if listed is None:
+        return set()
+    if not isinstance(listed, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in listed):
+        raise ParseError(f"{key} = {json.dumps(listed)} is not a list of layer indices", path=where)
+    if outside := [i for i in listed if not 0 <= i < layers]:
+        raise ParseError(f"{key} lists layer {outside[0]}, and num_hidden_layers = {layers} (layers 0 to "
+                         f"{layers - 1})", path=where)
+    return set(listed)
+
+
+def _experts(config: dict[str, Any], where: str, *, hidden: int, layers: int, ffn: int
+             ) -> tuple[dict[str, Any], frozenset[str], tuple[str, ...]]:
+    """The mixture-of-experts keywords of *config* (none for a dense FFN), with the FFN's width when
+    Llama 4's dense layers give it their own; the keys read into the shape that :data:`_UNMODELLED` names;
+    and a note when the file's rules leave no layer with experts (module notes)."""
+    experts = None
+    for key in ("num_local_experts", "n_routed_experts", "num_experts"):
+        if config.get(key) is not None:
+            experts = _whole(config, key, where)
+            break
+    if experts is None or experts < 2:
+        return {}, frozenset(), ()
+    expert_ffn = _whole(config, "moe_intermediate_size", where, default=ffn)
+    shared = _whole(config, "n_shared_experts", where, low=0, default=None)
+    width = _whole(config, "shared_expert_intermediate_size", where, low=0, default=0)
+    modelled = frozenset[str]()
+    if shared is None and width and width % expert_ffn == 0:
+        # Qwen-MoE's one shared expert of width w: w / moe_intermediate_size experts' matrices
+        shared, modelled = width // expert_ffn, frozenset({"shared_expert_intermediate_size"})
+    top_k = _whole(config, "num_experts_per_tok", where)
+    if top_k > experts:
+        raise ParseError(f"num_experts_per_tok = {top_k} is more than the {experts} experts", path=where)
+    dense = _whole(config, "first_k_dense_replace", where, low=0, default=0)
+    pattern, routed = _experts_on(config, where, layers, dense)
+    # Llama 4's dense layers have an FFN of their own width, intermediate_size_mlp
+    out: dict[str, Any] = {"ffn_factor": Fraction(_whole(config, "intermediate_size_mlp", where, default=ffn),
+                                                  hidden)}
+    if not routed:
+        keys = [k for k in _LAYER_KEYS if config.get(k) is not None
+                and (k == "moe_layers" or config[k] not in (0, 1, []))]
+        verb = "leaves" if len(keys) == 1 else "leave"
+        return out, modelled, (f"no layer has experts: {' and '.join(keys)} {verb} each of the {layers} "
+                               f"layers a dense FFN, so the {experts} experts are left out",)
+    out.update(experts=experts, top_k=top_k, expert_ffn_factor=Fraction(expert_ffn, hidden),
+               shared_experts=shared or 0, dense_layers=dense)
+    if pattern is not None:
+        out["expert_layers"] = pattern
+    return out, modelled, ()
+
+
+_LAYER_KEYS = ("moe_layers", "interleave_moe_layer_step", "decoder_sparse_step", "mlp_only_layers",
+               "moe_layer_freq", "first_k_dense_replace")
+"""The keys that say which layers have experts (module notes)."""
+
+
+def _experts_on(config: dict[str, Any], where: str, layers: int, dense: int) -> tuple[str | None, bool]:
+    """The shape's ``expert_layers`` pattern for *config* (``None``: every layer from *dense* on), and
+    whether any layer has experts (module notes: each family's rule, read together)."""
+    from math import lcm
+
+    step = _whole(config, "interleave_moe_layer_step", where, default=1)
+    sparse = _whole(config, "decoder_sparse_step", where, default=1)
+    freq = _whole(config, "moe_layer_freq", where, default=1)
+    listed = _layers(config, "moe_layers", where, layers) if config.get("moe_layers") is not None else None
+    dense_only = _layers(config, "mlp_only_layers", where, layers)
+    # the rules repeat every lcm of their steps; a list is a whole model's
+    period = layers if listed is not None or dense_only else min(layers, lcm(step, sparse, freq))
+    if period > _MAX_LISTED:
+        raise ParseError(f"num_hidden_layers = {layers}: which of them have experts repeats only over "
+                         f"{period} layers, more than the {_MAX_LISTED} the reader lists", path=where)
+    on = [(i in listed if listed is not None else (i + 1) % step == 0)
+          and (i + 1) % sparse == 0 and i % freq == 0 and i not in dense_only for i in range(period)]
+    count = sum(on) * (layers // period) + sum(on[:layers % period])
+    below = sum(on) * (dense // period) + sum(on[:dense % period])
+    pattern = _pattern(on, "ED")
+    return (None if pattern in ("", "E") else pattern), count > below
 
 
 def _norms(config: dict[str, Any]) -> dict[str, Any]:
@@ -373,11 +474,12 @@ _FFN_4H = ("gpt2", "gpt_bigcode", "gptj", "bloom", "falcon")
 _DEFAULTS: dict[str, dict[str, int]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072},
     "falcon": {"max_position_embeddings": 2048},
-    "llama4_text": {"n_shared_experts": 1},
+    "llama4_text": {"n_shared_experts": 1, "intermediate_size_mlp": 16384},
 }
 """Values ``transformers`` fills in for a key a family's published files leave out (Gemma 3's
-``Gemma3TextConfig``; Falcon's ``FalconConfig``), and Llama 4's one shared expert of the routed experts'
-width in every MoE layer (``Llama4TextMoe.shared_expert``), which no key gives."""
+``Gemma3TextConfig``; Falcon's ``FalconConfig``; the dense layers' FFN of ``Llama4TextConfig``), and
+Llama 4's one shared expert of the routed experts' width in every MoE layer
+(``Llama4TextMoe.shared_expert``), which no key gives."""
 
 _BIASED = ("gpt2", "gpt_bigcode", "gpt_neox", "gptj", "bloom", "phi", "qwen2", "qwen2_moe", "qwen2_vl",
            "qwen2_5_vl", "starcoder2")
@@ -472,24 +574,8 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     shape: dict[str, Any] = {"layers": layers, "hidden": hidden, **attention, "sequence": seq,
                              "vocabulary": vocab, "ffn_factor": Fraction(ffn, hidden),
                              "gated": _gated(config, path), "tied_embeddings": tied}
-    experts, modelled = None, frozenset[str]()
-    for key in ("num_local_experts", "n_routed_experts", "num_experts"):
-        if config.get(key) is not None:
-            experts = _whole(config, key, path)
-            break
-    if experts is not None and experts > 1:
-        expert_ffn = _whole(config, "moe_intermediate_size", path, default=ffn)
-        shared = _whole(config, "n_shared_experts", path, low=0, default=None)
-        width = _whole(config, "shared_expert_intermediate_size", path, low=0, default=0)
-        if shared is None and width and width % expert_ffn == 0:
-            # Qwen-MoE's one shared expert of width w: w / moe_intermediate_size experts' matrices
-            shared, modelled = width // expert_ffn, frozenset({"shared_expert_intermediate_size"})
-        shape.update(experts=experts, top_k=_whole(config, "num_experts_per_tok", path),
-                     expert_ffn_factor=Fraction(expert_ffn, hidden), shared_experts=shared or 0,
-                     dense_layers=_whole(config, "first_k_dense_replace", path, low=0, default=0))
-        if shape["top_k"] > experts:
-            raise ParseError(f"num_experts_per_tok = {shape['top_k']} is more than the {experts} experts",
-                             path=path)
+    moe, modelled, none = _experts(config, path, hidden=hidden, layers=layers, ffn=ffn)
+    shape.update(moe)
     window, told = _window(config, path, layers)
     shape.update(window, **_norms(config))
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
@@ -505,7 +591,7 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=(*read, *defaults, *_unmodelled(config, modelled=modelled), *told))
+                            notes=(*read, *defaults, *none, *_unmodelled(config, modelled=modelled), *told))
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:
