@@ -95,6 +95,7 @@ FLAGS = {
     "ep": "--ep",
     "exercises": "--exercises",
     "expert_ffn_factor": "--expert-ffn",
+    "expert_layers": "--expert-layers",
     "experts": "--experts",
     "ffn_factor": "--ffn",
     "force": "--force",
@@ -272,8 +273,8 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "nodes", "noise_multiplier", "outer", "p_max", "p_min", "param_gather", "peak_flops", "points",
            "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
            "sequence", "kv_groups", "head_dim", "microbatches", "capacity_factor", "optimizer_bytes",
-           "ffn_factor", "window", "window_layers", "layer_norms", "kv_rank", "q_rank", "rope_head_dim",
-           "value_head_dim",
+           "ffn_factor", "window", "window_layers", "expert_layers", "layer_norms", "kv_rank", "q_rank",
+           "rope_head_dim", "value_head_dim",
            "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value

@@ -22,6 +22,7 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
     DenseLayers,
     ExpertFfn,
+    ExpertLayers,
     Experts,
     Ffn,
     Gated,
@@ -78,6 +79,7 @@ def flops_command(
     untied_embeddings: UntiedEmbeddings = None, window: Window = None, window_layers: WindowLayers = None,
     layer_norms: LayerNorms = None, qk_norm: QkNorm = None, kv_rank: KvRank = None, q_rank: QRank = None,
     rope_head_dim: RopeHeadDim = None, value_head_dim: ValueHeadDim = None,
+    expert_layers: ExpertLayers = None,
     capacity_factor: Annotated[str | None, option(
         "--capacity-factor", metavar="C", panel=_RUN,
         help="Experts run token blocks of C times their fair share (padding counts in the hardware "
@@ -113,6 +115,7 @@ def flops_command(
     Example: costmodel flops --layers 24 --hidden 2304 --heads 24 --seq 2048 --vocab 51200 --global-batch 512
 
     A mixture of experts: add --experts 8 --top-k 2 to the example; the parameters read total and active.
+    With --expert-layers DE only the odd layers have the experts, the others a dense FFN of --ffn.
 
     Measured: add --recompute full --time 3.528s --gpus 32 --peak 312T (or --gpu a100-80gb) to the example.
 
@@ -134,7 +137,8 @@ def flops_command(
                             expert_ffn=expert_ffn, shared_experts=shared_experts, dense_layers=dense_layers,
                             untied_embeddings=untied_embeddings, window=window, window_layers=window_layers,
                             layer_norms=layer_norms, qk_norm=qk_norm, kv_rank=kv_rank, q_rank=q_rank,
-                            rope_head_dim=rope_head_dim, value_head_dim=value_head_dim)
+                            rope_head_dim=rope_head_dim, value_head_dim=value_head_dim,
+                            expert_layers=expert_layers)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "

@@ -98,6 +98,7 @@ _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention 
            ("tied_embeddings", "tied embeddings"), ("experts", "routed experts"),
            ("top_k", "experts per token"), ("expert_ffn_factor", "expert FFN width"),
            ("shared_experts", "shared experts"), ("dense_layers", "dense FFN layers"),
+           ("expert_layers", "layers with experts"),
            ("window", "sliding window"), ("window_layers", "windowed layers"),
            ("layer_norms", "norms a layer"), ("qk_norm", "query-key norms"))
 

@@ -139,6 +139,7 @@ _OWN_OPTIONS = {
                                                         "window", "layer_norms", "kv_rank", "q_rank",
                                                         "rope_head_dim", "value_head_dim")},
     "window_layers": "--window-layers PATTERN", "qk_norm": "--qk-norm KIND",
+    "expert_layers": "--expert-layers PATTERN",
 }
 """The plan's own arguments, which --fix cannot hold, and the option that gives each."""
 

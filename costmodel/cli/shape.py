@@ -20,6 +20,7 @@ __all__ = [
     "DenseLayers",
     "Described",
     "ExpertFfn",
+    "ExpertLayers",
     "Experts",
     "Ffn",
     "Gated",
@@ -95,12 +96,17 @@ SharedExperts = Annotated[int | None, _int("--shared-experts", metavar="S",
 DenseLayers = Annotated[int | None, _int("--dense-layers", metavar="N",
                                          help="The first N layers keep a dense FFN of --ffn (DeepSeekMoE: "
                                               "1).")]
+ExpertLayers = Annotated[str | None, option(
+    "--expert-layers", metavar="PATTERN", panel=SHAPE_PANEL,
+    help="The layers with the --experts: E experts, D a dense FFN of --ffn, a count repeating a letter, the "
+         "pattern repeated from layer 0 (after the --dense-layers): E (default, every layer), DE (Llama 4 "
+         "Maverick: the odd layers), ED (the even layers), 3D5E.")]
 UntiedEmbeddings = Annotated[bool | None, option("--untied-embeddings", panel=SHAPE_PANEL,
                                                  help="The output layer has its own V·h matrix (Llama 3, "
                                                       "Mixtral): counted in the parameters, no FLOPs.")]
 MOE_OPTIONS: dict[str, Any] = {"experts": Experts, "top_k": TopK, "expert_ffn": ExpertFfn,
                                "shared_experts": SharedExperts, "dense_layers": DenseLayers,
-                               "untied_embeddings": UntiedEmbeddings}
+                               "expert_layers": ExpertLayers, "untied_embeddings": UntiedEmbeddings}
 """The options of a mixture of experts (and of untied embeddings), by parameter name."""
 
 
@@ -178,7 +184,7 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
                       window: int | None = None, window_layers: str | None = None,
                       layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
                       q_rank: int | None = None, rope_head_dim: int | None = None,
-                      value_head_dim: int | None = None
+                      value_head_dim: int | None = None, expert_layers: str | None = None
                       ) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
@@ -195,7 +201,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
         raise InputError(f"a transformer shape needs {', '.join(f'--{m} N' for m in missing)}")
     extra: dict[str, Any] = {} if ffn is None else {"ffn_factor": ffn}
     moe = {"experts": experts, "top_k": top_k, "expert_ffn_factor": expert_ffn,
-           "shared_experts": shared_experts, "dense_layers": dense_layers, "window": window,
+           "shared_experts": shared_experts, "dense_layers": dense_layers, "expert_layers": expert_layers,
+           "window": window,
            "window_layers": window_layers, "layer_norms": layer_norms, "qk_norm": qk_norm, "kv_rank": kv_rank,
            "q_rank": q_rank, "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim}
     extra.update((name, value) for name, value in moe.items() if value is not None)
@@ -250,7 +257,7 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                     window: int | None = None, window_layers: str | None = None,
                     layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
                     q_rank: int | None = None, rope_head_dim: int | None = None,
-                    value_head_dim: int | None = None
+                    value_head_dim: int | None = None, expert_layers: str | None = None
                     ) -> TransformerShape | None:
     """The shape of *base* (shape keywords a model description gave) with the options given over it; with
     no *base*, :func:`transformer_shape` of the options alone.  A --window over a model's keeps the layers
@@ -263,7 +270,8 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                                  kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
                                  top_k=top_k,
                                  expert_ffn=expert_ffn, shared_experts=shared_experts,
-                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings, **layered)
+                                 dense_layers=dense_layers, untied_embeddings=untied_embeddings,
+                                 expert_layers=expert_layers, **layered)
     from costmodel.describe.models import build_shape
     from costmodel.exact import parse_number
 
@@ -271,6 +279,7 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                              "vocabulary": vocab, "kv_groups": kv_groups, "head_dim": head_dim,
                              "gated": gated, "experts": experts, "top_k": top_k,
                              "shared_experts": shared_experts, "dense_layers": dense_layers,
+                             "expert_layers": expert_layers,
                              "tied_embeddings": False if untied_embeddings else None, **layered}
     if ffn is not None:
         given["ffn_factor"] = parse_number(ffn, what="FFN factor")

@@ -29,6 +29,8 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
     expert_ffn_hidden = 14336              # a routed expert's FFN width
     shared_experts = 0                     # experts every token runs
     dense_layers = 0                       # leading layers with a dense FFN
+    expert_layers = "DE"                   # optional: the layers with experts, E experts and D a dense
+                                           # FFN, repeated from layer 0 (default "E", every layer)
     window = 4096          # optional: sliding-window (local) attention of w tokens (Mistral 7B: 4096)
     window_layers = "LG"   # optional, with window: the layers it applies to, L local and G global,
                            # repeated from layer 0 (default "L", every layer; Gemma 3: "5LG")
@@ -46,10 +48,10 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
     dropout = false        # optional: trained without dropout
 
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
-``shared_experts``, ``dense_layers`` and ``tied_embeddings`` unchanged, and so do ``window``,
-``window_layers``, ``layer_norms``, ``qk_norm`` and the latent attention's ``kv_rank``, ``q_rank``,
-``rope_head_dim`` and ``value_head_dim``; :func:`build_shape` builds the shape from them, a mixture of
-experts, a sliding window, a latent attention and an untied output layer included.
+``shared_experts``, ``dense_layers``, ``expert_layers`` and ``tied_embeddings`` unchanged, and so do
+``window``, ``window_layers``, ``layer_norms``, ``qk_norm`` and the latent attention's ``kv_rank``,
+``q_rank``, ``rope_head_dim`` and ``value_head_dim``; :func:`build_shape` builds the shape from them, a
+mixture of experts, a sliding window, a latent attention and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -95,13 +97,13 @@ SHAPE_KEYS: dict[str, str] = {
     "sequence": "count",
     "vocabulary": "count", "ffn_hidden": "count", "gated": "flag", "tied_embeddings": "flag",
     "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
-    "dense_layers": "whole", "window": "count", "window_layers": "text", "layer_norms": "whole",
-    "qk_norm": "text", "kv_rank": "count", "q_rank": "count", "rope_head_dim": "whole",
-    "value_head_dim": "count",
+    "dense_layers": "whole", "expert_layers": "text", "window": "count", "window_layers": "text",
+    "layer_norms": "whole", "qk_norm": "text", "kv_rank": "count", "q_rank": "count",
+    "rope_head_dim": "whole", "value_head_dim": "count",
 }
 """The keys of a model file's ``[shape]`` table and how each reads."""
 
-_EXAMPLES = {"window_layers": "LG", "qk_norm": "head"}
+_EXAMPLES = {"window_layers": "LG", "expert_layers": "DE", "qk_norm": "head"}
 """An example value of each text key of ``[shape]``."""
 
 _REQUIRED = ("layers", "hidden", "heads", "sequence", "vocabulary")
@@ -109,7 +111,7 @@ _STEP_KEYS = ("causal", "dropout")
 _TOP = ("name", "title", "aliases", "source", "locator", "notes", "base", "shape", "step")
 
 _DENSE: dict[str, Any] = {"experts": None, "top_k": None, "expert_ffn_factor": None, "shared_experts": 0,
-                          "dense_layers": 0}
+                          "dense_layers": 0, "expert_layers": None}
 """Values of the mixture-of-experts keywords that describe a dense model."""
 
 
@@ -153,9 +155,10 @@ def build_shape(shape: Mapping[str, Any], *, notes: list[str] | None = None) -> 
     """A :class:`~costmodel.step.TransformerShape` from keyword arguments *shape*.
 
     The mixture-of-experts keywords (``experts``, ``top_k``, ``expert_ffn_factor``, ``shared_experts``,
-    ``dense_layers``) and ``tied_embeddings`` pass to the shape as they are; ``experts`` of 0 or 1 (a
-    single FFN) describes a dense model, and its other expert keywords are then left out.  *notes* (a
-    description's notes, which callers collect) gets nothing from the keywords: the shape holds them all.
+    ``dense_layers``, ``expert_layers``) and ``tied_embeddings`` pass to the shape as they are; ``experts``
+    of 0 or 1 (a single FFN) describes a dense model, and its other expert keywords are then left out.
+    *notes* (a description's notes, which callers collect) gets nothing from the keywords: the shape holds
+    them all.
     """
     from costmodel.step.flops import TransformerShape
 
@@ -296,9 +299,14 @@ def parse_model(content: str, *, path: str) -> ModelDescription:
                                    locator=locator, notes=(*(base.notes if base is not None else ()), *notes),
                                    aliases=aliases if preset else ())
     try:  # every value checked now, not when a step is priced
-        build_shape(shape)
+        built = build_shape(shape)
     except InputError as exc:
         raise _fail(str(exc), path) from None
+    # the layer patterns as the shape writes them back ("dddE" is 3DE; experts on every layer, none)
+    written: dict[str, Any] = {k: getattr(built, k) for k in ("window_layers", "expert_layers") if k in shape}
+    if written:
+        shape = {k: v for k, v in {**shape, **written}.items() if v is not None}
+        description = dataclasses.replace(description, shape=shape)
     return description
 
 
