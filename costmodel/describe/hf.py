@@ -201,6 +201,8 @@ def _family(config: dict[str, Any]) -> str:
 def _window(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The shape keywords of *config*'s sliding window (``window``, ``window_layers``; none without one)
     and the notes on how its layers were read (module notes)."""
+    from costmodel.step.flops import shortest_pattern
+
     family = _family(config)
     types = config.get("layer_types")
     width = config.get("sliding_window")
@@ -220,7 +222,7 @@ def _window(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, 
         if other:
             notes.append(f"not modelled: layer_types {', '.join(other)}: priced here as full attention; the "
                          "numbers are those of the standard transformer of the other keys")
-        pattern = _pattern([t == "sliding_attention" for t in types])
+        pattern = shortest_pattern([t == "sliding_attention" for t in types], "LG")
     elif family in _ALTERNATING:
         pattern = "LG" if layers > 1 else "L"
     elif family in _PATTERNED:
@@ -238,26 +240,6 @@ def _window(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, 
         return {}, tuple(notes)
     window = _whole(config, "sliding_window", where)
     return {"window": window, "window_layers": pattern}, tuple(notes)
-
-
-def _pattern(local: list[bool], letters: str = "LG") -> str:
-    """The shortest pattern that, repeated from layer 0, gives each layer of *local* its kind (a layer
-    pattern of the shape in *letters*: ``L`` local and ``G`` global for the window, ``E`` experts and ``D``
-    dense for the FFN; a count before a letter repeating it); ``""`` when no layer has the first letter.
-    The period is the list's shortest, found in one pass (Knuth–Morris–Pratt's failure function: the list
-    less its longest border)."""
-    from costmodel.step.flops import pattern_text
-
-    if not any(local):
-        return ""
-    border = [0] * len(local)
-    for i in range(1, len(local)):
-        k = border[i - 1]
-        while k and local[i] != local[k]:
-            k = border[k - 1]
-        border[i] = k + (local[i] == local[k])
-    period = len(local) - border[-1]
-    return pattern_text((1, letters[0] if flag else letters[1]) for flag in local[:period])
 
 
 _MAX_LISTED = 1_000_000
@@ -327,6 +309,8 @@ def _experts_on(config: dict[str, Any], where: str, layers: int, dense: int) -> 
     whether any layer has experts (module notes: each family's rule, read together)."""
     from math import lcm
 
+    from costmodel.step.flops import shortest_pattern
+
     step = _whole(config, "interleave_moe_layer_step", where, default=1)
     sparse = _whole(config, "decoder_sparse_step", where, default=1)
     freq = _whole(config, "moe_layer_freq", where, default=1)
@@ -341,7 +325,7 @@ def _experts_on(config: dict[str, Any], where: str, layers: int, dense: int) -> 
           and (i + 1) % sparse == 0 and i % freq == 0 and i not in dense_only for i in range(period)]
     count = sum(on) * (layers // period) + sum(on[:layers % period])
     below = sum(on) * (dense // period) + sum(on[:dense % period])
-    pattern = _pattern(on, "ED")
+    pattern = shortest_pattern(on, "ED")
     return (None if pattern in ("", "E") else pattern), count > below
 
 

@@ -34,6 +34,14 @@ swiglu                                      gated
 untie-embeddings-and-output-weights         tied_embeddings False
 num-experts, moe-router-topk,               experts, top_k, expert_ffn_factor
 moe-ffn-hidden-size
+moe-shared-expert-intermediate-size S       shared_experts = S / moe-ffn-hidden-size (whole)
+moe-layer-freq N or a list expression       expert_layers: layer i has experts when i % N = 0, or where
+                                            the list ("([0]*3+[1]*58)", read by a grammar of lists,
+                                            repetitions and sums, never evaluated) has a 1
+multi-latent-attention, q-lora-rank,        kv_rank, q_rank, head_dim, rope_head_dim, value_head_dim
+kv-lora-rank, qk-head-dim,                  (Megatron-LM's defaults where not given: kv-lora-rank 32,
+qk-pos-emb-head-dim, v-head-dim             qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128,
+                                            no q-lora-rank)
 vocab-size V, padded-vocab-size V           vocabulary (vocab-size padded as Megatron pads it: to a
                                             multiple of make-vocab-size-divisible-by (128) × tp)
 ==========================================  ===============================================================
@@ -73,6 +81,9 @@ _COUNTS = {
     "num-experts": "experts", "moe-router-topk": "top_k", "moe-ffn-hidden-size": "expert_ffn_hidden",
     "vocab-size": "vocab_size", "padded-vocab-size": "padded_vocab_size",
     "make-vocab-size-divisible-by": "vocab_divisor",
+    "moe-shared-expert-intermediate-size": "shared_ffn_hidden",
+    "q-lora-rank": "q_rank", "kv-lora-rank": "kv_rank", "qk-head-dim": "head_dim",
+    "qk-pos-emb-head-dim": "rope_head_dim", "v-head-dim": "value_head_dim",
 }
 """The arguments that take a whole number, by Megatron-LM's name, and the value each sets."""
 
@@ -89,6 +100,7 @@ _SWITCHES = {
     "swiglu": "swiglu", "untie-embeddings-and-output-weights": "untied",
     "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
+    "multi-latent-attention": "mla",
 }
 """The arguments that are on/off switches."""
 
@@ -141,7 +153,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
                 raise InputError(f"Megatron-LM's {token} is a switch; it takes no value")
             values[_SWITCHES[name]] = True
             continue
-        if name not in _COUNTS and name not in _CHOICES and name not in _RATES:
+        if name not in _COUNTS and name not in _CHOICES and name not in _RATES and name != _FREQUENCY:
             unread.append(token)
             continue
         if equals:
@@ -158,6 +170,8 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
 
 def _value(name: str, token: str, value: str) -> tuple[str, Any]:
     """The costmodel key and the value of one argument that takes a value."""
+    if name == _FREQUENCY:
+        return "expert_flags", _layer_frequency(token, value)
     if name in _RATES:
         try:
             rate = float(value)
@@ -199,6 +213,7 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         shape["gated"] = True
     if values.get("untied"):
         shape["tied_embeddings"] = False
+    shape.update(_latent(values, notes), **_expert_layers(values, shape, notes))
     if "query_groups" in values:
         if values.get("gqa"):
             shape["kv_groups"] = values["query_groups"]
@@ -206,6 +221,210 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
             notes.append("num-query-groups without group-query-attention: Megatron-LM ignores it, and so "
                          "does this reading")
     return {**shape, **_vocabulary(values, notes)}
+
+
+_FREQUENCY = "moe-layer-freq"
+"""The argument whose value is a number or a list expression of the layers with experts."""
+
+_MLA_DEFAULTS = {"kv_rank": 32, "head_dim": 128, "rope_head_dim": 64, "value_head_dim": 128}
+"""Megatron-LM's defaults of the latent attention's widths (``_add_mla_args``: kv-lora-rank 32,
+qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128; q-lora-rank None, a full query projection)."""
+
+def _latent(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The latent attention's shape keywords: with multi-latent-attention, each width given or Megatron-LM's
+    default; without it, none (the widths given are named in a note: Megatron-LM ignores them)."""
+    given = [k for k in ("q_rank", *_MLA_DEFAULTS) if k in values]
+    if not values.get("mla"):
+        if given:
+            notes.append(f"{', '.join(given)} without multi-latent-attention: Megatron-LM builds a standard "
+                         "attention and ignores them, and so does this reading")
+        return {}
+    out = {key: values.get(key, default) for key, default in _MLA_DEFAULTS.items()}
+    if "q_rank" in values:
+        out["q_rank"] = values["q_rank"]
+    taken = [f"{k}={v}" for k, v in _MLA_DEFAULTS.items() if k not in values]
+    if taken:
+        notes.append(f"{', '.join(taken)}: Megatron-LM's defaults of the latent attention")
+    return out
+
+
+def _expert_layers(values: dict[str, Any], shape: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The shared experts and the layers with experts (moe-layer-freq) the arguments give."""
+    from costmodel.step.flops import shortest_pattern
+
+    out: dict[str, Any] = {}
+    if "experts" not in shape:
+        given = [name for key, name in (("shared_ffn_hidden", "moe-shared-expert-intermediate-size"),
+                                        ("expert_flags", _FREQUENCY)) if key in values]
+        if given:
+            notes.append(f"{', '.join(given)} without num-experts: Megatron-LM builds dense layers and "
+                         "ignores it, and so does this reading")
+        return out
+    if "shared_ffn_hidden" in values:
+        width = values.get("expert_ffn_hidden", values.get("ffn_hidden"))
+        if width is None or values["shared_ffn_hidden"] % width:
+            shared = values["shared_ffn_hidden"]
+            raise InputError(f"Megatron-LM's moe-shared-expert-intermediate-size {shared} is not a whole "
+                             "number of experts of moe-ffn-hidden-size"
+                             + ("" if width is None else f" {width}")
+                             + "; costmodel counts shared experts of the routed experts' width")
+        out["shared_experts"] = values["shared_ffn_hidden"] // width
+    flags = values.get("expert_flags")
+    if flags is None:
+        return out
+    layers = shape.get("layers")
+    if isinstance(flags, int):
+        if flags == 1:
+            return out
+        if layers is None:
+            raise InputError("Megatron-LM's moe-layer-freq needs num-layers too")
+        flags = [i % flags == 0 for i in range(min(flags, layers))]
+    elif layers is not None and len(flags) != layers:
+        raise InputError(f"Megatron-LM's moe-layer-freq lists {len(flags)} layers, and num-layers is "
+                         f"{layers}")
+    pattern = shortest_pattern(flags, "ED")
+    if not pattern:
+        notes.append("moe-layer-freq gives no layer experts: the model is read as dense")
+        shape.pop("experts", None)
+        shape.pop("top_k", None)
+        shape.pop("expert_ffn_factor", None)
+        out.pop("shared_experts", None)
+        return out
+    if pattern != "E":
+        out["expert_layers"] = pattern
+    return out
+
+
+def _layer_frequency(token: str, text: str) -> int | list[bool]:
+    """moe-layer-freq: a whole number N ≥ 1, or a list expression of 0 and 1 (``([0]*3+[1]*58)``, ``[1,0]*4``)
+    read by a grammar of lists, products by a whole number and sums, as Megatron-LM's ``moe_freq_type``
+    accepts them, never evaluated.
+
+    >>> _layer_frequency("--moe-layer-freq", "2")
+    2
+    >>> _layer_frequency("--moe-layer-freq", "([0]*2+[1]*3)")
+    [False, False, True, True, True]
+    """
+    body = text.strip()
+    if body.isdigit():
+        if int(body) < 1:
+            raise InputError(f"Megatron-LM's {token} {text!r} is not a whole number ≥ 1")
+        return int(body)
+    runs, _ = _ListExpression(body, token).read()
+    return [bool(bit) for bit, n in runs for _ in range(n)]
+
+
+_MAX_LIST_TEXT = 10_000
+"""The longest moe-layer-freq list expression read (a model's explicit list of 0 and 1 is a few hundred)."""
+_MAX_LISTED_LAYERS = 1_000_000
+"""The most layers a moe-layer-freq list may give."""
+
+_Runs = tuple[list[tuple[int, int]], int]
+"""Runs of (bit, count), and their total count."""
+
+
+class _ListExpression:
+    """A recursive-descent reader of Megatron-LM's layer lists: ``expr = term ("+" term)*``, ``term =
+    atom ("*" N)* | N "*" term``, ``atom = "[" bit ("," bit)* "]" | "(" expr ")"``, a bit 0 or 1; the value
+    kept as runs of (bit, count) with their total, so a long repetition is neither listed nor unbounded."""
+
+    def __init__(self, text: str, token: str) -> None:
+        self.text, self.token, self.at = text.replace(" ", ""), token, 0
+        if len(self.text) > _MAX_LIST_TEXT:
+            raise self.fail(f"longer than {_MAX_LIST_TEXT} characters")
+
+    def fail(self, why: str) -> InputError:
+        shown = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return InputError(f"Megatron-LM's {self.token} {shown!r} is not a list of layers this reader knows "
+                          f"({why}); give a whole number, or a list of 0 and 1 such as ([0]*3+[1]*58)")
+
+    def read(self) -> _Runs:
+        runs = self.expression()
+        if self.at != len(self.text):
+            raise self.fail(f"{self.text[self.at:self.at + 20]!r} left over")
+        return runs
+
+    def peek(self) -> str:
+        return self.text[self.at] if self.at < len(self.text) else ""
+
+    def expression(self) -> _Runs:
+        runs = self.term()
+        while self.peek() == "+":
+            self.at += 1
+            runs = self.joined(runs, self.term())
+        return runs
+
+    def number(self) -> int:
+        start = self.at
+        while self.peek().isdigit():
+            self.at += 1
+        if start == self.at or self.at - start > 9:
+            raise self.fail("a repetition needs a whole number")
+        return int(self.text[start:self.at])
+
+    def term(self) -> _Runs:
+        if self.peek().isdigit():
+            times = self.number()
+            if self.peek() != "*":
+                raise self.fail("a number that repeats nothing")
+            self.at += 1
+            return self.repeated(self.term(), times)
+        runs = self.atom()
+        while self.peek() == "*":
+            self.at += 1
+            runs = self.repeated(runs, self.number())
+        return runs
+
+    def atom(self) -> _Runs:
+        if self.peek() == "(":
+            self.at += 1
+            runs = self.expression()
+            if self.peek() != ")":
+                raise self.fail("a '(' without its ')'")
+            self.at += 1
+            return runs
+        if self.peek() != "[":
+            raise self.fail("expected '[' or '('")
+        self.at += 1
+        listed: _Runs = ([], 0)
+        while True:
+            bit = self.peek()
+            if bit not in ("0", "1"):
+                raise self.fail("each entry is 0 (dense) or 1 (experts)")
+            self.at += 1
+            listed = self.joined(listed, ([(int(bit), 1)], 1))
+            if self.peek() == "]":
+                self.at += 1
+                return listed
+            if self.peek() != ",":
+                raise self.fail("entries are separated by commas")
+            self.at += 1
+
+    def joined(self, a: _Runs, b: _Runs) -> _Runs:
+        """Runs *a* then *b*, the runs where they meet merged (in place of *a*'s list)."""
+        (first, n), (second, m) = a, b
+        if n + m > _MAX_LISTED_LAYERS:
+            raise self.fail(f"more than {_MAX_LISTED_LAYERS} layers")
+        if first and second and first[-1][0] == second[0][0]:
+            first[-1] = (first[-1][0], first[-1][1] + second[0][1])
+            first.extend(second[1:])
+        else:
+            first.extend(second)
+        return first, n + m
+
+    def repeated(self, runs: _Runs, times: int) -> _Runs:
+        """*runs* repeated *times* over."""
+        listed, n = runs
+        if times < 1:
+            raise self.fail("a repetition of 0")
+        if n * times > _MAX_LISTED_LAYERS:
+            raise self.fail(f"more than {_MAX_LISTED_LAYERS} layers")
+        if len(listed) == 1:
+            return [(listed[0][0], listed[0][1] * times)], n * times
+        out: _Runs = (list(listed), n)
+        for _ in range(times - 1):
+            out = self.joined(out, (list(listed), n))
+        return out
 
 
 def _vocabulary(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:

@@ -85,7 +85,7 @@ al. 2022, appendix B; Korthikanti et al. 2022).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -119,7 +119,7 @@ from costmodel.validate import positive, whole
 __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
            "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
            "attention_pairs", "capacity", "expert_pattern", "layer_pattern", "model_flops", "parameters",
-           "pattern_text", "resolve_causal", "window_notes", "window_pattern"]
+           "pattern_text", "resolve_causal", "shortest_pattern", "window_notes", "window_pattern"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
          LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
@@ -299,6 +299,29 @@ def _kinds(ffn: tuple[tuple[int, bool], ...], attention: tuple[tuple[int, bool],
         for kind, entry in found.items():
             entry[0] = entry[0] * ((end - start) // span) + part.get(kind, 0)
     return found
+
+
+def shortest_pattern(flags: Sequence[bool], letters: str) -> str:
+    """The shortest layer pattern in *letters* (``"LG"``, ``"ED"``) that, repeated from layer 0, gives each
+    layer of *flags* its kind (the first letter where true); ``""`` when none is true.  The period is the
+    list's shortest, found in one pass (Knuth–Morris–Pratt's failure function: the list less its longest
+    border).
+
+    >>> shortest_pattern([True, False, True, False, True], "ED")
+    'ED'
+    >>> shortest_pattern([False] * 3 + [True] * 58, "ED")
+    '3D58E'
+    """
+    if not any(flags):
+        return ""
+    border = [0] * len(flags)
+    for i in range(1, len(flags)):
+        k = border[i - 1]
+        while k and flags[i] != flags[k]:
+            k = border[k - 1]
+        border[i] = k + (flags[i] == flags[k])
+    period = len(flags) - border[-1]
+    return pattern_text((1, letters[0] if flag else letters[1]) for flag in flags[:period])
 
 
 def pattern_text(runs: Iterable[tuple[int, str]]) -> str:

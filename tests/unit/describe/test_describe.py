@@ -448,3 +448,79 @@ def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
     off = parse_hf_config(json.dumps({**base, "sliding_window": 4096, "use_sliding_window": False,
                                       "num_nextn_predict_layers": 0}))
     assert off.notes == ()
+
+
+def test_megatron_deepseek_arguments_give_the_deepseek_v3_shape():
+    """DeepSeek-R1's arguments to Megatron-LM (its latent attention, shared expert and --moe-layer-freq
+    list) describe the deepseek-v3 preset's model: the same parameters, counted from a shape whose dense
+    first layers come from a list instead of first_k_dense_replace."""
+    from costmodel.describe import build_shape, load_model
+    from costmodel.step import parameters
+
+    m = megatron_arguments((DATA / "megatron" / "deepseek-r1.args").read_text())
+    assert m.shape == {"layers": 61, "hidden": 7168, "heads": 128, "sequence": 4096, "experts": 256, "top_k": 8,
+                       "ffn_factor": Fraction(18432, 7168), "expert_ffn_factor": Fraction(2048, 7168),
+                       "gated": True, "tied_embeddings": False, "kv_rank": 512, "q_rank": 1536, "head_dim": 128,
+                       "rope_head_dim": 64, "value_head_dim": 128, "shared_experts": 1, "expert_layers": "3D58E"}
+    assert m.settings["recompute"] == "selective" and m.settings["sequence_parallel"] and not m.notes
+    assert "--moe-layer-freq" not in " ".join(m.unread) and "--kv-lora-rank" not in " ".join(m.unread)
+    preset = build_shape(dict(load_model("deepseek-v3").shape))
+    read = build_shape({**m.shape, "vocabulary": preset.vocabulary})
+    assert parameters(read).total == parameters(preset).total == 671_026_404_352
+    assert parameters(read).active == parameters(preset).active
+
+
+@pytest.mark.parametrize("freq,layers,pattern", [
+    ("1", 8, None), ("2", 8, "ED"), ("4", 6, "E3D"), ("9", 6, "E5D"),
+    ("([1]*3+[0]*1)*3", 12, "3ED"), ("[0]*3+[1]*58", 61, "3D58E"), ("[0,1]*2", 4, "DE"),
+    ("2*[1,0]", 4, "ED"), ("([0]+[1]*23)", 24, "D23E"),
+])
+def test_megatron_moe_layer_freq(freq, layers, pattern):
+    """A number N puts experts on the layers i with i % N = 0, Megatron-LM's rule; a list gives each
+    layer its own (1: experts), read by a grammar, never evaluated."""
+    m = megatron_arguments(f"--num-layers {layers} --hidden-size 64 --num-experts 4 --moe-router-topk 1 "
+                           f"--moe-layer-freq {freq}")
+    assert m.shape.get("expert_layers") == pattern
+    assert "experts" in m.shape
+
+
+@pytest.mark.parametrize("freq,message", [
+    ("[1]*10000000", "more than 1000000 layers"),
+    ("([1,0]*600)*1000", "more than 1000000 layers"),
+    ("[2]", "each entry is 0 .dense. or 1"),
+    ("(", "expected '\\[' or '\\('"),
+    ("([1]", "without its '\\)'"),
+    ("[1]*0", "a repetition of 0"),
+    ("[1,]", "each entry is 0"),
+    ("[1]+", "expected"),
+    ("__import__('os')", "not a list of layers this reader knows"),
+    ("[1]*3", "lists 3 layers, and num-layers is 4"),
+    ("0", "is not a whole number ≥ 1"),
+])
+def test_bad_megatron_moe_layer_freq(freq, message):
+    with pytest.raises(InputError, match=message):
+        megatron_arguments(f"--num-layers 4 --hidden-size 64 --num-experts 4 --moe-router-topk 1 "
+                           f"--moe-layer-freq '{freq}'")
+
+
+def test_megatron_latent_attention_takes_megatrons_defaults_and_needs_its_switch():
+    m = megatron_arguments("--hidden-size 1024 --num-attention-heads 16 --multi-latent-attention")
+    assert (m.shape["kv_rank"], m.shape["head_dim"], m.shape["rope_head_dim"], m.shape["value_head_dim"]) == (
+        32, 128, 64, 128)
+    assert "q_rank" not in m.shape and any("Megatron-LM's defaults of the latent attention" in n for n in m.notes)
+    m = megatron_arguments("--hidden-size 1024 --num-attention-heads 16 --kv-lora-rank 64")
+    assert "kv_rank" not in m.shape and any("without multi-latent-attention" in n for n in m.notes)
+
+
+def test_megatron_shared_experts_and_a_dense_model():
+    m = megatron_arguments("--hidden-size 1024 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 512 "
+                           "--moe-shared-expert-intermediate-size 1024")
+    assert m.shape["shared_experts"] == 2
+    with pytest.raises(InputError, match="is not a whole number of experts of moe-ffn-hidden-size 512"):
+        megatron_arguments("--hidden-size 1024 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 512 "
+                           "--moe-shared-expert-intermediate-size 700")
+    m = megatron_arguments("--num-layers 4 --hidden-size 64 --moe-layer-freq 2")
+    assert "expert_layers" not in m.shape and any("without num-experts" in n for n in m.notes)
+    m = megatron_arguments("--num-layers 4 --hidden-size 64 --num-experts 4 --moe-router-topk 1 "
+                           "--moe-layer-freq [0]*4")
+    assert "experts" not in m.shape and any("no layer experts" in n for n in m.notes)
