@@ -57,9 +57,11 @@ def _run(argv: list[str] | None) -> int:
             message = cast(Any, exc).format_message()
         else:
             from costmodel.cli.flags import Worded, cli_message, typed_options
+            from costmodel.cli.origins import origins
 
+            typed = typed_options(args, _option_names(application, args))
             message = str(exc) if isinstance(exc, Worded) else \
-                cli_message(str(exc), typed_options(args, _option_names(application, args)), error=True)
+                cli_message(str(exc), typed, error=True, origins=origins(typed))
         if message:  # empty for no arguments: the help is already printed
             print(f"error: {message}", file=sys.stderr)
         return 2

@@ -423,10 +423,23 @@ def _as_typed(message: str, typed: Typed) -> str:
     return message
 
 
-def cli_message(message: str, typed: Typed | None = None, *, error: bool = False) -> str:
+def _as_described(message: str, origins: Mapping[str, tuple[str, str]], typed: Typed | None) -> str:
+    """*message* with each ``name=value`` that a model description set (and the user did not type the
+    option of) in its source's words (:func:`costmodel.cli.origins.origins`)."""
+    for name, (value, words) in origins.items():
+        if f"{name}=" not in message or (typed and FLAGS.get(name) in typed):
+            continue
+        message = re.sub(r"(?<![\w'\"-])" + re.escape(f"{name}={value}") + r"(?![\w.])",
+                         words.replace("\\", "\\\\"), message)
+    return message
+
+
+def cli_message(message: str, typed: Typed | None = None, *, error: bool = False,
+                origins: Mapping[str, tuple[str, str]] | None = None) -> str:
     """*message* with the parameters it names replaced by their options (as *typed*, when given: see
     :func:`typed_options`); an *error* names the options of the values it is about too
-    (:data:`_STATED_IN_ERRORS`).
+    (:data:`_STATED_IN_ERRORS`).  A value that ``--model``, ``--hf-config`` or ``--megatron`` set is named
+    as its source names it, where *origins* (:func:`costmodel.cli.origins.origins`) gives it.
 
     >>> cli_message("no latency given; pass alpha=TIME or profile=NAME")
     'no latency given; pass --alpha TIME or --profile NAME'
@@ -451,6 +464,8 @@ def cli_message(message: str, typed: Typed | None = None, *, error: bool = False
     see costmodel formula allreduce hier;
     cost it with costmodel cost allreduce hier --outer tree --level SIZE:ALPHA:RATE, once per level
     """
+    if origins:
+        message = _as_described(message, origins, typed)
     if typed:
         message = _as_given(message, typed)
     message = _SWITCHED_OFF.sub(lambda m: "--no-" + FLAGS[m[1]][2:], message)

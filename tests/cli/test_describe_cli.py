@@ -94,7 +94,8 @@ def test_context_parallel_option(cli):
      "error: --dp 4 and --gpus 64 disagree: --gpus gives dp = 8; pass one of them"),
     (["--cp", "3"], "error: --cp 3 does not split the sequence 8192 into 2·cp = 6 equal chunks "
                     "(Megatron-Core's load-balanced causal split); give --cp 2 or 4"),
-    (["--tp", "3"], "error: --tp 3 does not divide --heads 32; each tp rank holds whole heads: give --tp 2 or 4"),
+    (["--tp", "3"], "error: --tp 3 does not divide heads = 32 of model llama-3-8b; each tp rank holds whole heads: "
+                    "give --tp 2 or 4"),
     (["--tp", "16", "--kv-groups", "12", "--heads", "48", "--hidden", "6144"],
      "error: --tp 16 does not divide --kv-groups 12; each tp rank holds whole key-value heads: give --tp 12"),
     # the tp suggested divides the key-value heads too: 6 divides 48 heads, not 8 groups (Mixtral 8x22B)
