@@ -1226,7 +1226,7 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     check_layers(layers)
     events = layer_operations(c)
     if events > MAX_LAYER_OPERATIONS:  # before anything is priced per layer
-        raise InputError(f"microbatches={c.microbatches} × {layers} layers give {events} layer operations "
+        raise InputError(f"{c.microbatches} micro-batches × {layers} layers give {events} layer operations "
                          f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "
                          "micro-batches")
     model = _model(c, mode, notes=notes)

@@ -283,7 +283,7 @@ def test_a_batch_no_configuration_divides_names_the_nearest():
 
 def test_no_configuration_that_can_be_priced_is_one_error():
     deep = TransformerShape(layers=1000, hidden=128, heads=2, sequence=64, vocabulary=1024)
-    with pytest.raises(InputError, match=r"^no configuration that fits could be priced: microbatches=1024 × "
+    with pytest.raises(InputError, match=r"^no configuration that fits could be priced: 1024 micro-batches × "
                                          r"1000 layers give 3072000 layer operations"):
         plan(deep, gpu="a100-80gb", nodes=1, gpus_per_node=1, global_batch=1024, micro_batch_sizes=(1,))
 
