@@ -29,9 +29,11 @@ from costmodel.step.rates import Rates
 
 __all__ = ["COLUMN_PRODUCTS", "OpTime", "Work", "optimizer_time", "shape_work"]
 
-COLUMN_PRODUCTS = ("QKV", "FFN in")
-"""A dense layer's column-parallel products: their input gradients are summed over the tensor-parallel
-ranks in the backward (Megatron-LM's ColumnParallelLinear)."""
+COLUMN_PRODUCTS = ("QKV", "Q", "Q up", "KV up", "FFN in")
+"""A dense layer's column-parallel products, in the order a layer runs them: their input gradients are
+summed over the tensor-parallel ranks in the backward (Megatron-LM's ColumnParallelLinear); latent
+attention's are its query and key-value up-projections (or its one Q product without a query latent) in
+place of QKV."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +42,9 @@ class Work:
 
     *backward* is the whole backward pass (input and weight gradients, and the recomputation);
     *weight* its weight-gradient part (the W of split schedules), *recompute* its recomputation part;
-    *column* the input- and weight-gradient products of its column-parallel layers (QKV and the FFN's
-    first product, when priced per operation), which a tensor-parallel backward overlaps its collectives
-    with.
+    *column* the input- and weight-gradient products of its column-parallel layers (:data:`COLUMN_PRODUCTS`:
+    QKV, or latent attention's up-projections, and the FFN's first product, when priced per operation),
+    which a tensor-parallel backward overlaps its collectives with.
     """
 
     forward: Fraction

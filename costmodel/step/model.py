@@ -21,8 +21,12 @@ plain override, or given) and T_f, T_b its tensor-parallel communication: two al
 activation tensor n = micro_batch·sequence·hidden·bytes forward and two backward (Shoeybi et al.
 2019, section 3 and figure 4), or with sequence parallelism an all-gather and a reduce-scatter in their
 place (Korthikanti et al. 2022, section 4.2.2: the same bytes).  They sit between the layer's matrix
-products, on the critical path.  The first stage also runs the input embedding, the last the output
-layer and its cross entropy.
+products, on the critical path.  A layer of multi-head latent attention computes its down-projections
+whole on every rank (Megatron-Core's ``MLASelfAttention``): without sequence parallelism its attention
+all-reduces the output projection's output forward and the up-projections' input gradients, d_c' and d_c
+wide (h without a query latent), backward; with it, it gathers the two latents and the rotary key,
+d_c' + d_c + d_r channels where a standard layer gathers h, and reduce-scatters their gradients.
+The first stage also runs the input embedding, the last the output layer and its cross entropy.
 
 An MoE layer with expert parallelism (ep > 1: the dp replicas split into ep ranks holding E/ep
 experts each, Megatron-Core's expert grid) adds four all-to-alls, the dispatch and combine forward
@@ -213,6 +217,7 @@ class StepResult(JSONFields):
     ``scatter-gather``: :func:`~costmodel.step.frameworks.pipeline_sends`); a blocking exchange is
     part of *pp_exposed_s*.  *tp_overlap* says whether the backward's tensor-parallel collectives run
     beside its products (``none``, ``backward``; ``""`` with tp = 1); *tp_comm_s* counts what is exposed.
+    *tp_allreduce_s* is one h-wide all-reduce (or reduce-scatter and all-gather) of a layer.
     *ep_comm_s* is the busiest device's expert-parallel all-to-alls (each *ep_alltoall_s*, of
     *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of the experts' gradients over the
     dp·cp/ep ranks holding the same experts after the backward.  *dp_exposed_s* is what the data-parallel
@@ -692,56 +697,118 @@ def uneven(layers: int, stages: int) -> tuple[int, ...]:
     return tuple(q if s in fewer else q + 1 for s in range(stages))
 
 
+@dataclass(frozen=True, slots=True)
+class _TensorParallel:
+    """One layer's tensor-parallel collectives, priced: the forward's, and the backward's as each
+    column-parallel product's pair, in the order the layer runs them (the gather of its input again for its
+    weight gradient, 0 without sequence parallelism; the reduction of its input gradient), and the rest,
+    beside no product (the row-parallel products' output-gradient gathers, latent attention's rotary-key
+    reduce-scatter)."""
+
+    forward: Fraction
+    column: tuple[tuple[Fraction, Fraction], ...]
+    rest: Fraction
+
+
 def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]
-             ) -> tuple[Fraction, Fraction, tuple[Fraction, ...]]:
-    """One layer's forward tensor-parallel communication (two all-reduces, or with sequence parallelism two
-    all-gathers and two reduce-scatters), one all-reduce (or reduce-scatter and all-gather) alone, and its
-    parts: (all-reduce,) or (reduce-scatter, all-gather)."""
+             ) -> tuple[Fraction, Fraction, _TensorParallel | None]:
+    """One layer's forward tensor-parallel communication, one all-reduce (or reduce-scatter and all-gather)
+    of the h-wide activation tensor *act* alone, and the layer's collectives (:class:`_TensorParallel`;
+    ``None`` without any).
+
+    A standard layer runs two h-wide collectives forward, the attention's and the FFN's: all-reduces, or
+    with sequence parallelism an all-gather before each column-parallel product and a reduce-scatter after
+    each row-parallel one.  A layer of multi-head latent attention, as Megatron-Core's ``MLASelfAttention``
+    runs it (``get_query_key_value_tensors``), computes its down-projections on every rank's own input,
+    whole (``TELinear``, ``parallel_mode="duplicated"``): without sequence parallelism that input is the
+    whole sequence and the attention's forward is the output projection's all-reduce alone; with it the
+    rank's s/t tokens, and the up-projections (``TELayerNormColumnParallelLinear``) gather their latents,
+    d_c' (the queries' input, h without a query latent) and d_c wide, and
+    ``gather_from_sequence_parallel_region`` the rotary key, d_r wide, in place of the h-wide gather."""
+    shape = c.shape
     if c.tp == 1 or not act:
-        return Fraction(0), Fraction(0), ()
+        return Fraction(0), Fraction(0), None
     source = _link(tp_link, link, "tp_link", "the tensor-parallel collectives")
+    seen: dict[tuple[str, Fraction], Fraction] = {}
 
-    def price(collective: str) -> Fraction:
-        priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=c.tp, n=act,
-                      link=_for(source, collective), chunk_note=False)
-        said = (f"tp {collective} {x}" if x.startswith(f"{priced.algorithm}:") else x for x in priced.notes)
-        notes.extend(x for x in said if x not in notes)
-        return priced.time_s
+    def price(collective: str, width: int | None = None) -> Fraction:
+        n = act if width is None else act * Fraction(width, shape.hidden)
+        if (collective, n) not in seen:
+            priced = cost(collective, c.algorithm if collective == "allreduce" else "ring", p=c.tp, n=n,
+                          link=_for(source, collective), chunk_note=False)
+            said = (f"tp {collective} {x}" if x.startswith(f"{priced.algorithm}:") else x
+                    for x in priced.notes)
+            if width is None:  # the latents' collectives are summed up in one note of their own
+                notes.extend(x for x in said if x not in notes)
+            seen[collective, n] = priced.time_s
+        return seen[collective, n]
 
-    parts = (price("reduce-scatter"), price("allgather")) if c.sequence_parallel else (price("allreduce"),)
-    one = sum(parts, Fraction(0))
-    return 2 * one, one, parts
+    sp = c.sequence_parallel
+    if sp:
+        scatter, gather = price("reduce-scatter"), price("allgather")
+        one = scatter + gather
+        ffn = (gather, scatter)
+    else:
+        scatter = gather = Fraction(0)
+        one = price("allreduce")
+        ffn = (Fraction(0), one)
+    if shape is None or not shape.latent:
+        return 2 * one, one, _TensorParallel(forward=2 * one, column=(ffn, ffn), rest=2 * gather)
+    queries = "query latent" if shape.q_rank is not None else "hidden state for the queries"
+    widths = (shape.hidden if shape.q_rank is None else shape.q_rank, shape.kv_rank)
+    sizes = [f"the {queries} ({format_size(act * Fraction(widths[0], shape.hidden))})",
+             f"the key-value latent ({format_size(act * Fraction(widths[1], shape.hidden))})"]
+    if not sp:
+        column = tuple((Fraction(0), price("allreduce", w)) for w in widths)
+        notes.append("latent attention without sequence parallelism: every rank runs the down-projections "
+                     "on the whole sequence, so the attention's forward all-reduces only the output "
+                     f"projection's output, and its backward the up-projections' input gradients, "
+                     f"{' and '.join(sizes)}, "
+                     f"where QKV's would be the hidden state's ({format_size(act)}) (Megatron-Core's "
+                     "MLASelfAttention)")
+        return 2 * one, one, _TensorParallel(forward=2 * one, column=(*column, ffn), rest=Fraction(0))
+    column = tuple((price("allgather", w), price("reduce-scatter", w)) for w in widths)
+    dr = shape.rope_width
+    rope = (price("allgather", dr), price("reduce-scatter", dr)) if dr else (Fraction(0), Fraction(0))
+    if dr:
+        sizes.append(f"the rotary key ({format_size(act * Fraction(dr, shape.hidden))})")
+    notes.append("latent attention with sequence parallelism: the attention gathers over the tp ranks "
+                 f"{', '.join(sizes[:-1])} and {sizes[-1]}, where a standard layer gathers the hidden state "
+                 f"({format_size(act)}), and reduce-scatters their gradients in the backward; its output "
+                 "projection reduce-scatters as a standard layer's (Megatron-Core's MLASelfAttention)")
+    forward = sum((g for g, _ in column), Fraction(0)) + rope[0] + scatter + one
+    return forward, one, _TensorParallel(forward=forward, column=(*column, ffn), rest=2 * gather + rope[1])
 
 
-def _tp_backward(c: StepConfig, parts: tuple[Fraction, ...], overlap: str,
+def _tp_backward(plan: _TensorParallel | None, overlap: str,
                  slow: Fraction = Fraction(0)) -> Callable[[Work], Fraction]:
-    """A layer's tensor-parallel communication in its backward, as exposed, from the parts of one forward
-    collective (:func:`_tp_comm`).  Each column-parallel product (QKV, the FFN's first) sums its input
-    gradient over the ranks: an all-reduce, or with sequence parallelism a reduce-scatter, which needs the
-    layer's input gathered again for its weight gradient; each row-parallel product's backward with
-    sequence parallelism gathers its output gradient.  With *overlap* ``backward`` the all-reduce (or
-    reduce-scatter) runs beside the weight gradient and the gather beside the input gradient
+    """A layer's tensor-parallel communication in its backward, as exposed (:class:`_TensorParallel`).
+    Each column-parallel product (QKV, or latent attention's up-projections, and the FFN's first) sums its
+    input gradient over the ranks: an all-reduce, or with sequence parallelism a reduce-scatter, which needs
+    the product's input gathered again for its weight gradient; each row-parallel product's backward with
+    sequence parallelism gathers its output gradient, and latent attention's rotary key, gathered forward,
+    is reduce-scattered.  With *overlap* ``backward`` the all-reduce (or reduce-scatter) runs beside the
+    weight gradient and the gather beside the input gradient
     (:func:`~costmodel.step.frameworks.tp_overlap`), the product slowed by *slow* while the collective
     runs (NCCL's channels take their SMs): a collective of C beside a product of G adds
     max(C·slow, C − G) to it (the product's end moves by C·slow while the collective ends first, else the
-    collective ends last)."""
+    collective ends last).  A product not priced per operation (an MoE layer's FFN) has its collectives
+    whole."""
     def beside(collective: Fraction, product: Fraction) -> Fraction:
         return max(collective * slow, collective - product)
 
-    if not parts:
+    if plan is None:
         return lambda work: Fraction(0)
-    if len(parts) == 1:
-        (reduce,) = parts
-        if overlap == "none":
-            return lambda work: 2 * reduce
-        return lambda work: (sum((beside(reduce, w) for _, w in work.column), Fraction(0))
-                             + (2 - len(work.column)) * reduce)
-    scatter, gather = parts
+    whole = [gather + reduce for gather, reduce in plan.column]
     if overlap == "none":
-        return lambda work: 2 * gather + 2 * (gather + scatter)
-    return lambda work: (2 * gather + sum((beside(gather, d) + beside(scatter, w) for d, w in work.column),
-                                          Fraction(0))
-                         + (2 - len(work.column)) * (gather + scatter))
+        return lambda work: plan.rest + sum(whole, Fraction(0))
+
+    def exposed(work: Work) -> Fraction:
+        pairs = zip(plan.column, work.column, strict=False)  # in the layer's order; the unpriced ones last
+        return (plan.rest + sum((beside(gather, d) + beside(reduce, w) for (gather, reduce), (d, w) in pairs),
+                                Fraction(0))
+                + sum(whole[len(work.column):], Fraction(0)))
+    return exposed
 
 
 def _tp_gather(c: StepConfig, act: Fraction, *, tp_link: Any) -> Fraction:
@@ -1183,6 +1250,7 @@ class _Prepared:
     placed: bool
     slowdown: Fraction
     tp_layer: Fraction
+    tp_one: Fraction = Fraction(0)  # one h-wide all-reduce (or reduce-scatter and all-gather) of a layer
     kv_send: Fraction = Fraction(0)
     ep_link: Any = None
     edp_link: Any = None
@@ -1236,9 +1304,9 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
     links = _placed(c, notes=notes)
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
-    tp_layer, tp_one, parts = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
+    tp_layer, tp_one, plan = _tp_comm(c, act, link=c.link, tp_link=tp_link, notes=notes)
     overlap = tp_overlap(mode.framework, given=c.tp_overlap)
-    tp_slow = _slowdown(c, model, "tp") if overlap != "none" and parts else Fraction(0)
+    tp_slow = _slowdown(c, model, "tp") if overlap != "none" and plan is not None else Fraction(0)
     sends = pipeline_sends(mode.framework, schedule=name, given=c.pipeline_sends)
     send = gather = Fraction(0)
     if c.pp > 1 and act > 0:
@@ -1249,22 +1317,22 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
             gather = _tp_gather(c, act, tp_link=tp_link)
     kv_send, cp_exposed = _cp_comm(c, model, links["cp"])
     alltoall = _alltoall(c, model, link=links["ep"], notes=notes)
-    tp_backward = _tp_backward(c, parts, overlap, tp_slow)
+    tp_backward = _tp_backward(plan, overlap, tp_slow)
     stage_units = _units(model, layout, tp_layer=tp_layer, tp_one=tp_one, redo=c.recompute == "full",
                          split=name in SPLIT, cp=cp_exposed, alltoall=alltoall, tp_backward=tp_backward)
     blocking = sends != "overlap" and bool(send)
     if blocking:
         _exchanges(stage_units, send=send, gather=gather)
     hidden = Fraction(0)  # what the overlap hides of the first layer's backward collectives, for the note
-    if parts and model.layers:
+    if plan is not None and model.layers:
         first = model.layers[0]
-        hidden = _tp_backward(c, parts, "none")(first) - tp_backward(first)
+        hidden = _tp_backward(plan, "none")(first) - tp_backward(first)
     return _Prepared(name=name, pp=c.pp, v=v, m=c.microbatches, send=send, gather=gather, blocking=blocking,
                      sends=sends, tp_overlap=overlap, tp_hidden=hidden, mode=mode, model=model,
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
-                     slowdown=_slowdown(c, model), tp_layer=tp_layer, kv_send=kv_send, ep_link=links["ep"],
-                     edp_link=links["edp"], alltoall=alltoall)
+                     slowdown=_slowdown(c, model), tp_layer=tp_layer, tp_one=tp_one, kv_send=kv_send,
+                     ep_link=links["ep"], edp_link=links["edp"], alltoall=alltoall)
 
 
 def _window_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
@@ -1438,7 +1506,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         dtype=c.dtype, compute_model=_compute_model(c, model),
         step_s=total, compute_s=busy - tp_comm - cp_comm - ep_comm, tp_comm_s=tp_comm, cp_comm_s=cp_comm,
         ep_comm_s=ep_comm, bubble_s=quiet - busy, pp_exposed_s=makespan - quiet, dp_exposed_s=exposed,
-        expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_layer / 2,
+        expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_one,
         ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
         pp_send_s=send, pp_gather_s=run.gather, pipeline_sends=run.sends if pp > 1 else "",
         tp_overlap=run.tp_overlap if tp > 1 else "",
@@ -1725,11 +1793,14 @@ def _tp_notes(c: StepConfig, run: _Prepared) -> list[str]:
     if run.tp_overlap == "none":
         return ["tp backward with sequence parallelism: each column-parallel product gathers its input "
                 "again for its weight gradient, between its products"] if sp else []
-    how = ("each column-parallel product (QKV, the FFN's first) gathers its input again beside its input "
-           "gradient and reduce-scatters that gradient beside its weight gradient, each row-parallel one "
-           "gathers its output gradient" if sp else
-           "each input-gradient all-reduce of QKV and the FFN's first product runs beside that product's "
-           "weight gradient (Megatron-LM's asynchronous all-reduce)")
+    shape = c.shape
+    column = ("QKV" if not shape.latent else "the up-projections" if shape.q_rank is not None
+              else "Q and the KV up-projection")
+    how = (f"each column-parallel product ({column}, the FFN's first) gathers its input again beside its "
+           "input gradient and reduce-scatters that gradient beside its weight gradient, each row-parallel "
+           "one gathers its output gradient" if sp else
+           f"each input-gradient all-reduce of {column} and the FFN's first product runs beside that "
+           "product's weight gradient (Megatron-LM's asynchronous all-reduce)")
     return [f"tp backward: {how}; {format_time(run.tp_hidden)} of a layer's collectives hidden"]
 
 
