@@ -119,7 +119,7 @@ from costmodel.validate import positive, whole
 __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
            "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
            "attention_pairs", "capacity", "expert_pattern", "layer_pattern", "model_flops", "parameters",
-           "pattern_text", "resolve_causal", "shortest_pattern", "window_notes", "window_pattern"]
+           "pattern_text", "resolve_causal", "shortest_pattern", "tp_share", "window_notes", "window_pattern"]
 
 CITED = (NARAYANAN_2021_MEGATRON, MEGATRON_LM, CHOWDHERY_2022, KAPLAN_2020, KORTHIKANTI_2022, FEDUS_2022,
          LEPIKHIN_2021, JIANG_2024, DAI_2024, SMITH_2022, JIANG_2023, DAO_2023, GEMMA_2024, GEMMA_2025,
@@ -714,6 +714,24 @@ class TransformerShape(JSONFields):
                 self.kv_rank * a * (self.head_width + self.value_head_width), output)
 
     @property
+    def duplicated_matrices(self) -> tuple[bool, ...]:
+        """Which of :attr:`attention_matrices` every tensor-parallel rank holds whole: latent attention's
+        down-projections (``q_a_proj`` and ``kv_a_proj_with_mqa``), which Megatron-Core's
+        ``MLASelfAttention`` builds as ``TELinear`` with ``parallel_mode="duplicated"``; none of standard
+        attention's, which tensor parallelism splits by heads."""
+        if self.kv_rank is None:
+            return (False, False)
+        queries = (False,) if self.q_rank is None else (True, False)
+        return (*queries, True, False, False)
+
+    @property
+    def duplicated_parameters(self) -> int:
+        """Weights of one layer that every tensor-parallel rank holds whole (:attr:`duplicated_matrices`):
+        h·d_c' + h·(d_c + d_r) with latent attention (h·(d_c + d_r) without *q_rank*), 0 without."""
+        return sum(x for x, whole in zip(self.attention_matrices, self.duplicated_matrices, strict=True)
+                   if whole)
+
+    @property
     def ffn_hidden(self) -> int:
         """f·h, the FFN width."""
         return int(self.ffn_factor * self.hidden)
@@ -877,6 +895,17 @@ class TransformerShape(JSONFields):
         input embedding is a lookup).  :func:`parameters` counts the parameters as model cards do."""
         return (self.moe_layers * self.active_layer_parameters
                 + (self.layers - self.moe_layers) * self.layer_parameters + self.vocabulary * self.hidden)
+
+
+def tp_share(parameters: int, *, tp: int, duplicated: int = 0) -> Fraction:
+    """The weights one of *tp* tensor-parallel ranks holds of *parameters*: 1/tp of them, but for the
+    *duplicated* ones among them (:attr:`TransformerShape.duplicated_parameters` of its layers), which each
+    rank holds whole.
+
+    >>> tp_share(100, tp=4), tp_share(100, tp=4, duplicated=20)
+    (Fraction(25, 1), Fraction(40, 1))
+    """
+    return Fraction(parameters + (tp - 1) * duplicated, tp)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,8 +3,10 @@ check that they fit.
 
 **Model states** of a device's parameters Ψ (its layers' matrices, the input embedding on the first
 stage and the output layer's copy of it on the last when pp > 1, Narayanan et al. 2021, section 2; each
-split over the tp ranks): weights, gradients and Adam's states (Rajbhandari et al. 2020, section 3.1:
-16 bytes a parameter for mixed precision, 2 + 2 + 12),
+split over the tp ranks but latent attention's down-projections, which Megatron-Core's
+``MLASelfAttention`` duplicates on every tp rank: h·(d_c' + d_c + d_r) a layer held whole): weights,
+gradients and Adam's states (Rajbhandari et al. 2020, section 3.1: 16 bytes a parameter for mixed
+precision, 2 + 2 + 12),
 
     weights w·Ψ,   gradients g·Ψ,   optimizer K·Ψ,
 
@@ -68,7 +70,7 @@ from typing import Any
 
 from costmodel._json import JSONFields
 from costmodel.references import KORTHIKANTI_2022, NARAYANAN_2021_MEGATRON, RAJBHANDARI_2020
-from costmodel.step.flops import TransformerShape
+from costmodel.step.flops import TransformerShape, tp_share
 from costmodel.units import format_size
 
 __all__ = ["OPTIMIZER_BYTES", "SOURCES", "DeviceMemory", "activation_bytes", "check_fits", "step_memory"]
@@ -164,12 +166,13 @@ _activation_bytes = lru_cache(maxsize=1024)(activation_bytes)
 @lru_cache(maxsize=4096)
 def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: int, ep: int, dp: int,
                   zero: int, prefetch: int, weight_element: Fraction, grad_element: Fraction,
-                  optimizer_element: Fraction, unit_share: Fraction = Fraction(1)
+                  optimizer_element: Fraction, unit_share: Fraction = Fraction(1), duplicated: int = 0
                   ) -> tuple[Fraction, Fraction, Fraction]:
     """A device's weights, gradients and optimizer states in bytes (module notes: ZeRO shards the replicated
-    ones over the *dp* ranks, the routed experts over the dp/ep holding the same experts), remembered: the
-    schedules and micro-batch sizes of a plan share them."""
-    psi, psi_e = Fraction(replicated, tp), Fraction(routed, tp * ep)
+    ones over the *dp* ranks, the routed experts over the dp/ep holding the same experts; the *duplicated*
+    ones among the replicated, latent attention's down-projections, are whole on every tp rank),
+    remembered: the schedules and micro-batch sizes of a plan share them."""
+    psi, psi_e = tp_share(replicated, tp=tp, duplicated=duplicated), Fraction(routed, tp * ep)
     edp = max(1, dp // ep)
     weight, grads = weight_element * (psi + psi_e), grad_element * (psi + psi_e)
     states = optimizer_element * (psi + psi_e)
@@ -178,9 +181,10 @@ def _model_states(shape: TransformerShape, replicated: int, routed: int, *, tp: 
     if zero >= 2:
         grads = grad_element * (psi / dp + psi_e / edp)
     if zero >= 3:
-        unit = Fraction(shape.layer_parameters, tp)
+        whole = shape.duplicated_parameters
+        unit = tp_share(shape.layer_parameters, tp=tp, duplicated=whole)
         if shape.moe:
-            unit = max(Fraction(a, tp) + Fraction(b, tp * ep)
+            unit = max(tp_share(a, tp=tp, duplicated=whole) + Fraction(b, tp * ep)
                        for a, b in (shape.layer_weights(i) for i in range(shape.layers)))
         unit *= unit_share
         weight = weight_element * (psi / dp + psi_e / edp) + weight_element * unit * (1 + prefetch)
@@ -238,7 +242,8 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
         weight, grads, states = _model_states(shape, replicated, routed, tp=tp, ep=ep, dp=dp, zero=zero,
                                               prefetch=prefetch, weight_element=weight_element,
                                               grad_element=grad_element, optimizer_element=optimizer_element,
-                                              unit_share=unit_share)
+                                              unit_share=unit_share,
+                                              duplicated=count * shape.duplicated_parameters)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
             acts += (element + 4) * tokens * Fraction(vocab, tp)

@@ -25,7 +25,9 @@ products, on the critical path.  A layer of multi-head latent attention computes
 whole on every rank (Megatron-Core's ``MLASelfAttention``): without sequence parallelism its attention
 all-reduces the output projection's output forward and the up-projections' input gradients, d_c' and d_c
 wide (h without a query latent), backward; with it, it gathers the two latents and the rotary key,
-d_c' + d_c + d_r channels where a standard layer gathers h, and reduce-scatters their gradients.
+d_c' + d_c + d_r channels where a standard layer gathers h, and reduce-scatters their gradients, and
+after the backward the down-projections' gradients, each rank's from its own s/t tokens, are all-reduced
+over the tp ranks once a step (``finalize_model_grads``), counted with the tensor-parallel communication.
 The first stage also runs the input embedding, the last the output layer and its cross entropy.
 
 An MoE layer with expert parallelism (ep > 1: the dp replicas split into ep ranks holding E/ep
@@ -119,7 +121,7 @@ from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, m
 from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
-from costmodel.step.flops import model_flops, resolve_causal, window_notes
+from costmodel.step.flops import model_flops, resolve_causal, tp_share, window_notes
 from costmodel.step.frameworks import (
     DEEPSPEED_ENGINE,
     SENDS_SOURCES,
@@ -216,7 +218,9 @@ class StepResult(JSONFields):
     scatter-gather sends, and *pipeline_sends* how they run (``overlap``, ``blocking``,
     ``scatter-gather``: :func:`~costmodel.step.frameworks.pipeline_sends`); a blocking exchange is
     part of *pp_exposed_s*.  *tp_overlap* says whether the backward's tensor-parallel collectives run
-    beside its products (``none``, ``backward``; ``""`` with tp = 1); *tp_comm_s* counts what is exposed.
+    beside its products (``none``, ``backward``; ``""`` with tp = 1); *tp_comm_s* counts what is exposed,
+    and with sequence parallelism the all-reduce over the tp ranks, after the backward, of the gradients of
+    the weights every tp rank holds whole (latent attention's down-projections; the slowest device's).
     *tp_allreduce_s* is one h-wide all-reduce (or reduce-scatter and all-gather) of a layer.
     *ep_comm_s* is the busiest device's expert-parallel all-to-alls (each *ep_alltoall_s*, of
     *ep_alltoall_bytes* per rank), *expert_dp_s* the reduction of the experts' gradients over the
@@ -498,8 +502,10 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     grad = _grad_element(c, mode)
     split = _layer_weights(shape)
     # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
-    # each distinct layer's gradients computed once (the layers are alike but for dense first ones)
-    kinds = {pair: (Fraction(pair[0] + (pair[1] if c.ep == 1 else 0), tp) * grad,
+    # each distinct layer's gradients computed once (the layers are alike but for dense first ones); latent
+    # attention's down-projections are whole on every tp rank
+    whole = shape.duplicated_parameters
+    kinds = {pair: (tp_share(pair[0] + (pair[1] if c.ep == 1 else 0), tp=tp, duplicated=whole) * grad,
                     Fraction(0 if c.ep == 1 else pair[1], tp * c.ep) * grad) for pair in set(split)}
     grads = [kinds[pair][0] for pair in split]
     experts = tuple(kinds[pair][1] for pair in split)
@@ -887,15 +893,18 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
 # -- data parallelism -----------------------------------------------------------------------------
 
 
-def _matrices(shape: Any) -> tuple[Fraction, ...]:
-    """A layer's matrices as shares of its parameters (QKV, or latent attention's down- and up-projections,
-    projection, FFN in, FFN out): the pieces DeepSpeed's ZeRO 3 fetches one collective each, one piece
-    ahead."""
+def _matrices(shape: Any, tp: int = 1) -> tuple[Fraction, ...]:
+    """A layer's matrices as shares of its parameters on one of *tp* ranks (QKV, or latent attention's down-
+    and up-projections, projection, FFN in, FFN out): the pieces DeepSpeed's ZeRO 3 fetches one collective
+    each, one piece ahead.  Latent attention's down-projections are whole on every rank, the others 1/tp."""
     if shape is None:
         return (Fraction(1),)
     h, f = shape.hidden, shape.ffn_hidden
-    # QKV, h·(h + 2h·g/a) when d = h/a, and the output projection (latent attention: each of its matrices)
-    sizes = (*shape.attention_matrices, (2 if shape.gated else 1) * f * h, f * h)
+    # QKV, h·(h + 2h·g/a) when d = h/a, and the output projection (latent attention: each of its matrices);
+    # tp times a rank's share of each
+    attention = (x * (tp if whole else 1)
+                 for x, whole in zip(shape.attention_matrices, shape.duplicated_matrices, strict=True))
+    sizes = (*attention, (2 if shape.gated else 1) * f * h, f * h)
     return tuple(Fraction(x, sum(sizes)) for x in sizes)
 
 
@@ -1152,12 +1161,14 @@ def _stage_weights(shape: Any, layout: tuple[int, ...], pp: int, v: int) -> tupl
 def _device_parameters(c: StepConfig, layout: Sequence[int], s: int, *, v: int, dp: int,
                        zero: int) -> Fraction:
     """The parameters device *s* updates on one rank: its layers' replicated weights and its E/ep experts
-    over tp, and the embedding (and the output layer's matrix) on the first (last) stage; ZeRO shards the
+    over tp (latent attention's down-projections whole on every tp rank), and the embedding (and the output
+    layer's matrix) on the first (last) stage; ZeRO shards the
     replicated ones over the *dp* ranks holding them (dp × cp) and the experts over the *dp*/ep holding
     the same experts."""
     replicated, routed = _device_weights(c, layout, v=v)[s]
     ep = c.ep if dp > 1 else 1
-    own = Fraction(replicated, c.tp) / (dp if zero >= 1 else 1)
+    whole = len(_device_layers(c, layout, s, v=v)) * c.shape.duplicated_parameters
+    own = tp_share(replicated, tp=c.tp, duplicated=whole) / (dp if zero >= 1 else 1)
     return own + Fraction(routed, c.tp * ep) / (dp // ep if zero >= 1 else 1)
 
 
@@ -1251,6 +1262,7 @@ class _Prepared:
     slowdown: Fraction
     tp_layer: Fraction
     tp_one: Fraction = Fraction(0)  # one h-wide all-reduce (or reduce-scatter and all-gather) of a layer
+    duplicated: Fraction = Fraction(0)  # the whole weights' gradients all-reduced over tp after the backward
     kv_send: Fraction = Fraction(0)
     ep_link: Any = None
     edp_link: Any = None
@@ -1332,7 +1344,9 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
                      layout=layout, stage_units=stage_units, tp_link=tp_link, pp_link=pp_link,
                      dp_link=dp_link, placed=placed,
                      slowdown=_slowdown(c, model), tp_layer=tp_layer, tp_one=tp_one, kv_send=kv_send,
-                     ep_link=links["ep"], edp_link=links["edp"], alltoall=alltoall)
+                     ep_link=links["ep"], edp_link=links["edp"], alltoall=alltoall,
+                     duplicated=_duplicated_reduction(c, layout, v=v, tp_link=tp_link,
+                                                      grad_element=model.grad_element, notes=notes))
 
 
 def _window_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
@@ -1419,7 +1433,8 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
         if (links["tp"], links["pp"]) != (run.tp_link, run.pp_link):
             run = _prepare(alone, notes=[])
             makespan = run.makespan()
-    return makespan + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.sharding)
+    return (makespan + run.duplicated
+            + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.sharding))
 
 
 @fewer_collections()
@@ -1445,8 +1460,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     quiet = run.makespan(send=False) if send else makespan  # a blocking exchange is pp_exposed_s
     optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=mode.sharding)
     experts = _expert_reduction(c, run, notes=notes)
-    total = max([end + experts + optimizer,
-                 *(d.gather_parameters(d.end + experts + optimizer) for d in devices)])
+    total = max([end + experts + run.duplicated + optimizer,
+                 *(d.gather_parameters(d.end + experts + run.duplicated + optimizer) for d in devices)])
     if not total:
         raise InputError("the step takes 0 s: forward_s=0 and backward_s=0 with nothing to communicate or "
                          "update leave no time to divide its tokens or FLOPs by; give a forward or backward "
@@ -1504,7 +1519,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
         mode=mode.mode if reducers > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
         dtype=c.dtype, compute_model=_compute_model(c, model),
-        step_s=total, compute_s=busy - tp_comm - cp_comm - ep_comm, tp_comm_s=tp_comm, cp_comm_s=cp_comm,
+        step_s=total, compute_s=busy - tp_comm - cp_comm - ep_comm,
+        tp_comm_s=tp_comm + run.duplicated, cp_comm_s=cp_comm,
         ep_comm_s=ep_comm, bubble_s=quiet - busy, pp_exposed_s=makespan - quiet, dp_exposed_s=exposed,
         expert_dp_s=experts, optimizer_s=optimizer, pipeline_s=makespan, tp_allreduce_s=run.tp_one,
         ep_alltoall_s=run.alltoall, ep_alltoall_bytes=model.dispatch_bytes if c.ep > 1 else Fraction(0),
@@ -1512,7 +1528,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         tp_overlap=run.tp_overlap if tp > 1 else "",
         cp_send_s=run.kv_send, dp_comm_s=dp_comm,
         dp_hidden_s=max(Fraction(0), dp_comm - exposed), contention_s=end - end_plain,
-        param_gather_s=total - end - experts - optimizer, dp_stage=critical, zero=zero,
+        param_gather_s=total - end - experts - run.duplicated - optimizer, dp_stage=critical, zero=zero,
         prefetch=mode.prefetch,
         param_gather=mode.param_gather, slowdown=u, bucket_rule=mode.rule, tokens_per_s=tokens_per_s,
         model_flops=model.model_flops, hardware_flops=model.hardware_flops, six_n_flops=model.six_n_flops,
@@ -1556,6 +1572,28 @@ def _expert_reduction(c: StepConfig, run: _Prepared, *, notes: list[str]) -> Fra
                  "experts after the backward, not overlapped with it (Megatron-Core's expert-data-parallel "
                  "group)")
     return slowest
+
+
+def _duplicated_reduction(c: StepConfig, layout: Sequence[int], *, v: int, tp_link: Any,
+                          grad_element: Fraction, notes: list[str]) -> Fraction:
+    """With sequence parallelism, the gradients of the weights every tensor-parallel rank holds whole
+    (latent attention's down-projections), each rank's from its own s/t tokens, summed over the tp ranks
+    after the backward and before the optimizer, the slowest device's: one all-reduce of its layers' on the
+    tensor-parallel link (Megatron-Core's ``TELinear`` marks a duplicated weight ``sequence_parallel``, and
+    ``finalize_model_grads`` all-reduces those gradients over the tp group).  Without sequence parallelism
+    every rank computes them on the whole sequence: nothing to sum."""
+    shape = c.shape
+    if c.tp == 1 or not c.sequence_parallel or shape is None or not shape.duplicated_parameters:
+        return Fraction(0)
+    layers = max(len(_device_layers(c, layout, s, v=v)) for s in range(c.pp))
+    n = layers * shape.duplicated_parameters * grad_element
+    source = _link(tp_link, c.link, "tp_link", "the tensor-parallel collectives")
+    priced = cost("allreduce", c.algorithm, p=c.tp, n=n, link=_for(source, "allreduce"), chunk_note=False)
+    notes.append(f"latent attention with sequence parallelism: the down-projections' gradients, each rank's "
+                 f"from its own tokens, are all-reduced over the {c.tp} tensor-parallel ranks after the "
+                 f"backward ({format_size(n)} on a device of {layers} layers, {format_time(priced.time_s)}), "
+                 "counted in the TP communication (Megatron-Core's finalize_model_grads)")
+    return priced.time_s
 
 
 def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
@@ -1842,7 +1880,7 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
                     algorithm=c.algorithm, notes=notes)
     units = run.stage_units
     if mode.zero >= 3 and mode.framework == "deepspeed":
-        units = [_by_matrix(us, _matrices(c.shape)) for us in units]
+        units = [_by_matrix(us, _matrices(c.shape, c.tp)) for us in units]
 
     def build(slow: Fraction, scale: int | None = None) -> list[Device]:
         return _devices(units, name=run.name, pp=run.pp, v=run.v, m=run.m, dp=c.dp * c.cp, mode=mode,
@@ -1946,7 +1984,7 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
         cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
         weights=_device_weights(c, layout, v=v), stages=stages,
-        unit_share=max(_matrices(c.shape)) if mode.regather else Fraction(1))  # DeepSpeed: one module
+        unit_share=max(_matrices(c.shape, tp)) if mode.regather else Fraction(1))  # DeepSpeed: one module
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:

@@ -104,7 +104,7 @@ from costmodel.references import (
     MICIKEVICIUS_2018,
     SHOEYBI_2019,
 )
-from costmodel.step.flops import TransformerShape, attention_pairs
+from costmodel.step.flops import TransformerShape, attention_pairs, tp_share
 
 __all__ = ["CITED", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops",
            "optimizer_bytes"]
@@ -374,7 +374,8 @@ def layer_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequenc
     if accumulate is not None:
         replicated, experts = (shape.layer_weights(shape.first_moe_layer) if routed
                                else (shape.layer_parameters, 0))
-        weights = Fraction(replicated, t) + Fraction(experts, t * ep)
+        weights = (tp_share(replicated, tp=t, duplicated=shape.duplicated_parameters)
+                   + Fraction(experts, t * ep))
         layer.backward.append(_memory("gradient accumulation", "backward", (e + 2 * accumulate) * weights))
     again: list[Op] = []
     if recompute == "full":
