@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 
 from costmodel.errors import InputError
 
-__all__ = ["Number", "decimal_text", "half_width", "list_items", "median", "parse_list", "parse_number",
-           "parse_numbers", "show", "to_fraction"]
+__all__ = ["Number", "decimal_text", "exact_sum", "half_width", "list_items", "median", "parse_list",
+           "parse_number", "parse_numbers", "show", "to_fraction"]
 
 #: A computed value: exact, or a float where exact arithmetic was given up (documented where it is).
 Number = Fraction | float
@@ -213,3 +213,21 @@ def median(values: Iterable[Fraction]) -> Fraction:
         raise ValueError("median of no values")
     half = len(ordered) // 2
     return Fraction(ordered[half]) if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
+def exact_sum(values: Iterable[Fraction | int]) -> Fraction:
+    """The sum of exact numbers as a Fraction: ``sum(values, Fraction(0))``, computed over the common
+    denominator (the numerators of each denominator added as integers, then brought to the least common
+    multiple of the denominators, one division at the end) instead of one reduced Fraction per term, which
+    takes a few times longer over a step's many operation times.
+
+    >>> exact_sum([Fraction(1, 3), Fraction(1, 6), 2])
+    Fraction(5, 2)
+    >>> exact_sum([])
+    Fraction(0, 1)
+    """
+    by: dict[int, int] = {}
+    for x in values:
+        by[x.denominator] = by.get(x.denominator, 0) + x.numerator
+    common = math.lcm(*by) if by else 1
+    return Fraction(sum(n * (common // d) for d, n in by.items()), common)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from costmodel._json import JSONFields
+from costmodel.exact import exact_sum
 from costmodel.step.flops import TransformerShape, model_flops
 from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, optimizer_bytes
 from costmodel.step.rates import Rates
@@ -74,17 +75,23 @@ def _price(op: Op, rates: Rates) -> Fraction:
     return rates.memory(op.bytes, op.kernel)
 
 
-def _work(ops: Sequence[Op], rates: Rates) -> tuple[Work, tuple[OpTime, ...]]:
-    priced = tuple(OpTime(name=o.name, phase=o.phase, kind=o.kind, flops=o.flops, bytes=o.bytes,
-                          time_s=_price(o, rates)) for o in ops)
-    forward = sum((p.time_s for p in priced if p.phase == "forward"), Fraction(0))
-    recompute = sum((p.time_s for p in priced if p.phase == "recompute"), Fraction(0))
-    backward = sum((p.time_s for p in priced if p.phase == "backward"), Fraction(0)) + recompute
-    weight = sum((p.time_s for p, o in zip(priced, ops, strict=True) if o.weight), Fraction(0))
-    times = {(p.name, p.phase): p.time_s for p in priced}
-    column = tuple((times[f"{name} dgrad", "backward"], times[f"{name} wgrad", "backward"])
-                   for name in COLUMN_PRODUCTS if (f"{name} wgrad", "backward") in times)
-    return Work(forward=forward, backward=backward, weight=weight, recompute=recompute, column=column), priced
+def _work(ops: Sequence[Op], rates: Rates, *, priced: bool = True) -> tuple[Work, tuple[OpTime, ...]]:
+    """The :class:`Work` of *ops*, and each operation priced (none without *priced*)."""
+    times = [_price(o, rates) for o in ops]
+    phases: dict[str, list[Fraction]] = {"forward": [], "backward": [], "recompute": []}
+    for o, t in zip(ops, times, strict=True):
+        phases.setdefault(o.phase, []).append(t)
+    recompute = exact_sum(phases["recompute"])
+    by_name = {(o.name, o.phase): t for o, t in zip(ops, times, strict=True)}
+    column = tuple((by_name[f"{name} dgrad", "backward"], by_name[f"{name} wgrad", "backward"])
+                   for name in COLUMN_PRODUCTS if (f"{name} wgrad", "backward") in by_name)
+    work = Work(forward=exact_sum(phases["forward"]), backward=exact_sum(phases["backward"]) + recompute,
+                weight=exact_sum(t for o, t in zip(ops, times, strict=True) if o.weight), recompute=recompute,
+                column=column)
+    if not priced:
+        return work, ()
+    return work, tuple(OpTime(name=o.name, phase=o.phase, kind=o.kind, flops=o.flops, bytes=o.bytes, time_s=t)
+                       for o, t in zip(ops, times, strict=True))
 
 
 def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
@@ -118,8 +125,9 @@ def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rat
                     capacity_factor=capacity_factor, window=window)
     layer, priced = _work(ops, rates)
     logits, _ = _work(logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
-                                 element=element, cp=cp), rates)
-    embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element, cp=cp), rates)
+                                 element=element, cp=cp), rates, priced=False)
+    embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element, cp=cp), rates,
+                         priced=False)
     return layer, logits, embedding, priced
 
 

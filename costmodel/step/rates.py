@@ -30,7 +30,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -55,6 +55,9 @@ class Rates:
     per GPU; *bandwidth* the achieved memory bandwidth (bytes/s); *element* the bytes of an element of
     the dtype's matrix inputs; *kernels* the achieved bandwidth of the kinds of memory-bound kernel the
     GPU gives one for (:data:`costmodel.gpus.MEMORY_KERNELS`).
+
+    Each price is remembered on the instance (*_prices*, no part of its value): the configurations a plan
+    prices share many products and kernels, though not whole layers.
     """
 
     name: str
@@ -69,6 +72,8 @@ class Rates:
     element: Fraction
     flat: bool = False
     kernels: tuple[tuple[str, Fraction], ...] = ()
+    _prices: dict[tuple[Any, ...], Fraction] = field(default_factory=dict, init=False, repr=False,
+                                                     compare=False)
 
     @classmethod
     def of(cls, gpu: Any, dtype: str) -> Rates:
@@ -119,23 +124,48 @@ class Rates:
         """
         if self.flat:
             return self.math_time(m, n, k, batch)
-        return product_time(m, n, k, batch, sms=self.sms, tile=self.tile, plateau=self.plateau,
-                            k_overhead=self.k_overhead, bandwidth=self.bandwidth, launch=self.launch,
-                            element=self.element, output_bytes=output_bytes)
+        key = ("gemm", m, n, k, batch, output_bytes)
+        found = self._prices.get(key)
+        if found is None:
+            found = self._remember(key, product_time(
+                m, n, k, batch, sms=self.sms, tile=self.tile, plateau=self.plateau,
+                k_overhead=self.k_overhead, bandwidth=self.bandwidth, launch=self.launch,
+                element=self.element, output_bytes=output_bytes))
+        return found
 
     def memory(self, nbytes: Fraction | int, kind: str = "") -> Fraction:
         """Seconds of a memory-bound kernel of *kind* moving *nbytes*: at that kind's bandwidth when the GPU
         gives one, else a streaming copy's (free under a plain efficiency)."""
         if self.bandwidth is None:
             return Fraction(0)
-        bandwidth = next((b for k, b in self.kernels if k == kind), self.bandwidth)
-        return Fraction(nbytes) / bandwidth + self.launch
+        key = ("memory", nbytes, kind)
+        found = self._prices.get(key)
+        if found is None:
+            bandwidth = next((b for k, b in self.kernels if k == kind), self.bandwidth)
+            found = self._remember(key, Fraction(nbytes) / bandwidth + self.launch)
+        return found
 
     def fused_attention(self, flops: Fraction, nbytes: Fraction) -> Fraction:
         """Seconds of one fused attention kernel doing *flops* and moving *nbytes*."""
         if self.bandwidth is None:
             return flops / self.attention
-        return max(flops / self.attention, Fraction(nbytes) / self.bandwidth) + self.launch
+        key = ("attention", flops, nbytes)
+        found = self._prices.get(key)
+        if found is None:
+            found = self._remember(key, max(flops / self.attention, Fraction(nbytes) / self.bandwidth)
+                                   + self.launch)
+        return found
+
+    def _remember(self, key: tuple[Any, ...], price: Fraction) -> Fraction:
+        """*price* kept under *key*; at most :data:`_REMEMBERED` prices are kept (then forgotten at once)."""
+        if len(self._prices) >= _REMEMBERED:
+            self._prices.clear()
+        self._prices[key] = price
+        return price
+
+
+_REMEMBERED = 1 << 16
+"""The most prices one :class:`Rates` remembers."""
 
 
 _ELEMENT = {"bf16": Fraction(2), "fp16": Fraction(2), "fp8": Fraction(1), "tf32": Fraction(4),
