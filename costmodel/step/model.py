@@ -86,12 +86,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from costmodel._gc import fewer_collections
 from costmodel._json import JSONFields
 from costmodel.collectives import piecewise
-from costmodel.collectives.evaluate import cost
+from costmodel.collectives.evaluate import cost as collective_cost
 from costmodel.errors import InputError, UnknownNameError
 from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink
@@ -149,8 +149,28 @@ if TYPE_CHECKING:
 
 _shape_work = lru_cache(maxsize=1024)(shape_work)
 _place = lru_cache(maxsize=1024)(place)
-"""A layer's work and the ranks' placement, each pure and remembered: the configurations a plan or a sweep
-prices share their layers and their machine."""
+_model_flops = lru_cache(maxsize=256)(model_flops)
+cost = lru_cache(maxsize=4096)(collective_cost)
+"""A layer's work, the ranks' placement, the model's FLOPs and a collective's cost, each pure and remembered:
+the configurations a plan or a sweep prices share their layers, their machine, their global batch and their
+collectives.  (A collective's result is shared by the calls that ask for it: the step only reads it.)"""
+
+_T = TypeVar("_T")
+
+
+def _held(cache: dict[tuple[Any, ...], tuple[Any, Any]], anchor: Any, key: tuple[Any, ...],
+          make: Callable[[], _T]) -> _T:
+    """``make()``, remembered in *cache* under *anchor*'s identity and *key*: for what is computed from an
+    object that is no key of its own (a GPU holds dicts) or long to hash (a profile).  The anchor is held
+    beside the value, so that no other object takes its id while the entry lasts; a cache keeps at most
+    64 entries (then starts again)."""
+    full = (id(anchor), *key)
+    found = cache.get(full)
+    if found is None or found[0] is not anchor:
+        if len(cache) >= 64:
+            cache.clear()
+        found = cache[full] = (anchor, make())
+    return found[1]
 
 Timeline = tuple[tuple[PipelineOp, ...], ...]
 """Each device's pipeline operations, in order."""
@@ -350,7 +370,11 @@ def _for(source: Link | Profile, collective: str) -> Link:
     (:func:`costmodel.links.resolve_link`), a link as it is."""
     if isinstance(source, (LinkParams, PiecewiseLink)):
         return source
-    return resolve_link(collective, profile=source)
+    return _held(_PROFILE_LINKS, source, (collective,), lambda: resolve_link(collective, profile=source))
+
+
+_PROFILE_LINKS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+"""The links of the profiles last priced on, by profile (:func:`_held`) and collective."""
 
 
 def _send(link: Link, n: Fraction) -> Fraction:
@@ -452,10 +476,19 @@ def _rates(c: StepConfig, notes: list[str]) -> Rates:
         raise InputError("peak_flops= and gpu= were both given; give one: the GPU prices each operation "
                          "at its own rates, or peak_flops= with efficiency= prices every FLOP at a share of "
                          "that peak")
-    return Rates.of(c.gpu, c.dtype)
+    # the same Rates for the same GPU: it remembers the prices of its products and kernels, which the
+    # configurations a plan prices on one GPU share
+    return _held(_GPU_RATES, c.gpu, (c.dtype,), lambda: Rates.of(c.gpu, c.dtype))
 
 
-def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[str]) -> _Model:
+_GPU_RATES: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+"""The rates of the GPUs last priced, by GPU (:func:`_held`) and dtype."""
+
+
+def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[str],
+                operations: bool = True) -> _Model:
+    """The model of a shape's step; *operations*: with the first layer's priced operations (``ops``, which
+    a step shows), else without them (``ops`` empty: all a bound needs)."""
     shape, tp, b, cp = c.shape, c.tp, c.micro_batch, c.cp
     if shape.heads % tp:  # the tp it suggests divide the key-value heads too (they divide the heads)
         raise InputError(f"tp={tp} does not divide heads={shape.heads}; each tp rank holds whole heads: "
@@ -487,18 +520,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         "attention": c.attention, "recompute": c.recompute, "causal": causal, "element": element,
         "accumulate": mode.accumulate, "cp": cp, "dropout": c.dropout, "ep": c.ep,
         "capacity_factor": c.capacity_factor}
-    # each kind of layer priced once (FFN dense or MoE, attention global or windowed), then each layer by
-    # its own kind, so a pipeline stage holds exactly the layers it runs; the operations shown are those
-    # of the first layer of the model's kind (its first MoE layer)
-    first = shape.first_moe_layer
-    main = (shape.is_moe_layer(first), shape.is_windowed_layer(first))
-    layer, logits, embedding, priced = _shape_work(shape, window=main[1], **work)
-    works = {main: layer}
-    for moe, windowed, _ in shape.layer_groups():
-        if (moe, windowed) not in works:
-            works[moe, windowed] = _shape_work(shape, dense=not moe, window=windowed, **work)[0]
-    routed = tuple(shape.is_moe_layer(i) for i in range(shape.layers))
-    kind = tuple(works[moe, shape.is_windowed_layer(i)] for i, moe in enumerate(routed))
+    kind, logits, embedding, priced, core = _layers(shape, work, operations=operations)
+    routed = _layer_kinds(shape)[2]
     grad = _grad_element(c, mode)
     split = _layer_weights(shape)
     # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
@@ -512,13 +535,13 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
-    full = model_flops(shape, batch=b * batch, causal=causal)
-    run = model_flops(shape, batch=b * batch, causal=causal, capacity_factor=c.capacity_factor,
+    full = _model_flops(shape, batch=b * batch, causal=causal)
+    run = _model_flops(shape, batch=b * batch, causal=causal, capacity_factor=c.capacity_factor,
                       recompute="full" if c.recompute == "full" else "none")
     hardware = run.total
     if c.recompute == "selective":  # the attention core once more, not the whole forward: each layer's own
         hardware = run.total + run.attention
-    attention_f, attention_b = _attention_times(c, shape, layer, priced, rates=rates, causal=causal)
+    attention_f, attention_b = _attention_times(c, shape, core, rates=rates, causal=causal)
     kv_heads = max(1, shape.groups // tp)
     # a rank's tokens: s/cp of each sequence (context parallelism), 1/tp of those with sequence parallelism
     tokens = Fraction(b * shape.sequence, cp * (tp if c.sequence_parallel and tp > 1 else 1))
@@ -542,22 +565,62 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                   routed=routed, expert_gradients=experts, dispatch_bytes=dispatch)
 
 
+def _layers(shape: Any, work: dict[str, Any], *, operations: bool
+            ) -> tuple[tuple[Work, ...], Work, Work, tuple[OpTime, ...], tuple[Fraction, Fraction]]:
+    """Each layer's work (*work*: the arguments of :func:`shape_work` but the layer's kind), the output
+    layer's and the embedding's, the priced operations of the first layer of the model's kind (its first
+    MoE layer; none without *operations*), and that layer's attention core's forward and backward times.
+
+    Each kind of layer is priced once (FFN dense or MoE, attention global or windowed), then each layer by
+    its own kind, so a pipeline stage holds exactly the layers it runs."""
+    main, groups, routed, windowed_layers = _layer_kinds(shape)
+    priced: tuple[OpTime, ...] = ()
+    if operations:
+        layer, logits, embedding, priced = _shape_work(shape, window=main[1], **work)
+        core = _core_times(priced)
+    else:
+        layer, logits, embedding, core = _layer_work(shape, window=main[1], **work)
+    works = {main: layer}
+    # a dense layer's work does not depend on the experts' parallelism or capacity: one key for them all
+    dense = {**work, "ep": 1, "capacity_factor": None}
+    for moe, windowed in groups:
+        if (moe, windowed) not in works:
+            works[moe, windowed] = _layer_work(shape, dense=not moe, window=windowed,
+                                               **(work if moe else dense))[0]
+    kind = tuple(works[moe, windowed] for moe, windowed in zip(routed, windowed_layers, strict=True))
+    return kind, logits, embedding, priced, core
+
+
 _ATTENTION_OPS = ("flash attention", "attention scores", "softmax", "attention dropout", "attention context")
 """The operations of the attention core (forward, and with ``backward`` or ``dgrad`` their gradients)."""
 
 
-def _attention_times(c: StepConfig, shape: Any, layer: Work, priced: Sequence[OpTime], *, rates: Rates,
+def _attention_times(c: StepConfig, shape: Any, core: tuple[Fraction, Fraction], *, rates: Rates,
                      causal: bool) -> tuple[Fraction, Fraction]:
     """One layer's attention compute on a rank, forward and backward: what ring attention overlaps its
-    K and V sends with."""
+    K and V sends with (*core*, priced per operation: :func:`_core_times`)."""
     if c.cp == 1:
         return Fraction(0), Fraction(0)
     if rates.flat:
         per = model_flops(shape, batch=c.micro_batch, causal=causal).layer.attention / (c.tp * c.cp)
         return per / rates.plateau, 2 * per / rates.plateau
+    return core
+
+
+def _core_times(priced: Sequence[OpTime]) -> tuple[Fraction, Fraction]:
+    """The forward and backward times of a layer's attention core among its priced operations."""
     core = [p for p in priced if p.name.startswith(_ATTENTION_OPS)]
     return (sum((p.time_s for p in core if p.phase == "forward"), Fraction(0)),
             sum((p.time_s for p in core if p.phase == "backward"), Fraction(0)))
+
+
+@lru_cache(maxsize=4096)
+def _layer_work(shape: Any, **work: Any) -> tuple[Work, Work, Work, tuple[Fraction, Fraction]]:
+    """:func:`shape_work` without its priced operations, and with its attention core's times
+    (:func:`_core_times`): what a plan's bounds need of each configuration, remembered for many of them
+    (a plan meets thousands of distinct layers; the priced operations would hold far more)."""
+    layer, logits, embedding, priced = shape_work(shape, **work)
+    return layer, logits, embedding, _core_times(priced)
 
 
 def _nearest_divisors(n: int, near: int) -> str:
@@ -650,12 +713,12 @@ def _from_times(c: StepConfig) -> _Model:
                   micro_tokens=c.tokens)
 
 
-def _model(c: StepConfig, mode: DataParallel, *, notes: list[str]) -> _Model:
+def _model(c: StepConfig, mode: DataParallel, *, notes: list[str], operations: bool = True) -> _Model:
     if c.shape is not None:
         if c.forward_s is not None or c.backward_s is not None or c.gradient_bytes is not None:
             raise InputError("shape= and forward_s=/backward_s=/gradient_bytes= were both given; "
                              "pass a shape or per-layer times, not both")
-        return _from_shape(c, mode, batch=c.microbatches * c.dp, notes=notes)
+        return _from_shape(c, mode, batch=c.microbatches * c.dp, notes=notes, operations=operations)
     if c.cp > 1:
         raise InputError(f"cp={c.cp} splits a transformer's sequence; with forward_s= and backward_s= give "
                          "shape= instead")
@@ -1000,6 +1063,14 @@ def gpu_topology(gpu: Any, ranks: int) -> Topology:
     intra-node link, and the nodes on its network (each GPU's own port), innermost first.  Each level's
     α and rate are what nccl-tests measured on that hardware (the preset's ``*_latency`` and ``*_busbw``,
     fitted by ``costmodel calibrate fit``): a ring's bus bandwidth is the rate each rank gets."""
+    return _held(_TOPOLOGIES, gpu, (ranks,), lambda: _gpu_topology(gpu, ranks))
+
+
+_TOPOLOGIES: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+"""The machines of the GPUs last priced, by GPU (:func:`_held`) and GPUs."""
+
+
+def _gpu_topology(gpu: Any, ranks: int) -> Topology:
     per_node = gpu.gpus_per_node
     if ranks > MAX_RANKS:  # said as the step's GPUs, not as levels the user did not give
         raise InputError(f"dp × tp × pp × cp = {ranks} GPUs, more than the 2^40 costmodel models; give "
@@ -1132,6 +1203,19 @@ def _device_weights(c: StepConfig, layout: Sequence[int], *, v: int) -> tuple[tu
     """Each pipeline device's (replicated, routed-expert) parameters before tensor and expert parallelism:
     its layers', and the embedding (and the output layer's matrix) on the first (last) stage."""
     return _stage_weights(c.shape, tuple(layout), c.pp, v)
+
+
+@lru_cache(maxsize=64)
+def _layer_kinds(shape: Any) -> tuple[tuple[bool, bool], tuple[tuple[bool, bool], ...], tuple[bool, ...],
+                                      tuple[bool, ...]]:
+    """The kind (MoE, windowed) of the layers whose operations a step shows (the first of the model's kind:
+    its first MoE layer), the kinds of the layers in the order they appear, and whether each layer has a
+    mixture of experts and whether each has the sliding window, remembered per shape."""
+    first = shape.first_moe_layer
+    return ((shape.is_moe_layer(first), shape.is_windowed_layer(first)),
+            tuple((moe, windowed) for moe, windowed, _ in shape.layer_groups()),
+            tuple(shape.is_moe_layer(i) for i in range(shape.layers)),
+            tuple(shape.is_windowed_layer(i) for i in range(shape.layers)))
 
 
 @lru_cache(maxsize=64)
@@ -1297,9 +1381,10 @@ def layer_operations(c: StepConfig) -> int:
     return c.microbatches * layers * 3
 
 
-def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
+def _prepare(c: StepConfig, *, notes: list[str], operations: bool = True) -> _Prepared:
     """Everything before the simulation: the schedule, the framework, the model priced per layer, the
-    stages, the links, the tensor-parallel and pipeline communication."""
+    stages, the links, the tensor-parallel and pipeline communication; without *operations*, without the
+    priced operations of a layer (``model.ops``), which only a step's result shows."""
     name, v = _parallelism(c)
     mode = _framework(c)
     layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
@@ -1309,7 +1394,7 @@ def _prepare(c: StepConfig, *, notes: list[str]) -> _Prepared:
         raise InputError(f"{c.microbatches} micro-batches × {layers} layers give {events} layer operations "
                          f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "
                          "micro-batches")
-    model = _model(c, mode, notes=notes)
+    model = _model(c, mode, notes=notes, operations=operations)
     layout = _layout(c, len(model.layers), v)
     notes.extend(_window_notes(c, layout, v))
     notes.extend(_expert_notes(c, layout, v))
@@ -1426,12 +1511,12 @@ def _baseline(c: StepConfig, run: _Prepared, makespan: Fraction) -> Fraction:
     pipeline-parallel links move."""
     alone = replace(c, dp=1, ep=1, allow_oom=True)
     if c.ep > 1:  # one replica holds every expert: no all-to-alls
-        run = _prepare(alone, notes=[])
+        run = _prepare(alone, notes=[], operations=False)
         makespan = run.makespan()
     elif run.placed:
         links = _placed(alone, notes=[])
         if (links["tp"], links["pp"]) != (run.tp_link, run.pp_link):
-            run = _prepare(alone, notes=[])
+            run = _prepare(alone, notes=[], operations=False)
             makespan = run.makespan()
     return (makespan + run.duplicated
             + _optimizer(alone, run.model, run.layout, v=run.v, dp=c.cp, zero=run.mode.sharding))
@@ -1716,7 +1801,7 @@ def lower_bound(config: StepConfig) -> StepBound:
     apart).
     """
     c = config
-    run = _prepare(c, notes=[])
+    run = _prepare(c, notes=[], operations=False)
     p, v, m = run.pp, run.v, run.m
     split = run.name in SPLIT
     forward, backward, weight = _stage_totals(run)
@@ -1749,7 +1834,7 @@ def lower_bound(config: StepConfig) -> StepBound:
 def work_bound(config: StepConfig) -> Fraction:
     """``lower_bound(config).work_s`` alone: the busiest device's work over the step (its compute and the
     communication on its critical path), the same for every schedule and ZeRO stage."""
-    return max(_works(_prepare(config, notes=[])))
+    return max(_works(_prepare(config, notes=[], operations=False)))
 
 
 def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
