@@ -215,19 +215,26 @@ def median(values: Iterable[Fraction]) -> Fraction:
     return Fraction(ordered[half]) if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
-def exact_sum(values: Iterable[Fraction | int]) -> Fraction:
-    """The sum of exact numbers as a Fraction: ``sum(values, Fraction(0))``, computed over the common
-    denominator (the numerators of each denominator added as integers, then brought to the least common
-    multiple of the denominators, one division at the end) instead of one reduced Fraction per term, which
-    takes a few times longer over a step's many operation times.
+def exact_sum(values: Iterable[Fraction | int], counts: Iterable[int] | None = None) -> Fraction:
+    """The sum of exact numbers as a Fraction, each times its count when *counts* are given:
+    ``sum(values, Fraction(0))``, or ``sum((n * x for n, x in zip(counts, values)), Fraction(0))``, computed
+    over the common denominator (the numerators of each denominator added as integers, then brought to the
+    least common multiple of the denominators, one division at the end) instead of one reduced Fraction
+    per term, which takes a few times longer over a step's many operation times.
 
     >>> exact_sum([Fraction(1, 3), Fraction(1, 6), 2])
     Fraction(5, 2)
+    >>> exact_sum([Fraction(1, 3), Fraction(1, 6)], [3, 2])
+    Fraction(4, 3)
     >>> exact_sum([])
     Fraction(0, 1)
     """
     by: dict[int, int] = {}
-    for x in values:
-        by[x.denominator] = by.get(x.denominator, 0) + x.numerator
+    if counts is None:
+        for x in values:
+            by[x.denominator] = by.get(x.denominator, 0) + x.numerator
+    else:
+        for x, n in zip(values, counts, strict=True):
+            by[x.denominator] = by.get(x.denominator, 0) + n * x.numerator
     common = math.lcm(*by) if by else 1
     return Fraction(sum(n * (common // d) for d, n in by.items()), common)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from costmodel.exact import exact_sum
 from costmodel.references import DEEPSPEED, MEGATRON_LM, PYTORCH_DDP, RAJBHANDARI_2020, ZHAO_2023, Cited
 from costmodel.step.buckets import Bucket, BucketPlan
 from costmodel.step.stream import CommStream
@@ -82,12 +83,11 @@ class Unit:
 def totals(units: Sequence[Unit]) -> tuple[Fraction, Fraction, Fraction]:
     """A model chunk's forward, its backward less the weight gradient, and the weight gradient: the
     F, B and W of one micro-batch in the split schedules (B + W in the others)."""
-    forward = backward = weight = Fraction(0)
-    for unit, run in runs(units):  # a run of one unit, as most layers are, summed as a product
-        forward += run * unit.forward
-        backward += run * unit.backward
-        weight += run * unit.weight
-    return forward, backward - weight, weight
+    ran = runs(units)  # a run of one unit, as most layers are, summed as a product
+    counts = [n for _, n in ran]
+    weight = exact_sum((u.weight for u, _ in ran), counts)
+    return (exact_sum((u.forward for u, _ in ran), counts),
+            exact_sum((u.backward for u, _ in ran), counts) - weight, weight)
 
 
 def runs(units: Sequence[Unit]) -> list[tuple[Unit, int]]:
