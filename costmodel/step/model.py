@@ -93,6 +93,7 @@ from costmodel._json import JSONFields
 from costmodel.collectives import piecewise
 from costmodel.collectives.evaluate import cost as collective_cost
 from costmodel.errors import InputError, UnknownNameError
+from costmodel.exact import exact_sum
 from costmodel.links import resolve_link
 from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
@@ -137,7 +138,7 @@ from costmodel.step.memory import OPTIMIZER_BYTES, DeviceMemory, check_fits, ste
 from costmodel.step.ops import LATENT_SOURCES as OP_LATENT_SOURCES
 from costmodel.step.ops import SOURCES as OP_SOURCES
 from costmodel.step.overlap import BucketTiming
-from costmodel.step.placement import MEGATRON_ORDER, canonical_order, place
+from costmodel.step.placement import MEGATRON_ORDER, Placement, canonical_order, place
 from costmodel.step.rates import SOURCES as RATE_SOURCES
 from costmodel.step.rates import Rates
 from costmodel.step.stream import SOURCE as SLOWDOWN_SOURCE
@@ -145,32 +146,54 @@ from costmodel.topology import MAX_RANKS, Level, Topology
 from costmodel.units import format_size, format_time
 
 if TYPE_CHECKING:
+    from costmodel.collectives.result import AlgorithmCost
     from costmodel.profiles import Profile
 
 _shape_work = lru_cache(maxsize=1024)(shape_work)
-_place = lru_cache(maxsize=1024)(place)
 _model_flops = lru_cache(maxsize=256)(model_flops)
-cost = lru_cache(maxsize=4096)(collective_cost)
-"""A layer's work, the ranks' placement, the model's FLOPs and a collective's cost, each pure and remembered:
-the configurations a plan or a sweep prices share their layers, their machine, their global batch and their
-collectives.  (A collective's result is shared by the calls that ask for it: the step only reads it.)"""
+"""A layer's work and the model's FLOPs, each pure and remembered: the configurations a plan or a sweep
+prices share their layers and their global batch."""
 
 _T = TypeVar("_T")
 
 
 def _held(cache: dict[tuple[Any, ...], tuple[Any, Any]], anchor: Any, key: tuple[Any, ...],
-          make: Callable[[], _T]) -> _T:
+          make: Callable[[], _T], *, size: int = 64) -> _T:
     """``make()``, remembered in *cache* under *anchor*'s identity and *key*: for what is computed from an
-    object that is no key of its own (a GPU holds dicts) or long to hash (a profile).  The anchor is held
-    beside the value, so that no other object takes its id while the entry lasts; a cache keeps at most
-    64 entries (then starts again)."""
+    object that is no key of its own (a GPU holds dicts) or long to hash (a profile, a link, a GPU's rates),
+    which the configurations a plan or a sweep prices share.  The anchor is held beside the value, so that
+    no other object takes its id while the entry lasts; a cache keeps at most *size* entries (then starts
+    again)."""
     full = (id(anchor), *key)
     found = cache.get(full)
     if found is None or found[0] is not anchor:
-        if len(cache) >= 64:
+        if len(cache) >= size:
             cache.clear()
         found = cache[full] = (anchor, make())
     return found[1]
+
+
+def cost(collective: str, algorithm: str, *, p: int, n: Fraction, link: Link, chunk_note: bool = True
+         ) -> AlgorithmCost:
+    """:func:`costmodel.collectives.evaluate.cost` of one of a step's collectives, remembered by the link
+    (:func:`_held`): the configurations a plan prices share their collectives.  The result is shared by the
+    calls that ask for it, which only read it."""
+    return _held(_COSTS, link, (collective, algorithm, p, n, chunk_note),
+                 lambda: collective_cost(collective, algorithm, p=p, n=n, link=link, chunk_note=chunk_note),
+                 size=4096)
+
+
+_COSTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _place(topology: Topology, *, order: str, tp: int, dp: int, pp: int, cp: int, ep: int) -> Placement:
+    """:func:`~costmodel.step.placement.place`, remembered by the topology (:func:`_held`): the
+    configurations a plan prices share their machine."""
+    return _held(_PLACEMENTS, topology, (order, tp, dp, pp, cp, ep),
+                 lambda: place(topology, order=order, tp=tp, dp=dp, pp=pp, cp=cp, ep=ep), size=1024)
+
+
+_PLACEMENTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 Timeline = tuple[tuple[PipelineOp, ...], ...]
 """Each device's pipeline operations, in order."""
@@ -614,13 +637,20 @@ def _core_times(priced: Sequence[OpTime]) -> tuple[Fraction, Fraction]:
             sum((p.time_s for p in core if p.phase == "backward"), Fraction(0)))
 
 
-@lru_cache(maxsize=4096)
-def _layer_work(shape: Any, **work: Any) -> tuple[Work, Work, Work, tuple[Fraction, Fraction]]:
+def _layer_work(shape: Any, *, rates: Rates, **work: Any
+                ) -> tuple[Work, Work, Work, tuple[Fraction, Fraction]]:
     """:func:`shape_work` without its priced operations, and with its attention core's times
-    (:func:`_core_times`): what a plan's bounds need of each configuration, remembered for many of them
-    (a plan meets thousands of distinct layers; the priced operations would hold far more)."""
-    layer, logits, embedding, priced = shape_work(shape, **work)
-    return layer, logits, embedding, _core_times(priced)
+    (:func:`_core_times`): what a plan's bounds need of each configuration, remembered for many of them by
+    the rates (:func:`_held`; a plan meets thousands of distinct layers, whose priced operations would hold
+    far more)."""
+    def make() -> tuple[Work, Work, Work, tuple[Fraction, Fraction]]:
+        layer, logits, embedding, priced = shape_work(shape, rates=rates, **work)
+        return layer, logits, embedding, _core_times(priced)
+
+    return _held(_LAYER_WORKS, rates, (shape, *sorted(work.items())), make, size=8192)
+
+
+_LAYER_WORKS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _nearest_divisors(n: int, near: int) -> str:
@@ -652,14 +682,15 @@ def _check_experts(c: StepConfig) -> None:
                                  "shape, or leave it out")
         return
     experts, ep, ranks = shape.experts, c.ep, c.dp * c.cp
+    if experts % ep == 0 and ranks % ep == 0:
+        return
     valid = [v for v in range(1, min(experts, ranks) + 1) if experts % v == 0 and ranks % v == 0]
     if experts % ep:
         raise InputError(f"ep={ep} does not divide experts={experts}; give {_nearest(ep, valid)}")
-    if ranks % ep:
-        held = f"dp·cp = {c.dp}·{c.cp} = {ranks}" if c.cp > 1 else f"dp={c.dp}"
-        raise InputError(f"ep={ep} does not divide {held}: the expert-parallel ranks split the "
-                         f"data-parallel{' and context-parallel' if c.cp > 1 else ''} ranks; give "
-                         f"{_nearest(ep, valid)}, or more dp")
+    held = f"dp·cp = {c.dp}·{c.cp} = {ranks}" if c.cp > 1 else f"dp={c.dp}"
+    raise InputError(f"ep={ep} does not divide {held}: the expert-parallel ranks split the "
+                     f"data-parallel{' and context-parallel' if c.cp > 1 else ''} ranks; give "
+                     f"{_nearest(ep, valid)}, or more dp")
 
 
 def _activation_element(c: StepConfig) -> Fraction:
@@ -892,11 +923,15 @@ def _exchanges(stage_units: list[list[Unit]], *, send: Fraction, gather: Fractio
     receives (and gathers) its input unless it is the first virtual stage and sends its output unless it is
     the last; a backward the other way round."""
     last = len(stage_units) - 1
+    made: dict[tuple[bool, bool], Unit] = {}  # the inner stages' exchanges alike: one unit
     for vs, units in enumerate(stage_units):
-        forward = (send if vs < last else 0) + (gather if vs > 0 else 0)
-        backward = (send if vs > 0 else 0) + (gather if vs < last else 0)
-        units.append(Unit(forward=Fraction(forward), backward=Fraction(backward), weight=Fraction(0),
-                          gradient_bytes=Fraction(0), pp=Fraction(forward + backward)))
+        ends = (vs < last, vs > 0)
+        if ends not in made:
+            forward = (send if vs < last else 0) + (gather if vs > 0 else 0)
+            backward = (send if vs > 0 else 0) + (gather if vs < last else 0)
+            made[ends] = Unit(forward=Fraction(forward), backward=Fraction(backward), weight=Fraction(0),
+                              gradient_bytes=Fraction(0), pp=Fraction(forward + backward))
+        units.append(made[ends])
 
 
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
@@ -914,10 +949,11 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     cp_f, cp_b = cp
     cp_b = cp_b + (cp_f if redo else 0)
     routed = model.routed or (False,) * len(model.layers)
-    previous: tuple[Any, Any, bool, Unit] | None = None
+    made: dict[tuple[int, int, bool], Unit] = {}  # layers of the same work and gradient (most) share a unit
     for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
-        if previous is not None and previous[0] is w and previous[1] == g and previous[2] == moe:
-            units.append(previous[3])  # a layer like the one before: the same unit (most layers are)
+        alike = (id(w), id(g), moe)
+        if i and alike in made:
+            units.append(made[alike])
             continue
         back = tp_layer if tp_backward is None else tp_backward(w)  # the backward's, as exposed
         tp = tp_layer + back + (tp_layer if redo else 0)
@@ -932,7 +968,8 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
                           gradient_bytes=own, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
                           (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
-        previous = None if i == 0 else (w, g, moe, units[-1])  # layer 0's unit holds the embedding too
+        if i:  # layer 0's unit holds the embedding too
+            made[alike] = units[-1]
     out: list[list[Unit]] = []
     start = 0
     for count in layout:
@@ -1361,7 +1398,15 @@ class _Prepared:
     def spans(self, *, send: bool = True) -> dict[str, Any]:
         units = self.stage_units if send or not self.blocking else \
             [[u for u in us if not u.pp] for us in self.stage_units]
-        forward, backward, weight = (list(x) for x in zip(*map(totals, units), strict=True))
+        # stages of the same units (most are: a unit is shared by the layers alike) summed once
+        seen: dict[tuple[int, ...], tuple[Fraction, Fraction, Fraction]] = {}
+        stages = []
+        for us in units:
+            key = tuple(map(id, us))
+            if key not in seen:
+                seen[key] = totals(us)
+            stages.append(seen[key])
+        forward, backward, weight = (list(x) for x in zip(*stages, strict=True))
         return {"microbatches": self.m, "chunks": self.v, "forward": forward, "backward": backward,
                 "weight": weight}
 
@@ -1681,7 +1726,7 @@ def _duplicated_reduction(c: StepConfig, layout: Sequence[int], *, v: int, tp_li
     return priced.time_s
 
 
-def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
+def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None, largest: bool = False
               ) -> tuple[tuple[DeviceMemory, ...] | None, Fraction | None]:
     """Each device's memory of *config*'s step and the GPU's capacity (``None`` without a GPU), exactly as
     :func:`price_step` reports them in ``memory`` and ``memory_capacity_bytes``, without pricing the step:
@@ -1689,6 +1734,14 @@ def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
     fixes (:func:`order_facts`).  ``(None, None)`` with per-layer times.  A step that does not fit is not
     refused here; compare the largest ``total_bytes`` with the capacity.  *stages*: only those pipeline
     devices' (in order; one over the capacity is enough to know a step does not fit).
+
+    *largest*: of those devices, only the ones that may hold the most, the same largest ``total_bytes``
+    from fewer devices.  A device's memory is its weights' states and its activations, those of its largest
+    chunk's layers times the micro-batches it holds (with the layer rebuilt by full recomputation when it
+    holds a layer), the first device's embedding among its weights and the last's logits besides: each
+    grows with its weights, its micro-batches in flight and its chunks' layers.  So of the devices with the
+    same weights and chunks (the inner stages of a pipeline mostly are), the one with the most
+    micro-batches in flight holds at least as much as any of the others, which are left out.
 
     Raises :class:`~costmodel.errors.InputError` for settings that contradict each other (as
     :func:`price_step` would for the same reasons).
@@ -1702,7 +1755,7 @@ def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None
     _check_experts(c)
     layout = _layout(c, c.shape.layers, v)
     memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v,
-                            stages=stages)
+                            stages=stages, largest=largest)
     return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)
 
 
@@ -1804,9 +1857,9 @@ def lower_bound(config: StepConfig) -> StepBound:
     run = _prepare(c, notes=[], operations=False)
     p, v, m = run.pp, run.v, run.m
     split = run.name in SPLIT
-    forward, backward, weight = _stage_totals(run)
+    forward, backward, weight = stage_totals = _stage_totals(run)
     op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
-    works, own, tails = _works(run), [], []
+    works, own, tails = _works(run, stage_totals), [], []
     head = tail = Fraction(0)  # Σ_{k<s} (F_k + send) and Σ_{k<s} (B_k + send), kept as s grows
     for s in range(p):
         own.append(head + works[s])  # device s's compute ends no earlier
@@ -1844,12 +1897,21 @@ def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[
     return spans["forward"], spans["backward"], spans["weight"]
 
 
-def _works(run: _Prepared) -> list[Fraction]:
-    """Each device's work over the step, m · Σ_chunks (F + B + W)."""
+def _works(run: _Prepared, stage_totals: tuple[list[Fraction], list[Fraction], list[Fraction]] | None = None
+           ) -> list[Fraction]:
+    """Each device's work over the step, m · Σ_chunks (F + B + W) (*stage_totals*: :func:`_stage_totals`,
+    when known)."""
     p, v = run.pp, run.v
-    forward, backward, weight = _stage_totals(run)
-    return [run.m * sum((forward[ch * p + s] + backward[ch * p + s] + weight[ch * p + s] for ch in range(v)),
-                        Fraction(0)) for s in range(p)]
+    forward, backward, weight = _stage_totals(run) if stage_totals is None else stage_totals
+    seen: dict[tuple[int, ...], Fraction] = {}  # devices of the same totals (most are) summed once
+    out = []
+    for s in range(p):
+        parts = [x[ch * p + s] for ch in range(v) for x in (forward, backward, weight)]
+        key = tuple(map(id, parts))
+        if key not in seen:
+            seen[key] = run.m * exact_sum(parts)
+        out.append(seen[key])
+    return out
 
 
 def _after_backward(c: StepConfig, run: _Prepared
@@ -2051,24 +2113,34 @@ def _memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: 
 
 
 def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_element: Fraction,
-                   layout: Sequence[int], *, name: str, v: int,
-                   stages: Sequence[int] | None = None) -> tuple[DeviceMemory, ...] | None:
-    """Each device's memory (a shape only; see :func:`_memory`), or *stages*' only."""
+                   layout: Sequence[int], *, name: str, v: int, stages: Sequence[int] | None = None,
+                   largest: bool = False) -> tuple[DeviceMemory, ...] | None:
+    """Each device's memory (a shape only; see :func:`_memory`), or *stages*' only; with *largest*, of
+    those only the ones that may hold the most (:func:`memory_of`)."""
     if c.shape is None:
         return None
     pp, tp = c.pp, c.tp
     per_device = [[layout[ch * pp + s] for ch in range(v)] for s in range(pp)]
+    inflight = order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight
+    weights = _device_weights(c, layout, v=v)
+    if largest:  # of the devices alike but for their micro-batches in flight, the one with the most
+        alike: dict[tuple[Any, ...], int] = {}
+        for s in range(pp) if stages is None else stages:
+            key = (weights[s], tuple(per_device[s]), s == 0, s == pp - 1)
+            if key not in alike or inflight[s] > inflight[alike[key]]:
+                alike[key] = s
+        stages = sorted(alike.values())
     # the weights in the framework's dtype (AMP's fp32 parameters under DDP: a gradient's element)
     weight_element = (grad_element if mode.framework == "ddp" or mode.param_element is None
                       else mode.param_element)
     return step_memory(
-        c.shape, order_facts(name, pp, microbatches=c.microbatches, chunks=v).inflight, layers=per_device,
+        c.shape, inflight, layers=per_device,
         dp=c.dp * c.cp, tp=tp, zero=mode.sharding, micro_batch=c.micro_batch, recompute=c.recompute,
         sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
         weight_element=weight_element, grad_element=grad_element,
         optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
         cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
-        weights=_device_weights(c, layout, v=v), stages=stages,
+        weights=weights, stages=stages,
         unit_share=max(_matrices(c.shape, tp)) if mode.regather else Fraction(1))  # DeepSpeed: one module
 
 
