@@ -447,16 +447,19 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     no_fit = ("memory", f"does not fit the {base.gpu.name}'s memory")
     layers = base.shape.layers
     for chosen in leaves:
-        config = dataclasses.replace(base, **chosen)
-        if layers % config.pp and "stage_layers" not in space.fixed:  # the fewer layers at the ends
-            config = dataclasses.replace(config, stage_layers=uneven(layers, config.pp))
+        pp = chosen["pp"]
+        split: dict[str, Any] = ({"stage_layers": uneven(layers, pp)}  # the fewer layers at the ends
+                                 if layers % pp and "stage_layers" not in space.fixed else {})
+        config = dataclasses.replace(base, **chosen, **split)
         try:
             # the first device (the most micro-batches in flight) and the last (the logits) first: most
-            # that do not fit are known from them
+            # that do not fit are known from them; then of the others those that may hold the most
             memory, _ = memory_of(config, stages=sorted({0, config.pp - 1}))
             assert memory is not None
             if max(d.total_bytes for d in memory) <= capacity and config.pp > 2:
-                memory, _ = memory_of(config)
+                inner, _ = memory_of(config, stages=range(1, config.pp - 1), largest=True)
+                assert inner is not None
+                memory += inner
         except InputError as exc:
             key = ("invalid", _reason(exc))
             refused[key] = refused.get(key, 0) + 1

@@ -145,6 +145,41 @@ def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule, 
     assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
 
 
+@settings(max_examples=60, deadline=None)
+@given(chosen=CONFIGS, schedule=SCHEDULES, shape=SHAPES, pp=st.sampled_from([3, 4, 8]),
+       split=st.sampled_from([None, "uneven", "first"]))
+def test_the_devices_that_may_hold_the_most_hold_the_largest_memory(chosen, schedule, shape, pp, split):
+    """memory_of(largest=True) leaves out devices alike but for holding fewer micro-batches: the same peak
+    as every device's, whatever the schedule (gpipe and zb-h1 too), the stages' layers and the layers'
+    kinds (dense first layers, routed experts)."""
+    name, chunks = schedule
+    v = chunks or 1
+    layers = {None: None, "uneven": [1] + [2] * (pp * v - 2) + [1],
+              "first": [2] + [1] * (pp * v - 2) + [2]}[split]
+    chosen = {**chosen, "pp": pp, "zero": min(chosen["zero"], 1),
+              "framework": chosen["framework"] if chosen["framework"] != "ddp" else None}
+    if not shape.moe:
+        chosen = {**chosen, "ep": 1}
+    shape = TransformerShape(**{**{f: getattr(shape, f) for f in ("hidden", "heads", "kv_groups", "sequence",
+                                                                   "vocabulary", "gated", "ffn_factor",
+                                                                   "experts", "top_k", "shared_experts",
+                                                                   "dense_layers", "tied_embeddings")},
+                                "layers": sum(layers) if layers else 8 * v * pp // 4})
+    try:
+        c = StepConfig.of(shape=shape, gpu="a100-80gb", schedule=name, chunks=chunks, allow_oom=True,
+                          stage_layers=layers, **chosen)
+        every, _ = memory_of(c)
+    except InputError:
+        return
+    assert every is not None
+    inner, _ = memory_of(c, stages=range(1, pp - 1), largest=True)
+    largest, _ = memory_of(c, largest=True)
+    assert inner is not None and largest is not None
+    assert set(largest) <= set(every) and set(inner) <= set(every[1:-1])
+    assert max(d.total_bytes for d in largest) == max(d.total_bytes for d in every)
+    assert max(d.total_bytes for d in inner) == max(d.total_bytes for d in every[1:-1])
+
+
 @pytest.mark.parametrize("shape", [
     TransformerShape(layers=8, hidden=512, heads=8, sequence=256, vocabulary=1024, experts=8, top_k=2,
                      dense_layers=1),
