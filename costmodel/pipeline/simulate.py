@@ -425,17 +425,19 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
     orders, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
                                   backward=backward, weight=weight, comm=comm)
     seconds: dict[int, Fraction] = {}  # one Fraction per tick value: an operation often starts as one ends
-
-    def at(tick: int) -> Fraction:
-        x = seconds.get(tick)
-        if x is None:
-            x = seconds[tick] = Fraction(tick, scale)
-        return x
-
-    return tuple(
-        tuple(PipelineOp(op=op, microbatch=j, chunk=chunk, start=at(t0), end=at(t1))
-              for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True))
-        for s in range(stages))
+    out = []
+    for s in range(stages):
+        ops = []
+        for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True):
+            start = seconds.get(t0)
+            if start is None:
+                start = seconds[t0] = Fraction(t0, scale)
+            end = seconds.get(t1)
+            if end is None:
+                end = seconds[t1] = Fraction(t1, scale)
+            ops.append(PipelineOp(op=op, microbatch=j, chunk=chunk, start=start, end=end))
+        out.append(tuple(ops))
+    return tuple(out)
 
 
 def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: int,
@@ -456,12 +458,22 @@ def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forwar
     if not len(forward) == len(backward) == len(weight) == p * v:
         raise InputError(f"forward, backward and weight hold {len(forward)}, {len(backward)} and "
                          f"{len(weight)} times, not one per virtual stage ({p * v})")
+    return _ticks_of(name, p, microbatches=microbatches, chunks=v, forward=tuple(forward),
+                     backward=tuple(backward), weight=tuple(weight), comm=comm)
+
+
+@lru_cache(maxsize=4)
+def _ticks_of(name: str, p: int, *, microbatches: int, chunks: int, forward: tuple[Fraction, ...],
+              backward: tuple[Fraction, ...], weight: tuple[Fraction, ...], comm: Fraction
+              ) -> tuple[Sequence[Sequence[Step]], list[list[tuple[Any, Any]]], int]:
+    """:func:`_ticks` of checked arguments, remembered: a step simulates its pipeline for its makespan and
+    again for its timeline, the same run (its callers only read the lists)."""
     split = name in SPLIT
     spans = [{"F": f, "B": b if split else b + w, "W": w}
              for f, b, w in zip(forward, backward, weight, strict=True)]
     scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
     durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
-    orders, times = _simulate(name, p, microbatches, v, durations=durations, comm=int(comm * scale))
+    orders, times = _simulate(name, p, microbatches, chunks, durations=durations, comm=int(comm * scale))
     return orders, times, scale
 
 
