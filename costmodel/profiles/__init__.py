@@ -219,8 +219,9 @@ class ProfileList(JSONFields):
     profiles: tuple[Profile, ...]
 
 
+@cache
 def _presets() -> dict[str, Any]:
-    """The embedded preset files by name."""
+    """The embedded preset files by name, listed once a process (the package's own files)."""
     return {
         entry.name.removesuffix(".toml"): entry
         for entry in _HERE.iterdir()
