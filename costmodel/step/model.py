@@ -401,14 +401,22 @@ _PROFILE_LINKS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _send(link: Link, n: Fraction) -> Fraction:
-    """One message of n bytes: α + nβ, on a piecewise link with the segment of its size."""
+    """One message of n bytes: α + nβ, on a piecewise link with the segment of its size (remembered by the
+    link: :func:`_held`)."""
     if isinstance(link, PiecewiseLink):
-        link = piecewise.placed(link)
-        if not link.by_message:
-            raise InputError(str(link.refuses("a point-to-point message")))
-        alpha, beta, _ = link.message(n).terms(n, reduce=False)
-        return alpha + beta
+        return _held(_SENDS, link, (n,), lambda: _piecewise_send(link, n), size=1024)
     return link.alpha_s + link.beta_s_per_byte * n
+
+
+_SENDS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _piecewise_send(link: PiecewiseLink, n: Fraction) -> Fraction:
+    placed = piecewise.placed(link)
+    if not placed.by_message:
+        raise InputError(str(placed.refuses("a point-to-point message")))
+    alpha, beta, _ = placed.message(n).terms(n, reduce=False)
+    return alpha + beta
 
 
 def _buckets(rule: str, sizes: list[Fraction], *, dp: int, bucket_bytes: Fraction | None,
@@ -644,6 +652,14 @@ def _layer_work(shape: Any, *, rates: Rates, **work: Any
     the rates (:func:`_held`; a plan meets thousands of distinct layers, whose priced operations would hold
     far more)."""
     def make() -> tuple[Work, Work, Work, tuple[Fraction, Fraction]]:
+        if work.get("recompute") == "full":
+            # full recomputation runs the layer's forward operations again at the start of its backward,
+            # priced as they are forward: the work without it, its forward added to the backward (the
+            # output layer, the embedding and the attention core's forward and backward are the same)
+            plain, logits, embedding, core = _layer_work(shape, rates=rates, **{**work, "recompute": "none"})
+            layer = Work(forward=plain.forward, backward=plain.backward + plain.forward, weight=plain.weight,
+                         recompute=plain.forward, column=plain.column)
+            return layer, logits, embedding, core
         layer, logits, embedding, priced = shape_work(shape, rates=rates, **work)
         return layer, logits, embedding, _core_times(priced)
 
@@ -1149,10 +1165,11 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
     if c.link is not None:
         raise InputError("link= and topology= were both given; pass the machine's levels or one link")
     placed = _place(topology, order=c.order, tp=c.tp, dp=c.dp, pp=c.pp, cp=c.cp, ep=c.ep)
-    if placed.describe(topology):
-        notes.append("placement: " + placed.describe(topology))
+    if described := placed.describe(topology):
+        notes.append("placement: " + described)
     if from_gpu and c.dp_link is None and placed.levels.get("dp") == 1 and placed.together.get("dp", 1) > 1:
-        notes.append(_shared_nodes_note(c.gpu, placed.together["dp"]))
+        k = placed.together["dp"]
+        notes.append(_held(_NODE_NOTES, c.gpu, (k,), lambda: _shared_nodes_note(c.gpu, k)))
     given = {"tp": c.tp_link, "pp": c.pp_link, "dp": c.dp_link, "cp": c.cp_link, "ep": None, "edp": c.dp_link}
     group = {kind: kind if kind in placed.levels else "dp" for kind in given}  # whose level a kind takes
     out: dict[str, Any] = {kind: placed.links.get(group[kind]) if link is None else link
@@ -1170,6 +1187,9 @@ def _placed(c: StepConfig, *, notes: list[str]) -> dict[str, Any]:
                 notes.append(f"{', '.join(shown)} inside a node: each collective priced message by message "
                              f"on profile {profile.name} ({profile.title})")
     return {**out, "placed": True}
+
+
+_NODE_NOTES: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _shared_nodes_note(gpu: Any, k: int) -> str:
