@@ -714,7 +714,12 @@ def _activation_element(c: StepConfig) -> Fraction:
     whose activations stay bf16) or 4 (fp32 and tf32)."""
     if c.bytes_per_element is not None:
         return c.bytes_per_element
-    return Fraction(4) if c.dtype in ("fp32", "tf32") else Fraction(2)
+    return _FOUR if c.dtype in ("fp32", "tf32") else _TWO
+
+
+_TWO, _FOUR, _ONE = Fraction(2), Fraction(4), Fraction(1)
+"""Element sizes and shares used by every configuration, one object each: the memory's remembered results
+are looked up by them."""
 
 
 def _grad_element(c: StepConfig, mode: DataParallel) -> Fraction:
@@ -950,6 +955,14 @@ def _exchanges(stage_units: list[list[Unit]], *, send: Fraction, gather: Fractio
         units.append(made[ends])
 
 
+def _plus(*terms: Fraction | int) -> Fraction:
+    """The sum of *terms* as a Fraction, its zeros (most of a step's parts, in most steps) left out."""
+    nonzero = [x for x in terms if x]
+    if len(nonzero) == 1 and isinstance(nonzero[0], Fraction):
+        return nonzero[0]
+    return exact_sum(nonzero)
+
+
 def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: Fraction, redo: bool,
            split: bool, cp: tuple[Fraction, Fraction] = (Fraction(0), Fraction(0)),
            alltoall: Fraction = Fraction(0),
@@ -963,7 +976,9 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     alone = model.embedding is not None and layout[0] == 0  # the embedding is stage 0's only work
     extra = tp_one if model.extra_tp else Fraction(0)  # the embedding's and the output layer's collective
     cp_f, cp_b = cp
-    cp_b = cp_b + (cp_f if redo else 0)
+    cp_b = _plus(cp_b, cp_f if redo else 0)
+    cp_both = _plus(cp_f, cp_b)
+    again = tp_layer if redo else 0  # the forward's collectives again with full recomputation
     routed = model.routed or (False,) * len(model.layers)
     made: dict[tuple[int, int, bool], Unit] = {}  # layers of the same work and gradient (most) share a unit
     for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
@@ -972,18 +987,19 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
             units.append(made[alike])
             continue
         back = tp_layer if tp_backward is None else tp_backward(w)  # the backward's, as exposed
-        tp = tp_layer + back + (tp_layer if redo else 0)
         a2a = 2 * alltoall if moe else Fraction(0)
-        forward = w.forward + tp_layer + cp_f + a2a
-        backward = w.backward + back + (tp_layer if redo else 0) + cp_b + a2a + (a2a if redo else 0)
-        if i == 0 and model.embedding is not None and not alone:
-            forward += model.embedding.forward + extra
-            backward += model.embedding.backward
-            tp += extra
+        a2a_again = a2a if redo else 0
+        embedding = model.embedding if i == 0 and not alone else None  # layer 0's unit holds it too
+        forward = _plus(w.forward, tp_layer, cp_f, a2a,
+                        *((embedding.forward, extra) if embedding is not None else ()))
+        backward = _plus(w.backward, back, again, cp_b, a2a, a2a_again,
+                         embedding.backward if embedding is not None else 0)
+        tp = _plus(tp_layer, back, again, extra if embedding is not None else 0)
         own = g - model.embedding_gradient if i == 0 and alone else g  # the embedding's on its own unit
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
-                          gradient_bytes=own, tp=tp, recompute=w.recompute + (tp_layer + a2a if redo else 0) +
-                          (cp_f if redo else 0), cp=cp_f + cp_b, ep=2 * a2a + (a2a if redo else 0)))
+                          gradient_bytes=own, tp=tp, recompute=_plus(w.recompute, again, a2a_again,
+                                                                     cp_f if redo else 0),
+                          cp=cp_both, ep=_plus(2 * a2a, a2a_again)))
         if i:  # layer 0's unit holds the embedding too
             made[alike] = units[-1]
     out: list[list[Unit]] = []
@@ -1034,9 +1050,14 @@ def _by_matrix(units: list[Unit], shares: tuple[Fraction, ...]) -> list[Unit]:
 
 
 def _framework(c: StepConfig) -> DataParallel:
-    return data_parallel(framework=c.framework, zero=c.zero, buckets=c.buckets, bucket_bytes=c.bucket_bytes,
-                         overlap_grad_reduce=c.overlap_grad_reduce, param_gather=c.param_gather,
-                         align_param_gather=c.align_param_gather, prefetch=c.prefetch, dtype=c.dtype, pp=c.pp)
+    return _data_parallel_of(framework=c.framework, zero=c.zero, buckets=c.buckets,
+                             bucket_bytes=c.bucket_bytes, overlap_grad_reduce=c.overlap_grad_reduce,
+                             param_gather=c.param_gather, align_param_gather=c.align_param_gather,
+                             prefetch=c.prefetch, dtype=c.dtype, pp=c.pp)
+
+
+_data_parallel_of = lru_cache(maxsize=256)(data_parallel)
+"""The framework's schedule, remembered (pure, and asked for by every configuration of a plan)."""
 
 
 def _pricer(source: Link | Profile, *, dp: int, algorithm: str, notes: list[str]
@@ -1246,7 +1267,9 @@ def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, d
         return c.optimizer_s
     if model.rates is None or c.shape is None:
         return Fraction(0)
-    share = max(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero) for s in range(c.pp))
+    weights = _device_weights(c, layout, v=v)
+    alike = {w: s for s, w in enumerate(weights)}  # devices of the same weights (most are) counted once
+    share = max(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero) for s in alike.values())
     return optimizer_time(share, model.rates)
 
 
@@ -1877,15 +1900,8 @@ def lower_bound(config: StepConfig) -> StepBound:
     run = _prepare(c, notes=[], operations=False)
     p, v, m = run.pp, run.v, run.m
     split = run.name in SPLIT
-    forward, backward, weight = stage_totals = _stage_totals(run)
-    op_b = backward if split else [b + w for b, w in zip(backward, weight, strict=True)]
-    works, own, tails = _works(run, stage_totals), [], []
-    head = tail = Fraction(0)  # Σ_{k<s} (F_k + send) and Σ_{k<s} (B_k + send), kept as s grows
-    for s in range(p):
-        own.append(head + works[s])  # device s's compute ends no earlier
-        tails.append(Fraction(0) if split else tail)
-        head += forward[s] + run.send
-        tail += op_b[s] + run.send
+    forward, backward, weight = _stage_totals(run)
+    works = _works(run)
     after_s = [Fraction(0)] * p  # device s's own reduction (and gather) after its compute
     optimizer = _optimizer(c, run.model, run.layout, v=v, dp=c.dp * c.cp, zero=run.mode.sharding)
     experts = _expert_reduction(c, run, notes=[])
@@ -1893,15 +1909,31 @@ def lower_bound(config: StepConfig) -> StepBound:
     if after is not None:
         reduce, gather = after
         last = order_facts(run.name, p, microbatches=m, chunks=v).last
+        seen: dict[tuple[int, ...], Fraction] = {}  # devices of the same units (most are) priced once
         for s in range(p):
             if last[s][0] == "B" and last[s][1] == m - 1:
-                grads = sum((n * u.gradient_bytes for ch in range(v)
-                             for u, n in runs(run.stage_units[ch * p + s])), Fraction(0))
-                if grads:
-                    after_s[s] = reduce(grads) + (gather(grads * run.mode.param_ratio)
-                                                  if run.mode.sharding == 1 else 0)
-    ends = [own[s] + max(tails[s], after_s[s]) for s in range(p)]
-    return StepBound(work_s=max(works), pipeline_s=max(ends), expert_dp_s=experts, optimizer_s=optimizer)
+                units = [u for ch in range(v) for u in run.stage_units[ch * p + s]]
+                key = tuple(map(id, units))
+                if key not in seen:
+                    ran = runs(units)
+                    grads = exact_sum((u.gradient_bytes for u, _ in ran), [n for _, n in ran])
+                    seen[key] = Fraction(0) if not grads else reduce(grads) + (
+                        gather(grads * run.mode.param_ratio) if run.mode.sharding == 1 else 0)
+                after_s[s] = seen[key]
+    # device s ends no earlier than Σ_{k<s} (F_k + send) + its work + the larger of Σ_{k<s} (B_k + send)
+    # and its own reduction: summed as s grows, in integer ticks of 1/scale s (exact)
+    scale = math.lcm(*{x.denominator for x in (*forward, *backward, *weight, *works, *after_s, run.send)})
+
+    def ticks(x: Fraction) -> int:
+        return x.numerator * (scale // x.denominator)
+
+    send, head, tail, end = ticks(run.send), 0, 0, 0
+    for s in range(p):
+        end = max(end, head + ticks(works[s]) + max(0 if split else tail, ticks(after_s[s])))
+        head += ticks(forward[s]) + send
+        tail += ticks(backward[s]) + (0 if split else ticks(weight[s])) + send
+    return StepBound(work_s=max(works), pipeline_s=Fraction(end, scale), expert_dp_s=experts,
+                     optimizer_s=optimizer)
 
 
 def work_bound(config: StepConfig) -> Fraction:
@@ -1917,19 +1949,19 @@ def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[
     return spans["forward"], spans["backward"], spans["weight"]
 
 
-def _works(run: _Prepared, stage_totals: tuple[list[Fraction], list[Fraction], list[Fraction]] | None = None
-           ) -> list[Fraction]:
-    """Each device's work over the step, m · Σ_chunks (F + B + W) (*stage_totals*: :func:`_stage_totals`,
-    when known)."""
+def _works(run: _Prepared) -> list[Fraction]:
+    """Each device's work over the step, m · Σ_chunks (F + B + W): m times its units' forward and backward
+    (blocking pipeline exchanges left out, as in :func:`_stage_totals`)."""
     p, v = run.pp, run.v
-    forward, backward, weight = _stage_totals(run) if stage_totals is None else stage_totals
-    seen: dict[tuple[int, ...], Fraction] = {}  # devices of the same totals (most are) summed once
+    seen: dict[tuple[int, ...], Fraction] = {}  # devices of the same units (most are) summed once
     out = []
     for s in range(p):
-        parts = [x[ch * p + s] for ch in range(v) for x in (forward, backward, weight)]
-        key = tuple(map(id, parts))
+        units = [u for ch in range(v) for u in run.stage_units[ch * p + s] if not (run.blocking and u.pp)]
+        key = tuple(map(id, units))
         if key not in seen:
-            seen[key] = run.m * exact_sum(parts)
+            ran = runs(units)
+            times = [*(u.forward for u, _ in ran), *(u.backward for u, _ in ran)]
+            seen[key] = run.m * exact_sum(times, [n for _, n in ran] * 2)
         out.append(seen[key])
     return out
 
@@ -2158,10 +2190,15 @@ def _device_memory(c: StepConfig, mode: DataParallel, element: Fraction, grad_el
         dp=c.dp * c.cp, tp=tp, zero=mode.sharding, micro_batch=c.micro_batch, recompute=c.recompute,
         sequence_parallel=c.sequence_parallel and tp > 1, attention=c.attention, element=element,
         weight_element=weight_element, grad_element=grad_element,
-        optimizer_element=Fraction(8 if mode.framework == "ddp" else OPTIMIZER_BYTES), prefetch=mode.prefetch,
+        optimizer_element=_DDP_OPTIMIZER if mode.framework == "ddp" else _OPTIMIZER, prefetch=mode.prefetch,
         cp=c.cp, dropout=c.dropout, ep=c.ep, capacity_factor=c.capacity_factor,
         weights=weights, stages=stages,
-        unit_share=max(_matrices(c.shape, tp)) if mode.regather else Fraction(1))  # DeepSpeed: one module
+        unit_share=max(_matrices(c.shape, tp)) if mode.regather else _ONE)  # DeepSpeed: one module
+
+
+_OPTIMIZER, _DDP_OPTIMIZER = Fraction(OPTIMIZER_BYTES), Fraction(8)
+"""K, Adam's optimizer states in bytes a parameter (8 under DDP's AMP, whose fp32 parameters are the master
+weights)."""
 
 
 def _compute_model(c: StepConfig, model: _Model) -> str:
