@@ -6,7 +6,8 @@ import math
 import re
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -18,8 +19,8 @@ from costmodel.pipeline.orders import BUBBLE, FORMULAS, SOURCES, SPLIT, Step, or
 from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
-__all__ = ["MAX_OPERATIONS", "Execute", "bubble", "parse_slots", "peak_inflight", "settled_prefix",
-           "simulate_devices", "simulate_makespan", "simulate_stages"]
+__all__ = ["MAX_OPERATIONS", "Execute", "SimulatedPipeline", "bubble", "parse_slots", "peak_inflight",
+           "settled_prefix", "simulate_devices", "simulate_makespan", "simulate_pipeline", "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -437,22 +438,70 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
     The caller validates the schedule's name and counts (as :func:`bubble` does); with every stage
     equal the operations are :func:`bubble`'s.
     """
-    orders, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
-                                  backward=backward, weight=weight, comm=comm)
-    seconds: dict[int, Fraction] = {}  # one Fraction per tick value: an operation often starts as one ends
-    out = []
-    for s in range(stages):
-        ops = []
-        for (op, j, chunk), (t0, t1) in zip(orders[s], times[s], strict=True):
-            start = seconds.get(t0)
-            if start is None:
-                start = seconds[t0] = Fraction(t0, scale)
-            end = seconds.get(t1)
-            if end is None:
-                end = seconds[t1] = Fraction(t1, scale)
-            ops.append(_operation(op, j, chunk, start, end))
-        out.append(tuple(ops))
-    return tuple(out)
+    return simulate_pipeline(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
+                             backward=backward, weight=weight, comm=comm).operations()
+
+
+def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: int,
+                      forward: Sequence[Fraction], backward: Sequence[Fraction], weight: Sequence[Fraction],
+                      comm: Fraction = Fraction(0)) -> Fraction:
+    """The end of :func:`simulate_stages`'s last operation, without building the operations."""
+    return simulate_pipeline(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
+                             backward=backward, weight=weight, comm=comm).makespan()
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedPipeline:
+    """A pipeline simulated by :func:`simulate_pipeline`: each device's order and its operations' (start,
+    end) in integer ticks of 1/*scale* seconds (its callers only read them), and its model chunks; the
+    operations are made from them only when asked for."""
+
+    orders: Sequence[Sequence[Step]]
+    times: list[list[tuple[Any, Any]]]
+    scale: int
+    chunks: int
+
+    def makespan(self) -> Fraction:
+        """The end of the last operation."""
+        return Fraction(max(at[-1][1] for at in self.times), self.scale)
+
+    def operations(self, keep: Sequence[Collection[tuple[str, int]]] | None = None
+                   ) -> tuple[tuple[PipelineOp, ...], ...]:
+        """Each device's operations (:func:`simulate_stages`'s); *keep*, when given, says which to make:
+        device s's ``(op, microbatch)`` in ``keep[s]`` (each chunk's), and each device's last."""
+        scale = self.scale
+        seconds: dict[int, Fraction] = {}  # one Fraction a tick value: an operation often starts as one ends
+        out = []
+        for s, (steps, times) in enumerate(zip(self.orders, self.times, strict=True)):
+            ops = []
+            ran: Iterable[tuple[Step, tuple[Any, Any]]] = zip(steps, times, strict=True)
+            if keep is not None:
+                ran = self._kept(steps, times, keep[s])
+            for (op, j, chunk), (t0, t1) in ran:
+                start = seconds.get(t0)
+                if start is None:
+                    start = seconds[t0] = Fraction(t0, scale)
+                end = seconds.get(t1)
+                if end is None:
+                    end = seconds[t1] = Fraction(t1, scale)
+                ops.append(_operation(op, j, chunk, start, end))
+            out.append(tuple(ops))
+        return tuple(out)
+
+
+    def _kept(self, steps: Sequence[Step], times: Sequence[tuple[Any, Any]],
+              wanted: Collection[tuple[str, int]]) -> list[tuple[Step, tuple[Any, Any]]]:
+        """A device's operations in *wanted* and its last, in order: looked for from the last backwards,
+        until all of them are found (an ``(op, microbatch)`` runs once on each chunk)."""
+        need, found = len(wanted) * self.chunks, []
+        for k in reversed(range(len(steps))):
+            step = steps[k]
+            if (step[0], step[1]) in wanted:
+                found.append(k)
+                if len(found) == need:
+                    break
+        last = len(steps) - 1
+        return [(steps[k], times[k]) for k in sorted({*found, last})]
 
 
 _SLOTS = tuple(getattr(PipelineOp, name).__set__ for name in ("op", "microbatch", "chunk", "start", "end"))
@@ -472,41 +521,33 @@ def _operation(op: str, microbatch: int, chunk: int, start: Fraction, end: Fract
     return made
 
 
-def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: int,
+def simulate_pipeline(schedule: str, stages: int, *, microbatches: int, chunks: int,
                       forward: Sequence[Fraction], backward: Sequence[Fraction], weight: Sequence[Fraction],
-                      comm: Fraction = Fraction(0)) -> Fraction:
-    """The end of :func:`simulate_stages`'s last operation, without building the operations."""
-    _, times, scale = _ticks(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
-                             backward=backward, weight=weight, comm=comm)
-    return Fraction(max(at[-1][1] for at in times), scale)
-
-
-def _ticks(schedule: str, stages: int, *, microbatches: int, chunks: int, forward: Sequence[Fraction],
-           backward: Sequence[Fraction], weight: Sequence[Fraction], comm: Fraction
-           ) -> tuple[Sequence[Sequence[Step]], list[list[tuple[Any, Any]]], int]:
-    """Each device's order and its operations' (start, end) in ticks of 1/scale, and the scale."""
+                      comm: Fraction = Fraction(0)) -> SimulatedPipeline:
+    """:func:`simulate_stages`'s run, its operations made only when asked for
+    (:meth:`SimulatedPipeline.operations`); the last few runs are remembered (a step simulates its pipeline
+    for its makespan and again for its timeline)."""
     name = resolve_schedule(schedule)
     p, v = stages, chunks
     if not len(forward) == len(backward) == len(weight) == p * v:
         raise InputError(f"forward, backward and weight hold {len(forward)}, {len(backward)} and "
                          f"{len(weight)} times, not one per virtual stage ({p * v})")
-    return _ticks_of(name, p, microbatches=microbatches, chunks=v, forward=tuple(forward),
-                     backward=tuple(backward), weight=tuple(weight), comm=comm)
+    return _simulated(name, p, microbatches=microbatches, chunks=v, forward=tuple(forward),
+                      backward=tuple(backward), weight=tuple(weight), comm=comm)
 
 
 @lru_cache(maxsize=4)
-def _ticks_of(name: str, p: int, *, microbatches: int, chunks: int, forward: tuple[Fraction, ...],
-              backward: tuple[Fraction, ...], weight: tuple[Fraction, ...], comm: Fraction
-              ) -> tuple[Sequence[Sequence[Step]], list[list[tuple[Any, Any]]], int]:
-    """:func:`_ticks` of checked arguments, remembered: a step simulates its pipeline for its makespan and
-    again for its timeline, the same run (its callers only read the lists)."""
+def _simulated(name: str, p: int, *, microbatches: int, chunks: int, forward: tuple[Fraction, ...],
+               backward: tuple[Fraction, ...], weight: tuple[Fraction, ...], comm: Fraction
+               ) -> SimulatedPipeline:
+    """:func:`simulate_pipeline` of checked arguments, in integer ticks."""
     split = name in SPLIT
     spans = [{"F": f, "B": b if split else b + w, "W": w}
              for f, b, w in zip(forward, backward, weight, strict=True)]
     scale = math.lcm(*(x.denominator for span in spans for x in span.values()), comm.denominator)
     durations = [{op: int(x * scale) for op, x in span.items()} for span in spans]
     orders, times = _simulate(name, p, microbatches, chunks, durations=durations, comm=int(comm * scale))
-    return orders, times, scale
+    return SimulatedPipeline(orders, times, scale, chunks)
 
 
 def simulate_devices(schedule: str, stages: int, *, microbatches: int, chunks: int, execute: Execute,

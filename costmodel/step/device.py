@@ -246,6 +246,10 @@ class Device:
         """Whether *op* of micro-batch *j* makes gradients that a bucket reduces."""
         return op == ("W" if self.split else "B") and j in self.plans
 
+    def producing(self) -> set[tuple[str, int]]:
+        """The ``(op, microbatch)`` that make gradients a bucket reduces (:meth:`produces`)."""
+        return {("W" if self.split else "B", j) for j in self.plans}
+
     def first_interaction(self) -> int:
         """The index of the first of the device's operations (in its order) that issues or waits for a
         collective, or runs while one is in flight; the number of operations when none does."""

@@ -82,7 +82,7 @@ checked against its capacity (:mod:`costmodel.step.memory`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
@@ -99,11 +99,11 @@ from costmodel.params import Link, LinkParams, PiecewiseLink
 from costmodel.pipeline.orders import SPLIT, order, resolve_schedule
 from costmodel.pipeline.result import PipelineOp
 from costmodel.pipeline.simulate import (
+    SimulatedPipeline,
     peak_inflight,
     settled_prefix,
     simulate_devices,
-    simulate_makespan,
-    simulate_stages,
+    simulate_pipeline,
 )
 from costmodel.references import (
     CHOWDHERY_2022,
@@ -1453,14 +1453,20 @@ class _Prepared:
         return {"microbatches": self.m, "chunks": self.v, "forward": forward, "backward": backward,
                 "weight": weight}
 
-    def makespan(self, *, send: bool = True) -> Fraction:
-        """The pipeline's end without data-parallel traffic, with or without the sends between stages."""
-        return simulate_makespan(self.name, self.pp, comm=self.edge if send else Fraction(0),
+    def simulated(self, *, send: bool = True) -> SimulatedPipeline:
+        """The pipeline without data-parallel traffic, with or without the sends between stages, simulated
+        (:func:`~costmodel.pipeline.simulate.simulate_pipeline`)."""
+        return simulate_pipeline(self.name, self.pp, comm=self.edge if send else Fraction(0),
                                  **self.spans(send=send))
 
-    def timeline(self) -> Timeline:
-        """The pipeline's operations without data-parallel traffic."""
-        return simulate_stages(self.name, self.pp, comm=self.edge, **self.spans())
+    def makespan(self, *, send: bool = True) -> Fraction:
+        """The pipeline's end without data-parallel traffic, with or without the sends between stages."""
+        return self.simulated(send=send).makespan()
+
+    def timeline(self, keep: Sequence[Collection[tuple[str, int]]] | None = None) -> Timeline:
+        """The pipeline's operations without data-parallel traffic (*keep*: only those it accepts and each
+        device's last, :meth:`~costmodel.pipeline.simulate.SimulatedPipeline.operations`)."""
+        return self.simulated().operations(keep)
 
 
 def layer_operations(c: StepConfig) -> int:
@@ -1617,6 +1623,27 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     Garbage is collected less often while it runs (:func:`costmodel._gc.fewer_collections`: its exact
     simulation allocates a number for every start and end, all kept to the end).
     """
+    return _price(config, baseline_s=baseline_s)[0]
+
+
+def step_time(config: StepConfig) -> tuple[Fraction, Callable[[], StepResult]]:
+    """``price_step(config).step_s``, and a function that returns ``price_step(config)``: the timeline, which
+    the step's time does not need, is made only when that is called (a plan prices many steps and shows
+    few).  Raises where :func:`price_step` raises."""
+    with fewer_collections():
+        result, finish = _price(config, deferred=True)
+
+    def priced() -> StepResult:
+        with fewer_collections():
+            return finish()
+
+    return result.step_s, priced
+
+
+def _price(config: StepConfig, *, baseline_s: Fraction | None = None, deferred: bool = False
+           ) -> tuple[StepResult, Callable[[], StepResult]]:
+    """:func:`price_step`'s result, and a function that returns it whole: with *deferred* the result holds
+    no timeline, which the function makes."""
     c = config
     dp, tp, pp, cp, m = c.dp, c.tp, c.pp, c.cp, c.microbatches
     reducers = dp * cp  # the ranks that hold the same weights: the gradients are reduced over them
@@ -1625,12 +1652,8 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     run = _prepare(c, notes=notes)
     mode, model, layout, v, u, send = run.mode, run.model, run.layout, run.v, run.slowdown, run.send
     zero = mode.zero
-    if reducers > 1:
-        devices, timeline, end, end_plain, makespan = _data_parallel(c, run, notes=notes)
-    else:
-        devices, timeline = [], run.timeline()
-        end = end_plain = makespan = max(ops[-1].end for ops in timeline)
-    quiet = run.makespan(send=False) if send else makespan  # a blocking exchange is pp_exposed_s
+    devices, timeline, end, end_plain, makespan = _devices_run(c, run, notes=notes, deferred=deferred)
+    quiet = _quiet(run, makespan)
     optimizer = _optimizer(c, model, layout, v=v, dp=reducers, zero=mode.sharding)
     experts = _expert_reduction(c, run, notes=notes)
     total = max([end + experts + run.duplicated + optimizer,
@@ -1686,7 +1709,7 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
     def utilization(flops: Fraction | int | None) -> Fraction | None:
         return None if flops is None or peak is None else flops / (total * gpus * peak)
 
-    return StepResult(
+    result = StepResult(
         dp=dp, tp=tp, pp=pp, cp=cp, gpus=gpus, ep=c.ep, microbatches=m, schedule=run.name, chunks=v,
         recompute=c.recompute,
         sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
@@ -1708,8 +1731,39 @@ def price_step(config: StepConfig, *, baseline_s: Fraction | None = None) -> Ste
         peak_flops=peak, mfu=utilization(model.model_flops), hfu=utilization(model.hardware_flops),
         scaling_efficiency=scaling, buckets=_bucket_rows(devices[critical]) if devices else (), memory=memory,
         memory_capacity_bytes=capacity, layer_ops=model.ops,
-        timeline=timeline, communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
+        timeline=timeline if isinstance(timeline, tuple) else (),
+        communication=tuple(_intervals(s, d.issued) for s, d in enumerate(devices)),
         notes=tuple(notes), warnings=tuple(warnings), sources=sources)
+    if not deferred:
+        return result, lambda: result
+
+    def finish() -> StepResult:
+        return replace(result, timeline=timeline if isinstance(timeline, tuple) else timeline.operations())
+
+    return result, finish
+
+
+def _devices_run(c: StepConfig, run: _Prepared, *, notes: list[str], deferred: bool
+                 ) -> tuple[list[Device], Timeline | SimulatedPipeline, Fraction, Fraction, Fraction]:
+    """:func:`_data_parallel` with dp × cp ranks, else no devices and the pipeline's timeline: the devices,
+    the timeline (when *deferred* and the pipeline's own, the simulated pipeline that makes it), the step's
+    end, its end without the slowdown, and the pipeline's end."""
+    if c.dp * c.cp > 1:
+        devices, timeline, end, end_plain, makespan = _data_parallel(c, run, notes=notes, deferred=deferred)
+        return devices, run.simulated() if timeline is None else timeline, end, end_plain, makespan
+    if not deferred:
+        timeline = run.timeline()
+        end = max(ops[-1].end for ops in timeline)
+        return [], timeline, end, end, end
+    pipeline = run.simulated()
+    end = pipeline.makespan()
+    return [], pipeline, end, end, end
+
+
+def _quiet(run: _Prepared, makespan: Fraction) -> Fraction:
+    """The pipeline's end without the sends between stages (*makespan* with them): a blocking exchange is
+    ``pp_exposed_s``."""
+    return run.makespan(send=False) if run.send else makespan
 
 
 def _expert_reduction(c: StepConfig, run: _Prepared, *, notes: list[str]) -> Fraction:
@@ -2062,11 +2116,12 @@ def _shape_notes(c: StepConfig, *, zero: int, overlap: str = "none") -> list[str
          "tensor-parallel ranks", c.sequence_parallel and c.tp == 1)) if on]
 
 
-def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
-                   ) -> tuple[list[Device], Timeline, Fraction, Fraction, Fraction]:
+def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str], deferred: bool = False
+                   ) -> tuple[list[Device], Timeline | None, Fraction, Fraction, Fraction]:
     """The devices with their data-parallel streams, the timeline they run, the step's end, its end
     without the slowdown (the same when there is none), and the pipeline's end without data-parallel
-    traffic.
+    traffic.  *deferred*: ``None`` in place of the timeline when it is the pipeline's own
+    (``run.timeline()`` makes it), which is then not made.
 
     The data-parallel traffic changes the compute only when it overlaps it: buckets reduced as the backward
     makes them, or after each micro-batch (ZeRO 2), slow the compute while they run; ZeRO 3's gathers and an
@@ -2108,20 +2163,26 @@ def _data_parallel(c: StepConfig, run: _Prepared, *, notes: list[str]
                                 execute=lambda s, op, j, ch, start: devices[s].run(op, j, ch, start),
                                 settled=settled, ops=ops)
 
+    def making(devices: list[Device]) -> Timeline:
+        """The pipeline's operations that make gradients on *devices*, all a replay runs again (and each
+        device's last)."""
+        return alone[0] if alone else run.timeline(keep=[d.producing() for d in devices])
+
     waits = mode.zero >= 3 or mode.param_gather == "overlap"
     slows = bool(run.slowdown) and (mode.overlap or mode.zero == 2 or waits)
     devices = build(run.slowdown if slows else Fraction(0))
+    timeline: Timeline | None
     if slows or waits:
         timeline = simulate(devices)
     else:
-        timeline = pipeline()
-        _replay(devices, timeline)
+        timeline = None if deferred else pipeline()
+        _replay(devices, making(devices))
     end = max(d.end for d in devices)
     if not slows:
         return devices, timeline, end, end, makespan
     if not waits:  # without the slowdown nothing holds the compute up: the pipeline's timeline, replayed
         plain = build(Fraction(0))
-        _replay(plain, pipeline())
+        _replay(plain, making(plain))
         return devices, timeline, end, max(d.end for d in plain), makespan
     # every device waits for a collective from its first operation (ZeRO 3's gathers, or the parameter
     # gathers of micro-batch 0's forward): the run without the slowdown is the same simulation in integer

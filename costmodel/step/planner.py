@@ -47,7 +47,7 @@ from costmodel.errors import InputError
 from costmodel.references import LAND_1960, NARAYANAN_2021_MEGATRON
 from costmodel.step.config import StepConfig
 from costmodel.step.frameworks import pipeline_schedules, ring_attention, zero_stages
-from costmodel.step.model import StepResult, lower_bound, memory_of, price_step, uneven, work_bound
+from costmodel.step.model import StepResult, lower_bound, memory_of, step_time, uneven, work_bound
 from costmodel.validate import positive
 
 __all__ = ["CITED", "DIMENSIONS", "MICRO_BATCH_SIZES", "Dimension", "Plan", "PlanPoint", "PlanRow", "Refusal",
@@ -581,7 +581,8 @@ def _search(fitting: list[tuple[StepConfig, Fraction]], *, top: int
         heap.append((work[key], i, 0))
     heapq.heapify(heap)
     best: list[tuple[Fraction, int]] = []  # the top priced so far, as a max-heap of (-step, -index)
-    priced: dict[int, StepResult] = {}
+    priced: dict[int, Fraction] = {}  # each priced configuration's step
+    results: dict[int, Callable[[], StepResult]] = {}  # and its whole result, made for the rows alone
     bounded = 0
     while heap:
         bound, i, level = heap[0]
@@ -594,25 +595,24 @@ def _search(fitting: list[tuple[StepConfig, Fraction]], *, top: int
                 bounded += 1
                 heapq.heappush(heap, (max(bound, lower_bound(config).step_s), i, 1))
                 continue
-            result = price_step(config)
+            priced[i], results[i] = step_time(config)
         except InputError as exc:
             invalid[_reason(exc)] = invalid.get(_reason(exc), 0) + 1
             continue
-        priced[i] = result
-        heapq.heappush(best, (-result.step_s, -i))
+        heapq.heappush(best, (-priced[i], -i))
         if len(best) > top:
             heapq.heappop(best)
     if not priced:
         raise InputError("no configuration that fits could be priced: "
                          + ", ".join(f"{reason} ({count})" for reason, count in invalid.items()))
-    ranked = sorted(priced, key=lambda k: (priced[k].step_s, k))[:top]
-    first = priced[ranked[0]].step_s
-    rows = tuple(PlanRow(rank=n + 1, config=fitting[k][0], result=priced[k], step_s=priced[k].step_s,
-                         memory_bytes=fitting[k][1], mfu=priced[k].mfu, behind_s=priced[k].step_s - first,
-                         behind=(priced[k].step_s - first) / first) for n, k in enumerate(ranked))
+    ranked = sorted(priced, key=lambda k: (priced[k], k))[:top]
+    first = priced[ranked[0]]
+    shown = {k: results[k]() for k in ranked}
+    rows = tuple(PlanRow(rank=n + 1, config=fitting[k][0], result=shown[k], step_s=priced[k],
+                         memory_bytes=fitting[k][1], mfu=shown[k].mfu, behind_s=priced[k] - first,
+                         behind=(priced[k] - first) / first) for n, k in enumerate(ranked))
     keys = sorted(priced)
-    front = _pareto([(priced[k].step_s, fitting[k][1]) for k in keys])
-    shown = set(ranked)
-    points = tuple(PlanPoint(label=_label(fitting[k][0]), step_s=priced[k].step_s, memory_bytes=fitting[k][1],
+    front = _pareto([(priced[k], fitting[k][1]) for k in keys])
+    points = tuple(PlanPoint(label=_label(fitting[k][0]), step_s=priced[k], memory_bytes=fitting[k][1],
                              pareto=on, ranked=k in shown) for k, on in zip(keys, front, strict=True))
     return rows, points, {"priced": len(priced), "bounded": bounded, "pruned": len(heap), "invalid": invalid}

@@ -15,7 +15,7 @@ import costmodel
 from costmodel.cli import main
 from costmodel.errors import InputError
 from costmodel.step import StepConfig, TransformerShape, price_step
-from costmodel.step.model import lower_bound, memory_of, order_facts
+from costmodel.step.model import lower_bound, memory_of, order_facts, step_time
 from costmodel.step.planner import DIMENSIONS, plan
 
 SMALL = TransformerShape(layers=4, hidden=512, heads=8, sequence=256, vocabulary=1024)
@@ -143,6 +143,8 @@ def test_the_lower_bound_holds_for_any_schedule_and_framework(chosen, schedule, 
     assert b.work_s <= b.pipeline_s and b.step_s <= r.step_s
     assert b.expert_dp_s == r.expert_dp_s and b.optimizer_s == r.optimizer_s
     assert memory_of(c) == (r.memory, r.memory_capacity_bytes)
+    step_s, result = step_time(c)  # the planner's: the timeline made only for the rows
+    assert step_s == r.step_s and result() == r
 
 
 @settings(max_examples=60, deadline=None)
@@ -178,6 +180,21 @@ def test_the_devices_that_may_hold_the_most_hold_the_largest_memory(chosen, sche
     assert set(largest) <= set(every) and set(inner) <= set(every[1:-1])
     assert max(d.total_bytes for d in largest) == max(d.total_bytes for d in every)
     assert max(d.total_bytes for d in inner) == max(d.total_bytes for d in every[1:-1])
+
+
+@pytest.mark.parametrize("settings", [
+    {"dp": 1, "pp": 4, "microbatches": 8},  # no data parallelism: the pipeline alone
+    {"dp": 4, "pp": 2, "microbatches": 8, "framework": "megatron"},  # reduced after the backward, blocking sends
+    {"dp": 4, "pp": 2, "microbatches": 8, "framework": "ddp"},  # buckets overlapped: the compute slowed
+    {"dp": 8, "microbatches": 4, "framework": "fsdp"},  # ZeRO 3: every device waits for its gathers
+    {"dp": 2, "pp": 2, "microbatches": 4, "zero": 1, "param_gather": "overlap", "framework": "megatron"}])
+def test_the_planners_step_time_is_the_steps(settings):
+    """step_time gives price_step's step, and its whole result when asked: the timeline and the pipeline
+    without sends made then."""
+    c = StepConfig.of(shape=SMALL, gpu="a100-80gb", **settings)
+    r = price_step(c)
+    step_s, result = step_time(c)
+    assert step_s == r.step_s and result() == r and r.timeline
 
 
 @pytest.mark.parametrize("shape", [
