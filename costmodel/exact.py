@@ -236,5 +236,8 @@ def exact_sum(values: Iterable[Fraction | int], counts: Iterable[int] | None = N
     else:
         for x, n in zip(values, counts, strict=True):
             by[x.denominator] = by.get(x.denominator, 0) + n * x.numerator
+    if len(by) == 1:  # one denominator: no common multiple to find
+        ((d, n),) = by.items()
+        return Fraction(n, d)
     common = math.lcm(*by) if by else 1
     return Fraction(sum(n * (common // d) for d, n in by.items()), common)

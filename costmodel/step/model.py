@@ -960,6 +960,9 @@ def _plus(*terms: Fraction | int) -> Fraction:
     nonzero = [x for x in terms if x]
     if len(nonzero) == 1 and isinstance(nonzero[0], Fraction):
         return nonzero[0]
+    if len(nonzero) == 2:  # one addition is quicker than the common denominator
+        total = nonzero[0] + nonzero[1]
+        return total if isinstance(total, Fraction) else Fraction(total)
     return exact_sum(nonzero)
 
 

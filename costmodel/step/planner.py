@@ -436,6 +436,15 @@ def _space(shape: Any, *, gpu: Any, nodes: int | None, global_batch: int, gpus_p
                  micro_batch_sizes=tuple(sorted(set(sizes))), fixed=frozenset(fixed) - {"framework"})
 
 
+def _copies(config: StepConfig) -> Callable[[Mapping[str, Any]], StepConfig]:
+    """``dataclasses.replace(config, **changes)`` as a function of *changes*, made by StepConfig's
+    ``__init__`` from *config*'s fields read once: replace reads and checks every field on each copy, and a
+    plan copies its base once a configuration (StepConfig has no field left out of ``__init__``, so the
+    two are the same)."""
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(StepConfig)}
+    return lambda changes: StepConfig(**{**fields, **changes})
+
+
 def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str, str], int]
              ) -> list[tuple[StepConfig, Fraction]]:
     """The configurations of *leaves* that fit the GPU's memory, each with its busiest device's memory (as
@@ -446,11 +455,12 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     smallest: Fraction | None = None
     no_fit = ("memory", f"does not fit the {base.gpu.name}'s memory")
     layers = base.shape.layers
+    copy = _copies(base)
     for chosen in leaves:
         pp = chosen["pp"]
         split: dict[str, Any] = ({"stage_layers": uneven(layers, pp)}  # the fewer layers at the ends
                                  if layers % pp and "stage_layers" not in space.fixed else {})
-        config = dataclasses.replace(base, **chosen, **split)
+        config = copy({**chosen, **split})
         try:
             # the first device (the most micro-batches in flight) and the last (the logits) first: most
             # that do not fit are known from them; then of the others those that may hold the most
