@@ -20,7 +20,7 @@ from costmodel.pipeline.result import Bubble, PipelineOp, StageTimeline
 from costmodel.validate import positive
 
 __all__ = ["MAX_OPERATIONS", "Execute", "SimulatedPipeline", "bubble", "parse_slots", "peak_inflight",
-           "settled_prefix", "simulate_devices", "simulate_makespan", "simulate_pipeline", "simulate_stages"]
+           "settled_prefix", "simulate_devices", "simulate_pipeline", "simulate_stages"]
 
 #: Largest number of operations (F, B and W over all devices) :func:`bubble` simulates.
 MAX_OPERATIONS = 1_000_000
@@ -442,14 +442,6 @@ def simulate_stages(schedule: str, stages: int, *, microbatches: int, chunks: in
                              backward=backward, weight=weight, comm=comm).operations()
 
 
-def simulate_makespan(schedule: str, stages: int, *, microbatches: int, chunks: int,
-                      forward: Sequence[Fraction], backward: Sequence[Fraction], weight: Sequence[Fraction],
-                      comm: Fraction = Fraction(0)) -> Fraction:
-    """The end of :func:`simulate_stages`'s last operation, without building the operations."""
-    return simulate_pipeline(schedule, stages, microbatches=microbatches, chunks=chunks, forward=forward,
-                             backward=backward, weight=weight, comm=comm).makespan()
-
-
 @dataclass(frozen=True, slots=True)
 class SimulatedPipeline:
     """A pipeline simulated by :func:`simulate_pipeline`: each device's order and its operations' (start,
@@ -487,7 +479,6 @@ class SimulatedPipeline:
                 ops.append(_operation(op, j, chunk, start, end))
             out.append(tuple(ops))
         return tuple(out)
-
 
     def _kept(self, steps: Sequence[Step], times: Sequence[tuple[Any, Any]],
               wanted: Collection[tuple[str, int]]) -> list[tuple[Step, tuple[Any, Any]]]:

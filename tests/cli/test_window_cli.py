@@ -41,7 +41,7 @@ def test_a_window_over_a_models_keeps_its_layers_and_one_of_the_sequence_is_note
                              vocabulary=256000, gated=True)
     assert wide["model_flops"] == model_flops(shape, batch=1, causal=True).total
     _, err = cli("flops", "--hf-config", GEMMA_2, "--global-batch", "1", "--no-causal", rc=2)
-    assert err.startswith("error: --no-causal with --window 4096: a sliding window is a band of the causal mask")
+    assert err.startswith("error: --no-causal with sliding_window = 4096 in config.json: a sliding window is a band of the causal mask")
     assert err.count("\n") == 1
 
 

@@ -31,13 +31,13 @@ def test_a_step_collects_less_often_while_it_is_priced(monkeypatch):
     from costmodel.step import model, step
 
     seen = []
-    real = model.simulate_makespan
+    real = model.simulate_pipeline
 
     def spy(*args, **kwargs):
         seen.append(gc.get_threshold()[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(model, "simulate_makespan", spy)
+    monkeypatch.setattr(model, "simulate_pipeline", spy)
     before = gc.get_threshold()
     step(forward_s=["1ms"] * 4, backward_s=["2ms"] * 4, pp=2, microbatches=4, activation_bytes="1MiB",
          link=combine_link(alpha="1us", beta="0.1ns/B"))
