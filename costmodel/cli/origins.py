@@ -93,11 +93,11 @@ def _hf(path: str) -> dict[str, tuple[str, str]]:
 
 
 def _megatron(text: str) -> dict[str, tuple[str, str]]:
-    from costmodel.describe.megatron import megatron_arguments
+    from costmodel.describe.megatron import megatron_arguments, megatron_text
 
     read = megatron_arguments(text)
     given = {**read.shape, **read.settings}
-    written = {token.partition("=")[0].lstrip("-").replace("_", "-") for token in text.split()
+    written = {token.partition("=")[0].lstrip("-").replace("_", "-") for token in megatron_text(text).split()
                if token.startswith("--")}
     out = {}
     for name, argument in _MEGATRON.items():

@@ -101,9 +101,9 @@ Sweep = Annotated[str | None, option(
 _DESCRIBED = "Model: as people describe it"
 Megatron = Annotated[str | None, option(
     "--megatron", metavar="ARGS", panel=_DESCRIBED,
-    help="Megatron-LM's arguments, quoted: --tensor-model-parallel-size, --pipeline-model-parallel-size, "
-         "--num-layers ..., --global-batch-size; the options of this command override them, and the "
-         "arguments it does not model are listed in a note.")]
+    help="Megatron-LM's arguments, quoted, or @FILE for a file of them: --tensor-model-parallel-size, "
+         "--pipeline-model-parallel-size, --num-layers ..., --global-batch-size; the options of this "
+         "command override them, and the arguments it does not model are listed in a note.")]
 GlobalBatch = Annotated[int | None, option(
     "--global-batch", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
     help="Sequences per step over all replicas: -m becomes N / (micro-batch × dp).")]

@@ -1,7 +1,9 @@
 """A Megatron-LM argument string read into a model's shape, a step's settings and a global batch.
 
-The string is split as a shell splits it (:mod:`shlex`, never evaluated), so the arguments of a real
-training script (``pretrain_gpt.py ARGS``, with its ``$VARIABLES`` left as words) can be pasted whole.
+The string is split as a shell splits it (:mod:`shlex`, never evaluated; ``#`` comments and lines
+continued by a backslash read as the shell reads them), so the arguments of a real training script
+(``pretrain_gpt.py ARGS``, with its ``$VARIABLES`` left as words) can be pasted whole, or kept in a file
+given as ``@PATH`` (:func:`megatron_text`).
 Each argument ``--name VALUE`` (or ``--name=VALUE``) or switch ``--name`` that
 ``megatron/training/arguments.py`` defines and the step model knows maps to one value:
 
@@ -54,6 +56,7 @@ shape keywords and the settings apart; the caller merges them under its own expl
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from fractions import Fraction
@@ -63,7 +66,7 @@ from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.references import MEGATRON_LM, Cited
 
-__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments"]
+__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text"]
 
 SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
                         "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
@@ -123,13 +126,46 @@ class MegatronArguments(JSONFields):
     source: Cited = SOURCE
 
 
+def megatron_text(value: str) -> str:
+    """The argument string *value* gives: its own text, or the text of the file it names (``@PATH``, or a
+    single word that is a file's path), read by :func:`costmodel._files.read_text`.
+
+    >>> megatron_text("--num-layers 4")
+    '--num-layers 4'
+    >>> megatron_text("@/nonexistent")
+    Traceback (most recent call last):
+        ...
+    costmodel.errors.ParseError: /nonexistent: cannot read Megatron-LM arguments: No such file or directory
+    """
+    if not isinstance(value, str):
+        raise InputError(f"megatron={value!r} is not text; give Megatron-LM's arguments as one string")
+    word = value.strip()
+    path = word[1:] if word.startswith("@") else word
+    if word.startswith("@") or (path and not path.startswith("-") and not any(c.isspace() for c in path)
+                                and os.path.exists(path)):
+        from costmodel._files import read_text
+
+        return read_text(path, what="Megatron-LM arguments")
+    return value
+
+
 def _tokens(text: str) -> list[str]:
-    if not isinstance(text, str):
-        raise InputError(f"megatron={text!r} is not text; give Megatron-LM's arguments as one string")
+    text = megatron_text(text)
+    # a backslash before a line's end continues the line, as in the shell a script is written for
+    text = text.replace("\\\r\n", " ").replace("\\\n", " ")
     try:
-        return shlex.split(text, comments=True)
+        tokens = shlex.split(text, comments=True)
     except ValueError as exc:
-        raise InputError(f"megatron={text!r} does not split into arguments: {exc}") from None
+        raise InputError(f"megatron={_short(text)} does not split into arguments: {exc}") from None
+    if not any(token.startswith("--") for token in tokens):
+        raise InputError(f"megatron={_short(text)} holds no Megatron-LM argument (each starts with --) and "
+                         "names no file; give the arguments, or @FILE for a file of them")
+    return tokens
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """*text* quoted, cut to *limit* characters for an error."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:

@@ -329,3 +329,20 @@ def test_norms_a_config_has_beyond_two_a_layer_are_counted(cli, tmp_path):
     plain = cli.json("flops", "--hf-config", str(path), "--global-batch", "1", "--qk-norm", "none")
     assert data["total_parameters"] - plain["total_parameters"] == 36 * 2 * 128
     assert data["model_flops"] == plain["model_flops"]  # norm weights are no matrices: no FLOPs
+
+
+def test_megatron_arguments_from_a_file(cli, tmp_path):
+    """--megatron @FILE (or the path alone) reads the arguments from the file; a word that is neither an
+    argument nor a file is one error, not a model without layers."""
+    text = cli.json("step", "--model", "gpt-3-175b", "--megatron", GPT3_ARGS, "--gpus", "1536",
+                    "--gpu", "a100-80gb", "--recompute", "full", "--allow-oom")
+    path = str(DATA / "megatron" / "gpt3-175b.args")
+    for given in (f"@{path}", path):
+        read = cli.json("step", "--model", "gpt-3-175b", "--megatron", given, "--gpus", "1536",
+                        "--gpu", "a100-80gb", "--recompute", "full", "--allow-oom")
+        assert read == text
+    _, err = cli("step", "--megatron", "train.sh", "--gpu", "h100-sxm", rc=2)
+    assert err == ("error: --megatron 'train.sh' holds no Megatron-LM argument (each starts with --) and names "
+                   "no file; give the arguments, or @FILE for a file of them\n")
+    _, err = cli("step", "--megatron", f"@{tmp_path}", "--gpu", "h100-sxm", rc=2)
+    assert err == f"error: {tmp_path}: cannot read Megatron-LM arguments: a folder, not a regular file\n"

@@ -524,3 +524,39 @@ def test_megatron_shared_experts_and_a_dense_model():
     m = megatron_arguments("--num-layers 4 --hidden-size 64 --num-experts 4 --moe-router-topk 1 "
                            "--moe-layer-freq [0]*4")
     assert "experts" not in m.shape and any("no layer experts" in n for n in m.notes)
+
+
+def test_megatron_arguments_from_a_file_and_from_a_script_with_continued_lines(tmp_path):
+    """@PATH, or a path alone, reads the arguments from the file; a backslash at a line's end continues the
+    line as the shell reads it, so a script's argument block reads as its one line does."""
+    path = DATA / "megatron" / "deepseek-r1.args"
+    whole = megatron_arguments(path.read_text())
+    assert megatron_arguments(f"@{path}") == megatron_arguments(str(path)) == whole
+    script = tmp_path / "train.sh"
+    script.write_text("# launch\ntorchrun pretrain_gpt.py \\\n  --num-layers 4 \\\n  --hidden-size 512 \\\n"
+                      "  --num-attention-heads 8 --lr 1e-4 \\\n  --fp16 \\\n  --use-flash-attn\n")
+    read = megatron_arguments(f"@{script}")
+    assert read.shape == {"layers": 4, "hidden": 512, "heads": 8}
+    assert read.unread == ("torchrun", "pretrain_gpt.py", "--lr 1e-4", "--use-flash-attn")
+
+
+@pytest.mark.parametrize("text,words", [
+    ("foo", "megatron='foo' holds no Megatron-LM argument (each starts with --) and names no file"),
+    ("nothing here", "megatron='nothing here' holds no Megatron-LM argument"),
+    ("", "megatron='' holds no Megatron-LM argument"),
+    ("--num-layers '4", "does not split into arguments: No closing quotation"),
+    ("@/nonexistent/args", "/nonexistent/args: cannot read Megatron-LM arguments: No such file or directory"),
+])
+def test_megatron_text_that_holds_no_argument_is_refused(text, words):
+    from costmodel.errors import CostmodelError
+
+    with pytest.raises(CostmodelError) as caught:
+        megatron_arguments(text)
+    assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_long_megatron_text_is_cut_in_its_error():
+    from costmodel.errors import InputError
+
+    with pytest.raises(InputError, match=r"^megatron='x{60}…' holds no"):
+        megatron_arguments("x" * 10_000)
