@@ -20,6 +20,7 @@ from costmodel.cli.options import Json, option, retired, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
+    SHAPE_PANEL,
     DenseLayers,
     ExpertFfn,
     ExpertLayers,
@@ -68,9 +69,10 @@ _MEASURED = "Measured"
 
 @app.command("flops")
 def flops_command(
-    batch: Annotated[int, option("--global-batch", "--batch", metavar="B", panel=_RUN,
-                                 parser=value_parser(parse_count),
-                                 help="Global batch: sequences per iteration (≥ 1; 2048, 2k).")],
+    batch: Annotated[int | None, option("--global-batch", "--batch", metavar="B", panel=_RUN,
+                                        parser=value_parser(parse_count),
+                                        help="Global batch: sequences per iteration (≥ 1; 2048, 2k); "
+                                             "needed unless --megatron gives it.")] = None,
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, head_dim: HeadDim = None, gated: Gated = None,
     model: ModelName = None,
@@ -80,12 +82,18 @@ def flops_command(
     layer_norms: LayerNorms = None, qk_norm: QkNorm = None, kv_rank: KvRank = None, q_rank: QRank = None,
     rope_head_dim: RopeHeadDim = None, value_head_dim: ValueHeadDim = None,
     expert_layers: ExpertLayers = None,
+    megatron: Annotated[str | None, option(
+        "--megatron", metavar="ARGS", panel=SHAPE_PANEL,
+        help="Megatron-LM's arguments, quoted, or @FILE for a file of them: the model's shape, "
+             "--global-batch-size, full recomputation and the dtype of --gpu's peak; the options of this "
+             "command override them.")] = None,
     capacity_factor: Annotated[str | None, option(
         "--capacity-factor", metavar="C", panel=_RUN,
         help="Experts run token blocks of C times their fair share (padding counts in the hardware "
              "FLOPs).")] = None,
-    recompute: Annotated[str, option("--recompute", metavar="MODE", panel=_RUN,
-                                     help="none (default) or full activation recomputation.")] = "none",
+    recompute: Annotated[str | None, option("--recompute", metavar="MODE", panel=_RUN,
+                                            help="none (default) or full activation recomputation.")
+                         ] = None,
     causal: Annotated[bool | None, option("--causal/--no-causal", panel=_RUN,
                                           help="Count half the attention products (the causal mask), as "
                                                "Megatron-LM does (default: the model's setting, else on "
@@ -130,7 +138,7 @@ def flops_command(
     from costmodel.errors import InputError
     from costmodel.step import achieved_flops
 
-    base = described(model=model, hf_config=hf_config, seq=seq)
+    base = described(model=model, hf_config=hf_config, seq=seq, megatron=megatron)
     shape = described_shape(base.shape, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
                             ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,
                             top_k=top_k,
@@ -143,6 +151,14 @@ def flops_command(
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "
                          "or --model NAME")
+    told = base.told  # what the description does not model
+    batch = base.global_batch if batch is None else batch
+    if batch is None:
+        raise InputError("no global batch given; pass --global-batch B (sequences per iteration)")
+    if recompute is None:
+        recompute, told = _recompute_of(base.settings.get("recompute"), told)
+    if dtype is None and gpu is not None and megatron is not None:
+        dtype = base.settings.get("dtype")  # the peak of the precision the run trains in
     if peak is not None and gpu is not None:
         raise InputError("--peak and --gpu both give the peak; pass one of them")
     if dtype is not None and gpu is None:
@@ -153,7 +169,6 @@ def flops_command(
     if (time is None) != (gpus is None):
         raise InputError("--time and --gpus go together: the FLOP/s per GPU need the iteration time "
                          "and the GPUs that ran it")
-    told = base.told  # what the description does not model
     if causal is None:  # the model's own setting (GPT-3's preset is causal, as step counts it); else the
         causal = base.settings.get("causal")  # shape's: causal with a sliding window, full without
 
@@ -171,6 +186,14 @@ def flops_command(
 
     device, name = load_gpu(gpu), resolve_dtype(dtype or "bf16")
     emit(FlopsOnGPU(flops=counted(peak_flops=device.peak(name)), gpu=device, dtype=name), as_json=as_json)
+
+
+def _recompute_of(described: str | None, told: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The recomputation a description sets, as this command counts it (none or full), and its notes."""
+    if described == "selective":
+        return "none", (*told, "recompute selective (Megatron-LM's arguments): counted as none; the hardware "
+                                "FLOPs here count full recomputation only")
+    return described or "none", told
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,36 +215,50 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
 
 
 class Described:
-    """What --model, --hf-config (and --megatron) describe: shape keywords, step settings, notes (the
-    model's name, then *told*: what the description sets and the shape does not model or count)."""
+    """What --model, --hf-config and --megatron describe: shape keywords, step settings, notes (the
+    model's name, then *told*: what the description sets and the shape does not model or count), and the
+    global batch Megatron-LM's arguments give (``None`` if they give none)."""
 
     def __init__(self, shape: dict[str, Any], settings: dict[str, Any], notes: list[str],
-                 told: tuple[str, ...] = ()) -> None:
+                 told: tuple[str, ...] = (), global_batch: int | None = None) -> None:
         self.shape = shape
         self.settings = settings
         self.notes = notes
         self.told = told
+        self.global_batch = global_batch
 
 
-def described(*, model: str | None, hf_config: str | None, seq: int | None = None) -> Described:
-    """The shape keywords and settings of --model or --hf-config (one of them), empty without either."""
+def described(*, model: str | None, hf_config: str | None, seq: int | None = None,
+              megatron: str | None = None) -> Described:
+    """The shape keywords and settings of --model or --hf-config (one of them), with Megatron-LM's
+    arguments (:func:`costmodel.describe.megatron.megatron_arguments`) over them; empty without any."""
     from costmodel.errors import InputError
 
     if model is not None and hf_config is not None:
         raise InputError("--model and --hf-config both describe the model; pass one of them")
-    if model is None and hf_config is None:
-        return Described({}, {}, [])
+    out = Described({}, {}, [])
     if model is not None:
         from costmodel.describe.models import load_model
 
-        found = load_model(model)
-    else:
+        preset = load_model(model)
+        out = Described(dict(preset.shape), dict(preset.settings), [f"model: {preset.title}"])
+    elif hf_config is not None:
         from costmodel.describe.hf import read_hf_config
 
-        assert hf_config is not None
         found = read_hf_config(hf_config, sequence=seq)
-    told = tuple(found.notes) if model is None else ()  # what a config.json sets and the shape does not model
-    return Described(dict(found.shape), dict(found.settings), [f"model: {found.title}", *told], told)
+        told = tuple(found.notes)  # what a config.json sets and the shape does not model
+        out = Described(dict(found.shape), dict(found.settings), [f"model: {found.title}", *told], told)
+    if megatron is not None:
+        from costmodel.describe.megatron import megatron_arguments
+
+        args = megatron_arguments(megatron)
+        out.shape.update(args.shape)
+        out.settings.update(args.settings)
+        out.global_batch = args.global_batch
+        unread = ("Megatron-LM arguments not modelled: " + " ".join(args.unread),) if args.unread else ()
+        out.notes.extend((*args.notes, *unread))
+        out.told = (*out.told, *args.notes, *unread)
+    return out
 
 
 def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | None, heads: int | None,

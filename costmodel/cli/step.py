@@ -257,21 +257,10 @@ class StepCommand:
         from costmodel.errors import InputError
 
         v = self.values
-        model = described(model=v["model"], hf_config=v["hf_config"], seq=v["seq"])
+        model = described(model=v["model"], hf_config=v["hf_config"], seq=v["seq"], megatron=v["megatron"])
         self.notes: list[str] = list(model.notes)
-        shape, settings = dict(model.shape), dict(model.settings)
-        global_batch = v["global_batch"]
-        if v["megatron"] is not None:
-            from costmodel.describe.megatron import megatron_arguments
-
-            args = megatron_arguments(v["megatron"])
-            shape.update(args.shape)
-            settings.update(args.settings)
-            if global_batch is None:
-                global_batch = args.global_batch
-            self.notes.extend(args.notes)
-            if args.unread:
-                self.notes.append("Megatron-LM arguments not modelled: " + " ".join(args.unread))
+        shape, settings = model.shape, model.settings
+        global_batch = model.global_batch if v["global_batch"] is None else v["global_batch"]
         self.shape_base = shape
         known = {n for n, _, _ in _settings()}
         for name in [n for n in settings if n not in known]:

@@ -182,7 +182,7 @@ BAD = [
     (["error-feedback", "--random", "4"], "needs a seed"),
     (["error-feedback", "--vector", "1,2", "--steps", "500"], "too many"),
     # -- flops
-    ([*GPT], "Missing option '--global-batch'"),
+    ([*GPT], "no global batch given; pass --global-batch B"),
     ([*GPT, "--global-batch", "0"], "'--global-batch' / '--batch': '0' is zero; a count must be a positive whole number"),
     ([*GPT, "--global-batch", "x"], "'--global-batch'"),
     ([*GPT, "-B", "8"], "-B is the bandwidth (cost, step); use --global-batch"),

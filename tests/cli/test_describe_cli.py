@@ -346,3 +346,27 @@ def test_megatron_arguments_from_a_file(cli, tmp_path):
                    "no file; give the arguments, or @FILE for a file of them\n")
     _, err = cli("step", "--megatron", f"@{tmp_path}", "--gpu", "h100-sxm", rc=2)
     assert err == f"error: {tmp_path}: cannot read Megatron-LM arguments: a folder, not a regular file\n"
+
+
+def test_flops_reads_megatron_arguments(cli):
+    """flops --megatron takes the shape, the global batch, full recomputation and the dtype of the peak
+    from the arguments; the command's own options override them, and selective recomputation is named
+    as counted without it."""
+    path = f"@{DATA / 'megatron' / 'gpt3-175b.args'}"
+    read = cli.json("flops", "--megatron", path, "--vocab", "51200", "--causal")
+    preset = cli.json("flops", "--model", "gpt-3-175b", "--global-batch", "1536")
+    assert read["model_flops"] == preset["model_flops"] and read["total_parameters"] == preset["total_parameters"]
+    on_gpu = cli.json("flops", "--megatron", path, "--vocab", "51200", "--gpu", "a100-80gb", "--time", "30s",
+                      "--gpus", "1536")
+    assert on_gpu["peak_dtype"] == "fp16"
+    tiny = ("--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --vocab-size 1000 "
+            "--global-batch-size 8 --recompute-granularity {}")
+    full = cli.json("flops", "--megatron", tiny.format("full"))
+    assert (full["recompute"], full["batch"]) == ("full", 8)
+    assert cli.json("flops", "--megatron", tiny.format("full"), "--recompute", "none",
+                    "--global-batch", "4")["batch"] == 4
+    selective = cli.json("flops", "--megatron", tiny.format("selective"))
+    assert selective["recompute"] == "none" and any("recompute selective" in n for n in selective["notes"])
+    _, err = cli("flops", "--megatron", "--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                 "--seq-length 128 --vocab-size 1000", rc=2)
+    assert err == "error: no global batch given; pass --global-batch B (sequences per iteration)\n"
