@@ -292,30 +292,41 @@ def _wrap(text: Any, width: int, hang: int) -> list[Any]:
     hang = max(0, min(hang, width // 2))
     plain, pieces = text.plain, []
     start, end, room = 0, -1, width
+    used = 0  # the cells of plain[start:end], grown word by word (a line's width is never measured whole)
     for word in _WORD.finditer(plain):
-        if end >= 0 and cell_len(plain[start:word.end()]) > room:
+        if end >= 0:
+            grown = used + cell_len(plain[end:word.end()])
+            if grown <= room:
+                used, end = grown, word.end()
+                continue
             pieces.append((start, end))
-            start, end, room = word.start(), -1, width - hang
-        while end < 0 and cell_len(plain[start:word.end()]) > room:
-            cut = start + _fitting(plain[start:word.end()], room)
+            start, room = word.start(), width - hang
+        used = cell_len(plain[start:word.end()])
+        while used > room:  # a word wider than the line, cut
+            cut = _fitting(plain, start, word.end(), room)
             pieces.append((start, cut))
+            used -= cell_len(plain[start:cut])
             start, room = cut, width - hang
         end = word.end()
     pieces.append((start, max(end, start)))
-    return [text[a:b] if k == 0 else Text(" " * hang).append_text(text[a:b])
-            for k, (a, b) in enumerate(pieces)]
+    if text.spans:  # one division for every piece (slicing a Text divides the whole of it each time)
+        parts = text.divide([at for piece in pieces for at in piece])
+        lines = [parts[2 * k + 1] for k in range(len(pieces))]
+    else:
+        lines = [text.blank_copy(plain[a:b]) for a, b in pieces]
+    return [line if k == 0 else Text(" " * hang).append_text(line) for k, line in enumerate(lines)]
 
 
-def _fitting(s: str, room: int) -> int:
-    """How many characters of *s* fit in *room* cells (at least one)."""
+def _fitting(s: str, start: int, stop: int, room: int) -> int:
+    """Where the characters of ``s[start:stop]`` that fit in *room* cells end (at least one of them)."""
     from rich.cells import cell_len
 
     used = 0
-    for k, ch in enumerate(s):
-        used += cell_len(ch)
+    for k in range(start, stop):
+        used += cell_len(s[k])
         if used > room:
-            return max(k, 1)
-    return len(s)
+            return max(k, start + 1)
+    return stop
 
 
 class _Prose:

@@ -197,3 +197,46 @@ def test_a_narrow_help_is_stacked_and_a_wide_one_is_typers_table(monkeypatch, ca
     assert main(["step", "--help"]) == 0
     wide = capsys.readouterr().out
     assert re.search(r"│ --microbatches +-m +M +Micro-batches per replica per step", wide)
+
+
+def _wrapped_by_measuring_each_line(text: Text, width: int, hang: int) -> list[Text]:
+    """The wrapping of a note's line, done the plain way: each candidate line measured whole and each
+    piece sliced from the text (the same rule as costmodel.cli.layout's, which grows a line's width word
+    by word and divides the text once)."""
+    from costmodel.cli.layout import _WORD, _fitting
+
+    hang = max(0, min(hang, width // 2))
+    plain, pieces = text.plain, []
+    start, end, room = 0, -1, width
+    for word in _WORD.finditer(plain):
+        if end >= 0 and cell_len(plain[start:word.end()]) > room:
+            pieces.append((start, end))
+            start, end, room = word.start(), -1, width - hang
+        while end < 0 and cell_len(plain[start:word.end()]) > room:
+            cut = _fitting(plain, start, word.end(), room)
+            pieces.append((start, cut))
+            start, room = cut, width - hang
+        end = word.end()
+    pieces.append((start, max(end, start)))
+    return [text[a:b] if k == 0 else Text(" " * hang).append_text(text[a:b]) for k, (a, b) in enumerate(pieces)]
+
+
+def test_a_wrapped_line_is_the_plain_ways_own():
+    """Lines of words, spaces, wide characters, sizes kept with their units, and styled spans wrap into
+    the same pieces, with the same styles, as measuring each line whole would give."""
+    import random
+
+    from costmodel.cli.layout import _wrap
+
+    rng = random.Random(7)
+    for _ in range(200):
+        words = ["".join(rng.choice("ab µ中-1") for _ in range(rng.randint(0, rng.choice((30, 120)))))
+                 for _ in range(rng.randint(0, 40))]
+        plain = rng.choice([" ", "  ", ""]).join(words) + rng.choice(["", " 3 MB", " 12 GiB/s"])
+        text = Text(plain)
+        if plain and rng.random() < 0.7:
+            text.stylize("bold", 0, rng.randint(0, len(plain)))
+            text.stylize("red", rng.randint(0, len(plain)))
+        width, hang = rng.randint(3, 50), rng.randint(0, 8)
+        assert [(t.plain, t.spans) for t in _wrap(text, width, hang)] == \
+            [(t.plain, t.spans) for t in _wrapped_by_measuring_each_line(text, width, hang)]
