@@ -78,16 +78,22 @@ def write_files(folder: Path, files: dict[str, str], *, force: bool) -> None:
         write_text(target, text)
 
 
+SMALLER_LOG = "give a smaller file (split it, or keep the table only)"
+"""How a log too large to read is made to fit (*smaller* of :func:`read_text`)."""
+
+
 def _size_text(n: int) -> str:
     return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} B"
 
 
-def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES,
+               smaller: str = "give a smaller file") -> bytes:
     """The bytes of the regular file *path* (*what* it holds, for the error), at most *limit* of them.
 
     Only regular files are read: a FIFO (which would wait forever for a writer), a device such as
     ``/dev/zero`` (endless) or a folder is refused at once, from ``os.stat``, before anything is
-    opened.  A file over *limit* bytes is refused with the cap in the message.
+    opened.  A file over *limit* bytes is refused with the cap in the message, and *smaller*: how to
+    make it fit.
 
     >>> read_bytes("/dev/null", what="the log")
     Traceback (most recent call last):
@@ -107,7 +113,7 @@ def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ
                 else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a file")
         raise ParseError(f"cannot read {what}: {kind}, not a regular file", path=name)
     too_big = ParseError(f"cannot read {what}: larger than the {_size_text(limit)} costmodel reads; "
-                         "give a smaller file (split it, or keep the table only)", path=name)
+                         f"{smaller}", path=name)
     if info.st_size > limit:
         raise too_big
     try:
@@ -120,13 +126,15 @@ def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ
     return content
 
 
-def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES, hint: str = "") -> str:
+def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES, hint: str = "",
+              smaller: str = "give a smaller file") -> str:
     """The text of the UTF-8 file *path* (*what* it holds, for the error), a byte-order mark dropped.
 
     The one way costmodel reads a user's text file: by :func:`read_bytes` (regular files only, at
     most *limit* bytes), then :func:`decode_text`.  Every failure is a one-line
     :class:`~costmodel.errors.ParseError` naming the file (and the line of a byte that is not
-    UTF-8), worded ``cannot read WHAT: why``; *hint*, when given, follows as ``; hint``.
+    UTF-8), worded ``cannot read WHAT: why``; *hint*, when given, follows as ``; hint``, and *smaller*
+    ends the refusal of a file too large.
 
     >>> read_text("/nonexistent.toml", what="answers")
     Traceback (most recent call last):
@@ -134,7 +142,8 @@ def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_
     costmodel.errors.ParseError: /nonexistent.toml: cannot read answers: No such file or directory
     """
     try:
-        return decode_text(read_bytes(path, what=what, limit=limit), path=str(path), what=what)
+        content = read_bytes(path, what=what, limit=limit, smaller=smaller)
+        return decode_text(content, path=str(path), what=what)
     except ParseError as e:
         if not hint:
             raise

@@ -70,12 +70,14 @@ def _model(name: str) -> dict[str, tuple[str, str]]:
 
 
 def _hf(path: str) -> dict[str, tuple[str, str]]:
+    from costmodel._files import read_text
+    from costmodel.describe.hf import MAX_BYTES as HF_MAX_BYTES
     from costmodel.describe.hf import read_hf_config
 
     described = read_hf_config(path)
     shape = described.shape
     source = Path(described.source)
-    config = json.loads(source.read_text(encoding="utf-8-sig"))
+    config = json.loads(read_text(source, what="the Hugging Face config", limit=HF_MAX_BYTES))
     inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else None
     out = {}
     for name, keys in HF_KEYS.items():

@@ -116,7 +116,10 @@ from costmodel.describe.models import ModelDescription
 from costmodel.errors import ParseError
 from costmodel.references import HF_TRANSFORMERS
 
-__all__ = ["GATED_FAMILIES", "SOURCE", "parse_hf_config", "read_hf_config"]
+__all__ = ["GATED_FAMILIES", "MAX_BYTES", "SOURCE", "parse_hf_config", "read_hf_config"]
+
+MAX_BYTES = 1 << 20
+"""The largest config.json read (a model's own is a few kilobytes; a multimodal one's tens)."""
 
 SOURCE = HF_TRANSFORMERS.at("PretrainedConfig and the decoder families' configurations: hidden_size, "
                             "num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, "
@@ -586,5 +589,5 @@ def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDes
     text = str(path)
     if Path(text).is_dir() and (Path(text) / "config.json").is_file():
         text = str(Path(text) / "config.json")
-    return parse_hf_config(read_text(text, what="the Hugging Face config", limit=2**20), path=text,
+    return parse_hf_config(read_text(text, what="the Hugging Face config", limit=MAX_BYTES), path=text,
                            sequence=sequence)

@@ -30,7 +30,7 @@ from fractions import Fraction
 from os import PathLike
 from typing import Any
 
-from costmodel._files import read_text
+from costmodel._files import SMALLER_LOG, read_text
 from costmodel.calibration.logs.measurements import check_text, split_lines
 from costmodel.errors import ParseError
 
@@ -322,7 +322,7 @@ class _Section:
 
 def read_debug_log(path: str | PathLike[str]) -> DebugLog:
     """:func:`parse_debug_log` of the file *path* (read by :func:`costmodel._files.read_text`)."""
-    return parse_debug_log(read_text(path, what="the NCCL log"), path=str(path))
+    return parse_debug_log(read_text(path, what="the NCCL log", smaller=SMALLER_LOG), path=str(path))
 
 
 def parse_debug_log(text: str, *, path: str = "<text>") -> DebugLog:

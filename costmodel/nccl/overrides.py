@@ -32,7 +32,10 @@ from costmodel.errors import InputError, ParseError
 from costmodel.nccl.constants import NcclConstants, Table2
 from costmodel.tomlfile import loads
 
-__all__ = ["HARDWARE", "TABLES", "apply_overrides", "load_overrides", "parse_overrides"]
+__all__ = ["HARDWARE", "MAX_BYTES", "TABLES", "apply_overrides", "load_overrides", "parse_overrides"]
+
+MAX_BYTES = 1 << 20
+"""The largest overrides file read: a tuner's constants fit in a few kilobytes."""
 
 TABLES = (
     "base_latencies",
@@ -138,10 +141,7 @@ def parse_overrides(text: str, constants: NcclConstants, *, path: str = "<overri
 
 def load_overrides(path: str | Path, constants: NcclConstants) -> NcclConstants:
     """*constants* with the overrides of the TOML file at *path* applied."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read overrides {str(path)!r}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"cannot read overrides {str(path)!r}: not UTF-8 text") from None
+    from costmodel._files import read_text
+
+    text = read_text(path, what="the overrides", limit=MAX_BYTES)  # a regular file only: never a FIFO's wait
     return parse_overrides(text, constants, path=str(path))

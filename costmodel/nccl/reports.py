@@ -225,13 +225,13 @@ def preset_from_log(log: Path | str, name: str = "from-log") -> PresetText:
     """The hardware preset *name* an NCCL_DEBUG=INFO log describes, checked to load as a preset; a
     half without the tree graph NCCL always has is named in a warning note.  Written nowhere yet.  An
     RCCL log (its version line, AMD's XGMI links) is refused: RCCL's search and tuning are its own."""
-    from costmodel._files import read_text
+    from costmodel._files import SMALLER_LOG, read_text
     from costmodel.nccl.compare import log_facts
     from costmodel.nccl.debuglog import parse_debug_log
     from costmodel.nccl.presets import validate_preset
     from costmodel.tomlfile import loads
 
-    text = read_text(log, what="the NCCL log")
+    text = read_text(log, what="the NCCL log", smaller=SMALLER_LOG)
     if log_facts(text).library == "rccl":
         raise InputError(f"{log} is an RCCL log (RCCL, AMD's library): RCCL searches its topology and tunes "
                          "its own choices, which NCCL's model does not describe, so no NCCL preset is made "

@@ -380,7 +380,7 @@ BAD = [
     (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--proto", "^LL129"], 'token "LL129"'),
     (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--algo", "nvls"], "NCCL would fail this call"),
     (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--nccl-version", "2.5"], "unknown NCCL version '2.5'"),
-    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--overrides", "/no/such.toml"], "cannot read overrides"),
+    (["nccl", "allreduce", "-n", "1MiB", *NCCL, "--overrides", "/no/such.toml"], "cannot read the overrides"),
     (["nccl", "allreduce", "-n", "1MiB", "--ranks", "8"], "no hardware given"),
     (["nccl", "allreduce", *NCCL], "no size given"),
     (["nccl", "allreduce", "-n", "1MiB", "--min", "8B", *NCCL], "not both"),

@@ -15,7 +15,7 @@ from functools import lru_cache
 from os import PathLike
 from typing import Any
 
-from costmodel._files import MAX_READ_BYTES, read_text
+from costmodel._files import MAX_READ_BYTES, SMALLER_LOG, read_text
 from costmodel._json import JSONFields, to_json_dict
 from costmodel.collective_names import PT2PT, canonical_collective
 from costmodel.collectives.busbw import FACTORS
@@ -223,7 +223,7 @@ def read_log_text(path: str | PathLike[str]) -> str:
     """The text of the log file *path*, read as every user file is (by :func:`costmodel._files.read_text`:
     regular files only, at most :data:`~costmodel._files.MAX_READ_BYTES`, UTF-8, a byte-order mark
     dropped)."""
-    return read_text(path, what="the log")
+    return read_text(path, what="the log", smaller=SMALLER_LOG)
 
 
 def check_text(text: str, path: str) -> str:

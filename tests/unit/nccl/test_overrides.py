@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import pytest
 
-from costmodel.errors import InputError, ParseError
+from costmodel.errors import ParseError
 from costmodel.nccl import CONSTANTS, System, predict, tune
 from costmodel.nccl.overrides import load_overrides, parse_overrides
 
@@ -58,5 +59,15 @@ def test_bad_overrides_are_one_line(text, constants, message):
 
 
 def test_missing_file():
-    with pytest.raises(InputError, match="cannot read overrides"):
+    with pytest.raises(ParseError, match="cannot read the overrides: No such file"):
         load_overrides("/nonexistent/o.toml", V30)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+def test_a_pipe_or_an_endless_device_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "o.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ParseError, match="a FIFO"):
+        load_overrides(fifo, V30)
+    with pytest.raises(ParseError, match="a character device"):
+        load_overrides("/dev/zero", V30)
