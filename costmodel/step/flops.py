@@ -90,7 +90,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from costmodel._json import JSONFields
+from costmodel._json import JSONFields, to_json_dict
 from costmodel.errors import InputError, UnknownNameError, did_you_mean
 from costmodel.exact import decimal_text, parse_number
 from costmodel.references import (
@@ -117,7 +117,7 @@ from costmodel.units import parse_time
 from costmodel.validate import positive, whole
 
 __all__ = ["CITED", "QK_NORMS", "RECOMPUTATION", "AchievedFlops", "FlopConvention", "LayerFlops",
-           "LayerGroup", "ModelFlops", "ParameterCount", "TransformerShape", "achieved_flops",
+           "LayerGroup", "ModelFlops", "MtpFlops", "ParameterCount", "TransformerShape", "achieved_flops",
            "attention_pairs", "capacity", "expert_pattern", "layer_pattern", "model_flops", "parameters",
            "pattern_text", "resolve_causal", "shortest_pattern", "tp_share", "window_notes", "window_pattern"]
 
@@ -490,6 +490,13 @@ class TransformerShape(JSONFields):
     value_head_dim : int, optional
         d_v, the channels of each value head and so of each head's attention output, ≥ 1, with *kv_rank*;
         ``None``: *head_dim*.
+    mtp_layers : int, default 0
+        D, the multi-token prediction (MTP) modules trained after the main layers, 0 to *layers*
+        (DeepSeek-V3 trains one: DeepSeek-AI 2024, arXiv:2412.19437, section 2.2).  Module k normalises the
+        previous depth's hidden state and the embedding of the token k ahead, projects their concatenation
+        2h → h, runs one transformer layer of the last main layer's kind (its FFN an MoE one when the last
+        layer has experts, as Megatron-Core's ``MultiTokenPredictionBlock`` builds it) and predicts through
+        a final norm and the output layer, both matrices shared with the main model (:attr:`mtp_parameters`).
     """
 
     layers: int
@@ -516,6 +523,7 @@ class TransformerShape(JSONFields):
     kv_rank: int | None = None
     rope_head_dim: int | None = None
     value_head_dim: int | None = None
+    mtp_layers: int = 0
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "sequence", "vocabulary"):
@@ -554,6 +562,9 @@ class TransformerShape(JSONFields):
                                 "give 'none', 'head' (one of head_dim each, Qwen3 and Gemma 3) or "
                                 "'projection' (over the whole projections, OLMo 2)"))
         self._check_latent()
+        whole(self.mtp_layers, "mtp_layers", low=0, high=self.layers,
+              hint=f"give the multi-token prediction modules trained after the {self.layers} main layers, 0 "
+                   "(none) to the main layers, e.g. mtp_layers=1 (DeepSeek-V3)")
 
     def _check_latent(self) -> None:
         """The latent attention's fields: none without *kv_rank*, else widths ≥ 1 (the rotary part ≥ 0) and
@@ -892,9 +903,66 @@ class TransformerShape(JSONFields):
     def parameters(self) -> int:
         """N of the 6·N convention: the matrices each token multiplies, every layer's (for a mixture of
         experts the active ones: router, k routed and the shared experts) and the V·h output layer (the
-        input embedding is a lookup).  :func:`parameters` counts the parameters as model cards do."""
+        input embedding is a lookup), and each multi-token prediction module's layer and projection
+        (:attr:`mtp_active_matrices`) with the V·h output layer once more, which each module multiplies
+        again.  :func:`parameters` counts the parameters as model cards do."""
         return (self.moe_layers * self.active_layer_parameters
-                + (self.layers - self.moe_layers) * self.layer_parameters + self.vocabulary * self.hidden)
+                + (self.layers - self.moe_layers) * self.layer_parameters + self.vocabulary * self.hidden
+                + self.mtp_layers * (self.mtp_active_matrices + self.vocabulary * self.hidden))
+
+    @property
+    def mtp_moe(self) -> bool:
+        """Whether the multi-token prediction modules' layer has a mixture of experts: the last main layer's
+        kind (Megatron-LM's ``num_floating_point_operations`` counts ``last_layer_is_moe``)."""
+        return self.is_moe_layer(self.layers - 1)
+
+    @property
+    def mtp_window(self) -> bool:
+        """Whether the multi-token prediction modules' layer has the sliding window: the last main layer's."""
+        return self.is_windowed_layer(self.layers - 1)
+
+    @property
+    def mtp_projection_parameters(self) -> int:
+        """M_k of one multi-token prediction module, h × 2h: 2h² weights (DeepSeek-AI 2024, arXiv:2412.19437,
+        section 2.2, equation (21); ``eh_proj`` in DeepSeek-V3's checkpoint)."""
+        return 2 * self.hidden * self.hidden
+
+    @property
+    def mtp_weights(self) -> tuple[int, int]:
+        """One multi-token prediction module's matrices as (replicated, routed-expert) weights: its layer's
+        (:meth:`layer_weights` of the last main layer) and the 2h² projection with the replicated ones."""
+        replicated, routed = self.layer_weights(self.layers - 1)
+        return replicated + self.mtp_projection_parameters, routed
+
+    @property
+    def mtp_active_matrices(self) -> int:
+        """The matrices of one multi-token prediction module a token multiplies, the shared output layer
+        left out: its layer's (active experts only) and the 2h² projection."""
+        layer = self.active_layer_parameters if self.mtp_moe else self.layer_parameters
+        return layer + self.mtp_projection_parameters
+
+    @property
+    def mtp_norm_parameters(self) -> int:
+        """The norm weights of one multi-token prediction module: its layer's (:attr:`norm_parameters`) and
+        three of h, the norms of the hidden state and of the embedding before the projection and the final
+        norm before the shared output layer (``hnorm``, ``enorm`` and ``shared_head.norm``)."""
+        return self.norm_parameters + 3 * self.hidden
+
+    @property
+    def mtp_parameters(self) -> int:
+        """The weights of one multi-token prediction module that the main model does not hold: its layer's
+        matrices (every routed expert), the projection and its norms.  The embedding and the output layer
+        are the main model's, shared (section 2.2: "shared embedding layer" and "shared output head"), so
+        they are not counted again; a checkpoint that stores a copy of each for the module (DeepSeek-V3's
+        ``model.layers.61.embed_tokens`` and ``shared_head.head``) holds 2·V·h more."""
+        replicated, routed = self.mtp_weights
+        return replicated + routed + self.mtp_norm_parameters
+
+    @property
+    def mtp_active_parameters(self) -> int:
+        """The weights of one multi-token prediction module a token uses, the shared embedding and output
+        layer left out: :attr:`mtp_parameters` with the k routed experts in place of E."""
+        return self.mtp_active_matrices + self.mtp_norm_parameters
 
 
 def tp_share(parameters: int, *, tp: int, duplicated: int = 0) -> Fraction:
@@ -914,6 +982,10 @@ class ParameterCount(JSONFields):
 
     *routed_experts* holds every routed expert (E per MoE layer), *active_routed_experts* the k a token
     uses; ``total`` is the sum of the parts, ``active`` the same with the k routed experts in place of E.
+    The parts are the main model's; *mtp* is the multi-token prediction modules' own weights (their layers,
+    projections and norms, the shared embedding and output layer not again), *mtp_active* what a token uses
+    of them, and *main* and *main_active* the main model's counts, the published ones (DeepSeek-V3: 671B
+    and 37B): ``total = main + mtp``, ``active = main_active + mtp_active``.
     """
 
     embeddings: int
@@ -927,6 +999,15 @@ class ParameterCount(JSONFields):
     total: int
     active: int
     sources: tuple[Cited, ...] = ()
+    main: int = 0
+    main_active: int = 0
+    mtp: int = 0
+    mtp_active: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-native values; the main model's and the multi-token prediction modules'
+        counts only for a shape with such modules (without, ``total`` and ``active`` are the main model's)."""
+        return to_json_dict(self, skip=() if self.mtp else ("main", "main_active", "mtp", "mtp_active"))
 
 
 _MOE_SOURCES = (
@@ -943,6 +1024,16 @@ _LATENT_SOURCES = (
                    "the decoupled rotary embedding"),
     DEEPSEEK_V3.at("section 2.1.1: multi-head latent attention; the abstract and section 4.2: 671B total and "
                    "37B activated parameters"),
+)
+
+
+_MTP_SOURCES = (
+    DEEPSEEK_V3.at("section 2.2, equations (21) to (25): multi-token prediction modules of a shared "
+                   "embedding, two norms, a 2h → h projection, one transformer block and the shared output "
+                   "head; section 4.2: the depth D = 1"),
+    MEGATRON_LM.at("megatron/training/training.py, num_floating_point_operations: the MTP norms and "
+                   "projection, (1 + mtp_num_layers) logits, and last_layer_is_moe × mtp_num_layers more "
+                   "layers"),
 )
 
 
@@ -1027,11 +1118,15 @@ def parameters(shape: TransformerShape) -> ParameterCount:
         "norms": layers * shape.norm_parameters + h,
     }
     active_routed = moe * top_k * shape.expert_parameters
-    total = sum(parts.values())
-    return ParameterCount(**parts, active_routed_experts=active_routed, total=total,
-                          active=total - parts["routed_experts"] + active_routed,
+    main = sum(parts.values())
+    main_active = main - parts["routed_experts"] + active_routed
+    mtp, mtp_active = shape.mtp_layers * shape.mtp_parameters, shape.mtp_layers * shape.mtp_active_parameters
+    return ParameterCount(**parts, active_routed_experts=active_routed, total=main + mtp,
+                          active=main_active + mtp_active, main=main, main_active=main_active, mtp=mtp,
+                          mtp_active=mtp_active,
                           sources=((_MOE_SOURCES if shape.moe else ())
-                                   + (_LATENT_SOURCES if shape.latent else ())))
+                                   + (_LATENT_SOURCES if shape.latent else ())
+                                   + (_MTP_SOURCES if shape.mtp_layers else ())))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1067,6 +1162,27 @@ class LayerGroup(JSONFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MtpFlops(JSONFields):
+    """The FLOPs of a shape's D multi-token prediction modules in one iteration.
+
+    *layer* is one module's transformer layer (the last main layer's kind, its recomputation as a main
+    layer's), *projection_forward* one module's 2h → h projection forward, 2·T·2h·h, and *logits_forward*
+    its logits through the shared output layer, 2·T·h·V (T the iteration's tokens: each module runs on all
+    s positions of a sequence, as Megatron-Core rolls the labels and the input ids one place a depth);
+    ``total = modules·(layer.total + 3·(projection_forward + logits_forward))``: the backward twice the
+    forward, neither the projection nor the logits recomputed (as the main model's logits are not).
+    """
+
+    modules: int
+    moe: bool
+    window: bool
+    layer: LayerFlops
+    projection_forward: int
+    logits_forward: int
+    total: Fraction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelFlops(JSONFields):
     """Model FLOPs of one iteration (forward, backward, recomputation) on *batch* sequences.
 
@@ -1080,6 +1196,8 @@ class ModelFlops(JSONFields):
     ``total = moe_layers·layer.total + (layers − moe_layers)·dense_layer.total + logits``.
     *capacity_factor* is the experts' capacity the count runs with (``None``: each token's k experts,
     nothing padded or dropped).  *causal* is the count's (a shape with a sliding window counts causally).
+    *mtp* is the multi-token prediction modules' count (:class:`MtpFlops`; ``None`` without them), which
+    *total* includes besides the layers and the logits.
     """
 
     shape: TransformerShape
@@ -1097,6 +1215,11 @@ class ModelFlops(JSONFields):
     capacity_factor: Fraction | None = None
     groups: tuple[LayerGroup, ...] = ()
     sources: tuple[Cited, ...] = _SOURCES
+    mtp: MtpFlops | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-native values; ``mtp`` only for a shape with multi-token prediction modules."""
+        return to_json_dict(self, skip=() if self.mtp is not None else ("mtp",))
 
     @property
     def per_token(self) -> Fraction:
@@ -1197,6 +1320,14 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     products over the band of the causal mask, s·w − w²/2 query-key pairs instead of s²/2
     (:func:`attention_pairs`); its other products are a global layer's.
 
+    Each of a shape's D multi-token prediction modules (DeepSeek-AI 2024, arXiv:2412.19437, section 2.2)
+    adds, per token, its layer's forward (the last main layer's kind), its projection's 2·2h·h and its
+    logits' 2·h·V, three times with the backward, and its layer's recomputation (:class:`MtpFlops`), as
+    Megatron-LM's ``num_floating_point_operations`` counts them but for the norms, which it counts as
+    6·3h FLOPs a token and module and this count, as everywhere, leaves out.  N of 6·N then holds each
+    module's active matrices and the output layer once more, so the identity above reads
+    ``total == six_n_flops + 12·(l + D)·a·d·s·tokens``.
+
     Examples
     --------
     >>> gpt3 = TransformerShape(layers=96, hidden=12288, heads=96, sequence=2048, vocabulary=51200)
@@ -1228,13 +1359,22 @@ def model_flops(shape: TransformerShape, *, batch: int, recompute: str = "none",
     dense = kinds[False, shape.is_windowed_layer(plain)] if shape.moe and plain is not None else None
     total = sum((g.layers * g.flops.total for g in groups), Fraction(0))
     logits = 2 * tokens * h * shape.vocabulary
+    mtp = None
+    if shape.mtp_layers:
+        moe, window = shape.mtp_moe, shape.mtp_window
+        block = kinds[moe, window]  # the last main layer's kind, one of the groups
+        projection = 2 * tokens * shape.mtp_projection_parameters  # [h; h] (2h) → h, equation (21)
+        d = shape.mtp_layers
+        mtp = MtpFlops(modules=d, moe=moe, window=window, layer=block, projection_forward=projection,
+                       logits_forward=logits, total=d * (block.total + 3 * (projection + logits)))
+        total += mtp.total
     return ModelFlops(
         shape=shape, batch=batch, recompute=recompute, causal=causal, tokens=tokens, layer=layer,
         logits_forward=logits, logits_backward=2 * logits, total=total + 3 * logits,
         parameters=shape.parameters, six_n_flops=6 * shape.parameters * tokens, dense_layer=dense,
         capacity_factor=factor, groups=groups,
         sources=_SOURCES + (_MOE_SOURCES if shape.moe else ()) + (_WINDOW_SOURCES if shape.window else ())
-        + (_LATENT_SOURCES if shape.latent else ()))
+        + (_LATENT_SOURCES if shape.latent else ()) + (_MTP_SOURCES if shape.mtp_layers else ()), mtp=mtp)
 
 
 _ACHIEVED_SOURCES = (
@@ -1307,6 +1447,18 @@ class AchievedFlops(JSONFields):
     conventions: tuple[FlopConvention, ...] = ()
     sources: tuple[Cited, ...] = _ACHIEVED_SOURCES
     notes: tuple[str, ...] = ()
+    main_parameters: int = 0
+    main_active_parameters: int = 0
+    mtp_parameters: int = 0
+    mtp_active_parameters: int = 0
+    mtp: MtpFlops | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-native values; the main model's and the multi-token prediction modules' counts
+        only for a shape with such modules."""
+        skip = () if self.mtp is not None else ("main_parameters", "main_active_parameters", "mtp_parameters",
+                                                "mtp_active_parameters", "mtp")
+        return to_json_dict(self, skip=skip)
 
 
 def _peak(value: object) -> Fraction:
@@ -1414,7 +1566,8 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
                                card=count.total, tokens=run.tokens, recompute=recompute,
                                capacity=capacity_factor is not None, gpu_seconds=gpu_seconds, peak=peak)
     sources = (*_ACHIEVED_SOURCES, *(_MOE_SOURCES if shape.moe else ()),
-               *(_WINDOW_SOURCES if shape.window else ()), *(_LATENT_SOURCES if shape.latent else ()))
+               *(_WINDOW_SOURCES if shape.window else ()), *(_LATENT_SOURCES if shape.latent else ()),
+               *(_MTP_SOURCES if shape.mtp_layers else ()))
     return AchievedFlops(
         shape=shape, batch=batch, tokens=run.tokens, recompute=recompute, causal=run.causal, layer=run.layer,
         logits_forward=run.logits_forward, logits_backward=run.logits_backward, model_flops=model.total,
@@ -1427,7 +1580,9 @@ def achieved_flops(shape: TransformerShape, *, batch: int, time_s: object = None
         model_flops_per_s_per_gpu=None if gpu is None or model_rate is None else model_rate / gpu,
         hardware_flops_per_s_per_gpu=None if gpu is None or run_rate is None else run_rate / gpu,
         model_flops_per_s=model_rate, hardware_flops_per_s=run_rate, mfu=mfu, hfu=hfu,
-        conventions=conventions, sources=sources, notes=window_notes(shape))
+        conventions=conventions, sources=sources, notes=window_notes(shape), main_parameters=count.main,
+        main_active_parameters=count.main_active, mtp_parameters=count.mtp,
+        mtp_active_parameters=count.mtp_active, mtp=run.mtp)
 
 
 def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six_n: int, card: int,
@@ -1438,7 +1593,8 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
     # PaLM: 12·L·H·Q·T per token, H heads of Q channels (h without a head_dim of its own); with latent
     # attention the scores' heads are d + d_r wide and the values' d_v: 6·L·a·(d + d_r + d_v)·s
     width = shape.attention_width + shape.context_width  # 2·a·d
-    attention = 6 * shape.layers * width * shape.sequence * tokens
+    layers = shape.layers + shape.mtp_layers  # each multi-token prediction module's layer attends too
+    attention = 6 * layers * width * shape.sequence * tokens
     counts: list[tuple[str, Fraction, Cited]] = []
     if recompute == "full" or capacity:
         redo = ", recomputation included (eq. 3)" if recompute == "full" else ""
@@ -1456,9 +1612,9 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
          Fraction(6 * card * tokens), KAPLAN_2020.at("section 2.1: C ≈ 6NBS, with N as published")),
     ]
     if shape.window is not None:  # torchtitan caps each query's keys at the window: Σ over the layers
-        local = shape.windowed_layers
+        local = shape.windowed_layers + (shape.mtp_layers if shape.mtp_window else 0)
         capped = 6 * width * tokens * (
-            (shape.layers - local) * shape.sequence + local * min(shape.window, shape.sequence))
+            (layers - local) * shape.sequence + local * min(shape.window, shape.sequence))
         term = "6·a·(d + d_r + d_v)" if shape.latent else "12·a·d"
         counts.append((f"6·N·tokens + {term}·Σ min(s, w)·tokens (torchtitan)",
                        Fraction(six_n + capped),
@@ -1472,6 +1628,7 @@ def _conventions(shape: TransformerShape, *, run: Fraction, model: Fraction, six
 def _attention_term(shape: TransformerShape) -> str:
     """The attention's per-token factor in PaLM's convention as a label: 12·l·h, 12·l·a·d with heads of their
     own width, 6·l·a·(d + d_r + d_v) with latent attention."""
+    layers = "(l + D)" if shape.mtp_layers else "l"
     if shape.latent:
-        return "6·l·a·(d + d_r + d_v)"
-    return f"12·l·{'h' if shape.attention_width == shape.hidden else 'a·d'}"
+        return f"6·{layers}·a·(d + d_r + d_v)"
+    return f"12·{layers}·{'h' if shape.attention_width == shape.hidden else 'a·d'}"
