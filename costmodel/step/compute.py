@@ -25,10 +25,10 @@ from fractions import Fraction
 from costmodel._json import JSONFields
 from costmodel.exact import exact_sum
 from costmodel.step.flops import TransformerShape, model_flops
-from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, optimizer_bytes
+from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, mtp_ops, optimizer_bytes
 from costmodel.step.rates import Rates
 
-__all__ = ["COLUMN_PRODUCTS", "OpTime", "Work", "optimizer_time", "shape_work"]
+__all__ = ["COLUMN_PRODUCTS", "OpTime", "Work", "mtp_work", "optimizer_time", "shape_work"]
 
 COLUMN_PRODUCTS = ("QKV", "Q", "Q up", "KV up", "FFN in")
 """A dense layer's column-parallel products, in the order a layer runs them: their input gradients are
@@ -129,6 +129,27 @@ def shape_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rat
     embedding, _ = _work(embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element, cp=cp), rates,
                          priced=False)
     return layer, logits, embedding, priced
+
+
+def mtp_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates, sequence_parallel: bool,
+             element: Fraction, cp: int = 1) -> Work:
+    """One multi-token prediction module's :class:`Work` besides its layer (which :func:`shape_work` prices
+    as a layer of the last main layer's kind): its norms and 2h → h projection
+    (:func:`~costmodel.step.ops.mtp_ops`), its logits and cross entropy through the shared output layer
+    (:func:`~costmodel.step.ops.logits_ops`) and its lookup of the shared embedding
+    (:func:`~costmodel.step.ops.embedding_ops`).  With flat *rates* the projection's and the logits' FLOPs
+    (:class:`~costmodel.step.flops.MtpFlops`) at the rate, the backward twice the forward."""
+    if rates.flat:
+        tokens = micro_batch * shape.sequence
+        flops = 2 * tokens * (shape.mtp_projection_parameters + shape.hidden * shape.vocabulary)
+        f = Fraction(flops, tp * cp) / rates.plateau
+        return Work(forward=f, backward=2 * f, weight=f, recompute=Fraction(0))
+    ops = (*mtp_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                    element=element, cp=cp),
+           *logits_ops(shape, micro_batch=micro_batch, tp=tp, sequence_parallel=sequence_parallel,
+                       element=element, cp=cp),
+           *embedding_ops(shape, micro_batch=micro_batch, tp=tp, element=element, cp=cp))
+    return _work(ops, rates, priced=False)[0]
 
 
 def optimizer_time(parameters: Fraction, rates: Rates) -> Fraction:

@@ -52,7 +52,11 @@ parallelism), and rebuilds one layer at a time in the backward pass.  A device h
 most micro-batches (chunk-micro-batches) its schedule has in flight at once, from the simulated
 timeline (1F1B's first stage holds min(pp, M): Narayanan et al. 2021, section 2.2.1); the last stage
 also holds one micro-batch's logits and their fp32 copy for the cross entropy, (e + 4)·sbV/t
-(Korthikanti et al. 2022, section 4.3).
+(Korthikanti et al. 2022, section 4.3).  The last stage runs a shape's multi-token prediction modules too
+(Megatron-Core's ``MultiTokenPredictionBlock``, built with the output layer): each holds a layer's
+activations (counted among the stage's layers), the inputs of its two norms and of its 2h → h projection,
+4e·sbh (÷ t with sequence parallelism), and logits of its own, (e + 4)·sbV/t; its weights are a layer's and
+the projection's 2h², and with pp > 1 the stage holds a copy of the embedding the modules look up.
 
 :func:`step_memory` returns each device's :class:`DeviceMemory`; :func:`check_fits` compares the
 largest with a GPU's capacity.  The micro-batches in flight follow from each device's order of operations
@@ -229,6 +233,11 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
             working = max(working,
                           _activation_bytes(shape, moe=True, capacity_factor=capacity_factor, **rebuilt))
     tokens = micro_batch * shape.sequence // cp
+    # each multi-token prediction module (on the last stage, its layer among the stage's): the inputs of its
+    # two norms and its 2h-wide projection's, 4e·sbh, and its own logits with their fp32 copy
+    sp = tp if sequence_parallel else 1
+    mtp = shape.mtp_layers * (4 * element * Fraction(tokens * h, sp)
+                              + (element + 4) * tokens * Fraction(vocab, tp))
     out = []
     for s in range(pp) if stages is None else stages:
         held = inflight[s]
@@ -246,7 +255,7 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                                               duplicated=count * shape.duplicated_parameters)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
-            acts += (element + 4) * tokens * Fraction(vocab, tp)
+            acts += (element + 4) * tokens * Fraction(vocab, tp) + mtp
         states_total = weight + grads + states
         out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weight, gradient_bytes=grads,
                                 optimizer_bytes=states, model_state_bytes=states_total,

@@ -119,7 +119,7 @@ from costmodel.references import (
     Cited,
 )
 from costmodel.step.buckets import BucketPlan, ddp_buckets, deepspeed_buckets, megatron_buckets
-from costmodel.step.compute import OpTime, Work, optimizer_time, shape_work
+from costmodel.step.compute import OpTime, Work, mtp_work, optimizer_time, shape_work
 from costmodel.step.config import StepConfig
 from costmodel.step.device import ZERO_SOURCES, Device, Issued, Unit, runs, totals
 from costmodel.step.flops import model_flops, resolve_causal, tp_share, window_notes
@@ -465,6 +465,7 @@ class _Model:
     routed: tuple[bool, ...] = ()  # each layer: a mixture of experts (its all-to-alls priced)
     expert_gradients: tuple[Fraction, ...] = ()  # each layer's routed experts' gradient on one rank
     dispatch_bytes: Fraction = Fraction(0)  # n of one dispatch (or combine) all-to-all on one rank
+    mtp: int = 0  # the multi-token prediction modules, the last entries of layers (the last stage's)
 
 
 def _parallelism(c: StepConfig) -> tuple[str, int]:
@@ -552,7 +553,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
         "accumulate": mode.accumulate, "cp": cp, "dropout": c.dropout, "ep": c.ep,
         "capacity_factor": c.capacity_factor}
     kind, logits, embedding, priced, core = _layers(shape, work, operations=operations)
-    routed = _layer_kinds(shape)[2]
+    routed = _layer_kinds(shape)[2] + (shape.mtp_moe,) * shape.mtp_layers
     grad = _grad_element(c, mode)
     split = _layer_weights(shape)
     # without expert parallelism the experts' gradients join the others' buckets (the groups are the same);
@@ -565,6 +566,8 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
     experts = tuple(kinds[pair][1] for pair in split)
     embedding_grad = Fraction(shape.vocabulary * shape.hidden, tp) * grad
     grads[0] += embedding_grad  # the input embedding's gradient, ready after layer 0's backward
+    if shape.mtp_layers and c.pp > 1:  # the last stage's copy of the embedding the modules look up
+        grads[shape.layers] += embedding_grad
     output = c.pp > 1 or not shape.tied_embeddings  # the output layer's own matrix (a copy, or untied)
     full = _model_flops(shape, batch=b * batch, causal=causal)
     run = _model_flops(shape, batch=b * batch, causal=causal, capacity_factor=c.capacity_factor,
@@ -593,7 +596,7 @@ def _from_shape(c: StepConfig, mode: DataParallel, *, batch: int, notes: list[st
                   kv_bytes=Fraction(b * shape.sequence, cp) * kv_heads * element
                   * (shape.query_head_width + shape.value_head_width),  # a K and a V block: 2·d each
                   attention_forward=attention_f, attention_backward=attention_b,
-                  routed=routed, expert_gradients=experts, dispatch_bytes=dispatch)
+                  routed=routed, expert_gradients=experts, dispatch_bytes=dispatch, mtp=shape.mtp_layers)
 
 
 def _layers(shape: Any, work: dict[str, Any], *, operations: bool
@@ -619,7 +622,20 @@ def _layers(shape: Any, work: dict[str, Any], *, operations: bool
             works[moe, windowed] = _layer_work(shape, dense=not moe, window=windowed,
                                                **(work if moe else dense))[0]
     kind = tuple(works[moe, windowed] for moe, windowed in zip(routed, windowed_layers, strict=True))
+    if shape.mtp_layers:
+        kind += (_mtp_module(shape, works[shape.mtp_moe, shape.mtp_window], work),) * shape.mtp_layers
     return kind, logits, embedding, priced, core
+
+
+def _mtp_module(shape: Any, layer: Work, work: dict[str, Any]) -> Work:
+    """One multi-token prediction module's work: its layer's (*layer*, the last main layer's kind) and
+    :func:`~costmodel.step.compute.mtp_work`'s, its norms, projection, logits and embedding lookup,
+    remembered by the rates as a layer's work is."""
+    keys = ("micro_batch", "tp", "sequence_parallel", "element", "cp")
+    head = _held(_LAYER_WORKS, work["rates"], ("mtp", shape, *(work[k] for k in keys)),
+                 lambda: mtp_work(shape, rates=work["rates"], **{k: work[k] for k in keys}), size=8192)
+    return Work(forward=layer.forward + head.forward, backward=layer.backward + head.backward,
+                weight=layer.weight + head.weight, recompute=layer.recompute, column=layer.column)
 
 
 _ATTENTION_OPS = ("flash attention", "attention scores", "softmax", "attention dropout", "attention context")
@@ -794,28 +810,54 @@ def _layout(c: StepConfig, layers: int, v: int) -> tuple[int, ...]:
         raise InputError(f"pp={c.pp} is above the {layers} layers; each pipeline stage needs a layer")
     if layers % stages:
         split_by = f"pp={c.pp} × chunks={v}" if v > 1 else f"pp={c.pp}"
-        split = ",".join(map(str, uneven(layers, stages)))
+        split = ",".join(map(str, uneven(layers, stages, mtp=c.shape.mtp_layers if c.shape else 0)))
+        ends = ("embedding and the output layer" if not c.shape or not c.shape.mtp_layers else
+                "embedding, the output layer and the multi-token prediction modules")
         raise InputError(f"{layers} layers do not split evenly over {split_by}; choose pp (and chunks) "
                          f"dividing the layers, or give stage_layers={split} (the fewer layers at the ends, "
-                         "whose stages also hold the embedding and the output layer)")
+                         f"whose stages also hold the {ends})")
     return (layers // stages,) * stages
 
 
-def uneven(layers: int, stages: int) -> tuple[int, ...]:
+def uneven(layers: int, stages: int, *, mtp: int = 0) -> tuple[int, ...]:
     """*layers* over *stages* as evenly as they go, the stages with one layer fewer taken from the ends
     inwards (the first and last, then the second and the second to last ...): the first and last stages
     also hold the embedding and the output layer (Llama 3 405B's 126 layers on 16 stages: Dubey et al.
-    2024, section 3.3.2, one layer fewer on the first and the last).
+    2024, section 3.3.2, one layer fewer on the first and the last).  The last stage also runs the *mtp*
+    multi-token prediction modules, a layer each: the layers and the modules are spread so, and the last
+    stage holds its share less the modules (DeepSeek-V3's 61 layers and one module on 32 stages: two
+    layers on each but the ends, one on the first, and the module alone on the last, beside the output
+    layer).
 
     >>> uneven(126, 16)
     (7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7)
     >>> uneven(11, 4)
     (2, 3, 3, 3)
+    >>> uneven(61, 32, mtp=1)[:3], uneven(61, 32, mtp=1)[-2:]
+    ((1, 2, 2), (2, 0))
     """
-    q, r = divmod(layers, stages)
+    q, r = divmod(layers + mtp, stages)
     ends = [i for pair in zip(range(stages), reversed(range(stages)), strict=True) for i in pair]
     fewer = set(list(dict.fromkeys(ends))[:stages - r])
-    return tuple(q if s in fewer else q + 1 for s in range(stages))
+    out = [q if s in fewer else q + 1 for s in range(stages)]
+    s = stages - 1
+    while mtp:  # the modules take the last stages' places, from the last one back
+        taken = min(mtp, out[s])
+        out[s] -= taken
+        mtp -= taken
+        s -= 1
+    return tuple(out)
+
+
+def with_mtp(layout: Sequence[int], mtp: int) -> tuple[int, ...]:
+    """*layout* (the main layers of each virtual stage) with the *mtp* multi-token prediction modules on
+    the last virtual stage, after its layers (Megatron-Core's ``MultiTokenPredictionBlock``, built where
+    ``post_process`` is: the last pipeline stage): the units each virtual stage runs.
+
+    >>> with_mtp((1, 2, 2, 1), 1)
+    (1, 2, 2, 2)
+    """
+    return (*layout[:-1], layout[-1] + mtp) if mtp else tuple(layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -983,6 +1025,7 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
     cp_both = _plus(cp_f, cp_b)
     again = tp_layer if redo else 0  # the forward's collectives again with full recomputation
     routed = model.routed or (False,) * len(model.layers)
+    first_mtp = len(model.layers) - model.mtp  # the modules' logits run the output layer's collective too
     made: dict[tuple[int, int, bool], Unit] = {}  # layers of the same work and gradient (most) share a unit
     for i, (w, g, moe) in enumerate(zip(model.layers, model.gradients, routed, strict=True)):
         alike = (id(w), id(g), moe)
@@ -995,9 +1038,10 @@ def _units(model: _Model, layout: Sequence[int], *, tp_layer: Fraction, tp_one: 
         embedding = model.embedding if i == 0 and not alone else None  # layer 0's unit holds it too
         forward = _plus(w.forward, tp_layer, cp_f, a2a,
                         *((embedding.forward, extra) if embedding is not None else ()))
-        backward = _plus(w.backward, back, again, cp_b, a2a, a2a_again,
+        head = extra if i >= first_mtp else 0
+        backward = _plus(w.backward, back, again, cp_b, a2a, a2a_again, head,
                          embedding.backward if embedding is not None else 0)
-        tp = _plus(tp_layer, back, again, extra if embedding is not None else 0)
+        tp = _plus(tp_layer, back, again, head, extra if embedding is not None else 0)
         own = g - model.embedding_gradient if i == 0 and alone else g  # the embedding's on its own unit
         units.append(Unit(forward=forward, backward=backward, weight=w.weight if split else Fraction(0),
                           gradient_bytes=own, tp=tp, recompute=_plus(w.recompute, again, a2a_again,
@@ -1303,9 +1347,10 @@ def _layer_kinds(shape: Any) -> tuple[tuple[bool, bool], tuple[tuple[bool, bool]
 
 @lru_cache(maxsize=64)
 def _layer_weights(shape: Any) -> tuple[tuple[int, int], ...]:
-    """Each layer's (replicated, routed-expert) parameters (:meth:`TransformerShape.layer_weights`),
-    remembered per shape."""
-    return tuple(shape.layer_weights(i) for i in range(shape.layers))
+    """Each layer's (replicated, routed-expert) parameters (:meth:`TransformerShape.layer_weights`), then
+    each multi-token prediction module's (:attr:`TransformerShape.mtp_weights`), remembered per shape."""
+    layers = tuple(shape.layer_weights(i) for i in range(shape.layers))
+    return layers + (shape.mtp_weights,) * shape.mtp_layers
 
 
 @lru_cache(maxsize=1024)
@@ -1321,6 +1366,7 @@ def _stage_weights(shape: Any, layout: tuple[int, ...], pp: int, v: int) -> tupl
             for a, b in weights[starts[k]:starts[k] + layout[k]]:
                 replicated, routed = replicated + a, routed + b
         heads = (s == 0) + (s == pp - 1 and (pp > 1 or not shape.tied_embeddings))
+        heads += s == pp - 1 and pp > 1 and shape.mtp_layers > 0  # the modules' copy of the embedding
         out.append((replicated + shape.vocabulary * shape.hidden * heads, routed))
     return tuple(out)
 
@@ -1473,8 +1519,9 @@ class _Prepared:
 
 
 def layer_operations(c: StepConfig) -> int:
-    """The layer operations one replica's step simulates: F, B and W of each micro-batch on each layer."""
-    layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
+    """The layer operations one replica's step simulates: F, B and W of each micro-batch on each layer (and
+    each multi-token prediction module)."""
+    layers = c.shape.layers + c.shape.mtp_layers if c.shape is not None else len(c.forward_s or ())
     return c.microbatches * layers * 3
 
 
@@ -1486,15 +1533,18 @@ def _prepare(c: StepConfig, *, notes: list[str], operations: bool = True) -> _Pr
     mode = _framework(c)
     layers = c.shape.layers if c.shape is not None else len(c.forward_s or ())
     check_layers(layers)
+    mtp = c.shape.mtp_layers if c.shape is not None else 0
     events = layer_operations(c)
     if events > MAX_LAYER_OPERATIONS:  # before anything is priced per layer
         raise InputError(f"{c.microbatches} micro-batches × {layers} layers give {events} layer operations "
                          f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "
                          "micro-batches")
     model = _model(c, mode, notes=notes, operations=operations)
-    layout = _layout(c, len(model.layers), v)
-    notes.extend(_window_notes(c, layout, v))
-    notes.extend(_expert_notes(c, layout, v))
+    main = _layout(c, len(model.layers) - mtp, v)
+    notes.extend(_window_notes(c, main, v))
+    notes.extend(_expert_notes(c, main, v))
+    notes.extend(_mtp_notes(c))
+    layout = with_mtp(main, mtp)  # the modules run on the last stage, after its layers
     links = _placed(c, notes=notes)
     tp_link, pp_link, dp_link, placed = links["tp"], links["pp"], links["dp"], links["placed"]
     act = model.activation_bytes
@@ -1565,6 +1615,29 @@ def _expert_notes(c: StepConfig, layout: Sequence[int], v: int) -> list[str]:
         note += (f"; each stage prices its own layers, those with experts by stage: "
                  f"{', '.join(f'{k} on stage {i}' for i, k in enumerate(held))}")
     return [note]
+
+
+def _mtp_notes(c: StepConfig) -> list[str]:
+    """Where the multi-token prediction modules run and how they are priced."""
+    shape = c.shape
+    if shape is None or not shape.mtp_layers:
+        return []
+    d = shape.mtp_layers
+    kind = "an MoE layer" if shape.mtp_moe else "a dense layer" if shape.moe else "a layer"
+    where = ("on the last pipeline stage, after the last of the main layers" if c.pp > 1 else
+             "after the last main layer")
+    copy = (", and the stage holds a copy of the embedding they look up, whose gradient it reduces"
+            if c.pp > 1 else "")
+    return [f"multi-token prediction: {d} module{'s' if d > 1 else ''} {where}, each {kind} (the last "
+            "layer's kind), its two norms and 2h → h projection (column-parallel over the tp ranks), and "
+            f"logits of its own through the shared output layer (Megatron-Core's default placement){copy}"]
+
+
+def _main_layers(c: StepConfig, layout: Sequence[int]) -> tuple[int, ...]:
+    """The main layers of each virtual stage: *layout* without the multi-token prediction modules on the
+    last (:func:`with_mtp`)."""
+    mtp = c.shape.mtp_layers if c.shape is not None else 0
+    return (*layout[:-1], layout[-1] - mtp) if mtp else tuple(layout)
 
 
 def _cp_comm(c: StepConfig, model: _Model, cp_link: Any) -> tuple[Fraction, tuple[Fraction, Fraction]]:
@@ -1715,7 +1788,8 @@ def _price(config: StepConfig, *, baseline_s: Fraction | None = None, deferred: 
     result = StepResult(
         dp=dp, tp=tp, pp=pp, cp=cp, gpus=gpus, ep=c.ep, microbatches=m, schedule=run.name, chunks=v,
         recompute=c.recompute,
-        sequence_parallel=c.sequence_parallel, stage_layers=tuple(layout), framework=mode.framework,
+        sequence_parallel=c.sequence_parallel, stage_layers=_main_layers(c, layout),
+        framework=mode.framework,
         mode=mode.mode if reducers > 1 else "no data parallelism", gpu=None if c.gpu is None else c.gpu.name,
         dtype=c.dtype, compute_model=_compute_model(c, model),
         step_s=total, compute_s=busy - tp_comm - cp_comm - ep_comm,
@@ -1853,7 +1927,7 @@ def memory_of(config: StepConfig, *, stages: Sequence[int] | None = None, larges
     mode = _framework(c)
     check_layers(c.shape.layers)
     _check_experts(c)
-    layout = _layout(c, c.shape.layers, v)
+    layout = with_mtp(_layout(c, c.shape.layers, v), c.shape.mtp_layers)
     memory = _device_memory(c, mode, _activation_element(c), _grad_element(c, mode), layout, name=name, v=v,
                             stages=stages, largest=largest)
     return memory, None if c.gpu is None else Fraction(c.gpu.memory_bytes)

@@ -84,9 +84,10 @@ and stores the whole s × s matrix whatever the mask, so a window changes neithe
 softmax, dropout and their memory: they are priced on s² as for a global layer.
 
 :func:`layer_ops` lists them; :func:`logits_ops` the output layer and its cross entropy (the last
-stage), :func:`embedding_ops` the input embedding (the first stage), :func:`optimizer_bytes` what an
-Adam step moves per parameter.  The FLOPs of the products add up to
-:func:`costmodel.step.flops.model_flops`'s count, which a test checks.
+stage), :func:`embedding_ops` the input embedding (the first stage), :func:`mtp_ops` a multi-token
+prediction module's norms and projection (the last stage, beside a layer, the logits and the embedding
+lookup of its own), :func:`optimizer_bytes` what an Adam step moves per parameter.  The FLOPs of the
+products add up to :func:`costmodel.step.flops.model_flops`'s count, which a test checks.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ from costmodel.references import (
 )
 from costmodel.step.flops import TransformerShape, attention_pairs, tp_share
 
-__all__ = ["CITED", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops",
+__all__ = ["CITED", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "mtp_ops",
            "optimizer_bytes"]
 
 SOURCES = (
@@ -402,6 +403,30 @@ def logits_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequen
     out += _product("logits", tokens, vocab, shape.hidden)
     out += [_memory("cross entropy", "forward", (e + 36) * logits, "cross_entropy"),
             _memory("cross entropy backward", "backward", (12 + e) * logits, "cross_entropy")]
+    return tuple(out)
+
+
+def mtp_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1, sequence_parallel: bool = False,
+            element: Fraction = Fraction(2), cp: int = 1) -> tuple[Op, ...]:
+    """The operations of one multi-token prediction module besides its layer (:func:`layer_ops` of the last
+    main layer's kind), its logits (:func:`logits_ops`) and its embedding lookup (:func:`embedding_ops`):
+    the norms of the previous depth's hidden state and of the embedding, their concatenation, and the
+    projection M_k of the 2h-wide concatenation back to h (DeepSeek-AI 2024, arXiv:2412.19437, section
+    2.2, equation (21); Megatron-Core's ``MultiTokenPredictionLayer``: ``enorm``, ``hnorm``, ``eh_proj``).
+
+    Assumed: the projection is split over the tp ranks as a column-parallel product, T × h/t × 2h on each
+    rank (its output is gathered back to h with the module's other tensor-parallel collectives, priced as a
+    layer's); the norms and the concatenation see T/t tokens with sequence parallelism, as a layer's norms
+    do.  s/cp tokens with context parallelism."""
+    tokens = micro_batch * shape.sequence // cp
+    e = element
+    h = shape.hidden
+    region = Fraction(tokens * h, tp if sequence_parallel and tp > 1 else 1)
+    out = [_memory("MTP norms", "forward", 4 * e * region, "norm"),  # two h-wide norms: read and write
+           _memory("MTP norms backward", "backward", 10 * e * region, "norm"),
+           _memory("MTP concatenation", "forward", 4 * e * region),  # 2h read, 2h written
+           _memory("MTP concatenation backward", "backward", 4 * e * region)]
+    out += _product("MTP projection", tokens, -(-h // tp), 2 * h)
     return tuple(out)
 
 

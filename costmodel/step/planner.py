@@ -458,7 +458,8 @@ def _fitting(space: Space, leaves: list[dict[str, Any]], refused: dict[tuple[str
     copy = _copies(base)
     for chosen in leaves:
         pp = chosen["pp"]
-        split: dict[str, Any] = ({"stage_layers": uneven(layers, pp)}  # the fewer layers at the ends
+        # the fewer layers at the ends, the multi-token prediction modules counted on the last
+        split: dict[str, Any] = ({"stage_layers": uneven(layers, pp, mtp=base.shape.mtp_layers)}
                                  if layers % pp and "stage_layers" not in space.fixed else {})
         config = copy({**chosen, **split})
         try:
