@@ -131,6 +131,7 @@ FLAGS = {
     "micro_batch_sizes": "--micro-batch-sizes",
     "microbatches": "-m",
     "min_bytes": "--min",
+    "mtp_layers": "--mtp-layers",
     "n": "-n",
     "net_latency": "--net-latency",
     "nodes": "--nodes",
@@ -274,7 +275,7 @@ _STATED = {"cutoff", "late_penalty_per_day",
            "pipeline_sends", "population", "prefetch", "q", "ranks", "recompute", "sampled", "schedule",
            "sequence", "kv_groups", "head_dim", "microbatches", "capacity_factor", "optimizer_bytes",
            "ffn_factor", "window", "window_layers", "expert_layers", "layer_norms", "kv_rank", "q_rank",
-           "rope_head_dim", "value_head_dim",
+           "rope_head_dim", "value_head_dim", "mtp_layers",
            "shared_experts", "slowdown", "stage_layers", "target_epsilon", "top", "top_k", "tp_overlap",
            "zero"}
 """Parameters whose values messages state as the command line shows them, as options with a value

@@ -36,6 +36,7 @@ from costmodel.cli.shape import (
     LayerNorms,
     Layers,
     ModelName,
+    MtpLayers,
     Peak,
     QkNorm,
     QRank,
@@ -81,7 +82,7 @@ def flops_command(
     untied_embeddings: UntiedEmbeddings = None, window: Window = None, window_layers: WindowLayers = None,
     layer_norms: LayerNorms = None, qk_norm: QkNorm = None, kv_rank: KvRank = None, q_rank: QRank = None,
     rope_head_dim: RopeHeadDim = None, value_head_dim: ValueHeadDim = None,
-    expert_layers: ExpertLayers = None,
+    expert_layers: ExpertLayers = None, mtp_layers: MtpLayers = None,
     megatron: Annotated[str | None, option(
         "--megatron", metavar="ARGS", panel=SHAPE_PANEL,
         help="Megatron-LM's arguments, quoted, or @FILE for a file of them: the model's shape, "
@@ -146,7 +147,7 @@ def flops_command(
                             untied_embeddings=untied_embeddings, window=window, window_layers=window_layers,
                             layer_norms=layer_norms, qk_norm=qk_norm, kv_rank=kv_rank, q_rank=q_rank,
                             rope_head_dim=rope_head_dim, value_head_dim=value_head_dim,
-                            expert_layers=expert_layers)
+                            expert_layers=expert_layers, mtp_layers=mtp_layers)
     if shape is None:
         raise InputError("no transformer shape given; pass --layers L --hidden H --heads A --seq S "
                          "--vocab V, "
@@ -237,7 +238,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
                      _latent_text(s),
                      f", E {s.experts} k {s.top_k}" if s.moe else "",
                      f" on {s.moe_layers} layers ({s.expert_layers})" if s.expert_layers else "",
-                     f", w {s.window} ({s.window_layers})" if s.window is not None else ""))
+                     f", w {s.window} ({s.window_layers})" if s.window is not None else "",
+                     f", MTP D {s.mtp_layers}" if s.mtp_layers else ""))
     redo = r.recompute == "full"
     how = ("full recomputation" if redo else "no recomputation") + (", causal" if r.causal else "")
     if r.capacity_factor is not None:
@@ -247,7 +249,8 @@ def render_flops(r: AchievedFlops) -> Rendered:
                   f"[bold]{_count(r.hardware_flops)}[/bold] FLOPs per iteration, "
                   f"{_count(r.hardware_flops_per_token)} per token\n"
                   f"{_count(r.total_parameters)} parameters"
-                  f"{f' ({_count(r.active_parameters)} active)' if s.moe else ''}, {r.tokens} tokens")
+                  f"{f' ({_count(r.active_parameters)} active)' if s.moe else ''}, {r.tokens} tokens"
+                  f"{_mtp_parameters(r)}")
     layer = r.layer
     parts = table("part", "FLOPs", numeric=("FLOPs",))
     what = "one MoE layer" if s.moe else "one layer"
@@ -272,6 +275,7 @@ def render_flops(r: AchievedFlops) -> Rendered:
                         ("  total", layer.total),
                         *_layer_rows(r, windowed),
                         ("logits (forward + backward)", r.logits_forward + r.logits_backward),
+                        *_mtp_rows(r),
                         ("iteration", r.hardware_flops)):
         parts.add_row(name, _count(value))
     counts = table("quantity", "value", header=False)
@@ -305,6 +309,33 @@ def render_flops(r: AchievedFlops) -> Rendered:
                                  style="dim"), rates]
         drawn += [Text(""), Text("the same run as each convention counts it", style="dim"), _conventions(r)]
     return Group(*drawn), r.notes
+
+
+def _mtp_parameters(r: AchievedFlops) -> str:
+    """The heading's line of the main model's and the multi-token prediction modules' parameters: the main
+    model's are the published count."""
+    if r.mtp is None:
+        return ""
+    moe = r.shape.moe
+    main = _count(r.main_parameters) + (f" ({_count(r.main_active_parameters)} active)" if moe else "")
+    mtp = _count(r.mtp_parameters) + (f" ({_count(r.mtp_active_parameters)} active)" if moe else "")
+    d = r.mtp.modules
+    return (f"\n{main} in the main model, {mtp} in {d} multi-token prediction module{'s' if d > 1 else ''} "
+            "(the embedding and output layer shared)")
+
+
+def _mtp_rows(r: AchievedFlops) -> list[tuple[str, Fraction | int]]:
+    """The multi-token prediction modules' rows: all of them, then their layers, projections and logits
+    (forward, backward and the layers' recomputation)."""
+    m = r.mtp
+    if m is None:
+        return []
+    d = m.modules
+    kind = "MoE layer" if m.moe else "dense layer" if r.shape.moe else "layer"
+    return [(f"{d} MTP module{'s' if d > 1 else ''} (forward + backward)", m.total),
+            (f"  {kind}{'s' if d > 1 else ''}", d * m.layer.total),
+            ("  projection 2h → h", 3 * d * m.projection_forward),
+            ("  logits", 3 * d * m.logits_forward)]
 
 
 def _latent_text(s: Any) -> str:

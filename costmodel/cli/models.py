@@ -100,7 +100,8 @@ _LABELS = (("layers", "layers l"), ("hidden", "hidden h"), ("heads", "attention 
            ("shared_experts", "shared experts"), ("dense_layers", "dense FFN layers"),
            ("expert_layers", "layers with experts"),
            ("window", "sliding window"), ("window_layers", "windowed layers"),
-           ("layer_norms", "norms a layer"), ("qk_norm", "query-key norms"))
+           ("layer_norms", "norms a layer"), ("qk_norm", "query-key norms"),
+           ("mtp_layers", "multi-token prediction modules"))
 
 
 @renders("costmodel.describe.models.ModelDescription")

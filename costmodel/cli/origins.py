@@ -38,6 +38,7 @@ HF_KEYS = {
     "q_rank": ("q_lora_rank",),
     "rope_head_dim": ("qk_rope_head_dim",),
     "value_head_dim": ("v_head_dim",),
+    "mtp_layers": ("num_nextn_predict_layers",),
 }
 """The shape keywords a ``config.json`` gives under a key of its own, and the keys (with the other
 spellings :mod:`costmodel.describe.hf` reads) that give each."""
@@ -49,7 +50,7 @@ _MEGATRON = {
     "experts": "num-experts", "top_k": "moe-router-topk", "kv_groups": "num-query-groups",
     "kv_rank": "kv-lora-rank", "q_rank": "q-lora-rank", "rope_head_dim": "qk-pos-emb-head-dim",
     "value_head_dim": "v-head-dim", "head_dim": "qk-head-dim", "vocabulary": "padded-vocab-size",
-    "sequence_parallel": "sequence-parallel",
+    "sequence_parallel": "sequence-parallel", "mtp_layers": "mtp-num-layers",
 }
 """The settings and shape keywords Megatron-LM's arguments give, by the argument that gives each."""
 

@@ -137,7 +137,8 @@ _OWN_OPTIONS = {
     **{name: f"--{name.replace('_', '-')} N" for name in ("layers", "hidden", "heads", "seq", "vocab", "ffn",
                                                         "kv_groups", "head_dim", "experts", "top_k",
                                                         "window", "layer_norms", "kv_rank", "q_rank",
-                                                        "rope_head_dim", "value_head_dim")},
+                                                        "rope_head_dim", "value_head_dim",
+                                                        "mtp_layers")},
     "window_layers": "--window-layers PATTERN", "qk_norm": "--qk-norm KIND",
     "expert_layers": "--expert-layers PATTERN",
 }

@@ -34,6 +34,7 @@ __all__ = [
     "Layers",
     "MicroBatch",
     "ModelName",
+    "MtpLayers",
     "Peak",
     "QRank",
     "QkNorm",
@@ -158,10 +159,17 @@ RopeHeadDim = Annotated[int | None, option(
 ValueHeadDim = Annotated[int | None, option(
     "--value-head-dim", metavar="D", panel=SHAPE_PANEL,
     help="With --kv-rank: the channels of each value head (DeepSeek: 128; default --head-dim).")]
+MtpLayers = Annotated[int | None, option(
+    "--mtp-layers", metavar="D", panel=SHAPE_PANEL, min=0,
+    help="Multi-token prediction modules after the main layers (DeepSeek-V3: 1), each a layer of the last "
+         "layer's kind, a 2h → h projection and its own logits through the shared output layer; on the last "
+         "pipeline stage (default 0).")]
 LAYER_OPTIONS: dict[str, Any] = {"window": Window, "window_layers": WindowLayers, "layer_norms": LayerNorms,
                                  "qk_norm": QkNorm, "kv_rank": KvRank, "q_rank": QRank,
-                                 "rope_head_dim": RopeHeadDim, "value_head_dim": ValueHeadDim}
-"""The options of a layer's attention (its window, its latent attention) and norms, by parameter name."""
+                                 "rope_head_dim": RopeHeadDim, "value_head_dim": ValueHeadDim,
+                                 "mtp_layers": MtpLayers}
+"""The options of a layer's attention (its window, its latent attention) and norms, and of the
+multi-token prediction modules, by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
 ModelName = Annotated[str | None, option(
     "--model", metavar="NAME|FILE", panel=SHAPE_PANEL,
@@ -184,8 +192,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
                       window: int | None = None, window_layers: str | None = None,
                       layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
                       q_rank: int | None = None, rope_head_dim: int | None = None,
-                      value_head_dim: int | None = None, expert_layers: str | None = None
-                      ) -> TransformerShape | None:
+                      value_head_dim: int | None = None, expert_layers: str | None = None,
+                      mtp_layers: int | None = None) -> TransformerShape | None:
     """The shape the options describe; ``None`` when none of --hidden --heads --seq --vocab was given.
 
     Raises :class:`~costmodel.errors.InputError` naming the options still missing when only some were.
@@ -204,7 +212,8 @@ def transformer_shape(*, layers: int | None, hidden: int | None, heads: int | No
            "shared_experts": shared_experts, "dense_layers": dense_layers, "expert_layers": expert_layers,
            "window": window,
            "window_layers": window_layers, "layer_norms": layer_norms, "qk_norm": qk_norm, "kv_rank": kv_rank,
-           "q_rank": q_rank, "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim}
+           "q_rank": q_rank, "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim,
+           "mtp_layers": mtp_layers}
     extra.update((name, value) for name, value in moe.items() if value is not None)
     assert layers is not None and hidden is not None and heads is not None and seq is not None
     assert vocab is not None
@@ -271,14 +280,15 @@ def described_shape(base: dict[str, Any], *, layers: int | None, hidden: int | N
                     window: int | None = None, window_layers: str | None = None,
                     layer_norms: int | None = None, qk_norm: str | None = None, kv_rank: int | None = None,
                     q_rank: int | None = None, rope_head_dim: int | None = None,
-                    value_head_dim: int | None = None, expert_layers: str | None = None
-                    ) -> TransformerShape | None:
+                    value_head_dim: int | None = None, expert_layers: str | None = None,
+                    mtp_layers: int | None = None) -> TransformerShape | None:
     """The shape of *base* (shape keywords a model description gave) with the options given over it; with
     no *base*, :func:`transformer_shape` of the options alone.  A --window over a model's keeps the layers
     its pattern gives them, unless --window-layers gives others."""
     layered: dict[str, Any] = {"window": window, "window_layers": window_layers, "layer_norms": layer_norms,
                                "qk_norm": qk_norm, "kv_rank": kv_rank, "q_rank": q_rank,
-                               "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim}
+                               "rope_head_dim": rope_head_dim, "value_head_dim": value_head_dim,
+                               "mtp_layers": mtp_layers}
     if not base:
         return transformer_shape(layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab, ffn=ffn,
                                  kv_groups=kv_groups, head_dim=head_dim, gated=gated, experts=experts,

@@ -54,6 +54,9 @@ qk_nope_head_dim        head_dim                             with kv_lora_rank: 
                                                              head_dim)
 qk_rope_head_dim        rope_head_dim                        with kv_lora_rank: the rotary part
 v_head_dim              value_head_dim                       with kv_lora_rank: each value head
+num_nextn_predict_      mtp_layers                           multi-token prediction modules (DeepSeek-V3,
+layers                                                       GLM-4.5), counted as trained: the embedding
+                                                             and output head shared, not again
 architectures           layer_norms, qk_norm                 Gemma 2 and 3: four norms a layer; Qwen3,
                                                              Gemma 3: query and key norms of head_dim;
                                                              OLMo 2: over the whole projections
@@ -139,7 +142,6 @@ without dropout."""
 
 
 _UNMODELLED = {
-    "num_nextn_predict_layers": "multi-token prediction layers (DeepSeek-V3)",
     "shared_expert_intermediate_size": "a shared expert whose width is not a whole number of experts "
                                        "(Qwen-MoE)",
     "attention_chunk_size": "chunked attention (Llama 4: a query attends within its chunk on three layers "
@@ -565,6 +567,8 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
     shape.update(moe)
     window, told = _window(config, path, layers)
     shape.update(window, **_norms(config))
+    mtp, counted = _mtp(config, path, layers)
+    shape.update(mtp)
     names = config.get("architectures") or [config.get("model_type") or "a transformer"]
     title = f"{names[0]} ({Path(path).name})"
     settings: dict[str, Any] = {}
@@ -578,7 +582,25 @@ def parse_hf_config(text: str, *, path: str = "config.json", sequence: int | Non
         settings["dropout"] = any(rate > 0 for rate in rates.values())
     return ModelDescription(name=Path(path).parent.name or Path(path).stem, title=title, shape=shape,
                             settings=settings, source=path, locator=str(SOURCE),
-                            notes=(*read, *defaults, *none, *_unmodelled(config, modelled=modelled), *told))
+                            notes=(*read, *defaults, *none, *_unmodelled(config, modelled=modelled), *told,
+                                   *counted))
+
+
+def _mtp(config: dict[str, Any], where: str, layers: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The multi-token prediction modules of ``num_nextn_predict_layers`` (DeepSeek-V3, GLM-4.5), and the
+    note that says how they are counted: trained with the main model, each sharing its embedding and output
+    head, which a checkpoint stores again for each module (DeepSeek-V3's ``model.layers.61.embed_tokens``
+    and ``shared_head.head``) and the count does not."""
+    depth = _whole(config, "num_nextn_predict_layers", where, low=0, default=0)
+    if not depth:
+        return {}, ()
+    if depth > layers:
+        raise ParseError(f"num_nextn_predict_layers = {depth} is more than the {layers} hidden layers; give "
+                         "the multi-token prediction modules, 0 to num_hidden_layers", path=where)
+    return {"mtp_layers": depth}, (
+        f"multi-token prediction: num_nextn_predict_layers = {depth}, counted as trained (a layer of the "
+        "last layer's kind, a 2h → h projection and three norms each); each module shares the main model's "
+        "embedding and output head, so the checkpoint's copies of them for the module are not counted",)
 
 
 def read_hf_config(path: str | Path, *, sequence: int | None = None) -> ModelDescription:

@@ -46,6 +46,9 @@ qk-pos-emb-head-dim, v-head-dim             qk-head-dim 128, qk-pos-emb-head-dim
                                             no q-lora-rank)
 vocab-size V, padded-vocab-size V           vocabulary (vocab-size padded as Megatron pads it: to a
                                             multiple of make-vocab-size-divisible-by (128) × tp)
+mtp-num-layers D                            mtp_layers (multi-token prediction modules); with
+                                            mtp-use-repeated-layer the D modules share one layer's
+                                            weights, which the count does not model: refused for D > 1
 ==========================================  ===============================================================
 
 The settings always name the framework ``megatron``: its data-parallel schedule and its pipeline
@@ -87,6 +90,7 @@ _COUNTS = {
     "moe-shared-expert-intermediate-size": "shared_ffn_hidden",
     "q-lora-rank": "q_rank", "kv-lora-rank": "kv_rank", "qk-head-dim": "head_dim",
     "qk-pos-emb-head-dim": "rope_head_dim", "v-head-dim": "value_head_dim",
+    "mtp-num-layers": "mtp_layers",
 }
 """The arguments that take a whole number, by Megatron-LM's name, and the value each sets."""
 
@@ -103,7 +107,7 @@ _SWITCHES = {
     "swiglu": "swiglu", "untie-embeddings-and-output-weights": "untied",
     "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
-    "multi-latent-attention": "mla",
+    "multi-latent-attention": "mla", "mtp-use-repeated-layer": "mtp_repeated",
 }
 """The arguments that are on/off switches."""
 
@@ -249,7 +253,7 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         shape["gated"] = True
     if values.get("untied"):
         shape["tied_embeddings"] = False
-    shape.update(_latent(values, notes), **_expert_layers(values, shape, notes))
+    shape.update(_latent(values, notes), **_expert_layers(values, shape, notes), **_mtp(values, notes))
     if "query_groups" in values:
         if values.get("gqa"):
             shape["kv_groups"] = values["query_groups"]
@@ -265,6 +269,22 @@ _FREQUENCY = "moe-layer-freq"
 _MLA_DEFAULTS = {"kv_rank": 32, "head_dim": 128, "rope_head_dim": 64, "value_head_dim": 128}
 """Megatron-LM's defaults of the latent attention's widths (``_add_mla_args``: kv-lora-rank 32,
 qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128; q-lora-rank None, a full query projection)."""
+
+def _mtp(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The multi-token prediction modules of mtp-num-layers; mtp-use-repeated-layer (one layer's weights
+    for every module, Megatron-Core's ``mtp_use_repeated_layer``) is refused for more than one module, whose
+    weights the count would hold D times, and noted for one, where it changes nothing."""
+    depth = values.get("mtp_layers")
+    if values.get("mtp_repeated"):
+        if depth is not None and depth > 1:
+            raise InputError(f"Megatron-LM's mtp-use-repeated-layer with mtp-num-layers {depth}: the "
+                             f"{depth} modules share one layer's weights, which this model does not count "
+                             "(it gives each module its own layer); drop the switch to price separate layers")
+        notes.append("mtp-use-repeated-layer: "
+                     + ("with one module it changes nothing" if depth == 1 else
+                        "without mtp-num-layers Megatron-LM builds no multi-token prediction module"))
+    return {} if depth is None else {"mtp_layers": depth}
+
 
 def _latent(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """The latent attention's shape keywords: with multi-latent-attention, each width given or Megatron-LM's

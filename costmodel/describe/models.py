@@ -42,6 +42,8 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
     q_rank = 1536          # optional, with kv_rank: the queries' latent (default: none, as V2-Lite)
     rope_head_dim = 64     # optional, with kv_rank: the rotary part of each query and key head
     value_head_dim = 128   # optional, with kv_rank: each value head (default head_dim)
+    mtp_layers = 1         # optional: multi-token prediction modules after the main layers (default 0;
+                           # DeepSeek-V3: 1)
 
     [step]
     causal = true          # optional: the step settings the model implies
@@ -50,8 +52,9 @@ file has the same format, read by :func:`costmodel.tomlfile.loads` and checked k
 The mixture-of-experts keys map to the shape keywords ``experts``, ``top_k``, ``expert_ffn_factor``,
 ``shared_experts``, ``dense_layers``, ``expert_layers`` and ``tied_embeddings`` unchanged, and so do
 ``window``, ``window_layers``, ``layer_norms``, ``qk_norm`` and the latent attention's ``kv_rank``,
-``q_rank``, ``rope_head_dim`` and ``value_head_dim``; :func:`build_shape` builds the shape from them, a
-mixture of experts, a sliding window, a latent attention and an untied output layer included.
+``q_rank``, ``rope_head_dim`` and ``value_head_dim``, and ``mtp_layers``; :func:`build_shape` builds the
+shape from them, a mixture of experts, a sliding window, a latent attention, multi-token prediction modules
+and an untied output layer included.
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ SHAPE_KEYS: dict[str, str] = {
     "experts": "count", "top_k": "count", "expert_ffn_hidden": "count", "shared_experts": "whole",
     "dense_layers": "whole", "expert_layers": "text", "window": "count", "window_layers": "text",
     "layer_norms": "whole", "qk_norm": "text", "kv_rank": "count", "q_rank": "count",
-    "rope_head_dim": "whole", "value_head_dim": "count",
+    "rope_head_dim": "whole", "value_head_dim": "count", "mtp_layers": "whole",
 }
 """The keys of a model file's ``[shape]`` table and how each reads."""
 

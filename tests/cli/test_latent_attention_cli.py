@@ -32,15 +32,18 @@ def test_flops_of_the_options_are_the_librarys(cli):
 
 def test_deepseek_v3_flops_as_published(cli):
     data = cli.json("flops", "--hf-config", V3, "--seq", "4096", "--global-batch", "1")
-    assert (data["total_parameters"], data["active_parameters"]) == (671_026_404_352, 37_552_282_624)
+    # the main model's as published, and its multi-token prediction module's besides
+    assert (data["main_parameters"], data["main_active_parameters"]) == (671_026_404_352, 37_552_282_624)
+    assert data["total_parameters"] == 671_026_404_352 + data["mtp_parameters"]
     assert data["causal"] is True
     (note,) = data["notes"]
-    assert note.startswith("not modelled: num_nextn_predict_layers")
+    assert note.startswith("multi-token prediction: num_nextn_predict_layers = 1")
     preset = cli.json("flops", "--model", "deepseek-v3", "--global-batch", "1")
     assert preset["model_flops"] == data["model_flops"]  # the preset is the file at the 4K sequence
-    # an option over the preset's value: half the queries' latent
+    # an option over the preset's value: half the queries' latent, in the 61 layers and the module's
     half = cli.json("flops", "--model", "deepseek-v3", "--q-rank", "768", "--global-batch", "1")
-    assert half["total_parameters"] == 671_026_404_352 - 61 * (7168 + 128 * 192) * 768 - 61 * 768
+    assert half["main_parameters"] == 671_026_404_352 - 61 * (7168 + 128 * 192) * 768 - 61 * 768
+    assert half["total_parameters"] == data["total_parameters"] - 62 * ((7168 + 128 * 192) * 768 + 768)
 
 
 def test_the_text_names_the_latent_widths(cli):
@@ -49,7 +52,7 @@ def test_the_text_names_the_latent_widths(cli):
     text = " ".join(out.split())
     assert "d 128, MLA d_r 64 d_v 128 d_c 512 d_c' 1536" in text
     assert "one MoE layer: Q and KV down- and up-projections" in text
-    assert "6·N·tokens + 6·l·a·(d + d_r + d_v)·s·tokens" in text  # PaLM's, the attention's term
+    assert "6·N·tokens + 6·(l + D)·a·(d + d_r + d_v)·s·tokens" in text  # PaLM's, with the module's layer
     assert max(len(line) for line in out.splitlines()) <= 80
     lite, _ = cli.text("flops", "--hf-config", V2_LITE, "--global-batch", "1", columns=80)
     assert "MLA d 128 d_r 64 d_v 128 d_c 512," in " ".join(lite.split())  # d = h/a, no queries' latent

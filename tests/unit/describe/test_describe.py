@@ -58,7 +58,8 @@ PUBLISHED = {
                     "vocabulary": 129280, "ffn_factor": Fraction(18432, 7168), "gated": True,
                     "tied_embeddings": False, "experts": 256, "top_k": 8,
                     "expert_ffn_factor": Fraction(2048, 7168), "shared_experts": 1, "dense_layers": 3,
-                    "kv_rank": 512, "q_rank": 1536, "rope_head_dim": 64, "value_head_dim": 128},
+                    "kv_rank": 512, "q_rank": 1536, "rope_head_dim": 64, "value_head_dim": 128,
+                    "mtp_layers": 1},
 }
 
 
@@ -102,8 +103,9 @@ def test_llama_parameters_are_the_published_ones():
 ])
 def test_moe_presets_have_the_published_parameters(name, total, active):
     count = parameters(model_preset(name).transformer())
-    assert f"{count.total / 1e9:.3g}" == total
-    assert f"{count.active / 1e9:.3g}" == active
+    # the main model's, as published; DeepSeek-V3's multi-token prediction module is counted apart
+    assert f"{count.main / 1e9:.3g}" == total
+    assert f"{count.main_active / 1e9:.3g}" == active
 
 
 def test_mixtral_parameters_by_hand():
@@ -430,9 +432,9 @@ def test_world_size_divides_or_the_suggestions_do(g, t, p, c):
 
 
 def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
-    """DeepSeek-V3's multi-token prediction, Qwen-MoE's shared expert of its own width: read, priced as the
-    standard transformer, and named; its latent attention and a head dimension other than hidden/heads are
-    modelled (the shape's kv_rank, q_rank and head_dim), so no note names them."""
+    """Qwen-MoE's shared expert of its own width: read, priced as the standard transformer, and named;
+    DeepSeek-V3's multi-token prediction, latent attention and a head dimension other than hidden/heads are
+    modelled (the shape's mtp_layers, kv_rank, q_rank and head_dim), so no note calls them not modelled."""
     from costmodel.describe.hf import parse_hf_config
 
     base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 176,
@@ -441,10 +443,14 @@ def test_a_config_that_sets_what_the_shape_does_not_model_says_so():
     latent = parse_hf_config(json.dumps({**base, "q_lora_rank": 32, "kv_lora_rank": 16,
                                          "qk_nope_head_dim": 32, "qk_rope_head_dim": 8, "v_head_dim": 16,
                                          "num_nextn_predict_layers": 1}))
-    (note,) = latent.notes
-    assert note.startswith("not modelled: num_nextn_predict_layers: ")
-    assert "multi-token prediction" in note and "latent" not in note
+    (note,) = latent.notes  # the multi-token prediction module is modelled now: the note says how
+    assert note.startswith("multi-token prediction: num_nextn_predict_layers = 1, counted as trained")
+    assert "not modelled" not in note and "latent" not in note
     assert (latent.shape["head_dim"], latent.shape["q_rank"], latent.shape["kv_rank"]) == (32, 32, 16)
+    assert latent.shape["mtp_layers"] == 1
+    qwen = parse_hf_config(json.dumps({**base, "num_experts": 4, "num_experts_per_tok": 1,
+                                       "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48}))
+    assert any(n.startswith("not modelled: shared_expert_intermediate_size") for n in qwen.notes)
     off = parse_hf_config(json.dumps({**base, "sliding_window": 4096, "use_sliding_window": False,
                                       "num_nextn_predict_layers": 0}))
     assert off.notes == ()
@@ -466,8 +472,13 @@ def test_megatron_deepseek_arguments_give_the_deepseek_v3_shape():
     assert "--moe-layer-freq" not in " ".join(m.unread) and "--kv-lora-rank" not in " ".join(m.unread)
     preset = build_shape(dict(load_model("deepseek-v3").shape))
     read = build_shape({**m.shape, "vocabulary": preset.vocabulary})
-    assert parameters(read).total == parameters(preset).total == 671_026_404_352
-    assert parameters(read).active == parameters(preset).active
+    # the script (a post-training one) gives no --mtp-num-layers: its model is the preset's main model,
+    # without the multi-token prediction module the preset trains
+    assert "mtp_layers" not in m.shape and preset.mtp_layers == 1
+    assert parameters(read).total == parameters(preset).main == 671_026_404_352
+    assert parameters(read).active == parameters(preset).main_active
+    trained = megatron_arguments((DATA / "megatron" / "deepseek-r1.args").read_text() + " --mtp-num-layers 1")
+    assert parameters(build_shape({**trained.shape, "vocabulary": preset.vocabulary})) == parameters(preset)
 
 
 @pytest.mark.parametrize("freq,layers,pattern", [

@@ -28,20 +28,24 @@ V2_LITE_CONFIG = DATA / "deepseek-v2-lite" / "config.json"
 V3 = TransformerShape(layers=61, hidden=7168, heads=128, kv_groups=128, head_dim=128, sequence=163840,
                       vocabulary=129280, ffn_factor=Fraction(18432, 7168), gated=True, experts=256, top_k=8,
                       expert_ffn_factor=Fraction(2048, 7168), shared_experts=1, dense_layers=3,
-                      tied_embeddings=False, q_rank=1536, kv_rank=512, rope_head_dim=64, value_head_dim=128)
+                      tied_embeddings=False, q_rank=1536, kv_rank=512, rope_head_dim=64, value_head_dim=128,
+                      mtp_layers=1)
 
 
 def test_deepseek_v3_config_is_read_with_its_latent_attention():
     m = read_hf_config(V3_CONFIG)
     assert m.transformer() == V3
     assert m.settings == {"causal": True, "dropout": False}
-    # only the multi-token prediction module is left out, and named
+    # the multi-token prediction module is modelled, and the note says how it is counted
     (note,) = m.notes
-    assert note.startswith("not modelled: num_nextn_predict_layers: multi-token prediction")
+    assert note.startswith("multi-token prediction: num_nextn_predict_layers = 1, counted as trained")
+    assert "not counted" in note and "not modelled" not in note
     count = parameters(m.transformer())
-    # 671B and 37B published (the activated count without the 0.9B input embedding: 36.6B)
-    assert (count.total, count.active) == (671_026_404_352, 37_552_282_624)
-    assert count.active - 129280 * 7168 == 36_625_603_584
+    # 671B and 37B published for the main model (the activated count without the 0.9B input embedding:
+    # 36.6B); the module's own weights besides
+    assert (count.main, count.main_active) == (671_026_404_352, 37_552_282_624)
+    assert count.main_active - 129280 * 7168 == 36_625_603_584
+    assert (count.total, count.active) == (count.main + count.mtp, count.main_active + count.mtp_active)
 
 
 def test_deepseek_v2_lite_config_has_no_queries_latent():
