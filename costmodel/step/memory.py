@@ -236,8 +236,9 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
     # each multi-token prediction module (on the last stage, its layer among the stage's): the inputs of its
     # two norms and its 2h-wide projection's, 4e·sbh, and its own logits with their fp32 copy
     sp = tp if sequence_parallel else 1
-    mtp = shape.mtp_layers * (4 * element * Fraction(tokens * h, sp)
-                              + (element + 4) * tokens * Fraction(vocab, tp))
+    logits = (element + 4) * tokens * Fraction(vocab, tp)  # the last stage's logits and their fp32 copy
+    mtp = shape.mtp_layers * (4 * element * Fraction(tokens * h, sp) + logits) if shape.mtp_layers else 0
+    duplicated = shape.duplicated_parameters
     out = []
     for s in range(pp) if stages is None else stages:
         held = inflight[s]
@@ -252,10 +253,10 @@ def step_memory(shape: TransformerShape, inflight: Sequence[int], *,
                                               prefetch=prefetch, weight_element=weight_element,
                                               grad_element=grad_element, optimizer_element=optimizer_element,
                                               unit_share=unit_share,
-                                              duplicated=count * shape.duplicated_parameters)
+                                              duplicated=count * duplicated)
         acts = per_layer * max(layers[s]) * held + (working if count else 0)
         if s == pp - 1:
-            acts += (element + 4) * tokens * Fraction(vocab, tp) + mtp
+            acts += logits + mtp
         states_total = weight + grads + states
         out.append(DeviceMemory(stage=s, parameters=params, weight_bytes=weight, gradient_bytes=grads,
                                 optimizer_bytes=states, model_state_bytes=states_total,

@@ -875,6 +875,30 @@ class _TensorParallel:
 
 def _tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]
              ) -> tuple[Fraction, Fraction, _TensorParallel | None]:
+    """:func:`_priced_tp_comm`, remembered by the links (:func:`_held`) with its notes: the configurations a
+    plan prices share their tensor-parallel collectives."""
+    if c.tp == 1 or not act:
+        return Fraction(0), Fraction(0), None
+    key = (c.shape, c.tp, c.sequence_parallel, c.algorithm, act)  # the link used is the anchor
+    found, said = _held(_TP_COMMS, tp_link if tp_link is not None else link, key,
+                        lambda: _priced_tp_comm(c, act, link=link, tp_link=tp_link), size=1024)
+    notes.extend(x for x in said if x not in notes)
+    return found
+
+
+_TP_COMMS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _priced_tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any
+                    ) -> tuple[tuple[Fraction, Fraction, _TensorParallel | None], tuple[str, ...]]:
+    """:func:`_layer_tp_comm` and the notes it makes."""
+    notes: list[str] = []
+    found = _layer_tp_comm(c, act, link=link, tp_link=tp_link, notes=notes)
+    return found, tuple(notes)
+
+
+def _layer_tp_comm(c: StepConfig, act: Fraction, *, link: Any, tp_link: Any, notes: list[str]
+                   ) -> tuple[Fraction, Fraction, _TensorParallel | None]:
     """One layer's forward tensor-parallel communication, one all-reduce (or reduce-scatter and all-gather)
     of the h-wide activation tensor *act* alone, and the layer's collectives (:class:`_TensorParallel`;
     ``None`` without any).
