@@ -1560,7 +1560,8 @@ def _prepare(c: StepConfig, *, notes: list[str], operations: bool = True) -> _Pr
     mtp = c.shape.mtp_layers if c.shape is not None else 0
     events = layer_operations(c)
     if events > MAX_LAYER_OPERATIONS:  # before anything is priced per layer
-        raise InputError(f"{c.microbatches} micro-batches × {layers} layers give {events} layer operations "
+        units = f"{layers + mtp} layers and prediction modules" if mtp else f"{layers} layers"
+        raise InputError(f"{c.microbatches} micro-batches × {units} give {events} layer operations "
                          f"(F, B, W) per replica, more than {MAX_LAYER_OPERATIONS} to simulate; use fewer "
                          "micro-batches")
     model = _model(c, mode, notes=notes, operations=operations)
