@@ -264,7 +264,14 @@ def described(*, model: str | None, hf_config: str | None, seq: int | None = Non
         out.shape.update(args.shape)
         out.settings.update(args.settings)
         out.global_batch = args.global_batch
-        unread = ("Megatron-LM arguments not modelled: " + " ".join(args.unread),) if args.unread else ()
+        unread: tuple[str, ...] = ()
+        if args.unread:
+            unread = ("Megatron-LM arguments not modelled: " + " ".join(args.unread),)
+        if args.words:
+            count = len(args.words)
+            unread += (f"{count} word{'s' if count > 1 else ''} that {'are' if count > 1 else 'is'} no "
+                       f"Megatron-LM argument left out (a script's commands and shell syntax), from "
+                       f"{' '.join(args.words[:3])}{' …' if count > 3 else ''}",)
         out.notes.extend((*args.notes, *unread))
         out.told = (*out.told, *args.notes, *unread)
     return out

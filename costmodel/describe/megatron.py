@@ -2,8 +2,9 @@
 
 The string is split as a shell splits it (:mod:`shlex`, never evaluated; ``#`` comments and lines
 continued by a backslash read as the shell reads them), so the arguments of a real training script
-(``pretrain_gpt.py ARGS``, with its ``$VARIABLES`` left as words) can be pasted whole, or kept in a file
-given as ``@PATH`` (:func:`megatron_text`).
+(``pretrain_gpt.py ARGS``) can be pasted whole, or kept in a file given as ``@PATH`` (:func:`megatron_text`):
+a launch script's variables with literal values are put in their places and its quoted array elements
+split (:func:`_expanded`), its other words left out.
 Each argument ``--name VALUE`` (or ``--name=VALUE``) or switch ``--name`` that
 ``megatron/training/arguments.py`` defines and the step model knows maps to one value:
 
@@ -60,6 +61,7 @@ shape keywords and the settings apart; the caller merges them under its own expl
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 from fractions import Fraction
@@ -119,7 +121,8 @@ class MegatronArguments(JSONFields):
     *shape*: :class:`~costmodel.step.TransformerShape` keywords it gives; *settings*: step settings
     (``tp``, ``pp``, ``cp``, ``ep``, ``chunks``, ``schedule``, ``recompute``, ``zero``, ``dtype`` ...);
     *global_batch*: the global batch in sequences, if given; *unread*: the arguments it does not model,
-    as written; *notes*: how values were derived.
+    as written (each with its value); *notes*: how values were derived; *words*: the words that are no
+    argument nor the value of one (a script's commands, its shell syntax), left out.
     """
 
     shape: dict[str, Any]
@@ -128,6 +131,7 @@ class MegatronArguments(JSONFields):
     unread: tuple[str, ...]
     notes: tuple[str, ...]
     source: Cited = SOURCE
+    words: tuple[str, ...] = ()
 
 
 def megatron_text(value: str) -> str:
@@ -153,7 +157,7 @@ def megatron_text(value: str) -> str:
     return value
 
 
-def _tokens(text: str) -> list[str]:
+def _tokens(text: str, notes: list[str]) -> list[str]:
     text = megatron_text(text)
     # a backslash before a line's end continues the line, as in the shell a script is written for
     text = text.replace("\\\r\n", " ").replace("\\\n", " ")
@@ -161,10 +165,84 @@ def _tokens(text: str) -> list[str]:
         tokens = shlex.split(text, comments=True)
     except ValueError as exc:
         raise InputError(f"megatron={_short(text)} does not split into arguments: {exc}") from None
+    tokens = _expanded(tokens, notes)
     if not any(token.startswith("--") for token in tokens):
         raise InputError(f"megatron={_short(text)} holds no Megatron-LM argument (each starts with --) and "
                          "names no file; give the arguments, or @FILE for a file of them")
     return tokens
+
+
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^$`()\s]*)")
+"""A shell variable given a literal value (``NUM_LAYERS=32``, ``DTYPE=fp8``): no substitution, command or
+arithmetic in it."""
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}$`]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+"""A variable's use: ``$NAME``, ``${NAME}`` or ``${NAME:-default}``."""
+
+_NAMED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+"""The start of an assignment."""
+
+
+def _expanded(tokens: list[str], notes: list[str]) -> list[str]:
+    """*tokens* as a training script runs them: each ``$NAME``, ``${NAME}`` or ``${NAME:-default}`` whose
+    variable an earlier token assigns a literal value (``NAME=value``, or a value that is literal once
+    the variables in it are put in their places) replaced by that value (a default where it is assigned
+    none), and the words of an array element quoted whole (``"--fp8-format hybrid"``,
+    which the script expands unquoted, ``${ARGS[@]}``) split.  Nothing is evaluated: a value that holds a
+    substitution, a command or arithmetic is no literal, and its uses stay as written."""
+    values: dict[str, str] = {}
+    used: dict[str, str] = {}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(3)
+        if name in values:
+            used[name] = values[name]
+            return values[name]
+        default = match.group(2)
+        return match.group(0) if default is None else default
+
+    out: list[str] = []
+    for written in _arrays(tokens):
+        token = _VARIABLE.sub(value, written) if "$" in written else written
+        assigned = _ASSIGNMENT.fullmatch(token)
+        if assigned and assigned.group(2):
+            values[assigned.group(1)] = assigned.group(2)
+        elif _NAMED.match(token):
+            values.pop(token.split("=")[0], None)  # no literal (a command's output): unknown from here
+        out.extend(token.split() if token.startswith("--") and any(c.isspace() for c in token) else (token,))
+    if used:
+        notes.append("shell variables read from their assignments: "
+                     + ", ".join(f"{k}={v}" for k, v in used.items()))
+    return out
+
+
+_OPENED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*\+?=)\((.+)")
+"""An array written on one line, its first element joined to its opening (``ARGS=(--bf16``)."""
+
+
+def _arrays(tokens: list[str]) -> list[str]:
+    """*tokens* with an array's brackets apart from its first and last elements, as the shell reads
+    ``ARGS=(--micro-batch-size 1 --bf16)``: ``ARGS=(``, the elements, ``)``.  Balanced brackets (a
+    ``--moe-layer-freq`` list expression) stay in their word."""
+    out: list[str] = []
+    for written in tokens:
+        opened = _OPENED.fullmatch(written)
+        token = written
+        if opened:
+            out.append(opened.group(1) + "(")
+            token = opened.group(2)
+        closing = len(token) - len(token.rstrip(")"))
+        extra = token.count(")") - token.count("(")
+        if 0 < extra <= closing and len(token) > extra:
+            out.extend((token[:-extra], ")"))
+        else:
+            out.append(token)
+    return out
+
+
+_SHELL = re.compile(r"[()\[\];&|{}]+|[A-Za-z_][A-Za-z0-9_]*\+?=.*|.*\[@\].*|\$\(.*|then|fi|else|do|done|if")
+"""A word that belongs to the script's shell, never an argument's value: brackets, ``NAME=(``, an array's
+expansion (``${ARGS[@]}``), a command or arithmetic, keywords."""
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -172,19 +250,22 @@ def _short(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """The known arguments' values by their costmodel key, and the others as written."""
+def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The known arguments' values by their costmodel key, the others as written, and the words that are
+    neither arguments nor their values."""
     values: dict[str, Any] = {}
     unread: list[str] = []
+    words: list[str] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         i += 1
         if not token.startswith("--"):
-            if unread and unread[-1].startswith("--") and " " not in unread[-1]:
+            if (unread and unread[-1].startswith("--") and " " not in unread[-1]
+                    and (tokens[i - 2] == unread[-1]) and not _SHELL.fullmatch(token)):
                 unread[-1] += f" {token}"  # the value of an argument not read
             else:
-                unread.append(token)
+                words.append(token)
             continue
         name, equals, inline = token[2:].partition("=")
         name = name.replace("_", "-")
@@ -205,7 +286,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             raise InputError(f"Megatron-LM's {token} needs a value")
         key, read = _value(name, token, value)
         values[key] = read
-    return values, unread
+    return values, unread, words
 
 
 def _value(name: str, token: str, value: str) -> tuple[str, Any]:
@@ -560,9 +641,9 @@ def megatron_arguments(text: str) -> MegatronArguments:
     >>> m.shape["layers"], m.settings["tp"], m.settings["pp"], m.global_batch, m.unread
     (96, 8, 16, 1536, ('--lr 6.0e-5',))
     """
-    values, unread = _read(_tokens(text))
     notes: list[str] = []
+    values, unread, words = _read(_tokens(text, notes))
     shape = _shape(values, notes)
     settings = _step_settings(values)
     return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
-                             unread=tuple(unread), notes=tuple(notes))
+                             unread=tuple(unread), notes=tuple(notes), words=tuple(words))

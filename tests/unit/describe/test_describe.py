@@ -548,7 +548,7 @@ def test_megatron_arguments_from_a_file_and_from_a_script_with_continued_lines(t
                       "  --num-attention-heads 8 --lr 1e-4 \\\n  --fp16 \\\n  --use-flash-attn\n")
     read = megatron_arguments(f"@{script}")
     assert read.shape == {"layers": 4, "hidden": 512, "heads": 8}
-    assert read.unread == ("torchrun", "pretrain_gpt.py", "--lr 1e-4", "--use-flash-attn")
+    assert read.unread == ("--lr 1e-4", "--use-flash-attn") and read.words == ("torchrun", "pretrain_gpt.py")
 
 
 @pytest.mark.parametrize("text,words", [
@@ -571,3 +571,66 @@ def test_a_long_megatron_text_is_cut_in_its_error():
 
     with pytest.raises(InputError, match=r"^megatron='x{60}…' holds no"):
         megatron_arguments("x" * 10_000)
+
+
+SCRIPT = """#!/bin/bash
+# a launch script as training scripts are written: variables, arrays, a condition, quoted elements
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+OUT=${1:-"runs/out"}
+NODE_RANK=${RANK:-0}
+LAYERS=16
+TP=2
+MBS=1
+GBS=64
+PRECISION="fp8"
+WORLD=$((8*2))
+MODEL=(
+    --num-layers $LAYERS
+    --hidden-size 2048 --num-attention-heads 16
+    --seq-length ${SEQ:-4096}
+    --vocab-size 32000
+    --use-mcore-models
+)
+TRAIN=(--micro-batch-size $MBS --global-batch-size ${GBS} --lr 3e-4 --bf16)
+EXTRA=()
+if [[ "$PRECISION" == "fp8" ]]; then
+    EXTRA+=("--fp8-format hybrid" "--fp8-amax-history-len 1024")
+fi
+PARALLEL=(
+    --tensor-model-parallel-size $TP
+    # --pipeline-model-parallel-size 4
+    --sequence-parallel
+)
+torchrun --nproc_per_node 8 --node_rank $NODE_RANK pretrain_gpt.py \\
+    ${MODEL[@]} ${TRAIN[@]} ${EXTRA[@]} ${PARALLEL[@]} --save "$OUT" --world $WORLD
+"""
+
+
+def test_a_launch_script_reads_as_the_shell_would_run_it(tmp_path):
+    """A script's literal variables are put in their places (${NAME:-default} takes its default when the
+    script assigns none), array elements quoted whole split into their words, and the rest of the shell
+    (commands, brackets, assignments, values that hold a substitution) is left out as words."""
+    path = tmp_path / "train.sh"
+    path.write_text(SCRIPT)
+    read = megatron_arguments(f"@{path}")
+    assert read.shape == {"layers": 16, "hidden": 2048, "heads": 16, "sequence": 4096, "vocabulary": 32000}
+    assert (read.settings["tp"], read.settings["dtype"], read.settings["sequence_parallel"]) == (2, "fp8", True)
+    assert "pp" not in read.settings  # commented out
+    assert read.global_batch == 64
+    assert set(read.notes[0].removeprefix("shell variables read from their assignments: ").split(", ")) == \
+        {"LAYERS=16", "MBS=1", "GBS=64", "PRECISION=fp8", "TP=2", "NODE_RANK=0"}  # ${RANK:-0}: RANK unset
+    assert "--fp8-amax-history-len 1024" in read.unread and "--lr 3e-4" in read.unread
+    assert "--node_rank 0" in read.unread and "--world $WORLD" in read.unread  # $((8*2)) is no literal
+    assert {"torchrun", "pretrain_gpt.py", "MODEL=(", ")", "${MODEL[@]}"} <= set(read.words)
+    assert not any(word.startswith("--") for word in read.words)
+
+
+def test_a_variable_the_text_does_not_assign_stays_as_written():
+    from costmodel.errors import InputError
+
+    with pytest.raises(InputError, match=r"--num-layers '\$LAYERS' is not a whole number"):
+        megatron_arguments("--num-layers $LAYERS --hidden-size 64")
+    assert megatron_arguments("L=4 --num-layers $L").shape == {"layers": 4}
+    assert megatron_arguments("L=$(nproc) --num-layers ${L:-2}").shape == {"layers": 2}  # no literal: default
+    assert megatron_arguments("L=4 L=$(nproc) --num-layers ${L:-2}").shape == {"layers": 2}  # unknown again
+    assert megatron_arguments("--num-layers 4 --moe-layer-freq ([1]*3+[0]*1)").shape["layers"] == 4
