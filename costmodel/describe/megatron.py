@@ -47,6 +47,11 @@ qk-pos-emb-head-dim, v-head-dim             qk-head-dim 128, qk-pos-emb-head-dim
                                             no q-lora-rank)
 vocab-size V, padded-vocab-size V           vocabulary (vocab-size padded as Megatron pads it: to a
                                             multiple of make-vocab-size-divisible-by (128) × tp)
+decoder-first-pipeline-num-layers F,        stage_layers: F and L on the first and last stages, the
+decoder-last-pipeline-num-layers L          rest spread evenly between (with V chunks, each stage's
+                                            layers over its chunks)
+account-for-embedding-in-pipeline-split,    stage_layers: the embedding and the loss counted as a
+account-for-loss-in-pipeline-split          layer of the first and last stages
 mtp-num-layers D                            mtp_layers (multi-token prediction modules); with
                                             mtp-use-repeated-layer the D modules share one layer's
                                             weights, which the count does not model: refused for D > 1
@@ -93,6 +98,8 @@ _COUNTS = {
     "q-lora-rank": "q_rank", "kv-lora-rank": "kv_rank", "qk-head-dim": "head_dim",
     "qk-pos-emb-head-dim": "rope_head_dim", "v-head-dim": "value_head_dim",
     "mtp-num-layers": "mtp_layers",
+    "decoder-first-pipeline-num-layers": "first_stage_layers",
+    "decoder-last-pipeline-num-layers": "last_stage_layers",
 }
 """The arguments that take a whole number, by Megatron-LM's name, and the value each sets."""
 
@@ -110,6 +117,8 @@ _SWITCHES = {
     "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "multi-latent-attention": "mla", "mtp-use-repeated-layer": "mtp_repeated",
+    "account-for-embedding-in-pipeline-split": "embedding_in_split",
+    "account-for-loss-in-pipeline-split": "loss_in_split",
 }
 """The arguments that are on/off switches."""
 
@@ -593,14 +602,58 @@ def _chunks(values: dict[str, Any]) -> int:
     return int(layers // (pp * per))
 
 
+def _stage_split(values: dict[str, Any], chunks: int) -> tuple[int, ...] | None:
+    """The layers of each virtual stage that Megatron-LM's uneven pipeline arguments give
+    (``get_num_layers_to_build`` of megatron/core/transformer/transformer_block.py): the first and last
+    stages' layers given and the rest spread evenly over the stages between, or the embedding and the loss
+    counted as a layer each of the first and the last stages; ``None`` without them."""
+    first, last = values.get("first_stage_layers"), values.get("last_stage_layers")
+    embedding, loss = bool(values.get("embedding_in_split")), bool(values.get("loss_in_split"))
+    if first is None and last is None and not embedding and not loss:
+        return None
+    pp, layers = values.get("pp", 1), values.get("layers")
+    if layers is None:
+        raise InputError("Megatron-LM's uneven pipeline arguments need num-layers too")
+    if first is not None or last is not None:
+        if embedding or loss:
+            raise InputError("Megatron-LM refuses decoder-first/last-pipeline-num-layers with "
+                             "account-for-embedding/loss-in-pipeline-split; give one of the two")
+        given = [n for n in (first, last) if n is not None]
+        rest, between = layers - sum(given), pp - len(given)
+        if pp < 2 or rest < 0 or (between == 0 and rest) or (between and rest % between):
+            raise InputError(f"Megatron-LM's uneven pipeline: num-layers {layers} less the first and last "
+                             f"stages' {' and '.join(map(str, given))} does not spread evenly over the "
+                             f"{max(between, 0)} stages between of pipeline-model-parallel-size {pp}")
+        stages = [rest // between if between else 0] * pp
+        stages[0] = stages[0] if first is None else first
+        stages[-1] = stages[-1] if last is None else last
+    else:
+        counted = layers + embedding + loss
+        if counted % pp:
+            raise InputError(f"Megatron-LM's pipeline split: num-layers {layers} with the embedding and the "
+                             f"loss counted as layers ({counted}) is not a multiple of "
+                             f"pipeline-model-parallel-size {pp}")
+        stages = [counted // pp] * pp
+        stages[0] -= embedding
+        stages[-1] -= loss
+    if any(n % chunks for n in stages):
+        raise InputError(f"Megatron-LM's uneven pipeline: the stages' layers {','.join(map(str, stages))} do "
+                         f"not split into {chunks} model chunks each")
+    return tuple(n // chunks for _ in range(chunks) for n in stages)
+
+
 def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
     """The step settings the arguments give."""
     settings: dict[str, Any] = {k: values[k] for k in ("tp", "pp", "cp", "ep", "micro_batch") if k in values}
     settings["framework"] = "megatron"
+    chunks = 1
     if "layers_per_chunk" in values or "chunks" in values:
         chunks = _chunks(values)
         if chunks > 1:
             settings.update(schedule="interleaved", chunks=chunks)
+    split = _stage_split(values, chunks)
+    if split is not None:
+        settings["stage_layers"] = split
     if "recompute" in values:
         settings["recompute"] = values["recompute"]
     elif values.get("recompute_activations"):

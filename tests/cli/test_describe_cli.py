@@ -370,3 +370,18 @@ def test_flops_reads_megatron_arguments(cli):
     _, err = cli("flops", "--megatron", "--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
                  "--seq-length 128 --vocab-size 1000", rc=2)
     assert err == "error: no global batch given; pass --global-batch B (sequences per iteration)\n"
+
+
+def test_megatron_uneven_pipeline_split_prices_as_the_stage_layers_option(cli):
+    """--account-for-embedding/loss-in-pipeline-split in --megatron prices the step that --stage-layers
+    7,8,...,8,7 prices: Llama 3 405B's layers on 16 stages."""
+    given = cli.json("step", "--model", "llama-3-405b", "--megatron",
+                     "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --num-layers 126 "
+                     "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split "
+                     "--sequence-parallel --use-distributed-optimizer --bf16 --global-batch-size 2048",
+                     "--gpus", "16384", "--gpu", "h100-sxm")
+    typed = cli.json("step", "--model", "llama-3-405b", "--tp", "8", "--pp", "16", "--sequence-parallel",
+                     "--zero", "1", "--dtype", "bf16", "--framework", "megatron", "--global-batch", "2048",
+                     "--gpus", "16384", "--gpu", "h100-sxm", "--stage-layers", "7" + ",8" * 14 + ",7")
+    assert given["stage_layers"] == [7] + [8] * 14 + [7]
+    assert given["step_s"] == typed["step_s"]

@@ -634,3 +634,44 @@ def test_a_variable_the_text_does_not_assign_stays_as_written():
     assert megatron_arguments("L=$(nproc) --num-layers ${L:-2}").shape == {"layers": 2}  # no literal: default
     assert megatron_arguments("L=4 L=$(nproc) --num-layers ${L:-2}").shape == {"layers": 2}  # unknown again
     assert megatron_arguments("--num-layers 4 --moe-layer-freq ([1]*3+[0]*1)").shape["layers"] == 4
+
+
+@pytest.mark.parametrize("arguments,split", [
+    # the first and last stages' layers, the rest spread evenly (DeepSeek-V3's 61 on 16: 4 first, 1 last)
+    ("--num-layers 61 --pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 4 "
+     "--decoder-last-pipeline-num-layers 1", (4,) * 15 + (1,)),
+    ("--num-layers 10 --pipeline-model-parallel-size 4 --decoder-last-pipeline-num-layers 1", (3, 3, 3, 1)),
+    ("--num-layers 6 --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 2 "
+     "--decoder-last-pipeline-num-layers 4", (2, 4)),
+    # the embedding and the loss counted as a layer each: Llama 3 405B's 126 on 16 as Dubey et al. put them
+    ("--num-layers 126 --pipeline-model-parallel-size 16 --account-for-embedding-in-pipeline-split "
+     "--account-for-loss-in-pipeline-split", (7,) + (8,) * 14 + (7,)),
+    ("--num-layers 7 --pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split", (2, 2, 2, 1)),
+    # with model chunks, each stage's layers split over them, chunk by chunk (one entry per virtual stage)
+    ("--num-layers 30 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6 "
+     "--decoder-last-pipeline-num-layers 8 --virtual-pipeline-model-parallel-size 2", (3, 4, 4, 4) * 2),
+])
+def test_megatron_uneven_pipeline_arguments_give_the_stages_layers(arguments, split):
+    """Megatron-LM's get_num_layers_to_build (megatron/core/transformer/transformer_block.py)."""
+    assert megatron_arguments(arguments).settings["stage_layers"] == split
+
+
+@pytest.mark.parametrize("arguments,words", [
+    ("--num-layers 61 --pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 3",
+     "num-layers 61 less the first and last stages' 3 does not spread evenly over the 15 stages between"),
+    ("--num-layers 8 --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 3 "
+     "--decoder-last-pipeline-num-layers 3", "over the 0 stages between"),
+    ("--num-layers 8 --pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split",
+     "(9) is not a multiple of pipeline-model-parallel-size 4"),
+    ("--num-layers 8 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 2 "
+     "--account-for-loss-in-pipeline-split", "give one of the two"),
+    ("--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 2", "need num-layers too"),
+    ("--num-layers 12 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3 "
+     "--virtual-pipeline-model-parallel-size 2", "do not split into 2 model chunks each"),
+])
+def test_megatron_uneven_pipeline_arguments_that_do_not_split_are_refused(arguments, words):
+    from costmodel.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        megatron_arguments(arguments)
+    assert words in str(caught.value)
