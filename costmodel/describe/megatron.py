@@ -52,6 +52,9 @@ decoder-last-pipeline-num-layers L          rest spread evenly between (with V c
                                             layers over its chunks)
 account-for-embedding-in-pipeline-split,    stage_layers: the embedding and the loss counted as a
 account-for-loss-in-pipeline-split          layer of the first and last stages
+pipeline-model-parallel-layout LAYOUT       stage_layers, chunks and mtp_layers: the t (layers) and m
+                                            (prediction modules) of each virtual stage, read by a
+                                            grammar of marks, x*N and (...)*N, never evaluated
 mtp-num-layers D                            mtp_layers (multi-token prediction modules); with
                                             mtp-use-repeated-layer the D modules share one layer's
                                             weights, which the count does not model: refused for D > 1
@@ -283,7 +286,8 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
                 raise InputError(f"Megatron-LM's {token} is a switch; it takes no value")
             values[_SWITCHES[name]] = True
             continue
-        if name not in _COUNTS and name not in _CHOICES and name not in _RATES and name != _FREQUENCY:
+        if name not in _COUNTS and name not in _CHOICES and name not in _RATES and name not in (_FREQUENCY,
+                                                                                                _LAYOUT):
             unread.append(token)
             continue
         if equals:
@@ -302,6 +306,8 @@ def _value(name: str, token: str, value: str) -> tuple[str, Any]:
     """The costmodel key and the value of one argument that takes a value."""
     if name == _FREQUENCY:
         return "expert_flags", _layer_frequency(token, value)
+    if name == _LAYOUT:
+        return "layout", _pipeline_layout(token, value)
     if name in _RATES:
         try:
             rate = float(value)
@@ -356,6 +362,96 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 _FREQUENCY = "moe-layer-freq"
 """The argument whose value is a number or a list expression of the layers with experts."""
 
+_LAYOUT = "pipeline-model-parallel-layout"
+"""The argument whose value places each layer on a virtual pipeline stage."""
+
+_LAYOUT_MARKS = {"E": "the embedding", "L": "the loss", "t": "a transformer layer",
+                 "m": "a multi-token prediction module"}
+
+
+def _pipeline_layout(token: str, text: str) -> tuple[str, ...]:
+    """Megatron-LM's pipeline layout, each virtual stage's marks in layer order
+    (``PipelineParallelLayerLayout.parse_str_to_list`` of megatron/core/transformer/
+    pipeline_parallel_layer_layout.py): ``E`` the embedding, ``t`` a transformer layer, ``m`` a
+    multi-token prediction module, ``L`` the loss, ``|`` between stages, ``x*N`` and ``(...)*N``
+    repetitions, commas for the eye.  Read by a small grammar, never evaluated; at most
+    :data:`_MAX_LISTED_LAYERS` marks once unrolled."""
+    def fail(why: str) -> InputError:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        return InputError(f"Megatron-LM's {token} {shown!r} is not a pipeline layout ({why}); write "
+                          "stages of E, t, m and L between |, with x*N and (...)*N, e.g. Et|(tt|)*30mL")
+
+    if len(text) > _MAX_LIST_TEXT:
+        raise fail(f"longer than {_MAX_LIST_TEXT} characters")
+    source = text.replace(",", "").replace(" ", "")
+    at = 0
+
+    def count() -> int:
+        nonlocal at
+        start = at
+        while at < len(source) and source[at].isdigit():
+            at += 1
+        if start == at:
+            raise fail("a number must follow *")
+        return int(source[start:at])
+
+    def sequence(depth: int) -> str:
+        nonlocal at
+        out: list[str] = []
+        size = 0
+        while at < len(source) and source[at] != ")":
+            mark = source[at]
+            if mark == "(":
+                if depth > 20:
+                    raise fail("brackets nested too deep")
+                at += 1
+                item = sequence(depth + 1)
+                if at >= len(source) or source[at] != ")":
+                    raise fail("a bracket is not closed")
+                at += 1
+            elif mark in _LAYOUT_MARKS or mark == "|":
+                item = mark
+                at += 1
+            else:
+                raise fail(f"{mark!r} is no layer mark")
+            times = 1
+            if at < len(source) and source[at] == "*":
+                at += 1
+                times = count()
+            size += len(item) * times
+            if size > _MAX_LISTED_LAYERS:
+                raise fail(f"more than {_MAX_LISTED_LAYERS} marks once its repetitions are unrolled")
+            out.append(item * times)
+        return "".join(out)
+
+    marks = sequence(0)
+    if at != len(source):
+        raise fail("a bracket closes that was not opened")
+    return tuple(marks.split("|"))
+
+
+def _layout_split(values: dict[str, Any]) -> tuple[int, tuple[int, ...], int]:
+    """The model chunks, each virtual stage's transformer layers and the multi-token prediction modules of
+    a pipeline layout, checked as Megatron-LM's ``validate_layer_layout`` checks it."""
+    stages, pp = values["layout"], values.get("pp", 1)
+    token = f"--{_LAYOUT}"
+    if len(stages) % pp:
+        raise InputError(f"Megatron-LM's {token} has {len(stages)} stages, not a multiple of "
+                         f"pipeline-model-parallel-size {pp}")
+    flat = "".join(stages)
+    if flat.count("E") != 1 or flat.count("L") != 1 or not flat.startswith("E") or not flat.endswith("L"):
+        raise InputError(f"Megatron-LM's {token} must start with the embedding (E) and end with the loss "
+                         "(L), each once")
+    layers = values.get("layers")
+    if layers is not None and flat.count("t") != layers:
+        raise InputError(f"Megatron-LM's {token} places {flat.count('t')} transformer layers (t), and "
+                         f"num-layers is {layers}")
+    if "m" in flat and "t" in flat[flat.index("m"):]:
+        raise InputError(f"Megatron-LM's {token} places a transformer layer after a multi-token prediction "
+                         "module; the modules come after every layer")
+    return len(stages) // pp, tuple(stage.count("t") for stage in stages), flat.count("m")
+
+
 _MLA_DEFAULTS = {"kv_rank": 32, "head_dim": 128, "rope_head_dim": 64, "value_head_dim": 128}
 """Megatron-LM's defaults of the latent attention's widths (``_add_mla_args``: kv-lora-rank 32,
 qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128; q-lora-rank None, a full query projection)."""
@@ -365,6 +461,15 @@ def _mtp(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     for every module, Megatron-Core's ``mtp_use_repeated_layer``) is refused for more than one module, whose
     weights the count would hold D times, and noted for one, where it changes nothing."""
     depth = values.get("mtp_layers")
+    if "layout" in values:
+        placed = "".join(values["layout"]).count("m")
+        if depth is not None and placed != depth:
+            raise InputError(f"Megatron-LM's --{_LAYOUT} places {placed} multi-token prediction modules (m), "
+                             f"and mtp-num-layers is {depth}")
+        if placed and values["layout"][-1].count("m") != placed:
+            notes.append(f"--{_LAYOUT} puts the multi-token prediction modules on a stage before the "
+                         "loss's; costmodel runs them on the last stage, with the output layer")
+        depth = placed or depth
     if values.get("mtp_repeated"):
         if depth is not None and depth > 1:
             raise InputError(f"Megatron-LM's mtp-use-repeated-layer with mtp-num-layers {depth}: the "
@@ -652,6 +757,15 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
         if chunks > 1:
             settings.update(schedule="interleaved", chunks=chunks)
     split = _stage_split(values, chunks)
+    if "layout" in values:
+        if split is not None or "layers_per_chunk" in values or "chunks" in values:
+            raise InputError(f"Megatron-LM refuses --{_LAYOUT} with other arguments that split the "
+                             "pipeline (decoder-first/last-pipeline-num-layers, account-for-embedding/"
+                             "loss-in-pipeline-split, the virtual pipeline sizes): the layout gives the "
+                             "split; give it alone")
+        chunks, split, _ = _layout_split(values)
+        if chunks > 1:
+            settings.update(schedule="interleaved", chunks=chunks)
     if split is not None:
         settings["stage_layers"] = split
     if "recompute" in values:

@@ -675,3 +675,38 @@ def test_megatron_uneven_pipeline_arguments_that_do_not_split_are_refused(argume
     with pytest.raises(InputError) as caught:
         megatron_arguments(arguments)
     assert words in str(caught.value)
+
+
+def test_megatron_pipeline_layout_gives_the_stages_the_chunks_and_the_prediction_modules():
+    """--pipeline-model-parallel-layout: each virtual stage's transformer layers (t), in Megatron-Core's
+    order (stage k of the layout is chunk k // pp of rank k % pp), the chunks from the stages per rank,
+    and the multi-token prediction modules (m), after every layer."""
+    one = megatron_arguments("--num-layers 61 --pipeline-model-parallel-size 16 "
+                             "--pipeline-model-parallel-layout 'Et*3|(tttt|)*14,ttmL'")
+    assert one.settings["stage_layers"] == (3,) + (4,) * 14 + (2,) and one.shape["mtp_layers"] == 1
+    assert "schedule" not in one.settings and one.notes == ()
+    # Megatron-Core's own example: a module and the loss on stages of their own, four chunks a rank
+    four = megatron_arguments("--num-layers 61 --pipeline-model-parallel-size 8 --mtp-num-layers 1 "
+                              "--pipeline-model-parallel-layout 'Ettt|(tt|)*29,m|L'")
+    assert four.settings["stage_layers"] == (3,) + (2,) * 29 + (0, 0)
+    assert (four.settings["schedule"], four.settings["chunks"]) == ("interleaved", 4)
+    assert "on a stage before the loss's" in four.notes[0]
+
+
+@pytest.mark.parametrize("layout,words", [
+    ("Ex|L", "'x' is no layer mark"), ("Et(t|L", "a bracket is not closed"), ("Et)L", "closes that was not"),
+    ("Et*|L", "a number must follow *"), ("((t*1000)*1000)*1000", "more than 1000000 marks"),
+    ("tE|L", "must start with the embedding (E)"), ("Et|ttLL", "each once"),
+    ("Etm|ttL", "places a transformer layer after a multi-token prediction module"),
+    ("Et|t|tL", "3 stages, not a multiple of pipeline-model-parallel-size 2"),
+    ("Et|tttL", "places 4 transformer layers (t), and num-layers is 3"),
+    ("Et|ttmmL", "places 2 multi-token prediction modules (m), and mtp-num-layers is 1"),
+])
+def test_megatron_pipeline_layouts_megatron_would_refuse_are_refused(layout, words):
+    from costmodel.errors import InputError
+
+    extra = " --mtp-num-layers 1" if "mm" in layout else ""
+    with pytest.raises(InputError) as caught:
+        megatron_arguments(f"--num-layers 3 --pipeline-model-parallel-size 2 "
+                           f"--pipeline-model-parallel-layout '{layout}'{extra}")
+    assert words in str(caught.value) and "\n" not in str(caught.value)
