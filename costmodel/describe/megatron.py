@@ -434,7 +434,7 @@ def _layout_split(values: dict[str, Any]) -> tuple[int, tuple[int, ...], int]:
     """The model chunks, each virtual stage's transformer layers and the multi-token prediction modules of
     a pipeline layout, checked as Megatron-LM's ``validate_layer_layout`` checks it."""
     stages, pp = values["layout"], values.get("pp", 1)
-    token = f"--{_LAYOUT}"
+    token = _LAYOUT
     if len(stages) % pp:
         raise InputError(f"Megatron-LM's {token} has {len(stages)} stages, not a multiple of "
                          f"pipeline-model-parallel-size {pp}")
@@ -464,10 +464,10 @@ def _mtp(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     if "layout" in values:
         placed = "".join(values["layout"]).count("m")
         if depth is not None and placed != depth:
-            raise InputError(f"Megatron-LM's --{_LAYOUT} places {placed} multi-token prediction modules (m), "
+            raise InputError(f"Megatron-LM's {_LAYOUT} places {placed} multi-token prediction modules (m), "
                              f"and mtp-num-layers is {depth}")
         if placed and values["layout"][-1].count("m") != placed:
-            notes.append(f"--{_LAYOUT} puts the multi-token prediction modules on a stage before the "
+            notes.append(f"{_LAYOUT} puts the multi-token prediction modules on a stage before the "
                          "loss's; costmodel runs them on the last stage, with the output layer")
         depth = placed or depth
     if values.get("mtp_repeated"):
@@ -759,7 +759,7 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
     split = _stage_split(values, chunks)
     if "layout" in values:
         if split is not None or "layers_per_chunk" in values or "chunks" in values:
-            raise InputError(f"Megatron-LM refuses --{_LAYOUT} with other arguments that split the "
+            raise InputError(f"Megatron-LM refuses {_LAYOUT} with other arguments that split the "
                              "pipeline (decoder-first/last-pipeline-num-layers, account-for-embedding/"
                              "loss-in-pipeline-split, the virtual pipeline sizes): the layout gives the "
                              "split; give it alone")
