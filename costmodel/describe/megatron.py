@@ -12,6 +12,8 @@ Each argument ``--name VALUE`` (or ``--name=VALUE``) or switch ``--name`` that
 Megatron-LM                                 costmodel
 ==========================================  ===============================================================
 tensor-model-parallel-size T                tp
+expert-tensor-parallel-size T               (only checked: equal to tp, Megatron-LM's default, or a
+                                            note that the experts are priced split as tp splits them)
 pipeline-model-parallel-size P              pp
 num-layers-per-virtual-pipeline-stage L     chunks = layers / (pp · L), schedule interleaved
 virtual-pipeline-model-parallel-size V      chunks = V, schedule interleaved
@@ -89,6 +91,7 @@ SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names an
 _COUNTS = {
     "tensor-model-parallel-size": "tp", "pipeline-model-parallel-size": "pp",
     "context-parallel-size": "cp", "expert-model-parallel-size": "ep",
+    "expert-tensor-parallel-size": "etp",
     "num-layers-per-virtual-pipeline-stage": "layers_per_chunk",
     "virtual-pipeline-model-parallel-size": "chunks",
     "global-batch-size": "global_batch", "micro-batch-size": "micro_batch",
@@ -350,6 +353,11 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     if values.get("untied"):
         shape["tied_embeddings"] = False
     shape.update(_latent(values, notes), **_expert_layers(values, shape, notes), **_mtp(values, notes))
+    if values.get("etp", values.get("tp", 1)) != values.get("tp", 1):
+        notes.append(f"expert-tensor-parallel-size {values['etp']} with tensor-model-parallel-size "
+                     f"{values.get('tp', 1)}: costmodel splits each expert over the tensor-parallel ranks, "
+                     "as Megatron-LM does when the two are equal (its default); the experts' products, "
+                     "memory and all-to-alls are priced so, not as this run splits them")
     if "query_groups" in values:
         if values.get("gqa"):
             shape["kv_groups"] = values["query_groups"]

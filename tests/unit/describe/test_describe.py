@@ -710,3 +710,14 @@ def test_megatron_pipeline_layouts_megatron_would_refuse_are_refused(layout, wor
         megatron_arguments(f"--num-layers 3 --pipeline-model-parallel-size 2 "
                            f"--pipeline-model-parallel-layout '{layout}'{extra}")
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_expert_tensor_parallel_size_other_than_tp_is_named():
+    """Megatron-LM's experts take tp's split unless expert-tensor-parallel-size says otherwise; the step
+    model splits them as tp does, and says so when the arguments ask for another split."""
+    other = megatron_arguments("--tensor-model-parallel-size 2 --expert-tensor-parallel-size 1 --num-layers 2")
+    assert other.notes[0].startswith("expert-tensor-parallel-size 1 with tensor-model-parallel-size 2: "
+                                     "costmodel splits each expert over the tensor-parallel ranks")
+    assert not any("--expert-tensor" in u for u in other.unread)
+    assert megatron_arguments("--tensor-model-parallel-size 2 --expert-tensor-parallel-size 2").notes == ()
+    assert megatron_arguments("--expert-tensor-parallel-size 1 --num-layers 2").notes == ()
