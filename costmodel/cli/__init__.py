@@ -50,7 +50,14 @@ def _run(argv: list[str] | None) -> int:
     application = None
     try:
         application = build(args, listing=True)
-        with collecting():  # an old name (--profile textbook) warns once on stderr
+        from costmodel.cli.output import worded
+
+        def as_typed() -> Any:
+            from costmodel.cli.flags import typed_options
+
+            return typed_options(args, _option_names(application, args))
+
+        with collecting(), worded(as_typed):  # an old name (--profile textbook) warns once on stderr
             rc = application(args=args, prog_name="costmodel", standalone_mode=False)
     except (CostmodelError, usage_error) as exc:
         if isinstance(exc, usage_error):

@@ -3,7 +3,8 @@
 ``--model``, ``--hf-config`` and ``--megatron`` set values the command line never names: a message
 about ``kv_groups=8`` read from a Llama ``config.json`` should say ``num_key_value_heads = 8 in
 config.json``, not ``--kv-groups 8``, an option the user never gave.  :func:`origins` reads the
-descriptions the command line named again (only when a message needs them: an error's) and returns,
+descriptions the command line named again (only when a message needs them: an error's, or a
+command's first note, :func:`costmodel.cli.output.worded`) and returns,
 for each parameter one of them set, the value as the library's messages print it and the words that
 name it where it was written; :func:`costmodel.cli.flags.cli_message` puts those words in place of a
 ``name=value`` whose value is that one, where the user did not type the option themselves.
@@ -16,7 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HF_KEYS", "Origins", "origins"]
+__all__ = ["DESCRIBING", "HF_KEYS", "Origins", "origins"]
+
+DESCRIBING = frozenset({"--model", "--hf-config", "--megatron"})
+"""The options whose descriptions set values the command line never names."""
 
 Origins = Mapping[str, tuple[str, str]]
 """A parameter → (its value as a message prints it, the words that name it at its source)."""
@@ -96,12 +100,11 @@ def _hf(path: str) -> dict[str, tuple[str, str]]:
 
 
 def _megatron(text: str) -> dict[str, tuple[str, str]]:
-    from costmodel.describe.megatron import megatron_arguments, megatron_text
+    from costmodel.describe.megatron import megatron_arguments, written_arguments
 
     read = megatron_arguments(text)
     given = {**read.shape, **read.settings}
-    written = {token.partition("=")[0].lstrip("-").replace("_", "-") for token in megatron_text(text).split()
-               if token.startswith("--")}
+    written = written_arguments(text)
     out = {}
     for name, argument in _MEGATRON.items():
         if name not in given or argument not in written:
@@ -109,7 +112,18 @@ def _megatron(text: str) -> dict[str, tuple[str, str]]:
         value = given[name]
         words = f"--{argument} (in --megatron)" if value is True else f"--{argument} {value} (in --megatron)"
         out[name] = (_shown(value), words)
+    for name, switch in _MEGATRON_SWITCHED.items():  # settings a switch gives, not a value of their own
+        if name in given and switch in written:
+            out[name] = (_shown(given[name]), f"--{switch} (in --megatron)")
+    if "recompute" in given and "recompute-granularity" in written:  # the granularity wins, as it is read
+        out["recompute"] = (_shown(given["recompute"]),
+                            f"--recompute-granularity {given['recompute']} (in --megatron)")
     return out
+
+
+_MEGATRON_SWITCHED = {"recompute": "recompute-activations", "zero": "use-distributed-optimizer"}
+"""The settings Megatron-LM's switches give (selective recomputation, the distributed optimizer's ZeRO 1),
+by the switch that gives each."""
 
 
 def origins(given: Mapping[str, tuple[str, tuple[str, ...]]]) -> dict[str, tuple[str, str]]:

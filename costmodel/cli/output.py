@@ -17,13 +17,15 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from costmodel.cli.flags import cli_message
 from costmodel.cli.layout import fitted, prose, tables_in
 from costmodel.cli.render import render
 
-__all__ = ["emit", "show"]
+__all__ = ["emit", "show", "worded"]
 
 _UNWRAPPED = 1 << 16
 """The width of output that is not a terminal, COLUMNS unset: wide enough that nothing wraps."""
@@ -41,6 +43,45 @@ def _console() -> Any:
     console = Console(highlight=False, width=None if wraps else _UNWRAPPED)
     console.width = max(console.width, _NARROWEST)
     return console
+
+
+class _Wording:
+    """How this command's notes name what they are about: as the user typed each option, and a value a
+    model description set (``--model``, ``--hf-config``, ``--megatron``) in its source's words, as its
+    errors name them (:func:`~costmodel.cli.flags.cli_message`); worked out on the first note."""
+
+    def __init__(self, typed: Callable[[], Any]) -> None:
+        self.find_typed = typed
+        self.typed: Any = None
+        self.origins: Any = None
+
+    def __call__(self, note: str) -> str:
+        if self.typed is None:
+            from costmodel.cli.origins import DESCRIBING, origins
+
+            self.typed = self.find_typed()
+            self.origins = origins(self.typed) if DESCRIBING & self.typed.keys() else {}
+        return cli_message(note, self.typed, origins=self.origins)
+
+
+_WORDING: list[_Wording] = []
+"""The wording of the command running (none outside a command: a notebook's)."""
+
+
+@contextmanager
+def worded(typed: Callable[[], Any]) -> Iterator[None]:
+    """Within the block, notes name options as the command line *typed* (a function that gives
+    :func:`~costmodel.cli.flags.typed_options`) gave them."""
+    _WORDING.append(_Wording(typed))
+    try:
+        yield
+    finally:
+        _WORDING.pop()
+
+
+def _said(note: str) -> str:
+    """*note* in the words of the command running, else with the parameters' options."""
+    return _WORDING[-1](note) if _WORDING else cli_message(note)
 
 
 _TRAILING = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")
@@ -75,7 +116,7 @@ def _in_options(data: Any, *, message: bool = False) -> Any:
         return {k: _in_options(v, message=message or k in _MESSAGES) for k, v in data.items()}
     if isinstance(data, list):
         return [_in_options(v, message=message) for v in data]
-    return cli_message(data) if message and isinstance(data, str) else data
+    return _said(data) if message and isinstance(data, str) else data
 
 
 def emit(result: Any, *, as_json: bool, markdown: bool = False, latex: bool = False) -> None:
@@ -108,7 +149,7 @@ def show(result: Any, console: Any) -> None:
     from rich.text import Text
 
     body, notes = render(result)
-    notes = tuple(map(cli_message, notes))  # the core's notes name parameters; the options here
+    notes = tuple(map(_said, notes))  # the core's notes name parameters; the options here
     body = fitted(body)
     console.print(body)
     notes = (*notes, *dict.fromkeys(t.note() for t in tables_in(body) if t.left_out))  # said once

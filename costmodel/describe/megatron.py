@@ -81,7 +81,7 @@ from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.references import MEGATRON_LM, Cited
 
-__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text"]
+__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text", "written_arguments"]
 
 SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
                         "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
@@ -258,6 +258,13 @@ def _arrays(tokens: list[str]) -> list[str]:
 _SHELL = re.compile(r"[()\[\];&|{}]+|[A-Za-z_][A-Za-z0-9_]*\+?=.*|.*\[@\].*|\$\(.*|then|fi|else|do|done|if")
 """A word that belongs to the script's shell, never an argument's value: brackets, ``NAME=(``, an array's
 expansion (``${ARGS[@]}``), a command or arithmetic, keywords."""
+
+
+def written_arguments(text: str) -> frozenset[str]:
+    """The names of the arguments *text* gives (``num-layers``, ``bf16``: no dashes, ``_`` as ``-``), its
+    words read as :func:`megatron_arguments` reads them."""
+    return frozenset(token[2:].partition("=")[0].replace("_", "-") for token in _tokens(text, [])
+                     if token.startswith("--"))
 
 
 def _short(text: str, limit: int = 60) -> str:

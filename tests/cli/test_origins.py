@@ -53,3 +53,24 @@ def test_a_megatron_argument_is_named_as_written_inside_the_string(cli):
 def test_a_description_that_cannot_be_read_leaves_its_own_error(cli, tmp_path):
     _, err = cli("step", "--hf-config", str(tmp_path / "missing.json"), *STEP, rc=2)
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_note_names_values_as_an_error_does(cli):
+    """A command's notes name an option as the user typed it, and a value a description set in its source's
+    words, as its errors do; JSON notes alike."""
+    shape = ["--layers", "2", "--hidden", "64", "--heads", "4", "--seq", "128", "--vocab", "1000"]
+    base = ["step", *shape, "--gpu", "h100-sxm", "--dp", "2", "-m", "2", "--allow-oom"]
+    for typed in ("--sp", "--sequence-parallel"):
+        notes = cli.json(*base, typed)["notes"]
+        assert f"{typed} has no effect with --tp 1: it splits the norms and dropouts over the tensor-parallel " \
+               "ranks" in notes
+    text, _ = cli.text(*base, "--megatron", "--sequence-parallel --recompute-activations", columns=200)
+    assert ("note: --sequence-parallel (in --megatron) has no effect with --tp 1: it splits the norms and "
+            "dropouts over the tensor-parallel ranks") in text
+    assert "note: --recompute-activations (in --megatron) with flash attention recomputes nothing more" in text
+    script = ("TP=1\nARGS=(--tensor-model-parallel-size $TP --sequence-parallel)\n"
+              "--recompute-granularity selective")
+    notes = cli.json(*base, "--megatron", script)["notes"]
+    assert ("--sequence-parallel (in --megatron) has no effect with --tensor-model-parallel-size 1 (in "
+            "--megatron): it splits the norms and dropouts over the tensor-parallel ranks") in notes
+    assert any(n.startswith("--recompute-granularity selective (in --megatron) with flash attention") for n in notes)
