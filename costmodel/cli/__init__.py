@@ -53,9 +53,13 @@ def _run(argv: list[str] | None) -> int:
         from costmodel.cli.output import worded
 
         def as_typed() -> Any:
+            from typer._click.globals import get_current_context
+
             from costmodel.cli.flags import typed_options
 
-            return typed_options(args, _option_names(application, args))
+            running = get_current_context(silent=True)  # the command running: its options, already built
+            options = _option_names(application, args) if running is None else _options_of(running.command)
+            return typed_options(args, options)
 
         with collecting(), worded(as_typed):  # an old name (--profile textbook) warns once on stderr
             rc = application(args=args, prog_name="costmodel", standalone_mode=False)
@@ -91,5 +95,10 @@ def _option_names(application: Any, args: list[str]) -> list[tuple[tuple[str, ..
         if sub is None:
             break
         command, context = sub, sub.context_class(sub, parent=context)
+    return _options_of(command)
+
+
+def _options_of(command: Any) -> list[tuple[tuple[str, ...], bool]]:
+    """The spellings of each option of the Click *command*, and whether it takes a value."""
     return [(tuple(p.opts), not getattr(p, "is_flag", False)) for p in command.params
             if p.param_type_name == "option"]

@@ -42,7 +42,7 @@ from functools import cache
 from costmodel._lazy import LazyPattern
 from costmodel.errors import InputError
 
-__all__ = ["FLAGS", "Typed", "Worded", "cli_message", "typed_options"]
+__all__ = ["DESCRIBING", "FLAGS", "Typed", "Worded", "cli_message", "typed_options"]
 
 
 class Worded(InputError):
@@ -433,6 +433,10 @@ def _as_described(message: str, origins: Mapping[str, tuple[str, str]], typed: T
         message = re.sub(r"(?<![\w'\"-])" + re.escape(f"{name}={value}") + r"(?![\w.])",
                          words.replace("\\", "\\\\"), message)
     return message
+
+
+DESCRIBING = frozenset({"--model", "--hf-config", "--megatron"})
+"""The options whose descriptions set values the command line never names (:mod:`costmodel.cli.origins`)."""
 
 
 def cli_message(message: str, typed: Typed | None = None, *, error: bool = False,

@@ -17,10 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DESCRIBING", "HF_KEYS", "Origins", "origins"]
+from costmodel.cli.flags import DESCRIBING
 
-DESCRIBING = frozenset({"--model", "--hf-config", "--megatron"})
-"""The options whose descriptions set values the command line never names."""
+__all__ = ["DESCRIBING", "HF_KEYS", "Origins", "origins"]
 
 Origins = Mapping[str, tuple[str, str]]
 """A parameter → (its value as a message prints it, the words that name it at its source)."""

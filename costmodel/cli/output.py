@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from costmodel.cli.flags import cli_message
+from costmodel.cli.flags import DESCRIBING, cli_message
 from costmodel.cli.layout import fitted, prose, tables_in
 from costmodel.cli.render import render
 
@@ -57,10 +57,12 @@ class _Wording:
 
     def __call__(self, note: str) -> str:
         if self.typed is None:
-            from costmodel.cli.origins import DESCRIBING, origins
-
             self.typed = self.find_typed()
-            self.origins = origins(self.typed) if DESCRIBING & self.typed.keys() else {}
+            self.origins = {}
+            if DESCRIBING & self.typed.keys():
+                from costmodel.cli.origins import origins
+
+                self.origins = origins(self.typed)
         return cli_message(note, self.typed, origins=self.origins)
 
 
