@@ -332,9 +332,14 @@ def _value(name: str, token: str, value: str) -> tuple[str, Any]:
             raise InputError(f"Megatron-LM's {token} {value!r} is not one of {', '.join(allowed)}")
         return key, value
     text = value.strip()
-    if not text.isdigit() or int(text) < 1:
-        raise InputError(f"Megatron-LM's {token} {value!r} is not a whole number ≥ 1")
+    least = 0 if name in _NONE_ALLOWED else 1
+    if not text.isdigit() or int(text) < least:
+        raise InputError(f"Megatron-LM's {token} {value!r} is not a whole number ≥ {least}")
     return _COUNTS[name], int(text)
+
+
+_NONE_ALLOWED = frozenset({"mtp-num-layers"})
+"""The counts that may be 0 (no multi-token prediction module, as a script's variable may say)."""
 
 
 def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:

@@ -166,6 +166,9 @@ def test_megatron_arguments_give_the_depth():
 
     base = "--num-layers 4 --hidden-size 64 --num-attention-heads 4"
     assert megatron_arguments(f"{base} --mtp-num-layers 2").shape["mtp_layers"] == 2
+    assert megatron_arguments(f"{base} --mtp-num-layers 0").shape["mtp_layers"] == 0  # none, as a script may say
+    with pytest.raises(InputError, match="is not a whole number ≥ 0"):
+        megatron_arguments(f"{base} --mtp-num-layers -1")
     one = megatron_arguments(f"{base} --mtp-num-layers 1 --mtp-use-repeated-layer")
     assert one.shape["mtp_layers"] == 1 and any("changes nothing" in n for n in one.notes)
     with pytest.raises(InputError, match="mtp-use-repeated-layer with mtp-num-layers 2: the 2 modules share"):
