@@ -120,9 +120,11 @@ def _megatron(text: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-_MEGATRON_SWITCHED = {"recompute": "recompute-activations", "zero": "use-distributed-optimizer"}
-"""The settings Megatron-LM's switches give (selective recomputation, the distributed optimizer's ZeRO 1),
-by the switch that gives each."""
+_MEGATRON_SWITCHED = {"recompute": "recompute-activations", "param_gather": "overlap-param-gather",
+                      "overlap_grad_reduce": "overlap-grad-reduce"}
+"""The settings Megatron-LM's switches give (selective recomputation, the overlaps), by the switch that gives
+each (not
+the distributed optimizer's ZeRO 1: messages name zero=1 as a condition, not as the run's value)."""
 
 
 def origins(given: Mapping[str, tuple[str, tuple[str, ...]]]) -> dict[str, tuple[str, str]]:

@@ -24,6 +24,7 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
     LAYER_OPTIONS,
     MOE_OPTIONS,
+    SHAPE_PANEL,
     Ffn,
     Gated,
     HeadDim,
@@ -113,8 +114,14 @@ Gpus = Annotated[int | None, option("--gpus", metavar="N", panel=_MACHINE,
                                     help="GPUs instead of --nodes: whole nodes, or fewer than a node holds.")]
 GpusPerNode = Annotated[int | None, option("--gpus-per-node", metavar="G", panel=_MACHINE,
                                            help="GPUs per node (default: the GPU preset's node, 8).")]
-GlobalBatch = Annotated[int, option("--global-batch", metavar="B", panel=_MACHINE,
-                                    help="Sequences per step: dp × micro-batch × micro-batches.")]
+GlobalBatch = Annotated[int | None, option("--global-batch", metavar="B", panel=_MACHINE,
+                                           help="Sequences per step: dp × micro-batch × micro-batches "
+                                                "(needed unless --megatron gives it).")]
+Megatron = Annotated[str | None, option(
+    "--megatron", metavar="ARGS", panel=SHAPE_PANEL,
+    help="Megatron-LM's arguments, quoted, or @FILE for a file of them: the model, the global batch and "
+         "the settings the plan does not search; the layout they give (tp, pp, ...) is searched, not "
+         "held (--fix holds a setting).")]
 MicroBatchSizes = Annotated[str | None, option(
     "--micro-batch-sizes", metavar="B,B,...", panel=_SEARCH,
     help="Micro-batch sizes to try (default 1,2,4).")]
@@ -145,11 +152,12 @@ _OWN_OPTIONS = {
 """The plan's own arguments, which --fix cannot hold, and the option that gives each."""
 
 
-def plan_from_options(*, model: str | None = None, hf_config: str | None = None, layers: int | None,
+def plan_from_options(*, model: str | None = None, hf_config: str | None = None, megatron: str | None = None,
+                      layers: int | None,
                       hidden: int | None, heads: int | None, seq: int | None, vocab: int | None,
                       ffn: str | None, kv_groups: int | None, gated: bool | None, gpu: str, nodes: int | None,
                       head_dim: int | None = None,
-                      gpus_per_node: int | None, global_batch: int, micro_batch_sizes: str | None,
+                      gpus_per_node: int | None, global_batch: int | None, micro_batch_sizes: str | None,
                       framework: str, fix: list[str] | None, top: int, gpus: int | None = None,
                       **moe: Any) -> Plan:
     """The plan the options describe (one call of :func:`costmodel.step.planner.plan`); *moe* holds the
@@ -165,8 +173,13 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
         positive(layers, "layers")
     if unknown := set(moe) - set(MOE_OPTIONS) - set(LAYER_OPTIONS):
         raise TypeError(f"unknown options {sorted(unknown)}")
-    description = described(model=model, hf_config=hf_config, seq=seq)
+    description = described(model=model, hf_config=hf_config, seq=seq, megatron=megatron)
     notes = list(description.notes)
+    if megatron is not None:
+        notes.extend(_searched(description.settings))
+    global_batch = description.global_batch if global_batch is None else global_batch
+    if global_batch is None:
+        raise InputError("no global batch given; pass --global-batch B (sequences per step)")
     shape = described_shape(description.shape, layers=layers, hidden=hidden, heads=heads, seq=seq,
                             vocab=vocab, ffn=ffn, kv_groups=kv_groups, head_dim=head_dim, gated=gated,
                             notes=notes,
@@ -189,18 +202,38 @@ def plan_from_options(*, model: str | None = None, hf_config: str | None = None,
     return dataclasses.replace(found, notes=(*notes, *found.notes)) if notes else found
 
 
+def _searched(settings: dict[str, Any]) -> list[str]:
+    """Drop from *settings* (Megatron-LM's arguments') what the plan searches, and say so: the plan ranks
+    every layout, the arguments' own among them, unless --fix holds one."""
+    from costmodel.step.planner import DIMENSIONS
+
+    settings.pop("framework", None)  # the plan's own --framework (Megatron-LM's by default)
+    searched = {d.name for d in DIMENSIONS} | {"stage_layers"}
+    dropped = {name: settings.pop(name) for name in list(settings) if name in searched}
+    if not dropped:
+        return []
+    def text(v: Any) -> str:
+        if isinstance(v, bool):
+            return "on" if v else "off"
+        return ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+    shown = ", ".join(f"{name.replace('_', '-')} {text(v)}" for name, v in dropped.items())
+    return [f"the layout Megatron-LM's arguments give ({shown}) is one the plan searches, not held; "
+            "--fix SETTING=VALUE holds a setting"]
+
+
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 PLAN_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
     inspect.Parameter(name, _KEYWORD, default=default, annotation=annotation)
     for name, annotation, default in (
-        ("model", ModelName, None), ("hf_config", HfConfig, None),
+        ("model", ModelName, None), ("hf_config", HfConfig, None), ("megatron", Megatron, None),
         ("layers", Layers, None), ("hidden", Hidden, None), ("heads", Heads, None), ("seq", Seq, None),
         ("vocab", Vocab, None), ("ffn", Ffn, None), ("kv_groups", KvGroups, None),
         ("head_dim", HeadDim, None), ("gated", Gated, None),
         *((name, annotation, None) for name, annotation in MOE_OPTIONS.items()),
         *((name, annotation, None) for name, annotation in LAYER_OPTIONS.items()),
         ("gpu", Gpu, inspect.Parameter.empty), ("nodes", Nodes, None), ("gpus", Gpus, None),
-        ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, inspect.Parameter.empty),
+        ("gpus_per_node", GpusPerNode, None), ("global_batch", GlobalBatch, None),
         ("micro_batch_sizes", MicroBatchSizes, None), ("framework", Framework, "megatron"),
         ("fix", Fix, None),
         ("top", Top, 10)))

@@ -111,3 +111,21 @@ def test_fix_takes_the_step_commands_option_names(typed, setting):
     from costmodel.cli.plan import _fix
 
     assert _fix(typed)[0] == setting
+
+
+def test_megatron_arguments_give_the_model_and_the_batch_and_their_layout_is_searched(cli):
+    """plan --megatron takes the model, the global batch and the settings the plan does not vary from
+    Megatron-LM's arguments; their tp, pp, micro-batch ... are among those it searches, not held, as a note
+    says, so the plan is the one of the same model given by options."""
+    arguments = ("--num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 256 --vocab-size 1024 "
+                 "--tensor-model-parallel-size 2 --micro-batch-size 2 --global-batch-size 16 "
+                 "--recompute-granularity full")
+    read = cli.json("plan", "--megatron", arguments, "--gpu", "a100-80gb", "--nodes", "1", "--top", "4",
+                    "--fix", "recompute=full", "--fix", "dropout=true")
+    typed = cli.json("plan", *SHAPE, *MACHINE, "--top", "4", "--fix", "recompute=full")
+    assert [r["step_s"] for r in read["rows"]] == [r["step_s"] for r in typed["rows"]]
+    assert read["global_batch"] == 16
+    assert any(n.startswith("the layout Megatron-LM's arguments give (tp 2, micro-batch 2, recompute full) is "
+                            "one the plan searches, not held") for n in read["notes"])
+    _, err = cli("plan", "--megatron", "--num-layers 4", "--gpu", "a100-80gb", "--nodes", "1", rc=2)
+    assert err == "error: no global batch given; pass --global-batch B (sequences per step)\n"
