@@ -20,7 +20,6 @@ from costmodel.cli.options import Json, option, retired, value_parser
 from costmodel.cli.output import emit
 from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
-    SHAPE_PANEL,
     DenseLayers,
     ExpertFfn,
     ExpertLayers,
@@ -51,6 +50,7 @@ from costmodel.cli.shape import (
     WindowLayers,
     described,
     described_shape,
+    megatron_option,
 )
 from costmodel.training.counts import parse_count
 from costmodel.units import format_flop_rate, format_number, format_share, format_time, parse_time
@@ -83,11 +83,9 @@ def flops_command(
     layer_norms: LayerNorms = None, qk_norm: QkNorm = None, kv_rank: KvRank = None, q_rank: QRank = None,
     rope_head_dim: RopeHeadDim = None, value_head_dim: ValueHeadDim = None,
     expert_layers: ExpertLayers = None, mtp_layers: MtpLayers = None,
-    megatron: Annotated[str | None, option(
-        "--megatron", metavar="ARGS", panel=SHAPE_PANEL,
-        help="Megatron-LM's arguments, quoted, or @FILE for a file of them: the model's shape, "
-             "--global-batch-size, full recomputation and the dtype of --gpu's peak; the options of this "
-             "command override them.")] = None,
+    megatron: Annotated[str | None, megatron_option(
+        "the model's shape, --global-batch-size, full recomputation and the dtype of --gpu's peak; the "
+        "options of this command override them.")] = None,
     capacity_factor: Annotated[str | None, option(
         "--capacity-factor", metavar="C", panel=_RUN,
         help="Experts run token blocks of C times their fair share (padding counts in the hardware "

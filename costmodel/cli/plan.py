@@ -24,7 +24,6 @@ from costmodel.cli.render import Rendered, renders
 from costmodel.cli.shape import (
     LAYER_OPTIONS,
     MOE_OPTIONS,
-    SHAPE_PANEL,
     Ffn,
     Gated,
     HeadDim,
@@ -38,6 +37,7 @@ from costmodel.cli.shape import (
     Vocab,
     described,
     described_shape,
+    megatron_option,
 )
 from costmodel.units import format_share, format_size, format_time
 
@@ -117,11 +117,9 @@ GpusPerNode = Annotated[int | None, option("--gpus-per-node", metavar="G", panel
 GlobalBatch = Annotated[int | None, option("--global-batch", metavar="B", panel=_MACHINE,
                                            help="Sequences per step: dp × micro-batch × micro-batches "
                                                 "(needed unless --megatron gives it).")]
-Megatron = Annotated[str | None, option(
-    "--megatron", metavar="ARGS", panel=SHAPE_PANEL,
-    help="Megatron-LM's arguments, quoted, or @FILE for a file of them: the model, the global batch and "
-         "the settings the plan does not search; the layout they give (tp, pp, ...) is searched, not "
-         "held (--fix holds a setting).")]
+Megatron = Annotated[str | None, megatron_option(
+    "the model, the global batch and the settings the plan does not search; the layout they give (tp, "
+    "pp, ...) is searched, not held (--fix holds a setting).")]
 MicroBatchSizes = Annotated[str | None, option(
     "--micro-batch-sizes", metavar="B,B,...", panel=_SEARCH,
     help="Micro-batch sizes to try (default 1,2,4).")]

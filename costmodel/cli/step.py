@@ -40,6 +40,7 @@ from costmodel.cli.shape import (
     Vocab,
     described,
     described_shape,
+    megatron_option,
     parse_count,
 )
 from costmodel.units import (
@@ -99,11 +100,10 @@ Sweep = Annotated[str | None, option(
          "1,2,4 or ranges 1..64x2 (×2 each) and 4..32+4 (+4 each).")]
 
 _DESCRIBED = "Model: as people describe it"
-Megatron = Annotated[str | None, option(
-    "--megatron", metavar="ARGS", panel=_DESCRIBED,
-    help="Megatron-LM's arguments, quoted, or @FILE for a file of them: --tensor-model-parallel-size, "
-         "--pipeline-model-parallel-size, --num-layers ..., --global-batch-size; the options of this "
-         "command override them, and the arguments it does not model are listed in a note.")]
+Megatron = Annotated[str | None, megatron_option(
+    "--tensor-model-parallel-size, --pipeline-model-parallel-size, --num-layers ..., --global-batch-size; "
+    "the options of this command override them, and the arguments it does not model are listed in a "
+    "note.", panel=_DESCRIBED)]
 GlobalBatch = Annotated[int | None, option(
     "--global-batch", metavar="N", panel=_DESCRIBED, parser=value_parser(parse_count),
     help="Sequences per step over all replicas: -m becomes N / (micro-batch × dp).")]
