@@ -81,7 +81,8 @@ from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.references import MEGATRON_LM, Cited
 
-__all__ = ["SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text", "written_arguments"]
+__all__ = ["MAX_BYTES", "SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text",
+           "written_arguments"]
 
 SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
                         "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
@@ -149,6 +150,10 @@ class MegatronArguments(JSONFields):
     words: tuple[str, ...] = ()
 
 
+MAX_BYTES = 1 << 22
+"""The largest file of arguments read: a launch script is kilobytes (4 MiB holds 10⁵ arguments)."""
+
+
 def megatron_text(value: str) -> str:
     """The argument string *value* gives: its own text, or the text of the file it names (``@PATH``, or a
     single word that is a file's path), read by :func:`costmodel._files.read_text`.
@@ -168,7 +173,7 @@ def megatron_text(value: str) -> str:
                                 and os.path.exists(path)):
         from costmodel._files import read_text
 
-        return read_text(path, what="Megatron-LM arguments")
+        return read_text(path, what="Megatron-LM arguments", limit=MAX_BYTES)
     return value
 
 

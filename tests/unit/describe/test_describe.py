@@ -721,3 +721,14 @@ def test_an_expert_tensor_parallel_size_other_than_tp_is_named():
     assert not any("--expert-tensor" in u for u in other.unread)
     assert megatron_arguments("--tensor-model-parallel-size 2 --expert-tensor-parallel-size 2").notes == ()
     assert megatron_arguments("--expert-tensor-parallel-size 1 --num-layers 2").notes == ()
+
+
+def test_a_file_of_arguments_larger_than_a_script_can_be_is_refused(tmp_path):
+    from costmodel.describe.megatron import MAX_BYTES
+    from costmodel.errors import ParseError
+
+    big = tmp_path / "args"
+    with big.open("wb") as f:
+        f.truncate(MAX_BYTES + 1)  # sparse: nothing written or read
+    with pytest.raises(ParseError, match="larger than the 4 MiB costmodel reads"):
+        megatron_arguments(f"@{big}")
