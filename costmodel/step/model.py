@@ -1777,6 +1777,7 @@ def _price(config: StepConfig, *, baseline_s: Fraction | None = None, deferred: 
     notes.extend(_shape_notes(c, zero=zero, overlap=run.tp_overlap))
     notes.extend(_tp_notes(c, run))
     notes.extend(_send_notes(c, run))
+    notes.extend(_pace_note(c, run))
     notes.extend(_bucket_note(c, model, zero=zero))
     if c.ep > 1 and dp > 1:
         notes.append("the scaling efficiency compares one replica holding every expert (ep=1): its experts' "
@@ -2103,6 +2104,28 @@ def _stage_totals(run: _Prepared) -> tuple[list[Fraction], list[Fraction], list[
     pipeline exchanges left out (they only add time, and whether they block depends on the schedule)."""
     spans = run.spans(send=False)
     return spans["forward"], spans["backward"], spans["weight"]
+
+
+def _pace_note(c: StepConfig, run: _Prepared) -> list[str]:
+    """A note when one pipeline device's work per micro-batch (its forward and backward, :func:`_works`)
+    is over 10 % above the median device's: in a pipeline the slowest stage sets the pace of every
+    micro-batch (Narayanan et al. 2021, section 2.2: stages of equal work balance the pipeline)."""
+    if c.pp < 2:
+        return []
+    works = _works(run)
+    median = sorted(works)[(len(works) - 1) // 2]  # the lower median: the other of two stages
+    busiest = max(range(len(works)), key=lambda s: (works[s], -s))
+    if not median or works[busiest] * 10 <= median * 11:
+        return []
+    mtp = c.shape.mtp_layers if c.shape is not None else 0
+    holds = ("the embedding" if busiest == 0 else
+             "the output layer" + (" and the multi-token prediction modules" if mtp else "")
+             if busiest == c.pp - 1 else "")
+    held = f" (with {holds})" if holds else ""
+    over = (works[busiest] / median - 1) * 100
+    return [f"pipeline stage {busiest}{held} computes {format_time(works[busiest] / run.m)} a micro-batch, "
+            f"{float(over):.0f} % above the median stage's {format_time(median / run.m)}: the slowest stage "
+            "paces the pipeline; stage_layers= can move layers off it"]
 
 
 def _works(run: _Prepared) -> list[Fraction]:
