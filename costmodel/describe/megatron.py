@@ -23,6 +23,10 @@ expert-model-parallel-size E                ep
 recompute-granularity selective|full        recompute
 recompute-activations                       recompute selective (Megatron's shorthand)
 use-distributed-optimizer                   zero 1
+use-megatron-fsdp with                      framework fsdp at ZeRO 2 (optim_grads) or 3
+data-parallel-sharding-strategy S           (optim_grads_params, the default); optim: zero 1,
+                                            no_shard: zero 0
+use-torch-fsdp2                             framework fsdp, zero 3
 overlap-grad-reduce, overlap-param-gather   overlap_grad_reduce, param_gather overlap
 no-overlap-p2p-communication                pipeline_sends blocking (the interleaved schedule's
                                             default overlaps them)
@@ -114,7 +118,9 @@ _RATES = {"attention-dropout": "attention_dropout", "hidden-dropout": "hidden_dr
 """The arguments that take a rate from 0 to 1 (Megatron-LM's default 0.1 each)."""
 
 _CHOICES = {"recompute-granularity": ("recompute", ("selective", "full")),
-            "fp8-format": ("fp8", ("e4m3", "hybrid"))}
+            "fp8-format": ("fp8", ("e4m3", "hybrid")),
+            "data-parallel-sharding-strategy": ("sharding", ("no_shard", "optim", "optim_grads",
+                                                             "optim_grads_params"))}
 
 _SWITCHES = {
     "sequence-parallel": "sequence_parallel", "recompute-activations": "recompute_activations",
@@ -124,6 +130,7 @@ _SWITCHES = {
     "group-query-attention": "gqa", "no-overlap-p2p-communication": "blocking_sends",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "multi-latent-attention": "mla", "mtp-use-repeated-layer": "mtp_repeated",
+    "use-megatron-fsdp": "megatron_fsdp", "use-torch-fsdp2": "torch_fsdp2",
     "account-for-embedding-in-pipeline-split": "embedding_in_split",
     "account-for-loss-in-pipeline-split": "loss_in_split",
 }
@@ -799,13 +806,36 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
         settings["recompute"] = "selective"
     if values.get("distributed_optimizer"):
         settings["zero"] = 1
+    settings.update(_sharded(values))
     switches = {"sequence_parallel": ("sequence_parallel", True),
                 "overlap_grad_reduce": ("overlap_grad_reduce", True),
                 "overlap_param_gather": ("param_gather", "overlap"),
                 "blocking_sends": ("pipeline_sends", "blocking"),
                 "no_async_allreduce": ("tp_overlap", "none")}
     settings.update(dict(v for k, v in switches.items() if values.get(k)))
+    if settings.get("framework") == "fsdp":  # FSDP's own schedule overlaps both, always
+        settings.pop("overlap_grad_reduce", None)
+        settings.pop("param_gather", None)
     return {**settings, **_precision(values)}
+
+
+_SHARDING_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
+"""Megatron-FSDP's sharding strategies as the ZeRO stages they are (Rajbhandari et al. 2020: the optimizer
+states, then the gradients, then the parameters sharded over the data-parallel ranks)."""
+
+
+def _sharded(values: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a fully sharded data parallelism: Megatron-FSDP (use-megatron-fsdp, its
+    data-parallel-sharding-strategy, default optim_grads_params) or PyTorch FSDP2 (use-torch-fsdp2, full
+    sharding).  Gradients or parameters sharded run FSDP's schedule (``framework="fsdp"``: parameters
+    gathered before each layer's forward and backward, gradients reduce-scattered as the backward makes
+    them) at that ZeRO stage; the optimizer alone sharded is the distributed optimizer's ZeRO 1."""
+    if values.get("torch_fsdp2"):
+        return {"framework": "fsdp", "zero": 3}
+    if not values.get("megatron_fsdp"):
+        return {}
+    zero = _SHARDING_ZERO[values.get("sharding", "optim_grads_params")]
+    return {"framework": "fsdp", "zero": zero} if zero >= 2 else {"zero": zero}
 
 
 def _precision(values: dict[str, Any]) -> dict[str, Any]:
@@ -837,5 +867,13 @@ def megatron_arguments(text: str) -> MegatronArguments:
     values, unread, words = _read(_tokens(text, notes))
     shape = _shape(values, notes)
     settings = _step_settings(values)
+    if values.get("megatron_fsdp"):
+        strategy = values.get("sharding", "optim_grads_params")
+        zero = _SHARDING_ZERO[strategy]
+        schedule = (", priced with FSDP's schedule (each layer's parameters gathered before its forward "
+                    "and backward, its gradients reduce-scattered as the backward makes them)"
+                    if zero >= 2 else "")
+        notes.append(f"use-megatron-fsdp with data-parallel-sharding-strategy {strategy}: ZeRO {zero}"
+                     f"{schedule}")
     return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
                              unread=tuple(unread), notes=tuple(notes), words=tuple(words))

@@ -732,3 +732,28 @@ def test_a_file_of_arguments_larger_than_a_script_can_be_is_refused(tmp_path):
         f.truncate(MAX_BYTES + 1)  # sparse: nothing written or read
     with pytest.raises(ParseError, match="larger than the 4 MiB costmodel reads"):
         megatron_arguments(f"@{big}")
+
+
+@pytest.mark.parametrize("arguments,settings", [
+    ("--use-megatron-fsdp", {"framework": "fsdp", "zero": 3}),  # optim_grads_params, the default
+    ("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", {"framework": "fsdp", "zero": 2}),
+    ("--use-megatron-fsdp --data-parallel-sharding-strategy optim", {"framework": "megatron", "zero": 1}),
+    ("--use-megatron-fsdp --data-parallel-sharding-strategy no_shard --use-distributed-optimizer",
+     {"framework": "megatron", "zero": 0}),
+    ("--use-torch-fsdp2", {"framework": "fsdp", "zero": 3}),
+    # FSDP's own schedule overlaps the gradients' reduction and the parameters' gathering: the switches go
+    ("--use-megatron-fsdp --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+     {"framework": "fsdp", "zero": 3}),
+])
+def test_fully_sharded_data_parallelism_reads_as_its_zero_stage(arguments, settings):
+    read = megatron_arguments(f"--num-layers 2 {arguments}")
+    assert {k: read.settings[k] for k in ("framework", "zero")} == settings
+    assert "overlap_grad_reduce" not in read.settings or settings["framework"] != "fsdp"
+    assert "param_gather" not in read.settings or settings["framework"] != "fsdp"
+
+
+def test_an_unknown_sharding_strategy_is_refused():
+    from costmodel.errors import InputError
+
+    with pytest.raises(InputError, match="is not one of no_shard, optim, optim_grads, optim_grads_params"):
+        megatron_arguments("--use-megatron-fsdp --data-parallel-sharding-strategy full")
