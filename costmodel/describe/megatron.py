@@ -267,6 +267,9 @@ def _arrays(tokens: list[str]) -> list[str]:
     return out
 
 
+_LISTS = {"recompute-modules": "recompute_modules"}
+"""The arguments that take a list of words, by Megatron-LM's name (read to name them in a note)."""
+
 _SHELL = re.compile(r"[()\[\];&|{}]+|[A-Za-z_][A-Za-z0-9_]*\+?=.*|.*\[@\].*|\$\(.*|then|fi|else|do|done|if")
 """A word that belongs to the script's shell, never an argument's value: brackets, ``NAME=(``, an array's
 expansion (``${ARGS[@]}``), a command or arithmetic, keywords."""
@@ -303,6 +306,14 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
             continue
         name, equals, inline = token[2:].partition("=")
         name = name.replace("_", "-")
+        if name in _LISTS:  # a list of words (Megatron-LM's nargs="*"), kept as written
+            listed = [inline] if equals else []
+            while i < len(tokens) and not tokens[i].startswith("--") and not _SHELL.fullmatch(tokens[i]):
+                listed.append(tokens[i])
+                i += 1
+            values[_LISTS[name]] = tuple(listed)
+            unread.append(" ".join([token.partition("=")[0], *listed]))
+            continue
         if name in _SWITCHES:
             if equals:
                 raise InputError(f"Megatron-LM's {token} is a switch; it takes no value")
@@ -867,6 +878,11 @@ def megatron_arguments(text: str) -> MegatronArguments:
     values, unread, words = _read(_tokens(text, notes))
     shape = _shape(values, notes)
     settings = _step_settings(values)
+    modules = values.get("recompute_modules")
+    if modules and settings.get("recompute") == "selective":
+        notes.append(f"recompute-modules {' '.join(modules)}: costmodel's selective recomputation rebuilds "
+                     "the attention core alone (Korthikanti et al. 2022), so these modules' activations are "
+                     "counted as kept and their recomputation as not run; recompute=full bounds them")
     if values.get("megatron_fsdp"):
         strategy = values.get("sharding", "optim_grads_params")
         zero = _SHARDING_ZERO[strategy]

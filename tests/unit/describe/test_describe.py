@@ -757,3 +757,15 @@ def test_an_unknown_sharding_strategy_is_refused():
 
     with pytest.raises(InputError, match="is not one of no_shard, optim, optim_grads, optim_grads_params"):
         megatron_arguments("--use-megatron-fsdp --data-parallel-sharding-strategy full")
+
+
+def test_recomputed_modules_are_read_as_a_list_and_named_as_not_modelled():
+    """--recompute-modules takes several words (Megatron-LM's nargs="*"): they stay together among the
+    arguments not modelled, and a note says what selective recomputation counts here instead."""
+    read = megatron_arguments("--num-layers 2 --recompute-granularity selective --recompute-modules mlp moe "
+                              "layernorm --bf16")
+    assert "--recompute-modules mlp moe layernorm" in read.unread and read.words == ()
+    assert read.settings["dtype"] == "bf16"
+    assert read.notes[0].startswith("recompute-modules mlp moe layernorm: costmodel's selective "
+                                    "recomputation rebuilds the attention core alone")
+    assert megatron_arguments("--num-layers 2 --recompute-modules mlp").notes == ()  # nothing recomputed
