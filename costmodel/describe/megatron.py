@@ -405,11 +405,16 @@ def _shape(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 _FREQUENCY = "moe-layer-freq"
 """The argument whose value is a number or a list expression of the layers with experts."""
 
+def _cut(text: str) -> str:
+    """*text* as a grammar's refusal shows it: whole up to 60 characters, else its first 57 and "..."."""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 _LAYOUT = "pipeline-model-parallel-layout"
 """The argument whose value places each layer on a virtual pipeline stage."""
 
-_LAYOUT_MARKS = {"E": "the embedding", "L": "the loss", "t": "a transformer layer",
-                 "m": "a multi-token prediction module"}
+_LAYOUT_MARKS = "ELtm"
+"""The layout's marks: the embedding, the loss, a transformer layer, a multi-token prediction module."""
 
 
 def _pipeline_layout(token: str, text: str) -> tuple[str, ...]:
@@ -420,8 +425,7 @@ def _pipeline_layout(token: str, text: str) -> tuple[str, ...]:
     repetitions, commas for the eye.  Read by a small grammar, never evaluated; at most
     :data:`_MAX_LISTED_LAYERS` marks once unrolled."""
     def fail(why: str) -> InputError:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        return InputError(f"Megatron-LM's {token} {shown!r} is not a pipeline layout ({why}); write "
+        return InputError(f"Megatron-LM's {token} {_cut(text)!r} is not a pipeline layout ({why}); write "
                           "stages of E, t, m and L between |, with x*N and (...)*N, e.g. Et|(tt|)*30mL")
 
     if len(text) > _MAX_LIST_TEXT:
@@ -473,9 +477,9 @@ def _pipeline_layout(token: str, text: str) -> tuple[str, ...]:
     return tuple(marks.split("|"))
 
 
-def _layout_split(values: dict[str, Any]) -> tuple[int, tuple[int, ...], int]:
-    """The model chunks, each virtual stage's transformer layers and the multi-token prediction modules of
-    a pipeline layout, checked as Megatron-LM's ``validate_layer_layout`` checks it."""
+def _layout_split(values: dict[str, Any]) -> tuple[int, tuple[int, ...]]:
+    """The model chunks and each virtual stage's transformer layers of a pipeline layout, checked as
+    Megatron-LM's ``validate_layer_layout`` checks it (its modules are :func:`_mtp`'s)."""
     stages, pp = values["layout"], values.get("pp", 1)
     token = _LAYOUT
     if len(stages) % pp:
@@ -492,7 +496,7 @@ def _layout_split(values: dict[str, Any]) -> tuple[int, tuple[int, ...], int]:
     if "m" in flat and "t" in flat[flat.index("m"):]:
         raise InputError(f"Megatron-LM's {token} places a transformer layer after a multi-token prediction "
                          "module; the modules come after every layer")
-    return len(stages) // pp, tuple(stage.count("t") for stage in stages), flat.count("m")
+    return len(stages) // pp, tuple(stage.count("t") for stage in stages)
 
 
 _MLA_DEFAULTS = {"kv_rank": 32, "head_dim": 128, "rope_head_dim": 64, "value_head_dim": 128}
@@ -628,9 +632,9 @@ class _ListExpression:
             raise self.fail(f"longer than {_MAX_LIST_TEXT} characters")
 
     def fail(self, why: str) -> InputError:
-        shown = self.text if len(self.text) <= 60 else self.text[:57] + "..."
-        return InputError(f"Megatron-LM's {self.token} {shown!r} is not a list of layers this reader knows "
-                          f"({why}); give a whole number, or a list of 0 and 1 such as ([0]*3+[1]*58)")
+        return InputError(f"Megatron-LM's {self.token} {_cut(self.text)!r} is not a list of layers this "
+                          f"reader knows ({why}); give a whole number, or a list of 0 and 1 such as "
+                          "([0]*3+[1]*58)")
 
     def read(self) -> _Runs:
         runs = self.expression()
@@ -790,8 +794,8 @@ def _stage_split(values: dict[str, Any], chunks: int) -> tuple[int, ...] | None:
     return tuple(n // chunks for _ in range(chunks) for n in stages)
 
 
-def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
-    """The step settings the arguments give."""
+def _step_settings(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The step settings the arguments give (*notes*: what recomputation and sharding they were read as)."""
     settings: dict[str, Any] = {k: values[k] for k in ("tp", "pp", "cp", "ep", "micro_batch") if k in values}
     settings["framework"] = "megatron"
     chunks = 1
@@ -806,7 +810,7 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
                              "pipeline (decoder-first/last-pipeline-num-layers, account-for-embedding/"
                              "loss-in-pipeline-split, the virtual pipeline sizes): the layout gives the "
                              "split; give it alone")
-        chunks, split, _ = _layout_split(values)
+        chunks, split = _layout_split(values)
         if chunks > 1:
             settings.update(schedule="interleaved", chunks=chunks)
     if split is not None:
@@ -815,9 +819,14 @@ def _step_settings(values: dict[str, Any]) -> dict[str, Any]:
         settings["recompute"] = values["recompute"]
     elif values.get("recompute_activations"):
         settings["recompute"] = "selective"
+    modules = values.get("recompute_modules")
+    if modules and settings.get("recompute") == "selective":
+        notes.append(f"recompute-modules {' '.join(modules)}: costmodel's selective recomputation rebuilds "
+                     "the attention core alone (Korthikanti et al. 2022), so these modules' activations are "
+                     "counted as kept and their recomputation as not run; recompute=full bounds them")
     if values.get("distributed_optimizer"):
         settings["zero"] = 1
-    settings.update(_sharded(values))
+    settings.update(_sharded(values, notes))
     switches = {"sequence_parallel": ("sequence_parallel", True),
                 "overlap_grad_reduce": ("overlap_grad_reduce", True),
                 "overlap_param_gather": ("param_gather", "overlap"),
@@ -835,7 +844,7 @@ _SHARDING_ZERO = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_para
 states, then the gradients, then the parameters sharded over the data-parallel ranks)."""
 
 
-def _sharded(values: dict[str, Any]) -> dict[str, Any]:
+def _sharded(values: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """The settings of a fully sharded data parallelism: Megatron-FSDP (use-megatron-fsdp, its
     data-parallel-sharding-strategy, default optim_grads_params) or PyTorch FSDP2 (use-torch-fsdp2, full
     sharding).  Gradients or parameters sharded run FSDP's schedule (``framework="fsdp"``: parameters
@@ -845,7 +854,11 @@ def _sharded(values: dict[str, Any]) -> dict[str, Any]:
         return {"framework": "fsdp", "zero": 3}
     if not values.get("megatron_fsdp"):
         return {}
-    zero = _SHARDING_ZERO[values.get("sharding", "optim_grads_params")]
+    strategy = values.get("sharding", "optim_grads_params")
+    zero = _SHARDING_ZERO[strategy]
+    schedule = (", priced with FSDP's schedule (each layer's parameters gathered before its forward and "
+                "backward, its gradients reduce-scattered as the backward makes them)" if zero >= 2 else "")
+    notes.append(f"use-megatron-fsdp with data-parallel-sharding-strategy {strategy}: ZeRO {zero}{schedule}")
     return {"framework": "fsdp", "zero": zero} if zero >= 2 else {"zero": zero}
 
 
@@ -877,19 +890,6 @@ def megatron_arguments(text: str) -> MegatronArguments:
     notes: list[str] = []
     values, unread, words = _read(_tokens(text, notes))
     shape = _shape(values, notes)
-    settings = _step_settings(values)
-    modules = values.get("recompute_modules")
-    if modules and settings.get("recompute") == "selective":
-        notes.append(f"recompute-modules {' '.join(modules)}: costmodel's selective recomputation rebuilds "
-                     "the attention core alone (Korthikanti et al. 2022), so these modules' activations are "
-                     "counted as kept and their recomputation as not run; recompute=full bounds them")
-    if values.get("megatron_fsdp"):
-        strategy = values.get("sharding", "optim_grads_params")
-        zero = _SHARDING_ZERO[strategy]
-        schedule = (", priced with FSDP's schedule (each layer's parameters gathered before its forward "
-                    "and backward, its gradients reduce-scattered as the backward makes them)"
-                    if zero >= 2 else "")
-        notes.append(f"use-megatron-fsdp with data-parallel-sharding-strategy {strategy}: ZeRO {zero}"
-                     f"{schedule}")
+    settings = _step_settings(values, notes)
     return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
                              unread=tuple(unread), notes=tuple(notes), words=tuple(words))
