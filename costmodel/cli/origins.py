@@ -17,9 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from costmodel.cli.flags import DESCRIBING
-
-__all__ = ["DESCRIBING", "HF_KEYS", "Origins", "origins"]
+__all__ = ["HF_KEYS", "Origins", "origins"]
 
 Origins = Mapping[str, tuple[str, str]]
 """A parameter → (its value as a message prints it, the words that name it at its source)."""
@@ -99,11 +97,11 @@ def _hf(path: str) -> dict[str, tuple[str, str]]:
 
 
 def _megatron(text: str) -> dict[str, tuple[str, str]]:
-    from costmodel.describe.megatron import megatron_arguments, written_arguments
+    from costmodel.describe.megatron import megatron_arguments
 
     read = megatron_arguments(text)
     given = {**read.shape, **read.settings}
-    written = written_arguments(text)
+    written = read.written
     out = {}
     for name, argument in _MEGATRON.items():
         if name not in given or argument not in written:
@@ -123,8 +121,8 @@ def _megatron(text: str) -> dict[str, tuple[str, str]]:
 _MEGATRON_SWITCHED = {"recompute": "recompute-activations", "param_gather": "overlap-param-gather",
                       "overlap_grad_reduce": "overlap-grad-reduce"}
 """The settings Megatron-LM's switches give (selective recomputation, the overlaps), by the switch that gives
-each (not
-the distributed optimizer's ZeRO 1: messages name zero=1 as a condition, not as the run's value)."""
+each (not the distributed optimizer's ZeRO 1: messages name zero=1 as a condition, not as the run's
+value)."""
 
 
 def origins(given: Mapping[str, tuple[str, tuple[str, ...]]]) -> dict[str, tuple[str, str]]:

@@ -85,8 +85,7 @@ from costmodel._json import JSONFields
 from costmodel.errors import InputError
 from costmodel.references import MEGATRON_LM, Cited
 
-__all__ = ["MAX_BYTES", "SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text",
-           "written_arguments"]
+__all__ = ["MAX_BYTES", "SOURCE", "MegatronArguments", "megatron_arguments", "megatron_text"]
 
 SOURCE = MEGATRON_LM.at("megatron/training/arguments.py: the arguments' names and defaults; "
                         "_add_network_size_args: ffn_hidden_size = 4h, or int(4h · 2/3 / 64) · 64 with "
@@ -145,7 +144,9 @@ class MegatronArguments(JSONFields):
     (``tp``, ``pp``, ``cp``, ``ep``, ``chunks``, ``schedule``, ``recompute``, ``zero``, ``dtype`` ...);
     *global_batch*: the global batch in sequences, if given; *unread*: the arguments it does not model,
     as written (each with its value); *notes*: how values were derived; *words*: the words that are no
-    argument nor the value of one (a script's commands, its shell syntax), left out.
+    argument nor the value of one (a script's commands, its shell syntax), left out; *written*: the names of
+    the arguments given, each once in the order written (``num-layers``, ``bf16``: no dashes, ``_`` as
+    ``-``), read or not.
     """
 
     shape: dict[str, Any]
@@ -155,6 +156,7 @@ class MegatronArguments(JSONFields):
     notes: tuple[str, ...]
     source: Cited = SOURCE
     words: tuple[str, ...] = ()
+    written: tuple[str, ...] = ()
 
 
 MAX_BYTES = 1 << 22
@@ -275,24 +277,18 @@ _SHELL = re.compile(r"[()\[\];&|{}]+|[A-Za-z_][A-Za-z0-9_]*\+?=.*|.*\[@\].*|\$\(
 expansion (``${ARGS[@]}``), a command or arithmetic, keywords."""
 
 
-def written_arguments(text: str) -> frozenset[str]:
-    """The names of the arguments *text* gives (``num-layers``, ``bf16``: no dashes, ``_`` as ``-``), its
-    words read as :func:`megatron_arguments` reads them."""
-    return frozenset(token[2:].partition("=")[0].replace("_", "-") for token in _tokens(text, [])
-                     if token.startswith("--"))
-
-
 def _short(text: str, limit: int = 60) -> str:
     """*text* quoted, cut to *limit* characters for an error."""
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
-    """The known arguments' values by their costmodel key, the others as written, and the words that are
-    neither arguments nor their values."""
+def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str], dict[str, None]]:
+    """The known arguments' values by their costmodel key, the others as written, the words that are
+    neither arguments nor their values, and the names of the arguments given, in order."""
     values: dict[str, Any] = {}
     unread: list[str] = []
     words: list[str] = []
+    written: dict[str, None] = {}
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -306,6 +302,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
             continue
         name, equals, inline = token[2:].partition("=")
         name = name.replace("_", "-")
+        written[name] = None
         if name in _LISTS:  # a list of words (Megatron-LM's nargs="*"), kept as written
             listed = [inline] if equals else []
             while i < len(tokens) and not tokens[i].startswith("--") and not _SHELL.fullmatch(tokens[i]):
@@ -332,7 +329,7 @@ def _read(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
             raise InputError(f"Megatron-LM's {token} needs a value")
         key, read = _value(name, token, value)
         values[key] = read
-    return values, unread, words
+    return values, unread, words, written
 
 
 def _value(name: str, token: str, value: str) -> tuple[str, Any]:
@@ -888,8 +885,9 @@ def megatron_arguments(text: str) -> MegatronArguments:
     (96, 8, 16, 1536, ('--lr 6.0e-5',))
     """
     notes: list[str] = []
-    values, unread, words = _read(_tokens(text, notes))
+    values, unread, words, written = _read(_tokens(text, notes))
     shape = _shape(values, notes)
     settings = _step_settings(values, notes)
     return MegatronArguments(shape=shape, settings=settings, global_batch=values.get("global_batch"),
-                             unread=tuple(unread), notes=tuple(notes), words=tuple(words))
+                             unread=tuple(unread), notes=tuple(notes), words=tuple(words),
+                             written=tuple(written))
