@@ -9,8 +9,8 @@ from pathlib import Path
 
 from costmodel.errors import InputError, ParseError
 
-__all__ = ["MAX_READ_BYTES", "cannot_write", "check_writable", "decode_text", "read_bytes", "read_text",
-           "write_files", "write_text"]
+__all__ = ["MAX_READ_BYTES", "SMALLER", "SMALLER_LOG", "cannot_write", "check_writable", "decode_text",
+           "read_bytes", "read_text", "write_files", "write_text"]
 
 MAX_READ_BYTES = 64 * 2**20
 """The most bytes costmodel reads from one user file (64 MiB): far above any benchmark log, answer
@@ -78,8 +78,11 @@ def write_files(folder: Path, files: dict[str, str], *, force: bool) -> None:
         write_text(target, text)
 
 
-SMALLER_LOG = "give a smaller file (split it, or keep the table only)"
-"""How a log too large to read is made to fit (*smaller* of :func:`read_text`)."""
+SMALLER = "give a smaller file"
+"""How a file too large to read is made to fit, unless its kind says more (*smaller* of :func:`read_text`)."""
+
+SMALLER_LOG = f"{SMALLER} (split it, or keep the table only)"
+"""How a log too large to read is made to fit."""
 
 
 def _size_text(n: int) -> str:
@@ -87,7 +90,7 @@ def _size_text(n: int) -> str:
 
 
 def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES,
-               smaller: str = "give a smaller file") -> bytes:
+               smaller: str = SMALLER) -> bytes:
     """The bytes of the regular file *path* (*what* it holds, for the error), at most *limit* of them.
 
     Only regular files are read: a FIFO (which would wait forever for a writer), a device such as
@@ -127,7 +130,7 @@ def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ
 
 
 def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_READ_BYTES, hint: str = "",
-              smaller: str = "give a smaller file") -> str:
+              smaller: str = SMALLER) -> str:
     """The text of the UTF-8 file *path* (*what* it holds, for the error), a byte-order mark dropped.
 
     The one way costmodel reads a user's text file: by :func:`read_bytes` (regular files only, at

@@ -210,6 +210,7 @@ def _searched(settings: dict[str, Any]) -> list[str]:
     dropped = {name: settings.pop(name) for name in list(settings) if name in searched}
     if not dropped:
         return []
+
     def text(v: Any) -> str:
         if isinstance(v, bool):
             return "on" if v else "off"

@@ -171,6 +171,8 @@ LAYER_OPTIONS: dict[str, Any] = {"window": Window, "window_layers": WindowLayers
 """The options of a layer's attention (its window, its latent attention) and norms, and of the
 multi-token prediction modules, by parameter name."""
 MicroBatch = Annotated[int, _int("--micro-batch", metavar="B", help="Sequences per micro-batch (default 1).")]
+
+
 def megatron_option(reads: str, *, panel: str = SHAPE_PANEL) -> Any:
     """The ``--megatron`` option (``Annotated[str | None, megatron_option(...)]``) of a command that *reads*
     what its help names from Megatron-LM's arguments (:func:`described`)."""
