@@ -25,7 +25,15 @@ from fractions import Fraction
 from costmodel._json import JSONFields
 from costmodel.exact import exact_sum
 from costmodel.step.flops import TransformerShape, model_flops
-from costmodel.step.ops import Op, embedding_ops, layer_ops, logits_ops, mtp_ops, optimizer_bytes
+from costmodel.step.ops import (
+    GRADIENT_ZERO_BYTES,
+    Op,
+    embedding_ops,
+    layer_ops,
+    logits_ops,
+    mtp_ops,
+    optimizer_bytes,
+)
 from costmodel.step.rates import Rates
 
 __all__ = ["COLUMN_PRODUCTS", "OpTime", "Work", "mtp_work", "optimizer_time", "shape_work"]
@@ -152,9 +160,12 @@ def mtp_work(shape: TransformerShape, *, micro_batch: int, tp: int, rates: Rates
     return _work(ops, rates, priced=False)[0]
 
 
-def optimizer_time(parameters: Fraction, rates: Rates) -> Fraction:
+def optimizer_time(parameters: Fraction, rates: Rates, gradients: Fraction = Fraction(0)) -> Fraction:
     """An Adam step over *parameters* (on one rank, after ZeRO's sharding) at the achieved memory
-    bandwidth (:func:`costmodel.step.ops.optimizer_bytes` per parameter); 0 under a plain efficiency."""
+    bandwidth (:func:`costmodel.step.ops.optimizer_bytes` per parameter), and the zeroing of the fp32
+    gradients of *gradients* parameters for the next step (:data:`~costmodel.step.ops.GRADIENT_ZERO_BYTES`
+    each, a streaming write); 0 under a plain efficiency."""
     if rates.bandwidth is None or not parameters:
         return Fraction(0)
-    return rates.memory(parameters * optimizer_bytes(rates.element), "optimizer")
+    zeroing = rates.memory(gradients * GRADIENT_ZERO_BYTES) if gradients else Fraction(0)
+    return rates.memory(parameters * optimizer_bytes(rates.element), "optimizer") + zeroing

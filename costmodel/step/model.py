@@ -1332,16 +1332,18 @@ def _busiest(stage_units: list[list[Unit]], *, pp: int, v: int,
 
 def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, dp: int,
                zero: int) -> Fraction:
-    """The optimizer step: given, else an Adam step over the largest device's parameters (after ZeRO) on
-    the GPU's memory, else 0."""
+    """The optimizer step: given, else, on the device that takes longest, an Adam step over its parameters
+    (after ZeRO) and the zeroing of its gradients (all of them below ZeRO 2, its shard from ZeRO 2) on the
+    GPU's memory, else 0."""
     if c.optimizer_s is not None:
         return c.optimizer_s
     if model.rates is None or c.shape is None:
         return Fraction(0)
     weights = _device_weights(c, layout, v=v)
     alike = {w: s for s, w in enumerate(weights)}  # devices of the same weights (most are) counted once
-    share = max(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero) for s in alike.values())
-    return optimizer_time(share, model.rates)
+    return max(optimizer_time(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero), model.rates,
+                              _device_parameters(c, layout, s, v=v, dp=dp, zero=zero if zero >= 2 else 0))
+               for s in alike.values())
 
 
 def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> list[int]:

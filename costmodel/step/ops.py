@@ -107,8 +107,8 @@ from costmodel.references import (
 )
 from costmodel.step.flops import TransformerShape, attention_pairs, tp_share
 
-__all__ = ["CITED", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops", "logits_ops", "mtp_ops",
-           "optimizer_bytes"]
+__all__ = ["CITED", "GRADIENT_ZERO_BYTES", "LATENT_SOURCES", "SOURCES", "Op", "embedding_ops", "layer_ops",
+           "logits_ops", "mtp_ops", "optimizer_bytes"]
 
 SOURCES = (
     SHOEYBI_2019.at("section 3: the column and row splits of the attention and MLP matrices"),
@@ -443,6 +443,15 @@ def embedding_ops(shape: TransformerShape, *, micro_batch: int, tp: int = 1,
 
 def optimizer_bytes(element: Fraction = Fraction(2)) -> Fraction:
     """Bytes an Adam step moves per parameter with fp32 master weights: the fp32 gradient read twice (its
-    norm, the update), master weight, momentum and variance read and written, the low-precision copy
-    written: 4·2 + 3·8 + e (Micikevicius et al. 2018, section 3; Kingma and Ba 2015, algorithm 1)."""
-    return 8 + 24 + element
+    norm, the update), master weight, momentum and variance read and written, then the master weight read
+    again and written to the model's copy in the low precision: 4·2 + 3·8 + 4 + e (Micikevicius et al.
+    2018, section 3; Kingma and Ba 2015, algorithm 1; Megatron-Core's ``MixedPrecisionOptimizer.step``:
+    ``clip_grad_norm``, the inner Adam step, then ``_copy_main_params_to_model_params`` through a
+    ``multi_tensor_scale`` of 1.0 from the fp32 main parameters to the model's)."""
+    return 8 + 24 + 4 + element
+
+
+GRADIENT_ZERO_BYTES = Fraction(4)
+"""Bytes per parameter of the fp32 gradient buffer that is zeroed before each step's first backward
+(Megatron-Core's ``zero_grad_buffer``: ``grad_data.zero_()`` over the whole buffer of every bucket,
+megatron/core/distributed/param_and_grad_buffer.py; DeepSpeed zeroes its gradient partitions alike)."""
