@@ -240,6 +240,15 @@ TORCH_MATMUL_DATABASE = Citation(
     year=2025,
     url="https://github.com/zzc0721/torch-performance-test-data",
 )
+COSTMODEL_H200 = Citation(
+    key="costmodel-h200",
+    authors="costmodel",
+    title="One NVIDIA H200 SXM 141GB (700 W), measured: costmodel calibrate compute with cuDNN attention "
+          "(sustained matrix products, memory-bound kernels, cuDNN fused attention) and "
+          "benchmarks/gpu_step.py (whole training steps), PyTorch 2.11.0, CUDA 13.0, 2026-12-04",
+    venue="costmodel documentation, docs/theory/step-vs-measured.md, 'One H200, measured'",
+    year=2026,
+)
 SHAH_2024 = Citation(
     key="shah2024",
     authors="J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani, T. Dao",
@@ -1151,7 +1160,7 @@ CITATIONS: dict[str, Citation] = {
         CHOWDHERY_2022, KAPLAN_2020, SMITH_2022, MEGATRON_LM, PYTORCH_DDP, ISAEV_2023, ZHAO_2023,
         NVIDIA_GEMM_GUIDE, WILLIAMS_2009,
         DAO_2023, MICIKEVICIUS_2018, SUPERBENCH, ABCI_BENCHMARK, NCCL_TESTS_119, NCCL_TESTS_309,
-        DGXC_BENCHMARKING, TORCH_MATMUL_DATABASE, SHAH_2024,
+        DGXC_BENCHMARKING, TORCH_MATMUL_DATABASE, SHAH_2024, COSTMODEL_H200,
         NVIDIA_AMPERE_WP, NVIDIA_HOPPER_WP, NVIDIA_H200, NVIDIA_ADA_WP, NVIDIA_DGX_A100, NVIDIA_DGX_H100,
         NVIDIA_DGX_H200, NVIDIA_DGX_B200, NVIDIA_CUTLASS, AMD_MI300X, AMD_HIPBLASLT, AZURE_ND_MI300X,
         BEKMAN_MLE, ERNST_GPU_BENCHES, NCCL_TESTS_307, PCI_SIG_4, IEEE_8023AN,

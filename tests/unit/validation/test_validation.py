@@ -275,8 +275,8 @@ def test_what_the_docs_page_says_of_slower_attention_kernels():
     probe = dataclasses.replace(base, memory_kernels={**base.memory_kernels, "softmax": half, "dropout": half})
     before = {t.table: t for t in validate().tables}
     after = {t.table: t for t in validate(gpu=probe).tables}
-    for key, table in before.items():  # every table is nearer the measurements with the slower kernels
-        assert after[key].mean_abs_error < table.mean_abs_error
+    for key in ("narayanan2021-table1", "narayanan2021-table2"):  # nearer with the slower kernels; Table 5 not
+        assert after[key].mean_abs_error < before[key].mean_abs_error
 
     def pct(x):
         return f"{format_number(100 * x, digits=3)} %"
@@ -284,5 +284,6 @@ def test_what_the_docs_page_says_of_slower_attention_kernels():
     t1, t5, t2 = (after[k] for k in ("narayanan2021-table1", "korthikanti2022-table5", "narayanan2021-table2"))
     text = " ".join(page.split())
     assert f"from {pct(before['narayanan2021-table1'].mean_abs_error)} to {pct(t1.mean_abs_error)}" in text
-    assert f"Table 5 to {pct(t5.mean_abs_error)} and Table 2 to {pct(t2.mean_abs_error)}" in text
+    assert f"Table 2's from {pct(before['narayanan2021-table2'].mean_abs_error)} to {pct(t2.mean_abs_error)}" in text
+    assert f"Table 5 from {pct(before['korthikanti2022-table5'].mean_abs_error)} to {pct(t5.mean_abs_error)}" in text
     assert f"The rank order stays off ({len(t1.misranked)} pairs" in text
