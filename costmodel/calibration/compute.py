@@ -104,11 +104,14 @@ from costmodel.gpus.curve import orientations, product_time
 from costmodel.validate import is_whole
 
 __all__ = [
+    "ATTENTION_KERNELS",
     "COMPUTE_DTYPES",
     "CPU_TILE",
     "K0_MAX",
     "KERNELS",
     "LAYOUTS",
+    "AttentionMeasurement",
+    "AttentionShape",
     "ComputeCalibration",
     "ComputeConfig",
     "ComputeInterrupted",
@@ -241,6 +244,49 @@ def _unique(shapes: Iterable[GemmShape]) -> tuple[GemmShape, ...]:
     for s in shapes:
         seen.setdefault(s.key, s)
     return tuple(seen.values())
+
+
+ATTENTION_KERNELS = ("flash", "cudnn")
+"""The fused attention kernels ``F.scaled_dot_product_attention`` is held to on a GPU: FlashAttention-2
+(PyTorch's own build, what its SDPA picks first) or cuDNN's fused attention (what Transformer Engine, and
+so Megatron-Core, runs on Hopper).  On a CPU, PyTorch's own choice."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionShape(JSONFields):
+    """The fused attention of one layer on one tensor-parallel rank, to measure: *batch* sequences of *seq*
+    tokens, *heads* query heads over *kv_heads* key-value heads of *head_dim* channels, causal.  *flops*
+    is what the step model counts for its forward and backward together (the two products of its
+    forward over the causal pairs, 2.5 times as many backward: :func:`costmodel.step.ops.layer_ops`),
+    so that the rate measured is the rate the step model prices it at.
+
+    >>> AttentionShape(batch=1, heads=2, kv_heads=1, seq=4, head_dim=8, flops=320).label
+    'attention'
+    """
+
+    batch: int
+    heads: int
+    kv_heads: int
+    seq: int
+    head_dim: int
+    flops: int
+    label: str = "attention"
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "heads", "kv_heads", "seq", "head_dim", "flops"):
+            value = getattr(self, name)
+            if not is_whole(value) or value < 1:
+                raise InputError(f"{name}={value!r} is not a whole number >= 1")
+        if self.heads % self.kv_heads:
+            raise InputError(f"kv_heads={self.kv_heads} does not divide heads={self.heads}")
+        if self.batch * self.heads * self.seq * self.head_dim > 1 << 31:
+            raise InputError(f"an attention of {self.batch}×{self.heads}×{self.seq}×{self.head_dim} "
+                             "elements is too large to measure; give a shorter sequence or a smaller batch")
+
+    def text(self) -> str:
+        """``1×32×2048×128`` (batch × heads × sequence × head channels), ``, 8 KV heads`` with GQA."""
+        groups = f", {self.kv_heads} KV heads" if self.kv_heads != self.heads else ""
+        return f"{self.batch}×{self.heads}×{self.seq}×{self.head_dim}{groups}"
 
 
 # -- the model and the fit ---------------------------------------------------------------------------
@@ -560,6 +606,10 @@ class ComputeConfig:
         Fewer sweep shapes, samples and bytes: a run of seconds, for CI.
     limit_s : float
         Seconds the measurement may take; it stops between two shapes after that.
+    attention : AttentionShape, a function of one bool giving one, or None
+        The model's fused attention, timed forward and backward (None: not measured).
+    attention_kernel : str
+        One of :data:`ATTENTION_KERNELS`: the kernel the attention is held to on a GPU.
     """
 
     device: str = "auto"
@@ -567,6 +617,8 @@ class ComputeConfig:
     shapes: tuple[GemmShape, ...] | Callable[[bool], tuple[GemmShape, ...]] = ()
     quick: bool = False
     limit_s: float = 120.0
+    attention: AttentionShape | Callable[[bool], AttentionShape] | None = None
+    attention_kernel: str = "flash"
 
     def __post_init__(self) -> None:
         if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device.strip().lower()):
@@ -582,6 +634,13 @@ class ComputeConfig:
                 or not 0 < self.limit_s < math.inf):
             raise InputError(f"limit_s={self.limit_s!r} is not a positive number of seconds; give e.g. 120")
         object.__setattr__(self, "limit_s", float(self.limit_s))
+        if self.attention is not None and not callable(self.attention) \
+                and not isinstance(self.attention, AttentionShape):
+            raise InputError(f"attention={self.attention!r} is not an AttentionShape, or a function of the "
+                             "device giving one")
+        if self.attention_kernel not in ATTENTION_KERNELS:
+            raise InputError(f"attention_kernel={self.attention_kernel!r} is not one of "
+                             f"{', '.join(ATTENTION_KERNELS)}")
 
 
 def _compute_dtype(name: str) -> str:
@@ -633,6 +692,23 @@ class KernelMeasurement(MeasuredFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionMeasurement(MeasuredFields):
+    """The fused attention timed: ``F.scaled_dot_product_attention`` (causal) forward and backward on
+    *shape* with *kernel* (``flash`` or ``cudnn`` on a GPU, ``cpu`` for PyTorch's choice on a CPU), the
+    median seconds of both."""
+
+    shape: AttentionShape
+    kernel: str
+    time_s: float
+    calls: int
+    samples: int
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.shape.flops / self.time_s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ComputeProgress:
     """Reported before each measurement: the ``index``-th of ``total``, and what it is."""
 
@@ -651,7 +727,8 @@ class ComputeMeasurements(MeasuredFields):
     bytes one copy moves (read plus written), ``copy_s`` its median time, ``launch_s`` the median time
     of a tiny kernel; None when the run stopped before them.  ``stopped`` is None, ``limit`` or
     ``interrupted``; ``planned`` the products the run meant to measure; ``kernels`` the memory-bound
-    kernels timed, by kind.
+    kernels timed, by kind; ``attention`` the fused attention (None when none was asked for, or it was
+    skipped: ``skipped`` says why).
     """
 
     device: str
@@ -672,6 +749,7 @@ class ComputeMeasurements(MeasuredFields):
     stopped: str | None = None
     skipped: tuple[str, ...] = ()
     kernels: tuple[KernelMeasurement, ...] = ()
+    attention: AttentionMeasurement | None = None
 
     @property
     def gpu(self) -> bool:
@@ -825,6 +903,10 @@ def measure_compute(config: ComputeConfig, *, progress: Callable[[ComputeProgres
     if not isinstance(model, tuple) or not all(isinstance(x, GemmShape) for x in model):
         raise InputError(f"shapes gave {model!r}, not a tuple of GemmShape")
     shapes = _unique((*sweep_shapes(gpu=gpu, quick=config.quick), *model))
+    attention = config.attention(gpu) if callable(config.attention) else config.attention
+    if attention is not None and not isinstance(attention, AttentionShape):
+        raise InputError(f"attention gave {attention!r}, not an AttentionShape")
+    config = replace(config, attention=attention)
     allow_tf32 = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
     try:
@@ -842,8 +924,10 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
     launch_calls = 200 if config.quick else 1000
     copy_bytes = 2 * ((1 << 30 if gpu else 1 << 28) >> (2 if config.quick else 0))
     found: dict[str, Any] = {"gemms": [], "skipped": [], "copy_s": None, "launch_s": None, "stopped": None,
-                             "kernels": []}
-    first = 2 + len(KERNELS)
+                             "kernels": [], "attention": None}
+    attention = config.attention
+    assert attention is None or isinstance(attention, AttentionShape)
+    first = 2 + len(KERNELS) + (attention is not None)
 
     def report(index: int, label: str) -> None:
         if progress is not None:
@@ -860,6 +944,13 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
             found["skipped" if isinstance(kernel, str) else "kernels"].append(kernel)
         if gpu:  # settle the clocks on the largest product before any is timed
             _busy(torch, bench, max(shapes, key=lambda s: s.flops), dtype, 0.2 if config.quick else 1.0)
+        if attention is not None:
+            report(first - 1, "attention")
+            fused = _attention_time(torch, bench, attention, dtype, config.attention_kernel)
+            if isinstance(fused, str):
+                found["skipped"].append(fused)
+            else:
+                found["attention"] = fused
         for i, shape in enumerate(shapes, first):
             if time.monotonic() - started > config.limit_s:
                 found["stopped"] = "limit"
@@ -881,7 +972,7 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
         copy_bytes=None if found["copy_s"] is None else copy_bytes, copy_s=found["copy_s"],
         launch_s=found["launch_s"], launch_calls=launch_calls, planned=len(shapes),
         elapsed_s=time.monotonic() - started, limit_s=config.limit_s, stopped=found["stopped"],
-        skipped=tuple(found["skipped"]), kernels=tuple(found["kernels"]))
+        skipped=tuple(found["skipped"]), kernels=tuple(found["kernels"]), attention=found["attention"])
 
 
 def _launch_time(torch: Any, bench: _Bench, calls: int) -> float:
@@ -984,6 +1075,65 @@ def _gemm_time(torch: Any, bench: _Bench, shape: GemmShape, dtype: str) -> GemmM
     return GemmMeasurement(shape=shape, time_s=seconds, calls=calls, samples=samples)
 
 
+def _attention_call(torch: Any, shape: AttentionShape, dtype: str, device: Any, kernel: str
+                    ) -> Callable[[], Any]:
+    """One forward and backward of the causal fused attention of *shape*, held to *kernel* on a GPU.
+
+    Keys and values of fewer heads are passed as they are (``enable_gqa``) where this PyTorch can, else
+    repeated to the query heads once, before anything is timed.
+    """
+    import contextlib
+
+    import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
+
+    t = getattr(torch, _TORCH_DTYPES[dtype])
+    b, a, g, s, d = shape.batch, shape.heads, shape.kv_heads, shape.seq, shape.head_dim
+    q = torch.randn(b, a, s, d, dtype=t, device=device, requires_grad=True)
+    k = torch.randn(b, g, s, d, dtype=t, device=device, requires_grad=True)
+    v = torch.randn(b, g, s, d, dtype=t, device=device, requires_grad=True)
+    dout = torch.randn_like(q)
+    held: Callable[[], Any] = contextlib.nullcontext
+    if device.type == "cuda":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        backend = SDPBackend.CUDNN_ATTENTION if kernel == "cudnn" else SDPBackend.FLASH_ATTENTION
+        held = lambda: sdpa_kernel(backend)  # a fresh context each call
+    extra: dict[str, Any] = {}
+    if g != a:
+        try:
+            with held():
+                F.scaled_dot_product_attention(q[:, :, :1], k[:, :, :1], v[:, :, :1], is_causal=True,
+                                               enable_gqa=True)
+            extra["enable_gqa"] = True
+        except TypeError:  # a PyTorch before 2.5
+            k = k.detach().repeat_interleave(a // g, dim=1).requires_grad_()
+            v = v.detach().repeat_interleave(a // g, dim=1).requires_grad_()
+
+    def call() -> Any:
+        with held():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, **extra)
+        return torch.autograd.grad(out, (q, k, v), dout)
+
+    return call
+
+
+def _attention_time(torch: Any, bench: _Bench, shape: AttentionShape, dtype: str, kernel: str
+                    ) -> AttentionMeasurement | str:
+    """The fused attention timed (:func:`_attention_call`), or why it was skipped: no such kernel for
+    this dtype, head size or GPU, or out of GPU memory."""
+    used = kernel if bench.gpu else "cpu"
+    try:
+        timed = _timed(torch, bench, lambda: _attention_call(torch, shape, dtype, bench.device, kernel),
+                       f"attention {shape.text()}")
+    except RuntimeError as error:  # SDPA: "No available kernel" for this dtype, head size or GPU
+        said = (str(error).strip().splitlines() or ["no reason given"])[0][:160]
+        return f"attention skipped: PyTorch ran no {used} kernel for {shape.text()} in {dtype} ({said})"
+    if isinstance(timed, str):
+        return timed
+    seconds, calls, samples = timed
+    return AttentionMeasurement(shape=shape, kernel=used, time_s=seconds, calls=calls, samples=samples)
+
+
 # -- calibrating: measure, fit, describe the file ----------------------------------------------------
 
 
@@ -1007,6 +1157,7 @@ class ComputeCalibration:
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     memory_kernels: tuple[tuple[str, Fraction], ...] = ()
+    attention_flops_per_s: Fraction | None = None
 
     def to_dict(self) -> dict[str, Any]:
         m, f = self.measurements, self.fit
@@ -1033,6 +1184,9 @@ class ComputeCalibration:
             "memory_kernels": [{**k.to_dict(), "bandwidth_bytes_per_s": k.bandwidth_bytes_per_s,
                                 "share": real(share)}
                                for k, (_, share) in zip(m.kernels, self.memory_kernels, strict=True)],
+            "attention": None if m.attention is None else {
+                **m.attention.to_dict(), "flops_per_s": m.attention.flops_per_s,
+                "achieved_flops_per_s": real(self.attention_flops_per_s or 0)},
             "gemms": rows,
             "planned": m.planned, "elapsed_s": m.elapsed_s, "limit_s": m.limit_s, "stopped": m.stopped,
             "warnings": list(self.warnings), "notes": list(self.notes),
@@ -1090,6 +1244,13 @@ class ComputeCalibration:
                   f"{k.time_s * 1e6:.4g} us (median of {k.samples} samples of {k.calls} calls): "
                   f"{k.bandwidth_bytes_per_s / 1e9:.4g} GB/s of the "
                   f"{float(self.datasheet_bandwidth_bytes_per_s) / 1e9:.4g} GB/s datasheet bandwidth")
+        if m.attention is not None and self.attention_flops_per_s is not None:
+            a = m.attention
+            table(f"attention.achieved.{m.dtype}", _toml(str(round(self.attention_flops_per_s))),
+                  f"F.scaled_dot_product_attention, causal, {a.kernel} kernel, {m.dtype}, forward and "
+                  f"backward at {a.shape.text()} (batch × heads × sequence × head channels): {a.shape.flops} "
+                  f"FLOPs as the step model counts them in {a.time_s * 1e6:.4g} us (median of {a.samples} "
+                  f"samples of {a.calls} calls)")
         return "\n".join(head) + "\n\n" + "\n".join(tables)
 
 
@@ -1159,6 +1320,22 @@ def _kernel_shares(kernels: Sequence[KernelMeasurement], datasheet: Fraction, ba
             share = Fraction(1)
         out.append((k.kind, Fraction(f"{float(share):.6g}")))
     return out
+
+
+def _attention_rate(measured: ComputeMeasurements, peak: Fraction, base: str, warnings: list[str]
+                    ) -> Fraction | None:
+    """The fused attention's FLOP/s as the file will hold it (a whole number), capped at the peak (with a
+    warning); None when it was not measured."""
+    from costmodel.units import format_flop_rate
+
+    if measured.attention is None:
+        return None
+    rate = Fraction(round(measured.attention.flops_per_s))
+    if rate > peak:
+        warnings.append(f"the attention ran at {format_flop_rate(rate)}, above {base}'s {measured.dtype} "
+                        f"peak of {format_flop_rate(peak)}; attention.achieved is capped at the peak")
+        return peak
+    return rate
 
 
 def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str | None = None
@@ -1232,9 +1409,12 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     elif measured.stopped == "interrupted":
         warnings.append(f"interrupted after {len(rows)} of {measured.planned} products; the fit uses those")
     warnings += list(measured.skipped)
+    attention = _attention_rate(measured, peak, preset.name, warnings)
     kinds = ", ".join(f"memory_kernels.{k}" for k, _ in kernels)
+    measured_attention = f", attention.achieved.{measured.dtype}" if attention is not None else ""
     notes = [f"compute measured by {SOURCE} on {measured.where()}: gemm.achieved.{measured.dtype}, "
-             f"gemm.k_overhead, memory_efficiency{', ' + kinds if kinds else ''} and launch",
+             f"gemm.k_overhead, memory_efficiency{', ' + kinds if kinds else ''}{measured_attention} "
+             "and launch",
              f"fitted plateau P = {format_flop_rate(fit.plateau_flops_per_s)} ({measured.dtype}; the curve "
              f"through gemm.achieved with K0 = {fit.k_overhead}); median |error| {fit.median_rel_error:.1%} "
              f"over {len(rows)} products"]
@@ -1245,4 +1425,4 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     return ComputeCalibration(measurements=measured, base=preset.name, base_title=preset.title, name=name,
                               datasheet_bandwidth_bytes_per_s=datasheet, memory_efficiency=efficiency,
                               fit=fit, warnings=tuple(warnings), notes=tuple(notes),
-                              memory_kernels=tuple(kernels))
+                              memory_kernels=tuple(kernels), attention_flops_per_s=attention)

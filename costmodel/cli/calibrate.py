@@ -544,6 +544,32 @@ def _transformer_gemms(model: dict[str, Any], micro_batch: int, tp: int) -> tupl
     return tuple(out)
 
 
+def _transformer_attention(model: dict[str, Any], micro_batch: int, tp: int) -> Any:
+    """The causal fused attention of one layer on one tensor-parallel rank (its heads, and its key-value
+    heads, at least one), with the FLOPs the step model counts for it forward and backward."""
+    from costmodel.calibration.compute import AttentionShape
+    from costmodel.cli.shape import transformer_shape
+    from costmodel.step.ops import layer_ops
+
+    shape = transformer_shape(layers=model.get("layers") or 1, hidden=model["hidden"], heads=model["heads"],
+                              seq=model["seq"], vocab=model["vocab"], ffn=model.get("ffn"),
+                              kv_groups=model.get("kv_groups"), head_dim=model.get("head_dim"),
+                              gated=model.get("gated"))
+    assert shape is not None
+    ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, attention="flash", causal=True)
+    flops = sum(o.flops for o in ops if o.kind == "attention")
+    return AttentionShape(batch=micro_batch, heads=shape.heads // tp, kv_heads=max(1, shape.groups // tp),
+                          seq=shape.sequence, head_dim=shape.head_width, flops=round(flops))
+
+
+def _model_attention(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
+    """The attention of the model the options give, or (none given) a function of the device: the
+    default model's (checked by :func:`_model_shapes` first)."""
+    if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
+        return _transformer_attention(given, micro_batch, tp)
+    return lambda gpu: _transformer_attention({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
+
+
 def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
     """The products of the model the options give, or (none given) a function of the device: the
     default model of a GPU or of a CPU."""
@@ -590,6 +616,10 @@ def compute_command(
     quick: Annotated[bool, typer.Option("--quick", rich_help_panel=COMPUTE,
                                         help="Fewer sweep products, samples and bytes: seconds, for CI.")]
     = False,
+    attention_kernel: Annotated[str, option(
+        "--attention-kernel", metavar="KERNEL", panel=COMPUTE,
+        help="The fused attention kernel timed on a GPU: flash (FlashAttention-2, what PyTorch's SDPA runs "
+             "first) or cudnn (cuDNN's, what Transformer Engine runs on Hopper).")] = "flash",
     layers: Layers = None, hidden: Hidden = None, heads: Heads = None, seq: Seq = None, vocab: Vocab = None,
     ffn: Ffn = None, kv_groups: KvGroups = None, head_dim: HeadDim = None, gated: Gated = None,
     micro_batch: MicroBatch = 1, tp: Tp = 1,
@@ -603,9 +633,10 @@ def compute_command(
     Times torch.mm over a transformer's products (the shape options; default a GPT-3 6.7B layer on a
     GPU, a small one on a CPU), square products and a sweep of k, then a streaming copy, the
     memory-bound kernels of a layer by kind (norm, softmax, dropout, activation, cross entropy, the
-    optimizer) and a tiny kernel. The file starts from --base and sets gemm.achieved (the fastest
-    product), gemm.k_overhead (K0, fitted), memory_efficiency, memory_kernels and launch: step
-    --gpu-profile FILE prices with them.
+    optimizer), the layer's causal fused attention forward and backward, and a tiny kernel. The file
+    starts from --base and sets gemm.achieved (the fastest product), gemm.k_overhead (K0, fitted),
+    memory_efficiency, memory_kernels, attention.achieved and launch: step --gpu-profile FILE prices
+    with them.
 
     Example (on a GPU): costmodel calibrate compute --out h100.toml
 
@@ -619,7 +650,8 @@ def compute_command(
     given = {"layers": layers, "hidden": hidden, "heads": heads, "seq": seq, "vocab": vocab, "ffn": ffn,
              "kv_groups": kv_groups, "head_dim": head_dim, "gated": gated}
     config = ComputeConfig(device=device, dtype=dtype, shapes=_model_shapes(given, micro_batch, tp),
-                           quick=quick, limit_s=float(limit))
+                           quick=quick, limit_s=float(limit), attention_kernel=attention_kernel,
+                           attention=_model_attention(given, micro_batch, tp))
     try:
         result = _compute_with_progress(config, _base(config, base), name, show=not as_json)
     except ComputeInterrupted as stop:
@@ -704,6 +736,7 @@ def _render_compute(c: _Compute) -> Rendered:
             f"{k.kind.replace('_', ' ')} {_rate_text(k.bandwidth_bytes_per_s)} = {float(share):.2%}"
             for k, (_, share) in zip(m.kernels, r.memory_kernels, strict=True)) + " (memory_kernels)")]
           if m.kernels else []),
+        *([_attention_line(r)] if m.attention is not None and r.attention_flops_per_s is not None else []),
         f"launch: {_time(m.launch_s)} per tiny kernel (x.add_(1), {m.launch_calls} back to back)",
         f"fit: K0 = {f.k_overhead}, plateau {_flops(f.plateau_flops_per_s)} through the fastest product, "
         f"{best} at {_flops(f.achieved_flops_per_s)} (gemm.achieved); median |error| "
@@ -714,6 +747,14 @@ def _render_compute(c: _Compute) -> Rendered:
         lines.append(f"wrote {c.profile} (use it with costmodel step --gpu-profile {c.profile}{flag})")
     notes = tuple(f"warning: {w}" for w in r.warnings) + tuple(r.notes[2:])
     return Group(head, Text(""), rows, Text(""), *(Text(line) for line in lines)), notes
+
+
+def _attention_line(r: Any) -> str:
+    """The fused attention's measured rate, as a share of the peak where the fit has one."""
+    m, peak, rate = r.measurements, r.fit.peak_flops_per_s, r.attention_flops_per_s
+    share = f" = {float(rate / peak):.2%} of the {m.dtype} peak" if peak else ""
+    return (f"attention: {_flops(rate)}{share}, F.scaled_dot_product_attention ({m.attention.kernel}, "
+            f"causal) forward and backward at {m.attention.shape.text()} (attention.achieved)")
 
 
 def _rate_text(rate: Any) -> str:

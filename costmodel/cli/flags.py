@@ -241,6 +241,7 @@ FLAGS = {
     "rows": "--rows",
     "target": "--target",
     # the rest, each set by the option of its name
+    "attention_kernel": "--attention-kernel",
     "collectives": "--collectives",
     "csv_path": "--csv",
     "gated": "--gated",

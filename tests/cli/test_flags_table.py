@@ -35,6 +35,7 @@ PYTHON_ONLY = {
     "system": "nccl.predict's System object, built from --preset or the hardware options",
     "shape": "a TransformerShape object, built from --hidden, --layers, ... or --preset",
     "shapes": "calibrate compute's list of GemmShape, built from the model options",
+    "kv_heads": "an AttentionShape field, built from --kv-groups over --tp (at least one)",
     "link": "a LinkParams/Profile object, built from --alpha, --beta, --bandwidth or --profile",
     "topology": "a Topology object, built from --level (whose own parameter, levels=, is in FLAGS)",
     "values": "a Python sweep's list of values; the command line sweeps with its own syntax",

@@ -39,7 +39,15 @@ def test_a_cpu_run_writes_a_profile_that_step_uses(capsys, tmp_path):
     assert all(k["time_s"] > 0 and 0 < k["share"] <= 1 for k in kernels)
     assert all(k["bandwidth_bytes_per_s"] == pytest.approx(k["bytes"] / k["time_s"]) for k in kernels)
 
+    fused = data["attention"]  # the layer's causal attention: 2 heads of 64, 64 tokens, PyTorch's CPU kernel
+    assert (fused["kernel"], fused["shape"]["heads"], fused["shape"]["seq"], fused["shape"]["head_dim"]) == \
+        ("cpu", 2, 64, 64)
+    assert fused["shape"]["flops"] == 7 * 1 * 2 * 64 * 64**2  # 2·b·a·2d·s²/2 forward, 2.5 times it backward
+    assert fused["flops_per_s"] == pytest.approx(fused["shape"]["flops"] / fused["time_s"])
+    assert fused["achieved_flops_per_s"] == round(fused["flops_per_s"])
+
     gpu = load_gpu(path)
+    assert gpu.attention_flops["fp32"] == fused["achieved_flops_per_s"]
     assert (gpu.name, gpu.base) == ("a100-80gb-calibrated", "a100-80gb")
     assert gpu.gemm.k_overhead == data["k_overhead"] and gpu.sms == data["sms"] and gpu.gemm.tile == (1, 1)
     assert float(gpu.achieved("fp32")) == pytest.approx(data["achieved_flops_per_s"], rel=1e-9)
@@ -65,6 +73,8 @@ def test_the_human_output_says_what_was_measured(capsys, monkeypatch):
     words = " ".join(out.split())  # folded at 80 columns
     assert "fp32 (the default on a CPU: what CPUs run fast)" in words
     for said in ("product", "measured", "model", "error", "memory:", "launch:", "fit: K0 =", "(gemm.achieved)",
+                 "attention:", "F.scaled_dot_product_attention (cpu, causal) forward and backward at 1×2×64×64",
+                 "(attention.achieved)",
                  "memory-bound kernels, forward and backward: norm", "(memory_kernels)",
                  "note: a CPU dry run"):
         assert said in words
@@ -76,6 +86,8 @@ def test_the_human_output_says_what_was_measured(capsys, monkeypatch):
     (["calibrate", "compute", "--device", "cpu"], "on a CPU there is no GPU to start from; pass --base PRESET"),
     (["calibrate", "compute", "--device", "cpu", "--base", "a100-80gb", "--dtype", "tf32"],
      "dtype 'tf32' is a mode of NVIDIA tensor cores"),
+    (["calibrate", "compute", "--device", "cpu", "--base", "a100-80gb", "--attention-kernel", "xformers"],
+     "--attention-kernel 'xformers' is not one of flash, cudnn"),
 ])
 def test_cpu_refusals_are_one_error_line(capsys, argv, message):
     _, err = run(capsys, *argv, rc=2)
