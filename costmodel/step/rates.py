@@ -15,8 +15,9 @@ its bytes at the memory bandwidth times the achieved share a streaming copy reac
 a GPU file that gives a kind of kernel its own share (``[memory_kernels]``, which ``calibrate
 compute`` measures) moves that kind's bytes at it instead.
 
-**Fused attention** (FlashAttention) computes at the GPU's attention rate (``attention_flops``, from the
-FlashAttention papers' benchmarks) when the preset has one, else at the GEMM plateau.
+**Fused attention** (FlashAttention) computes at the GPU's attention rate (``attention_flops``: the
+FlashAttention papers' benchmarks, or a ``calibrate compute`` measurement) when the GPU has one, else at
+the GEMM plateau.
 
 :meth:`Rates.efficiency` is the plain override of ``--efficiency``: every FLOP at that share of the
 peak and memory-bound work free, as the step model priced compute before operations were priced.

@@ -51,15 +51,19 @@ def test_without_dropout_the_residual_adds_are_plain_adds():
     assert not any(o.name == "attention dropout" for o in ops)
 
 
-def _gpu(shares: dict[str, str]) -> object:
+def _gpu(shares: dict[str, str], base: str = "a100-80gb") -> object:
     kinds = "".join(f"{k} = {v!r}\n" for k, v in shares.items())
-    return parse_gpu(f'base = "a100-80gb"\nname = "kinds"\n[memory_kernels]\n{kinds}', path="kinds.toml")
+    return parse_gpu(f'base = "{base}"\nname = "kinds"\n[memory_kernels]\n{kinds}', path="kinds.toml")
+
+
+COPY = dict.fromkeys(MEMORY_KERNELS, "1737/2039")
+"""The A100's every kind at its streaming copy's share (the preset's own shares are a proxy's)."""
 
 
 def test_a_kind_with_its_own_share_is_priced_at_it_and_nothing_else_moves():
     """Per operation: a kind's bytes over its own bandwidth instead of the copy's, exactly; every other
     operation (products, other kinds, plain copies) priced as before."""
-    preset, own = load_gpu("a100-80gb"), _gpu({"norm": "1/2", "dropout": "1/4", "optimizer": "3/5"})
+    preset, own = _gpu(COPY), _gpu({**COPY, "norm": "1/2", "dropout": "1/4", "optimizer": "3/5"})
     base, mine = Rates.of(preset, "bf16"), Rates.of(own, "bf16")
     copy = preset.memory_bandwidth_bytes_per_s * preset.memory_efficiency
     shares = {"norm": Fraction(1, 2), "dropout": Fraction(1, 4)}
@@ -82,8 +86,8 @@ def test_a_kind_with_its_own_share_is_priced_at_it_and_nothing_else_moves():
 
 
 def test_every_kind_at_the_copys_share_prices_the_presets_step():
-    preset = load_gpu("a100-80gb")
-    same = _gpu(dict.fromkeys(MEMORY_KERNELS, str(preset.memory_efficiency)))
+    preset = load_gpu("mi300x")  # a preset without shares of its own
+    same = _gpu(dict.fromkeys(MEMORY_KERNELS, str(preset.memory_efficiency)), base="mi300x")
     kw = {"shape": DENSE, "dp": 2, "tp": 2, "pp": 2, "microbatches": 4, "attention": "unfused"}
     a, b = step(gpu=preset, **kw), step(gpu=same, **kw)
     assert a.step_s == b.step_s and a.compute_s == b.compute_s

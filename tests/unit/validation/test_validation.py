@@ -58,9 +58,7 @@ def test_the_errors_on_the_published_tables():
     assert results["korthikanti2022-table5"].mean_abs_error <= Fraction(1, 10)
     assert results["korthikanti2022-table5"].rank_order_right
     assert results["narayanan2021-table2"].mean_abs_error <= Fraction(1, 10)
-    # Table 1 (Megatron-LM of early 2021) runs faster in the model than it did: every row too fast
-    table1 = results["narayanan2021-table1"]
-    assert all(r.error > 0 for r in table1.rows) and table1.mean_abs_error < Fraction(11, 100)
+    assert results["narayanan2021-table1"].mean_abs_error <= Fraction(1, 10)
     for t in results.values():
         errors = [abs(r.error) for r in t.rows]
         assert t.mean_abs_error == sum(errors, Fraction(0)) / len(errors) and t.max_abs_error == max(errors)
@@ -171,15 +169,15 @@ def test_the_megatron_deepspeed_runs_held_out_are_all_priced_too_fast():
 
 
 def test_the_same_stack_on_one_node_is_as_far_off():
-    """BigScience's single-node check (no pipeline, no data parallelism, no network): priced 19-26 %
+    """BigScience's single-node check (no pipeline, no data parallelism, no network): priced 14-21 %
     shorter than it ran, as the docs say, so the gap is inside the node."""
     root = Path(__file__).resolve().parents[3]
     (t,) = validate([str(root / "docs" / "examples" / "bigscience-a100-one-node.csv")]).tables
     assert [r.label for r in t.rows] == ["prequel-L658", "prequel-L659", "prequel-L660"]
     assert all(r.gpus == 8 for r in t.rows)
-    assert [round(100 * r.error) for r in t.rows] == [-26, -19, -19]
+    assert [round(100 * r.error) for r in t.rows] == [-21, -14, -14]
     page = " ".join((root / "docs" / "theory" / "step-vs-measured.md").read_text().split())
-    assert "is priced 19-26 % shorter than it ran" in page
+    assert "is priced 14-21 % shorter than it ran" in page
 
 
 def test_a_gpu_column_prices_its_row_on_that_gpu(tmp_path):
@@ -248,42 +246,57 @@ def test_what_the_docs_page_says_of_the_tables():
     page = (Path(__file__).resolve().parents[3] / "docs" / "theory" / "step-vs-measured.md").read_text()
     v = {t.table: t for t in validate().tables}
 
-    def share(x):
-        return f"{format_number(100 * x, digits=2)} %"
+    def share(x, digits=2):
+        return f"{format_number(100 * x, digits=digits)} %"
 
     t1, t5, t2 = v["narayanan2021-table1"], v["korthikanti2022-table5"], v["narayanan2021-table2"]
-    assert f"mean |error| {share(t5.mean_abs_error)}" in page and f"Table 2**, the ZeRO-3 rows: {share(t2.mean_abs_error)}" in page
-    assert f"mean\n  {format_number(100 * t1.mean_abs_error, digits=3)} %" in page
+    assert f"mean |error| {share(t5.mean_abs_error)}" in page
+    assert f"Table 2**, the ZeRO-3 rows: {share(t2.mean_abs_error)}" in page
+    assert f"Table 1**: mean |error| {share(t1.mean_abs_error, 3)}" in page
     assert f"off in {len(t1.misranked)} of the 45 pairs" in page
     big = next(r for r in t1.rows if r.label == "529.6B")
     full = next(r for r in t5.rows if r.label == "530B full")
     assert f"gives {format_number(full.predicted, digits=4)} s and {format_number(big.step_s, digits=3)} s" in page
     errors = sorted(r.error for r in t1.rows)
-    assert f"{format_number(100 * errors[0], digits=1)}–{format_number(100 * errors[-1], digits=2)} % faster" in page
+    assert f"(from {format_number(100 * errors[0], digits=1)} % to {format_number(100 * errors[-1], digits=2)} %)" \
+        in page
+    slow = sorted(r.error for r in t5.rows)
+    assert slow[0] > 0 and f"by {format_number(100 * slow[0], digits=1)}–{format_number(100 * slow[-1], digits=3)} %" \
+        in " ".join(page.split())
 
-
-def test_what_the_docs_page_says_of_slower_attention_kernels():
-    """The page's probe: the A100 preset with its softmax and dropout at half the memory bandwidth."""
+def test_what_the_docs_page_says_of_kernels_at_the_copy_rate():
+    """The page's comparison: the A100 preset with every memory-bound kernel at a streaming copy's share
+    instead of its proxy shares (each kind's share of a copy measured on an H200)."""
     import dataclasses
 
     from costmodel.gpus import load_gpu
     from costmodel.units import format_number
 
-    page = (Path(__file__).resolve().parents[3] / "docs" / "theory" / "step-vs-measured.md").read_text()
-    base = load_gpu("a100-80gb")
-    half = Fraction(1, 2)
-    probe = dataclasses.replace(base, memory_kernels={**base.memory_kernels, "softmax": half, "dropout": half})
-    before = {t.table: t for t in validate().tables}
-    after = {t.table: t for t in validate(gpu=probe).tables}
-    for key in ("narayanan2021-table1", "narayanan2021-table2"):  # nearer with the slower kernels; Table 5 not
+    root = Path(__file__).resolve().parents[3]
+    page = " ".join((root / "docs" / "theory" / "step-vs-measured.md").read_text().split())
+    copy = dataclasses.replace(load_gpu("a100-80gb"), memory_kernels={})
+    held_out = [str(root / "docs" / "examples" / f) for f in ("bigscience-a100.csv", "mt-nlg-530b.csv")]
+    before = {t.table: t for t in validate(gpu=copy).tables}
+    after = {t.table: t for t in validate().tables}
+    out_before, out_after = validate(held_out, gpu=copy).tables, validate(held_out).tables
+
+    def pct(x, digits=3):
+        return f"{format_number(100 * x, digits=digits)} %"
+
+    t1, t5, t2 = (before[k] for k in ("narayanan2021-table1", "korthikanti2022-table5", "narayanan2021-table2"))
+    errors = sorted(r.error for r in t1.rows)
+    assert f"prices Table 1 at {pct(t1.mean_abs_error)} (every row {format_number(100 * errors[0], digits=1)}–" \
+           f"{format_number(100 * errors[-1], digits=2)} % fast)" in page
+    assert f"Table 5 at {pct(t5.mean_abs_error)} and Table 2 at {pct(t2.mean_abs_error)}" in page
+    assert (f"({pct(out_before[0].mean_abs_error)} and {pct(out_before[1].mean_abs_error)} instead of "
+            f"{pct(out_after[0].mean_abs_error)} and {pct(out_after[1].mean_abs_error)})") in page
+    # the held-out runs and Tables 1 and 2 are nearer the measurements with the measured shares; Table 5 is not
+    assert all(a.mean_abs_error < b.mean_abs_error for a, b in zip(out_after, out_before, strict=True))
+    for key in ("narayanan2021-table1", "narayanan2021-table2"):
         assert after[key].mean_abs_error < before[key].mean_abs_error
-
-    def pct(x):
-        return f"{format_number(100 * x, digits=3)} %"
-
-    t1, t5, t2 = (after[k] for k in ("narayanan2021-table1", "korthikanti2022-table5", "narayanan2021-table2"))
-    text = " ".join(page.split())
-    assert f"from {pct(before['narayanan2021-table1'].mean_abs_error)} to {pct(t1.mean_abs_error)}" in text
-    assert f"Table 2's from {pct(before['narayanan2021-table2'].mean_abs_error)} to {pct(t2.mean_abs_error)}" in text
-    assert f"Table 5 from {pct(before['korthikanti2022-table5'].mean_abs_error)} to {pct(t5.mean_abs_error)}" in text
-    assert f"The rank order stays off ({len(t1.misranked)} pairs" in text
+    assert after["korthikanti2022-table5"].mean_abs_error > t5.mean_abs_error
+    # the measured ratios, as the page quotes them
+    h200 = load_gpu("h200")
+    ratios = {k: v / h200.memory_efficiency for k, v in h200.memory_kernels.items()}
+    assert f"a layer norm's forward and backward reached {pct(ratios['norm'], 2)} of a copy's bandwidth" in page
+    assert f"a softmax's {pct(ratios['softmax'], 2)}, a cross entropy's {pct(ratios['cross_entropy'], 2)}" in page
