@@ -265,11 +265,13 @@ def render_validation(v: Validation) -> Rendered:
     for t in v.tables:
         summary.add_row(t.table, str(len(t.rows)), format_share(t.mean_abs_error),
                         format_share(t.max_abs_error), _order(t))
-    own = any(r.gpu != v.gpu for t in v.tables for r in t.rows)
-    where = f"{escape(v.gpu)} or the GPU its row names" if own else escape(v.gpu)
+    used = list(dict.fromkeys(r.gpu for t in v.tables for r in t.rows)) or [v.gpu]  # the GPUs priced on
+    few = len(used) <= 3
+    where = escape(" or ".join(used)) if few else f"{escape(v.gpu)} or the GPU its row names"
     head = markup(f"[bold]validate[/bold] · each run priced by costmodel step on {where}, nothing fitted to "
                   "these tables")
-    notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: costmodel gpus {v.gpu}",
+    sources = "; ".join(f"costmodel gpus {g}" for g in (used if few else [v.gpu]))
+    notes = (f"error: predicted / published − 1; the GPU's rates, links and sources: {sources}",
              *(f"warning: {t.table}: {_listed([r.label for r in t.rows if not r.fits])} do not fit the "
                "memory of the GPU priced on, in the model; priced anyway (they ran, so the GPU or the "
                "model's memory is not theirs)" for t in v.tables if any(not r.fits for r in t.rows)))

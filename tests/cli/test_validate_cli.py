@@ -54,7 +54,8 @@ def test_rows_on_their_own_gpu_show_it(cli, tmp_path, monkeypatch):
                     "theirs,8,1024,16,2048,32000,2,16,64,2,,150000\n", encoding="utf-8")
     out, _ = cli("validate", str(path))
     lines = out.splitlines()
-    assert "on a100-80gb or the GPU its row names" in " ".join(lines[:2])
+    assert "on h100-sxm or a100-80gb, nothing fitted" in " ".join(lines[:2])  # the GPUs the rows were priced on
+    assert "costmodel gpus h100-sxm; costmodel gpus a100-80gb" in " ".join(out.split())
     head = next(i for i, line in enumerate(lines) if line.startswith("run "))
     assert lines[head].split()[:2] == ["run", "GPU"]
     assert [lines[head + k].split()[:2] for k in (1, 2)] == [["ours", "h100-sxm"], ["theirs", "a100-80gb"]]
