@@ -654,17 +654,25 @@ def _compute_dtype(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GemmMeasurement(MeasuredFields):
-    """One product timed: the median ``time_s`` of ``samples`` samples of ``calls`` back-to-back calls."""
+class _Timed(MeasuredFields):
+    """Work of a *shape* that counts its FLOPs, timed: the median ``time_s`` of ``samples`` samples of
+    ``calls`` back-to-back calls."""
 
-    shape: GemmShape
+    shape: Any
     time_s: float
     calls: int
     samples: int
 
     @property
     def flops_per_s(self) -> float:
-        return self.shape.flops / self.time_s
+        return float(self.shape.flops / self.time_s)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmMeasurement(_Timed):
+    """One product timed (its ``shape``, a :class:`GemmShape`)."""
+
+    shape: GemmShape
 
     @property
     def row(self) -> tuple[int, int, int, int, float]:
@@ -692,20 +700,13 @@ class KernelMeasurement(MeasuredFields):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AttentionMeasurement(MeasuredFields):
+class AttentionMeasurement(_Timed):
     """The fused attention timed: ``F.scaled_dot_product_attention`` (causal) forward and backward on
-    *shape* with *kernel* (``flash`` or ``cudnn`` on a GPU, ``cpu`` for PyTorch's choice on a CPU), the
-    median seconds of both."""
+    *shape* (an :class:`AttentionShape`) with *kernel* (``flash`` or ``cudnn`` on a GPU, ``cpu`` for
+    PyTorch's choice on a CPU)."""
 
     shape: AttentionShape
     kernel: str
-    time_s: float
-    calls: int
-    samples: int
-
-    @property
-    def flops_per_s(self) -> float:
-        return self.shape.flops / self.time_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
