@@ -126,6 +126,8 @@ __all__ = [
     "choose_base",
     "compute_calibration",
     "compute_device",
+    "curve_sequence",
+    "fit_attention",
     "fit_gemm",
     "guess_base",
     "measure_compute",
@@ -282,6 +284,17 @@ class AttentionShape(JSONFields):
         if self.batch * self.heads * self.seq * self.head_dim > 1 << 31:
             raise InputError(f"an attention of {self.batch}×{self.heads}×{self.seq}×{self.head_dim} "
                              "elements is too large to measure; give a shorter sequence or a smaller batch")
+
+    @property
+    def keys(self) -> Fraction:
+        """The keys a query meets on average: the causal pairs s²/2 over the sequence, s/2 (the step
+        model's count, :func:`costmodel.step.flops.attention_pairs`)."""
+        return Fraction(self.seq, 2)
+
+    def stretched(self, seq: int) -> AttentionShape:
+        """The same attention over *seq* tokens, its FLOPs scaled with the causal pairs (as s²)."""
+        flops = Fraction(self.flops) * Fraction(seq, self.seq) ** 2
+        return replace(self, seq=seq, flops=round(flops), label=f"attention at s {seq}")
 
     def text(self) -> str:
         """``1×32×2048×128`` (batch × heads × sequence × head channels), ``, 8 KV heads`` with GQA."""
@@ -729,7 +742,8 @@ class ComputeMeasurements(MeasuredFields):
     of a tiny kernel; None when the run stopped before them.  ``stopped`` is None, ``limit`` or
     ``interrupted``; ``planned`` the products the run meant to measure; ``kernels`` the memory-bound
     kernels timed, by kind; ``attention`` the fused attention (None when none was asked for, or it was
-    skipped: ``skipped`` says why).
+    skipped: ``skipped`` says why) and ``attention_curve`` the same at a second sequence
+    (:func:`curve_sequence`), which the attention curve's K is solved from.
     """
 
     device: str
@@ -751,6 +765,7 @@ class ComputeMeasurements(MeasuredFields):
     skipped: tuple[str, ...] = ()
     kernels: tuple[KernelMeasurement, ...] = ()
     attention: AttentionMeasurement | None = None
+    attention_curve: AttentionMeasurement | None = None
 
     @property
     def gpu(self) -> bool:
@@ -925,10 +940,10 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
     launch_calls = 200 if config.quick else 1000
     copy_bytes = 2 * ((1 << 30 if gpu else 1 << 28) >> (2 if config.quick else 0))
     found: dict[str, Any] = {"gemms": [], "skipped": [], "copy_s": None, "launch_s": None, "stopped": None,
-                             "kernels": [], "attention": None}
+                             "kernels": [], "attention": None, "attention_curve": None}
     attention = config.attention
     assert attention is None or isinstance(attention, AttentionShape)
-    first = 2 + len(KERNELS) + (attention is not None)
+    first = 2 + len(KERNELS) + 2 * (attention is not None)
 
     def report(index: int, label: str) -> None:
         if progress is not None:
@@ -946,12 +961,15 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
         if gpu:  # settle the clocks on the largest product before any is timed
             _busy(torch, bench, max(shapes, key=lambda s: s.flops), dtype, 0.2 if config.quick else 1.0)
         if attention is not None:
-            report(first - 1, "attention")
-            fused = _attention_time(torch, bench, attention, dtype, config.attention_kernel)
-            if isinstance(fused, str):
-                found["skipped"].append(fused)
-            else:
-                found["attention"] = fused
+            longer = attention.stretched(curve_sequence(attention.seq))
+            for i, (what, fused_shape) in enumerate((("attention", attention), ("attention_curve", longer)),
+                                                    first - 2):
+                report(i, fused_shape.label)
+                fused = _attention_time(torch, bench, fused_shape, dtype, config.attention_kernel)
+                if isinstance(fused, str):
+                    found["skipped"].append(fused)
+                else:
+                    found[what] = fused
         for i, shape in enumerate(shapes, first):
             if time.monotonic() - started > config.limit_s:
                 found["stopped"] = "limit"
@@ -973,7 +991,8 @@ def _measure(torch: Any, device: Any, dtype: str, shapes: tuple[GemmShape, ...],
         copy_bytes=None if found["copy_s"] is None else copy_bytes, copy_s=found["copy_s"],
         launch_s=found["launch_s"], launch_calls=launch_calls, planned=len(shapes),
         elapsed_s=time.monotonic() - started, limit_s=config.limit_s, stopped=found["stopped"],
-        skipped=tuple(found["skipped"]), kernels=tuple(found["kernels"]), attention=found["attention"])
+        skipped=tuple(found["skipped"]), kernels=tuple(found["kernels"]), attention=found["attention"],
+        attention_curve=found["attention_curve"])
 
 
 def _launch_time(torch: Any, bench: _Bench, calls: int) -> float:
@@ -1076,6 +1095,30 @@ def _gemm_time(torch: Any, bench: _Bench, shape: GemmShape, dtype: str) -> GemmM
     return GemmMeasurement(shape=shape, time_s=seconds, calls=calls, samples=samples)
 
 
+def curve_sequence(seq: int) -> int:
+    """The second sequence the attention is timed at: four times the model's, or a quarter of it above
+    32768 tokens (at least 128).
+
+    >>> curve_sequence(2048), curve_sequence(65536)
+    (8192, 16384)
+    """
+    return 4 * seq if 4 * seq <= 32768 else max(128, seq // 4)
+
+
+def fit_attention(first: tuple[Fraction, Fraction], second: tuple[Fraction, Fraction]) -> Fraction | None:
+    """K, the keys each block of queries' fixed work is worth, from two (keys a query meets, FLOP/s)
+    measurements of one kernel: rate = P / (1 + K/κ) through both (:mod:`costmodel.step.rates`), so
+    K = (r₂ − r₁) / (r₁/κ₁ − r₂/κ₂); None when the rate does not grow with the keys (no such curve).
+
+    >>> fit_attention((Fraction(1024), Fraction(300)), (Fraction(4096), Fraction(480)))
+    Fraction(1024, 1)
+    """
+    (k1, r1), (k2, r2) = sorted((first, second))
+    if k1 == k2 or r2 <= r1 or r1 / k1 <= r2 / k2:
+        return None
+    return (r2 - r1) / (r1 / k1 - r2 / k2)
+
+
 def _attention_call(torch: Any, shape: AttentionShape, dtype: str, device: Any, kernel: str
                     ) -> Callable[[], Any]:
     """One forward and backward of the causal fused attention of *shape*, held to *kernel* on a GPU.
@@ -1159,6 +1202,7 @@ class ComputeCalibration:
     notes: tuple[str, ...] = ()
     memory_kernels: tuple[tuple[str, Fraction], ...] = ()
     attention_flops_per_s: Fraction | None = None
+    attention_k_overhead: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         m, f = self.measurements, self.fit
@@ -1188,6 +1232,9 @@ class ComputeCalibration:
             "attention": None if m.attention is None else {
                 **m.attention.to_dict(), "flops_per_s": m.attention.flops_per_s,
                 "achieved_flops_per_s": real(self.attention_flops_per_s or 0)},
+            "attention_curve": None if m.attention_curve is None else {
+                **m.attention_curve.to_dict(), "flops_per_s": m.attention_curve.flops_per_s},
+            "attention_k_overhead": self.attention_k_overhead,
             "gemms": rows,
             "planned": m.planned, "elapsed_s": m.elapsed_s, "limit_s": m.limit_s, "stopped": m.stopped,
             "warnings": list(self.warnings), "notes": list(self.notes),
@@ -1251,7 +1298,15 @@ class ComputeCalibration:
                   f"F.scaled_dot_product_attention, causal, {a.kernel} kernel, {m.dtype}, forward and "
                   f"backward at {a.shape.text()} (batch × heads × sequence × head channels): {a.shape.flops} "
                   f"FLOPs as the step model counts them in {a.time_s * 1e6:.4g} us (median of {a.samples} "
-                  f"samples of {a.calls} calls)")
+                  f"samples of {a.calls} calls)",
+                  extra=f"shape = [{a.shape.batch}, {a.shape.heads}, {a.shape.seq}, {a.shape.head_dim}]\n")
+            c = m.attention_curve
+            how = ("one sequence measured: no curve, one rate at every shape" if c is None else
+                   f"{c.flops_per_s / 1e12:.5g} TFLOP/s at {c.shape.text()} ({c.shape.keys} keys a query) "
+                   f"against {a.flops_per_s / 1e12:.5g} at {a.shape.seq} tokens ({a.shape.keys}): "
+                   + (f"each block of queries' fixed work is worth K = {self.attention_k_overhead} keys"
+                      if self.attention_k_overhead else "no faster with more keys: no curve"))
+            table("attention.k_overhead", str(self.attention_k_overhead), how)
         return "\n".join(head) + "\n\n" + "\n".join(tables)
 
 
@@ -1324,20 +1379,29 @@ def _kernel_shares(kernels: Sequence[KernelMeasurement], datasheet: Fraction, ba
 
 
 def _attention_rate(measured: ComputeMeasurements, peak: Fraction, base: str, warnings: list[str]
-                    ) -> Fraction | None:
+                    ) -> tuple[Fraction | None, int]:
     """The fused attention's FLOP/s as the file will hold it (a whole number), capped at the peak (with a
-    warning); None when it was not measured."""
+    warning), and its curve's K from the second sequence (:func:`fit_attention`; 0 without one, or where
+    the rate does not grow, with a warning); (None, 0) when it was not measured."""
     from costmodel.units import format_flop_rate
 
-    if measured.attention is None:
-        return None
-    rate = Fraction(round(measured.attention.flops_per_s))
+    first, second = measured.attention, measured.attention_curve
+    if first is None:
+        return None, 0
+    rate = Fraction(round(first.flops_per_s))
     if rate > peak:
         warnings.append(f"the attention ran at {format_flop_rate(rate)}, above {base}'s {measured.dtype} "
                         f"peak of {format_flop_rate(peak)}; attention.achieved is capped at the peak")
-        return peak
-    return rate
-
+        rate = peak
+    if second is None:
+        return rate, 0
+    fitted = fit_attention((first.shape.keys, Fraction(first.flops_per_s)),
+                           (second.shape.keys, Fraction(second.flops_per_s)))
+    if fitted is None:
+        warnings.append(f"the attention ran no faster at {second.shape.seq} tokens than at "
+                        f"{first.shape.seq}: attention.k_overhead is 0, one rate at every shape")
+        return rate, 0
+    return rate, min(round(fitted), 1 << 20)
 
 def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str | None = None
                         ) -> ComputeCalibration:
@@ -1410,9 +1474,9 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     elif measured.stopped == "interrupted":
         warnings.append(f"interrupted after {len(rows)} of {measured.planned} products; the fit uses those")
     warnings += list(measured.skipped)
-    attention = _attention_rate(measured, peak, preset.name, warnings)
+    attention, k_overhead = _attention_rate(measured, peak, preset.name, warnings)
     kinds = ", ".join(f"memory_kernels.{k}" for k, _ in kernels)
-    measured_attention = f", attention.achieved.{measured.dtype}" if attention is not None else ""
+    measured_attention = f", attention.achieved.{measured.dtype}, attention.k_overhead" if attention else ""
     notes = [f"compute measured by {SOURCE} on {measured.where()}: gemm.achieved.{measured.dtype}, "
              f"gemm.k_overhead, memory_efficiency{', ' + kinds if kinds else ''}{measured_attention} "
              "and launch",
@@ -1426,4 +1490,5 @@ def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str |
     return ComputeCalibration(measurements=measured, base=preset.name, base_title=preset.title, name=name,
                               datasheet_bandwidth_bytes_per_s=datasheet, memory_efficiency=efficiency,
                               fit=fit, warnings=tuple(warnings), notes=tuple(notes),
-                              memory_kernels=tuple(kernels), attention_flops_per_s=attention)
+                              memory_kernels=tuple(kernels), attention_flops_per_s=attention,
+                              attention_k_overhead=k_overhead)

@@ -753,8 +753,12 @@ def _attention_line(r: Any) -> str:
     """The fused attention's measured rate, as a share of the peak where the fit has one."""
     m, peak, rate = r.measurements, r.fit.peak_flops_per_s, r.attention_flops_per_s
     share = f" = {float(rate / peak):.2%} of the {m.dtype} peak" if peak else ""
+    curve = m.attention_curve
+    longer = "" if curve is None else (
+        f"; {_flops(curve.flops_per_s)} at {curve.shape.seq} tokens: each block of queries' fixed work worth "
+        f"{r.attention_k_overhead} keys (attention.k_overhead)")
     return (f"attention: {_flops(rate)}{share}, F.scaled_dot_product_attention ({m.attention.kernel}, "
-            f"causal) forward and backward at {m.attention.shape.text()} (attention.achieved)")
+            f"causal) forward and backward at {m.attention.shape.text()} (attention.achieved){longer}")
 
 
 def _rate_text(rate: Any) -> str:

@@ -176,9 +176,13 @@ def render_gpu(g: GPU) -> Rendered:
     rows += [(label, show(value), key) for label, value, show, key in measured if value is not None]
     if g.intra_node_profile is not None:
         rows.append(("intra-node profile", escape(g.intra_node_profile), "intra_node_profile"))
-    rows += [(f"attention {d}", f"{format_flop_rate(v)} = {format_share(v / g.peak_flops[d], digits=4)} "
-              "of peak",
-              f"attention_flops.{d}") for d, v in g.attention_flops.items()]
+    for d, v in g.attention_flops.items():
+        share = format_share(v / g.peak_flops[d], digits=4)
+        rows.append((f"attention {d}", f"{format_flop_rate(v)} = {share} of peak", f"attention_flops.{d}"))
+        if d in g.attention_shapes:
+            rows.append(("  at b×heads×s×d", "×".join(map(str, g.attention_shapes[d])), ""))
+    if g.attention_k_overhead:
+        rows.append(("attention K0 (keys)", str(g.attention_k_overhead), "attention_k_overhead"))
     out = table("quantity", "value", "source", numeric=("value",), no_wrap=True)
     lines = ["[bold]where each number comes from[/bold]"]
     for label, value, key in rows:

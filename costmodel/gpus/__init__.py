@@ -321,6 +321,8 @@ class GPU(JSONFields):
     network_channels: int | None = None
     intra_node_profile: str | None = None
     attention_flops: dict[str, Fraction] = field(default_factory=dict)
+    attention_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    attention_k_overhead: int = 0
     memory_kernels: dict[str, Fraction] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     path: str = ""
@@ -404,6 +406,8 @@ class GPU(JSONFields):
             "network_channels": self.network_channels,
             "intra_node_profile": self.intra_node_profile,
             "attention_flops_per_s": {d: real(v) for d, v in self.attention_flops.items()},
+            "attention_shapes": {d: list(v) for d, v in self.attention_shapes.items()},
+            "attention_k_overhead": self.attention_k_overhead,
             "memory_kernels": {k: real(v) for k, v in self.memory_kernels.items()},
             "sources": {k: source_dict(c) for k, c in self.sources.items()},
             "notes": list(self.notes),
@@ -737,12 +741,31 @@ def _read_gemm(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
 
 
 def _read_attention(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
-    """The ``[attention.achieved]`` rates of a fused attention kernel, by dtype."""
+    """The ``[attention.achieved]`` rates of a fused attention kernel, by dtype, each with the causal
+    attention it was measured on (``shape = [batch, heads, sequence, head channels]``, optional), and
+    ``[attention.k_overhead]``, the keys each query's fixed work is worth (the curve of
+    :mod:`costmodel.step.rates`; 0 or absent: one rate at every shape)."""
     attention = _table(data, f, "attention", "a table: write [attention.achieved.bf16]")
-    _unknown(f, attention, ("achieved",), ("attention",))
+    _unknown(f, attention, ("achieved", "k_overhead"), ("attention",))
+    if "k_overhead" in attention:
+        def keys(v: Any, k: tuple[str, ...]) -> int:
+            if not is_whole(v) or not 0 <= v <= 1 << 20:
+                raise f.error(f"{'.'.join(k).removesuffix('.value')} = {v!r} is not a whole number of keys "
+                              "in [0, 1048576]", *k)
+            return v
+
+        value, cited, _, line = _entry(f, attention["k_overhead"], ("attention", "k_overhead"), keys)
+        out["attention_k_overhead"] = _Value(value, cited, f.path, line)
     rates = _dtype_tables(f, attention.get("achieved", {}), ("attention", "achieved"))
-    _read_entries(f, {dtype: raw for dtype, (_, raw) in rates.items()}, out, "attention_flops", "flops",
-                  written={dtype: key for dtype, (key, _) in rates.items()}, table=("attention", "achieved"))
+    for dtype, (key, raw) in rates.items():
+        where = ("attention", "achieved", key)
+        value, cited, table, line = _entry(f, raw, where, lambda v, k: _number(f, v, "flops", k),
+                                           allowed=_ACHIEVED)
+        out[f"attention_flops.{dtype}"] = _Value(value, cited, f.path, line)
+        shape = None  # a rate without its shape replaces a base's rate and shape both
+        if isinstance(table, dict) and "shape" in table:
+            shape = _whole_list(f, table["shape"], 4, (*where, "shape"), "[1, 32, 2048, 128]")
+        out[f"attention_shapes.{dtype}"] = _Value(shape, None, f.path, line)
 
 
 def _read_memory_kernels(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> None:
@@ -834,6 +857,9 @@ def _build(values: dict[str, _Value], *, path: str, base: str) -> GPU:
         **{key: values[key].value for key in _MEASURED_LINKS if key in values},
         attention_flops={k.removeprefix("attention_flops."): v.value for k, v in values.items()
                          if k.startswith("attention_flops.")},
+        attention_shapes={k.removeprefix("attention_shapes."): v.value for k, v in values.items()
+                          if k.startswith("attention_shapes.") and v.value is not None},
+        attention_k_overhead=values["attention_k_overhead"].value if "attention_k_overhead" in values else 0,
         memory_kernels={k: values[f"memory_kernels.{k}"].value for k in MEMORY_KERNELS
                         if f"memory_kernels.{k}" in values},
         sources=dict(sorted(sources.items(), key=lambda kv: _source_order(kv[0]))),
@@ -874,7 +900,7 @@ def _source_order(key: str) -> tuple[int, int]:
               "intra_node_bandwidth_bytes_per_s", "network_bandwidth_bytes_per_s", "intra_node_latency_s",
               "intra_node_busbw_bytes_per_s", "network_latency_s", "network_busbw_bytes_per_s",
               "intra_node_channels", "network_channels", "intra_node_profile", "attention_flops",
-              "memory_kernels"]
+              "attention_k_overhead", "memory_kernels"]
     per_dtype = key.startswith(("peak_flops.", "gemm.achieved", "attention_flops.", "memory_kernels."))
     head, _, dtype = key.rpartition(".") if per_dtype else (key, "", "")
     within = FLOP_DTYPES.index(dtype) if dtype in FLOP_DTYPES else \

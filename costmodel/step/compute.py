@@ -79,7 +79,7 @@ def _price(op: Op, rates: Rates) -> Fraction:
     if op.kind == "gemm":
         return rates.gemm(op.m, op.n, op.k, batch=op.batch, output_bytes=op.output_bytes)
     if op.kind == "attention":
-        return rates.fused_attention(op.flops, op.bytes)
+        return rates.fused_attention(op.flops, op.bytes, op.keys)
     return rates.memory(op.bytes, op.kernel)
 
 

@@ -150,6 +150,7 @@ class Op(JSONFields):
     weight: bool = False
     output_bytes: Fraction | None = None
     kernel: str = ""
+    keys: Fraction = Fraction(0)
 
 
 def _gemm(name: str, phase: str, m: int, n: int, k: int, *, batch: int = 1, weight: bool = False,
@@ -229,12 +230,14 @@ def _attention(passes: _Passes, *, attention: str, b: int, s: int, d: int, heads
         passes.product("attention context", q, dv, s, batch=b * heads, weights=False, in_core=True)
         passes.memory("attention transpose", 2 * e * tokens * heads * dv, 2 * e * tokens * heads * dv)
         return
-    flops = 2 * b * heads * (d + dv) * attention_pairs(s, window=window, causal=causal) / cp
+    pairs = attention_pairs(s, window=window, causal=causal)
+    flops = 2 * b * heads * (d + dv) * pairs / cp
     moved = e * b * (d + dv) * (heads * q + kv * s)  # Q in and the output out; K and V of every block
-    op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved)
+    keys = pairs / s  # the keys a query meets on average, whichever rank holds it
+    op = Op(name="flash attention", phase="forward", kind="attention", flops=flops, bytes=moved, keys=keys)
     passes.forward.append(op)
     passes.backward.append(Op(name="flash attention backward", phase="backward", kind="attention",
-                              flops=flops * Fraction(5, 2), bytes=2 * moved))
+                              flops=flops * Fraction(5, 2), bytes=2 * moved, keys=keys))
     passes.core.append(op)
 
 

@@ -17,7 +17,12 @@ compute`` measures) moves that kind's bytes at it instead.
 
 **Fused attention** (FlashAttention) computes at the GPU's attention rate (``attention_flops``: the
 FlashAttention papers' benchmarks, or a ``calibrate compute`` measurement) when the GPU has one, else at
-the GEMM plateau.
+the GEMM plateau.  Where the GPU also gives the shape the rate was measured at and ``attention.k_overhead``
+K, the rate follows the keys each query meets (κ: s/2 for a causal sequence of s, the band of a sliding
+window): each block of queries does a fixed amount of work besides its keys (loading its queries,
+writing its output, the softmax's last rescaling: FlashAttention's outer loop, Dao 2023, algorithm 1)
+worth K keys, so a kernel doing F FLOPs takes F/P · (1 + K/κ), P solved so that the measured shape runs
+at the measured rate (capped at the peak), as the GEMM curve's K0 does for a product's k.
 
 :meth:`Rates.efficiency` is the plain override of ``--efficiency``: every FLOP at that share of the
 peak and memory-bound work free, as the step model priced compute before operations were priced.
@@ -38,6 +43,7 @@ from typing import Any
 from costmodel.errors import InputError
 from costmodel.gpus.curve import MIN_SPLIT_K, math_work, product_time
 from costmodel.references import NVIDIA_GEMM_GUIDE, WILLIAMS_2009
+from costmodel.step.flops import attention_pairs
 
 __all__ = ["CITED", "MIN_SPLIT_K", "SOURCES", "Rates"]  # MIN_SPLIT_K: the curve's
 
@@ -73,6 +79,7 @@ class Rates:
     element: Fraction
     flat: bool = False
     kernels: tuple[tuple[str, Fraction], ...] = ()
+    attention_overhead: Fraction = Fraction(0)
     _prices: dict[tuple[Any, ...], Fraction] = field(default_factory=dict, init=False, repr=False,
                                                      compare=False)
 
@@ -90,12 +97,17 @@ class Rates:
         # the plateau that prices the measured shape at the measured rate (its math term alone)
         at_peak = probe.math_time(m, n, k)
         plateau = min(peak, achieved * at_peak / Fraction(2 * m * n * k) * peak)
-        attention_rate = Fraction(gpu.attention_flops.get(dtype, plateau))
+        attention_rate, overhead = Fraction(gpu.attention_flops.get(dtype, plateau)), Fraction(0)
+        if gpu.attention_k_overhead and dtype in gpu.attention_flops and dtype in gpu.attention_shapes:
+            overhead = Fraction(gpu.attention_k_overhead)
+            measured = attention_pairs(gpu.attention_shapes[dtype][2]) / gpu.attention_shapes[dtype][2]
+            attention_rate = min(peak, attention_rate * (1 + overhead / measured))
         return cls(name=gpu.name, peak=peak, plateau=plateau, sms=gpu.sms, tile=(tm, tn),
                    k_overhead=curve.k_overhead,
                    bandwidth=Fraction(gpu.memory_bandwidth_bytes_per_s) * Fraction(gpu.memory_efficiency),
                    launch=Fraction(gpu.launch_s), attention=attention_rate, element=_ELEMENT[dtype],
-                   kernels=tuple((kind, gpu.kernel_bandwidth(kind)) for kind in gpu.memory_kernels))
+                   kernels=tuple((kind, gpu.kernel_bandwidth(kind)) for kind in gpu.memory_kernels),
+                   attention_overhead=overhead)
 
     @classmethod
     def efficiency(cls, peak: Fraction, efficiency: Fraction, dtype: str = "bf16") -> Rates:
@@ -146,15 +158,18 @@ class Rates:
             found = self._remember(key, Fraction(nbytes) / bandwidth + self.launch)
         return found
 
-    def fused_attention(self, flops: Fraction, nbytes: Fraction) -> Fraction:
-        """Seconds of one fused attention kernel doing *flops* and moving *nbytes*."""
+    def fused_attention(self, flops: Fraction, nbytes: Fraction, keys: Fraction = Fraction(0)) -> Fraction:
+        """Seconds of one fused attention kernel doing *flops* and moving *nbytes*, its queries meeting
+        *keys* keys each (0: not known, the rate alone)."""
         if self.bandwidth is None:
             return flops / self.attention
-        key = ("attention", flops, nbytes)
+        key = ("attention", flops, nbytes, keys)
         found = self._prices.get(key)
         if found is None:
-            found = self._remember(key, max(flops / self.attention, Fraction(nbytes) / self.bandwidth)
-                                   + self.launch)
+            math_s = flops / self.attention
+            if self.attention_overhead and keys:
+                math_s *= 1 + self.attention_overhead / keys
+            found = self._remember(key, max(math_s, Fraction(nbytes) / self.bandwidth) + self.launch)
         return found
 
     def _remember(self, key: tuple[Any, ...], price: Fraction) -> Fraction:

@@ -66,8 +66,9 @@ def test_one_gpu_json_keys_and_si_values(capsys):
             "gpus_per_node", "intra_node_link", "intra_node_bandwidth_bytes_per_s", "network",
             "network_bandwidth_bytes_per_s", "intra_node_latency_s", "intra_node_busbw_bytes_per_s",
             "network_latency_s", "network_busbw_bytes_per_s", "intra_node_channels", "network_channels",
-            "intra_node_profile", "attention_flops_per_s", "memory_kernels", "sources", "notes", "path",
-            "base"} == set(d)
+            "intra_node_profile", "attention_flops_per_s", "attention_shapes", "attention_k_overhead",
+            "memory_kernels", "sources", "notes", "path", "base"} == set(d)
+    assert (d["attention_shapes"], d["attention_k_overhead"]) == ({}, 0)  # one rate: no curve
     # a proxy: each kind at the share of the copy it reached on an H200 (norm 0.356205 of 0.885919), times 1737/2039
     assert d["memory_kernels"]["norm"] == float(f"{0.356205 / 0.885919 * 1737 / 2039:.6g}") == 0.342522
     assert d["sources"]["memory_kernels.norm"]["key"] == "costmodel-h200"

@@ -46,8 +46,13 @@ def test_a_cpu_run_writes_a_profile_that_step_uses(capsys, tmp_path):
     assert fused["flops_per_s"] == pytest.approx(fused["shape"]["flops"] / fused["time_s"])
     assert fused["achieved_flops_per_s"] == round(fused["flops_per_s"])
 
+    longer = data["attention_curve"]  # the same attention at four times the sequence, for the curve's K
+    assert (longer["shape"]["seq"], longer["shape"]["flops"]) == (256, 16 * fused["shape"]["flops"])
+    assert data["attention_k_overhead"] >= 0
+
     gpu = load_gpu(path)
     assert gpu.attention_flops["fp32"] == fused["achieved_flops_per_s"]
+    assert gpu.attention_shapes["fp32"] == (1, 2, 64, 64) and gpu.attention_k_overhead == data["attention_k_overhead"]
     assert (gpu.name, gpu.base) == ("a100-80gb-calibrated", "a100-80gb")
     assert gpu.gemm.k_overhead == data["k_overhead"] and gpu.sms == data["sms"] and gpu.gemm.tile == (1, 1)
     assert float(gpu.achieved("fp32")) == pytest.approx(data["achieved_flops_per_s"], rel=1e-9)

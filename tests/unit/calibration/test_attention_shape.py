@@ -38,3 +38,16 @@ def test_bad_shapes_are_one_clear_error(fields, said):
     base = {"batch": 1, "heads": 4, "kv_heads": 4, "seq": 16, "head_dim": 8, "flops": 1}
     with pytest.raises(InputError, match=said):
         AttentionShape(**{**base, **fields})
+
+
+def test_the_keys_and_the_longer_sequence_count_as_the_step_model_does():
+    from fractions import Fraction
+
+    from costmodel.step.flops import attention_pairs
+
+    a = _transformer_attention(GPT3_6_7B, 1, 1)
+    assert a.keys == attention_pairs(2048) / 2048 == 1024
+    longer = a.stretched(8192)
+    assert (longer.seq, longer.heads, longer.keys) == (8192, 32, 4096)
+    assert longer.flops == _transformer_attention({**GPT3_6_7B, "seq": 8192}, 1, 1).flops
+    assert Fraction(longer.flops, a.flops) == attention_pairs(8192) / attention_pairs(2048) == 16

@@ -62,7 +62,8 @@ def test_every_preset_loads_with_a_cited_source_for_every_number(name):
                 *(f"peak_flops.{d}" for d in g.peak_flops),
                 *(f"gemm.achieved_flops.{d}" for d in g.gemm.achieved_flops),
                 *(f"attention_flops.{d}" for d in g.attention_flops),
-                *(f"memory_kernels.{k}" for k in g.memory_kernels)}
+                *(f"memory_kernels.{k}" for k in g.memory_kernels),
+                *(("attention_k_overhead",) if g.attention_k_overhead else ())}
     assert set(g.sources) == expected
     for key, cited in g.sources.items():
         assert not is_file_source(cited), key
@@ -111,7 +112,8 @@ def test_every_proxy_is_named_in_the_notes(name):
     g = load_gpu(name)
     for key, cited in g.sources.items():
         if cited.locator.startswith("proxy"):
-            words = {"memory_efficiency": "memory_efficiency", "launch_s": "launch"}
+            words = {"memory_efficiency": "memory_efficiency", "launch_s": "launch",
+                     "attention_k_overhead": "attention.k_overhead"}
             shown = words.get(key, "gemm.achieved" if key.startswith("gemm.achieved") else key)
             if key in (*LINKS, "intra_node_profile") or key.startswith("attention_flops."):
                 continue  # their locators say "proxy" and name what stands in
@@ -411,6 +413,11 @@ BAD = [
     ('base = "h100-sxm.toml"\n', "g.toml:1: base = 'h100-sxm.toml' is a file; base names a preset"),
     ('name = "x"\n', "g.toml: missing vendor, form, intra_node_link, network, sms, memory, memory_bandwidth"),
     ('a = 1\nb = ?\n', "g.toml:2: invalid TOML"),
+    ('base = "h200"\n[attention.k_overhead]\nvalue = -3\n',
+     "g.toml:3: attention.k_overhead = -3 is not a whole number of keys in [0, 1048576]"),
+    ('base = "h200"\n[attention.achieved.bf16]\nvalue = "300T"\nshape = [1, 32, 2048]\n',
+     "g.toml:4: attention.achieved.bf16.shape"),
+    ('base = "h200"\n[attention.curve]\nvalue = 1\n', "g.toml:2: unknown key 'curve' in [attention]; expected achieved, k_overhead"),
 ]
 
 
