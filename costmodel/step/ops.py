@@ -135,7 +135,8 @@ class Op(JSONFields):
     *phase* is ``forward``, ``backward`` or ``recompute``; *weight* marks a weight-gradient product (the
     W of split schedules); *flops* counts 2 per multiply-add; *kernel* is a memory-bound kernel's kind
     (one of :data:`costmodel.gpus.MEMORY_KERNELS`, which a GPU may give a bandwidth of its own; "": a
-    plain copy, add or transpose).
+    plain copy, add or transpose); *keys* the keys each query of a fused attention meets on average (its
+    rate's curve, :mod:`costmodel.step.rates`; 0 for every other kernel).
     """
 
     name: str
