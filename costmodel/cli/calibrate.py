@@ -8,6 +8,7 @@ file without ``--force``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -518,19 +519,26 @@ GpuOut = Annotated[Path | None, option(
     "--out", "-o", help="Write the compute profile here (a GPU file; use it with step --gpu-profile FILE).")]
 
 
-def _transformer_gemms(model: dict[str, Any], micro_batch: int, tp: int) -> tuple[Any, ...]:
-    """The matrix products of one layer and of the logits on one tensor-parallel rank, unique, as shapes to
-    measure: ``nn.Linear``'s layouts (forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·x)."""
-    from costmodel.calibration.compute import GemmShape
+def _transformer(model: dict[str, Any]) -> Any:
+    """The transformer shape of a model's options (one layer unless it gives more)."""
     from costmodel.cli.shape import transformer_shape
-    from costmodel.errors import InputError
-    from costmodel.step.ops import layer_ops, logits_ops
 
     shape = transformer_shape(layers=model.get("layers") or 1, hidden=model["hidden"], heads=model["heads"],
                               seq=model["seq"], vocab=model["vocab"], ffn=model.get("ffn"),
                               kv_groups=model.get("kv_groups"), head_dim=model.get("head_dim"),
                               gated=model.get("gated"))
     assert shape is not None
+    return shape
+
+
+def _transformer_gemms(model: dict[str, Any], micro_batch: int, tp: int) -> tuple[Any, ...]:
+    """The matrix products of one layer and of the logits on one tensor-parallel rank, unique, as shapes to
+    measure: ``nn.Linear``'s layouts (forward x·Wᵀ, input gradient dY·W, weight gradient dYᵀ·x)."""
+    from costmodel.calibration.compute import GemmShape
+    from costmodel.errors import InputError
+    from costmodel.step.ops import layer_ops, logits_ops
+
+    shape = _transformer(model)
     if shape.heads % tp:
         raise InputError(f"--tp {tp} does not divide --heads {shape.heads}; each tp rank holds whole heads")
     ops = (*layer_ops(shape, micro_batch=micro_batch, tp=tp, attention="unfused"),
@@ -548,26 +556,28 @@ def _transformer_attention(model: dict[str, Any], micro_batch: int, tp: int) -> 
     """The causal fused attention of one layer on one tensor-parallel rank (its heads, and its key-value
     heads, at least one), with the FLOPs the step model counts for it forward and backward."""
     from costmodel.calibration.compute import AttentionShape
-    from costmodel.cli.shape import transformer_shape
     from costmodel.step.ops import layer_ops
 
-    shape = transformer_shape(layers=model.get("layers") or 1, hidden=model["hidden"], heads=model["heads"],
-                              seq=model["seq"], vocab=model["vocab"], ffn=model.get("ffn"),
-                              kv_groups=model.get("kv_groups"), head_dim=model.get("head_dim"),
-                              gated=model.get("gated"))
-    assert shape is not None
+    shape = _transformer(model)
     ops = layer_ops(shape, micro_batch=micro_batch, tp=tp, attention="flash", causal=True)
     flops = sum(o.flops for o in ops if o.kind == "attention")
     return AttentionShape(batch=micro_batch, heads=shape.heads // tp, kv_heads=max(1, shape.groups // tp),
                           seq=shape.sequence, head_dim=shape.head_width, flops=round(flops))
 
 
-def _model_attention(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
-    """The attention of the model the options give, or (none given) a function of the device: the
-    default model's (checked by :func:`_model_shapes` first)."""
+def _of_model(measure: Callable[[dict[str, Any], int, int], Any], given: dict[str, Any], micro_batch: int,
+              tp: int) -> Any:
+    """*measure* of the model the options give, or (none given) a function of the device: of the default
+    model of a GPU or of a CPU."""
     if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
-        return _transformer_attention(given, micro_batch, tp)
-    return lambda gpu: _transformer_attention({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
+        return measure(given, micro_batch, tp)  # all four, or an error naming those missing
+    return lambda gpu: measure({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
+
+
+def _model_attention(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
+    """The attention of the model the options give, or of the default one (the options are checked by
+    :func:`_model_shapes` first)."""
+    return _of_model(_transformer_attention, given, micro_batch, tp)
 
 
 def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
@@ -579,12 +589,11 @@ def _model_shapes(given: dict[str, Any], micro_batch: int, tp: int) -> Any:
         raise InputError(f"--micro-batch {micro_batch} is not a whole number of sequences >= 1")
     if given.get("layers") is not None and given["layers"] < 1:
         raise InputError(f"--layers {given['layers']} is not a whole number of layers >= 1")
-    if any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab")):
-        return _transformer_gemms(given, micro_batch, tp)  # all four, or an error naming those missing
-    if any(given.get(k) is not None for k in ("ffn", "kv_groups", "head_dim", "gated")):
+    named = any(given[k] is not None for k in ("hidden", "heads", "seq", "vocab"))
+    if not named and any(given.get(k) is not None for k in ("ffn", "kv_groups", "head_dim", "gated")):
         raise InputError("--ffn, --kv-groups, --head-dim and --gated describe a transformer shape; give "
                          "--hidden --heads --seq --vocab with them")
-    return lambda gpu: _transformer_gemms({**(_GPU_MODEL if gpu else _CPU_MODEL)}, micro_batch, tp)
+    return _of_model(_transformer_gemms, given, micro_batch, tp)
 
 
 @dataclass(frozen=True)

@@ -763,7 +763,7 @@ def _read_attention(data: dict[str, Any], f: _File, out: dict[str, _Value]) -> N
                                            allowed=_ACHIEVED)
         out[f"attention_flops.{dtype}"] = _Value(value, cited, f.path, line)
         shape = None  # a rate without its shape replaces a base's rate and shape both
-        if isinstance(table, dict) and "shape" in table:
+        if "shape" in table:
             shape = _whole_list(f, table["shape"], 4, (*where, "shape"), "[1, 32, 2048, 128]")
         out[f"attention_shapes.{dtype}"] = _Value(shape, None, f.path, line)
 
