@@ -496,8 +496,8 @@ def _measure(  # noqa: PLR0915 (one step's phases, timed in place)
 
 
 KINDS = (
+    ("attention", ("flash", "fmha", "cudnn")),  # first: FlashAttention's kernels name their CUTLASS templates
     ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "aten::mm", "aten::addmm", "aten::bmm")),
-    ("attention", ("flash", "fmha", "cudnn")),
     ("optimizer", ("adam", "multi_tensor", "foreach")),
     ("norm", ("layer_norm", "rms_norm", "layernorm")),
     ("cross entropy", ("log_softmax", "nll_loss", "softmax")),
