@@ -94,6 +94,19 @@ class WrongResults(ParseError):
         self.refusals = refusals
 
 
+class SeparateRuns(ParseError):
+    """A benchmark log that holds several runs of the test side by side, each on its own ranks (each
+    process listed its ranks from 0): its processes never formed one communicator, so no time in it is
+    what the command was meant to measure.  ``runs`` is how many the log shows, ``evidence`` where it
+    shows them."""
+
+    def __init__(self, message: str, *, path: str, line: int | None = None, runs: int = 2,
+                 evidence: str = "") -> None:
+        super().__init__(message, path=path, line=line)
+        self.runs = runs
+        self.evidence = evidence
+
+
 class CalibrationError(CostmodelError, RuntimeError):
     """A measurement or a fit failed."""
 

@@ -529,7 +529,8 @@ def check_command(
     in-place gap, else healthy. Known patterns are named with the public threads their causes come
     from: tree at 2 nodes and NVLS (busbw above what a ring carries: explained), a ring above it (the
     hardware is described short), fewer NICs or channels, a slow network (TCP sockets), P2P off or
-    PCIe only, wrong results, a collapse, an in-place gap. The exit status is 0 when healthy, 1 when
+    PCIe only, wrong results, separate runs (processes that never formed one communicator), a
+    collapse, an in-place gap. The exit status is 0 when healthy, 1 when
     low or suspicious (2 for bad input).
 
     JSON: {"verdict", "path", "source", "bands": [{"name", "from_bytes", "to_bytes", "sizes",
@@ -539,19 +540,19 @@ def check_command(
 
     Example: costmodel nccl check all_reduce_perf_2x8.txt --preset dgx-h100
     """
-    from costmodel.errors import WrongResults
-    from costmodel.nccl.check import check, wrong_only
+    from costmodel.errors import SeparateRuns, WrongResults
+    from costmodel.nccl.check import check, unreadable
     from costmodel.nccl.compare import log_shape
     from costmodel.nccl.reports import log_system
 
     measured = _measured(True, overheads)
     try:
         measurements, facts = log_shape(log, collective=collective)
-    except WrongResults as error:
+    except (WrongResults, SeparateRuns) as error:
         from costmodel.calibration.logs.measurements import read_log_text, source_line, split_lines
 
         source = source_line(split_lines(read_log_text(log)))
-        emit(wrong_only(str(log), error.refusals, source), as_json=as_json)
+        emit(unreadable(str(log), error, source), as_json=as_json)
         raise typer.Exit(1) from None
     hw = _hardware(preset, arch, channels, bw_intra, bw_inter, intra, net_latency, cpu, nvls, collnet,
                    hosts_per_node)
@@ -923,8 +924,10 @@ def _render_check(r: Check) -> Rendered:
     if c is None:
         head = markup(f"[bold]check[/bold] · [bold]{r.verdict}[/bold]: no valid row\n"
                       f"[dim]{escape(r.source or r.path)}[/dim]")
-        found = [prose(Text.assemble("  ", (f.pattern, "bold"), f" (fault): {f.text}"), hang=4)
-                 for f in r.findings]
+        found: list[Any] = []
+        for f in r.findings:
+            found.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" (fault): {f.text}"), hang=4))
+            found += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
         return Group(head, Text(""), Text("findings:", style="bold"), *found), tuple(r.notes)
     columns = ("expected busbw", "measured busbw", "measured/expected")
     out = table("sizes", *columns, "verdict", no_wrap=True, numeric=columns)

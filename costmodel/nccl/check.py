@@ -16,6 +16,9 @@ Known patterns are then named, each with the public thread its cause comes from:
 
 * ``wrong-results``: nccl-tests found wrong results (``#wrong`` > 0, or an old log's max error above
   10⁻³): the bandwidth of such a run means nothing (NVIDIA/nccl-tests#37).
+* ``separate-runs``: the log holds several runs side by side, each process listing its own ranks from
+  0: the processes never formed one communicator, as when mpirun starts an nccl-tests build without
+  MPI (NVIDIA/nccl-tests#182, #27); no row measures the collective meant.
 * ``tree-2-nodes``, ``nvls-inflation``, ``above-ring``: the busbw at the largest size is more than
   15 % above what a ring carries on the hardware (as nccl-tests measures it).  busbw assumes a ring's
   traffic; at 2 nodes NCCL's tree sends each byte of an all-reduce across the network once
@@ -59,7 +62,7 @@ from costmodel.nccl.measured import (
 from costmodel.nccl.predict import predict
 from costmodel.nccl.system import System
 
-__all__ = ["Band", "Check", "Finding", "check", "wrong_only"]
+__all__ = ["Band", "Check", "Finding", "check", "unreadable"]
 
 PLATEAU = 3
 """The largest sizes a low band's cause is read from."""
@@ -71,6 +74,9 @@ _PCIE4_X16 = 32 * 10**9
 specification), rounded up."""
 _SOURCES = {
     "wrong-results": ("NVIDIA/nccl-tests#37: wrong results at 4 GiB, a bug NVIDIA fixed (sjeaugey)",),
+    "separate-runs": ("NVIDIA/nccl-tests#182: two nodes each running the test alone; build nccl-tests with "
+                      "MPI=1, after make clean (sjeaugey)",
+                      "NVIDIA/nccl-tests#27: the same, from a build made before MPI=1 (kwen2501)"),
     "tree-2-nodes": ("NVIDIA/nccl-tests#309: 2 × 8 H100, busbw above the NICs' rate with the default "
                      "algorithms and at it with NCCL_ALGO=Ring",
                      "NVIDIA/nccl-tests#196: the tree at 2 nodes crosses the network once (sjeaugey)"),
@@ -121,7 +127,7 @@ class Check:
     bands: tuple[Band, ...]
     findings: tuple[Finding, ...]
     comparison: Comparison | None
-    """None when no row of the log is valid (:func:`wrong_only`)."""
+    """None when the log has no valid row to compare (:func:`unreadable`)."""
     path: str
     source: str | None = None
     notes: tuple[str, ...] = ()
@@ -156,10 +162,20 @@ def _ring_busbw(c: Comparison, system: System, n: int, overheads: Overheads) -> 
     return as_measured(p, overheads).busbw_bytes_per_s
 
 
-def wrong_only(path: str, refusals: tuple[str, ...], source: str | None = None) -> Check:
-    """The verdict on a log none of whose rows is valid: every one has wrong results (*refusals*, the
-    reader's reasons, from :class:`~costmodel.errors.WrongResults`)."""
-    return Check(verdict="suspicious", bands=(), findings=tuple(_wrong(refusals)), comparison=None, path=path,
+def unreadable(path: str, error: Any, source: str | None = None) -> Check:
+    """The verdict on a log with no valid row to compare, from the reader's *error*: every row has wrong
+    results (:class:`~costmodel.errors.WrongResults`, its reasons listed), or the log holds several runs
+    side by side (:class:`~costmodel.errors.SeparateRuns`, its message the finding)."""
+    from costmodel.errors import SeparateRuns
+
+    if isinstance(error, SeparateRuns):
+        findings = [Finding(pattern="separate-runs", fault=True, sources=_SOURCES["separate-runs"], text=(
+            f"{error.runs} runs of the test side by side ({error.evidence}): each process ran the test "
+            "alone, not one communicator across them, so no row measures the collective meant; build "
+            "nccl-tests with MPI=1 (after make clean) and rerun"))]
+    else:
+        findings = _wrong(error.refusals)
+    return Check(verdict="suspicious", bands=(), findings=tuple(findings), comparison=None, path=path,
                  source=source)
 
 

@@ -34,7 +34,7 @@ from costmodel.calibration.logs.measurements import (
     stated_collective,
     whole_bytes,
 )
-from costmodel.errors import ParseError, WrongResults
+from costmodel.errors import ParseError, SeparateRuns, WrongResults
 
 _TYPE_BYTES = {
     "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
@@ -151,6 +151,10 @@ class _NcclText:
     table_rows: int = 0
     rank_lines: dict[int, int] = field(default_factory=dict)
     nthread_line: int | None = None
+    listings: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    """Where each rank is listed before the first row (line, host): a rank listed twice is two runs."""
+    headers: list[tuple[int, bool]] = field(default_factory=list)
+    """The ``# nThread`` lines before the first row, each with whether a rank line came before it."""
     launched: tuple[int, str] | None = None
     failure: tuple[int, str] | None = None
     warned: tuple[int, str] | None = None
@@ -175,6 +179,15 @@ class _NcclText:
         return listed if listed is not None and self.ranks == set(range(listed)) else None
 
     def run(self) -> None:
+        try:
+            self.scan()
+        except ParseError as error:  # a second table, sizes that fall: said as what they are, if they are
+            self.separate(error)
+            raise
+        self.separate(None)
+        self.finish()
+
+    def scan(self) -> None:
         for number, raw in enumerate(self.lines, start=1):
             s = raw.strip()
             if not s:
@@ -183,6 +196,28 @@ class _NcclText:
                 self.comment(s, number)
             else:
                 self.text(s, number)
+
+    def separate(self, error: ParseError | None) -> None:
+        """Raise :class:`~costmodel.errors.SeparateRuns` when the log holds several runs side by side:
+        rank 0 listed on two hosts before any row, or a second ``# nThread`` header before any rank line
+        (each process printing its own header at start: nccl-tests built without MPI and started by
+        mpirun runs one test per process; NVIDIA/nccl-tests#182, #27, #107)."""
+        zero = self.listings.get(0, [])
+        adjacent = len(self.headers) > 1 and not self.headers[1][1]
+        if len({host for _, host in zero}) < 2 and not adjacent:
+            return
+        runs = max(len(zero), len(self.headers))
+        where = (f"rank 0 at line {zero[0][0]} on {zero[0][1]} and at line {zero[1][0]} on {zero[1][1]}"
+                 if len(zero) > 1 else f"the '# nThread' header at lines {self.headers[0][0]} and "
+                 f"{self.headers[1][0]}")
+        raise SeparateRuns(
+            f"{runs} runs of the test side by side ({where}): each process ran the test alone, not one "
+            "communicator across them, so no row measures the collective asked for; mpirun starting an "
+            "nccl-tests build without MPI does this (rebuild: make clean, then make MPI=1; "
+            "NVIDIA/nccl-tests#182)", path=self.path,
+            line=zero[1][0] if len(zero) > 1 else self.headers[1][0], runs=runs, evidence=where) from error
+
+    def finish(self) -> None:
         if self.header is None and self.failure is not None:
             raise ParseError(f"no nccl-tests table: the run failed ({self.failed()})", path=self.path,
                              line=self.failure[0])
@@ -217,12 +252,17 @@ class _NcclText:
         return f" (NCCL warned at line {self.warned[0]}: {self.warned[1]})" if self.warned else ""
 
     def comment(self, s: str, number: int) -> None:
+        before = self.table_rows == 0 and self.failure is None  # still before the table's first row
         if m := RANK_LINE.match(s):
             self.ranks.add(int(m.group(1)))
             self.rank_lines.setdefault(int(m.group(1)), number)
+            if before:
+                self.listings.setdefault(int(m.group(1)), []).append((number, m.group(2)))
         elif m := NTHREAD.match(s):
             self.per_process = int(m.group(1)) * int(m.group(2))
             self.nthread_line = number
+            if before:
+                self.headers.append((number, bool(self.listings)))
         elif m := _STARTING.match(s):
             self.found_program(m.group(1), number, strong=True)
         elif s.lower().startswith("# source:"):

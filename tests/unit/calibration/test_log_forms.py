@@ -550,3 +550,79 @@ def test_only_rows_lose_a_tag_of_the_prefix_rank():
                                      "[1]        8   2  float  sum  -1[1]   9.1   0.00   0.00   0[1]   9.2\n")
     assert lines == ["host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
                      "       8   2  float  sum  -1   9.1   0.00   0.00   0   9.2"]
+
+
+# --------------------------------------------------------------------------- runs side by side
+
+SEPARATE = LOGS.parent / "excerpts" / "check" / "allreduce_a100x4_separate-runs_nccltests182.txt"
+_RANK = "#  Rank {r:2d} Group  0 Pid {pid:6d} on {host:>10} device  {d} [0x07] NVIDIA H800"
+
+
+def _ranks(host: str, pid: int, count: int) -> list[str]:
+    return [_RANK.format(r=r, pid=pid, host=host, d=r) for r in range(count)]
+
+
+def test_runs_side_by_side_are_refused_as_such():
+    """NVIDIA/nccl-tests#182: each host ran the test alone (two headers, rank 0 on both hosts); the reader
+    says so, where, and what to do, not that a size does not increase."""
+    from costmodel.errors import SeparateRuns
+
+    with pytest.raises(SeparateRuns) as raised:
+        read_log(SEPARATE)
+    err = raised.value
+    assert (err.runs, err.line, err.evidence) == (2, 17, "rank 0 at line 15 on testgpu2 and at line 17 on "
+                                                         "testgpu1")
+    assert "make MPI=1" in str(err) and "NVIDIA/nccl-tests#182" in str(err) and "\n" not in str(err)
+
+
+def test_eight_gpus_a_process_on_two_hosts_side_by_side():
+    """NVIDIA/nccl-tests#213's layout: -g 8 on two hosts, the headers first, then each host's eight ranks
+    from 0, then the tables; the second table is not the error, the separate runs are."""
+    from costmodel.errors import SeparateRuns
+
+    header = ("# nThread 1 nGpus 8 minBytes 1073741824 maxBytes 2147483648 step: 2(factor) warmup iters: 5 "
+              "iters: 20 agg iters: 1 validation: 1 graph: 0")
+    table = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+             "algbw   busbw #wrong",
+             "  1073741824     268435456     float     sum      -1   5000.0  214.75  375.81      0   5000.0  "
+             "214.75  375.81      0"]
+    text = "\n".join([header, "#", "# Using devices", header, "#", "# Using devices",
+                      *_ranks("hw14", 798, 8), *_ranks("hw15", 911, 8), *table, *table])
+    with pytest.raises(SeparateRuns) as raised:
+        parse_log(text, collective="allreduce")
+    assert raised.value.runs == 2 and "on hw14" in raised.value.evidence and "on hw15" in raised.value.evidence
+
+
+def test_two_headers_before_any_rank_line_are_separate_runs():
+    from costmodel.errors import SeparateRuns
+
+    header = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1"
+    row = "           8             2     float     sum      -1    12.34    0.00    0.00      0    12.30    0.00"\
+          "    0.00      0"
+    head = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong")
+    with pytest.raises(SeparateRuns, match=r"header at lines 1 and 2"):
+        parse_log("\n".join([header, header, head, row]), collective="allreduce", p=2)
+
+
+def test_a_rerun_after_a_run_cut_short_is_read_not_called_separate():
+    """A run that stopped after listing its ranks, then a whole run on the same hosts: one listing after
+    the other, rank 0 on one host, so the second run is read (nothing side by side)."""
+    header = ("# nThread 1 nGpus 2 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 "
+              "agg iters: 1 validation: 1 graph: 0")
+    head = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong")
+    rows = ["     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43"
+            "   52.43      0",
+            "     2097152        524288     float     sum      -1    30.00   69.91   69.91      0    30.00   69.91"
+            "   69.91      0"]
+    text = "\n".join([header, *_ranks("node1", 100, 2), header, *_ranks("node1", 200, 2), head, *rows])
+    m = parse_log(text, collective="allreduce")
+    assert m.p == 2 and len(m.rows) == 4
+
+
+def test_two_whole_runs_one_after_the_other_are_still_two_tables():
+    text = (NCCL / "allreduce_a100x8_1node_nvswitch_superbench.txt").read_text(encoding="utf-8")
+    with pytest.raises(ParseError, match="a second nccl-tests table starts here") as raised:
+        parse_log(text + "\n" + text)
+    assert type(raised.value) is ParseError

@@ -27,6 +27,9 @@ HARDWARE = {
     "allreduce_h100x8_healthy_nccltests252.txt": ["--ranks", "8", "--nodes", "2", "--arch", "sm90", "--channels",
                                                   "8", "--bw-intra", "12", "--bw-inter", "12"],
     "allgather_v100x8_wrong-results_nccltests37.txt": ["--arch", "sm70", "--channels", "6", "--bw-intra", "25"],
+    # 2 hosts of 2 A100 PCIe and one HCA: never priced (the log is refused first), described all the same
+    "allreduce_a100x4_separate-runs_nccltests182.txt": ["--arch", "sm80", "--channels", "2", "--bw-intra", "12",
+                                                        "--bw-inter", "12"],
     # 3 nodes of 8 A100 with 4 HDR NICs: one channel of 24 GB/s per NIC, as the ABCI log of the calibration
     # table (the same nodes' NICs) is described
     "allreduce_a100x24_healthy_nccltests119.txt": ["--nodes", "3", "--arch", "sm80", "--channels", "4",
@@ -56,7 +59,7 @@ def test_check_agrees_with_the_maintainers_verdict(name, capsys):
         assert pattern in found
         assert data["verdict"] == ("healthy" if healthy else "suspicious")
     assert all(f["sources"] for f in data["findings"] if f["pattern"] in ("tree-2-nodes", "nvls-inflation",
-                                                                          "wrong-results"))
+                                                                          "wrong-results", "separate-runs"))
 
 
 # constructed logs: the times the prediction gives, changed the way each fault changes them
