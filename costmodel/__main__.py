@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from costmodel.cli import main
+from costmodel.cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -162,6 +162,35 @@ def test_the_command_line_collects_garbage_less_often_and_gives_the_thresholds_b
     assert done.stderr.strip() == "collections 0"
 
 
+def test_the_program_ends_with_mains_status_and_its_objects_frozen(monkeypatch):
+    """console() (the console script, python -m costmodel) returns main's status as the exit status and
+    moves what is left out of the collector's reach first, so that the shutdown does not scan it; main()
+    itself freezes nothing (a notebook's objects stay collectable)."""
+    import gc
+
+    from costmodel import cli
+
+    monkeypatch.setattr(cli, "_run", lambda argv: 3)
+    assert cli.main([]) == 3 and gc.get_freeze_count() == 0
+    try:
+        with pytest.raises(SystemExit) as ended:
+            cli.console()
+        assert ended.value.code == 3 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_the_program_writes_everything_before_it_ends(tmp_path):
+    """A real process: its output and the file it writes are whole, and its status is main's."""
+    out = tmp_path / "fit.toml"
+    log = "tests/data/logs/nccl-tests/allreduce_a100x16_2node_rdma_oci.txt"
+    done = _run(sys.executable, "-m", "costmodel", "calibrate", "fit", log, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout and out.read_text(encoding="utf-8").startswith("[profile]")
+    bad = _run(sys.executable, "-m", "costmodel", "step", "--layers", "100000", "-F", "1ms", "-b", "2ms")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ")
+
+
 def test_a_run_of_a_sub_command_builds_that_sub_command_alone():
     """`costmodel nccl predict` registers nccl's predict only; a run naming no sub-command, or a
     misspelt one, gets the whole group (its listing, its did-you-mean); the group module is untouched."""
