@@ -154,10 +154,10 @@ _ELEMENT = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4}
 """Bytes of an element of each dtype's matrices (the rates layer's, for these dtypes)."""
 
 KERNELS: dict[str, tuple[str, Callable[[int], int]]] = {
-    "norm": ("F.layer_norm forward (x read, y written) and backward (dy and x read, dx written)",
-             lambda e: 5 * e),
-    "softmax": ("F.softmax over rows forward (x read, y written) and backward (y and dy read, dx written)",
-                lambda e: 5 * e),
+    "norm": ("F.layer_norm forward (x read, y written) and backward: the input gradient (dy and x read, dx "
+             "written) and the weight gradients (dy and x read again), two kernels", lambda e: 7 * e),
+    "softmax": ("F.softmax over rows forward (x read, y written) and backward: dy·y in a kernel of its own "
+                "(two read, one written), then that product and y read, dx written", lambda e: 8 * e),
     "dropout": ("F.dropout forward (x read, y and a one-byte mask written) and backward (dy and the mask "
                 "read, dx written)", lambda e: 4 * e + 2),
     "activation": ("F.gelu forward (x read, y written) and backward (x and dy read, dx written)",
@@ -169,7 +169,12 @@ KERNELS: dict[str, tuple[str, Callable[[int], int]]] = {
 }
 """What ``calibrate compute`` runs for each kind of memory-bound kernel
 (:data:`costmodel.gpus.MEMORY_KERNELS`) and the bytes it counts per element for the element size e of the
-dtype measured."""
+dtype measured: what the kernels PyTorch launches for the call move, kernel by kernel
+(``benchmarks/gpu_kernels.py`` lists them; PyTorch 2.11 on an H200: ``vectorized_layer_norm_kernel``,
+``layer_norm_grad_input_kernel_vectorized`` and ``GammaBetaBackwardCUDAKernelTemplate`` for a norm;
+``softmax_warp_forward``, an elementwise product and ``cunn_SoftMaxBackwardSmem`` for a softmax over rows
+of 2048), so that a kind's share is the bandwidth its kernels reach; the step model then moves each
+operation's own bytes (:mod:`costmodel.step.ops`) at that share."""
 
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")
 _NAME = re.compile(r"[a-z0-9][a-z0-9.+-]{0,63}")

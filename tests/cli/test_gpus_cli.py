@@ -69,8 +69,8 @@ def test_one_gpu_json_keys_and_si_values(capsys):
             "intra_node_profile", "attention_flops_per_s", "attention_shapes", "attention_k_overhead",
             "memory_kernels", "sources", "notes", "path", "base"} == set(d)
     assert (d["attention_shapes"], d["attention_k_overhead"]) == ({}, 0)  # one rate: no curve
-    # a proxy: each kind at the share of the copy it reached on an H200 (norm 0.356205 of 0.885919), times 1737/2039
-    assert d["memory_kernels"]["norm"] == float(f"{0.356205 / 0.885919 * 1737 / 2039:.6g}") == 0.342522
+    # a proxy: each kind at the share of the copy it reached on an H200 (norm 0.498687 of 0.885919), times 1737/2039
+    assert d["memory_kernels"]["norm"] == float(f"{0.498687 / 0.885919 * 1737 / 2039:.6g}") == 0.479531
     assert d["sources"]["memory_kernels.norm"]["key"] == "costmodel-h200"
     assert d["memory_bytes"] == 80 * GiB  # the datasheet's 80GB, as GiB
     assert d["memory_bandwidth_bytes_per_s"] == 2039 * 10**9
