@@ -2198,7 +2198,7 @@ def _send_notes(c: StepConfig, run: _Prepared) -> list[str]:
     if deepspeed:
         note += ("; DeepSpeed's pipeline engine: on Megatron-DeepSpeed runs held out from every constant "
                  "(MT-NLG 530B; BigScience's 112 runs on A100s, BLOOM-176B's among them) this model's steps "
-                 "are shorter than measured on every one, by 4-38 %, 16 % at the median "
+                 "are shorter than measured on every one, by 4-38 %, 15 % at the median "
                  "(docs/theory/step-vs-measured.md)")
     return [note]
 
