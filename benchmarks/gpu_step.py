@@ -12,7 +12,15 @@ layer on one GPU, so that what is timed is what ``costmodel step`` prices (costm
   gradient accumulation fusion: ``torch.addmm`` with ``out_dtype`` where this PyTorch has it, else a bf16
   product added in, which the JSON records); the other gradients (embedding, norms, biases) added into
   their main gradients after the backward;
-* flash attention through ``F.scaled_dot_product_attention`` (causal, FlashAttention's kernel forced);
+* flash attention through ``F.scaled_dot_product_attention`` (causal, FlashAttention's kernel forced, or
+  cuDNN's with ``--attention cudnn``), or with ``--attention unfused`` attention as Megatron-LM ran it
+  before FlashAttention: two batched products with a fused scale-mask-softmax (compiled) and a dropout
+  on the probabilities (GPT's rows) between them;
+* with ``--recompute full``, each layer checkpointed (``torch.utils.checkpoint``): its forward runs
+  again in its backward, as Megatron-LM's full recomputation of one layer at a time.  The unfused path
+  is PyTorch's, not Megatron-LM's CUDA kernels: on an H200 (PyTorch 2.11) the compiled scale-mask-softmax
+  ran at 17 % of the memory bandwidth forward and 41 % backward over rows of 2048, and the products of
+  transposed heads add copies, so its step times measure this code, not the model's unfused pricing;
 * ``F.layer_norm`` (GPT) or ``F.rms_norm`` (Llama); a GeLU FFN (GPT) or SwiGLU (Llama); the
   bias-dropout-add after attention and after the FFN and the SwiGLU product fused by ``torch.compile``
   (Megatron-LM fuses them with TorchScript; ``--no-compile`` or a PyTorch without a working compiler
@@ -125,9 +133,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--attention",
-        choices=("flash", "cudnn"),
+        choices=("flash", "cudnn", "unfused"),
         default="flash",
-        help="SDPA's kernel: FlashAttention-2 (default) or cuDNN's fused attention",
+        help="SDPA's kernel: FlashAttention-2 (default) or cuDNN's fused attention; or unfused: two batched "
+        "products with a fused scale-mask-softmax and a dropout between them, as Megatron-LM ran attention "
+        "before FlashAttention",
+    )
+    p.add_argument(
+        "--recompute",
+        choices=("none", "full"),
+        default="none",
+        help="full: each layer's forward run again in its backward (torch.utils.checkpoint per layer, as "
+        "Megatron-LM's --recompute-granularity full --recompute-method uniform --recompute-num-layers 1)",
     )
     p.add_argument(
         "--gpu",
@@ -166,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     kernels = _Kernels(
         torch, device, dtype, compile_=on_gpu and not args.no_compile, attention=args.attention
     )
+    kernels.recompute = args.recompute == "full"
     started = time.monotonic()
     results = []
     for config in chosen:
@@ -212,6 +230,8 @@ class _Kernels:
         self.compiled = False
         self.bias_dropout_add = _bias_dropout_add
         self.swiglu = _swiglu
+        self.masked_softmax = _masked_softmax
+        self.recompute = False
         if compile_:
             try:
                 import torch._dynamo
@@ -221,13 +241,17 @@ class _Kernels:
                         setattr(torch._dynamo.config, limit, 256)
                 bda = torch.compile(_bias_dropout_add)
                 swi = torch.compile(_swiglu)
+                msm = torch.compile(_masked_softmax)
                 x = torch.randn(8, 16, device=device, dtype=dtype, requires_grad=True)
                 bda(x, None, x.detach(), 0.1, True).sum().backward()
                 swi(torch.randn(8, 32, device=device, dtype=dtype, requires_grad=True)).sum().backward()
-                self.bias_dropout_add, self.swiglu, self.compiled = bda, swi, True
+                scores = torch.randn(1, 2, 16, 16, device=device, dtype=dtype, requires_grad=True)
+                msm(scores, 0.25).sum().backward()
+                self.bias_dropout_add, self.swiglu, self.masked_softmax = bda, swi, msm
+                self.compiled = True
             except Exception as exc:  # no working compiler: PyTorch's own kernels, said in the JSON
                 self.compile_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-        self.flash = device.type == "cuda"
+        self.flash = device.type == "cuda" and attention != "unfused"
         self.backend = attention
         self.gqa = self._probe_gqa(torch, device, dtype)
 
@@ -271,8 +295,18 @@ class _Kernels:
         else:
             main.add_(a @ b)
 
-    def attention(self, q, k, v):
+    def attention(self, q, k, v, p_drop: float = 0.0):
+        """The causal attention of q, k and v ([b, heads, s, d]); *p_drop*: the unfused path's dropout on the
+        probabilities (the fused kernels run none, as the steps priced with them have none)."""
         groups = q.shape[1] // k.shape[1]
+        if self.backend == "unfused":
+            if groups > 1:  # Megatron-LM repeats the key-value heads for the products
+                k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+            scores = self.torch.matmul(q, k.transpose(-1, -2))
+            probs = self.masked_softmax(scores, 1.0 / math.sqrt(q.shape[-1]))
+            if p_drop:
+                probs = self.F.dropout(probs, p=p_drop, training=True)
+            return self.torch.matmul(probs, v)
         if groups > 1 and not self.gqa:
             k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
         with self._sdpa_context():
@@ -287,6 +321,17 @@ def _bias_dropout_add(x, bias, residual, p: float, training: bool):
     if bias is not None:
         x = x + bias
     return residual + F.dropout(x, p=p, training=training)
+
+
+def _masked_softmax(scores, scale: float):
+    """Megatron-LM's fused scale, causal mask and softmax over the last dimension (one kernel each way when
+    compiled: the scores read, the probabilities written; backward, the probabilities and their gradient
+    read, the scores' gradient written)."""
+    import torch
+
+    s = scores.shape[-1]
+    above = torch.ones(s, s, dtype=torch.bool, device=scores.device).triu(1)
+    return torch.softmax((scores * scale).masked_fill(above, float("-inf")), dim=-1)
 
 
 def _swiglu(x):
@@ -304,6 +349,7 @@ def _linear_function(torch, kernels):
         def forward(ctx, x, weight, bias):
             ctx.save_for_backward(x, weight)
             ctx.has_bias = bias is not None
+            ctx.main_grad = weight.main_grad  # (a recomputed layer's saved weight is another tensor object)
             x2 = x.reshape(-1, x.shape[-1])
             y = torch.addmm(bias, x2, weight.t()) if bias is not None else x2 @ weight.t()
             return y.view(*x.shape[:-1], weight.shape[0])
@@ -313,7 +359,7 @@ def _linear_function(torch, kernels):
             x, weight = ctx.saved_tensors
             dy2 = dy.reshape(-1, dy.shape[-1])
             dx = (dy2 @ weight).view(x.shape)
-            kernels.accumulate(weight.main_grad, dy2.t(), x.reshape(-1, x.shape[-1]))
+            kernels.accumulate(ctx.main_grad, dy2.t(), x.reshape(-1, x.shape[-1]))
             return dx, None, (dy2.sum(0) if ctx.has_bias else None)
 
     return Linear.apply
@@ -327,6 +373,8 @@ def _model(torch, config: Config, device, dtype, kernels):
     g = config.kv_groups or a
     f = round(config.ffn * h)
     gpt = not config.gated
+    from torch.utils.checkpoint import checkpoint
+
     linear = _linear_function(torch, kernels)
     std = 0.02
 
@@ -371,14 +419,14 @@ def _model(torch, config: Config, device, dtype, kernels):
         x = F.embedding(tokens, embedding)
         if p_drop:
             x = F.dropout(x, p=p_drop, training=True)
-        for L in layers:  # noqa: N806 (a layer's weights)
+        def layer(x, L):  # noqa: N803 (a layer's weights)
             y = norm(x, L["norm1"], L.get("norm1_b"))
             qkv = linear(y, L["qkv"], L.get("qkv_b"))
             q, k, v = qkv.split([a * d, g * d, g * d], dim=-1)
             q = q.view(b, s, a, d).transpose(1, 2)
             k = k.view(b, s, g, d).transpose(1, 2)
             v = v.view(b, s, g, d).transpose(1, 2)
-            context = kernels.attention(q, k, v).transpose(1, 2).reshape(b, s, a * d)
+            context = kernels.attention(q, k, v, p_drop).transpose(1, 2).reshape(b, s, a * d)
             out = linear(context, L["proj"], None)
             x = kernels.bias_dropout_add(out, L.get("proj_b"), x, p_drop, True)
             y = norm(x, L["norm2"], L.get("norm2_b"))
@@ -387,7 +435,11 @@ def _model(torch, config: Config, device, dtype, kernels):
             else:
                 y = kernels.swiglu(linear(y, L["fc1"], None))
             out = linear(y, L["fc2"], None)
-            x = kernels.bias_dropout_add(out, L.get("fc2_b"), x, p_drop, True)
+            return kernels.bias_dropout_add(out, L.get("fc2_b"), x, p_drop, True)
+
+        for L in layers:  # noqa: N806 (a layer's weights)
+            # with recomputation the layer's input is kept and its forward run again in the backward
+            x = checkpoint(layer, x, L, use_reentrant=False) if kernels.recompute else layer(x, L)
         x = norm(x, final["norm"], final.get("norm_b"))
         logits = linear(x, embedding, None)
         return F.cross_entropy(logits.float().view(-1, config.vocab), labels.view(-1))
@@ -544,7 +596,8 @@ def _about(torch, device, kernels) -> dict:
         "fused_weight_gradient": kernels.fused_wgrad,
         "compiled": kernels.compiled,
         "flash_attention": kernels.flash,
-        "attention_kernel": kernels.backend if kernels.flash else "math",
+        "attention_kernel": kernels.backend if kernels.flash or kernels.backend == "unfused" else "math",
+        "recompute": "full" if kernels.recompute else "none",
         "gqa_in_kernel": kernels.gqa,
     }
     if device.type == "cuda":
@@ -563,13 +616,22 @@ def _about(torch, device, kernels) -> dict:
 
 
 def _write_csv(path: Path, about: dict, results: list[dict], *, gpu: str = "") -> None:
+    attention = (
+        "unfused attention (two batched products, a scale-mask-softmax"
+        + (" compiled" if about["compiled"] else "")
+        + ", dropout on the probabilities in GPT's rows)"
+        if about["attention_kernel"] == "unfused"
+        else f"{about['attention_kernel']} attention through SDPA (causal)"
+    )
     ways = ", ".join(
         [
             "weight gradients accumulated in fp32 by the product"
             if about["fused_weight_gradient"]
             else "weight gradients in bf16 added into fp32",
             "bias-dropout-add and SwiGLU compiled" if about["compiled"] else "elementwise kernels unfused",
-            "GQA in the attention kernel" if about["gqa_in_kernel"] else "GQA's keys and values repeated",
+            "GQA in the attention kernel"
+            if about["gqa_in_kernel"] and about["attention_kernel"] != "unfused"
+            else "GQA's keys and values repeated",
         ]
     )
     lines = [
@@ -577,10 +639,11 @@ def _write_csv(path: Path, about: dict, results: list[dict], *, gpu: str = "") -
         f"# source: measured with benchmarks/gpu_step.py on one {about['gpu']} ({about['date']}, PyTorch "
         f"{about['torch']}{', CUDA ' + about['cuda'] if about.get('cuda') else ''}): "
         "the median of the timed steps",
-        f"# setup: {ways}; {about['attention_kernel']} attention through SDPA (causal), tied embeddings, "
-        "fp32 master weights, fused Adam",
+        f"# setup: {ways}; {attention}, tied embeddings, fp32 master weights, fused Adam"
+        + ("; each layer's forward recomputed in its backward" if about["recompute"] == "full" else ""),
         "# default: causal = yes",
-        "# default: attention = flash",
+        f"# default: attention = {'unfused' if about['attention_kernel'] == 'unfused' else 'flash'}",
+        *(["# default: recompute = full"] if about["recompute"] == "full" else []),
         *([f"# default: gpu = {gpu}"] if gpu else []),
         "label,layers,hidden,heads,seq,vocab,ffn,kv_groups,gated,gpus,batch,micro_batch,dropout,dtype,iteration_s",
     ]

@@ -51,3 +51,48 @@ def test_an_unknown_configuration_is_one_error_line(tmp_path):
                           check=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.startswith("error: no configuration is named 'gpt-9t'; known: tiny-gpt, tiny-llama")
+
+
+def _script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_step", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gpu_step", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("attention", ["flash", "unfused"])
+def test_recomputing_each_layer_gives_the_same_gradients(attention):
+    """--recompute full checkpoints each layer: the main gradients it accumulates are those of the plain
+    backward (the dropout masks drawn again alike), on either attention path."""
+    import torch
+
+    gpu_step = _script()
+    config = gpu_step.TINY[0]  # GPT: biases, dropout on the residual (and on the probabilities unfused)
+    device = torch.device("cpu")
+    grads = []
+    for recompute in (False, True):
+        kernels = gpu_step._Kernels(torch, device, torch.float32, compile_=False, attention=attention)
+        kernels.recompute = recompute
+        torch.manual_seed(0)
+        params, forward = gpu_step._model(torch, config, device, torch.float32, kernels)
+        torch.manual_seed(1)
+        tokens = torch.randint(0, config.vocab, (config.micro_batch, config.seq))
+        forward(tokens, tokens).backward()
+        grads.append([p.main_grad.clone() for p in params])
+    for plain, recomputed in zip(*grads, strict=True):
+        assert torch.allclose(plain, recomputed, rtol=1e-5, atol=1e-6)
+
+
+def test_an_unfused_recomputed_run_writes_what_validate_prices(capsys, tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--out", str(tmp_path), "--steps", "1",
+                           "--warmup", "1", "--configs", "tiny-llama", "--attention", "unfused", "--recompute",
+                           "full", "--gpu", "h200"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    table = (tmp_path / "steps.csv").read_text()
+    assert "# default: attention = unfused\n# default: recompute = full\n" in table
+    assert "GQA's keys and values repeated" in table
+    run = run_json(capsys, "validate", str(tmp_path / "steps.csv"), "--run", "tiny-llama")
+    assert "--attention unfused" in run["command"] and "--recompute full" in run["command"]
