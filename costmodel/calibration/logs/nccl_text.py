@@ -201,7 +201,7 @@ class _NcclText:
         """Raise :class:`~costmodel.errors.SeparateRuns` when the log holds several runs side by side:
         rank 0 listed on two hosts before any row, or a second ``# nThread`` header before any rank line
         (each process printing its own header at start: nccl-tests built without MPI and started by
-        mpirun runs one test per process; NVIDIA/nccl-tests#182, #27, #107)."""
+        mpirun runs one test per process; NVIDIA/nccl-tests#182, #27)."""
         zero = self.listings.get(0, [])
         adjacent = len(self.headers) > 1 and not self.headers[1][1]
         if len({host for _, host in zero}) < 2 and not adjacent:
