@@ -924,10 +924,7 @@ def _render_check(r: Check) -> Rendered:
     if c is None:
         head = markup(f"[bold]check[/bold] · [bold]{r.verdict}[/bold]: no valid row\n"
                       f"[dim]{escape(r.source or r.path)}[/dim]")
-        found: list[Any] = []
-        for f in r.findings:
-            found.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" (fault): {f.text}"), hang=4))
-            found += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
+        found = [line for f in r.findings for line in _finding(f)]
         return Group(head, Text(""), Text("findings:", style="bold"), *found), tuple(r.notes)
     columns = ("expected busbw", "measured busbw", "measured/expected")
     out = table("sizes", *columns, "verdict", no_wrap=True, numeric=columns)
@@ -944,13 +941,20 @@ def _render_check(r: Check) -> Rendered:
     parts += [prose(Text(f"{b.name}: {b.verdict}, {b.reason}"), hang=2) for b in r.bands]
     if r.findings:
         parts += [Text(""), Text("findings:", style="bold")]
-        for f in r.findings:
-            kind = "fault" if f.fault else "description" if f.pattern == "above-described" else "explained"
-            parts.append(prose(Text.assemble("  ", (f.pattern, "bold"), f" ({kind}): {f.text}"), hang=4))
-            parts += [prose(Text(f"    source: {s}"), hang=6) for s in f.sources]
+        parts += [line for f in r.findings for line in _finding(f)]
     else:
         parts += [Text(""), Text("findings: none of the known patterns")]
     return Group(*parts), tuple(r.notes)
+
+
+def _finding(f: Any) -> list[Any]:
+    """A finding of ``check``: its pattern, what it is (a fault, a description or explained) and its text,
+    then a line for each source."""
+    from rich.text import Text
+
+    kind = "fault" if f.fault else "description" if f.pattern == "above-described" else "explained"
+    return [prose(Text.assemble("  ", (f.pattern, "bold"), f" ({kind}): {f.text}"), hang=4),
+            *(prose(Text(f"    source: {s}"), hang=6) for s in f.sources)]
 
 
 @renders("costmodel.nccl.reports.PresetText")
