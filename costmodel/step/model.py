@@ -1337,13 +1337,18 @@ def _optimizer(c: StepConfig, model: _Model, layout: Sequence[int], *, v: int, d
     GPU's memory, else 0."""
     if c.optimizer_s is not None:
         return c.optimizer_s
-    if model.rates is None or c.shape is None:
+    rates = model.rates
+    if rates is None or c.shape is None:
         return Fraction(0)
     weights = _device_weights(c, layout, v=v)
     alike = {w: s for s, w in enumerate(weights)}  # devices of the same weights (most are) counted once
-    return max(optimizer_time(_device_parameters(c, layout, s, v=v, dp=dp, zero=zero), model.rates,
-                              _device_parameters(c, layout, s, v=v, dp=dp, zero=zero if zero >= 2 else 0))
-               for s in alike.values())
+
+    def device(s: int) -> Fraction:
+        shard = _device_parameters(c, layout, s, v=v, dp=dp, zero=zero)
+        zeroed = shard if zero >= 2 else _device_parameters(c, layout, s, v=v, dp=dp, zero=0)
+        return optimizer_time(shard, rates, zeroed)
+
+    return max(device(s) for s in alike.values())
 
 
 def _device_layers(c: StepConfig, layout: Sequence[int], s: int, *, v: int) -> list[int]:
