@@ -181,9 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     kernels = _Kernels(
-        torch, device, dtype, compile_=on_gpu and not args.no_compile, attention=args.attention
+        torch,
+        device,
+        dtype,
+        compile_=on_gpu and not args.no_compile,
+        attention=args.attention,
+        recompute=args.recompute == "full",
     )
-    kernels.recompute = args.recompute == "full"
     started = time.monotonic()
     results = []
     for config in chosen:
@@ -222,7 +226,9 @@ def main(argv: list[str] | None = None) -> int:
 class _Kernels:
     """How this PyTorch runs the pieces: probed once on small tensors, recorded in the JSON."""
 
-    def __init__(self, torch, device, dtype, *, compile_: bool, attention: str = "flash"):
+    def __init__(
+        self, torch, device, dtype, *, compile_: bool, attention: str = "flash", recompute: bool = False
+    ):
         import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
 
         self.torch, self.F = torch, F
@@ -231,7 +237,7 @@ class _Kernels:
         self.bias_dropout_add = _bias_dropout_add
         self.swiglu = _swiglu
         self.masked_softmax = _masked_softmax
-        self.recompute = False
+        self.recompute = recompute
         if compile_:
             try:
                 import torch._dynamo

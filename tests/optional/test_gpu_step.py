@@ -74,8 +74,8 @@ def test_recomputing_each_layer_gives_the_same_gradients(attention):
     device = torch.device("cpu")
     grads = []
     for recompute in (False, True):
-        kernels = gpu_step._Kernels(torch, device, torch.float32, compile_=False, attention=attention)
-        kernels.recompute = recompute
+        kernels = gpu_step._Kernels(torch, device, torch.float32, compile_=False, attention=attention,
+                                    recompute=recompute)
         torch.manual_seed(0)
         params, forward = gpu_step._model(torch, config, device, torch.float32, kernels)
         torch.manual_seed(1)
