@@ -1408,6 +1408,7 @@ def _attention_rate(measured: ComputeMeasurements, peak: Fraction, base: str, wa
         return rate, 0
     return rate, min(round(fitted), 1 << 20)
 
+
 def compute_calibration(measured: ComputeMeasurements, *, base: str, name: str | None = None
                         ) -> ComputeCalibration:
     """Fit measurements already taken (:func:`measure_compute`'s) on the geometry of *base* (a preset) or
